@@ -1,0 +1,62 @@
+# tfm — transformers inside PostgreSQL.  PGXS build.
+#
+#   make                 build the extension (tfm.so) and the core's unit tests
+#   make install         install into the server that pg_config names
+#   make unittest        run the core's C unit tests (no server needed)
+#   make valgrind        the same unit tests under valgrind memcheck
+#   make installcheck    pg_regress against a running server (see scripts/test.sh)
+#   scripts/test.sh      everything, against a throwaway cluster
+
+PG_CONFIG   ?= pg_config
+EXTENSION    = tfm
+EXTVERSION   = $(shell grep default_version $(EXTENSION).control | sed -e "s/default_version[[:space:]]*=[[:space:]]*'\([^']*\)'/\1/")
+MODULE_big   = tfm
+DATA_built   = sql/$(EXTENSION)--$(EXTVERSION).sql
+
+CORE_SRCS    = $(wildcard src/core/*.c src/core/layers/*.c src/core/tokenizer/*.c)
+PG_SRCS      = $(wildcard src/pg/*.c)
+OBJS         = $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
+
+# pg_regress tests: sql/<name>.sql with expected/<name>.out (the extension
+# script sql/tfm.sql and its built copy are not tests)
+TESTS        = $(sort $(filter-out sql/$(EXTENSION).sql sql/$(EXTENSION)--%.sql,$(wildcard sql/*.sql)))
+REGRESS      = $(patsubst sql/%.sql,%,$(TESTS))
+REGRESS_OPTS = --load-extension=$(EXTENSION)
+
+BLIS_INC     = /usr/include/x86_64-linux-gnu/blis-openmp
+BLIS_LIB     = /usr/lib/x86_64-linux-gnu/blis-openmp
+
+# No -ffast-math: tfm checks for NaN/Inf losses, so finite-math must stay off.
+TFM_CFLAGS   = -std=gnu11 -O3 -march=x86-64-v2 -mtune=native -fopenmp -Wall -Wextra \
+               -fno-math-errno -fno-trapping-math -Iinclude -isystem $(BLIS_INC)
+# PostgreSQL's own headers as system headers: -Wextra stays on for tfm's code only
+PG_CPPFLAGS  = $(TFM_CFLAGS) -isystem $(shell $(PG_CONFIG) --includedir-server)
+SHLIB_LINK   = -fopenmp -L$(BLIS_LIB) -Wl,-rpath,$(BLIS_LIB) -lblis -lm
+
+EXTRA_CLEAN  = $(UNIT_BINS) test/*.o
+
+PGXS        := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
+	cp $< $@
+
+# ---- the numeric core's unit tests: plain C, no server -----------------------
+UNIT_SRCS  = $(wildcard test/test_*.c)
+UNIT_BINS  = $(UNIT_SRCS:.c=)
+CORE_OBJS  = $(CORE_SRCS:.c=.o)
+
+test/%: test/%.c test/check.h $(CORE_OBJS)
+	$(CC) $(TFM_CFLAGS) -Wno-unused-parameter -Wno-missing-field-initializers -o $@ $< $(CORE_OBJS) -fopenmp -L$(BLIS_LIB) -Wl,-rpath,$(BLIS_LIB) -lblis -lm
+
+all: $(UNIT_BINS)
+
+.PHONY: unittest valgrind
+unittest: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; TFM_TEST_DATA=$(CURDIR)/test/fixtures $$t; done
+
+# skx kernels die with SIGILL under valgrind 3.19: force the haswell path.
+valgrind: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== valgrind $$t"; \
+	  TFM_BLIS_ARCH=haswell TFM_TEST_QUICK=1 OMP_NUM_THREADS=1 TFM_TEST_DATA=$(CURDIR)/test/fixtures \
+	  valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect $$t; done

@@ -1,0 +1,53 @@
+/*
+ * blas.h — the one door to BLIS: kernel selection, thread count and the
+ * matrix products every layer uses.
+ *
+ * Matrices are row-major float32.  tfm_gemm computes
+ *     C = alpha · op(A) · op(B) + beta · C
+ * where op(X) is X or Xᵀ; A is M×K after op, B is K×N after op, C is M×N.
+ * lda/ldb/ldc are the row strides of the matrices as stored.
+ * tfm_gemm_strided takes explicit row and column strides (views into fused
+ * buffers such as one head of a Q/K/V matrix) and runs on one thread: it is
+ * meant for calls made from inside the core's own parallel loops.
+ */
+#ifndef TFM_BLAS_H
+#define TFM_BLAS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * Choose the kernel set and initialise BLIS.  arch is NULL or "auto" (pick
+ * the fastest set this CPU supports, including on CPUs BLIS 0.9 does not
+ * know), or one of the names listed by tfm_blas_arch_names.  Must run before
+ * any product; later calls only report.  Returns 0, or -1 with a message.
+ */
+int			tfm_blas_init(const char *arch, char *err, size_t errlen);
+/* the kernel set BLIS runs ("skx", "zen3", "haswell", "generic" ...) */
+const char *tfm_blas_arch(void);
+/* why that set was chosen (auto-detected, chosen by tfm, set by the user) */
+const char *tfm_blas_arch_reason(void);
+/* the names tfm_blas_init accepts, comma separated */
+const char *tfm_blas_arch_names(void);
+/* true when arch names a kernel set this CPU can run */
+bool		tfm_blas_arch_supported(const char *arch);
+
+/*
+ * Number of threads for products and the core's parallel loops.  The first
+ * time a larger team is needed it is started with every signal blocked, so
+ * the threads never receive the host process's signals.
+ */
+void		tfm_set_threads(int n);
+int			tfm_get_threads(void);
+
+void		tfm_gemm(bool transa, bool transb, int M, int N, int K,
+					 float alpha, const float *A, int lda,
+					 const float *B, int ldb,
+					 float beta, float *C, int ldc);
+
+void		tfm_gemm_strided(int M, int N, int K, float alpha,
+							 const float *A, ptrdiff_t rsa, ptrdiff_t csa,
+							 const float *B, ptrdiff_t rsb, ptrdiff_t csb,
+							 float beta, float *C, ptrdiff_t rsc, ptrdiff_t csc);
+
+#endif							/* TFM_BLAS_H */

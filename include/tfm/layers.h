@@ -1,0 +1,142 @@
+/*
+ * layers.h — forward and backward of every transformer layer, as free
+ * functions over float buffers (llm.c style): outputs first, then inputs,
+ * then sizes.  They neither allocate, print nor fail.
+ *
+ * Backward functions ACCUMULATE (+=) into their gradient outputs; the
+ * training step zeroes all gradients once per step.  A NULL gradient output
+ * means "not needed".  Sizes: B batch, T (Tq, Tk) sequence lengths, d model
+ * width, h heads, s = d/h head size, V vocabulary, N = B·T rows.
+ * Row-major everywhere; a weight W of a linear layer is (in, out).
+ */
+#ifndef TFM_LAYERS_H
+#define TFM_LAYERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- embeddings and positions (embedding.c) ---- */
+
+/* out[b,t] = tok[ids[b,t]]·scale + pos[pos0 + t]; pos may be NULL */
+void		tfm_embedding_forward(float *out, const int32_t *ids, const float *tok,
+								  const float *pos, float scale,
+								  int B, int T, int d, int pos0);
+void		tfm_embedding_backward(float *dtok, float *dpos, const float *dout,
+								   const int32_t *ids, float scale,
+								   int B, int T, int d, int pos0);
+/* the fixed sinusoidal table, rows pos0 .. pos0+n-1 */
+void		tfm_sinusoid_table(float *out, int n, int d, int pos0);
+
+/* ---- linear layer (linear.c) ---- */
+
+/* out(N,o) = inp(N,i)·W(i,o) + b; b may be NULL */
+void		tfm_linear_forward(float *out, const float *inp, const float *W,
+							   const float *b, int N, int in, int o);
+void		tfm_linear_backward(float *dinp, float *dW, float *db,
+								const float *dout, const float *inp, const float *W,
+								int N, int in, int o);
+
+/* ---- layer norm (layernorm.c), eps 1e-5 ---- */
+
+void		tfm_layernorm_forward(float *out, float *mean, float *rstd,
+								  const float *inp, const float *g, const float *b,
+								  int N, int d);
+void		tfm_layernorm_backward(float *dinp, float *dg, float *db,
+								   const float *dout, const float *inp,
+								   const float *g, const float *mean,
+								   const float *rstd, int N, int d);
+
+/* ---- activations (activation.c) ---- */
+
+typedef enum tfm_activation
+{
+	TFM_ACT_RELU = 0,
+	TFM_ACT_GELU = 1
+} tfm_activation;
+
+void		tfm_activation_forward(float *out, const float *inp, size_t n,
+								   tfm_activation act);
+void		tfm_activation_backward(float *dinp, const float *dout,
+									const float *inp, size_t n,
+									tfm_activation act);
+
+/* ---- dropout (dropout.c): inverted, masks from a counter-based hash ---- */
+
+/* out = inp ⊙ keep / (1-p); out may be inp; p = 0 copies */
+void		tfm_dropout_forward(float *out, const float *inp, size_t n,
+								float p, uint64_t key);
+void		tfm_dropout_backward(float *dinp, const float *dout, size_t n,
+								 float p, uint64_t key);
+/* residual: out = x + dropout(y) */
+void		tfm_residual_forward(float *out, const float *x, const float *y,
+								 size_t n, float p, uint64_t key);
+/* dx += dout; dy += dropout'(dout); either may be NULL */
+void		tfm_residual_backward(float *dx, float *dy, const float *dout,
+								  size_t n, float p, uint64_t key);
+
+/* ---- multi-head scaled dot-product attention (attention.c) ---- */
+
+/*
+ * Views into fused buffers: q row r of batch b is q + (b·Tq + r)·rsq, head j
+ * at columns j·s; likewise k (rsk), v (rsv), out (rso).  key_pad (B·Tk bytes,
+ * 1 = pad, may be NULL) hides keys; causal hides key positions after the
+ * query's (query r sits at position Tk - Tq + r).  probs (B, h, Tq, Tk) keeps
+ * the softmax for the backward pass.  p_drop > 0 needs scratch of
+ * tfm_attention_scratch floats.
+ */
+typedef struct tfm_attn_shape
+{
+	int			B,
+				Tq,
+				Tk,
+				h,
+				s;
+	ptrdiff_t	rsq,
+				rsk,
+				rsv,
+				rso;
+	int			causal;
+	float		p_drop;
+	uint64_t	key;
+} tfm_attn_shape;
+
+size_t		tfm_attention_scratch(const tfm_attn_shape *sh, int threads);
+void		tfm_attention_forward(float *out, float *probs,
+								  const float *q, const float *k, const float *v,
+								  const uint8_t *key_pad,
+								  const tfm_attn_shape *sh, float *scratch);
+/* dout row stride is sh->rso; dq/dk/dv use rsq/rsk/rsv */
+void		tfm_attention_backward(float *dq, float *dk, float *dv,
+								   const float *dout, const float *probs,
+								   const float *q, const float *k, const float *v,
+								   const tfm_attn_shape *sh, float *scratch);
+
+/* ---- pooling (pooling.c) ---- */
+
+/* mean over positions whose id != pad_id; a row of pads only pools to 0 */
+void		tfm_mean_pool_forward(float *out, const float *inp, const int32_t *ids,
+								  int pad_id, int B, int T, int d);
+void		tfm_mean_pool_backward(float *dinp, const float *dout,
+								   const int32_t *ids, int pad_id,
+								   int B, int T, int d);
+/* the vector at position 0 (the <cls> token) */
+void		tfm_cls_pool_forward(float *out, const float *inp, int B, int T, int d);
+void		tfm_cls_pool_backward(float *dinp, const float *dout, int B, int T, int d);
+
+/* ---- loss (loss.c) ---- */
+
+/*
+ * Cross-entropy with label smoothing eps, as nn.CrossEntropyLoss:
+ * per row (1-eps)·(-log p_y) + eps·mean_c(-log p_c); rows whose target is
+ * ignore_index count for nothing.  Returns the SUM of the row losses and
+ * stores the number of counted rows in *count.  If dlogits is not NULL it
+ * receives (overwrites) grad_scale · d(sum)/d(logits) (ignored rows get 0).
+ */
+double		tfm_cross_entropy(float *dlogits, int *count, const float *logits,
+							  const int32_t *targets, int N, int V,
+							  int ignore_index, float eps, float grad_scale);
+
+/* in-place softmax of each row of x (N, V) */
+void		tfm_softmax_rows(float *x, int N, int V);
+
+#endif							/* TFM_LAYERS_H */

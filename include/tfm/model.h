@@ -1,0 +1,202 @@
+/*
+ * model.h — a transformer from one config: the encoder classifier, the
+ * decoder-only language model and the encoder-decoder (see doc/model.md for
+ * every tensor's name and shape).
+ *
+ * Parameters, gradients and the optimizer's moments share one layout: one
+ * allocation each, with named tensors carved out of it at fixed offsets
+ * (tfm_param_info).  Activations live in a workspace sized for the largest
+ * batch seen, so a step allocates nothing once warm.
+ */
+#ifndef TFM_MODEL_H
+#define TFM_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tfm/layers.h"
+
+/* the serialized format of a model's tensors; bump on any layout change */
+#define TFM_FORMAT_VERSION 1
+
+/* documented limits (the SQL layer reports them with these numbers) */
+#define TFM_MAX_D_MODEL   4096
+#define TFM_MAX_HEADS     64
+#define TFM_MAX_LAYERS    48
+#define TFM_MAX_D_FF      16384
+#define TFM_MAX_LEN       8192
+#define TFM_MAX_VOCAB     1000000
+#define TFM_MAX_CLASSES   10000
+#define TFM_MAX_PARAMS    ((size_t) 2000000000)
+
+typedef enum tfm_task
+{
+	TFM_TASK_CLASSIFY = 0,
+	TFM_TASK_LM = 1,
+	TFM_TASK_SEQ2SEQ = 2
+} tfm_task;
+
+typedef enum tfm_norm
+{
+	TFM_NORM_POST = 0,
+	TFM_NORM_PRE = 1
+} tfm_norm;
+
+typedef enum tfm_positions
+{
+	TFM_POS_LEARNED = 0,
+	TFM_POS_SINUSOIDAL = 1
+} tfm_positions;
+
+typedef enum tfm_pooling
+{
+	TFM_POOL_MEAN = 0,
+	TFM_POOL_CLS = 1
+} tfm_pooling;
+
+typedef struct tfm_config
+{
+	int			task;			/* tfm_task */
+	int			vocab;			/* (source) vocabulary */
+	int			tgt_vocab;		/* seq2seq target vocabulary, 0 = shared */
+	int			d_model;
+	int			heads;
+	int			enc_layers;		/* classify, seq2seq */
+	int			dec_layers;		/* lm, seq2seq */
+	int			d_ff;
+	int			max_len;
+	int			n_classes;		/* classify */
+	int			norm;			/* tfm_norm */
+	int			positions;		/* tfm_positions */
+	int			activation;		/* tfm_activation */
+	int			pooling;		/* tfm_pooling, classify */
+	int			tie;			/* output projection tied to the embedding */
+	int			scale_embeddings;	/* multiply embeddings by √d_model */
+	int			pad_id;
+	float		dropout;		/* after sub-layers, in FF, on embeddings */
+	float		attn_dropout;	/* on attention weights */
+} tfm_config;
+
+typedef struct tfm_param_info
+{
+	char		name[48];
+	int			ndim;
+	int			dims[2];
+	size_t		offset;			/* in floats, from the start of the block */
+	size_t		size;			/* in floats */
+	bool		decay;			/* weight decay applies (matrices) */
+} tfm_param_info;
+
+/* pointers to one block's tensors; cross-attention ones are NULL if absent */
+typedef struct tfm_block_w
+{
+	float	   *qkv_w,			/* (d, 3d) */
+			   *qkv_b,			/* (3d) */
+			   *attn_out_w,		/* (d, d) */
+			   *attn_out_b,		/* (d) */
+			   *ln1_g,
+			   *ln1_b;			/* (d) */
+	float	   *cq_w,			/* (d, d) */
+			   *cq_b,			/* (d) */
+			   *ckv_w,			/* (d, 2d) */
+			   *ckv_b,			/* (2d) */
+			   *cout_w,			/* (d, d) */
+			   *cout_b,			/* (d) */
+			   *lnx_g,
+			   *lnx_b;			/* (d) */
+	float	   *ff1_w,			/* (d, f) */
+			   *ff1_b,			/* (f) */
+			   *ff2_w,			/* (f, d) */
+			   *ff2_b,			/* (d) */
+			   *ln2_g,
+			   *ln2_b;			/* (d) */
+} tfm_block_w;
+
+/* pointers to all tensors of a model (parameters, or their gradients) */
+typedef struct tfm_weights
+{
+	float	   *tok_emb;		/* (V, d) */
+	float	   *tgt_emb;		/* (Vt, d) seq2seq with its own target vocabulary */
+	float	   *pos_emb;		/* (max_len, d) learned, encoder or LM stack */
+	float	   *dec_pos_emb;	/* (max_len, d) learned, seq2seq decoder */
+	float	   *out_w;			/* (d, V) untied output projection */
+	float	   *cls_w;			/* (d, C) */
+	float	   *cls_b;			/* (C) */
+	float	   *enc_lnf_g,
+			   *enc_lnf_b;		/* (d) pre-LN only */
+	float	   *dec_lnf_g,
+			   *dec_lnf_b;		/* (d) pre-LN only */
+	tfm_block_w *enc;			/* [enc_layers] */
+	tfm_block_w *dec;			/* [dec_layers] */
+} tfm_weights;
+
+typedef struct tfm_batch
+{
+	int			B;
+	int			T;				/* encoder / LM length */
+	const int32_t *input;		/* (B, T) encoder input or LM input */
+	int			Tt;				/* seq2seq decoder length */
+	const int32_t *dec_input;	/* (B, Tt) seq2seq: <bos> + target */
+	const int32_t *target;		/* lm (B, T); seq2seq (B, Tt); pad = ignored */
+	const int32_t *labels;		/* classify (B) */
+} tfm_batch;
+
+typedef struct tfm_workspace tfm_workspace;
+
+typedef struct tfm_model
+{
+	tfm_config	cfg;
+	int			n_tensors;
+	tfm_param_info *info;
+	size_t		n_floats;		/* parameters in all */
+	float	   *params;
+	float	   *grads;			/* NULL until the first backward pass */
+	tfm_weights w;
+	tfm_weights g;
+	tfm_workspace *ws;
+	/* outputs of the last forward pass */
+	float	   *logits;			/* classify (B, C); lm (B·T, V); seq2seq (B·Tt, V) */
+	float	   *pooled;			/* classify (B, d) */
+	float	   *hidden;			/* top of the last stack (rows, d) */
+	float	   *memory;			/* seq2seq: top encoder output (B·T, d) */
+} tfm_model;
+
+/* NULL if valid, else a message naming the problem */
+const char *tfm_config_check(const tfm_config *cfg);
+/* defaults for a task (sizes from TRAINING-NOTES' reference recipes) */
+void		tfm_config_defaults(tfm_config *cfg, tfm_task task);
+/* the tensor list of a config; returns the count, fills *info (malloc'd) */
+int			tfm_config_tensors(const tfm_config *cfg, tfm_param_info **info,
+							   size_t *n_floats);
+
+/* allocate (NULL on out-of-memory); parameters are zero until init or load */
+tfm_model  *tfm_model_create(const tfm_config *cfg);
+void		tfm_model_free(tfm_model *m);
+void		tfm_model_init(tfm_model *m, uint64_t seed);
+const tfm_param_info *tfm_model_find(const tfm_model *m, const char *name);
+/* bytes the workspace needs for a batch shape (an estimate before allocating) */
+size_t		tfm_model_workspace_bytes(const tfm_config *cfg, int B, int T, int Tt,
+									  bool training, int threads);
+
+/*
+ * Forward pass; fills m->logits (and pooled / hidden / memory).  training
+ * enables dropout with masks derived from dropout_key.  Returns 0, or -1 if
+ * memory for the workspace could not be had.
+ */
+int			tfm_model_forward(tfm_model *m, const tfm_batch *batch,
+							  bool training, uint64_t dropout_key);
+
+/*
+ * Loss of the last forward pass against the batch's targets: returns the sum
+ * of per-target losses and the number of targets; with backward, also
+ * accumulates grad_scale · d(sum)/d(params) into m->grads (allocating them on
+ * first use).  Returns NaN if memory could not be had.
+ */
+double		tfm_model_loss_backward(tfm_model *m, const tfm_batch *batch,
+									float label_smoothing, bool backward,
+									float grad_scale, int *count);
+
+void		tfm_model_zero_grad(tfm_model *m);
+
+#endif							/* TFM_MODEL_H */

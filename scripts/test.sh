@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# test.sh — every test of tfm on this machine: installs what is missing,
+# builds and installs tfm, runs the core's C unit tests, then pg_regress and
+# pgTAP against a throwaway cluster that it starts and stops itself.
+# Exits non-zero when any test fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+
+echo "== core unit tests"
+make -s unittest
+
+. scripts/cluster.sh
+cluster_start
+echo "== pg_regress"
+if ! make -s installcheck PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config; then
+  [ -f regression.diffs ] && head -200 regression.diffs
+  exit 1
+fi
+echo "== pgTAP"
+psql -q -X -c "CREATE EXTENSION IF NOT EXISTS pgtap" >/dev/null
+pg_prove --ext .sql -r test/pgtap
+echo "== all tests passed"

@@ -1,0 +1,83 @@
+-- models: create, list, drop, save/load, and every bad argument
+SET extra_float_digits = 0;
+SET tfm.threads = 1;
+SET tfm.progress = off;
+-- errors as "SQLSTATE message", so both are pinned
+CREATE FUNCTION pg_temp.err(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE q;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ' ' || SQLERRM;
+END $$;
+
+-- a classifier over token ids (no tokenizer): defaults follow the reference
+SELECT * FROM tfm_create_model('clf', 'classify', vocab_size => 50, labels => ARRAY['neg', 'pos'],
+                               d_model => 16, heads => 2, layers => 2, max_len => 32);
+SELECT name, task, parameters, d_model, layers FROM tfm.model_list;
+SELECT config FROM tfm.models WHERE name = 'clf';
+SELECT name, shape, array_length(data, 1) AS n FROM tfm.tensors
+  WHERE model_id = (SELECT id FROM tfm.models WHERE name = 'clf') ORDER BY name LIMIT 8;
+-- initial values follow the seed: the same seed gives the same weights
+SELECT * FROM tfm_create_model('clf2', 'classify', vocab_size => 50, labels => ARRAY['neg', 'pos'],
+                               d_model => 16, heads => 2, layers => 2, max_len => 32);
+SELECT tfm_tensor('clf', 'enc.0.attn.qkv.w') = tfm_tensor('clf2', 'enc.0.attn.qkv.w') AS same_seed_same_weights;
+SELECT (tfm_tensor('clf', 'enc.0.ln1.g'))[1:4] AS gains;
+SELECT tfm_drop_model('clf2');
+
+-- language model and encoder-decoder with their options
+SELECT * FROM tfm_create_model('lm', 'lm', vocab_size => 40, d_model => 16, heads => 2, layers => 1,
+                               max_len => 16, tie_embeddings => false, positions => 'sinusoidal');
+SELECT * FROM tfm_create_model('s2s', 'seq2seq', vocab_size => 40, d_model => 16, heads => 4,
+                               encoder_layers => 1, decoder_layers => 2, d_ff => 32, max_len => 16,
+                               norm => 'pre', positions => 'learned', activation => 'gelu');
+SELECT name, task, parameters FROM tfm.model_list ORDER BY name;
+SELECT count(*) AS tensors FROM tfm.tensors t JOIN tfm.models m ON m.id = t.model_id WHERE m.name = 's2s';
+
+-- bad arguments
+SELECT pg_temp.err($$SELECT tfm_create_model(NULL, 'classify', vocab_size => 10, labels => ARRAY['a', 'b'])$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', NULL, vocab_size => 10)$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('', 'lm', vocab_size => 10)$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'regress', vocab_size => 10)$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('clf', 'classify', vocab_size => 50, labels => ARRAY['a', 'b'])$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm')$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', tokenizer => 'nope')$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'classify', vocab_size => 10)$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'classify', vocab_size => 10, labels => ARRAY['a'])$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'classify', vocab_size => 10, labels => ARRAY['a', 'a'])$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'classify', vocab_size => 10, labels => ARRAY['a', NULL])$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 10, labels => ARRAY['a', 'b'])$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 10, d_model => 30, heads => 4)$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 10, d_model => 0)$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 10, d_model => -8)$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 10, d_model => 100000)$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 10, layers => 0)$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 10, layers => 49)$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 10, max_len => 1)$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 0)$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 10, dropout => 1)$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 10, dropout => -0.1)$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 10, norm => 'middle')$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 10, positions => 'rotary')$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 10, activation => 'tanh')$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 10, pooling => 'cls')$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 10, encoder_layers => 2)$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'classify', vocab_size => 10, labels => ARRAY['a', 'b'], target_tokenizer => 't')$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 1000000, d_model => 4096, heads => 1, layers => 48)$$);
+SELECT pg_temp.err($$SELECT tfm_drop_model(NULL)$$);
+SELECT pg_temp.err($$SELECT tfm_drop_model('nope')$$);
+
+-- a stored tensor that no longer matches the config is reported on load
+UPDATE tfm.tensors SET data = data[1:10], shape = '{10}'
+  WHERE name = 'dec.0.ff1.b' AND model_id = (SELECT id FROM tfm.models WHERE name = 'lm');
+SELECT pg_temp.err($$SELECT * FROM tfm_train('lm', 'SELECT ARRAY[1,2,3]')$$);
+DELETE FROM tfm.tensors WHERE name = 'dec.0.ff1.b' AND model_id = (SELECT id FROM tfm.models WHERE name = 'lm');
+SELECT pg_temp.err($$SELECT * FROM tfm_train('lm', 'SELECT ARRAY[1,2,3]')$$);
+UPDATE tfm.models SET format_version = 99 WHERE name = 'lm';
+SELECT pg_temp.err($$SELECT * FROM tfm_train('lm', 'SELECT ARRAY[1,2,3]')$$);
+
+-- dropping a model drops its tensors
+SELECT tfm_drop_model('lm');
+SELECT tfm_drop_model('s2s');
+SELECT tfm_drop_model('clf');
+SELECT count(*) FROM tfm.tensors;

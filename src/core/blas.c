@@ -1,0 +1,297 @@
+/*
+ * blas.c — the only file that calls BLIS (OpenMP build of Debian's 0.9).
+ *
+ * Kernel choice.  BLIS 0.9 reads BLIS_ARCH_TYPE (an integer index into its
+ * arch_t enum) once, at bli_init.  It does not know AMD Zen 5 and falls back
+ * to its slow `generic` kernels there, so before the first BLIS call we pick
+ * the set ourselves from CPUID: AVX-512 (F, DQ, BW, VL) → skx; AMD with only
+ * AVX2+FMA on a family BLIS does not list → haswell; anything else is left to
+ * BLIS's own detection (it picks zen3 on Zen 3/4, skx on Intel AVX-512).  A
+ * user's choice (the tfm.blis_arch setting, or BLIS_ARCH_TYPE in the
+ * environment) wins, but is validated first: an out-of-range index aborts
+ * BLIS, and a kernel set the CPU lacks dies with SIGILL.
+ *
+ * Threads.  Signals are blocked while a larger OpenMP team is first started,
+ * so pooled worker threads inherit a full signal mask and the host process
+ * (a PostgreSQL backend) keeps receiving its signals on its own thread.
+ */
+#include <cpuid.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+
+#include <blis.h>
+
+#include "tfm/blas.h"
+
+typedef struct arch_entry
+{
+	const char *name;
+	arch_t		id;
+	int			needs;			/* 0 none, 1 avx, 2 avx2+fma, 3 avx-512 */
+} arch_entry;
+
+static const arch_entry arch_table[] = {
+	{"skx", BLIS_ARCH_SKX, 3},
+	{"zen3", BLIS_ARCH_ZEN3, 2},
+	{"zen2", BLIS_ARCH_ZEN2, 2},
+	{"zen", BLIS_ARCH_ZEN, 2},
+	{"haswell", BLIS_ARCH_HASWELL, 2},
+	{"sandybridge", BLIS_ARCH_SANDYBRIDGE, 1},
+	{"generic", BLIS_ARCH_GENERIC, 0},
+};
+#define N_ARCH ((int) (sizeof(arch_table) / sizeof(arch_table[0])))
+
+static bool blas_ready = false;
+static char arch_reason[128] = "not initialised";
+static int	n_threads = 1;
+static int	n_threads_started = 1;
+
+static int
+cpu_level(void)
+{
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+		__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+		return 3;
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		return 2;
+	if (__builtin_cpu_supports("avx"))
+		return 1;
+	return 0;
+}
+
+static bool
+cpu_is_amd(unsigned *family)
+{
+	unsigned	a, b, c, d;
+	char		vendor[13];
+
+	if (!__get_cpuid(0, &a, &b, &c, &d))
+		return false;
+	memcpy(vendor, &b, 4);
+	memcpy(vendor + 4, &d, 4);
+	memcpy(vendor + 8, &c, 4);
+	vendor[12] = '\0';
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return false;
+	*family = ((a >> 8) & 0xF) + ((a >> 20) & 0xFF);
+	return strcmp(vendor, "AuthenticAMD") == 0;
+}
+
+static const arch_entry *
+arch_by_name(const char *name)
+{
+	for (int i = 0; i < N_ARCH; i++)
+		if (strcmp(arch_table[i].name, name) == 0)
+			return &arch_table[i];
+	return NULL;
+}
+
+const char *
+tfm_blas_arch_names(void)
+{
+	return "auto, skx, zen3, zen2, zen, haswell, sandybridge, generic";
+}
+
+bool
+tfm_blas_arch_supported(const char *arch)
+{
+	const arch_entry *e;
+
+	if (arch == NULL || strcmp(arch, "auto") == 0)
+		return true;
+	e = arch_by_name(arch);
+	return e != NULL && e->needs <= cpu_level();
+}
+
+static void
+set_arch_env(arch_t id)
+{
+	char		buf[16];
+
+	snprintf(buf, sizeof(buf), "%d", (int) id);
+	setenv("BLIS_ARCH_TYPE", buf, 1);
+}
+
+int
+tfm_blas_init(const char *arch, char *err, size_t errlen)
+{
+	const char *env;
+
+	if (blas_ready)
+		return 0;
+
+	env = getenv("BLIS_ARCH_TYPE");
+	if (arch != NULL && arch[0] != '\0' && strcmp(arch, "auto") != 0)
+	{
+		const arch_entry *e = arch_by_name(arch);
+
+		if (e == NULL)
+		{
+			snprintf(err, errlen, "unknown BLIS kernel set \"%s\" (valid: %s)",
+					 arch, tfm_blas_arch_names());
+			return -1;
+		}
+		if (e->needs > cpu_level())
+		{
+			snprintf(err, errlen, "this CPU cannot run the BLIS kernel set \"%s\"", arch);
+			return -1;
+		}
+		set_arch_env(e->id);
+		snprintf(arch_reason, sizeof(arch_reason), "chosen by setting");
+	}
+	else if (env != NULL && env[0] != '\0')
+	{
+		char	   *end;
+		long		id = strtol(env, &end, 10);
+		bool		ok = false;
+
+		if (*end == '\0' && end != env)
+			for (int i = 0; i < N_ARCH; i++)
+				if ((long) arch_table[i].id == id && arch_table[i].needs <= cpu_level())
+					ok = true;
+		if (!ok)
+		{
+			snprintf(err, errlen,
+					 "BLIS_ARCH_TYPE=\"%s\" is not a kernel set this CPU can run", env);
+			return -1;
+		}
+		snprintf(arch_reason, sizeof(arch_reason), "BLIS_ARCH_TYPE from the environment");
+	}
+	else
+	{
+		unsigned	family = 0;
+		bool		amd = cpu_is_amd(&family);
+		int			level = cpu_level();
+
+		if (level == 3 && amd)
+		{
+			/* Zen 4 runs zen3 kernels well on its own; Zen 5+ is unknown to BLIS */
+			if (family >= 26)
+			{
+				set_arch_env(BLIS_ARCH_SKX);
+				snprintf(arch_reason, sizeof(arch_reason),
+						 "chosen by tfm: AVX-512 on AMD family %u", family);
+			}
+			else
+				snprintf(arch_reason, sizeof(arch_reason), "detected by BLIS");
+		}
+		else if (level == 2 && amd && family >= 26)
+		{
+			set_arch_env(BLIS_ARCH_HASWELL);
+			snprintf(arch_reason, sizeof(arch_reason),
+					 "chosen by tfm: AVX2 on AMD family %u", family);
+		}
+		else
+			snprintf(arch_reason, sizeof(arch_reason), "detected by BLIS");
+	}
+
+	bli_init();
+	bli_thread_set_num_threads(1);
+	blas_ready = true;
+	return 0;
+}
+
+const char *
+tfm_blas_arch(void)
+{
+	if (!blas_ready)
+		return "uninitialised";
+	return bli_arch_string(bli_arch_query_id());
+}
+
+const char *
+tfm_blas_arch_reason(void)
+{
+	return arch_reason;
+}
+
+static void
+ensure_ready(void)
+{
+	if (!blas_ready)
+	{
+		char		err[256];
+
+		if (tfm_blas_init(NULL, err, sizeof(err)) != 0)
+		{
+			/* a bad BLIS_ARCH_TYPE: ignore it rather than let BLIS abort */
+			unsetenv("BLIS_ARCH_TYPE");
+			(void) tfm_blas_init(NULL, err, sizeof(err));
+		}
+	}
+}
+
+void
+tfm_set_threads(int n)
+{
+	ensure_ready();
+	if (n < 1)
+		n = 1;
+	n_threads = n;
+	bli_thread_set_num_threads(n);
+	if (n > n_threads_started)
+	{
+		sigset_t	all,
+					old;
+		float		a[64] = {0},
+					c[64];
+
+		/* start the larger team now, with every signal blocked */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+#pragma omp parallel num_threads(n)
+		{
+			(void) 0;
+		}
+		bli_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, 8, 8, 8,
+				  &(float) {1.0f}, a, 8, 1, a, 8, 1, &(float) {0.0f}, c, 8, 1);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		n_threads_started = n;
+	}
+}
+
+int
+tfm_get_threads(void)
+{
+	return n_threads;
+}
+
+void
+tfm_gemm(bool transa, bool transb, int M, int N, int K,
+		 float alpha, const float *A, int lda,
+		 const float *B, int ldb,
+		 float beta, float *C, int ldc)
+{
+	inc_t		rsa = transa ? 1 : lda,
+				csa = transa ? lda : 1;
+	inc_t		rsb = transb ? 1 : ldb,
+				csb = transb ? ldb : 1;
+
+	ensure_ready();
+	if (M == 0 || N == 0)
+		return;
+	bli_sgemm(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, M, N, K,
+			  &alpha, (float *) A, rsa, csa, (float *) B, rsb, csb,
+			  &beta, C, ldc, 1);
+}
+
+void
+tfm_gemm_strided(int M, int N, int K, float alpha,
+				 const float *A, ptrdiff_t rsa, ptrdiff_t csa,
+				 const float *B, ptrdiff_t rsb, ptrdiff_t csb,
+				 float beta, float *C, ptrdiff_t rsc, ptrdiff_t csc)
+{
+	rntm_t		rntm = BLIS_RNTM_INITIALIZER;
+
+	ensure_ready();
+	if (M == 0 || N == 0)
+		return;
+	bli_rntm_set_num_threads(1, &rntm);
+	bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, M, N, K,
+				 &alpha, (float *) A, rsa, csa, (float *) B, rsb, csb,
+				 &beta, C, rsc, csc, NULL, &rntm);
+}

@@ -1,0 +1,256 @@
+/*
+ * block.c — one transformer block, forward and backward: self-attention
+ * (fused Q/K/V), optional cross-attention (k×k queries, k×2k keys/values
+ * over the encoder memory) and the feed-forward network, each wrapped as a
+ * post-LN or pre-LN residual sub-layer:
+ *
+ *   post-LN:  x = LN(x + Drop(Sub(x)))
+ *   pre-LN:   x = x + Drop(Sub(LN(x)))
+ *
+ * Gradients flow back through the same three sub-layers in reverse; every
+ * weight gradient accumulates (+=) into g.
+ */
+#include <string.h>
+
+#include "tfm/blas.h"
+#include "tfm/layers.h"
+#include "model_internal.h"
+
+static tfm_attn_shape
+attn_shape(const tfm_config *c, const tfm_stack_pass *p, bool cross, int layer)
+{
+	tfm_attn_shape sh;
+	int			d = c->d_model;
+
+	sh.B = p->B;
+	sh.Tq = p->T;
+	sh.Tk = cross ? p->Ts : p->T;
+	sh.h = c->heads;
+	sh.s = d / c->heads;
+	sh.rsq = cross ? d : 3 * d;
+	sh.rsk = cross ? 2 * d : 3 * d;
+	sh.rsv = cross ? 2 * d : 3 * d;
+	sh.rso = d;
+	sh.causal = cross ? 0 : p->causal;
+	sh.p_drop = p->training ? c->attn_dropout : 0.0f;
+	sh.key = site_key(p->key, layer, cross ? SITE_CROSS_P : SITE_ATTN_P);
+	return sh;
+}
+
+static inline float
+drop_p(const tfm_config *c, const tfm_stack_pass *p)
+{
+	return p->training ? c->dropout : 0.0f;
+}
+
+void
+tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
+				  tfm_block_acts *a, tfm_workspace *ws,
+				  const float *in, const tfm_stack_pass *p, int layer)
+{
+	const int	d = c->d_model,
+				f = c->d_ff,
+				N = p->B * p->T;
+	const bool	pre = c->norm == TFM_NORM_PRE;
+	const size_t nd = (size_t) N * d;
+	const float pd = drop_p(c, p);
+	const float *u,
+			   *x;
+	tfm_attn_shape sh;
+
+	a->in = in;
+
+	/* self-attention */
+	u = in;
+	if (pre)
+	{
+		tfm_layernorm_forward(a->u1, a->ln1_mean, a->ln1_rstd, in, w->ln1_g, w->ln1_b, N, d);
+		u = a->u1;
+	}
+	tfm_linear_forward(a->qkv, u, w->qkv_w, w->qkv_b, N, d, 3 * d);
+	sh = attn_shape(c, p, false, layer);
+	tfm_attention_forward(a->cat, a->probs, a->qkv, a->qkv + d, a->qkv + 2 * d,
+						  p->pad, &sh, ws->attn_scratch);
+	tfm_linear_forward(ws->sub_out, a->cat, w->attn_out_w, w->attn_out_b, N, d, d);
+	tfm_residual_forward(a->r1, in, ws->sub_out, nd, pd,
+						 site_key(p->key, layer, SITE_ATTN_OUT));
+	x = a->r1;
+	if (!pre)
+	{
+		tfm_layernorm_forward(a->x1, a->ln1_mean, a->ln1_rstd, a->r1, w->ln1_g, w->ln1_b, N, d);
+		x = a->x1;
+	}
+
+	/* cross-attention over the encoder memory */
+	if (p->mem)
+	{
+		const int	Ns = p->B * p->Ts;
+
+		u = x;
+		if (pre)
+		{
+			tfm_layernorm_forward(a->u2, a->lnx_mean, a->lnx_rstd, x, w->lnx_g, w->lnx_b, N, d);
+			u = a->u2;
+		}
+		tfm_linear_forward(a->cq, u, w->cq_w, w->cq_b, N, d, d);
+		tfm_linear_forward(a->ckv, p->mem, w->ckv_w, w->ckv_b, Ns, d, 2 * d);
+		sh = attn_shape(c, p, true, layer);
+		tfm_attention_forward(a->ccat, a->cprobs, a->cq, a->ckv, a->ckv + d,
+							  p->mem_pad, &sh, ws->attn_scratch);
+		tfm_linear_forward(ws->sub_out, a->ccat, w->cout_w, w->cout_b, N, d, d);
+		tfm_residual_forward(a->r2, x, ws->sub_out, nd, pd,
+							 site_key(p->key, layer, SITE_CROSS_OUT));
+		x = a->r2;
+		if (!pre)
+		{
+			tfm_layernorm_forward(a->x2, a->lnx_mean, a->lnx_rstd, a->r2, w->lnx_g, w->lnx_b, N, d);
+			x = a->x2;
+		}
+	}
+
+	/* feed-forward */
+	u = x;
+	if (pre)
+	{
+		tfm_layernorm_forward(a->u3, a->ln2_mean, a->ln2_rstd, x, w->ln2_g, w->ln2_b, N, d);
+		u = a->u3;
+	}
+	tfm_linear_forward(a->hpre, u, w->ff1_w, w->ff1_b, N, d, f);
+	tfm_activation_forward(a->hact, a->hpre, (size_t) N * f, c->activation);
+	if (pd > 0.0f)
+		tfm_dropout_forward(a->hd, a->hact, (size_t) N * f, pd,
+							site_key(p->key, layer, SITE_FF_H));
+	tfm_linear_forward(ws->sub_out, pd > 0.0f ? a->hd : a->hact, w->ff2_w, w->ff2_b, N, f, d);
+	tfm_residual_forward(pre ? a->out : a->r3, x, ws->sub_out, nd, pd,
+						 site_key(p->key, layer, SITE_FF_OUT));
+	if (!pre)
+		tfm_layernorm_forward(a->out, a->ln2_mean, a->ln2_rstd, a->r3, w->ln2_g, w->ln2_b, N, d);
+}
+
+/*
+ * Backward of one residual sub-layer's skip connection (and, for post-LN, of
+ * the norm after it).  On entry dy is the gradient w.r.t. the sub-layer's
+ * output stream.  On exit dskip holds (=) the gradient w.r.t. its input
+ * through the skip path and dsub the gradient w.r.t. the sub-layer
+ * function's output; a pre-LN input norm is left to the caller.
+ */
+static void
+residual_backward(const tfm_config *c, float *dskip, float *dsub,
+				  const float *dy, const float *r, const float *gamma,
+				  float *dgamma, float *dbeta, const float *mean,
+				  const float *rstd, float *tmp, int N, float pd, uint64_t key)
+{
+	const int	d = c->d_model;
+	const size_t nd = (size_t) N * d;
+	const float *dr = dy;
+
+	if (c->norm == TFM_NORM_POST)
+	{
+		/* dy is w.r.t. LN(r): take it back through the norm */
+		memset(tmp, 0, nd * sizeof(float));
+		tfm_layernorm_backward(tmp, dgamma, dbeta, dy, r, gamma, mean, rstd, N, d);
+		dr = tmp;
+	}
+	memcpy(dskip, dr, nd * sizeof(float));
+	memset(dsub, 0, nd * sizeof(float));
+	tfm_dropout_backward(dsub, dr, nd, pd, key);
+}
+
+void
+tfm_block_backward(const tfm_config *c, const tfm_block_w *w,
+				   tfm_block_w *g, const tfm_block_acts *a,
+				   tfm_workspace *ws, float *dout, float *dx,
+				   float *dmem, const tfm_stack_pass *p, int layer)
+{
+	const int	d = c->d_model,
+				f = c->d_ff,
+				N = p->B * p->T;
+	const bool	pre = c->norm == TFM_NORM_PRE;
+	const size_t nd = (size_t) N * d;
+	const float pd = drop_p(c, p);
+	float	   *dsub = ws->g_t;
+	float	   *du = ws->g_u;
+	float	   *dcur = ws->g_y;		/* gradient w.r.t. the current stream */
+	const float *x_ff,
+			   *x_cross;
+	tfm_attn_shape sh;
+
+	x_cross = pre ? a->r1 : a->x1;
+	x_ff = p->mem ? (pre ? a->r2 : a->x2) : x_cross;
+
+	/* ---- feed-forward ---- */
+	residual_backward(c, dcur, dsub, dout, a->r3, w->ln2_g, g->ln2_g, g->ln2_b,
+					  a->ln2_mean, a->ln2_rstd, du, N, pd,
+					  site_key(p->key, layer, SITE_FF_OUT));
+	/* dsub → ff2 → dropout → activation → ff1 */
+	memset(ws->g_h, 0, (size_t) N * f * sizeof(float));
+	tfm_linear_backward(ws->g_h, g->ff2_w, g->ff2_b, dsub,
+						pd > 0.0f ? a->hd : a->hact, w->ff2_w, N, f, d);
+	if (pd > 0.0f)
+	{
+		memset(ws->g_h2, 0, (size_t) N * f * sizeof(float));
+		tfm_dropout_backward(ws->g_h2, ws->g_h, (size_t) N * f, pd,
+							 site_key(p->key, layer, SITE_FF_H));
+		memcpy(ws->g_h, ws->g_h2, (size_t) N * f * sizeof(float));
+	}
+	memset(ws->g_h2, 0, (size_t) N * f * sizeof(float));
+	tfm_activation_backward(ws->g_h2, ws->g_h, a->hpre, (size_t) N * f, c->activation);
+	memset(du, 0, nd * sizeof(float));
+	tfm_linear_backward(du, g->ff1_w, g->ff1_b, ws->g_h2, pre ? a->u3 : x_ff,
+						w->ff1_w, N, d, f);
+	if (pre)
+		tfm_layernorm_backward(dcur, g->ln2_g, g->ln2_b, du, x_ff, w->ln2_g,
+							   a->ln2_mean, a->ln2_rstd, N, d);
+	else
+		for (size_t i = 0; i < nd; i++)
+			dcur[i] += du[i];
+
+	/* ---- cross-attention ---- */
+	if (p->mem)
+	{
+		const int	Ns = p->B * p->Ts;
+
+		/* dcur becomes the gradient w.r.t. the stream before cross */
+		residual_backward(c, ws->g_x, dsub, dcur, a->r2, w->lnx_g, g->lnx_g, g->lnx_b,
+						  a->lnx_mean, a->lnx_rstd, du, N, pd,
+						  site_key(p->key, layer, SITE_CROSS_OUT));
+		memcpy(dcur, ws->g_x, nd * sizeof(float));
+		/* dsub → out projection → attention → q and kv projections */
+		memset(ws->g_qkv, 0, nd * sizeof(float));	/* dccat */
+		tfm_linear_backward(ws->g_qkv, g->cout_w, g->cout_b, dsub, a->ccat, w->cout_w, N, d, d);
+		memset(du, 0, nd * sizeof(float));			/* dcq */
+		memset(ws->g_ckv, 0, (size_t) Ns * 2 * d * sizeof(float));
+		sh = attn_shape(c, p, true, layer);
+		tfm_attention_backward(du, ws->g_ckv, ws->g_ckv + d, ws->g_qkv, a->cprobs,
+							   a->cq, a->ckv, a->ckv + d, &sh, ws->attn_scratch);
+		tfm_linear_backward(dmem, g->ckv_w, g->ckv_b, ws->g_ckv, p->mem, w->ckv_w, Ns, d, 2 * d);
+		memset(dsub, 0, nd * sizeof(float));
+		tfm_linear_backward(dsub, g->cq_w, g->cq_b, du, pre ? a->u2 : x_cross, w->cq_w, N, d, d);
+		if (pre)
+			tfm_layernorm_backward(dcur, g->lnx_g, g->lnx_b, dsub, x_cross, w->lnx_g,
+								   a->lnx_mean, a->lnx_rstd, N, d);
+		else
+			for (size_t i = 0; i < nd; i++)
+				dcur[i] += dsub[i];
+	}
+
+	/* ---- self-attention ---- */
+	residual_backward(c, dx, dsub, dcur, a->r1, w->ln1_g, g->ln1_g, g->ln1_b,
+					  a->ln1_mean, a->ln1_rstd, du, N, pd,
+					  site_key(p->key, layer, SITE_ATTN_OUT));
+	memset(du, 0, nd * sizeof(float));				/* dcat */
+	tfm_linear_backward(du, g->attn_out_w, g->attn_out_b, dsub, a->cat, w->attn_out_w, N, d, d);
+	memset(ws->g_qkv, 0, nd * 3 * sizeof(float));
+	sh = attn_shape(c, p, false, layer);
+	tfm_attention_backward(ws->g_qkv, ws->g_qkv + d, ws->g_qkv + 2 * d, du, a->probs,
+						   a->qkv, a->qkv + d, a->qkv + 2 * d, &sh, ws->attn_scratch);
+	memset(dsub, 0, nd * sizeof(float));
+	tfm_linear_backward(dsub, g->qkv_w, g->qkv_b, ws->g_qkv, pre ? a->u1 : a->in,
+						w->qkv_w, N, d, 3 * d);
+	if (pre)
+		tfm_layernorm_backward(dx, g->ln1_g, g->ln1_b, dsub, a->in, w->ln1_g,
+							   a->ln1_mean, a->ln1_rstd, N, d);
+	else
+		for (size_t i = 0; i < nd; i++)
+			dx[i] += dsub[i];
+}

@@ -1,0 +1,200 @@
+/*
+ * attention.c — multi-head scaled dot-product attention over views into
+ * fused Q/K/V buffers, with causal and key-padding masks, a stable softmax
+ * and dropout on the attention weights.
+ *
+ * Each (batch, head) pair is independent: the loops run over the B·h pairs
+ * on the core's threads, and each pair does its products on one thread
+ * through tfm_gemm_strided (head j of a fused buffer is a strided view, so
+ * nothing is copied).  Results do not depend on the number of threads.
+ *
+ * Forward, per pair:  S = Q·Kᵀ/√s,  P = softmax(mask(S)),  O = drop(P)·V.
+ * Backward:           dPd = dO·Vᵀ,  dV += drop(P)ᵀ·dO,  dP = drop'(dPd),
+ *                     dS = P ⊙ (dP − rowsum(dP ⊙ P)),
+ *                     dQ += dS·K/√s,  dK += dSᵀ·Q/√s.
+ * Masked weights are exactly 0, so they pass no gradient.
+ */
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+#include "tfm/blas.h"
+#include "tfm/layers.h"
+#include "tfm/rng.h"
+
+size_t
+tfm_attention_scratch(const tfm_attn_shape *sh, int threads)
+{
+	return (size_t) threads * 2 * sh->Tq * sh->Tk;
+}
+
+static inline uint32_t
+drop_threshold(float p)
+{
+	double		t = (double) p * 4294967296.0;
+
+	return t >= 4294967295.0 ? 4294967295u : (uint32_t) t;
+}
+
+/* number of keys query r may see (causal), before padding */
+static inline int
+visible_keys(const tfm_attn_shape *sh, int r)
+{
+	if (!sh->causal)
+		return sh->Tk;
+	return sh->Tk - sh->Tq + r + 1;
+}
+
+/* mask and softmax one row of scores in place */
+static void
+masked_softmax_row(float *row, const uint8_t *pad, int n_visible, int Tk)
+{
+	float		mx = -INFINITY,
+				sum = 0.0f;
+
+	for (int c = 0; c < n_visible; c++)
+		if (!(pad && pad[c]) && row[c] > mx)
+			mx = row[c];
+	if (mx == -INFINITY)
+	{
+		/* nothing visible: the row attends to nothing */
+		memset(row, 0, sizeof(float) * Tk);
+		return;
+	}
+	for (int c = 0; c < n_visible; c++)
+	{
+		if (pad && pad[c])
+			row[c] = 0.0f;
+		else
+		{
+			row[c] = expf(row[c] - mx);
+			sum += row[c];
+		}
+	}
+	for (int c = n_visible; c < Tk; c++)
+		row[c] = 0.0f;
+	sum = 1.0f / sum;
+	for (int c = 0; c < n_visible; c++)
+		row[c] *= sum;
+}
+
+void
+tfm_attention_forward(float *out, float *probs,
+					  const float *q, const float *k, const float *v,
+					  const uint8_t *key_pad,
+					  const tfm_attn_shape *sh, float *scratch)
+{
+	const int	B = sh->B,
+				Tq = sh->Tq,
+				Tk = sh->Tk,
+				h = sh->h,
+				s = sh->s;
+	const float scale = 1.0f / sqrtf((float) s);
+	const int	pairs = B * h;
+	const bool	dropping = sh->p_drop > 0.0f;
+	const uint32_t th = drop_threshold(sh->p_drop);
+	const float keep_scale = dropping ? 1.0f / (1.0f - sh->p_drop) : 1.0f;
+
+#pragma omp parallel for num_threads(tfm_get_threads()) schedule(static)
+	for (int pr = 0; pr < pairs; pr++)
+	{
+		int			b = pr / h,
+					j = pr % h;
+		const float *qb = q + (size_t) b * Tq * sh->rsq + (size_t) j * s;
+		const float *kb = k + (size_t) b * Tk * sh->rsk + (size_t) j * s;
+		const float *vb = v + (size_t) b * Tk * sh->rsv + (size_t) j * s;
+		float	   *ob = out + (size_t) b * Tq * sh->rso + (size_t) j * s;
+		float	   *P = probs + (size_t) pr * Tq * Tk;
+		const uint8_t *pad = key_pad ? key_pad + (size_t) b * Tk : NULL;
+		const float *Pd = P;
+
+		tfm_gemm_strided(Tq, Tk, s, scale, qb, sh->rsq, 1, kb, 1, sh->rsk,
+						 0.0f, P, Tk, 1);
+		for (int r = 0; r < Tq; r++)
+			masked_softmax_row(P + (size_t) r * Tk, pad, visible_keys(sh, r), Tk);
+
+		if (dropping)
+		{
+			float	   *D = scratch + (size_t) omp_get_thread_num() * 2 * Tq * Tk;
+			size_t		base = (size_t) pr * Tq * Tk;
+
+			for (size_t i = 0; i < (size_t) Tq * Tk; i++)
+				D[i] = tfm_hash32(sh->key, base + i) >= th ? P[i] * keep_scale : 0.0f;
+			Pd = D;
+		}
+		tfm_gemm_strided(Tq, s, Tk, 1.0f, Pd, Tk, 1, vb, sh->rsv, 1,
+						 0.0f, ob, sh->rso, 1);
+	}
+}
+
+void
+tfm_attention_backward(float *dq, float *dk, float *dv,
+					   const float *dout, const float *probs,
+					   const float *q, const float *k, const float *v,
+					   const tfm_attn_shape *sh, float *scratch)
+{
+	const int	B = sh->B,
+				Tq = sh->Tq,
+				Tk = sh->Tk,
+				h = sh->h,
+				s = sh->s;
+	const float scale = 1.0f / sqrtf((float) s);
+	const int	pairs = B * h;
+	const bool	dropping = sh->p_drop > 0.0f;
+	const uint32_t th = drop_threshold(sh->p_drop);
+	const float keep_scale = dropping ? 1.0f / (1.0f - sh->p_drop) : 1.0f;
+
+#pragma omp parallel for num_threads(tfm_get_threads()) schedule(static)
+	for (int pr = 0; pr < pairs; pr++)
+	{
+		int			b = pr / h,
+					j = pr % h;
+		size_t		qo = (size_t) b * Tq * sh->rsq + (size_t) j * s;
+		size_t		ko = (size_t) b * Tk * sh->rsk + (size_t) j * s;
+		size_t		vo = (size_t) b * Tk * sh->rsv + (size_t) j * s;
+		const float *dob = dout + (size_t) b * Tq * sh->rso + (size_t) j * s;
+		const float *P = probs + (size_t) pr * Tq * Tk;
+		float	   *dP = scratch + (size_t) omp_get_thread_num() * 2 * Tq * Tk;
+		float	   *D = dP + (size_t) Tq * Tk;
+		const float *Pd = P;
+		size_t		base = (size_t) pr * Tq * Tk;
+
+		if (dropping)
+		{
+			for (size_t i = 0; i < (size_t) Tq * Tk; i++)
+				D[i] = tfm_hash32(sh->key, base + i) >= th ? P[i] * keep_scale : 0.0f;
+			Pd = D;
+		}
+
+		/* dPd = dO·Vᵀ */
+		tfm_gemm_strided(Tq, Tk, s, 1.0f, dob, sh->rso, 1, v + vo, 1, sh->rsv,
+						 0.0f, dP, Tk, 1);
+		/* dV += Pdᵀ·dO */
+		if (dv)
+			tfm_gemm_strided(Tk, s, Tq, 1.0f, Pd, 1, Tk, dob, sh->rso, 1,
+							 1.0f, dv + vo, sh->rsv, 1);
+		/* through dropout, then the softmax */
+		for (int r = 0; r < Tq; r++)
+		{
+			float	   *g = dP + (size_t) r * Tk;
+			const float *p = P + (size_t) r * Tk;
+			float		dot = 0.0f;
+
+			if (dropping)
+				for (int c = 0; c < Tk; c++)
+					g[c] = tfm_hash32(sh->key, base + (size_t) r * Tk + c) >= th ?
+						g[c] * keep_scale : 0.0f;
+			for (int c = 0; c < Tk; c++)
+				dot += g[c] * p[c];
+			for (int c = 0; c < Tk; c++)
+				g[c] = p[c] * (g[c] - dot);
+		}
+		/* dQ += dS·K·scale;  dK += dSᵀ·Q·scale */
+		if (dq)
+			tfm_gemm_strided(Tq, s, Tk, scale, dP, Tk, 1, k + ko, sh->rsk, 1,
+							 1.0f, dq + qo, sh->rsq, 1);
+		if (dk)
+			tfm_gemm_strided(Tk, s, Tq, scale, dP, 1, Tk, q + qo, sh->rsq, 1,
+							 1.0f, dk + ko, sh->rsk, 1);
+	}
+}

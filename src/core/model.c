@@ -1,0 +1,392 @@
+/*
+ * model.c — a model's config, its tensor layout (names, shapes, offsets),
+ * allocation and initialisation.  The forward and backward passes are in
+ * model_forward.c and block.c.
+ *
+ * The layout is built by one function, layout(), that walks the config in a
+ * fixed order and, for each tensor, records its info and points the matching
+ * field of a tfm_weights at base + offset.  The same walk serves parameters
+ * and gradients, so the two can never disagree.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfm/model.h"
+#include "tfm/rng.h"
+#include "model_internal.h"
+
+void
+tfm_config_defaults(tfm_config *cfg, tfm_task task)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->task = task;
+	cfg->d_model = 128;
+	cfg->heads = 8;
+	cfg->d_ff = 0;				/* 0 = 4·d_model, resolved by the caller */
+	cfg->pad_id = 0;
+	cfg->tie = 1;
+	switch (task)
+	{
+		case TFM_TASK_CLASSIFY:
+			cfg->enc_layers = 4;
+			cfg->max_len = 256;
+			cfg->norm = TFM_NORM_POST;
+			cfg->positions = TFM_POS_LEARNED;
+			cfg->activation = TFM_ACT_RELU;
+			cfg->pooling = TFM_POOL_MEAN;
+			cfg->dropout = 0.1f;
+			cfg->attn_dropout = 0.1f;
+			break;
+		case TFM_TASK_LM:
+			cfg->heads = 4;
+			cfg->dec_layers = 4;
+			cfg->max_len = 256;
+			cfg->norm = TFM_NORM_PRE;
+			cfg->positions = TFM_POS_LEARNED;
+			cfg->activation = TFM_ACT_GELU;
+			cfg->dropout = 0.0f;
+			cfg->attn_dropout = 0.0f;
+			break;
+		case TFM_TASK_SEQ2SEQ:
+			cfg->d_model = 256;
+			cfg->enc_layers = 3;
+			cfg->dec_layers = 3;
+			cfg->max_len = 128;
+			cfg->norm = TFM_NORM_POST;
+			cfg->positions = TFM_POS_SINUSOIDAL;
+			cfg->activation = TFM_ACT_RELU;
+			cfg->scale_embeddings = 1;
+			cfg->dropout = 0.1f;
+			cfg->attn_dropout = 0.1f;
+			break;
+	}
+}
+
+const char *
+tfm_config_check(const tfm_config *c)
+{
+	if (c->task < TFM_TASK_CLASSIFY || c->task > TFM_TASK_SEQ2SEQ)
+		return "unknown task";
+	if (c->d_model < 1 || c->d_model > TFM_MAX_D_MODEL)
+		return "d_model must be between 1 and 4096";
+	if (c->heads < 1 || c->heads > TFM_MAX_HEADS)
+		return "heads must be between 1 and 64";
+	if (c->d_model % c->heads != 0)
+		return "heads must divide d_model";
+	if (c->d_ff < 1 || c->d_ff > TFM_MAX_D_FF)
+		return "d_ff must be between 1 and 16384";
+	if (c->max_len < 2 || c->max_len > TFM_MAX_LEN)
+		return "max_len must be between 2 and 8192";
+	if (c->vocab < 1 || c->vocab > TFM_MAX_VOCAB)
+		return "the vocabulary size must be between 1 and 1000000";
+	if (c->tgt_vocab < 0 || c->tgt_vocab > TFM_MAX_VOCAB)
+		return "the target vocabulary size must be between 1 and 1000000";
+	if (c->pad_id < 0 || c->pad_id >= c->vocab)
+		return "pad_id must be a token of the vocabulary";
+	if (c->enc_layers < 0 || c->enc_layers > TFM_MAX_LAYERS ||
+		c->dec_layers < 0 || c->dec_layers > TFM_MAX_LAYERS)
+		return "layers must be between 1 and 48";
+	if (!(c->dropout >= 0.0f && c->dropout < 1.0f) ||
+		!(c->attn_dropout >= 0.0f && c->attn_dropout < 1.0f))
+		return "dropout must be at least 0 and less than 1";
+	if (c->norm != TFM_NORM_POST && c->norm != TFM_NORM_PRE)
+		return "norm must be post or pre";
+	if (c->positions != TFM_POS_LEARNED && c->positions != TFM_POS_SINUSOIDAL)
+		return "positions must be learned or sinusoidal";
+	if (c->activation != TFM_ACT_RELU && c->activation != TFM_ACT_GELU)
+		return "activation must be relu or gelu";
+	switch (c->task)
+	{
+		case TFM_TASK_CLASSIFY:
+			if (c->enc_layers < 1 || c->dec_layers != 0)
+				return "a classifier has 1 to 48 encoder layers and no decoder";
+			if (c->n_classes < 2 || c->n_classes > TFM_MAX_CLASSES)
+				return "a classifier needs between 2 and 10000 labels";
+			if (c->pooling != TFM_POOL_MEAN && c->pooling != TFM_POOL_CLS)
+				return "pooling must be mean or cls";
+			break;
+		case TFM_TASK_LM:
+			if (c->dec_layers < 1 || c->enc_layers != 0)
+				return "a language model has 1 to 48 decoder layers and no encoder";
+			break;
+		case TFM_TASK_SEQ2SEQ:
+			if (c->enc_layers < 1 || c->dec_layers < 1)
+				return "an encoder-decoder needs at least one encoder and one decoder layer";
+			break;
+	}
+	{
+		tfm_param_info *info;
+		size_t		n;
+
+		tfm_config_tensors(c, &info, &n);
+		free(info);
+		if (n > TFM_MAX_PARAMS)
+			return "the model would have more than 2 billion parameters";
+	}
+	return NULL;
+}
+
+typedef struct layout_state
+{
+	tfm_param_info *info;		/* NULL: only count */
+	int			n;
+	size_t		off;
+	float	   *base;			/* NULL: no pointers */
+} layout_state;
+
+static void
+add(layout_state *st, const char *name, int d0, int d1, float **slot)
+{
+	size_t		size = (size_t) d0 * (d1 > 0 ? (size_t) d1 : 1);
+
+	if (st->info)
+	{
+		tfm_param_info *p = &st->info[st->n];
+
+		snprintf(p->name, sizeof(p->name), "%s", name);
+		p->ndim = d1 > 0 ? 2 : 1;
+		p->dims[0] = d0;
+		p->dims[1] = d1 > 0 ? d1 : 0;
+		p->offset = st->off;
+		p->size = size;
+		p->decay = d1 > 0;
+	}
+	if (st->base && slot)
+		*slot = st->base + st->off;
+	st->n++;
+	/* keep every tensor 64-byte aligned */
+	st->off += (size + 15) & ~(size_t) 15;
+}
+
+static void
+add_block(layout_state *st, const char *prefix, int i, const tfm_config *c,
+		  bool cross, tfm_block_w *bw)
+{
+	char		nm[48];
+	int			d = c->d_model,
+				f = c->d_ff;
+	tfm_block_w dummy;
+
+	if (!bw)
+		bw = &dummy;
+#define ADD(suffix, d0, d1, field) \
+	do { snprintf(nm, sizeof(nm), "%s.%d.%s", prefix, i, suffix); \
+		 add(st, nm, d0, d1, &bw->field); } while (0)
+	ADD("attn.qkv.w", d, 3 * d, qkv_w);
+	ADD("attn.qkv.b", 3 * d, 0, qkv_b);
+	ADD("attn.out.w", d, d, attn_out_w);
+	ADD("attn.out.b", d, 0, attn_out_b);
+	ADD("ln1.g", d, 0, ln1_g);
+	ADD("ln1.b", d, 0, ln1_b);
+	if (cross)
+	{
+		ADD("cross.q.w", d, d, cq_w);
+		ADD("cross.q.b", d, 0, cq_b);
+		ADD("cross.kv.w", d, 2 * d, ckv_w);
+		ADD("cross.kv.b", 2 * d, 0, ckv_b);
+		ADD("cross.out.w", d, d, cout_w);
+		ADD("cross.out.b", d, 0, cout_b);
+		ADD("lnx.g", d, 0, lnx_g);
+		ADD("lnx.b", d, 0, lnx_b);
+	}
+	ADD("ff1.w", d, f, ff1_w);
+	ADD("ff1.b", f, 0, ff1_b);
+	ADD("ff2.w", f, d, ff2_w);
+	ADD("ff2.b", d, 0, ff2_b);
+	ADD("ln2.g", d, 0, ln2_g);
+	ADD("ln2.b", d, 0, ln2_b);
+#undef ADD
+}
+
+/* walk the config; w may be NULL (count only) */
+static void
+layout(const tfm_config *c, layout_state *st, tfm_weights *w)
+{
+	int			d = c->d_model;
+	tfm_weights dummy;
+	bool		pre = c->norm == TFM_NORM_PRE;
+	bool		learned = c->positions == TFM_POS_LEARNED;
+
+	if (!w)
+	{
+		memset(&dummy, 0, sizeof(dummy));
+		w = &dummy;
+	}
+	add(st, "tok_emb", c->vocab, d, &w->tok_emb);
+	if (c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0)
+		add(st, "tgt_emb", c->tgt_vocab, d, &w->tgt_emb);
+	if (learned)
+		add(st, "pos_emb", c->max_len, d, &w->pos_emb);
+	if (learned && c->task == TFM_TASK_SEQ2SEQ)
+		add(st, "dec_pos_emb", c->max_len, d, &w->dec_pos_emb);
+	for (int i = 0; i < c->enc_layers; i++)
+		add_block(st, "enc", i, c, false, w->enc ? &w->enc[i] : NULL);
+	if (pre && c->enc_layers > 0)
+	{
+		add(st, "enc.ln_f.g", d, 0, &w->enc_lnf_g);
+		add(st, "enc.ln_f.b", d, 0, &w->enc_lnf_b);
+	}
+	for (int i = 0; i < c->dec_layers; i++)
+		add_block(st, "dec", i, c, c->task == TFM_TASK_SEQ2SEQ,
+				  w->dec ? &w->dec[i] : NULL);
+	if (pre && c->dec_layers > 0)
+	{
+		add(st, "dec.ln_f.g", d, 0, &w->dec_lnf_g);
+		add(st, "dec.ln_f.b", d, 0, &w->dec_lnf_b);
+	}
+	if (c->task != TFM_TASK_CLASSIFY && !c->tie)
+		add(st, "out.w", d, c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ?
+			c->tgt_vocab : c->vocab, &w->out_w);
+	if (c->task == TFM_TASK_CLASSIFY)
+	{
+		add(st, "cls.w", d, c->n_classes, &w->cls_w);
+		add(st, "cls.b", c->n_classes, 0, &w->cls_b);
+	}
+}
+
+int
+tfm_config_tensors(const tfm_config *cfg, tfm_param_info **info, size_t *n_floats)
+{
+	layout_state st = {0};
+
+	layout(cfg, &st, NULL);
+	st.info = calloc(st.n > 0 ? st.n : 1, sizeof(tfm_param_info));
+	st.n = 0;
+	st.off = 0;
+	layout(cfg, &st, NULL);
+	*info = st.info;
+	*n_floats = st.off;
+	return st.n;
+}
+
+/* point a tfm_weights at a block laid out like the parameters */
+void
+tfm_point_weights(const tfm_config *cfg, tfm_weights *w, float *base)
+{
+	layout_state st = {0};
+	tfm_block_w *enc = w->enc,
+			   *dec = w->dec;
+
+	memset(w, 0, sizeof(*w));
+	w->enc = enc;
+	w->dec = dec;
+	st.base = base;
+	layout(cfg, &st, w);
+}
+
+tfm_model *
+tfm_model_create(const tfm_config *cfg)
+{
+	tfm_model  *m = calloc(1, sizeof(tfm_model));
+
+	if (!m)
+		return NULL;
+	m->cfg = *cfg;
+	m->n_tensors = tfm_config_tensors(cfg, &m->info, &m->n_floats);
+	m->params = aligned_alloc(64, ((m->n_floats * sizeof(float)) + 63) & ~(size_t) 63);
+	m->w.enc = calloc(cfg->enc_layers + 1, sizeof(tfm_block_w));
+	m->w.dec = calloc(cfg->dec_layers + 1, sizeof(tfm_block_w));
+	m->g.enc = calloc(cfg->enc_layers + 1, sizeof(tfm_block_w));
+	m->g.dec = calloc(cfg->dec_layers + 1, sizeof(tfm_block_w));
+	if (!m->info || !m->params || !m->w.enc || !m->w.dec || !m->g.enc || !m->g.dec)
+	{
+		tfm_model_free(m);
+		return NULL;
+	}
+	memset(m->params, 0, m->n_floats * sizeof(float));
+	tfm_point_weights(cfg, &m->w, m->params);
+	return m;
+}
+
+void
+tfm_model_free(tfm_model *m)
+{
+	if (!m)
+		return;
+	tfm_workspace_free(m->ws);
+	free(m->info);
+	free(m->params);
+	free(m->grads);
+	free(m->w.enc);
+	free(m->w.dec);
+	free(m->g.enc);
+	free(m->g.dec);
+	free(m);
+}
+
+const tfm_param_info *
+tfm_model_find(const tfm_model *m, const char *name)
+{
+	for (int i = 0; i < m->n_tensors; i++)
+		if (strcmp(m->info[i].name, name) == 0)
+			return &m->info[i];
+	return NULL;
+}
+
+static bool
+ends_with(const char *s, const char *suffix)
+{
+	size_t		n = strlen(s),
+				k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+void
+tfm_model_init(tfm_model *m, uint64_t seed)
+{
+	tfm_rng		rng;
+	const tfm_config *c = &m->cfg;
+	int			layers = c->enc_layers + c->dec_layers;
+
+	tfm_rng_seed(&rng, seed);
+	for (int i = 0; i < m->n_tensors; i++)
+	{
+		const tfm_param_info *p = &m->info[i];
+		float	   *x = m->params + p->offset;
+		float		std = 0.02f;
+
+		if (ends_with(p->name, ".g"))
+		{
+			for (size_t j = 0; j < p->size; j++)
+				x[j] = 1.0f;
+			continue;
+		}
+		if (p->ndim == 1)
+		{
+			memset(x, 0, p->size * sizeof(float));
+			continue;
+		}
+		if (c->scale_embeddings &&
+			(strcmp(p->name, "tok_emb") == 0 || strcmp(p->name, "tgt_emb") == 0))
+			std = 1.0f / sqrtf((float) c->d_model);
+		/* GPT-2: residual projections shrink with depth */
+		if (ends_with(p->name, "attn.out.w") || ends_with(p->name, "cross.out.w") ||
+			ends_with(p->name, "ff2.w"))
+			std = 0.02f / sqrtf(2.0f * (float) (layers > 0 ? layers : 1));
+		for (size_t j = 0; j < p->size; j++)
+			x[j] = std * tfm_rng_normal(&rng);
+	}
+}
+
+void
+tfm_model_zero_grad(tfm_model *m)
+{
+	if (m->grads)
+		memset(m->grads, 0, m->n_floats * sizeof(float));
+}
+
+int
+tfm_model_alloc_grads(tfm_model *m)
+{
+	if (m->grads)
+		return 0;
+	m->grads = aligned_alloc(64, ((m->n_floats * sizeof(float)) + 63) & ~(size_t) 63);
+	if (!m->grads)
+		return -1;
+	memset(m->grads, 0, m->n_floats * sizeof(float));
+	tfm_point_weights(&m->cfg, &m->g, m->grads);
+	return 0;
+}

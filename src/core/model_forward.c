@@ -1,0 +1,547 @@
+/*
+ * model_forward.c — whole-model passes: embeddings, the encoder and decoder
+ * stacks, the heads (pooling + classifier, tied or untied output
+ * projection), the loss and the backward pass through all of them; plus the
+ * activation workspace those passes carve their buffers from.
+ *
+ * Stacks: classify = encoder over `input`; lm = decoder (causal) over
+ * `input`; seq2seq = encoder over `input`, decoder over `dec_input` with
+ * cross-attention to the encoder's top output.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfm/blas.h"
+#include "tfm/layers.h"
+#include "model_internal.h"
+
+/* ---- workspace ---------------------------------------------------------- */
+
+typedef struct carver
+{
+	float	   *base;			/* NULL while counting */
+	size_t		off;
+} carver;
+
+static float *
+carve(carver *cv, size_t n)
+{
+	float	   *p = cv->base ? cv->base + cv->off : NULL;
+
+	cv->off += (n + 15) & ~(size_t) 15;
+	return p;
+}
+
+static inline int
+dec_len(const tfm_config *c, int T, int Tt)
+{
+	return c->task == TFM_TASK_LM ? T : Tt;
+}
+
+/* lay out (or count) every buffer for capacity (B, T, Tt) */
+static void
+carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int Tt,
+		  bool training, int threads)
+{
+	const size_t d = c->d_model,
+				f = c->d_ff,
+				h = c->heads;
+	const int	Td = dec_len(c, T, Tt);
+	const size_t Ne = (size_t) B * T,
+				Nd = (size_t) B * Td,
+				Nmax = Ne > Nd ? Ne : Nd;
+	const int	Tmax = T > Td ? T : Td;
+	const bool	hd = training && c->dropout > 0.0f;
+	const size_t V = c->task == TFM_TASK_CLASSIFY ? (size_t) c->n_classes :
+		(c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ? (size_t) c->tgt_vocab : (size_t) c->vocab);
+
+	for (int l = 0; l < c->enc_layers; l++)
+	{
+		tfm_block_acts *a = &ws->enc[l];
+
+		a->u1 = carve(cv, Ne * d);
+		a->ln1_mean = carve(cv, Ne);
+		a->ln1_rstd = carve(cv, Ne);
+		a->qkv = carve(cv, Ne * 3 * d);
+		a->probs = carve(cv, (size_t) B * h * T * T);
+		a->cat = carve(cv, Ne * d);
+		a->r1 = carve(cv, Ne * d);
+		a->x1 = carve(cv, Ne * d);
+		a->u3 = carve(cv, Ne * d);
+		a->ln2_mean = carve(cv, Ne);
+		a->ln2_rstd = carve(cv, Ne);
+		a->hpre = carve(cv, Ne * f);
+		a->hact = carve(cv, Ne * f);
+		a->hd = hd ? carve(cv, Ne * f) : NULL;
+		a->r3 = carve(cv, Ne * d);
+		a->out = carve(cv, Ne * d);
+	}
+	for (int l = 0; l < c->dec_layers; l++)
+	{
+		tfm_block_acts *a = &ws->dec[l];
+
+		a->u1 = carve(cv, Nd * d);
+		a->ln1_mean = carve(cv, Nd);
+		a->ln1_rstd = carve(cv, Nd);
+		a->qkv = carve(cv, Nd * 3 * d);
+		a->probs = carve(cv, (size_t) B * h * Td * Td);
+		a->cat = carve(cv, Nd * d);
+		a->r1 = carve(cv, Nd * d);
+		a->x1 = carve(cv, Nd * d);
+		if (c->task == TFM_TASK_SEQ2SEQ)
+		{
+			a->u2 = carve(cv, Nd * d);
+			a->lnx_mean = carve(cv, Nd);
+			a->lnx_rstd = carve(cv, Nd);
+			a->cq = carve(cv, Nd * d);
+			a->ckv = carve(cv, Ne * 2 * d);
+			a->cprobs = carve(cv, (size_t) B * h * Td * T);
+			a->ccat = carve(cv, Nd * d);
+			a->r2 = carve(cv, Nd * d);
+			a->x2 = carve(cv, Nd * d);
+		}
+		a->u3 = carve(cv, Nd * d);
+		a->ln2_mean = carve(cv, Nd);
+		a->ln2_rstd = carve(cv, Nd);
+		a->hpre = carve(cv, Nd * f);
+		a->hact = carve(cv, Nd * f);
+		a->hd = hd ? carve(cv, Nd * f) : NULL;
+		a->r3 = carve(cv, Nd * d);
+		a->out = carve(cv, Nd * d);
+	}
+	ws->enc_x = carve(cv, Ne * d);
+	ws->dec_x = carve(cv, Nd * d);
+	ws->enc_pad = (uint8_t *) carve(cv, (Ne + 3) / 4);
+	ws->dec_pad = (uint8_t *) carve(cv, (Nd + 3) / 4);
+	ws->enc_top = carve(cv, Ne * d);
+	ws->enc_lnf_mean = carve(cv, Ne);
+	ws->enc_lnf_rstd = carve(cv, Ne);
+	ws->dec_top = carve(cv, Nd * d);
+	ws->dec_lnf_mean = carve(cv, Nd);
+	ws->dec_lnf_rstd = carve(cv, Nd);
+	ws->pooled = carve(cv, (size_t) B * d);
+	ws->logits = carve(cv, c->task == TFM_TASK_CLASSIFY ? (size_t) B * V : Nd * V);
+	ws->sub_out = carve(cv, Nmax * d);
+	ws->attn_scratch = carve(cv, (size_t) threads * 2 * Tmax * Tmax);
+	if (training)
+	{
+		ws->g_a = carve(cv, Nmax * d);
+		ws->g_b = carve(cv, Nmax * d);
+		ws->g_x = carve(cv, Nmax * d);
+		ws->g_y = carve(cv, Nmax * d);
+		ws->g_t = carve(cv, Nmax * d);
+		ws->g_u = carve(cv, Nmax * d);
+		ws->g_h = carve(cv, Nmax * f);
+		ws->g_h2 = carve(cv, Nmax * f);
+		ws->g_qkv = carve(cv, Nmax * 3 * d);
+		ws->g_ckv = carve(cv, Ne * 2 * d);
+		ws->g_mem = carve(cv, Ne * d);
+	}
+}
+
+size_t
+tfm_model_workspace_bytes(const tfm_config *cfg, int B, int T, int Tt,
+						  bool training, int threads)
+{
+	tfm_workspace ws;
+	tfm_block_acts *enc = calloc(cfg->enc_layers + 1, sizeof(tfm_block_acts));
+	tfm_block_acts *dec = calloc(cfg->dec_layers + 1, sizeof(tfm_block_acts));
+	carver		cv = {NULL, 0};
+
+	memset(&ws, 0, sizeof(ws));
+	ws.enc = enc;
+	ws.dec = dec;
+	if (enc && dec)
+		carve_all(cfg, &ws, &cv, B, T, Tt, training, threads);
+	free(enc);
+	free(dec);
+	return cv.off * sizeof(float);
+}
+
+void
+tfm_workspace_free(tfm_workspace *ws)
+{
+	if (!ws)
+		return;
+	free(ws->arena);
+	free(ws->enc);
+	free(ws->dec);
+	free(ws->sinus);
+	free(ws);
+}
+
+int
+tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training)
+{
+	const tfm_config *c = &m->cfg;
+	tfm_workspace *ws = m->ws;
+	int			threads = tfm_get_threads();
+	carver		cv = {NULL, 0};
+	int			Tmax;
+
+	if (ws && B <= ws->B && T <= ws->T && Tt <= ws->Tt &&
+		(!training || ws->training) && threads <= ws->threads)
+		return 0;
+	if (ws)
+	{
+		/* grow to cover both the old and the new shape */
+		B = B > ws->B ? B : ws->B;
+		T = T > ws->T ? T : ws->T;
+		Tt = Tt > ws->Tt ? Tt : ws->Tt;
+		training = training || ws->training;
+		threads = threads > ws->threads ? threads : ws->threads;
+		free(ws->arena);
+		ws->arena = NULL;
+	}
+	else
+	{
+		ws = calloc(1, sizeof(tfm_workspace));
+		if (!ws)
+			return -1;
+		ws->enc = calloc(c->enc_layers + 1, sizeof(tfm_block_acts));
+		ws->dec = calloc(c->dec_layers + 1, sizeof(tfm_block_acts));
+		m->ws = ws;
+		if (!ws->enc || !ws->dec)
+			return -1;
+	}
+	carve_all(c, ws, &cv, B, T, Tt, training, threads);
+	ws->arena = aligned_alloc(64, (cv.off * sizeof(float) + 63) & ~(size_t) 63);
+	if (!ws->arena)
+	{
+		ws->B = ws->T = ws->Tt = 0;
+		return -1;
+	}
+	ws->floats = cv.off;
+	cv.base = ws->arena;
+	cv.off = 0;
+	carve_all(c, ws, &cv, B, T, Tt, training, threads);
+	ws->B = B;
+	ws->T = T;
+	ws->Tt = Tt;
+	ws->training = training;
+	ws->threads = threads;
+
+	Tmax = T > Tt ? T : Tt;
+	if (c->positions == TFM_POS_SINUSOIDAL && ws->sinus_rows < Tmax)
+	{
+		float	   *s = malloc((size_t) Tmax * c->d_model * sizeof(float));
+
+		if (!s)
+			return -1;
+		tfm_sinusoid_table(s, Tmax, c->d_model, 0);
+		free(ws->sinus);
+		ws->sinus = s;
+		ws->sinus_rows = Tmax;
+	}
+	return 0;
+}
+
+/* ---- forward ------------------------------------------------------------ */
+
+static void
+pad_mask(uint8_t *pad, const int32_t *ids, size_t n, int pad_id)
+{
+	for (size_t i = 0; i < n; i++)
+		pad[i] = ids[i] == pad_id;
+}
+
+/* run a stack; returns its top output (after the final norm for pre-LN) */
+static const float *
+stack_forward(tfm_model *m, bool decoder, const float *x, const tfm_stack_pass *p)
+{
+	const tfm_config *c = &m->cfg;
+	tfm_workspace *ws = m->ws;
+	int			L = decoder ? c->dec_layers : c->enc_layers;
+	const tfm_block_w *bw = decoder ? m->w.dec : m->w.enc;
+	tfm_block_acts *acts = decoder ? ws->dec : ws->enc;
+	const int	N = p->B * p->T;
+
+	for (int l = 0; l < L; l++)
+	{
+		tfm_block_forward(c, &bw[l], &acts[l], ws, x, p, l);
+		x = acts[l].out;
+	}
+	if (c->norm == TFM_NORM_PRE)
+	{
+		float	   *top = decoder ? ws->dec_top : ws->enc_top;
+
+		tfm_layernorm_forward(top, decoder ? ws->dec_lnf_mean : ws->enc_lnf_mean,
+							  decoder ? ws->dec_lnf_rstd : ws->enc_lnf_rstd, x,
+							  decoder ? m->w.dec_lnf_g : m->w.enc_lnf_g,
+							  decoder ? m->w.dec_lnf_b : m->w.enc_lnf_b, N, c->d_model);
+		return top;
+	}
+	return x;
+}
+
+static void
+embed(tfm_model *m, float *out, const int32_t *ids, const float *tok,
+	  const float *pos, int B, int T, bool training, uint64_t key)
+{
+	const tfm_config *c = &m->cfg;
+	float		scale = c->scale_embeddings ? sqrtf((float) c->d_model) : 1.0f;
+
+	tfm_embedding_forward(out, ids, tok, pos ? pos : m->ws->sinus, scale,
+						  B, T, c->d_model, 0);
+	if (training && c->dropout > 0.0f)
+		tfm_dropout_forward(out, out, (size_t) B * T * c->d_model, c->dropout,
+							site_key(key, 0, SITE_EMB));
+}
+
+static inline const float *
+out_embedding(const tfm_model *m, const tfm_weights *w)
+{
+	return m->cfg.task == TFM_TASK_SEQ2SEQ && m->cfg.tgt_vocab > 0 ? w->tgt_emb : w->tok_emb;
+}
+
+static inline int
+out_vocab(const tfm_config *c)
+{
+	return c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ? c->tgt_vocab : c->vocab;
+}
+
+/* the pass descriptions of a batch's stacks */
+static void
+passes(const tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
+	   tfm_stack_pass *enc, tfm_stack_pass *dec)
+{
+	const tfm_config *c = &m->cfg;
+	tfm_workspace *ws = m->ws;
+
+	memset(enc, 0, sizeof(*enc));
+	memset(dec, 0, sizeof(*dec));
+	enc->B = dec->B = b->B;
+	enc->training = dec->training = training;
+	enc->key = tfm_subkey(key, 1);
+	dec->key = tfm_subkey(key, 2);
+	enc->T = b->T;
+	enc->pad = ws->enc_pad;
+	dec->T = dec_len(c, b->T, b->Tt);
+	dec->pad = c->task == TFM_TASK_LM ? ws->enc_pad : ws->dec_pad;
+	dec->causal = true;
+	if (c->task == TFM_TASK_SEQ2SEQ)
+	{
+		dec->mem_pad = ws->enc_pad;
+		dec->Ts = b->T;
+	}
+}
+
+int
+tfm_model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
+{
+	const tfm_config *c = &m->cfg;
+	tfm_workspace *ws;
+	tfm_stack_pass ep,
+				dp;
+	const int	d = c->d_model;
+	const float *top = NULL;
+
+	if (tfm_workspace_reserve(m, b->B, b->T, c->task == TFM_TASK_SEQ2SEQ ? b->Tt : 0,
+							  training) != 0)
+		return -1;
+	ws = m->ws;
+	ws->pass_training = training;
+	ws->pass_key = key;
+	passes(m, b, training, key, &ep, &dp);
+	pad_mask(ws->enc_pad, b->input, (size_t) b->B * b->T, c->pad_id);
+
+	switch (c->task)
+	{
+		case TFM_TASK_CLASSIFY:
+			embed(m, ws->enc_x, b->input, m->w.tok_emb, m->w.pos_emb, b->B, b->T,
+				  training, ep.key);
+			top = stack_forward(m, false, ws->enc_x, &ep);
+			if (c->pooling == TFM_POOL_CLS)
+				tfm_cls_pool_forward(ws->pooled, top, b->B, b->T, d);
+			else
+				tfm_mean_pool_forward(ws->pooled, top, b->input, c->pad_id, b->B, b->T, d);
+			tfm_linear_forward(ws->logits, ws->pooled, m->w.cls_w, m->w.cls_b,
+							   b->B, d, c->n_classes);
+			m->pooled = ws->pooled;
+			m->hidden = (float *) top;
+			break;
+		case TFM_TASK_LM:
+			embed(m, ws->dec_x, b->input, m->w.tok_emb, m->w.pos_emb, b->B, b->T,
+				  training, dp.key);
+			top = stack_forward(m, true, ws->dec_x, &dp);
+			m->hidden = (float *) top;
+			break;
+		case TFM_TASK_SEQ2SEQ:
+			embed(m, ws->enc_x, b->input, m->w.tok_emb, m->w.pos_emb, b->B, b->T,
+				  training, ep.key);
+			top = stack_forward(m, false, ws->enc_x, &ep);
+			m->memory = (float *) top;
+			dp.mem = top;
+			pad_mask(ws->dec_pad, b->dec_input, (size_t) b->B * b->Tt, c->pad_id);
+			embed(m, ws->dec_x, b->dec_input, out_embedding(m, &m->w), m->w.dec_pos_emb,
+				  b->B, b->Tt, training, dp.key);
+			top = stack_forward(m, true, ws->dec_x, &dp);
+			m->hidden = (float *) top;
+			break;
+	}
+	if (c->task != TFM_TASK_CLASSIFY)
+	{
+		int			rows = b->B * dp.T;
+
+		if (c->tie)				/* logits = top · Eᵀ */
+			tfm_gemm(false, true, rows, out_vocab(c), d, 1.0f, top, d,
+					 out_embedding(m, &m->w), d, 0.0f, ws->logits, out_vocab(c));
+		else
+			tfm_linear_forward(ws->logits, top, m->w.out_w, NULL, rows, d, out_vocab(c));
+	}
+	m->logits = ws->logits;
+	return 0;
+}
+
+/* ---- loss and backward -------------------------------------------------- */
+
+/*
+ * Back through a stack.  dtop (in buffer one) is the gradient w.r.t. the
+ * stack's top output; returns the buffer (one or two) holding the gradient
+ * w.r.t. the stack's input.
+ */
+static float *
+stack_backward(tfm_model *m, bool decoder, float *one, float *two,
+			   const tfm_stack_pass *p, float *dmem)
+{
+	const tfm_config *c = &m->cfg;
+	tfm_workspace *ws = m->ws;
+	int			L = decoder ? c->dec_layers : c->enc_layers;
+	tfm_block_acts *acts = decoder ? ws->dec : ws->enc;
+	const int	N = p->B * p->T;
+	float	   *cur = one,
+			   *other = two;
+
+	if (c->norm == TFM_NORM_PRE)
+	{
+		memset(two, 0, (size_t) N * c->d_model * sizeof(float));
+		tfm_layernorm_backward(two, decoder ? m->g.dec_lnf_g : m->g.enc_lnf_g,
+							   decoder ? m->g.dec_lnf_b : m->g.enc_lnf_b, one,
+							   acts[L - 1].out, decoder ? m->w.dec_lnf_g : m->w.enc_lnf_g,
+							   decoder ? ws->dec_lnf_mean : ws->enc_lnf_mean,
+							   decoder ? ws->dec_lnf_rstd : ws->enc_lnf_rstd, N, c->d_model);
+		cur = two;
+		other = one;
+	}
+	for (int l = L - 1; l >= 0; l--)
+	{
+		float	   *t;
+
+		tfm_block_backward(c, decoder ? &m->w.dec[l] : &m->w.enc[l],
+						   decoder ? &m->g.dec[l] : &m->g.enc[l], &acts[l], ws,
+						   cur, other, dmem, p, l);
+		t = cur;
+		cur = other;
+		other = t;
+	}
+	return cur;
+}
+
+static void
+embed_backward(tfm_model *m, float *dx, float *tmp, const int32_t *ids,
+			   float *dtok, float *dpos, int B, int T, uint64_t key)
+{
+	const tfm_config *c = &m->cfg;
+	float		scale = c->scale_embeddings ? sqrtf((float) c->d_model) : 1.0f;
+	size_t		n = (size_t) B * T * c->d_model;
+
+	if (c->dropout > 0.0f && m->ws->pass_training)
+	{
+		memset(tmp, 0, n * sizeof(float));
+		tfm_dropout_backward(tmp, dx, n, c->dropout, site_key(key, 0, SITE_EMB));
+		dx = tmp;
+	}
+	tfm_embedding_backward(dtok, dpos, dx, ids, scale, B, T, c->d_model, 0);
+}
+
+double
+tfm_model_loss_backward(tfm_model *m, const tfm_batch *b, float eps,
+						bool backward, float grad_scale, int *count)
+{
+	const tfm_config *c = &m->cfg;
+	tfm_workspace *ws = m->ws;
+	const int	d = c->d_model;
+	tfm_stack_pass ep,
+				dp;
+	double		sum;
+	float	   *dtop,
+			   *dx;
+
+	passes(m, b, ws->pass_training, ws->pass_key, &ep, &dp);
+	dp.mem = m->memory;
+	if (c->task == TFM_TASK_CLASSIFY)
+		sum = tfm_cross_entropy(backward ? ws->logits : NULL, count, ws->logits,
+								b->labels, b->B, c->n_classes, -1, eps, grad_scale);
+	else
+		sum = tfm_cross_entropy(backward ? ws->logits : NULL, count, ws->logits,
+								b->target, b->B * dp.T, out_vocab(c), c->pad_id,
+								eps, grad_scale);
+	if (!backward)
+		return sum;
+	if (!ws->g_a || tfm_model_alloc_grads(m) != 0)
+		return NAN;
+	/* from here on ws->logits holds d(loss)/d(logits) */
+	m->logits = NULL;
+
+	if (c->task == TFM_TASK_CLASSIFY)
+	{
+		float	   *dpooled = ws->g_x;
+		size_t		nd = (size_t) b->B * b->T * d;
+
+		memset(dpooled, 0, (size_t) b->B * d * sizeof(float));
+		tfm_linear_backward(dpooled, m->g.cls_w, m->g.cls_b, ws->logits, ws->pooled,
+							m->w.cls_w, b->B, d, c->n_classes);
+		dtop = ws->g_a;
+		memset(dtop, 0, nd * sizeof(float));
+		if (c->pooling == TFM_POOL_CLS)
+			tfm_cls_pool_backward(dtop, dpooled, b->B, b->T, d);
+		else
+			tfm_mean_pool_backward(dtop, dpooled, b->input, c->pad_id, b->B, b->T, d);
+		dx = stack_backward(m, false, ws->g_a, ws->g_b, &ep, NULL);
+		embed_backward(m, dx, dx == ws->g_a ? ws->g_b : ws->g_a, b->input,
+					   m->g.tok_emb, m->g.pos_emb, b->B, b->T, ep.key);
+		return sum;
+	}
+
+	/* lm and seq2seq: back through the output projection */
+	{
+		int			rows = b->B * dp.T;
+		int			V = out_vocab(c);
+		const float *top = m->hidden;
+
+		dtop = ws->g_a;
+		if (c->tie)
+		{
+			/* dtop = dlogits · E;  dE += dlogitsᵀ · top */
+			tfm_gemm(false, false, rows, d, V, 1.0f, ws->logits, V,
+					 out_embedding(m, &m->w), d, 0.0f, dtop, d);
+			tfm_gemm(true, false, V, d, rows, 1.0f, ws->logits, V, top, d,
+					 1.0f, (float *) out_embedding(m, &m->g), d);
+		}
+		else
+		{
+			memset(dtop, 0, (size_t) rows * d * sizeof(float));
+			tfm_linear_backward(dtop, m->g.out_w, NULL, ws->logits, top, m->w.out_w,
+								rows, d, V);
+		}
+	}
+	if (c->task == TFM_TASK_LM)
+	{
+		dx = stack_backward(m, true, ws->g_a, ws->g_b, &dp, NULL);
+		embed_backward(m, dx, dx == ws->g_a ? ws->g_b : ws->g_a, b->input,
+					   m->g.tok_emb, m->g.pos_emb, b->B, b->T, dp.key);
+		return sum;
+	}
+
+	/* seq2seq: decoder, then the encoder from the memory's gradient */
+	memset(ws->g_mem, 0, (size_t) b->B * b->T * d * sizeof(float));
+	dx = stack_backward(m, true, ws->g_a, ws->g_b, &dp, ws->g_mem);
+	embed_backward(m, dx, dx == ws->g_a ? ws->g_b : ws->g_a, b->dec_input,
+				   (float *) out_embedding(m, &m->g), m->g.dec_pos_emb, b->B, b->Tt, dp.key);
+	memcpy(ws->g_a, ws->g_mem, (size_t) b->B * b->T * d * sizeof(float));
+	dx = stack_backward(m, false, ws->g_a, ws->g_b, &ep, NULL);
+	embed_backward(m, dx, dx == ws->g_a ? ws->g_b : ws->g_a, b->input,
+				   m->g.tok_emb, m->g.pos_emb, b->B, b->T, ep.key);
+	return sum;
+}

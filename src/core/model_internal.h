@@ -1,0 +1,133 @@
+/*
+ * model_internal.h — the model's activation workspace and the block-level
+ * passes shared by model.c, model_forward.c and block.c.  Not public API.
+ */
+#ifndef TFM_MODEL_INTERNAL_H
+#define TFM_MODEL_INTERNAL_H
+
+#include "tfm/model.h"
+#include "tfm/rng.h"
+
+/* what one block keeps from its forward pass for its backward pass */
+typedef struct tfm_block_acts
+{
+	const float *in;			/* (N, d) block input, owned by the previous stage */
+	float	   *u1,				/* (N, d) pre-LN: ln1(in) */
+			   *ln1_mean,
+			   *ln1_rstd,		/* (N) */
+			   *qkv,			/* (N, 3d) */
+			   *probs,			/* (B, h, T, T) */
+			   *cat,			/* (N, d) heads concatenated */
+			   *r1,				/* (N, d) in + drop(attn) */
+			   *x1;				/* (N, d) post-LN: ln1(r1) */
+	float	   *u2,				/* cross-attention: same pattern */
+			   *lnx_mean,
+			   *lnx_rstd,
+			   *cq,				/* (N, d) */
+			   *ckv,			/* (B·Ts, 2d) */
+			   *cprobs,			/* (B, h, T, Ts) */
+			   *ccat,
+			   *r2,
+			   *x2;
+	float	   *u3,				/* feed-forward */
+			   *ln2_mean,
+			   *ln2_rstd,
+			   *hpre,			/* (N, f) before the activation */
+			   *hact,			/* (N, f) after it */
+			   *hd,				/* (N, f) after dropout (training only) */
+			   *r3,
+			   *out;			/* (N, d) post-LN: ln2(r3) */
+} tfm_block_acts;
+
+/* the shape of one stack's pass */
+typedef struct tfm_stack_pass
+{
+	int			B,
+				T;
+	const uint8_t *pad;			/* (B, T) 1 = pad */
+	bool		causal;
+	const float *mem;			/* (B·Ts, d) cross-attention memory or NULL */
+	const uint8_t *mem_pad;		/* (B, Ts) */
+	int			Ts;
+	bool		training;
+	uint64_t	key;			/* dropout key of this stack */
+} tfm_stack_pass;
+
+struct tfm_workspace
+{
+	float	   *arena;
+	size_t		floats;
+	int			B,
+				T,
+				Tt;				/* capacity */
+	bool		training;		/* capacity includes backward buffers */
+	bool		pass_training;	/* the last forward pass used dropout */
+	uint64_t	pass_key;		/* and this dropout key */
+	tfm_block_acts *enc,
+			   *dec;
+	float	   *enc_x,			/* (B·T, d) embeddings of the encoder / LM input */
+			   *dec_x;			/* (B·Tt, d) */
+	uint8_t    *enc_pad,
+			   *dec_pad;
+	float	   *enc_top,		/* (B·T, d) after enc.ln_f (pre-LN) */
+			   *enc_lnf_mean,
+			   *enc_lnf_rstd,
+			   *dec_top,
+			   *dec_lnf_mean,
+			   *dec_lnf_rstd;
+	float	   *pooled,			/* (B, d) */
+			   *logits;			/* (rows, V or C); becomes dlogits in backward */
+	float	   *sub_out;		/* (rows, d) sub-layer output before dropout */
+	/* backward scratch */
+	float	   *g_a,
+			   *g_b,			/* (rows, d) between blocks */
+			   *g_x,
+			   *g_y,
+			   *g_t,
+			   *g_u,			/* (rows, d) */
+			   *g_h,
+			   *g_h2,			/* (rows, f) */
+			   *g_qkv,			/* (rows, 3d) */
+			   *g_ckv,			/* (B·Ts, 2d) */
+			   *g_mem,			/* (B·Ts, d) */
+			   *attn_scratch;
+	float	   *sinus;			/* sinusoidal table, sinus_rows rows */
+	int			sinus_rows;
+	int			threads;
+};
+
+void		tfm_point_weights(const tfm_config *cfg, tfm_weights *w, float *base);
+int			tfm_model_alloc_grads(tfm_model *m);
+void		tfm_workspace_free(tfm_workspace *ws);
+int			tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training);
+
+/* block.c */
+void		tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
+							  tfm_block_acts *a, tfm_workspace *ws,
+							  const float *in, const tfm_stack_pass *p, int layer);
+/* dout: gradient w.r.t. the block's output (destroyed); dx receives (=) the
+ * gradient w.r.t. its input; dmem accumulates cross-attention memory grads */
+void		tfm_block_backward(const tfm_config *c, const tfm_block_w *w,
+							   tfm_block_w *g, const tfm_block_acts *a,
+							   tfm_workspace *ws, float *dout, float *dx,
+							   float *dmem, const tfm_stack_pass *p, int layer);
+
+/* dropout keys per site */
+enum
+{
+	SITE_EMB = 0,
+	SITE_ATTN_P,
+	SITE_ATTN_OUT,
+	SITE_CROSS_P,
+	SITE_CROSS_OUT,
+	SITE_FF_H,
+	SITE_FF_OUT
+};
+
+static inline uint64_t
+site_key(uint64_t stack_key, int layer, int site)
+{
+	return tfm_subkey(stack_key, (uint64_t) layer * 16 + site);
+}
+
+#endif							/* TFM_MODEL_INTERNAL_H */

@@ -1,0 +1,208 @@
+/*
+ * tok_bpe_encode.c: byte-level BPE of one pre-token.
+ *
+ * Short pre-tokens follow the reference loop literally: take the adjacent
+ * pair of lowest rank (the last one among equals, as gpt-3-encoder keeps the
+ * last pair it sees per rank), merge every occurrence of exactly that pair
+ * left to right, repeat.  Long ones (more than BPE_SHORT bytes) use a heap of
+ * (rank, position) over a linked list, O(n log n): the same result whenever
+ * every merge's parts were created by earlier merges (true of GPT-2 and of
+ * tfm-trained merges), which keeps a 10 MB pre-token tractable.
+ */
+#include "tfm/tok_internal.h"
+
+#define BPE_SHORT 256
+#define NO_RANK   INT32_MAX
+
+static inline int32_t
+pair_rank(const tfm_tokenizer *t, int32_t a, int32_t b, int32_t *result)
+{
+	int32_t v = tfm_tok_u64map_get(&t->merge_rank, tfm_tok_pair_key(a, b));
+
+	if (v < 0)
+		return NO_RANK;
+	if (v < t->info.n_merges)
+	{
+		*result = t->merge_result[v];
+		return v;
+	}
+	v -= t->info.n_merges;
+	*result = t->alias_result.data[v];
+	return t->alias_rank.data[v];
+}
+
+static int
+reserve(tfm_tok_ivec *v, size_t n)
+{
+	return tfm_tok_grow((void **) &v->data, &v->cap, n, sizeof(int32_t));
+}
+
+static int
+encode_short(tfm_tok_ivec *out, tfm_tokenizer *t, const uint8_t *s, size_t n)
+{
+	int32_t *sym, *rk, *res;
+	size_t m = n, i, j;
+
+	if (reserve(&t->work, n) || reserve(&t->work2, n) || reserve(&t->work3, n))
+		return TFM_TOK_ENOMEM;
+	sym = t->work.data;
+	rk = t->work2.data;
+	res = t->work3.data;
+	for (i = 0; i < n; i++)
+		sym[i] = t->byte_id[s[i]];
+	for (i = 0; i + 1 < m; i++)
+		rk[i] = pair_rank(t, sym[i], sym[i + 1], &res[i]);
+	while (m > 1)
+	{
+		int32_t best = NO_RANK, a, b, c;
+		size_t bi = 0;
+
+		for (i = 0; i + 1 < m; i++)
+			if (rk[i] <= best && rk[i] != NO_RANK)
+			{
+				best = rk[i];
+				bi = i;
+			}
+		if (best == NO_RANK)
+			break;
+		a = sym[bi];
+		b = sym[bi + 1];
+		c = res[bi];
+		for (i = 0, j = 0; i < m;)
+		{
+			if (i + 1 < m && sym[i] == a && sym[i + 1] == b)
+			{
+				sym[j++] = c;
+				i += 2;
+			}
+			else
+				sym[j++] = sym[i++];
+		}
+		m = j;
+		for (i = 0; i + 1 < m; i++)
+			rk[i] = pair_rank(t, sym[i], sym[i + 1], &res[i]);
+	}
+	if (reserve(out, out->len + m))
+		return TFM_TOK_ENOMEM;
+	memcpy(out->data + out->len, sym, m * sizeof(int32_t));
+	out->len += m;
+	return TFM_TOK_OK;
+}
+
+/* ---- long pre-tokens: min-heap of (rank << 32 | position) ------------------ */
+
+static void
+heap_push(uint64_t *h, size_t *n, uint64_t x)
+{
+	size_t i = (*n)++;
+
+	while (i > 0)
+	{
+		size_t p = (i - 1) / 2;
+
+		if (h[p] <= x)
+			break;
+		h[i] = h[p];
+		i = p;
+	}
+	h[i] = x;
+}
+
+static uint64_t
+heap_pop(uint64_t *h, size_t *n)
+{
+	uint64_t top = h[0], x = h[--(*n)];
+	size_t i = 0;
+
+	for (;;)
+	{
+		size_t c = 2 * i + 1;
+
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1] < h[c])
+			c++;
+		if (x <= h[c])
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n > 0)
+		h[i] = x;
+	return top;
+}
+
+static int
+encode_long(tfm_tok_ivec *out, tfm_tokenizer *t, const uint8_t *s, size_t n)
+{
+	int32_t *sym = NULL, *next = NULL, *prev = NULL;
+	uint64_t *heap = NULL;
+	size_t hn = 0, hcap = 0, i;
+	int st = TFM_TOK_ENOMEM;
+
+	if (n > INT32_MAX)
+		return TFM_TOK_ELIMIT;
+	sym = tfm_tok_alloc(n * sizeof(int32_t));
+	next = tfm_tok_alloc(n * sizeof(int32_t));
+	prev = tfm_tok_alloc(n * sizeof(int32_t));
+	hcap = n + 16;
+	heap = tfm_tok_alloc(hcap * sizeof(uint64_t));
+	if (!sym || !next || !prev || !heap)
+		goto done;
+	for (i = 0; i < n; i++)
+	{
+		sym[i] = t->byte_id[s[i]];
+		next[i] = i + 1 < n ? (int32_t) (i + 1) : -1;
+		prev[i] = (int32_t) i - 1;
+	}
+	for (i = 0; i + 1 < n; i++)
+	{
+		int32_t res, r = pair_rank(t, sym[i], sym[i + 1], &res);
+
+		if (r != NO_RANK)
+			heap_push(heap, &hn, ((uint64_t) (uint32_t) r << 32) | i);
+	}
+	while (hn > 0)
+	{
+		uint64_t top = heap_pop(heap, &hn);
+		int32_t p = (int32_t) (uint32_t) top, r = (int32_t) (top >> 32), q, res = -1, nr;
+
+		if (sym[p] < 0 || (q = next[p]) < 0)
+			continue;
+		if (pair_rank(t, sym[p], sym[q], &res) != r)
+			continue;
+		sym[p] = res;
+		sym[q] = -1;
+		next[p] = next[q];
+		if (next[q] >= 0)
+			prev[next[q]] = p;
+		/* at most two new pairs per merge, and at most n merges */
+		if (hn + 2 > hcap)
+		{
+			if (tfm_tok_grow((void **) &heap, &hcap, hn + 2, sizeof(uint64_t)))
+				goto done;
+		}
+		if (prev[p] >= 0 && (nr = pair_rank(t, sym[prev[p]], sym[p], &res)) != NO_RANK)
+			heap_push(heap, &hn, ((uint64_t) (uint32_t) nr << 32) | (uint32_t) prev[p]);
+		if (next[p] >= 0 && (nr = pair_rank(t, sym[p], sym[next[p]], &res)) != NO_RANK)
+			heap_push(heap, &hn, ((uint64_t) (uint32_t) nr << 32) | (uint32_t) p);
+	}
+	for (i = 0; i < n; i = next[i] < 0 ? n : (size_t) next[i])
+		if (tfm_tok_ivec_push(out, sym[i]))
+			goto done;
+	st = TFM_TOK_OK;
+done:
+	tfm_tok_dealloc(sym);
+	tfm_tok_dealloc(next);
+	tfm_tok_dealloc(prev);
+	tfm_tok_dealloc(heap);
+	return st;
+}
+
+int
+tfm_tok_bpe_encode_word(tfm_tok_ivec *out, tfm_tokenizer *t, const uint8_t *s, size_t n)
+{
+	if (n <= BPE_SHORT)
+		return encode_short(out, t, s, n);
+	return encode_long(out, t, s, n);
+}

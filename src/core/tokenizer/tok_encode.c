@@ -1,0 +1,353 @@
+/*
+ * tok_encode.c: text -> ids for every kind, with optional byte offsets,
+ * bos/eos and truncation.
+ *
+ * bpe keeps a cache of pre-token -> ids (pre-tokens up to CACHE_MAX_KEY
+ * bytes, cleared when it holds CACHE_MAX_ENTRIES), so running text costs
+ * about one hash lookup per pre-token.
+ */
+#include "tfm/tok_internal.h"
+#include "tfm/tok_unicode.h"
+
+#define CACHE_MAX_KEY     64
+#define CACHE_MAX_ENTRIES (1 << 17)
+
+typedef struct emitter
+{
+	int32_t *ids;
+	size_t  *offs;
+	size_t   n;
+	size_t   limit;      /* room for content ids */
+	int      full;
+} emitter;
+
+static inline int
+emit(emitter *e, int32_t id, size_t off)
+{
+	if (e->n >= e->limit)
+	{
+		e->full = 1;
+		return 0;
+	}
+	e->ids[e->n] = id;
+	if (e->offs)
+		e->offs[e->n] = off;
+	e->n++;
+	return 1;
+}
+
+size_t
+tfm_tok_encode_bound(size_t len, uint32_t flags)
+{
+	return len + ((flags & TFM_TOK_ADD_BOS) ? 1 : 0) + ((flags & TFM_TOK_ADD_EOS) ? 1 : 0);
+}
+
+static int
+cache_lookup_or_fill(const int32_t **ids, size_t *n, tfm_tokenizer *t, const uint8_t *s,
+					 size_t len)
+{
+	int32_t e;
+	int added, st;
+	size_t start;
+
+	if (len > CACHE_MAX_KEY)
+		return TFM_TOK_ELIMIT;     /* not cached: the caller encodes it */
+	e = tfm_tok_strtab_find(&t->cache, s, len);
+	if (e >= 0)
+	{
+		*ids = t->cache_ids.data + t->cache_start[e];
+		*n = t->cache_len[e];
+		return TFM_TOK_OK;
+	}
+	if (t->cache.n >= CACHE_MAX_ENTRIES)
+	{
+		tfm_tok_strtab_clear(&t->cache);
+		t->cache_ids.len = 0;
+	}
+	start = t->cache_ids.len;
+	if ((st = tfm_tok_bpe_encode_word(&t->cache_ids, t, s, len)) != TFM_TOK_OK)
+		return st;
+	if ((st = tfm_tok_strtab_intern(&e, &added, &t->cache, s, len)) != TFM_TOK_OK)
+		return st;
+	if ((size_t) e >= t->cache_meta_cap)
+	{
+		size_t c1 = t->cache_meta_cap, c2 = t->cache_meta_cap;
+
+		if (tfm_tok_grow((void **) &t->cache_start, &c1, (size_t) e + 1, sizeof(uint32_t)) ||
+			tfm_tok_grow((void **) &t->cache_len, &c2, (size_t) e + 1, sizeof(uint16_t)))
+			return TFM_TOK_ENOMEM;
+		t->cache_meta_cap = c1 < c2 ? c1 : c2;
+	}
+	t->cache_start[e] = (uint32_t) start;
+	t->cache_len[e] = (uint16_t) (t->cache_ids.len - start);
+	*ids = t->cache_ids.data + start;
+	*n = t->cache_ids.len - start;
+	return TFM_TOK_OK;
+}
+
+static int
+encode_bpe(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
+{
+	size_t pos = 0;
+	tfm_tok_ivec tmp = {0};
+	int st = TFM_TOK_OK;
+
+	while (pos < len && !e->full)
+	{
+		size_t pl = tfm_tok_gpt2_next(s + pos, len - pos), n, i, off = pos;
+		const int32_t *ids;
+
+		st = cache_lookup_or_fill(&ids, &n, t, s + pos, pl);
+		if (st == TFM_TOK_ELIMIT)
+		{
+			tmp.len = 0;
+			if ((st = tfm_tok_bpe_encode_word(&tmp, t, s + pos, pl)) != TFM_TOK_OK)
+				break;
+			ids = tmp.data;
+			n = tmp.len;
+		}
+		else if (st != TFM_TOK_OK)
+			break;
+		for (i = 0; i < n; i++)
+		{
+			if (!emit(e, ids[i], off))
+				break;
+			off += tfm_tok_piece_len(t, ids[i]);
+		}
+		pos += pl;
+	}
+	tfm_tok_ivec_free(&tmp);
+	return st;
+}
+
+static int
+encode_char(emitter *e, const tfm_tokenizer *t, const uint8_t *s, size_t len)
+{
+	int32_t unk = t->info.special_ids[TFM_TOK_UNK];
+	size_t pos = 0;
+
+	while (pos < len)
+	{
+		int32_t cp, id;
+		size_t ul = tfm_tok_utf8_next(&cp, s + pos, len - pos);
+
+		if (cp < 0)
+			id = unk;
+		else if (ul == 1)
+			id = t->byte_id[s[pos]];
+		else
+			id = tfm_tok_piece_id(t, s + pos, ul);
+		if (!emit(e, id < 0 ? unk : id, pos))
+			break;
+		pos += ul;
+	}
+	return TFM_TOK_OK;
+}
+
+/* the word as the vocabulary sees it (lower-cased when asked) */
+static int
+word_key(const uint8_t **k, size_t *kl, tfm_tokenizer *t, const uint8_t *s, size_t n)
+{
+	if (!(t->info.flags & TFM_TOK_INFO_LOWERCASE))
+	{
+		*k = s;
+		*kl = n;
+		return TFM_TOK_OK;
+	}
+	t->wbuf.len = 0;
+	if (tfm_tok_lower_append(&t->wbuf, s, n))
+		return TFM_TOK_ENOMEM;
+	*k = t->wbuf.data;
+	*kl = t->wbuf.len;
+	return TFM_TOK_OK;
+}
+
+static int
+encode_word(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
+{
+	int32_t unk = t->info.special_ids[TFM_TOK_UNK];
+	size_t pos = 0, start, wl;
+	int invalid;
+
+	while (!e->full && tfm_tok_word_next(&start, &wl, &invalid, s, len, &pos))
+	{
+		const uint8_t *k;
+		size_t kl;
+		int32_t id = -1;
+
+		if (!invalid)
+		{
+			if (word_key(&k, &kl, t, s + start, wl))
+				return TFM_TOK_ENOMEM;
+			id = tfm_tok_piece_id(t, k, kl);
+			if (id >= 0 && t->is_special[id])
+				id = -1;
+		}
+		emit(e, id < 0 ? unk : id, start);
+	}
+	return TFM_TOK_OK;
+}
+
+/* BERT's greedy longest-match-first over one word */
+static int
+encode_wordpiece(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
+{
+	int32_t unk = t->info.special_ids[TFM_TOK_UNK];
+	size_t pos = 0, start, wl;
+	int invalid;
+	tfm_tok_bytes piece = {0};
+	tfm_tok_ivec found = {0};
+	int st = TFM_TOK_OK;
+
+	while (!e->full && tfm_tok_word_next(&start, &wl, &invalid, s, len, &pos))
+	{
+		const uint8_t *k;
+		size_t kl, at = 0, nchars = 0, i;
+		int ok = !invalid;
+
+		if (ok)
+		{
+			if (word_key(&k, &kl, t, s + start, wl))
+			{
+				st = TFM_TOK_ENOMEM;
+				break;
+			}
+			for (i = 0; i < kl; i++)
+				nchars += (k[i] & 0xC0) != 0x80;
+			if (nchars > TFM_TOK_WORDPIECE_MAX_CHARS)
+				ok = 0;
+		}
+		found.len = 0;
+		while (ok && at < kl)
+		{
+			size_t end = kl;
+			int32_t id = -1;
+
+			while (end > at)
+			{
+				piece.len = 0;
+				if ((at > 0 && tfm_tok_bytes_append(&piece, "##", 2)) ||
+					tfm_tok_bytes_append(&piece, k + at, end - at))
+				{
+					st = TFM_TOK_ENOMEM;
+					goto out;
+				}
+				id = tfm_tok_piece_id(t, piece.data, piece.len);
+				if (id >= 0 && !t->is_special[id])
+					break;
+				id = -1;
+				/* previous character boundary */
+				do
+					end--;
+				while (end > at && (k[end] & 0xC0) == 0x80);
+			}
+			if (id < 0)
+				ok = 0;
+			else
+			{
+				if (tfm_tok_ivec_push(&found, id))
+				{
+					st = TFM_TOK_ENOMEM;
+					goto out;
+				}
+				at = end;
+			}
+		}
+		if (!ok)
+			emit(e, unk, start);
+		else
+		{
+			/* offsets: map the key's pieces back onto the text when no
+			 * lower-casing changed byte lengths, else the word's start */
+			size_t off = start;
+
+			for (i = 0; i < found.len; i++)
+			{
+				size_t pl = tfm_tok_piece_len(t, found.data[i]) - (i > 0 ? 2 : 0);
+
+				if (!emit(e, found.data[i], kl == wl ? off : start))
+					break;
+				off += pl;
+			}
+		}
+	}
+out:
+	tfm_tok_bytes_free(&piece);
+	tfm_tok_ivec_free(&found);
+	return st;
+}
+
+int
+tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tokenizer *t,
+			   const char *text, size_t len, uint32_t flags, size_t max_length,
+			   tfm_tok_err *err)
+{
+	const uint8_t *s = (const uint8_t *) text;
+	size_t nspec = ((flags & TFM_TOK_ADD_BOS) ? 1 : 0) + ((flags & TFM_TOK_ADD_EOS) ? 1 : 0);
+	size_t room = cap, i;
+	emitter e;
+	int st = TFM_TOK_OK, by_length = 0;
+
+	*n_ids = 0;
+	if (flags & ~(TFM_TOK_ADD_BOS | TFM_TOK_ADD_EOS))
+		return tfm_tok_fail(err, TFM_TOK_EARG, "unknown encode flags 0x%x", (unsigned) flags);
+	if (max_length > 0 && max_length < nspec)
+		return tfm_tok_fail(err, TFM_TOK_EARG,
+							"max_length %zu leaves no room for the bos and eos tokens",
+							max_length);
+	if (max_length > 0 && max_length <= room)
+	{
+		room = max_length;
+		by_length = 1;
+	}
+	if (room < nspec)
+		return tfm_tok_fail(err, TFM_TOK_ELIMIT, "output buffer too small");
+	e.ids = ids;
+	e.offs = offsets;
+	e.n = 0;
+	e.full = 0;
+	if (flags & TFM_TOK_ADD_BOS)
+	{
+		ids[0] = t->info.special_ids[TFM_TOK_BOS];
+		if (offsets)
+			offsets[0] = 0;
+	}
+	e.ids = ids + ((flags & TFM_TOK_ADD_BOS) ? 1 : 0);
+	e.offs = offsets ? offsets + ((flags & TFM_TOK_ADD_BOS) ? 1 : 0) : NULL;
+	e.limit = room - nspec;
+	switch (t->info.kind)
+	{
+		case TFM_TOK_BYTE:
+			for (i = 0; i < len; i++)
+				if (!emit(&e, t->byte_id[s[i]], i))
+					break;
+			break;
+		case TFM_TOK_CHAR:
+			st = encode_char(&e, t, s, len);
+			break;
+		case TFM_TOK_WORD:
+			st = encode_word(&e, t, s, len);
+			break;
+		case TFM_TOK_BPE:
+			st = encode_bpe(&e, t, s, len);
+			break;
+		case TFM_TOK_WORDPIECE:
+			st = encode_wordpiece(&e, t, s, len);
+			break;
+	}
+	if (st == TFM_TOK_ENOMEM)
+		return tfm_tok_oom(err);
+	if (st != TFM_TOK_OK)
+		return tfm_tok_fail(err, st, "pre-token too long to encode");
+	if (e.full && !by_length)
+		return tfm_tok_fail(err, TFM_TOK_ELIMIT, "output buffer too small for the token ids");
+	if (flags & TFM_TOK_ADD_EOS)
+	{
+		e.ids[e.n] = t->info.special_ids[TFM_TOK_EOS];
+		if (e.offs)
+			e.offs[e.n] = len;
+		e.n++;
+	}
+	*n_ids = e.n + ((flags & TFM_TOK_ADD_BOS) ? 1 : 0);
+	return TFM_TOK_OK;
+}

@@ -1,0 +1,191 @@
+/*
+ * tok_util.c: allocation through the settable allocator, error messages,
+ * names of kinds, statuses and specials, growable arrays.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tfm/tok_internal.h"
+
+static void *(*alloc_hook)(size_t) = malloc;
+static void *(*realloc_hook)(void *, size_t) = realloc;
+static void (*free_hook)(void *) = free;
+
+void
+tfm_tok_set_allocator(void *(*alloc_fn)(size_t), void *(*realloc_fn)(void *, size_t),
+					  void (*free_fn)(void *))
+{
+	alloc_hook = alloc_fn ? alloc_fn : malloc;
+	realloc_hook = realloc_fn ? realloc_fn : realloc;
+	free_hook = free_fn ? free_fn : free;
+}
+
+void *
+tfm_tok_alloc(size_t n)
+{
+	return alloc_hook(n ? n : 1);
+}
+
+void *
+tfm_tok_calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	p = tfm_tok_alloc(n * size);
+	if (p)
+		memset(p, 0, n * size);
+	return p;
+}
+
+void *
+tfm_tok_realloc(void *p, size_t n)
+{
+	if (!p)
+		return tfm_tok_alloc(n);
+	return realloc_hook(p, n ? n : 1);
+}
+
+void
+tfm_tok_dealloc(void *p)
+{
+	if (p)
+		free_hook(p);
+}
+
+int
+tfm_tok_grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap;
+	void *np;
+
+	if (need <= *cap)
+		return TFM_TOK_OK;
+	ncap = *cap ? *cap : 16;
+	while (ncap < need)
+	{
+		if (ncap > SIZE_MAX / 2)
+			return TFM_TOK_ENOMEM;
+		ncap *= 2;
+	}
+	if (ncap > SIZE_MAX / size)
+		return TFM_TOK_ENOMEM;
+	np = tfm_tok_realloc(*p, ncap * size);
+	if (!np)
+		return TFM_TOK_ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return TFM_TOK_OK;
+}
+
+int
+tfm_tok_fail(tfm_tok_err *err, int status, const char *fmt, ...)
+{
+	if (err)
+	{
+		va_list ap;
+
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return status;
+}
+
+int
+tfm_tok_oom(tfm_tok_err *err)
+{
+	return tfm_tok_fail(err, TFM_TOK_ENOMEM, "out of memory in the tokenizer");
+}
+
+const char *
+tfm_tok_status_name(int status)
+{
+	switch (status)
+	{
+		case TFM_TOK_OK: return "ok";
+		case TFM_TOK_ENOMEM: return "out of memory";
+		case TFM_TOK_EARG: return "invalid argument";
+		case TFM_TOK_EVOCAB: return "vocabulary size too small";
+		case TFM_TOK_EFORMAT: return "malformed tokenizer data";
+		case TFM_TOK_ERANGE: return "token id out of range";
+		case TFM_TOK_ELIMIT: return "size limit exceeded";
+		case TFM_TOK_ECANCEL: return "canceled";
+	}
+	return "unknown status";
+}
+
+static const char *const kind_names[] = {NULL, "byte", "char", "word", "bpe", "wordpiece"};
+
+const char *
+tfm_tok_kind_name(tfm_tok_kind kind)
+{
+	if (kind < TFM_TOK_BYTE || kind > TFM_TOK_WORDPIECE)
+		return NULL;
+	return kind_names[kind];
+}
+
+int
+tfm_tok_kind_parse(tfm_tok_kind *kind, const char *name)
+{
+	int k;
+
+	for (k = TFM_TOK_BYTE; k <= TFM_TOK_WORDPIECE; k++)
+		if (name && strcmp(name, kind_names[k]) == 0)
+		{
+			*kind = (tfm_tok_kind) k;
+			return TFM_TOK_OK;
+		}
+	return TFM_TOK_EARG;
+}
+
+static const char *const special_pieces[TFM_TOK_N_SPECIALS] = {
+	"<pad>", "<unk>", "<bos>", "<eos>", "<cls>", "<sep>"
+};
+
+const char *
+tfm_tok_special_piece(tfm_tok_special which)
+{
+	if ((int) which < 0 || (int) which >= TFM_TOK_N_SPECIALS)
+		return NULL;
+	return special_pieces[which];
+}
+
+int
+tfm_tok_bytes_append(tfm_tok_bytes *b, const void *p, size_t n)
+{
+	if (n > SIZE_MAX - b->len)
+		return TFM_TOK_ENOMEM;
+	if (tfm_tok_grow((void **) &b->data, &b->cap, b->len + n, 1))
+		return TFM_TOK_ENOMEM;
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	return TFM_TOK_OK;
+}
+
+int
+tfm_tok_ivec_push(tfm_tok_ivec *v, int32_t x)
+{
+	if (v->len == v->cap &&
+		tfm_tok_grow((void **) &v->data, &v->cap, v->len + 1, sizeof(int32_t)))
+		return TFM_TOK_ENOMEM;
+	v->data[v->len++] = x;
+	return TFM_TOK_OK;
+}
+
+void
+tfm_tok_bytes_free(tfm_tok_bytes *b)
+{
+	tfm_tok_dealloc(b->data);
+	memset(b, 0, sizeof(*b));
+}
+
+void
+tfm_tok_ivec_free(tfm_tok_ivec *v)
+{
+	tfm_tok_dealloc(v->data);
+	memset(v, 0, sizeof(*v));
+}

@@ -1,0 +1,81 @@
+/*
+ * train.c — the optimizer step (see train.h).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "tfm/train.h"
+
+int
+tfm_trainer_init(tfm_trainer *tr, tfm_model *m, const tfm_train_opts *o)
+{
+	memset(tr, 0, sizeof(*tr));
+	tr->m = m;
+	tr->o = *o;
+	return tfm_adam_init(&tr->opt, m->n_floats, o->beta1, o->beta2, o->eps,
+						 o->weight_decay, o->decoupled);
+}
+
+void
+tfm_trainer_free(tfm_trainer *tr)
+{
+	tfm_adam_free(&tr->opt);
+}
+
+int
+tfm_batch_targets(const tfm_config *c, const tfm_batch *b)
+{
+	int			n = 0,
+				T;
+
+	if (c->task == TFM_TASK_CLASSIFY)
+		return b->B;
+	T = c->task == TFM_TASK_LM ? b->T : b->Tt;
+	for (size_t i = 0; i < (size_t) b->B * T; i++)
+		n += b->target[i] != c->pad_id;
+	return n;
+}
+
+tfm_step_status
+tfm_trainer_step(tfm_trainer *tr, const tfm_batch *micro, int n,
+				 double *loss_sum, int *count)
+{
+	tfm_model  *m = tr->m;
+	int			total = 0;
+	double		sum = 0.0;
+
+	for (int i = 0; i < n; i++)
+		total += tfm_batch_targets(&m->cfg, &micro[i]);
+	*loss_sum = 0.0;
+	*count = total;
+	if (total == 0)
+		return TFM_STEP_OK;
+
+	tfm_model_zero_grad(m);
+	for (int i = 0; i < n; i++)
+	{
+		int			c;
+		double		s;
+		uint64_t	key = tr->o.seed ^ ((uint64_t) (tr->opt.step + 1) * 0x9E3779B97F4A7C15ULL)
+			^ ((uint64_t) i << 48);
+
+		if (tfm_model_forward(m, &micro[i], true, key) != 0)
+			return TFM_STEP_NOMEM;
+		s = tfm_model_loss_backward(m, &micro[i], tr->o.label_smoothing, true,
+									1.0f / (float) total, &c);
+		if (isnan(s) && m->grads == NULL)
+			return TFM_STEP_NOMEM;
+		sum += s;
+	}
+	*loss_sum = sum;
+	tr->last_norm = tfm_grad_norm(m->grads, m->n_floats);
+	if (!isfinite(sum) || !isfinite(tr->last_norm))
+		return TFM_STEP_NONFINITE;
+	if (tr->o.clip > 0.0f)
+		tfm_clip_grad(m->grads, m->n_floats, tr->last_norm, tr->o.clip);
+	tr->step++;
+	tr->last_lr = tfm_lr_at(tr->o.schedule, tr->o.lr, tr->step, tr->o.warmup,
+							tr->o.total_steps);
+	tfm_adam_step(&tr->opt, m->params, m->grads, m->info, m->n_tensors, tr->last_lr);
+	return TFM_STEP_OK;
+}

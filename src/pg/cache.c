@@ -1,0 +1,194 @@
+/*
+ * cache.c — models loaded once per backend and version.
+ *
+ * An entry holds a model's catalog row and its core model.  Each call
+ * validates the entry once per statement (local transaction id + command
+ * id): it re-reads the model's version from tfm.models, which under MVCC
+ * shows saves committed by other sessions (read-committed: from the next
+ * statement on) and never shows a rolled-back save.  Versions come from a
+ * sequence, so equal versions always mean equal weights.  At most
+ * TFM_CACHE_MAX models stay loaded; the least recently used goes first.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "storage/proc.h"
+#include "utils/memutils.h"
+
+#include "tfm_pg.h"
+
+#define TFM_CACHE_MAX 8
+
+typedef struct CacheEntry
+{
+	bool		used;
+	TfmModelRow row;			/* strings in cache_cxt */
+	tfm_model  *model;
+	LocalTransactionId stamp_lxid;
+	CommandId	stamp_cid;
+	uint64		last_use;
+} CacheEntry;
+
+static CacheEntry cache[TFM_CACHE_MAX];
+static MemoryContext cache_cxt = NULL;
+static uint64 use_clock = 0;
+
+static char *
+dup_or_null(const char *s)
+{
+	return s ? MemoryContextStrdup(cache_cxt, s) : NULL;
+}
+
+static void
+copy_row(TfmModelRow *dst, const TfmModelRow *src)
+{
+	*dst = *src;
+	dst->tokenizer = dup_or_null(src->tokenizer);
+	dst->target_tokenizer = dup_or_null(src->target_tokenizer);
+	if (src->n_labels > 0)
+	{
+		dst->labels = MemoryContextAlloc(cache_cxt, sizeof(char *) * src->n_labels);
+		for (int i = 0; i < src->n_labels; i++)
+			dst->labels[i] = MemoryContextStrdup(cache_cxt, src->labels[i]);
+	}
+}
+
+static void
+free_row(TfmModelRow *r)
+{
+	if (r->tokenizer)
+		pfree(r->tokenizer);
+	if (r->target_tokenizer)
+		pfree(r->target_tokenizer);
+	for (int i = 0; i < r->n_labels; i++)
+		pfree(r->labels[i]);
+	if (r->labels)
+		pfree(r->labels);
+}
+
+static void
+evict(CacheEntry *e)
+{
+	if (!e->used)
+		return;
+	tfm_model_free(e->model);
+	free_row(&e->row);
+	memset(e, 0, sizeof(*e));
+}
+
+static CacheEntry *
+find(const char *name)
+{
+	for (int i = 0; i < TFM_CACHE_MAX; i++)
+		if (cache[i].used && strcmp(cache[i].row.name, name) == 0)
+			return &cache[i];
+	return NULL;
+}
+
+static void
+stamp(CacheEntry *e)
+{
+	e->stamp_lxid = MyProc->lxid;
+	e->stamp_cid = GetCurrentCommandId(false);
+	e->last_use = ++use_clock;
+}
+
+static bool
+stamped_now(const CacheEntry *e)
+{
+	return e->stamp_lxid == MyProc->lxid && e->stamp_cid == GetCurrentCommandId(false);
+}
+
+void
+tfm_cache_put(const TfmModelRow *row, tfm_model *m)
+{
+	CacheEntry *e = find(row->name);
+
+	if (cache_cxt == NULL)
+		cache_cxt = AllocSetContextCreate(TopMemoryContext, "tfm model cache",
+										  ALLOCSET_SMALL_SIZES);
+	if (e)
+		evict(e);
+	for (int i = 0; i < TFM_CACHE_MAX && !e; i++)
+		if (!cache[i].used)
+			e = &cache[i];
+	if (!e)
+	{
+		e = &cache[0];
+		for (int i = 1; i < TFM_CACHE_MAX; i++)
+			if (cache[i].last_use < e->last_use)
+				e = &cache[i];
+		evict(e);
+	}
+	copy_row(&e->row, row);
+	e->model = m;
+	e->used = true;
+	stamp(e);
+}
+
+tfm_model *
+tfm_cache_get(const char *name, const TfmModelRow **rowp)
+{
+	CacheEntry *e = find(name);
+	TfmModelRow row;
+	tfm_model  *m;
+	TfmGuard   *guard;
+
+	if (e && stamped_now(e))
+	{
+		e->last_use = ++use_clock;
+		*rowp = &e->row;
+		return e->model;
+	}
+	if (!tfm_catalog_lookup(name, &row, true))
+	{
+		if (e)
+			evict(e);
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" does not exist", name)));
+	}
+	if (e && e->row.id == row.id && e->row.version == row.version)
+	{
+		stamp(e);
+		*rowp = &e->row;
+		return e->model;
+	}
+	if (e)
+		evict(e);
+	m = tfm_catalog_load(&row);
+	guard = tfm_guard_model(m);
+	tfm_cache_put(&row, m);
+	tfm_guard_release(guard);
+	e = find(name);
+	*rowp = &e->row;
+	return m;
+}
+
+tfm_model *
+tfm_cache_take(const char *name, TfmModelRow *row)
+{
+	CacheEntry *e = find(name);
+	tfm_model  *m;
+
+	tfm_catalog_lookup(name, row, false);
+	if (e && e->row.id == row->id && e->row.version == row->version)
+	{
+		m = e->model;
+		e->model = NULL;
+		evict(e);
+		return m;
+	}
+	if (e)
+		evict(e);
+	return tfm_catalog_load(row);
+}
+
+void
+tfm_cache_forget(const char *name)
+{
+	CacheEntry *e = find(name);
+
+	if (e)
+		evict(e);
+}

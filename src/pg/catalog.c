@@ -1,0 +1,324 @@
+/*
+ * catalog.c — models and their tensors in schema tfm, through SPI.
+ *
+ * A model's hyper-parameters are the JSON object in tfm.models.config; its
+ * weights are one tfm.tensors row per tensor (name, shape, real[] values) in
+ * the order and with the names of doc/model.md.  Loading checks that the
+ * stored format version is one this build reads, that every tensor the
+ * config implies is present with the right shape, and nothing else is.
+ * Saving rewrites every tensor and takes a new version from
+ * tfm.version_seq in the caller's transaction, so a rolled-back save is
+ * never seen and a version number is never reused.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "tfm_pg.h"
+
+static const char *task_names[] = {"classify", "lm", "seq2seq"};
+
+tfm_task
+tfm_task_from_name(const char *task)
+{
+	for (int i = 0; i < 3; i++)
+		if (strcmp(task, task_names[i]) == 0)
+			return (tfm_task) i;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown task \"%s\"", task),
+			 errhint("Valid tasks are classify, lm and seq2seq.")));
+	return TFM_TASK_CLASSIFY;	/* keep compiler quiet */
+}
+
+const char *
+tfm_task_name(int task)
+{
+	return task >= 0 && task < 3 ? task_names[task] : "unknown";
+}
+
+char *
+tfm_config_json(const tfm_config *c)
+{
+	StringInfoData s;
+
+	initStringInfo(&s);
+	appendStringInfo(&s,
+					 "{\"vocab\": %d, \"tgt_vocab\": %d, \"d_model\": %d, \"heads\": %d, "
+					 "\"enc_layers\": %d, \"dec_layers\": %d, \"d_ff\": %d, \"max_len\": %d, "
+					 "\"n_classes\": %d, \"norm\": \"%s\", \"positions\": \"%s\", "
+					 "\"activation\": \"%s\", \"pooling\": \"%s\", \"tie_embeddings\": %s, "
+					 "\"scale_embeddings\": %s, \"pad_id\": %d, \"dropout\": %g, "
+					 "\"attention_dropout\": %g}",
+					 c->vocab, c->tgt_vocab, c->d_model, c->heads, c->enc_layers,
+					 c->dec_layers, c->d_ff, c->max_len, c->n_classes,
+					 c->norm == TFM_NORM_PRE ? "pre" : "post",
+					 c->positions == TFM_POS_SINUSOIDAL ? "sinusoidal" : "learned",
+					 c->activation == TFM_ACT_GELU ? "gelu" : "relu",
+					 c->pooling == TFM_POOL_CLS ? "cls" : "mean",
+					 c->tie ? "true" : "false", c->scale_embeddings ? "true" : "false",
+					 c->pad_id, c->dropout, c->attn_dropout);
+	return s.data;
+}
+
+static char *
+copy_text(HeapTuple tup, TupleDesc td, int col, MemoryContext cxt)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tup, td, col, &isnull);
+
+	if (isnull)
+		return NULL;
+	return MemoryContextStrdup(cxt, TextDatumGetCString(d));
+}
+
+static int
+get_int(HeapTuple tup, TupleDesc td, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tup, td, col, &isnull);
+
+	if (isnull)
+		elog(ERROR, "tfm.models.config lacks a field. Please report a bug.");
+	return DatumGetInt32(d);
+}
+
+bool
+tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
+{
+	static const char *sql =
+		"SELECT id, version, steps, task, tokenizer, target_tokenizer, labels, format_version, "
+		"(config->>'vocab')::int, (config->>'tgt_vocab')::int, (config->>'d_model')::int, "
+		"(config->>'heads')::int, (config->>'enc_layers')::int, (config->>'dec_layers')::int, "
+		"(config->>'d_ff')::int, (config->>'max_len')::int, (config->>'n_classes')::int, "
+		"(config->>'norm' = 'pre')::int, (config->>'positions' = 'sinusoidal')::int, "
+		"(config->>'activation' = 'gelu')::int, (config->>'pooling' = 'cls')::int, "
+		"(config->>'tie_embeddings')::bool::int, (config->>'scale_embeddings')::bool::int, "
+		"(config->>'pad_id')::int, (config->>'dropout')::real, (config->>'attention_dropout')::real "
+		"FROM tfm.models WHERE name = $1";
+	MemoryContext cxt = CurrentMemoryContext;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	HeapTuple	tup;
+	TupleDesc	td;
+	bool		isnull;
+	int			fmt;
+
+	memset(row, 0, sizeof(*row));
+	args[0] = CStringGetTextDatum(name);
+	SPI_connect();
+	if (SPI_execute_with_args(sql, 1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "cannot read tfm.models");
+	if (SPI_processed == 0)
+	{
+		SPI_finish();
+		if (missing_ok)
+			return false;
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" does not exist", name)));
+	}
+	tup = SPI_tuptable->vals[0];
+	td = SPI_tuptable->tupdesc;
+	row->id = DatumGetInt32(SPI_getbinval(tup, td, 1, &isnull));
+	row->version = DatumGetInt64(SPI_getbinval(tup, td, 2, &isnull));
+	row->steps = DatumGetInt64(SPI_getbinval(tup, td, 3, &isnull));
+	strlcpy(row->name, name, sizeof(row->name));
+	{
+		char	   *task = copy_text(tup, td, 4, cxt);
+
+		strlcpy(row->task, task, sizeof(row->task));
+	}
+	row->tokenizer = copy_text(tup, td, 5, cxt);
+	row->target_tokenizer = copy_text(tup, td, 6, cxt);
+	{
+		Datum		d = SPI_getbinval(tup, td, 7, &isnull);
+
+		if (!isnull)
+		{
+			MemoryContext old = MemoryContextSwitchTo(cxt);
+			ArrayType  *arr = DatumGetArrayTypePCopy(d);
+			Datum	   *elems;
+			bool	   *enulls;
+
+			deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &enulls,
+							  &row->n_labels);
+			row->labels = palloc(sizeof(char *) * (row->n_labels + 1));
+			for (int i = 0; i < row->n_labels; i++)
+				row->labels[i] = TextDatumGetCString(elems[i]);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	fmt = get_int(tup, td, 8);
+	if (fmt != TFM_FORMAT_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model \"%s\" is stored in format version %d, this tfm reads version %d",
+						name, fmt, TFM_FORMAT_VERSION)));
+	row->cfg.task = tfm_task_from_name(row->task);
+	row->cfg.vocab = get_int(tup, td, 9);
+	row->cfg.tgt_vocab = get_int(tup, td, 10);
+	row->cfg.d_model = get_int(tup, td, 11);
+	row->cfg.heads = get_int(tup, td, 12);
+	row->cfg.enc_layers = get_int(tup, td, 13);
+	row->cfg.dec_layers = get_int(tup, td, 14);
+	row->cfg.d_ff = get_int(tup, td, 15);
+	row->cfg.max_len = get_int(tup, td, 16);
+	row->cfg.n_classes = get_int(tup, td, 17);
+	row->cfg.norm = get_int(tup, td, 18);
+	row->cfg.positions = get_int(tup, td, 19);
+	row->cfg.activation = get_int(tup, td, 20);
+	row->cfg.pooling = get_int(tup, td, 21);
+	row->cfg.tie = get_int(tup, td, 22);
+	row->cfg.scale_embeddings = get_int(tup, td, 23);
+	row->cfg.pad_id = get_int(tup, td, 24);
+	row->cfg.dropout = DatumGetFloat4(SPI_getbinval(tup, td, 25, &isnull));
+	row->cfg.attn_dropout = DatumGetFloat4(SPI_getbinval(tup, td, 26, &isnull));
+	SPI_finish();
+	{
+		const char *bad = tfm_config_check(&row->cfg);
+
+		if (bad)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("model \"%s\" has an invalid config: %s", name, bad)));
+	}
+	return true;
+}
+
+tfm_model *
+tfm_catalog_load(const TfmModelRow *row)
+{
+	static const char *sql = "SELECT name, shape, data FROM tfm.tensors WHERE model_id = $1";
+	Oid			argtypes[1] = {INT4OID};
+	Datum		args[1];
+	tfm_model  *m;
+	TfmGuard   *guard;
+	bool	   *seen;
+
+	m = tfm_model_create(&row->cfg);
+	if (!m)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory loading model \"%s\"", row->name)));
+	guard = tfm_guard_model(m);
+	seen = palloc0(sizeof(bool) * m->n_tensors);
+	args[0] = Int32GetDatum(row->id);
+	SPI_connect();
+	if (SPI_execute_with_args(sql, 1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "cannot read tfm.tensors");
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		TupleDesc	td = SPI_tuptable->tupdesc;
+		bool		isnull;
+		char	   *name = TextDatumGetCString(SPI_getbinval(tup, td, 1, &isnull));
+		ArrayType  *shape = DatumGetArrayTypeP(SPI_getbinval(tup, td, 2, &isnull));
+		ArrayType  *data = DatumGetArrayTypeP(SPI_getbinval(tup, td, 3, &isnull));
+		const tfm_param_info *p = tfm_model_find(m, name);
+		int			nshape = ArrayGetNItems(ARR_NDIM(shape), ARR_DIMS(shape));
+		int32	   *dims = (int32 *) ARR_DATA_PTR(shape);
+		bool		shape_ok;
+
+		if (!p)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("model \"%s\" has an unexpected tensor \"%s\"", row->name, name),
+					 errdetail("Its config does not call for a tensor of that name.")));
+		shape_ok = !ARR_HASNULL(shape) && nshape == p->ndim && dims[0] == p->dims[0] &&
+			(p->ndim == 1 || dims[1] == p->dims[1]);
+		if (!shape_ok || ARR_HASNULL(data) || ARR_ELEMTYPE(data) != FLOAT4OID ||
+			ArrayGetNItems(ARR_NDIM(data), ARR_DIMS(data)) != (int) p->size)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("tensor \"%s\" of model \"%s\" does not match its config", name, row->name),
+					 p->ndim == 2 ?
+					 errdetail("Expected shape {%d,%d} with %zu values.", p->dims[0], p->dims[1], p->size) :
+					 errdetail("Expected shape {%d} with %zu values.", p->dims[0], p->size)));
+		memcpy(m->params + p->offset, ARR_DATA_PTR(data), p->size * sizeof(float));
+		seen[p - m->info] = true;
+	}
+	SPI_finish();
+	for (int i = 0; i < m->n_tensors; i++)
+		if (!seen[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("model \"%s\" lacks tensor \"%s\"", row->name, m->info[i].name)));
+	pfree(seen);
+	tfm_guard_release(guard);
+	return m;
+}
+
+int64
+tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps)
+{
+	static const char *upsert =
+		"INSERT INTO tfm.tensors (model_id, name, shape, data) VALUES ($1, $2, $3, $4) "
+		"ON CONFLICT (model_id, name) DO UPDATE SET shape = EXCLUDED.shape, data = EXCLUDED.data";
+	static const char *bump =
+		"UPDATE tfm.models SET version = nextval('tfm.version_seq'), steps = steps + $2, "
+		"updated_at = now() WHERE id = $1 RETURNING version";
+	Oid			types[4] = {INT4OID, TEXTOID, INT4ARRAYOID, FLOAT4ARRAYOID};
+	SPIPlanPtr	plan;
+	int64		version;
+
+	SPI_connect();
+	plan = SPI_prepare(upsert, 4, types);
+	if (!plan)
+		elog(ERROR, "cannot prepare the tensor upsert: %s", SPI_result_code_string(SPI_result));
+	for (int i = 0; i < m->n_tensors; i++)
+	{
+		const tfm_param_info *p = &m->info[i];
+		Datum		args[4];
+		Datum		dims[2];
+		Datum	   *vals;
+		ArrayType  *data;
+
+		CHECK_FOR_INTERRUPTS();
+		dims[0] = Int32GetDatum(p->dims[0]);
+		dims[1] = Int32GetDatum(p->dims[1]);
+		/* build the real[] directly from the float block */
+		{
+			Size		nbytes = ARR_OVERHEAD_NONULLS(1) + p->size * sizeof(float4);
+
+			data = (ArrayType *) palloc_extended(nbytes, MCXT_ALLOC_HUGE);
+			SET_VARSIZE(data, nbytes);
+			data->ndim = 1;
+			data->dataoffset = 0;
+			data->elemtype = FLOAT4OID;
+			ARR_DIMS(data)[0] = (int) p->size;
+			ARR_LBOUND(data)[0] = 1;
+			memcpy(ARR_DATA_PTR(data), m->params + p->offset, p->size * sizeof(float4));
+		}
+		vals = dims;
+		args[0] = Int32GetDatum(row->id);
+		args[1] = CStringGetTextDatum(p->name);
+		args[2] = PointerGetDatum(construct_array(vals, p->ndim, INT4OID, 4, true, TYPALIGN_INT));
+		args[3] = PointerGetDatum(data);
+		if (SPI_execute_plan(plan, args, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "cannot write tensor \"%s\"", p->name);
+		pfree(data);
+	}
+	{
+		Oid			btypes[2] = {INT4OID, INT8OID};
+		Datum		bargs[2] = {Int32GetDatum(row->id), Int64GetDatum(add_steps)};
+		bool		isnull;
+
+		if (SPI_execute_with_args(bump, 2, btypes, bargs, NULL, false, 1) != SPI_OK_UPDATE_RETURNING ||
+			SPI_processed != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("model \"%s\" was dropped while it was being saved", row->name)));
+		version = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	SPI_finish();
+	row->version = version;
+	row->steps += add_steps;
+	return version;
+}

@@ -1,0 +1,125 @@
+/*
+ * guc.c — the module's entry point and settings.
+ *
+ *   tfm.threads     threads for BLIS and the core's parallel loops
+ *   tfm.blis_arch   BLIS kernel set: auto (default) or a name
+ *
+ * BLIS is initialised lazily, on a backend's first computation, never in
+ * the postmaster or _PG_init: an OpenMP team started before fork() hangs the
+ * child's next threaded call.
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "access/parallel.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+
+#include "tfm/blas.h"
+#include "tfm_pg.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+void		tfm_tokenizer_init_hooks(void);
+
+int			tfm_threads = 2;
+bool		tfm_progress = true;
+char	   *tfm_blis_arch = NULL;
+
+static bool blas_started = false;
+
+static bool
+check_blis_arch(char **newval, void **extra, GucSource source)
+{
+	(void) extra;
+	(void) source;
+	if (*newval == NULL || (*newval)[0] == '\0' || strcmp(*newval, "auto") == 0)
+		return true;
+	if (!tfm_blas_arch_supported(*newval))
+	{
+		GUC_check_errdetail("Valid values are %s, limited to kernel sets this CPU can run.",
+							tfm_blas_arch_names());
+		return false;
+	}
+	if (blas_started && strcmp(*newval, tfm_blas_arch()) != 0)
+	{
+		GUC_check_errdetail("BLIS is already initialised in this session; set tfm.blis_arch in postgresql.conf or before the first tfm call.");
+		return false;
+	}
+	return true;
+}
+
+void
+_PG_init(void)
+{
+	long		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	tfm_threads = ncpu < 1 ? 1 : (ncpu > 64 ? 64 : (int) ncpu);
+	DefineCustomIntVariable("tfm.threads",
+							"Threads tfm uses for matrix products and its parallel loops.",
+							"Valid range is 1 .. 64; the default is the number of CPUs. Parallel workers use one thread.",
+							&tfm_threads, tfm_threads, 1, 64,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("tfm.blis_arch",
+							   "BLIS kernel set: auto, or one of skx, zen3, zen2, zen, haswell, sandybridge, generic.",
+							   "auto picks the fastest set the CPU supports. Takes effect before a session's first tfm computation.",
+							   &tfm_blis_arch, "auto",
+							   PGC_USERSET, 0, check_blis_arch, NULL, NULL);
+	DefineCustomBoolVariable("tfm.progress",
+							 "Report training progress as NOTICE lines.",
+							 "The status line in pg_stat_activity (view tfm.progress) is kept either way.",
+							 &tfm_progress, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	MarkGUCPrefixReserved("tfm");
+	tfm_tokenizer_init_hooks();
+}
+
+void
+tfm_backend_ready(void)
+{
+	if (!blas_started)
+	{
+		char		err[256];
+
+		if (tfm_blas_init(tfm_blis_arch, err, sizeof(err)) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot initialise BLIS: %s", err)));
+		blas_started = true;
+	}
+	tfm_set_threads(IsParallelWorker() ? 1 : tfm_threads);
+}
+
+char *
+tfm_text_arg(FunctionCallInfo fcinfo, int n, const char *what)
+{
+	char	   *s;
+
+	if (PG_ARGISNULL(n))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", what)));
+	s = text_to_cstring(PG_GETARG_TEXT_PP(n));
+	return s;
+}
+
+PG_FUNCTION_INFO_V1(tfm_info);
+Datum
+tfm_info(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tfm_backend_ready();
+	values[0] = CStringGetTextDatum("0.1");
+	values[1] = CStringGetTextDatum(tfm_blas_arch());
+	values[2] = CStringGetTextDatum(tfm_blas_arch_reason());
+	values[3] = Int32GetDatum(tfm_get_threads());
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}

@@ -1,0 +1,131 @@
+/*
+ * rows.c — turning a query's column values into token ids for a model:
+ * int[] columns are ids already (checked against the vocabulary); text
+ * columns go through the model's tokenizer.  Also the special ids a model
+ * uses (its tokenizer's, or tfm's fixed 0..5 when it has none).
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "tfm_pg.h"
+#include "tfm_rows.h"
+
+void
+tfm_model_specials(const TfmModelRow *row, TfmSpecials *sp)
+{
+	if (row->tokenizer)
+	{
+		tfm_tokenizer_specials(row->tokenizer, sp);
+		return;
+	}
+	sp->pad = 0;
+	sp->unk = 1;
+	sp->bos = 2;
+	sp->eos = 3;
+	sp->cls = 4;
+	sp->sep = 5;
+}
+
+bool
+tfm_column_is_ids(Oid type)
+{
+	return type == INT4ARRAYOID;
+}
+
+bool
+tfm_column_is_text(Oid type)
+{
+	return type == TEXTOID || type == VARCHAROID || type == BPCHAROID;
+}
+
+int32 *
+tfm_datum_ids(Datum d, Oid type, const TfmModelRow *row, bool target, int *len)
+{
+	int			vocab = target && row->cfg.tgt_vocab > 0 ? row->cfg.tgt_vocab : row->cfg.vocab;
+
+	if (tfm_column_is_ids(type))
+	{
+		ArrayType  *a = DatumGetArrayTypeP(d);
+		int			n = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
+		int32	   *src = (int32 *) ARR_DATA_PTR(a);
+		int32	   *ids;
+
+		if (ARR_HASNULL(a))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("token id arrays must not contain NULL")));
+		ids = palloc(sizeof(int32) * (n + 1));
+		for (int i = 0; i < n; i++)
+		{
+			if (src[i] < 0 || src[i] >= vocab)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("token id %d is out of range for model \"%s\"", src[i], row->name),
+						 errdetail("Its vocabulary has ids 0 to %d.", vocab - 1)));
+			ids[i] = src[i];
+		}
+		*len = n;
+		return ids;
+	}
+	if (tfm_column_is_text(type))
+	{
+		const char *tok = target && row->target_tokenizer ? row->target_tokenizer : row->tokenizer;
+		text	   *t = DatumGetTextPP(d);
+
+		if (!tok)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("model \"%s\" has no tokenizer, so it reads token ids (int[]), not text",
+							row->name)));
+		return tfm_tokenizer_encode(tok, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), len);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("a model's input column must be text or int[], not %s", format_type_be(type))));
+	return NULL;
+}
+
+int32 *
+tfm_classifier_input(const TfmModelRow *row, const TfmSpecials *sp, int32 *ids, int n,
+					 int *out_n, bool head_tail, int64 *truncated)
+{
+	const tfm_config *c = &row->cfg;
+	int			max = c->max_len;
+
+	if (c->pooling == TFM_POOL_CLS)
+	{
+		/* the classifier reads the <cls> position */
+		int32	   *with_cls = palloc(sizeof(int32) * (n + 1));
+
+		with_cls[0] = sp->cls;
+		memcpy(with_cls + 1, ids, sizeof(int32) * n);
+		ids = with_cls;
+		n++;
+	}
+	if (n > max)
+	{
+		if (truncated)
+			(*truncated)++;
+		if (head_tail)
+		{
+			/* the first and the last tokens: a review's verdict is at its end */
+			int			head = (max + 1) / 2,
+						tail = max - head;
+
+			memmove(ids + head, ids + n - tail, sizeof(int32) * tail);
+		}
+		n = max;
+	}
+	if (n == 0)
+	{
+		ids = palloc(sizeof(int32));
+		ids[0] = sp->unk;
+		n = 1;
+	}
+	*out_n = n;
+	return ids;
+}

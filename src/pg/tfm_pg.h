@@ -1,0 +1,74 @@
+/*
+ * tfm_pg.h — shared declarations of tfm's PostgreSQL layer: settings,
+ * catalog access (models and tensors in schema tfm), the per-backend model
+ * cache, and ownership of core objects by memory contexts.
+ */
+#ifndef TFM_PG_H
+#define TFM_PG_H
+
+#include "postgres.h"
+#include "fmgr.h"
+#include "utils/array.h"
+
+#include "tfm/model.h"
+
+/* ---- settings (guc.c) ---- */
+extern int	tfm_threads;
+extern char *tfm_blis_arch;
+extern bool tfm_progress;
+/* initialise BLIS on first use and apply tfm.threads; call before any compute */
+void		tfm_backend_ready(void);
+
+/* ---- a model's catalog row (catalog.c) ---- */
+typedef struct TfmModelRow
+{
+	int32		id;
+	int64		version;
+	int64		steps;
+	char		name[NAMEDATALEN * 2];
+	char		task[16];
+	char	   *tokenizer;		/* NULL if none */
+	char	   *target_tokenizer;
+	int			n_labels;
+	char	  **labels;			/* classify */
+	tfm_config	cfg;
+} TfmModelRow;
+
+/* read a model's row; errors if it does not exist (unless missing_ok) */
+bool		tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok);
+/* read its tensors into a new core model, checking every name and shape */
+tfm_model  *tfm_catalog_load(const TfmModelRow *row);
+/* write every tensor and take a new version; returns it */
+int64		tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps);
+/* the config as the JSON stored in tfm.models.config */
+char	   *tfm_config_json(const tfm_config *cfg);
+tfm_task	tfm_task_from_name(const char *task);
+const char *tfm_task_name(int task);
+
+/* ---- the per-backend cache (cache.c) ---- */
+/*
+ * The model named name, loaded once per backend and version.  The returned
+ * model belongs to the cache: use it within the current call only.
+ */
+tfm_model  *tfm_cache_get(const char *name, const TfmModelRow **row);
+/* take a model out of the cache (for training); the caller owns it */
+tfm_model  *tfm_cache_take(const char *name, TfmModelRow *row);
+/* hand a model (and its row, copied) to the cache */
+void		tfm_cache_put(const TfmModelRow *row, tfm_model *m);
+void		tfm_cache_forget(const char *name);
+
+/* ---- core objects owned by a memory context (guard.c) ---- */
+/* free m when the current memory context is reset or deleted, unless released */
+typedef struct TfmGuard TfmGuard;
+TfmGuard   *tfm_guard_model(tfm_model *m);
+void		tfm_guard_release(TfmGuard *g);
+
+/* ---- argument checks ---- */
+#define TFM_ARG_NOT_NULL(n, what) \
+	do { if (PG_ARGISNULL(n)) ereport(ERROR, \
+		(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), \
+		 errmsg("%s must not be NULL", what))); } while (0)
+
+char	   *tfm_text_arg(FunctionCallInfo fcinfo, int n, const char *what);
+
+#endif							/* TFM_PG_H */

@@ -1,0 +1,39 @@
+/*
+ * tfm_rows.h — column values to token ids (rows.c) and the tokenizer
+ * services the rest of the PostgreSQL layer uses (tokenizer_sql.c).
+ */
+#ifndef TFM_ROWS_H
+#define TFM_ROWS_H
+
+#include "postgres.h"
+
+#include "tfm_pg.h"
+
+typedef struct TfmSpecials
+{
+	int32		pad,
+				unk,
+				bos,
+				eos,
+				cls,
+				sep;
+} TfmSpecials;
+
+void		tfm_model_specials(const TfmModelRow *row, TfmSpecials *sp);
+bool		tfm_column_is_ids(Oid type);
+bool		tfm_column_is_text(Oid type);
+/* ids of one value (palloc'd, *len of them) */
+int32	   *tfm_datum_ids(Datum d, Oid type, const TfmModelRow *row, bool target, int *len);
+
+/*
+ * A classifier's input: <cls> first when it pools on it, then cut to
+ * max_len (head and tail, or head); counts a cut in *truncated if not NULL.
+ */
+int32	   *tfm_classifier_input(const TfmModelRow *row, const TfmSpecials *sp, int32 *ids,
+								 int n, int *out_n, bool head_tail, int64 *truncated);
+
+/* tokenizer_sql.c */
+void		tfm_tokenizer_specials(const char *name, TfmSpecials *sp);
+int32	   *tfm_tokenizer_encode(const char *name, const char *text, size_t len, int *n);
+
+#endif							/* TFM_ROWS_H */

@@ -1,0 +1,985 @@
+/*
+ * tokenizer_sql.c — tokenizers in SQL: the training aggregate, import,
+ * storage in tfm.tokenizers / tfm.vocab / tfm.merges, a per-backend cache,
+ * and tfm_tokenize / tfm_detokenize / tfm_tokens / tfm_tokenizer_drop.
+ *
+ * The aggregate counts pre-tokens in its transition state (parallel-safe:
+ * partial states are serialized, sent to the leader and merged).  Its final
+ * function learns the vocabulary, but it may run under a Gather node, while
+ * the leader is in parallel mode and cannot write.  So it only arms a
+ * pending store, which an ExecutorFinish hook performs once the executor
+ * has left parallel mode, in the same statement and transaction.  A pending
+ * store that never happens (an error) is dropped at transaction end.
+ *
+ * Tokenizers never change once stored (drop and train again to replace
+ * one), so the cache keys them by their row id, revalidated once per
+ * statement by name.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "libpq/pqformat.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "tfm/tokenizer.h"
+#include "tfm_pg.h"
+#include "tfm_rows.h"
+
+#define TFM_TOK_CACHE_MAX 8
+
+/* ---- errors from the core ------------------------------------------------ */
+
+static void
+tok_check(int status, const tfm_tok_err *err, const char *doing)
+{
+	int			code;
+
+	if (status == TFM_TOK_OK)
+		return;
+	switch (status)
+	{
+		case TFM_TOK_ENOMEM:
+			code = ERRCODE_OUT_OF_MEMORY;
+			break;
+		case TFM_TOK_EVOCAB:
+		case TFM_TOK_EARG:
+			code = ERRCODE_INVALID_PARAMETER_VALUE;
+			break;
+		case TFM_TOK_EFORMAT:
+			code = ERRCODE_INVALID_TEXT_REPRESENTATION;
+			break;
+		case TFM_TOK_ERANGE:
+			code = ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE;
+			break;
+		case TFM_TOK_ELIMIT:
+			code = ERRCODE_PROGRAM_LIMIT_EXCEEDED;
+			break;
+		case TFM_TOK_ECANCEL:
+			code = ERRCODE_QUERY_CANCELED;
+			break;
+		default:
+			code = ERRCODE_INTERNAL_ERROR;
+	}
+	ereport(ERROR,
+			(errcode(code),
+			 errmsg("%s: %s", doing,
+					err && err->msg[0] ? err->msg : tfm_tok_status_name(status))));
+}
+
+/* ---- objects owned by memory contexts ------------------------------------ */
+
+typedef struct TokOwner
+{
+	MemoryContextCallback cb;
+	tfm_tokenizer *tok;
+	tfm_tok_counter *counter;
+} TokOwner;
+
+static void
+tok_owner_fire(void *arg)
+{
+	TokOwner   *o = arg;
+
+	if (o->tok)
+		tfm_tok_free(o->tok);
+	if (o->counter)
+		tfm_tok_counter_free(o->counter);
+	o->tok = NULL;
+	o->counter = NULL;
+}
+
+static TokOwner *
+tok_owner(MemoryContext cxt)
+{
+	TokOwner   *o = MemoryContextAllocZero(cxt, sizeof(TokOwner));
+
+	o->cb.func = tok_owner_fire;
+	o->cb.arg = o;
+	MemoryContextRegisterResetCallback(cxt, &o->cb);
+	return o;
+}
+
+/* ---- storage ------------------------------------------------------------- */
+
+static bool
+tokenizer_exists(const char *name)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+	bool		found;
+
+	SPI_connect();
+	SPI_execute_with_args("SELECT 1 FROM tfm.tokenizers WHERE name = $1", 1, types, args,
+						  NULL, true, 1);
+	found = SPI_processed > 0;
+	SPI_finish();
+	return found;
+}
+
+static void
+check_new_name(const char *name)
+{
+	if (name[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a tokenizer name must not be empty")));
+	if (tokenizer_exists(name))
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("tokenizer \"%s\" already exists", name),
+				 errhint("Drop it first with tfm_tokenizer_drop('%s').", name)));
+}
+
+static char *
+summary(const char *name, const tfm_tokenizer *t)
+{
+	tfm_tok_info info;
+
+	tfm_tok_get_info(&info, t);
+	if (info.n_merges > 0)
+		return psprintf("tokenizer \"%s\": %s, %d ids, %d merges", name,
+						tfm_tok_kind_name(info.kind), info.vocab_size, info.n_merges);
+	return psprintf("tokenizer \"%s\": %s, %d ids", name, tfm_tok_kind_name(info.kind),
+					info.vocab_size);
+}
+
+static void
+store_tokenizer(const char *name, const tfm_tokenizer *t, int32 min_count)
+{
+	tfm_tok_info info;
+	tfm_tok_err err;
+	Datum	   *pieces;
+	Datum	   *lefts,
+			   *rights;
+	StringInfoData opts;
+	int32		id;
+	bool		isnull;
+
+	tfm_tok_get_info(&info, t);
+	initStringInfo(&opts);
+	appendStringInfo(&opts, "{\"format_version\": %d, \"flags\": %u, \"n_merges\": %d, "
+					 "\"min_count\": %d, \"pad_id\": %d, \"specials\": [",
+					 info.format_version, info.flags, info.n_merges, min_count,
+					 info.special_ids[TFM_TOK_PAD]);
+	for (int i = 0; i < TFM_TOK_N_SPECIALS; i++)
+		appendStringInfo(&opts, "%s%d", i ? ", " : "", info.special_ids[i]);
+	appendStringInfoString(&opts, "]}");
+
+	pieces = palloc(sizeof(Datum) * info.vocab_size);
+	for (int32 i = 0; i < info.vocab_size; i++)
+	{
+		const uint8_t *b;
+		size_t		len;
+		bytea	   *p;
+
+		tok_check(tfm_tok_piece(&b, &len, t, i, &err), &err, "cannot store the tokenizer");
+		p = palloc(VARHDRSZ + len);
+		SET_VARSIZE(p, VARHDRSZ + len);
+		memcpy(VARDATA(p), b, len);
+		pieces[i] = PointerGetDatum(p);
+	}
+	lefts = palloc(sizeof(Datum) * Max(info.n_merges, 1));
+	rights = palloc(sizeof(Datum) * Max(info.n_merges, 1));
+	for (int32 r = 0; r < info.n_merges; r++)
+	{
+		int32_t		l,
+					rr,
+					res;
+
+		tok_check(tfm_tok_merge(&l, &rr, &res, t, r, &err), &err, "cannot store the tokenizer");
+		lefts[r] = Int32GetDatum(l);
+		rights[r] = Int32GetDatum(rr);
+	}
+
+	SPI_connect();
+	{
+		Oid			types[4] = {TEXTOID, TEXTOID, INT4OID, TEXTOID};
+		Datum		args[4];
+
+		args[0] = CStringGetTextDatum(name);
+		args[1] = CStringGetTextDatum(tfm_tok_kind_name(info.kind));
+		args[2] = Int32GetDatum(info.vocab_size);
+		args[3] = CStringGetTextDatum(opts.data);
+		if (SPI_execute_with_args("INSERT INTO tfm.tokenizers (name, kind, vocab_size, options) "
+								  "VALUES ($1, $2, $3, $4::jsonb) RETURNING id",
+								  4, types, args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
+			elog(ERROR, "cannot insert into tfm.tokenizers");
+		id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	{
+		Oid			types[2] = {INT4OID, BYTEAARRAYOID};
+		Datum		args[2];
+
+		args[0] = Int32GetDatum(id);
+		args[1] = PointerGetDatum(construct_array(pieces, info.vocab_size, BYTEAOID, -1, false,
+												  TYPALIGN_INT));
+		if (SPI_execute_with_args("INSERT INTO tfm.vocab (tokenizer_id, id, piece) "
+								  "SELECT $1, (u.i - 1)::int, u.p FROM unnest($2) WITH ORDINALITY AS u(p, i)",
+								  2, types, args, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "cannot insert into tfm.vocab");
+	}
+	if (info.n_merges > 0)
+	{
+		Oid			types[3] = {INT4OID, INT4ARRAYOID, INT4ARRAYOID};
+		Datum		args[3];
+
+		args[0] = Int32GetDatum(id);
+		args[1] = PointerGetDatum(construct_array(lefts, info.n_merges, INT4OID, 4, true, TYPALIGN_INT));
+		args[2] = PointerGetDatum(construct_array(rights, info.n_merges, INT4OID, 4, true, TYPALIGN_INT));
+		if (SPI_execute_with_args("INSERT INTO tfm.merges (tokenizer_id, rank, left_id, right_id) "
+								  "SELECT $1, (u.i - 1)::int, u.l, u.r "
+								  "FROM unnest($2, $3) WITH ORDINALITY AS u(l, r, i)",
+								  3, types, args, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "cannot insert into tfm.merges");
+	}
+	SPI_finish();
+}
+
+/* ---- the per-backend cache ----------------------------------------------- */
+
+typedef struct TokEntry
+{
+	bool		used;
+	char		name[NAMEDATALEN * 2];
+	int32		id;
+	tfm_tokenizer *tok;
+	tfm_tok_info info;
+	LocalTransactionId lxid;
+	CommandId	cid;
+	uint64		last_use;
+} TokEntry;
+
+static TokEntry tok_cache[TFM_TOK_CACHE_MAX];
+static uint64 tok_clock = 0;
+
+static void
+tok_evict(TokEntry *e)
+{
+	if (e->used && e->tok)
+		tfm_tok_free(e->tok);
+	memset(e, 0, sizeof(*e));
+}
+
+/* read a tokenizer's rows and rebuild it */
+static tfm_tokenizer *
+tok_load(const char *name, int32 *idp)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+	tfm_tok_info info;
+	tfm_tok_err err;
+	tfm_tokenizer *tok = NULL;
+	HeapTuple	tup;
+	TupleDesc	td;
+	bool		isnull;
+	int32		id;
+	char	   *kind;
+	const uint8_t **pieces;
+	size_t	   *lens;
+	int32_t    *ml = NULL,
+			   *mr = NULL;
+	int			status;
+
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT id, kind, vocab_size, (options->>'format_version')::int, "
+							  "(options->>'flags')::int, (options->>'n_merges')::int, "
+							  "ARRAY(SELECT jsonb_array_elements_text(options->'specials')::int) "
+							  "FROM tfm.tokenizers WHERE name = $1",
+							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "cannot read tfm.tokenizers");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("tokenizer \"%s\" does not exist", name)));
+	tup = SPI_tuptable->vals[0];
+	td = SPI_tuptable->tupdesc;
+	memset(&info, 0, sizeof(info));
+	id = DatumGetInt32(SPI_getbinval(tup, td, 1, &isnull));
+	kind = TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull));
+	tfm_tok_kind_parse(&info.kind, kind);
+	info.vocab_size = DatumGetInt32(SPI_getbinval(tup, td, 3, &isnull));
+	info.format_version = DatumGetInt32(SPI_getbinval(tup, td, 4, &isnull));
+	info.flags = (uint32) DatumGetInt32(SPI_getbinval(tup, td, 5, &isnull));
+	info.n_merges = DatumGetInt32(SPI_getbinval(tup, td, 6, &isnull));
+	{
+		ArrayType  *sp = DatumGetArrayTypeP(SPI_getbinval(tup, td, 7, &isnull));
+
+		if (ArrayGetNItems(ARR_NDIM(sp), ARR_DIMS(sp)) != TFM_TOK_N_SPECIALS)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("tokenizer \"%s\" has a malformed list of special ids", name)));
+		memcpy(info.special_ids, ARR_DATA_PTR(sp), sizeof(info.special_ids));
+	}
+
+	pieces = palloc0(sizeof(uint8_t *) * Max(info.vocab_size, 1));
+	lens = palloc0(sizeof(size_t) * Max(info.vocab_size, 1));
+	args[0] = Int32GetDatum(id);
+	types[0] = INT4OID;
+	if (SPI_execute_with_args("SELECT id, piece FROM tfm.vocab WHERE tokenizer_id = $1",
+							  1, types, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "cannot read tfm.vocab");
+	if ((int64) SPI_processed != info.vocab_size)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("tokenizer \"%s\" has %lld pieces for %d ids", name,
+						(long long) SPI_processed, info.vocab_size)));
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		int32		i = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));
+		bytea	   *p = DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull));
+
+		if (i < 0 || i >= info.vocab_size)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("tokenizer \"%s\" has a piece for id %d, outside its vocabulary", name, i)));
+		pieces[i] = (const uint8_t *) VARDATA_ANY(p);
+		lens[i] = VARSIZE_ANY_EXHDR(p);
+	}
+	if (info.n_merges > 0)
+	{
+		SPITupleTable *vt = SPI_tuptable;
+
+		ml = palloc(sizeof(int32_t) * info.n_merges);
+		mr = palloc(sizeof(int32_t) * info.n_merges);
+		if (SPI_execute_with_args("SELECT left_id, right_id FROM tfm.merges WHERE tokenizer_id = $1 "
+								  "ORDER BY rank", 1, types, args, NULL, true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "cannot read tfm.merges");
+		if ((int64) SPI_processed != info.n_merges)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("tokenizer \"%s\" has %lld merges, its row says %d", name,
+							(long long) SPI_processed, info.n_merges)));
+		for (uint64 r = 0; r < SPI_processed; r++)
+		{
+			ml[r] = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));
+			mr[r] = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull));
+		}
+		(void) vt;
+	}
+	status = tfm_tok_load(&tok, &info, pieces, lens, ml, mr, &err);
+	SPI_finish();
+	tok_check(status, &err, psprintf("cannot load tokenizer \"%s\"", name));
+	*idp = id;
+	return tok;
+}
+
+/* the tokenizer called name, from the cache (valid for the current call) */
+static TokEntry *
+tok_get(const char *name)
+{
+	TokEntry   *e = NULL;
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1];
+	int32		id = -1;
+	bool		isnull;
+
+	for (int i = 0; i < TFM_TOK_CACHE_MAX; i++)
+		if (tok_cache[i].used && strcmp(tok_cache[i].name, name) == 0)
+			e = &tok_cache[i];
+	if (e && e->lxid == MyProc->lxid && e->cid == GetCurrentCommandId(false))
+	{
+		e->last_use = ++tok_clock;
+		return e;
+	}
+	args[0] = CStringGetTextDatum(name);
+	SPI_connect();
+	SPI_execute_with_args("SELECT id FROM tfm.tokenizers WHERE name = $1", 1, types, args,
+						  NULL, true, 1);
+	if (SPI_processed > 0)
+		id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_finish();
+	if (id < 0)
+	{
+		if (e)
+			tok_evict(e);
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("tokenizer \"%s\" does not exist", name)));
+	}
+	if (!e || e->id != id)
+	{
+		TokOwner   *own = tok_owner(CurrentMemoryContext);
+
+		if (e)
+			tok_evict(e);
+		own->tok = tok_load(name, &id);
+		for (int i = 0; i < TFM_TOK_CACHE_MAX && !e; i++)
+			if (!tok_cache[i].used)
+				e = &tok_cache[i];
+		if (!e)
+		{
+			e = &tok_cache[0];
+			for (int i = 1; i < TFM_TOK_CACHE_MAX; i++)
+				if (tok_cache[i].last_use < e->last_use)
+					e = &tok_cache[i];
+			tok_evict(e);
+		}
+		e->used = true;
+		strlcpy(e->name, name, sizeof(e->name));
+		e->id = id;
+		e->tok = own->tok;
+		own->tok = NULL;
+		tfm_tok_get_info(&e->info, e->tok);
+	}
+	e->lxid = MyProc->lxid;
+	e->cid = GetCurrentCommandId(false);
+	e->last_use = ++tok_clock;
+	return e;
+}
+
+/* ---- services for models ------------------------------------------------- */
+
+void
+tfm_tokenizer_specials(const char *name, TfmSpecials *sp)
+{
+	TokEntry   *e = tok_get(name);
+
+	sp->pad = e->info.special_ids[TFM_TOK_PAD];
+	sp->unk = e->info.special_ids[TFM_TOK_UNK];
+	sp->bos = e->info.special_ids[TFM_TOK_BOS];
+	sp->eos = e->info.special_ids[TFM_TOK_EOS];
+	sp->cls = e->info.special_ids[TFM_TOK_CLS];
+	sp->sep = e->info.special_ids[TFM_TOK_SEP];
+}
+
+static int32 *
+encode(TokEntry *e, const char *text, size_t len, uint32 flags, size_t max_length, int *n)
+{
+	size_t		cap = max_length > 0 ? max_length : tfm_tok_encode_bound(len, flags);
+	int32	   *ids;
+	size_t		got;
+	tfm_tok_err err;
+
+	if (cap > MaxAllocHugeSize / sizeof(int32))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("text too long to tokenize")));
+	ids = palloc_extended(sizeof(int32) * Max(cap, 1), MCXT_ALLOC_HUGE);
+	tok_check(tfm_tok_encode(ids, NULL, cap, &got, e->tok, text, len, flags, max_length, &err),
+			  &err, "cannot tokenize");
+	*n = (int) got;
+	return ids;
+}
+
+int32 *
+tfm_tokenizer_encode(const char *name, const char *text, size_t len, int *n)
+{
+	return encode(tok_get(name), text, len, 0, 0, n);
+}
+
+/* ---- the aggregate ------------------------------------------------------- */
+
+typedef struct TokAgg
+{
+	char	   *name;
+	TokOwner   *own;			/* holds the counter */
+} TokAgg;
+
+static TokAgg *
+agg_new(MemoryContext aggcxt, const char *name, const tfm_tok_options *opt)
+{
+	TokAgg	   *st = MemoryContextAllocZero(aggcxt, sizeof(TokAgg));
+	tfm_tok_err err;
+
+	st->name = MemoryContextStrdup(aggcxt, name);
+	st->own = tok_owner(aggcxt);
+	if (opt)
+		tok_check(tfm_tok_counter_create(&st->own->counter, opt, &err), &err,
+				  "cannot train the tokenizer");
+	return st;
+}
+
+static MemoryContext
+agg_context(FunctionCallInfo fcinfo, const char *fn)
+{
+	MemoryContext aggcxt;
+
+	if (!AggCheckCallContext(fcinfo, &aggcxt))
+		elog(ERROR, "%s called in non-aggregate context", fn);
+	return aggcxt;
+}
+
+PG_FUNCTION_INFO_V1(tfm_tokenizer_count);
+Datum
+tfm_tokenizer_count(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt = agg_context(fcinfo, "tfm_tokenizer_count");
+	TokAgg	   *st = PG_ARGISNULL(0) ? NULL : (TokAgg *) PG_GETARG_POINTER(0);
+	char	   *name;
+	text	   *t;
+	tfm_tok_err err;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the tokenizer name must not be NULL")));
+	if (st == NULL)
+	{
+		tfm_tok_options opt;
+		tfm_tok_kind kind = TFM_TOK_BPE;
+
+		name = text_to_cstring(PG_GETARG_TEXT_PP(1));
+		check_new_name(name);
+		if (PG_NARGS() > 3)
+		{
+			char	   *k;
+
+			if (PG_ARGISNULL(3))
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("the tokenizer kind must not be NULL")));
+			k = text_to_cstring(PG_GETARG_TEXT_PP(3));
+			if (tfm_tok_kind_parse(&kind, k) != TFM_TOK_OK)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("unknown tokenizer kind \"%s\"", k),
+						 errhint("Valid kinds are byte, char, word, bpe and wordpiece.")));
+		}
+		tfm_tok_options_init(&opt, kind);
+		if (PG_NARGS() > 4)
+		{
+			if (PG_ARGISNULL(4))
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("vocab_size must not be NULL")));
+			opt.vocab_size = PG_GETARG_INT32(4);
+			if (opt.vocab_size < TFM_TOK_MIN_VOCAB_SIZE || opt.vocab_size > TFM_TOK_MAX_VOCAB_SIZE)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("vocab_size must be between %d and %d, not %d",
+								TFM_TOK_MIN_VOCAB_SIZE, TFM_TOK_MAX_VOCAB_SIZE, opt.vocab_size)));
+		}
+		st = agg_new(aggcxt, name, &opt);
+	}
+	else if (VARSIZE_ANY_EXHDR(PG_GETARG_TEXT_PP(1)) != strlen(st->name) ||
+			 memcmp(VARDATA_ANY(PG_GETARG_TEXT_PP(1)), st->name, strlen(st->name)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the tokenizer name must be the same on every row")));
+	if (PG_ARGISNULL(2))
+		PG_RETURN_POINTER(st);	/* NULL rows are skipped */
+	t = PG_GETARG_TEXT_PP(2);
+	CHECK_FOR_INTERRUPTS();
+	tok_check(tfm_tok_counter_add(st->own->counter, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &err),
+			  &err, "cannot count the row");
+	PG_RETURN_POINTER(st);
+}
+
+PG_FUNCTION_INFO_V1(tfm_tokenizer_combine);
+Datum
+tfm_tokenizer_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt = agg_context(fcinfo, "tfm_tokenizer_combine");
+	TokAgg	   *a = PG_ARGISNULL(0) ? NULL : (TokAgg *) PG_GETARG_POINTER(0);
+	TokAgg	   *b = PG_ARGISNULL(1) ? NULL : (TokAgg *) PG_GETARG_POINTER(1);
+	tfm_tok_err err;
+
+	if (b == NULL)
+		PG_RETURN_POINTER(a);
+	if (a == NULL)
+	{
+		/* copy b into the aggregate context */
+		tfm_tok_options opt;
+
+		tfm_tok_counter_get_options(&opt, b->own->counter);
+		a = agg_new(aggcxt, b->name, &opt);
+	}
+	if (strcmp(a->name, b->name) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the tokenizer name must be the same on every row")));
+	CHECK_FOR_INTERRUPTS();
+	tok_check(tfm_tok_counter_merge(a->own->counter, b->own->counter, &err), &err,
+			  "cannot combine partial counts");
+	PG_RETURN_POINTER(a);
+}
+
+/* serialized state: int32 name length, name, int64 counter length, counter image */
+PG_FUNCTION_INFO_V1(tfm_tokenizer_serialize);
+Datum
+tfm_tokenizer_serialize(PG_FUNCTION_ARGS)
+{
+	TokAgg	   *st = (TokAgg *) PG_GETARG_POINTER(0);
+	size_t		n = tfm_tok_counter_serialized_size(st->own->counter);
+	size_t		nl = strlen(st->name);
+	bytea	   *out;
+	char	   *p;
+	tfm_tok_err err;
+	int32		nl32 = (int32) nl;
+	int64		n64 = (int64) n;
+
+	(void) agg_context(fcinfo, "tfm_tokenizer_serialize");
+	out = palloc_extended(VARHDRSZ + 4 + nl + 8 + n, MCXT_ALLOC_HUGE);
+	SET_VARSIZE(out, VARHDRSZ + 4 + nl + 8 + n);
+	p = VARDATA(out);
+	memcpy(p, &nl32, 4);
+	memcpy(p + 4, st->name, nl);
+	memcpy(p + 4 + nl, &n64, 8);
+	tok_check(tfm_tok_counter_serialize((uint8_t *) p + 12 + nl, n, st->own->counter, &err),
+			  &err, "cannot serialize partial counts");
+	PG_RETURN_BYTEA_P(out);
+}
+
+PG_FUNCTION_INFO_V1(tfm_tokenizer_deserialize);
+Datum
+tfm_tokenizer_deserialize(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt = agg_context(fcinfo, "tfm_tokenizer_deserialize");
+	bytea	   *in = PG_GETARG_BYTEA_PP(0);
+	const char *p = VARDATA_ANY(in);
+	size_t		total = VARSIZE_ANY_EXHDR(in);
+	int32		nl;
+	int64		n;
+	TokAgg	   *st;
+	tfm_tok_err err;
+	char	   *name;
+
+	if (total < 12)
+		elog(ERROR, "malformed tokenizer counting state");
+	memcpy(&nl, p, 4);
+	if (nl < 0 || (size_t) nl + 12 > total)
+		elog(ERROR, "malformed tokenizer counting state");
+	memcpy(&n, p + 4 + nl, 8);
+	if (n < 0 || (size_t) n != total - 12 - nl)
+		elog(ERROR, "malformed tokenizer counting state");
+	name = pnstrdup(p + 4, nl);
+	st = agg_new(aggcxt, name, NULL);
+	tok_check(tfm_tok_counter_deserialize(&st->own->counter, (const uint8_t *) p + 12 + nl,
+										  (size_t) n, &err),
+			  &err, "cannot read partial counts");
+	PG_RETURN_POINTER(st);
+}
+
+/* stores armed by the final function, done by the ExecutorFinish hook */
+typedef struct PendingStore
+{
+	char	   *name;
+	tfm_tokenizer *tok;
+	int32		min_count;
+	struct PendingStore *next;
+} PendingStore;
+
+static PendingStore *pending = NULL;
+static ExecutorFinish_hook_type prev_executor_finish = NULL;
+static bool callbacks_registered = false;
+
+static void
+drop_pending(void)
+{
+	while (pending)
+	{
+		PendingStore *p = pending;
+
+		pending = p->next;
+		tfm_tok_free(p->tok);
+		pfree(p->name);
+		pfree(p);
+	}
+}
+
+static void
+pending_xact_callback(XactEvent event, void *arg)
+{
+	(void) arg;
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_COMMIT || event == XACT_EVENT_PREPARE)
+	{
+		/* the memory is TopMemoryContext's; free the core objects */
+		drop_pending();
+	}
+}
+
+static void
+store_pending(void)
+{
+	bool		pushed = false;
+
+	if (pending && !IsInParallelMode() && !ActiveSnapshotSet())
+	{
+		/* ExecutorFinish may run from portal cleanup, without a snapshot */
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pushed = true;
+	}
+	while (pending && !IsInParallelMode())
+	{
+		PendingStore *p = pending;
+		TokOwner   *own = tok_owner(CurrentMemoryContext);
+		char	   *name = pstrdup(p->name);
+		int32		min_count = p->min_count;
+
+		/* from here on an error frees the tokenizer with the context */
+		pending = p->next;
+		own->tok = p->tok;
+		pfree(p->name);
+		pfree(p);
+		if (tokenizer_exists(name))
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("tokenizer \"%s\" already exists", name)));
+		store_tokenizer(name, own->tok, min_count);
+		tfm_tok_free(own->tok);
+		own->tok = NULL;
+	}
+	if (pushed)
+		PopActiveSnapshot();
+}
+
+static void
+tfm_executor_finish(QueryDesc *qd)
+{
+	if (prev_executor_finish)
+		prev_executor_finish(qd);
+	else
+		standard_ExecutorFinish(qd);
+	if (pending)
+		store_pending();
+}
+
+void		tfm_tokenizer_init_hooks(void);
+void
+tfm_tokenizer_init_hooks(void)
+{
+	prev_executor_finish = ExecutorFinish_hook;
+	ExecutorFinish_hook = tfm_executor_finish;
+}
+
+static int
+train_progress(void *arg, int32_t done, int32_t target)
+{
+	(void) arg;
+	(void) done;
+	(void) target;
+	/* the core calls this between merges, on this thread: safe to check */
+	CHECK_FOR_INTERRUPTS();
+	return 0;
+}
+
+PG_FUNCTION_INFO_V1(tfm_tokenizer_finish);
+Datum
+tfm_tokenizer_finish(PG_FUNCTION_ARGS)
+{
+	TokAgg	   *st;
+	TokOwner   *own;
+	tfm_tok_err err;
+	tfm_tok_options opt;
+	PendingStore *p;
+	char	   *result;
+
+	(void) agg_context(fcinfo, "tfm_tokenizer_finish");
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();		/* no rows: nothing learned, nothing stored */
+	st = (TokAgg *) PG_GETARG_POINTER(0);
+	own = tok_owner(CurrentMemoryContext);
+	tok_check(tfm_tok_train(&own->tok, st->own->counter, train_progress, NULL, &err), &err,
+			  psprintf("cannot train tokenizer \"%s\"", st->name));
+	tfm_tok_counter_get_options(&opt, st->own->counter);
+	result = summary(st->name, own->tok);
+	if (!callbacks_registered)
+	{
+		RegisterXactCallback(pending_xact_callback, NULL);
+		callbacks_registered = true;
+	}
+	p = MemoryContextAllocZero(TopMemoryContext, sizeof(PendingStore));
+	p->name = MemoryContextStrdup(TopMemoryContext, st->name);
+	p->tok = own->tok;
+	p->min_count = opt.min_count;
+	own->tok = NULL;
+	p->next = pending;
+	pending = p;
+	PG_RETURN_TEXT_P(cstring_to_text(result));
+}
+
+/* ---- import, drop -------------------------------------------------------- */
+
+PG_FUNCTION_INFO_V1(tfm_tokenizer_import);
+Datum
+tfm_tokenizer_import(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "name");
+	char	   *kind = tfm_text_arg(fcinfo, 1, "kind");
+	text	   *vocab,
+			   *merges;
+	TokOwner   *own = tok_owner(CurrentMemoryContext);
+	tfm_tok_err err;
+
+	TFM_ARG_NOT_NULL(2, "vocab");
+	TFM_ARG_NOT_NULL(3, "merges");
+	vocab = PG_GETARG_TEXT_PP(2);
+	merges = PG_GETARG_TEXT_PP(3);
+	if (strcmp(kind, "bpe") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("tfm imports kind \"bpe\" (GPT-2's encoder.json and vocab.bpe), not \"%s\"", kind)));
+	check_new_name(name);
+	tok_check(tfm_tok_import_gpt2(&own->tok, VARDATA_ANY(vocab), VARSIZE_ANY_EXHDR(vocab),
+								  VARDATA_ANY(merges), VARSIZE_ANY_EXHDR(merges), &err),
+			  &err, "cannot import the vocabulary");
+	store_tokenizer(name, own->tok, 0);
+	PG_RETURN_TEXT_P(cstring_to_text(summary(name, own->tok)));
+}
+
+PG_FUNCTION_INFO_V1(tfm_tokenizer_drop);
+Datum
+tfm_tokenizer_drop(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "name");
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+
+	SPI_connect();
+	SPI_execute_with_args("SELECT name FROM tfm.models WHERE tokenizer = $1 OR target_tokenizer = $1 "
+						  "ORDER BY name LIMIT 1", 1, types, args, NULL, true, 1);
+	if (SPI_processed > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+				 errmsg("tokenizer \"%s\" is used by model \"%s\"", name,
+						SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)),
+				 errhint("Drop the models that use it first.")));
+	if (SPI_execute_with_args("DELETE FROM tfm.tokenizers WHERE name = $1", 1, types, args,
+							  NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "cannot delete from tfm.tokenizers");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("tokenizer \"%s\" does not exist", name)));
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+/* ---- tokenize, detokenize, tokens ---------------------------------------- */
+
+PG_FUNCTION_INFO_V1(tfm_tokenize);
+Datum
+tfm_tokenize(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "tokenizer");
+	text	   *t;
+	uint32		flags = 0;
+	int			max_length = 0;
+	int			n;
+	int32	   *ids;
+	Datum	   *d;
+	TokEntry   *e;
+
+	TFM_ARG_NOT_NULL(1, "input");
+	t = PG_GETARG_TEXT_PP(1);
+	if (!PG_ARGISNULL(2) && PG_GETARG_BOOL(2))
+		flags |= TFM_TOK_ADD_BOS;
+	if (!PG_ARGISNULL(3) && PG_GETARG_BOOL(3))
+		flags |= TFM_TOK_ADD_EOS;
+	if (!PG_ARGISNULL(4))
+	{
+		max_length = PG_GETARG_INT32(4);
+		if (max_length < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("max_length must be positive, not %d", max_length)));
+	}
+	e = tok_get(name);
+	ids = encode(e, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), flags, (size_t) max_length, &n);
+	d = palloc_extended(sizeof(Datum) * Max(n, 1), MCXT_ALLOC_HUGE);
+	for (int i = 0; i < n; i++)
+		d[i] = Int32GetDatum(ids[i]);
+	PG_RETURN_ARRAYTYPE_P(construct_array(d, n, INT4OID, 4, true, TYPALIGN_INT));
+}
+
+PG_FUNCTION_INFO_V1(tfm_detokenize);
+Datum
+tfm_detokenize(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "tokenizer");
+	ArrayType  *a;
+	int			n;
+	TokEntry   *e;
+	size_t		cap,
+				got;
+	text	   *out;
+	tfm_tok_err err;
+
+	TFM_ARG_NOT_NULL(1, "ids");
+	a = PG_GETARG_ARRAYTYPE_P(1);
+	if (ARR_NDIM(a) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("ids must be a one-dimensional array")));
+	if (ARR_HASNULL(a))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("ids must not contain NULL")));
+	n = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
+	e = tok_get(name);
+	cap = tfm_tok_decode_bound(e->tok, n, TFM_TOK_DECODE_REPLACE);
+	out = palloc_extended(VARHDRSZ + Max(cap, 1), MCXT_ALLOC_HUGE);
+	tok_check(tfm_tok_decode(VARDATA(out), cap, &got, e->tok, (const int32_t *) ARR_DATA_PTR(a),
+							 n, TFM_TOK_DECODE_REPLACE, &err),
+			  &err, "cannot detokenize");
+	SET_VARSIZE(out, VARHDRSZ + got);
+	PG_RETURN_TEXT_P(out);
+}
+
+/* a piece as text: valid UTF-8 as is, other bytes as \xNN */
+static text *
+piece_text(const uint8_t *b, size_t len)
+{
+	StringInfoData s;
+	size_t		i = 0;
+
+	initStringInfo(&s);
+	while (i < len)
+	{
+		int			l = pg_utf_mblen(b + i);
+
+		if (i + l <= len && pg_utf8_islegal(b + i, l))
+		{
+			appendBinaryStringInfo(&s, (const char *) b + i, l);
+			i += l;
+		}
+		else
+			appendStringInfo(&s, "\\x%02X", b[i++]);
+	}
+	return cstring_to_text_with_len(s.data, s.len);
+}
+
+PG_FUNCTION_INFO_V1(tfm_tokens);
+Datum
+tfm_tokens(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *name = tfm_text_arg(fcinfo, 0, "tokenizer");
+	text	   *t;
+	TokEntry   *e;
+	int			n;
+	int32	   *ids;
+
+	TFM_ARG_NOT_NULL(1, "input");
+	t = PG_GETARG_TEXT_PP(1);
+	SetSingleFuncCall(fcinfo, 0);
+	e = tok_get(name);
+	ids = encode(e, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), 0, 0, &n);
+	for (int i = 0; i < n; i++)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+		const uint8_t *b;
+		size_t		len;
+		tfm_tok_err err;
+
+		tok_check(tfm_tok_piece(&b, &len, e->tok, ids[i], &err), &err, "cannot read a piece");
+		values[0] = Int32GetDatum(i + 1);
+		values[1] = Int32GetDatum(ids[i]);
+		values[2] = PointerGetDatum(piece_text(b, len));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

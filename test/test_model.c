@@ -1,0 +1,348 @@
+/*
+ * test_model.c — whole models: the encoder classifier, the decoder LM and
+ * the encoder-decoder, in every variant the fixtures cover, against
+ * PyTorch (logits, loss, every parameter gradient, five AdamW steps with
+ * clipping), plus whole-model finite differences with dropout on, and
+ * bit-for-bit repeatability for a seed and thread count.
+ */
+#include "check.h"
+#include "tfm/blas.h"
+#include "tfm/model.h"
+#include "tfm/optim.h"
+#include "tfm/rng.h"
+
+static const char *fixtures[] = {
+	"classify_post_mean.bin", "classify_pre_cls_gelu_sin.bin",
+	"lm_pre_gelu.bin", "lm_post_relu_untied.bin",
+	"seq2seq.bin", "seq2seq_pre_learned.bin",
+};
+
+static void
+config_from_fixture(tfm_config *c, const fixture *fx)
+{
+	memset(c, 0, sizeof(*c));
+#define F(field) c->field = fixture_int(fx, "config." #field)
+	F(task); F(vocab); F(tgt_vocab); F(d_model); F(heads); F(enc_layers);
+	F(dec_layers); F(d_ff); F(max_len); F(n_classes); F(norm); F(positions);
+	F(activation); F(pooling); F(tie); F(scale_embeddings); F(pad_id);
+#undef F
+}
+
+typedef struct
+{
+	tfm_batch	b;
+	float		eps;
+} batch_ctx;
+
+static void
+batch_from_fixture(batch_ctx *bc, const fixture *fx, const tfm_config *c)
+{
+	const fx_record *in = fixture_get(fx, "input");
+
+	memset(bc, 0, sizeof(*bc));
+	bc->b.B = in->dims[0];
+	bc->b.T = in->dims[1];
+	bc->b.input = in->data;
+	if (c->task == TFM_TASK_CLASSIFY)
+		bc->b.labels = fixture_get(fx, "labels")->data;
+	else
+		bc->b.target = fixture_get(fx, "target")->data;
+	if (c->task == TFM_TASK_SEQ2SEQ)
+	{
+		const fx_record *di = fixture_get(fx, "dec_input");
+
+		bc->b.Tt = di->dims[1];
+		bc->b.dec_input = di->data;
+	}
+	bc->eps = *(const float *) fixture_get(fx, "config.label_smoothing")->data;
+}
+
+static double
+mean_loss(tfm_model *m, const batch_ctx *bc, bool backward)
+{
+	int			count;
+	double		sum;
+
+	if (backward)
+	{
+		/* two passes: count targets, then scale gradients by 1/count */
+		tfm_model_forward(m, &bc->b, true, 0);
+		tfm_model_loss_backward(m, &bc->b, bc->eps, false, 1.0f, &count);
+		tfm_model_forward(m, &bc->b, true, 0);
+		sum = tfm_model_loss_backward(m, &bc->b, bc->eps, true, 1.0f / count, &count);
+	}
+	else
+	{
+		tfm_model_forward(m, &bc->b, false, 0);
+		sum = tfm_model_loss_backward(m, &bc->b, bc->eps, false, 1.0f, &count);
+	}
+	return sum / count;
+}
+
+static void
+test_fixture(const char *file)
+{
+	fixture		fx;
+	tfm_config	c;
+	tfm_model  *m;
+	batch_ctx	bc;
+	const fx_record *r;
+	char		what[160];
+	double		loss;
+	tfm_adam	opt;
+	const fx_record *ref_losses,
+			   *ref_norms;
+
+	if (fixture_load(&fx, file) != 0)
+	{
+		CHECK(0, "fixture %s", file);
+		return;
+	}
+	config_from_fixture(&c, &fx);
+	CHECK(tfm_config_check(&c) == NULL, "%s config: %s", file, tfm_config_check(&c));
+	m = tfm_model_create(&c);
+	batch_from_fixture(&bc, &fx, &c);
+
+	/* every tensor of the model is in the fixture, with the same shape */
+	for (int i = 0; i < m->n_tensors; i++)
+	{
+		const tfm_param_info *p = &m->info[i];
+
+		r = fixture_get(&fx, p->name);
+		CHECK(r != NULL && r->n == p->size, "%s: tensor %s missing or misshapen", file, p->name);
+		if (r && r->n == p->size)
+			memcpy(m->params + p->offset, r->data, p->size * sizeof(float));
+	}
+	/* and every parameter in the fixture is in the model */
+	for (int i = 0; i < fx.n; i++)
+	{
+		const char *nm = fx.rec[i].name;
+
+		if (strncmp(nm, "grad.", 5) == 0)
+			CHECK(tfm_model_find(m, nm + 5) != NULL, "%s: model lacks %s", file, nm + 5);
+	}
+
+	/* logits */
+	tfm_model_forward(m, &bc.b, false, 0);
+	r = fixture_get(&fx, "logits");
+	snprintf(what, sizeof(what), "%s logits", file);
+	check_close(what, m->logits, r->data, r->n, 2e-5, 1e-4);
+
+	/* loss and gradients */
+	loss = mean_loss(m, &bc, true);
+	r = fixture_get(&fx, "loss");
+	snprintf(what, sizeof(what), "%s loss", file);
+	{
+		float		l = (float) loss;
+
+		check_close(what, &l, r->data, 1, 1e-5, 1e-5);
+	}
+	for (int i = 0; i < m->n_tensors; i++)
+	{
+		const tfm_param_info *p = &m->info[i];
+		char		gname[96];
+
+		snprintf(gname, sizeof(gname), "grad.%s", p->name);
+		r = fixture_get(&fx, gname);
+		if (!r)
+			continue;
+		snprintf(what, sizeof(what), "%s %s", file, gname);
+		check_close(what, m->grads + p->offset, r->data, p->size, 1e-5, 1e-3);
+	}
+
+	/* five AdamW steps with clipping at 1.0 */
+	ref_losses = fixture_get(&fx, "adam.losses");
+	ref_norms = fixture_get(&fx, "adam.gradnorm");
+	tfm_adam_init(&opt, m->n_floats, 0.9f, 0.98f, 1e-9f, 0.1f, true);
+	for (int step = 0; step < 5; step++)
+	{
+		float		l,
+					gn;
+		double		norm;
+
+		tfm_model_zero_grad(m);
+		l = (float) mean_loss(m, &bc, true);
+		norm = tfm_grad_norm(m->grads, m->n_floats);
+		gn = (float) norm;
+		snprintf(what, sizeof(what), "%s adam loss %d", file, step);
+		check_close(what, &l, (const float *) ref_losses->data + step, 1, 2e-5, 1e-4);
+		snprintf(what, sizeof(what), "%s adam grad norm %d", file, step);
+		check_close(what, &gn, (const float *) ref_norms->data + step, 1, 2e-5, 1e-4);
+		tfm_clip_grad(m->grads, m->n_floats, norm, 1.0f);
+		tfm_adam_step(&opt, m->params, m->grads, m->info, m->n_tensors, 1e-2f);
+	}
+	for (int i = 0; i < fx.n; i++)
+	{
+		const char *nm = fx.rec[i].name;
+		const tfm_param_info *p;
+
+		if (strncmp(nm, "adam.final.", 11) != 0)
+			continue;
+		p = tfm_model_find(m, nm + 11);
+		CHECK(p != NULL, "%s: %s", file, nm);
+		if (!p)
+			continue;
+		snprintf(what, sizeof(what), "%s %s", file, nm);
+		check_close(what, m->params + p->offset, fx.rec[i].data, p->size, 1e-4, 1e-3);
+	}
+	tfm_adam_free(&opt);
+	tfm_model_free(m);
+	fixture_free(&fx);
+}
+
+/* ---- whole-model finite differences, dropout on ---- */
+
+typedef struct
+{
+	tfm_model  *m;
+	batch_ctx	bc;
+	int			count;
+} fd_ctx;
+
+static double
+model_loss(void *p)
+{
+	fd_ctx	   *c = p;
+	int			count;
+
+	tfm_model_forward(c->m, &c->bc.b, true, 777);
+	return tfm_model_loss_backward(c->m, &c->bc.b, c->bc.eps, false, 1.0f, &count) / c->count;
+}
+
+static void
+test_model_fd(const char *file, float dropout)
+{
+	fixture		fx;
+	tfm_config	c;
+	fd_ctx		ctx;
+	char		what[160];
+
+	if (fixture_load(&fx, file) != 0)
+		return;
+	config_from_fixture(&c, &fx);
+	c.dropout = dropout;
+	c.attn_dropout = dropout;
+	ctx.m = tfm_model_create(&c);
+	tfm_model_init(ctx.m, 5);
+	/* larger weights than init gives, so that every path carries gradient */
+	for (size_t i = 0; i < ctx.m->n_floats; i++)
+		ctx.m->params[i] += 0.1f * ((float) ((i * 2654435761u) % 1000) / 500.0f - 1.0f);
+	batch_from_fixture(&ctx.bc, &fx, &c);
+	tfm_model_forward(ctx.m, &ctx.bc.b, true, 777);
+	tfm_model_loss_backward(ctx.m, &ctx.bc.b, ctx.bc.eps, false, 1.0f, &ctx.count);
+	tfm_model_forward(ctx.m, &ctx.bc.b, true, 777);
+	tfm_model_loss_backward(ctx.m, &ctx.bc.b, ctx.bc.eps, true, 1.0f / ctx.count, &ctx.count);
+	{
+		float	   *grads = malloc(ctx.m->n_floats * sizeof(float));
+
+		memcpy(grads, ctx.m->grads, ctx.m->n_floats * sizeof(float));
+		for (int i = 0; i < ctx.m->n_tensors; i++)
+		{
+			const tfm_param_info *p = &ctx.m->info[i];
+
+			snprintf(what, sizeof(what), "%s dropout=%.1f %s", file, dropout, p->name);
+			check_fd(what, model_loss, &ctx, ctx.m->params + p->offset, grads + p->offset,
+					 p->size, quick_mode() ? 3 : 12, 3e-4, 1e-3, 3e-2);
+		}
+		free(grads);
+	}
+	tfm_model_free(ctx.m);
+	fixture_free(&fx);
+}
+
+/* ---- repeatability: same seed, same threads → same bits ---- */
+
+static void
+test_repeatable(void)
+{
+	fixture		fx;
+	tfm_config	c;
+	batch_ctx	bc;
+	float	   *first = NULL;
+
+	if (fixture_load(&fx, "seq2seq.bin") != 0)
+		return;
+	config_from_fixture(&c, &fx);
+	c.dropout = 0.1f;
+	c.attn_dropout = 0.1f;
+	batch_from_fixture(&bc, &fx, &c);
+	for (int run = 0; run < 2; run++)
+	{
+		tfm_model  *m = tfm_model_create(&c);
+		tfm_adam	opt;
+		int			count;
+
+		tfm_model_init(m, 42);
+		tfm_adam_init(&opt, m->n_floats, 0.9f, 0.98f, 1e-9f, 0.01f, true);
+		for (int step = 0; step < 3; step++)
+		{
+			tfm_model_zero_grad(m);
+			tfm_model_forward(m, &bc.b, true, (uint64_t) step);
+			tfm_model_loss_backward(m, &bc.b, bc.eps, true, 0.05f, &count);
+			tfm_adam_step(&opt, m->params, m->grads, m->info, m->n_tensors, 1e-3f);
+		}
+		if (run == 0)
+		{
+			first = malloc(m->n_floats * sizeof(float));
+			memcpy(first, m->params, m->n_floats * sizeof(float));
+		}
+		else
+			CHECK(memcmp(first, m->params, m->n_floats * sizeof(float)) == 0,
+				  "two runs with the same seed differ");
+		tfm_adam_free(&opt);
+		tfm_model_free(m);
+	}
+	free(first);
+	fixture_free(&fx);
+}
+
+/* ---- schedules ---- */
+
+static void
+test_schedules(void)
+{
+	CHECK(fabsf(tfm_lr_at(TFM_SCHED_CONSTANT, 1.0f, 5, 10, 100) - 0.5f) < 1e-7f, "warmup");
+	CHECK(tfm_lr_at(TFM_SCHED_CONSTANT, 1.0f, 50, 10, 100) == 1.0f, "constant");
+	CHECK(fabsf(tfm_lr_at(TFM_SCHED_LINEAR, 1.0f, 55, 10, 100) - 0.5f) < 1e-6f, "linear mid");
+	CHECK(fabsf(tfm_lr_at(TFM_SCHED_LINEAR, 1.0f, 100, 10, 100)) < 1e-7f, "linear end");
+	CHECK(fabsf(tfm_lr_at(TFM_SCHED_COSINE, 1.0f, 55, 10, 100) - 0.5f) < 1e-6f, "cosine mid");
+	CHECK(fabsf(tfm_lr_at(TFM_SCHED_COSINE, 1.0f, 10, 10, 100) - 1.0f) < 1e-7f, "cosine peak");
+	CHECK(fabsf(tfm_lr_at(TFM_SCHED_COSINE, 1.0f, 100, 10, 100)) < 1e-7f, "cosine end");
+	/* the paper: d^-0.5·min(step^-0.5, step·warmup^-1.5), d = 512, warmup 4000 */
+	for (int step = 1; step <= 20000; step += 997)
+	{
+		double		d = 512,
+					w = 4000;
+		double		paper = pow(d, -0.5) * fmin(pow(step, -0.5), step * pow(w, -1.5));
+		float		peak = (float) (pow(d, -0.5) * pow(w, -0.5));
+		float		got = tfm_lr_at(TFM_SCHED_INVSQRT, peak, step, 4000, 0);
+
+		CHECK(fabs(got - paper) <= 1e-6 * paper + 1e-12, "inverse sqrt at %d: %g vs %g",
+			  step, got, paper);
+	}
+}
+
+int
+main(void)
+{
+	char		err[256];
+
+	if (tfm_blas_init(getenv("TFM_BLIS_ARCH"), err, sizeof(err)) != 0)
+	{
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	for (int threads = 1; threads <= 2; threads++)
+	{
+		tfm_set_threads(threads);
+		for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
+			test_fixture(fixtures[i]);
+	}
+	tfm_set_threads(2);
+	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
+		test_model_fd(fixtures[i], i % 2 ? 0.0f : 0.2f);
+	test_repeatable();
+	test_schedules();
+	printf("BLIS kernels: %s (%s)\n", tfm_blas_arch(), tfm_blas_arch_reason());
+	return check_summary("test_model");
+}
