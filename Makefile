@@ -30,10 +30,10 @@ BLIS_LIB     = /usr/lib/x86_64-linux-gnu/blis-openmp
 TFM_CFLAGS   = -std=gnu11 -O3 -march=x86-64-v2 -mtune=native -fopenmp -Wall -Wextra \
                -fno-math-errno -fno-trapping-math -Iinclude -isystem $(BLIS_INC)
 # PostgreSQL's own headers as system headers: -Wextra stays on for tfm's code only
-PG_CPPFLAGS  = $(TFM_CFLAGS) -isystem $(shell $(PG_CONFIG) --includedir-server)
+PG_CPPFLAGS  = $(TFM_CFLAGS) -isystem $(shell $(PG_CONFIG) --includedir-server) -MMD -MP
 SHLIB_LINK   = -fopenmp -L$(BLIS_LIB) -Wl,-rpath,$(BLIS_LIB) -lblis -lm
 
-EXTRA_CLEAN  = $(UNIT_BINS) test/*.o
+EXTRA_CLEAN  = $(UNIT_BINS) test/*.o $(OBJS:.o=.d)
 
 PGXS        := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -60,3 +60,6 @@ valgrind: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== valgrind $$t"; \
 	  TFM_BLIS_ARCH=haswell TFM_TEST_QUICK=1 OMP_NUM_THREADS=1 TFM_TEST_DATA=$(CURDIR)/test/fixtures \
 	  valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect $$t; done
+
+# header dependencies (PGXS does not track them)
+-include $(OBJS:.o=.d)

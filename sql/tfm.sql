@@ -259,6 +259,27 @@ AS 'MODULE_PATHNAME', 'tfm_classify' LANGUAGE C STABLE PARALLEL SAFE;
 COMMENT ON FUNCTION tfm_classify(text, text) IS 'the most likely label of a text';
 COMMENT ON FUNCTION tfm_classify(text, integer[]) IS 'the most likely label of token ids';
 
+CREATE FUNCTION tfm_classify(input text) RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_classify_deployed' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_classify(text) IS 'the most likely label of a text, by the deployed classifier';
+
+CREATE FUNCTION tfm_classify(model text, inputs text[]) RETURNS text[]
+AS 'MODULE_PATHNAME', 'tfm_classify_batch' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_classify(text, text[]) IS
+  'the most likely label of each text, through batched forward passes (NULL gives NULL)';
+
+CREATE FUNCTION tfm_embed(model text, input text) RETURNS real[]
+AS 'MODULE_PATHNAME', 'tfm_embed' LANGUAGE C STABLE PARALLEL SAFE;
+CREATE FUNCTION tfm_embed(model text, ids integer[]) RETURNS real[]
+AS 'MODULE_PATHNAME', 'tfm_embed' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_embed(text, text) IS 'the pooled representation of a text (d_model values)';
+COMMENT ON FUNCTION tfm_embed(text, integer[]) IS 'the pooled representation of token ids (d_model values)';
+
+CREATE FUNCTION tfm_deploy(model text) RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_deploy' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION tfm_deploy(text) IS
+  'make a model the one its task uses when no model is named (recorded in tfm.deployed)';
+
 CREATE FUNCTION tfm_predict_proba(model text, input text, OUT label text, OUT probability double precision)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'tfm_predict_proba' LANGUAGE C STABLE PARALLEL SAFE ROWS 2;
@@ -274,3 +295,53 @@ COMMENT ON FUNCTION tfm_predict_proba(text, integer[]) IS 'the probability of ev
 CREATE FUNCTION tfm_copy_model(source text, target text) RETURNS bigint
 AS 'MODULE_PATHNAME', 'tfm_copy_model' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION tfm_copy_model(text, text) IS 'copy a model (config and weights) under a new name; returns its parameter count';
+
+-- ---------------------------------------------------------------------------
+-- evaluation
+
+CREATE FUNCTION tfm_evaluate(model text, query text,
+    OUT accuracy double precision, OUT loss double precision, OUT macro_f1 double precision,
+    OUT per_class jsonb, OUT confusion jsonb, OUT rows bigint, OUT skipped bigint,
+    OUT perplexity double precision, OUT nats_per_char double precision,
+    OUT bits_per_byte double precision, OUT tokens bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tfm_evaluate' LANGUAGE C VOLATILE PARALLEL RESTRICTED;  -- runs a query
+COMMENT ON FUNCTION tfm_evaluate(text, text) IS
+  'a model''s quality on a query''s rows: classify → accuracy, loss, macro_f1, per_class, confusion; lm → loss, perplexity, nats_per_char, bits_per_byte, tokens';
+
+-- ---------------------------------------------------------------------------
+-- training as an aggregate: one epoch over the rows it sees, in their order
+
+CREATE TYPE tfm.epoch AS (epoch integer, steps bigint, train_loss double precision,
+                          val_loss double precision, val_accuracy double precision,
+                          tokens_per_s double precision, seconds double precision);
+
+CREATE FUNCTION tfm_train_agg_step(internal, text, text, text) RETURNS internal
+AS 'MODULE_PATHNAME', 'tfm_train_agg_step' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: skips NULL rows
+CREATE FUNCTION tfm_train_agg_step(internal, text, text, text, jsonb) RETURNS internal
+AS 'MODULE_PATHNAME', 'tfm_train_agg_step' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION tfm_train_agg_step(internal, text, integer[], text) RETURNS internal
+AS 'MODULE_PATHNAME', 'tfm_train_agg_step' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION tfm_train_agg_step(internal, text, integer[], text, jsonb) RETURNS internal
+AS 'MODULE_PATHNAME', 'tfm_train_agg_step' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+CREATE FUNCTION tfm_train_agg_final(internal) RETURNS tfm.epoch
+AS 'MODULE_PATHNAME', 'tfm_train_agg_final' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE AGGREGATE tfm_train_agg(model text, input text, label text) (
+    SFUNC = tfm_train_agg_step, STYPE = internal, FINALFUNC = tfm_train_agg_final,
+    FINALFUNC_MODIFY = READ_WRITE, PARALLEL = UNSAFE);
+CREATE AGGREGATE tfm_train_agg(model text, input text, label text, options jsonb) (
+    SFUNC = tfm_train_agg_step, STYPE = internal, FINALFUNC = tfm_train_agg_final,
+    FINALFUNC_MODIFY = READ_WRITE, PARALLEL = UNSAFE);
+CREATE AGGREGATE tfm_train_agg(model text, ids integer[], label text) (
+    SFUNC = tfm_train_agg_step, STYPE = internal, FINALFUNC = tfm_train_agg_final,
+    FINALFUNC_MODIFY = READ_WRITE, PARALLEL = UNSAFE);
+CREATE AGGREGATE tfm_train_agg(model text, ids integer[], label text, options jsonb) (
+    SFUNC = tfm_train_agg_step, STYPE = internal, FINALFUNC = tfm_train_agg_final,
+    FINALFUNC_MODIFY = READ_WRITE, PARALLEL = UNSAFE);
+COMMENT ON AGGREGATE tfm_train_agg(text, text, text) IS
+  'one epoch of mini-batch training of a classifier over the rows aggregated, in their order; returns the epoch''s metrics';
+COMMENT ON AGGREGATE tfm_train_agg(text, text, text, jsonb) IS
+  'the same with options: batch_size, lr, warmup, weight_decay, clip, label_smoothing, seed';
+COMMENT ON AGGREGATE tfm_train_agg(text, integer[], text) IS 'one epoch of training over token-id rows';
+COMMENT ON AGGREGATE tfm_train_agg(text, integer[], text, jsonb) IS 'one epoch of training over token-id rows, with options';

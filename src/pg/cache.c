@@ -13,6 +13,8 @@
 
 #include "access/xact.h"
 #include "storage/proc.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 
 #include "tfm_pg.h"
@@ -191,4 +193,34 @@ tfm_cache_forget(const char *name)
 
 	if (e)
 		evict(e);
+}
+
+const char *
+tfm_deployed_model(const char *task)
+{
+	static char name[NAMEDATALEN * 2];
+	static char for_task[16];
+	static LocalTransactionId lxid = InvalidLocalTransactionId;
+	static CommandId cid = InvalidCommandId;
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1];
+
+	if (lxid == MyProc->lxid && cid == GetCurrentCommandId(false) && strcmp(for_task, task) == 0)
+		return name;
+	args[0] = CStringGetTextDatum(task);
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT model FROM tfm.deployed WHERE task = $1", 1, types, args,
+							  NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "cannot read tfm.deployed");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("no %s model is deployed", task),
+				 errhint("Deploy one with tfm_deploy(model).")));
+	strlcpy(name, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), sizeof(name));
+	SPI_finish();
+	strlcpy(for_task, task, sizeof(for_task));
+	lxid = MyProc->lxid;
+	cid = GetCurrentCommandId(false);
+	return name;
 }

@@ -1,60 +1,156 @@
 /*
  * classify.c — inference with classifiers: tfm_classify (the most likely
- * label) and tfm_predict_proba (every label's probability), over text
- * (through the model's tokenizer) or token ids.  The model comes from the
- * per-backend cache: loaded once per backend and version.
+ * label; a text[] form runs many rows through batched forward passes),
+ * tfm_predict_proba (every label's probability), tfm_embed (the pooled
+ * representation), and tfm_deploy, which names the classifier that
+ * tfm_classify(text) uses.  Models come from the per-backend cache: loaded
+ * once per backend and version.
  */
 #include "postgres.h"
 
 #include <math.h>
 
 #include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
 #include "tfm_pg.h"
 #include "tfm_rows.h"
+#include "classify.h"
 
-/* the model's probabilities for one input (palloc'd, n_labels of them) */
-static float *
-probabilities(FunctionCallInfo fcinfo, const TfmModelRow **rowp)
+#define TFM_INFER_BATCH 64
+
+tfm_model *
+tfm_get_classifier(const char *name, const TfmModelRow **rowp)
 {
-	char	   *name = tfm_text_arg(fcinfo, 0, "model");
-	const TfmModelRow *row;
 	tfm_model  *m;
-	TfmSpecials sp;
-	int32	   *ids;
-	int			n;
-	tfm_batch	b;
-	float	   *p;
 
-	TFM_ARG_NOT_NULL(1, "input");
 	tfm_backend_ready();
-	m = tfm_cache_get(name, &row);
-	if (row->cfg.task != TFM_TASK_CLASSIFY)
+	m = tfm_cache_get(name, rowp);
+	if ((*rowp)->cfg.task != TFM_TASK_CLASSIFY)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("model \"%s\" is a %s model, not a classifier", name, row->task)));
+				 errmsg("model \"%s\" has task \"%s\", not \"classify\"", name, (*rowp)->task)));
+	return m;
+}
+
+/* the ids a classifier reads for one value; errors on empty text */
+int32 *
+tfm_classifier_ids(const TfmModelRow *row, Datum d, Oid type, int *n)
+{
+	TfmSpecials sp;
+	int32	   *ids;
+
 	tfm_model_specials(row, &sp);
-	ids = tfm_datum_ids(PG_GETARG_DATUM(1), get_fn_expr_argtype(fcinfo->flinfo, 1), row, false, &n);
-	if (n == 0 && tfm_column_is_text(get_fn_expr_argtype(fcinfo->flinfo, 1)))
+	ids = tfm_datum_ids(d, type, row, false, n);
+	if (*n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot classify an empty text")));
-	ids = tfm_classifier_input(row, &sp, ids, n, &n, true, NULL);
-	memset(&b, 0, sizeof(b));
-	b.B = 1;
-	b.T = n;
-	b.input = ids;
-	if (tfm_model_forward(m, &b, false, 0) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory running model \"%s\"", name)));
-	p = palloc(sizeof(float) * row->n_labels);
-	memcpy(p, m->logits, sizeof(float) * row->n_labels);
-	tfm_softmax_rows(p, 1, row->n_labels);
-	*rowp = row;
+				 errmsg("cannot classify an empty %s", tfm_column_is_text(type) ? "text" : "id array")));
+	return tfm_classifier_input(row, &sp, ids, *n, n, true, NULL);
+}
+
+static int
+cmp_by_len(const void *a, const void *b, void *arg)
+{
+	const int  *lens = arg;
+	int			x = lens[*(const int *) a],
+				y = lens[*(const int *) b];
+
+	return x < y ? -1 : (x > y);
+}
+
+void
+tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, int n,
+				   float *probs, float *pooled)
+{
+	int			C = row->n_labels,
+				d = m->cfg.d_model;
+	int		   *order = palloc(sizeof(int) * Max(n, 1));
+	TfmSpecials sp;
+
+	tfm_model_specials(row, &sp);
+	/* similar lengths together: little padding */
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	qsort_arg(order, n, sizeof(int), cmp_by_len, (void *) lens);
+	for (int start = 0; start < n; start += TFM_INFER_BATCH)
+	{
+		int			B = Min(TFM_INFER_BATCH, n - start);
+		int			T = 1;
+		int32	   *buf;
+		tfm_batch	b;
+
+		CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < B; i++)
+			T = Max(T, lens[order[start + i]]);
+		buf = palloc(sizeof(int32) * B * T);
+		for (int i = 0; i < B; i++)
+		{
+			int			k = order[start + i];
+
+			memcpy(buf + (size_t) i * T, ids[k], sizeof(int32) * lens[k]);
+			for (int t = lens[k]; t < T; t++)
+				buf[(size_t) i * T + t] = sp.pad;
+		}
+		memset(&b, 0, sizeof(b));
+		b.B = B;
+		b.T = T;
+		b.input = buf;
+		if (tfm_model_forward(m, &b, false, 0) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory running model \"%s\"", row->name)));
+		for (int i = 0; i < B; i++)
+		{
+			int			k = order[start + i];
+
+			if (probs)
+			{
+				memcpy(probs + (size_t) k * C, m->logits + (size_t) i * C, sizeof(float) * C);
+				tfm_softmax_rows(probs + (size_t) k * C, 1, C);
+			}
+			if (pooled)
+				memcpy(pooled + (size_t) k * d, m->pooled + (size_t) i * d, sizeof(float) * d);
+		}
+		pfree(buf);
+	}
+	pfree(order);
+}
+
+static int
+argmax(const float *p, int n)
+{
+	int			best = 0;
+
+	for (int k = 1; k < n; k++)
+		if (p[k] > p[best])
+			best = k;
+	return best;
+}
+
+/* one input (argument 1) through the model named by argument 0 */
+static float *
+one(FunctionCallInfo fcinfo, const char *name, int arg, const TfmModelRow **rowp,
+	float **pooled)
+{
+	tfm_model  *m;
+	int32	   *ids;
+	int			n;
+	float	   *p;
+
+	TFM_ARG_NOT_NULL(arg, "input");
+	m = tfm_get_classifier(name, rowp);
+	ids = tfm_classifier_ids(*rowp, PG_GETARG_DATUM(arg),
+							 get_fn_expr_argtype(fcinfo->flinfo, arg), &n);
+	p = palloc(sizeof(float) * (*rowp)->n_labels);
+	if (pooled)
+		*pooled = palloc(sizeof(float) * m->cfg.d_model);
+	tfm_classifier_run(m, *rowp, &ids, &n, 1, p, pooled ? *pooled : NULL);
 	return p;
 }
 
@@ -63,13 +159,75 @@ Datum
 tfm_classify(PG_FUNCTION_ARGS)
 {
 	const TfmModelRow *row;
-	float	   *p = probabilities(fcinfo, &row);
-	int			best = 0;
+	float	   *p = one(fcinfo, tfm_text_arg(fcinfo, 0, "model"), 1, &row, NULL);
 
-	for (int k = 1; k < row->n_labels; k++)
-		if (p[k] > p[best])
-			best = k;
-	PG_RETURN_TEXT_P(cstring_to_text(row->labels[best]));
+	PG_RETURN_TEXT_P(cstring_to_text(row->labels[argmax(p, row->n_labels)]));
+}
+
+PG_FUNCTION_INFO_V1(tfm_classify_deployed);
+Datum
+tfm_classify_deployed(PG_FUNCTION_ARGS)
+{
+	const TfmModelRow *row;
+	float	   *p = one(fcinfo, tfm_deployed_model("classify"), 0, &row, NULL);
+
+	PG_RETURN_TEXT_P(cstring_to_text(row->labels[argmax(p, row->n_labels)]));
+}
+
+PG_FUNCTION_INFO_V1(tfm_classify_batch);
+Datum
+tfm_classify_batch(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	const TfmModelRow *row;
+	tfm_model  *m;
+	ArrayType  *in;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int32	  **ids;
+	int		   *lens;
+	float	   *p;
+	Datum	   *out;
+	bool	   *onulls;
+	int			dims[1],
+				lbs[1] = {1};
+
+	TFM_ARG_NOT_NULL(1, "inputs");
+	in = PG_GETARG_ARRAYTYPE_P(1);
+	if (ARR_NDIM(in) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("inputs must be a one-dimensional array")));
+	m = tfm_get_classifier(name, &row);
+	deconstruct_array(in, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	ids = palloc(sizeof(int32 *) * Max(n, 1));
+	lens = palloc(sizeof(int) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+		{
+			/* a NULL element gives a NULL label; run a placeholder */
+			ids[i] = palloc(sizeof(int32));
+			ids[i][0] = 0;
+			lens[i] = 1;
+			continue;
+		}
+		ids[i] = tfm_classifier_ids(row, elems[i], TEXTOID, &lens[i]);
+	}
+	p = palloc(sizeof(float) * row->n_labels * Max(n, 1));
+	tfm_classifier_run(m, row, ids, lens, n, p, NULL);
+	out = palloc(sizeof(Datum) * Max(n, 1));
+	onulls = palloc(sizeof(bool) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		onulls[i] = nulls[i];
+		out[i] = nulls[i] ? (Datum) 0 :
+			CStringGetTextDatum(row->labels[argmax(p + (size_t) i * row->n_labels, row->n_labels)]);
+	}
+	dims[0] = n;
+	PG_RETURN_ARRAYTYPE_P(construct_md_array(out, onulls, n > 0 ? 1 : 0, dims, lbs, TEXTOID,
+											 -1, false, TYPALIGN_INT));
 }
 
 PG_FUNCTION_INFO_V1(tfm_predict_proba);
@@ -81,7 +239,7 @@ tfm_predict_proba(PG_FUNCTION_ARGS)
 	float	   *p;
 
 	SetSingleFuncCall(fcinfo, 0);
-	p = probabilities(fcinfo, &row);
+	p = one(fcinfo, tfm_text_arg(fcinfo, 0, "model"), 1, &row, NULL);
 	for (int k = 0; k < row->n_labels; k++)
 	{
 		Datum		values[2];
@@ -92,4 +250,42 @@ tfm_predict_proba(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(tfm_embed);
+Datum
+tfm_embed(PG_FUNCTION_ARGS)
+{
+	const TfmModelRow *row;
+	float	   *pooled;
+	int			d;
+	Datum	   *out;
+
+	(void) one(fcinfo, tfm_text_arg(fcinfo, 0, "model"), 1, &row, &pooled);
+	d = row->cfg.d_model;
+	out = palloc(sizeof(Datum) * d);
+	for (int i = 0; i < d; i++)
+		out[i] = Float4GetDatum(pooled[i]);
+	PG_RETURN_ARRAYTYPE_P(construct_array(out, d, FLOAT4OID, 4, true, TYPALIGN_INT));
+}
+
+PG_FUNCTION_INFO_V1(tfm_deploy);
+Datum
+tfm_deploy(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	TfmModelRow row;
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		args[2];
+
+	tfm_catalog_lookup(name, &row, false);
+	args[0] = CStringGetTextDatum(row.task);
+	args[1] = CStringGetTextDatum(name);
+	SPI_connect();
+	if (SPI_execute_with_args("INSERT INTO tfm.deployed (task, model) VALUES ($1, $2) "
+							  "ON CONFLICT (task) DO UPDATE SET model = EXCLUDED.model",
+							  2, types, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "cannot write tfm.deployed");
+	SPI_finish();
+	PG_RETURN_TEXT_P(cstring_to_text(psprintf("model \"%s\" is the deployed %s model", name, row.task)));
 }

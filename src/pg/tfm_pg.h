@@ -56,6 +56,8 @@ tfm_model  *tfm_cache_take(const char *name, TfmModelRow *row);
 /* hand a model (and its row, copied) to the cache */
 void		tfm_cache_put(const TfmModelRow *row, tfm_model *m);
 void		tfm_cache_forget(const char *name);
+/* the model deployed for a task (read once per statement); errors if none */
+const char *tfm_deployed_model(const char *task);
 
 /* ---- core objects owned by a memory context (guard.c) ---- */
 /* free m when the current memory context is reset or deleted, unless released */

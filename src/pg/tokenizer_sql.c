@@ -112,8 +112,13 @@ tok_owner(MemoryContext cxt)
 
 /* ---- storage ------------------------------------------------------------- */
 
+/*
+ * read_only: from the aggregate's transition function, which may run in a
+ * parallel worker.  Otherwise the check takes a new snapshot and command id,
+ * so it also sees what this statement stored a moment ago.
+ */
 static bool
-tokenizer_exists(const char *name)
+tokenizer_exists(const char *name, bool read_only)
 {
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(name)};
@@ -121,20 +126,20 @@ tokenizer_exists(const char *name)
 
 	SPI_connect();
 	SPI_execute_with_args("SELECT 1 FROM tfm.tokenizers WHERE name = $1", 1, types, args,
-						  NULL, true, 1);
+						  NULL, read_only, 1);
 	found = SPI_processed > 0;
 	SPI_finish();
 	return found;
 }
 
 static void
-check_new_name(const char *name)
+check_new_name(const char *name, bool read_only)
 {
 	if (name[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a tokenizer name must not be empty")));
-	if (tokenizer_exists(name))
+	if (tokenizer_exists(name, read_only))
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("tokenizer \"%s\" already exists", name),
@@ -483,8 +488,19 @@ tfm_tokenizer_encode(const char *name, const char *text, size_t len, int *n)
 typedef struct TokAgg
 {
 	char	   *name;
+	char	   *kind;			/* as given on the first row, NULL if not given */
+	int32		vocab_size;		/* as given on the first row, -1 if not given */
 	TokOwner   *own;			/* holds the counter */
 } TokAgg;
+
+/* t's bytes equal the string s */
+static bool
+text_is(text *t, const char *s)
+{
+	size_t		n = strlen(s);
+
+	return VARSIZE_ANY_EXHDR(t) == n && memcmp(VARDATA_ANY(t), s, n) == 0;
+}
 
 static TokAgg *
 agg_new(MemoryContext aggcxt, const char *name, const tfm_tok_options *opt)
@@ -493,6 +509,7 @@ agg_new(MemoryContext aggcxt, const char *name, const tfm_tok_options *opt)
 	tfm_tok_err err;
 
 	st->name = MemoryContextStrdup(aggcxt, name);
+	st->vocab_size = -1;
 	st->own = tok_owner(aggcxt);
 	if (opt)
 		tok_check(tfm_tok_counter_create(&st->own->counter, opt, &err), &err,
@@ -504,10 +521,32 @@ static MemoryContext
 agg_context(FunctionCallInfo fcinfo, const char *fn)
 {
 	MemoryContext aggcxt;
+	int			how = AggCheckCallContext(fcinfo, &aggcxt);
 
-	if (!AggCheckCallContext(fcinfo, &aggcxt))
+	if (how == 0)
 		elog(ERROR, "%s called in non-aggregate context", fn);
+	/* a window would call the final function once per row: one store each */
+	if (how == AGG_CONTEXT_WINDOW)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("tfm_tokenizer_train cannot be used as a window function")));
 	return aggcxt;
+}
+
+static void
+kind_differs(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("the tokenizer kind must be the same on every row")));
+}
+
+static void
+vocab_size_differs(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("vocab_size must be the same on every row")));
 }
 
 PG_FUNCTION_INFO_V1(tfm_tokenizer_count);
@@ -524,21 +563,24 @@ tfm_tokenizer_count(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("the tokenizer name must not be NULL")));
+	if (PG_NARGS() > 3 && PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the tokenizer kind must not be NULL")));
+	if (PG_NARGS() > 4 && PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("vocab_size must not be NULL")));
 	if (st == NULL)
 	{
 		tfm_tok_options opt;
 		tfm_tok_kind kind = TFM_TOK_BPE;
+		char	   *k = NULL;
 
 		name = text_to_cstring(PG_GETARG_TEXT_PP(1));
-		check_new_name(name);
+		check_new_name(name, true);
 		if (PG_NARGS() > 3)
 		{
-			char	   *k;
-
-			if (PG_ARGISNULL(3))
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("the tokenizer kind must not be NULL")));
 			k = text_to_cstring(PG_GETARG_TEXT_PP(3));
 			if (tfm_tok_kind_parse(&kind, k) != TFM_TOK_OK)
 				ereport(ERROR,
@@ -549,10 +591,6 @@ tfm_tokenizer_count(PG_FUNCTION_ARGS)
 		tfm_tok_options_init(&opt, kind);
 		if (PG_NARGS() > 4)
 		{
-			if (PG_ARGISNULL(4))
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("vocab_size must not be NULL")));
 			opt.vocab_size = PG_GETARG_INT32(4);
 			if (opt.vocab_size < TFM_TOK_MIN_VOCAB_SIZE || opt.vocab_size > TFM_TOK_MAX_VOCAB_SIZE)
 				ereport(ERROR,
@@ -561,12 +599,32 @@ tfm_tokenizer_count(PG_FUNCTION_ARGS)
 								TFM_TOK_MIN_VOCAB_SIZE, TFM_TOK_MAX_VOCAB_SIZE, opt.vocab_size)));
 		}
 		st = agg_new(aggcxt, name, &opt);
+		if (k)
+			st->kind = MemoryContextStrdup(aggcxt, k);
+		if (PG_NARGS() > 4)
+			st->vocab_size = opt.vocab_size;
 	}
-	else if (VARSIZE_ANY_EXHDR(PG_GETARG_TEXT_PP(1)) != strlen(st->name) ||
-			 memcmp(VARDATA_ANY(PG_GETARG_TEXT_PP(1)), st->name, strlen(st->name)) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the tokenizer name must be the same on every row")));
+	else
+	{
+		/* the options are the first row's: every row must give the same */
+		if (!text_is(PG_GETARG_TEXT_PP(1), st->name))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the tokenizer name must be the same on every row")));
+		if (st->kind && !text_is(PG_GETARG_TEXT_PP(3), st->kind))
+		{
+			/* another spelling of the same kind is the same kind */
+			tfm_tok_kind k1,
+						k2;
+
+			if (tfm_tok_kind_parse(&k1, st->kind) != TFM_TOK_OK ||
+				tfm_tok_kind_parse(&k2, text_to_cstring(PG_GETARG_TEXT_PP(3))) != TFM_TOK_OK ||
+				k1 != k2)
+				kind_differs();
+		}
+		if (st->vocab_size >= 0 && PG_GETARG_INT32(4) != st->vocab_size)
+			vocab_size_differs();
+	}
 	if (PG_ARGISNULL(2))
 		PG_RETURN_POINTER(st);	/* NULL rows are skipped */
 	t = PG_GETARG_TEXT_PP(2);
@@ -599,6 +657,18 @@ tfm_tokenizer_combine(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the tokenizer name must be the same on every row")));
+	{
+		/* workers whose rows each agree may still disagree with each other */
+		tfm_tok_options oa,
+					ob;
+
+		tfm_tok_counter_get_options(&oa, a->own->counter);
+		tfm_tok_counter_get_options(&ob, b->own->counter);
+		if (oa.kind != ob.kind)
+			kind_differs();
+		if (oa.vocab_size != ob.vocab_size)
+			vocab_size_differs();
+	}
 	CHECK_FOR_INTERRUPTS();
 	tok_check(tfm_tok_counter_merge(a->own->counter, b->own->counter, &err), &err,
 			  "cannot combine partial counts");
@@ -667,6 +737,7 @@ typedef struct PendingStore
 	char	   *name;
 	tfm_tokenizer *tok;
 	int32		min_count;
+	int			nest_level;		/* of the (sub)transaction that armed it */
 	struct PendingStore *next;
 } PendingStore;
 
@@ -700,6 +771,45 @@ pending_xact_callback(XactEvent event, void *arg)
 	}
 }
 
+/*
+ * A subtransaction that fails after the final function ran (a later error
+ * in the same statement, caught by a PL/pgSQL exception block or rolled
+ * back to a savepoint) must take its stores with it; one that commits hands
+ * them to its parent.
+ */
+static void
+pending_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	int			level = GetCurrentTransactionNestLevel();
+	PendingStore **pp = &pending;
+
+	(void) mySubid;
+	(void) parentSubid;
+	(void) arg;
+	if (event != SUBXACT_EVENT_ABORT_SUB && event != SUBXACT_EVENT_COMMIT_SUB)
+		return;
+	while (*pp)
+	{
+		PendingStore *p = *pp;
+
+		if (p->nest_level < level)
+			pp = &p->next;
+		else if (event == SUBXACT_EVENT_COMMIT_SUB)
+		{
+			p->nest_level = level - 1;
+			pp = &p->next;
+		}
+		else
+		{
+			*pp = p->next;
+			tfm_tok_free(p->tok);
+			pfree(p->name);
+			pfree(p);
+		}
+	}
+}
+
 static void
 store_pending(void)
 {
@@ -723,7 +833,7 @@ store_pending(void)
 		own->tok = p->tok;
 		pfree(p->name);
 		pfree(p);
-		if (tokenizer_exists(name))
+		if (tokenizer_exists(name, false))
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_OBJECT),
 					 errmsg("tokenizer \"%s\" already exists", name)));
@@ -788,12 +898,14 @@ tfm_tokenizer_finish(PG_FUNCTION_ARGS)
 	if (!callbacks_registered)
 	{
 		RegisterXactCallback(pending_xact_callback, NULL);
+		RegisterSubXactCallback(pending_subxact_callback, NULL);
 		callbacks_registered = true;
 	}
 	p = MemoryContextAllocZero(TopMemoryContext, sizeof(PendingStore));
 	p->name = MemoryContextStrdup(TopMemoryContext, st->name);
 	p->tok = own->tok;
 	p->min_count = opt.min_count;
+	p->nest_level = GetCurrentTransactionNestLevel();
 	own->tok = NULL;
 	p->next = pending;
 	pending = p;
@@ -821,7 +933,7 @@ tfm_tokenizer_import(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("tfm imports kind \"bpe\" (GPT-2's encoder.json and vocab.bpe), not \"%s\"", kind)));
-	check_new_name(name);
+	check_new_name(name, false);
 	tok_check(tfm_tok_import_gpt2(&own->tok, VARDATA_ANY(vocab), VARSIZE_ANY_EXHDR(vocab),
 								  VARDATA_ANY(merges), VARSIZE_ANY_EXHDR(merges), &err),
 			  &err, "cannot import the vocabulary");

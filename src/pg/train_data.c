@@ -9,6 +9,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
@@ -41,7 +42,7 @@ tfm_reader_init(TfmReader *r, const TfmModelRow *row, const char *query)
 	if (td->natts != want)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("a %s model trains on rows %s, but the query returns %d column%s",
+				 errmsg("a %s model reads rows %s, but the query returns %d column%s",
 						row->task, expect, td->natts, td->natts == 1 ? "" : "s")));
 	for (int i = 0; i < td->natts; i++)
 	{
@@ -55,7 +56,7 @@ tfm_reader_init(TfmReader *r, const TfmModelRow *row, const char *query)
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("column %d of the training query is %s; expected text or int[]",
 							i + 1, format_type_be(t)),
-					 errdetail("A %s model trains on rows %s.", row->task, expect)));
+					 errdetail("A %s model reads rows %s.", row->task, expect)));
 	}
 	SPI_cursor_close(r->portal);
 	r->portal = NULL;
@@ -153,6 +154,13 @@ tfm_reader_next(TfmReader *r, TfmExample **train, int *ntrain,
 		}
 		memset(&ex, 0, sizeof(ex));
 		ex.src = tfm_datum_ids(d0, r->types[0], r->row, false, &ex.nsrc);
+		if (tfm_column_is_text(r->types[0]))
+		{
+			text	   *t = DatumGetTextPP(d0);
+
+			ex.nbytes = VARSIZE_ANY_EXHDR(t);
+			ex.nchars = pg_mbstrlen_with_len(VARDATA_ANY(t), (int) ex.nbytes);
+		}
 		switch (c->task)
 		{
 			case TFM_TASK_CLASSIFY:

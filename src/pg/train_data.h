@@ -23,6 +23,8 @@ typedef struct TfmExample
 	int32	   *tgt;			/* seq2seq target */
 	int			ntgt;
 	int			label;			/* classify */
+	int64		nchars,
+				nbytes;			/* of a text input (0 for ids) */
 } TfmExample;
 
 /* a batch in the core's layout, palloc'd */

@@ -1,0 +1,1070 @@
+/*
+ * bench_core.c — speed of tfm's numeric core on the reference encoder
+ * classifier (TRAINING-NOTES: vocab 8000, d 128, 8 heads, 4 layers, d_ff 512,
+ * length 256, batch 32, post-LN, learned positions, ReLU, mean pooling,
+ * 2 classes, dropout 0.1), through the public API only.
+ *
+ *   bench_core [--threads N] [--seconds S] [--min-iters K] [--what LIST]
+ *
+ * LIST is a comma-separated subset of
+ *   peak   a large sgemm through tfm_gemm (the measured peak of this machine)
+ *   train  tfm_trainer_step: forward + loss + backward + clipping + AdamW
+ *   infer  tfm_model_forward(training = false)
+ *   ops    every layer operation of one training step, timed on its own at
+ *          the model's shapes (a profile built from the public layer API)
+ * (default: peak,train,infer).
+ *
+ * Besides readable text it prints machine-readable lines:
+ *   RESULT impl=tfm kind=<train|infer|peak> threads=N tok_s=... gflops=...
+ *   INFO key=value ...
+ *   OP phase=<fwd|bwd|step> cat=<category> name=... ms=... gflops=...
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <omp.h>
+
+#include "tfm/blas.h"
+#include "tfm/layers.h"
+#include "tfm/model.h"
+#include "tfm/optim.h"
+#include "tfm/rng.h"
+#include "tfm/train.h"
+
+/* ---- the reference model ------------------------------------------------- */
+
+#define VOCAB    8000
+#define D_MODEL  128
+#define HEADS    8
+#define LAYERS   4
+#define D_FF     512
+#define LEN      256
+#define BATCH    32
+#define CLASSES  2
+#define DROPOUT  0.1f
+#define N_BATCHES 4				/* distinct random batches, used in turn */
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+typedef struct timing
+{
+	int			n;
+	double		median,
+				mean,
+				min;
+} timing;
+
+static timing
+summarise(double *t, int n)
+{
+	timing		r = {n, 0, 0, 0};
+
+	qsort(t, n, sizeof(double), cmp_double);
+	for (int i = 0; i < n; i++)
+		r.mean += t[i];
+	r.mean /= n;
+	r.min = t[0];
+	r.median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+	return r;
+}
+
+static void
+reference_config(tfm_config *c)
+{
+	tfm_config_defaults(c, TFM_TASK_CLASSIFY);
+	c->vocab = VOCAB;
+	c->d_model = D_MODEL;
+	c->heads = HEADS;
+	c->enc_layers = LAYERS;
+	c->d_ff = D_FF;
+	c->max_len = LEN;
+	c->n_classes = CLASSES;
+	c->norm = TFM_NORM_POST;
+	c->positions = TFM_POS_LEARNED;
+	c->activation = TFM_ACT_RELU;
+	c->pooling = TFM_POOL_MEAN;
+	c->dropout = DROPOUT;
+	c->attn_dropout = DROPOUT;
+}
+
+/*
+ * FLOPs per token as TRAINING-NOTES counts them: forward = 2 × non-embedding
+ * weights (every matrix but tok_emb / pos_emb, the classifier head included)
+ * + 4·n·d per attention layer; training = 3 × forward.
+ */
+static double
+forward_flops_per_token(const tfm_model *m, size_t *weights)
+{
+	size_t		w = 0;
+
+	for (int i = 0; i < m->n_tensors; i++)
+	{
+		const tfm_param_info *p = &m->info[i];
+
+		if (p->ndim == 2 && strcmp(p->name, "tok_emb") != 0 &&
+			strcmp(p->name, "pos_emb") != 0)
+			w += p->size;
+	}
+	if (weights)
+		*weights = w;
+	return 2.0 * (double) w + 4.0 * LEN * D_MODEL * LAYERS;
+}
+
+/* random token ids, no pads (ids 6 .. VOCAB-1 skip tfm's special tokens) */
+static void
+random_batches(int32_t *ids, int32_t *labels, uint64_t seed)
+{
+	tfm_rng		rng;
+
+	tfm_rng_seed(&rng, seed);
+	for (size_t i = 0; i < (size_t) N_BATCHES * BATCH * LEN; i++)
+		ids[i] = 6 + (int32_t) tfm_rng_below(&rng, VOCAB - 6);
+	for (int i = 0; i < N_BATCHES * BATCH; i++)
+		labels[i] = (int32_t) tfm_rng_below(&rng, CLASSES);
+}
+
+static tfm_batch
+batch_at(const int32_t *ids, const int32_t *labels, int i)
+{
+	tfm_batch	b;
+
+	memset(&b, 0, sizeof(b));
+	b.B = BATCH;
+	b.T = LEN;
+	b.input = ids + (size_t) (i % N_BATCHES) * BATCH * LEN;
+	b.labels = labels + (i % N_BATCHES) * BATCH;
+	return b;
+}
+
+/* ---- the CPU's theoretical peak from /proc/cpuinfo ----------------------- */
+
+static void
+theoretical_peak(int threads)
+{
+	FILE	   *f = fopen("/proc/cpuinfo", "r");
+	char		line[8192],
+				model[256] = "unknown";
+	double		mhz = 0.0;
+	int			avx2 = 0,
+				fma = 0,
+				avx512 = 0;
+
+	if (f)
+	{
+		while (fgets(line, sizeof(line), f))
+		{
+			if (strncmp(line, "model name", 10) == 0 && model[0] == 'u')
+			{
+				char	   *p = strchr(line, ':');
+
+				if (p)
+				{
+					snprintf(model, sizeof(model), "%s", p + 2);
+					model[strcspn(model, "\n")] = '\0';
+				}
+			}
+			else if (strncmp(line, "cpu MHz", 7) == 0 && mhz == 0.0)
+			{
+				char	   *p = strchr(line, ':');
+
+				if (p)
+					mhz = atof(p + 1);
+			}
+			else if (strncmp(line, "flags", 5) == 0 && !avx2)
+			{
+				avx2 = strstr(line, " avx2") != NULL;
+				fma = strstr(line, " fma") != NULL;
+				avx512 = strstr(line, " avx512f") != NULL;
+			}
+		}
+		fclose(f);
+	}
+	{
+		/* 2 FMA pipes × lanes × 2 flops per cycle and core */
+		int			lanes = avx512 ? 16 : (avx2 && fma ? 8 : 4);
+		int			per_cycle = 2 * lanes * 2;
+		double		ghz = mhz / 1000.0;
+		double		core = per_cycle * ghz;
+
+		for (char *p = model; *p; p++)
+			if (*p == ' ')
+				*p = '_';
+		printf("INFO cpu_model=%s cpu_mhz=%.0f avx2=%d fma=%d avx512f=%d flops_per_cycle_core=%d\n",
+			   model, mhz, avx2, fma, avx512, per_cycle);
+		printf("RESULT impl=tfm kind=theory threads=%d gflops=%.1f per_core=%.1f\n",
+			   threads, core * threads, core);
+		printf("theoretical fp32 peak: %d flops/cycle/core (%s) x %.3f GHz (cpuinfo) = %.1f GFLOP/s per core, %.1f for %d thread(s)\n",
+			   per_cycle, avx512 ? "AVX-512: 2 FMA x 16 floats x 2" :
+			   avx2 && fma ? "AVX2+FMA: 2 FMA x 8 floats x 2" : "SSE: 2 x 4 x 2",
+			   ghz, core, core * threads, threads);
+	}
+}
+
+/* ---- measured peak: a large square sgemm through tfm_gemm ---------------- */
+
+static void
+bench_peak(int threads, double seconds)
+{
+	const int	n = 2048;
+	const double flops = 2.0 * n * n * (double) n;
+	float	   *A = aligned_alloc(64, sizeof(float) * n * n),
+			   *B = aligned_alloc(64, sizeof(float) * n * n),
+			   *C = aligned_alloc(64, sizeof(float) * n * n);
+	double		t[256];
+	int			it = 0;
+	double		start;
+	timing		r;
+	tfm_rng		rng;
+
+	tfm_rng_seed(&rng, 7);
+	for (size_t i = 0; i < (size_t) n * n; i++)
+	{
+		A[i] = tfm_rng_uniform(&rng) - 0.5f;
+		B[i] = tfm_rng_uniform(&rng) - 0.5f;
+		C[i] = 0.0f;
+	}
+	tfm_gemm(false, false, n, n, n, 1.0f, A, n, B, n, 0.0f, C, n);	/* warm-up */
+	start = now();
+	while (it < 256 && (it < 5 || now() - start < seconds))
+	{
+		double		t0 = now();
+
+		tfm_gemm(false, false, n, n, n, 1.0f, A, n, B, n, 0.0f, C, n);
+		t[it++] = now() - t0;
+	}
+	r = summarise(t, it);
+	printf("measured peak: sgemm %dx%dx%d via tfm_gemm, %d threads: best %.1f GFLOP/s, median %.1f (%d runs)\n",
+		   n, n, n, threads, flops / r.min / 1e9, flops / r.median / 1e9, it);
+	printf("RESULT impl=tfm kind=peak threads=%d gflops=%.2f median_gflops=%.2f iters=%d\n",
+		   threads, flops / r.min / 1e9, flops / r.median / 1e9, it);
+	free(A);
+	free(B);
+	free(C);
+}
+
+/* ---- training and inference ---------------------------------------------- */
+
+static void
+bench_model(int threads, double seconds, int min_iters, bool train, bool infer)
+{
+	tfm_config	cfg;
+	tfm_model  *m;
+	tfm_trainer tr;
+	tfm_train_opts o;
+	int32_t    *ids = malloc(sizeof(int32_t) * N_BATCHES * BATCH * LEN);
+	int32_t    *labels = malloc(sizeof(int32_t) * N_BATCHES * BATCH);
+	size_t		weights;
+	double		fwd_tok,
+				tokens = (double) BATCH * LEN;
+	double	   *t = malloc(sizeof(double) * 100000);
+
+	reference_config(&cfg);
+	if (tfm_config_check(&cfg))
+	{
+		fprintf(stderr, "bad config: %s\n", tfm_config_check(&cfg));
+		exit(1);
+	}
+	m = tfm_model_create(&cfg);
+	if (!m)
+	{
+		fprintf(stderr, "out of memory\n");
+		exit(1);
+	}
+	tfm_model_init(m, 42);
+	random_batches(ids, labels, 1234);
+	fwd_tok = forward_flops_per_token(m, &weights);
+	printf("INFO params=%zu nonembedding_weights=%zu fwd_flops_per_token=%.0f train_flops_per_token=%.0f tokens_per_batch=%.0f\n",
+		   m->n_floats, weights, fwd_tok, 3 * fwd_tok, tokens);
+
+	if (train)
+	{
+		int			it = 0;
+		double		start,
+					loss = 0.0;
+		timing		r;
+
+		memset(&o, 0, sizeof(o));
+		o.lr = 5e-4f;
+		o.schedule = TFM_SCHED_CONSTANT;
+		o.warmup = 0;
+		o.total_steps = 1000000;
+		o.clip = 1.0f;
+		o.label_smoothing = 0.0f;
+		o.beta1 = 0.9f;
+		o.beta2 = 0.999f;
+		o.eps = 1e-8f;
+		o.weight_decay = 0.01f;
+		o.decoupled = true;
+		o.seed = 42;
+		if (tfm_trainer_init(&tr, m, &o) != 0)
+		{
+			fprintf(stderr, "out of memory\n");
+			exit(1);
+		}
+		for (int w = 0; w < 2; w++)
+		{
+			tfm_batch	b = batch_at(ids, labels, w);
+			double		s;
+			int			c;
+
+			if (tfm_trainer_step(&tr, &b, 1, &s, &c) != TFM_STEP_OK)
+			{
+				fprintf(stderr, "training step failed\n");
+				exit(1);
+			}
+		}
+		start = now();
+		while (it < 100000 && (it < min_iters || now() - start < seconds))
+		{
+			tfm_batch	b = batch_at(ids, labels, it);
+			double		t0 = now(),
+						s;
+			int			c;
+
+			if (tfm_trainer_step(&tr, &b, 1, &s, &c) != TFM_STEP_OK)
+			{
+				fprintf(stderr, "training step failed\n");
+				exit(1);
+			}
+			t[it++] = now() - t0;
+			loss = s / c;
+		}
+		r = summarise(t, it);
+		printf("tfm train, %d threads: %d steps, median %.1f ms/step (mean %.1f, min %.1f): %.0f tok/s, %.1f GFLOP/s (last loss %.4f)\n",
+			   threads, it, r.median * 1e3, r.mean * 1e3, r.min * 1e3,
+			   tokens / r.median, 3 * fwd_tok * tokens / r.median / 1e9, loss);
+		printf("RESULT impl=tfm kind=train threads=%d tok_s=%.1f tok_s_mean=%.1f gflops=%.2f step_ms=%.2f iters=%d\n",
+			   threads, tokens / r.median, tokens / r.mean,
+			   3 * fwd_tok * tokens / r.median / 1e9, r.median * 1e3, it);
+		tfm_trainer_free(&tr);
+	}
+
+	if (infer)
+	{
+		int			it = 0;
+		double		start;
+		timing		r;
+
+		for (int w = 0; w < 2; w++)
+		{
+			tfm_batch	b = batch_at(ids, labels, w);
+
+			if (tfm_model_forward(m, &b, false, 0) != 0)
+			{
+				fprintf(stderr, "forward failed\n");
+				exit(1);
+			}
+		}
+		start = now();
+		while (it < 100000 && (it < min_iters || now() - start < seconds))
+		{
+			tfm_batch	b = batch_at(ids, labels, it);
+			double		t0 = now();
+
+			if (tfm_model_forward(m, &b, false, 0) != 0)
+			{
+				fprintf(stderr, "forward failed\n");
+				exit(1);
+			}
+			t[it++] = now() - t0;
+		}
+		r = summarise(t, it);
+		printf("tfm infer, %d threads: %d passes, median %.1f ms/batch (mean %.1f, min %.1f): %.0f tok/s, %.1f GFLOP/s\n",
+			   threads, it, r.median * 1e3, r.mean * 1e3, r.min * 1e3,
+			   tokens / r.median, fwd_tok * tokens / r.median / 1e9);
+		printf("RESULT impl=tfm kind=infer threads=%d tok_s=%.1f tok_s_mean=%.1f gflops=%.2f step_ms=%.2f iters=%d\n",
+			   threads, tokens / r.median, tokens / r.mean,
+			   fwd_tok * tokens / r.median / 1e9, r.median * 1e3, it);
+	}
+	tfm_model_free(m);
+	free(ids);
+	free(labels);
+	free(t);
+}
+
+/* ---- ops: one training step, operation by operation ---------------------- */
+
+/*
+ * Each operation of the step runs on its own, at the model's shapes, on the
+ * public layer API (the same functions block.c and model_forward.c call), a
+ * few times; its median time is multiplied by how often one step runs it.
+ * Buffers are sized as the model's, but allocated here: cache effects of the
+ * real sequence (one op's output is the next one's input) are not
+ * reproduced exactly, so the sum is compared with the measured step.
+ */
+
+typedef struct op_acc
+{
+	const char *cat;
+	double		fwd_ms,
+				bwd_ms;
+} op_acc;
+
+static const char *categories[] = {
+	"gemm (linear layers)", "attention gemms", "attention softmax+dropout+other",
+	"layernorm", "dropout/residual/activation/bias", "memset/memcpy/adds (block bwd)",
+	"embedding/pool/head/loss", "optimizer (norm, clip, AdamW)",
+};
+#define N_CAT ((int) (sizeof(categories) / sizeof(categories[0])))
+
+static double cat_ms[N_CAT][2];	/* [category][0 fwd-train, 1 bwd+step] */
+static double cat_inf_ms[N_CAT];	/* inference forward */
+
+#define OP_REPS 7
+
+/* time fn(ctx) OP_REPS times after one warm-up, return the median in ms */
+typedef void (*op_fn) (void *ctx);
+
+static double
+time_op(op_fn fn, void *ctx)
+{
+	double		t[OP_REPS];
+
+	fn(ctx);
+	for (int i = 0; i < OP_REPS; i++)
+	{
+		double		t0 = now();
+
+		fn(ctx);
+		t[i] = now() - t0;
+	}
+	return summarise(t, OP_REPS).median * 1e3;
+}
+
+static void
+record(const char *phase, int cat, const char *name, double ms, int count,
+	   double flops)
+{
+	double		total = ms * count;
+
+	if (strcmp(phase, "fwd") == 0)
+		cat_ms[cat][0] += total;
+	else if (strcmp(phase, "inf") == 0)
+		cat_inf_ms[cat] += total;
+	else
+		cat_ms[cat][1] += total;
+	printf("OP phase=%s cat=%d name=%s ms_each=%.3f count=%d ms_total=%.2f gflops=%.1f\n",
+		   phase, cat, name, ms, count, total, flops > 0 ? flops / (ms * 1e-3) / 1e9 : 0.0);
+}
+
+/* the op contexts */
+typedef struct gemm_ctx
+{
+	bool		ta,
+				tb;
+	int			M,
+				N,
+				K;
+	const float *A;
+	int			lda;
+	const float *B;
+	int			ldb;
+	float		beta;
+	float	   *C;
+	int			ldc;
+} gemm_ctx;
+
+static void
+run_gemm(void *p)
+{
+	gemm_ctx   *g = p;
+
+	tfm_gemm(g->ta, g->tb, g->M, g->N, g->K, 1.0f, g->A, g->lda, g->B, g->ldb,
+			 g->beta, g->C, g->ldc);
+}
+
+typedef struct lin_ctx
+{
+	float	   *out,
+			   *dinp,
+			   *dW,
+			   *db;
+	const float *inp,
+			   *W,
+			   *b,
+			   *dout;
+	int			N,
+				in,
+				o;
+} lin_ctx;
+
+static void
+run_bias(void *p)
+{
+	lin_ctx    *l = p;
+
+	for (int n = 0; n < l->N; n++)
+		memcpy(l->out + (size_t) n * l->o, l->b, sizeof(float) * l->o);
+}
+
+static void
+run_db(void *p)
+{
+	lin_ctx    *l = p;
+
+	tfm_linear_backward(NULL, NULL, l->db, l->dout, l->inp, l->W, l->N, l->in, l->o);
+}
+
+typedef struct attn_ctx
+{
+	float	   *out,
+			   *probs,
+			   *qkv,
+			   *dqkv,
+			   *dout,
+			   *scratch;
+	tfm_attn_shape sh;
+	int			mode;			/* 0 forward, 1 backward, 2 fwd gemms, 3 bwd gemms */
+} attn_ctx;
+
+static void
+run_attn(void *p)
+{
+	attn_ctx   *a = p;
+	const int	d = D_MODEL;
+
+	if (a->mode == 0)
+		tfm_attention_forward(a->out, a->probs, a->qkv, a->qkv + d, a->qkv + 2 * d,
+							  NULL, &a->sh, a->scratch);
+	else if (a->mode == 1)
+		tfm_attention_backward(a->dqkv, a->dqkv + d, a->dqkv + 2 * d, a->dout, a->probs,
+							   a->qkv, a->qkv + d, a->qkv + 2 * d, &a->sh, a->scratch);
+	else
+	{
+		/* the same per-(batch, head) products as attention.c, nothing else */
+		const tfm_attn_shape *sh = &a->sh;
+		const int	T = sh->Tq,
+					s = sh->s,
+					h = sh->h;
+		const float *q = a->qkv,
+				   *k = a->qkv + d,
+				   *v = a->qkv + 2 * d;
+
+#pragma omp parallel for num_threads(tfm_get_threads()) schedule(static)
+		for (int pr = 0; pr < sh->B * h; pr++)
+		{
+			int			b = pr / h,
+						j = pr % h;
+			size_t		off = (size_t) b * T * sh->rsq + (size_t) j * s;
+			float	   *P = a->probs + (size_t) pr * T * T;
+			float	   *dP = a->scratch + (size_t) omp_get_thread_num() * 2 * T * T;
+			float	   *ob = a->out + (size_t) b * T * d + (size_t) j * s;
+
+			if (a->mode == 2)
+			{
+				tfm_gemm_strided(T, T, s, 1.0f, q + off, sh->rsq, 1, k + off, 1, sh->rsk,
+								 0.0f, P, T, 1);
+				tfm_gemm_strided(T, s, T, 1.0f, P, T, 1, v + off, sh->rsv, 1,
+								 0.0f, ob, d, 1);
+			}
+			else
+			{
+				const float *dob = a->dout + (size_t) b * T * d + (size_t) j * s;
+
+				tfm_gemm_strided(T, T, s, 1.0f, dob, d, 1, v + off, 1, sh->rsv,
+								 0.0f, dP, T, 1);
+				tfm_gemm_strided(T, s, T, 1.0f, P, 1, T, dob, d, 1,
+								 1.0f, a->dqkv + 2 * d + off, sh->rsv, 1);
+				tfm_gemm_strided(T, s, T, 1.0f, dP, T, 1, k + off, sh->rsk, 1,
+								 1.0f, a->dqkv + off, sh->rsq, 1);
+				tfm_gemm_strided(T, s, T, 1.0f, dP, 1, T, q + off, sh->rsq, 1,
+								 1.0f, a->dqkv + d + off, sh->rsk, 1);
+			}
+		}
+	}
+}
+
+typedef struct ew_ctx
+{
+	int			kind;
+	float	   *out,
+			   *dinp,
+			   *mean,
+			   *rstd,
+			   *dg,
+			   *db;
+	const float *x,
+			   *y,
+			   *g,
+			   *b,
+			   *dout;
+	size_t		n;
+	int			N,
+				d;
+	float		p;
+} ew_ctx;
+
+enum
+{
+	EW_LN_F, EW_LN_B, EW_RES_F, EW_DROP_F, EW_DROP_B, EW_RELU_F, EW_RELU_B,
+	EW_MEMSET, EW_MEMCPY, EW_ADD
+};
+
+static void
+run_ew(void *p)
+{
+	ew_ctx	   *e = p;
+
+	switch (e->kind)
+	{
+		case EW_LN_F:
+			tfm_layernorm_forward(e->out, e->mean, e->rstd, e->x, e->g, e->b, e->N, e->d);
+			break;
+		case EW_LN_B:
+			tfm_layernorm_backward(e->dinp, e->dg, e->db, e->dout, e->x, e->g,
+								   e->mean, e->rstd, e->N, e->d);
+			break;
+		case EW_RES_F:
+			tfm_residual_forward(e->out, e->x, e->y, e->n, e->p, 99);
+			break;
+		case EW_DROP_F:
+			tfm_dropout_forward(e->out, e->x, e->n, e->p, 99);
+			break;
+		case EW_DROP_B:
+			tfm_dropout_backward(e->dinp, e->dout, e->n, e->p, 99);
+			break;
+		case EW_RELU_F:
+			tfm_activation_forward(e->out, e->x, e->n, TFM_ACT_RELU);
+			break;
+		case EW_RELU_B:
+			tfm_activation_backward(e->dinp, e->dout, e->x, e->n, TFM_ACT_RELU);
+			break;
+		case EW_MEMSET:
+			memset(e->out, 0, e->n * sizeof(float));
+			break;
+		case EW_MEMCPY:
+			memcpy(e->out, e->x, e->n * sizeof(float));
+			break;
+		case EW_ADD:
+			for (size_t i = 0; i < e->n; i++)
+				e->out[i] += e->x[i];
+			break;
+	}
+}
+
+typedef struct model_ctx
+{
+	int			kind;
+	tfm_model  *m;
+	tfm_adam   *opt;
+	float	   *out,
+			   *dout,
+			   *pooled,
+			   *dpooled,
+			   *logits;
+	const int32_t *ids,
+			   *labels;
+} model_ctx;
+
+static void
+run_model_op(void *p)
+{
+	model_ctx  *c = p;
+	tfm_model  *m = c->m;
+	const int	d = D_MODEL;
+	const size_t nd = (size_t) BATCH * LEN * d;
+
+	switch (c->kind)
+	{
+		case 0:					/* embedding forward + dropout */
+			tfm_embedding_forward(c->out, c->ids, m->w.tok_emb, m->w.pos_emb, 1.0f,
+								  BATCH, LEN, d, 0);
+			tfm_dropout_forward(c->out, c->out, nd, DROPOUT, 5);
+			break;
+		case 1:					/* embedding backward (through dropout) */
+			memset(c->dout, 0, nd * sizeof(float));
+			tfm_dropout_backward(c->dout, c->out, nd, DROPOUT, 5);
+			tfm_embedding_backward(m->g.tok_emb, m->g.pos_emb, c->dout, c->ids, 1.0f,
+								   BATCH, LEN, d, 0);
+			break;
+		case 2:					/* pooling + head + loss forward */
+			tfm_mean_pool_forward(c->pooled, c->out, c->ids, 0, BATCH, LEN, d);
+			tfm_linear_forward(c->logits, c->pooled, m->w.cls_w, m->w.cls_b, BATCH, d, CLASSES);
+			{
+				int			cnt;
+
+				(void) tfm_cross_entropy(NULL, &cnt, c->logits, c->labels, BATCH, CLASSES,
+										 -1, 0.0f, 1.0f);
+			}
+			break;
+		case 3:					/* loss + head + pooling backward */
+			{
+				int			cnt;
+
+				(void) tfm_cross_entropy(c->logits, &cnt, c->logits, c->labels, BATCH,
+										 CLASSES, -1, 0.0f, 1.0f / BATCH);
+				memset(c->dpooled, 0, (size_t) BATCH * d * sizeof(float));
+				tfm_linear_backward(c->dpooled, m->g.cls_w, m->g.cls_b, c->logits, c->pooled,
+									m->w.cls_w, BATCH, d, CLASSES);
+				memset(c->dout, 0, nd * sizeof(float));
+				tfm_mean_pool_backward(c->dout, c->dpooled, c->ids, 0, BATCH, LEN, d);
+			}
+			break;
+		case 4:					/* zero_grad + grad norm + clip */
+			tfm_model_zero_grad(m);
+			{
+				double		nrm = tfm_grad_norm(m->grads, m->n_floats);
+
+				tfm_clip_grad(m->grads, m->n_floats, nrm + 10.0, 1.0f);
+			}
+			break;
+		case 5:					/* AdamW */
+			tfm_adam_step(c->opt, m->params, m->grads, m->info, m->n_tensors, 1e-9f);
+			break;
+	}
+}
+
+static float *
+rand_buf(size_t n, tfm_rng *rng, float scale)
+{
+	float	   *p = aligned_alloc(64, ((n * sizeof(float)) + 63) & ~(size_t) 63);
+
+	for (size_t i = 0; i < n; i++)
+		p[i] = scale * (tfm_rng_uniform(rng) - 0.5f);
+	return p;
+}
+
+static void
+time_linear(const char *name, int N, int in, int o, float *inp, float *W,
+			float *b, float *out, float *dout, float *dinp, float *dW, float *db)
+{
+	gemm_ctx	g;
+	lin_ctx		l = {out, dinp, dW, db, inp, W, b, dout, N, in, o};
+	double		fl = 2.0 * N * in * o;
+	char		nm[96];
+	double		ms;
+
+	/* forward: bias broadcast, then out = inp·W + out */
+	ms = time_op(run_bias, &l);
+	snprintf(nm, sizeof(nm), "%s.bias_copy", name);
+	record("fwd", 4, nm, ms, LAYERS, 0);
+	record("inf", 4, nm, ms, LAYERS, 0);
+	g = (gemm_ctx) {false, false, N, o, in, inp, in, W, o, 1.0f, out, o};
+	ms = time_op(run_gemm, &g);
+	snprintf(nm, sizeof(nm), "%s.fwd_gemm_%dx%dx%d", name, N, o, in);
+	record("fwd", 0, nm, ms, LAYERS, fl);
+	record("inf", 0, nm, ms, LAYERS, fl);
+	/* backward: dinp += dout·Wᵀ; dW += inpᵀ·dout; db += colsum(dout) */
+	g = (gemm_ctx) {false, true, N, in, o, dout, o, W, o, 1.0f, dinp, in};
+	ms = time_op(run_gemm, &g);
+	snprintf(nm, sizeof(nm), "%s.bwd_dinp_gemm_%dx%dx%d_nt", name, N, in, o);
+	record("bwd", 0, nm, ms, LAYERS, fl);
+	g = (gemm_ctx) {true, false, in, o, N, inp, in, dout, o, 1.0f, dW, o};
+	ms = time_op(run_gemm, &g);
+	snprintf(nm, sizeof(nm), "%s.bwd_dW_gemm_%dx%dx%d_tn", name, in, o, N);
+	record("bwd", 0, nm, ms, LAYERS, fl);
+	ms = time_op(run_db, &l);
+	snprintf(nm, sizeof(nm), "%s.bwd_db", name);
+	record("bwd", 4, nm, ms, LAYERS, 0);
+}
+
+static void
+bench_ops(int threads, double step_ms_train, double step_ms_infer)
+{
+	const int	d = D_MODEL,
+				f = D_FF,
+				N = BATCH * LEN;
+	const size_t nd = (size_t) N * d,
+				nf = (size_t) N * f;
+	tfm_rng		rng;
+	tfm_config	cfg;
+	tfm_model  *m;
+	tfm_adam	opt;
+	int32_t    *ids = malloc(sizeof(int32_t) * N_BATCHES * BATCH * LEN);
+	int32_t    *labels = malloc(sizeof(int32_t) * N_BATCHES * BATCH);
+	float	   *x, *y, *out, *dout, *dinp, *qkv, *dqkv, *probs, *scratch, *h1, *h2,
+			   *dh, *W, *dW, *bvec, *dbvec, *g, *mean, *rstd, *pooled, *dpooled, *logits;
+	tfm_attn_shape sh;
+	attn_ctx	ac;
+	ew_ctx		e;
+	model_ctx	mc;
+	double		ms,
+				attn_fl = 4.0 * BATCH * HEADS * (double) LEN * LEN * (D_MODEL / HEADS);
+
+	tfm_rng_seed(&rng, 3);
+	reference_config(&cfg);
+	m = tfm_model_create(&cfg);
+	tfm_model_init(m, 42);
+	random_batches(ids, labels, 1234);
+	{
+		/* allocate the gradients through one real backward pass */
+		tfm_batch	b = batch_at(ids, labels, 0);
+		int			cnt;
+
+		tfm_model_forward(m, &b, true, 1);
+		tfm_model_loss_backward(m, &b, 0.0f, true, 1.0f / BATCH, &cnt);
+	}
+	tfm_model_free(m);			/* release its large workspace */
+	m = tfm_model_create(&cfg);
+	tfm_model_init(m, 42);
+	{
+		tfm_batch	b = batch_at(ids, labels, 0);
+		int			cnt;
+
+		tfm_model_forward(m, &b, false, 1);
+		tfm_model_loss_backward(m, &b, 0.0f, true, 1.0f / BATCH, &cnt);
+	}
+	tfm_adam_init(&opt, m->n_floats, 0.9f, 0.999f, 1e-8f, 0.01f, true);
+
+	x = rand_buf(nd, &rng, 2.0f);
+	y = rand_buf(nd, &rng, 2.0f);
+	out = rand_buf(nd, &rng, 2.0f);
+	dout = rand_buf(nd, &rng, 0.01f);
+	dinp = rand_buf(nd, &rng, 0.01f);
+	qkv = rand_buf(3 * nd, &rng, 2.0f);
+	dqkv = rand_buf(3 * nd, &rng, 0.01f);
+	probs = rand_buf((size_t) BATCH * HEADS * LEN * LEN, &rng, 0.01f);
+	sh = (tfm_attn_shape) {BATCH, LEN, LEN, HEADS, d / HEADS, 3 * d, 3 * d, 3 * d, d,
+		0, DROPOUT, 77};
+	scratch = rand_buf(tfm_attention_scratch(&sh, threads), &rng, 0.0f);
+	h1 = rand_buf(nf, &rng, 2.0f);
+	h2 = rand_buf(nf, &rng, 2.0f);
+	dh = rand_buf(nf, &rng, 0.01f);
+	W = rand_buf((size_t) d * 4 * d, &rng, 0.1f);
+	dW = rand_buf((size_t) d * 4 * d, &rng, 0.0f);
+	bvec = rand_buf(4 * d, &rng, 0.1f);
+	dbvec = rand_buf(4 * d, &rng, 0.0f);
+	g = rand_buf(d, &rng, 0.1f);
+	for (int i = 0; i < d; i++)
+		g[i] += 1.0f;
+	mean = rand_buf(N, &rng, 0.0f);
+	rstd = rand_buf(N, &rng, 0.0f);
+	pooled = rand_buf((size_t) BATCH * d, &rng, 1.0f);
+	dpooled = rand_buf((size_t) BATCH * d, &rng, 1.0f);
+	logits = rand_buf((size_t) BATCH * CLASSES, &rng, 1.0f);
+
+	printf("\n== ops profile, %d threads (each op alone at the model's shapes, x count per step)\n",
+		   threads);
+
+	/* the four linear layers of a block */
+	time_linear("qkv", N, d, 3 * d, x, W, bvec, qkv, dqkv, dinp, dW, dbvec);
+	time_linear("attn_out", N, d, d, x, W, bvec, out, dout, dinp, dW, dbvec);
+	time_linear("ff1", N, d, f, x, W, bvec, h1, dh, dinp, dW, dbvec);
+	time_linear("ff2", N, f, d, h1, W, bvec, out, dout, dh, dW, dbvec);
+
+	/* attention: whole op, and its products alone */
+	ac = (attn_ctx) {out, probs, qkv, dqkv, dout, scratch, sh, 0};
+	{
+		double		fwd_train,
+					fwd_inf,
+					gemm_f,
+					bwd,
+					gemm_b;
+
+		fwd_train = time_op(run_attn, &ac);
+		ac.sh.p_drop = 0.0f;
+		fwd_inf = time_op(run_attn, &ac);
+		ac.sh.p_drop = DROPOUT;
+		ac.mode = 2;
+		gemm_f = time_op(run_attn, &ac);
+		ac.mode = 1;
+		bwd = time_op(run_attn, &ac);
+		ac.mode = 3;
+		gemm_b = time_op(run_attn, &ac);
+		record("fwd", 1, "attention.fwd_gemms(QK^T,PV)", gemm_f, LAYERS, attn_fl);
+		record("fwd", 2, "attention.fwd_softmax+dropout", fwd_train - gemm_f, LAYERS, 0);
+		record("inf", 1, "attention.fwd_gemms(QK^T,PV)", gemm_f, LAYERS, attn_fl);
+		record("inf", 2, "attention.fwd_softmax", fwd_inf - gemm_f, LAYERS, 0);
+		record("bwd", 1, "attention.bwd_gemms(4)", gemm_b, LAYERS, 2 * attn_fl);
+		record("bwd", 2, "attention.bwd_softmax+dropout", bwd - gemm_b, LAYERS, 0);
+		printf("   attention whole: fwd train %.1f ms, fwd infer %.1f ms, bwd %.1f ms; gemms alone fwd %.1f ms (%.1f GFLOP/s), bwd %.1f ms (%.1f GFLOP/s)\n",
+			   fwd_train, fwd_inf, bwd, gemm_f, attn_fl / (gemm_f * 1e-3) / 1e9,
+			   gemm_b, 2 * attn_fl / (gemm_b * 1e-3) / 1e9);
+	}
+
+	/* layer norms: 2 per block, forward and backward */
+	e = (ew_ctx) {EW_LN_F, out, NULL, mean, rstd, NULL, NULL, x, NULL, g, bvec, NULL, nd, N, d, DROPOUT};
+	ms = time_op(run_ew, &e);
+	record("fwd", 3, "layernorm_forward", ms, 2 * LAYERS, 0);
+	record("inf", 3, "layernorm_forward", ms, 2 * LAYERS, 0);
+	e.kind = EW_LN_B;
+	e.dinp = dinp;
+	e.dout = dout;
+	e.dg = dbvec;
+	e.db = dbvec + d;
+	ms = time_op(run_ew, &e);
+	record("bwd", 3, "layernorm_backward", ms, 2 * LAYERS, 0);
+
+	/* residual adds with dropout: 2 per block */
+	e = (ew_ctx) {EW_RES_F, out, NULL, NULL, NULL, NULL, NULL, x, y, NULL, NULL, NULL, nd, N, d, DROPOUT};
+	ms = time_op(run_ew, &e);
+	record("fwd", 4, "residual_forward(dropout)", ms, 2 * LAYERS, 0);
+	e.p = 0.0f;
+	ms = time_op(run_ew, &e);
+	record("inf", 4, "residual_forward(no dropout)", ms, 2 * LAYERS, 0);
+	/* FF hidden: relu + dropout */
+	e = (ew_ctx) {EW_RELU_F, h2, NULL, NULL, NULL, NULL, NULL, h1, NULL, NULL, NULL, NULL, nf, N, f, DROPOUT};
+	ms = time_op(run_ew, &e);
+	record("fwd", 4, "relu_forward(N*f)", ms, LAYERS, 0);
+	record("inf", 4, "relu_forward(N*f)", ms, LAYERS, 0);
+	e.kind = EW_DROP_F;
+	ms = time_op(run_ew, &e);
+	record("fwd", 4, "dropout_forward(N*f)", ms, LAYERS, 0);
+	/* backward elementwise */
+	e = (ew_ctx) {EW_DROP_B, NULL, dinp, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, dout, nd, N, d, DROPOUT};
+	ms = time_op(run_ew, &e);
+	record("bwd", 4, "dropout_backward(N*d)", ms, 2 * LAYERS, 0);
+	e = (ew_ctx) {EW_DROP_B, NULL, h2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, dh, nf, N, f, DROPOUT};
+	ms = time_op(run_ew, &e);
+	record("bwd", 4, "dropout_backward(N*f)", ms, LAYERS, 0);
+	e = (ew_ctx) {EW_RELU_B, NULL, h2, NULL, NULL, NULL, NULL, h1, NULL, NULL, NULL, dh, nf, N, f, 0};
+	ms = time_op(run_ew, &e);
+	record("bwd", 4, "relu_backward(N*f)", ms, LAYERS, 0);
+	/* the block backward's buffer traffic (counted from block.c, post-LN) */
+	e = (ew_ctx) {EW_MEMSET, out, NULL, NULL, NULL, NULL, NULL, x, NULL, NULL, NULL, NULL, nd, N, d, 0};
+	ms = time_op(run_ew, &e);
+	/* per block: memsets of N·d: 2 (ln tmp) + 2 (dsub) + du ×2 + dsub ×1 = 7; of N·3d: 1 */
+	record("bwd", 5, "memset(N*d)", ms, 7 * LAYERS + 3 * LAYERS, 0);
+	e.n = nf;
+	e.out = h2;
+	ms = time_op(run_ew, &e);
+	record("bwd", 5, "memset(N*f)", ms, 3 * LAYERS, 0);
+	e.kind = EW_MEMCPY;
+	e.x = h1;
+	ms = time_op(run_ew, &e);
+	record("bwd", 5, "memcpy(N*f)", ms, LAYERS, 0);
+	e.n = nd;
+	e.out = out;
+	e.x = x;
+	ms = time_op(run_ew, &e);
+	record("bwd", 5, "memcpy(N*d)", ms, 2 * LAYERS, 0);
+	e.kind = EW_ADD;
+	ms = time_op(run_ew, &e);
+	record("bwd", 5, "add(N*d)", ms, 2 * LAYERS, 0);
+
+	/* model-level ops */
+	mc = (model_ctx) {0, m, &opt, out, dout, pooled, dpooled, logits, ids, labels};
+	ms = time_op(run_model_op, &mc);
+	record("fwd", 6, "embedding_forward+dropout", ms, 1, 0);
+	record("inf", 6, "embedding_forward(+dropout)", ms, 1, 0);
+	mc.kind = 1;
+	ms = time_op(run_model_op, &mc);
+	record("bwd", 6, "embedding_backward+dropout", ms, 1, 0);
+	mc.kind = 2;
+	ms = time_op(run_model_op, &mc);
+	record("fwd", 6, "pool+head+loss", ms, 1, 0);
+	record("inf", 6, "pool+head", ms, 1, 0);
+	mc.kind = 3;
+	ms = time_op(run_model_op, &mc);
+	record("bwd", 6, "loss+head+pool_backward", ms, 1, 0);
+	mc.kind = 4;
+	ms = time_op(run_model_op, &mc);
+	record("bwd", 7, "zero_grad+grad_norm+clip", ms, 1, 0);
+	mc.kind = 5;
+	ms = time_op(run_model_op, &mc);
+	record("bwd", 7, "adamw_step", ms, 1, 0);
+
+	/* summary */
+	{
+		double		tf = 0,
+					tb = 0,
+					ti = 0;
+
+		for (int c = 0; c < N_CAT; c++)
+		{
+			tf += cat_ms[c][0];
+			tb += cat_ms[c][1];
+			ti += cat_inf_ms[c];
+		}
+		printf("\nops profile, %d threads — training step (sum of ops %.0f ms; measured step %.0f ms)\n",
+			   threads, tf + tb, step_ms_train);
+		printf("  %-36s %9s %9s %9s %7s | %9s %7s\n", "category", "fwd ms", "bwd ms", "train ms",
+			   "train%", "infer ms", "infer%");
+		for (int c = 0; c < N_CAT; c++)
+		{
+			printf("  %-36s %9.1f %9.1f %9.1f %6.1f%% | %9.1f %6.1f%%\n", categories[c],
+				   cat_ms[c][0], cat_ms[c][1], cat_ms[c][0] + cat_ms[c][1],
+				   100 * (cat_ms[c][0] + cat_ms[c][1]) / (tf + tb), cat_inf_ms[c],
+				   100 * cat_inf_ms[c] / ti);
+			printf("PROFILE threads=%d cat=\"%s\" train_ms=%.2f infer_ms=%.2f\n", threads,
+				   categories[c], cat_ms[c][0] + cat_ms[c][1], cat_inf_ms[c]);
+		}
+		printf("  %-36s %9.1f %9.1f %9.1f %7s | %9.1f   (measured forward %.0f ms)\n", "sum",
+			   tf, tb, tf + tb, "", ti, step_ms_infer);
+	}
+	tfm_adam_free(&opt);
+	tfm_model_free(m);
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+int
+main(int argc, char **argv)
+{
+	int			threads = 1,
+				min_iters = 5;
+	double		seconds = 8.0;
+	const char *what = "peak,train,infer";
+	char		err[256];
+
+	for (int i = 1; i < argc; i++)
+	{
+		if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+			threads = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
+			seconds = atof(argv[++i]);
+		else if (strcmp(argv[i], "--min-iters") == 0 && i + 1 < argc)
+			min_iters = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--what") == 0 && i + 1 < argc)
+			what = argv[++i];
+		else
+		{
+			fprintf(stderr, "usage: %s [--threads N] [--seconds S] [--min-iters K] [--what peak,train,infer,ops]\n",
+					argv[0]);
+			return 2;
+		}
+	}
+	if (threads < 1)
+		threads = 1;
+	if (tfm_blas_init(getenv("TFM_BLIS_ARCH"), err, sizeof(err)) != 0)
+	{
+		fprintf(stderr, "tfm_blas_init: %s\n", err);
+		return 1;
+	}
+	tfm_set_threads(threads);
+	printf("INFO impl=tfm threads=%d blis_arch=%s blis_reason=\"%s\"\n",
+		   threads, tfm_blas_arch(), tfm_blas_arch_reason());
+	printf("tfm core: BLIS kernels %s (%s), %d thread(s)\n",
+		   tfm_blas_arch(), tfm_blas_arch_reason(), threads);
+	theoretical_peak(threads);
+
+	if (strstr(what, "peak"))
+		bench_peak(threads, seconds < 3 ? seconds : 3);
+	if (strstr(what, "train") || strstr(what, "infer"))
+		bench_model(threads, seconds, min_iters, strstr(what, "train") != NULL,
+					strstr(what, "infer") != NULL);
+	if (strstr(what, "ops"))
+	{
+		double		st = 0,
+					si = 0;
+		const char *e1 = getenv("BENCH_STEP_MS"),
+				   *e2 = getenv("BENCH_INFER_MS");
+
+		if (e1)
+			st = atof(e1);
+		if (e2)
+			si = atof(e2);
+		bench_ops(threads, st, si);
+	}
+	return 0;
+}

@@ -1,0 +1,326 @@
+/*
+ * evaluate.c — tfm_evaluate(model, query): a model's quality on a query's
+ * rows, streamed through a cursor in bounded chunks.
+ *
+ * classify: (input, label) rows → accuracy, mean loss, macro F1, per-class
+ * precision / recall / F1 / support (jsonb) and the confusion matrix (jsonb:
+ * {"true label": {"predicted label": count}}).
+ * lm: (text) rows scored as the training stream (each row's tokens, then
+ * <eos>) in consecutive windows of max_len + 1 tokens, so every token after
+ * the first is predicted exactly once → mean loss (nats per predicted
+ * token), perplexity, nats per character and bits per byte over the text
+ * (each row's <eos> counted as one character / byte, like a line break),
+ * and the tokens predicted.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+#include "classify.h"
+#include "tfm_pg.h"
+#include "train_data.h"
+
+enum
+{
+	O_ACCURACY, O_LOSS, O_MACRO_F1, O_PER_CLASS, O_CONFUSION, O_ROWS, O_SKIPPED,
+	O_PERPLEXITY, O_NATS_PER_CHAR, O_BITS_PER_BYTE, O_TOKENS, N_OUT
+};
+
+static void
+json_string(StringInfo s, const char *str)
+{
+	escape_json(s, str);
+}
+
+static void
+evaluate_classify(tfm_model *m, const TfmModelRow *row, TfmReader *rd, Datum *v, bool *nulls)
+{
+	int			C = row->n_labels;
+	int64	   *conf = palloc0(sizeof(int64) * C * C);	/* [true][pred] */
+	int64		n = 0,
+				correct = 0;
+	double		loss = 0.0,
+				macro_f1 = 0.0;
+	MemoryContext chunk = AllocSetContextCreate(CurrentMemoryContext, "tfm evaluate chunk",
+												ALLOCSET_DEFAULT_SIZES);
+	StringInfoData pc,
+				cm;
+
+	tfm_reader_open(rd);
+	for (;;)
+	{
+		TfmExample *ex,
+				   *val;
+		int			nex,
+					nval;
+		MemoryContext old;
+		int32	  **ids;
+		int		   *lens;
+		float	   *p;
+
+		MemoryContextReset(chunk);
+		old = MemoryContextSwitchTo(chunk);
+		if (!tfm_reader_next(rd, &ex, &nex, &val, &nval))
+		{
+			MemoryContextSwitchTo(old);
+			break;
+		}
+		ids = palloc(sizeof(int32 *) * Max(nex, 1));
+		lens = palloc(sizeof(int) * Max(nex, 1));
+		for (int i = 0; i < nex; i++)
+		{
+			ids[i] = ex[i].src;
+			lens[i] = ex[i].nsrc;
+		}
+		p = palloc(sizeof(float) * C * Max(nex, 1));
+		tfm_classifier_run(m, row, ids, lens, nex, p, NULL);
+		for (int i = 0; i < nex; i++)
+		{
+			const float *pi = p + (size_t) i * C;
+			int			best = 0;
+
+			for (int k = 1; k < C; k++)
+				if (pi[k] > pi[best])
+					best = k;
+			conf[ex[i].label * C + best]++;
+			correct += best == ex[i].label;
+			loss -= log(Max(pi[ex[i].label], 1e-30f));
+			n++;
+		}
+		MemoryContextSwitchTo(old);
+	}
+	tfm_reader_close(rd);
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("the evaluation query returned no rows to score")));
+
+	initStringInfo(&pc);
+	initStringInfo(&cm);
+	appendStringInfoChar(&pc, '{');
+	appendStringInfoChar(&cm, '{');
+	for (int k = 0; k < C; k++)
+	{
+		int64		tp = conf[k * C + k],
+					pred = 0,
+					actual = 0;
+		double		prec,
+					rec,
+					f1;
+
+		for (int j = 0; j < C; j++)
+		{
+			pred += conf[j * C + k];
+			actual += conf[k * C + j];
+		}
+		prec = pred ? (double) tp / pred : 0.0;
+		rec = actual ? (double) tp / actual : 0.0;
+		f1 = prec + rec > 0 ? 2 * prec * rec / (prec + rec) : 0.0;
+		macro_f1 += f1 / C;
+		if (k > 0)
+		{
+			appendStringInfoString(&pc, ", ");
+			appendStringInfoString(&cm, ", ");
+		}
+		json_string(&pc, row->labels[k]);
+		appendStringInfo(&pc, ": {\"precision\": %.6g, \"recall\": %.6g, \"f1\": %.6g, \"support\": " INT64_FORMAT "}",
+						 prec, rec, f1, actual);
+		json_string(&cm, row->labels[k]);
+		appendStringInfoString(&cm, ": {");
+		for (int j = 0; j < C; j++)
+		{
+			if (j > 0)
+				appendStringInfoString(&cm, ", ");
+			json_string(&cm, row->labels[j]);
+			appendStringInfo(&cm, ": " INT64_FORMAT, conf[k * C + j]);
+		}
+		appendStringInfoChar(&cm, '}');
+	}
+	appendStringInfoChar(&pc, '}');
+	appendStringInfoChar(&cm, '}');
+
+	v[O_ACCURACY] = Float8GetDatum((double) correct / n);
+	v[O_LOSS] = Float8GetDatum(loss / n);
+	v[O_MACRO_F1] = Float8GetDatum(macro_f1);
+	v[O_PER_CLASS] = DirectFunctionCall1(jsonb_in, CStringGetDatum(pc.data));
+	v[O_CONFUSION] = DirectFunctionCall1(jsonb_in, CStringGetDatum(cm.data));
+	v[O_ROWS] = Int64GetDatum(n);
+	nulls[O_ACCURACY] = nulls[O_LOSS] = nulls[O_MACRO_F1] = false;
+	nulls[O_PER_CLASS] = nulls[O_CONFUSION] = nulls[O_ROWS] = false;
+}
+
+/* score windows of a stream; keeps the last token to start the next window */
+static int64
+score_stream(tfm_model *m, const int32 *stream, int64 len, double *nats, int64 *tokens)
+{
+	int			T = m->cfg.max_len;
+	int64		pos = 0;
+
+	while (len - pos >= T + 1)
+	{
+		TfmBatchBuf bb;
+		int64		off = pos;
+		int			cnt;
+
+		CHECK_FOR_INTERRUPTS();
+		tfm_batch_lm(&bb, stream, &off, 1, T);
+		if (tfm_model_forward(m, &bb.b, false, 0) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory evaluating the model")));
+		*nats += tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &cnt);
+		*tokens += cnt;
+		pos += T;
+	}
+	return pos;
+}
+
+static void
+evaluate_lm(tfm_model *m, TfmReader *rd, Datum *v, bool *nulls)
+{
+	double		nats = 0.0;
+	int64		tokens = 0,
+				chars = 0,
+				bytes = 0,
+				rows = 0;
+	bool		text_input = tfm_column_is_text(rd->types[0]);
+	int32	   *carry = NULL;
+	int64		ncarry = 0;
+	MemoryContext keep = AllocSetContextCreate(CurrentMemoryContext, "tfm evaluate carry",
+											   ALLOCSET_DEFAULT_SIZES);
+	MemoryContext chunk = AllocSetContextCreate(CurrentMemoryContext, "tfm evaluate chunk",
+												ALLOCSET_DEFAULT_SIZES);
+
+	tfm_reader_open(rd);
+	for (;;)
+	{
+		TfmExample *ex,
+				   *val;
+		int			nex,
+					nval;
+		MemoryContext old;
+		int64		len = ncarry,
+					used;
+		int32	   *stream;
+
+		MemoryContextReset(chunk);
+		old = MemoryContextSwitchTo(chunk);
+		if (!tfm_reader_next(rd, &ex, &nex, &val, &nval))
+		{
+			MemoryContextSwitchTo(old);
+			break;
+		}
+		for (int i = 0; i < nex; i++)
+			len += ex[i].nsrc + 1;
+		stream = palloc_extended(sizeof(int32) * Max(len, 1), MCXT_ALLOC_HUGE);
+		if (ncarry)
+			memcpy(stream, carry, sizeof(int32) * ncarry);
+		len = ncarry;
+		for (int i = 0; i < nex; i++)
+		{
+			memcpy(stream + len, ex[i].src, sizeof(int32) * ex[i].nsrc);
+			len += ex[i].nsrc;
+			stream[len++] = rd->sp.eos;
+			chars += ex[i].nchars + 1;
+			bytes += ex[i].nbytes + 1;
+			rows++;
+		}
+		used = score_stream(m, stream, len, &nats, &tokens);
+		/* the unscored rest (and the last scored token) carries over */
+		MemoryContextSwitchTo(keep);
+		ncarry = len - used;
+		{
+			int32	   *c = palloc(sizeof(int32) * Max(ncarry, 1));
+
+			memcpy(c, stream + used, sizeof(int32) * ncarry);
+			if (carry)
+				pfree(carry);
+			carry = c;
+		}
+		MemoryContextSwitchTo(old);
+	}
+	tfm_reader_close(rd);
+	/* the last, shorter window */
+	if (ncarry >= 2)
+	{
+		TfmBatchBuf bb;
+		int64		off = 0;
+		int			cnt;
+
+		tfm_batch_lm(&bb, carry, &off, 1, (int) ncarry - 1);
+		if (tfm_model_forward(m, &bb.b, false, 0) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory evaluating the model")));
+		nats += tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &cnt);
+		tokens += cnt;
+	}
+	if (tokens == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("the evaluation query has no tokens to score")));
+	v[O_LOSS] = Float8GetDatum(nats / tokens);
+	v[O_PERPLEXITY] = Float8GetDatum(exp(nats / tokens));
+	v[O_TOKENS] = Int64GetDatum(tokens);
+	v[O_ROWS] = Int64GetDatum(rows);
+	nulls[O_LOSS] = nulls[O_PERPLEXITY] = nulls[O_TOKENS] = nulls[O_ROWS] = false;
+	if (text_input && chars > 0)
+	{
+		v[O_NATS_PER_CHAR] = Float8GetDatum(nats / chars);
+		v[O_BITS_PER_BYTE] = Float8GetDatum(nats / M_LN2 / bytes);
+		nulls[O_NATS_PER_CHAR] = nulls[O_BITS_PER_BYTE] = false;
+	}
+}
+
+PG_FUNCTION_INFO_V1(tfm_evaluate);
+Datum
+tfm_evaluate(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	char	   *query = tfm_text_arg(fcinfo, 1, "query");
+	const TfmModelRow *crow;
+	TfmModelRow *row = palloc(sizeof(TfmModelRow));
+	tfm_model  *m;
+	TfmReader	rd;
+	TupleDesc	tupdesc;
+	Datum		v[N_OUT];
+	bool		nulls[N_OUT];
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tfm_backend_ready();
+	m = tfm_cache_get(name, &crow);
+	*row = *crow;
+	if (row->cfg.task == TFM_TASK_SEQ2SEQ)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("tfm_evaluate does not score seq2seq models yet")));
+	for (int i = 0; i < N_OUT; i++)
+	{
+		v[i] = (Datum) 0;
+		nulls[i] = true;
+	}
+	memset(&rd, 0, sizeof(rd));
+	rd.chunk_rows = 4096;
+	rd.head_tail = true;
+	SPI_connect();
+	tfm_reader_init(&rd, row, query);
+	if (row->cfg.task == TFM_TASK_CLASSIFY)
+		evaluate_classify(m, row, &rd, v, nulls);
+	else
+		evaluate_lm(m, &rd, v, nulls);
+	v[O_SKIPPED] = Int64GetDatum(rd.skipped_null);
+	nulls[O_SKIPPED] = false;
+	SPI_finish();
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), v, nulls)));
+}
