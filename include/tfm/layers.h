@@ -77,9 +77,9 @@ void		tfm_residual_backward(float *dx, float *dy, const float *dout,
 /* ---- multi-head scaled dot-product attention (attention.c) ---- */
 
 /*
- * Views into fused buffers: q row r of batch b is q + (b·Tq + r)·rsq, head j
- * at columns j·s; likewise k (rsk), v (rsv), out (rso).  key_pad (B·Tk bytes,
- * 1 = pad, may be NULL) hides keys; causal hides key positions after the
+ * Views into fused buffers: q row r of batch b is q + b·bsq + r·rsq (bsq 0
+ * means Tq·rsq), head j at columns j·s; likewise k, v and out.  key_pad
+ * (batch stride bspad, default Tk; 1 = pad; may be NULL) hides keys; causal hides key positions after the
  * query's (query r sits at position Tk - Tq + r).  probs (B, h, Tq, Tk) keeps
  * the softmax for the backward pass.  p_drop > 0 needs scratch of
  * tfm_attention_scratch floats.
@@ -95,6 +95,12 @@ typedef struct tfm_attn_shape
 				rsk,
 				rsv,
 				rso;
+	/* batch strides (in floats; in bytes for the pad mask); 0 = T · row stride */
+	ptrdiff_t	bsq,
+				bsk,
+				bsv,
+				bso,
+				bspad;
 	int			causal;
 	float		p_drop;
 	uint64_t	key;

@@ -22,6 +22,7 @@ attn_shape(const tfm_config *c, const tfm_stack_pass *p, bool cross, int layer)
 	tfm_attn_shape sh;
 	int			d = c->d_model;
 
+	memset(&sh, 0, sizeof(sh));
 	sh.B = p->B;
 	sh.Tq = p->T;
 	sh.Tk = cross ? p->Ts : p->T;
@@ -69,8 +70,31 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 	}
 	tfm_linear_forward(a->qkv, u, w->qkv_w, w->qkv_b, N, d, 3 * d);
 	sh = attn_shape(c, p, false, layer);
-	tfm_attention_forward(a->cat, a->probs, a->qkv, a->qkv + d, a->qkv + 2 * d,
-						  p->pad, &sh, ws->attn_scratch);
+	if (p->kv)
+	{
+		/* decoding: append this step's keys and values to the cache */
+		tfm_kv	   *kv = p->kv;
+		tfm_kv_layer *kl = &kv->layers[layer];
+
+		for (int b = 0; b < p->B; b++)
+			for (int t = 0; t < p->T; t++)
+			{
+				const float *src = a->qkv + ((size_t) b * p->T + t) * 3 * d;
+				size_t		dst = ((size_t) b * kv->cap + kv->len + t) * d;
+
+				memcpy(kl->k + dst, src + d, sizeof(float) * d);
+				memcpy(kl->v + dst, src + 2 * d, sizeof(float) * d);
+			}
+		sh.Tk = kv->len + p->T;
+		sh.rsk = sh.rsv = d;
+		sh.bsk = sh.bsv = (ptrdiff_t) kv->cap * d;
+		sh.bspad = kv->cap;
+		tfm_attention_forward(a->cat, kv->probs, a->qkv, kl->k, kl->v, kv->pad, &sh,
+							  ws->attn_scratch);
+	}
+	else
+		tfm_attention_forward(a->cat, a->probs, a->qkv, a->qkv + d, a->qkv + 2 * d,
+							  p->pad, &sh, ws->attn_scratch);
 	tfm_linear_forward(ws->sub_out, a->cat, w->attn_out_w, w->attn_out_b, N, d, d);
 	tfm_residual_forward(a->r1, in, ws->sub_out, nd, pd,
 						 site_key(p->key, layer, SITE_ATTN_OUT));
@@ -93,10 +117,21 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 			u = a->u2;
 		}
 		tfm_linear_forward(a->cq, u, w->cq_w, w->cq_b, N, d, d);
-		tfm_linear_forward(a->ckv, p->mem, w->ckv_w, w->ckv_b, Ns, d, 2 * d);
 		sh = attn_shape(c, p, true, layer);
-		tfm_attention_forward(a->ccat, a->cprobs, a->cq, a->ckv, a->ckv + d,
-							  p->mem_pad, &sh, ws->attn_scratch);
+		if (p->kv)
+		{
+			/* decoding: the memory's keys and values were computed once */
+			const float *ckv = p->kv->layers[layer].ckv;
+
+			tfm_attention_forward(a->ccat, p->kv->cprobs, a->cq, ckv, ckv + d,
+								  p->mem_pad, &sh, ws->attn_scratch);
+		}
+		else
+		{
+			tfm_linear_forward(a->ckv, p->mem, w->ckv_w, w->ckv_b, Ns, d, 2 * d);
+			tfm_attention_forward(a->ccat, a->cprobs, a->cq, a->ckv, a->ckv + d,
+								  p->mem_pad, &sh, ws->attn_scratch);
+		}
 		tfm_linear_forward(ws->sub_out, a->ccat, w->cout_w, w->cout_b, N, d, d);
 		tfm_residual_forward(a->r2, x, ws->sub_out, nd, pd,
 							 site_key(p->key, layer, SITE_CROSS_OUT));

@@ -275,15 +275,24 @@ stack_forward(tfm_model *m, bool decoder, const float *x, const tfm_stack_pass *
 	return x;
 }
 
-static void
-embed(tfm_model *m, float *out, const int32_t *ids, const float *tok,
-	  const float *pos, int B, int T, bool training, uint64_t key)
+void
+tfm_embed_tokens(tfm_model *m, float *out, const int32_t *ids, const float *tok,
+				 const float *pos, int B, int T, int pos0)
 {
 	const tfm_config *c = &m->cfg;
 	float		scale = c->scale_embeddings ? sqrtf((float) c->d_model) : 1.0f;
 
 	tfm_embedding_forward(out, ids, tok, pos ? pos : m->ws->sinus, scale,
-						  B, T, c->d_model, 0);
+						  B, T, c->d_model, pos0);
+}
+
+static void
+embed(tfm_model *m, float *out, const int32_t *ids, const float *tok,
+	  const float *pos, int B, int T, bool training, uint64_t key)
+{
+	const tfm_config *c = &m->cfg;
+
+	tfm_embed_tokens(m, out, ids, tok, pos, B, T, 0);
 	if (training && c->dropout > 0.0f)
 		tfm_dropout_forward(out, out, (size_t) B * T * c->d_model, c->dropout,
 							site_key(key, 0, SITE_EMB));
@@ -325,6 +334,24 @@ passes(const tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
 		dec->mem_pad = ws->enc_pad;
 		dec->Ts = b->T;
 	}
+}
+
+/* the encoder over src (B, Ts) after tfm_workspace_reserve; its top output */
+const float *
+tfm_encode_stack(tfm_model *m, const int32_t *src, int B, int Ts)
+{
+	tfm_batch	b;
+	tfm_stack_pass ep,
+				dp;
+
+	memset(&b, 0, sizeof(b));
+	b.B = B;
+	b.T = Ts;
+	b.input = src;
+	passes(m, &b, false, 0, &ep, &dp);
+	pad_mask(m->ws->enc_pad, src, (size_t) B * Ts, m->cfg.pad_id);
+	embed(m, m->ws->enc_x, src, m->w.tok_emb, m->w.pos_emb, B, Ts, false, 0);
+	return stack_forward(m, false, m->ws->enc_x, &ep);
 }
 
 int

@@ -39,6 +39,29 @@ typedef struct tfm_block_acts
 			   *out;			/* (N, d) post-LN: ln2(r3) */
 } tfm_block_acts;
 
+/*
+ * A decoder's key/value cache (decode.c): for each layer the self-attention
+ * keys and values of every position so far, and for seq2seq the
+ * cross-attention keys|values of the encoder memory, computed once.
+ */
+typedef struct tfm_kv_layer
+{
+	float	   *k,
+			   *v;				/* (B, cap, d) */
+	float	   *ckv;			/* (B, Ts, 2d) or NULL */
+} tfm_kv_layer;
+
+typedef struct tfm_kv
+{
+	int			B,
+				cap,			/* positions the cache holds */
+				len;			/* positions filled */
+	uint8_t    *pad;			/* (B, cap) 1 = pad key */
+	tfm_kv_layer *layers;
+	float	   *probs,			/* (B, h, nmax, cap) scratch */
+			   *cprobs;			/* (B, h, nmax, Ts) scratch */
+} tfm_kv;
+
 /* the shape of one stack's pass */
 typedef struct tfm_stack_pass
 {
@@ -51,6 +74,7 @@ typedef struct tfm_stack_pass
 	int			Ts;
 	bool		training;
 	uint64_t	key;			/* dropout key of this stack */
+	tfm_kv	   *kv;				/* decoding with a cache, or NULL */
 } tfm_stack_pass;
 
 struct tfm_workspace
@@ -100,6 +124,11 @@ void		tfm_point_weights(const tfm_config *cfg, tfm_weights *w, float *base);
 int			tfm_model_alloc_grads(tfm_model *m);
 void		tfm_workspace_free(tfm_workspace *ws);
 int			tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training);
+
+/* model_forward.c: embeddings and the encoder stack alone (decode.c) */
+void		tfm_embed_tokens(tfm_model *m, float *out, const int32_t *ids, const float *tok,
+							 const float *pos, int B, int T, int pos0);
+const float *tfm_encode_stack(tfm_model *m, const int32_t *src, int B, int Ts);
 
 /* block.c */
 void		tfm_block_forward(const tfm_config *c, const tfm_block_w *w,

@@ -22,6 +22,12 @@
 #include "tfm/layers.h"
 #include "tfm/rng.h"
 
+#define BSQ(sh) ((sh)->bsq ? (size_t) (sh)->bsq : (size_t) (sh)->Tq * (sh)->rsq)
+#define BSK(sh) ((sh)->bsk ? (size_t) (sh)->bsk : (size_t) (sh)->Tk * (sh)->rsk)
+#define BSV(sh) ((sh)->bsv ? (size_t) (sh)->bsv : (size_t) (sh)->Tk * (sh)->rsv)
+#define BSO(sh) ((sh)->bso ? (size_t) (sh)->bso : (size_t) (sh)->Tq * (sh)->rso)
+#define BSPAD(sh) ((sh)->bspad ? (size_t) (sh)->bspad : (size_t) (sh)->Tk)
+
 size_t
 tfm_attention_scratch(const tfm_attn_shape *sh, int threads)
 {
@@ -95,17 +101,17 @@ tfm_attention_forward(float *out, float *probs,
 	const uint32_t th = drop_threshold(sh->p_drop);
 	const float keep_scale = dropping ? 1.0f / (1.0f - sh->p_drop) : 1.0f;
 
-#pragma omp parallel for num_threads(tfm_get_threads()) schedule(static)
+#pragma omp parallel for num_threads(tfm_get_threads()) schedule(dynamic, 1)
 	for (int pr = 0; pr < pairs; pr++)
 	{
 		int			b = pr / h,
 					j = pr % h;
-		const float *qb = q + (size_t) b * Tq * sh->rsq + (size_t) j * s;
-		const float *kb = k + (size_t) b * Tk * sh->rsk + (size_t) j * s;
-		const float *vb = v + (size_t) b * Tk * sh->rsv + (size_t) j * s;
-		float	   *ob = out + (size_t) b * Tq * sh->rso + (size_t) j * s;
+		const float *qb = q + (size_t) b * BSQ(sh) + (size_t) j * s;
+		const float *kb = k + (size_t) b * BSK(sh) + (size_t) j * s;
+		const float *vb = v + (size_t) b * BSV(sh) + (size_t) j * s;
+		float	   *ob = out + (size_t) b * BSO(sh) + (size_t) j * s;
 		float	   *P = probs + (size_t) pr * Tq * Tk;
-		const uint8_t *pad = key_pad ? key_pad + (size_t) b * Tk : NULL;
+		const uint8_t *pad = key_pad ? key_pad + (size_t) b * BSPAD(sh) : NULL;
 		const float *Pd = P;
 
 		tfm_gemm_strided(Tq, Tk, s, scale, qb, sh->rsq, 1, kb, 1, sh->rsk,
@@ -144,15 +150,15 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 	const uint32_t th = drop_threshold(sh->p_drop);
 	const float keep_scale = dropping ? 1.0f / (1.0f - sh->p_drop) : 1.0f;
 
-#pragma omp parallel for num_threads(tfm_get_threads()) schedule(static)
+#pragma omp parallel for num_threads(tfm_get_threads()) schedule(dynamic, 1)
 	for (int pr = 0; pr < pairs; pr++)
 	{
 		int			b = pr / h,
 					j = pr % h;
-		size_t		qo = (size_t) b * Tq * sh->rsq + (size_t) j * s;
-		size_t		ko = (size_t) b * Tk * sh->rsk + (size_t) j * s;
-		size_t		vo = (size_t) b * Tk * sh->rsv + (size_t) j * s;
-		const float *dob = dout + (size_t) b * Tq * sh->rso + (size_t) j * s;
+		size_t		qo = (size_t) b * BSQ(sh) + (size_t) j * s;
+		size_t		ko = (size_t) b * BSK(sh) + (size_t) j * s;
+		size_t		vo = (size_t) b * BSV(sh) + (size_t) j * s;
+		const float *dob = dout + (size_t) b * BSO(sh) + (size_t) j * s;
 		const float *P = probs + (size_t) pr * Tq * Tk;
 		float	   *dP = scratch + (size_t) omp_get_thread_num() * 2 * Tq * Tk;
 		float	   *D = dP + (size_t) Tq * Tk;

@@ -1,0 +1,290 @@
+/*
+ * decode.c — the key/value-cached decoder (see decode.h).
+ *
+ * Each step embeds the new tokens (positions counted per sequence from its
+ * first real token), runs every decoder block with the cache wired into its
+ * attention (block.c appends the step's keys and values, then attends over
+ * all cached positions), applies the final norm and projects only the last
+ * position to the vocabulary.  The block code is the same as in training.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfm/blas.h"
+#include "tfm/decode.h"
+#include "model_internal.h"
+
+struct tfm_decoder
+{
+	tfm_model  *m;
+	int			B,
+				cap,
+				nmax,
+				Ts;
+	tfm_kv		kv;
+	int		   *start;			/* per sequence: leading pads */
+	float	   *mem;			/* seq2seq encoder output (B, Ts, d) */
+	uint8_t    *mem_pad;		/* (B, Ts) */
+	float	   *tmp;			/* (B·nmax, d) */
+	float	   *last;			/* (B, d) */
+	float	   *sinus;			/* cap rows, sinusoidal positions */
+	int32_t    *ids_row;		/* nmax */
+};
+
+static void *
+zalloc(size_t n)
+{
+	return calloc(1, n > 0 ? n : 1);
+}
+
+tfm_decoder *
+tfm_decoder_create(tfm_model *m, int B, int cap, int nmax)
+{
+	const tfm_config *c = &m->cfg;
+	tfm_decoder *d = zalloc(sizeof(tfm_decoder));
+	int			L = c->dec_layers,
+				dm = c->d_model;
+	bool		ok;
+
+	if (!d)
+		return NULL;
+	d->m = m;
+	d->B = B;
+	d->cap = cap;
+	d->nmax = nmax;
+	d->kv.B = B;
+	d->kv.cap = cap;
+	d->kv.layers = zalloc(sizeof(tfm_kv_layer) * L);
+	d->kv.pad = zalloc((size_t) B * cap);
+	d->kv.probs = zalloc(sizeof(float) * B * c->heads * nmax * cap);
+	d->start = zalloc(sizeof(int) * B);
+	d->tmp = zalloc(sizeof(float) * B * nmax * dm);
+	d->last = zalloc(sizeof(float) * B * dm);
+	d->ids_row = zalloc(sizeof(int32_t) * nmax);
+	ok = d->kv.layers && d->kv.pad && d->kv.probs && d->start && d->tmp && d->last && d->ids_row;
+	for (int l = 0; ok && l < L; l++)
+	{
+		d->kv.layers[l].k = zalloc(sizeof(float) * B * cap * dm);
+		d->kv.layers[l].v = zalloc(sizeof(float) * B * cap * dm);
+		ok = d->kv.layers[l].k && d->kv.layers[l].v;
+	}
+	if (ok && c->positions == TFM_POS_SINUSOIDAL)
+	{
+		d->sinus = malloc(sizeof(float) * cap * dm);
+		ok = d->sinus != NULL;
+		if (ok)
+			tfm_sinusoid_table(d->sinus, cap, dm, 0);
+	}
+	if (!ok)
+	{
+		tfm_decoder_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void
+tfm_decoder_free(tfm_decoder *d)
+{
+	if (!d)
+		return;
+	for (int l = 0; d->kv.layers && l < d->m->cfg.dec_layers; l++)
+	{
+		free(d->kv.layers[l].k);
+		free(d->kv.layers[l].v);
+		free(d->kv.layers[l].ckv);
+	}
+	free(d->kv.layers);
+	free(d->kv.pad);
+	free(d->kv.probs);
+	free(d->kv.cprobs);
+	free(d->start);
+	free(d->mem);
+	free(d->mem_pad);
+	free(d->tmp);
+	free(d->last);
+	free(d->sinus);
+	free(d->ids_row);
+	free(d);
+}
+
+void
+tfm_decoder_reset(tfm_decoder *d)
+{
+	d->kv.len = 0;
+	memset(d->kv.pad, 0, (size_t) d->B * d->cap);
+	memset(d->start, 0, sizeof(int) * d->B);
+}
+
+int
+tfm_decoder_len(const tfm_decoder *d)
+{
+	return d->kv.len;
+}
+
+int
+tfm_decoder_encode(tfm_decoder *d, const int32_t *src, int Ts)
+{
+	tfm_model  *m = d->m;
+	const tfm_config *c = &m->cfg;
+	int			dm = c->d_model,
+				B = d->B;
+	const float *top;
+
+	if (tfm_workspace_reserve(m, B, Ts, d->nmax, false) != 0)
+		return -1;
+	top = tfm_encode_stack(m, src, B, Ts);
+	free(d->mem);
+	free(d->mem_pad);
+	free(d->kv.cprobs);
+	d->Ts = Ts;
+	d->mem = malloc(sizeof(float) * B * Ts * dm);
+	d->mem_pad = malloc((size_t) B * Ts);
+	d->kv.cprobs = malloc(sizeof(float) * B * c->heads * d->nmax * Ts);
+	if (!d->mem || !d->mem_pad || !d->kv.cprobs)
+		return -1;
+	memcpy(d->mem, top, sizeof(float) * B * Ts * dm);
+	for (size_t i = 0; i < (size_t) B * Ts; i++)
+		d->mem_pad[i] = src[i] == c->pad_id;
+	for (int l = 0; l < c->dec_layers; l++)
+	{
+		const tfm_block_w *w = &m->w.dec[l];
+
+		free(d->kv.layers[l].ckv);
+		d->kv.layers[l].ckv = malloc(sizeof(float) * B * Ts * 2 * dm);
+		if (!d->kv.layers[l].ckv)
+			return -1;
+		tfm_linear_forward(d->kv.layers[l].ckv, d->mem, w->ckv_w, w->ckv_b, B * Ts, dm, 2 * dm);
+	}
+	return 0;
+}
+
+int
+tfm_decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
+				 int n, float *logits)
+{
+	tfm_model  *m = d->m;
+	const tfm_config *c = &m->cfg;
+	int			dm = c->d_model,
+				B = d->B,
+				L = c->dec_layers;
+	bool		s2s = c->task == TFM_TASK_SEQ2SEQ;
+	int			V = s2s && c->tgt_vocab > 0 ? c->tgt_vocab : c->vocab;
+	const float *tok = s2s && c->tgt_vocab > 0 ? m->w.tgt_emb : m->w.tok_emb;
+	const float *pos = s2s ? m->w.dec_pos_emb : m->w.pos_emb;
+	tfm_workspace *ws;
+	tfm_stack_pass p;
+	const float *x;
+	int			len = d->kv.len;
+
+	if (n < 1 || n > d->nmax || len + n > d->cap)
+		return -1;
+	if (tfm_workspace_reserve(m, B, s2s ? d->Ts : n, s2s ? n : 0, false) != 0)
+		return -1;
+	ws = m->ws;
+
+	/* embeddings, positions counted from each sequence's first real token */
+	for (int b = 0; b < B; b++)
+	{
+		const int32_t *row = tokens + (size_t) b * n;
+		const uint8_t *prow = is_pad ? is_pad + (size_t) b * n : NULL;
+
+		if (len == 0)
+		{
+			/* the first feed fixes how many leading pads a sequence has */
+			d->start[b] = 0;
+			while (prow && d->start[b] < n && prow[d->start[b]])
+				d->start[b]++;
+		}
+		for (int t = 0; t < n; t++)
+		{
+			int			p0 = len + t - d->start[b];
+
+			d->kv.pad[(size_t) b * d->cap + len + t] = prow ? prow[t] : 0;
+			if (p0 < 0)
+				p0 = 0;
+			if (c->positions == TFM_POS_LEARNED && p0 >= c->max_len)
+				return -1;		/* past the learned positions: the caller slides */
+			d->ids_row[0] = row[t];
+			tfm_embedding_forward(ws->dec_x + ((size_t) b * n + t) * dm, d->ids_row, tok,
+								  c->positions == TFM_POS_LEARNED ? pos : d->sinus,
+								  c->scale_embeddings ? sqrtf((float) dm) : 1.0f,
+								  1, 1, dm, p0);
+		}
+	}
+
+	memset(&p, 0, sizeof(p));
+	p.B = B;
+	p.T = n;
+	p.causal = true;
+	p.kv = &d->kv;
+	if (s2s)
+	{
+		p.mem = d->mem;
+		p.mem_pad = d->mem_pad;
+		p.Ts = d->Ts;
+	}
+	x = ws->dec_x;
+	for (int l = 0; l < L; l++)
+	{
+		tfm_block_forward(c, &m->w.dec[l], &ws->dec[l], ws, x, &p, l);
+		x = ws->dec[l].out;
+	}
+	d->kv.len += n;
+
+	/* the last position of each sequence → final norm → vocabulary */
+	for (int b = 0; b < B; b++)
+		memcpy(d->last + (size_t) b * dm, x + ((size_t) b * n + n - 1) * dm, sizeof(float) * dm);
+	if (c->norm == TFM_NORM_PRE)
+	{
+		memcpy(d->tmp, d->last, sizeof(float) * B * dm);
+		tfm_layernorm_forward(d->last, ws->dec_lnf_mean, ws->dec_lnf_rstd, d->tmp,
+							  m->w.dec_lnf_g, m->w.dec_lnf_b, B, dm);
+	}
+	if (c->tie)
+		tfm_gemm(false, true, B, V, dm, 1.0f, d->last, dm, tok, dm, 0.0f, logits, V);
+	else
+		tfm_linear_forward(logits, d->last, m->w.out_w, NULL, B, dm, V);
+	return 0;
+}
+
+int
+tfm_decoder_reorder(tfm_decoder *d, const int *from)
+{
+	int			dm = d->m->cfg.d_model;
+	size_t		row = (size_t) d->cap * dm;
+	float	   *tmp = malloc(sizeof(float) * d->B * row);
+	uint8_t    *ptmp = malloc((size_t) d->B * d->cap);
+	int		   *stmp = malloc(sizeof(int) * d->B);
+
+	if (!tmp || !ptmp || !stmp)
+	{
+		free(tmp);
+		free(ptmp);
+		free(stmp);
+		return -1;
+	}
+	for (int l = 0; l < d->m->cfg.dec_layers; l++)
+	{
+		float	   *bufs[2] = {d->kv.layers[l].k, d->kv.layers[l].v};
+
+		for (int k = 0; k < 2; k++)
+		{
+			for (int b = 0; b < d->B; b++)
+				memcpy(tmp + b * row, bufs[k] + (size_t) from[b] * row, sizeof(float) * row);
+			memcpy(bufs[k], tmp, sizeof(float) * d->B * row);
+		}
+	}
+	for (int b = 0; b < d->B; b++)
+	{
+		memcpy(ptmp + (size_t) b * d->cap, d->kv.pad + (size_t) from[b] * d->cap, d->cap);
+		stmp[b] = d->start[from[b]];
+	}
+	memcpy(d->kv.pad, ptmp, (size_t) d->B * d->cap);
+	memcpy(d->start, stmp, sizeof(int) * d->B);
+	free(tmp);
+	free(ptmp);
+	free(stmp);
+	return 0;
+}
