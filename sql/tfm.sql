@@ -345,3 +345,43 @@ COMMENT ON AGGREGATE tfm_train_agg(text, text, text, jsonb) IS
   'the same with options: batch_size, lr, warmup, weight_decay, clip, label_smoothing, seed';
 COMMENT ON AGGREGATE tfm_train_agg(text, integer[], text) IS 'one epoch of training over token-id rows';
 COMMENT ON AGGREGATE tfm_train_agg(text, integer[], text, jsonb) IS 'one epoch of training over token-id rows, with options';
+
+-- ---------------------------------------------------------------------------
+-- generation
+
+CREATE FUNCTION tfm_generate(model text, prompt text, max_tokens integer DEFAULT 200,
+                             temperature real DEFAULT 1.0, top_k integer DEFAULT 0,
+                             top_p real DEFAULT 1.0, seed bigint DEFAULT NULL, stop text DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_generate' LANGUAGE C STABLE PARALLEL SAFE;  -- not STRICT: NULL options mean defaults
+COMMENT ON FUNCTION tfm_generate(text, text, integer, real, integer, real, bigint, text) IS
+  'the continuation of a prompt by a language model (temperature 0 = greedy; a seed repeats)';
+
+CREATE FUNCTION tfm_generate(model text, prompts text[], max_tokens integer DEFAULT 200,
+                             temperature real DEFAULT 1.0, top_k integer DEFAULT 0,
+                             top_p real DEFAULT 1.0, seed bigint DEFAULT NULL, stop text DEFAULT NULL)
+RETURNS text[]
+AS 'MODULE_PATHNAME', 'tfm_generate_batch' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_generate(text, text[], integer, real, integer, real, bigint, text) IS
+  'the continuations of many prompts, decoded together (prompt i samples with seed + i)';
+
+CREATE FUNCTION tfm_generate_tokens(model text, prompt text, max_tokens integer DEFAULT 200,
+                                    temperature real DEFAULT 1.0, top_k integer DEFAULT 0,
+                                    top_p real DEFAULT 1.0, seed bigint DEFAULT NULL, stop text DEFAULT NULL,
+                                    OUT pos integer, OUT id integer, OUT piece text, OUT logprob double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_generate_tokens' LANGUAGE C STABLE PARALLEL SAFE ROWS 200;
+COMMENT ON FUNCTION tfm_generate_tokens(text, text, integer, real, integer, real, bigint, text) IS
+  'the generated tokens one row each, with their log-probability under the model';
+
+CREATE FUNCTION tfm_next_tokens(model text, prompt text, k integer DEFAULT 10,
+                                OUT rank integer, OUT id integer, OUT piece text, OUT probability double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_next_tokens' LANGUAGE C STABLE PARALLEL SAFE ROWS 10;
+COMMENT ON FUNCTION tfm_next_tokens(text, text, integer) IS 'the k most likely next tokens after a prompt';
+
+CREATE FUNCTION tfm_score(model text, input text, OUT logprob double precision, OUT tokens integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tfm_score' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_score(text, text) IS
+  'the log-probability of a text under a language model (every token after the first) and the tokens scored';

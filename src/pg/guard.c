@@ -12,7 +12,8 @@
 struct TfmGuard
 {
 	MemoryContextCallback cb;
-	tfm_model  *model;
+	void		(*free_fn) (void *);
+	void	   *obj;
 };
 
 static void
@@ -20,25 +21,38 @@ guard_fire(void *arg)
 {
 	TfmGuard   *g = arg;
 
-	if (g->model)
-		tfm_model_free(g->model);
-	g->model = NULL;
+	if (g->obj)
+		g->free_fn(g->obj);
+	g->obj = NULL;
 }
 
 TfmGuard *
-tfm_guard_model(tfm_model *m)
+tfm_guard(void (*free_fn) (void *), void *obj)
 {
 	TfmGuard   *g = palloc0(sizeof(TfmGuard));
 
-	g->model = m;
+	g->free_fn = free_fn;
+	g->obj = obj;
 	g->cb.func = guard_fire;
 	g->cb.arg = g;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &g->cb);
 	return g;
 }
 
+static void
+free_model(void *m)
+{
+	tfm_model_free(m);
+}
+
+TfmGuard *
+tfm_guard_model(tfm_model *m)
+{
+	return tfm_guard(free_model, m);
+}
+
 void
 tfm_guard_release(TfmGuard *g)
 {
-	g->model = NULL;
+	g->obj = NULL;
 }

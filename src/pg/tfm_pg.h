@@ -63,6 +63,8 @@ const char *tfm_deployed_model(const char *task);
 /* free m when the current memory context is reset or deleted, unless released */
 typedef struct TfmGuard TfmGuard;
 TfmGuard   *tfm_guard_model(tfm_model *m);
+/* the same for any object with its free function */
+TfmGuard   *tfm_guard(void (*free_fn) (void *), void *obj);
 void		tfm_guard_release(TfmGuard *g);
 
 /* ---- argument checks ---- */

@@ -35,5 +35,12 @@ int32	   *tfm_classifier_input(const TfmModelRow *row, const TfmSpecials *sp, in
 /* tokenizer_sql.c */
 void		tfm_tokenizer_specials(const char *name, TfmSpecials *sp);
 int32	   *tfm_tokenizer_encode(const char *name, const char *text, size_t len, int *n);
+struct tfm_tokenizer;
+/* the core tokenizer (owned by the cache; valid for the current call) */
+struct tfm_tokenizer *tfm_tokenizer_get(const char *name);
+/* an id's piece as text (non-UTF-8 bytes as \xNN) */
+text	   *tfm_tokenizer_piece_text(const char *name, int32 id);
+/* ids to text: specials dropped, invalid UTF-8 replaced by U+FFFD */
+text	   *tfm_tokenizer_decode(const char *name, const int32 *ids, int n);
 
 #endif							/* TFM_ROWS_H */

@@ -461,10 +461,14 @@ tfm_tokenizer_specials(const char *name, TfmSpecials *sp)
 static int32 *
 encode(TokEntry *e, const char *text, size_t len, uint32 flags, size_t max_length, int *n)
 {
-	size_t		cap = max_length > 0 ? max_length : tfm_tok_encode_bound(len, flags);
+	size_t		cap = tfm_tok_encode_bound(len, flags);
 	int32	   *ids;
 	size_t		got;
 	tfm_tok_err err;
+
+	/* max_length only lowers the bound (it may be 2^31 - 1 for a short text) */
+	if (max_length > 0 && max_length < cap)
+		cap = max_length;
 
 	if (cap > MaxAllocHugeSize / sizeof(int32))
 		ereport(ERROR,
@@ -571,6 +575,8 @@ tfm_tokenizer_count(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("vocab_size must not be NULL")));
+	if (st == NULL && PG_ARGISNULL(2))
+		PG_RETURN_NULL();		/* NULL rows are skipped: only NULLs is no rows */
 	if (st == NULL)
 	{
 		tfm_tok_options opt;
@@ -845,6 +851,13 @@ store_pending(void)
 		PopActiveSnapshot();
 }
 
+/*
+ * The stores run SQL through SPI, whose statements come back through this
+ * hook: those must not store the rest of the list (re-entered, a store
+ * would run between another's existence check and its insert).
+ */
+static bool storing = false;
+
 static void
 tfm_executor_finish(QueryDesc *qd)
 {
@@ -852,8 +865,19 @@ tfm_executor_finish(QueryDesc *qd)
 		prev_executor_finish(qd);
 	else
 		standard_ExecutorFinish(qd);
-	if (pending)
-		store_pending();
+	if (pending && !storing)
+	{
+		storing = true;
+		PG_TRY();
+		{
+			store_pending();
+		}
+		PG_FINALLY();
+		{
+			storing = false;
+		}
+		PG_END_TRY();
+	}
 }
 
 void		tfm_tokenizer_init_hooks(void);
@@ -1031,7 +1055,38 @@ tfm_detokenize(PG_FUNCTION_ARGS)
 				 errmsg("ids must not contain NULL")));
 	n = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
 	e = tok_get(name);
-	cap = tfm_tok_decode_bound(e->tok, n, TFM_TOK_DECODE_REPLACE);
+	{
+		/*
+		 * Room for these ids, not for n of the longest piece (GPT-2: 387
+		 * bytes an id): each piece (U+FFFD for <unk>) and a separator, 3
+		 * bytes for any byte that is replaced; at most what a text holds
+		 * (a longer result fails in the core).  Ids out of range count
+		 * nothing here: the core reports them.
+		 */
+		const int32 *ids = (const int32 *) ARR_DATA_PTR(a);
+		uint64		raw = 0,
+					least = 0;
+
+		for (int i = 0; i < n; i++)
+		{
+			const uint8_t *b;
+			size_t		len;
+			bool		special = false;
+
+			if (tfm_tok_piece(&b, &len, e->tok, ids[i], NULL) != TFM_TOK_OK)
+				continue;
+			raw += Max(len, 3) + 1;
+			for (int k = 0; k < TFM_TOK_N_SPECIALS; k++)
+				special |= ids[i] == e->info.special_ids[k];
+			if (!special)
+				least += len;
+		}
+		if (least > MaxAllocSize - VARHDRSZ)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("the text of these %d ids would be longer than a text can be (1 GB)", n)));
+		cap = (size_t) Min(raw * 3, (uint64) (MaxAllocSize - VARHDRSZ));
+	}
 	out = palloc_extended(VARHDRSZ + Max(cap, 1), MCXT_ALLOC_HUGE);
 	tok_check(tfm_tok_decode(VARDATA(out), cap, &got, e->tok, (const int32_t *) ARR_DATA_PTR(a),
 							 n, TFM_TOK_DECODE_REPLACE, &err),
@@ -1073,12 +1128,16 @@ tfm_tokens(PG_FUNCTION_ARGS)
 	TokEntry   *e;
 	int			n;
 	int32	   *ids;
+	MemoryContext rowcxt;
 
 	TFM_ARG_NOT_NULL(1, "input");
 	t = PG_GETARG_TEXT_PP(1);
 	SetSingleFuncCall(fcinfo, 0);
 	e = tok_get(name);
 	ids = encode(e, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), 0, 0, &n);
+	/* each row's piece text is built in a context reset per row (a 10 MB
+	 * text has millions of tokens; the tuplestore keeps its own copy) */
+	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "tfm_tokens row", ALLOCSET_SMALL_SIZES);
 	for (int i = 0; i < n; i++)
 	{
 		Datum		values[3];
@@ -1086,12 +1145,55 @@ tfm_tokens(PG_FUNCTION_ARGS)
 		const uint8_t *b;
 		size_t		len;
 		tfm_tok_err err;
+		MemoryContext old;
 
+		CHECK_FOR_INTERRUPTS();
 		tok_check(tfm_tok_piece(&b, &len, e->tok, ids[i], &err), &err, "cannot read a piece");
+		old = MemoryContextSwitchTo(rowcxt);
 		values[0] = Int32GetDatum(i + 1);
 		values[1] = Int32GetDatum(ids[i]);
 		values[2] = PointerGetDatum(piece_text(b, len));
+		MemoryContextSwitchTo(old);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		MemoryContextReset(rowcxt);
 	}
+	MemoryContextDelete(rowcxt);
 	return (Datum) 0;
+}
+
+/* ---- the core tokenizer for other parts of the SQL layer ----------------- */
+
+/* valid for the current call only (the cache owns it) */
+tfm_tokenizer *
+tfm_tokenizer_get(const char *name)
+{
+	return tok_get(name)->tok;
+}
+
+/* the piece of an id as text (bytes that are not UTF-8 as \xNN) */
+text *
+tfm_tokenizer_piece_text(const char *name, int32 id)
+{
+	const uint8_t *b;
+	size_t		len;
+	tfm_tok_err err;
+
+	tok_check(tfm_tok_piece(&b, &len, tok_get(name)->tok, id, &err), &err, "cannot read a piece");
+	return piece_text(b, len);
+}
+
+/* the text of ids (specials dropped, invalid UTF-8 replaced) */
+text *
+tfm_tokenizer_decode(const char *name, const int32 *ids, int n)
+{
+	TokEntry   *e = tok_get(name);
+	size_t		cap = tfm_tok_decode_bound(e->tok, n, TFM_TOK_DECODE_REPLACE),
+				got;
+	text	   *out = palloc_extended(VARHDRSZ + Max(cap, 1), MCXT_ALLOC_HUGE);
+	tfm_tok_err err;
+
+	tok_check(tfm_tok_decode(VARDATA(out), cap, &got, e->tok, ids, n, TFM_TOK_DECODE_REPLACE, &err),
+			  &err, "cannot detokenize");
+	SET_VARSIZE(out, VARHDRSZ + got);
+	return out;
 }

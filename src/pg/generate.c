@@ -1,0 +1,551 @@
+/*
+ * generate.c — language models in SQL: tfm_generate (one prompt or an
+ * array decoded as one batch), tfm_generate_tokens (token by token, with
+ * log-probabilities), tfm_next_tokens (the k most likely next tokens) and
+ * tfm_score (the log-probability of a text).
+ *
+ * Decoding uses the core's key/value cache, so each new token costs O(t).
+ * Context: a prompt longer than max_len keeps its last max_len tokens.
+ * Past max_len, a model with learned positions slides its window (the
+ * cache is rebuilt from the last 3/4 · max_len tokens); a model with
+ * sinusoidal positions continues with positions beyond max_len (up to a
+ * window of 8 · max_len, which then slides the same way).  An empty
+ * prompt starts from <bos>.  Generation stops at <eos>, at the stop text
+ * (not included in the result) or after max_tokens.  seed NULL draws a
+ * fresh seed per call; a given seed always gives the same text.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "common/pg_prng.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+
+#include "tfm/decode.h"
+#include "tfm/tokenizer.h"
+#include "tfm_pg.h"
+#include "tfm_rows.h"
+#include "train_data.h"
+
+#define TFM_MAX_GENERATE 100000
+#define TFM_MAX_PROMPTS  1024
+
+typedef struct GenOpts
+{
+	int			max_tokens;
+	float		temperature;
+	int			top_k;
+	float		top_p;
+	uint64		seed;
+	char	   *stop;
+} GenOpts;
+
+typedef struct GenRow
+{
+	int32	   *ids;			/* generated tokens */
+	float	   *logprob;
+	int			n;
+	bool		done;
+	int			stop_at;		/* bytes of text to keep when stopped by the stop text, or -1 */
+} GenRow;
+
+/* arguments: model, prompt(s), max_tokens, temperature, top_k, top_p, seed, stop */
+static void
+parse_opts(FunctionCallInfo fcinfo, GenOpts *o)
+{
+	o->max_tokens = PG_ARGISNULL(2) ? 200 : PG_GETARG_INT32(2);
+	if (o->max_tokens < 1 || o->max_tokens > TFM_MAX_GENERATE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_tokens must be between 1 and %d, not %d", TFM_MAX_GENERATE, o->max_tokens)));
+	o->temperature = PG_ARGISNULL(3) ? 1.0f : PG_GETARG_FLOAT4(3);
+	if (!(o->temperature >= 0.0f) || isinf(o->temperature))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("temperature must be 0 (greedy) or positive")));
+	o->top_k = PG_ARGISNULL(4) ? 0 : PG_GETARG_INT32(4);
+	if (o->top_k < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("top_k must be 0 (all tokens) or positive")));
+	o->top_p = PG_ARGISNULL(5) ? 1.0f : PG_GETARG_FLOAT4(5);
+	if (!(o->top_p > 0.0f && o->top_p <= 1.0f))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("top_p must be greater than 0 and at most 1")));
+	o->seed = PG_ARGISNULL(6) ? pg_prng_uint64(&pg_global_prng_state) : (uint64) PG_GETARG_INT64(6);
+	o->stop = NULL;
+	if (!PG_ARGISNULL(7))
+	{
+		o->stop = text_to_cstring(PG_GETARG_TEXT_PP(7));
+		if (o->stop[0] == '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("stop must not be empty")));
+	}
+}
+
+static tfm_model *
+get_lm(const char *name, const TfmModelRow **rowp)
+{
+	tfm_model  *m;
+
+	tfm_backend_ready();
+	m = tfm_cache_get(name, rowp);
+	if ((*rowp)->cfg.task != TFM_TASK_LM)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("model \"%s\" has task \"%s\", not \"lm\"", name, (*rowp)->task)));
+	if ((*rowp)->tokenizer == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("model \"%s\" has no tokenizer, so it cannot read or write text", name)));
+	return m;
+}
+
+/* a prompt's ids: the last max_len tokens, or <bos> for an empty prompt */
+static int32 *
+prompt_ids(const TfmModelRow *row, const TfmSpecials *sp, text *prompt, int *n)
+{
+	int32	   *ids = tfm_tokenizer_encode(row->tokenizer, VARDATA_ANY(prompt),
+										   VARSIZE_ANY_EXHDR(prompt), n);
+
+	if (*n == 0)
+	{
+		ids[0] = sp->bos;
+		*n = 1;
+	}
+	if (*n > row->cfg.max_len)
+	{
+		memmove(ids, ids + *n - row->cfg.max_len, sizeof(int32) * row->cfg.max_len);
+		*n = row->cfg.max_len;
+	}
+	return ids;
+}
+
+static void
+free_decoder(void *d)
+{
+	tfm_decoder_free(d);
+}
+
+/* does the row's text now contain the stop text? then note where to cut */
+static void
+check_stop(const TfmModelRow *row, const GenOpts *o, GenRow *g)
+{
+	text	   *t;
+	char	   *hit;
+	char	   *s;
+
+	if (!o->stop)
+		return;
+	t = tfm_tokenizer_decode(row->tokenizer, g->ids, g->n);
+	s = text_to_cstring(t);
+	hit = strstr(s, o->stop);
+	if (hit)
+	{
+		g->done = true;
+		g->stop_at = (int) (hit - s);
+	}
+	pfree(s);
+	pfree(t);
+}
+
+/*
+ * Decode B prompts together (left-padded) for up to max_tokens tokens.
+ */
+static void
+generate(tfm_model *m, const TfmModelRow *row, int32 **prompts, const int *plens, int B,
+		 const GenOpts *o, GenRow *out)
+{
+	const tfm_config *c = &m->cfg;
+	TfmSpecials sp;
+	int			V = c->vocab,
+				P = 1,
+				keep = Max(1, (3 * c->max_len) / 4),
+				cap,
+				hist_cap;
+	tfm_decoder *d;
+	TfmGuard   *guard;
+	int32	   *hist;			/* (B, hist_cap) every fed token */
+	uint8_t    *hpad;
+	int			hlen = 0;
+	float	   *logits,
+			   *scratch;
+	int		   *iscratch;
+	tfm_sampler *samp;
+	int32	   *next;
+	uint8_t    *next_pad;
+
+	tfm_model_specials(row, &sp);
+	for (int b = 0; b < B; b++)
+		P = Max(P, plens[b]);
+	/* sinusoidal positions continue past max_len, up to a bounded window */
+	cap = c->positions == TFM_POS_LEARNED ? c->max_len : Min(P + o->max_tokens, 8 * c->max_len);
+	if (c->positions == TFM_POS_SINUSOIDAL)
+		keep = Max(1, cap - c->max_len / 4);
+	hist_cap = P + o->max_tokens;
+	d = tfm_decoder_create(m, B, cap, Max(P, keep));
+	if (!d)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory for the decoder of model \"%s\"", row->name)));
+	guard = tfm_guard(free_decoder, d);
+	hist = palloc(sizeof(int32) * B * hist_cap);
+	hpad = palloc0((size_t) B * hist_cap);
+	logits = palloc(sizeof(float) * B * V);
+	scratch = palloc(sizeof(float) * 2 * V);
+	iscratch = palloc(sizeof(int) * V);
+	samp = palloc0(sizeof(tfm_sampler) * B);
+	next = palloc(sizeof(int32) * B);
+	next_pad = palloc0(B);
+
+	/* the prompts, left-padded */
+	for (int b = 0; b < B; b++)
+	{
+		int			lead = P - plens[b];
+
+		for (int t = 0; t < P; t++)
+		{
+			hist[(size_t) b * hist_cap + t] = t < lead ? sp.pad : prompts[b][t - lead];
+			hpad[(size_t) b * hist_cap + t] = t < lead;
+		}
+		samp[b].temperature = o->temperature;
+		samp[b].top_k = o->top_k;
+		samp[b].top_p = o->top_p;
+		tfm_rng_seed(&samp[b].rng, o->seed + (uint64) b);
+		out[b].ids = palloc(sizeof(int32) * o->max_tokens);
+		out[b].logprob = palloc(sizeof(float) * o->max_tokens);
+		out[b].n = 0;
+		out[b].done = false;
+		out[b].stop_at = -1;
+	}
+	{
+		int32	   *buf = palloc(sizeof(int32) * B * P);
+		uint8_t    *pbuf = palloc((size_t) B * P);
+
+		for (int b = 0; b < B; b++)
+		{
+			memcpy(buf + (size_t) b * P, hist + (size_t) b * hist_cap, sizeof(int32) * P);
+			memcpy(pbuf + (size_t) b * P, hpad + (size_t) b * hist_cap, P);
+		}
+		if (tfm_decoder_feed(d, buf, pbuf, P, logits) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory running model \"%s\"", row->name)));
+		hlen = P;
+	}
+
+	for (int step = 0; step < o->max_tokens; step++)
+	{
+		bool		all_done = true;
+
+		CHECK_FOR_INTERRUPTS();
+		for (int b = 0; b < B; b++)
+		{
+			GenRow	   *g = &out[b];
+			float		lp;
+			int			tok;
+
+			next[b] = sp.pad;
+			next_pad[b] = 1;
+			if (g->done)
+				continue;
+			tok = tfm_sample(&samp[b], logits + (size_t) b * V, V, scratch, iscratch, &lp);
+			if (tok == sp.eos)
+			{
+				g->done = true;
+				continue;
+			}
+			g->ids[g->n] = tok;
+			g->logprob[g->n] = lp;
+			g->n++;
+			check_stop(row, o, g);
+			next[b] = tok;
+			next_pad[b] = 0;
+			if (!g->done && g->n < o->max_tokens)
+				all_done = false;
+		}
+		if (all_done)
+			break;
+		for (int b = 0; b < B; b++)
+		{
+			hist[(size_t) b * hist_cap + hlen] = next[b];
+			hpad[(size_t) b * hist_cap + hlen] = next_pad[b];
+		}
+		hlen++;
+		if (tfm_decoder_len(d) + 1 > cap)
+		{
+			/* learned positions end at max_len: slide the window */
+			int32	   *buf = palloc(sizeof(int32) * B * keep);
+			uint8_t    *pbuf = palloc((size_t) B * keep);
+
+			for (int b = 0; b < B; b++)
+			{
+				memcpy(buf + (size_t) b * keep, hist + (size_t) b * hist_cap + hlen - keep,
+					   sizeof(int32) * keep);
+				memcpy(pbuf + (size_t) b * keep, hpad + (size_t) b * hist_cap + hlen - keep, keep);
+			}
+			tfm_decoder_reset(d);
+			if (tfm_decoder_feed(d, buf, pbuf, keep, logits) != 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_OUT_OF_MEMORY),
+						 errmsg("out of memory running model \"%s\"", row->name)));
+			pfree(buf);
+			pfree(pbuf);
+		}
+		else if (tfm_decoder_feed(d, next, next_pad, 1, logits) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory running model \"%s\"", row->name)));
+	}
+	tfm_decoder_free(d);
+	tfm_guard_release(guard);
+}
+
+static text *
+result_text(const TfmModelRow *row, const GenRow *g)
+{
+	text	   *t = tfm_tokenizer_decode(row->tokenizer, g->ids, g->n);
+
+	if (g->stop_at >= 0 && g->stop_at <= (int) VARSIZE_ANY_EXHDR(t))
+		SET_VARSIZE(t, VARHDRSZ + g->stop_at);
+	return t;
+}
+
+PG_FUNCTION_INFO_V1(tfm_generate);
+Datum
+tfm_generate(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	const TfmModelRow *row;
+	tfm_model  *m;
+	GenOpts		o;
+	TfmSpecials sp;
+	int32	   *ids;
+	int			n;
+	GenRow		g;
+
+	TFM_ARG_NOT_NULL(1, "prompt");
+	parse_opts(fcinfo, &o);
+	m = get_lm(name, &row);
+	tfm_model_specials(row, &sp);
+	ids = prompt_ids(row, &sp, PG_GETARG_TEXT_PP(1), &n);
+	generate(m, row, &ids, &n, 1, &o, &g);
+	PG_RETURN_TEXT_P(result_text(row, &g));
+}
+
+PG_FUNCTION_INFO_V1(tfm_generate_batch);
+Datum
+tfm_generate_batch(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	const TfmModelRow *row;
+	tfm_model  *m;
+	GenOpts		o;
+	TfmSpecials sp;
+	ArrayType  *in;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int32	  **ids;
+	int		   *lens;
+	GenRow	   *g;
+	Datum	   *res;
+	int			dims[1],
+				lbs[1] = {1};
+
+	TFM_ARG_NOT_NULL(1, "prompts");
+	in = PG_GETARG_ARRAYTYPE_P(1);
+	if (ARR_NDIM(in) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("prompts must be a one-dimensional array")));
+	parse_opts(fcinfo, &o);
+	m = get_lm(name, &row);
+	tfm_model_specials(row, &sp);
+	deconstruct_array(in, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	if (n > TFM_MAX_PROMPTS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("at most %d prompts can be decoded together, not %d", TFM_MAX_PROMPTS, n)));
+	if (n == 0)
+		PG_RETURN_ARRAYTYPE_P(construct_empty_array(TEXTOID));
+	ids = palloc(sizeof(int32 *) * n);
+	lens = palloc(sizeof(int) * n);
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("prompts must not contain NULL")));
+		ids[i] = prompt_ids(row, &sp, DatumGetTextPP(elems[i]), &lens[i]);
+	}
+	g = palloc(sizeof(GenRow) * n);
+	generate(m, row, ids, lens, n, &o, g);
+	res = palloc(sizeof(Datum) * n);
+	for (int i = 0; i < n; i++)
+		res[i] = PointerGetDatum(result_text(row, &g[i]));
+	dims[0] = n;
+	PG_RETURN_ARRAYTYPE_P(construct_md_array(res, NULL, 1, dims, lbs, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+PG_FUNCTION_INFO_V1(tfm_generate_tokens);
+Datum
+tfm_generate_tokens(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	const TfmModelRow *row;
+	tfm_model  *m;
+	GenOpts		o;
+	TfmSpecials sp;
+	int32	   *ids;
+	int			n;
+	GenRow		g;
+
+	TFM_ARG_NOT_NULL(1, "prompt");
+	parse_opts(fcinfo, &o);
+	SetSingleFuncCall(fcinfo, 0);
+	m = get_lm(name, &row);
+	tfm_model_specials(row, &sp);
+	ids = prompt_ids(row, &sp, PG_GETARG_TEXT_PP(1), &n);
+	generate(m, row, &ids, &n, 1, &o, &g);
+	for (int i = 0; i < g.n; i++)
+	{
+		Datum		v[4];
+		bool		nulls[4] = {false, false, false, false};
+
+		v[0] = Int32GetDatum(i + 1);
+		v[1] = Int32GetDatum(g.ids[i]);
+		v[2] = PointerGetDatum(tfm_tokenizer_piece_text(row->tokenizer, g.ids[i]));
+		v[3] = Float8GetDatum((double) g.logprob[i]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+	}
+	return (Datum) 0;
+}
+
+static int
+by_prob_desc(const void *a, const void *b, void *arg)
+{
+	const float *p = arg;
+	int			x = *(const int *) a,
+				y = *(const int *) b;
+
+	if (p[x] != p[y])
+		return p[x] > p[y] ? -1 : 1;
+	return x - y;
+}
+
+PG_FUNCTION_INFO_V1(tfm_next_tokens);
+Datum
+tfm_next_tokens(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	const TfmModelRow *row;
+	tfm_model  *m;
+	TfmSpecials sp;
+	int32	   *ids;
+	int			n,
+				k,
+				V;
+	tfm_decoder *d;
+	TfmGuard   *guard;
+	float	   *logits;
+	int		   *order;
+
+	TFM_ARG_NOT_NULL(1, "prompt");
+	k = PG_ARGISNULL(2) ? 10 : PG_GETARG_INT32(2);
+	if (k < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be positive, not %d", k)));
+	SetSingleFuncCall(fcinfo, 0);
+	m = get_lm(name, &row);
+	tfm_model_specials(row, &sp);
+	V = m->cfg.vocab;
+	k = Min(k, V);
+	ids = prompt_ids(row, &sp, PG_GETARG_TEXT_PP(1), &n);
+	d = tfm_decoder_create(m, 1, n, n);
+	if (!d)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory for the decoder of model \"%s\"", name)));
+	guard = tfm_guard(free_decoder, d);
+	logits = palloc(sizeof(float) * V);
+	if (tfm_decoder_feed(d, ids, NULL, n, logits) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory running model \"%s\"", name)));
+	tfm_decoder_free(d);
+	tfm_guard_release(guard);
+	tfm_softmax_rows(logits, 1, V);
+	order = palloc(sizeof(int) * V);
+	for (int i = 0; i < V; i++)
+		order[i] = i;
+	qsort_arg(order, V, sizeof(int), by_prob_desc, logits);
+	for (int i = 0; i < k; i++)
+	{
+		Datum		v[4];
+		bool		nulls[4] = {false, false, false, false};
+
+		v[0] = Int32GetDatum(i + 1);
+		v[1] = Int32GetDatum(order[i]);
+		v[2] = PointerGetDatum(tfm_tokenizer_piece_text(row->tokenizer, order[i]));
+		v[3] = Float8GetDatum((double) logits[order[i]]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+	}
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(tfm_score);
+Datum
+tfm_score(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	const TfmModelRow *row;
+	tfm_model  *m;
+	text	   *t;
+	int32	   *ids;
+	int			n,
+				T;
+	double		nats = 0.0;
+	int64		tokens = 0;
+	TupleDesc	tupdesc;
+	Datum		v[2];
+	bool		nulls[2] = {false, false};
+
+	TFM_ARG_NOT_NULL(1, "input");
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	m = get_lm(name, &row);
+	t = PG_GETARG_TEXT_PP(1);
+	ids = tfm_tokenizer_encode(row->tokenizer, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &n);
+	T = m->cfg.max_len;
+	/* consecutive windows: every token after the first predicted once */
+	for (int64 pos = 0; pos + 1 < n; pos += T)
+	{
+		int			w = (int) Min((int64) T, n - 1 - pos);
+		TfmBatchBuf bb;
+		int64		off = pos;
+		int			cnt;
+
+		CHECK_FOR_INTERRUPTS();
+		tfm_batch_lm(&bb, ids, &off, 1, w);
+		if (tfm_model_forward(m, &bb.b, false, 0) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory running model \"%s\"", name)));
+		nats += tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &cnt);
+		tokens += cnt;
+	}
+	v[0] = Float8GetDatum(-nats);
+	v[1] = Int32GetDatum((int32) tokens);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), v, nulls)));
+}
