@@ -4,7 +4,7 @@
  * Two generators, both reproducible bit for bit from a 64-bit seed:
  *   - tfm_rng: a sequential xoshiro256** stream (initialisation, shuffling,
  *     sampling), state kept by the caller;
- *   - tfm_hash_uniform: a counter-based generator (a pure function of key and
+ *   - tfm_drop_bits: a counter-based generator (a pure function of key and
  *     index), used for dropout so that a mask can be regenerated in the
  *     backward pass and does not depend on the number of threads.
  */
@@ -42,6 +42,31 @@ static inline uint32_t
 tfm_hash32(uint64_t key, uint64_t index)
 {
 	return (uint32_t) (tfm_mix64(key ^ tfm_mix64(index)) >> 32);
+}
+
+/* murmur3's 32-bit finaliser */
+static inline uint32_t
+tfm_fmix32(uint32_t h)
+{
+	h ^= h >> 16;
+	h *= 0x85EBCA6BU;
+	h ^= h >> 13;
+	h *= 0xC2B2AE35U;
+	h ^= h >> 16;
+	return h;
+}
+
+/*
+ * 32 random bits for dropout: a pure function of (key, index) in 32-bit
+ * arithmetic, so loops over it vectorize (AVX2 has no 64-bit multiply).
+ */
+static inline uint32_t
+tfm_drop_bits(uint64_t key, uint64_t index)
+{
+	uint32_t	k = (uint32_t) key ^ (uint32_t) (key >> 32);
+	uint32_t	hi = (uint32_t) (index >> 32);
+
+	return tfm_fmix32((uint32_t) index * 0x9E3779B1U + k + hi * 0x85EBCA77U);
 }
 
 /* derive a sub-key from a key and a small tag (layer, site, step ...) */

@@ -1,29 +1,70 @@
 /*
- * activation.c — ReLU and GELU (the exact erf form, nn.GELU's default).
+ * activation.c — ReLU and GELU (the exact erf form, nn.GELU's default,
+ * through a vectorizable erf with error below 2e-7).
  */
 #include <math.h>
 
 #include "tfm/blas.h"
 #include "tfm/layers.h"
+#include "../vecmath.h"
 
 #define INV_SQRT2 0.70710678118654752440f
 #define INV_SQRT_2PI 0.39894228040143267794f
+#define CHUNK 16384
 
-void
-tfm_activation_forward(float *out, const float *inp, size_t n, tfm_activation act)
+TFM_HOT static void
+gelu_forward(float *out, const float *inp, size_t n)
 {
-	if (act == TFM_ACT_RELU)
-	{
-		for (size_t i = 0; i < n; i++)
-			out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
-		return;
-	}
-#pragma omp parallel for num_threads(tfm_get_threads()) if(n >= 65536) schedule(static)
 	for (size_t i = 0; i < n; i++)
 	{
 		float		x = inp[i];
 
-		out[i] = 0.5f * x * (1.0f + erff(x * INV_SQRT2));
+		out[i] = 0.5f * x * (1.0f + tfm_erff(x * INV_SQRT2));
+	}
+}
+
+TFM_HOT static void
+gelu_backward(float *dinp, const float *dout, const float *inp, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		float		x = inp[i];
+		float		cdf = 0.5f * (1.0f + tfm_erff(x * INV_SQRT2));
+		float		pdf = INV_SQRT_2PI * tfm_expf(-0.5f * x * x);
+
+		dinp[i] += dout[i] * (cdf + x * pdf);
+	}
+}
+
+TFM_HOT static void
+relu_forward(float *out, const float *inp, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
+}
+
+TFM_HOT static void
+relu_backward(float *dinp, const float *dout, const float *inp, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dinp[i] += inp[i] > 0.0f ? dout[i] : 0.0f;
+}
+
+void
+tfm_activation_forward(float *out, const float *inp, size_t n, tfm_activation act)
+{
+	size_t		chunks = (n + CHUNK - 1) / CHUNK;
+
+#pragma omp parallel for num_threads(tfm_get_threads()) if(chunks > 1) schedule(static)
+	for (size_t k = 0; k < chunks; k++)
+	{
+		size_t		start = k * CHUNK,
+					len = n - start < CHUNK ? n - start : CHUNK;
+
+		if (act == TFM_ACT_RELU)
+			relu_forward(out + start, inp + start, len);
+		else
+			gelu_forward(out + start, inp + start, len);
 	}
 }
 
@@ -31,20 +72,17 @@ void
 tfm_activation_backward(float *dinp, const float *dout, const float *inp,
 						size_t n, tfm_activation act)
 {
-	if (act == TFM_ACT_RELU)
-	{
-		for (size_t i = 0; i < n; i++)
-			if (inp[i] > 0.0f)
-				dinp[i] += dout[i];
-		return;
-	}
-#pragma omp parallel for num_threads(tfm_get_threads()) if(n >= 65536) schedule(static)
-	for (size_t i = 0; i < n; i++)
-	{
-		float		x = inp[i];
-		float		cdf = 0.5f * (1.0f + erff(x * INV_SQRT2));
-		float		pdf = INV_SQRT_2PI * expf(-0.5f * x * x);
+	size_t		chunks = (n + CHUNK - 1) / CHUNK;
 
-		dinp[i] += dout[i] * (cdf + x * pdf);
+#pragma omp parallel for num_threads(tfm_get_threads()) if(chunks > 1) schedule(static)
+	for (size_t k = 0; k < chunks; k++)
+	{
+		size_t		start = k * CHUNK,
+					len = n - start < CHUNK ? n - start : CHUNK;
+
+		if (act == TFM_ACT_RELU)
+			relu_backward(dinp + start, dout + start, inp + start, len);
+		else
+			gelu_backward(dinp + start, dout + start, inp + start, len);
 	}
 }

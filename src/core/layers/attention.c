@@ -21,6 +21,7 @@
 #include "tfm/blas.h"
 #include "tfm/layers.h"
 #include "tfm/rng.h"
+#include "../vecmath.h"
 
 #define BSQ(sh) ((sh)->bsq ? (size_t) (sh)->bsq : (size_t) (sh)->Tq * (sh)->rsq)
 #define BSK(sh) ((sh)->bsk ? (size_t) (sh)->bsk : (size_t) (sh)->Tk * (sh)->rsk)
@@ -52,15 +53,18 @@ visible_keys(const tfm_attn_shape *sh, int r)
 }
 
 /* mask and softmax one row of scores in place */
-static void
+TFM_HOT static void
 masked_softmax_row(float *row, const uint8_t *pad, int n_visible, int Tk)
 {
 	float		mx = -INFINITY,
-				sum = 0.0f;
+				sum = 0.0f,
+				inv;
 
+	if (pad)
+		for (int c = 0; c < n_visible; c++)
+			row[c] = pad[c] ? -INFINITY : row[c];
 	for (int c = 0; c < n_visible; c++)
-		if (!(pad && pad[c]) && row[c] > mx)
-			mx = row[c];
+		mx = row[c] > mx ? row[c] : mx;
 	if (mx == -INFINITY)
 	{
 		/* nothing visible: the row attends to nothing */
@@ -69,19 +73,41 @@ masked_softmax_row(float *row, const uint8_t *pad, int n_visible, int Tk)
 	}
 	for (int c = 0; c < n_visible; c++)
 	{
-		if (pad && pad[c])
-			row[c] = 0.0f;
-		else
-		{
-			row[c] = expf(row[c] - mx);
-			sum += row[c];
-		}
+		float		e = tfm_expf(row[c] - mx);
+
+		row[c] = e;
+		sum += e;
 	}
 	for (int c = n_visible; c < Tk; c++)
 		row[c] = 0.0f;
-	sum = 1.0f / sum;
+	inv = 1.0f / sum;
 	for (int c = 0; c < n_visible; c++)
-		row[c] *= sum;
+		row[c] *= inv;
+}
+
+/* D = dropout(P) for n weights starting at index base */
+TFM_HOT static void
+dropout_weights(float *D, const float *P, size_t n, uint64_t key, size_t base, uint32_t th,
+				float keep_scale)
+{
+	for (size_t i = 0; i < n; i++)
+		D[i] = tfm_drop_bits(key, base + i) >= th ? P[i] * keep_scale : 0.0f;
+}
+
+/* through dropout (regenerated mask), then the softmax's Jacobian */
+TFM_HOT static void
+softmax_backward_row(float *g, const float *p, int Tk, bool dropping, uint64_t key,
+					 size_t base, uint32_t th, float keep_scale)
+{
+	float		dot = 0.0f;
+
+	if (dropping)
+		for (int c = 0; c < Tk; c++)
+			g[c] = tfm_drop_bits(key, base + (size_t) c) >= th ? g[c] * keep_scale : 0.0f;
+	for (int c = 0; c < Tk; c++)
+		dot += g[c] * p[c];
+	for (int c = 0; c < Tk; c++)
+		g[c] = p[c] * (g[c] - dot);
 }
 
 void
@@ -124,8 +150,7 @@ tfm_attention_forward(float *out, float *probs,
 			float	   *D = scratch + (size_t) omp_get_thread_num() * 2 * Tq * Tk;
 			size_t		base = (size_t) pr * Tq * Tk;
 
-			for (size_t i = 0; i < (size_t) Tq * Tk; i++)
-				D[i] = tfm_hash32(sh->key, base + i) >= th ? P[i] * keep_scale : 0.0f;
+			dropout_weights(D, P, (size_t) Tq * Tk, sh->key, base, th, keep_scale);
 			Pd = D;
 		}
 		tfm_gemm_strided(Tq, s, Tk, 1.0f, Pd, Tk, 1, vb, sh->rsv, 1,
@@ -167,8 +192,7 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 
 		if (dropping)
 		{
-			for (size_t i = 0; i < (size_t) Tq * Tk; i++)
-				D[i] = tfm_hash32(sh->key, base + i) >= th ? P[i] * keep_scale : 0.0f;
+			dropout_weights(D, P, (size_t) Tq * Tk, sh->key, base, th, keep_scale);
 			Pd = D;
 		}
 
@@ -181,20 +205,8 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 							 1.0f, dv + vo, sh->rsv, 1);
 		/* through dropout, then the softmax */
 		for (int r = 0; r < Tq; r++)
-		{
-			float	   *g = dP + (size_t) r * Tk;
-			const float *p = P + (size_t) r * Tk;
-			float		dot = 0.0f;
-
-			if (dropping)
-				for (int c = 0; c < Tk; c++)
-					g[c] = tfm_hash32(sh->key, base + (size_t) r * Tk + c) >= th ?
-						g[c] * keep_scale : 0.0f;
-			for (int c = 0; c < Tk; c++)
-				dot += g[c] * p[c];
-			for (int c = 0; c < Tk; c++)
-				g[c] = p[c] * (g[c] - dot);
-		}
+			softmax_backward_row(dP + (size_t) r * Tk, P + (size_t) r * Tk, Tk, dropping,
+								 sh->key, base + (size_t) r * Tk, th, keep_scale);
 		/* dQ += dS·K·scale;  dK += dSᵀ·Q·scale */
 		if (dq)
 			tfm_gemm_strided(Tq, s, Tk, scale, dP, Tk, 1, k + ko, sh->rsk, 1,

@@ -8,6 +8,39 @@
 
 #include "tfm/blas.h"
 #include "tfm/layers.h"
+#include "../vecmath.h"
+
+/* one row's loss; writes its gradient (may be in place of z) */
+TFM_HOT static double
+ce_row(float *dz, const float *z, int V, int y, float eps, float grad_scale)
+{
+	float		mx = z[0],
+				sum = 0.0f,
+				zsum = 0.0f,
+				lse,
+				zy = z[y];
+	double		loss;
+
+	for (int c = 1; c < V; c++)
+		mx = z[c] > mx ? z[c] : mx;
+	for (int c = 0; c < V; c++)
+	{
+		sum += tfm_expf(z[c] - mx);
+		zsum += z[c];
+	}
+	lse = mx + logf(sum);
+	loss = (1.0 - eps) * ((double) lse - zy) + eps * ((double) lse - (double) zsum / V);
+	if (dz)
+	{
+		float		inv = 1.0f / sum;
+		float		u = eps / V;
+
+		for (int c = 0; c < V; c++)
+			dz[c] = grad_scale * (tfm_expf(z[c] - mx) * inv - u);
+		dz[y] -= grad_scale * (1.0f - eps);
+	}
+	return loss;
+}
 
 double
 tfm_cross_entropy(float *dlogits, int *count, const float *logits,
@@ -24,10 +57,6 @@ tfm_cross_entropy(float *dlogits, int *count, const float *logits,
 		const float *z = logits + (size_t) n * V;
 		float	   *dz = dlogits ? dlogits + (size_t) n * V : NULL;
 		int			y = targets[n];
-		float		mx = z[0];
-		double		sum = 0.0,
-					zsum = 0.0,
-					lse;
 
 		if (y == ignore_index)
 		{
@@ -35,49 +64,35 @@ tfm_cross_entropy(float *dlogits, int *count, const float *logits,
 				memset(dz, 0, sizeof(float) * V);
 			continue;
 		}
-		for (int c = 1; c < V; c++)
-			if (z[c] > mx)
-				mx = z[c];
-		for (int c = 0; c < V; c++)
-		{
-			sum += exp((double) (z[c] - mx));
-			zsum += z[c];
-		}
-		lse = mx + log(sum);
-		total += (1.0 - eps) * (lse - z[y]) + eps * (lse - zsum / V);
+		total += ce_row(dz, z, V, y, eps, grad_scale);
 		counted++;
-		if (dz)
-		{
-			float		inv = (float) (1.0 / sum);
-			float		u = eps / V;
-
-			for (int c = 0; c < V; c++)
-				dz[c] = grad_scale * (expf(z[c] - mx) * inv - u);
-			dz[y] -= grad_scale * (1.0f - eps);
-		}
 	}
 	*count = counted;
 	return total;
+}
+
+TFM_HOT static void
+softmax_row(float *z, int V)
+{
+	float		mx = z[0],
+				sum = 0.0f,
+				inv;
+
+	for (int c = 1; c < V; c++)
+		mx = z[c] > mx ? z[c] : mx;
+	for (int c = 0; c < V; c++)
+	{
+		z[c] = tfm_expf(z[c] - mx);
+		sum += z[c];
+	}
+	inv = 1.0f / sum;
+	for (int c = 0; c < V; c++)
+		z[c] *= inv;
 }
 
 void
 tfm_softmax_rows(float *x, int N, int V)
 {
 	for (int n = 0; n < N; n++)
-	{
-		float	   *z = x + (size_t) n * V;
-		float		mx = z[0],
-					sum = 0.0f;
-
-		for (int c = 1; c < V; c++)
-			if (z[c] > mx)
-				mx = z[c];
-		for (int c = 0; c < V; c++)
-		{
-			z[c] = expf(z[c] - mx);
-			sum += z[c];
-		}
-		for (int c = 0; c < V; c++)
-			z[c] /= sum;
-	}
+		softmax_row(x + (size_t) n * V, V);
 }
