@@ -385,3 +385,87 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'tfm_score' LANGUAGE C STABLE PARALLEL SAFE;
 COMMENT ON FUNCTION tfm_score(text, text) IS
   'the log-probability of a text under a language model (every token after the first) and the tokens scored';
+
+-- BLEU
+-- ---------------------------------------------------------------------------
+-- BLEU: corpus BLEU as sacreBLEU 2.x computes it with its defaults (13a
+-- tokenizer, case-sensitive, n-grams 1..4, 'exp' smoothing, closest
+-- reference length).  The state is the ten sufficient statistics as a
+-- bigint[] (sys_len, ref_len, matches 1..4, totals 1..4): partial states
+-- add up, so no serialize functions are needed for parallel plans.
+
+CREATE FUNCTION tfm_bleu_step(bigint[], text, text) RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'tfm_bleu_step' LANGUAGE C IMMUTABLE PARALLEL SAFE;  -- not STRICT: skips NULL hypotheses, rejects NULL references
+CREATE FUNCTION tfm_bleu_step(bigint[], text, text[]) RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'tfm_bleu_step_refs' LANGUAGE C IMMUTABLE PARALLEL SAFE;  -- not STRICT: likewise
+CREATE FUNCTION tfm_bleu_combine(bigint[], bigint[]) RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'tfm_bleu_combine' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tfm_bleu_final(bigint[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'tfm_bleu_final' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tfm_bleu_details_final(bigint[]) RETURNS jsonb
+AS 'MODULE_PATHNAME', 'tfm_bleu_details_final' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_bleu_step(bigint[], text, text) IS
+  'tfm_bleu''s transition: adds a hypothesis'' BLEU statistics against one reference';
+COMMENT ON FUNCTION tfm_bleu_step(bigint[], text, text[]) IS
+  'tfm_bleu''s transition: adds a hypothesis'' BLEU statistics against several references';
+COMMENT ON FUNCTION tfm_bleu_combine(bigint[], bigint[]) IS 'tfm_bleu''s combine: the sum of two states';
+COMMENT ON FUNCTION tfm_bleu_final(bigint[]) IS 'tfm_bleu''s final: BLEU from the statistics';
+COMMENT ON FUNCTION tfm_bleu_details_final(bigint[]) IS 'tfm_bleu_details''s final: BLEU and its parts from the statistics';
+
+CREATE AGGREGATE tfm_bleu(hypothesis text, reference text) (
+    SFUNC = tfm_bleu_step, STYPE = bigint[], FINALFUNC = tfm_bleu_final,
+    COMBINEFUNC = tfm_bleu_combine, PARALLEL = SAFE);
+CREATE AGGREGATE tfm_bleu(hypothesis text, "references" text[]) (
+    SFUNC = tfm_bleu_step, STYPE = bigint[], FINALFUNC = tfm_bleu_final,
+    COMBINEFUNC = tfm_bleu_combine, PARALLEL = SAFE);
+CREATE AGGREGATE tfm_bleu_details(hypothesis text, reference text) (
+    SFUNC = tfm_bleu_step, STYPE = bigint[], FINALFUNC = tfm_bleu_details_final,
+    COMBINEFUNC = tfm_bleu_combine, PARALLEL = SAFE);
+CREATE AGGREGATE tfm_bleu_details(hypothesis text, "references" text[]) (
+    SFUNC = tfm_bleu_step, STYPE = bigint[], FINALFUNC = tfm_bleu_details_final,
+    COMBINEFUNC = tfm_bleu_combine, PARALLEL = SAFE);
+COMMENT ON AGGREGATE tfm_bleu(text, text) IS
+  'corpus BLEU (0-100) of the hypotheses against their references, as sacreBLEU 2.x by default; NULL hypotheses are skipped';
+COMMENT ON AGGREGATE tfm_bleu(text, text[]) IS
+  'corpus BLEU (0-100) with several references per hypothesis (NULL and empty ones ignored), as sacreBLEU 2.x by default';
+COMMENT ON AGGREGATE tfm_bleu_details(text, text) IS
+  'corpus BLEU with its parts as jsonb: score, precisions, bp, ratio, sys_len, ref_len, counts, totals';
+COMMENT ON AGGREGATE tfm_bleu_details(text, text[]) IS
+  'corpus BLEU with its parts as jsonb, several references per hypothesis';
+
+CREATE FUNCTION tfm_bleu_tokenize(input text) RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_bleu_tokenize' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_bleu_tokenize(text) IS
+  'the text as tfm_bleu tokenizes it (sacreBLEU''s 13a tokenizer): tokens separated by single spaces';
+
+-- ---------------------------------------------------------------------------
+-- translation (encoder-decoder models)
+
+CREATE FUNCTION tfm_translate(model text, source text, beam integer DEFAULT 4,
+                              length_penalty real DEFAULT 0.6, max_tokens integer DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_translate' LANGUAGE C STABLE PARALLEL SAFE;  -- not STRICT: NULL options mean defaults
+COMMENT ON FUNCTION tfm_translate(text, text, integer, real, integer) IS
+  'the translation of a source by beam search (beam 1 = greedy)';
+
+CREATE FUNCTION tfm_translate(model text, sources text[], beam integer DEFAULT 4,
+                              length_penalty real DEFAULT 0.6, max_tokens integer DEFAULT NULL)
+RETURNS text[]
+AS 'MODULE_PATHNAME', 'tfm_translate_batch' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_translate(text, text[], integer, real, integer) IS
+  'the translations of many sources, decoded together';
+
+CREATE FUNCTION tfm_translate_nbest(model text, source text, beam integer DEFAULT 4, n integer DEFAULT NULL,
+                                    OUT rank integer, OUT translation text, OUT score double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_translate_nbest' LANGUAGE C STABLE PARALLEL SAFE ROWS 4;
+COMMENT ON FUNCTION tfm_translate_nbest(text, text, integer, integer) IS
+  'the n best translations with their scores (log-probability over the length penalty)';
+
+CREATE FUNCTION tfm_attention(model text, source text, target text DEFAULT NULL,
+                              OUT layer integer, OUT head integer, OUT query_pos integer, OUT key_pos integer,
+                              OUT query_piece text, OUT key_piece text, OUT weight double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_attention' LANGUAGE C STABLE PARALLEL SAFE ROWS 1000;
+COMMENT ON FUNCTION tfm_attention(text, text, text) IS
+  'attention weights as rows: self-attention of every layer (classify, lm), or the cross-attention between a source and a given or produced target (seq2seq)';

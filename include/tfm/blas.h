@@ -8,7 +8,10 @@
  * lda/ldb/ldc are the row strides of the matrices as stored.
  * tfm_gemm_strided takes explicit row and column strides (views into fused
  * buffers such as one head of a Q/K/V matrix) and runs on one thread: it is
- * meant for calls made from inside the core's own parallel loops.
+ * meant for calls made from inside the core's own parallel loops.  BLIS's
+ * small-matrix kernels may read a few floats past the end of such a view,
+ * so buffers behind views keep 16 floats of slack (the model's workspace
+ * carves every buffer with that padding).
  */
 #ifndef TFM_BLAS_H
 #define TFM_BLAS_H

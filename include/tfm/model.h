@@ -199,4 +199,11 @@ double		tfm_model_loss_backward(tfm_model *m, const tfm_batch *batch,
 
 void		tfm_model_zero_grad(tfm_model *m);
 
+/*
+ * After a forward pass: the attention weights of one layer, (B, heads, Tq,
+ * Tk).  decoder picks the decoder stack (lm, seq2seq); cross its
+ * cross-attention (seq2seq).  NULL if there is no such layer.
+ */
+const float *tfm_model_attention(const tfm_model *m, int layer, bool decoder, bool cross);
+
 #endif							/* TFM_MODEL_H */

@@ -32,10 +32,11 @@ struct tfm_decoder
 	int32_t    *ids_row;		/* nmax */
 };
 
+/* zeroed, with 16 floats of slack: BLIS may read a little past a view */
 static void *
 zalloc(size_t n)
 {
-	return calloc(1, n > 0 ? n : 1);
+	return calloc(1, n + 16 * sizeof(float));
 }
 
 tfm_decoder *
@@ -139,7 +140,7 @@ tfm_decoder_encode(tfm_decoder *d, const int32_t *src, int Ts)
 	free(d->mem_pad);
 	free(d->kv.cprobs);
 	d->Ts = Ts;
-	d->mem = malloc(sizeof(float) * B * Ts * dm);
+	d->mem = zalloc(sizeof(float) * B * Ts * dm);
 	d->mem_pad = malloc((size_t) B * Ts);
 	d->kv.cprobs = malloc(sizeof(float) * B * c->heads * d->nmax * Ts);
 	if (!d->mem || !d->mem_pad || !d->kv.cprobs)
@@ -152,7 +153,7 @@ tfm_decoder_encode(tfm_decoder *d, const int32_t *src, int Ts)
 		const tfm_block_w *w = &m->w.dec[l];
 
 		free(d->kv.layers[l].ckv);
-		d->kv.layers[l].ckv = malloc(sizeof(float) * B * Ts * 2 * dm);
+		d->kv.layers[l].ckv = zalloc(sizeof(float) * B * Ts * 2 * dm);
 		if (!d->kv.layers[l].ckv)
 			return -1;
 		tfm_linear_forward(d->kv.layers[l].ckv, d->mem, w->ckv_w, w->ckv_b, B * Ts, dm, 2 * dm);

@@ -285,7 +285,8 @@ tfm_model_create(const tfm_config *cfg)
 		return NULL;
 	m->cfg = *cfg;
 	m->n_tensors = tfm_config_tensors(cfg, &m->info, &m->n_floats);
-	m->params = aligned_alloc(64, ((m->n_floats * sizeof(float)) + 63) & ~(size_t) 63);
+	/* 16 floats of slack: BLIS's small-matrix kernels may read past a view */
+	m->params = aligned_alloc(64, (((m->n_floats + 16) * sizeof(float)) + 63) & ~(size_t) 63);
 	m->w.enc = calloc(cfg->enc_layers + 1, sizeof(tfm_block_w));
 	m->w.dec = calloc(cfg->dec_layers + 1, sizeof(tfm_block_w));
 	m->g.enc = calloc(cfg->enc_layers + 1, sizeof(tfm_block_w));
@@ -334,6 +335,14 @@ ends_with(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+/*
+ * Initial weights: norm gains 1 and biases 0; embeddings N(0, 1/d) (so
+ * that embeddings scaled by √d have unit variance); every other matrix
+ * Glorot-normal, N(0, 2/(in + out)), as nn.Transformer's xavier init; in
+ * pre-LN stacks the projections that write into the residual stream are
+ * scaled down by √(2·layers) (GPT-2), so the stream's variance does not
+ * grow with depth.
+ */
 void
 tfm_model_init(tfm_model *m, uint64_t seed)
 {
@@ -346,7 +355,7 @@ tfm_model_init(tfm_model *m, uint64_t seed)
 	{
 		const tfm_param_info *p = &m->info[i];
 		float	   *x = m->params + p->offset;
-		float		std = 0.02f;
+		float		std;
 
 		if (ends_with(p->name, ".g"))
 		{
@@ -359,13 +368,15 @@ tfm_model_init(tfm_model *m, uint64_t seed)
 			memset(x, 0, p->size * sizeof(float));
 			continue;
 		}
-		if (c->scale_embeddings &&
-			(strcmp(p->name, "tok_emb") == 0 || strcmp(p->name, "tgt_emb") == 0))
+		if (strcmp(p->name, "tok_emb") == 0 || strcmp(p->name, "tgt_emb") == 0 ||
+			strcmp(p->name, "pos_emb") == 0 || strcmp(p->name, "dec_pos_emb") == 0)
 			std = 1.0f / sqrtf((float) c->d_model);
-		/* GPT-2: residual projections shrink with depth */
-		if (ends_with(p->name, "attn.out.w") || ends_with(p->name, "cross.out.w") ||
-			ends_with(p->name, "ff2.w"))
-			std = 0.02f / sqrtf(2.0f * (float) (layers > 0 ? layers : 1));
+		else
+			std = sqrtf(2.0f / (float) (p->dims[0] + p->dims[1]));
+		if (c->norm == TFM_NORM_PRE &&
+			(ends_with(p->name, "attn.out.w") || ends_with(p->name, "cross.out.w") ||
+			 ends_with(p->name, "ff2.w")))
+			std /= sqrtf(2.0f * (float) (layers > 0 ? layers : 1));
 		for (size_t j = 0; j < p->size; j++)
 			x[j] = std * tfm_rng_normal(&rng);
 	}
@@ -383,7 +394,7 @@ tfm_model_alloc_grads(tfm_model *m)
 {
 	if (m->grads)
 		return 0;
-	m->grads = aligned_alloc(64, ((m->n_floats * sizeof(float)) + 63) & ~(size_t) 63);
+	m->grads = aligned_alloc(64, (((m->n_floats + 16) * sizeof(float)) + 63) & ~(size_t) 63);
 	if (!m->grads)
 		return -1;
 	memset(m->grads, 0, m->n_floats * sizeof(float));

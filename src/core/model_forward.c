@@ -29,7 +29,8 @@ carve(carver *cv, size_t n)
 {
 	float	   *p = cv->base ? cv->base + cv->off : NULL;
 
-	cv->off += (n + 15) & ~(size_t) 15;
+	/* 64-byte aligned, with 16 floats of slack for BLIS's small-matrix kernels */
+	cv->off += ((n + 15) & ~(size_t) 15) + 16;
 	return p;
 }
 
@@ -571,4 +572,20 @@ tfm_model_loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 	embed_backward(m, dx, dx == ws->g_a ? ws->g_b : ws->g_a, b->input,
 				   m->g.tok_emb, m->g.pos_emb, b->B, b->T, ep.key);
 	return sum;
+}
+
+const float *
+tfm_model_attention(const tfm_model *m, int layer, bool decoder, bool cross)
+{
+	const tfm_config *c = &m->cfg;
+
+	if (!m->ws || layer < 0)
+		return NULL;
+	if (!decoder)
+		return c->enc_layers > layer && !cross ? m->ws->enc[layer].probs : NULL;
+	if (c->dec_layers <= layer)
+		return NULL;
+	if (cross)
+		return c->task == TFM_TASK_SEQ2SEQ ? m->ws->dec[layer].cprobs : NULL;
+	return m->ws->dec[layer].probs;
 }

@@ -256,6 +256,10 @@ generate(tfm_model *m, const TfmModelRow *row, int32 **prompts, const int *plens
 			next_pad[b] = 1;
 			if (g->done)
 				continue;
+			/* padding and <bos> are never produced */
+			logits[(size_t) b * V + sp.pad] = -INFINITY;
+			if (sp.bos != sp.eos)
+				logits[(size_t) b * V + sp.bos] = -INFINITY;
 			tok = tfm_sample(&samp[b], logits + (size_t) b * V, V, scratch, iscratch, &lp);
 			if (tok == sp.eos)
 			{

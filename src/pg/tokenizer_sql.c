@@ -256,7 +256,7 @@ store_tokenizer(const char *name, const tfm_tokenizer *t, int32 min_count)
 typedef struct TokEntry
 {
 	bool		used;
-	char		name[NAMEDATALEN * 2];
+	char	   *name;			/* TopMemoryContext: names have no length limit */
 	int32		id;
 	tfm_tokenizer *tok;
 	tfm_tok_info info;
@@ -273,6 +273,8 @@ tok_evict(TokEntry *e)
 {
 	if (e->used && e->tok)
 		tfm_tok_free(e->tok);
+	if (e->name)
+		pfree(e->name);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -431,7 +433,7 @@ tok_get(const char *name)
 			tok_evict(e);
 		}
 		e->used = true;
-		strlcpy(e->name, name, sizeof(e->name));
+		e->name = MemoryContextStrdup(TopMemoryContext, name);
 		e->id = id;
 		e->tok = own->tok;
 		own->tok = NULL;

@@ -1,0 +1,49 @@
+/*
+ * beam.h — beam search over an encoder-decoder (or greedy search, beam 1)
+ * with the key/value-cached decoder, for many sources at once.
+ *
+ * Scores are sums of log-probabilities; a finished hypothesis (one that
+ * produced <eos>) is ranked by score / lp(length), with the GNMT length
+ * penalty lp(n) = ((5 + n) / 6)^alpha (alpha 0 = raw score).  A source is
+ * done when it has `beam` finished hypotheses and no live one can beat the
+ * best finished, or when max_tokens are produced (live hypotheses then
+ * count as finished).
+ */
+#ifndef TFM_BEAM_H
+#define TFM_BEAM_H
+
+#include <stdint.h>
+
+#include "tfm/model.h"
+
+typedef struct tfm_hyp
+{
+	int32_t    *ids;			/* without <bos> and <eos> (malloc'd) */
+	int			n;
+	float		score;			/* length-normalised */
+	float		logprob;		/* sum of log-probabilities */
+} tfm_hyp;
+
+typedef struct tfm_beam_opts
+{
+	int			beam;
+	float		length_penalty;
+	int			max_tokens;
+	int			nbest;			/* hypotheses kept per source (≤ beam) */
+	int32_t		bos,
+				eos,
+				pad;			/* never produced (nor <bos>) */
+} tfm_beam_opts;
+
+/*
+ * Decode B sources (B, Ts) padded with the model's pad id.  out receives
+ * B · nbest hypotheses, best first per source (fewer are marked n = -1).
+ * Returns 0, or -1 if memory is short.  cancel, if not NULL, is called
+ * after every step; a non-zero return stops with -2.
+ */
+int			tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
+							const tfm_beam_opts *o, tfm_hyp *out,
+							int (*cancel) (void *), void *cancel_arg);
+void		tfm_hyps_free(tfm_hyp *h, int n);
+
+#endif							/* TFM_BEAM_H */

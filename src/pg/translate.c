@@ -1,0 +1,424 @@
+/*
+ * translate.c — encoder-decoder inference in SQL: tfm_translate (one source
+ * or an array decoded together), tfm_translate_nbest, and tfm_attention,
+ * the attention maps of any model as rows.
+ *
+ * Decoding is beam search over the key/value-cached decoder (beam 1 is
+ * greedy), with the encoder's output and every layer's cross-attention keys
+ * and values computed once per source.  Sources longer than max_len keep
+ * their first max_len tokens.  max_tokens defaults to 2 · source tokens +
+ * 10, at most max_len − 1 with learned positions.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+
+#include "tfm/beam.h"
+#include "tfm_pg.h"
+#include "tfm_rows.h"
+
+#define TFM_MAX_BEAM 64
+#define TFM_MAX_SOURCES 1024
+
+static tfm_model *
+get_s2s(const char *name, const TfmModelRow **rowp)
+{
+	tfm_model  *m;
+
+	tfm_backend_ready();
+	m = tfm_cache_get(name, rowp);
+	if ((*rowp)->cfg.task != TFM_TASK_SEQ2SEQ)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("model \"%s\" has task \"%s\", not \"seq2seq\"", name, (*rowp)->task)));
+	if ((*rowp)->tokenizer == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("model \"%s\" has no tokenizer, so it cannot read or write text", name)));
+	return m;
+}
+
+static const char *
+target_tokenizer(const TfmModelRow *row)
+{
+	return row->target_tokenizer ? row->target_tokenizer : row->tokenizer;
+}
+
+static int32 *
+source_ids(const TfmModelRow *row, text *t, int *n)
+{
+	int32	   *ids = tfm_tokenizer_encode(row->tokenizer, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), n);
+
+	if (*n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot translate an empty source")));
+	if (*n > row->cfg.max_len)
+		*n = row->cfg.max_len;
+	return ids;
+}
+
+typedef struct TrOpts
+{
+	int			beam;
+	float		length_penalty;
+	int			max_tokens;		/* 0 = default per source */
+} TrOpts;
+
+static void
+parse_tr_opts(FunctionCallInfo fcinfo, int beam_arg, int lp_arg, int max_arg, TrOpts *o)
+{
+	o->beam = PG_ARGISNULL(beam_arg) ? 4 : PG_GETARG_INT32(beam_arg);
+	if (o->beam < 1 || o->beam > TFM_MAX_BEAM)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("beam must be between 1 and %d, not %d", TFM_MAX_BEAM, o->beam)));
+	o->length_penalty = lp_arg < 0 || PG_ARGISNULL(lp_arg) ? 0.6f : PG_GETARG_FLOAT4(lp_arg);
+	if (!(o->length_penalty >= 0.0f) || isinf(o->length_penalty))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("length_penalty must not be negative")));
+	o->max_tokens = max_arg < 0 || PG_ARGISNULL(max_arg) ? 0 : PG_GETARG_INT32(max_arg);
+	if (max_arg >= 0 && !PG_ARGISNULL(max_arg) && (o->max_tokens < 1 || o->max_tokens > 100000))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_tokens must be between 1 and 100000, not %d", o->max_tokens)));
+}
+
+static int
+cancel_check(void *arg)
+{
+	(void) arg;
+	CHECK_FOR_INTERRUPTS();
+	return 0;
+}
+
+/* translate n sources with nbest hypotheses each; out has n · nbest entries */
+static void
+translate_sources(tfm_model *m, const TfmModelRow *row, int32 **src, const int *lens, int n,
+		  const TrOpts *o, int nbest, tfm_hyp *out)
+{
+	const tfm_config *c = &m->cfg;
+	TfmSpecials sp;
+	int			Ts = 1,
+				maxlen = 1;
+	int32	   *buf;
+	tfm_beam_opts bo;
+	int			rc;
+
+	tfm_model_specials(row, &sp);
+	for (int i = 0; i < n; i++)
+		Ts = Max(Ts, lens[i]);
+	buf = palloc(sizeof(int32) * n * Ts);
+	for (int i = 0; i < n; i++)
+	{
+		memcpy(buf + (size_t) i * Ts, src[i], sizeof(int32) * lens[i]);
+		for (int t = lens[i]; t < Ts; t++)
+			buf[(size_t) i * Ts + t] = sp.pad;
+		maxlen = Max(maxlen, 2 * lens[i] + 10);
+	}
+	memset(&bo, 0, sizeof(bo));
+	bo.beam = o->beam;
+	bo.nbest = nbest;
+	bo.length_penalty = o->length_penalty;
+	bo.max_tokens = o->max_tokens > 0 ? o->max_tokens : maxlen;
+	bo.bos = sp.bos;
+	bo.eos = sp.eos;
+	bo.pad = sp.pad;
+	if (c->positions == TFM_POS_LEARNED && bo.max_tokens > c->max_len - 1)
+	{
+		if (o->max_tokens > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("max_tokens must be at most %d for model \"%s\" (max_len − 1, learned positions)",
+							c->max_len - 1, row->name)));
+		bo.max_tokens = c->max_len - 1;
+	}
+	rc = tfm_beam_search(m, buf, n, Ts, &bo, out, cancel_check, NULL);
+	if (rc != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory translating with model \"%s\"", row->name)));
+}
+
+static text *
+hyp_text(const TfmModelRow *row, const tfm_hyp *h)
+{
+	if (h->n <= 0)
+		return cstring_to_text("");
+	return tfm_tokenizer_decode(target_tokenizer(row), h->ids, h->n);
+}
+
+PG_FUNCTION_INFO_V1(tfm_translate);
+Datum
+tfm_translate(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	const TfmModelRow *row;
+	tfm_model  *m;
+	TrOpts		o;
+	int32	   *ids;
+	int			n;
+	tfm_hyp		h;
+	text	   *res;
+
+	TFM_ARG_NOT_NULL(1, "source");
+	parse_tr_opts(fcinfo, 2, 3, 4, &o);
+	m = get_s2s(name, &row);
+	ids = source_ids(row, PG_GETARG_TEXT_PP(1), &n);
+	translate_sources(m, row, &ids, &n, 1, &o, 1, &h);
+	res = hyp_text(row, &h);
+	tfm_hyps_free(&h, 1);
+	PG_RETURN_TEXT_P(res);
+}
+
+PG_FUNCTION_INFO_V1(tfm_translate_batch);
+Datum
+tfm_translate_batch(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	const TfmModelRow *row;
+	tfm_model  *m;
+	TrOpts		o;
+	ArrayType  *in;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int32	  **ids;
+	int		   *lens;
+	tfm_hyp    *h;
+	Datum	   *res;
+	int			dims[1],
+				lbs[1] = {1};
+
+	TFM_ARG_NOT_NULL(1, "sources");
+	parse_tr_opts(fcinfo, 2, 3, 4, &o);
+	in = PG_GETARG_ARRAYTYPE_P(1);
+	if (ARR_NDIM(in) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("sources must be a one-dimensional array")));
+	m = get_s2s(name, &row);
+	deconstruct_array(in, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	if (n == 0)
+		PG_RETURN_ARRAYTYPE_P(construct_empty_array(TEXTOID));
+	ids = palloc(sizeof(int32 *) * n);
+	lens = palloc(sizeof(int) * n);
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("sources must not contain NULL")));
+		ids[i] = source_ids(row, DatumGetTextPP(elems[i]), &lens[i]);
+	}
+	h = palloc(sizeof(tfm_hyp) * n);
+	res = palloc(sizeof(Datum) * n);
+	/* decode in groups, so memory stays bounded */
+	for (int start = 0; start < n; start += 64)
+	{
+		int			cnt = Min(64, n - start);
+
+		translate_sources(m, row, ids + start, lens + start, cnt, &o, 1, h + start);
+		for (int i = start; i < start + cnt; i++)
+			res[i] = PointerGetDatum(hyp_text(row, &h[i]));
+		tfm_hyps_free(h + start, cnt);
+	}
+	dims[0] = n;
+	PG_RETURN_ARRAYTYPE_P(construct_md_array(res, NULL, 1, dims, lbs, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+PG_FUNCTION_INFO_V1(tfm_translate_nbest);
+Datum
+tfm_translate_nbest(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	const TfmModelRow *row;
+	tfm_model  *m;
+	TrOpts		o;
+	int32	   *ids;
+	int			n,
+				nbest;
+	tfm_hyp    *h;
+
+	TFM_ARG_NOT_NULL(1, "source");
+	parse_tr_opts(fcinfo, 2, -1, -1, &o);
+	nbest = PG_ARGISNULL(3) ? o.beam : PG_GETARG_INT32(3);
+	if (nbest < 1 || nbest > o.beam)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("n must be between 1 and beam (%d), not %d", o.beam, nbest)));
+	SetSingleFuncCall(fcinfo, 0);
+	m = get_s2s(name, &row);
+	ids = source_ids(row, PG_GETARG_TEXT_PP(1), &n);
+	h = palloc(sizeof(tfm_hyp) * nbest);
+	translate_sources(m, row, &ids, &n, 1, &o, nbest, h);
+	for (int i = 0; i < nbest; i++)
+	{
+		Datum		v[3];
+		bool		nulls[3] = {false, false, false};
+
+		if (h[i].n < 0)
+			continue;
+		v[0] = Int32GetDatum(i + 1);
+		v[1] = PointerGetDatum(hyp_text(row, &h[i]));
+		v[2] = Float8GetDatum((double) h[i].score);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+	}
+	tfm_hyps_free(h, nbest);
+	return (Datum) 0;
+}
+
+/* ---- attention maps ------------------------------------------------------- */
+
+static void
+emit_map(ReturnSetInfo *rsinfo, const float *P, int layer, int heads, int Tq, int Tk,
+		 text **qpieces, text **kpieces)
+{
+	for (int h = 0; h < heads; h++)
+		for (int q = 0; q < Tq; q++)
+			for (int k = 0; k < Tk; k++)
+			{
+				Datum		v[7];
+				bool		nulls[7] = {false, false, false, false, false, false, false};
+
+				v[0] = Int32GetDatum(layer + 1);
+				v[1] = Int32GetDatum(h + 1);
+				v[2] = Int32GetDatum(q + 1);
+				v[3] = Int32GetDatum(k + 1);
+				v[4] = PointerGetDatum(qpieces[q]);
+				v[5] = PointerGetDatum(kpieces[k]);
+				v[6] = Float8GetDatum((double) P[((size_t) h * Tq + q) * Tk + k]);
+				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+			}
+}
+
+static text **
+pieces(const char *tokenizer, const int32 *ids, int n)
+{
+	text	  **p = palloc(sizeof(text *) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		p[i] = tfm_tokenizer_piece_text(tokenizer, ids[i]);
+	return p;
+}
+
+PG_FUNCTION_INFO_V1(tfm_attention);
+Datum
+tfm_attention(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	const TfmModelRow *row;
+	tfm_model  *m;
+	const tfm_config *c;
+	TfmSpecials sp;
+	text	   *src;
+	int32	   *ids;
+	int			n;
+	tfm_batch	b;
+
+	TFM_ARG_NOT_NULL(1, "source");
+	SetSingleFuncCall(fcinfo, 0);
+	tfm_backend_ready();
+	m = tfm_cache_get(name, &row);
+	c = &row->cfg;
+	if (row->tokenizer == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("model \"%s\" has no tokenizer, so it cannot read text", name)));
+	tfm_model_specials(row, &sp);
+	src = PG_GETARG_TEXT_PP(1);
+	ids = tfm_tokenizer_encode(row->tokenizer, VARDATA_ANY(src), VARSIZE_ANY_EXHDR(src), &n);
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot show attention over an empty text")));
+	n = Min(n, c->max_len);
+	memset(&b, 0, sizeof(b));
+	b.B = 1;
+
+	if (c->task != TFM_TASK_SEQ2SEQ)
+	{
+		/* self-attention of every layer over the text */
+		text	  **p;
+		int			L = c->task == TFM_TASK_LM ? c->dec_layers : c->enc_layers;
+
+		if (PG_NARGS() > 2 && !PG_ARGISNULL(2))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("only a seq2seq model takes a target")));
+		if (c->task == TFM_TASK_CLASSIFY)
+			ids = tfm_classifier_input(row, &sp, ids, n, &n, true, NULL);
+		b.T = n;
+		b.input = ids;
+		b.target = ids;			/* unused by the forward pass */
+		if (tfm_model_forward(m, &b, false, 0) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory running model \"%s\"", name)));
+		p = pieces(row->tokenizer, ids, n);
+		for (int l = 0; l < L; l++)
+			emit_map(rsinfo, tfm_model_attention(m, l, c->task == TFM_TASK_LM, false), l,
+					 c->heads, n, n, p, p);
+		return (Datum) 0;
+	}
+
+	/* seq2seq: the cross-attention between the source and a target */
+	{
+		int32	   *tgt;
+		int			nt;
+		int32	   *din,
+				   *dtg;
+		text	  **qp,
+				  **kp;
+
+		if (PG_NARGS() > 2 && !PG_ARGISNULL(2))
+		{
+			text	   *t = PG_GETARG_TEXT_PP(2);
+
+			tgt = tfm_tokenizer_encode(target_tokenizer(row), VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &nt);
+		}
+		else
+		{
+			TrOpts		o = {4, 0.6f, 0};
+			tfm_hyp		h;
+
+			translate_sources(m, row, &ids, &n, 1, &o, 1, &h);
+			nt = Max(h.n, 0);
+			tgt = palloc(sizeof(int32) * Max(nt, 1));
+			if (nt > 0)
+				memcpy(tgt, h.ids, sizeof(int32) * nt);
+			tfm_hyps_free(&h, 1);
+		}
+		nt = Min(nt, c->max_len - 1);
+		din = palloc(sizeof(int32) * (nt + 1));
+		dtg = palloc(sizeof(int32) * (nt + 1));
+		din[0] = sp.bos;
+		memcpy(din + 1, tgt, sizeof(int32) * nt);
+		memcpy(dtg, tgt, sizeof(int32) * nt);
+		dtg[nt] = sp.eos;
+		b.T = n;
+		b.input = ids;
+		b.Tt = nt + 1;
+		b.dec_input = din;
+		b.target = dtg;
+		if (tfm_model_forward(m, &b, false, 0) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory running model \"%s\"", name)));
+		qp = pieces(target_tokenizer(row), din, nt + 1);
+		kp = pieces(row->tokenizer, ids, n);
+		for (int l = 0; l < c->dec_layers; l++)
+			emit_map(rsinfo, tfm_model_attention(m, l, true, true), l, c->heads, nt + 1, n, qp, kp);
+	}
+	return (Datum) 0;
+}
