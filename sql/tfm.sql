@@ -144,6 +144,7 @@ CREATE FUNCTION tfm_train(
     time_limit interval DEFAULT NULL,
     max_steps bigint DEFAULT NULL,
     accumulate integer DEFAULT 1,
+    batch_tokens integer DEFAULT NULL,
     OUT epoch integer, OUT steps bigint, OUT train_loss double precision,
     OUT val_loss double precision, OUT val_accuracy double precision,
     OUT tokens_per_s double precision, OUT seconds double precision)
@@ -303,11 +304,12 @@ CREATE FUNCTION tfm_evaluate(model text, query text,
     OUT accuracy double precision, OUT loss double precision, OUT macro_f1 double precision,
     OUT per_class jsonb, OUT confusion jsonb, OUT rows bigint, OUT skipped bigint,
     OUT perplexity double precision, OUT nats_per_char double precision,
-    OUT bits_per_byte double precision, OUT tokens bigint)
+    OUT bits_per_byte double precision, OUT tokens bigint,
+    OUT bleu double precision, OUT exact_match double precision)
 RETURNS record
 AS 'MODULE_PATHNAME', 'tfm_evaluate' LANGUAGE C VOLATILE PARALLEL RESTRICTED;  -- runs a query
 COMMENT ON FUNCTION tfm_evaluate(text, text) IS
-  'a model''s quality on a query''s rows: classify → accuracy, loss, macro_f1, per_class, confusion; lm → loss, perplexity, nats_per_char, bits_per_byte, tokens';
+  'a model''s quality on a query''s rows: classify → accuracy, loss, macro_f1, per_class, confusion; lm → loss, perplexity, nats_per_char, bits_per_byte, tokens; seq2seq → bleu, exact_match, loss, rows';
 
 -- ---------------------------------------------------------------------------
 -- training as an aggregate: one epoch over the rows it sees, in their order

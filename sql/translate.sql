@@ -22,7 +22,8 @@ SELECT tfm_tokenizer_train('digits', s, 'char') FROM rev;
 SELECT model FROM tfm_create_model('rev', 'seq2seq', 'digits', d_model => 32, heads => 4, layers => 2,
                                    max_len => 12, dropout => 0, attention_dropout => 0);
 SELECT (array_agg(train_loss ORDER BY epoch))[6] < (array_agg(train_loss ORDER BY epoch))[1] / 3 AS learning
-  FROM tfm_train('rev', 'SELECT s, t FROM rev WHERE i > 100 ORDER BY i', epochs => 6, lr => 3e-3);
+  FROM tfm_train('rev', 'SELECT s, t FROM rev WHERE i > 100 ORDER BY i', epochs => 6, lr => 3e-3,
+                 batch_tokens => 192);
 
 -- translations: beam and greedy mostly right on unseen rows; batch = single
 SELECT avg((tfm_translate('rev', s) = t)::int) > 0.5 AS mostly_right FROM rev WHERE i <= 100;
@@ -36,6 +37,22 @@ SELECT (SELECT translation FROM tfm_translate_nbest('rev', '12345', 4, 3) WHERE 
      = tfm_translate('rev', '12345', beam => 4) AS nbest_first_is_translation;
 SELECT length(tfm_translate('rev', '123456', max_tokens => 2)) <= 2 AS bounded;
 SELECT tfm_translate('rev', ARRAY[]::text[]);
+
+-- evaluation: BLEU against all references of a source, exact matches, loss
+SELECT exact_match > 0.5 AS exact, loss > 0 AS loss, rows
+  FROM tfm_evaluate('rev', 'SELECT s, t FROM rev WHERE i <= 50');
+-- its BLEU is the corpus BLEU of the translations (one token each here)
+SELECT abs(e.bleu - b.bleu) < 1e-9 AS same_bleu
+  FROM tfm_evaluate('rev', 'SELECT DISTINCT ON (s) s, t FROM rev WHERE i <= 50') e,
+       (SELECT tfm_bleu(tfm_translate('rev', s), t) AS bleu
+          FROM (SELECT DISTINCT ON (s) s, t FROM rev WHERE i <= 50) d) b;
+-- a source on two rows is translated once and scored against both references
+SELECT e1.bleu <= e2.bleu AS more_references_never_hurt, e2.rows
+  FROM tfm_evaluate('rev', $$SELECT '1234', '4321'$$) e1,
+       tfm_evaluate('rev', $$SELECT '1234', '4321' UNION ALL SELECT '1234', '4 3 2 1'$$) e2;
+SELECT pg_temp.err($$SELECT tfm_evaluate('rev', 'SELECT s FROM rev')$$);
+SELECT pg_temp.err($$SELECT tfm_evaluate('rev', 'SELECT s, t FROM rev WHERE false')$$);
+SELECT pg_temp.err($$SELECT * FROM tfm_train('rev', 'SELECT s, t FROM rev', batch_tokens => 0)$$);
 
 -- attention: one weight per (layer, head, query, key); each query's weights sum to 1
 SELECT count(*) AS rows, count(DISTINCT layer) AS layers, count(DISTINCT head) AS heads

@@ -11,6 +11,11 @@
  * token), perplexity, nats per character and bits per byte over the text
  * (each row's <eos> counted as one character / byte, like a line break),
  * and the tokens predicted.
+ * seq2seq: (source, reference) rows grouped by source, so a source on
+ * several rows is translated once (beam 4, length penalty 0.6) and scored
+ * against all its references → corpus BLEU (sacreBLEU's default), the
+ * fraction of sources translated exactly as one of their references, the
+ * mean teacher-forced loss per reference token, and the rows scored.
  */
 #include "postgres.h"
 
@@ -27,13 +32,15 @@
 #include "utils/memutils.h"
 
 #include "classify.h"
+#include "tfm/bleu.h"
+#include "translate.h"
 #include "tfm_pg.h"
 #include "train_data.h"
 
 enum
 {
 	O_ACCURACY, O_LOSS, O_MACRO_F1, O_PER_CLASS, O_CONFUSION, O_ROWS, O_SKIPPED,
-	O_PERPLEXITY, O_NATS_PER_CHAR, O_BITS_PER_BYTE, O_TOKENS, N_OUT
+	O_PERPLEXITY, O_NATS_PER_CHAR, O_BITS_PER_BYTE, O_TOKENS, O_BLEU, O_EXACT, N_OUT
 };
 
 static void
@@ -282,6 +289,149 @@ evaluate_lm(tfm_model *m, TfmReader *rd, Datum *v, bool *nulls)
 	}
 }
 
+#define EVAL_GROUPS 32
+
+static void
+evaluate_seq2seq(tfm_model *m, const TfmModelRow *row, const char *query, Datum *v, bool *nulls)
+{
+	StringInfoData sql;
+	SPIPlanPtr	plan;
+	Portal		portal;
+	int64		stats[TFM_BLEU_N_STATS] = {0};
+	int64		sources = 0,
+				exact = 0,
+				rows = 0,
+				tokens = 0;
+	double		nats = 0.0;
+	TfmSpecials sp;
+	TrOpts		o = {4, 0.6f, 0};
+	const char *ttok = row->target_tokenizer ? row->target_tokenizer : row->tokenizer;
+	MemoryContext chunk = AllocSetContextCreate(CurrentMemoryContext, "tfm evaluate chunk",
+												ALLOCSET_DEFAULT_SIZES);
+
+	tfm_model_specials(row, &sp);
+	{
+		/* the query's own columns first: (source, reference) */
+		TfmReader	rd;
+
+		memset(&rd, 0, sizeof(rd));
+		tfm_reader_init(&rd, row, query);
+		if (!tfm_column_is_text(rd.types[0]) || !tfm_column_is_text(rd.types[1]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("a seq2seq model is evaluated on (source text, reference text) rows")));
+	}
+	initStringInfo(&sql);
+	appendStringInfo(&sql,
+					 "SELECT tfm_src::text, array_agg(tfm_ref::text) FROM (%s) AS tfm_q(tfm_src, tfm_ref) "
+					 "WHERE tfm_src IS NOT NULL AND tfm_ref IS NOT NULL GROUP BY 1", query);
+	plan = SPI_prepare(sql.data, 0, NULL);
+	if (plan == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("cannot prepare the evaluation query: %s", SPI_result_code_string(SPI_result)),
+				 errdetail("A seq2seq model is evaluated on (source, reference) text rows.")));
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	for (;;)
+	{
+		SPITupleTable *tt;
+		int			n;
+		MemoryContext old;
+		int32	  **src;
+		int		   *lens;
+		tfm_hyp    *h;
+
+		SPI_cursor_fetch(portal, true, EVAL_GROUPS);
+		n = (int) SPI_processed;
+		tt = SPI_tuptable;
+		if (n == 0)
+			break;
+		MemoryContextReset(chunk);
+		old = MemoryContextSwitchTo(chunk);
+		src = palloc(sizeof(int32 *) * n);
+		lens = palloc(sizeof(int) * n);
+		for (int i = 0; i < n; i++)
+		{
+			bool		isnull;
+
+			src[i] = tfm_source_ids(row, DatumGetTextPP(SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &isnull)),
+									&lens[i]);
+		}
+		h = palloc(sizeof(tfm_hyp) * n);
+		tfm_translate_sources(m, row, src, lens, n, &o, 1, h);
+		for (int i = 0; i < n; i++)
+		{
+			bool		isnull;
+			ArrayType  *refs = DatumGetArrayTypeP(SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &isnull));
+			Datum	   *elems;
+			bool	   *enulls;
+			int			nref;
+			const char **rp;
+			size_t	   *rl;
+			text	   *hyp = tfm_hyp_text(row, &h[i]);
+			bool		match = false;
+
+			deconstruct_array(refs, TEXTOID, -1, false, TYPALIGN_INT, &elems, &enulls, &nref);
+			rp = palloc(sizeof(char *) * nref);
+			rl = palloc(sizeof(size_t) * nref);
+			for (int r = 0; r < nref; r++)
+			{
+				text	   *t = DatumGetTextPP(elems[r]);
+				int			nt;
+				int32	   *tgt;
+				TfmExample	ex;
+				TfmBatchBuf bb;
+				int			cnt;
+
+				rp[r] = VARDATA_ANY(t);
+				rl[r] = VARSIZE_ANY_EXHDR(t);
+				if (rl[r] == VARSIZE_ANY_EXHDR(hyp) && memcmp(rp[r], VARDATA_ANY(hyp), rl[r]) == 0)
+					match = true;
+				/* teacher-forced loss of this reference */
+				tgt = tfm_tokenizer_encode(ttok, rp[r], rl[r], &nt);
+				memset(&ex, 0, sizeof(ex));
+				ex.src = src[i];
+				ex.nsrc = lens[i];
+				ex.tgt = tgt;
+				ex.ntgt = Min(nt, m->cfg.max_len - 1);
+				tfm_batch_seq2seq(&bb, &ex, 1, &sp);
+				if (tfm_model_forward(m, &bb.b, false, 0) != 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_OUT_OF_MEMORY),
+							 errmsg("out of memory evaluating model \"%s\"", row->name)));
+				nats += tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &cnt);
+				tokens += cnt;
+				rows++;
+			}
+			if (tfm_bleu_add(stats, VARDATA_ANY(hyp), VARSIZE_ANY_EXHDR(hyp), rp, rl, nref) != 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("cannot count BLEU statistics")));
+			exact += match;
+			sources++;
+		}
+		tfm_hyps_free(h, n);
+		MemoryContextSwitchTo(old);
+		SPI_freetuptable(tt);
+	}
+	SPI_cursor_close(portal);
+	if (sources == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("the evaluation query returned no rows to score")));
+	{
+		tfm_bleu_result res;
+
+		tfm_bleu_score(&res, stats);
+		v[O_BLEU] = Float8GetDatum(res.score);
+	}
+	v[O_EXACT] = Float8GetDatum((double) exact / sources);
+	v[O_LOSS] = Float8GetDatum(tokens ? nats / tokens : NAN);
+	v[O_ROWS] = Int64GetDatum(rows);
+	v[O_TOKENS] = Int64GetDatum(tokens);
+	nulls[O_BLEU] = nulls[O_EXACT] = nulls[O_LOSS] = nulls[O_ROWS] = nulls[O_TOKENS] = false;
+}
+
 PG_FUNCTION_INFO_V1(tfm_evaluate);
 Datum
 tfm_evaluate(PG_FUNCTION_ARGS)
@@ -301,14 +451,21 @@ tfm_evaluate(PG_FUNCTION_ARGS)
 	tfm_backend_ready();
 	m = tfm_cache_get(name, &crow);
 	*row = *crow;
-	if (row->cfg.task == TFM_TASK_SEQ2SEQ)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("tfm_evaluate does not score seq2seq models yet")));
 	for (int i = 0; i < N_OUT; i++)
 	{
 		v[i] = (Datum) 0;
 		nulls[i] = true;
+	}
+	if (row->cfg.task == TFM_TASK_SEQ2SEQ)
+	{
+		if (row->tokenizer == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("model \"%s\" has no tokenizer, so it cannot be evaluated on text", name)));
+		SPI_connect();
+		evaluate_seq2seq(m, row, query, v, nulls);
+		SPI_finish();
+		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), v, nulls)));
 	}
 	memset(&rd, 0, sizeof(rd));
 	rd.chunk_rows = 4096;

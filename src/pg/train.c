@@ -55,7 +55,7 @@
 enum
 {
 	A_MODEL, A_QUERY, A_EPOCHS, A_BATCH, A_LR, A_WARMUP, A_SCHEDULE, A_WD, A_CLIP,
-	A_SMOOTH, A_VAL, A_SEED, A_TIME, A_MAX_STEPS, A_ACCUM
+	A_SMOOTH, A_VAL, A_SEED, A_TIME, A_MAX_STEPS, A_ACCUM, A_BATCH_TOKENS
 };
 
 typedef struct TrainRun
@@ -67,6 +67,7 @@ typedef struct TrainRun
 	int			epochs;
 	int			batch;
 	int			accumulate;
+	int			batch_tokens;	/* > 0: batches by padded tokens, not rows */
 	int64		max_steps;
 	int64		time_limit_us;	/* 0 = none */
 	TimestampTz started;
@@ -238,6 +239,16 @@ parse_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o)
 				 errmsg("max_steps must not be negative")));
 	run->accumulate = PG_ARGISNULL(A_ACCUM) ? 1 : PG_GETARG_INT32(A_ACCUM);
 	check_positive_int(run->accumulate, "accumulate", 1024);
+	run->batch_tokens = c->task == TFM_TASK_SEQ2SEQ && PG_ARGISNULL(A_BATCH) ? 8000 : 0;
+	if (PG_NARGS() > A_BATCH_TOKENS && !PG_ARGISNULL(A_BATCH_TOKENS))
+	{
+		if (c->task == TFM_TASK_LM)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("an lm model's batches are batch_size windows of max_len tokens; batch_tokens does not apply")));
+		run->batch_tokens = PG_GETARG_INT32(A_BATCH_TOKENS);
+		check_positive_int(run->batch_tokens, "batch_tokens", 16777216);
+	}
 	run->rd.head_tail = true;
 	run->rd.chunk_rows = TFM_CHUNK_ROWS;
 }
@@ -382,29 +393,81 @@ shuffle(void *base, int n, size_t size, tfm_rng *rng)
 	}
 }
 
+/* an example's padded size in a batch: its longest side */
+static inline int
+example_tokens(const TfmExample *e)
+{
+	return Max(e->nsrc, e->ntgt + (e->tgt ? 1 : 0));
+}
+
+/*
+ * Cut a chunk into batches: batch_size rows from windows of 16 batches
+ * sorted by length, or (batch_tokens) as many length-sorted rows as fit in
+ * batch_tokens padded tokens.  Fills starts[] (nb + 1 entries).
+ */
+static int
+cut_batches(TrainRun *run, TfmExample *ex, int n, int *starts)
+{
+	int			nb = 0;
+
+	if (run->batch_tokens > 0)
+	{
+		int			i = 0;
+
+		qsort(ex, n, sizeof(TfmExample), cmp_len);
+		while (i < n)
+		{
+			int			longest = 0,
+						j = i;
+
+			starts[nb++] = i;
+			while (j < n)
+			{
+				int			l = Max(longest, example_tokens(&ex[j]));
+
+				if (j > i && (int64) l * (j - i + 1) > run->batch_tokens)
+					break;
+				longest = l;
+				j++;
+			}
+			i = j;
+		}
+	}
+	else
+	{
+		int			B = run->batch,
+					window = B * 16;
+
+		/* group by length within windows of 16 batches: little padding */
+		for (int w = 0; w < n; w += window)
+			qsort(ex + w, Min(window, n - w), sizeof(TfmExample), cmp_len);
+		for (int i = 0; i < n; i += B)
+			starts[nb++] = i;
+	}
+	starts[nb] = n;
+	return nb;
+}
+
 /* classify / seq2seq: one chunk's examples → steps */
 static void
 train_examples(TrainRun *run, TfmExample *ex, int n, tfm_rng *rng)
 {
-	int			B = run->batch;
-	int			window = B * 16;
-	int			nb = (n + B - 1) / B;
+	int		   *starts = palloc(sizeof(int) * (n + 1));
 	int		   *order;
+	int			nb;
 	TfmBatchBuf micro[64];
 	int			nm = 0;
 
 	shuffle(ex, n, sizeof(TfmExample), rng);
-	/* group by length within windows of 16 batches: little padding */
-	for (int w = 0; w < n; w += window)
-		qsort(ex + w, Min(window, n - w), sizeof(TfmExample), cmp_len);
+	nb = cut_batches(run, ex, n, starts);
 	order = palloc(sizeof(int) * nb);
 	for (int i = 0; i < nb; i++)
 		order[i] = i;
 	shuffle(order, nb, sizeof(int), rng);
 	for (int i = 0; i < nb && !run->stop; i++)
 	{
-		int			start = order[i] * B;
-		int			cnt = Min(B, n - start);
+		int			start = starts[order[i]];
+		int			cnt = starts[order[i] + 1] - start;
 
 		if (run->row.cfg.task == TFM_TASK_CLASSIFY)
 			tfm_batch_classify(&micro[nm++], ex + start, cnt, run->rd.sp.pad);
@@ -630,7 +693,7 @@ tfm_train(PG_FUNCTION_ARGS)
 				 errmsg("the training query returned no rows")));
 
 	/* the schedule's length: from the rows, or the token estimate (lm) */
-	if (run->row.cfg.task == TFM_TASK_LM)
+	if (run->row.cfg.task == TFM_TASK_LM || run->batch_tokens > 0)
 		run->steps_per_epoch_est = 0;	/* known after the first chunk */
 	else
 		run->steps_per_epoch_est =
@@ -740,7 +803,27 @@ tfm_train(PG_FUNCTION_ARGS)
 				old = MemoryContextSwitchTo(chunk_cxt);
 			}
 			else if (ntrain > 0)
+			{
+				if (run->batch_tokens > 0 && run->epoch == 1 && run->steps_per_epoch_est == 0)
+				{
+					/* the schedule's length from this chunk's tokens per row */
+					double		tok = 0;
+
+					for (int i = 0; i < ntrain; i++)
+						tok += example_tokens(&train[i]);
+					run->steps_per_epoch_est =
+						Max(1, (int64) ceil(1.1 * tok / ntrain * rows * (1.0 - run->rd.val_fraction) /
+											run->batch_tokens / run->accumulate));
+					run->tr.o.total_steps = run->steps_per_epoch_est * run->epochs;
+					if (run->max_steps > 0 && run->max_steps < run->tr.o.total_steps)
+						run->tr.o.total_steps = run->max_steps;
+					if (PG_ARGISNULL(A_WARMUP))
+						run->tr.o.warmup = run->tr.o.schedule == TFM_SCHED_INVSQRT ?
+							Min(4000, Max(1, run->tr.o.total_steps / 10)) :
+							Max(1, run->tr.o.total_steps / 20);
+				}
 				train_examples(run, train, ntrain, &rng);
+			}
 			MemoryContextSwitchTo(old);
 			if (run->stop)
 				break;

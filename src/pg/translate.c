@@ -23,12 +23,13 @@
 #include "tfm/beam.h"
 #include "tfm_pg.h"
 #include "tfm_rows.h"
+#include "translate.h"
 
 #define TFM_MAX_BEAM 64
 #define TFM_MAX_SOURCES 1024
 
-static tfm_model *
-get_s2s(const char *name, const TfmModelRow **rowp)
+tfm_model *
+tfm_get_s2s(const char *name, const TfmModelRow **rowp)
 {
 	tfm_model  *m;
 
@@ -51,8 +52,8 @@ target_tokenizer(const TfmModelRow *row)
 	return row->target_tokenizer ? row->target_tokenizer : row->tokenizer;
 }
 
-static int32 *
-source_ids(const TfmModelRow *row, text *t, int *n)
+int32 *
+tfm_source_ids(const TfmModelRow *row, text *t, int *n)
 {
 	int32	   *ids = tfm_tokenizer_encode(row->tokenizer, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), n);
 
@@ -65,12 +66,6 @@ source_ids(const TfmModelRow *row, text *t, int *n)
 	return ids;
 }
 
-typedef struct TrOpts
-{
-	int			beam;
-	float		length_penalty;
-	int			max_tokens;		/* 0 = default per source */
-} TrOpts;
 
 static void
 parse_tr_opts(FunctionCallInfo fcinfo, int beam_arg, int lp_arg, int max_arg, TrOpts *o)
@@ -101,8 +96,8 @@ cancel_check(void *arg)
 }
 
 /* translate n sources with nbest hypotheses each; out has n · nbest entries */
-static void
-translate_sources(tfm_model *m, const TfmModelRow *row, int32 **src, const int *lens, int n,
+void
+tfm_translate_sources(tfm_model *m, const TfmModelRow *row, int32 **src, const int *lens, int n,
 		  const TrOpts *o, int nbest, tfm_hyp *out)
 {
 	const tfm_config *c = &m->cfg;
@@ -148,8 +143,8 @@ translate_sources(tfm_model *m, const TfmModelRow *row, int32 **src, const int *
 				 errmsg("out of memory translating with model \"%s\"", row->name)));
 }
 
-static text *
-hyp_text(const TfmModelRow *row, const tfm_hyp *h)
+text *
+tfm_hyp_text(const TfmModelRow *row, const tfm_hyp *h)
 {
 	if (h->n <= 0)
 		return cstring_to_text("");
@@ -171,10 +166,10 @@ tfm_translate(PG_FUNCTION_ARGS)
 
 	TFM_ARG_NOT_NULL(1, "source");
 	parse_tr_opts(fcinfo, 2, 3, 4, &o);
-	m = get_s2s(name, &row);
-	ids = source_ids(row, PG_GETARG_TEXT_PP(1), &n);
-	translate_sources(m, row, &ids, &n, 1, &o, 1, &h);
-	res = hyp_text(row, &h);
+	m = tfm_get_s2s(name, &row);
+	ids = tfm_source_ids(row, PG_GETARG_TEXT_PP(1), &n);
+	tfm_translate_sources(m, row, &ids, &n, 1, &o, 1, &h);
+	res = tfm_hyp_text(row, &h);
 	tfm_hyps_free(&h, 1);
 	PG_RETURN_TEXT_P(res);
 }
@@ -205,7 +200,7 @@ tfm_translate_batch(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("sources must be a one-dimensional array")));
-	m = get_s2s(name, &row);
+	m = tfm_get_s2s(name, &row);
 	deconstruct_array(in, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 	if (n == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(TEXTOID));
@@ -217,7 +212,7 @@ tfm_translate_batch(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("sources must not contain NULL")));
-		ids[i] = source_ids(row, DatumGetTextPP(elems[i]), &lens[i]);
+		ids[i] = tfm_source_ids(row, DatumGetTextPP(elems[i]), &lens[i]);
 	}
 	h = palloc(sizeof(tfm_hyp) * n);
 	res = palloc(sizeof(Datum) * n);
@@ -226,9 +221,9 @@ tfm_translate_batch(PG_FUNCTION_ARGS)
 	{
 		int			cnt = Min(64, n - start);
 
-		translate_sources(m, row, ids + start, lens + start, cnt, &o, 1, h + start);
+		tfm_translate_sources(m, row, ids + start, lens + start, cnt, &o, 1, h + start);
 		for (int i = start; i < start + cnt; i++)
-			res[i] = PointerGetDatum(hyp_text(row, &h[i]));
+			res[i] = PointerGetDatum(tfm_hyp_text(row, &h[i]));
 		tfm_hyps_free(h + start, cnt);
 	}
 	dims[0] = n;
@@ -257,10 +252,10 @@ tfm_translate_nbest(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("n must be between 1 and beam (%d), not %d", o.beam, nbest)));
 	SetSingleFuncCall(fcinfo, 0);
-	m = get_s2s(name, &row);
-	ids = source_ids(row, PG_GETARG_TEXT_PP(1), &n);
+	m = tfm_get_s2s(name, &row);
+	ids = tfm_source_ids(row, PG_GETARG_TEXT_PP(1), &n);
 	h = palloc(sizeof(tfm_hyp) * nbest);
-	translate_sources(m, row, &ids, &n, 1, &o, nbest, h);
+	tfm_translate_sources(m, row, &ids, &n, 1, &o, nbest, h);
 	for (int i = 0; i < nbest; i++)
 	{
 		Datum		v[3];
@@ -269,7 +264,7 @@ tfm_translate_nbest(PG_FUNCTION_ARGS)
 		if (h[i].n < 0)
 			continue;
 		v[0] = Int32GetDatum(i + 1);
-		v[1] = PointerGetDatum(hyp_text(row, &h[i]));
+		v[1] = PointerGetDatum(tfm_hyp_text(row, &h[i]));
 		v[2] = Float8GetDatum((double) h[i].score);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
 	}
@@ -392,7 +387,7 @@ tfm_attention(PG_FUNCTION_ARGS)
 			TrOpts		o = {4, 0.6f, 0};
 			tfm_hyp		h;
 
-			translate_sources(m, row, &ids, &n, 1, &o, 1, &h);
+			tfm_translate_sources(m, row, &ids, &n, 1, &o, 1, &h);
 			nt = Max(h.n, 0);
 			tgt = palloc(sizeof(int32) * Max(nt, 1));
 			if (nt > 0)
