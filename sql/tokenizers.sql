@@ -23,6 +23,10 @@ CREATE FUNCTION pg_temp.vocab(tok text) RETURNS TABLE (id int, piece text) LANGU
     FROM tfm.vocab v JOIN tfm.tokenizers t ON t.id = v.tokenizer_id
     WHERE t.name = tok ORDER BY v.id $$;
 
+-- what other tests left in the catalog, to check at the end that this one leaves nothing
+SELECT (SELECT count(*) FROM tfm.tokenizers) AS tokenizers0, (SELECT count(*) FROM tfm.vocab) AS vocab0,
+       (SELECT count(*) FROM tfm.merges) AS merges0 \gset
+
 CREATE TABLE tk_rows (i int PRIMARY KEY, t text);
 INSERT INTO tk_rows VALUES
   (1, 'the cat sat on the mat'),
@@ -318,6 +322,6 @@ SELECT tfm_tokenize('tk_char', 'cat') AS after;
 
 -- dropping removes the vocabulary and merges
 SELECT count(tfm_tokenizer_drop(name)) AS dropped FROM tfm.tokenizers WHERE name LIKE 'tk\_%';
-SELECT (SELECT count(*) FROM tfm.tokenizers) AS tokenizers, (SELECT count(*) FROM tfm.vocab) AS vocab,
-       (SELECT count(*) FROM tfm.merges) AS merges;
+SELECT (SELECT count(*) FROM tfm.tokenizers) - :tokenizers0 AS tokenizers_left,
+       (SELECT count(*) FROM tfm.vocab) - :vocab0 AS vocab_left, (SELECT count(*) FROM tfm.merges) - :merges0 AS merges_left;
 DROP TABLE tk_rows, tk_big;
