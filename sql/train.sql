@@ -52,6 +52,13 @@ SELECT version AS v1, steps AS s1 FROM tfm.models WHERE name = 'toy' \gset
 SELECT count(*) FROM tfm_train('toy', 'SELECT ids, CASE WHEN i = 599 THEN ''c'' ELSE label END FROM toy ORDER BY i');
 SELECT version = :v1 AS unchanged, steps = :s1 AS same_steps FROM tfm.models WHERE name = 'toy';
 
+-- statement_timeout (like pg_cancel_backend) stops training; its saves roll back
+SELECT version AS v2, steps AS s2 FROM tfm.models WHERE name = 'toy' \gset
+SET statement_timeout = '1s';
+SELECT count(*) FROM tfm_train('toy', 'SELECT ids, label FROM toy', epochs => 1000000);
+RESET statement_timeout;
+SELECT version = :v2 AS unchanged, steps = :s2 AS same_steps FROM tfm.models WHERE name = 'toy';
+
 -- limits end training normally, after a save
 SELECT epoch, steps FROM tfm_train('toy', 'SELECT ids, label FROM toy', epochs => 1000000000, max_steps => 3);
 -- NULL rows are skipped and counted; long rows truncated and counted

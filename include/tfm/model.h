@@ -160,6 +160,14 @@ typedef struct tfm_model
 	float	   *pooled;			/* classify (B, d) */
 	float	   *hidden;			/* top of the last stack (rows, d) */
 	float	   *memory;			/* seq2seq: top encoder output (B·T, d) */
+	/*
+	 * Called on the calling thread between blocks of every pass, never from
+	 * a parallel region, so a host can notice a cancel request within a
+	 * fraction of a step (it may leave the pass by longjmp: the passes keep
+	 * nothing but their workspace, and the optimizer step never polls).
+	 */
+	void		(*poll) (void *arg);
+	void	   *poll_arg;
 } tfm_model;
 
 /* NULL if valid, else a message naming the problem */

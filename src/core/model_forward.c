@@ -260,6 +260,8 @@ stack_forward(tfm_model *m, bool decoder, const float *x, const tfm_stack_pass *
 
 	for (int l = 0; l < L; l++)
 	{
+		if (m->poll)
+			m->poll(m->poll_arg);
 		tfm_block_forward(c, &bw[l], &acts[l], ws, x, p, l);
 		x = acts[l].out;
 	}
@@ -456,6 +458,8 @@ stack_backward(tfm_model *m, bool decoder, float *one, float *two,
 	{
 		float	   *t;
 
+		if (m->poll)
+			m->poll(m->poll_arg);
 		tfm_block_backward(c, decoder ? &m->w.dec[l] : &m->w.enc[l],
 						   decoder ? &m->g.dec[l] : &m->g.enc[l], &acts[l], ws,
 						   cur, other, dmem, p, l);

@@ -663,6 +663,12 @@ save_epoch(TrainRun *run, int64 steps_before, double train_loss, double val_loss
 		elog(ERROR, "cannot write tfm.history");
 }
 
+static void
+free_trainer(void *tr)
+{
+	tfm_trainer_free(tr);
+}
+
 PG_FUNCTION_INFO_V1(tfm_train);
 Datum
 tfm_train(PG_FUNCTION_ARGS)
@@ -673,6 +679,7 @@ tfm_train(PG_FUNCTION_ARGS)
 	TrainRun   *run = palloc0(sizeof(TrainRun));
 	tfm_train_opts o;
 	TfmGuard   *guard;
+	TfmGuard   *tr_guard;
 	MemoryContext chunk_cxt;
 	tfm_rng		rng;
 	int64		rows;
@@ -708,6 +715,7 @@ tfm_train(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory for the optimizer of model \"%s\"", model)));
+	tr_guard = tfm_guard(free_trainer, &run->tr);
 	steps_before = 0;
 	run->started = GetCurrentTimestamp();
 	run->last_notice = run->started;
@@ -872,6 +880,7 @@ tfm_train(PG_FUNCTION_ARGS)
 	SPI_finish();
 	pgstat_report_activity(STATE_RUNNING, "tfm_train: done");
 	tfm_trainer_free(&run->tr);
+	tfm_guard_release(tr_guard);
 	/* the trained model goes back to the cache under its new version */
 	tfm_cache_put(&run->row, run->m);
 	tfm_guard_release(guard);
