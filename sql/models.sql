@@ -67,6 +67,13 @@ SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 1000000, d
 SELECT pg_temp.err($$SELECT tfm_drop_model(NULL)$$);
 SELECT pg_temp.err($$SELECT tfm_drop_model('nope')$$);
 
+-- settings
+SELECT pg_temp.err($$SET tfm.threads = 0$$);
+SELECT pg_temp.err($$SET tfm.threads = 65$$);
+SELECT pg_temp.err($$SET tfm.blis_arch = 'pentium'$$);
+SELECT pg_temp.err($$SET tfm.nonsense = 1$$);
+SELECT threads > 0 AS threads, blis_kernels <> 'uninitialised' AS kernels FROM tfm_info();
+
 -- a stored tensor that no longer matches the config is reported on load
 UPDATE tfm.tensors SET data = data[1:10], shape = '{10}'
   WHERE name = 'dec.0.ff1.b' AND model_id = (SELECT id FROM tfm.models WHERE name = 'lm');

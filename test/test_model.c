@@ -296,6 +296,79 @@ test_repeatable(void)
 	fixture_free(&fx);
 }
 
+/* ---- gradient accumulation: two micro-batches = one batch ---- */
+
+static void
+test_accumulation(void)
+{
+	fixture		fx;
+	tfm_config	c;
+	batch_ctx	bc;
+	tfm_model  *m;
+	float	   *whole;
+	tfm_batch	half[2];
+	int			total = 0,
+				cnt;
+
+	if (fixture_load(&fx, "classify_post_mean.bin") != 0)
+		return;
+	config_from_fixture(&c, &fx);
+	batch_from_fixture(&bc, &fx, &c);
+	m = tfm_model_create(&c);
+	tfm_model_init(m, 9);
+	/* the whole batch (3 rows) */
+	tfm_model_forward(m, &bc.b, true, 0);
+	tfm_model_loss_backward(m, &bc.b, 0.0f, true, 1.0f / bc.b.B, &cnt);
+	whole = malloc(m->n_floats * sizeof(float));
+	memcpy(whole, m->grads, m->n_floats * sizeof(float));
+	/* rows 0-1 and row 2 as two micro-batches, each scaled by 1/3 */
+	half[0] = bc.b;
+	half[0].B = 2;
+	half[1] = bc.b;
+	half[1].B = 1;
+	half[1].input = bc.b.input + 2 * bc.b.T;
+	half[1].labels = bc.b.labels + 2;
+	tfm_model_zero_grad(m);
+	for (int i = 0; i < 2; i++)
+	{
+		tfm_model_forward(m, &half[i], true, 0);
+		tfm_model_loss_backward(m, &half[i], 0.0f, true, 1.0f / 3.0f, &cnt);
+		total += cnt;
+	}
+	CHECK(total == 3, "micro-batches count 3 targets, not %d", total);
+	check_close("two micro-batches = one batch", m->grads, whole, m->n_floats, 1e-6, 1e-4);
+	free(whole);
+	tfm_model_free(m);
+	fixture_free(&fx);
+}
+
+/* ---- Adam with coupled L2 against the formula, one parameter ---- */
+
+static void
+test_adam_l2(void)
+{
+	tfm_param_info info = {"w", 2, {1, 1}, 0, 1, true};
+	float		x = 0.5f,
+				g = 0.2f;
+	tfm_adam	opt;
+	double		m = 0,
+				v = 0,
+				xr = 0.5;
+
+	tfm_adam_init(&opt, 1, 0.9f, 0.999f, 1e-8f, 0.1f, false);
+	for (int t = 1; t <= 3; t++)
+	{
+		double		gi = g + 0.1 * xr;	/* L2 in the gradient */
+
+		m = 0.9 * m + 0.1 * gi;
+		v = 0.999 * v + 0.001 * gi * gi;
+		xr -= 0.01 * (m / (1 - pow(0.9, t))) / (sqrt(v / (1 - pow(0.999, t))) + 1e-8);
+		tfm_adam_step(&opt, &x, &g, &info, 1, 0.01f);
+	}
+	CHECK(fabs(x - xr) < 1e-6, "Adam with L2: %.8f vs %.8f", x, xr);
+	tfm_adam_free(&opt);
+}
+
 /* ---- schedules ---- */
 
 static void
@@ -342,6 +415,8 @@ main(void)
 	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
 		test_model_fd(fixtures[i], i % 2 ? 0.0f : 0.2f);
 	test_repeatable();
+	test_accumulation();
+	test_adam_l2();
 	test_schedules();
 	printf("BLIS kernels: %s (%s)\n", tfm_blas_arch(), tfm_blas_arch_reason());
 	return check_summary("test_model");
