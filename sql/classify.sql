@@ -25,9 +25,11 @@ SELECT model FROM tfm_create_model('pets', 'classify', 'pets_words', labels => A
                                    d_model => 16, heads => 2, layers => 1, max_len => 16);
 
 -- one epoch per aggregate call, over the rows in the given order
-SELECT epoch, steps, train_loss < 0.75 AS sane FROM (
-  SELECT (tfm_train_agg('pets', txt, label, '{"batch_size": 16, "lr": 0.003}' ORDER BY i)).*
+SELECT (r).epoch, (r).steps, (r).train_loss < 0.75 AS sane FROM (
+  SELECT tfm_train_agg('pets', txt, label, '{"batch_size": 16, "lr": 0.003}' ORDER BY i) AS r
   FROM pets) s;
+-- (agg).* works too: PostgreSQL computes the aggregate once
+SELECT (tfm_train_agg('pets', txt, label ORDER BY i)).steps FROM pets;
 SELECT (tfm_train_agg('pets', txt, label, '{"batch_size": 16, "lr": 0.003}' ORDER BY md5(i::text))).steps
   FROM pets;
 SELECT h.epoch, h.steps FROM tfm.history h JOIN tfm.models m ON m.id = h.model_id WHERE m.name = 'pets' ORDER BY saved_at;

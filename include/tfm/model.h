@@ -29,6 +29,7 @@
 #define TFM_MAX_VOCAB     1000000
 #define TFM_MAX_CLASSES   10000
 #define TFM_MAX_PARAMS    ((size_t) 2000000000)
+#define TFM_MAX_TENSOR    ((size_t) 250000000)	/* values in one tensor */
 
 typedef enum tfm_task
 {
@@ -149,7 +150,8 @@ typedef struct tfm_model
 	tfm_config	cfg;
 	int			n_tensors;
 	tfm_param_info *info;
-	size_t		n_floats;		/* parameters in all */
+	size_t		n_floats;		/* floats in the parameter block (tensors padded) */
+	size_t		n_params;		/* parameters in all */
 	float	   *params;
 	float	   *grads;			/* NULL until the first backward pass */
 	tfm_weights w;
@@ -206,6 +208,8 @@ double		tfm_model_loss_backward(tfm_model *m, const tfm_batch *batch,
 									float grad_scale, int *count);
 
 void		tfm_model_zero_grad(tfm_model *m);
+/* free what only training needs (gradients, the training workspace) */
+void		tfm_model_trim(tfm_model *m);
 
 /*
  * After a forward pass: the attention weights of one layer, (B, heads, Tq,

@@ -119,11 +119,17 @@ tfm_config_check(const tfm_config *c)
 	{
 		tfm_param_info *info;
 		size_t		n;
+		int			k = tfm_config_tensors(c, &info, &n);
+		bool		too_big = false;
 
-		tfm_config_tensors(c, &info, &n);
+		for (int i = 0; i < k; i++)
+			if (info[i].size > TFM_MAX_TENSOR)
+				too_big = true;
 		free(info);
 		if (n > TFM_MAX_PARAMS)
 			return "the model would have more than 2 billion parameters";
+		if (too_big)
+			return "a tensor would have more than 250 million values (a row of tfm.tensors holds at most 1 GB)";
 	}
 	return NULL;
 }
@@ -285,6 +291,8 @@ tfm_model_create(const tfm_config *cfg)
 		return NULL;
 	m->cfg = *cfg;
 	m->n_tensors = tfm_config_tensors(cfg, &m->info, &m->n_floats);
+	for (int i = 0; i < m->n_tensors; i++)
+		m->n_params += m->info[i].size;
 	/* 16 floats of slack: BLIS's small-matrix kernels may read past a view */
 	m->params = aligned_alloc(64, (((m->n_floats + 16) * sizeof(float)) + 63) & ~(size_t) 63);
 	m->w.enc = calloc(cfg->enc_layers + 1, sizeof(tfm_block_w));
@@ -380,6 +388,16 @@ tfm_model_init(tfm_model *m, uint64_t seed)
 		for (size_t j = 0; j < p->size; j++)
 			x[j] = std * tfm_rng_normal(&rng);
 	}
+}
+
+void
+tfm_model_trim(tfm_model *m)
+{
+	free(m->grads);
+	m->grads = NULL;
+	tfm_workspace_free(m->ws);
+	m->ws = NULL;
+	m->logits = m->pooled = m->hidden = m->memory = NULL;
 }
 
 void

@@ -26,14 +26,28 @@ typedef struct CacheEntry
 	bool		used;
 	TfmModelRow row;			/* strings in cache_cxt */
 	tfm_model  *model;
-	LocalTransactionId stamp_lxid;
-	CommandId	stamp_cid;
+	TfmStamp	stamp;
 	uint64		last_use;
 } CacheEntry;
 
 static CacheEntry cache[TFM_CACHE_MAX];
 static MemoryContext cache_cxt = NULL;
 static uint64 use_clock = 0;
+
+void
+tfm_stamp_now(TfmStamp *s)
+{
+	s->lxid = MyProc->lxid;
+	s->cid = GetCurrentCommandId(false);
+	s->stmt_start = GetCurrentStatementStartTimestamp();
+}
+
+bool
+tfm_stamp_is_now(const TfmStamp *s)
+{
+	return s->lxid == MyProc->lxid && s->cid == GetCurrentCommandId(false) &&
+		s->stmt_start == GetCurrentStatementStartTimestamp();
+}
 
 static char *
 dup_or_null(const char *s)
@@ -90,15 +104,14 @@ find(const char *name)
 static void
 stamp(CacheEntry *e)
 {
-	e->stamp_lxid = MyProc->lxid;
-	e->stamp_cid = GetCurrentCommandId(false);
+	tfm_stamp_now(&e->stamp);
 	e->last_use = ++use_clock;
 }
 
 static bool
 stamped_now(const CacheEntry *e)
 {
-	return e->stamp_lxid == MyProc->lxid && e->stamp_cid == GetCurrentCommandId(false);
+	return tfm_stamp_is_now(&e->stamp);
 }
 
 void
@@ -200,12 +213,11 @@ tfm_deployed_model(const char *task)
 {
 	static char name[NAMEDATALEN * 2];
 	static char for_task[16];
-	static LocalTransactionId lxid = InvalidLocalTransactionId;
-	static CommandId cid = InvalidCommandId;
+	static TfmStamp checked;
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1];
 
-	if (lxid == MyProc->lxid && cid == GetCurrentCommandId(false) && strcmp(for_task, task) == 0)
+	if (tfm_stamp_is_now(&checked) && strcmp(for_task, task) == 0)
 		return name;
 	args[0] = CStringGetTextDatum(task);
 	SPI_connect();
@@ -220,7 +232,6 @@ tfm_deployed_model(const char *task)
 	strlcpy(name, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), sizeof(name));
 	SPI_finish();
 	strlcpy(for_task, task, sizeof(for_task));
-	lxid = MyProc->lxid;
-	cid = GetCurrentCommandId(false);
+	tfm_stamp_now(&checked);
 	return name;
 }

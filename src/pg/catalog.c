@@ -151,7 +151,13 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 							  &row->n_labels);
 			row->labels = palloc(sizeof(char *) * (row->n_labels + 1));
 			for (int i = 0; i < row->n_labels; i++)
+			{
+				if (enulls[i])
+					ereport(ERROR,
+							(errcode(ERRCODE_DATA_CORRUPTED),
+							 errmsg("model \"%s\" has a NULL label", name)));
 				row->labels[i] = TextDatumGetCString(elems[i]);
+			}
 			MemoryContextSwitchTo(old);
 		}
 	}
@@ -181,6 +187,11 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	row->cfg.dropout = DatumGetFloat4(SPI_getbinval(tup, td, 25, &isnull));
 	row->cfg.attn_dropout = DatumGetFloat4(SPI_getbinval(tup, td, 26, &isnull));
 	SPI_finish();
+	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("model \"%s\" has %d labels for %d classes", name, row->n_labels,
+						row->cfg.n_classes)));
 	{
 		const char *bad = tfm_config_check(&row->cfg);
 
@@ -270,9 +281,10 @@ tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps)
 	static const char *upsert =
 		"INSERT INTO tfm.tensors (model_id, name, shape, data) VALUES ($1, $2, $3, $4) "
 		"ON CONFLICT (model_id, name) DO UPDATE SET shape = EXCLUDED.shape, data = EXCLUDED.data";
+	/* only over the version this session loaded: no silent lost update */
 	static const char *bump =
 		"UPDATE tfm.models SET version = nextval('tfm.version_seq'), steps = steps + $2, "
-		"updated_at = now() WHERE id = $1 RETURNING version";
+		"updated_at = now() WHERE id = $1 AND version = $3 RETURNING version";
 	Oid			types[4] = {INT4OID, TEXTOID, INT4ARRAYOID, FLOAT4ARRAYOID};
 	SPIPlanPtr	plan;
 	int64		version;
@@ -315,15 +327,27 @@ tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps)
 		pfree(data);
 	}
 	{
-		Oid			btypes[2] = {INT4OID, INT8OID};
-		Datum		bargs[2] = {Int32GetDatum(row->id), Int64GetDatum(add_steps)};
+		Oid			btypes[3] = {INT4OID, INT8OID, INT8OID};
+		Datum		bargs[3] = {Int32GetDatum(row->id), Int64GetDatum(add_steps),
+		Int64GetDatum(row->version)};
 		bool		isnull;
 
-		if (SPI_execute_with_args(bump, 2, btypes, bargs, NULL, false, 1) != SPI_OK_UPDATE_RETURNING ||
-			SPI_processed != 1)
+		if (SPI_execute_with_args(bump, 3, btypes, bargs, NULL, false, 1) != SPI_OK_UPDATE_RETURNING)
+			elog(ERROR, "cannot update tfm.models");
+		if (SPI_processed != 1)
+		{
+			Oid			t1[1] = {INT4OID};
+
+			SPI_execute_with_args("SELECT 1 FROM tfm.models WHERE id = $1", 1, t1, bargs, NULL, false, 1);
+			if (SPI_processed == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_UNDEFINED_OBJECT),
+						 errmsg("model \"%s\" was dropped while it was being saved", row->name)));
 			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("model \"%s\" was dropped while it was being saved", row->name)));
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("model \"%s\" was saved by another session since this one read it", row->name),
+					 errhint("Run the statement again: it will start from the newer weights.")));
+		}
 		version = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	}
 	SPI_finish();

@@ -50,7 +50,8 @@ json_string(StringInfo s, const char *str)
 }
 
 static void
-evaluate_classify(tfm_model *m, const TfmModelRow *row, TfmReader *rd, Datum *v, bool *nulls)
+evaluate_classify(tfm_model *m, const TfmModelRow *row, TfmReader *rd, Datum *v, bool *nulls,
+				  MemoryContext result_cxt)
 {
 	int			C = row->n_labels;
 	int64	   *conf = palloc0(sizeof(int64) * C * C);	/* [true][pred] */
@@ -159,8 +160,14 @@ evaluate_classify(tfm_model *m, const TfmModelRow *row, TfmReader *rd, Datum *v,
 	v[O_ACCURACY] = Float8GetDatum((double) correct / n);
 	v[O_LOSS] = Float8GetDatum(loss / n);
 	v[O_MACRO_F1] = Float8GetDatum(macro_f1);
-	v[O_PER_CLASS] = DirectFunctionCall1(jsonb_in, CStringGetDatum(pc.data));
-	v[O_CONFUSION] = DirectFunctionCall1(jsonb_in, CStringGetDatum(cm.data));
+	{
+		/* the result outlives SPI_finish */
+		MemoryContext old = MemoryContextSwitchTo(result_cxt);
+
+		v[O_PER_CLASS] = DirectFunctionCall1(jsonb_in, CStringGetDatum(pc.data));
+		v[O_CONFUSION] = DirectFunctionCall1(jsonb_in, CStringGetDatum(cm.data));
+		MemoryContextSwitchTo(old);
+	}
 	v[O_ROWS] = Int64GetDatum(n);
 	nulls[O_ACCURACY] = nulls[O_LOSS] = nulls[O_MACRO_F1] = false;
 	nulls[O_PER_CLASS] = nulls[O_CONFUSION] = nulls[O_ROWS] = false;
@@ -324,7 +331,7 @@ evaluate_seq2seq(tfm_model *m, const TfmModelRow *row, const char *query, Datum 
 	initStringInfo(&sql);
 	appendStringInfo(&sql,
 					 "SELECT tfm_src::text, array_agg(tfm_ref::text) FROM (%s) AS tfm_q(tfm_src, tfm_ref) "
-					 "WHERE tfm_src IS NOT NULL AND tfm_ref IS NOT NULL GROUP BY 1", query);
+					 "WHERE tfm_src IS NOT NULL AND tfm_ref IS NOT NULL GROUP BY 1", tfm_subquery(query));
 	plan = SPI_prepare(sql.data, 0, NULL);
 	if (plan == NULL)
 		ereport(ERROR,
@@ -341,7 +348,12 @@ evaluate_seq2seq(tfm_model *m, const TfmModelRow *row, const char *query, Datum 
 		int		   *lens;
 		tfm_hyp    *h;
 
-		SPI_cursor_fetch(portal, true, EVAL_GROUPS);
+		{
+			MemoryContext cxt = CurrentMemoryContext;
+
+			SPI_cursor_fetch(portal, true, EVAL_GROUPS);
+			MemoryContextSwitchTo(cxt);
+		}
 		n = (int) SPI_processed;
 		tt = SPI_tuptable;
 		if (n == 0)
@@ -445,6 +457,7 @@ tfm_evaluate(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		v[N_OUT];
 	bool		nulls[N_OUT];
+	MemoryContext caller_cxt = CurrentMemoryContext;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -473,7 +486,7 @@ tfm_evaluate(PG_FUNCTION_ARGS)
 	SPI_connect();
 	tfm_reader_init(&rd, row, query);
 	if (row->cfg.task == TFM_TASK_CLASSIFY)
-		evaluate_classify(m, row, &rd, v, nulls);
+		evaluate_classify(m, row, &rd, v, nulls, caller_cxt);
 	else
 		evaluate_lm(m, &rd, v, nulls);
 	v[O_SKIPPED] = Int64GetDatum(rd.skipped_null);

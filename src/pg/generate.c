@@ -11,15 +11,17 @@
  * sinusoidal positions continues with positions beyond max_len (up to a
  * window of 8 · max_len, which then slides the same way).  An empty
  * prompt starts from <bos>.  Generation stops at <eos>, at the stop text
- * (not included in the result) or after max_tokens.  seed NULL draws a
- * fresh seed per call; a given seed always gives the same text.
+ * (not included in the result) or after max_tokens.  seed NULL takes a
+ * seed from the statement (new text in each statement, the same text for
+ * the same arguments within one: the functions are STABLE); a given seed
+ * always gives the same text.
  */
 #include "postgres.h"
 
 #include <math.h>
 
 #include "catalog/pg_type.h"
-#include "common/pg_prng.h"
+#include "access/xact.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
@@ -78,7 +80,14 @@ parse_opts(FunctionCallInfo fcinfo, GenOpts *o)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("top_p must be greater than 0 and at most 1")));
-	o->seed = PG_ARGISNULL(6) ? pg_prng_uint64(&pg_global_prng_state) : (uint64) PG_GETARG_INT64(6);
+	/*
+	 * NULL: a seed of this statement (its start time, which parallel workers share), so
+	 * the function stays STABLE: the same arguments give the same text
+	 * within a statement, and new text in the next one.
+	 */
+	o->seed = PG_ARGISNULL(6) ?
+		tfm_mix64((uint64) GetCurrentStatementStartTimestamp()) :
+		(uint64) PG_GETARG_INT64(6);
 	o->stop = NULL;
 	if (!PG_ARGISNULL(7))
 	{

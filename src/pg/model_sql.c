@@ -162,7 +162,8 @@ tfm_create_model(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a model needs a tokenizer or a vocab_size")));
 	else
-		c.vocab = int_arg(fcinfo, A_VOCAB, 0, "vocab_size", 2, TFM_MAX_VOCAB);
+		/* tfm's special ids 0..5 are part of every vocabulary */
+		c.vocab = int_arg(fcinfo, A_VOCAB, 0, "vocab_size", 7, TFM_MAX_VOCAB);
 	if (tgt_tokenizer)
 	{
 		int			tpad;
@@ -250,7 +251,11 @@ tfm_create_model(PG_FUNCTION_ARGS)
 		bool		isnull;
 		int			rc;
 
-		tfm_config_tensors(&c, &info, &n_floats);
+		int			k = tfm_config_tensors(&c, &info, &n_floats);
+		int64		n_params = 0;
+
+		for (int i = 0; i < k; i++)
+			n_params += (int64) info[i].size;
 		free(info);
 		args[0] = CStringGetTextDatum(name);
 		args[1] = CStringGetTextDatum(tfm_task_name(task));
@@ -258,7 +263,7 @@ tfm_create_model(PG_FUNCTION_ARGS)
 		args[3] = tgt_tokenizer ? CStringGetTextDatum(tgt_tokenizer) : (Datum) 0;
 		args[4] = PG_ARGISNULL(A_LABELS) ? (Datum) 0 : PG_GETARG_DATUM(A_LABELS);
 		args[5] = CStringGetTextDatum(tfm_config_json(&c));
-		args[6] = Int64GetDatum((int64) n_floats);
+		args[6] = Int64GetDatum(n_params);
 		if (!tokenizer)
 			argnulls[2] = 'n';
 		if (!tgt_tokenizer)
@@ -275,12 +280,13 @@ tfm_create_model(PG_FUNCTION_ARGS)
 		rc = SPI_execute_with_args("INSERT INTO tfm.models (name, task, tokenizer, target_tokenizer, "
 								   "labels, config, parameters, format_version) "
 								   "VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, "
-								   CppAsString2(TFM_FORMAT_VERSION) ") RETURNING id",
+								   CppAsString2(TFM_FORMAT_VERSION) ") RETURNING id, version",
 								   7, types, args, argnulls, false, 1);
 		if (rc != SPI_OK_INSERT_RETURNING)
 			elog(ERROR, "cannot insert into tfm.models");
 		memset(&row, 0, sizeof(row));
 		row.id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		row.version = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 		SPI_finish();
 		strlcpy(row.name, name, sizeof(row.name));
 		row.cfg = c;
@@ -301,7 +307,7 @@ tfm_create_model(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 	values[0] = CStringGetTextDatum(name);
 	values[1] = CStringGetTextDatum(tfm_task_name(task));
-	values[2] = Int64GetDatum((int64) m->n_floats);
+	values[2] = Int64GetDatum((int64) m->n_params);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 
@@ -354,12 +360,13 @@ tfm_copy_model(PG_FUNCTION_ARGS)
 	if (SPI_execute_with_args("INSERT INTO tfm.models (name, task, tokenizer, target_tokenizer, labels, "
 							  "config, parameters, format_version, steps) "
 							  "SELECT $2, task, tokenizer, target_tokenizer, labels, config, parameters, "
-							  "format_version, steps FROM tfm.models WHERE name = $1 RETURNING id",
+							  "format_version, steps FROM tfm.models WHERE name = $1 RETURNING id, version",
 							  2, types, args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
 		elog(ERROR, "cannot insert into tfm.models");
 	row.id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	row.version = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	SPI_finish();
 	strlcpy(row.name, target, sizeof(row.name));
 	tfm_catalog_save(&row, m, 0);
-	PG_RETURN_INT64((int64) m->n_floats);
+	PG_RETURN_INT64((int64) m->n_params);
 }

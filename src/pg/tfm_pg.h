@@ -47,6 +47,19 @@ const char *tfm_task_name(int task);
 
 /* ---- the per-backend cache (cache.c) ---- */
 /*
+ * When a cache entry was last checked against the catalog: valid for the
+ * rest of that statement (same transaction, command and statement start).
+ */
+typedef struct TfmStamp
+{
+	uint32		lxid;
+	uint32		cid;
+	int64		stmt_start;
+} TfmStamp;
+void		tfm_stamp_now(TfmStamp *s);
+bool		tfm_stamp_is_now(const TfmStamp *s);
+
+/*
  * The model named name, loaded once per backend and version.  The returned
  * model belongs to the cache: use it within the current call only.
  */

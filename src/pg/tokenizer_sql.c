@@ -260,8 +260,7 @@ typedef struct TokEntry
 	int32		id;
 	tfm_tokenizer *tok;
 	tfm_tok_info info;
-	LocalTransactionId lxid;
-	CommandId	cid;
+	TfmStamp	stamp;
 	uint64		last_use;
 } TokEntry;
 
@@ -394,7 +393,7 @@ tok_get(const char *name)
 	for (int i = 0; i < TFM_TOK_CACHE_MAX; i++)
 		if (tok_cache[i].used && strcmp(tok_cache[i].name, name) == 0)
 			e = &tok_cache[i];
-	if (e && e->lxid == MyProc->lxid && e->cid == GetCurrentCommandId(false))
+	if (e && tfm_stamp_is_now(&e->stamp))
 	{
 		e->last_use = ++tok_clock;
 		return e;
@@ -439,8 +438,7 @@ tok_get(const char *name)
 		own->tok = NULL;
 		tfm_tok_get_info(&e->info, e->tok);
 	}
-	e->lxid = MyProc->lxid;
-	e->cid = GetCurrentCommandId(false);
+	tfm_stamp_now(&e->stamp);
 	e->last_use = ++tok_clock;
 	return e;
 }
@@ -896,9 +894,12 @@ train_progress(void *arg, int32_t done, int32_t target)
 	(void) arg;
 	(void) done;
 	(void) target;
-	/* the core calls this between merges, on this thread: safe to check */
-	CHECK_FOR_INTERRUPTS();
-	return 0;
+	/*
+	 * Training holds malloc'd state, so no longjmp from here: ask the core to
+	 * stop (it frees everything and returns TFM_TOK_ECANCEL), then take the
+	 * interrupt.
+	 */
+	return INTERRUPTS_PENDING_CONDITION() ? 1 : 0;
 }
 
 PG_FUNCTION_INFO_V1(tfm_tokenizer_finish);
@@ -917,8 +918,13 @@ tfm_tokenizer_finish(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();		/* no rows: nothing learned, nothing stored */
 	st = (TokAgg *) PG_GETARG_POINTER(0);
 	own = tok_owner(CurrentMemoryContext);
-	tok_check(tfm_tok_train(&own->tok, st->own->counter, train_progress, NULL, &err), &err,
-			  psprintf("cannot train tokenizer \"%s\"", st->name));
+	{
+		int			rc = tfm_tok_train(&own->tok, st->own->counter, train_progress, NULL, &err);
+
+		if (rc == TFM_TOK_ECANCEL)
+			CHECK_FOR_INTERRUPTS();
+		tok_check(rc, &err, psprintf("cannot train tokenizer \"%s\"", st->name));
+	}
 	tfm_tok_counter_get_options(&opt, st->own->counter);
 	result = summary(st->name, own->tok);
 	if (!callbacks_registered)
@@ -1032,6 +1038,38 @@ tfm_tokenize(PG_FUNCTION_ARGS)
 	PG_RETURN_ARRAYTYPE_P(construct_array(d, n, INT4OID, 4, true, TYPALIGN_INT));
 }
 
+/* PostgreSQL text cannot hold NUL: a decoded U+0000 becomes U+FFFD */
+static text *
+without_nul(text *t)
+{
+	const char *p = VARDATA(t);
+	size_t		len = VARSIZE(t) - VARHDRSZ,
+				nul = 0;
+	text	   *out;
+	char	   *q;
+
+	for (size_t i = 0; i < len; i++)
+		nul += p[i] == '\0';
+	if (nul == 0)
+		return t;
+	out = palloc_extended(VARHDRSZ + len + 2 * nul, MCXT_ALLOC_HUGE);
+	q = VARDATA(out);
+	for (size_t i = 0; i < len; i++)
+	{
+		if (p[i] == '\0')
+		{
+			*q++ = (char) 0xEF;
+			*q++ = (char) 0xBF;
+			*q++ = (char) 0xBD;
+		}
+		else
+			*q++ = p[i];
+	}
+	SET_VARSIZE(out, VARHDRSZ + len + 2 * nul);
+	pfree(t);
+	return out;
+}
+
 PG_FUNCTION_INFO_V1(tfm_detokenize);
 Datum
 tfm_detokenize(PG_FUNCTION_ARGS)
@@ -1094,6 +1132,7 @@ tfm_detokenize(PG_FUNCTION_ARGS)
 							 n, TFM_TOK_DECODE_REPLACE, &err),
 			  &err, "cannot detokenize");
 	SET_VARSIZE(out, VARHDRSZ + got);
+	out = without_nul(out);
 	PG_RETURN_TEXT_P(out);
 }
 
@@ -1109,7 +1148,7 @@ piece_text(const uint8_t *b, size_t len)
 	{
 		int			l = pg_utf_mblen(b + i);
 
-		if (i + l <= len && pg_utf8_islegal(b + i, l))
+		if (b[i] != 0 && i + l <= len && pg_utf8_islegal(b + i, l))
 		{
 			appendBinaryStringInfo(&s, (const char *) b + i, l);
 			i += l;
@@ -1197,5 +1236,6 @@ tfm_tokenizer_decode(const char *name, const int32 *ids, int n)
 	tok_check(tfm_tok_decode(VARDATA(out), cap, &got, e->tok, ids, n, TFM_TOK_DECODE_REPLACE, &err),
 			  &err, "cannot detokenize");
 	SET_VARSIZE(out, VARHDRSZ + got);
+	out = without_nul(out);
 	return out;
 }

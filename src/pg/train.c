@@ -50,6 +50,7 @@
 #define TFM_VAL_MAX_TOKENS  2000000
 #define TFM_MAX_BATCH       65536
 #define TFM_MAX_EPOCHS      1000000000
+#define TFM_MAX_ACCUMULATE  64
 
 /* argument positions */
 enum
@@ -225,6 +226,10 @@ parse_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o)
 	{
 		Interval   *iv = PG_GETARG_INTERVAL_P(A_TIME);
 
+		if (iv->month > 12 * 100 || iv->day > 36500 || iv->month < 0 || iv->day < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("time_limit must be positive and at most 100 years")));
 		run->time_limit_us = iv->time + (int64) iv->day * USECS_PER_DAY +
 			(int64) iv->month * DAYS_PER_MONTH * USECS_PER_DAY;
 		if (run->time_limit_us <= 0)
@@ -238,7 +243,7 @@ parse_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_steps must not be negative")));
 	run->accumulate = PG_ARGISNULL(A_ACCUM) ? 1 : PG_GETARG_INT32(A_ACCUM);
-	check_positive_int(run->accumulate, "accumulate", 1024);
+	check_positive_int(run->accumulate, "accumulate", TFM_MAX_ACCUMULATE);
 	run->batch_tokens = c->task == TFM_TASK_SEQ2SEQ && PG_ARGISNULL(A_BATCH) ? 8000 : 0;
 	if (PG_NARGS() > A_BATCH_TOKENS && !PG_ARGISNULL(A_BATCH_TOKENS))
 	{
@@ -251,6 +256,8 @@ parse_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o)
 	}
 	run->rd.head_tail = true;
 	run->rd.chunk_rows = TFM_CHUNK_ROWS;
+	run->rd.val_max_rows = TFM_VAL_MAX;
+	run->rd.val_max_tokens = TFM_VAL_MAX_TOKENS;
 }
 
 /* rows the query returns (for the schedule's length) */
@@ -262,7 +269,7 @@ count_rows(const char *query)
 	bool		isnull;
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT count(*) FROM (%s) AS tfm_rows", query);
+	appendStringInfo(&sql, "SELECT count(*) FROM (%s) AS tfm_rows", tfm_subquery(query));
 	if (SPI_execute(sql.data, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "cannot count the training rows");
 	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -326,7 +333,7 @@ fit_schedule_to_time(TrainRun *run)
 static void
 run_step(TrainRun *run, TfmBatchBuf *micro, int n)
 {
-	tfm_batch	bs[64];
+	tfm_batch	bs[TFM_MAX_ACCUMULATE];
 	double		loss;
 	int			count;
 	tfm_step_status st;
@@ -455,7 +462,7 @@ train_examples(TrainRun *run, TfmExample *ex, int n, tfm_rng *rng)
 	int		   *starts = palloc(sizeof(int) * (n + 1));
 	int		   *order;
 	int			nb;
-	TfmBatchBuf micro[64];
+	TfmBatchBuf micro[TFM_MAX_ACCUMULATE];
 	int			nm = 0;
 
 	shuffle(ex, n, sizeof(TfmExample), rng);
@@ -490,7 +497,7 @@ train_stream(TrainRun *run, const int32 *stream, int64 len, tfm_rng *rng)
 	int64		windows,
 				done = 0;
 	int64	   *offsets;
-	TfmBatchBuf micro[64];
+	TfmBatchBuf micro[TFM_MAX_ACCUMULATE];
 	int			nm = 0;
 
 	if (len < 2)
@@ -677,6 +684,7 @@ tfm_train(PG_FUNCTION_ARGS)
 	char	   *model = tfm_text_arg(fcinfo, A_MODEL, "model");
 	char	   *query = tfm_text_arg(fcinfo, A_QUERY, "query");
 	TrainRun   *run = palloc0(sizeof(TrainRun));
+	MemoryContext fn_cxt = CurrentMemoryContext;
 	tfm_train_opts o;
 	TfmGuard   *guard;
 	TfmGuard   *tr_guard;
@@ -715,7 +723,13 @@ tfm_train(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory for the optimizer of model \"%s\"", model)));
-	tr_guard = tfm_guard(free_trainer, &run->tr);
+	{
+		/* in the function's own context: SPI_finish must not free the guard */
+		MemoryContext spi_cxt = MemoryContextSwitchTo(fn_cxt);
+
+		tr_guard = tfm_guard(free_trainer, &run->tr);
+		MemoryContextSwitchTo(spi_cxt);
+	}
 	steps_before = 0;
 	run->started = GetCurrentTimestamp();
 	run->last_notice = run->started;
@@ -733,6 +747,7 @@ tfm_train(PG_FUNCTION_ARGS)
 		int			ntrain,
 					nval;
 		int32	   *carry = NULL;
+		int32	   *carry_buf = NULL;
 		int64		ncarry = 0;
 		int64		epoch_tokens = 0;
 		double		train_loss,
@@ -806,7 +821,9 @@ tfm_train(PG_FUNCTION_ARGS)
 				/* carry the tail over so windows can cross chunks */
 				ncarry = Min(len, (int64) run->row.cfg.max_len);
 				MemoryContextSwitchTo(old);
-				carry = MemoryContextAlloc(run->val_cxt, sizeof(int32) * Max(ncarry, 1));
+				if (carry_buf == NULL)
+					carry_buf = MemoryContextAlloc(run->val_cxt, sizeof(int32) * (run->row.cfg.max_len + 1));
+				carry = carry_buf;
 				memcpy(carry, stream + len - ncarry, sizeof(int32) * ncarry);
 				old = MemoryContextSwitchTo(chunk_cxt);
 			}
@@ -850,6 +867,16 @@ tfm_train(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_NO_DATA_FOUND),
 					 errmsg("no training rows: every row was NULL or held out for validation")));
 
+		/* the first epoch's real step count sets the schedule's length */
+		if (run->epoch == 1 && !run->stop && run->time_limit_us == 0)
+		{
+			int64		total = run->tr.step * run->epochs;
+
+			if (run->max_steps > 0 && run->max_steps < total)
+				total = run->max_steps;
+			run->tr.o.total_steps = total;
+		}
+
 		/* end of epoch: validate, save, record */
 		secs = elapsed_s(epoch_start);
 		train_loss = run->loss_count ? run->loss_sum / run->loss_count : NAN;
@@ -882,6 +909,7 @@ tfm_train(PG_FUNCTION_ARGS)
 	tfm_trainer_free(&run->tr);
 	tfm_guard_release(tr_guard);
 	/* the trained model goes back to the cache under its new version */
+	tfm_model_trim(run->m);
 	tfm_cache_put(&run->row, run->m);
 	tfm_guard_release(guard);
 	return (Datum) 0;

@@ -52,6 +52,13 @@ typedef struct TrainAggState
 	TimestampTz started;
 } TrainAggState;
 
+/*
+ * One aggregate trains one model at a time in a backend: two states over
+ * the same model (for example `(tfm_train_agg(...)).*`, which makes one
+ * aggregate call per column) would train two copies and race to save.
+ */
+static char active_model[NAMEDATALEN * 2];
+
 static void
 state_free(void *arg)
 {
@@ -60,6 +67,8 @@ state_free(void *arg)
 	if (st->trainer_ready)
 		tfm_trainer_free(&st->tr);
 	st->trainer_ready = false;
+	if (strcmp(active_model, st->row.name) == 0)
+		active_model[0] = '\0';
 }
 
 static double
@@ -133,6 +142,11 @@ state_new(FunctionCallInfo fcinfo, MemoryContext aggcxt)
 
 	if (opts)
 		check_option_names(opts);
+	if (active_model[0] != '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("tfm_train_agg is already training model \"%s\" in this statement", active_model),
+				 errhint("Call it once per statement, e.g. SELECT (r).* FROM (SELECT tfm_train_agg(...) AS r FROM t) s.")));
 	tfm_backend_ready();
 	st->m = tfm_cache_take(name, &st->row);
 	st->guard = tfm_guard_model(st->m);
@@ -165,6 +179,7 @@ state_new(FunctionCallInfo fcinfo, MemoryContext aggcxt)
 	st->cb.func = state_free;
 	st->cb.arg = st;
 	MemoryContextRegisterResetCallback(aggcxt, &st->cb);
+	strlcpy(active_model, st->row.name, sizeof(active_model));
 	st->buf = palloc(sizeof(TfmExample) * st->batch);
 	st->buf_cxt = AllocSetContextCreate(aggcxt, "tfm_train_agg batch", ALLOCSET_DEFAULT_SIZES);
 	st->started = GetCurrentTimestamp();
@@ -305,6 +320,7 @@ tfm_train_agg_final(PG_FUNCTION_ARGS)
 	tfm_trainer_free(&st->tr);
 	st->trainer_ready = false;
 	/* the trained model goes back to the cache under its new version */
+	tfm_model_trim(st->m);
 	tfm_cache_put(&st->row, st->m);
 	tfm_guard_release(st->guard);
 

@@ -8,6 +8,8 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
+
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
@@ -34,7 +36,6 @@ tfm_reader_init(TfmReader *r, const TfmModelRow *row, const char *query)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the training query must be a single SELECT")));
-	SPI_keepplan(r->plan);
 	/* column check: open once to see the result's row type */
 	r->portal = SPI_cursor_open(NULL, r->plan, NULL, NULL, true);
 	td = r->portal->tupDesc;
@@ -62,11 +63,25 @@ tfm_reader_init(TfmReader *r, const TfmModelRow *row, const char *query)
 	r->portal = NULL;
 }
 
+char *
+tfm_subquery(const char *query)
+{
+	char	   *q = pstrdup(query);
+	size_t		n = strlen(q);
+
+	while (n > 0 && (q[n - 1] == ';' || isspace((unsigned char) q[n - 1])))
+		q[--n] = '\0';
+	/* a newline ends a trailing -- comment before the closing parenthesis */
+	return psprintf("%s\n", q);
+}
+
 void
 tfm_reader_open(TfmReader *r)
 {
 	r->portal = SPI_cursor_open(NULL, r->plan, NULL, NULL, true);
 	r->row_number = 0;
+	r->val_rows = 0;
+	r->val_tokens = 0;
 	r->skipped_null = 0;
 	r->truncated = 0;
 }
@@ -125,7 +140,13 @@ tfm_reader_next(TfmReader *r, TfmExample **train, int *ntrain,
 			   *va;
 	uint32		val_threshold = (uint32) (r->val_fraction * 4294967295.0);
 
-	SPI_cursor_fetch(r->portal, true, r->chunk_rows);
+	{
+		/* SPI returns in its own procedure context: keep the caller's */
+		MemoryContext cxt = CurrentMemoryContext;
+
+		SPI_cursor_fetch(r->portal, true, r->chunk_rows);
+		MemoryContextSwitchTo(cxt);
+	}
 	n = SPI_processed;
 	tt = SPI_tuptable;
 	*ntrain = *nval = 0;
@@ -182,8 +203,16 @@ tfm_reader_next(TfmReader *r, TfmExample **train, int *ntrain,
 				}
 				break;
 		}
+		/* held out by a hash of the row's position, until the caps are reached */
 		held_out = r->val_fraction > 0.0f &&
-			tfm_hash32(r->seed ^ 0x76616CULL, (uint64) r->row_number) < val_threshold;
+			tfm_hash32(r->seed ^ 0x76616CULL, (uint64) r->row_number) < val_threshold &&
+			(r->val_max_rows == 0 || r->val_rows < r->val_max_rows) &&
+			(r->val_max_tokens == 0 || r->val_tokens + ex.nsrc + 1 <= r->val_max_tokens);
+		if (held_out)
+		{
+			r->val_rows++;
+			r->val_tokens += ex.nsrc + 1;
+		}
 		if (held_out)
 			va[(*nval)++] = ex;
 		else

@@ -51,9 +51,16 @@ typedef struct TfmReader
 	int64		skipped_null;	/* rows skipped for a NULL value */
 	int64		truncated;		/* sequences cut to max_len */
 	float		val_fraction;
+	int64		val_rows,		/* held out so far in this pass */
+				val_tokens;
+	int64		val_max_rows,	/* caps on held-out rows (0: none) */
+				val_max_tokens;
 	uint64		seed;
 	bool		head_tail;		/* classify: keep head and tail of long texts */
 } TfmReader;
+
+/* a query made safe to wrap as a subquery (no trailing ';' or comment) */
+char	   *tfm_subquery(const char *query);
 
 /* check the query's columns for the model's task and prepare it */
 void		tfm_reader_init(TfmReader *r, const TfmModelRow *row, const char *query);

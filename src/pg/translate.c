@@ -87,12 +87,16 @@ parse_tr_opts(FunctionCallInfo fcinfo, int beam_arg, int lp_arg, int max_arg, Tr
 				 errmsg("max_tokens must be between 1 and 100000, not %d", o->max_tokens)));
 }
 
+/*
+ * Beam search holds malloc'd state: it must not be left by longjmp.  So the
+ * callback only says that an interrupt is pending; the search frees its
+ * buffers and returns -2, and the interrupt is taken afterwards.
+ */
 static int
 cancel_check(void *arg)
 {
 	(void) arg;
-	CHECK_FOR_INTERRUPTS();
-	return 0;
+	return INTERRUPTS_PENDING_CONDITION() ? 1 : 0;
 }
 
 /* translate n sources with nbest hypotheses each; out has n · nbest entries */
@@ -136,7 +140,21 @@ tfm_translate_sources(tfm_model *m, const TfmModelRow *row, int32 **src, const i
 							c->max_len - 1, row->name)));
 		bo.max_tokens = c->max_len - 1;
 	}
-	rc = tfm_beam_search(m, buf, n, Ts, &bo, out, cancel_check, NULL);
+	{
+		/* no longjmp out of the search: its own check stops it cleanly */
+		void		(*poll) (void *) = m->poll;
+
+		m->poll = NULL;
+		rc = tfm_beam_search(m, buf, n, Ts, &bo, out, cancel_check, NULL);
+		m->poll = poll;
+	}
+	if (rc == -2)
+	{
+		CHECK_FOR_INTERRUPTS();
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("canceling the translation")));
+	}
 	if (rc != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
