@@ -181,6 +181,25 @@ tfm_cache_get(const char *name, const TfmModelRow **rowp)
 }
 
 tfm_model *
+tfm_model_for(const char *name, tfm_task task, bool needs_tokenizer, const TfmModelRow **rowp)
+{
+	tfm_model  *m;
+
+	tfm_backend_ready();
+	m = tfm_cache_get(name, rowp);
+	if ((*rowp)->cfg.task != (int) task)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("model \"%s\" has task \"%s\", not \"%s\"", name, (*rowp)->task,
+						tfm_task_name(task))));
+	if (needs_tokenizer && (*rowp)->tokenizer == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("model \"%s\" has no tokenizer, so it cannot read or write text", name)));
+	return m;
+}
+
+tfm_model *
 tfm_cache_take(const char *name, TfmModelRow *row)
 {
 	CacheEntry *e = find(name);

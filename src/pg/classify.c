@@ -27,15 +27,7 @@
 tfm_model *
 tfm_get_classifier(const char *name, const TfmModelRow **rowp)
 {
-	tfm_model  *m;
-
-	tfm_backend_ready();
-	m = tfm_cache_get(name, rowp);
-	if ((*rowp)->cfg.task != TFM_TASK_CLASSIFY)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("model \"%s\" has task \"%s\", not \"classify\"", name, (*rowp)->task)));
-	return m;
+	return tfm_model_for(name, TFM_TASK_CLASSIFY, false, rowp);
 }
 
 /* the ids a classifier reads for one value; errors on empty text */

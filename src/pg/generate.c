@@ -102,19 +102,7 @@ parse_opts(FunctionCallInfo fcinfo, GenOpts *o)
 static tfm_model *
 get_lm(const char *name, const TfmModelRow **rowp)
 {
-	tfm_model  *m;
-
-	tfm_backend_ready();
-	m = tfm_cache_get(name, rowp);
-	if ((*rowp)->cfg.task != TFM_TASK_LM)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("model \"%s\" has task \"%s\", not \"lm\"", name, (*rowp)->task)));
-	if ((*rowp)->tokenizer == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("model \"%s\" has no tokenizer, so it cannot read or write text", name)));
-	return m;
+	return tfm_model_for(name, TFM_TASK_LM, true, rowp);
 }
 
 /* a prompt's ids: the last max_len tokens, or <bos> for an empty prompt */

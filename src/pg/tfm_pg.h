@@ -64,6 +64,12 @@ bool		tfm_stamp_is_now(const TfmStamp *s);
  * model belongs to the cache: use it within the current call only.
  */
 tfm_model  *tfm_cache_get(const char *name, const TfmModelRow **row);
+/*
+ * The model for an inference function: from the cache, checked to have the
+ * task (and, if text is read or written, a tokenizer).
+ */
+tfm_model  *tfm_model_for(const char *name, tfm_task task, bool needs_tokenizer,
+						  const TfmModelRow **rowp);
 /* take a model out of the cache (for training); the caller owns it */
 tfm_model  *tfm_cache_take(const char *name, TfmModelRow *row);
 /* hand a model (and its row, copied) to the cache */

@@ -31,19 +31,7 @@
 tfm_model *
 tfm_get_s2s(const char *name, const TfmModelRow **rowp)
 {
-	tfm_model  *m;
-
-	tfm_backend_ready();
-	m = tfm_cache_get(name, rowp);
-	if ((*rowp)->cfg.task != TFM_TASK_SEQ2SEQ)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("model \"%s\" has task \"%s\", not \"seq2seq\"", name, (*rowp)->task)));
-	if ((*rowp)->tokenizer == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("model \"%s\" has no tokenizer, so it cannot read or write text", name)));
-	return m;
+	return tfm_model_for(name, TFM_TASK_SEQ2SEQ, true, rowp);
 }
 
 static const char *
