@@ -53,7 +53,8 @@ cmp_by_len(const void *a, const void *b, void *arg)
 	int			x = lens[*(const int *) a],
 				y = lens[*(const int *) b];
 
-	return x < y ? -1 : (x > y);
+	/* longest first: the first batch sizes the workspace once for all */
+	return x > y ? -1 : (x < y);
 }
 
 void
