@@ -174,7 +174,6 @@ tfm_classify_batch(PG_FUNCTION_ARGS)
 	char	   *name = tfm_text_arg(fcinfo, 0, "model");
 	const TfmModelRow *row;
 	tfm_model  *m;
-	ArrayType  *in;
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
@@ -183,17 +182,9 @@ tfm_classify_batch(PG_FUNCTION_ARGS)
 	float	   *p;
 	Datum	   *out;
 	bool	   *onulls;
-	int			dims[1],
-				lbs[1] = {1};
 
-	TFM_ARG_NOT_NULL(1, "inputs");
-	in = PG_GETARG_ARRAYTYPE_P(1);
-	if (ARR_NDIM(in) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("inputs must be a one-dimensional array")));
+	n = tfm_text_array_arg(fcinfo, 1, "inputs", true, &elems, &nulls);
 	m = tfm_get_classifier(name, &row);
-	deconstruct_array(in, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 	ids = palloc(sizeof(int32 *) * Max(n, 1));
 	lens = palloc(sizeof(int) * Max(n, 1));
 	for (int i = 0; i < n; i++)
@@ -218,9 +209,7 @@ tfm_classify_batch(PG_FUNCTION_ARGS)
 		out[i] = nulls[i] ? (Datum) 0 :
 			CStringGetTextDatum(row->labels[argmax(p + (size_t) i * row->n_labels, row->n_labels)]);
 	}
-	dims[0] = n;
-	PG_RETURN_ARRAYTYPE_P(construct_md_array(out, onulls, n > 0 ? 1 : 0, dims, lbs, TEXTOID,
-											 -1, false, TYPALIGN_INT));
+	PG_RETURN_ARRAYTYPE_P(tfm_text_array(out, onulls, n));
 }
 
 PG_FUNCTION_INFO_V1(tfm_predict_proba);

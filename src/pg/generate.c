@@ -350,7 +350,6 @@ tfm_generate_batch(PG_FUNCTION_ARGS)
 	tfm_model  *m;
 	GenOpts		o;
 	TfmSpecials sp;
-	ArrayType  *in;
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
@@ -358,42 +357,27 @@ tfm_generate_batch(PG_FUNCTION_ARGS)
 	int		   *lens;
 	GenRow	   *g;
 	Datum	   *res;
-	int			dims[1],
-				lbs[1] = {1};
 
-	TFM_ARG_NOT_NULL(1, "prompts");
-	in = PG_GETARG_ARRAYTYPE_P(1);
-	if (ARR_NDIM(in) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("prompts must be a one-dimensional array")));
+	n = tfm_text_array_arg(fcinfo, 1, "prompts", false, &elems, &nulls);
 	parse_opts(fcinfo, &o);
 	m = get_lm(name, &row);
 	tfm_model_specials(row, &sp);
-	deconstruct_array(in, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 	if (n > TFM_MAX_PROMPTS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("at most %d prompts can be decoded together, not %d", TFM_MAX_PROMPTS, n)));
 	if (n == 0)
-		PG_RETURN_ARRAYTYPE_P(construct_empty_array(TEXTOID));
+		PG_RETURN_ARRAYTYPE_P(tfm_text_array(NULL, NULL, 0));
 	ids = palloc(sizeof(int32 *) * n);
 	lens = palloc(sizeof(int) * n);
 	for (int i = 0; i < n; i++)
-	{
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("prompts must not contain NULL")));
 		ids[i] = prompt_ids(row, &sp, DatumGetTextPP(elems[i]), &lens[i]);
-	}
 	g = palloc(sizeof(GenRow) * n);
 	generate(m, row, ids, lens, n, &o, g);
 	res = palloc(sizeof(Datum) * n);
 	for (int i = 0; i < n; i++)
 		res[i] = PointerGetDatum(result_text(row, &g[i]));
-	dims[0] = n;
-	PG_RETURN_ARRAYTYPE_P(construct_md_array(res, NULL, 1, dims, lbs, TEXTOID, -1, false, TYPALIGN_INT));
+	PG_RETURN_ARRAYTYPE_P(tfm_text_array(res, NULL, n));
 }
 
 PG_FUNCTION_INFO_V1(tfm_generate_tokens);

@@ -93,5 +93,10 @@ void		tfm_guard_release(TfmGuard *g);
 		 errmsg("%s must not be NULL", what))); } while (0)
 
 char	   *tfm_text_arg(FunctionCallInfo fcinfo, int n, const char *what);
+/* a text[] argument: not NULL, one-dimensional, NULL elements refused unless allowed */
+int			tfm_text_array_arg(FunctionCallInfo fcinfo, int n, const char *what,
+							   bool allow_nulls, Datum **elems, bool **nulls);
+/* a one-dimensional text[] of n values (nulls may be NULL) */
+ArrayType  *tfm_text_array(Datum *values, bool *nulls, int n);
 
 #endif							/* TFM_PG_H */

@@ -188,7 +188,6 @@ tfm_translate_batch(PG_FUNCTION_ARGS)
 	const TfmModelRow *row;
 	tfm_model  *m;
 	TrOpts		o;
-	ArrayType  *in;
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
@@ -196,30 +195,16 @@ tfm_translate_batch(PG_FUNCTION_ARGS)
 	int		   *lens;
 	tfm_hyp    *h;
 	Datum	   *res;
-	int			dims[1],
-				lbs[1] = {1};
 
-	TFM_ARG_NOT_NULL(1, "sources");
+	n = tfm_text_array_arg(fcinfo, 1, "sources", false, &elems, &nulls);
 	parse_tr_opts(fcinfo, 2, 3, 4, &o);
-	in = PG_GETARG_ARRAYTYPE_P(1);
-	if (ARR_NDIM(in) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("sources must be a one-dimensional array")));
 	m = tfm_get_s2s(name, &row);
-	deconstruct_array(in, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 	if (n == 0)
-		PG_RETURN_ARRAYTYPE_P(construct_empty_array(TEXTOID));
+		PG_RETURN_ARRAYTYPE_P(tfm_text_array(NULL, NULL, 0));
 	ids = palloc(sizeof(int32 *) * n);
 	lens = palloc(sizeof(int) * n);
 	for (int i = 0; i < n; i++)
-	{
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("sources must not contain NULL")));
 		ids[i] = tfm_source_ids(row, DatumGetTextPP(elems[i]), &lens[i]);
-	}
 	h = palloc(sizeof(tfm_hyp) * n);
 	res = palloc(sizeof(Datum) * n);
 	/* decode in groups, so memory stays bounded */
@@ -232,8 +217,7 @@ tfm_translate_batch(PG_FUNCTION_ARGS)
 			res[i] = PointerGetDatum(tfm_hyp_text(row, &h[i]));
 		tfm_hyps_free(h + start, cnt);
 	}
-	dims[0] = n;
-	PG_RETURN_ARRAYTYPE_P(construct_md_array(res, NULL, 1, dims, lbs, TEXTOID, -1, false, TYPALIGN_INT));
+	PG_RETURN_ARRAYTYPE_P(tfm_text_array(res, NULL, n));
 }
 
 PG_FUNCTION_INFO_V1(tfm_translate_nbest);
