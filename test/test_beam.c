@@ -98,7 +98,7 @@ main(void)
 					out[16];
 		int			n = 0;
 
-		tfm_decoder_encode(d, src + b * 7, 7);
+		tfm_decoder_encode(d, src + b * 7, 7, 1);
 		for (int t = 0; t < 12; t++)
 		{
 			int			best_v = 0;

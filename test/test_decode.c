@@ -102,7 +102,7 @@ test_cache(int task, int norm, int positions, int tie)
 		ids[i] = 1 + (i * 7 + 3) % (V - 1);
 	d = tfm_decoder_create(m, 1, 32, 8);
 	if (task == TFM_TASK_SEQ2SEQ)
-		CHECK(tfm_decoder_encode(d, src, 9) == 0, "encode");
+		CHECK(tfm_decoder_encode(d, src, 9, 1) == 0, "encode");
 	for (int t = 1; t <= T; t++)
 	{
 		CHECK(tfm_decoder_feed(d, ids + t - 1, NULL, 1, step) == 0, "feed");
@@ -128,7 +128,7 @@ test_cache(int task, int norm, int positions, int tie)
 
 		memcpy(src2, src, sizeof(src));
 		memcpy(src2 + 9, src, sizeof(src));
-		CHECK(tfm_decoder_encode(d2, src2, 9) == 0, "encode 2");
+		CHECK(tfm_decoder_encode(d2, src2, 9, 1) == 0, "encode 2");
 	}
 	{
 		int32_t		toks[10] = {ids[0], ids[1], ids[2], ids[3], ids[4], 0, 0, ids[0], ids[1], ids[2]};

@@ -31,8 +31,13 @@ void		tfm_decoder_reset(tfm_decoder *d);
 /* positions filled so far */
 int			tfm_decoder_len(const tfm_decoder *d);
 
-/* seq2seq: encode src (B, Ts), padded with pad_id; returns 0 or -1 (memory) */
-int			tfm_decoder_encode(tfm_decoder *d, const int32_t *src, int Ts);
+/*
+ * seq2seq: encode src (B / repeat, Ts), padded with pad_id, once; source s
+ * then serves the `repeat` consecutive rows s·repeat .. s·repeat + repeat - 1
+ * (1 for one row per source, the beam width for beam search).  Returns 0, or
+ * -1 (memory, or repeat not dividing B).
+ */
+int			tfm_decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat);
 
 /*
  * Append n tokens (B, n) to every sequence; is_pad (B, n) marks left padding

@@ -95,8 +95,7 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 				V = c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ? c->tgt_vocab : c->vocab,
 				T = o->max_tokens;
 	tfm_decoder *d = NULL;
-	int32_t    *srcK = NULL,
-			   *hist = NULL,
+	int32_t    *hist = NULL,
 			   *nhist = NULL,
 			   *next = NULL;
 	float	   *score = NULL,
@@ -109,7 +108,6 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 	int			rc = -1;
 
 	d = tfm_decoder_create(m, R, T + 1, 1);
-	srcK = malloc(sizeof(int32_t) * R * Ts);
 	hist = malloc(sizeof(int32_t) * R * (T + 1));
 	nhist = malloc(sizeof(int32_t) * R * (T + 1));
 	next = malloc(sizeof(int32_t) * R);
@@ -120,7 +118,7 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 	from = malloc(sizeof(int) * R);
 	cands = malloc(sizeof(cand) * 2 * (size_t) K * K);
 	st = calloc(B, sizeof(source_state));
-	if (!d || !srcK || !hist || !nhist || !next || !score || !nscore || !logits || !logp ||
+	if (!d || !hist || !nhist || !next || !score || !nscore || !logits || !logp ||
 		!from || !cands || !st)
 		goto done;
 	for (int b = 0; b < B; b++)
@@ -128,10 +126,8 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 		st[b].fin = calloc(K, sizeof(tfm_hyp));
 		if (!st[b].fin)
 			goto done;
-		for (int k = 0; k < K; k++)
-			memcpy(srcK + ((size_t) b * K + k) * Ts, src + (size_t) b * Ts, sizeof(int32_t) * Ts);
 	}
-	if (tfm_decoder_encode(d, srcK, Ts) != 0)
+	if (tfm_decoder_encode(d, src, Ts, K) != 0)
 		goto done;
 	for (int r = 0; r < R; r++)
 	{
@@ -317,7 +313,6 @@ done:
 		}
 	free(st);
 	tfm_decoder_free(d);
-	free(srcK);
 	free(hist);
 	free(nhist);
 	free(next);

@@ -125,39 +125,59 @@ tfm_decoder_len(const tfm_decoder *d)
 }
 
 int
-tfm_decoder_encode(tfm_decoder *d, const int32_t *src, int Ts)
+tfm_decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat)
 {
 	tfm_model  *m = d->m;
 	const tfm_config *c = &m->cfg;
 	int			dm = c->d_model,
-				B = d->B;
+				B = d->B,
+				S;
 	const float *top;
+	size_t		row = (size_t) Ts * dm;
 
+	if (repeat < 1 || B % repeat != 0)
+		return -1;
+	S = B / repeat;
 	if (tfm_workspace_reserve(m, B, Ts, d->nmax, false) != 0)
 		return -1;
-	top = tfm_encode_stack(m, src, B, Ts);
 	free(d->mem);
 	free(d->mem_pad);
 	free(d->kv.cprobs);
 	d->Ts = Ts;
-	d->mem = zalloc(sizeof(float) * B * Ts * dm);
+	d->mem = zalloc(sizeof(float) * B * row);
 	d->mem_pad = malloc((size_t) B * Ts);
 	d->kv.cprobs = malloc(sizeof(float) * B * c->heads * d->nmax * Ts);
 	if (!d->mem || !d->mem_pad || !d->kv.cprobs)
 		return -1;
-	memcpy(d->mem, top, sizeof(float) * B * Ts * dm);
-	for (size_t i = 0; i < (size_t) B * Ts; i++)
-		d->mem_pad[i] = src[i] == c->pad_id;
+	/* the S distinct sources once; each memory row then serves `repeat` rows */
+	top = tfm_encode_stack(m, src, S, Ts);
+	memcpy(d->mem, top, sizeof(float) * S * row);
 	for (int l = 0; l < c->dec_layers; l++)
 	{
 		const tfm_block_w *w = &m->w.dec[l];
+		float	   *ckv;
 
 		free(d->kv.layers[l].ckv);
-		d->kv.layers[l].ckv = zalloc(sizeof(float) * B * Ts * 2 * dm);
-		if (!d->kv.layers[l].ckv)
+		ckv = d->kv.layers[l].ckv = zalloc(sizeof(float) * B * row * 2);
+		if (!ckv)
 			return -1;
-		tfm_linear_forward(d->kv.layers[l].ckv, d->mem, w->ckv_w, w->ckv_b, B * Ts, dm, 2 * dm);
+		tfm_linear_forward(ckv, d->mem, w->ckv_w, w->ckv_b, S * Ts, dm, 2 * dm);
+		for (int s = S - 1; s >= 0; s--)
+			for (int k = repeat - 1; k >= 0; k--)
+				if (s * repeat + k != s)
+					memcpy(ckv + (size_t) (s * repeat + k) * row * 2, ckv + (size_t) s * row * 2,
+						   sizeof(float) * row * 2);
 	}
+	for (int s = S - 1; s >= 0; s--)
+		for (int k = repeat - 1; k >= 0; k--)
+		{
+			int			r = s * repeat + k;
+
+			if (r != s)
+				memcpy(d->mem + (size_t) r * row, d->mem + (size_t) s * row, sizeof(float) * row);
+			for (int t = 0; t < Ts; t++)
+				d->mem_pad[(size_t) r * Ts + t] = src[(size_t) s * Ts + t] == c->pad_id;
+		}
 	return 0;
 }
 

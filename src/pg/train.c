@@ -71,6 +71,7 @@ typedef struct TrainRun
 	int			batch_tokens;	/* > 0: batches by padded tokens, not rows */
 	int64		max_steps;
 	int64		time_limit_us;	/* 0 = none */
+	bool		warmup_auto;	/* warmup not given: it follows total_steps */
 	TimestampTz started;
 	TimestampTz epoch_started;
 	TimestampTz last_notice;
@@ -96,6 +97,21 @@ static double
 elapsed_s(TimestampTz since)
 {
 	return (double) (GetCurrentTimestamp() - since) / 1e6;
+}
+
+/*
+ * The schedule's length is known (or re-estimated): set it, capped by
+ * max_steps, and, unless the user gave warmup, the default warmup with it
+ * (5 % of the steps; 10 % up to 4000 for inverse_sqrt).
+ */
+static void
+set_total_steps(TrainRun *run, tfm_train_opts *o, int64 total)
+{
+	if (run->max_steps > 0 && (total == 0 || run->max_steps < total))
+		total = run->max_steps;
+	o->total_steps = total;
+	if (run->warmup_auto)
+		o->warmup = o->schedule == TFM_SCHED_INVSQRT ? Min(4000, Max(1, total / 10)) : Max(1, total / 20);
 }
 
 /* ---- options ------------------------------------------------------------- */
@@ -327,7 +343,7 @@ fit_schedule_to_time(TrainRun *run)
 	per_step = secs / run->tr.step;
 	fit = run->tr.step + (int64) ((run->time_limit_us / 1e6 - secs) / per_step);
 	if (fit < run->tr.o.total_steps || run->tr.o.total_steps == 0)
-		run->tr.o.total_steps = Max(fit, run->tr.step + 1);
+		set_total_steps(run, &run->tr.o, Max(fit, run->tr.step + 1));
 }
 
 static void
@@ -713,12 +729,8 @@ tfm_train(PG_FUNCTION_ARGS)
 	else
 		run->steps_per_epoch_est =
 			Max(1, (int64) ceil(rows * (1.0 - run->rd.val_fraction) / run->batch / run->accumulate));
-	o.total_steps = run->steps_per_epoch_est * run->epochs;
-	if (run->max_steps > 0 && (o.total_steps == 0 || run->max_steps < o.total_steps))
-		o.total_steps = run->max_steps;
-	if (o.warmup < 0)
-		o.warmup = o.schedule == TFM_SCHED_INVSQRT ? Min(4000, Max(1, o.total_steps / 10)) :
-			Max(1, o.total_steps / 20);
+	run->warmup_auto = o.warmup < 0;
+	set_total_steps(run, &o, run->steps_per_epoch_est * run->epochs);
 	if (tfm_trainer_init(&run->tr, run->m, &o) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -811,11 +823,7 @@ tfm_train(PG_FUNCTION_ARGS)
 												   run->batch / run->accumulate);
 
 					run->steps_per_epoch_est = Max(1, est);
-					run->tr.o.total_steps = run->steps_per_epoch_est * run->epochs;
-					if (run->max_steps > 0 && run->max_steps < run->tr.o.total_steps)
-						run->tr.o.total_steps = run->max_steps;
-					if (PG_ARGISNULL(A_WARMUP))
-						run->tr.o.warmup = Max(1, run->tr.o.total_steps / 20);
+					set_total_steps(run, &run->tr.o, run->steps_per_epoch_est * run->epochs);
 				}
 				train_stream(run, stream, len, &rng);
 				/* carry the tail over so windows can cross chunks */
@@ -839,13 +847,7 @@ tfm_train(PG_FUNCTION_ARGS)
 					run->steps_per_epoch_est =
 						Max(1, (int64) ceil(1.1 * tok / ntrain * rows * (1.0 - run->rd.val_fraction) /
 											run->batch_tokens / run->accumulate));
-					run->tr.o.total_steps = run->steps_per_epoch_est * run->epochs;
-					if (run->max_steps > 0 && run->max_steps < run->tr.o.total_steps)
-						run->tr.o.total_steps = run->max_steps;
-					if (PG_ARGISNULL(A_WARMUP))
-						run->tr.o.warmup = run->tr.o.schedule == TFM_SCHED_INVSQRT ?
-							Min(4000, Max(1, run->tr.o.total_steps / 10)) :
-							Max(1, run->tr.o.total_steps / 20);
+					set_total_steps(run, &run->tr.o, run->steps_per_epoch_est * run->epochs);
 				}
 				train_examples(run, train, ntrain, &rng);
 			}
