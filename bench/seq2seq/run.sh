@@ -1,0 +1,258 @@
+#!/bin/bash
+# run.sh — encoder-decoder benchmarks (tfm vs PyTorch).
+#
+#   bench/seq2seq/run.sh synthetic   # copy / reverse / sort digit strings: exact match after SYNTH_TIME each
+#   bench/seq2seq/run.sh eng_fra     # English→French, shared BPE 8k, 3+3 d 256: BLEU after MT_TIME,
+#                                    # then PyTorch (nn.Transformer) for the same time on the same ids
+#   bench/seq2seq/run.sh speed       # training tokens/s and translation sentences/s (greedy, beam 4)
+#   bench/seq2seq/run.sh all
+#
+# Environment: THREADS (default 2), SYNTH_TIME ('3 minutes'), MT_TIME
+# ('60 minutes'), SKIP_BUILD=1, OUT (default a fresh /tmp/tfm-s2s-bench.XXXX),
+# DATA (/work/shared/data or ../shared/data). Runs are sequential, except
+# with CONCURRENT=1: eng_fra then trains tfm and PyTorch at the same time,
+# one thread (one core) each, for MT_TIME of wall-clock time each.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+THREADS=${THREADS:-2}
+SYNTH_TIME=${SYNTH_TIME:-3 minutes}
+MT_TIME=${MT_TIME:-60 minutes}
+WHAT=${1:-all}
+if [ -z "${DATA:-}" ]; then
+  for d in /work/shared/data "$ROOT/../shared/data"; do [ -f "$d/eng_fra_train.tsv.gz" ] && DATA=$d && break; done
+fi
+OUT=${OUT:-$(mktemp -d /tmp/tfm-s2s-bench.XXXXXX)}
+mkdir -p "$OUT"; chmod 755 "$OUT"
+log() { echo "[$(date '+%H:%M:%S')] $*"; }
+export BLIS_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS
+
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  log "build + install"
+  (cd "$ROOT" && make -s && make -s install)
+fi
+. "$ROOT/scripts/cluster.sh"
+cluster_start
+log "cluster at $PGHOST; output in $OUT; threads $THREADS; data $DATA"
+PSQL="psql -X -q -v ON_ERROR_STOP=1"
+$PSQL -c "CREATE EXTENSION tfm"
+$PSQL -At -c "SELECT version, blis_kernels FROM tfm_info()" | tee "$OUT/info.txt"
+SET_T="SET tfm.threads = $THREADS; SET tfm.progress = off;"
+
+synthetic() {
+  $PSQL -f "$HERE/synthetic.sql" | tee "$OUT/synthetic_data.txt"
+  echo "| task | training | steps | train loss | exact match, beam 4 (tfm_evaluate) | exact match, greedy | test sources |" > "$OUT/synthetic.md"
+  echo "|---|---|---|---|---|---|---|" >> "$OUT/synthetic.md"
+  for task in copy reverse sort; do
+    log "synthetic $task: 2+2 pre-LN layers d 128, $SYNTH_TIME"
+    $PSQL <<EOF | tee "$OUT/synthetic_$task.txt"
+$SET_T
+SELECT parameters FROM tfm_create_model('$task', 'seq2seq', 'digits', d_model => 128, heads => 4,
+                                        encoder_layers => 2, decoder_layers => 2, d_ff => 512, max_len => 32,
+                                        norm => 'pre', dropout => 0.0, attention_dropout => 0.0);
+\pset format unaligned
+\pset tuples_only on
+SELECT 'TRAIN steps=' || max(steps) || ' loss=' || round(min(train_loss)::numeric, 4) || ' seconds=' || round(sum(seconds)::numeric)
+FROM tfm_train('$task', 'SELECT source, target FROM synth_train WHERE task = ''$task'' ORDER BY md5(i::text)',
+               epochs => 1000, batch_size => 64, lr => 2e-3, schedule => 'cosine', label_smoothing => 0.0,
+               time_limit => '$SYNTH_TIME');
+SELECT 'EVAL exact=' || round(exact_match::numeric, 4) || ' bleu=' || round(bleu::numeric, 2) || ' rows=' || rows
+FROM tfm_evaluate('$task', 'SELECT source, target FROM synth_test WHERE task = ''$task''');
+SELECT 'GREEDY exact=' || round(avg((tfm_translate('$task', source, beam => 1) = target)::int), 4)
+FROM synth_test WHERE task = '$task';
+SELECT 'EXAMPLE ' || source || ' -> ' || tfm_translate('$task', source) FROM synth_test WHERE task = '$task'
+ORDER BY length(source) DESC, source LIMIT 2;
+EOF
+    f=$OUT/synthetic_$task.txt
+    g() { sed -n "s/^$1.* $2=\([^ ]*\).*/\1/p" "$f" | head -1; }
+    echo "| $task | $(sed -n 's/^TRAIN.* seconds=\([0-9]*\)/\1/p' "$f") s | $(g TRAIN steps) | $(g TRAIN loss) | $(sed -n 's/^EVAL exact=\([0-9.]*\).*/\1/p' "$f") | $(sed -n 's/^GREEDY exact=\([0-9.]*\)/\1/p' "$f") | $(sed -n 's/^EVAL.* rows=\([0-9]*\)/\1/p' "$f") |" >> "$OUT/synthetic.md"
+  done
+  cat "$OUT/synthetic.md"
+}
+
+load_eng_fra() {
+  load_eng_fra
+  local vocab t0 t1 train_s torch_pid="" torch_threads=$THREADS
+  vocab=$($PSQL -At -c "SELECT vocab_size FROM tfm.tokenizer_list WHERE name = 'enfr_bpe'")
+  $PSQL -c "\\copy (SELECT tfm_tokenize('enfr_bpe', src), tfm_tokenize('enfr_bpe', tgt) FROM eng_fra_train ORDER BY md5(id::text)) TO '$OUT/enfr_train.ids'"
+  $PSQL -c "\\copy (SELECT tfm_tokenize('enfr_bpe', src) FROM test_sources ORDER BY first_id) TO '$OUT/enfr_test_src.ids'"
+  torch_train() {   # budget seconds, threads
+    BLIS_NUM_THREADS=$2 OMP_NUM_THREADS=$2 /usr/bin/python3 "$HERE/torch_seq2seq.py" train \
+      --train "$OUT/enfr_train.ids" --test "$OUT/enfr_test_src.ids" --out "$OUT/enfr_torch_hyp.ids" \
+      --vocab "$vocab" --budget "$1" --threads "$2" --tag enfr > "$OUT/enfr_torch.txt" 2>&1
+  }
+  if [ "${CONCURRENT:-0}" = 1 ]; then
+    # both sides at once, one core each, the same wall-clock budget
+    torch_threads=1
+    log "eng_fra: PyTorch (1 thread) in the background for $MT_TIME"
+    torch_train "$($PSQL -At -c "SELECT extract(epoch FROM interval '$MT_TIME')")" 1 &
+    torch_pid=$!
+    SET_T="SET tfm.threads = 1; SET tfm.progress = off;"
+  fi
+  log "eng_fra: tfm_train for $MT_TIME (batch_tokens 8192, lr 1.5e-3, cosine fitted to the time)"
+  t0=$(date +%s.%N)
+  $PSQL <<EOF 2>&1 | tee "$OUT/enfr_train.txt"
+$SET_T
+SELECT epoch, steps, round(train_loss::numeric, 4) AS train_loss, round(tokens_per_s) AS tokens_per_s,
+       round(seconds::numeric, 1) AS seconds
+FROM tfm_train('enfr', 'SELECT src, tgt FROM eng_fra_train ORDER BY md5(id::text)', epochs => 1000,
+               batch_tokens => 8192, lr => 1.5e-3, schedule => 'cosine', time_limit => '$MT_TIME');
+EOF
+  t1=$(date +%s.%N)
+  train_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+  if [ -n "$torch_pid" ]; then
+    log "eng_fra: tfm trained ${train_s}s; waiting for PyTorch (training, then greedy decoding)"
+    wait "$torch_pid"
+    SET_T="SET tfm.threads = $THREADS; SET tfm.progress = off;"
+  else
+    log "eng_fra: tfm trained ${train_s}s; PyTorch nn.Transformer, same ids, ${train_s}s"
+    torch_train "$train_s" "$THREADS"
+  fi
+  cat "$OUT/enfr_torch.txt"
+  log "eng_fra: evaluating (tfm beam 4 and greedy, PyTorch greedy)"
+  $PSQL <<EOF 2>&1 | tee "$OUT/enfr_eval.txt"
+$SET_T
+\pset format unaligned
+\pset tuples_only on
+SELECT 'EVAL bleu=' || round(bleu::numeric, 2) || ' exact=' || round(exact_match::numeric, 4) ||
+       ' loss=' || round(loss::numeric, 4) || ' rows=' || rows
+FROM tfm_evaluate('enfr', 'SELECT src, tgt FROM eng_fra_test');
+CREATE TABLE tfm_greedy AS
+WITH s AS (SELECT src, row_number() OVER (ORDER BY first_id) AS n FROM test_sources),
+     b AS (SELECT n / 64 AS g, array_agg(src ORDER BY n) AS a FROM s GROUP BY 1)
+SELECT unnest(a) AS src, unnest(tfm_translate('enfr', a, beam => 1)) AS hyp FROM b;
+SELECT 'GREEDY bleu=' || round(tfm_bleu(g.hyp, t.refs)::numeric, 2) FROM tfm_greedy g JOIN test_sources t USING (src);
+CREATE TABLE torch_hyp_ids (n bigserial, ids integer[]);
+\\copy torch_hyp_ids(ids) FROM '$OUT/enfr_torch_hyp.ids'
+CREATE TABLE torch_greedy AS
+SELECT t.src, tfm_detokenize('enfr_bpe', h.ids) AS hyp
+FROM torch_hyp_ids h JOIN (SELECT src, row_number() OVER (ORDER BY first_id) AS n FROM test_sources) t USING (n);
+SELECT 'TORCH_GREEDY bleu=' || round(tfm_bleu(g.hyp, t.refs)::numeric, 2) FROM torch_greedy g JOIN test_sources t USING (src);
+SELECT 'EXAMPLE ' || t.src || ' => tfm: ' || g.hyp || ' | PyTorch: ' || p.hyp
+FROM tfm_greedy g JOIN test_sources t USING (src) JOIN torch_greedy p USING (src)
+ORDER BY t.first_id LIMIT 8 OFFSET 4000;
+EOF
+  translate_speed
+  {
+    echo "## eng_fra, 3+3 layers d 256 FF 1024, shared BPE 8k ($(date -u '+%Y-%m-%d %H:%M UTC'))"
+    echo
+    echo "| | threads | training time | tokens/s | BLEU greedy | BLEU beam 4 |"
+    echo "|---|---|---|---|---|---|"
+    echo "| tfm | $([ -n "$torch_pid" ] && echo 1 || echo "$THREADS") | ${train_s}s | $(awk -F'|' '$1 ~ /^ *[0-9]+ *$/ {gsub(/ /,"",$4); v=$4} END {print v}' "$OUT/enfr_train.txt") | $(sed -n 's/^GREEDY bleu=//p' "$OUT/enfr_eval.txt") | $(sed -n 's/^EVAL bleu=\([0-9.]*\).*/\1/p' "$OUT/enfr_eval.txt") |"
+    echo "| PyTorch | $torch_threads | $(sed -n 's/^RESULT.* train_seconds=\([0-9.]*\).*/\1/p' "$OUT/enfr_torch.txt")s | $(sed -n 's/^RESULT.* tokens_per_s=\([0-9.]*\).*/\1/p' "$OUT/enfr_torch.txt") | $(sed -n 's/^TORCH_GREEDY bleu=//p' "$OUT/enfr_eval.txt") | — |"
+    echo
+    echo "Translation sentences/s ($THREADS threads; 1,000 test sources; tfm through SQL, one per call / text[] batches of 64):"
+    v() { sed -n "s/^$1 [a-z_]*=\([0-9.]*\).*/\1/p" "$OUT/enfr_translate_speed.txt"; }
+    echo "greedy $(v ONE_GREEDY) / $(v BATCH_GREEDY), beam 4 $(v ONE_BEAM4) / $(v BATCH_BEAM4);"
+    echo "PyTorch greedy ($torch_threads threads, batches of 64, no cache, all $(sed -n 's/^INFO.* test_sources=\([0-9]*\).*/\1/p' "$OUT/enfr_torch.txt") test sources): $(sed -n 's/^RESULT.* greedy_sentences_per_s=\([0-9.]*\).*/\1/p' "$OUT/enfr_torch.txt")"
+  } | tee "$OUT/eng_fra.md"
+}
+
+eng_fra() {
+  load_eng_fra
+  log "eng_fra: tfm_train for $MT_TIME (batch_tokens 8192, lr 1.5e-3, cosine fitted to the time)"
+  local t0 t1 train_s
+  t0=$(date +%s.%N)
+  $PSQL <<EOF 2>&1 | tee "$OUT/enfr_train.txt"
+$SET_T
+SELECT epoch, steps, round(train_loss::numeric, 4) AS train_loss, round(tokens_per_s) AS tokens_per_s,
+       round(seconds::numeric, 1) AS seconds
+FROM tfm_train('enfr', 'SELECT src, tgt FROM eng_fra_train ORDER BY md5(id::text)', epochs => 1000,
+               batch_tokens => 8192, lr => 1.5e-3, schedule => 'cosine', time_limit => '$MT_TIME');
+EOF
+  t1=$(date +%s.%N)
+  train_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+  log "eng_fra: tfm trained ${train_s}s; evaluating (beam 4 and greedy)"
+  $PSQL <<EOF 2>&1 | tee "$OUT/enfr_eval.txt"
+$SET_T
+\pset format unaligned
+\pset tuples_only on
+SELECT 'EVAL bleu=' || round(bleu::numeric, 2) || ' exact=' || round(exact_match::numeric, 4) ||
+       ' loss=' || round(loss::numeric, 4) || ' rows=' || rows
+FROM tfm_evaluate('enfr', 'SELECT src, tgt FROM eng_fra_test');
+CREATE TABLE tfm_greedy AS
+WITH s AS (SELECT src, row_number() OVER (ORDER BY first_id) AS n FROM test_sources),
+     b AS (SELECT n / 64 AS g, array_agg(src ORDER BY n) AS a FROM s GROUP BY 1)
+SELECT unnest(a) AS src, unnest(tfm_translate('enfr', a, beam => 1)) AS hyp FROM b;
+SELECT 'GREEDY bleu=' || round(tfm_bleu(g.hyp, t.refs)::numeric, 2) FROM tfm_greedy g JOIN test_sources t USING (src);
+SELECT 'EXAMPLE ' || t.src || ' => ' || g.hyp FROM tfm_greedy g JOIN test_sources t USING (src)
+ORDER BY t.first_id LIMIT 8 OFFSET 4000;
+EOF
+  translate_speed
+  log "eng_fra: PyTorch nn.Transformer, same ids, ${train_s}s"
+  $PSQL -c "\\copy (SELECT tfm_tokenize('enfr_bpe', src), tfm_tokenize('enfr_bpe', tgt) FROM eng_fra_train ORDER BY md5(id::text)) TO '$OUT/enfr_train.ids'"
+  $PSQL -c "\\copy (SELECT tfm_tokenize('enfr_bpe', src) FROM test_sources ORDER BY first_id) TO '$OUT/enfr_test_src.ids'"
+  /usr/bin/python3 "$HERE/torch_seq2seq.py" train --train "$OUT/enfr_train.ids" --test "$OUT/enfr_test_src.ids" \
+    --out "$OUT/enfr_torch_hyp.ids" --vocab "$($PSQL -At -c "SELECT vocab_size FROM tfm.tokenizer_list WHERE name = 'enfr_bpe'")" \
+    --budget "$train_s" --threads "$THREADS" --tag enfr | tee "$OUT/enfr_torch.txt"
+  $PSQL <<EOF 2>&1 | tee -a "$OUT/enfr_torch.txt"
+CREATE TABLE torch_hyp_ids (n bigserial, ids integer[]);
+\\copy torch_hyp_ids(ids) FROM '$OUT/enfr_torch_hyp.ids'
+\pset format unaligned
+\pset tuples_only on
+SELECT 'TORCH_GREEDY bleu=' || round(tfm_bleu(tfm_detokenize('enfr_bpe', h.ids), t.refs)::numeric, 2)
+FROM torch_hyp_ids h JOIN (SELECT refs, row_number() OVER (ORDER BY first_id) AS n FROM test_sources) t USING (n);
+EOF
+  {
+    echo "## eng_fra, 3+3 layers d 256 FF 1024, shared BPE 8k (threads $THREADS, $(date -u '+%Y-%m-%d %H:%M UTC'))"
+    echo
+    echo "| | training time | tokens/s | BLEU greedy | BLEU beam 4 |"
+    echo "|---|---|---|---|---|"
+    echo "| tfm | ${train_s}s | $(awk -F'|' '$1 ~ /^ *[0-9]+ *$/ {gsub(/ /,"",$4); v=$4} END {print v}' "$OUT/enfr_train.txt") | $(sed -n 's/^GREEDY bleu=//p' "$OUT/enfr_eval.txt") | $(sed -n 's/^EVAL bleu=\([0-9.]*\).*/\1/p' "$OUT/enfr_eval.txt") |"
+    echo "| PyTorch | $(sed -n 's/^RESULT.* train_seconds=\([0-9.]*\).*/\1/p' "$OUT/enfr_torch.txt")s | $(sed -n 's/^RESULT.* tokens_per_s=\([0-9.]*\).*/\1/p' "$OUT/enfr_torch.txt") | $(sed -n 's/^TORCH_GREEDY bleu=//p' "$OUT/enfr_torch.txt") | — |"
+    echo
+    echo "Translation sentences/s (1,000 test sources; tfm through SQL, one per call / text[] batches of 64):"
+    v() { sed -n "s/^$1 [a-z_]*=\([0-9.]*\).*/\1/p" "$OUT/enfr_translate_speed.txt"; }
+    echo "greedy $(v ONE_GREEDY) / $(v BATCH_GREEDY), beam 4 $(v ONE_BEAM4) / $(v BATCH_BEAM4);"
+    echo "PyTorch greedy (batches of 64, no cache, all $(sed -n 's/^INFO.* test_sources=\([0-9]*\).*/\1/p' "$OUT/enfr_torch.txt") test sources): $(sed -n 's/^RESULT.* greedy_sentences_per_s=\([0-9.]*\).*/\1/p' "$OUT/enfr_torch.txt")"
+  } | tee "$OUT/eng_fra.md"
+}
+
+# translation sentences/s of the trained model: 1,000 test sources, one per call and in text[] batches of 64
+translate_speed() {
+  $PSQL <<EOF 2>&1 | tee "$OUT/enfr_translate_speed.txt"
+$SET_T
+\pset format unaligned
+\pset tuples_only on
+CREATE TEMP TABLE speed_src AS SELECT src, row_number() OVER (ORDER BY first_id) AS n
+FROM test_sources ORDER BY first_id LIMIT 1000;
+CREATE FUNCTION pg_temp.rate(q text) RETURNS text LANGUAGE plpgsql AS \$\$
+DECLARE t timestamptz := clock_timestamp();
+BEGIN
+  EXECUTE q;
+  RETURN round(1000 / extract(epoch FROM clock_timestamp() - t), 1);
+END \$\$;
+SELECT 'ONE_GREEDY sentences_per_s=' || pg_temp.rate('SELECT count(tfm_translate(''enfr'', src, beam => 1)) FROM speed_src');
+SELECT 'ONE_BEAM4 sentences_per_s=' || pg_temp.rate('SELECT count(tfm_translate(''enfr'', src, beam => 4)) FROM speed_src');
+SELECT 'BATCH_GREEDY sentences_per_s=' || pg_temp.rate('SELECT count(tfm_translate(''enfr'', a, beam => 1)) FROM (SELECT array_agg(src ORDER BY n) a FROM speed_src GROUP BY n / 64) b');
+SELECT 'BATCH_BEAM4 sentences_per_s=' || pg_temp.rate('SELECT count(tfm_translate(''enfr'', a, beam => 4)) FROM (SELECT array_agg(src ORDER BY n) a FROM speed_src GROUP BY n / 64) b');
+EOF
+}
+
+# training tokens/s only (an untrained model): tfm 60 steps, PyTorch 40, on the same 8,192 rows
+speed() {
+  load_eng_fra
+  $PSQL <<EOF 2>&1 | tee "$OUT/speed_tfm.txt"
+$SET_T
+\pset format unaligned
+\pset tuples_only on
+SELECT 'TRAIN tokens_per_s=' || round(tokens_per_s::numeric, 1)
+FROM tfm_train('enfr', 'SELECT src, tgt FROM eng_fra_train ORDER BY md5(id::text) LIMIT 8192',
+               batch_tokens => 8192, max_steps => 60);
+EOF
+  $PSQL -c "\\copy (SELECT tfm_tokenize('enfr_bpe', src), tfm_tokenize('enfr_bpe', tgt) FROM eng_fra_train ORDER BY md5(id::text) LIMIT 8192) TO '$OUT/speed_train.ids'"
+  $PSQL -c "\\copy (SELECT tfm_tokenize('enfr_bpe', src) FROM test_sources ORDER BY first_id LIMIT 100) TO '$OUT/speed_src.ids'"
+  /usr/bin/python3 "$HERE/torch_seq2seq.py" speed --train "$OUT/speed_train.ids" --test "$OUT/speed_src.ids" \
+    --vocab "$($PSQL -At -c "SELECT vocab_size FROM tfm.tokenizer_list WHERE name = 'enfr_bpe'")" \
+    --threads "$THREADS" --tag speed | tee "$OUT/speed_torch.txt"
+  echo "training tokens/s: tfm $(sed -n 's/^TRAIN tokens_per_s=//p' "$OUT/speed_tfm.txt"), PyTorch $(sed -n 's/^RESULT.*mode=train_speed tokens_per_s=\([0-9.]*\).*/\1/p' "$OUT/speed_torch.txt")" | tee "$OUT/speed.md"
+}
+
+case $WHAT in
+  synthetic) synthetic ;;
+  eng_fra) eng_fra ;;
+  speed) speed ;;
+  all) synthetic; eng_fra; speed ;;
+  *) echo "usage: run.sh [synthetic|eng_fra|speed|all]" >&2; exit 2 ;;
+esac
+log "done; results in $OUT"
