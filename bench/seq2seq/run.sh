@@ -70,7 +70,7 @@ EOF
   cat "$OUT/synthetic.md"
 }
 
-load_eng_fra() {
+eng_fra() {
   load_eng_fra
   local vocab t0 t1 train_s torch_pid="" torch_threads=$THREADS
   vocab=$($PSQL -At -c "SELECT vocab_size FROM tfm.tokenizer_list WHERE name = 'enfr_bpe'")
@@ -148,64 +148,26 @@ EOF
   } | tee "$OUT/eng_fra.md"
 }
 
-eng_fra() {
-  load_eng_fra
-  log "eng_fra: tfm_train for $MT_TIME (batch_tokens 8192, lr 1.5e-3, cosine fitted to the time)"
-  local t0 t1 train_s
-  t0=$(date +%s.%N)
-  $PSQL <<EOF 2>&1 | tee "$OUT/enfr_train.txt"
-$SET_T
-SELECT epoch, steps, round(train_loss::numeric, 4) AS train_loss, round(tokens_per_s) AS tokens_per_s,
-       round(seconds::numeric, 1) AS seconds
-FROM tfm_train('enfr', 'SELECT src, tgt FROM eng_fra_train ORDER BY md5(id::text)', epochs => 1000,
-               batch_tokens => 8192, lr => 1.5e-3, schedule => 'cosine', time_limit => '$MT_TIME');
+load_eng_fra() {
+  $PSQL <<EOF
+CREATE TABLE IF NOT EXISTS eng_fra_train (id bigserial PRIMARY KEY, src text NOT NULL, tgt text NOT NULL);
+CREATE TABLE IF NOT EXISTS eng_fra_test (id bigserial PRIMARY KEY, src text NOT NULL, tgt text NOT NULL);
 EOF
-  t1=$(date +%s.%N)
-  train_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-  log "eng_fra: tfm trained ${train_s}s; evaluating (beam 4 and greedy)"
-  $PSQL <<EOF 2>&1 | tee "$OUT/enfr_eval.txt"
-$SET_T
-\pset format unaligned
-\pset tuples_only on
-SELECT 'EVAL bleu=' || round(bleu::numeric, 2) || ' exact=' || round(exact_match::numeric, 4) ||
-       ' loss=' || round(loss::numeric, 4) || ' rows=' || rows
-FROM tfm_evaluate('enfr', 'SELECT src, tgt FROM eng_fra_test');
-CREATE TABLE tfm_greedy AS
-WITH s AS (SELECT src, row_number() OVER (ORDER BY first_id) AS n FROM test_sources),
-     b AS (SELECT n / 64 AS g, array_agg(src ORDER BY n) AS a FROM s GROUP BY 1)
-SELECT unnest(a) AS src, unnest(tfm_translate('enfr', a, beam => 1)) AS hyp FROM b;
-SELECT 'GREEDY bleu=' || round(tfm_bleu(g.hyp, t.refs)::numeric, 2) FROM tfm_greedy g JOIN test_sources t USING (src);
-SELECT 'EXAMPLE ' || t.src || ' => ' || g.hyp FROM tfm_greedy g JOIN test_sources t USING (src)
-ORDER BY t.first_id LIMIT 8 OFFSET 4000;
+  if [ "$($PSQL -At -c "SELECT count(*) FROM eng_fra_train")" = 0 ]; then
+    $PSQL <<EOF
+\\copy eng_fra_train(src, tgt) FROM PROGRAM 'gzip -dc $DATA/eng_fra_train.tsv.gz' WITH (FORMAT csv, DELIMITER E'\\t', HEADER true, QUOTE E'\\x01')
+\\copy eng_fra_test(src, tgt) FROM PROGRAM 'gzip -dc $DATA/eng_fra_test.tsv.gz' WITH (FORMAT csv, DELIMITER E'\\t', HEADER true, QUOTE E'\\x01')
+-- one shared vocabulary: English and French sentences as rows of one stream
+SELECT tfm_tokenizer_train('enfr_bpe', t, 'bpe', 8000)
+FROM (SELECT src AS t FROM eng_fra_train UNION ALL SELECT tgt FROM eng_fra_train) x;
+SELECT tfm_create_model('enfr', 'seq2seq', 'enfr_bpe', d_model => 256, heads => 8, encoder_layers => 3,
+                        decoder_layers => 3, d_ff => 1024, max_len => 64);
+CREATE TABLE test_sources AS SELECT src, array_agg(tgt ORDER BY id) AS refs, min(id) AS first_id
+FROM eng_fra_test GROUP BY src;
 EOF
-  translate_speed
-  log "eng_fra: PyTorch nn.Transformer, same ids, ${train_s}s"
-  $PSQL -c "\\copy (SELECT tfm_tokenize('enfr_bpe', src), tfm_tokenize('enfr_bpe', tgt) FROM eng_fra_train ORDER BY md5(id::text)) TO '$OUT/enfr_train.ids'"
-  $PSQL -c "\\copy (SELECT tfm_tokenize('enfr_bpe', src) FROM test_sources ORDER BY first_id) TO '$OUT/enfr_test_src.ids'"
-  /usr/bin/python3 "$HERE/torch_seq2seq.py" train --train "$OUT/enfr_train.ids" --test "$OUT/enfr_test_src.ids" \
-    --out "$OUT/enfr_torch_hyp.ids" --vocab "$($PSQL -At -c "SELECT vocab_size FROM tfm.tokenizer_list WHERE name = 'enfr_bpe'")" \
-    --budget "$train_s" --threads "$THREADS" --tag enfr | tee "$OUT/enfr_torch.txt"
-  $PSQL <<EOF 2>&1 | tee -a "$OUT/enfr_torch.txt"
-CREATE TABLE torch_hyp_ids (n bigserial, ids integer[]);
-\\copy torch_hyp_ids(ids) FROM '$OUT/enfr_torch_hyp.ids'
-\pset format unaligned
-\pset tuples_only on
-SELECT 'TORCH_GREEDY bleu=' || round(tfm_bleu(tfm_detokenize('enfr_bpe', h.ids), t.refs)::numeric, 2)
-FROM torch_hyp_ids h JOIN (SELECT refs, row_number() OVER (ORDER BY first_id) AS n FROM test_sources) t USING (n);
-EOF
-  {
-    echo "## eng_fra, 3+3 layers d 256 FF 1024, shared BPE 8k (threads $THREADS, $(date -u '+%Y-%m-%d %H:%M UTC'))"
-    echo
-    echo "| | training time | tokens/s | BLEU greedy | BLEU beam 4 |"
-    echo "|---|---|---|---|---|"
-    echo "| tfm | ${train_s}s | $(awk -F'|' '$1 ~ /^ *[0-9]+ *$/ {gsub(/ /,"",$4); v=$4} END {print v}' "$OUT/enfr_train.txt") | $(sed -n 's/^GREEDY bleu=//p' "$OUT/enfr_eval.txt") | $(sed -n 's/^EVAL bleu=\([0-9.]*\).*/\1/p' "$OUT/enfr_eval.txt") |"
-    echo "| PyTorch | $(sed -n 's/^RESULT.* train_seconds=\([0-9.]*\).*/\1/p' "$OUT/enfr_torch.txt")s | $(sed -n 's/^RESULT.* tokens_per_s=\([0-9.]*\).*/\1/p' "$OUT/enfr_torch.txt") | $(sed -n 's/^TORCH_GREEDY bleu=//p' "$OUT/enfr_torch.txt") | — |"
-    echo
-    echo "Translation sentences/s (1,000 test sources; tfm through SQL, one per call / text[] batches of 64):"
-    v() { sed -n "s/^$1 [a-z_]*=\([0-9.]*\).*/\1/p" "$OUT/enfr_translate_speed.txt"; }
-    echo "greedy $(v ONE_GREEDY) / $(v BATCH_GREEDY), beam 4 $(v ONE_BEAM4) / $(v BATCH_BEAM4);"
-    echo "PyTorch greedy (batches of 64, no cache, all $(sed -n 's/^INFO.* test_sources=\([0-9]*\).*/\1/p' "$OUT/enfr_torch.txt") test sources): $(sed -n 's/^RESULT.* greedy_sentences_per_s=\([0-9.]*\).*/\1/p' "$OUT/enfr_torch.txt")"
-  } | tee "$OUT/eng_fra.md"
+    $PSQL -c "SELECT count(*) AS train_pairs, (SELECT count(*) FROM eng_fra_test) AS test_pairs,
+                     (SELECT count(*) FROM test_sources) AS test_sources FROM eng_fra_train"
+  fi
 }
 
 # translation sentences/s of the trained model: 1,000 test sources, one per call and in text[] batches of 64
