@@ -274,7 +274,8 @@ int
 tfm_decoder_reorder(tfm_decoder *d, const int *from)
 {
 	int			dm = d->m->cfg.d_model;
-	size_t		row = (size_t) d->cap * dm;
+	size_t		row = (size_t) d->cap * dm,
+				used = (size_t) d->kv.len * dm;	/* the filled positions of a row */
 	float	   *tmp = malloc(sizeof(float) * d->B * row);
 	uint8_t    *ptmp = malloc((size_t) d->B * d->cap);
 	int		   *stmp = malloc(sizeof(int) * d->B);
@@ -293,8 +294,9 @@ tfm_decoder_reorder(tfm_decoder *d, const int *from)
 		for (int k = 0; k < 2; k++)
 		{
 			for (int b = 0; b < d->B; b++)
-				memcpy(tmp + b * row, bufs[k] + (size_t) from[b] * row, sizeof(float) * row);
-			memcpy(bufs[k], tmp, sizeof(float) * d->B * row);
+				memcpy(tmp + b * row, bufs[k] + (size_t) from[b] * row, sizeof(float) * used);
+			for (int b = 0; b < d->B; b++)
+				memcpy(bufs[k] + b * row, tmp + b * row, sizeof(float) * used);
 		}
 	}
 	for (int b = 0; b < d->B; b++)

@@ -73,6 +73,8 @@ typedef struct TrainRun
 	int64		time_limit_us;	/* 0 = none */
 	bool		warmup_auto;	/* warmup not given: it follows total_steps */
 	TimestampTz started;
+	double		fit_base_s;		/* elapsed at the first fit (step 5), < 0 before */
+	int64		epoch_total;	/* the steps the epochs need (estimate), 0 = unknown */
 	TimestampTz epoch_started;
 	TimestampTz last_notice;
 	TimestampTz last_status;
@@ -329,7 +331,13 @@ report_progress(TrainRun *run, bool force)
 
 /* ---- steps --------------------------------------------------------------- */
 
-/* after a few steps, fit the schedule to the time budget */
+/*
+ * Fit the schedule to the time budget: at step 5 from the speed so far
+ * (shrinking the estimate only: the first steps pay for reading the first
+ * chunk and touching the workspace), then at step 50 and every 250 steps
+ * from the speed since step 5, either way, so a run ends annealed at its
+ * time limit rather than at a stale estimate.
+ */
 static void
 fit_schedule_to_time(TrainRun *run)
 {
@@ -340,10 +348,21 @@ fit_schedule_to_time(TrainRun *run)
 	if (run->time_limit_us == 0 || run->tr.step < 5)
 		return;
 	secs = elapsed_s(run->started);
-	per_step = secs / run->tr.step;
+	if (run->fit_base_s < 0.0)
+	{
+		run->fit_base_s = secs;
+		per_step = secs / run->tr.step;
+	}
+	else
+		per_step = (secs - run->fit_base_s) / (run->tr.step - 5);
+	if (per_step <= 0.0)
+		return;
 	fit = run->tr.step + (int64) ((run->time_limit_us / 1e6 - secs) / per_step);
-	if (fit < run->tr.o.total_steps || run->tr.o.total_steps == 0)
-		set_total_steps(run, &run->tr.o, Max(fit, run->tr.step + 1));
+	if (run->epoch_total > 0 && fit > run->epoch_total)
+		fit = run->epoch_total;		/* the epochs end first */
+	fit = Max(fit, run->tr.step + 1);
+	if (run->tr.step > 5 || fit < run->tr.o.total_steps || run->tr.o.total_steps == 0)
+		set_total_steps(run, &run->tr.o, fit);
 }
 
 static void
@@ -379,7 +398,7 @@ run_step(TrainRun *run, TfmBatchBuf *micro, int n)
 	for (int i = 0; i < n; i++)
 		run->tokens += micro[i].tokens;
 	run->epoch_steps++;
-	if (run->tr.step == 5 || run->tr.step == 50 || run->tr.step % 500 == 0)
+	if (run->tr.step == 5 || run->tr.step == 50 || run->tr.step % 250 == 0)
 		fit_schedule_to_time(run);
 	if (run->max_steps > 0 && run->tr.step >= run->max_steps)
 		run->stop = true;
@@ -730,7 +749,9 @@ tfm_train(PG_FUNCTION_ARGS)
 		run->steps_per_epoch_est =
 			Max(1, (int64) ceil(rows * (1.0 - run->rd.val_fraction) / run->batch / run->accumulate));
 	run->warmup_auto = o.warmup < 0;
-	set_total_steps(run, &o, run->steps_per_epoch_est * run->epochs);
+	run->epoch_total = run->steps_per_epoch_est * run->epochs;
+	run->fit_base_s = -1.0;
+	set_total_steps(run, &o, run->epoch_total);
 	if (tfm_trainer_init(&run->tr, run->m, &o) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -823,7 +844,8 @@ tfm_train(PG_FUNCTION_ARGS)
 												   run->batch / run->accumulate);
 
 					run->steps_per_epoch_est = Max(1, est);
-					set_total_steps(run, &run->tr.o, run->steps_per_epoch_est * run->epochs);
+					run->epoch_total = run->steps_per_epoch_est * run->epochs;
+					set_total_steps(run, &run->tr.o, run->epoch_total);
 				}
 				train_stream(run, stream, len, &rng);
 				/* carry the tail over so windows can cross chunks */
@@ -847,7 +869,8 @@ tfm_train(PG_FUNCTION_ARGS)
 					run->steps_per_epoch_est =
 						Max(1, (int64) ceil(1.1 * tok / ntrain * rows * (1.0 - run->rd.val_fraction) /
 											run->batch_tokens / run->accumulate));
-					set_total_steps(run, &run->tr.o, run->steps_per_epoch_est * run->epochs);
+					run->epoch_total = run->steps_per_epoch_est * run->epochs;
+					set_total_steps(run, &run->tr.o, run->epoch_total);
 				}
 				train_examples(run, train, ntrain, &rng);
 			}
@@ -869,14 +892,19 @@ tfm_train(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_NO_DATA_FOUND),
 					 errmsg("no training rows: every row was NULL or held out for validation")));
 
-		/* the first epoch's real step count sets the schedule's length */
-		if (run->epoch == 1 && !run->stop && run->time_limit_us == 0)
+		/*
+		 * The first epoch's real step count sets the schedule's length (with
+		 * a time limit, the cap on the next fits to the time).
+		 */
+		if (run->epoch == 1 && !run->stop)
 		{
 			int64		total = run->tr.step * run->epochs;
 
+			run->epoch_total = total;
 			if (run->max_steps > 0 && run->max_steps < total)
 				total = run->max_steps;
-			run->tr.o.total_steps = total;
+			if (run->time_limit_us == 0)
+				run->tr.o.total_steps = total;
 		}
 
 		/* end of epoch: validate, save, record */
