@@ -98,5 +98,12 @@ SELECT pg_temp.err($$SELECT * FROM tfm_train('toy', 'SELECT ids, label FROM toy'
 SELECT pg_temp.err($$SELECT * FROM tfm_train('toy', 'SELECT ids, label FROM toy', accumulate => 0)$$);
 SELECT pg_temp.err($$SELECT * FROM tfm_train('toy', 'INSERT INTO toy VALUES (1)')$$);
 
+-- time_limit ends a run of many epochs (the schedule is refitted to the time
+-- as it goes) with a save; how many steps fit depends on the machine
+SET client_min_messages = warning;
+SELECT count(*) >= 1 AS returned, sum(steps) > 0 AS trained
+FROM tfm_train('toy', 'SELECT ids, label FROM toy', epochs => 1000000, time_limit => '1 second');
+RESET client_min_messages;
+
 SELECT tfm_drop_model(name) FROM tfm.models ORDER BY name;
 DROP TABLE toy;
