@@ -54,9 +54,12 @@ SELECT version = :v1 AS unchanged, steps = :s1 AS same_steps FROM tfm.models WHE
 
 -- statement_timeout (like pg_cancel_backend) stops training; its saves roll back
 SELECT version AS v2, steps AS s2 FROM tfm.models WHERE name = 'toy' \gset
+-- terse: the cancel may land inside the save's own SQL, which adds a CONTEXT
+\set VERBOSITY terse
 SET statement_timeout = '1s';
 SELECT count(*) FROM tfm_train('toy', 'SELECT ids, label FROM toy', epochs => 1000000);
 RESET statement_timeout;
+\set VERBOSITY default
 SELECT version = :v2 AS unchanged, steps = :s2 AS same_steps FROM tfm.models WHERE name = 'toy';
 
 -- limits end training normally, after a save
