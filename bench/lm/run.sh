@@ -21,21 +21,7 @@ if [ -z "${DATA:-}" ]; then
   for d in /work/shared/data "$ROOT/../shared/data"; do [ -f "$d/moby_dick_train.txt.gz" ] && DATA=$d && break; done
 fi
 OUT=${OUT:-$(mktemp -d /tmp/tfm-lm-bench.XXXXXX)}
-mkdir -p "$OUT"; chmod 755 "$OUT"
-ts() { date '+%H:%M:%S'; }
-log() { echo "[$(ts)] $*"; }
-export BLIS_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS THREADS DATA
-
-if [ "${SKIP_BUILD:-0}" != 1 ]; then
-  log "build + install"
-  (cd "$ROOT" && make -s && make -s install)
-fi
-. "$ROOT/scripts/cluster.sh"
-cluster_start
-log "cluster at $PGHOST; output in $OUT; threads $THREADS; data $DATA"
-PSQL="psql -X -q -v ON_ERROR_STOP=1"
-$PSQL -c "CREATE EXTENSION tfm"
-$PSQL -At -c "SELECT version, blis_kernels FROM tfm_info()" | tee "$OUT/info.txt"
+. "$ROOT/bench/bench_start.sh"
 
 quality() {
   gzip -dc "$DATA/moby_dick_train.txt.gz" > "$OUT/moby_train.txt"

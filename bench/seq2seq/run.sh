@@ -23,20 +23,7 @@ if [ -z "${DATA:-}" ]; then
   for d in /work/shared/data "$ROOT/../shared/data"; do [ -f "$d/eng_fra_train.tsv.gz" ] && DATA=$d && break; done
 fi
 OUT=${OUT:-$(mktemp -d /tmp/tfm-s2s-bench.XXXXXX)}
-mkdir -p "$OUT"; chmod 755 "$OUT"
-log() { echo "[$(date '+%H:%M:%S')] $*"; }
-export BLIS_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS
-
-if [ "${SKIP_BUILD:-0}" != 1 ]; then
-  log "build + install"
-  (cd "$ROOT" && make -s && make -s install)
-fi
-. "$ROOT/scripts/cluster.sh"
-cluster_start
-log "cluster at $PGHOST; output in $OUT; threads $THREADS; data $DATA"
-PSQL="psql -X -q -v ON_ERROR_STOP=1"
-$PSQL -c "CREATE EXTENSION tfm"
-$PSQL -At -c "SELECT version, blis_kernels FROM tfm_info()" | tee "$OUT/info.txt"
+. "$ROOT/bench/bench_start.sh"
 SET_T="SET tfm.threads = $THREADS; SET tfm.progress = off;"
 
 synthetic() {
