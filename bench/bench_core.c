@@ -4,7 +4,13 @@
  * length 256, batch 32, post-LN, learned positions, ReLU, mean pooling,
  * 2 classes, dropout 0.1), through the public API only.
  *
- *   bench_core [--threads N] [--seconds S] [--min-iters K] [--warmup W] [--what LIST]
+ *   bench_core [--threads N] [--seconds S] [--min-iters K] [--warmup W]
+ *              [--model classify|lm|seq2seq] [--what LIST]
+ *
+ * --model lm is bench/lm's small char model (vocab 89, d 128, 4 heads,
+ * 4 pre-LN layers, batch 64 × 128); seq2seq is bench/seq2seq's eng_fra
+ * model (3+3 post-LN layers, d 256, 8 heads, d_ff 1024, vocab 8000) on
+ * 512 pairs of 16 + 16 tokens.  Random ids; ops needs the classifier.
  *
  * Each measurement runs W untimed iterations (default 2), then times
  * iterations until S seconds (default 8) have passed and at least K
@@ -41,13 +47,16 @@
 
 /* ---- the reference model ------------------------------------------------- */
 
-#define VOCAB    8000
-#define D_MODEL  128
-#define HEADS    8
-#define LAYERS   4
-#define D_FF     512
-#define LEN      256
-#define BATCH    32
+/* the classifier by default; --model lm / seq2seq pick the other shapes */
+static int	VOCAB = 8000,
+			D_MODEL = 128,
+			HEADS = 8,
+			LAYERS = 4,
+			D_FF = 512,
+			LEN = 256,
+			BATCH = 32;
+static tfm_task TASK = TFM_TASK_CLASSIFY;
+
 #define CLASSES  2
 #define DROPOUT  0.1f
 #define N_BATCHES 4				/* distinct random batches, used in turn */
@@ -95,20 +104,60 @@ summarise(double *t, int n)
 static void
 reference_config(tfm_config *c)
 {
-	tfm_config_defaults(c, TFM_TASK_CLASSIFY);
+	tfm_config_defaults(c, TASK);
 	c->vocab = VOCAB;
 	c->d_model = D_MODEL;
 	c->heads = HEADS;
-	c->enc_layers = LAYERS;
 	c->d_ff = D_FF;
 	c->max_len = LEN;
-	c->n_classes = CLASSES;
-	c->norm = TFM_NORM_POST;
-	c->positions = TFM_POS_LEARNED;
-	c->activation = TFM_ACT_RELU;
-	c->pooling = TFM_POOL_MEAN;
-	c->dropout = DROPOUT;
-	c->attn_dropout = DROPOUT;
+	if (TASK == TFM_TASK_CLASSIFY)
+	{
+		c->enc_layers = LAYERS;
+		c->n_classes = CLASSES;
+		c->norm = TFM_NORM_POST;
+		c->positions = TFM_POS_LEARNED;
+		c->activation = TFM_ACT_RELU;
+		c->pooling = TFM_POOL_MEAN;
+		c->dropout = DROPOUT;
+		c->attn_dropout = DROPOUT;
+	}
+	else if (TASK == TFM_TASK_LM)
+	{
+		/* bench/lm's small model: pre-LN, GELU, learned positions, no dropout */
+		c->dec_layers = LAYERS;
+		c->dropout = 0.0f;
+		c->attn_dropout = 0.0f;
+	}
+	else
+	{
+		/* bench/seq2seq's eng_fra model: the paper's post-LN defaults */
+		c->enc_layers = LAYERS;
+		c->dec_layers = LAYERS;
+		c->dropout = 0.1f;
+		c->attn_dropout = 0.1f;
+	}
+}
+
+/* --model NAME: the shape of each benchmark's model */
+static bool
+pick_model(const char *name)
+{
+	if (strcmp(name, "classify") == 0)
+		return true;
+	if (strcmp(name, "lm") == 0)
+	{
+		TASK = TFM_TASK_LM;
+		VOCAB = 89, D_MODEL = 128, HEADS = 4, LAYERS = 4, D_FF = 512, LEN = 128, BATCH = 64;
+		return true;
+	}
+	if (strcmp(name, "seq2seq") == 0)
+	{
+		/* 8,192 tokens a batch as 512 pairs of 16 + 16 tokens */
+		TASK = TFM_TASK_SEQ2SEQ;
+		VOCAB = 8000, D_MODEL = 256, HEADS = 8, LAYERS = 3, D_FF = 1024, LEN = 16, BATCH = 512;
+		return true;
+	}
+	return false;
 }
 
 /*
@@ -141,7 +190,7 @@ random_batches(int32_t *ids, int32_t *labels, uint64_t seed)
 	tfm_rng		rng;
 
 	tfm_rng_seed(&rng, seed);
-	for (size_t i = 0; i < (size_t) N_BATCHES * BATCH * LEN; i++)
+	for (size_t i = 0; i < (size_t) N_BATCHES * BATCH * LEN + 1; i++)
 		ids[i] = 6 + (int32_t) tfm_rng_below(&rng, VOCAB - 6);
 	for (int i = 0; i < N_BATCHES * BATCH; i++)
 		labels[i] = (int32_t) tfm_rng_below(&rng, CLASSES);
@@ -156,7 +205,15 @@ batch_at(const int32_t *ids, const int32_t *labels, int i)
 	b.B = BATCH;
 	b.T = LEN;
 	b.input = ids + (size_t) (i % N_BATCHES) * BATCH * LEN;
-	b.labels = labels + (i % N_BATCHES) * BATCH;
+	if (TASK == TFM_TASK_CLASSIFY)
+		b.labels = labels + (i % N_BATCHES) * BATCH;
+	else
+		b.target = b.input + 1;	/* the next token (ids has one spare) */
+	if (TASK == TFM_TASK_SEQ2SEQ)
+	{
+		b.Tt = LEN;
+		b.dec_input = b.input;
+	}
 	return b;
 }
 
@@ -322,7 +379,7 @@ bench_model(int threads, double seconds, int min_iters, bool train, bool infer)
 	tfm_model  *m;
 	tfm_trainer tr;
 	tfm_train_opts o;
-	int32_t    *ids = malloc(sizeof(int32_t) * N_BATCHES * BATCH * LEN);
+	int32_t    *ids = malloc(sizeof(int32_t) * (N_BATCHES * BATCH * LEN + 1));
 	int32_t    *labels = malloc(sizeof(int32_t) * N_BATCHES * BATCH);
 	size_t		weights;
 	double		fwd_tok,
@@ -841,7 +898,7 @@ bench_ops(int threads, double step_ms_train, double step_ms_infer)
 	tfm_config	cfg;
 	tfm_model  *m;
 	tfm_adam	opt;
-	int32_t    *ids = malloc(sizeof(int32_t) * N_BATCHES * BATCH * LEN);
+	int32_t    *ids = malloc(sizeof(int32_t) * (N_BATCHES * BATCH * LEN + 1));
 	int32_t    *labels = malloc(sizeof(int32_t) * N_BATCHES * BATCH);
 	float	   *x, *y, *out, *dout, *dinp, *qkv, *dqkv, *probs, *scratch, *h1, *h2,
 			   *dh, *W, *dW, *bvec, *dbvec, *g, *mean, *rstd, *pooled, *dpooled, *logits;
@@ -1091,9 +1148,11 @@ main(int argc, char **argv)
 			what = argv[++i];
 		else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
 			warmup_iters = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc && pick_model(argv[i + 1]))
+			i++;
 		else
 		{
-			fprintf(stderr, "usage: %s [--threads N] [--seconds S] [--min-iters K] [--warmup W] [--what peak,train,infer,ops]\n",
+			fprintf(stderr, "usage: %s [--threads N] [--seconds S] [--min-iters K] [--warmup W] [--model classify|lm|seq2seq] [--what peak,train,infer,ops]\n",
 					argv[0]);
 			return 2;
 		}
@@ -1117,7 +1176,7 @@ main(int argc, char **argv)
 	if (strstr(what, "train") || strstr(what, "infer"))
 		bench_model(threads, seconds, min_iters, strstr(what, "train") != NULL,
 					strstr(what, "infer") != NULL);
-	if (strstr(what, "ops"))
+	if (strstr(what, "ops") && TASK == TFM_TASK_CLASSIFY)
 	{
 		double		st = 0,
 					si = 0;

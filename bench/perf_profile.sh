@@ -4,7 +4,9 @@
 # without hardware counters; DWARF call graphs) of bench_core, grouped by
 # what the time is spent on.
 #
-#   bench/perf_profile.sh THREADS train|infer [SECONDS]
+#   bench/perf_profile.sh THREADS train|infer [SECONDS [MODEL]]
+#
+# MODEL is bench_core's --model (classify, the default; lm; seq2seq).
 #
 # Needs /usr/bin/perf and bench/bench_core (make -C bench).  Shares are of
 # all samples of the process, every thread; set-up (model init, the first
@@ -13,7 +15,7 @@
 # attention (tfm_gemm_strided) and the rest (the linear layers' tfm_gemm).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-n="${1:-1}"; what="${2:-train}"; secs="${3:-6}"
+n="${1:-1}"; what="${2:-train}"; secs="${3:-6}"; model="${4:-classify}"
 PERF="${PERF:-/usr/bin/perf}"
 [ -x "$PERF" ] || { echo "perf not found at $PERF" >&2; exit 1; }
 [ -x "$here/bench_core" ] || make -s -C "$here" bench_core >/dev/null
@@ -21,7 +23,7 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 env OMP_NUM_THREADS="$n" BLIS_NUM_THREADS="$n" "$PERF" record -q -e cpu-clock -F 199 \
 	--call-graph dwarf,16384 -o "$tmp/perf.data" "$here/bench_core" --threads "$n" \
-	--what "$what" --seconds "$secs" --min-iters 3 --warmup 1 2>/dev/null | grep '^RESULT' || true
+	--model "$model" --what "$what" --seconds "$secs" --min-iters 3 --warmup 1 2>/dev/null | grep '^RESULT' || true
 "$PERF" report -i "$tmp/perf.data" --no-children --sort dso,symbol --stdio -g none 2>/dev/null > "$tmp/flat.txt"
 "$PERF" report -i "$tmp/perf.data" --children --sort symbol --stdio -g none 2>/dev/null > "$tmp/incl.txt"
 /usr/bin/python3 - "$tmp/flat.txt" "$tmp/incl.txt" "$n" "$what" <<'PYEOF'
@@ -75,7 +77,7 @@ blis = tot.pop("BLIS")
 print(f"perf profile of tfm {what}, {n} thread(s) (share of all samples, every thread):")
 print(f"  {blis - attn_gemm:5.1f}%  BLIS products of the linear layers (QKV, attention out, FF1, FF2)")
 print(f"  {attn_gemm:5.1f}%  BLIS products inside attention (Q·Kᵀ, P·V and, in training, their backward;"
-      " per batch row and head, head size 16)")
+      " per batch row and head)")
 for name, _ in cats[1:]:
     if tot[name] >= 0.05:
         print(f"  {tot[name]:5.1f}%  {name}")

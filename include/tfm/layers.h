@@ -70,6 +70,14 @@ void		tfm_dropout_backward(float *dinp, const float *dout, size_t n,
 /* residual: out = x + dropout(y) */
 void		tfm_residual_forward(float *out, const float *x, const float *y,
 								 size_t n, float p, uint64_t key);
+/* elementwise loops split into chunks of this many floats among threads */
+#define TFM_EW_CHUNK 16384
+
+/* x = 0;  dst = src;  dst += src  (n floats, on the core's threads) */
+void		tfm_zero(float *x, size_t n);
+void		tfm_copy(float *dst, const float *src, size_t n);
+void		tfm_add_into(float *dst, const float *src, size_t n);
+
 /* dx += dout; dy += dropout'(dout); either may be NULL */
 void		tfm_residual_backward(float *dx, float *dy, const float *dout,
 								  size_t n, float p, uint64_t key);

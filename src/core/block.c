@@ -182,12 +182,12 @@ residual_backward(const tfm_config *c, float *dskip, float *dsub,
 	if (c->norm == TFM_NORM_POST)
 	{
 		/* dy is w.r.t. LN(r): take it back through the norm */
-		memset(tmp, 0, nd * sizeof(float));
+		tfm_zero(tmp, nd);
 		tfm_layernorm_backward(tmp, dgamma, dbeta, dy, r, gamma, mean, rstd, N, d);
 		dr = tmp;
 	}
-	memcpy(dskip, dr, nd * sizeof(float));
-	memset(dsub, 0, nd * sizeof(float));
+	tfm_copy(dskip, dr, nd);
+	tfm_zero(dsub, nd);
 	tfm_dropout_backward(dsub, dr, nd, pd, key);
 }
 
@@ -218,27 +218,26 @@ tfm_block_backward(const tfm_config *c, const tfm_block_w *w,
 					  a->ln2_mean, a->ln2_rstd, du, N, pd,
 					  site_key(p->key, layer, SITE_FF_OUT));
 	/* dsub → ff2 → dropout → activation → ff1 */
-	memset(ws->g_h, 0, (size_t) N * f * sizeof(float));
+	tfm_zero(ws->g_h, (size_t) N * f);
 	tfm_linear_backward(ws->g_h, g->ff2_w, g->ff2_b, dsub,
 						pd > 0.0f ? a->hd : a->hact, w->ff2_w, N, f, d);
 	if (pd > 0.0f)
 	{
-		memset(ws->g_h2, 0, (size_t) N * f * sizeof(float));
+		tfm_zero(ws->g_h2, (size_t) N * f);
 		tfm_dropout_backward(ws->g_h2, ws->g_h, (size_t) N * f, pd,
 							 site_key(p->key, layer, SITE_FF_H));
-		memcpy(ws->g_h, ws->g_h2, (size_t) N * f * sizeof(float));
+		tfm_copy(ws->g_h, ws->g_h2, (size_t) N * f);
 	}
-	memset(ws->g_h2, 0, (size_t) N * f * sizeof(float));
+	tfm_zero(ws->g_h2, (size_t) N * f);
 	tfm_activation_backward(ws->g_h2, ws->g_h, a->hpre, (size_t) N * f, c->activation);
-	memset(du, 0, nd * sizeof(float));
+	tfm_zero(du, nd);
 	tfm_linear_backward(du, g->ff1_w, g->ff1_b, ws->g_h2, pre ? a->u3 : x_ff,
 						w->ff1_w, N, d, f);
 	if (pre)
 		tfm_layernorm_backward(dcur, g->ln2_g, g->ln2_b, du, x_ff, w->ln2_g,
 							   a->ln2_mean, a->ln2_rstd, N, d);
 	else
-		for (size_t i = 0; i < nd; i++)
-			dcur[i] += du[i];
+		tfm_add_into(dcur, du, nd);
 
 	/* ---- cross-attention ---- */
 	if (p->mem)
@@ -249,43 +248,41 @@ tfm_block_backward(const tfm_config *c, const tfm_block_w *w,
 		residual_backward(c, ws->g_x, dsub, dcur, a->r2, w->lnx_g, g->lnx_g, g->lnx_b,
 						  a->lnx_mean, a->lnx_rstd, du, N, pd,
 						  site_key(p->key, layer, SITE_CROSS_OUT));
-		memcpy(dcur, ws->g_x, nd * sizeof(float));
+		tfm_copy(dcur, ws->g_x, nd);
 		/* dsub → out projection → attention → q and kv projections */
-		memset(ws->g_qkv, 0, nd * sizeof(float));	/* dccat */
+		tfm_zero(ws->g_qkv, nd);	/* dccat */
 		tfm_linear_backward(ws->g_qkv, g->cout_w, g->cout_b, dsub, a->ccat, w->cout_w, N, d, d);
-		memset(du, 0, nd * sizeof(float));			/* dcq */
-		memset(ws->g_ckv, 0, (size_t) Ns * 2 * d * sizeof(float));
+		tfm_zero(du, nd);			/* dcq */
+		tfm_zero(ws->g_ckv, (size_t) Ns * 2 * d);
 		sh = attn_shape(c, p, true, layer);
 		tfm_attention_backward(du, ws->g_ckv, ws->g_ckv + d, ws->g_qkv, a->cprobs,
 							   a->cq, a->ckv, a->ckv + d, &sh, ws->attn_scratch);
 		tfm_linear_backward(dmem, g->ckv_w, g->ckv_b, ws->g_ckv, p->mem, w->ckv_w, Ns, d, 2 * d);
-		memset(dsub, 0, nd * sizeof(float));
+		tfm_zero(dsub, nd);
 		tfm_linear_backward(dsub, g->cq_w, g->cq_b, du, pre ? a->u2 : x_cross, w->cq_w, N, d, d);
 		if (pre)
 			tfm_layernorm_backward(dcur, g->lnx_g, g->lnx_b, dsub, x_cross, w->lnx_g,
 								   a->lnx_mean, a->lnx_rstd, N, d);
 		else
-			for (size_t i = 0; i < nd; i++)
-				dcur[i] += dsub[i];
+			tfm_add_into(dcur, dsub, nd);
 	}
 
 	/* ---- self-attention ---- */
 	residual_backward(c, dx, dsub, dcur, a->r1, w->ln1_g, g->ln1_g, g->ln1_b,
 					  a->ln1_mean, a->ln1_rstd, du, N, pd,
 					  site_key(p->key, layer, SITE_ATTN_OUT));
-	memset(du, 0, nd * sizeof(float));				/* dcat */
+	tfm_zero(du, nd);				/* dcat */
 	tfm_linear_backward(du, g->attn_out_w, g->attn_out_b, dsub, a->cat, w->attn_out_w, N, d, d);
-	memset(ws->g_qkv, 0, nd * 3 * sizeof(float));
+	tfm_zero(ws->g_qkv, nd * 3);
 	sh = attn_shape(c, p, false, layer);
 	tfm_attention_backward(ws->g_qkv, ws->g_qkv + d, ws->g_qkv + 2 * d, du, a->probs,
 						   a->qkv, a->qkv + d, a->qkv + 2 * d, &sh, ws->attn_scratch);
-	memset(dsub, 0, nd * sizeof(float));
+	tfm_zero(dsub, nd);
 	tfm_linear_backward(dsub, g->qkv_w, g->qkv_b, ws->g_qkv, pre ? a->u1 : a->in,
 						w->qkv_w, N, d, 3 * d);
 	if (pre)
 		tfm_layernorm_backward(dx, g->ln1_g, g->ln1_b, dsub, a->in, w->ln1_g,
 							   a->ln1_mean, a->ln1_rstd, N, d);
 	else
-		for (size_t i = 0; i < nd; i++)
-			dx[i] += dsub[i];
+		tfm_add_into(dx, dsub, nd);
 }

@@ -1,10 +1,17 @@
 /*
  * linear.c — y = x·W + b with W stored (in, out); both products go to BLIS.
+ * The bias broadcast and the bias gradient (a sum over rows, per column,
+ * always in row order, so the result does not depend on the threads) run
+ * on the core's threads.
  */
 #include <string.h>
 
 #include "tfm/blas.h"
 #include "tfm/layers.h"
+#include "../vecmath.h"
+
+#define ROWS_PER_TASK 256		/* bias broadcast */
+#define COLS_PER_TASK 64		/* bias gradient */
 
 void
 tfm_linear_forward(float *out, const float *inp, const float *W,
@@ -14,11 +21,33 @@ tfm_linear_forward(float *out, const float *inp, const float *W,
 
 	if (b)
 	{
-		for (int n = 0; n < N; n++)
-			memcpy(out + (size_t) n * o, b, sizeof(float) * o);
+#pragma omp parallel for num_threads(tfm_get_threads()) if(N > ROWS_PER_TASK) schedule(static)
+		for (int n0 = 0; n0 < N; n0 += ROWS_PER_TASK)
+			for (int n = n0; n < N && n < n0 + ROWS_PER_TASK; n++)
+				memcpy(out + (size_t) n * o, b, sizeof(float) * o);
 		beta = 1.0f;
 	}
 	tfm_gemm(false, false, N, o, in, 1.0f, inp, in, W, o, beta, out, o);
+}
+
+/* db[j0, j1) += Σ_n dout[n][j0, j1) */
+TFM_HOT static void
+bias_grad_cols(float *db, const float *dout, int N, int o, int j0, int j1)
+{
+	float		acc[COLS_PER_TASK];
+	int			w = j1 - j0;
+
+	for (int j = 0; j < w; j++)
+		acc[j] = db[j0 + j];
+	for (int n = 0; n < N; n++)
+	{
+		const float *g = dout + (size_t) n * o + j0;
+
+		for (int j = 0; j < w; j++)
+			acc[j] += g[j];
+	}
+	for (int j = 0; j < w; j++)
+		db[j0 + j] = acc[j];
 }
 
 void
@@ -31,11 +60,9 @@ tfm_linear_backward(float *dinp, float *dW, float *db,
 	if (dW)						/* dW(in,o) += inpᵀ·dout */
 		tfm_gemm(true, false, in, o, N, 1.0f, inp, in, dout, o, 1.0f, dW, o);
 	if (db)
-		for (int n = 0; n < N; n++)
-		{
-			const float *g = dout + (size_t) n * o;
-
-			for (int j = 0; j < o; j++)
-				db[j] += g[j];
-		}
+	{
+#pragma omp parallel for num_threads(tfm_get_threads()) if((size_t) N * o > 65536) schedule(static)
+		for (int j0 = 0; j0 < o; j0 += COLS_PER_TASK)
+			bias_grad_cols(db, dout, N, o, j0, j0 + COLS_PER_TASK < o ? j0 + COLS_PER_TASK : o);
+	}
 }
