@@ -35,6 +35,10 @@ SHLIB_LINK   = -fopenmp -L$(BLIS_LIB) -Wl,-rpath,$(BLIS_LIB) -lblis -lm
 
 EXTRA_CLEAN  = $(UNIT_BINS) test/*.o $(OBJS:.o=.d)
 
+# No LLVM bitcode: JIT-inlining tfm's C is of no use, and clang's -MMD for
+# x.bc wrote the same x.d as gcc's for x.o, so header edits rebuilt nothing.
+override with_llvm = no
+
 PGXS        := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 

@@ -8,7 +8,8 @@ export BLIS_NUM_THREADS=$THREADS OMP_NUM_THREADS=$THREADS THREADS DATA
 
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   log "build + install"
-  (cd "$ROOT" && make -s && make -s install)
+  # without DATA: PGXS reads it as the list of files to install
+  (cd "$ROOT" && env -u DATA make -s && env -u DATA make -s install)
 fi
 . "$ROOT/scripts/cluster.sh"
 cluster_start

@@ -10,6 +10,7 @@
 #include "tfm/blas.h"
 #include "tfm/layers.h"
 #include "tfm/rng.h"
+#include "../src/core/vecmath.h"
 
 #define H 1e-3
 #define ATOL 2e-3
@@ -522,6 +523,78 @@ test_cross_entropy(void)
 	}
 }
 
+/* tfm_erff and tfm_expf against libm's double erf and exp, as vecmath.h states */
+static void
+test_vecmath(void)
+{
+	double		erf_err = 0.0,
+				exp_err = 0.0;
+
+	for (int i = -1200000; i <= 1200000; i++)
+	{
+		float		x = (float) i * 1e-5f;
+
+		erf_err = fmax(erf_err, fabs((double) tfm_erff(x) - erf((double) x)));
+	}
+	for (int i = -87000; i <= 88000; i++)
+	{
+		float		x = (float) i / 1000.0f;	/* 88.0 exactly at the end: it clamps above */
+		double		e = exp((double) x);
+
+		exp_err = fmax(exp_err, fabs((double) tfm_expf(x) - e) / e);
+	}
+	CHECK(erf_err < 5e-7, "erf absolute error %g", erf_err);
+	CHECK(exp_err < 2e-7, "exp relative error %g", exp_err);
+	CHECK(tfm_expf(-100.0f) == 0.0f, "exp(-100) %g", tfm_expf(-100.0f));
+}
+
+/*
+ * The elementwise loops split long buffers among threads in chunks of
+ * TFM_EW_CHUNK: every result must be the one-thread result, bit for bit
+ * (the dropout mask is hashed from the absolute index).
+ */
+static void
+test_chunked_elementwise(void)
+{
+	const size_t n = 3 * TFM_EW_CHUNK + 5;
+	float	   *x = randn(n, 1.0f),
+			   *y = randn(n, 1.0f),
+			   *r[2][4];
+
+	for (int t = 0; t < 2; t++)
+	{
+		tfm_set_threads(t + 1);
+		for (int k = 0; k < 4; k++)
+			r[t][k] = zeros(n);
+		tfm_dropout_forward(r[t][0], x, n, 0.25f, 77);
+		tfm_residual_forward(r[t][1], x, y, n, 0.25f, 78);
+		tfm_copy(r[t][2], y, n);
+		tfm_dropout_backward(r[t][2], x, n, 0.25f, 79);
+		tfm_copy(r[t][3], x, n);
+		tfm_add_into(r[t][3], y, n);
+	}
+	for (int k = 0; k < 4; k++)
+		CHECK(memcmp(r[0][k], r[1][k], n * sizeof(float)) == 0, "chunked op %d differs with 2 threads", k);
+	for (size_t i = 0; i < n; i++)
+		if (r[0][3][i] != x[i] + y[i] || (r[0][0][i] != 0.0f && r[0][0][i] != x[i] * (1.0f / 0.75f)))
+		{
+			CHECK(false, "chunked add / dropout wrong at %zu", i);
+			break;
+		}
+	tfm_zero(r[1][3], n);
+	for (size_t i = 0; i < n; i++)
+		if (r[1][3][i] != 0.0f)
+		{
+			CHECK(false, "tfm_zero left %g at %zu", r[1][3][i], i);
+			break;
+		}
+	for (int t = 0; t < 2; t++)
+		for (int k = 0; k < 4; k++)
+			free(r[t][k]);
+	free(x);
+	free(y);
+}
+
 int
 main(void)
 {
@@ -533,6 +606,8 @@ main(void)
 		return 1;
 	}
 	tfm_rng_seed(&rng, 1234);
+	test_vecmath();
+	test_chunked_elementwise();
 	for (int threads = 1; threads <= 2; threads++)
 	{
 		tfm_set_threads(threads);

@@ -6,7 +6,7 @@
  * tfm_expf: Cephes' range reduction x = n·ln2 + r, |r| ≤ ln2/2, and a
  * degree-6 polynomial for e^r; relative error below 2e-7 on [-87, 88];
  * below -87.3 it returns 0 (softmax's masked and tiny terms).
- * tfm_erff: Abramowitz & Stegun 7.1.26 refined, absolute error below 2e-7.
+ * tfm_erff: a rational minimax fit on [-4, 4], absolute error below 5e-7.
  */
 #ifndef TFM_VECMATH_H
 #define TFM_VECMATH_H
@@ -53,18 +53,34 @@ tfm_expf(float x)
 	return p * scale;
 }
 
+/*
+ * erf(x) ≈ x·P(x²)/Q(x²) on [-4, 4] (|erf| is 1 to float precision beyond),
+ * P of degree 6 and Q of degree 4 in x²: the minimax fit Eigen and XLA use
+ * for float erf.  No exp and one division, so GELU's loops vectorize into a
+ * few FMAs per element.  Absolute error below 5e-7 (checked on a 1e-5 grid
+ * of [-12, 12] against double erf); GELU = ½x(1 + erf(x/√2)) then has an
+ * absolute error below 1.4e-6 and its derivative below 3e-7.
+ */
 static inline float
 tfm_erff(float x)
 {
-	/* erf(x) = 1 - t·exp(-x² + poly(t)), t = 1/(1 + |x|/2) (Numerical Recipes' erfc) */
-	float		z = x < 0.0f ? -x : x;
-	float		t = 1.0f / (1.0f + 0.5f * z);
-	float		poly = -1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f +
-						t * (-0.18628806f + t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f +
-						t * (-0.82215223f + t * 0.17087277f))))))));
-	float		r = 1.0f - t * tfm_expf(-z * z + poly);
+	float		x2,
+				p,
+				q;
 
-	return x < 0.0f ? -r : r;
+	x = x < -4.0f ? -4.0f : (x > 4.0f ? 4.0f : x);
+	x2 = x * x;
+	p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
+	p = p * x2 + -2.10102402082508e-06f;
+	p = p * x2 + -5.69250639462346e-05f;
+	p = p * x2 + -7.34990630326855e-04f;
+	p = p * x2 + -2.95459980854025e-03f;
+	p = p * x2 + -1.60960333262415e-02f;
+	q = x2 * -1.45660718464996e-05f + -2.13374055278905e-04f;
+	q = q * x2 + -1.68282697438203e-03f;
+	q = q * x2 + -7.37332916720468e-03f;
+	q = q * x2 + -1.42647390514189e-02f;
+	return x * p / q;
 }
 
 #endif							/* TFM_VECMATH_H */

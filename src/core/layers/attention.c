@@ -15,7 +15,9 @@
  * Backward:           dPd = dO·Vᵀ,  dV += drop(P)ᵀ·dO,  dP = drop'(dPd),
  *                     dS = P ⊙ (dP − rowsum(dP ⊙ P)),
  *                     dQ += dS·K/√s,  dK += dSᵀ·Q/√s.
- * Masked weights are exactly 0, so they pass no gradient.
+ * Masked weights are exactly 0, so they pass no gradient.  The row sums
+ * and maxima are vector reductions (`omp simd`): their order is fixed by
+ * the code, not by the threads.
  */
 #include <math.h>
 #include <omp.h>
@@ -75,6 +77,7 @@ masked_softmax_row(float *row, const uint8_t *pad, int n_visible, int Tk)
 	if (pad)
 		for (int c = 0; c < n_visible; c++)
 			row[c] = pad[c] ? -INFINITY : row[c];
+#pragma omp simd reduction(max:mx)
 	for (int c = 0; c < n_visible; c++)
 		mx = row[c] > mx ? row[c] : mx;
 	if (mx == -INFINITY)
@@ -83,6 +86,7 @@ masked_softmax_row(float *row, const uint8_t *pad, int n_visible, int Tk)
 		memset(row, 0, sizeof(float) * Tk);
 		return;
 	}
+#pragma omp simd reduction(+:sum)
 	for (int c = 0; c < n_visible; c++)
 	{
 		float		e = tfm_expf(row[c] - mx);
@@ -116,6 +120,7 @@ softmax_backward_row(float *g, const float *p, int Tk, bool dropping, uint64_t k
 	if (dropping)
 		for (int c = 0; c < Tk; c++)
 			g[c] = tfm_drop_bits(key, base + (size_t) c) >= th ? g[c] * keep_scale : 0.0f;
+#pragma omp simd reduction(+:dot)
 	for (int c = 0; c < Tk; c++)
 		dot += g[c] * p[c];
 	for (int c = 0; c < Tk; c++)
