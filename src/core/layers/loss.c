@@ -1,7 +1,8 @@
 /*
  * loss.c — cross-entropy with an ignored index and label smoothing (the
  * definition of nn.CrossEntropyLoss), fused with its gradient, and a plain
- * row softmax for inference.
+ * row softmax for inference.  A row's max and sums are vector reductions
+ * (`omp simd`), in an order fixed by the code.
  */
 #include <math.h>
 #include <string.h>
@@ -21,8 +22,10 @@ ce_row(float *dz, const float *z, int V, int y, float eps, float grad_scale)
 				zy = z[y];
 	double		loss;
 
+#pragma omp simd reduction(max:mx)
 	for (int c = 1; c < V; c++)
 		mx = z[c] > mx ? z[c] : mx;
+#pragma omp simd reduction(+:sum, zsum)
 	for (int c = 0; c < V; c++)
 	{
 		sum += tfm_expf(z[c] - mx);
@@ -78,8 +81,10 @@ softmax_row(float *z, int V)
 				sum = 0.0f,
 				inv;
 
+#pragma omp simd reduction(max:mx)
 	for (int c = 1; c < V; c++)
 		mx = z[c] > mx ? z[c] : mx;
+#pragma omp simd reduction(+:sum)
 	for (int c = 0; c < V; c++)
 	{
 		z[c] = tfm_expf(z[c] - mx);
