@@ -12,6 +12,15 @@
  * small-matrix kernels may read a few floats past the end of such a view,
  * so buffers behind views keep 16 floats of slack (the model's workspace
  * carves every buffer with that padding).
+ *
+ * tfm_gemm_packed is tfm_gemm_strided for the many small products of
+ * attention (one head of one sequence: M, N, K of 16 to a few hundred): it
+ * packs A and B into the micro-panels of BLIS's own gemm micro-kernel for
+ * this CPU, in caller-provided memory (tfm_gemm_packed_floats(M, N, K)
+ * floats), and calls that kernel tile by tile — BLIS's arithmetic without
+ * its per-call set-up, which costs as much as these products.  Products
+ * with fewer than 4 rows or columns (one query while decoding) go to
+ * tfm_gemm_strided instead.
  */
 #ifndef TFM_BLAS_H
 #define TFM_BLAS_H
@@ -52,5 +61,12 @@ void		tfm_gemm_strided(int M, int N, int K, float alpha,
 							 const float *A, ptrdiff_t rsa, ptrdiff_t csa,
 							 const float *B, ptrdiff_t rsb, ptrdiff_t csb,
 							 float beta, float *C, ptrdiff_t rsc, ptrdiff_t csc);
+
+size_t		tfm_gemm_packed_floats(int M, int N, int K);
+void		tfm_gemm_packed(int M, int N, int K, float alpha,
+							const float *A, ptrdiff_t rsa, ptrdiff_t csa,
+							const float *B, ptrdiff_t rsb, ptrdiff_t csb,
+							float beta, float *C, ptrdiff_t rsc, ptrdiff_t csc,
+							float *pack);
 
 #endif							/* TFM_BLAS_H */

@@ -89,7 +89,7 @@ void		tfm_residual_backward(float *dx, float *dy, const float *dout,
  * means Tq·rsq), head j at columns j·s; likewise k, v and out.  key_pad
  * (batch stride bspad, default Tk; 1 = pad; may be NULL) hides keys; causal hides key positions after the
  * query's (query r sits at position Tk - Tq + r).  probs (B, h, Tq, Tk) keeps
- * the softmax for the backward pass.  p_drop > 0 needs scratch of
+ * the softmax for the backward pass.  Both passes need scratch of
  * tfm_attention_scratch floats.
  */
 typedef struct tfm_attn_shape

@@ -45,6 +45,16 @@ static const arch_entry arch_table[] = {
 #define N_ARCH ((int) (sizeof(arch_table) / sizeof(arch_table[0])))
 
 static bool blas_ready = false;
+
+/* the native sgemm micro-kernel of the chosen kernel set, for tfm_gemm_packed */
+typedef void (*sgemm_ukr_fn) (dim_t m, dim_t n, dim_t k, float *alpha, float *a, float *b,
+							  float *beta, float *c, inc_t rs_c, inc_t cs_c,
+							  auxinfo_t *data, cntx_t *cntx);
+static cntx_t *ukr_cntx;
+static sgemm_ukr_fn ukr_fn;
+static int	ukr_mr,
+			ukr_nr;
+static bool ukr_cols;			/* the kernel prefers column-stored C */
 static char arch_reason[128] = "not initialised";
 static int	n_threads = 1;
 static int	n_threads_started = 1;
@@ -191,6 +201,11 @@ tfm_blas_init(const char *arch, char *err, size_t errlen)
 
 	bli_init();
 	bli_thread_set_num_threads(1);
+	ukr_cntx = bli_gks_query_cntx();
+	ukr_fn = (sgemm_ukr_fn) bli_cntx_get_l3_nat_ukr_dt(BLIS_FLOAT, BLIS_GEMM_UKR, ukr_cntx);
+	ukr_mr = (int) bli_cntx_get_blksz_def_dt(BLIS_FLOAT, BLIS_MR, ukr_cntx);
+	ukr_nr = (int) bli_cntx_get_blksz_def_dt(BLIS_FLOAT, BLIS_NR, ukr_cntx);
+	ukr_cols = bli_cntx_l3_nat_ukr_prefers_cols_dt(BLIS_FLOAT, BLIS_GEMM_UKR, ukr_cntx);
 	blas_ready = true;
 	return 0;
 }
@@ -308,4 +323,127 @@ tfm_gemm_strided(int M, int N, int K, float alpha,
 	bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, M, N, K,
 				 &alpha, (float *) A, rsa, csa, (float *) B, rsb, csb,
 				 &beta, C, rsc, csc, NULL, &rntm);
+}
+
+/* ---- small products through the micro-kernel ----------------------------- */
+
+#define PANEL_ALIGN 16			/* floats: 64 bytes, for aligned panel loads */
+#define PACK_MIN 4				/* smaller M or N: BLIS's unpacked small-matrix path */
+
+static inline int
+round_up(int x, int m)
+{
+	return (x + m - 1) / m * m;
+}
+
+size_t
+tfm_gemm_packed_floats(int M, int N, int K)
+{
+	int			mx = M > N ? M : N;
+
+	ensure_ready();
+	/*
+	 * Either operand may land in either panel format (see ukr_cols); the
+	 * kernels read up to a few vectors past the last panel, as into BLIS's
+	 * own pack buffers.
+	 */
+	return (size_t) (round_up(mx, ukr_mr) + round_up(mx, ukr_nr)) * (K > 0 ? K : 1) +
+		2 * PANEL_ALIGN + (size_t) 4 * (ukr_mr + ukr_nr);
+}
+
+/*
+ * dst = the kernel's micro-panels of the M × K matrix X (strides rs, cs):
+ * panel i holds rows i·R .. i·R+R-1, column p at dst[i·R·K + p·R + r];
+ * rows past M are zeros.  A-panels (R = MR) and B-panels of Bᵀ (R = NR)
+ * have the same layout.
+ */
+static void
+pack_panels(float *restrict dst, int R, const float *X, ptrdiff_t rs, ptrdiff_t cs,
+			int M, int K)
+{
+	for (int i0 = 0; i0 < M; i0 += R)
+	{
+		float	   *d = dst + (size_t) i0 * K;
+		int			m = M - i0 < R ? M - i0 : R;
+
+		if (cs == 1)
+			for (int r = 0; r < m; r++)
+			{
+				const float *x = X + (size_t) (i0 + r) * rs;
+
+				for (int p = 0; p < K; p++)
+					d[(size_t) p * R + r] = x[p];
+			}
+		else
+			for (int p = 0; p < K; p++)
+			{
+				const float *x = X + (size_t) i0 * rs + (size_t) p * cs;
+
+				for (int r = 0; r < m; r++)
+					d[(size_t) p * R + r] = x[(size_t) r * rs];
+			}
+		if (m < R)
+			for (int p = 0; p < K; p++)
+				for (int r = m; r < R; r++)
+					d[(size_t) p * R + r] = 0.0f;
+	}
+}
+
+void
+tfm_gemm_packed(int M, int N, int K, float alpha,
+				const float *A, ptrdiff_t rsa, ptrdiff_t csa,
+				const float *B, ptrdiff_t rsb, ptrdiff_t csb,
+				float beta, float *C, ptrdiff_t rsc, ptrdiff_t csc,
+				float *pack)
+{
+	float	   *ap,
+			   *bp;
+	auxinfo_t	aux;
+
+	ensure_ready();
+	if (M == 0 || N == 0)
+		return;
+	if (K == 0 || M < PACK_MIN || N < PACK_MIN)
+	{
+		/* a query or two (decoding): packing would copy as much as it computes */
+		tfm_gemm_strided(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, csc);
+		return;
+	}
+	if (ukr_cols)
+	{
+		/* Cᵀ = Bᵀ·Aᵀ, so that the kernel writes C along its preferred axis */
+		const float *t = A;
+		ptrdiff_t	ts;
+		int			tn = M;
+
+		A = B, B = t;
+		M = N, N = tn;
+		ts = rsa, rsa = csb, csb = ts;
+		ts = csa, csa = rsb, rsb = ts;
+		ts = rsc, rsc = csc, csc = ts;
+	}
+	ap = (float *) (((uintptr_t) pack + PANEL_ALIGN * sizeof(float) - 1) &
+					~(uintptr_t) (PANEL_ALIGN * sizeof(float) - 1));
+	bp = ap + (size_t) round_up(M, ukr_mr) * K;
+	bp = (float *) (((uintptr_t) bp + PANEL_ALIGN * sizeof(float) - 1) &
+					~(uintptr_t) (PANEL_ALIGN * sizeof(float) - 1));
+	pack_panels(ap, ukr_mr, A, rsa, csa, M, K);
+	pack_panels(bp, ukr_nr, B, csb, rsb, N, K);		/* Bᵀ: N × K */
+
+	memset(&aux, 0, sizeof(aux));
+	for (int j0 = 0; j0 < N; j0 += ukr_nr)
+	{
+		float	   *b = bp + (size_t) j0 * K;
+
+		for (int i0 = 0; i0 < M; i0 += ukr_mr)
+		{
+			float	   *a = ap + (size_t) i0 * K;
+
+			aux.a_next = i0 + ukr_mr < M ? a + (size_t) ukr_mr * K : ap;
+			aux.b_next = i0 + ukr_mr < M ? b : b + (size_t) ukr_nr * K;
+			ukr_fn(M - i0 < ukr_mr ? M - i0 : ukr_mr, N - j0 < ukr_nr ? N - j0 : ukr_nr, K,
+				   &alpha, a, b, &beta, C + (size_t) i0 * rsc + (size_t) j0 * csc, rsc, csc,
+				   &aux, ukr_cntx);
+		}
+	}
 }

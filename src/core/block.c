@@ -90,7 +90,7 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 		sh.bsk = sh.bsv = (ptrdiff_t) kv->cap * d;
 		sh.bspad = kv->cap;
 		tfm_attention_forward(a->cat, kv->probs, a->qkv, kl->k, kl->v, kv->pad, &sh,
-							  ws->attn_scratch);
+							  kv->scratch);
 	}
 	else
 		tfm_attention_forward(a->cat, a->probs, a->qkv, a->qkv + d, a->qkv + 2 * d,

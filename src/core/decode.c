@@ -39,6 +39,30 @@ zalloc(size_t n)
 	return calloc(1, n + 16 * sizeof(float));
 }
 
+/*
+ * Self-attention over the cache sees up to cap keys for up to nmax queries:
+ * more than the workspace's attention scratch is sized for, so the decoder
+ * keeps its own, for as many threads as run now.
+ */
+static bool
+reserve_kv_scratch(tfm_decoder *d)
+{
+	const tfm_config *c = &d->m->cfg;
+	tfm_attn_shape sh = {.Tq = d->nmax, .Tk = d->cap, .s = c->d_model / c->heads};
+	int			threads = tfm_get_threads();
+	float	   *sc;
+
+	if (d->kv.scratch && d->kv.scratch_threads >= threads)
+		return true;
+	sc = zalloc(sizeof(float) * tfm_attention_scratch(&sh, threads));
+	if (!sc)
+		return false;
+	free(d->kv.scratch);
+	d->kv.scratch = sc;
+	d->kv.scratch_threads = threads;
+	return true;
+}
+
 tfm_decoder *
 tfm_decoder_create(tfm_model *m, int B, int cap, int nmax)
 {
@@ -59,11 +83,12 @@ tfm_decoder_create(tfm_model *m, int B, int cap, int nmax)
 	d->kv.layers = zalloc(sizeof(tfm_kv_layer) * L);
 	d->kv.pad = zalloc((size_t) B * cap);
 	d->kv.probs = zalloc(sizeof(float) * B * c->heads * nmax * cap);
+	ok = reserve_kv_scratch(d);
 	d->start = zalloc(sizeof(int) * B);
 	d->tmp = zalloc(sizeof(float) * B * nmax * dm);
 	d->last = zalloc(sizeof(float) * B * dm);
 	d->ids_row = zalloc(sizeof(int32_t) * nmax);
-	ok = d->kv.layers && d->kv.pad && d->kv.probs && d->start && d->tmp && d->last && d->ids_row;
+	ok = ok && d->kv.layers && d->kv.pad && d->kv.probs && d->start && d->tmp && d->last && d->ids_row;
 	for (int l = 0; ok && l < L; l++)
 	{
 		d->kv.layers[l].k = zalloc(sizeof(float) * B * cap * dm);
@@ -99,6 +124,7 @@ tfm_decoder_free(tfm_decoder *d)
 	free(d->kv.layers);
 	free(d->kv.pad);
 	free(d->kv.probs);
+	free(d->kv.scratch);
 	free(d->kv.cprobs);
 	free(d->start);
 	free(d->mem);
@@ -201,7 +227,8 @@ tfm_decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 
 	if (n < 1 || n > d->nmax || len + n > d->cap)
 		return -1;
-	if (tfm_workspace_reserve(m, B, s2s ? d->Ts : n, s2s ? n : 0, false) != 0)
+	if (tfm_workspace_reserve(m, B, s2s ? d->Ts : n, s2s ? n : 0, false) != 0 ||
+		!reserve_kv_scratch(d))
 		return -1;
 	ws = m->ws;
 

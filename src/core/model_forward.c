@@ -124,7 +124,11 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 	ws->pooled = carve(cv, (size_t) B * d);
 	ws->logits = carve(cv, c->task == TFM_TASK_CLASSIFY ? (size_t) B * V : Nd * V);
 	ws->sub_out = carve(cv, Nmax * d);
-	ws->attn_scratch = carve(cv, (size_t) threads * 2 * Tmax * Tmax);
+	{
+		tfm_attn_shape sh = {.Tq = Tmax, .Tk = Tmax, .s = (int) (d / h)};
+
+		ws->attn_scratch = carve(cv, tfm_attention_scratch(&sh, threads));
+	}
 	if (training)
 	{
 		ws->g_a = carve(cv, Nmax * d);

@@ -59,7 +59,9 @@ typedef struct tfm_kv
 	uint8_t    *pad;			/* (B, cap) 1 = pad key */
 	tfm_kv_layer *layers;
 	float	   *probs,			/* (B, h, nmax, cap) scratch */
-			   *cprobs;			/* (B, h, nmax, Ts) scratch */
+			   *cprobs,			/* (B, h, nmax, Ts) scratch */
+			   *scratch;		/* self-attention's, for up to cap keys */
+	int			scratch_threads;	/* threads it is sized for */
 } tfm_kv;
 
 /* the shape of one stack's pass */

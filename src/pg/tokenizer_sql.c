@@ -897,9 +897,10 @@ train_progress(void *arg, int32_t done, int32_t target)
 	/*
 	 * Training holds malloc'd state, so no longjmp from here: ask the core to
 	 * stop (it frees everything and returns TFM_TOK_ECANCEL), then take the
-	 * interrupt.
+	 * interrupt.  Only a cancel or termination stops it: other interrupts
+	 * stay pending and must not fail the aggregate.
 	 */
-	return INTERRUPTS_PENDING_CONDITION() ? 1 : 0;
+	return INTERRUPTS_PENDING_CONDITION() && (QueryCancelPending || ProcDiePending) ? 1 : 0;
 }
 
 PG_FUNCTION_INFO_V1(tfm_tokenizer_finish);

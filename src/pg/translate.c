@@ -84,7 +84,12 @@ static int
 cancel_check(void *arg)
 {
 	(void) arg;
-	return INTERRUPTS_PENDING_CONDITION() ? 1 : 0;
+	/*
+	 * Only what ends the statement stops the search: other interrupts (a
+	 * procsignal barrier, say) stay pending for the next CHECK_FOR_INTERRUPTS
+	 * and must not turn into an error here.
+	 */
+	return INTERRUPTS_PENDING_CONDITION() && (QueryCancelPending || ProcDiePending) ? 1 : 0;
 }
 
 /* translate n sources with nbest hypotheses each; out has n · nbest entries */

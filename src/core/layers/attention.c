@@ -5,8 +5,9 @@
  *
  * Each (batch, head) pair is independent: the loops run over the B·h pairs
  * on the core's threads, and each pair does its products on one thread
- * through tfm_gemm_strided (head j of a fused buffer is a strided view, so
- * nothing is copied).  Results do not depend on the number of threads.
+ * through tfm_gemm_packed (head j of a fused buffer is a strided view,
+ * packed into BLIS's micro-panels in the thread's scratch).  Results do not
+ * depend on the number of threads.
  * With the causal mask the queries go in blocks of CAUSAL_BLOCK rows and
  * each block's products stop at the last key its last row sees, so about
  * half of the masked square is never computed (the weights there are 0).
@@ -34,10 +35,20 @@
 #define BSO(sh) ((sh)->bso ? (size_t) (sh)->bso : (size_t) (sh)->Tq * (sh)->rso)
 #define BSPAD(sh) ((sh)->bspad ? (size_t) (sh)->bspad : (size_t) (sh)->Tk)
 
+/* per thread: dP and drop(P) (Tq × Tk each), then the products' panels */
+static inline size_t
+thread_scratch(const tfm_attn_shape *sh)
+{
+	int			mx = sh->Tq > sh->Tk ? sh->Tq : sh->Tk;
+
+	mx = mx > sh->s ? mx : sh->s;
+	return (size_t) 2 * sh->Tq * sh->Tk + tfm_gemm_packed_floats(mx, mx, mx);
+}
+
 size_t
 tfm_attention_scratch(const tfm_attn_shape *sh, int threads)
 {
-	return (size_t) threads * 2 * sh->Tq * sh->Tk;
+	return (size_t) threads * thread_scratch(sh);
 }
 
 static inline uint32_t
@@ -156,7 +167,8 @@ tfm_attention_forward(float *out, float *probs,
 		float	   *P = probs + (size_t) pr * Tq * Tk;
 		const uint8_t *pad = key_pad ? key_pad + (size_t) b * BSPAD(sh) : NULL;
 		const float *Pd = P;
-
+		float	   *D = scratch + (size_t) omp_get_thread_num() * thread_scratch(sh);
+		float	   *pack = D + (size_t) 2 * Tq * Tk;
 		const int	rb = row_block(sh);
 
 		for (int r0 = 0; r0 < Tq; r0 += rb)
@@ -164,15 +176,14 @@ tfm_attention_forward(float *out, float *probs,
 			int			nr = Tq - r0 < rb ? Tq - r0 : rb,
 						nv = visible_keys(sh, r0 + nr - 1);
 
-			tfm_gemm_strided(nr, nv, s, scale, qb + (size_t) r0 * sh->rsq, sh->rsq, 1, kb, 1, sh->rsk,
-							 0.0f, P + (size_t) r0 * Tk, Tk, 1);
+			tfm_gemm_packed(nr, nv, s, scale, qb + (size_t) r0 * sh->rsq, sh->rsq, 1, kb, 1, sh->rsk,
+							 0.0f, P + (size_t) r0 * Tk, Tk, 1, pack);
 		}
 		for (int r = 0; r < Tq; r++)
 			masked_softmax_row(P + (size_t) r * Tk, pad, visible_keys(sh, r), Tk);
 
 		if (dropping)
 		{
-			float	   *D = scratch + (size_t) omp_get_thread_num() * 2 * Tq * Tk;
 			size_t		base = (size_t) pr * Tq * Tk;
 
 			dropout_weights(D, P, (size_t) Tq * Tk, sh->key, base, th, keep_scale);
@@ -183,8 +194,8 @@ tfm_attention_forward(float *out, float *probs,
 			int			nr = Tq - r0 < rb ? Tq - r0 : rb,
 						nv = visible_keys(sh, r0 + nr - 1);
 
-			tfm_gemm_strided(nr, s, nv, 1.0f, Pd + (size_t) r0 * Tk, Tk, 1, vb, sh->rsv, 1,
-							 0.0f, ob + (size_t) r0 * sh->rso, sh->rso, 1);
+			tfm_gemm_packed(nr, s, nv, 1.0f, Pd + (size_t) r0 * Tk, Tk, 1, vb, sh->rsv, 1,
+							 0.0f, ob + (size_t) r0 * sh->rso, sh->rso, 1, pack);
 		}
 	}
 }
@@ -216,8 +227,9 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 		size_t		vo = (size_t) b * BSV(sh) + (size_t) j * s;
 		const float *dob = dout + (size_t) b * BSO(sh) + (size_t) j * s;
 		const float *P = probs + (size_t) pr * Tq * Tk;
-		float	   *dP = scratch + (size_t) omp_get_thread_num() * 2 * Tq * Tk;
+		float	   *dP = scratch + (size_t) omp_get_thread_num() * thread_scratch(sh);
 		float	   *D = dP + (size_t) Tq * Tk;
+		float	   *pack = D + (size_t) Tq * Tk;
 		const float *Pd = P;
 		size_t		base = (size_t) pr * Tq * Tk;
 		const int	rb = row_block(sh);
@@ -236,12 +248,12 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 			const float *dob_r = dob + (size_t) r0 * sh->rso;
 
 			/* dPd = dO·Vᵀ */
-			tfm_gemm_strided(nr, nv, s, 1.0f, dob_r, sh->rso, 1, v + vo, 1, sh->rsv,
-							 0.0f, dPb, Tk, 1);
+			tfm_gemm_packed(nr, nv, s, 1.0f, dob_r, sh->rso, 1, v + vo, 1, sh->rsv,
+							 0.0f, dPb, Tk, 1, pack);
 			/* dV += Pdᵀ·dO */
 			if (dv)
-				tfm_gemm_strided(nv, s, nr, 1.0f, Pd + (size_t) r0 * Tk, 1, Tk, dob_r, sh->rso, 1,
-								 1.0f, dv + vo, sh->rsv, 1);
+				tfm_gemm_packed(nv, s, nr, 1.0f, Pd + (size_t) r0 * Tk, 1, Tk, dob_r, sh->rso, 1,
+								 1.0f, dv + vo, sh->rsv, 1, pack);
 			/* through dropout, then the softmax (0 past what a row sees) */
 			for (int r = r0; r < r0 + nr; r++)
 			{
@@ -254,11 +266,11 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 			}
 			/* dQ += dS·K·scale;  dK += dSᵀ·Q·scale */
 			if (dq)
-				tfm_gemm_strided(nr, s, nv, scale, dPb, Tk, 1, k + ko, sh->rsk, 1,
-								 1.0f, dq + qo + (size_t) r0 * sh->rsq, sh->rsq, 1);
+				tfm_gemm_packed(nr, s, nv, scale, dPb, Tk, 1, k + ko, sh->rsk, 1,
+								 1.0f, dq + qo + (size_t) r0 * sh->rsq, sh->rsq, 1, pack);
 			if (dk)
-				tfm_gemm_strided(nv, s, nr, scale, dPb, 1, Tk, q + qo + (size_t) r0 * sh->rsq, sh->rsq, 1,
-								 1.0f, dk + ko, sh->rsk, 1);
+				tfm_gemm_packed(nv, s, nr, scale, dPb, 1, Tk, q + qo + (size_t) r0 * sh->rsq, sh->rsq, 1,
+								 1.0f, dk + ko, sh->rsk, 1, pack);
 		}
 	}
 }

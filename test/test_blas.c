@@ -1,0 +1,136 @@
+/*
+ * test_blas.c — the core's own use of BLIS's micro-kernel: tfm_gemm_packed
+ * against a double-precision reference on every shape class it meets (tiles
+ * full and cut at the kernel's MR and NR, K of 1 to 130), every stride
+ * layout of A, B and C (row- or column-major views with leading dimensions
+ * larger than the matrix), beta 0 and 1 and alpha ≠ 1.  C's view sits in a
+ * larger buffer whose other floats must come back untouched.
+ * tfm_gemm_strided (BLIS's own gemm) is checked the same way on some.
+ */
+#include "check.h"
+#include "tfm/blas.h"
+#include "tfm/rng.h"
+
+static tfm_rng rng;
+
+static float *
+rand_buf(size_t n)
+{
+	float	   *x = malloc((n + 16) * sizeof(float));
+
+	for (size_t i = 0; i < n + 16; i++)
+		x[i] = tfm_rng_uniform(&rng) - 0.5f;
+	return x;
+}
+
+typedef struct view
+{
+	ptrdiff_t	rs,
+				cs;
+	size_t		floats;
+} view;
+
+/* an R × C view, row-major (ld = C + 3) or column-major (ld = R + 5) */
+static view
+make_view(int R, int C, bool col_major)
+{
+	view		v;
+
+	if (col_major)
+		v = (view) {1, R + 5, (size_t) (R + 5) * C};
+	else
+		v = (view) {C + 3, 1, (size_t) R * (C + 3)};
+	return v;
+}
+
+static void
+check_one(int M, int N, int K, bool acol, bool bcol, bool ccol, float alpha, float beta,
+		  int which)
+{
+	view		va = make_view(M, K, acol),
+				vb = make_view(K, N, bcol),
+				vc = make_view(M, N, ccol);
+	float	   *A = rand_buf(va.floats),
+			   *B = rand_buf(vb.floats),
+			   *C = rand_buf(vc.floats),
+			   *C0 = malloc((vc.floats + 16) * sizeof(float)),
+			   *pack = NULL;
+	double		worst = 0.0;
+	bool		outside_ok = true;
+
+	memcpy(C0, C, (vc.floats + 16) * sizeof(float));
+	if (which == 0)
+	{
+		pack = malloc(tfm_gemm_packed_floats(M, N, K) * sizeof(float));
+		tfm_gemm_packed(M, N, K, alpha, A, va.rs, va.cs, B, vb.rs, vb.cs, beta, C, vc.rs, vc.cs,
+						pack);
+	}
+	else
+		tfm_gemm_strided(M, N, K, alpha, A, va.rs, va.cs, B, vb.rs, vb.cs, beta, C, vc.rs, vc.cs);
+
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++)
+		{
+			double		ref = 0.0;
+			size_t		ic = (size_t) i * vc.rs + (size_t) j * vc.cs;
+
+			for (int p = 0; p < K; p++)
+				ref += (double) A[i * va.rs + p * va.cs] * B[p * vb.rs + j * vb.cs];
+			ref = alpha * ref + (beta != 0.0f ? beta * (double) C0[ic] : 0.0);
+			worst = fmax(worst, fabs(C[ic] - ref) / (1e-6 * (K + 1)));
+		}
+	/* everything outside the view, slack included, is as it was */
+	for (size_t x = 0; x < vc.floats + 16; x++)
+	{
+		size_t		r = ccol ? x % vc.cs : x / vc.rs,
+					c = ccol ? x / vc.cs : x % vc.rs;
+
+		if ((r >= (size_t) M || c >= (size_t) N) && C[x] != C0[x])
+			outside_ok = false;
+	}
+	CHECK(worst <= 1.0, "%s %dx%dx%d A%s B%s C%s alpha %g beta %g: error %.3g of the tolerance",
+		  which == 0 ? "packed" : "strided", M, N, K, acol ? "col" : "row", bcol ? "col" : "row",
+		  ccol ? "col" : "row", alpha, beta, worst);
+	CHECK(outside_ok, "%s %dx%dx%d wrote outside C's view", which == 0 ? "packed" : "strided",
+		  M, N, K);
+	free(A);
+	free(B);
+	free(C);
+	free(C0);
+	free(pack);
+}
+
+int
+main(void)
+{
+	static const int dims[] = {1, 5, 6, 7, 12, 16, 17, 32, 33, 70};
+	static const int ks[] = {1, 3, 16, 32, 37, 130};
+	const int	nd = (int) (sizeof(dims) / sizeof(dims[0])),
+				nk = (int) (sizeof(ks) / sizeof(ks[0]));
+	char		err[256];
+
+	if (tfm_blas_init(getenv("TFM_BLIS_ARCH"), err, sizeof(err)) != 0)
+	{
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	tfm_rng_seed(&rng, 99);
+	for (int mi = 0; mi < nd; mi++)
+		for (int ni = 0; ni < nd; ni++)
+			for (int ki = 0; ki < nk; ki++)
+				for (int layout = 0; layout < 8; layout++)
+				{
+					int			M = dims[mi],
+								N = dims[ni],
+								K = ks[ki];
+
+					if (quick_mode() && (mi + ni + ki + layout) % 7 != 0)
+						continue;
+					check_one(M, N, K, layout & 1, layout & 2, layout & 4,
+							  layout % 3 == 0 ? 0.7f : 1.0f, (layout + ki) % 2 ? 1.0f : 0.0f, 0);
+					if (mi == ni && ki % 2 == 0 && layout % 4 == 0)
+						check_one(M, N, K, layout & 1, layout & 2, layout & 4, 1.0f, 0.0f, 1);
+				}
+	printf("BLIS kernels: %s (%s)\n", tfm_blas_arch(), tfm_blas_arch_reason());
+	return check_summary("test_blas");
+}
