@@ -5,9 +5,10 @@
  *
  * Each (batch, head) pair is independent: the loops run over the B·h pairs
  * on the core's threads, and each pair does its products on one thread
- * through tfm_gemm_packed (head j of a fused buffer is a strided view,
- * packed into BLIS's micro-panels in the thread's scratch).  Results do not
- * depend on the number of threads.
+ * (head j of a fused buffer is a strided view): through BLIS's micro-kernel
+ * on panels packed in the thread's scratch, or BLIS's gemm, whichever is
+ * faster for the product (head_gemm).  Results do not depend on the number
+ * of threads.
  * With the causal mask the queries go in blocks of CAUSAL_BLOCK rows and
  * each block's products stop at the last key its last row sees, so about
  * half of the masked square is never computed (the weights there are 0).
@@ -43,6 +44,26 @@ thread_scratch(const tfm_attn_shape *sh)
 
 	mx = mx > sh->s ? mx : sh->s;
 	return (size_t) 2 * sh->Tq * sh->Tk + tfm_gemm_packed_floats(mx, mx, mx);
+}
+
+/*
+ * One product of a head: through tfm_gemm_packed where that wins — B read
+ * through a transposed view (Q·Kᵀ, dO·Vᵀ: BLIS's gemm is 2-2.6× slower
+ * there at head sizes 16-32) or a short inner dimension (BLIS's per-call
+ * set-up dominates) — else BLIS's gemm, which beats packing on P·V-like
+ * products with a long K (bench/attn_products).
+ */
+#define ATTN_PACK_K 32
+
+static inline void
+head_gemm(int M, int N, int K, float alpha, const float *A, ptrdiff_t rsa, ptrdiff_t csa,
+		  const float *B, ptrdiff_t rsb, ptrdiff_t csb, float beta, float *C, ptrdiff_t rsc,
+		  float *pack)
+{
+	if ((rsb == 1 && csb != 1) || K <= ATTN_PACK_K)
+		tfm_gemm_packed(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, 1, pack);
+	else
+		tfm_gemm_strided(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, 1);
 }
 
 size_t
@@ -176,8 +197,8 @@ tfm_attention_forward(float *out, float *probs,
 			int			nr = Tq - r0 < rb ? Tq - r0 : rb,
 						nv = visible_keys(sh, r0 + nr - 1);
 
-			tfm_gemm_packed(nr, nv, s, scale, qb + (size_t) r0 * sh->rsq, sh->rsq, 1, kb, 1, sh->rsk,
-							 0.0f, P + (size_t) r0 * Tk, Tk, 1, pack);
+			head_gemm(nr, nv, s, scale, qb + (size_t) r0 * sh->rsq, sh->rsq, 1, kb, 1, sh->rsk,
+					  0.0f, P + (size_t) r0 * Tk, Tk, pack);
 		}
 		for (int r = 0; r < Tq; r++)
 			masked_softmax_row(P + (size_t) r * Tk, pad, visible_keys(sh, r), Tk);
@@ -194,8 +215,8 @@ tfm_attention_forward(float *out, float *probs,
 			int			nr = Tq - r0 < rb ? Tq - r0 : rb,
 						nv = visible_keys(sh, r0 + nr - 1);
 
-			tfm_gemm_packed(nr, s, nv, 1.0f, Pd + (size_t) r0 * Tk, Tk, 1, vb, sh->rsv, 1,
-							 0.0f, ob + (size_t) r0 * sh->rso, sh->rso, 1, pack);
+			head_gemm(nr, s, nv, 1.0f, Pd + (size_t) r0 * Tk, Tk, 1, vb, sh->rsv, 1,
+					  0.0f, ob + (size_t) r0 * sh->rso, sh->rso, pack);
 		}
 	}
 }
@@ -248,12 +269,12 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 			const float *dob_r = dob + (size_t) r0 * sh->rso;
 
 			/* dPd = dO·Vᵀ */
-			tfm_gemm_packed(nr, nv, s, 1.0f, dob_r, sh->rso, 1, v + vo, 1, sh->rsv,
-							 0.0f, dPb, Tk, 1, pack);
+			head_gemm(nr, nv, s, 1.0f, dob_r, sh->rso, 1, v + vo, 1, sh->rsv,
+					  0.0f, dPb, Tk, pack);
 			/* dV += Pdᵀ·dO */
 			if (dv)
-				tfm_gemm_packed(nv, s, nr, 1.0f, Pd + (size_t) r0 * Tk, 1, Tk, dob_r, sh->rso, 1,
-								 1.0f, dv + vo, sh->rsv, 1, pack);
+				head_gemm(nv, s, nr, 1.0f, Pd + (size_t) r0 * Tk, 1, Tk, dob_r, sh->rso, 1,
+						  1.0f, dv + vo, sh->rsv, pack);
 			/* through dropout, then the softmax (0 past what a row sees) */
 			for (int r = r0; r < r0 + nr; r++)
 			{
@@ -266,11 +287,11 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 			}
 			/* dQ += dS·K·scale;  dK += dSᵀ·Q·scale */
 			if (dq)
-				tfm_gemm_packed(nr, s, nv, scale, dPb, Tk, 1, k + ko, sh->rsk, 1,
-								 1.0f, dq + qo + (size_t) r0 * sh->rsq, sh->rsq, 1, pack);
+				head_gemm(nr, s, nv, scale, dPb, Tk, 1, k + ko, sh->rsk, 1,
+						  1.0f, dq + qo + (size_t) r0 * sh->rsq, sh->rsq, pack);
 			if (dk)
-				tfm_gemm_packed(nv, s, nr, scale, dPb, 1, Tk, q + qo + (size_t) r0 * sh->rsq, sh->rsq, 1,
-								 1.0f, dk + ko, sh->rsk, 1, pack);
+				head_gemm(nv, s, nr, scale, dPb, 1, Tk, q + qo + (size_t) r0 * sh->rsq, sh->rsq, 1,
+						  1.0f, dk + ko, sh->rsk, pack);
 		}
 	}
 }
