@@ -54,7 +54,7 @@ reserve_kv_scratch(tfm_decoder *d)
 
 	if (d->kv.scratch && d->kv.scratch_threads >= threads)
 		return true;
-	sc = zalloc(sizeof(float) * tfm_attention_scratch(&sh, threads));
+	sc = malloc(sizeof(float) * tfm_attention_scratch(&sh, threads));	/* no need to zero */
 	if (!sc)
 		return false;
 	free(d->kv.scratch);

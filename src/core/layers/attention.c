@@ -36,16 +36,6 @@
 #define BSO(sh) ((sh)->bso ? (size_t) (sh)->bso : (size_t) (sh)->Tq * (sh)->rso)
 #define BSPAD(sh) ((sh)->bspad ? (size_t) (sh)->bspad : (size_t) (sh)->Tk)
 
-/* per thread: dP and drop(P) (Tq × Tk each), then the products' panels */
-static inline size_t
-thread_scratch(const tfm_attn_shape *sh)
-{
-	int			mx = sh->Tq > sh->Tk ? sh->Tq : sh->Tk;
-
-	mx = mx > sh->s ? mx : sh->s;
-	return (size_t) 2 * sh->Tq * sh->Tk + tfm_gemm_packed_floats(mx, mx, mx);
-}
-
 /*
  * One product of a head: through tfm_gemm_packed where that wins — B read
  * through a transposed view (Q·Kᵀ, dO·Vᵀ: BLIS's gemm is 2-2.6× slower
@@ -64,6 +54,21 @@ head_gemm(int M, int N, int K, float alpha, const float *A, ptrdiff_t rsa, ptrdi
 		tfm_gemm_packed(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, 1, pack);
 	else
 		tfm_gemm_strided(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, 1);
+}
+
+/*
+ * Per thread: dP and drop(P) (Tq × Tk each), then panels for the packed
+ * products — head_gemm packs only products whose inner dimension is the
+ * head size or at most ATTN_PACK_K, so that bounds K.
+ */
+static inline size_t
+thread_scratch(const tfm_attn_shape *sh)
+{
+	int			mx = sh->Tq > sh->Tk ? sh->Tq : sh->Tk,
+				k = sh->s > ATTN_PACK_K ? sh->s : ATTN_PACK_K;
+
+	mx = mx > sh->s ? mx : sh->s;
+	return (size_t) 2 * sh->Tq * sh->Tk + tfm_gemm_packed_floats(mx, mx, k);
 }
 
 size_t
