@@ -352,6 +352,38 @@ tfm_gemm_packed_floats(int M, int N, int K)
 }
 
 /*
+ * One panel height R at a time, R a constant in each instance (so the copy
+ * of a panel's column unrolls into vector moves).  Full panels of a matrix
+ * stored along its rows (cs == 1: Q, K, dO read as rows) or along its
+ * columns (rs == 1: Pᵀ, dSᵀ, a transposed view) copy in the order that
+ * writes the panel contiguously; a last, cut panel is padded with zeros.
+ */
+static inline __attribute__((always_inline)) void
+pack_fixed(float *restrict dst, const int R, const float *restrict X, ptrdiff_t rs,
+		   ptrdiff_t cs, int M, int K)
+{
+	for (int i0 = 0; i0 < M; i0 += R)
+	{
+		float	   *restrict d = dst + (size_t) i0 * K;
+		const float *x = X + (size_t) i0 * rs;
+		int			m = M - i0 < R ? M - i0 : R;
+
+		if (m == R && rs == 1)
+			for (int p = 0; p < K; p++)
+				for (int r = 0; r < R; r++)
+					d[(size_t) p * R + r] = x[(size_t) p * cs + r];
+		else if (m == R && cs == 1)
+			for (int p = 0; p < K; p++)
+				for (int r = 0; r < R; r++)
+					d[(size_t) p * R + r] = x[(size_t) r * rs + p];
+		else
+			for (int p = 0; p < K; p++)
+				for (int r = 0; r < R; r++)
+					d[(size_t) p * R + r] = r < m ? x[(size_t) r * rs + (size_t) p * cs] : 0.0f;
+	}
+}
+
+/*
  * dst = the kernel's micro-panels of the M × K matrix X (strides rs, cs):
  * panel i holds rows i·R .. i·R+R-1, column p at dst[i·R·K + p·R + r];
  * rows past M are zeros.  A-panels (R = MR) and B-panels of Bᵀ (R = NR)
@@ -361,31 +393,34 @@ static void
 pack_panels(float *restrict dst, int R, const float *X, ptrdiff_t rs, ptrdiff_t cs,
 			int M, int K)
 {
-	for (int i0 = 0; i0 < M; i0 += R)
+	switch (R)
 	{
-		float	   *d = dst + (size_t) i0 * K;
-		int			m = M - i0 < R ? M - i0 : R;
-
-		if (cs == 1)
-			for (int r = 0; r < m; r++)
+		case 6:
+			pack_fixed(dst, 6, X, rs, cs, M, K);
+			break;
+		case 8:
+			pack_fixed(dst, 8, X, rs, cs, M, K);
+			break;
+		case 12:
+			pack_fixed(dst, 12, X, rs, cs, M, K);
+			break;
+		case 16:
+			pack_fixed(dst, 16, X, rs, cs, M, K);
+			break;
+		case 32:
+			pack_fixed(dst, 32, X, rs, cs, M, K);
+			break;
+		default:
+			for (int i0 = 0; i0 < M; i0 += R)
 			{
-				const float *x = X + (size_t) (i0 + r) * rs;
+				float	   *d = dst + (size_t) i0 * K;
+				int			m = M - i0 < R ? M - i0 : R;
 
 				for (int p = 0; p < K; p++)
-					d[(size_t) p * R + r] = x[p];
+					for (int r = 0; r < R; r++)
+						d[(size_t) p * R + r] = r < m ?
+							X[(size_t) (i0 + r) * rs + (size_t) p * cs] : 0.0f;
 			}
-		else
-			for (int p = 0; p < K; p++)
-			{
-				const float *x = X + (size_t) i0 * rs + (size_t) p * cs;
-
-				for (int r = 0; r < m; r++)
-					d[(size_t) p * R + r] = x[(size_t) r * rs];
-			}
-		if (m < R)
-			for (int p = 0; p < K; p++)
-				for (int r = m; r < R; r++)
-					d[(size_t) p * R + r] = 0.0f;
 	}
 }
 
