@@ -6,6 +6,10 @@
  * larger than the matrix), beta 0 and 1 and alpha ≠ 1.  C's view sits in a
  * larger buffer whose other floats must come back untouched.
  * tfm_gemm_strided (BLIS's own gemm) is checked the same way on some.
+ * Panels kept across products (tfm_pack_left / tfm_pack_right and
+ * tfm_gemm_panels): leading rows and columns of the packed operands and
+ * windows of their inner dimension (a prefix, a suffix, different starts
+ * on the two sides), as attention's causal blocks use them.
  */
 #include "check.h"
 #include "tfm/blas.h"
@@ -100,6 +104,62 @@ check_one(int M, int N, int K, bool acol, bool bcol, bool ccol, float alpha, flo
 	free(pack);
 }
 
+/*
+ * A (Mp × Kp) and B (Kp × Np) packed once; C = alpha·A[:M, a0:a0+K]·B[b0:b0+K, :N] + beta·C
+ */
+static void
+check_panels(int Mp, int Np, int Kp, int M, int N, int K, int a0, int b0, bool acol, bool bcol,
+			 bool ccol, float alpha, float beta)
+{
+	view		va = make_view(Mp, Kp, acol),
+				vb = make_view(Kp, Np, bcol),
+				vc = make_view(M, N, ccol);
+	float	   *A = rand_buf(va.floats),
+			   *B = rand_buf(vb.floats),
+			   *C = rand_buf(vc.floats),
+			   *C0 = malloc((vc.floats + 16) * sizeof(float)),
+			   *pa = malloc(tfm_panels_floats(Mp, Kp) * sizeof(float)),
+			   *pb = malloc(tfm_panels_floats(Np, Kp) * sizeof(float));
+	tfm_panels	la,
+				rb;
+	double		worst = 0.0;
+	bool		outside_ok = true;
+
+	memcpy(C0, C, (vc.floats + 16) * sizeof(float));
+	la = tfm_pack_left(pa, Mp, Kp, A, va.rs, va.cs);
+	rb = tfm_pack_right(pb, Kp, Np, B, vb.rs, vb.cs);
+	tfm_gemm_panels(M, N, K, alpha, &la, a0, &rb, b0, beta, C, vc.rs, vc.cs);
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++)
+		{
+			double		ref = 0.0;
+			size_t		ic = (size_t) i * vc.rs + (size_t) j * vc.cs;
+
+			for (int p = 0; p < K; p++)
+				ref += (double) A[i * va.rs + (a0 + p) * va.cs] * B[(b0 + p) * vb.rs + j * vb.cs];
+			ref = alpha * ref + (beta != 0.0f ? beta * (double) C0[ic] : 0.0);
+			worst = fmax(worst, fabs(C[ic] - ref) / (1e-6 * (K + 1)));
+		}
+	for (size_t x = 0; x < vc.floats + 16; x++)
+	{
+		size_t		r = ccol ? x % vc.cs : x / vc.rs,
+					c = ccol ? x / vc.cs : x % vc.rs;
+
+		if ((r >= (size_t) M || c >= (size_t) N) && C[x] != C0[x])
+			outside_ok = false;
+	}
+	CHECK(worst <= 1.0, "panels %dx%dx%d of %dx%dx%d from k %d/%d A%s B%s C%s: error %.3g of the tolerance",
+		  M, N, K, Mp, Np, Kp, a0, b0, acol ? "col" : "row", bcol ? "col" : "row",
+		  ccol ? "col" : "row", worst);
+	CHECK(outside_ok, "panels %dx%dx%d wrote outside C's view", M, N, K);
+	free(A);
+	free(B);
+	free(C);
+	free(C0);
+	free(pa);
+	free(pb);
+}
+
 int
 main(void)
 {
@@ -131,6 +191,30 @@ main(void)
 					if (mi == ni && ki % 2 == 0 && layout % 4 == 0)
 						check_one(M, N, K, layout & 1, layout & 2, layout & 4, 1.0f, 0.0f, 1);
 				}
+	for (int layout = 0; layout < 8; layout++)
+	{
+		static const int shapes[][2] = {{5, 7}, {16, 16}, {17, 40}, {33, 6}, {70, 33}};
+
+		for (int si = 0; si < 5; si++)
+		{
+			int			Mp = shapes[si][0],
+						Np = shapes[si][1];
+			bool		ac = layout & 1,
+						bc = layout & 2,
+						cc = layout & 4;
+			float		beta = layout % 2 ? 1.0f : 0.0f;
+
+			/* whole operands; leading rows/columns; a prefix of K (keys seen) */
+			check_panels(Mp, Np, 37, Mp, Np, 37, 0, 0, ac, bc, cc, 1.0f, beta);
+			check_panels(Mp, Np, 64, Mp > 4 ? Mp - 3 : Mp, Np > 4 ? Np - 4 : Np, 64, 0, 0,
+						 ac, bc, cc, 0.7f, beta);
+			check_panels(Mp, Np, 64, Mp, Np, 33, 0, 0, ac, bc, cc, 1.0f, 1.0f - beta);
+			/* suffixes and windows at different starts */
+			check_panels(Mp, Np, 64, Mp, Np, 32, 32, 32, ac, bc, cc, 1.0f, beta);
+			check_panels(Mp, Np, 64, Mp, Np, 20, 0, 44, ac, bc, cc, 0.7f, beta);
+			check_panels(Mp, Np, 64, Mp, Np, 7, 50, 3, ac, bc, cc, 1.0f, 1.0f - beta);
+		}
+	}
 	printf("BLIS kernels: %s (%s)\n", tfm_blas_arch(), tfm_blas_arch_reason());
 	return check_summary("test_blas");
 }

@@ -624,6 +624,9 @@ main(void)
 			test_attention(1, 1, p, 4, 9);		/* cached keys before the queries */
 			test_attention(0, 1, p, 70, 70);	/* causal row blocks 32 + 32 + 6 */
 			test_attention(1, 1, p, 40, 75);
+			test_attention(0, 1, p, 3, 3);		/* fewer than PANEL_MIN queries: BLIS on the views */
+			test_attention(1, 1, p, 2, 9);
+			test_attention(1, 0, p, 1, 6);
 		}
 		test_embedding();
 		test_pooling();

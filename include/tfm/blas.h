@@ -21,6 +21,14 @@
  * its per-call set-up, which costs as much as these products.  Products
  * with fewer than 4 rows or columns (one query while decoding) go to
  * tfm_gemm_strided instead.
+ *
+ * Panels kept across products: an operand used by several products (one
+ * head's keys for every causal block of queries) is packed once, with
+ * tfm_pack_left (the A of C = A·B, M × K) or tfm_pack_right (the B, K × N)
+ * into caller memory of tfm_panels_floats(rows, K) floats (rows = M or N),
+ * and tfm_gemm_panels multiplies the first M rows of a left operand by the
+ * first N columns of a right one over K steps of their inner dimension,
+ * starting at step a_k0 / b_k0 of each (a prefix or a suffix of it).
  */
 #ifndef TFM_BLAS_H
 #define TFM_BLAS_H
@@ -68,5 +76,20 @@ void		tfm_gemm_packed(int M, int N, int K, float alpha,
 							const float *B, ptrdiff_t rsb, ptrdiff_t csb,
 							float beta, float *C, ptrdiff_t rsc, ptrdiff_t csc,
 							float *pack);
+
+typedef struct tfm_panels
+{
+	float	   *data;			/* aligned start of the panels */
+	int			rows;			/* M of a left operand, N of a right one */
+	int			depth;			/* the inner dimension packed (K) */
+	int			height;			/* rows per panel (the kernel's MR or NR) */
+} tfm_panels;
+
+size_t		tfm_panels_floats(int rows, int depth);
+tfm_panels	tfm_pack_left(float *buf, int M, int K, const float *A, ptrdiff_t rs, ptrdiff_t cs);
+tfm_panels	tfm_pack_right(float *buf, int K, int N, const float *B, ptrdiff_t rs, ptrdiff_t cs);
+void		tfm_gemm_panels(int M, int N, int K, float alpha,
+							const tfm_panels *a, int a_k0, const tfm_panels *b, int b_k0,
+							float beta, float *C, ptrdiff_t rsc, ptrdiff_t csc);
 
 #endif							/* TFM_BLAS_H */

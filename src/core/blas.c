@@ -16,6 +16,7 @@
  * (a PostgreSQL backend) keeps receiving its signals on its own thread.
  */
 #include <cpuid.h>
+#include <immintrin.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@ static sgemm_ukr_fn ukr_fn;
 static int	ukr_mr,
 			ukr_nr;
 static bool ukr_cols;			/* the kernel prefers column-stored C */
+static bool pack_avx2;			/* the CPU has AVX2: panels of rows by 8 × 8 transposes */
 static char arch_reason[128] = "not initialised";
 static int	n_threads = 1;
 static int	n_threads_started = 1;
@@ -206,6 +208,8 @@ tfm_blas_init(const char *arch, char *err, size_t errlen)
 	ukr_mr = (int) bli_cntx_get_blksz_def_dt(BLIS_FLOAT, BLIS_MR, ukr_cntx);
 	ukr_nr = (int) bli_cntx_get_blksz_def_dt(BLIS_FLOAT, BLIS_NR, ukr_cntx);
 	ukr_cols = bli_cntx_l3_nat_ukr_prefers_cols_dt(BLIS_FLOAT, BLIS_GEMM_UKR, ukr_cntx);
+	__builtin_cpu_init();
+	pack_avx2 = __builtin_cpu_supports("avx2") && getenv("TFM_NO_AVX2_PACK") == NULL;
 	blas_ready = true;
 	return 0;
 }
@@ -339,16 +343,7 @@ round_up(int x, int m)
 size_t
 tfm_gemm_packed_floats(int M, int N, int K)
 {
-	int			mx = M > N ? M : N;
-
-	ensure_ready();
-	/*
-	 * Either operand may land in either panel format (see ukr_cols); the
-	 * kernels read up to a few vectors past the last panel, as into BLIS's
-	 * own pack buffers.
-	 */
-	return (size_t) (round_up(mx, ukr_mr) + round_up(mx, ukr_nr)) * (K > 0 ? K : 1) +
-		2 * PANEL_ALIGN + (size_t) 4 * (ukr_mr + ukr_nr);
+	return tfm_panels_floats(M, K) + tfm_panels_floats(N, K);
 }
 
 /*
@@ -358,6 +353,65 @@ tfm_gemm_packed_floats(int M, int N, int K)
  * columns (rs == 1: Pᵀ, dSᵀ, a transposed view) copy in the order that
  * writes the panel contiguously; a last, cut panel is padded with zeros.
  */
+/* r[j] = column j of the 8 × 8 block of rows r[0..7] */
+__attribute__((target("avx2"))) static inline void
+transpose8(__m256 r[8])
+{
+	__m256		t[8],
+				u[8];
+
+	for (int i = 0; i < 8; i += 2)
+	{
+		t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+		t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+	}
+	for (int i = 0; i < 8; i += 4)
+	{
+		u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+		u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+		u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+		u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+	}
+	for (int i = 0; i < 4; i++)
+	{
+		r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
+		r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
+	}
+}
+
+/*
+ * One full panel of R rows stored along their columns (cs == 1): eight
+ * columns at a time, as 8 × 8 transposes of groups of eight rows (a last
+ * group of fewer rows reads zeros); returns the
+ * columns done, the caller copies the rest.
+ */
+__attribute__((target("avx2"))) static int
+pack_rows_avx2(float *restrict d, int R, const float *x, ptrdiff_t rs, int K)
+{
+	int			p = 0;
+
+	for (; p + 8 <= K; p += 8)
+		for (int g = 0; g < R; g += 8)
+		{
+			int			n = R - g < 8 ? R - g : 8;
+			__m256		r[8];
+
+			for (int i = 0; i < 8; i++)
+				r[i] = i < n ? _mm256_loadu_ps(x + (size_t) (g + i) * rs + p) : _mm256_setzero_ps();
+			transpose8(r);
+			/*
+			 * In increasing order: a group of n < 8 rows (the last) spills
+			 * 8 − n zeros into the next column's start, which the next store
+			 * (or the caller's tail) overwrites; after the panel's last
+			 * column they land in the next panel, packed later, or in the
+			 * slack tfm_panels_floats keeps.
+			 */
+			for (int j = 0; j < 8; j++)
+				_mm256_storeu_ps(d + (size_t) (p + j) * R + g, r[j]);
+		}
+	return p;
+}
+
 static inline __attribute__((always_inline)) void
 pack_fixed(float *restrict dst, const int R, const float *restrict X, ptrdiff_t rs,
 		   ptrdiff_t cs, int M, int K)
@@ -373,7 +427,7 @@ pack_fixed(float *restrict dst, const int R, const float *restrict X, ptrdiff_t 
 				for (int r = 0; r < R; r++)
 					d[(size_t) p * R + r] = x[(size_t) p * cs + r];
 		else if (m == R && cs == 1)
-			for (int p = 0; p < K; p++)
+			for (int p = pack_avx2 ? pack_rows_avx2(d, R, x, rs, K) : 0; p < K; p++)
 				for (int r = 0; r < R; r++)
 					d[(size_t) p * R + r] = x[(size_t) r * rs + p];
 		else
@@ -424,6 +478,95 @@ pack_panels(float *restrict dst, int R, const float *X, ptrdiff_t rs, ptrdiff_t 
 	}
 }
 
+static inline float *
+align_panels(float *buf)
+{
+	return (float *) (((uintptr_t) buf + PANEL_ALIGN * sizeof(float) - 1) &
+					  ~(uintptr_t) (PANEL_ALIGN * sizeof(float) - 1));
+}
+
+size_t
+tfm_panels_floats(int rows, int depth)
+{
+	int			n = rows > 0 ? rows : 1,
+				r;
+
+	ensure_ready();
+	/* either panel height; the kernels read a few vectors past the last panel */
+	r = round_up(n, ukr_mr) > round_up(n, ukr_nr) ? round_up(n, ukr_mr) : round_up(n, ukr_nr);
+	return (size_t) r * (depth > 0 ? depth : 1) +
+		PANEL_ALIGN + (size_t) 4 * (ukr_mr + ukr_nr);
+}
+
+/*
+ * The left operand of C = A·B becomes the kernel's A-panels, the right one
+ * (as Bᵀ) its B-panels — or the other way round when the kernel prefers to
+ * write C along columns (then tfm_gemm_panels computes Cᵀ = Bᵀ·Aᵀ).
+ */
+tfm_panels
+tfm_pack_left(float *buf, int M, int K, const float *A, ptrdiff_t rs, ptrdiff_t cs)
+{
+	tfm_panels	p = {align_panels(buf), M, K, ukr_cols ? ukr_nr : ukr_mr};
+
+	ensure_ready();
+	pack_panels(p.data, p.height, A, rs, cs, M, K);
+	return p;
+}
+
+tfm_panels
+tfm_pack_right(float *buf, int K, int N, const float *B, ptrdiff_t rs, ptrdiff_t cs)
+{
+	tfm_panels	p = {align_panels(buf), N, K, ukr_cols ? ukr_mr : ukr_nr};
+
+	ensure_ready();
+	pack_panels(p.data, p.height, B, cs, rs, N, K);		/* Bᵀ: N × K */
+	return p;
+}
+
+void
+tfm_gemm_panels(int M, int N, int K, float alpha, const tfm_panels *a, int a_k0,
+				const tfm_panels *b, int b_k0, float beta, float *C, ptrdiff_t rsc,
+				ptrdiff_t csc)
+{
+	const tfm_panels *u = a,
+			   *w = b;
+	int			u_k0 = a_k0,
+				w_k0 = b_k0;
+	auxinfo_t	aux;
+
+	if (M <= 0 || N <= 0)
+		return;
+	if (ukr_cols)
+	{
+		/* Cᵀ = Bᵀ·Aᵀ: the kernel's A-panels hold B */
+		int			t = M;
+		ptrdiff_t	ts = rsc;
+
+		u = b, w = a;
+		u_k0 = b_k0, w_k0 = a_k0;
+		M = N, N = t;
+		rsc = csc, csc = ts;
+	}
+	memset(&aux, 0, sizeof(aux));
+	for (int j0 = 0; j0 < N; j0 += w->height)
+	{
+		float	   *bp = w->data + (size_t) j0 * w->depth + (size_t) w_k0 * w->height;
+
+		for (int i0 = 0; i0 < M; i0 += u->height)
+		{
+			float	   *ap = u->data + (size_t) i0 * u->depth + (size_t) u_k0 * u->height;
+			bool		last_i = i0 + u->height >= M;
+
+			aux.a_next = last_i ? u->data : ap + (size_t) u->height * u->depth;
+			aux.b_next = last_i ? bp + (size_t) w->height * w->depth : bp;
+			ukr_fn(M - i0 < u->height ? M - i0 : u->height,
+				   N - j0 < w->height ? N - j0 : w->height, K,
+				   &alpha, ap, bp, &beta, C + (size_t) i0 * rsc + (size_t) j0 * csc, rsc, csc,
+				   &aux, ukr_cntx);
+		}
+	}
+}
+
 void
 tfm_gemm_packed(int M, int N, int K, float alpha,
 				const float *A, ptrdiff_t rsa, ptrdiff_t csa,
@@ -431,9 +574,8 @@ tfm_gemm_packed(int M, int N, int K, float alpha,
 				float beta, float *C, ptrdiff_t rsc, ptrdiff_t csc,
 				float *pack)
 {
-	float	   *ap,
-			   *bp;
-	auxinfo_t	aux;
+	tfm_panels	a,
+				b;
 
 	ensure_ready();
 	if (M == 0 || N == 0)
@@ -444,41 +586,7 @@ tfm_gemm_packed(int M, int N, int K, float alpha,
 		tfm_gemm_strided(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, csc);
 		return;
 	}
-	if (ukr_cols)
-	{
-		/* Cᵀ = Bᵀ·Aᵀ, so that the kernel writes C along its preferred axis */
-		const float *t = A;
-		ptrdiff_t	ts;
-		int			tn = M;
-
-		A = B, B = t;
-		M = N, N = tn;
-		ts = rsa, rsa = csb, csb = ts;
-		ts = csa, csa = rsb, rsb = ts;
-		ts = rsc, rsc = csc, csc = ts;
-	}
-	ap = (float *) (((uintptr_t) pack + PANEL_ALIGN * sizeof(float) - 1) &
-					~(uintptr_t) (PANEL_ALIGN * sizeof(float) - 1));
-	bp = ap + (size_t) round_up(M, ukr_mr) * K;
-	bp = (float *) (((uintptr_t) bp + PANEL_ALIGN * sizeof(float) - 1) &
-					~(uintptr_t) (PANEL_ALIGN * sizeof(float) - 1));
-	pack_panels(ap, ukr_mr, A, rsa, csa, M, K);
-	pack_panels(bp, ukr_nr, B, csb, rsb, N, K);		/* Bᵀ: N × K */
-
-	memset(&aux, 0, sizeof(aux));
-	for (int j0 = 0; j0 < N; j0 += ukr_nr)
-	{
-		float	   *b = bp + (size_t) j0 * K;
-
-		for (int i0 = 0; i0 < M; i0 += ukr_mr)
-		{
-			float	   *a = ap + (size_t) i0 * K;
-
-			aux.a_next = i0 + ukr_mr < M ? a + (size_t) ukr_mr * K : ap;
-			aux.b_next = i0 + ukr_mr < M ? b : b + (size_t) ukr_nr * K;
-			ukr_fn(M - i0 < ukr_mr ? M - i0 : ukr_mr, N - j0 < ukr_nr ? N - j0 : ukr_nr, K,
-				   &alpha, a, b, &beta, C + (size_t) i0 * rsc + (size_t) j0 * csc, rsc, csc,
-				   &aux, ukr_cntx);
-		}
-	}
+	a = tfm_pack_left(pack, M, K, A, rsa, csa);
+	b = tfm_pack_right(pack + tfm_panels_floats(M, K), K, N, B, rsb, csb);
+	tfm_gemm_panels(M, N, K, alpha, &a, 0, &b, 0, beta, C, rsc, csc);
 }

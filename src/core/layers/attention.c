@@ -5,13 +5,17 @@
  *
  * Each (batch, head) pair is independent: the loops run over the B·h pairs
  * on the core's threads, and each pair does its products on one thread
- * (head j of a fused buffer is a strided view): through BLIS's micro-kernel
- * on panels packed in the thread's scratch, or BLIS's gemm, whichever is
- * faster for the product (head_gemm).  Results do not depend on the number
- * of threads.
+ * (head j of a fused buffer is a strided view) through BLIS's micro-kernel
+ * on panels packed in the thread's scratch (blas.h): the operands every
+ * block of queries uses (K, V; in the backward pass Vᵀ, K, dO, Q) are
+ * packed once per pair.  Results do not depend on the number of threads.
  * With the causal mask the queries go in blocks of CAUSAL_BLOCK rows and
- * each block's products stop at the last key its last row sees, so about
- * half of the masked square is never computed (the weights there are 0).
+ * each block's products stop at the last key its last row sees; the
+ * gradients of K and V go in blocks of as many keys, each summed over the
+ * queries that see them — about half of the masked square is never
+ * computed (the weights there are 0).  A pair with fewer than PANEL_MIN
+ * queries (one token at a time while decoding) calls BLIS's gemm on the
+ * views instead: packing the cache would copy as much as it computes.
  *
  * Forward, per pair:  S = Q·Kᵀ/√s,  P = softmax(mask(S)),  O = drop(P)·V.
  * Backward:           dPd = dO·Vᵀ,  dV += drop(P)ᵀ·dO,  dP = drop'(dPd),
@@ -36,39 +40,53 @@
 #define BSO(sh) ((sh)->bso ? (size_t) (sh)->bso : (size_t) (sh)->Tq * (sh)->rso)
 #define BSPAD(sh) ((sh)->bspad ? (size_t) (sh)->bspad : (size_t) (sh)->Tk)
 
-/*
- * One product of a head: through tfm_gemm_packed where that wins — B read
- * through a transposed view (Q·Kᵀ, dO·Vᵀ: BLIS's gemm is 2-2.6× slower
- * there at head sizes 16-32) or a short inner dimension (BLIS's per-call
- * set-up dominates) — else BLIS's gemm, which beats packing on P·V-like
- * products with a long K (bench/attn_products).
- */
-#define ATTN_PACK_K 32
+#define CAUSAL_BLOCK 32
+#define PANEL_MIN 4
 
-static inline void
-head_gemm(int M, int N, int K, float alpha, const float *A, ptrdiff_t rsa, ptrdiff_t csa,
-		  const float *B, ptrdiff_t rsb, ptrdiff_t csb, float beta, float *C, ptrdiff_t rsc,
-		  float *pack)
+/* query rows (and keys) per product block: all of them, or CAUSAL_BLOCK when causal */
+static inline int
+row_block(const tfm_attn_shape *sh)
 {
-	if ((rsb == 1 && csb != 1) || K <= ATTN_PACK_K)
-		tfm_gemm_packed(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, 1, pack);
-	else
-		tfm_gemm_strided(M, N, K, alpha, A, rsa, csa, B, rsb, csb, beta, C, rsc, 1);
+	return sh->causal && sh->Tq > CAUSAL_BLOCK ? CAUSAL_BLOCK : sh->Tq;
 }
 
-/*
- * Per thread: dP and drop(P) (Tq × Tk each), then panels for the packed
- * products — head_gemm packs only products whose inner dimension is the
- * head size or at most ATTN_PACK_K, so that bounds K.
- */
+static inline int
+key_block(const tfm_attn_shape *sh)
+{
+	return sh->causal && sh->Tk > CAUSAL_BLOCK ? CAUSAL_BLOCK : sh->Tk;
+}
+
+static inline size_t
+max_sz(size_t a, size_t b)
+{
+	return a > b ? a : b;
+}
+
+/* panels of a whole operand: K, V, Vᵀ (keys × s either way), dO or Q */
+static inline size_t
+operand_panels(const tfm_attn_shape *sh)
+{
+	size_t		n = max_sz(tfm_panels_floats(sh->Tk, sh->s), tfm_panels_floats(sh->s, sh->Tk));
+
+	return max_sz(n, tfm_panels_floats(sh->s, sh->Tq));
+}
+
+/* panels of one block: Q, dO, P or dS rows of a query block; Pᵀ or dSᵀ of a key block */
+static inline size_t
+block_panels(const tfm_attn_shape *sh)
+{
+	int			k = sh->s > sh->Tk ? sh->s : sh->Tk;
+
+	return max_sz(tfm_panels_floats(row_block(sh), k), tfm_panels_floats(key_block(sh), sh->Tq));
+}
+
+/* per thread: dP and drop(P) (Tq × Tk each), two operands' panels, one block's */
 static inline size_t
 thread_scratch(const tfm_attn_shape *sh)
 {
-	int			mx = sh->Tq > sh->Tk ? sh->Tq : sh->Tk,
-				k = sh->s > ATTN_PACK_K ? sh->s : ATTN_PACK_K;
-
-	mx = mx > sh->s ? mx : sh->s;
-	return (size_t) 2 * sh->Tq * sh->Tk + tfm_gemm_packed_floats(mx, mx, k);
+	if (sh->Tq < PANEL_MIN)
+		return (size_t) 2 * sh->Tq * sh->Tk;
+	return (size_t) 2 * sh->Tq * sh->Tk + 2 * operand_panels(sh) + block_panels(sh);
 }
 
 size_t
@@ -92,15 +110,6 @@ visible_keys(const tfm_attn_shape *sh, int r)
 	if (!sh->causal)
 		return sh->Tk;
 	return sh->Tk - sh->Tq + r + 1;
-}
-
-#define CAUSAL_BLOCK 32
-
-/* query rows per product block: all of them, or CAUSAL_BLOCK when causal */
-static inline int
-row_block(const tfm_attn_shape *sh)
-{
-	return sh->causal && sh->Tq > CAUSAL_BLOCK ? CAUSAL_BLOCK : sh->Tq;
 }
 
 /* mask and softmax one row of scores in place */
@@ -164,6 +173,29 @@ softmax_backward_row(float *g, const float *p, int Tk, bool dropping, uint64_t k
 		g[c] = p[c] * (g[c] - dot);
 }
 
+/* the first query that sees key kk (causal): query r sits at position Tk − Tq + r */
+static inline int
+first_query(const tfm_attn_shape *sh, int kk)
+{
+	int			q0 = kk - (sh->Tk - sh->Tq);
+
+	return !sh->causal || q0 < 0 ? 0 : q0;
+}
+
+/* one pair's softmax rows r0 .. r0+nr-1 (scores in P), then their dropout into D */
+static inline void
+weights_rows(float *P, float *D, const uint8_t *pad, const tfm_attn_shape *sh, int r0, int nr,
+			 size_t base, uint32_t th, float keep_scale)
+{
+	const int	Tk = sh->Tk;
+
+	for (int r = r0; r < r0 + nr; r++)
+		masked_softmax_row(P + (size_t) r * Tk, pad, visible_keys(sh, r), Tk);
+	if (sh->p_drop > 0.0f)
+		dropout_weights(D + (size_t) r0 * Tk, P + (size_t) r0 * Tk, (size_t) nr * Tk, sh->key,
+						base + (size_t) r0 * Tk, th, keep_scale);
+}
+
 void
 tfm_attention_forward(float *out, float *probs,
 					  const float *q, const float *k, const float *v,
@@ -192,37 +224,58 @@ tfm_attention_forward(float *out, float *probs,
 		float	   *ob = out + (size_t) b * BSO(sh) + (size_t) j * s;
 		float	   *P = probs + (size_t) pr * Tq * Tk;
 		const uint8_t *pad = key_pad ? key_pad + (size_t) b * BSPAD(sh) : NULL;
-		const float *Pd = P;
 		float	   *D = scratch + (size_t) omp_get_thread_num() * thread_scratch(sh);
-		float	   *pack = D + (size_t) 2 * Tq * Tk;
+		const float *Pd = dropping ? D : P;
+		size_t		base = (size_t) pr * Tq * Tk;
 		const int	rb = row_block(sh);
+		float	   *pk_buf = D + (size_t) 2 * Tq * Tk,
+				   *pv_buf = pk_buf + operand_panels(sh),
+				   *blk_buf = pv_buf + operand_panels(sh);
+		tfm_panels	pk,
+					pv,
+					a;
 
+		if (Tq < PANEL_MIN)
+		{
+			int			nv = visible_keys(sh, Tq - 1);
+
+			tfm_gemm_strided(Tq, nv, s, scale, qb, sh->rsq, 1, kb, 1, sh->rsk, 0.0f, P, Tk, 1);
+			weights_rows(P, D, pad, sh, 0, Tq, base, th, keep_scale);
+			tfm_gemm_strided(Tq, s, nv, 1.0f, Pd, Tk, 1, vb, sh->rsv, 1, 0.0f, ob, sh->rso, 1);
+			continue;
+		}
+		pk = tfm_pack_right(pk_buf, s, Tk, kb, 1, sh->rsk);	/* Kᵀ */
+		pv = tfm_pack_right(pv_buf, Tk, s, vb, sh->rsv, 1);	/* V */
 		for (int r0 = 0; r0 < Tq; r0 += rb)
 		{
 			int			nr = Tq - r0 < rb ? Tq - r0 : rb,
 						nv = visible_keys(sh, r0 + nr - 1);
 
-			head_gemm(nr, nv, s, scale, qb + (size_t) r0 * sh->rsq, sh->rsq, 1, kb, 1, sh->rsk,
-					  0.0f, P + (size_t) r0 * Tk, Tk, pack);
+			a = tfm_pack_left(blk_buf, nr, s, qb + (size_t) r0 * sh->rsq, sh->rsq, 1);
+			tfm_gemm_panels(nr, nv, s, scale, &a, 0, &pk, 0, 0.0f, P + (size_t) r0 * Tk, Tk, 1);
+			weights_rows(P, D, pad, sh, r0, nr, base, th, keep_scale);
+			a = tfm_pack_left(blk_buf, nr, nv, Pd + (size_t) r0 * Tk, Tk, 1);
+			tfm_gemm_panels(nr, s, nv, 1.0f, &a, 0, &pv, 0, 0.0f, ob + (size_t) r0 * sh->rso,
+							sh->rso, 1);
 		}
-		for (int r = 0; r < Tq; r++)
-			masked_softmax_row(P + (size_t) r * Tk, pad, visible_keys(sh, r), Tk);
+	}
+}
 
-		if (dropping)
-		{
-			size_t		base = (size_t) pr * Tq * Tk;
+/* dP rows r0 .. r0+nr-1: through dropout and the softmax (0 past what a row sees) */
+static inline void
+score_grad_rows(float *dP, const float *P, const tfm_attn_shape *sh, int r0, int nr, size_t base,
+				uint32_t th, float keep_scale)
+{
+	const int	Tk = sh->Tk;
 
-			dropout_weights(D, P, (size_t) Tq * Tk, sh->key, base, th, keep_scale);
-			Pd = D;
-		}
-		for (int r0 = 0; r0 < Tq; r0 += rb)
-		{
-			int			nr = Tq - r0 < rb ? Tq - r0 : rb,
-						nv = visible_keys(sh, r0 + nr - 1);
+	for (int r = r0; r < r0 + nr; r++)
+	{
+		int			n = visible_keys(sh, r);
 
-			head_gemm(nr, s, nv, 1.0f, Pd + (size_t) r0 * Tk, Tk, 1, vb, sh->rsv, 1,
-					  0.0f, ob + (size_t) r0 * sh->rso, sh->rso, pack);
-		}
+		softmax_backward_row(dP + (size_t) r * Tk, P + (size_t) r * Tk, n, sh->p_drop > 0.0f,
+							 sh->key, base + (size_t) r * Tk, th, keep_scale);
+		if (n < Tk)
+			memset(dP + (size_t) r * Tk + n, 0, sizeof(float) * (Tk - n));
 	}
 }
 
@@ -248,55 +301,92 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 	{
 		int			b = pr / h,
 					j = pr % h;
-		size_t		qo = (size_t) b * BSQ(sh) + (size_t) j * s;
-		size_t		ko = (size_t) b * BSK(sh) + (size_t) j * s;
-		size_t		vo = (size_t) b * BSV(sh) + (size_t) j * s;
+		const float *qb = q + (size_t) b * BSQ(sh) + (size_t) j * s;
+		const float *kb = k + (size_t) b * BSK(sh) + (size_t) j * s;
+		const float *vb = v + (size_t) b * BSV(sh) + (size_t) j * s;
+		float	   *dqb = dq ? dq + (size_t) b * BSQ(sh) + (size_t) j * s : NULL;
+		float	   *dkb = dk ? dk + (size_t) b * BSK(sh) + (size_t) j * s : NULL;
+		float	   *dvb = dv ? dv + (size_t) b * BSV(sh) + (size_t) j * s : NULL;
 		const float *dob = dout + (size_t) b * BSO(sh) + (size_t) j * s;
 		const float *P = probs + (size_t) pr * Tq * Tk;
 		float	   *dP = scratch + (size_t) omp_get_thread_num() * thread_scratch(sh);
 		float	   *D = dP + (size_t) Tq * Tk;
-		float	   *pack = D + (size_t) Tq * Tk;
-		const float *Pd = P;
+		const float *Pd = dropping ? D : P;
 		size_t		base = (size_t) pr * Tq * Tk;
-		const int	rb = row_block(sh);
+		const int	rb = row_block(sh),
+					kbs = key_block(sh);
+		float	   *op1_buf = D + (size_t) Tq * Tk,
+				   *op2_buf = op1_buf + operand_panels(sh),
+				   *blk_buf = op2_buf + operand_panels(sh);
+		tfm_panels	op1,
+					op2,
+					a;
 
 		if (dropping)
-		{
 			dropout_weights(D, P, (size_t) Tq * Tk, sh->key, base, th, keep_scale);
-			Pd = D;
+		if (Tq < PANEL_MIN)
+		{
+			int			nv = visible_keys(sh, Tq - 1);
+
+			tfm_gemm_strided(Tq, nv, s, 1.0f, dob, sh->rso, 1, vb, 1, sh->rsv, 0.0f, dP, Tk, 1);
+			if (dvb)
+				tfm_gemm_strided(nv, s, Tq, 1.0f, Pd, 1, Tk, dob, sh->rso, 1,
+								 1.0f, dvb, sh->rsv, 1);
+			score_grad_rows(dP, P, sh, 0, Tq, base, th, keep_scale);
+			if (dqb)
+				tfm_gemm_strided(Tq, s, nv, scale, dP, Tk, 1, kb, sh->rsk, 1,
+								 1.0f, dqb, sh->rsq, 1);
+			if (dkb)
+				tfm_gemm_strided(nv, s, Tq, scale, dP, 1, Tk, qb, sh->rsq, 1,
+								 1.0f, dkb, sh->rsk, 1);
+			continue;
 		}
 
+		/* query blocks: dPd = dO·Vᵀ, then dS, then dQ += dS·K·scale */
+		op1 = tfm_pack_right(op1_buf, s, Tk, vb, 1, sh->rsv);	/* Vᵀ */
+		if (dqb)
+			op2 = tfm_pack_right(op2_buf, Tk, s, kb, sh->rsk, 1);	/* K */
 		for (int r0 = 0; r0 < Tq; r0 += rb)
 		{
 			int			nr = Tq - r0 < rb ? Tq - r0 : rb,
 						nv = visible_keys(sh, r0 + nr - 1);
-			float	   *dPb = dP + (size_t) r0 * Tk;
-			const float *dob_r = dob + (size_t) r0 * sh->rso;
 
-			/* dPd = dO·Vᵀ */
-			head_gemm(nr, nv, s, 1.0f, dob_r, sh->rso, 1, v + vo, 1, sh->rsv,
-					  0.0f, dPb, Tk, pack);
-			/* dV += Pdᵀ·dO */
-			if (dv)
-				head_gemm(nv, s, nr, 1.0f, Pd + (size_t) r0 * Tk, 1, Tk, dob_r, sh->rso, 1,
-						  1.0f, dv + vo, sh->rsv, pack);
-			/* through dropout, then the softmax (0 past what a row sees) */
-			for (int r = r0; r < r0 + nr; r++)
+			a = tfm_pack_left(blk_buf, nr, s, dob + (size_t) r0 * sh->rso, sh->rso, 1);
+			tfm_gemm_panels(nr, nv, s, 1.0f, &a, 0, &op1, 0, 0.0f, dP + (size_t) r0 * Tk, Tk, 1);
+			score_grad_rows(dP, P, sh, r0, nr, base, th, keep_scale);
+			if (dqb)
 			{
-				int			n = visible_keys(sh, r);
-
-				softmax_backward_row(dP + (size_t) r * Tk, P + (size_t) r * Tk, n, dropping,
-									 sh->key, base + (size_t) r * Tk, th, keep_scale);
-				if (nv > n)
-					memset(dP + (size_t) r * Tk + n, 0, sizeof(float) * (nv - n));
+				a = tfm_pack_left(blk_buf, nr, nv, dP + (size_t) r0 * Tk, Tk, 1);
+				tfm_gemm_panels(nr, s, nv, scale, &a, 0, &op2, 0, 1.0f,
+								dqb + (size_t) r0 * sh->rsq, sh->rsq, 1);
 			}
-			/* dQ += dS·K·scale;  dK += dSᵀ·Q·scale */
-			if (dq)
-				head_gemm(nr, s, nv, scale, dPb, Tk, 1, k + ko, sh->rsk, 1,
-						  1.0f, dq + qo + (size_t) r0 * sh->rsq, sh->rsq, pack);
-			if (dk)
-				head_gemm(nv, s, nr, scale, dPb, 1, Tk, q + qo + (size_t) r0 * sh->rsq, sh->rsq, 1,
-						  1.0f, dk + ko, sh->rsk, pack);
+		}
+
+		/* key blocks, over the queries that see them: dV += Pdᵀ·dO, dK += dSᵀ·Q·scale */
+		if (dvb)
+			op1 = tfm_pack_right(op1_buf, Tq, s, dob, sh->rso, 1);	/* dO */
+		if (dkb)
+			op2 = tfm_pack_right(op2_buf, Tq, s, qb, sh->rsq, 1);	/* Q */
+		for (int k0 = 0; k0 < Tk && (dvb || dkb); k0 += kbs)
+		{
+			int			nk = Tk - k0 < kbs ? Tk - k0 : kbs,
+						q0 = first_query(sh, k0),
+						nq = Tq - q0;
+
+			if (nq <= 0)
+				continue;
+			if (dvb)
+			{
+				a = tfm_pack_left(blk_buf, nk, nq, Pd + (size_t) q0 * Tk + k0, 1, Tk);
+				tfm_gemm_panels(nk, s, nq, 1.0f, &a, 0, &op1, q0, 1.0f,
+								dvb + (size_t) k0 * sh->rsv, sh->rsv, 1);
+			}
+			if (dkb)
+			{
+				a = tfm_pack_left(blk_buf, nk, nq, dP + (size_t) q0 * Tk + k0, 1, Tk);
+				tfm_gemm_panels(nk, s, nq, scale, &a, 0, &op2, q0, 1.0f,
+								dkb + (size_t) k0 * sh->rsk, sh->rsk, 1);
+			}
 		}
 	}
 }
