@@ -91,6 +91,23 @@ test_linear(void)
 	check_fd("linear dx", lin_loss, &c, c.x, dx, c.N * c.in, 0, H, ATOL, RTOL);
 	check_fd("linear dW", lin_loss, &c, c.W, dW, c.in * c.o, 0, H, ATOL, RTOL);
 	check_fd("linear db", lin_loss, &c, c.b, db, c.o, 0, H, ATOL, RTOL);
+	{
+		/* the overwriting form: dx written over whatever was there */
+		float	   *dx2 = randn(c.N * c.in, 3),
+				   *dW2 = zeros(c.in * c.o),
+				   *db2 = zeros(c.o);
+		double		worst = 0.0;
+
+		tfm_linear_backward_set(dx2, dW2, db2, c.R, c.x, c.W, c.N, c.in, c.o);
+		for (int i = 0; i < c.N * c.in; i++)
+			worst = fmax(worst, fabs(dx2[i] - dx[i]));
+		for (int i = 0; i < c.in * c.o; i++)
+			worst = fmax(worst, fabs(dW2[i] - dW[i]));
+		for (int i = 0; i < c.o; i++)
+			worst = fmax(worst, fabs(db2[i] - db[i]));
+		CHECK(worst < 1e-6, "linear backward_set differs from zero + backward by %g", worst);
+		free(dx2); free(dW2); free(db2);
+	}
 	free(c.x); free(c.W); free(c.b); free(c.out); free(c.R);
 	free(dx); free(dW); free(db);
 }
@@ -208,6 +225,25 @@ test_elementwise(void)
 			tfm_residual_backward(dx, dy, c.R, c.n, c.p, 43);
 		check_fd(names[k], el_loss, &c, k == 4 ? c.y : c.x, k == 4 ? dy : dx,
 				 c.n, 0, H, ATOL, RTOL);
+		if (k <= 2)
+		{
+			/*
+			 * The block's backward pass writes over its input: activations in
+			 * place, dropout as its own forward (same key, same mask).
+			 */
+			float	   *g = zeros(c.n);
+			size_t		diff = 0;
+
+			memcpy(g, c.R, c.n * sizeof(float));
+			if (k <= 1)
+				tfm_activation_backward_inplace(g, c.x, c.n, k);
+			else
+				tfm_dropout_forward(g, g, c.n, c.p, 42);
+			for (size_t i = 0; i < c.n; i++)
+				diff += g[i] != dx[i];
+			CHECK(diff == 0, "%s written in place differs on %zu of %zu", names[k], diff, c.n);
+			free(g);
+		}
 		free(c.x); free(c.y); free(c.out); free(c.R); free(dx); free(dy);
 	}
 	/* dropout keeps about 1-p of the elements, scaled by 1/(1-p) */

@@ -35,6 +35,10 @@ void		tfm_linear_forward(float *out, const float *inp, const float *W,
 void		tfm_linear_backward(float *dinp, float *dW, float *db,
 								const float *dout, const float *inp, const float *W,
 								int N, int in, int o);
+/* the same, but dinp = dout·Wᵀ is written, not added to (no zeroing first) */
+void		tfm_linear_backward_set(float *dinp, float *dW, float *db,
+									const float *dout, const float *inp, const float *W,
+									int N, int in, int o);
 
 /* ---- layer norm (layernorm.c), eps 1e-5 ---- */
 
@@ -59,6 +63,9 @@ void		tfm_activation_forward(float *out, const float *inp, size_t n,
 void		tfm_activation_backward(float *dinp, const float *dout,
 									const float *inp, size_t n,
 									tfm_activation act);
+/* g = g ⊙ f'(inp): the backward pass written over its own input */
+void		tfm_activation_backward_inplace(float *g, const float *inp, size_t n,
+											tfm_activation act);
 
 /* ---- dropout (dropout.c): inverted, masks from a counter-based hash ---- */
 

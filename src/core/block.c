@@ -187,8 +187,8 @@ residual_backward(const tfm_config *c, float *dskip, float *dsub,
 		dr = tmp;
 	}
 	tfm_copy(dskip, dr, nd);
-	tfm_zero(dsub, nd);
-	tfm_dropout_backward(dsub, dr, nd, pd, key);
+	/* dropout's backward is its forward with the same mask */
+	tfm_dropout_forward(dsub, dr, nd, pd, key);
 }
 
 void
@@ -218,21 +218,14 @@ tfm_block_backward(const tfm_config *c, const tfm_block_w *w,
 					  a->ln2_mean, a->ln2_rstd, du, N, pd,
 					  site_key(p->key, layer, SITE_FF_OUT));
 	/* dsub → ff2 → dropout → activation → ff1 */
-	tfm_zero(ws->g_h, (size_t) N * f);
-	tfm_linear_backward(ws->g_h, g->ff2_w, g->ff2_b, dsub,
-						pd > 0.0f ? a->hd : a->hact, w->ff2_w, N, f, d);
+	tfm_linear_backward_set(ws->g_h, g->ff2_w, g->ff2_b, dsub,
+							pd > 0.0f ? a->hd : a->hact, w->ff2_w, N, f, d);
 	if (pd > 0.0f)
-	{
-		tfm_zero(ws->g_h2, (size_t) N * f);
-		tfm_dropout_backward(ws->g_h2, ws->g_h, (size_t) N * f, pd,
-							 site_key(p->key, layer, SITE_FF_H));
-		tfm_copy(ws->g_h, ws->g_h2, (size_t) N * f);
-	}
-	tfm_zero(ws->g_h2, (size_t) N * f);
-	tfm_activation_backward(ws->g_h2, ws->g_h, a->hpre, (size_t) N * f, c->activation);
-	tfm_zero(du, nd);
-	tfm_linear_backward(du, g->ff1_w, g->ff1_b, ws->g_h2, pre ? a->u3 : x_ff,
-						w->ff1_w, N, d, f);
+		tfm_dropout_forward(ws->g_h, ws->g_h, (size_t) N * f, pd,
+							site_key(p->key, layer, SITE_FF_H));
+	tfm_activation_backward_inplace(ws->g_h, a->hpre, (size_t) N * f, c->activation);
+	tfm_linear_backward_set(du, g->ff1_w, g->ff1_b, ws->g_h, pre ? a->u3 : x_ff,
+							w->ff1_w, N, d, f);
 	if (pre)
 		tfm_layernorm_backward(dcur, g->ln2_g, g->ln2_b, du, x_ff, w->ln2_g,
 							   a->ln2_mean, a->ln2_rstd, N, d);
@@ -250,16 +243,16 @@ tfm_block_backward(const tfm_config *c, const tfm_block_w *w,
 						  site_key(p->key, layer, SITE_CROSS_OUT));
 		tfm_copy(dcur, ws->g_x, nd);
 		/* dsub → out projection → attention → q and kv projections */
-		tfm_zero(ws->g_qkv, nd);	/* dccat */
-		tfm_linear_backward(ws->g_qkv, g->cout_w, g->cout_b, dsub, a->ccat, w->cout_w, N, d, d);
+		tfm_linear_backward_set(ws->g_qkv, g->cout_w, g->cout_b, dsub, a->ccat, w->cout_w,
+								N, d, d);	/* dccat */
 		tfm_zero(du, nd);			/* dcq */
 		tfm_zero(ws->g_ckv, (size_t) Ns * 2 * d);
 		sh = attn_shape(c, p, true, layer);
 		tfm_attention_backward(du, ws->g_ckv, ws->g_ckv + d, ws->g_qkv, a->cprobs,
 							   a->cq, a->ckv, a->ckv + d, &sh, ws->attn_scratch);
 		tfm_linear_backward(dmem, g->ckv_w, g->ckv_b, ws->g_ckv, p->mem, w->ckv_w, Ns, d, 2 * d);
-		tfm_zero(dsub, nd);
-		tfm_linear_backward(dsub, g->cq_w, g->cq_b, du, pre ? a->u2 : x_cross, w->cq_w, N, d, d);
+		tfm_linear_backward_set(dsub, g->cq_w, g->cq_b, du, pre ? a->u2 : x_cross, w->cq_w,
+								N, d, d);
 		if (pre)
 			tfm_layernorm_backward(dcur, g->lnx_g, g->lnx_b, dsub, x_cross, w->lnx_g,
 								   a->lnx_mean, a->lnx_rstd, N, d);
@@ -271,15 +264,14 @@ tfm_block_backward(const tfm_config *c, const tfm_block_w *w,
 	residual_backward(c, dx, dsub, dcur, a->r1, w->ln1_g, g->ln1_g, g->ln1_b,
 					  a->ln1_mean, a->ln1_rstd, du, N, pd,
 					  site_key(p->key, layer, SITE_ATTN_OUT));
-	tfm_zero(du, nd);				/* dcat */
-	tfm_linear_backward(du, g->attn_out_w, g->attn_out_b, dsub, a->cat, w->attn_out_w, N, d, d);
+	tfm_linear_backward_set(du, g->attn_out_w, g->attn_out_b, dsub, a->cat, w->attn_out_w,
+							N, d, d);	/* dcat */
 	tfm_zero(ws->g_qkv, nd * 3);
 	sh = attn_shape(c, p, false, layer);
 	tfm_attention_backward(ws->g_qkv, ws->g_qkv + d, ws->g_qkv + 2 * d, du, a->probs,
 						   a->qkv, a->qkv + d, a->qkv + 2 * d, &sh, ws->attn_scratch);
-	tfm_zero(dsub, nd);
-	tfm_linear_backward(dsub, g->qkv_w, g->qkv_b, ws->g_qkv, pre ? a->u1 : a->in,
-						w->qkv_w, N, d, 3 * d);
+	tfm_linear_backward_set(dsub, g->qkv_w, g->qkv_b, ws->g_qkv, pre ? a->u1 : a->in,
+							w->qkv_w, N, d, 3 * d);
 	if (pre)
 		tfm_layernorm_backward(dx, g->ln1_g, g->ln1_b, dsub, a->in, w->ln1_g,
 							   a->ln1_mean, a->ln1_rstd, N, d);

@@ -138,7 +138,6 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 		ws->g_t = carve(cv, Nmax * d);
 		ws->g_u = carve(cv, Nmax * d);
 		ws->g_h = carve(cv, Nmax * f);
-		ws->g_h2 = carve(cv, Nmax * f);
 		ws->g_qkv = carve(cv, Nmax * 3 * d);
 		ws->g_ckv = carve(cv, Ne * 2 * d);
 		ws->g_mem = carve(cv, Ne * d);

@@ -111,8 +111,7 @@ struct tfm_workspace
 			   *g_y,
 			   *g_t,
 			   *g_u,			/* (rows, d) */
-			   *g_h,
-			   *g_h2,			/* (rows, f) */
+			   *g_h,			/* (rows, f) */
 			   *g_qkv,			/* (rows, 3d) */
 			   *g_ckv,			/* (B·Ts, 2d) */
 			   *g_mem,			/* (B·Ts, d) */

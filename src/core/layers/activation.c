@@ -37,6 +37,19 @@ gelu_backward(float *dinp, const float *dout, const float *inp, size_t n)
 }
 
 TFM_HOT static void
+gelu_backward_inplace(float *g, const float *inp, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		float		x = inp[i];
+		float		cdf = 0.5f * (1.0f + tfm_erff(x * INV_SQRT2));
+		float		pdf = INV_SQRT_2PI * tfm_expf(-0.5f * x * x);
+
+		g[i] *= cdf + x * pdf;
+	}
+}
+
+TFM_HOT static void
 relu_forward(float *out, const float *inp, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -84,5 +97,24 @@ tfm_activation_backward(float *dinp, const float *dout, const float *inp,
 			relu_backward(dinp + start, dout + start, inp + start, len);
 		else
 			gelu_backward(dinp + start, dout + start, inp + start, len);
+	}
+}
+
+void
+tfm_activation_backward_inplace(float *g, const float *inp, size_t n, tfm_activation act)
+{
+	size_t		chunks = (n + CHUNK - 1) / CHUNK;
+
+#pragma omp parallel for num_threads(tfm_get_threads()) if(chunks > 1) schedule(static)
+	for (size_t k = 0; k < chunks; k++)
+	{
+		size_t		start = k * CHUNK,
+					len = n - start < CHUNK ? n - start : CHUNK;
+
+		if (act == TFM_ACT_RELU)
+			for (size_t i = start; i < start + len; i++)
+				g[i] = inp[i] > 0.0f ? g[i] : 0.0f;
+		else
+			gelu_backward_inplace(g + start, inp + start, len);
 	}
 }

@@ -50,13 +50,13 @@ bias_grad_cols(float *db, const float *dout, int N, int o, int j0, int j1)
 		db[j0 + j] = acc[j];
 }
 
-void
-tfm_linear_backward(float *dinp, float *dW, float *db,
-					const float *dout, const float *inp, const float *W,
-					int N, int in, int o)
+static void
+linear_backward(float beta_in, float *dinp, float *dW, float *db,
+				const float *dout, const float *inp, const float *W,
+				int N, int in, int o)
 {
-	if (dinp)					/* dinp(N,in) += dout(N,o)·Wᵀ */
-		tfm_gemm(false, true, N, in, o, 1.0f, dout, o, W, o, 1.0f, dinp, in);
+	if (dinp)					/* dinp(N,in) = beta_in·dinp + dout(N,o)·Wᵀ */
+		tfm_gemm(false, true, N, in, o, 1.0f, dout, o, W, o, beta_in, dinp, in);
 	if (dW)						/* dW(in,o) += inpᵀ·dout */
 		tfm_gemm(true, false, in, o, N, 1.0f, inp, in, dout, o, 1.0f, dW, o);
 	if (db)
@@ -65,4 +65,20 @@ tfm_linear_backward(float *dinp, float *dW, float *db,
 		for (int j0 = 0; j0 < o; j0 += COLS_PER_TASK)
 			bias_grad_cols(db, dout, N, o, j0, j0 + COLS_PER_TASK < o ? j0 + COLS_PER_TASK : o);
 	}
+}
+
+void
+tfm_linear_backward(float *dinp, float *dW, float *db,
+					const float *dout, const float *inp, const float *W,
+					int N, int in, int o)
+{
+	linear_backward(1.0f, dinp, dW, db, dout, inp, W, N, in, o);
+}
+
+void
+tfm_linear_backward_set(float *dinp, float *dW, float *db,
+						const float *dout, const float *inp, const float *W,
+						int N, int in, int o)
+{
+	linear_backward(0.0f, dinp, dW, db, dout, inp, W, N, in, o);
 }
