@@ -58,6 +58,7 @@ all: $(UNIT_BINS)
 .PHONY: unittest valgrind
 unittest: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; TFM_TEST_DATA=$(CURDIR)/test/fixtures $$t; done
+	@echo "== test/test_blas, panels packed without the AVX2 transposes"; TFM_NO_AVX2_PACK=1 test/test_blas
 
 # skx kernels die with SIGILL under valgrind 3.19: force the haswell path.
 valgrind: $(UNIT_BINS)

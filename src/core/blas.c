@@ -11,6 +11,12 @@
  * environment) wins, but is validated first: an out-of-range index aborts
  * BLIS, and a kernel set the CPU lacks dies with SIGILL.
  *
+ * Small products.  tfm_gemm_packed and the kept panels (tfm_pack_left,
+ * tfm_pack_right, tfm_gemm_panels) call the kernel set's own sgemm
+ * micro-kernel on panels packed here; rows become panels by AVX2 8 × 8
+ * transposes where the CPU has AVX2 (TFM_NO_AVX2_PACK in the environment
+ * turns that off, so the tests cover the plain-C packing as well).
+ *
  * Threads.  Signals are blocked while a larger OpenMP team is first started,
  * so pooled worker threads inherit a full signal mask and the host process
  * (a PostgreSQL backend) keeps receiving its signals on its own thread.
