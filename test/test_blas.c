@@ -160,6 +160,35 @@ check_panels(int Mp, int Np, int Kp, int M, int N, int K, int a0, int b0, bool a
 	free(pb);
 }
 
+/* the panel layout at a height other CPUs' kernels use, against its definition */
+static void
+check_pack_height(int height, int M, int K, bool col_major)
+{
+	view		v = make_view(M, K, col_major);
+	int			panels = (M + height - 1) / height;
+	size_t		n = (size_t) panels * height * K;
+	float	   *X = rand_buf(v.floats),
+			   *dst = malloc((n + 8) * sizeof(float));
+	size_t		wrong = 0;
+
+	for (size_t i = 0; i < n + 8; i++)
+		dst[i] = NAN;
+	tfm_pack_panels(dst, height, X, v.rs, v.cs, M, K);
+	for (int i = 0; i < panels; i++)
+		for (int p = 0; p < K; p++)
+			for (int r = 0; r < height; r++)
+			{
+				int			row = i * height + r;
+				float		want = row < M ? X[row * v.rs + p * v.cs] : 0.0f;
+
+				wrong += dst[(size_t) i * height * K + (size_t) p * height + r] != want;
+			}
+	CHECK(wrong == 0, "panels of height %d, %dx%d %s: %zu floats wrong", height, M, K,
+		  col_major ? "col" : "row", wrong);
+	free(X);
+	free(dst);
+}
+
 int
 main(void)
 {
@@ -214,6 +243,19 @@ main(void)
 			check_panels(Mp, Np, 64, Mp, Np, 20, 0, 44, ac, bc, cc, 0.7f, beta);
 			check_panels(Mp, Np, 64, Mp, Np, 7, 50, 3, ac, bc, cc, 1.0f, 1.0f - beta);
 		}
+	}
+	for (int hi = 0; hi < 8; hi++)
+	{
+		static const int heights[] = {4, 6, 8, 12, 14, 16, 24, 32};
+		static const int kk[] = {1, 7, 8, 9, 16, 37};
+		int			h = heights[hi];
+		int			ms[] = {1, h - 1, h, 2 * h + 3, 37};
+
+		for (int mi = 0; mi < 5; mi++)
+			for (int ki = 0; ki < 6; ki++)
+				for (int col = 0; col < 2; col++)
+					if (ms[mi] > 0)
+						check_pack_height(h, ms[mi], kk[ki], col);
 	}
 	printf("BLIS kernels: %s (%s)\n", tfm_blas_arch(), tfm_blas_arch_reason());
 	return check_summary("test_blas");

@@ -364,14 +364,19 @@ test_attention(int cross, int causal, float p_drop, int Tq, int Tk)
 			{
 				const float *P = c.probs + (((size_t) b * h + j) * Tq + r) * Tk;
 				double		sum = 0.0;
+				int			seen = 0;
 
 				for (int col = 0; col < Tk; col++)
 				{
+					bool		masked = c.pad[b * Tk + col] || (causal && col > Tk - Tq + r);
+
 					sum += P[col];
-					if (c.pad[b * Tk + col] || (causal && col > Tk - Tq + r))
+					seen += !masked;
+					if (masked)
 						CHECK(P[col] == 0.0f, "masked weight %g", P[col]);
 				}
-				CHECK(fabs(sum - 1.0) < 1e-5, "row sum %g", sum);
+				/* a query that sees no key attends to nothing */
+				CHECK(fabs(sum - (seen ? 1.0 : 0.0)) < 1e-5, "row sum %g (%d keys seen)", sum, seen);
 			}
 
 	if (cross)
@@ -663,6 +668,7 @@ main(void)
 			test_attention(0, 1, p, 3, 3);		/* fewer than PANEL_MIN queries: BLIS on the views */
 			test_attention(1, 1, p, 2, 9);
 			test_attention(1, 0, p, 1, 6);
+			test_attention(1, 1, p, 9, 4);		/* more queries than keys: the first 5 see none */
 		}
 		test_embedding();
 		test_pooling();

@@ -86,6 +86,15 @@ typedef struct tfm_panels
 } tfm_panels;
 
 size_t		tfm_panels_floats(int rows, int depth);
+/*
+ * The panel layout itself, at any height (the kernels use their MR and NR;
+ * tests check the heights other CPUs' kernels use): panel i of the M × K
+ * matrix X holds rows i·height .. i·height+height−1, column p at
+ * dst[i·height·K + p·height + r], rows past M zero.  dst needs 8 floats
+ * of slack past the last panel.
+ */
+void		tfm_pack_panels(float *dst, int height, const float *X, ptrdiff_t rs, ptrdiff_t cs,
+							int M, int K);
 tfm_panels	tfm_pack_left(float *buf, int M, int K, const float *A, ptrdiff_t rs, ptrdiff_t cs);
 tfm_panels	tfm_pack_right(float *buf, int K, int N, const float *B, ptrdiff_t rs, ptrdiff_t cs);
 void		tfm_gemm_panels(int M, int N, int K, float alpha,

@@ -397,7 +397,7 @@ pack_rows_avx2(float *restrict d, int R, const float *x, ptrdiff_t rs, int K)
 	int			p = 0;
 
 	for (; p + 8 <= K; p += 8)
-		for (int g = 0; g < R; g += 8)
+		for (int g = (R - 1) / 8 * 8; g >= 0; g -= 8)
 		{
 			int			n = R - g < 8 ? R - g : 8;
 			__m256		r[8];
@@ -406,11 +406,14 @@ pack_rows_avx2(float *restrict d, int R, const float *x, ptrdiff_t rs, int K)
 				r[i] = i < n ? _mm256_loadu_ps(x + (size_t) (g + i) * rs + p) : _mm256_setzero_ps();
 			transpose8(r);
 			/*
-			 * In increasing order: a group of n < 8 rows (the last) spills
-			 * 8 − n zeros into the next column's start, which the next store
-			 * (or the caller's tail) overwrites; after the panel's last
-			 * column they land in the next panel, packed later, or in the
-			 * slack tfm_panels_floats keeps.
+			 * Full 8-float stores.  The last group of rows, if it has n < 8,
+			 * spills 8 − n zeros into the start of the next column: rows of
+			 * group 0, stored after it (groups go last to first) or, when
+			 * the panel is only that group, by the next column's store;
+			 * past the chunk's last column the next chunk or the caller's
+			 * tail overwrites them, past the panel's last column the next
+			 * panel (packed later) or the slack tfm_panels_floats keeps.
+			 * Masked stores would avoid the spill but are slow on AMD.
 			 */
 			for (int j = 0; j < 8; j++)
 				_mm256_storeu_ps(d + (size_t) (p + j) * R + g, r[j]);
@@ -512,9 +515,10 @@ tfm_panels_floats(int rows, int depth)
 tfm_panels
 tfm_pack_left(float *buf, int M, int K, const float *A, ptrdiff_t rs, ptrdiff_t cs)
 {
-	tfm_panels	p = {align_panels(buf), M, K, ukr_cols ? ukr_nr : ukr_mr};
+	tfm_panels	p;
 
 	ensure_ready();
+	p = (tfm_panels) {align_panels(buf), M, K, ukr_cols ? ukr_nr : ukr_mr};
 	pack_panels(p.data, p.height, A, rs, cs, M, K);
 	return p;
 }
@@ -522,11 +526,19 @@ tfm_pack_left(float *buf, int M, int K, const float *A, ptrdiff_t rs, ptrdiff_t 
 tfm_panels
 tfm_pack_right(float *buf, int K, int N, const float *B, ptrdiff_t rs, ptrdiff_t cs)
 {
-	tfm_panels	p = {align_panels(buf), N, K, ukr_cols ? ukr_mr : ukr_nr};
+	tfm_panels	p;
 
 	ensure_ready();
+	p = (tfm_panels) {align_panels(buf), N, K, ukr_cols ? ukr_mr : ukr_nr};
 	pack_panels(p.data, p.height, B, cs, rs, N, K);		/* Bᵀ: N × K */
 	return p;
+}
+
+void
+tfm_pack_panels(float *dst, int height, const float *X, ptrdiff_t rs, ptrdiff_t cs, int M, int K)
+{
+	ensure_ready();
+	pack_panels(dst, height, X, rs, cs, M, K);
 }
 
 void
@@ -542,6 +554,18 @@ tfm_gemm_panels(int M, int N, int K, float alpha, const tfm_panels *a, int a_k0,
 
 	if (M <= 0 || N <= 0)
 		return;
+	if (K <= 0)
+	{
+		/* an empty sum: C = beta·C */
+		for (int i = 0; i < M; i++)
+			for (int j = 0; j < N; j++)
+			{
+				float	   *c = C + (size_t) i * rsc + (size_t) j * csc;
+
+				*c = beta == 0.0f ? 0.0f : beta * *c;
+			}
+		return;
+	}
 	if (ukr_cols)
 	{
 		/* Cᵀ = Bᵀ·Aᵀ: the kernel's A-panels hold B */

@@ -107,9 +107,12 @@ drop_threshold(float p)
 static inline int
 visible_keys(const tfm_attn_shape *sh, int r)
 {
+	int			n;
+
 	if (!sh->causal)
 		return sh->Tk;
-	return sh->Tk - sh->Tq + r + 1;
+	n = sh->Tk - sh->Tq + r + 1;
+	return n > 0 ? n : 0;		/* more queries than keys: the first see none */
 }
 
 /* mask and softmax one row of scores in place */
