@@ -5,6 +5,8 @@
 #   bench/seq2seq/run.sh eng_fra     # English→French, shared BPE 8k, 3+3 d 256: BLEU after MT_TIME,
 #                                    # then PyTorch (nn.Transformer) for the same time on the same ids
 #   bench/seq2seq/run.sh speed       # training tokens/s and translation sentences/s (greedy, beam 4)
+#   bench/seq2seq/run.sh translate   # tfm only: train the eng_fra model for MT_TIME, then greedy BLEU
+#                                    # and translation sentences/s of that model (no PyTorch side)
 #   bench/seq2seq/run.sh all
 #
 # Environment: THREADS (default 2), SYNTH_TIME ('3 minutes'), MT_TIME
@@ -197,11 +199,40 @@ EOF
   echo "training tokens/s: tfm $(sed -n 's/^TRAIN tokens_per_s=//p' "$OUT/speed_tfm.txt"), PyTorch $(sed -n 's/^RESULT.*mode=train_speed tokens_per_s=\([0-9.]*\).*/\1/p' "$OUT/speed_torch.txt")" | tee "$OUT/speed.md"
 }
 
+# tfm only: a trained eng_fra model's BLEU and translation speed (no PyTorch run)
+translate() {
+  load_eng_fra
+  log "translate: tfm_train for $MT_TIME ($THREADS threads), then BLEU and translation speed"
+  $PSQL <<EOF 2>&1 | tee "$OUT/enfr_train.txt"
+$SET_T
+SELECT epoch, steps, round(train_loss::numeric, 4) AS train_loss, round(tokens_per_s) AS tokens_per_s,
+       round(seconds::numeric, 1) AS seconds
+FROM tfm_train('enfr', 'SELECT src, tgt FROM eng_fra_train ORDER BY md5(id::text)', epochs => 1000,
+               batch_tokens => 8192, lr => 1.5e-3, schedule => 'cosine', time_limit => '$MT_TIME');
+EOF
+  $PSQL <<EOF 2>&1 | tee "$OUT/enfr_eval.txt"
+$SET_T
+\\pset format unaligned
+\\pset tuples_only on
+CREATE TABLE tfm_greedy AS
+WITH s AS (SELECT src, row_number() OVER (ORDER BY first_id) AS n FROM test_sources),
+     b AS (SELECT n / 64 AS g, array_agg(src ORDER BY n) AS a FROM s GROUP BY 1)
+SELECT unnest(a) AS src, unnest(tfm_translate('enfr', a, beam => 1)) AS hyp FROM b;
+SELECT 'GREEDY bleu=' || round(tfm_bleu(g.hyp, t.refs)::numeric, 2) FROM tfm_greedy g JOIN test_sources t USING (src);
+SELECT 'LENGTH hyp_words_per_sentence=' || round(avg(array_length(regexp_split_to_array(hyp, ' '), 1)), 2)
+FROM tfm_greedy;
+SELECT 'EXAMPLE ' || t.src || ' => ' || g.hyp
+FROM tfm_greedy g JOIN test_sources t USING (src) ORDER BY t.first_id LIMIT 8 OFFSET 4000;
+EOF
+  translate_speed
+}
+
 case $WHAT in
   synthetic) synthetic ;;
   eng_fra) eng_fra ;;
   speed) speed ;;
+  translate) translate ;;
   all) synthetic; eng_fra; speed ;;
-  *) echo "usage: run.sh [synthetic|eng_fra|speed|all]" >&2; exit 2 ;;
+  *) echo "usage: run.sh [synthetic|eng_fra|speed|translate|all]" >&2; exit 2 ;;
 esac
 log "done; results in $OUT"
