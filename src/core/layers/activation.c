@@ -23,8 +23,9 @@ gelu_forward(float *out, const float *inp, size_t n)
 	}
 }
 
+/* dinp = (overwrite ? 0 : dinp) + dout ⊙ f'(inp); dinp may be dout when overwriting */
 TFM_HOT static void
-gelu_backward(float *dinp, const float *dout, const float *inp, size_t n)
+gelu_backward(float *dinp, const float *dout, const float *inp, size_t n, bool overwrite)
 {
 	for (size_t i = 0; i < n; i++)
 	{
@@ -32,20 +33,7 @@ gelu_backward(float *dinp, const float *dout, const float *inp, size_t n)
 		float		cdf = 0.5f * (1.0f + tfm_erff(x * INV_SQRT2));
 		float		pdf = INV_SQRT_2PI * tfm_expf(-0.5f * x * x);
 
-		dinp[i] += dout[i] * (cdf + x * pdf);
-	}
-}
-
-TFM_HOT static void
-gelu_backward_inplace(float *g, const float *inp, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-	{
-		float		x = inp[i];
-		float		cdf = 0.5f * (1.0f + tfm_erff(x * INV_SQRT2));
-		float		pdf = INV_SQRT_2PI * tfm_expf(-0.5f * x * x);
-
-		g[i] *= cdf + x * pdf;
+		dinp[i] = (overwrite ? 0.0f : dinp[i]) + dout[i] * (cdf + x * pdf);
 	}
 }
 
@@ -57,10 +45,10 @@ relu_forward(float *out, const float *inp, size_t n)
 }
 
 TFM_HOT static void
-relu_backward(float *dinp, const float *dout, const float *inp, size_t n)
+relu_backward(float *dinp, const float *dout, const float *inp, size_t n, bool overwrite)
 {
 	for (size_t i = 0; i < n; i++)
-		dinp[i] += inp[i] > 0.0f ? dout[i] : 0.0f;
+		dinp[i] = (overwrite ? 0.0f : dinp[i]) + (inp[i] > 0.0f ? dout[i] : 0.0f);
 }
 
 void
@@ -81,9 +69,9 @@ tfm_activation_forward(float *out, const float *inp, size_t n, tfm_activation ac
 	}
 }
 
-void
-tfm_activation_backward(float *dinp, const float *dout, const float *inp,
-						size_t n, tfm_activation act)
+static void
+backward_chunks(float *dinp, const float *dout, const float *inp, size_t n, tfm_activation act,
+				bool overwrite)
 {
 	size_t		chunks = (n + CHUNK - 1) / CHUNK;
 
@@ -94,27 +82,21 @@ tfm_activation_backward(float *dinp, const float *dout, const float *inp,
 					len = n - start < CHUNK ? n - start : CHUNK;
 
 		if (act == TFM_ACT_RELU)
-			relu_backward(dinp + start, dout + start, inp + start, len);
+			relu_backward(dinp + start, dout + start, inp + start, len, overwrite);
 		else
-			gelu_backward(dinp + start, dout + start, inp + start, len);
+			gelu_backward(dinp + start, dout + start, inp + start, len, overwrite);
 	}
+}
+
+void
+tfm_activation_backward(float *dinp, const float *dout, const float *inp,
+						size_t n, tfm_activation act)
+{
+	backward_chunks(dinp, dout, inp, n, act, false);
 }
 
 void
 tfm_activation_backward_inplace(float *g, const float *inp, size_t n, tfm_activation act)
 {
-	size_t		chunks = (n + CHUNK - 1) / CHUNK;
-
-#pragma omp parallel for num_threads(tfm_get_threads()) if(chunks > 1) schedule(static)
-	for (size_t k = 0; k < chunks; k++)
-	{
-		size_t		start = k * CHUNK,
-					len = n - start < CHUNK ? n - start : CHUNK;
-
-		if (act == TFM_ACT_RELU)
-			for (size_t i = start; i < start + len; i++)
-				g[i] = inp[i] > 0.0f ? g[i] : 0.0f;
-		else
-			gelu_backward_inplace(g + start, inp + start, len);
-	}
+	backward_chunks(g, g, inp, n, act, true);
 }
