@@ -160,6 +160,19 @@ test_cache(int task, int norm, int positions, int tie)
 			check_close("reordered row 0", two, full, V, TOL_ABS, TOL_REL);
 			check_close("reordered row 1", two + V, full, V, TOL_ABS, TOL_REL);
 		}
+		/* keeping fewer rows: a bad row or count is refused, one row goes on */
+		{
+			int			bad[2] = {0, 2},
+						keep[1] = {1};
+
+			CHECK(tfm_decoder_select(d2, bad, 2) == -1, "select from a row that does not exist");
+			CHECK(tfm_decoder_select(d2, keep, 3) == -1, "select more rows than there are");
+			CHECK(tfm_decoder_select(d2, keep, 1) == 0, "select one row");
+			toks[0] = ids[7];
+			CHECK(tfm_decoder_feed(d2, toks, NULL, 1, two) == 0, "after select");
+			full_logits(m, src, 9, ids, 8, full);
+			check_close("the kept row", two, full, V, TOL_ABS, TOL_REL);
+		}
 	}
 	tfm_decoder_free(d2);
 	tfm_decoder_free(d);

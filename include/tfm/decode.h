@@ -47,7 +47,15 @@ int			tfm_decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat)
 int			tfm_decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 							 int n, float *logits);
 
-/* beam search: row b of the cache becomes a copy of row from[b] */
+/*
+ * Beam search: keep nB <= B rows, row i becoming a copy of row from[i]
+ * (its cache, padding and encoder memory); the rest are dropped and later
+ * feeds run on nB rows.  Only rows that change are copied, and a row's
+ * encoder memory only if it came from another source.  Returns 0, or -1
+ * (memory, or a bad from[]).
+ */
+int			tfm_decoder_select(tfm_decoder *d, const int *from, int nB);
+/* tfm_decoder_select keeping every row: row b becomes a copy of row from[b] */
 int			tfm_decoder_reorder(tfm_decoder *d, const int *from);
 
 typedef struct tfm_sampler

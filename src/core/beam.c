@@ -1,19 +1,21 @@
 /*
  * beam.c — beam search (see beam.h).
  *
- * Rows of the decoder are (source, beam) pairs.  Each step takes the
- * log-softmax of every live row, proposes the 2·beam best extensions per
- * source (score + log p), sorted by score with ties to the lower row and
- * token, files those ending in <eos> as finished and keeps the best `beam`
- * others as the next live rows; the cache rows are reordered to follow
- * their parents.
+ * Rows of the decoder are (source, beam) pairs.  Each step proposes the
+ * 2·beam best extensions of every live row (score + log p, the rows in
+ * parallel), sorts a source's proposals by score with ties to the lower row
+ * and token, files those ending in <eos> as finished and keeps the best
+ * `beam` others as the next live rows; the decoder's rows follow their
+ * parents, and the rows of sources that are done are dropped.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tfm/beam.h"
+#include "tfm/blas.h"
 #include "tfm/decode.h"
+#include "vecmath.h"
 
 typedef struct cand
 {
@@ -84,6 +86,66 @@ hyp_cmp(const void *a, const void *b)
 	return 0;
 }
 
+/* log Σ exp over a row of logits */
+TFM_HOT static float
+row_logsumexp(const float *z, int V)
+{
+	float		mx = z[0],
+				sum = 0.0f;
+
+#pragma omp simd reduction(max:mx)
+	for (int v = 1; v < V; v++)
+		mx = z[v] > mx ? z[v] : mx;
+#pragma omp simd reduction(+:sum)
+	for (int v = 0; v < V; v++)
+		sum += tfm_expf(z[v] - mx);
+	return mx + logf(sum);
+}
+
+/*
+ * The w best extensions of one live row: its score plus the log-probability
+ * of each of its w likeliest next tokens, best first (ties to the lower id);
+ * padding and <bos> are never produced.  Returns how many (fewer than w only
+ * if the vocabulary is that small).
+ */
+static int
+row_candidates(const float *z, int V, float score, int row, int w, const tfm_beam_opts *o,
+			   int *tok, cand *out)
+{
+	int			n = 0;
+	float		lse = row_logsumexp(z, V);
+
+	for (int v = 0; v < V; v++)
+	{
+		int			i;
+
+		if (v == o->pad || (v == o->bos && o->bos != o->eos))
+			continue;
+		if (n == w && !(z[v] > z[tok[n - 1]]))
+			continue;
+		i = n < w ? n++ : w - 1;
+		while (i > 0 && z[tok[i - 1]] < z[v])
+		{
+			tok[i] = tok[i - 1];
+			i--;
+		}
+		tok[i] = v;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		out[i].score = score + (z[tok[i]] - lse);
+		out[i].row = row;
+		out[i].tok = tok[i];
+	}
+	return n;
+}
+
+/*
+ * Rows of the decoder are (active source, beam) pairs: the K rows of the
+ * j-th source still decoding are j·K .. j·K + K - 1.  Each step the decoder
+ * keeps only the rows of sources not yet done (tfm_decoder_select), so a
+ * batch costs what its unfinished sources need.
+ */
 int
 tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 				const tfm_beam_opts *o, tfm_hyp *out,
@@ -91,19 +153,25 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 {
 	const tfm_config *c = &m->cfg;
 	int			K = o->beam,
+				W = 2 * o->beam,
 				R = B * K,
 				V = c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ? c->tgt_vocab : c->vocab,
-				T = o->max_tokens;
+				T = o->max_tokens,
+				nA = B;			/* sources still decoding */
 	tfm_decoder *d = NULL;
 	int32_t    *hist = NULL,
 			   *nhist = NULL,
-			   *next = NULL;
+			   *next = NULL,
+			   *nnext = NULL;
 	float	   *score = NULL,
 			   *nscore = NULL,
-			   *logits = NULL,
-			   *logp = NULL;
-	int		   *from = NULL;
-	cand	   *cands = NULL;
+			   *logits = NULL;
+	int		   *from = NULL,
+			   *act = NULL,
+			   *ncand = NULL,
+			   *toks = NULL;
+	cand	   *rowc = NULL,
+			   *cands = NULL;
 	source_state *st = NULL;
 	int			rc = -1;
 
@@ -111,21 +179,26 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 	hist = malloc(sizeof(int32_t) * R * (T + 1));
 	nhist = malloc(sizeof(int32_t) * R * (T + 1));
 	next = malloc(sizeof(int32_t) * R);
+	nnext = malloc(sizeof(int32_t) * R);
 	score = malloc(sizeof(float) * R);
 	nscore = malloc(sizeof(float) * R);
 	logits = malloc(sizeof(float) * R * V);
-	logp = malloc(sizeof(float) * V);
 	from = malloc(sizeof(int) * R);
-	cands = malloc(sizeof(cand) * 2 * (size_t) K * K);
+	act = malloc(sizeof(int) * B);
+	ncand = malloc(sizeof(int) * R);
+	toks = malloc(sizeof(int) * R * W);
+	rowc = malloc(sizeof(cand) * R * W);
+	cands = malloc(sizeof(cand) * K * W);
 	st = calloc(B, sizeof(source_state));
-	if (!d || !hist || !nhist || !next || !score || !nscore || !logits || !logp ||
-		!from || !cands || !st)
+	if (!d || !hist || !nhist || !next || !nnext || !score || !nscore || !logits || !from ||
+		!act || !ncand || !toks || !rowc || !cands || !st)
 		goto done;
 	for (int b = 0; b < B; b++)
 	{
 		st[b].fin = calloc(K, sizeof(tfm_hyp));
 		if (!st[b].fin)
 			goto done;
+		act[b] = b;
 	}
 	if (tfm_decoder_encode(d, src, Ts, K) != 0)
 		goto done;
@@ -136,150 +209,113 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 		score[r] = r % K == 0 ? 0.0f : -INFINITY;
 	}
 
-	for (int t = 0; t < T; t++)
+	for (int t = 0; t < T && nA > 0; t++)
 	{
-		bool		all_done = true;
+		int			nR = nA * K,
+					kept = 0;
 
 		if (tfm_decoder_feed(d, next, NULL, 1, logits) != 0)
 			goto done;
-		for (int b = 0; b < B; b++)
+		/* the W best extensions of every live row, rows in parallel */
+#pragma omp parallel for num_threads(tfm_get_threads()) if((size_t) nR * V >= 65536) \
+	schedule(dynamic, 4)
+		for (int r = 0; r < nR; r++)
+			ncand[r] = score[r] == -INFINITY ? 0 :
+				row_candidates(logits + (size_t) r * V, V, score[r], r % K, W, o,
+							   toks + (size_t) r * W, rowc + (size_t) r * W);
+
+		/* per source: the K best live extensions; those ending in <eos> finish */
+		for (int j = 0; j < nA; j++)
 		{
-			int			nc = 0;
-			int			live = 0;
+			source_state *s = &st[act[j]];
+			int			nc = 0,
+						live = 0;
 			float		best_live = -INFINITY;
 
-			if (st[b].done)
-			{
-				for (int k = 0; k < K; k++)
-				{
-					from[b * K + k] = b * K;
-					nscore[b * K + k] = -INFINITY;
-					next[b * K + k] = o->eos;
-				}
-				continue;
-			}
-			/* the 2K best extensions of each live row, then the 2K best overall */
 			for (int k = 0; k < K; k++)
 			{
-				int			r = b * K + k;
-				cand	   *row_c = cands + nc;
-				int			take = 0;
-
-				if (score[r] == -INFINITY)
-					continue;
-				tfm_log_softmax(logp, logits + (size_t) r * V, V);
-				/* padding and <bos> are never produced */
-				if (o->pad >= 0 && o->pad < V)
-					logp[o->pad] = -INFINITY;
-				if (o->bos >= 0 && o->bos < V && o->bos != o->eos)
-					logp[o->bos] = -INFINITY;
-				for (int v = 0; v < V; v++)
-				{
-					float		sc = score[r] + logp[v];
-
-					if (take < 2 * K)
-					{
-						row_c[take].score = sc;
-						row_c[take].row = k;
-						row_c[take].tok = v;
-						take++;
-						if (take == 2 * K)
-							qsort(row_c, take, sizeof(cand), cand_cmp);
-					}
-					else if (sc > row_c[take - 1].score)
-					{
-						int			i = take - 1;
-
-						while (i > 0 && row_c[i - 1].score < sc)
-						{
-							row_c[i] = row_c[i - 1];
-							i--;
-						}
-						row_c[i].score = sc;
-						row_c[i].row = k;
-						row_c[i].tok = v;
-					}
-				}
-				if (take < 2 * K)
-					qsort(row_c, take, sizeof(cand), cand_cmp);
-				nc += take;
+				memcpy(cands + nc, rowc + (size_t) (j * K + k) * W, sizeof(cand) * ncand[j * K + k]);
+				nc += ncand[j * K + k];
 			}
 			qsort(cands, nc, sizeof(cand), cand_cmp);
 			for (int i = 0; i < nc && live < K; i++)
 			{
 				cand	   *cd = &cands[i];
-				int			parent = b * K + cd->row;
+				int			parent = j * K + cd->row;
 
 				if (cd->tok == o->eos)
 				{
 					if (i < K)
-						add_finished(&st[b], K, hist + (size_t) parent * (T + 1), t, cd->score,
+						add_finished(s, K, hist + (size_t) parent * (T + 1), t, cd->score,
 									 o->length_penalty);
 					continue;
 				}
-				from[b * K + live] = parent;
-				nscore[b * K + live] = cd->score;
-				next[b * K + live] = cd->tok;
+				from[kept + live] = parent;
+				nscore[kept + live] = cd->score;
+				nnext[kept + live] = cd->tok;
 				if (cd->score > best_live)
 					best_live = cd->score;
 				live++;
 			}
-			for (int k = live; k < K; k++)
-			{
-				from[b * K + k] = b * K;
-				nscore[b * K + k] = -INFINITY;
-				next[b * K + k] = o->eos;
-			}
 			/* done: enough finished and no live one can catch up (scores only fall) */
-			if (st[b].nfin == K)
+			if (s->nfin == K)
 			{
 				float		worst_fin = INFINITY;
 
-				for (int i = 0; i < st[b].nfin; i++)
-					if (st[b].fin[i].score < worst_fin)
-						worst_fin = st[b].fin[i].score;
+				for (int i = 0; i < s->nfin; i++)
+					if (s->fin[i].score < worst_fin)
+						worst_fin = s->fin[i].score;
 				if (live == 0 || best_live / penalty(o->length_penalty, T) <= worst_fin)
-					st[b].done = true;
+					s->done = true;
 			}
 			else if (live == 0)
-				st[b].done = true;
-			if (!st[b].done)
-				all_done = false;
+				s->done = true;
+			if (s->done)
+				continue;		/* its rows are dropped */
+			for (int k = live; k < K; k++)
+			{
+				/* an empty slot: never extended, so whatever its row holds will do */
+				from[kept + k] = kept + k;
+				nscore[kept + k] = -INFINITY;
+				nnext[kept + k] = o->eos;
+			}
+			act[kept / K] = act[j];
+			kept += K;
 		}
-		/* histories follow their parents */
-		for (int r = 0; r < R; r++)
+		nA = kept / K;
+
+		/* histories follow their parents; the decoder keeps the surviving rows */
+		for (int r = 0; r < kept; r++)
 		{
 			memcpy(nhist + (size_t) r * (T + 1), hist + (size_t) from[r] * (T + 1), sizeof(int32_t) * t);
-			nhist[(size_t) r * (T + 1) + t] = next[r];
-			score[r] = nscore[r];
+			nhist[(size_t) r * (T + 1) + t] = nnext[r];
 		}
 		{
-			int32_t    *tmp = hist;
+			int32_t    *ti = hist,
+					   *tn = next;
+			float	   *ts = score;
 
 			hist = nhist;
-			nhist = tmp;
+			nhist = ti;
+			next = nnext;
+			nnext = tn;
+			score = nscore;
+			nscore = ts;
 		}
-		if (tfm_decoder_reorder(d, from) != 0)
+		if (tfm_decoder_select(d, from, kept) != 0)
 			goto done;
 		if (cancel && cancel(cancel_arg))
 		{
 			rc = -2;
 			goto done;
 		}
-		if (all_done)
-			break;
 		if (t == T - 1)
 		{
 			/* out of length: live hypotheses count as finished */
-			for (int b = 0; b < B; b++)
-				for (int k = 0; k < K && !st[b].done; k++)
-				{
-					int			r = b * K + k;
-
-					if (score[r] > -INFINITY)
-						add_finished(&st[b], K, hist + (size_t) r * (T + 1), t + 1, score[r],
-									 o->length_penalty);
-				}
+			for (int r = 0; r < kept; r++)
+				if (score[r] > -INFINITY)
+					add_finished(&st[act[r / K]], K, hist + (size_t) r * (T + 1), t + 1, score[r],
+								 o->length_penalty);
 		}
 	}
 	for (int b = 0; b < B; b++)
@@ -316,11 +352,15 @@ done:
 	free(hist);
 	free(nhist);
 	free(next);
+	free(nnext);
 	free(score);
 	free(nscore);
 	free(logits);
-	free(logp);
 	free(from);
+	free(act);
+	free(ncand);
+	free(toks);
+	free(rowc);
 	free(cands);
 	return rc;
 }

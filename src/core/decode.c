@@ -24,6 +24,10 @@ struct tfm_decoder
 				Ts;
 	tfm_kv		kv;
 	int		   *start;			/* per sequence: leading pads */
+	int		   *mem_src;		/* per sequence: the source its memory holds */
+	int		   *rows;			/* (2 · B) tfm_decoder_select's row lists */
+	char	   *move;			/* and its scratch */
+	size_t		move_bytes;
 	float	   *mem;			/* seq2seq encoder output (B, Ts, d) */
 	uint8_t    *mem_pad;		/* (B, Ts) */
 	float	   *tmp;			/* (B·nmax, d) */
@@ -85,10 +89,13 @@ tfm_decoder_create(tfm_model *m, int B, int cap, int nmax)
 	d->kv.probs = zalloc(sizeof(float) * B * c->heads * nmax * cap);
 	ok = reserve_kv_scratch(d);
 	d->start = zalloc(sizeof(int) * B);
+	d->mem_src = zalloc(sizeof(int) * B);
+	d->rows = zalloc(sizeof(int) * 2 * B);
 	d->tmp = zalloc(sizeof(float) * B * nmax * dm);
 	d->last = zalloc(sizeof(float) * B * dm);
 	d->ids_row = zalloc(sizeof(int32_t) * nmax);
-	ok = ok && d->kv.layers && d->kv.pad && d->kv.probs && d->start && d->tmp && d->last && d->ids_row;
+	ok = ok && d->kv.layers && d->kv.pad && d->kv.probs && d->start && d->mem_src && d->rows &&
+		d->tmp && d->last && d->ids_row;
 	for (int l = 0; ok && l < L; l++)
 	{
 		d->kv.layers[l].k = zalloc(sizeof(float) * B * cap * dm);
@@ -127,6 +134,9 @@ tfm_decoder_free(tfm_decoder *d)
 	free(d->kv.scratch);
 	free(d->kv.cprobs);
 	free(d->start);
+	free(d->mem_src);
+	free(d->rows);
+	free(d->move);
 	free(d->mem);
 	free(d->mem_pad);
 	free(d->tmp);
@@ -199,6 +209,7 @@ tfm_decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat)
 		{
 			int			r = s * repeat + k;
 
+			d->mem_src[r] = s;
 			if (r != s)
 				memcpy(d->mem + (size_t) r * row, d->mem + (size_t) s * row, sizeof(float) * row);
 			for (int t = 0; t < Ts; t++)
@@ -297,44 +308,86 @@ tfm_decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 	return 0;
 }
 
+/*
+ * Rows rows[0..n) of a buffer of row stride `stride` bytes take the first
+ * `used` bytes of rows from[rows[i]]: all read into the scratch before any is
+ * written, so a row may be both a source and a destination.
+ */
+static void
+move_rows(char *base, size_t stride, size_t used, const int *from, const int *rows, int n,
+		  char *tmp)
+{
+	for (int i = 0; i < n; i++)
+		memcpy(tmp + i * used, base + from[rows[i]] * stride, used);
+	for (int i = 0; i < n; i++)
+		memcpy(base + rows[i] * stride, tmp + i * used, used);
+}
+
+int
+tfm_decoder_select(tfm_decoder *d, const int *from, int nB)
+{
+	const tfm_config *c = &d->m->cfg;
+	int			dm = c->d_model;
+	size_t		kv_row = (size_t) d->cap * dm * sizeof(float),
+				kv_used = (size_t) d->kv.len * dm * sizeof(float),
+				mem_row = (size_t) d->Ts * dm * sizeof(float),
+				need;
+	int		   *rows = d->rows,
+			   *mrows = d->rows + d->B,
+				n = 0,
+				nm = 0;
+	char	   *tmp;
+
+	if (nB < 0 || nB > d->B)
+		return -1;
+	for (int i = 0; i < nB; i++)
+		if (from[i] < 0 || from[i] >= d->B)
+			return -1;
+	/* the rows that change; of those, the ones whose encoder memory changes */
+	for (int i = 0; i < nB; i++)
+		if (from[i] != i)
+		{
+			rows[n++] = i;
+			if (d->mem && d->mem_src[from[i]] != d->mem_src[i])
+				mrows[nm++] = i;
+		}
+	need = (size_t) n * (kv_used > (size_t) d->cap ? kv_used : (size_t) d->cap);
+	if (need < (size_t) nm * 2 * mem_row)
+		need = (size_t) nm * 2 * mem_row;
+	if (d->move_bytes < need)
+	{
+		size_t		grow = need > 2 * d->move_bytes ? need : 2 * d->move_bytes;
+		char	   *p = malloc(grow);
+
+		if (!p)
+			return -1;
+		free(d->move);
+		d->move = p;
+		d->move_bytes = grow;
+	}
+	tmp = d->move;
+	for (int l = 0; l < c->dec_layers; l++)
+	{
+		move_rows((char *) d->kv.layers[l].k, kv_row, kv_used, from, rows, n, tmp);
+		move_rows((char *) d->kv.layers[l].v, kv_row, kv_used, from, rows, n, tmp);
+		if (d->kv.layers[l].ckv)
+			move_rows((char *) d->kv.layers[l].ckv, 2 * mem_row, 2 * mem_row, from, mrows, nm, tmp);
+	}
+	move_rows((char *) d->kv.pad, d->cap, d->cap, from, rows, n, tmp);
+	move_rows((char *) d->start, sizeof(int), sizeof(int), from, rows, n, tmp);
+	if (d->mem)
+	{
+		move_rows((char *) d->mem, mem_row, mem_row, from, mrows, nm, tmp);
+		move_rows((char *) d->mem_pad, d->Ts, d->Ts, from, mrows, nm, tmp);
+		move_rows((char *) d->mem_src, sizeof(int), sizeof(int), from, mrows, nm, tmp);
+	}
+	d->B = nB;
+	d->kv.B = nB;
+	return 0;
+}
+
 int
 tfm_decoder_reorder(tfm_decoder *d, const int *from)
 {
-	int			dm = d->m->cfg.d_model;
-	size_t		row = (size_t) d->cap * dm,
-				used = (size_t) d->kv.len * dm;	/* the filled positions of a row */
-	float	   *tmp = malloc(sizeof(float) * d->B * row);
-	uint8_t    *ptmp = malloc((size_t) d->B * d->cap);
-	int		   *stmp = malloc(sizeof(int) * d->B);
-
-	if (!tmp || !ptmp || !stmp)
-	{
-		free(tmp);
-		free(ptmp);
-		free(stmp);
-		return -1;
-	}
-	for (int l = 0; l < d->m->cfg.dec_layers; l++)
-	{
-		float	   *bufs[2] = {d->kv.layers[l].k, d->kv.layers[l].v};
-
-		for (int k = 0; k < 2; k++)
-		{
-			for (int b = 0; b < d->B; b++)
-				memcpy(tmp + b * row, bufs[k] + (size_t) from[b] * row, sizeof(float) * used);
-			for (int b = 0; b < d->B; b++)
-				memcpy(bufs[k] + b * row, tmp + b * row, sizeof(float) * used);
-		}
-	}
-	for (int b = 0; b < d->B; b++)
-	{
-		memcpy(ptmp + (size_t) b * d->cap, d->kv.pad + (size_t) from[b] * d->cap, d->cap);
-		stmp[b] = d->start[from[b]];
-	}
-	memcpy(d->kv.pad, ptmp, (size_t) d->B * d->cap);
-	memcpy(d->start, stmp, sizeof(int) * d->B);
-	free(tmp);
-	free(ptmp);
-	free(stmp);
-	return 0;
+	return tfm_decoder_select(d, from, d->B);
 }
