@@ -45,6 +45,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     args = ap.parse_args()
 
+    from torch_blas import use_native_blis_kernels, blas_summary
+    use_native_blis_kernels()  # before torch loads BLIS
     import torch
     import torch.nn as nn
 

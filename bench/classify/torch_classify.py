@@ -209,11 +209,14 @@ def main():
     args = ap.parse_args()
     args.labels = args.labels.split(",")
 
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    from torch_blas import use_native_blis_kernels, blas_summary
+    use_native_blis_kernels()  # before torch loads BLIS
     import torch
     import torch.nn as nn
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    print(f"INFO torch={torch.__version__} threads={torch.get_num_threads()} "
+    print(f"INFO torch={torch.__version__} threads={torch.get_num_threads()} {blas_summary()} "
           f"BLIS_NUM_THREADS={os.environ.get('BLIS_NUM_THREADS', 'unset')} "
           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}", flush=True)
 
