@@ -4,8 +4,10 @@ Debian's torch does its matrix products through whatever libblas.so.3 points
 to; with libblis-dev installed that is BLIS 0.9 (OpenMP build).  BLIS 0.9
 does not know AMD Zen 5 (family 26) and falls back to its `generic` kernels
 there: a 1024³ sgemm on one core runs 35 GFLOP/s instead of 198 with the
-`skx` kernels.  tfm picks `skx` itself on such CPUs (src/core/blas.c), so a
-baseline left on `generic` would be ~5× too slow and the comparison unfair.
+`skx` kernels.  On Intel models newer than its table (a Sapphire Rapids VM)
+it picks `haswell`: 226 GFLOP/s on 2 cores instead of 338 with `skx`.  tfm
+picks `skx` itself on such CPUs (src/core/blas.c), so a baseline left on the
+slower kernels would be too slow and the comparison unfair.
 
 Call use_native_blis_kernels() before `import torch`: BLIS reads
 BLIS_ARCH_TYPE once, at its first call.  A BLIS_ARCH_TYPE already in the
@@ -39,18 +41,18 @@ def _cpu():
 
 
 def use_native_blis_kernels():
-    """The same rule as tfm_blas_init: AMD family >= 26 is unknown to BLIS 0.9."""
+    """The same rule as tfm_blas_init: AVX-512 → skx except on AMD Zen 4
+    (family 25, BLIS's zen3); AVX2 on AMD family >= 26 → haswell."""
     global _choice
     if os.environ.get("BLIS_ARCH_TYPE"):
         _choice = "BLIS_ARCH_TYPE from the environment"
         return
     vendor, family, flags = _cpu()
-    if vendor != "AuthenticAMD" or family < 26:
-        return
-    if {"avx512f", "avx512dq", "avx512bw", "avx512vl"} <= flags:
+    amd = vendor == "AuthenticAMD"
+    if {"avx512f", "avx512dq", "avx512bw", "avx512vl"} <= flags and not (amd and family < 26):
         os.environ["BLIS_ARCH_TYPE"] = str(BLIS_ARCH_SKX)
-        _choice = f"skx, chosen as tfm does (AMD family {family})"
-    elif {"avx2", "fma"} <= flags:
+        _choice = f"skx, chosen as tfm does ({'AMD' if amd else 'Intel'} family {family})"
+    elif amd and family >= 26 and {"avx2", "fma"} <= flags:
         os.environ["BLIS_ARCH_TYPE"] = str(BLIS_ARCH_HASWELL)
         _choice = f"haswell, chosen as tfm does (AMD family {family})"
 
