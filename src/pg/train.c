@@ -407,12 +407,24 @@ run_step(TrainRun *run, TfmBatchBuf *micro, int n)
 	report_progress(run, false);
 }
 
+/* an example's padded size in a batch: its longest side */
+static inline int
+example_tokens(const TfmExample *e)
+{
+	return Max(e->nsrc, e->ntgt + (e->tgt ? 1 : 0));
+}
+
 static int
 cmp_len(const void *a, const void *b)
 {
 	const TfmExample *x = a,
 			   *y = b;
+	int			lx = example_tokens(x),
+				ly = example_tokens(y);
 
+	/* by the padded length batch_tokens counts, so a batch's rows share it */
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
 	if (x->nsrc != y->nsrc)
 		return x->nsrc < y->nsrc ? -1 : 1;
 	return x->ntgt < y->ntgt ? -1 : (x->ntgt > y->ntgt);
@@ -433,13 +445,6 @@ shuffle(void *base, int n, size_t size, tfm_rng *rng)
 		memcpy(a + i * size, a + j * size, size);
 		memcpy(a + j * size, tmp, size);
 	}
-}
-
-/* an example's padded size in a batch: its longest side */
-static inline int
-example_tokens(const TfmExample *e)
-{
-	return Max(e->nsrc, e->ntgt + (e->tgt ? 1 : 0));
 }
 
 /*
