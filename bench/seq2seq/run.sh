@@ -68,7 +68,7 @@ eng_fra() {
   torch_train() {   # budget seconds, threads
     BLIS_NUM_THREADS=$2 OMP_NUM_THREADS=$2 /usr/bin/python3 "$HERE/torch_seq2seq.py" train \
       --train "$OUT/enfr_train.ids" --test "$OUT/enfr_test_src.ids" --out "$OUT/enfr_torch_hyp.ids" \
-      --vocab "$vocab" --budget "$1" --threads "$2" --tag enfr > "$OUT/enfr_torch.txt" 2>&1
+      --vocab "$vocab" --norm pre --budget "$1" --threads "$2" --tag enfr > "$OUT/enfr_torch.txt" 2>&1
   }
   if [ "${CONCURRENT:-0}" = 1 ]; then
     # both sides at once, one core each, the same wall-clock budget
@@ -89,16 +89,7 @@ FROM tfm_train('enfr', 'SELECT src, tgt FROM eng_fra_train ORDER BY md5(id::text
 EOF
   t1=$(date +%s.%N)
   train_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-  if [ -n "$torch_pid" ]; then
-    log "eng_fra: tfm trained ${train_s}s; waiting for PyTorch (training, then greedy decoding)"
-    wait "$torch_pid"
-    SET_T="SET tfm.threads = $THREADS; SET tfm.progress = off;"
-  else
-    log "eng_fra: tfm trained ${train_s}s; PyTorch nn.Transformer, same ids, ${train_s}s"
-    torch_train "$train_s" "$THREADS"
-  fi
-  cat "$OUT/enfr_torch.txt"
-  log "eng_fra: evaluating (tfm beam 4 and greedy, PyTorch greedy)"
+  log "eng_fra: tfm trained ${train_s}s; evaluating it (beam 4 with tfm_evaluate, greedy in text[] batches)"
   $PSQL <<EOF 2>&1 | tee "$OUT/enfr_eval.txt"
 $SET_T
 \pset format unaligned
@@ -111,6 +102,20 @@ WITH s AS (SELECT src, row_number() OVER (ORDER BY first_id) AS n FROM test_sour
      b AS (SELECT n / 64 AS g, array_agg(src ORDER BY n) AS a FROM s GROUP BY 1)
 SELECT unnest(a) AS src, unnest(tfm_translate('enfr', a, beam => 1)) AS hyp FROM b;
 SELECT 'GREEDY bleu=' || round(tfm_bleu(g.hyp, t.refs)::numeric, 2) FROM tfm_greedy g JOIN test_sources t USING (src);
+EOF
+  if [ -n "$torch_pid" ]; then
+    log "eng_fra: waiting for PyTorch (training, then greedy decoding)"
+    wait "$torch_pid"
+    SET_T="SET tfm.threads = $THREADS; SET tfm.progress = off;"
+  else
+    log "eng_fra: PyTorch nn.Transformer, same ids, ${train_s}s"
+    torch_train "$train_s" "$THREADS"
+  fi
+  cat "$OUT/enfr_torch.txt"
+  log "eng_fra: PyTorch's greedy BLEU"
+  $PSQL <<EOF 2>&1 | tee -a "$OUT/enfr_eval.txt"
+\pset format unaligned
+\pset tuples_only on
 CREATE TABLE torch_hyp_ids (n bigserial, ids integer[]);
 \\copy torch_hyp_ids(ids) FROM '$OUT/enfr_torch_hyp.ids'
 CREATE TABLE torch_greedy AS
@@ -150,7 +155,7 @@ EOF
 SELECT tfm_tokenizer_train('enfr_bpe', t, 'bpe', 8000)
 FROM (SELECT src AS t FROM eng_fra_train UNION ALL SELECT tgt FROM eng_fra_train) x;
 SELECT tfm_create_model('enfr', 'seq2seq', 'enfr_bpe', d_model => 256, heads => 8, encoder_layers => 3,
-                        decoder_layers => 3, d_ff => 1024, max_len => 64);
+                        decoder_layers => 3, d_ff => 1024, max_len => 64, norm => 'pre');
 CREATE TABLE test_sources AS SELECT src, array_agg(tgt ORDER BY id) AS refs, min(id) AS first_id
 FROM eng_fra_test GROUP BY src;
 EOF
@@ -195,7 +200,7 @@ EOF
   $PSQL -c "\\copy (SELECT tfm_tokenize('enfr_bpe', src) FROM test_sources ORDER BY first_id LIMIT 100) TO '$OUT/speed_src.ids'"
   /usr/bin/python3 "$HERE/torch_seq2seq.py" speed --train "$OUT/speed_train.ids" --test "$OUT/speed_src.ids" \
     --vocab "$($PSQL -At -c "SELECT vocab_size FROM tfm.tokenizer_list WHERE name = 'enfr_bpe'")" \
-    --threads "$THREADS" --tag speed | tee "$OUT/speed_torch.txt"
+    --norm pre --threads "$THREADS" --tag speed | tee "$OUT/speed_torch.txt"
   echo "training tokens/s: tfm $(sed -n 's/^TRAIN tokens_per_s=//p' "$OUT/speed_tfm.txt"), PyTorch $(sed -n 's/^RESULT.*mode=train_speed tokens_per_s=\([0-9.]*\).*/\1/p' "$OUT/speed_torch.txt")" | tee "$OUT/speed.md"
 }
 

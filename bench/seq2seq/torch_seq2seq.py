@@ -13,7 +13,7 @@ Input files: `{src ids}<TAB>{tgt ids}` per line (train), `{src ids}` per line
 (test), COPY text format of tfm_tokenize's arrays.  Output: one line per test
 source, `{hypothesis ids}`, in input order.
 
-Model (tfm's post-LN defaults): shared token embedding (source, target and
+Model (tfm's post-LN defaults, or pre-LN with --norm pre): shared token embedding (source, target and
 output projection: three-way tying) scaled by √d, sinusoidal positions,
 dropout 0.1 on embeddings, attention weights, the FF hidden layer and the
 residual branches; nn.Transformer(norm_first=False, activation='relu') with
@@ -25,7 +25,7 @@ biases 0, gains 1.
 Data as tfm_train reads it: source ids truncated to max_len, target to
 max_len − 1; decoder input <bos> + target, prediction target + <eos>.
 Batches as tfm's batch_tokens: chunks of 8,192 rows in file order, shuffled
-(seeded), sorted by (source length, target length), cut into batches whose
+(seeded), sorted by (longest side, source length, target length), cut into batches whose
 rows × longest side (max(source, target + 1)) stay within batch_tokens, the
 batches in shuffled order. AdamW (β 0.9/0.98, eps 1e-8, weight decay on 2-D
 tensors), clip_grad_norm_(1.0), cross-entropy with label smoothing 0.1
@@ -80,13 +80,19 @@ def build(args, torch, nn):
             pe[:, 1::2] = torch.cos(pos / div)
             self.register_buffer("pe", pe)
             self.drop = nn.Dropout(args.dropout)
-            enc_layer = nn.TransformerEncoderLayer(d, args.heads, args.dff, args.dropout, batch_first=True)
-            dec_layer = nn.TransformerDecoderLayer(d, args.heads, args.dff, args.dropout, batch_first=True)
+            pre = args.norm == "pre"
+            enc_layer = nn.TransformerEncoderLayer(d, args.heads, args.dff, args.dropout, batch_first=True,
+                                                   norm_first=pre)
+            dec_layer = nn.TransformerDecoderLayer(d, args.heads, args.dff, args.dropout, batch_first=True,
+                                                   norm_first=pre)
+            # pre-LN stacks end with a final LayerNorm, as tfm's; post-LN ones have none
             self.tf = nn.Transformer(d, args.heads, dim_feedforward=args.dff, dropout=args.dropout,
                                      batch_first=True,
                                      custom_encoder=nn.TransformerEncoder(enc_layer, args.enc,
+                                                                          norm=nn.LayerNorm(d) if pre else None,
                                                                           enable_nested_tensor=False),
-                                     custom_decoder=nn.TransformerDecoder(dec_layer, args.dec))
+                                     custom_decoder=nn.TransformerDecoder(dec_layer, args.dec,
+                                                                          norm=nn.LayerNorm(d) if pre else None))
             self.scale = math.sqrt(d)
             with torch.no_grad():
                 for name, p in self.named_parameters():
@@ -122,7 +128,7 @@ def batches(rows, batch_tokens, rng):
     for c in range(0, len(rows), 8192):
         chunk = rows[c:c + 8192]
         rng.shuffle(chunk)
-        chunk.sort(key=lambda r: (len(r[0]), len(r[1])))
+        chunk.sort(key=lambda r: (max(len(r[0]), len(r[1]) + 1), len(r[0]), len(r[1])))
         bs, i = [], 0
         while i < len(chunk):
             longest, j = 0, i
@@ -219,6 +225,7 @@ def main():
     ap.add_argument("--dec", type=int, default=3)
     ap.add_argument("--dff", type=int, default=1024)
     ap.add_argument("--max-len", type=int, default=64)
+    ap.add_argument("--norm", choices=["post", "pre"], default="post")
     ap.add_argument("--dropout", type=float, default=0.1)
     ap.add_argument("--batch-tokens", type=int, default=8192)
     ap.add_argument("--lr", type=float, default=1.5e-3)
