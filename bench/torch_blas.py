@@ -51,7 +51,7 @@ def use_native_blis_kernels():
     amd = vendor == "AuthenticAMD"
     if {"avx512f", "avx512dq", "avx512bw", "avx512vl"} <= flags and not (amd and family < 26):
         os.environ["BLIS_ARCH_TYPE"] = str(BLIS_ARCH_SKX)
-        _choice = f"skx, chosen as tfm does ({'AMD' if amd else 'Intel'} family {family})"
+        _choice = f"skx, chosen as tfm does ({'AMD' if amd else 'non-AMD'} family {family})"
     elif amd and family >= 26 and {"avx2", "fma"} <= flags:
         os.environ["BLIS_ARCH_TYPE"] = str(BLIS_ARCH_HASWELL)
         _choice = f"haswell, chosen as tfm does (AMD family {family})"

@@ -200,7 +200,7 @@ tfm_blas_init(const char *arch, char *err, size_t errlen)
 			 */
 			set_arch_env(BLIS_ARCH_SKX);
 			snprintf(arch_reason, sizeof(arch_reason),
-					 "chosen by tfm: AVX-512 on %s family %u", amd ? "AMD" : "Intel", family);
+					 "chosen by tfm: AVX-512 on %s CPU family %u", amd ? "an AMD" : "a non-AMD", family);
 		}
 		else if (level == 2 && amd && family >= 26)
 		{
