@@ -11,7 +11,13 @@ PG_CONFIG   ?= pg_config
 EXTENSION    = tfm
 EXTVERSION   = $(shell grep default_version $(EXTENSION).control | sed -e "s/default_version[[:space:]]*=[[:space:]]*'\([^']*\)'/\1/")
 MODULE_big   = tfm
+# The install script of a version is sql/tfm.sql (0.1) followed by every
+# upgrade script up to that version, so a fresh install and an upgraded one
+# hold the same objects; the upgrade scripts are installed for ALTER
+# EXTENSION tfm UPDATE.
+UPGRADES     = sql/$(EXTENSION)--0.1--0.2.sql
 DATA_built   = sql/$(EXTENSION)--$(EXTVERSION).sql
+DATA         = $(UPGRADES)
 
 CORE_SRCS    = $(wildcard src/core/*.c src/core/layers/*.c src/core/tokenizer/*.c)
 PG_SRCS      = $(wildcard src/pg/*.c)
@@ -30,7 +36,7 @@ BLIS_LIB     = /usr/lib/x86_64-linux-gnu/blis-openmp
 TFM_CFLAGS   = -std=gnu11 -O3 -march=x86-64-v2 -mtune=native -fopenmp -Wall -Wextra \
                -fno-math-errno -fno-trapping-math -Iinclude -isystem $(BLIS_INC)
 # PostgreSQL's own headers as system headers: -Wextra stays on for tfm's code only
-PG_CPPFLAGS  = $(TFM_CFLAGS) -isystem $(shell $(PG_CONFIG) --includedir-server) -MMD -MP
+PG_CPPFLAGS  = $(TFM_CFLAGS) -DTFM_VERSION=\"$(EXTVERSION)\" -isystem $(shell $(PG_CONFIG) --includedir-server) -MMD -MP
 SHLIB_LINK   = -fopenmp -L$(BLIS_LIB) -Wl,-rpath,$(BLIS_LIB) -lblis -lm
 
 EXTRA_CLEAN  = $(UNIT_BINS) test/*.o $(OBJS:.o=.d)
@@ -42,8 +48,8 @@ override with_llvm = no
 PGXS        := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
-	cp $< $@
+sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(UPGRADES)
+	cat $^ > $@
 
 # ---- the numeric core's unit tests: plain C, no server -----------------------
 UNIT_SRCS  = $(wildcard test/test_*.c)

@@ -55,6 +55,34 @@ dup_or_null(const char *s)
 	return s ? MemoryContextStrdup(cache_cxt, s) : NULL;
 }
 
+static Oid *
+dup_oids(const Oid *o, int n)
+{
+	Oid		   *d = MemoryContextAlloc(cache_cxt, sizeof(Oid) * Max(n, 1));
+
+	if (n > 0)
+		memcpy(d, o, sizeof(Oid) * n);
+	return d;
+}
+
+static void
+copy_acl(TfmAcl *dst, const TfmAcl *src)
+{
+	*dst = *src;
+	dst->use = dup_oids(src->use, src->n_use);
+	dst->train = dup_oids(src->train, src->n_train);
+}
+
+static void
+free_acl(TfmAcl *a)
+{
+	if (a->use)
+		pfree(a->use);
+	if (a->train)
+		pfree(a->train);
+	a->use = a->train = NULL;
+}
+
 static void
 copy_row(TfmModelRow *dst, const TfmModelRow *src)
 {
@@ -67,6 +95,7 @@ copy_row(TfmModelRow *dst, const TfmModelRow *src)
 		for (int i = 0; i < src->n_labels; i++)
 			dst->labels[i] = MemoryContextStrdup(cache_cxt, src->labels[i]);
 	}
+	copy_acl(&dst->acl, &src->acl);
 }
 
 static void
@@ -80,6 +109,7 @@ free_row(TfmModelRow *r)
 		pfree(r->labels[i]);
 	if (r->labels)
 		pfree(r->labels);
+	free_acl(&r->acl);
 }
 
 static void
@@ -141,8 +171,8 @@ tfm_cache_put(const TfmModelRow *row, tfm_model *m)
 	stamp(e);
 }
 
-tfm_model *
-tfm_cache_get(const char *name, const TfmModelRow **rowp)
+static tfm_model *
+cache_lookup(const char *name, const TfmModelRow **rowp)
 {
 	CacheEntry *e = find(name);
 	TfmModelRow row;
@@ -165,6 +195,9 @@ tfm_cache_get(const char *name, const TfmModelRow **rowp)
 	}
 	if (e && e->row.id == row.id && e->row.version == row.version)
 	{
+		/* grants change without a new version: keep the ones just read */
+		free_acl(&e->row.acl);
+		copy_acl(&e->row.acl, &row.acl);
 		stamp(e);
 		*rowp = &e->row;
 		return e->model;
@@ -177,6 +210,16 @@ tfm_cache_get(const char *name, const TfmModelRow **rowp)
 	tfm_guard_release(guard);
 	e = find(name);
 	*rowp = &e->row;
+	return m;
+}
+
+/* every read of a model for inference goes through here: use is checked */
+tfm_model *
+tfm_cache_get(const char *name, const TfmModelRow **rowp)
+{
+	tfm_model  *m = cache_lookup(name, rowp);
+
+	tfm_check_model_privilege(*rowp, TFM_PRIV_USE);
 	return m;
 }
 
@@ -206,6 +249,7 @@ tfm_cache_take(const char *name, TfmModelRow *row)
 	tfm_model  *m;
 
 	tfm_catalog_lookup(name, row, false);
+	tfm_check_model_privilege(row, TFM_PRIV_TRAIN);
 	if (e && e->row.id == row->id && e->row.version == row->version)
 	{
 		m = e->model;
@@ -235,11 +279,12 @@ tfm_deployed_model(const char *task)
 	static TfmStamp checked;
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1];
+	TfmAsOwner	as;
 
 	if (tfm_stamp_is_now(&checked) && strcmp(for_task, task) == 0)
 		return name;
 	args[0] = CStringGetTextDatum(task);
-	SPI_connect();
+	tfm_spi_connect_owner(&as);
 	if (SPI_execute_with_args("SELECT model FROM tfm.deployed WHERE task = $1", 1, types, args,
 							  NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "cannot read tfm.deployed");
@@ -249,7 +294,7 @@ tfm_deployed_model(const char *task)
 				 errmsg("no %s model is deployed", task),
 				 errhint("Deploy one with tfm_deploy(model).")));
 	strlcpy(name, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), sizeof(name));
-	SPI_finish();
+	tfm_spi_finish_owner(&as);
 	strlcpy(for_task, task, sizeof(for_task));
 	tfm_stamp_now(&checked);
 	return name;

@@ -100,7 +100,8 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"(config->>'norm' = 'pre')::int, (config->>'positions' = 'sinusoidal')::int, "
 		"(config->>'activation' = 'gelu')::int, (config->>'pooling' = 'cls')::int, "
 		"(config->>'tie_embeddings')::bool::int, (config->>'scale_embeddings')::bool::int, "
-		"(config->>'pad_id')::int, (config->>'dropout')::real, (config->>'attention_dropout')::real "
+		"(config->>'pad_id')::int, (config->>'dropout')::real, (config->>'attention_dropout')::real, "
+		"owner, acl_use, acl_train "
 		"FROM tfm.models WHERE name = $1";
 	MemoryContext cxt = CurrentMemoryContext;
 	Oid			argtypes[1] = {TEXTOID};
@@ -109,15 +110,16 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	TupleDesc	td;
 	bool		isnull;
 	int			fmt;
+	TfmAsOwner	as;
 
 	memset(row, 0, sizeof(*row));
 	args[0] = CStringGetTextDatum(name);
-	SPI_connect();
+	tfm_spi_connect_owner(&as);
 	if (SPI_execute_with_args(sql, 1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "cannot read tfm.models");
 	if (SPI_processed == 0)
 	{
-		SPI_finish();
+		tfm_spi_finish_owner(&as);
 		if (missing_ok)
 			return false;
 		ereport(ERROR,
@@ -186,7 +188,8 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	row->cfg.pad_id = get_int(tup, td, 24);
 	row->cfg.dropout = DatumGetFloat4(SPI_getbinval(tup, td, 25, &isnull));
 	row->cfg.attn_dropout = DatumGetFloat4(SPI_getbinval(tup, td, 26, &isnull));
-	SPI_finish();
+	tfm_acl_from_tuple(&row->acl, tup, td, 27, cxt);
+	tfm_spi_finish_owner(&as);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -220,6 +223,7 @@ tfm_catalog_load(const TfmModelRow *row)
 	tfm_model  *m;
 	TfmGuard   *guard;
 	bool	   *seen;
+	TfmAsOwner	as;
 
 	m = tfm_model_create(&row->cfg);
 	if (!m)
@@ -230,7 +234,7 @@ tfm_catalog_load(const TfmModelRow *row)
 	m->poll = poll_interrupts;
 	seen = palloc0(sizeof(bool) * m->n_tensors);
 	args[0] = Int32GetDatum(row->id);
-	SPI_connect();
+	tfm_spi_connect_owner(&as);
 	if (SPI_execute_with_args(sql, 1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "cannot read tfm.tensors");
 	for (uint64 r = 0; r < SPI_processed; r++)
@@ -264,7 +268,7 @@ tfm_catalog_load(const TfmModelRow *row)
 		memcpy(m->params + p->offset, ARR_DATA_PTR(data), p->size * sizeof(float));
 		seen[p - m->info] = true;
 	}
-	SPI_finish();
+	tfm_spi_finish_owner(&as);
 	for (int i = 0; i < m->n_tensors; i++)
 		if (!seen[i])
 			ereport(ERROR,
@@ -288,8 +292,9 @@ tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps)
 	Oid			types[4] = {INT4OID, TEXTOID, INT4ARRAYOID, FLOAT4ARRAYOID};
 	SPIPlanPtr	plan;
 	int64		version;
+	TfmAsOwner	as;
 
-	SPI_connect();
+	tfm_spi_connect_owner(&as);
 	plan = SPI_prepare(upsert, 4, types);
 	if (!plan)
 		elog(ERROR, "cannot prepare the tensor upsert: %s", SPI_result_code_string(SPI_result));
@@ -350,7 +355,7 @@ tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps)
 		}
 		version = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	}
-	SPI_finish();
+	tfm_spi_finish_owner(&as);
 	row->version = version;
 	row->steps += add_steps;
 	return version;

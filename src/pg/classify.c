@@ -255,19 +255,21 @@ PG_FUNCTION_INFO_V1(tfm_deploy);
 Datum
 tfm_deploy(PG_FUNCTION_ARGS)
 {
+	TfmAsOwner	as;
 	char	   *name = tfm_text_arg(fcinfo, 0, "model");
 	TfmModelRow row;
 	Oid			types[2] = {TEXTOID, TEXTOID};
 	Datum		args[2];
 
 	tfm_catalog_lookup(name, &row, false);
+	tfm_check_model_privilege(&row, TFM_PRIV_TRAIN);
 	args[0] = CStringGetTextDatum(row.task);
 	args[1] = CStringGetTextDatum(name);
-	SPI_connect();
+	tfm_spi_connect_owner(&as);
 	if (SPI_execute_with_args("INSERT INTO tfm.deployed (task, model) VALUES ($1, $2) "
 							  "ON CONFLICT (task) DO UPDATE SET model = EXCLUDED.model",
 							  2, types, args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "cannot write tfm.deployed");
-	SPI_finish();
+	tfm_spi_finish_owner(&as);
 	PG_RETURN_TEXT_P(cstring_to_text(psprintf("model \"%s\" is the deployed %s model", name, row.task)));
 }

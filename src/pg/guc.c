@@ -156,7 +156,7 @@ tfm_info(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	tfm_backend_ready();
-	values[0] = CStringGetTextDatum("0.1");
+	values[0] = CStringGetTextDatum(TFM_VERSION);
 	values[1] = CStringGetTextDatum(tfm_blas_arch());
 	values[2] = CStringGetTextDatum(tfm_blas_arch_reason());
 	values[3] = Int32GetDatum(tfm_get_threads());

@@ -6,6 +6,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -74,11 +75,12 @@ choice_arg(FunctionCallInfo fcinfo, int n, int dflt, const char *what,
 static void
 tokenizer_sizes(const char *name, int *vocab, int *pad_id)
 {
+	TfmAsOwner	as;
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(name)};
 	bool		isnull;
 
-	SPI_connect();
+	tfm_spi_connect_owner(&as);
 	if (SPI_execute_with_args("SELECT vocab_size, coalesce((options->>'pad_id')::int, 0) "
 							  "FROM tfm.tokenizers WHERE name = $1",
 							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
@@ -89,7 +91,7 @@ tokenizer_sizes(const char *name, int *vocab, int *pad_id)
 				 errmsg("tokenizer \"%s\" does not exist", name)));
 	*vocab = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	*pad_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	SPI_finish();
+	tfm_spi_finish_owner(&as);
 }
 
 static void
@@ -125,6 +127,7 @@ PG_FUNCTION_INFO_V1(tfm_create_model);
 Datum
 tfm_create_model(PG_FUNCTION_ARGS)
 {
+	TfmAsOwner	as;
 	char	   *name = tfm_text_arg(fcinfo, A_NAME, "name");
 	char	   *task_name = tfm_text_arg(fcinfo, A_TASK, "task");
 	char	   *tokenizer = PG_ARGISNULL(A_TOKENIZER) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(A_TOKENIZER));
@@ -151,6 +154,7 @@ tfm_create_model(PG_FUNCTION_ARGS)
 	/* vocabulary: from the tokenizer, or given */
 	if (tokenizer)
 	{
+		tfm_check_tokenizer_use(tokenizer);
 		tokenizer_sizes(tokenizer, &c.vocab, &c.pad_id);
 		if (!PG_ARGISNULL(A_VOCAB))
 			ereport(ERROR,
@@ -172,6 +176,7 @@ tfm_create_model(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("only a seq2seq model takes a target_tokenizer")));
+		tfm_check_tokenizer_use(tgt_tokenizer);
 		tokenizer_sizes(tgt_tokenizer, &c.tgt_vocab, &tpad);
 		if (tpad != c.pad_id)
 			ereport(ERROR,
@@ -243,9 +248,9 @@ tfm_create_model(PG_FUNCTION_ARGS)
 
 	/* the catalog row */
 	{
-		Oid			types[7] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT8OID};
-		Datum		args[7];
-		char		argnulls[8] = "       ";
+		Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT8OID, OIDOID};
+		Datum		args[8];
+		char		argnulls[9] = "        ";
 		tfm_param_info *info;
 		size_t		n_floats;
 		bool		isnull;
@@ -270,7 +275,8 @@ tfm_create_model(PG_FUNCTION_ARGS)
 			argnulls[3] = 'n';
 		if (PG_ARGISNULL(A_LABELS))
 			argnulls[4] = 'n';
-		SPI_connect();
+		args[7] = ObjectIdGetDatum(GetUserId());	/* the caller owns it */
+		tfm_spi_connect_owner(&as);
 		if (SPI_execute_with_args("SELECT 1 FROM tfm.models WHERE name = $1", 1, types, args,
 								  NULL, true, 1) == SPI_OK_SELECT && SPI_processed > 0)
 			ereport(ERROR,
@@ -278,16 +284,16 @@ tfm_create_model(PG_FUNCTION_ARGS)
 					 errmsg("model \"%s\" already exists", name),
 					 errhint("Drop it first with tfm_drop_model('%s').", name)));
 		rc = SPI_execute_with_args("INSERT INTO tfm.models (name, task, tokenizer, target_tokenizer, "
-								   "labels, config, parameters, format_version) "
+								   "labels, config, parameters, format_version, owner) "
 								   "VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, "
-								   CppAsString2(TFM_FORMAT_VERSION) ") RETURNING id, version",
-								   7, types, args, argnulls, false, 1);
+								   CppAsString2(TFM_FORMAT_VERSION) ", $8::regrole) RETURNING id, version",
+								   8, types, args, argnulls, false, 1);
 		if (rc != SPI_OK_INSERT_RETURNING)
 			elog(ERROR, "cannot insert into tfm.models");
 		memset(&row, 0, sizeof(row));
 		row.id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 		row.version = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-		SPI_finish();
+		tfm_spi_finish_owner(&as);
 		strlcpy(row.name, name, sizeof(row.name));
 		row.cfg = c;
 	}
@@ -315,11 +321,14 @@ PG_FUNCTION_INFO_V1(tfm_drop_model);
 Datum
 tfm_drop_model(PG_FUNCTION_ARGS)
 {
+	TfmAsOwner	as;
 	char	   *name = tfm_text_arg(fcinfo, 0, "name");
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(name)};
 
-	SPI_connect();
+
+	tfm_check_model_owner(name);
+	tfm_spi_connect_owner(&as);
 	if (SPI_execute_with_args("DELETE FROM tfm.models WHERE name = $1", 1, types, args,
 							  NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "cannot delete from tfm.models");
@@ -327,7 +336,7 @@ tfm_drop_model(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("model \"%s\" does not exist", name)));
-	SPI_finish();
+	tfm_spi_finish_owner(&as);
 	tfm_cache_forget(name);
 	PG_RETURN_VOID();
 }
@@ -336,12 +345,14 @@ PG_FUNCTION_INFO_V1(tfm_copy_model);
 Datum
 tfm_copy_model(PG_FUNCTION_ARGS)
 {
+	TfmAsOwner	as;
 	char	   *source = tfm_text_arg(fcinfo, 0, "source");
 	char	   *target = tfm_text_arg(fcinfo, 1, "target");
 	TfmModelRow row;
 	tfm_model  *m;
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		args[2] = {CStringGetTextDatum(source), CStringGetTextDatum(target)};
+	Oid			types[3] = {TEXTOID, TEXTOID, OIDOID};
+	Datum		args[3] = {CStringGetTextDatum(source), CStringGetTextDatum(target),
+	ObjectIdGetDatum(GetUserId())};
 	bool		isnull;
 
 	if (target[0] == '\0')
@@ -349,23 +360,24 @@ tfm_copy_model(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a model name must not be empty")));
 	tfm_catalog_lookup(source, &row, false);
+	tfm_check_model_privilege(&row, TFM_PRIV_USE);
 	m = tfm_catalog_load(&row);
 	tfm_guard_model(m);
-	SPI_connect();
+	tfm_spi_connect_owner(&as);
 	if (SPI_execute_with_args("SELECT 1 FROM tfm.models WHERE name = $2", 2, types, args,
 							  NULL, true, 1) == SPI_OK_SELECT && SPI_processed > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("model \"%s\" already exists", target)));
 	if (SPI_execute_with_args("INSERT INTO tfm.models (name, task, tokenizer, target_tokenizer, labels, "
-							  "config, parameters, format_version, steps) "
+							  "config, parameters, format_version, steps, owner) "
 							  "SELECT $2, task, tokenizer, target_tokenizer, labels, config, parameters, "
-							  "format_version, steps FROM tfm.models WHERE name = $1 RETURNING id, version",
-							  2, types, args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
+							  "format_version, steps, $3::regrole FROM tfm.models WHERE name = $1 RETURNING id, version",
+							  3, types, args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
 		elog(ERROR, "cannot insert into tfm.models");
 	row.id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	row.version = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	SPI_finish();
+	tfm_spi_finish_owner(&as);
 	strlcpy(row.name, target, sizeof(row.name));
 	tfm_catalog_save(&row, m, 0);
 	PG_RETURN_INT64((int64) m->n_params);

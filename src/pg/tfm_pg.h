@@ -8,6 +8,8 @@
 
 #include "postgres.h"
 #include "fmgr.h"
+#include "access/htup.h"
+#include "access/tupdesc.h"
 #include "utils/array.h"
 
 #include "tfm/model.h"
@@ -18,6 +20,49 @@ extern char *tfm_blis_arch;
 extern bool tfm_progress;
 /* initialise BLIS on first use and apply tfm.threads; call before any compute */
 void		tfm_backend_ready(void);
+
+/* ---- privileges and the catalog's owner (access.c) ---- */
+typedef enum TfmPriv
+{
+	TFM_PRIV_USE,				/* inference, evaluation, tensors, copy */
+	TFM_PRIV_TRAIN,				/* train, overwrite, deploy (implies use) */
+	TFM_PRIV_OWNER				/* drop, rename, grant */
+} TfmPriv;
+
+/* an object's owner and grantees (InvalidOid = PUBLIC) */
+typedef struct TfmAcl
+{
+	Oid			owner;
+	int			n_use;
+	int			n_train;
+	Oid		   *use;
+	Oid		   *train;
+} TfmAcl;
+
+/* catalog SQL runs as the owner of schema tfm with a pinned search_path */
+typedef struct TfmAsOwner
+{
+	Oid			save_uid;
+	int			save_sec;
+	int			gucnest;
+} TfmAsOwner;
+void		tfm_as_owner_begin(TfmAsOwner *s);
+void		tfm_as_owner_end(TfmAsOwner *s);
+/* SPI_connect / SPI_finish around a section of catalog SQL */
+void		tfm_spi_connect_owner(TfmAsOwner *s);
+void		tfm_spi_finish_owner(TfmAsOwner *s);
+
+const char *tfm_priv_name(TfmPriv p);
+bool		tfm_acl_allows(const TfmAcl *acl, TfmPriv priv, Oid role);
+int			tfm_oid_array(Datum d, Oid **out);
+void		tfm_acl_from_tuple(TfmAcl *acl, HeapTuple tup, TupleDesc td, int col,
+							   MemoryContext cxt);
+struct TfmModelRow;
+void		tfm_check_model_privilege(const struct TfmModelRow *row, TfmPriv priv);
+void		tfm_check_tokenizer_use(const char *name);
+void		tfm_check_tokenizer_owner(const char *name);
+/* only the row's owner columns: works on models this build cannot load */
+void		tfm_check_model_owner(const char *name);
 
 /* ---- a model's catalog row (catalog.c) ---- */
 typedef struct TfmModelRow
@@ -31,6 +76,7 @@ typedef struct TfmModelRow
 	char	   *target_tokenizer;
 	int			n_labels;
 	char	  **labels;			/* classify */
+	TfmAcl		acl;			/* owner and grants, as read */
 	tfm_config	cfg;
 } TfmModelRow;
 

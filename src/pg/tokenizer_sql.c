@@ -120,15 +120,16 @@ tok_owner(MemoryContext cxt)
 static bool
 tokenizer_exists(const char *name, bool read_only)
 {
+	TfmAsOwner	as;
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(name)};
 	bool		found;
 
-	SPI_connect();
+	tfm_spi_connect_owner(&as);
 	SPI_execute_with_args("SELECT 1 FROM tfm.tokenizers WHERE name = $1", 1, types, args,
 						  NULL, read_only, 1);
 	found = SPI_processed > 0;
-	SPI_finish();
+	tfm_spi_finish_owner(&as);
 	return found;
 }
 
@@ -162,6 +163,7 @@ summary(const char *name, const tfm_tokenizer *t)
 static void
 store_tokenizer(const char *name, const tfm_tokenizer *t, int32 min_count)
 {
+	TfmAsOwner	as;
 	tfm_tok_info info;
 	tfm_tok_err err;
 	Datum	   *pieces;
@@ -207,18 +209,19 @@ store_tokenizer(const char *name, const tfm_tokenizer *t, int32 min_count)
 		rights[r] = Int32GetDatum(rr);
 	}
 
-	SPI_connect();
+	tfm_spi_connect_owner(&as);
 	{
-		Oid			types[4] = {TEXTOID, TEXTOID, INT4OID, TEXTOID};
-		Datum		args[4];
+		Oid			types[5] = {TEXTOID, TEXTOID, INT4OID, TEXTOID, OIDOID};
+		Datum		args[5];
 
 		args[0] = CStringGetTextDatum(name);
 		args[1] = CStringGetTextDatum(tfm_tok_kind_name(info.kind));
 		args[2] = Int32GetDatum(info.vocab_size);
 		args[3] = CStringGetTextDatum(opts.data);
-		if (SPI_execute_with_args("INSERT INTO tfm.tokenizers (name, kind, vocab_size, options) "
-								  "VALUES ($1, $2, $3, $4::jsonb) RETURNING id",
-								  4, types, args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
+		args[4] = ObjectIdGetDatum(as.save_uid);	/* the caller owns it */
+		if (SPI_execute_with_args("INSERT INTO tfm.tokenizers (name, kind, vocab_size, options, owner) "
+								  "VALUES ($1, $2, $3, $4::jsonb, $5::regrole) RETURNING id",
+								  5, types, args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
 			elog(ERROR, "cannot insert into tfm.tokenizers");
 		id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	}
@@ -248,7 +251,7 @@ store_tokenizer(const char *name, const tfm_tokenizer *t, int32 min_count)
 								  3, types, args, NULL, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "cannot insert into tfm.merges");
 	}
-	SPI_finish();
+	tfm_spi_finish_owner(&as);
 }
 
 /* ---- the per-backend cache ----------------------------------------------- */
@@ -261,6 +264,7 @@ typedef struct TokEntry
 	tfm_tokenizer *tok;
 	tfm_tok_info info;
 	TfmStamp	stamp;
+	Oid			checked_user;	/* the role the stamp's use check was for */
 	uint64		last_use;
 } TokEntry;
 
@@ -281,6 +285,7 @@ tok_evict(TokEntry *e)
 static tfm_tokenizer *
 tok_load(const char *name, int32 *idp)
 {
+	TfmAsOwner	as;
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(name)};
 	tfm_tok_info info;
@@ -297,7 +302,7 @@ tok_load(const char *name, int32 *idp)
 			   *mr = NULL;
 	int			status;
 
-	SPI_connect();
+	tfm_spi_connect_owner(&as);
 	if (SPI_execute_with_args("SELECT id, kind, vocab_size, (options->>'format_version')::int, "
 							  "(options->>'flags')::int, (options->>'n_merges')::int, "
 							  "ARRAY(SELECT jsonb_array_elements_text(options->'specials')::int) "
@@ -374,7 +379,7 @@ tok_load(const char *name, int32 *idp)
 		(void) vt;
 	}
 	status = tfm_tok_load(&tok, &info, pieces, lens, ml, mr, &err);
-	SPI_finish();
+	tfm_spi_finish_owner(&as);
 	tok_check(status, &err, psprintf("cannot load tokenizer \"%s\"", name));
 	*idp = id;
 	return tok;
@@ -384,27 +389,33 @@ tok_load(const char *name, int32 *idp)
 static TokEntry *
 tok_get(const char *name)
 {
+	TfmAsOwner	as;
 	TokEntry   *e = NULL;
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1];
+	Oid			types[2] = {TEXTOID, OIDOID};
+	Datum		args[2];
 	int32		id = -1;
+	bool		may_use = false;
 	bool		isnull;
 
 	for (int i = 0; i < TFM_TOK_CACHE_MAX; i++)
 		if (tok_cache[i].used && strcmp(tok_cache[i].name, name) == 0)
 			e = &tok_cache[i];
-	if (e && tfm_stamp_is_now(&e->stamp))
+	if (e && tfm_stamp_is_now(&e->stamp) && e->checked_user == GetUserId())
 	{
 		e->last_use = ++tok_clock;
 		return e;
 	}
 	args[0] = CStringGetTextDatum(name);
-	SPI_connect();
-	SPI_execute_with_args("SELECT id FROM tfm.tokenizers WHERE name = $1", 1, types, args,
-						  NULL, true, 1);
+	args[1] = ObjectIdGetDatum(GetUserId());
+	tfm_spi_connect_owner(&as);
+	SPI_execute_with_args("SELECT id, tfm.may_use_tokenizer(id, $2) FROM tfm.tokenizers WHERE name = $1",
+						  2, types, args, NULL, true, 1);
 	if (SPI_processed > 0)
+	{
 		id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_finish();
+		may_use = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	}
+	tfm_spi_finish_owner(&as);
 	if (id < 0)
 	{
 		if (e)
@@ -413,6 +424,11 @@ tok_get(const char *name)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("tokenizer \"%s\" does not exist", name)));
 	}
+	if (!may_use)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for tokenizer \"%s\": use privilege required", name),
+				 errhint("The owner of the tokenizer, or of a model that uses it, can grant use.")));
 	if (!e || e->id != id)
 	{
 		TokOwner   *own = tok_owner(CurrentMemoryContext);
@@ -439,6 +455,7 @@ tok_get(const char *name)
 		tfm_tok_get_info(&e->info, e->tok);
 	}
 	tfm_stamp_now(&e->stamp);
+	e->checked_user = GetUserId();
 	e->last_use = ++tok_clock;
 	return e;
 }
@@ -978,11 +995,13 @@ PG_FUNCTION_INFO_V1(tfm_tokenizer_drop);
 Datum
 tfm_tokenizer_drop(PG_FUNCTION_ARGS)
 {
+	TfmAsOwner	as;
 	char	   *name = tfm_text_arg(fcinfo, 0, "name");
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(name)};
 
-	SPI_connect();
+	tfm_check_tokenizer_owner(name);
+	tfm_spi_connect_owner(&as);
 	SPI_execute_with_args("SELECT name FROM tfm.models WHERE tokenizer = $1 OR target_tokenizer = $1 "
 						  "ORDER BY name LIMIT 1", 1, types, args, NULL, true, 1);
 	if (SPI_processed > 0)
@@ -998,7 +1017,7 @@ tfm_tokenizer_drop(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("tokenizer \"%s\" does not exist", name)));
-	SPI_finish();
+	tfm_spi_finish_owner(&as);
 	PG_RETURN_VOID();
 }
 

@@ -689,6 +689,7 @@ save_epoch(TrainRun *run, int64 steps_before, double train_loss, double val_loss
 	FLOAT8OID, FLOAT8OID, FLOAT8OID};
 	Datum		args[9];
 	char		nulls[9] = "         ";
+	TfmAsOwner	as;
 
 	tfm_catalog_save(&run->row, run->m, run->tr.step - steps_before);
 	args[0] = Int32GetDatum(run->row.id);
@@ -703,11 +704,13 @@ save_epoch(TrainRun *run, int64 steps_before, double train_loss, double val_loss
 	for (int i = 4; i <= 6; i++)
 		if (isnan(DatumGetFloat8(args[i])))
 			nulls[i] = 'n';
+	tfm_as_owner_begin(&as);
 	if (SPI_execute_with_args("INSERT INTO tfm.history (model_id, run_started, epoch, steps, "
 							  "train_loss, val_loss, val_accuracy, tokens_per_s, seconds) "
 							  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
 							  9, types, args, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "cannot write tfm.history");
+	tfm_as_owner_end(&as);
 }
 
 static void

@@ -272,6 +272,7 @@ PG_FUNCTION_INFO_V1(tfm_train_agg_final);
 Datum
 tfm_train_agg_final(PG_FUNCTION_ARGS)
 {
+	TfmAsOwner	as;
 	TrainAggState *st;
 	TupleDesc	tupdesc;
 	Datum		v[7];
@@ -310,12 +311,12 @@ tfm_train_agg_final(PG_FUNCTION_ARGS)
 		args[4] = Float8GetDatum(st->tokens / Max(secs, 1e-9));
 		args[5] = Float8GetDatum(secs);
 		args[6] = Int32GetDatum(1);
-		SPI_connect();
+		tfm_spi_connect_owner(&as);
 		if (SPI_execute_with_args("INSERT INTO tfm.history (model_id, run_started, epoch, steps, "
 								  "train_loss, tokens_per_s, seconds) VALUES ($1, $2, $7, $3, $4, $5, $6)",
 								  7, types, args, NULL, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "cannot write tfm.history");
-		SPI_finish();
+		tfm_spi_finish_owner(&as);
 	}
 	tfm_trainer_free(&st->tr);
 	st->trainer_ready = false;

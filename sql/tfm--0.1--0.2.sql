@@ -1,0 +1,141 @@
+-- tfm 0.1 → 0.2: owners and privileges, backups, renames.
+-- The install script of 0.2 is sql/tfm.sql (0.1) followed by this file, so a
+-- fresh install and an upgraded one are the same objects.
+\echo Use "ALTER EXTENSION tfm UPDATE TO '0.2'" to load this file. \quit
+
+-- ---------------------------------------------------------------------------
+-- owners and grants.  Every model and tokenizer has an owner; acl_use and
+-- acl_train list the roles granted use or train (0, shown as '-', is PUBLIC).
+-- Rows made before 0.2 belong to the role that runs the update.
+
+ALTER TABLE tfm.models
+    ADD COLUMN owner regrole NOT NULL DEFAULT current_user::text::regrole,
+    ADD COLUMN acl_use regrole[] NOT NULL DEFAULT '{}',
+    ADD COLUMN acl_train regrole[] NOT NULL DEFAULT '{}';
+ALTER TABLE tfm.tokenizers
+    ADD COLUMN owner regrole NOT NULL DEFAULT current_user::text::regrole,
+    ADD COLUMN acl_use regrole[] NOT NULL DEFAULT '{}',
+    ADD COLUMN acl_train regrole[] NOT NULL DEFAULT '{}';
+-- tfm's functions always name the owner
+ALTER TABLE tfm.models ALTER COLUMN owner DROP DEFAULT;
+ALTER TABLE tfm.tokenizers ALTER COLUMN owner DROP DEFAULT;
+COMMENT ON COLUMN tfm.models.owner IS 'the role that created the model: it alone (with its members and superusers) may drop, rename or grant';
+COMMENT ON COLUMN tfm.models.acl_use IS 'roles granted use (inference, evaluation, tensors, copy); 0 = PUBLIC';
+COMMENT ON COLUMN tfm.models.acl_train IS 'roles granted train (train, overwrite, deploy; implies use); 0 = PUBLIC';
+COMMENT ON COLUMN tfm.tokenizers.owner IS 'the role that created the tokenizer';
+COMMENT ON COLUMN tfm.tokenizers.acl_use IS 'roles granted use (tokenize, read the vocabulary, build models on it); 0 = PUBLIC';
+COMMENT ON COLUMN tfm.tokenizers.acl_train IS 'roles granted train (implies use); 0 = PUBLIC';
+
+-- Does role who hold the privileges of owner or of one of grantees?
+CREATE FUNCTION tfm.role_may(who oid, owner regrole, grantees regrole[]) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$ SELECT pg_has_role(who, owner, 'USAGE')
+          OR EXISTS (SELECT FROM unnest(grantees) g WHERE g = 0 OR pg_has_role(who, g, 'USAGE')) $$;
+
+CREATE FUNCTION tfm.may_use_model(model_id integer, who oid) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$ SELECT EXISTS (SELECT FROM tfm.models m WHERE m.id = model_id
+                     AND tfm.role_may(who, m.owner, m.acl_use || m.acl_train)) $$;
+
+-- a tokenizer is usable by its own grants or through a model that uses it
+CREATE FUNCTION tfm.may_use_tokenizer(tokenizer_id integer, who oid) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$ SELECT EXISTS (SELECT FROM tfm.tokenizers t WHERE t.id = tokenizer_id
+                     AND (tfm.role_may(who, t.owner, t.acl_use || t.acl_train)
+                          OR EXISTS (SELECT FROM tfm.models m
+                                     WHERE t.name IN (m.tokenizer, m.target_tokenizer)
+                                       AND tfm.role_may(who, m.owner, m.acl_use || m.acl_train)))) $$;
+
+CREATE FUNCTION tfm.current_role_oid() RETURNS oid
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$ SELECT oid FROM pg_roles WHERE rolname = current_user $$;
+
+-- The catalog is read by everyone with USAGE on schema tfm and written only
+-- by tfm's functions (as the extension's owner).  Weights, vocabularies and
+-- training history are row-level secured: a role sees the rows of the
+-- models and tokenizers it may use.
+GRANT USAGE ON SCHEMA tfm TO PUBLIC;
+GRANT SELECT ON tfm.models, tfm.tokenizers, tfm.deployed, tfm.tensors, tfm.history,
+                tfm.vocab, tfm.merges, tfm.model_list, tfm.tokenizer_list, tfm.progress TO PUBLIC;
+ALTER TABLE tfm.tensors ENABLE ROW LEVEL SECURITY;
+ALTER TABLE tfm.history ENABLE ROW LEVEL SECURITY;
+ALTER TABLE tfm.vocab ENABLE ROW LEVEL SECURITY;
+ALTER TABLE tfm.merges ENABLE ROW LEVEL SECURITY;
+CREATE POLICY tensors_of_usable_models ON tfm.tensors FOR SELECT
+    USING (tfm.may_use_model(model_id, tfm.current_role_oid()));
+CREATE POLICY history_of_usable_models ON tfm.history FOR SELECT
+    USING (tfm.may_use_model(model_id, tfm.current_role_oid()));
+CREATE POLICY vocab_of_usable_tokenizers ON tfm.vocab FOR SELECT
+    USING (tfm.may_use_tokenizer(tokenizer_id, tfm.current_role_oid()));
+CREATE POLICY merges_of_usable_tokenizers ON tfm.merges FOR SELECT
+    USING (tfm.may_use_tokenizer(tokenizer_id, tfm.current_role_oid()));
+
+-- tfm_tensor checks use instead of returning NULL for a model one may not use
+CREATE OR REPLACE FUNCTION tfm_tensor(model text, tensor text) RETURNS real[]
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    mid integer;
+BEGIN
+    SELECT m.id INTO mid FROM tfm.models m WHERE m.name = model;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'model "%" does not exist', model USING ERRCODE = 'undefined_object';
+    END IF;
+    IF NOT tfm.may_use_model(mid, tfm.current_role_oid()) THEN
+        RAISE EXCEPTION 'permission denied for model "%": use privilege required', model
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN (SELECT t.data FROM tfm.tensors t WHERE t.model_id = mid AND t.name = tensor);
+END
+$$;
+
+CREATE FUNCTION tfm.grantee_names(grantees regrole[]) RETURNS text[]
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$ SELECT array_agg(CASE WHEN g = 0 THEN 'PUBLIC' ELSE g::text END ORDER BY g::text)
+      FROM unnest(grantees) g $$;
+
+CREATE OR REPLACE VIEW tfm.model_list AS
+SELECT m.name, m.task, m.tokenizer, m.parameters,
+       (m.config->>'d_model')::int AS d_model,
+       (m.config->>'enc_layers')::int + (m.config->>'dec_layers')::int AS layers,
+       m.steps, m.version, m.created_at, m.updated_at,
+       m.owner, tfm.grantee_names(m.acl_use) AS use_granted,
+       tfm.grantee_names(m.acl_train) AS train_granted
+FROM tfm.models m ORDER BY m.name;
+
+CREATE OR REPLACE VIEW tfm.tokenizer_list AS
+SELECT t.name, t.kind, t.vocab_size, (t.options->>'n_merges')::int AS merges,
+       (SELECT array_agg(m.name ORDER BY m.name) FROM tfm.models m
+         WHERE m.tokenizer = t.name OR m.target_tokenizer = t.name) AS used_by,
+       t.created_at,
+       t.owner, tfm.grantee_names(t.acl_use) AS use_granted,
+       tfm.grantee_names(t.acl_train) AS train_granted
+FROM tfm.tokenizers t ORDER BY t.name;
+
+CREATE FUNCTION tfm_grant(object text, grantee text, privilege text DEFAULT 'use',
+                          object_type text DEFAULT NULL) RETURNS void
+AS 'MODULE_PATHNAME', 'tfm_grant' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL gets an error
+COMMENT ON FUNCTION tfm_grant(text, text, text, text) IS
+  'grant use or train on a model or tokenizer to a role or PUBLIC (owner only)';
+CREATE FUNCTION tfm_revoke(object text, grantee text, privilege text DEFAULT 'use',
+                           object_type text DEFAULT NULL) RETURNS void
+AS 'MODULE_PATHNAME', 'tfm_revoke' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION tfm_revoke(text, text, text, text) IS
+  'revoke use (and with it train) or train on a model or tokenizer (owner only)';
+CREATE FUNCTION tfm_rename_model(name text, new_name text) RETURNS void
+AS 'MODULE_PATHNAME', 'tfm_rename_model' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION tfm_rename_model(text, text) IS 'rename a model (owner only)';
+
+-- ---------------------------------------------------------------------------
+-- backups: pg_dump keeps every row of the catalog and the sequences' places
+
+SELECT pg_catalog.pg_extension_config_dump('tfm.tokenizers', '');
+SELECT pg_catalog.pg_extension_config_dump('tfm.tokenizers_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('tfm.vocab', '');
+SELECT pg_catalog.pg_extension_config_dump('tfm.merges', '');
+SELECT pg_catalog.pg_extension_config_dump('tfm.models', '');
+SELECT pg_catalog.pg_extension_config_dump('tfm.models_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('tfm.version_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('tfm.tensors', '');
+SELECT pg_catalog.pg_extension_config_dump('tfm.history', '');
+SELECT pg_catalog.pg_extension_config_dump('tfm.deployed', '');
