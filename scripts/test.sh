@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh — every test of tfm on this machine: installs what is missing,
 # builds and installs tfm, runs the core's C unit tests, then pg_regress and
-# pgTAP against a throwaway cluster that it starts and stops itself.
+# pgTAP against a throwaway cluster that it starts and stops itself, then
+# dump/restore, a streaming replica and the upgrade from 0.1 against it.
 # Exits non-zero when any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,4 +27,10 @@ else
   echo "(no ../shared/data beside the checkout: test/pgtap/tokenizers.sql skipped)"
   pg_prove --ext .sql test/pgtap/storage.sql
 fi
+echo "== pg_dump / pg_restore keep every model"
+scripts/test_dump.sh
+echo "== a streaming replica runs inference"
+scripts/test_replica.sh
+echo "== ALTER EXTENSION tfm UPDATE from 0.1"
+scripts/test_upgrade.sh
 echo "== all tests passed"

@@ -23,6 +23,8 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
@@ -194,4 +196,23 @@ tfm_check_tokenizer_use(const char *name)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for tokenizer \"%s\": use privilege required", name),
 				 errhint("The owner of the tokenizer, or of a model using it, can grant use.")));
+}
+
+/*
+ * Training and other writes of the catalog need a primary in a read-write
+ * transaction: say so before any work, not at the first INSERT.
+ */
+void
+tfm_check_writable(const char *action, const char *name)
+{
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot %s model \"%s\" on a standby", action, name),
+				 errdetail("A hot standby runs inference only; its models are the primary's, as replayed."),
+				 errhint("Run it on the primary: the standby uses the new weights as soon as the save has replayed.")));
+	if (XactReadOnly)
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot %s model \"%s\" in a read-only transaction", action, name)));
 }

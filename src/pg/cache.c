@@ -248,6 +248,7 @@ tfm_cache_take(const char *name, TfmModelRow *row)
 	CacheEntry *e = find(name);
 	tfm_model  *m;
 
+	tfm_check_writable("train", name);
 	tfm_catalog_lookup(name, row, false);
 	tfm_check_model_privilege(row, TFM_PRIV_TRAIN);
 	if (e && e->row.id == row->id && e->row.version == row->version)

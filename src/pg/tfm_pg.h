@@ -60,6 +60,8 @@ void		tfm_acl_from_tuple(TfmAcl *acl, HeapTuple tup, TupleDesc td, int col,
 struct TfmModelRow;
 void		tfm_check_model_privilege(const struct TfmModelRow *row, TfmPriv priv);
 void		tfm_check_tokenizer_use(const char *name);
+/* errors on a standby or in a read-only transaction */
+void		tfm_check_writable(const char *action, const char *name);
 void		tfm_check_tokenizer_owner(const char *name);
 /* only the row's owner columns: works on models this build cannot load */
 void		tfm_check_model_owner(const char *name);

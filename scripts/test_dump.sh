@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# test_dump.sh — pg_dump / pg_restore keep tfm's models: a database with a
+# tokenizer, a trained classifier and language model, their history, a
+# deployment, an owner that is not a superuser and a grant is dumped in
+# plain and custom format and restored into fresh databases; every tensor,
+# the catalog rows, owners and grants, and the models' outputs (classify,
+# probabilities, seeded generation) must be identical.
+#
+# Runs against the server the PG* variables name (scripts/test.sh starts
+# one), as a superuser.  Exits non-zero on any difference.
+set -euo pipefail
+src=tfm_dump_src
+drop_all() {
+  for db in $src tfm_dump_plain tfm_dump_custom; do dropdb --if-exists "$db" || true; done
+  psql -q -X -d postgres -c "DROP ROLE IF EXISTS tfm_d_owner, tfm_d_reader" >/dev/null 2>&1 || true
+}
+drop_all
+work=$(mktemp -d /tmp/tfm-dump.XXXXXX)
+trap 'drop_all; rm -rf "$work"' EXIT
+
+psql -q -X -d postgres -c "CREATE ROLE tfm_d_owner; CREATE ROLE tfm_d_reader"
+createdb "$src"
+psql -q -X -v ON_ERROR_STOP=1 -d "$src" >/dev/null <<'SQL'
+SET client_min_messages = warning;
+CREATE EXTENSION tfm;
+SET tfm.threads = 1;
+SET tfm.progress = off;
+CREATE TABLE reviews (review text, label text);
+INSERT INTO reviews
+SELECT CASE WHEN i % 2 = 0 THEN 'a fine and moving film number ' || i
+            ELSE 'a dull and tiresome plot number ' || i END,
+       CASE WHEN i % 2 = 0 THEN 'pos' ELSE 'neg' END
+FROM generate_series(1, 200) i;
+GRANT SELECT ON reviews TO PUBLIC;
+SET ROLE tfm_d_owner;
+SELECT tfm_tokenizer_train('dump_bpe', review, 'bpe', 300) FROM reviews;
+SELECT tfm_tokenizer_train('dump_chars', review, 'char') FROM reviews;
+SELECT tfm_create_model('dump_clf', 'classify', 'dump_bpe', labels => ARRAY['neg', 'pos'],
+                        d_model => 32, heads => 2, layers => 1, max_len => 32);
+SELECT count(*) FROM tfm_train('dump_clf', 'SELECT review, label FROM reviews', epochs => 2, batch_size => 16);
+SELECT tfm_create_model('dump_lm', 'lm', 'dump_chars', d_model => 32, heads => 2, layers => 1, max_len => 32);
+SELECT count(*) FROM tfm_train('dump_lm', 'SELECT review FROM reviews', epochs => 1, batch_size => 8);
+SELECT tfm_deploy('dump_clf');
+SELECT tfm_grant('dump_clf', 'tfm_d_reader');
+SELECT tfm_grant('dump_bpe', 'PUBLIC');
+RESET ROLE;
+SQL
+
+# what must survive: catalog rows (ids are renumbered by nothing: the
+# sequences are dumped too), every tensor's bits, and the models' outputs
+fingerprint() {
+  psql -X -A -t -v ON_ERROR_STOP=1 -d "$1" <<'SQL'
+SET tfm.threads = 1;
+SET extra_float_digits = 3;
+SELECT 'models', name, task, tokenizer, owner, acl_use, acl_train, version, steps, format_version, config
+  FROM tfm.models ORDER BY name;
+SELECT 'tokenizers', name, kind, vocab_size, owner, acl_use, options FROM tfm.tokenizers ORDER BY name;
+SELECT 'vocab', t.name, count(*), md5(string_agg(v.id || ':' || encode(v.piece, 'hex'), ',' ORDER BY v.id))
+  FROM tfm.vocab v JOIN tfm.tokenizers t ON t.id = v.tokenizer_id GROUP BY t.name ORDER BY t.name;
+SELECT 'merges', t.name, count(*), md5(string_agg(g.rank || ':' || g.left_id || ':' || g.right_id, ',' ORDER BY g.rank))
+  FROM tfm.merges g JOIN tfm.tokenizers t ON t.id = g.tokenizer_id GROUP BY t.name ORDER BY t.name;
+SELECT 'tensors', m.name, count(*), sum(array_length(t.data, 1)),
+       md5(string_agg(t.name || t.shape::text || t.data::text, ',' ORDER BY t.name))
+  FROM tfm.tensors t JOIN tfm.models m ON m.id = t.model_id GROUP BY m.name ORDER BY m.name;
+SELECT 'history', m.name, h.epoch, h.steps, h.train_loss, h.val_loss, h.val_accuracy
+  FROM tfm.history h JOIN tfm.models m ON m.id = h.model_id ORDER BY m.name, h.run_started, h.epoch;
+SELECT 'deployed', task, model FROM tfm.deployed ORDER BY task;
+SELECT 'sequence', nextval('tfm.version_seq') > (SELECT max(version) FROM tfm.models);
+SELECT 'classify', md5(string_agg(tfm_classify(review), ',' ORDER BY review)) FROM reviews;
+SELECT 'proba', md5(string_agg(p.label || p.probability::text, ',' ORDER BY r.review, p.label))
+  FROM reviews r, tfm_predict_proba('dump_clf', r.review) p;
+SELECT 'generate', tfm_generate('dump_lm', 'a fine', max_tokens => 40, temperature => 0.8, seed => 7);
+SELECT 'reader', tfm_classify('dump_clf', 'a fine film') IS NOT NULL
+  FROM (SELECT set_config('role', 'tfm_d_reader', true)) s;
+SQL
+}
+
+fingerprint "$src" > "$work/src.txt"
+[ -n "${TFM_TEST_VERBOSE:-}" ] && cat "$work/src.txt"
+grep -q '^tensors|dump_clf|' "$work/src.txt" || { echo "no tensors in the source database" >&2; exit 1; }
+
+pg_dump -Fp -f "$work/dump.sql" "$src"
+pg_dump -Fc -f "$work/dump.custom" "$src"
+echo "   plain dump: $(grep -c '^COPY tfm\.' "$work/dump.sql") COPY tfm.* sections, $(du -k "$work/dump.sql" | cut -f1) kB"
+
+createdb tfm_dump_plain
+psql -q -X -v ON_ERROR_STOP=1 -d tfm_dump_plain -f "$work/dump.sql" >/dev/null
+createdb tfm_dump_custom
+pg_restore --exit-on-error -d tfm_dump_custom "$work/dump.custom"
+
+status=0
+for db in tfm_dump_plain tfm_dump_custom; do
+  fingerprint "$db" > "$work/$db.txt"
+  if diff -u "$work/src.txt" "$work/$db.txt"; then
+    echo "   $db: $(wc -l < "$work/$db.txt") fingerprint lines identical to the source"
+  else
+    echo "   $db: differs from the source" >&2
+    status=1
+  fi
+done
+exit $status
