@@ -1,7 +1,8 @@
 /*
  * safetensors.c: the strict reader of .safetensors headers (the contract is
- * in include/tfm/safetensors.h; value conversions are in
- * safetensors_values.c).
+ * in include/tfm/safetensors.h): the header length, the schema of the
+ * header, the checks of the tensors' ranges, lookups.  JSON lexing is in
+ * safetensors_json.c, value conversions in safetensors_values.c.
  *
  * The header is read by a schema-directed JSON parser rather than a
  * general one: the only shapes allowed are
@@ -11,24 +12,21 @@
  *
  * so the parser is three nested loops with no recursion and no stack to
  * overflow; a value nested deeper than the schema allows (or of the wrong
- * type) is refused where it starts.  Every read checks the end of the
- * buffer first.
+ * type) is refused where it starts.
  *
- * Strings are decoded (escapes, surrogate pairs, strict UTF-8) into one
- * pool allocated up front: a string of k raw bytes between its quotes
- * decodes to at most k bytes, plus its NUL where the closing quote was, so
- * header_len bytes always suffice and pointers into the pool stay valid.
+ * Strings are decoded into one pool of header_len bytes allocated up front,
+ * which always suffices (see safetensors_json.c), so pointers into it stay
+ * valid while the header is read.
  *
  * After the parse, tensors are sorted by (begin, end) and checked to tile
  * the data buffer exactly (no overlap, no hole, nothing after the last),
  * and an index by name finds duplicates and serves tfm_st_find.
  */
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tfm/safetensors.h"
+#include "tfm/st_internal.h"
 
 /* ---- allocation, names, messages ------------------------------------------- */
 
@@ -152,30 +150,6 @@ tfm_st_status_name(int status)
 	return "unknown status";
 }
 
-/* length of the longest prefix of s[0 .. n) that ends on a UTF-8 boundary */
-static size_t
-utf8_cut(const char *s, size_t n)
-{
-	size_t		k = n;
-
-	/* back over continuation bytes, then drop the lead byte if incomplete */
-	while (k > 0 && ((unsigned char) s[k - 1] & 0xC0) == 0x80)
-		k--;
-	if (k > 0 && ((unsigned char) s[k - 1] & 0x80))
-	{
-		unsigned char c = (unsigned char) s[k - 1];
-		size_t		want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-
-		if (n - (k - 1) < want)
-			k--;
-		else
-			k = n;
-	}
-	else
-		k = n;
-	return k;
-}
-
 /* a quoted, one-line, cut-short copy of a name for messages (80 bytes) */
 #define QUOTE_MAX 64
 typedef struct quoted
@@ -187,7 +161,7 @@ static quoted
 quote(const char *name, size_t len)
 {
 	quoted		q;
-	size_t		n = len > QUOTE_MAX ? utf8_cut(name, QUOTE_MAX) : len,
+	size_t		n = len > QUOTE_MAX ? st_utf8_cut(name, QUOTE_MAX) : len,
 				o = 0;
 
 	q.s[o++] = '"';
@@ -208,29 +182,9 @@ quote(const char *name, size_t len)
 }
 
 static int
-fail(tfm_st_err *err, int status, const char *fmt,...)
-	__attribute__((format(printf, 3, 4)));
-
-static int
-fail(tfm_st_err *err, int status, const char *fmt,...)
-{
-	va_list		ap;
-	int			n;
-
-	if (!err)
-		return status;
-	va_start(ap, fmt);
-	n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	if (n >= (int) sizeof(err->msg))
-		err->msg[utf8_cut(err->msg, sizeof(err->msg) - 1)] = '\0';
-	return status;
-}
-
-static int
 oom(tfm_st_err *err)
 {
-	return fail(err, TFM_ST_ENOMEM, "out of memory reading a safetensors header");
+	return st_fail(err, TFM_ST_ENOMEM, "out of memory reading a safetensors header");
 }
 
 /* ---- the header length -------------------------------------------------------- */
@@ -239,18 +193,18 @@ static int
 check_length(uint64_t n, uint64_t file_size, tfm_st_err *err)
 {
 	if (n < 2)
-		return fail(err, TFM_ST_EFORMAT,
-					"safetensors header length %llu is too small (at least 2)",
-					(unsigned long long) n);
+		return st_fail(err, TFM_ST_EFORMAT,
+					   "safetensors header length %llu is too small (at least 2)",
+					   (unsigned long long) n);
 	if (n > TFM_ST_MAX_HEADER)
-		return fail(err, TFM_ST_EFORMAT,
-					"safetensors header length %llu exceeds the limit of %llu bytes",
-					(unsigned long long) n, (unsigned long long) TFM_ST_MAX_HEADER);
+		return st_fail(err, TFM_ST_EFORMAT,
+					   "safetensors header length %llu exceeds the limit of %llu bytes",
+					   (unsigned long long) n, (unsigned long long) TFM_ST_MAX_HEADER);
 	if (file_size < TFM_ST_PREFIX || n > file_size - TFM_ST_PREFIX)
-		return fail(err, TFM_ST_EFORMAT,
-					"safetensors header length %llu exceeds the file: %llu bytes follow the length",
-					(unsigned long long) n,
-					(unsigned long long) (file_size < TFM_ST_PREFIX ? 0 : file_size - TFM_ST_PREFIX));
+		return st_fail(err, TFM_ST_EFORMAT,
+					   "safetensors header length %llu exceeds the file: %llu bytes follow the length",
+					   (unsigned long long) n,
+					   (unsigned long long) (file_size < TFM_ST_PREFIX ? 0 : file_size - TFM_ST_PREFIX));
 	return TFM_ST_OK;
 }
 
@@ -265,12 +219,12 @@ tfm_st_header_length(uint64_t *header_len, const uint8_t *prefix, size_t prefix_
 	if (err)
 		err->msg[0] = '\0';
 	if (file_size < TFM_ST_PREFIX)
-		return fail(err, TFM_ST_EFORMAT,
-					"file of %llu bytes is too short for a safetensors header length (8 bytes)",
-					(unsigned long long) file_size);
+		return st_fail(err, TFM_ST_EFORMAT,
+					   "file of %llu bytes is too short for a safetensors header length (8 bytes)",
+					   (unsigned long long) file_size);
 	if (prefix_len < TFM_ST_PREFIX)
-		return fail(err, TFM_ST_EARG, "the first 8 bytes of the file are needed, got %zu",
-					prefix_len);
+		return st_fail(err, TFM_ST_EARG, "the first 8 bytes of the file are needed, got %zu",
+					   prefix_len);
 	for (int i = TFM_ST_PREFIX - 1; i >= 0; i--)
 		n = (n << 8) | prefix[i];
 	if ((st = check_length(n, file_size, err)) != TFM_ST_OK)
@@ -279,311 +233,7 @@ tfm_st_header_length(uint64_t *header_len, const uint8_t *prefix, size_t prefix_
 	return TFM_ST_OK;
 }
 
-/* ---- the JSON reader ---------------------------------------------------------- */
-
-typedef struct reader
-{
-	const uint8_t *start,
-			   *p,
-			   *end;
-	tfm_st_err *err;
-	char	   *pool;			/* decoded strings, NUL-terminated */
-	size_t		pool_len;
-	tfm_st_tensor *t;			/* tensors in header order */
-	size_t		n_t,
-				cap_t;
-	tfm_st_meta *meta;
-	size_t		n_meta,
-				cap_meta;
-	int			seen_meta;
-} reader;
-
-static int
-syntax(reader *r, const char *what)
-{
-	return fail(r->err, TFM_ST_EFORMAT,
-				"invalid JSON in the safetensors header at byte %zu: %s",
-				(size_t) (r->p - r->start), what);
-}
-
-static void
-skip_ws(reader *r)
-{
-	while (r->p < r->end &&
-		   (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
-		r->p++;
-}
-
-/* consumes c after optional whitespace */
-static int
-expect(reader *r, char c, const char *what)
-{
-	skip_ws(r);
-	if (r->p >= r->end || *r->p != (uint8_t) c)
-		return syntax(r, what);
-	r->p++;
-	return TFM_ST_OK;
-}
-
-/* after whitespace: 1 if the next byte is c (not consumed) */
-static int
-peek(reader *r, char c)
-{
-	skip_ws(r);
-	return r->p < r->end && *r->p == (uint8_t) c;
-}
-
-/* length of the strict UTF-8 sequence at s (n > 0 bytes left), or 0 */
-static size_t
-utf8_seq(const uint8_t *s, size_t n)
-{
-	uint8_t		c = s[0],
-				lo = 0x80,
-				hi = 0xBF;
-	size_t		len;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xC2 && c <= 0xDF)
-		len = 2;
-	else if (c >= 0xE0 && c <= 0xEF)
-	{
-		len = 3;
-		if (c == 0xE0)
-			lo = 0xA0;			/* no overlongs */
-		else if (c == 0xED)
-			hi = 0x9F;			/* no surrogates */
-	}
-	else if (c >= 0xF0 && c <= 0xF4)
-	{
-		len = 4;
-		if (c == 0xF0)
-			lo = 0x90;
-		else if (c == 0xF4)
-			hi = 0x8F;			/* <= U+10FFFF */
-	}
-	else
-		return 0;
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-	return len;
-}
-
-/* four hex digits at r->p -> *v */
-static int
-hex4(reader *r, unsigned *v)
-{
-	*v = 0;
-	if (r->end - r->p < 4)
-		return syntax(r, "truncated \\u escape");
-	for (int i = 0; i < 4; i++)
-	{
-		uint8_t		c = r->p[i];
-		unsigned	d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
-			return syntax(r, "invalid \\u escape");
-		*v = (*v << 4) | d;
-	}
-	r->p += 4;
-	return TFM_ST_OK;
-}
-
-/*
- * The string at r->p (which must be '"'), decoded into the pool: *s points
- * at it, NUL-terminated, *len bytes.  Refuses U+0000 (names and values
- * become C strings and PostgreSQL text).
- */
-static int
-read_string(reader *r, const char **s, size_t *len)
-{
-	char	   *out = r->pool + r->pool_len;
-	size_t		o = 0;
-
-	if (r->p >= r->end || *r->p != '"')
-		return syntax(r, "expected a string");
-	r->p++;
-	for (;;)
-	{
-		uint8_t		c;
-
-		if (r->p >= r->end)
-			return syntax(r, "unterminated string");
-		c = *r->p;
-		if (c == '"')
-		{
-			r->p++;
-			break;
-		}
-		if (c < 0x20)
-			return syntax(r, "control character in a string");
-		if (c == '\\')
-		{
-			unsigned	cp;
-
-			if (r->end - r->p < 2)
-				return syntax(r, "unterminated string");
-			c = r->p[1];
-			r->p += 2;
-			switch (c)
-			{
-				case '"':
-				case '\\':
-				case '/':
-					out[o++] = (char) c;
-					continue;
-				case 'b':
-					out[o++] = '\b';
-					continue;
-				case 'f':
-					out[o++] = '\f';
-					continue;
-				case 'n':
-					out[o++] = '\n';
-					continue;
-				case 'r':
-					out[o++] = '\r';
-					continue;
-				case 't':
-					out[o++] = '\t';
-					continue;
-				case 'u':
-					break;
-				default:
-					r->p -= 2;
-					return syntax(r, "invalid escape");
-			}
-			if (hex4(r, &cp) != TFM_ST_OK)
-				return TFM_ST_EFORMAT;
-			if (cp >= 0xDC00 && cp <= 0xDFFF)
-				return syntax(r, "lone low surrogate in a \\u escape");
-			if (cp >= 0xD800 && cp <= 0xDBFF)
-			{
-				unsigned	lo;
-
-				if (r->end - r->p < 2 || r->p[0] != '\\' || r->p[1] != 'u')
-					return syntax(r, "high surrogate not followed by a \\u escape");
-				r->p += 2;
-				if (hex4(r, &lo) != TFM_ST_OK)
-					return TFM_ST_EFORMAT;
-				if (lo < 0xDC00 || lo > 0xDFFF)
-					return syntax(r, "high surrogate not followed by a low surrogate");
-				cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-			}
-			if (cp == 0)
-				return syntax(r, "\\u0000 is not allowed in a string");
-			if (cp < 0x80)
-				out[o++] = (char) cp;
-			else if (cp < 0x800)
-			{
-				out[o++] = (char) (0xC0 | (cp >> 6));
-				out[o++] = (char) (0x80 | (cp & 0x3F));
-			}
-			else if (cp < 0x10000)
-			{
-				out[o++] = (char) (0xE0 | (cp >> 12));
-				out[o++] = (char) (0x80 | ((cp >> 6) & 0x3F));
-				out[o++] = (char) (0x80 | (cp & 0x3F));
-			}
-			else
-			{
-				out[o++] = (char) (0xF0 | (cp >> 18));
-				out[o++] = (char) (0x80 | ((cp >> 12) & 0x3F));
-				out[o++] = (char) (0x80 | ((cp >> 6) & 0x3F));
-				out[o++] = (char) (0x80 | (cp & 0x3F));
-			}
-		}
-		else
-		{
-			size_t		n = utf8_seq(r->p, (size_t) (r->end - r->p));
-
-			if (n == 0)
-				return syntax(r, "invalid UTF-8 in a string");
-			memcpy(out + o, r->p, n);
-			o += n;
-			r->p += n;
-		}
-	}
-	out[o] = '\0';
-	r->pool_len += o + 1;
-	*s = out;
-	*len = o;
-	return TFM_ST_OK;
-}
-
-typedef enum num_kind
-{
-	NUM_UINT,					/* a non-negative integer that fits uint64 */
-	NUM_NEGATIVE,
-	NUM_FRACTION,				/* has a fraction or an exponent */
-	NUM_HUGE,					/* an integer above 2^64 - 1 */
-	NUM_NONE					/* not a number: a string, array, ... */
-} num_kind;
-
-/* a JSON number at r->p (after whitespace); NUM_NONE consumes nothing */
-static num_kind
-read_number(reader *r, uint64_t *v)
-{
-	int			neg = 0,
-				huge = 0,
-				frac = 0;
-
-	*v = 0;
-	skip_ws(r);
-	if (r->p < r->end && *r->p == '-')
-	{
-		if (r->end - r->p < 2 || r->p[1] < '0' || r->p[1] > '9')
-			return NUM_NONE;
-		neg = 1;
-		r->p++;
-	}
-	if (r->p >= r->end || *r->p < '0' || *r->p > '9')
-		return NUM_NONE;
-	if (*r->p == '0')
-		r->p++;					/* a leading 0 stands alone; "01" fails later */
-	else
-		while (r->p < r->end && *r->p >= '0' && *r->p <= '9')
-		{
-			unsigned	d = *r->p++ - '0';
-
-			if (*v > (UINT64_MAX - d) / 10)
-				huge = 1;
-			else
-				*v = *v * 10 + d;
-		}
-	if (r->p < r->end && *r->p == '.')
-	{
-		frac = 1;
-		r->p++;
-		if (r->p >= r->end || *r->p < '0' || *r->p > '9')
-			return NUM_NONE;
-		while (r->p < r->end && *r->p >= '0' && *r->p <= '9')
-			r->p++;
-	}
-	if (r->p < r->end && (*r->p == 'e' || *r->p == 'E'))
-	{
-		frac = 1;
-		r->p++;
-		if (r->p < r->end && (*r->p == '+' || *r->p == '-'))
-			r->p++;
-		if (r->p >= r->end || *r->p < '0' || *r->p > '9')
-			return NUM_NONE;
-		while (r->p < r->end && *r->p >= '0' && *r->p <= '9')
-			r->p++;
-	}
-	if (neg)
-		return NUM_NEGATIVE;	/* -0 too: offsets and dims are unsigned */
-	return frac ? NUM_FRACTION : huge ? NUM_HUGE : NUM_UINT;
-}
+/* ---- the schema: tensors, metadata --------------------------------------------- */
 
 #define TOO_MANY (-1)
 
@@ -597,11 +247,11 @@ read_uint_array(reader *r, uint64_t *vals, int max, int *n, const char *what,
 				const quoted *q)
 {
 	*n = 0;
-	skip_ws(r);
+	st_skip_ws(r);
 	if (r->p >= r->end || *r->p != '[')
-		return fail(r->err, TFM_ST_EFORMAT, "%s of tensor %s is not an array", what, q->s);
+		return st_fail(r->err, TFM_ST_EFORMAT, "%s of tensor %s is not an array", what, q->s);
 	r->p++;
-	if (peek(r, ']'))
+	if (st_peek(r, ']'))
 	{
 		r->p++;
 		return TFM_ST_OK;
@@ -611,39 +261,39 @@ read_uint_array(reader *r, uint64_t *vals, int max, int *n, const char *what,
 		uint64_t	v;
 		const uint8_t *at;
 
-		skip_ws(r);
+		st_skip_ws(r);
 		at = r->p;
-		switch (read_number(r, &v))
+		switch (st_read_number(r, &v))
 		{
 			case NUM_UINT:
 				break;
 			case NUM_NEGATIVE:
-				return fail(r->err, TFM_ST_EFORMAT, "%s of tensor %s holds a negative number",
-							what, q->s);
+				return st_fail(r->err, TFM_ST_EFORMAT, "%s of tensor %s holds a negative number",
+							   what, q->s);
 			case NUM_FRACTION:
-				return fail(r->err, TFM_ST_EFORMAT, "%s of tensor %s holds a number that is not an integer",
-							what, q->s);
+				return st_fail(r->err, TFM_ST_EFORMAT, "%s of tensor %s holds a number that is not an integer",
+							   what, q->s);
 			case NUM_HUGE:
-				return fail(r->err, TFM_ST_EFORMAT, "%s of tensor %s holds an integer above 2^64 - 1",
-							what, q->s);
+				return st_fail(r->err, TFM_ST_EFORMAT, "%s of tensor %s holds an integer above 2^64 - 1",
+							   what, q->s);
 			case NUM_NONE:
 				if (r->p == at && r->p < r->end &&
 					(*r->p == '[' || *r->p == '{' || *r->p == '"' ||
 					 *r->p == 't' || *r->p == 'f' || *r->p == 'n'))
-					return fail(r->err, TFM_ST_EFORMAT,
-								"%s of tensor %s must be an array of integers", what, q->s);
-				return syntax(r, "invalid number");
+					return st_fail(r->err, TFM_ST_EFORMAT,
+								   "%s of tensor %s must be an array of integers", what, q->s);
+				return st_syntax(r, "invalid number");
 		}
 		if (*n == max)
 			return TOO_MANY;
 		vals[(*n)++] = v;
-		skip_ws(r);
+		st_skip_ws(r);
 		if (r->p < r->end && *r->p == ',')
 		{
 			r->p++;
 			continue;
 		}
-		return expect(r, ']', "expected ',' or ']'");
+		return st_expect(r, ']', "expected ',' or ']'");
 	}
 }
 
@@ -652,12 +302,12 @@ static int
 read_metadata(reader *r)
 {
 	if (r->seen_meta++)
-		return fail(r->err, TFM_ST_EFORMAT, "duplicate key \"__metadata__\" in the safetensors header");
-	skip_ws(r);
+		return st_fail(r->err, TFM_ST_EFORMAT, "duplicate key \"__metadata__\" in the safetensors header");
+	st_skip_ws(r);
 	if (r->p >= r->end || *r->p != '{')
-		return fail(r->err, TFM_ST_EFORMAT, "__metadata__ of the safetensors header is not an object");
+		return st_fail(r->err, TFM_ST_EFORMAT, "__metadata__ of the safetensors header is not an object");
 	r->p++;
-	if (peek(r, '}'))
+	if (st_peek(r, '}'))
 	{
 		r->p++;
 		return TFM_ST_OK;
@@ -670,28 +320,28 @@ read_metadata(reader *r)
 					vlen;
 		quoted		q;
 
-		skip_ws(r);
-		if (read_string(r, &key, &klen) != TFM_ST_OK ||
-			expect(r, ':', "expected ':'") != TFM_ST_OK)
+		st_skip_ws(r);
+		if (st_read_string(r, &key, &klen) != TFM_ST_OK ||
+			st_expect(r, ':', "expected ':'") != TFM_ST_OK)
 			return TFM_ST_EFORMAT;
-		skip_ws(r);
+		st_skip_ws(r);
 		q = quote(key, klen);
 		if (r->p >= r->end || *r->p != '"')
-			return fail(r->err, TFM_ST_EFORMAT, "value of metadata key %s is not a string", q.s);
-		if (read_string(r, &val, &vlen) != TFM_ST_OK)
+			return st_fail(r->err, TFM_ST_EFORMAT, "value of metadata key %s is not a string", q.s);
+		if (st_read_string(r, &val, &vlen) != TFM_ST_OK)
 			return TFM_ST_EFORMAT;
 		if (st_grow((void **) &r->meta, &r->cap_meta, r->n_meta + 1, sizeof(tfm_st_meta)))
 			return oom(r->err);
 		r->meta[r->n_meta].key = key;
 		r->meta[r->n_meta].value = val;
 		r->n_meta++;
-		skip_ws(r);
+		st_skip_ws(r);
 		if (r->p < r->end && *r->p == ',')
 		{
 			r->p++;
 			continue;
 		}
-		return expect(r, '}', "expected ',' or '}'");
+		return st_expect(r, '}', "expected ',' or '}'");
 	}
 }
 
@@ -710,7 +360,7 @@ read_tensor(reader *r, const char *name, size_t name_len)
 	int			st;
 
 	if (name_len == 0)
-		return fail(r->err, TFM_ST_EFORMAT, "empty tensor name in the safetensors header");
+		return st_fail(r->err, TFM_ST_EFORMAT, "empty tensor name in the safetensors header");
 	if (st_grow((void **) &r->t, &r->cap_t, r->n_t + 1, sizeof(tfm_st_tensor)))
 		return oom(r->err);
 	t = &r->t[r->n_t++];
@@ -718,19 +368,19 @@ read_tensor(reader *r, const char *name, size_t name_len)
 	t->name = name;
 	t->name_len = name_len;
 
-	skip_ws(r);
+	st_skip_ws(r);
 	if (r->p >= r->end || *r->p != '{')
-		return fail(r->err, TFM_ST_EFORMAT, "entry of tensor %s is not an object", q.s);
+		return st_fail(r->err, TFM_ST_EFORMAT, "entry of tensor %s is not an object", q.s);
 	r->p++;
-	if (!peek(r, '}'))
+	if (!st_peek(r, '}'))
 		for (;;)
 		{
 			const char *key;
 			size_t		klen;
 
-			skip_ws(r);
-			if (read_string(r, &key, &klen) != TFM_ST_OK ||
-				expect(r, ':', "expected ':'") != TFM_ST_OK)
+			st_skip_ws(r);
+			if (st_read_string(r, &key, &klen) != TFM_ST_OK ||
+				st_expect(r, ':', "expected ':'") != TFM_ST_OK)
 				return TFM_ST_EFORMAT;
 			if (strcmp(key, "dtype") == 0 && klen == 5)
 			{
@@ -739,11 +389,11 @@ read_tensor(reader *r, const char *name, size_t name_len)
 							i;
 
 				if (have_dtype++)
-					return fail(r->err, TFM_ST_EFORMAT, "duplicate field \"dtype\" in tensor %s", q.s);
-				skip_ws(r);
+					return st_fail(r->err, TFM_ST_EFORMAT, "duplicate field \"dtype\" in tensor %s", q.s);
+				st_skip_ws(r);
 				if (r->p >= r->end || *r->p != '"')
-					return fail(r->err, TFM_ST_EFORMAT, "dtype of tensor %s is not a string", q.s);
-				if (read_string(r, &dt, &dlen) != TFM_ST_OK)
+					return st_fail(r->err, TFM_ST_EFORMAT, "dtype of tensor %s is not a string", q.s);
+				if (st_read_string(r, &dt, &dlen) != TFM_ST_OK)
 					return TFM_ST_EFORMAT;
 				for (i = 0; i < N_DTYPES; i++)
 					if (strcmp(dt, dtypes[i].name) == 0)
@@ -752,7 +402,7 @@ read_tensor(reader *r, const char *name, size_t name_len)
 				{
 					quoted		qd = quote(dt, dlen);
 
-					return fail(r->err, TFM_ST_EFORMAT, "unknown dtype %s of tensor %s", qd.s, q.s);
+					return st_fail(r->err, TFM_ST_EFORMAT, "unknown dtype %s of tensor %s", qd.s, q.s);
 				}
 				t->dtype = dtypes[i].dtype;
 			}
@@ -761,11 +411,11 @@ read_tensor(reader *r, const char *name, size_t name_len)
 				uint64_t	dims[TFM_ST_MAX_RANK];
 
 				if (have_shape++)
-					return fail(r->err, TFM_ST_EFORMAT, "duplicate field \"shape\" in tensor %s", q.s);
+					return st_fail(r->err, TFM_ST_EFORMAT, "duplicate field \"shape\" in tensor %s", q.s);
 				st = read_uint_array(r, dims, TFM_ST_MAX_RANK, &t->ndim, "shape", &q);
 				if (st == TOO_MANY)
-					return fail(r->err, TFM_ST_EFORMAT,
-								"rank of tensor %s exceeds the limit of %d", q.s, TFM_ST_MAX_RANK);
+					return st_fail(r->err, TFM_ST_EFORMAT,
+								   "rank of tensor %s exceeds the limit of %d", q.s, TFM_ST_MAX_RANK);
 				if (st != TFM_ST_OK)
 					return st;
 				memcpy(t->dims, dims, sizeof(uint64_t) * t->ndim);
@@ -775,21 +425,21 @@ read_tensor(reader *r, const char *name, size_t name_len)
 				int			n;
 
 				if (have_offsets++)
-					return fail(r->err, TFM_ST_EFORMAT, "duplicate field \"data_offsets\" in tensor %s", q.s);
+					return st_fail(r->err, TFM_ST_EFORMAT, "duplicate field \"data_offsets\" in tensor %s", q.s);
 				st = read_uint_array(r, off, 2, &n, "data_offsets", &q);
 				if (st != TFM_ST_OK && st != TOO_MANY)
 					return st;
 				if (st == TOO_MANY || n != 2)
-					return fail(r->err, TFM_ST_EFORMAT,
-								"data_offsets of tensor %s must be 2 integers", q.s);
+					return st_fail(r->err, TFM_ST_EFORMAT,
+								   "data_offsets of tensor %s must be 2 integers", q.s);
 			}
 			else
 			{
 				quoted		qk = quote(key, klen);
 
-				return fail(r->err, TFM_ST_EFORMAT, "unknown field %s in tensor %s", qk.s, q.s);
+				return st_fail(r->err, TFM_ST_EFORMAT, "unknown field %s in tensor %s", qk.s, q.s);
 			}
-			skip_ws(r);
+			st_skip_ws(r);
 			if (r->p < r->end && *r->p == ',')
 			{
 				r->p++;
@@ -797,38 +447,38 @@ read_tensor(reader *r, const char *name, size_t name_len)
 			}
 			break;
 		}
-	if (expect(r, '}', "expected ',' or '}'") != TFM_ST_OK)
+	if (st_expect(r, '}', "expected ',' or '}'") != TFM_ST_OK)
 		return TFM_ST_EFORMAT;
 	if (!have_dtype || !have_shape || !have_offsets)
-		return fail(r->err, TFM_ST_EFORMAT, "tensor %s has no %s", q.s,
-					!have_dtype ? "dtype" : !have_shape ? "shape" : "data_offsets");
+		return st_fail(r->err, TFM_ST_EFORMAT, "tensor %s has no %s", q.s,
+					   !have_dtype ? "dtype" : !have_shape ? "shape" : "data_offsets");
 
 	/* values, then bytes, with 64-bit overflow checks */
 	t->n_values = 1;
 	for (int i = 0; i < t->ndim; i++)
 	{
 		if (t->dims[i] != 0 && t->n_values > UINT64_MAX / t->dims[i])
-			return fail(r->err, TFM_ST_EFORMAT,
-						"shape of tensor %s is too large: its number of values overflows 64 bits", q.s);
+			return st_fail(r->err, TFM_ST_EFORMAT,
+						   "shape of tensor %s is too large: its number of values overflows 64 bits", q.s);
 		t->n_values *= t->dims[i];
 	}
 	size = tfm_st_dtype_size(t->dtype);
 	if (t->n_values > UINT64_MAX / size)
-		return fail(r->err, TFM_ST_EFORMAT,
-					"shape of tensor %s is too large: its byte size overflows 64 bits", q.s);
+		return st_fail(r->err, TFM_ST_EFORMAT,
+					   "shape of tensor %s is too large: its byte size overflows 64 bits", q.s);
 	bytes = t->n_values * size;
 	t->begin = off[0];
 	t->end = off[1];
 	if (t->begin > t->end)
-		return fail(r->err, TFM_ST_EFORMAT,
-					"data_offsets [%llu, %llu] of tensor %s end before they begin",
-					(unsigned long long) t->begin, (unsigned long long) t->end, q.s);
+		return st_fail(r->err, TFM_ST_EFORMAT,
+					   "data_offsets [%llu, %llu] of tensor %s end before they begin",
+					   (unsigned long long) t->begin, (unsigned long long) t->end, q.s);
 	if (t->end - t->begin != bytes)
-		return fail(r->err, TFM_ST_EFORMAT,
-					"shape of tensor %s does not match its data_offsets: %llu values of %s are %llu bytes, [%llu, %llu] holds %llu",
-					q.s, (unsigned long long) t->n_values, tfm_st_dtype_name(t->dtype),
-					(unsigned long long) bytes, (unsigned long long) t->begin,
-					(unsigned long long) t->end, (unsigned long long) (t->end - t->begin));
+		return st_fail(r->err, TFM_ST_EFORMAT,
+					   "shape of tensor %s does not match its data_offsets: %llu values of %s are %llu bytes, [%llu, %llu] holds %llu",
+					   q.s, (unsigned long long) t->n_values, tfm_st_dtype_name(t->dtype),
+					   (unsigned long long) bytes, (unsigned long long) t->begin,
+					   (unsigned long long) t->end, (unsigned long long) (t->end - t->begin));
 	return TFM_ST_OK;
 }
 
@@ -880,7 +530,7 @@ check_tensors(tfm_st_file *f, tfm_st_err *err)
 		{
 			quoted		q = quote(t->name, t->name_len);
 
-			return fail(err, TFM_ST_EFORMAT, "duplicate tensor name %s in the safetensors header", q.s);
+			return st_fail(err, TFM_ST_EFORMAT, "duplicate tensor name %s in the safetensors header", q.s);
 		}
 	}
 	if (f->n_meta > 1)
@@ -890,7 +540,7 @@ check_tensors(tfm_st_file *f, tfm_st_err *err)
 		{
 			quoted		q = quote(f->meta[i].key, strlen(f->meta[i].key));
 
-			return fail(err, TFM_ST_EFORMAT, "duplicate metadata key %s in the safetensors header", q.s);
+			return st_fail(err, TFM_ST_EFORMAT, "duplicate metadata key %s in the safetensors header", q.s);
 		}
 
 	/* the ranges tile the data buffer: no overlap, no hole, nothing after */
@@ -900,30 +550,30 @@ check_tensors(tfm_st_file *f, tfm_st_err *err)
 		quoted		q = quote(t->name, t->name_len);
 
 		if (t->end > f->data_len)
-			return fail(err, TFM_ST_EFORMAT,
-						"data_offsets [%llu, %llu] of tensor %s lie outside the data buffer of %llu bytes",
-						(unsigned long long) t->begin, (unsigned long long) t->end, q.s,
-						(unsigned long long) f->data_len);
+			return st_fail(err, TFM_ST_EFORMAT,
+						   "data_offsets [%llu, %llu] of tensor %s lie outside the data buffer of %llu bytes",
+						   (unsigned long long) t->begin, (unsigned long long) t->end, q.s,
+						   (unsigned long long) f->data_len);
 		if (t->begin < at)
 		{
 			const tfm_st_tensor *p = &f->tensors[i - 1];
 			quoted		qp = quote(p->name, p->name_len);
 
-			return fail(err, TFM_ST_EFORMAT,
-						"data of tensors %s [%llu, %llu] and %s [%llu, %llu] overlap",
-						qp.s, (unsigned long long) p->begin, (unsigned long long) p->end,
-						q.s, (unsigned long long) t->begin, (unsigned long long) t->end);
+			return st_fail(err, TFM_ST_EFORMAT,
+						   "data of tensors %s [%llu, %llu] and %s [%llu, %llu] overlap",
+						   qp.s, (unsigned long long) p->begin, (unsigned long long) p->end,
+						   q.s, (unsigned long long) t->begin, (unsigned long long) t->end);
 		}
 		if (t->begin > at)
-			return fail(err, TFM_ST_EFORMAT,
-						"bytes %llu to %llu of the data buffer, before tensor %s, belong to no tensor",
-						(unsigned long long) at, (unsigned long long) t->begin, q.s);
+			return st_fail(err, TFM_ST_EFORMAT,
+						   "bytes %llu to %llu of the data buffer, before tensor %s, belong to no tensor",
+						   (unsigned long long) at, (unsigned long long) t->begin, q.s);
 		at = t->end;
 	}
 	if (at < f->data_len)
-		return fail(err, TFM_ST_EFORMAT,
-					"bytes %llu to %llu at the end of the data buffer belong to no tensor",
-					(unsigned long long) at, (unsigned long long) f->data_len);
+		return st_fail(err, TFM_ST_EFORMAT,
+					   "bytes %llu to %llu at the end of the data buffer belong to no tensor",
+					   (unsigned long long) at, (unsigned long long) f->data_len);
 	return TFM_ST_OK;
 }
 
@@ -932,18 +582,18 @@ static int
 read_header(reader *r)
 {
 	if (r->p >= r->end || *r->p != '{')
-		return syntax(r, "the header does not start with '{'");
+		return st_syntax(r, "the header does not start with '{'");
 	r->p++;
-	if (!peek(r, '}'))
+	if (!st_peek(r, '}'))
 		for (;;)
 		{
 			const char *key;
 			size_t		klen;
 			int			st;
 
-			skip_ws(r);
-			if (read_string(r, &key, &klen) != TFM_ST_OK ||
-				expect(r, ':', "expected ':'") != TFM_ST_OK)
+			st_skip_ws(r);
+			if (st_read_string(r, &key, &klen) != TFM_ST_OK ||
+				st_expect(r, ':', "expected ':'") != TFM_ST_OK)
 				return TFM_ST_EFORMAT;
 			if (klen == 12 && strcmp(key, "__metadata__") == 0)
 				st = read_metadata(r);
@@ -951,7 +601,7 @@ read_header(reader *r)
 				st = read_tensor(r, key, klen);
 			if (st != TFM_ST_OK)
 				return st;
-			skip_ws(r);
+			st_skip_ws(r);
 			if (r->p < r->end && *r->p == ',')
 			{
 				r->p++;
@@ -959,11 +609,11 @@ read_header(reader *r)
 			}
 			break;
 		}
-	if (expect(r, '}', "expected ',' or '}'") != TFM_ST_OK)
+	if (st_expect(r, '}', "expected ',' or '}'") != TFM_ST_OK)
 		return TFM_ST_EFORMAT;
-	skip_ws(r);
+	st_skip_ws(r);
 	if (r->p != r->end)
-		return syntax(r, "trailing bytes after the JSON object");
+		return st_syntax(r, "trailing bytes after the JSON object");
 	return TFM_ST_OK;
 }
 
