@@ -1,0 +1,66 @@
+/*
+ * tfm/st_internal.h: what the files of the safetensors reader share (not a
+ * public API): the reader's state and the JSON lexing of
+ * src/core/safetensors_json.c, used by the schema in src/core/safetensors.c.
+ */
+#ifndef TFM_ST_INTERNAL_H
+#define TFM_ST_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tfm/safetensors.h"
+
+/* a header being read: the bytes, the string pool, what was read so far */
+typedef struct reader
+{
+	const uint8_t *start,
+			   *p,
+			   *end;
+	tfm_st_err *err;
+	char	   *pool;			/* decoded strings, NUL-terminated */
+	size_t		pool_len;
+	tfm_st_tensor *t;			/* tensors in header order */
+	size_t		n_t,
+				cap_t;
+	tfm_st_meta *meta;
+	size_t		n_meta,
+				cap_meta;
+	int			seen_meta;
+} reader;
+
+typedef enum num_kind
+{
+	NUM_UINT,					/* a non-negative integer that fits uint64 */
+	NUM_NEGATIVE,
+	NUM_FRACTION,				/* has a fraction or an exponent */
+	NUM_HUGE,					/* an integer above 2^64 - 1 */
+	NUM_NONE					/* not a number: a string, array, ... */
+} num_kind;
+
+/* length of the longest prefix of s[0 .. n) that ends on a UTF-8 boundary */
+size_t		st_utf8_cut(const char *s, size_t n);
+
+/* formats the message into err (if not NULL, cut on a UTF-8 boundary); returns status */
+int			st_fail(tfm_st_err *err, int status, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+
+/* "invalid JSON in the safetensors header at byte <pos>: <what>"; TFM_ST_EFORMAT */
+int			st_syntax(reader *r, const char *what);
+
+void		st_skip_ws(reader *r);
+/* consumes c after optional whitespace, else st_syntax(what) */
+int			st_expect(reader *r, char c, const char *what);
+/* after whitespace: 1 if the next byte is c (not consumed) */
+int			st_peek(reader *r, char c);
+
+/*
+ * The string at r->p (which must be '"'), decoded into the pool: *s points
+ * at it, NUL-terminated, *len bytes.  Refuses U+0000.
+ */
+int			st_read_string(reader *r, const char **s, size_t *len);
+
+/* a JSON number at r->p (after whitespace); NUM_NONE consumes nothing */
+num_kind	st_read_number(reader *r, uint64_t *v);
+
+#endif							/* TFM_ST_INTERNAL_H */

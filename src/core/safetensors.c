@@ -1,0 +1,724 @@
+/*
+ * safetensors.c: the strict reader of .safetensors headers (the contract is
+ * in include/tfm/safetensors.h): the header length, the schema of the
+ * header, the checks of the tensors' ranges, lookups.  JSON lexing is in
+ * safetensors_json.c, value conversions in safetensors_values.c.
+ *
+ * The header is read by a schema-directed JSON parser rather than a
+ * general one: the only shapes allowed are
+ *
+ *   { "name": { "dtype": "...", "shape": [int, ...], "data_offsets": [int, int] },
+ *     "__metadata__": { "key": "value", ... }, ... }
+ *
+ * so the parser is three nested loops with no recursion and no stack to
+ * overflow; a value nested deeper than the schema allows (or of the wrong
+ * type) is refused where it starts.
+ *
+ * Strings are decoded into one pool of header_len bytes allocated up front,
+ * which always suffices (see safetensors_json.c), so pointers into it stay
+ * valid while the header is read.
+ *
+ * After the parse, tensors are sorted by (begin, end) and checked to tile
+ * the data buffer exactly (no overlap, no hole, nothing after the last),
+ * and an index by name finds duplicates and serves tfm_st_find.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfm/safetensors.h"
+#include "tfm/st_internal.h"
+
+/* ---- allocation, names, messages ------------------------------------------- */
+
+static void *(*alloc_hook) (size_t) = malloc;
+static void *(*realloc_hook) (void *, size_t) = realloc;
+static void (*free_hook) (void *) = free;
+
+void
+tfm_st_set_allocator(void *(*alloc_fn) (size_t), void *(*realloc_fn) (void *, size_t),
+					 void (*free_fn) (void *))
+{
+	alloc_hook = alloc_fn ? alloc_fn : malloc;
+	realloc_hook = realloc_fn ? realloc_fn : realloc;
+	free_hook = free_fn ? free_fn : free;
+}
+
+static void *
+st_alloc(size_t n)
+{
+	return alloc_hook(n ? n : 1);
+}
+
+static void
+st_free(void *p)
+{
+	if (p)
+		free_hook(p);
+}
+
+/* makes room for need elements of size bytes in *p (capacity *cap) */
+static int
+st_grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t		ncap;
+	void	   *np;
+
+	if (need <= *cap)
+		return TFM_ST_OK;
+	ncap = *cap ? *cap : 16;
+	while (ncap < need)
+	{
+		if (ncap > SIZE_MAX / 2)
+			return TFM_ST_ENOMEM;
+		ncap *= 2;
+	}
+	if (ncap > SIZE_MAX / size)
+		return TFM_ST_ENOMEM;
+	np = *p ? realloc_hook(*p, ncap * size) : st_alloc(ncap * size);
+	if (!np)
+		return TFM_ST_ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return TFM_ST_OK;
+}
+
+static const struct
+{
+	const char *name;
+	tfm_st_dtype dtype;
+	size_t		size;
+}			dtypes[] =
+{
+	{"F32", TFM_ST_F32, 4},
+	{"F16", TFM_ST_F16, 2},
+	{"BF16", TFM_ST_BF16, 2},
+	{"F64", TFM_ST_F64, 8},
+	{"F8_E5M2", TFM_ST_F8_E5M2, 1},
+	{"F8_E4M3", TFM_ST_F8_E4M3, 1},
+	{"BOOL", TFM_ST_BOOL, 1},
+	{"U8", TFM_ST_U8, 1},
+	{"I8", TFM_ST_I8, 1},
+	{"I16", TFM_ST_I16, 2},
+	{"U16", TFM_ST_U16, 2},
+	{"I32", TFM_ST_I32, 4},
+	{"U32", TFM_ST_U32, 4},
+	{"I64", TFM_ST_I64, 8},
+	{"U64", TFM_ST_U64, 8},
+};
+#define N_DTYPES (sizeof(dtypes) / sizeof(dtypes[0]))
+
+const char *
+tfm_st_dtype_name(tfm_st_dtype dtype)
+{
+	for (size_t i = 0; i < N_DTYPES; i++)
+		if (dtypes[i].dtype == dtype)
+			return dtypes[i].name;
+	return NULL;
+}
+
+size_t
+tfm_st_dtype_size(tfm_st_dtype dtype)
+{
+	for (size_t i = 0; i < N_DTYPES; i++)
+		if (dtypes[i].dtype == dtype)
+			return dtypes[i].size;
+	return 0;
+}
+
+int
+tfm_st_dtype_is_float(tfm_st_dtype dtype)
+{
+	return dtype == TFM_ST_F32 || dtype == TFM_ST_F16 || dtype == TFM_ST_BF16;
+}
+
+const char *
+tfm_st_status_name(int status)
+{
+	switch (status)
+	{
+		case TFM_ST_OK:
+			return "ok";
+		case TFM_ST_ENOMEM:
+			return "out of memory";
+		case TFM_ST_EFORMAT:
+			return "invalid safetensors file";
+		case TFM_ST_EDTYPE:
+			return "unsupported dtype";
+		case TFM_ST_EARG:
+			return "invalid argument";
+	}
+	return "unknown status";
+}
+
+/* a quoted, one-line, cut-short copy of a name for messages (80 bytes) */
+#define QUOTE_MAX 64
+typedef struct quoted
+{
+	char		s[QUOTE_MAX + 8];
+} quoted;
+
+static quoted
+quote(const char *name, size_t len)
+{
+	quoted		q;
+	size_t		n = len > QUOTE_MAX ? st_utf8_cut(name, QUOTE_MAX) : len,
+				o = 0;
+
+	q.s[o++] = '"';
+	for (size_t i = 0; i < n; i++)
+	{
+		unsigned char c = (unsigned char) name[i];
+
+		q.s[o++] = (c < 0x20 || c == 0x7F) ? '?' : (char) c;
+	}
+	if (n < len)
+	{
+		memcpy(q.s + o, "...", 3);
+		o += 3;
+	}
+	q.s[o++] = '"';
+	q.s[o] = '\0';
+	return q;
+}
+
+static int
+oom(tfm_st_err *err)
+{
+	return st_fail(err, TFM_ST_ENOMEM, "out of memory reading a safetensors header");
+}
+
+/* ---- the header length -------------------------------------------------------- */
+
+static int
+check_length(uint64_t n, uint64_t file_size, tfm_st_err *err)
+{
+	if (n < 2)
+		return st_fail(err, TFM_ST_EFORMAT,
+					   "safetensors header length %llu is too small (at least 2)",
+					   (unsigned long long) n);
+	if (n > TFM_ST_MAX_HEADER)
+		return st_fail(err, TFM_ST_EFORMAT,
+					   "safetensors header length %llu exceeds the limit of %llu bytes",
+					   (unsigned long long) n, (unsigned long long) TFM_ST_MAX_HEADER);
+	if (file_size < TFM_ST_PREFIX || n > file_size - TFM_ST_PREFIX)
+		return st_fail(err, TFM_ST_EFORMAT,
+					   "safetensors header length %llu exceeds the file: %llu bytes follow the length",
+					   (unsigned long long) n,
+					   (unsigned long long) (file_size < TFM_ST_PREFIX ? 0 : file_size - TFM_ST_PREFIX));
+	return TFM_ST_OK;
+}
+
+int
+tfm_st_header_length(uint64_t *header_len, const uint8_t *prefix, size_t prefix_len,
+					 uint64_t file_size, tfm_st_err *err)
+{
+	uint64_t	n = 0;
+	int			st;
+
+	*header_len = 0;
+	if (err)
+		err->msg[0] = '\0';
+	if (file_size < TFM_ST_PREFIX)
+		return st_fail(err, TFM_ST_EFORMAT,
+					   "file of %llu bytes is too short for a safetensors header length (8 bytes)",
+					   (unsigned long long) file_size);
+	if (prefix_len < TFM_ST_PREFIX)
+		return st_fail(err, TFM_ST_EARG, "the first 8 bytes of the file are needed, got %zu",
+					   prefix_len);
+	for (int i = TFM_ST_PREFIX - 1; i >= 0; i--)
+		n = (n << 8) | prefix[i];
+	if ((st = check_length(n, file_size, err)) != TFM_ST_OK)
+		return st;
+	*header_len = n;
+	return TFM_ST_OK;
+}
+
+/* ---- the schema: tensors, metadata --------------------------------------------- */
+
+#define TOO_MANY (-1)
+
+/*
+ * An array of at most max non-negative integers -> vals[0 .. *n).  what
+ * names it in messages ("shape", "data_offsets"), q the tensor.  TOO_MANY
+ * (no message) when it holds more than max: the caller says why.
+ */
+static int
+read_uint_array(reader *r, uint64_t *vals, int max, int *n, const char *what,
+				const quoted *q)
+{
+	*n = 0;
+	st_skip_ws(r);
+	if (r->p >= r->end || *r->p != '[')
+		return st_fail(r->err, TFM_ST_EFORMAT, "%s of tensor %s is not an array", what, q->s);
+	r->p++;
+	if (st_peek(r, ']'))
+	{
+		r->p++;
+		return TFM_ST_OK;
+	}
+	for (;;)
+	{
+		uint64_t	v;
+		const uint8_t *at;
+
+		st_skip_ws(r);
+		at = r->p;
+		switch (st_read_number(r, &v))
+		{
+			case NUM_UINT:
+				break;
+			case NUM_NEGATIVE:
+				return st_fail(r->err, TFM_ST_EFORMAT, "%s of tensor %s holds a negative number",
+							   what, q->s);
+			case NUM_FRACTION:
+				return st_fail(r->err, TFM_ST_EFORMAT, "%s of tensor %s holds a number that is not an integer",
+							   what, q->s);
+			case NUM_HUGE:
+				return st_fail(r->err, TFM_ST_EFORMAT, "%s of tensor %s holds an integer above 2^64 - 1",
+							   what, q->s);
+			case NUM_NONE:
+				if (r->p == at && r->p < r->end &&
+					(*r->p == '[' || *r->p == '{' || *r->p == '"' ||
+					 *r->p == 't' || *r->p == 'f' || *r->p == 'n'))
+					return st_fail(r->err, TFM_ST_EFORMAT,
+								   "%s of tensor %s must be an array of integers", what, q->s);
+				return st_syntax(r, "invalid number");
+		}
+		if (*n == max)
+			return TOO_MANY;
+		vals[(*n)++] = v;
+		st_skip_ws(r);
+		if (r->p < r->end && *r->p == ',')
+		{
+			r->p++;
+			continue;
+		}
+		return st_expect(r, ']', "expected ',' or ']'");
+	}
+}
+
+/* the value of "__metadata__": an object of strings */
+static int
+read_metadata(reader *r)
+{
+	if (r->seen_meta++)
+		return st_fail(r->err, TFM_ST_EFORMAT, "duplicate key \"__metadata__\" in the safetensors header");
+	st_skip_ws(r);
+	if (r->p >= r->end || *r->p != '{')
+		return st_fail(r->err, TFM_ST_EFORMAT, "__metadata__ of the safetensors header is not an object");
+	r->p++;
+	if (st_peek(r, '}'))
+	{
+		r->p++;
+		return TFM_ST_OK;
+	}
+	for (;;)
+	{
+		const char *key,
+				   *val;
+		size_t		klen,
+					vlen;
+		quoted		q;
+
+		st_skip_ws(r);
+		if (st_read_string(r, &key, &klen) != TFM_ST_OK ||
+			st_expect(r, ':', "expected ':'") != TFM_ST_OK)
+			return TFM_ST_EFORMAT;
+		st_skip_ws(r);
+		q = quote(key, klen);
+		if (r->p >= r->end || *r->p != '"')
+			return st_fail(r->err, TFM_ST_EFORMAT, "value of metadata key %s is not a string", q.s);
+		if (st_read_string(r, &val, &vlen) != TFM_ST_OK)
+			return TFM_ST_EFORMAT;
+		if (st_grow((void **) &r->meta, &r->cap_meta, r->n_meta + 1, sizeof(tfm_st_meta)))
+			return oom(r->err);
+		r->meta[r->n_meta].key = key;
+		r->meta[r->n_meta].value = val;
+		r->n_meta++;
+		st_skip_ws(r);
+		if (r->p < r->end && *r->p == ',')
+		{
+			r->p++;
+			continue;
+		}
+		return st_expect(r, '}', "expected ',' or '}'");
+	}
+}
+
+/* the entry of one tensor; name is in the pool */
+static int
+read_tensor(reader *r, const char *name, size_t name_len)
+{
+	tfm_st_tensor *t;
+	quoted		q = quote(name, name_len);
+	int			have_dtype = 0,
+				have_shape = 0,
+				have_offsets = 0;
+	uint64_t	off[2] = {0, 0},
+				bytes;
+	size_t		size;
+	int			st;
+
+	if (name_len == 0)
+		return st_fail(r->err, TFM_ST_EFORMAT, "empty tensor name in the safetensors header");
+	if (st_grow((void **) &r->t, &r->cap_t, r->n_t + 1, sizeof(tfm_st_tensor)))
+		return oom(r->err);
+	t = &r->t[r->n_t++];
+	memset(t, 0, sizeof(*t));
+	t->name = name;
+	t->name_len = name_len;
+
+	st_skip_ws(r);
+	if (r->p >= r->end || *r->p != '{')
+		return st_fail(r->err, TFM_ST_EFORMAT, "entry of tensor %s is not an object", q.s);
+	r->p++;
+	if (!st_peek(r, '}'))
+		for (;;)
+		{
+			const char *key;
+			size_t		klen;
+
+			st_skip_ws(r);
+			if (st_read_string(r, &key, &klen) != TFM_ST_OK ||
+				st_expect(r, ':', "expected ':'") != TFM_ST_OK)
+				return TFM_ST_EFORMAT;
+			if (strcmp(key, "dtype") == 0 && klen == 5)
+			{
+				const char *dt;
+				size_t		dlen,
+							i;
+
+				if (have_dtype++)
+					return st_fail(r->err, TFM_ST_EFORMAT, "duplicate field \"dtype\" in tensor %s", q.s);
+				st_skip_ws(r);
+				if (r->p >= r->end || *r->p != '"')
+					return st_fail(r->err, TFM_ST_EFORMAT, "dtype of tensor %s is not a string", q.s);
+				if (st_read_string(r, &dt, &dlen) != TFM_ST_OK)
+					return TFM_ST_EFORMAT;
+				for (i = 0; i < N_DTYPES; i++)
+					if (strcmp(dt, dtypes[i].name) == 0)
+						break;
+				if (i == N_DTYPES)
+				{
+					quoted		qd = quote(dt, dlen);
+
+					return st_fail(r->err, TFM_ST_EFORMAT, "unknown dtype %s of tensor %s", qd.s, q.s);
+				}
+				t->dtype = dtypes[i].dtype;
+			}
+			else if (strcmp(key, "shape") == 0 && klen == 5)
+			{
+				uint64_t	dims[TFM_ST_MAX_RANK];
+
+				if (have_shape++)
+					return st_fail(r->err, TFM_ST_EFORMAT, "duplicate field \"shape\" in tensor %s", q.s);
+				st = read_uint_array(r, dims, TFM_ST_MAX_RANK, &t->ndim, "shape", &q);
+				if (st == TOO_MANY)
+					return st_fail(r->err, TFM_ST_EFORMAT,
+								   "rank of tensor %s exceeds the limit of %d", q.s, TFM_ST_MAX_RANK);
+				if (st != TFM_ST_OK)
+					return st;
+				memcpy(t->dims, dims, sizeof(uint64_t) * t->ndim);
+			}
+			else if (strcmp(key, "data_offsets") == 0 && klen == 12)
+			{
+				int			n;
+
+				if (have_offsets++)
+					return st_fail(r->err, TFM_ST_EFORMAT, "duplicate field \"data_offsets\" in tensor %s", q.s);
+				st = read_uint_array(r, off, 2, &n, "data_offsets", &q);
+				if (st != TFM_ST_OK && st != TOO_MANY)
+					return st;
+				if (st == TOO_MANY || n != 2)
+					return st_fail(r->err, TFM_ST_EFORMAT,
+								   "data_offsets of tensor %s must be 2 integers", q.s);
+			}
+			else
+			{
+				quoted		qk = quote(key, klen);
+
+				return st_fail(r->err, TFM_ST_EFORMAT, "unknown field %s in tensor %s", qk.s, q.s);
+			}
+			st_skip_ws(r);
+			if (r->p < r->end && *r->p == ',')
+			{
+				r->p++;
+				continue;
+			}
+			break;
+		}
+	if (st_expect(r, '}', "expected ',' or '}'") != TFM_ST_OK)
+		return TFM_ST_EFORMAT;
+	if (!have_dtype || !have_shape || !have_offsets)
+		return st_fail(r->err, TFM_ST_EFORMAT, "tensor %s has no %s", q.s,
+					   !have_dtype ? "dtype" : !have_shape ? "shape" : "data_offsets");
+
+	/* values, then bytes, with 64-bit overflow checks */
+	t->n_values = 1;
+	for (int i = 0; i < t->ndim; i++)
+	{
+		if (t->dims[i] != 0 && t->n_values > UINT64_MAX / t->dims[i])
+			return st_fail(r->err, TFM_ST_EFORMAT,
+						   "shape of tensor %s is too large: its number of values overflows 64 bits", q.s);
+		t->n_values *= t->dims[i];
+	}
+	size = tfm_st_dtype_size(t->dtype);
+	if (t->n_values > UINT64_MAX / size)
+		return st_fail(r->err, TFM_ST_EFORMAT,
+					   "shape of tensor %s is too large: its byte size overflows 64 bits", q.s);
+	bytes = t->n_values * size;
+	t->begin = off[0];
+	t->end = off[1];
+	if (t->begin > t->end)
+		return st_fail(r->err, TFM_ST_EFORMAT,
+					   "data_offsets [%llu, %llu] of tensor %s end before they begin",
+					   (unsigned long long) t->begin, (unsigned long long) t->end, q.s);
+	if (t->end - t->begin != bytes)
+		return st_fail(r->err, TFM_ST_EFORMAT,
+					   "shape of tensor %s does not match its data_offsets: %llu values of %s are %llu bytes, [%llu, %llu] holds %llu",
+					   q.s, (unsigned long long) t->n_values, tfm_st_dtype_name(t->dtype),
+					   (unsigned long long) bytes, (unsigned long long) t->begin,
+					   (unsigned long long) t->end, (unsigned long long) (t->end - t->begin));
+	return TFM_ST_OK;
+}
+
+/* ---- the whole header --------------------------------------------------------- */
+
+static int
+cmp_offsets(const void *a, const void *b)
+{
+	const tfm_st_tensor *x = a,
+			   *y = b;
+
+	if (x->begin != y->begin)
+		return x->begin < y->begin ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int
+cmp_names(const void *a, const void *b)
+{
+	return strcmp((*(const tfm_st_tensor *const *) a)->name,
+				  (*(const tfm_st_tensor *const *) b)->name);
+}
+
+static int
+cmp_meta(const void *a, const void *b)
+{
+	return strcmp(((const tfm_st_meta *) a)->key, ((const tfm_st_meta *) b)->key);
+}
+
+/* sorts, indexes and checks the tensors and the metadata of f */
+static int
+check_tensors(tfm_st_file *f, tfm_st_err *err)
+{
+	uint64_t	at = 0;
+
+	if (f->n_tensors > 1)
+		qsort(f->tensors, f->n_tensors, sizeof(tfm_st_tensor), cmp_offsets);
+	for (size_t i = 0; i < f->n_tensors; i++)
+		f->by_name[i] = &f->tensors[i];
+	if (f->n_tensors > 1)
+		qsort(f->by_name, f->n_tensors, sizeof(f->by_name[0]), cmp_names);
+	for (size_t i = 1; i < f->n_tensors; i++)
+	{
+		const tfm_st_tensor *t = f->by_name[i];
+
+		if (strcmp(f->by_name[i - 1]->name, t->name) == 0)
+		{
+			quoted		q = quote(t->name, t->name_len);
+
+			return st_fail(err, TFM_ST_EFORMAT, "duplicate tensor name %s in the safetensors header", q.s);
+		}
+	}
+	if (f->n_meta > 1)
+		qsort(f->meta, f->n_meta, sizeof(tfm_st_meta), cmp_meta);
+	for (size_t i = 1; i < f->n_meta; i++)
+		if (strcmp(f->meta[i - 1].key, f->meta[i].key) == 0)
+		{
+			quoted		q = quote(f->meta[i].key, strlen(f->meta[i].key));
+
+			return st_fail(err, TFM_ST_EFORMAT, "duplicate metadata key %s in the safetensors header", q.s);
+		}
+
+	/* the ranges tile the data buffer: no overlap, no hole, nothing after */
+	for (size_t i = 0; i < f->n_tensors; i++)
+	{
+		const tfm_st_tensor *t = &f->tensors[i];
+		quoted		q = quote(t->name, t->name_len);
+
+		if (t->end > f->data_len)
+			return st_fail(err, TFM_ST_EFORMAT,
+						   "data_offsets [%llu, %llu] of tensor %s lie outside the data buffer of %llu bytes",
+						   (unsigned long long) t->begin, (unsigned long long) t->end, q.s,
+						   (unsigned long long) f->data_len);
+		if (t->begin < at)
+		{
+			const tfm_st_tensor *p = &f->tensors[i - 1];
+			quoted		qp = quote(p->name, p->name_len);
+
+			return st_fail(err, TFM_ST_EFORMAT,
+						   "data of tensors %s [%llu, %llu] and %s [%llu, %llu] overlap",
+						   qp.s, (unsigned long long) p->begin, (unsigned long long) p->end,
+						   q.s, (unsigned long long) t->begin, (unsigned long long) t->end);
+		}
+		if (t->begin > at)
+			return st_fail(err, TFM_ST_EFORMAT,
+						   "bytes %llu to %llu of the data buffer, before tensor %s, belong to no tensor",
+						   (unsigned long long) at, (unsigned long long) t->begin, q.s);
+		at = t->end;
+	}
+	if (at < f->data_len)
+		return st_fail(err, TFM_ST_EFORMAT,
+					   "bytes %llu to %llu at the end of the data buffer belong to no tensor",
+					   (unsigned long long) at, (unsigned long long) f->data_len);
+	return TFM_ST_OK;
+}
+
+/* the top-level object into r */
+static int
+read_header(reader *r)
+{
+	if (r->p >= r->end || *r->p != '{')
+		return st_syntax(r, "the header does not start with '{'");
+	r->p++;
+	if (!st_peek(r, '}'))
+		for (;;)
+		{
+			const char *key;
+			size_t		klen;
+			int			st;
+
+			st_skip_ws(r);
+			if (st_read_string(r, &key, &klen) != TFM_ST_OK ||
+				st_expect(r, ':', "expected ':'") != TFM_ST_OK)
+				return TFM_ST_EFORMAT;
+			if (klen == 12 && strcmp(key, "__metadata__") == 0)
+				st = read_metadata(r);
+			else
+				st = read_tensor(r, key, klen);
+			if (st != TFM_ST_OK)
+				return st;
+			st_skip_ws(r);
+			if (r->p < r->end && *r->p == ',')
+			{
+				r->p++;
+				continue;
+			}
+			break;
+		}
+	if (st_expect(r, '}', "expected ',' or '}'") != TFM_ST_OK)
+		return TFM_ST_EFORMAT;
+	st_skip_ws(r);
+	if (r->p != r->end)
+		return st_syntax(r, "trailing bytes after the JSON object");
+	return TFM_ST_OK;
+}
+
+void
+tfm_st_free(tfm_st_file *f)
+{
+	if (!f)
+		return;
+	st_free(f->tensors);
+	st_free(f->meta);
+	st_free((void *) f->by_name);
+	st_free(f->pool);
+	st_free(f);
+}
+
+int
+tfm_st_parse_header(tfm_st_file **out, const uint8_t *header, size_t header_len,
+					uint64_t file_size, tfm_st_err *err)
+{
+	reader		r;
+	tfm_st_file *f;
+	int			st;
+
+	*out = NULL;
+	if (err)
+		err->msg[0] = '\0';
+	if ((st = check_length(header_len, file_size, err)) != TFM_ST_OK)
+		return st;
+	memset(&r, 0, sizeof(r));
+	r.start = r.p = header;
+	r.end = header + header_len;
+	r.err = err;
+	f = st_alloc(sizeof(tfm_st_file));
+	r.pool = st_alloc(header_len);
+	if (!f || !r.pool)
+	{
+		st_free(f);
+		st_free(r.pool);
+		return oom(err);
+	}
+	memset(f, 0, sizeof(*f));
+	f->pool = r.pool;
+	st = read_header(&r);
+	f->tensors = r.t;
+	f->n_tensors = r.n_t;
+	f->meta = r.meta;
+	f->n_meta = r.n_meta;
+	f->header_len = header_len;
+	f->data_start = TFM_ST_PREFIX + (uint64_t) header_len;
+	f->data_len = file_size - f->data_start;
+	if (st == TFM_ST_OK && !(f->by_name = st_alloc(sizeof(f->by_name[0]) * f->n_tensors)))
+		st = oom(err);
+	if (st == TFM_ST_OK)
+		st = check_tensors(f, err);
+	if (st != TFM_ST_OK)
+	{
+		tfm_st_free(f);
+		return st;
+	}
+	*out = f;
+	return TFM_ST_OK;
+}
+
+int
+tfm_st_parse(tfm_st_file **out, const uint8_t *buf, size_t len, tfm_st_err *err)
+{
+	uint64_t	n;
+	int			st;
+
+	*out = NULL;
+	if ((st = tfm_st_header_length(&n, buf, len, len, err)) != TFM_ST_OK)
+		return st;
+	return tfm_st_parse_header(out, buf + TFM_ST_PREFIX, (size_t) n, len, err);
+}
+
+const tfm_st_tensor *
+tfm_st_find(const tfm_st_file *f, const char *name, size_t len)
+{
+	size_t		lo = 0,
+				hi = f->n_tensors;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+		const tfm_st_tensor *t = f->by_name[mid];
+		size_t		m = t->name_len < len ? t->name_len : len;
+		int			c = memcmp(t->name, name, m);
+
+		if (c == 0)
+			c = t->name_len < len ? -1 : t->name_len > len ? 1 : 0;
+		if (c == 0)
+			return t;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+const char *
+tfm_st_meta_get(const tfm_st_file *f, const char *key)
+{
+	for (size_t i = 0; i < f->n_meta; i++)
+		if (strcmp(f->meta[i].key, key) == 0)
+			return f->meta[i].value;
+	return NULL;
+}

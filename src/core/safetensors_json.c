@@ -1,0 +1,334 @@
+/*
+ * safetensors_json.c: the JSON lexing of the safetensors reader — white
+ * space, punctuation, strings (escapes, surrogate pairs, strict UTF-8) and
+ * numbers — and its messages (include/tfm/st_internal.h).  The schema that
+ * drives it is in safetensors.c.
+ *
+ * Every read checks the end of the buffer first.  Strings decode into the
+ * reader's pool, which holds header_len bytes: a string of k raw bytes
+ * between its quotes decodes to at most k bytes (an escape never grows:
+ * \uXXXX is at most 3 bytes of UTF-8, a surrogate pair of 12 bytes is 4),
+ * plus its NUL where the closing quote was.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tfm/st_internal.h"
+
+size_t
+st_utf8_cut(const char *s, size_t n)
+{
+	size_t		k = n;
+
+	/* back over continuation bytes, then drop the lead byte if incomplete */
+	while (k > 0 && ((unsigned char) s[k - 1] & 0xC0) == 0x80)
+		k--;
+	if (k > 0 && ((unsigned char) s[k - 1] & 0x80))
+	{
+		unsigned char c = (unsigned char) s[k - 1];
+		size_t		want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+
+		if (n - (k - 1) < want)
+			k--;
+		else
+			k = n;
+	}
+	else
+		k = n;
+	return k;
+}
+
+int
+st_fail(tfm_st_err *err, int status, const char *fmt,...)
+{
+	va_list		ap;
+	int			n;
+
+	if (!err)
+		return status;
+	va_start(ap, fmt);
+	n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	if (n >= (int) sizeof(err->msg))
+		err->msg[st_utf8_cut(err->msg, sizeof(err->msg) - 1)] = '\0';
+	return status;
+}
+
+int
+st_syntax(reader *r, const char *what)
+{
+	return st_fail(r->err, TFM_ST_EFORMAT,
+				   "invalid JSON in the safetensors header at byte %zu: %s",
+				   (size_t) (r->p - r->start), what);
+}
+
+void
+st_skip_ws(reader *r)
+{
+	while (r->p < r->end &&
+		   (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
+		r->p++;
+}
+
+/* consumes c after optional whitespace */
+int
+st_expect(reader *r, char c, const char *what)
+{
+	st_skip_ws(r);
+	if (r->p >= r->end || *r->p != (uint8_t) c)
+		return st_syntax(r, what);
+	r->p++;
+	return TFM_ST_OK;
+}
+
+/* after whitespace: 1 if the next byte is c (not consumed) */
+int
+st_peek(reader *r, char c)
+{
+	st_skip_ws(r);
+	return r->p < r->end && *r->p == (uint8_t) c;
+}
+
+/* length of the strict UTF-8 sequence at s (n > 0 bytes left), or 0 */
+static size_t
+utf8_seq(const uint8_t *s, size_t n)
+{
+	uint8_t		c = s[0],
+				lo = 0x80,
+				hi = 0xBF;
+	size_t		len;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		len = 2;
+	else if (c >= 0xE0 && c <= 0xEF)
+	{
+		len = 3;
+		if (c == 0xE0)
+			lo = 0xA0;			/* no overlongs */
+		else if (c == 0xED)
+			hi = 0x9F;			/* no surrogates */
+	}
+	else if (c >= 0xF0 && c <= 0xF4)
+	{
+		len = 4;
+		if (c == 0xF0)
+			lo = 0x90;
+		else if (c == 0xF4)
+			hi = 0x8F;			/* <= U+10FFFF */
+	}
+	else
+		return 0;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+	return len;
+}
+
+/* four hex digits at r->p -> *v */
+static int
+hex4(reader *r, unsigned *v)
+{
+	*v = 0;
+	if (r->end - r->p < 4)
+		return st_syntax(r, "truncated \\u escape");
+	for (int i = 0; i < 4; i++)
+	{
+		uint8_t		c = r->p[i];
+		unsigned	d;
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			return st_syntax(r, "invalid \\u escape");
+		*v = (*v << 4) | d;
+	}
+	r->p += 4;
+	return TFM_ST_OK;
+}
+
+/*
+ * The string at r->p (which must be '"'), decoded into the pool: *s points
+ * at it, NUL-terminated, *len bytes.  Refuses U+0000 (names and values
+ * become C strings and PostgreSQL text).
+ */
+int
+st_read_string(reader *r, const char **s, size_t *len)
+{
+	char	   *out = r->pool + r->pool_len;
+	size_t		o = 0;
+
+	if (r->p >= r->end || *r->p != '"')
+		return st_syntax(r, "expected a string");
+	r->p++;
+	for (;;)
+	{
+		uint8_t		c;
+
+		if (r->p >= r->end)
+			return st_syntax(r, "unterminated string");
+		c = *r->p;
+		if (c == '"')
+		{
+			r->p++;
+			break;
+		}
+		if (c < 0x20)
+			return st_syntax(r, "control character in a string");
+		if (c == '\\')
+		{
+			unsigned	cp;
+
+			if (r->end - r->p < 2)
+				return st_syntax(r, "unterminated string");
+			c = r->p[1];
+			r->p += 2;
+			switch (c)
+			{
+				case '"':
+				case '\\':
+				case '/':
+					out[o++] = (char) c;
+					continue;
+				case 'b':
+					out[o++] = '\b';
+					continue;
+				case 'f':
+					out[o++] = '\f';
+					continue;
+				case 'n':
+					out[o++] = '\n';
+					continue;
+				case 'r':
+					out[o++] = '\r';
+					continue;
+				case 't':
+					out[o++] = '\t';
+					continue;
+				case 'u':
+					break;
+				default:
+					r->p -= 2;
+					return st_syntax(r, "invalid escape");
+			}
+			if (hex4(r, &cp) != TFM_ST_OK)
+				return TFM_ST_EFORMAT;
+			if (cp >= 0xDC00 && cp <= 0xDFFF)
+				return st_syntax(r, "lone low surrogate in a \\u escape");
+			if (cp >= 0xD800 && cp <= 0xDBFF)
+			{
+				unsigned	lo;
+
+				if (r->end - r->p < 2 || r->p[0] != '\\' || r->p[1] != 'u')
+					return st_syntax(r, "high surrogate not followed by a \\u escape");
+				r->p += 2;
+				if (hex4(r, &lo) != TFM_ST_OK)
+					return TFM_ST_EFORMAT;
+				if (lo < 0xDC00 || lo > 0xDFFF)
+					return st_syntax(r, "high surrogate not followed by a low surrogate");
+				cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+			}
+			if (cp == 0)
+				return st_syntax(r, "\\u0000 is not allowed in a string");
+			if (cp < 0x80)
+				out[o++] = (char) cp;
+			else if (cp < 0x800)
+			{
+				out[o++] = (char) (0xC0 | (cp >> 6));
+				out[o++] = (char) (0x80 | (cp & 0x3F));
+			}
+			else if (cp < 0x10000)
+			{
+				out[o++] = (char) (0xE0 | (cp >> 12));
+				out[o++] = (char) (0x80 | ((cp >> 6) & 0x3F));
+				out[o++] = (char) (0x80 | (cp & 0x3F));
+			}
+			else
+			{
+				out[o++] = (char) (0xF0 | (cp >> 18));
+				out[o++] = (char) (0x80 | ((cp >> 12) & 0x3F));
+				out[o++] = (char) (0x80 | ((cp >> 6) & 0x3F));
+				out[o++] = (char) (0x80 | (cp & 0x3F));
+			}
+		}
+		else
+		{
+			size_t		n = utf8_seq(r->p, (size_t) (r->end - r->p));
+
+			if (n == 0)
+				return st_syntax(r, "invalid UTF-8 in a string");
+			memcpy(out + o, r->p, n);
+			o += n;
+			r->p += n;
+		}
+	}
+	out[o] = '\0';
+	r->pool_len += o + 1;
+	*s = out;
+	*len = o;
+	return TFM_ST_OK;
+}
+
+/* a JSON number at r->p (after whitespace); NUM_NONE consumes nothing */
+num_kind
+st_read_number(reader *r, uint64_t *v)
+{
+	int			neg = 0,
+				huge = 0,
+				frac = 0;
+
+	*v = 0;
+	st_skip_ws(r);
+	if (r->p < r->end && *r->p == '-')
+	{
+		if (r->end - r->p < 2 || r->p[1] < '0' || r->p[1] > '9')
+			return NUM_NONE;
+		neg = 1;
+		r->p++;
+	}
+	if (r->p >= r->end || *r->p < '0' || *r->p > '9')
+		return NUM_NONE;
+	if (*r->p == '0')
+		r->p++;					/* a leading 0 stands alone; "01" fails later */
+	else
+		while (r->p < r->end && *r->p >= '0' && *r->p <= '9')
+		{
+			unsigned	d = *r->p++ - '0';
+
+			if (*v > (UINT64_MAX - d) / 10)
+				huge = 1;
+			else
+				*v = *v * 10 + d;
+		}
+	if (r->p < r->end && *r->p == '.')
+	{
+		frac = 1;
+		r->p++;
+		if (r->p >= r->end || *r->p < '0' || *r->p > '9')
+			return NUM_NONE;
+		while (r->p < r->end && *r->p >= '0' && *r->p <= '9')
+			r->p++;
+	}
+	if (r->p < r->end && (*r->p == 'e' || *r->p == 'E'))
+	{
+		frac = 1;
+		r->p++;
+		if (r->p < r->end && (*r->p == '+' || *r->p == '-'))
+			r->p++;
+		if (r->p >= r->end || *r->p < '0' || *r->p > '9')
+			return NUM_NONE;
+		while (r->p < r->end && *r->p >= '0' && *r->p <= '9')
+			r->p++;
+	}
+	if (neg)
+		return NUM_NEGATIVE;	/* -0 too: offsets and dims are unsigned */
+	return frac ? NUM_FRACTION : huge ? NUM_HUGE : NUM_UINT;
+}

@@ -1,0 +1,151 @@
+/*
+ * safetensors_values.c: the values of safetensors tensors — exact F16 and
+ * BF16 to float32 conversions, the float32 to BF16 rounding, the
+ * conversion of a tensor's little-endian bytes and the search for NaN and
+ * infinities (see include/tfm/safetensors.h).
+ *
+ * Every float16 and bfloat16 value is exactly a float32 (more exponent and
+ * fraction bits), so the conversions only move bits: F16 subnormals
+ * (0x0001 = 2^-24) are normalized, infinities and NaN keep their sign and
+ * payload.  Bytes are assembled little-endian one at a time, so neither the
+ * host's byte order nor the alignment of the source matters.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tfm/safetensors.h"
+
+static inline float
+bits_f32(uint32_t u)
+{
+	float		x;
+
+	memcpy(&x, &u, sizeof(x));
+	return x;
+}
+
+static inline float
+f16_to_f32(uint16_t h)
+{
+	uint32_t	sign = (uint32_t) (h & 0x8000) << 16;
+	uint32_t	exp = (h >> 10) & 0x1F;
+	uint32_t	mant = h & 0x3FF;
+
+	if (exp == 0x1F)			/* infinity, NaN (payload kept, so still NaN) */
+		return bits_f32(sign | 0x7F800000 | (mant << 13));
+	if (exp != 0)				/* normal: rebias 15 -> 127 */
+		return bits_f32(sign | ((exp + 112) << 23) | (mant << 13));
+	if (mant == 0)
+		return bits_f32(sign);
+	/* subnormal mant · 2^-24: shift the leading 1 to the implicit bit */
+	exp = 113;					/* the exponent field of 2^-14 */
+	while (!(mant & 0x400))
+	{
+		mant <<= 1;
+		exp--;
+	}
+	return bits_f32(sign | (exp << 23) | ((mant & 0x3FF) << 13));
+}
+
+static inline float
+bf16_to_f32(uint16_t b)
+{
+	return bits_f32((uint32_t) b << 16);
+}
+
+float
+tfm_f16_to_f32(uint16_t h)
+{
+	return f16_to_f32(h);
+}
+
+float
+tfm_bf16_to_f32(uint16_t b)
+{
+	return bf16_to_f32(b);
+}
+
+uint16_t
+tfm_f32_to_bf16(float x)
+{
+	uint32_t	u;
+
+	memcpy(&u, &x, sizeof(u));
+	if ((u & 0x7FFFFFFF) > 0x7F800000)
+		return (uint16_t) ((u >> 16) | 0x0040);	/* quiet NaN, sign kept */
+	u += 0x7FFF + ((u >> 16) & 1);	/* to nearest, ties to even; may carry to inf */
+	return (uint16_t) (u >> 16);
+}
+
+int
+tfm_st_to_f32(float *out, const uint8_t *src, size_t n, tfm_st_dtype dtype)
+{
+	switch (dtype)
+	{
+		case TFM_ST_F32:
+			for (size_t i = 0; i < n; i++)
+			{
+				const uint8_t *s = src + 4 * i;
+
+				out[i] = bits_f32((uint32_t) s[0] | (uint32_t) s[1] << 8 |
+								  (uint32_t) s[2] << 16 | (uint32_t) s[3] << 24);
+			}
+			return TFM_ST_OK;
+		case TFM_ST_F16:
+			for (size_t i = 0; i < n; i++)
+				out[i] = f16_to_f32((uint16_t) (src[2 * i] | src[2 * i + 1] << 8));
+			return TFM_ST_OK;
+		case TFM_ST_BF16:
+			for (size_t i = 0; i < n; i++)
+				out[i] = bf16_to_f32((uint16_t) (src[2 * i] | src[2 * i + 1] << 8));
+			return TFM_ST_OK;
+		default:
+			return TFM_ST_EDTYPE;
+	}
+}
+
+int
+tfm_st_tensor_to_f32(float *out, const tfm_st_tensor *t, const uint8_t *src,
+					 size_t src_len, tfm_st_err *err)
+{
+	const char *dt = tfm_st_dtype_name(t->dtype);
+	size_t		n = t->name_len > 64 ? 64 : t->name_len;
+
+	if (err)
+		err->msg[0] = '\0';
+	/* the name was validated UTF-8; cut it on a character boundary */
+	while (n < t->name_len && n > 0 && ((unsigned char) t->name[n] & 0xC0) == 0x80)
+		n--;
+	if (!tfm_st_dtype_is_float(t->dtype))
+	{
+		if (err)
+			snprintf(err->msg, sizeof(err->msg),
+					 "dtype %s of tensor \"%.*s%s\" is not supported (F32, F16 and BF16 are)",
+					 dt ? dt : "?", (int) n, t->name, n < t->name_len ? "..." : "");
+		return TFM_ST_EDTYPE;
+	}
+	if (src_len != t->end - t->begin)
+	{
+		if (err)
+			snprintf(err->msg, sizeof(err->msg),
+					 "tensor \"%.*s%s\" has %llu bytes, %zu given",
+					 (int) n, t->name, n < t->name_len ? "..." : "",
+					 (unsigned long long) (t->end - t->begin), src_len);
+		return TFM_ST_EARG;
+	}
+	return tfm_st_to_f32(out, src, (size_t) t->n_values, t->dtype);
+}
+
+int
+tfm_st_find_nonfinite(size_t *index, const float *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(x[i]))
+		{
+			*index = i;
+			return 1;
+		}
+	*index = n;
+	return 0;
+}
