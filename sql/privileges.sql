@@ -151,6 +151,12 @@ SELECT pg_temp.err($$SELECT tfm_revoke('pm', 'public')$$);
 SELECT pg_temp.err($$SELECT tfm_rename_model('pm', '')$$);
 SELECT pg_temp.err($$SELECT tfm_rename_model('pm', 'pm')$$);
 SELECT pg_temp.err($$SELECT tfm_rename_model('no_such', 'x')$$);
+-- writes in a read-only transaction are refused up front
+BEGIN READ ONLY;
+SELECT pg_temp.err($$SELECT * FROM tfm_train('pm', 'SELECT t, l FROM priv_data')$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('ro', 'lm', 'ptok')$$);
+SELECT pg_temp.err($$SELECT tfm_drop_model('pm')$$);
+ROLLBACK;
 -- renaming keeps the deployment
 SELECT tfm_rename_model('pm', 'pm_final');
 SELECT model FROM tfm.deployed WHERE task = 'classify';

@@ -261,6 +261,7 @@ tfm_deploy(PG_FUNCTION_ARGS)
 	Oid			types[2] = {TEXTOID, TEXTOID};
 	Datum		args[2];
 
+	tfm_check_writable("deploy", name);
 	tfm_catalog_lookup(name, &row, false);
 	tfm_check_model_privilege(&row, TFM_PRIV_TRAIN);
 	args[0] = CStringGetTextDatum(row.task);

@@ -202,6 +202,7 @@ tfm_rename_model(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a model name must not be empty")));
+	tfm_check_writable("rename", name);
 	find_object(name, "model", &o, false);
 	check_owner(&o, name);
 	tfm_spi_connect_owner(&as);

@@ -329,6 +329,7 @@ tfm_drop_model(PG_FUNCTION_ARGS)
 	Datum		args[1] = {CStringGetTextDatum(name)};
 
 
+	tfm_check_writable("drop", name);
 	tfm_check_model_owner(name);
 	tfm_spi_connect_owner(&as);
 	if (SPI_execute_with_args("DELETE FROM tfm.models WHERE name = $1", 1, types, args,
@@ -361,6 +362,7 @@ tfm_copy_model(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a model name must not be empty")));
+	tfm_check_writable("copy", source);
 	tfm_catalog_lookup(source, &row, false);
 	tfm_check_model_privilege(&row, TFM_PRIV_USE);
 	m = tfm_catalog_load(&row);
