@@ -11,7 +11,7 @@
 set -euo pipefail
 src=tfm_dump_src
 drop_all() {
-  for db in $src tfm_dump_plain tfm_dump_custom; do dropdb --if-exists "$db" || true; done
+  for db in $src tfm_dump_plain tfm_dump_custom; do dropdb --if-exists "$db" 2>/dev/null || true; done
   psql -q -X -d postgres -c "DROP ROLE IF EXISTS tfm_d_owner, tfm_d_reader" >/dev/null 2>&1 || true
 }
 drop_all
