@@ -296,6 +296,52 @@ test_repeatable(void)
 	fixture_free(&fx);
 }
 
+/* ---- a model over a borrowed parameter block (a shared mapping) ---- */
+
+static int	released = 0;
+
+static void
+release_block(float *params, void *arg)
+{
+	CHECK(arg == (void *) &released, "release gets its argument");
+	released++;
+	free(params);
+}
+
+static void
+test_borrowed(void)
+{
+	fixture		fx;
+	tfm_config	c;
+	batch_ctx	bc;
+	tfm_model  *own,
+			   *borrowed;
+	float	   *block;
+	size_t		rows;
+
+	if (fixture_load(&fx, "lm_pre_gelu.bin") != 0)
+		return;
+	config_from_fixture(&c, &fx);
+	batch_from_fixture(&bc, &fx, &c);
+	own = tfm_model_create(&c);
+	tfm_model_init(own, 7);
+	block = aligned_alloc(64, (((own->n_floats + 16) * sizeof(float)) + 63) & ~(size_t) 63);
+	memcpy(block, own->params, own->n_floats * sizeof(float));
+	borrowed = tfm_model_create_borrowed(&c, block, release_block, &released);
+	CHECK(borrowed != NULL && borrowed->params == block, "the borrowed block is the parameters");
+	CHECK(borrowed->w.tok_emb == block + tfm_model_find(own, "tok_emb")->offset,
+		  "weights point into the borrowed block");
+	tfm_model_forward(own, &bc.b, false, 0);
+	tfm_model_forward(borrowed, &bc.b, false, 0);
+	rows = (size_t) bc.b.B * bc.b.T;
+	CHECK(memcmp(own->logits, borrowed->logits, rows * c.vocab * sizeof(float)) == 0,
+		  "a borrowed block gives the same logits");
+	tfm_model_free(borrowed);
+	CHECK(released == 1, "the block is released once, by its release function (%d)", released);
+	tfm_model_free(own);
+	fixture_free(&fx);
+}
+
 /* ---- gradient accumulation: two micro-batches = one batch ---- */
 
 static void
@@ -415,6 +461,7 @@ main(void)
 	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
 		test_model_fd(fixtures[i], i % 2 ? 0.0f : 0.2f);
 	test_repeatable();
+	test_borrowed();
 	test_accumulation();
 	test_adam_l2();
 	test_schedules();

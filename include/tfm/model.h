@@ -153,6 +153,13 @@ typedef struct tfm_model
 	size_t		n_floats;		/* floats in the parameter block (tensors padded) */
 	size_t		n_params;		/* parameters in all */
 	float	   *params;
+	/*
+	 * Set when the parameter block is borrowed (a read-only mapping shared by
+	 * processes): tfm_model_free calls it instead of free().  Such a model is
+	 * for inference only.
+	 */
+	void		(*release_params) (float *params, void *arg);
+	void	   *release_arg;
 	float	   *grads;			/* NULL until the first backward pass */
 	tfm_weights w;
 	tfm_weights g;
@@ -183,6 +190,14 @@ int			tfm_config_tensors(const tfm_config *cfg, tfm_param_info **info,
 /* allocate (NULL on out-of-memory); parameters are zero until init or load */
 tfm_model  *tfm_model_create(const tfm_config *cfg);
 void		tfm_model_free(tfm_model *m);
+/*
+ * A model over a parameter block the caller provides (n_floats + 16 floats,
+ * 64-byte aligned, laid out as tfm_config_tensors says), released by
+ * release(params, arg) when the model is freed.  NULL on out-of-memory (the
+ * block is then not released).
+ */
+tfm_model  *tfm_model_create_borrowed(const tfm_config *cfg, float *params,
+									  void (*release) (float *params, void *arg), void *arg);
 void		tfm_model_init(tfm_model *m, uint64_t seed);
 const tfm_param_info *tfm_model_find(const tfm_model *m, const char *name);
 /* bytes the workspace needs for a batch shape (an estimate before allocating) */

@@ -282,8 +282,8 @@ tfm_point_weights(const tfm_config *cfg, tfm_weights *w, float *base)
 	layout(cfg, &st, w);
 }
 
-tfm_model *
-tfm_model_create(const tfm_config *cfg)
+static tfm_model *
+model_create(const tfm_config *cfg, float *params, void (*release) (float *, void *), void *arg)
 {
 	tfm_model  *m = calloc(1, sizeof(tfm_model));
 
@@ -294,19 +294,40 @@ tfm_model_create(const tfm_config *cfg)
 	for (int i = 0; i < m->n_tensors; i++)
 		m->n_params += m->info[i].size;
 	/* 16 floats of slack: BLIS's small-matrix kernels may read past a view */
-	m->params = aligned_alloc(64, (((m->n_floats + 16) * sizeof(float)) + 63) & ~(size_t) 63);
+	if (params == NULL)
+		m->params = aligned_alloc(64, (((m->n_floats + 16) * sizeof(float)) + 63) & ~(size_t) 63);
 	m->w.enc = calloc(cfg->enc_layers + 1, sizeof(tfm_block_w));
 	m->w.dec = calloc(cfg->dec_layers + 1, sizeof(tfm_block_w));
 	m->g.enc = calloc(cfg->enc_layers + 1, sizeof(tfm_block_w));
 	m->g.dec = calloc(cfg->dec_layers + 1, sizeof(tfm_block_w));
-	if (!m->info || !m->params || !m->w.enc || !m->w.dec || !m->g.enc || !m->g.dec)
+	if (!m->info || (params == NULL && !m->params) || !m->w.enc || !m->w.dec || !m->g.enc || !m->g.dec)
 	{
 		tfm_model_free(m);
 		return NULL;
 	}
-	memset(m->params, 0, m->n_floats * sizeof(float));
+	if (params == NULL)
+		memset(m->params, 0, m->n_floats * sizeof(float));
+	else
+	{
+		m->params = params;
+		m->release_params = release;
+		m->release_arg = arg;
+	}
 	tfm_point_weights(cfg, &m->w, m->params);
 	return m;
+}
+
+tfm_model *
+tfm_model_create(const tfm_config *cfg)
+{
+	return model_create(cfg, NULL, NULL, NULL);
+}
+
+tfm_model *
+tfm_model_create_borrowed(const tfm_config *cfg, float *params,
+						  void (*release) (float *params, void *arg), void *arg)
+{
+	return model_create(cfg, params, release, arg);
 }
 
 void
@@ -316,7 +337,10 @@ tfm_model_free(tfm_model *m)
 		return;
 	tfm_workspace_free(m->ws);
 	free(m->info);
-	free(m->params);
+	if (m->release_params)
+		m->release_params(m->params, m->release_arg);
+	else
+		free(m->params);
 	free(m->grads);
 	free(m->w.enc);
 	free(m->w.dec);

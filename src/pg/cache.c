@@ -204,7 +204,7 @@ cache_lookup(const char *name, const TfmModelRow **rowp)
 	}
 	if (e)
 		evict(e);
-	m = tfm_catalog_load(&row);
+	m = tfm_shared_load(&row);
 	guard = tfm_guard_model(m);
 	tfm_cache_put(&row, m);
 	tfm_guard_release(guard);
@@ -251,7 +251,9 @@ tfm_cache_take(const char *name, TfmModelRow *row)
 	tfm_check_writable("train", name);
 	tfm_catalog_lookup(name, row, false);
 	tfm_check_model_privilege(row, TFM_PRIV_TRAIN);
-	if (e && e->row.id == row->id && e->row.version == row->version)
+	/* a model over the shared read-only weights is not trained in place */
+	if (e && e->row.id == row->id && e->row.version == row->version &&
+		e->model->release_params == NULL)
 	{
 		m = e->model;
 		e->model = NULL;

@@ -207,8 +207,8 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 }
 
 /* between blocks of a pass: a cancel or statement_timeout ends it there */
-static void
-poll_interrupts(void *arg)
+void
+tfm_poll_interrupts(void *arg)
 {
 	(void) arg;
 	CHECK_FOR_INTERRUPTS();
@@ -231,7 +231,7 @@ tfm_catalog_load(const TfmModelRow *row)
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory loading model \"%s\"", row->name)));
 	guard = tfm_guard_model(m);
-	m->poll = poll_interrupts;
+	m->poll = tfm_poll_interrupts;
 	seen = palloc0(sizeof(bool) * m->n_tensors);
 	args[0] = Int32GetDatum(row->id);
 	tfm_spi_connect_owner(&as);

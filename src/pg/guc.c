@@ -3,6 +3,7 @@
  *
  *   tfm.threads     threads for BLIS and the core's parallel loops
  *   tfm.blis_arch   BLIS kernel set: auto (default) or a name
+ *   tfm.share_weights  one read-only copy of loaded weights for all sessions
  *
  * BLIS is initialised lazily, on a backend's first computation, never in
  * the postmaster or _PG_init: an OpenMP team started before fork() hangs the
@@ -75,6 +76,10 @@ _PG_init(void)
 							 "Report training progress as NOTICE lines.",
 							 "The status line in pg_stat_activity (view tfm.progress) is kept either way.",
 							 &tfm_progress, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("tfm.share_weights",
+							 "Map loaded models' weights from one shared read-only copy instead of a copy per session.",
+							 "The copy is a file in base/pgsql_tmp, removed at server start.",
+							 &tfm_share_weights, true, PGC_SUSET, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("tfm");
 	tfm_tokenizer_init_hooks();
 }

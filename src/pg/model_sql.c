@@ -327,20 +327,23 @@ tfm_drop_model(PG_FUNCTION_ARGS)
 	char	   *name = tfm_text_arg(fcinfo, 0, "name");
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(name)};
-
+	int32		id;
+	bool		isnull;
 
 	tfm_check_writable("drop", name);
 	tfm_check_model_owner(name);
 	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("DELETE FROM tfm.models WHERE name = $1", 1, types, args,
-							  NULL, false, 0) != SPI_OK_DELETE)
+	if (SPI_execute_with_args("DELETE FROM tfm.models WHERE name = $1 RETURNING id", 1, types, args,
+							  NULL, false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "cannot delete from tfm.models");
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("model \"%s\" does not exist", name)));
+	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	tfm_spi_finish_owner(&as);
 	tfm_cache_forget(name);
+	tfm_shared_forget(id);
 	PG_RETURN_VOID();
 }
 

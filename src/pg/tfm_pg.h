@@ -88,10 +88,19 @@ bool		tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok);
 tfm_model  *tfm_catalog_load(const TfmModelRow *row);
 /* write every tensor and take a new version; returns it */
 int64		tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps);
+/* a core model's poll hook: CHECK_FOR_INTERRUPTS between blocks */
+void		tfm_poll_interrupts(void *arg);
 /* the config as the JSON stored in tfm.models.config */
 char	   *tfm_config_json(const tfm_config *cfg);
 tfm_task	tfm_task_from_name(const char *task);
 const char *tfm_task_name(int task);
+
+/* ---- weights shared between backends (shared_weights.c) ---- */
+extern bool tfm_share_weights;
+/* a model for inference, over the one shared copy of its weights */
+tfm_model  *tfm_shared_load(const TfmModelRow *row);
+/* remove the shared copies of a dropped model */
+void		tfm_shared_forget(int32 model_id);
 
 /* ---- the per-backend cache (cache.c) ---- */
 /*

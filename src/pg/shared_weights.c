@@ -1,0 +1,267 @@
+/*
+ * shared_weights.c — one copy of a model's weights for every backend.
+ *
+ * Loading a model for inference in each backend would cost each one a
+ * private copy of its weights (GPT-2 small: 500 MB per connection).
+ * Instead the first backend that loads a (model, version) writes the
+ * parameter block to a file and every backend maps that file read-only
+ * (MAP_SHARED): the pages are the kernel's page cache, held once however
+ * many backends use the model.  No shared_preload_libraries is needed.
+ *
+ * The file lives in the default tablespace's temporary directory,
+ * base/pgsql_tmp, named pgsql_tmp_tfm_<database>_<model id>_<version>:
+ * PostgreSQL removes such files when it starts, base backups skip them, and
+ * each server (primary or standby) keeps its own.  A version number names
+ * one set of weights forever (tfm.version_seq is never reused), so a file
+ * never needs to be checked against the table; it is written under a
+ * temporary name and renamed into place, so readers see whole files only.
+ * Older versions' files are removed when a newer one is written and when the
+ * model is dropped.  tfm.share_weights = off keeps private copies.
+ *
+ * Models mapped this way are read-only: training takes a private copy
+ * (cache.c).
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "storage/fd.h"
+
+#include "tfm_pg.h"
+
+#define SW_DIR      "base/pgsql_tmp"
+#define SW_PREFIX   "pgsql_tmp_tfm_"
+#define SW_HEADER   4096		/* the floats start page-aligned */
+#define SW_MAGIC    "tfmwgt1"
+
+typedef struct SharedHeader
+{
+	char		magic[8];
+	uint32		format_version;
+	uint32		database;
+	int32		model_id;
+	int32		pad;
+	int64		version;
+	uint64		n_floats;
+} SharedHeader;
+
+typedef struct Mapping
+{
+	void	   *base;
+	size_t		len;
+} Mapping;
+
+bool		tfm_share_weights = true;
+
+static void
+path_of(char *buf, size_t len, int32 model_id, int64 version)
+{
+	snprintf(buf, len, SW_DIR "/" SW_PREFIX "%u_%d_%lld", MyDatabaseId, model_id,
+			 (long long) version);
+}
+
+static size_t
+file_bytes(size_t n_floats)
+{
+	return SW_HEADER + (n_floats + 16) * sizeof(float);
+}
+
+static void
+unmap(float *params, void *arg)
+{
+	Mapping    *mp = arg;
+
+	(void) params;
+	munmap(mp->base, mp->len);
+	free(mp);
+}
+
+/* map the file of (model, version) if it is there and whole; else NULL */
+static tfm_model *
+map_model(const TfmModelRow *row, size_t n_floats)
+{
+	char		path[MAXPGPATH];
+	int			fd;
+	struct stat st;
+	void	   *base;
+	const SharedHeader *h;
+	Mapping    *mp;
+	tfm_model  *m;
+
+	path_of(path, sizeof(path), row->id, row->version);
+	fd = open(path, O_RDONLY | PG_BINARY, 0);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || (size_t) st.st_size != file_bytes(n_floats))
+	{
+		close(fd);
+		return NULL;
+	}
+	base = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (base == MAP_FAILED)
+		return NULL;
+	h = base;
+	if (memcmp(h->magic, SW_MAGIC, sizeof(h->magic)) != 0 ||
+		h->format_version != TFM_FORMAT_VERSION || h->database != MyDatabaseId ||
+		h->model_id != row->id || h->version != row->version || h->n_floats != n_floats ||
+		(mp = malloc(sizeof(Mapping))) == NULL)
+	{
+		munmap(base, st.st_size);
+		return NULL;
+	}
+	mp->base = base;
+	mp->len = st.st_size;
+	m = tfm_model_create_borrowed(&row->cfg, (float *) ((char *) base + SW_HEADER), unmap, mp);
+	if (!m)
+	{
+		unmap(NULL, mp);
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory loading model \"%s\"", row->name)));
+	}
+	m->poll = tfm_poll_interrupts;
+	return m;
+}
+
+/* remove the files of a model's versions older than keep (0: all) */
+static void
+remove_files(int32 model_id, int64 keep)
+{
+	char		prefix[64];
+	size_t		plen;
+	DIR		   *dir;
+	struct dirent *de;
+
+	snprintf(prefix, sizeof(prefix), SW_PREFIX "%u_%d_", MyDatabaseId, model_id);
+	plen = strlen(prefix);
+	dir = AllocateDir(SW_DIR);
+	if (dir == NULL)
+		return;
+	while ((de = ReadDirExtended(dir, SW_DIR, LOG)) != NULL)
+	{
+		char		path[MAXPGPATH];
+
+		if (strncmp(de->d_name, prefix, plen) != 0 ||
+			strchr(de->d_name, '.') != NULL ||	/* another backend's file being written */
+			(keep > 0 && strtoll(de->d_name + plen, NULL, 10) >= keep))
+			continue;
+		snprintf(path, sizeof(path), SW_DIR "/%s", de->d_name);
+		(void) unlink(path);
+	}
+	FreeDir(dir);
+}
+
+/* write m's parameter block as the file of (model, version); false on failure */
+static bool
+publish(const TfmModelRow *row, const tfm_model *m)
+{
+	char		path[MAXPGPATH];
+	char		tmp[MAXPGPATH];
+	SharedHeader h;
+	char	   *header = palloc0(SW_HEADER);
+	const char *parts[3];
+	size_t		sizes[3];
+	float		slack[16] = {0};
+	int			fd;
+
+	path_of(path, sizeof(path), row->id, row->version);
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, MyProcPid);
+	if (MakePGDirectory(SW_DIR) < 0 && errno != EEXIST)
+		return false;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, SW_MAGIC, sizeof(h.magic));
+	h.format_version = TFM_FORMAT_VERSION;
+	h.database = MyDatabaseId;
+	h.model_id = row->id;
+	h.version = row->version;
+	h.n_floats = m->n_floats;
+	memcpy(header, &h, sizeof(h));
+	parts[0] = header;
+	sizes[0] = SW_HEADER;
+	parts[1] = (const char *) m->params;
+	sizes[1] = m->n_floats * sizeof(float);
+	parts[2] = (const char *) slack;
+	sizes[2] = sizeof(slack);
+
+	fd = OpenTransientFile(tmp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	if (fd < 0)
+		return false;
+	for (int i = 0; i < 3; i++)
+	{
+		size_t		done = 0;
+
+		while (done < sizes[i])
+		{
+			size_t		chunk = Min(sizes[i] - done, (size_t) 64 << 20);
+			ssize_t		w = write(fd, parts[i] + done, chunk);
+
+			if (w <= 0)
+			{
+				int			save = errno;
+
+				CloseTransientFile(fd);
+				(void) unlink(tmp);
+				errno = save;
+				return false;
+			}
+			done += w;
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	if (CloseTransientFile(fd) != 0 || rename(tmp, path) != 0)
+	{
+		(void) unlink(tmp);
+		return false;
+	}
+	remove_files(row->id, row->version);
+	return true;
+}
+
+tfm_model *
+tfm_shared_load(const TfmModelRow *row)
+{
+	tfm_model  *m;
+	tfm_model  *shared;
+	TfmGuard   *guard;
+	size_t		n_floats;
+	tfm_param_info *info;
+
+	if (!tfm_share_weights)
+		return tfm_catalog_load(row);
+	(void) tfm_config_tensors(&row->cfg, &info, &n_floats);
+	free(info);
+	if ((shared = map_model(row, n_floats)) != NULL)
+		return shared;
+	m = tfm_catalog_load(row);
+	guard = tfm_guard_model(m);
+	if (!publish(row, m))
+	{
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not share the weights of model \"%s\" between sessions: %m", row->name),
+				 errdetail("This session keeps a private copy.")));
+		tfm_guard_release(guard);
+		return m;
+	}
+	shared = map_model(row, n_floats);
+	if (shared == NULL)
+	{
+		tfm_guard_release(guard);
+		return m;
+	}
+	/* the mapping replaces the private copy */
+	tfm_guard_release(guard);
+	tfm_model_free(m);
+	return shared;
+}
+
+void
+tfm_shared_forget(int32 model_id)
+{
+	remove_files(model_id, 0);
+}
