@@ -15,7 +15,8 @@
  * one set of weights forever (tfm.version_seq is never reused), so a file
  * never needs to be checked against the table; it is written under a
  * temporary name and renamed into place, so readers see whole files only.
- * Older versions' files are removed when a newer one is written and when the
+ * Sessions that load the same version at the same moment wait for the
+ * one that writes it.  Older versions' files are removed when a newer one is written and when the
  * model is dropped.  tfm.share_weights = off keeps private copies.
  *
  * Models mapped this way are read-only: training takes a private copy
@@ -30,6 +31,7 @@
 
 #include "miscadmin.h"
 #include "storage/fd.h"
+#include "storage/lock.h"
 
 #include "tfm_pg.h"
 
@@ -222,23 +224,14 @@ publish(const TfmModelRow *row, const tfm_model *m)
 	return true;
 }
 
-tfm_model *
-tfm_shared_load(const TfmModelRow *row)
+/* load from the catalog and publish; the private copy if publishing fails */
+static tfm_model *
+load_and_publish(const TfmModelRow *row, size_t n_floats)
 {
-	tfm_model  *m;
+	tfm_model  *m = tfm_catalog_load(row);
+	TfmGuard   *guard = tfm_guard_model(m);
 	tfm_model  *shared;
-	TfmGuard   *guard;
-	size_t		n_floats;
-	tfm_param_info *info;
 
-	if (!tfm_share_weights)
-		return tfm_catalog_load(row);
-	(void) tfm_config_tensors(&row->cfg, &info, &n_floats);
-	free(info);
-	if ((shared = map_model(row, n_floats)) != NULL)
-		return shared;
-	m = tfm_catalog_load(row);
-	guard = tfm_guard_model(m);
 	if (!publish(row, m))
 	{
 		ereport(WARNING,
@@ -249,15 +242,48 @@ tfm_shared_load(const TfmModelRow *row)
 		return m;
 	}
 	shared = map_model(row, n_floats);
-	if (shared == NULL)
-	{
-		tfm_guard_release(guard);
-		return m;
-	}
-	/* the mapping replaces the private copy */
 	tfm_guard_release(guard);
+	if (shared == NULL)
+		return m;
+	/* the mapping replaces the private copy */
 	tfm_model_free(m);
 	return shared;
+}
+
+tfm_model *
+tfm_shared_load(const TfmModelRow *row)
+{
+	tfm_model  *volatile m = NULL;
+	size_t		n_floats;
+	tfm_param_info *info;
+	LOCKTAG		tag;
+
+	if (!tfm_share_weights)
+		return tfm_catalog_load(row);
+	(void) tfm_config_tensors(&row->cfg, &info, &n_floats);
+	free(info);
+	if ((m = map_model(row, n_floats)) != NULL)
+		return m;
+
+	/*
+	 * One session writes the file while the others starting at the same time
+	 * wait for it and map it (an advisory lock on (model, version) held for
+	 * the write only; field 4 = 3 keeps it apart from user advisory locks).
+	 */
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) row->id, (uint32) row->version, 3);
+	(void) LockAcquire(&tag, ExclusiveLock, true, false);
+	PG_TRY();
+	{
+		m = map_model(row, n_floats);
+		if (m == NULL)
+			m = load_and_publish(row, n_floats);
+	}
+	PG_FINALLY();
+	{
+		LockRelease(&tag, ExclusiveLock, true);
+	}
+	PG_END_TRY();
+	return m;
 }
 
 void
