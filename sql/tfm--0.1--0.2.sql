@@ -139,3 +139,42 @@ SELECT pg_catalog.pg_extension_config_dump('tfm.version_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('tfm.tensors', '');
 SELECT pg_catalog.pg_extension_config_dump('tfm.history', '');
 SELECT pg_catalog.pg_extension_config_dump('tfm.deployed', '');
+
+-- ---------------------------------------------------------------------------
+-- language models over token ids: the prompt as given, nothing added, so a
+-- model without a tokenizer can generate (pieces are then NULL)
+
+CREATE FUNCTION tfm_generate_tokens(model text, prompt integer[], max_tokens integer DEFAULT 200,
+                                    temperature real DEFAULT 1.0, top_k integer DEFAULT 0,
+                                    top_p real DEFAULT 1.0, seed bigint DEFAULT NULL, stop text DEFAULT NULL,
+                                    OUT pos integer, OUT id integer, OUT piece text, OUT logprob double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_generate_tokens' LANGUAGE C STABLE PARALLEL SAFE ROWS 200;
+COMMENT ON FUNCTION tfm_generate_tokens(text, integer[], integer, real, integer, real, bigint, text) IS
+  'the tokens generated after a prompt of token ids, one row each, with their log-probability';
+
+CREATE FUNCTION tfm_next_tokens(model text, prompt integer[], k integer DEFAULT 10,
+                                OUT rank integer, OUT id integer, OUT piece text, OUT probability double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_next_tokens' LANGUAGE C STABLE PARALLEL SAFE ROWS 10;
+COMMENT ON FUNCTION tfm_next_tokens(text, integer[], integer) IS 'the k most likely next tokens after a prompt of token ids';
+
+CREATE FUNCTION tfm_score(model text, input integer[], OUT logprob double precision, OUT tokens integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tfm_score' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_score(text, integer[]) IS
+  'the log-probability of token ids under a language model (every id after the first) and the ids scored';
+
+-- ---------------------------------------------------------------------------
+-- embeddings for search
+
+CREATE FUNCTION tfm_cosine(a real[], b real[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'tfm_cosine' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_cosine(real[], real[]) IS
+  'cosine similarity of two vectors of the same length (NULL if either is all zeros)';
+CREATE FUNCTION tfm_cosine_distance(a real[], b real[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'tfm_cosine_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_cosine_distance(real[], real[]) IS '1 - tfm_cosine(a, b): the <=> operator';
+-- a <=> b: cosine distance, as pgvector spells it, so ORDER BY e <=> q LIMIT k finds the nearest
+CREATE OPERATOR <=> (LEFTARG = real[], RIGHTARG = real[], FUNCTION = tfm_cosine_distance,
+                     COMMUTATOR = <=>);

@@ -105,6 +105,17 @@ get_lm(const char *name, const TfmModelRow **rowp)
 	return tfm_model_for(name, TFM_TASK_LM, true, rowp);
 }
 
+/* the last max_len ids of a prompt */
+static void
+keep_tail(const TfmModelRow *row, int32 *ids, int *n)
+{
+	if (*n > row->cfg.max_len)
+	{
+		memmove(ids, ids + *n - row->cfg.max_len, sizeof(int32) * row->cfg.max_len);
+		*n = row->cfg.max_len;
+	}
+}
+
 /* a prompt's ids: the last max_len tokens, or <bos> for an empty prompt */
 static int32 *
 prompt_ids(const TfmModelRow *row, const TfmSpecials *sp, text *prompt, int *n)
@@ -117,12 +128,46 @@ prompt_ids(const TfmModelRow *row, const TfmSpecials *sp, text *prompt, int *n)
 		ids[0] = sp->bos;
 		*n = 1;
 	}
-	if (*n > row->cfg.max_len)
-	{
-		memmove(ids, ids + *n - row->cfg.max_len, sizeof(int32) * row->cfg.max_len);
-		*n = row->cfg.max_len;
-	}
+	keep_tail(row, ids, n);
 	return ids;
+}
+
+/*
+ * The model and the prompt of a function whose argument 1 is text or int[]:
+ * a text prompt is encoded by the model's tokenizer; token ids are taken as
+ * given (nothing added), so a model without a tokenizer can run.
+ */
+static tfm_model *
+lm_and_prompt(FunctionCallInfo fcinfo, const char *name, const TfmModelRow **rowp,
+			  int32 **ids, int *n)
+{
+	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, 1);
+	tfm_model  *m;
+	TfmSpecials sp;
+
+	if (type == TEXTOID)
+	{
+		m = get_lm(name, rowp);
+		tfm_model_specials(*rowp, &sp);
+		*ids = prompt_ids(*rowp, &sp, PG_GETARG_TEXT_PP(1), n);
+		return m;
+	}
+	m = tfm_model_for(name, TFM_TASK_LM, false, rowp);
+	*ids = tfm_datum_ids(PG_GETARG_DATUM(1), type, *rowp, false, n);
+	if (*n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a prompt of token ids must hold at least one id")));
+	keep_tail(*rowp, *ids, n);
+	return m;
+}
+
+/* an id's piece, or NULL for a model without a tokenizer */
+static Datum
+piece_or_null(const TfmModelRow *row, int32 id, bool *isnull)
+{
+	*isnull = row->tokenizer == NULL;
+	return *isnull ? (Datum) 0 : PointerGetDatum(tfm_tokenizer_piece_text(row->tokenizer, id));
 }
 
 static void
@@ -389,7 +434,6 @@ tfm_generate_tokens(PG_FUNCTION_ARGS)
 	const TfmModelRow *row;
 	tfm_model  *m;
 	GenOpts		o;
-	TfmSpecials sp;
 	int32	   *ids;
 	int			n;
 	GenRow		g;
@@ -397,9 +441,7 @@ tfm_generate_tokens(PG_FUNCTION_ARGS)
 	TFM_ARG_NOT_NULL(1, "prompt");
 	parse_opts(fcinfo, &o);
 	SetSingleFuncCall(fcinfo, 0);
-	m = get_lm(name, &row);
-	tfm_model_specials(row, &sp);
-	ids = prompt_ids(row, &sp, PG_GETARG_TEXT_PP(1), &n);
+	m = lm_and_prompt(fcinfo, name, &row, &ids, &n);
 	generate(m, row, &ids, &n, 1, &o, &g);
 	for (int i = 0; i < g.n; i++)
 	{
@@ -408,7 +450,7 @@ tfm_generate_tokens(PG_FUNCTION_ARGS)
 
 		v[0] = Int32GetDatum(i + 1);
 		v[1] = Int32GetDatum(g.ids[i]);
-		v[2] = PointerGetDatum(tfm_tokenizer_piece_text(row->tokenizer, g.ids[i]));
+		v[2] = piece_or_null(row, g.ids[i], &nulls[2]);
 		v[3] = Float8GetDatum((double) g.logprob[i]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
 	}
@@ -435,7 +477,6 @@ tfm_next_tokens(PG_FUNCTION_ARGS)
 	char	   *name = tfm_text_arg(fcinfo, 0, "model");
 	const TfmModelRow *row;
 	tfm_model  *m;
-	TfmSpecials sp;
 	int32	   *ids;
 	int			n,
 				k,
@@ -452,11 +493,9 @@ tfm_next_tokens(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("k must be positive, not %d", k)));
 	SetSingleFuncCall(fcinfo, 0);
-	m = get_lm(name, &row);
-	tfm_model_specials(row, &sp);
+	m = lm_and_prompt(fcinfo, name, &row, &ids, &n);
 	V = m->cfg.vocab;
 	k = Min(k, V);
-	ids = prompt_ids(row, &sp, PG_GETARG_TEXT_PP(1), &n);
 	d = tfm_decoder_create(m, 1, n, n);
 	if (!d)
 		ereport(ERROR,
@@ -482,7 +521,7 @@ tfm_next_tokens(PG_FUNCTION_ARGS)
 
 		v[0] = Int32GetDatum(i + 1);
 		v[1] = Int32GetDatum(order[i]);
-		v[2] = PointerGetDatum(tfm_tokenizer_piece_text(row->tokenizer, order[i]));
+		v[2] = piece_or_null(row, order[i], &nulls[2]);
 		v[3] = Float8GetDatum((double) logits[order[i]]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
 	}
@@ -509,9 +548,17 @@ tfm_score(PG_FUNCTION_ARGS)
 	TFM_ARG_NOT_NULL(1, "input");
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	m = get_lm(name, &row);
-	t = PG_GETARG_TEXT_PP(1);
-	ids = tfm_tokenizer_encode(row->tokenizer, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &n);
+	if (get_fn_expr_argtype(fcinfo->flinfo, 1) == TEXTOID)
+	{
+		m = get_lm(name, &row);
+		t = PG_GETARG_TEXT_PP(1);
+		ids = tfm_tokenizer_encode(row->tokenizer, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &n);
+	}
+	else
+	{
+		m = tfm_model_for(name, TFM_TASK_LM, false, &row);
+		ids = tfm_datum_ids(PG_GETARG_DATUM(1), get_fn_expr_argtype(fcinfo->flinfo, 1), row, false, &n);
+	}
 	T = m->cfg.max_len;
 	/* consecutive windows: every token after the first predicted once */
 	for (int64 pos = 0; pos + 1 < n; pos += T)
