@@ -259,6 +259,37 @@ measured_ghz(int threads)
 	return sum / threads;
 }
 
+/*
+ * Flops per cycle and core of the vector units, per microarchitecture: two
+ * FMA pipes × lanes × 2 flops, except where the pipes are narrower than the
+ * instructions.  AMD Zen 4 (family 25 with AVX-512) executes a 512-bit
+ * operation as two 256-bit halves: 32 fp32 flops per cycle, as AVX2; Zen 5
+ * (family 26) and Intel's AVX-512 server cores have full 512-bit pipes: 64.
+ * bf16 dot products (vdpbf16ps) do two products per fp32 lane: twice the
+ * fp32 figure where AVX512_BF16 exists (AMX tiles, where present, more).
+ */
+static int
+fp32_flops_per_cycle(bool amd, int family, int avx2, int fma, int avx512, const char **why)
+{
+	if (avx512 && amd && family == 25)
+	{
+		*why = "AMD Zen 4: AVX-512 on 256-bit pipes, 2 FMA x 8 floats x 2";
+		return 32;
+	}
+	if (avx512)
+	{
+		*why = amd ? "AMD Zen 5: 2 FMA x 16 floats x 2" : "AVX-512: 2 FMA x 16 floats x 2";
+		return 64;
+	}
+	if (avx2 && fma)
+	{
+		*why = "AVX2+FMA: 2 FMA x 8 floats x 2";
+		return 32;
+	}
+	*why = "SSE: 2 x 4 floats x 2";
+	return 16;
+}
+
 static void
 theoretical_peak(int threads, bool measure_clock)
 {
@@ -268,7 +299,11 @@ theoretical_peak(int threads, bool measure_clock)
 	double		mhz = 0.0;
 	int			avx2 = 0,
 				fma = 0,
-				avx512 = 0;
+				avx512 = 0,
+				bf16 = 0,
+				amx = 0,
+				family = 0;
+	bool		amd = false;
 
 	if (f)
 	{
@@ -284,6 +319,15 @@ theoretical_peak(int threads, bool measure_clock)
 					model[strcspn(model, "\n")] = '\0';
 				}
 			}
+			else if (strncmp(line, "vendor_id", 9) == 0)
+				amd = strstr(line, "AuthenticAMD") != NULL;
+			else if (strncmp(line, "cpu family", 10) == 0 && family == 0)
+			{
+				char	   *p = strchr(line, ':');
+
+				if (p)
+					family = atoi(p + 1);
+			}
 			else if (strncmp(line, "cpu MHz", 7) == 0 && mhz == 0.0)
 			{
 				char	   *p = strchr(line, ':');
@@ -296,14 +340,16 @@ theoretical_peak(int threads, bool measure_clock)
 				avx2 = strstr(line, " avx2") != NULL;
 				fma = strstr(line, " fma") != NULL;
 				avx512 = strstr(line, " avx512f") != NULL;
+				bf16 = strstr(line, " avx512_bf16") != NULL;
+				amx = strstr(line, " amx_bf16") != NULL;
 			}
 		}
 		fclose(f);
 	}
 	{
-		/* 2 FMA pipes × lanes × 2 flops per cycle and core */
-		int			lanes = avx512 ? 16 : (avx2 && fma ? 8 : 4);
-		int			per_cycle = 2 * lanes * 2;
+		const char *why;
+		int			per_cycle = fp32_flops_per_cycle(amd, family, avx2, fma, avx512, &why);
+		int			bf16_cycle = bf16 ? 2 * per_cycle : 0;
 		double		ghz = mhz / 1000.0;
 		double		core = per_cycle * ghz;
 		double		mghz = measure_clock ? measured_ghz(threads) : 0.0;
@@ -311,15 +357,18 @@ theoretical_peak(int threads, bool measure_clock)
 		for (char *p = model; *p; p++)
 			if (*p == ' ')
 				*p = '_';
-		printf("INFO cpu_model=%s cpu_mhz=%.0f avx2=%d fma=%d avx512f=%d flops_per_cycle_core=%d\n",
-			   model, mhz, avx2, fma, avx512, per_cycle);
+		printf("INFO cpu_model=%s cpu_mhz=%.0f family=%d amd=%d avx2=%d fma=%d avx512f=%d avx512_bf16=%d amx_bf16=%d flops_per_cycle_core=%d bf16_flops_per_cycle_core=%d\n",
+			   model, mhz, family, amd, avx2, fma, avx512, bf16, amx, per_cycle, bf16_cycle);
 		if (measure_clock)
-			printf("RESULT impl=tfm kind=theory threads=%d gflops=%.1f per_core=%.1f cpuinfo_ghz=%.3f measured_ghz=%.3f gflops_measured_clock=%.1f\n",
-				   threads, core * threads, core, ghz, mghz, per_cycle * mghz * threads);
+			printf("RESULT impl=tfm kind=theory threads=%d gflops=%.1f per_core=%.1f cpuinfo_ghz=%.3f measured_ghz=%.3f gflops_measured_clock=%.1f bf16_gflops_measured_clock=%.1f why=\"%s\"\n",
+				   threads, core * threads, core, ghz, mghz, per_cycle * mghz * threads,
+				   bf16_cycle * mghz * threads, why);
 		printf("theoretical fp32 peak: %d flops/cycle/core (%s) x %.3f GHz (cpuinfo) = %.1f GFLOP/s per core, %.1f for %d thread(s)\n",
-			   per_cycle, avx512 ? "AVX-512: 2 FMA x 16 floats x 2" :
-			   avx2 && fma ? "AVX2+FMA: 2 FMA x 8 floats x 2" : "SSE: 2 x 4 x 2",
-			   ghz, core, core * threads, threads);
+			   per_cycle, why, ghz, core, core * threads, threads);
+		if (bf16_cycle)
+			printf("theoretical bf16 peak (vdpbf16ps: 2 products per fp32 lane): %d flops/cycle/core = %.1f GFLOP/s for %d thread(s)%s\n",
+				   bf16_cycle, bf16_cycle * ghz * threads, threads,
+				   amx ? " (AMX-BF16 tiles: more)" : "");
 		if (measure_clock)
 			printf("clock measured under load (dependent adds, %d thread(s)): %.3f GHz -> theoretical %.1f GFLOP/s per core, %.1f for %d thread(s)\n",
 				   threads, mghz, per_cycle * mghz, per_cycle * mghz * threads, threads);

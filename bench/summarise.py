@@ -104,7 +104,8 @@ for n in threads:
           f"(fastest sgemm 2048^3 through tfm_gemm; median run {fmt(med('tfm', 'peak', n, 'median_gflops'), '{:.1f}')}); "
           f"theoretical {th.get('gflops', '?')} at cpuinfo's {th.get('cpuinfo_ghz', '?')} GHz, "
           f"{th.get('gflops_measured_clock', '?')} at the {th.get('measured_ghz', '?')} GHz measured then "
-          f"(AVX2+FMA: 2 FMA x 8 floats x 2 flops per cycle per core)")
+          f"({th.get('why', '?')} flops per cycle per core; bf16 dot products: "
+          f"{th.get('bf16_gflops_measured_clock', '?')})")
 print()
 print("configuration:")
 seen = set()
