@@ -88,3 +88,29 @@ SELECT tfm_drop_model('lm');
 SELECT tfm_drop_model('s2s');
 SELECT tfm_drop_model('clf');
 SELECT count(*) FROM tfm.tensors;
+
+-- a tensor of more than 4,194,304 values is stored in chunks and loads bit-exact
+SELECT model, parameters FROM tfm_create_model('big', 'lm', vocab_size => 16500, d_model => 256, heads => 4,
+                                               layers => 1, max_len => 16, d_ff => 32);
+SELECT name, chunk, array_length(data, 1) AS n FROM tfm.tensors
+  WHERE model_id = (SELECT id FROM tfm.models WHERE name = 'big') AND name = 'tok_emb' ORDER BY chunk;
+SELECT array_length(tfm_tensor('big', 'tok_emb'), 1) AS tok_emb_values;
+-- load (chunks joined), save (split again) and load: the same bits
+SELECT tfm_copy_model('big', 'big_copy');
+SELECT count(*) AS rows, bool_and(a.data = b.data AND a.shape = b.shape) AS same_values
+  FROM tfm.tensors a JOIN tfm.tensors b USING (name, chunk)
+  WHERE a.model_id = (SELECT id FROM tfm.models WHERE name = 'big')
+    AND b.model_id = (SELECT id FROM tfm.models WHERE name = 'big_copy');
+SELECT (SELECT string_agg(id::text, ',') FROM tfm_generate_tokens('big', ARRAY[5, 6], max_tokens => 4, temperature => 0))
+     = (SELECT string_agg(id::text, ',') FROM tfm_generate_tokens('big_copy', ARRAY[5, 6], max_tokens => 4, temperature => 0)) AS same_outputs;
+-- a chunk out of place is corrupted data, named
+SELECT tfm_copy_model('big', 'big_bad');
+UPDATE tfm.tensors SET chunk = 2 WHERE name = 'tok_emb' AND chunk = 1
+  AND model_id = (SELECT id FROM tfm.models WHERE name = 'big_bad');
+SELECT pg_temp.err($$SELECT * FROM tfm_generate_tokens('big_bad', ARRAY[5], max_tokens => 1)$$);
+UPDATE tfm.tensors SET chunk = 1 WHERE name = 'tok_emb' AND chunk = 2
+  AND model_id = (SELECT id FROM tfm.models WHERE name = 'big_bad');
+DELETE FROM tfm.tensors WHERE name = 'tok_emb' AND chunk = 1
+  AND model_id = (SELECT id FROM tfm.models WHERE name = 'big_bad');
+SELECT pg_temp.err($$SELECT * FROM tfm_generate_tokens('big_bad', ARRAY[5], max_tokens => 1)$$);
+SELECT tfm_drop_model(name) FROM tfm.models WHERE name LIKE 'big%' ORDER BY name;

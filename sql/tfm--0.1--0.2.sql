@@ -70,6 +70,12 @@ CREATE POLICY vocab_of_usable_tokenizers ON tfm.vocab FOR SELECT
 CREATE POLICY merges_of_usable_tokenizers ON tfm.merges FOR SELECT
     USING (tfm.may_use_tokenizer(tokenizer_id, tfm.current_role_oid()));
 
+-- A tensor of more than 4,194,304 values is stored in several rows, chunk
+-- 0, 1, ... (each row a real[] far below PostgreSQL's 1 GB value limit).
+ALTER TABLE tfm.tensors ADD COLUMN chunk integer NOT NULL DEFAULT 0 CHECK (chunk >= 0);
+ALTER TABLE tfm.tensors DROP CONSTRAINT tensors_pkey, ADD PRIMARY KEY (model_id, name, chunk);
+COMMENT ON COLUMN tfm.tensors.chunk IS 'a large tensor''s values are the concatenation of its rows'' data in chunk order';
+
 -- tfm_tensor checks use instead of returning NULL for a model one may not use
 CREATE OR REPLACE FUNCTION tfm_tensor(model text, tensor text) RETURNS real[]
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
@@ -84,6 +90,11 @@ BEGIN
     IF NOT tfm.may_use_model(mid, tfm.current_role_oid()) THEN
         RAISE EXCEPTION 'permission denied for model "%": use privilege required', model
             USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF (SELECT count(*) FROM tfm.tensors t WHERE t.model_id = mid AND t.name = tensor) > 1 THEN
+        RETURN (SELECT array_agg(u.v ORDER BY t.chunk, u.o)
+                FROM tfm.tensors t, unnest(t.data) WITH ORDINALITY AS u(v, o)
+                WHERE t.model_id = mid AND t.name = tensor);
     END IF;
     RETURN (SELECT t.data FROM tfm.tensors t WHERE t.model_id = mid AND t.name = tensor);
 END

@@ -2,7 +2,8 @@
  * catalog.c — models and their tensors in schema tfm, through SPI.
  *
  * A model's hyper-parameters are the JSON object in tfm.models.config; its
- * weights are one tfm.tensors row per tensor (name, shape, real[] values) in
+ * weights are tfm.tensors rows (name, shape, real[] values; a tensor of more
+ * than TFM_CHUNK_VALUES values in several rows, chunk 0, 1, ...) in
  * the order and with the names of doc/model.md.  Loading checks that the
  * stored format version is one this build reads, that every tensor the
  * config implies is present with the right shape, and nothing else is.
@@ -217,13 +218,16 @@ tfm_poll_interrupts(void *arg)
 tfm_model *
 tfm_catalog_load(const TfmModelRow *row)
 {
-	static const char *sql = "SELECT name, shape, data FROM tfm.tensors WHERE model_id = $1";
+	static const char *sql =
+		"SELECT name, shape, data, chunk FROM tfm.tensors WHERE model_id = $1 ORDER BY name, chunk";
 	Oid			argtypes[1] = {INT4OID};
 	Datum		args[1];
 	tfm_model  *m;
 	TfmGuard   *guard;
-	bool	   *seen;
+	size_t	   *filled;			/* values read so far, per tensor */
+	int		   *chunks;			/* chunks read so far, per tensor */
 	TfmAsOwner	as;
+	Portal		portal;
 
 	m = tfm_model_create(&row->cfg);
 	if (!m)
@@ -232,49 +236,78 @@ tfm_catalog_load(const TfmModelRow *row)
 				 errmsg("out of memory loading model \"%s\"", row->name)));
 	guard = tfm_guard_model(m);
 	m->poll = tfm_poll_interrupts;
-	seen = palloc0(sizeof(bool) * m->n_tensors);
+	filled = palloc0(sizeof(size_t) * m->n_tensors);
+	chunks = palloc0(sizeof(int) * m->n_tensors);
 	args[0] = Int32GetDatum(row->id);
 	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args(sql, 1, argtypes, args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read tfm.tensors");
-	for (uint64 r = 0; r < SPI_processed; r++)
+	/* row by row: at most one chunk of one tensor is held besides the model */
+	portal = SPI_cursor_open_with_args(NULL, sql, 1, argtypes, args, NULL, true, 0);
+	for (;;)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[r];
-		TupleDesc	td = SPI_tuptable->tupdesc;
+		HeapTuple	tup;
+		TupleDesc	td;
 		bool		isnull;
-		char	   *name = TextDatumGetCString(SPI_getbinval(tup, td, 1, &isnull));
-		ArrayType  *shape = DatumGetArrayTypeP(SPI_getbinval(tup, td, 2, &isnull));
-		ArrayType  *data = DatumGetArrayTypeP(SPI_getbinval(tup, td, 3, &isnull));
-		const tfm_param_info *p = tfm_model_find(m, name);
-		int			nshape = ArrayGetNItems(ARR_NDIM(shape), ARR_DIMS(shape));
-		int32	   *dims = (int32 *) ARR_DATA_PTR(shape);
-		bool		shape_ok;
+		char	   *name;
+		ArrayType  *shape,
+				   *data;
+		const tfm_param_info *p;
+		int			i,
+					chunk;
+		size_t		n;
 
+		CHECK_FOR_INTERRUPTS();
+		SPI_cursor_fetch(portal, true, 1);
+		if (SPI_processed == 0)
+			break;
+		tup = SPI_tuptable->vals[0];
+		td = SPI_tuptable->tupdesc;
+		name = TextDatumGetCString(SPI_getbinval(tup, td, 1, &isnull));
+		p = tfm_model_find(m, name);
 		if (!p)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("model \"%s\" has an unexpected tensor \"%s\"", row->name, name),
 					 errdetail("Its config does not call for a tensor of that name.")));
-		shape_ok = !ARR_HASNULL(shape) && nshape == p->ndim && dims[0] == p->dims[0] &&
-			(p->ndim == 1 || dims[1] == p->dims[1]);
-		if (!shape_ok || ARR_HASNULL(data) || ARR_ELEMTYPE(data) != FLOAT4OID ||
-			ArrayGetNItems(ARR_NDIM(data), ARR_DIMS(data)) != (int) p->size)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("tensor \"%s\" of model \"%s\" does not match its config", name, row->name),
-					 p->ndim == 2 ?
-					 errdetail("Expected shape {%d,%d} with %zu values.", p->dims[0], p->dims[1], p->size) :
-					 errdetail("Expected shape {%d} with %zu values.", p->dims[0], p->size)));
-		memcpy(m->params + p->offset, ARR_DATA_PTR(data), p->size * sizeof(float));
-		seen[p - m->info] = true;
+		i = p - m->info;
+		chunk = DatumGetInt32(SPI_getbinval(tup, td, 4, &isnull));
+		shape = DatumGetArrayTypeP(SPI_getbinval(tup, td, 2, &isnull));
+		data = DatumGetArrayTypeP(SPI_getbinval(tup, td, 3, &isnull));
+		{
+			int			nshape = ArrayGetNItems(ARR_NDIM(shape), ARR_DIMS(shape));
+			int32	   *dims = (int32 *) ARR_DATA_PTR(shape);
+			bool		shape_ok = !ARR_HASNULL(shape) && nshape == p->ndim && dims[0] == p->dims[0] &&
+				(p->ndim == 1 || dims[1] == p->dims[1]);
+
+			n = ARR_HASNULL(data) || ARR_ELEMTYPE(data) != FLOAT4OID ? SIZE_MAX :
+				(size_t) ArrayGetNItems(ARR_NDIM(data), ARR_DIMS(data));
+			if (!shape_ok || chunk != chunks[i] || n == SIZE_MAX || n > p->size - filled[i] ||
+				(n == 0 && p->size > 0))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("tensor \"%s\" of model \"%s\" does not match its config", name, row->name),
+						 p->ndim == 2 ?
+						 errdetail("Expected shape {%d,%d} with %zu values.", p->dims[0], p->dims[1], p->size) :
+						 errdetail("Expected shape {%d} with %zu values.", p->dims[0], p->size)));
+		}
+		memcpy(m->params + p->offset + filled[i], ARR_DATA_PTR(data), n * sizeof(float));
+		filled[i] += n;
+		chunks[i]++;
+		if ((Pointer) data != DatumGetPointer(SPI_getbinval(tup, td, 3, &isnull)))
+			pfree(data);
+		SPI_freetuptable(SPI_tuptable);
 	}
+	SPI_cursor_close(portal);
 	tfm_spi_finish_owner(&as);
 	for (int i = 0; i < m->n_tensors; i++)
-		if (!seen[i])
+		if (filled[i] != m->info[i].size)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("model \"%s\" lacks tensor \"%s\"", row->name, m->info[i].name)));
-	pfree(seen);
+					 filled[i] == 0 ?
+					 errmsg("model \"%s\" lacks tensor \"%s\"", row->name, m->info[i].name) :
+					 errmsg("tensor \"%s\" of model \"%s\" lacks values: %zu of %zu", m->info[i].name,
+							row->name, filled[i], m->info[i].size)));
+	pfree(filled);
+	pfree(chunks);
 	tfm_guard_release(guard);
 	return m;
 }
@@ -283,53 +316,61 @@ int64
 tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps)
 {
 	static const char *upsert =
-		"INSERT INTO tfm.tensors (model_id, name, shape, data) VALUES ($1, $2, $3, $4) "
-		"ON CONFLICT (model_id, name) DO UPDATE SET shape = EXCLUDED.shape, data = EXCLUDED.data";
+		"INSERT INTO tfm.tensors (model_id, name, shape, data, chunk) VALUES ($1, $2, $3, $4, $5) "
+		"ON CONFLICT (model_id, name, chunk) DO UPDATE SET shape = EXCLUDED.shape, data = EXCLUDED.data";
 	/* only over the version this session loaded: no silent lost update */
 	static const char *bump =
 		"UPDATE tfm.models SET version = nextval('tfm.version_seq'), steps = steps + $2, "
 		"updated_at = now() WHERE id = $1 AND version = $3 RETURNING version";
-	Oid			types[4] = {INT4OID, TEXTOID, INT4ARRAYOID, FLOAT4ARRAYOID};
+	Oid			types[5] = {INT4OID, TEXTOID, INT4ARRAYOID, FLOAT4ARRAYOID, INT4OID};
 	SPIPlanPtr	plan;
 	int64		version;
 	TfmAsOwner	as;
 
 	tfm_spi_connect_owner(&as);
-	plan = SPI_prepare(upsert, 4, types);
+	plan = SPI_prepare(upsert, 5, types);
 	if (!plan)
 		elog(ERROR, "cannot prepare the tensor upsert: %s", SPI_result_code_string(SPI_result));
 	for (int i = 0; i < m->n_tensors; i++)
 	{
 		const tfm_param_info *p = &m->info[i];
-		Datum		args[4];
 		Datum		dims[2];
-		Datum	   *vals;
-		ArrayType  *data;
+		ArrayType  *shape;
 
-		CHECK_FOR_INTERRUPTS();
 		dims[0] = Int32GetDatum(p->dims[0]);
 		dims[1] = Int32GetDatum(p->dims[1]);
-		/* build the real[] directly from the float block */
+		shape = construct_array(dims, p->ndim, INT4OID, 4, true, TYPALIGN_INT);
+		/* values in chunks of TFM_CHUNK_VALUES: no row nears the 1 GB limit */
+		for (size_t start = 0, chunk = 0; start < p->size || (p->size == 0 && chunk == 0);
+			 start += TFM_CHUNK_VALUES, chunk++)
 		{
-			Size		nbytes = ARR_OVERHEAD_NONULLS(1) + p->size * sizeof(float4);
+			size_t		n = Min(p->size - start, (size_t) TFM_CHUNK_VALUES);
+			Size		nbytes = ARR_OVERHEAD_NONULLS(1) + n * sizeof(float4);
+			ArrayType  *data;
+			Datum		args[5];
 
+			CHECK_FOR_INTERRUPTS();
+			/* build the real[] directly from the float block */
 			data = (ArrayType *) palloc_extended(nbytes, MCXT_ALLOC_HUGE);
 			SET_VARSIZE(data, nbytes);
 			data->ndim = 1;
 			data->dataoffset = 0;
 			data->elemtype = FLOAT4OID;
-			ARR_DIMS(data)[0] = (int) p->size;
+			ARR_DIMS(data)[0] = (int) n;
 			ARR_LBOUND(data)[0] = 1;
-			memcpy(ARR_DATA_PTR(data), m->params + p->offset, p->size * sizeof(float4));
+			memcpy(ARR_DATA_PTR(data), m->params + p->offset + start, n * sizeof(float4));
+			args[0] = Int32GetDatum(row->id);
+			args[1] = CStringGetTextDatum(p->name);
+			args[2] = PointerGetDatum(shape);
+			args[3] = PointerGetDatum(data);
+			args[4] = Int32GetDatum((int32) chunk);
+			if (SPI_execute_plan(plan, args, NULL, false, 0) != SPI_OK_INSERT)
+				elog(ERROR, "cannot write tensor \"%s\"", p->name);
+			pfree(data);
+			if (p->size == 0)
+				break;
 		}
-		vals = dims;
-		args[0] = Int32GetDatum(row->id);
-		args[1] = CStringGetTextDatum(p->name);
-		args[2] = PointerGetDatum(construct_array(vals, p->ndim, INT4OID, 4, true, TYPALIGN_INT));
-		args[3] = PointerGetDatum(data);
-		if (SPI_execute_plan(plan, args, NULL, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "cannot write tensor \"%s\"", p->name);
-		pfree(data);
+		pfree(shape);
 	}
 	{
 		Oid			btypes[3] = {INT4OID, INT8OID, INT8OID};

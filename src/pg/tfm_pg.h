@@ -82,6 +82,9 @@ typedef struct TfmModelRow
 	tfm_config	cfg;
 } TfmModelRow;
 
+/* values per tfm.tensors row: 16 MB, far below PostgreSQL's 1 GB per value */
+#define TFM_CHUNK_VALUES (1 << 22)
+
 /* read a model's row; errors if it does not exist (unless missing_ok) */
 bool		tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok);
 /* read its tensors into a new core model, checking every name and shape */
