@@ -18,6 +18,7 @@
  */
 #include "tfm/blas.h"
 #include "lowp_internal.h"
+#include "vecmath.h"
 
 size_t
 tfm_bf16_work_bytes(int M, int K)
@@ -29,11 +30,18 @@ tfm_bf16_work_bytes(int M, int K)
 	return lowp_round_up(rows * pairs * sizeof(uint32_t), LOWP_ALIGN);
 }
 
-/* rows [r0, r0 + h) of A into one panel of height h (rows past M: zeros) */
-static void
+#define PACK_CHUNK 256			/* pairs converted at a time, contiguously */
+
+/*
+ * rows [r0, r0 + h) of A into one panel of height h (rows past M: zeros).
+ * Each row is converted PACK_CHUNK pairs at a time into a contiguous
+ * buffer (a loop the compiler vectorizes), then spread to its panel slots.
+ */
+TFM_HOT static void
 pack_panel(uint32_t *restrict dst, int h, const float *A, ptrdiff_t lda, int M, int K, int r0)
 {
 	int			pairs = (K + 1) / 2;
+	uint32_t	buf[PACK_CHUNK];
 
 	for (int r = 0; r < h; r++)
 	{
@@ -45,11 +53,19 @@ pack_panel(uint32_t *restrict dst, int h, const float *A, ptrdiff_t lda, int M, 
 				dst[(size_t) p * h + r] = 0;
 			continue;
 		}
-		for (int p = 0; p < K / 2; p++)
-			dst[(size_t) p * h + r] = (uint32_t) tfm_bf16_from_float(x[2 * p]) |
-				(uint32_t) tfm_bf16_from_float(x[2 * p + 1]) << 16;
-		if (K & 1)
-			dst[(size_t) (K / 2) * h + r] = tfm_bf16_from_float(x[K - 1]);
+		for (int p0 = 0; p0 < pairs; p0 += PACK_CHUNK)
+		{
+			int			n = pairs - p0 < PACK_CHUNK ? pairs - p0 : PACK_CHUNK,
+						full = 2 * (p0 + n) <= K ? n : n - 1;
+
+			for (int p = 0; p < full; p++)
+				buf[p] = (uint32_t) tfm_bf16_from_float(x[2 * (p0 + p)]) |
+					(uint32_t) tfm_bf16_from_float(x[2 * (p0 + p) + 1]) << 16;
+			if (full < n)		/* odd K: the last pair's second half is zero */
+				buf[full] = tfm_bf16_from_float(x[K - 1]);
+			for (int p = 0; p < n; p++)
+				dst[(size_t) (p0 + p) * h + r] = buf[p];
+		}
 	}
 }
 

@@ -11,6 +11,7 @@
  */
 #include "tfm/blas.h"
 #include "lowp_internal.h"
+#include "vecmath.h"
 
 static size_t
 scales_bytes(int M)
@@ -28,16 +29,21 @@ tfm_int8_work_bytes(int M, int K)
 	return scales_bytes(M) + lowp_round_up(rows * quads * sizeof(uint32_t), LOWP_ALIGN);
 }
 
+#define PACK_CHUNK 1024		/* activations quantized at a time, contiguously */
+
 /*
  * rows [r0, r0 + h) of A quantized into one panel of height h (rows past M
- * and k past K: zero activations, i.e. bytes 128); their scales to rs[]
+ * and k past K: zero activations, i.e. bytes 128); their scales to rs[].
+ * Each row is quantized PACK_CHUNK values at a time into a contiguous
+ * buffer (a loop the compiler vectorizes), then spread to its panel slots.
  */
-static void
+TFM_HOT static void
 pack_panel(uint32_t *restrict dst, float *rs, int h, const float *A, ptrdiff_t lda,
 		   int M, int K, int r0)
 {
 	int			quads = (K + 3) / 4;
-	uint8_t    *d = (uint8_t *) dst;
+	uint32_t	buf[PACK_CHUNK / 4];
+	uint8_t    *b = (uint8_t *) buf;
 
 	for (int r = 0; r < h; r++)
 	{
@@ -60,9 +66,22 @@ pack_panel(uint32_t *restrict dst, float *rs, int h, const float *A, ptrdiff_t l
 		}
 		s = mx / 127.0f;
 		rs[r] = s;
-		for (int k = 0; k < quads * 4; k++)
-			d[((size_t) (k / 4) * h + r) * 4 + (k & 3)] =
-				(uint8_t) ((k < K && s > 0.0f ? lowp_quantize(x[k], s) : 0) + 128);
+		for (int k0 = 0; k0 < quads * 4; k0 += PACK_CHUNK)
+		{
+			int			n = quads * 4 - k0 < PACK_CHUNK ? quads * 4 - k0 : PACK_CHUNK,
+						real = K - k0 < n ? K - k0 : n;
+
+			if (s > 0.0f)
+				for (int k = 0; k < real; k++)
+					b[k] = (uint8_t) (lowp_quantize(x[k0 + k], s) + 128);
+			else
+				for (int k = 0; k < real; k++)
+					b[k] = 128;
+			for (int k = real; k < n; k++)
+				b[k] = 128;
+			for (int p = 0; p < n / 4; p++)
+				dst[(size_t) (k0 / 4 + p) * h + r] = buf[p];
+		}
 	}
 }
 
