@@ -34,8 +34,9 @@
  * Paths (lowp_dispatch.c): bf16 runs "avx512bf16" where the CPU has it,
  * int8 "avx512vnni"; otherwise (or when TFM_LOWP_FORCE=fallback is in the
  * environment at the first call, or after tfm_lowp_force_fallback(true))
- * both run "fallback", plain C (AVX2+FMA where the CPU has it).  Every path
- * reads the same packed weights.
+ * both run "fallback": plain C, compiled for AVX-512F, AVX2+FMA and
+ * baseline x86-64, the version picked at load time (TFM_HOT).  Every path
+ * reads the same packed weights, so a weight packed once serves all.
  *
  * The core's way: nothing here allocates.  Packed weights live in caller
  * memory of tfm_bf16_pack_bytes / tfm_int8_pack_bytes bytes, and each
