@@ -65,11 +65,13 @@ all: $(UNIT_BINS)
 unittest: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; TFM_TEST_DATA=$(CURDIR)/test/fixtures $$t; done
 	@echo "== test/test_blas, panels packed without the AVX2 transposes"; TFM_NO_AVX2_PACK=1 test/test_blas
+	@echo "== test/test_lowp, the fallback forced from the environment"; TFM_LOWP_FORCE=fallback test/test_lowp
 
-# skx kernels die with SIGILL under valgrind 3.19: force the haswell path.
+# skx kernels die with SIGILL under valgrind 3.19: force the haswell path,
+# and the low-precision products' plain-C fallback (no AVX-512 either).
 valgrind: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== valgrind $$t"; \
-	  TFM_BLIS_ARCH=haswell TFM_TEST_QUICK=1 OMP_NUM_THREADS=1 TFM_TEST_DATA=$(CURDIR)/test/fixtures \
+	  TFM_BLIS_ARCH=haswell TFM_LOWP_FORCE=fallback TFM_TEST_QUICK=1 OMP_NUM_THREADS=1 TFM_TEST_DATA=$(CURDIR)/test/fixtures \
 	  valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect $$t; done
 
 # header dependencies (PGXS does not track them)

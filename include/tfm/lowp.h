@@ -1,0 +1,159 @@
+/*
+ * lowp.h — low-precision products: bf16 and int8 weights for inference.
+ *
+ * Both compute C = alpha · A · W + beta · C with A an M × K matrix of fp32
+ * activations (row stride lda) and W the K × N weight of tfm's linear layers
+ * (stored (in, out), so y = x·W), converted once into a packed form:
+ *
+ * bf16.  W is rounded to bf16 (round to nearest even) and stored as panels
+ *   of TFM_LOWP_NR columns; inside a panel, K runs in pairs and each
+ *   32-bit slot holds (w[k][j], w[k+1][j]) — the operand layout of
+ *   AVX512_BF16's vdpbf16ps.  A is rounded to bf16 per call (into the
+ *   caller's work buffer) and the products are summed in fp32.  A product
+ *   of two bf16 numbers is exact in fp32, so the fast path and the portable
+ *   fallback differ only in the order of the fp32 sums — and in one more
+ *   thing: vdpbf16ps treats bf16 subnormals (|x| < 2^-126) as zero and
+ *   flushes subnormal sums, the fallback does not.
+ *
+ * int8.  W is quantized per output channel (column j): scale s_j =
+ *   max_k |w[k][j]| / 127, q = round(w / s_j) in [-127, 127], in panels of
+ *   TFM_LOWP_NR columns with 4 consecutive k per 32-bit slot (the layout of
+ *   AVX512_VNNI's vpdpbusd), plus Σ_k q[k][j] per column.  Each row of A is
+ *   quantized per call: r_i = max_k |a[i][k]| / 127, a = round(x / r_i),
+ *   stored as a + 128 (unsigned, as vpdpbusd wants); the int32 sums are
+ *   corrected by 128 · Σ_k q[k][j].  C[i][j] = alpha · r_i · s_j · Σ a·q +
+ *   beta · C[i][j].  The integer sums are exact on every path (K ≤
+ *   TFM_INT8_MAX_K keeps them within int32), so the fast path and the
+ *   fallback give identical results.  Activations must be finite.
+ *
+ * Products with M ≤ TFM_LOWP_GEMV_ROWS (decoding one to four tokens) take a
+ * matrix-vector path that streams each weight once; larger ones a register-
+ * and cache-blocked GEMM.  Both use the core's threads (tfm_set_threads).
+ * beta = 0 never reads C (it may hold NaN).  K = 0 gives C = beta · C.
+ *
+ * Paths (lowp_dispatch.c): bf16 runs "avx512bf16" where the CPU has it,
+ * int8 "avx512vnni"; otherwise (or when TFM_LOWP_FORCE=fallback is in the
+ * environment at the first call, or after tfm_lowp_force_fallback(true))
+ * both run "fallback": plain C, compiled for AVX-512F, AVX2+FMA and
+ * baseline x86-64, the version picked at load time (TFM_HOT).  Every path
+ * reads the same packed weights, so a weight packed once serves all.
+ *
+ * The core's way: nothing here allocates.  Packed weights live in caller
+ * memory of tfm_bf16_pack_bytes / tfm_int8_pack_bytes bytes, and each
+ * product takes a work buffer of tfm_bf16_work_bytes / tfm_int8_work_bytes;
+ * both must be 64-byte aligned.
+ */
+#ifndef TFM_LOWP_H
+#define TFM_LOWP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TFM_LOWP_NR 32			/* columns per weight panel */
+#define TFM_LOWP_GEMV_ROWS 4	/* M up to this: the matrix-vector path */
+#define TFM_INT8_MAX_K 65536	/* int32 sums of 255·127 products stay exact */
+
+/* ---- conversions ---------------------------------------------------------- */
+
+/* fp32 → bf16, round to nearest even; NaN stays NaN (made quiet), ±inf stays */
+static inline uint16_t
+tfm_bf16_from_float(float f)
+{
+	union
+	{
+		float		f;
+		uint32_t	u;
+	}			v = {f};
+
+	if ((v.u & 0x7FFFFFFFu) > 0x7F800000u)
+		return (uint16_t) ((v.u >> 16) | 0x0040u);
+	return (uint16_t) ((v.u + 0x7FFFu + ((v.u >> 16) & 1u)) >> 16);
+}
+
+/* bf16 → fp32, exact */
+static inline float
+tfm_bf16_to_float(uint16_t h)
+{
+	union
+	{
+		uint32_t	u;
+		float		f;
+	}			v = {(uint32_t) h << 16};
+
+	return v.f;
+}
+
+void		tfm_bf16_from_floats(uint16_t *dst, const float *src, size_t n);
+void		tfm_bf16_to_floats(float *dst, const uint16_t *src, size_t n);
+
+/* ---- packed weights -------------------------------------------------------- */
+
+typedef struct tfm_bf16_weights
+{
+	uint16_t   *data;			/* panels: (N/NR) × (kp/2) × NR × 2 */
+	int			K,
+				N;
+	int			kp;				/* K rounded up to even */
+} tfm_bf16_weights;
+
+typedef struct tfm_int8_weights
+{
+	int8_t	   *data;			/* panels: (N/NR) × (kp/4) × NR × 4 */
+	float	   *scale;			/* (np) per column: max|w| / 127 (0 for a zero column) */
+	int32_t    *colsum;			/* (np) per column: Σ_k q[k][j] */
+	int			K,
+				N;
+	int			kp;				/* K rounded up to a multiple of 4 */
+} tfm_int8_weights;
+
+/*
+ * Pack the K × N weight W (element [k][j] at W[k·rs + j·cs]: rs = N, cs = 1
+ * for tfm's (in, out) layout, rs = 1, cs = K for an (out, in) one) into buf,
+ * which holds tfm_*_pack_bytes(K, N) bytes, 64-byte aligned.  Columns past
+ * N and k past K are zeros.  The struct points into buf.
+ */
+size_t		tfm_bf16_pack_bytes(int K, int N);
+void		tfm_bf16_pack(tfm_bf16_weights *w, void *buf, const float *W,
+						  ptrdiff_t rs, ptrdiff_t cs, int K, int N);
+/* the weight as the kernels see it: element [k][j] as fp32 */
+float		tfm_bf16_weight(const tfm_bf16_weights *w, int k, int j);
+
+size_t		tfm_int8_pack_bytes(int K, int N);
+void		tfm_int8_pack(tfm_int8_weights *w, void *buf, const float *W,
+						  ptrdiff_t rs, ptrdiff_t cs, int K, int N);
+/* the quantized weight q[k][j] (dequantized: q · scale[j]) */
+int			tfm_int8_weight(const tfm_int8_weights *w, int k, int j);
+
+/*
+ * Quantize one row of n activations the way tfm_int8_gemm does: q[k] =
+ * round(x[k] / r) in [-127, 127], returns r = max|x| / 127 (0 for a zero
+ * row, then every q is 0).  For tests and callers who want the error.
+ */
+float		tfm_int8_quantize_row(int8_t *q, const float *x, int n);
+
+/* ---- products -------------------------------------------------------------- */
+
+size_t		tfm_bf16_work_bytes(int M, int K);
+void		tfm_bf16_gemm(int M, int N, int K, float alpha,
+						  const float *A, ptrdiff_t lda,
+						  const tfm_bf16_weights *W,
+						  float beta, float *C, ptrdiff_t ldc, void *work);
+
+size_t		tfm_int8_work_bytes(int M, int K);
+void		tfm_int8_gemm(int M, int N, int K, float alpha,
+						  const float *A, ptrdiff_t lda,
+						  const tfm_int8_weights *W,
+						  float beta, float *C, ptrdiff_t ldc, void *work);
+
+/* ---- dispatch -------------------------------------------------------------- */
+
+/* the path each product runs: "avx512bf16" / "avx512vnni" or "fallback" */
+const char *tfm_lowp_bf16_kernel(void);
+const char *tfm_lowp_int8_kernel(void);
+/* why (CPU flags found or missing, forced by the environment or a call) */
+const char *tfm_lowp_reason(void);
+/* true: every product runs the fallback; false: back to what the CPU has */
+void		tfm_lowp_force_fallback(bool on);
+
+#endif							/* TFM_LOWP_H */

@@ -1,0 +1,82 @@
+/*
+ * lowp_internal.h — what the bf16 and int8 drivers share with their kernels:
+ * block sizes, the packed activation layout, the kernel signatures of each
+ * path, and the dispatch flags.  Not part of the core's API (see
+ * include/tfm/lowp.h).
+ *
+ * Packed activations (the caller's work buffer).  A's rows are cut into
+ * panels of h rows (h = LOWP_MR for the GEMM, h = M for the matrix-vector
+ * path); slot p of row r of a panel is the 32-bit word a[p·h + r], which
+ * holds k = 2p, 2p+1 as bf16 (low half first) or k = 4p .. 4p+3 as
+ * unsigned bytes (activation + 128).  Rows past M are zeros.
+ */
+#ifndef TFM_LOWP_INTERNAL_H
+#define TFM_LOWP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tfm/lowp.h"
+
+#define LOWP_MR 12				/* rows per GEMM micro-kernel */
+#define LOWP_NR TFM_LOWP_NR		/* columns per weight panel (two 16-float vectors) */
+#define LOWP_MC (8 * LOWP_MR)	/* rows of A per cache block (L2) */
+#define LOWP_NC (8 * LOWP_NR)	/* columns per task */
+#define LOWP_KC 192				/* bf16 pairs per K block: one weight panel slice 24 KB (L1) */
+#define LOWP_ALIGN 64
+
+static inline size_t
+lowp_round_up(size_t x, size_t m)
+{
+	return (x + m - 1) / m * m;
+}
+
+/* one activation quantized against its row's r = max|x| / 127 (r > 0) */
+static inline int8_t
+lowp_quantize(float x, float r)
+{
+	float		v = __builtin_rintf(x / r);
+
+	return (int8_t) (v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v);
+}
+
+/*
+ * bf16 micro-kernel: C[0..m)[0..n) = alpha · Σ_p a·b + beta · C over kk
+ * slots; a: panel of height h (slot p of row r at a[p·h + r]); b: one
+ * weight panel's slots from the block's first pair (slot p of column j at
+ * b[p·NR + j]).  beta = 0 does not read C.
+ */
+typedef void (*lowp_bf16_kernel) (int kk, const uint32_t *a, int h, const uint32_t *b,
+								  float *c, ptrdiff_t ldc, int m, int n,
+								  float alpha, float beta);
+
+/*
+ * int8 kernel: for r < m, j < n, with S = Σ_p (u8 a)·(s8 b) over kq slots
+ * (exact, int32): C[r][j] = fma(S − 128·colsum[j] as float,
+ * (alpha·rscale[r])·cscale[j], beta·C[r][j]) (beta = 0: the product only).
+ */
+typedef void (*lowp_int8_kernel) (int kq, const uint32_t *a, int h, const uint32_t *b,
+								  float *c, ptrdiff_t ldc, int m, int n,
+								  float alpha, const float *rscale, const float *cscale,
+								  const int32_t *colsum, float beta);
+
+/* the paths, in lowp_bf16_ref.c, lowp_bf16_avx512.c, lowp_int8_ref.c, lowp_int8_avx512.c */
+void		lowp_bf16_ref_kernel(int kk, const uint32_t *a, int h, const uint32_t *b,
+								 float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta);
+void		lowp_bf16_avx512_kernel(int kk, const uint32_t *a, int h, const uint32_t *b,
+									float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta);
+void		lowp_int8_ref_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
+								 float *c, ptrdiff_t ldc, int m, int n, float alpha,
+								 const float *rscale, const float *cscale,
+								 const int32_t *colsum, float beta);
+void		lowp_int8_avx512_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
+									float *c, ptrdiff_t ldc, int m, int n, float alpha,
+									const float *rscale, const float *cscale,
+									const int32_t *colsum, float beta);
+
+/* dispatch (lowp_dispatch.c) */
+bool		lowp_bf16_fast(void);
+bool		lowp_int8_fast(void);
+
+#endif							/* TFM_LOWP_INTERNAL_H */
