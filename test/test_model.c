@@ -8,6 +8,8 @@
 #include "check.h"
 #include "tfm/blas.h"
 #include "tfm/model.h"
+#include "tfm/precision.h"
+#include "tfm/lowp.h"
 #include "tfm/optim.h"
 #include "tfm/rng.h"
 
@@ -342,6 +344,94 @@ test_borrowed(void)
 	fixture_free(&fx);
 }
 
+/* ---- bf16 and int8 inference against fp32, on every fixture model ---- */
+
+/*
+ * The accuracy contract: logits of a bf16 pass within BF16_TOL · max(1,
+ * max|logit|) of the fp32 pass, of an int8 pass within INT8_TOL · that;
+ * back at fp32 the logits are bit-identical to the first fp32 pass.
+ * Printed: the measured worst relative differences.
+ */
+#define BF16_TOL 0.02
+#define INT8_TOL 0.05
+
+static double
+max_rel_diff(const float *a, const float *b, size_t n)
+{
+	double		scale = 1.0,
+				worst = 0.0;
+
+	for (size_t i = 0; i < n; i++)
+		if (fabs(a[i]) > scale)
+			scale = fabs(a[i]);
+	for (size_t i = 0; i < n; i++)
+		if (fabs((double) a[i] - b[i]) > worst)
+			worst = fabs((double) a[i] - b[i]);
+	return worst / scale;
+}
+
+static void
+test_precision(const char *file, bool fallback)
+{
+	fixture		fx;
+	tfm_config	c;
+	batch_ctx	bc;
+	tfm_model  *m;
+	size_t		n;
+	float	   *ref,
+			   *low;
+
+	if (fixture_load(&fx, file) != 0)
+		return;
+	config_from_fixture(&c, &fx);
+	batch_from_fixture(&bc, &fx, &c);
+	tfm_lowp_force_fallback(fallback);
+	m = tfm_model_create(&c);
+	tfm_model_init(m, 11);
+	tfm_model_forward(m, &bc.b, false, 0);
+	if (c.task == TFM_TASK_CLASSIFY)
+		n = (size_t) bc.b.B * c.n_classes;
+	else
+		n = (size_t) bc.b.B * (c.task == TFM_TASK_SEQ2SEQ ? bc.b.Tt : bc.b.T) *
+			(c.task == TFM_TASK_SEQ2SEQ && c.tgt_vocab > 0 ? c.tgt_vocab : c.vocab);
+	ref = malloc(n * sizeof(float));
+	low = malloc(n * sizeof(float));
+	memcpy(ref, m->logits, n * sizeof(float));
+	for (int p = TFM_PREC_BF16; p <= TFM_PREC_INT8; p++)
+	{
+		double		diff,
+					tol = p == TFM_PREC_BF16 ? BF16_TOL : INT8_TOL;
+
+		CHECK(tfm_model_set_precision(m, (tfm_precision) p) == 0, "%s: packing", file);
+		CHECK(tfm_model_precision(m) == (tfm_precision) p && tfm_model_precision_bytes(m) > 0,
+			  "%s: packed for %s", file, tfm_precision_name(p));
+		tfm_model_forward(m, &bc.b, false, 0);
+		memcpy(low, m->logits, n * sizeof(float));
+		diff = max_rel_diff(ref, low, n);
+		printf("  %-32s %s %s: max |logit - fp32| / max(1, max|fp32 logit|) = %.5f\n", file,
+			   tfm_precision_name(p), fallback ? "fallback" : "fast path", diff);
+		CHECK(diff <= tol, "%s %s: logits differ from fp32 by %.5f (> %.3f)", file,
+			  tfm_precision_name(p), diff, tol);
+		CHECK(memcmp(ref, low, n * sizeof(float)) != 0, "%s %s: the packed path ran", file,
+			  tfm_precision_name(p));
+	}
+	CHECK(tfm_model_set_precision(m, TFM_PREC_FP32) == 0 && m->lowp == NULL, "%s: back to fp32", file);
+	tfm_model_forward(m, &bc.b, false, 0);
+	CHECK(memcmp(ref, m->logits, n * sizeof(float)) == 0, "%s: fp32 again is bit-identical", file);
+	/* a training pass of a packed model is fp32 */
+	tfm_model_set_precision(m, TFM_PREC_BF16);
+	tfm_model_forward(m, &bc.b, true, 0);
+	memcpy(low, m->logits, n * sizeof(float));
+	tfm_model_set_precision(m, TFM_PREC_FP32);
+	tfm_model_forward(m, &bc.b, true, 0);
+	CHECK(memcmp(low, m->logits, n * sizeof(float)) == 0, "%s: training passes stay fp32", file);
+	tfm_lowp_force_fallback(false);
+	free(ref);
+	free(low);
+	tfm_model_free(m);
+	fixture_free(&fx);
+}
+
 /* ---- gradient accumulation: two micro-batches = one batch ---- */
 
 static void
@@ -462,6 +552,9 @@ main(void)
 		test_model_fd(fixtures[i], i % 2 ? 0.0f : 0.2f);
 	test_repeatable();
 	test_borrowed();
+	for (int fallback = 0; fallback <= 1; fallback++)
+		for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
+			test_precision(fixtures[i], fallback);
 	test_accumulation();
 	test_adam_l2();
 	test_schedules();

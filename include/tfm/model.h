@@ -161,6 +161,7 @@ typedef struct tfm_model
 	void		(*release_params) (float *params, void *arg);
 	void	   *release_arg;
 	float	   *grads;			/* NULL until the first backward pass */
+	struct tfm_lowp_set *lowp;	/* packed matrices for bf16/int8 inference (precision.c) */
 	tfm_weights w;
 	tfm_weights g;
 	tfm_workspace *ws;

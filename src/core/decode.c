@@ -13,6 +13,7 @@
 
 #include "tfm/blas.h"
 #include "tfm/decode.h"
+#include "tfm/precision.h"
 #include "model_internal.h"
 
 struct tfm_decoder
@@ -160,8 +161,8 @@ tfm_decoder_len(const tfm_decoder *d)
 	return d->kv.len;
 }
 
-int
-tfm_decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat)
+static int
+decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat)
 {
 	tfm_model  *m = d->m;
 	const tfm_config *c = &m->cfg;
@@ -218,9 +219,9 @@ tfm_decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat)
 	return 0;
 }
 
-int
-tfm_decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
-				 int n, float *logits)
+static int
+decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
+			 int n, float *logits)
 {
 	tfm_model  *m = d->m;
 	const tfm_config *c = &m->cfg;
@@ -302,7 +303,10 @@ tfm_decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 							  m->w.dec_lnf_g, m->w.dec_lnf_b, B, dm);
 	}
 	if (c->tie)
-		tfm_gemm(false, true, B, V, dm, 1.0f, d->last, dm, tok, dm, 0.0f, logits, V);
+	{
+		if (!tfm_precision_linear(logits, d->last, tok, NULL, B, dm, V))
+			tfm_gemm(false, true, B, V, dm, 1.0f, d->last, dm, tok, dm, 0.0f, logits, V);
+	}
 	else
 		tfm_linear_forward(logits, d->last, m->w.out_w, NULL, B, dm, V);
 	return 0;
@@ -313,6 +317,28 @@ tfm_decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
  * `used` bytes of rows from[rows[i]]: all read into the scratch before any is
  * written, so a row may be both a source and a destination.
  */
+/* decoding is inference: a model packed for bf16/int8 uses its packed matrices */
+int
+tfm_decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat)
+{
+	const tfm_model *prev = tfm_precision_activate(d->m);
+	int			r = decoder_encode(d, src, Ts, repeat);
+
+	tfm_precision_activate(prev);
+	return r;
+}
+
+int
+tfm_decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
+				 int n, float *logits)
+{
+	const tfm_model *prev = tfm_precision_activate(d->m);
+	int			r = decoder_feed(d, tokens, is_pad, n, logits);
+
+	tfm_precision_activate(prev);
+	return r;
+}
+
 static void
 move_rows(char *base, size_t stride, size_t used, const int *from, const int *rows, int n,
 		  char *tmp)

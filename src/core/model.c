@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "tfm/model.h"
+#include "tfm/precision.h"
 #include "tfm/rng.h"
 #include "model_internal.h"
 
@@ -336,6 +337,7 @@ tfm_model_free(tfm_model *m)
 	if (!m)
 		return;
 	tfm_workspace_free(m->ws);
+	tfm_model_precision_free(m);
 	free(m->info);
 	if (m->release_params)
 		m->release_params(m->params, m->release_arg);

@@ -14,6 +14,7 @@
 
 #include "tfm/blas.h"
 #include "tfm/layers.h"
+#include "tfm/precision.h"
 #include "model_internal.h"
 
 /* ---- workspace ---------------------------------------------------------- */
@@ -360,8 +361,8 @@ tfm_encode_stack(tfm_model *m, const int32_t *src, int B, int Ts)
 	return stack_forward(m, false, m->ws->enc_x, &ep);
 }
 
-int
-tfm_model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
+static int
+model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
 {
 	const tfm_config *c = &m->cfg;
 	tfm_workspace *ws;
@@ -418,13 +419,28 @@ tfm_model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
 		int			rows = b->B * dp.T;
 
 		if (c->tie)				/* logits = top · Eᵀ */
-			tfm_gemm(false, true, rows, out_vocab(c), d, 1.0f, top, d,
-					 out_embedding(m, &m->w), d, 0.0f, ws->logits, out_vocab(c));
+		{
+			if (!tfm_precision_linear(ws->logits, top, out_embedding(m, &m->w), NULL, rows, d,
+									  out_vocab(c)))
+				tfm_gemm(false, true, rows, out_vocab(c), d, 1.0f, top, d,
+						 out_embedding(m, &m->w), d, 0.0f, ws->logits, out_vocab(c));
+		}
 		else
 			tfm_linear_forward(ws->logits, top, m->w.out_w, NULL, rows, d, out_vocab(c));
 	}
 	m->logits = ws->logits;
 	return 0;
+}
+
+/* inference passes of a model packed for bf16/int8 use its packed matrices */
+int
+tfm_model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
+{
+	const tfm_model *prev = tfm_precision_activate(training ? NULL : m);
+	int			r = model_forward(m, b, training, key);
+
+	tfm_precision_activate(prev);
+	return r;
 }
 
 /* ---- loss and backward -------------------------------------------------- */

@@ -8,6 +8,7 @@
 
 #include "tfm/blas.h"
 #include "tfm/layers.h"
+#include "tfm/precision.h"
 #include "../vecmath.h"
 
 #define ROWS_PER_TASK 256		/* bias broadcast */
@@ -19,6 +20,9 @@ tfm_linear_forward(float *out, const float *inp, const float *W,
 {
 	float		beta = 0.0f;
 
+	/* an inference pass of a model packed for bf16 or int8 */
+	if (tfm_precision_linear(out, inp, W, b, N, in, o))
+		return;
 	if (b)
 	{
 #pragma omp parallel for num_threads(tfm_get_threads()) if(N > ROWS_PER_TASK) schedule(static)
