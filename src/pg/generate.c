@@ -178,8 +178,18 @@ generate(tfm_model *m, const TfmModelRow *row, int32 **prompts, const int *plens
 	tfm_sampler *samp;
 	int32	   *next;
 	uint8_t    *next_pad;
+	bool		pad_is_token = false;
 
 	tfm_model_specials(row, &sp);
+	/*
+	 * An imported model's vocabulary may end before the tokenizer's tfm
+	 * specials: such a model never produces them, and its pad positions are
+	 * fed as id 0 (masked all the same).
+	 */
+	if (sp.pad >= V)
+		sp.pad = 0;
+	else
+		pad_is_token = true;
 	for (int b = 0; b < B; b++)
 		P = Max(P, plens[b]);
 	/* sinusoidal positions continue past max_len, up to a bounded window */
@@ -254,8 +264,9 @@ generate(tfm_model *m, const TfmModelRow *row, int32 **prompts, const int *plens
 			if (g->done)
 				continue;
 			/* padding and <bos> are never produced */
-			logits[(size_t) b * V + sp.pad] = -INFINITY;
-			if (sp.bos != sp.eos)
+			if (pad_is_token)
+				logits[(size_t) b * V + sp.pad] = -INFINITY;
+			if (sp.bos != sp.eos && sp.bos < V)
 				logits[(size_t) b * V + sp.bos] = -INFINITY;
 			tok = tfm_sample(&samp[b], logits + (size_t) b * V, V, scratch, iscratch, &lp);
 			if (tok == sp.eos)
