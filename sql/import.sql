@@ -47,12 +47,20 @@ SELECT tfm_detokenize('hf_gpt2', tfm_tokenize('hf_gpt2', 'the theme of the thing
 SELECT length(tfm_generate('hf_gpt2', 'the', max_tokens => 5, temperature => 0)) > 0 AS generates;
 SELECT id, piece FROM tfm_next_tokens('hf_gpt2', 'the', 3) ORDER BY rank;
 
+-- fine-tuning an imported model: its next-token loss on the rows goes down
+CREATE TEMP TABLE ft_lines AS SELECT 'the theme of the thing is the thing ' || i AS t FROM generate_series(1, 50) i;
+SELECT (tfm_score('hf_gpt2', 'the theme of the thing is the thing 7')).logprob AS before \gset
+SET client_min_messages = warning;
+SELECT count(*) AS epochs FROM tfm_train('hf_gpt2', 'SELECT t FROM ft_lines', epochs => 2, lr => 1e-3);
+RESET client_min_messages;
+SELECT (tfm_score('hf_gpt2', 'the theme of the thing is the thing 7')).logprob > :before AS more_likely;
+
 -- tfm_import_files: the same directory on the server
 \getenv abs_srcdir PG_ABS_SRCDIR
 \set fixture_dir :abs_srcdir '/test/fixtures/hf_gpt2'
 SELECT * FROM tfm_import_files('hf_gpt2_files', :'fixture_dir');
 SELECT count(*) AS differing
-  FROM cases c, tfm_next_tokens('hf_gpt2', c.ids, 1000) a
+  FROM cases c, tfm_next_tokens('hf_gpt2_half', c.ids, 1000) a
   JOIN LATERAL tfm_next_tokens('hf_gpt2_files', c.ids, 1000) b ON a.id = b.id
  WHERE a.probability <> b.probability;
 SELECT * FROM tfm_import_files('hf_gpt2_x', '/nonexistent');
