@@ -152,9 +152,25 @@ SELECT pg_catalog.pg_extension_config_dump('tfm.history', '');
 SELECT pg_catalog.pg_extension_config_dump('tfm.deployed', '');
 
 -- ---------------------------------------------------------------------------
--- language models over token ids: the prompt as given, nothing added, so a
--- model without a tokenizer can generate (pieces are then NULL)
+-- published checkpoints: Hugging Face config.json + model.safetensors (+
+-- tokenizer.json) become a tfm model owned by the caller (GPT-2 for now)
 
+CREATE FUNCTION tfm_import(name text, config jsonb, weights bytea,
+                           tokenizer jsonb DEFAULT NULL, task text DEFAULT NULL,
+                           OUT model text, OUT model_task text, OUT parameters bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tfm_import' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL gets an error
+COMMENT ON FUNCTION tfm_import(text, jsonb, bytea, jsonb, text) IS
+  'import a Hugging Face checkpoint (config.json, model.safetensors, tokenizer.json contents) as a model';
+CREATE FUNCTION tfm_import_files(name text, directory text, task text DEFAULT NULL,
+                                 OUT model text, OUT model_task text, OUT parameters bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tfm_import_files' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL gets an error
+COMMENT ON FUNCTION tfm_import_files(text, text, text) IS
+  'import config.json, model.safetensors and tokenizer.json from a server directory (superuser or pg_read_server_files)';
+
+-- language models on token ids (int[] prompts taken as given, nothing added):
+-- a model imported without a tokenizer's text, or a reference's exact ids
 CREATE FUNCTION tfm_generate_tokens(model text, prompt integer[], max_tokens integer DEFAULT 200,
                                     temperature real DEFAULT 1.0, top_k integer DEFAULT 0,
                                     top_p real DEFAULT 1.0, seed bigint DEFAULT NULL, stop text DEFAULT NULL,
@@ -163,18 +179,21 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'tfm_generate_tokens' LANGUAGE C STABLE PARALLEL SAFE ROWS 200;
 COMMENT ON FUNCTION tfm_generate_tokens(text, integer[], integer, real, integer, real, bigint, text) IS
   'the tokens generated after a prompt of token ids, one row each, with their log-probability';
-
 CREATE FUNCTION tfm_next_tokens(model text, prompt integer[], k integer DEFAULT 10,
                                 OUT rank integer, OUT id integer, OUT piece text, OUT probability double precision)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'tfm_next_tokens' LANGUAGE C STABLE PARALLEL SAFE ROWS 10;
-COMMENT ON FUNCTION tfm_next_tokens(text, integer[], integer) IS 'the k most likely next tokens after a prompt of token ids';
-
+COMMENT ON FUNCTION tfm_next_tokens(text, integer[], integer) IS
+  'the k most likely next tokens after a prompt of token ids';
 CREATE FUNCTION tfm_score(model text, input integer[], OUT logprob double precision, OUT tokens integer)
 RETURNS record
 AS 'MODULE_PATHNAME', 'tfm_score' LANGUAGE C STABLE PARALLEL SAFE;
 COMMENT ON FUNCTION tfm_score(text, integer[]) IS
-  'the log-probability of token ids under a language model (every id after the first) and the ids scored';
+  'the log-probability of a sequence of token ids under a language model (every id after the first)';
+CREATE FUNCTION tfm_tokenizer_import(name text, tokenizer jsonb) RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_tokenizer_import_json' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL gets an error
+COMMENT ON FUNCTION tfm_tokenizer_import(text, jsonb) IS
+  'import a Hugging Face tokenizer.json (byte-level BPE) as a tokenizer';
 
 -- ---------------------------------------------------------------------------
 -- embeddings for search

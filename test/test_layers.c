@@ -166,7 +166,7 @@ test_layernorm(void)
 typedef struct
 {
 	size_t		n;
-	int			kind;			/* 0 relu, 1 gelu, 2 dropout, 3 residual (x), 4 residual (y) */
+	int			kind;			/* 0 relu, 1 gelu, 2 gelu_tanh, 3 dropout, 4 residual (x), 5 residual (y) */
 	float	   *x,
 			   *y,
 			   *out,
@@ -183,9 +183,10 @@ el_loss(void *p)
 	{
 		case 0:
 		case 1:
+		case 2:
 			tfm_activation_forward(c->out, c->x, c->n, c->kind);
 			break;
-		case 2:
+		case 3:
 			tfm_dropout_forward(c->out, c->x, c->n, c->p, 42);
 			break;
 		default:
@@ -198,9 +199,9 @@ el_loss(void *p)
 static void
 test_elementwise(void)
 {
-	const char *names[] = {"relu", "gelu", "dropout", "residual dx", "residual dy"};
+	const char *names[] = {"relu", "gelu", "gelu_tanh", "dropout", "residual dx", "residual dy"};
 
-	for (int k = 0; k < 5; k++)
+	for (int k = 0; k < 6; k++)
 	{
 		el_ctx		c = {64, k};
 		float	   *dx,
@@ -217,15 +218,15 @@ test_elementwise(void)
 				c.x[i] = 0.5f;
 		dx = zeros(c.n);
 		dy = zeros(c.n);
-		if (k <= 1)
+		if (k <= 2)
 			tfm_activation_backward(dx, c.R, c.x, c.n, k);
-		else if (k == 2)
+		else if (k == 3)
 			tfm_dropout_backward(dx, c.R, c.n, c.p, 42);
 		else
 			tfm_residual_backward(dx, dy, c.R, c.n, c.p, 43);
-		check_fd(names[k], el_loss, &c, k == 4 ? c.y : c.x, k == 4 ? dy : dx,
+		check_fd(names[k], el_loss, &c, k == 5 ? c.y : c.x, k == 5 ? dy : dx,
 				 c.n, 0, H, ATOL, RTOL);
-		if (k <= 2)
+		if (k <= 3)
 		{
 			/*
 			 * The block's backward pass writes over its input: activations in
@@ -235,7 +236,7 @@ test_elementwise(void)
 			size_t		diff = 0;
 
 			memcpy(g, c.R, c.n * sizeof(float));
-			if (k <= 1)
+			if (k <= 2)
 				tfm_activation_backward_inplace(g, c.x, c.n, k);
 			else
 				tfm_dropout_forward(g, g, c.n, c.p, 42);
@@ -564,6 +565,63 @@ test_cross_entropy(void)
 	}
 }
 
+/*
+ * GELU's tanh form (GPT-2's gelu_new) against the double formula, from far
+ * negative to far positive, and the layer norm with a given epsilon against
+ * the double formula.
+ */
+static void
+test_gelu_tanh_and_eps(void)
+{
+	const size_t n = 4001;
+	float	   *x = zeros(n),
+			   *y = zeros(n);
+	double		err = 0.0;
+
+	for (size_t i = 0; i < n; i++)
+		x[i] = -20.0f + 40.0f * (float) i / (float) (n - 1);
+	tfm_activation_forward(y, x, n, TFM_ACT_GELU_TANH);
+	for (size_t i = 0; i < n; i++)
+	{
+		double		v = x[i];
+		double		r = 0.5 * v * (1.0 + tanh(sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+
+		err = fmax(err, fabs(y[i] - r) / (1.0 + fabs(r)));
+	}
+	CHECK(err < 1e-6, "gelu_tanh error %g", err);
+	CHECK(y[0] == 0.0f || fabsf(y[0]) < 1e-30f, "gelu_tanh(-20) = %g", y[0]);
+	CHECK(y[n - 1] == 20.0f, "gelu_tanh(20) = %g", y[n - 1]);
+	free(x);
+	free(y);
+	{
+		const int	d = 8;
+		float		in[8] = {0.001f, -0.002f, 0.003f, 0.0f, 0.0005f, -0.001f, 0.002f, -0.0025f},
+					g[8],
+					b[8],
+					out[8],
+					mean,
+					rstd;
+		double		m = 0.0,
+					v = 0.0;
+
+		for (int i = 0; i < d; i++)
+		{
+			g[i] = 1.0f;
+			b[i] = 0.0f;
+			m += in[i];
+		}
+		m /= d;
+		for (int i = 0; i < d; i++)
+			v += (in[i] - m) * (in[i] - m);
+		v /= d;
+		tfm_layernorm_forward_eps(out, &mean, &rstd, in, g, b, 1, d, 1e-3f);
+		err = 0.0;
+		for (int i = 0; i < d; i++)
+			err = fmax(err, fabs(out[i] - (in[i] - m) / sqrt(v + 1e-3)));
+		CHECK(err < 1e-5, "layer norm with eps 1e-3: error %g", err);
+	}
+}
+
 /* tfm_erff and tfm_expf against libm's double erf and exp, as vecmath.h states */
 static void
 test_vecmath(void)
@@ -648,6 +706,7 @@ main(void)
 	}
 	tfm_rng_seed(&rng, 1234);
 	test_vecmath();
+	test_gelu_tanh_and_eps();
 	test_chunked_elementwise();
 	for (int threads = 1; threads <= 2; threads++)
 	{

@@ -40,11 +40,16 @@ void		tfm_linear_backward_set(float *dinp, float *dW, float *db,
 									const float *dout, const float *inp, const float *W,
 									int N, int in, int o);
 
-/* ---- layer norm (layernorm.c), eps 1e-5 ---- */
+/* ---- layer norm (layernorm.c), eps 1e-5 or as given ---- */
+
+#define TFM_LN_EPS 1e-5f
 
 void		tfm_layernorm_forward(float *out, float *mean, float *rstd,
 								  const float *inp, const float *g, const float *b,
 								  int N, int d);
+void		tfm_layernorm_forward_eps(float *out, float *mean, float *rstd,
+									  const float *inp, const float *g, const float *b,
+									  int N, int d, float eps);
 void		tfm_layernorm_backward(float *dinp, float *dg, float *db,
 								   const float *dout, const float *inp,
 								   const float *g, const float *mean,
@@ -55,7 +60,8 @@ void		tfm_layernorm_backward(float *dinp, float *dg, float *db,
 typedef enum tfm_activation
 {
 	TFM_ACT_RELU = 0,
-	TFM_ACT_GELU = 1
+	TFM_ACT_GELU = 1,			/* exact: ½x(1 + erf(x/√2)) */
+	TFM_ACT_GELU_TANH = 2		/* GPT-2's gelu_new: ½x(1 + tanh(√(2/π)(x + 0.044715x³))) */
 } tfm_activation;
 
 void		tfm_activation_forward(float *out, const float *inp, size_t n,

@@ -74,10 +74,18 @@ typedef struct tfm_config
 	int			pooling;		/* tfm_pooling, classify */
 	int			tie;			/* output projection tied to the embedding */
 	int			scale_embeddings;	/* multiply embeddings by √d_model */
-	int			pad_id;
+	int			pad_id;			/* -1: no padding token (imported models) */
 	float		dropout;		/* after sub-layers, in FF, on embeddings */
 	float		attn_dropout;	/* on attention weights */
+	float		ln_eps;			/* layer norm epsilon; 0 = TFM_LN_EPS (1e-5) */
 } tfm_config;
+
+/* the layer norm epsilon a config means */
+static inline float
+tfm_config_ln_eps(const tfm_config *c)
+{
+	return c->ln_eps > 0.0f ? c->ln_eps : TFM_LN_EPS;
+}
 
 typedef struct tfm_param_info
 {

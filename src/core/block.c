@@ -55,6 +55,7 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 	const bool	pre = c->norm == TFM_NORM_PRE;
 	const size_t nd = (size_t) N * d;
 	const float pd = drop_p(c, p);
+	const float eps = tfm_config_ln_eps(c);
 	const float *u,
 			   *x;
 	tfm_attn_shape sh;
@@ -65,7 +66,8 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 	u = in;
 	if (pre)
 	{
-		tfm_layernorm_forward(a->u1, a->ln1_mean, a->ln1_rstd, in, w->ln1_g, w->ln1_b, N, d);
+		tfm_layernorm_forward_eps(a->u1, a->ln1_mean, a->ln1_rstd, in, w->ln1_g, w->ln1_b,
+								  N, d, eps);
 		u = a->u1;
 	}
 	tfm_linear_forward(a->qkv, u, w->qkv_w, w->qkv_b, N, d, 3 * d);
@@ -101,7 +103,8 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 	x = a->r1;
 	if (!pre)
 	{
-		tfm_layernorm_forward(a->x1, a->ln1_mean, a->ln1_rstd, a->r1, w->ln1_g, w->ln1_b, N, d);
+		tfm_layernorm_forward_eps(a->x1, a->ln1_mean, a->ln1_rstd, a->r1, w->ln1_g, w->ln1_b,
+								  N, d, eps);
 		x = a->x1;
 	}
 
@@ -113,7 +116,8 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 		u = x;
 		if (pre)
 		{
-			tfm_layernorm_forward(a->u2, a->lnx_mean, a->lnx_rstd, x, w->lnx_g, w->lnx_b, N, d);
+			tfm_layernorm_forward_eps(a->u2, a->lnx_mean, a->lnx_rstd, x, w->lnx_g, w->lnx_b,
+									  N, d, eps);
 			u = a->u2;
 		}
 		tfm_linear_forward(a->cq, u, w->cq_w, w->cq_b, N, d, d);
@@ -138,7 +142,8 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 		x = a->r2;
 		if (!pre)
 		{
-			tfm_layernorm_forward(a->x2, a->lnx_mean, a->lnx_rstd, a->r2, w->lnx_g, w->lnx_b, N, d);
+			tfm_layernorm_forward_eps(a->x2, a->lnx_mean, a->lnx_rstd, a->r2, w->lnx_g,
+									  w->lnx_b, N, d, eps);
 			x = a->x2;
 		}
 	}
@@ -147,7 +152,8 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 	u = x;
 	if (pre)
 	{
-		tfm_layernorm_forward(a->u3, a->ln2_mean, a->ln2_rstd, x, w->ln2_g, w->ln2_b, N, d);
+		tfm_layernorm_forward_eps(a->u3, a->ln2_mean, a->ln2_rstd, x, w->ln2_g, w->ln2_b,
+								  N, d, eps);
 		u = a->u3;
 	}
 	tfm_linear_forward(a->hpre, u, w->ff1_w, w->ff1_b, N, d, f);
@@ -159,7 +165,8 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 	tfm_residual_forward(pre ? a->out : a->r3, x, ws->sub_out, nd, pd,
 						 site_key(p->key, layer, SITE_FF_OUT));
 	if (!pre)
-		tfm_layernorm_forward(a->out, a->ln2_mean, a->ln2_rstd, a->r3, w->ln2_g, w->ln2_b, N, d);
+		tfm_layernorm_forward_eps(a->out, a->ln2_mean, a->ln2_rstd, a->r3, w->ln2_g, w->ln2_b,
+								  N, d, eps);
 }
 
 /*

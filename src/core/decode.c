@@ -299,8 +299,8 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 	if (c->norm == TFM_NORM_PRE)
 	{
 		memcpy(d->tmp, d->last, sizeof(float) * B * dm);
-		tfm_layernorm_forward(d->last, ws->dec_lnf_mean, ws->dec_lnf_rstd, d->tmp,
-							  m->w.dec_lnf_g, m->w.dec_lnf_b, B, dm);
+		tfm_layernorm_forward_eps(d->last, ws->dec_lnf_mean, ws->dec_lnf_rstd, d->tmp,
+								  m->w.dec_lnf_g, m->w.dec_lnf_b, B, dm, tfm_config_ln_eps(c));
 	}
 	if (c->tie)
 	{

@@ -84,8 +84,8 @@ tfm_config_check(const tfm_config *c)
 		return "the vocabulary size must be between 1 and 1000000";
 	if (c->tgt_vocab < 0 || c->tgt_vocab > TFM_MAX_VOCAB)
 		return "the target vocabulary size must be between 1 and 1000000";
-	if (c->pad_id < 0 || c->pad_id >= c->vocab)
-		return "pad_id must be a token of the vocabulary";
+	if (c->pad_id < -1 || c->pad_id >= c->vocab)
+		return "pad_id must be a token of the vocabulary (or -1 for none)";
 	if (c->enc_layers < 0 || c->enc_layers > TFM_MAX_LAYERS ||
 		c->dec_layers < 0 || c->dec_layers > TFM_MAX_LAYERS)
 		return "layers must be between 1 and 48";
@@ -96,8 +96,11 @@ tfm_config_check(const tfm_config *c)
 		return "norm must be post or pre";
 	if (c->positions != TFM_POS_LEARNED && c->positions != TFM_POS_SINUSOIDAL)
 		return "positions must be learned or sinusoidal";
-	if (c->activation != TFM_ACT_RELU && c->activation != TFM_ACT_GELU)
-		return "activation must be relu or gelu";
+	if (c->activation != TFM_ACT_RELU && c->activation != TFM_ACT_GELU &&
+		c->activation != TFM_ACT_GELU_TANH)
+		return "activation must be relu, gelu or gelu_tanh";
+	if (!(c->ln_eps >= 0.0f && c->ln_eps <= 0.1f))
+		return "the layer norm epsilon must be between 0 and 0.1";
 	switch (c->task)
 	{
 		case TFM_TASK_CLASSIFY:

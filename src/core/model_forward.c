@@ -273,10 +273,11 @@ stack_forward(tfm_model *m, bool decoder, const float *x, const tfm_stack_pass *
 	{
 		float	   *top = decoder ? ws->dec_top : ws->enc_top;
 
-		tfm_layernorm_forward(top, decoder ? ws->dec_lnf_mean : ws->enc_lnf_mean,
-							  decoder ? ws->dec_lnf_rstd : ws->enc_lnf_rstd, x,
-							  decoder ? m->w.dec_lnf_g : m->w.enc_lnf_g,
-							  decoder ? m->w.dec_lnf_b : m->w.enc_lnf_b, N, c->d_model);
+		tfm_layernorm_forward_eps(top, decoder ? ws->dec_lnf_mean : ws->enc_lnf_mean,
+								  decoder ? ws->dec_lnf_rstd : ws->enc_lnf_rstd, x,
+								  decoder ? m->w.dec_lnf_g : m->w.enc_lnf_g,
+								  decoder ? m->w.dec_lnf_b : m->w.enc_lnf_b, N, c->d_model,
+								  tfm_config_ln_eps(c));
 		return top;
 	}
 	return x;

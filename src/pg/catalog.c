@@ -56,15 +56,20 @@ tfm_config_json(const tfm_config *c)
 					 "\"n_classes\": %d, \"norm\": \"%s\", \"positions\": \"%s\", "
 					 "\"activation\": \"%s\", \"pooling\": \"%s\", \"tie_embeddings\": %s, "
 					 "\"scale_embeddings\": %s, \"pad_id\": %d, \"dropout\": %g, "
-					 "\"attention_dropout\": %g}",
+					 "\"attention_dropout\": %g",
 					 c->vocab, c->tgt_vocab, c->d_model, c->heads, c->enc_layers,
 					 c->dec_layers, c->d_ff, c->max_len, c->n_classes,
 					 c->norm == TFM_NORM_PRE ? "pre" : "post",
 					 c->positions == TFM_POS_SINUSOIDAL ? "sinusoidal" : "learned",
+					 c->activation == TFM_ACT_GELU_TANH ? "gelu_tanh" :
 					 c->activation == TFM_ACT_GELU ? "gelu" : "relu",
 					 c->pooling == TFM_POOL_CLS ? "cls" : "mean",
 					 c->tie ? "true" : "false", c->scale_embeddings ? "true" : "false",
 					 c->pad_id, c->dropout, c->attn_dropout);
+	/* fields added after 0.1 appear only when not their default */
+	if (c->ln_eps > 0.0f && c->ln_eps != TFM_LN_EPS)
+		appendStringInfo(&s, ", \"layer_norm_eps\": %.9g", c->ln_eps);
+	appendStringInfoChar(&s, '}');
 	return s.data;
 }
 
@@ -99,10 +104,12 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"(config->>'heads')::int, (config->>'enc_layers')::int, (config->>'dec_layers')::int, "
 		"(config->>'d_ff')::int, (config->>'max_len')::int, (config->>'n_classes')::int, "
 		"(config->>'norm' = 'pre')::int, (config->>'positions' = 'sinusoidal')::int, "
-		"(config->>'activation' = 'gelu')::int, (config->>'pooling' = 'cls')::int, "
+		"CASE config->>'activation' WHEN 'gelu' THEN 1 WHEN 'gelu_tanh' THEN 2 ELSE 0 END, "
+		"(config->>'pooling' = 'cls')::int, "
 		"(config->>'tie_embeddings')::bool::int, (config->>'scale_embeddings')::bool::int, "
 		"(config->>'pad_id')::int, (config->>'dropout')::real, (config->>'attention_dropout')::real, "
-		"owner, acl_use, acl_train "
+		"owner, acl_use, acl_train, coalesce((config->>'layer_norm_eps')::real, 0), "
+		"coalesce((config->>'bos_id')::int, -1), coalesce((config->>'eos_id')::int, -1) "
 		"FROM tfm.models WHERE name = $1";
 	MemoryContext cxt = CurrentMemoryContext;
 	Oid			argtypes[1] = {TEXTOID};
@@ -190,6 +197,9 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	row->cfg.dropout = DatumGetFloat4(SPI_getbinval(tup, td, 25, &isnull));
 	row->cfg.attn_dropout = DatumGetFloat4(SPI_getbinval(tup, td, 26, &isnull));
 	tfm_acl_from_tuple(&row->acl, tup, td, 27, cxt);
+	row->cfg.ln_eps = DatumGetFloat4(SPI_getbinval(tup, td, 30, &isnull));
+	row->bos_id = get_int(tup, td, 31);
+	row->eos_id = get_int(tup, td, 32);
 	tfm_spi_finish_owner(&as);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,
@@ -199,6 +209,9 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	{
 		const char *bad = tfm_config_check(&row->cfg);
 
+		if (!bad && (row->bos_id < -1 || row->bos_id >= row->cfg.vocab ||
+					 row->eos_id < -1 || row->eos_id >= row->cfg.vocab))
+			bad = "bos_id and eos_id must be tokens of the vocabulary";
 		if (bad)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),

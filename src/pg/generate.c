@@ -105,10 +105,59 @@ get_lm(const char *name, const TfmModelRow **rowp)
 	return tfm_model_for(name, TFM_TASK_LM, true, rowp);
 }
 
-/* the last max_len ids of a prompt */
-static void
-keep_tail(const TfmModelRow *row, int32 *ids, int *n)
+/* for functions whose argument 1 may be int[]: text needs a tokenizer, ids do not */
+static tfm_model *
+get_lm_for(FunctionCallInfo fcinfo, const char *name, const TfmModelRow **rowp)
 {
+	bool		ids = get_fn_expr_argtype(fcinfo->flinfo, 1) == INT4ARRAYOID;
+
+	return tfm_model_for(name, TFM_TASK_LM, !ids, rowp);
+}
+
+/* an id's piece, NULL for a model without a tokenizer */
+static Datum
+piece_datum(const TfmModelRow *row, int32 id, bool *isnull)
+{
+	*isnull = row->tokenizer == NULL;
+	return *isnull ? (Datum) 0 : PointerGetDatum(tfm_tokenizer_piece_text(row->tokenizer, id));
+}
+
+/* the ids of argument argno: text through the tokenizer, int[] as given */
+static int32 *
+arg_ids(FunctionCallInfo fcinfo, int argno, const TfmModelRow *row, int *n)
+{
+	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, argno);
+
+	if (type == INT4ARRAYOID)
+	{
+		int32	   *ids = tfm_datum_ids(PG_GETARG_DATUM(argno), INT4ARRAYOID, row, false, n);
+
+		/* ids are taken as given: nothing is added, not even <bos> */
+		if (*n == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a prompt of token ids must hold at least one id")));
+		return repalloc(ids, sizeof(int32) * (*n + 1));
+	}
+	{
+		text	   *t = PG_GETARG_TEXT_PP(argno);
+
+		return tfm_tokenizer_encode(row->tokenizer, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), n);
+	}
+}
+
+/*
+ * A prompt's ids (text, or int[] taken as given): the last max_len tokens,
+ * or <bos> for an empty prompt (ids has room for one).
+ */
+static void
+trim_prompt(const TfmModelRow *row, const TfmSpecials *sp, int32 *ids, int *n)
+{
+	if (*n == 0)
+	{
+		ids[0] = sp->bos;
+		*n = 1;
+	}
 	if (*n > row->cfg.max_len)
 	{
 		memmove(ids, ids + *n - row->cfg.max_len, sizeof(int32) * row->cfg.max_len);
@@ -116,58 +165,13 @@ keep_tail(const TfmModelRow *row, int32 *ids, int *n)
 	}
 }
 
-/* a prompt's ids: the last max_len tokens, or <bos> for an empty prompt */
 static int32 *
-prompt_ids(const TfmModelRow *row, const TfmSpecials *sp, text *prompt, int *n)
+prompt_ids(FunctionCallInfo fcinfo, int argno, const TfmModelRow *row, const TfmSpecials *sp, int *n)
 {
-	int32	   *ids = tfm_tokenizer_encode(row->tokenizer, VARDATA_ANY(prompt),
-										   VARSIZE_ANY_EXHDR(prompt), n);
+	int32	   *ids = arg_ids(fcinfo, argno, row, n);
 
-	if (*n == 0)
-	{
-		ids[0] = sp->bos;
-		*n = 1;
-	}
-	keep_tail(row, ids, n);
+	trim_prompt(row, sp, ids, n);
 	return ids;
-}
-
-/*
- * The model and the prompt of a function whose argument 1 is text or int[]:
- * a text prompt is encoded by the model's tokenizer; token ids are taken as
- * given (nothing added), so a model without a tokenizer can run.
- */
-static tfm_model *
-lm_and_prompt(FunctionCallInfo fcinfo, const char *name, const TfmModelRow **rowp,
-			  int32 **ids, int *n)
-{
-	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, 1);
-	tfm_model  *m;
-	TfmSpecials sp;
-
-	if (type == TEXTOID)
-	{
-		m = get_lm(name, rowp);
-		tfm_model_specials(*rowp, &sp);
-		*ids = prompt_ids(*rowp, &sp, PG_GETARG_TEXT_PP(1), n);
-		return m;
-	}
-	m = tfm_model_for(name, TFM_TASK_LM, false, rowp);
-	*ids = tfm_datum_ids(PG_GETARG_DATUM(1), type, *rowp, false, n);
-	if (*n == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a prompt of token ids must hold at least one id")));
-	keep_tail(*rowp, *ids, n);
-	return m;
-}
-
-/* an id's piece, or NULL for a model without a tokenizer */
-static Datum
-piece_or_null(const TfmModelRow *row, int32 id, bool *isnull)
-{
-	*isnull = row->tokenizer == NULL;
-	return *isnull ? (Datum) 0 : PointerGetDatum(tfm_tokenizer_piece_text(row->tokenizer, id));
 }
 
 static void
@@ -223,8 +227,19 @@ generate(tfm_model *m, const TfmModelRow *row, int32 **prompts, const int *plens
 	tfm_sampler *samp;
 	int32	   *next;
 	uint8_t    *next_pad;
+	bool		pad_is_token = false;
 
 	tfm_model_specials(row, &sp);
+	/*
+	 * An imported model's vocabulary may end before the tokenizer's tfm
+	 * specials, and it has no padding token (pad_id -1): it may produce any
+	 * of its ids, and its pad positions are fed as id 0 (masked all the
+	 * same).
+	 */
+	if (sp.pad >= V || c->pad_id < 0)
+		sp.pad = 0;
+	else
+		pad_is_token = true;
 	for (int b = 0; b < B; b++)
 		P = Max(P, plens[b]);
 	/* sinusoidal positions continue past max_len, up to a bounded window */
@@ -299,8 +314,9 @@ generate(tfm_model *m, const TfmModelRow *row, int32 **prompts, const int *plens
 			if (g->done)
 				continue;
 			/* padding and <bos> are never produced */
-			logits[(size_t) b * V + sp.pad] = -INFINITY;
-			if (sp.bos != sp.eos)
+			if (pad_is_token)
+				logits[(size_t) b * V + sp.pad] = -INFINITY;
+			if (sp.bos != sp.eos && sp.bos < V)
 				logits[(size_t) b * V + sp.bos] = -INFINITY;
 			tok = tfm_sample(&samp[b], logits + (size_t) b * V, V, scratch, iscratch, &lp);
 			if (tok == sp.eos)
@@ -381,7 +397,7 @@ tfm_generate(PG_FUNCTION_ARGS)
 	parse_opts(fcinfo, &o);
 	m = get_lm(name, &row);
 	tfm_model_specials(row, &sp);
-	ids = prompt_ids(row, &sp, PG_GETARG_TEXT_PP(1), &n);
+	ids = prompt_ids(fcinfo, 1, row, &sp, &n);
 	generate(m, row, &ids, &n, 1, &o, &g);
 	PG_RETURN_TEXT_P(result_text(row, &g));
 }
@@ -416,7 +432,11 @@ tfm_generate_batch(PG_FUNCTION_ARGS)
 	ids = palloc(sizeof(int32 *) * n);
 	lens = palloc(sizeof(int) * n);
 	for (int i = 0; i < n; i++)
-		ids[i] = prompt_ids(row, &sp, DatumGetTextPP(elems[i]), &lens[i]);
+	{
+		ids[i] = tfm_tokenizer_encode(row->tokenizer, VARDATA_ANY(DatumGetTextPP(elems[i])),
+									  VARSIZE_ANY_EXHDR(DatumGetTextPP(elems[i])), &lens[i]);
+		trim_prompt(row, &sp, ids[i], &lens[i]);
+	}
 	g = palloc(sizeof(GenRow) * n);
 	generate(m, row, ids, lens, n, &o, g);
 	res = palloc(sizeof(Datum) * n);
@@ -434,6 +454,7 @@ tfm_generate_tokens(PG_FUNCTION_ARGS)
 	const TfmModelRow *row;
 	tfm_model  *m;
 	GenOpts		o;
+	TfmSpecials sp;
 	int32	   *ids;
 	int			n;
 	GenRow		g;
@@ -441,7 +462,13 @@ tfm_generate_tokens(PG_FUNCTION_ARGS)
 	TFM_ARG_NOT_NULL(1, "prompt");
 	parse_opts(fcinfo, &o);
 	SetSingleFuncCall(fcinfo, 0);
-	m = lm_and_prompt(fcinfo, name, &row, &ids, &n);
+	m = get_lm_for(fcinfo, name, &row);
+	if (o.stop && !row->tokenizer)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("model \"%s\" has no tokenizer, so it cannot stop at a text", name)));
+	tfm_model_specials(row, &sp);
+	ids = prompt_ids(fcinfo, 1, row, &sp, &n);
 	generate(m, row, &ids, &n, 1, &o, &g);
 	for (int i = 0; i < g.n; i++)
 	{
@@ -450,7 +477,7 @@ tfm_generate_tokens(PG_FUNCTION_ARGS)
 
 		v[0] = Int32GetDatum(i + 1);
 		v[1] = Int32GetDatum(g.ids[i]);
-		v[2] = piece_or_null(row, g.ids[i], &nulls[2]);
+		v[2] = piece_datum(row, g.ids[i], &nulls[2]);
 		v[3] = Float8GetDatum((double) g.logprob[i]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
 	}
@@ -477,6 +504,7 @@ tfm_next_tokens(PG_FUNCTION_ARGS)
 	char	   *name = tfm_text_arg(fcinfo, 0, "model");
 	const TfmModelRow *row;
 	tfm_model  *m;
+	TfmSpecials sp;
 	int32	   *ids;
 	int			n,
 				k,
@@ -493,9 +521,11 @@ tfm_next_tokens(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("k must be positive, not %d", k)));
 	SetSingleFuncCall(fcinfo, 0);
-	m = lm_and_prompt(fcinfo, name, &row, &ids, &n);
+	m = get_lm_for(fcinfo, name, &row);
+	tfm_model_specials(row, &sp);
 	V = m->cfg.vocab;
 	k = Min(k, V);
+	ids = prompt_ids(fcinfo, 1, row, &sp, &n);
 	d = tfm_decoder_create(m, 1, n, n);
 	if (!d)
 		ereport(ERROR,
@@ -521,7 +551,7 @@ tfm_next_tokens(PG_FUNCTION_ARGS)
 
 		v[0] = Int32GetDatum(i + 1);
 		v[1] = Int32GetDatum(order[i]);
-		v[2] = piece_or_null(row, order[i], &nulls[2]);
+		v[2] = piece_datum(row, order[i], &nulls[2]);
 		v[3] = Float8GetDatum((double) logits[order[i]]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
 	}
@@ -535,7 +565,6 @@ tfm_score(PG_FUNCTION_ARGS)
 	char	   *name = tfm_text_arg(fcinfo, 0, "model");
 	const TfmModelRow *row;
 	tfm_model  *m;
-	text	   *t;
 	int32	   *ids;
 	int			n,
 				T;
@@ -548,17 +577,8 @@ tfm_score(PG_FUNCTION_ARGS)
 	TFM_ARG_NOT_NULL(1, "input");
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	if (get_fn_expr_argtype(fcinfo->flinfo, 1) == TEXTOID)
-	{
-		m = get_lm(name, &row);
-		t = PG_GETARG_TEXT_PP(1);
-		ids = tfm_tokenizer_encode(row->tokenizer, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &n);
-	}
-	else
-	{
-		m = tfm_model_for(name, TFM_TASK_LM, false, &row);
-		ids = tfm_datum_ids(PG_GETARG_DATUM(1), get_fn_expr_argtype(fcinfo->flinfo, 1), row, false, &n);
-	}
+	m = get_lm_for(fcinfo, name, &row);
+	ids = arg_ids(fcinfo, 1, row, &n);
 	T = m->cfg.max_len;
 	/* consecutive windows: every token after the first predicted once */
 	for (int64 pos = 0; pos + 1 < n; pos += T)

@@ -293,6 +293,7 @@ tfm_create_model(PG_FUNCTION_ARGS)
 		if (rc != SPI_OK_INSERT_RETURNING)
 			elog(ERROR, "cannot insert into tfm.models");
 		memset(&row, 0, sizeof(row));
+		row.bos_id = row.eos_id = -1;
 		row.id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 		row.version = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 		tfm_spi_finish_owner(&as);

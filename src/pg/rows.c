@@ -18,16 +18,21 @@ void
 tfm_model_specials(const TfmModelRow *row, TfmSpecials *sp)
 {
 	if (row->tokenizer)
-	{
 		tfm_tokenizer_specials(row->tokenizer, sp);
-		return;
+	else
+	{
+		sp->pad = 0;
+		sp->unk = 1;
+		sp->bos = 2;
+		sp->eos = 3;
+		sp->cls = 4;
+		sp->sep = 5;
 	}
-	sp->pad = 0;
-	sp->unk = 1;
-	sp->bos = 2;
-	sp->eos = 3;
-	sp->cls = 4;
-	sp->sep = 5;
+	/* an imported checkpoint names its own bos and eos (GPT-2: <|endoftext|>) */
+	if (row->bos_id >= 0)
+		sp->bos = row->bos_id;
+	if (row->eos_id >= 0)
+		sp->eos = row->eos_id;
 }
 
 bool

@@ -79,6 +79,8 @@ typedef struct TfmModelRow
 	int			n_labels;
 	char	  **labels;			/* classify */
 	TfmAcl		acl;			/* owner and grants, as read */
+	int32		bos_id,			/* imported models: the checkpoint's bos and eos */
+				eos_id;			/* ids (config bos_id, eos_id); -1 = the tokenizer's */
 	tfm_config	cfg;
 } TfmModelRow;
 

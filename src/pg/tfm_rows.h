@@ -33,6 +33,8 @@ int32	   *tfm_classifier_input(const TfmModelRow *row, const TfmSpecials *sp, in
 								 int n, int *out_n, bool head_tail, int64 *truncated);
 
 /* tokenizer_sql.c */
+int32		tfm_tokenizer_import_gpt2(const char *name, const char *enc, size_t enc_len,
+									  const char *bpe, size_t bpe_len);
 void		tfm_tokenizer_specials(const char *name, TfmSpecials *sp);
 int32	   *tfm_tokenizer_encode(const char *name, const char *text, size_t len, int *n);
 struct tfm_tokenizer;

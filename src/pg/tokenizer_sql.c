@@ -991,6 +991,27 @@ tfm_tokenizer_import(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text(summary(name, own->tok)));
 }
 
+/*
+ * For tfm_import: a GPT-2 byte-level BPE from encoder.json and vocab.bpe
+ * texts (built from a tokenizer.json), stored under name; returns the
+ * number of ids before tfm's specials.
+ */
+int32
+tfm_tokenizer_import_gpt2(const char *name, const char *enc, size_t enc_len,
+						  const char *bpe, size_t bpe_len)
+{
+	TokOwner   *own = tok_owner(CurrentMemoryContext);
+	tfm_tok_err err;
+	tfm_tok_info info;
+
+	check_new_name(name, false);
+	tok_check(tfm_tok_import_gpt2(&own->tok, enc, enc_len, bpe, bpe_len, &err),
+			  &err, "cannot import the tokenizer");
+	store_tokenizer(name, own->tok, 0);
+	tfm_tok_get_info(&info, own->tok);
+	return info.vocab_size - TFM_TOK_N_SPECIALS;
+}
+
 PG_FUNCTION_INFO_V1(tfm_tokenizer_drop);
 Datum
 tfm_tokenizer_drop(PG_FUNCTION_ARGS)

@@ -1,6 +1,8 @@
 /*
- * activation.c — ReLU and GELU (the exact erf form, nn.GELU's default,
- * through a vectorizable erf with error below 2e-7).
+ * activation.c — ReLU, GELU (the exact erf form, nn.GELU's default,
+ * through a vectorizable erf with error below 2e-7) and GELU's tanh
+ * approximation (GPT-2's gelu_new, nn.GELU(approximate='tanh'); tanh from
+ * the vectorizable exp as 1 - 2/(e^{2u} + 1)).
  */
 #include <math.h>
 
@@ -37,6 +39,43 @@ gelu_backward(float *dinp, const float *dout, const float *inp, size_t n, bool o
 	}
 }
 
+#define SQRT_2_OVER_PI 0.79788456080286535588f
+#define GELU_C 0.044715f
+
+/* tanh(u) = 1 - 2/(e^{2u} + 1): exact limits ±1, no overflow trap (inf → 1) */
+static inline float
+tanh_v(float u)
+{
+	u = u < -20.0f ? -20.0f : (u > 20.0f ? 20.0f : u);
+	return 1.0f - 2.0f / (tfm_expf(2.0f * u) + 1.0f);
+}
+
+TFM_HOT static void
+gelu_tanh_forward(float *out, const float *inp, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		float		x = inp[i];
+		float		t = tanh_v(SQRT_2_OVER_PI * (x + GELU_C * x * x * x));
+
+		out[i] = 0.5f * x * (1.0f + t);
+	}
+}
+
+TFM_HOT static void
+gelu_tanh_backward(float *dinp, const float *dout, const float *inp, size_t n, bool overwrite)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		float		x = inp[i];
+		float		t = tanh_v(SQRT_2_OVER_PI * (x + GELU_C * x * x * x));
+		float		du = SQRT_2_OVER_PI * (1.0f + 3.0f * GELU_C * x * x);
+		float		d = 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du;
+
+		dinp[i] = (overwrite ? 0.0f : dinp[i]) + dout[i] * d;
+	}
+}
+
 TFM_HOT static void
 relu_forward(float *out, const float *inp, size_t n)
 {
@@ -64,6 +103,8 @@ tfm_activation_forward(float *out, const float *inp, size_t n, tfm_activation ac
 
 		if (act == TFM_ACT_RELU)
 			relu_forward(out + start, inp + start, len);
+		else if (act == TFM_ACT_GELU_TANH)
+			gelu_tanh_forward(out + start, inp + start, len);
 		else
 			gelu_forward(out + start, inp + start, len);
 	}
@@ -83,6 +124,8 @@ backward_chunks(float *dinp, const float *dout, const float *inp, size_t n, tfm_
 
 		if (act == TFM_ACT_RELU)
 			relu_backward(dinp + start, dout + start, inp + start, len, overwrite);
+		else if (act == TFM_ACT_GELU_TANH)
+			gelu_tanh_backward(dinp + start, dout + start, inp + start, len, overwrite);
 		else
 			gelu_backward(dinp + start, dout + start, inp + start, len, overwrite);
 	}

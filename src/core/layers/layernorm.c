@@ -1,6 +1,8 @@
 /*
- * layernorm.c — layer norm over the last dimension, eps 1e-5, biased
- * variance (as nn.LayerNorm); mean and 1/std are kept for the backward pass.
+ * layernorm.c — layer norm over the last dimension, eps 1e-5 unless the
+ * caller gives another (a model's layer_norm_eps), biased variance (as
+ * nn.LayerNorm); mean and 1/std are kept for the backward pass, which
+ * therefore needs no eps.
  *
  * Rows run in parallel; a row's sums are vector reductions (`omp simd`), in
  * an order fixed by the code.  The parameter gradients are sums over rows:
@@ -13,12 +15,11 @@
 #include "tfm/layers.h"
 #include "../vecmath.h"
 
-#define LN_EPS 1e-5f
 #define COLS_PER_TASK 32		/* parameter gradients */
 
 TFM_HOT static void
 row_forward(float *y, float *mean, float *rstd, const float *x, const float *g,
-			const float *b, int d)
+			const float *b, int d, float eps)
 {
 	float		m = 0.0f,
 				v = 0.0f,
@@ -36,7 +37,7 @@ row_forward(float *y, float *mean, float *rstd, const float *x, const float *g,
 		v += c * c;
 	}
 	v /= d;
-	r = 1.0f / sqrtf(v + LN_EPS);
+	r = 1.0f / sqrtf(v + eps);
 	for (int i = 0; i < d; i++)
 		y[i] = (x[i] - m) * r * g[i] + b[i];
 	*mean = m;
@@ -107,13 +108,21 @@ param_grad_cols(float *dg, float *db, const float *dout, const float *inp,
 }
 
 void
+tfm_layernorm_forward_eps(float *out, float *mean, float *rstd,
+						  const float *inp, const float *g, const float *b,
+						  int N, int d, float eps)
+{
+#pragma omp parallel for num_threads(tfm_get_threads()) if(N >= 64) schedule(static)
+	for (int n = 0; n < N; n++)
+		row_forward(out + (size_t) n * d, mean + n, rstd + n, inp + (size_t) n * d, g, b, d, eps);
+}
+
+void
 tfm_layernorm_forward(float *out, float *mean, float *rstd,
 					  const float *inp, const float *g, const float *b,
 					  int N, int d)
 {
-#pragma omp parallel for num_threads(tfm_get_threads()) if(N >= 64) schedule(static)
-	for (int n = 0; n < N; n++)
-		row_forward(out + (size_t) n * d, mean + n, rstd + n, inp + (size_t) n * d, g, b, d);
+	tfm_layernorm_forward_eps(out, mean, rstd, inp, g, b, N, d, TFM_LN_EPS);
 }
 
 void

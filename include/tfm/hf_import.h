@@ -1,0 +1,104 @@
+/*
+ * tfm/hf_import.h — Hugging Face checkpoints into tfm models (plain C, no
+ * postgres.h): the hyper-parameters of a config.json mapped to a tfm_config,
+ * and a table naming every tensor the checkpoint must hold, its shape, and
+ * where its values go in the tfm model (and how: copied, or transposed from
+ * nn.Linear's (out, in) to tfm's (in, out)).
+ *
+ * The SQL layer parses config.json (strictly, refusing unknown model types
+ * and options by name) into a tfm_hf_params, asks tfm_hf_config for the
+ * tfm_config, builds the model, then walks the safetensors file: every
+ * tensor is looked up with tfm_hf_match, checked and converted with
+ * tfm_hf_load_tensor, and at the end tfm_hf_finish names any expected
+ * tensor that never came.  Architectures: GPT-2 (GPT2LMHeadModel) for now;
+ * the BERT family and Llama add rows to the same table.
+ */
+#ifndef TFM_HF_IMPORT_H
+#define TFM_HF_IMPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tfm/model.h"
+#include "tfm/safetensors.h"
+
+typedef enum tfm_hf_arch
+{
+	TFM_HF_GPT2 = 1
+} tfm_hf_arch;
+
+/* what a config.json says, in the units tfm needs (filled by the caller) */
+typedef struct tfm_hf_params
+{
+	tfm_hf_arch arch;
+	int			vocab;			/* vocab_size */
+	int			d_model;		/* n_embd */
+	int			layers;			/* n_layer */
+	int			heads;			/* n_head */
+	int			max_len;		/* n_positions */
+	int			d_ff;			/* n_inner, 0 = 4·n_embd */
+	float		ln_eps;			/* layer_norm_epsilon */
+	bool		tie;			/* tie_word_embeddings */
+	float		dropout;		/* resid_pdrop (training only) */
+	float		attn_dropout;	/* attn_pdrop */
+} tfm_hf_params;
+
+/* what becomes of a checkpoint tensor */
+typedef enum tfm_hf_use
+{
+	TFM_HF_COPY = 0,			/* values as they are (Conv1D is already (in, out)) */
+	TFM_HF_TRANSPOSE,			/* a 2-D (a, b) tensor stored as (b, a) */
+	TFM_HF_TIED,				/* must equal the tensor it is tied to (lm_head) */
+	TFM_HF_BUFFER				/* a non-parameter buffer: shape checked, values ignored */
+} tfm_hf_use;
+
+typedef struct tfm_hf_entry
+{
+	char		name[96];		/* HF name, without the optional prefix */
+	bool		prefixable;		/* may also appear as prefix + name */
+	bool		required;
+	tfm_hf_use	use;
+	int			ndim;
+	int64_t		dims[4];		/* the checkpoint's shape; -1 = any size */
+	char		target[48];		/* tfm tensor name ("" for buffers) */
+} tfm_hf_entry;
+
+typedef struct tfm_hf_map
+{
+	tfm_hf_arch arch;
+	const char *prefix;			/* "transformer." for GPT-2 */
+	int			n;
+	tfm_hf_entry *entries;
+	bool	   *seen;
+	float	   *tied;			/* a tied lm_head's values, compared at the end */
+	const tfm_hf_entry *tied_entry;
+} tfm_hf_map;
+
+/* NULL and *cfg filled, or a message (lower case, no period) */
+const char *tfm_hf_config(tfm_config *cfg, const tfm_hf_params *p);
+
+/* the expected tensors of a model of that config (malloc'd; NULL if out of memory) */
+tfm_hf_map *tfm_hf_map_create(tfm_hf_arch arch, const tfm_config *cfg);
+void		tfm_hf_map_free(tfm_hf_map *map);
+
+/* the entry for a checkpoint tensor name (len bytes), or NULL if unexpected */
+tfm_hf_entry *tfm_hf_match(tfm_hf_map *map, const char *name, size_t len);
+
+/*
+ * Check a tensor against its entry (dtype F32/F16/BF16 except for buffers,
+ * shape, seen once) and store its values in m, converted to float32;
+ * src holds its bytes (t->end - t->begin).  NaN and infinities are refused.
+ * Returns 0, or -1 with a message in err (naming the tensor, and for a
+ * shape both shapes).
+ */
+int			tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
+							   const tfm_st_tensor *t, const uint8_t *src,
+							   char *err, size_t errlen);
+
+/*
+ * After every tensor: 0, or -1 with a message if a required tensor never
+ * came or a tied lm_head differs from the embedding.
+ */
+int			tfm_hf_finish(const tfm_model *m, const tfm_hf_map *map, char *err, size_t errlen);
+
+#endif							/* TFM_HF_IMPORT_H */

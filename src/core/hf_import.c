@@ -1,0 +1,349 @@
+/*
+ * hf_import.c — the table of a Hugging Face checkpoint's tensors for each
+ * architecture tfm imports, and the checks and conversions that store them
+ * in a tfm model (see tfm/hf_import.h).
+ *
+ * GPT-2 (GPT2LMHeadModel), tfm's pre-LN decoder exactly:
+ *   wte.weight (V, d)               -> tok_emb
+ *   wpe.weight (n_positions, d)     -> pos_emb
+ *   h.N.ln_1.weight / bias (d)      -> dec.N.ln1.g / b
+ *   h.N.attn.c_attn.weight (d, 3d)  -> dec.N.attn.qkv.w   (Conv1D: (in, out), [Q|K|V])
+ *   h.N.attn.c_attn.bias (3d)       -> dec.N.attn.qkv.b
+ *   h.N.attn.c_proj.weight (d, d)   -> dec.N.attn.out.w
+ *   h.N.ln_2.*                      -> dec.N.ln2.*
+ *   h.N.mlp.c_fc.weight (d, f)      -> dec.N.ff1.w, .bias -> ff1.b
+ *   h.N.mlp.c_proj.weight (f, d)    -> dec.N.ff2.w, .bias -> ff2.b
+ *   ln_f.weight / bias              -> dec.ln_f.g / b
+ *   lm_head.weight (V, d)           tied: absent, or equal to wte.weight;
+ *                                   untied: -> out.w, transposed
+ *   h.N.attn.bias, h.N.attn.masked_bias   buffers of older checkpoints
+ *                                   (the causal mask): shape checked, ignored
+ * Every name may carry the "transformer." prefix (GPT2LMHeadModel saves
+ * it; checkpoints converted from GPT2Model do not).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfm/hf_import.h"
+
+const char *
+tfm_hf_config(tfm_config *cfg, const tfm_hf_params *p)
+{
+	const char *bad;
+
+	if (p->arch != TFM_HF_GPT2)
+		return "unknown architecture";
+	if (p->d_model < 1 || p->d_model > TFM_MAX_D_MODEL)
+		return "n_embd must be between 1 and 4096";
+	if (p->heads < 1 || p->heads > TFM_MAX_HEADS)
+		return "n_head must be between 1 and 64";
+	if (p->d_model % p->heads != 0)
+		return "n_head must divide n_embd";
+	if (p->layers < 1 || p->layers > TFM_MAX_LAYERS)
+		return "n_layer must be between 1 and 48";
+	if (p->max_len < 2 || p->max_len > TFM_MAX_LEN)
+		return "n_positions must be between 2 and 8192";
+	if (p->vocab < 1 || p->vocab > TFM_MAX_VOCAB)
+		return "vocab_size must be between 1 and 1000000";
+	if (p->d_ff < 0 || p->d_ff > TFM_MAX_D_FF)
+		return "n_inner must be between 1 and 16384";
+	if (!(p->ln_eps > 0.0f && p->ln_eps <= 0.1f))
+		return "layer_norm_epsilon must be greater than 0 and at most 0.1";
+	if (!(p->dropout >= 0.0f && p->dropout < 1.0f) ||
+		!(p->attn_dropout >= 0.0f && p->attn_dropout < 1.0f))
+		return "dropout probabilities must be at least 0 and less than 1";
+	tfm_config_defaults(cfg, TFM_TASK_LM);
+	cfg->vocab = p->vocab;
+	cfg->d_model = p->d_model;
+	cfg->heads = p->heads;
+	cfg->dec_layers = p->layers;
+	cfg->enc_layers = 0;
+	cfg->d_ff = p->d_ff > 0 ? p->d_ff : 4 * p->d_model;
+	cfg->max_len = p->max_len;
+	cfg->norm = TFM_NORM_PRE;
+	cfg->positions = TFM_POS_LEARNED;
+	cfg->activation = TFM_ACT_GELU_TANH;
+	cfg->tie = p->tie;
+	cfg->scale_embeddings = 0;
+	cfg->pad_id = -1;			/* GPT-2 has no padding token */
+	cfg->dropout = p->dropout;
+	cfg->attn_dropout = p->attn_dropout;
+	cfg->ln_eps = p->ln_eps;
+	bad = tfm_config_check(cfg);
+	return bad;
+}
+
+typedef struct builder
+{
+	tfm_hf_map *map;
+	int			cap;
+	bool		failed;
+} builder;
+
+static tfm_hf_entry *
+add(builder *b, const char *name, bool prefixable, tfm_hf_use use, const char *target,
+	int ndim, int64_t d0, int64_t d1, int64_t d2, int64_t d3)
+{
+	tfm_hf_entry *e;
+
+	if (b->failed)
+		return NULL;
+	if (b->map->n == b->cap)
+	{
+		int			cap = b->cap ? 2 * b->cap : 64;
+		tfm_hf_entry *ne = realloc(b->map->entries, sizeof(tfm_hf_entry) * cap);
+
+		if (!ne)
+		{
+			b->failed = true;
+			return NULL;
+		}
+		b->map->entries = ne;
+		b->cap = cap;
+	}
+	e = &b->map->entries[b->map->n++];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	snprintf(e->target, sizeof(e->target), "%s", target);
+	e->prefixable = prefixable;
+	e->required = use != TFM_HF_BUFFER && use != TFM_HF_TIED;
+	e->use = use;
+	e->ndim = ndim;
+	e->dims[0] = d0;
+	e->dims[1] = d1;
+	e->dims[2] = d2;
+	e->dims[3] = d3;
+	return e;
+}
+
+static void
+gpt2_entries(builder *b, const tfm_config *c)
+{
+	char		n[96],
+				t[48];
+	int64_t		d = c->d_model,
+				f = c->d_ff,
+				V = c->vocab,
+				P = c->max_len;
+
+	add(b, "wte.weight", true, TFM_HF_COPY, "tok_emb", 2, V, d, 0, 0);
+	add(b, "wpe.weight", true, TFM_HF_COPY, "pos_emb", 2, P, d, 0, 0);
+	for (int i = 0; i < c->dec_layers; i++)
+	{
+#define L(hf, tf, nd, a, bb) \
+	do { snprintf(n, sizeof(n), "h.%d.%s", i, hf); snprintf(t, sizeof(t), "dec.%d.%s", i, tf); \
+		 add(b, n, true, TFM_HF_COPY, t, nd, a, bb, 0, 0); } while (0)
+		L("ln_1.weight", "ln1.g", 1, d, 0);
+		L("ln_1.bias", "ln1.b", 1, d, 0);
+		L("attn.c_attn.weight", "attn.qkv.w", 2, d, 3 * d);
+		L("attn.c_attn.bias", "attn.qkv.b", 1, 3 * d, 0);
+		L("attn.c_proj.weight", "attn.out.w", 2, d, d);
+		L("attn.c_proj.bias", "attn.out.b", 1, d, 0);
+		L("ln_2.weight", "ln2.g", 1, d, 0);
+		L("ln_2.bias", "ln2.b", 1, d, 0);
+		L("mlp.c_fc.weight", "ff1.w", 2, d, f);
+		L("mlp.c_fc.bias", "ff1.b", 1, f, 0);
+		L("mlp.c_proj.weight", "ff2.w", 2, f, d);
+		L("mlp.c_proj.bias", "ff2.b", 1, d, 0);
+#undef L
+		snprintf(n, sizeof(n), "h.%d.attn.bias", i);
+		add(b, n, true, TFM_HF_BUFFER, "", 4, 1, 1, P, P);
+		snprintf(n, sizeof(n), "h.%d.attn.masked_bias", i);
+		add(b, n, true, TFM_HF_BUFFER, "", 0, 0, 0, 0, 0);
+	}
+	add(b, "ln_f.weight", true, TFM_HF_COPY, "dec.ln_f.g", 1, d, 0, 0, 0);
+	add(b, "ln_f.bias", true, TFM_HF_COPY, "dec.ln_f.b", 1, d, 0, 0, 0);
+	if (c->tie)
+		add(b, "lm_head.weight", false, TFM_HF_TIED, "tok_emb", 2, V, d, 0, 0);
+	else
+		add(b, "lm_head.weight", false, TFM_HF_TRANSPOSE, "out.w", 2, V, d, 0, 0);
+}
+
+tfm_hf_map *
+tfm_hf_map_create(tfm_hf_arch arch, const tfm_config *cfg)
+{
+	builder		b = {0};
+
+	b.map = calloc(1, sizeof(tfm_hf_map));
+	if (!b.map)
+		return NULL;
+	b.map->arch = arch;
+	switch (arch)
+	{
+		case TFM_HF_GPT2:
+			b.map->prefix = "transformer.";
+			gpt2_entries(&b, cfg);
+			break;
+	}
+	b.map->seen = calloc(b.map->n + 1, sizeof(bool));
+	if (b.failed || !b.map->seen)
+	{
+		tfm_hf_map_free(b.map);
+		return NULL;
+	}
+	return b.map;
+}
+
+void
+tfm_hf_map_free(tfm_hf_map *map)
+{
+	if (!map)
+		return;
+	free(map->entries);
+	free(map->seen);
+	free(map->tied);
+	free(map);
+}
+
+tfm_hf_entry *
+tfm_hf_match(tfm_hf_map *map, const char *name, size_t len)
+{
+	size_t		pl = map->prefix ? strlen(map->prefix) : 0;
+
+	for (int i = 0; i < map->n; i++)
+	{
+		tfm_hf_entry *e = &map->entries[i];
+		size_t		el = strlen(e->name);
+
+		if (len == el && memcmp(name, e->name, el) == 0)
+			return e;
+		if (e->prefixable && pl > 0 && len == pl + el &&
+			memcmp(name, map->prefix, pl) == 0 && memcmp(name + pl, e->name, el) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+static void
+shape_str(char *buf, size_t len, int ndim, const int64_t *d64, const uint64_t *du)
+{
+	size_t		o = 0;
+
+	o += snprintf(buf + o, len - o, "[");
+	for (int i = 0; i < ndim && o < len; i++)
+		o += snprintf(buf + o, len - o, "%s%lld", i ? ", " : "",
+					  d64 ? (long long) d64[i] : (long long) du[i]);
+	if (o < len)
+		snprintf(buf + o, len - o, "]");
+}
+
+int
+tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
+				   const tfm_st_tensor *t, const uint8_t *src, char *err, size_t errlen)
+{
+	const tfm_param_info *p = NULL;
+	bool		shape_ok = t->ndim == e->ndim;
+	size_t		n = (size_t) t->n_values;
+	float	   *dst,
+			   *tmp = NULL;
+	size_t		bad;
+	tfm_st_err	se;
+
+	if (map->seen[e - map->entries])
+	{
+		snprintf(err, errlen, "tensor \"%s\" appears twice (with and without the prefix \"%s\")",
+				 e->name, map->prefix ? map->prefix : "");
+		return -1;
+	}
+	map->seen[e - map->entries] = true;
+	for (int i = 0; shape_ok && i < e->ndim; i++)
+		if (e->dims[i] >= 0 && (uint64_t) e->dims[i] != t->dims[i])
+			shape_ok = false;
+	if (!shape_ok)
+	{
+		char		want[96],
+					got[160];
+
+		shape_str(want, sizeof(want), e->ndim, e->dims, NULL);
+		shape_str(got, sizeof(got), t->ndim, NULL, t->dims);
+		snprintf(err, errlen, "tensor \"%s\" has shape %s, the config implies %s",
+				 t->name, got, want);
+		return -1;
+	}
+	if (e->use == TFM_HF_BUFFER)
+		return 0;
+	if (!tfm_st_dtype_is_float(t->dtype))
+	{
+		snprintf(err, errlen, "tensor \"%s\" has dtype %s; weights must be F32, F16 or BF16",
+				 t->name, tfm_st_dtype_name(t->dtype) ? tfm_st_dtype_name(t->dtype) : "?");
+		return -1;
+	}
+	p = tfm_model_find(m, e->target);
+	if (!p || p->size != n)
+	{
+		snprintf(err, errlen, "tensor \"%s\" has no place in the model. Please report a bug.",
+				 t->name);
+		return -1;
+	}
+	if (e->use == TFM_HF_COPY)
+		dst = m->params + p->offset;
+	else
+	{
+		tmp = malloc(sizeof(float) * (n > 0 ? n : 1));
+		if (!tmp)
+		{
+			snprintf(err, errlen, "out of memory converting tensor \"%s\"", t->name);
+			return -1;
+		}
+		dst = tmp;
+	}
+	if (tfm_st_tensor_to_f32(dst, t, src, (size_t) (t->end - t->begin), &se) != TFM_ST_OK)
+	{
+		snprintf(err, errlen, "%s", se.msg);
+		free(tmp);
+		return -1;
+	}
+	if (tfm_st_find_nonfinite(&bad, dst, n))
+	{
+		snprintf(err, errlen, "tensor \"%s\" holds %s at index %zu", t->name,
+				 isnan(dst[bad]) ? "NaN" : "an infinity", bad);
+		free(tmp);
+		return -1;
+	}
+	if (e->use == TFM_HF_TRANSPOSE)
+	{
+		/* (a, b) in the file -> (b, a) in tfm */
+		size_t		a = (size_t) t->dims[0],
+					bb = (size_t) t->dims[1];
+		float	   *out = m->params + p->offset;
+
+		for (size_t i = 0; i < a; i++)
+			for (size_t j = 0; j < bb; j++)
+				out[j * a + i] = tmp[i * bb + j];
+		free(tmp);
+	}
+	else if (e->use == TFM_HF_TIED)
+	{
+		free(map->tied);
+		map->tied = tmp;
+		map->tied_entry = e;
+	}
+	return 0;
+}
+
+int
+tfm_hf_finish(const tfm_model *m, const tfm_hf_map *map, char *err, size_t errlen)
+{
+	for (int i = 0; i < map->n; i++)
+		if (map->entries[i].required && !map->seen[i])
+		{
+			snprintf(err, errlen, "tensor \"%s%s\" is missing",
+					 map->entries[i].prefixable && map->prefix ? map->prefix : "",
+					 map->entries[i].name);
+			return -1;
+		}
+	if (map->tied)
+	{
+		const tfm_param_info *p = tfm_model_find(m, map->tied_entry->target);
+
+		if (!p || memcmp(map->tied, m->params + p->offset, sizeof(float) * p->size) != 0)
+		{
+			snprintf(err, errlen, "tensor \"%s\" differs from the embedding it is tied to "
+					 "(tie_word_embeddings is true)", map->tied_entry->name);
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,36 @@
+/*
+ * import.h — shared declarations of tfm_import's files: the parsing of a
+ * Hugging Face config.json (import_config.c) and tokenizer.json
+ * (import_tokenizer.c) for the SQL entry points in import.c.
+ */
+#ifndef TFM_IMPORT_H
+#define TFM_IMPORT_H
+
+#include "postgres.h"
+#include "utils/jsonb.h"
+
+#include "tfm/hf_import.h"
+
+/* what tfm keeps of a config.json besides the tfm_config */
+typedef struct TfmHfConfig
+{
+	tfm_hf_params p;
+	int			bos_id;			/* -1 if the config names none */
+	int			eos_id;
+	const char *model_type;
+} TfmHfConfig;
+
+/* config.json, strictly: unknown model types and options refused by name */
+void		tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out);
+
+/*
+ * tokenizer.json: byte-level BPE only; checked against the model's
+ * vocabulary size and stored as tfm tokenizer name.
+ */
+void		tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab);
+
+/* small jsonb helpers (import_config.c) */
+JsonbValue *tfm_jget(JsonbContainer *c, const char *key, JsonbValue *buf);
+const char *tfm_jtype(const JsonbValue *v);
+
+#endif							/* TFM_IMPORT_H */

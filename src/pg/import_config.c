@@ -1,0 +1,234 @@
+/*
+ * import_config.c — a Hugging Face config.json, read strictly: the model
+ * type and the options that change the computation must be ones tfm
+ * implements exactly, or the import is refused naming them.  Keys that
+ * only matter elsewhere (summary_*, task_specific_params, torch_dtype,
+ * use_cache, ...) are ignored.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/numeric.h"
+
+#include "import.h"
+
+JsonbValue *
+tfm_jget(JsonbContainer *c, const char *key, JsonbValue *buf)
+{
+	JsonbValue *v = getKeyJsonValueFromContainer(c, key, strlen(key), buf);
+
+	return v;
+}
+
+const char *
+tfm_jtype(const JsonbValue *v)
+{
+	switch (v->type)
+	{
+		case jbvNull:
+			return "null";
+		case jbvString:
+			return "a string";
+		case jbvNumeric:
+			return "a number";
+		case jbvBool:
+			return "a boolean";
+		default:
+			return "an array or object";
+	}
+}
+
+static void
+bad_field(const char *key, const char *want, const JsonbValue *v)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("config.json field \"%s\" must be %s, not %s", key, want, tfm_jtype(v))));
+}
+
+/* an integer field; absent or null gives dflt, or an error if required */
+static int
+jint(JsonbContainer *c, const char *key, int dflt, bool required)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, key, &buf);
+	double		d;
+
+	if (!v || v->type == jbvNull)
+	{
+		if (required)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("config.json lacks the field \"%s\"", key)));
+		return dflt;
+	}
+	if (v->type != jbvNumeric)
+		bad_field(key, "an integer", v);
+	d = DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
+	if (d != floor(d) || d < -2147483648.0 || d > 2147483647.0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json field \"%s\" must be an integer, not %g", key, d)));
+	return (int) d;
+}
+
+static double
+jnum(JsonbContainer *c, const char *key, double dflt)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, key, &buf);
+
+	if (!v || v->type == jbvNull)
+		return dflt;
+	if (v->type != jbvNumeric)
+		bad_field(key, "a number", v);
+	return DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
+}
+
+static bool
+jbool(JsonbContainer *c, const char *key, bool dflt)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, key, &buf);
+
+	if (!v || v->type == jbvNull)
+		return dflt;
+	if (v->type != jbvBool)
+		bad_field(key, "a boolean", v);
+	return v->val.boolean;
+}
+
+static char *
+jstr(JsonbContainer *c, const char *key)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, key, &buf);
+
+	if (!v || v->type == jbvNull)
+		return NULL;
+	if (v->type != jbvString)
+		bad_field(key, "a string", v);
+	return pnstrdup(v->val.string.val, v->val.string.len);
+}
+
+/* an option that must keep the value tfm implements */
+static void
+require_bool(JsonbContainer *c, const char *key, bool dflt, bool want)
+{
+	if (jbool(c, key, dflt) != want)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json option \"%s\": %s is not supported", key, want ? "false" : "true")));
+}
+
+static void
+parse_gpt2(JsonbContainer *c, TfmHfConfig *out)
+{
+	tfm_hf_params *p = &out->p;
+	char	   *act = jstr(c, "activation_function");
+	int			n_ctx;
+	const char *bad;
+	tfm_config	cfg;
+
+	p->arch = TFM_HF_GPT2;
+	if (act && strcmp(act, "gelu_new") != 0 && strcmp(act, "gelu_pytorch_tanh") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("activation_function \"%s\" is not supported", act),
+				 errdetail("tfm imports GPT-2 models with gelu_new.")));
+	p->vocab = jint(c, "vocab_size", 0, true);
+	p->d_model = jint(c, "n_embd", 0, true);
+	p->layers = jint(c, "n_layer", 0, true);
+	p->heads = jint(c, "n_head", 0, true);
+	p->max_len = jint(c, "n_positions", 0, true);
+	n_ctx = jint(c, "n_ctx", p->max_len, false);
+	if (n_ctx != p->max_len)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json has n_ctx %d and n_positions %d; they must be equal",
+						n_ctx, p->max_len)));
+	p->d_ff = jint(c, "n_inner", 0, false);
+	if (p->d_ff < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json field \"n_inner\" must be positive, not %d", p->d_ff)));
+	p->ln_eps = (float) jnum(c, "layer_norm_epsilon", 1e-5);
+	p->tie = jbool(c, "tie_word_embeddings", true);
+	p->dropout = (float) jnum(c, "resid_pdrop", 0.1);
+	p->attn_dropout = (float) jnum(c, "attn_pdrop", 0.1);
+	require_bool(c, "scale_attn_weights", true, true);
+	require_bool(c, "scale_attn_by_inverse_layer_idx", false, false);
+	require_bool(c, "add_cross_attention", false, false);
+	/* upcasting changes nothing in float32; reordering neither */
+	out->bos_id = jint(c, "bos_token_id", -1, false);
+	out->eos_id = jint(c, "eos_token_id", -1, false);
+	bad = tfm_hf_config(&cfg, p);
+	if (bad)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid GPT-2 config.json: %s", bad)));
+	if (out->bos_id < -1 || out->bos_id >= p->vocab || out->eos_id < -1 || out->eos_id >= p->vocab)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json bos_token_id %d or eos_token_id %d is not below vocab_size %d",
+						out->bos_id, out->eos_id, p->vocab)));
+}
+
+void
+tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
+{
+	JsonbContainer *c = &config->root;
+	char	   *type;
+	static const char *later[] = {"bert", "roberta", "distilbert", "llama", NULL};
+
+	memset(out, 0, sizeof(*out));
+	if (!JB_ROOT_IS_OBJECT(config) || JB_ROOT_IS_SCALAR(config))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config must be a JSON object (the contents of config.json)")));
+	type = jstr(c, "model_type");
+	if (!type)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json lacks the field \"model_type\"")));
+	out->model_type = type;
+	if (strcmp(type, "gpt2") == 0)
+	{
+		JsonbValue	buf,
+				   *arch = tfm_jget(c, "architectures", &buf);
+
+		/* GPT2LMHeadModel (or the bare GPT2Model, whose head is the tied embedding) */
+		if (arch && arch->type == jbvBinary)
+		{
+			JsonbIterator *it = JsonbIteratorInit(arch->val.binary.data);
+			JsonbValue	v;
+			JsonbIteratorToken tok;
+
+			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+				if (tok == WJB_ELEM)
+				{
+					char	   *a = v.type == jbvString ? pnstrdup(v.val.string.val, v.val.string.len) : "?";
+
+					if (strcmp(a, "GPT2LMHeadModel") != 0 && strcmp(a, "GPT2Model") != 0)
+						ereport(ERROR,
+								(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+								 errmsg("architecture \"%s\" is not supported", a),
+								 errdetail("tfm imports GPT2LMHeadModel checkpoints.")));
+				}
+		}
+		parse_gpt2(c, out);
+		return;
+	}
+	for (int i = 0; later[i]; i++)
+		if (strcmp(type, later[i]) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("model_type \"%s\" is not supported yet", type)));
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("model_type \"%s\" is not supported", type),
+			 errhint("tfm imports gpt2 models.")));
+}
