@@ -208,3 +208,21 @@ COMMENT ON FUNCTION tfm_cosine_distance(real[], real[]) IS '1 - tfm_cosine(a, b)
 -- a <=> b: cosine distance, as pgvector spells it, so ORDER BY e <=> q LIMIT k finds the nearest
 CREATE OPERATOR <=> (LEFTARG = real[], RIGHTARG = real[], FUNCTION = tfm_cosine_distance,
                      COMMUTATOR = <=>);
+
+-- ---------------------------------------------------------------------------
+-- inference precision: tfm.precision (auto, fp32, bf16, int8) and a model's
+-- own default; tfm_info says what runs and why
+
+DROP FUNCTION tfm_info();
+CREATE FUNCTION tfm_info(OUT version text, OUT blis_kernels text, OUT kernel_choice text,
+                         OUT threads integer, OUT inference_precision text, OUT precision_reason text,
+                         OUT bf16_kernel text, OUT int8_kernel text, OUT lowp_kernel_choice text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tfm_info' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION tfm_info() IS
+  'tfm''s version, the BLIS kernel set and why, the thread count, the inference precision tfm.precision gives here and why, and the bf16/int8 kernels this CPU runs';
+
+CREATE FUNCTION tfm_set_precision(model text, setting text) RETURNS void
+AS 'MODULE_PATHNAME', 'tfm_set_precision' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL gets an error
+COMMENT ON FUNCTION tfm_set_precision(text, text) IS
+  'a model''s own inference precision (fp32, bf16, int8; auto removes it), used when tfm.precision is auto';

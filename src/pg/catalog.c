@@ -109,7 +109,8 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"(config->>'tie_embeddings')::bool::int, (config->>'scale_embeddings')::bool::int, "
 		"(config->>'pad_id')::int, (config->>'dropout')::real, (config->>'attention_dropout')::real, "
 		"owner, acl_use, acl_train, coalesce((config->>'layer_norm_eps')::real, 0), "
-		"coalesce((config->>'bos_id')::int, -1), coalesce((config->>'eos_id')::int, -1) "
+		"coalesce((config->>'bos_id')::int, -1), coalesce((config->>'eos_id')::int, -1), "
+		"config->>'precision' "
 		"FROM tfm.models WHERE name = $1";
 	MemoryContext cxt = CurrentMemoryContext;
 	Oid			argtypes[1] = {TEXTOID};
@@ -200,6 +201,11 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	row->cfg.ln_eps = DatumGetFloat4(SPI_getbinval(tup, td, 30, &isnull));
 	row->bos_id = get_int(tup, td, 31);
 	row->eos_id = get_int(tup, td, 32);
+	{
+		char	   *prec = copy_text(tup, td, 33, cxt);
+
+		row->precision = prec ? tfm_precision_from_name(prec, name) : -1;
+	}
 	tfm_spi_finish_owner(&as);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,
