@@ -30,6 +30,7 @@ void		tfm_tokenizer_init_hooks(void);
 
 int			tfm_threads = 2;
 bool		tfm_progress = true;
+int			tfm_train_chunk_rows = 8192;
 char	   *tfm_blis_arch = NULL;
 
 static bool blas_started = false;
@@ -75,6 +76,13 @@ _PG_init(void)
 							 "Report training progress as NOTICE lines.",
 							 "The status line in pg_stat_activity (view tfm.progress) is kept either way.",
 							 &tfm_progress, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("tfm.train_chunk_rows",
+							"Rows training reads from its query at a time.",
+							"Valid range is 16 .. 1048576. Bounds training's memory; examples are shuffled "
+							"within a chunk, and tfm_fit checkpoints between chunks. A resumed run keeps "
+							"the value it started with.",
+							&tfm_train_chunk_rows, 8192, 16, 1048576,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("tfm");
 	tfm_tokenizer_init_hooks();
 }
