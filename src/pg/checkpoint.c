@@ -219,6 +219,7 @@ read_state(TrainRun *run, tfm_train_opts *o, Restored *r, bytea *state)
 	o->weight_decay = pq_getmsgfloat4(&b);
 	o->decoupled = pq_getmsgbyte(&b) != 0;
 	o->seed = (uint64) pq_getmsgint64(&b);
+	run->rd.seed = o->seed;		/* which rows are held out */
 	r->tr_step = pq_getmsgint64(&b);
 	r->adam_step = pq_getmsgint64(&b);
 	r->last_lr = pq_getmsgfloat4(&b);
@@ -406,8 +407,8 @@ tfm_checkpoint_forget(const TfmModelRow *row)
 		ereport(NOTICE,
 				(errmsg("model \"%s\" was last trained by an interrupted run; this run starts afresh",
 						row->name),
-				 errdetail("The interrupted run started at %s; its last checkpoint was in epoch %s after %s steps, and is discarded now.",
-						   SPI_getvalue(tup, td, 1), SPI_getvalue(tup, td, 2), SPI_getvalue(tup, td, 3)),
+				 errdetail("Its last checkpoint, in epoch %s after %s steps, is discarded now.",
+						   SPI_getvalue(tup, td, 2), SPI_getvalue(tup, td, 3)),
 				 errhint("To continue such a run instead, CALL tfm_fit('%s', query, resume => true) before training the model otherwise.",
 						 row->name)));
 	}
