@@ -48,9 +48,11 @@ compare() {
            (SELECT md5(string_agg(name || data::text, ';' ORDER BY name)) FROM b)"
 }
 
-# wait until model $1's run has committed a mid-epoch checkpoint in epoch >= 2
+# wait until model $1's run (background job $2, output in $3) has committed
+# a mid-epoch checkpoint in epoch >= 2
 wait_for_checkpoint() {
   for _ in $(seq 1 600); do
+    kill -0 "$2" 2>/dev/null || { cat "$3"; fail "the run of $1 ended before it could be interrupted"; }
     n=$("${PSQL[@]}" -c "SELECT count(*) FROM tfm.history h JOIN tfm.models m ON m.id = h.model_id
                          WHERE m.name = '$1' AND h.epoch >= 2 AND h.checkpoint > 0")
     [ "$n" -gt 0 ] && return 0
@@ -79,7 +81,13 @@ echo "took ${SECONDS} s"
 echo "== run cancelled from another session (fc_b), then resumed"
 "${PSQL[@]}" -c "CALL tfm_fit('fc_b', '$QUERY', $ARGS)" >/tmp/fc_b.out 2>&1 &
 runner=$!
-wait_for_checkpoint fc_b
+wait_for_checkpoint fc_b $runner /tmp/fc_b.out
+# while it runs: tfm.progress shows it, and it cannot be resumed elsewhere
+echo "tfm.progress: $("${PSQL[@]}" -c "SELECT status FROM tfm.progress WHERE status LIKE 'tfm_fit fc_b:%'")"
+[ "$("${PSQL[@]}" -c "SELECT count(*) FROM tfm.progress WHERE status LIKE 'tfm_fit fc_b:%'")" = 1 ] ||
+  fail "tfm.progress does not show the run of fc_b"
+if "${PSQL[@]}" -c "CALL tfm_fit('fc_b', resume => true)" 2>/tmp/fc_b2.err; then fail "a running run was resumed"; fi
+grep -q 'the run of model "fc_b" is still going' /tmp/fc_b2.err || { cat /tmp/fc_b2.err; fail "resume of a running run"; }
 pid=$("${PSQL[@]}" -c "SELECT c.pid FROM tfm.checkpoints c JOIN tfm.models m ON m.id = c.model_id WHERE m.name = 'fc_b'")
 "${PSQL[@]}" -c "SELECT pg_cancel_backend($pid)" >/dev/null
 if wait $runner; then fail "the run of fc_b was not cancelled (it finished first)"; fi
@@ -91,7 +99,7 @@ check_same fc_a fc_b
 echo "== run whose backend is killed with kill -9 (fc_c), then resumed"
 "${PSQL[@]}" -c "CALL tfm_fit('fc_c', '$QUERY', $ARGS)" >/tmp/fc_c.out 2>&1 &
 runner=$!
-wait_for_checkpoint fc_c
+wait_for_checkpoint fc_c $runner /tmp/fc_c.out
 pid=$("${PSQL[@]}" -c "SELECT c.pid FROM tfm.checkpoints c JOIN tfm.models m ON m.id = c.model_id WHERE m.name = 'fc_c'")
 if ! kill -0 "$pid" 2>/dev/null; then
   echo "(cannot signal the server's processes: kill -9 part skipped)"

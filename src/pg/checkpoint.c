@@ -490,8 +490,12 @@ tfm_checkpoint_resume(TrainRun *run)
 	TfmAsOwner	as;
 
 	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("SELECT model_version, run_started, query, state FROM tfm.checkpoints "
-							  "WHERE model_id = $1", 1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+	if (SPI_execute_with_args("SELECT model_version, run_started, query, state, "
+							  "EXISTS (SELECT FROM pg_stat_activity a WHERE a.pid = c.pid "
+							  "        AND a.pid <> pg_backend_pid() AND a.state = 'active' "
+							  "        AND a.query LIKE 'tfm\\_fit %') "
+							  "FROM tfm.checkpoints c WHERE model_id = $1",
+							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "cannot read tfm.checkpoints");
 	if (SPI_processed == 0)
 		ereport(ERROR,
@@ -503,6 +507,11 @@ tfm_checkpoint_resume(TrainRun *run)
 		TupleDesc	td = SPI_tuptable->tupdesc;
 		MemoryContext old;
 
+		if (DatumGetBool(SPI_getbinval(tup, td, 5, &isnull)))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_IN_USE),
+					 errmsg("the run of model \"%s\" is still going", run->row.name),
+					 errhint("See tfm.progress; resume a run once it has stopped.")));
 		version = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
 		run->started = DatumGetTimestampTz(SPI_getbinval(tup, td, 2, &isnull));
 		run->query = MemoryContextStrdup(run->cxt,
