@@ -448,6 +448,8 @@ tfm_checkpoint_write(TrainRun *run, bool epoch_end)
 	char	   *options;
 	TfmAsOwner	as;
 
+	/* from here on, allocations go with the SPI connection */
+	tfm_spi_connect_owner(&as);
 	options = psprintf("{\"epochs\": %d, \"batch_size\": %d, \"lr\": %.9g, \"warmup\": %lld, "
 					   "\"warmup_auto\": %s, \"schedule\": \"%s\", \"weight_decay\": %.9g, "
 					   "\"clip\": %.9g, \"label_smoothing\": %.9g, \"val_fraction\": %.9g, "
@@ -469,7 +471,6 @@ tfm_checkpoint_write(TrainRun *run, bool epoch_end)
 	args[6] = CStringGetTextDatum(run->query);
 	args[7] = CStringGetTextDatum(options);
 	args[8] = PointerGetDatum(state_bytes(run, epoch_end));
-	tfm_spi_connect_owner(&as);
 	if (SPI_execute_with_args(upsert, 9, types, args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "cannot write tfm.checkpoints");
 	write_tensors(run);

@@ -174,7 +174,7 @@ tfm_fit(PG_FUNCTION_ARGS)
 	}
 	else
 	{
-		run->query = query;
+		run->query = pstrdup(query);	/* in run_cxt, which outlives the commits */
 		tfm_run_options(fcinfo, run, &o, A_KEEP);
 		tfm_checkpoint_forget(&run->row);
 		tfm_run_begin(run, &o);
