@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_fit_cancel.sh — CALL tfm_fit survives a real interruption: a run
-# cancelled from another session (pg_cancel_backend), and one whose backend
+# cancelled from another session (pg_cancel_backend), one stopped by
+# statement_timeout (at half the uninterrupted run's time), and one whose backend
 # is killed with kill -9 (the server restarts in crash recovery), each
 # resumed with resume => true, end with weights bit-identical to a run that
 # was never interrupted (same seed, same tfm.threads, rows in ORDER BY).
@@ -33,7 +34,7 @@ FROM generate_series(1, 12000) i;
 SELECT count(*) FROM (
   SELECT tfm_create_model(n, 'classify', vocab_size => 128, labels => ARRAY['a', 'b'],
                           d_model => 48, heads => 4, layers => 2, max_len => 32, seed => 5)
-    FROM unnest(ARRAY['fc_a', 'fc_b', 'fc_c']) n) s;
+    FROM unnest(ARRAY['fc_a', 'fc_b', 'fc_c', 'fc_d']) n) s;
 SQL
 
 # every tensor of two models, compared value for value
@@ -76,7 +77,8 @@ check_same() {
 echo "== uninterrupted run (fc_a)"
 SECONDS=0
 "${PSQL[@]}" -c "CALL tfm_fit('fc_a', '$QUERY', $ARGS)"
-echo "took ${SECONDS} s"
+a_secs=$SECONDS
+echo "took ${a_secs} s"
 
 echo "== run cancelled from another session (fc_b), then resumed"
 "${PSQL[@]}" -c "CALL tfm_fit('fc_b', '$QUERY', $ARGS)" >/tmp/fc_b.out 2>&1 &
@@ -95,6 +97,17 @@ grep -q "canceling statement due to user request" /tmp/fc_b.out || { cat /tmp/fc
 report_checkpoint fc_b
 "${PSQL[@]}" -c "CALL tfm_fit('fc_b', resume => true)"
 check_same fc_a fc_b
+
+echo "== run stopped by statement_timeout (fc_d), then resumed"
+timeout_ms=$(( (a_secs > 2 ? a_secs : 2) * 500 ))
+if PGOPTIONS="$PGOPTIONS -c statement_timeout=$timeout_ms" "${PSQL[@]}" \
+     -c "CALL tfm_fit('fc_d', '$QUERY', $ARGS)" 2>/tmp/fc_d.out; then
+  fail "the run of fc_d was not stopped by statement_timeout = $timeout_ms ms"
+fi
+grep -q "canceling statement due to statement timeout" /tmp/fc_d.out || { cat /tmp/fc_d.out; fail "fc_d ended otherwise"; }
+report_checkpoint fc_d
+"${PSQL[@]}" -c "CALL tfm_fit('fc_d', resume => true)"
+check_same fc_a fc_d
 
 echo "== run whose backend is killed with kill -9 (fc_c), then resumed"
 "${PSQL[@]}" -c "CALL tfm_fit('fc_c', '$QUERY', $ARGS)" >/tmp/fc_c.out 2>&1 &
