@@ -20,6 +20,8 @@ if ! make -s installcheck PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config; then
   [ -f regression.diffs ] && head -200 regression.diffs
   exit 1
 fi
+echo "== tfm_fit: cancelled, timed-out and killed runs resume bit-identical"
+scripts/test_fit_cancel.sh
 echo "== pgTAP"
 psql -q -X -c "CREATE EXTENSION IF NOT EXISTS pgtap" >/dev/null
 if [ -d ../shared/data ]; then

@@ -26,7 +26,8 @@ SELECT i, array(SELECT 6 + (i * 7 + j * 13) % 90 FROM generate_series(1, 8 + i %
 FROM generate_series(1, 600) i;
 SELECT model FROM tfm_create_model('prec_clf', 'classify', vocab_size => 100, labels => ARRAY['a', 'b'],
                                    d_model => 32, heads => 4, layers => 2, max_len => 32);
-SELECT epoch FROM tfm_train('prec_clf', 'SELECT ids, label FROM prec_rows ORDER BY i', epochs => 2, batch_size => 32);
+SELECT epoch FROM tfm_train('prec_clf', 'SELECT ids, label FROM prec_rows ORDER BY i', epochs => 2, batch_size => 32,
+                             keep => 'last');
 CREATE TABLE prec_out (precision text, i int, label text, p double precision);
 SET tfm.precision = fp32;
 INSERT INTO prec_out SELECT 'fp32', i, p.label, p.probability FROM prec_rows, tfm_predict_proba('prec_clf', ids) p;
@@ -42,9 +43,10 @@ SELECT o.precision, max(abs(o.p - f.p)) <= CASE o.precision WHEN 'bf16' THEN 0.0
        bool_or(o.p <> f.p) = (o.precision <> 'fp32 again') AS differs_unless_fp32
 FROM prec_out o JOIN prec_out f ON f.precision = 'fp32' AND f.i = o.i AND f.label = o.label
 WHERE o.precision <> 'fp32' GROUP BY o.precision ORDER BY o.precision;
--- the most likely label agrees on at least 99.5 % of the rows
+-- the most likely label agrees on at least 99.5 % of the rows with bf16
+-- (int8 states its own bound: 98 %)
 WITH best AS (SELECT DISTINCT ON (precision, i) precision, i, label FROM prec_out ORDER BY precision, i, p DESC)
-SELECT b.precision, avg((b.label = f.label)::int) >= 0.995 AS labels_agree
+SELECT b.precision, avg((b.label = f.label)::int) >= CASE b.precision WHEN 'int8' THEN 0.98 ELSE 0.995 END AS labels_agree
 FROM best b JOIN best f ON f.precision = 'fp32' AND f.i = b.i
 WHERE b.precision <> 'fp32' GROUP BY b.precision ORDER BY b.precision;
 

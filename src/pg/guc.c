@@ -33,6 +33,7 @@ void		tfm_tokenizer_init_hooks(void);
 
 int			tfm_threads = 2;
 bool		tfm_progress = true;
+int			tfm_train_chunk_rows = 8192;
 char	   *tfm_blis_arch = NULL;
 
 static bool blas_started = false;
@@ -95,6 +96,13 @@ _PG_init(void)
 							 "Map loaded models' weights from one shared read-only copy instead of a copy per session.",
 							 "The copy is a file in base/pgsql_tmp, removed at server start.",
 							 &tfm_share_weights, true, PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("tfm.train_chunk_rows",
+							"Rows training reads from its query at a time.",
+							"Valid range is 16 .. 1048576. Bounds training's memory; examples are shuffled "
+							"within a chunk, and tfm_fit checkpoints between chunks. A resumed run keeps "
+							"the value it started with.",
+							&tfm_train_chunk_rows, 8192, 16, 1048576,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("tfm");
 	tfm_tokenizer_init_hooks();
 }

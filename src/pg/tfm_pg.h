@@ -18,6 +18,7 @@
 extern int	tfm_threads;
 extern char *tfm_blis_arch;
 extern bool tfm_progress;
+extern int	tfm_train_chunk_rows;
 /* initialise BLIS on first use and apply tfm.threads; call before any compute */
 void		tfm_backend_ready(void);
 
