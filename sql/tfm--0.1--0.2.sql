@@ -9,11 +9,11 @@
 -- Rows made before 0.2 belong to the role that runs the update.
 
 ALTER TABLE tfm.models
-    ADD COLUMN owner regrole NOT NULL DEFAULT current_user::text::regrole,
+    ADD COLUMN owner regrole NOT NULL DEFAULT quote_ident(current_user)::regrole,
     ADD COLUMN acl_use regrole[] NOT NULL DEFAULT '{}',
     ADD COLUMN acl_train regrole[] NOT NULL DEFAULT '{}';
 ALTER TABLE tfm.tokenizers
-    ADD COLUMN owner regrole NOT NULL DEFAULT current_user::text::regrole,
+    ADD COLUMN owner regrole NOT NULL DEFAULT quote_ident(current_user)::regrole,
     ADD COLUMN acl_use regrole[] NOT NULL DEFAULT '{}',
     ADD COLUMN acl_train regrole[] NOT NULL DEFAULT '{}';
 -- tfm's functions always name the owner
@@ -44,7 +44,9 @@ AS $$ SELECT EXISTS (SELECT FROM tfm.tokenizers t WHERE t.id = tokenizer_id
                      AND (tfm.role_may(who, t.owner, t.acl_use || t.acl_train)
                           OR EXISTS (SELECT FROM tfm.models m
                                      WHERE t.name IN (m.tokenizer, m.target_tokenizer)
-                                       AND tfm.role_may(who, m.owner, m.acl_use || m.acl_train)))) $$;
+                                       AND tfm.role_may(who, m.owner, m.acl_use || m.acl_train)
+                                       -- only while the model's owner may still use it
+                                       AND tfm.role_may(m.owner, t.owner, t.acl_use || t.acl_train)))) $$;
 
 CREATE FUNCTION tfm.current_role_oid() RETURNS oid
 LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
@@ -262,12 +264,14 @@ CREATE TABLE tfm.checkpoints (
     options        jsonb NOT NULL,
     state          bytea NOT NULL,
     pid            integer NOT NULL,
+    started_by     regrole NOT NULL,
     saved_at       timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 COMMENT ON TABLE tfm.checkpoints IS 'the last checkpoint of a tfm_fit run that has not finished: CALL tfm_fit(model, resume => true) continues it';
 COMMENT ON COLUMN tfm.checkpoints.epoch IS 'the epoch to go on with';
 COMMENT ON COLUMN tfm.checkpoints.rows_done IS 'rows of the query that epoch has consumed (0: it starts afresh)';
 COMMENT ON COLUMN tfm.checkpoints.pid IS 'the backend that wrote it';
+COMMENT ON COLUMN tfm.checkpoints.started_by IS 'the role whose query the run reads: only it resumes without naming the query';
 
 -- Adam's moments per tensor, and (keep => 'best') the best epoch's values,
 -- as raw float4 arrays
@@ -284,10 +288,15 @@ COMMENT ON TABLE tfm.checkpoint_tensors IS 'the optimizer state of a checkpoint,
 GRANT SELECT ON tfm.checkpoints, tfm.checkpoint_tensors TO PUBLIC;
 ALTER TABLE tfm.checkpoints ENABLE ROW LEVEL SECURITY;
 ALTER TABLE tfm.checkpoint_tensors ENABLE ROW LEVEL SECURITY;
-CREATE POLICY checkpoints_of_usable_models ON tfm.checkpoints FOR SELECT
-    USING (tfm.may_use_model(model_id, tfm.current_role_oid()));
-CREATE POLICY checkpoint_tensors_of_usable_models ON tfm.checkpoint_tensors FOR SELECT
-    USING (tfm.may_use_model(model_id, tfm.current_role_oid()));
+-- a run's query and optimizer state: for roles that may train the model
+CREATE FUNCTION tfm.may_train_model(model_id integer, who oid) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$ SELECT EXISTS (SELECT FROM tfm.models m WHERE m.id = model_id
+                     AND tfm.role_may(who, m.owner, m.acl_train)) $$;
+CREATE POLICY checkpoints_of_trainable_models ON tfm.checkpoints FOR SELECT
+    USING (tfm.may_train_model(model_id, tfm.current_role_oid()));
+CREATE POLICY checkpoint_tensors_of_trainable_models ON tfm.checkpoint_tensors FOR SELECT
+    USING (tfm.may_train_model(model_id, tfm.current_role_oid()));
 SELECT pg_catalog.pg_extension_config_dump('tfm.checkpoints', '');
 SELECT pg_catalog.pg_extension_config_dump('tfm.checkpoint_tensors', '');
 

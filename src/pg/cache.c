@@ -194,6 +194,8 @@ cache_lookup(const char *name, const TfmModelRow **rowp)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("model \"%s\" does not exist", name)));
 	}
+	/* before any work on the model's behalf (loading, writing a shared copy) */
+	tfm_check_model_privilege(&row, TFM_PRIV_USE);
 	if (e && e->row.id == row.id && e->row.version == row.version)
 	{
 		/* grants and the precision change without a new version */

@@ -434,16 +434,16 @@ tfm_checkpoint_write(TrainRun *run, bool epoch_end)
 {
 	static const char *upsert =
 		"INSERT INTO tfm.checkpoints (model_id, run_started, model_version, epoch, rows_done, "
-		"steps, query, options, state, pid) "
-		"VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, pg_backend_pid()) "
+		"steps, query, options, state, pid, started_by) "
+		"VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, pg_backend_pid(), $10::regrole) "
 		"ON CONFLICT (model_id) DO UPDATE SET run_started = EXCLUDED.run_started, "
 		"model_version = EXCLUDED.model_version, epoch = EXCLUDED.epoch, "
 		"rows_done = EXCLUDED.rows_done, steps = EXCLUDED.steps, query = EXCLUDED.query, "
 		"options = EXCLUDED.options, state = EXCLUDED.state, pid = EXCLUDED.pid, "
-		"saved_at = clock_timestamp()";
-	Oid			types[9] = {INT4OID, TIMESTAMPTZOID, INT8OID, INT4OID, INT8OID, INT8OID,
-	TEXTOID, TEXTOID, BYTEAOID};
-	Datum		args[9];
+		"started_by = EXCLUDED.started_by, saved_at = clock_timestamp()";
+	Oid			types[10] = {INT4OID, TIMESTAMPTZOID, INT8OID, INT4OID, INT8OID, INT8OID,
+	TEXTOID, TEXTOID, BYTEAOID, OIDOID};
+	Datum		args[10];
 	const tfm_train_opts *o = &run->tr.o;
 	char	   *options;
 	TfmAsOwner	as;
@@ -471,14 +471,15 @@ tfm_checkpoint_write(TrainRun *run, bool epoch_end)
 	args[6] = CStringGetTextDatum(run->query);
 	args[7] = CStringGetTextDatum(options);
 	args[8] = PointerGetDatum(state_bytes(run, epoch_end));
-	if (SPI_execute_with_args(upsert, 9, types, args, NULL, false, 0) != SPI_OK_INSERT)
+	args[9] = ObjectIdGetDatum(as.save_uid);	/* the role whose query this is */
+	if (SPI_execute_with_args(upsert, 10, types, args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "cannot write tfm.checkpoints");
 	write_tensors(run);
 	tfm_spi_finish_owner(&as);
 }
 
 void
-tfm_checkpoint_resume(TrainRun *run)
+tfm_checkpoint_resume(TrainRun *run, bool query_given)
 {
 	Oid			types[1] = {INT4OID};
 	Datum		args[1] = {Int32GetDatum(run->row.id)};
@@ -494,7 +495,7 @@ tfm_checkpoint_resume(TrainRun *run)
 	if (SPI_execute_with_args("SELECT model_version, run_started, query, state, "
 							  "EXISTS (SELECT FROM pg_stat_activity a WHERE a.pid = c.pid "
 							  "        AND a.pid <> pg_backend_pid() AND a.state = 'active' "
-							  "        AND a.query LIKE 'tfm\\_fit %') "
+							  "        AND a.query LIKE 'tfm\\_fit %'), started_by "
 							  "FROM tfm.checkpoints c WHERE model_id = $1",
 							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "cannot read tfm.checkpoints");
@@ -513,6 +514,18 @@ tfm_checkpoint_resume(TrainRun *run)
 					(errcode(ERRCODE_OBJECT_IN_USE),
 					 errmsg("the run of model \"%s\" is still going", run->row.name),
 					 errhint("See tfm.progress; resume a run once it has stopped.")));
+		/*
+		 * The stored query runs as the role resuming: only the role that
+		 * started the run resumes it without naming the query itself.
+		 */
+		if (!query_given &&
+			DatumGetObjectId(SPI_getbinval(tup, td, 6, &isnull)) != as.save_uid)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("the interrupted run of model \"%s\" was started by another role", run->row.name),
+					 errdetail("Its query would run with your rights."),
+					 errhint("Resume it as that role, or pass the query yourself: CALL tfm_fit('%s', query, resume => true).",
+							 run->row.name)));
 		version = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
 		run->started = DatumGetTimestampTz(SPI_getbinval(tup, td, 2, &isnull));
 		run->query = MemoryContextStrdup(run->cxt,

@@ -30,6 +30,6 @@ void		tfm_checkpoint_delete(const TfmModelRow *row);
  * row after the last one consumed (or closed at an epoch's start).
  * Errors (55000) if there is none, or the model was saved since.
  */
-void		tfm_checkpoint_resume(TrainRun *run);
+void		tfm_checkpoint_resume(TrainRun *run, bool query_given);
 
 #endif							/* TFM_CHECKPOINT_H */

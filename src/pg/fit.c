@@ -161,7 +161,7 @@ tfm_fit(PG_FUNCTION_ARGS)
 	tfm_run_take_model(run, model);
 	if (resume)
 	{
-		tfm_checkpoint_resume(run);
+		tfm_checkpoint_resume(run, query != NULL);
 		if (query != NULL && strcmp(query, run->query) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
