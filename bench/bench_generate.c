@@ -149,7 +149,12 @@ main(int argc, char **argv)
 	printf("GPT-2-small-shaped decoder: %zu parameters; BLIS %s; bf16 kernel %s, int8 kernel %s (%s); %d thread(s)\n",
 		   m->n_params, tfm_blas_arch(), tfm_lowp_bf16_kernel(), tfm_lowp_int8_kernel(),
 		   tfm_lowp_reason(), threads);
-	printf("memcpy: %.1f GB/s copied (%.1f GB/s of traffic)\n", memcpy_gbs(), 2 * memcpy_gbs());
+	{
+		double		gbs = memcpy_gbs();
+
+		printf("memcpy: %.1f GB/s copied (%.1f GB/s of traffic)\n", gbs, 2 * gbs);
+		printf("RESULT impl=tfm kind=memcpy threads=%d gbs=%.2f\n", threads, gbs);
+	}
 	printf("%-6s %5s %10s %8s %12s %10s\n", "prec", "batch", "tokens/s", "vs fp32", "ms/step", "GB/s read");
 	for (int p = TFM_PREC_FP32; p <= TFM_PREC_INT8; p++)
 	{
