@@ -18,6 +18,8 @@ typedef struct TfmHfConfig
 	int			bos_id;			/* -1 if the config names none */
 	int			eos_id;
 	const char *model_type;
+	int			n_labels;		/* BERT family: id2label in id order */
+	char	  **labels;
 } TfmHfConfig;
 
 /* config.json, strictly: unknown model types and options refused by name */

@@ -33,6 +33,9 @@ tfm_model_specials(const TfmModelRow *row, TfmSpecials *sp)
 		sp->bos = row->bos_id;
 	if (row->eos_id >= 0)
 		sp->eos = row->eos_id;
+	/* an imported BERT-family encoder pads with its pad_token_id */
+	if (row->cfg.emb_norm && row->cfg.pad_id >= 0)
+		sp->pad = row->cfg.pad_id;
 }
 
 bool
@@ -101,7 +104,8 @@ tfm_classifier_input(const TfmModelRow *row, const TfmSpecials *sp, int32 *ids, 
 	const tfm_config *c = &row->cfg;
 	int			max = c->max_len;
 
-	if (c->pooling == TFM_POOL_CLS)
+	/* an imported BERT-family encoder's ids carry their own [CLS] (or <s>) */
+	if (c->pooling == TFM_POOL_CLS && !c->emb_norm)
 	{
 		/* the classifier reads the <cls> position */
 		int32	   *with_cls = palloc(sizeof(int32) * (n + 1));
