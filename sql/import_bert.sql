@@ -80,9 +80,40 @@ SELECT pg_temp.err(format('SELECT tfm_import(%L, %L::jsonb, %L::bytea)', 'x', cf
 SELECT pg_temp.err(format('SELECT tfm_import(%L, %L::jsonb, %L::bytea)', 'x', cfg_cls, w)) FROM fx WHERE arch = 'roberta';
 SELECT pg_temp.err(format('SELECT tfm_import(%L, %L::jsonb, %L::bytea)', 'x', cfg, w_cls)) FROM fx WHERE arch = 'distilbert';
 SELECT pg_temp.err(format('SELECT tfm_import(%L, %L::jsonb, %L::bytea)', 'x', cfg || '{"type_vocab_size": 3}', w)) FROM fx WHERE arch = 'bert';
--- tokenizer.json WordPiece: not imported yet (pass token ids meanwhile)
+-- tokenizer.json: WordPiece with BERT's normalizer and pre-tokenizer; the
+-- model reads text as the post-processor's [CLS] text [SEP]
 \set tok `cat test/fixtures/hf_bert/tokenizer.json`
-SELECT pg_temp.err(format('SELECT tfm_import(%L, %L::jsonb, %L::bytea, %L::jsonb)', 'x', cfg, w, :'tok')) FROM fx WHERE arch = 'bert';
+SELECT t.* FROM fx, tfm_import('hf_bert_text', cfg_cls, w_cls, :'tok') t WHERE arch = 'bert';
+SELECT name, kind, vocab_size FROM tfm.tokenizer_list WHERE name = 'hf_bert_text';
+CREATE TEMP TABLE texts AS
+SELECT n, t, ARRAY(SELECT jsonb_array_elements_text(ref->'text_ids'->(n::int - 1))::int) AS ref_ids
+  FROM fx, jsonb_array_elements_text(ref->'texts') WITH ORDINALITY AS a(t, n) WHERE arch = 'bert';
+-- tfm_tokenize adds no specials: [CLS] and [SEP] (ids 2 and 3) around it are the reference's ids
+SELECT n, ARRAY[2] || tfm_tokenize('hf_bert_text', t) || ARRAY[3] = ref_ids AS ids_match,
+       tfm_tokenize('hf_bert_text', t) AS ids
+  FROM texts ORDER BY n;
+SELECT tfm_detokenize('hf_bert_text', tfm_tokenize('hf_bert_text', 'Unaffable RUNNING, naïve!'));
+-- text in, the reference's probabilities out
+SELECT count(*) AS probabilities,
+       max(abs(p.probability - (c.probs->>(array_position(ARRAY(SELECT jsonb_array_elements_text(c.labels)), p.label) - 1))::float8)) < 1e-4 AS probs_match
+  FROM cases c JOIN texts x ON x.ref_ids = c.ids, tfm_predict_proba('hf_bert_text', x.t) p
+ WHERE c.arch = 'bert';
+-- the tokenizer alone
+SELECT tfm_tokenizer_import('bert_wp', :'tok');
+SELECT tfm_tokenize('bert_wp', 'The lazy dog!');
+-- what is refused, by name
+SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x', jsonb_set(:'tok'::jsonb, '{normalizer,lowercase}', 'false')));
+SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x', jsonb_set(:'tok'::jsonb, '{normalizer,strip_accents}', 'false')));
+SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x', jsonb_set(:'tok'::jsonb, '{normalizer}', '{"type": "NFKC"}')));
+SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x', jsonb_set(:'tok'::jsonb, '{pre_tokenizer}', '{"type": "Whitespace"}')));
+SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x', :'tok'::jsonb - 'post_processor'));
+SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x', jsonb_set(:'tok'::jsonb, '{model,continuing_subword_prefix}', '"@@"')));
+SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x', jsonb_set(:'tok'::jsonb, '{model,unk_token}', '"<unk>"')));
+SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x', jsonb_set(:'tok'::jsonb, '{model,vocab,dog}', '500')));
+SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x', jsonb_set(:'tok'::jsonb, '{post_processor,single,0}', '{"Sequence": {"id": "A", "type_id": 0}}')));
+SELECT pg_temp.err(format('SELECT tfm_import(%L, %L::jsonb, %L::bytea, %L::jsonb)', 'x', cfg || '{"vocab_size": 50}', w, :'tok')) FROM fx WHERE arch = 'bert';
+SELECT tfm_tokenizer_drop('bert_wp');
 SELECT count(*) AS models FROM tfm.models;
 SELECT count(tfm_drop_model(name)) AS dropped FROM tfm.models
  WHERE config->>'imported_from' IN ('bert', 'roberta', 'distilbert');
+SELECT tfm_tokenizer_drop('hf_bert_text');

@@ -89,6 +89,21 @@ tfm_datum_ids(Datum d, Oid type, const TfmModelRow *row, bool target, int *len)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("model \"%s\" has no tokenizer, so it reads token ids (int[]), not text",
 							row->name)));
+		if (row->cfg.emb_norm && VARSIZE_ANY_EXHDR(t) > 0)
+		{
+			/* a BERT-family encoder: the post-processor's [CLS] text [SEP] */
+			TfmSpecials sp;
+			int			n;
+			int32	   *ids = tfm_tokenizer_encode(tok, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &n);
+			int32	   *out = palloc(sizeof(int32) * (n + 2));
+
+			tfm_tokenizer_specials(tok, &sp);
+			out[0] = sp.cls;
+			memcpy(out + 1, ids, sizeof(int32) * n);
+			out[n + 1] = sp.sep;
+			*len = n + 2;
+			return out;
+		}
 		return tfm_tokenizer_encode(tok, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), len);
 	}
 	ereport(ERROR,

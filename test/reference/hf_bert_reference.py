@@ -21,8 +21,9 @@ Writes into test/fixtures/hf_<arch>/ (arch bert, roberta, distilbert):
   tokenizer.json                           bert, distilbert: WordPiece with
                                            BERT's normalizer, pre-tokenizer
                                            and [CLS] ... [SEP] template
-  reference.json                           texts, their ids (with specials),
-                                           the padded batch, last hidden
+  reference.json                           texts and their ids (with specials),
+                                           the batch (the first 8 that fit),
+                                           padded, last hidden
                                            states, mean-pooled embeddings
                                            (over non-pad tokens), logits
 
@@ -47,6 +48,12 @@ TEXTS = [
     "unaffable running jumped",
     "北京 is big",
     "x",
+    "naïve café, RÉSUMÉ!",
+    "a\u0001b\u200bc\u00adz",
+    "don't stop\u2014now...",
+    "$100 + 5% (quick)",
+    "supercalifragilisticexpialidocious",
+    "Ünïcödé\u3000東京\n\tplay!",
 ]
 
 # ---- WordPiece vocabulary and BERT's tokenizer ----------------------------
@@ -64,7 +71,10 @@ def wordpiece_vocab():
     toks += ["##" + chr(c) for c in range(ord("a"), ord("z") + 1)]
     toks += [str(i) for i in range(10)]
     toks += WORDS
-    return {t: i for i, t in enumerate(toks)}
+    vocab = {}
+    for t in toks:  # ids dense, in first-seen order
+        vocab.setdefault(t, len(vocab))
+    return vocab
 
 
 def is_punct(ch):
@@ -320,13 +330,15 @@ def build(arch, seed):
         V, pad, eps = 50, 1, 1e-5
         P = POS + pad + 1
         cases = [[0, 7, 9, 11, 2], [0, 20, 2], [0, 5, 6, 7, 8, 9, 10, 2], [0, 44, 45, 46, 49, 2]]
-        texts, tok = [], None
+        texts, text_ids, tok = [], [], None
     else:
         vocab = wordpiece_vocab()
         V, pad, P = len(vocab), 0, POS
         eps = 1e-12
         texts = TEXTS
-        cases = [bert_tokenize(t, vocab) for t in texts]
+        text_ids = [bert_tokenize(t, vocab) for t in texts]
+        # the model's batch: the texts that fit its positions
+        cases = [c for c in text_ids if len(c) <= P][:8]
         tok = bert_tokenizer_json(vocab)
     w = make_weights(arch, V, P, 0 if arch == "distilbert" else (1 if arch == "roberta" else 2), g)
     T = max(len(c) for c in cases)
@@ -352,7 +364,7 @@ def build(arch, seed):
         with open(out + "/tokenizer.json", "w") as f:
             json.dump(tok, f, ensure_ascii=False, indent=1)
             f.write("\n")
-    ref = {"texts": texts, "ids": cases, "pad_id": pad, "T": T,
+    ref = {"texts": texts, "text_ids": text_ids, "ids": cases, "pad_id": pad, "T": T,
            "labels": [LABELS[str(i)] for i in range(len(LABELS))],
            "hidden": [[[round(float(x), 7) for x in row] for row in h] for h in hidden],
            "mean": [[round(float(x), 7) for x in r] for r in mean],
