@@ -32,6 +32,7 @@
 #include "import.h"
 #include "tfm/safetensors.h"
 #include "tfm_pg.h"
+#include "tfm_rows.h"
 
 #define TFM_MAX_JSON_FILE ((off_t) 512 * 1024 * 1024)	/* config / tokenizer.json */
 
@@ -230,7 +231,23 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, WeightSou
 	load_weights(m, &hc, src);
 
 	if (tokenizer)
+	{
 		tfm_hf_import_tokenizer(name, tokenizer, c.vocab);
+		if (hc.p.arch != TFM_HF_GPT2)
+		{
+			/* an encoder reads text as [CLS] text [SEP]: the file's own tokens */
+			TfmSpecials sp;
+
+			tfm_tokenizer_specials(name, &sp);
+			if (sp.cls >= c.vocab || sp.sep >= c.vocab)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("a %s checkpoint with a byte-level BPE tokenizer.json is not supported yet",
+								hc.model_type),
+						 errdetail("tfm applies the post-processor of WordPiece tokenizers only; "
+								   "import without the tokenizer and pass token ids.")));
+		}
+	}
 
 	/* the config as tfm stores it, plus the checkpoint's bos/eos and origin */
 	json = tfm_config_json(&c);

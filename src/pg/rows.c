@@ -98,6 +98,11 @@ tfm_datum_ids(Datum d, Oid type, const TfmModelRow *row, bool target, int *len)
 			int32	   *out = palloc(sizeof(int32) * (n + 2));
 
 			tfm_tokenizer_specials(tok, &sp);
+			if (sp.cls < 0 || sp.cls >= vocab || sp.sep < 0 || sp.sep >= vocab)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("tokenizer \"%s\" has no [CLS] and [SEP] in the vocabulary of model \"%s\"",
+								tok, row->name)));
 			out[0] = sp.cls;
 			memcpy(out + 1, ids, sizeof(int32) * n);
 			out[n + 1] = sp.sep;
