@@ -232,21 +232,16 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, WeightSou
 
 	if (tokenizer)
 	{
-		tfm_hf_import_tokenizer(name, tokenizer, c.vocab);
-		if (hc.p.arch != TFM_HF_GPT2)
-		{
-			/* an encoder reads text as [CLS] text [SEP]: the file's own tokens */
-			TfmSpecials sp;
+		bool		wordpiece = tfm_hf_import_tokenizer(name, tokenizer, c.vocab);
 
-			tfm_tokenizer_specials(name, &sp);
-			if (sp.cls >= c.vocab || sp.sep >= c.vocab)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("a %s checkpoint with a byte-level BPE tokenizer.json is not supported yet",
-								hc.model_type),
-						 errdetail("tfm applies the post-processor of WordPiece tokenizers only; "
-								   "import without the tokenizer and pass token ids.")));
-		}
+		/* an encoder reads text as [CLS] text [SEP], the WordPiece file's own tokens */
+		if (hc.p.arch != TFM_HF_GPT2 && !wordpiece)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("a %s checkpoint with a byte-level BPE tokenizer.json is not supported yet",
+							hc.model_type),
+					 errdetail("tfm applies the post-processor of WordPiece tokenizers only; "
+							   "import without the tokenizer and pass token ids.")));
 	}
 
 	/* the config as tfm stores it, plus the checkpoint's bos/eos and origin */

@@ -354,7 +354,7 @@ import_wordpiece(const char *name, JsonbContainer *root, JsonbContainer *model, 
 	tfm_tokenizer_store_pieces(name, &info, pieces, lens);
 }
 
-void
+bool
 tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab)
 {
 	JsonbContainer *root = &tokenizer->root,
@@ -379,7 +379,7 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab)
 	if (strcmp(type, "WordPiece") == 0)
 	{
 		import_wordpiece(name, root, model, model_vocab);
-		return;
+		return true;
 	}
 	if (strcmp(type, "BPE") != 0)
 		refuse("model", type);
@@ -523,4 +523,5 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab)
 
 	(void) tfm_tokenizer_import_gpt2(name, enc, strlen(enc), bpe.data, bpe.len);
 	(void) n_ids;
+	return false;
 }
