@@ -98,6 +98,14 @@ SELECT count(*) AS probabilities,
        max(abs(p.probability - (c.probs->>(array_position(ARRAY(SELECT jsonb_array_elements_text(c.labels)), p.label) - 1))::float8)) < 1e-4 AS probs_match
   FROM cases c JOIN texts x ON x.ref_ids = c.ids, tfm_predict_proba('hf_bert_text', x.t) p
  WHERE c.arch = 'bert';
+-- tfm_import_files: a base model's directory (config.json, model.safetensors,
+-- tokenizer.json); tfm_embed on text is the reference's mean-pooled embedding
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set fixture_dir :abs_srcdir '/test/fixtures/hf_bert'
+SELECT * FROM tfm_import_files('hf_bert_files', :'fixture_dir');
+SELECT count(*) AS texts,
+       max((SELECT max(abs(a - b)) FROM unnest(tfm_embed('hf_bert_files', x.t), c.mean) AS u(a, b))) < 1e-4 AS embed_matches
+  FROM cases c JOIN texts x ON x.ref_ids = c.ids WHERE c.arch = 'bert';
 -- the tokenizer alone
 SELECT tfm_tokenizer_import('bert_wp', :'tok');
 SELECT tfm_tokenize('bert_wp', 'The lazy dog!');
@@ -117,3 +125,4 @@ SELECT count(*) AS models FROM tfm.models;
 SELECT count(tfm_drop_model(name)) AS dropped FROM tfm.models
  WHERE config->>'imported_from' IN ('bert', 'roberta', 'distilbert');
 SELECT tfm_tokenizer_drop('hf_bert_text');
+SELECT tfm_tokenizer_drop('hf_bert_files');
