@@ -191,6 +191,9 @@ int  tfm_tok_import_gpt2(tfm_tokenizer **out,
 #define TFM_TOK_INFO_GPT2_JS   2u  /* bpe: rank lookup as gpt-3-encoder does it
 									  (pair keys joined with ',', so some pairs
 									  alias a merge); set by the GPT-2 import */
+#define TFM_TOK_INFO_BERT      4u  /* wordpiece: BERT's normalizer and pre-tokenizer
+									  (uncased: tok_bert.c) in place of the word
+									  splitter; set by the tokenizer.json import */
 
 typedef struct tfm_tok_info
 {

@@ -69,6 +69,14 @@ tfm_config_json(const tfm_config *c)
 	/* fields added after 0.1 appear only when not their default */
 	if (c->ln_eps > 0.0f && c->ln_eps != TFM_LN_EPS)
 		appendStringInfo(&s, ", \"layer_norm_eps\": %.9g", c->ln_eps);
+	if (c->type_vocab)
+		appendStringInfo(&s, ", \"type_vocab\": %d", c->type_vocab);
+	if (c->emb_norm)
+		appendStringInfoString(&s, ", \"emb_norm\": true");
+	if (c->pos_offset)
+		appendStringInfo(&s, ", \"pos_offset\": %d", c->pos_offset);
+	if (c->cls_pre)
+		appendStringInfo(&s, ", \"cls_pre\": \"%s\"", c->cls_pre == TFM_CLS_PRE_TANH ? "tanh" : "relu");
 	appendStringInfoChar(&s, '}');
 	return s.data;
 }
@@ -110,6 +118,10 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"(config->>'pad_id')::int, (config->>'dropout')::real, (config->>'attention_dropout')::real, "
 		"owner, acl_use, acl_train, coalesce((config->>'layer_norm_eps')::real, 0), "
 		"coalesce((config->>'bos_id')::int, -1), coalesce((config->>'eos_id')::int, -1), "
+		"coalesce((config->>'type_vocab')::int, 0), coalesce((config->>'emb_norm')::bool::int, 0), "
+		"coalesce((config->>'pos_offset')::int, 0), "
+		"CASE WHEN config->>'cls_pre' IS NULL THEN 0 WHEN config->>'cls_pre' = 'tanh' THEN 1 "
+		"WHEN config->>'cls_pre' = 'relu' THEN 2 ELSE -1 END, "
 		"config->>'precision' "
 		"FROM tfm.models WHERE name = $1";
 	MemoryContext cxt = CurrentMemoryContext;
@@ -201,8 +213,12 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	row->cfg.ln_eps = DatumGetFloat4(SPI_getbinval(tup, td, 30, &isnull));
 	row->bos_id = get_int(tup, td, 31);
 	row->eos_id = get_int(tup, td, 32);
+	row->cfg.type_vocab = get_int(tup, td, 33);
+	row->cfg.emb_norm = get_int(tup, td, 34);
+	row->cfg.pos_offset = get_int(tup, td, 35);
+	row->cfg.cls_pre = get_int(tup, td, 36);
 	{
-		char	   *prec = copy_text(tup, td, 33, cxt);
+		char	   *prec = copy_text(tup, td, 37, cxt);
 
 		row->precision = prec ? tfm_precision_from_name(prec, name) : -1;
 	}

@@ -36,6 +36,9 @@ int32	   *tfm_classifier_input(const TfmModelRow *row, const TfmSpecials *sp, in
 int32		tfm_tokenizer_import_gpt2(const char *name, const char *enc, size_t enc_len,
 									  const char *bpe, size_t bpe_len);
 void		tfm_tokenizer_specials(const char *name, TfmSpecials *sp);
+struct tfm_tok_info;
+void		tfm_tokenizer_store_pieces(const char *name, const struct tfm_tok_info *info,
+									   const uint8 *const *pieces, const size_t *lens);
 int32	   *tfm_tokenizer_encode(const char *name, const char *text, size_t len, int *n);
 struct tfm_tokenizer;
 /* the core tokenizer (owned by the cache; valid for the current call) */

@@ -53,11 +53,13 @@ check_info(const tfm_tok_info *info, tfm_tok_err *err)
 							(int) info->format_version, TFM_TOK_FORMAT_VERSION);
 	if (!tfm_tok_kind_name(info->kind))
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "unknown tokenizer kind %d", (int) info->kind);
-	if (info->flags & ~(TFM_TOK_INFO_LOWERCASE | TFM_TOK_INFO_GPT2_JS))
+	if (info->flags & ~(TFM_TOK_INFO_LOWERCASE | TFM_TOK_INFO_GPT2_JS | TFM_TOK_INFO_BERT))
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "unknown tokenizer flags 0x%x",
 							(unsigned) info->flags);
 	if ((info->flags & TFM_TOK_INFO_GPT2_JS) && info->kind != TFM_TOK_BPE)
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the gpt2 flag needs a bpe tokenizer");
+	if ((info->flags & TFM_TOK_INFO_BERT) && info->kind != TFM_TOK_WORDPIECE)
+		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the bert flag needs a wordpiece tokenizer");
 	if ((info->flags & TFM_TOK_INFO_LOWERCASE) &&
 		info->kind != TFM_TOK_WORD && info->kind != TFM_TOK_WORDPIECE)
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT,
@@ -213,6 +215,9 @@ tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 		const char *name = tfm_tok_special_piece((tfm_tok_special) i);
 
 		t->is_special[id] = 1;
+		/* an imported BERT vocabulary keeps its own [PAD], [UNK], [CLS], [SEP] */
+		if (info->flags & TFM_TOK_INFO_BERT)
+			continue;
 		if (tfm_tok_piece_len(t, id) != strlen(name) ||
 			memcmp(tfm_tok_piece_ptr(t, id), name, strlen(name)) != 0)
 		{
