@@ -143,7 +143,7 @@ SELECT 'token ids per letters row: ' || array_length(tfm_tokenize('enc_letters',
 CREATE FUNCTION enc_speed(q text, n integer) RETURNS float8 LANGUAGE plpgsql AS \$\$
 DECLARE t timestamptz;
 BEGIN
-  EXECUTE q || ' LIMIT 8';   -- load and pack the model
+  EXECUTE q || ' LIMIT 8';   -- load and pack the model (LIMIT applies to count's one row: a whole untimed pass)
   t := clock_timestamp();
   EXECUTE q;
   RETURN n / extract(epoch FROM clock_timestamp() - t)::float8;
