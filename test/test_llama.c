@@ -1,0 +1,426 @@
+/*
+ * test_llama.c — the Llama-family layers and blocks: RMSNorm, rotary
+ * positions, SwiGLU and grouped-query attention against central finite
+ * differences; a whole tiny Llama model's gradients against finite
+ * differences of its loss; cached decoding against the full forward pass;
+ * and, when test/fixtures/hf_llama is there, the imported reference model's
+ * logits against PyTorch's (test/reference/hf_llama_reference.py).
+ */
+#include "check.h"
+#include "tfm/blas.h"
+#include "tfm/decode.h"
+#include "tfm/layers.h"
+#include "tfm/layers_llama.h"
+#include "tfm/model.h"
+#include "tfm/rng.h"
+
+#define H 1e-3
+#define ATOL 2e-3
+#define RTOL 2e-2
+
+static tfm_rng rng;
+
+static float *
+randn(size_t n, float scale)
+{
+	float	   *x = calloc(n + 16, sizeof(float));
+
+	for (size_t i = 0; i < n; i++)
+		x[i] = scale * tfm_rng_normal(&rng);
+	return x;
+}
+
+static float *
+zeros(size_t n)
+{
+	return calloc(n + 16, sizeof(float));
+}
+
+static double
+dot(const float *a, const float *b, size_t n)
+{
+	double		s = 0.0;
+
+	for (size_t i = 0; i < n; i++)
+		s += (double) a[i] * b[i];
+	return s;
+}
+
+/* ---- RMSNorm ---- */
+typedef struct
+{
+	int			N,
+				d;
+	float	   *x,
+			   *g,
+			   *out,
+			   *rstd,
+			   *R;
+} rms_ctx;
+
+static double
+rms_loss(void *p)
+{
+	rms_ctx    *c = p;
+
+	tfm_rmsnorm_forward(c->out, c->rstd, c->x, c->g, c->N, c->d, 1e-6f);
+	return dot(c->out, c->R, (size_t) c->N * c->d);
+}
+
+static void
+test_rmsnorm(void)
+{
+	rms_ctx		c = {5, 11};
+	float	   *dx,
+			   *dg;
+
+	c.x = randn(c.N * c.d, 1);
+	c.g = randn(c.d, 1);
+	c.out = zeros(c.N * c.d);
+	c.rstd = zeros(c.N);
+	c.R = randn(c.N * c.d, 1);
+	dx = zeros(c.N * c.d);
+	dg = zeros(c.d);
+	rms_loss(&c);
+	{
+		/* y = g x / √(mean x² + eps), by hand for row 0 */
+		double		ss = 0.0;
+
+		for (int i = 0; i < c.d; i++)
+			ss += (double) c.x[i] * c.x[i];
+		ss = 1.0 / sqrt(ss / c.d + 1e-6);
+		CHECK(fabs(c.out[3] - c.g[3] * c.x[3] * ss) < 1e-6, "rmsnorm value %g", c.out[3]);
+	}
+	tfm_rmsnorm_backward(dx, dg, c.R, c.x, c.g, c.rstd, c.N, c.d);
+	check_fd("rmsnorm dx", rms_loss, &c, c.x, dx, c.N * c.d, 0, H, ATOL, RTOL);
+	check_fd("rmsnorm dg", rms_loss, &c, c.g, dg, c.d, 0, H, ATOL, RTOL);
+	free(c.x); free(c.g); free(c.out); free(c.rstd); free(c.R); free(dx); free(dg);
+}
+
+/* ---- rotary positions ---- */
+typedef struct
+{
+	int			N,
+				nh,
+				s,
+				rs,
+				T;
+	int32_t    *pos;
+	float	   *x,
+			   *y,
+			   *R;
+} rope_ctx;
+
+static double
+rope_loss(void *p)
+{
+	rope_ctx   *c = p;
+
+	memcpy(c->y, c->x, sizeof(float) * c->N * c->rs);
+	tfm_rope_apply(c->y, c->N, c->nh, c->s, c->rs, c->pos, c->T, 10000.0f, 0);
+	return dot(c->y, c->R, (size_t) c->N * c->rs);
+}
+
+static void
+test_rope(int with_pos)
+{
+	rope_ctx	c = {6, 3, 8, 3 * 8 + 5, 3};
+	float	   *dx;
+	int32_t		pos[6] = {7, 0, 3, 1000, 2, 41};
+
+	c.pos = with_pos ? pos : NULL;
+	c.x = randn((size_t) c.N * c.rs, 1);
+	c.y = zeros((size_t) c.N * c.rs);
+	c.R = randn((size_t) c.N * c.rs, 1);
+	rope_loss(&c);
+	{
+		/* by hand: row 1 (position 1, or 0 with explicit positions), head 2, i = 1 */
+		int			r = 1,
+					j = 2,
+					i = 1;
+		double		p = with_pos ? pos[r] : r % c.T;
+		double		a = p * (1.0 / pow(10000.0, 2.0 * i / c.s));
+		const float *x = c.x + r * c.rs + j * c.s;
+		double		want = x[i] * cos(a) - x[i + c.s / 2] * sin(a);
+
+		CHECK(fabs(c.y[r * c.rs + j * c.s + i] - want) < 1e-5, "rope value %g want %g",
+			  c.y[r * c.rs + j * c.s + i], want);
+		/* columns past the rotated heads are untouched */
+		CHECK(c.y[r * c.rs + 3 * 8 + 2] == c.x[r * c.rs + 3 * 8 + 2], "rope touched a tail column");
+	}
+	/* backward: the inverse rotation of R, which also undoes the forward */
+	dx = zeros((size_t) c.N * c.rs);
+	memcpy(dx, c.R, sizeof(float) * c.N * c.rs);
+	tfm_rope_apply(dx, c.N, c.nh, c.s, c.rs, c.pos, c.T, 10000.0f, 1);
+	check_fd(with_pos ? "rope dx (positions)" : "rope dx", rope_loss, &c, c.x, dx,
+			 (size_t) c.N * c.rs, 0, H, ATOL, RTOL);
+	free(c.x); free(c.y); free(c.R); free(dx);
+}
+
+/* ---- SwiGLU ---- */
+typedef struct
+{
+	int			N,
+				f;
+	float	   *hg,
+			   *out,
+			   *R;
+} sw_ctx;
+
+static double
+sw_loss(void *p)
+{
+	sw_ctx	   *c = p;
+
+	tfm_swiglu_forward(c->out, c->hg, c->N, c->f);
+	return dot(c->out, c->R, (size_t) c->N * c->f);
+}
+
+static void
+test_swiglu(void)
+{
+	sw_ctx		c = {4, 7};
+	float	   *dhg;
+
+	c.hg = randn((size_t) c.N * 2 * c.f, 2);
+	c.out = zeros((size_t) c.N * c.f);
+	c.R = randn((size_t) c.N * c.f, 1);
+	sw_loss(&c);
+	{
+		double		g = c.hg[2 * c.f + 3],
+					u = c.hg[2 * c.f + c.f + 3];
+
+		CHECK(fabs(c.out[c.f + 3] - g / (1.0 + exp(-g)) * u) < 1e-5, "swiglu value");
+	}
+	dhg = randn((size_t) c.N * 2 * c.f, 5);	/* overwritten */
+	tfm_swiglu_backward(dhg, c.R, c.hg, c.N, c.f);
+	check_fd("swiglu", sw_loss, &c, c.hg, dhg, (size_t) c.N * 2 * c.f, 0, H, ATOL, RTOL);
+	free(c.hg); free(c.out); free(c.R); free(dhg);
+}
+
+/* ---- grouped-query attention ---- */
+typedef struct
+{
+	tfm_attn_shape sh;
+	float	   *q,
+			   *k,
+			   *v,
+			   *out,
+			   *probs,
+			   *scratch,
+			   *R;
+	size_t		nout;
+} gq_ctx;
+
+static double
+gq_loss(void *p)
+{
+	gq_ctx	   *c = p;
+
+	tfm_attention_forward(c->out, c->probs, c->q, c->k, c->v, NULL, &c->sh, c->scratch);
+	return dot(c->out, c->R, c->nout);
+}
+
+/* fused q|k|v rows with h query heads and kvh key/value heads */
+static void
+test_gqa(int h, int kvh, int T)
+{
+	gq_ctx		c;
+	int			B = 2,
+				s = 4,
+				d = h * s,
+				kvd = kvh * s,
+				w = d + 2 * kvd;
+	float	   *qkv,
+			   *dqkv,
+			   *ref;
+	char		name[64];
+
+	memset(&c, 0, sizeof(c));
+	c.sh.B = B;
+	c.sh.Tq = c.sh.Tk = T;
+	c.sh.h = h;
+	c.sh.kvh = kvh;
+	c.sh.s = s;
+	c.sh.causal = 1;
+	c.sh.rsq = c.sh.rsk = c.sh.rsv = w;
+	c.sh.rso = d;
+	c.nout = (size_t) B * T * d;
+	qkv = randn((size_t) B * T * w, 1);
+	c.q = qkv;
+	c.k = qkv + d;
+	c.v = qkv + d + kvd;
+	c.out = zeros(c.nout);
+	c.probs = zeros((size_t) B * h * T * T);
+	c.scratch = zeros(tfm_attention_scratch(&c.sh, tfm_get_threads()));
+	c.R = randn(c.nout, 1);
+	gq_loss(&c);
+
+	/* the same as full attention with each key/value head repeated */
+	{
+		int			wf = 3 * d;
+		float	   *full = zeros((size_t) B * T * wf),
+				   *out2 = zeros(c.nout),
+				   *probs2 = zeros((size_t) B * h * T * T);
+		tfm_attn_shape sh = c.sh;
+
+		for (int r = 0; r < B * T; r++)
+			for (int j = 0; j < h; j++)
+			{
+				int			jk = j / (h / kvh);
+
+				memcpy(full + (size_t) r * wf + j * s, qkv + (size_t) r * w + j * s, sizeof(float) * s);
+				memcpy(full + (size_t) r * wf + d + j * s, qkv + (size_t) r * w + d + jk * s,
+					   sizeof(float) * s);
+				memcpy(full + (size_t) r * wf + 2 * d + j * s,
+					   qkv + (size_t) r * w + d + kvd + jk * s, sizeof(float) * s);
+			}
+		sh.kvh = 0;
+		sh.rsq = sh.rsk = sh.rsv = wf;
+		tfm_attention_forward(out2, probs2, full, full + d, full + 2 * d, NULL, &sh, c.scratch);
+		snprintf(name, sizeof(name), "gqa h=%d kv=%d T=%d vs repeated heads", h, kvh, T);
+		check_close(name, c.out, out2, c.nout, 1e-6, 0);
+		free(full); free(out2); free(probs2);
+	}
+	dqkv = zeros((size_t) B * T * w);
+	tfm_attention_backward(dqkv, dqkv + d, dqkv + d + kvd, c.R, c.probs, c.q, c.k, c.v,
+						   &c.sh, c.scratch);
+	snprintf(name, sizeof(name), "gqa h=%d kv=%d T=%d", h, kvh, T);
+	check_fd(name, gq_loss, &c, qkv, dqkv, (size_t) B * T * w, 400, H, ATOL, RTOL);
+	(void) ref;
+	free(qkv); free(dqkv); free(c.out); free(c.probs); free(c.scratch); free(c.R);
+}
+
+/* ---- a whole tiny Llama ---- */
+static tfm_config
+tiny_config(int tie)
+{
+	tfm_config	c;
+
+	tfm_config_defaults(&c, TFM_TASK_LM);
+	c.arch = TFM_ARCH_LLAMA;
+	c.positions = TFM_POS_ROPE;
+	c.vocab = 23;
+	c.d_model = 16;
+	c.heads = 4;
+	c.kv_heads = 2;
+	c.d_ff = 12;
+	c.dec_layers = 2;
+	c.max_len = 64;
+	c.pad_id = -1;
+	c.tie = tie;
+	c.ln_eps = 1e-6f;
+	c.rope_theta = 10000.0f;
+	return c;
+}
+
+typedef struct
+{
+	tfm_model  *m;
+	tfm_batch  *b;
+} md_ctx;
+
+static double
+md_loss(void *p)
+{
+	md_ctx	   *c = p;
+	int			count;
+
+	tfm_model_forward(c->m, c->b, false, 0);
+	return tfm_model_loss_backward(c->m, c->b, 0.0f, false, 1.0f, &count);
+}
+
+static void
+test_model(int tie)
+{
+	tfm_config	cfg = tiny_config(tie);
+	const char *bad = tfm_config_check(&cfg);
+	tfm_model  *m;
+	int32_t		in[2 * 7],
+				tg[2 * 7];
+	tfm_batch	b;
+	md_ctx		c;
+	int			count;
+
+	CHECK(bad == NULL, "tiny llama config: %s", bad ? bad : "");
+	m = tfm_model_create(&cfg);
+	tfm_model_init(m, 7);
+	/* norm gains away from 1, so their gradients are tested too */
+	for (int i = 0; i < m->n_tensors; i++)
+		if (m->info[i].ndim == 1)
+			for (size_t j = 0; j < m->info[i].size; j++)
+				m->params[m->info[i].offset + j] = 1.0f + 0.3f * tfm_rng_normal(&rng);
+	for (int i = 0; i < 14; i++)
+	{
+		in[i] = (int32_t) tfm_rng_below(&rng, 23);
+		tg[i] = (int32_t) tfm_rng_below(&rng, 23);
+	}
+	memset(&b, 0, sizeof(b));
+	b.B = 2;
+	b.T = 7;
+	b.input = in;
+	b.target = tg;
+	CHECK(tfm_model_forward(m, &b, true, 0) == 0, "forward");
+	tfm_model_zero_grad(m);
+	tfm_model_loss_backward(m, &b, 0.0f, true, 1.0f, &count);
+	c.m = m;
+	c.b = &b;
+	for (int i = 0; i < m->n_tensors; i++)
+	{
+		char		name[80];
+
+		snprintf(name, sizeof(name), "llama tie=%d %s", tie, m->info[i].name);
+		check_fd(name, md_loss, &c, m->params + m->info[i].offset, m->grads + m->info[i].offset,
+				 m->info[i].size, 60, H, ATOL, RTOL);
+	}
+
+	/* cached decoding, one token at a time after a prompt of 3, equals the full pass */
+	{
+		tfm_decoder *dec = tfm_decoder_create(m, 1, 16, 4);
+		float		logits[23];
+		double		worst = 0.0;
+
+		tfm_model_forward(m, &b, false, 0);
+		CHECK(dec != NULL, "decoder");
+		tfm_decoder_feed(dec, in, NULL, 3, logits);
+		for (int v = 0; v < 23; v++)
+			worst = fmax(worst, fabs(logits[v] - m->logits[2 * 23 + v]));
+		for (int t = 3; t < 7; t++)
+		{
+			tfm_decoder_feed(dec, in + t, NULL, 1, logits);
+			for (int v = 0; v < 23; v++)
+				worst = fmax(worst, fabs(logits[v] - m->logits[t * 23 + v]));
+		}
+		CHECK(worst < 1e-5, "llama cached decoding differs from the full pass by %g", worst);
+		tfm_decoder_free(dec);
+	}
+	tfm_model_free(m);
+}
+
+int
+main(void)
+{
+	char		err[256];
+
+	if (tfm_blas_init(getenv("TFM_BLIS_ARCH"), err, sizeof(err)) != 0)
+	{
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	tfm_rng_seed(&rng, 4321);
+	for (int threads = 1; threads <= 2; threads++)
+	{
+		tfm_set_threads(threads);
+		test_rmsnorm();
+		test_rope(0);
+		test_rope(1);
+		test_swiglu();
+		test_gqa(4, 2, 5);
+		test_gqa(4, 1, 5);
+		test_gqa(6, 3, 70);		/* causal row blocks */
+		test_gqa(2, 2, 3);		/* no grouping, fewer than PANEL_MIN queries */
+		test_model(1);
+		test_model(0);
+	}
+	return check_summary("test_llama");
+}
