@@ -10,8 +10,8 @@
  * tfm_config, builds the model, then walks the safetensors file: every
  * tensor is looked up with tfm_hf_match, checked and converted with
  * tfm_hf_load_tensor, and at the end tfm_hf_finish names any expected
- * tensor that never came.  Architectures: GPT-2 (GPT2LMHeadModel) for now;
- * the BERT family and Llama add rows to the same table.
+ * tensor that never came.  Architectures: GPT-2 (GPT2LMHeadModel) and
+ * Llama (LlamaForCausalLM); the BERT family adds rows to the same table.
  */
 #ifndef TFM_HF_IMPORT_H
 #define TFM_HF_IMPORT_H
@@ -24,7 +24,8 @@
 
 typedef enum tfm_hf_arch
 {
-	TFM_HF_GPT2 = 1
+	TFM_HF_GPT2 = 1,
+	TFM_HF_LLAMA = 2			/* LlamaForCausalLM (SmolLM, TinyLlama) */
 } tfm_hf_arch;
 
 /* what a config.json says, in the units tfm needs (filled by the caller) */
@@ -41,6 +42,10 @@ typedef struct tfm_hf_params
 	bool		tie;			/* tie_word_embeddings */
 	float		dropout;		/* resid_pdrop (training only) */
 	float		attn_dropout;	/* attn_pdrop */
+	/* Llama: layers, heads, d_model, d_ff (intermediate_size), max_len
+	 * (max_position_embeddings), ln_eps (rms_norm_eps) as above, and */
+	int			kv_heads;		/* num_key_value_heads */
+	float		rope_theta;
 } tfm_hf_params;
 
 /* what becomes of a checkpoint tensor */
@@ -49,7 +54,9 @@ typedef enum tfm_hf_use
 	TFM_HF_COPY = 0,			/* values as they are (Conv1D is already (in, out)) */
 	TFM_HF_TRANSPOSE,			/* a 2-D (a, b) tensor stored as (b, a) */
 	TFM_HF_TIED,				/* must equal the tensor it is tied to (lm_head) */
-	TFM_HF_BUFFER				/* a non-parameter buffer: shape checked, values ignored */
+	TFM_HF_BUFFER,				/* a non-parameter buffer: shape checked, values ignored */
+	TFM_HF_TRANSPOSE_COLS		/* (a, b) stored as columns col0 .. col0+a-1 of a (b, n)
+								 * tfm tensor (Llama's q/k/v and gate/up, fused) */
 } tfm_hf_use;
 
 typedef struct tfm_hf_entry
@@ -61,12 +68,13 @@ typedef struct tfm_hf_entry
 	int			ndim;
 	int64_t		dims[4];		/* the checkpoint's shape; -1 = any size */
 	char		target[48];		/* tfm tensor name ("" for buffers) */
+	int64_t		col0;			/* TFM_HF_TRANSPOSE_COLS: the first column */
 } tfm_hf_entry;
 
 typedef struct tfm_hf_map
 {
 	tfm_hf_arch arch;
-	const char *prefix;			/* "transformer." for GPT-2 */
+	const char *prefix;			/* "transformer." for GPT-2, "model." for Llama */
 	int			n;
 	tfm_hf_entry *entries;
 	bool	   *seen;
