@@ -13,7 +13,7 @@ SELECT n, ARRAY(SELECT jsonb_array_elements_text(c->'ids')::int) AS ids,
        (c->>'score')::float8 AS score, c->'logprobs' AS logprobs
   FROM lfx, jsonb_array_elements(ref->'cases') WITH ORDINALITY AS t(c, n);
 
-SELECT * FROM tfm_import('llama', (SELECT cfg FROM lfx), (SELECT w FROM lfx));
+SELECT * FROM tfm_import('llama', (SELECT cfg FROM lfx), (SELECT w FROM lfx), (SELECT tok FROM lfx));
 SELECT name, task, tokenizer, parameters, config->>'arch' AS arch, config->>'positions' AS positions,
        config->'heads' AS heads, config->'kv_heads' AS kv_heads, config->'rope_theta' AS rope_theta,
        config->'layer_norm_eps' AS eps, config->'tie_embeddings' AS tie,
@@ -39,6 +39,20 @@ SELECT n, (s).tokens, abs((s).logprob - score) < 1e-3 AS score_matches
 SELECT n, ARRAY(SELECT id FROM tfm_generate_tokens('llama', ids, max_tokens => 10, temperature => 0)
                  ORDER BY pos) = greedy AS greedy_matches
   FROM lcases ORDER BY n;
+
+-- the SentencePiece-style tokenizer: the reference encoder's ids and HF's decoding on every text
+SELECT name, kind, vocab_size, merges FROM tfm.tokenizer_list WHERE name = 'llama';
+SELECT n, tfm_tokenize('llama', x->>'text') = ARRAY(SELECT jsonb_array_elements_text(x->'ids')::int) AS ids_match,
+       tfm_detokenize('llama', tfm_tokenize('llama', x->>'text')) = x->>'decoded' AS decode_match
+  FROM lfx, jsonb_array_elements(ref->'texts') WITH ORDINALITY AS t(x, n) ORDER BY n;
+SELECT tfm_tokenize('llama', 'Hello world', add_bos => true, add_eos => true);
+SELECT * FROM tfm_tokens('llama', 'naïve café');
+SELECT tfm_detokenize('llama', ARRAY[1, 358, 345, 2, 0, 376, 198]);
+SELECT tfm_detokenize('llama', ARRAY[379]);
+-- text in: the prompt's ids are the tokenizer's (nothing added), as with int[]
+SELECT ARRAY(SELECT id FROM tfm_generate_tokens('llama', 'the cat sat on the mat.', max_tokens => 10, temperature => 0) ORDER BY pos)
+     = ARRAY(SELECT id FROM tfm_generate_tokens('llama', tfm_tokenize('llama', 'the cat sat on the mat.'), max_tokens => 10, temperature => 0) ORDER BY pos)
+       AS text_equals_ids;
 
 -- fine-tuning the imported Llama (token-id rows): its log-probability of the rows rises
 CREATE TEMP TABLE lft AS
@@ -71,6 +85,22 @@ SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{num_hidden_layers}', '1')
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{num_key_value_heads}', '4') FROM lfx), (SELECT w FROM lfx));
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{tie_word_embeddings}', 'true') FROM lfx), (SELECT w FROM lfx));
 SELECT * FROM tfm_import('x', (SELECT cfg FROM lfx), substring((SELECT w FROM lfx) FROM 1 FOR 5000));
+-- tokenizers that are not Llama 2's kind
+SELECT * FROM tfm_import('x', (SELECT cfg FROM lfx), (SELECT w FROM lfx), (SELECT tok - 'normalizer' FROM lfx));
+SELECT * FROM tfm_import('x', (SELECT cfg FROM lfx), (SELECT w FROM lfx), (SELECT jsonb_set(tok, '{normalizer}', '{"type": "NFKC"}') FROM lfx));
+SELECT * FROM tfm_import('x', (SELECT cfg FROM lfx), (SELECT w FROM lfx), (SELECT jsonb_set(tok, '{normalizer,normalizers,0,prepend}', '"_"') FROM lfx));
+SELECT * FROM tfm_import('x', (SELECT cfg FROM lfx), (SELECT w FROM lfx), (SELECT jsonb_set(tok, '{pre_tokenizer}', '{"type": "Metaspace", "replacement": "▁"}') FROM lfx));
+SELECT * FROM tfm_import('x', (SELECT cfg FROM lfx), (SELECT w FROM lfx), (SELECT jsonb_set(tok, '{decoder}', '{"type": "Metaspace"}') FROM lfx));
+SELECT * FROM tfm_import('x', (SELECT cfg FROM lfx), (SELECT w FROM lfx), (SELECT jsonb_set(tok, '{post_processor}', '{"type": "ByteLevel"}') FROM lfx));
+SELECT * FROM tfm_import('x', (SELECT cfg FROM lfx), (SELECT w FROM lfx), (SELECT jsonb_set(tok, '{model,dropout}', '0.1') FROM lfx));
+SELECT * FROM tfm_import('x', (SELECT cfg FROM lfx), (SELECT w FROM lfx), (SELECT jsonb_set(tok, '{model,unk_token}', 'null') FROM lfx));
+SELECT * FROM tfm_import('x', (SELECT cfg FROM lfx), (SELECT w FROM lfx), (SELECT tok #- '{model,vocab,</s>}' FROM lfx));
+SELECT * FROM tfm_import('x', (SELECT cfg FROM lfx), (SELECT w FROM lfx), (SELECT jsonb_set(tok, '{model,vocab,a}', '0') FROM lfx));
+SELECT * FROM tfm_import('x', (SELECT cfg FROM lfx), (SELECT w FROM lfx), (SELECT jsonb_set(tok, '{model,vocab,zz}', '5000') FROM lfx));
+SELECT * FROM tfm_import('x', (SELECT cfg FROM lfx), (SELECT w FROM lfx), (SELECT jsonb_set(tok, '{model,merges,0}', '"▁t qq"') FROM lfx));
+SELECT * FROM tfm_import('x', (SELECT cfg FROM lfx), (SELECT w FROM lfx), (SELECT jsonb_set(tok, '{model,merges,0}', '"▁ a"') FROM lfx));
+SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{vocab_size}', '300') FROM lfx), (SELECT w FROM lfx), (SELECT tok FROM lfx));
 SELECT count(*) AS models FROM tfm.models WHERE name = 'x';
 
 SELECT tfm_drop_model('llama');
+SELECT tfm_tokenizer_drop('llama');

@@ -186,11 +186,27 @@ int  tfm_tok_import_gpt2(tfm_tokenizer **out,
 						 const char *vocab_bpe, size_t vocab_len,
 						 tfm_tok_err *err);
 
+/* SentencePiece-style BPE (TFM_TOK_INFO_SPIECE) from a tokenizer.json's
+ * pieces (id i = pieces[i], every id given) and merges (pairs of ids, in rank
+ * order); unk_id, bos_id and eos_id are ids among them.  tfm's <pad>, <cls>
+ * and <sep> go after the ids. */
+int  tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
+						   const size_t *piece_lens, int32_t n_pieces,
+						   const int32_t *merge_lr, int32_t n_merges,
+						   int32_t unk_id, int32_t bos_id, int32_t eos_id,
+						   tfm_tok_err *err);
+
 /* ---- storage as rows -------------------------------------------------------- */
 #define TFM_TOK_INFO_LOWERCASE 1u  /* word, wordpiece lower-case their input */
 #define TFM_TOK_INFO_GPT2_JS   2u  /* bpe: rank lookup as gpt-3-encoder does it
 									  (pair keys joined with ',', so some pairs
 									  alias a merge); set by the GPT-2 import */
+#define TFM_TOK_INFO_SPIECE    4u  /* bpe: SentencePiece-style BPE as Llama 2's
+									  tokenizer.json (tok_spiece.c): "▁" for
+									  spaces and before the text, characters as
+									  symbols, <0xNN> byte fallback, decode
+									  strips the first space; unk, bos and eos
+									  are the file's pieces */
 
 typedef struct tfm_tok_info
 {

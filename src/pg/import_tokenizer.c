@@ -5,7 +5,8 @@
  * tfm's GPT-2 import, fed with the encoder.json and vocab.bpe texts that
  * the file's model.vocab and model.merges ("a b" strings or [a, b] pairs)
  * spell.  Ids are kept as the file gives them; every added token must be
- * a piece of the vocabulary with the same id.  Other models, normalizers,
+ * a piece of the vocabulary with the same id.  A BPE with byte_fallback is
+ * SentencePiece-style (import_spiece.c).  Other models, normalizers,
  * pre-tokenizers and options are refused by name.
  */
 #include "postgres.h"
@@ -130,6 +131,13 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab)
 		malformed("it has no \"model\"");
 	if (strcmp(type, "BPE") != 0)
 		refuse("model", type);
+	type = field_type(root, "pre_tokenizer", &obj);
+	if (is_true(model, "byte_fallback") && (!type || strcmp(type, "ByteLevel") != 0))
+	{
+		/* SentencePiece-style BPE (Llama 2, TinyLlama), not byte-level */
+		tfm_hf_import_spiece(name, tokenizer, model_vocab);
+		return;
+	}
 	if ((type = field_type(root, "normalizer", &obj)) != NULL)
 		refuse("normalizer", type);
 	type = field_type(root, "pre_tokenizer", &obj);

@@ -1012,6 +1012,27 @@ tfm_tokenizer_import_gpt2(const char *name, const char *enc, size_t enc_len,
 	return info.vocab_size - TFM_TOK_N_SPECIALS;
 }
 
+/*
+ * For tfm_import: a SentencePiece-style BPE (Llama 2's tokenizer.json) from
+ * its pieces and merges, stored under name; returns the number of ids
+ * before tfm's specials.
+ */
+int32
+tfm_tokenizer_import_spiece(const char *name, const uint8_t *const *pieces, const size_t *lens,
+							int32 n, const int32_t *merge_lr, int32 n_merges, int32 unk,
+							int32 bos, int32 eos)
+{
+	TokOwner   *own = tok_owner(CurrentMemoryContext);
+	tfm_tok_err err;
+
+	check_new_name(name, false);
+	tok_check(tfm_tok_import_spiece(&own->tok, pieces, lens, n, merge_lr, n_merges, unk, bos, eos,
+									&err),
+			  &err, "cannot import the tokenizer");
+	store_tokenizer(name, own->tok, 0);
+	return n;
+}
+
 PG_FUNCTION_INFO_V1(tfm_tokenizer_drop);
 Datum
 tfm_tokenizer_drop(PG_FUNCTION_ARGS)
