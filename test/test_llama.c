@@ -3,16 +3,21 @@
  * positions, SwiGLU and grouped-query attention against central finite
  * differences; a whole tiny Llama model's gradients against finite
  * differences of its loss; cached decoding against the full forward pass;
- * and, when test/fixtures/hf_llama is there, the imported reference model's
- * logits against PyTorch's (test/reference/hf_llama_reference.py).
+ * the imported reference model (test/fixtures/hf_llama, made by
+ * test/reference/hf_llama_reference.py): log-probabilities within 1e-4 of
+ * PyTorch's and greedy ids through the cache equal to its; and the
+ * SentencePiece-style BPE on hand-checked cases and on random bytes
+ * (invalid UTF-8 included: ids in range, decode(encode(x)) == x).
  */
 #include "check.h"
 #include "tfm/blas.h"
 #include "tfm/decode.h"
+#include "tfm/hf_import.h"
 #include "tfm/layers.h"
 #include "tfm/layers_llama.h"
 #include "tfm/model.h"
 #include "tfm/rng.h"
+#include "tfm/tokenizer.h"
 
 #define H 1e-3
 #define ATOL 2e-3
@@ -397,6 +402,256 @@ test_model(int tie)
 	tfm_model_free(m);
 }
 
+/* ---- the imported reference model (test/fixtures/hf_llama) ---- */
+static uint8_t *
+slurp(const char *name, size_t *len)
+{
+	char		path[1024];
+	const char *dir = getenv("TFM_TEST_DATA");
+	FILE	   *f;
+	uint8_t    *buf;
+	long		n;
+
+	snprintf(path, sizeof(path), "%s/hf_llama/%s", dir ? dir : "test/fixtures", name);
+	f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc(n + 1);
+	if (fread(buf, 1, n, f) != (size_t) n)
+		n = 0;
+	buf[n] = 0;
+	fclose(f);
+	*len = (size_t) n;
+	return buf;
+}
+
+/* k numbers after the nth occurrence (from 0) of key in s; returns how many were read */
+static size_t
+numbers_after(double *out, size_t k, const char *s, const char *key, int nth)
+{
+	const char *p = s;
+	size_t		got = 0;
+
+	for (int i = 0; p && i <= nth; i++)
+	{
+		p = strstr(p, key);
+		if (p && i < nth)
+			p += strlen(key);
+	}
+	if (!p)
+		return 0;
+	p += strlen(key);
+	while (got < k)
+	{
+		char	   *end;
+
+		while (*p == ' ' || *p == '[' || *p == ',' || *p == '\n')
+			p++;
+		if (*p == ']')
+			break;
+		out[got] = strtod(p, &end);
+		if (end == p)
+			break;
+		got++;
+		p = end;
+		while (*p == ']' && got < k && p[1] == ',' )
+			p += 2;
+	}
+	return got;
+}
+
+static void
+test_reference(void)
+{
+	size_t		len,
+				rlen;
+	uint8_t    *w = slurp("model.safetensors", &len);
+	char	   *ref = (char *) slurp("reference.json", &rlen);
+	/* the fixture's config.json: 376 ids, d 48, 2 layers, 4 heads, 2 kv heads, f 128 */
+	tfm_hf_params p = {.arch = TFM_HF_LLAMA, .vocab = 376, .d_model = 48, .layers = 2,
+		.heads = 4, .max_len = 128, .d_ff = 128, .ln_eps = 1e-6f, .tie = false, .kv_heads = 2,
+	.rope_theta = 10000.0f};
+	const int	V = 376;
+	tfm_config	c;
+	tfm_model  *m;
+	tfm_hf_map *map;
+	tfm_st_file *f;
+	tfm_st_err	se;
+	char		err[512] = "";
+	double		worst = 0.0;
+
+	if (!w || !ref)
+	{
+		CHECK(0, "test/fixtures/hf_llama is missing");
+		return;
+	}
+	CHECK(tfm_hf_config(&c, &p) == NULL, "llama config");
+	CHECK(tfm_st_parse(&f, w, len, &se) == TFM_ST_OK, "safetensors: %s", se.msg);
+	m = tfm_model_create(&c);
+	map = tfm_hf_map_create(TFM_HF_LLAMA, &c);
+	for (size_t i = 0; i < f->n_tensors; i++)
+	{
+		tfm_hf_entry *e = tfm_hf_match(map, f->tensors[i].name, f->tensors[i].name_len);
+
+		CHECK(e != NULL, "unexpected tensor %s", f->tensors[i].name);
+		if (e)
+			CHECK(tfm_hf_load_tensor(m, map, e, &f->tensors[i], w + f->data_start + f->tensors[i].begin,
+									 err, sizeof(err)) == 0, "%s", err);
+	}
+	CHECK(tfm_hf_finish(m, map, err, sizeof(err)) == 0, "%s", err);
+
+	for (int cs = 0; cs < 4; cs++)
+	{
+		double		idsd[64],
+					greedy[16];
+		size_t		n = numbers_after(idsd, 64, ref, "\"ids\": [", cs),
+					ng = numbers_after(greedy, 16, ref, "\"greedy\": [", cs),
+					rows = n == 5 ? 5 : 1;
+		double	   *lp = malloc(sizeof(double) * rows * V);
+		int32_t		ids[64];
+		tfm_batch	b = {0};
+		float	   *logp = malloc(sizeof(float) * V);
+
+		CHECK(numbers_after(lp, rows * V, ref, "\"logprobs\": [[", cs) == rows * V,
+			  "reference.json case %d", cs);
+		for (size_t i = 0; i < n; i++)
+			ids[i] = (int32_t) idsd[i];
+		b.B = 1;
+		b.T = (int) n;
+		b.input = ids;
+		CHECK(tfm_model_forward(m, &b, false, 0) == 0, "forward");
+		for (size_t r = 0; r < rows; r++)
+		{
+			size_t		t = rows == 1 ? n - 1 : r;
+
+			tfm_log_softmax(logp, m->logits + t * V, V);
+			for (int v = 0; v < V; v++)
+				worst = fmax(worst, fabs(logp[v] - lp[r * V + v]));
+		}
+		/* greedy through the cache: the reference's ids */
+		{
+			tfm_decoder *dec = tfm_decoder_create(m, 1, 128, 64);
+			float	   *logits = malloc(sizeof(float) * V);
+			bool		same = true;
+
+			tfm_decoder_feed(dec, ids, NULL, (int) n, logits);
+			for (size_t g = 0; g < ng; g++)
+			{
+				int			best = 0;
+				int32_t		next;
+
+				for (int v = 1; v < V; v++)
+					if (logits[v] > logits[best])
+						best = v;
+				same = same && best == (int) greedy[g];
+				next = best;
+				tfm_decoder_feed(dec, &next, NULL, 1, logits);
+			}
+			CHECK(same, "greedy ids of case %d differ from the reference's", cs);
+			tfm_decoder_free(dec);
+			free(logits);
+		}
+		free(lp);
+		free(logp);
+	}
+	printf("Llama fixture: max |log-prob - PyTorch| = %.3g\n", worst);
+	CHECK(worst < 1e-4, "llama log-probabilities differ from PyTorch's by %g", worst);
+	tfm_hf_map_free(map);
+	tfm_st_free(f);
+	tfm_model_free(m);
+	free(w);
+	free(ref);
+}
+
+/* ---- SentencePiece-style BPE: hostile bytes round-trip, never crash ---- */
+static void
+test_spiece(void)
+{
+	const char *base[] = {"<unk>", "<s>", "</s>", "\xE2\x96\x81", "a", "b", "\xE2\x96\x81" "a", "ab",
+	"\xE2\x96\x81" "ab", "\xC3\xA9"};
+	const uint8_t *pieces[266];
+	size_t		lens[266];
+	char		hexp[256][7];
+	int32_t		merges[6];
+	tfm_tokenizer *t = NULL;
+	tfm_tok_err err;
+	int			n = 0;
+
+	for (int i = 0; i < 3; i++, n++)
+	{
+		pieces[n] = (const uint8_t *) base[i];
+		lens[n] = strlen(base[i]);
+	}
+	for (int b = 0; b < 256; b++, n++)
+	{
+		snprintf(hexp[b], sizeof(hexp[b]), "<0x%02X>", b);
+		pieces[n] = (const uint8_t *) hexp[b];
+		lens[n] = 6;
+	}
+	for (int i = 3; i < 10; i++, n++)
+	{
+		pieces[n] = (const uint8_t *) base[i];
+		lens[n] = strlen(base[i]);
+	}
+	/* ids: ▁ 259, a 260, b 261, ▁a 262, ab 263, ▁ab 264, é 265 */
+	merges[0] = 259; merges[1] = 260;	/* ▁ a */
+	merges[2] = 260; merges[3] = 261;	/* a b */
+	merges[4] = 262; merges[5] = 261;	/* ▁a b */
+	CHECK(tfm_tok_import_spiece(&t, pieces, lens, n, merges, 3, 0, 1, 2, &err) == TFM_TOK_OK,
+		  "spiece import: %s", err.msg);
+	if (!t)
+		return;
+	{
+		int32_t		ids[16];
+		size_t		nid;
+		char		out[64];
+		size_t		no;
+
+		CHECK(tfm_tok_encode(ids, NULL, 16, &nid, t, "ab ab", 5, 0, 0, &err) == TFM_TOK_OK, "encode");
+		/* ▁ab ▁ab: "▁a" (rank 0) before "ab" (rank 1), then "▁a b" */
+		CHECK(nid == 2 && ids[0] == 264 && ids[1] == 264, "ab ab -> %zu ids, %d", nid, ids[0]);
+		CHECK(tfm_tok_encode(ids, NULL, 16, &nid, t, "x\xC3\xA9", 3, 0, 0, &err) == TFM_TOK_OK &&
+			  nid == 3 && ids[1] == 3 + 'x' && ids[2] == 265, "byte fallback and é");
+		CHECK(tfm_tok_decode(out, sizeof(out), &no, t, ids, nid, 0, &err) == TFM_TOK_OK &&
+			  no == 3 && memcmp(out, "x\xC3\xA9", 3) == 0, "decode");
+		CHECK(tfm_tok_encode(ids, NULL, 16, &nid, t, "", 0, 0, 0, &err) == TFM_TOK_OK && nid == 0,
+			  "empty text");
+	}
+	/* random bytes, invalid UTF-8 included: ids in range and an exact round trip */
+	for (int round = 0; round < 2000; round++)
+	{
+		int			len = (int) tfm_rng_below(&rng, 40);
+		char		text[40],
+					out[400];
+		int32_t		ids[48];
+		size_t		nid,
+					no;
+		bool		ok = true;
+
+		for (int i = 0; i < len; i++)
+		{
+			uint64_t	r = tfm_rng_below(&rng, 8);
+
+			text[i] = r < 3 ? "ab "[r] : (char) tfm_rng_below(&rng, 256);
+		}
+		ok = tfm_tok_encode(ids, NULL, tfm_tok_encode_bound(len, 0), &nid, t, text, len, 0, 0,
+							&err) == TFM_TOK_OK;
+		for (size_t i = 0; ok && i < nid; i++)
+			ok = ids[i] >= 0 && ids[i] < n;
+		ok = ok && tfm_tok_decode(out, sizeof(out), &no, t, ids, nid, 0, &err) == TFM_TOK_OK &&
+			no == (size_t) len && memcmp(out, text, len) == 0;
+		if (!ok)
+		{
+			CHECK(0, "spiece round trip failed on a text of %d bytes", len);
+			break;
+		}
+	}
+	tfm_tok_free(t);
+}
+
 int
 main(void)
 {
@@ -422,5 +677,8 @@ main(void)
 		test_model(1);
 		test_model(0);
 	}
+	tfm_set_threads(2);
+	test_reference();
+	test_spiece();
 	return check_summary("test_llama");
 }
