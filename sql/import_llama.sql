@@ -49,10 +49,15 @@ SELECT tfm_tokenize('llama', 'Hello world', add_bos => true, add_eos => true);
 SELECT * FROM tfm_tokens('llama', 'naïve café');
 SELECT tfm_detokenize('llama', ARRAY[1, 358, 345, 2, 0, 376, 198]);
 SELECT tfm_detokenize('llama', ARRAY[379]);
--- text in: the prompt's ids are the tokenizer's (nothing added), as with int[]
+-- text in: <s> first, as the file's post-processor puts it (tfm_tokenize adds it when asked)
 SELECT ARRAY(SELECT id FROM tfm_generate_tokens('llama', 'the cat sat on the mat.', max_tokens => 10, temperature => 0) ORDER BY pos)
-     = ARRAY(SELECT id FROM tfm_generate_tokens('llama', tfm_tokenize('llama', 'the cat sat on the mat.'), max_tokens => 10, temperature => 0) ORDER BY pos)
+     = ARRAY(SELECT id FROM tfm_generate_tokens('llama', tfm_tokenize('llama', 'the cat sat on the mat.', add_bos => true),
+                                                max_tokens => 10, temperature => 0) ORDER BY pos)
        AS text_equals_ids;
+SELECT (tfm_score('llama', 'the cat sat')).tokens AS scored,
+       abs((tfm_score('llama', 'the cat sat')).logprob
+           - (tfm_score('llama', tfm_tokenize('llama', 'the cat sat', add_bos => true))).logprob) < 1e-9 AS same_score;
+SELECT length(tfm_generate('llama', 'the cat', max_tokens => 5, temperature => 0)) > 0 AS generates;
 
 -- fine-tuning the imported Llama (token-id rows): its log-probability of the rows rises
 CREATE TEMP TABLE lft AS

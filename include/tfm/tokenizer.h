@@ -194,7 +194,7 @@ int  tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
 						   const size_t *piece_lens, int32_t n_pieces,
 						   const int32_t *merge_lr, int32_t n_merges,
 						   int32_t unk_id, int32_t bos_id, int32_t eos_id,
-						   tfm_tok_err *err);
+						   int text_bos, tfm_tok_err *err);
 
 /* ---- storage as rows -------------------------------------------------------- */
 #define TFM_TOK_INFO_LOWERCASE 1u  /* word, wordpiece lower-case their input */
@@ -207,6 +207,9 @@ int  tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
 									  symbols, <0xNN> byte fallback, decode
 									  strips the first space; unk, bos and eos
 									  are the file's pieces */
+#define TFM_TOK_INFO_TEXT_BOS  8u  /* with SPIECE: a model's text prompts begin
+									  with bos, as the file's post-processor
+									  adds <s> (tfm_tokenize adds it only when asked) */
 
 typedef struct tfm_tok_info
 {

@@ -203,6 +203,7 @@ tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab)
 	int32_t    *merge_lr;
 	char	   *key = NULL;
 	int			keylen = 0;
+	bool		text_bos;
 
 	check_normalizer(root);
 	if ((pp = obj_field(root, "pre_tokenizer")) != NULL)
@@ -355,5 +356,17 @@ tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab)
 	else if (v && v->type != jbvNull)
 		malformed("added_tokens must be an array");
 
-	(void) tfm_tokenizer_import_spiece(name, pieces, lens, n, merge_lr, n_merges, unk, bos, eos);
+	/* does the post-processor put <s> first ("single": [<s>, $A])? */
+	{
+		JsonbContainer *pp2 = obj_field(root, "post_processor"),
+				   *first,
+				   *st;
+		int			ns;
+
+		first = pp2 ? array_obj(pp2, "single", 0, &ns) : NULL;
+		st = obj_field(first, "SpecialToken");
+		text_bos = st && str_is(st, "id", "<s>");
+	}
+	(void) tfm_tokenizer_import_spiece(name, pieces, lens, n, merge_lr, n_merges, unk, bos, eos,
+									   text_bos);
 }

@@ -37,7 +37,8 @@ int32		tfm_tokenizer_import_gpt2(const char *name, const char *enc, size_t enc_l
 									  const char *bpe, size_t bpe_len);
 int32		tfm_tokenizer_import_spiece(const char *name, const uint8_t *const *pieces,
 										const size_t *lens, int32 n, const int32_t *merge_lr,
-										int32 n_merges, int32 unk, int32 bos, int32 eos);
+										int32 n_merges, int32 unk, int32 bos, int32 eos,
+										bool text_bos);
 void		tfm_tokenizer_specials(const char *name, TfmSpecials *sp);
 int32	   *tfm_tokenizer_encode(const char *name, const char *text, size_t len, int *n);
 struct tfm_tokenizer;

@@ -501,7 +501,10 @@ encode(TokEntry *e, const char *text, size_t len, uint32 flags, size_t max_lengt
 int32 *
 tfm_tokenizer_encode(const char *name, const char *text, size_t len, int *n)
 {
-	return encode(tok_get(name), text, len, 0, 0, n);
+	TokEntry   *e = tok_get(name);
+
+	/* a Llama tokenizer's post-processor puts <s> before every text */
+	return encode(e, text, len, (e->info.flags & TFM_TOK_INFO_TEXT_BOS) ? TFM_TOK_ADD_BOS : 0, 0, n);
 }
 
 /* ---- the aggregate ------------------------------------------------------- */
@@ -1020,14 +1023,14 @@ tfm_tokenizer_import_gpt2(const char *name, const char *enc, size_t enc_len,
 int32
 tfm_tokenizer_import_spiece(const char *name, const uint8_t *const *pieces, const size_t *lens,
 							int32 n, const int32_t *merge_lr, int32 n_merges, int32 unk,
-							int32 bos, int32 eos)
+							int32 bos, int32 eos, bool text_bos)
 {
 	TokOwner   *own = tok_owner(CurrentMemoryContext);
 	tfm_tok_err err;
 
 	check_new_name(name, false);
 	tok_check(tfm_tok_import_spiece(&own->tok, pieces, lens, n, merge_lr, n_merges, unk, bos, eos,
-									&err),
+									text_bos, &err),
 			  &err, "cannot import the tokenizer");
 	store_tokenizer(name, own->tok, 0);
 	return n;

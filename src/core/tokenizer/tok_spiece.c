@@ -323,7 +323,8 @@ int
 tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
 					  const size_t *piece_lens, int32_t n_pieces,
 					  const int32_t *merge_lr, int32_t n_merges,
-					  int32_t unk_id, int32_t bos_id, int32_t eos_id, tfm_tok_err *err)
+					  int32_t unk_id, int32_t bos_id, int32_t eos_id, int text_bos,
+					  tfm_tok_err *err)
 {
 	tfm_tok_strtab tab = {0};
 	tfm_tok_info info;
@@ -351,7 +352,7 @@ tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
 	memset(&info, 0, sizeof(info));
 	info.format_version = TFM_TOK_FORMAT_VERSION;
 	info.kind = TFM_TOK_BPE;
-	info.flags = TFM_TOK_INFO_SPIECE;
+	info.flags = TFM_TOK_INFO_SPIECE | (text_bos ? TFM_TOK_INFO_TEXT_BOS : 0);
 	info.vocab_size = n_pieces + 3;
 	info.n_merges = n_merges;
 	info.special_ids[TFM_TOK_UNK] = unk_id;

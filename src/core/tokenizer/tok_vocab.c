@@ -53,7 +53,8 @@ check_info(const tfm_tok_info *info, tfm_tok_err *err)
 							(int) info->format_version, TFM_TOK_FORMAT_VERSION);
 	if (!tfm_tok_kind_name(info->kind))
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "unknown tokenizer kind %d", (int) info->kind);
-	if (info->flags & ~(TFM_TOK_INFO_LOWERCASE | TFM_TOK_INFO_GPT2_JS | TFM_TOK_INFO_SPIECE))
+	if (info->flags & ~(TFM_TOK_INFO_LOWERCASE | TFM_TOK_INFO_GPT2_JS | TFM_TOK_INFO_SPIECE |
+						TFM_TOK_INFO_TEXT_BOS))
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "unknown tokenizer flags 0x%x",
 							(unsigned) info->flags);
 	if ((info->flags & TFM_TOK_INFO_GPT2_JS) && info->kind != TFM_TOK_BPE)
@@ -61,6 +62,8 @@ check_info(const tfm_tok_info *info, tfm_tok_err *err)
 	if ((info->flags & TFM_TOK_INFO_SPIECE) &&
 		(info->kind != TFM_TOK_BPE || (info->flags & TFM_TOK_INFO_GPT2_JS)))
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the sentencepiece flag needs a bpe tokenizer");
+	if ((info->flags & TFM_TOK_INFO_TEXT_BOS) && !(info->flags & TFM_TOK_INFO_SPIECE))
+		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the text-bos flag needs a sentencepiece tokenizer");
 	if ((info->flags & TFM_TOK_INFO_LOWERCASE) &&
 		info->kind != TFM_TOK_WORD && info->kind != TFM_TOK_WORDPIECE)
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT,
