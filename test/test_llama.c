@@ -16,6 +16,7 @@
 #include "tfm/layers.h"
 #include "tfm/layers_llama.h"
 #include "tfm/model.h"
+#include "tfm/precision.h"
 #include "tfm/rng.h"
 #include "tfm/tokenizer.h"
 
@@ -559,6 +560,70 @@ test_reference(void)
 	}
 	printf("Llama fixture: max |log-prob - PyTorch| = %.3g\n", worst);
 	CHECK(worst < 1e-4, "llama log-probabilities differ from PyTorch's by %g", worst);
+
+	/* bf16 and int8 inference pack the fused q|k|v and gate|up matrices too */
+	{
+		int32_t		ids[9] = {1, 330, 348, 347, 351, 330, 259, 272, 331};
+		tfm_batch	b = {0};
+		float	   *ref32 = malloc(sizeof(float) * 9 * V);
+		static const tfm_precision precs[2] = {TFM_PREC_BF16, TFM_PREC_INT8};
+		static const double tol[2] = {0.0, 0.3};
+
+		b.B = 1;
+		b.T = 9;
+		b.input = ids;
+		tfm_model_forward(m, &b, false, 0);
+		memcpy(ref32, m->logits, sizeof(float) * 9 * V);
+		float	   *rounded = malloc(sizeof(float) * 9 * V);
+		double		yard = 0.0;
+
+		{
+			/*
+			 * This fixture's weights are large (logits up to ~20), so bf16
+			 * weights alone move the logits by ~5 %: the yardstick is that
+			 * change (the same model with its weights rounded to bf16, run
+			 * in fp32); the packed bf16 path, which also rounds the
+			 * activations, must stay within twice it, int8 within 0.3.  A
+			 * wrongly packed matrix moves the logits by far more.
+			 */
+			tfm_model  *m2 = tfm_model_create(&m->cfg);
+			double		dmax = 0.0;
+
+			for (size_t i = 0; i < m->n_floats; i++)
+			{
+				uint32_t	u;
+
+				memcpy(&u, &m->params[i], 4);
+				u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000u;
+				memcpy(&m2->params[i], &u, 4);
+			}
+			tfm_model_forward(m2, &b, false, 0);
+			for (int i = 0; i < 9 * V; i++)
+				dmax = fmax(dmax, fabs(m2->logits[i] - ref32[i]) / fmax(1.0, fabs(ref32[i])));
+			memcpy(rounded, m2->logits, sizeof(float) * 9 * V);
+			yard = dmax;
+			printf("Llama fixture: bf16-rounded weights in fp32 move the logits by %.3g (relative)\n", dmax);
+			tfm_model_free(m2);
+		}
+		for (int k = 0; k < 2; k++)
+		{
+			double		dmax = 0.0;
+
+			CHECK(tfm_model_set_precision(m, precs[k]) == 0, "set precision");
+			tfm_model_forward(m, &b, false, 0);
+			for (int i = 0; i < 9 * V; i++)
+				dmax = fmax(dmax, fabs(m->logits[i] - ref32[i]) / fmax(1.0, fabs(ref32[i])));
+			printf("Llama fixture %s: max relative logit difference to fp32 %.3g\n",
+				   precs[k] == TFM_PREC_BF16 ? "bf16" : "int8", dmax);
+			CHECK(dmax < (precs[k] == TFM_PREC_BF16 ? 2.0 * yard : tol[k]),
+				  "llama %s logits differ by %g", precs[k] == TFM_PREC_BF16 ? "bf16" : "int8", dmax);
+		}
+		CHECK(tfm_model_set_precision(m, TFM_PREC_FP32) == 0, "fp32 again");
+		tfm_model_forward(m, &b, false, 0);
+		CHECK(memcmp(m->logits, ref32, sizeof(float) * 9 * V) == 0, "fp32 again is bit-identical");
+		free(ref32);
+		free(rounded);
+	}
 	tfm_hf_map_free(map);
 	tfm_st_free(f);
 	tfm_model_free(m);
