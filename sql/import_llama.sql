@@ -59,6 +59,18 @@ SELECT (tfm_score('llama', 'the cat sat')).tokens AS scored,
            - (tfm_score('llama', tfm_tokenize('llama', 'the cat sat', add_bos => true))).logprob) < 1e-9 AS same_score;
 SELECT length(tfm_generate('llama', 'the cat', max_tokens => 5, temperature => 0)) > 0 AS generates;
 
+-- tfm_import_files: the same directory on the server gives the same model and tokenizer
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set llama_dir :abs_srcdir '/test/fixtures/hf_llama'
+SELECT * FROM tfm_import_files('llama_files', :'llama_dir');
+SELECT count(*) AS differing
+  FROM lcases c, tfm_next_tokens('llama', c.ids, 1000) a
+  JOIN LATERAL tfm_next_tokens('llama_files', c.ids, 1000) b ON a.id = b.id
+ WHERE a.probability <> b.probability;
+SELECT tfm_tokenize('llama_files', 'naïve café — 東京 🙂') = tfm_tokenize('llama', 'naïve café — 東京 🙂') AS same_ids;
+SELECT tfm_drop_model('llama_files');
+SELECT tfm_tokenizer_drop('llama_files');
+
 -- fine-tuning the imported Llama (token-id rows): its log-probability of the rows rises
 CREATE TEMP TABLE lft AS
 SELECT ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331, 316, (i % 5) + 300] AS ids FROM generate_series(1, 40) i;
