@@ -57,7 +57,11 @@ SELECT ARRAY(SELECT id FROM tfm_generate_tokens('llama', 'the cat sat on the mat
 SELECT (tfm_score('llama', 'the cat sat')).tokens AS scored,
        abs((tfm_score('llama', 'the cat sat')).logprob
            - (tfm_score('llama', tfm_tokenize('llama', 'the cat sat', add_bos => true))).logprob) < 1e-9 AS same_score;
-SELECT length(tfm_generate('llama', 'the cat', max_tokens => 5, temperature => 0)) > 0 AS generates;
+-- a continuation keeps its first space: prompt || continuation is the whole text decoded
+SELECT 'the cat sat' || tfm_generate('llama', 'the cat sat', max_tokens => 6, temperature => 0)
+     = tfm_detokenize('llama', tfm_tokenize('llama', 'the cat sat', add_bos => true)
+                      || ARRAY(SELECT id FROM tfm_generate_tokens('llama', 'the cat sat', max_tokens => 6, temperature => 0) ORDER BY pos))
+       AS continuation_matches;
 
 -- tfm_import_files: the same directory on the server gives the same model and tokenizer
 \getenv abs_srcdir PG_ABS_SRCDIR

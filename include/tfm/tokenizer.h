@@ -264,6 +264,9 @@ int  tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids,
 										(and write <unk> as U+FFFD) */
 #define TFM_TOK_DECODE_REPLACE  2u   /* replace invalid UTF-8 in the result by U+FFFD
 										(as JavaScript's TextDecoder does) */
+#define TFM_TOK_DECODE_CONTINUE 4u   /* the ids continue a text (a generated
+										continuation): a SentencePiece tokenizer
+										keeps the space it would drop at the start */
 
 /* Upper bound on the bytes decode writes for n ids. */
 size_t tfm_tok_decode_bound(const tfm_tokenizer *t, size_t n_ids, uint32_t flags);

@@ -192,7 +192,7 @@ check_stop(const TfmModelRow *row, const GenOpts *o, GenRow *g)
 
 	if (!o->stop)
 		return;
-	t = tfm_tokenizer_decode(row->tokenizer, g->ids, g->n);
+	t = tfm_tokenizer_decode_flags(row->tokenizer, g->ids, g->n, true);
 	s = text_to_cstring(t);
 	hit = strstr(s, o->stop);
 	if (hit)
@@ -375,7 +375,7 @@ generate(tfm_model *m, const TfmModelRow *row, int32 **prompts, const int *plens
 static text *
 result_text(const TfmModelRow *row, const GenRow *g)
 {
-	text	   *t = tfm_tokenizer_decode(row->tokenizer, g->ids, g->n);
+	text	   *t = tfm_tokenizer_decode_flags(row->tokenizer, g->ids, g->n, true);
 
 	if (g->stop_at >= 0 && g->stop_at <= (int) VARSIZE_ANY_EXHDR(t))
 		SET_VARSIZE(t, VARHDRSZ + g->stop_at);

@@ -257,6 +257,7 @@ tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab)
 		{
 			int			id = int_of(&jv, "a model.vocab id");
 
+			CHECK_FOR_INTERRUPTS();
 			if (id >= n)
 				malformed(psprintf("model.vocab id %d is not below its %d pieces", id, n));
 			if (pieces[id])

@@ -48,5 +48,6 @@ struct tfm_tokenizer *tfm_tokenizer_get(const char *name);
 text	   *tfm_tokenizer_piece_text(const char *name, int32 id);
 /* ids to text: specials dropped, invalid UTF-8 replaced by U+FFFD */
 text	   *tfm_tokenizer_decode(const char *name, const int32 *ids, int n);
+text	   *tfm_tokenizer_decode_flags(const char *name, const int32 *ids, int n, bool continuation);
 
 #endif							/* TFM_ROWS_H */

@@ -1292,13 +1292,21 @@ tfm_tokenizer_piece_text(const char *name, int32 id)
 text *
 tfm_tokenizer_decode(const char *name, const int32 *ids, int n)
 {
+	return tfm_tokenizer_decode_flags(name, ids, n, 0);
+}
+
+/* the same; continuation keeps a SentencePiece tokenizer's first space (generated text) */
+text *
+tfm_tokenizer_decode_flags(const char *name, const int32 *ids, int n, bool continuation)
+{
 	TokEntry   *e = tok_get(name);
-	size_t		cap = tfm_tok_decode_bound(e->tok, n, TFM_TOK_DECODE_REPLACE),
+	uint32		flags = TFM_TOK_DECODE_REPLACE | (continuation ? TFM_TOK_DECODE_CONTINUE : 0);
+	size_t		cap = tfm_tok_decode_bound(e->tok, n, flags),
 				got;
 	text	   *out = palloc_extended(VARHDRSZ + Max(cap, 1), MCXT_ALLOC_HUGE);
 	tfm_tok_err err;
 
-	tok_check(tfm_tok_decode(VARDATA(out), cap, &got, e->tok, ids, n, TFM_TOK_DECODE_REPLACE, &err),
+	tok_check(tfm_tok_decode(VARDATA(out), cap, &got, e->tok, ids, n, flags, &err),
 			  &err, "cannot detokenize");
 	SET_VARSIZE(out, VARHDRSZ + got);
 	out = without_nul(out);

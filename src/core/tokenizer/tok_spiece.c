@@ -14,7 +14,8 @@
  *
  * Decode (the file's decoder Replace "▁" → " ", ByteFallback, Fuse, Strip
  * one leading space): pieces are concatenated with "▁" as a space, <0xNN>
- * pieces as their byte, and one space at the very start is dropped.
+ * pieces as their byte, and one space at the very start is dropped (kept
+ * with TFM_TOK_DECODE_CONTINUE: a continuation of a text).
  * Specials are dropped (<unk> becomes U+FFFD) unless asked for.
  */
 #include "tfm/tok_internal.h"
@@ -281,7 +282,7 @@ tfm_tok_spiece_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer 
 			else
 				raw[w++] = p[k];
 	}
-	if (w > 0 && raw[0] == ' ')
+	if (w > 0 && raw[0] == ' ' && !(flags & TFM_TOK_DECODE_CONTINUE))
 		skip = 1;
 	/* then invalid UTF-8 to U+FFFD if asked */
 	need = 0;
