@@ -5,20 +5,20 @@
  * head are rotated together (rotate_half), not interleaved pairs.
  */
 #include <math.h>
-#include <stdlib.h>
 
 #include "tfm/blas.h"
 #include "tfm/layers_llama.h"
+
+/* a head is at most 4096 wide (d_model ≤ 4096): its half fits on the stack */
+#define ROPE_MAX_HALF 2048
 
 void
 tfm_rope_apply(float *x, int N, int nh, int s, ptrdiff_t rs,
 			   const int32_t *pos, int T, float theta, int inverse)
 {
-	const int	half = s / 2;
-	float	   *inv = malloc(sizeof(float) * (half > 0 ? half : 1));
+	const int	half = s / 2 < ROPE_MAX_HALF ? s / 2 : ROPE_MAX_HALF;
+	float		inv[ROPE_MAX_HALF];
 
-	if (!inv)
-		return;					/* unreachable in practice: s/2 floats */
 	for (int i = 0; i < half; i++)
 		inv[i] = 1.0f / powf(theta, (float) (2 * i) / (float) s);
 
@@ -47,5 +47,4 @@ tfm_rope_apply(float *x, int N, int nh, int s, ptrdiff_t rs,
 			}
 		}
 	}
-	free(inv);
 }
