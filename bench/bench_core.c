@@ -41,6 +41,7 @@
 #include "tfm/blas.h"
 #include "tfm/layers.h"
 #include "tfm/model.h"
+#include "tfm/precision.h"
 #include "tfm/optim.h"
 #include "tfm/rng.h"
 #include "tfm/train.h"
@@ -419,6 +420,9 @@ bench_peak(int threads, double seconds)
 
 /* ---- training and inference ---------------------------------------------- */
 
+/* the precision of the inference passes (--precision; training is fp32) */
+static tfm_precision infer_precision = TFM_PREC_FP32;
+
 static int	warmup_iters = 2;
 
 static void
@@ -522,6 +526,12 @@ bench_model(int threads, double seconds, int min_iters, bool train, bool infer)
 		double		start;
 		timing		r;
 
+		if (tfm_model_set_precision(m, infer_precision) != 0)
+		{
+			fprintf(stderr, "out of memory packing the model for %s\n", tfm_precision_name(infer_precision));
+			exit(1);
+		}
+
 		for (int w = 0; w < warmup_iters; w++)
 		{
 			tfm_batch	b = batch_at(ids, labels, w);
@@ -546,12 +556,13 @@ bench_model(int threads, double seconds, int min_iters, bool train, bool infer)
 			t[it++] = now() - t0;
 		}
 		r = summarise(t, it);
-		printf("tfm infer, %d threads: %d passes, median %.1f ms/batch (mean %.1f, min %.1f): %.0f tok/s, %.1f GFLOP/s\n",
-			   threads, it, r.median * 1e3, r.mean * 1e3, r.min * 1e3,
+		printf("tfm infer (%s), %d threads: %d passes, median %.1f ms/batch (mean %.1f, min %.1f): %.0f tok/s, %.1f GFLOP/s\n",
+			   tfm_precision_name(infer_precision), threads, it, r.median * 1e3, r.mean * 1e3, r.min * 1e3,
 			   tokens / r.median, fwd_tok * tokens / r.median / 1e9);
-		printf("RESULT impl=tfm kind=infer threads=%d tok_s=%.1f tok_s_mean=%.1f tok_s_best=%.1f gflops=%.2f step_ms=%.2f iters=%d\n",
+		printf("RESULT impl=tfm kind=%s threads=%d tok_s=%.1f tok_s_mean=%.1f tok_s_best=%.1f gflops=%.2f step_ms=%.2f iters=%d precision=%s\n",
+			   infer_precision == TFM_PREC_FP32 ? "infer" : infer_precision == TFM_PREC_BF16 ? "infer_bf16" : "infer_int8",
 			   threads, tokens / r.median, tokens / r.mean, tokens / r.min,
-			   fwd_tok * tokens / r.median / 1e9, r.median * 1e3, it);
+			   fwd_tok * tokens / r.median / 1e9, r.median * 1e3, it, tfm_precision_name(infer_precision));
 	}
 	tfm_model_free(m);
 	free(ids);
@@ -1199,9 +1210,16 @@ main(int argc, char **argv)
 			warmup_iters = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc && pick_model(argv[i + 1]))
 			i++;
+		else if (strcmp(argv[i], "--precision") == 0 && i + 1 < argc)
+		{
+			const char *p = argv[++i];
+
+			infer_precision = strcmp(p, "bf16") == 0 ? TFM_PREC_BF16 :
+				strcmp(p, "int8") == 0 ? TFM_PREC_INT8 : TFM_PREC_FP32;
+		}
 		else
 		{
-			fprintf(stderr, "usage: %s [--threads N] [--seconds S] [--min-iters K] [--warmup W] [--model classify|lm|seq2seq] [--what peak,train,infer,ops]\n",
+			fprintf(stderr, "usage: %s [--threads N] [--seconds S] [--min-iters K] [--warmup W] [--model classify|lm|seq2seq] [--what peak,train,infer,ops] [--precision fp32|bf16|int8]\n",
 					argv[0]);
 			return 2;
 		}

@@ -107,6 +107,25 @@ for n in threads:
           f"({th.get('why', '?')} flops per cycle per core; bf16 dot products: "
           f"{th.get('bf16_gflops_measured_clock', '?')})")
 print()
+print("inference precision (tfm.precision): the reference classifier's forward pass, tok/s median over rounds;")
+print("ratio to tfm's fp32 in the same rounds; GFLOP/s counted as for fp32")
+print(f"  {'threads':>7}  {'precision':>9}  {'tok/s':>8}  {'vs fp32':>8}  {'GFLOP/s':>8}  {'% of fp32 peak':>14}  {'vs torch fp32':>13}")
+for n in threads:
+    peak = med("tfm", "peak", n, "gflops")
+    base = {r.get("round"): float(r["tok_s"]) for r in res.get(("tfm", "infer", n), [])}
+    torch = {r.get("round"): float(r["tok_s"]) for r in res.get(("torch", "infer", n), [])}
+    for kind, name in (("infer", "fp32"), ("infer_bf16", "bf16"), ("infer_int8", "int8")):
+        rs = res.get(("tfm", kind, n), [])
+        if not rs:
+            continue
+        vs = [float(r["tok_s"]) / base[r.get("round")] for r in rs if r.get("round") in base]
+        vt = [float(r["tok_s"]) / torch[r.get("round")] for r in rs if r.get("round") in torch]
+        g = med("tfm", kind, n, "gflops")
+        print(f"  {n:>7}  {name:>9}  {fmt(med('tfm', kind, n)):>8}  "
+              f"{fmt(statistics.median(vs) if vs else None, '{:.2f}x'):>8}  {fmt(g, '{:.1f}'):>8}  "
+              f"{fmt(100 * g / peak if g and peak else None, '{:.0f}%'):>14}  "
+              f"{fmt(statistics.median(vt) if vt else None, '{:.2f}x'):>13}")
+print()
 print("configuration:")
 seen = set()
 for i in info:

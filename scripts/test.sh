@@ -12,12 +12,16 @@ echo "== core unit tests"
 make -s unittest
 
 . scripts/cluster.sh
-cluster_start
+# fp32 inference: the expected outputs are exact (test/precision.sql sets
+# bf16 and int8 itself)
+cluster_start "tfm.precision=fp32"
 echo "== pg_regress"
 if ! make -s installcheck PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config; then
   [ -f regression.diffs ] && head -200 regression.diffs
   exit 1
 fi
+echo "== tfm_fit: cancelled, timed-out and killed runs resume bit-identical"
+scripts/test_fit_cancel.sh
 echo "== pgTAP"
 psql -q -X -c "CREATE EXTENSION IF NOT EXISTS pgtap" >/dev/null
 if [ -d ../shared/data ]; then

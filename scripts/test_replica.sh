@@ -75,6 +75,7 @@ cluster_run "$PGBIN/pg_ctl" -D "$sdir" -l "$sdir/server.log" -w start \
 
 inference=$(cat <<'SQL'
 SET tfm.threads = 1;
+SET tfm.precision = fp32;
 SET extra_float_digits = 3;
 SELECT md5(string_agg(tfm_classify(review), ',' ORDER BY review)) FROM reviews;
 SELECT md5(string_agg(tfm_classify('rep_clf', review), ',' ORDER BY review)) FROM reviews;

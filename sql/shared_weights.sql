@@ -5,8 +5,9 @@ SET tfm.threads = 1;
 SET client_min_messages = warning;
 CREATE FUNCTION pg_temp.shared_files(model text) RETURNS bigint LANGUAGE sql AS $$
   SELECT count(*) FROM pg_ls_tmpdir() f, tfm.models m
-  WHERE m.name = model AND f.name = format('pgsql_tmp_tfm_%s_%s_%s',
-        (SELECT oid FROM pg_database WHERE datname = current_database()), m.id, m.version) $$;
+  WHERE m.name = model AND f.name = format('pgsql_tmp_tfm_%s_%s_%s_%s',
+        (SELECT oid FROM pg_database WHERE datname = current_database()), 'tfm.models'::regclass::oid,
+        m.id, m.version) $$;
 SELECT tfm_tokenizer_train('sw_chars', 'the quick brown fox ' || i, 'char') FROM generate_series(1, 20) i;
 SELECT model, parameters FROM tfm_create_model('sw_lm', 'lm', 'sw_chars', d_model => 32, heads => 2, layers => 2);
 CREATE TABLE sw_out (how text, output text);
@@ -19,8 +20,9 @@ SELECT pg_temp.shared_files('sw_lm') AS files_after_private_load;
 SET tfm.threads = 1;
 CREATE FUNCTION pg_temp.shared_files(model text) RETURNS bigint LANGUAGE sql AS $$
   SELECT count(*) FROM pg_ls_tmpdir() f, tfm.models m
-  WHERE m.name = model AND f.name = format('pgsql_tmp_tfm_%s_%s_%s',
-        (SELECT oid FROM pg_database WHERE datname = current_database()), m.id, m.version) $$;
+  WHERE m.name = model AND f.name = format('pgsql_tmp_tfm_%s_%s_%s_%s',
+        (SELECT oid FROM pg_database WHERE datname = current_database()), 'tfm.models'::regclass::oid,
+        m.id, m.version) $$;
 INSERT INTO sw_out SELECT 'shared, written', tfm_generate('sw_lm', 'the', max_tokens => 20, temperature => 0.9, seed => 11);
 SELECT pg_temp.shared_files('sw_lm') AS files_after_shared_load;
 \c

@@ -9,11 +9,11 @@
 -- Rows made before 0.2 belong to the role that runs the update.
 
 ALTER TABLE tfm.models
-    ADD COLUMN owner regrole NOT NULL DEFAULT current_user::text::regrole,
+    ADD COLUMN owner regrole NOT NULL DEFAULT quote_ident(current_user)::regrole,
     ADD COLUMN acl_use regrole[] NOT NULL DEFAULT '{}',
     ADD COLUMN acl_train regrole[] NOT NULL DEFAULT '{}';
 ALTER TABLE tfm.tokenizers
-    ADD COLUMN owner regrole NOT NULL DEFAULT current_user::text::regrole,
+    ADD COLUMN owner regrole NOT NULL DEFAULT quote_ident(current_user)::regrole,
     ADD COLUMN acl_use regrole[] NOT NULL DEFAULT '{}',
     ADD COLUMN acl_train regrole[] NOT NULL DEFAULT '{}';
 -- tfm's functions always name the owner
@@ -44,7 +44,9 @@ AS $$ SELECT EXISTS (SELECT FROM tfm.tokenizers t WHERE t.id = tokenizer_id
                      AND (tfm.role_may(who, t.owner, t.acl_use || t.acl_train)
                           OR EXISTS (SELECT FROM tfm.models m
                                      WHERE t.name IN (m.tokenizer, m.target_tokenizer)
-                                       AND tfm.role_may(who, m.owner, m.acl_use || m.acl_train)))) $$;
+                                       AND tfm.role_may(who, m.owner, m.acl_use || m.acl_train)
+                                       -- only while the model's owner may still use it
+                                       AND tfm.role_may(m.owner, t.owner, t.acl_use || t.acl_train)))) $$;
 
 CREATE FUNCTION tfm.current_role_oid() RETURNS oid
 LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
@@ -208,3 +210,150 @@ COMMENT ON FUNCTION tfm_cosine_distance(real[], real[]) IS '1 - tfm_cosine(a, b)
 -- a <=> b: cosine distance, as pgvector spells it, so ORDER BY e <=> q LIMIT k finds the nearest
 CREATE OPERATOR <=> (LEFTARG = real[], RIGHTARG = real[], FUNCTION = tfm_cosine_distance,
                      COMMUTATOR = <=>);
+
+-- ---------------------------------------------------------------------------
+-- inference precision: tfm.precision (auto, fp32, bf16, int8) and a model's
+-- own default; tfm_info says what runs and why
+
+DROP FUNCTION tfm_info();
+CREATE FUNCTION tfm_info(OUT version text, OUT blis_kernels text, OUT kernel_choice text,
+                         OUT threads integer, OUT inference_precision text, OUT precision_reason text,
+                         OUT bf16_kernel text, OUT int8_kernel text, OUT lowp_kernel_choice text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tfm_info' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION tfm_info() IS
+  'tfm''s version, the BLIS kernel set and why, the thread count, the inference precision tfm.precision gives here and why, and the bf16/int8 kernels this CPU runs';
+
+CREATE FUNCTION tfm_set_precision(model text, setting text) RETURNS void
+AS 'MODULE_PATHNAME', 'tfm_set_precision' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL gets an error
+COMMENT ON FUNCTION tfm_set_precision(text, text) IS
+  'a model''s own inference precision (fp32, bf16, int8; auto removes it), used when tfm.precision is auto';
+
+-- training that survives a cancel: CALL tfm_fit commits a checkpoint at
+-- every epoch's end and every checkpoint_every; keep => 'last' | 'best'.
+
+-- a row per checkpoint as well as per epoch: checkpoint 0 is the epoch's end,
+-- 1, 2, ... the mid-epoch checkpoints; kept marks the epoch whose weights the
+-- run left in the model
+ALTER TABLE tfm.history
+    ADD COLUMN checkpoint integer NOT NULL DEFAULT 0,
+    ADD COLUMN rows_done bigint,
+    ADD COLUMN kept boolean NOT NULL DEFAULT false;
+ALTER TABLE tfm.history DROP CONSTRAINT history_pkey;
+ALTER TABLE tfm.history ADD PRIMARY KEY (model_id, run_started, epoch, checkpoint);
+-- runs before 0.2 kept their last epoch
+UPDATE tfm.history h SET kept = true
+ WHERE epoch = (SELECT max(epoch) FROM tfm.history l
+                 WHERE l.model_id = h.model_id AND l.run_started = h.run_started);
+COMMENT ON TABLE tfm.history IS 'one row per training epoch saved, and per tfm_fit checkpoint';
+COMMENT ON COLUMN tfm.history.checkpoint IS '0: the end of the epoch; n > 0: the n-th checkpoint tfm_fit committed inside it';
+COMMENT ON COLUMN tfm.history.rows_done IS 'rows of the query read in the epoch when the row was written';
+COMMENT ON COLUMN tfm.history.kept IS 'the model was left with this epoch''s weights (keep => ''last'' or ''best'')';
+
+-- The interrupted (or running) tfm_fit run of a model: what it needs to go
+-- on bit for bit from its last checkpoint (the weights are the model's own,
+-- at model_version).  state is a versioned binary record (src/pg/checkpoint.c).
+CREATE TABLE tfm.checkpoints (
+    model_id       integer PRIMARY KEY REFERENCES tfm.models (id) ON DELETE CASCADE,
+    run_started    timestamptz NOT NULL,
+    model_version  bigint NOT NULL,
+    epoch          integer NOT NULL,
+    rows_done      bigint NOT NULL,
+    steps          bigint NOT NULL,
+    query          text NOT NULL,
+    options        jsonb NOT NULL,
+    state          bytea NOT NULL,
+    pid            integer NOT NULL,
+    started_by     regrole NOT NULL,
+    saved_at       timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+COMMENT ON TABLE tfm.checkpoints IS 'the last checkpoint of a tfm_fit run that has not finished: CALL tfm_fit(model, resume => true) continues it';
+COMMENT ON COLUMN tfm.checkpoints.epoch IS 'the epoch to go on with';
+COMMENT ON COLUMN tfm.checkpoints.rows_done IS 'rows of the query that epoch has consumed (0: it starts afresh)';
+COMMENT ON COLUMN tfm.checkpoints.pid IS 'the backend that wrote it';
+COMMENT ON COLUMN tfm.checkpoints.started_by IS 'the role whose query the run reads: only it resumes without naming the query';
+
+-- Adam's moments per tensor, and (keep => 'best') the best epoch's values,
+-- as raw float4 arrays
+CREATE TABLE tfm.checkpoint_tensors (
+    model_id  integer NOT NULL REFERENCES tfm.checkpoints (model_id) ON DELETE CASCADE,
+    name      text NOT NULL,
+    adam_m    bytea NOT NULL,
+    adam_v    bytea NOT NULL,
+    best      bytea,
+    PRIMARY KEY (model_id, name)
+);
+COMMENT ON TABLE tfm.checkpoint_tensors IS 'the optimizer state of a checkpoint, per tensor';
+
+GRANT SELECT ON tfm.checkpoints, tfm.checkpoint_tensors TO PUBLIC;
+ALTER TABLE tfm.checkpoints ENABLE ROW LEVEL SECURITY;
+ALTER TABLE tfm.checkpoint_tensors ENABLE ROW LEVEL SECURITY;
+-- a run's query and optimizer state: for roles that may train the model
+CREATE FUNCTION tfm.may_train_model(model_id integer, who oid) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$ SELECT EXISTS (SELECT FROM tfm.models m WHERE m.id = model_id
+                     AND tfm.role_may(who, m.owner, m.acl_train)) $$;
+CREATE POLICY checkpoints_of_trainable_models ON tfm.checkpoints FOR SELECT
+    USING (tfm.may_train_model(model_id, tfm.current_role_oid()));
+CREATE POLICY checkpoint_tensors_of_trainable_models ON tfm.checkpoint_tensors FOR SELECT
+    USING (tfm.may_train_model(model_id, tfm.current_role_oid()));
+SELECT pg_catalog.pg_extension_config_dump('tfm.checkpoints', '');
+SELECT pg_catalog.pg_extension_config_dump('tfm.checkpoint_tensors', '');
+
+-- tfm_train gains keep and reports the kept epoch
+DROP FUNCTION tfm_train(text, text, integer, integer, real, integer, text, real, real, real,
+                        real, bigint, interval, bigint, integer, integer);
+CREATE FUNCTION tfm_train(
+    model text,
+    query text,
+    epochs integer DEFAULT 1,
+    batch_size integer DEFAULT NULL,
+    lr real DEFAULT NULL,
+    warmup integer DEFAULT NULL,
+    schedule text DEFAULT NULL,
+    weight_decay real DEFAULT NULL,
+    clip real DEFAULT 1.0,
+    label_smoothing real DEFAULT NULL,
+    val_fraction real DEFAULT NULL,
+    seed bigint DEFAULT 42,
+    time_limit interval DEFAULT NULL,
+    max_steps bigint DEFAULT NULL,
+    accumulate integer DEFAULT 1,
+    batch_tokens integer DEFAULT NULL,
+    keep text DEFAULT NULL,
+    OUT epoch integer, OUT steps bigint, OUT train_loss double precision,
+    OUT val_loss double precision, OUT val_accuracy double precision,
+    OUT tokens_per_s double precision, OUT seconds double precision, OUT kept boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_train' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL means "the default"
+COMMENT ON FUNCTION tfm_train IS
+  'train a model on the rows of a query in one transaction; one row per epoch, kept marks the epoch the model keeps (keep => ''last'' or ''best'')';
+
+CREATE PROCEDURE tfm_fit(
+    model text,
+    query text DEFAULT NULL,
+    epochs integer DEFAULT 1,
+    batch_size integer DEFAULT NULL,
+    lr real DEFAULT NULL,
+    warmup integer DEFAULT NULL,
+    schedule text DEFAULT NULL,
+    weight_decay real DEFAULT NULL,
+    clip real DEFAULT 1.0,
+    label_smoothing real DEFAULT NULL,
+    val_fraction real DEFAULT NULL,
+    seed bigint DEFAULT 42,
+    time_limit interval DEFAULT NULL,
+    max_steps bigint DEFAULT NULL,
+    accumulate integer DEFAULT 1,
+    batch_tokens integer DEFAULT NULL,
+    checkpoint_every interval DEFAULT '10 minutes',
+    resume boolean DEFAULT false,
+    keep text DEFAULT NULL)
+AS 'MODULE_PATHNAME', 'tfm_fit' LANGUAGE C;  -- not STRICT: NULL means "the default"; query may be NULL to resume
+COMMENT ON PROCEDURE tfm_fit IS
+  'train like tfm_train, committing a checkpoint every epoch and every checkpoint_every; resume => true continues an interrupted run';
+
+CREATE OR REPLACE VIEW tfm.progress AS
+SELECT pid, usename, query_start AS started, state_change AS updated, query AS status
+FROM pg_stat_activity
+WHERE (query LIKE 'tfm\_train %' OR query LIKE 'tfm\_fit %') AND state = 'active';

@@ -17,6 +17,7 @@
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
+#include "tfm/precision.h"
 #include "tfm_pg.h"
 
 #define TFM_CACHE_MAX 8
@@ -193,11 +194,14 @@ cache_lookup(const char *name, const TfmModelRow **rowp)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("model \"%s\" does not exist", name)));
 	}
+	/* before any work on the model's behalf (loading, writing a shared copy) */
+	tfm_check_model_privilege(&row, TFM_PRIV_USE);
 	if (e && e->row.id == row.id && e->row.version == row.version)
 	{
-		/* grants change without a new version: keep the ones just read */
+		/* grants and the precision change without a new version */
 		free_acl(&e->row.acl);
 		copy_acl(&e->row.acl, &row.acl);
+		e->row.precision = row.precision;
 		stamp(e);
 		*rowp = &e->row;
 		return e->model;
@@ -220,6 +224,7 @@ tfm_cache_get(const char *name, const TfmModelRow **rowp)
 	tfm_model  *m = cache_lookup(name, rowp);
 
 	tfm_check_model_privilege(*rowp, TFM_PRIV_USE);
+	tfm_apply_precision(m, *rowp);
 	return m;
 }
 
@@ -258,6 +263,8 @@ tfm_cache_take(const char *name, TfmModelRow *row)
 		m = e->model;
 		e->model = NULL;
 		evict(e);
+		/* training runs fp32 and changes the weights: drop packed copies */
+		tfm_model_set_precision(m, TFM_PREC_FP32);
 		return m;
 	}
 	if (e)

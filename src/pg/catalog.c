@@ -118,6 +118,7 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"(config->>'pad_id')::int, (config->>'dropout')::real, (config->>'attention_dropout')::real, "
 		"owner, acl_use, acl_train, coalesce((config->>'layer_norm_eps')::real, 0), "
 		"coalesce((config->>'bos_id')::int, -1), coalesce((config->>'eos_id')::int, -1), "
+		"config->>'precision', "
 		"(config->>'arch' = 'llama')::int, coalesce((config->>'kv_heads')::int, 0), "
 		"coalesce((config->>'rope_theta')::real, 0) "
 		"FROM tfm.models WHERE name = $1";
@@ -210,14 +211,19 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	row->cfg.ln_eps = DatumGetFloat4(SPI_getbinval(tup, td, 30, &isnull));
 	row->bos_id = get_int(tup, td, 31);
 	row->eos_id = get_int(tup, td, 32);
+	{
+		char	   *prec = copy_text(tup, td, 33, cxt);
+
+		row->precision = prec ? tfm_precision_from_name(prec, name) : -1;
+	}
 	/* added for Llama: absent means tfm's own blocks */
 	{
-		Datum		d = SPI_getbinval(tup, td, 33, &isnull);
+		Datum		d = SPI_getbinval(tup, td, 34, &isnull);
 
 		row->cfg.arch = !isnull && DatumGetInt32(d) ? TFM_ARCH_LLAMA : TFM_ARCH_TFM;
 	}
-	row->cfg.kv_heads = get_int(tup, td, 34);
-	row->cfg.rope_theta = DatumGetFloat4(SPI_getbinval(tup, td, 35, &isnull));
+	row->cfg.kv_heads = get_int(tup, td, 35);
+	row->cfg.rope_theta = DatumGetFloat4(SPI_getbinval(tup, td, 36, &isnull));
 	tfm_spi_finish_owner(&as);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,

@@ -4,6 +4,7 @@
  *   tfm.threads     threads for BLIS and the core's parallel loops
  *   tfm.blis_arch   BLIS kernel set: auto (default) or a name
  *   tfm.share_weights  one read-only copy of loaded weights for all sessions
+ *   tfm.precision   inference products: auto, fp32, bf16, int8 (precision_sql.c)
  *
  * BLIS is initialised lazily, on a backend's first computation, never in
  * the postmaster or _PG_init: an OpenMP team started before fork() hangs the
@@ -22,6 +23,7 @@
 #include "utils/guc.h"
 
 #include "tfm/blas.h"
+#include "tfm/precision.h"
 #include "tfm_pg.h"
 
 PG_MODULE_MAGIC;
@@ -31,9 +33,18 @@ void		tfm_tokenizer_init_hooks(void);
 
 int			tfm_threads = 2;
 bool		tfm_progress = true;
+int			tfm_train_chunk_rows = 8192;
 char	   *tfm_blis_arch = NULL;
 
 static bool blas_started = false;
+
+static const struct config_enum_entry precision_options[] = {
+	{"auto", -1, false},
+	{"fp32", TFM_PREC_FP32, false},
+	{"bf16", TFM_PREC_BF16, false},
+	{"int8", TFM_PREC_INT8, false},
+	{NULL, 0, false}
+};
 
 static bool
 check_blis_arch(char **newval, void **extra, GucSource source)
@@ -76,10 +87,22 @@ _PG_init(void)
 							 "Report training progress as NOTICE lines.",
 							 "The status line in pg_stat_activity (view tfm.progress) is kept either way.",
 							 &tfm_progress, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("tfm.precision",
+							 "Precision of inference's matrix products: auto, fp32, bf16 or int8.",
+							 "auto is bf16 where the CPU has AVX512_BF16, else fp32 (or a model's own default). Training is always fp32.",
+							 &tfm_precision_setting, -1, precision_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("tfm.share_weights",
 							 "Map loaded models' weights from one shared read-only copy instead of a copy per session.",
 							 "The copy is a file in base/pgsql_tmp, removed at server start.",
 							 &tfm_share_weights, true, PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("tfm.train_chunk_rows",
+							"Rows training reads from its query at a time.",
+							"Valid range is 16 .. 1048576. Bounds training's memory; examples are shuffled "
+							"within a chunk, and tfm_fit checkpoints between chunks. A resumed run keeps "
+							"the value it started with.",
+							&tfm_train_chunk_rows, 8192, 16, 1048576,
+							PGC_USERSET, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("tfm");
 	tfm_tokenizer_init_hooks();
 }
@@ -155,8 +178,8 @@ Datum
 tfm_info(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[4];
-	bool		nulls[4] = {false, false, false, false};
+	Datum		values[9];
+	bool		nulls[9] = {false, false, false, false, false, false, false, false, false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -165,5 +188,8 @@ tfm_info(PG_FUNCTION_ARGS)
 	values[1] = CStringGetTextDatum(tfm_blas_arch());
 	values[2] = CStringGetTextDatum(tfm_blas_arch_reason());
 	values[3] = Int32GetDatum(tfm_get_threads());
+	/* tfm 0.1's tfm_info() has four columns: the library serves both */
+	if (tupdesc->natts >= 9)
+		tfm_precision_info(values + 4);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }

@@ -9,7 +9,9 @@
  * many backends use the model.  No shared_preload_libraries is needed.
  *
  * The file lives in the default tablespace's temporary directory,
- * base/pgsql_tmp, named pgsql_tmp_tfm_<database>_<model id>_<version>:
+ * base/pgsql_tmp, named pgsql_tmp_tfm_<database>_<catalog>_<model id>_<version>
+ * (<catalog>: the OID of table tfm.models, new with every CREATE EXTENSION,
+ * so a reinstalled extension whose ids start again never meets old files):
  * PostgreSQL removes such files when it starts, base backups skip them, and
  * each server (primary or standby) keeps its own.  A version number names
  * one set of weights forever (tfm.version_seq is never reused), so a file
@@ -32,6 +34,8 @@
 #include "miscadmin.h"
 #include "storage/fd.h"
 #include "storage/lock.h"
+#include "utils/lsyscache.h"
+#include "catalog/namespace.h"
 
 #include "tfm_pg.h"
 
@@ -45,8 +49,8 @@ typedef struct SharedHeader
 	char		magic[8];
 	uint32		format_version;
 	uint32		database;
+	uint32		catalog;		/* OID of tfm.models */
 	int32		model_id;
-	int32		pad;
 	int64		version;
 	uint64		n_floats;
 } SharedHeader;
@@ -59,11 +63,18 @@ typedef struct Mapping
 
 bool		tfm_share_weights = true;
 
+/* the OID of tfm.models: names this installation of the extension */
+static Oid
+catalog_oid(void)
+{
+	return get_relname_relid("models", get_namespace_oid("tfm", false));
+}
+
 static void
 path_of(char *buf, size_t len, int32 model_id, int64 version)
 {
-	snprintf(buf, len, SW_DIR "/" SW_PREFIX "%u_%d_%lld", MyDatabaseId, model_id,
-			 (long long) version);
+	snprintf(buf, len, SW_DIR "/" SW_PREFIX "%u_%u_%d_%lld", MyDatabaseId, catalog_oid(),
+			 model_id, (long long) version);
 }
 
 static size_t
@@ -110,6 +121,7 @@ map_model(const TfmModelRow *row, size_t n_floats)
 	h = base;
 	if (memcmp(h->magic, SW_MAGIC, sizeof(h->magic)) != 0 ||
 		h->format_version != TFM_FORMAT_VERSION || h->database != MyDatabaseId ||
+		h->catalog != catalog_oid() ||
 		h->model_id != row->id || h->version != row->version || h->n_floats != n_floats ||
 		(mp = malloc(sizeof(Mapping))) == NULL)
 	{
@@ -139,7 +151,7 @@ remove_files(int32 model_id, int64 keep)
 	DIR		   *dir;
 	struct dirent *de;
 
-	snprintf(prefix, sizeof(prefix), SW_PREFIX "%u_%d_", MyDatabaseId, model_id);
+	snprintf(prefix, sizeof(prefix), SW_PREFIX "%u_%u_%d_", MyDatabaseId, catalog_oid(), model_id);
 	plen = strlen(prefix);
 	dir = AllocateDir(SW_DIR);
 	if (dir == NULL)
@@ -158,42 +170,11 @@ remove_files(int32 model_id, int64 keep)
 	FreeDir(dir);
 }
 
-/* write m's parameter block as the file of (model, version); false on failure */
+/* write the parts to fd; false (fd closed, tmp removed, errno set) on failure */
 static bool
-publish(const TfmModelRow *row, const tfm_model *m)
+write_parts(int fd, const char *tmp, const char **parts, const size_t *sizes, int n)
 {
-	char		path[MAXPGPATH];
-	char		tmp[MAXPGPATH];
-	SharedHeader h;
-	char	   *header = palloc0(SW_HEADER);
-	const char *parts[3];
-	size_t		sizes[3];
-	float		slack[16] = {0};
-	int			fd;
-
-	path_of(path, sizeof(path), row->id, row->version);
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, MyProcPid);
-	if (MakePGDirectory(SW_DIR) < 0 && errno != EEXIST)
-		return false;
-	memset(&h, 0, sizeof(h));
-	memcpy(h.magic, SW_MAGIC, sizeof(h.magic));
-	h.format_version = TFM_FORMAT_VERSION;
-	h.database = MyDatabaseId;
-	h.model_id = row->id;
-	h.version = row->version;
-	h.n_floats = m->n_floats;
-	memcpy(header, &h, sizeof(h));
-	parts[0] = header;
-	sizes[0] = SW_HEADER;
-	parts[1] = (const char *) m->params;
-	sizes[1] = m->n_floats * sizeof(float);
-	parts[2] = (const char *) slack;
-	sizes[2] = sizeof(slack);
-
-	fd = OpenTransientFile(tmp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
-	if (fd < 0)
-		return false;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < n; i++)
 	{
 		size_t		done = 0;
 
@@ -215,6 +196,59 @@ publish(const TfmModelRow *row, const tfm_model *m)
 			CHECK_FOR_INTERRUPTS();
 		}
 	}
+	return true;
+}
+
+/* write m's parameter block as the file of (model, version); false on failure */
+static bool
+publish(const TfmModelRow *row, const tfm_model *m)
+{
+	char		path[MAXPGPATH];
+	char		tmp[MAXPGPATH];
+	SharedHeader h;
+	char	   *header = palloc0(SW_HEADER);
+	const char *parts[3];
+	size_t		sizes[3];
+	float		slack[16] = {0};
+	int			fd;
+	volatile bool ok = false;
+
+	path_of(path, sizeof(path), row->id, row->version);
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, MyProcPid);
+	if (MakePGDirectory(SW_DIR) < 0 && errno != EEXIST)
+		return false;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, SW_MAGIC, sizeof(h.magic));
+	h.format_version = TFM_FORMAT_VERSION;
+	h.database = MyDatabaseId;
+	h.catalog = catalog_oid();
+	h.model_id = row->id;
+	h.version = row->version;
+	h.n_floats = m->n_floats;
+	memcpy(header, &h, sizeof(h));
+	parts[0] = header;
+	sizes[0] = SW_HEADER;
+	parts[1] = (const char *) m->params;
+	sizes[1] = m->n_floats * sizeof(float);
+	parts[2] = (const char *) slack;
+	sizes[2] = sizeof(slack);
+
+	fd = OpenTransientFile(tmp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	if (fd < 0)
+		return false;
+	/* a cancel while writing leaves no half-written file behind */
+	PG_TRY();
+	{
+		ok = write_parts(fd, tmp, parts, sizes, 3);
+	}
+	PG_CATCH();
+	{
+		(void) unlink(tmp);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (!ok)
+		return false;
 	if (CloseTransientFile(fd) != 0 || rename(tmp, path) != 0)
 	{
 		(void) unlink(tmp);

@@ -18,6 +18,7 @@
 extern int	tfm_threads;
 extern char *tfm_blis_arch;
 extern bool tfm_progress;
+extern int	tfm_train_chunk_rows;
 /* initialise BLIS on first use and apply tfm.threads; call before any compute */
 void		tfm_backend_ready(void);
 
@@ -79,6 +80,7 @@ typedef struct TfmModelRow
 	int			n_labels;
 	char	  **labels;			/* classify */
 	TfmAcl		acl;			/* owner and grants, as read */
+	int			precision;		/* the model's default tfm_precision, -1 = none */
 	int32		bos_id,			/* imported models: the checkpoint's bos and eos */
 				eos_id;			/* ids (config bos_id, eos_id); -1 = the tokenizer's */
 	tfm_config	cfg;
@@ -99,6 +101,14 @@ void		tfm_poll_interrupts(void *arg);
 char	   *tfm_config_json(const tfm_config *cfg);
 tfm_task	tfm_task_from_name(const char *task);
 const char *tfm_task_name(int task);
+
+/* ---- inference precision (precision_sql.c) ---- */
+extern int	tfm_precision_setting;	/* tfm.precision: -1 = auto, else a tfm_precision */
+int			tfm_precision_from_name(const char *name, const char *model);
+/* pack (or unpack) a model for the precision its inference uses now */
+void		tfm_apply_precision(tfm_model *m, const TfmModelRow *row);
+/* values[0..4] of tfm_info(): precision, why, bf16 kernel, int8 kernel, kernel reason */
+void		tfm_precision_info(Datum *values);
 
 /* ---- weights shared between backends (shared_weights.c) ---- */
 extern bool tfm_share_weights;

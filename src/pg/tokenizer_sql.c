@@ -161,7 +161,7 @@ summary(const char *name, const tfm_tokenizer *t)
 }
 
 static void
-store_tokenizer(const char *name, const tfm_tokenizer *t, int32 min_count)
+store_tokenizer(const char *name, const tfm_tokenizer *t, int32 min_count, Oid owner)
 {
 	TfmAsOwner	as;
 	tfm_tok_info info;
@@ -218,7 +218,7 @@ store_tokenizer(const char *name, const tfm_tokenizer *t, int32 min_count)
 		args[1] = CStringGetTextDatum(tfm_tok_kind_name(info.kind));
 		args[2] = Int32GetDatum(info.vocab_size);
 		args[3] = CStringGetTextDatum(opts.data);
-		args[4] = ObjectIdGetDatum(as.save_uid);	/* the caller owns it */
+		args[4] = ObjectIdGetDatum(owner);
 		if (SPI_execute_with_args("INSERT INTO tfm.tokenizers (name, kind, vocab_size, options, owner) "
 								  "VALUES ($1, $2, $3, $4::jsonb, $5::regrole) RETURNING id",
 								  5, types, args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
@@ -763,6 +763,7 @@ typedef struct PendingStore
 	char	   *name;
 	tfm_tokenizer *tok;
 	int32		min_count;
+	Oid			owner;			/* the role that ran the aggregate */
 	int			nest_level;		/* of the (sub)transaction that armed it */
 	struct PendingStore *next;
 } PendingStore;
@@ -853,6 +854,7 @@ store_pending(void)
 		TokOwner   *own = tok_owner(CurrentMemoryContext);
 		char	   *name = pstrdup(p->name);
 		int32		min_count = p->min_count;
+		Oid			owner = p->owner;
 
 		/* from here on an error frees the tokenizer with the context */
 		pending = p->next;
@@ -863,7 +865,7 @@ store_pending(void)
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_OBJECT),
 					 errmsg("tokenizer \"%s\" already exists", name)));
-		store_tokenizer(name, own->tok, min_count);
+		store_tokenizer(name, own->tok, min_count, owner);
 		tfm_tok_free(own->tok);
 		own->tok = NULL;
 	}
@@ -958,6 +960,7 @@ tfm_tokenizer_finish(PG_FUNCTION_ARGS)
 	p->name = MemoryContextStrdup(TopMemoryContext, st->name);
 	p->tok = own->tok;
 	p->min_count = opt.min_count;
+	p->owner = GetUserId();
 	p->nest_level = GetCurrentTransactionNestLevel();
 	own->tok = NULL;
 	p->next = pending;
@@ -990,7 +993,7 @@ tfm_tokenizer_import(PG_FUNCTION_ARGS)
 	tok_check(tfm_tok_import_gpt2(&own->tok, VARDATA_ANY(vocab), VARSIZE_ANY_EXHDR(vocab),
 								  VARDATA_ANY(merges), VARSIZE_ANY_EXHDR(merges), &err),
 			  &err, "cannot import the vocabulary");
-	store_tokenizer(name, own->tok, 0);
+	store_tokenizer(name, own->tok, 0, GetUserId());
 	PG_RETURN_TEXT_P(cstring_to_text(summary(name, own->tok)));
 }
 
@@ -1010,7 +1013,7 @@ tfm_tokenizer_import_gpt2(const char *name, const char *enc, size_t enc_len,
 	check_new_name(name, false);
 	tok_check(tfm_tok_import_gpt2(&own->tok, enc, enc_len, bpe, bpe_len, &err),
 			  &err, "cannot import the tokenizer");
-	store_tokenizer(name, own->tok, 0);
+	store_tokenizer(name, own->tok, 0, GetUserId());
 	tfm_tok_get_info(&info, own->tok);
 	return info.vocab_size - TFM_TOK_N_SPECIALS;
 }
@@ -1032,7 +1035,7 @@ tfm_tokenizer_import_spiece(const char *name, const uint8_t *const *pieces, cons
 	tok_check(tfm_tok_import_spiece(&own->tok, pieces, lens, n, merge_lr, n_merges, unk, bos, eos,
 									text_bos, &err),
 			  &err, "cannot import the tokenizer");
-	store_tokenizer(name, own->tok, 0);
+	store_tokenizer(name, own->tok, 0, GetUserId());
 	return n;
 }
 

@@ -86,6 +86,28 @@ tfm_reader_open(TfmReader *r)
 	r->truncated = 0;
 }
 
+/*
+ * Open a new pass at row rows + 1 (resuming after a commit closed the
+ * cursor): the rows before it are skipped unread.  Counters other than the
+ * row number are the caller's to restore.
+ */
+void
+tfm_reader_open_at(TfmReader *r, int64 rows)
+{
+	tfm_reader_open(r);
+	if (rows > 0)
+	{
+		SPI_cursor_move(r->portal, true, (long) rows);
+		if ((int64) SPI_processed != rows)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the training query returned %lld rows, fewer than the %lld the run had read",
+							(long long) SPI_processed, (long long) rows),
+					 errdetail("A run can only be resumed over the same rows in the same order.")));
+	}
+	r->row_number = rows;
+}
+
 void
 tfm_reader_close(TfmReader *r)
 {

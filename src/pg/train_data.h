@@ -65,6 +65,8 @@ char	   *tfm_subquery(const char *query);
 /* check the query's columns for the model's task and prepare it */
 void		tfm_reader_init(TfmReader *r, const TfmModelRow *row, const char *query);
 void		tfm_reader_open(TfmReader *r);
+/* the same, skipping the first rows rows */
+void		tfm_reader_open_at(TfmReader *r, int64 rows);
 void		tfm_reader_close(TfmReader *r);
 /*
  * Read up to chunk_rows rows into examples: train rows into *train, held-out
