@@ -7,7 +7,9 @@
  * test/reference/hf_llama_reference.py): log-probabilities within 1e-4 of
  * PyTorch's and greedy ids through the cache equal to its; and the
  * SentencePiece-style BPE on hand-checked cases and on random bytes
- * (invalid UTF-8 included: ids in range, decode(encode(x)) == x).
+ * (invalid UTF-8 included: ids in range, decode(encode(x)) == x); a
+ * tied head (tie_word_embeddings, lm_head.weight absent) equals the untied
+ * model whose out.w is the embedding transposed, in the full pass and the cache.
  */
 #include "check.h"
 #include "tfm/blas.h"
@@ -623,6 +625,77 @@ test_reference(void)
 		CHECK(memcmp(m->logits, ref32, sizeof(float) * 9 * V) == 0, "fp32 again is bit-identical");
 		free(ref32);
 		free(rounded);
+	}
+
+	/*
+	 * Tied (SmolLM's tie_word_embeddings): the same file without using
+	 * lm_head.weight gives logits = h·Eᵀ, equal to the untied model whose
+	 * out.w is Eᵀ, in the full pass and through the cache.
+	 */
+	{
+		tfm_hf_params pt = p;
+		tfm_config	ct;
+		tfm_model  *mt,
+				   *mu;
+		tfm_hf_map *mp;
+		int32_t		ids[6] = {1, 300, 270, 40, 280, 17};
+		tfm_batch	b = {0};
+		double		dmax = 0.0;
+		const tfm_param_info *emb,
+				   *outw;
+
+		pt.tie = true;
+		CHECK(tfm_hf_config(&ct, &pt) == NULL && ct.tie, "tied config");
+		mt = tfm_model_create(&ct);
+		mp = tfm_hf_map_create(TFM_HF_LLAMA, &ct);
+		for (size_t i = 0; i < f->n_tensors; i++)
+		{
+			tfm_hf_entry *e;
+
+			if (strcmp(f->tensors[i].name, "lm_head.weight") == 0)
+				continue;		/* HF drops the tied copy */
+			e = tfm_hf_match(mp, f->tensors[i].name, f->tensors[i].name_len);
+			CHECK(e && tfm_hf_load_tensor(mt, mp, e, &f->tensors[i],
+										  w + f->data_start + f->tensors[i].begin, err,
+										  sizeof(err)) == 0, "tied load: %s", err);
+		}
+		CHECK(tfm_hf_finish(mt, mp, err, sizeof(err)) == 0, "tied finish: %s", err);
+		mu = tfm_model_create(&c);
+		for (int i = 0; i < mt->n_tensors; i++)
+		{
+			const tfm_param_info *q = tfm_model_find(mu, mt->info[i].name);
+
+			memcpy(mu->params + q->offset, mt->params + mt->info[i].offset,
+				   sizeof(float) * q->size);
+		}
+		emb = tfm_model_find(mt, "tok_emb");
+		outw = tfm_model_find(mu, "out.w");
+		for (int v = 0; v < V; v++)
+			for (int j = 0; j < 48; j++)
+				mu->params[outw->offset + (size_t) j * V + v] = mt->params[emb->offset + (size_t) v * 48 + j];
+		b.B = 1;
+		b.T = 6;
+		b.input = ids;
+		tfm_model_forward(mt, &b, false, 0);
+		tfm_model_forward(mu, &b, false, 0);
+		for (int i = 0; i < 6 * V; i++)
+			dmax = fmax(dmax, fabs(mt->logits[i] - mu->logits[i]));
+		CHECK(dmax < 1e-4, "tied and untied-with-Eᵀ logits differ by %g", dmax);
+		{
+			tfm_decoder *dec = tfm_decoder_create(mt, 1, 16, 8);
+			float	   *lg = malloc(sizeof(float) * V);
+			double		dd = 0.0;
+
+			tfm_decoder_feed(dec, ids, NULL, 6, lg);
+			for (int v = 0; v < V; v++)
+				dd = fmax(dd, fabs(lg[v] - mt->logits[5 * V + v]));
+			CHECK(dd < 1e-5, "tied cached logits differ by %g", dd);
+			tfm_decoder_free(dec);
+			free(lg);
+		}
+		tfm_hf_map_free(mp);
+		tfm_model_free(mt);
+		tfm_model_free(mu);
 	}
 	tfm_hf_map_free(map);
 	tfm_st_free(f);
