@@ -211,8 +211,13 @@ model_loss(void *p)
 	return tfm_model_loss_backward(c->m, &c->bc.b, c->bc.eps, false, 1.0f, &count) / c->count;
 }
 
+/*
+ * bert: the BERT-family options on a classifier fixture (token types, the
+ * embedding norm, a position offset, a dense+tanh or dense+ReLU layer
+ * after pooling), so their backward passes are checked too
+ */
 static void
-test_model_fd(const char *file, float dropout)
+test_model_fd_cfg(const char *file, float dropout, int bert)
 {
 	fixture		fx;
 	tfm_config	c;
@@ -222,6 +227,17 @@ test_model_fd(const char *file, float dropout)
 	if (fixture_load(&fx, file) != 0)
 		return;
 	config_from_fixture(&c, &fx);
+	if (bert)
+	{
+		c.type_vocab = 2;
+		c.emb_norm = 1;
+		c.pos_offset = bert == 1 ? 2 : 0;
+		c.cls_pre = bert == 1 ? TFM_CLS_PRE_TANH : TFM_CLS_PRE_RELU;
+		c.ln_eps = 1e-12f;
+		c.activation = TFM_ACT_GELU;
+		c.positions = TFM_POS_LEARNED;
+		CHECK(tfm_config_check(&c) == NULL, "bert %d config: %s", bert, tfm_config_check(&c));
+	}
 	c.dropout = dropout;
 	c.attn_dropout = dropout;
 	ctx.m = tfm_model_create(&c);
@@ -242,7 +258,8 @@ test_model_fd(const char *file, float dropout)
 		{
 			const tfm_param_info *p = &ctx.m->info[i];
 
-			snprintf(what, sizeof(what), "%s dropout=%.1f %s", file, dropout, p->name);
+			snprintf(what, sizeof(what), "%s%s dropout=%.1f %s", file, bert ? " bert" : "",
+					 dropout, p->name);
 			check_fd(what, model_loss, &ctx, ctx.m->params + p->offset, grads + p->offset,
 					 p->size, quick_mode() ? 3 : 12, 3e-4, 1e-3, 3e-2);
 		}
@@ -250,6 +267,12 @@ test_model_fd(const char *file, float dropout)
 	}
 	tfm_model_free(ctx.m);
 	fixture_free(&fx);
+}
+
+static void
+test_model_fd(const char *file, float dropout)
+{
+	test_model_fd_cfg(file, dropout, 0);
 }
 
 /* ---- repeatability: same seed, same threads → same bits ---- */
@@ -550,6 +573,9 @@ main(void)
 	tfm_set_threads(2);
 	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
 		test_model_fd(fixtures[i], i % 2 ? 0.0f : 0.2f);
+	for (int bert = 1; bert <= 2; bert++)
+		for (int j = 0; j < 2; j++)
+			test_model_fd_cfg(fixtures[j], bert == 1 ? 0.2f : 0.0f, bert);
 	test_repeatable();
 	test_borrowed();
 	for (int fallback = 0; fallback <= 1; fallback++)

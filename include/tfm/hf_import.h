@@ -10,8 +10,10 @@
  * tfm_config, builds the model, then walks the safetensors file: every
  * tensor is looked up with tfm_hf_match, checked and converted with
  * tfm_hf_load_tensor, and at the end tfm_hf_finish names any expected
- * tensor that never came.  Architectures: GPT-2 (GPT2LMHeadModel) and
- * Llama (LlamaForCausalLM); the BERT family adds rows to the same table.
+ * tensor that never came.  Architectures: GPT-2 (GPT2LMHeadModel), the
+ * BERT family (bert, roberta, distilbert: base encoders and their
+ * ...ForSequenceClassification heads) as tfm classifiers, and Llama
+ * (LlamaForCausalLM).
  */
 #ifndef TFM_HF_IMPORT_H
 #define TFM_HF_IMPORT_H
@@ -25,7 +27,10 @@
 typedef enum tfm_hf_arch
 {
 	TFM_HF_GPT2 = 1,
-	TFM_HF_LLAMA = 2			/* LlamaForCausalLM (SmolLM, TinyLlama) */
+	TFM_HF_BERT = 2,
+	TFM_HF_ROBERTA = 3,
+	TFM_HF_DISTILBERT = 4,
+	TFM_HF_LLAMA = 5			/* LlamaForCausalLM (SmolLM, TinyLlama) */
 } tfm_hf_arch;
 
 /* what a config.json says, in the units tfm needs (filled by the caller) */
@@ -42,6 +47,12 @@ typedef struct tfm_hf_params
 	bool		tie;			/* tie_word_embeddings */
 	float		dropout;		/* resid_pdrop (training only) */
 	float		attn_dropout;	/* attn_pdrop */
+	/* BERT family (max_len is max_position_embeddings, d_ff intermediate_size) */
+	int			type_vocab;		/* type_vocab_size (DistilBERT: 0) */
+	int			pad_id;			/* pad_token_id */
+	int			pos_offset;		/* RoBERTa: pad_token_id + 1; else 0 */
+	int			n_classes;		/* labels of the head (id2label) */
+	bool		head;			/* the checkpoint has its classification head */
 	/* Llama: layers, heads, d_model, d_ff (intermediate_size), max_len
 	 * (max_position_embeddings), ln_eps (rms_norm_eps) as above, and */
 	int			kv_heads;		/* num_key_value_heads */
@@ -55,6 +66,8 @@ typedef enum tfm_hf_use
 	TFM_HF_TRANSPOSE,			/* a 2-D (a, b) tensor stored as (b, a) */
 	TFM_HF_TIED,				/* must equal the tensor it is tied to (lm_head) */
 	TFM_HF_BUFFER,				/* a non-parameter buffer: shape checked, values ignored */
+	TFM_HF_SLICE,				/* nn.Linear (out, in) transposed into columns col0.. of
+								 * an (in, wider) target, or a bias into col0.. (q/k/v) */
 	TFM_HF_TRANSPOSE_COLS		/* (a, b) stored as columns col0 .. col0+a-1 of a (b, n)
 								 * tfm tensor (Llama's q/k/v and gate/up, fused) */
 } tfm_hf_use;
@@ -68,7 +81,7 @@ typedef struct tfm_hf_entry
 	int			ndim;
 	int64_t		dims[4];		/* the checkpoint's shape; -1 = any size */
 	char		target[48];		/* tfm tensor name ("" for buffers) */
-	int64_t		col0;			/* TFM_HF_TRANSPOSE_COLS: the first column */
+	int64_t		col0;			/* TFM_HF_SLICE, TFM_HF_TRANSPOSE_COLS: the first column */
 } tfm_hf_entry;
 
 typedef struct tfm_hf_map

@@ -90,6 +90,11 @@ typedef struct tfm_config
 	int			arch;			/* tfm_arch */
 	int			kv_heads;		/* key/value heads; 0 = heads */
 	float		rope_theta;		/* rotary base (positions rope) */
+	/* BERT-family encoders (classify only); 0 everywhere = tfm's own encoder */
+	int			type_vocab;		/* rows of type_emb; type 0 is added to every position */
+	int			emb_norm;		/* layer norm emb_ln on the summed embeddings */
+	int			pos_offset;		/* row of pos_emb for position 0 (RoBERTa: 2) */
+	int			cls_pre;		/* tfm_cls_pre: a dense layer between pooling and cls */
 } tfm_config;
 
 /* key/value heads, their width, and the fused Q|K|V projection's width */
@@ -117,6 +122,17 @@ tfm_config_ff1_width(const tfm_config *c)
 {
 	return c->arch == TFM_ARCH_LLAMA ? 2 * c->d_ff : c->d_ff;
 }
+
+/* the classifier's optional dense layer after pooling (cls.pre.w, cls.pre.b) */
+typedef enum tfm_cls_pre
+{
+	TFM_CLS_PRE_NONE = 0,
+	TFM_CLS_PRE_TANH = 1,		/* BERT's pooler, RoBERTa's classifier.dense */
+	TFM_CLS_PRE_RELU = 2		/* DistilBERT's pre_classifier */
+} tfm_cls_pre;
+
+#define TFM_MAX_TYPE_VOCAB 1024
+#define TFM_MAX_POS_OFFSET 1024
 
 /* the layer norm epsilon a config means */
 static inline float
@@ -165,7 +181,12 @@ typedef struct tfm_weights
 {
 	float	   *tok_emb;		/* (V, d) */
 	float	   *tgt_emb;		/* (Vt, d) seq2seq with its own target vocabulary */
-	float	   *pos_emb;		/* (max_len, d) learned, encoder or LM stack */
+	float	   *pos_emb;		/* (pos_offset + max_len, d) learned, encoder or LM stack */
+	float	   *type_emb;		/* (type_vocab, d) token types (BERT) */
+	float	   *emb_ln_g,
+			   *emb_ln_b;		/* (d) embedding layer norm (BERT family) */
+	float	   *cls_pre_w;		/* (d, d) dense layer after pooling */
+	float	   *cls_pre_b;		/* (d) */
 	float	   *dec_pos_emb;	/* (max_len, d) learned, seq2seq decoder */
 	float	   *out_w;			/* (d, V) untied output projection */
 	float	   *cls_w;			/* (d, C) */

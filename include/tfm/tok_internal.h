@@ -162,6 +162,13 @@ int tfm_tok_word_next(size_t *start, size_t *len, int *invalid,
 /* appends the simple lower-case form of valid UTF-8 s to b */
 int tfm_tok_lower_append(tfm_tok_bytes *b, const uint8_t *s, size_t n);
 
+/* ---- BERT's normalizer and pre-tokenizer (tok_bert.c) ---------------------- */
+/* called with each normalized word and the input offset of its first
+ * character: returns 1 to go on, 0 to stop, -1 on out-of-memory */
+typedef int (*tfm_tok_bert_cb)(void *arg, const uint8_t *word, size_t len, size_t off);
+/* scratch holds the word being built; returns TFM_TOK_OK or TFM_TOK_ENOMEM */
+int tfm_tok_bert_words(tfm_tok_bytes *scratch, const uint8_t *s, size_t len,
+					   tfm_tok_bert_cb cb, void *arg);
 /* ---- training pieces (tok_bpe_train.c) --------------------------------------- */
 typedef struct tfm_tok_bpe_job
 {

@@ -201,13 +201,16 @@ int  tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
 #define TFM_TOK_INFO_GPT2_JS   2u  /* bpe: rank lookup as gpt-3-encoder does it
 									  (pair keys joined with ',', so some pairs
 									  alias a merge); set by the GPT-2 import */
-#define TFM_TOK_INFO_SPIECE    4u  /* bpe: SentencePiece-style BPE as Llama 2's
+#define TFM_TOK_INFO_BERT      4u  /* wordpiece: BERT's normalizer and pre-tokenizer
+									  (uncased: tok_bert.c) in place of the word
+									  splitter; set by the tokenizer.json import */
+#define TFM_TOK_INFO_SPIECE   16u  /* bpe: SentencePiece-style BPE as Llama 2's
 									  tokenizer.json (tok_spiece.c): "▁" for
 									  spaces and before the text, characters as
 									  symbols, <0xNN> byte fallback, decode
 									  strips the first space; unk, bos and eos
 									  are the file's pieces */
-#define TFM_TOK_INFO_TEXT_BOS  8u  /* with SPIECE: a model's text prompts begin
+#define TFM_TOK_INFO_TEXT_BOS 32u  /* with SPIECE: a model's text prompts begin
 									  with bos, as the file's post-processor
 									  adds <s> (tfm_tokenize adds it only when asked) */
 

@@ -21,6 +21,33 @@
  * Every name may carry the "transformer." prefix (GPT2LMHeadModel saves
  * it; checkpoints converted from GPT2Model do not).
  *
+ * BERT and RoBERTa (prefix "bert." / "roberta."), tfm's post-LN encoder
+ * with the BERT-family options of model.h; nn.Linear weights are (out, in)
+ * and are transposed:
+ *   embeddings.word_embeddings.weight (V, d)         -> tok_emb
+ *   embeddings.position_embeddings.weight (P, d)     -> pos_emb (RoBERTa: P =
+ *                                                      pad + 1 + max_len rows)
+ *   embeddings.token_type_embeddings.weight (Tv, d)  -> type_emb
+ *   embeddings.LayerNorm.weight / bias               -> emb_ln.g / b
+ *   encoder.layer.N.attention.self.query / key / value .weight (d, d), .bias
+ *                                                    -> enc.N.attn.qkv.w / b, thirds Q | K | V
+ *   encoder.layer.N.attention.output.dense.*         -> enc.N.attn.out.*
+ *   encoder.layer.N.attention.output.LayerNorm.*     -> enc.N.ln1.*
+ *   encoder.layer.N.intermediate.dense.* (f, d)      -> enc.N.ff1.*
+ *   encoder.layer.N.output.dense.* (d, f)            -> enc.N.ff2.*
+ *   encoder.layer.N.output.LayerNorm.*               -> enc.N.ln2.*
+ *   embeddings.position_ids (1, P)                   a buffer: ignored
+ * with a head (...ForSequenceClassification): BERT's pooler.dense.* ->
+ * cls.pre.* (tanh) and classifier.* -> cls.*; RoBERTa's classifier.dense.*
+ * -> cls.pre.* (tanh) and classifier.out_proj.* -> cls.*.  Without one,
+ * pooler.dense.* (BertModel, RobertaModel) is accepted and ignored: the
+ * model pools by the mean, and its cls.* is a new head.
+ * DistilBERT (prefix "distilbert."): embeddings.word_embeddings,
+ * position_embeddings, LayerNorm as above (no token types);
+ * transformer.layer.N.attention.q_lin / k_lin / v_lin / out_lin,
+ * sa_layer_norm -> ln1, ffn.lin1 / lin2 -> ff1 / ff2, output_layer_norm ->
+ * ln2; head: pre_classifier.* -> cls.pre.* (ReLU), classifier.* -> cls.*.
+ *
  * Llama (LlamaForCausalLM), tfm's llama blocks (llama_block.c); every
  * name but lm_head.weight may carry the "model." prefix:
  *   embed_tokens.weight (V, d)                 -> tok_emb
@@ -44,6 +71,64 @@
 #include <string.h>
 
 #include "tfm/hf_import.h"
+
+static const char *
+bert_config(tfm_config *cfg, const tfm_hf_params *p)
+{
+	if (p->d_model < 1 || p->d_model > TFM_MAX_D_MODEL)
+		return "hidden_size must be between 1 and 4096";
+	if (p->heads < 1 || p->heads > TFM_MAX_HEADS)
+		return "num_attention_heads must be between 1 and 64";
+	if (p->d_model % p->heads != 0)
+		return "num_attention_heads must divide hidden_size";
+	if (p->layers < 1 || p->layers > TFM_MAX_LAYERS)
+		return "num_hidden_layers must be between 1 and 48";
+	if (p->pos_offset < 0 || p->pos_offset > TFM_MAX_POS_OFFSET)
+		return "pad_token_id is out of range for RoBERTa's position offset";
+	if (p->max_len - p->pos_offset < 2 || p->max_len - p->pos_offset > TFM_MAX_LEN)
+		return p->pos_offset ? "max_position_embeddings must be between pad_token_id + 3 and pad_token_id + 8193" :
+			"max_position_embeddings must be between 2 and 8192";
+	if (p->vocab < 1 || p->vocab > TFM_MAX_VOCAB)
+		return "vocab_size must be between 1 and 1000000";
+	if (p->d_ff < 1 || p->d_ff > TFM_MAX_D_FF)
+		return "intermediate_size must be between 1 and 16384";
+	if (p->type_vocab < 0 || p->type_vocab > TFM_MAX_TYPE_VOCAB)
+		return "type_vocab_size must be between 0 and 1024";
+	if (p->pad_id < 0 || p->pad_id >= p->vocab)
+		return "pad_token_id must be below vocab_size";
+	if (p->n_classes < 2 || p->n_classes > TFM_MAX_CLASSES)
+		return "id2label must name between 2 and 10000 labels";
+	if (!(p->ln_eps > 0.0f && p->ln_eps <= 0.1f))
+		return "layer_norm_eps must be greater than 0 and at most 0.1";
+	if (!(p->dropout >= 0.0f && p->dropout < 1.0f) ||
+		!(p->attn_dropout >= 0.0f && p->attn_dropout < 1.0f))
+		return "dropout probabilities must be at least 0 and less than 1";
+	tfm_config_defaults(cfg, TFM_TASK_CLASSIFY);
+	cfg->vocab = p->vocab;
+	cfg->d_model = p->d_model;
+	cfg->heads = p->heads;
+	cfg->enc_layers = p->layers;
+	cfg->dec_layers = 0;
+	cfg->d_ff = p->d_ff;
+	cfg->max_len = p->max_len - p->pos_offset;
+	cfg->n_classes = p->n_classes;
+	cfg->norm = TFM_NORM_POST;
+	cfg->positions = TFM_POS_LEARNED;
+	cfg->activation = TFM_ACT_GELU;
+	cfg->pooling = p->head ? TFM_POOL_CLS : TFM_POOL_MEAN;
+	cfg->tie = 1;
+	cfg->scale_embeddings = 0;
+	cfg->pad_id = p->pad_id;
+	cfg->dropout = p->dropout;
+	cfg->attn_dropout = p->attn_dropout;
+	cfg->ln_eps = p->ln_eps;
+	cfg->type_vocab = p->arch == TFM_HF_DISTILBERT ? 0 : p->type_vocab;
+	cfg->emb_norm = 1;
+	cfg->pos_offset = p->arch == TFM_HF_ROBERTA ? p->pos_offset : 0;
+	cfg->cls_pre = !p->head ? TFM_CLS_PRE_NONE :
+		p->arch == TFM_HF_DISTILBERT ? TFM_CLS_PRE_RELU : TFM_CLS_PRE_TANH;
+	return tfm_config_check(cfg);
+}
 
 static const char *
 llama_config(tfm_config *cfg, const tfm_hf_params *p)
@@ -97,6 +182,8 @@ tfm_hf_config(tfm_config *cfg, const tfm_hf_params *p)
 {
 	const char *bad;
 
+	if (p->arch == TFM_HF_BERT || p->arch == TFM_HF_ROBERTA || p->arch == TFM_HF_DISTILBERT)
+		return bert_config(cfg, p);
 	if (p->arch == TFM_HF_LLAMA)
 		return llama_config(cfg, p);
 	if (p->arch != TFM_HF_GPT2)
@@ -227,6 +314,104 @@ gpt2_entries(builder *b, const tfm_config *c)
 		add(b, "lm_head.weight", false, TFM_HF_TRANSPOSE, "out.w", 2, V, d, 0, 0);
 }
 
+/* q/k/v (or q_lin/k_lin/v_lin) into thirds of the fused qkv */
+static void
+add_slice(builder *b, const char *name, const char *target, int ndim, int64_t d0,
+		  int64_t d1, int64_t col0)
+{
+	tfm_hf_entry *e = add(b, name, true, TFM_HF_SLICE, target, ndim, d0, d1, 0, 0);
+
+	if (e)
+		e->col0 = col0;
+}
+
+static void
+bert_entries(builder *b, const tfm_config *c, tfm_hf_arch arch)
+{
+	char		n[96],
+				t[48];
+	int64_t		d = c->d_model,
+				f = c->d_ff,
+				V = c->vocab,
+				P = c->max_len + c->pos_offset,
+				C = c->n_classes;
+	bool		distil = arch == TFM_HF_DISTILBERT;
+	bool		head = c->cls_pre != TFM_CLS_PRE_NONE;
+
+	add(b, "embeddings.word_embeddings.weight", true, TFM_HF_COPY, "tok_emb", 2, V, d, 0, 0);
+	add(b, "embeddings.position_embeddings.weight", true, TFM_HF_COPY, "pos_emb", 2, P, d, 0, 0);
+	if (!distil)
+		add(b, "embeddings.token_type_embeddings.weight", true, TFM_HF_COPY, "type_emb", 2,
+			c->type_vocab, d, 0, 0);
+	add(b, "embeddings.LayerNorm.weight", true, TFM_HF_COPY, "emb_ln.g", 1, d, 0, 0, 0);
+	add(b, "embeddings.LayerNorm.bias", true, TFM_HF_COPY, "emb_ln.b", 1, d, 0, 0, 0);
+	add(b, "embeddings.position_ids", true, TFM_HF_BUFFER, "", 2, 1, P, 0, 0);
+	for (int i = 0; i < c->enc_layers; i++)
+	{
+		const char *L = distil ? "transformer.layer" : "encoder.layer";
+
+#define E(hf, tf, use, nd, a, bb) \
+	do { snprintf(n, sizeof(n), "%s.%d.%s", L, i, hf); snprintf(t, sizeof(t), "enc.%d.%s", i, tf); \
+		 add(b, n, true, use, t, nd, a, bb, 0, 0); } while (0)
+#define S(hf, tf, nd, a, bb, col) \
+	do { snprintf(n, sizeof(n), "%s.%d.%s", L, i, hf); snprintf(t, sizeof(t), "enc.%d.%s", i, tf); \
+		 add_slice(b, n, t, nd, a, bb, col); } while (0)
+		S(distil ? "attention.q_lin.weight" : "attention.self.query.weight", "attn.qkv.w", 2, d, d, 0);
+		S(distil ? "attention.q_lin.bias" : "attention.self.query.bias", "attn.qkv.b", 1, d, 0, 0);
+		S(distil ? "attention.k_lin.weight" : "attention.self.key.weight", "attn.qkv.w", 2, d, d, d);
+		S(distil ? "attention.k_lin.bias" : "attention.self.key.bias", "attn.qkv.b", 1, d, 0, d);
+		S(distil ? "attention.v_lin.weight" : "attention.self.value.weight", "attn.qkv.w", 2, d, d, 2 * d);
+		S(distil ? "attention.v_lin.bias" : "attention.self.value.bias", "attn.qkv.b", 1, d, 0, 2 * d);
+		E(distil ? "attention.out_lin.weight" : "attention.output.dense.weight", "attn.out.w",
+		  TFM_HF_TRANSPOSE, 2, d, d);
+		E(distil ? "attention.out_lin.bias" : "attention.output.dense.bias", "attn.out.b",
+		  TFM_HF_COPY, 1, d, 0);
+		E(distil ? "sa_layer_norm.weight" : "attention.output.LayerNorm.weight", "ln1.g",
+		  TFM_HF_COPY, 1, d, 0);
+		E(distil ? "sa_layer_norm.bias" : "attention.output.LayerNorm.bias", "ln1.b",
+		  TFM_HF_COPY, 1, d, 0);
+		E(distil ? "ffn.lin1.weight" : "intermediate.dense.weight", "ff1.w", TFM_HF_TRANSPOSE, 2, f, d);
+		E(distil ? "ffn.lin1.bias" : "intermediate.dense.bias", "ff1.b", TFM_HF_COPY, 1, f, 0);
+		E(distil ? "ffn.lin2.weight" : "output.dense.weight", "ff2.w", TFM_HF_TRANSPOSE, 2, d, f);
+		E(distil ? "ffn.lin2.bias" : "output.dense.bias", "ff2.b", TFM_HF_COPY, 1, d, 0);
+		E(distil ? "output_layer_norm.weight" : "output.LayerNorm.weight", "ln2.g", TFM_HF_COPY, 1, d, 0);
+		E(distil ? "output_layer_norm.bias" : "output.LayerNorm.bias", "ln2.b", TFM_HF_COPY, 1, d, 0);
+#undef E
+#undef S
+	}
+	if (!head)
+	{
+		/* a base model's pooler (BertModel, RobertaModel): not used by mean pooling */
+		if (!distil)
+		{
+			add(b, "pooler.dense.weight", true, TFM_HF_BUFFER, "", 2, d, d, 0, 0);
+			add(b, "pooler.dense.bias", true, TFM_HF_BUFFER, "", 1, d, 0, 0, 0);
+		}
+		return;
+	}
+	switch (arch)
+	{
+		case TFM_HF_BERT:
+			add(b, "pooler.dense.weight", true, TFM_HF_TRANSPOSE, "cls.pre.w", 2, d, d, 0, 0);
+			add(b, "pooler.dense.bias", true, TFM_HF_COPY, "cls.pre.b", 1, d, 0, 0, 0);
+			add(b, "classifier.weight", false, TFM_HF_TRANSPOSE, "cls.w", 2, C, d, 0, 0);
+			add(b, "classifier.bias", false, TFM_HF_COPY, "cls.b", 1, C, 0, 0, 0);
+			break;
+		case TFM_HF_ROBERTA:
+			add(b, "classifier.dense.weight", false, TFM_HF_TRANSPOSE, "cls.pre.w", 2, d, d, 0, 0);
+			add(b, "classifier.dense.bias", false, TFM_HF_COPY, "cls.pre.b", 1, d, 0, 0, 0);
+			add(b, "classifier.out_proj.weight", false, TFM_HF_TRANSPOSE, "cls.w", 2, C, d, 0, 0);
+			add(b, "classifier.out_proj.bias", false, TFM_HF_COPY, "cls.b", 1, C, 0, 0, 0);
+			break;
+		default:
+			add(b, "pre_classifier.weight", false, TFM_HF_TRANSPOSE, "cls.pre.w", 2, d, d, 0, 0);
+			add(b, "pre_classifier.bias", false, TFM_HF_COPY, "cls.pre.b", 1, d, 0, 0, 0);
+			add(b, "classifier.weight", false, TFM_HF_TRANSPOSE, "cls.w", 2, C, d, 0, 0);
+			add(b, "classifier.bias", false, TFM_HF_COPY, "cls.b", 1, C, 0, 0, 0);
+			break;
+	}
+}
+
 static void
 llama_entries(builder *b, const tfm_config *c)
 {
@@ -278,6 +463,18 @@ tfm_hf_map_create(tfm_hf_arch arch, const tfm_config *cfg)
 		case TFM_HF_GPT2:
 			b.map->prefix = "transformer.";
 			gpt2_entries(&b, cfg);
+			break;
+		case TFM_HF_BERT:
+			b.map->prefix = "bert.";
+			bert_entries(&b, cfg, arch);
+			break;
+		case TFM_HF_ROBERTA:
+			b.map->prefix = "roberta.";
+			bert_entries(&b, cfg, arch);
+			break;
+		case TFM_HF_DISTILBERT:
+			b.map->prefix = "distilbert.";
+			bert_entries(&b, cfg, arch);
 			break;
 		case TFM_HF_LLAMA:
 			b.map->prefix = "model.";
@@ -378,10 +575,27 @@ tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
 		return -1;
 	}
 	p = tfm_model_find(m, e->target);
-	if (!p || (e->use == TFM_HF_TRANSPOSE_COLS ?
-			   (p->ndim != 2 || (uint64_t) p->dims[0] != t->dims[1] ||
-				e->col0 < 0 || (uint64_t) e->col0 + t->dims[0] > (uint64_t) p->dims[1]) :
-			   p->size != n))
+	if (p && e->use == TFM_HF_SLICE)
+	{
+		/* a 2-D (out, in) into columns col0.. of (in, width); 1-D into col0.. */
+		size_t		width = p->ndim == 2 ? (size_t) p->dims[1] : (size_t) p->dims[0];
+		size_t		rows = t->ndim == 2 ? (size_t) t->dims[1] : 1;
+		size_t		cols = (size_t) t->dims[0];
+
+		if (t->ndim != p->ndim || rows != (size_t) (p->ndim == 2 ? p->dims[0] : 1) ||
+			e->col0 < 0 || (size_t) e->col0 + cols > width)
+			p = NULL;
+	}
+	else if (p && e->use == TFM_HF_TRANSPOSE_COLS)
+	{
+		/* a 2-D (a, b) into columns col0 .. col0+a-1 of (b, width) */
+		if (p->ndim != 2 || (uint64_t) p->dims[0] != t->dims[1] ||
+			e->col0 < 0 || (uint64_t) e->col0 + t->dims[0] > (uint64_t) p->dims[1])
+			p = NULL;
+	}
+	else if (p && p->size != n)
+		p = NULL;
+	if (!p)
 	{
 		snprintf(err, errlen, "tensor \"%s\" has no place in the model. Please report a bug.",
 				 t->name);
@@ -412,7 +626,20 @@ tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
 		free(tmp);
 		return -1;
 	}
-	if (e->use == TFM_HF_TRANSPOSE)
+	if (e->use == TFM_HF_SLICE)
+	{
+		size_t		width = p->ndim == 2 ? (size_t) p->dims[1] : (size_t) p->dims[0];
+		size_t		cols = (size_t) t->dims[0],
+					rows = t->ndim == 2 ? (size_t) t->dims[1] : 1;
+		float	   *out = m->params + p->offset + e->col0;
+
+		/* file (cols = out features, rows = in features) -> tfm row r, column col0 + c */
+		for (size_t cc = 0; cc < cols; cc++)
+			for (size_t r = 0; r < rows; r++)
+				out[r * width + cc] = tmp[cc * rows + r];
+		free(tmp);
+	}
+	else if (e->use == TFM_HF_TRANSPOSE)
 	{
 		/* (a, b) in the file -> (b, a) in tfm */
 		size_t		a = (size_t) t->dims[0],

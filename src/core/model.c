@@ -120,6 +120,19 @@ tfm_config_check(const tfm_config *c)
 	}
 	else if (c->positions == TFM_POS_ROPE || c->kv_heads > 0)
 		return "rotary positions and kv_heads need the llama architecture";
+	if (c->type_vocab < 0 || c->type_vocab > TFM_MAX_TYPE_VOCAB)
+		return "type_vocab must be between 0 and 1024";
+	if (c->pos_offset < 0 || c->pos_offset > TFM_MAX_POS_OFFSET)
+		return "pos_offset must be between 0 and 1024";
+	if (c->emb_norm != 0 && c->emb_norm != 1)
+		return "emb_norm must be 0 or 1";
+	if (c->cls_pre < TFM_CLS_PRE_NONE || c->cls_pre > TFM_CLS_PRE_RELU)
+		return "cls_pre must be none, tanh or relu";
+	if (c->task != TFM_TASK_CLASSIFY &&
+		(c->type_vocab || c->emb_norm || c->pos_offset || c->cls_pre))
+		return "token types, the embedding norm, a position offset and a pre-classifier layer apply to classifiers only";
+	if (c->pos_offset > 0 && c->positions != TFM_POS_LEARNED)
+		return "a position offset needs learned positions";
 	switch (c->task)
 	{
 		case TFM_TASK_CLASSIFY:
@@ -258,7 +271,14 @@ layout(const tfm_config *c, layout_state *st, tfm_weights *w)
 	if (c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0)
 		add(st, "tgt_emb", c->tgt_vocab, d, &w->tgt_emb);
 	if (learned)
-		add(st, "pos_emb", c->max_len, d, &w->pos_emb);
+		add(st, "pos_emb", c->pos_offset + c->max_len, d, &w->pos_emb);
+	if (c->type_vocab > 0)
+		add(st, "type_emb", c->type_vocab, d, &w->type_emb);
+	if (c->emb_norm)
+	{
+		add(st, "emb_ln.g", d, 0, &w->emb_ln_g);
+		add(st, "emb_ln.b", d, 0, &w->emb_ln_b);
+	}
 	if (learned && c->task == TFM_TASK_SEQ2SEQ)
 		add(st, "dec_pos_emb", c->max_len, d, &w->dec_pos_emb);
 	for (int i = 0; i < c->enc_layers; i++)
@@ -280,6 +300,11 @@ layout(const tfm_config *c, layout_state *st, tfm_weights *w)
 	if (c->task != TFM_TASK_CLASSIFY && !c->tie)
 		add(st, "out.w", d, c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ?
 			c->tgt_vocab : c->vocab, &w->out_w);
+	if (c->task == TFM_TASK_CLASSIFY && c->cls_pre != TFM_CLS_PRE_NONE)
+	{
+		add(st, "cls.pre.w", d, d, &w->cls_pre_w);
+		add(st, "cls.pre.b", d, 0, &w->cls_pre_b);
+	}
 	if (c->task == TFM_TASK_CLASSIFY)
 	{
 		add(st, "cls.w", d, c->n_classes, &w->cls_w);
@@ -437,7 +462,8 @@ tfm_model_init(tfm_model *m, uint64_t seed)
 			continue;
 		}
 		if (strcmp(p->name, "tok_emb") == 0 || strcmp(p->name, "tgt_emb") == 0 ||
-			strcmp(p->name, "pos_emb") == 0 || strcmp(p->name, "dec_pos_emb") == 0)
+			strcmp(p->name, "pos_emb") == 0 || strcmp(p->name, "dec_pos_emb") == 0 ||
+			strcmp(p->name, "type_emb") == 0)
 			std = 1.0f / sqrtf((float) c->d_model);
 		else
 			std = sqrtf(2.0f / (float) (p->dims[0] + p->dims[1]));

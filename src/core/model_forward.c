@@ -127,6 +127,14 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 	ws->pooled = carve(cv, (size_t) B * d);
 	ws->logits = carve(cv, c->task == TFM_TASK_CLASSIFY ? (size_t) B * V : Nd * V);
 	ws->sub_out = carve(cv, Nmax * d);
+	if (c->emb_norm)
+	{
+		ws->emb_raw = carve(cv, Ne * d);
+		ws->emb_mean = carve(cv, Ne);
+		ws->emb_rstd = carve(cv, Ne);
+	}
+	if (c->cls_pre != TFM_CLS_PRE_NONE)
+		ws->pre_out = carve(cv, (size_t) B * d);
 	{
 		tfm_attn_shape sh = {.Tq = Tmax, .Tk = Tmax, .s = (int) (d / h)};
 
@@ -305,16 +313,49 @@ tfm_embed_tokens(tfm_model *m, float *out, const int32_t *ids, const float *tok,
 						  B, T, c->d_model, pos0);
 }
 
+/*
+ * Embeddings of one stack's input.  The encoder of a BERT-family classifier
+ * also adds token type 0 (type_emb row 0), reads positions from row
+ * pos_offset on, and normalises the sum (emb_ln) before the dropout.
+ */
 static void
 embed(tfm_model *m, float *out, const int32_t *ids, const float *tok,
 	  const float *pos, int B, int T, bool training, uint64_t key)
 {
 	const tfm_config *c = &m->cfg;
+	const bool	bert = tok == m->w.tok_emb && pos == m->w.pos_emb &&
+		c->task == TFM_TASK_CLASSIFY;
+	const size_t N = (size_t) B * T;
+	const int	d = c->d_model;
+	float	   *raw = bert && c->emb_norm ? m->ws->emb_raw : out;
 
-	tfm_embed_tokens(m, out, ids, tok, pos, B, T, 0);
+	tfm_embed_tokens(m, raw, ids, tok, pos, B, T, bert ? c->pos_offset : 0);
+	if (bert && c->type_vocab > 0)
+		for (size_t r = 0; r < N; r++)
+			for (int i = 0; i < d; i++)
+				raw[r * d + i] += m->w.type_emb[i];
+	if (bert && c->emb_norm)
+		tfm_layernorm_forward_eps(out, m->ws->emb_mean, m->ws->emb_rstd, raw,
+								  m->w.emb_ln_g, m->w.emb_ln_b, (int) N, d,
+								  tfm_config_ln_eps(c));
 	if (training && c->dropout > 0.0f)
-		tfm_dropout_forward(out, out, (size_t) B * T * c->d_model, c->dropout,
-							site_key(key, 0, SITE_EMB));
+		tfm_dropout_forward(out, out, N * d, c->dropout, site_key(key, 0, SITE_EMB));
+}
+
+/* the classifier's dense layer on the pooled vectors (BERT pooler & co.) */
+static const float *
+cls_pre_forward(tfm_model *m, const float *pooled, int B)
+{
+	const tfm_config *c = &m->cfg;
+	const int	d = c->d_model;
+	float	   *y = m->ws->pre_out;
+
+	if (c->cls_pre == TFM_CLS_PRE_NONE)
+		return pooled;
+	tfm_linear_forward(y, pooled, m->w.cls_pre_w, m->w.cls_pre_b, B, d, d);
+	for (size_t i = 0; i < (size_t) B * d; i++)
+		y[i] = c->cls_pre == TFM_CLS_PRE_TANH ? tanhf(y[i]) : (y[i] > 0.0f ? y[i] : 0.0f);
+	return y;
 }
 
 static inline const float *
@@ -402,8 +443,8 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
 				tfm_cls_pool_forward(ws->pooled, top, b->B, b->T, d);
 			else
 				tfm_mean_pool_forward(ws->pooled, top, b->input, c->pad_id, b->B, b->T, d);
-			tfm_linear_forward(ws->logits, ws->pooled, m->w.cls_w, m->w.cls_b,
-							   b->B, d, c->n_classes);
+			tfm_linear_forward(ws->logits, cls_pre_forward(m, ws->pooled, b->B),
+							   m->w.cls_w, m->w.cls_b, b->B, d, c->n_classes);
 			m->pooled = ws->pooled;
 			m->hidden = (float *) top;
 			break;
@@ -513,21 +554,39 @@ stack_backward(tfm_model *m, bool decoder, float *one, float *two,
 	return cur;
 }
 
+/* dx: gradient w.r.t. the embeddings' output (destroyed); tmp, tmp2 scratch */
 static void
-embed_backward(tfm_model *m, float *dx, float *tmp, const int32_t *ids,
+embed_backward(tfm_model *m, float *dx, float *tmp, float *tmp2, const int32_t *ids,
 			   float *dtok, float *dpos, int B, int T, uint64_t key)
 {
 	const tfm_config *c = &m->cfg;
+	tfm_workspace *ws = m->ws;
 	float		scale = c->scale_embeddings ? sqrtf((float) c->d_model) : 1.0f;
-	size_t		n = (size_t) B * T * c->d_model;
+	const int	d = c->d_model;
+	size_t		n = (size_t) B * T * d;
+	const bool	bert = dtok == m->g.tok_emb && dpos == m->g.pos_emb &&
+		c->task == TFM_TASK_CLASSIFY;
 
-	if (c->dropout > 0.0f && m->ws->pass_training)
+	if (c->dropout > 0.0f && ws->pass_training)
 	{
 		memset(tmp, 0, n * sizeof(float));
 		tfm_dropout_backward(tmp, dx, n, c->dropout, site_key(key, 0, SITE_EMB));
 		dx = tmp;
 	}
-	tfm_embedding_backward(dtok, dpos, dx, ids, scale, B, T, c->d_model, 0);
+	if (bert && c->emb_norm)
+	{
+		float	   *dr = dx == tmp ? tmp2 : tmp;
+
+		memset(dr, 0, n * sizeof(float));
+		tfm_layernorm_backward(dr, m->g.emb_ln_g, m->g.emb_ln_b, dx, ws->emb_raw,
+							   m->w.emb_ln_g, ws->emb_mean, ws->emb_rstd, B * T, d);
+		dx = dr;
+	}
+	if (bert && c->type_vocab > 0)
+		for (size_t r = 0; r < (size_t) B * T; r++)
+			for (int i = 0; i < d; i++)
+				m->g.type_emb[i] += dx[r * d + i];
+	tfm_embedding_backward(dtok, dpos, dx, ids, scale, B, T, d, bert ? c->pos_offset : 0);
 }
 
 double
@@ -565,8 +624,24 @@ tfm_model_loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 		size_t		nd = (size_t) b->B * b->T * d;
 
 		memset(dpooled, 0, (size_t) b->B * d * sizeof(float));
-		tfm_linear_backward(dpooled, m->g.cls_w, m->g.cls_b, ws->logits, ws->pooled,
-							m->w.cls_w, b->B, d, c->n_classes);
+		if (c->cls_pre == TFM_CLS_PRE_NONE)
+			tfm_linear_backward(dpooled, m->g.cls_w, m->g.cls_b, ws->logits, ws->pooled,
+								m->w.cls_w, b->B, d, c->n_classes);
+		else
+		{
+			/* back through cls, the activation, then the dense layer */
+			float	   *dpre = ws->g_y;
+			const float *y = ws->pre_out;
+
+			memset(dpre, 0, (size_t) b->B * d * sizeof(float));
+			tfm_linear_backward(dpre, m->g.cls_w, m->g.cls_b, ws->logits, y,
+								m->w.cls_w, b->B, d, c->n_classes);
+			for (size_t i = 0; i < (size_t) b->B * d; i++)
+				dpre[i] *= c->cls_pre == TFM_CLS_PRE_TANH ? 1.0f - y[i] * y[i] :
+					(y[i] > 0.0f ? 1.0f : 0.0f);
+			tfm_linear_backward(dpooled, m->g.cls_pre_w, m->g.cls_pre_b, dpre, ws->pooled,
+								m->w.cls_pre_w, b->B, d, d);
+		}
 		dtop = ws->g_a;
 		memset(dtop, 0, nd * sizeof(float));
 		if (c->pooling == TFM_POOL_CLS)
@@ -574,7 +649,7 @@ tfm_model_loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 		else
 			tfm_mean_pool_backward(dtop, dpooled, b->input, c->pad_id, b->B, b->T, d);
 		dx = stack_backward(m, false, ws->g_a, ws->g_b, &ep, NULL);
-		embed_backward(m, dx, dx == ws->g_a ? ws->g_b : ws->g_a, b->input,
+		embed_backward(m, dx, dx == ws->g_a ? ws->g_b : ws->g_a, ws->g_x, b->input,
 					   m->g.tok_emb, m->g.pos_emb, b->B, b->T, ep.key);
 		return sum;
 	}
@@ -604,7 +679,7 @@ tfm_model_loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 	if (c->task == TFM_TASK_LM)
 	{
 		dx = stack_backward(m, true, ws->g_a, ws->g_b, &dp, NULL);
-		embed_backward(m, dx, dx == ws->g_a ? ws->g_b : ws->g_a, b->input,
+		embed_backward(m, dx, dx == ws->g_a ? ws->g_b : ws->g_a, NULL, b->input,
 					   m->g.tok_emb, m->g.pos_emb, b->B, b->T, dp.key);
 		return sum;
 	}
@@ -612,11 +687,11 @@ tfm_model_loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 	/* seq2seq: decoder, then the encoder from the memory's gradient */
 	memset(ws->g_mem, 0, (size_t) b->B * b->T * d * sizeof(float));
 	dx = stack_backward(m, true, ws->g_a, ws->g_b, &dp, ws->g_mem);
-	embed_backward(m, dx, dx == ws->g_a ? ws->g_b : ws->g_a, b->dec_input,
+	embed_backward(m, dx, dx == ws->g_a ? ws->g_b : ws->g_a, NULL, b->dec_input,
 				   (float *) out_embedding(m, &m->g), m->g.dec_pos_emb, b->B, b->Tt, dp.key);
 	memcpy(ws->g_a, ws->g_mem, (size_t) b->B * b->T * d * sizeof(float));
 	dx = stack_backward(m, false, ws->g_a, ws->g_b, &ep, NULL);
-	embed_backward(m, dx, dx == ws->g_a ? ws->g_b : ws->g_a, b->input,
+	embed_backward(m, dx, dx == ws->g_a ? ws->g_b : ws->g_a, NULL, b->input,
 				   m->g.tok_emb, m->g.pos_emb, b->B, b->T, ep.key);
 	return sum;
 }

@@ -105,6 +105,10 @@ struct tfm_workspace
 	float	   *pooled,			/* (B, d) */
 			   *logits;			/* (rows, V or C); becomes dlogits in backward */
 	float	   *sub_out;		/* (rows, d) sub-layer output before dropout */
+	float	   *emb_raw,		/* (B·T, d) embeddings before emb_ln (emb_norm) */
+			   *emb_mean,
+			   *emb_rstd;		/* (B·T) */
+	float	   *pre_out;		/* (B, d) classifier's dense layer output (cls_pre) */
 	/* backward scratch */
 	float	   *g_a,
 			   *g_b,			/* (rows, d) between blocks */

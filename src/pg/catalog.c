@@ -76,6 +76,14 @@ tfm_config_json(const tfm_config *c)
 		appendStringInfo(&s, ", \"kv_heads\": %d", c->kv_heads);
 	if (c->rope_theta > 0.0f)
 		appendStringInfo(&s, ", \"rope_theta\": %.9g", c->rope_theta);
+	if (c->type_vocab)
+		appendStringInfo(&s, ", \"type_vocab\": %d", c->type_vocab);
+	if (c->emb_norm)
+		appendStringInfoString(&s, ", \"emb_norm\": true");
+	if (c->pos_offset)
+		appendStringInfo(&s, ", \"pos_offset\": %d", c->pos_offset);
+	if (c->cls_pre)
+		appendStringInfo(&s, ", \"cls_pre\": \"%s\"", c->cls_pre == TFM_CLS_PRE_TANH ? "tanh" : "relu");
 	appendStringInfoChar(&s, '}');
 	return s.data;
 }
@@ -118,6 +126,10 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"(config->>'pad_id')::int, (config->>'dropout')::real, (config->>'attention_dropout')::real, "
 		"owner, acl_use, acl_train, coalesce((config->>'layer_norm_eps')::real, 0), "
 		"coalesce((config->>'bos_id')::int, -1), coalesce((config->>'eos_id')::int, -1), "
+		"coalesce((config->>'type_vocab')::int, 0), coalesce((config->>'emb_norm')::bool::int, 0), "
+		"coalesce((config->>'pos_offset')::int, 0), "
+		"CASE WHEN config->>'cls_pre' IS NULL THEN 0 WHEN config->>'cls_pre' = 'tanh' THEN 1 "
+		"WHEN config->>'cls_pre' = 'relu' THEN 2 ELSE -1 END, "
 		"config->>'precision', "
 		"(config->>'arch' = 'llama')::int, coalesce((config->>'kv_heads')::int, 0), "
 		"coalesce((config->>'rope_theta')::real, 0) "
@@ -211,19 +223,23 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	row->cfg.ln_eps = DatumGetFloat4(SPI_getbinval(tup, td, 30, &isnull));
 	row->bos_id = get_int(tup, td, 31);
 	row->eos_id = get_int(tup, td, 32);
+	row->cfg.type_vocab = get_int(tup, td, 33);
+	row->cfg.emb_norm = get_int(tup, td, 34);
+	row->cfg.pos_offset = get_int(tup, td, 35);
+	row->cfg.cls_pre = get_int(tup, td, 36);
 	{
-		char	   *prec = copy_text(tup, td, 33, cxt);
+		char	   *prec = copy_text(tup, td, 37, cxt);
 
 		row->precision = prec ? tfm_precision_from_name(prec, name) : -1;
 	}
 	/* added for Llama: absent means tfm's own blocks */
 	{
-		Datum		d = SPI_getbinval(tup, td, 34, &isnull);
+		Datum		d = SPI_getbinval(tup, td, 38, &isnull);
 
 		row->cfg.arch = !isnull && DatumGetInt32(d) ? TFM_ARCH_LLAMA : TFM_ARCH_TFM;
 	}
-	row->cfg.kv_heads = get_int(tup, td, 35);
-	row->cfg.rope_theta = DatumGetFloat4(SPI_getbinval(tup, td, 36, &isnull));
+	row->cfg.kv_heads = get_int(tup, td, 39);
+	row->cfg.rope_theta = DatumGetFloat4(SPI_getbinval(tup, td, 40, &isnull));
 	tfm_spi_finish_owner(&as);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,

@@ -25,12 +25,14 @@
 #include "miscadmin.h"
 #include "storage/fd.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
 #include "import.h"
 #include "tfm/safetensors.h"
 #include "tfm_pg.h"
+#include "tfm_rows.h"
 
 #define TFM_MAX_JSON_FILE ((off_t) 512 * 1024 * 1024)	/* config / tokenizer.json */
 
@@ -175,6 +177,13 @@ load_weights(tfm_model *m, const TfmHfConfig *hc, WeightSource *src)
 }
 
 /* the tfm.models row, the weights and the returned row */
+/* the BERT family imports as classifiers; GPT-2 and Llama as language models */
+static bool
+is_encoder(tfm_hf_arch arch)
+{
+	return arch == TFM_HF_BERT || arch == TFM_HF_ROBERTA || arch == TFM_HF_DISTILBERT;
+}
+
 static Datum
 import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, WeightSource *src,
 			 Jsonb *tokenizer, const char *task)
@@ -201,10 +210,17 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, WeightSou
 				 errmsg("model \"%s\" already exists", name),
 				 errhint("Drop it first with tfm_drop_model('%s').", name)));
 	tfm_hf_parse_config(config, &hc);
-	if (task && strcmp(task, "lm") != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a %s checkpoint imports as task \"lm\", not \"%s\"", hc.model_type, task)));
+	{
+		const char *want = is_encoder(hc.p.arch) ? "classify" : "lm";
+
+		if (task && strcmp(task, want) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a %s checkpoint imports as task \"%s\", not \"%s\"",
+							hc.model_type, want, task),
+					 !is_encoder(hc.p.arch) ? 0 :
+					 errdetail("tfm_embed works on every classifier: it returns the pooled vector.")));
+	}
 	bad = tfm_hf_config(&c, &hc.p);
 	if (bad)
 		elog(ERROR, "config check disagrees: %s", bad);
@@ -217,10 +233,23 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, WeightSou
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory creating model \"%s\"", name)));
 	tfm_guard_model(m);
+	/* a head the checkpoint lacks (a base encoder's cls.*) starts from tfm's init */
+	tfm_model_init(m, 42);
 	load_weights(m, &hc, src);
 
 	if (tokenizer)
-		tfm_hf_import_tokenizer(name, tokenizer, c.vocab);
+	{
+		bool		wordpiece = tfm_hf_import_tokenizer(name, tokenizer, c.vocab);
+
+		/* an encoder reads text as [CLS] text [SEP], the WordPiece file's own tokens */
+		if (is_encoder(hc.p.arch) && !wordpiece)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("a %s checkpoint with a byte-level BPE tokenizer.json is not supported yet",
+							hc.model_type),
+					 errdetail("tfm applies the post-processor of WordPiece tokenizers only; "
+							   "import without the tokenizer and pass token ids.")));
+	}
 
 	/* the config as tfm stores it, plus the checkpoint's bos/eos and origin */
 	json = tfm_config_json(&c);
@@ -229,6 +258,7 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, WeightSou
 					json, hc.bos_id, hc.eos_id, hc.model_type);
 	{
 		Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, OIDOID};
+		Datum		labels = (Datum) 0;
 		Datum		args[5];
 		char		argnulls[6] = "     ";
 		bool		isnull;
@@ -248,16 +278,26 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, WeightSou
 					 errmsg("model \"%s\" already exists", name),
 					 errhint("Drop it first with tfm_drop_model('%s').", name)));
 		args[1] = CStringGetTextDatum(tfm_task_name(c.task));
+		if (hc.n_labels > 0)
 		{
-			Oid			t2[6] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, OIDOID, TEXTOID};
-			Datum		a2[6] = {args[0], args[1], args[2], args[3], args[4], CStringGetTextDatum(json)};
-			char		n2[7] = "      ";
+			Datum	   *el = palloc(sizeof(Datum) * hc.n_labels);
+
+			for (int i = 0; i < hc.n_labels; i++)
+				el[i] = CStringGetTextDatum(hc.labels[i]);
+			labels = PointerGetDatum(construct_array(el, hc.n_labels, TEXTOID, -1, false, TYPALIGN_INT));
+		}
+		{
+			Oid			t2[7] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, OIDOID, TEXTOID, TEXTARRAYOID};
+			Datum		a2[7] = {args[0], args[1], args[2], args[3], args[4], CStringGetTextDatum(json), labels};
+			char		n2[8] = "       ";
 
 			n2[2] = argnulls[2];
+			if (hc.n_labels == 0)
+				n2[6] = 'n';
 			if (SPI_execute_with_args("INSERT INTO tfm.models (name, task, tokenizer, config, parameters, "
-									  "format_version, owner) VALUES ($1, $2, $3, $6::jsonb, $4, "
-									  CppAsString2(TFM_FORMAT_VERSION) ", $5::regrole) RETURNING id, version",
-									  6, t2, a2, n2, false, 1) != SPI_OK_INSERT_RETURNING)
+									  "format_version, owner, labels) VALUES ($1, $2, $3, $6::jsonb, $4, "
+									  CppAsString2(TFM_FORMAT_VERSION) ", $5::regrole, $7) RETURNING id, version",
+									  7, t2, a2, n2, false, 1) != SPI_OK_INSERT_RETURNING)
 				elog(ERROR, "cannot insert into tfm.models");
 		}
 		memset(&row, 0, sizeof(row));
@@ -268,6 +308,8 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, WeightSou
 		tfm_spi_finish_owner(&as);
 		strlcpy(row.name, name, sizeof(row.name));
 		row.cfg = c;
+		row.n_labels = hc.n_labels;
+		row.labels = hc.labels;
 	}
 	tfm_catalog_save(&row, m, 0);
 

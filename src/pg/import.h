@@ -18,6 +18,8 @@ typedef struct TfmHfConfig
 	int			bos_id;			/* -1 if the config names none */
 	int			eos_id;
 	const char *model_type;
+	int			n_labels;		/* BERT family: id2label in id order */
+	char	  **labels;
 } TfmHfConfig;
 
 /* config.json, strictly: unknown model types and options refused by name */
@@ -27,7 +29,8 @@ void		tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out);
  * tokenizer.json: byte-level BPE only; checked against the model's
  * vocabulary size and stored as tfm tokenizer name.
  */
-void		tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab);
+/* returns true for a WordPiece tokenizer (it has [CLS] and [SEP] among its ids) */
+bool		tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab);
 /* tokenizer.json of SentencePiece-style BPE with byte fallback (import_spiece.c) */
 void		tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab);
 

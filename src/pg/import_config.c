@@ -177,6 +177,181 @@ parse_gpt2(JsonbContainer *c, TfmHfConfig *out)
 						out->bos_id, out->eos_id, p->vocab)));
 }
 
+/* an option that, when present, must have the one value tfm implements */
+static void
+require_str(JsonbContainer *c, const char *key, const char *want)
+{
+	char	   *v = jstr(c, key);
+
+	if (v && strcmp(v, want) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json option \"%s\": \"%s\" is not supported", key, v),
+				 errdetail("tfm implements \"%s\" only.", want)));
+}
+
+/* id2label {"0": "neg", "1": "pos"} as labels in id order; default LABEL_0, LABEL_1 */
+static void
+parse_id2label(JsonbContainer *c, TfmHfConfig *out)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, "id2label", &buf);
+	JsonbIterator *it;
+	JsonbValue	k,
+				val;
+	JsonbIteratorToken tok;
+	int			n;
+
+	if (!v || v->type == jbvNull)
+	{
+		out->n_labels = 2;
+		out->labels = palloc(sizeof(char *) * 2);
+		out->labels[0] = "LABEL_0";
+		out->labels[1] = "LABEL_1";
+		return;
+	}
+	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+		bad_field("id2label", "an object", v);
+	n = JsonContainerSize(v->val.binary.data);
+	if (n < 2 || n > TFM_MAX_CLASSES)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json id2label has %d labels; a tfm classifier has between 2 and %d",
+						n, TFM_MAX_CLASSES)));
+	out->n_labels = n;
+	out->labels = palloc0(sizeof(char *) * n);
+	it = JsonbIteratorInit(v->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		char	   *key,
+				   *end;
+		long		id;
+
+		if (tok != WJB_KEY)
+			continue;
+		key = pnstrdup(k.val.string.val, k.val.string.len);
+		tok = JsonbIteratorNext(&it, &val, true);
+		id = strtol(key, &end, 10);
+		if (*key == '\0' || *end != '\0' || id < 0 || id >= n || out->labels[id])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("config.json id2label key \"%s\" is not one of the ids 0 to %d", key, n - 1)));
+		if (val.type != jbvString || val.val.string.len == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("config.json id2label \"%s\" must be a non-empty string", key)));
+		out->labels[id] = pnstrdup(val.val.string.val, val.val.string.len);
+	}
+	for (int j = 0; j < n; j++)
+		for (int i = 0; i < j; i++)
+			if (strcmp(out->labels[i], out->labels[j]) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("config.json id2label names \"%s\" twice", out->labels[j])));
+}
+
+/*
+ * bert, roberta, distilbert: the architecture decides the head (a base
+ * model or ...ForSequenceClassification; other heads are refused)
+ */
+static void
+parse_bert(JsonbContainer *c, TfmHfConfig *out, tfm_hf_arch arch, const char *arch_name)
+{
+	tfm_hf_params *p = &out->p;
+	bool		distil = arch == TFM_HF_DISTILBERT;
+	const char *base = arch == TFM_HF_BERT ? "BertModel" : arch == TFM_HF_ROBERTA ?
+		"RobertaModel" : "DistilBertModel";
+	const char *cls = arch == TFM_HF_BERT ? "BertForSequenceClassification" :
+		arch == TFM_HF_ROBERTA ? "RobertaForSequenceClassification" :
+		"DistilBertForSequenceClassification";
+	char	   *act,
+			   *problem;
+	const char *bad;
+	tfm_config	cfg;
+
+	p->arch = arch;
+	p->head = arch_name && strcmp(arch_name, cls) == 0;
+	if (arch_name && !p->head && strcmp(arch_name, base) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("architecture \"%s\" is not supported", arch_name),
+				 errdetail("tfm imports %s and %s checkpoints.", base, cls)));
+	p->vocab = jint(c, "vocab_size", 0, true);
+	p->d_model = jint(c, distil ? "dim" : "hidden_size", 0, true);
+	p->layers = jint(c, distil ? "n_layers" : "num_hidden_layers", 0, true);
+	p->heads = jint(c, distil ? "n_heads" : "num_attention_heads", 0, true);
+	p->d_ff = jint(c, distil ? "hidden_dim" : "intermediate_size", 0, true);
+	p->max_len = jint(c, "max_position_embeddings", 0, true);
+	p->type_vocab = distil ? 0 : jint(c, "type_vocab_size", 2, false);
+	p->pad_id = jint(c, "pad_token_id", arch == TFM_HF_ROBERTA ? 1 : 0, false);
+	p->pos_offset = arch == TFM_HF_ROBERTA ? p->pad_id + 1 : 0;
+	/* DistilBERT's layer norms are nn.LayerNorm(dim, eps=1e-12), not configurable */
+	p->ln_eps = distil ? 1e-12f : (float) jnum(c, "layer_norm_eps", 1e-12);
+	p->dropout = (float) jnum(c, distil ? "dropout" : "hidden_dropout_prob", 0.1);
+	p->attn_dropout = (float) jnum(c, distil ? "attention_dropout" : "attention_probs_dropout_prob", 0.1);
+	act = jstr(c, distil ? "activation" : "hidden_act");
+	if (act && strcmp(act, "gelu") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s \"%s\" is not supported", distil ? "activation" : "hidden_act", act),
+				 errdetail("tfm imports BERT-family models with gelu (the erf form).")));
+	if (distil)
+		require_bool(c, "sinusoidal_pos_embds", false, false);
+	else
+	{
+		require_str(c, "position_embedding_type", "absolute");
+		require_bool(c, "is_decoder", false, false);
+		require_bool(c, "add_cross_attention", false, false);
+	}
+	problem = jstr(c, "problem_type");
+	if (problem && strcmp(problem, "single_label_classification") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json option \"problem_type\": \"%s\" is not supported", problem),
+				 errdetail("tfm classifiers are single-label.")));
+	parse_id2label(c, out);
+	p->n_classes = out->n_labels;
+	out->bos_id = -1;
+	out->eos_id = -1;
+	bad = tfm_hf_config(&cfg, p);
+	if (bad)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid %s config.json: %s", out->model_type, bad)));
+}
+
+/* the single entry of "architectures", or NULL if absent */
+static char *
+single_architecture(JsonbContainer *c)
+{
+	JsonbValue	buf,
+			   *arch = tfm_jget(c, "architectures", &buf);
+	char	   *found = NULL;
+
+	if (!arch || arch->type == jbvNull)
+		return NULL;
+	if (arch->type != jbvBinary || !JsonContainerIsArray(arch->val.binary.data))
+		bad_field("architectures", "an array", arch);
+	{
+		JsonbIterator *it = JsonbIteratorInit(arch->val.binary.data);
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			if (tok == WJB_ELEM)
+			{
+				if (v.type != jbvString)
+					bad_field("architectures", "an array of strings", &v);
+				if (found)
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("config.json names more than one architecture")));
+				found = pnstrdup(v.val.string.val, v.val.string.len);
+			}
+	}
+	return found;
+}
+
 /* a field that must be absent or null: its presence changes the computation */
 static void
 refuse_present(JsonbContainer *c, const char *key, const char *what)
@@ -302,7 +477,6 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 {
 	JsonbContainer *c = &config->root;
 	char	   *type;
-	static const char *later[] = {"bert", "roberta", "distilbert", NULL};
 
 	memset(out, 0, sizeof(*out));
 	if (!JB_ROOT_IS_OBJECT(config) || JB_ROOT_IS_SCALAR(config))
@@ -322,19 +496,21 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 		parse_gpt2(c, out);
 		return;
 	}
+	if (strcmp(type, "bert") == 0 || strcmp(type, "roberta") == 0 ||
+		strcmp(type, "distilbert") == 0)
+	{
+		parse_bert(c, out, type[0] == 'b' ? TFM_HF_BERT : type[0] == 'r' ? TFM_HF_ROBERTA :
+				   TFM_HF_DISTILBERT, single_architecture(c));
+		return;
+	}
 	if (strcmp(type, "llama") == 0)
 	{
 		check_architectures(c, "LlamaForCausalLM", "LlamaModel");
 		parse_llama(c, out);
 		return;
 	}
-	for (int i = 0; later[i]; i++)
-		if (strcmp(type, later[i]) == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("model_type \"%s\" is not supported yet", type)));
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("model_type \"%s\" is not supported", type),
-			 errhint("tfm imports gpt2 and llama models.")));
+			 errhint("tfm imports gpt2, bert, roberta, distilbert and llama models.")));
 }

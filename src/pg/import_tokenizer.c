@@ -6,7 +6,14 @@
  * the file's model.vocab and model.merges ("a b" strings or [a, b] pairs)
  * spell.  Ids are kept as the file gives them; every added token must be
  * a piece of the vocabulary with the same id.  A BPE with byte_fallback is
- * SentencePiece-style (import_spiece.c).  Other models, normalizers,
+ * SentencePiece-style (import_spiece.c).  Also WordPiece with BERT's
+ * uncased normalizer (BertNormalizer with clean_text, handle_chinese_chars,
+ * lowercase and strip_accents on) and BertPreTokenizer, as a tfm wordpiece
+ * tokenizer with the bert flag: the file's ids; its unk_token, the [PAD]
+ * (tokenizer.json's padding token, else "[PAD]"), and the post-processor's
+ * [CLS] and [SEP] (TemplateProcessing "[CLS] $A [SEP]", BertProcessing or
+ * RobertaProcessing) become tfm's <unk>, <pad>, <cls> and <sep>; <bos> and
+ * <eos> are added after the last id.  Other models, normalizers,
  * pre-tokenizers and options are refused by name.
  */
 #include "postgres.h"
@@ -18,6 +25,7 @@
 #include "utils/numeric.h"
 
 #include "import.h"
+#include "tfm/tokenizer.h"
 #include "tfm_pg.h"
 #include "tfm_rows.h"
 
@@ -27,7 +35,7 @@ refuse(const char *what, const char *value)
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("tokenizer %s %s is not supported yet", what, value),
-			 errdetail("tfm imports byte-level BPE tokenizers (GPT-2's).")));
+			 errdetail("tfm imports byte-level BPE tokenizers (GPT-2's) and uncased BERT WordPiece ones.")));
 }
 
 static void
@@ -107,7 +115,247 @@ append_piece(StringInfo s, const char *p, int len)
 	appendBinaryStringInfo(s, p, len);
 }
 
-void
+/* the id of a model.vocab piece, or -1 */
+static int
+vocab_id(JsonbContainer *vocab, const char *piece, int len)
+{
+	JsonbValue	b,
+			   *v = getKeyJsonValueFromContainer(vocab, piece, len, &b);
+
+	return v ? int_value(v, "a model.vocab id") : -1;
+}
+
+/* a string field of an object, or NULL */
+static char *
+str_field(JsonbContainer *c, const char *key)
+{
+	JsonbValue	b,
+			   *v = tfm_jget(c, key, &b);
+
+	if (!v || v->type == jbvNull)
+		return NULL;
+	if (v->type != jbvString)
+		malformed(psprintf("\"%s\" must be a string", key));
+	return pnstrdup(v->val.string.val, v->val.string.len);
+}
+
+/* the post-processor's [CLS] and [SEP] ids */
+static void
+post_processor_ids(JsonbContainer *root, int *cls, int *sep)
+{
+	JsonbContainer *pp;
+	char	   *type = field_type(root, "post_processor", &pp);
+
+	*cls = *sep = -1;
+	if (!type)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a WordPiece tokenizer.json without a post_processor is not supported"),
+				 errdetail("tfm adds the [CLS] and [SEP] tokens the post-processor names.")));
+	if (strcmp(type, "BertProcessing") == 0 || strcmp(type, "RobertaProcessing") == 0)
+	{
+		const char *keys[2] = {"cls", "sep"};
+
+		for (int k = 0; k < 2; k++)
+		{
+			JsonbValue	b,
+					   *v = tfm_jget(pp, keys[k], &b),
+					   *id;
+
+			if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data) ||
+				JsonContainerSize(v->val.binary.data) != 2 ||
+				!(id = getIthJsonbValueFromContainer(v->val.binary.data, 1)))
+				malformed(psprintf("post_processor.%s must be a [token, id] pair", keys[k]));
+			*(k ? sep : cls) = int_value(id, "a post_processor id");
+		}
+		return;
+	}
+	if (strcmp(type, "TemplateProcessing") != 0)
+		refuse("post_processor", type);
+	{
+		/* single must be SpecialToken, Sequence A, SpecialToken (type ids 0) */
+		JsonbValue	b,
+				   *single = tfm_jget(pp, "single", &b),
+					sb,
+				   *st = tfm_jget(pp, "special_tokens", &sb);
+		int			ids[3] = {-1, -1, -1};
+
+		if (!single || single->type != jbvBinary || !JsonContainerIsArray(single->val.binary.data) ||
+			JsonContainerSize(single->val.binary.data) != 3 ||
+			!st || st->type != jbvBinary || !JsonContainerIsObject(st->val.binary.data))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("post_processor template is not supported"),
+					 errdetail("tfm applies templates of the form \"[CLS] $A [SEP]\".")));
+		for (int i = 0; i < 3; i++)
+		{
+			JsonbValue *el = getIthJsonbValueFromContainer(single->val.binary.data, i);
+			JsonbValue	ib,
+					   *inner;
+			bool		want_seq = i == 1;
+
+			if (!el || el->type != jbvBinary || !JsonContainerIsObject(el->val.binary.data))
+				malformed("a post_processor template element must be an object");
+			inner = tfm_jget(el->val.binary.data, want_seq ? "Sequence" : "SpecialToken", &ib);
+			if (!inner || inner->type != jbvBinary)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("post_processor template is not supported"),
+						 errdetail("tfm applies templates of the form \"[CLS] $A [SEP]\".")));
+			if (!want_seq)
+			{
+				char	   *tokname = str_field(inner->val.binary.data, "id");
+				JsonbValue	tb,
+						   *spec,
+						   *idsv;
+
+				if (!tokname)
+					malformed("a SpecialToken needs an id");
+				spec = getKeyJsonValueFromContainer(st->val.binary.data, tokname, strlen(tokname), &tb);
+				if (!spec || spec->type != jbvBinary ||
+					!(idsv = tfm_jget(spec->val.binary.data, "ids", &ib)) ||
+					idsv->type != jbvBinary || JsonContainerSize(idsv->val.binary.data) != 1)
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("post_processor special token \"%s\" must be one id", tokname)));
+				ids[i] = int_value(getIthJsonbValueFromContainer(idsv->val.binary.data, 0),
+								   "a special token id");
+			}
+		}
+		*cls = ids[0];
+		*sep = ids[2];
+	}
+}
+
+static void
+import_wordpiece(const char *name, JsonbContainer *root, JsonbContainer *model, int model_vocab)
+{
+	JsonbContainer *obj,
+			   *vocab;
+	char	   *type,
+			   *s;
+	JsonbValue	buf,
+			   *v,
+				jv,
+				kv;
+	JsonbIterator *it;
+	JsonbIteratorToken tok;
+	int			n,
+				V,
+				unk,
+				pad,
+				cls,
+				sep;
+	const uint8 **pieces;
+	size_t	   *lens;
+	tfm_tok_info info;
+
+	type = field_type(root, "normalizer", &obj);
+	if (!type || strcmp(type, "BertNormalizer") != 0)
+		refuse("normalizer", type ? type : "null");
+	if (!is_true(obj, "clean_text") || !is_true(obj, "handle_chinese_chars") || !is_true(obj, "lowercase"))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("BertNormalizer without clean_text, handle_chinese_chars or lowercase is not supported yet"),
+				 errdetail("tfm imports uncased BERT tokenizers.")));
+	v = tfm_jget(obj, "strip_accents", &buf);
+	if (v && v->type != jbvNull && !(v->type == jbvBool && v->val.boolean))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("BertNormalizer with strip_accents false is not supported yet")));
+	type = field_type(root, "pre_tokenizer", &obj);
+	if (!type || strcmp(type, "BertPreTokenizer") != 0)
+		refuse("pre_tokenizer", type ? type : "null");
+	if ((type = field_type(root, "decoder", &obj)) != NULL && strcmp(type, "WordPiece") != 0)
+		refuse("decoder", type);
+	s = str_field(model, "continuing_subword_prefix");
+	if (s && strcmp(s, "##") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("tokenizer option model.continuing_subword_prefix \"%s\" is not supported", s)));
+	v = tfm_jget(model, "max_input_chars_per_word", &buf);
+	if (v && v->type != jbvNull && int_value(v, "model.max_input_chars_per_word") != TFM_TOK_WORDPIECE_MAX_CHARS)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("tokenizer option model.max_input_chars_per_word other than %d is not supported",
+						TFM_TOK_WORDPIECE_MAX_CHARS)));
+	v = tfm_jget(model, "vocab", &buf);
+	if (!v || v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+		malformed("model.vocab must be an object");
+	vocab = v->val.binary.data;
+	V = JsonContainerSize(vocab);
+	if (V < 1 || V > TFM_TOK_MAX_VOCAB_SIZE - 8)
+		malformed("model.vocab must hold between 1 and 4 million pieces");
+	if (V > model_vocab)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tokenizer.json has %d pieces, but the model's vocab_size is %d", V, model_vocab)));
+	/* pieces by id: the ids must be 0 .. V-1, each once */
+	n = V + 3;
+	pieces = palloc0(sizeof(uint8 *) * n);
+	lens = palloc0(sizeof(size_t) * n);
+	it = JsonbIteratorInit(vocab);
+	while ((tok = JsonbIteratorNext(&it, &kv, true)) != WJB_DONE)
+	{
+		int			id;
+
+		if (tok != WJB_KEY)
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		tok = JsonbIteratorNext(&it, &jv, true);
+		id = int_value(&jv, "a model.vocab id");
+		if (id >= V || pieces[id])
+			malformed(psprintf("model.vocab ids must be 0 to %d, each once (id %d)", V - 1, id));
+		if (kv.val.string.len == 0)
+			malformed("model.vocab has an empty piece");
+		pieces[id] = (const uint8 *) kv.val.string.val;
+		lens[id] = kv.val.string.len;
+	}
+	s = str_field(model, "unk_token");
+	if (!s || (unk = vocab_id(vocab, s, strlen(s))) < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("model.unk_token \"%s\" is not a piece of model.vocab", s ? s : "")));
+	pad = -1;
+	v = tfm_jget(root, "padding", &buf);
+	if (v && v->type == jbvBinary && JsonContainerIsObject(v->val.binary.data) &&
+		(s = str_field(v->val.binary.data, "pad_token")) != NULL)
+		pad = vocab_id(vocab, s, strlen(s));
+	if (pad < 0)
+		pad = vocab_id(vocab, "[PAD]", 5);
+	post_processor_ids(root, &cls, &sep);
+	if (cls < 0 || cls >= V || sep < 0 || sep >= V || cls == sep || cls == unk || sep == unk ||
+		pad == cls || pad == sep || pad == unk)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tokenizer.json special tokens must be distinct pieces of model.vocab "
+						"(unk %d, pad %d, cls %d, sep %d)", unk, pad, cls, sep)));
+	memset(&info, 0, sizeof(info));
+	info.format_version = TFM_TOK_FORMAT_VERSION;
+	info.kind = TFM_TOK_WORDPIECE;
+	info.flags = TFM_TOK_INFO_BERT;
+	info.special_ids[TFM_TOK_UNK] = unk;
+	info.special_ids[TFM_TOK_CLS] = cls;
+	info.special_ids[TFM_TOK_SEP] = sep;
+	n = V;
+	if (pad < 0)
+	{
+		pad = n;
+		pieces[n] = (const uint8 *) "<pad>";
+		lens[n++] = 5;
+	}
+	info.special_ids[TFM_TOK_PAD] = pad;
+	info.special_ids[TFM_TOK_BOS] = n;
+	pieces[n] = (const uint8 *) "<bos>";
+	lens[n++] = 5;
+	info.special_ids[TFM_TOK_EOS] = n;
+	pieces[n] = (const uint8 *) "<eos>";
+	lens[n++] = 5;
+	info.vocab_size = n;
+	tfm_tokenizer_store_pieces(name, &info, pieces, lens);
+}
+
+bool
 tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab)
 {
 	JsonbContainer *root = &tokenizer->root,
@@ -129,6 +377,11 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab)
 	type = field_type(root, "model", &model);
 	if (!model)
 		malformed("it has no \"model\"");
+	if (strcmp(type, "WordPiece") == 0)
+	{
+		import_wordpiece(name, root, model, model_vocab);
+		return true;
+	}
 	if (strcmp(type, "BPE") != 0)
 		refuse("model", type);
 	type = field_type(root, "pre_tokenizer", &obj);
@@ -136,7 +389,7 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab)
 	{
 		/* SentencePiece-style BPE (Llama 2, TinyLlama), not byte-level */
 		tfm_hf_import_spiece(name, tokenizer, model_vocab);
-		return;
+		return false;
 	}
 	if ((type = field_type(root, "normalizer", &obj)) != NULL)
 		refuse("normalizer", type);
@@ -278,4 +531,5 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab)
 
 	(void) tfm_tokenizer_import_gpt2(name, enc, strlen(enc), bpe.data, bpe.len);
 	(void) n_ids;
+	return false;
 }

@@ -33,6 +33,9 @@ tfm_model_specials(const TfmModelRow *row, TfmSpecials *sp)
 		sp->bos = row->bos_id;
 	if (row->eos_id >= 0)
 		sp->eos = row->eos_id;
+	/* an imported BERT-family encoder pads with its pad_token_id */
+	if (row->cfg.emb_norm && row->cfg.pad_id >= 0)
+		sp->pad = row->cfg.pad_id;
 }
 
 bool
@@ -86,6 +89,26 @@ tfm_datum_ids(Datum d, Oid type, const TfmModelRow *row, bool target, int *len)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("model \"%s\" has no tokenizer, so it reads token ids (int[]), not text",
 							row->name)));
+		if (row->cfg.emb_norm && VARSIZE_ANY_EXHDR(t) > 0)
+		{
+			/* a BERT-family encoder: the post-processor's [CLS] text [SEP] */
+			TfmSpecials sp;
+			int			n;
+			int32	   *ids = tfm_tokenizer_encode(tok, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &n);
+			int32	   *out = palloc(sizeof(int32) * (n + 2));
+
+			tfm_tokenizer_specials(tok, &sp);
+			if (sp.cls < 0 || sp.cls >= vocab || sp.sep < 0 || sp.sep >= vocab)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("tokenizer \"%s\" has no [CLS] and [SEP] in the vocabulary of model \"%s\"",
+								tok, row->name)));
+			out[0] = sp.cls;
+			memcpy(out + 1, ids, sizeof(int32) * n);
+			out[n + 1] = sp.sep;
+			*len = n + 2;
+			return out;
+		}
 		return tfm_tokenizer_encode(tok, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), len);
 	}
 	ereport(ERROR,
@@ -101,7 +124,8 @@ tfm_classifier_input(const TfmModelRow *row, const TfmSpecials *sp, int32 *ids, 
 	const tfm_config *c = &row->cfg;
 	int			max = c->max_len;
 
-	if (c->pooling == TFM_POOL_CLS)
+	/* an imported BERT-family encoder's ids carry their own [CLS] (or <s>) */
+	if (c->pooling == TFM_POOL_CLS && !c->emb_norm)
 	{
 		/* the classifier reads the <cls> position */
 		int32	   *with_cls = palloc(sizeof(int32) * (n + 1));

@@ -40,6 +40,9 @@ int32		tfm_tokenizer_import_spiece(const char *name, const uint8_t *const *piece
 										int32 n_merges, int32 unk, int32 bos, int32 eos,
 										bool text_bos);
 void		tfm_tokenizer_specials(const char *name, TfmSpecials *sp);
+struct tfm_tok_info;
+void		tfm_tokenizer_store_pieces(const char *name, const struct tfm_tok_info *info,
+									   const uint8 *const *pieces, const size_t *lens);
 int32	   *tfm_tokenizer_encode(const char *name, const char *text, size_t len, int *n);
 struct tfm_tokenizer;
 /* the core tokenizer (owned by the cache; valid for the current call) */

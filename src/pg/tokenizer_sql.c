@@ -1039,6 +1039,20 @@ tfm_tokenizer_import_spiece(const char *name, const uint8_t *const *pieces, cons
 	return n;
 }
 
+/* a tokenizer built from its rows' parts (tfm_tok_load), stored as name */
+void
+tfm_tokenizer_store_pieces(const char *name, const tfm_tok_info *info,
+						   const uint8 *const *pieces, const size_t *lens)
+{
+	TokOwner   *own = tok_owner(CurrentMemoryContext);
+	tfm_tok_err err;
+
+	check_new_name(name, false);
+	tok_check(tfm_tok_load(&own->tok, info, pieces, lens, NULL, NULL, &err),
+			  &err, "cannot import the tokenizer");
+	store_tokenizer(name, own->tok, 0, GetUserId());
+}
+
 PG_FUNCTION_INFO_V1(tfm_tokenizer_drop);
 Datum
 tfm_tokenizer_drop(PG_FUNCTION_ARGS)

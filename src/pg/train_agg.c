@@ -160,7 +160,7 @@ state_new(FunctionCallInfo fcinfo, MemoryContext aggcxt)
 	pre = st->row.cfg.norm == TFM_NORM_PRE;
 	memset(&o, 0, sizeof(o));
 	st->batch = (int) opt_num(opts, "batch_size", 32, 1, 65536);
-	o.lr = (float) opt_num(opts, "lr", pre ? 1e-3 : 5e-4, 1e-12, 10);
+	o.lr = (float) opt_num(opts, "lr", st->row.cfg.emb_norm ? 5e-5 : pre ? 1e-3 : 5e-4, 1e-12, 10);
 	o.schedule = TFM_SCHED_CONSTANT;
 	o.warmup = (int64) opt_num(opts, "warmup", 0, 0, 1e9);
 	o.weight_decay = (float) opt_num(opts, "weight_decay", 0.01, 0, 1);

@@ -108,7 +108,8 @@ tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int k
 	{
 		case TFM_TASK_CLASSIFY:
 			run->batch = 32;
-			o->lr = pre ? 1e-3f : 5e-4f;
+			/* an imported BERT-family encoder fine-tunes at BERT's usual 5e-5 */
+			o->lr = c->emb_norm ? 5e-5f : pre ? 1e-3f : 5e-4f;
 			o->schedule = TFM_SCHED_COSINE;
 			o->beta1 = 0.9f;
 			o->beta2 = 0.999f;

@@ -279,6 +279,70 @@ out:
 	return st;
 }
 
+/* BERT's words (tok_bert.c), each through the greedy longest match */
+typedef struct bert_job
+{
+	emitter *e;
+	tfm_tokenizer *t;
+	tfm_tok_bytes piece;
+	tfm_tok_ivec found;
+} bert_job;
+
+static int
+bert_word(void *arg, const uint8_t *w, size_t wl, size_t off)
+{
+	bert_job *j = arg;
+	tfm_tokenizer *t = j->t;
+	int32_t unk = t->info.special_ids[TFM_TOK_UNK];
+	size_t at = 0, nchars = 0, i;
+
+	for (i = 0; i < wl; i++)
+		nchars += (w[i] & 0xC0) != 0x80;
+	j->found.len = 0;
+	if (nchars > TFM_TOK_WORDPIECE_MAX_CHARS)
+		return emit(j->e, unk, off);
+	while (at < wl)
+	{
+		size_t end = wl;
+		int32_t id = -1;
+
+		while (end > at)
+		{
+			j->piece.len = 0;
+			if ((at > 0 && tfm_tok_bytes_append(&j->piece, "##", 2)) ||
+				tfm_tok_bytes_append(&j->piece, w + at, end - at))
+				return -1;
+			id = tfm_tok_piece_id(t, j->piece.data, j->piece.len);
+			if (id >= 0 && !t->is_special[id])
+				break;
+			id = -1;
+			do
+				end--;
+			while (end > at && (w[end] & 0xC0) == 0x80);
+		}
+		if (id < 0)
+			return emit(j->e, unk, off);
+		if (tfm_tok_ivec_push(&j->found, id))
+			return -1;
+		at = end;
+	}
+	for (i = 0; i < j->found.len; i++)
+		if (!emit(j->e, j->found.data[i], off))
+			return 0;
+	return 1;
+}
+
+static int
+encode_bert(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
+{
+	bert_job j = {e, t, {0}, {0}};
+	int st = tfm_tok_bert_words(&t->wbuf, s, len, bert_word, &j);
+
+	tfm_tok_bytes_free(&j.piece);
+	tfm_tok_ivec_free(&j.found);
+	return st;
+}
+
 int
 tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tokenizer *t,
 			   const char *text, size_t len, uint32_t flags, size_t max_length,
@@ -347,7 +411,10 @@ tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tok
 				st = encode_bpe(&e, t, s, len);
 			break;
 		case TFM_TOK_WORDPIECE:
-			st = encode_wordpiece(&e, t, s, len);
+			if (t->info.flags & TFM_TOK_INFO_BERT)
+				st = encode_bert(&e, t, s, len);
+			else
+				st = encode_wordpiece(&e, t, s, len);
 			break;
 	}
 	if (st == TFM_TOK_ENOMEM)

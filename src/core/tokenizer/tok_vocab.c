@@ -53,8 +53,8 @@ check_info(const tfm_tok_info *info, tfm_tok_err *err)
 							(int) info->format_version, TFM_TOK_FORMAT_VERSION);
 	if (!tfm_tok_kind_name(info->kind))
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "unknown tokenizer kind %d", (int) info->kind);
-	if (info->flags & ~(TFM_TOK_INFO_LOWERCASE | TFM_TOK_INFO_GPT2_JS | TFM_TOK_INFO_SPIECE |
-						TFM_TOK_INFO_TEXT_BOS))
+	if (info->flags & ~(TFM_TOK_INFO_LOWERCASE | TFM_TOK_INFO_GPT2_JS | TFM_TOK_INFO_BERT |
+						TFM_TOK_INFO_SPIECE | TFM_TOK_INFO_TEXT_BOS))
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "unknown tokenizer flags 0x%x",
 							(unsigned) info->flags);
 	if ((info->flags & TFM_TOK_INFO_GPT2_JS) && info->kind != TFM_TOK_BPE)
@@ -64,6 +64,8 @@ check_info(const tfm_tok_info *info, tfm_tok_err *err)
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the sentencepiece flag needs a bpe tokenizer");
 	if ((info->flags & TFM_TOK_INFO_TEXT_BOS) && !(info->flags & TFM_TOK_INFO_SPIECE))
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the text-bos flag needs a sentencepiece tokenizer");
+	if ((info->flags & TFM_TOK_INFO_BERT) && info->kind != TFM_TOK_WORDPIECE)
+		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the bert flag needs a wordpiece tokenizer");
 	if ((info->flags & TFM_TOK_INFO_LOWERCASE) &&
 		info->kind != TFM_TOK_WORD && info->kind != TFM_TOK_WORDPIECE)
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT,
@@ -222,6 +224,9 @@ tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 		/* SentencePiece vocabularies name their own unk, bos and eos */
 		if ((info->flags & TFM_TOK_INFO_SPIECE) &&
 			(i == TFM_TOK_UNK || i == TFM_TOK_BOS || i == TFM_TOK_EOS))
+			continue;
+		/* an imported BERT vocabulary keeps its own [PAD], [UNK], [CLS], [SEP] */
+		if (info->flags & TFM_TOK_INFO_BERT)
 			continue;
 		if (tfm_tok_piece_len(t, id) != strlen(name) ||
 			memcmp(tfm_tok_piece_ptr(t, id), name, strlen(name)) != 0)
