@@ -10,9 +10,10 @@
  * tfm_config, builds the model, then walks the safetensors file: every
  * tensor is looked up with tfm_hf_match, checked and converted with
  * tfm_hf_load_tensor, and at the end tfm_hf_finish names any expected
- * tensor that never came.  Architectures: GPT-2 (GPT2LMHeadModel), and
- * the BERT family (bert, roberta, distilbert: base encoders and their
- * ...ForSequenceClassification heads) as tfm classifiers.
+ * tensor that never came.  Architectures: GPT-2 (GPT2LMHeadModel), the
+ * BERT family (bert, roberta, distilbert: base encoders and their
+ * ...ForSequenceClassification heads) as tfm classifiers, and Llama
+ * (LlamaForCausalLM).
  */
 #ifndef TFM_HF_IMPORT_H
 #define TFM_HF_IMPORT_H
@@ -28,7 +29,8 @@ typedef enum tfm_hf_arch
 	TFM_HF_GPT2 = 1,
 	TFM_HF_BERT = 2,
 	TFM_HF_ROBERTA = 3,
-	TFM_HF_DISTILBERT = 4
+	TFM_HF_DISTILBERT = 4,
+	TFM_HF_LLAMA = 5			/* LlamaForCausalLM (SmolLM, TinyLlama) */
 } tfm_hf_arch;
 
 /* what a config.json says, in the units tfm needs (filled by the caller) */
@@ -51,6 +53,10 @@ typedef struct tfm_hf_params
 	int			pos_offset;		/* RoBERTa: pad_token_id + 1; else 0 */
 	int			n_classes;		/* labels of the head (id2label) */
 	bool		head;			/* the checkpoint has its classification head */
+	/* Llama: layers, heads, d_model, d_ff (intermediate_size), max_len
+	 * (max_position_embeddings), ln_eps (rms_norm_eps) as above, and */
+	int			kv_heads;		/* num_key_value_heads */
+	float		rope_theta;
 } tfm_hf_params;
 
 /* what becomes of a checkpoint tensor */
@@ -60,8 +66,10 @@ typedef enum tfm_hf_use
 	TFM_HF_TRANSPOSE,			/* a 2-D (a, b) tensor stored as (b, a) */
 	TFM_HF_TIED,				/* must equal the tensor it is tied to (lm_head) */
 	TFM_HF_BUFFER,				/* a non-parameter buffer: shape checked, values ignored */
-	TFM_HF_SLICE				/* nn.Linear (out, in) transposed into columns col0.. of
+	TFM_HF_SLICE,				/* nn.Linear (out, in) transposed into columns col0.. of
 								 * an (in, wider) target, or a bias into col0.. (q/k/v) */
+	TFM_HF_TRANSPOSE_COLS		/* (a, b) stored as columns col0 .. col0+a-1 of a (b, n)
+								 * tfm tensor (Llama's q/k/v and gate/up, fused) */
 } tfm_hf_use;
 
 typedef struct tfm_hf_entry
@@ -73,13 +81,13 @@ typedef struct tfm_hf_entry
 	int			ndim;
 	int64_t		dims[4];		/* the checkpoint's shape; -1 = any size */
 	char		target[48];		/* tfm tensor name ("" for buffers) */
-	int64_t		col0;			/* TFM_HF_SLICE: first column in the target */
+	int64_t		col0;			/* TFM_HF_SLICE, TFM_HF_TRANSPOSE_COLS: the first column */
 } tfm_hf_entry;
 
 typedef struct tfm_hf_map
 {
 	tfm_hf_arch arch;
-	const char *prefix;			/* "transformer." for GPT-2 */
+	const char *prefix;			/* "transformer." for GPT-2, "model." for Llama */
 	int			n;
 	tfm_hf_entry *entries;
 	bool	   *seen;

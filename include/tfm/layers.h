@@ -98,6 +98,10 @@ void		tfm_residual_backward(float *dx, float *dy, const float *dout,
 /* ---- multi-head scaled dot-product attention (attention.c) ---- */
 
 /*
+ * Grouped-query attention: with kvh < h key/value heads, query head j reads
+ * key/value head j / (h / kvh) (kvh divides h).
+ */
+/*
  * Views into fused buffers: q row r of batch b is q + b·bsq + r·rsq (bsq 0
  * means Tq·rsq), head j at columns j·s; likewise k, v and out.  key_pad
  * (batch stride bspad, default Tk; 1 = pad; may be NULL) hides keys; causal hides key positions after the
@@ -125,6 +129,7 @@ typedef struct tfm_attn_shape
 	int			causal;
 	float		p_drop;
 	uint64_t	key;
+	int			kvh;			/* key/value heads (grouped-query); 0 = h */
 } tfm_attn_shape;
 
 size_t		tfm_attention_scratch(const tfm_attn_shape *sh, int threads);

@@ -47,8 +47,16 @@ typedef enum tfm_norm
 typedef enum tfm_positions
 {
 	TFM_POS_LEARNED = 0,
-	TFM_POS_SINUSOIDAL = 1
+	TFM_POS_SINUSOIDAL = 1,
+	TFM_POS_ROPE = 2			/* rotary, applied to queries and keys (llama) */
 } tfm_positions;
+
+/* block architecture: tfm's own, or Llama's (layers_llama.h, llama_block.c) */
+typedef enum tfm_arch
+{
+	TFM_ARCH_TFM = 0,
+	TFM_ARCH_LLAMA = 1			/* RMSNorm, rotary, SwiGLU, grouped-query, no biases */
+} tfm_arch;
 
 typedef enum tfm_pooling
 {
@@ -78,12 +86,42 @@ typedef struct tfm_config
 	float		dropout;		/* after sub-layers, in FF, on embeddings */
 	float		attn_dropout;	/* on attention weights */
 	float		ln_eps;			/* layer norm epsilon; 0 = TFM_LN_EPS (1e-5) */
+	/* fields added for Llama; 0 keeps tfm's own blocks */
+	int			arch;			/* tfm_arch */
+	int			kv_heads;		/* key/value heads; 0 = heads */
+	float		rope_theta;		/* rotary base (positions rope) */
 	/* BERT-family encoders (classify only); 0 everywhere = tfm's own encoder */
 	int			type_vocab;		/* rows of type_emb; type 0 is added to every position */
 	int			emb_norm;		/* layer norm emb_ln on the summed embeddings */
 	int			pos_offset;		/* row of pos_emb for position 0 (RoBERTa: 2) */
 	int			cls_pre;		/* tfm_cls_pre: a dense layer between pooling and cls */
 } tfm_config;
+
+/* key/value heads, their width, and the fused Q|K|V projection's width */
+static inline int
+tfm_config_kv_heads(const tfm_config *c)
+{
+	return c->kv_heads > 0 ? c->kv_heads : c->heads;
+}
+
+static inline int
+tfm_config_kv_dim(const tfm_config *c)
+{
+	return tfm_config_kv_heads(c) * (c->d_model / c->heads);
+}
+
+static inline int
+tfm_config_qkv_width(const tfm_config *c)
+{
+	return c->d_model + 2 * tfm_config_kv_dim(c);
+}
+
+/* the first feed-forward projection's width: Llama's is gate | up */
+static inline int
+tfm_config_ff1_width(const tfm_config *c)
+{
+	return c->arch == TFM_ARCH_LLAMA ? 2 * c->d_ff : c->d_ff;
+}
 
 /* the classifier's optional dense layer after pooling (cls.pre.w, cls.pre.b) */
 typedef enum tfm_cls_pre

@@ -118,6 +118,8 @@ struct tfm_tokenizer
 	tfm_tok_ivec   alias_rank;     /* GPT2_JS aliases: rank and result of each */
 	tfm_tok_ivec   alias_result;
 	uint8_t       *is_special;     /* by id */
+	int32_t        fallback_id[256];   /* SPIECE: id of <0xNN>, -1 if none */
+	int32_t        space_id;       /* SPIECE: id of "▁", -1 if none */
 
 	/* encode state (mutable) */
 	tfm_tok_strtab cache;          /* bpe: pre-token -> ids */
@@ -190,6 +192,14 @@ int tfm_tok_bpe_learn(tfm_tok_bpe_job *job, tfm_tok_err *err);
 int tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 							  const tfm_tok_strtab *pieces,
 							  const int32_t *merge_lr, tfm_tok_err *err);
+
+/* ---- SentencePiece-style BPE (tok_spiece.c) ---------------------------------- */
+void tfm_tok_spiece_prepare(tfm_tokenizer *t);
+/* emits ids (and byte offsets) of text; *n_out ids, at most cap */
+int  tfm_tok_spiece_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
+						   tfm_tokenizer *t, const uint8_t *s, size_t len);
+int  tfm_tok_spiece_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t,
+						   const int32_t *ids, size_t n_ids, uint32_t flags, tfm_tok_err *err);
 
 /* ---- bpe encoding of one pre-token (tok_bpe_encode.c) ------------------------ */
 int tfm_tok_bpe_encode_word(tfm_tok_ivec *out, tfm_tokenizer *t,

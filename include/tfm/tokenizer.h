@@ -186,6 +186,16 @@ int  tfm_tok_import_gpt2(tfm_tokenizer **out,
 						 const char *vocab_bpe, size_t vocab_len,
 						 tfm_tok_err *err);
 
+/* SentencePiece-style BPE (TFM_TOK_INFO_SPIECE) from a tokenizer.json's
+ * pieces (id i = pieces[i], every id given) and merges (pairs of ids, in rank
+ * order); unk_id, bos_id and eos_id are ids among them.  tfm's <pad>, <cls>
+ * and <sep> go after the ids. */
+int  tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
+						   const size_t *piece_lens, int32_t n_pieces,
+						   const int32_t *merge_lr, int32_t n_merges,
+						   int32_t unk_id, int32_t bos_id, int32_t eos_id,
+						   int text_bos, tfm_tok_err *err);
+
 /* ---- storage as rows -------------------------------------------------------- */
 #define TFM_TOK_INFO_LOWERCASE 1u  /* word, wordpiece lower-case their input */
 #define TFM_TOK_INFO_GPT2_JS   2u  /* bpe: rank lookup as gpt-3-encoder does it
@@ -194,6 +204,15 @@ int  tfm_tok_import_gpt2(tfm_tokenizer **out,
 #define TFM_TOK_INFO_BERT      4u  /* wordpiece: BERT's normalizer and pre-tokenizer
 									  (uncased: tok_bert.c) in place of the word
 									  splitter; set by the tokenizer.json import */
+#define TFM_TOK_INFO_SPIECE   16u  /* bpe: SentencePiece-style BPE as Llama 2's
+									  tokenizer.json (tok_spiece.c): "▁" for
+									  spaces and before the text, characters as
+									  symbols, <0xNN> byte fallback, decode
+									  strips the first space; unk, bos and eos
+									  are the file's pieces */
+#define TFM_TOK_INFO_TEXT_BOS 32u  /* with SPIECE: a model's text prompts begin
+									  with bos, as the file's post-processor
+									  adds <s> (tfm_tokenize adds it only when asked) */
 
 typedef struct tfm_tok_info
 {
@@ -248,6 +267,9 @@ int  tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids,
 										(and write <unk> as U+FFFD) */
 #define TFM_TOK_DECODE_REPLACE  2u   /* replace invalid UTF-8 in the result by U+FFFD
 										(as JavaScript's TextDecoder does) */
+#define TFM_TOK_DECODE_CONTINUE 4u   /* the ids continue a text (a generated
+										continuation): a SentencePiece tokenizer
+										keeps the space it would drop at the start */
 
 /* Upper bound on the bytes decode writes for n ids. */
 size_t tfm_tok_decode_bound(const tfm_tokenizer *t, size_t n_ids, uint32_t flags);

@@ -13,6 +13,7 @@
 
 #include "tfm/blas.h"
 #include "tfm/decode.h"
+#include "tfm/layers_llama.h"
 #include "tfm/precision.h"
 #include "model_internal.h"
 
@@ -35,6 +36,7 @@ struct tfm_decoder
 	float	   *last;			/* (B, d) */
 	float	   *sinus;			/* cap rows, sinusoidal positions */
 	int32_t    *ids_row;		/* nmax */
+	int32_t    *pos;			/* (B · nmax) rotary positions of a feed */
 };
 
 /* zeroed, with 16 floats of slack: BLIS may read a little past a view */
@@ -74,7 +76,8 @@ tfm_decoder_create(tfm_model *m, int B, int cap, int nmax)
 	const tfm_config *c = &m->cfg;
 	tfm_decoder *d = zalloc(sizeof(tfm_decoder));
 	int			L = c->dec_layers,
-				dm = c->d_model;
+				dm = c->d_model,
+				kvd = tfm_config_kv_dim(c);	/* a cached key's width */
 	bool		ok;
 
 	if (!d)
@@ -95,12 +98,13 @@ tfm_decoder_create(tfm_model *m, int B, int cap, int nmax)
 	d->tmp = zalloc(sizeof(float) * B * nmax * dm);
 	d->last = zalloc(sizeof(float) * B * dm);
 	d->ids_row = zalloc(sizeof(int32_t) * nmax);
+	d->pos = zalloc(sizeof(int32_t) * B * nmax);
 	ok = ok && d->kv.layers && d->kv.pad && d->kv.probs && d->start && d->mem_src && d->rows &&
-		d->tmp && d->last && d->ids_row;
+		d->tmp && d->last && d->ids_row && d->pos;
 	for (int l = 0; ok && l < L; l++)
 	{
-		d->kv.layers[l].k = zalloc(sizeof(float) * B * cap * dm);
-		d->kv.layers[l].v = zalloc(sizeof(float) * B * cap * dm);
+		d->kv.layers[l].k = zalloc(sizeof(float) * B * cap * kvd);
+		d->kv.layers[l].v = zalloc(sizeof(float) * B * cap * kvd);
 		ok = d->kv.layers[l].k && d->kv.layers[l].v;
 	}
 	if (ok && c->positions == TFM_POS_SINUSOIDAL)
@@ -144,6 +148,7 @@ tfm_decoder_free(tfm_decoder *d)
 	free(d->last);
 	free(d->sinus);
 	free(d->ids_row);
+	free(d->pos);
 	free(d);
 }
 
@@ -264,6 +269,15 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 			d->kv.pad[(size_t) b * d->cap + len + t] = prow ? prow[t] : 0;
 			if (p0 < 0)
 				p0 = 0;
+			d->pos[(size_t) b * n + t] = p0;
+			if (c->positions == TFM_POS_ROPE)
+			{
+				/* rotary: the blocks rotate queries and keys by d->pos */
+				d->ids_row[0] = row[t];
+				tfm_embedding_forward(ws->dec_x + ((size_t) b * n + t) * dm, d->ids_row, tok,
+									  NULL, 1.0f, 1, 1, dm, 0);
+				continue;
+			}
 			if (c->positions == TFM_POS_LEARNED && p0 >= c->max_len)
 				return -1;		/* past the learned positions: the caller slides */
 			d->ids_row[0] = row[t];
@@ -279,6 +293,7 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 	p.T = n;
 	p.causal = true;
 	p.kv = &d->kv;
+	p.pos = d->pos;
 	if (s2s)
 	{
 		p.mem = d->mem;
@@ -288,7 +303,10 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 	x = ws->dec_x;
 	for (int l = 0; l < L; l++)
 	{
-		tfm_block_forward(c, &m->w.dec[l], &ws->dec[l], ws, x, &p, l);
+		if (c->arch == TFM_ARCH_LLAMA)
+			tfm_llama_block_forward(c, &m->w.dec[l], &ws->dec[l], ws, x, &p, l);
+		else
+			tfm_block_forward(c, &m->w.dec[l], &ws->dec[l], ws, x, &p, l);
 		x = ws->dec[l].out;
 	}
 	d->kv.len += n;
@@ -296,7 +314,12 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 	/* the last position of each sequence → final norm → vocabulary */
 	for (int b = 0; b < B; b++)
 		memcpy(d->last + (size_t) b * dm, x + ((size_t) b * n + n - 1) * dm, sizeof(float) * dm);
-	if (c->norm == TFM_NORM_PRE)
+	if (c->arch == TFM_ARCH_LLAMA)
+	{
+		memcpy(d->tmp, d->last, sizeof(float) * B * dm);
+		tfm_rmsnorm_forward(d->last, NULL, d->tmp, m->w.dec_lnf_g, B, dm, tfm_config_ln_eps(c));
+	}
+	else if (c->norm == TFM_NORM_PRE)
 	{
 		memcpy(d->tmp, d->last, sizeof(float) * B * dm);
 		tfm_layernorm_forward_eps(d->last, ws->dec_lnf_mean, ws->dec_lnf_rstd, d->tmp,
@@ -353,9 +376,10 @@ int
 tfm_decoder_select(tfm_decoder *d, const int *from, int nB)
 {
 	const tfm_config *c = &d->m->cfg;
-	int			dm = c->d_model;
-	size_t		kv_row = (size_t) d->cap * dm * sizeof(float),
-				kv_used = (size_t) d->kv.len * dm * sizeof(float),
+	int			dm = c->d_model,
+				kvd = tfm_config_kv_dim(c);
+	size_t		kv_row = (size_t) d->cap * kvd * sizeof(float),
+				kv_used = (size_t) d->kv.len * kvd * sizeof(float),
 				mem_row = (size_t) d->Ts * dm * sizeof(float),
 				need;
 	int		   *rows = d->rows,

@@ -47,6 +47,23 @@
  * transformer.layer.N.attention.q_lin / k_lin / v_lin / out_lin,
  * sa_layer_norm -> ln1, ffn.lin1 / lin2 -> ff1 / ff2, output_layer_norm ->
  * ln2; head: pre_classifier.* -> cls.pre.* (ReLU), classifier.* -> cls.*.
+ *
+ * Llama (LlamaForCausalLM), tfm's llama blocks (llama_block.c); every
+ * name but lm_head.weight may carry the "model." prefix:
+ *   embed_tokens.weight (V, d)                 -> tok_emb
+ *   layers.N.input_layernorm.weight (d)        -> dec.N.ln1.g
+ *   layers.N.self_attn.q_proj.weight (h·s, d)  -> dec.N.attn.qkv.w columns [0, d)
+ *   layers.N.self_attn.k_proj.weight (kv·s, d) -> columns [d, d + kv·s)
+ *   layers.N.self_attn.v_proj.weight (kv·s, d) -> columns [d + kv·s, d + 2·kv·s)
+ *   layers.N.self_attn.o_proj.weight (d, d)    -> dec.N.attn.out.w, transposed
+ *   layers.N.post_attention_layernorm.weight   -> dec.N.ln2.g
+ *   layers.N.mlp.gate_proj.weight (f, d)       -> dec.N.ff1.w columns [0, f)
+ *   layers.N.mlp.up_proj.weight (f, d)         -> dec.N.ff1.w columns [f, 2f)
+ *   layers.N.mlp.down_proj.weight (d, f)       -> dec.N.ff2.w, transposed
+ *   norm.weight (d)                            -> dec.ln_f.g
+ *   lm_head.weight (V, d)                      as for GPT-2
+ *   layers.N.self_attn.rotary_emb.inv_freq     buffer of older checkpoints
+ *                                              (recomputed from rope_theta)
  */
 #include <math.h>
 #include <stdio.h>
@@ -113,6 +130,53 @@ bert_config(tfm_config *cfg, const tfm_hf_params *p)
 	return tfm_config_check(cfg);
 }
 
+static const char *
+llama_config(tfm_config *cfg, const tfm_hf_params *p)
+{
+	if (p->d_model < 1 || p->d_model > TFM_MAX_D_MODEL)
+		return "hidden_size must be between 1 and 4096";
+	if (p->heads < 1 || p->heads > TFM_MAX_HEADS)
+		return "num_attention_heads must be between 1 and 64";
+	if (p->d_model % p->heads != 0)
+		return "num_attention_heads must divide hidden_size";
+	if (p->kv_heads < 1 || p->kv_heads > p->heads || p->heads % p->kv_heads != 0)
+		return "num_key_value_heads must divide num_attention_heads";
+	if ((p->d_model / p->heads) % 2 != 0)
+		return "the head size (hidden_size / num_attention_heads) must be even";
+	if (p->layers < 1 || p->layers > TFM_MAX_LAYERS)
+		return "num_hidden_layers must be between 1 and 48";
+	if (p->max_len < 2 || p->max_len > TFM_MAX_LEN)
+		return "max_position_embeddings must be between 2 and 8192";
+	if (p->vocab < 1 || p->vocab > TFM_MAX_VOCAB)
+		return "vocab_size must be between 1 and 1000000";
+	if (p->d_ff < 1 || p->d_ff > TFM_MAX_D_FF)
+		return "intermediate_size must be between 1 and 16384";
+	if (!(p->ln_eps > 0.0f && p->ln_eps <= 0.1f))
+		return "rms_norm_eps must be greater than 0 and at most 0.1";
+	if (!(p->rope_theta >= 1.0f && p->rope_theta <= 1e9f))
+		return "rope_theta must be between 1 and 1e9";
+	tfm_config_defaults(cfg, TFM_TASK_LM);
+	cfg->arch = TFM_ARCH_LLAMA;
+	cfg->vocab = p->vocab;
+	cfg->d_model = p->d_model;
+	cfg->heads = p->heads;
+	cfg->kv_heads = p->kv_heads == p->heads ? 0 : p->kv_heads;
+	cfg->dec_layers = p->layers;
+	cfg->enc_layers = 0;
+	cfg->d_ff = p->d_ff;
+	cfg->max_len = p->max_len;
+	cfg->norm = TFM_NORM_PRE;
+	cfg->positions = TFM_POS_ROPE;
+	cfg->rope_theta = p->rope_theta;
+	cfg->tie = p->tie;
+	cfg->scale_embeddings = 0;
+	cfg->pad_id = -1;			/* ids are the checkpoint's; nothing is padding */
+	cfg->dropout = 0.0f;
+	cfg->attn_dropout = 0.0f;
+	cfg->ln_eps = p->ln_eps;
+	return tfm_config_check(cfg);
+}
+
 const char *
 tfm_hf_config(tfm_config *cfg, const tfm_hf_params *p)
 {
@@ -120,6 +184,8 @@ tfm_hf_config(tfm_config *cfg, const tfm_hf_params *p)
 
 	if (p->arch == TFM_HF_BERT || p->arch == TFM_HF_ROBERTA || p->arch == TFM_HF_DISTILBERT)
 		return bert_config(cfg, p);
+	if (p->arch == TFM_HF_LLAMA)
+		return llama_config(cfg, p);
 	if (p->arch != TFM_HF_GPT2)
 		return "unknown architecture";
 	if (p->d_model < 1 || p->d_model > TFM_MAX_D_MODEL)
@@ -346,6 +412,43 @@ bert_entries(builder *b, const tfm_config *c, tfm_hf_arch arch)
 	}
 }
 
+static void
+llama_entries(builder *b, const tfm_config *c)
+{
+	char		n[96],
+				t[48];
+	int64_t		d = c->d_model,
+				f = c->d_ff,
+				V = c->vocab,
+				s = c->d_model / c->heads,
+				kvd = tfm_config_kv_dim(c);
+	tfm_hf_entry *e;
+
+	add(b, "embed_tokens.weight", true, TFM_HF_COPY, "tok_emb", 2, V, d, 0, 0);
+	for (int i = 0; i < c->dec_layers; i++)
+	{
+#define L(hf, tf, use, nd, a, bb, c0) \
+	do { snprintf(n, sizeof(n), "layers.%d.%s", i, hf); snprintf(t, sizeof(t), "dec.%d.%s", i, tf); \
+		 e = add(b, n, true, use, t, nd, a, bb, 0, 0); if (e) e->col0 = c0; } while (0)
+		L("input_layernorm.weight", "ln1.g", TFM_HF_COPY, 1, d, 0, 0);
+		L("self_attn.q_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, d, d, 0);
+		L("self_attn.k_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, kvd, d, d);
+		L("self_attn.v_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, kvd, d, d + kvd);
+		L("self_attn.o_proj.weight", "attn.out.w", TFM_HF_TRANSPOSE, 2, d, d, 0);
+		L("post_attention_layernorm.weight", "ln2.g", TFM_HF_COPY, 1, d, 0, 0);
+		L("mlp.gate_proj.weight", "ff1.w", TFM_HF_TRANSPOSE_COLS, 2, f, d, 0);
+		L("mlp.up_proj.weight", "ff1.w", TFM_HF_TRANSPOSE_COLS, 2, f, d, f);
+		L("mlp.down_proj.weight", "ff2.w", TFM_HF_TRANSPOSE, 2, d, f, 0);
+		L("self_attn.rotary_emb.inv_freq", "", TFM_HF_BUFFER, 1, s / 2, 0, 0);
+#undef L
+	}
+	add(b, "norm.weight", true, TFM_HF_COPY, "dec.ln_f.g", 1, d, 0, 0, 0);
+	if (c->tie)
+		add(b, "lm_head.weight", false, TFM_HF_TIED, "tok_emb", 2, V, d, 0, 0);
+	else
+		add(b, "lm_head.weight", false, TFM_HF_TRANSPOSE, "out.w", 2, V, d, 0, 0);
+}
+
 tfm_hf_map *
 tfm_hf_map_create(tfm_hf_arch arch, const tfm_config *cfg)
 {
@@ -372,6 +475,10 @@ tfm_hf_map_create(tfm_hf_arch arch, const tfm_config *cfg)
 		case TFM_HF_DISTILBERT:
 			b.map->prefix = "distilbert.";
 			bert_entries(&b, cfg, arch);
+			break;
+		case TFM_HF_LLAMA:
+			b.map->prefix = "model.";
+			llama_entries(&b, cfg);
 			break;
 	}
 	b.map->seen = calloc(b.map->n + 1, sizeof(bool));
@@ -479,6 +586,13 @@ tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
 			e->col0 < 0 || (size_t) e->col0 + cols > width)
 			p = NULL;
 	}
+	else if (p && e->use == TFM_HF_TRANSPOSE_COLS)
+	{
+		/* a 2-D (a, b) into columns col0 .. col0+a-1 of (b, width) */
+		if (p->ndim != 2 || (uint64_t) p->dims[0] != t->dims[1] ||
+			e->col0 < 0 || (uint64_t) e->col0 + t->dims[0] > (uint64_t) p->dims[1])
+			p = NULL;
+	}
 	else if (p && p->size != n)
 		p = NULL;
 	if (!p)
@@ -535,6 +649,20 @@ tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
 		for (size_t i = 0; i < a; i++)
 			for (size_t j = 0; j < bb; j++)
 				out[j * a + i] = tmp[i * bb + j];
+		free(tmp);
+	}
+	else if (e->use == TFM_HF_TRANSPOSE_COLS)
+	{
+		/* (a, b) in the file -> columns col0 .. col0+a-1 of a (b, width) tensor */
+		size_t		a = (size_t) t->dims[0],
+					bb = (size_t) t->dims[1],
+					width = (size_t) p->dims[1],
+					c0 = (size_t) e->col0;
+		float	   *out = m->params + p->offset;
+
+		for (size_t i = 0; i < a; i++)
+			for (size_t j = 0; j < bb; j++)
+				out[j * width + c0 + i] = tmp[i * bb + j];
 		free(tmp);
 	}
 	else if (e->use == TFM_HF_TIED)

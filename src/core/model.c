@@ -94,13 +94,32 @@ tfm_config_check(const tfm_config *c)
 		return "dropout must be at least 0 and less than 1";
 	if (c->norm != TFM_NORM_POST && c->norm != TFM_NORM_PRE)
 		return "norm must be post or pre";
-	if (c->positions != TFM_POS_LEARNED && c->positions != TFM_POS_SINUSOIDAL)
-		return "positions must be learned or sinusoidal";
+	if (c->positions != TFM_POS_LEARNED && c->positions != TFM_POS_SINUSOIDAL &&
+		c->positions != TFM_POS_ROPE)
+		return "positions must be learned, sinusoidal or rope";
 	if (c->activation != TFM_ACT_RELU && c->activation != TFM_ACT_GELU &&
 		c->activation != TFM_ACT_GELU_TANH)
 		return "activation must be relu, gelu or gelu_tanh";
 	if (!(c->ln_eps >= 0.0f && c->ln_eps <= 0.1f))
 		return "the layer norm epsilon must be between 0 and 0.1";
+	if (c->arch != TFM_ARCH_TFM && c->arch != TFM_ARCH_LLAMA)
+		return "unknown block architecture";
+	if (c->kv_heads < 0 || c->kv_heads > c->heads ||
+		(c->kv_heads > 0 && c->heads % c->kv_heads != 0))
+		return "kv_heads must divide heads";
+	if (c->arch == TFM_ARCH_LLAMA)
+	{
+		if (c->task != TFM_TASK_LM || c->norm != TFM_NORM_PRE || c->positions != TFM_POS_ROPE)
+			return "a llama model is a pre-norm language model with rotary positions";
+		if ((c->d_model / c->heads) % 2 != 0)
+			return "rotary positions need an even head size";
+		if (!(c->rope_theta >= 1.0f && c->rope_theta <= 1e9f))
+			return "rope_theta must be between 1 and 1e9";
+		if (c->dropout != 0.0f || c->attn_dropout != 0.0f)
+			return "a llama model has no dropout";
+	}
+	else if (c->positions == TFM_POS_ROPE || c->kv_heads > 0)
+		return "rotary positions and kv_heads need the llama architecture";
 	if (c->type_vocab < 0 || c->type_vocab > TFM_MAX_TYPE_VOCAB)
 		return "type_vocab must be between 0 and 1024";
 	if (c->pos_offset < 0 || c->pos_offset > TFM_MAX_POS_OFFSET)
@@ -197,6 +216,17 @@ add_block(layout_state *st, const char *prefix, int i, const tfm_config *c,
 #define ADD(suffix, d0, d1, field) \
 	do { snprintf(nm, sizeof(nm), "%s.%d.%s", prefix, i, suffix); \
 		 add(st, nm, d0, d1, &bw->field); } while (0)
+	if (c->arch == TFM_ARCH_LLAMA)
+	{
+		/* llama_block.c: fused Q|K|V and gate|up, RMSNorm gains, no biases */
+		ADD("attn.qkv.w", d, tfm_config_qkv_width(c), qkv_w);
+		ADD("attn.out.w", d, d, attn_out_w);
+		ADD("ln1.g", d, 0, ln1_g);
+		ADD("ff1.w", d, 2 * f, ff1_w);
+		ADD("ff2.w", f, d, ff2_w);
+		ADD("ln2.g", d, 0, ln2_g);
+		return;
+	}
 	ADD("attn.qkv.w", d, 3 * d, qkv_w);
 	ADD("attn.qkv.b", 3 * d, 0, qkv_b);
 	ADD("attn.out.w", d, d, attn_out_w);
@@ -264,7 +294,8 @@ layout(const tfm_config *c, layout_state *st, tfm_weights *w)
 	if (pre && c->dec_layers > 0)
 	{
 		add(st, "dec.ln_f.g", d, 0, &w->dec_lnf_g);
-		add(st, "dec.ln_f.b", d, 0, &w->dec_lnf_b);
+		if (c->arch != TFM_ARCH_LLAMA)	/* RMSNorm: no bias */
+			add(st, "dec.ln_f.b", d, 0, &w->dec_lnf_b);
 	}
 	if (c->task != TFM_TASK_CLASSIFY && !c->tie)
 		add(st, "out.w", d, c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ?

@@ -14,6 +14,7 @@
 
 #include "tfm/blas.h"
 #include "tfm/layers.h"
+#include "tfm/layers_llama.h"
 #include "tfm/precision.h"
 #include "model_internal.h"
 
@@ -55,6 +56,7 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 				Nmax = Ne > Nd ? Ne : Nd;
 	const int	Tmax = T > Td ? T : Td;
 	const bool	hd = training && c->dropout > 0.0f;
+	const size_t f1 = tfm_config_ff1_width(c);	/* llama: gate | up */
 	const size_t V = c->task == TFM_TASK_CLASSIFY ? (size_t) c->n_classes :
 		(c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ? (size_t) c->tgt_vocab : (size_t) c->vocab);
 
@@ -106,7 +108,7 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 		a->u3 = carve(cv, Nd * d);
 		a->ln2_mean = carve(cv, Nd);
 		a->ln2_rstd = carve(cv, Nd);
-		a->hpre = carve(cv, Nd * f);
+		a->hpre = carve(cv, Nd * f1);
 		a->hact = carve(cv, Nd * f);
 		a->hd = hd ? carve(cv, Nd * f) : NULL;
 		a->r3 = carve(cv, Nd * d);
@@ -146,7 +148,7 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 		ws->g_y = carve(cv, Nmax * d);
 		ws->g_t = carve(cv, Nmax * d);
 		ws->g_u = carve(cv, Nmax * d);
-		ws->g_h = carve(cv, Nmax * f);
+		ws->g_h = carve(cv, Nmax * (f + f1));	/* llama: dh, then d(gate | up) */
 		ws->g_qkv = carve(cv, Nmax * 3 * d);
 		ws->g_ckv = carve(cv, Ne * 2 * d);
 		ws->g_mem = carve(cv, Ne * d);
@@ -274,8 +276,17 @@ stack_forward(tfm_model *m, bool decoder, const float *x, const tfm_stack_pass *
 	{
 		if (m->poll)
 			m->poll(m->poll_arg);
-		tfm_block_forward(c, &bw[l], &acts[l], ws, x, p, l);
+		if (c->arch == TFM_ARCH_LLAMA)
+			tfm_llama_block_forward(c, &bw[l], &acts[l], ws, x, p, l);
+		else
+			tfm_block_forward(c, &bw[l], &acts[l], ws, x, p, l);
 		x = acts[l].out;
+	}
+	if (c->arch == TFM_ARCH_LLAMA)
+	{
+		tfm_rmsnorm_forward(ws->dec_top, ws->dec_lnf_rstd, x, m->w.dec_lnf_g, N, c->d_model,
+							tfm_config_ln_eps(c));
+		return ws->dec_top;
 	}
 	if (c->norm == TFM_NORM_PRE)
 	{
@@ -504,7 +515,15 @@ stack_backward(tfm_model *m, bool decoder, float *one, float *two,
 	float	   *cur = one,
 			   *other = two;
 
-	if (c->norm == TFM_NORM_PRE)
+	if (c->arch == TFM_ARCH_LLAMA)
+	{
+		memset(two, 0, (size_t) N * c->d_model * sizeof(float));
+		tfm_rmsnorm_backward(two, m->g.dec_lnf_g, one, acts[L - 1].out, m->w.dec_lnf_g,
+							 ws->dec_lnf_rstd, N, c->d_model);
+		cur = two;
+		other = one;
+	}
+	else if (c->norm == TFM_NORM_PRE)
 	{
 		memset(two, 0, (size_t) N * c->d_model * sizeof(float));
 		tfm_layernorm_backward(two, decoder ? m->g.dec_lnf_g : m->g.enc_lnf_g,
@@ -521,9 +540,13 @@ stack_backward(tfm_model *m, bool decoder, float *one, float *two,
 
 		if (m->poll)
 			m->poll(m->poll_arg);
-		tfm_block_backward(c, decoder ? &m->w.dec[l] : &m->w.enc[l],
-						   decoder ? &m->g.dec[l] : &m->g.enc[l], &acts[l], ws,
-						   cur, other, dmem, p, l);
+		if (c->arch == TFM_ARCH_LLAMA)
+			tfm_llama_block_backward(c, &m->w.dec[l], &m->g.dec[l], &acts[l], ws,
+									 cur, other, p, l);
+		else
+			tfm_block_backward(c, decoder ? &m->w.dec[l] : &m->w.enc[l],
+							   decoder ? &m->g.dec[l] : &m->g.enc[l], &acts[l], ws,
+							   cur, other, dmem, p, l);
 		t = cur;
 		cur = other;
 		other = t;

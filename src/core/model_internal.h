@@ -77,6 +77,7 @@ typedef struct tfm_stack_pass
 	bool		training;
 	uint64_t	key;			/* dropout key of this stack */
 	tfm_kv	   *kv;				/* decoding with a cache, or NULL */
+	const int32_t *pos;			/* (B·T) rotary positions; NULL = 0 .. T-1 */
 } tfm_stack_pass;
 
 struct tfm_workspace
@@ -145,6 +146,15 @@ void		tfm_block_backward(const tfm_config *c, const tfm_block_w *w,
 							   tfm_block_w *g, const tfm_block_acts *a,
 							   tfm_workspace *ws, float *dout, float *dx,
 							   float *dmem, const tfm_stack_pass *p, int layer);
+
+/* llama_block.c: a Llama block (RMSNorm, rotary, grouped-query, SwiGLU) */
+void		tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,
+									tfm_block_acts *a, tfm_workspace *ws,
+									const float *in, const tfm_stack_pass *p, int layer);
+void		tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
+									 tfm_block_w *g, const tfm_block_acts *a,
+									 tfm_workspace *ws, float *dout, float *dx,
+									 const tfm_stack_pass *p, int layer);
 
 /* dropout keys per site */
 enum

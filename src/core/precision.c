@@ -54,12 +54,14 @@ typedef struct mat
 } mat;
 
 static int
-add_block(mat *list, int n, const tfm_block_w *w, int d, int f)
+add_block(mat *list, int n, const tfm_block_w *w, const tfm_config *c)
 {
+	int			d = c->d_model,
+				f = c->d_ff;
 	mat			m[] = {
-		{w->qkv_w, d, 3 * d, false}, {w->attn_out_w, d, d, false},
+		{w->qkv_w, d, tfm_config_qkv_width(c), false}, {w->attn_out_w, d, d, false},
 		{w->cq_w, d, d, false}, {w->ckv_w, d, 2 * d, false}, {w->cout_w, d, d, false},
-		{w->ff1_w, d, f, false}, {w->ff2_w, f, d, false}
+		{w->ff1_w, d, tfm_config_ff1_width(c), false}, {w->ff2_w, f, d, false}
 	};
 
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
@@ -80,9 +82,9 @@ matrices(const tfm_model *md, mat *list)
 				d = c->d_model;
 
 	for (int i = 0; i < c->enc_layers; i++)
-		n = add_block(list, n, &md->w.enc[i], d, c->d_ff);
+		n = add_block(list, n, &md->w.enc[i], c);
 	for (int i = 0; i < c->dec_layers; i++)
-		n = add_block(list, n, &md->w.dec[i], d, c->d_ff);
+		n = add_block(list, n, &md->w.dec[i], c);
 	if (c->task == TFM_TASK_CLASSIFY)
 	{
 		if (list)

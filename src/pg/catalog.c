@@ -60,7 +60,8 @@ tfm_config_json(const tfm_config *c)
 					 c->vocab, c->tgt_vocab, c->d_model, c->heads, c->enc_layers,
 					 c->dec_layers, c->d_ff, c->max_len, c->n_classes,
 					 c->norm == TFM_NORM_PRE ? "pre" : "post",
-					 c->positions == TFM_POS_SINUSOIDAL ? "sinusoidal" : "learned",
+					 c->positions == TFM_POS_SINUSOIDAL ? "sinusoidal" :
+					 c->positions == TFM_POS_ROPE ? "rope" : "learned",
 					 c->activation == TFM_ACT_GELU_TANH ? "gelu_tanh" :
 					 c->activation == TFM_ACT_GELU ? "gelu" : "relu",
 					 c->pooling == TFM_POOL_CLS ? "cls" : "mean",
@@ -69,6 +70,12 @@ tfm_config_json(const tfm_config *c)
 	/* fields added after 0.1 appear only when not their default */
 	if (c->ln_eps > 0.0f && c->ln_eps != TFM_LN_EPS)
 		appendStringInfo(&s, ", \"layer_norm_eps\": %.9g", c->ln_eps);
+	if (c->arch == TFM_ARCH_LLAMA)
+		appendStringInfoString(&s, ", \"arch\": \"llama\"");
+	if (c->kv_heads > 0)
+		appendStringInfo(&s, ", \"kv_heads\": %d", c->kv_heads);
+	if (c->rope_theta > 0.0f)
+		appendStringInfo(&s, ", \"rope_theta\": %.9g", c->rope_theta);
 	if (c->type_vocab)
 		appendStringInfo(&s, ", \"type_vocab\": %d", c->type_vocab);
 	if (c->emb_norm)
@@ -111,7 +118,8 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"(config->>'vocab')::int, (config->>'tgt_vocab')::int, (config->>'d_model')::int, "
 		"(config->>'heads')::int, (config->>'enc_layers')::int, (config->>'dec_layers')::int, "
 		"(config->>'d_ff')::int, (config->>'max_len')::int, (config->>'n_classes')::int, "
-		"(config->>'norm' = 'pre')::int, (config->>'positions' = 'sinusoidal')::int, "
+		"(config->>'norm' = 'pre')::int, "
+		"CASE config->>'positions' WHEN 'sinusoidal' THEN 1 WHEN 'rope' THEN 2 ELSE 0 END, "
 		"CASE config->>'activation' WHEN 'gelu' THEN 1 WHEN 'gelu_tanh' THEN 2 ELSE 0 END, "
 		"(config->>'pooling' = 'cls')::int, "
 		"(config->>'tie_embeddings')::bool::int, (config->>'scale_embeddings')::bool::int, "
@@ -122,7 +130,9 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"coalesce((config->>'pos_offset')::int, 0), "
 		"CASE WHEN config->>'cls_pre' IS NULL THEN 0 WHEN config->>'cls_pre' = 'tanh' THEN 1 "
 		"WHEN config->>'cls_pre' = 'relu' THEN 2 ELSE -1 END, "
-		"config->>'precision' "
+		"config->>'precision', "
+		"(config->>'arch' = 'llama')::int, coalesce((config->>'kv_heads')::int, 0), "
+		"coalesce((config->>'rope_theta')::real, 0) "
 		"FROM tfm.models WHERE name = $1";
 	MemoryContext cxt = CurrentMemoryContext;
 	Oid			argtypes[1] = {TEXTOID};
@@ -222,6 +232,14 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 
 		row->precision = prec ? tfm_precision_from_name(prec, name) : -1;
 	}
+	/* added for Llama: absent means tfm's own blocks */
+	{
+		Datum		d = SPI_getbinval(tup, td, 38, &isnull);
+
+		row->cfg.arch = !isnull && DatumGetInt32(d) ? TFM_ARCH_LLAMA : TFM_ARCH_TFM;
+	}
+	row->cfg.kv_heads = get_int(tup, td, 39);
+	row->cfg.rope_theta = DatumGetFloat4(SPI_getbinval(tup, td, 40, &isnull));
 	tfm_spi_finish_owner(&as);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,

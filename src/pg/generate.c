@@ -9,7 +9,9 @@
  * Past max_len, a model with learned positions slides its window (the
  * cache is rebuilt from the last 3/4 · max_len tokens); a model with
  * sinusoidal positions continues with positions beyond max_len (up to a
- * window of 8 · max_len, which then slides the same way).  An empty
+ * window of 8 · max_len, which then slides the same way).  Rotary
+ * positions (Llama) slide as learned ones do: a model never sees a
+ * position past the max_position_embeddings it was trained for.  An empty
  * prompt starts from <bos>.  Generation stops at <eos>, at the stop text
  * (not included in the result) or after max_tokens.  seed NULL takes a
  * seed from the statement (new text in each statement, the same text for
@@ -190,7 +192,7 @@ check_stop(const TfmModelRow *row, const GenOpts *o, GenRow *g)
 
 	if (!o->stop)
 		return;
-	t = tfm_tokenizer_decode(row->tokenizer, g->ids, g->n);
+	t = tfm_tokenizer_decode_flags(row->tokenizer, g->ids, g->n, true);
 	s = text_to_cstring(t);
 	hit = strstr(s, o->stop);
 	if (hit)
@@ -243,7 +245,7 @@ generate(tfm_model *m, const TfmModelRow *row, int32 **prompts, const int *plens
 	for (int b = 0; b < B; b++)
 		P = Max(P, plens[b]);
 	/* sinusoidal positions continue past max_len, up to a bounded window */
-	cap = c->positions == TFM_POS_LEARNED ? c->max_len : Min(P + o->max_tokens, 8 * c->max_len);
+	cap = c->positions != TFM_POS_SINUSOIDAL ? c->max_len : Min(P + o->max_tokens, 8 * c->max_len);
 	if (c->positions == TFM_POS_SINUSOIDAL)
 		keep = Max(1, cap - c->max_len / 4);
 	hist_cap = P + o->max_tokens;
@@ -373,7 +375,7 @@ generate(tfm_model *m, const TfmModelRow *row, int32 **prompts, const int *plens
 static text *
 result_text(const TfmModelRow *row, const GenRow *g)
 {
-	text	   *t = tfm_tokenizer_decode(row->tokenizer, g->ids, g->n);
+	text	   *t = tfm_tokenizer_decode_flags(row->tokenizer, g->ids, g->n, true);
 
 	if (g->stop_at >= 0 && g->stop_at <= (int) VARSIZE_ANY_EXHDR(t))
 		SET_VARSIZE(t, VARHDRSZ + g->stop_at);

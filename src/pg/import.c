@@ -177,6 +177,13 @@ load_weights(tfm_model *m, const TfmHfConfig *hc, WeightSource *src)
 }
 
 /* the tfm.models row, the weights and the returned row */
+/* the BERT family imports as classifiers; GPT-2 and Llama as language models */
+static bool
+is_encoder(tfm_hf_arch arch)
+{
+	return arch == TFM_HF_BERT || arch == TFM_HF_ROBERTA || arch == TFM_HF_DISTILBERT;
+}
+
 static Datum
 import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, WeightSource *src,
 			 Jsonb *tokenizer, const char *task)
@@ -204,14 +211,14 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, WeightSou
 				 errhint("Drop it first with tfm_drop_model('%s').", name)));
 	tfm_hf_parse_config(config, &hc);
 	{
-		const char *want = hc.p.arch == TFM_HF_GPT2 ? "lm" : "classify";
+		const char *want = is_encoder(hc.p.arch) ? "classify" : "lm";
 
 		if (task && strcmp(task, want) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("a %s checkpoint imports as task \"%s\", not \"%s\"",
 							hc.model_type, want, task),
-					 hc.p.arch == TFM_HF_GPT2 ? 0 :
+					 !is_encoder(hc.p.arch) ? 0 :
 					 errdetail("tfm_embed works on every classifier: it returns the pooled vector.")));
 	}
 	bad = tfm_hf_config(&c, &hc.p);
@@ -235,7 +242,7 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, WeightSou
 		bool		wordpiece = tfm_hf_import_tokenizer(name, tokenizer, c.vocab);
 
 		/* an encoder reads text as [CLS] text [SEP], the WordPiece file's own tokens */
-		if (hc.p.arch != TFM_HF_GPT2 && !wordpiece)
+		if (is_encoder(hc.p.arch) && !wordpiece)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("a %s checkpoint with a byte-level BPE tokenizer.json is not supported yet",

@@ -31,6 +31,8 @@ void		tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out);
  */
 /* returns true for a WordPiece tokenizer (it has [CLS] and [SEP] among its ids) */
 bool		tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab);
+/* tokenizer.json of SentencePiece-style BPE with byte fallback (import_spiece.c) */
+void		tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab);
 
 /* small jsonb helpers (import_config.c) */
 JsonbValue *tfm_jget(JsonbContainer *c, const char *key, JsonbValue *buf);

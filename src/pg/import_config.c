@@ -352,12 +352,131 @@ single_architecture(JsonbContainer *c)
 	return found;
 }
 
+/* a field that must be absent or null: its presence changes the computation */
+static void
+refuse_present(JsonbContainer *c, const char *key, const char *what)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, key, &buf);
+
+	if (v && v->type != jbvNull)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json option \"%s\" is not supported", key),
+				 errdetail("tfm implements Llama without %s.", what)));
+}
+
+/* a token id that may not be a list (Llama 3 lists several end-of-text ids) */
+static int
+token_id(JsonbContainer *c, const char *key)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, key, &buf);
+
+	if (v && v->type == jbvBinary)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json field \"%s\" lists several ids; tfm supports one", key)));
+	return jint(c, key, -1, false);
+}
+
+/*
+ * LlamaForCausalLM (also SmolLM, TinyLlama).  Defaults as LlamaConfig's;
+ * the sizes have none here (a config without them is not a checkpoint's).
+ */
+static void
+parse_llama(JsonbContainer *c, TfmHfConfig *out)
+{
+	tfm_hf_params *p = &out->p;
+	char	   *act = jstr(c, "hidden_act");
+	int			head_dim;
+	double		adrop;
+	const char *bad;
+	tfm_config	cfg;
+
+	p->arch = TFM_HF_LLAMA;
+	if (act && strcmp(act, "silu") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("hidden_act \"%s\" is not supported", act),
+				 errdetail("tfm imports Llama models with silu.")));
+	refuse_present(c, "rope_scaling", "rope scaling (rotary positions are not rescaled)");
+	refuse_present(c, "sliding_window", "sliding-window attention");
+	require_bool(c, "use_sliding_window", false, false);
+	require_bool(c, "attention_bias", false, false);
+	require_bool(c, "mlp_bias", false, false);
+	p->vocab = jint(c, "vocab_size", 0, true);
+	p->d_model = jint(c, "hidden_size", 0, true);
+	p->d_ff = jint(c, "intermediate_size", 0, true);
+	p->layers = jint(c, "num_hidden_layers", 0, true);
+	p->heads = jint(c, "num_attention_heads", 0, true);
+	p->kv_heads = jint(c, "num_key_value_heads", p->heads, false);
+	p->max_len = jint(c, "max_position_embeddings", 2048, false);
+	p->ln_eps = (float) jnum(c, "rms_norm_eps", 1e-6);
+	p->rope_theta = (float) jnum(c, "rope_theta", 10000.0);
+	p->tie = jbool(c, "tie_word_embeddings", false);
+	if (p->heads > 0 && p->d_model % p->heads == 0)
+	{
+		head_dim = jint(c, "head_dim", p->d_model / p->heads, false);
+		if (head_dim != p->d_model / p->heads)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("config.json head_dim %d is not hidden_size / num_attention_heads (%d)",
+							head_dim, p->d_model / p->heads)));
+	}
+	adrop = jnum(c, "attention_dropout", 0.0);
+	if (adrop != 0.0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json option \"attention_dropout\": %g is not supported", adrop),
+				 errdetail("tfm implements Llama without dropout.")));
+	/* pretraining_tp only slices the same products differently */
+	out->bos_id = token_id(c, "bos_token_id");
+	out->eos_id = token_id(c, "eos_token_id");
+	bad = tfm_hf_config(&cfg, p);
+	if (bad)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid Llama config.json: %s", bad)));
+	if (out->bos_id < -1 || out->bos_id >= p->vocab || out->eos_id < -1 || out->eos_id >= p->vocab)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json bos_token_id %d or eos_token_id %d is not below vocab_size %d",
+						out->bos_id, out->eos_id, p->vocab)));
+}
+
+/* every name in "architectures" must be one of the two given */
+static void
+check_architectures(JsonbContainer *c, const char *a1, const char *a2)
+{
+	JsonbValue	buf,
+			   *arch = tfm_jget(c, "architectures", &buf);
+
+	if (arch && arch->type == jbvBinary)
+	{
+		JsonbIterator *it = JsonbIteratorInit(arch->val.binary.data);
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			if (tok == WJB_ELEM)
+			{
+				char	   *a = v.type == jbvString ? pnstrdup(v.val.string.val, v.val.string.len) : "?";
+
+				if (strcmp(a, a1) != 0 && strcmp(a, a2) != 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("architecture \"%s\" is not supported", a),
+							 errdetail("tfm imports %s checkpoints.", a1)));
+			}
+	}
+}
+
 void
 tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 {
 	JsonbContainer *c = &config->root;
 	char	   *type;
-	static const char *later[] = {"llama", NULL};
 
 	memset(out, 0, sizeof(*out));
 	if (!JB_ROOT_IS_OBJECT(config) || JB_ROOT_IS_SCALAR(config))
@@ -372,28 +491,8 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 	out->model_type = type;
 	if (strcmp(type, "gpt2") == 0)
 	{
-		JsonbValue	buf,
-				   *arch = tfm_jget(c, "architectures", &buf);
-
 		/* GPT2LMHeadModel (or the bare GPT2Model, whose head is the tied embedding) */
-		if (arch && arch->type == jbvBinary)
-		{
-			JsonbIterator *it = JsonbIteratorInit(arch->val.binary.data);
-			JsonbValue	v;
-			JsonbIteratorToken tok;
-
-			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-				if (tok == WJB_ELEM)
-				{
-					char	   *a = v.type == jbvString ? pnstrdup(v.val.string.val, v.val.string.len) : "?";
-
-					if (strcmp(a, "GPT2LMHeadModel") != 0 && strcmp(a, "GPT2Model") != 0)
-						ereport(ERROR,
-								(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-								 errmsg("architecture \"%s\" is not supported", a),
-								 errdetail("tfm imports GPT2LMHeadModel checkpoints.")));
-				}
-		}
+		check_architectures(c, "GPT2LMHeadModel", "GPT2Model");
 		parse_gpt2(c, out);
 		return;
 	}
@@ -404,13 +503,14 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 				   TFM_HF_DISTILBERT, single_architecture(c));
 		return;
 	}
-	for (int i = 0; later[i]; i++)
-		if (strcmp(type, later[i]) == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("model_type \"%s\" is not supported yet", type)));
+	if (strcmp(type, "llama") == 0)
+	{
+		check_architectures(c, "LlamaForCausalLM", "LlamaModel");
+		parse_llama(c, out);
+		return;
+	}
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("model_type \"%s\" is not supported", type),
-			 errhint("tfm imports gpt2, bert, roberta and distilbert models.")));
+			 errhint("tfm imports gpt2, bert, roberta, distilbert and llama models.")));
 }

@@ -5,7 +5,8 @@
  * tfm's GPT-2 import, fed with the encoder.json and vocab.bpe texts that
  * the file's model.vocab and model.merges ("a b" strings or [a, b] pairs)
  * spell.  Ids are kept as the file gives them; every added token must be
- * a piece of the vocabulary with the same id.  Also WordPiece with BERT's
+ * a piece of the vocabulary with the same id.  A BPE with byte_fallback is
+ * SentencePiece-style (import_spiece.c).  Also WordPiece with BERT's
  * uncased normalizer (BertNormalizer with clean_text, handle_chinese_chars,
  * lowercase and strip_accents on) and BertPreTokenizer, as a tfm wordpiece
  * tokenizer with the bert flag: the file's ids; its unk_token, the [PAD]
@@ -383,6 +384,13 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab)
 	}
 	if (strcmp(type, "BPE") != 0)
 		refuse("model", type);
+	type = field_type(root, "pre_tokenizer", &obj);
+	if (is_true(model, "byte_fallback") && (!type || strcmp(type, "ByteLevel") != 0))
+	{
+		/* SentencePiece-style BPE (Llama 2, TinyLlama), not byte-level */
+		tfm_hf_import_spiece(name, tokenizer, model_vocab);
+		return false;
+	}
 	if ((type = field_type(root, "normalizer", &obj)) != NULL)
 		refuse("normalizer", type);
 	type = field_type(root, "pre_tokenizer", &obj);

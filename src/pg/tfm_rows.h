@@ -35,6 +35,10 @@ int32	   *tfm_classifier_input(const TfmModelRow *row, const TfmSpecials *sp, in
 /* tokenizer_sql.c */
 int32		tfm_tokenizer_import_gpt2(const char *name, const char *enc, size_t enc_len,
 									  const char *bpe, size_t bpe_len);
+int32		tfm_tokenizer_import_spiece(const char *name, const uint8_t *const *pieces,
+										const size_t *lens, int32 n, const int32_t *merge_lr,
+										int32 n_merges, int32 unk, int32 bos, int32 eos,
+										bool text_bos);
 void		tfm_tokenizer_specials(const char *name, TfmSpecials *sp);
 struct tfm_tok_info;
 void		tfm_tokenizer_store_pieces(const char *name, const struct tfm_tok_info *info,
@@ -47,5 +51,6 @@ struct tfm_tokenizer *tfm_tokenizer_get(const char *name);
 text	   *tfm_tokenizer_piece_text(const char *name, int32 id);
 /* ids to text: specials dropped, invalid UTF-8 replaced by U+FFFD */
 text	   *tfm_tokenizer_decode(const char *name, const int32 *ids, int n);
+text	   *tfm_tokenizer_decode_flags(const char *name, const int32 *ids, int n, bool continuation);
 
 #endif							/* TFM_ROWS_H */

@@ -501,7 +501,10 @@ encode(TokEntry *e, const char *text, size_t len, uint32 flags, size_t max_lengt
 int32 *
 tfm_tokenizer_encode(const char *name, const char *text, size_t len, int *n)
 {
-	return encode(tok_get(name), text, len, 0, 0, n);
+	TokEntry   *e = tok_get(name);
+
+	/* a Llama tokenizer's post-processor puts <s> before every text */
+	return encode(e, text, len, (e->info.flags & TFM_TOK_INFO_TEXT_BOS) ? TFM_TOK_ADD_BOS : 0, 0, n);
 }
 
 /* ---- the aggregate ------------------------------------------------------- */
@@ -1015,6 +1018,27 @@ tfm_tokenizer_import_gpt2(const char *name, const char *enc, size_t enc_len,
 	return info.vocab_size - TFM_TOK_N_SPECIALS;
 }
 
+/*
+ * For tfm_import: a SentencePiece-style BPE (Llama 2's tokenizer.json) from
+ * its pieces and merges, stored under name; returns the number of ids
+ * before tfm's specials.
+ */
+int32
+tfm_tokenizer_import_spiece(const char *name, const uint8_t *const *pieces, const size_t *lens,
+							int32 n, const int32_t *merge_lr, int32 n_merges, int32 unk,
+							int32 bos, int32 eos, bool text_bos)
+{
+	TokOwner   *own = tok_owner(CurrentMemoryContext);
+	tfm_tok_err err;
+
+	check_new_name(name, false);
+	tok_check(tfm_tok_import_spiece(&own->tok, pieces, lens, n, merge_lr, n_merges, unk, bos, eos,
+									text_bos, &err),
+			  &err, "cannot import the tokenizer");
+	store_tokenizer(name, own->tok, 0, GetUserId());
+	return n;
+}
+
 /* a tokenizer built from its rows' parts (tfm_tok_load), stored as name */
 void
 tfm_tokenizer_store_pieces(const char *name, const tfm_tok_info *info,
@@ -1285,13 +1309,21 @@ tfm_tokenizer_piece_text(const char *name, int32 id)
 text *
 tfm_tokenizer_decode(const char *name, const int32 *ids, int n)
 {
+	return tfm_tokenizer_decode_flags(name, ids, n, 0);
+}
+
+/* the same; continuation keeps a SentencePiece tokenizer's first space (generated text) */
+text *
+tfm_tokenizer_decode_flags(const char *name, const int32 *ids, int n, bool continuation)
+{
 	TokEntry   *e = tok_get(name);
-	size_t		cap = tfm_tok_decode_bound(e->tok, n, TFM_TOK_DECODE_REPLACE),
+	uint32		flags = TFM_TOK_DECODE_REPLACE | (continuation ? TFM_TOK_DECODE_CONTINUE : 0);
+	size_t		cap = tfm_tok_decode_bound(e->tok, n, flags),
 				got;
 	text	   *out = palloc_extended(VARHDRSZ + Max(cap, 1), MCXT_ALLOC_HUGE);
 	tfm_tok_err err;
 
-	tok_check(tfm_tok_decode(VARDATA(out), cap, &got, e->tok, ids, n, TFM_TOK_DECODE_REPLACE, &err),
+	tok_check(tfm_tok_decode(VARDATA(out), cap, &got, e->tok, ids, n, flags, &err),
 			  &err, "cannot detokenize");
 	SET_VARSIZE(out, VARHDRSZ + got);
 	out = without_nul(out);

@@ -21,6 +21,9 @@
  * Backward:           dPd = dO·Vᵀ,  dV += drop(P)ᵀ·dO,  dP = drop'(dPd),
  *                     dS = P ⊙ (dP − rowsum(dP ⊙ P)),
  *                     dQ += dS·K/√s,  dK += dSᵀ·Q/√s.
+ * Grouped-query attention (kvh < h) points query head j at key/value head
+ * j / (h / kvh); the backward pass then runs the query heads of a group in
+ * turn on one thread, since they add into the same dK and dV.
  * Masked weights are exactly 0, so they pass no gradient.  The row sums
  * and maxima are vector reductions (`omp simd`): their order is fixed by
  * the code, not by the threads.
@@ -215,15 +218,17 @@ tfm_attention_forward(float *out, float *probs,
 	const bool	dropping = sh->p_drop > 0.0f;
 	const uint32_t th = drop_threshold(sh->p_drop);
 	const float keep_scale = dropping ? 1.0f / (1.0f - sh->p_drop) : 1.0f;
+	const int	group = sh->kvh > 0 ? h / sh->kvh : 1;
 
 #pragma omp parallel for num_threads(tfm_get_threads()) schedule(dynamic, 1)
 	for (int pr = 0; pr < pairs; pr++)
 	{
 		int			b = pr / h,
-					j = pr % h;
+					j = pr % h,
+					jk = j / group;
 		const float *qb = q + (size_t) b * BSQ(sh) + (size_t) j * s;
-		const float *kb = k + (size_t) b * BSK(sh) + (size_t) j * s;
-		const float *vb = v + (size_t) b * BSV(sh) + (size_t) j * s;
+		const float *kb = k + (size_t) b * BSK(sh) + (size_t) jk * s;
+		const float *vb = v + (size_t) b * BSV(sh) + (size_t) jk * s;
 		float	   *ob = out + (size_t) b * BSO(sh) + (size_t) j * s;
 		float	   *P = probs + (size_t) pr * Tq * Tk;
 		const uint8_t *pad = key_pad ? key_pad + (size_t) b * BSPAD(sh) : NULL;
@@ -298,18 +303,27 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 	const bool	dropping = sh->p_drop > 0.0f;
 	const uint32_t th = drop_threshold(sh->p_drop);
 	const float keep_scale = dropping ? 1.0f / (1.0f - sh->p_drop) : 1.0f;
+	const int	group = sh->kvh > 0 ? h / sh->kvh : 1;
+	const int	units = pairs / group;
 
+	/*
+	 * One unit per (batch, key/value head): the query heads sharing a
+	 * key/value head add into the same dK, dV, so they run in turn on one
+	 * thread (without grouping, a unit is a pair, as before).
+	 */
 #pragma omp parallel for num_threads(tfm_get_threads()) schedule(dynamic, 1)
-	for (int pr = 0; pr < pairs; pr++)
+	for (int un = 0; un < units; un++)
+	for (int pr = un * group; pr < (un + 1) * group; pr++)
 	{
 		int			b = pr / h,
-					j = pr % h;
+					j = pr % h,
+					jk = j / group;
 		const float *qb = q + (size_t) b * BSQ(sh) + (size_t) j * s;
-		const float *kb = k + (size_t) b * BSK(sh) + (size_t) j * s;
-		const float *vb = v + (size_t) b * BSV(sh) + (size_t) j * s;
+		const float *kb = k + (size_t) b * BSK(sh) + (size_t) jk * s;
+		const float *vb = v + (size_t) b * BSV(sh) + (size_t) jk * s;
 		float	   *dqb = dq ? dq + (size_t) b * BSQ(sh) + (size_t) j * s : NULL;
-		float	   *dkb = dk ? dk + (size_t) b * BSK(sh) + (size_t) j * s : NULL;
-		float	   *dvb = dv ? dv + (size_t) b * BSV(sh) + (size_t) j * s : NULL;
+		float	   *dkb = dk ? dk + (size_t) b * BSK(sh) + (size_t) jk * s : NULL;
+		float	   *dvb = dv ? dv + (size_t) b * BSV(sh) + (size_t) jk * s : NULL;
 		const float *dob = dout + (size_t) b * BSO(sh) + (size_t) j * s;
 		const float *P = probs + (size_t) pr * Tq * Tk;
 		float	   *dP = scratch + (size_t) omp_get_thread_num() * thread_scratch(sh);

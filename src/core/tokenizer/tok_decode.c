@@ -75,8 +75,10 @@ tfm_tok_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t, con
 	uint8_t *raw;
 
 	*n_out = 0;
-	if (flags & ~(TFM_TOK_DECODE_SPECIALS | TFM_TOK_DECODE_REPLACE))
+	if (flags & ~(TFM_TOK_DECODE_SPECIALS | TFM_TOK_DECODE_REPLACE | TFM_TOK_DECODE_CONTINUE))
 		return tfm_tok_fail(err, TFM_TOK_EARG, "unknown decode flags 0x%x", (unsigned) flags);
+	if (t->info.flags & TFM_TOK_INFO_SPIECE)
+		return tfm_tok_spiece_decode(out, cap, n_out, t, ids, n_ids, flags, err);
 	for (i = 0; i < n_ids; i++)
 		if (ids[i] < 0 || ids[i] >= t->info.vocab_size)
 			return tfm_tok_fail(err, TFM_TOK_ERANGE,

@@ -39,7 +39,9 @@ emit(emitter *e, int32_t id, size_t off)
 size_t
 tfm_tok_encode_bound(size_t len, uint32_t flags)
 {
-	return len + ((flags & TFM_TOK_ADD_BOS) ? 1 : 0) + ((flags & TFM_TOK_ADD_EOS) ? 1 : 0);
+	/* + 1: a SentencePiece tokenizer puts "▁" before the text (its import
+	 * requires the piece "▁", so a space is one symbol) */
+	return len + 1 + ((flags & TFM_TOK_ADD_BOS) ? 1 : 0) + ((flags & TFM_TOK_ADD_EOS) ? 1 : 0);
 }
 
 static int
@@ -393,7 +395,20 @@ tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tok
 			st = encode_word(&e, t, s, len);
 			break;
 		case TFM_TOK_BPE:
-			st = encode_bpe(&e, t, s, len);
+			if (t->info.flags & TFM_TOK_INFO_SPIECE)
+			{
+				size_t got;
+
+				st = tfm_tok_spiece_encode(e.ids, e.offs, e.limit, &got, t, s, len);
+				if (got > e.limit)
+				{
+					e.full = 1;
+					got = e.limit;
+				}
+				e.n = got;
+			}
+			else
+				st = encode_bpe(&e, t, s, len);
 			break;
 		case TFM_TOK_WORDPIECE:
 			if (t->info.flags & TFM_TOK_INFO_BERT)

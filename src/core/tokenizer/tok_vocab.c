@@ -53,11 +53,17 @@ check_info(const tfm_tok_info *info, tfm_tok_err *err)
 							(int) info->format_version, TFM_TOK_FORMAT_VERSION);
 	if (!tfm_tok_kind_name(info->kind))
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "unknown tokenizer kind %d", (int) info->kind);
-	if (info->flags & ~(TFM_TOK_INFO_LOWERCASE | TFM_TOK_INFO_GPT2_JS | TFM_TOK_INFO_BERT))
+	if (info->flags & ~(TFM_TOK_INFO_LOWERCASE | TFM_TOK_INFO_GPT2_JS | TFM_TOK_INFO_BERT |
+						TFM_TOK_INFO_SPIECE | TFM_TOK_INFO_TEXT_BOS))
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "unknown tokenizer flags 0x%x",
 							(unsigned) info->flags);
 	if ((info->flags & TFM_TOK_INFO_GPT2_JS) && info->kind != TFM_TOK_BPE)
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the gpt2 flag needs a bpe tokenizer");
+	if ((info->flags & TFM_TOK_INFO_SPIECE) &&
+		(info->kind != TFM_TOK_BPE || (info->flags & TFM_TOK_INFO_GPT2_JS)))
+		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the sentencepiece flag needs a bpe tokenizer");
+	if ((info->flags & TFM_TOK_INFO_TEXT_BOS) && !(info->flags & TFM_TOK_INFO_SPIECE))
+		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the text-bos flag needs a sentencepiece tokenizer");
 	if ((info->flags & TFM_TOK_INFO_BERT) && info->kind != TFM_TOK_WORDPIECE)
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the bert flag needs a wordpiece tokenizer");
 	if ((info->flags & TFM_TOK_INFO_LOWERCASE) &&
@@ -215,6 +221,10 @@ tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 		const char *name = tfm_tok_special_piece((tfm_tok_special) i);
 
 		t->is_special[id] = 1;
+		/* SentencePiece vocabularies name their own unk, bos and eos */
+		if ((info->flags & TFM_TOK_INFO_SPIECE) &&
+			(i == TFM_TOK_UNK || i == TFM_TOK_BOS || i == TFM_TOK_EOS))
+			continue;
 		/* an imported BERT vocabulary keeps its own [PAD], [UNK], [CLS], [SEP] */
 		if (info->flags & TFM_TOK_INFO_BERT)
 			continue;
@@ -261,7 +271,8 @@ tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 								"piece of id %d is not one UTF-8 character", (int) i);
 		}
 	}
-	if (info->kind == TFM_TOK_BYTE || info->kind == TFM_TOK_BPE)
+	if (info->kind == TFM_TOK_BYTE ||
+		(info->kind == TFM_TOK_BPE && !(info->flags & TFM_TOK_INFO_SPIECE)))
 		for (i = 0; i < 256; i++)
 			if (t->byte_id[i] < 0)
 			{
@@ -341,6 +352,8 @@ tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 			add_js_aliases(t, &t->alias_rank, &t->alias_result) != TFM_TOK_OK)
 			goto oom;
 	}
+	if (info->flags & TFM_TOK_INFO_SPIECE)
+		tfm_tok_spiece_prepare(t);
 	*out = t;
 	return TFM_TOK_OK;
 oom:

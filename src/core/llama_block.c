@@ -1,0 +1,140 @@
+/*
+ * llama_block.c — one Llama decoder block, forward and backward, as
+ * Hugging Face's LlamaDecoderLayer computes it:
+ *
+ *   u  = RMSNorm(x; ln1.g)
+ *   q|k|v = u · attn.qkv.w           (d, d + 2·kv_dim), no bias
+ *   q, k rotated by their positions   (rope.c)
+ *   a  = causal attention, query head j reading key/value head j / (h/kv_heads)
+ *   x  = x + a · attn.out.w
+ *   u  = RMSNorm(x; ln2.g)
+ *   g|p = u · ff1.w                   (d, 2f): gate | up
+ *   x  = x + (silu(g) ⊙ p) · ff2.w
+ *
+ * No dropout (a Llama config must have none), no biases.  While decoding
+ * (p->kv) the step's rotated keys and its values are appended to the cache
+ * (rows of kv_dim floats) and the queries attend over everything cached.
+ * Backward runs the same steps in reverse; the rotation's backward is the
+ * inverse rotation of the gradients of q and k, in place.
+ */
+#include <string.h>
+
+#include "tfm/layers.h"
+#include "tfm/layers_llama.h"
+#include "model_internal.h"
+
+static tfm_attn_shape
+llama_attn_shape(const tfm_config *c, const tfm_stack_pass *p)
+{
+	tfm_attn_shape sh;
+	int			w = tfm_config_qkv_width(c);
+
+	memset(&sh, 0, sizeof(sh));
+	sh.B = p->B;
+	sh.Tq = p->T;
+	sh.Tk = p->T;
+	sh.h = c->heads;
+	sh.kvh = tfm_config_kv_heads(c);
+	sh.s = c->d_model / c->heads;
+	sh.rsq = sh.rsk = sh.rsv = w;
+	sh.rso = c->d_model;
+	sh.causal = p->causal;
+	return sh;
+}
+
+void
+tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,
+						tfm_block_acts *a, tfm_workspace *ws,
+						const float *in, const tfm_stack_pass *p, int layer)
+{
+	const int	d = c->d_model,
+				f = c->d_ff,
+				N = p->B * p->T,
+				kvd = tfm_config_kv_dim(c),
+				qw = tfm_config_qkv_width(c),
+				s = d / c->heads;
+	const size_t nd = (size_t) N * d;
+	const float eps = tfm_config_ln_eps(c);
+	tfm_attn_shape sh = llama_attn_shape(c, p);
+
+	a->in = in;
+	tfm_rmsnorm_forward(a->u1, a->ln1_rstd, in, w->ln1_g, N, d, eps);
+	tfm_linear_forward(a->qkv, a->u1, w->qkv_w, NULL, N, d, qw);
+	/* queries and keys are adjacent heads: rotate them in one sweep */
+	tfm_rope_apply(a->qkv, N, c->heads + tfm_config_kv_heads(c), s, qw, p->pos, p->T,
+				   c->rope_theta, 0);
+	if (p->kv)
+	{
+		tfm_kv	   *kv = p->kv;
+		tfm_kv_layer *kl = &kv->layers[layer];
+
+		for (int b = 0; b < p->B; b++)
+			for (int t = 0; t < p->T; t++)
+			{
+				const float *src = a->qkv + ((size_t) b * p->T + t) * qw;
+				size_t		dst = ((size_t) b * kv->cap + kv->len + t) * kvd;
+
+				memcpy(kl->k + dst, src + d, sizeof(float) * kvd);
+				memcpy(kl->v + dst, src + d + kvd, sizeof(float) * kvd);
+			}
+		sh.Tk = kv->len + p->T;
+		sh.rsk = sh.rsv = kvd;
+		sh.bsk = sh.bsv = (ptrdiff_t) kv->cap * kvd;
+		sh.bspad = kv->cap;
+		tfm_attention_forward(a->cat, kv->probs, a->qkv, kl->k, kl->v, kv->pad, &sh,
+							  kv->scratch);
+	}
+	else
+		tfm_attention_forward(a->cat, a->probs, a->qkv, a->qkv + d, a->qkv + d + kvd,
+							  p->pad, &sh, ws->attn_scratch);
+	tfm_linear_forward(ws->sub_out, a->cat, w->attn_out_w, NULL, N, d, d);
+	tfm_copy(a->r1, in, nd);
+	tfm_add_into(a->r1, ws->sub_out, nd);
+
+	tfm_rmsnorm_forward(a->u3, a->ln2_rstd, a->r1, w->ln2_g, N, d, eps);
+	tfm_linear_forward(a->hpre, a->u3, w->ff1_w, NULL, N, d, 2 * f);
+	tfm_swiglu_forward(a->hact, a->hpre, N, f);
+	tfm_linear_forward(ws->sub_out, a->hact, w->ff2_w, NULL, N, f, d);
+	tfm_copy(a->out, a->r1, nd);
+	tfm_add_into(a->out, ws->sub_out, nd);
+}
+
+void
+tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
+						 tfm_block_w *g, const tfm_block_acts *a,
+						 tfm_workspace *ws, float *dout, float *dx,
+						 const tfm_stack_pass *p, int layer)
+{
+	const int	d = c->d_model,
+				f = c->d_ff,
+				N = p->B * p->T,
+				kvd = tfm_config_kv_dim(c),
+				qw = tfm_config_qkv_width(c),
+				s = d / c->heads;
+	const size_t nd = (size_t) N * d;
+	float	   *dr1 = ws->g_y,
+			   *du = ws->g_u,
+			   *dcat = ws->g_t,
+			   *dh = ws->g_h,
+			   *dhg = ws->g_h + (size_t) N * f;
+	tfm_attn_shape sh = llama_attn_shape(c, p);
+
+	(void) layer;
+	/* feed-forward: out = r1 + ff2(swiglu(ff1(u3))) */
+	tfm_linear_backward_set(dh, g->ff2_w, NULL, dout, a->hact, w->ff2_w, N, f, d);
+	tfm_swiglu_backward(dhg, dh, a->hpre, N, f);
+	tfm_linear_backward_set(du, g->ff1_w, NULL, dhg, a->u3, w->ff1_w, N, d, 2 * f);
+	tfm_copy(dr1, dout, nd);
+	tfm_rmsnorm_backward(dr1, g->ln2_g, du, a->r1, w->ln2_g, a->ln2_rstd, N, d);
+
+	/* attention: r1 = in + out(attn(rope(qkv(u1)))) */
+	tfm_linear_backward_set(dcat, g->attn_out_w, NULL, dr1, a->cat, w->attn_out_w, N, d, d);
+	tfm_zero(ws->g_qkv, (size_t) N * qw);
+	tfm_attention_backward(ws->g_qkv, ws->g_qkv + d, ws->g_qkv + d + kvd, dcat, a->probs,
+						   a->qkv, a->qkv + d, a->qkv + d + kvd, &sh, ws->attn_scratch);
+	tfm_rope_apply(ws->g_qkv, N, c->heads + tfm_config_kv_heads(c), s, qw, p->pos, p->T,
+				   c->rope_theta, 1);
+	tfm_linear_backward_set(du, g->qkv_w, NULL, ws->g_qkv, a->u1, w->qkv_w, N, d, qw);
+	tfm_copy(dx, dr1, nd);
+	tfm_rmsnorm_backward(dx, g->ln1_g, du, a->in, w->ln1_g, a->ln1_rstd, N, d);
+}

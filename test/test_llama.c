@@ -1,0 +1,822 @@
+/*
+ * test_llama.c — the Llama-family layers and blocks: RMSNorm, rotary
+ * positions, SwiGLU and grouped-query attention against central finite
+ * differences; a whole tiny Llama model's gradients against finite
+ * differences of its loss; cached decoding against the full forward pass;
+ * the imported reference model (test/fixtures/hf_llama, made by
+ * test/reference/hf_llama_reference.py): log-probabilities within 1e-4 of
+ * PyTorch's and greedy ids through the cache equal to its; and the
+ * SentencePiece-style BPE on hand-checked cases and on random bytes
+ * (invalid UTF-8 included: ids in range, decode(encode(x)) == x); a
+ * tied head (tie_word_embeddings, lm_head.weight absent) equals the untied
+ * model whose out.w is the embedding transposed, in the full pass and the cache.
+ */
+#include "check.h"
+#include "tfm/blas.h"
+#include "tfm/decode.h"
+#include "tfm/hf_import.h"
+#include "tfm/layers.h"
+#include "tfm/layers_llama.h"
+#include "tfm/model.h"
+#include "tfm/precision.h"
+#include "tfm/rng.h"
+#include "tfm/tokenizer.h"
+
+#define H 1e-3
+#define ATOL 2e-3
+#define RTOL 2e-2
+
+static tfm_rng rng;
+
+static float *
+randn(size_t n, float scale)
+{
+	float	   *x = calloc(n + 16, sizeof(float));
+
+	for (size_t i = 0; i < n; i++)
+		x[i] = scale * tfm_rng_normal(&rng);
+	return x;
+}
+
+static float *
+zeros(size_t n)
+{
+	return calloc(n + 16, sizeof(float));
+}
+
+static double
+dot(const float *a, const float *b, size_t n)
+{
+	double		s = 0.0;
+
+	for (size_t i = 0; i < n; i++)
+		s += (double) a[i] * b[i];
+	return s;
+}
+
+/* ---- RMSNorm ---- */
+typedef struct
+{
+	int			N,
+				d;
+	float	   *x,
+			   *g,
+			   *out,
+			   *rstd,
+			   *R;
+} rms_ctx;
+
+static double
+rms_loss(void *p)
+{
+	rms_ctx    *c = p;
+
+	tfm_rmsnorm_forward(c->out, c->rstd, c->x, c->g, c->N, c->d, 1e-6f);
+	return dot(c->out, c->R, (size_t) c->N * c->d);
+}
+
+static void
+test_rmsnorm(void)
+{
+	rms_ctx		c = {5, 11};
+	float	   *dx,
+			   *dg;
+
+	c.x = randn(c.N * c.d, 1);
+	c.g = randn(c.d, 1);
+	c.out = zeros(c.N * c.d);
+	c.rstd = zeros(c.N);
+	c.R = randn(c.N * c.d, 1);
+	dx = zeros(c.N * c.d);
+	dg = zeros(c.d);
+	rms_loss(&c);
+	{
+		/* y = g x / √(mean x² + eps), by hand for row 0 */
+		double		ss = 0.0;
+
+		for (int i = 0; i < c.d; i++)
+			ss += (double) c.x[i] * c.x[i];
+		ss = 1.0 / sqrt(ss / c.d + 1e-6);
+		CHECK(fabs(c.out[3] - c.g[3] * c.x[3] * ss) < 1e-6, "rmsnorm value %g", c.out[3]);
+	}
+	tfm_rmsnorm_backward(dx, dg, c.R, c.x, c.g, c.rstd, c.N, c.d);
+	check_fd("rmsnorm dx", rms_loss, &c, c.x, dx, c.N * c.d, 0, H, ATOL, RTOL);
+	check_fd("rmsnorm dg", rms_loss, &c, c.g, dg, c.d, 0, H, ATOL, RTOL);
+	free(c.x); free(c.g); free(c.out); free(c.rstd); free(c.R); free(dx); free(dg);
+}
+
+/* ---- rotary positions ---- */
+typedef struct
+{
+	int			N,
+				nh,
+				s,
+				rs,
+				T;
+	int32_t    *pos;
+	float	   *x,
+			   *y,
+			   *R;
+} rope_ctx;
+
+static double
+rope_loss(void *p)
+{
+	rope_ctx   *c = p;
+
+	memcpy(c->y, c->x, sizeof(float) * c->N * c->rs);
+	tfm_rope_apply(c->y, c->N, c->nh, c->s, c->rs, c->pos, c->T, 10000.0f, 0);
+	return dot(c->y, c->R, (size_t) c->N * c->rs);
+}
+
+static void
+test_rope(int with_pos)
+{
+	rope_ctx	c = {6, 3, 8, 3 * 8 + 5, 3};
+	float	   *dx;
+	int32_t		pos[6] = {7, 0, 3, 1000, 2, 41};
+
+	c.pos = with_pos ? pos : NULL;
+	c.x = randn((size_t) c.N * c.rs, 1);
+	c.y = zeros((size_t) c.N * c.rs);
+	c.R = randn((size_t) c.N * c.rs, 1);
+	rope_loss(&c);
+	{
+		/* by hand: row 1 (position 1, or 0 with explicit positions), head 2, i = 1 */
+		int			r = 1,
+					j = 2,
+					i = 1;
+		double		p = with_pos ? pos[r] : r % c.T;
+		double		a = p * (1.0 / pow(10000.0, 2.0 * i / c.s));
+		const float *x = c.x + r * c.rs + j * c.s;
+		double		want = x[i] * cos(a) - x[i + c.s / 2] * sin(a);
+
+		CHECK(fabs(c.y[r * c.rs + j * c.s + i] - want) < 1e-5, "rope value %g want %g",
+			  c.y[r * c.rs + j * c.s + i], want);
+		/* columns past the rotated heads are untouched */
+		CHECK(c.y[r * c.rs + 3 * 8 + 2] == c.x[r * c.rs + 3 * 8 + 2], "rope touched a tail column");
+	}
+	/* backward: the inverse rotation of R, which also undoes the forward */
+	dx = zeros((size_t) c.N * c.rs);
+	memcpy(dx, c.R, sizeof(float) * c.N * c.rs);
+	tfm_rope_apply(dx, c.N, c.nh, c.s, c.rs, c.pos, c.T, 10000.0f, 1);
+	check_fd(with_pos ? "rope dx (positions)" : "rope dx", rope_loss, &c, c.x, dx,
+			 (size_t) c.N * c.rs, 0, H, ATOL, RTOL);
+	free(c.x); free(c.y); free(c.R); free(dx);
+}
+
+/* ---- SwiGLU ---- */
+typedef struct
+{
+	int			N,
+				f;
+	float	   *hg,
+			   *out,
+			   *R;
+} sw_ctx;
+
+static double
+sw_loss(void *p)
+{
+	sw_ctx	   *c = p;
+
+	tfm_swiglu_forward(c->out, c->hg, c->N, c->f);
+	return dot(c->out, c->R, (size_t) c->N * c->f);
+}
+
+static void
+test_swiglu(void)
+{
+	sw_ctx		c = {4, 7};
+	float	   *dhg;
+
+	c.hg = randn((size_t) c.N * 2 * c.f, 2);
+	c.out = zeros((size_t) c.N * c.f);
+	c.R = randn((size_t) c.N * c.f, 1);
+	sw_loss(&c);
+	{
+		double		g = c.hg[2 * c.f + 3],
+					u = c.hg[2 * c.f + c.f + 3];
+
+		CHECK(fabs(c.out[c.f + 3] - g / (1.0 + exp(-g)) * u) < 1e-5, "swiglu value");
+	}
+	dhg = randn((size_t) c.N * 2 * c.f, 5);	/* overwritten */
+	tfm_swiglu_backward(dhg, c.R, c.hg, c.N, c.f);
+	check_fd("swiglu", sw_loss, &c, c.hg, dhg, (size_t) c.N * 2 * c.f, 0, H, ATOL, RTOL);
+	free(c.hg); free(c.out); free(c.R); free(dhg);
+}
+
+/* ---- grouped-query attention ---- */
+typedef struct
+{
+	tfm_attn_shape sh;
+	float	   *q,
+			   *k,
+			   *v,
+			   *out,
+			   *probs,
+			   *scratch,
+			   *R;
+	size_t		nout;
+} gq_ctx;
+
+static double
+gq_loss(void *p)
+{
+	gq_ctx	   *c = p;
+
+	tfm_attention_forward(c->out, c->probs, c->q, c->k, c->v, NULL, &c->sh, c->scratch);
+	return dot(c->out, c->R, c->nout);
+}
+
+/* fused q|k|v rows with h query heads and kvh key/value heads */
+static void
+test_gqa(int h, int kvh, int T)
+{
+	gq_ctx		c;
+	int			B = 2,
+				s = 4,
+				d = h * s,
+				kvd = kvh * s,
+				w = d + 2 * kvd;
+	float	   *qkv,
+			   *dqkv,
+			   *ref;
+	char		name[64];
+
+	memset(&c, 0, sizeof(c));
+	c.sh.B = B;
+	c.sh.Tq = c.sh.Tk = T;
+	c.sh.h = h;
+	c.sh.kvh = kvh;
+	c.sh.s = s;
+	c.sh.causal = 1;
+	c.sh.rsq = c.sh.rsk = c.sh.rsv = w;
+	c.sh.rso = d;
+	c.nout = (size_t) B * T * d;
+	qkv = randn((size_t) B * T * w, 1);
+	c.q = qkv;
+	c.k = qkv + d;
+	c.v = qkv + d + kvd;
+	c.out = zeros(c.nout);
+	c.probs = zeros((size_t) B * h * T * T);
+	c.scratch = zeros(tfm_attention_scratch(&c.sh, tfm_get_threads()));
+	c.R = randn(c.nout, 1);
+	gq_loss(&c);
+
+	/* the same as full attention with each key/value head repeated */
+	{
+		int			wf = 3 * d;
+		float	   *full = zeros((size_t) B * T * wf),
+				   *out2 = zeros(c.nout),
+				   *probs2 = zeros((size_t) B * h * T * T);
+		tfm_attn_shape sh = c.sh;
+
+		for (int r = 0; r < B * T; r++)
+			for (int j = 0; j < h; j++)
+			{
+				int			jk = j / (h / kvh);
+
+				memcpy(full + (size_t) r * wf + j * s, qkv + (size_t) r * w + j * s, sizeof(float) * s);
+				memcpy(full + (size_t) r * wf + d + j * s, qkv + (size_t) r * w + d + jk * s,
+					   sizeof(float) * s);
+				memcpy(full + (size_t) r * wf + 2 * d + j * s,
+					   qkv + (size_t) r * w + d + kvd + jk * s, sizeof(float) * s);
+			}
+		sh.kvh = 0;
+		sh.rsq = sh.rsk = sh.rsv = wf;
+		tfm_attention_forward(out2, probs2, full, full + d, full + 2 * d, NULL, &sh, c.scratch);
+		snprintf(name, sizeof(name), "gqa h=%d kv=%d T=%d vs repeated heads", h, kvh, T);
+		check_close(name, c.out, out2, c.nout, 1e-6, 0);
+		free(full); free(out2); free(probs2);
+	}
+	dqkv = zeros((size_t) B * T * w);
+	tfm_attention_backward(dqkv, dqkv + d, dqkv + d + kvd, c.R, c.probs, c.q, c.k, c.v,
+						   &c.sh, c.scratch);
+	snprintf(name, sizeof(name), "gqa h=%d kv=%d T=%d", h, kvh, T);
+	check_fd(name, gq_loss, &c, qkv, dqkv, (size_t) B * T * w, 400, H, ATOL, RTOL);
+	(void) ref;
+	free(qkv); free(dqkv); free(c.out); free(c.probs); free(c.scratch); free(c.R);
+}
+
+/* ---- a whole tiny Llama ---- */
+static tfm_config
+tiny_config(int tie)
+{
+	tfm_config	c;
+
+	tfm_config_defaults(&c, TFM_TASK_LM);
+	c.arch = TFM_ARCH_LLAMA;
+	c.positions = TFM_POS_ROPE;
+	c.vocab = 23;
+	c.d_model = 16;
+	c.heads = 4;
+	c.kv_heads = 2;
+	c.d_ff = 12;
+	c.dec_layers = 2;
+	c.max_len = 64;
+	c.pad_id = -1;
+	c.tie = tie;
+	c.ln_eps = 1e-6f;
+	c.rope_theta = 10000.0f;
+	return c;
+}
+
+typedef struct
+{
+	tfm_model  *m;
+	tfm_batch  *b;
+} md_ctx;
+
+static double
+md_loss(void *p)
+{
+	md_ctx	   *c = p;
+	int			count;
+
+	tfm_model_forward(c->m, c->b, false, 0);
+	return tfm_model_loss_backward(c->m, c->b, 0.0f, false, 1.0f, &count);
+}
+
+static void
+test_model(int tie)
+{
+	tfm_config	cfg = tiny_config(tie);
+	const char *bad = tfm_config_check(&cfg);
+	tfm_model  *m;
+	int32_t		in[2 * 7],
+				tg[2 * 7];
+	tfm_batch	b;
+	md_ctx		c;
+	int			count;
+
+	CHECK(bad == NULL, "tiny llama config: %s", bad ? bad : "");
+	m = tfm_model_create(&cfg);
+	tfm_model_init(m, 7);
+	/* norm gains away from 1, so their gradients are tested too */
+	for (int i = 0; i < m->n_tensors; i++)
+		if (m->info[i].ndim == 1)
+			for (size_t j = 0; j < m->info[i].size; j++)
+				m->params[m->info[i].offset + j] = 1.0f + 0.3f * tfm_rng_normal(&rng);
+	for (int i = 0; i < 14; i++)
+	{
+		in[i] = (int32_t) tfm_rng_below(&rng, 23);
+		tg[i] = (int32_t) tfm_rng_below(&rng, 23);
+	}
+	memset(&b, 0, sizeof(b));
+	b.B = 2;
+	b.T = 7;
+	b.input = in;
+	b.target = tg;
+	CHECK(tfm_model_forward(m, &b, true, 0) == 0, "forward");
+	tfm_model_zero_grad(m);
+	tfm_model_loss_backward(m, &b, 0.0f, true, 1.0f, &count);
+	c.m = m;
+	c.b = &b;
+	for (int i = 0; i < m->n_tensors; i++)
+	{
+		char		name[80];
+
+		snprintf(name, sizeof(name), "llama tie=%d %s", tie, m->info[i].name);
+		check_fd(name, md_loss, &c, m->params + m->info[i].offset, m->grads + m->info[i].offset,
+				 m->info[i].size, 60, H, ATOL, RTOL);
+	}
+
+	/* cached decoding, one token at a time after a prompt of 3, equals the full pass */
+	{
+		tfm_decoder *dec = tfm_decoder_create(m, 1, 16, 4);
+		float		logits[23];
+		double		worst = 0.0;
+
+		tfm_model_forward(m, &b, false, 0);
+		CHECK(dec != NULL, "decoder");
+		tfm_decoder_feed(dec, in, NULL, 3, logits);
+		for (int v = 0; v < 23; v++)
+			worst = fmax(worst, fabs(logits[v] - m->logits[2 * 23 + v]));
+		for (int t = 3; t < 7; t++)
+		{
+			tfm_decoder_feed(dec, in + t, NULL, 1, logits);
+			for (int v = 0; v < 23; v++)
+				worst = fmax(worst, fabs(logits[v] - m->logits[t * 23 + v]));
+		}
+		CHECK(worst < 1e-5, "llama cached decoding differs from the full pass by %g", worst);
+		tfm_decoder_free(dec);
+	}
+	tfm_model_free(m);
+}
+
+/* ---- the imported reference model (test/fixtures/hf_llama) ---- */
+static uint8_t *
+slurp(const char *name, size_t *len)
+{
+	char		path[1024];
+	const char *dir = getenv("TFM_TEST_DATA");
+	FILE	   *f;
+	uint8_t    *buf;
+	long		n;
+
+	snprintf(path, sizeof(path), "%s/hf_llama/%s", dir ? dir : "test/fixtures", name);
+	f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc(n + 1);
+	if (fread(buf, 1, n, f) != (size_t) n)
+		n = 0;
+	buf[n] = 0;
+	fclose(f);
+	*len = (size_t) n;
+	return buf;
+}
+
+/* k numbers after the nth occurrence (from 0) of key in s; returns how many were read */
+static size_t
+numbers_after(double *out, size_t k, const char *s, const char *key, int nth)
+{
+	const char *p = s;
+	size_t		got = 0;
+
+	for (int i = 0; p && i <= nth; i++)
+	{
+		p = strstr(p, key);
+		if (p && i < nth)
+			p += strlen(key);
+	}
+	if (!p)
+		return 0;
+	p += strlen(key);
+	while (got < k)
+	{
+		char	   *end;
+
+		while (*p == ' ' || *p == '[' || *p == ',' || *p == '\n')
+			p++;
+		if (*p == ']')
+			break;
+		out[got] = strtod(p, &end);
+		if (end == p)
+			break;
+		got++;
+		p = end;
+		while (*p == ']' && got < k && p[1] == ',' )
+			p += 2;
+	}
+	return got;
+}
+
+static void
+test_reference(void)
+{
+	size_t		len,
+				rlen;
+	uint8_t    *w = slurp("model.safetensors", &len);
+	char	   *ref = (char *) slurp("reference.json", &rlen);
+	/* the fixture's config.json: 376 ids, d 48, 2 layers, 4 heads, 2 kv heads, f 128 */
+	tfm_hf_params p = {.arch = TFM_HF_LLAMA, .vocab = 376, .d_model = 48, .layers = 2,
+		.heads = 4, .max_len = 128, .d_ff = 128, .ln_eps = 1e-6f, .tie = false, .kv_heads = 2,
+	.rope_theta = 10000.0f};
+	const int	V = 376;
+	tfm_config	c;
+	tfm_model  *m;
+	tfm_hf_map *map;
+	tfm_st_file *f;
+	tfm_st_err	se;
+	char		err[512] = "";
+	double		worst = 0.0;
+
+	if (!w || !ref)
+	{
+		CHECK(0, "test/fixtures/hf_llama is missing");
+		return;
+	}
+	CHECK(tfm_hf_config(&c, &p) == NULL, "llama config");
+	CHECK(tfm_st_parse(&f, w, len, &se) == TFM_ST_OK, "safetensors: %s", se.msg);
+	m = tfm_model_create(&c);
+	map = tfm_hf_map_create(TFM_HF_LLAMA, &c);
+	for (size_t i = 0; i < f->n_tensors; i++)
+	{
+		tfm_hf_entry *e = tfm_hf_match(map, f->tensors[i].name, f->tensors[i].name_len);
+
+		CHECK(e != NULL, "unexpected tensor %s", f->tensors[i].name);
+		if (e)
+			CHECK(tfm_hf_load_tensor(m, map, e, &f->tensors[i], w + f->data_start + f->tensors[i].begin,
+									 err, sizeof(err)) == 0, "%s", err);
+	}
+	CHECK(tfm_hf_finish(m, map, err, sizeof(err)) == 0, "%s", err);
+
+	for (int cs = 0; cs < 4; cs++)
+	{
+		double		idsd[64],
+					greedy[16];
+		size_t		n = numbers_after(idsd, 64, ref, "\"ids\": [", cs),
+					ng = numbers_after(greedy, 16, ref, "\"greedy\": [", cs),
+					rows = n == 5 ? 5 : 1;
+		double	   *lp = malloc(sizeof(double) * rows * V);
+		int32_t		ids[64];
+		tfm_batch	b = {0};
+		float	   *logp = malloc(sizeof(float) * V);
+
+		CHECK(numbers_after(lp, rows * V, ref, "\"logprobs\": [[", cs) == rows * V,
+			  "reference.json case %d", cs);
+		for (size_t i = 0; i < n; i++)
+			ids[i] = (int32_t) idsd[i];
+		b.B = 1;
+		b.T = (int) n;
+		b.input = ids;
+		CHECK(tfm_model_forward(m, &b, false, 0) == 0, "forward");
+		for (size_t r = 0; r < rows; r++)
+		{
+			size_t		t = rows == 1 ? n - 1 : r;
+
+			tfm_log_softmax(logp, m->logits + t * V, V);
+			for (int v = 0; v < V; v++)
+				worst = fmax(worst, fabs(logp[v] - lp[r * V + v]));
+		}
+		/* greedy through the cache: the reference's ids */
+		{
+			tfm_decoder *dec = tfm_decoder_create(m, 1, 128, 64);
+			float	   *logits = malloc(sizeof(float) * V);
+			bool		same = true;
+
+			tfm_decoder_feed(dec, ids, NULL, (int) n, logits);
+			for (size_t g = 0; g < ng; g++)
+			{
+				int			best = 0;
+				int32_t		next;
+
+				for (int v = 1; v < V; v++)
+					if (logits[v] > logits[best])
+						best = v;
+				same = same && best == (int) greedy[g];
+				next = best;
+				tfm_decoder_feed(dec, &next, NULL, 1, logits);
+			}
+			CHECK(same, "greedy ids of case %d differ from the reference's", cs);
+			tfm_decoder_free(dec);
+			free(logits);
+		}
+		free(lp);
+		free(logp);
+	}
+	printf("Llama fixture: max |log-prob - PyTorch| = %.3g\n", worst);
+	CHECK(worst < 1e-4, "llama log-probabilities differ from PyTorch's by %g", worst);
+
+	/* bf16 and int8 inference pack the fused q|k|v and gate|up matrices too */
+	{
+		int32_t		ids[9] = {1, 330, 348, 347, 351, 330, 259, 272, 331};
+		tfm_batch	b = {0};
+		float	   *ref32 = malloc(sizeof(float) * 9 * V);
+		static const tfm_precision precs[2] = {TFM_PREC_BF16, TFM_PREC_INT8};
+		static const double tol[2] = {0.0, 0.3};
+
+		b.B = 1;
+		b.T = 9;
+		b.input = ids;
+		tfm_model_forward(m, &b, false, 0);
+		memcpy(ref32, m->logits, sizeof(float) * 9 * V);
+		float	   *rounded = malloc(sizeof(float) * 9 * V);
+		double		yard = 0.0;
+
+		{
+			/*
+			 * This fixture's weights are large (logits up to ~20), so bf16
+			 * weights alone move the logits by ~5 %: the yardstick is that
+			 * change (the same model with its weights rounded to bf16, run
+			 * in fp32); the packed bf16 path, which also rounds the
+			 * activations, must stay within twice it, int8 within 0.3.  A
+			 * wrongly packed matrix moves the logits by far more.
+			 */
+			tfm_model  *m2 = tfm_model_create(&m->cfg);
+			double		dmax = 0.0;
+
+			for (size_t i = 0; i < m->n_floats; i++)
+			{
+				uint32_t	u;
+
+				memcpy(&u, &m->params[i], 4);
+				u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000u;
+				memcpy(&m2->params[i], &u, 4);
+			}
+			tfm_model_forward(m2, &b, false, 0);
+			for (int i = 0; i < 9 * V; i++)
+				dmax = fmax(dmax, fabs(m2->logits[i] - ref32[i]) / fmax(1.0, fabs(ref32[i])));
+			memcpy(rounded, m2->logits, sizeof(float) * 9 * V);
+			yard = dmax;
+			printf("Llama fixture: bf16-rounded weights in fp32 move the logits by %.3g (relative)\n", dmax);
+			tfm_model_free(m2);
+		}
+		for (int k = 0; k < 2; k++)
+		{
+			double		dmax = 0.0;
+
+			CHECK(tfm_model_set_precision(m, precs[k]) == 0, "set precision");
+			tfm_model_forward(m, &b, false, 0);
+			for (int i = 0; i < 9 * V; i++)
+				dmax = fmax(dmax, fabs(m->logits[i] - ref32[i]) / fmax(1.0, fabs(ref32[i])));
+			printf("Llama fixture %s: max relative logit difference to fp32 %.3g\n",
+				   precs[k] == TFM_PREC_BF16 ? "bf16" : "int8", dmax);
+			CHECK(dmax < (precs[k] == TFM_PREC_BF16 ? 2.0 * yard : tol[k]),
+				  "llama %s logits differ by %g", precs[k] == TFM_PREC_BF16 ? "bf16" : "int8", dmax);
+		}
+		CHECK(tfm_model_set_precision(m, TFM_PREC_FP32) == 0, "fp32 again");
+		tfm_model_forward(m, &b, false, 0);
+		CHECK(memcmp(m->logits, ref32, sizeof(float) * 9 * V) == 0, "fp32 again is bit-identical");
+		free(ref32);
+		free(rounded);
+	}
+
+	/*
+	 * Tied (SmolLM's tie_word_embeddings): the same file without using
+	 * lm_head.weight gives logits = h·Eᵀ, equal to the untied model whose
+	 * out.w is Eᵀ, in the full pass and through the cache.
+	 */
+	{
+		tfm_hf_params pt = p;
+		tfm_config	ct;
+		tfm_model  *mt,
+				   *mu;
+		tfm_hf_map *mp;
+		int32_t		ids[6] = {1, 300, 270, 40, 280, 17};
+		tfm_batch	b = {0};
+		double		dmax = 0.0;
+		const tfm_param_info *emb,
+				   *outw;
+
+		pt.tie = true;
+		CHECK(tfm_hf_config(&ct, &pt) == NULL && ct.tie, "tied config");
+		mt = tfm_model_create(&ct);
+		mp = tfm_hf_map_create(TFM_HF_LLAMA, &ct);
+		for (size_t i = 0; i < f->n_tensors; i++)
+		{
+			tfm_hf_entry *e;
+
+			if (strcmp(f->tensors[i].name, "lm_head.weight") == 0)
+				continue;		/* HF drops the tied copy */
+			e = tfm_hf_match(mp, f->tensors[i].name, f->tensors[i].name_len);
+			CHECK(e && tfm_hf_load_tensor(mt, mp, e, &f->tensors[i],
+										  w + f->data_start + f->tensors[i].begin, err,
+										  sizeof(err)) == 0, "tied load: %s", err);
+		}
+		CHECK(tfm_hf_finish(mt, mp, err, sizeof(err)) == 0, "tied finish: %s", err);
+		mu = tfm_model_create(&c);
+		for (int i = 0; i < mt->n_tensors; i++)
+		{
+			const tfm_param_info *q = tfm_model_find(mu, mt->info[i].name);
+
+			memcpy(mu->params + q->offset, mt->params + mt->info[i].offset,
+				   sizeof(float) * q->size);
+		}
+		emb = tfm_model_find(mt, "tok_emb");
+		outw = tfm_model_find(mu, "out.w");
+		for (int v = 0; v < V; v++)
+			for (int j = 0; j < 48; j++)
+				mu->params[outw->offset + (size_t) j * V + v] = mt->params[emb->offset + (size_t) v * 48 + j];
+		b.B = 1;
+		b.T = 6;
+		b.input = ids;
+		tfm_model_forward(mt, &b, false, 0);
+		tfm_model_forward(mu, &b, false, 0);
+		for (int i = 0; i < 6 * V; i++)
+			dmax = fmax(dmax, fabs(mt->logits[i] - mu->logits[i]));
+		CHECK(dmax < 1e-4, "tied and untied-with-Eᵀ logits differ by %g", dmax);
+		{
+			tfm_decoder *dec = tfm_decoder_create(mt, 1, 16, 8);
+			float	   *lg = malloc(sizeof(float) * V);
+			double		dd = 0.0;
+
+			tfm_decoder_feed(dec, ids, NULL, 6, lg);
+			for (int v = 0; v < V; v++)
+				dd = fmax(dd, fabs(lg[v] - mt->logits[5 * V + v]));
+			CHECK(dd < 1e-5, "tied cached logits differ by %g", dd);
+			tfm_decoder_free(dec);
+			free(lg);
+		}
+		tfm_hf_map_free(mp);
+		tfm_model_free(mt);
+		tfm_model_free(mu);
+	}
+	tfm_hf_map_free(map);
+	tfm_st_free(f);
+	tfm_model_free(m);
+	free(w);
+	free(ref);
+}
+
+/* ---- SentencePiece-style BPE: hostile bytes round-trip, never crash ---- */
+static void
+test_spiece(void)
+{
+	const char *base[] = {"<unk>", "<s>", "</s>", "\xE2\x96\x81", "a", "b", "\xE2\x96\x81" "a", "ab",
+	"\xE2\x96\x81" "ab", "\xC3\xA9"};
+	const uint8_t *pieces[266];
+	size_t		lens[266];
+	char		hexp[256][7];
+	int32_t		merges[6];
+	tfm_tokenizer *t = NULL;
+	tfm_tok_err err;
+	int			n = 0;
+
+	for (int i = 0; i < 3; i++, n++)
+	{
+		pieces[n] = (const uint8_t *) base[i];
+		lens[n] = strlen(base[i]);
+	}
+	for (int b = 0; b < 256; b++, n++)
+	{
+		snprintf(hexp[b], sizeof(hexp[b]), "<0x%02X>", b);
+		pieces[n] = (const uint8_t *) hexp[b];
+		lens[n] = 6;
+	}
+	for (int i = 3; i < 10; i++, n++)
+	{
+		pieces[n] = (const uint8_t *) base[i];
+		lens[n] = strlen(base[i]);
+	}
+	/* ids: ▁ 259, a 260, b 261, ▁a 262, ab 263, ▁ab 264, é 265 */
+	merges[0] = 259; merges[1] = 260;	/* ▁ a */
+	merges[2] = 260; merges[3] = 261;	/* a b */
+	merges[4] = 262; merges[5] = 261;	/* ▁a b */
+	CHECK(tfm_tok_import_spiece(&t, pieces, lens, n, merges, 3, 0, 1, 2, 1, &err) == TFM_TOK_OK,
+		  "spiece import: %s", err.msg);
+	if (!t)
+		return;
+	{
+		int32_t		ids[16];
+		size_t		nid;
+		char		out[64];
+		size_t		no;
+
+		CHECK(tfm_tok_encode(ids, NULL, 16, &nid, t, "ab ab", 5, 0, 0, &err) == TFM_TOK_OK, "encode");
+		/* ▁ab ▁ab: "▁a" (rank 0) before "ab" (rank 1), then "▁a b" */
+		CHECK(nid == 2 && ids[0] == 264 && ids[1] == 264, "ab ab -> %zu ids, %d", nid, ids[0]);
+		CHECK(tfm_tok_encode(ids, NULL, 16, &nid, t, "x\xC3\xA9", 3, 0, 0, &err) == TFM_TOK_OK &&
+			  nid == 3 && ids[1] == 3 + 'x' && ids[2] == 265, "byte fallback and é");
+		CHECK(tfm_tok_decode(out, sizeof(out), &no, t, ids, nid, 0, &err) == TFM_TOK_OK &&
+			  no == 3 && memcmp(out, "x\xC3\xA9", 3) == 0, "decode");
+		CHECK(tfm_tok_encode(ids, NULL, 16, &nid, t, "", 0, 0, 0, &err) == TFM_TOK_OK && nid == 0,
+			  "empty text");
+	}
+	/* random bytes, invalid UTF-8 included: ids in range and an exact round trip */
+	for (int round = 0; round < 2000; round++)
+	{
+		int			len = (int) tfm_rng_below(&rng, 40);
+		char		text[40],
+					out[400];
+		int32_t		ids[48];
+		size_t		nid,
+					no;
+		bool		ok = true;
+
+		for (int i = 0; i < len; i++)
+		{
+			uint64_t	r = tfm_rng_below(&rng, 8);
+
+			text[i] = r < 3 ? "ab "[r] : (char) tfm_rng_below(&rng, 256);
+		}
+		ok = tfm_tok_encode(ids, NULL, tfm_tok_encode_bound(len, 0), &nid, t, text, len, 0, 0,
+							&err) == TFM_TOK_OK;
+		for (size_t i = 0; ok && i < nid; i++)
+			ok = ids[i] >= 0 && ids[i] < n;
+		ok = ok && tfm_tok_decode(out, sizeof(out), &no, t, ids, nid, 0, &err) == TFM_TOK_OK &&
+			no == (size_t) len && memcmp(out, text, len) == 0;
+		if (!ok)
+		{
+			CHECK(0, "spiece round trip failed on a text of %d bytes", len);
+			break;
+		}
+	}
+	tfm_tok_free(t);
+}
+
+int
+main(void)
+{
+	char		err[256];
+
+	if (tfm_blas_init(getenv("TFM_BLIS_ARCH"), err, sizeof(err)) != 0)
+	{
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	tfm_rng_seed(&rng, 4321);
+	for (int threads = 1; threads <= 2; threads++)
+	{
+		tfm_set_threads(threads);
+		test_rmsnorm();
+		test_rope(0);
+		test_rope(1);
+		test_swiglu();
+		test_gqa(4, 2, 5);
+		test_gqa(4, 1, 5);
+		test_gqa(6, 3, 70);		/* causal row blocks */
+		test_gqa(2, 2, 3);		/* no grouping, fewer than PANEL_MIN queries */
+		test_model(1);
+		test_model(0);
+	}
+	tfm_set_threads(2);
+	test_reference();
+	test_spiece();
+	return check_summary("test_llama");
+}
