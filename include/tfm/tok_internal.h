@@ -205,4 +205,46 @@ int  tfm_tok_spiece_decode(char *out, size_t cap, size_t *n_out, const tfm_token
 int tfm_tok_bpe_encode_word(tfm_tok_ivec *out, tfm_tokenizer *t,
 							const uint8_t *s, size_t n);
 
+/* ---- a binary min-heap of (rank << 32 | position), for BPE merges -------- */
+static inline void
+tfm_tok_heap_push(uint64_t *h, size_t *n, uint64_t x)
+{
+	size_t i = (*n)++;
+
+	while (i > 0)
+	{
+		size_t p = (i - 1) / 2;
+
+		if (h[p] <= x)
+			break;
+		h[i] = h[p];
+		i = p;
+	}
+	h[i] = x;
+}
+
+static inline uint64_t
+tfm_tok_heap_pop(uint64_t *h, size_t *n)
+{
+	uint64_t top = h[0], x = h[--(*n)];
+	size_t i = 0;
+
+	for (;;)
+	{
+		size_t c = 2 * i + 1;
+
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1] < h[c])
+			c++;
+		if (x <= h[c])
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n > 0)
+		h[i] = x;
+	return top;
+}
+
 #endif /* TFM_TOK_INTERNAL_H */

@@ -54,46 +54,6 @@ pair_rank(const tfm_tokenizer *t, int32_t a, int32_t b, int32_t *result)
 	return v;
 }
 
-static void
-heap_push(uint64_t *h, size_t *n, uint64_t x)
-{
-	size_t i = (*n)++;
-
-	while (i > 0)
-	{
-		size_t p = (i - 1) / 2;
-
-		if (h[p] <= x)
-			break;
-		h[i] = h[p];
-		i = p;
-	}
-	h[i] = x;
-}
-
-static uint64_t
-heap_pop(uint64_t *h, size_t *n)
-{
-	uint64_t top = h[0], x = h[--(*n)];
-	size_t i = 0;
-
-	for (;;)
-	{
-		size_t c = 2 * i + 1;
-
-		if (c >= *n)
-			break;
-		if (c + 1 < *n && h[c + 1] < h[c])
-			c++;
-		if (x <= h[c])
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	if (*n > 0)
-		h[i] = x;
-	return top;
-}
 
 /* the symbols of one character (bytes s[0..l)) at offset off: its piece, or its bytes */
 static void
@@ -168,11 +128,11 @@ tfm_tok_spiece_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
 		int32_t res, r = pair_rank(t, sym[i], sym[i + 1], &res);
 
 		if (r != NO_RANK)
-			heap_push(heap, &hn, ((uint64_t) (uint32_t) r << 32) | i);
+			tfm_tok_heap_push(heap, &hn, ((uint64_t) (uint32_t) r << 32) | i);
 	}
 	while (hn > 0)
 	{
-		uint64_t top = heap_pop(heap, &hn);
+		uint64_t top = tfm_tok_heap_pop(heap, &hn);
 		int32_t p = (int32_t) (uint32_t) top, r = (int32_t) (top >> 32), q, res = -1, nr;
 
 		if (sym[p] < 0 || (q = next[p]) < 0)
@@ -188,9 +148,9 @@ tfm_tok_spiece_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
 			tfm_tok_grow((void **) &heap, &hcap, hn + 2, sizeof(uint64_t)))
 			goto done;
 		if (prev[p] >= 0 && (nr = pair_rank(t, sym[prev[p]], sym[p], &res)) != NO_RANK)
-			heap_push(heap, &hn, ((uint64_t) (uint32_t) nr << 32) | (uint32_t) prev[p]);
+			tfm_tok_heap_push(heap, &hn, ((uint64_t) (uint32_t) nr << 32) | (uint32_t) prev[p]);
 		if (next[p] >= 0 && (nr = pair_rank(t, sym[p], sym[next[p]], &res)) != NO_RANK)
-			heap_push(heap, &hn, ((uint64_t) (uint32_t) nr << 32) | (uint32_t) p);
+			tfm_tok_heap_push(heap, &hn, ((uint64_t) (uint32_t) nr << 32) | (uint32_t) p);
 	}
 	for (i = 0; i < m; i = next[i] < 0 ? m : (size_t) next[i])
 	{
