@@ -6,7 +6,11 @@
 # Exits non-zero when any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# PG_CONFIG picks the PostgreSQL 15 installation to build against and test
+# with (a relocated copy keeps parallel checkouts' installs apart); PGBIN follows it
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 scripts/setup.sh
+export PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
 
 echo "== core unit tests"
 make -s unittest
@@ -16,7 +20,7 @@ make -s unittest
 # bf16 and int8 itself)
 cluster_start "tfm.precision=fp32"
 echo "== pg_regress"
-if ! make -s installcheck PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config; then
+if ! make -s installcheck PG_CONFIG="$PG_CONFIG"; then
   [ -f regression.diffs ] && head -200 regression.diffs
   exit 1
 fi
