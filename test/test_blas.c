@@ -189,6 +189,81 @@ check_pack_height(int height, int M, int K, bool col_major)
 	free(dst);
 }
 
+/*
+ * tfm_gemm with at most TFM_GEMV_ROWS rows (tfm_gemv_rows): B as stored and
+ * transposed, leading dimensions larger than the matrices, C's other floats
+ * untouched, beta 0 never reading C (NaN there), and the same bits at 1
+ * and 2 threads.
+ */
+static void
+check_gemv(int M, int N, int K, bool transb, float alpha, float beta)
+{
+	int			lda = K + 3,
+				ldb = (transb ? K : N) + 5,
+				ldc = N + 2;
+	size_t		nb = (size_t) (transb ? N : K) * (size_t) ldb,
+				nc = (size_t) M * (size_t) ldc;
+	float	   *A,
+			   *B,
+			   *C,
+			   *C1,
+			   *C2;
+	double		worst = 0.0;
+	size_t		touched = 0;
+
+	if (M < 1 || N < 1 || K < 1 || nc > ((size_t) 1 << 30) || nb > ((size_t) 1 << 30))
+		abort();
+	A = rand_buf((size_t) M * lda);
+	B = rand_buf(nb);
+	C = rand_buf(nc);
+	C1 = malloc(nc * sizeof(float));
+	C2 = malloc(nc * sizeof(float));
+	for (size_t i = 0; i < nc; i++)
+		if (beta == 0.0f && (int) (i % ldc) < N)
+			C[i] = NAN;
+	memcpy(C1, C, nc * sizeof(float));
+	memcpy(C2, C, nc * sizeof(float));
+	tfm_set_threads(1);
+	tfm_gemm(false, transb, M, N, K, alpha, A, lda, B, ldb, beta, C1, ldc);
+	tfm_set_threads(2);
+	tfm_gemm(false, transb, M, N, K, alpha, A, lda, B, ldb, beta, C2, ldc);
+	tfm_set_threads(1);
+	for (int m = 0; m < M; m++)
+	{
+		for (int j = 0; j < N; j++)
+		{
+			double		s = 0.0,
+						mag = 0.0;
+
+			for (int k = 0; k < K; k++)
+			{
+				double		b = transb ? B[(size_t) j * ldb + k] : B[(size_t) k * ldb + j];
+
+				s += (double) A[m * lda + k] * b;
+				mag += fabs((double) A[m * lda + k] * b);
+			}
+			s *= alpha;
+			if (beta != 0.0f)
+				s += (double) beta * C[m * ldc + j];
+			mag = mag * fabs(alpha) + 1.0;
+			if (fabs(C1[m * ldc + j] - s) / mag > worst || isnan(C1[m * ldc + j]))
+				worst = isnan(C1[m * ldc + j]) ? INFINITY : fabs(C1[m * ldc + j] - s) / mag;
+		}
+		for (int j = N; j < ldc; j++)
+			touched += C1[m * ldc + j] != C[m * ldc + j];
+	}
+	CHECK(worst < 1e-5, "gemv %dx%dx%d%s alpha %g beta %g: error %g", M, N, K,
+		  transb ? " Bt" : "", alpha, beta, worst);
+	CHECK(touched == 0, "gemv %dx%dx%d: %zu floats outside C changed", M, N, K, touched);
+	CHECK(memcmp(C1, C2, nc * sizeof(float)) == 0, "gemv %dx%dx%d%s: 1 and 2 threads differ",
+		  M, N, K, transb ? " Bt" : "");
+	free(A);
+	free(B);
+	free(C);
+	free(C1);
+	free(C2);
+}
+
 int
 main(void)
 {
@@ -256,6 +331,17 @@ main(void)
 				for (int col = 0; col < 2; col++)
 					if (ms[mi] > 0)
 						check_pack_height(h, ms[mi], kk[ki], col);
+	}
+	for (int M = 1; M <= TFM_GEMV_ROWS; M++)
+	{
+		static const int gn[] = {1, 15, 16, 17, 511, 512, 513, 1100};
+		static const int gk[] = {1, 3, 15, 16, 17, 100};
+
+		for (int ni = 0; ni < 8; ni++)
+			for (int ki = 0; ki < 6; ki++)
+				for (int variant = 0; variant < 4; variant++)
+					check_gemv(M, gn[ni], gk[ki], variant & 1, variant & 2 ? 0.7f : 1.0f,
+							   (variant + ki) % 2 ? 1.0f : 0.0f);
 	}
 	printf("BLIS kernels: %s (%s)\n", tfm_blas_arch(), tfm_blas_arch_reason());
 	return check_summary("test_blas");

@@ -315,6 +315,11 @@ tfm_gemm(bool transa, bool transb, int M, int N, int K,
 	ensure_ready();
 	if (M == 0 || N == 0)
 		return;
+	if (!transa && M <= TFM_GEMV_ROWS && K > 0)
+	{
+		tfm_gemv_rows(transb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+		return;
+	}
 	bli_rntm_set_num_threads(n_threads, &rntm);
 	if (M >= SUP_BELOW && N >= SUP_BELOW && K >= SUP_BELOW)
 		bli_rntm_disable_l3_sup(&rntm);

@@ -1,0 +1,194 @@
+/*
+ * gemv.c — fp32 products with a handful of rows (decoding one to eight
+ * tokens): C = alpha · A · op(B) + beta · C with A of M ≤ TFM_GEMV_ROWS rows.
+ *
+ * A general gemm packs B into panels before it multiplies; with one row of A
+ * that copy costs as much as the product itself, and B (a weight matrix,
+ * megabytes) is read twice.  Here every element of B is read once, from
+ * memory in address order, which is all a product of one row can do:
+ *
+ *   B as stored (K × N, y = x·W): a thread takes a range of columns and
+ *     walks it in blocks of COLS; for each k it adds A[m][k] · B[k][block]
+ *     to an accumulator row per m (in L1), reading a contiguous stretch of
+ *     B's row k.
+ *   Bᵀ (B stored N × K, logits = h·Eᵀ): each column j of the product is the
+ *     dot product of A's rows with B's row j; a thread takes a range of j.
+ *
+ * Every element of C is summed by one thread in a fixed order, so results do
+ * not depend on the thread count.  beta = 0 never reads C.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "tfm/blas.h"
+#include "vecmath.h"
+
+#define COLS 512				/* accumulator columns per block (2 KB per row) */
+#define DOT_W 16				/* floats per dot-product lane group */
+
+static inline void
+store_row(float *c, const float *acc, int n, float alpha, float beta)
+{
+	if (beta == 0.0f)
+		for (int j = 0; j < n; j++)
+			c[j] = alpha * acc[j];
+	else
+		for (int j = 0; j < n; j++)
+			c[j] = alpha * acc[j] + beta * c[j];
+}
+
+/* columns [j0, j1) of C's R rows, B as stored; R a constant after inlining */
+static inline __attribute__((always_inline)) void
+axpy_block(const int R, int K, float alpha, const float *A, ptrdiff_t lda,
+		   const float *B, ptrdiff_t ldb, float beta, float *C, ptrdiff_t ldc,
+		   int j0, int j1)
+{
+	float		acc[TFM_GEMV_ROWS][COLS] __attribute__((aligned(64)));
+
+	for (int jb = j0; jb < j1; jb += COLS)
+	{
+		int			n = j1 - jb < COLS ? j1 - jb : COLS;
+
+		for (int m = 0; m < R; m++)
+			for (int j = 0; j < n; j++)
+				acc[m][j] = 0.0f;
+		for (int k = 0; k < K; k++)
+		{
+			const float *b = B + (size_t) k * ldb + jb;
+			float		a[TFM_GEMV_ROWS];
+
+			for (int m = 0; m < R; m++)
+				a[m] = A[m * lda + k];
+			for (int j = 0; j < n; j++)
+			{
+				float		bj = b[j];
+
+				for (int m = 0; m < R; m++)
+					acc[m][j] += a[m] * bj;
+			}
+		}
+		for (int m = 0; m < R; m++)
+			store_row(C + m * ldc + jb, acc[m], n, alpha, beta);
+	}
+}
+
+TFM_HOT static void
+axpy_cols(int R, int K, float alpha, const float *A, ptrdiff_t lda,
+		  const float *B, ptrdiff_t ldb, float beta, float *C, ptrdiff_t ldc,
+		  int j0, int j1)
+{
+	switch (R)
+	{
+#define AXPY_CASE(r) case r: axpy_block(r, K, alpha, A, lda, B, ldb, beta, C, ldc, j0, j1); break
+			AXPY_CASE(1);
+			AXPY_CASE(2);
+			AXPY_CASE(3);
+			AXPY_CASE(4);
+			AXPY_CASE(5);
+			AXPY_CASE(6);
+			AXPY_CASE(7);
+			AXPY_CASE(8);
+#undef AXPY_CASE
+	}
+}
+
+typedef float lanes __attribute__((vector_size(DOT_W * sizeof(float))));
+
+/* an unaligned load of DOT_W floats */
+#define LOAD_LANES(v, p) memcpy(&(v), (p), sizeof(lanes))
+
+/*
+ * columns [j0, j1) of C's R rows, C[m][j] = A[m] · (row j of B): each row
+ * of B is loaded once for the R dot products, summed in DOT_W lanes (then
+ * the lanes, then the tail): a fixed order
+ */
+static inline __attribute__((always_inline)) void
+dot_block(const int R, int K, float alpha, const float *A, ptrdiff_t lda,
+		  const float *B, ptrdiff_t ldb, float beta, float *C, ptrdiff_t ldc,
+		  int j0, int j1)
+{
+	int			kv = K / DOT_W * DOT_W;
+
+	for (int j = j0; j < j1; j++)
+	{
+		const float *b = B + (size_t) j * ldb;
+		lanes		acc[TFM_GEMV_ROWS];
+
+		for (int m = 0; m < R; m++)
+			acc[m] = (lanes) {0};
+		for (int k = 0; k < kv; k += DOT_W)
+		{
+			lanes		va,
+						vb;
+
+			LOAD_LANES(vb, b + k);
+			for (int m = 0; m < R; m++)
+			{
+				LOAD_LANES(va, A + m * lda + k);
+				acc[m] += va * vb;
+			}
+		}
+		for (int m = 0; m < R; m++)
+		{
+			float		s = 0.0f;
+			float	   *c = C + m * ldc + j;
+
+			for (int l = 0; l < DOT_W; l++)
+				s += acc[m][l];
+			for (int k = kv; k < K; k++)
+				s += A[m * lda + k] * b[k];
+			s *= alpha;
+			*c = beta == 0.0f ? s : s + beta * *c;
+		}
+	}
+}
+
+TFM_HOT static void
+dot_cols(int R, int K, float alpha, const float *A, ptrdiff_t lda,
+		 const float *B, ptrdiff_t ldb, float beta, float *C, ptrdiff_t ldc,
+		 int j0, int j1)
+{
+	switch (R)
+	{
+#define DOT_CASE(r) case r: dot_block(r, K, alpha, A, lda, B, ldb, beta, C, ldc, j0, j1); break
+			DOT_CASE(1);
+			DOT_CASE(2);
+			DOT_CASE(3);
+			DOT_CASE(4);
+			DOT_CASE(5);
+			DOT_CASE(6);
+			DOT_CASE(7);
+			DOT_CASE(8);
+#undef DOT_CASE
+	}
+}
+
+void
+tfm_gemv_rows(bool transb, int M, int N, int K, float alpha,
+			  const float *A, int lda, const float *B, int ldb,
+			  float beta, float *C, int ldc)
+{
+	int			threads = tfm_get_threads();
+	int			tasks;
+
+	if (M <= 0 || N <= 0)
+		return;
+	/* column ranges in multiples of 16 floats; one per thread */
+	tasks = (double) N * K * M < 65536.0 ? 1 : threads;
+	if (tasks > (N + 15) / 16)
+		tasks = (N + 15) / 16;
+#pragma omp parallel for num_threads(tasks) if(tasks > 1) schedule(static)
+	for (int t = 0; t < tasks; t++)
+	{
+		int			per = ((N + 15) / 16 + tasks - 1) / tasks * 16;
+		int			j0 = t * per,
+					j1 = j0 + per < N ? j0 + per : N;
+
+		if (j0 >= j1)
+			continue;
+		if (transb)
+			dot_cols(M, K, alpha, A, lda, B, ldb, beta, C, ldc, j0, j1);
+		else
+			axpy_cols(M, K, alpha, A, lda, B, ldb, beta, C, ldc, j0, j1);
+	}
+}
