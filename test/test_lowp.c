@@ -606,6 +606,7 @@ main(void)
 	tfm_lowp_force_fallback(false);
 	if (quick_mode())
 		fast_bf16 = fast_int8 = false;
+	printf("  %s\n", tfm_lowp_reason());
 	printf("  paths tested: bf16 %s, int8 %s\n",
 		   fast_bf16 ? "avx512bf16 and fallback" : "fallback only",
 		   fast_int8 ? "avx512vnni and fallback" : "fallback only");
@@ -638,6 +639,10 @@ main(void)
 	check_shape(2, 2304, 768, 0, 1.0f, 0.0f);
 	check_shape(3, 333, 1001, 5, 1.0f, 1.0f);
 	check_shape(97, 300, 800, 3, 1.0f, 1.0f);
+	/* K a multiple of 32 and more than 4 rows: AMX tiles where the CPU has them */
+	check_shape(5, 17, 32, 0, 1.0f, 0.0f);
+	check_shape(33, 33, 64, 1, 0.5f, 1.0f);
+	check_shape(31, 65, 96, 2, 1.0f, 0.0f);
 	if (!quick_mode())
 	{
 		check_shape(1, 3072, 768, 0, 1.0f, 1.0f);

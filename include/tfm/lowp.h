@@ -32,6 +32,9 @@
  * beta = 0 never reads C (it may hold NaN).  K = 0 gives C = beta · C.
  *
  * Paths (lowp_dispatch.c): bf16 runs "avx512bf16" where the CPU has it,
+ * and its products of more than TFM_LOWP_GEMV_ROWS rows with K a multiple
+ * of 32 run on AMX tiles where the CPU has AMX-BF16 and the kernel grants
+ * the tile state (lowp_bf16_amx.c; TFM_LOWP_FORCE=noamx keeps them off);
  * int8 "avx512vnni"; otherwise (or when TFM_LOWP_FORCE=fallback is in the
  * environment at the first call, or after tfm_lowp_force_fallback(true))
  * both run "fallback": plain C, compiled for AVX-512F, AVX2+FMA and

@@ -8,7 +8,8 @@
  * memory) are shared out among the threads in contiguous runs, so each
  * weight is read once, in address order.
  *
- * Larger M: A is packed into panels of LOWP_MR rows; the work is cut into
+ * Larger M, K a multiple of 32, on a CPU with AMX: lowp_bf16_amx.c.
+ * Otherwise: A is packed into panels of LOWP_MR rows; the work is cut into
  * tasks of LOWP_MC rows × LOWP_NC columns of C, handed out to the threads.
  * In a task, K runs in blocks of LOWP_KC pairs; for each, every weight
  * panel of the task's columns (a 24 KB slice, kept in L1) meets every row
@@ -25,9 +26,11 @@ tfm_bf16_work_bytes(int M, int K)
 {
 	size_t		rows = M <= TFM_LOWP_GEMV_ROWS ? (size_t) (M > 0 ? M : 1) :
 		lowp_round_up(M, LOWP_MR),
-				pairs = lowp_round_up(K > 0 ? K : 1, 2) / 2;
+				pairs = lowp_round_up(K > 0 ? K : 1, 2) / 2,
+				bytes = lowp_round_up(rows * pairs * sizeof(uint32_t), LOWP_ALIGN),
+				amx = lowp_bf16_amx_work_bytes(M, K);
 
-	return lowp_round_up(rows * pairs * sizeof(uint32_t), LOWP_ALIGN);
+	return M > TFM_LOWP_GEMV_ROWS && amx > bytes ? amx : bytes;
 }
 
 #define PACK_CHUNK 256			/* pairs converted at a time, contiguously */
@@ -98,6 +101,11 @@ tfm_bf16_gemm(int M, int N, int K, float alpha,
 		return;
 	}
 
+	if (M > TFM_LOWP_GEMV_ROWS && pairs % 16 == 0 && lowp_bf16_amx())
+	{
+		lowp_bf16_amx_gemm(M, N, K, alpha, A, lda, W, beta, C, ldc, work);
+		return;
+	}
 	if (M <= TFM_LOWP_GEMV_ROWS)
 	{
 		int			panels = (N + LOWP_NR - 1) / LOWP_NR;

@@ -3,7 +3,10 @@
  *
  * Decided once, at the first product or query: the CPU's flags (through
  * __builtin_cpu_supports, which also checks that the OS saves the AVX-512
- * state), then TFM_LOWP_FORCE=fallback in the environment.
+ * state), then TFM_LOWP_FORCE=fallback in the environment.  AMX tiles
+ * (bf16 products of more than a few rows) need the CPU's AMX-BF16 and the
+ * kernel's permission for the tile state, asked for here once per process;
+ * TFM_LOWP_FORCE=noamx keeps them off (then AVX512_BF16 runs everything).
  * tfm_lowp_force_fallback switches at any time between products (not
  * during one: the flags are plain variables read by the drivers).
  */
@@ -15,7 +18,9 @@
 
 static bool ready = false;
 static bool cpu_bf16,
-			cpu_vnni;
+			cpu_vnni,
+			cpu_amx;
+static bool amx_off;			/* TFM_LOWP_FORCE=noamx */
 static bool env_forced,
 			call_forced;
 static char reason[192];
@@ -23,11 +28,14 @@ static char reason[192];
 static void
 describe(void)
 {
-	snprintf(reason, sizeof(reason), "%s; CPU %s AVX512_BF16, %s AVX512_VNNI",
+	snprintf(reason, sizeof(reason), "%s; CPU %s AVX512_BF16, %s AVX512_VNNI, %s",
 			 call_forced ? "fallback forced by tfm_lowp_force_fallback" :
 			 env_forced ? "fallback forced by TFM_LOWP_FORCE=fallback" :
 			 "chosen from CPU flags",
-			 cpu_bf16 ? "has" : "lacks", cpu_vnni ? "has" : "lacks");
+			 cpu_bf16 ? "has" : "lacks", cpu_vnni ? "has" : "lacks",
+			 !cpu_amx ? "no AMX tiles" :
+			 amx_off ? "AMX tiles off (TFM_LOWP_FORCE=noamx)" :
+			 "AMX tiles for bf16 products of more than 4 rows");
 }
 
 static void
@@ -44,6 +52,9 @@ lowp_init(void)
 		__builtin_cpu_supports("avx512vnni");
 	env = getenv("TFM_LOWP_FORCE");
 	env_forced = env != NULL && strcmp(env, "fallback") == 0;
+	amx_off = env != NULL && strcmp(env, "noamx") == 0;
+	cpu_amx = cpu_bf16 && __builtin_cpu_supports("amx-tile") &&
+		__builtin_cpu_supports("amx-bf16") && lowp_bf16_amx_enable();
 	describe();
 	ready = true;
 }
@@ -53,6 +64,12 @@ lowp_bf16_fast(void)
 {
 	lowp_init();
 	return cpu_bf16 && !env_forced && !call_forced;
+}
+
+bool
+lowp_bf16_amx(void)
+{
+	return lowp_bf16_fast() && cpu_amx && !amx_off;
 }
 
 bool

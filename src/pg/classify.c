@@ -22,7 +22,15 @@
 #include "tfm_rows.h"
 #include "classify.h"
 
+/*
+ * Rows per batched forward pass: up to TFM_INFER_BATCH, and no more than
+ * TFM_INFER_TOKENS tokens (padded), so that a layer's activations stay in
+ * the CPU's caches between the products that write and read them.
+ */
 #define TFM_INFER_BATCH 64
+#ifndef TFM_INFER_TOKENS
+#define TFM_INFER_TOKENS 512
+#endif
 
 tfm_model *
 tfm_get_classifier(const char *name, const TfmModelRow **rowp)
@@ -71,16 +79,14 @@ tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int 
 	for (int i = 0; i < n; i++)
 		order[i] = i;
 	qsort_arg(order, n, sizeof(int), cmp_by_len, (void *) lens);
-	for (int start = 0; start < n; start += TFM_INFER_BATCH)
+	for (int start = 0, B = 0; start < n; start += B)
 	{
-		int			B = Min(TFM_INFER_BATCH, n - start);
-		int			T = 1;
+		int			T = Max(1, lens[order[start]]);	/* the longest of the batch */
 		int32	   *buf;
 		tfm_batch	b;
 
 		CHECK_FOR_INTERRUPTS();
-		for (int i = 0; i < B; i++)
-			T = Max(T, lens[order[start + i]]);
+		B = Min(Min(TFM_INFER_BATCH, Max(1, TFM_INFER_TOKENS / T)), n - start);
 		buf = palloc(sizeof(int32) * B * T);
 		for (int i = 0; i < B; i++)
 		{
