@@ -36,6 +36,30 @@ SELECT abs((SELECT 1 - tfm_cosine(a.e, b.e) FROM docs a, docs b WHERE a.id = 1 A
 DROP TABLE docs;
 SELECT tfm_drop_model('srch');
 
+-- batched embeddings: tfm_embed(model, text[]) gives (ord, embedding) in the
+-- array's order, each the text's own embedding (batches pad to the longest
+-- text; the padding is masked), NULL for a NULL element
+CREATE TEMP TABLE words AS
+SELECT w FROM unnest(ARRAY['sea', 'whale', 'a ship at sea', 'the white whale', 'Ishmael',
+                           'harpoon and line', 'q', 'Call me Ishmael. Some years ago']) w;
+SELECT tfm_tokenizer_train('srch_chars', w, 'char') FROM words;
+SELECT model FROM tfm_create_model('srch_t', 'classify', 'srch_chars', labels => ARRAY['a', 'b'],
+                                   d_model => 16, heads => 2, layers => 1, max_len => 40);
+WITH a AS (SELECT array_agg(w ORDER BY w) || ARRAY[NULL::text] AS ws FROM words)
+SELECT count(*) AS rows, count(b.embedding) AS embedded, bool_and(b.ord = b.n) AS in_order,
+       max(CASE WHEN b.embedding IS NOT NULL THEN
+             (SELECT max(abs(x - y)) FROM unnest(b.embedding, tfm_embed('srch_t', a.ws[b.ord])) u(x, y)) END)
+         < 1e-5 AS same_as_one_by_one,
+       bool_and(cardinality(b.embedding) = 16) AS d_model_values,
+       bool_and((b.embedding IS NULL) = (a.ws[b.ord] IS NULL)) AS null_for_null
+  FROM a, tfm_embed('srch_t', a.ws) WITH ORDINALITY b(ord, embedding, n);
+SELECT count(*) AS none FROM tfm_embed('srch_t', ARRAY[]::text[]);
+SELECT pg_temp.err($$SELECT * FROM tfm_embed('srch_t', ARRAY['sea', ''])$$);
+SELECT pg_temp.err($$SELECT * FROM tfm_embed('srch_t', NULL::text[])$$);
+SELECT pg_temp.err($$SELECT * FROM tfm_embed('no_such_model', ARRAY['sea'])$$);
+SELECT tfm_drop_model('srch_t');
+SELECT tfm_tokenizer_drop('srch_chars');
+
 -- a language model without a tokenizer: prompts are token ids
 SELECT model FROM tfm_create_model('ids_lm', 'lm', vocab_size => 40, d_model => 16, heads => 2, layers => 1, max_len => 16);
 SELECT count(*) AS tokens, bool_and(piece IS NULL) AS no_pieces, bool_and(id BETWEEN 0 AND 39) AS in_vocab

@@ -173,49 +173,97 @@ tfm_classify_deployed(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text(row->labels[argmax(p, row->n_labels)]));
 }
 
+/*
+ * The texts of a text[] argument as classifier inputs; a NULL element runs
+ * as a one-token placeholder (its result is NULL).  Returns the count.
+ */
+static int
+batch_inputs(FunctionCallInfo fcinfo, const TfmModelRow *row, int arg,
+			 int32 ***ids, int **lens, bool **nulls)
+{
+	Datum	   *elems;
+	int			n = tfm_text_array_arg(fcinfo, arg, "inputs", true, &elems, nulls);
+
+	*ids = palloc(sizeof(int32 *) * Max(n, 1));
+	*lens = palloc(sizeof(int) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		if ((*nulls)[i])
+		{
+			(*ids)[i] = palloc0(sizeof(int32));
+			(*lens)[i] = 1;
+			continue;
+		}
+		(*ids)[i] = tfm_classifier_ids(row, elems[i], TEXTOID, &(*lens)[i]);
+	}
+	return n;
+}
+
 PG_FUNCTION_INFO_V1(tfm_classify_batch);
 Datum
 tfm_classify_batch(PG_FUNCTION_ARGS)
 {
 	char	   *name = tfm_text_arg(fcinfo, 0, "model");
 	const TfmModelRow *row;
-	tfm_model  *m;
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
+	tfm_model  *m = tfm_get_classifier(name, &row);
 	int32	  **ids;
 	int		   *lens;
-	float	   *p;
-	Datum	   *out;
-	bool	   *onulls;
+	bool	   *nulls;
+	int			n = batch_inputs(fcinfo, row, 1, &ids, &lens, &nulls);
+	float	   *p = palloc(sizeof(float) * row->n_labels * Max(n, 1));
+	Datum	   *out = palloc(sizeof(Datum) * Max(n, 1));
 
-	n = tfm_text_array_arg(fcinfo, 1, "inputs", true, &elems, &nulls);
-	m = tfm_get_classifier(name, &row);
-	ids = palloc(sizeof(int32 *) * Max(n, 1));
-	lens = palloc(sizeof(int) * Max(n, 1));
-	for (int i = 0; i < n; i++)
-	{
-		if (nulls[i])
-		{
-			/* a NULL element gives a NULL label; run a placeholder */
-			ids[i] = palloc(sizeof(int32));
-			ids[i][0] = 0;
-			lens[i] = 1;
-			continue;
-		}
-		ids[i] = tfm_classifier_ids(row, elems[i], TEXTOID, &lens[i]);
-	}
-	p = palloc(sizeof(float) * row->n_labels * Max(n, 1));
 	tfm_classifier_run(m, row, ids, lens, n, p, NULL);
-	out = palloc(sizeof(Datum) * Max(n, 1));
-	onulls = palloc(sizeof(bool) * Max(n, 1));
 	for (int i = 0; i < n; i++)
-	{
-		onulls[i] = nulls[i];
 		out[i] = nulls[i] ? (Datum) 0 :
 			CStringGetTextDatum(row->labels[argmax(p + (size_t) i * row->n_labels, row->n_labels)]);
+	PG_RETURN_ARRAYTYPE_P(tfm_text_array(out, nulls, n));
+}
+
+/*
+ * tfm_embed(model, text[]): one row (ord, embedding) per element, in order
+ * (ord counts from 1; a NULL element gives a NULL embedding), through the
+ * same batched forward passes as tfm_classify(model, text[]).
+ */
+PG_FUNCTION_INFO_V1(tfm_embed_batch);
+Datum
+tfm_embed_batch(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	const TfmModelRow *row;
+	tfm_model  *m;
+	int32	  **ids;
+	int		   *lens;
+	bool	   *nulls;
+	int			n,
+				d;
+	float	   *pooled;
+	Datum	   *vals;
+
+	SetSingleFuncCall(fcinfo, 0);
+	m = tfm_get_classifier(name, &row);
+	n = batch_inputs(fcinfo, row, 1, &ids, &lens, &nulls);
+	d = m->cfg.d_model;
+	pooled = palloc(sizeof(float) * d * Max(n, 1));
+	tfm_classifier_run(m, row, ids, lens, n, NULL, pooled);
+	vals = palloc(sizeof(Datum) * d);
+	for (int i = 0; i < n; i++)
+	{
+		Datum		values[2];
+		bool		isnull[2] = {false, nulls[i]};
+
+		values[0] = Int32GetDatum(i + 1);
+		values[1] = (Datum) 0;
+		if (!nulls[i])
+		{
+			for (int k = 0; k < d; k++)
+				vals[k] = Float4GetDatum(pooled[(size_t) i * d + k]);
+			values[1] = PointerGetDatum(construct_array(vals, d, FLOAT4OID, 4, true, TYPALIGN_INT));
+		}
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
 	}
-	PG_RETURN_ARRAYTYPE_P(tfm_text_array(out, onulls, n));
+	return (Datum) 0;
 }
 
 PG_FUNCTION_INFO_V1(tfm_predict_proba);
