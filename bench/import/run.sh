@@ -15,9 +15,9 @@
 #      d_ff 1536, vocab 30522, GELU, mean pooling) made by tfm_create_model:
 #      embeddings/s for 128-token inputs, ROWS rows, at fp32 and bf16, through
 #      `SELECT tfm_embed('minilm', ids) FROM t` (one forward per row) and
-#      through the batched text[] form tfm_classify(model, text[]) (batches
-#      of 64 inside; needs a tokenizer, so a twin of the same shape with a
-#      character tokenizer and 128-letter texts), beside nn.TransformerEncoder
+#      through the batched text[] form tfm_embed(model, text[]) (batches of
+#      up to 512 tokens inside; needs a tokenizer, so a twin of the same shape
+#      with a character tokenizer and 128-letter texts), beside nn.TransformerEncoder
 #      of the same shape (batch 32, mean pooling, no_grad)
 #   4. a table with the ratios tfm / PyTorch and the load average before
 #      each measurement; the log in bench/import/last-run.log
@@ -160,13 +160,13 @@ for th in $ENC_THREADS; do
         r=$($PSQL -c "SET tfm.threads = $th" -c "SET tfm.precision = $prec" \
                   -c "SELECT round(enc_speed(\$q\$$q\$q\$, $ROWS)::numeric, 2)")
       else
-        # one call with all the texts (tfm_classify runs them in batches of 64)
+        # one call with all the texts (tfm_embed(model, text[]) runs them in batches)
         r=$($PSQL <<EOF
 SET tfm.threads = $th;
 SET tfm.precision = $prec;
-DO \$\$ BEGIN PERFORM tfm_classify('minilm_letters', ARRAY(SELECT body FROM tt ORDER BY i LIMIT 8)); END \$\$;
+DO \$\$ BEGIN PERFORM count(*) FROM tfm_embed('minilm_letters', ARRAY(SELECT body FROM tt ORDER BY i LIMIT 8)); END \$\$;
 CREATE TEMP TABLE tim AS SELECT clock_timestamp() AS t0;
-SELECT cardinality(tfm_classify('minilm_letters', ARRAY(SELECT body FROM tt ORDER BY i))) \gset
+SELECT count(*) FROM tfm_embed('minilm_letters', ARRAY(SELECT body FROM tt ORDER BY i)) \gset
 SELECT round(($ROWS / extract(epoch FROM clock_timestamp() - t0))::numeric, 2) FROM tim;
 EOF
 )
@@ -216,7 +216,7 @@ agree() {  # how many leading ids two comma lists share, of the longer's length
   echo
   echo "MiniLM-shaped encoder, 128-token inputs, $ROWS rows, embeddings/s (PyTorch: nn.TransformerEncoder, batch 32, the faster of its fast path and module path):"
   echo
-  echo "| threads | precision | tfm tfm_embed per row | tfm tfm_classify(text[]) batched | PyTorch fp32 | per row / PyTorch | batched / PyTorch | load avg before (row; batched; PyTorch) |"
+  echo "| threads | precision | tfm tfm_embed per row | tfm tfm_embed(text[]) batched | PyTorch fp32 | per row / PyTorch | batched / PyTorch | load avg before (row; batched; PyTorch) |"
   echo "|---|---|---|---|---|---|---|---|"
   for th in $ENC_THREADS; do
     p=$(get enc_torch_$th)
