@@ -98,7 +98,7 @@ skip_value(reader *r, int depth, const quoted *key)
 			{
 				char		close = *r->p == '{' ? '}' : ']';
 
-				if (depth >= TFM_ST_INDEX_MAX_DEPTH)
+				if (depth > TFM_ST_INDEX_MAX_DEPTH)
 					return st_fail(r->err, TFM_ST_EFORMAT,
 								   "value of metadata key %s is nested deeper than %d levels",
 								   key->s, TFM_ST_INDEX_MAX_DEPTH);
@@ -291,6 +291,7 @@ read_index(ix_reader *x)
 	reader	   *r = &x->r;
 	int			more;
 
+	st_skip_ws(r);				/* JSON text may start with white space */
 	if (r->p >= r->end || *r->p != '{')
 		return st_syntax(r, "the index does not start with '{'");
 	r->p++;
