@@ -54,14 +54,20 @@ SELECT ARRAY(SELECT id FROM tfm_generate_tokens('llama_sharded', ARRAY[1, 330], 
      = ARRAY(SELECT id FROM tfm_generate_tokens('llama_single', ARRAY[1, 330], max_tokens => 8, temperature => 0) ORDER BY pos)
        AS same_generation;
 
+-- every file a symbolic link out of the directory (a Hugging Face cache snapshot): followed
+SELECT * FROM tfm_import_files('gpt2_linked', :'fixtures' || '/hf_gpt2_linked');
+SELECT pg_temp.same_weights('gpt2_single', 'gpt2_linked');
+
 -- ---- refusals: one directory each ----------------------------------------------
 SELECT c AS "case", pg_temp.try_import(:'fixtures', 'hf_sharded_bad/' || c) AS result
   FROM unnest(ARRAY['wrong_shard', 'missing_shard', 'traversal', 'absent', 'not_in_shard',
                     'total_size', 'malformed', 'duplicate', 'bad_shard', 'unexpected_tensor',
-                    'missing_tensor', 'no_weights', 'both']) c;
+                    'missing_tensor', 'no_weights', 'both', 'weights_dir']) c;
 -- nothing of the failed imports was kept
 SELECT count(*) AS models FROM tfm.models WHERE name = 'x';
 SELECT count(*) AS tokenizers FROM tfm.tokenizers WHERE name = 'x';
 
-SELECT tfm_drop_model(name) FROM tfm.models WHERE name IN ('gpt2_single', 'gpt2_sharded', 'llama_single', 'llama_sharded') ORDER BY name;
-SELECT tfm_tokenizer_drop(name) FROM tfm.tokenizers WHERE name IN ('gpt2_single', 'gpt2_sharded', 'llama_single', 'llama_sharded') ORDER BY name;
+SELECT tfm_drop_model(name) FROM tfm.models
+ WHERE name IN ('gpt2_single', 'gpt2_sharded', 'gpt2_linked', 'llama_single', 'llama_sharded') ORDER BY name;
+SELECT tfm_tokenizer_drop(name) FROM tfm.tokenizers
+ WHERE name IN ('gpt2_single', 'gpt2_sharded', 'gpt2_linked', 'llama_single', 'llama_sharded') ORDER BY name;

@@ -11,6 +11,7 @@ hostile directories, one per refusal that sql/import_sharded.sql pins:
   test/fixtures/hf_gpt2_sharded/    GPT-2 in 3 shards, config.json, tokenizer.json
   test/fixtures/hf_llama_sharded/   Llama in 2 shards, config.json, tokenizer.json
   test/fixtures/hf_sharded_bad/<case>/  config.json (GPT-2's), tiny shards, an index
+  test/fixtures/hf_gpt2_linked/     symbolic links to the files of hf_gpt2_sharded
 
 Standard library only; the output is deterministic (running it twice gives
 identical files).  From the repository root:
@@ -179,7 +180,20 @@ def main():
     for case, files in sorted(cases.items()):
         for fname, data in sorted(files.items()):
             write(os.path.join(bad, case, fname), data)
-    print("hf_sharded_bad: %d cases" % len(cases))
+    # a weights path that is a directory (git keeps it by the file inside)
+    write(os.path.join(bad, "weights_dir", "config.json"), config)
+    write(os.path.join(bad, "weights_dir", "model.safetensors", "README"),
+          "a directory named model.safetensors: tfm_import_files refuses it\n")
+    print("hf_sharded_bad: %d cases" % (len(cases) + 1))
+    # every file a symbolic link out of the directory, as in a Hugging Face
+    # cache snapshot (snapshots/<rev>/* -> ../../blobs/*): links are followed
+    linked = os.path.join(ROOT, "hf_gpt2_linked")
+    if os.path.isdir(linked):
+        shutil.rmtree(linked)
+    os.makedirs(linked)
+    for f in sorted(os.listdir(os.path.join(ROOT, "hf_gpt2_sharded"))):
+        os.symlink(os.path.join("..", "hf_gpt2_sharded", f), os.path.join(linked, f))
+    print("hf_gpt2_linked: links to hf_gpt2_sharded")
     # read back: every shard parses and the index names exactly its tensors
     for name in ("hf_gpt2", "hf_llama"):
         d = os.path.join(ROOT, name + "_sharded")
