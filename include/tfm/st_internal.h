@@ -1,7 +1,8 @@
 /*
  * tfm/st_internal.h: what the files of the safetensors reader share (not a
  * public API): the reader's state and the JSON lexing of
- * src/core/safetensors_json.c, used by the schema in src/core/safetensors.c.
+ * src/core/safetensors_json.c, used by the schemas in src/core/safetensors.c
+ * (a file's header) and src/core/safetensors_index.c (a sharded index).
  */
 #ifndef TFM_ST_INTERNAL_H
 #define TFM_ST_INTERNAL_H
@@ -27,6 +28,7 @@ typedef struct reader
 	size_t		n_meta,
 				cap_meta;
 	int			seen_meta;
+	const char *doc;			/* for syntax messages; NULL = "the safetensors header" */
 } reader;
 
 typedef enum num_kind
@@ -38,6 +40,21 @@ typedef enum num_kind
 	NUM_NONE					/* not a number: a string, array, ... */
 } num_kind;
 
+/* allocation through the allocator of tfm_st_set_allocator (safetensors.c) */
+void	   *st_alloc(size_t n);
+void		st_free(void *p);
+/* makes room for need elements of size bytes in *p (capacity *cap) */
+int			st_grow(void **p, size_t *cap, size_t need, size_t size);
+
+/* a quoted, one-line, cut-short copy of a name for messages (at most 74 bytes) */
+#define QUOTE_MAX 64
+typedef struct quoted
+{
+	char		s[QUOTE_MAX + 8];
+} quoted;
+
+quoted		st_quote(const char *name, size_t len);
+
 /* length of the longest prefix of s[0 .. n) that ends on a UTF-8 boundary */
 size_t		st_utf8_cut(const char *s, size_t n);
 
@@ -45,7 +62,7 @@ size_t		st_utf8_cut(const char *s, size_t n);
 int			st_fail(tfm_st_err *err, int status, const char *fmt,...)
 			__attribute__((format(printf, 3, 4)));
 
-/* "invalid JSON in the safetensors header at byte <pos>: <what>"; TFM_ST_EFORMAT */
+/* "invalid JSON in <doc> at byte <pos>: <what>"; TFM_ST_EFORMAT */
 int			st_syntax(reader *r, const char *what);
 
 void		st_skip_ws(reader *r);

@@ -43,13 +43,13 @@ tfm_st_set_allocator(void *(*alloc_fn) (size_t), void *(*realloc_fn) (void *, si
 	free_hook = free_fn ? free_fn : free;
 }
 
-static void *
+void *
 st_alloc(size_t n)
 {
 	return alloc_hook(n ? n : 1);
 }
 
-static void
+void
 st_free(void *p)
 {
 	if (p)
@@ -57,7 +57,7 @@ st_free(void *p)
 }
 
 /* makes room for need elements of size bytes in *p (capacity *cap) */
-static int
+int
 st_grow(void **p, size_t *cap, size_t need, size_t size)
 {
 	size_t		ncap;
@@ -148,37 +148,6 @@ tfm_st_status_name(int status)
 			return "invalid argument";
 	}
 	return "unknown status";
-}
-
-/* a quoted, one-line, cut-short copy of a name for messages (80 bytes) */
-#define QUOTE_MAX 64
-typedef struct quoted
-{
-	char		s[QUOTE_MAX + 8];
-} quoted;
-
-static quoted
-quote(const char *name, size_t len)
-{
-	quoted		q;
-	size_t		n = len > QUOTE_MAX ? st_utf8_cut(name, QUOTE_MAX) : len,
-				o = 0;
-
-	q.s[o++] = '"';
-	for (size_t i = 0; i < n; i++)
-	{
-		unsigned char c = (unsigned char) name[i];
-
-		q.s[o++] = (c < 0x20 || c == 0x7F) ? '?' : (char) c;
-	}
-	if (n < len)
-	{
-		memcpy(q.s + o, "...", 3);
-		o += 3;
-	}
-	q.s[o++] = '"';
-	q.s[o] = '\0';
-	return q;
 }
 
 static int
@@ -325,7 +294,7 @@ read_metadata(reader *r)
 			st_expect(r, ':', "expected ':'") != TFM_ST_OK)
 			return TFM_ST_EFORMAT;
 		st_skip_ws(r);
-		q = quote(key, klen);
+		q = st_quote(key, klen);
 		if (r->p >= r->end || *r->p != '"')
 			return st_fail(r->err, TFM_ST_EFORMAT, "value of metadata key %s is not a string", q.s);
 		if (st_read_string(r, &val, &vlen) != TFM_ST_OK)
@@ -350,7 +319,7 @@ static int
 read_tensor(reader *r, const char *name, size_t name_len)
 {
 	tfm_st_tensor *t;
-	quoted		q = quote(name, name_len);
+	quoted		q = st_quote(name, name_len);
 	int			have_dtype = 0,
 				have_shape = 0,
 				have_offsets = 0;
@@ -400,7 +369,7 @@ read_tensor(reader *r, const char *name, size_t name_len)
 						break;
 				if (i == N_DTYPES)
 				{
-					quoted		qd = quote(dt, dlen);
+					quoted		qd = st_quote(dt, dlen);
 
 					return st_fail(r->err, TFM_ST_EFORMAT, "unknown dtype %s of tensor %s", qd.s, q.s);
 				}
@@ -435,7 +404,7 @@ read_tensor(reader *r, const char *name, size_t name_len)
 			}
 			else
 			{
-				quoted		qk = quote(key, klen);
+				quoted		qk = st_quote(key, klen);
 
 				return st_fail(r->err, TFM_ST_EFORMAT, "unknown field %s in tensor %s", qk.s, q.s);
 			}
@@ -528,7 +497,7 @@ check_tensors(tfm_st_file *f, tfm_st_err *err)
 
 		if (strcmp(f->by_name[i - 1]->name, t->name) == 0)
 		{
-			quoted		q = quote(t->name, t->name_len);
+			quoted		q = st_quote(t->name, t->name_len);
 
 			return st_fail(err, TFM_ST_EFORMAT, "duplicate tensor name %s in the safetensors header", q.s);
 		}
@@ -538,7 +507,7 @@ check_tensors(tfm_st_file *f, tfm_st_err *err)
 	for (size_t i = 1; i < f->n_meta; i++)
 		if (strcmp(f->meta[i - 1].key, f->meta[i].key) == 0)
 		{
-			quoted		q = quote(f->meta[i].key, strlen(f->meta[i].key));
+			quoted		q = st_quote(f->meta[i].key, strlen(f->meta[i].key));
 
 			return st_fail(err, TFM_ST_EFORMAT, "duplicate metadata key %s in the safetensors header", q.s);
 		}
@@ -547,7 +516,7 @@ check_tensors(tfm_st_file *f, tfm_st_err *err)
 	for (size_t i = 0; i < f->n_tensors; i++)
 	{
 		const tfm_st_tensor *t = &f->tensors[i];
-		quoted		q = quote(t->name, t->name_len);
+		quoted		q = st_quote(t->name, t->name_len);
 
 		if (t->end > f->data_len)
 			return st_fail(err, TFM_ST_EFORMAT,
@@ -557,7 +526,7 @@ check_tensors(tfm_st_file *f, tfm_st_err *err)
 		if (t->begin < at)
 		{
 			const tfm_st_tensor *p = &f->tensors[i - 1];
-			quoted		qp = quote(p->name, p->name_len);
+			quoted		qp = st_quote(p->name, p->name_len);
 
 			return st_fail(err, TFM_ST_EFORMAT,
 						   "data of tensors %s [%llu, %llu] and %s [%llu, %llu] overlap",

@@ -1,8 +1,8 @@
 /*
  * safetensors_json.c: the JSON lexing of the safetensors reader — white
  * space, punctuation, strings (escapes, surrogate pairs, strict UTF-8) and
- * numbers — and its messages (include/tfm/st_internal.h).  The schema that
- * drives it is in safetensors.c.
+ * numbers — and its messages (include/tfm/st_internal.h).  The schemas that
+ * drive it are in safetensors.c and safetensors_index.c.
  *
  * Every read checks the end of the buffer first.  Strings decode into the
  * reader's pool, which holds header_len bytes: a string of k raw bytes
@@ -39,6 +39,30 @@ st_utf8_cut(const char *s, size_t n)
 	return k;
 }
 
+quoted
+st_quote(const char *name, size_t len)
+{
+	quoted		q;
+	size_t		n = len > QUOTE_MAX ? st_utf8_cut(name, QUOTE_MAX) : len,
+				o = 0;
+
+	q.s[o++] = '"';
+	for (size_t i = 0; i < n; i++)
+	{
+		unsigned char c = (unsigned char) name[i];
+
+		q.s[o++] = (c < 0x20 || c == 0x7F) ? '?' : (char) c;
+	}
+	if (n < len)
+	{
+		memcpy(q.s + o, "...", 3);
+		o += 3;
+	}
+	q.s[o++] = '"';
+	q.s[o] = '\0';
+	return q;
+}
+
 int
 st_fail(tfm_st_err *err, int status, const char *fmt,...)
 {
@@ -59,7 +83,8 @@ int
 st_syntax(reader *r, const char *what)
 {
 	return st_fail(r->err, TFM_ST_EFORMAT,
-				   "invalid JSON in the safetensors header at byte %zu: %s",
+				   "invalid JSON in %s at byte %zu: %s",
+				   r->doc ? r->doc : "the safetensors header",
 				   (size_t) (r->p - r->start), what);
 }
 

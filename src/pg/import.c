@@ -4,18 +4,11 @@
  * model owned by the caller, with its tokenizer stored under the model's
  * name.  tfm never fetches anything: the files are the caller's.
  *
- * The weights are read through a small source abstraction so that a bytea
- * in memory and a server file are walked the same way: the safetensors
- * header first (parsed strictly by the core parser), then each tensor's
- * byte range, one at a time, checked against the architecture's table
- * (tfm/hf_import.h) and converted to float32 into the model.  A file is
- * never held in memory whole: only its header and the largest tensor.
+ * The weights come through a TfmWeightSource (import_weights.c), so that a
+ * bytea in memory, a server file and the shards of a sharded checkpoint are
+ * walked the same way, one tensor at a time, never a whole file in memory.
  */
 #include "postgres.h"
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
@@ -23,7 +16,6 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "storage/fd.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -34,149 +26,8 @@
 #include "tfm_pg.h"
 #include "tfm_rows.h"
 
-#define TFM_MAX_JSON_FILE ((off_t) 512 * 1024 * 1024)	/* config / tokenizer.json */
+#define TFM_MAX_JSON_FILE ((uint64) 512 * 1024 * 1024)	/* config / tokenizer.json */
 
-/* where the safetensors bytes come from */
-typedef struct WeightSource
-{
-	const char *what;			/* for messages: "weights" or a file path */
-	uint64		size;
-	const uint8 *mem;			/* a bytea's data, or NULL */
-	int			fd;				/* a file, or -1 */
-} WeightSource;
-
-/* read len bytes at off into buf (or point *out into memory) */
-static const uint8 *
-source_read(WeightSource *src, uint64 off, size_t len, uint8 *buf)
-{
-	size_t		done = 0;
-
-	if (off > src->size || len > src->size - off)
-		elog(ERROR, "read past the end of %s. Please report a bug.", src->what);
-	if (src->mem)
-		return src->mem + off;
-	while (done < len)
-	{
-		ssize_t		n;
-
-		CHECK_FOR_INTERRUPTS();
-		n = pread(src->fd, buf + done, Min(len - done, (size_t) 64 * 1024 * 1024), (off_t) (off + done));
-		if (n < 0)
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not read file \"%s\": %m", src->what)));
-		if (n == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("file \"%s\" ended early", src->what)));
-		done += n;
-	}
-	return buf;
-}
-
-static void
-st_check(int status, const tfm_st_err *err, const char *what)
-{
-	if (status == TFM_ST_OK)
-		return;
-	ereport(ERROR,
-			(errcode(status == TFM_ST_ENOMEM ? ERRCODE_OUT_OF_MEMORY :
-					 status == TFM_ST_EDTYPE ? ERRCODE_FEATURE_NOT_SUPPORTED :
-					 ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid safetensors %s: %s", what,
-					err->msg[0] ? err->msg : tfm_st_status_name(status))));
-}
-
-static void
-free_st(void *p)
-{
-	tfm_st_free(p);
-}
-
-static void
-free_map(void *p)
-{
-	tfm_hf_map_free(p);
-}
-
-/* every tensor of the source into m */
-static void
-load_weights(tfm_model *m, const TfmHfConfig *hc, WeightSource *src)
-{
-	uint8		prefix[TFM_ST_PREFIX];
-	uint64		hlen;
-	const uint8 *hdr;
-	uint8	   *hbuf = NULL,
-			   *tbuf = NULL;
-	size_t		tcap = 0;
-	tfm_st_err	err;
-	tfm_st_file *f;
-	TfmGuard   *gf,
-			   *gm;
-	tfm_hf_map *map;
-	char		msg[512];
-
-	if (src->size < TFM_ST_PREFIX)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid safetensors %s: %llu bytes is too short", src->what,
-						(unsigned long long) src->size)));
-	st_check(tfm_st_header_length(&hlen, source_read(src, 0, TFM_ST_PREFIX, prefix), TFM_ST_PREFIX,
-								  src->size, &err), &err, src->what);
-	if (!src->mem)
-		hbuf = palloc_extended(hlen, MCXT_ALLOC_HUGE);
-	hdr = source_read(src, TFM_ST_PREFIX, hlen, hbuf);
-	st_check(tfm_st_parse_header(&f, hdr, hlen, src->size, &err), &err, src->what);
-	gf = tfm_guard(free_st, f);
-	if (hbuf)
-		pfree(hbuf);
-	map = tfm_hf_map_create(hc->p.arch, &m->cfg);
-	if (!map)
-		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-	gm = tfm_guard(free_map, map);
-
-	for (size_t i = 0; i < f->n_tensors; i++)
-	{
-		const tfm_st_tensor *t = &f->tensors[i];
-		tfm_hf_entry *e = tfm_hf_match(map, t->name, t->name_len);
-		size_t		len = (size_t) (t->end - t->begin);
-		const uint8 *bytes;
-
-		CHECK_FOR_INTERRUPTS();
-		if (!e)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("unexpected tensor \"%s\" in %s", t->name, src->what),
-					 errdetail("A %s checkpoint with this config.json has no such tensor.",
-							   hc->model_type)));
-		if (!src->mem && len > tcap && e->use != TFM_HF_BUFFER)
-		{
-			if (tbuf)
-				pfree(tbuf);
-			tbuf = palloc_extended(Max(len, 1), MCXT_ALLOC_HUGE);
-			tcap = len;
-		}
-		/* buffers (the old causal masks) are checked by shape only: not read */
-		bytes = e->use == TFM_HF_BUFFER ? NULL :
-			source_read(src, f->data_start + t->begin, len, tbuf);
-		if (tfm_hf_load_tensor(m, map, e, t, bytes, msg, sizeof(msg)) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("cannot import %s: %s", src->what, msg)));
-	}
-	if (tfm_hf_finish(m, map, msg, sizeof(msg)) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot import %s: %s", src->what, msg)));
-	if (tbuf)
-		pfree(tbuf);
-	tfm_hf_map_free(map);
-	tfm_guard_release(gm);
-	tfm_st_free(f);
-	tfm_guard_release(gf);
-}
-
-/* the tfm.models row, the weights and the returned row */
 /* the BERT family imports as classifiers; GPT-2 and Llama as language models */
 static bool
 is_encoder(tfm_hf_arch arch)
@@ -184,8 +35,9 @@ is_encoder(tfm_hf_arch arch)
 	return arch == TFM_HF_BERT || arch == TFM_HF_ROBERTA || arch == TFM_HF_DISTILBERT;
 }
 
+/* the weights, the tfm.models row and the returned row */
 static Datum
-import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, WeightSource *src,
+import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeightSource *src,
 			 Jsonb *tokenizer, const char *task)
 {
 	TfmHfConfig hc;
@@ -235,7 +87,7 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, WeightSou
 	tfm_guard_model(m);
 	/* a head the checkpoint lacks (a base encoder's cls.*) starts from tfm's init */
 	tfm_model_init(m, 42);
-	load_weights(m, &hc, src);
+	tfm_weights_load(m, &hc, src);
 
 	if (tokenizer)
 	{
@@ -327,15 +179,12 @@ tfm_import(PG_FUNCTION_ARGS)
 {
 	char	   *name = tfm_text_arg(fcinfo, 0, "name");
 	bytea	   *w;
-	WeightSource src;
+	TfmWeightSource src;
 
 	TFM_ARG_NOT_NULL(1, "config");
 	TFM_ARG_NOT_NULL(2, "weights");
 	w = PG_GETARG_BYTEA_PP(2);
-	src.what = "weights";
-	src.mem = (const uint8 *) VARDATA_ANY(w);
-	src.size = VARSIZE_ANY_EXHDR(w);
-	src.fd = -1;
+	tfm_weights_from_bytea(&src, (const uint8 *) VARDATA_ANY(w), VARSIZE_ANY_EXHDR(w));
 	PG_RETURN_DATUM(import_model(fcinfo, name, PG_GETARG_JSONB_P(1), &src,
 								 PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3),
 								 PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4))));
@@ -345,36 +194,12 @@ tfm_import(PG_FUNCTION_ARGS)
 static Jsonb *
 read_json_file(const char *dir, const char *file, bool optional)
 {
-	char	   *path = psprintf("%s/%s", dir, file);
-	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
-	struct stat st;
-	char	   *buf;
-	WeightSource src;
+	size_t		len;
+	char	   *buf = tfm_read_server_file(psprintf("%s/%s", dir, file), optional,
+										   TFM_MAX_JSON_FILE, &len);
 
-	if (fd < 0)
-	{
-		if (optional && errno == ENOENT)
-			return NULL;
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not open file \"%s\": %m", path)));
-	}
-	if (fstat(fd, &st) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not stat file \"%s\": %m", path)));
-	if (st.st_size > TFM_MAX_JSON_FILE)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("file \"%s\" is larger than 512 MB", path)));
-	buf = palloc_extended(st.st_size + 1, MCXT_ALLOC_HUGE);
-	src.what = path;
-	src.size = st.st_size;
-	src.mem = NULL;
-	src.fd = fd;
-	source_read(&src, 0, st.st_size, (uint8 *) buf);
-	buf[st.st_size] = '\0';
-	CloseTransientFile(fd);
+	if (!buf)
+		return NULL;
 	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf)));
 }
 
@@ -386,9 +211,7 @@ tfm_import_files(PG_FUNCTION_ARGS)
 	char	   *dir = tfm_text_arg(fcinfo, 1, "directory");
 	Jsonb	   *config,
 			   *tokenizer;
-	WeightSource src;
-	struct stat st;
-	char	   *path;
+	TfmWeightSource src;
 	Datum		result;
 
 	if (!superuser() && !has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
@@ -404,29 +227,10 @@ tfm_import_files(PG_FUNCTION_ARGS)
 				 errmsg("directory must be an absolute path, not \"%s\"", dir)));
 	config = read_json_file(dir, "config.json", false);
 	tokenizer = read_json_file(dir, "tokenizer.json", true);
-	path = psprintf("%s/model.safetensors", dir);
-	src.what = path;
-	src.mem = NULL;
-	src.fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
-	if (src.fd < 0)
-	{
-		if (errno == ENOENT &&
-			stat(psprintf("%s/model.safetensors.index.json", dir), &st) == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("sharded checkpoints (model.safetensors.index.json) are not supported yet")));
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not open file \"%s\": %m", path)));
-	}
-	if (fstat(src.fd, &st) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not stat file \"%s\": %m", path)));
-	src.size = st.st_size;
+	tfm_weights_from_dir(&src, dir);
 	result = import_model(fcinfo, name, config, &src, tokenizer,
 						  PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2)));
-	CloseTransientFile(src.fd);
+	tfm_weights_close(&src);
 	return result;
 }
 

@@ -1,7 +1,8 @@
 /*
  * import.h — shared declarations of tfm_import's files: the parsing of a
  * Hugging Face config.json (import_config.c) and tokenizer.json
- * (import_tokenizer.c) for the SQL entry points in import.c.
+ * (import_tokenizer.c), and the weights' sources (import_weights.c), for
+ * the SQL entry points in import.c.
  */
 #ifndef TFM_IMPORT_H
 #define TFM_IMPORT_H
@@ -10,6 +11,7 @@
 #include "utils/jsonb.h"
 
 #include "tfm/hf_import.h"
+#include "tfm/st_index.h"
 
 /* what tfm keeps of a config.json besides the tfm_config */
 typedef struct TfmHfConfig
@@ -33,6 +35,47 @@ void		tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out);
 bool		tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab);
 /* tokenizer.json of SentencePiece-style BPE with byte fallback (import_spiece.c) */
 void		tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab);
+
+/* one safetensors file of a weight source: a bytea, or a server file */
+typedef struct TfmWeightFile
+{
+	const char *what;			/* for messages: "weights" or the file's path */
+	uint64		size;
+	const uint8 *mem;			/* a bytea's data, or NULL */
+	int			fd;				/* while open, else -1 */
+	bool		seen;			/* opened before: its size must not change */
+	tfm_st_file *st;			/* its header while open */
+	struct TfmGuard *st_guard;
+} TfmWeightFile;
+
+/* the weights of an import: one file, or the shards of an index in its order */
+typedef struct TfmWeightSource
+{
+	const char *what;			/* "weights", model.safetensors' or the index's path */
+	int			n_files;
+	TfmWeightFile *files;
+	tfm_st_index *index;		/* a sharded checkpoint's, else NULL */
+	struct TfmGuard *index_guard;
+} TfmWeightSource;
+
+/* a bytea holding a whole .safetensors file */
+void		tfm_weights_from_bytea(TfmWeightSource *src, const uint8 *data, uint64 size);
+
+/*
+ * A server directory: model.safetensors if it exists, else
+ * model.safetensors.index.json and its shards, checked against the index
+ * (headers only) before anything is loaded.
+ */
+void		tfm_weights_from_dir(TfmWeightSource *src, const char *dir);
+
+/* every tensor into m, checked against the architecture's table */
+void		tfm_weights_load(tfm_model *m, const TfmHfConfig *hc, TfmWeightSource *src);
+void		tfm_weights_close(TfmWeightSource *src);
+
+/* a regular server file opened (-1 if absent and optional), its size in *size */
+int			tfm_open_server_file(const char *path, bool optional, uint64 *size);
+/* a whole server file of at most limit bytes, NUL-terminated (NULL if absent and optional) */
+char	   *tfm_read_server_file(const char *path, bool optional, uint64 limit, size_t *len);
 
 /* small jsonb helpers (import_config.c) */
 JsonbValue *tfm_jget(JsonbContainer *c, const char *key, JsonbValue *buf);
