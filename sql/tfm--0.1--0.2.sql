@@ -169,7 +169,7 @@ CREATE FUNCTION tfm_import_files(name text, directory text, task text DEFAULT NU
 RETURNS record
 AS 'MODULE_PATHNAME', 'tfm_import_files' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL gets an error
 COMMENT ON FUNCTION tfm_import_files(text, text, text) IS
-  'import config.json, model.safetensors (or a sharded model.safetensors.index.json and its shards) and tokenizer.json from a server directory (superuser or pg_read_server_files)';
+  'import config.json, model.safetensors and tokenizer.json from a server directory (superuser or pg_read_server_files)';
 
 -- language models on token ids (int[] prompts taken as given, nothing added):
 -- a model imported without a tokenizer's text, or a reference's exact ids
