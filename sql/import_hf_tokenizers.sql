@@ -56,6 +56,14 @@ SELECT tfm_tokenize('hf_roberta_prefix', 'Hello world') = tfm_tokenize('hf_rober
 SELECT tfm_tokenize('hf_llama3', 'Call me Ishmael'), tfm_tokenize('hf_smollm', 'Call me Ishmael');
 -- SmolLM: every digit alone; Llama 3: runs of up to three
 SELECT tfm_tokenize('hf_smollm', '2024'), tfm_tokenize('hf_llama3', '2024');
+-- GPT-2's shape with a token added after model.vocab (as fine-tunes add a pad)
+SELECT tfm_tokenizer_import('hf_plus_pad', jsonb_set(tok - 'post_processor', '{added_tokens}',
+         tok->'added_tokens' || '[{"id": 561, "content": "<|pad|>", "single_word": false, "lstrip": false,
+                                   "rstrip": false, "normalized": false, "special": true}]'))
+  FROM hf WHERE name = 'roberta';
+SELECT tfm_tokenize('hf_plus_pad', 'Hello world') = tfm_tokenize('hf_roberta', 'Hello world') AS same_ids,
+       tfm_detokenize('hf_plus_pad', ARRAY[561]) AS added, vocab_size
+  FROM tfm.tokenizer_list WHERE name = 'hf_plus_pad';
 -- the template's <|begin_of_text|> is the bos tfm_tokenize adds when asked
 SELECT tfm_tokenize('hf_llama3', 'Hello world', add_bos => true),
        tfm_detokenize('hf_llama3', tfm_tokenize('hf_llama3', 'Hello world', add_bos => true));

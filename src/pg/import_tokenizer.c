@@ -790,6 +790,32 @@ import_hf_bpe(const char *name, JsonbContainer *root, JsonbContainer *model, int
 									   specials, flags, special_ids);
 }
 
+/* does an added token lie outside model.vocab (a special after its ids)? */
+static bool
+added_outside_vocab(JsonbContainer *root, JsonbContainer *model)
+{
+	JsonbValue	b1,
+				b2,
+			   *v = tfm_jget(root, "added_tokens", &b1),
+			   *voc = tfm_jget(model, "vocab", &b2);
+
+	if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data) ||
+		!voc || voc->type != jbvBinary || !JsonContainerIsObject(voc->val.binary.data))
+		return false;
+	for (int i = 0; i < (int) JsonContainerSize(v->val.binary.data); i++)
+	{
+		JsonbValue *t = getIthJsonbValueFromContainer(v->val.binary.data, i);
+		char	   *content;
+
+		if (!t || t->type != jbvBinary || !JsonContainerIsObject(t->val.binary.data))
+			malformed("an added token must be an object");
+		content = str_field(t->val.binary.data, "content");
+		if (content && vocab_id(voc->val.binary.data, content, strlen(content)) < 0)
+			return true;
+	}
+	return false;
+}
+
 void
 tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab, int32 *special_ids)
 {
@@ -849,7 +875,7 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab, int
 	if (is_true(model, "ignore_merges"))
 		flags |= TFM_TOK_INFO_IGNORE_MERGES;
 	post_processor_ids(root, true, &cls, &sep, &bos);
-	if (!plain || flags != 0 || cls >= 0 || bos >= 0)
+	if (!plain || flags != 0 || cls >= 0 || bos >= 0 || added_outside_vocab(root, model))
 	{
 		import_hf_bpe(name, root, model, model_vocab, flags, special_ids);
 		return;
