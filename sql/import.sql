@@ -134,7 +134,7 @@ SELECT * FROM tfm_import('x', (SELECT cfg FROM fx), (SELECT w FROM fx), (SELECT 
 SELECT * FROM tfm_import('x', (SELECT cfg FROM fx), (SELECT w FROM fx), (SELECT jsonb_set(tok, '{model,type}', '"Unigram"') FROM fx));
 SELECT * FROM tfm_import('x', (SELECT cfg FROM fx), (SELECT w FROM fx), (SELECT jsonb_set(tok, '{normalizer}', '{"type": "NFC"}') FROM fx));
 SELECT * FROM tfm_import('x', (SELECT cfg FROM fx), (SELECT w FROM fx), (SELECT jsonb_set(tok, '{pre_tokenizer}', '{"type": "Metaspace"}') FROM fx));
-SELECT * FROM tfm_import('x', (SELECT cfg FROM fx), (SELECT w FROM fx), (SELECT jsonb_set(tok, '{pre_tokenizer,add_prefix_space}', 'true') FROM fx));
+SELECT * FROM tfm_import('x', (SELECT cfg FROM fx), (SELECT w FROM fx), (SELECT jsonb_set(tok, '{pre_tokenizer,use_regex}', 'false') FROM fx));
 SELECT * FROM tfm_import('x', (SELECT cfg FROM fx), (SELECT w FROM fx), (SELECT jsonb_set(tok, '{model,byte_fallback}', 'true') FROM fx));
 SELECT * FROM tfm_import('x', (SELECT cfg FROM fx), (SELECT w FROM fx), (SELECT jsonb_set(tok, '{model,merges,0}', '"Ġ t h"') FROM fx));
 SELECT * FROM tfm_import('x', (SELECT cfg FROM fx), (SELECT w FROM fx), (SELECT jsonb_set(tok, '{model,merges,0}', '"zz q"') FROM fx));

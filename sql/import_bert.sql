@@ -110,8 +110,8 @@ SELECT count(*) AS texts,
 SELECT tfm_tokenizer_import('bert_wp', :'tok');
 SELECT tfm_tokenize('bert_wp', 'The lazy dog!');
 -- what is refused, by name
-SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x', jsonb_set(:'tok'::jsonb, '{normalizer,lowercase}', 'false')));
-SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x', jsonb_set(:'tok'::jsonb, '{normalizer,strip_accents}', 'false')));
+SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x', jsonb_set(:'tok'::jsonb, '{normalizer,clean_text}', 'false')));
+SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x', jsonb_set(:'tok'::jsonb, '{normalizer,strip_accents}', '"yes"')));
 SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x', jsonb_set(:'tok'::jsonb, '{normalizer}', '{"type": "NFKC"}')));
 SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x', jsonb_set(:'tok'::jsonb, '{pre_tokenizer}', '{"type": "Whitespace"}')));
 SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x', :'tok'::jsonb - 'post_processor'));

@@ -2,20 +2,24 @@
  * test_tok_bert.c — the BERT normalizer and pre-tokenizer of imported
  * WordPiece tokenizers (tok_bert.c, the bert flag): hand-checked cases
  * (accents, case, CJK, controls, punctuation, Hangul, unknown and long
- * words) on a tiny vocabulary, then random bytes (invalid UTF-8 included)
- * that must encode without crashing, every id in range.
+ * words) on a tiny vocabulary, the cased and accent-keeping variants
+ * (lowercase false, strip_accents false) in their four combinations, then
+ * random bytes (invalid UTF-8 included) that must encode without
+ * crashing, every id in range.
  */
 #include "check.h"
 #include "tfm/tokenizer.h"
 
 static const char *vocab[] = {
 	"[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "##b", "cafe", "!", "北", "##c",
-	"\xe1\x84\x92", "##\xe1\x85\xa1", "##\xe1\x86\xab", "<bos>", "<eos>",
+	"\xe1\x84\x92", "##\xe1\x85\xa1", "##\xe1\x86\xab",
+	"H\xc3\xa9llo", "World", "hello", "world", "Hello", "Caf\xc3\xa9", "h\xc3\xa9llo",
+	"<bos>", "<eos>",
 };
 #define NV ((int) (sizeof(vocab) / sizeof(vocab[0])))
 
 static tfm_tokenizer *
-make(void)
+make(uint32_t flags)
 {
 	tfm_tok_info info;
 	const uint8_t *p[NV];
@@ -26,7 +30,7 @@ make(void)
 	memset(&info, 0, sizeof(info));
 	info.format_version = TFM_TOK_FORMAT_VERSION;
 	info.kind = TFM_TOK_WORDPIECE;
-	info.flags = TFM_TOK_INFO_BERT;
+	info.flags = TFM_TOK_INFO_BERT | flags;
 	info.vocab_size = NV;
 	info.special_ids[TFM_TOK_PAD] = 0;
 	info.special_ids[TFM_TOK_UNK] = 1;
@@ -65,7 +69,7 @@ expect(tfm_tokenizer *t, const char *text, const char *want)
 int
 main(void)
 {
-	tfm_tokenizer *t = make();
+	tfm_tokenizer *t = make(0);
 	uint64_t	s = 12345;
 	char		longword[300];
 
@@ -88,6 +92,44 @@ main(void)
 	expect(t, "[CLS]", "1 1 1");			/* specials are text: [ CLS ] */
 	expect(t, "\xef\xbc\xa1", "1");			/* fullwidth A: no canonical decomposition */
 	expect(t, "", "");
+	expect(t, "H\xc3\xa9llo World", "15 16");	/* héllo: uncased, "hello world" */
+
+	/* bert-base-cased: lowercase false, strip_accents null (= false) */
+	{
+		tfm_tokenizer *c = make(TFM_TOK_INFO_CASED | TFM_TOK_INFO_KEEP_ACCENTS);
+
+		CHECK(c != NULL, "cased tokenizer");
+		if (c)
+		{
+			expect(c, "H\xc3\xa9llo World", "13 14");	/* stays cased, accent kept */
+			expect(c, "hello world", "15 16");
+			expect(c, "HELLO", "1");
+			expect(c, "Caf\xc3\xa9!", "18 7");
+			expect(c, "Cafe\xcc\x81", "1");		/* a combining mark is kept: no piece */
+			expect(c, "\xe5\x8c\x97 a\x01" "b", "8 4 5");	/* CJK, controls as uncased */
+			expect(c, "\xed\x95\x9c", "1");		/* Hangul is not decomposed */
+			tfm_tok_free(c);
+		}
+		/* lowercase false, strip_accents true */
+		c = make(TFM_TOK_INFO_CASED);
+		CHECK(c != NULL, "cased stripping tokenizer");
+		if (c)
+		{
+			expect(c, "H\xc3\xa9llo World", "17 14");	/* "Hello World" */
+			expect(c, "Caf\xc3\xa9!", "1 7");		/* "Cafe": not a piece */
+			tfm_tok_free(c);
+		}
+		/* lowercase true, strip_accents false */
+		c = make(TFM_TOK_INFO_KEEP_ACCENTS);
+		CHECK(c != NULL, "accent-keeping tokenizer");
+		if (c)
+		{
+			expect(c, "H\xc3\xa9llo World", "19 16");	/* "héllo world" */
+			expect(c, "HELLO", "15");
+			expect(c, "Caf\xc3\xa9!", "1 7");		/* "café": not a piece */
+			tfm_tok_free(c);
+		}
+	}
 	/* "a" then 99 "b": 100 characters, pieces; one more "b": [UNK] */
 	{
 		char		want[400] = "4";

@@ -151,6 +151,8 @@ tfm_tok_piece_ptr(const tfm_tokenizer *t, int32_t id)
 /* ---- pre-tokenizers (tok_pretok.c) ------------------------------------------ */
 /* length in bytes of the GPT-2 pre-token at the start of s (n >= 1) */
 size_t tfm_tok_gpt2_next(const uint8_t *s, size_t n);
+/* the same for Llama 3's (cl100k's) pattern */
+size_t tfm_tok_llama3_next(const uint8_t *s, size_t n);
 
 /* Word splitter (word, wordpiece): from *pos, skips whitespace and returns 1
  * with the next token [*start, *start + *len): a run of letters, marks and
@@ -166,9 +168,10 @@ int tfm_tok_lower_append(tfm_tok_bytes *b, const uint8_t *s, size_t n);
 /* called with each normalized word and the input offset of its first
  * character: returns 1 to go on, 0 to stop, -1 on out-of-memory */
 typedef int (*tfm_tok_bert_cb)(void *arg, const uint8_t *word, size_t len, size_t off);
-/* scratch holds the word being built; returns TFM_TOK_OK or TFM_TOK_ENOMEM */
+/* scratch holds the word being built; lower and strip say whether to
+ * lower-case and to strip accents; returns TFM_TOK_OK or TFM_TOK_ENOMEM */
 int tfm_tok_bert_words(tfm_tok_bytes *scratch, const uint8_t *s, size_t len,
-					   tfm_tok_bert_cb cb, void *arg);
+					   int lower, int strip, tfm_tok_bert_cb cb, void *arg);
 /* ---- training pieces (tok_bpe_train.c) --------------------------------------- */
 typedef struct tfm_tok_bpe_job
 {
@@ -200,6 +203,13 @@ int  tfm_tok_spiece_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out
 						   tfm_tokenizer *t, const uint8_t *s, size_t len);
 int  tfm_tok_spiece_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t,
 						   const int32_t *ids, size_t n_ids, uint32_t flags, tfm_tok_err *err);
+
+/* ---- GPT-2's printable byte mapping (tok_gpt2.c) ------------------------------ */
+/* dec[cp] = the byte that code point cp stands for, -1 if none */
+void tfm_tok_byte_decoder(int16_t dec[324]);
+/* the raw bytes of the printable form s[0..n) into out (replacing its
+ * contents); TFM_TOK_EFORMAT for a character outside the mapping */
+int  tfm_tok_byte_unmap(tfm_tok_bytes *out, const int16_t dec[324], const uint8_t *s, size_t n);
 
 /* ---- bpe encoding of one pre-token (tok_bpe_encode.c) ------------------------ */
 int tfm_tok_bpe_encode_word(tfm_tok_ivec *out, tfm_tokenizer *t,

@@ -196,13 +196,29 @@ int  tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
 						   int32_t unk_id, int32_t bos_id, int32_t eos_id,
 						   int text_bos, tfm_tok_err *err);
 
+/* Byte-level BPE of a Hugging Face tokenizer.json (TFM_TOK_INFO_HF_BPE).
+ * pieces[i] for every id 0 .. n_pieces-1, written in GPT-2's printable byte
+ * mapping (model.vocab) or, where literal[i] is set, as the text itself
+ * (added tokens outside model.vocab); merges as pairs of ids in rank order.
+ * special_ids[k] is the file's id of tfm special k, or -1: then the
+ * vocabulary's piece of tfm's name ("<pad>", ...) if it has one that is
+ * no other special, else a piece of that name after the last id.  flags:
+ * TEXT_BOS (needs a bos id) and the pre-tokenizer and model options
+ * LLAMA3, DIGITS, DIGIT_RUNS, PREFIX_SPACE, IGNORE_MERGES. */
+int  tfm_tok_import_hf_bpe(tfm_tokenizer **out, const uint8_t *const *pieces,
+						   const size_t *piece_lens, const uint8_t *literal,
+						   int32_t n_pieces, const int32_t *merge_lr, int32_t n_merges,
+						   const int32_t special_ids[TFM_TOK_N_SPECIALS], uint32_t flags,
+						   tfm_tok_err *err);
+
 /* ---- storage as rows -------------------------------------------------------- */
 #define TFM_TOK_INFO_LOWERCASE 1u  /* word, wordpiece lower-case their input */
 #define TFM_TOK_INFO_GPT2_JS   2u  /* bpe: rank lookup as gpt-3-encoder does it
 									  (pair keys joined with ',', so some pairs
 									  alias a merge); set by the GPT-2 import */
 #define TFM_TOK_INFO_BERT      4u  /* wordpiece: BERT's normalizer and pre-tokenizer
-									  (uncased: tok_bert.c) in place of the word
+									  (tok_bert.c; uncased unless CASED or
+									  KEEP_ACCENTS) in place of the word
 									  splitter; set by the tokenizer.json import */
 #define TFM_TOK_INFO_SPIECE   16u  /* bpe: SentencePiece-style BPE as Llama 2's
 									  tokenizer.json (tok_spiece.c): "▁" for
@@ -210,9 +226,33 @@ int  tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
 									  symbols, <0xNN> byte fallback, decode
 									  strips the first space; unk, bos and eos
 									  are the file's pieces */
-#define TFM_TOK_INFO_TEXT_BOS 32u  /* with SPIECE: a model's text prompts begin
-									  with bos, as the file's post-processor
-									  adds <s> (tfm_tokenize adds it only when asked) */
+#define TFM_TOK_INFO_TEXT_BOS 32u  /* with SPIECE or HF_BPE: a model's text
+									  prompts begin with bos, as the file's
+									  post-processor adds it (<s>,
+									  <|begin_of_text|>; tfm_tokenize adds it
+									  only when asked) */
+#define TFM_TOK_INFO_HF_BPE   64u  /* bpe: byte-level BPE of a Hugging Face
+									  tokenizer.json (tok_hf.c): merges by rank
+									  without gpt-3-encoder's aliases; the
+									  specials are the file's own pieces where
+									  it names them */
+#define TFM_TOK_INFO_LLAMA3  128u  /* with HF_BPE: Llama 3's (cl100k's)
+									  pre-tokenizer pattern in place of GPT-2's */
+#define TFM_TOK_INFO_DIGITS  256u  /* with HF_BPE: every \p{N} character is a
+									  pre-token of its own before the pattern
+									  (Digits individual_digits, SmolLM) */
+#define TFM_TOK_INFO_DIGIT_RUNS 512u /* with HF_BPE: runs of \p{N} are split
+									  off likewise (Digits, individual_digits false) */
+#define TFM_TOK_INFO_PREFIX_SPACE 1024u /* with HF_BPE: " " before a text that
+									  does not start with one (ByteLevel
+									  add_prefix_space); decode drops the first
+									  space unless TFM_TOK_DECODE_CONTINUE */
+#define TFM_TOK_INFO_IGNORE_MERGES 2048u /* with HF_BPE: a pre-token that is a
+									  piece is that one id (BPE ignore_merges) */
+#define TFM_TOK_INFO_CASED  4096u  /* with BERT: no lower-casing (BertNormalizer
+									  lowercase false) */
+#define TFM_TOK_INFO_KEEP_ACCENTS 8192u /* with BERT: no accent stripping (NFD
+									  and dropping marks) */
 
 typedef struct tfm_tok_info
 {

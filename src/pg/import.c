@@ -23,6 +23,7 @@
 
 #include "import.h"
 #include "tfm/safetensors.h"
+#include "tfm/tokenizer.h"
 #include "tfm_pg.h"
 #include "tfm_rows.h"
 
@@ -91,15 +92,25 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeight
 
 	if (tokenizer)
 	{
-		bool		wordpiece = tfm_hf_import_tokenizer(name, tokenizer, c.vocab);
+		int32		sp[TFM_TOK_N_SPECIALS];
 
-		/* an encoder reads text as [CLS] text [SEP], the WordPiece file's own tokens */
-		if (is_encoder(hc.p.arch) && !wordpiece)
+		tfm_hf_import_tokenizer(name, tokenizer, c.vocab, sp);
+
+		/*
+		 * An encoder reads text as the post-processor's [CLS] text [SEP]
+		 * (RoBERTa's <s> text </s>) and an empty text as [UNK]: those must be
+		 * the checkpoint's own ids, never ids past its vocabulary.
+		 */
+		if (is_encoder(hc.p.arch) &&
+			(sp[TFM_TOK_CLS] >= c.vocab || sp[TFM_TOK_SEP] >= c.vocab || sp[TFM_TOK_UNK] >= c.vocab))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("a %s checkpoint with a byte-level BPE tokenizer.json is not supported yet",
+					 errmsg("the tokenizer.json of a %s checkpoint must name its [CLS] and [SEP] "
+							"(or <s> and </s>) and its unknown token",
 							hc.model_type),
-					 errdetail("tfm applies the post-processor of WordPiece tokenizers only; "
+					 errdetail("tfm reads text the way the file's post-processor "
+							   "(BertProcessing, RobertaProcessing or a \"[CLS] $A [SEP]\" template) "
+							   "and model.unk_token (or a piece \"<unk>\") say; "
 							   "import without the tokenizer and pass token ids.")));
 	}
 
@@ -239,9 +250,10 @@ Datum
 tfm_tokenizer_import_json(PG_FUNCTION_ARGS)
 {
 	char	   *name = tfm_text_arg(fcinfo, 0, "name");
+	int32		sp[TFM_TOK_N_SPECIALS];
 
 	TFM_ARG_NOT_NULL(1, "tokenizer");
 	tfm_check_writable("import", name);
-	tfm_hf_import_tokenizer(name, PG_GETARG_JSONB_P(1), TFM_MAX_VOCAB);
+	tfm_hf_import_tokenizer(name, PG_GETARG_JSONB_P(1), TFM_MAX_VOCAB, sp);
 	PG_RETURN_TEXT_P(cstring_to_text(psprintf("tokenizer \"%s\" imported", name)));
 }

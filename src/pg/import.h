@@ -28,11 +28,15 @@ typedef struct TfmHfConfig
 void		tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out);
 
 /*
- * tokenizer.json: byte-level BPE only; checked against the model's
- * vocabulary size and stored as tfm tokenizer name.
+ * tokenizer.json: byte-level BPE, SentencePiece-style BPE or BERT
+ * WordPiece; checked against the model's vocabulary size and stored as tfm
+ * tokenizer name.  special_ids (TFM_TOK_N_SPECIALS of them, indexed by
+ * tfm_tok_special) receives the stored tokenizer's special ids (INT_MAX
+ * where not known), so that an encoder can check that its [CLS] and [SEP]
+ * are ids of the checkpoint.
  */
-/* returns true for a WordPiece tokenizer (it has [CLS] and [SEP] among its ids) */
-bool		tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab);
+void		tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab,
+									int32 *special_ids);
 /* tokenizer.json of SentencePiece-style BPE with byte fallback (import_spiece.c) */
 void		tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab);
 

@@ -39,6 +39,13 @@ int32		tfm_tokenizer_import_spiece(const char *name, const uint8_t *const *piece
 										const size_t *lens, int32 n, const int32_t *merge_lr,
 										int32 n_merges, int32 unk, int32 bos, int32 eos,
 										bool text_bos);
+/* a tokenizer.json's byte-level BPE (tfm_tok_import_hf_bpe); the ids of
+ * the stored tokenizer's specials into special_ids */
+int32		tfm_tokenizer_import_hf_bpe(const char *name, const uint8_t *const *pieces,
+										const size_t *lens, const uint8_t *literal, int32 n,
+										const int32_t *merge_lr, int32 n_merges,
+										const int32_t *specials, uint32 flags,
+										int32_t *special_ids);
 void		tfm_tokenizer_specials(const char *name, TfmSpecials *sp);
 struct tfm_tok_info;
 void		tfm_tokenizer_store_pieces(const char *name, const struct tfm_tok_info *info,

@@ -1039,6 +1039,32 @@ tfm_tokenizer_import_spiece(const char *name, const uint8_t *const *pieces, cons
 	return n;
 }
 
+/*
+ * For tfm_import: a tokenizer.json's byte-level BPE (RoBERTa, Llama 3,
+ * SmolLM) from its pieces and merges, stored under name; the stored
+ * tokenizer's special ids go to special_ids.  Returns the number of ids
+ * before tfm's added specials.
+ */
+int32
+tfm_tokenizer_import_hf_bpe(const char *name, const uint8_t *const *pieces, const size_t *lens,
+							const uint8_t *literal, int32 n, const int32_t *merge_lr,
+							int32 n_merges, const int32_t *specials, uint32 flags,
+							int32_t *special_ids)
+{
+	TokOwner   *own = tok_owner(CurrentMemoryContext);
+	tfm_tok_err err;
+	tfm_tok_info info;
+
+	check_new_name(name, false);
+	tok_check(tfm_tok_import_hf_bpe(&own->tok, pieces, lens, literal, n, merge_lr, n_merges,
+									specials, flags, &err),
+			  &err, "cannot import the tokenizer");
+	store_tokenizer(name, own->tok, 0, GetUserId());
+	tfm_tok_get_info(&info, own->tok);
+	memcpy(special_ids, info.special_ids, sizeof(info.special_ids));
+	return n;
+}
+
 /* a tokenizer built from its rows' parts (tfm_tok_load), stored as name */
 void
 tfm_tokenizer_store_pieces(const char *name, const tfm_tok_info *info,

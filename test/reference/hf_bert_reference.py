@@ -27,6 +27,13 @@ Writes into test/fixtures/hf_<arch>/ (arch bert, roberta, distilbert):
                                            states, mean-pooled embeddings
                                            (over non-pad tokens), logits
 
+Also test/fixtures/hf_roberta_bpe/: a RobertaModel (config.json,
+model.safetensors) whose vocabulary is the byte-level BPE tokenizer.json
+of test/tokenizer/hf/roberta.json (written by make_hf_bpe_tokenizers.py,
+copied here as tokenizer.json), with reference.json holding texts, their
+ids as that script gives them wrapped in <s> ... </s>, and the mean-pooled
+embeddings of those that fit the positions.
+
 Run: /usr/bin/python3 test/reference/hf_bert_reference.py (from the repository root).
 """
 import json
@@ -375,7 +382,42 @@ def build(arch, seed):
         f.write("\n")
 
 
+def build_roberta_bpe(seed):
+    """a RobertaModel whose ids are those of a byte-level BPE tokenizer.json"""
+    g = torch.Generator().manual_seed(seed)
+    out = "test/fixtures/hf_roberta_bpe"
+    os.makedirs(out, exist_ok=True)
+    with open("test/tokenizer/hf/roberta.json", encoding="utf-8") as f:
+        tok = json.load(f)
+    with open("test/tokenizer/hf/roberta.expected.json", encoding="utf-8") as f:
+        exp = json.load(f)
+    V, pad, eps = len(tok["model"]["vocab"]), 1, 1e-5
+    P = POS + pad + 1
+    pairs = [(t, [0] + x + [2]) for t, x in zip(exp["texts"], exp["ids"]) if 0 < len(x) and len(x) + 2 <= POS]
+    texts, cases = [t for t, _ in pairs][:8], [c for _, c in pairs][:8]
+    w = make_weights("roberta", V, P, 1, g)
+    T = max(len(c) for c in cases)
+    ids = torch.tensor([c + [pad] * (T - len(c)) for c in cases])
+    with torch.no_grad():
+        hidden = encoder("roberta", w, ids, pad, eps)
+        mask = (ids != pad).float().unsqueeze(-1)
+        mean = (hidden * mask).sum(1) / mask.sum(1)
+    write_safetensors(out + "/model.safetensors", names("roberta", w, "", False))
+    with open(out + "/config.json", "w") as f:
+        json.dump(config("roberta", V, P, pad, eps, False), f, indent=2)
+        f.write("\n")
+    with open(out + "/tokenizer.json", "w", encoding="utf-8") as f:
+        json.dump(tok, f, ensure_ascii=False, separators=(",", ":"))
+        f.write("\n")
+    ref = {"texts": texts, "ids": cases, "pad_id": pad, "T": T,
+           "mean": [[round(float(x), 7) for x in r] for r in mean]}
+    with open(out + "/reference.json", "w") as f:
+        json.dump(ref, f, ensure_ascii=False)
+        f.write("\n")
+
+
 if __name__ == "__main__":
     build("bert", 1)
     build("roberta", 2)
     build("distilbert", 3)
+    build_roberta_bpe(4)

@@ -6,8 +6,8 @@
  *   clean text    drop U+0000, U+FFFD and controls (category C* but tab,
  *                 newline, return); whitespace (White_Space) becomes ' '
  *   Chinese       every CJK ideograph becomes a word of its own
- *   strip accents NFD, then every mark (M*) dropped
- *   lowercase     full lower-case mapping
+ *   strip accents NFD, then every mark (M*) dropped (when asked)
+ *   lowercase     full lower-case mapping (when asked)
  *   pre-tokenize  split on whitespace; every punctuation character (ASCII
  *                 punctuation or P*) is a word of its own
  * The tables (tok_bert_data.c) are generated from Python's unicodedata by
@@ -113,6 +113,8 @@ typedef struct wordbuf
 	tfm_tok_bert_cb cb;
 	void       *arg;
 	int         stop;
+	int         lower;          /* lower-case */
+	int         strip;          /* strip accents */
 } wordbuf;
 
 static int
@@ -137,8 +139,6 @@ add_char(wordbuf *wb, uint32_t cp, size_t at)
 {
 	int b = bert_bits(cp);
 
-	if (b & B_MARK)
-		return TFM_TOK_OK;
 	if (b & B_SPACE)
 		return flush(wb);
 	if (b & B_PUNCT)
@@ -157,14 +157,20 @@ add_char(wordbuf *wb, uint32_t cp, size_t at)
 	return put_utf8(wb->w, cp) ? TFM_TOK_ENOMEM : TFM_TOK_OK;
 }
 
-/* lower-case one stripped character, then add it */
+/* lower-case one stripped character (when asked), then add it */
 static int
 add_lowered(wordbuf *wb, uint32_t cp, size_t at)
 {
 	const uint32_t *m;
-	int k = lookup(&m, cp, tfm_bert_lower_n, tfm_bert_lower_from, tfm_bert_lower_off,
-				   tfm_bert_lower_pool);
+	int k;
 
+	/* what stripping leaves has no marks: a mark of the input goes too */
+	if (wb->strip && (bert_bits(cp) & B_MARK))
+		return TFM_TOK_OK;
+	if (!wb->lower)
+		return add_char(wb, cp, at);
+	k = lookup(&m, cp, tfm_bert_lower_n, tfm_bert_lower_from, tfm_bert_lower_off,
+			   tfm_bert_lower_pool);
 	if (k < 0)
 		return add_char(wb, cp, at);
 	for (int i = 0; i < k; i++)
@@ -178,10 +184,10 @@ add_lowered(wordbuf *wb, uint32_t cp, size_t at)
 }
 
 int
-tfm_tok_bert_words(tfm_tok_bytes *scratch, const uint8_t *s, size_t len,
+tfm_tok_bert_words(tfm_tok_bytes *scratch, const uint8_t *s, size_t len, int lower, int strip,
 				   tfm_tok_bert_cb cb, void *arg)
 {
-	wordbuf wb = {scratch, 0, cb, arg, 0};
+	wordbuf wb = {scratch, 0, cb, arg, 0, lower, strip};
 	size_t pos = 0;
 	int st = TFM_TOK_OK;
 
@@ -222,6 +228,11 @@ tfm_tok_bert_words(tfm_tok_bytes *scratch, const uint8_t *s, size_t len,
 				wb.off = at;
 				st = put_utf8(scratch, (uint32_t) cp) ? TFM_TOK_ENOMEM : flush(&wb);
 			}
+			continue;
+		}
+		if (!strip)
+		{
+			st = add_lowered(&wb, (uint32_t) cp, at);
 			continue;
 		}
 		if (cp >= 0xAC00 && cp <= 0xD7A3)

@@ -162,6 +162,14 @@ done:
 int
 tfm_tok_bpe_encode_word(tfm_tok_ivec *out, tfm_tokenizer *t, const uint8_t *s, size_t n)
 {
+	/* ignore_merges: a pre-token that is a piece is that one id */
+	if (t->info.flags & TFM_TOK_INFO_IGNORE_MERGES)
+	{
+		int32_t id = tfm_tok_piece_id(t, s, n);
+
+		if (id >= 0 && !t->is_special[id])
+			return tfm_tok_ivec_push(out, id) ? TFM_TOK_ENOMEM : TFM_TOK_OK;
+	}
 	if (n <= BPE_SHORT)
 		return encode_short(out, t, s, n);
 	return encode_long(out, t, s, n);

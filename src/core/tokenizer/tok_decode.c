@@ -2,7 +2,9 @@
  * tok_decode.c: ids -> text.  byte, bpe and char concatenate pieces; word
  * joins tokens with one space; wordpiece joins with spaces and glues "##"
  * continuation pieces to what precedes them.  Specials are dropped (<unk>
- * becomes U+FFFD) unless TFM_TOK_DECODE_SPECIALS writes their names.
+ * becomes U+FFFD) unless TFM_TOK_DECODE_SPECIALS writes their names.  A
+ * tokenizer that puts a space before the text (PREFIX_SPACE) drops the
+ * first one, unless the ids continue a text.
  */
 #include "tfm/tok_internal.h"
 #include "tfm/tok_unicode.h"
@@ -67,9 +69,28 @@ decode_raw(uint8_t *out, size_t *n_out, const tfm_tokenizer *t, const int32_t *i
 	*n_out = w;
 }
 
+static int decode_all(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t,
+					  const int32_t *ids, size_t n_ids, uint32_t flags, tfm_tok_err *err);
+
 int
 tfm_tok_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t, const int32_t *ids,
 			   size_t n_ids, uint32_t flags, tfm_tok_err *err)
+{
+	int st = decode_all(out, cap, n_out, t, ids, n_ids, flags, err);
+
+	/* the space ByteLevel's add_prefix_space put before the text goes */
+	if (st == TFM_TOK_OK && (t->info.flags & TFM_TOK_INFO_PREFIX_SPACE) &&
+		!(flags & TFM_TOK_DECODE_CONTINUE) && *n_out > 0 && out[0] == ' ')
+	{
+		memmove(out, out + 1, *n_out - 1);
+		(*n_out)--;
+	}
+	return st;
+}
+
+static int
+decode_all(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t, const int32_t *ids,
+		   size_t n_ids, uint32_t flags, tfm_tok_err *err)
 {
 	size_t i, raw_len;
 	uint8_t *raw;

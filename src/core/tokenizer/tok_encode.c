@@ -87,16 +87,70 @@ cache_lookup_or_fill(const int32_t **ids, size_t *n, tfm_tokenizer *t, const uin
 	return TFM_TOK_OK;
 }
 
-static int
-encode_bpe(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
+/* length of the pre-token at s[0..n): the digit splitting of a Digits
+ * pre-tokenizer first, then the pattern within what is left */
+static size_t
+next_pretoken(const tfm_tokenizer *t, const uint8_t *s, size_t n)
 {
-	size_t pos = 0;
+	uint32_t f = t->info.flags;
+
+	if (f & (TFM_TOK_INFO_DIGITS | TFM_TOK_INFO_DIGIT_RUNS))
+	{
+		int32_t cp;
+		size_t ul = tfm_tok_utf8_next(&cp, s, n), i;
+
+		if (tfm_tok_uclass(cp) == TFM_UC_NUMBER)
+		{
+			if (f & TFM_TOK_INFO_DIGITS)
+				return ul;
+			for (i = ul; i < n; i += ul)
+			{
+				ul = tfm_tok_utf8_next(&cp, s + i, n - i);
+				if (tfm_tok_uclass(cp) != TFM_UC_NUMBER)
+					break;
+			}
+			return i;
+		}
+		/* the pattern sees the text up to the next digit as a whole */
+		for (i = ul; i < n; i += ul)
+		{
+			ul = tfm_tok_utf8_next(&cp, s + i, n - i);
+			if (tfm_tok_uclass(cp) == TFM_UC_NUMBER)
+				break;
+		}
+		n = i;
+	}
+	if (f & TFM_TOK_INFO_LLAMA3)
+		return tfm_tok_llama3_next(s, n);
+	return tfm_tok_gpt2_next(s, n);
+}
+
+static int
+encode_bpe(emitter *e, tfm_tokenizer *t, const uint8_t *text, size_t text_len)
+{
+	size_t pos = 0, len = text_len, shift = 0;
+	const uint8_t *s = text;
 	tfm_tok_ivec tmp = {0};
+	tfm_tok_bytes prefixed = {0};
 	int st = TFM_TOK_OK;
 
+	/* ByteLevel's add_prefix_space: a space before a text without one
+	 * (its offset is the text's start) */
+	if ((t->info.flags & TFM_TOK_INFO_PREFIX_SPACE) && len > 0 && text[0] != ' ')
+	{
+		if (tfm_tok_bytes_append(&prefixed, " ", 1) ||
+			tfm_tok_bytes_append(&prefixed, text, len))
+		{
+			tfm_tok_bytes_free(&prefixed);
+			return TFM_TOK_ENOMEM;
+		}
+		s = prefixed.data;
+		len = prefixed.len;
+		shift = 1;
+	}
 	while (pos < len && !e->full)
 	{
-		size_t pl = tfm_tok_gpt2_next(s + pos, len - pos), n, i, off = pos;
+		size_t pl = next_pretoken(t, s + pos, len - pos), n, i, off = pos;
 		const int32_t *ids;
 
 		st = cache_lookup_or_fill(&ids, &n, t, s + pos, pl);
@@ -112,13 +166,14 @@ encode_bpe(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
 			break;
 		for (i = 0; i < n; i++)
 		{
-			if (!emit(e, ids[i], off))
+			if (!emit(e, ids[i], off > shift ? off - shift : 0))
 				break;
 			off += tfm_tok_piece_len(t, ids[i]);
 		}
 		pos += pl;
 	}
 	tfm_tok_ivec_free(&tmp);
+	tfm_tok_bytes_free(&prefixed);
 	return st;
 }
 
@@ -336,7 +391,8 @@ static int
 encode_bert(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
 {
 	bert_job j = {e, t, {0}, {0}};
-	int st = tfm_tok_bert_words(&t->wbuf, s, len, bert_word, &j);
+	int st = tfm_tok_bert_words(&t->wbuf, s, len, !(t->info.flags & TFM_TOK_INFO_CASED),
+								!(t->info.flags & TFM_TOK_INFO_KEEP_ACCENTS), bert_word, &j);
 
 	tfm_tok_bytes_free(&j.piece);
 	tfm_tok_ivec_free(&j.found);

@@ -13,8 +13,8 @@
 #include "tfm/tok_unicode.h"
 
 /* printable code point -> byte, -1 when not part of the mapping */
-static void
-byte_decoder(int16_t dec[324])
+void
+tfm_tok_byte_decoder(int16_t dec[324])
 {
 	int b, n = 0;
 
@@ -32,8 +32,8 @@ byte_decoder(int16_t dec[324])
 }
 
 /* maps the printable form s[0..n) (UTF-8) to raw bytes in out */
-static int
-unmap(tfm_tok_bytes *out, const int16_t dec[324], const uint8_t *s, size_t n)
+int
+tfm_tok_byte_unmap(tfm_tok_bytes *out, const int16_t dec[324], const uint8_t *s, size_t n)
 {
 	size_t i = 0;
 
@@ -218,7 +218,7 @@ read_encoder(tfm_tok_strtab *tab, tfm_tok_ivec *entry_of_id, const int16_t dec[3
 								  n + 1, TFM_TOK_MAX_VOCAB_SIZE - 1);
 				goto done;
 			}
-			if ((st = unmap(&raw, dec, key.data, key.len)) != TFM_TOK_OK)
+			if ((st = tfm_tok_byte_unmap(&raw, dec, key.data, key.len)) != TFM_TOK_OK)
 			{
 				if (st == TFM_TOK_EFORMAT)
 					st = tfm_tok_fail(err, st,
@@ -353,7 +353,7 @@ read_merges(tfm_tok_ivec *lr, const tfm_tok_strtab *tab, const int32_t *id_of_en
 		{
 			int32_t e;
 
-			if ((st = unmap(&raw, dec, tok[k], tl[k])) != TFM_TOK_OK)
+			if ((st = tfm_tok_byte_unmap(&raw, dec, tok[k], tl[k])) != TFM_TOK_OK)
 			{
 				if (st == TFM_TOK_EFORMAT)
 					st = tfm_tok_fail(err, st,
@@ -399,7 +399,7 @@ tfm_tok_import_gpt2(tfm_tokenizer **out, const char *encoder_json, size_t encode
 	int32_t n;
 
 	*out = NULL;
-	byte_decoder(dec);
+	tfm_tok_byte_decoder(dec);
 	if ((st = read_encoder(&tab, &entry_of_id, dec, encoder_json, encoder_len, err)) != TFM_TOK_OK)
 		goto done;
 	n = (int32_t) entry_of_id.len;

@@ -10,6 +10,13 @@
  * single whitespace unit before a non-space falls through to \s+.  Invalid
  * UTF-8 units count as [^\s\p{L}\p{N}] and keep their bytes.
  *
+ * Llama 3 (tokenizer.json's Split, the same as tiktoken's cl100k_base):
+ *     (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+ *      ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ * by hand with the same backtracking: \s*[\r\n]+ ends after the last CR or
+ * LF of a whitespace run; the contractions match in either case (and "'ſ",
+ * which case-folds to "'s").
+ *
  * Word splitter (word, wordpiece; BERT's basic tokenizer): whitespace
  * separates, a run of letters, marks and numbers is a word, every other
  * character is a token of its own.
@@ -94,6 +101,128 @@ tfm_tok_gpt2_next(const uint8_t *s, size_t n)
 		last = i;
 		i += l2;
 	}
+	if (i == n)
+		return n;
+	return last > 0 ? last : i;
+}
+
+static inline int
+is_crlf(uint8_t c)
+{
+	return c == '\r' || c == '\n';
+}
+
+/* [^\s\p{L}\p{N}]: marks and invalid units included */
+static inline int
+is_other(int cls)
+{
+	return cls != TFM_UC_SPACE && cls != TFM_UC_LETTER && cls != TFM_UC_NUMBER;
+}
+
+/* end of the run of units of class cls (exactly) starting at i */
+static size_t
+class_run_end(const uint8_t *s, size_t n, size_t i, int cls)
+{
+	while (i < n)
+	{
+		size_t ul;
+
+		if (unit_class(&ul, s + i, n - i) != cls)
+			break;
+		i += ul;
+	}
+	return i;
+}
+
+static inline uint8_t
+ascii_lower(uint8_t c)
+{
+	return c >= 'A' && c <= 'Z' ? (uint8_t) (c + 32) : c;
+}
+
+size_t
+tfm_tok_llama3_next(const uint8_t *s, size_t n)
+{
+	size_t ul, ul1, i, last, lastnl;
+	int c0, c1;
+
+	/* (?i:'s|'t|'re|'ve|'m|'ll|'d) */
+	if (s[0] == '\'' && n >= 2)
+	{
+		uint8_t c = ascii_lower(s[1]);
+
+		if (c == 's' || c == 't' || c == 'm' || c == 'd')
+			return 2;
+		if (n >= 3)
+		{
+			uint8_t c2 = ascii_lower(s[2]);
+
+			if (s[1] == 0xC5 && s[2] == 0xBF)	/* U+017F long s */
+				return 3;
+			if ((c == 'r' && c2 == 'e') || (c == 'v' && c2 == 'e') || (c == 'l' && c2 == 'l'))
+				return 3;
+		}
+	}
+	c0 = unit_class(&ul, s, n);
+	/* [^\r\n\p{L}\p{N}]?\p{L}+ */
+	if (c0 == TFM_UC_LETTER)
+		return class_run_end(s, n, ul, TFM_UC_LETTER);
+	if (c0 != TFM_UC_NUMBER && !is_crlf(s[0]) && ul < n)
+	{
+		c1 = unit_class(&ul1, s + ul, n - ul);
+		if (c1 == TFM_UC_LETTER)
+			return class_run_end(s, n, ul + ul1, TFM_UC_LETTER);
+	}
+	/* \p{N}{1,3} */
+	if (c0 == TFM_UC_NUMBER)
+	{
+		int k;
+
+		for (i = ul, k = 1; k < 3 && i < n; k++)
+		{
+			size_t l2;
+
+			if (unit_class(&l2, s + i, n - i) != TFM_UC_NUMBER)
+				break;
+			i += l2;
+		}
+		return i;
+	}
+	/*  ?[^\s\p{L}\p{N}]+[\r\n]* */
+	i = 0;
+	if (s[0] == ' ' && n >= 2 && is_other(unit_class(&ul1, s + 1, n - 1)))
+		i = 1;
+	if (i == 1 || is_other(c0))
+	{
+		while (i < n)
+		{
+			size_t l2;
+
+			if (!is_other(unit_class(&l2, s + i, n - i)))
+				break;
+			i += l2;
+		}
+		while (i < n && is_crlf(s[i]))
+			i++;
+		return i;
+	}
+	/* s[0] is whitespace: \s*[\r\n]+, then \s+(?!\S), then \s+ */
+	last = 0;
+	lastnl = is_crlf(s[0]) ? 1 : 0;
+	i = ul;
+	while (i < n)
+	{
+		size_t l2;
+
+		if (unit_class(&l2, s + i, n - i) != TFM_UC_SPACE)
+			break;
+		last = i;
+		if (is_crlf(s[i]))
+			lastnl = i + 1;
+		i += l2;
+	}
+	if (lastnl > 0)
+		return lastnl;
 	if (i == n)
 		return n;
 	return last > 0 ? last : i;

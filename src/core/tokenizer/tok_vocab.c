@@ -45,6 +45,8 @@ tfm_tok_free(tfm_tokenizer *t)
 static int
 check_info(const tfm_tok_info *info, tfm_tok_err *err)
 {
+	const uint32_t hf_opts = TFM_TOK_INFO_LLAMA3 | TFM_TOK_INFO_DIGITS |
+		TFM_TOK_INFO_DIGIT_RUNS | TFM_TOK_INFO_PREFIX_SPACE | TFM_TOK_INFO_IGNORE_MERGES;
 	int i, j;
 
 	if (info->format_version != TFM_TOK_FORMAT_VERSION)
@@ -54,16 +56,30 @@ check_info(const tfm_tok_info *info, tfm_tok_err *err)
 	if (!tfm_tok_kind_name(info->kind))
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "unknown tokenizer kind %d", (int) info->kind);
 	if (info->flags & ~(TFM_TOK_INFO_LOWERCASE | TFM_TOK_INFO_GPT2_JS | TFM_TOK_INFO_BERT |
-						TFM_TOK_INFO_SPIECE | TFM_TOK_INFO_TEXT_BOS))
+						TFM_TOK_INFO_SPIECE | TFM_TOK_INFO_TEXT_BOS | TFM_TOK_INFO_HF_BPE |
+						hf_opts | TFM_TOK_INFO_CASED | TFM_TOK_INFO_KEEP_ACCENTS))
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "unknown tokenizer flags 0x%x",
 							(unsigned) info->flags);
+	if ((info->flags & TFM_TOK_INFO_HF_BPE) &&
+		(info->kind != TFM_TOK_BPE || (info->flags & (TFM_TOK_INFO_GPT2_JS | TFM_TOK_INFO_SPIECE))))
+		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the tokenizer.json bpe flag needs a bpe tokenizer");
+	if ((info->flags & hf_opts) && !(info->flags & TFM_TOK_INFO_HF_BPE))
+		return tfm_tok_fail(err, TFM_TOK_EFORMAT,
+							"pre-tokenizer options need a tokenizer.json bpe tokenizer");
+	if ((info->flags & TFM_TOK_INFO_DIGITS) && (info->flags & TFM_TOK_INFO_DIGIT_RUNS))
+		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the digits flags exclude each other");
+	if ((info->flags & (TFM_TOK_INFO_CASED | TFM_TOK_INFO_KEEP_ACCENTS)) &&
+		!(info->flags & TFM_TOK_INFO_BERT))
+		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the cased and accents flags need the bert flag");
 	if ((info->flags & TFM_TOK_INFO_GPT2_JS) && info->kind != TFM_TOK_BPE)
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the gpt2 flag needs a bpe tokenizer");
 	if ((info->flags & TFM_TOK_INFO_SPIECE) &&
 		(info->kind != TFM_TOK_BPE || (info->flags & TFM_TOK_INFO_GPT2_JS)))
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the sentencepiece flag needs a bpe tokenizer");
-	if ((info->flags & TFM_TOK_INFO_TEXT_BOS) && !(info->flags & TFM_TOK_INFO_SPIECE))
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the text-bos flag needs a sentencepiece tokenizer");
+	if ((info->flags & TFM_TOK_INFO_TEXT_BOS) &&
+		!(info->flags & (TFM_TOK_INFO_SPIECE | TFM_TOK_INFO_HF_BPE)))
+		return tfm_tok_fail(err, TFM_TOK_EFORMAT,
+							"the text-bos flag needs a sentencepiece or tokenizer.json bpe tokenizer");
 	if ((info->flags & TFM_TOK_INFO_BERT) && info->kind != TFM_TOK_WORDPIECE)
 		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the bert flag needs a wordpiece tokenizer");
 	if ((info->flags & TFM_TOK_INFO_LOWERCASE) &&
@@ -225,8 +241,9 @@ tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 		if ((info->flags & TFM_TOK_INFO_SPIECE) &&
 			(i == TFM_TOK_UNK || i == TFM_TOK_BOS || i == TFM_TOK_EOS))
 			continue;
-		/* an imported BERT vocabulary keeps its own [PAD], [UNK], [CLS], [SEP] */
-		if (info->flags & TFM_TOK_INFO_BERT)
+		/* an imported tokenizer.json keeps its own specials ([PAD], [CLS],
+		 * <s>, <|begin_of_text|> ...) */
+		if (info->flags & (TFM_TOK_INFO_BERT | TFM_TOK_INFO_HF_BPE))
 			continue;
 		if (tfm_tok_piece_len(t, id) != strlen(name) ||
 			memcmp(tfm_tok_piece_ptr(t, id), name, strlen(name)) != 0)
