@@ -44,6 +44,7 @@ axpy_block(const int R, int K, float alpha, const float *A, ptrdiff_t lda,
 		   int j0, int j1)
 {
 	float		acc[TFM_GEMV_ROWS][COLS] __attribute__((aligned(64)));
+	int			k;
 
 	for (int jb = j0; jb < j1; jb += COLS)
 	{
@@ -52,7 +53,33 @@ axpy_block(const int R, int K, float alpha, const float *A, ptrdiff_t lda,
 		for (int m = 0; m < R; m++)
 			for (int j = 0; j < n; j++)
 				acc[m][j] = 0.0f;
-		for (int k = 0; k < K; k++)
+		/*
+		 * four rows of B at a time: each accumulator is loaded and stored
+		 * once per four products, added in k order as one at a time would
+		 */
+		for (k = 0; k + 4 <= K; k += 4)
+		{
+			const float *b0 = B + (size_t) k * ldb + jb,
+					   *b1 = b0 + ldb,
+					   *b2 = b1 + ldb,
+					   *b3 = b2 + ldb;
+			float		a[4][TFM_GEMV_ROWS];
+
+			for (int m = 0; m < R; m++)
+				for (int u = 0; u < 4; u++)
+					a[u][m] = A[m * lda + k + u];
+			for (int j = 0; j < n; j++)
+			{
+				float		x0 = b0[j],
+							x1 = b1[j],
+							x2 = b2[j],
+							x3 = b3[j];
+
+				for (int m = 0; m < R; m++)
+					acc[m][j] = (((acc[m][j] + a[0][m] * x0) + a[1][m] * x1) + a[2][m] * x2) + a[3][m] * x3;
+			}
+		}
+		for (; k < K; k++)
 		{
 			const float *b = B + (size_t) k * ldb + jb;
 			float		a[TFM_GEMV_ROWS];
