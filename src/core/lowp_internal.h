@@ -75,8 +75,16 @@ void		lowp_int8_avx512_kernel(int kq, const uint32_t *a, int h, const uint32_t *
 									const float *rscale, const float *cscale,
 									const int32_t *colsum, float beta);
 
+/* the bf16 GEMM on AMX tiles (lowp_bf16_amx.c): the whole driver, M > 4 */
+size_t		lowp_amx_work_bytes(int M, int K);
+void		lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
+							   const float *A, ptrdiff_t rsa, ptrdiff_t csa,
+							   const tfm_bf16_weights *W, float beta, float *C, ptrdiff_t ldc,
+							   void *work);
+
 /* dispatch (lowp_dispatch.c) */
 bool		lowp_bf16_fast(void);
+bool		lowp_bf16_amx(void);
 bool		lowp_int8_fast(void);
 
 #endif							/* TFM_LOWP_INTERNAL_H */

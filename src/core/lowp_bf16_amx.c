@@ -1,0 +1,228 @@
+/*
+ * lowp_bf16_amx.c — the bf16 GEMM on AMX tiles (Intel Sapphire Rapids and
+ * later): TDPBF16PS adds to a 16 × 16 fp32 tile of C the product of a
+ * 16-row tile of A (16 rows × 16 pairs of bf16) and a tile of W (16 pairs ×
+ * 16 columns, each 32-bit element the pair (w[2p][j], w[2p+1][j])): 8192
+ * multiply-adds per instruction, against 32 for a vdpbf16ps.
+ *
+ * W is read in place: a packed panel (include/tfm/lowp.h; kp a multiple of
+ * TFM_BF16_KP pairs) is NR = 32 columns of 128 bytes per pair, so columns
+ * 0-15 and 16-31 of 16 consecutive pairs are two tiles of stride 128.
+ * A is rounded to bf16 row by row (row-major, kp values a row, zeros past K
+ * and in the rows past M up to a multiple of 32) into the work buffer, from
+ * any strides: A[i][k] at A[i·rsa + k·csa] (rsa = 1 is a transposed
+ * operand, Xᵀ for dW = Xᵀ·dY).
+ *
+ * Blocks of C of 32 × 32 (four accumulator tiles, two tiles of A and two
+ * of W per step of 16 pairs) are handed out to the threads, row block
+ * outermost in each task so its A rows stay in L1 while the panels pass.
+ * The tiles go to a small buffer and from there, with alpha and beta, to C
+ * (only its m × n part is written).  Each thread configures its tiles
+ * (LDTILECFG) per call and releases them at the end.
+ *
+ * Numerics: products of bf16 are exact in fp32 and summed in fp32 (round to
+ * nearest even) in an order of AMX's own; denormal inputs count as zero and
+ * denormal sums are flushed, as with vdpbf16ps.
+ *
+ * Compiled for AMX by function attribute only; lowp_dispatch.c lets the
+ * driver call it only where the CPU has AMX-BF16 and the kernel granted the
+ * process the tile state (arch_prctl ARCH_REQ_XCOMP_PERM).
+ */
+#include <immintrin.h>
+#include <string.h>
+
+#include "tfm/blas.h"
+#include "lowp_internal.h"
+
+#define TARGET __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl")))
+
+#define AMX_ROWS 32				/* rows of C per block: two A tiles */
+#define AMX_COLS LOWP_NR		/* columns of C per block: one weight panel */
+#define AMX_NC (8 * LOWP_NR)	/* columns per task */
+#define AMX_MC (4 * AMX_ROWS)	/* rows per task */
+
+typedef struct tile_config
+{
+	uint8_t		palette;
+	uint8_t		start_row;
+	uint8_t		reserved[14];
+	uint16_t	colsb[16];
+	uint8_t		rows[16];
+} tile_config;
+
+size_t
+lowp_amx_work_bytes(int M, int K)
+{
+	size_t		rows = lowp_round_up(M > 0 ? M : 1, AMX_ROWS),
+				kp = lowp_round_up(K > 0 ? K : 1, 2 * TFM_BF16_KP);
+
+	return lowp_round_up(rows * kp * sizeof(uint16_t), LOWP_ALIGN);
+}
+
+/* rows [r0, r1) of A rounded to bf16 into dst (row stride kp), zeros past K */
+static void
+pack_rows(uint16_t *dst, int kp, const float *A, ptrdiff_t rsa, ptrdiff_t csa,
+		  int M, int K, int r0, int r1)
+{
+	if (csa == 1)
+	{
+		for (int i = r0; i < r1; i++)
+		{
+			uint16_t   *d = dst + (size_t) i * kp;
+			const float *x = A + (size_t) i * rsa;
+
+			if (i >= M)
+			{
+				memset(d, 0, sizeof(uint16_t) * kp);
+				continue;
+			}
+			for (int k = 0; k < K; k++)
+				d[k] = tfm_bf16_from_float(x[k]);
+			memset(d + K, 0, sizeof(uint16_t) * (kp - K));
+		}
+		return;
+	}
+	/* strided rows (rsa = 1: A is Xᵀ): 16 rows at a time, along k */
+	for (int i0 = r0; i0 < r1; i0 += 16)
+	{
+		int			h = r1 - i0 < 16 ? r1 - i0 : 16,
+					live = M - i0 < h ? (M - i0 > 0 ? M - i0 : 0) : h;
+
+		for (int k = 0; k < K; k++)
+		{
+			const float *x = A + (size_t) k * csa + (size_t) i0 * rsa;
+
+			for (int r = 0; r < live; r++)
+				dst[(size_t) (i0 + r) * kp + k] = tfm_bf16_from_float(x[(size_t) r * rsa]);
+		}
+		for (int r = 0; r < h; r++)
+		{
+			uint16_t   *d = dst + (size_t) (i0 + r) * kp;
+
+			if (r >= live)
+				memset(d, 0, sizeof(uint16_t) * kp);
+			else
+				memset(d + K, 0, sizeof(uint16_t) * (kp - K));
+		}
+	}
+}
+
+/* the m × n part of a 16 × 16 tile (buffer t) into C with alpha, beta */
+static inline void
+store_tile(float *c, ptrdiff_t ldc, const float *t, int m, int n, float alpha, float beta)
+{
+	for (int r = 0; r < m; r++)
+	{
+		float	   *row = c + (size_t) r * ldc;
+		const float *s = t + r * 16;
+
+		if (beta == 0.0f)
+			for (int j = 0; j < n; j++)
+				row[j] = alpha * s[j];
+		else
+			for (int j = 0; j < n; j++)
+				row[j] = alpha * s[j] + beta * row[j];
+	}
+}
+
+TARGET static void
+config_tiles(void)
+{
+	tile_config cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.palette = 1;
+	for (int t = 0; t < 8; t++)
+	{
+		cfg.rows[t] = 16;
+		cfg.colsb[t] = 64;
+	}
+	_tile_loadconfig(&cfg);
+}
+
+/*
+ * C block rows [i, i + 32) ∩ [0, M), columns [j, j + 32) ∩ [0, N): a holds
+ * the block's 32 rows (stride kp bf16), b the panel (stride NR slots).
+ */
+TARGET static void
+block(const uint16_t *a, int kp, const uint32_t *b, float *c, ptrdiff_t ldc,
+	  int m, int n, float alpha, float beta)
+{
+	float		t[4][16 * 16] __attribute__((aligned(64)));
+	size_t		as = (size_t) kp * sizeof(uint16_t);
+
+	_tile_zero(0);
+	_tile_zero(1);
+	_tile_zero(2);
+	_tile_zero(3);
+	for (int p = 0; p < kp / 2; p += 16)
+	{
+		_tile_loadd(4, a + 2 * p, as);
+		_tile_loadd(5, a + 16 * (size_t) kp + 2 * p, as);
+		_tile_loadd(6, b + (size_t) p * LOWP_NR, LOWP_NR * sizeof(uint32_t));
+		_tile_loadd(7, b + (size_t) p * LOWP_NR + 16, LOWP_NR * sizeof(uint32_t));
+		_tile_dpbf16ps(0, 4, 6);
+		_tile_dpbf16ps(1, 4, 7);
+		_tile_dpbf16ps(2, 5, 6);
+		_tile_dpbf16ps(3, 5, 7);
+	}
+	_tile_stored(0, t[0], 64);
+	_tile_stored(1, t[1], 64);
+	_tile_stored(2, t[2], 64);
+	_tile_stored(3, t[3], 64);
+	store_tile(c, ldc, t[0], m < 16 ? m : 16, n < 16 ? n : 16, alpha, beta);
+	if (n > 16)
+		store_tile(c + 16, ldc, t[1], m < 16 ? m : 16, n - 16, alpha, beta);
+	if (m > 16)
+	{
+		store_tile(c + 16 * ldc, ldc, t[2], m - 16, n < 16 ? n : 16, alpha, beta);
+		if (n > 16)
+			store_tile(c + 16 * ldc + 16, ldc, t[3], m - 16, n - 16, alpha, beta);
+	}
+}
+
+TARGET static void
+release_tiles(void)
+{
+	_tile_release();
+}
+
+void
+lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
+				   const float *A, ptrdiff_t rsa, ptrdiff_t csa,
+				   const tfm_bf16_weights *W, float beta, float *C, ptrdiff_t ldc,
+				   void *work)
+{
+	const uint32_t *w = (const uint32_t *) W->data;
+	uint16_t   *a = work;
+	int			kp = W->kp,
+				threads = tfm_get_threads(),
+				mb = (M + AMX_ROWS - 1) / AMX_ROWS,
+				mt = (M + AMX_MC - 1) / AMX_MC,
+				nt = (N + AMX_NC - 1) / AMX_NC;
+	double		flops = 2.0 * M * N * K;
+
+#pragma omp parallel num_threads(threads) if(threads > 1 && flops > 1e6)
+	{
+#pragma omp for schedule(static)
+		for (int i = 0; i < mb; i++)
+			pack_rows(a, kp, A, rsa, csa, M, K, i * AMX_ROWS, (i + 1) * AMX_ROWS);
+		config_tiles();
+#pragma omp for schedule(dynamic)
+		for (int t = 0; t < mt * nt; t++)
+		{
+			int			i0 = (t % mt) * AMX_MC,
+						j0 = (t / mt) * AMX_NC,
+						i1 = i0 + AMX_MC < M ? i0 + AMX_MC : M,
+						j1 = j0 + AMX_NC < N ? j0 + AMX_NC : N;
+
+			for (int i = i0; i < i1; i += AMX_ROWS)
+				for (int j = j0; j < j1; j += AMX_COLS)
+					block(a + (size_t) i * kp, kp, w + (size_t) j * (kp / 2),
+						  C + (size_t) i * ldc + j, ldc,
+						  i1 - i < AMX_ROWS ? i1 - i : AMX_ROWS,
+						  j1 - j < AMX_COLS ? j1 - j : AMX_COLS, alpha, beta);
+		}
+		release_tiles();
+	}
+}
