@@ -321,13 +321,14 @@ CREATE FUNCTION tfm_train(
     accumulate integer DEFAULT 1,
     batch_tokens integer DEFAULT NULL,
     keep text DEFAULT NULL,
+    train_precision text DEFAULT NULL,
     OUT epoch integer, OUT steps bigint, OUT train_loss double precision,
     OUT val_loss double precision, OUT val_accuracy double precision,
     OUT tokens_per_s double precision, OUT seconds double precision, OUT kept boolean)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'tfm_train' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL means "the default"
 COMMENT ON FUNCTION tfm_train IS
-  'train a model on the rows of a query in one transaction; one row per epoch, kept marks the epoch the model keeps (keep => ''last'' or ''best'')';
+  'train a model on the rows of a query in one transaction; one row per epoch, kept marks the epoch the model keeps (keep => ''last'' or ''best''); precision => ''bf16'' trains in mixed precision';
 
 CREATE PROCEDURE tfm_fit(
     model text,
@@ -348,7 +349,8 @@ CREATE PROCEDURE tfm_fit(
     batch_tokens integer DEFAULT NULL,
     checkpoint_every interval DEFAULT '10 minutes',
     resume boolean DEFAULT false,
-    keep text DEFAULT NULL)
+    keep text DEFAULT NULL,
+    train_precision text DEFAULT NULL)
 AS 'MODULE_PATHNAME', 'tfm_fit' LANGUAGE C;  -- not STRICT: NULL means "the default"; query may be NULL to resume
 COMMENT ON PROCEDURE tfm_fit IS
   'train like tfm_train, committing a checkpoint every epoch and every checkpoint_every; resume => true continues an interrupted run';

@@ -59,14 +59,71 @@ lowp_amx_work_bytes(int M, int K)
 	return lowp_round_up(rows * kp * sizeof(uint16_t), LOWP_ALIGN);
 }
 
-/* rows [r0, r1) of A rounded to bf16 into dst (row stride kp), zeros past K */
-static void
+/*
+ * 16 floats to bf16 exactly as tfm_bf16_from_float (round to nearest even,
+ * NaN made quiet), in the low halves of 32-bit lanes.
+ */
+TARGET static inline __m512i
+cvt16(__m512 x)
+{
+	__m512i		u = _mm512_castps_si512(x),
+				r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7FFF),
+																		  _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)))), 16);
+	__mmask16	nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)),
+											  _mm512_set1_epi32(0x7F800000));
+
+	return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
+}
+
+/* v[j] lane r → v[r] lane j, 16 × 16 32-bit values */
+TARGET static inline void
+transpose16(__m512i v[16])
+{
+	__m512i		t[16];
+
+	for (int i = 0; i < 16; i += 2)
+	{
+		t[i] = _mm512_unpacklo_epi32(v[i], v[i + 1]);
+		t[i + 1] = _mm512_unpackhi_epi32(v[i], v[i + 1]);
+	}
+	for (int i = 0; i < 16; i += 4)
+	{
+		v[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+		v[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+		v[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+		v[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+	}
+	/* v[4q + s] holds rows 4q..4q+3's lanes s, s+4, s+8, s+12 in 128-bit blocks */
+	for (int i = 0; i < 4; i++)
+	{
+		t[i] = _mm512_shuffle_i32x4(v[i], v[i + 4], 0x88);
+		t[i + 4] = _mm512_shuffle_i32x4(v[i], v[i + 4], 0xDD);
+		t[i + 8] = _mm512_shuffle_i32x4(v[i + 8], v[i + 12], 0x88);
+		t[i + 12] = _mm512_shuffle_i32x4(v[i + 8], v[i + 12], 0xDD);
+	}
+	for (int i = 0; i < 4; i++)
+	{
+		v[i] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0x88);
+		v[i + 8] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0xDD);
+		v[i + 4] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0x88);
+		v[i + 12] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0xDD);
+	}
+}
+
+/*
+ * Rows [r0, r0 + 32) of A rounded to bf16 into dst (row stride kp), zeros
+ * past K and past M.  Rows contiguous (csa = 1): 16 values a step.  A
+ * transposed (rsa = 1): 16 rows × 16 pairs a step, each pair of k read
+ * across the rows (contiguous), then transposed in registers.  Other
+ * strides: one value at a time.
+ */
+TARGET static void
 pack_rows(uint16_t *dst, int kp, const float *A, ptrdiff_t rsa, ptrdiff_t csa,
-		  int M, int K, int r0, int r1)
+		  int M, int K, int r0)
 {
 	if (csa == 1)
 	{
-		for (int i = r0; i < r1; i++)
+		for (int i = r0; i < r0 + AMX_ROWS; i++)
 		{
 			uint16_t   *d = dst + (size_t) i * kp;
 			const float *x = A + (size_t) i * rsa;
@@ -76,35 +133,48 @@ pack_rows(uint16_t *dst, int kp, const float *A, ptrdiff_t rsa, ptrdiff_t csa,
 				memset(d, 0, sizeof(uint16_t) * kp);
 				continue;
 			}
-			for (int k = 0; k < K; k++)
-				d[k] = tfm_bf16_from_float(x[k]);
-			memset(d + K, 0, sizeof(uint16_t) * (kp - K));
+			for (int k = 0; k < kp; k += 16)
+			{
+				__mmask16	m = K - k >= 16 ? 0xFFFF : K - k <= 0 ? 0 : (__mmask16) ((1u << (K - k)) - 1);
+
+				_mm256_storeu_si256((__m256i *) (d + k),
+									_mm512_cvtepi32_epi16(cvt16(_mm512_maskz_loadu_ps(m, x + k))));
+			}
 		}
 		return;
 	}
-	/* strided rows (rsa = 1: A is Xᵀ): 16 rows at a time, along k */
-	for (int i0 = r0; i0 < r1; i0 += 16)
+	if (rsa == 1)
 	{
-		int			h = r1 - i0 < 16 ? r1 - i0 : 16,
-					live = M - i0 < h ? (M - i0 > 0 ? M - i0 : 0) : h;
-
-		for (int k = 0; k < K; k++)
+		for (int i0 = r0; i0 < r0 + AMX_ROWS; i0 += 16)
 		{
-			const float *x = A + (size_t) k * csa + (size_t) i0 * rsa;
+			int			live = M - i0 >= 16 ? 16 : M - i0 <= 0 ? 0 : M - i0;
+			__mmask16	rows = live == 16 ? 0xFFFF : (__mmask16) ((1u << live) - 1);
+			uint32_t   *d = (uint32_t *) dst + (size_t) i0 * (kp / 2);
 
-			for (int r = 0; r < live; r++)
-				dst[(size_t) (i0 + r) * kp + k] = tfm_bf16_from_float(x[(size_t) r * rsa]);
-		}
-		for (int r = 0; r < h; r++)
-		{
-			uint16_t   *d = dst + (size_t) (i0 + r) * kp;
+			for (int p0 = 0; p0 < kp / 2; p0 += 16)
+			{
+				__m512i		v[16];
 
-			if (r >= live)
-				memset(d, 0, sizeof(uint16_t) * kp);
-			else
-				memset(d + K, 0, sizeof(uint16_t) * (kp - K));
+				for (int j = 0; j < 16; j++)
+				{
+					int			k = 2 * (p0 + j);
+					const float *x = A + (size_t) k * csa + i0;
+					__m512		x0 = _mm512_maskz_loadu_ps(k < K ? rows : 0, x),
+								x1 = _mm512_maskz_loadu_ps(k + 1 < K ? rows : 0, x + csa);
+
+					v[j] = _mm512_or_si512(cvt16(x0), _mm512_slli_epi32(cvt16(x1), 16));
+				}
+				transpose16(v);
+				for (int r = 0; r < 16; r++)
+					_mm512_storeu_si512(d + (size_t) r * (kp / 2) + p0, v[r]);
+			}
 		}
+		return;
 	}
+	for (int i = r0; i < r0 + AMX_ROWS; i++)
+		for (int k = 0; k < kp; k++)
+			dst[(size_t) i * kp + k] = i < M && k < K ?
+				tfm_bf16_from_float(A[(size_t) i * rsa + (size_t) k * csa]) : 0;
 }
 
 /* the m × n part of a 16 × 16 tile (buffer t) into C with alpha, beta */
@@ -187,7 +257,7 @@ release_tiles(void)
 	_tile_release();
 }
 
-void
+TARGET void
 lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
 				   const float *A, ptrdiff_t rsa, ptrdiff_t csa,
 				   const tfm_bf16_weights *W, float beta, float *C, ptrdiff_t ldc,
@@ -206,7 +276,7 @@ lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
 	{
 #pragma omp for schedule(static)
 		for (int i = 0; i < mb; i++)
-			pack_rows(a, kp, A, rsa, csa, M, K, i * AMX_ROWS, (i + 1) * AMX_ROWS);
+			pack_rows(a, kp, A, rsa, csa, M, K, i * AMX_ROWS);
 		config_tiles();
 #pragma omp for schedule(dynamic)
 		for (int t = 0; t < mt * nt; t++)

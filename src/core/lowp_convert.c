@@ -7,6 +7,7 @@
 
 #include "tfm/blas.h"
 #include "lowp_internal.h"
+#include "vecmath.h"
 
 void
 tfm_bf16_from_floats(uint16_t *dst, const float *src, size_t n)
@@ -35,6 +36,14 @@ static inline uint32_t
 pair(float lo, float hi)
 {
 	return (uint32_t) tfm_bf16_from_float(lo) | (uint32_t) tfm_bf16_from_float(hi) << 16;
+}
+
+/* one slot row of a full panel from two contiguous rows (vectorized) */
+TFM_HOT static void
+pair_row(uint32_t *restrict s, const float *r0, const float *r1)
+{
+	for (int j = 0; j < LOWP_NR; j++)
+		s[j] = pair(r0[j], r1[j]);
 }
 
 /*
@@ -72,8 +81,7 @@ tfm_bf16_pack(tfm_bf16_weights *w, void *buf, const float *W,
 
 				if (k + 1 < K && nc == LOWP_NR && cs == 1)
 				{
-					for (int j = 0; j < LOWP_NR; j++)
-						s[j] = pair(r0[j], r1[j]);
+					pair_row(s, r0, r1);
 					continue;
 				}
 				for (int j = 0; j < LOWP_NR; j++)
