@@ -16,8 +16,10 @@
  * Blocks of C of 32 × 32 (four accumulator tiles, two tiles of A and two
  * of W per step of 16 pairs) are handed out to the threads, row block
  * outermost in each task so its A rows stay in L1 while the panels pass.
- * The tiles go to a small buffer and from there, with alpha and beta, to C
- * (only its m × n part is written).  Each thread configures its tiles
+ * A whole block with alpha 1 and beta 0 or 1 (every product of training)
+ * goes straight between C and the tiles (beta 1: the sums start from C);
+ * otherwise the tiles go to a small buffer and from there, with alpha and
+ * beta, to C (only its m × n part is written).  Each thread configures its tiles
  * (LDTILECFG) per call and releases them at the end.
  *
  * Numerics: products of bf16 are exact in fp32 and summed in fp32 (round to
@@ -111,11 +113,40 @@ transpose16(__m512i v[16])
 }
 
 /*
+ * A transposed (rsa = 1: A[i][k] at A[k·csa + i], a row-major K × M
+ * matrix): pairs [p0, p0 + 16) of every row (mp rows, zeros past M and K).
+ * The 32 source rows of k are read along (they stay in L1), 16 rows of A
+ * × 16 pairs at a time, transposed in registers.
+ */
+TARGET static void
+pack_cols(uint16_t *dst, int kp, const float *A, ptrdiff_t csa, int M, int K, int mp, int p0)
+{
+	for (int i0 = 0; i0 < mp; i0 += 16)
+	{
+		int			live = M - i0 >= 16 ? 16 : M - i0 <= 0 ? 0 : M - i0;
+		__mmask16	rows = live == 16 ? 0xFFFF : (__mmask16) ((1u << live) - 1);
+		uint32_t   *d = (uint32_t *) dst + (size_t) i0 * (kp / 2) + p0;
+		__m512i		v[16];
+
+		for (int j = 0; j < 16; j++)
+		{
+			int			k = 2 * (p0 + j);
+			const float *x = A + (size_t) k * csa + i0;
+			__m512		x0 = _mm512_maskz_loadu_ps(k < K ? rows : 0, x),
+						x1 = _mm512_maskz_loadu_ps(k + 1 < K ? rows : 0, x + csa);
+
+			v[j] = _mm512_or_si512(cvt16(x0), _mm512_slli_epi32(cvt16(x1), 16));
+		}
+		transpose16(v);
+		for (int r = 0; r < 16; r++)
+			_mm512_storeu_si512(d + (size_t) r * (kp / 2), v[r]);
+	}
+}
+
+/*
  * Rows [r0, r0 + 32) of A rounded to bf16 into dst (row stride kp), zeros
- * past K and past M.  Rows contiguous (csa = 1): 16 values a step.  A
- * transposed (rsa = 1): 16 rows × 16 pairs a step, each pair of k read
- * across the rows (contiguous), then transposed in registers.  Other
- * strides: one value at a time.
+ * past K and past M.  Rows contiguous (csa = 1): 16 values a step; other
+ * strides (but a transposed A: pack_cols): one value at a time.
  */
 TARGET static void
 pack_rows(uint16_t *dst, int kp, const float *A, ptrdiff_t rsa, ptrdiff_t csa,
@@ -143,38 +174,19 @@ pack_rows(uint16_t *dst, int kp, const float *A, ptrdiff_t rsa, ptrdiff_t csa,
 		}
 		return;
 	}
-	if (rsa == 1)
-	{
-		for (int i0 = r0; i0 < r0 + AMX_ROWS; i0 += 16)
-		{
-			int			live = M - i0 >= 16 ? 16 : M - i0 <= 0 ? 0 : M - i0;
-			__mmask16	rows = live == 16 ? 0xFFFF : (__mmask16) ((1u << live) - 1);
-			uint32_t   *d = (uint32_t *) dst + (size_t) i0 * (kp / 2);
-
-			for (int p0 = 0; p0 < kp / 2; p0 += 16)
-			{
-				__m512i		v[16];
-
-				for (int j = 0; j < 16; j++)
-				{
-					int			k = 2 * (p0 + j);
-					const float *x = A + (size_t) k * csa + i0;
-					__m512		x0 = _mm512_maskz_loadu_ps(k < K ? rows : 0, x),
-								x1 = _mm512_maskz_loadu_ps(k + 1 < K ? rows : 0, x + csa);
-
-					v[j] = _mm512_or_si512(cvt16(x0), _mm512_slli_epi32(cvt16(x1), 16));
-				}
-				transpose16(v);
-				for (int r = 0; r < 16; r++)
-					_mm512_storeu_si512(d + (size_t) r * (kp / 2) + p0, v[r]);
-			}
-		}
-		return;
-	}
 	for (int i = r0; i < r0 + AMX_ROWS; i++)
 		for (int k = 0; k < kp; k++)
 			dst[(size_t) i * kp + k] = i < M && k < K ?
 				tfm_bf16_from_float(A[(size_t) i * rsa + (size_t) k * csa]) : 0;
+}
+
+/* one slot row of a full weight panel from two rows of 32 values (tfm_bf16_pack) */
+TARGET void
+lowp_avx512_pair_row(uint32_t *s, const float *r0, const float *r1)
+{
+	for (int j = 0; j < LOWP_NR; j += 16)
+		_mm512_storeu_si512(s + j, _mm512_or_si512(cvt16(_mm512_loadu_ps(r0 + j)),
+												   _mm512_slli_epi32(cvt16(_mm512_loadu_ps(r1 + j)), 16)));
 }
 
 /* the m × n part of a 16 × 16 tile (buffer t) into C with alpha, beta */
@@ -219,12 +231,26 @@ block(const uint16_t *a, int kp, const uint32_t *b, float *c, ptrdiff_t ldc,
 	  int m, int n, float alpha, float beta)
 {
 	float		t[4][16 * 16] __attribute__((aligned(64)));
-	size_t		as = (size_t) kp * sizeof(uint16_t);
+	size_t		as = (size_t) kp * sizeof(uint16_t),
+				cs = (size_t) ldc * sizeof(float);
+	bool		direct = m == AMX_ROWS && n == AMX_COLS && alpha == 1.0f &&
+		(beta == 0.0f || beta == 1.0f);
 
-	_tile_zero(0);
-	_tile_zero(1);
-	_tile_zero(2);
-	_tile_zero(3);
+	if (direct && beta == 1.0f)
+	{
+		/* C += A·W: the sums start from C itself */
+		_tile_loadd(0, c, cs);
+		_tile_loadd(1, c + 16, cs);
+		_tile_loadd(2, c + 16 * ldc, cs);
+		_tile_loadd(3, c + 16 * ldc + 16, cs);
+	}
+	else
+	{
+		_tile_zero(0);
+		_tile_zero(1);
+		_tile_zero(2);
+		_tile_zero(3);
+	}
 	for (int p = 0; p < kp / 2; p += 16)
 	{
 		_tile_loadd(4, a + 2 * p, as);
@@ -235,6 +261,14 @@ block(const uint16_t *a, int kp, const uint32_t *b, float *c, ptrdiff_t ldc,
 		_tile_dpbf16ps(1, 4, 7);
 		_tile_dpbf16ps(2, 5, 6);
 		_tile_dpbf16ps(3, 5, 7);
+	}
+	if (direct)
+	{
+		_tile_stored(0, c, cs);
+		_tile_stored(1, c + 16, cs);
+		_tile_stored(2, c + 16 * ldc, cs);
+		_tile_stored(3, c + 16 * ldc + 16, cs);
+		return;
 	}
 	_tile_stored(0, t[0], 64);
 	_tile_stored(1, t[1], 64);
@@ -274,9 +308,18 @@ lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
 
 #pragma omp parallel num_threads(threads) if(threads > 1 && flops > 1e6)
 	{
+		if (rsa == 1 && csa != 1)
+		{
 #pragma omp for schedule(static)
-		for (int i = 0; i < mb; i++)
-			pack_rows(a, kp, A, rsa, csa, M, K, i * AMX_ROWS);
+			for (int p0 = 0; p0 < kp / 2; p0 += 16)
+				pack_cols(a, kp, A, csa, M, K, mb * AMX_ROWS, p0);
+		}
+		else
+		{
+#pragma omp for schedule(static)
+			for (int i = 0; i < mb; i++)
+				pack_rows(a, kp, A, rsa, csa, M, K, i * AMX_ROWS);
+		}
 		config_tiles();
 #pragma omp for schedule(dynamic)
 		for (int t = 0; t < mt * nt; t++)

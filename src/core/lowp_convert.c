@@ -62,26 +62,29 @@ tfm_bf16_pack(tfm_bf16_weights *w, void *buf, const float *W,
 				np = (int) lowp_round_up(N > 0 ? N : 0, LOWP_NR),
 				threads = tfm_get_threads();
 	uint32_t   *d = buf;
+	void		(*row) (uint32_t *, const float *, const float *) =
+		lowp_bf16_fast() ? lowp_avx512_pair_row : pair_row;
+	bool		par = threads > 1 && (size_t) kp * np > 262144;
 
 	*w = (tfm_bf16_weights) {buf, K, N, kp};
-#pragma omp parallel for num_threads(threads) if(threads > 1 && (size_t) kp * np > 262144) schedule(static)
-	for (int q = 0; q < np; q += LOWP_NR)
+	if (cs == 1 || rs != 1)
 	{
-		uint32_t   *panel = d + (size_t) q * (kp / 2);
-		int			nc = N - q < LOWP_NR ? N - q : LOWP_NR;
-
-		if (cs == 1 || rs != 1)
+		/* along W's rows, two at a time, each across every panel */
+#pragma omp parallel for num_threads(threads) if(par) schedule(static)
+		for (int p = 0; p < kp / 2; p++)
 		{
-			for (int p = 0; p < kp / 2; p++)
+			int			k = 2 * p;
+
+			for (int q = 0; q < np; q += LOWP_NR)
 			{
-				uint32_t   *s = panel + (size_t) p * LOWP_NR;
-				int			k = 2 * p;
+				uint32_t   *s = d + (size_t) q * (kp / 2) + (size_t) p * LOWP_NR;
+				int			nc = N - q < LOWP_NR ? N - q : LOWP_NR;
 				const float *r0 = W + (size_t) k * rs + (size_t) q * cs,
 						   *r1 = r0 + rs;
 
 				if (k + 1 < K && nc == LOWP_NR && cs == 1)
 				{
-					pair_row(s, r0, r1);
+					row(s, r0, r1);
 					continue;
 				}
 				for (int j = 0; j < LOWP_NR; j++)
@@ -89,19 +92,25 @@ tfm_bf16_pack(tfm_bf16_weights *w, void *buf, const float *W,
 						pair(r0[(size_t) j * cs], k + 1 < K ? r1[(size_t) j * cs] : 0.0f);
 			}
 		}
-		else
+		return;
+	}
+	/* along W's columns (rs = 1), a column's pairs at a time */
+#pragma omp parallel for num_threads(threads) if(par) schedule(static)
+	for (int q = 0; q < np; q += LOWP_NR)
+	{
+		uint32_t   *panel = d + (size_t) q * (kp / 2);
+		int			nc = N - q < LOWP_NR ? N - q : LOWP_NR;
+
+		for (int j = 0; j < LOWP_NR; j++)
 		{
-			for (int j = 0; j < LOWP_NR; j++)
+			const float *col = W + (size_t) (q + j) * cs;
+
+			for (int p = 0; p < kp / 2; p++)
 			{
-				const float *col = W + (size_t) (q + j) * cs;
+				int			k = 2 * p;
 
-				for (int p = 0; p < kp / 2; p++)
-				{
-					int			k = 2 * p;
-
-					panel[(size_t) p * LOWP_NR + j] = j >= nc || k >= K ? 0 :
-						pair(col[k], k + 1 < K ? col[k + 1] : 0.0f);
-				}
+				panel[(size_t) p * LOWP_NR + j] = j >= nc || k >= K ? 0 :
+					pair(col[k], k + 1 < K ? col[k + 1] : 0.0f);
 			}
 		}
 	}

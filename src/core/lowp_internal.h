@@ -82,6 +82,9 @@ void		lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
 							   const tfm_bf16_weights *W, float beta, float *C, ptrdiff_t ldc,
 							   void *work);
 
+/* s[0..NR) = pairs (r0[j], r1[j]) exactly rounded, with AVX-512 (lowp_bf16_amx.c) */
+void		lowp_avx512_pair_row(uint32_t *s, const float *r0, const float *r1);
+
 /* dispatch (lowp_dispatch.c) */
 bool		lowp_bf16_fast(void);
 bool		lowp_bf16_amx(void);
