@@ -6,6 +6,7 @@
  *
  *   bench_core [--threads N] [--seconds S] [--min-iters K] [--warmup W]
  *              [--model classify|lm|seq2seq] [--what LIST]
+ *              [--precision fp32|bf16|int8] [--train-precision fp32|bf16]
  *
  * --model lm is bench/lm's small char model (vocab 89, d 128, 4 heads,
  * 4 pre-LN layers, batch 64 × 128); seq2seq is bench/seq2seq's eng_fra
@@ -447,8 +448,10 @@ bench_peak(int threads, double seconds)
 
 /* ---- training and inference ---------------------------------------------- */
 
-/* the precision of the inference passes (--precision; training is fp32) */
+/* the precision of the inference passes (--precision) */
 static tfm_precision infer_precision = TFM_PREC_FP32;
+/* the precision of training (--train-precision fp32 | bf16: mixed precision) */
+static tfm_precision train_precision = TFM_PREC_FP32;
 
 static int	warmup_iters = 2;
 
@@ -504,6 +507,7 @@ bench_model(int threads, double seconds, int min_iters, bool train, bool infer)
 		o.weight_decay = 0.01f;
 		o.decoupled = true;
 		o.seed = 42;
+		o.precision = train_precision;
 		if (tfm_trainer_init(&tr, m, &o) != 0)
 		{
 			fprintf(stderr, "out of memory\n");
@@ -538,12 +542,14 @@ bench_model(int threads, double seconds, int min_iters, bool train, bool infer)
 			loss = s / c;
 		}
 		r = summarise(t, it);
-		printf("tfm train, %d threads: %d steps, median %.1f ms/step (mean %.1f, min %.1f): %.0f tok/s, %.1f GFLOP/s (last loss %.4f)\n",
-			   threads, it, r.median * 1e3, r.mean * 1e3, r.min * 1e3,
-			   tokens / r.median, 3 * fwd_tok * tokens / r.median / 1e9, loss);
-		printf("RESULT impl=tfm kind=train threads=%d tok_s=%.1f tok_s_mean=%.1f tok_s_best=%.1f gflops=%.2f step_ms=%.2f iters=%d\n",
+		printf("tfm train %s, %d threads: %d steps, median %.1f ms/step (mean %.1f, min %.1f): %.0f tok/s, %.1f GFLOP/s (last loss %.4f)\n",
+			   tfm_precision_name(train_precision), threads, it, r.median * 1e3, r.mean * 1e3,
+			   r.min * 1e3, tokens / r.median, 3 * fwd_tok * tokens / r.median / 1e9, loss);
+		printf("RESULT impl=tfm kind=%s threads=%d tok_s=%.1f tok_s_mean=%.1f tok_s_best=%.1f gflops=%.2f step_ms=%.2f iters=%d precision=%s\n",
+			   train_precision == TFM_PREC_BF16 ? "train_bf16" : "train",
 			   threads, tokens / r.median, tokens / r.mean, tokens / r.min,
-			   3 * fwd_tok * tokens / r.median / 1e9, r.median * 1e3, it);
+			   3 * fwd_tok * tokens / r.median / 1e9, r.median * 1e3, it,
+			   tfm_precision_name(train_precision));
 		tfm_trainer_free(&tr);
 	}
 
@@ -1237,6 +1243,9 @@ main(int argc, char **argv)
 			warmup_iters = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc && pick_model(argv[i + 1]))
 			i++;
+		else if (strcmp(argv[i], "--train-precision") == 0 && i + 1 < argc &&
+				 (strcmp(argv[i + 1], "fp32") == 0 || strcmp(argv[i + 1], "bf16") == 0))
+			train_precision = strcmp(argv[++i], "bf16") == 0 ? TFM_PREC_BF16 : TFM_PREC_FP32;
 		else if (strcmp(argv[i], "--precision") == 0 && i + 1 < argc)
 		{
 			const char *p = argv[++i];
@@ -1246,7 +1255,7 @@ main(int argc, char **argv)
 		}
 		else
 		{
-			fprintf(stderr, "usage: %s [--threads N] [--seconds S] [--min-iters K] [--warmup W] [--model classify|lm|seq2seq] [--what peak,train,infer,ops] [--precision fp32|bf16|int8]\n",
+			fprintf(stderr, "usage: %s [--threads N] [--seconds S] [--min-iters K] [--warmup W] [--model classify|lm|seq2seq] [--what peak,train,infer,ops] [--precision fp32|bf16|int8] [--train-precision fp32|bf16]\n",
 					argv[0]);
 			return 2;
 		}

@@ -21,8 +21,11 @@
  * allows: Σ_k (|a|·s_j/2 + r_i/2·|w| + r_i·s_j/4) per element.
  *
  * Each runs on the fast path (where the CPU has it) and on the fallback
- * (forced); the two bf16 paths agree within the bound, the int8 ones bit
- * for bit.  With TFM_TEST_QUICK=1 (valgrind, which cannot run AVX-512) or
+ * (forced), bf16 also on AVX512_BF16 where AMX is the fast path (forced
+ * with tfm_lowp_force_noamx); the bf16 paths agree within the bound, the
+ * int8 ones bit for bit.  A bf16 product with A read transposed in place
+ * (tfm_bf16_gemm_strided) gives the bits of the same product from A, and
+ * W packed from its transpose the same panels.  With TFM_TEST_QUICK=1 (valgrind, which cannot run AVX-512) or
  * TFM_LOWP_FORCE=fallback only the fallback runs, on fewer shapes.
  */
 #include <float.h>
@@ -285,6 +288,38 @@ run_bf16(const problem *p, bool fallback)
 		  path_name(fallback), p->M, p->N, p->K, p->lda, p->ldc, p->alpha, p->beta, worst);
 	CHECK(outside_untouched(p, C), "bf16 %s %dx%dx%d wrote outside C's product",
 		  path_name(fallback), p->M, p->N, p->K);
+
+	/*
+	 * A read transposed in place (Aᵀ stored K × lt) gives the same bits, and
+	 * W packed from its transpose (rs = 1, cs = K) the same panels.
+	 */
+	{
+		ptrdiff_t	lt = p->M + 3;
+		float	   *At = malloc(sizeof(float) * ((size_t) p->K * lt + 1)),
+				   *Wt = malloc(sizeof(float) * ((size_t) p->K * p->N + 1)),
+				   *C2 = copy_c(p);
+		void	   *pack2 = alloc64(tfm_bf16_pack_bytes(p->K, p->N));
+		tfm_bf16_weights w2;
+
+		for (int k = 0; k < p->K; k++)
+		{
+			for (int i = 0; i < p->M; i++)
+				At[(size_t) k * lt + i] = p->A[(size_t) i * p->lda + k];
+			for (int j = 0; j < p->N; j++)
+				Wt[(size_t) j * p->K + k] = p->W[(size_t) k * p->N + j];
+		}
+		tfm_bf16_gemm_strided(p->M, p->N, p->K, p->alpha, At, 1, lt, &w, p->beta, C2, p->ldc, work);
+		CHECK(memcmp(C, C2, ((size_t) p->M * p->ldc + 16) * sizeof(float)) == 0,
+			  "bf16 %s %dx%dx%d: A read transposed differs from A", path_name(fallback),
+			  p->M, p->N, p->K);
+		tfm_bf16_pack(&w2, pack2, Wt, 1, p->K, p->K, p->N);
+		CHECK(w2.kp == w.kp && memcmp(pack, pack2, tfm_bf16_pack_bytes(p->K, p->N)) == 0,
+			  "bf16 %dx%d: W packed from its transpose differs", p->K, p->N);
+		free(At);
+		free(Wt);
+		free(C2);
+		free(pack2);
+	}
 	free(pack);
 	free(work);
 	return C;
@@ -359,6 +394,7 @@ run_int8(const problem *p, bool fallback, double *rel_err)
 	return C;
 }
 
+static bool has_amx;			/* the fast bf16 GEMM is AMX (also tested without) */
 static bool fast_bf16,
 			fast_int8;
 
@@ -379,11 +415,21 @@ check_shape(int M, int N, int K, int pad, float alpha, float beta)
 			ci[f] = run_int8(&p, f == 1, NULL);
 	}
 	tfm_lowp_force_fallback(false);
-	if (cb[0] && cb[1])
+	for (int amx = 0; amx < (has_amx ? 2 : 1); amx++)
 	{
 		/* both within the bound of the reference: within twice of each other */
 		double		worst = 0.0;
 
+		if (amx == 1)
+		{
+			/* AVX512_BF16 where AMX would run */
+			tfm_lowp_force_noamx(true);
+			free(cb[0]);
+			cb[0] = run_bf16(&p, false);
+			tfm_lowp_force_noamx(false);
+		}
+		if (!cb[0] || !cb[1])
+			break;
 		for (int i = 0; i < M; i++)
 			for (int j = 0; j < N; j++)
 			{
@@ -396,7 +442,8 @@ check_shape(int M, int N, int K, int pad, float alpha, float beta)
 				worst = fmax(worst, fabs(cb[0][ic] - cb[1][ic]) /
 							 (2 * (K + 8) * ldexp(1.0, -24) * mag + 1e-30));
 			}
-		CHECK(worst <= 1.0, "bf16 fast vs fallback %dx%dx%d: %.3g of the bound", M, N, K, worst);
+		CHECK(worst <= 1.0, "bf16 %s vs fallback %dx%dx%d: %.3g of the bound",
+			  amx == 1 || !has_amx ? "avx512bf16" : "amx", M, N, K, worst);
 	}
 	if (ci[0] && ci[1])
 		CHECK(memcmp(ci[0], ci[1], ((size_t) M * p.ldc + 16) * sizeof(float)) == 0,
@@ -602,13 +649,14 @@ main(void)
 	if (quick_mode())
 		tfm_lowp_force_fallback(true);
 	fast_bf16 = strcmp(tfm_lowp_bf16_kernel(), "fallback") != 0;
+	has_amx = strcmp(tfm_lowp_bf16_kernel(), "amx") == 0;
 	fast_int8 = strcmp(tfm_lowp_int8_kernel(), "fallback") != 0;
 	tfm_lowp_force_fallback(false);
 	if (quick_mode())
-		fast_bf16 = fast_int8 = false;
+		fast_bf16 = fast_int8 = has_amx = false;
 	printf("  %s\n", tfm_lowp_reason());
 	printf("  paths tested: bf16 %s, int8 %s\n",
-		   fast_bf16 ? "avx512bf16 and fallback" : "fallback only",
+		   has_amx ? "amx, avx512bf16 and fallback" : fast_bf16 ? "avx512bf16 and fallback" : "fallback only",
 		   fast_int8 ? "avx512vnni and fallback" : "fallback only");
 
 	test_conversions();
@@ -649,6 +697,7 @@ main(void)
 		check_shape(4, 768, 3072, 0, 1.0f, 0.0f);
 		check_shape(200, 520, 777, 1, 0.5f, 1.0f);
 		check_shape(128, 1030, 1536, 0, 1.0f, 0.0f);
+		check_shape(130, 70, 999, 1, 1.0f, 1.0f);	/* a weight gradient: K = tokens */
 	}
 	test_int8_error(true);
 	if (fast_int8)

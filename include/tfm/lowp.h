@@ -8,12 +8,16 @@
  * bf16.  W is rounded to bf16 (round to nearest even) and stored as panels
  *   of TFM_LOWP_NR columns; inside a panel, K runs in pairs and each
  *   32-bit slot holds (w[k][j], w[k+1][j]) — the operand layout of
- *   AVX512_BF16's vdpbf16ps.  A is rounded to bf16 per call (into the
- *   caller's work buffer) and the products are summed in fp32.  A product
- *   of two bf16 numbers is exact in fp32, so the fast path and the portable
- *   fallback differ only in the order of the fp32 sums — and in one more
- *   thing: vdpbf16ps treats bf16 subnormals (|x| < 2^-126) as zero and
- *   flushes subnormal sums, the fallback does not.
+ *   AVX512_BF16's vdpbf16ps and of AMX-BF16's tdpbf16ps; K is padded with
+ *   zeros to a multiple of 2·TFM_BF16_KP (an AMX tile's depth).  A is
+ *   rounded to bf16 per call (into the caller's work buffer) and the
+ *   products are summed in fp32.  A product of two bf16 numbers is exact in
+ *   fp32, so the fast paths and the portable fallback differ only in the
+ *   order of the fp32 sums — and in one more thing: vdpbf16ps and tdpbf16ps
+ *   treat bf16 subnormals (|x| < 2^-126) as zero and flush subnormal sums,
+ *   the fallback does not.  A may be strided both ways (tfm_bf16_gemm_strided:
+ *   a transposed activation, for a weight's gradient Xᵀ·dY), and any fp32
+ *   matrix may be packed as W (an activation too: dY of that product).
  *
  * int8.  W is quantized per output channel (column j): scale s_j =
  *   max_k |w[k][j]| / 127, q = round(w / s_j) in [-127, 127], in panels of
@@ -31,15 +35,16 @@
  * and cache-blocked GEMM.  Both use the core's threads (tfm_set_threads).
  * beta = 0 never reads C (it may hold NaN).  K = 0 gives C = beta · C.
  *
- * Paths (lowp_dispatch.c): bf16 runs "avx512bf16" where the CPU has it,
- * and its products of more than TFM_LOWP_GEMV_ROWS rows with K a multiple
- * of 32 run on AMX tiles where the CPU has AMX-BF16 and the kernel grants
- * the tile state (lowp_bf16_amx.c; TFM_LOWP_FORCE=noamx keeps them off);
- * int8 "avx512vnni"; otherwise (or when TFM_LOWP_FORCE=fallback is in the
+ * Paths (lowp_dispatch.c): bf16 runs "amx" where the CPU has AMX-BF16 and
+ * the OS grants the tile state (the GEMM on tiles, the matrix-vector path
+ * on AVX512_BF16), else "avx512bf16" where the CPU has that; int8
+ * "avx512vnni"; otherwise (or when TFM_LOWP_FORCE=fallback is in the
  * environment at the first call, or after tfm_lowp_force_fallback(true))
  * both run "fallback": plain C, compiled for AVX-512F, AVX2+FMA and
- * baseline x86-64, the version picked at load time (TFM_HOT).  Every path
- * reads the same packed weights, so a weight packed once serves all.
+ * baseline x86-64, the version picked at load time (TFM_HOT).
+ * TFM_LOWP_FORCE=noamx (or tfm_lowp_force_noamx(true)) keeps bf16 off AMX.
+ * Every path reads the same packed weights, so a weight packed once serves
+ * all.
  *
  * The core's way: nothing here allocates.  Packed weights live in caller
  * memory of tfm_bf16_pack_bytes / tfm_int8_pack_bytes bytes, and each
@@ -56,6 +61,7 @@
 #define TFM_LOWP_NR 32			/* columns per weight panel */
 #define TFM_LOWP_GEMV_ROWS 4	/* M up to this: the matrix-vector path */
 #define TFM_INT8_MAX_K 65536	/* int32 sums of 255·127 products stay exact */
+#define TFM_BF16_KP 16			/* bf16 pairs: packed K is a multiple of 2·this */
 
 /* ---- conversions ---------------------------------------------------------- */
 
@@ -97,7 +103,7 @@ typedef struct tfm_bf16_weights
 	uint16_t   *data;			/* panels: (N/NR) × (kp/2) × NR × 2 */
 	int			K,
 				N;
-	int			kp;				/* K rounded up to even */
+	int			kp;				/* K rounded up to a multiple of 2·TFM_BF16_KP */
 } tfm_bf16_weights;
 
 typedef struct tfm_int8_weights
@@ -114,7 +120,8 @@ typedef struct tfm_int8_weights
  * Pack the K × N weight W (element [k][j] at W[k·rs + j·cs]: rs = N, cs = 1
  * for tfm's (in, out) layout, rs = 1, cs = K for an (out, in) one) into buf,
  * which holds tfm_*_pack_bytes(K, N) bytes, 64-byte aligned.  Columns past
- * N and k past K are zeros.  The struct points into buf.
+ * N and k past K are zeros.  The struct points into buf.  Large packs run
+ * on the core's threads.
  */
 size_t		tfm_bf16_pack_bytes(int K, int N);
 void		tfm_bf16_pack(tfm_bf16_weights *w, void *buf, const float *W,
@@ -142,6 +149,15 @@ void		tfm_bf16_gemm(int M, int N, int K, float alpha,
 						  const float *A, ptrdiff_t lda,
 						  const tfm_bf16_weights *W,
 						  float beta, float *C, ptrdiff_t ldc, void *work);
+/*
+ * The same with A[i][k] at A[i·rsa + k·csa] (rsa = lda, csa = 1 is
+ * tfm_bf16_gemm; rsa = 1, csa = lda reads the M × K matrix Aᵀ of a
+ * row-major K × M one, without a transposed copy).
+ */
+void		tfm_bf16_gemm_strided(int M, int N, int K, float alpha,
+								  const float *A, ptrdiff_t rsa, ptrdiff_t csa,
+								  const tfm_bf16_weights *W,
+								  float beta, float *C, ptrdiff_t ldc, void *work);
 
 size_t		tfm_int8_work_bytes(int M, int K);
 void		tfm_int8_gemm(int M, int N, int K, float alpha,
@@ -151,12 +167,14 @@ void		tfm_int8_gemm(int M, int N, int K, float alpha,
 
 /* ---- dispatch -------------------------------------------------------------- */
 
-/* the path each product runs: "avx512bf16" / "avx512vnni" or "fallback" */
+/* the path each product runs: "amx" / "avx512bf16" / "avx512vnni" or "fallback" */
 const char *tfm_lowp_bf16_kernel(void);
 const char *tfm_lowp_int8_kernel(void);
 /* why (CPU flags found or missing, forced by the environment or a call) */
 const char *tfm_lowp_reason(void);
 /* true: every product runs the fallback; false: back to what the CPU has */
 void		tfm_lowp_force_fallback(bool on);
+/* true: bf16 products do not use AMX (AVX512_BF16 or the fallback instead) */
+void		tfm_lowp_force_noamx(bool on);
 
 #endif							/* TFM_LOWP_H */

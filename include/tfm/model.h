@@ -229,6 +229,7 @@ typedef struct tfm_model
 	void	   *release_arg;
 	float	   *grads;			/* NULL until the first backward pass */
 	struct tfm_lowp_set *lowp;	/* packed matrices for bf16/int8 inference (precision.c) */
+	struct tfm_lowp_set *lowp_train;	/* bf16 copies for mixed-precision training */
 	tfm_weights w;
 	tfm_weights g;
 	tfm_workspace *ws;

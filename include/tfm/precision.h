@@ -1,11 +1,22 @@
 /*
- * precision.h — low-precision inference for a whole model: every matrix a
+ * precision.h — low-precision products for a whole model: every matrix a
  * forward pass multiplies by (attention and feed-forward projections, the
- * classifier and the output head, tied or not) packed once into bf16 or
- * int8 (tfm/lowp.h), and used by the linear layers while an inference pass
- * of that model runs.  Training passes never use them, and training a
- * model first drops them (tfm_model_set_precision(m, TFM_PREC_FP32)).
- * Attention's products, softmax, norms and the residual stream stay fp32.
+ * classifier and the output head, tied or not) packed into bf16 or int8
+ * (tfm/lowp.h) and used by the linear layers.
+ *
+ * Inference: packed once (tfm_model_set_precision), used while an inference
+ * pass of that model runs.  Training passes never use these, and training
+ * a model first drops them (tfm_model_set_precision(m, TFM_PREC_FP32)).
+ *
+ * Mixed-precision training (tfm_model_set_train_precision, bf16 only):
+ * each matrix packed twice, W for the forward product and Wᵀ for the input
+ * gradient dX = dY·Wᵀ, from the fp32 master weights once per optimizer step
+ * (tfm_model_train_repack, which the trainer calls before each step's first
+ * forward pass); the weight gradient dW += Xᵀ·dY rounds X (read transposed
+ * in place) and dY per product.  The gradients and the optimizer stay fp32.
+ *
+ * Either way attention's products, softmax, norms, the loss and the
+ * residual stream stay fp32, and every product sums in fp32.
  */
 #ifndef TFM_PRECISION_H
 #define TFM_PRECISION_H
@@ -35,15 +46,41 @@ size_t		tfm_model_precision_bytes(const tfm_model *m);
 void		tfm_model_precision_free(tfm_model *m);
 
 /*
- * For the forward code: make m's packed weights the ones linear layers use
- * (NULL: none) until the next call; returns the previous model.
+ * Mixed-precision training: TFM_PREC_BF16 allocates the packed copies
+ * (filled by the next repack), TFM_PREC_FP32 frees them.  Returns 0, -1 if
+ * memory could not be had (the model then trains at fp32), -2 for a
+ * precision training does not have (int8).
  */
-const tfm_model *tfm_precision_activate(const tfm_model *m);
+int			tfm_model_set_train_precision(tfm_model *m, tfm_precision p);
+tfm_precision tfm_model_train_precision(const tfm_model *m);
+/* round the current fp32 weights into the training copies (if any) */
+void		tfm_model_train_repack(tfm_model *m);
+
+/*
+ * For the forward and backward code: make m's packed weights the ones
+ * linear layers use until restored — the inference ones, or (training) the
+ * training ones; NULL or a model without them: none.  Returns what was
+ * active before.
+ */
+typedef const struct tfm_lowp_set *tfm_lowp_scope;
+tfm_lowp_scope tfm_precision_activate(const tfm_model *m);
+tfm_lowp_scope tfm_precision_activate_training(const tfm_model *m);
+void		tfm_precision_restore(tfm_lowp_scope prev);
 /*
  * out (N × o) = inp (N × in) · W + b through W's packed copy if the active
- * model has one; false (nothing done) otherwise.
+ * set has one; false (nothing done) otherwise.
  */
 bool		tfm_precision_linear(float *out, const float *inp, const float *W,
 								 const float *b, int N, int in, int o);
+/*
+ * The backward products of that layer through the active training set:
+ * dinp (N × in) = beta_in·dinp + dout (N × o)·Wᵀ and dW += inpᵀ·dout (either
+ * may be NULL); dW is laid out as W is stored — (in, o), or (o, in) for a
+ * tied output head packed from the embedding (its gradient is doutᵀ·inp).
+ * False (nothing done) if W has no training copy or memory ran out.
+ */
+bool		tfm_precision_linear_backward(float *dinp, float beta_in, float *dW,
+										  const float *dout, const float *inp,
+										  const float *W, int N, int in, int o);
 
 #endif							/* TFM_PRECISION_H */

@@ -9,6 +9,7 @@
 
 #include "tfm/model.h"
 #include "tfm/optim.h"
+#include "tfm/precision.h"
 
 typedef struct tfm_train_opts
 {
@@ -24,6 +25,12 @@ typedef struct tfm_train_opts
 				weight_decay;
 	bool		decoupled;		/* AdamW (true) or Adam */
 	uint64_t	seed;			/* dropout masks */
+	/*
+	 * The linear layers' and output head's products: TFM_PREC_FP32 (0), or
+	 * TFM_PREC_BF16: bf16 operands, fp32 sums, weights rounded once per step
+	 * from the fp32 master copy; gradients and Adam stay fp32 (precision.h)
+	 */
+	tfm_precision precision;
 } tfm_train_opts;
 
 typedef struct tfm_trainer
@@ -43,6 +50,7 @@ typedef enum tfm_step_status
 	TFM_STEP_NOMEM = 2
 } tfm_step_status;
 
+/* 0, -1 out of memory, -2 a precision training does not have (int8) */
 int			tfm_trainer_init(tfm_trainer *tr, tfm_model *m, const tfm_train_opts *o);
 void		tfm_trainer_free(tfm_trainer *tr);
 

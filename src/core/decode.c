@@ -344,10 +344,10 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 int
 tfm_decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat)
 {
-	const tfm_model *prev = tfm_precision_activate(d->m);
+	tfm_lowp_scope prev = tfm_precision_activate(d->m);
 	int			r = decoder_encode(d, src, Ts, repeat);
 
-	tfm_precision_activate(prev);
+	tfm_precision_restore(prev);
 	return r;
 }
 
@@ -355,10 +355,10 @@ int
 tfm_decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 				 int n, float *logits)
 {
-	const tfm_model *prev = tfm_precision_activate(d->m);
+	tfm_lowp_scope prev = tfm_precision_activate(d->m);
 	int			r = decoder_feed(d, tokens, is_pad, n, logits);
 
-	tfm_precision_activate(prev);
+	tfm_precision_restore(prev);
 	return r;
 }
 

@@ -1,45 +1,48 @@
 /*
- * lowp_bf16_amx.c — bf16 products on AMX tiles (Intel Sapphire Rapids and
- * later), for products of more than TFM_LOWP_GEMV_ROWS rows whose K is a
- * multiple of 32.
+ * lowp_bf16_amx.c — the bf16 GEMM on AMX tiles (Intel Sapphire Rapids and
+ * later): TDPBF16PS adds to a 16 × 16 fp32 tile of C the product of a
+ * 16-row tile of A (16 rows × 16 pairs of bf16) and a tile of W (16 pairs ×
+ * 16 columns, each 32-bit element the pair (w[2p][j], w[2p+1][j])): 8192
+ * multiply-adds per instruction, against 32 for a vdpbf16ps.
  *
- * One TDPBF16PS multiplies a 16 × 32 bf16 tile of A by a 16 (pairs) × 16
- * (columns) tile of weights into a 16 × 16 fp32 tile of C, 8,192 products
- * summed in fp32.  The packed weights (tfm_bf16_pack) are already in the
- * layout it wants: a panel's row p holds, for each of its 32 columns, the
- * pair (w[2p][j], w[2p+1][j]), so a weight tile is 16 rows of a panel, 64
- * bytes each, 128 bytes apart.  A is rounded to bf16 row by row (rows past M
- * zero, up to a multiple of 32) into the caller's work buffer; a tile of A
- * is 16 of those rows, 32 bf16 each.
+ * W is read in place: a packed panel (include/tfm/lowp.h; kp a multiple of
+ * TFM_BF16_KP pairs) is NR = 32 columns of 128 bytes per pair, so columns
+ * 0-15 and 16-31 of 16 consecutive pairs are two tiles of stride 128.
+ * A is rounded to bf16 row by row (row-major, kp values a row, zeros past K
+ * and in the rows past M up to a multiple of 32) into the work buffer, from
+ * any strides: A[i][k] at A[i·rsa + k·csa] (rsa = 1 is a transposed
+ * operand, Xᵀ for dW = Xᵀ·dY).
  *
- * A block of C of 32 rows × one panel (32 columns) lives in four tiles
- * through the whole of K (tiles 0-3; A in 4-5, weights in 6-7), then goes
- * through a small buffer to C with alpha and beta.  Threads take (32-row
- * block, run of panels) tasks; each configures its own tiles.
+ * Blocks of C of 32 × 32 (four accumulator tiles, two tiles of A and two
+ * of W per step of 16 pairs) are handed out to the threads, row block
+ * outermost in each task so its A rows stay in L1 while the panels pass.
+ * A whole block with alpha 1 and beta 0 or 1 (every product of training)
+ * goes straight between C and the tiles (beta 1: the sums start from C);
+ * otherwise the tiles go to a small buffer and from there, with alpha and
+ * beta, to C (only its m × n part is written).  Each thread configures its tiles
+ * (LDTILECFG) per call and releases them at the end.
  *
- * The process must be allowed the tile state first (lowp_bf16_amx_enable,
- * Linux's ARCH_REQ_XCOMP_PERM); lowp_dispatch.c does that once and uses
- * this path only where it succeeded.  Like vdpbf16ps, the tiles treat bf16
- * subnormal inputs as zero and flush subnormal results.
+ * Numerics: products of bf16 are exact in fp32 and summed in fp32 (round to
+ * nearest even) in an order of AMX's own; denormal inputs count as zero and
+ * denormal sums are flushed, as with vdpbf16ps.
+ *
+ * Compiled for AMX by function attribute only; lowp_dispatch.c lets the
+ * driver call it only where the CPU has AMX-BF16 and the kernel granted the
+ * process the tile state (arch_prctl ARCH_REQ_XCOMP_PERM).
  */
 #include <immintrin.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "tfm/blas.h"
 #include "lowp_internal.h"
 
-#define TARGET __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16")))
+#define TARGET __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl")))
 
-#define ARCH_REQ_XCOMP_PERM 0x1023
-#define XFEATURE_XTILEDATA 18
+#define AMX_ROWS 32				/* rows of C per block: two A tiles */
+#define AMX_COLS LOWP_NR		/* columns of C per block: one weight panel */
+#define AMX_NC (8 * LOWP_NR)	/* columns per task */
+#define AMX_MC (4 * AMX_ROWS)	/* rows per task */
 
-#define TILE_ROWS 16
-#define BLOCK_ROWS (2 * TILE_ROWS)	/* rows of C per block */
-#define PANELS_PER_TASK 8
-
-/* palette 1: eight tiles of 16 rows × 64 bytes */
 typedef struct tile_config
 {
 	uint8_t		palette;
@@ -47,60 +50,165 @@ typedef struct tile_config
 	uint8_t		reserved[14];
 	uint16_t	colsb[16];
 	uint8_t		rows[16];
-} __attribute__((packed)) tile_config;
-
-bool
-lowp_bf16_amx_enable(void)
-{
-#ifdef SYS_arch_prctl
-	return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
-#else
-	return false;
-#endif
-}
+} tile_config;
 
 size_t
-lowp_bf16_amx_work_bytes(int M, int K)
+lowp_amx_work_bytes(int M, int K)
 {
-	size_t		pairs = lowp_round_up(K > 0 ? K : 1, 2) / 2;
+	size_t		rows = lowp_round_up(M > 0 ? M : 1, AMX_ROWS),
+				kp = lowp_round_up(K > 0 ? K : 1, 2 * TFM_BF16_KP);
 
-	return lowp_round_up(lowp_round_up(M > 0 ? M : 1, BLOCK_ROWS) * pairs * sizeof(uint32_t),
-						 LOWP_ALIGN);
+	return lowp_round_up(rows * kp * sizeof(uint16_t), LOWP_ALIGN);
 }
 
 /*
- * row i of A as bf16 pairs (zeros past M; an odd K's last pair ends in 0),
- * rounded to nearest even by vcvtne2ps2bf16 (which, as the tiles do, reads
- * subnormal floats as zero)
+ * 16 floats to bf16 exactly as tfm_bf16_from_float (round to nearest even,
+ * NaN made quiet), in the low halves of 32-bit lanes.
+ */
+TARGET static inline __m512i
+cvt16(__m512 x)
+{
+	__m512i		u = _mm512_castps_si512(x),
+				r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7FFF),
+																		  _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)))), 16);
+	__mmask16	nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)),
+											  _mm512_set1_epi32(0x7F800000));
+
+	return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
+}
+
+/* v[j] lane r → v[r] lane j, 16 × 16 32-bit values */
+TARGET static inline void
+transpose16(__m512i v[16])
+{
+	__m512i		t[16];
+
+	for (int i = 0; i < 16; i += 2)
+	{
+		t[i] = _mm512_unpacklo_epi32(v[i], v[i + 1]);
+		t[i + 1] = _mm512_unpackhi_epi32(v[i], v[i + 1]);
+	}
+	for (int i = 0; i < 16; i += 4)
+	{
+		v[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+		v[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+		v[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+		v[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+	}
+	/* v[4q + s] holds rows 4q..4q+3's lanes s, s+4, s+8, s+12 in 128-bit blocks */
+	for (int i = 0; i < 4; i++)
+	{
+		t[i] = _mm512_shuffle_i32x4(v[i], v[i + 4], 0x88);
+		t[i + 4] = _mm512_shuffle_i32x4(v[i], v[i + 4], 0xDD);
+		t[i + 8] = _mm512_shuffle_i32x4(v[i + 8], v[i + 12], 0x88);
+		t[i + 12] = _mm512_shuffle_i32x4(v[i + 8], v[i + 12], 0xDD);
+	}
+	for (int i = 0; i < 4; i++)
+	{
+		v[i] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0x88);
+		v[i + 8] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0xDD);
+		v[i + 4] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0x88);
+		v[i + 12] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0xDD);
+	}
+}
+
+/*
+ * A transposed (rsa = 1: A[i][k] at A[k·csa + i], a row-major K × M
+ * matrix): pairs [p0, p0 + 16) of every row (mp rows, zeros past M and K).
+ * The 32 source rows of k are read along (they stay in L1), 16 rows of A
+ * × 16 pairs at a time, transposed in registers.
  */
 TARGET static void
-pack_row(uint32_t *dst, const float *A, ptrdiff_t lda, int M, int K, int pairs, int i)
+pack_cols(uint16_t *dst, int kp, const float *A, ptrdiff_t csa, int M, int K, int mp, int p0)
 {
-	const float *x = A + (size_t) i * lda;
-	int			k = 0;
-
-	if (i >= M)
+	for (int i0 = 0; i0 < mp; i0 += 16)
 	{
-		memset(dst, 0, sizeof(uint32_t) * pairs);
+		int			live = M - i0 >= 16 ? 16 : M - i0 <= 0 ? 0 : M - i0;
+		__mmask16	rows = live == 16 ? 0xFFFF : (__mmask16) ((1u << live) - 1);
+		uint32_t   *d = (uint32_t *) dst + (size_t) i0 * (kp / 2) + p0;
+		__m512i		v[16];
+
+		for (int j = 0; j < 16; j++)
+		{
+			int			k = 2 * (p0 + j);
+			const float *x = A + (size_t) k * csa + i0;
+			__m512		x0 = _mm512_maskz_loadu_ps(k < K ? rows : 0, x),
+						x1 = _mm512_maskz_loadu_ps(k + 1 < K ? rows : 0, x + csa);
+
+			v[j] = _mm512_or_si512(cvt16(x0), _mm512_slli_epi32(cvt16(x1), 16));
+		}
+		transpose16(v);
+		for (int r = 0; r < 16; r++)
+			_mm512_storeu_si512(d + (size_t) r * (kp / 2), v[r]);
+	}
+}
+
+/*
+ * Rows [r0, r0 + 32) of A rounded to bf16 into dst (row stride kp), zeros
+ * past K and past M.  Rows contiguous (csa = 1): 16 values a step; other
+ * strides (but a transposed A: pack_cols): one value at a time.
+ */
+TARGET static void
+pack_rows(uint16_t *dst, int kp, const float *A, ptrdiff_t rsa, ptrdiff_t csa,
+		  int M, int K, int r0)
+{
+	if (csa == 1)
+	{
+		for (int i = r0; i < r0 + AMX_ROWS; i++)
+		{
+			uint16_t   *d = dst + (size_t) i * kp;
+			const float *x = A + (size_t) i * rsa;
+
+			if (i >= M)
+			{
+				memset(d, 0, sizeof(uint16_t) * kp);
+				continue;
+			}
+			for (int k = 0; k < kp; k += 16)
+			{
+				__mmask16	m = K - k >= 16 ? 0xFFFF : K - k <= 0 ? 0 : (__mmask16) ((1u << (K - k)) - 1);
+
+				_mm256_storeu_si256((__m256i *) (d + k),
+									_mm512_cvtepi32_epi16(cvt16(_mm512_maskz_loadu_ps(m, x + k))));
+			}
+		}
 		return;
 	}
-	for (; k + 32 <= K; k += 32)
-	{
-		__m512bh	h = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + k + 16), _mm512_loadu_ps(x + k));
+	for (int i = r0; i < r0 + AMX_ROWS; i++)
+		for (int k = 0; k < kp; k++)
+			dst[(size_t) i * kp + k] = i < M && k < K ?
+				tfm_bf16_from_float(A[(size_t) i * rsa + (size_t) k * csa]) : 0;
+}
 
-		_mm512_storeu_si512(dst + k / 2, (__m512i) h);
-	}
-	if (k < 2 * pairs)
-	{
-		uint16_t   *h = (uint16_t *) (dst + k / 2);
+/* one slot row of a full weight panel from two rows of 32 values (tfm_bf16_pack) */
+TARGET void
+lowp_avx512_pair_row(uint32_t *s, const float *r0, const float *r1)
+{
+	for (int j = 0; j < LOWP_NR; j += 16)
+		_mm512_storeu_si512(s + j, _mm512_or_si512(cvt16(_mm512_loadu_ps(r0 + j)),
+												   _mm512_slli_epi32(cvt16(_mm512_loadu_ps(r1 + j)), 16)));
+}
 
-		for (int j = k; j < 2 * pairs; j++)
-			h[j - k] = j < K ? tfm_bf16_from_float(x[j]) : 0;
+/* the m × n part of a 16 × 16 tile (buffer t) into C with alpha, beta */
+static inline void
+store_tile(float *c, ptrdiff_t ldc, const float *t, int m, int n, float alpha, float beta)
+{
+	for (int r = 0; r < m; r++)
+	{
+		float	   *row = c + (size_t) r * ldc;
+		const float *s = t + r * 16;
+
+		if (beta == 0.0f)
+			for (int j = 0; j < n; j++)
+				row[j] = alpha * s[j];
+		else
+			for (int j = 0; j < n; j++)
+				row[j] = alpha * s[j] + beta * row[j];
 	}
 }
 
 TARGET static void
-configure_tiles(void)
+config_tiles(void)
 {
 	tile_config cfg;
 
@@ -108,31 +216,45 @@ configure_tiles(void)
 	cfg.palette = 1;
 	for (int t = 0; t < 8; t++)
 	{
-		cfg.rows[t] = TILE_ROWS;
+		cfg.rows[t] = 16;
 		cfg.colsb[t] = 64;
 	}
 	_tile_loadconfig(&cfg);
 }
 
 /*
- * C rows [0, m) × columns [0, n) of a 32 × 32 block: a points at the block's
- * first packed row, b at the panel; alpha · A·W + beta · C.
+ * C block rows [i, i + 32) ∩ [0, M), columns [j, j + 32) ∩ [0, N): a holds
+ * the block's 32 rows (stride kp bf16), b the panel (stride NR slots).
  */
 TARGET static void
-block(int pairs, const uint32_t *a, const uint32_t *b, float *C, ptrdiff_t ldc,
+block(const uint16_t *a, int kp, const uint32_t *b, float *c, ptrdiff_t ldc,
 	  int m, int n, float alpha, float beta)
 {
-	float		acc[BLOCK_ROWS * LOWP_NR] __attribute__((aligned(64)));
-	size_t		stride_a = (size_t) pairs * sizeof(uint32_t);
+	float		t[4][16 * 16] __attribute__((aligned(64)));
+	size_t		as = (size_t) kp * sizeof(uint16_t),
+				cs = (size_t) ldc * sizeof(float);
+	bool		direct = m == AMX_ROWS && n == AMX_COLS && alpha == 1.0f &&
+		(beta == 0.0f || beta == 1.0f);
 
-	_tile_zero(0);
-	_tile_zero(1);
-	_tile_zero(2);
-	_tile_zero(3);
-	for (int p = 0; p < pairs; p += TILE_ROWS)
+	if (direct && beta == 1.0f)
 	{
-		_tile_loadd(4, a + p, stride_a);
-		_tile_loadd(5, a + (size_t) TILE_ROWS * pairs + p, stride_a);
+		/* C += A·W: the sums start from C itself */
+		_tile_loadd(0, c, cs);
+		_tile_loadd(1, c + 16, cs);
+		_tile_loadd(2, c + 16 * ldc, cs);
+		_tile_loadd(3, c + 16 * ldc + 16, cs);
+	}
+	else
+	{
+		_tile_zero(0);
+		_tile_zero(1);
+		_tile_zero(2);
+		_tile_zero(3);
+	}
+	for (int p = 0; p < kp / 2; p += 16)
+	{
+		_tile_loadd(4, a + 2 * p, as);
+		_tile_loadd(5, a + 16 * (size_t) kp + 2 * p, as);
 		_tile_loadd(6, b + (size_t) p * LOWP_NR, LOWP_NR * sizeof(uint32_t));
 		_tile_loadd(7, b + (size_t) p * LOWP_NR + 16, LOWP_NR * sizeof(uint32_t));
 		_tile_dpbf16ps(0, 4, 6);
@@ -140,21 +262,26 @@ block(int pairs, const uint32_t *a, const uint32_t *b, float *C, ptrdiff_t ldc,
 		_tile_dpbf16ps(2, 5, 6);
 		_tile_dpbf16ps(3, 5, 7);
 	}
-	_tile_stored(0, acc, LOWP_NR * sizeof(float));
-	_tile_stored(1, acc + 16, LOWP_NR * sizeof(float));
-	_tile_stored(2, acc + TILE_ROWS * LOWP_NR, LOWP_NR * sizeof(float));
-	_tile_stored(3, acc + TILE_ROWS * LOWP_NR + 16, LOWP_NR * sizeof(float));
-	for (int r = 0; r < m; r++)
+	if (direct)
 	{
-		float	   *c = C + (size_t) r * ldc;
-		const float *s = acc + r * LOWP_NR;
-
-		if (beta == 0.0f)
-			for (int j = 0; j < n; j++)
-				c[j] = alpha * s[j];
-		else
-			for (int j = 0; j < n; j++)
-				c[j] = alpha * s[j] + beta * c[j];
+		_tile_stored(0, c, cs);
+		_tile_stored(1, c + 16, cs);
+		_tile_stored(2, c + 16 * ldc, cs);
+		_tile_stored(3, c + 16 * ldc + 16, cs);
+		return;
+	}
+	_tile_stored(0, t[0], 64);
+	_tile_stored(1, t[1], 64);
+	_tile_stored(2, t[2], 64);
+	_tile_stored(3, t[3], 64);
+	store_tile(c, ldc, t[0], m < 16 ? m : 16, n < 16 ? n : 16, alpha, beta);
+	if (n > 16)
+		store_tile(c + 16, ldc, t[1], m < 16 ? m : 16, n - 16, alpha, beta);
+	if (m > 16)
+	{
+		store_tile(c + 16 * ldc, ldc, t[2], m - 16, n < 16 ? n : 16, alpha, beta);
+		if (n > 16)
+			store_tile(c + 16 * ldc + 16, ldc, t[3], m - 16, n - 16, alpha, beta);
 	}
 }
 
@@ -164,41 +291,50 @@ release_tiles(void)
 	_tile_release();
 }
 
-void
-lowp_bf16_amx_gemm(int M, int N, int K, float alpha, const float *A, ptrdiff_t lda,
-				   const tfm_bf16_weights *W, float beta, float *C, ptrdiff_t ldc, void *work)
+TARGET void
+lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
+				   const float *A, ptrdiff_t rsa, ptrdiff_t csa,
+				   const tfm_bf16_weights *W, float beta, float *C, ptrdiff_t ldc,
+				   void *work)
 {
 	const uint32_t *w = (const uint32_t *) W->data;
-	uint32_t   *a = work;
-	int			pairs = W->kp / 2,
+	uint16_t   *a = work;
+	int			kp = W->kp,
 				threads = tfm_get_threads(),
-				blocks = (M + BLOCK_ROWS - 1) / BLOCK_ROWS,
-				panels = (N + LOWP_NR - 1) / LOWP_NR,
-				runs = (panels + PANELS_PER_TASK - 1) / PANELS_PER_TASK;
+				mb = (M + AMX_ROWS - 1) / AMX_ROWS,
+				mt = (M + AMX_MC - 1) / AMX_MC,
+				nt = (N + AMX_NC - 1) / AMX_NC;
 	double		flops = 2.0 * M * N * K;
 
 #pragma omp parallel num_threads(threads) if(threads > 1 && flops > 1e6)
 	{
-#pragma omp for schedule(static)
-		for (int i = 0; i < blocks * BLOCK_ROWS; i++)
-			pack_row(a + (size_t) i * pairs, A, lda, M, K, pairs, i);
-		configure_tiles();
-#pragma omp for schedule(dynamic)
-		for (int t = 0; t < blocks * runs; t++)
+		if (rsa == 1 && csa != 1)
 		{
-			int			ib = t % blocks,
-						q0 = t / blocks * PANELS_PER_TASK,
-						i0 = ib * BLOCK_ROWS,
-						m = M - i0 < BLOCK_ROWS ? M - i0 : BLOCK_ROWS;
+#pragma omp for schedule(static)
+			for (int p0 = 0; p0 < kp / 2; p0 += 16)
+				pack_cols(a, kp, A, csa, M, K, mb * AMX_ROWS, p0);
+		}
+		else
+		{
+#pragma omp for schedule(static)
+			for (int i = 0; i < mb; i++)
+				pack_rows(a, kp, A, rsa, csa, M, K, i * AMX_ROWS);
+		}
+		config_tiles();
+#pragma omp for schedule(dynamic)
+		for (int t = 0; t < mt * nt; t++)
+		{
+			int			i0 = (t % mt) * AMX_MC,
+						j0 = (t / mt) * AMX_NC,
+						i1 = i0 + AMX_MC < M ? i0 + AMX_MC : M,
+						j1 = j0 + AMX_NC < N ? j0 + AMX_NC : N;
 
-			for (int q = q0; q < q0 + PANELS_PER_TASK && q < panels; q++)
-			{
-				int			j0 = q * LOWP_NR;
-
-				block(pairs, a + (size_t) i0 * pairs, w + (size_t) j0 * pairs,
-					  C + (size_t) i0 * ldc + j0, ldc, m,
-					  N - j0 < LOWP_NR ? N - j0 : LOWP_NR, alpha, beta);
-			}
+			for (int i = i0; i < i1; i += AMX_ROWS)
+				for (int j = j0; j < j1; j += AMX_COLS)
+					block(a + (size_t) i * kp, kp, w + (size_t) j * (kp / 2),
+						  C + (size_t) i * ldc + j, ldc,
+						  i1 - i < AMX_ROWS ? i1 - i : AMX_ROWS,
+						  j1 - j < AMX_COLS ? j1 - j : AMX_COLS, alpha, beta);
 		}
 		release_tiles();
 	}

@@ -1,15 +1,16 @@
 /*
  * lowp_bf16_gemm.c — C = alpha · A · W + beta · C with W packed bf16
- * (tfm_bf16_pack) and A fp32, rounded to bf16 here into the caller's work
- * buffer; the kernel is the dispatched one (lowp_dispatch.c).
+ * (tfm_bf16_pack) and A fp32 (any strides), rounded to bf16 here into the
+ * caller's work buffer; the kernel is the dispatched one (lowp_dispatch.c).
+ * Where AMX is usable, products of more than TFM_LOWP_GEMV_ROWS rows go to
+ * lowp_bf16_amx.c's driver instead.
  *
  * M ≤ TFM_LOWP_GEMV_ROWS: the matrix-vector path.  A's rows become one
  * panel of height M; the weight panels (32 columns each, contiguous in
  * memory) are shared out among the threads in contiguous runs, so each
  * weight is read once, in address order.
  *
- * Larger M, K a multiple of 32, on a CPU with AMX: lowp_bf16_amx.c.
- * Otherwise: A is packed into panels of LOWP_MR rows; the work is cut into
+ * Larger M: A is packed into panels of LOWP_MR rows; the work is cut into
  * tasks of LOWP_MC rows × LOWP_NC columns of C, handed out to the threads.
  * In a task, K runs in blocks of LOWP_KC pairs; for each, every weight
  * panel of the task's columns (a 24 KB slice, kept in L1) meets every row
@@ -27,10 +28,10 @@ tfm_bf16_work_bytes(int M, int K)
 	size_t		rows = M <= TFM_LOWP_GEMV_ROWS ? (size_t) (M > 0 ? M : 1) :
 		lowp_round_up(M, LOWP_MR),
 				pairs = lowp_round_up(K > 0 ? K : 1, 2) / 2,
-				bytes = lowp_round_up(rows * pairs * sizeof(uint32_t), LOWP_ALIGN),
-				amx = lowp_bf16_amx_work_bytes(M, K);
+				own = lowp_round_up(rows * pairs * sizeof(uint32_t), LOWP_ALIGN),
+				amx = M > TFM_LOWP_GEMV_ROWS ? lowp_amx_work_bytes(M, K) : 0;
 
-	return M > TFM_LOWP_GEMV_ROWS && amx > bytes ? amx : bytes;
+	return own > amx ? own : amx;
 }
 
 #define PACK_CHUNK 256			/* pairs converted at a time, contiguously */
@@ -39,16 +40,36 @@ tfm_bf16_work_bytes(int M, int K)
  * rows [r0, r0 + h) of A into one panel of height h (rows past M: zeros).
  * Each row is converted PACK_CHUNK pairs at a time into a contiguous
  * buffer (a loop the compiler vectorizes), then spread to its panel slots.
+ * A strided along k (csa ≠ 1: a transposed operand) goes k by k instead,
+ * reading the panel's rows side by side.
  */
 TFM_HOT static void
-pack_panel(uint32_t *restrict dst, int h, const float *A, ptrdiff_t lda, int M, int K, int r0)
+pack_panel(uint32_t *restrict dst, int h, const float *A, ptrdiff_t rsa, ptrdiff_t csa,
+		   int M, int K, int r0)
 {
 	int			pairs = (K + 1) / 2;
 	uint32_t	buf[PACK_CHUNK];
 
+	if (csa != 1)
+	{
+		int			live = M - r0 < h ? M - r0 : h;
+
+		for (int p = 0; p < pairs; p++)
+		{
+			const float *x0 = A + (size_t) (2 * p) * csa + (size_t) r0 * rsa,
+					   *x1 = x0 + csa;
+			uint32_t   *s = dst + (size_t) p * h;
+
+			for (int r = 0; r < h; r++)
+				s[r] = r >= live ? 0 :
+					(uint32_t) tfm_bf16_from_float(x0[(size_t) r * rsa]) |
+					(2 * p + 1 < K ? (uint32_t) tfm_bf16_from_float(x1[(size_t) r * rsa]) << 16 : 0);
+		}
+		return;
+	}
 	for (int r = 0; r < h; r++)
 	{
-		const float *x = A + (size_t) (r0 + r) * lda;
+		const float *x = A + (size_t) (r0 + r) * rsa;
 
 		if (r0 + r >= M)
 		{
@@ -86,10 +107,20 @@ tfm_bf16_gemm(int M, int N, int K, float alpha,
 			  const tfm_bf16_weights *W,
 			  float beta, float *C, ptrdiff_t ldc, void *work)
 {
+	tfm_bf16_gemm_strided(M, N, K, alpha, A, lda, 1, W, beta, C, ldc, work);
+}
+
+void
+tfm_bf16_gemm_strided(int M, int N, int K, float alpha,
+					  const float *A, ptrdiff_t rsa, ptrdiff_t csa,
+					  const tfm_bf16_weights *W,
+					  float beta, float *C, ptrdiff_t ldc, void *work)
+{
 	lowp_bf16_kernel kernel = lowp_bf16_fast() ? lowp_bf16_avx512_kernel : lowp_bf16_ref_kernel;
 	const uint32_t *w = (const uint32_t *) W->data;
 	uint32_t   *a = work;
-	int			pairs = W->kp / 2,
+	int			pairs = (K + 1) / 2,	/* the pairs the kernels sum */
+				stride = W->kp / 2, /* a panel's pairs */
 				threads = tfm_get_threads();
 	double		flops = 2.0 * M * N * K;
 
@@ -101,22 +132,22 @@ tfm_bf16_gemm(int M, int N, int K, float alpha,
 		return;
 	}
 
-	if (M > TFM_LOWP_GEMV_ROWS && pairs % 16 == 0 && lowp_bf16_amx())
+	if (M > TFM_LOWP_GEMV_ROWS && lowp_bf16_amx())
 	{
-		lowp_bf16_amx_gemm(M, N, K, alpha, A, lda, W, beta, C, ldc, work);
+		lowp_bf16_amx_gemm(M, N, K, alpha, A, rsa, csa, W, beta, C, ldc, work);
 		return;
 	}
 	if (M <= TFM_LOWP_GEMV_ROWS)
 	{
 		int			panels = (N + LOWP_NR - 1) / LOWP_NR;
 
-		pack_panel(a, M, A, lda, M, K, 0);
+		pack_panel(a, M, A, rsa, csa, M, K, 0);
 #pragma omp parallel for num_threads(threads) if(threads > 1 && flops > 1e5) schedule(static)
 		for (int q = 0; q < panels; q++)
 		{
 			int			j0 = q * LOWP_NR;
 
-			kernel(pairs, a, M, w + (size_t) j0 * pairs, C + j0, ldc,
+			kernel(pairs, a, M, w + (size_t) j0 * stride, C + j0, ldc,
 				   M, N - j0 < LOWP_NR ? N - j0 : LOWP_NR, alpha, beta);
 		}
 		return;
@@ -131,7 +162,7 @@ tfm_bf16_gemm(int M, int N, int K, float alpha,
 		{
 #pragma omp for schedule(static)
 			for (int i = 0; i < mpanels; i++)
-				pack_panel(a + (size_t) i * LOWP_MR * pairs, LOWP_MR, A, lda, M, K, i * LOWP_MR);
+				pack_panel(a + (size_t) i * LOWP_MR * pairs, LOWP_MR, A, rsa, csa, M, K, i * LOWP_MR);
 #pragma omp for schedule(dynamic)
 			for (int t = 0; t < mt * nt; t++)
 			{
@@ -147,7 +178,7 @@ tfm_bf16_gemm(int M, int N, int K, float alpha,
 
 					for (int j = j0; j < j1; j += LOWP_NR)
 					{
-						const uint32_t *bp = w + (size_t) j * pairs + (size_t) pc * LOWP_NR;
+						const uint32_t *bp = w + (size_t) j * stride + (size_t) pc * LOWP_NR;
 
 						for (int i = i0; i < i1; i += LOWP_MR)
 							kernel(kc, a + (size_t) i * pairs + (size_t) pc * LOWP_MR, LOWP_MR, bp,

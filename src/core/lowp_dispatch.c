@@ -3,39 +3,61 @@
  *
  * Decided once, at the first product or query: the CPU's flags (through
  * __builtin_cpu_supports, which also checks that the OS saves the AVX-512
- * state), then TFM_LOWP_FORCE=fallback in the environment.  AMX tiles
- * (bf16 products of more than a few rows) need the CPU's AMX-BF16 and the
- * kernel's permission for the tile state, asked for here once per process;
- * TFM_LOWP_FORCE=noamx keeps them off (then AVX512_BF16 runs everything).
- * tfm_lowp_force_fallback switches at any time between products (not
- * during one: the flags are plain variables read by the drivers).
+ * state; AMX from CPUID leaf 7 and the tile state the kernel grants the
+ * process through arch_prctl(ARCH_REQ_XCOMP_PERM), Linux 5.16 and later),
+ * then TFM_LOWP_FORCE=fallback or =noamx in the environment.
+ * tfm_lowp_force_fallback and tfm_lowp_force_noamx switch at any time
+ * between products (not during one: the flags are plain variables read by
+ * the drivers).
  */
+#include <cpuid.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "lowp_internal.h"
 
+#define ARCH_REQ_XCOMP_PERM 0x1023
+#define XFEATURE_XTILEDATA 18
+
 static bool ready = false;
 static bool cpu_bf16,
-			cpu_vnni,
-			cpu_amx;
-static bool amx_off;			/* TFM_LOWP_FORCE=noamx */
+			cpu_amx,
+			cpu_vnni;
 static bool env_forced,
-			call_forced;
-static char reason[192];
+			call_forced,
+			env_noamx,
+			call_noamx;
+static char reason[256];
 
 static void
 describe(void)
 {
-	snprintf(reason, sizeof(reason), "%s; CPU %s AVX512_BF16, %s AVX512_VNNI, %s",
+	snprintf(reason, sizeof(reason), "%s%s; CPU %s AVX512_BF16, %s AMX-BF16, %s AVX512_VNNI",
 			 call_forced ? "fallback forced by tfm_lowp_force_fallback" :
 			 env_forced ? "fallback forced by TFM_LOWP_FORCE=fallback" :
 			 "chosen from CPU flags",
-			 cpu_bf16 ? "has" : "lacks", cpu_vnni ? "has" : "lacks",
-			 !cpu_amx ? "no AMX tiles" :
-			 amx_off ? "AMX tiles off (TFM_LOWP_FORCE=noamx)" :
-			 "AMX tiles for bf16 products of more than 4 rows");
+			 call_noamx ? ", AMX off by tfm_lowp_force_noamx" :
+			 env_noamx ? ", AMX off by TFM_LOWP_FORCE=noamx" : "",
+			 cpu_bf16 ? "has" : "lacks", cpu_amx ? "has" : "lacks", cpu_vnni ? "has" : "lacks");
+}
+
+/* AMX-TILE and AMX-BF16 in CPUID, and the tile data state granted to us */
+static bool
+amx_usable(void)
+{
+	unsigned int a,
+				b,
+				c,
+				d;
+
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return false;
+	if (!(d & (1u << 22)) || !(d & (1u << 24)))
+		return false;
+	return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
 }
 
 static void
@@ -50,11 +72,10 @@ lowp_init(void)
 		__builtin_cpu_supports("avx512bf16");
 	cpu_vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
 		__builtin_cpu_supports("avx512vnni");
+	cpu_amx = cpu_bf16 && amx_usable();
 	env = getenv("TFM_LOWP_FORCE");
 	env_forced = env != NULL && strcmp(env, "fallback") == 0;
-	amx_off = env != NULL && strcmp(env, "noamx") == 0;
-	cpu_amx = cpu_bf16 && __builtin_cpu_supports("amx-tile") &&
-		__builtin_cpu_supports("amx-bf16") && lowp_bf16_amx_enable();
+	env_noamx = env != NULL && strcmp(env, "noamx") == 0;
 	describe();
 	ready = true;
 }
@@ -69,7 +90,7 @@ lowp_bf16_fast(void)
 bool
 lowp_bf16_amx(void)
 {
-	return lowp_bf16_fast() && cpu_amx && !amx_off;
+	return lowp_bf16_fast() && cpu_amx && !env_noamx && !call_noamx;
 }
 
 bool
@@ -82,7 +103,7 @@ lowp_int8_fast(void)
 const char *
 tfm_lowp_bf16_kernel(void)
 {
-	return lowp_bf16_fast() ? "avx512bf16" : "fallback";
+	return lowp_bf16_amx() ? "amx" : lowp_bf16_fast() ? "avx512bf16" : "fallback";
 }
 
 const char *
@@ -103,5 +124,13 @@ tfm_lowp_force_fallback(bool on)
 {
 	lowp_init();
 	call_forced = on;
+	describe();
+}
+
+void
+tfm_lowp_force_noamx(bool on)
+{
+	lowp_init();
+	call_noamx = on;
 	describe();
 }

@@ -75,12 +75,15 @@ void		lowp_int8_avx512_kernel(int kq, const uint32_t *a, int h, const uint32_t *
 									const float *rscale, const float *cscale,
 									const int32_t *colsum, float beta);
 
-/* AMX tiles (lowp_bf16_amx.c): large products with K a multiple of 32 */
-bool		lowp_bf16_amx_enable(void);
-size_t		lowp_bf16_amx_work_bytes(int M, int K);
-void		lowp_bf16_amx_gemm(int M, int N, int K, float alpha, const float *A, ptrdiff_t lda,
+/* the bf16 GEMM on AMX tiles (lowp_bf16_amx.c): the whole driver, M > 4 */
+size_t		lowp_amx_work_bytes(int M, int K);
+void		lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
+							   const float *A, ptrdiff_t rsa, ptrdiff_t csa,
 							   const tfm_bf16_weights *W, float beta, float *C, ptrdiff_t ldc,
 							   void *work);
+
+/* s[0..NR) = pairs (r0[j], r1[j]) exactly rounded, with AVX-512 (lowp_bf16_amx.c) */
+void		lowp_avx512_pair_row(uint32_t *s, const float *r0, const float *r1);
 
 /* dispatch (lowp_dispatch.c) */
 bool		lowp_bf16_fast(void);

@@ -485,14 +485,18 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
 	return 0;
 }
 
-/* inference passes of a model packed for bf16/int8 use its packed matrices */
+/*
+ * Inference passes of a model packed for bf16/int8 use its packed matrices,
+ * training passes its training copies (mixed precision) if it has them.
+ */
 int
 tfm_model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
 {
-	const tfm_model *prev = tfm_precision_activate(training ? NULL : m);
+	tfm_lowp_scope prev = training ? tfm_precision_activate_training(m) :
+		tfm_precision_activate(m);
 	int			r = model_forward(m, b, training, key);
 
-	tfm_precision_activate(prev);
+	tfm_precision_restore(prev);
 	return r;
 }
 
@@ -589,9 +593,9 @@ embed_backward(tfm_model *m, float *dx, float *tmp, float *tmp2, const int32_t *
 	tfm_embedding_backward(dtok, dpos, dx, ids, scale, B, T, d, bert ? c->pos_offset : 0);
 }
 
-double
-tfm_model_loss_backward(tfm_model *m, const tfm_batch *b, float eps,
-						bool backward, float grad_scale, int *count)
+static double
+loss_backward(tfm_model *m, const tfm_batch *b, float eps,
+			  bool backward, float grad_scale, int *count)
 {
 	const tfm_config *c = &m->cfg;
 	tfm_workspace *ws = m->ws;
@@ -664,10 +668,15 @@ tfm_model_loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 		if (c->tie)
 		{
 			/* dtop = dlogits · E;  dE += dlogitsᵀ · top */
-			tfm_gemm(false, false, rows, d, V, 1.0f, ws->logits, V,
-					 out_embedding(m, &m->w), d, 0.0f, dtop, d);
-			tfm_gemm(true, false, V, d, rows, 1.0f, ws->logits, V, top, d,
-					 1.0f, (float *) out_embedding(m, &m->g), d);
+			if (!tfm_precision_linear_backward(dtop, 0.0f, (float *) out_embedding(m, &m->g),
+											   ws->logits, top, out_embedding(m, &m->w),
+											   rows, d, V))
+			{
+				tfm_gemm(false, false, rows, d, V, 1.0f, ws->logits, V,
+						 out_embedding(m, &m->w), d, 0.0f, dtop, d);
+				tfm_gemm(true, false, V, d, rows, 1.0f, ws->logits, V, top, d,
+						 1.0f, (float *) out_embedding(m, &m->g), d);
+			}
 		}
 		else
 		{
@@ -694,6 +703,18 @@ tfm_model_loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 	embed_backward(m, dx, dx == ws->g_a ? ws->g_b : ws->g_a, NULL, b->input,
 				   m->g.tok_emb, m->g.pos_emb, b->B, b->T, ep.key);
 	return sum;
+}
+
+/* the backward pass's linear layers use the training copies, as the forward did */
+double
+tfm_model_loss_backward(tfm_model *m, const tfm_batch *b, float eps,
+						bool backward, float grad_scale, int *count)
+{
+	tfm_lowp_scope prev = tfm_precision_activate_training(backward ? m : NULL);
+	double		r = loss_backward(m, b, eps, backward, grad_scale, count);
+
+	tfm_precision_restore(prev);
+	return r;
 }
 
 const float *

@@ -1,5 +1,6 @@
 /*
- * train.c — the optimizer step (see train.h).
+ * train.c — the optimizer step (see train.h), at fp32 or mixed bf16
+ * precision (the model's training copies, precision.h).
  */
 #include <math.h>
 #include <string.h>
@@ -9,17 +10,27 @@
 int
 tfm_trainer_init(tfm_trainer *tr, tfm_model *m, const tfm_train_opts *o)
 {
+	int			r;
+
 	memset(tr, 0, sizeof(*tr));
 	tr->m = m;
 	tr->o = *o;
-	return tfm_adam_init(&tr->opt, m->n_floats, o->beta1, o->beta2, o->eps,
-						 o->weight_decay, o->decoupled);
+	if (o->precision != TFM_PREC_FP32 && o->precision != TFM_PREC_BF16)
+		return -2;
+	if ((r = tfm_model_set_train_precision(m, o->precision)) != 0)
+		return r;
+	if ((r = tfm_adam_init(&tr->opt, m->n_floats, o->beta1, o->beta2, o->eps,
+						   o->weight_decay, o->decoupled)) != 0)
+		tfm_model_set_train_precision(m, TFM_PREC_FP32);
+	return r;
 }
 
 void
 tfm_trainer_free(tfm_trainer *tr)
 {
 	tfm_adam_free(&tr->opt);
+	if (tr->m)
+		tfm_model_set_train_precision(tr->m, TFM_PREC_FP32);
 }
 
 int
@@ -52,6 +63,8 @@ tfm_trainer_step(tfm_trainer *tr, const tfm_batch *micro, int n,
 		return TFM_STEP_OK;
 
 	tfm_model_zero_grad(m);
+	/* bf16: this step's weights, rounded once for all its products */
+	tfm_model_train_repack(m);
 	for (int i = 0; i < n; i++)
 	{
 		int			c;

@@ -17,13 +17,14 @@
  * The row exists from a run's first checkpoint until it finishes: a row is
  * an interrupted (or still running) run.  Floats are stored bit for bit.
  *
- * State layout (network byte order, pq_send*), version 1:
+ * State layout (network byte order, pq_send*), version 2 (version 1, read
+ * too, lacks the precision: its runs are fp32):
  *   int32 magic 'TFMC', int32 version,
  *   options: int32 epochs, batch, accumulate, batch_tokens, keep, chunk_rows;
  *            int64 max_steps, time_limit_us; int8 warmup_auto; float4 val_fraction;
  *            optimizer: float4 lr; int32 schedule; int64 warmup, total_steps;
  *            float4 clip, label_smoothing, beta1, beta2, eps, weight_decay;
- *            int8 decoupled; int64 seed,
+ *            int8 decoupled; int64 seed; int32 precision (0 fp32, 1 bf16),
  *   trainer: int64 step, adam_step; float4 last_lr; float8 last_norm,
  *   schedule: int64 rows, steps_per_epoch_est, epoch_total; float8 fit_base_s;
  *             int64 elapsed_us,
@@ -105,6 +106,7 @@ state_bytes(TrainRun *run, bool epoch_end)
 	pq_sendfloat4(&b, o->weight_decay);
 	pq_sendint8(&b, o->decoupled);
 	pq_sendint64(&b, (int64) o->seed);
+	pq_sendint32(&b, (int32) o->precision);
 	/* trainer */
 	pq_sendint64(&b, run->tr.step);
 	pq_sendint64(&b, run->tr.opt.step);
@@ -189,7 +191,7 @@ read_state(TrainRun *run, tfm_train_opts *o, Restored *r, bytea *state)
 	if (b.len < 8 || (uint32) pq_getmsgint(&b, 4) != TFM_CHECKPOINT_MAGIC)
 		bad_state(run->row.name);
 	version = pq_getmsgint(&b, 4);
-	if (version != TFM_CHECKPOINT_VERSION)
+	if (version != TFM_CHECKPOINT_VERSION && version != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("the checkpoint of model \"%s\" has state version %d, this tfm reads version %d",
@@ -220,6 +222,9 @@ read_state(TrainRun *run, tfm_train_opts *o, Restored *r, bytea *state)
 	o->decoupled = pq_getmsgbyte(&b) != 0;
 	o->seed = (uint64) pq_getmsgint64(&b);
 	run->rd.seed = o->seed;		/* which rows are held out */
+	o->precision = version >= 2 ? (tfm_precision) pq_getmsgint(&b, 4) : TFM_PREC_FP32;
+	if (o->precision != TFM_PREC_FP32 && o->precision != TFM_PREC_BF16)
+		bad_state(run->row.name);
 	r->tr_step = pq_getmsgint64(&b);
 	r->adam_step = pq_getmsgint64(&b);
 	r->last_lr = pq_getmsgfloat4(&b);
@@ -455,13 +460,14 @@ tfm_checkpoint_write(TrainRun *run, bool epoch_end)
 					   "\"clip\": %.9g, \"label_smoothing\": %.9g, \"val_fraction\": %.9g, "
 					   "\"seed\": %lld, \"time_limit_s\": %.6f, \"max_steps\": %lld, "
 					   "\"accumulate\": %d, \"batch_tokens\": %d, \"keep\": \"%s\", "
-					   "\"chunk_rows\": %d}",
+					   "\"chunk_rows\": %d, \"precision\": \"%s\"}",
 					   run->epochs, run->batch, o->lr, (long long) o->warmup,
 					   run->warmup_auto ? "true" : "false", schedule_name(o->schedule),
 					   o->weight_decay, o->clip, o->label_smoothing, run->rd.val_fraction,
 					   (long long) o->seed, run->time_limit_us / 1e6, (long long) run->max_steps,
 					   run->accumulate, run->batch_tokens,
-					   run->keep == TFM_KEEP_BEST ? "best" : "last", run->rd.chunk_rows);
+					   run->keep == TFM_KEEP_BEST ? "best" : "last", run->rd.chunk_rows,
+					   tfm_precision_name(o->precision));
 	args[0] = Int32GetDatum(run->row.id);
 	args[1] = TimestampTzGetDatum(run->started);
 	args[2] = Int64GetDatum(run->row.version);

@@ -39,6 +39,7 @@
 #define A_EVERY   A_TRAIN_NARGS
 #define A_RESUME  (A_TRAIN_NARGS + 1)
 #define A_KEEP    (A_TRAIN_NARGS + 2)
+#define A_PRECISION (A_TRAIN_NARGS + 3)
 
 typedef struct FitState
 {
@@ -140,6 +141,7 @@ tfm_fit(PG_FUNCTION_ARGS)
 	}
 	if (!PG_ARGISNULL(A_KEEP))
 		(void) tfm_keep_arg(fcinfo, A_KEEP);
+	(void) tfm_train_precision_arg(fcinfo, A_PRECISION);
 	if (call == NULL || !IsA(call, CallContext) || call->atomic)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
@@ -168,6 +170,14 @@ tfm_fit(PG_FUNCTION_ARGS)
 					 errmsg("the query differs from the one of model \"%s\"'s interrupted run", model),
 					 errdetail("The interrupted run read: %s", run->query),
 					 errhint("Resume with the same query, or with query => NULL.")));
+		/* a resumed run keeps its precision: another one is an error, NULL takes it */
+		if (PG_NARGS() > A_PRECISION && !PG_ARGISNULL(A_PRECISION) &&
+			tfm_train_precision_arg(fcinfo, A_PRECISION) != run->tr.o.precision)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("model \"%s\"'s interrupted run trains at %s precision", model,
+							tfm_precision_name(run->tr.o.precision)),
+					 errhint("Resume with train_precision => NULL (or the run's own), or start afresh without resume.")));
 		ereport(NOTICE,
 				(errmsg("resuming the run of model \"%s\" at epoch %d after %lld steps",
 						model, run->epoch, (long long) run->tr.step)));
@@ -175,7 +185,7 @@ tfm_fit(PG_FUNCTION_ARGS)
 	else
 	{
 		run->query = pstrdup(query);	/* in run_cxt, which outlives the commits */
-		tfm_run_options(fcinfo, run, &o, A_KEEP);
+		tfm_run_options(fcinfo, run, &o, A_KEEP, A_PRECISION);
 		tfm_checkpoint_forget(&run->row);
 		tfm_run_begin(run, &o);
 	}

@@ -51,7 +51,7 @@ tfm_precision_from_name(const char *name, const char *model)
 static tfm_precision
 auto_precision(const char **why)
 {
-	if (strcmp(tfm_lowp_bf16_kernel(), "avx512bf16") == 0)
+	if (strcmp(tfm_lowp_bf16_kernel(), "fallback") != 0)
 	{
 		*why = "auto: bf16, this CPU has AVX512_BF16";
 		return TFM_PREC_BF16;

@@ -22,6 +22,7 @@
 #include "train_run.h"
 
 #define A_KEEP A_TRAIN_NARGS
+#define A_PRECISION (A_TRAIN_NARGS + 1)
 
 PG_FUNCTION_INFO_V1(tfm_train);
 Datum
@@ -39,7 +40,7 @@ tfm_train(PG_FUNCTION_ARGS)
 	run->fn_name = "tfm_train";
 	run->query = query;
 	tfm_run_take_model(run, model);
-	tfm_run_options(fcinfo, run, &o, A_KEEP);
+	tfm_run_options(fcinfo, run, &o, A_KEEP, A_PRECISION);
 
 	SPI_connect();
 	tfm_checkpoint_forget(&run->row);

@@ -171,6 +171,7 @@ state_new(FunctionCallInfo fcinfo, MemoryContext aggcxt)
 	o.beta2 = 0.999f;
 	o.eps = 1e-8f;
 	o.decoupled = true;
+	o.precision = TFM_PREC_FP32;
 	if (tfm_trainer_init(&st->tr, st->m, &o) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),

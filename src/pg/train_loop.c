@@ -46,6 +46,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "tfm/lowp.h"
 #include "train_run.h"
 
 static double
@@ -95,8 +96,30 @@ tfm_keep_arg(FunctionCallInfo fcinfo, int n)
 	return TFM_KEEP_BEST;
 }
 
+tfm_precision
+tfm_train_precision_arg(FunctionCallInfo fcinfo, int n)
+{
+	char	   *s;
+
+	if (n < 0 || PG_NARGS() <= n || PG_ARGISNULL(n))
+		return TFM_PREC_FP32;
+	s = text_to_cstring(PG_GETARG_TEXT_PP(n));
+	if (strcmp(s, "fp32") == 0)
+		return TFM_PREC_FP32;
+	if (strcmp(s, "bf16") == 0)
+		return TFM_PREC_BF16;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown training precision \"%s\"", s),
+			 strcmp(s, "int8") == 0 || strcmp(s, "auto") == 0 ?
+			 errdetail("%s is an inference precision (tfm.precision); training has none.", s) : 0,
+			 errhint("Valid training precisions are fp32 (the default) and bf16 (mixed precision).")));
+	return TFM_PREC_FP32;
+}
+
 void
-tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int keep_arg)
+tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int keep_arg,
+				int prec_arg)
 {
 	const tfm_config *c = &run->row.cfg;
 	bool		pre = c->norm == TFM_NORM_PRE;
@@ -246,6 +269,7 @@ tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int k
 	if (run->keep_given)
 		run->keep = tfm_keep_arg(fcinfo, keep_arg);
 	run->rd.chunk_rows = tfm_train_chunk_rows;
+	o->precision = tfm_train_precision_arg(fcinfo, prec_arg);
 }
 
 /* ---- progress ------------------------------------------------------------ */
@@ -739,6 +763,12 @@ setup(TrainRun *run, const tfm_train_opts *o)
 	run->val_cxt = AllocSetContextCreate(run->cxt, "tfm validation set", ALLOCSET_DEFAULT_SIZES);
 	run->chunk_cxt = AllocSetContextCreate(run->cxt, "tfm training chunk", ALLOCSET_DEFAULT_SIZES);
 	run->carry = palloc(sizeof(int32) * (run->row.cfg.max_len + 1));
+	if (o->precision == TFM_PREC_BF16 && strcmp(tfm_lowp_bf16_kernel(), "fallback") == 0)
+		ereport(NOTICE,
+				(errmsg("bf16 training of model \"%s\" runs on the portable fallback kernels, slower than fp32",
+						run->row.name),
+				 errdetail("%s.", tfm_lowp_reason()),
+				 errhint("bf16 training pays off where the CPU has AMX-BF16 or AVX512_BF16; see tfm_info().")));
 	if (tfm_trainer_init(&run->tr, run->m, o) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),

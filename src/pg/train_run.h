@@ -142,9 +142,14 @@ enum
 
 /* keep => 'last' | 'best' (argument n, not NULL) */
 TfmKeep		tfm_keep_arg(FunctionCallInfo fcinfo, int n);
-/* parse and check the options (run->row must be read); o receives the optimizer's */
+/* train_precision => 'fp32' | 'bf16' (argument n; absent or NULL: fp32) */
+tfm_precision tfm_train_precision_arg(FunctionCallInfo fcinfo, int n);
+/*
+ * Parse and check the options (run->row must be read); o receives the
+ * optimizer's and the precision (argument prec_arg).
+ */
 void		tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o,
-							int keep_arg);
+							int keep_arg, int prec_arg);
 /*
  * Set up a fresh run inside an SPI connection: the reader, the row count,
  * the schedule's estimate, the optimizer, the RNG and the contexts (under

@@ -1,5 +1,7 @@
 /*
- * linear.c — y = x·W + b with W stored (in, out); both products go to BLIS.
+ * linear.c — y = x·W + b with W stored (in, out); the products go to BLIS,
+ * or to the bf16 kernels when the model's packed copies are active (an
+ * inference pass at bf16/int8, a mixed-precision training pass).
  * The bias broadcast and the bias gradient (a sum over rows, per column,
  * always in row order, so the result does not depend on the threads) run
  * on the core's threads.
@@ -59,10 +61,14 @@ linear_backward(float beta_in, float *dinp, float *dW, float *db,
 				const float *dout, const float *inp, const float *W,
 				int N, int in, int o)
 {
-	if (dinp)					/* dinp(N,in) = beta_in·dinp + dout(N,o)·Wᵀ */
-		tfm_gemm(false, true, N, in, o, 1.0f, dout, o, W, o, beta_in, dinp, in);
-	if (dW)						/* dW(in,o) += inpᵀ·dout */
-		tfm_gemm(true, false, in, o, N, 1.0f, inp, in, dout, o, 1.0f, dW, o);
+	/* a training pass of a model with bf16 training copies */
+	if (!tfm_precision_linear_backward(dinp, beta_in, dW, dout, inp, W, N, in, o))
+	{
+		if (dinp)				/* dinp(N,in) = beta_in·dinp + dout(N,o)·Wᵀ */
+			tfm_gemm(false, true, N, in, o, 1.0f, dout, o, W, o, beta_in, dinp, in);
+		if (dW)					/* dW(in,o) += inpᵀ·dout */
+			tfm_gemm(true, false, in, o, N, 1.0f, inp, in, dout, o, 1.0f, dW, o);
+	}
 	if (db)
 	{
 #pragma omp parallel for num_threads(tfm_get_threads()) if((size_t) N * o > 65536) schedule(static)
