@@ -106,3 +106,10 @@ SELECT pg_temp.err($$SELECT tfm_train('mp_fp32', 'SELECT ids, label FROM mp_rows
 SELECT pg_temp.err($$SELECT tfm_train('mp_fp32', 'SELECT ids, label FROM mp_rows', train_precision => 'BF16')$$);
 SELECT pg_temp.err($$CALL tfm_fit('mp_fp32', 'SELECT ids, label FROM mp_rows', train_precision => 'auto')$$);
 SELECT pg_temp.err($$CALL tfm_fit('mp_fp32', 'SELECT ids, label FROM mp_rows', train_precision => '')$$);
+
+-- the models and tables of this file go (later files list every model)
+SELECT count(tfm_drop_model(name)) AS dropped FROM tfm.model_list WHERE name LIKE 'mp%';
+DROP TABLE mp_rows, mp_epochs, mpl_epochs;
+DROP FUNCTION boom(integer, text);
+DROP SEQUENCE boom_reads;
+RESET enable_sort;
