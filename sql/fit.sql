@@ -84,8 +84,9 @@ SELECT count(*) AS checkpoints_left FROM tfm.checkpoints;
 -- the best epoch's weights are in the checkpoint, and the run ends with them
 -- as the uninterrupted one does.  Which epoch is best depends on the CPU's
 -- kernels (their sums' order), so b1 runs first and b2 is interrupted in the
--- epoch after b1's best: at lr 1 the toy set is fitted within 2-3 epochs
--- (validation loss 0), and ties keep the earliest.  Row 450 is read once by
+-- epoch after b1's best (at lr 1 the toy set is fitted within 2-3 epochs on
+-- most kernels, and ties keep the earliest), or in the last epoch when that
+-- is the best: the checkpoint then holds the best of the epochs before.  Row 450 is read once by
 -- the row count, then three times in each epoch (its chunk, and the skips
 -- after the checkpoints at rows 500 and 600): the (3·e − 1)th read is epoch
 -- e's chunk.  NOTICEs off: they name the epochs.
@@ -98,13 +99,13 @@ CALL tfm_fit('b1', 'SELECT ids, label FROM toy ORDER BY i', epochs => 5, lr => 1
              keep => 'best', checkpoint_every => '1 microsecond');
 SELECT epoch AS best FROM tfm.history
  WHERE model_id = (SELECT id FROM tfm.models WHERE name = 'b1') AND kept \gset
-SELECT :best < 5 AS best_before_the_last_epoch;
+SELECT least(:best + 1, 5) AS cut \gset
 SELECT setval('boom_reads', 1, false);
-SELECT set_config('tfm_test.boom_at', (3 * (:best + 1) - 1)::text, false) IS NOT NULL AS armed;
+SELECT set_config('tfm_test.boom_at', (3 * :cut - 1)::text, false) IS NOT NULL AS armed;
 CALL tfm_fit('b2', 'SELECT ids, boom(i, label) FROM toy ORDER BY i', epochs => 5, lr => 1.0,
              schedule => 'constant', keep => 'best', checkpoint_every => '1 microsecond');
 SET tfm_test.boom_at = 0;
-SELECT epoch = :best + 1 AS in_the_epoch_after_the_best, rows_done FROM tfm.checkpoints;
+SELECT epoch = :cut AS in_the_epoch_after_the_best, rows_done FROM tfm.checkpoints;
 SELECT count(*) AS tensors, bool_and(best IS NOT NULL) AS best_kept FROM tfm.checkpoint_tensors;
 CALL tfm_fit('b2', resume => true);
 RESET client_min_messages;

@@ -6,6 +6,10 @@ SET extra_float_digits = 0;
 SET tfm.threads = 1;
 SET tfm.progress = off;
 SET tfm.train_chunk_rows = 100;
+-- on a CPU without bf16 instructions bf16 training says (a NOTICE) that it
+-- runs on the slow fallback kernels: NOTICEs off, so the output is the same
+-- on every CPU
+SET client_min_messages = warning;
 CREATE FUNCTION pg_temp.err(q text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
     EXECUTE q;
