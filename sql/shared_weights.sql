@@ -31,6 +31,48 @@ SET tfm.threads = 1;
 SET tfm.progress = off;
 INSERT INTO sw_out SELECT 'shared, mapped', tfm_generate('sw_lm', 'the', max_tokens => 20, temperature => 0.9, seed => 11);
 SELECT how, output = (SELECT output FROM sw_out WHERE how = 'private') AS same_as_private FROM sw_out ORDER BY how;
+-- the bf16 and int8 copies that tfm.precision packs are shared too: the
+-- first session that packs a precision writes the packed block beside the
+-- parameters, the next lays its copies over a mapping of it (no packing);
+-- the outputs are those of a private packing
+CREATE FUNCTION pg_temp.packed_files(model text, prec text) RETURNS bigint LANGUAGE sql AS $$
+  SELECT count(*) FROM pg_ls_tmpdir() f, tfm.models m
+  WHERE m.name = model AND f.size > 0 AND f.name = format('pgsql_tmp_tfm_%s_%s_%s_%s_%s',
+        (SELECT oid FROM pg_database WHERE datname = current_database()), 'tfm.models'::regclass::oid,
+        m.id, m.version, prec) $$;
+SELECT pg_temp.packed_files('sw_lm', 'bf16') AS bf16_files_before;
+\c
+SET tfm.threads = 1;
+SET tfm.precision = bf16;
+INSERT INTO sw_out SELECT 'bf16 shared, written', tfm_generate('sw_lm', 'the', max_tokens => 20, temperature => 0.9, seed => 11);
+\c
+SET tfm.threads = 1;
+SET tfm.precision = bf16;
+INSERT INTO sw_out SELECT 'bf16 shared, mapped', tfm_generate('sw_lm', 'the', max_tokens => 20, temperature => 0.9, seed => 11);
+SET tfm.precision = int8;
+INSERT INTO sw_out SELECT 'int8 shared, written', tfm_generate('sw_lm', 'the', max_tokens => 20, temperature => 0.9, seed => 11);
+\c
+SET tfm.threads = 1;
+SET tfm.share_weights = off;
+SET tfm.precision = bf16;
+INSERT INTO sw_out SELECT 'bf16 private', tfm_generate('sw_lm', 'the', max_tokens => 20, temperature => 0.9, seed => 11);
+SET tfm.precision = int8;
+INSERT INTO sw_out SELECT 'int8 private', tfm_generate('sw_lm', 'the', max_tokens => 20, temperature => 0.9, seed => 11);
+\c
+SET tfm.threads = 1;
+SET tfm.precision = int8;
+SET client_min_messages = warning;
+INSERT INTO sw_out SELECT 'int8 shared, mapped', tfm_generate('sw_lm', 'the', max_tokens => 20, temperature => 0.9, seed => 11);
+CREATE FUNCTION pg_temp.packed_files(model text, prec text) RETURNS bigint LANGUAGE sql AS $$
+  SELECT count(*) FROM pg_ls_tmpdir() f, tfm.models m
+  WHERE m.name = model AND f.size > 0 AND f.name = format('pgsql_tmp_tfm_%s_%s_%s_%s_%s',
+        (SELECT oid FROM pg_database WHERE datname = current_database()), 'tfm.models'::regclass::oid,
+        m.id, m.version, prec) $$;
+SELECT pg_temp.packed_files('sw_lm', 'bf16') AS bf16_files, pg_temp.packed_files('sw_lm', 'int8') AS int8_files;
+SELECT how, output = (SELECT output FROM sw_out WHERE how = split_part(s.how, ' ', 1) || ' private') AS same_as_private
+  FROM sw_out s WHERE how LIKE '%shared%' AND how ~ '^(bf16|int8)' ORDER BY how;
+RESET tfm.precision;
+SET tfm.progress = off;
 -- training makes a new version (trained in place on a private copy)
 SELECT count(*) FROM tfm_train('sw_lm', 'SELECT ''the quick brown fox'' FROM generate_series(1, 20)', batch_size => 4);
 SELECT tfm_generate('sw_lm', 'the', max_tokens => 20, temperature => 0.9, seed => 11)

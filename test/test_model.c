@@ -394,6 +394,41 @@ max_rel_diff(const float *a, const float *b, size_t n)
 }
 
 static void
+release_copy(void *block, void *arg)
+{
+	(*(int *) arg)++;
+	free(block);
+}
+
+/*
+ * Packed copies shared between processes: a second model with the same
+ * weights, laid over a copy of m's packed block (as a session maps another's
+ * file) without packing, gives the same logits bit for bit; the block is
+ * released once, when its copies go.
+ */
+static void
+check_shared_block(const tfm_model *m, tfm_batch *b, tfm_precision p, const float *want,
+				   size_t n, const char *file)
+{
+	size_t		bytes = tfm_model_precision_block_bytes(m, p);
+	void	   *copy = aligned_alloc(64, bytes);
+	tfm_model  *m2 = tfm_model_create(&m->cfg);
+	int			released = 0;
+
+	CHECK(bytes == tfm_model_precision_bytes(m), "%s %s: block bytes", file, tfm_precision_name(p));
+	memcpy(copy, tfm_model_precision_block(m), bytes);
+	memcpy(m2->params, m->params, m->n_floats * sizeof(float));
+	CHECK(tfm_model_set_precision_from(m2, p, copy, release_copy, &released) == 0 &&
+		  tfm_model_precision(m2) == p, "%s %s: laid over the block", file, tfm_precision_name(p));
+	tfm_model_forward(m2, b, false, 0);
+	CHECK(memcmp(want, m2->logits, n * sizeof(float)) == 0,
+		  "%s %s: logits over a shared block differ", file, tfm_precision_name(p));
+	CHECK(released == 0, "%s: released early", file);
+	tfm_model_free(m2);
+	CHECK(released == 1, "%s %s: the block released %d times", file, tfm_precision_name(p), released);
+}
+
+static void
 test_precision(const char *file, bool fallback)
 {
 	fixture		fx;
@@ -437,6 +472,7 @@ test_precision(const char *file, bool fallback)
 			  tfm_precision_name(p), diff, tol);
 		CHECK(memcmp(ref, low, n * sizeof(float)) != 0, "%s %s: the packed path ran", file,
 			  tfm_precision_name(p));
+		check_shared_block(m, &bc.b, (tfm_precision) p, low, n, file);
 	}
 	CHECK(tfm_model_set_precision(m, TFM_PREC_FP32) == 0 && m->lowp == NULL, "%s: back to fp32", file);
 	tfm_model_forward(m, &bc.b, false, 0);

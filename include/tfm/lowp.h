@@ -129,6 +129,14 @@ void		tfm_bf16_pack(tfm_bf16_weights *w, void *buf, const float *W,
 /* the weight as the kernels see it: element [k][j] as fp32 */
 float		tfm_bf16_weight(const tfm_bf16_weights *w, int k, int j);
 
+/*
+ * The struct of a K × N weight packed earlier into buf by tfm_*_pack (in
+ * this process or another: the layout depends only on K and N), without
+ * packing again: for packed copies shared between processes.
+ */
+void		tfm_bf16_view(tfm_bf16_weights *w, void *buf, int K, int N);
+void		tfm_int8_view(tfm_int8_weights *w, void *buf, int K, int N);
+
 size_t		tfm_int8_pack_bytes(int K, int N);
 void		tfm_int8_pack(tfm_int8_weights *w, void *buf, const float *W,
 						  ptrdiff_t rs, ptrdiff_t cs, int K, int N);

@@ -43,6 +43,20 @@ int			tfm_model_set_precision(tfm_model *m, tfm_precision p);
 tfm_precision tfm_model_precision(const tfm_model *m);
 /* bytes of packed weights the model holds */
 size_t		tfm_model_precision_bytes(const tfm_model *m);
+
+/*
+ * Packed copies shared between processes.  The inference copies of a model
+ * at p are one block of tfm_model_precision_block_bytes(m, p) bytes whose
+ * layout depends only on the configuration: tfm_model_precision_block is
+ * that block of a packed model (to write to a file), and
+ * tfm_model_set_precision_from lays m's copies over such a block (a
+ * read-only mapping of the file) without packing; release(block, arg) is
+ * called when the copies go (also at once on failure, -1).
+ */
+size_t		tfm_model_precision_block_bytes(const tfm_model *m, tfm_precision p);
+const void *tfm_model_precision_block(const tfm_model *m);
+int			tfm_model_set_precision_from(tfm_model *m, tfm_precision p, void *block,
+										 void (*release) (void *block, void *arg), void *arg);
 void		tfm_model_precision_free(tfm_model *m);
 
 /*

@@ -55,6 +55,12 @@ pair_row(uint32_t *restrict s, const float *r0, const float *r1)
  * core's threads.
  */
 void
+tfm_bf16_view(tfm_bf16_weights *w, void *buf, int K, int N)
+{
+	*w = (tfm_bf16_weights) {buf, K, N, (int) lowp_round_up(K > 0 ? K : 0, 2 * TFM_BF16_KP)};
+}
+
+void
 tfm_bf16_pack(tfm_bf16_weights *w, void *buf, const float *W,
 			  ptrdiff_t rs, ptrdiff_t cs, int K, int N)
 {
@@ -66,7 +72,7 @@ tfm_bf16_pack(tfm_bf16_weights *w, void *buf, const float *W,
 		lowp_bf16_fast() ? lowp_avx512_pair_row : pair_row;
 	bool		par = threads > 1 && (size_t) kp * np > 262144;
 
-	*w = (tfm_bf16_weights) {buf, K, N, kp};
+	tfm_bf16_view(w, buf, K, N);
 	if (cs == 1 || rs != 1)
 	{
 		/* along W's rows, two at a time, each across every panel */

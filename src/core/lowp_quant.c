@@ -33,18 +33,24 @@ tfm_int8_pack_bytes(int K, int N)
 }
 
 void
-tfm_int8_pack(tfm_int8_weights *w, void *buf, const float *W,
-			  ptrdiff_t rs, ptrdiff_t cs, int K, int N)
+tfm_int8_view(tfm_int8_weights *w, void *buf, int K, int N)
 {
 	size_t		data,
 				vec;
-	int			kp = (int) lowp_round_up(K > 0 ? K : 0, 4),
-				np = (int) lowp_round_up(N > 0 ? N : 0, LOWP_NR);
 	char	   *b = buf;
 
 	int8_layout(K, N, &data, &vec);
 	*w = (tfm_int8_weights) {(int8_t *) b, (float *) (b + data), (int32_t *) (b + data + vec),
-	K, N, kp};
+	K, N, (int) lowp_round_up(K > 0 ? K : 0, 4)};
+}
+
+void
+tfm_int8_pack(tfm_int8_weights *w, void *buf, const float *W,
+			  ptrdiff_t rs, ptrdiff_t cs, int K, int N)
+{
+	int			np = (int) lowp_round_up(N > 0 ? N : 0, LOWP_NR);
+
+	tfm_int8_view(w, buf, K, N);
 	for (int c = 0; c < np; c++)
 	{
 		float		mx = 0.0f;
@@ -59,9 +65,9 @@ tfm_int8_pack(tfm_int8_weights *w, void *buf, const float *W,
 		w->colsum[c] = 0;
 	}
 	for (int q = 0; q < np; q += LOWP_NR)
-		for (int p = 0; p < kp / 4; p++)
+		for (int p = 0; p < w->kp / 4; p++)
 		{
-			int8_t	   *s = w->data + (size_t) q * kp + (size_t) p * 4 * LOWP_NR;
+			int8_t	   *s = w->data + (size_t) q * w->kp + (size_t) p * 4 * LOWP_NR;
 
 			for (int j = 0; j < LOWP_NR; j++)
 				for (int t = 0; t < 4; t++)

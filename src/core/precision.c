@@ -36,6 +36,9 @@ struct tfm_lowp_set
 	lowp_entry *e;
 	char	   *packed;			/* one block for every entry */
 	size_t		packed_bytes;
+	/* a borrowed block (tfm_model_set_precision_from): released, not freed */
+	void		(*release) (void *block, void *arg);
+	void	   *release_arg;
 	void	   *work;			/* the products' work buffer, grown on demand */
 	size_t		work_cap;
 	void	   *act;			/* training: an activation packed as W (dW) */
@@ -125,7 +128,10 @@ set_free(struct tfm_lowp_set *s)
 	if (active == s)
 		active = NULL;
 	free(s->e);
-	free(s->packed);
+	if (s->release)
+		s->release(s->packed, s->release_arg);
+	else
+		free(s->packed);
 	free(s->work);
 	free(s->act);
 	free(s);
@@ -147,20 +153,30 @@ align64(size_t n)
 	return (n + 63) & ~(size_t) 63;
 }
 
-int
-tfm_model_set_precision(tfm_model *m, tfm_precision p)
+/* bytes of the packed copy of one matrix at p, with its alignment */
+static size_t
+entry_bytes(const mat *x, tfm_precision p)
+{
+	return align64(p == TFM_PREC_BF16 ? tfm_bf16_pack_bytes(x->K, x->N) :
+				   tfm_int8_pack_bytes(x->K, x->N));
+}
+
+/*
+ * The inference set of m at p (not fp32): packed here, or (block non-NULL)
+ * the entries laid over a block packed before, released by release(block,
+ * arg) when the set goes — if the set cannot be made, at once.
+ */
+static int
+set_inference(tfm_model *m, tfm_precision p, void *block,
+			  void (*release) (void *, void *), void *release_arg)
 {
 	struct tfm_lowp_set *s;
 	mat		   *list;
 	int			n;
 	size_t		off = 0;
 
-	if (tfm_model_precision(m) == p)
-		return 0;
 	set_free(m->lowp);
 	m->lowp = NULL;
-	if (p == TFM_PREC_FP32)
-		return 0;
 	n = matrices(m, NULL, false);
 	list = calloc(n > 0 ? n : 1, sizeof(mat));
 	s = calloc(1, sizeof(*s));
@@ -168,10 +184,15 @@ tfm_model_set_precision(tfm_model *m, tfm_precision p)
 		goto nomem;
 	matrices(m, list, false);
 	for (int i = 0; i < n; i++)
-		off += align64(p == TFM_PREC_BF16 ? tfm_bf16_pack_bytes(list[i].K, list[i].N) :
-					   tfm_int8_pack_bytes(list[i].K, list[i].N));
+		off += entry_bytes(&list[i], p);
 	s->packed_bytes = off;
-	if (!(s->packed = aligned_alloc(64, off > 0 ? off : 64)))
+	if (block)
+	{
+		s->packed = block;
+		s->release = release;
+		s->release_arg = release_arg;
+	}
+	else if (!(s->packed = aligned_alloc(64, off > 0 ? off : 64)))
 		goto nomem;
 	off = 0;
 	for (int i = 0; i < n; i++)
@@ -186,16 +207,15 @@ tfm_model_set_precision(tfm_model *m, tfm_precision p)
 		e->K = x->K;
 		e->N = x->N;
 		e->transposed = x->transposed;
-		if (p == TFM_PREC_BF16)
-		{
+		if (p == TFM_PREC_BF16 && block)
+			tfm_bf16_view(&e->b, s->packed + off, x->K, x->N);
+		else if (p == TFM_PREC_BF16)
 			tfm_bf16_pack(&e->b, s->packed + off, x->W, rs, cs, x->K, x->N);
-			off += align64(tfm_bf16_pack_bytes(x->K, x->N));
-		}
+		else if (block)
+			tfm_int8_view(&e->q, s->packed + off, x->K, x->N);
 		else
-		{
 			tfm_int8_pack(&e->q, s->packed + off, x->W, rs, cs, x->K, x->N);
-			off += align64(tfm_int8_pack_bytes(x->K, x->N));
-		}
+		off += entry_bytes(x, p);
 	}
 	s->prec = p;
 	s->n = n;
@@ -207,11 +227,64 @@ nomem:
 	if (s)
 	{
 		free(s->e);
-		free(s->packed);
 		free(s);
 	}
+	if (block && release)
+		release(block, release_arg);
 	free(list);
 	return -1;
+}
+
+int
+tfm_model_set_precision(tfm_model *m, tfm_precision p)
+{
+	if (tfm_model_precision(m) == p)
+		return 0;
+	if (p == TFM_PREC_FP32)
+	{
+		set_free(m->lowp);
+		m->lowp = NULL;
+		return 0;
+	}
+	return set_inference(m, p, NULL, NULL, NULL);
+}
+
+size_t
+tfm_model_precision_block_bytes(const tfm_model *m, tfm_precision p)
+{
+	int			n;
+	mat		   *list;
+	size_t		bytes = 0;
+
+	if (p == TFM_PREC_FP32)
+		return 0;
+	n = matrices(m, NULL, false);
+	if (!(list = calloc(n > 0 ? n : 1, sizeof(mat))))
+		return 0;
+	matrices(m, list, false);
+	for (int i = 0; i < n; i++)
+		bytes += entry_bytes(&list[i], p);
+	free(list);
+	return bytes;
+}
+
+const void *
+tfm_model_precision_block(const tfm_model *m)
+{
+	return m->lowp ? m->lowp->packed : NULL;
+}
+
+int
+tfm_model_set_precision_from(tfm_model *m, tfm_precision p, void *block,
+							 void (*release) (void *block, void *arg), void *arg)
+{
+	if (p == TFM_PREC_FP32 || !block)
+	{
+		if (block && release)
+			release(block, arg);
+		return -1;
+	}
+	return set_inference(m, p, block, release, arg);
 }
 
 tfm_precision

@@ -84,6 +84,8 @@ tfm_apply_precision(tfm_model *m, const TfmModelRow *row)
 
 	if (tfm_model_precision(m) == p)
 		return;
+	if (tfm_shared_precision(m, row, p))
+		return;
 	if (tfm_model_set_precision(m, p) != 0)
 		ereport(WARNING,
 				(errcode(ERRCODE_OUT_OF_MEMORY),

@@ -21,6 +21,12 @@
  * one that writes it.  Older versions' files are removed when a newer one is written and when the
  * model is dropped.  tfm.share_weights = off keeps private copies.
  *
+ * The bf16 or int8 copies of the matrices that tfm.precision packs are
+ * shared the same way: the first session that packs a mapped model at a
+ * precision writes the packed block to <file>_bf16 or <file>_int8 (their
+ * layout depends only on the configuration), and the others lay their
+ * copies over a mapping of it without packing.
+ *
  * Models mapped this way are read-only: training takes a private copy
  * (cache.c).
  */
@@ -42,7 +48,7 @@
 #define SW_DIR      "base/pgsql_tmp"
 #define SW_PREFIX   "pgsql_tmp_tfm_"
 #define SW_HEADER   4096		/* the floats start page-aligned */
-#define SW_MAGIC    "tfmwgt1"
+#define SW_MAGIC    "tfmwgt2"
 
 typedef struct SharedHeader
 {
@@ -52,7 +58,9 @@ typedef struct SharedHeader
 	uint32		catalog;		/* OID of tfm.models */
 	int32		model_id;
 	int64		version;
-	uint64		n_floats;
+	uint64		n_floats;		/* the model's parameter block */
+	uint32		precision;		/* what follows: fp32 parameters, or packed copies */
+	uint64		bytes;			/* of what follows (without slack) */
 } SharedHeader;
 
 typedef struct Mapping
@@ -70,17 +78,19 @@ catalog_oid(void)
 	return get_relname_relid("models", get_namespace_oid("tfm", false));
 }
 
+/* the file of (model, version): its parameters (fp32), or packed copies */
 static void
-path_of(char *buf, size_t len, int32 model_id, int64 version)
+path_of(char *buf, size_t len, int32 model_id, int64 version, tfm_precision p)
 {
-	snprintf(buf, len, SW_DIR "/" SW_PREFIX "%u_%u_%d_%lld", MyDatabaseId, catalog_oid(),
-			 model_id, (long long) version);
+	snprintf(buf, len, SW_DIR "/" SW_PREFIX "%u_%u_%d_%lld%s", MyDatabaseId, catalog_oid(),
+			 model_id, (long long) version,
+			 p == TFM_PREC_FP32 ? "" : p == TFM_PREC_BF16 ? "_bf16" : "_int8");
 }
 
 static size_t
-file_bytes(size_t n_floats)
+file_bytes(size_t bytes)
 {
-	return SW_HEADER + (n_floats + 16) * sizeof(float);
+	return SW_HEADER + bytes + 16 * sizeof(float);
 }
 
 static void
@@ -93,9 +103,12 @@ unmap(float *params, void *arg)
 	free(mp);
 }
 
-/* map the file of (model, version) if it is there and whole; else NULL */
-static tfm_model *
-map_model(const TfmModelRow *row, size_t n_floats)
+/*
+ * Map the file of (model, version) at p if it is there, whole and what it
+ * should be; else NULL.  Returns the payload (after the header).
+ */
+static Mapping *
+map_file(const TfmModelRow *row, tfm_precision p, size_t n_floats, size_t bytes)
 {
 	char		path[MAXPGPATH];
 	int			fd;
@@ -103,13 +116,12 @@ map_model(const TfmModelRow *row, size_t n_floats)
 	void	   *base;
 	const SharedHeader *h;
 	Mapping    *mp;
-	tfm_model  *m;
 
-	path_of(path, sizeof(path), row->id, row->version);
+	path_of(path, sizeof(path), row->id, row->version, p);
 	fd = open(path, O_RDONLY | PG_BINARY, 0);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) != 0 || (size_t) st.st_size != file_bytes(n_floats))
+	if (fstat(fd, &st) != 0 || (size_t) st.st_size != file_bytes(bytes))
 	{
 		close(fd);
 		return NULL;
@@ -123,6 +135,7 @@ map_model(const TfmModelRow *row, size_t n_floats)
 		h->format_version != TFM_FORMAT_VERSION || h->database != MyDatabaseId ||
 		h->catalog != catalog_oid() ||
 		h->model_id != row->id || h->version != row->version || h->n_floats != n_floats ||
+		h->precision != (uint32) p || h->bytes != bytes ||
 		(mp = malloc(sizeof(Mapping))) == NULL)
 	{
 		munmap(base, st.st_size);
@@ -130,7 +143,25 @@ map_model(const TfmModelRow *row, size_t n_floats)
 	}
 	mp->base = base;
 	mp->len = st.st_size;
-	m = tfm_model_create_borrowed(&row->cfg, (float *) ((char *) base + SW_HEADER), unmap, mp);
+	return mp;
+}
+
+static void *
+payload(const Mapping *mp)
+{
+	return (char *) mp->base + SW_HEADER;
+}
+
+/* a model over the mapped parameters of (model, version), or NULL */
+static tfm_model *
+map_model(const TfmModelRow *row, size_t n_floats)
+{
+	Mapping    *mp = map_file(row, TFM_PREC_FP32, n_floats, n_floats * sizeof(float));
+	tfm_model  *m;
+
+	if (mp == NULL)
+		return NULL;
+	m = tfm_model_create_borrowed(&row->cfg, (float *) payload(mp), unmap, mp);
 	if (!m)
 	{
 		unmap(NULL, mp);
@@ -199,9 +230,12 @@ write_parts(int fd, const char *tmp, const char **parts, const size_t *sizes, in
 	return true;
 }
 
-/* write m's parameter block as the file of (model, version); false on failure */
+/*
+ * Write bytes at data as the file of (model, version) at p; false on
+ * failure.  Older versions' files go.
+ */
 static bool
-publish(const TfmModelRow *row, const tfm_model *m)
+publish(const TfmModelRow *row, tfm_precision p, size_t n_floats, const void *data, size_t bytes)
 {
 	char		path[MAXPGPATH];
 	char		tmp[MAXPGPATH];
@@ -213,7 +247,7 @@ publish(const TfmModelRow *row, const tfm_model *m)
 	int			fd;
 	volatile bool ok = false;
 
-	path_of(path, sizeof(path), row->id, row->version);
+	path_of(path, sizeof(path), row->id, row->version, p);
 	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, MyProcPid);
 	if (MakePGDirectory(SW_DIR) < 0 && errno != EEXIST)
 		return false;
@@ -224,12 +258,14 @@ publish(const TfmModelRow *row, const tfm_model *m)
 	h.catalog = catalog_oid();
 	h.model_id = row->id;
 	h.version = row->version;
-	h.n_floats = m->n_floats;
+	h.n_floats = n_floats;
+	h.precision = (uint32) p;
+	h.bytes = bytes;
 	memcpy(header, &h, sizeof(h));
 	parts[0] = header;
 	sizes[0] = SW_HEADER;
-	parts[1] = (const char *) m->params;
-	sizes[1] = m->n_floats * sizeof(float);
+	parts[1] = data;
+	sizes[1] = bytes;
 	parts[2] = (const char *) slack;
 	sizes[2] = sizeof(slack);
 
@@ -266,7 +302,7 @@ load_and_publish(const TfmModelRow *row, size_t n_floats)
 	TfmGuard   *guard = tfm_guard_model(m);
 	tfm_model  *shared;
 
-	if (!publish(row, m))
+	if (!publish(row, TFM_PREC_FP32, m->n_floats, m->params, m->n_floats * sizeof(float)))
 	{
 		ereport(WARNING,
 				(errcode_for_file_access(),
@@ -324,4 +360,58 @@ void
 tfm_shared_forget(int32 model_id)
 {
 	remove_files(model_id, 0);
+}
+
+/* the release of packed copies laid over a mapping */
+static void
+unmap_block(void *block, void *arg)
+{
+	(void) block;
+	unmap(NULL, arg);
+}
+
+static bool
+lay_over_file(tfm_model *m, const TfmModelRow *row, tfm_precision p, size_t bytes)
+{
+	Mapping    *mp = map_file(row, p, m->n_floats, bytes);
+
+	return mp != NULL && tfm_model_set_precision_from(m, p, payload(mp), unmap_block, mp) == 0;
+}
+
+/*
+ * m (mapped from the file of its version) packed at p from the shared file of
+ * its packed copies, written first by this session if no other has.  False
+ * when sharing is off, m is a private copy, or anything fails (the caller
+ * then packs privately).
+ */
+bool
+tfm_shared_precision(tfm_model *m, const TfmModelRow *row, tfm_precision p)
+{
+	size_t		bytes;
+	LOCKTAG		tag;
+	volatile bool done = false;
+
+	if (!tfm_share_weights || m->release_params != unmap || p == TFM_PREC_FP32 ||
+		(bytes = tfm_model_precision_block_bytes(m, p)) == 0)
+		return false;
+	if (lay_over_file(m, row, p, bytes))
+		return true;
+	/* as for the parameters: one session packs and writes, the others wait */
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) row->id, (uint32) row->version, 4 + (uint16) p);
+	(void) LockAcquire(&tag, ExclusiveLock, true, false);
+	PG_TRY();
+	{
+		if (lay_over_file(m, row, p, bytes))
+			done = true;
+		else if (tfm_model_set_precision(m, p) == 0 &&
+				 publish(row, p, m->n_floats, tfm_model_precision_block(m), bytes))
+			/* the mapping replaces the private packed copies */
+			done = lay_over_file(m, row, p, bytes) || tfm_model_precision(m) == p;
+	}
+	PG_FINALLY();
+	{
+		LockRelease(&tag, ExclusiveLock, true);
+	}
+	PG_END_TRY();
+	return done;
 }

@@ -13,6 +13,7 @@
 #include "utils/array.h"
 
 #include "tfm/model.h"
+#include "tfm/precision.h"
 
 /* ---- settings (guc.c) ---- */
 extern int	tfm_threads;
@@ -116,6 +117,8 @@ extern bool tfm_share_weights;
 tfm_model  *tfm_shared_load(const TfmModelRow *row);
 /* remove the shared copies of a dropped model */
 void		tfm_shared_forget(int32 model_id);
+/* a mapped model's bf16/int8 copies from (or into) the shared file; false: pack privately */
+bool		tfm_shared_precision(tfm_model *m, const TfmModelRow *row, tfm_precision p);
 
 /* ---- the per-backend cache (cache.c) ---- */
 /*
