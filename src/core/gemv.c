@@ -99,26 +99,6 @@ axpy_block(const int R, int K, float alpha, const float *A, ptrdiff_t lda,
 	}
 }
 
-TFM_HOT static void
-axpy_cols(int R, int K, float alpha, const float *A, ptrdiff_t lda,
-		  const float *B, ptrdiff_t ldb, float beta, float *C, ptrdiff_t ldc,
-		  int j0, int j1)
-{
-	switch (R)
-	{
-#define AXPY_CASE(r) case r: axpy_block(r, K, alpha, A, lda, B, ldb, beta, C, ldc, j0, j1); break
-			AXPY_CASE(1);
-			AXPY_CASE(2);
-			AXPY_CASE(3);
-			AXPY_CASE(4);
-			AXPY_CASE(5);
-			AXPY_CASE(6);
-			AXPY_CASE(7);
-			AXPY_CASE(8);
-#undef AXPY_CASE
-	}
-}
-
 typedef float lanes __attribute__((vector_size(DOT_W * sizeof(float))));
 
 /* an unaligned load of DOT_W floats */
@@ -170,24 +150,34 @@ dot_block(const int R, int K, float alpha, const float *A, ptrdiff_t lda,
 	}
 }
 
+/* one instance of each kernel per row count, compiled for each CPU level */
+#define ROWS_CASES(kernel) \
+	switch (R) \
+	{ \
+		case 1: kernel(1, K, alpha, A, lda, B, ldb, beta, C, ldc, j0, j1); break; \
+		case 2: kernel(2, K, alpha, A, lda, B, ldb, beta, C, ldc, j0, j1); break; \
+		case 3: kernel(3, K, alpha, A, lda, B, ldb, beta, C, ldc, j0, j1); break; \
+		case 4: kernel(4, K, alpha, A, lda, B, ldb, beta, C, ldc, j0, j1); break; \
+		case 5: kernel(5, K, alpha, A, lda, B, ldb, beta, C, ldc, j0, j1); break; \
+		case 6: kernel(6, K, alpha, A, lda, B, ldb, beta, C, ldc, j0, j1); break; \
+		case 7: kernel(7, K, alpha, A, lda, B, ldb, beta, C, ldc, j0, j1); break; \
+		case 8: kernel(8, K, alpha, A, lda, B, ldb, beta, C, ldc, j0, j1); break; \
+	}
+
+TFM_HOT static void
+axpy_cols(int R, int K, float alpha, const float *A, ptrdiff_t lda,
+		  const float *B, ptrdiff_t ldb, float beta, float *C, ptrdiff_t ldc,
+		  int j0, int j1)
+{
+	ROWS_CASES(axpy_block)
+}
+
 TFM_HOT static void
 dot_cols(int R, int K, float alpha, const float *A, ptrdiff_t lda,
 		 const float *B, ptrdiff_t ldb, float beta, float *C, ptrdiff_t ldc,
 		 int j0, int j1)
 {
-	switch (R)
-	{
-#define DOT_CASE(r) case r: dot_block(r, K, alpha, A, lda, B, ldb, beta, C, ldc, j0, j1); break
-			DOT_CASE(1);
-			DOT_CASE(2);
-			DOT_CASE(3);
-			DOT_CASE(4);
-			DOT_CASE(5);
-			DOT_CASE(6);
-			DOT_CASE(7);
-			DOT_CASE(8);
-#undef DOT_CASE
-	}
+	ROWS_CASES(dot_block)
 }
 
 void
