@@ -8,9 +8,10 @@
  * memory in address order, which is all a product of one row can do:
  *
  *   B as stored (K × N, y = x·W): a thread takes a range of columns and
- *     walks it in blocks of COLS; for each k it adds A[m][k] · B[k][block]
- *     to an accumulator row per m (in L1), reading a contiguous stretch of
- *     B's row k.
+ *     walks it in blocks as wide as 32 KB of accumulators allow (8,192
+ *     columns for one row of A, 1,024 for eight); for each k it adds
+ *     A[m][k] · B[k][block] to an accumulator row per m (in L1), reading a
+ *     long contiguous run of B's row k.
  *   Bᵀ (B stored N × K, logits = h·Eᵀ): each column j of the product is the
  *     dot product of A's rows with B's row j; a thread takes a range of j.
  *
@@ -23,7 +24,7 @@
 #include "tfm/blas.h"
 #include "vecmath.h"
 
-#define COLS 512				/* accumulator columns per block (2 KB per row) */
+#define ACC_FLOATS 8192			/* accumulators per block: 32 KB, in L1 */
 #define DOT_W 16				/* floats per dot-product lane group */
 
 static inline void
@@ -43,16 +44,18 @@ axpy_block(const int R, int K, float alpha, const float *A, ptrdiff_t lda,
 		   const float *B, ptrdiff_t ldb, float beta, float *C, ptrdiff_t ldc,
 		   int j0, int j1)
 {
-	float		acc[TFM_GEMV_ROWS][COLS] __attribute__((aligned(64)));
+	/* a block is as wide as the accumulators allow: long runs of each row */
+	const int	cols = ACC_FLOATS / R / 16 * 16;
+	float		acc[ACC_FLOATS] __attribute__((aligned(64)));
 	int			k;
 
-	for (int jb = j0; jb < j1; jb += COLS)
+	for (int jb = j0; jb < j1; jb += cols)
 	{
-		int			n = j1 - jb < COLS ? j1 - jb : COLS;
+		int			n = j1 - jb < cols ? j1 - jb : cols;
 
 		for (int m = 0; m < R; m++)
 			for (int j = 0; j < n; j++)
-				acc[m][j] = 0.0f;
+				acc[m * cols + j] = 0.0f;
 		/*
 		 * four rows of B at a time: each accumulator is loaded and stored
 		 * once per four products, added in k order as one at a time would
@@ -76,7 +79,7 @@ axpy_block(const int R, int K, float alpha, const float *A, ptrdiff_t lda,
 							x3 = b3[j];
 
 				for (int m = 0; m < R; m++)
-					acc[m][j] = (((acc[m][j] + a[0][m] * x0) + a[1][m] * x1) + a[2][m] * x2) + a[3][m] * x3;
+					acc[m * cols + j] = (((acc[m * cols + j] + a[0][m] * x0) + a[1][m] * x1) + a[2][m] * x2) + a[3][m] * x3;
 			}
 		}
 		for (; k < K; k++)
@@ -91,11 +94,11 @@ axpy_block(const int R, int K, float alpha, const float *A, ptrdiff_t lda,
 				float		bj = b[j];
 
 				for (int m = 0; m < R; m++)
-					acc[m][j] += a[m] * bj;
+					acc[m * cols + j] += a[m] * bj;
 			}
 		}
 		for (int m = 0; m < R; m++)
-			store_row(C + m * ldc + jb, acc[m], n, alpha, beta);
+			store_row(C + m * ldc + jb, acc + m * cols, n, alpha, beta);
 	}
 }
 
