@@ -334,10 +334,10 @@ main(void)
 	}
 	for (int M = 1; M <= TFM_GEMV_ROWS; M++)
 	{
-		static const int gn[] = {1, 15, 16, 17, 511, 512, 513, 1100};
+		static const int gn[] = {1, 15, 16, 17, 511, 512, 513, 1100, 9000};
 		static const int gk[] = {1, 3, 15, 16, 17, 100};
 
-		for (int ni = 0; ni < 8; ni++)
+		for (int ni = 0; ni < 9; ni++)
 			for (int ki = 0; ki < 6; ki++)
 				for (int variant = 0; variant < 4; variant++)
 					check_gemv(M, gn[ni], gk[ki], variant & 1, variant & 2 ? 0.7f : 1.0f,
