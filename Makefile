@@ -66,7 +66,8 @@ unittest: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; TFM_TEST_DATA=$(CURDIR)/test/fixtures $$t; done
 	@echo "== test/test_blas, panels packed without the AVX2 transposes"; TFM_NO_AVX2_PACK=1 test/test_blas
 	@echo "== test/test_lowp, the fallback forced from the environment"; TFM_LOWP_FORCE=fallback test/test_lowp
-	@echo "== test/test_lowp, AVX512_BF16 without AMX tiles"; TFM_LOWP_FORCE=noamx test/test_lowp
+	@echo "== test/test_lowp, AMX off from the environment (AVX512_BF16 where the CPU has it)"; TFM_LOWP_FORCE=noamx test/test_lowp
+	@echo "== test/test_mixed, the fallback forced from the environment"; TFM_LOWP_FORCE=fallback TFM_TEST_DATA=$(CURDIR)/test/fixtures test/test_mixed
 
 # skx kernels die with SIGILL under valgrind 3.19: force the haswell path,
 # and the low-precision products' plain-C fallback (no AVX-512 either).

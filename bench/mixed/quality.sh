@@ -5,6 +5,8 @@
 #
 #   bench/mixed/quality.sh lm    # Moby-Dick char LM (bench/lm's model), TIME each (30 minutes), val nats/char
 #   bench/mixed/quality.sh rt    # rt_polarity classifier (bench/classify's model), RT_TIME each (5 minutes), test accuracy
+#   STEPS=2481 bench/mixed/quality.sh lm-steps   # the LM for STEPS steps (no time limit), PRECISIONS (bf16)
+#                                               # only: the same steps as another run, not the same time
 #
 # Environment: TIME, RT_TIME, DATA (/work/shared/data or ../shared/data),
 # OUT (default a fresh /tmp/tfm-mixed-bench.XXXX), PGBIN (the PostgreSQL 15
@@ -46,8 +48,9 @@ start_cluster() {
 }
 psql_in() { psql -X -q -v ON_ERROR_STOP=1 -h "$OUT/$1" -p 5432 -U postgres postgres; }
 
-lm_run() {  # lm_run PRECISION: load, train for TIME, score
-  local p=$1
+lm_run() {  # lm_run PRECISION [STEPS]: load, train for TIME (or STEPS steps), score
+  local p=$1 limit="time_limit => '$TIME'"
+  [ -n "${2:-}" ] && limit="max_steps => $2"
   psql_in "lm_$p" <<SQL
 CREATE EXTENSION tfm;
 CREATE TABLE moby (part text PRIMARY KEY, body text NOT NULL);
@@ -57,11 +60,11 @@ SELECT tfm_tokenizer_train('moby_chars', body, 'char') FROM moby WHERE part = 't
 SELECT tfm_create_model('moby', 'lm', 'moby_chars', d_model => 128, heads => 4, layers => 4, max_len => 128) \g /dev/null
 SET tfm.threads = 1;
 SET tfm.progress = off;
-\echo == training ($p, $TIME)
+\echo == training ($p, $limit)
 SELECT epoch, steps, round(train_loss::numeric, 4) AS train_loss, round(tokens_per_s) AS tokens_per_s,
        round(seconds::numeric, 1) AS seconds
 FROM tfm_train('moby', 'SELECT body FROM moby WHERE part = ''train''', epochs => 1000, batch_size => 64,
-               lr => 2e-3, time_limit => '$TIME', train_precision => '$p');
+               lr => 2e-3, $limit, train_precision => '$p');
 \echo == validation
 SELECT round(loss::numeric, 4) AS loss, round(nats_per_char::numeric, 4) AS nats_per_char, tokens
 FROM tfm_evaluate('moby', 'SELECT body FROM moby WHERE part = ''val''');
@@ -110,6 +113,21 @@ case $WHAT in
     log "done; uptime: $(uptime)"
     for p in fp32 bf16; do echo "---- $p"; cat "$OUT/lm_$p.txt"; done
     ;;
+  lm-steps)
+    gzip -dc "$DATA/moby_dick_train.txt.gz" > "$OUT/moby_train.txt"
+    gzip -dc "$DATA/moby_dick_val.txt.gz" > "$OUT/moby_val.txt"
+    chmod 644 "$OUT"/moby_*.txt
+    pids=()
+    for p in ${PRECISIONS:-bf16}; do
+      start_cluster "lm_$p" "$([ "$p" = fp32 ] && echo 0 || echo 1)"
+      lm_run "$p" "$STEPS" > "$OUT/lm_$p.txt" 2>&1 &
+      pids+=($!)
+    done
+    log "Moby-Dick char LM for $STEPS steps: ${PRECISIONS:-bf16}; uptime: $(uptime)"
+    for x in "${pids[@]}"; do wait "$x"; done
+    log "done; uptime: $(uptime)"
+    for p in ${PRECISIONS:-bf16}; do echo "---- $p"; cat "$OUT/lm_$p.txt"; done
+    ;;
   rt)
     start_cluster rt_fp32 0
     start_cluster rt_bf16 1
@@ -122,6 +140,6 @@ case $WHAT in
     log "done; uptime: $(uptime)"
     for p in fp32 bf16; do echo "---- $p"; cat "$OUT/rt_$p.txt"; done
     ;;
-  *) echo "usage: quality.sh lm|rt" >&2; exit 2 ;;
+  *) echo "usage: quality.sh lm|lm-steps|rt" >&2; exit 2 ;;
 esac
 log "results in $OUT"
