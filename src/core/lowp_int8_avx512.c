@@ -45,21 +45,32 @@ block(const int H, const int U, int kq, const uint32_t *a, const uint32_t *b,
 	for (int u = 0; u < U; u++)
 		for (int r = 0; r < H; r++)
 			acc[u][r][0] = acc[u][r][1] = _mm512_setzero_si512();
-	for (; p + U <= kq; p += U)
-		for (int u = 0; u < U; u++)
-		{
-			const uint32_t *bp = b + (size_t) (p + u) * LOWP_NR;
-			__m512i		b0 = _mm512_loadu_si512(bp),
-						b1 = _mm512_loadu_si512(bp + 16);
+	/*
+	 * accumulator u takes the u-th of U equal stretches of the panel: U
+	 * streams of weights in flight at once (the integer sums are exact in
+	 * any order)
+	 */
+	{
+		int			len = kq / U;
 
-			for (int r = 0; r < H; r++)
+		for (; p < len; p++)
+			for (int u = 0; u < U; u++)
 			{
-				__m512i		x = _mm512_set1_epi32((int) a[(size_t) (p + u) * H + r]);
+				size_t		q = (size_t) u * len + p;
+				const uint32_t *bp = b + q * LOWP_NR;
+				__m512i		b0 = _mm512_loadu_si512(bp),
+							b1 = _mm512_loadu_si512(bp + 16);
 
-				acc[u][r][0] = _mm512_dpbusd_epi32(acc[u][r][0], x, b0);
-				acc[u][r][1] = _mm512_dpbusd_epi32(acc[u][r][1], x, b1);
+				for (int r = 0; r < H; r++)
+				{
+					__m512i		x = _mm512_set1_epi32((int) a[q * H + r]);
+
+					acc[u][r][0] = _mm512_dpbusd_epi32(acc[u][r][0], x, b0);
+					acc[u][r][1] = _mm512_dpbusd_epi32(acc[u][r][1], x, b1);
+				}
 			}
-		}
+		p = U * len;
+	}
 	for (; p < kq; p++)
 	{
 		const uint32_t *bp = b + (size_t) p * LOWP_NR;
