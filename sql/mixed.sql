@@ -106,3 +106,10 @@ SELECT pg_temp.err($$SELECT tfm_train('mp_fp32', 'SELECT ids, label FROM mp_rows
 SELECT pg_temp.err($$SELECT tfm_train('mp_fp32', 'SELECT ids, label FROM mp_rows', train_precision => 'BF16')$$);
 SELECT pg_temp.err($$CALL tfm_fit('mp_fp32', 'SELECT ids, label FROM mp_rows', train_precision => 'auto')$$);
 SELECT pg_temp.err($$CALL tfm_fit('mp_fp32', 'SELECT ids, label FROM mp_rows', train_precision => '')$$);
+
+SELECT count(tfm_drop_model(n)) FROM unnest(ARRAY['mp_default', 'mp_fp32', 'mp_bf16', 'mp_fit', 'mp_fit_resumed',
+                                                  'mpl_fp32', 'mpl_bf16']) n;
+DROP TABLE mp_rows, mp_epochs, mpl_epochs;
+DROP FUNCTION boom(integer, text);
+DROP SEQUENCE boom_reads;
+RESET enable_sort;
