@@ -62,6 +62,13 @@
 #define TFM_LOWP_GEMV_ROWS 4	/* M up to this: the matrix-vector path */
 #define TFM_INT8_MAX_K 65536	/* int32 sums of 255·127 products stay exact */
 #define TFM_BF16_KP 16			/* bf16 pairs: packed K is a multiple of 2·this */
+/*
+ * The packed layouts' version: files of packed weights shared between
+ * processes (src/pg/shared_weights.c) carry it, so a build that packs
+ * differently never reads another build's file.  Bump it with any change
+ * to the panels, their padding or the rounding.
+ */
+#define TFM_LOWP_PACK_VERSION 2
 
 /* ---- conversions ---------------------------------------------------------- */
 

@@ -51,7 +51,8 @@ size_t		tfm_model_precision_bytes(const tfm_model *m);
  * that block of a packed model (to write to a file), and
  * tfm_model_set_precision_from lays m's copies over such a block (a
  * read-only mapping of the file) without packing; release(block, arg) is
- * called when the copies go (also at once on failure, -1).
+ * called when the copies go (also at once on failure, -1; a NULL release
+ * is refused: the block is never the model's to free).
  */
 size_t		tfm_model_precision_block_bytes(const tfm_model *m, tfm_precision p);
 const void *tfm_model_precision_block(const tfm_model *m);

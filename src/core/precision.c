@@ -278,7 +278,7 @@ int
 tfm_model_set_precision_from(tfm_model *m, tfm_precision p, void *block,
 							 void (*release) (void *block, void *arg), void *arg)
 {
-	if (p == TFM_PREC_FP32 || !block)
+	if (p == TFM_PREC_FP32 || !block || !release)
 	{
 		if (block && release)
 			release(block, arg);

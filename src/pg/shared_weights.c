@@ -43,6 +43,7 @@
 #include "utils/lsyscache.h"
 #include "catalog/namespace.h"
 
+#include "tfm/lowp.h"
 #include "tfm_pg.h"
 
 #define SW_DIR      "base/pgsql_tmp"
@@ -60,6 +61,7 @@ typedef struct SharedHeader
 	int64		version;
 	uint64		n_floats;		/* the model's parameter block */
 	uint32		precision;		/* what follows: fp32 parameters, or packed copies */
+	uint32		pack_version;	/* TFM_LOWP_PACK_VERSION of packed copies */
 	uint64		bytes;			/* of what follows (without slack) */
 } SharedHeader;
 
@@ -136,6 +138,7 @@ map_file(const TfmModelRow *row, tfm_precision p, size_t n_floats, size_t bytes)
 		h->catalog != catalog_oid() ||
 		h->model_id != row->id || h->version != row->version || h->n_floats != n_floats ||
 		h->precision != (uint32) p || h->bytes != bytes ||
+		h->pack_version != TFM_LOWP_PACK_VERSION ||
 		(mp = malloc(sizeof(Mapping))) == NULL)
 	{
 		munmap(base, st.st_size);
@@ -260,6 +263,7 @@ publish(const TfmModelRow *row, tfm_precision p, size_t n_floats, const void *da
 	h.version = row->version;
 	h.n_floats = n_floats;
 	h.precision = (uint32) p;
+	h.pack_version = TFM_LOWP_PACK_VERSION;
 	h.bytes = bytes;
 	memcpy(header, &h, sizeof(h));
 	parts[0] = header;
@@ -403,10 +407,19 @@ tfm_shared_precision(tfm_model *m, const TfmModelRow *row, tfm_precision p)
 	{
 		if (lay_over_file(m, row, p, bytes))
 			done = true;
-		else if (tfm_model_set_precision(m, p) == 0 &&
-				 publish(row, p, m->n_floats, tfm_model_precision_block(m), bytes))
-			/* the mapping replaces the private packed copies */
-			done = lay_over_file(m, row, p, bytes) || tfm_model_precision(m) == p;
+		else if (tfm_model_set_precision(m, p) == 0)
+		{
+			if (publish(row, p, m->n_floats, tfm_model_precision_block(m), bytes))
+				/* the mapping replaces the private packed copies */
+				(void) lay_over_file(m, row, p, bytes);
+			else
+				ereport(WARNING,
+						(errcode_for_file_access(),
+						 errmsg("could not share the %s copies of model \"%s\" between sessions: %m",
+								tfm_precision_name(p), row->name),
+						 errdetail("This session keeps a private copy.")));
+			done = tfm_model_precision(m) == p;
+		}
 	}
 	PG_FINALLY();
 	{
