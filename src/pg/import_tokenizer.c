@@ -122,6 +122,40 @@ int_value(const JsonbValue *v, const char *what)
 	return (int) d;
 }
 
+/*
+ * model.vocab (an object piece → id) by id into pieces/lens (limit slots,
+ * zeroed): every id below limit and given once, no empty piece.  The
+ * pieces point into the jsonb.  Returns the largest id.
+ */
+static int
+vocab_by_id(JsonbContainer *vocab, int limit, const uint8 **pieces, size_t *lens)
+{
+	JsonbIterator *it = JsonbIteratorInit(vocab);
+	JsonbValue	kv,
+				jv;
+	JsonbIteratorToken tok;
+	int			max_id = -1;
+
+	while ((tok = JsonbIteratorNext(&it, &kv, true)) != WJB_DONE)
+	{
+		int			id;
+
+		if (tok != WJB_KEY)
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		(void) JsonbIteratorNext(&it, &jv, true);
+		id = int_value(&jv, "a model.vocab id");
+		if (id >= limit || pieces[id])
+			malformed(psprintf("model.vocab ids must be 0 to %d, each once (id %d)", limit - 1, id));
+		if (kv.val.string.len == 0)
+			malformed("model.vocab has an empty piece");
+		pieces[id] = (const uint8 *) kv.val.string.val;
+		lens[id] = kv.val.string.len;
+		max_id = Max(max_id, id);
+	}
+	return max_id;
+}
+
 /* a merge piece must be a single line without spaces to fit vocab.bpe */
 static void
 append_piece(StringInfo s, const char *p, int len)
@@ -329,11 +363,7 @@ import_wordpiece(const char *name, JsonbContainer *root, JsonbContainer *model, 
 	char	   *type,
 			   *s;
 	JsonbValue	buf,
-			   *v,
-				jv,
-				kv;
-	JsonbIterator *it;
-	JsonbIteratorToken tok;
+			   *v;
 	int			n,
 				V,
 				unk,
@@ -394,23 +424,7 @@ import_wordpiece(const char *name, JsonbContainer *root, JsonbContainer *model, 
 	n = V + 3;
 	pieces = palloc0(sizeof(uint8 *) * n);
 	lens = palloc0(sizeof(size_t) * n);
-	it = JsonbIteratorInit(vocab);
-	while ((tok = JsonbIteratorNext(&it, &kv, true)) != WJB_DONE)
-	{
-		int			id;
-
-		if (tok != WJB_KEY)
-			continue;
-		CHECK_FOR_INTERRUPTS();
-		tok = JsonbIteratorNext(&it, &jv, true);
-		id = int_value(&jv, "a model.vocab id");
-		if (id >= V || pieces[id])
-			malformed(psprintf("model.vocab ids must be 0 to %d, each once (id %d)", V - 1, id));
-		if (kv.val.string.len == 0)
-			malformed("model.vocab has an empty piece");
-		pieces[id] = (const uint8 *) kv.val.string.val;
-		lens[id] = kv.val.string.len;
-	}
+	(void) vocab_by_id(vocab, V, pieces, lens);
 	s = str_field(model, "unk_token");
 	if (!s || (unk = vocab_id(vocab, s, strlen(s))) < 0)
 		ereport(ERROR,
@@ -653,8 +667,7 @@ import_hf_bpe(const char *name, JsonbContainer *root, JsonbContainer *model, int
 {
 	JsonbValue	buf,
 			   *v,
-				jv,
-				kv;
+				jv;
 	JsonbContainer *vocab;
 	JsonbIterator *it;
 	JsonbIteratorToken tok;
@@ -688,24 +701,7 @@ import_hf_bpe(const char *name, JsonbContainer *root, JsonbContainer *model, int
 	pieces = palloc0(sizeof(uint8_t *) * n);
 	lens = palloc0(sizeof(size_t) * n);
 	literal = palloc0(n);
-	it = JsonbIteratorInit(vocab);
-	while ((tok = JsonbIteratorNext(&it, &kv, true)) != WJB_DONE)
-	{
-		int			id;
-
-		if (tok != WJB_KEY)
-			continue;
-		CHECK_FOR_INTERRUPTS();
-		tok = JsonbIteratorNext(&it, &jv, true);
-		id = int_value(&jv, "a model.vocab id");
-		if (id >= n || pieces[id])
-			malformed(psprintf("model.vocab ids must be distinct and dense (id %d)", id));
-		if (kv.val.string.len == 0)
-			malformed("model.vocab has an empty piece");
-		pieces[id] = (const uint8_t *) kv.val.string.val;
-		lens[id] = kv.val.string.len;
-		max_id = Max(max_id, id);
-	}
+	max_id = vocab_by_id(vocab, n, pieces, lens);
 	if (v && v->type == jbvBinary)
 	{
 		int			na = JsonContainerSize(v->val.binary.data);
