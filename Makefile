@@ -56,7 +56,7 @@ UNIT_SRCS  = $(wildcard test/test_*.c)
 UNIT_BINS  = $(UNIT_SRCS:.c=)
 CORE_OBJS  = $(CORE_SRCS:.c=.o)
 
-test/%: test/%.c test/check.h $(CORE_OBJS)
+test/%: test/%.c test/check.h test/model_fixtures.h $(CORE_OBJS)
 	$(CC) $(TFM_CFLAGS) -Wno-unused-parameter -Wno-missing-field-initializers -o $@ $< $(CORE_OBJS) -fopenmp -L$(BLIS_LIB) -Wl,-rpath,$(BLIS_LIB) -lblis -lm
 
 all: $(UNIT_BINS)
