@@ -1244,6 +1244,8 @@ main(int argc, char **argv)
 			warmup_iters = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc && pick_model(argv[i + 1]))
 			i++;
+		else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
+			BATCH = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--train-precision") == 0 && i + 1 < argc &&
 				 (strcmp(argv[i + 1], "fp32") == 0 || strcmp(argv[i + 1], "bf16") == 0))
 			train_precision = strcmp(argv[++i], "bf16") == 0 ? TFM_PREC_BF16 : TFM_PREC_FP32;
@@ -1256,7 +1258,7 @@ main(int argc, char **argv)
 		}
 		else
 		{
-			fprintf(stderr, "usage: %s [--threads N] [--seconds S] [--min-iters K] [--warmup W] [--model classify|lm|seq2seq] [--what peak,train,infer,ops] [--precision fp32|bf16|int8] [--train-precision fp32|bf16]\n",
+			fprintf(stderr, "usage: %s [--threads N] [--seconds S] [--min-iters K] [--warmup W] [--model classify|lm|seq2seq] [--batch B] [--what peak,train,infer,ops] [--precision fp32|bf16|int8] [--train-precision fp32|bf16]\n",
 					argv[0]);
 			return 2;
 		}

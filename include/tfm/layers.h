@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tfm/lowp.h"
+
 /* ---- embeddings and positions (embedding.c) ---- */
 
 /* out[b,t] = tok[ids[b,t]]·scale + pos[pos0 + t]; pos may be NULL */
@@ -64,6 +66,11 @@ typedef enum tfm_activation
 	TFM_ACT_GELU_TANH = 2		/* GPT-2's gelu_new: ½x(1 + tanh(√(2/π)(x + 0.044715x³))) */
 } tfm_activation;
 
+/* out = act(inp·W + b): the activation fused into a bf16 product where it can be */
+void		tfm_linear_act_forward(float *out, const float *inp, const float *W,
+								   const float *b, int N, int in, int o, tfm_activation act);
+/* the function tfm_activation_forward runs on each piece (one thread, out may be inp) */
+tfm_row_fn	tfm_activation_fn(tfm_activation act);
 void		tfm_activation_forward(float *out, const float *inp, size_t n,
 								   tfm_activation act);
 void		tfm_activation_backward(float *dinp, const float *dout,

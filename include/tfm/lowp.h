@@ -174,6 +174,20 @@ void		tfm_bf16_gemm_strided(int M, int N, int K, float alpha,
 								  const tfm_bf16_weights *W,
 								  float beta, float *C, ptrdiff_t ldc, void *work);
 
+/* an elementwise function over n floats (out may be in): an activation */
+typedef void (*tfm_row_fn) (float *out, const float *in, size_t n);
+
+/*
+ * C (M × N) = act(A·W + bias): bias N floats or NULL, act NULL or applied
+ * in place.  On AMX the sums start from the bias and the activation runs
+ * on each block of C while it is in cache; elsewhere it is the product with
+ * the bias broadcast first and the activation after.  Same work buffer as
+ * tfm_bf16_gemm.
+ */
+void		tfm_bf16_gemm_fused(int M, int N, int K, const float *A, ptrdiff_t lda,
+								const tfm_bf16_weights *W, const float *bias, tfm_row_fn act,
+								float *C, ptrdiff_t ldc, void *work);
+
 size_t		tfm_int8_work_bytes(int M, int K);
 void		tfm_int8_gemm(int M, int N, int K, float alpha,
 						  const float *A, ptrdiff_t lda,

@@ -208,6 +208,9 @@ typedef struct tfm_batch
 	const int32_t *dec_input;	/* (B, Tt) seq2seq: <bos> + target */
 	const int32_t *target;		/* lm (B, T); seq2seq (B, Tt); pad = ignored */
 	const int32_t *labels;		/* classify (B) */
+	bool		keep_attention; /* inference: keep every layer's attention weights
+								 * for tfm_model_attention (a workspace for
+								 * training always keeps them) */
 } tfm_batch;
 
 typedef struct tfm_workspace tfm_workspace;

@@ -23,6 +23,7 @@
 
 #include <stdbool.h>
 
+#include "tfm/lowp.h"
 #include "tfm/model.h"
 
 typedef enum tfm_precision
@@ -87,6 +88,9 @@ void		tfm_precision_restore(tfm_lowp_scope prev);
  */
 bool		tfm_precision_linear(float *out, const float *inp, const float *W,
 								 const float *b, int N, int in, int o);
+/* the same, then act (NULL for none) over out, fused into the product where it can be */
+bool		tfm_precision_linear_act(float *out, const float *inp, const float *W,
+									 const float *b, int N, int in, int o, tfm_row_fn act);
 /*
  * The backward products of that layer through the active training set:
  * dinp (N × in) = beta_in·dinp + dout (N × o)·Wᵀ and dW += inpᵀ·dout (either

@@ -95,7 +95,7 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 							  kv->scratch);
 	}
 	else
-		tfm_attention_forward(a->cat, a->probs, a->qkv, a->qkv + d, a->qkv + 2 * d,
+		tfm_attention_forward(a->cat, p->keep_acts ? a->probs : NULL, a->qkv, a->qkv + d, a->qkv + 2 * d,
 							  p->pad, &sh, ws->attn_scratch);
 	tfm_linear_forward(ws->sub_out, a->cat, w->attn_out_w, w->attn_out_b, N, d, d);
 	tfm_residual_forward(a->r1, in, ws->sub_out, nd, pd,
@@ -133,7 +133,7 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 		else
 		{
 			tfm_linear_forward(a->ckv, p->mem, w->ckv_w, w->ckv_b, Ns, d, 2 * d);
-			tfm_attention_forward(a->ccat, a->cprobs, a->cq, a->ckv, a->ckv + d,
+			tfm_attention_forward(a->ccat, p->keep_acts ? a->cprobs : NULL, a->cq, a->ckv, a->ckv + d,
 								  p->mem_pad, &sh, ws->attn_scratch);
 		}
 		tfm_linear_forward(ws->sub_out, a->ccat, w->cout_w, w->cout_b, N, d, d);
@@ -156,8 +156,13 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 								  N, d, eps);
 		u = a->u3;
 	}
-	tfm_linear_forward(a->hpre, u, w->ff1_w, w->ff1_b, N, d, f);
-	tfm_activation_forward(a->hact, a->hpre, (size_t) N * f, c->activation);
+	if (p->keep_acts)
+	{
+		tfm_linear_forward(a->hpre, u, w->ff1_w, w->ff1_b, N, d, f);
+		tfm_activation_forward(a->hact, a->hpre, (size_t) N * f, c->activation);
+	}
+	else						/* nothing reads hpre: the activation in the product */
+		tfm_linear_act_forward(a->hact, u, w->ff1_w, w->ff1_b, N, d, f, c->activation);
 	if (pd > 0.0f)
 		tfm_dropout_forward(a->hd, a->hact, (size_t) N * f, pd,
 							site_key(p->key, layer, SITE_FF_H));

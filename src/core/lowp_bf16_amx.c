@@ -35,8 +35,16 @@
 
 #include "tfm/blas.h"
 #include "lowp_internal.h"
+#include "transpose16.h"
 
 #define TARGET __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl")))
+
+/*
+ * GCC's tile load and store intrinsics are asm statements without a memory
+ * operand: a buffer written for a tile load, or read after a tile store,
+ * needs this barrier so the compiler neither drops nor moves those accesses.
+ */
+#define TILE_MEMORY_BARRIER() __asm__ volatile("" ::: "memory")
 
 #define AMX_ROWS 32				/* rows of C per block: two A tiles */
 #define AMX_COLS LOWP_NR		/* columns of C per block: one weight panel */
@@ -75,41 +83,6 @@ cvt16(__m512 x)
 											  _mm512_set1_epi32(0x7F800000));
 
 	return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
-}
-
-/* v[j] lane r → v[r] lane j, 16 × 16 32-bit values */
-TARGET static inline void
-transpose16(__m512i v[16])
-{
-	__m512i		t[16];
-
-	for (int i = 0; i < 16; i += 2)
-	{
-		t[i] = _mm512_unpacklo_epi32(v[i], v[i + 1]);
-		t[i + 1] = _mm512_unpackhi_epi32(v[i], v[i + 1]);
-	}
-	for (int i = 0; i < 16; i += 4)
-	{
-		v[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
-		v[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
-		v[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
-		v[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
-	}
-	/* v[4q + s] holds rows 4q..4q+3's lanes s, s+4, s+8, s+12 in 128-bit blocks */
-	for (int i = 0; i < 4; i++)
-	{
-		t[i] = _mm512_shuffle_i32x4(v[i], v[i + 4], 0x88);
-		t[i + 4] = _mm512_shuffle_i32x4(v[i], v[i + 4], 0xDD);
-		t[i + 8] = _mm512_shuffle_i32x4(v[i + 8], v[i + 12], 0x88);
-		t[i + 12] = _mm512_shuffle_i32x4(v[i + 8], v[i + 12], 0xDD);
-	}
-	for (int i = 0; i < 4; i++)
-	{
-		v[i] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0x88);
-		v[i + 8] = _mm512_shuffle_i32x4(t[i], t[i + 8], 0xDD);
-		v[i + 4] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0x88);
-		v[i + 12] = _mm512_shuffle_i32x4(t[i + 4], t[i + 12], 0xDD);
-	}
 }
 
 /*
@@ -190,20 +163,21 @@ lowp_avx512_pair_row(uint32_t *s, const float *r0, const float *r1)
 }
 
 /* the m × n part of a 16 × 16 tile (buffer t) into C with alpha, beta */
-static inline void
+TARGET static inline void
 store_tile(float *c, ptrdiff_t ldc, const float *t, int m, int n, float alpha, float beta)
 {
+	__mmask16	k = n >= 16 ? (__mmask16) 0xFFFF : (__mmask16) ((1u << n) - 1u);
+	__m512		va = _mm512_set1_ps(alpha),
+				vb = _mm512_set1_ps(beta);
+
 	for (int r = 0; r < m; r++)
 	{
 		float	   *row = c + (size_t) r * ldc;
-		const float *s = t + r * 16;
+		__m512		v = _mm512_mul_ps(va, _mm512_load_ps(t + r * 16));
 
-		if (beta == 0.0f)
-			for (int j = 0; j < n; j++)
-				row[j] = alpha * s[j];
-		else
-			for (int j = 0; j < n; j++)
-				row[j] = alpha * s[j] + beta * row[j];
+		if (beta != 0.0f)
+			v = _mm512_add_ps(v, _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(k, row)));
+		_mm512_mask_storeu_ps(row, k, v);
 	}
 }
 
@@ -225,10 +199,13 @@ config_tiles(void)
 /*
  * C block rows [i, i + 32) ∩ [0, M), columns [j, j + 32) ∩ [0, N): a holds
  * the block's 32 rows (stride kp bf16), b the panel (stride NR slots).
+ * With an epilogue, the sums start from the bias (a 16-float row loaded
+ * with stride 0 fills a tile) and the activation runs over the four tiles
+ * in the buffer, in L1, before they go to C.
  */
 TARGET static void
 block(const uint16_t *a, int kp, const uint32_t *b, float *c, ptrdiff_t ldc,
-	  int m, int n, float alpha, float beta)
+	  int m, int n, float alpha, float beta, const lowp_epilogue *epi)
 {
 	float		t[4][16 * 16] __attribute__((aligned(64)));
 	size_t		as = (size_t) kp * sizeof(uint16_t),
@@ -236,7 +213,29 @@ block(const uint16_t *a, int kp, const uint32_t *b, float *c, ptrdiff_t ldc,
 	bool		direct = m == AMX_ROWS && n == AMX_COLS && alpha == 1.0f &&
 		(beta == 0.0f || beta == 1.0f);
 
-	if (direct && beta == 1.0f)
+	if (epi && epi->bias)
+	{
+		/*
+		 * From the caller's bias where the block is whole; a copy only at
+		 * the right edge (a tile load right after vector stores to the
+		 * same lines waits for them to drain: slow)
+		 */
+		float		bb[AMX_COLS] __attribute__((aligned(64)));
+		const float *bias = epi->bias;
+
+		if (n < AMX_COLS)
+		{
+			for (int j = 0; j < AMX_COLS; j++)
+				bb[j] = j < n ? epi->bias[j] : 0.0f;
+			TILE_MEMORY_BARRIER();
+			bias = bb;
+		}
+		_tile_loadd(0, bias, 0);
+		_tile_loadd(1, bias + 16, 0);
+		_tile_loadd(2, bias, 0);
+		_tile_loadd(3, bias + 16, 0);
+	}
+	else if (direct && beta == 1.0f)
 	{
 		/* C += A·W: the sums start from C itself */
 		_tile_loadd(0, c, cs);
@@ -262,7 +261,7 @@ block(const uint16_t *a, int kp, const uint32_t *b, float *c, ptrdiff_t ldc,
 		_tile_dpbf16ps(2, 5, 6);
 		_tile_dpbf16ps(3, 5, 7);
 	}
-	if (direct)
+	if (direct && !(epi && epi->act))
 	{
 		_tile_stored(0, c, cs);
 		_tile_stored(1, c + 16, cs);
@@ -274,6 +273,9 @@ block(const uint16_t *a, int kp, const uint32_t *b, float *c, ptrdiff_t ldc,
 	_tile_stored(1, t[1], 64);
 	_tile_stored(2, t[2], 64);
 	_tile_stored(3, t[3], 64);
+	TILE_MEMORY_BARRIER();
+	if (epi && epi->act)
+		epi->act(t[0], t[0], 4 * 16 * 16);	/* one call for the block, in L1 */
 	store_tile(c, ldc, t[0], m < 16 ? m : 16, n < 16 ? n : 16, alpha, beta);
 	if (n > 16)
 		store_tile(c + 16, ldc, t[1], m < 16 ? m : 16, n - 16, alpha, beta);
@@ -295,7 +297,7 @@ TARGET void
 lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
 				   const float *A, ptrdiff_t rsa, ptrdiff_t csa,
 				   const tfm_bf16_weights *W, float beta, float *C, ptrdiff_t ldc,
-				   void *work)
+				   void *work, const lowp_epilogue *epi)
 {
 	const uint32_t *w = (const uint32_t *) W->data;
 	uint16_t   *a = work;
@@ -334,7 +336,9 @@ lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
 					block(a + (size_t) i * kp, kp, w + (size_t) j * (kp / 2),
 						  C + (size_t) i * ldc + j, ldc,
 						  i1 - i < AMX_ROWS ? i1 - i : AMX_ROWS,
-						  j1 - j < AMX_COLS ? j1 - j : AMX_COLS, alpha, beta);
+						  j1 - j < AMX_COLS ? j1 - j : AMX_COLS, alpha, beta,
+						  epi && epi->bias ? &(lowp_epilogue)
+						  {epi->bias + j, epi->act} : epi);
 		}
 		release_tiles();
 	}

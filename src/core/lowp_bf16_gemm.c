@@ -18,6 +18,8 @@
  * their columns, so the threads read the same weights from the shared
  * cache.  The first K block applies beta, the later ones add.
  */
+#include <string.h>
+
 #include "tfm/blas.h"
 #include "lowp_internal.h"
 #include "vecmath.h"
@@ -111,6 +113,34 @@ tfm_bf16_gemm(int M, int N, int K, float alpha,
 }
 
 void
+tfm_bf16_gemm_fused(int M, int N, int K, const float *A, ptrdiff_t lda,
+					const tfm_bf16_weights *W, const float *bias, tfm_row_fn act,
+					float *C, ptrdiff_t ldc, void *work)
+{
+	float		beta = 0.0f;
+
+	if (M <= 0 || N <= 0)
+		return;
+	if (M > TFM_LOWP_GEMV_ROWS && K > 0 && lowp_bf16_amx())
+	{
+		lowp_epilogue epi = {bias, act};
+
+		lowp_bf16_amx_gemm(M, N, K, 1.0f, A, lda, 1, W, 0.0f, C, ldc, work, &epi);
+		return;
+	}
+	if (bias)
+	{
+		for (int i = 0; i < M; i++)
+			memcpy(C + (size_t) i * ldc, bias, sizeof(float) * N);
+		beta = 1.0f;
+	}
+	tfm_bf16_gemm_strided(M, N, K, 1.0f, A, lda, 1, W, beta, C, ldc, work);
+	if (act)
+		for (int i = 0; i < M; i++)
+			act(C + (size_t) i * ldc, C + (size_t) i * ldc, (size_t) N);
+}
+
+void
 tfm_bf16_gemm_strided(int M, int N, int K, float alpha,
 					  const float *A, ptrdiff_t rsa, ptrdiff_t csa,
 					  const tfm_bf16_weights *W,
@@ -134,7 +164,7 @@ tfm_bf16_gemm_strided(int M, int N, int K, float alpha,
 
 	if (M > TFM_LOWP_GEMV_ROWS && lowp_bf16_amx())
 	{
-		lowp_bf16_amx_gemm(M, N, K, alpha, A, rsa, csa, W, beta, C, ldc, work);
+		lowp_bf16_amx_gemm(M, N, K, alpha, A, rsa, csa, W, beta, C, ldc, work, NULL);
 		return;
 	}
 	if (M <= TFM_LOWP_GEMV_ROWS)

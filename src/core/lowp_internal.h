@@ -75,12 +75,22 @@ void		lowp_int8_avx512_kernel(int kq, const uint32_t *a, int h, const uint32_t *
 									const float *rscale, const float *cscale,
 									const int32_t *colsum, float beta);
 
-/* the bf16 GEMM on AMX tiles (lowp_bf16_amx.c): the whole driver, M > 4 */
+/* what a fused product does to C after A·W: C = act(A·W + bias), beta 0 */
+typedef struct lowp_epilogue
+{
+	const float *bias;			/* N floats, or NULL */
+	tfm_row_fn	act;			/* in place over pieces of rows, or NULL */
+} lowp_epilogue;
+
+/*
+ * the bf16 GEMM on AMX tiles (lowp_bf16_amx.c): the whole driver, M > 4;
+ * epi NULL or (alpha 1, beta 0) a bias and activation applied in the blocks
+ */
 size_t		lowp_amx_work_bytes(int M, int K);
 void		lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
 							   const float *A, ptrdiff_t rsa, ptrdiff_t csa,
 							   const tfm_bf16_weights *W, float beta, float *C, ptrdiff_t ldc,
-							   void *work);
+							   void *work, const lowp_epilogue *epi);
 
 /* s[0..NR) = pairs (r0[j], r1[j]) exactly rounded, with AVX-512 (lowp_bf16_amx.c) */
 void		lowp_avx512_pair_row(uint32_t *s, const float *r0, const float *r1);

@@ -382,6 +382,7 @@ passes(const tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
 	memset(dec, 0, sizeof(*dec));
 	enc->B = dec->B = b->B;
 	enc->training = dec->training = training;
+	enc->keep_acts = dec->keep_acts = training || ws->training || b->keep_attention;
 	enc->key = tfm_subkey(key, 1);
 	dec->key = tfm_subkey(key, 2);
 	enc->T = b->T;

@@ -75,6 +75,8 @@ typedef struct tfm_stack_pass
 	const uint8_t *mem_pad;		/* (B, Ts) */
 	int			Ts;
 	bool		training;
+	bool		keep_acts;		/* keep what a backward pass reads (attention weights,
+								 * pre-activations): not in an inference-only workspace */
 	uint64_t	key;			/* dropout key of this stack */
 	tfm_kv	   *kv;				/* decoding with a cache, or NULL */
 	const int32_t *pos;			/* (B·T) rotary positions; NULL = 0 .. T-1 */

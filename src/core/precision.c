@@ -445,6 +445,13 @@ bool
 tfm_precision_linear(float *out, const float *inp, const float *W,
 					 const float *b, int N, int in, int o)
 {
+	return tfm_precision_linear_act(out, inp, W, b, N, in, o, NULL);
+}
+
+bool
+tfm_precision_linear_act(float *out, const float *inp, const float *W,
+						 const float *b, int N, int in, int o, tfm_row_fn act)
+{
 	struct tfm_lowp_set *s = (struct tfm_lowp_set *) active;
 	lowp_entry *e;
 	size_t		need;
@@ -455,16 +462,21 @@ tfm_precision_linear(float *out, const float *inp, const float *W,
 	need = s->prec == TFM_PREC_BF16 ? tfm_bf16_work_bytes(N, in) : tfm_int8_work_bytes(N, in);
 	if (!reserve(&s->work, &s->work_cap, need))
 		return false;			/* the fp32 product still works */
+	if (s->prec == TFM_PREC_BF16)
+	{
+		/* the bias and the activation in the product's blocks (AMX) */
+		tfm_bf16_gemm_fused(N, o, in, inp, in, &e->b, b, act, out, o, s->work);
+		return true;
+	}
 	if (b)
 	{
 		for (int n = 0; n < N; n++)
 			memcpy(out + (size_t) n * o, b, sizeof(float) * o);
 		beta = 1.0f;
 	}
-	if (s->prec == TFM_PREC_BF16)
-		tfm_bf16_gemm(N, o, in, 1.0f, inp, in, &e->b, beta, out, o, s->work);
-	else
-		tfm_int8_gemm(N, o, in, 1.0f, inp, in, &e->q, beta, out, o, s->work);
+	tfm_int8_gemm(N, o, in, 1.0f, inp, in, &e->q, beta, out, o, s->work);
+	if (act)
+		act(out, out, (size_t) N * o);
 	return true;
 }
 

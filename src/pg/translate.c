@@ -335,6 +335,7 @@ tfm_attention(PG_FUNCTION_ARGS)
 	n = Min(n, c->max_len);
 	memset(&b, 0, sizeof(b));
 	b.B = 1;
+	b.keep_attention = true;
 
 	if (c->task != TFM_TASK_SEQ2SEQ)
 	{

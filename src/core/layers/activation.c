@@ -90,6 +90,13 @@ relu_backward(float *dinp, const float *dout, const float *inp, size_t n, bool o
 		dinp[i] = (overwrite ? 0.0f : dinp[i]) + (inp[i] > 0.0f ? dout[i] : 0.0f);
 }
 
+tfm_row_fn
+tfm_activation_fn(tfm_activation act)
+{
+	return act == TFM_ACT_RELU ? relu_forward :
+		act == TFM_ACT_GELU_TANH ? gelu_tanh_forward : gelu_forward;
+}
+
 void
 tfm_activation_forward(float *out, const float *inp, size_t n, tfm_activation act)
 {

@@ -36,6 +36,7 @@
 #include "tfm/layers.h"
 #include "tfm/rng.h"
 #include "../vecmath.h"
+#include "attention_kernels.h"
 
 #define BSQ(sh) ((sh)->bsq ? (size_t) (sh)->bsq : (size_t) (sh)->Tq * (sh)->rsq)
 #define BSK(sh) ((sh)->bsk ? (size_t) (sh)->bsk : (size_t) (sh)->Tk * (sh)->rsk)
@@ -51,6 +52,13 @@ static inline int
 row_block(const tfm_attn_shape *sh)
 {
 	return sh->causal && sh->Tq > CAUSAL_BLOCK ? CAUSAL_BLOCK : sh->Tq;
+}
+
+/* query rows per block of the forward pass: the scores of a block stay in cache */
+static inline int
+fwd_block(const tfm_attn_shape *sh)
+{
+	return sh->Tq > CAUSAL_BLOCK ? CAUSAL_BLOCK : sh->Tq;
 }
 
 static inline int
@@ -118,41 +126,6 @@ visible_keys(const tfm_attn_shape *sh, int r)
 	return n > 0 ? n : 0;		/* more queries than keys: the first see none */
 }
 
-/* mask and softmax one row of scores in place */
-TFM_HOT static void
-masked_softmax_row(float *row, const uint8_t *pad, int n_visible, int Tk)
-{
-	float		mx = -INFINITY,
-				sum = 0.0f,
-				inv;
-
-	if (pad)
-		for (int c = 0; c < n_visible; c++)
-			row[c] = pad[c] ? -INFINITY : row[c];
-#pragma omp simd reduction(max:mx)
-	for (int c = 0; c < n_visible; c++)
-		mx = row[c] > mx ? row[c] : mx;
-	if (mx == -INFINITY)
-	{
-		/* nothing visible: the row attends to nothing */
-		memset(row, 0, sizeof(float) * Tk);
-		return;
-	}
-#pragma omp simd reduction(+:sum)
-	for (int c = 0; c < n_visible; c++)
-	{
-		float		e = tfm_expf(row[c] - mx);
-
-		row[c] = e;
-		sum += e;
-	}
-	for (int c = n_visible; c < Tk; c++)
-		row[c] = 0.0f;
-	inv = 1.0f / sum;
-	for (int c = 0; c < n_visible; c++)
-		row[c] *= inv;
-}
-
 /* D = dropout(P) for n weights starting at index base */
 TFM_HOT static void
 dropout_weights(float *D, const float *P, size_t n, uint64_t key, size_t base, uint32_t th,
@@ -188,18 +161,22 @@ first_query(const tfm_attn_shape *sh, int kk)
 	return !sh->causal || q0 < 0 ? 0 : q0;
 }
 
-/* one pair's softmax rows r0 .. r0+nr-1 (scores in P), then their dropout into D */
+/*
+ * one pair's softmax rows r0 .. r0+nr-1, whose scores are the nr rows at
+ * P (ld apart), then their dropout into the rows at D (as many apart)
+ */
 static inline void
-weights_rows(float *P, float *D, const uint8_t *pad, const tfm_attn_shape *sh, int r0, int nr,
-			 size_t base, uint32_t th, float keep_scale)
+weights_rows(float *P, float *D, size_t ld, const uint8_t *pad, const tfm_attn_shape *sh,
+			 int r0, int nr, size_t base, uint32_t th, float keep_scale)
 {
 	const int	Tk = sh->Tk;
 
-	for (int r = r0; r < r0 + nr; r++)
-		masked_softmax_row(P + (size_t) r * Tk, pad, visible_keys(sh, r), Tk);
+	for (int i = 0; i < nr; i++)
+		tfm_attn_softmax_row(P + (size_t) i * ld, pad, visible_keys(sh, r0 + i), Tk);
 	if (sh->p_drop > 0.0f)
-		dropout_weights(D + (size_t) r0 * Tk, P + (size_t) r0 * Tk, (size_t) nr * Tk, sh->key,
-						base + (size_t) r0 * Tk, th, keep_scale);
+		for (int i = 0; i < nr; i++)
+			dropout_weights(D + (size_t) i * ld, P + (size_t) i * ld, (size_t) Tk, sh->key,
+							base + (size_t) (r0 + i) * Tk, th, keep_scale);
 }
 
 void
@@ -230,12 +207,17 @@ tfm_attention_forward(float *out, float *probs,
 		const float *kb = k + (size_t) b * BSK(sh) + (size_t) jk * s;
 		const float *vb = v + (size_t) b * BSV(sh) + (size_t) jk * s;
 		float	   *ob = out + (size_t) b * BSO(sh) + (size_t) j * s;
-		float	   *P = probs + (size_t) pr * Tq * Tk;
 		const uint8_t *pad = key_pad ? key_pad + (size_t) b * BSPAD(sh) : NULL;
 		float	   *D = scratch + (size_t) omp_get_thread_num() * thread_scratch(sh);
-		const float *Pd = dropping ? D : P;
+		/* the weights: kept in probs for the backward pass, or one block at a time */
+		float	   *P = probs ? probs + (size_t) pr * Tq * Tk : D + (size_t) Tq * Tk;
+		const int	rb = fwd_block(sh);
+		/* a block's rows Tk apart in probs; in the scratch a line further (L1 sets) */
+		const size_t lds = probs || (size_t) rb * (Tk + 16) > (size_t) Tq * Tk ? (size_t) Tk :
+			(size_t) Tk + 16;
+		const size_t prow = probs ? (size_t) Tk : 0;	/* block r0's offset: r0 · prow */
 		size_t		base = (size_t) pr * Tq * Tk;
-		const int	rb = row_block(sh);
+		const bool	direct = tfm_attn_gemm_ok();
 		float	   *pk_buf = D + (size_t) 2 * Tq * Tk,
 				   *pv_buf = pk_buf + operand_panels(sh),
 				   *blk_buf = pv_buf + operand_panels(sh);
@@ -248,23 +230,43 @@ tfm_attention_forward(float *out, float *probs,
 			int			nv = visible_keys(sh, Tq - 1);
 
 			tfm_gemm_strided(Tq, nv, s, scale, qb, sh->rsq, 1, kb, 1, sh->rsk, 0.0f, P, Tk, 1);
-			weights_rows(P, D, pad, sh, 0, Tq, base, th, keep_scale);
-			tfm_gemm_strided(Tq, s, nv, 1.0f, Pd, Tk, 1, vb, sh->rsv, 1, 0.0f, ob, sh->rso, 1);
+			weights_rows(P, D, Tk, pad, sh, 0, Tq, base, th, keep_scale);
+			tfm_gemm_strided(Tq, s, nv, 1.0f, dropping ? D : P, Tk, 1, vb, sh->rsv, 1, 0.0f,
+							 ob, sh->rso, 1);
 			continue;
 		}
-		pk = tfm_pack_right(pk_buf, s, Tk, kb, 1, sh->rsk);	/* Kᵀ */
-		pv = tfm_pack_right(pv_buf, Tk, s, vb, sh->rsv, 1);	/* V */
+		if (direct)
+		{
+			/* Kᵀ (s × Tk) and V (Tk × s) contiguous: their rows in few cache lines */
+			tfm_attn_copy_kv(pk_buf, pv_buf, kb, sh->rsk, vb, sh->rsv, Tk, s);
+		}
+		else
+		{
+			pk = tfm_pack_right(pk_buf, s, Tk, kb, 1, sh->rsk);	/* Kᵀ */
+			pv = tfm_pack_right(pv_buf, Tk, s, vb, sh->rsv, 1);	/* V */
+		}
 		for (int r0 = 0; r0 < Tq; r0 += rb)
 		{
 			int			nr = Tq - r0 < rb ? Tq - r0 : rb,
 						nv = visible_keys(sh, r0 + nr - 1);
+			float	   *Pb = P + r0 * prow,
+					   *Db = D + r0 * prow;
+			const float *Pd = dropping ? Db : Pb,
+					   *qr = qb + (size_t) r0 * sh->rsq;
+			float	   *obr = ob + (size_t) r0 * sh->rso;
 
-			a = tfm_pack_left(blk_buf, nr, s, qb + (size_t) r0 * sh->rsq, sh->rsq, 1);
-			tfm_gemm_panels(nr, nv, s, scale, &a, 0, &pk, 0, 0.0f, P + (size_t) r0 * Tk, Tk, 1);
-			weights_rows(P, D, pad, sh, r0, nr, base, th, keep_scale);
-			a = tfm_pack_left(blk_buf, nr, nv, Pd + (size_t) r0 * Tk, Tk, 1);
-			tfm_gemm_panels(nr, s, nv, 1.0f, &a, 0, &pv, 0, 0.0f, ob + (size_t) r0 * sh->rso,
-							sh->rso, 1);
+			if (direct)
+			{
+				tfm_attn_gemm(Pb, lds, qr, sh->rsq, nr, s, pk_buf, Tk, nv, scale);
+				weights_rows(Pb, Db, lds, pad, sh, r0, nr, base, th, keep_scale);
+				tfm_attn_gemm(obr, sh->rso, Pd, lds, nr, nv, pv_buf, s, s, 1.0f);
+				continue;
+			}
+			a = tfm_pack_left(blk_buf, nr, s, qr, sh->rsq, 1);
+			tfm_gemm_panels(nr, nv, s, scale, &a, 0, &pk, 0, 0.0f, Pb, Tk, 1);
+			weights_rows(Pb, Db, Tk, pad, sh, r0, nr, base, th, keep_scale);
+			a = tfm_pack_left(blk_buf, nr, nv, Pd, Tk, 1);
+			tfm_gemm_panels(nr, s, nv, 1.0f, &a, 0, &pv, 0, 0.0f, obr, sh->rso, 1);
 		}
 	}
 }

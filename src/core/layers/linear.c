@@ -36,6 +36,16 @@ tfm_linear_forward(float *out, const float *inp, const float *W,
 	tfm_gemm(false, false, N, o, in, 1.0f, inp, in, W, o, beta, out, o);
 }
 
+void
+tfm_linear_act_forward(float *out, const float *inp, const float *W,
+					   const float *b, int N, int in, int o, tfm_activation act)
+{
+	if (tfm_precision_linear_act(out, inp, W, b, N, in, o, tfm_activation_fn(act)))
+		return;
+	tfm_linear_forward(out, inp, W, b, N, in, o);
+	tfm_activation_forward(out, out, (size_t) N * o, act);
+}
+
 /* db[j0, j1) += Σ_n dout[n][j0, j1) */
 TFM_HOT static void
 bias_grad_cols(float *db, const float *dout, int N, int o, int j0, int j1)

@@ -1,0 +1,41 @@
+/*
+ * attention_kernels.h — attention's inner steps with a CPU-specific path
+ * (attention_kernels.c): one masked softmax row, and the small products of
+ * a block of query rows (Q·Kᵀ, P·V).
+ */
+#ifndef TFM_ATTENTION_KERNELS_H
+#define TFM_ATTENTION_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* "avx512" or "portable": which path the two steps take on this CPU */
+const char *tfm_attn_kernels(void);
+
+/*
+ * Softmax of row[0 .. n_visible) in place, keys with pad[c] ≠ 0 masked out;
+ * row[n_visible .. Tk) set to 0.  A row that sees nothing becomes all 0.
+ */
+void		tfm_attn_softmax_row(float *row, const uint8_t *pad, int n_visible, int Tk);
+
+/* whether tfm_attn_gemm runs on this CPU */
+bool		tfm_attn_gemm_ok(void);
+
+/*
+ * kt (s × T, rows T apart) = kᵀ and vc (T × s) = v, from rows rsk and rsv
+ * apart: the operands of tfm_attn_gemm for one (sequence, head).  Only
+ * where tfm_attn_gemm_ok().
+ */
+void		tfm_attn_copy_kv(float *kt, float *vc, const float *k, ptrdiff_t rsk,
+							 const float *v, ptrdiff_t rsv, int T, int s);
+
+/*
+ * o[i·ldo + j] = alpha · Σ_k a[i·lda + k] · b[k·ldb + j] for i < m, j < n
+ * (o overwritten).  Returns false, touching nothing, where this path does
+ * not run (no AVX-512): the caller uses BLIS.
+ */
+bool		tfm_attn_gemm(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t lda, int m, int k,
+						  const float *b, ptrdiff_t ldb, int n, float alpha);
+
+#endif
