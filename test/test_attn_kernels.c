@@ -15,6 +15,7 @@
  *     same outputs bit for bit, causal or not, with padding, grouped
  *     heads, one query (decoding) and head sizes 8 to 64; and against a
  *     double-precision reference;
+ *   - the dropout bits in 32-bit runs equal tfm_drop_bits, across 2^32;
  *   - the bf16 product with its epilogue (bias, ReLU/GELU in the blocks)
  *     against the unfused product, bias and activation.
  */
@@ -406,10 +407,29 @@ test_bf16_epilogue(void)
 				}
 }
 
+/* the split dropout hash: the same bits as tfm_drop_bits, across the 2^32 boundary */
+static void
+test_drop_loop(void)
+{
+	const uint64_t key = 0x0123456789ABCDEFULL,
+				off = 0xFFFFFFF0ULL;
+	int			bad = 0,
+				seen = 0;
+
+	TFM_DROP_LOOP(i, 0, 40, key, off, bits,
+				  {
+					  seen++;
+					  bad += bits != tfm_drop_bits(key, off + i);
+				  });
+	CHECK(seen == 40 && bad == 0, "TFM_DROP_LOOP over the 2^32 boundary: %d of %d bits differ",
+		  bad, seen);
+}
+
 int
 main(void)
 {
 	printf("  attention kernels: %s\n", tfm_attn_kernels());
+	test_drop_loop();
 	test_gemm();
 	test_copy_kv();
 	test_softmax();

@@ -69,6 +69,52 @@ tfm_drop_bits(uint64_t key, uint64_t index)
 	return tfm_fmix32((uint32_t) index * 0x9E3779B1U + k + hi * 0x85EBCA77U);
 }
 
+/*
+ * tfm_drop_bits in two parts, for loops over runs of indices that share
+ * their upper 32 bits (tfm_drop_run long): a seed per run, then 32-bit
+ * lanes only (tfm_drop_bits's 64-bit index halves the vector width).
+ * tfm_drop_bits(key, i) == tfm_drop_bits_lo(tfm_drop_seed(key, i), (uint32_t) i).
+ */
+static inline uint32_t
+tfm_drop_seed(uint64_t key, uint64_t index)
+{
+	return ((uint32_t) key ^ (uint32_t) (key >> 32)) + (uint32_t) (index >> 32) * 0x85EBCA77U;
+}
+
+static inline uint32_t
+tfm_drop_bits_lo(uint32_t seed, uint32_t lo)
+{
+	return tfm_fmix32(lo * 0x9E3779B1U + seed);
+}
+
+/* how many of the n indices from index on share its upper 32 bits */
+static inline uint64_t
+tfm_drop_run(uint64_t index, uint64_t n)
+{
+	uint64_t	left = 0x100000000ULL - (uint32_t) index;
+
+	return n < left ? n : left;
+}
+
+/*
+ * for (i = lo; i < hi; i++) BODY, with `bits` the dropout bits of index
+ * i + off, in runs of 32-bit lanes
+ */
+#define TFM_DROP_LOOP(i, lo, hi, key, off, bits, BODY) \
+	for (uint64_t run0_ = (lo); run0_ < (uint64_t) (hi);) \
+	{ \
+		uint64_t	runn_ = tfm_drop_run(run0_ + (off), (uint64_t) (hi) - run0_); \
+		uint32_t	seed_ = tfm_drop_seed((key), run0_ + (off)), \
+					lo_ = (uint32_t) (run0_ + (off)); \
+		for (uint32_t j_ = 0; j_ < (uint32_t) runn_; j_++) \
+		{ \
+			size_t		i = run0_ + j_; \
+			uint32_t	bits = tfm_drop_bits_lo(seed_, lo_ + j_); \
+			BODY; \
+		} \
+		run0_ += runn_; \
+	}
+
 /* derive a sub-key from a key and a small tag (layer, site, step ...) */
 static inline uint64_t
 tfm_subkey(uint64_t key, uint64_t tag)

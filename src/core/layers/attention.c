@@ -131,8 +131,7 @@ TFM_HOT static void
 dropout_weights(float *D, const float *P, size_t n, uint64_t key, size_t base, uint32_t th,
 				float keep_scale)
 {
-	for (size_t i = 0; i < n; i++)
-		D[i] = tfm_drop_bits(key, base + i) >= th ? P[i] * keep_scale : 0.0f;
+	TFM_DROP_LOOP(i, 0, n, key, base, bits, D[i] = bits >= th ? P[i] * keep_scale : 0.0f);
 }
 
 /* through dropout (regenerated mask), then the softmax's Jacobian */
@@ -143,8 +142,8 @@ softmax_backward_row(float *g, const float *p, int Tk, bool dropping, uint64_t k
 	float		dot = 0.0f;
 
 	if (dropping)
-		for (int c = 0; c < Tk; c++)
-			g[c] = tfm_drop_bits(key, base + (size_t) c) >= th ? g[c] * keep_scale : 0.0f;
+		TFM_DROP_LOOP(c, 0, (size_t) Tk, key, base, bits,
+					  g[c] = bits >= th ? g[c] * keep_scale : 0.0f);
 #pragma omp simd reduction(+:dot)
 	for (int c = 0; c < Tk; c++)
 		dot += g[c] * p[c];

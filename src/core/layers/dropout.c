@@ -28,16 +28,14 @@ threshold(float p)
 TFM_HOT static void
 drop(float *out, const float *inp, size_t lo, size_t hi, uint32_t th, float scale, uint64_t key)
 {
-	for (size_t i = lo; i < hi; i++)
-		out[i] = tfm_drop_bits(key, i) >= th ? inp[i] * scale : 0.0f;
+	TFM_DROP_LOOP(i, lo, hi, key, 0, bits, out[i] = bits >= th ? inp[i] * scale : 0.0f);
 }
 
 TFM_HOT static void
 drop_add(float *out, const float *inp, size_t lo, size_t hi, uint32_t th, float scale,
 		 uint64_t key)
 {
-	for (size_t i = lo; i < hi; i++)
-		out[i] += tfm_drop_bits(key, i) >= th ? inp[i] * scale : 0.0f;
+	TFM_DROP_LOOP(i, lo, hi, key, 0, bits, out[i] += bits >= th ? inp[i] * scale : 0.0f);
 }
 
 TFM_HOT static void
@@ -51,8 +49,7 @@ TFM_HOT static void
 add_drop(float *out, const float *x, const float *y, size_t lo, size_t hi, uint32_t th,
 		 float scale, uint64_t key)
 {
-	for (size_t i = lo; i < hi; i++)
-		out[i] = x[i] + (tfm_drop_bits(key, i) >= th ? y[i] * scale : 0.0f);
+	TFM_DROP_LOOP(i, lo, hi, key, 0, bits, out[i] = x[i] + (bits >= th ? y[i] * scale : 0.0f));
 }
 
 TFM_HOT static void
