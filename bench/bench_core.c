@@ -5,8 +5,16 @@
  * 2 classes, dropout 0.1), through the public API only.
  *
  *   bench_core [--threads N] [--seconds S] [--min-iters K] [--warmup W]
- *              [--model classify|lm|seq2seq] [--what LIST]
+ *              [--model classify|lm|seq2seq] [--batch B] [--what LIST]
  *              [--precision fp32|bf16|int8] [--train-precision fp32|bf16]
+ *              [--infer-tokens N]
+ *
+ * --batch (after --model) changes the batch of sequences.  Inference runs
+ * the batch as tfm_classify runs a table (src/pg/classify.c): in groups of
+ * as many sequences as fit in --infer-tokens tokens (default 512, its
+ * TFM_INFER_TOKENS), each group one forward pass, so that a layer's
+ * activations stay in the core's caches; --infer-tokens 0 passes the whole
+ * batch at once.
  *
  * --model lm is bench/lm's small char model (vocab 89, d 128, 4 heads,
  * 4 pre-LN layers, batch 64 × 128); seq2seq is bench/seq2seq's eng_fra
@@ -20,7 +28,7 @@
  * LIST is a comma-separated subset of
  *   peak   a large sgemm through tfm_gemm (the measured peak of this machine)
  *   train  tfm_trainer_step: forward + loss + backward + clipping + AdamW
- *   infer  tfm_model_forward(training = false)
+ *   infer  tfm_model_forward(training = false), in groups (--infer-tokens)
  *   ops    every layer operation of one training step, timed on its own at
  *          the model's shapes (a profile built from the public layer API)
  * (default: peak,train,infer).
@@ -455,6 +463,36 @@ static tfm_precision infer_precision = TFM_PREC_FP32;
 static tfm_precision train_precision = TFM_PREC_FP32;
 
 static int	warmup_iters = 2;
+/* inference groups: sequences of at most this many tokens per forward pass (0: all) */
+static int	infer_tokens = 512;
+
+/* one inference pass over batch b, in groups of sequences as tfm_classify runs them */
+static int
+infer_pass(tfm_model *m, const tfm_batch *b)
+{
+	int			g = infer_tokens > 0 ? infer_tokens / b->T : b->B;
+
+	g = g < 1 ? 1 : g;
+	for (int s = 0; s < b->B; s += g)
+	{
+		tfm_batch	sub = *b;
+
+		sub.B = b->B - s < g ? b->B - s : g;
+		sub.input = b->input + (size_t) s * b->T;
+		if (b->labels)
+			sub.labels = b->labels + s;
+		if (b->target && TASK != TFM_TASK_SEQ2SEQ)
+			sub.target = b->target + (size_t) s * b->T;
+		if (TASK == TFM_TASK_SEQ2SEQ)
+		{
+			sub.dec_input = b->dec_input + (size_t) s * b->Tt;
+			sub.target = b->target + (size_t) s * b->Tt;
+		}
+		if (tfm_model_forward(m, &sub, false, 0) != 0)
+			return -1;
+	}
+	return 0;
+}
 
 static void
 bench_model(int threads, double seconds, int min_iters, bool train, bool infer)
@@ -570,7 +608,7 @@ bench_model(int threads, double seconds, int min_iters, bool train, bool infer)
 		{
 			tfm_batch	b = batch_at(ids, labels, w);
 
-			if (tfm_model_forward(m, &b, false, 0) != 0)
+			if (infer_pass(m, &b) != 0)
 			{
 				fprintf(stderr, "forward failed\n");
 				exit(1);
@@ -582,7 +620,7 @@ bench_model(int threads, double seconds, int min_iters, bool train, bool infer)
 			tfm_batch	b = batch_at(ids, labels, it);
 			double		t0 = now();
 
-			if (tfm_model_forward(m, &b, false, 0) != 0)
+			if (infer_pass(m, &b) != 0)
 			{
 				fprintf(stderr, "forward failed\n");
 				exit(1);
@@ -590,8 +628,8 @@ bench_model(int threads, double seconds, int min_iters, bool train, bool infer)
 			t[it++] = now() - t0;
 		}
 		r = summarise(t, it);
-		printf("tfm infer (%s), %d threads: %d passes, median %.1f ms/batch (mean %.1f, min %.1f): %.0f tok/s, %.1f GFLOP/s\n",
-			   tfm_precision_name(infer_precision), threads, it, r.median * 1e3, r.mean * 1e3, r.min * 1e3,
+		printf("tfm infer (%s, groups of %d tokens), %d threads: %d passes, median %.1f ms/batch (mean %.1f, min %.1f): %.0f tok/s, %.1f GFLOP/s\n",
+			   tfm_precision_name(infer_precision), infer_tokens, threads, it, r.median * 1e3, r.mean * 1e3, r.min * 1e3,
 			   tokens / r.median, fwd_tok * tokens / r.median / 1e9);
 		printf("RESULT impl=tfm kind=%s threads=%d tok_s=%.1f tok_s_mean=%.1f tok_s_best=%.1f gflops=%.2f step_ms=%.2f iters=%d precision=%s\n",
 			   infer_precision == TFM_PREC_FP32 ? "infer" : infer_precision == TFM_PREC_BF16 ? "infer_bf16" : "infer_int8",
@@ -1246,6 +1284,8 @@ main(int argc, char **argv)
 			i++;
 		else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
 			BATCH = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--infer-tokens") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 0)
+			infer_tokens = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--train-precision") == 0 && i + 1 < argc &&
 				 (strcmp(argv[i + 1], "fp32") == 0 || strcmp(argv[i + 1], "bf16") == 0))
 			train_precision = strcmp(argv[++i], "bf16") == 0 ? TFM_PREC_BF16 : TFM_PREC_FP32;
@@ -1258,7 +1298,7 @@ main(int argc, char **argv)
 		}
 		else
 		{
-			fprintf(stderr, "usage: %s [--threads N] [--seconds S] [--min-iters K] [--warmup W] [--model classify|lm|seq2seq] [--batch B] [--what peak,train,infer,ops] [--precision fp32|bf16|int8] [--train-precision fp32|bf16]\n",
+			fprintf(stderr, "usage: %s [--threads N] [--seconds S] [--min-iters K] [--warmup W] [--model classify|lm|seq2seq] [--batch B] [--what peak,train,infer,ops] [--precision fp32|bf16|int8] [--train-precision fp32|bf16] [--infer-tokens N]\n",
 					argv[0]);
 			return 2;
 		}
