@@ -6,7 +6,8 @@
  *   - tfm_attn_gemm against a double-precision product at every shape
  *     edge (rows 1-33 around the 12- and 16-row groups, 1-100 columns
  *     around the 16- and 32-lane vectors, K 1-64, padded leading
- *     dimensions, alpha) and that nothing outside the m × n result moves;
+ *     dimensions, alpha; A by rows or transposed; O = or O +=) and that
+ *     nothing outside the m × n result moves;
  *   - tfm_attn_copy_kv: Kᵀ and V exactly, tails of 16 in both directions;
  *   - the softmax row against double: padding, fewer visible keys than
  *     the row, a row that sees nothing, large and -inf scores;
@@ -56,62 +57,74 @@ test_gemm(void)
 					a = 1.0f,
 					b = 1.0f;
 
-		CHECK(!tfm_attn_gemm(&o, 1, &a, 1, 1, 1, &b, 1, 1, 1.0f) && o == 7.0f,
+		CHECK(!tfm_attn_gemm(&o, 1, &a, 1, 1, 1, 1, &b, 1, 1, 1.0f, false) && o == 7.0f,
 			  "portable path: tfm_attn_gemm declines and writes nothing");
 		return;
 	}
 	for (size_t im = 0; im < sizeof(ms) / sizeof(ms[0]); im++)
 		for (size_t in = 0; in < sizeof(ns) / sizeof(ns[0]); in++)
 			for (size_t ik = 0; ik < sizeof(ks) / sizeof(ks[0]); ik++)
-			{
-				int			m = ms[im],
-							n = ns[in],
-							k = ks[ik],
-							lda = k + 3,
-							ldb = n + 5,
-							ldo = n + 7;
-				float	   *a = malloc(sizeof(float) * m * lda),
-						   *b = malloc(sizeof(float) * k * ldb),
-						   *o = malloc(sizeof(float) * (m + 1) * ldo);
-				float		alpha = 0.25f + (float) k / 7;
+				for (int mode = 0; mode < 4; mode++)
+				{
+					/* mode bit 0: A transposed (read down its columns); bit 1: O += */
+					int			m = ms[im],
+								n = ns[in],
+								k = ks[ik],
+								lda = (mode & 1) ? m + 3 : k + 3,
+								ldb = n + 5,
+								ldo = n + 7;
+					bool		tr = mode & 1,
+								add = mode & 2;
+					ptrdiff_t	rsa = tr ? 1 : lda,
+								csa = tr ? lda : 1;
+					float	   *a = malloc(sizeof(float) * (tr ? k : m) * lda),
+							   *b = malloc(sizeof(float) * k * ldb),
+							   *o = malloc(sizeof(float) * (m + 1) * ldo),
+							   *o0 = malloc(sizeof(float) * (m + 1) * ldo);
+					float		alpha = 0.25f + (float) k / 7;
 
-				fill(&r, a, (size_t) m * lda);
-				fill(&r, b, (size_t) k * ldb);
-				for (int i = 0; i < (m + 1) * ldo; i++)
-					o[i] = 12345.0f;
-				ran++;
-				CHECK(tfm_attn_gemm(o, ldo, a, lda, m, k, b, ldb, n, alpha),
-					  "gemm %dx%dx%d runs", m, n, k);
-				for (int i = 0; i < m + 1; i++)
-					for (int j = 0; j < ldo; j++)
-					{
-						double		ref = 0.0,
-									mag = 0.0;
-						float		got = o[(size_t) i * ldo + j];
+					fill(&r, a, (size_t) (tr ? k : m) * lda);
+					fill(&r, b, (size_t) k * ldb);
+					for (int i = 0; i < (m + 1) * ldo; i++)
+						o0[i] = o[i] = i / ldo < m && i % ldo < n && add ? urand(&r) : 12345.0f;
+					ran++;
+					CHECK(tfm_attn_gemm(o, ldo, a, rsa, csa, m, k, b, ldb, n, alpha, add),
+						  "gemm %dx%dx%d runs", m, n, k);
+					for (int i = 0; i < m + 1; i++)
+						for (int j = 0; j < ldo; j++)
+						{
+							double		ref = 0.0,
+										mag = 0.0;
+							float		got = o[(size_t) i * ldo + j];
 
-						if (i >= m || j >= n)
-						{
-							bad += got != 12345.0f;
-							continue;
+							if (i >= m || j >= n)
+							{
+								bad += got != 12345.0f;
+								continue;
+							}
+							for (int p = 0; p < k; p++)
+							{
+								double		t = (double) a[i * rsa + p * csa] * b[(size_t) p * ldb + j];
+
+								ref += t;
+								mag += fabs(t);
+							}
+							ref *= alpha;
+							if (add)
+								ref += o0[(size_t) i * ldo + j];
+							if (fabs(got - ref) > 1e-6 * (alpha * mag + 1.0) + 1e-7)
+							{
+								if (bad < 5)
+									fprintf(stderr, "gemm %dx%dx%d mode %d [%d][%d]: %g vs %g\n",
+											m, n, k, mode, i, j, got, ref);
+								bad++;
+							}
 						}
-						for (int p = 0; p < k; p++)
-						{
-							ref += (double) a[(size_t) i * lda + p] * b[(size_t) p * ldb + j];
-							mag += fabs((double) a[(size_t) i * lda + p] * b[(size_t) p * ldb + j]);
-						}
-						ref *= alpha;
-						if (fabs(got - ref) > 1e-6 * alpha * mag + 1e-7)
-						{
-							if (bad < 5)
-								fprintf(stderr, "gemm %dx%dx%d [%d][%d]: %g vs %g\n",
-										m, n, k, i, j, got, ref);
-							bad++;
-						}
-					}
-				free(a);
-				free(b);
-				free(o);
-			}
+					free(a);
+					free(b);
+					free(o);
+					free(o0);
+				}
 	CHECK(bad == 0, "tfm_attn_gemm: %d of %d shapes' elements off the double product or "
 		  "written outside the result", bad, ran);
 }

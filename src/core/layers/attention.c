@@ -256,9 +256,9 @@ tfm_attention_forward(float *out, float *probs,
 
 			if (direct)
 			{
-				tfm_attn_gemm(Pb, lds, qr, sh->rsq, nr, s, pk_buf, Tk, nv, scale);
+				tfm_attn_gemm(Pb, lds, qr, sh->rsq, 1, nr, s, pk_buf, Tk, nv, scale, false);
 				weights_rows(Pb, Db, lds, pad, sh, r0, nr, base, th, keep_scale);
-				tfm_attn_gemm(obr, sh->rso, Pd, lds, nr, nv, pv_buf, s, s, 1.0f);
+				tfm_attn_gemm(obr, sh->rso, Pd, lds, 1, nr, nv, pv_buf, s, s, 1.0f, false);
 				continue;
 			}
 			a = tfm_pack_left(blk_buf, nr, s, qr, sh->rsq, 1);
@@ -357,6 +357,44 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 			if (dkb)
 				tfm_gemm_strided(nv, s, Tq, scale, dP, 1, Tk, qb, sh->rsq, 1,
 								 1.0f, dkb, sh->rsk, 1);
+			continue;
+		}
+
+		if (tfm_attn_gemm_ok())
+		{
+			/* the same steps, products read in place (B operands made contiguous) */
+			tfm_attn_copy_kv(op1_buf, op2_buf, vb, sh->rsv, kb, sh->rsk, Tk, s);	/* Vᵀ, K */
+			for (int r0 = 0; r0 < Tq; r0 += rb)
+			{
+				int			nr = Tq - r0 < rb ? Tq - r0 : rb,
+							nv = visible_keys(sh, r0 + nr - 1);
+
+				tfm_attn_gemm(dP + (size_t) r0 * Tk, Tk, dob + (size_t) r0 * sh->rso, sh->rso, 1,
+							  nr, s, op1_buf, Tk, nv, 1.0f, false);
+				score_grad_rows(dP, P, sh, r0, nr, base, th, keep_scale);
+				if (dqb)
+					tfm_attn_gemm(dqb + (size_t) r0 * sh->rsq, sh->rsq, dP + (size_t) r0 * Tk, Tk, 1,
+								  nr, nv, op2_buf, s, s, scale, true);
+			}
+			if (dvb)
+				tfm_attn_copy_rows(op1_buf, dob, sh->rso, Tq, s);	/* dO */
+			if (dkb)
+				tfm_attn_copy_rows(op2_buf, qb, sh->rsq, Tq, s);	/* Q */
+			for (int k0 = 0; k0 < Tk && (dvb || dkb); k0 += kbs)
+			{
+				int			nk = Tk - k0 < kbs ? Tk - k0 : kbs,
+							q0 = first_query(sh, k0),
+							nq = Tq - q0;
+
+				if (nq <= 0)
+					continue;
+				if (dvb)
+					tfm_attn_gemm(dvb + (size_t) k0 * sh->rsv, sh->rsv, Pd + (size_t) q0 * Tk + k0, 1,
+								  Tk, nk, nq, op1_buf + (size_t) q0 * s, s, s, 1.0f, true);
+				if (dkb)
+					tfm_attn_gemm(dkb + (size_t) k0 * sh->rsk, sh->rsk, dP + (size_t) q0 * Tk + k0, 1,
+								  Tk, nk, nq, op2_buf + (size_t) q0 * s, s, s, scale, true);
+			}
 			continue;
 		}
 

@@ -201,31 +201,32 @@ tfm_attn_softmax_row(float *row, const uint8_t *pad, int n_visible, int Tk)
 		softmax_row_portable(row, pad, n_visible, Tk);
 }
 
-/* ---- small products: O = alpha · A·B -------------------------------------- */
+/* ---- small products: O = alpha · A·B (+ O) ---------------------------------- */
 
 /*
  * rows 0 .. m-1 (m ≤ RU) of O, 16·W columns of which the last vector has
- * the lanes `last`: RU·W accumulators, A broadcast from its rows in place
- * (rows past m repeat the last one and are not stored), each row of B
- * loaded once per group of rows.
+ * the lanes `last`: RU·W accumulators; A[i][k] at a[i·rsa + k·csa] is
+ * broadcast from where it lies (rows past m repeat the last one and are
+ * not stored), each row of B loaded once per group of rows.  add: O +=.
  */
 #define SMALL_GEMM(NAME, RU, W) \
 TARGET static void \
-NAME(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t lda, int m, int nk, \
-	 const float *b, ptrdiff_t ldb, __mmask16 last, float alpha) \
+NAME(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdiff_t csa, int m, int nk, \
+	 const float *b, ptrdiff_t ldb, __mmask16 last, float alpha, bool add) \
 { \
 	__m512		acc[RU][W]; \
 	const float *ar[RU]; \
 	const __m512 va = _mm512_set1_ps(alpha); \
+	ptrdiff_t	ak = 0; \
 \
 	_Pragma("GCC unroll 16") \
 	for (int i = 0; i < RU; i++) \
 	{ \
-		ar[i] = a + (ptrdiff_t) (i < m ? i : m - 1) * lda; \
+		ar[i] = a + (ptrdiff_t) (i < m ? i : m - 1) * rsa; \
 		for (int w = 0; w < W; w++) \
 			acc[i][w] = _mm512_setzero_ps(); \
 	} \
-	for (int k = 0; k < nk; k++) \
+	for (int k = 0; k < nk; k++, ak += csa) \
 	{ \
 		__m512		bk[W]; \
 \
@@ -235,10 +236,10 @@ NAME(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t lda, int m, int nk, \
 		_Pragma("GCC unroll 16") \
 		for (int i = 0; i < RU; i++) \
 		{ \
-			__m512		ak = _mm512_set1_ps(ar[i][k]); \
+			__m512		av = _mm512_set1_ps(ar[i][ak]); \
 \
 			for (int w = 0; w < W; w++) \
-				acc[i][w] = _mm512_fmadd_ps(ak, bk[w], acc[i][w]); \
+				acc[i][w] = _mm512_fmadd_ps(av, bk[w], acc[i][w]); \
 		} \
 	} \
 	_Pragma("GCC unroll 16") \
@@ -246,10 +247,16 @@ NAME(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t lda, int m, int nk, \
 	{ \
 		if (i >= m) \
 			break; \
-		for (int w = 0; w < W - 1; w++) \
-			_mm512_storeu_ps(o + (ptrdiff_t) i * ldo + 16 * w, _mm512_mul_ps(va, acc[i][w])); \
-		_mm512_mask_storeu_ps(o + (ptrdiff_t) i * ldo + 16 * (W - 1), last, \
-							  _mm512_mul_ps(va, acc[i][W - 1])); \
+		for (int w = 0; w < W; w++) \
+		{ \
+			float	   *dst = o + (ptrdiff_t) i * ldo + 16 * w; \
+			__mmask16	lw = w == W - 1 ? last : (__mmask16) 0xFFFF; \
+			__m512		v = _mm512_mul_ps(va, acc[i][w]); \
+\
+			if (add) \
+				v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(lw, dst)); \
+			_mm512_mask_storeu_ps(dst, lw, v); \
+		} \
 	} \
 }
 
@@ -261,8 +268,7 @@ TARGET void
 tfm_attn_copy_kv(float *kt, float *vc, const float *k, ptrdiff_t rsk, const float *v,
 				 ptrdiff_t rsv, int T, int s)
 {
-	for (int t = 0; t < T; t++)
-		memcpy(vc + (size_t) t * s, v + (size_t) t * rsv, sizeof(float) * s);
+	tfm_attn_copy_rows(vc, v, rsv, T, s);
 	for (int t0 = 0; t0 < T; t0 += 16)
 	{
 		int			nt = T - t0 < 16 ? T - t0 : 16;
@@ -291,8 +297,8 @@ tfm_attn_gemm_ok(void)
 }
 
 bool
-tfm_attn_gemm(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t lda, int m, int k,
-			  const float *b, ptrdiff_t ldb, int n, float alpha)
+tfm_attn_gemm(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdiff_t csa, int m, int k,
+			  const float *b, ptrdiff_t ldb, int n, float alpha, bool add)
 {
 	int			j = 0;
 
@@ -303,16 +309,24 @@ tfm_attn_gemm(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t lda, int m, int
 		__mmask16	last = n - j >= 32 ? (__mmask16) 0xFFFF : (__mmask16) ((1u << (n - j - 16)) - 1u);
 
 		for (int r = 0; r < m; r += 12)
-			gemm_rows12_w2(o + (ptrdiff_t) r * ldo + j, ldo, a + (ptrdiff_t) r * lda, lda,
-						   m - r < 12 ? m - r : 12, k, b + j, ldb, last, alpha);
+			gemm_rows12_w2(o + (ptrdiff_t) r * ldo + j, ldo, a + (ptrdiff_t) r * rsa, rsa, csa,
+						   m - r < 12 ? m - r : 12, k, b + j, ldb, last, alpha, add);
 	}
 	if (j < n)
 	{
 		__mmask16	last = lanes(0, n - j);
 
 		for (int r = 0; r < m; r += 16)
-			gemm_rows16_w1(o + (ptrdiff_t) r * ldo + j, ldo, a + (ptrdiff_t) r * lda, lda,
-						   m - r < 16 ? m - r : 16, k, b + j, ldb, last, alpha);
+			gemm_rows16_w1(o + (ptrdiff_t) r * ldo + j, ldo, a + (ptrdiff_t) r * rsa, rsa, csa,
+						   m - r < 16 ? m - r : 16, k, b + j, ldb, last, alpha, add);
 	}
 	return true;
+}
+
+/* dst (T × s, contiguous) = the T rows of s values at src, rs apart */
+void
+tfm_attn_copy_rows(float *dst, const float *src, ptrdiff_t rs, int T, int s)
+{
+	for (int t = 0; t < T; t++)
+		memcpy(dst + (size_t) t * s, src + (size_t) t * rs, sizeof(float) * s);
 }

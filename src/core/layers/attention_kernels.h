@@ -31,11 +31,17 @@ void		tfm_attn_copy_kv(float *kt, float *vc, const float *k, ptrdiff_t rsk,
 							 const float *v, ptrdiff_t rsv, int T, int s);
 
 /*
- * o[i·ldo + j] = alpha · Σ_k a[i·lda + k] · b[k·ldb + j] for i < m, j < n
- * (o overwritten).  Returns false, touching nothing, where this path does
- * not run (no AVX-512): the caller uses BLIS.
+ * o[i·ldo + j] = alpha · Σ_k a[i·rsa + k·csa] · b[k·ldb + j] for i < m,
+ * j < n (add: o += that).  A is read where it lies, any strides (csa = 1
+ * its rows, rsa = 1 its transpose); B's rows best contiguous.  Returns
+ * false, touching nothing, where this path does not run (no AVX-512): the
+ * caller uses BLIS.
  */
-bool		tfm_attn_gemm(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t lda, int m, int k,
-						  const float *b, ptrdiff_t ldb, int n, float alpha);
+bool		tfm_attn_gemm(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdiff_t csa,
+						  int m, int k, const float *b, ptrdiff_t ldb, int n, float alpha,
+						  bool add);
+
+/* dst (T × s, contiguous) = the T rows of s values at src, rs apart */
+void		tfm_attn_copy_rows(float *dst, const float *src, ptrdiff_t rs, int T, int s);
 
 #endif
