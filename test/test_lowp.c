@@ -698,6 +698,10 @@ main(void)
 		check_shape(200, 520, 777, 1, 0.5f, 1.0f);
 		check_shape(128, 1030, 1536, 0, 1.0f, 0.0f);
 		check_shape(130, 70, 999, 1, 1.0f, 1.0f);	/* a weight gradient: K = tokens */
+		/* K in AMX's slices of 512 pairs: whole, and a partial last slice; alpha, beta */
+		check_shape(64, 64, 2048, 0, 1.0f, 1.0f);
+		check_shape(45, 50, 2500, 1, 0.5f, 0.0f);
+		check_shape(33, 96, 3000, 2, 1.0f, 0.0f);
 	}
 	test_int8_error(true);
 	if (fast_int8)

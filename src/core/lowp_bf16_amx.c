@@ -50,6 +50,7 @@
 #define AMX_COLS LOWP_NR		/* columns of C per block: one weight panel */
 #define AMX_NC (8 * LOWP_NR)	/* columns per task */
 #define AMX_MC (4 * AMX_ROWS)	/* rows per task */
+#define AMX_KC 512				/* pairs of K per slice: a task's A and W slices fit L2 */
 
 typedef struct tile_config
 {
@@ -204,7 +205,7 @@ config_tiles(void)
  * in the buffer, in L1, before they go to C.
  */
 TARGET static void
-block(const uint16_t *a, int kp, const uint32_t *b, float *c, ptrdiff_t ldc,
+block(const uint16_t *a, int kp, int p0, int p1, const uint32_t *b, float *c, ptrdiff_t ldc,
 	  int m, int n, float alpha, float beta, const lowp_epilogue *epi)
 {
 	float		t[4][16 * 16] __attribute__((aligned(64)));
@@ -250,7 +251,7 @@ block(const uint16_t *a, int kp, const uint32_t *b, float *c, ptrdiff_t ldc,
 		_tile_zero(2);
 		_tile_zero(3);
 	}
-	for (int p = 0; p < kp / 2; p += 16)
+	for (int p = p0; p < p1; p += 16)
 	{
 		_tile_loadd(4, a + 2 * p, as);
 		_tile_loadd(5, a + 16 * (size_t) kp + 2 * p, as);
@@ -331,14 +332,26 @@ lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
 						i1 = i0 + AMX_MC < M ? i0 + AMX_MC : M,
 						j1 = j0 + AMX_NC < N ? j0 + AMX_NC : N;
 
-			for (int i = i0; i < i1; i += AMX_ROWS)
-				for (int j = j0; j < j1; j += AMX_COLS)
-					block(a + (size_t) i * kp, kp, w + (size_t) j * (kp / 2),
-						  C + (size_t) i * ldc + j, ldc,
-						  i1 - i < AMX_ROWS ? i1 - i : AMX_ROWS,
-						  j1 - j < AMX_COLS ? j1 - j : AMX_COLS, alpha, beta,
-						  epi && epi->bias ? &(lowp_epilogue)
-						  {epi->bias + j, epi->act} : epi);
+			/*
+			 * A long K (a weight gradient sums over every row of a batch) in
+			 * slices of AMX_KC pairs, so the task's rows of A and panel
+			 * slices stay in L2; the slices after the first add to C.  One
+			 * slice with an epilogue (bias first, activation last).
+			 */
+			for (int p0 = 0; p0 < kp / 2; p0 += epi ? kp / 2 : AMX_KC)
+			{
+				int			p1 = epi || p0 + AMX_KC > kp / 2 ? kp / 2 : p0 + AMX_KC;
+
+				for (int i = i0; i < i1; i += AMX_ROWS)
+					for (int j = j0; j < j1; j += AMX_COLS)
+						block(a + (size_t) i * kp, kp, p0, p1, w + (size_t) j * (kp / 2),
+							  C + (size_t) i * ldc + j, ldc,
+							  i1 - i < AMX_ROWS ? i1 - i : AMX_ROWS,
+							  j1 - j < AMX_COLS ? j1 - j : AMX_COLS, alpha,
+							  p0 == 0 ? beta : 1.0f,
+							  epi && epi->bias ? &(lowp_epilogue)
+							  {epi->bias + j, epi->act} : epi);
+			}
 		}
 		release_tiles();
 	}

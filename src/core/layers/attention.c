@@ -134,16 +134,19 @@ dropout_weights(float *D, const float *P, size_t n, uint64_t key, size_t base, u
 	TFM_DROP_LOOP(i, 0, n, key, base, bits, D[i] = bits >= th ? P[i] * keep_scale : 0.0f);
 }
 
-/* through dropout (regenerated mask), then the softmax's Jacobian */
+/*
+ * through dropout, then the softmax's Jacobian.  The mask is read off the
+ * dropped weights D (kept where D ≠ 0): where P > 0 that is the mask, and
+ * where P = 0 the row's terms are 0 either way.
+ */
 TFM_HOT static void
-softmax_backward_row(float *g, const float *p, int Tk, bool dropping, uint64_t key,
-					 size_t base, uint32_t th, float keep_scale)
+softmax_backward_row(float *g, const float *p, const float *d, int Tk, float keep_scale)
 {
 	float		dot = 0.0f;
 
-	if (dropping)
-		TFM_DROP_LOOP(c, 0, (size_t) Tk, key, base, bits,
-					  g[c] = bits >= th ? g[c] * keep_scale : 0.0f);
+	if (d)
+		for (int c = 0; c < Tk; c++)
+			g[c] = d[c] != 0.0f ? g[c] * keep_scale : 0.0f;
 #pragma omp simd reduction(+:dot)
 	for (int c = 0; c < Tk; c++)
 		dot += g[c] * p[c];
@@ -270,10 +273,13 @@ tfm_attention_forward(float *out, float *probs,
 	}
 }
 
-/* dP rows r0 .. r0+nr-1: through dropout and the softmax (0 past what a row sees) */
+/*
+ * dP rows r0 .. r0+nr-1: through dropout (D the dropped weights, or NULL)
+ * and the softmax (0 past what a row sees)
+ */
 static inline void
-score_grad_rows(float *dP, const float *P, const tfm_attn_shape *sh, int r0, int nr, size_t base,
-				uint32_t th, float keep_scale)
+score_grad_rows(float *dP, const float *P, const float *D, const tfm_attn_shape *sh, int r0,
+				int nr, float keep_scale)
 {
 	const int	Tk = sh->Tk;
 
@@ -281,8 +287,8 @@ score_grad_rows(float *dP, const float *P, const tfm_attn_shape *sh, int r0, int
 	{
 		int			n = visible_keys(sh, r);
 
-		softmax_backward_row(dP + (size_t) r * Tk, P + (size_t) r * Tk, n, sh->p_drop > 0.0f,
-							 sh->key, base + (size_t) r * Tk, th, keep_scale);
+		softmax_backward_row(dP + (size_t) r * Tk, P + (size_t) r * Tk,
+							 D ? D + (size_t) r * Tk : NULL, n, keep_scale);
 		if (n < Tk)
 			memset(dP + (size_t) r * Tk + n, 0, sizeof(float) * (Tk - n));
 	}
@@ -350,7 +356,7 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 			if (dvb)
 				tfm_gemm_strided(nv, s, Tq, 1.0f, Pd, 1, Tk, dob, sh->rso, 1,
 								 1.0f, dvb, sh->rsv, 1);
-			score_grad_rows(dP, P, sh, 0, Tq, base, th, keep_scale);
+			score_grad_rows(dP, P, dropping ? D : NULL, sh, 0, Tq, keep_scale);
 			if (dqb)
 				tfm_gemm_strided(Tq, s, nv, scale, dP, Tk, 1, kb, sh->rsk, 1,
 								 1.0f, dqb, sh->rsq, 1);
@@ -371,7 +377,7 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 
 				tfm_attn_gemm(dP + (size_t) r0 * Tk, Tk, dob + (size_t) r0 * sh->rso, sh->rso, 1,
 							  nr, s, op1_buf, Tk, nv, 1.0f, false);
-				score_grad_rows(dP, P, sh, r0, nr, base, th, keep_scale);
+				score_grad_rows(dP, P, dropping ? D : NULL, sh, r0, nr, keep_scale);
 				if (dqb)
 					tfm_attn_gemm(dqb + (size_t) r0 * sh->rsq, sh->rsq, dP + (size_t) r0 * Tk, Tk, 1,
 								  nr, nv, op2_buf, s, s, scale, true);
@@ -409,7 +415,7 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 
 			a = tfm_pack_left(blk_buf, nr, s, dob + (size_t) r0 * sh->rso, sh->rso, 1);
 			tfm_gemm_panels(nr, nv, s, 1.0f, &a, 0, &op1, 0, 0.0f, dP + (size_t) r0 * Tk, Tk, 1);
-			score_grad_rows(dP, P, sh, r0, nr, base, th, keep_scale);
+			score_grad_rows(dP, P, dropping ? D : NULL, sh, r0, nr, keep_scale);
 			if (dqb)
 			{
 				a = tfm_pack_left(blk_buf, nr, nv, dP + (size_t) r0 * Tk, Tk, 1);
