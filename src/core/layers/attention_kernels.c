@@ -226,22 +226,42 @@ NAME(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdiff_t csa, int 
 		for (int w = 0; w < W; w++) \
 			acc[i][w] = _mm512_setzero_ps(); \
 	} \
-	for (int k = 0; k < nk; k++, ak += csa) \
-	{ \
-		__m512		bk[W]; \
-\
-		for (int w = 0; w < W - 1; w++) \
-			bk[w] = _mm512_loadu_ps(b + (ptrdiff_t) k * ldb + 16 * w); \
-		bk[W - 1] = _mm512_maskz_loadu_ps(last, b + (ptrdiff_t) k * ldb + 16 * (W - 1)); \
-		_Pragma("GCC unroll 16") \
-		for (int i = 0; i < RU; i++) \
+	if (rsa == 1 && m == RU) \
+		/* A transposed: a step's RU values side by side, one pointer */ \
+		for (int k = 0; k < nk; k++) \
 		{ \
-			__m512		av = _mm512_set1_ps(ar[i][ak]); \
+			const float *ap = a + (ptrdiff_t) k * csa; \
+			__m512		bk[W]; \
 \
-			for (int w = 0; w < W; w++) \
-				acc[i][w] = _mm512_fmadd_ps(av, bk[w], acc[i][w]); \
+			for (int w = 0; w < W - 1; w++) \
+				bk[w] = _mm512_loadu_ps(b + (ptrdiff_t) k * ldb + 16 * w); \
+			bk[W - 1] = _mm512_maskz_loadu_ps(last, b + (ptrdiff_t) k * ldb + 16 * (W - 1)); \
+			_Pragma("GCC unroll 16") \
+			for (int i = 0; i < RU; i++) \
+			{ \
+				__m512		av = _mm512_set1_ps(ap[i]); \
+\
+				for (int w = 0; w < W; w++) \
+					acc[i][w] = _mm512_fmadd_ps(av, bk[w], acc[i][w]); \
+			} \
 		} \
-	} \
+	else \
+		for (int k = 0; k < nk; k++, ak += csa) \
+		{ \
+			__m512		bk[W]; \
+\
+			for (int w = 0; w < W - 1; w++) \
+				bk[w] = _mm512_loadu_ps(b + (ptrdiff_t) k * ldb + 16 * w); \
+			bk[W - 1] = _mm512_maskz_loadu_ps(last, b + (ptrdiff_t) k * ldb + 16 * (W - 1)); \
+			_Pragma("GCC unroll 16") \
+			for (int i = 0; i < RU; i++) \
+			{ \
+				__m512		av = _mm512_set1_ps(ar[i][ak]); \
+\
+				for (int w = 0; w < W; w++) \
+					acc[i][w] = _mm512_fmadd_ps(av, bk[w], acc[i][w]); \
+			} \
+		} \
 	_Pragma("GCC unroll 16") \
 	for (int i = 0; i < RU; i++) \
 	{ \
