@@ -348,6 +348,20 @@ test_forward(void)
 		}
 		tfm_attention_forward(o1, probs, q, kv, kv + kvd, pad, &sh, scratch);
 		tfm_attention_forward(o2, NULL, q, kv, kv + kvd, pad, &sh, scratch);
+		{
+			/* and on two threads: the same bits (each pair runs on one thread) */
+			int			was = tfm_get_threads();
+			float	   *o3 = malloc(sizeof(float) * no),
+					   *scratch2 = malloc(tfm_attention_scratch(&sh, 2) * sizeof(float));
+
+			tfm_set_threads(2);
+			tfm_attention_forward(o3, NULL, q, kv, kv + kvd, pad, &sh, scratch2);
+			tfm_set_threads(was);
+			CHECK(memcmp(o2, o3, sizeof(float) * no) == 0,
+				  "case %zu: the same outputs on 1 and 2 threads", ci);
+			free(o3);
+			free(scratch2);
+		}
 		attention_ref(ref, q, kv, kv + kvd, pad, &sh);
 		for (size_t i = 0; i < no; i++)
 			if (fabs(o1[i] - ref[i]) > 1e-5 + 1e-5 * fabs(ref[i]))
@@ -447,9 +461,6 @@ main(void)
 	test_copy_kv();
 	test_softmax();
 	test_forward();
-	tfm_set_threads(2);
-	test_forward();
-	tfm_set_threads(1);
 	test_bf16_epilogue();
 	return check_summary("test_attn_kernels");
 }

@@ -8,7 +8,9 @@
 #   STEPS=2481 bench/mixed/quality.sh lm-steps   # the LM for STEPS steps (no time limit), PRECISIONS (bf16)
 #                                               # only: the same steps as another run, not the same time
 #
-# Environment: TIME, RT_TIME, DATA (/work/shared/data or ../shared/data),
+# Environment: TIME, RT_TIME, LM_DROPOUT (the LM's dropout, default 0 as in
+# bench/lm; 0.1 lets the extra steps of a faster run help instead of
+# overfitting this 1.07-million-character book), DATA (/work/shared/data or ../shared/data),
 # OUT (default a fresh /tmp/tfm-mixed-bench.XXXX), PGBIN (the PostgreSQL 15
 # whose tfm is installed; default Debian's).  Results: $OUT/<what>_<precision>.txt
 # and a table on stdout.
@@ -17,6 +19,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 TIME=${TIME:-30 minutes}
 RT_TIME=${RT_TIME:-5 minutes}
+LM_DROPOUT=${LM_DROPOUT:-0}
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 WHAT=${1:-lm}
 if [ -z "${DATA:-}" ]; then
@@ -57,7 +60,8 @@ CREATE TABLE moby (part text PRIMARY KEY, body text NOT NULL);
 INSERT INTO moby VALUES ('train', convert_from(pg_read_binary_file('$OUT/moby_train.txt'), 'UTF8')),
                         ('val', convert_from(pg_read_binary_file('$OUT/moby_val.txt'), 'UTF8'));
 SELECT tfm_tokenizer_train('moby_chars', body, 'char') FROM moby WHERE part = 'train' \g /dev/null
-SELECT tfm_create_model('moby', 'lm', 'moby_chars', d_model => 128, heads => 4, layers => 4, max_len => 128) \g /dev/null
+SELECT tfm_create_model('moby', 'lm', 'moby_chars', d_model => 128, heads => 4, layers => 4, max_len => 128,
+                        dropout => $LM_DROPOUT) \g /dev/null
 SET tfm.threads = 1;
 SET tfm.progress = off;
 \echo == training ($p, $limit)
@@ -104,7 +108,7 @@ case $WHAT in
     chmod 644 "$OUT"/moby_*.txt
     start_cluster lm_fp32 0
     start_cluster lm_bf16 1
-    log "Moby-Dick char LM: fp32 (core 0) and bf16 (core 1) at once, $TIME each; uptime: $(uptime)"
+    log "Moby-Dick char LM (dropout $LM_DROPOUT): fp32 (core 0) and bf16 (core 1) at once, $TIME each; uptime: $(uptime)"
     lm_run fp32 > "$OUT/lm_fp32.txt" 2>&1 &
     a=$!
     lm_run bf16 > "$OUT/lm_bf16.txt" 2>&1 &
