@@ -280,6 +280,7 @@ test_forward(void)
 					s;
 		bool		causal,
 					pad;
+		float		drop;			/* attention dropout: then no reference, kept = not kept only */
 	}			cases[] = {
 		{2, 256, 256, 8, 0, 16, false, true},	/* the reference classifier's shape */
 		{2, 70, 70, 4, 0, 16, false, true},
@@ -290,6 +291,9 @@ test_forward(void)
 		{2, 17, 17, 3, 0, 24, false, true},
 		{2, 1, 29, 4, 0, 16, true, true},	/* one query over a cache: decoding */
 		{1, 5, 37, 2, 0, 32, true, false},	/* fewer queries than keys */
+		{1, 70, 20, 2, 0, 16, true, false},	/* more queries than keys: whole blocks see none */
+		{2, 70, 70, 4, 0, 16, false, true, 0.1f},	/* dropout on the weights */
+		{1, 45, 45, 2, 0, 32, true, true, 0.2f},
 	};
 	tfm_rng		r;
 
@@ -321,6 +325,8 @@ test_forward(void)
 		sh.kvh = cases[ci].kvh;
 		sh.s = cases[ci].s;
 		sh.causal = cases[ci].causal;
+		sh.p_drop = cases[ci].drop;
+		sh.key = 0xC0FFEE + ci;
 		d = sh.h * sh.s;
 		kvd = (sh.kvh > 0 ? sh.kvh : sh.h) * sh.s;
 		sh.rsq = sh.rso = d;
@@ -363,12 +369,12 @@ test_forward(void)
 			free(scratch2);
 		}
 		attention_ref(ref, q, kv, kv + kvd, pad, &sh);
-		for (size_t i = 0; i < no; i++)
+		for (size_t i = 0; i < no && sh.p_drop == 0.0f; i++)
 			if (fabs(o1[i] - ref[i]) > 1e-5 + 1e-5 * fabs(ref[i]))
 				bad_ref++;
-		snprintf(what, sizeof(what), "B %d Tq %d Tk %d h %d kvh %d s %d%s%s",
+		snprintf(what, sizeof(what), "B %d Tq %d Tk %d h %d kvh %d s %d%s%s drop %.1f",
 				 sh.B, sh.Tq, sh.Tk, sh.h, sh.kvh, sh.s, sh.causal ? " causal" : "",
-				 pad ? " padded" : "");
+				 pad ? " padded" : "", sh.p_drop);
 		CHECK(bad_ref == 0, "%s: %zu outputs off the double reference", what, bad_ref);
 		CHECK(memcmp(o1, o2, sizeof(float) * no) == 0,
 			  "%s: the same outputs with and without the weights kept", what);
@@ -395,7 +401,7 @@ test_bf16_epilogue(void)
 	for (size_t im = 0; im < sizeof(Ms) / sizeof(Ms[0]); im++)
 		for (size_t in = 0; in < sizeof(Ns) / sizeof(Ns[0]); in++)
 			for (size_t ik = 0; ik < sizeof(Ks) / sizeof(Ks[0]); ik++)
-				for (int act = 0; act < 3; act++)
+				for (int act = 0; act < 4; act++)
 				{
 					int			M = Ms[im],
 								N = Ns[in],
@@ -408,7 +414,8 @@ test_bf16_epilogue(void)
 					void	   *pk = malloc(tfm_bf16_pack_bytes(K, N)),
 							   *work = malloc(tfm_bf16_work_bytes(M, K));
 					tfm_bf16_weights bw;
-					tfm_row_fn	fn = act == 2 ? NULL : tfm_activation_fn((tfm_activation) act);
+					/* ReLU, GELU, GELU (tanh), none */
+					tfm_row_fn	fn = act == 3 ? NULL : tfm_activation_fn((tfm_activation) act);
 					char		what[96];
 
 					fill(&r, A, (size_t) M * K);

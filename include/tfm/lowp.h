@@ -188,6 +188,9 @@ void		tfm_bf16_gemm_fused(int M, int N, int K, const float *A, ptrdiff_t lda,
 								const tfm_bf16_weights *W, const float *bias, tfm_row_fn act,
 								float *C, ptrdiff_t ldc, void *work);
 
+/* act over the M rows of N values of C (ldc apart), in place, on the core's threads */
+void		tfm_lowp_rows_apply(tfm_row_fn act, float *C, ptrdiff_t ldc, int M, int N);
+
 size_t		tfm_int8_work_bytes(int M, int K);
 void		tfm_int8_gemm(int M, int N, int K, float alpha,
 						  const float *A, ptrdiff_t lda,

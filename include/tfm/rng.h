@@ -87,12 +87,16 @@ tfm_drop_bits_lo(uint32_t seed, uint32_t lo)
 	return tfm_fmix32(lo * 0x9E3779B1U + seed);
 }
 
-/* how many of the n indices from index on share its upper 32 bits */
+/*
+ * how many of the n indices from index on share its upper 32 bits (at most
+ * 2^32 − 1, so that the count fits the loop's 32-bit counter)
+ */
 static inline uint64_t
 tfm_drop_run(uint64_t index, uint64_t n)
 {
 	uint64_t	left = 0x100000000ULL - (uint32_t) index;
 
+	left = left > 0xFFFFFFFFULL ? 0xFFFFFFFFULL : left;
 	return n < left ? n : left;
 }
 

@@ -238,7 +238,8 @@ block(const uint16_t *a, int kp, int p0, int p1, const uint32_t *b, float *c, pt
 	}
 	else if (direct && beta == 1.0f)
 	{
-		/* C += A·W: the sums start from C itself */
+		/* C += A·W: the sums start from C itself (maybe just stored by store_tile) */
+		TILE_MEMORY_BARRIER();
 		_tile_loadd(0, c, cs);
 		_tile_loadd(1, c + 16, cs);
 		_tile_loadd(2, c + 16 * ldc, cs);

@@ -136,8 +136,16 @@ tfm_bf16_gemm_fused(int M, int N, int K, const float *A, ptrdiff_t lda,
 	}
 	tfm_bf16_gemm_strided(M, N, K, 1.0f, A, lda, 1, W, beta, C, ldc, work);
 	if (act)
-		for (int i = 0; i < M; i++)
-			act(C + (size_t) i * ldc, C + (size_t) i * ldc, (size_t) N);
+		tfm_lowp_rows_apply(act, C, ldc, M, N);
+}
+
+/* act over the M rows of N values of C, on the core's threads for a large C */
+void
+tfm_lowp_rows_apply(tfm_row_fn act, float *C, ptrdiff_t ldc, int M, int N)
+{
+#pragma omp parallel for num_threads(tfm_get_threads()) if((size_t) M * N > 65536) schedule(static)
+	for (int i = 0; i < M; i++)
+		act(C + (size_t) i * ldc, C + (size_t) i * ldc, (size_t) N);
 }
 
 void

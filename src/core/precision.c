@@ -476,7 +476,7 @@ tfm_precision_linear_act(float *out, const float *inp, const float *W,
 	}
 	tfm_int8_gemm(N, o, in, 1.0f, inp, in, &e->q, beta, out, o, s->work);
 	if (act)
-		act(out, out, (size_t) N * o);
+		tfm_lowp_rows_apply(act, out, o, N, o);
 	return true;
 }
 

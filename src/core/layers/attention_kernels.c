@@ -35,17 +35,21 @@
 
 static int	avx512 = -1;		/* -1: not checked yet */
 
+/* first called from the core's threads at once: every one finds the same answer */
 static bool
 use_avx512(void)
 {
-	if (avx512 < 0)
+	int			v = __atomic_load_n(&avx512, __ATOMIC_RELAXED);
+
+	if (v < 0)
 	{
 		__builtin_cpu_init();
-		avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+		v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
 			__builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
 			getenv("TFM_NO_AVX512_ATTN") == NULL;
+		__atomic_store_n(&avx512, v, __ATOMIC_RELAXED);
 	}
-	return avx512 == 1;
+	return v == 1;
 }
 
 const char *
@@ -322,8 +326,17 @@ tfm_attn_gemm(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdiff_t 
 {
 	int			j = 0;
 
-	if (!use_avx512() || m <= 0 || n <= 0 || k <= 0)
+	if (!use_avx512())
 		return false;
+	if (m <= 0 || n <= 0)
+		return true;
+	if (k <= 0)
+	{
+		/* an empty sum (a block of queries that sees no key): O = 0, or O unchanged */
+		for (int i = 0; i < m && !add; i++)
+			memset(o + (ptrdiff_t) i * ldo, 0, sizeof(float) * n);
+		return true;
+	}
 	for (; n - j > 16; j += 32)
 	{
 		__mmask16	last = n - j >= 32 ? (__mmask16) 0xFFFF : (__mmask16) ((1u << (n - j - 16)) - 1u);

@@ -32,7 +32,7 @@ void		tfm_attn_copy_kv(float *kt, float *vc, const float *k, ptrdiff_t rsk,
 
 /*
  * o[i·ldo + j] = alpha · Σ_k a[i·rsa + k·csa] · b[k·ldb + j] for i < m,
- * j < n (add: o += that).  A is read where it lies, any strides (csa = 1
+ * j < n (add: o += that; k = 0 is an empty sum).  A is read where it lies, any strides (csa = 1
  * its rows, rsa = 1 its transpose); B's rows best contiguous.  Returns
  * false, touching nothing, where this path does not run (no AVX-512): the
  * caller uses BLIS.
