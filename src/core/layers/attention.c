@@ -339,6 +339,7 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 		size_t		base = (size_t) pr * Tq * Tk;
 		const int	rb = row_block(sh),
 					kbs = key_block(sh);
+		const bool	direct = tfm_attn_gemm_ok();
 		float	   *op1_buf = D + (size_t) Tq * Tk,
 				   *op2_buf = op1_buf + operand_panels(sh),
 				   *blk_buf = op2_buf + operand_panels(sh);
@@ -366,88 +367,82 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 			continue;
 		}
 
-		if (tfm_attn_gemm_ok())
-		{
-			/* the same steps, products read in place (B operands made contiguous) */
+		/*
+		 * The operands every block uses: with AVX-512 made contiguous for
+		 * tfm_attn_gemm (which reads the rest in place), else packed for BLIS
+		 */
+		if (direct)
 			tfm_attn_copy_kv(op1_buf, op2_buf, vb, sh->rsv, kb, sh->rsk, Tk, s);	/* Vᵀ, K */
-			for (int r0 = 0; r0 < Tq; r0 += rb)
-			{
-				int			nr = Tq - r0 < rb ? Tq - r0 : rb,
-							nv = visible_keys(sh, r0 + nr - 1);
-
-				tfm_attn_gemm(dP + (size_t) r0 * Tk, Tk, dob + (size_t) r0 * sh->rso, sh->rso, 1,
-							  nr, s, op1_buf, Tk, nv, 1.0f, false);
-				score_grad_rows(dP, P, dropping ? D : NULL, sh, r0, nr, keep_scale);
-				if (dqb)
-					tfm_attn_gemm(dqb + (size_t) r0 * sh->rsq, sh->rsq, dP + (size_t) r0 * Tk, Tk, 1,
-								  nr, nv, op2_buf, s, s, scale, true);
-			}
-			if (dvb)
-				tfm_attn_copy_rows(op1_buf, dob, sh->rso, Tq, s);	/* dO */
-			if (dkb)
-				tfm_attn_copy_rows(op2_buf, qb, sh->rsq, Tq, s);	/* Q */
-			for (int k0 = 0; k0 < Tk && (dvb || dkb); k0 += kbs)
-			{
-				int			nk = Tk - k0 < kbs ? Tk - k0 : kbs,
-							q0 = first_query(sh, k0),
-							nq = Tq - q0;
-
-				if (nq <= 0)
-					continue;
-				if (dvb)
-					tfm_attn_gemm(dvb + (size_t) k0 * sh->rsv, sh->rsv, Pd + (size_t) q0 * Tk + k0, 1,
-								  Tk, nk, nq, op1_buf + (size_t) q0 * s, s, s, 1.0f, true);
-				if (dkb)
-					tfm_attn_gemm(dkb + (size_t) k0 * sh->rsk, sh->rsk, dP + (size_t) q0 * Tk + k0, 1,
-								  Tk, nk, nq, op2_buf + (size_t) q0 * s, s, s, scale, true);
-			}
-			continue;
+		else
+		{
+			op1 = tfm_pack_right(op1_buf, s, Tk, vb, 1, sh->rsv);	/* Vᵀ */
+			if (dqb)
+				op2 = tfm_pack_right(op2_buf, Tk, s, kb, sh->rsk, 1);	/* K */
 		}
 
 		/* query blocks: dPd = dO·Vᵀ, then dS, then dQ += dS·K·scale */
-		op1 = tfm_pack_right(op1_buf, s, Tk, vb, 1, sh->rsv);	/* Vᵀ */
-		if (dqb)
-			op2 = tfm_pack_right(op2_buf, Tk, s, kb, sh->rsk, 1);	/* K */
 		for (int r0 = 0; r0 < Tq; r0 += rb)
 		{
 			int			nr = Tq - r0 < rb ? Tq - r0 : rb,
 						nv = visible_keys(sh, r0 + nr - 1);
+			float	   *dPr = dP + (size_t) r0 * Tk;
+			const float *dor = dob + (size_t) r0 * sh->rso;
 
-			a = tfm_pack_left(blk_buf, nr, s, dob + (size_t) r0 * sh->rso, sh->rso, 1);
-			tfm_gemm_panels(nr, nv, s, 1.0f, &a, 0, &op1, 0, 0.0f, dP + (size_t) r0 * Tk, Tk, 1);
-			score_grad_rows(dP, P, dropping ? D : NULL, sh, r0, nr, keep_scale);
-			if (dqb)
+			if (direct)
+				tfm_attn_gemm(dPr, Tk, dor, sh->rso, 1, nr, s, op1_buf, Tk, nv, 1.0f, false);
+			else
 			{
-				a = tfm_pack_left(blk_buf, nr, nv, dP + (size_t) r0 * Tk, Tk, 1);
+				a = tfm_pack_left(blk_buf, nr, s, dor, sh->rso, 1);
+				tfm_gemm_panels(nr, nv, s, 1.0f, &a, 0, &op1, 0, 0.0f, dPr, Tk, 1);
+			}
+			score_grad_rows(dP, P, dropping ? D : NULL, sh, r0, nr, keep_scale);
+			if (dqb && direct)
+				tfm_attn_gemm(dqb + (size_t) r0 * sh->rsq, sh->rsq, dPr, Tk, 1, nr, nv, op2_buf, s,
+							  s, scale, true);
+			else if (dqb)
+			{
+				a = tfm_pack_left(blk_buf, nr, nv, dPr, Tk, 1);
 				tfm_gemm_panels(nr, s, nv, scale, &a, 0, &op2, 0, 1.0f,
 								dqb + (size_t) r0 * sh->rsq, sh->rsq, 1);
 			}
 		}
 
 		/* key blocks, over the queries that see them: dV += Pdᵀ·dO, dK += dSᵀ·Q·scale */
-		if (dvb)
-			op1 = tfm_pack_right(op1_buf, Tq, s, dob, sh->rso, 1);	/* dO */
-		if (dkb)
-			op2 = tfm_pack_right(op2_buf, Tq, s, qb, sh->rsq, 1);	/* Q */
+		if (dvb && direct)
+			tfm_attn_copy_rows(op1_buf, dob, sh->rso, Tq, s);	/* dO */
+		else if (dvb)
+			op1 = tfm_pack_right(op1_buf, Tq, s, dob, sh->rso, 1);
+		if (dkb && direct)
+			tfm_attn_copy_rows(op2_buf, qb, sh->rsq, Tq, s);	/* Q */
+		else if (dkb)
+			op2 = tfm_pack_right(op2_buf, Tq, s, qb, sh->rsq, 1);
 		for (int k0 = 0; k0 < Tk && (dvb || dkb); k0 += kbs)
 		{
 			int			nk = Tk - k0 < kbs ? Tk - k0 : kbs,
 						q0 = first_query(sh, k0),
 						nq = Tq - q0;
+			const float *Pdk = Pd + (size_t) q0 * Tk + k0,	/* Pdᵀ, dSᵀ: read down */
+					   *dSk = dP + (size_t) q0 * Tk + k0;
+			float	   *dvk = dvb ? dvb + (size_t) k0 * sh->rsv : NULL,
+					   *dkk = dkb ? dkb + (size_t) k0 * sh->rsk : NULL;
 
 			if (nq <= 0)
 				continue;
-			if (dvb)
+			if (dvb && direct)
+				tfm_attn_gemm(dvk, sh->rsv, Pdk, 1, Tk, nk, nq, op1_buf + (size_t) q0 * s, s, s,
+							  1.0f, true);
+			else if (dvb)
 			{
-				a = tfm_pack_left(blk_buf, nk, nq, Pd + (size_t) q0 * Tk + k0, 1, Tk);
-				tfm_gemm_panels(nk, s, nq, 1.0f, &a, 0, &op1, q0, 1.0f,
-								dvb + (size_t) k0 * sh->rsv, sh->rsv, 1);
+				a = tfm_pack_left(blk_buf, nk, nq, Pdk, 1, Tk);
+				tfm_gemm_panels(nk, s, nq, 1.0f, &a, 0, &op1, q0, 1.0f, dvk, sh->rsv, 1);
 			}
-			if (dkb)
+			if (dkb && direct)
+				tfm_attn_gemm(dkk, sh->rsk, dSk, 1, Tk, nk, nq, op2_buf + (size_t) q0 * s, s, s,
+							  scale, true);
+			else if (dkb)
 			{
-				a = tfm_pack_left(blk_buf, nk, nq, dP + (size_t) q0 * Tk + k0, 1, Tk);
-				tfm_gemm_panels(nk, s, nq, scale, &a, 0, &op2, q0, 1.0f,
-								dkb + (size_t) k0 * sh->rsk, sh->rsk, 1);
+				a = tfm_pack_left(blk_buf, nk, nq, dSk, 1, Tk);
+				tfm_gemm_panels(nk, s, nq, scale, &a, 0, &op2, q0, 1.0f, dkk, sh->rsk, 1);
 			}
 		}
 	}

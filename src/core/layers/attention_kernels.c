@@ -213,6 +213,24 @@ tfm_attn_softmax_row(float *row, const uint8_t *pad, int n_visible, int Tk)
  * broadcast from where it lies (rows past m repeat the last one and are
  * not stored), each row of B loaded once per group of rows.  add: O +=.
  */
+/* one step k of the sums: row k of B against the RU values A_ik (AV, in i) */
+#define SMALL_GEMM_STEP(RU, W, AV) \
+	do { \
+		__m512		bk[W]; \
+\
+		for (int w = 0; w < W - 1; w++) \
+			bk[w] = _mm512_loadu_ps(b + (ptrdiff_t) k * ldb + 16 * w); \
+		bk[W - 1] = _mm512_maskz_loadu_ps(last, b + (ptrdiff_t) k * ldb + 16 * (W - 1)); \
+		_Pragma("GCC unroll 16") \
+		for (int i = 0; i < RU; i++) \
+		{ \
+			__m512		av = _mm512_set1_ps(AV); \
+\
+			for (int w = 0; w < W; w++) \
+				acc[i][w] = _mm512_fmadd_ps(av, bk[w], acc[i][w]); \
+		} \
+	} while (0)
+
 #define SMALL_GEMM(NAME, RU, W) \
 TARGET static void \
 NAME(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdiff_t csa, int m, int nk, \
@@ -233,39 +251,10 @@ NAME(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdiff_t csa, int 
 	if (rsa == 1 && m == RU) \
 		/* A transposed: a step's RU values side by side, one pointer */ \
 		for (int k = 0; k < nk; k++) \
-		{ \
-			const float *ap = a + (ptrdiff_t) k * csa; \
-			__m512		bk[W]; \
-\
-			for (int w = 0; w < W - 1; w++) \
-				bk[w] = _mm512_loadu_ps(b + (ptrdiff_t) k * ldb + 16 * w); \
-			bk[W - 1] = _mm512_maskz_loadu_ps(last, b + (ptrdiff_t) k * ldb + 16 * (W - 1)); \
-			_Pragma("GCC unroll 16") \
-			for (int i = 0; i < RU; i++) \
-			{ \
-				__m512		av = _mm512_set1_ps(ap[i]); \
-\
-				for (int w = 0; w < W; w++) \
-					acc[i][w] = _mm512_fmadd_ps(av, bk[w], acc[i][w]); \
-			} \
-		} \
+			SMALL_GEMM_STEP(RU, W, a[(ptrdiff_t) k * csa + i]); \
 	else \
 		for (int k = 0; k < nk; k++, ak += csa) \
-		{ \
-			__m512		bk[W]; \
-\
-			for (int w = 0; w < W - 1; w++) \
-				bk[w] = _mm512_loadu_ps(b + (ptrdiff_t) k * ldb + 16 * w); \
-			bk[W - 1] = _mm512_maskz_loadu_ps(last, b + (ptrdiff_t) k * ldb + 16 * (W - 1)); \
-			_Pragma("GCC unroll 16") \
-			for (int i = 0; i < RU; i++) \
-			{ \
-				__m512		av = _mm512_set1_ps(ar[i][ak]); \
-\
-				for (int w = 0; w < W; w++) \
-					acc[i][w] = _mm512_fmadd_ps(av, bk[w], acc[i][w]); \
-			} \
-		} \
+			SMALL_GEMM_STEP(RU, W, ar[i][ak]); \
 	_Pragma("GCC unroll 16") \
 	for (int i = 0; i < RU; i++) \
 	{ \
