@@ -10,7 +10,8 @@
 #
 # Environment: TIME, RT_TIME, LM_DROPOUT (the LM's dropout, default 0 as in
 # bench/lm; 0.1 lets the extra steps of a faster run help instead of
-# overfitting this 1.07-million-character book), DATA (/work/shared/data or ../shared/data),
+# overfitting this 1.07-million-character book), RT_SEED (the classifier's
+# initialisation and shuffling, default 42: other seeds show the noise), DATA (/work/shared/data or ../shared/data),
 # OUT (default a fresh /tmp/tfm-mixed-bench.XXXX), PGBIN (the PostgreSQL 15
 # whose tfm is installed; default Debian's).  Results: $OUT/<what>_<precision>.txt
 # and a table on stdout.
@@ -20,6 +21,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 TIME=${TIME:-30 minutes}
 RT_TIME=${RT_TIME:-5 minutes}
 LM_DROPOUT=${LM_DROPOUT:-0}
+RT_SEED=${RT_SEED:-42}
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 WHAT=${1:-lm}
 if [ -z "${DATA:-}" ]; then
@@ -85,7 +87,8 @@ CREATE TABLE rt_test (LIKE rt_train INCLUDING ALL);
 \copy rt_test(text, label) FROM PROGRAM 'gzip -dc $DATA/rt_polarity_test.tsv.gz' WITH (FORMAT csv, DELIMITER E'\t', HEADER true, QUOTE E'\x01')
 SELECT tfm_tokenizer_train('rt_word', text, 'word', 20000) FROM rt_train \g /dev/null
 SELECT tfm_create_model('rt', 'classify', 'rt_word', labels => ARRAY['neg', 'pos'], d_model => 128, heads => 8,
-                        layers => 4, d_ff => 512, max_len => 64, norm => 'pre', dropout => 0.3) \g /dev/null
+                        layers => 4, d_ff => 512, max_len => 64, norm => 'pre', dropout => 0.3,
+                        seed => $RT_SEED) \g /dev/null
 SET tfm.threads = 1;
 SET tfm.progress = off;
 \echo == training ($p, $RT_TIME)
@@ -94,7 +97,7 @@ SELECT epoch, steps, round(train_loss::numeric, 4) AS train_loss, round(val_loss
        round(seconds::numeric, 1) AS seconds, kept
 FROM tfm_train('rt', 'SELECT text, label FROM rt_train ORDER BY id', epochs => 100, batch_size => 32, lr => 1e-3,
                weight_decay => 0.1, label_smoothing => 0.1, val_fraction => 0.1, time_limit => '$RT_TIME',
-               train_precision => '$p');
+               seed => $RT_SEED, train_precision => '$p');
 \echo == test
 SELECT round(accuracy::numeric, 4) AS accuracy, round(macro_f1::numeric, 4) AS macro_f1, rows
 FROM tfm_evaluate('rt', 'SELECT text, label FROM rt_test ORDER BY id');
@@ -135,7 +138,7 @@ case $WHAT in
   rt)
     start_cluster rt_fp32 0
     start_cluster rt_bf16 1
-    log "rt_polarity classifier: fp32 (core 0) and bf16 (core 1) at once, $RT_TIME each; uptime: $(uptime)"
+    log "rt_polarity classifier: fp32 (core 0) and bf16 (core 1) at once, $RT_TIME each, seed $RT_SEED; uptime: $(uptime)"
     rt_run fp32 > "$OUT/rt_fp32.txt" 2>&1 &
     a=$!
     rt_run bf16 > "$OUT/rt_bf16.txt" 2>&1 &
