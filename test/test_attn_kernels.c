@@ -167,7 +167,7 @@ test_copy_kv(void)
 }
 
 static void
-test_softmax(void)
+test_softmax(bool lowp)
 {
 	tfm_rng		r;
 	int			bad = 0;
@@ -198,7 +198,7 @@ test_softmax(void)
 					ref[c] = c < nv && !pad[c] && mx > -INFINITY ? exp(row[c] - mx) : 0.0;
 					sum += ref[c];
 				}
-				tfm_attn_softmax_row(row, with_pad ? pad : NULL, nv, Tk);
+				tfm_attn_softmax_row(row, with_pad ? pad : NULL, nv, Tk, lowp);
 				for (int c = 0; c < Tk; c++)
 				{
 					double		want = sum > 0 ? ref[c] / sum : 0.0;
@@ -213,7 +213,8 @@ test_softmax(void)
 					}
 				}
 			}
-	CHECK(bad == 0, "softmax rows: %d weights off the double reference", bad);
+	CHECK(bad == 0, "softmax rows (%s): %d weights off the double reference",
+		  lowp ? "bf16/int8 pass" : "fp32 pass", bad);
 }
 
 /* out = attention over q, k, v as in tfm_attention_forward, in double */
@@ -466,7 +467,8 @@ main(void)
 	test_drop_loop();
 	test_gemm();
 	test_copy_kv();
-	test_softmax();
+	test_softmax(false);
+	test_softmax(true);
 	test_forward();
 	test_bf16_epilogue();
 	return check_summary("test_attn_kernels");

@@ -82,6 +82,9 @@ typedef const struct tfm_lowp_set *tfm_lowp_scope;
 tfm_lowp_scope tfm_precision_activate(const tfm_model *m);
 tfm_lowp_scope tfm_precision_activate_training(const tfm_model *m);
 void		tfm_precision_restore(tfm_lowp_scope prev);
+/* the precision of the pass under way: fp32 outside a bf16/int8 scope */
+tfm_precision tfm_precision_in_effect(void);
+
 /*
  * out (N × o) = inp (N × in) · W + b through W's packed copy if the active
  * set has one; false (nothing done) otherwise.

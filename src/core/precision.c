@@ -441,6 +441,12 @@ reserve(void **buf, size_t *cap, size_t need)
 	return true;
 }
 
+tfm_precision
+tfm_precision_in_effect(void)
+{
+	return active ? active->prec : TFM_PREC_FP32;
+}
+
 bool
 tfm_precision_linear(float *out, const float *inp, const float *W,
 					 const float *b, int N, int in, int o)

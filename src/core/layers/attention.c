@@ -34,6 +34,7 @@
 
 #include "tfm/blas.h"
 #include "tfm/layers.h"
+#include "tfm/precision.h"
 #include "tfm/rng.h"
 #include "../vecmath.h"
 #include "attention_kernels.h"
@@ -169,12 +170,12 @@ first_query(const tfm_attn_shape *sh, int kk)
  */
 static inline void
 weights_rows(float *P, float *D, size_t ld, const uint8_t *pad, const tfm_attn_shape *sh,
-			 int r0, int nr, size_t base, uint32_t th, float keep_scale)
+			 int r0, int nr, size_t base, uint32_t th, float keep_scale, bool lowp)
 {
 	const int	Tk = sh->Tk;
 
 	for (int i = 0; i < nr; i++)
-		tfm_attn_softmax_row(P + (size_t) i * ld, pad, visible_keys(sh, r0 + i), Tk);
+		tfm_attn_softmax_row(P + (size_t) i * ld, pad, visible_keys(sh, r0 + i), Tk, lowp);
 	if (sh->p_drop > 0.0f)
 		for (int i = 0; i < nr; i++)
 			dropout_weights(D + (size_t) i * ld, P + (size_t) i * ld, (size_t) Tk, sh->key,
@@ -198,6 +199,8 @@ tfm_attention_forward(float *out, float *probs,
 	const uint32_t th = drop_threshold(sh->p_drop);
 	const float keep_scale = dropping ? 1.0f / (1.0f - sh->p_drop) : 1.0f;
 	const int	group = sh->kvh > 0 ? h / sh->kvh : 1;
+	/* a bf16/int8 pass may take the faster softmax; fp32 keeps its bits */
+	const bool	lowp = tfm_precision_in_effect() != TFM_PREC_FP32;
 
 #pragma omp parallel for num_threads(tfm_get_threads()) schedule(dynamic, 1)
 	for (int pr = 0; pr < pairs; pr++)
@@ -232,7 +235,7 @@ tfm_attention_forward(float *out, float *probs,
 			int			nv = visible_keys(sh, Tq - 1);
 
 			tfm_gemm_strided(Tq, nv, s, scale, qb, sh->rsq, 1, kb, 1, sh->rsk, 0.0f, P, Tk, 1);
-			weights_rows(P, D, Tk, pad, sh, 0, Tq, base, th, keep_scale);
+			weights_rows(P, D, Tk, pad, sh, 0, Tq, base, th, keep_scale, lowp);
 			tfm_gemm_strided(Tq, s, nv, 1.0f, dropping ? D : P, Tk, 1, vb, sh->rsv, 1, 0.0f,
 							 ob, sh->rso, 1);
 			continue;
@@ -260,13 +263,13 @@ tfm_attention_forward(float *out, float *probs,
 			if (direct)
 			{
 				tfm_attn_gemm(Pb, lds, qr, sh->rsq, 1, nr, s, pk_buf, Tk, nv, scale, false);
-				weights_rows(Pb, Db, lds, pad, sh, r0, nr, base, th, keep_scale);
+				weights_rows(Pb, Db, lds, pad, sh, r0, nr, base, th, keep_scale, lowp);
 				tfm_attn_gemm(obr, sh->rso, Pd, lds, 1, nr, nv, pv_buf, s, s, 1.0f, false);
 				continue;
 			}
 			a = tfm_pack_left(blk_buf, nr, s, qr, sh->rsq, 1);
 			tfm_gemm_panels(nr, nv, s, scale, &a, 0, &pk, 0, 0.0f, Pb, Tk, 1);
-			weights_rows(Pb, Db, Tk, pad, sh, r0, nr, base, th, keep_scale);
+			weights_rows(Pb, Db, Tk, pad, sh, r0, nr, base, th, keep_scale, lowp);
 			a = tfm_pack_left(blk_buf, nr, nv, Pd, Tk, 1);
 			tfm_gemm_panels(nr, s, nv, 1.0f, &a, 0, &pv, 0, 0.0f, obr, sh->rso, 1);
 		}

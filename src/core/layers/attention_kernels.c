@@ -197,9 +197,9 @@ softmax_row_avx512(float *row, const uint8_t *pad, int n_visible, int Tk)
 }
 
 void
-tfm_attn_softmax_row(float *row, const uint8_t *pad, int n_visible, int Tk)
+tfm_attn_softmax_row(float *row, const uint8_t *pad, int n_visible, int Tk, bool lowp)
 {
-	if (use_avx512())
+	if (lowp && use_avx512())
 		softmax_row_avx512(row, pad, n_visible, Tk);
 	else
 		softmax_row_portable(row, pad, n_visible, Tk);

@@ -16,8 +16,13 @@ const char *tfm_attn_kernels(void);
 /*
  * Softmax of row[0 .. n_visible) in place, keys with pad[c] ≠ 0 masked out;
  * row[n_visible .. Tk) set to 0.  A row that sees nothing becomes all 0.
+ * lowp (a bf16/int8 pass): the AVX-512 row where the CPU has it.  An fp32
+ * pass always takes the portable row, whose sums run in the order every
+ * earlier tfm did: SET tfm.precision = 'fp32' keeps giving the same bits
+ * (the products of tfm_attn_gemm already equal BLIS's micro-kernel's).
  */
-void		tfm_attn_softmax_row(float *row, const uint8_t *pad, int n_visible, int Tk);
+void		tfm_attn_softmax_row(float *row, const uint8_t *pad, int n_visible, int Tk,
+								 bool lowp);
 
 /* whether tfm_attn_gemm runs on this CPU */
 bool		tfm_attn_gemm_ok(void);
