@@ -188,6 +188,8 @@ void		tfm_bf16_gemm_fused(int M, int N, int K, const float *A, ptrdiff_t lda,
 								const tfm_bf16_weights *W, const float *bias, tfm_row_fn act,
 								float *C, ptrdiff_t ldc, void *work);
 
+/* every one of the M rows of C (ldc apart) = row (N values): a bias broadcast */
+void		tfm_lowp_rows_set(float *C, ptrdiff_t ldc, int M, int N, const float *row);
 /* act over the M rows of N values of C (ldc apart), in place, on the core's threads */
 void		tfm_lowp_rows_apply(tfm_row_fn act, float *C, ptrdiff_t ldc, int M, int N);
 

@@ -95,8 +95,8 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 							  kv->scratch);
 	}
 	else
-		tfm_attention_forward(a->cat, p->keep_acts ? a->probs : NULL, a->qkv, a->qkv + d, a->qkv + 2 * d,
-							  p->pad, &sh, ws->attn_scratch);
+		tfm_attention_forward(a->cat, p->keep_acts ? a->probs : NULL, a->qkv, a->qkv + d,
+							  a->qkv + 2 * d, p->pad, &sh, ws->attn_scratch);
 	tfm_linear_forward(ws->sub_out, a->cat, w->attn_out_w, w->attn_out_b, N, d, d);
 	tfm_residual_forward(a->r1, in, ws->sub_out, nd, pd,
 						 site_key(p->key, layer, SITE_ATTN_OUT));
@@ -133,8 +133,8 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 		else
 		{
 			tfm_linear_forward(a->ckv, p->mem, w->ckv_w, w->ckv_b, Ns, d, 2 * d);
-			tfm_attention_forward(a->ccat, p->keep_acts ? a->cprobs : NULL, a->cq, a->ckv, a->ckv + d,
-								  p->mem_pad, &sh, ws->attn_scratch);
+			tfm_attention_forward(a->ccat, p->keep_acts ? a->cprobs : NULL, a->cq, a->ckv,
+								  a->ckv + d, p->mem_pad, &sh, ws->attn_scratch);
 		}
 		tfm_linear_forward(ws->sub_out, a->ccat, w->cout_w, w->cout_b, N, d, d);
 		tfm_residual_forward(a->r2, x, ws->sub_out, nd, pd,

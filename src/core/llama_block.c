@@ -85,8 +85,8 @@ tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,
 							  kv->scratch);
 	}
 	else
-		tfm_attention_forward(a->cat, p->keep_acts ? a->probs : NULL, a->qkv, a->qkv + d, a->qkv + d + kvd,
-							  p->pad, &sh, ws->attn_scratch);
+		tfm_attention_forward(a->cat, p->keep_acts ? a->probs : NULL, a->qkv, a->qkv + d,
+							  a->qkv + d + kvd, p->pad, &sh, ws->attn_scratch);
 	tfm_linear_forward(ws->sub_out, a->cat, w->attn_out_w, NULL, N, d, d);
 	tfm_copy(a->r1, in, nd);
 	tfm_add_into(a->r1, ws->sub_out, nd);

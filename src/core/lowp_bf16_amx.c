@@ -19,7 +19,11 @@
  * A whole block with alpha 1 and beta 0 or 1 (every product of training)
  * goes straight between C and the tiles (beta 1: the sums start from C);
  * otherwise the tiles go to a small buffer and from there, with alpha and
- * beta, to C (only its m × n part is written).  Each thread configures its tiles
+ * beta, to C (only its m × n part is written).  A K longer than AMX_KC
+ * pairs (a weight gradient sums over a batch's rows) goes in slices, the
+ * later ones adding to C, so a task's A rows and panel slices stay in L2.
+ * tfm_bf16_gemm_fused's epilogue starts the sums from the bias and runs the
+ * activation on each block in L1.  Each thread configures its tiles
  * (LDTILECFG) per call and releases them at the end.
  *
  * Numerics: products of bf16 are exact in fp32 and summed in fp32 (round to

@@ -130,13 +130,20 @@ tfm_bf16_gemm_fused(int M, int N, int K, const float *A, ptrdiff_t lda,
 	}
 	if (bias)
 	{
-		for (int i = 0; i < M; i++)
-			memcpy(C + (size_t) i * ldc, bias, sizeof(float) * N);
+		tfm_lowp_rows_set(C, ldc, M, N, bias);
 		beta = 1.0f;
 	}
 	tfm_bf16_gemm_strided(M, N, K, 1.0f, A, lda, 1, W, beta, C, ldc, work);
 	if (act)
 		tfm_lowp_rows_apply(act, C, ldc, M, N);
+}
+
+/* every one of the M rows of C (ldc apart) = row (N values): a bias, before a product with beta 1 */
+void
+tfm_lowp_rows_set(float *C, ptrdiff_t ldc, int M, int N, const float *row)
+{
+	for (int i = 0; i < M; i++)
+		memcpy(C + (size_t) i * ldc, row, sizeof(float) * N);
 }
 
 /* act over the M rows of N values of C, on the core's threads for a large C */

@@ -476,8 +476,7 @@ tfm_precision_linear_act(float *out, const float *inp, const float *W,
 	}
 	if (b)
 	{
-		for (int n = 0; n < N; n++)
-			memcpy(out + (size_t) n * o, b, sizeof(float) * o);
+		tfm_lowp_rows_set(out, o, N, o, b);
 		beta = 1.0f;
 	}
 	tfm_int8_gemm(N, o, in, 1.0f, inp, in, &e->q, beta, out, o, s->work);

@@ -5,12 +5,16 @@
  *
  * Each (batch, head) pair is independent: the loops run over the B·h pairs
  * on the core's threads, and each pair does its products on one thread
- * (head j of a fused buffer is a strided view) through BLIS's micro-kernel
- * on panels packed in the thread's scratch (blas.h): the operands every
- * block of queries uses (K, V; in the backward pass Vᵀ, K, dO, Q) are
- * packed once per pair.  Results do not depend on the number of threads.
- * With the causal mask the queries go in blocks of CAUSAL_BLOCK rows and
- * each block's products stop at the last key its last row sees; the
+ * (head j of a fused buffer is a strided view).  With AVX-512 they go
+ * through attention_kernels.c's tfm_attn_gemm, which reads Q, P and the
+ * score gradients in place, the operands every block uses (Kᵀ, V; in the
+ * backward pass Vᵀ, K, dO, Q) copied contiguous once per pair; elsewhere
+ * through BLIS's micro-kernel on panels packed in the thread's scratch
+ * (blas.h).  Both give the same bits.  Results do not depend on the
+ * number of threads.  The forward pass takes the queries in blocks of
+ * CAUSAL_BLOCK rows (a block's scores stay in cache; without probs, as in
+ * inference, they are never stored beyond the block).  With the causal
+ * mask each block's products stop at the last key its last row sees; the
  * gradients of K and V go in blocks of as many keys, each summed over the
  * queries that see them — about half of the masked square is never
  * computed (the weights there are 0).  A pair with fewer than PANEL_MIN
@@ -25,8 +29,9 @@
  * j / (h / kvh); the backward pass then runs the query heads of a group in
  * turn on one thread, since they add into the same dK and dV.
  * Masked weights are exactly 0, so they pass no gradient.  The row sums
- * and maxima are vector reductions (`omp simd`): their order is fixed by
- * the code, not by the threads.
+ * and maxima are vector reductions: their order is fixed by the code, not
+ * by the threads (fp32 passes keep the portable softmax row and its order;
+ * bf16/int8 passes take the AVX-512 row).
  */
 #include <math.h>
 #include <omp.h>
