@@ -15,7 +15,8 @@ MODULE_big   = tfm
 # upgrade script up to that version, so a fresh install and an upgraded one
 # hold the same objects; the upgrade scripts are installed for ALTER
 # EXTENSION tfm UPDATE.
-UPGRADES     = sql/$(EXTENSION)--0.1--0.2.sql sql/$(EXTENSION)--0.2--0.3.sql
+UPGRADES     = sql/$(EXTENSION)--0.1--0.2.sql sql/$(EXTENSION)--0.2--0.3.sql \
+               sql/$(EXTENSION)--0.3--0.4.sql
 DATA_built   = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA         = $(UPGRADES)
 
