@@ -53,6 +53,10 @@ SELECT tfm_grant('pm', 'tfm_r_trainer', 'train');
 SELECT pg_temp.as_role('tfm_r_trainer', $$SELECT count(*) FROM tfm_train('pm', 'SELECT t, l FROM priv_secret')$$);
 SELECT name, owner, use_granted, train_granted FROM tfm.model_list WHERE name = 'pm';
 
+-- the database's owner deploys pm as 'default' (tfm_classify(text)); the
+-- matrix's owner makes its own alias pm_live, which the member may replace
+-- (it acts as the owner) and no one else may
+SELECT tfm_deploy('pm');
 -- every function × every role: 'ok' or the SQLSTATE; the stranger's
 -- message in full
 SELECT q AS statement,
@@ -78,6 +82,8 @@ FROM (VALUES
   ($$SELECT count(*) FROM tfm_train('pm', 'SELECT t, l FROM priv_data', batch_size => 4, val_fraction => 0)$$),
   ($$SELECT count(*) FROM tfm_train('pm', 'SELECT t, l FROM priv_secret', batch_size => 4, val_fraction => 0)$$),
   ($$SELECT (tfm_train_agg('pm', t, l, '{"batch_size": 4}')).steps FROM priv_data$$),
+  ($$SELECT tfm_deploy('pm', 'pm_live')$$),
+  ($$SELECT tfm_classify('pm_live', 'good')$$),
   ($$SELECT tfm_deploy('pm')$$),
   ($$SELECT tfm_classify('good')$$),
   ($$SELECT tfm_grant('pm', 'tfm_r_stranger'), tfm_revoke('pm', 'tfm_r_stranger')$$),
@@ -85,7 +91,7 @@ FROM (VALUES
   ($$SELECT tfm_drop_model('no_such_model')$$),
   ($$UPDATE tfm.models SET steps = 0 WHERE name = 'pm'$$),
   ($$DELETE FROM tfm.tensors$$),
-  ($$INSERT INTO tfm.deployed VALUES ('lm', 'pm')$$),
+  ($$INSERT INTO tfm.aliases (name, model_id, owner) SELECT 'mine', id, owner FROM tfm.models$$),
   ($$TRUNCATE tfm.history$$),
   ($$SELECT nextval('tfm.version_seq')$$)
 ) AS v(q);

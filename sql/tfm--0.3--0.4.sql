@@ -5,3 +5,117 @@
 -- scripts up to this one, so a fresh install and an upgraded one are the
 -- same objects.
 \echo Use "ALTER EXTENSION tfm UPDATE TO '0.4'" to load this file. \quit
+
+-- ---------------------------------------------------------------------------
+-- names: one limit for models, tokenizers and aliases (TFM_NAME_MAX in
+-- src/pg/tfm_pg.h).  tfm's functions check it first (SQLSTATE 42622); the
+-- catalog holds it too.  A name made longer by 0.3 (which could not be used:
+-- 0.3 compared a cut copy) stays until renamed: the constraint is then left
+-- NOT VALID, with a warning naming it.
+
+ALTER TABLE tfm.models ADD CONSTRAINT models_name_length CHECK (octet_length(name) <= 127) NOT VALID;
+ALTER TABLE tfm.tokenizers ADD CONSTRAINT tokenizers_name_length CHECK (octet_length(name) <= 127) NOT VALID;
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM tfm.models WHERE octet_length(name) > 127) THEN
+        RAISE WARNING 'tfm: models with names over 127 bytes: %; rename them with tfm_rename_model',
+            (SELECT string_agg(quote_literal(left(name, 40) || '...'), ', ') FROM tfm.models WHERE octet_length(name) > 127);
+    ELSE
+        ALTER TABLE tfm.models VALIDATE CONSTRAINT models_name_length;
+    END IF;
+    IF EXISTS (SELECT FROM tfm.tokenizers WHERE octet_length(name) > 127) THEN
+        RAISE WARNING 'tfm: tokenizers with names over 127 bytes: %',
+            (SELECT string_agg(quote_literal(left(name, 40) || '...'), ', ') FROM tfm.tokenizers WHERE octet_length(name) > 127);
+    ELSE
+        ALTER TABLE tfm.tokenizers VALIDATE CONSTRAINT tokenizers_name_length;
+    END IF;
+END
+$$;
+
+-- ---------------------------------------------------------------------------
+-- deployments: named aliases with owners, their history, and rollback.
+-- tfm.deployed (one model per task, writable by any role with train on the
+-- new model) is replaced: its classify row becomes the alias 'default',
+-- which tfm_classify(text) resolves; rows of other tasks, which no function
+-- read, become 'default_lm' / 'default_seq2seq' where no model has the name.
+
+CREATE TABLE tfm.aliases (
+    id          serial PRIMARY KEY,
+    name        text NOT NULL UNIQUE CHECK (name <> '' AND octet_length(name) <= 127),
+    model_id    integer NOT NULL REFERENCES tfm.models (id) ON DELETE CASCADE,
+    owner       regrole NOT NULL,
+    acl_train   regrole[] NOT NULL DEFAULT '{}',
+    history_id  bigint,
+    deployed_at timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE tfm.aliases IS
+  'deployment aliases: a name usable wherever a model name is, owned by its creator; acl_train lists the roles that may redeploy or roll it back';
+
+CREATE TABLE tfm.alias_history (
+    id          bigserial PRIMARY KEY,
+    alias       text NOT NULL,
+    model_id    integer REFERENCES tfm.models (id) ON DELETE SET NULL,
+    model       text NOT NULL,
+    previous    bigint,
+    action      text NOT NULL CHECK (action IN ('deploy', 'rollback')),
+    by_role     regrole NOT NULL,
+    at          timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+COMMENT ON TABLE tfm.alias_history IS
+  'every deployment and rollback of an alias; previous is the entry it replaced (tfm_rollback goes back to it); model is the name at the time';
+ALTER TABLE tfm.aliases ADD FOREIGN KEY (history_id) REFERENCES tfm.alias_history (id);
+
+DO $$
+DECLARE
+    d record;
+    alias text;
+    h bigint;
+BEGIN
+    FOR d IN SELECT dp.task, m.id, m.name, m.owner FROM tfm.deployed dp JOIN tfm.models m ON m.name = dp.model LOOP
+        alias := CASE d.task WHEN 'classify' THEN 'default' ELSE 'default_' || d.task END;
+        IF EXISTS (SELECT FROM tfm.models WHERE name = alias) THEN
+            RAISE WARNING 'tfm: the deployed % model "%" is not kept as alias "%": a model has that name', d.task, d.name, alias;
+            CONTINUE;
+        END IF;
+        INSERT INTO tfm.alias_history (alias, model_id, model, action, by_role)
+            VALUES (alias, d.id, d.name, 'deploy', d.owner) RETURNING id INTO h;
+        INSERT INTO tfm.aliases (name, model_id, owner, history_id) VALUES (alias, d.id, d.owner, h);
+    END LOOP;
+END
+$$;
+ALTER EXTENSION tfm DROP TABLE tfm.deployed;
+DROP TABLE tfm.deployed;
+
+CREATE VIEW tfm.deployments AS
+SELECT a.name AS alias, m.name AS model, m.task, a.owner,
+       tfm.grantee_names(a.acl_train) AS train_granted,
+       a.deployed_at, h.by_role AS deployed_by, h.action
+FROM tfm.aliases a JOIN tfm.models m ON m.id = a.model_id
+LEFT JOIN tfm.alias_history h ON h.id = a.history_id
+ORDER BY a.name;
+COMMENT ON VIEW tfm.deployments IS 'every alias, the model it deploys, its owner and who deployed it';
+
+-- 0.3's table, as a view of the alias 'default'
+CREATE VIEW tfm.deployed AS
+SELECT m.task, m.name AS model FROM tfm.aliases a JOIN tfm.models m ON m.id = a.model_id
+WHERE a.name = 'default';
+COMMENT ON VIEW tfm.deployed IS 'the model deployed as ''default'' (what tfm_classify(text) uses); kept from 0.3, see tfm.deployments';
+
+GRANT SELECT ON tfm.aliases, tfm.alias_history, tfm.deployments, tfm.deployed TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('tfm.aliases', '');
+SELECT pg_catalog.pg_extension_config_dump('tfm.aliases_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('tfm.alias_history', '');
+SELECT pg_catalog.pg_extension_config_dump('tfm.alias_history_id_seq', '');
+
+DROP FUNCTION tfm_deploy(text);
+CREATE FUNCTION tfm_deploy(model text, alias text DEFAULT 'default') RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_deploy' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL gets an error
+COMMENT ON FUNCTION tfm_deploy(text, text) IS
+  'point an alias (default ''default'', the one tfm_classify(text) uses) at a model; the alias''s owner, its train grantees or the database owner may replace it';
+CREATE FUNCTION tfm_rollback(alias text DEFAULT 'default') RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_rollback' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION tfm_rollback(text) IS 'point an alias back at the model it deployed before the current one';
+CREATE FUNCTION tfm_undeploy(alias text) RETURNS void
+AS 'MODULE_PATHNAME', 'tfm_undeploy' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION tfm_undeploy(text) IS 'drop an alias (its history stays in tfm.alias_history)';
+COMMENT ON FUNCTION tfm_classify(text) IS 'the most likely label of a text, by the model deployed as ''default''';

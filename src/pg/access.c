@@ -175,6 +175,7 @@ tfm_check_tokenizer_use(const char *name)
 				found,
 				isnull;
 
+	tfm_check_name("tokenizer", name);
 	tfm_spi_connect_owner(&s);
 	if (SPI_execute_with_args("SELECT tfm.may_use_tokenizer(id, $2) FROM tfm.tokenizers WHERE name = $1",
 							  2, types, args, NULL, true, 1) != SPI_OK_SELECT)

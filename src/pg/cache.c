@@ -172,13 +172,22 @@ tfm_cache_put(const TfmModelRow *row, tfm_model *m)
 	stamp(e);
 }
 
+/* the alias last resolved, valid for the statement that resolved it */
+static char alias_name[TFM_NAME_MAX + 1];
+static char alias_model[TFM_NAME_MAX + 1];
+static TfmStamp alias_stamp;
+
 static tfm_model *
 cache_lookup(const char *name, const TfmModelRow **rowp)
 {
-	CacheEntry *e = find(name);
+	CacheEntry *e;
 	TfmModelRow row;
 	tfm_model  *m;
 	TfmGuard   *guard;
+
+	if (tfm_stamp_is_now(&alias_stamp) && strcmp(name, alias_name) == 0)
+		name = alias_model;
+	e = find(name);
 
 	if (e && stamped_now(e))
 	{
@@ -196,6 +205,14 @@ cache_lookup(const char *name, const TfmModelRow **rowp)
 	}
 	/* before any work on the model's behalf (loading, writing a shared copy) */
 	tfm_check_model_privilege(&row, TFM_PRIV_USE);
+	/* name may be an alias: entries are kept under the model's own name */
+	if (strcmp(name, row.name) != 0)
+	{
+		strlcpy(alias_name, name, sizeof(alias_name));
+		strlcpy(alias_model, row.name, sizeof(alias_model));
+		tfm_stamp_now(&alias_stamp);
+		e = find(row.name);
+	}
 	if (e && e->row.id == row.id && e->row.version == row.version)
 	{
 		/* grants and the precision change without a new version */
@@ -212,7 +229,9 @@ cache_lookup(const char *name, const TfmModelRow **rowp)
 	guard = tfm_guard_model(m);
 	tfm_cache_put(&row, m);
 	tfm_guard_release(guard);
-	e = find(name);
+	e = find(row.name);
+	if (e == NULL || e->model != m)
+		elog(ERROR, "model \"%s\" is missing from the cache just after loading", row.name);
 	*rowp = &e->row;
 	return m;
 }
@@ -256,6 +275,7 @@ tfm_cache_take(const char *name, TfmModelRow *row)
 	tfm_check_writable("train", name);
 	tfm_catalog_lookup(name, row, false);
 	tfm_check_model_privilege(row, TFM_PRIV_TRAIN);
+	e = find(row->name);		/* name may be an alias */
 	/* a model over the shared read-only weights is not trained in place */
 	if (e && e->row.id == row->id && e->row.version == row->version &&
 		e->model->release_params == NULL)
@@ -281,31 +301,32 @@ tfm_cache_forget(const char *name)
 		evict(e);
 }
 
+/*
+ * The alias that calls without a model name use ('default'), checked to
+ * exist once per statement.
+ */
 const char *
-tfm_deployed_model(const char *task)
+tfm_default_alias(void)
 {
-	static char name[NAMEDATALEN * 2];
-	static char for_task[16];
 	static TfmStamp checked;
 	Oid			types[1] = {TEXTOID};
-	Datum		args[1];
+	Datum		args[1] = {CStringGetTextDatum(TFM_DEFAULT_ALIAS)};
 	TfmAsOwner	as;
+	bool		found;
 
-	if (tfm_stamp_is_now(&checked) && strcmp(for_task, task) == 0)
-		return name;
-	args[0] = CStringGetTextDatum(task);
+	if (tfm_stamp_is_now(&checked))
+		return TFM_DEFAULT_ALIAS;
 	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("SELECT model FROM tfm.deployed WHERE task = $1", 1, types, args,
+	if (SPI_execute_with_args("SELECT 1 FROM tfm.aliases WHERE name = $1", 1, types, args,
 							  NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read tfm.deployed");
-	if (SPI_processed == 0)
+		elog(ERROR, "cannot read tfm.aliases");
+	found = SPI_processed > 0;
+	tfm_spi_finish_owner(&as);
+	if (!found)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("no %s model is deployed", task),
-				 errhint("Deploy one with tfm_deploy(model).")));
-	strlcpy(name, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1), sizeof(name));
-	tfm_spi_finish_owner(&as);
-	strlcpy(for_task, task, sizeof(for_task));
+				 errmsg("no model is deployed as \"%s\"", TFM_DEFAULT_ALIAS),
+				 errhint("Deploy one with tfm_deploy(model) (the database owner's alias), or name the model.")));
 	tfm_stamp_now(&checked);
-	return name;
+	return TFM_DEFAULT_ALIAS;
 }

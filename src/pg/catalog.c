@@ -132,8 +132,11 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"WHEN config->>'cls_pre' = 'relu' THEN 2 ELSE -1 END, "
 		"config->>'precision', "
 		"(config->>'arch' = 'llama')::int, coalesce((config->>'kv_heads')::int, 0), "
-		"coalesce((config->>'rope_theta')::real, 0) "
-		"FROM tfm.models WHERE name = $1";
+		"coalesce((config->>'rope_theta')::real, 0), name "
+		/* a model of that name, else the model an alias of that name deploys */
+		"FROM tfm.models WHERE name = $1 "
+		"OR id = (SELECT model_id FROM tfm.aliases WHERE name = $1) "
+		"ORDER BY name = $1 DESC LIMIT 1";
 	MemoryContext cxt = CurrentMemoryContext;
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
@@ -144,6 +147,7 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	TfmAsOwner	as;
 
 	memset(row, 0, sizeof(*row));
+	tfm_check_name("model", name);
 	args[0] = CStringGetTextDatum(name);
 	tfm_spi_connect_owner(&as);
 	if (SPI_execute_with_args(sql, 1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
@@ -162,7 +166,19 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	row->id = DatumGetInt32(SPI_getbinval(tup, td, 1, &isnull));
 	row->version = DatumGetInt64(SPI_getbinval(tup, td, 2, &isnull));
 	row->steps = DatumGetInt64(SPI_getbinval(tup, td, 3, &isnull));
-	strlcpy(row->name, name, sizeof(row->name));
+	{
+		/* the model's own name, which an alias resolves to; checked at its creation */
+		char	   *own = copy_text(tup, td, 41, cxt);
+
+		if (strlen(own) > TFM_NAME_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_NAME_TOO_LONG),
+					 errmsg("model name \"%s\" in tfm.models is longer than %d bytes",
+							own, TFM_NAME_MAX),
+					 errhint("Rename it with tfm_rename_model.")));
+		strlcpy(row->name, own, sizeof(row->name));
+		name = row->name;
+	}
 	{
 		char	   *task = copy_text(tup, td, 4, cxt);
 

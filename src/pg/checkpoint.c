@@ -485,8 +485,9 @@ tfm_checkpoint_write(TrainRun *run, bool epoch_end)
 }
 
 void
-tfm_checkpoint_resume(TrainRun *run, bool query_given)
+tfm_checkpoint_resume(TrainRun *run, const char *query)
 {
+	bool		query_given = query != NULL;
 	Oid			types[1] = {INT4OID};
 	Datum		args[1] = {Int32GetDatum(run->row.id)};
 	MemoryContext cxt = CurrentMemoryContext;
@@ -536,6 +537,14 @@ tfm_checkpoint_resume(TrainRun *run, bool query_given)
 		run->started = DatumGetTimestampTz(SPI_getbinval(tup, td, 2, &isnull));
 		run->query = MemoryContextStrdup(run->cxt,
 										 TextDatumGetCString(SPI_getbinval(tup, td, 3, &isnull)));
+		/* before anything runs: a query given must be the run's own, to the byte */
+		if (query_given && strcmp(query, run->query) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the query differs from the one of model \"%s\"'s interrupted run",
+							run->row.name),
+					 errdetail("The interrupted run read: %s", run->query),
+					 errhint("Resume with the same query, or with query => NULL.")));
 		old = MemoryContextSwitchTo(cxt);
 		state = DatumGetByteaPCopy(SPI_getbinval(tup, td, 4, &isnull));
 		MemoryContextSwitchTo(old);

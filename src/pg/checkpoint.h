@@ -28,8 +28,11 @@ void		tfm_checkpoint_delete(const TfmModelRow *row);
  * Restore the interrupted run of run->row's model: options, query, state,
  * optimizer moments and the validation set; the reader is left open at the
  * row after the last one consumed (or closed at an epoch's start).
- * Errors (55000) if there is none, or the model was saved since.
+ * Errors (55000) if there is none, or the model was saved since.  query is
+ * the caller's, or NULL to run the stored one: before anything runs, a query
+ * given must equal the stored one, and only the role that started the run
+ * may resume it without one (42501).
  */
-void		tfm_checkpoint_resume(TrainRun *run, bool query_given);
+void		tfm_checkpoint_resume(TrainRun *run, const char *query);
 
 #endif							/* TFM_CHECKPOINT_H */

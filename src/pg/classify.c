@@ -2,8 +2,8 @@
  * classify.c — inference with classifiers: tfm_classify (the most likely
  * label; a text[] form runs many rows through batched forward passes),
  * tfm_predict_proba (every label's probability), tfm_embed (the pooled
- * representation), and tfm_deploy, which names the classifier that
- * tfm_classify(text) uses.  Models come from the per-backend cache: loaded
+ * representation), and tfm_classify(text), which asks the model deployed
+ * as 'default' (deploy.c).  Models come from the per-backend cache: loaded
  * once per backend and version.
  */
 #include "postgres.h"
@@ -168,7 +168,7 @@ Datum
 tfm_classify_deployed(PG_FUNCTION_ARGS)
 {
 	const TfmModelRow *row;
-	float	   *p = one(fcinfo, tfm_deployed_model("classify"), 0, &row, NULL);
+	float	   *p = one(fcinfo, tfm_default_alias(), 0, &row, NULL);
 
 	PG_RETURN_TEXT_P(cstring_to_text(row->labels[argmax(p, row->n_labels)]));
 }
@@ -303,28 +303,4 @@ tfm_embed(PG_FUNCTION_ARGS)
 	for (int i = 0; i < d; i++)
 		out[i] = Float4GetDatum(pooled[i]);
 	PG_RETURN_ARRAYTYPE_P(construct_array(out, d, FLOAT4OID, 4, true, TYPALIGN_INT));
-}
-
-PG_FUNCTION_INFO_V1(tfm_deploy);
-Datum
-tfm_deploy(PG_FUNCTION_ARGS)
-{
-	TfmAsOwner	as;
-	char	   *name = tfm_text_arg(fcinfo, 0, "model");
-	TfmModelRow row;
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		args[2];
-
-	tfm_check_writable("deploy", name);
-	tfm_catalog_lookup(name, &row, false);
-	tfm_check_model_privilege(&row, TFM_PRIV_TRAIN);
-	args[0] = CStringGetTextDatum(row.task);
-	args[1] = CStringGetTextDatum(name);
-	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("INSERT INTO tfm.deployed (task, model) VALUES ($1, $2) "
-							  "ON CONFLICT (task) DO UPDATE SET model = EXCLUDED.model",
-							  2, types, args, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "cannot write tfm.deployed");
-	tfm_spi_finish_owner(&as);
-	PG_RETURN_TEXT_P(cstring_to_text(psprintf("model \"%s\" is the deployed %s model", name, row.task)));
 }

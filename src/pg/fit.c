@@ -163,13 +163,8 @@ tfm_fit(PG_FUNCTION_ARGS)
 	tfm_run_take_model(run, model);
 	if (resume)
 	{
-		tfm_checkpoint_resume(run, query != NULL);
-		if (query != NULL && strcmp(query, run->query) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("the query differs from the one of model \"%s\"'s interrupted run", model),
-					 errdetail("The interrupted run read: %s", run->query),
-					 errhint("Resume with the same query, or with query => NULL.")));
+		/* compares the query and the starting role before running anything */
+		tfm_checkpoint_resume(run, query);
 		/* a resumed run keeps its precision: another one is an error, NULL takes it */
 		if (PG_NARGS() > A_PRECISION && !PG_ARGISNULL(A_PRECISION) &&
 			tfm_train_precision_arg(fcinfo, A_PRECISION) != run->tr.o.precision)

@@ -1,12 +1,14 @@
 /*
  * grant_sql.c — tfm_grant, tfm_revoke and tfm_rename_model: the owner's
- * rights over a model or tokenizer (see access.c for the rules).
+ * rights over a model, tokenizer or deployment alias (see access.c for the
+ * rules, deploy.c for aliases).
  *
  *   tfm_grant(object, grantee, privilege DEFAULT 'use', object_type DEFAULT NULL)
  *   tfm_revoke(object, grantee, privilege DEFAULT 'use', object_type DEFAULT NULL)
  *
- * object names a model, else a tokenizer (object_type 'model' or
- * 'tokenizer' says which when a model and a tokenizer share a name);
+ * object names a model, else a tokenizer, else an alias (object_type
+ * 'model', 'tokenizer' or 'alias' says which when names are shared; an
+ * alias takes only train);
  * grantee is a role name or PUBLIC.  Revoking use also revokes train (train
  * implies use); revoking what was never granted is an error.
  */
@@ -32,27 +34,31 @@ typedef struct TfmObject
 static bool
 find_object(const char *name, const char *type, TfmObject *o, bool missing_ok)
 {
-	static const char *tables[2] = {"tfm.models", "tfm.tokenizers"};
-	static const char *kinds[2] = {"model", "tokenizer"};
+	static const char *tables[3] = {"tfm.models", "tfm.tokenizers", "tfm.aliases"};
+	static const char *kinds[3] = {"model", "tokenizer", "alias"};
+	/* an alias has no use grants: using it takes use on its model */
+	static const char *columns[3] = {"acl_use", "acl_use", "'{}'::regrole[]"};
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(name)};
 	MemoryContext cxt = CurrentMemoryContext;
 	bool		found = false;
 	TfmAsOwner	as;
 
-	if (type && strcmp(type, "model") != 0 && strcmp(type, "tokenizer") != 0)
+	if (type && strcmp(type, "model") != 0 && strcmp(type, "tokenizer") != 0 &&
+		strcmp(type, "alias") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("object_type must be \"model\" or \"tokenizer\", not \"%s\"", type)));
+				 errmsg("object_type must be \"model\", \"tokenizer\" or \"alias\", not \"%s\"", type)));
+	tfm_check_name(type ? type : "object", name);
 	tfm_spi_connect_owner(&as);
-	for (int k = 0; k < 2 && !found; k++)
+	for (int k = 0; k < 3 && !found; k++)
 	{
 		bool		isnull;
 
 		if (type && strcmp(type, kinds[k]) != 0)
 			continue;
-		if (SPI_execute_with_args(psprintf("SELECT id, owner, acl_use, acl_train FROM %s WHERE name = $1",
-										   tables[k]),
+		if (SPI_execute_with_args(psprintf("SELECT id, owner, %s, acl_train FROM %s WHERE name = $1",
+										   columns[k], tables[k]),
 								  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "cannot read %s", tables[k]);
 		if (SPI_processed == 1)
@@ -69,7 +75,7 @@ find_object(const char *name, const char *type, TfmObject *o, bool missing_ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 type ? errmsg("%s \"%s\" does not exist", type, name) :
-				 errmsg("no model or tokenizer is called \"%s\"", name)));
+				 errmsg("no model, tokenizer or alias is called \"%s\"", name)));
 	return found;
 }
 
@@ -143,6 +149,11 @@ change(FunctionCallInfo fcinfo, bool grant)
 
 	find_object(name, type, &o, false);
 	check_owner(&o, name);
+	if (strcmp(o.kind, "alias") == 0 && priv == TFM_PRIV_USE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_GRANT_OPERATION),
+				 errmsg("an alias takes only the train privilege (to redeploy or roll it back)"),
+				 errdetail("Using a model through an alias needs use on the model itself.")));
 	args[0] = Int32GetDatum(o.id);
 	args[1] = ObjectIdGetDatum(grantee);
 	if (grant)
@@ -198,10 +209,7 @@ tfm_rename_model(PG_FUNCTION_ARGS)
 	TfmObject	o;
 	TfmAsOwner	as;
 
-	if (new_name[0] == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a model name must not be empty")));
+	tfm_check_new_model_name(new_name);
 	tfm_check_writable("rename", name);
 	find_object(name, "model", &o, false);
 	check_owner(&o, name);

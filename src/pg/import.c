@@ -53,10 +53,7 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeight
 	char	   *json;
 
 	tfm_check_writable("import", name);
-	if (name[0] == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a model name must not be empty")));
+	tfm_check_new_model_name(name);
 	if (tfm_catalog_lookup(name, &row, true))
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),

@@ -146,10 +146,7 @@ tfm_create_model(PG_FUNCTION_ARGS)
 
 	tfm_check_writable("create", name);
 
-	if (name[0] == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a model name must not be empty")));
+	tfm_check_new_model_name(name);
 	task = tfm_task_from_name(task_name);
 	tfm_config_defaults(&c, task);
 
@@ -362,10 +359,7 @@ tfm_copy_model(PG_FUNCTION_ARGS)
 	ObjectIdGetDatum(GetUserId())};
 	bool		isnull;
 
-	if (target[0] == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a model name must not be empty")));
+	tfm_check_new_model_name(target);
 	tfm_check_writable("copy", source);
 	tfm_catalog_lookup(source, &row, false);
 	tfm_check_model_privilege(&row, TFM_PRIV_USE);

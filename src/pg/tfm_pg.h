@@ -23,6 +23,16 @@ extern int	tfm_train_chunk_rows;
 /* initialise BLIS on first use and apply tfm.threads; call before any compute */
 void		tfm_backend_ready(void);
 
+/* ---- names (names.c) ---- */
+/* the longest name of a model, tokenizer or alias, in bytes */
+#define TFM_NAME_MAX 127
+/* a name to look up: too long is 42622 (name_too_long) */
+void		tfm_check_name(const char *kind, const char *name);
+/* a name for something new: not empty, not too long */
+void		tfm_check_new_name(const char *kind, const char *name);
+/* the same for a model, which must not take an alias's name either */
+void		tfm_check_new_model_name(const char *name);
+
 /* ---- privileges and the catalog's owner (access.c) ---- */
 typedef enum TfmPriv
 {
@@ -74,7 +84,7 @@ typedef struct TfmModelRow
 	int32		id;
 	int64		version;
 	int64		steps;
-	char		name[NAMEDATALEN * 2];
+	char		name[TFM_NAME_MAX + 1];	/* the model's own name (not an alias) */
 	char		task[16];
 	char	   *tokenizer;		/* NULL if none */
 	char	   *target_tokenizer;
@@ -150,8 +160,11 @@ tfm_model  *tfm_cache_take(const char *name, TfmModelRow *row);
 /* hand a model (and its row, copied) to the cache */
 void		tfm_cache_put(const TfmModelRow *row, tfm_model *m);
 void		tfm_cache_forget(const char *name);
-/* the model deployed for a task (read once per statement); errors if none */
-const char *tfm_deployed_model(const char *task);
+/* the alias tfm_classify(text) resolves; errors if nothing is deployed as it */
+#define TFM_DEFAULT_ALIAS "default"
+const char *tfm_default_alias(void);
+/* errors if an alias has this name (models and aliases share one namespace; deploy.c) */
+void		tfm_check_not_alias(const char *name);
 
 /* ---- core objects owned by a memory context (guard.c) ---- */
 /* free m when the current memory context is reset or deleted, unless released */

@@ -136,10 +136,7 @@ tokenizer_exists(const char *name, bool read_only)
 static void
 check_new_name(const char *name, bool read_only)
 {
-	if (name[0] == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a tokenizer name must not be empty")));
+	tfm_check_new_name("tokenizer", name);
 	if (tokenizer_exists(name, read_only))
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
@@ -397,6 +394,7 @@ tok_get(const char *name)
 	bool		may_use = false;
 	bool		isnull;
 
+	tfm_check_name("tokenizer", name);
 	for (int i = 0; i < TFM_TOK_CACHE_MAX; i++)
 		if (tok_cache[i].used && strcmp(tok_cache[i].name, name) == 0)
 			e = &tok_cache[i];
