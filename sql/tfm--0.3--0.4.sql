@@ -119,3 +119,35 @@ CREATE FUNCTION tfm_undeploy(alias text) RETURNS void
 AS 'MODULE_PATHNAME', 'tfm_undeploy' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION tfm_undeploy(text) IS 'drop an alias (its history stays in tfm.alias_history)';
 COMMENT ON FUNCTION tfm_classify(text) IS 'the most likely label of a text, by the model deployed as ''default''';
+
+-- ---------------------------------------------------------------------------
+-- roles: DROP ROLE cannot see tfm's owners and grantees (role OIDs in rows).
+-- tfm_reassign_owned and tfm_drop_owned do for tfm's objects what REASSIGN
+-- OWNED and DROP OWNED do for PostgreSQL's (run them before DROP ROLE);
+-- tfm.orphaned lists what a dropped role left behind.
+
+CREATE FUNCTION tfm_reassign_owned(old_role text, new_role text) RETURNS bigint
+AS 'MODULE_PATHNAME', 'tfm_reassign_owned' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL gets an error
+COMMENT ON FUNCTION tfm_reassign_owned(text, text) IS
+  'the models, tokenizers and aliases of old_role (a role name, or the OID of a dropped role: superuser) now belong to new_role';
+CREATE FUNCTION tfm_drop_owned(role text) RETURNS bigint
+AS 'MODULE_PATHNAME', 'tfm_drop_owned' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION tfm_drop_owned(text) IS
+  'drop the models, tokenizers (unless other roles'' models use them) and aliases of a role, and remove every grant to it';
+
+CREATE VIEW tfm.orphaned AS
+SELECT kind, name, role::oid AS role, what FROM (
+    SELECT 'model' AS kind, name, owner AS role, 'owner' AS what FROM tfm.models
+    UNION ALL SELECT 'model', name, unnest(acl_use), 'use' FROM tfm.models
+    UNION ALL SELECT 'model', name, unnest(acl_train), 'train' FROM tfm.models
+    UNION ALL SELECT 'tokenizer', name, owner, 'owner' FROM tfm.tokenizers
+    UNION ALL SELECT 'tokenizer', name, unnest(acl_use), 'use' FROM tfm.tokenizers
+    UNION ALL SELECT 'tokenizer', name, unnest(acl_train), 'train' FROM tfm.tokenizers
+    UNION ALL SELECT 'alias', name, owner, 'owner' FROM tfm.aliases
+    UNION ALL SELECT 'alias', name, unnest(acl_train), 'train' FROM tfm.aliases
+) o
+WHERE role::oid <> 0 AND NOT EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.oid = o.role::oid)
+ORDER BY kind, name, what;
+COMMENT ON VIEW tfm.orphaned IS
+  'owners and grantees of tfm objects that are no longer roles (dropped without tfm_reassign_owned or tfm_drop_owned)';
+GRANT SELECT ON tfm.orphaned TO PUBLIC;

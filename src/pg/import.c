@@ -249,6 +249,7 @@ tfm_tokenizer_import_json(PG_FUNCTION_ARGS)
 	char	   *name = tfm_text_arg(fcinfo, 0, "name");
 	int32		sp[TFM_TOK_N_SPECIALS];
 
+	tfm_check_new_name("tokenizer", name);
 	TFM_ARG_NOT_NULL(1, "tokenizer");
 	tfm_check_writable("import", name);
 	tfm_hf_import_tokenizer(name, PG_GETARG_JSONB_P(1), TFM_MAX_VOCAB, sp);

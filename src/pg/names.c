@@ -35,7 +35,7 @@ tfm_check_new_name(const char *kind, const char *name)
 	if (name[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a %s name must not be empty", kind)));
+				 errmsg("%s %s name must not be empty", strchr("aeiou", kind[0]) ? "an" : "a", kind)));
 	tfm_check_name(kind, name);
 }
 

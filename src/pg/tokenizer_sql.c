@@ -979,6 +979,7 @@ tfm_tokenizer_import(PG_FUNCTION_ARGS)
 	TokOwner   *own = tok_owner(CurrentMemoryContext);
 	tfm_tok_err err;
 
+	tfm_check_new_name("tokenizer", name);
 	TFM_ARG_NOT_NULL(2, "vocab");
 	TFM_ARG_NOT_NULL(3, "merges");
 	vocab = PG_GETARG_TEXT_PP(2);
