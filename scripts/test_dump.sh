@@ -40,10 +40,13 @@ SELECT tfm_create_model('dump_clf', 'classify', 'dump_bpe', labels => ARRAY['neg
 SELECT count(*) FROM tfm_train('dump_clf', 'SELECT review, label FROM reviews', epochs => 2, batch_size => 16);
 SELECT tfm_create_model('dump_lm', 'lm', 'dump_chars', d_model => 32, heads => 2, layers => 1, max_len => 32);
 SELECT count(*) FROM tfm_train('dump_lm', 'SELECT review FROM reviews', epochs => 1, batch_size => 8);
-SELECT tfm_deploy('dump_clf');
+SELECT tfm_deploy('dump_lm', 'dump_live');
+SELECT tfm_deploy('dump_clf', 'dump_live');
+SELECT tfm_grant('dump_live', 'tfm_d_reader', 'train');
 SELECT tfm_grant('dump_clf', 'tfm_d_reader');
 SELECT tfm_grant('dump_bpe', 'PUBLIC');
 RESET ROLE;
+SELECT tfm_deploy('dump_clf');
 SQL
 
 # what must survive: catalog rows (ids are renumbered by nothing: the
@@ -65,6 +68,11 @@ SELECT 'tensors', m.name, count(*), sum(array_length(t.data, 1)),
 SELECT 'history', m.name, h.epoch, h.steps, h.train_loss, h.val_loss, h.val_accuracy
   FROM tfm.history h JOIN tfm.models m ON m.id = h.model_id ORDER BY m.name, h.run_started, h.epoch;
 SELECT 'deployed', task, model FROM tfm.deployed ORDER BY task;
+SELECT 'aliases', alias, model, owner, train_granted, deployed_by, action FROM tfm.deployments;
+SELECT 'alias_history', id, alias, model_id, model, previous, action, by_role FROM tfm.alias_history ORDER BY id;
+BEGIN;
+SELECT 'rollback', tfm_rollback('dump_live');
+ROLLBACK;
 SELECT 'sequence', nextval('tfm.version_seq') > (SELECT max(version) FROM tfm.models);
 SELECT 'classify', md5(string_agg(tfm_classify(review), ',' ORDER BY review)) FROM reviews;
 SELECT 'proba', md5(string_agg(p.label || p.probability::text, ',' ORDER BY r.review, p.label))
