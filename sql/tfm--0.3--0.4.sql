@@ -151,3 +151,13 @@ ORDER BY kind, name, what;
 COMMENT ON VIEW tfm.orphaned IS
   'owners and grantees of tfm objects that are no longer roles (dropped without tfm_reassign_owned or tfm_drop_owned)';
 GRANT SELECT ON tfm.orphaned TO PUBLIC;
+
+-- ---------------------------------------------------------------------------
+-- tfm.work_mem bounds the memory of a call's batches; this is what a pass
+-- of a shape needs of it (the size its error names)
+CREATE FUNCTION tfm_workspace_bytes(model text, batch integer, length integer,
+                                    target_length integer DEFAULT 0, training boolean DEFAULT false)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'tfm_workspace_bytes' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_workspace_bytes(text, integer, integer, integer, boolean) IS
+  'bytes of tfm.work_mem a pass of batch rows of length tokens (seq2seq: and target_length) needs';

@@ -46,4 +46,8 @@ int			tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 							int (*cancel) (void *), void *cancel_arg);
 void		tfm_hyps_free(tfm_hyp *h, int n);
 
+/* bytes tfm_beam_search allocates for B sources of Ts tokens (an upper bound) */
+size_t		tfm_beam_bytes(const tfm_config *c, int B, int Ts, const tfm_beam_opts *o,
+						   bool lowp, int threads);
+
 #endif							/* TFM_BEAM_H */

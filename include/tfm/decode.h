@@ -25,6 +25,14 @@ typedef struct tfm_decoder tfm_decoder;
 
 /* B sequences of up to cap positions, fed at most nmax tokens at a time */
 tfm_decoder *tfm_decoder_create(tfm_model *m, int B, int cap, int nmax);
+
+/*
+ * Bytes a decoder of (B, cap, nmax) allocates over its life (an upper
+ * bound), with the model workspace its feeds reserve; Ts: the source length
+ * of a seq2seq decoder's encode; lowp: the model runs at bf16/int8.
+ */
+size_t		tfm_decoder_bytes(const tfm_config *c, int B, int cap, int nmax, int Ts,
+							  bool lowp, int threads);
 void		tfm_decoder_free(tfm_decoder *d);
 /* forget every position (keeps the encoder's output) */
 void		tfm_decoder_reset(tfm_decoder *d);

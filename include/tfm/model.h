@@ -236,6 +236,13 @@ typedef struct tfm_model
 	tfm_weights w;
 	tfm_weights g;
 	tfm_workspace *ws;
+	/*
+	 * A workspace grown for a new batch shape covers the old shapes too
+	 * unless that union would take more than ws_limit bytes (0: no limit);
+	 * then it fits the new shape alone.  A host sets it to the limit it
+	 * checks tfm_model_workspace_bytes against.
+	 */
+	size_t		ws_limit;
 	/* outputs of the last forward pass */
 	float	   *logits;			/* classify (B, C); lm (B·T, V); seq2seq (B·Tt, V) */
 	float	   *pooled;			/* classify (B, d) */
@@ -272,9 +279,18 @@ tfm_model  *tfm_model_create_borrowed(const tfm_config *cfg, float *params,
 									  void (*release) (float *params, void *arg), void *arg);
 void		tfm_model_init(tfm_model *m, uint64_t seed);
 const tfm_param_info *tfm_model_find(const tfm_model *m, const char *name);
-/* bytes the workspace needs for a batch shape (an estimate before allocating) */
+/*
+ * Bytes a pass over a batch shape allocates (an upper bound, to check before
+ * allocating): the activation workspace, its sinusoid table and, with
+ * TFM_WS_LOWP, the work buffers of bf16/int8 products.  Not counted: the
+ * parameters, their gradients and the optimizer's moments (proportional to
+ * the parameters, not to the batch).  Tt: seq2seq decoder length.
+ */
+#define TFM_WS_TRAINING  1		/* backward buffers and every layer's attention weights */
+#define TFM_WS_ATTENTION 2		/* attention weights kept for tfm_model_attention */
+#define TFM_WS_LOWP      4		/* products at bf16 or int8 */
 size_t		tfm_model_workspace_bytes(const tfm_config *cfg, int B, int T, int Tt,
-									  bool training, int threads);
+									  int flags, int threads);
 
 /*
  * Forward pass; fills m->logits (and pooled / hidden / memory).  training

@@ -140,6 +140,24 @@ row_candidates(const float *z, int V, float score, int row, int w, const tfm_bea
 	return n;
 }
 
+size_t
+tfm_beam_bytes(const tfm_config *c, int B, int Ts, const tfm_beam_opts *o, bool lowp,
+			   int threads)
+{
+	const size_t K = o->beam,
+				W = 2 * (size_t) o->beam,
+				R = (size_t) B * K,
+				T = o->max_tokens,
+				V = c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ? c->tgt_vocab : c->vocab;
+
+	return tfm_decoder_bytes(c, (int) R, (int) T + 1, 1, Ts, lowp, threads) +
+		2 * sizeof(int32_t) * R * (T + 1) + 6 * sizeof(int32_t) * R + sizeof(float) * R * V +
+		sizeof(int) * B + sizeof(int) * R * W + sizeof(cand) * (R * W + K * W) +
+		(size_t) B * (sizeof(source_state) + K * sizeof(tfm_hyp)) +
+		/* finished hypotheses: up to beam per source, each up to max_tokens ids */
+		R * (sizeof(int32_t) * (T + 1) + 16);
+}
+
 /*
  * Rows of the decoder are (active source, beam) pairs: the K rows of the
  * j-th source still decoding are j·K .. j·K + K - 1.  Each step the decoder

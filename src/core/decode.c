@@ -39,6 +39,12 @@ struct tfm_decoder
 	int32_t    *pos;			/* (B · nmax) rotary positions of a feed */
 };
 
+static inline size_t
+zmax(size_t a, size_t b)
+{
+	return a > b ? a : b;
+}
+
 /* zeroed, with 16 floats of slack: BLIS may read a little past a view */
 static void *
 zalloc(size_t n)
@@ -68,6 +74,43 @@ reserve_kv_scratch(tfm_decoder *d)
 	d->kv.scratch = sc;
 	d->kv.scratch_threads = threads;
 	return true;
+}
+
+size_t
+tfm_decoder_bytes(const tfm_config *c, int B, int cap, int nmax, int Ts, bool lowp,
+				  int threads)
+{
+	const size_t L = c->dec_layers,
+				dm = c->d_model,
+				h = c->heads,
+				kvd = tfm_config_kv_dim(c),
+				b = B,
+				z = 16 * sizeof(float);	/* zalloc's slack */
+	bool		s2s = c->task == TFM_TASK_SEQ2SEQ;
+	tfm_attn_shape sh = {.Tq = nmax, .Tk = cap, .s = c->d_model / c->heads};
+	size_t		bytes,
+				kv_row = (size_t) cap * kvd * sizeof(float),
+				mem_row = (size_t) (s2s ? Ts : 0) * dm * sizeof(float);
+
+	bytes = sizeof(tfm_decoder) + L * sizeof(tfm_kv_layer) + b * cap +
+		sizeof(float) * b * h * nmax * cap +
+		sizeof(float) * tfm_attention_scratch(&sh, threads) +
+		sizeof(int) * 4 * b + sizeof(float) * b * nmax * dm + sizeof(float) * b * dm +
+		sizeof(int32_t) * (nmax + b * nmax) + 12 * z +
+		L * 2 * (sizeof(float) * b * cap * kvd + z);
+	if (c->positions == TFM_POS_SINUSOIDAL)
+		bytes += sizeof(float) * cap * dm;
+	/* tfm_decoder_select's scratch grows by doubling to at most twice a need */
+	bytes += 2 * b * zmax(zmax(kv_row, (size_t) cap), 2 * mem_row);
+	if (s2s)
+	{
+		bytes += b * mem_row + z + b * Ts + sizeof(float) * b * h * nmax * Ts +
+			L * (2 * b * mem_row + z);
+		bytes += tfm_model_workspace_bytes(c, B, Ts, nmax, lowp ? TFM_WS_LOWP : 0, threads);
+	}
+	else
+		bytes += tfm_model_workspace_bytes(c, B, nmax, 0, lowp ? TFM_WS_LOWP : 0, threads);
+	return bytes;
 }
 
 tfm_decoder *
@@ -180,7 +223,7 @@ decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat)
 	if (repeat < 1 || B % repeat != 0)
 		return -1;
 	S = B / repeat;
-	if (tfm_workspace_reserve(m, B, Ts, d->nmax, false) != 0)
+	if (tfm_workspace_reserve(m, B, Ts, d->nmax, false, false) != 0)
 		return -1;
 	free(d->mem);
 	free(d->mem_pad);
@@ -244,7 +287,7 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 
 	if (n < 1 || n > d->nmax || len + n > d->cap)
 		return -1;
-	if (tfm_workspace_reserve(m, B, s2s ? d->Ts : n, s2s ? n : 0, false) != 0 ||
+	if (tfm_workspace_reserve(m, B, s2s ? d->Ts : n, s2s ? n : 0, false, false) != 0 ||
 		!reserve_kv_scratch(d))
 		return -1;
 	ws = m->ws;

@@ -15,6 +15,7 @@
 #include "tfm/blas.h"
 #include "tfm/layers.h"
 #include "tfm/layers_llama.h"
+#include "tfm/lowp.h"
 #include "tfm/precision.h"
 #include "model_internal.h"
 
@@ -42,10 +43,14 @@ dec_len(const tfm_config *c, int T, int Tt)
 	return c->task == TFM_TASK_LM ? T : Tt;
 }
 
-/* lay out (or count) every buffer for capacity (B, T, Tt) */
+/*
+ * Lay out (or count) every buffer for capacity (B, T, Tt).  The attention
+ * weights of every layer (B·h·T² floats each) are kept only for a backward
+ * pass or for tfm_model_attention (probs); other passes need none.
+ */
 static void
 carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int Tt,
-		  bool training, int threads)
+		  bool training, bool probs, int threads)
 {
 	const size_t d = c->d_model,
 				f = c->d_ff,
@@ -68,7 +73,7 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 		a->ln1_mean = carve(cv, Ne);
 		a->ln1_rstd = carve(cv, Ne);
 		a->qkv = carve(cv, Ne * 3 * d);
-		a->probs = carve(cv, (size_t) B * h * T * T);
+		a->probs = probs ? carve(cv, (size_t) B * h * T * T) : NULL;
 		a->cat = carve(cv, Ne * d);
 		a->r1 = carve(cv, Ne * d);
 		a->x1 = carve(cv, Ne * d);
@@ -89,7 +94,7 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 		a->ln1_mean = carve(cv, Nd);
 		a->ln1_rstd = carve(cv, Nd);
 		a->qkv = carve(cv, Nd * 3 * d);
-		a->probs = carve(cv, (size_t) B * h * Td * Td);
+		a->probs = probs ? carve(cv, (size_t) B * h * Td * Td) : NULL;
 		a->cat = carve(cv, Nd * d);
 		a->r1 = carve(cv, Nd * d);
 		a->x1 = carve(cv, Nd * d);
@@ -100,7 +105,7 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 			a->lnx_rstd = carve(cv, Nd);
 			a->cq = carve(cv, Nd * d);
 			a->ckv = carve(cv, Ne * 2 * d);
-			a->cprobs = carve(cv, (size_t) B * h * Td * T);
+			a->cprobs = probs ? carve(cv, (size_t) B * h * Td * T) : NULL;
 			a->ccat = carve(cv, Nd * d);
 			a->r2 = carve(cv, Nd * d);
 			a->x2 = carve(cv, Nd * d);
@@ -155,23 +160,81 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 	}
 }
 
-size_t
-tfm_model_workspace_bytes(const tfm_config *cfg, int B, int T, int Tt,
-						  bool training, int threads)
+/* floats of the arena for a capacity */
+static size_t
+arena_floats(const tfm_config *c, int B, int T, int Tt, bool training, bool probs,
+			 int threads)
 {
 	tfm_workspace ws;
-	tfm_block_acts *enc = calloc(cfg->enc_layers + 1, sizeof(tfm_block_acts));
-	tfm_block_acts *dec = calloc(cfg->dec_layers + 1, sizeof(tfm_block_acts));
+	tfm_block_acts *enc = calloc(c->enc_layers + 1, sizeof(tfm_block_acts));
+	tfm_block_acts *dec = calloc(c->dec_layers + 1, sizeof(tfm_block_acts));
 	carver		cv = {NULL, 0};
 
 	memset(&ws, 0, sizeof(ws));
 	ws.enc = enc;
 	ws.dec = dec;
 	if (enc && dec)
-		carve_all(cfg, &ws, &cv, B, T, Tt, training, threads);
+		carve_all(c, &ws, &cv, B, T, Tt, training, probs, threads);
+	else
+		cv.off = SIZE_MAX / sizeof(float);	/* cannot count: too much */
 	free(enc);
 	free(dec);
-	return cv.off * sizeof(float);
+	return cv.off;
+}
+
+static inline size_t
+zmax(size_t a, size_t b)
+{
+	return a > b ? a : b;
+}
+
+/*
+ * The work buffers of bf16/int8 products (precision.c keeps one of each per
+ * model, grown to the largest product): inference reads an (N, in) operand,
+ * training also packs (N, in or out) operands and multiplies by them.
+ */
+static size_t
+lowp_bytes(const tfm_config *c, size_t N, bool training)
+{
+	size_t		d = c->d_model,
+				V = c->task == TFM_TASK_CLASSIFY ? (size_t) c->n_classes :
+		(c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ? (size_t) c->tgt_vocab : (size_t) c->vocab),
+				kin = zmax(d, (size_t) c->d_ff),
+				kall = zmax(zmax(kin, (size_t) tfm_config_qkv_width(c)),
+							zmax(zmax((size_t) tfm_config_ff1_width(c), 2 * d), V));
+	int			n = N > INT32_MAX / 2 ? INT32_MAX / 2 : (int) N;
+
+	if (kall > INT32_MAX / 2)
+		kall = INT32_MAX / 2;
+	if (!training)
+		return zmax(tfm_bf16_work_bytes(n, (int) kin), tfm_int8_work_bytes(n, (int) kin)) + 64;
+	return zmax(zmax(tfm_bf16_work_bytes(n, (int) kin), tfm_bf16_work_bytes(n, (int) kall)),
+				tfm_bf16_work_bytes((int) kall, n)) +
+		tfm_bf16_pack_bytes(n, (int) kall) + 128;
+}
+
+size_t
+tfm_model_workspace_bytes(const tfm_config *cfg, int B, int T, int Tt, int flags,
+						  int threads)
+{
+	bool		training = (flags & TFM_WS_TRAINING) != 0;
+	bool		probs = training || (flags & TFM_WS_ATTENTION) != 0;
+	int			Td;
+	size_t		Nmax,
+				bytes;
+
+	if (cfg->task != TFM_TASK_SEQ2SEQ)
+		Tt = 0;
+	Td = dec_len(cfg, T, Tt);
+	Nmax = (size_t) B * (T > Td ? T : Td);
+	/* 16 kB: the allocator's headers and page rounding */
+	bytes = arena_floats(cfg, B, T, Tt, training, probs, threads) * sizeof(float) + 16384;
+	bytes += sizeof(tfm_workspace) + (cfg->enc_layers + cfg->dec_layers + 2) * sizeof(tfm_block_acts);
+	if (cfg->positions == TFM_POS_SINUSOIDAL)
+		bytes += (size_t) (T > Tt ? T : Tt) * cfg->d_model * sizeof(float);
+	if (flags & TFM_WS_LOWP)
+		bytes += lowp_bytes(cfg, Nmax, training);
+	return bytes;
 }
 
 void
@@ -187,7 +250,7 @@ tfm_workspace_free(tfm_workspace *ws)
 }
 
 int
-tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training)
+tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training, bool probs)
 {
 	const tfm_config *c = &m->cfg;
 	tfm_workspace *ws = m->ws;
@@ -195,17 +258,34 @@ tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training)
 	carver		cv = {NULL, 0};
 	int			Tmax;
 
+	probs = probs || training;
 	if (ws && B <= ws->B && T <= ws->T && Tt <= ws->Tt &&
-		(!training || ws->training) && threads <= ws->threads)
+		(!training || ws->training) && (!probs || ws->probs) && threads <= ws->threads)
 		return 0;
 	if (ws)
 	{
-		/* grow to cover both the old and the new shape */
-		B = B > ws->B ? B : ws->B;
-		T = T > ws->T ? T : ws->T;
-		Tt = Tt > ws->Tt ? Tt : ws->Tt;
-		training = training || ws->training;
-		threads = threads > ws->threads ? threads : ws->threads;
+		int			uB = B > ws->B ? B : ws->B,
+					uT = T > ws->T ? T : ws->T,
+					uTt = Tt > ws->Tt ? Tt : ws->Tt,
+					uth = threads > ws->threads ? threads : ws->threads;
+		bool		utr = training || ws->training,
+					upr = probs || ws->probs;
+
+		/*
+		 * Grow to cover both the old and the new shape, unless that union
+		 * (a batch as wide as the widest and as long as the longest) is
+		 * larger than the host's limit: then fit the new shape alone.
+		 */
+		if (m->ws_limit == 0 ||
+			arena_floats(c, uB, uT, uTt, utr, upr, uth) * sizeof(float) <= m->ws_limit)
+		{
+			B = uB;
+			T = uT;
+			Tt = uTt;
+			threads = uth;
+			training = utr;
+			probs = upr;
+		}
 		free(ws->arena);
 		ws->arena = NULL;
 	}
@@ -220,32 +300,35 @@ tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training)
 		if (!ws->enc || !ws->dec)
 			return -1;
 	}
-	carve_all(c, ws, &cv, B, T, Tt, training, threads);
+	ws->B = ws->T = ws->Tt = 0;
+	ws->floats = 0;
+	carve_all(c, ws, &cv, B, T, Tt, training, probs, threads);
 	ws->arena = aligned_alloc(64, (cv.off * sizeof(float) + 63) & ~(size_t) 63);
 	if (!ws->arena)
-	{
-		ws->B = ws->T = ws->Tt = 0;
 		return -1;
-	}
 	ws->floats = cv.off;
 	cv.base = ws->arena;
 	cv.off = 0;
-	carve_all(c, ws, &cv, B, T, Tt, training, threads);
+	carve_all(c, ws, &cv, B, T, Tt, training, probs, threads);
 	ws->B = B;
 	ws->T = T;
 	ws->Tt = Tt;
 	ws->training = training;
+	ws->probs = probs;
 	ws->threads = threads;
 
 	Tmax = T > Tt ? T : Tt;
 	if (c->positions == TFM_POS_SINUSOIDAL && ws->sinus_rows < Tmax)
 	{
-		float	   *s = malloc((size_t) Tmax * c->d_model * sizeof(float));
+		float	   *s;
 
+		free(ws->sinus);
+		ws->sinus = NULL;
+		ws->sinus_rows = 0;
+		s = malloc((size_t) Tmax * c->d_model * sizeof(float));
 		if (!s)
 			return -1;
 		tfm_sinusoid_table(s, Tmax, c->d_model, 0);
-		free(ws->sinus);
 		ws->sinus = s;
 		ws->sinus_rows = Tmax;
 	}
@@ -426,7 +509,7 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
 	const float *top = NULL;
 
 	if (tfm_workspace_reserve(m, b->B, b->T, c->task == TFM_TASK_SEQ2SEQ ? b->Tt : 0,
-							  training) != 0)
+							  training, b->keep_attention) != 0)
 		return -1;
 	ws = m->ws;
 	ws->pass_training = training;

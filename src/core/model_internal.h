@@ -90,6 +90,7 @@ struct tfm_workspace
 				T,
 				Tt;				/* capacity */
 	bool		training;		/* capacity includes backward buffers */
+	bool		probs;			/* and every layer's attention weights */
 	bool		pass_training;	/* the last forward pass used dropout */
 	uint64_t	pass_key;		/* and this dropout key */
 	tfm_block_acts *enc,
@@ -131,7 +132,8 @@ struct tfm_workspace
 void		tfm_point_weights(const tfm_config *cfg, tfm_weights *w, float *base);
 int			tfm_model_alloc_grads(tfm_model *m);
 void		tfm_workspace_free(tfm_workspace *ws);
-int			tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training);
+int			tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training,
+								  bool probs);
 
 /* model_forward.c: embeddings and the encoder stack alone (decode.c) */
 void		tfm_embed_tokens(tfm_model *m, float *out, const int32_t *ids, const float *tok,

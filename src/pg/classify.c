@@ -87,6 +87,11 @@ tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int 
 
 		CHECK_FOR_INTERRUPTS();
 		B = Min(Min(TFM_INFER_BATCH, Max(1, TFM_INFER_TOKENS / T)), n - start);
+		/* fewer rows where the batch would not fit in tfm.work_mem */
+		while (B > 1 && !tfm_work_mem_fits(m, tfm_pass_bytes(m, B, T, 0, false, false)))
+			B /= 2;
+		tfm_work_mem_check(m, tfm_pass_bytes(m, B, T, 0, false, false), "running", row->name,
+						   "the length of the input");
 		buf = palloc(sizeof(int32) * B * T);
 		for (int i = 0; i < B; i++)
 		{

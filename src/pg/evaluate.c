@@ -175,7 +175,8 @@ evaluate_classify(tfm_model *m, const TfmModelRow *row, TfmReader *rd, Datum *v,
 
 /* score windows of a stream; keeps the last token to start the next window */
 static int64
-score_stream(tfm_model *m, const int32 *stream, int64 len, double *nats, int64 *tokens)
+score_stream(tfm_model *m, const char *name, const int32 *stream, int64 len, double *nats,
+			 int64 *tokens)
 {
 	int			T = m->cfg.max_len;
 	int64		pos = 0;
@@ -188,6 +189,7 @@ score_stream(tfm_model *m, const int32 *stream, int64 len, double *nats, int64 *
 
 		CHECK_FOR_INTERRUPTS();
 		tfm_batch_lm(&bb, stream, &off, 1, T);
+		tfm_batch_check(m, &bb.b, false, "evaluating", name, "the model's max_len");
 		if (tfm_model_forward(m, &bb.b, false, 0) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -200,7 +202,7 @@ score_stream(tfm_model *m, const int32 *stream, int64 len, double *nats, int64 *
 }
 
 static void
-evaluate_lm(tfm_model *m, TfmReader *rd, Datum *v, bool *nulls)
+evaluate_lm(tfm_model *m, const char *name, TfmReader *rd, Datum *v, bool *nulls)
 {
 	double		nats = 0.0;
 	int64		tokens = 0,
@@ -249,7 +251,7 @@ evaluate_lm(tfm_model *m, TfmReader *rd, Datum *v, bool *nulls)
 			bytes += ex[i].nbytes + 1;
 			rows++;
 		}
-		used = score_stream(m, stream, len, &nats, &tokens);
+		used = score_stream(m, name, stream, len, &nats, &tokens);
 		/* the unscored rest (and the last scored token) carries over */
 		MemoryContextSwitchTo(keep);
 		ncarry = len - used;
@@ -272,6 +274,7 @@ evaluate_lm(tfm_model *m, TfmReader *rd, Datum *v, bool *nulls)
 		int			cnt;
 
 		tfm_batch_lm(&bb, carry, &off, 1, (int) ncarry - 1);
+		tfm_batch_check(m, &bb.b, false, "evaluating", name, "the model's max_len");
 		if (tfm_model_forward(m, &bb.b, false, 0) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -407,6 +410,7 @@ evaluate_seq2seq(tfm_model *m, const TfmModelRow *row, const char *query, Datum 
 				ex.tgt = tgt;
 				ex.ntgt = Min(nt, m->cfg.max_len - 1);
 				tfm_batch_seq2seq(&bb, &ex, 1, &sp);
+				tfm_batch_check(m, &bb.b, false, "evaluating", row->name, "the length of the texts");
 				if (tfm_model_forward(m, &bb.b, false, 0) != 0)
 					ereport(ERROR,
 							(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -488,7 +492,7 @@ tfm_evaluate(PG_FUNCTION_ARGS)
 	if (row->cfg.task == TFM_TASK_CLASSIFY)
 		evaluate_classify(m, row, &rd, v, nulls, caller_cxt);
 	else
-		evaluate_lm(m, &rd, v, nulls);
+		evaluate_lm(m, name, &rd, v, nulls);
 	v[O_SKIPPED] = Int64GetDatum(rd.skipped_null);
 	nulls[O_SKIPPED] = false;
 	SPI_finish();

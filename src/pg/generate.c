@@ -30,6 +30,7 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
+#include "tfm/blas.h"
 #include "tfm/decode.h"
 #include "tfm/tokenizer.h"
 #include "tfm_pg.h"
@@ -249,6 +250,28 @@ generate(tfm_model *m, const TfmModelRow *row, int32 **prompts, const int *plens
 	if (c->positions == TFM_POS_SINUSOIDAL)
 		keep = Max(1, cap - c->max_len / 4);
 	hist_cap = P + o->max_tokens;
+	{
+		/* the decoder, its pass and this function's own arrays, sized first */
+		size_t		need = tfm_decoder_bytes(c, B, cap, Max(P, keep), 0,
+											 tfm_model_precision(m) != TFM_PREC_FP32,
+											 tfm_get_threads()) +
+			(size_t) B * (V * sizeof(float) + hist_cap * 5 + o->max_tokens * 8 + P * 5 +
+						  sizeof(tfm_sampler) + 8) + (size_t) V * 12;
+
+		if (B > 1 && !tfm_work_mem_fits(m, need))
+		{
+			/* prompts decoded together: in two halves, each seeded as before */
+			int			h = B / 2;
+			GenOpts		o2 = *o;
+
+			generate(m, row, prompts, plens, h, o, out);
+			o2.seed = o->seed + (uint64) h;
+			generate(m, row, prompts + h, plens + h, B - h, &o2, out + h);
+			return;
+		}
+		tfm_work_mem_check(m, need, "generating with", row->name,
+						   "max_tokens or the length of the prompt");
+	}
 	d = tfm_decoder_create(m, B, cap, Max(P, keep));
 	if (!d)
 		ereport(ERROR,
@@ -528,6 +551,10 @@ tfm_next_tokens(PG_FUNCTION_ARGS)
 	V = m->cfg.vocab;
 	k = Min(k, V);
 	ids = prompt_ids(fcinfo, 1, row, &sp, &n);
+	tfm_work_mem_check(m, tfm_decoder_bytes(&m->cfg, 1, n, n, 0,
+											tfm_model_precision(m) != TFM_PREC_FP32,
+											tfm_get_threads()) + (size_t) V * 8,
+					   "running", name, "the length of the prompt");
 	d = tfm_decoder_create(m, 1, n, n);
 	if (!d)
 		ereport(ERROR,
@@ -592,6 +619,7 @@ tfm_score(PG_FUNCTION_ARGS)
 
 		CHECK_FOR_INTERRUPTS();
 		tfm_batch_lm(&bb, ids, &off, 1, w);
+		tfm_batch_check(m, &bb.b, false, "running", name, "the model's max_len");
 		if (tfm_model_forward(m, &bb.b, false, 0) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),

@@ -103,6 +103,7 @@ _PG_init(void)
 							"the value it started with.",
 							&tfm_train_chunk_rows, 8192, 16, 1048576,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	tfm_workmem_init();
 	MarkGUCPrefixReserved("tfm");
 	tfm_tokenizer_init_hooks();
 }

@@ -20,6 +20,24 @@ extern int	tfm_threads;
 extern char *tfm_blis_arch;
 extern bool tfm_progress;
 extern int	tfm_train_chunk_rows;
+extern int	tfm_work_mem;		/* kB */
+
+/*
+ * tfm.work_mem (workmem.c): a pass's size is checked before it runs.
+ * tfm_work_mem_fits also sets the model's ws_limit (NULL: none);
+ * tfm_work_mem_check raises "<doing> model "<name>" needs a workspace of
+ * <size>" (54000) with a hint to raise tfm.work_mem or lower <lower>.
+ */
+void		tfm_workmem_init(void);
+size_t		tfm_work_mem_bytes(void);
+bool		tfm_work_mem_fits(tfm_model *m, size_t bytes);
+void		tfm_work_mem_check(tfm_model *m, size_t bytes, const char *doing, const char *name,
+							   const char *lower);
+size_t		tfm_pass_bytes(const tfm_model *m, int B, int T, int Tt, bool training,
+						   bool attention);
+void		tfm_batch_check(tfm_model *m, const tfm_batch *b, bool training, const char *doing,
+							const char *name, const char *lower);
+
 /* initialise BLIS on first use and apply tfm.threads; call before any compute */
 void		tfm_backend_ready(void);
 

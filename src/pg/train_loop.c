@@ -352,7 +352,13 @@ run_step(TrainRun *run, TfmBatchBuf *micro, int n)
 
 	CHECK_FOR_INTERRUPTS();
 	for (int i = 0; i < n; i++)
+	{
 		bs[i] = micro[i].b;
+		/* the batch's workspace is sized before anything is allocated for it */
+		tfm_batch_check(run->m, &bs[i], true, "training", run->row.name,
+						run->batch_tokens > 0 ? "batch_tokens or the sequence length" :
+						"batch_size or the sequence length");
+	}
 	st = tfm_trainer_step(&run->tr, bs, n, &loss, &count);
 	if (st == TFM_STEP_NOMEM)
 		ereport(ERROR,
@@ -611,6 +617,7 @@ validate(TrainRun *run, double *val_loss, double *val_acc)
 
 			CHECK_FOR_INTERRUPTS();
 			tfm_batch_lm(&bb, run->val_stream, &off, 1, t);
+			tfm_batch_check(m, &bb.b, false, "validating", run->row.name, "the sequence length");
 			if (tfm_model_forward(m, &bb.b, false, 0) != 0)
 				elog(ERROR, "out of memory in validation");
 			sum += tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &n);
@@ -620,17 +627,26 @@ validate(TrainRun *run, double *val_loss, double *val_acc)
 	}
 	else
 	{
-		for (int i = 0; i < run->nval; i += 64)
+		for (int i = 0, cnt = 0; i < run->nval; i += cnt)
 		{
-			int			cnt = Min(64, run->nval - i);
 			TfmBatchBuf bb;
 			int			n;
 
 			CHECK_FOR_INTERRUPTS();
-			if (c->task == TFM_TASK_CLASSIFY)
-				tfm_batch_classify(&bb, run->val + i, cnt, run->rd.sp.pad);
-			else
-				tfm_batch_seq2seq(&bb, run->val + i, cnt, &run->rd.sp);
+			cnt = Min(64, run->nval - i);
+			for (;;)
+			{
+				/* a batch too large for tfm.work_mem: fewer rows */
+				if (c->task == TFM_TASK_CLASSIFY)
+					tfm_batch_classify(&bb, run->val + i, cnt, run->rd.sp.pad);
+				else
+					tfm_batch_seq2seq(&bb, run->val + i, cnt, &run->rd.sp);
+				if (cnt == 1 || tfm_work_mem_fits(m, tfm_pass_bytes(m, bb.b.B, bb.b.T, bb.b.Tt,
+																	  false, false)))
+					break;
+				cnt /= 2;
+			}
+			tfm_batch_check(m, &bb.b, false, "validating", run->row.name, "the sequence length");
 			if (tfm_model_forward(m, &bb.b, false, 0) != 0)
 				elog(ERROR, "out of memory in validation");
 			if (c->task == TFM_TASK_CLASSIFY)

@@ -21,6 +21,7 @@
 #include "utils/tuplestore.h"
 
 #include "tfm/beam.h"
+#include "tfm/blas.h"
 #include "tfm_pg.h"
 #include "tfm_rows.h"
 #include "translate.h"
@@ -132,6 +133,23 @@ tfm_translate_sources(tfm_model *m, const TfmModelRow *row, int32 **src, const i
 					 errmsg("max_tokens must be at most %d for model \"%s\" (max_len − 1, learned positions)",
 							c->max_len - 1, row->name)));
 		bo.max_tokens = c->max_len - 1;
+	}
+	{
+		size_t		need = tfm_beam_bytes(c, n, Ts, &bo, tfm_model_precision(m) != TFM_PREC_FP32,
+										  tfm_get_threads()) + sizeof(int32) * n * Ts;
+
+		if (n > 1 && !tfm_work_mem_fits(m, need))
+		{
+			/* sources decoded together: in two halves */
+			int			h = n / 2;
+
+			pfree(buf);
+			tfm_translate_sources(m, row, src, lens, h, o, nbest, out);
+			tfm_translate_sources(m, row, src + h, lens + h, n - h, o, nbest, out + (size_t) h * nbest);
+			return;
+		}
+		tfm_work_mem_check(m, need, "translating with", row->name,
+						   "beam, max_tokens or the length of the source");
 	}
 	{
 		/* no longjmp out of the search: its own check stops it cleanly */
@@ -352,6 +370,7 @@ tfm_attention(PG_FUNCTION_ARGS)
 		b.T = n;
 		b.input = ids;
 		b.target = ids;			/* unused by the forward pass */
+		tfm_batch_check(m, &b, false, "running", name, "the length of the text");
 		if (tfm_model_forward(m, &b, false, 0) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -402,6 +421,7 @@ tfm_attention(PG_FUNCTION_ARGS)
 		b.Tt = nt + 1;
 		b.dec_input = din;
 		b.target = dtg;
+		tfm_batch_check(m, &b, false, "running", name, "the length of the texts");
 		if (tfm_model_forward(m, &b, false, 0) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),

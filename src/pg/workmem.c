@@ -1,0 +1,136 @@
+/*
+ * workmem.c — tfm.work_mem: the bound on the memory a call's batch shape
+ * chooses (activations, attention weights, decoders' caches, beams).
+ *
+ * Every pass is sized before it runs (tfm_model_workspace_bytes,
+ * tfm_decoder_bytes, tfm_beam_bytes in the core: upper bounds of what the
+ * core then allocates) and refused with SQLSTATE 54000 if the size is over
+ * the setting; callers that batch by themselves (tfm_classify over arrays,
+ * validation, tfm_translate and tfm_generate over arrays) split a batch
+ * that does not fit instead.  Parameters, gradients and the optimizer's
+ * moments are not counted: they grow with the model, not with the call.
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "fmgr.h"
+#include "utils/guc.h"
+
+#include "tfm/blas.h"
+#include "tfm_pg.h"
+
+int			tfm_work_mem = 1024 * 1024;	/* kB */
+
+void
+tfm_workmem_init(void)
+{
+	DefineCustomIntVariable("tfm.work_mem",
+							"Memory a tfm call may take for its batches: activations, attention weights, decoders' caches.",
+							"Training, inference and decoding size each pass before running it and refuse one "
+							"that needs more; calls that batch by themselves use smaller batches instead.",
+							&tfm_work_mem, 1024 * 1024, 1024, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+}
+
+size_t
+tfm_work_mem_bytes(void)
+{
+	return (size_t) tfm_work_mem * 1024;
+}
+
+/* "512 kB", "12.3 MB", "12.3 GB" */
+static char *
+pretty(size_t bytes)
+{
+	if (bytes < (size_t) 1024 * 1024)
+		return psprintf("%zu kB", (bytes + 1023) / 1024);
+	if (bytes < (size_t) 1024 * 1024 * 1024)
+		return psprintf("%.1f MB", (double) bytes / (1024.0 * 1024.0));
+	if (bytes < (size_t) 1024 * 1024 * 1024 * 1024)
+		return psprintf("%.1f GB", (double) bytes / (1024.0 * 1024.0 * 1024.0));
+	return psprintf("%.1f TB", (double) bytes / (1024.0 * 1024.0 * 1024.0 * 1024.0));
+}
+
+bool
+tfm_work_mem_fits(tfm_model *m, size_t bytes)
+{
+	if (m)
+		m->ws_limit = tfm_work_mem_bytes();
+	return bytes <= tfm_work_mem_bytes();
+}
+
+void
+tfm_work_mem_check(tfm_model *m, size_t bytes, const char *doing, const char *name,
+				   const char *lower)
+{
+	if (tfm_work_mem_fits(m, bytes))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("%s model \"%s\" needs a workspace of %s", doing, name, pretty(bytes)),
+			 errhint("Raise tfm.work_mem (now %s), or lower %s.",
+					 GetConfigOptionByName("tfm.work_mem", NULL, false), lower)));
+}
+
+static int
+ws_flags(const tfm_model *m, bool training, bool attention)
+{
+	bool		lowp = training ? tfm_model_train_precision(m) != TFM_PREC_FP32 :
+		tfm_model_precision(m) != TFM_PREC_FP32;
+
+	return (training ? TFM_WS_TRAINING : 0) | (attention ? TFM_WS_ATTENTION : 0) |
+		(lowp ? TFM_WS_LOWP : 0);
+}
+
+size_t
+tfm_pass_bytes(const tfm_model *m, int B, int T, int Tt, bool training, bool attention)
+{
+	/* the batch's own ids, targets and pad masks, besides the core's workspace */
+	return tfm_model_workspace_bytes(&m->cfg, B, T, Tt, ws_flags(m, training, attention),
+									 tfm_get_threads()) +
+		(size_t) B * (T + 2 * (size_t) Tt + 2) * sizeof(int32) * 2;
+}
+
+void
+tfm_batch_check(tfm_model *m, const tfm_batch *b, bool training, const char *doing,
+				const char *name, const char *lower)
+{
+	tfm_work_mem_check(m, tfm_pass_bytes(m, b->B, b->T, b->Tt, training, b->keep_attention),
+					   doing, name, lower);
+}
+
+/*
+ * tfm_workspace_bytes(model, batch, length, target_length, training): what
+ * a pass of that shape needs of tfm.work_mem (the figure its error names).
+ */
+PG_FUNCTION_INFO_V1(tfm_workspace_bytes);
+Datum
+tfm_workspace_bytes(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	const TfmModelRow *row;
+	tfm_model  *m;
+	int			B,
+				T,
+				Tt;
+	bool		training;
+
+	for (int i = 1; i <= 4; i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("batch, length, target_length and training must not be NULL")));
+	B = PG_GETARG_INT32(1);
+	T = PG_GETARG_INT32(2);
+	Tt = PG_GETARG_INT32(3);
+	training = PG_GETARG_BOOL(4);
+	tfm_backend_ready();
+	m = tfm_cache_get(name, &row);
+	if (B < 1 || B > 65536 || T < 1 || T > row->cfg.max_len || Tt < 0 || Tt > row->cfg.max_len)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("batch must be between 1 and 65536, length between 1 and max_len (%d), "
+						"target_length between 0 and max_len", row->cfg.max_len)));
+	PG_RETURN_INT64((int64) tfm_pass_bytes(m, B, T, Tt, training, false));
+}
