@@ -79,6 +79,18 @@ check "128-byte model name: create" \
 check "128-byte model name: classify" \
   "PERFORM tfm_classify(repeat('x', 127) || 'y', 'a text')" 42622 200
 
+# 2. memory a caller chooses: one 8,192-token row through attention (0.3
+# peaked at 828 MB on a 66k-parameter model) is refused before allocating
+psql -q -X -v ON_ERROR_STOP=1 -d "$db" -U "$role" >/dev/null <<'SQL'
+SELECT tfm_create_model('h_long', 'classify', vocab_size => 300, labels => ARRAY['a', 'b'],
+                        d_model => 32, heads => 1, layers => 1, max_len => 8192);
+SQL
+check "training on one 8,192-token row (tfm.work_mem 1GB)" \
+  "PERFORM * FROM tfm_train('h_long', 'SELECT array_fill(7, ARRAY[8192]), ''a''', batch_size => 1)" 54000 200
+check "the same, tfm.work_mem 64MB" \
+  "PERFORM * FROM tfm_train('h_long', 'SELECT array_fill(7, ARRAY[8192]), ''a''', batch_size => 1)" 54000 200 \
+  "SET tfm.work_mem = '64MB';"
+
 # MORE_CASES
 
 # nothing crashed: the same postmaster, and the bystander's session lives on
