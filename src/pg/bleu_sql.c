@@ -40,18 +40,12 @@
 
 
 /*
- * The core's BLEU polls this: a pending cancel or timeout stops it (the
- * core frees its memory and returns), then CHECK_FOR_INTERRUPTS raises the
- * error.  An interrupt that raises nothing (a barrier, a catchup) has been
- * served by then: the segment is counted again from the start.
+ * The core's BLEU polls tfm_interrupt_pending: a pending cancel or timeout
+ * stops it (the core frees its memory and returns), then
+ * CHECK_FOR_INTERRUPTS raises the error.  An interrupt that raises nothing
+ * (a barrier, a catchup) has been served by then: the segment is counted
+ * again from the start.
  */
-static int
-bleu_poll(void *arg)
-{
-	(void) arg;
-	return InterruptPending && INTERRUPTS_CAN_BE_PROCESSED();
-}
-
 int
 tfm_bleu_add_pg(int64 *stats, const char *hyp, size_t hyp_len,
 				const char *const *refs, const size_t *ref_lens, int n_refs)
@@ -59,7 +53,7 @@ tfm_bleu_add_pg(int64 *stats, const char *hyp, size_t hyp_len,
 	for (;;)
 	{
 		int			st = tfm_bleu_add_polled(stats, hyp, hyp_len, refs, ref_lens, n_refs,
-											 bleu_poll, NULL);
+											 tfm_interrupt_pending, NULL);
 
 		if (st != TFM_BLEU_ECANCELED)
 			return st;

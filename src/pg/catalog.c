@@ -268,6 +268,13 @@ tfm_poll_interrupts(void *arg)
 	CHECK_FOR_INTERRUPTS();
 }
 
+int
+tfm_interrupt_pending(void *arg)
+{
+	(void) arg;
+	return InterruptPending && INTERRUPTS_CAN_BE_PROCESSED();
+}
+
 void
 tfm_check_pass(int rc, const char *model)
 {

@@ -99,6 +99,12 @@ int64		tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps);
 /* a core model's poll hook: CHECK_FOR_INTERRUPTS between blocks */
 void		tfm_poll_interrupts(void *arg);
 /*
+ * A core poll that must return (BLEU, tokenization): nonzero when an
+ * interrupt is pending that CHECK_FOR_INTERRUPTS can serve; the caller then
+ * calls CHECK_FOR_INTERRUPTS and, if nothing was raised, starts over.
+ */
+int			tfm_interrupt_pending(void *arg);
+/*
  * A pass's result (tfm_model_forward, tfm_decoder_feed/encode): an id
  * outside the vocabulary (TFM_EBADID) or out of memory become errors.
  * model may be NULL.
