@@ -64,7 +64,9 @@ SELECT * FROM tfm_import('hi_v1', pg_temp.cfg(1, 4, 1, 8) || '{"bos_token_id": 0
                          pg_temp.st(pg_temp.spec(1, 4, 1, 8)));
 CREATE TEMP TABLE v1_rows AS SELECT ARRAY[0, 0, 0, 0, 0, 0, 0, 0]::int[] AS ids FROM generate_series(1, 3);
 SELECT loss, tokens FROM tfm_evaluate('hi_v1', 'SELECT ids FROM v1_rows');
+SET client_min_messages = warning;
 SELECT count(*) AS epochs FROM tfm_train('hi_v1', 'SELECT ids FROM v1_rows', epochs => 1);
+RESET client_min_messages;
 SELECT * FROM tfm_score('hi_v1', ARRAY[0, 1]);
 SELECT * FROM tfm_generate_tokens('hi_v1', ARRAY[0, 3], max_tokens => 1);
 -- a catalog row without them (as a 0.3 import could be) is refused at every use

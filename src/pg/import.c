@@ -96,7 +96,8 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeight
 		need = 2 * tfm_hf_map_min_values(map);
 		tfm_hf_map_free(map);
 		tfm_check_max_parameters(n_params, name);
-		if (have < need)
+		/* (a sharded checkpoint's headers were checked against its index already) */
+		if (!src->index && have < need)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s of %llu bytes cannot hold model \"%s\"", src->what,
