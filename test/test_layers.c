@@ -418,7 +418,7 @@ em_loss(void *p)
 {
 	em_ctx	   *c = p;
 
-	tfm_embedding_forward(c->out, c->ids, c->tok, c->pos, c->scale, c->B, c->T, c->d, c->pos0);
+	tfm_embedding_forward(c->out, c->ids, c->tok, 7, c->pos, c->scale, c->B, c->T, c->d, c->pos0);
 	return dot(c->out, c->R, (size_t) c->B * c->T * c->d);
 }
 
@@ -440,7 +440,7 @@ test_embedding(void)
 	c.R = randn(c.B * c.T * c.d, 1);
 	dtok = zeros(V * c.d);
 	dpos = zeros(P * c.d);
-	tfm_embedding_backward(dtok, dpos, c.R, c.ids, c.scale, c.B, c.T, c.d, c.pos0);
+	tfm_embedding_backward(dtok, dpos, c.R, c.ids, V, c.scale, c.B, c.T, c.d, c.pos0);
 	check_fd("embedding dtok", em_loss, &c, c.tok, dtok, V * c.d, 0, H, ATOL, RTOL);
 	check_fd("embedding dpos", em_loss, &c, c.pos, dpos, P * c.d, 0, H, ATOL, RTOL);
 	/* sinusoidal table: PE(pos, 2i) = sin(pos/10000^(2i/d)), PE(pos, 2i+1) = cos */

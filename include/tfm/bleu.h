@@ -64,8 +64,17 @@ typedef enum tfm_bleu_status
 	TFM_BLEU_ENOREF,			/* no usable reference for a segment */
 	TFM_BLEU_ELIMIT,			/* more than 2^32 - 2 tokens in one segment */
 	TFM_BLEU_EOVERFLOW,			/* a count would exceed INT64_MAX */
-	TFM_BLEU_ESTATS				/* not a valid statistics array */
+	TFM_BLEU_ESTATS,			/* not a valid statistics array */
+	TFM_BLEU_ECANCELED			/* the caller's poll asked to stop */
 } tfm_bleu_status;
+
+/*
+ * A host's cancel check, called every so often (between texts and every
+ * 2^16 tokens, sort steps or n-grams): nonzero stops the work, which frees
+ * its memory and returns TFM_BLEU_ECANCELED with stats unchanged.  It must
+ * return (not longjmp): the counting holds malloc'd memory.
+ */
+typedef int (*tfm_bleu_poll_fn) (void *arg);
 
 const char *tfm_bleu_status_name(int status);	/* "out of memory", ... */
 
@@ -112,6 +121,11 @@ int			tfm_bleu_count(int64_t stats[TFM_BLEU_N_STATS],
 int			tfm_bleu_add(int64_t stats[TFM_BLEU_N_STATS],
 						 const char *hyp, size_t hyp_len,
 						 const char *const *refs, const size_t *ref_lens, int n_refs);
+/* tfm_bleu_add that calls poll(arg) regularly (NULL: never) */
+int			tfm_bleu_add_polled(int64_t stats[TFM_BLEU_N_STATS],
+								const char *hyp, size_t hyp_len,
+								const char *const *refs, const size_t *ref_lens, int n_refs,
+								tfm_bleu_poll_fn poll, void *arg);
 
 /* ---- statistics ------------------------------------------------------------ */
 

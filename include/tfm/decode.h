@@ -42,15 +42,17 @@ int			tfm_decoder_len(const tfm_decoder *d);
 /*
  * seq2seq: encode src (B / repeat, Ts), padded with pad_id, once; source s
  * then serves the `repeat` consecutive rows s·repeat .. s·repeat + repeat - 1
- * (1 for one row per source, the beam width for beam search).  Returns 0, or
- * -1 (memory, or repeat not dividing B).
+ * (1 for one row per source, the beam width for beam search).  Returns 0,
+ * -1 (memory, or repeat not dividing B), or TFM_EBADID (-2) if a source id is
+ * outside the vocabulary.
  */
 int			tfm_decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat);
 
 /*
  * Append n tokens (B, n) to every sequence; is_pad (B, n) marks left padding
  * (NULL: none).  logits receives (B, V) for the last position fed.  Returns
- * 0, or -1 if the cache is full or memory is short.
+ * 0, -1 if the cache is full or memory is short, or TFM_EBADID (-2) if a
+ * token is outside the (target) vocabulary (nothing fed).
  */
 int			tfm_decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 							 int n, float *logits);

@@ -101,6 +101,12 @@ const char *tfm_hf_config(tfm_config *cfg, const tfm_hf_params *p);
 /* the expected tensors of a model of that config (malloc'd; NULL if out of memory) */
 tfm_hf_map *tfm_hf_map_create(tfm_hf_arch arch, const tfm_config *cfg);
 void		tfm_hf_map_free(tfm_hf_map *map);
+/*
+ * Values the required tensors of a checkpoint hold (buffers and a tied
+ * head not counted): at 2 bytes a value (F16, BF16) a lower bound of the
+ * weights' size, known before any model is built.
+ */
+uint64_t	tfm_hf_map_min_values(const tfm_hf_map *map);
 
 /* the entry for a checkpoint tensor name (len bytes), or NULL if unexpected */
 tfm_hf_entry *tfm_hf_match(tfm_hf_map *map, const char *name, size_t len);

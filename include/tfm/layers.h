@@ -19,13 +19,19 @@
 
 /* ---- embeddings and positions (embedding.c) ---- */
 
-/* out[b,t] = tok[ids[b,t]]·scale + pos[pos0 + t]; pos may be NULL */
-void		tfm_embedding_forward(float *out, const int32_t *ids, const float *tok,
+/*
+ * out[b,t] = tok[ids[b,t]]·scale + pos[pos0 + t]; pos may be NULL.  tok has
+ * V rows: returns 0, or -1 (out untouched) if an id is outside 0 .. V-1.
+ */
+int			tfm_embedding_forward(float *out, const int32_t *ids, const float *tok, int V,
 								  const float *pos, float scale,
 								  int B, int T, int d, int pos0);
-void		tfm_embedding_backward(float *dtok, float *dpos, const float *dout,
-								   const int32_t *ids, float scale,
+/* the gradients of the above; -1 (nothing written) if an id is outside 0 .. V-1 */
+int			tfm_embedding_backward(float *dtok, float *dpos, const float *dout,
+								   const int32_t *ids, int V, float scale,
 								   int B, int T, int d, int pos0);
+/* the first index i < n with ids[i] outside 0 .. V-1 (ignore is allowed), or -1 */
+long		tfm_ids_find_bad(const int32_t *ids, size_t n, int V, int ignore);
 /* the fixed sinusoidal table, rows pos0 .. pos0+n-1 */
 void		tfm_sinusoid_table(float *out, int n, int d, int pos0);
 
@@ -170,6 +176,8 @@ void		tfm_cls_pool_backward(float *dinp, const float *dout, int B, int T, int d)
  * ignore_index count for nothing.  Returns the SUM of the row losses and
  * stores the number of counted rows in *count.  If dlogits is not NULL it
  * receives (overwrites) grad_scale · d(sum)/d(logits) (ignored rows get 0).
+ * A target outside 0 .. V-1 (other than ignore_index) is refused before
+ * anything is read or written: NaN is returned and *count is -1.
  */
 double		tfm_cross_entropy(float *dlogits, int *count, const float *logits,
 							  const int32_t *targets, int N, int V,

@@ -253,6 +253,7 @@ typedef struct tfm_model
 	 * a parallel region, so a host can notice a cancel request within a
 	 * fraction of a step (it may leave the pass by longjmp: the passes keep
 	 * nothing but their workspace, and the optimizer step never polls).
+	 * tfm_model_init and tfm_hf_load_tensor call it too.
 	 */
 	void		(*poll) (void *arg);
 	void	   *poll_arg;
@@ -277,6 +278,7 @@ void		tfm_model_free(tfm_model *m);
  */
 tfm_model  *tfm_model_create_borrowed(const tfm_config *cfg, float *params,
 									  void (*release) (float *params, void *arg), void *arg);
+/* initial weights; calls m->poll (if set) between tensors and every 2^20 values */
 void		tfm_model_init(tfm_model *m, uint64_t seed);
 const tfm_param_info *tfm_model_find(const tfm_model *m, const char *name);
 /*
@@ -292,10 +294,15 @@ const tfm_param_info *tfm_model_find(const tfm_model *m, const char *name);
 size_t		tfm_model_workspace_bytes(const tfm_config *cfg, int B, int T, int Tt,
 									  int flags, int threads);
 
+/* a pass's failures */
+#define TFM_ENOMEM (-1)			/* memory could not be had */
+#define TFM_EBADID (-2)			/* an input id outside the vocabulary (nothing read) */
+
 /*
  * Forward pass; fills m->logits (and pooled / hidden / memory).  training
- * enables dropout with masks derived from dropout_key.  Returns 0, or -1 if
- * memory for the workspace could not be had.
+ * enables dropout with masks derived from dropout_key.  Returns 0,
+ * TFM_ENOMEM (-1) if memory for the workspace could not be had, or
+ * TFM_EBADID (-2) if an input id is not a row of its embedding.
  */
 int			tfm_model_forward(tfm_model *m, const tfm_batch *batch,
 							  bool training, uint64_t dropout_key);
@@ -304,7 +311,9 @@ int			tfm_model_forward(tfm_model *m, const tfm_batch *batch,
  * Loss of the last forward pass against the batch's targets: returns the sum
  * of per-target losses and the number of targets; with backward, also
  * accumulates grad_scale · d(sum)/d(params) into m->grads (allocating them on
- * first use).  Returns NaN if memory could not be had.
+ * first use).  Returns NaN if memory could not be had; NaN with *count -1
+ * (nothing read or written) if a target other than the pad id is outside
+ * the output vocabulary.
  */
 double		tfm_model_loss_backward(tfm_model *m, const tfm_batch *batch,
 									float label_smoothing, bool backward,

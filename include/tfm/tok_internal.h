@@ -107,6 +107,8 @@ struct tfm_tok_counter
 struct tfm_tokenizer
 {
 	tfm_tok_info   info;
+	int          (*poll)(void *arg);   /* tfm_tok_set_poll; NULL: never */
+	void          *poll_arg;
 	uint8_t       *piece_pool;     /* piece of id i: piece_pool[piece_off[i] .. piece_off[i+1]) */
 	uint64_t      *piece_off;      /* vocab_size + 1 */
 	size_t         max_piece_len;

@@ -303,6 +303,12 @@ int  tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids,
 					tfm_tokenizer *t, const char *text, size_t len,
 					uint32_t flags, size_t max_length, tfm_tok_err *err);
 
+/* A host's cancel check for tfm_tok_encode, called every 2^16 ids emitted
+ * (byte, char, word, byte-level BPE and WordPiece tokenizers): a non-zero
+ * return stops the encoding, which returns TFM_TOK_ECANCEL (it must return,
+ * not longjmp: the encoders hold malloc'd memory).  NULL: never. */
+void tfm_tok_set_poll(tfm_tokenizer *t, int (*poll)(void *arg), void *arg);
+
 #define TFM_TOK_DECODE_SPECIALS 1u   /* write specials as "<pad>" ..., else drop them
 										(and write <unk> as U+FFFD) */
 #define TFM_TOK_DECODE_REPLACE  2u   /* replace invalid UTF-8 in the result by U+FFFD

@@ -47,7 +47,8 @@ typedef enum tfm_step_status
 {
 	TFM_STEP_OK = 0,
 	TFM_STEP_NONFINITE = 1,		/* loss or gradient not finite: nothing changed */
-	TFM_STEP_NOMEM = 2
+	TFM_STEP_NOMEM = 2,
+	TFM_STEP_BADID = 3			/* an input or target id outside the vocabulary: nothing changed */
 } tfm_step_status;
 
 /* 0, -1 out of memory, -2 a precision training does not have (int8) */

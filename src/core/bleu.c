@@ -61,6 +61,8 @@ tfm_bleu_status_name(int status)
 			return "count overflow";
 		case TFM_BLEU_ESTATS:
 			return "invalid statistics";
+		case TFM_BLEU_ECANCELED:
+			return "canceled";
 	}
 	return "unknown status";
 }
@@ -423,17 +425,136 @@ split_tokens(tok_span *spans, size_t *at, const char *s, size_t n)
 	}
 }
 
-/* keys of the order-n n-grams of ids[0..len); returns how many */
-static size_t
-make_keys(ngram_key *keys, const uint32_t *ids, size_t len, int n)
+/* ---- the caller's poll ------------------------------------------------------- */
+
+#define POLL_EVERY 65536		/* units of work (tokens, bytes / 16, sort steps) */
+
+typedef struct bleu_poller
+{
+	tfm_bleu_poll_fn fn;
+	void	   *arg;
+	size_t		work;			/* since the last call */
+	int			stopped;
+} bleu_poller;
+
+/* counts work; calls the poll every POLL_EVERY units: nonzero once told to stop */
+static int
+tick(bleu_poller *pp, size_t work)
+{
+	if (pp->stopped)
+		return 1;
+	if (!pp->fn)
+		return 0;
+	pp->work += work;
+	if (pp->work >= POLL_EVERY)
+	{
+		pp->work = 0;
+		pp->stopped = pp->fn(pp->arg) != 0;
+	}
+	return pp->stopped;
+}
+
+#define SORT_RUN 32
+#define SORT_MAX_SIZE 32
+
+/*
+ * A stable merge sort that polls between runs and merges (qsort cannot be
+ * interrupted): TFM_BLEU_OK, TFM_BLEU_ECANCELED or TFM_BLEU_ENOMEM, base
+ * then in some order.  Elements are at most SORT_MAX_SIZE bytes.
+ */
+static int
+psort(void *base, size_t n, size_t size, int (*cmp) (const void *, const void *),
+	  bleu_poller *pp)
+{
+	char	   *a = base,
+			   *tmp,
+			   *src,
+			   *dst;
+	char		el[SORT_MAX_SIZE];
+
+	if (n < 2)
+		return TFM_BLEU_OK;
+	/* runs of SORT_RUN by insertion */
+	for (size_t lo = 0; lo < n; lo += SORT_RUN)
+	{
+		size_t		hi = lo + SORT_RUN < n ? lo + SORT_RUN : n;
+
+		for (size_t i = lo + 1; i < hi; i++)
+		{
+			size_t		j = i;
+
+			memcpy(el, a + i * size, size);
+			while (j > lo && cmp(a + (j - 1) * size, el) > 0)
+			{
+				memcpy(a + j * size, a + (j - 1) * size, size);
+				j--;
+			}
+			memcpy(a + j * size, el, size);
+		}
+		if (tick(pp, (hi - lo) * 4))
+			return TFM_BLEU_ECANCELED;
+	}
+	if (n <= SORT_RUN)
+		return TFM_BLEU_OK;
+	tmp = malloc(n * size);
+	if (tmp == NULL)
+		return TFM_BLEU_ENOMEM;
+	src = a;
+	dst = tmp;
+	for (size_t w = SORT_RUN; w < n; w *= 2)
+	{
+		char	   *t;
+
+		for (size_t lo = 0; lo < n; lo += 2 * w)
+		{
+			size_t		mid = lo + w < n ? lo + w : n,
+						hi = lo + 2 * w < n ? lo + 2 * w : n,
+						i = lo,
+						j = mid,
+						k = lo;
+
+			while (i < mid && j < hi)
+			{
+				/* ties take the left run: stable */
+				if (cmp(src + j * size, src + i * size) < 0)
+					memcpy(dst + (k++) * size, src + (j++) * size, size);
+				else
+					memcpy(dst + (k++) * size, src + (i++) * size, size);
+			}
+			if (i < mid)
+				memcpy(dst + k * size, src + i * size, (mid - i) * size);
+			else if (j < hi)
+				memcpy(dst + k * size, src + j * size, (hi - j) * size);
+			if (tick(pp, hi - lo))
+			{
+				free(tmp);
+				return TFM_BLEU_ECANCELED;
+			}
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * size);
+	free(tmp);
+	return TFM_BLEU_OK;
+}
+
+/* keys of the order-n n-grams of ids[0..len), sorted, in *k; a psort status */
+static int
+make_keys(ngram_key *keys, size_t *k_out, const uint32_t *ids, size_t len, int n,
+		  bleu_poller *pp)
 {
 	size_t		k = len >= (size_t) n ? len - (size_t) n + 1 : 0;
 
+	*k_out = k;
 	for (size_t i = 0; i < k; i++)
 		for (int j = 0; j < TFM_BLEU_MAX_ORDER; j++)
 			keys[i].w[j] = j < n ? ids[i + (size_t) j] : 0;
-	qsort(keys, k, sizeof(ngram_key), key_cmp);
-	return k;
+	if (tick(pp, k))
+		return TFM_BLEU_ECANCELED;
+	return psort(keys, k, sizeof(ngram_key), key_cmp, pp);
 }
 
 /* sacreBLEU's _get_closest_ref_len: the nearest length, ties to the shorter */
@@ -459,9 +580,9 @@ closest_ref_len(int64_t hyp_len, const size_t *lens, int n)
 	return best;
 }
 
-int
-tfm_bleu_count(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
-			   const char *const *refs, const size_t *ref_lens, int n_refs)
+static int
+bleu_count(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
+		   const char *const *refs, const size_t *ref_lens, int n_refs, bleu_poller *pp)
 {
 	int64_t		seg[TFM_BLEU_N_STATS] = {0};
 	size_t		lh,
@@ -520,23 +641,34 @@ tfm_bleu_count(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
 
 	/* intern: equal tokens get equal ids >= 1 */
 	split_tokens(spans, &at, hyp, hyp_len);
-	for (int r = 0; r < n_refs; r++)
+	status = tick(pp, hyp_len / 16) ? TFM_BLEU_ECANCELED : TFM_BLEU_OK;
+	for (int r = 0; r < n_refs && status == TFM_BLEU_OK; r++)
+	{
 		split_tokens(spans, &at, refs[r], ref_lens[r]);
-	qsort(spans, total, sizeof(tok_span), span_cmp);
-	for (size_t i = 0; i < total; i++)
+		if (tick(pp, ref_lens[r] / 16))
+			status = TFM_BLEU_ECANCELED;
+	}
+	if (status == TFM_BLEU_OK)
+		status = psort(spans, total, sizeof(tok_span), span_cmp, pp);
+	for (size_t i = 0; i < total && status == TFM_BLEU_OK; i++)
 	{
 		if (i == 0 || span_cmp(&spans[i - 1], &spans[i]) != 0)
 			id++;
 		ids[spans[i].pos] = id;
+		if ((i & (POLL_EVERY - 1)) == POLL_EVERY - 1 && tick(pp, POLL_EVERY))
+			status = TFM_BLEU_ECANCELED;
 	}
 
-	for (int n = 1; n <= TFM_BLEU_MAX_ORDER; n++)
+	for (int n = 1; n <= TFM_BLEU_MAX_ORDER && status == TFM_BLEU_OK; n++)
 	{
-		size_t		nh = make_keys(hkeys, ids, lh, n),
+		size_t		nh,
 					nd = 0,
 					off = lh;
 		int64_t		matches = 0;
 
+		status = make_keys(hkeys, &nh, ids, lh, n, pp);
+		if (status != TFM_BLEU_OK)
+			break;
 		seg[TFM_BLEU_TOTALS + n - 1] = (int64_t) nh;
 		if (nh == 0)
 			continue;
@@ -554,12 +686,15 @@ tfm_bleu_count(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
 			}
 		}
 		/* the largest count of each in any one reference */
-		for (int r = 0; r < n_refs; r++)
+		for (int r = 0; r < n_refs && status == TFM_BLEU_OK; r++)
 		{
-			size_t		nr = make_keys(rkeys, ids + off, lr[r], n),
+			size_t		nr,
 						i = 0,
 						j = 0;
 
+			status = make_keys(rkeys, &nr, ids + off, lr[r], n, pp);
+			if (status != TFM_BLEU_OK)
+				break;
 			off += lr[r];
 			while (i < nd && j < nr)
 			{
@@ -584,6 +719,8 @@ tfm_bleu_count(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
 				}
 			}
 		}
+		if (status != TFM_BLEU_OK)
+			break;
 		for (size_t i = 0; i < nd; i++)
 			matches += cnt[i] < maxref[i] ? cnt[i] : maxref[i];
 		seg[TFM_BLEU_MATCHES + n - 1] = matches;
@@ -593,14 +730,34 @@ tfm_bleu_count(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
 
 	free(mem);
 	free(lr);
-	status = tfm_bleu_stats_add(stats, seg);
-	return status;
+	if (status != TFM_BLEU_OK)
+		return status;
+	return tfm_bleu_stats_add(stats, seg);
+}
+
+int
+tfm_bleu_count(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
+			   const char *const *refs, const size_t *ref_lens, int n_refs)
+{
+	bleu_poller pp = {0};
+
+	return bleu_count(stats, hyp, hyp_len, refs, ref_lens, n_refs, &pp);
 }
 
 int
 tfm_bleu_add(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
 			 const char *const *refs, const size_t *ref_lens, int n_refs)
 {
+	return tfm_bleu_add_polled(stats, hyp, hyp_len, refs, ref_lens, n_refs, NULL, NULL);
+}
+
+int
+tfm_bleu_add_polled(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
+					const char *const *refs, const size_t *ref_lens, int n_refs,
+					tfm_bleu_poll_fn poll, void *arg)
+{
+	bleu_poller pp = {poll, arg, 0, 0};
+
 	size_t		nbytes,
 				hn;
 	int			usable = 0,
@@ -639,7 +796,8 @@ tfm_bleu_add(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
 
 	hn = tfm_bleu_tokenize_13a(mem, hyp, hyp_len);
 	p = mem + TFM_BLEU_TOKENIZED_MAX(hyp_len);
-	for (int r = 0; r < n_refs; r++)
+	status = tick(&pp, hyp_len / 16) ? TFM_BLEU_ECANCELED : TFM_BLEU_OK;
+	for (int r = 0; r < n_refs && status == TFM_BLEU_OK; r++)
 	{
 		if (refs[r] == NULL || ref_lens[r] == 0)
 			continue;
@@ -647,8 +805,11 @@ tfm_bleu_add(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
 		tl[k] = tfm_bleu_tokenize_13a(p, refs[r], ref_lens[r]);
 		p += TFM_BLEU_TOKENIZED_MAX(ref_lens[r]);
 		k++;
+		if (tick(&pp, ref_lens[r] / 16))
+			status = TFM_BLEU_ECANCELED;
 	}
-	status = tfm_bleu_count(stats, mem, hn, tr, tl, usable);
+	if (status == TFM_BLEU_OK)
+		status = bleu_count(stats, mem, hn, tr, tl, usable, &pp);
 	free(mem);
 	free(tr);
 	return status;

@@ -236,6 +236,8 @@ decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat)
 		return -1;
 	/* the S distinct sources once; each memory row then serves `repeat` rows */
 	top = tfm_encode_stack(m, src, S, Ts);
+	if (!top)
+		return TFM_EBADID;
 	memcpy(d->mem, top, sizeof(float) * S * row);
 	for (int l = 0; l < c->dec_layers; l++)
 	{
@@ -287,6 +289,9 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 
 	if (n < 1 || n > d->nmax || len + n > d->cap)
 		return -1;
+	/* every token is a row of the embedding: refuse the feed before any work */
+	if (tfm_ids_find_bad(tokens, (size_t) B * n, V, 0) >= 0)
+		return TFM_EBADID;
 	if (tfm_workspace_reserve(m, B, s2s ? d->Ts : n, s2s ? n : 0, false, false) != 0 ||
 		!reserve_kv_scratch(d))
 		return -1;
@@ -317,15 +322,15 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 			{
 				/* rotary: the blocks rotate queries and keys by d->pos */
 				d->ids_row[0] = row[t];
-				tfm_embedding_forward(ws->dec_x + ((size_t) b * n + t) * dm, d->ids_row, tok,
-									  NULL, 1.0f, 1, 1, dm, 0);
+				(void) tfm_embedding_forward(ws->dec_x + ((size_t) b * n + t) * dm, d->ids_row,
+											 tok, V, NULL, 1.0f, 1, 1, dm, 0);
 				continue;
 			}
 			if (c->positions == TFM_POS_LEARNED && p0 >= c->max_len)
 				return -1;		/* past the learned positions: the caller slides */
 			d->ids_row[0] = row[t];
-			tfm_embedding_forward(ws->dec_x + ((size_t) b * n + t) * dm, d->ids_row, tok,
-								  c->positions == TFM_POS_LEARNED ? pos : d->sinus,
+			(void) tfm_embedding_forward(ws->dec_x + ((size_t) b * n + t) * dm, d->ids_row, tok, V,
+										 c->positions == TFM_POS_LEARNED ? pos : d->sinus,
 								  c->scale_embeddings ? sqrtf((float) dm) : 1.0f,
 								  1, 1, dm, p0);
 		}

@@ -490,6 +490,25 @@ tfm_hf_map_create(tfm_hf_arch arch, const tfm_config *cfg)
 	return b.map;
 }
 
+uint64_t
+tfm_hf_map_min_values(const tfm_hf_map *map)
+{
+	uint64_t	n = 0;
+
+	for (int i = 0; i < map->n; i++)
+	{
+		const tfm_hf_entry *e = &map->entries[i];
+		uint64_t	v = 1;
+
+		if (!e->required || e->use == TFM_HF_BUFFER || e->use == TFM_HF_TIED)
+			continue;
+		for (int k = 0; k < e->ndim; k++)
+			v *= e->dims[k] >= 0 ? (uint64_t) e->dims[k] : 0;
+		n += v;
+	}
+	return n;
+}
+
 void
 tfm_hf_map_free(tfm_hf_map *map)
 {

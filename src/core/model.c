@@ -450,6 +450,9 @@ tfm_model_init(tfm_model *m, uint64_t seed)
 		float	   *x = m->params + p->offset;
 		float		std;
 
+		if (m->poll)
+			m->poll(m->poll_arg);
+
 		if (ends_with(p->name, ".g"))
 		{
 			for (size_t j = 0; j < p->size; j++)
@@ -472,7 +475,12 @@ tfm_model_init(tfm_model *m, uint64_t seed)
 			 ends_with(p->name, "ff2.w")))
 			std /= sqrtf(2.0f * (float) (layers > 0 ? layers : 1));
 		for (size_t j = 0; j < p->size; j++)
+		{
+			/* a host may end a long initialisation here (every 2^20 values) */
+			if (m->poll && (j & ((1u << 20) - 1)) == (1u << 20) - 1)
+				m->poll(m->poll_arg);
 			x[j] = std * tfm_rng_normal(&rng);
+		}
 	}
 }
 

@@ -385,15 +385,22 @@ stack_forward(tfm_model *m, bool decoder, const float *x, const tfm_stack_pass *
 	return x;
 }
 
-void
+/* the rows of an embedding table: the target vocabulary's, or the source's */
+static inline int
+emb_rows(const tfm_model *m, const float *tok)
+{
+	return tok == m->w.tgt_emb && m->cfg.tgt_vocab > 0 ? m->cfg.tgt_vocab : m->cfg.vocab;
+}
+
+int
 tfm_embed_tokens(tfm_model *m, float *out, const int32_t *ids, const float *tok,
 				 const float *pos, int B, int T, int pos0)
 {
 	const tfm_config *c = &m->cfg;
 	float		scale = c->scale_embeddings ? sqrtf((float) c->d_model) : 1.0f;
 
-	tfm_embedding_forward(out, ids, tok, pos ? pos : m->ws->sinus, scale,
-						  B, T, c->d_model, pos0);
+	return tfm_embedding_forward(out, ids, tok, emb_rows(m, tok), pos ? pos : m->ws->sinus,
+								 scale, B, T, c->d_model, pos0);
 }
 
 /*
@@ -401,7 +408,7 @@ tfm_embed_tokens(tfm_model *m, float *out, const int32_t *ids, const float *tok,
  * also adds token type 0 (type_emb row 0), reads positions from row
  * pos_offset on, and normalises the sum (emb_ln) before the dropout.
  */
-static void
+static int
 embed(tfm_model *m, float *out, const int32_t *ids, const float *tok,
 	  const float *pos, int B, int T, bool training, uint64_t key)
 {
@@ -412,7 +419,8 @@ embed(tfm_model *m, float *out, const int32_t *ids, const float *tok,
 	const int	d = c->d_model;
 	float	   *raw = bert && c->emb_norm ? m->ws->emb_raw : out;
 
-	tfm_embed_tokens(m, raw, ids, tok, pos, B, T, bert ? c->pos_offset : 0);
+	if (tfm_embed_tokens(m, raw, ids, tok, pos, B, T, bert ? c->pos_offset : 0) != 0)
+		return TFM_EBADID;
 	if (bert && c->type_vocab > 0)
 		for (size_t r = 0; r < N; r++)
 			for (int i = 0; i < d; i++)
@@ -423,6 +431,7 @@ embed(tfm_model *m, float *out, const int32_t *ids, const float *tok,
 								  tfm_config_ln_eps(c));
 	if (training && c->dropout > 0.0f)
 		tfm_dropout_forward(out, out, N * d, c->dropout, site_key(key, 0, SITE_EMB));
+	return 0;
 }
 
 /* the classifier's dense layer on the pooled vectors (BERT pooler & co.) */
@@ -494,7 +503,8 @@ tfm_encode_stack(tfm_model *m, const int32_t *src, int B, int Ts)
 	b.input = src;
 	passes(m, &b, false, 0, &ep, &dp);
 	pad_mask(m->ws->enc_pad, src, (size_t) B * Ts, m->cfg.pad_id);
-	embed(m, m->ws->enc_x, src, m->w.tok_emb, m->w.pos_emb, B, Ts, false, 0);
+	if (embed(m, m->ws->enc_x, src, m->w.tok_emb, m->w.pos_emb, B, Ts, false, 0) != 0)
+		return NULL;			/* an id outside the vocabulary */
 	return stack_forward(m, false, m->ws->enc_x, &ep);
 }
 
@@ -520,8 +530,9 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
 	switch (c->task)
 	{
 		case TFM_TASK_CLASSIFY:
-			embed(m, ws->enc_x, b->input, m->w.tok_emb, m->w.pos_emb, b->B, b->T,
-				  training, ep.key);
+			if (embed(m, ws->enc_x, b->input, m->w.tok_emb, m->w.pos_emb, b->B, b->T,
+					  training, ep.key) != 0)
+				return TFM_EBADID;
 			top = stack_forward(m, false, ws->enc_x, &ep);
 			if (c->pooling == TFM_POOL_CLS)
 				tfm_cls_pool_forward(ws->pooled, top, b->B, b->T, d);
@@ -533,20 +544,23 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
 			m->hidden = (float *) top;
 			break;
 		case TFM_TASK_LM:
-			embed(m, ws->dec_x, b->input, m->w.tok_emb, m->w.pos_emb, b->B, b->T,
-				  training, dp.key);
+			if (embed(m, ws->dec_x, b->input, m->w.tok_emb, m->w.pos_emb, b->B, b->T,
+					  training, dp.key) != 0)
+				return TFM_EBADID;
 			top = stack_forward(m, true, ws->dec_x, &dp);
 			m->hidden = (float *) top;
 			break;
 		case TFM_TASK_SEQ2SEQ:
-			embed(m, ws->enc_x, b->input, m->w.tok_emb, m->w.pos_emb, b->B, b->T,
-				  training, ep.key);
+			if (embed(m, ws->enc_x, b->input, m->w.tok_emb, m->w.pos_emb, b->B, b->T,
+					  training, ep.key) != 0)
+				return TFM_EBADID;
 			top = stack_forward(m, false, ws->enc_x, &ep);
 			m->memory = (float *) top;
 			dp.mem = top;
 			pad_mask(ws->dec_pad, b->dec_input, (size_t) b->B * b->Tt, c->pad_id);
-			embed(m, ws->dec_x, b->dec_input, out_embedding(m, &m->w), m->w.dec_pos_emb,
-				  b->B, b->Tt, training, dp.key);
+			if (embed(m, ws->dec_x, b->dec_input, out_embedding(m, &m->w), m->w.dec_pos_emb,
+					  b->B, b->Tt, training, dp.key) != 0)
+				return TFM_EBADID;
 			top = stack_forward(m, true, ws->dec_x, &dp);
 			m->hidden = (float *) top;
 			break;
@@ -642,6 +656,13 @@ stack_backward(tfm_model *m, bool decoder, float *one, float *two,
 	return cur;
 }
 
+/* the rows of an embedding's gradient */
+static inline int
+emb_rows_g(const tfm_model *m, const float *dtok)
+{
+	return dtok == m->g.tgt_emb && m->cfg.tgt_vocab > 0 ? m->cfg.tgt_vocab : m->cfg.vocab;
+}
+
 /* dx: gradient w.r.t. the embeddings' output (destroyed); tmp, tmp2 scratch */
 static void
 embed_backward(tfm_model *m, float *dx, float *tmp, float *tmp2, const int32_t *ids,
@@ -674,7 +695,9 @@ embed_backward(tfm_model *m, float *dx, float *tmp, float *tmp2, const int32_t *
 		for (size_t r = 0; r < (size_t) B * T; r++)
 			for (int i = 0; i < d; i++)
 				m->g.type_emb[i] += dx[r * d + i];
-	tfm_embedding_backward(dtok, dpos, dx, ids, scale, B, T, d, bert ? c->pos_offset : 0);
+	/* the forward pass refused any id outside the vocabulary */
+	(void) tfm_embedding_backward(dtok, dpos, dx, ids, emb_rows_g(m, dtok), scale, B, T, d,
+								  bert ? c->pos_offset : 0);
 }
 
 static double
@@ -699,8 +722,8 @@ loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 		sum = tfm_cross_entropy(backward ? ws->logits : NULL, count, ws->logits,
 								b->target, b->B * dp.T, out_vocab(c), c->pad_id,
 								eps, grad_scale);
-	if (!backward)
-		return sum;
+	if (!backward || *count < 0)
+		return sum;				/* *count -1: a target outside the vocabulary */
 	if (!ws->g_a || tfm_model_alloc_grads(m) != 0)
 		return NAN;
 	/* from here on ws->logits holds d(loss)/d(logits) */

@@ -136,8 +136,10 @@ int			tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training,
 								  bool probs);
 
 /* model_forward.c: embeddings and the encoder stack alone (decode.c) */
-void		tfm_embed_tokens(tfm_model *m, float *out, const int32_t *ids, const float *tok,
+/* 0, or -1 if an id is outside the table's vocabulary (nothing read) */
+int			tfm_embed_tokens(tfm_model *m, float *out, const int32_t *ids, const float *tok,
 							 const float *pos, int B, int T, int pos0);
+/* NULL if an id is outside the vocabulary */
 const float *tfm_encode_stack(tfm_model *m, const int32_t *src, int B, int Ts);
 
 /* block.c */

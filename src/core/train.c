@@ -72,10 +72,16 @@ tfm_trainer_step(tfm_trainer *tr, const tfm_batch *micro, int n,
 		uint64_t	key = tr->o.seed ^ ((uint64_t) (tr->opt.step + 1) * 0x9E3779B97F4A7C15ULL)
 			^ ((uint64_t) i << 48);
 
-		if (tfm_model_forward(m, &micro[i], true, key) != 0)
+		int			r = tfm_model_forward(m, &micro[i], true, key);
+
+		if (r == TFM_EBADID)
+			return TFM_STEP_BADID;
+		if (r != 0)
 			return TFM_STEP_NOMEM;
 		s = tfm_model_loss_backward(m, &micro[i], tr->o.label_smoothing, true,
 									1.0f / (float) total, &c);
+		if (c < 0)
+			return TFM_STEP_BADID;
 		if (isnan(s) && m->grads == NULL)
 			return TFM_STEP_NOMEM;
 		sum += s;

@@ -32,9 +32,34 @@
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
+#include "miscadmin.h"
 #include "tfm/bleu.h"
+#include "tfm_pg.h"
 
 /* ---- checks and conversions ---------------------------------------------- */
+
+
+/*
+ * The core's BLEU polls tfm_interrupt_pending: a pending cancel or timeout
+ * stops it (the core frees its memory and returns), then
+ * CHECK_FOR_INTERRUPTS raises the error.  An interrupt that raises nothing
+ * (a barrier, a catchup) has been served by then: the segment is counted
+ * again from the start.
+ */
+int
+tfm_bleu_add_pg(int64 *stats, const char *hyp, size_t hyp_len,
+				const char *const *refs, const size_t *ref_lens, int n_refs)
+{
+	for (;;)
+	{
+		int			st = tfm_bleu_add_polled(stats, hyp, hyp_len, refs, ref_lens, n_refs,
+											 tfm_interrupt_pending, NULL);
+
+		if (st != TFM_BLEU_ECANCELED)
+			return st;
+		CHECK_FOR_INTERRUPTS();
+	}
+}
 
 static void
 bleu_check(int status, size_t bytes)
@@ -216,7 +241,7 @@ bleu_step(FunctionCallInfo fcinfo, bool is_array)
 					 errhint("Pass several references as text[]: NULL and empty ones are ignored there.")));
 	}
 
-	bleu_check(tfm_bleu_add(stats, hyp, hyp_len, refs, lens, n_refs), bytes);
+	bleu_check(tfm_bleu_add_pg(stats, hyp, hyp_len, refs, lens, n_refs), bytes);
 
 	/*
 	 * In an aggregate the state belongs to the aggregate's memory context:

@@ -284,6 +284,68 @@ tfm_poll_interrupts(void *arg)
 	CHECK_FOR_INTERRUPTS();
 }
 
+int
+tfm_interrupt_pending(void *arg)
+{
+	(void) arg;
+	return InterruptPending && INTERRUPTS_CAN_BE_PROCESSED();
+}
+
+void
+tfm_check_pass(int rc, const char *model)
+{
+	if (rc == 0)
+		return;
+	if (rc == TFM_EBADID)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 model ? errmsg("a token id is outside the vocabulary of model \"%s\"", model) :
+				 errmsg("a token id is outside the model's vocabulary")));
+	ereport(ERROR,
+			(errcode(ERRCODE_OUT_OF_MEMORY),
+			 model ? errmsg("out of memory running model \"%s\"", model) :
+			 errmsg("out of memory running the model")));
+}
+
+double
+tfm_check_loss(double sum, const int *count, const char *model)
+{
+	if (*count < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 model ? errmsg("a target token id is outside the vocabulary of model \"%s\"", model) :
+				 errmsg("a target token id is outside the model's vocabulary")));
+	return sum;
+}
+
+int64
+tfm_config_params(const tfm_config *c)
+{
+	tfm_param_info *info = NULL;
+	size_t		n_floats;
+	int			k = tfm_config_tensors(c, &info, &n_floats);
+	int64		n = 0;
+
+	if (!info)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	for (int i = 0; i < k; i++)
+		n += (int64) info[i].size;
+	free(info);
+	return n;
+}
+
+void
+tfm_check_max_parameters(int64 n_params, const char *model)
+{
+	if ((double) n_params > tfm_max_parameters)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("model \"%s\" would have " INT64_FORMAT " parameters, more than tfm.max_parameters (%.0f)",
+						model, n_params, tfm_max_parameters),
+				 errhint("A superuser can raise tfm.max_parameters (at most %.0f).",
+						 (double) TFM_MAX_PARAMS)));
+}
+
 tfm_model *
 tfm_catalog_load(const TfmModelRow *row)
 {

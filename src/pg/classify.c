@@ -105,10 +105,7 @@ tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int 
 		b.B = B;
 		b.T = T;
 		b.input = buf;
-		if (tfm_model_forward(m, &b, false, 0) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory running model \"%s\"", row->name)));
+		tfm_check_pass(tfm_model_forward(m, &b, false, 0), row->name);
 		for (int i = 0; i < B; i++)
 		{
 			int			k = order[start + i];

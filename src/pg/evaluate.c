@@ -190,11 +190,8 @@ score_stream(tfm_model *m, const char *name, const int32 *stream, int64 len, dou
 		CHECK_FOR_INTERRUPTS();
 		tfm_batch_lm(&bb, stream, &off, 1, T);
 		tfm_batch_check(m, &bb.b, false, "evaluating", name, "the model's max_len");
-		if (tfm_model_forward(m, &bb.b, false, 0) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory evaluating the model")));
-		*nats += tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &cnt);
+		tfm_check_pass(tfm_model_forward(m, &bb.b, false, 0), NULL);
+		*nats += tfm_check_loss(tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &cnt), &cnt, NULL);
 		*tokens += cnt;
 		pos += T;
 	}
@@ -275,11 +272,8 @@ evaluate_lm(tfm_model *m, const char *name, TfmReader *rd, Datum *v, bool *nulls
 
 		tfm_batch_lm(&bb, carry, &off, 1, (int) ncarry - 1);
 		tfm_batch_check(m, &bb.b, false, "evaluating", name, "the model's max_len");
-		if (tfm_model_forward(m, &bb.b, false, 0) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory evaluating the model")));
-		nats += tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &cnt);
+		tfm_check_pass(tfm_model_forward(m, &bb.b, false, 0), NULL);
+		nats += tfm_check_loss(tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &cnt), &cnt, NULL);
 		tokens += cnt;
 	}
 	if (tokens == 0)
@@ -411,15 +405,12 @@ evaluate_seq2seq(tfm_model *m, const TfmModelRow *row, const char *query, Datum 
 				ex.ntgt = Min(nt, m->cfg.max_len - 1);
 				tfm_batch_seq2seq(&bb, &ex, 1, &sp);
 				tfm_batch_check(m, &bb.b, false, "evaluating", row->name, "the length of the texts");
-				if (tfm_model_forward(m, &bb.b, false, 0) != 0)
-					ereport(ERROR,
-							(errcode(ERRCODE_OUT_OF_MEMORY),
-							 errmsg("out of memory evaluating model \"%s\"", row->name)));
-				nats += tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &cnt);
+				tfm_check_pass(tfm_model_forward(m, &bb.b, false, 0), row->name);
+				nats += tfm_check_loss(tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &cnt), &cnt, NULL);
 				tokens += cnt;
 				rows++;
 			}
-			if (tfm_bleu_add(stats, VARDATA_ANY(hyp), VARSIZE_ANY_EXHDR(hyp), rp, rl, nref) != 0)
+			if (tfm_bleu_add_pg(stats, VARDATA_ANY(hyp), VARSIZE_ANY_EXHDR(hyp), rp, rl, nref) != 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 						 errmsg("cannot count BLEU statistics")));

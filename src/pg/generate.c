@@ -316,10 +316,7 @@ generate(tfm_model *m, const TfmModelRow *row, int32 **prompts, const int *plens
 			memcpy(buf + (size_t) b * P, hist + (size_t) b * hist_cap, sizeof(int32) * P);
 			memcpy(pbuf + (size_t) b * P, hpad + (size_t) b * hist_cap, P);
 		}
-		if (tfm_decoder_feed(d, buf, pbuf, P, logits) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory running model \"%s\"", row->name)));
+		tfm_check_pass(tfm_decoder_feed(d, buf, pbuf, P, logits), row->name);
 		hlen = P;
 	}
 
@@ -379,17 +376,12 @@ generate(tfm_model *m, const TfmModelRow *row, int32 **prompts, const int *plens
 				memcpy(pbuf + (size_t) b * keep, hpad + (size_t) b * hist_cap + hlen - keep, keep);
 			}
 			tfm_decoder_reset(d);
-			if (tfm_decoder_feed(d, buf, pbuf, keep, logits) != 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_OUT_OF_MEMORY),
-						 errmsg("out of memory running model \"%s\"", row->name)));
+			tfm_check_pass(tfm_decoder_feed(d, buf, pbuf, keep, logits), row->name);
 			pfree(buf);
 			pfree(pbuf);
 		}
-		else if (tfm_decoder_feed(d, next, next_pad, 1, logits) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory running model \"%s\"", row->name)));
+		else
+			tfm_check_pass(tfm_decoder_feed(d, next, next_pad, 1, logits), row->name);
 	}
 	tfm_decoder_free(d);
 	tfm_guard_release(guard);
@@ -562,10 +554,7 @@ tfm_next_tokens(PG_FUNCTION_ARGS)
 				 errmsg("out of memory for the decoder of model \"%s\"", name)));
 	guard = tfm_guard(free_decoder, d);
 	logits = palloc(sizeof(float) * V);
-	if (tfm_decoder_feed(d, ids, NULL, n, logits) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory running model \"%s\"", name)));
+	tfm_check_pass(tfm_decoder_feed(d, ids, NULL, n, logits), name);
 	tfm_decoder_free(d);
 	tfm_guard_release(guard);
 	tfm_softmax_rows(logits, 1, V);
@@ -620,11 +609,8 @@ tfm_score(PG_FUNCTION_ARGS)
 		CHECK_FOR_INTERRUPTS();
 		tfm_batch_lm(&bb, ids, &off, 1, w);
 		tfm_batch_check(m, &bb.b, false, "running", name, "the model's max_len");
-		if (tfm_model_forward(m, &bb.b, false, 0) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory running model \"%s\"", name)));
-		nats += tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &cnt);
+		tfm_check_pass(tfm_model_forward(m, &bb.b, false, 0), name);
+		nats += tfm_check_loss(tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &cnt), &cnt, NULL);
 		tokens += cnt;
 	}
 	v[0] = Float8GetDatum(-nats);

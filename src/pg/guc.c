@@ -34,6 +34,7 @@ void		tfm_tokenizer_init_hooks(void);
 int			tfm_threads = 2;
 bool		tfm_progress = true;
 int			tfm_train_chunk_rows = 8192;
+double		tfm_max_parameters = (double) TFM_MAX_PARAMS;
 char	   *tfm_blis_arch = NULL;
 
 static bool blas_started = false;
@@ -104,6 +105,12 @@ _PG_init(void)
 							&tfm_train_chunk_rows, 8192, 16, 1048576,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	tfm_workmem_init();
+	DefineCustomRealVariable("tfm.max_parameters",
+							 "The most parameters a model may have (tfm_create_model, tfm_import, tfm_copy_model).",
+							 "Checked from the config before any memory is taken. Valid range is 0 .. 2e9 "
+							 "(tfm's own limit); a count, e.g. 2e9 or 125000000.",
+							 &tfm_max_parameters, (double) TFM_MAX_PARAMS, 0.0, (double) TFM_MAX_PARAMS,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("tfm");
 	tfm_tokenizer_init_hooks();
 }

@@ -10,6 +10,8 @@
  */
 #include "postgres.h"
 
+#include <limits.h>
+
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -75,6 +77,45 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeight
 	if (bad)
 		elog(ERROR, "config check disagrees: %s", bad);
 
+	/*
+	 * Validate, then allocate: the size the config implies against the cap
+	 * and against the bytes supplied, and the specials against the
+	 * vocabulary, before the model is built.
+	 */
+	{
+		int64		n_params = tfm_config_params(&c);
+		tfm_hf_map *map = tfm_hf_map_create(hc.p.arch, &c);
+		uint64		need,
+					have = tfm_weights_bytes(src);
+
+		if (!map)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		need = 2 * tfm_hf_map_min_values(map);
+		tfm_hf_map_free(map);
+		tfm_check_max_parameters(n_params, name);
+		/* (a sharded checkpoint's headers were checked against its index already) */
+		if (!src->index && have < need)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s of %llu bytes cannot hold model \"%s\"", src->what,
+							(unsigned long long) have, name),
+					 errdetail("Its config.json implies " INT64_FORMAT " parameters: the required "
+							   "tensors take at least %llu bytes (2 a value).",
+							   n_params, (unsigned long long) need)));
+		if (!tokenizer)
+		{
+			TfmModelRow probe;
+			TfmSpecials sp;
+
+			memset(&probe, 0, sizeof(probe));
+			strlcpy(probe.name, name, sizeof(probe.name));
+			probe.bos_id = hc.bos_id;
+			probe.eos_id = hc.eos_id;
+			probe.cfg = c;
+			tfm_model_specials(&probe, &sp);
+		}
+	}
+
 	/* weights first: a bad file stores nothing */
 	tfm_backend_ready();
 	m = tfm_model_create(&c);
@@ -83,6 +124,7 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeight
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory creating model \"%s\"", name)));
 	tfm_guard_model(m);
+	m->poll = tfm_poll_interrupts;	/* a cancel or statement_timeout ends a long init */
 	/* a head the checkpoint lacks (a base encoder's cls.*) starts from tfm's init */
 	tfm_model_init(m, 42);
 	tfm_weights_load(m, &hc, src);
@@ -109,6 +151,32 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeight
 							   "(BertProcessing, RobertaProcessing or a \"[CLS] $A [SEP]\" template) "
 							   "and model.unk_token (or a piece \"<unk>\") say; "
 							   "import without the tokenizer and pass token ids.")));
+		/*
+		 * The specials the model will use (the tokenizer's, the config's bos
+		 * and eos over them) fit the vocabulary; those not known yet
+		 * (INT_MAX) are checked at their first use.
+		 */
+		{
+			TfmSpecials tsp;
+
+			tsp.pad = c.emb_norm && c.pad_id >= 0 ? c.pad_id : sp[TFM_TOK_PAD];
+			tsp.unk = sp[TFM_TOK_UNK];
+			tsp.bos = hc.bos_id >= 0 ? hc.bos_id : sp[TFM_TOK_BOS];
+			tsp.eos = hc.eos_id >= 0 ? hc.eos_id : sp[TFM_TOK_EOS];
+			tsp.cls = sp[TFM_TOK_CLS];
+			tsp.sep = sp[TFM_TOK_SEP];
+			if (tsp.pad == INT_MAX)
+				tsp.pad = 0;
+			if (tsp.unk == INT_MAX)
+				tsp.unk = 0;
+			if (tsp.cls == INT_MAX)
+				tsp.cls = 0;
+			if (tsp.bos == INT_MAX)
+				tsp.bos = 0;
+			if (tsp.eos == INT_MAX)
+				tsp.eos = 0;
+			tfm_check_specials(name, &c, &tsp);
+		}
 	}
 
 	/* the config as tfm stores it, plus the checkpoint's bos/eos and origin */

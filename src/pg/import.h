@@ -75,6 +75,8 @@ void		tfm_weights_from_dir(TfmWeightSource *src, const char *dir);
 /* every tensor into m, checked against the architecture's table */
 void		tfm_weights_load(tfm_model *m, const TfmHfConfig *hc, TfmWeightSource *src);
 void		tfm_weights_close(TfmWeightSource *src);
+/* the bytes of its files (as of their last look) */
+uint64		tfm_weights_bytes(const TfmWeightSource *src);
 
 /* a regular server file opened (-1 if absent and optional), its size in *size */
 int			tfm_open_server_file(const char *path, bool optional, uint64 *size);

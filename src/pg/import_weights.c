@@ -258,6 +258,7 @@ tfm_weights_from_dir(TfmWeightSource *src, const char *dir)
 		src->files = palloc0(sizeof(TfmWeightFile));
 		src->files[0].what = path;
 		src->files[0].fd = -1;
+		src->files[0].size = size;	/* checked again when opened */
 		return;
 	}
 	src->what = psprintf("%s/%s", dir, INDEX_FILE);
@@ -288,6 +289,16 @@ tfm_weights_from_dir(TfmWeightSource *src, const char *dir)
 	}
 	index_check(tfm_st_index_check_done(ix, found, bytes, &err), &err, src);
 	pfree(found);
+}
+
+uint64
+tfm_weights_bytes(const TfmWeightSource *src)
+{
+	uint64		n = 0;
+
+	for (int i = 0; i < src->n_files; i++)
+		n += src->files[i].size;
+	return n;
 }
 
 void

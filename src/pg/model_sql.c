@@ -12,6 +12,7 @@
 #include "utils/builtins.h"
 
 #include "tfm_pg.h"
+#include "tfm_rows.h"
 
 /* argument positions of tfm_create_model */
 enum
@@ -261,6 +262,20 @@ tfm_create_model(PG_FUNCTION_ARGS)
 		for (int i = 0; i < k; i++)
 			n_params += (int64) info[i].size;
 		free(info);
+		/* the size and the specials checked before any memory is taken */
+		tfm_check_max_parameters(n_params, name);
+		{
+			TfmModelRow probe;
+			TfmSpecials sp;
+
+			memset(&probe, 0, sizeof(probe));
+			strlcpy(probe.name, name, sizeof(probe.name));
+			probe.tokenizer = tokenizer;
+			probe.target_tokenizer = tgt_tokenizer;
+			probe.bos_id = probe.eos_id = -1;
+			probe.cfg = c;
+			tfm_model_specials(&probe, &sp);
+		}
 		args[0] = CStringGetTextDatum(name);
 		args[1] = CStringGetTextDatum(tfm_task_name(task));
 		args[2] = tokenizer ? CStringGetTextDatum(tokenizer) : (Datum) 0;
@@ -306,6 +321,7 @@ tfm_create_model(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory creating model \"%s\"", name)));
 	tfm_guard_model(m);
+	m->poll = tfm_poll_interrupts;	/* a cancel or statement_timeout ends a long init */
 	tfm_model_init(m, (uint64_t) seed);
 	tfm_catalog_save(&row, m, 0);
 
@@ -363,6 +379,7 @@ tfm_copy_model(PG_FUNCTION_ARGS)
 	tfm_check_writable("copy", source);
 	tfm_catalog_lookup(source, &row, false);
 	tfm_check_model_privilege(&row, TFM_PRIV_USE);
+	tfm_check_max_parameters(tfm_config_params(&row.cfg), target);
 	m = tfm_catalog_load(&row);
 	tfm_guard_model(m);
 	tfm_spi_connect_owner(&as);

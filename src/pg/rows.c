@@ -36,6 +36,54 @@ tfm_model_specials(const TfmModelRow *row, TfmSpecials *sp)
 	/* an imported BERT-family encoder pads with its pad_token_id */
 	if (row->cfg.emb_norm && row->cfg.pad_id >= 0)
 		sp->pad = row->cfg.pad_id;
+	tfm_check_specials(row->name, &row->cfg, sp);
+}
+
+static void
+special_fits(const char *model, const char *what, int32 id, int vocab)
+{
+	if (id < 0 || id >= vocab)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the %s id %d of model \"%s\" is not in its vocabulary of %d tokens (ids 0 to %d)",
+						what, id, model, vocab, vocab - 1),
+				 errhint("Give the model a larger vocab_size, a tokenizer whose special tokens are "
+						 "ids of the model, or (for an import) config.json bos_token_id and eos_token_id.")));
+}
+
+/*
+ * The specials a model of this task feeds to its embedding or takes as a
+ * loss target must be rows of its vocabulary: a language model's <bos> and
+ * <eos> (and its padding, if it pads), a classifier's padding, <unk> and
+ * <cls> (when it pools on a <cls> it adds), a seq2seq model's padding and
+ * <eos> in both vocabularies and its target <bos>.
+ */
+void
+tfm_check_specials(const char *model, const tfm_config *c, const TfmSpecials *sp)
+{
+	int			tv = c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ? c->tgt_vocab : c->vocab;
+
+	switch (c->task)
+	{
+		case TFM_TASK_LM:
+			special_fits(model, "<bos>", sp->bos, c->vocab);
+			special_fits(model, "<eos>", sp->eos, c->vocab);
+			if (c->pad_id >= 0)
+				special_fits(model, "<pad>", sp->pad, c->vocab);
+			break;
+		case TFM_TASK_CLASSIFY:
+			special_fits(model, "<pad>", sp->pad, c->vocab);
+			special_fits(model, "<unk>", sp->unk, c->vocab);
+			if (c->pooling == TFM_POOL_CLS && !c->emb_norm)
+				special_fits(model, "<cls>", sp->cls, c->vocab);
+			break;
+		case TFM_TASK_SEQ2SEQ:
+			/* <eos> also stands for an empty source */
+			special_fits(model, "<pad>", sp->pad, Min(c->vocab, tv));
+			special_fits(model, "<bos>", sp->bos, tv);
+			special_fits(model, "<eos>", sp->eos, Min(c->vocab, tv));
+			break;
+	}
 }
 
 bool

@@ -126,6 +126,31 @@ tfm_model  *tfm_catalog_load(const TfmModelRow *row);
 int64		tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps);
 /* a core model's poll hook: CHECK_FOR_INTERRUPTS between blocks */
 void		tfm_poll_interrupts(void *arg);
+/*
+ * A core poll that must return (BLEU, tokenization): nonzero when an
+ * interrupt is pending that CHECK_FOR_INTERRUPTS can serve; the caller then
+ * calls CHECK_FOR_INTERRUPTS and, if nothing was raised, starts over.
+ */
+int			tfm_interrupt_pending(void *arg);
+/*
+ * A pass's result (tfm_model_forward, tfm_decoder_feed/encode): an id
+ * outside the vocabulary (TFM_EBADID) or out of memory become errors.
+ * model may be NULL.
+ */
+void		tfm_check_pass(int rc, const char *model);
+/* a loss (tfm_model_loss_backward) whose *count is -1: a target outside the vocabulary */
+double		tfm_check_loss(double sum, const int *count, const char *model);
+/*
+ * The model-size cap (tfm.max_parameters): an error naming the size and
+ * the setting when n_params is over it.
+ */
+void		tfm_check_max_parameters(int64 n_params, const char *model);
+/* tfm_bleu_add that ends at a cancel or statement_timeout (bleu_sql.c) */
+int			tfm_bleu_add_pg(int64 *stats, const char *hyp, size_t hyp_len,
+							const char *const *refs, const size_t *ref_lens, int n_refs);
+/* the parameters of a config (its tensors' sizes; nothing allocated but their list) */
+int64		tfm_config_params(const tfm_config *c);
+extern double tfm_max_parameters;
 /* the config as the JSON stored in tfm.models.config */
 char	   *tfm_config_json(const tfm_config *cfg);
 tfm_task	tfm_task_from_name(const char *task);

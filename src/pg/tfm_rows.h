@@ -19,7 +19,11 @@ typedef struct TfmSpecials
 				sep;
 } TfmSpecials;
 
+/* a model's specials, checked with tfm_check_specials */
 void		tfm_model_specials(const TfmModelRow *row, TfmSpecials *sp);
+/* ERROR (invalid_parameter_value) naming the id and the vocabulary size if a
+ * special the model's task uses is not a row of its vocabulary */
+void		tfm_check_specials(const char *model, const tfm_config *c, const TfmSpecials *sp);
 bool		tfm_column_is_ids(Oid type);
 bool		tfm_column_is_text(Oid type);
 /* ids of one value (palloc'd, *len of them) */

@@ -490,8 +490,20 @@ encode(TokEntry *e, const char *text, size_t len, uint32 flags, size_t max_lengt
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("text too long to tokenize")));
 	ids = palloc_extended(sizeof(int32) * Max(cap, 1), MCXT_ALLOC_HUGE);
-	tok_check(tfm_tok_encode(ids, NULL, cap, &got, e->tok, text, len, flags, max_length, &err),
-			  &err, "cannot tokenize");
+	/* a long text ends at a cancel or statement_timeout (encoded again if nothing was raised) */
+	tfm_tok_set_poll(e->tok, tfm_interrupt_pending, NULL);
+	for (;;)
+	{
+		int			st = tfm_tok_encode(ids, NULL, cap, &got, e->tok, text, len, flags,
+										max_length, &err);
+
+		if (st != TFM_TOK_ECANCEL)
+		{
+			tok_check(st, &err, "cannot tokenize");
+			break;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
 	*n = (int) got;
 	return ids;
 }

@@ -215,6 +215,8 @@ flush(TrainAggState *st)
 	tfm_batch_classify(&bb, st->buf, st->nbuf, st->sp.pad);
 	b = bb.b;
 	s = tfm_trainer_step(&st->tr, &b, 1, &loss, &count);
+	if (s == TFM_STEP_BADID)
+		tfm_check_pass(TFM_EBADID, st->row.name);
 	if (s == TFM_STEP_NOMEM)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),

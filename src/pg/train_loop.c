@@ -360,6 +360,8 @@ run_step(TrainRun *run, TfmBatchBuf *micro, int n)
 						"batch_size or the sequence length");
 	}
 	st = tfm_trainer_step(&run->tr, bs, n, &loss, &count);
+	if (st == TFM_STEP_BADID)
+		tfm_check_pass(TFM_EBADID, run->row.name);
 	if (st == TFM_STEP_NOMEM)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -618,9 +620,8 @@ validate(TrainRun *run, double *val_loss, double *val_acc)
 			CHECK_FOR_INTERRUPTS();
 			tfm_batch_lm(&bb, run->val_stream, &off, 1, t);
 			tfm_batch_check(m, &bb.b, false, "validating", run->row.name, "the sequence length");
-			if (tfm_model_forward(m, &bb.b, false, 0) != 0)
-				elog(ERROR, "out of memory in validation");
-			sum += tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &n);
+			tfm_check_pass(tfm_model_forward(m, &bb.b, false, 0), run->row.name);
+			sum += tfm_check_loss(tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &n), &n, NULL);
 			count += n;
 			pos += t;
 		}
@@ -647,8 +648,7 @@ validate(TrainRun *run, double *val_loss, double *val_acc)
 				cnt /= 2;
 			}
 			tfm_batch_check(m, &bb.b, false, "validating", run->row.name, "the sequence length");
-			if (tfm_model_forward(m, &bb.b, false, 0) != 0)
-				elog(ERROR, "out of memory in validation");
+			tfm_check_pass(tfm_model_forward(m, &bb.b, false, 0), run->row.name);
 			if (c->task == TFM_TASK_CLASSIFY)
 				for (int b = 0; b < cnt; b++)
 				{
@@ -660,7 +660,7 @@ validate(TrainRun *run, double *val_loss, double *val_acc)
 							best = k;
 					correct += best == bb.labels[b];
 				}
-			sum += tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &n);
+			sum += tfm_check_loss(tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &n), &n, NULL);
 			count += n;
 		}
 		if (c->task == TFM_TASK_CLASSIFY && run->nval > 0)

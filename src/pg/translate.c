@@ -371,10 +371,7 @@ tfm_attention(PG_FUNCTION_ARGS)
 		b.input = ids;
 		b.target = ids;			/* unused by the forward pass */
 		tfm_batch_check(m, &b, false, "running", name, "the length of the text");
-		if (tfm_model_forward(m, &b, false, 0) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory running model \"%s\"", name)));
+		tfm_check_pass(tfm_model_forward(m, &b, false, 0), name);
 		p = pieces(row->tokenizer, ids, n);
 		for (int l = 0; l < L; l++)
 			emit_map(rsinfo, tfm_model_attention(m, l, c->task == TFM_TASK_LM, false), l,
@@ -422,10 +419,7 @@ tfm_attention(PG_FUNCTION_ARGS)
 		b.dec_input = din;
 		b.target = dtg;
 		tfm_batch_check(m, &b, false, "running", name, "the length of the texts");
-		if (tfm_model_forward(m, &b, false, 0) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory running model \"%s\"", name)));
+		tfm_check_pass(tfm_model_forward(m, &b, false, 0), name);
 		qp = pieces(target_tokenizer(row), din, nt + 1);
 		kp = pieces(row->tokenizer, ids, n);
 		for (int l = 0; l < c->dec_layers; l++)

@@ -7,10 +7,23 @@
 
 #include "tfm/layers.h"
 
-void
-tfm_embedding_forward(float *out, const int32_t *ids, const float *tok,
+long
+tfm_ids_find_bad(const int32_t *ids, size_t n, int V, int ignore)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((ids[i] < 0 || ids[i] >= V) && ids[i] != ignore)
+			return (long) i;
+	return -1;
+}
+
+int
+tfm_embedding_forward(float *out, const int32_t *ids, const float *tok, int V,
 					  const float *pos, float scale, int B, int T, int d, int pos0)
 {
+	/* every id is a row of tok: refuse the batch before reading any row
+	 * (ignore 0: a valid row already, V >= 1) */
+	if (tfm_ids_find_bad(ids, (size_t) B * T, V, 0) >= 0)
+		return -1;
 	for (int b = 0; b < B; b++)
 		for (int t = 0; t < T; t++)
 		{
@@ -28,12 +41,15 @@ tfm_embedding_forward(float *out, const int32_t *ids, const float *tok,
 				for (int i = 0; i < d; i++)
 					o[i] = e[i] * scale;
 		}
+	return 0;
 }
 
-void
+int
 tfm_embedding_backward(float *dtok, float *dpos, const float *dout,
-					   const int32_t *ids, float scale, int B, int T, int d, int pos0)
+					   const int32_t *ids, int V, float scale, int B, int T, int d, int pos0)
 {
+	if (dtok && tfm_ids_find_bad(ids, (size_t) B * T, V, 0) >= 0)
+		return -1;
 	for (int b = 0; b < B; b++)
 		for (int t = 0; t < T; t++)
 		{
@@ -54,6 +70,7 @@ tfm_embedding_backward(float *dtok, float *dpos, const float *dout,
 					p[i] += g[i];
 			}
 		}
+	return 0;
 }
 
 void

@@ -53,6 +53,12 @@ tfm_cross_entropy(float *dlogits, int *count, const float *logits,
 	double		total = 0.0;
 	int			counted = 0;
 
+	/* a target past the logits' row would be read (z[y]) and written (dz[y]) */
+	if (tfm_ids_find_bad(targets, (size_t) (N > 0 ? N : 0), V, ignore_index) >= 0)
+	{
+		*count = -1;
+		return NAN;
+	}
 #pragma omp parallel for num_threads(tfm_get_threads()) if((size_t) N * V >= 65536) \
 	schedule(static) reduction(+:total,counted)
 	for (int n = 0; n < N; n++)

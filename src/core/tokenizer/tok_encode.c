@@ -19,7 +19,11 @@ typedef struct emitter
 	size_t   n;
 	size_t   limit;      /* room for content ids */
 	int      full;
+	const tfm_tokenizer *t;  /* its poll */
+	int      canceled;   /* the poll said stop (full is set too: encoders stop) */
 } emitter;
+
+#define EMIT_POLL_EVERY 65536
 
 static inline int
 emit(emitter *e, int32_t id, size_t off)
@@ -29,11 +33,25 @@ emit(emitter *e, int32_t id, size_t off)
 		e->full = 1;
 		return 0;
 	}
+	if (e->t->poll && (e->n & (EMIT_POLL_EVERY - 1)) == EMIT_POLL_EVERY - 1 &&
+		e->t->poll(e->t->poll_arg) != 0)
+	{
+		e->canceled = 1;
+		e->full = 1;
+		return 0;
+	}
 	e->ids[e->n] = id;
 	if (e->offs)
 		e->offs[e->n] = off;
 	e->n++;
 	return 1;
+}
+
+void
+tfm_tok_set_poll(tfm_tokenizer *t, int (*poll)(void *arg), void *arg)
+{
+	t->poll = poll;
+	t->poll_arg = arg;
 }
 
 size_t
@@ -428,6 +446,8 @@ tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tok
 	e.offs = offsets;
 	e.n = 0;
 	e.full = 0;
+	e.t = t;
+	e.canceled = 0;
 	if (flags & TFM_TOK_ADD_BOS)
 	{
 		ids[0] = t->info.special_ids[TFM_TOK_BOS];
@@ -473,6 +493,8 @@ tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tok
 				st = encode_wordpiece(&e, t, s, len);
 			break;
 	}
+	if (e.canceled)
+		return tfm_tok_fail(err, TFM_TOK_ECANCEL, "encoding canceled");
 	if (st == TFM_TOK_ENOMEM)
 		return tfm_tok_oom(err);
 	if (st != TFM_TOK_OK)
