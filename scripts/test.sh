@@ -2,7 +2,8 @@
 # test.sh — every test of tfm on this machine: installs what is missing,
 # builds and installs tfm, runs the core's C unit tests, then pg_regress and
 # pgTAP against a throwaway cluster that it starts and stops itself, then
-# dump/restore, a streaming replica and the upgrade from 0.1 against it.
+# the hostile-tenant cases, dump/restore, a streaming replica and the upgrade
+# from 0.1 against it.
 # Exits non-zero when any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,8 @@ if ! make -s installcheck PG_CONFIG="$PG_CONFIG"; then
 fi
 echo "== tfm_fit: cancelled, timed-out and killed runs resume bit-identical"
 scripts/test_fit_cancel.sh
+echo "== hostile tenants: no crash, bounded memory, cancels (issue 23's worst cases)"
+scripts/test_hostile.sh
 echo "== pgTAP"
 psql -q -X -c "CREATE EXTENSION IF NOT EXISTS pgtap" >/dev/null
 if [ -d ../shared/data ]; then

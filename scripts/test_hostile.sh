@@ -91,6 +91,30 @@ check "the same, tfm.work_mem 64MB" \
   "PERFORM * FROM tfm_train('h_long', 'SELECT array_fill(7, ARRAY[8192]), ''a''', batch_size => 1)" 54000 200 \
   "SET tfm.work_mem = '64MB';"
 
+# 3. work before checks: a big config with 18 bytes of weights is refused
+# before any model is built (0.3: 4.6 s and 444 MB before its error)
+check "import: GPT-2-small config, 18-byte weights" \
+  "PERFORM tfm_import('h_big', '{\"model_type\": \"gpt2\", \"vocab_size\": 50257, \"n_positions\": 1024, \"n_embd\": 768, \"n_layer\": 12, \"n_head\": 12}', '\\x000102030405060708090a0b0c0d0e0f1011'::bytea)" 22023 200
+
+# 4. cancels: every call below runs for seconds; a 1 s statement_timeout
+# must end it (57014).  The time is printed, not asserted.
+timeout1="SET statement_timeout = '1s';"
+check "tfm_bleu on two 12 MB texts" \
+  "PERFORM tfm_bleu(repeat('the cat sat on the mat ', 550000), repeat('the cat sat on a mat ', 600000))" 57014 2000 "$timeout1"
+check "tfm_create_model of 100M parameters" \
+  "PERFORM tfm_create_model('h_huge', 'lm', vocab_size => 32000, d_model => 768, layers => 12, heads => 12)" 57014 3000 "$timeout1"
+psql -q -X -v ON_ERROR_STOP=1 -d "$db" -U "$role" >/dev/null <<'SQL'
+SELECT tfm_tokenizer_train('h_bpe', 'somewordshere andthere ' || i, 'bpe', 300) FROM generate_series(1, 200) i;
+SQL
+check "tfm_tokenize: one 42 MB pre-token (BPE merges)" \
+  "PERFORM tfm_tokenize('h_bpe', repeat('somewordshereandthere', 2000000))" 57014 3000 "$timeout1"
+check "tfm_tokenize: one 63 MB pre-token (tfm.work_mem 1GB)" \
+  "PERFORM tfm_tokenize('h_bpe', repeat('somewordshereandthere', 3000000))" 54000 300
+check "tfm_detokenize: 60 million ids" \
+  "PERFORM tfm_detokenize('h_bpe', array_fill(40, ARRAY[60000000]))" 57014 3000 "$timeout1"
+check "tfm_train on 200,000 rows" \
+  "PERFORM * FROM tfm_train('h_long', 'SELECT array_fill(7, ARRAY[64]), ''a'' FROM generate_series(1, 200000)', batch_size => 8)" 57014 1000 "$timeout1"
+
 # MORE_CASES
 
 # nothing crashed: the same postmaster, and the bystander's session lives on

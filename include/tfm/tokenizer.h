@@ -291,6 +291,10 @@ int  tfm_tok_load(tfm_tokenizer **out, const tfm_tok_info *info,
 
 /* Upper bound on the ids encode can return for len bytes (whatever the kind). */
 size_t tfm_tok_encode_bound(size_t len, uint32_t flags);
+/* an upper bound of the scratch memory tfm_tok_encode allocates for a text
+ * of len bytes (besides the caller's ids and offsets): BPE merges a long
+ * pre-token, and SentencePiece a whole text, in arrays of a few words a byte */
+size_t tfm_tok_encode_scratch_bytes(const tfm_tokenizer *t, size_t len);
 
 /* Encodes text into ids[0 .. *n_ids-1].  cap is the room in ids (and in
  * offsets, if not NULL: the byte offset in text where each token starts;

@@ -31,6 +31,8 @@ extern int	tfm_work_mem;		/* kB */
 void		tfm_workmem_init(void);
 size_t		tfm_work_mem_bytes(void);
 bool		tfm_work_mem_fits(tfm_model *m, size_t bytes);
+/* the same for work without a model: "<what> needs a workspace of <size>" */
+void		tfm_work_mem_require(size_t bytes, const char *what, const char *lower);
 void		tfm_work_mem_check(tfm_model *m, size_t bytes, const char *doing, const char *name,
 							   const char *lower);
 size_t		tfm_pass_bytes(const tfm_model *m, int B, int T, int Tt, bool training,

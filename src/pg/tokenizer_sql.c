@@ -489,6 +489,8 @@ encode(TokEntry *e, const char *text, size_t len, uint32 flags, size_t max_lengt
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("text too long to tokenize")));
+	tfm_work_mem_require(sizeof(int32) * cap + tfm_tok_encode_scratch_bytes(e->tok, len),
+						 psprintf("tokenizing a text of %zu bytes", len), "split the text");
 	ids = palloc_extended(sizeof(int32) * Max(cap, 1), MCXT_ALLOC_HUGE);
 	/* a long text ends at a cancel or statement_timeout (encoded again if nothing was raised) */
 	tfm_tok_set_poll(e->tok, tfm_interrupt_pending, NULL);

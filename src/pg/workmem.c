@@ -73,6 +73,18 @@ tfm_work_mem_check(tfm_model *m, size_t bytes, const char *doing, const char *na
 					 GetConfigOptionByName("tfm.work_mem", NULL, false), lower)));
 }
 
+void
+tfm_work_mem_require(size_t bytes, const char *what, const char *lower)
+{
+	if (bytes <= tfm_work_mem_bytes())
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("%s needs a workspace of %s", what, pretty(bytes)),
+			 errhint("Raise tfm.work_mem (now %s), or %s.",
+					 GetConfigOptionByName("tfm.work_mem", NULL, false), lower)));
+}
+
 static int
 ws_flags(const tfm_model *m, bool training, bool attention)
 {

@@ -91,6 +91,8 @@ encode_short(tfm_tok_ivec *out, tfm_tokenizer *t, const uint8_t *s, size_t n)
 
 /* ---- long pre-tokens: min-heap of (rank << 32 | position) ------------------ */
 
+#define POLL_EVERY 65536		/* merges between two calls of the tokenizer's poll */
+
 
 static int
 encode_long(tfm_tok_ivec *out, tfm_tokenizer *t, const uint8_t *s, size_t n)
@@ -122,10 +124,20 @@ encode_long(tfm_tok_ivec *out, tfm_tokenizer *t, const uint8_t *s, size_t n)
 		if (r != NO_RANK)
 			tfm_tok_heap_push(heap, &hn, ((uint64_t) (uint32_t) r << 32) | i);
 	}
-	while (hn > 0)
+	for (size_t steps = 1; hn > 0; steps++)
 	{
-		uint64_t top = tfm_tok_heap_pop(heap, &hn);
-		int32_t p = (int32_t) (uint32_t) top, r = (int32_t) (top >> 32), q, res = -1, nr;
+		uint64_t top;
+		int32_t p, r, q, res = -1, nr;
+
+		/* a pre-token of millions of bytes merges for seconds: ask to go on */
+		if (t->poll && (steps & (POLL_EVERY - 1)) == 0 && t->poll(t->poll_arg) != 0)
+		{
+			st = TFM_TOK_ECANCEL;
+			goto done;
+		}
+		top = tfm_tok_heap_pop(heap, &hn);
+		p = (int32_t) (uint32_t) top;
+		r = (int32_t) (top >> 32);
 
 		if (sym[p] < 0 || (q = next[p]) < 0)
 			continue;

@@ -62,6 +62,18 @@ tfm_tok_encode_bound(size_t len, uint32_t flags)
 	return len + 1 + ((flags & TFM_TOK_ADD_BOS) ? 1 : 0) + ((flags & TFM_TOK_ADD_EOS) ? 1 : 0);
 }
 
+size_t
+tfm_tok_encode_scratch_bytes(const tfm_tokenizer *t, size_t len)
+{
+	if (t->info.kind != TFM_TOK_BPE)
+		return len + 64;	/* a word's copy at most */
+	if (t->info.flags & TFM_TOK_INFO_SPIECE)
+		/* 3 symbols a byte, each with an id, an offset, next and prev; the heap */
+		return (3 * len + 3) * (3 * sizeof(int32_t) + sizeof(size_t)) + (3 * len + 16) * sizeof(uint64_t);
+	/* the prefixed copy, then a pre-token's id, next and prev, and its heap */
+	return len + 1 + len * (3 * sizeof(int32_t) + sizeof(uint64_t)) + 16 * sizeof(uint64_t);
+}
+
 static int
 cache_lookup_or_fill(const int32_t **ids, size_t *n, tfm_tokenizer *t, const uint8_t *s,
 					 size_t len)
@@ -493,7 +505,7 @@ tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tok
 				st = encode_wordpiece(&e, t, s, len);
 			break;
 	}
-	if (e.canceled)
+	if (e.canceled || st == TFM_TOK_ECANCEL)
 		return tfm_tok_fail(err, TFM_TOK_ECANCEL, "encoding canceled");
 	if (st == TFM_TOK_ENOMEM)
 		return tfm_tok_oom(err);

@@ -130,10 +130,20 @@ tfm_tok_spiece_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
 		if (r != NO_RANK)
 			tfm_tok_heap_push(heap, &hn, ((uint64_t) (uint32_t) r << 32) | i);
 	}
-	while (hn > 0)
+	for (size_t steps = 1; hn > 0; steps++)
 	{
-		uint64_t top = tfm_tok_heap_pop(heap, &hn);
-		int32_t p = (int32_t) (uint32_t) top, r = (int32_t) (top >> 32), q, res = -1, nr;
+		uint64_t top;
+		int32_t p, r, q, res = -1, nr;
+
+		/* the whole text is one heap: ask to go on every 65,536 merges */
+		if (t->poll && (steps & 65535) == 0 && t->poll(t->poll_arg) != 0)
+		{
+			st = TFM_TOK_ECANCEL;
+			goto done;
+		}
+		top = tfm_tok_heap_pop(heap, &hn);
+		p = (int32_t) (uint32_t) top;
+		r = (int32_t) (top >> 32);
 
 		if (sym[p] < 0 || (q = next[p]) < 0)
 			continue;
