@@ -309,20 +309,10 @@ const char *
 tfm_default_alias(void)
 {
 	static TfmStamp checked;
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(TFM_DEFAULT_ALIAS)};
-	TfmAsOwner	as;
-	bool		found;
 
 	if (tfm_stamp_is_now(&checked))
 		return TFM_DEFAULT_ALIAS;
-	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("SELECT 1 FROM tfm.aliases WHERE name = $1", 1, types, args,
-							  NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read tfm.aliases");
-	found = SPI_processed > 0;
-	tfm_spi_finish_owner(&as);
-	if (!found)
+	if (!tfm_catalog_has("tfm.aliases", TFM_DEFAULT_ALIAS))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("no model is deployed as \"%s\"", TFM_DEFAULT_ALIAS),

@@ -144,9 +144,9 @@ point(const char *alias, bool exists, int32 model_id, int64 history_id)
 	tfm_spi_finish_owner(&as);
 }
 
-/* is there a model of this name (not an alias)? */
-static bool
-model_named(const char *name)
+/* is there a row of this name in a catalog table (tfm.models, tfm.aliases)? */
+bool
+tfm_catalog_has(const char *table, const char *name)
 {
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(name)};
@@ -154,9 +154,10 @@ model_named(const char *name)
 	bool		found;
 
 	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("SELECT 1 FROM tfm.models WHERE name = $1", 1, types, args,
-							  NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read tfm.models");
+	/* read-only: tfm_classify(text) may ask from a parallel worker */
+	if (SPI_execute_with_args(psprintf("SELECT 1 FROM %s WHERE name = $1", table), 1, types, args,
+							  NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "cannot read %s", table);
 	found = SPI_processed > 0;
 	tfm_spi_finish_owner(&as);
 	return found;
@@ -165,18 +166,7 @@ model_named(const char *name)
 void
 tfm_check_not_alias(const char *name)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(name)};
-	TfmAsOwner	as;
-	bool		found;
-
-	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("SELECT 1 FROM tfm.aliases WHERE name = $1", 1, types, args,
-							  NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read tfm.aliases");
-	found = SPI_processed > 0;
-	tfm_spi_finish_owner(&as);
-	if (found)
+	if (tfm_catalog_has("tfm.aliases", name))
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("\"%s\" is already the name of a deployment alias", name),
@@ -199,7 +189,7 @@ tfm_deploy(PG_FUNCTION_ARGS)
 	tfm_catalog_lookup(name, &row, false);
 	/* callers of the alias need use on the model too; deploying needs no more */
 	tfm_check_model_privilege(&row, TFM_PRIV_USE);
-	if (model_named(alias))
+	if (tfm_catalog_has("tfm.models", alias))
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("\"%s\" is the name of a model, so it cannot be an alias", alias),

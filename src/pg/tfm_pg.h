@@ -210,6 +210,8 @@ void		tfm_cache_forget(const char *name);
 const char *tfm_default_alias(void);
 /* errors if an alias has this name (models and aliases share one namespace; deploy.c) */
 void		tfm_check_not_alias(const char *name);
+/* is there a row of this name in a catalog table (tfm.models, tfm.aliases)? */
+bool		tfm_catalog_has(const char *table, const char *name);
 
 /* ---- core objects owned by a memory context (guard.c) ---- */
 /* free m when the current memory context is reset or deleted, unless released */

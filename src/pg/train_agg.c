@@ -57,7 +57,7 @@ typedef struct TrainAggState
  * the same model (for example `(tfm_train_agg(...)).*`, which makes one
  * aggregate call per column) would train two copies and race to save.
  */
-static char active_model[NAMEDATALEN * 2];
+static char active_model[TFM_NAME_MAX + 1];
 
 static void
 state_free(void *arg)
