@@ -115,6 +115,14 @@ check "tfm_detokenize: 60 million ids" \
 check "tfm_train on 200,000 rows" \
   "PERFORM * FROM tfm_train('h_long', 'SELECT array_fill(7, ARRAY[64]), ''a'' FROM generate_series(1, 200000)', batch_size => 8)" 57014 1000 "$timeout1"
 
+psql -q -X -v ON_ERROR_STOP=1 -d "$db" -U "$role" >/dev/null <<'SQL'
+SET tfm.threads = 1;
+SELECT tfm_create_model('h_pack', 'lm', vocab_size => 32000, d_model => 1024, layers => 12, heads => 16, max_len => 64);
+SQL
+check "int8 packing of 184M parameters (loaded at fp32)" \
+  "PERFORM * FROM tfm_generate_tokens('h_pack', ARRAY[5, 6], max_tokens => 1)" 57014 3000 \
+  "SET tfm.precision = fp32; SELECT count(*) FROM tfm_generate_tokens('h_pack', ARRAY[5, 6], max_tokens => 1); SET tfm.precision = int8; $timeout1"
+
 # MORE_CASES
 
 # nothing crashed: the same postmaster, and the bystander's session lives on

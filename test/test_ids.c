@@ -8,6 +8,7 @@
  * says so.
  */
 #include "check.h"
+#include "tfm/precision.h"
 #include "tfm/bleu.h"
 #include "tfm/decode.h"
 #include "tfm/layers.h"
@@ -290,6 +291,39 @@ test_bleu_poll(void)
 	free(ref);
 }
 
+/* packing for bf16/int8 asks before each matrix: a stop leaves the model at fp32 */
+static int	stop_after;
+
+static int
+stop_at(void *arg)
+{
+	(void) arg;
+	return --stop_after < 0;
+}
+
+static void
+test_pack_poll(void)
+{
+	tfm_model  *m = small_model(TFM_TASK_LM, 9);
+	tfm_precision ps[2] = {TFM_PREC_BF16, TFM_PREC_INT8};
+
+	for (int i = 0; i < 2; i++)
+	{
+		stop_after = 2;
+		CHECK(tfm_model_set_precision_polled(m, ps[i], stop_at, NULL) == -2, "%s: stopped",
+			  tfm_precision_name(ps[i]));
+		CHECK(tfm_model_precision(m) == TFM_PREC_FP32 && tfm_model_precision_bytes(m) == 0,
+			  "%s: left at fp32", tfm_precision_name(ps[i]));
+		stop_after = 1000;
+		CHECK(tfm_model_set_precision_polled(m, ps[i], stop_at, NULL) == 0, "%s: packed",
+			  tfm_precision_name(ps[i]));
+		CHECK(tfm_model_precision(m) == ps[i], "%s: in effect", tfm_precision_name(ps[i]));
+		CHECK(stop_after < 1000 - 2, "%s: asked %d times", tfm_precision_name(ps[i]), 1000 - stop_after);
+		CHECK(tfm_model_set_precision(m, TFM_PREC_FP32) == 0, "back to fp32");
+	}
+	tfm_model_free(m);
+}
+
 int
 main(void)
 {
@@ -297,5 +331,6 @@ main(void)
 	test_loss_targets();
 	test_passes();
 	test_bleu_poll();
+	test_pack_poll();
 	return check_summary("test_ids");
 }

@@ -41,6 +41,10 @@ const char *tfm_precision_name(tfm_precision p);
  * not be had (the model is then left at fp32).
  */
 int			tfm_model_set_precision(tfm_model *m, tfm_precision p);
+/* the same, asking stop(arg) before each matrix: non-zero stops packing and
+ * returns -2 with the model left at fp32 (a cancel; nothing is leaked) */
+int			tfm_model_set_precision_polled(tfm_model *m, tfm_precision p,
+										   int (*stop) (void *arg), void *arg);
 tfm_precision tfm_model_precision(const tfm_model *m);
 /* bytes of packed weights the model holds */
 size_t		tfm_model_precision_bytes(const tfm_model *m);

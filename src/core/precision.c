@@ -168,7 +168,8 @@ entry_bytes(const mat *x, tfm_precision p)
  */
 static int
 set_inference(tfm_model *m, tfm_precision p, void *block,
-			  void (*release) (void *, void *), void *release_arg)
+			  void (*release) (void *, void *), void *release_arg,
+			  int (*stop) (void *), void *stop_arg)
 {
 	struct tfm_lowp_set *s;
 	mat		   *list;
@@ -203,6 +204,15 @@ set_inference(tfm_model *m, tfm_precision p, void *block,
 		ptrdiff_t	rs = x->transposed ? 1 : x->N,
 					cs = x->transposed ? x->K : 1;
 
+		/* a matrix packs in milliseconds; a model of 300M values in seconds */
+		if (stop && !block && stop(stop_arg))
+		{
+			free(s->packed);
+			free(s->e);
+			free(s);
+			free(list);
+			return -2;
+		}
 		e->W = x->W;
 		e->K = x->K;
 		e->N = x->N;
@@ -236,7 +246,7 @@ nomem:
 }
 
 int
-tfm_model_set_precision(tfm_model *m, tfm_precision p)
+tfm_model_set_precision_polled(tfm_model *m, tfm_precision p, int (*stop) (void *), void *arg)
 {
 	if (tfm_model_precision(m) == p)
 		return 0;
@@ -246,7 +256,13 @@ tfm_model_set_precision(tfm_model *m, tfm_precision p)
 		m->lowp = NULL;
 		return 0;
 	}
-	return set_inference(m, p, NULL, NULL, NULL);
+	return set_inference(m, p, NULL, NULL, NULL, stop, arg);
+}
+
+int
+tfm_model_set_precision(tfm_model *m, tfm_precision p)
+{
+	return tfm_model_set_precision_polled(m, p, NULL, NULL);
 }
 
 size_t
@@ -284,7 +300,7 @@ tfm_model_set_precision_from(tfm_model *m, tfm_precision p, void *block,
 			release(block, arg);
 		return -1;
 	}
-	return set_inference(m, p, block, release, arg);
+	return set_inference(m, p, block, release, arg, NULL, NULL);
 }
 
 tfm_precision

@@ -19,6 +19,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 
 #include "tfm/lowp.h"
@@ -76,6 +77,23 @@ effective(const TfmModelRow *row, const char **why)
 	return auto_precision(why);
 }
 
+/*
+ * Pack m for p; a cancel or statement_timeout stops the packing (the model
+ * stays at fp32) and is raised here.  0, or -1 without the memory.
+ */
+int
+tfm_pack_model(tfm_model *m, tfm_precision p)
+{
+	for (;;)
+	{
+		int			rc = tfm_model_set_precision_polled(m, p, tfm_interrupt_pending, NULL);
+
+		if (rc != -2)
+			return rc;
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
 void
 tfm_apply_precision(tfm_model *m, const TfmModelRow *row)
 {
@@ -86,7 +104,7 @@ tfm_apply_precision(tfm_model *m, const TfmModelRow *row)
 		return;
 	if (tfm_shared_precision(m, row, p))
 		return;
-	if (tfm_model_set_precision(m, p) != 0)
+	if (tfm_pack_model(m, p) != 0)
 		ereport(WARNING,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory packing model \"%s\" for %s: it runs at fp32",

@@ -407,7 +407,7 @@ tfm_shared_precision(tfm_model *m, const TfmModelRow *row, tfm_precision p)
 	{
 		if (lay_over_file(m, row, p, bytes))
 			done = true;
-		else if (tfm_model_set_precision(m, p) == 0)
+		else if (tfm_pack_model(m, p) == 0)
 		{
 			if (publish(row, p, m->n_floats, tfm_model_precision_block(m), bytes))
 				/* the mapping replaces the private packed copies */

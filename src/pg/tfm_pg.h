@@ -163,6 +163,8 @@ extern int	tfm_precision_setting;	/* tfm.precision: -1 = auto, else a tfm_precis
 int			tfm_precision_from_name(const char *name, const char *model);
 /* pack (or unpack) a model for the precision its inference uses now */
 void		tfm_apply_precision(tfm_model *m, const TfmModelRow *row);
+/* pack m for p, stopped by a cancel (raised); 0, or -1 without the memory */
+int			tfm_pack_model(tfm_model *m, tfm_precision p);
 /* values[0..4] of tfm_info(): precision, why, bf16 kernel, int8 kernel, kernel reason */
 void		tfm_precision_info(Datum *values);
 
