@@ -127,6 +127,15 @@ SELECT pg_temp.as_role('tfm_t_owner', $$SELECT tfm_classify('tn_live', 'good fil
 SELECT pg_temp.as_role('tfm_t_owner', $$SELECT tfm_rollback('tn_live')$$);
 SELECT pg_temp.as_role('tfm_t_owner', $$SELECT tfm_rollback('tn_live')$$);
 SELECT alias, model, action, by_role FROM tfm.alias_history WHERE alias = 'tn_live' ORDER BY id;
+-- an alias stands for its model in every call that takes a model name
+SELECT tfm_copy_model('tn_live', 'tn_copy_of_alias') > 0 AS copied_through_alias;
+SELECT (SELECT config FROM tfm.models WHERE name = 'tn_copy_of_alias') =
+       (SELECT config FROM tfm.models WHERE name = 'tn_mine') AS copy_is_of_the_model;
+SELECT tfm_drop_model('tn_copy_of_alias');
+SELECT rows, accuracy IS NOT NULL AS evaluated FROM tfm_evaluate('tn_live', 'SELECT t, l FROM tn_data');
+SELECT cardinality(tfm_tensor('tn_live', 'enc.0.ln1.g')) AS ln1_values;
+SELECT pg_temp.err($$SELECT tfm_drop_model('tn_live')$$);
+SELECT pg_temp.err($$SELECT tfm_rename_model('tn_live', 'x')$$);
 -- models and aliases share one namespace
 SELECT pg_temp.err($$SELECT tfm_deploy('tn_m', 'tn_mine')$$);
 SELECT pg_temp.err($$SELECT tfm_create_model('tn_live', 'lm', 'tn_tok')$$);

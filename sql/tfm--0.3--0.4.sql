@@ -161,3 +161,33 @@ RETURNS bigint
 AS 'MODULE_PATHNAME', 'tfm_workspace_bytes' LANGUAGE C STABLE PARALLEL SAFE;
 COMMENT ON FUNCTION tfm_workspace_bytes(text, integer, integer, integer, boolean) IS
   'bytes of tfm.work_mem a pass of batch rows of length tokens (seq2seq: and target_length) needs';
+
+-- tfm_tensor takes an alias as every other function does, and the name limit
+CREATE OR REPLACE FUNCTION tfm_tensor(model text, tensor text) RETURNS real[]
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    mid integer;
+BEGIN
+    IF octet_length(model) > 127 THEN
+        RAISE EXCEPTION 'model name "%..." is too long', left(model, 32)
+            USING ERRCODE = 'name_too_long';
+    END IF;
+    SELECT m.id INTO mid FROM tfm.models m
+     WHERE m.name = model OR m.id = (SELECT a.model_id FROM tfm.aliases a WHERE a.name = model)
+     ORDER BY m.name = model DESC LIMIT 1;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'model "%" does not exist', model USING ERRCODE = 'undefined_object';
+    END IF;
+    IF NOT tfm.may_use_model(mid, tfm.current_role_oid()) THEN
+        RAISE EXCEPTION 'permission denied for model "%": use privilege required', model
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF (SELECT count(*) FROM tfm.tensors t WHERE t.model_id = mid AND t.name = tensor) > 1 THEN
+        RETURN (SELECT array_agg(u.v ORDER BY t.chunk, u.o)
+                FROM tfm.tensors t, unnest(t.data) WITH ORDINALITY AS u(v, o)
+                WHERE t.model_id = mid AND t.name = tensor);
+    END IF;
+    RETURN (SELECT t.data FROM tfm.tensors t WHERE t.model_id = mid AND t.name = tensor);
+END
+$$;

@@ -351,9 +351,14 @@ tfm_drop_model(PG_FUNCTION_ARGS)
 							  NULL, false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "cannot delete from tfm.models");
 	if (SPI_processed == 0)
+	{
+		bool		alias = tfm_catalog_has("tfm.aliases", name);
+
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("model \"%s\" does not exist", name)));
+				 errmsg("model \"%s\" does not exist", name),
+				 alias ? errhint("\"%s\" is a deployment alias: tfm_undeploy('%s') drops it.", name, name) : 0));
+	}
 	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	tfm_spi_finish_owner(&as);
 	tfm_cache_forget(name);
@@ -382,6 +387,8 @@ tfm_copy_model(PG_FUNCTION_ARGS)
 	tfm_check_max_parameters(tfm_config_params(&row.cfg), target);
 	m = tfm_catalog_load(&row);
 	tfm_guard_model(m);
+	/* the source by its own name: source may be an alias */
+	args[0] = CStringGetTextDatum(row.name);
 	tfm_spi_connect_owner(&as);
 	if (SPI_execute_with_args("SELECT 1 FROM tfm.models WHERE name = $2", 2, types, args,
 							  NULL, true, 1) == SPI_OK_SELECT && SPI_processed > 0)
@@ -394,6 +401,10 @@ tfm_copy_model(PG_FUNCTION_ARGS)
 							  "format_version, steps, $3::regrole FROM tfm.models WHERE name = $1 RETURNING id, version",
 							  3, types, args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
 		elog(ERROR, "cannot insert into tfm.models");
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" was dropped while it was being copied", row.name)));
 	row.id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	row.version = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	tfm_spi_finish_owner(&as);
