@@ -48,7 +48,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "checkpoint.h"
+#include "runtime/checkpoint.h"
 
 #define TFM_CHECKPOINT_MAGIC 0x54464D43	/* 'TFMC' */
 

@@ -23,8 +23,8 @@
 #include "tfm/beam.h"
 #include "tfm/blas.h"
 #include "tfm_pg.h"
-#include "tfm_rows.h"
-#include "translate.h"
+#include "runtime/rows.h"
+#include "sql/translate.h"
 
 #define TFM_MAX_BEAM 64
 #define TFM_MAX_SOURCES 1024

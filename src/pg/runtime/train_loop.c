@@ -47,7 +47,7 @@
 #include "utils/timestamp.h"
 
 #include "tfm/lowp.h"
-#include "train_run.h"
+#include "runtime/train_run.h"
 
 static double
 elapsed_s(TimestampTz since)

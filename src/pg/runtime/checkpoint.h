@@ -5,7 +5,7 @@
 #ifndef TFM_CHECKPOINT_H
 #define TFM_CHECKPOINT_H
 
-#include "train_run.h"
+#include "runtime/train_run.h"
 
 /* bump when the state's layout changes; older states are refused */
 #define TFM_CHECKPOINT_VERSION 2

@@ -12,7 +12,7 @@
 #include "utils/lsyscache.h"
 
 #include "tfm_pg.h"
-#include "tfm_rows.h"
+#include "runtime/rows.h"
 
 void
 tfm_model_specials(const TfmModelRow *row, TfmSpecials *sp)

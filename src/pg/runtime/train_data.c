@@ -15,7 +15,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "train_data.h"
+#include "runtime/train_data.h"
 
 void
 tfm_reader_init(TfmReader *r, const TfmModelRow *row, const char *query)

@@ -17,9 +17,9 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
-#include "import.h"
+#include "import/import.h"
 #include "tfm_pg.h"
-#include "tfm_rows.h"
+#include "runtime/rows.h"
 #include "tfm/tokenizer.h"
 
 #define SP "\xE2\x96\x81"		/* U+2581 ▁ */

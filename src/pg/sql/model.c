@@ -12,7 +12,7 @@
 #include "utils/builtins.h"
 
 #include "tfm_pg.h"
-#include "tfm_rows.h"
+#include "runtime/rows.h"
 
 /* argument positions of tfm_create_model */
 enum

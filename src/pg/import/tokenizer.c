@@ -40,10 +40,10 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
-#include "import.h"
+#include "import/import.h"
 #include "tfm/tokenizer.h"
 #include "tfm_pg.h"
-#include "tfm_rows.h"
+#include "runtime/rows.h"
 
 static void
 refuse(const char *what, const char *value)

@@ -34,7 +34,7 @@
 
 #include "tfm/tokenizer.h"
 #include "tfm_pg.h"
-#include "tfm_rows.h"
+#include "runtime/rows.h"
 
 #define TFM_TOK_CACHE_MAX 8
 

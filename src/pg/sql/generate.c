@@ -34,8 +34,8 @@
 #include "tfm/decode.h"
 #include "tfm/tokenizer.h"
 #include "tfm_pg.h"
-#include "tfm_rows.h"
-#include "train_data.h"
+#include "runtime/rows.h"
+#include "runtime/train_data.h"
 
 #define TFM_MAX_GENERATE 100000
 #define TFM_MAX_PROMPTS  1024

@@ -24,7 +24,7 @@
 #include "miscadmin.h"
 #include "storage/fd.h"
 
-#include "import.h"
+#include "import/import.h"
 #include "tfm/st_index.h"
 #include "tfm_pg.h"
 

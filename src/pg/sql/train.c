@@ -18,8 +18,8 @@
 #include "pgstat.h"
 #include "utils/tuplestore.h"
 
-#include "checkpoint.h"
-#include "train_run.h"
+#include "runtime/checkpoint.h"
+#include "runtime/train_run.h"
 
 #define A_KEEP A_TRAIN_NARGS
 #define A_PRECISION (A_TRAIN_NARGS + 1)

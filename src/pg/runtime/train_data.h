@@ -13,7 +13,7 @@
 #include "tfm/model.h"
 #include "tfm/rng.h"
 #include "tfm_pg.h"
-#include "tfm_rows.h"
+#include "runtime/rows.h"
 
 /* one training example (ids are palloc'd in the chunk's context) */
 typedef struct TfmExample

@@ -23,11 +23,11 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
-#include "import.h"
+#include "import/import.h"
 #include "tfm/safetensors.h"
 #include "tfm/tokenizer.h"
 #include "tfm_pg.h"
-#include "tfm_rows.h"
+#include "runtime/rows.h"
 
 #define TFM_MAX_JSON_FILE ((uint64) 512 * 1024 * 1024)	/* config / tokenizer.json */
 

@@ -19,8 +19,8 @@
 #include "utils/tuplestore.h"
 
 #include "tfm_pg.h"
-#include "tfm_rows.h"
-#include "classify.h"
+#include "runtime/rows.h"
+#include "sql/classify.h"
 
 /*
  * Rows per batched forward pass: up to TFM_INFER_BATCH, and no more than

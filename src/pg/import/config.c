@@ -13,7 +13,7 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
-#include "import.h"
+#include "import/import.h"
 
 JsonbValue *
 tfm_jget(JsonbContainer *c, const char *key, JsonbValue *buf)

@@ -32,8 +32,8 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "checkpoint.h"
-#include "train_run.h"
+#include "runtime/checkpoint.h"
+#include "runtime/train_run.h"
 
 /* tfm_fit's arguments after tfm_train's */
 #define A_EVERY   A_TRAIN_NARGS

@@ -19,7 +19,7 @@
 
 #include "tfm/train.h"
 #include "tfm_pg.h"
-#include "train_data.h"
+#include "runtime/train_data.h"
 
 #define TFM_VAL_MAX         50000
 #define TFM_VAL_MAX_TOKENS  2000000

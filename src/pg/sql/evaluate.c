@@ -31,11 +31,11 @@
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
-#include "classify.h"
+#include "sql/classify.h"
 #include "tfm/bleu.h"
-#include "translate.h"
+#include "sql/translate.h"
 #include "tfm_pg.h"
-#include "train_data.h"
+#include "runtime/train_data.h"
 
 enum
 {

@@ -27,8 +27,8 @@
 
 #include "tfm/train.h"
 #include "tfm_pg.h"
-#include "tfm_rows.h"
-#include "train_data.h"
+#include "runtime/rows.h"
+#include "runtime/train_data.h"
 
 typedef struct TrainAggState
 {
