@@ -1,13 +1,14 @@
 /*
  * guard.c — core objects (malloc'd) owned by a PostgreSQL memory context:
  * when the context is reset or deleted, as on an ERROR, the object is freed
- * unless it was released to a longer-lived owner (the model cache).
+ * unless it was released to a longer-lived owner (the model cache).  Also
+ * the holder of a tokenizer or a counter being built (TfmTokOwner).
  */
 #include "postgres.h"
 
 #include "utils/memutils.h"
 
-#include "tfm_pg.h"
+#include "base/base.h"
 
 struct TfmGuard
 {
@@ -55,4 +56,28 @@ void
 tfm_guard_release(TfmGuard *g)
 {
 	g->obj = NULL;
+}
+
+static void
+tok_owner_fire(void *arg)
+{
+	TfmTokOwner *o = arg;
+
+	if (o->tok)
+		tfm_tok_free(o->tok);
+	if (o->counter)
+		tfm_tok_counter_free(o->counter);
+	o->tok = NULL;
+	o->counter = NULL;
+}
+
+TfmTokOwner *
+tfm_tok_owner(MemoryContext cxt)
+{
+	TfmTokOwner *o = MemoryContextAllocZero(cxt, sizeof(TfmTokOwner));
+
+	o->cb.func = tok_owner_fire;
+	o->cb.arg = o;
+	MemoryContextRegisterResetCallback(cxt, &o->cb);
+	return o;
 }

@@ -18,7 +18,7 @@
 #include "utils/numeric.h"
 
 #include "import/import.h"
-#include "tfm_pg.h"
+#include "storage/storage.h"
 #include "runtime/rows.h"
 #include "tfm/tokenizer.h"
 

@@ -42,7 +42,7 @@
 
 #include "import/import.h"
 #include "tfm/tokenizer.h"
-#include "tfm_pg.h"
+#include "storage/storage.h"
 #include "runtime/rows.h"
 
 static void

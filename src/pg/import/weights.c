@@ -26,7 +26,7 @@
 
 #include "import/import.h"
 #include "tfm/st_index.h"
-#include "tfm_pg.h"
+#include "storage/storage.h"
 
 #define INDEX_FILE "model.safetensors.index.json"
 

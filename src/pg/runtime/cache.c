@@ -7,48 +7,28 @@
  * shows saves committed by other sessions (read-committed: from the next
  * statement on) and never shows a rolled-back save.  Versions come from a
  * sequence, so equal versions always mean equal weights.  At most
- * TFM_CACHE_MAX models stay loaded; the least recently used goes first.
+ * TFM_CACHE_MAX models stay loaded; the least recently used goes first
+ * (lru.c).  Also the alias tfm_classify(text) uses, checked once per
+ * statement.
  */
 #include "postgres.h"
 
-#include "access/xact.h"
-#include "storage/proc.h"
-#include "executor/spi.h"
-#include "utils/builtins.h"
 #include "utils/memutils.h"
 
 #include "tfm/precision.h"
-#include "tfm_pg.h"
+#include "runtime/lru.h"
+#include "runtime/runtime.h"
 
 #define TFM_CACHE_MAX 8
 
 typedef struct CacheEntry
 {
-	bool		used;
-	TfmModelRow row;			/* strings in cache_cxt */
+	TfmModelRow row;			/* strings in the cache's context */
 	tfm_model  *model;
-	TfmStamp	stamp;
-	uint64		last_use;
 } CacheEntry;
 
-static CacheEntry cache[TFM_CACHE_MAX];
+static TfmLru *cache = NULL;
 static MemoryContext cache_cxt = NULL;
-static uint64 use_clock = 0;
-
-void
-tfm_stamp_now(TfmStamp *s)
-{
-	s->lxid = MyProc->lxid;
-	s->cid = GetCurrentCommandId(false);
-	s->stmt_start = GetCurrentStatementStartTimestamp();
-}
-
-bool
-tfm_stamp_is_now(const TfmStamp *s)
-{
-	return s->lxid == MyProc->lxid && s->cid == GetCurrentCommandId(false) &&
-		s->stmt_start == GetCurrentStatementStartTimestamp();
-}
 
 static char *
 dup_or_null(const char *s)
@@ -113,63 +93,42 @@ free_row(TfmModelRow *r)
 	free_acl(&r->acl);
 }
 
+/* the LRU's free callback: the model and the row's strings */
 static void
-evict(CacheEntry *e)
+free_entry(void *payload)
 {
-	if (!e->used)
-		return;
+	CacheEntry *e = payload;
+
 	tfm_model_free(e->model);
 	free_row(&e->row);
-	memset(e, 0, sizeof(*e));
 }
 
 static CacheEntry *
 find(const char *name)
 {
-	for (int i = 0; i < TFM_CACHE_MAX; i++)
-		if (cache[i].used && strcmp(cache[i].row.name, name) == 0)
-			return &cache[i];
-	return NULL;
+	return cache ? tfm_lru_find(cache, name) : NULL;
 }
 
 static void
-stamp(CacheEntry *e)
+evict(CacheEntry *e)
 {
-	tfm_stamp_now(&e->stamp);
-	e->last_use = ++use_clock;
-}
-
-static bool
-stamped_now(const CacheEntry *e)
-{
-	return tfm_stamp_is_now(&e->stamp);
+	tfm_lru_evict(cache, e);
 }
 
 void
 tfm_cache_put(const TfmModelRow *row, tfm_model *m)
 {
-	CacheEntry *e = find(row->name);
+	CacheEntry *e;
 
-	if (cache_cxt == NULL)
-		cache_cxt = AllocSetContextCreate(TopMemoryContext, "tfm model cache",
-										  ALLOCSET_SMALL_SIZES);
-	if (e)
-		evict(e);
-	for (int i = 0; i < TFM_CACHE_MAX && !e; i++)
-		if (!cache[i].used)
-			e = &cache[i];
-	if (!e)
+	if (cache == NULL)
 	{
-		e = &cache[0];
-		for (int i = 1; i < TFM_CACHE_MAX; i++)
-			if (cache[i].last_use < e->last_use)
-				e = &cache[i];
-		evict(e);
+		cache = tfm_lru_create("tfm model cache", TFM_CACHE_MAX, sizeof(CacheEntry), free_entry);
+		cache_cxt = tfm_lru_context(cache);
 	}
+	e = tfm_lru_insert(cache, row->name);
 	copy_row(&e->row, row);
 	e->model = m;
-	e->used = true;
-	stamp(e);
+	tfm_lru_stamp(cache, e);
 }
 
 /* the alias last resolved, valid for the statement that resolved it */
@@ -189,9 +148,9 @@ cache_lookup(const char *name, const TfmModelRow **rowp)
 		name = alias_model;
 	e = find(name);
 
-	if (e && stamped_now(e))
+	if (e && tfm_lru_checked_now(cache, e))
 	{
-		e->last_use = ++use_clock;
+		tfm_lru_use(cache, e);
 		*rowp = &e->row;
 		return e->model;
 	}
@@ -219,7 +178,7 @@ cache_lookup(const char *name, const TfmModelRow **rowp)
 		free_acl(&e->row.acl);
 		copy_acl(&e->row.acl, &row.acl);
 		e->row.precision = row.precision;
-		stamp(e);
+		tfm_lru_stamp(cache, e);
 		*rowp = &e->row;
 		return e->model;
 	}

@@ -1,6 +1,7 @@
 /*
- * workmem.c — tfm.work_mem: the bound on the memory a call's batch shape
- * chooses (activations, attention weights, decoders' caches, beams).
+ * limits.c — the bounds on memory that settings set: tfm.work_mem, on the
+ * memory a call's batch shape chooses (activations, attention weights,
+ * decoders' caches, beams), and tfm.max_parameters, on a model's size.
  *
  * Every pass is sized before it runs (tfm_model_workspace_bytes,
  * tfm_decoder_bytes, tfm_beam_bytes in the core: upper bounds of what the
@@ -18,20 +19,7 @@
 #include "utils/guc.h"
 
 #include "tfm/blas.h"
-#include "tfm_pg.h"
-
-int			tfm_work_mem = 1024 * 1024;	/* kB */
-
-void
-tfm_workmem_init(void)
-{
-	DefineCustomIntVariable("tfm.work_mem",
-							"Memory a tfm call may take for its batches: activations, attention weights, decoders' caches.",
-							"Training, inference and decoding size each pass before running it and refuse one "
-							"that needs more; calls that batch by themselves use smaller batches instead.",
-							&tfm_work_mem, 1024 * 1024, 1024, MAX_KILOBYTES,
-							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
-}
+#include "runtime/runtime.h"
 
 size_t
 tfm_work_mem_bytes(void)
@@ -112,37 +100,30 @@ tfm_batch_check(tfm_model *m, const tfm_batch *b, bool training, const char *doi
 					   doing, name, lower);
 }
 
-/*
- * tfm_workspace_bytes(model, batch, length, target_length, training): what
- * a pass of that shape needs of tfm.work_mem (the figure its error names).
- */
-PG_FUNCTION_INFO_V1(tfm_workspace_bytes);
-Datum
-tfm_workspace_bytes(PG_FUNCTION_ARGS)
+int64
+tfm_config_params(const tfm_config *c)
 {
-	char	   *name = tfm_text_arg(fcinfo, 0, "model");
-	const TfmModelRow *row;
-	tfm_model  *m;
-	int			B,
-				T,
-				Tt;
-	bool		training;
+	tfm_param_info *info = NULL;
+	size_t		n_floats;
+	int			k = tfm_config_tensors(c, &info, &n_floats);
+	int64		n = 0;
 
-	for (int i = 1; i <= 4; i++)
-		if (PG_ARGISNULL(i))
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("batch, length, target_length and training must not be NULL")));
-	B = PG_GETARG_INT32(1);
-	T = PG_GETARG_INT32(2);
-	Tt = PG_GETARG_INT32(3);
-	training = PG_GETARG_BOOL(4);
-	tfm_backend_ready();
-	m = tfm_cache_get(name, &row);
-	if (B < 1 || B > 65536 || T < 1 || T > row->cfg.max_len || Tt < 0 || Tt > row->cfg.max_len)
+	if (!info)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	for (int i = 0; i < k; i++)
+		n += (int64) info[i].size;
+	free(info);
+	return n;
+}
+
+void
+tfm_check_max_parameters(int64 n_params, const char *model)
+{
+	if ((double) n_params > tfm_max_parameters)
 		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("batch must be between 1 and 65536, length between 1 and max_len (%d), "
-						"target_length between 0 and max_len", row->cfg.max_len)));
-	PG_RETURN_INT64((int64) tfm_pass_bytes(m, B, T, Tt, training, false));
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("model \"%s\" would have " INT64_FORMAT " parameters, more than tfm.max_parameters (%.0f)",
+						model, n_params, tfm_max_parameters),
+				 errhint("A superuser can raise tfm.max_parameters (at most %.0f).",
+						 (double) TFM_MAX_PARAMS)));
 }

@@ -11,7 +11,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "tfm_pg.h"
+#include "runtime/runtime.h"
 #include "runtime/rows.h"
 
 void

@@ -1,13 +1,14 @@
 /*
- * tfm_rows.h — column values to token ids (rows.c) and the tokenizer
- * services the rest of the PostgreSQL layer uses (tokenizer_sql.c).
+ * rows.h — column values to token ids (rows.c) and the tokenizers loaded
+ * for the rest of the layer (tokenizer_cache.c).
  */
 #ifndef TFM_ROWS_H
 #define TFM_ROWS_H
 
 #include "postgres.h"
 
-#include "tfm_pg.h"
+#include "tfm/tokenizer.h"
+#include "runtime/runtime.h"
 
 typedef struct TfmSpecials
 {
@@ -36,32 +37,30 @@ int32	   *tfm_datum_ids(Datum d, Oid type, const TfmModelRow *row, bool target, 
 int32	   *tfm_classifier_input(const TfmModelRow *row, const TfmSpecials *sp, int32 *ids,
 								 int n, int *out_n, bool head_tail, int64 *truncated);
 
-/* tokenizer_sql.c */
-int32		tfm_tokenizer_import_gpt2(const char *name, const char *enc, size_t enc_len,
-									  const char *bpe, size_t bpe_len);
-int32		tfm_tokenizer_import_spiece(const char *name, const uint8_t *const *pieces,
-										const size_t *lens, int32 n, const int32_t *merge_lr,
-										int32 n_merges, int32 unk, int32 bos, int32 eos,
-										bool text_bos);
-/* a tokenizer.json's byte-level BPE (tfm_tok_import_hf_bpe); the ids of
- * the stored tokenizer's specials into special_ids */
-int32		tfm_tokenizer_import_hf_bpe(const char *name, const uint8_t *const *pieces,
-										const size_t *lens, const uint8_t *literal, int32 n,
-										const int32_t *merge_lr, int32 n_merges,
-										const int32_t *specials, uint32 flags,
-										int32_t *special_ids);
+/* ---- tokenizers loaded once per backend (tokenizer_cache.c) ---- */
+typedef struct TfmCachedTokenizer
+{
+	int32		id;				/* its row in tfm.tokenizers */
+	tfm_tokenizer *tok;
+	tfm_tok_info info;
+	Oid			checked_user;	/* the role the last use check was for */
+} TfmCachedTokenizer;
+
+/* the tokenizer called name, use checked (the cache owns it: valid for the current call) */
+TfmCachedTokenizer *tfm_tokenizer_cached(const char *name);
+/* a text's ids with flags (TFM_TOK_ADD_*); max_length > 0 cuts them there */
+int32	   *tfm_tokenizer_encode_with(TfmCachedTokenizer *e, const char *text, size_t len,
+									  uint32 flags, size_t max_length, int *n);
 void		tfm_tokenizer_specials(const char *name, TfmSpecials *sp);
-struct tfm_tok_info;
-void		tfm_tokenizer_store_pieces(const char *name, const struct tfm_tok_info *info,
-									   const uint8 *const *pieces, const size_t *lens);
 int32	   *tfm_tokenizer_encode(const char *name, const char *text, size_t len, int *n);
-struct tfm_tokenizer;
-/* the core tokenizer (owned by the cache; valid for the current call) */
-struct tfm_tokenizer *tfm_tokenizer_get(const char *name);
 /* an id's piece as text (non-UTF-8 bytes as \xNN) */
 text	   *tfm_tokenizer_piece_text(const char *name, int32 id);
 /* ids to text: specials dropped, invalid UTF-8 replaced by U+FFFD */
 text	   *tfm_tokenizer_decode(const char *name, const int32 *ids, int n);
 text	   *tfm_tokenizer_decode_flags(const char *name, const int32 *ids, int n, bool continuation);
+/* bytes as text: valid UTF-8 as is, other bytes as \xNN */
+text	   *tfm_piece_text(const uint8_t *b, size_t len);
+/* PostgreSQL text cannot hold NUL: a decoded U+0000 becomes U+FFFD (t may be freed) */
+text	   *tfm_text_without_nul(text *t);
 
 #endif							/* TFM_ROWS_H */

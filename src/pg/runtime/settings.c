@@ -1,10 +1,15 @@
 /*
- * guc.c — the module's entry point and settings.
+ * settings.c — tfm's settings (GUCs), defined by _PG_init (module.c), and
+ * the lazy start of BLIS.
  *
- *   tfm.threads     threads for BLIS and the core's parallel loops
- *   tfm.blis_arch   BLIS kernel set: auto (default) or a name
- *   tfm.share_weights  one read-only copy of loaded weights for all sessions
- *   tfm.precision   inference products: auto, fp32, bf16, int8 (precision_sql.c)
+ *   tfm.threads          threads for BLIS and the core's parallel loops
+ *   tfm.blis_arch        BLIS kernel set: auto (default) or a name
+ *   tfm.progress         training progress as NOTICE lines
+ *   tfm.precision        inference products: auto, fp32, bf16, int8 (precision.c)
+ *   tfm.share_weights    one read-only copy of loaded weights (shared_weights.c)
+ *   tfm.train_chunk_rows rows training reads at a time (train_loop.c)
+ *   tfm.work_mem         the memory of a call's batches (limits.c)
+ *   tfm.max_parameters   the largest model (limits.c)
  *
  * BLIS is initialised lazily, on a backend's first computation, never in
  * the postmaster or _PG_init: an OpenMP team started before fork() hangs the
@@ -15,27 +20,20 @@
 #include <unistd.h>
 
 #include "access/parallel.h"
-#include "fmgr.h"
-#include "funcapi.h"
-#include "catalog/pg_type.h"
-#include "utils/array.h"
-#include "utils/builtins.h"
 #include "utils/guc.h"
 
 #include "tfm/blas.h"
 #include "tfm/precision.h"
-#include "tfm_pg.h"
-
-PG_MODULE_MAGIC;
-
-void		_PG_init(void);
-void		tfm_tokenizer_init_hooks(void);
+#include "runtime/runtime.h"
 
 int			tfm_threads = 2;
 bool		tfm_progress = true;
 int			tfm_train_chunk_rows = 8192;
 double		tfm_max_parameters = (double) TFM_MAX_PARAMS;
 char	   *tfm_blis_arch = NULL;
+int			tfm_work_mem = 1024 * 1024;	/* kB */
+int			tfm_precision_setting = -1;	/* -1 = auto */
+bool		tfm_share_weights = true;
 
 static bool blas_started = false;
 
@@ -69,7 +67,7 @@ check_blis_arch(char **newval, void **extra, GucSource source)
 }
 
 void
-_PG_init(void)
+tfm_settings_define(void)
 {
 	long		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -104,7 +102,12 @@ _PG_init(void)
 							"the value it started with.",
 							&tfm_train_chunk_rows, 8192, 16, 1048576,
 							PGC_USERSET, 0, NULL, NULL, NULL);
-	tfm_workmem_init();
+	DefineCustomIntVariable("tfm.work_mem",
+							"Memory a tfm call may take for its batches: activations, attention weights, decoders' caches.",
+							"Training, inference and decoding size each pass before running it and refuse one "
+							"that needs more; calls that batch by themselves use smaller batches instead.",
+							&tfm_work_mem, 1024 * 1024, 1024, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomRealVariable("tfm.max_parameters",
 							 "The most parameters a model may have (tfm_create_model, tfm_import, tfm_copy_model).",
 							 "Checked from the config before any memory is taken. Valid range is 0 .. 2e9 "
@@ -112,7 +115,6 @@ _PG_init(void)
 							 &tfm_max_parameters, (double) TFM_MAX_PARAMS, 0.0, (double) TFM_MAX_PARAMS,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("tfm");
-	tfm_tokenizer_init_hooks();
 }
 
 void
@@ -129,75 +131,4 @@ tfm_backend_ready(void)
 		blas_started = true;
 	}
 	tfm_set_threads(IsParallelWorker() ? 1 : tfm_threads);
-}
-
-char *
-tfm_text_arg(FunctionCallInfo fcinfo, int n, const char *what)
-{
-	char	   *s;
-
-	if (PG_ARGISNULL(n))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be NULL", what)));
-	s = text_to_cstring(PG_GETARG_TEXT_PP(n));
-	return s;
-}
-
-int
-tfm_text_array_arg(FunctionCallInfo fcinfo, int n, const char *what, bool allow_nulls,
-				   Datum **elems, bool **nulls)
-{
-	ArrayType  *a;
-	int			count;
-
-	if (PG_ARGISNULL(n))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be NULL", what)));
-	a = PG_GETARG_ARRAYTYPE_P(n);
-	if (ARR_NDIM(a) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("%s must be a one-dimensional array", what)));
-	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, elems, nulls, &count);
-	if (!allow_nulls)
-		for (int i = 0; i < count; i++)
-			if ((*nulls)[i])
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("%s must not contain NULL", what)));
-	return count;
-}
-
-ArrayType *
-tfm_text_array(Datum *values, bool *nulls, int n)
-{
-	int			dims[1] = {n},
-				lbs[1] = {1};
-
-	if (n == 0)
-		return construct_empty_array(TEXTOID);
-	return construct_md_array(values, nulls, 1, dims, lbs, TEXTOID, -1, false, TYPALIGN_INT);
-}
-
-PG_FUNCTION_INFO_V1(tfm_info);
-Datum
-tfm_info(PG_FUNCTION_ARGS)
-{
-	TupleDesc	tupdesc;
-	Datum		values[9];
-	bool		nulls[9] = {false, false, false, false, false, false, false, false, false};
-
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-	tfm_backend_ready();
-	values[0] = CStringGetTextDatum(TFM_VERSION);
-	values[1] = CStringGetTextDatum(tfm_blas_arch());
-	values[2] = CStringGetTextDatum(tfm_blas_arch_reason());
-	values[3] = Int32GetDatum(tfm_get_threads());
-	/* tfm 0.1's tfm_info() has four columns: the library serves both */
-	if (tupdesc->natts >= 9)
-		tfm_precision_info(values + 4);
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }

@@ -44,7 +44,7 @@
 #include "catalog/namespace.h"
 
 #include "tfm/lowp.h"
-#include "tfm_pg.h"
+#include "runtime/runtime.h"
 
 #define SW_DIR      "base/pgsql_tmp"
 #define SW_PREFIX   "pgsql_tmp_tfm_"
@@ -70,8 +70,6 @@ typedef struct Mapping
 	void	   *base;
 	size_t		len;
 } Mapping;
-
-bool		tfm_share_weights = true;
 
 /* the OID of tfm.models: names this installation of the extension */
 static Oid

@@ -12,7 +12,7 @@
 
 #include "tfm/model.h"
 #include "tfm/rng.h"
-#include "tfm_pg.h"
+#include "runtime/runtime.h"
 #include "runtime/rows.h"
 
 /* one training example (ids are palloc'd in the chunk's context) */

@@ -18,7 +18,7 @@
 #include "utils/timestamp.h"
 
 #include "tfm/train.h"
-#include "tfm_pg.h"
+#include "runtime/runtime.h"
 #include "runtime/train_data.h"
 
 #define TFM_VAL_MAX         50000

@@ -34,7 +34,8 @@
 
 #include "miscadmin.h"
 #include "tfm/bleu.h"
-#include "tfm_pg.h"
+#include "sql/args.h"
+#include "sql/bleu.h"
 
 /* ---- checks and conversions ---------------------------------------------- */
 

@@ -18,7 +18,7 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
-#include "tfm_pg.h"
+#include "sql/args.h"
 #include "runtime/rows.h"
 #include "sql/classify.h"
 

@@ -4,7 +4,7 @@
 #ifndef TFM_CLASSIFY_H
 #define TFM_CLASSIFY_H
 
-#include "tfm_pg.h"
+#include "sql/args.h"
 
 /* the model, checked to be a classifier */
 tfm_model  *tfm_get_classifier(const char *name, const TfmModelRow **rowp);

@@ -24,7 +24,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 
-#include "tfm_pg.h"
+#include "sql/args.h"
 
 typedef struct TfmAlias
 {
@@ -142,36 +142,6 @@ point(const char *alias, bool exists, int32 model_id, int64 history_id)
 	if (rc != (exists ? SPI_OK_UPDATE : SPI_OK_INSERT))
 		elog(ERROR, "cannot write tfm.aliases");
 	tfm_spi_finish_owner(&as);
-}
-
-/* is there a row of this name in a catalog table (tfm.models, tfm.aliases)? */
-bool
-tfm_catalog_has(const char *table, const char *name)
-{
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(name)};
-	TfmAsOwner	as;
-	bool		found;
-
-	tfm_spi_connect_owner(&as);
-	/* read-only: tfm_classify(text) may ask from a parallel worker */
-	if (SPI_execute_with_args(psprintf("SELECT 1 FROM %s WHERE name = $1", table), 1, types, args,
-							  NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read %s", table);
-	found = SPI_processed > 0;
-	tfm_spi_finish_owner(&as);
-	return found;
-}
-
-void
-tfm_check_not_alias(const char *name)
-{
-	if (tfm_catalog_has("tfm.aliases", name))
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("\"%s\" is already the name of a deployment alias", name),
-				 errdetail("Models and aliases share one namespace."),
-				 errhint("Choose another name, or drop the alias with tfm_undeploy('%s').", name)));
 }
 
 PG_FUNCTION_INFO_V1(tfm_deploy);

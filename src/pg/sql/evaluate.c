@@ -34,7 +34,8 @@
 #include "sql/classify.h"
 #include "tfm/bleu.h"
 #include "sql/translate.h"
-#include "tfm_pg.h"
+#include "sql/args.h"
+#include "sql/bleu.h"
 #include "runtime/train_data.h"
 
 enum

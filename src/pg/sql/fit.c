@@ -34,6 +34,7 @@
 
 #include "runtime/checkpoint.h"
 #include "runtime/train_run.h"
+#include "sql/args.h"
 
 /* tfm_fit's arguments after tfm_train's */
 #define A_EVERY   A_TRAIN_NARGS

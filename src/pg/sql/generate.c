@@ -33,7 +33,7 @@
 #include "tfm/blas.h"
 #include "tfm/decode.h"
 #include "tfm/tokenizer.h"
-#include "tfm_pg.h"
+#include "sql/args.h"
 #include "runtime/rows.h"
 #include "runtime/train_data.h"
 

@@ -20,7 +20,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 
-#include "tfm_pg.h"
+#include "sql/args.h"
 
 typedef struct TfmObject
 {

@@ -26,7 +26,7 @@
 #include "import/import.h"
 #include "tfm/safetensors.h"
 #include "tfm/tokenizer.h"
-#include "tfm_pg.h"
+#include "sql/args.h"
 #include "runtime/rows.h"
 
 #define TFM_MAX_JSON_FILE ((uint64) 512 * 1024 * 1024)	/* config / tokenizer.json */

@@ -11,7 +11,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
-#include "tfm_pg.h"
+#include "sql/args.h"
 #include "runtime/rows.h"
 
 /* argument positions of tfm_create_model */

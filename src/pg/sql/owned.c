@@ -23,7 +23,7 @@
 #include "utils/builtins.h"
 #include "utils/syscache.h"
 
-#include "tfm_pg.h"
+#include "sql/args.h"
 
 /* a role by name, or by the OID of one that no longer exists (superuser) */
 static Oid

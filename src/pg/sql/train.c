@@ -20,6 +20,7 @@
 
 #include "runtime/checkpoint.h"
 #include "runtime/train_run.h"
+#include "sql/args.h"
 
 #define A_KEEP A_TRAIN_NARGS
 #define A_PRECISION (A_TRAIN_NARGS + 1)

@@ -26,7 +26,7 @@
 #include "utils/timestamp.h"
 
 #include "tfm/train.h"
-#include "tfm_pg.h"
+#include "sql/args.h"
 #include "runtime/rows.h"
 #include "runtime/train_data.h"
 

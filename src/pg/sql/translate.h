@@ -6,7 +6,7 @@
 #define TFM_TRANSLATE_H
 
 #include "tfm/beam.h"
-#include "tfm_pg.h"
+#include "sql/args.h"
 
 typedef struct TrOpts
 {
@@ -16,6 +16,8 @@ typedef struct TrOpts
 } TrOpts;
 
 /* the model, checked to be seq2seq with a tokenizer */
+/* the tokenizer of a seq2seq model's targets */
+const char *tfm_target_tokenizer(const TfmModelRow *row);
 tfm_model  *tfm_get_s2s(const char *name, const TfmModelRow **rowp);
 /* a source's ids (first max_len); errors on an empty source */
 int32	   *tfm_source_ids(const TfmModelRow *row, text *t, int *n);

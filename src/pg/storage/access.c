@@ -37,7 +37,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-#include "tfm_pg.h"
+#include "storage/storage.h"
 
 /* ---- running catalog SQL as the extension's owner ------------------------- */
 

@@ -21,7 +21,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "tfm_pg.h"
+#include "storage/storage.h"
 
 static const char *task_names[] = {"classify", "lm", "seq2seq"};
 
@@ -42,6 +42,45 @@ const char *
 tfm_task_name(int task)
 {
 	return task >= 0 && task < 3 ? task_names[task] : "unknown";
+}
+
+int
+tfm_precision_from_name(const char *name, const char *model)
+{
+	if (strcmp(name, "fp32") == 0)
+		return TFM_PREC_FP32;
+	if (strcmp(name, "bf16") == 0)
+		return TFM_PREC_BF16;
+	if (strcmp(name, "int8") == 0)
+		return TFM_PREC_INT8;
+	if (model)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("model \"%s\" has an unknown precision \"%s\" in its config", model, name)));
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown precision \"%s\"", name),
+			 errhint("Valid precisions are auto, fp32, bf16 and int8.")));
+	return TFM_PREC_FP32;
+}
+
+void
+tfm_catalog_set_precision(int32 model_id, const char *setting)
+{
+	TfmAsOwner	as;
+	Oid			types[2] = {INT4OID, TEXTOID};
+	Datum		args[2];
+
+	args[0] = Int32GetDatum(model_id);
+	args[1] = CStringGetTextDatum(setting);
+	tfm_spi_connect_owner(&as);
+	if (SPI_execute_with_args(strcmp(setting, "auto") == 0 ?
+							  "UPDATE tfm.models SET config = config - 'precision', updated_at = now() WHERE id = $1" :
+							  "UPDATE tfm.models SET config = config || jsonb_build_object('precision', $2), "
+							  "updated_at = now() WHERE id = $1",
+							  strcmp(setting, "auto") == 0 ? 1 : 2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "cannot update tfm.models");
+	tfm_spi_finish_owner(&as);
 }
 
 char *
@@ -274,76 +313,6 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 					 errmsg("model \"%s\" has an invalid config: %s", name, bad)));
 	}
 	return true;
-}
-
-/* between blocks of a pass: a cancel or statement_timeout ends it there */
-void
-tfm_poll_interrupts(void *arg)
-{
-	(void) arg;
-	CHECK_FOR_INTERRUPTS();
-}
-
-int
-tfm_interrupt_pending(void *arg)
-{
-	(void) arg;
-	return InterruptPending && INTERRUPTS_CAN_BE_PROCESSED();
-}
-
-void
-tfm_check_pass(int rc, const char *model)
-{
-	if (rc == 0)
-		return;
-	if (rc == TFM_EBADID)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 model ? errmsg("a token id is outside the vocabulary of model \"%s\"", model) :
-				 errmsg("a token id is outside the model's vocabulary")));
-	ereport(ERROR,
-			(errcode(ERRCODE_OUT_OF_MEMORY),
-			 model ? errmsg("out of memory running model \"%s\"", model) :
-			 errmsg("out of memory running the model")));
-}
-
-double
-tfm_check_loss(double sum, const int *count, const char *model)
-{
-	if (*count < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 model ? errmsg("a target token id is outside the vocabulary of model \"%s\"", model) :
-				 errmsg("a target token id is outside the model's vocabulary")));
-	return sum;
-}
-
-int64
-tfm_config_params(const tfm_config *c)
-{
-	tfm_param_info *info = NULL;
-	size_t		n_floats;
-	int			k = tfm_config_tensors(c, &info, &n_floats);
-	int64		n = 0;
-
-	if (!info)
-		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-	for (int i = 0; i < k; i++)
-		n += (int64) info[i].size;
-	free(info);
-	return n;
-}
-
-void
-tfm_check_max_parameters(int64 n_params, const char *model)
-{
-	if ((double) n_params > tfm_max_parameters)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("model \"%s\" would have " INT64_FORMAT " parameters, more than tfm.max_parameters (%.0f)",
-						model, n_params, tfm_max_parameters),
-				 errhint("A superuser can raise tfm.max_parameters (at most %.0f).",
-						 (double) TFM_MAX_PARAMS)));
 }
 
 tfm_model *

@@ -13,7 +13,7 @@
 
 #include "mb/pg_wchar.h"
 
-#include "tfm_pg.h"
+#include "storage/storage.h"
 
 void
 tfm_check_name(const char *kind, const char *name)
