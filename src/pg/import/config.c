@@ -1,5 +1,5 @@
 /*
- * import_config.c — a Hugging Face config.json, read strictly: the model
+ * config.c — a Hugging Face config.json, read strictly: the model
  * type and the options that change the computation must be ones tfm
  * implements exactly, or the import is refused naming them.  Keys that
  * only matter elsewhere (summary_*, task_specific_params, torch_dtype,
@@ -13,7 +13,7 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
-#include "import/import.h"
+#include "import/hf_files.h"
 
 JsonbValue *
 tfm_jget(JsonbContainer *c, const char *key, JsonbValue *buf)

@@ -1,5 +1,5 @@
 /*
- * import_spiece.c — a SentencePiece-style BPE tokenizer.json (Llama 2's,
+ * spiece.c — a SentencePiece-style BPE tokenizer.json (Llama 2's,
  * TinyLlama's) stored as a tfm tokenizer (kind bpe with the SentencePiece
  * flag, src/core/tokenizer/tok_spiece.c).  Accepted exactly as those files
  * are: model BPE with byte_fallback, normalizer Sequence[Prepend "▁",
@@ -17,7 +17,7 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
-#include "import/import.h"
+#include "import/hf_files.h"
 #include "storage/storage.h"
 #include "runtime/rows.h"
 #include "tfm/tokenizer.h"

@@ -1,5 +1,5 @@
 /*
- * import_tokenizer.c — a Hugging Face tokenizer.json stored as a tfm
+ * tokenizer.c — a Hugging Face tokenizer.json stored as a tfm
  * tokenizer.  Supported:
  *
  * Byte-level BPE (model.type "BPE", no normalizer).  GPT-2's shape (the
@@ -16,7 +16,7 @@
  * as X text Y), TemplateProcessing "X $A" gives <bos>, which a model's text
  * begins with.  A Split pattern is recognised by its exact string: no
  * regular expression engine runs.  Ids are kept as the file gives them.
- * A BPE with byte_fallback is SentencePiece-style (import_spiece.c).
+ * A BPE with byte_fallback is SentencePiece-style (spiece.c).
  *
  * WordPiece with BERT's normalizer (BertNormalizer with clean_text and
  * handle_chinese_chars; lowercase and strip_accents as the file says,
@@ -40,7 +40,7 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
-#include "import/import.h"
+#include "import/hf_files.h"
 #include "tfm/tokenizer.h"
 #include "storage/storage.h"
 #include "runtime/rows.h"

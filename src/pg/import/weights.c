@@ -1,5 +1,5 @@
 /*
- * import_weights.c — where tfm_import's safetensors bytes come from and how
+ * weights.c — where tfm_import's safetensors bytes come from and how
  * they are walked: a bytea in memory, a server file (model.safetensors), or
  * the shards of a sharded checkpoint (model.safetensors.index.json and the
  * files it names), all as one TfmWeightSource of one or more files.
@@ -24,7 +24,7 @@
 #include "miscadmin.h"
 #include "storage/fd.h"
 
-#include "import/import.h"
+#include "import/hf_files.h"
 #include "tfm/st_index.h"
 #include "storage/storage.h"
 

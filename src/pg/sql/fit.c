@@ -5,7 +5,7 @@
  * A procedure, called outside a transaction block, so it may commit as it
  * goes (SPI_connect_ext(SPI_OPT_NONATOMIC) and SPI_commit, which in
  * PostgreSQL 15 starts the next transaction itself).  It commits a
- * checkpoint (checkpoint.c) at the end of every epoch and at the first
+ * checkpoint (runtime/checkpoint.c) at the end of every epoch and at the first
  * chunk boundary (tfm.train_chunk_rows rows, 8192) after checkpoint_every
  * has passed since the last one.  A cancel, statement_timeout, a lost
  * connection or a crash then loses only the work since the last checkpoint,

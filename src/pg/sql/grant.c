@@ -1,6 +1,6 @@
 /*
- * grant_sql.c — tfm_grant, tfm_revoke and tfm_rename_model: the owner's
- * rights over a model, tokenizer or deployment alias (see access.c for the
+ * grant.c — tfm_grant, tfm_revoke and tfm_rename_model: the owner's
+ * rights over a model, tokenizer or deployment alias (see storage/access.c for the
  * rules, deploy.c for aliases).
  *
  *   tfm_grant(object, grantee, privilege DEFAULT 'use', object_type DEFAULT NULL)

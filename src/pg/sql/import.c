@@ -4,7 +4,7 @@
  * model owned by the caller, with its tokenizer stored under the model's
  * name.  tfm never fetches anything: the files are the caller's.
  *
- * The weights come through a TfmWeightSource (import_weights.c), so that a
+ * The weights come through a TfmWeightSource (import/weights.c), so that a
  * bytea in memory, a server file and the shards of a sharded checkpoint are
  * walked the same way, one tensor at a time, never a whole file in memory.
  */
@@ -23,7 +23,7 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
-#include "import/import.h"
+#include "import/hf_files.h"
 #include "tfm/safetensors.h"
 #include "tfm/tokenizer.h"
 #include "sql/args.h"

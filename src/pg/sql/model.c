@@ -1,5 +1,5 @@
 /*
- * model_sql.c — tfm_create_model and tfm_drop_model: argument checks,
+ * model.c — tfm_create_model and tfm_drop_model: argument checks,
  * task defaults, the tfm.models row and the initial weights.
  */
 #include "postgres.h"

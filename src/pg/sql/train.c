@@ -1,6 +1,6 @@
 /*
  * train.c — tfm_train(model, query, ...): train a model on a query's rows in
- * one statement (the run itself: train_loop.c).
+ * one statement (the run itself: runtime/train_loop.c).
  *
  * Saves and transactions: the weights are written to tfm.tensors at the end
  * of every epoch, in the statement's transaction: if the statement fails or

@@ -1,5 +1,5 @@
 /*
- * vector_sql.c — tfm_cosine(real[], real[]) and the <=> operator (cosine
+ * vector.c — tfm_cosine(real[], real[]) and the <=> operator (cosine
  * distance) for searching stored embeddings:
  *
  *   SELECT id FROM docs ORDER BY embedding <=> tfm_embed('minilm', $1) LIMIT 10;

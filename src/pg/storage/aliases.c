@@ -1,7 +1,7 @@
 /*
  * aliases.c — the checks on names that models and deployment aliases
  * share (one namespace): does a row of this name exist in tfm.models or
- * tfm.aliases, and is a new model's name taken by an alias.
+ * tfm.aliases, and is a new model's name valid and not taken by an alias.
  */
 #include "postgres.h"
 
@@ -39,4 +39,12 @@ tfm_check_not_alias(const char *name)
 				 errmsg("\"%s\" is already the name of a deployment alias", name),
 				 errdetail("Models and aliases share one namespace."),
 				 errhint("Choose another name, or drop the alias with tfm_undeploy('%s').", name)));
+}
+
+/* a new model's name: valid, and not an alias's */
+void
+tfm_check_new_model_name(const char *name)
+{
+	tfm_check_new_name("model", name);
+	tfm_check_not_alias(name);
 }

@@ -38,10 +38,3 @@ tfm_check_new_name(const char *kind, const char *name)
 				 errmsg("%s %s name must not be empty", strchr("aeiou", kind[0]) ? "an" : "a", kind)));
 	tfm_check_name(kind, name);
 }
-
-void
-tfm_check_new_model_name(const char *name)
-{
-	tfm_check_new_name("model", name);
-	tfm_check_not_alias(name);
-}

@@ -1,8 +1,8 @@
 /*
- * import.h — shared declarations of tfm_import's files: the parsing of a
- * Hugging Face config.json (import_config.c) and tokenizer.json
- * (import_tokenizer.c), and the weights' sources (import_weights.c), for
- * the SQL entry points in import.c.
+ * hf_files.h — a Hugging Face checkpoint's files, read for tfm_import: the
+ * parsing of config.json (config.c) and tokenizer.json (tokenizer.c,
+ * spiece.c), and the weights' sources (weights.c), for the SQL entry points
+ * in sql/import.c.
  */
 #ifndef TFM_IMPORT_H
 #define TFM_IMPORT_H
@@ -37,7 +37,7 @@ void		tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out);
  */
 void		tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab,
 									int32 *special_ids);
-/* tokenizer.json of SentencePiece-style BPE with byte fallback (import_spiece.c) */
+/* tokenizer.json of SentencePiece-style BPE with byte fallback (spiece.c) */
 void		tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab);
 
 /* one safetensors file of a weight source: a bytea, or a server file */
@@ -83,7 +83,7 @@ int			tfm_open_server_file(const char *path, bool optional, uint64 *size);
 /* a whole server file of at most limit bytes, NUL-terminated (NULL if absent and optional) */
 char	   *tfm_read_server_file(const char *path, bool optional, uint64 limit, size_t *len);
 
-/* small jsonb helpers (import_config.c) */
+/* small jsonb helpers (config.c) */
 JsonbValue *tfm_jget(JsonbContainer *c, const char *key, JsonbValue *buf);
 const char *tfm_jtype(const JsonbValue *v);
 
