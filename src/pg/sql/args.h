@@ -22,4 +22,15 @@ int			tfm_text_array_arg(FunctionCallInfo fcinfo, int n, const char *what,
 /* a one-dimensional text[] of n values (nulls may be NULL) */
 ArrayType  *tfm_text_array(Datum *values, bool *nulls, int n);
 
+/*
+ * The text[] forms and their rules, as they stand (each is tested):
+ *   tfm_classify, tfm_predict_proba, tfm_embed: NULL elements allowed (a
+ *     NULL result), any count, passes of TFM_INFER_BATCH rows at most;
+ *   tfm_translate: NULLs refused, any count, decoded TFM_INFER_BATCH
+ *     sources at a time;
+ *   tfm_generate: NULLs refused, at most 1024 prompts, one batch.
+ * tfm.work_mem splits any pass that does not fit.
+ */
+#define TFM_INFER_BATCH 64
+
 #endif							/* TFM_PG_ARGS_H */

@@ -23,11 +23,10 @@
 #include "sql/classify.h"
 
 /*
- * Rows per batched forward pass: up to TFM_INFER_BATCH, and no more than
- * TFM_INFER_TOKENS tokens (padded), so that a layer's activations stay in
- * the CPU's caches between the products that write and read them.
+ * Rows per batched forward pass: up to TFM_INFER_BATCH (args.h), and no
+ * more than TFM_INFER_TOKENS tokens (padded), so that a layer's activations
+ * stay in the CPU's caches between the products that write and read them.
  */
-#define TFM_INFER_BATCH 64
 #ifndef TFM_INFER_TOKENS
 #define TFM_INFER_TOKENS 512
 #endif

@@ -229,9 +229,9 @@ tfm_translate_batch(PG_FUNCTION_ARGS)
 	h = palloc(sizeof(tfm_hyp) * n);
 	res = palloc(sizeof(Datum) * n);
 	/* decode in groups, so memory stays bounded */
-	for (int start = 0; start < n; start += 64)
+	for (int start = 0; start < n; start += TFM_INFER_BATCH)
 	{
-		int			cnt = Min(64, n - start);
+		int			cnt = Min(TFM_INFER_BATCH, n - start);
 
 		tfm_translate_sources(m, row, ids + start, lens + start, cnt, &o, 1, h + start);
 		for (int i = start; i < start + cnt; i++)
