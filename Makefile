@@ -21,7 +21,8 @@ DATA_built   = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA         = $(UPGRADES)
 
 CORE_SRCS    = $(wildcard src/core/*.c src/core/layers/*.c src/core/tokenizer/*.c)
-PG_SRCS      = $(wildcard src/pg/*.c)
+PG_SRCS      = $(wildcard src/pg/*.c src/pg/base/*.c src/pg/storage/*.c src/pg/runtime/*.c \
+               src/pg/import/*.c src/pg/sql/*.c)
 OBJS         = $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 
 # pg_regress tests: sql/<name>.sql with expected/<name>.out (the extension
@@ -37,7 +38,7 @@ BLIS_LIB     = /usr/lib/x86_64-linux-gnu/blis-openmp
 TFM_CFLAGS   = -std=gnu11 -O3 -march=x86-64-v2 -mtune=native -fopenmp -Wall -Wextra \
                -fno-math-errno -fno-trapping-math -Iinclude -isystem $(BLIS_INC)
 # PostgreSQL's own headers as system headers: -Wextra stays on for tfm's code only
-PG_CPPFLAGS  = $(TFM_CFLAGS) -DTFM_VERSION=\"$(EXTVERSION)\" -isystem $(shell $(PG_CONFIG) --includedir-server) -MMD -MP
+PG_CPPFLAGS  = $(TFM_CFLAGS) -Isrc/pg -DTFM_VERSION=\"$(EXTVERSION)\" -isystem $(shell $(PG_CONFIG) --includedir-server) -MMD -MP
 SHLIB_LINK   = -fopenmp -L$(BLIS_LIB) -Wl,-rpath,$(BLIS_LIB) -lblis -lm
 
 EXTRA_CLEAN  = $(UNIT_BINS) test/*.o $(OBJS:.o=.d)

@@ -1,0 +1,516 @@
+/*
+ * config.c — a Hugging Face config.json, read strictly: the model
+ * type and the options that change the computation must be ones tfm
+ * implements exactly, or the import is refused naming them.  Keys that
+ * only matter elsewhere (summary_*, task_specific_params, torch_dtype,
+ * use_cache, ...) are ignored.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/numeric.h"
+
+#include "import/hf_files.h"
+
+JsonbValue *
+tfm_jget(JsonbContainer *c, const char *key, JsonbValue *buf)
+{
+	JsonbValue *v = getKeyJsonValueFromContainer(c, key, strlen(key), buf);
+
+	return v;
+}
+
+const char *
+tfm_jtype(const JsonbValue *v)
+{
+	switch (v->type)
+	{
+		case jbvNull:
+			return "null";
+		case jbvString:
+			return "a string";
+		case jbvNumeric:
+			return "a number";
+		case jbvBool:
+			return "a boolean";
+		default:
+			return "an array or object";
+	}
+}
+
+static void
+bad_field(const char *key, const char *want, const JsonbValue *v)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("config.json field \"%s\" must be %s, not %s", key, want, tfm_jtype(v))));
+}
+
+/* an integer field; absent or null gives dflt, or an error if required */
+static int
+jint(JsonbContainer *c, const char *key, int dflt, bool required)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, key, &buf);
+	double		d;
+
+	if (!v || v->type == jbvNull)
+	{
+		if (required)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("config.json lacks the field \"%s\"", key)));
+		return dflt;
+	}
+	if (v->type != jbvNumeric)
+		bad_field(key, "an integer", v);
+	d = DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
+	if (d != floor(d) || d < -2147483648.0 || d > 2147483647.0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json field \"%s\" must be an integer, not %g", key, d)));
+	return (int) d;
+}
+
+static double
+jnum(JsonbContainer *c, const char *key, double dflt)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, key, &buf);
+
+	if (!v || v->type == jbvNull)
+		return dflt;
+	if (v->type != jbvNumeric)
+		bad_field(key, "a number", v);
+	return DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
+}
+
+static bool
+jbool(JsonbContainer *c, const char *key, bool dflt)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, key, &buf);
+
+	if (!v || v->type == jbvNull)
+		return dflt;
+	if (v->type != jbvBool)
+		bad_field(key, "a boolean", v);
+	return v->val.boolean;
+}
+
+static char *
+jstr(JsonbContainer *c, const char *key)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, key, &buf);
+
+	if (!v || v->type == jbvNull)
+		return NULL;
+	if (v->type != jbvString)
+		bad_field(key, "a string", v);
+	return pnstrdup(v->val.string.val, v->val.string.len);
+}
+
+/* an option that must keep the value tfm implements */
+static void
+require_bool(JsonbContainer *c, const char *key, bool dflt, bool want)
+{
+	if (jbool(c, key, dflt) != want)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json option \"%s\": %s is not supported", key, want ? "false" : "true")));
+}
+
+static void
+parse_gpt2(JsonbContainer *c, TfmHfConfig *out)
+{
+	tfm_hf_params *p = &out->p;
+	char	   *act = jstr(c, "activation_function");
+	int			n_ctx;
+	const char *bad;
+	tfm_config	cfg;
+
+	p->arch = TFM_HF_GPT2;
+	if (act && strcmp(act, "gelu_new") != 0 && strcmp(act, "gelu_pytorch_tanh") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("activation_function \"%s\" is not supported", act),
+				 errdetail("tfm imports GPT-2 models with gelu_new.")));
+	p->vocab = jint(c, "vocab_size", 0, true);
+	p->d_model = jint(c, "n_embd", 0, true);
+	p->layers = jint(c, "n_layer", 0, true);
+	p->heads = jint(c, "n_head", 0, true);
+	p->max_len = jint(c, "n_positions", 0, true);
+	n_ctx = jint(c, "n_ctx", p->max_len, false);
+	if (n_ctx != p->max_len)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json has n_ctx %d and n_positions %d; they must be equal",
+						n_ctx, p->max_len)));
+	p->d_ff = jint(c, "n_inner", 0, false);
+	if (p->d_ff < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json field \"n_inner\" must be positive, not %d", p->d_ff)));
+	p->ln_eps = (float) jnum(c, "layer_norm_epsilon", 1e-5);
+	p->tie = jbool(c, "tie_word_embeddings", true);
+	p->dropout = (float) jnum(c, "resid_pdrop", 0.1);
+	p->attn_dropout = (float) jnum(c, "attn_pdrop", 0.1);
+	require_bool(c, "scale_attn_weights", true, true);
+	require_bool(c, "scale_attn_by_inverse_layer_idx", false, false);
+	require_bool(c, "add_cross_attention", false, false);
+	/* upcasting changes nothing in float32; reordering neither */
+	out->bos_id = jint(c, "bos_token_id", -1, false);
+	out->eos_id = jint(c, "eos_token_id", -1, false);
+	bad = tfm_hf_config(&cfg, p);
+	if (bad)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid GPT-2 config.json: %s", bad)));
+	if (out->bos_id < -1 || out->bos_id >= p->vocab || out->eos_id < -1 || out->eos_id >= p->vocab)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json bos_token_id %d or eos_token_id %d is not below vocab_size %d",
+						out->bos_id, out->eos_id, p->vocab)));
+}
+
+/* an option that, when present, must have the one value tfm implements */
+static void
+require_str(JsonbContainer *c, const char *key, const char *want)
+{
+	char	   *v = jstr(c, key);
+
+	if (v && strcmp(v, want) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json option \"%s\": \"%s\" is not supported", key, v),
+				 errdetail("tfm implements \"%s\" only.", want)));
+}
+
+/* id2label {"0": "neg", "1": "pos"} as labels in id order; default LABEL_0, LABEL_1 */
+static void
+parse_id2label(JsonbContainer *c, TfmHfConfig *out)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, "id2label", &buf);
+	JsonbIterator *it;
+	JsonbValue	k,
+				val;
+	JsonbIteratorToken tok;
+	int			n;
+
+	if (!v || v->type == jbvNull)
+	{
+		out->n_labels = 2;
+		out->labels = palloc(sizeof(char *) * 2);
+		out->labels[0] = "LABEL_0";
+		out->labels[1] = "LABEL_1";
+		return;
+	}
+	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+		bad_field("id2label", "an object", v);
+	n = JsonContainerSize(v->val.binary.data);
+	if (n < 2 || n > TFM_MAX_CLASSES)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json id2label has %d labels; a tfm classifier has between 2 and %d",
+						n, TFM_MAX_CLASSES)));
+	out->n_labels = n;
+	out->labels = palloc0(sizeof(char *) * n);
+	it = JsonbIteratorInit(v->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		char	   *key,
+				   *end;
+		long		id;
+
+		if (tok != WJB_KEY)
+			continue;
+		key = pnstrdup(k.val.string.val, k.val.string.len);
+		tok = JsonbIteratorNext(&it, &val, true);
+		id = strtol(key, &end, 10);
+		if (*key == '\0' || *end != '\0' || id < 0 || id >= n || out->labels[id])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("config.json id2label key \"%s\" is not one of the ids 0 to %d", key, n - 1)));
+		if (val.type != jbvString || val.val.string.len == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("config.json id2label \"%s\" must be a non-empty string", key)));
+		out->labels[id] = pnstrdup(val.val.string.val, val.val.string.len);
+	}
+	for (int j = 0; j < n; j++)
+		for (int i = 0; i < j; i++)
+			if (strcmp(out->labels[i], out->labels[j]) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("config.json id2label names \"%s\" twice", out->labels[j])));
+}
+
+/*
+ * bert, roberta, distilbert: the architecture decides the head (a base
+ * model or ...ForSequenceClassification; other heads are refused)
+ */
+static void
+parse_bert(JsonbContainer *c, TfmHfConfig *out, tfm_hf_arch arch, const char *arch_name)
+{
+	tfm_hf_params *p = &out->p;
+	bool		distil = arch == TFM_HF_DISTILBERT;
+	const char *base = arch == TFM_HF_BERT ? "BertModel" : arch == TFM_HF_ROBERTA ?
+		"RobertaModel" : "DistilBertModel";
+	const char *cls = arch == TFM_HF_BERT ? "BertForSequenceClassification" :
+		arch == TFM_HF_ROBERTA ? "RobertaForSequenceClassification" :
+		"DistilBertForSequenceClassification";
+	char	   *act,
+			   *problem;
+	const char *bad;
+	tfm_config	cfg;
+
+	p->arch = arch;
+	p->head = arch_name && strcmp(arch_name, cls) == 0;
+	if (arch_name && !p->head && strcmp(arch_name, base) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("architecture \"%s\" is not supported", arch_name),
+				 errdetail("tfm imports %s and %s checkpoints.", base, cls)));
+	p->vocab = jint(c, "vocab_size", 0, true);
+	p->d_model = jint(c, distil ? "dim" : "hidden_size", 0, true);
+	p->layers = jint(c, distil ? "n_layers" : "num_hidden_layers", 0, true);
+	p->heads = jint(c, distil ? "n_heads" : "num_attention_heads", 0, true);
+	p->d_ff = jint(c, distil ? "hidden_dim" : "intermediate_size", 0, true);
+	p->max_len = jint(c, "max_position_embeddings", 0, true);
+	p->type_vocab = distil ? 0 : jint(c, "type_vocab_size", 2, false);
+	p->pad_id = jint(c, "pad_token_id", arch == TFM_HF_ROBERTA ? 1 : 0, false);
+	p->pos_offset = arch == TFM_HF_ROBERTA ? p->pad_id + 1 : 0;
+	/* DistilBERT's layer norms are nn.LayerNorm(dim, eps=1e-12), not configurable */
+	p->ln_eps = distil ? 1e-12f : (float) jnum(c, "layer_norm_eps", 1e-12);
+	p->dropout = (float) jnum(c, distil ? "dropout" : "hidden_dropout_prob", 0.1);
+	p->attn_dropout = (float) jnum(c, distil ? "attention_dropout" : "attention_probs_dropout_prob", 0.1);
+	act = jstr(c, distil ? "activation" : "hidden_act");
+	if (act && strcmp(act, "gelu") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s \"%s\" is not supported", distil ? "activation" : "hidden_act", act),
+				 errdetail("tfm imports BERT-family models with gelu (the erf form).")));
+	if (distil)
+		require_bool(c, "sinusoidal_pos_embds", false, false);
+	else
+	{
+		require_str(c, "position_embedding_type", "absolute");
+		require_bool(c, "is_decoder", false, false);
+		require_bool(c, "add_cross_attention", false, false);
+	}
+	problem = jstr(c, "problem_type");
+	if (problem && strcmp(problem, "single_label_classification") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json option \"problem_type\": \"%s\" is not supported", problem),
+				 errdetail("tfm classifiers are single-label.")));
+	parse_id2label(c, out);
+	p->n_classes = out->n_labels;
+	out->bos_id = -1;
+	out->eos_id = -1;
+	bad = tfm_hf_config(&cfg, p);
+	if (bad)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid %s config.json: %s", out->model_type, bad)));
+}
+
+/* the single entry of "architectures", or NULL if absent */
+static char *
+single_architecture(JsonbContainer *c)
+{
+	JsonbValue	buf,
+			   *arch = tfm_jget(c, "architectures", &buf);
+	char	   *found = NULL;
+
+	if (!arch || arch->type == jbvNull)
+		return NULL;
+	if (arch->type != jbvBinary || !JsonContainerIsArray(arch->val.binary.data))
+		bad_field("architectures", "an array", arch);
+	{
+		JsonbIterator *it = JsonbIteratorInit(arch->val.binary.data);
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			if (tok == WJB_ELEM)
+			{
+				if (v.type != jbvString)
+					bad_field("architectures", "an array of strings", &v);
+				if (found)
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("config.json names more than one architecture")));
+				found = pnstrdup(v.val.string.val, v.val.string.len);
+			}
+	}
+	return found;
+}
+
+/* a field that must be absent or null: its presence changes the computation */
+static void
+refuse_present(JsonbContainer *c, const char *key, const char *what)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, key, &buf);
+
+	if (v && v->type != jbvNull)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json option \"%s\" is not supported", key),
+				 errdetail("tfm implements Llama without %s.", what)));
+}
+
+/* a token id that may not be a list (Llama 3 lists several end-of-text ids) */
+static int
+token_id(JsonbContainer *c, const char *key)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, key, &buf);
+
+	if (v && v->type == jbvBinary)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json field \"%s\" lists several ids; tfm supports one", key)));
+	return jint(c, key, -1, false);
+}
+
+/*
+ * LlamaForCausalLM (also SmolLM, TinyLlama).  Defaults as LlamaConfig's;
+ * the sizes have none here (a config without them is not a checkpoint's).
+ */
+static void
+parse_llama(JsonbContainer *c, TfmHfConfig *out)
+{
+	tfm_hf_params *p = &out->p;
+	char	   *act = jstr(c, "hidden_act");
+	int			head_dim;
+	double		adrop;
+	const char *bad;
+	tfm_config	cfg;
+
+	p->arch = TFM_HF_LLAMA;
+	if (act && strcmp(act, "silu") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("hidden_act \"%s\" is not supported", act),
+				 errdetail("tfm imports Llama models with silu.")));
+	refuse_present(c, "rope_scaling", "rope scaling (rotary positions are not rescaled)");
+	refuse_present(c, "sliding_window", "sliding-window attention");
+	require_bool(c, "use_sliding_window", false, false);
+	require_bool(c, "attention_bias", false, false);
+	require_bool(c, "mlp_bias", false, false);
+	p->vocab = jint(c, "vocab_size", 0, true);
+	p->d_model = jint(c, "hidden_size", 0, true);
+	p->d_ff = jint(c, "intermediate_size", 0, true);
+	p->layers = jint(c, "num_hidden_layers", 0, true);
+	p->heads = jint(c, "num_attention_heads", 0, true);
+	p->kv_heads = jint(c, "num_key_value_heads", p->heads, false);
+	p->max_len = jint(c, "max_position_embeddings", 2048, false);
+	p->ln_eps = (float) jnum(c, "rms_norm_eps", 1e-6);
+	p->rope_theta = (float) jnum(c, "rope_theta", 10000.0);
+	p->tie = jbool(c, "tie_word_embeddings", false);
+	if (p->heads > 0 && p->d_model % p->heads == 0)
+	{
+		head_dim = jint(c, "head_dim", p->d_model / p->heads, false);
+		if (head_dim != p->d_model / p->heads)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("config.json head_dim %d is not hidden_size / num_attention_heads (%d)",
+							head_dim, p->d_model / p->heads)));
+	}
+	adrop = jnum(c, "attention_dropout", 0.0);
+	if (adrop != 0.0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json option \"attention_dropout\": %g is not supported", adrop),
+				 errdetail("tfm implements Llama without dropout.")));
+	/* pretraining_tp only slices the same products differently */
+	out->bos_id = token_id(c, "bos_token_id");
+	out->eos_id = token_id(c, "eos_token_id");
+	bad = tfm_hf_config(&cfg, p);
+	if (bad)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid Llama config.json: %s", bad)));
+	if (out->bos_id < -1 || out->bos_id >= p->vocab || out->eos_id < -1 || out->eos_id >= p->vocab)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json bos_token_id %d or eos_token_id %d is not below vocab_size %d",
+						out->bos_id, out->eos_id, p->vocab)));
+}
+
+/* every name in "architectures" must be one of the two given */
+static void
+check_architectures(JsonbContainer *c, const char *a1, const char *a2)
+{
+	JsonbValue	buf,
+			   *arch = tfm_jget(c, "architectures", &buf);
+
+	if (arch && arch->type == jbvBinary)
+	{
+		JsonbIterator *it = JsonbIteratorInit(arch->val.binary.data);
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			if (tok == WJB_ELEM)
+			{
+				char	   *a = v.type == jbvString ? pnstrdup(v.val.string.val, v.val.string.len) : "?";
+
+				if (strcmp(a, a1) != 0 && strcmp(a, a2) != 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("architecture \"%s\" is not supported", a),
+							 errdetail("tfm imports %s checkpoints.", a1)));
+			}
+	}
+}
+
+void
+tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
+{
+	JsonbContainer *c = &config->root;
+	char	   *type;
+
+	memset(out, 0, sizeof(*out));
+	if (!JB_ROOT_IS_OBJECT(config) || JB_ROOT_IS_SCALAR(config))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config must be a JSON object (the contents of config.json)")));
+	type = jstr(c, "model_type");
+	if (!type)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json lacks the field \"model_type\"")));
+	out->model_type = type;
+	if (strcmp(type, "gpt2") == 0)
+	{
+		/* GPT2LMHeadModel (or the bare GPT2Model, whose head is the tied embedding) */
+		check_architectures(c, "GPT2LMHeadModel", "GPT2Model");
+		parse_gpt2(c, out);
+		return;
+	}
+	if (strcmp(type, "bert") == 0 || strcmp(type, "roberta") == 0 ||
+		strcmp(type, "distilbert") == 0)
+	{
+		parse_bert(c, out, type[0] == 'b' ? TFM_HF_BERT : type[0] == 'r' ? TFM_HF_ROBERTA :
+				   TFM_HF_DISTILBERT, single_architecture(c));
+		return;
+	}
+	if (strcmp(type, "llama") == 0)
+	{
+		check_architectures(c, "LlamaForCausalLM", "LlamaModel");
+		parse_llama(c, out);
+		return;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("model_type \"%s\" is not supported", type),
+			 errhint("tfm imports gpt2, bert, roberta, distilbert and llama models.")));
+}

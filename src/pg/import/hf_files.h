@@ -1,0 +1,90 @@
+/*
+ * hf_files.h — a Hugging Face checkpoint's files, read for tfm_import: the
+ * parsing of config.json (config.c) and tokenizer.json (tokenizer.c,
+ * spiece.c), and the weights' sources (weights.c), for the SQL entry points
+ * in sql/import.c.
+ */
+#ifndef TFM_IMPORT_H
+#define TFM_IMPORT_H
+
+#include "postgres.h"
+#include "utils/jsonb.h"
+
+#include "tfm/hf_import.h"
+#include "tfm/st_index.h"
+
+/* what tfm keeps of a config.json besides the tfm_config */
+typedef struct TfmHfConfig
+{
+	tfm_hf_params p;
+	int			bos_id;			/* -1 if the config names none */
+	int			eos_id;
+	const char *model_type;
+	int			n_labels;		/* BERT family: id2label in id order */
+	char	  **labels;
+} TfmHfConfig;
+
+/* config.json, strictly: unknown model types and options refused by name */
+void		tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out);
+
+/*
+ * tokenizer.json: byte-level BPE, SentencePiece-style BPE or BERT
+ * WordPiece; checked against the model's vocabulary size and stored as tfm
+ * tokenizer name.  special_ids (TFM_TOK_N_SPECIALS of them, indexed by
+ * tfm_tok_special) receives the stored tokenizer's special ids (INT_MAX
+ * where not known), so that an encoder can check that its [CLS] and [SEP]
+ * are ids of the checkpoint.
+ */
+void		tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab,
+									int32 *special_ids);
+/* tokenizer.json of SentencePiece-style BPE with byte fallback (spiece.c) */
+void		tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab);
+
+/* one safetensors file of a weight source: a bytea, or a server file */
+typedef struct TfmWeightFile
+{
+	const char *what;			/* for messages: "weights" or the file's path */
+	uint64		size;
+	const uint8 *mem;			/* a bytea's data, or NULL */
+	int			fd;				/* while open, else -1 */
+	bool		seen;			/* opened before: its size must not change */
+	tfm_st_file *st;			/* its header while open */
+	struct TfmGuard *st_guard;
+} TfmWeightFile;
+
+/* the weights of an import: one file, or the shards of an index in its order */
+typedef struct TfmWeightSource
+{
+	const char *what;			/* "weights", model.safetensors' or the index's path */
+	int			n_files;
+	TfmWeightFile *files;
+	tfm_st_index *index;		/* a sharded checkpoint's, else NULL */
+	struct TfmGuard *index_guard;
+} TfmWeightSource;
+
+/* a bytea holding a whole .safetensors file */
+void		tfm_weights_from_bytea(TfmWeightSource *src, const uint8 *data, uint64 size);
+
+/*
+ * A server directory: model.safetensors if it exists, else
+ * model.safetensors.index.json and its shards, checked against the index
+ * (headers only) before anything is loaded.
+ */
+void		tfm_weights_from_dir(TfmWeightSource *src, const char *dir);
+
+/* every tensor into m, checked against the architecture's table */
+void		tfm_weights_load(tfm_model *m, const TfmHfConfig *hc, TfmWeightSource *src);
+void		tfm_weights_close(TfmWeightSource *src);
+/* the bytes of its files (as of their last look) */
+uint64		tfm_weights_bytes(const TfmWeightSource *src);
+
+/* a regular server file opened (-1 if absent and optional), its size in *size */
+int			tfm_open_server_file(const char *path, bool optional, uint64 *size);
+/* a whole server file of at most limit bytes, NUL-terminated (NULL if absent and optional) */
+char	   *tfm_read_server_file(const char *path, bool optional, uint64 limit, size_t *len);
+
+/* small jsonb helpers (config.c) */
+JsonbValue *tfm_jget(JsonbContainer *c, const char *key, JsonbValue *buf);
+const char *tfm_jtype(const JsonbValue *v);
+
+#endif							/* TFM_IMPORT_H */

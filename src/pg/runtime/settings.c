@@ -1,0 +1,134 @@
+/*
+ * settings.c — tfm's settings (GUCs), defined by _PG_init (module.c), and
+ * the lazy start of BLIS.
+ *
+ *   tfm.threads          threads for BLIS and the core's parallel loops
+ *   tfm.blis_arch        BLIS kernel set: auto (default) or a name
+ *   tfm.progress         training progress as NOTICE lines
+ *   tfm.precision        inference products: auto, fp32, bf16, int8 (precision.c)
+ *   tfm.share_weights    one read-only copy of loaded weights (shared_weights.c)
+ *   tfm.train_chunk_rows rows training reads at a time (train_loop.c)
+ *   tfm.work_mem         the memory of a call's batches (limits.c)
+ *   tfm.max_parameters   the largest model (limits.c)
+ *
+ * BLIS is initialised lazily, on a backend's first computation, never in
+ * the postmaster or _PG_init: an OpenMP team started before fork() hangs the
+ * child's next threaded call.
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "access/parallel.h"
+#include "utils/guc.h"
+
+#include "tfm/blas.h"
+#include "tfm/precision.h"
+#include "runtime/runtime.h"
+
+int			tfm_threads = 2;
+bool		tfm_progress = true;
+int			tfm_train_chunk_rows = 8192;
+double		tfm_max_parameters = (double) TFM_MAX_PARAMS;
+char	   *tfm_blis_arch = NULL;
+int			tfm_work_mem = 1024 * 1024;	/* kB */
+int			tfm_precision_setting = -1;	/* -1 = auto */
+bool		tfm_share_weights = true;
+
+static bool blas_started = false;
+
+static const struct config_enum_entry precision_options[] = {
+	{"auto", -1, false},
+	{"fp32", TFM_PREC_FP32, false},
+	{"bf16", TFM_PREC_BF16, false},
+	{"int8", TFM_PREC_INT8, false},
+	{NULL, 0, false}
+};
+
+static bool
+check_blis_arch(char **newval, void **extra, GucSource source)
+{
+	(void) extra;
+	(void) source;
+	if (*newval == NULL || (*newval)[0] == '\0' || strcmp(*newval, "auto") == 0)
+		return true;
+	if (!tfm_blas_arch_supported(*newval))
+	{
+		GUC_check_errdetail("Valid values are %s, limited to kernel sets this CPU can run.",
+							tfm_blas_arch_names());
+		return false;
+	}
+	if (blas_started && strcmp(*newval, tfm_blas_arch()) != 0)
+	{
+		GUC_check_errdetail("BLIS is already initialised in this session; set tfm.blis_arch in postgresql.conf or before the first tfm call.");
+		return false;
+	}
+	return true;
+}
+
+void
+tfm_settings_define(void)
+{
+	long		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	tfm_threads = ncpu < 1 ? 1 : (ncpu > 64 ? 64 : (int) ncpu);
+	DefineCustomIntVariable("tfm.threads",
+							"Threads tfm uses for matrix products and its parallel loops.",
+							"Valid range is 1 .. 64; the default is the number of CPUs. Parallel workers use one thread.",
+							&tfm_threads, tfm_threads, 1, 64,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("tfm.blis_arch",
+							   "BLIS kernel set: auto, or one of skx, zen3, zen2, zen, haswell, sandybridge, generic.",
+							   "auto picks the fastest set the CPU supports. Takes effect before a session's first tfm computation.",
+							   &tfm_blis_arch, "auto",
+							   PGC_USERSET, 0, check_blis_arch, NULL, NULL);
+	DefineCustomBoolVariable("tfm.progress",
+							 "Report training progress as NOTICE lines.",
+							 "The status line in pg_stat_activity (view tfm.progress) is kept either way.",
+							 &tfm_progress, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("tfm.precision",
+							 "Precision of inference's matrix products: auto, fp32, bf16 or int8.",
+							 "auto is bf16 where the CPU has AVX512_BF16, else fp32 (or a model's own default). Training is always fp32.",
+							 &tfm_precision_setting, -1, precision_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("tfm.share_weights",
+							 "Map loaded models' weights from one shared read-only copy instead of a copy per session.",
+							 "The copy is a file in base/pgsql_tmp, removed at server start.",
+							 &tfm_share_weights, true, PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("tfm.train_chunk_rows",
+							"Rows training reads from its query at a time.",
+							"Valid range is 16 .. 1048576. Bounds training's memory; examples are shuffled "
+							"within a chunk, and tfm_fit checkpoints between chunks. A resumed run keeps "
+							"the value it started with.",
+							&tfm_train_chunk_rows, 8192, 16, 1048576,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("tfm.work_mem",
+							"Memory a tfm call may take for its batches: activations, attention weights, decoders' caches.",
+							"Training, inference and decoding size each pass before running it and refuse one "
+							"that needs more; calls that batch by themselves use smaller batches instead.",
+							&tfm_work_mem, 1024 * 1024, 1024, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomRealVariable("tfm.max_parameters",
+							 "The most parameters a model may have (tfm_create_model, tfm_import, tfm_copy_model).",
+							 "Checked from the config before any memory is taken. Valid range is 0 .. 2e9 "
+							 "(tfm's own limit); a count, e.g. 2e9 or 125000000.",
+							 &tfm_max_parameters, (double) TFM_MAX_PARAMS, 0.0, (double) TFM_MAX_PARAMS,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	MarkGUCPrefixReserved("tfm");
+}
+
+void
+tfm_backend_ready(void)
+{
+	if (!blas_started)
+	{
+		char		err[256];
+
+		if (tfm_blas_init(tfm_blis_arch, err, sizeof(err)) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("cannot initialise BLIS: %s", err)));
+		blas_started = true;
+	}
+	tfm_set_threads(IsParallelWorker() ? 1 : tfm_threads);
+}

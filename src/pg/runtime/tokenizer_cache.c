@@ -1,0 +1,239 @@
+/*
+ * tokenizer_cache.c — tokenizers loaded once per backend (at most
+ * TFM_TOK_CACHE_MAX, the least recently used going first) and what the
+ * rest of the layer does with them: encode a text, the special ids, an
+ * id's piece as text, decode ids.
+ *
+ * Tokenizers never change once stored (drop and train again to replace
+ * one), so an entry is kept while its row id stays the same, checked once
+ * per statement by name, with the caller's use right.
+ */
+#include "postgres.h"
+
+#include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+#include "tfm/tokenizer.h"
+#include "runtime/lru.h"
+#include "runtime/rows.h"
+
+#define TFM_TOK_CACHE_MAX 8
+
+static TfmLru *tok_cache = NULL;
+
+static void
+free_entry(void *payload)
+{
+	TfmCachedTokenizer *e = payload;
+
+	if (e->tok)
+		tfm_tok_free(e->tok);
+}
+
+/*
+ * The tokenizer called name, from the cache (valid for the current call):
+ * checked once per statement, and again when another role asks.
+ */
+TfmCachedTokenizer *
+tfm_tokenizer_cached(const char *name)
+{
+	TfmCachedTokenizer *e;
+	int32		id;
+	bool		may_use;
+
+	tfm_check_name("tokenizer", name);
+	if (tok_cache == NULL)
+		tok_cache = tfm_lru_create("tfm tokenizer cache", TFM_TOK_CACHE_MAX,
+								   sizeof(TfmCachedTokenizer), free_entry);
+	e = tfm_lru_find(tok_cache, name);
+	if (e && tfm_lru_checked_now(tok_cache, e) && e->checked_user == GetUserId())
+	{
+		tfm_lru_use(tok_cache, e);
+		return e;
+	}
+	id = tfm_tokenizer_lookup(name, &may_use);
+	if (id < 0)
+	{
+		if (e)
+			tfm_lru_evict(tok_cache, e);
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("tokenizer \"%s\" does not exist", name)));
+	}
+	if (!may_use)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for tokenizer \"%s\": use privilege required", name),
+				 errhint("The owner of the tokenizer, or of a model that uses it, can grant use.")));
+	if (!e || e->id != id)
+	{
+		TfmTokOwner *own = tfm_tok_owner(CurrentMemoryContext);
+
+		if (e)
+			tfm_lru_evict(tok_cache, e);
+		own->tok = tfm_tokenizer_read(name, &id);
+		e = tfm_lru_insert(tok_cache, name);
+		e->id = id;
+		e->tok = own->tok;
+		own->tok = NULL;
+		tfm_tok_get_info(&e->info, e->tok);
+	}
+	e->checked_user = GetUserId();
+	tfm_lru_stamp(tok_cache, e);
+	return e;
+}
+
+void
+tfm_tokenizer_specials(const char *name, TfmSpecials *sp)
+{
+	TfmCachedTokenizer *e = tfm_tokenizer_cached(name);
+
+	sp->pad = e->info.special_ids[TFM_TOK_PAD];
+	sp->unk = e->info.special_ids[TFM_TOK_UNK];
+	sp->bos = e->info.special_ids[TFM_TOK_BOS];
+	sp->eos = e->info.special_ids[TFM_TOK_EOS];
+	sp->cls = e->info.special_ids[TFM_TOK_CLS];
+	sp->sep = e->info.special_ids[TFM_TOK_SEP];
+}
+
+/* a text's ids: max_length > 0 cuts them there; a cancel ends a long text */
+int32 *
+tfm_tokenizer_encode_with(TfmCachedTokenizer *e, const char *text, size_t len, uint32 flags, size_t max_length, int *n)
+{
+	size_t		cap = tfm_tok_encode_bound(len, flags);
+	int32	   *ids;
+	size_t		got;
+	tfm_tok_err err;
+
+	/* max_length only lowers the bound (it may be 2^31 - 1 for a short text) */
+	if (max_length > 0 && max_length < cap)
+		cap = max_length;
+
+	if (cap > MaxAllocHugeSize / sizeof(int32))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("text too long to tokenize")));
+	tfm_work_mem_require(sizeof(int32) * cap + tfm_tok_encode_scratch_bytes(e->tok, len),
+						 psprintf("tokenizing a text of %zu bytes", len), "split the text");
+	ids = palloc_extended(sizeof(int32) * Max(cap, 1), MCXT_ALLOC_HUGE);
+	/* a long text ends at a cancel or statement_timeout (encoded again if nothing was raised) */
+	tfm_tok_set_poll(e->tok, tfm_interrupt_pending, NULL);
+	for (;;)
+	{
+		int			st = tfm_tok_encode(ids, NULL, cap, &got, e->tok, text, len, flags,
+										max_length, &err);
+
+		if (st != TFM_TOK_ECANCEL)
+		{
+			tfm_tok_check(st, &err, "cannot tokenize");
+			break;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	*n = (int) got;
+	return ids;
+}
+
+int32 *
+tfm_tokenizer_encode(const char *name, const char *text, size_t len, int *n)
+{
+	TfmCachedTokenizer *e = tfm_tokenizer_cached(name);
+
+	/* a Llama tokenizer's post-processor puts <s> before every text */
+	return tfm_tokenizer_encode_with(e, text, len, (e->info.flags & TFM_TOK_INFO_TEXT_BOS) ? TFM_TOK_ADD_BOS : 0, 0, n);
+}
+
+/* PostgreSQL text cannot hold NUL: a decoded U+0000 becomes U+FFFD */
+text *
+tfm_text_without_nul(text *t)
+{
+	const char *p = VARDATA(t);
+	size_t		len = VARSIZE(t) - VARHDRSZ,
+				nul = 0;
+	text	   *out;
+	char	   *q;
+
+	for (size_t i = 0; i < len; i++)
+		nul += p[i] == '\0';
+	if (nul == 0)
+		return t;
+	out = palloc_extended(VARHDRSZ + len + 2 * nul, MCXT_ALLOC_HUGE);
+	q = VARDATA(out);
+	for (size_t i = 0; i < len; i++)
+	{
+		if (p[i] == '\0')
+		{
+			*q++ = (char) 0xEF;
+			*q++ = (char) 0xBF;
+			*q++ = (char) 0xBD;
+		}
+		else
+			*q++ = p[i];
+	}
+	SET_VARSIZE(out, VARHDRSZ + len + 2 * nul);
+	pfree(t);
+	return out;
+}
+
+/* a piece as text: valid UTF-8 as is, other bytes as \xNN */
+text *
+tfm_piece_text(const uint8_t *b, size_t len)
+{
+	StringInfoData s;
+	size_t		i = 0;
+
+	initStringInfo(&s);
+	while (i < len)
+	{
+		int			l = pg_utf_mblen(b + i);
+
+		if (b[i] != 0 && i + l <= len && pg_utf8_islegal(b + i, l))
+		{
+			appendBinaryStringInfo(&s, (const char *) b + i, l);
+			i += l;
+		}
+		else
+			appendStringInfo(&s, "\\x%02X", b[i++]);
+	}
+	return cstring_to_text_with_len(s.data, s.len);
+}
+
+/* the piece of an id as text (bytes that are not UTF-8 as \xNN) */
+text *
+tfm_tokenizer_piece_text(const char *name, int32 id)
+{
+	const uint8_t *b;
+	size_t		len;
+	tfm_tok_err err;
+
+	tfm_tok_check(tfm_tok_piece(&b, &len, tfm_tokenizer_cached(name)->tok, id, &err), &err, "cannot read a piece");
+	return tfm_piece_text(b, len);
+}
+
+/* the text of ids (specials dropped, invalid UTF-8 replaced) */
+text *
+tfm_tokenizer_decode(const char *name, const int32 *ids, int n)
+{
+	return tfm_tokenizer_decode_flags(name, ids, n, 0);
+}
+
+/* the same; continuation keeps a SentencePiece tokenizer's first space (generated text) */
+text *
+tfm_tokenizer_decode_flags(const char *name, const int32 *ids, int n, bool continuation)
+{
+	TfmCachedTokenizer *e = tfm_tokenizer_cached(name);
+	uint32		flags = TFM_TOK_DECODE_REPLACE | (continuation ? TFM_TOK_DECODE_CONTINUE : 0);
+	size_t		cap = tfm_tok_decode_bound(e->tok, n, flags),
+				got;
+	text	   *out = palloc_extended(VARHDRSZ + Max(cap, 1), MCXT_ALLOC_HUGE);
+	tfm_tok_err err;
+
+	tfm_tok_check(tfm_tok_decode(VARDATA(out), cap, &got, e->tok, ids, n, flags, &err),
+			  &err, "cannot detokenize");
+	SET_VARSIZE(out, VARHDRSZ + got);
+	out = tfm_text_without_nul(out);
+	return out;
+}

@@ -1,0 +1,332 @@
+/*
+ * train_data.c — rows to examples to batches (see train_data.h).
+ *
+ * Which rows are held out for validation depends only on the row's position
+ * in the query's output and the seed, so the same rows are held out in every
+ * epoch as long as the query returns its rows in the same order (add an
+ * ORDER BY to be sure).
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+
+#include "catalog/pg_type.h"
+#include "mb/pg_wchar.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "runtime/train_data.h"
+
+void
+tfm_reader_init(TfmReader *r, const TfmModelRow *row, const char *query)
+{
+	int			want = row->cfg.task == TFM_TASK_LM ? 1 : 2;
+	const char *expect = row->cfg.task == TFM_TASK_CLASSIFY ? "(text or int[], label)" :
+		row->cfg.task == TFM_TASK_LM ? "(text or int[])" : "(source text or int[], target text or int[])";
+	TupleDesc	td;
+
+	r->row = row;
+	tfm_model_specials(row, &r->sp);
+	r->plan = SPI_prepare(query, 0, NULL);
+	if (r->plan == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("cannot prepare the training query: %s", SPI_result_code_string(SPI_result))));
+	if (!SPI_is_cursor_plan(r->plan))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the training query must be a single SELECT")));
+	/* column check: open once to see the result's row type */
+	r->portal = SPI_cursor_open(NULL, r->plan, NULL, NULL, true);
+	td = r->portal->tupDesc;
+	r->ncols = td->natts;
+	if (td->natts != want)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("a %s model reads rows %s, but the query returns %d column%s",
+						row->task, expect, td->natts, td->natts == 1 ? "" : "s")));
+	for (int i = 0; i < td->natts; i++)
+	{
+		Oid			t = TupleDescAttr(td, i)->atttypid;
+
+		r->types[i] = t;
+		if (row->cfg.task == TFM_TASK_CLASSIFY && i == 1)
+			continue;			/* labels: any type, compared as text */
+		if (!tfm_column_is_ids(t) && !tfm_column_is_text(t))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column %d of the training query is %s; expected text or int[]",
+							i + 1, format_type_be(t)),
+					 errdetail("A %s model reads rows %s.", row->task, expect)));
+	}
+	SPI_cursor_close(r->portal);
+	r->portal = NULL;
+}
+
+char *
+tfm_subquery(const char *query)
+{
+	char	   *q = pstrdup(query);
+	size_t		n = strlen(q);
+
+	while (n > 0 && (q[n - 1] == ';' || isspace((unsigned char) q[n - 1])))
+		q[--n] = '\0';
+	/* a newline ends a trailing -- comment before the closing parenthesis */
+	return psprintf("%s\n", q);
+}
+
+void
+tfm_reader_open(TfmReader *r)
+{
+	r->portal = SPI_cursor_open(NULL, r->plan, NULL, NULL, true);
+	r->row_number = 0;
+	r->val_rows = 0;
+	r->val_tokens = 0;
+	r->skipped_null = 0;
+	r->truncated = 0;
+}
+
+/*
+ * Open a new pass at row rows + 1 (resuming after a commit closed the
+ * cursor): the rows before it are skipped unread.  Counters other than the
+ * row number are the caller's to restore.
+ */
+void
+tfm_reader_open_at(TfmReader *r, int64 rows)
+{
+	tfm_reader_open(r);
+	if (rows > 0)
+	{
+		SPI_cursor_move(r->portal, true, (long) rows);
+		if ((int64) SPI_processed != rows)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the training query returned %lld rows, fewer than the %lld the run had read",
+							(long long) SPI_processed, (long long) rows),
+					 errdetail("A run can only be resumed over the same rows in the same order.")));
+	}
+	r->row_number = rows;
+}
+
+void
+tfm_reader_close(TfmReader *r)
+{
+	if (r->portal)
+		SPI_cursor_close(r->portal);
+	r->portal = NULL;
+}
+
+/* keep at most max ids: the head, or the head and the tail */
+static int
+truncate_ids(TfmReader *r, int32 *ids, int n, int max, bool head_tail)
+{
+	if (n <= max)
+		return n;
+	r->truncated++;
+	if (head_tail)
+	{
+		int			head = (max + 1) / 2,
+					tail = max - head;
+
+		memmove(ids + head, ids + n - tail, sizeof(int32) * tail);
+	}
+	return max;
+}
+
+static int
+label_index(TfmReader *r, Datum d, Oid type)
+{
+	Oid			out;
+	bool		varlena;
+	char	   *s;
+
+	getTypeOutputInfo(type, &out, &varlena);
+	s = OidOutputFunctionCall(out, d);
+	for (int i = 0; i < r->row->n_labels; i++)
+		if (strcmp(r->row->labels[i], s) == 0)
+			return i;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("label \"%s\" is not one of model \"%s\"'s labels", s, r->row->name)));
+	return -1;
+}
+
+bool
+tfm_reader_next(TfmReader *r, TfmExample **train, int *ntrain,
+				TfmExample **val, int *nval)
+{
+	const tfm_config *c = &r->row->cfg;
+	SPITupleTable *tt;
+	uint64		n;
+	TfmExample *tr,
+			   *va;
+	uint32		val_threshold = (uint32) (r->val_fraction * 4294967295.0);
+
+	{
+		/* SPI returns in its own procedure context: keep the caller's */
+		MemoryContext cxt = CurrentMemoryContext;
+
+		SPI_cursor_fetch(r->portal, true, r->chunk_rows);
+		MemoryContextSwitchTo(cxt);
+	}
+	n = SPI_processed;
+	tt = SPI_tuptable;
+	*ntrain = *nval = 0;
+	if (n == 0)
+	{
+		SPI_freetuptable(tt);
+		return false;
+	}
+	tr = palloc(sizeof(TfmExample) * n);
+	va = palloc(sizeof(TfmExample) * n);
+	for (uint64 i = 0; i < n; i++)
+	{
+		HeapTuple	tup = tt->vals[i];
+		bool		null0,
+					null1 = false;
+		Datum		d0 = SPI_getbinval(tup, tt->tupdesc, 1, &null0);
+		Datum		d1 = r->ncols > 1 ? SPI_getbinval(tup, tt->tupdesc, 2, &null1) : (Datum) 0;
+		TfmExample	ex;
+		bool		held_out;
+
+		r->row_number++;
+		if (null0 || null1)
+		{
+			r->skipped_null++;
+			continue;
+		}
+		memset(&ex, 0, sizeof(ex));
+		ex.src = tfm_datum_ids(d0, r->types[0], r->row, false, &ex.nsrc);
+		if (tfm_column_is_text(r->types[0]))
+		{
+			text	   *t = DatumGetTextPP(d0);
+
+			ex.nbytes = VARSIZE_ANY_EXHDR(t);
+			ex.nchars = pg_mbstrlen_with_len(VARDATA_ANY(t), (int) ex.nbytes);
+		}
+		switch (c->task)
+		{
+			case TFM_TASK_CLASSIFY:
+				ex.label = label_index(r, d1, r->types[1]);
+				ex.src = tfm_classifier_input(r->row, &r->sp, ex.src, ex.nsrc, &ex.nsrc,
+											  r->head_tail, &r->truncated);
+				break;
+			case TFM_TASK_LM:
+				break;
+			case TFM_TASK_SEQ2SEQ:
+				ex.tgt = tfm_datum_ids(d1, r->types[1], r->row, true, &ex.ntgt);
+				ex.nsrc = truncate_ids(r, ex.src, ex.nsrc, c->max_len, false);
+				ex.ntgt = truncate_ids(r, ex.tgt, ex.ntgt, c->max_len - 1, false);
+				if (ex.nsrc == 0)
+				{
+					ex.src = palloc(sizeof(int32));
+					ex.src[0] = r->sp.eos;
+					ex.nsrc = 1;
+				}
+				break;
+		}
+		/* held out by a hash of the row's position, until the caps are reached */
+		held_out = r->val_fraction > 0.0f &&
+			tfm_hash32(r->seed ^ 0x76616CULL, (uint64) r->row_number) < val_threshold &&
+			(r->val_max_rows == 0 || r->val_rows < r->val_max_rows) &&
+			(r->val_max_tokens == 0 || r->val_tokens + ex.nsrc + 1 <= r->val_max_tokens);
+		if (held_out)
+		{
+			r->val_rows++;
+			r->val_tokens += ex.nsrc + 1;
+		}
+		if (held_out)
+			va[(*nval)++] = ex;
+		else
+			tr[(*ntrain)++] = ex;
+	}
+	SPI_freetuptable(tt);
+	*train = tr;
+	*val = va;
+	return true;
+}
+
+static void
+alloc_batch(TfmBatchBuf *bb, int B, int T, int Tt)
+{
+	memset(bb, 0, sizeof(*bb));
+	bb->input = palloc(sizeof(int32) * B * T);
+	if (Tt > 0)
+	{
+		bb->dec_input = palloc(sizeof(int32) * B * Tt);
+		bb->target = palloc(sizeof(int32) * B * Tt);
+	}
+	bb->b.B = B;
+	bb->b.T = T;
+	bb->b.Tt = Tt;
+	bb->b.input = bb->input;
+	bb->b.dec_input = bb->dec_input;
+	bb->b.target = bb->target;
+}
+
+void
+tfm_batch_classify(TfmBatchBuf *bb, const TfmExample *ex, int n, int pad)
+{
+	int			T = 1;
+
+	for (int i = 0; i < n; i++)
+		T = Max(T, ex[i].nsrc);
+	alloc_batch(bb, n, T, 0);
+	bb->labels = palloc(sizeof(int32) * n);
+	bb->b.labels = bb->labels;
+	for (int i = 0; i < n; i++)
+	{
+		int32	   *row = bb->input + (size_t) i * T;
+
+		memcpy(row, ex[i].src, sizeof(int32) * ex[i].nsrc);
+		for (int t = ex[i].nsrc; t < T; t++)
+			row[t] = pad;
+		bb->labels[i] = ex[i].label;
+		bb->tokens += ex[i].nsrc;
+	}
+}
+
+void
+tfm_batch_seq2seq(TfmBatchBuf *bb, const TfmExample *ex, int n, const TfmSpecials *sp)
+{
+	int			T = 1,
+				Tt = 1;
+
+	for (int i = 0; i < n; i++)
+	{
+		T = Max(T, ex[i].nsrc);
+		Tt = Max(Tt, ex[i].ntgt + 1);
+	}
+	alloc_batch(bb, n, T, Tt);
+	for (int i = 0; i < n; i++)
+	{
+		int32	   *in = bb->input + (size_t) i * T;
+		int32	   *di = bb->dec_input + (size_t) i * Tt;
+		int32	   *tg = bb->target + (size_t) i * Tt;
+
+		memcpy(in, ex[i].src, sizeof(int32) * ex[i].nsrc);
+		for (int t = ex[i].nsrc; t < T; t++)
+			in[t] = sp->pad;
+		di[0] = sp->bos;
+		memcpy(di + 1, ex[i].tgt, sizeof(int32) * ex[i].ntgt);
+		memcpy(tg, ex[i].tgt, sizeof(int32) * ex[i].ntgt);
+		tg[ex[i].ntgt] = sp->eos;
+		for (int t = ex[i].ntgt + 1; t < Tt; t++)
+			di[t] = tg[t] = sp->pad;
+		bb->tokens += ex[i].nsrc + ex[i].ntgt + 1;
+	}
+}
+
+void
+tfm_batch_lm(TfmBatchBuf *bb, const int32 *stream, const int64 *offsets, int B, int T)
+{
+	alloc_batch(bb, B, T, 0);
+	bb->target = palloc(sizeof(int32) * B * T);
+	bb->b.target = bb->target;
+	for (int i = 0; i < B; i++)
+	{
+		memcpy(bb->input + (size_t) i * T, stream + offsets[i], sizeof(int32) * T);
+		memcpy(bb->target + (size_t) i * T, stream + offsets[i] + 1, sizeof(int32) * T);
+	}
+	bb->tokens = (int64) B * T;
+}

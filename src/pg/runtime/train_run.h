@@ -1,0 +1,178 @@
+/*
+ * train_run.h — one training run over a query's rows: options, state and
+ * the epoch loop (train_loop.c), shared by tfm_train (sql/train.c: the whole
+ * run in the statement's transaction) and tfm_fit (sql/fit.c: a procedure that
+ * commits a checkpoint between chunks, checkpoint.c).
+ *
+ * Everything a checkpoint must hold to continue a run bit for bit lives in
+ * TrainRun: the optimizer (moments, step), the schedule position, the
+ * shuffling RNG, the epoch and the rows read in it, the lm carry tokens,
+ * the epoch's running sums and the best epoch so far.
+ */
+#ifndef TFM_TRAIN_RUN_H
+#define TFM_TRAIN_RUN_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/timestamp.h"
+
+#include "tfm/train.h"
+#include "runtime/runtime.h"
+#include "runtime/train_data.h"
+
+#define TFM_VAL_MAX         50000
+#define TFM_VAL_MAX_TOKENS  2000000
+#define TFM_MAX_BATCH       65536
+#define TFM_MAX_EPOCHS      1000000000
+#define TFM_MAX_ACCUMULATE  64
+
+/* which weights a run leaves in the model */
+typedef enum TfmKeep
+{
+	TFM_KEEP_LAST = 0,			/* the last epoch's */
+	TFM_KEEP_BEST = 1			/* the best validated epoch's */
+} TfmKeep;
+
+/* one finished epoch, as tfm_train returns it */
+typedef struct TrainEpoch
+{
+	int			epoch;
+	int64		steps;
+	double		train_loss,
+				val_loss,
+				val_acc,
+				tokens_per_s,
+				seconds;
+} TrainEpoch;
+
+typedef struct TrainRun TrainRun;
+
+/*
+ * Called between chunks (epoch_end = false; the reader is open and
+ * rd.row_number rows of this epoch are consumed) and after each epoch's
+ * save (epoch_end = true).
+ */
+typedef void (*TrainHook) (TrainRun *run, bool epoch_end);
+
+struct TrainRun
+{
+	TfmModelRow row;
+	tfm_model  *m;
+	tfm_trainer tr;
+	TfmGuard   *m_guard;		/* the model and optimizer are freed with cxt */
+	TfmGuard   *tr_guard;		/* (on an ERROR) unless released */
+	TfmReader	rd;
+	char	   *query;
+	const char *fn_name;		/* "tfm_train" or "tfm_fit": the status line */
+	MemoryContext cxt;			/* the run's: outlives every chunk (and commit) */
+	MemoryContext chunk_cxt;
+	MemoryContext val_cxt;
+
+	/* options, resolved (parse: tfm_run_options) */
+	int			epochs;
+	int			batch;
+	int			accumulate;
+	int			batch_tokens;	/* > 0: batches by padded tokens, not rows */
+	int64		max_steps;
+	int64		time_limit_us;	/* 0 = none */
+	bool		warmup_auto;	/* warmup not given: it follows total_steps */
+	TfmKeep		keep;
+	bool		keep_given;		/* keep was an argument, not the task's default */
+
+	/* the clock (wall time: only time_limit and reports depend on it) */
+	TimestampTz started;		/* the run's start: tfm.history.run_started */
+	TimestampTz clock_start;	/* for time_limit and eta: minus the time before a resume */
+	double		fit_base_s;		/* elapsed at the first fit (step 5), < 0 before */
+	TimestampTz epoch_started;
+	double		epoch_secs_before;	/* seconds of this epoch before a resume */
+	TimestampTz last_notice;
+	TimestampTz last_status;
+
+	/* the schedule's length */
+	int64		rows;			/* the query's rows */
+	int64		steps_per_epoch_est;
+	int64		epoch_total;	/* the steps the epochs need (estimate), 0 = unknown */
+	int64		steps_before;	/* tr.step at the last save */
+
+	/* this epoch */
+	int			epoch;
+	double		loss_sum;
+	int64		loss_count;
+	int64		tokens;
+	int64		epoch_steps;
+	int			checkpoints;	/* mid-epoch checkpoints written in it */
+	tfm_rng		rng;			/* shuffling and lm window offsets */
+	int32	   *carry;			/* lm: the last max_len tokens of the previous chunk */
+	int64		ncarry;
+	bool		stop;			/* time limit, max_steps or non-finite */
+	bool		nonfinite;
+
+	/* validation set (read in epoch 1) */
+	TfmExample *val;
+	int			nval;
+	int32	   *val_stream;		/* lm */
+	int64		val_stream_len;
+
+	/* the best epoch so far (keep => 'best') */
+	int			best_epoch;		/* 0 = none yet */
+	double		best_acc,
+				best_loss;
+	float	   *best_params;	/* n_floats, in cxt */
+
+	/* results of the epochs this call finished */
+	TrainEpoch *results;
+	int			nresults;
+	int			kept_epoch;		/* set by tfm_run_finish */
+
+	/* resume: the first epoch goes on from the restored state */
+	bool		resume_epoch;
+
+	TrainHook	hook;
+	void	   *hook_arg;
+};
+
+/* arguments shared by tfm_train and tfm_fit, in this order */
+enum
+{
+	A_MODEL, A_QUERY, A_EPOCHS, A_BATCH, A_LR, A_WARMUP, A_SCHEDULE, A_WD, A_CLIP,
+	A_SMOOTH, A_VAL, A_SEED, A_TIME, A_MAX_STEPS, A_ACCUM, A_BATCH_TOKENS,
+	A_TRAIN_NARGS
+};
+
+/* keep => 'last' | 'best' (argument n, not NULL) */
+TfmKeep		tfm_keep_arg(FunctionCallInfo fcinfo, int n);
+/* train_precision => 'fp32' | 'bf16' (argument n; absent or NULL: fp32) */
+tfm_precision tfm_train_precision_arg(FunctionCallInfo fcinfo, int n);
+/*
+ * Parse and check the options (run->row must be read); o receives the
+ * optimizer's and the precision (argument prec_arg).
+ */
+void		tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o,
+							int keep_arg, int prec_arg);
+/*
+ * Set up a fresh run inside an SPI connection: the reader, the row count,
+ * the schedule's estimate, the optimizer, the RNG and the contexts (under
+ * run->cxt, which must be set).
+ */
+void		tfm_run_begin(TrainRun *run, tfm_train_opts *o);
+/* the same for a run restored from a checkpoint (fields already filled) */
+void		tfm_run_begin_resumed(TrainRun *run, const tfm_train_opts *o);
+/* the epochs */
+void		tfm_run_loop(TrainRun *run);
+/* keep => 'best': put the best epoch's weights back and save them; notices */
+void		tfm_run_finish(TrainRun *run, bool report_kept);
+/* take the model out of the cache for training (checks the train privilege) */
+void		tfm_run_take_model(TrainRun *run, const char *name);
+/* after the last save: free the optimizer, hand the model back to the cache */
+void		tfm_run_end(TrainRun *run);
+
+/* write the weights and a tfm.history row for an epoch's end or a checkpoint */
+void		tfm_run_save(TrainRun *run, const TrainEpoch *e, int checkpoint);
+/* rebuild the validation set by reading the first rows of the query (resume) */
+void		tfm_run_rebuild_val(TrainRun *run, int64 upto_rows);
+void		tfm_run_progress(TrainRun *run, bool force);
+/* the epoch so far: steps, mean train loss, seconds, tokens/s (no validation) */
+void		tfm_run_figures(TrainRun *run, TrainEpoch *e);
+
+#endif							/* TFM_TRAIN_RUN_H */

@@ -1,0 +1,61 @@
+/*
+ * args.c — the argument checks the SQL functions share: a text argument
+ * that must not be NULL, a text[] argument, and text[] results.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include "sql/args.h"
+
+char *
+tfm_text_arg(FunctionCallInfo fcinfo, int n, const char *what)
+{
+	char	   *s;
+
+	if (PG_ARGISNULL(n))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", what)));
+	s = text_to_cstring(PG_GETARG_TEXT_PP(n));
+	return s;
+}
+
+int
+tfm_text_array_arg(FunctionCallInfo fcinfo, int n, const char *what, bool allow_nulls,
+				   Datum **elems, bool **nulls)
+{
+	ArrayType  *a;
+	int			count;
+
+	if (PG_ARGISNULL(n))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", what)));
+	a = PG_GETARG_ARRAYTYPE_P(n);
+	if (ARR_NDIM(a) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("%s must be a one-dimensional array", what)));
+	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, elems, nulls, &count);
+	if (!allow_nulls)
+		for (int i = 0; i < count; i++)
+			if ((*nulls)[i])
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("%s must not contain NULL", what)));
+	return count;
+}
+
+ArrayType *
+tfm_text_array(Datum *values, bool *nulls, int n)
+{
+	int			dims[1] = {n},
+				lbs[1] = {1};
+
+	if (n == 0)
+		return construct_empty_array(TEXTOID);
+	return construct_md_array(values, nulls, 1, dims, lbs, TEXTOID, -1, false, TYPALIGN_INT);
+}

@@ -1,0 +1,36 @@
+/*
+ * args.h — the argument checks the SQL functions share (args.c).
+ */
+#ifndef TFM_PG_ARGS_H
+#define TFM_PG_ARGS_H
+
+#include "postgres.h"
+#include "fmgr.h"
+#include "utils/array.h"
+
+#include "runtime/runtime.h"
+
+#define TFM_ARG_NOT_NULL(n, what) \
+	do { if (PG_ARGISNULL(n)) ereport(ERROR, \
+		(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), \
+		 errmsg("%s must not be NULL", what))); } while (0)
+
+char	   *tfm_text_arg(FunctionCallInfo fcinfo, int n, const char *what);
+/* a text[] argument: not NULL, one-dimensional, NULL elements refused unless allowed */
+int			tfm_text_array_arg(FunctionCallInfo fcinfo, int n, const char *what,
+							   bool allow_nulls, Datum **elems, bool **nulls);
+/* a one-dimensional text[] of n values (nulls may be NULL) */
+ArrayType  *tfm_text_array(Datum *values, bool *nulls, int n);
+
+/*
+ * The text[] forms and their rules, as they stand (each is tested):
+ *   tfm_classify, tfm_predict_proba, tfm_embed: NULL elements allowed (a
+ *     NULL result), any count, passes of TFM_INFER_BATCH rows at most;
+ *   tfm_translate: NULLs refused, any count, decoded TFM_INFER_BATCH
+ *     sources at a time;
+ *   tfm_generate: NULLs refused, at most 1024 prompts, one batch.
+ * tfm.work_mem splits any pass that does not fit.
+ */
+#define TFM_INFER_BATCH 64
+
+#endif							/* TFM_PG_ARGS_H */

@@ -1,0 +1,13 @@
+/*
+ * bleu.h — BLEU statistics for other SQL functions (bleu.c): tfm_evaluate.
+ */
+#ifndef TFM_PG_BLEU_H
+#define TFM_PG_BLEU_H
+
+#include "postgres.h"
+
+/* tfm_bleu_add that ends at a cancel or statement_timeout */
+int			tfm_bleu_add_pg(int64 *stats, const char *hyp, size_t hyp_len,
+							const char *const *refs, const size_t *ref_lens, int n_refs);
+
+#endif							/* TFM_PG_BLEU_H */

@@ -1,0 +1,20 @@
+/*
+ * classify.h — classifier inference shared by classify.c and evaluate.c.
+ */
+#ifndef TFM_CLASSIFY_H
+#define TFM_CLASSIFY_H
+
+#include "sql/args.h"
+
+/* the model, checked to be a classifier */
+tfm_model  *tfm_get_classifier(const char *name, const TfmModelRow **rowp);
+/* a value's ids as the classifier reads them (<cls>, truncation) */
+int32	   *tfm_classifier_ids(const TfmModelRow *row, Datum d, Oid type, int *n);
+/*
+ * n inputs through batched forward passes; probs (n × labels) and pooled
+ * (n × d_model) may be NULL.
+ */
+void		tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids,
+							   const int *lens, int n, float *probs, float *pooled);
+
+#endif							/* TFM_CLASSIFY_H */

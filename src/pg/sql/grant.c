@@ -1,0 +1,228 @@
+/*
+ * grant.c — tfm_grant, tfm_revoke and tfm_rename_model: the owner's
+ * rights over a model, tokenizer or deployment alias (see storage/access.c for the
+ * rules, deploy.c for aliases).
+ *
+ *   tfm_grant(object, grantee, privilege DEFAULT 'use', object_type DEFAULT NULL)
+ *   tfm_revoke(object, grantee, privilege DEFAULT 'use', object_type DEFAULT NULL)
+ *
+ * object names a model, else a tokenizer, else an alias (object_type
+ * 'model', 'tokenizer' or 'alias' says which when names are shared; an
+ * alias takes only train);
+ * grantee is a role name or PUBLIC.  Revoking use also revokes train (train
+ * implies use); revoking what was never granted is an error.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+
+#include "sql/args.h"
+
+typedef struct TfmObject
+{
+	const char *table;			/* tfm.models or tfm.tokenizers */
+	const char *kind;			/* model or tokenizer */
+	int32		id;
+	TfmAcl		acl;
+} TfmObject;
+
+/* find a model or tokenizer by name (and optional type) with its ACL */
+static bool
+find_object(const char *name, const char *type, TfmObject *o, bool missing_ok)
+{
+	static const char *tables[3] = {"tfm.models", "tfm.tokenizers", "tfm.aliases"};
+	static const char *kinds[3] = {"model", "tokenizer", "alias"};
+	/* an alias has no use grants: using it takes use on its model */
+	static const char *columns[3] = {"acl_use", "acl_use", "'{}'::regrole[]"};
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+	MemoryContext cxt = CurrentMemoryContext;
+	bool		found = false;
+	TfmAsOwner	as;
+
+	if (type && strcmp(type, "model") != 0 && strcmp(type, "tokenizer") != 0 &&
+		strcmp(type, "alias") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("object_type must be \"model\", \"tokenizer\" or \"alias\", not \"%s\"", type)));
+	tfm_check_name(type ? type : "object", name);
+	tfm_spi_connect_owner(&as);
+	for (int k = 0; k < 3 && !found; k++)
+	{
+		bool		isnull;
+
+		if (type && strcmp(type, kinds[k]) != 0)
+			continue;
+		if (SPI_execute_with_args(psprintf("SELECT id, owner, %s, acl_train FROM %s WHERE name = $1",
+										   columns[k], tables[k]),
+								  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "cannot read %s", tables[k]);
+		if (SPI_processed == 1)
+		{
+			o->table = tables[k];
+			o->kind = kinds[k];
+			o->id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+			tfm_acl_from_tuple(&o->acl, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, cxt);
+			found = true;
+		}
+	}
+	tfm_spi_finish_owner(&as);
+	if (!found && !missing_ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 type ? errmsg("%s \"%s\" does not exist", type, name) :
+				 errmsg("no model, tokenizer or alias is called \"%s\"", name)));
+	return found;
+}
+
+static void
+check_owner(const TfmObject *o, const char *name)
+{
+	if (!tfm_acl_allows(&o->acl, TFM_PRIV_OWNER, GetUserId()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of %s \"%s\"", o->kind, name)));
+}
+
+void
+tfm_check_model_owner(const char *name)
+{
+	TfmObject	o;
+
+	if (find_object(name, "model", &o, true))
+		check_owner(&o, name);
+}
+
+void
+tfm_check_tokenizer_owner(const char *name)
+{
+	TfmObject	o;
+
+	if (find_object(name, "tokenizer", &o, true))
+		check_owner(&o, name);
+}
+
+static TfmPriv
+priv_arg(FunctionCallInfo fcinfo, int n)
+{
+	char	   *p = tfm_text_arg(fcinfo, n, "privilege");
+
+	if (pg_strcasecmp(p, "use") == 0)
+		return TFM_PRIV_USE;
+	if (pg_strcasecmp(p, "train") == 0)
+		return TFM_PRIV_TRAIN;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unrecognized privilege \"%s\"", p),
+			 errhint("The privileges are use and train.")));
+	return TFM_PRIV_USE;
+}
+
+/* a role name or PUBLIC (InvalidOid) */
+static Oid
+grantee_arg(FunctionCallInfo fcinfo, int n)
+{
+	char	   *g = tfm_text_arg(fcinfo, n, "grantee");
+
+	if (pg_strcasecmp(g, "public") == 0)
+		return InvalidOid;
+	return get_role_oid(g, false);	/* 42704 role "x" does not exist */
+}
+
+static void
+change(FunctionCallInfo fcinfo, bool grant)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "object");
+	Oid			grantee = grantee_arg(fcinfo, 1);
+	TfmPriv		priv = priv_arg(fcinfo, 2);
+	const char *type = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
+	TfmObject	o;
+	Oid			types[2] = {INT4OID, OIDOID};
+	Datum		args[2];
+	TfmAsOwner	as;
+	const char *sql;
+	uint64		changed;
+
+	find_object(name, type, &o, false);
+	check_owner(&o, name);
+	if (strcmp(o.kind, "alias") == 0 && priv == TFM_PRIV_USE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_GRANT_OPERATION),
+				 errmsg("an alias takes only the train privilege (to redeploy or roll it back)"),
+				 errdetail("Using a model through an alias needs use on the model itself.")));
+	args[0] = Int32GetDatum(o.id);
+	args[1] = ObjectIdGetDatum(grantee);
+	if (grant)
+		sql = priv == TFM_PRIV_USE ?
+			"UPDATE %s SET acl_use = acl_use || $2::regrole WHERE id = $1 AND NOT $2::regrole = ANY (acl_use)" :
+			"UPDATE %s SET acl_train = acl_train || $2::regrole WHERE id = $1 AND NOT $2::regrole = ANY (acl_train)";
+	else
+		sql = priv == TFM_PRIV_USE ?
+			"UPDATE %s SET acl_use = array_remove(acl_use, $2::regrole), "
+			"acl_train = array_remove(acl_train, $2::regrole) "
+			"WHERE id = $1 AND $2::regrole = ANY (acl_use || acl_train)" :
+			"UPDATE %s SET acl_train = array_remove(acl_train, $2::regrole) "
+			"WHERE id = $1 AND $2::regrole = ANY (acl_train)";
+	tfm_spi_connect_owner(&as);
+	if (SPI_execute_with_args(psprintf(sql, o.table), 2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "cannot update %s", o.table);
+	changed = SPI_processed;
+	tfm_spi_finish_owner(&as);
+	if (!grant && changed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_GRANT_OPERATION),
+				 errmsg("%s was never granted %s on %s \"%s\"",
+						grantee == InvalidOid ? "PUBLIC" : GetUserNameFromId(grantee, false),
+						tfm_priv_name(priv), o.kind, name)));
+	if (strcmp(o.kind, "model") == 0)
+		tfm_cache_forget(name);
+}
+
+PG_FUNCTION_INFO_V1(tfm_grant);
+Datum
+tfm_grant(PG_FUNCTION_ARGS)
+{
+	change(fcinfo, true);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(tfm_revoke);
+Datum
+tfm_revoke(PG_FUNCTION_ARGS)
+{
+	change(fcinfo, false);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(tfm_rename_model);
+Datum
+tfm_rename_model(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "name");
+	char	   *new_name = tfm_text_arg(fcinfo, 1, "new_name");
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		args[2] = {CStringGetTextDatum(name), CStringGetTextDatum(new_name)};
+	TfmObject	o;
+	TfmAsOwner	as;
+
+	tfm_check_new_model_name(new_name);
+	tfm_check_writable("rename", name);
+	find_object(name, "model", &o, false);
+	check_owner(&o, name);
+	tfm_spi_connect_owner(&as);
+	if (SPI_execute_with_args("SELECT 1 FROM tfm.models WHERE name = $2", 2, types, args,
+							  NULL, false, 1) == SPI_OK_SELECT && SPI_processed > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("model \"%s\" already exists", new_name)));
+	if (SPI_execute_with_args("UPDATE tfm.models SET name = $2, updated_at = now() WHERE name = $1",
+							  2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "cannot update tfm.models");
+	tfm_spi_finish_owner(&as);
+	tfm_cache_forget(name);
+	PG_RETURN_VOID();
+}

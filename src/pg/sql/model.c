@@ -1,0 +1,414 @@
+/*
+ * model.c — tfm_create_model and tfm_drop_model: argument checks,
+ * task defaults, the tfm.models row and the initial weights.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include "sql/args.h"
+#include "runtime/rows.h"
+
+/* argument positions of tfm_create_model */
+enum
+{
+	A_NAME, A_TASK, A_TOKENIZER, A_LABELS, A_VOCAB, A_D_MODEL, A_HEADS, A_LAYERS,
+	A_ENC_LAYERS, A_DEC_LAYERS, A_D_FF, A_MAX_LEN, A_DROPOUT, A_ATTN_DROPOUT,
+	A_NORM, A_POSITIONS, A_ACTIVATION, A_POOLING, A_TIE, A_SCALE, A_TGT_TOKENIZER,
+	A_SEED
+};
+
+static int
+int_arg(FunctionCallInfo fcinfo, int n, int dflt, const char *what, int lo, int hi)
+{
+	int			v;
+
+	if (PG_ARGISNULL(n))
+		return dflt;
+	v = PG_GETARG_INT32(n);
+	if (v < lo || v > hi)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be between %d and %d, not %d", what, lo, hi, v)));
+	return v;
+}
+
+static float
+real_arg(FunctionCallInfo fcinfo, int n, float dflt, const char *what)
+{
+	float		v;
+
+	if (PG_ARGISNULL(n))
+		return dflt;
+	v = PG_GETARG_FLOAT4(n);
+	if (!(v >= 0.0f && v < 1.0f))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be at least 0 and less than 1", what)));
+	return v;
+}
+
+static int
+choice_arg(FunctionCallInfo fcinfo, int n, int dflt, const char *what,
+		   const char *a, const char *b)
+{
+	char	   *s;
+
+	if (PG_ARGISNULL(n))
+		return dflt;
+	s = text_to_cstring(PG_GETARG_TEXT_PP(n));
+	if (strcmp(s, a) == 0)
+		return 0;
+	if (strcmp(s, b) == 0)
+		return 1;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("%s must be \"%s\" or \"%s\", not \"%s\"", what, a, b, s)));
+	return dflt;
+}
+
+/* vocabulary size and pad id of a stored tokenizer */
+static void
+tokenizer_sizes(const char *name, int *vocab, int *pad_id)
+{
+	TfmAsOwner	as;
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+	bool		isnull;
+
+	tfm_spi_connect_owner(&as);
+	if (SPI_execute_with_args("SELECT vocab_size, coalesce((options->>'pad_id')::int, 0) "
+							  "FROM tfm.tokenizers WHERE name = $1",
+							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "cannot read tfm.tokenizers");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("tokenizer \"%s\" does not exist", name)));
+	*vocab = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	*pad_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	tfm_spi_finish_owner(&as);
+}
+
+static void
+check_labels(ArrayType *labels, int *n)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+
+	if (ARR_NDIM(labels) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("labels must be a one-dimensional array")));
+	deconstruct_array(labels, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, n);
+	if (*n < 2 || *n > TFM_MAX_CLASSES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a classifier needs between 2 and %d labels, not %d", TFM_MAX_CLASSES, *n)));
+	for (int i = 0; i < *n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("labels must not contain NULL")));
+		for (int j = 0; j < i; j++)
+			if (!nulls[j] && strcmp(TextDatumGetCString(elems[i]), TextDatumGetCString(elems[j])) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("label \"%s\" appears twice", TextDatumGetCString(elems[i]))));
+	}
+}
+
+PG_FUNCTION_INFO_V1(tfm_create_model);
+Datum
+tfm_create_model(PG_FUNCTION_ARGS)
+{
+	TfmAsOwner	as;
+	char	   *name = tfm_text_arg(fcinfo, A_NAME, "name");
+	char	   *task_name = tfm_text_arg(fcinfo, A_TASK, "task");
+	char	   *tokenizer = PG_ARGISNULL(A_TOKENIZER) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(A_TOKENIZER));
+	char	   *tgt_tokenizer = PG_ARGISNULL(A_TGT_TOKENIZER) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(A_TGT_TOKENIZER));
+	tfm_task	task;
+	tfm_config	c;
+	TfmModelRow row;
+	int			n_labels = 0;
+	int64		seed = PG_ARGISNULL(A_SEED) ? 42 : PG_GETARG_INT64(A_SEED);
+	int			layers;
+	const char *bad;
+	tfm_model  *m;
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	tfm_check_writable("create", name);
+
+	tfm_check_new_model_name(name);
+	task = tfm_task_from_name(task_name);
+	tfm_config_defaults(&c, task);
+
+	/* vocabulary: from the tokenizer, or given */
+	if (tokenizer)
+	{
+		tfm_check_tokenizer_use(tokenizer);
+		tokenizer_sizes(tokenizer, &c.vocab, &c.pad_id);
+		if (!PG_ARGISNULL(A_VOCAB))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("give a tokenizer or a vocab_size, not both")));
+	}
+	else if (PG_ARGISNULL(A_VOCAB))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a model needs a tokenizer or a vocab_size")));
+	else
+		/* tfm's special ids 0..5 are part of every vocabulary */
+		c.vocab = int_arg(fcinfo, A_VOCAB, 0, "vocab_size", 7, TFM_MAX_VOCAB);
+	if (tgt_tokenizer)
+	{
+		int			tpad;
+
+		if (task != TFM_TASK_SEQ2SEQ)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("only a seq2seq model takes a target_tokenizer")));
+		tfm_check_tokenizer_use(tgt_tokenizer);
+		tokenizer_sizes(tgt_tokenizer, &c.tgt_vocab, &tpad);
+		if (tpad != c.pad_id)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the source and target tokenizers have different pad ids")));
+	}
+
+	/* labels: a classifier's classes */
+	if (task == TFM_TASK_CLASSIFY)
+	{
+		if (PG_ARGISNULL(A_LABELS))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a classify model needs labels"),
+					 errhint("Pass labels => ARRAY['neg', 'pos'].")));
+		check_labels(PG_GETARG_ARRAYTYPE_P(A_LABELS), &n_labels);
+		c.n_classes = n_labels;
+	}
+	else if (!PG_ARGISNULL(A_LABELS))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("only a classify model takes labels")));
+
+	c.d_model = int_arg(fcinfo, A_D_MODEL, c.d_model, "d_model", 1, TFM_MAX_D_MODEL);
+	c.heads = int_arg(fcinfo, A_HEADS, c.heads, "heads", 1, TFM_MAX_HEADS);
+	if (c.d_model % c.heads != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("heads (%d) must divide d_model (%d)", c.heads, c.d_model)));
+	layers = int_arg(fcinfo, A_LAYERS, -1, "layers", 1, TFM_MAX_LAYERS);
+	if (layers > 0)
+	{
+		if (task != TFM_TASK_LM)
+			c.enc_layers = layers;
+		if (task != TFM_TASK_CLASSIFY)
+			c.dec_layers = layers;
+	}
+	if (!PG_ARGISNULL(A_ENC_LAYERS) || !PG_ARGISNULL(A_DEC_LAYERS))
+	{
+		if (task != TFM_TASK_SEQ2SEQ)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("encoder_layers and decoder_layers are for seq2seq models; use layers")));
+		c.enc_layers = int_arg(fcinfo, A_ENC_LAYERS, c.enc_layers, "encoder_layers", 1, TFM_MAX_LAYERS);
+		c.dec_layers = int_arg(fcinfo, A_DEC_LAYERS, c.dec_layers, "decoder_layers", 1, TFM_MAX_LAYERS);
+	}
+	c.d_ff = int_arg(fcinfo, A_D_FF, 4 * c.d_model, "d_ff", 1, TFM_MAX_D_FF);
+	c.max_len = int_arg(fcinfo, A_MAX_LEN, c.max_len, "max_len", 2, TFM_MAX_LEN);
+	c.dropout = real_arg(fcinfo, A_DROPOUT, c.dropout, "dropout");
+	c.attn_dropout = real_arg(fcinfo, A_ATTN_DROPOUT, c.attn_dropout, "attention_dropout");
+	c.norm = choice_arg(fcinfo, A_NORM, c.norm, "norm", "post", "pre");
+	c.positions = choice_arg(fcinfo, A_POSITIONS, c.positions, "positions", "learned", "sinusoidal");
+	c.activation = choice_arg(fcinfo, A_ACTIVATION, c.activation, "activation", "relu", "gelu");
+	if (!PG_ARGISNULL(A_POOLING) && task != TFM_TASK_CLASSIFY)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("only a classify model takes pooling")));
+	c.pooling = choice_arg(fcinfo, A_POOLING, c.pooling, "pooling", "mean", "cls");
+	if (!PG_ARGISNULL(A_TIE))
+		c.tie = PG_GETARG_BOOL(A_TIE);
+	if (!PG_ARGISNULL(A_SCALE))
+		c.scale_embeddings = PG_GETARG_BOOL(A_SCALE);
+
+	bad = tfm_config_check(&c);
+	if (bad)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid model: %s", bad)));
+
+	/* the catalog row */
+	{
+		Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT8OID, OIDOID};
+		Datum		args[8];
+		char		argnulls[9] = "        ";
+		tfm_param_info *info;
+		size_t		n_floats;
+		bool		isnull;
+		int			rc;
+
+		int			k = tfm_config_tensors(&c, &info, &n_floats);
+		int64		n_params = 0;
+
+		for (int i = 0; i < k; i++)
+			n_params += (int64) info[i].size;
+		free(info);
+		/* the size and the specials checked before any memory is taken */
+		tfm_check_max_parameters(n_params, name);
+		{
+			TfmModelRow probe;
+			TfmSpecials sp;
+
+			memset(&probe, 0, sizeof(probe));
+			strlcpy(probe.name, name, sizeof(probe.name));
+			probe.tokenizer = tokenizer;
+			probe.target_tokenizer = tgt_tokenizer;
+			probe.bos_id = probe.eos_id = -1;
+			probe.cfg = c;
+			tfm_model_specials(&probe, &sp);
+		}
+		args[0] = CStringGetTextDatum(name);
+		args[1] = CStringGetTextDatum(tfm_task_name(task));
+		args[2] = tokenizer ? CStringGetTextDatum(tokenizer) : (Datum) 0;
+		args[3] = tgt_tokenizer ? CStringGetTextDatum(tgt_tokenizer) : (Datum) 0;
+		args[4] = PG_ARGISNULL(A_LABELS) ? (Datum) 0 : PG_GETARG_DATUM(A_LABELS);
+		args[5] = CStringGetTextDatum(tfm_config_json(&c));
+		args[6] = Int64GetDatum(n_params);
+		if (!tokenizer)
+			argnulls[2] = 'n';
+		if (!tgt_tokenizer)
+			argnulls[3] = 'n';
+		if (PG_ARGISNULL(A_LABELS))
+			argnulls[4] = 'n';
+		args[7] = ObjectIdGetDatum(GetUserId());	/* the caller owns it */
+		tfm_spi_connect_owner(&as);
+		if (SPI_execute_with_args("SELECT 1 FROM tfm.models WHERE name = $1", 1, types, args,
+								  NULL, true, 1) == SPI_OK_SELECT && SPI_processed > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("model \"%s\" already exists", name),
+					 errhint("Drop it first with tfm_drop_model('%s').", name)));
+		rc = SPI_execute_with_args("INSERT INTO tfm.models (name, task, tokenizer, target_tokenizer, "
+								   "labels, config, parameters, format_version, owner) "
+								   "VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, "
+								   CppAsString2(TFM_FORMAT_VERSION) ", $8::regrole) RETURNING id, version",
+								   8, types, args, argnulls, false, 1);
+		if (rc != SPI_OK_INSERT_RETURNING)
+			elog(ERROR, "cannot insert into tfm.models");
+		memset(&row, 0, sizeof(row));
+		row.bos_id = row.eos_id = -1;
+		row.id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		row.version = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+		tfm_spi_finish_owner(&as);
+		strlcpy(row.name, name, sizeof(row.name));
+		row.cfg = c;
+	}
+
+	/* initial weights */
+	tfm_backend_ready();
+	m = tfm_model_create(&c);
+	if (!m)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory creating model \"%s\"", name)));
+	tfm_guard_model(m);
+	m->poll = tfm_poll_interrupts;	/* a cancel or statement_timeout ends a long init */
+	tfm_model_init(m, (uint64_t) seed);
+	tfm_catalog_save(&row, m, 0);
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	values[0] = CStringGetTextDatum(name);
+	values[1] = CStringGetTextDatum(tfm_task_name(task));
+	values[2] = Int64GetDatum((int64) m->n_params);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
+
+PG_FUNCTION_INFO_V1(tfm_drop_model);
+Datum
+tfm_drop_model(PG_FUNCTION_ARGS)
+{
+	TfmAsOwner	as;
+	char	   *name = tfm_text_arg(fcinfo, 0, "name");
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+	int32		id;
+	bool		isnull;
+
+	tfm_check_writable("drop", name);
+	tfm_check_model_owner(name);
+	tfm_spi_connect_owner(&as);
+	if (SPI_execute_with_args("DELETE FROM tfm.models WHERE name = $1 RETURNING id", 1, types, args,
+							  NULL, false, 0) != SPI_OK_DELETE_RETURNING)
+		elog(ERROR, "cannot delete from tfm.models");
+	if (SPI_processed == 0)
+	{
+		bool		alias = tfm_catalog_has("tfm.aliases", name);
+
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" does not exist", name),
+				 alias ? errhint("\"%s\" is a deployment alias: tfm_undeploy('%s') drops it.", name, name) : 0));
+	}
+	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	tfm_spi_finish_owner(&as);
+	tfm_cache_forget(name);
+	tfm_shared_forget(id);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(tfm_copy_model);
+Datum
+tfm_copy_model(PG_FUNCTION_ARGS)
+{
+	TfmAsOwner	as;
+	char	   *source = tfm_text_arg(fcinfo, 0, "source");
+	char	   *target = tfm_text_arg(fcinfo, 1, "target");
+	TfmModelRow row;
+	tfm_model  *m;
+	Oid			types[3] = {TEXTOID, TEXTOID, OIDOID};
+	Datum		args[3] = {CStringGetTextDatum(source), CStringGetTextDatum(target),
+	ObjectIdGetDatum(GetUserId())};
+	bool		isnull;
+
+	tfm_check_new_model_name(target);
+	tfm_check_writable("copy", source);
+	tfm_catalog_lookup(source, &row, false);
+	tfm_check_model_privilege(&row, TFM_PRIV_USE);
+	tfm_check_max_parameters(tfm_config_params(&row.cfg), target);
+	m = tfm_catalog_load(&row);
+	tfm_guard_model(m);
+	/* the source by its own name: source may be an alias */
+	args[0] = CStringGetTextDatum(row.name);
+	tfm_spi_connect_owner(&as);
+	if (SPI_execute_with_args("SELECT 1 FROM tfm.models WHERE name = $2", 2, types, args,
+							  NULL, true, 1) == SPI_OK_SELECT && SPI_processed > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("model \"%s\" already exists", target)));
+	if (SPI_execute_with_args("INSERT INTO tfm.models (name, task, tokenizer, target_tokenizer, labels, "
+							  "config, parameters, format_version, steps, owner) "
+							  "SELECT $2, task, tokenizer, target_tokenizer, labels, config, parameters, "
+							  "format_version, steps, $3::regrole FROM tfm.models WHERE name = $1 RETURNING id, version",
+							  3, types, args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
+		elog(ERROR, "cannot insert into tfm.models");
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" was dropped while it was being copied", row.name)));
+	row.id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	row.version = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	tfm_spi_finish_owner(&as);
+	strlcpy(row.name, target, sizeof(row.name));
+	tfm_catalog_save(&row, m, 0);
+	PG_RETURN_INT64((int64) m->n_params);
+}

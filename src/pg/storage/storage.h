@@ -1,0 +1,145 @@
+/*
+ * storage.h — the catalog in schema tfm, through SPI: names, privileges
+ * and the owner's SQL sections (access.c), models and their tensors
+ * (catalog.c), aliases' names (aliases.c), tokenizers' rows (tokenizers.c).
+ */
+#ifndef TFM_PG_STORAGE_H
+#define TFM_PG_STORAGE_H
+
+#include "postgres.h"
+#include "access/htup.h"
+#include "access/tupdesc.h"
+
+#include "base/base.h"
+
+/* ---- names (names.c, aliases.c) ---- */
+/* the longest name of a model, tokenizer or alias, in bytes */
+#define TFM_NAME_MAX 127
+/* a name to look up: too long is 42622 (name_too_long) */
+void		tfm_check_name(const char *kind, const char *name);
+/* a name for something new: not empty, not too long */
+void		tfm_check_new_name(const char *kind, const char *name);
+/* the same for a model, which must not take an alias's name either */
+void		tfm_check_new_model_name(const char *name);
+/* is there a row of this name in a catalog table (tfm.models, tfm.aliases)? */
+bool		tfm_catalog_has(const char *table, const char *name);
+/* errors if an alias has this name (models and aliases share one namespace) */
+void		tfm_check_not_alias(const char *name);
+
+/* ---- privileges and the catalog's owner (access.c) ---- */
+typedef enum TfmPriv
+{
+	TFM_PRIV_USE,				/* inference, evaluation, tensors, copy */
+	TFM_PRIV_TRAIN,				/* train, overwrite, deploy (implies use) */
+	TFM_PRIV_OWNER				/* drop, rename, grant */
+} TfmPriv;
+
+/* an object's owner and grantees (InvalidOid = PUBLIC) */
+typedef struct TfmAcl
+{
+	Oid			owner;
+	int			n_use;
+	int			n_train;
+	Oid		   *use;
+	Oid		   *train;
+} TfmAcl;
+
+/* catalog SQL runs as the owner of schema tfm with a pinned search_path */
+typedef struct TfmAsOwner
+{
+	Oid			save_uid;
+	int			save_sec;
+	int			gucnest;
+} TfmAsOwner;
+void		tfm_as_owner_begin(TfmAsOwner *s);
+void		tfm_as_owner_end(TfmAsOwner *s);
+/* SPI_connect / SPI_finish around a section of catalog SQL */
+void		tfm_spi_connect_owner(TfmAsOwner *s);
+void		tfm_spi_finish_owner(TfmAsOwner *s);
+
+const char *tfm_priv_name(TfmPriv p);
+bool		tfm_acl_allows(const TfmAcl *acl, TfmPriv priv, Oid role);
+int			tfm_oid_array(Datum d, Oid **out);
+void		tfm_acl_from_tuple(TfmAcl *acl, HeapTuple tup, TupleDesc td, int col,
+							   MemoryContext cxt);
+struct TfmModelRow;
+void		tfm_check_model_privilege(const struct TfmModelRow *row, TfmPriv priv);
+void		tfm_check_tokenizer_use(const char *name);
+/* errors on a standby or in a read-only transaction */
+void		tfm_check_writable(const char *action, const char *name);
+void		tfm_check_tokenizer_owner(const char *name);
+/* only the row's owner columns: works on models this build cannot load */
+void		tfm_check_model_owner(const char *name);
+
+/* ---- a model's catalog row (catalog.c) ---- */
+typedef struct TfmModelRow
+{
+	int32		id;
+	int64		version;
+	int64		steps;
+	char		name[TFM_NAME_MAX + 1];	/* the model's own name (not an alias) */
+	char		task[16];
+	char	   *tokenizer;		/* NULL if none */
+	char	   *target_tokenizer;
+	int			n_labels;
+	char	  **labels;			/* classify */
+	TfmAcl		acl;			/* owner and grants, as read */
+	int			precision;		/* the model's default tfm_precision, -1 = none */
+	int32		bos_id,			/* imported models: the checkpoint's bos and eos */
+				eos_id;			/* ids (config bos_id, eos_id); -1 = the tokenizer's */
+	tfm_config	cfg;
+} TfmModelRow;
+
+/* values per tfm.tensors row: 16 MB, far below PostgreSQL's 1 GB per value */
+#define TFM_CHUNK_VALUES (1 << 22)
+
+/* read a model's row; errors if it does not exist (unless missing_ok) */
+bool		tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok);
+/* read its tensors into a new core model, checking every name and shape */
+tfm_model  *tfm_catalog_load(const TfmModelRow *row);
+/* write every tensor and take a new version; returns it */
+int64		tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps);
+/* the config as the JSON stored in tfm.models.config */
+char	   *tfm_config_json(const tfm_config *cfg);
+tfm_task	tfm_task_from_name(const char *task);
+const char *tfm_task_name(int task);
+/* "fp32", "bf16", "int8" as a tfm_precision; errors name the model's config when model is not NULL */
+int			tfm_precision_from_name(const char *name, const char *model);
+/* a model's own default precision ("auto": none) in its config */
+void		tfm_catalog_set_precision(int32 model_id, const char *setting);
+
+/* ---- tokenizers' rows (tokenizers.c) ---- */
+/*
+ * read_only: from the aggregate's transition function, which may run in a
+ * parallel worker.  Otherwise the check takes a new snapshot and command id,
+ * so it also sees what this statement stored a moment ago.
+ */
+bool		tfm_tokenizer_exists(const char *name, bool read_only);
+/* a name for a new tokenizer: valid and not taken */
+void		tfm_tokenizer_check_new(const char *name, bool read_only);
+void		tfm_tokenizer_store(const char *name, const tfm_tokenizer *t, int32 min_count, Oid owner);
+char	   *tfm_tokenizer_summary(const char *name, const tfm_tokenizer *t);
+/* read a tokenizer's rows and rebuild it; its row id in *idp */
+tfm_tokenizer *tfm_tokenizer_read(const char *name, int32 *idp);
+/* its row id (-1: none) and whether the current user may use it */
+int32		tfm_tokenizer_lookup(const char *name, bool *may_use);
+/* drop a tokenizer no model uses (the caller checked it owns it) */
+void		tfm_tokenizer_delete(const char *name);
+/* tokenizers built from imported parts and stored under name (tfm_import) */
+int32		tfm_tokenizer_import_gpt2(const char *name, const char *enc, size_t enc_len,
+									  const char *bpe, size_t bpe_len);
+int32		tfm_tokenizer_import_spiece(const char *name, const uint8_t *const *pieces,
+										const size_t *lens, int32 n, const int32_t *merge_lr,
+										int32 n_merges, int32 unk, int32 bos, int32 eos,
+										bool text_bos);
+/* a tokenizer.json's byte-level BPE (tfm_tok_import_hf_bpe); the ids of
+ * the stored tokenizer's specials into special_ids */
+int32		tfm_tokenizer_import_hf_bpe(const char *name, const uint8_t *const *pieces,
+										const size_t *lens, const uint8_t *literal, int32 n,
+										const int32_t *merge_lr, int32 n_merges,
+										const int32_t *specials, uint32 flags,
+										int32_t *special_ids);
+void		tfm_tokenizer_store_pieces(const char *name, const tfm_tok_info *info,
+									   const uint8 *const *pieces, const size_t *lens);
+
+#endif							/* TFM_PG_STORAGE_H */
