@@ -11,7 +11,7 @@
 #include "tfm/blas.h"
 #include "tfm/layers.h"
 #include "tfm/precision.h"
-#include "../vecmath.h"
+#include "../kernels/vecmath.h"
 
 #define ROWS_PER_TASK 256		/* bias broadcast */
 #define COLS_PER_TASK 64		/* bias gradient */

@@ -2,7 +2,7 @@
  * tok_hash.c: hashing, the interned-string table (open addressing over
  * dense, insertion-ordered entries) and the 64-bit key map used for pairs.
  */
-#include "tfm/tok_internal.h"
+#include "tok_internal.h"
 
 static inline uint64_t
 mix64(uint64_t h)

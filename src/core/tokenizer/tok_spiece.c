@@ -18,8 +18,8 @@
  * with TFM_TOK_DECODE_CONTINUE: a continuation of a text).
  * Specials are dropped (<unk> becomes U+FFFD) unless asked for.
  */
-#include "tfm/tok_internal.h"
-#include "tfm/tok_unicode.h"
+#include "tok_internal.h"
+#include "tok_unicode.h"
 
 static const uint8_t space_piece[3] = {0xE2, 0x96, 0x81};	/* U+2581 ▁ */
 static const uint8_t replacement[3] = {0xEF, 0xBF, 0xBD};

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tfm/tok_internal.h"
+#include "tok_internal.h"
 
 static void *(*alloc_hook)(size_t) = malloc;
 static void *(*realloc_hook)(void *, size_t) = realloc;

@@ -12,8 +12,8 @@
  * real merge ("\"", ",\"").  Such aliases are derived here from the merges
  * (11 pairs for GPT-2) so that encoding matches the reference exactly.
  */
-#include "tfm/tok_internal.h"
-#include "tfm/tok_unicode.h"
+#include "tok_internal.h"
+#include "tok_unicode.h"
 
 void
 tfm_tok_free(tfm_tokenizer *t)

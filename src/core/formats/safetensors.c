@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "tfm/safetensors.h"
-#include "tfm/st_internal.h"
+#include "st_internal.h"
 
 /* ---- allocation, names, messages ------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /*
- * tfm/tok_internal.h: what the files of src/core/tokenizer share and the
+ * tok_internal.h — what the files of src/core/tokenizer share and the
  * rest of tfm need not see: allocation and error helpers, growable
  * buffers, the interned-string table, the 64-bit key map, the layouts of
  * the counter and the tokenizer, and the pre-tokenizers.

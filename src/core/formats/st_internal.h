@@ -1,8 +1,8 @@
 /*
- * tfm/st_internal.h: what the files of the safetensors reader share (not a
+ * st_internal.h — what the files of the safetensors reader share (not a
  * public API): the reader's state and the JSON lexing of
- * src/core/safetensors_json.c, used by the schemas in src/core/safetensors.c
- * (a file's header) and src/core/safetensors_index.c (a sharded index).
+ * safetensors_json.c, used by the schemas in safetensors.c (a file's
+ * header) and safetensors_index.c (a sharded index).
  */
 #ifndef TFM_ST_INTERNAL_H
 #define TFM_ST_INTERNAL_H

@@ -15,7 +15,7 @@
 #include "tfm/decode.h"
 #include "tfm/layers_llama.h"
 #include "tfm/precision.h"
-#include "model_internal.h"
+#include "../model/model_internal.h"
 
 struct tfm_decoder
 {

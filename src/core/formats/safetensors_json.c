@@ -1,7 +1,7 @@
 /*
  * safetensors_json.c: the JSON lexing of the safetensors reader — white
  * space, punctuation, strings (escapes, surrogate pairs, strict UTF-8) and
- * numbers — and its messages (include/tfm/st_internal.h).  The schemas that
+ * numbers — and its messages (st_internal.h).  The schemas that
  * drive it are in safetensors.c and safetensors_index.c.
  *
  * Every read checks the end of the buffer first.  Strings decode into the
@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tfm/st_internal.h"
+#include "st_internal.h"
 
 size_t
 st_utf8_cut(const char *s, size_t n)
