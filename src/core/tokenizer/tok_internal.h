@@ -199,7 +199,6 @@ int tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 							  const int32_t *merge_lr, tfm_tok_err *err);
 
 /* ---- SentencePiece-style BPE (tok_spiece.c) ---------------------------------- */
-void tfm_tok_spiece_prepare(tfm_tokenizer *t);
 /* emits ids (and byte offsets) of text; *n_out ids, at most cap */
 int  tfm_tok_spiece_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
 						   tfm_tokenizer *t, const uint8_t *s, size_t len);
