@@ -10,7 +10,7 @@
 
 #include "tfm/blas.h"
 #include "tfm/layers.h"
-#include "tfm/precision.h"
+#include "../kernels/lowp_set.h"
 #include "../kernels/vecmath.h"
 
 #define ROWS_PER_TASK 256		/* bias broadcast */
@@ -23,7 +23,7 @@ tfm_linear_forward(float *out, const float *inp, const float *W,
 	float		beta = 0.0f;
 
 	/* an inference pass of a model packed for bf16 or int8 */
-	if (tfm_precision_linear(out, inp, W, b, N, in, o))
+	if (tfm_lowp_linear(out, inp, W, b, N, in, o))
 		return;
 	if (b)
 	{
@@ -40,7 +40,7 @@ void
 tfm_linear_act_forward(float *out, const float *inp, const float *W,
 					   const float *b, int N, int in, int o, tfm_activation act)
 {
-	if (tfm_precision_linear_act(out, inp, W, b, N, in, o, tfm_activation_fn(act)))
+	if (tfm_lowp_linear_act(out, inp, W, b, N, in, o, tfm_activation_fn(act)))
 		return;
 	tfm_linear_forward(out, inp, W, b, N, in, o);
 	tfm_activation_forward(out, out, (size_t) N * o, act);
@@ -72,7 +72,7 @@ linear_backward(float beta_in, float *dinp, float *dW, float *db,
 				int N, int in, int o)
 {
 	/* a training pass of a model with bf16 training copies */
-	if (!tfm_precision_linear_backward(dinp, beta_in, dW, dout, inp, W, N, in, o))
+	if (!tfm_lowp_linear_backward(dinp, beta_in, dW, dout, inp, W, N, in, o))
 	{
 		if (dinp)				/* dinp(N,in) = beta_in·dinp + dout(N,o)·Wᵀ */
 			tfm_gemm(false, true, N, in, o, 1.0f, dout, o, W, o, beta_in, dinp, in);

@@ -14,9 +14,9 @@
 #include <string.h>
 
 #include "tfm/model.h"
-#include "tfm/precision.h"
 #include "tfm/rng.h"
 #include "model_internal.h"
+#include "../kernels/lowp_set.h"
 
 void
 tfm_config_defaults(tfm_config *cfg, tfm_task task)
@@ -391,12 +391,25 @@ tfm_model_create_borrowed(const tfm_config *cfg, float *params,
 }
 
 void
+tfm_workspace_free(tfm_workspace *ws)
+{
+	if (!ws)
+		return;
+	free(ws->arena);
+	free(ws->enc);
+	free(ws->dec);
+	free(ws->sinus);
+	free(ws);
+}
+
+void
 tfm_model_free(tfm_model *m)
 {
 	if (!m)
 		return;
 	tfm_workspace_free(m->ws);
-	tfm_model_precision_free(m);
+	tfm_lowp_set_free(m->lowp);
+	tfm_lowp_set_free(m->lowp_train);
 	free(m->info);
 	if (m->release_params)
 		m->release_params(m->params, m->release_arg);
