@@ -40,7 +40,7 @@ typedef enum num_kind
 	NUM_NONE					/* not a number: a string, array, ... */
 } num_kind;
 
-/* allocation through the allocator of tfm_st_set_allocator (safetensors.c) */
+/* allocation (safetensors_json.c): malloc (a size of 0 is 1), free (NULL: nothing) */
 void	   *st_alloc(size_t n);
 void		st_free(void *p);
 /* makes room for need elements of size bytes in *p (capacity *cap) */

@@ -1,7 +1,8 @@
 /*
  * linear.c — y = x·W + b with W stored (in, out); the products go to BLIS,
- * or to the bf16 kernels when the model's packed copies are active (an
- * inference pass at bf16/int8, a mixed-precision training pass).
+ * or to W's packed bf16/int8 copy when the active set has one
+ * (kernels/lowp_set.h: an inference pass at bf16/int8, a mixed-precision
+ * training pass).
  * The bias broadcast and the bias gradient (a sum over rows, per column,
  * always in row order, so the result does not depend on the threads) run
  * on the core's threads.

@@ -260,9 +260,3 @@ tfm_tok_u64map_put(tfm_tok_u64map *m, uint64_t key, int32_t val)
 		}
 	}
 }
-
-size_t
-tfm_tok_u64map_memory(const tfm_tok_u64map *m)
-{
-	return m->keys ? (m->mask + 1) * (sizeof(uint64_t) + sizeof(int32_t)) : 0;
-}

@@ -84,7 +84,6 @@ typedef struct tfm_tok_u64map
 void    tfm_tok_u64map_free(tfm_tok_u64map *m);
 int32_t tfm_tok_u64map_get(const tfm_tok_u64map *m, uint64_t key);  /* -1 if none */
 int     tfm_tok_u64map_put(tfm_tok_u64map *m, uint64_t key, int32_t val);
-size_t  tfm_tok_u64map_memory(const tfm_tok_u64map *m);
 
 static inline uint64_t
 tfm_tok_pair_key(int32_t left, int32_t right)
