@@ -20,7 +20,7 @@ UPGRADES     = sql/$(EXTENSION)--0.1--0.2.sql sql/$(EXTENSION)--0.2--0.3.sql \
 DATA_built   = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA         = $(UPGRADES)
 
-CORE_SRCS    = $(wildcard src/core/*.c src/core/layers/*.c src/core/tokenizer/*.c)
+CORE_SRCS    = $(wildcard src/core/*/*.c)
 PG_SRCS      = $(wildcard src/pg/*.c src/pg/base/*.c src/pg/storage/*.c src/pg/runtime/*.c \
                src/pg/import/*.c src/pg/sql/*.c)
 OBJS         = $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)

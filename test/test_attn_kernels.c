@@ -25,7 +25,7 @@
 #include "tfm/layers.h"
 #include "tfm/lowp.h"
 #include "tfm/rng.h"
-#include "../src/core/layers/attention_kernels.h"
+#include "../src/core/kernels/attention_kernels.h"
 
 static float
 urand(tfm_rng *r)

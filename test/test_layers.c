@@ -10,7 +10,7 @@
 #include "tfm/blas.h"
 #include "tfm/layers.h"
 #include "tfm/rng.h"
-#include "../src/core/vecmath.h"
+#include "../src/core/kernels/vecmath.h"
 
 #define H 1e-3
 #define ATOL 2e-3

@@ -10,7 +10,7 @@
  * Llama 3 pattern, and random bytes that must encode and decode back.
  */
 #include "check.h"
-#include "tfm/tok_internal.h"
+#include "../src/core/tokenizer/tok_internal.h"
 
 typedef struct hfcase
 {

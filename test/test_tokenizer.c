@@ -25,8 +25,8 @@
 #include <time.h>
 
 #include "tfm/tokenizer.h"
-#include "tfm/tok_unicode.h"
-#include "tfm/tok_internal.h"
+#include "../src/core/tokenizer/tok_unicode.h"
+#include "../src/core/tokenizer/tok_internal.h"
 
 static int n_pass, n_fail, quick;
 

@@ -16,7 +16,7 @@
 #include "tfm/decode.h"
 #include "tfm/model.h"
 #include "tfm/precision.h"
-#include "../src/core/model_internal.h"
+#include "../src/core/model/model_internal.h"
 
 static size_t
 allocated(void)

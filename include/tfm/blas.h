@@ -31,15 +31,17 @@
  * starting at step a_k0 / b_k0 of each (a prefix or a suffix of it).
  *
  * Products of at most TFM_GEMV_ROWS rows (decoding a few tokens) with
- * A not transposed skip BLIS: tfm_gemv_rows (gemv.c) reads each element of
- * B once, in address order, instead of packing it first.  tfm_gemm sends
- * them there by itself; the function is public for tests and benchmarks.
+ * A not transposed skip BLIS: tfm_gemv_rows (tfm/gemv.h) reads each element
+ * of B once, in address order, instead of packing it first.  tfm_gemm sends
+ * them there by itself.
  */
 #ifndef TFM_BLAS_H
 #define TFM_BLAS_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "tfm/gemv.h"
 
 /*
  * Choose the kernel set and initialise BLIS.  arch is NULL or "auto" (pick
@@ -69,12 +71,6 @@ void		tfm_gemm(bool transa, bool transb, int M, int N, int K,
 					 float alpha, const float *A, int lda,
 					 const float *B, int ldb,
 					 float beta, float *C, int ldc);
-
-#define TFM_GEMV_ROWS 8
-
-void		tfm_gemv_rows(bool transb, int M, int N, int K, float alpha,
-						  const float *A, int lda, const float *B, int ldb,
-						  float beta, float *C, int ldc);
 
 void		tfm_gemm_strided(int M, int N, int K, float alpha,
 							 const float *A, ptrdiff_t rsa, ptrdiff_t csa,

@@ -20,20 +20,18 @@
  *   tfm_bleu_stats_add  a += b                                  (COMBINEFUNC)
  *   tfm_bleu_score      BLEU from the counts                    (FINALFUNC)
  *
- * The pieces are public for tests and other callers:
+ * The tokenizer is public for tests and other callers:
  *
  *   tfm_bleu_tokenize_13a  sacreBLEU's Tokenizer13a applied to text.rstrip()
- *   tfm_bleu_count         counts of a tokenized hypothesis against tokenized
- *                          references
  *
  * Text is UTF-8 (any ASCII-compatible bytes are accepted; whitespace is
  * recognised as Python's str.isspace() in UTF-8).  References that are NULL
  * pointers or empty strings are ignored, as sacreBLEU ignores None and ""
  * references; a segment needs at least one other (TFM_BLEU_ENOREF).
  *
- * Nothing here prints, exits or asserts on user input.  tfm_bleu_add and
- * tfm_bleu_count malloc their scratch memory and free it before returning,
- * whatever the outcome: no caller code runs while they hold it.
+ * Nothing here prints, exits or asserts on user input.  tfm_bleu_add
+ * mallocs its scratch memory and frees it before returning, whatever the
+ * outcome: no caller code runs while it holds it.
  */
 #ifndef TFM_BLEU_H
 #define TFM_BLEU_H
@@ -103,19 +101,11 @@ size_t		tfm_bleu_tokenize_13a(char *out, const char *text, size_t len);
 /* ---- counting ------------------------------------------------------------- */
 
 /*
- * Adds to stats the counts of one segment: hyp and the n_refs >= 1 refs are
- * tokenized lines (tokens are the runs of bytes other than ' ').  Matches
- * clip each hypothesis n-gram's count by its largest count in any one
- * reference.  On any error stats is unchanged.
- */
-int			tfm_bleu_count(int64_t stats[TFM_BLEU_N_STATS],
-						   const char *hyp, size_t hyp_len,
-						   const char *const *refs, const size_t *ref_lens, int n_refs);
-
-/*
  * Adds to stats the counts of one segment from raw text: tokenizes hyp and
  * each usable reference (refs[i] not NULL and ref_lens[i] > 0) with
- * tfm_bleu_tokenize_13a, then counts.  TFM_BLEU_ENOREF when no reference is
+ * tfm_bleu_tokenize_13a, then counts (tokens are the runs of bytes other
+ * than ' '; matches clip each hypothesis n-gram's count by its largest
+ * count in any one reference).  TFM_BLEU_ENOREF when no reference is
  * usable.  On any error stats is unchanged.
  */
 int			tfm_bleu_add(int64_t stats[TFM_BLEU_N_STATS],

@@ -70,6 +70,14 @@
  */
 #define TFM_LOWP_PACK_VERSION 2
 
+/* the precision of a model's products (tfm/precision.h) */
+typedef enum tfm_precision
+{
+	TFM_PREC_FP32 = 0,
+	TFM_PREC_BF16 = 1,
+	TFM_PREC_INT8 = 2
+} tfm_precision;
+
 /* ---- conversions ---------------------------------------------------------- */
 
 /* fp32 → bf16, round to nearest even; NaN stays NaN (made quiet), ±inf stays */

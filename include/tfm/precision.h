@@ -26,13 +26,6 @@
 #include "tfm/lowp.h"
 #include "tfm/model.h"
 
-typedef enum tfm_precision
-{
-	TFM_PREC_FP32 = 0,
-	TFM_PREC_BF16 = 1,
-	TFM_PREC_INT8 = 2
-} tfm_precision;
-
 const char *tfm_precision_name(tfm_precision p);
 
 /*
@@ -63,7 +56,6 @@ size_t		tfm_model_precision_block_bytes(const tfm_model *m, tfm_precision p);
 const void *tfm_model_precision_block(const tfm_model *m);
 int			tfm_model_set_precision_from(tfm_model *m, tfm_precision p, void *block,
 										 void (*release) (void *block, void *arg), void *arg);
-void		tfm_model_precision_free(tfm_model *m);
 
 /*
  * Mixed-precision training: TFM_PREC_BF16 allocates the packed copies
@@ -77,36 +69,13 @@ tfm_precision tfm_model_train_precision(const tfm_model *m);
 void		tfm_model_train_repack(tfm_model *m);
 
 /*
- * For the forward and backward code: make m's packed weights the ones
- * linear layers use until restored — the inference ones, or (training) the
- * training ones; NULL or a model without them: none.  Returns what was
- * active before.
+ * For the forward and backward code: make m's packed weights the set the
+ * linear layers use (kernels/lowp_set.h) until tfm_lowp_restore(prev) —
+ * the inference ones, or (training) the training ones; NULL or a model
+ * without them: none.  Returns what was active before.
  */
 typedef const struct tfm_lowp_set *tfm_lowp_scope;
 tfm_lowp_scope tfm_precision_activate(const tfm_model *m);
 tfm_lowp_scope tfm_precision_activate_training(const tfm_model *m);
-void		tfm_precision_restore(tfm_lowp_scope prev);
-/* the precision of the pass under way: fp32 outside a bf16/int8 scope */
-tfm_precision tfm_precision_in_effect(void);
-
-/*
- * out (N × o) = inp (N × in) · W + b through W's packed copy if the active
- * set has one; false (nothing done) otherwise.
- */
-bool		tfm_precision_linear(float *out, const float *inp, const float *W,
-								 const float *b, int N, int in, int o);
-/* the same, then act (NULL for none) over out, fused into the product where it can be */
-bool		tfm_precision_linear_act(float *out, const float *inp, const float *W,
-									 const float *b, int N, int in, int o, tfm_row_fn act);
-/*
- * The backward products of that layer through the active training set:
- * dinp (N × in) = beta_in·dinp + dout (N × o)·Wᵀ and dW += inpᵀ·dout (either
- * may be NULL); dW is laid out as W is stored — (in, o), or (o, in) for a
- * tied output head packed from the embedding (its gradient is doutᵀ·inp).
- * False (nothing done) if W has no training copy or memory ran out.
- */
-bool		tfm_precision_linear_backward(float *dinp, float beta_in, float *dW,
-										  const float *dout, const float *inp,
-										  const float *W, int N, int in, int o);
 
 #endif							/* TFM_PRECISION_H */

@@ -48,8 +48,7 @@
  * not NULL, a one-line message (lower case, no period, names quoted and cut
  * at 64 bytes on a UTF-8 boundary) that the SQL layer can report as is.
  * Nothing here prints, exits or asserts on input; on failure nothing is
- * left allocated.  Memory comes from the allocator set with
- * tfm_st_set_allocator (malloc/realloc/free by default).
+ * left allocated.  Memory comes from malloc.
  */
 #ifndef TFM_SAFETENSORS_H
 #define TFM_SAFETENSORS_H
@@ -136,12 +135,6 @@ const char *tfm_st_status_name(int status);		/* "out of memory", ... */
 const char *tfm_st_dtype_name(tfm_st_dtype dtype);	/* "F32", ... or NULL */
 size_t		tfm_st_dtype_size(tfm_st_dtype dtype);	/* bytes per value, 0 if unknown */
 int			tfm_st_dtype_is_float(tfm_st_dtype dtype);	/* F32, F16 or BF16 */
-
-/* Allocator used for everything (palloc wrappers in a backend).  realloc is
- * only called on non-NULL pointers, free only on non-NULL ones. */
-void		tfm_st_set_allocator(void *(*alloc_fn) (size_t),
-								 void *(*realloc_fn) (void *, size_t),
-								 void (*free_fn) (void *));
 
 /* ---- parsing ---------------------------------------------------------------- */
 

@@ -49,8 +49,7 @@
  * Errors: every function that can fail returns a tfm_tok_status; when `err`
  * is not NULL it also receives a one-line message (lower case, no period)
  * that the SQL layer can report as is.  Nothing here prints, exits or
- * asserts on user input.  Memory comes from the allocator set with
- * tfm_tok_set_allocator (malloc/realloc/free by default).
+ * asserts on user input.  Memory comes from malloc.
  *
  * Objects are not thread-safe: a tokenizer keeps an encode cache, so encode
  * takes a non-const pointer.
@@ -117,13 +116,6 @@ const char *tfm_tok_kind_name(tfm_tok_kind kind);       /* "byte", ... or NULL *
 int  tfm_tok_kind_parse(tfm_tok_kind *kind, const char *name);  /* TFM_TOK_EARG if unknown */
 const char *tfm_tok_special_piece(tfm_tok_special which);      /* "<pad>", ... */
 const char *tfm_tok_unicode_version_str(void);          /* of the class tables */
-
-/* Allocator used for everything (e.g. palloc wrappers in a backend).  The
- * realloc is only called on non-NULL pointers, free only on non-NULL ones.
- * Set once, before any object exists. */
-void tfm_tok_set_allocator(void *(*alloc_fn)(size_t),
-						   void *(*realloc_fn)(void *, size_t),
-						   void (*free_fn)(void *));
 
 /* ---- training options ----------------------------------------------------- */
 #define TFM_TOK_OPT_LOWERCASE 1u   /* word, wordpiece: simple Unicode lower-casing */

@@ -8,7 +8,7 @@
 
 #include "tfm/blas.h"
 #include "tfm/layers.h"
-#include "../vecmath.h"
+#include "../kernels/vecmath.h"
 
 #define INV_SQRT2 0.70710678118654752440f
 #define INV_SQRT_2PI 0.39894228040143267794f

@@ -10,7 +10,7 @@
 #include "tfm/blas.h"
 #include "tfm/layers.h"
 #include "tfm/rng.h"
-#include "../vecmath.h"
+#include "../kernels/vecmath.h"
 
 static inline uint32_t
 threshold(float p)

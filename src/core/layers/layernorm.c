@@ -13,7 +13,7 @@
 
 #include "tfm/blas.h"
 #include "tfm/layers.h"
-#include "../vecmath.h"
+#include "../kernels/vecmath.h"
 
 #define COLS_PER_TASK 32		/* parameter gradients */
 

@@ -1,7 +1,8 @@
 /*
  * linear.c — y = x·W + b with W stored (in, out); the products go to BLIS,
- * or to the bf16 kernels when the model's packed copies are active (an
- * inference pass at bf16/int8, a mixed-precision training pass).
+ * or to W's packed bf16/int8 copy when the active set has one
+ * (kernels/lowp_set.h: an inference pass at bf16/int8, a mixed-precision
+ * training pass).
  * The bias broadcast and the bias gradient (a sum over rows, per column,
  * always in row order, so the result does not depend on the threads) run
  * on the core's threads.
@@ -10,8 +11,8 @@
 
 #include "tfm/blas.h"
 #include "tfm/layers.h"
-#include "tfm/precision.h"
-#include "../vecmath.h"
+#include "../kernels/lowp_set.h"
+#include "../kernels/vecmath.h"
 
 #define ROWS_PER_TASK 256		/* bias broadcast */
 #define COLS_PER_TASK 64		/* bias gradient */
@@ -23,7 +24,7 @@ tfm_linear_forward(float *out, const float *inp, const float *W,
 	float		beta = 0.0f;
 
 	/* an inference pass of a model packed for bf16 or int8 */
-	if (tfm_precision_linear(out, inp, W, b, N, in, o))
+	if (tfm_lowp_linear(out, inp, W, b, N, in, o))
 		return;
 	if (b)
 	{
@@ -40,7 +41,7 @@ void
 tfm_linear_act_forward(float *out, const float *inp, const float *W,
 					   const float *b, int N, int in, int o, tfm_activation act)
 {
-	if (tfm_precision_linear_act(out, inp, W, b, N, in, o, tfm_activation_fn(act)))
+	if (tfm_lowp_linear_act(out, inp, W, b, N, in, o, tfm_activation_fn(act)))
 		return;
 	tfm_linear_forward(out, inp, W, b, N, in, o);
 	tfm_activation_forward(out, out, (size_t) N * o, act);
@@ -72,7 +73,7 @@ linear_backward(float beta_in, float *dinp, float *dW, float *db,
 				int N, int in, int o)
 {
 	/* a training pass of a model with bf16 training copies */
-	if (!tfm_precision_linear_backward(dinp, beta_in, dW, dout, inp, W, N, in, o))
+	if (!tfm_lowp_linear_backward(dinp, beta_in, dW, dout, inp, W, N, in, o))
 	{
 		if (dinp)				/* dinp(N,in) = beta_in·dinp + dout(N,o)·Wᵀ */
 			tfm_gemm(false, true, N, in, o, 1.0f, dout, o, W, o, beta_in, dinp, in);

@@ -9,7 +9,7 @@
 
 #include "tfm/blas.h"
 #include "tfm/layers.h"
-#include "../vecmath.h"
+#include "../kernels/vecmath.h"
 
 /* one row's loss; writes its gradient (may be in place of z) */
 TFM_HOT static double

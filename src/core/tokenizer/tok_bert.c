@@ -14,8 +14,8 @@
  * scripts/tokenizer/gen_bert_unicode.py.  Each word goes to cb with the
  * byte offset in the input of its first character.
  */
-#include "tfm/tok_internal.h"
-#include "tfm/tok_unicode.h"
+#include "tok_internal.h"
+#include "tok_unicode.h"
 
 extern const int32_t tfm_bert_class_n;
 extern const uint32_t tfm_bert_class_start[];

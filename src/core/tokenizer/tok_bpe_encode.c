@@ -9,7 +9,7 @@
  * every merge's parts were created by earlier merges (true of GPT-2 and of
  * tfm-trained merges), which keeps a 10 MB pre-token tractable.
  */
-#include "tfm/tok_internal.h"
+#include "tok_internal.h"
 
 #define BPE_SHORT 256
 #define NO_RANK   INT32_MAX

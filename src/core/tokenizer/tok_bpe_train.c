@@ -21,7 +21,7 @@
  */
 #include <stdlib.h>
 
-#include "tfm/tok_internal.h"
+#include "tok_internal.h"
 
 typedef struct pair_t
 {

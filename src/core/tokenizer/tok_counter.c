@@ -11,8 +11,8 @@
  * Memory grows with the distinct keys only; a 10 MB row adds at most its
  * own bytes.
  */
-#include "tfm/tok_internal.h"
-#include "tfm/tok_unicode.h"
+#include "tok_internal.h"
+#include "tok_unicode.h"
 
 #define COUNTER_MAGIC   "TFMTOKC1"
 #define COUNTER_VERSION 1u

@@ -6,8 +6,8 @@
  * tokenizer that puts a space before the text (PREFIX_SPACE) drops the
  * first one, unless the ids continue a text.
  */
-#include "tfm/tok_internal.h"
-#include "tfm/tok_unicode.h"
+#include "tok_internal.h"
+#include "tok_unicode.h"
 
 static const uint8_t replacement[3] = {0xEF, 0xBF, 0xBD};
 

@@ -6,8 +6,8 @@
  * bytes, cleared when it holds CACHE_MAX_ENTRIES), so running text costs
  * about one hash lookup per pre-token.
  */
-#include "tfm/tok_internal.h"
-#include "tfm/tok_unicode.h"
+#include "tok_internal.h"
+#include "tok_unicode.h"
 
 #define CACHE_MAX_KEY     64
 #define CACHE_MAX_ENTRIES (1 << 17)

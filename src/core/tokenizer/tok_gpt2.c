@@ -9,8 +9,8 @@
  * Like the reference, the first line of vocab.bpe and whatever follows its
  * last newline are ignored.  Ids are kept; the six specials follow them.
  */
-#include "tfm/tok_internal.h"
-#include "tfm/tok_unicode.h"
+#include "tok_internal.h"
+#include "tok_unicode.h"
 
 /* printable code point -> byte, -1 when not part of the mapping */
 void

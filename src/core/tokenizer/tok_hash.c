@@ -2,7 +2,7 @@
  * tok_hash.c: hashing, the interned-string table (open addressing over
  * dense, insertion-ordered entries) and the 64-bit key map used for pairs.
  */
-#include "tfm/tok_internal.h"
+#include "tok_internal.h"
 
 static inline uint64_t
 mix64(uint64_t h)
@@ -259,10 +259,4 @@ tfm_tok_u64map_put(tfm_tok_u64map *m, uint64_t key, int32_t val)
 			return TFM_TOK_OK;
 		}
 	}
-}
-
-size_t
-tfm_tok_u64map_memory(const tfm_tok_u64map *m)
-{
-	return m->keys ? (m->mask + 1) * (sizeof(uint64_t) + sizeof(int32_t)) : 0;
 }

@@ -11,8 +11,8 @@
  * pattern and digit splitting the flags choose and merges by rank as
  * Hugging Face's BPE does (no gpt-3-encoder aliases).
  */
-#include "tfm/tok_internal.h"
-#include "tfm/tok_unicode.h"
+#include "tok_internal.h"
+#include "tok_unicode.h"
 
 int
 tfm_tok_import_hf_bpe(tfm_tokenizer **out, const uint8_t *const *pieces, const size_t *piece_lens,

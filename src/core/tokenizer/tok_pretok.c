@@ -21,8 +21,8 @@
  * separates, a run of letters, marks and numbers is a word, every other
  * character is a token of its own.
  */
-#include "tfm/tok_internal.h"
-#include "tfm/tok_unicode.h"
+#include "tok_internal.h"
+#include "tok_unicode.h"
 
 /* class of the unit at s[0..n): sets *ulen */
 static inline int

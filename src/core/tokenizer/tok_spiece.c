@@ -18,30 +18,13 @@
  * with TFM_TOK_DECODE_CONTINUE: a continuation of a text).
  * Specials are dropped (<unk> becomes U+FFFD) unless asked for.
  */
-#include "tfm/tok_internal.h"
-#include "tfm/tok_unicode.h"
+#include "tok_internal.h"
+#include "tok_unicode.h"
 
 static const uint8_t space_piece[3] = {0xE2, 0x96, 0x81};	/* U+2581 ▁ */
 static const uint8_t replacement[3] = {0xEF, 0xBF, 0xBD};
 
 #define NO_RANK INT32_MAX
-
-void
-tfm_tok_spiece_prepare(tfm_tokenizer *t)
-{
-	static const char hex[] = "0123456789ABCDEF";
-
-	for (int b = 0; b < 256; b++)
-	{
-		uint8_t p[6] = {'<', '0', 'x', (uint8_t) hex[b >> 4], (uint8_t) hex[b & 15], '>'};
-		int32_t id = tfm_tok_piece_id(t, p, 6);
-
-		t->fallback_id[b] = id >= 0 && !t->is_special[id] ? id : -1;
-	}
-	t->space_id = tfm_tok_piece_id(t, space_piece, 3);
-	if (t->space_id >= 0 && t->is_special[t->space_id])
-		t->space_id = -1;
-}
 
 static inline int32_t
 pair_rank(const tfm_tokenizer *t, int32_t a, int32_t b, int32_t *result)

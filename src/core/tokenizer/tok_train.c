@@ -13,8 +13,8 @@
  */
 #include <stdlib.h>
 
-#include "tfm/tok_internal.h"
-#include "tfm/tok_unicode.h"
+#include "tok_internal.h"
+#include "tok_unicode.h"
 
 typedef struct sort_ctx_entry
 {

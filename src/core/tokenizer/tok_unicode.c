@@ -2,7 +2,7 @@
  * tok_unicode.c: strict UTF-8 decoding with WHATWG error units, class
  * lookup (binary search in the generated ranges) and lower-casing.
  */
-#include "tfm/tok_unicode.h"
+#include "tok_unicode.h"
 #include "tfm/tokenizer.h"
 
 /* ASCII classes, the same as the generated tables give */

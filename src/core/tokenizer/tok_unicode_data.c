@@ -5,7 +5,7 @@
  * then \p{L}, \p{N}, \p{M}) and the simple (one code point) lower-case
  * mapping of String.prototype.toLowerCase.
  */
-#include "tfm/tok_unicode.h"
+#include "tok_unicode.h"
 
 const char tfm_tok_unicode_version[] = "17.0";
 

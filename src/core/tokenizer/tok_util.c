@@ -1,30 +1,17 @@
 /*
- * tok_util.c: allocation through the settable allocator, error messages,
+ * tok_util.c: allocation (malloc: a size of 0 is 1), error messages,
  * names of kinds, statuses and specials, growable arrays.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tfm/tok_internal.h"
-
-static void *(*alloc_hook)(size_t) = malloc;
-static void *(*realloc_hook)(void *, size_t) = realloc;
-static void (*free_hook)(void *) = free;
-
-void
-tfm_tok_set_allocator(void *(*alloc_fn)(size_t), void *(*realloc_fn)(void *, size_t),
-					  void (*free_fn)(void *))
-{
-	alloc_hook = alloc_fn ? alloc_fn : malloc;
-	realloc_hook = realloc_fn ? realloc_fn : realloc;
-	free_hook = free_fn ? free_fn : free;
-}
+#include "tok_internal.h"
 
 void *
 tfm_tok_alloc(size_t n)
 {
-	return alloc_hook(n ? n : 1);
+	return malloc(n ? n : 1);
 }
 
 void *
@@ -45,14 +32,14 @@ tfm_tok_realloc(void *p, size_t n)
 {
 	if (!p)
 		return tfm_tok_alloc(n);
-	return realloc_hook(p, n ? n : 1);
+	return realloc(p, n ? n : 1);
 }
 
 void
 tfm_tok_dealloc(void *p)
 {
 	if (p)
-		free_hook(p);
+		free(p);
 }
 
 int

@@ -12,8 +12,8 @@
  * real merge ("\"", ",\"").  Such aliases are derived here from the merges
  * (11 pairs for GPT-2) so that encoding matches the reference exactly.
  */
-#include "tfm/tok_internal.h"
-#include "tfm/tok_unicode.h"
+#include "tok_internal.h"
+#include "tok_unicode.h"
 
 void
 tfm_tok_free(tfm_tokenizer *t)
@@ -187,6 +187,27 @@ add_js_aliases(tfm_tokenizer *t, tfm_tok_ivec *extra_rank, tfm_tok_ivec *extra_r
 	}
 	tfm_tok_bytes_free(&key);
 	return st;
+}
+
+/*
+ * SentencePiece's lookups: the id of each byte's <0xNN> piece (its byte
+ * fallback) and of "▁" (U+2581, a space), -1 where missing or special.
+ */
+static void
+spiece_prepare(tfm_tokenizer *t)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (int b = 0; b < 256; b++)
+	{
+		uint8_t p[6] = {'<', '0', 'x', (uint8_t) hex[b >> 4], (uint8_t) hex[b & 15], '>'};
+		int32_t id = tfm_tok_piece_id(t, p, 6);
+
+		t->fallback_id[b] = id >= 0 && !t->is_special[id] ? id : -1;
+	}
+	t->space_id = tfm_tok_piece_id(t, (const uint8_t[3]) {0xE2, 0x96, 0x81}, 3);
+	if (t->space_id >= 0 && t->is_special[t->space_id])
+		t->space_id = -1;
 }
 
 int
@@ -370,7 +391,7 @@ tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 			goto oom;
 	}
 	if (info->flags & TFM_TOK_INFO_SPIECE)
-		tfm_tok_spiece_prepare(t);
+		spiece_prepare(t);
 	*out = t;
 	return TFM_TOK_OK;
 oom:

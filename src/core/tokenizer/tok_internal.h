@@ -1,5 +1,5 @@
 /*
- * tfm/tok_internal.h: what the files of src/core/tokenizer share and the
+ * tok_internal.h — what the files of src/core/tokenizer share and the
  * rest of tfm need not see: allocation and error helpers, growable
  * buffers, the interned-string table, the 64-bit key map, the layouts of
  * the counter and the tokenizer, and the pre-tokenizers.
@@ -84,7 +84,6 @@ typedef struct tfm_tok_u64map
 void    tfm_tok_u64map_free(tfm_tok_u64map *m);
 int32_t tfm_tok_u64map_get(const tfm_tok_u64map *m, uint64_t key);  /* -1 if none */
 int     tfm_tok_u64map_put(tfm_tok_u64map *m, uint64_t key, int32_t val);
-size_t  tfm_tok_u64map_memory(const tfm_tok_u64map *m);
 
 static inline uint64_t
 tfm_tok_pair_key(int32_t left, int32_t right)
@@ -199,7 +198,6 @@ int tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 							  const int32_t *merge_lr, tfm_tok_err *err);
 
 /* ---- SentencePiece-style BPE (tok_spiece.c) ---------------------------------- */
-void tfm_tok_spiece_prepare(tfm_tokenizer *t);
 /* emits ids (and byte offsets) of text; *n_out ids, at most cap */
 int  tfm_tok_spiece_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
 						   tfm_tokenizer *t, const uint8_t *s, size_t len);

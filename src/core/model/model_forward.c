@@ -17,6 +17,7 @@
 #include "tfm/layers_llama.h"
 #include "tfm/lowp.h"
 #include "tfm/precision.h"
+#include "../kernels/lowp_set.h"
 #include "model_internal.h"
 
 /* ---- workspace ---------------------------------------------------------- */
@@ -235,18 +236,6 @@ tfm_model_workspace_bytes(const tfm_config *cfg, int B, int T, int Tt, int flags
 	if (flags & TFM_WS_LOWP)
 		bytes += lowp_bytes(cfg, Nmax, training);
 	return bytes;
-}
-
-void
-tfm_workspace_free(tfm_workspace *ws)
-{
-	if (!ws)
-		return;
-	free(ws->arena);
-	free(ws->enc);
-	free(ws->dec);
-	free(ws->sinus);
-	free(ws);
 }
 
 int
@@ -571,7 +560,7 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
 
 		if (c->tie)				/* logits = top · Eᵀ */
 		{
-			if (!tfm_precision_linear(ws->logits, top, out_embedding(m, &m->w), NULL, rows, d,
+			if (!tfm_lowp_linear(ws->logits, top, out_embedding(m, &m->w), NULL, rows, d,
 									  out_vocab(c)))
 				tfm_gemm(false, true, rows, out_vocab(c), d, 1.0f, top, d,
 						 out_embedding(m, &m->w), d, 0.0f, ws->logits, out_vocab(c));
@@ -594,7 +583,7 @@ tfm_model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
 		tfm_precision_activate(m);
 	int			r = model_forward(m, b, training, key);
 
-	tfm_precision_restore(prev);
+	tfm_lowp_restore(prev);
 	return r;
 }
 
@@ -775,7 +764,7 @@ loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 		if (c->tie)
 		{
 			/* dtop = dlogits · E;  dE += dlogitsᵀ · top */
-			if (!tfm_precision_linear_backward(dtop, 0.0f, (float *) out_embedding(m, &m->g),
+			if (!tfm_lowp_linear_backward(dtop, 0.0f, (float *) out_embedding(m, &m->g),
 											   ws->logits, top, out_embedding(m, &m->w),
 											   rows, d, V))
 			{
@@ -820,7 +809,7 @@ tfm_model_loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 	tfm_lowp_scope prev = tfm_precision_activate_training(backward ? m : NULL);
 	double		r = loss_backward(m, b, eps, backward, grad_scale, count);
 
-	tfm_precision_restore(prev);
+	tfm_lowp_restore(prev);
 	return r;
 }
 

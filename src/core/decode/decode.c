@@ -15,7 +15,8 @@
 #include "tfm/decode.h"
 #include "tfm/layers_llama.h"
 #include "tfm/precision.h"
-#include "model_internal.h"
+#include "../kernels/lowp_set.h"
+#include "../model/model_internal.h"
 
 struct tfm_decoder
 {
@@ -375,7 +376,7 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 	}
 	if (c->tie)
 	{
-		if (!tfm_precision_linear(logits, d->last, tok, NULL, B, dm, V))
+		if (!tfm_lowp_linear(logits, d->last, tok, NULL, B, dm, V))
 			tfm_gemm(false, true, B, V, dm, 1.0f, d->last, dm, tok, dm, 0.0f, logits, V);
 	}
 	else
@@ -395,7 +396,7 @@ tfm_decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat)
 	tfm_lowp_scope prev = tfm_precision_activate(d->m);
 	int			r = decoder_encode(d, src, Ts, repeat);
 
-	tfm_precision_restore(prev);
+	tfm_lowp_restore(prev);
 	return r;
 }
 
@@ -406,7 +407,7 @@ tfm_decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 	tfm_lowp_scope prev = tfm_precision_activate(d->m);
 	int			r = decoder_feed(d, tokens, is_pad, n, logits);
 
-	tfm_precision_restore(prev);
+	tfm_lowp_restore(prev);
 	return r;
 }
 

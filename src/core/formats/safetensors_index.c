@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "tfm/st_index.h"
-#include "tfm/st_internal.h"
+#include "st_internal.h"
 
 /* a weight_map entry while reading: the tensor, then its file name */
 typedef struct pair

@@ -1,7 +1,7 @@
 /*
  * precision.c — a model's matrices packed for bf16 or int8 inference or
- * for bf16 training, and the switch the linear layers consult (see
- * tfm/precision.h).
+ * for bf16 training (see tfm/precision.h), as the sets of packed weights
+ * that the linear layers consult (kernels/lowp_set.h).
  *
  * The packed copies are keyed by the fp32 weight's address: the forward
  * code calls tfm_linear_forward(out, inp, W, ...) with the same W pointers
@@ -11,41 +11,10 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "tfm/blas.h"
 #include "tfm/lowp.h"
 #include "tfm/precision.h"
-
-typedef struct lowp_entry
-{
-	const float *W;				/* the fp32 weight it stands for */
-	int			K,
-				N;
-	bool		transposed;		/* W stored (N, K): the tied head's embedding */
-	tfm_bf16_weights b;
-	tfm_bf16_weights bt;		/* training: Wᵀ (N × K), for dX = dY·Wᵀ */
-	tfm_int8_weights q;
-} lowp_entry;
-
-struct tfm_lowp_set
-{
-	tfm_precision prec;
-	bool		training;		/* W and Wᵀ, repacked per optimizer step */
-	int			n;
-	lowp_entry *e;
-	char	   *packed;			/* one block for every entry */
-	size_t		packed_bytes;
-	/* a borrowed block (tfm_model_set_precision_from): released, not freed */
-	void		(*release) (void *block, void *arg);
-	void	   *release_arg;
-	void	   *work;			/* the products' work buffer, grown on demand */
-	size_t		work_cap;
-	void	   *act;			/* training: an activation packed as W (dW) */
-	size_t		act_cap;
-};
-
-static const struct tfm_lowp_set *active = NULL;
+#include "../kernels/lowp_set.h"
 
 const char *
 tfm_precision_name(tfm_precision p)
@@ -120,44 +89,11 @@ matrices(const tfm_model *md, mat *list, bool training)
 	return n;
 }
 
-static void
-set_free(struct tfm_lowp_set *s)
-{
-	if (!s)
-		return;
-	if (active == s)
-		active = NULL;
-	free(s->e);
-	if (s->release)
-		s->release(s->packed, s->release_arg);
-	else
-		free(s->packed);
-	free(s->work);
-	free(s->act);
-	free(s);
-}
-
-/* both the inference and the training copies (tfm_model_free calls it) */
-void
-tfm_model_precision_free(tfm_model *m)
-{
-	set_free(m->lowp);
-	m->lowp = NULL;
-	set_free(m->lowp_train);
-	m->lowp_train = NULL;
-}
-
-static size_t
-align64(size_t n)
-{
-	return (n + 63) & ~(size_t) 63;
-}
-
 /* bytes of the packed copy of one matrix at p, with its alignment */
 static size_t
 entry_bytes(const mat *x, tfm_precision p)
 {
-	return align64(p == TFM_PREC_BF16 ? tfm_bf16_pack_bytes(x->K, x->N) :
+	return tfm_lowp_align64(p == TFM_PREC_BF16 ? tfm_bf16_pack_bytes(x->K, x->N) :
 				   tfm_int8_pack_bytes(x->K, x->N));
 }
 
@@ -176,12 +112,12 @@ set_inference(tfm_model *m, tfm_precision p, void *block,
 	int			n;
 	size_t		off = 0;
 
-	set_free(m->lowp);
+	tfm_lowp_set_free(m->lowp);
 	m->lowp = NULL;
 	n = matrices(m, NULL, false);
 	list = calloc(n > 0 ? n : 1, sizeof(mat));
 	s = calloc(1, sizeof(*s));
-	if (!list || !s || !(s->e = calloc(n > 0 ? n : 1, sizeof(lowp_entry))))
+	if (!list || !s || !(s->e = calloc(n > 0 ? n : 1, sizeof(tfm_lowp_entry))))
 		goto nomem;
 	matrices(m, list, false);
 	for (int i = 0; i < n; i++)
@@ -199,7 +135,7 @@ set_inference(tfm_model *m, tfm_precision p, void *block,
 	for (int i = 0; i < n; i++)
 	{
 		const mat  *x = &list[i];
-		lowp_entry *e = &s->e[i];
+		tfm_lowp_entry *e = &s->e[i];
 		/* element [k][j]: W[k·N + j] stored (in, out); E[j·K + k] transposed */
 		ptrdiff_t	rs = x->transposed ? 1 : x->N,
 					cs = x->transposed ? x->K : 1;
@@ -252,7 +188,7 @@ tfm_model_set_precision_polled(tfm_model *m, tfm_precision p, int (*stop) (void 
 		return 0;
 	if (p == TFM_PREC_FP32)
 	{
-		set_free(m->lowp);
+		tfm_lowp_set_free(m->lowp);
 		m->lowp = NULL;
 		return 0;
 	}
@@ -329,26 +265,26 @@ tfm_model_set_train_precision(tfm_model *m, tfm_precision p)
 		return -2;
 	if (tfm_model_train_precision(m) == p)
 		return 0;
-	set_free(m->lowp_train);
+	tfm_lowp_set_free(m->lowp_train);
 	m->lowp_train = NULL;
 	if (p == TFM_PREC_FP32)
 		return 0;
 	n = matrices(m, NULL, true);
 	list = calloc(n > 0 ? n : 1, sizeof(mat));
 	s = calloc(1, sizeof(*s));
-	if (!list || !s || !(s->e = calloc(n > 0 ? n : 1, sizeof(lowp_entry))))
+	if (!list || !s || !(s->e = calloc(n > 0 ? n : 1, sizeof(tfm_lowp_entry))))
 		goto nomem;
 	matrices(m, list, true);
 	for (int i = 0; i < n; i++)
-		off += align64(tfm_bf16_pack_bytes(list[i].K, list[i].N)) +
-			align64(tfm_bf16_pack_bytes(list[i].N, list[i].K));
+		off += tfm_lowp_align64(tfm_bf16_pack_bytes(list[i].K, list[i].N)) +
+			tfm_lowp_align64(tfm_bf16_pack_bytes(list[i].N, list[i].K));
 	s->packed_bytes = off;
 	if (!(s->packed = aligned_alloc(64, off > 0 ? off : 64)))
 		goto nomem;
 	off = 0;
 	for (int i = 0; i < n; i++)
 	{
-		lowp_entry *e = &s->e[i];
+		tfm_lowp_entry *e = &s->e[i];
 
 		e->W = list[i].W;
 		e->K = list[i].K;
@@ -356,9 +292,9 @@ tfm_model_set_train_precision(tfm_model *m, tfm_precision p)
 		e->transposed = list[i].transposed;
 		/* the buffers only: tfm_model_train_repack fills them */
 		e->b = (tfm_bf16_weights) {(uint16_t *) (s->packed + off), e->K, e->N, 0};
-		off += align64(tfm_bf16_pack_bytes(e->K, e->N));
+		off += tfm_lowp_align64(tfm_bf16_pack_bytes(e->K, e->N));
 		e->bt = (tfm_bf16_weights) {(uint16_t *) (s->packed + off), e->N, e->K, 0};
-		off += align64(tfm_bf16_pack_bytes(e->N, e->K));
+		off += tfm_lowp_align64(tfm_bf16_pack_bytes(e->N, e->K));
 	}
 	s->prec = p;
 	s->training = true;
@@ -397,7 +333,7 @@ tfm_model_train_repack(tfm_model *m)
 		return;
 	for (int i = 0; i < s->n; i++)
 	{
-		lowp_entry *e = &s->e[i];
+		tfm_lowp_entry *e = &s->e[i];
 		ptrdiff_t	rs = e->transposed ? 1 : e->N,
 					cs = e->transposed ? e->K : 1;
 
@@ -406,144 +342,16 @@ tfm_model_train_repack(tfm_model *m)
 	}
 }
 
-/* ---- the products ----------------------------------------------------------- */
+/* ---- a pass's packed weights ------------------------------------------------ */
 
 tfm_lowp_scope
 tfm_precision_activate(const tfm_model *m)
 {
-	tfm_lowp_scope prev = active;
-
-	active = m ? m->lowp : NULL;
-	return prev;
+	return tfm_lowp_activate(m ? m->lowp : NULL);
 }
 
 tfm_lowp_scope
 tfm_precision_activate_training(const tfm_model *m)
 {
-	tfm_lowp_scope prev = active;
-
-	active = m ? m->lowp_train : NULL;
-	return prev;
-}
-
-void
-tfm_precision_restore(tfm_lowp_scope prev)
-{
-	active = prev;
-}
-
-static lowp_entry *
-find(const struct tfm_lowp_set *s, const float *W, int in, int o)
-{
-	for (int i = 0; i < s->n; i++)
-		if (s->e[i].W == W && s->e[i].K == in && s->e[i].N == o)
-			return &s->e[i];
-	return NULL;
-}
-
-/* *buf holds at least need bytes (64-byte aligned); false if out of memory */
-static bool
-reserve(void **buf, size_t *cap, size_t need)
-{
-	void	   *w;
-
-	if (need <= *cap)
-		return true;
-	if (!(w = aligned_alloc(64, align64(need))))
-		return false;
-	free(*buf);
-	*buf = w;
-	*cap = align64(need);
-	return true;
-}
-
-tfm_precision
-tfm_precision_in_effect(void)
-{
-	return active ? active->prec : TFM_PREC_FP32;
-}
-
-bool
-tfm_precision_linear(float *out, const float *inp, const float *W,
-					 const float *b, int N, int in, int o)
-{
-	return tfm_precision_linear_act(out, inp, W, b, N, in, o, NULL);
-}
-
-bool
-tfm_precision_linear_act(float *out, const float *inp, const float *W,
-						 const float *b, int N, int in, int o, tfm_row_fn act)
-{
-	struct tfm_lowp_set *s = (struct tfm_lowp_set *) active;
-	lowp_entry *e;
-	size_t		need;
-	float		beta = 0.0f;
-
-	if (!s || N <= 0 || !(e = find(s, W, in, o)))
-		return false;
-	need = s->prec == TFM_PREC_BF16 ? tfm_bf16_work_bytes(N, in) : tfm_int8_work_bytes(N, in);
-	if (!reserve(&s->work, &s->work_cap, need))
-		return false;			/* the fp32 product still works */
-	if (s->prec == TFM_PREC_BF16)
-	{
-		/* the bias and the activation in the product's blocks (AMX) */
-		tfm_bf16_gemm_fused(N, o, in, inp, in, &e->b, b, act, out, o, s->work);
-		return true;
-	}
-	if (b)
-	{
-		tfm_lowp_rows_set(out, o, N, o, b);
-		beta = 1.0f;
-	}
-	tfm_int8_gemm(N, o, in, 1.0f, inp, in, &e->q, beta, out, o, s->work);
-	if (act)
-		tfm_lowp_rows_apply(act, out, o, N, o);
-	return true;
-}
-
-bool
-tfm_precision_linear_backward(float *dinp, float beta_in, float *dW,
-							  const float *dout, const float *inp,
-							  const float *W, int N, int in, int o)
-{
-	struct tfm_lowp_set *s = (struct tfm_lowp_set *) active;
-	lowp_entry *e;
-	size_t		need = 0;
-
-	if (!s || !s->training || N <= 0 || !(e = find(s, W, in, o)))
-		return false;
-	if (dinp)
-		need = tfm_bf16_work_bytes(N, o);
-	if (dW)
-	{
-		size_t		w = e->transposed ? tfm_bf16_work_bytes(o, N) : tfm_bf16_work_bytes(in, N);
-
-		need = need > w ? need : w;
-		if (!reserve(&s->act, &s->act_cap,
-					 e->transposed ? tfm_bf16_pack_bytes(N, in) : tfm_bf16_pack_bytes(N, o)))
-			return false;
-	}
-	if (!reserve(&s->work, &s->work_cap, need))
-		return false;
-
-	/* dinp (N × in) = beta_in·dinp + dout (N × o) · Wᵀ (o × in) */
-	if (dinp)
-		tfm_bf16_gemm(N, in, o, 1.0f, dout, o, &e->bt, beta_in, dinp, in, s->work);
-	if (dW && !e->transposed)
-	{
-		/* dW (in × o) += inpᵀ (in × N, read in place) · dout (N × o) */
-		tfm_bf16_weights dy;
-
-		tfm_bf16_pack(&dy, s->act, dout, o, 1, N, o);
-		tfm_bf16_gemm_strided(in, o, N, 1.0f, inp, 1, in, &dy, 1.0f, dW, o, s->work);
-	}
-	else if (dW)
-	{
-		/* the tied head's dE (o × in) += doutᵀ (o × N) · inp (N × in) */
-		tfm_bf16_weights x;
-
-		tfm_bf16_pack(&x, s->act, inp, in, 1, N, in);
-		tfm_bf16_gemm_strided(o, in, N, 1.0f, dout, 1, o, &x, 1.0f, dW, in, s->work);
-	}
-	return true;
+	return tfm_lowp_activate(m ? m->lowp_train : NULL);
 }

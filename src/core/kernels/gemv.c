@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "tfm/blas.h"
+#include "tfm/gemv.h"
 #include "vecmath.h"
 
 #define ACC_FLOATS 8192			/* accumulators per block: 32 KB, in L1 */
@@ -184,11 +184,10 @@ dot_cols(int R, int K, float alpha, const float *A, ptrdiff_t lda,
 }
 
 void
-tfm_gemv_rows(bool transb, int M, int N, int K, float alpha,
+tfm_gemv_rows(int threads, bool transb, int M, int N, int K, float alpha,
 			  const float *A, int lda, const float *B, int ldb,
 			  float beta, float *C, int ldc)
 {
-	int			threads = tfm_get_threads();
 	int			tasks;
 
 	if (M <= 0 || N <= 0)

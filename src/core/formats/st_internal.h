@@ -1,8 +1,8 @@
 /*
- * tfm/st_internal.h: what the files of the safetensors reader share (not a
+ * st_internal.h — what the files of the safetensors reader share (not a
  * public API): the reader's state and the JSON lexing of
- * src/core/safetensors_json.c, used by the schemas in src/core/safetensors.c
- * (a file's header) and src/core/safetensors_index.c (a sharded index).
+ * safetensors_json.c, used by the schemas in safetensors.c (a file's
+ * header) and safetensors_index.c (a sharded index).
  */
 #ifndef TFM_ST_INTERNAL_H
 #define TFM_ST_INTERNAL_H
@@ -40,7 +40,7 @@ typedef enum num_kind
 	NUM_NONE					/* not a number: a string, array, ... */
 } num_kind;
 
-/* allocation through the allocator of tfm_st_set_allocator (safetensors.c) */
+/* allocation (safetensors_json.c): malloc (a size of 0 is 1), free (NULL: nothing) */
 void	   *st_alloc(size_t n);
 void		st_free(void *p);
 /* makes room for need elements of size bytes in *p (capacity *cap) */

@@ -15,7 +15,7 @@
 #include "tfm/beam.h"
 #include "tfm/blas.h"
 #include "tfm/decode.h"
-#include "vecmath.h"
+#include "../kernels/vecmath.h"
 
 typedef struct cand
 {

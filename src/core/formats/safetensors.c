@@ -26,61 +26,9 @@
 #include <string.h>
 
 #include "tfm/safetensors.h"
-#include "tfm/st_internal.h"
+#include "st_internal.h"
 
-/* ---- allocation, names, messages ------------------------------------------- */
-
-static void *(*alloc_hook) (size_t) = malloc;
-static void *(*realloc_hook) (void *, size_t) = realloc;
-static void (*free_hook) (void *) = free;
-
-void
-tfm_st_set_allocator(void *(*alloc_fn) (size_t), void *(*realloc_fn) (void *, size_t),
-					 void (*free_fn) (void *))
-{
-	alloc_hook = alloc_fn ? alloc_fn : malloc;
-	realloc_hook = realloc_fn ? realloc_fn : realloc;
-	free_hook = free_fn ? free_fn : free;
-}
-
-void *
-st_alloc(size_t n)
-{
-	return alloc_hook(n ? n : 1);
-}
-
-void
-st_free(void *p)
-{
-	if (p)
-		free_hook(p);
-}
-
-/* makes room for need elements of size bytes in *p (capacity *cap) */
-int
-st_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t		ncap;
-	void	   *np;
-
-	if (need <= *cap)
-		return TFM_ST_OK;
-	ncap = *cap ? *cap : 16;
-	while (ncap < need)
-	{
-		if (ncap > SIZE_MAX / 2)
-			return TFM_ST_ENOMEM;
-		ncap *= 2;
-	}
-	if (ncap > SIZE_MAX / size)
-		return TFM_ST_ENOMEM;
-	np = *p ? realloc_hook(*p, ncap * size) : st_alloc(ncap * size);
-	if (!np)
-		return TFM_ST_ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return TFM_ST_OK;
-}
+/* ---- names, messages ---------------------------------------------------------- */
 
 static const struct
 {

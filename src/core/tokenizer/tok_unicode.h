@@ -1,5 +1,5 @@
 /*
- * tfm/tok_unicode.h: UTF-8 decoding and the Unicode character classes the
+ * tok_unicode.h — UTF-8 decoding and the Unicode character classes the
  * tokenizers need (internal to src/core/tokenizer).  The tables are
  * generated from node by scripts/tokenizer/gen_unicode.js, so the classes
  * are exactly JavaScript's \s, \p{L}, \p{N}, \p{M}.

@@ -1,7 +1,8 @@
 /*
  * model.c — a model's config, its tensor layout (names, shapes, offsets),
- * allocation and initialisation.  The forward and backward passes are in
- * model_forward.c and block.c.
+ * allocation, initialisation and freeing (its workspace and packed copies
+ * with it).  The forward and backward passes are in model_forward.c,
+ * block.c and llama_block.c.
  *
  * The layout is built by one function, layout(), that walks the config in a
  * fixed order and, for each tensor, records its info and points the matching
@@ -14,9 +15,9 @@
 #include <string.h>
 
 #include "tfm/model.h"
-#include "tfm/precision.h"
 #include "tfm/rng.h"
 #include "model_internal.h"
+#include "../kernels/lowp_set.h"
 
 void
 tfm_config_defaults(tfm_config *cfg, tfm_task task)
@@ -390,13 +391,26 @@ tfm_model_create_borrowed(const tfm_config *cfg, float *params,
 	return model_create(cfg, params, release, arg);
 }
 
+static void
+workspace_free(tfm_workspace *ws)
+{
+	if (!ws)
+		return;
+	free(ws->arena);
+	free(ws->enc);
+	free(ws->dec);
+	free(ws->sinus);
+	free(ws);
+}
+
 void
 tfm_model_free(tfm_model *m)
 {
 	if (!m)
 		return;
-	tfm_workspace_free(m->ws);
-	tfm_model_precision_free(m);
+	workspace_free(m->ws);
+	tfm_lowp_set_free(m->lowp);
+	tfm_lowp_set_free(m->lowp_train);
 	free(m->info);
 	if (m->release_params)
 		m->release_params(m->params, m->release_arg);
@@ -489,7 +503,7 @@ tfm_model_trim(tfm_model *m)
 {
 	free(m->grads);
 	m->grads = NULL;
-	tfm_workspace_free(m->ws);
+	workspace_free(m->ws);
 	m->ws = NULL;
 	m->logits = m->pooled = m->hidden = m->memory = NULL;
 }

@@ -1,6 +1,7 @@
 /*
  * model_internal.h — the model's activation workspace and the block-level
- * passes shared by model.c, model_forward.c and block.c.  Not public API.
+ * passes shared by the files of src/core/model and by decode/decode.c.
+ * Not public API.
  */
 #ifndef TFM_MODEL_INTERNAL_H
 #define TFM_MODEL_INTERNAL_H
@@ -131,7 +132,6 @@ struct tfm_workspace
 
 void		tfm_point_weights(const tfm_config *cfg, tfm_weights *w, float *base);
 int			tfm_model_alloc_grads(tfm_model *m);
-void		tfm_workspace_free(tfm_workspace *ws);
 int			tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training,
 								  bool probs);
 

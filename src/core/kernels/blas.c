@@ -317,7 +317,7 @@ tfm_gemm(bool transa, bool transb, int M, int N, int K,
 		return;
 	if (!transa && M <= TFM_GEMV_ROWS && K > 0)
 	{
-		tfm_gemv_rows(transb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+		tfm_gemv_rows(n_threads, transb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 		return;
 	}
 	bli_rntm_set_num_threads(n_threads, &rntm);

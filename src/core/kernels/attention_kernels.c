@@ -28,8 +28,8 @@
 #include <string.h>
 
 #include "attention_kernels.h"
-#include "../transpose16.h"
-#include "../vecmath.h"
+#include "transpose16.h"
+#include "vecmath.h"
 
 #define TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 

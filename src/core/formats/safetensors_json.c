@@ -1,8 +1,8 @@
 /*
  * safetensors_json.c: the JSON lexing of the safetensors reader — white
  * space, punctuation, strings (escapes, surrogate pairs, strict UTF-8) and
- * numbers — and its messages (include/tfm/st_internal.h).  The schemas that
- * drive it are in safetensors.c and safetensors_index.c.
+ * numbers — with its allocation and messages (st_internal.h).  The
+ * schemas that drive it are in safetensors.c and safetensors_index.c.
  *
  * Every read checks the end of the buffer first.  Strings decode into the
  * reader's pool, which holds header_len bytes: a string of k raw bytes
@@ -11,10 +11,55 @@
  * plus its NUL where the closing quote was.
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "tfm/st_internal.h"
+#include "st_internal.h"
+
+/* ---- allocation ---------------------------------------------------------------- */
+
+void *
+st_alloc(size_t n)
+{
+	return malloc(n ? n : 1);
+}
+
+void
+st_free(void *p)
+{
+	if (p)
+		free(p);
+}
+
+/* makes room for need elements of size bytes in *p (capacity *cap) */
+int
+st_grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t		ncap;
+	void	   *np;
+
+	if (need <= *cap)
+		return TFM_ST_OK;
+	ncap = *cap ? *cap : 16;
+	while (ncap < need)
+	{
+		if (ncap > SIZE_MAX / 2)
+			return TFM_ST_ENOMEM;
+		ncap *= 2;
+	}
+	if (ncap > SIZE_MAX / size)
+		return TFM_ST_ENOMEM;
+	np = *p ? realloc(*p, ncap * size) : st_alloc(ncap * size);
+	if (!np)
+		return TFM_ST_ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return TFM_ST_OK;
+}
+
+/* ---- messages ------------------------------------------------------------------ */
 
 size_t
 st_utf8_cut(const char *s, size_t n)

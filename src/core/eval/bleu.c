@@ -736,15 +736,6 @@ bleu_count(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
 }
 
 int
-tfm_bleu_count(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
-			   const char *const *refs, const size_t *ref_lens, int n_refs)
-{
-	bleu_poller pp = {0};
-
-	return bleu_count(stats, hyp, hyp_len, refs, ref_lens, n_refs, &pp);
-}
-
-int
 tfm_bleu_add(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
 			 const char *const *refs, const size_t *ref_lens, int n_refs)
 {
