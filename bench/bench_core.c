@@ -927,14 +927,14 @@ run_model_op(void *p)
 	switch (c->kind)
 	{
 		case 0:					/* embedding forward + dropout */
-			tfm_embedding_forward(c->out, c->ids, m->w.tok_emb, m->w.pos_emb, 1.0f,
+			tfm_embedding_forward(c->out, c->ids, m->w.tok_emb, m->cfg.vocab, m->w.pos_emb, 1.0f,
 								  BATCH, LEN, d, 0);
 			tfm_dropout_forward(c->out, c->out, nd, DROPOUT, 5);
 			break;
 		case 1:					/* embedding backward (through dropout) */
 			memset(c->dout, 0, nd * sizeof(float));
 			tfm_dropout_backward(c->dout, c->out, nd, DROPOUT, 5);
-			tfm_embedding_backward(m->g.tok_emb, m->g.pos_emb, c->dout, c->ids, 1.0f,
+			tfm_embedding_backward(m->g.tok_emb, m->g.pos_emb, c->dout, c->ids, m->cfg.vocab, 1.0f,
 								   BATCH, LEN, d, 0);
 			break;
 		case 2:					/* pooling + head + loss forward */
