@@ -122,57 +122,22 @@ tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int k
 				int prec_arg)
 {
 	const tfm_config *c = &run->row.cfg;
-	bool		pre = c->norm == TFM_NORM_PRE;
 
-	memset(o, 0, sizeof(*o));
-	run->epochs = PG_ARGISNULL(A_EPOCHS) ? 1 : PG_GETARG_INT32(A_EPOCHS);
-	check_positive_int(run->epochs, "epochs", TFM_MAX_EPOCHS);
-	switch (c->task)
-	{
-		case TFM_TASK_CLASSIFY:
-			run->batch = 32;
-			/* an imported BERT-family encoder fine-tunes at BERT's usual 5e-5 */
-			o->lr = c->emb_norm ? 5e-5f : pre ? 1e-3f : 5e-4f;
-			o->schedule = TFM_SCHED_COSINE;
-			o->beta1 = 0.9f;
-			o->beta2 = 0.999f;
-			o->weight_decay = 0.01f;
-			run->rd.val_fraction = 0.1f;
-			break;
-		case TFM_TASK_LM:
-			run->batch = 64;
-			o->lr = 2e-3f;
-			o->schedule = TFM_SCHED_COSINE;
-			o->beta1 = 0.9f;
-			o->beta2 = 0.99f;
-			o->weight_decay = 0.01f;
-			run->rd.val_fraction = 0.0f;
-			break;
-		case TFM_TASK_SEQ2SEQ:
-			run->batch = 64;
-			o->lr = 1.5e-3f;
-			o->schedule = TFM_SCHED_INVSQRT;
-			o->beta1 = 0.9f;
-			o->beta2 = 0.98f;
-			o->weight_decay = 0.01f;
-			o->label_smoothing = 0.1f;
-			run->rd.val_fraction = 0.0f;
-			break;
-	}
-	o->eps = 1e-8f;
-	o->decoupled = true;
+	tfm_train_defaults(c, o, &run->batch, &run->rd.val_fraction);
+	run->epochs = PG_ARGISNULL(A_EPOCHS) ? TFM_EPOCHS_DEFAULT : PG_GETARG_INT32(A_EPOCHS);
+	check_positive_int(run->epochs, "epochs", TFM_EPOCHS_MAX);
 	if (!PG_ARGISNULL(A_BATCH))
 	{
 		run->batch = PG_GETARG_INT32(A_BATCH);
-		check_positive_int(run->batch, "batch_size", TFM_MAX_BATCH);
+		check_positive_int(run->batch, "batch_size", TFM_BATCH_MAX);
 	}
 	if (!PG_ARGISNULL(A_LR))
 	{
 		o->lr = PG_GETARG_FLOAT4(A_LR);
-		if (!(o->lr > 0.0f && o->lr <= 10.0f))
+		if (!(o->lr > 0.0f && o->lr <= TFM_LR_MAX))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("lr must be greater than 0 and at most 10")));
+					 errmsg("lr must be greater than 0 and at most %d", TFM_LR_MAX)));
 	}
 	o->warmup = -1;
 	if (!PG_ARGISNULL(A_WARMUP))
@@ -204,12 +169,13 @@ tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int k
 	if (!PG_ARGISNULL(A_WD))
 	{
 		o->weight_decay = PG_GETARG_FLOAT4(A_WD);
-		if (!(o->weight_decay >= 0.0f && o->weight_decay <= 1.0f))
+		if (!(o->weight_decay >= 0.0f && o->weight_decay <= TFM_WEIGHT_DECAY_MAX))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("weight_decay must be between 0 and 1")));
+					 errmsg("weight_decay must be between 0 and %d", TFM_WEIGHT_DECAY_MAX)));
 	}
-	o->clip = PG_ARGISNULL(A_CLIP) ? 1.0f : PG_GETARG_FLOAT4(A_CLIP);
+	if (!PG_ARGISNULL(A_CLIP))
+		o->clip = PG_GETARG_FLOAT4(A_CLIP);
 	if (!(o->clip >= 0.0f) || isinf(o->clip))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -230,7 +196,8 @@ tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int k
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("val_fraction must be at least 0 and less than 1")));
 	}
-	o->seed = PG_ARGISNULL(A_SEED) ? 42 : (uint64) PG_GETARG_INT64(A_SEED);
+	if (!PG_ARGISNULL(A_SEED))
+		o->seed = (uint64) PG_GETARG_INT64(A_SEED);
 	run->rd.seed = o->seed;
 	if (!PG_ARGISNULL(A_TIME))
 	{
@@ -253,7 +220,7 @@ tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int k
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_steps must not be negative")));
 	run->accumulate = PG_ARGISNULL(A_ACCUM) ? 1 : PG_GETARG_INT32(A_ACCUM);
-	check_positive_int(run->accumulate, "accumulate", TFM_MAX_ACCUMULATE);
+	check_positive_int(run->accumulate, "accumulate", TFM_ACCUMULATE_MAX);
 	run->batch_tokens = c->task == TFM_TASK_SEQ2SEQ && PG_ARGISNULL(A_BATCH) ? 8000 : 0;
 	if (PG_NARGS() > A_BATCH_TOKENS && !PG_ARGISNULL(A_BATCH_TOKENS))
 	{
@@ -345,7 +312,7 @@ fit_schedule_to_time(TrainRun *run)
 static void
 run_step(TrainRun *run, TfmBatchBuf *micro, int n)
 {
-	tfm_batch	bs[TFM_MAX_ACCUMULATE];
+	tfm_batch	bs[TFM_ACCUMULATE_MAX];
 	double		loss;
 	int			count;
 	tfm_step_status st;
@@ -487,7 +454,7 @@ train_examples(TrainRun *run, TfmExample *ex, int n, tfm_rng *rng)
 	int		   *starts = palloc(sizeof(int) * (n + 1));
 	int		   *order;
 	int			nb;
-	TfmBatchBuf micro[TFM_MAX_ACCUMULATE];
+	TfmBatchBuf micro[TFM_ACCUMULATE_MAX];
 	int			nm = 0;
 
 	shuffle(ex, n, sizeof(TfmExample), rng);
@@ -522,7 +489,7 @@ train_stream(TrainRun *run, const int32 *stream, int64 len, tfm_rng *rng)
 	int64		windows,
 				done = 0;
 	int64	   *offsets;
-	TfmBatchBuf micro[TFM_MAX_ACCUMULATE];
+	TfmBatchBuf micro[TFM_ACCUMULATE_MAX];
 	int			nm = 0;
 
 	if (len < 2)

@@ -45,7 +45,6 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeight
 {
 	TfmHfConfig hc;
 	tfm_config	c;
-	const char *bad;
 	tfm_model  *m;
 	TfmModelRow row;
 	TfmAsOwner	as;
@@ -73,9 +72,7 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeight
 					 !is_encoder(hc.p.arch) ? 0 :
 					 errdetail("tfm_embed works on every classifier: it returns the pooled vector.")));
 	}
-	bad = tfm_hf_config(&c, &hc.p);
-	if (bad)
-		elog(ERROR, "config check disagrees: %s", bad);
+	c = hc.cfg;
 
 	/*
 	 * Validate, then allocate: the size the config implies against the cap
@@ -126,7 +123,7 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeight
 	tfm_guard_model(m);
 	m->poll = tfm_poll_interrupts;	/* a cancel or statement_timeout ends a long init */
 	/* a head the checkpoint lacks (a base encoder's cls.*) starts from tfm's init */
-	tfm_model_init(m, 42);
+	tfm_model_init(m, TFM_SEED_DEFAULT);
 	tfm_weights_load(m, &hc, src);
 
 	if (tokenizer)
@@ -320,6 +317,6 @@ tfm_tokenizer_import_json(PG_FUNCTION_ARGS)
 	tfm_check_new_name("tokenizer", name);
 	TFM_ARG_NOT_NULL(1, "tokenizer");
 	tfm_check_writable("import", name);
-	tfm_hf_import_tokenizer(name, PG_GETARG_JSONB_P(1), TFM_MAX_VOCAB, sp);
+	tfm_hf_import_tokenizer(name, PG_GETARG_JSONB_P(1), TFM_VOCAB_MAX, sp);
 	PG_RETURN_TEXT_P(cstring_to_text(psprintf("tokenizer \"%s\" imported", name)));
 }

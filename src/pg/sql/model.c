@@ -106,10 +106,11 @@ check_labels(ArrayType *labels, int *n)
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("labels must be a one-dimensional array")));
 	deconstruct_array(labels, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, n);
-	if (*n < 2 || *n > TFM_MAX_CLASSES)
+	if (*n < TFM_CLASSES_MIN || *n > TFM_CLASSES_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a classifier needs between 2 and %d labels, not %d", TFM_MAX_CLASSES, *n)));
+				 errmsg("a classifier needs between %d and %d labels, not %d",
+						TFM_CLASSES_MIN, TFM_CLASSES_MAX, *n)));
 	for (int i = 0; i < *n; i++)
 	{
 		if (nulls[i])
@@ -137,7 +138,7 @@ tfm_create_model(PG_FUNCTION_ARGS)
 	tfm_config	c;
 	TfmModelRow row;
 	int			n_labels = 0;
-	int64		seed = PG_ARGISNULL(A_SEED) ? 42 : PG_GETARG_INT64(A_SEED);
+	int64		seed = PG_ARGISNULL(A_SEED) ? TFM_SEED_DEFAULT : PG_GETARG_INT64(A_SEED);
 	int			layers;
 	const char *bad;
 	tfm_model  *m;
@@ -166,8 +167,7 @@ tfm_create_model(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a model needs a tokenizer or a vocab_size")));
 	else
-		/* tfm's special ids 0..5 are part of every vocabulary */
-		c.vocab = int_arg(fcinfo, A_VOCAB, 0, "vocab_size", 7, TFM_MAX_VOCAB);
+		c.vocab = int_arg(fcinfo, A_VOCAB, 0, "vocab_size", TFM_OWN_VOCAB_MIN, TFM_VOCAB_MAX);
 	if (tgt_tokenizer)
 	{
 		int			tpad;
@@ -200,13 +200,13 @@ tfm_create_model(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("only a classify model takes labels")));
 
-	c.d_model = int_arg(fcinfo, A_D_MODEL, c.d_model, "d_model", 1, TFM_MAX_D_MODEL);
-	c.heads = int_arg(fcinfo, A_HEADS, c.heads, "heads", 1, TFM_MAX_HEADS);
+	c.d_model = int_arg(fcinfo, A_D_MODEL, c.d_model, "d_model", TFM_D_MODEL_MIN, TFM_D_MODEL_MAX);
+	c.heads = int_arg(fcinfo, A_HEADS, c.heads, "heads", TFM_HEADS_MIN, TFM_HEADS_MAX);
 	if (c.d_model % c.heads != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("heads (%d) must divide d_model (%d)", c.heads, c.d_model)));
-	layers = int_arg(fcinfo, A_LAYERS, -1, "layers", 1, TFM_MAX_LAYERS);
+	layers = int_arg(fcinfo, A_LAYERS, -1, "layers", TFM_LAYERS_MIN, TFM_LAYERS_MAX);
 	if (layers > 0)
 	{
 		if (task != TFM_TASK_LM)
@@ -220,11 +220,11 @@ tfm_create_model(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("encoder_layers and decoder_layers are for seq2seq models; use layers")));
-		c.enc_layers = int_arg(fcinfo, A_ENC_LAYERS, c.enc_layers, "encoder_layers", 1, TFM_MAX_LAYERS);
-		c.dec_layers = int_arg(fcinfo, A_DEC_LAYERS, c.dec_layers, "decoder_layers", 1, TFM_MAX_LAYERS);
+		c.enc_layers = int_arg(fcinfo, A_ENC_LAYERS, c.enc_layers, "encoder_layers", TFM_LAYERS_MIN, TFM_LAYERS_MAX);
+		c.dec_layers = int_arg(fcinfo, A_DEC_LAYERS, c.dec_layers, "decoder_layers", TFM_LAYERS_MIN, TFM_LAYERS_MAX);
 	}
-	c.d_ff = int_arg(fcinfo, A_D_FF, 4 * c.d_model, "d_ff", 1, TFM_MAX_D_FF);
-	c.max_len = int_arg(fcinfo, A_MAX_LEN, c.max_len, "max_len", 2, TFM_MAX_LEN);
+	c.d_ff = int_arg(fcinfo, A_D_FF, 4 * c.d_model, "d_ff", TFM_D_FF_MIN, TFM_D_FF_MAX);
+	c.max_len = int_arg(fcinfo, A_MAX_LEN, c.max_len, "max_len", TFM_LEN_MIN, TFM_LEN_MAX);
 	c.dropout = real_arg(fcinfo, A_DROPOUT, c.dropout, "dropout");
 	c.attn_dropout = real_arg(fcinfo, A_ATTN_DROPOUT, c.attn_dropout, "attention_dropout");
 	c.norm = choice_arg(fcinfo, A_NORM, c.norm, "norm", "post", "pre");

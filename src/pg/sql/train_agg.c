@@ -138,7 +138,7 @@ state_new(FunctionCallInfo fcinfo, MemoryContext aggcxt)
 	MemoryContext old = MemoryContextSwitchTo(aggcxt);
 	TrainAggState *st = palloc0(sizeof(TrainAggState));
 	tfm_train_opts o;
-	bool		pre;
+	float		val_fraction;
 
 	if (opts)
 		check_option_names(opts);
@@ -157,21 +157,16 @@ state_new(FunctionCallInfo fcinfo, MemoryContext aggcxt)
 						name, st->row.task),
 				 errhint("Use tfm_train for other tasks.")));
 	tfm_model_specials(&st->row, &st->sp);
-	pre = st->row.cfg.norm == TFM_NORM_PRE;
-	memset(&o, 0, sizeof(o));
-	st->batch = (int) opt_num(opts, "batch_size", 32, 1, 65536);
-	o.lr = (float) opt_num(opts, "lr", st->row.cfg.emb_norm ? 5e-5 : pre ? 1e-3 : 5e-4, 1e-12, 10);
+	/* tfm_train's defaults for a classifier, at a constant rate without warmup (a stream) */
+	tfm_train_defaults(&st->row.cfg, &o, &st->batch, &val_fraction);
 	o.schedule = TFM_SCHED_CONSTANT;
-	o.warmup = (int64) opt_num(opts, "warmup", 0, 0, 1e9);
-	o.weight_decay = (float) opt_num(opts, "weight_decay", 0.01, 0, 1);
-	o.clip = (float) opt_num(opts, "clip", 1.0, 0, 1e9);
-	o.label_smoothing = (float) opt_num(opts, "label_smoothing", 0, 0, 0.999);
-	o.seed = (uint64) opt_num(opts, "seed", 42, 0, 9e15);
-	o.beta1 = 0.9f;
-	o.beta2 = 0.999f;
-	o.eps = 1e-8f;
-	o.decoupled = true;
-	o.precision = TFM_PREC_FP32;
+	st->batch = (int) opt_num(opts, "batch_size", st->batch, 1, TFM_BATCH_MAX);
+	o.lr = (float) opt_num(opts, "lr", o.lr, 1e-12, TFM_LR_MAX);
+	o.warmup = (int64) opt_num(opts, "warmup", o.warmup, 0, 1e9);
+	o.weight_decay = (float) opt_num(opts, "weight_decay", o.weight_decay, 0, TFM_WEIGHT_DECAY_MAX);
+	o.clip = (float) opt_num(opts, "clip", o.clip, 0, 1e9);
+	o.label_smoothing = (float) opt_num(opts, "label_smoothing", o.label_smoothing, 0, 0.999);
+	o.seed = (uint64) opt_num(opts, "seed", (double) o.seed, 0, 9e15);
 	if (tfm_trainer_init(&st->tr, st->m, &o) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
