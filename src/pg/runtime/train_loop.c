@@ -648,36 +648,22 @@ validate(TrainRun *run, double *val_loss, double *val_acc)
 void
 tfm_run_save(TrainRun *run, const TrainEpoch *e, int checkpoint)
 {
-	Oid			types[11] = {INT4OID, TIMESTAMPTZOID, INT4OID, INT8OID, FLOAT8OID, FLOAT8OID,
-	FLOAT8OID, FLOAT8OID, FLOAT8OID, INT4OID, INT8OID};
-	Datum		args[11];
-	char		nulls[11] = "           ";
-	TfmAsOwner	as;
+	TfmHistoryRow h;
 
 	tfm_catalog_save(&run->row, run->m, run->tr.step - run->steps_before);
 	run->steps_before = run->tr.step;
-	args[0] = Int32GetDatum(run->row.id);
-	args[1] = TimestampTzGetDatum(run->started);
-	args[2] = Int32GetDatum(e->epoch);
-	args[3] = Int64GetDatum(e->steps);
-	args[4] = Float8GetDatum(e->train_loss);
-	args[5] = Float8GetDatum(e->val_loss);
-	args[6] = Float8GetDatum(e->val_acc);
-	args[7] = Float8GetDatum(e->tokens_per_s);
-	args[8] = Float8GetDatum(e->seconds);
-	args[9] = Int32GetDatum(checkpoint);
-	args[10] = Int64GetDatum(run->rd.row_number);
-	for (int i = 4; i <= 6; i++)
-		if (isnan(DatumGetFloat8(args[i])))
-			nulls[i] = 'n';
-	tfm_as_owner_begin(&as);
-	if (SPI_execute_with_args("INSERT INTO tfm.history (model_id, run_started, epoch, steps, "
-							  "train_loss, val_loss, val_accuracy, tokens_per_s, seconds, "
-							  "checkpoint, rows_done) "
-							  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-							  11, types, args, nulls, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "cannot write tfm.history");
-	tfm_as_owner_end(&as);
+	h.model_id = run->row.id;
+	h.run_started = run->started;
+	h.epoch = e->epoch;
+	h.steps = e->steps;
+	h.train_loss = e->train_loss;
+	h.val_loss = e->val_loss;
+	h.val_acc = e->val_acc;
+	h.tokens_per_s = e->tokens_per_s;
+	h.seconds = e->seconds;
+	h.checkpoint = checkpoint;
+	h.rows_done = run->rd.row_number;
+	tfm_history_add(&h);
 }
 
 /* the epoch so far, for a result row or a checkpoint's history row */
@@ -997,9 +983,6 @@ void
 tfm_run_finish(TrainRun *run, bool report_kept)
 {
 	int			last = run->epoch - 1;
-	Oid			types[3] = {INT4OID, TIMESTAMPTZOID, INT4OID};
-	Datum		args[3];
-	TfmAsOwner	as;
 
 	run->kept_epoch = last;
 	/* the default 'best' without held-out rows is quietly 'last' */
@@ -1020,17 +1003,7 @@ tfm_run_finish(TrainRun *run, bool report_kept)
 						run->kept_epoch, last,
 						run->keep == TFM_KEEP_BEST && run->best_epoch > 0 ? "the best validated" : "the last")));
 	if (last > 0)
-	{
-		args[0] = Int32GetDatum(run->row.id);
-		args[1] = TimestampTzGetDatum(run->started);
-		args[2] = Int32GetDatum(run->kept_epoch);
-		tfm_as_owner_begin(&as);
-		if (SPI_execute_with_args("UPDATE tfm.history SET kept = true WHERE model_id = $1 "
-								  "AND run_started = $2 AND epoch = $3 AND checkpoint = 0",
-								  3, types, args, NULL, false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "cannot update tfm.history");
-		tfm_as_owner_end(&as);
-	}
+		tfm_history_mark_kept(run->row.id, run->started, run->kept_epoch);
 	if (run->stop && !run->nonfinite)
 		ereport(NOTICE,
 				(errmsg("training of model \"%s\" stopped after %lld steps (%s)", run->row.name,

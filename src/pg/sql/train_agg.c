@@ -270,7 +270,6 @@ PG_FUNCTION_INFO_V1(tfm_train_agg_final);
 Datum
 tfm_train_agg_final(PG_FUNCTION_ARGS)
 {
-	TfmAsOwner	as;
 	TrainAggState *st;
 	TupleDesc	tupdesc;
 	Datum		v[7];
@@ -299,22 +298,20 @@ tfm_train_agg_final(PG_FUNCTION_ARGS)
 	loss = st->loss_count ? st->loss_sum / st->loss_count : NAN;
 	tfm_catalog_save(&st->row, st->m, st->tr.step);
 	{
-		Oid			types[7] = {INT4OID, TIMESTAMPTZOID, INT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, INT4OID};
-		Datum		args[7];
+		TfmHistoryRow h;
 
-		args[0] = Int32GetDatum(st->row.id);
-		args[1] = TimestampTzGetDatum(st->started);
-		args[2] = Int64GetDatum(st->tr.step);
-		args[3] = Float8GetDatum(loss);
-		args[4] = Float8GetDatum(st->tokens / Max(secs, 1e-9));
-		args[5] = Float8GetDatum(secs);
-		args[6] = Int32GetDatum(1);
-		tfm_spi_connect_owner(&as);
-		if (SPI_execute_with_args("INSERT INTO tfm.history (model_id, run_started, epoch, steps, "
-								  "train_loss, tokens_per_s, seconds) VALUES ($1, $2, $7, $3, $4, $5, $6)",
-								  7, types, args, NULL, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "cannot write tfm.history");
-		tfm_spi_finish_owner(&as);
+		h.model_id = st->row.id;
+		h.run_started = st->started;
+		h.epoch = 1;
+		h.steps = st->tr.step;
+		h.train_loss = loss;
+		h.val_loss = NAN;
+		h.val_acc = NAN;
+		h.tokens_per_s = st->tokens / Max(secs, 1e-9);
+		h.seconds = secs;
+		h.checkpoint = 0;
+		h.rows_done = -1;
+		tfm_history_add(&h);
 	}
 	tfm_trainer_free(&st->tr);
 	st->trainer_ready = false;
