@@ -179,16 +179,29 @@ check_params(const tfm_hf_params *p, const hf_keys *k)
 
 #undef RANGE
 
+/* what every architecture's config sets alike */
 static void
-bert_config(tfm_config *cfg, const tfm_hf_params *p)
+base_config(tfm_config *cfg, const tfm_hf_params *p, tfm_task task)
 {
-	tfm_config_defaults(cfg, TFM_TASK_CLASSIFY);
+	tfm_config_defaults(cfg, task);
 	cfg->vocab = p->vocab;
 	cfg->d_model = p->d_model;
 	cfg->heads = p->heads;
+	cfg->d_ff = p->d_ff;
+	cfg->max_len = p->max_len;
+	cfg->tie = p->tie;
+	cfg->scale_embeddings = 0;
+	cfg->dropout = p->dropout;
+	cfg->attn_dropout = p->attn_dropout;
+	cfg->ln_eps = p->ln_eps;
+}
+
+static void
+bert_config(tfm_config *cfg, const tfm_hf_params *p)
+{
+	base_config(cfg, p, TFM_TASK_CLASSIFY);
 	cfg->enc_layers = p->layers;
 	cfg->dec_layers = 0;
-	cfg->d_ff = p->d_ff;
 	cfg->max_len = p->max_len - p->pos_offset;
 	cfg->n_classes = p->n_classes;
 	cfg->norm = TFM_NORM_POST;
@@ -196,11 +209,7 @@ bert_config(tfm_config *cfg, const tfm_hf_params *p)
 	cfg->activation = TFM_ACT_GELU;
 	cfg->pooling = p->head ? TFM_POOL_CLS : TFM_POOL_MEAN;
 	cfg->tie = 1;
-	cfg->scale_embeddings = 0;
 	cfg->pad_id = p->pad_id;
-	cfg->dropout = p->dropout;
-	cfg->attn_dropout = p->attn_dropout;
-	cfg->ln_eps = p->ln_eps;
 	cfg->type_vocab = p->arch == TFM_HF_DISTILBERT ? 0 : p->type_vocab;
 	cfg->emb_norm = 1;
 	cfg->pos_offset = p->arch == TFM_HF_ROBERTA ? p->pos_offset : 0;
@@ -211,47 +220,30 @@ bert_config(tfm_config *cfg, const tfm_hf_params *p)
 static void
 llama_config(tfm_config *cfg, const tfm_hf_params *p)
 {
-	tfm_config_defaults(cfg, TFM_TASK_LM);
+	base_config(cfg, p, TFM_TASK_LM);
 	cfg->arch = TFM_ARCH_LLAMA;
-	cfg->vocab = p->vocab;
-	cfg->d_model = p->d_model;
-	cfg->heads = p->heads;
 	cfg->kv_heads = p->kv_heads == p->heads ? 0 : p->kv_heads;
 	cfg->dec_layers = p->layers;
 	cfg->enc_layers = 0;
-	cfg->d_ff = p->d_ff;
-	cfg->max_len = p->max_len;
 	cfg->norm = TFM_NORM_PRE;
 	cfg->positions = TFM_POS_ROPE;
 	cfg->rope_theta = p->rope_theta;
-	cfg->tie = p->tie;
-	cfg->scale_embeddings = 0;
 	cfg->pad_id = -1;			/* ids are the checkpoint's; nothing is padding */
 	cfg->dropout = 0.0f;
 	cfg->attn_dropout = 0.0f;
-	cfg->ln_eps = p->ln_eps;
 }
 
 static void
 gpt2_config(tfm_config *cfg, const tfm_hf_params *p)
 {
-	tfm_config_defaults(cfg, TFM_TASK_LM);
-	cfg->vocab = p->vocab;
-	cfg->d_model = p->d_model;
-	cfg->heads = p->heads;
+	base_config(cfg, p, TFM_TASK_LM);
 	cfg->dec_layers = p->layers;
 	cfg->enc_layers = 0;
 	cfg->d_ff = p->d_ff > 0 ? p->d_ff : 4 * p->d_model;
-	cfg->max_len = p->max_len;
 	cfg->norm = TFM_NORM_PRE;
 	cfg->positions = TFM_POS_LEARNED;
 	cfg->activation = TFM_ACT_GELU_TANH;
-	cfg->tie = p->tie;
-	cfg->scale_embeddings = 0;
 	cfg->pad_id = -1;			/* GPT-2 has no padding token */
-	cfg->dropout = p->dropout;
-	cfg->attn_dropout = p->attn_dropout;
-	cfg->ln_eps = p->ln_eps;
 }
 
 const char *

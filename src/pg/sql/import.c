@@ -113,16 +113,8 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeight
 	}
 
 	/* weights first: a bad file stores nothing */
-	tfm_backend_ready();
-	m = tfm_model_create(&c);
-	if (!m)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory creating model \"%s\"", name)));
-	tfm_guard_model(m);
-	m->poll = tfm_poll_interrupts;	/* a cancel or statement_timeout ends a long init */
 	/* a head the checkpoint lacks (a base encoder's cls.*) starts from tfm's init */
-	tfm_model_init(m, TFM_SEED_DEFAULT);
+	m = tfm_model_new(&c, name, TFM_SEED_DEFAULT);
 	tfm_weights_load(m, &hc, src);
 
 	if (tokenizer)

@@ -262,15 +262,7 @@ tfm_create_model(PG_FUNCTION_ARGS)
 	}
 
 	/* initial weights */
-	tfm_backend_ready();
-	m = tfm_model_create(&c);
-	if (!m)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory creating model \"%s\"", name)));
-	tfm_guard_model(m);
-	m->poll = tfm_poll_interrupts;	/* a cancel or statement_timeout ends a long init */
-	tfm_model_init(m, (uint64_t) seed);
+	m = tfm_model_new(&c, name, (uint64) seed);
 	tfm_catalog_save(&row, m, 0);
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
