@@ -95,7 +95,11 @@ typedef struct tfm_hf_map
 	const tfm_hf_entry *tied_entry;
 } tfm_hf_map;
 
-/* NULL and *cfg filled, or a message (lower case, no period) */
+/*
+ * NULL and *cfg filled, or a message (lower case, no period; valid until
+ * the next call): the one check of a config.json's hyper-parameters against
+ * tfm/limits.h, then tfm_config_check
+ */
 const char *tfm_hf_config(tfm_config *cfg, const tfm_hf_params *p);
 
 /* the expected tensors of a model of that config (malloc'd; NULL if out of memory) */

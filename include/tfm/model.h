@@ -16,20 +16,10 @@
 #include <stdint.h>
 
 #include "tfm/layers.h"
+#include "tfm/limits.h"
 
 /* the serialized format of a model's tensors; bump on any layout change */
 #define TFM_FORMAT_VERSION 1
-
-/* documented limits (the SQL layer reports them with these numbers) */
-#define TFM_MAX_D_MODEL   4096
-#define TFM_MAX_HEADS     64
-#define TFM_MAX_LAYERS    48
-#define TFM_MAX_D_FF      16384
-#define TFM_MAX_LEN       8192
-#define TFM_MAX_VOCAB     1000000
-#define TFM_MAX_CLASSES   10000
-#define TFM_MAX_PARAMS    ((size_t) 2000000000)
-#define TFM_MAX_TENSOR    ((size_t) 250000000)	/* values in one tensor */
 
 typedef enum tfm_task
 {
@@ -130,9 +120,6 @@ typedef enum tfm_cls_pre
 	TFM_CLS_PRE_TANH = 1,		/* BERT's pooler, RoBERTa's classifier.dense */
 	TFM_CLS_PRE_RELU = 2		/* DistilBERT's pre_classifier */
 } tfm_cls_pre;
-
-#define TFM_MAX_TYPE_VOCAB 1024
-#define TFM_MAX_POS_OFFSET 1024
 
 /* the layer norm epsilon a config means */
 static inline float

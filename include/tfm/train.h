@@ -51,6 +51,14 @@ typedef enum tfm_step_status
 	TFM_STEP_BADID = 3			/* an input or target id outside the vocabulary: nothing changed */
 } tfm_step_status;
 
+/*
+ * The defaults of a training run of a model of config c (tfm/limits.h for
+ * the limits): *o entirely (warmup 0, fp32), and the batch size (rows) and
+ * the validation fraction of its task.
+ */
+void		tfm_train_defaults(const tfm_config *c, tfm_train_opts *o, int *batch,
+							   float *val_fraction);
+
 /* 0, -1 out of memory, -2 a precision training does not have (int8) */
 int			tfm_trainer_init(tfm_trainer *tr, tfm_model *m, const tfm_train_opts *o);
 void		tfm_trainer_free(tfm_trainer *tr);

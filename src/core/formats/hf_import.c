@@ -72,44 +72,136 @@
 
 #include "tfm/hf_import.h"
 
-static const char *
-bert_config(tfm_config *cfg, const tfm_hf_params *p)
+/* the config.json names of the hyper-parameters every architecture checks */
+typedef struct hf_keys
 {
-	if (p->d_model < 1 || p->d_model > TFM_MAX_D_MODEL)
-		return "hidden_size must be between 1 and 4096";
-	if (p->heads < 1 || p->heads > TFM_MAX_HEADS)
-		return "num_attention_heads must be between 1 and 64";
+	const char *d_model,
+			   *heads,
+			   *layers,
+			   *max_len,
+			   *d_ff,
+			   *ln_eps;
+} hf_keys;
+
+static const hf_keys gpt2_keys = {"n_embd", "n_head", "n_layer", "n_positions", "n_inner",
+"layer_norm_epsilon"};
+static const hf_keys bert_keys = {"hidden_size", "num_attention_heads", "num_hidden_layers",
+"max_position_embeddings", "intermediate_size", "layer_norm_eps"};
+static const hf_keys llama_keys = {"hidden_size", "num_attention_heads", "num_hidden_layers",
+"max_position_embeddings", "intermediate_size", "rms_norm_eps"};
+
+/* the message of the last refusal (valid until the next call) */
+static char hf_msg[160];
+
+static bool
+out_of_range(int v, int lo, int hi, const char *key, int msg_lo, int msg_hi)
+{
+	if (v >= lo && v <= hi)
+		return false;
+	snprintf(hf_msg, sizeof(hf_msg), "%s must be between %d and %d", key, msg_lo, msg_hi);
+	return true;
+}
+
+#define RANGE(v, key, L) out_of_range(v, L##_MIN, L##_MAX, key, L##_MIN, L##_MAX)
+
+static const char *
+refuse(const char *fmt, const char *a, const char *b)
+{
+	snprintf(hf_msg, sizeof(hf_msg), fmt, a, b);
+	return hf_msg;
+}
+
+/*
+ * The one validator of a config.json's hyper-parameters (in the order the
+ * messages name them), against the limits of tfm/limits.h; the tfm_config
+ * made from them is then checked by tfm_config_check like any other.
+ */
+static const char *
+check_params(const tfm_hf_params *p, const hf_keys *k)
+{
+	bool		bert = p->arch != TFM_HF_GPT2 && p->arch != TFM_HF_LLAMA;
+
+	if (RANGE(p->d_model, k->d_model, TFM_D_MODEL) || RANGE(p->heads, k->heads, TFM_HEADS))
+		return hf_msg;
 	if (p->d_model % p->heads != 0)
-		return "num_attention_heads must divide hidden_size";
-	if (p->layers < 1 || p->layers > TFM_MAX_LAYERS)
-		return "num_hidden_layers must be between 1 and 48";
-	if (p->pos_offset < 0 || p->pos_offset > TFM_MAX_POS_OFFSET)
+		return refuse("%s must divide %s", k->heads, k->d_model);
+	if (p->arch == TFM_HF_LLAMA)
+	{
+		if (p->kv_heads < 1 || p->kv_heads > p->heads || p->heads % p->kv_heads != 0)
+			return "num_key_value_heads must divide num_attention_heads";
+		if ((p->d_model / p->heads) % 2 != 0)
+			return "the head size (hidden_size / num_attention_heads) must be even";
+	}
+	if (RANGE(p->layers, k->layers, TFM_LAYERS))
+		return hf_msg;
+	if (bert && (p->pos_offset < TFM_POS_OFFSET_MIN || p->pos_offset > TFM_POS_OFFSET_MAX))
 		return "pad_token_id is out of range for RoBERTa's position offset";
-	if (p->max_len - p->pos_offset < 2 || p->max_len - p->pos_offset > TFM_MAX_LEN)
-		return p->pos_offset ? "max_position_embeddings must be between pad_token_id + 3 and pad_token_id + 8193" :
-			"max_position_embeddings must be between 2 and 8192";
-	if (p->vocab < 1 || p->vocab > TFM_MAX_VOCAB)
-		return "vocab_size must be between 1 and 1000000";
-	if (p->d_ff < 1 || p->d_ff > TFM_MAX_D_FF)
-		return "intermediate_size must be between 1 and 16384";
-	if (p->type_vocab < 0 || p->type_vocab > TFM_MAX_TYPE_VOCAB)
-		return "type_vocab_size must be between 0 and 1024";
-	if (p->pad_id < 0 || p->pad_id >= p->vocab)
-		return "pad_token_id must be below vocab_size";
-	if (p->n_classes < 2 || p->n_classes > TFM_MAX_CLASSES)
-		return "id2label must name between 2 and 10000 labels";
-	if (!(p->ln_eps > 0.0f && p->ln_eps <= 0.1f))
-		return "layer_norm_eps must be greater than 0 and at most 0.1";
-	if (!(p->dropout >= 0.0f && p->dropout < 1.0f) ||
-		!(p->attn_dropout >= 0.0f && p->attn_dropout < 1.0f))
+	if (bert && p->pos_offset)
+	{
+		/* RoBERTa's positions start at pad_token_id + 1 */
+		if (p->max_len - p->pos_offset < TFM_LEN_MIN || p->max_len - p->pos_offset > TFM_LEN_MAX)
+		{
+			snprintf(hf_msg, sizeof(hf_msg), "%s must be between pad_token_id + %d and pad_token_id + %d",
+					 k->max_len, TFM_LEN_MIN + 1, TFM_LEN_MAX + 1);
+			return hf_msg;
+		}
+	}
+	else if (RANGE(p->max_len, k->max_len, TFM_LEN))
+		return hf_msg;
+	if (RANGE(p->vocab, "vocab_size", TFM_VOCAB))
+		return hf_msg;
+	/* GPT-2's n_inner may be 0: 4·n_embd */
+	if (out_of_range(p->d_ff, p->arch == TFM_HF_GPT2 ? 0 : TFM_D_FF_MIN, TFM_D_FF_MAX, k->d_ff,
+					 TFM_D_FF_MIN, TFM_D_FF_MAX))
+		return hf_msg;
+	if (bert)
+	{
+		if (RANGE(p->type_vocab, "type_vocab_size", TFM_TYPE_VOCAB))
+			return hf_msg;
+		if (p->pad_id < 0 || p->pad_id >= p->vocab)
+			return "pad_token_id must be below vocab_size";
+		if (p->n_classes < TFM_CLASSES_MIN || p->n_classes > TFM_CLASSES_MAX)
+			return "id2label must name between " TFM_STR(TFM_CLASSES_MIN) " and "
+				TFM_STR(TFM_CLASSES_MAX) " labels";
+	}
+	if (!(p->ln_eps > 0.0f && p->ln_eps <= (float) TFM_LN_EPS_MAX))
+		return refuse("%s must be greater than 0 and at most %s", k->ln_eps, TFM_STR(TFM_LN_EPS_MAX));
+	if (p->arch == TFM_HF_LLAMA)
+	{
+		if (!(p->rope_theta >= (float) TFM_ROPE_THETA_MIN && p->rope_theta <= (float) TFM_ROPE_THETA_MAX))
+			return TFM_RANGE_TEXT("rope_theta", TFM_ROPE_THETA);
+	}
+	else if (!(p->dropout >= 0.0f && p->dropout < 1.0f) ||
+			 !(p->attn_dropout >= 0.0f && p->attn_dropout < 1.0f))
 		return "dropout probabilities must be at least 0 and less than 1";
-	tfm_config_defaults(cfg, TFM_TASK_CLASSIFY);
+	return NULL;
+}
+
+#undef RANGE
+
+/* what every architecture's config sets alike */
+static void
+base_config(tfm_config *cfg, const tfm_hf_params *p, tfm_task task)
+{
+	tfm_config_defaults(cfg, task);
 	cfg->vocab = p->vocab;
 	cfg->d_model = p->d_model;
 	cfg->heads = p->heads;
+	cfg->d_ff = p->d_ff;
+	cfg->max_len = p->max_len;
+	cfg->tie = p->tie;
+	cfg->scale_embeddings = 0;
+	cfg->dropout = p->dropout;
+	cfg->attn_dropout = p->attn_dropout;
+	cfg->ln_eps = p->ln_eps;
+}
+
+static void
+bert_config(tfm_config *cfg, const tfm_hf_params *p)
+{
+	base_config(cfg, p, TFM_TASK_CLASSIFY);
 	cfg->enc_layers = p->layers;
 	cfg->dec_layers = 0;
-	cfg->d_ff = p->d_ff;
 	cfg->max_len = p->max_len - p->pos_offset;
 	cfg->n_classes = p->n_classes;
 	cfg->norm = TFM_NORM_POST;
@@ -117,64 +209,41 @@ bert_config(tfm_config *cfg, const tfm_hf_params *p)
 	cfg->activation = TFM_ACT_GELU;
 	cfg->pooling = p->head ? TFM_POOL_CLS : TFM_POOL_MEAN;
 	cfg->tie = 1;
-	cfg->scale_embeddings = 0;
 	cfg->pad_id = p->pad_id;
-	cfg->dropout = p->dropout;
-	cfg->attn_dropout = p->attn_dropout;
-	cfg->ln_eps = p->ln_eps;
 	cfg->type_vocab = p->arch == TFM_HF_DISTILBERT ? 0 : p->type_vocab;
 	cfg->emb_norm = 1;
 	cfg->pos_offset = p->arch == TFM_HF_ROBERTA ? p->pos_offset : 0;
 	cfg->cls_pre = !p->head ? TFM_CLS_PRE_NONE :
 		p->arch == TFM_HF_DISTILBERT ? TFM_CLS_PRE_RELU : TFM_CLS_PRE_TANH;
-	return tfm_config_check(cfg);
 }
 
-static const char *
+static void
 llama_config(tfm_config *cfg, const tfm_hf_params *p)
 {
-	if (p->d_model < 1 || p->d_model > TFM_MAX_D_MODEL)
-		return "hidden_size must be between 1 and 4096";
-	if (p->heads < 1 || p->heads > TFM_MAX_HEADS)
-		return "num_attention_heads must be between 1 and 64";
-	if (p->d_model % p->heads != 0)
-		return "num_attention_heads must divide hidden_size";
-	if (p->kv_heads < 1 || p->kv_heads > p->heads || p->heads % p->kv_heads != 0)
-		return "num_key_value_heads must divide num_attention_heads";
-	if ((p->d_model / p->heads) % 2 != 0)
-		return "the head size (hidden_size / num_attention_heads) must be even";
-	if (p->layers < 1 || p->layers > TFM_MAX_LAYERS)
-		return "num_hidden_layers must be between 1 and 48";
-	if (p->max_len < 2 || p->max_len > TFM_MAX_LEN)
-		return "max_position_embeddings must be between 2 and 8192";
-	if (p->vocab < 1 || p->vocab > TFM_MAX_VOCAB)
-		return "vocab_size must be between 1 and 1000000";
-	if (p->d_ff < 1 || p->d_ff > TFM_MAX_D_FF)
-		return "intermediate_size must be between 1 and 16384";
-	if (!(p->ln_eps > 0.0f && p->ln_eps <= 0.1f))
-		return "rms_norm_eps must be greater than 0 and at most 0.1";
-	if (!(p->rope_theta >= 1.0f && p->rope_theta <= 1e9f))
-		return "rope_theta must be between 1 and 1e9";
-	tfm_config_defaults(cfg, TFM_TASK_LM);
+	base_config(cfg, p, TFM_TASK_LM);
 	cfg->arch = TFM_ARCH_LLAMA;
-	cfg->vocab = p->vocab;
-	cfg->d_model = p->d_model;
-	cfg->heads = p->heads;
 	cfg->kv_heads = p->kv_heads == p->heads ? 0 : p->kv_heads;
 	cfg->dec_layers = p->layers;
 	cfg->enc_layers = 0;
-	cfg->d_ff = p->d_ff;
-	cfg->max_len = p->max_len;
 	cfg->norm = TFM_NORM_PRE;
 	cfg->positions = TFM_POS_ROPE;
 	cfg->rope_theta = p->rope_theta;
-	cfg->tie = p->tie;
-	cfg->scale_embeddings = 0;
 	cfg->pad_id = -1;			/* ids are the checkpoint's; nothing is padding */
 	cfg->dropout = 0.0f;
 	cfg->attn_dropout = 0.0f;
-	cfg->ln_eps = p->ln_eps;
-	return tfm_config_check(cfg);
+}
+
+static void
+gpt2_config(tfm_config *cfg, const tfm_hf_params *p)
+{
+	base_config(cfg, p, TFM_TASK_LM);
+	cfg->dec_layers = p->layers;
+	cfg->enc_layers = 0;
+	cfg->d_ff = p->d_ff > 0 ? p->d_ff : 4 * p->d_model;
+	cfg->norm = TFM_NORM_PRE;
+	cfg->positions = TFM_POS_LEARNED;
+	cfg->activation = TFM_ACT_GELU_TANH;
+	cfg->pad_id = -1;			/* GPT-2 has no padding token */
 }
 
 const char *
@@ -183,49 +252,26 @@ tfm_hf_config(tfm_config *cfg, const tfm_hf_params *p)
 	const char *bad;
 
 	if (p->arch == TFM_HF_BERT || p->arch == TFM_HF_ROBERTA || p->arch == TFM_HF_DISTILBERT)
-		return bert_config(cfg, p);
-	if (p->arch == TFM_HF_LLAMA)
-		return llama_config(cfg, p);
-	if (p->arch != TFM_HF_GPT2)
+	{
+		if ((bad = check_params(p, &bert_keys)) != NULL)
+			return bad;
+		bert_config(cfg, p);
+	}
+	else if (p->arch == TFM_HF_LLAMA)
+	{
+		if ((bad = check_params(p, &llama_keys)) != NULL)
+			return bad;
+		llama_config(cfg, p);
+	}
+	else if (p->arch == TFM_HF_GPT2)
+	{
+		if ((bad = check_params(p, &gpt2_keys)) != NULL)
+			return bad;
+		gpt2_config(cfg, p);
+	}
+	else
 		return "unknown architecture";
-	if (p->d_model < 1 || p->d_model > TFM_MAX_D_MODEL)
-		return "n_embd must be between 1 and 4096";
-	if (p->heads < 1 || p->heads > TFM_MAX_HEADS)
-		return "n_head must be between 1 and 64";
-	if (p->d_model % p->heads != 0)
-		return "n_head must divide n_embd";
-	if (p->layers < 1 || p->layers > TFM_MAX_LAYERS)
-		return "n_layer must be between 1 and 48";
-	if (p->max_len < 2 || p->max_len > TFM_MAX_LEN)
-		return "n_positions must be between 2 and 8192";
-	if (p->vocab < 1 || p->vocab > TFM_MAX_VOCAB)
-		return "vocab_size must be between 1 and 1000000";
-	if (p->d_ff < 0 || p->d_ff > TFM_MAX_D_FF)
-		return "n_inner must be between 1 and 16384";
-	if (!(p->ln_eps > 0.0f && p->ln_eps <= 0.1f))
-		return "layer_norm_epsilon must be greater than 0 and at most 0.1";
-	if (!(p->dropout >= 0.0f && p->dropout < 1.0f) ||
-		!(p->attn_dropout >= 0.0f && p->attn_dropout < 1.0f))
-		return "dropout probabilities must be at least 0 and less than 1";
-	tfm_config_defaults(cfg, TFM_TASK_LM);
-	cfg->vocab = p->vocab;
-	cfg->d_model = p->d_model;
-	cfg->heads = p->heads;
-	cfg->dec_layers = p->layers;
-	cfg->enc_layers = 0;
-	cfg->d_ff = p->d_ff > 0 ? p->d_ff : 4 * p->d_model;
-	cfg->max_len = p->max_len;
-	cfg->norm = TFM_NORM_PRE;
-	cfg->positions = TFM_POS_LEARNED;
-	cfg->activation = TFM_ACT_GELU_TANH;
-	cfg->tie = p->tie;
-	cfg->scale_embeddings = 0;
-	cfg->pad_id = -1;			/* GPT-2 has no padding token */
-	cfg->dropout = p->dropout;
-	cfg->attn_dropout = p->attn_dropout;
-	cfg->ln_eps = p->ln_eps;
-	bad = tfm_config_check(cfg);
-	return bad;
+	return tfm_config_check(cfg);
 }
 
 typedef struct builder

@@ -71,25 +71,25 @@ tfm_config_check(const tfm_config *c)
 {
 	if (c->task < TFM_TASK_CLASSIFY || c->task > TFM_TASK_SEQ2SEQ)
 		return "unknown task";
-	if (c->d_model < 1 || c->d_model > TFM_MAX_D_MODEL)
-		return "d_model must be between 1 and 4096";
-	if (c->heads < 1 || c->heads > TFM_MAX_HEADS)
-		return "heads must be between 1 and 64";
+	if (c->d_model < TFM_D_MODEL_MIN || c->d_model > TFM_D_MODEL_MAX)
+		return TFM_RANGE_TEXT("d_model", TFM_D_MODEL);
+	if (c->heads < TFM_HEADS_MIN || c->heads > TFM_HEADS_MAX)
+		return TFM_RANGE_TEXT("heads", TFM_HEADS);
 	if (c->d_model % c->heads != 0)
 		return "heads must divide d_model";
-	if (c->d_ff < 1 || c->d_ff > TFM_MAX_D_FF)
-		return "d_ff must be between 1 and 16384";
-	if (c->max_len < 2 || c->max_len > TFM_MAX_LEN)
-		return "max_len must be between 2 and 8192";
-	if (c->vocab < 1 || c->vocab > TFM_MAX_VOCAB)
-		return "the vocabulary size must be between 1 and 1000000";
-	if (c->tgt_vocab < 0 || c->tgt_vocab > TFM_MAX_VOCAB)
-		return "the target vocabulary size must be between 1 and 1000000";
+	if (c->d_ff < TFM_D_FF_MIN || c->d_ff > TFM_D_FF_MAX)
+		return TFM_RANGE_TEXT("d_ff", TFM_D_FF);
+	if (c->max_len < TFM_LEN_MIN || c->max_len > TFM_LEN_MAX)
+		return TFM_RANGE_TEXT("max_len", TFM_LEN);
+	if (c->vocab < TFM_VOCAB_MIN || c->vocab > TFM_VOCAB_MAX)
+		return TFM_RANGE_TEXT("the vocabulary size", TFM_VOCAB);
+	if (c->tgt_vocab < 0 || c->tgt_vocab > TFM_VOCAB_MAX)
+		return TFM_RANGE_TEXT("the target vocabulary size", TFM_VOCAB);
 	if (c->pad_id < -1 || c->pad_id >= c->vocab)
 		return "pad_id must be a token of the vocabulary (or -1 for none)";
-	if (c->enc_layers < 0 || c->enc_layers > TFM_MAX_LAYERS ||
-		c->dec_layers < 0 || c->dec_layers > TFM_MAX_LAYERS)
-		return "layers must be between 1 and 48";
+	if (c->enc_layers < 0 || c->enc_layers > TFM_LAYERS_MAX ||
+		c->dec_layers < 0 || c->dec_layers > TFM_LAYERS_MAX)
+		return TFM_RANGE_TEXT("layers", TFM_LAYERS);
 	if (!(c->dropout >= 0.0f && c->dropout < 1.0f) ||
 		!(c->attn_dropout >= 0.0f && c->attn_dropout < 1.0f))
 		return "dropout must be at least 0 and less than 1";
@@ -101,8 +101,8 @@ tfm_config_check(const tfm_config *c)
 	if (c->activation != TFM_ACT_RELU && c->activation != TFM_ACT_GELU &&
 		c->activation != TFM_ACT_GELU_TANH)
 		return "activation must be relu, gelu or gelu_tanh";
-	if (!(c->ln_eps >= 0.0f && c->ln_eps <= 0.1f))
-		return "the layer norm epsilon must be between 0 and 0.1";
+	if (!(c->ln_eps >= 0.0f && c->ln_eps <= (float) TFM_LN_EPS_MAX))
+		return "the layer norm epsilon must be between 0 and " TFM_STR(TFM_LN_EPS_MAX);
 	if (c->arch != TFM_ARCH_TFM && c->arch != TFM_ARCH_LLAMA)
 		return "unknown block architecture";
 	if (c->kv_heads < 0 || c->kv_heads > c->heads ||
@@ -114,17 +114,17 @@ tfm_config_check(const tfm_config *c)
 			return "a llama model is a pre-norm language model with rotary positions";
 		if ((c->d_model / c->heads) % 2 != 0)
 			return "rotary positions need an even head size";
-		if (!(c->rope_theta >= 1.0f && c->rope_theta <= 1e9f))
-			return "rope_theta must be between 1 and 1e9";
+		if (!(c->rope_theta >= (float) TFM_ROPE_THETA_MIN && c->rope_theta <= (float) TFM_ROPE_THETA_MAX))
+			return TFM_RANGE_TEXT("rope_theta", TFM_ROPE_THETA);
 		if (c->dropout != 0.0f || c->attn_dropout != 0.0f)
 			return "a llama model has no dropout";
 	}
 	else if (c->positions == TFM_POS_ROPE || c->kv_heads > 0)
 		return "rotary positions and kv_heads need the llama architecture";
-	if (c->type_vocab < 0 || c->type_vocab > TFM_MAX_TYPE_VOCAB)
-		return "type_vocab must be between 0 and 1024";
-	if (c->pos_offset < 0 || c->pos_offset > TFM_MAX_POS_OFFSET)
-		return "pos_offset must be between 0 and 1024";
+	if (c->type_vocab < TFM_TYPE_VOCAB_MIN || c->type_vocab > TFM_TYPE_VOCAB_MAX)
+		return TFM_RANGE_TEXT("type_vocab", TFM_TYPE_VOCAB);
+	if (c->pos_offset < TFM_POS_OFFSET_MIN || c->pos_offset > TFM_POS_OFFSET_MAX)
+		return TFM_RANGE_TEXT("pos_offset", TFM_POS_OFFSET);
 	if (c->emb_norm != 0 && c->emb_norm != 1)
 		return "emb_norm must be 0 or 1";
 	if (c->cls_pre < TFM_CLS_PRE_NONE || c->cls_pre > TFM_CLS_PRE_RELU)
@@ -138,15 +138,15 @@ tfm_config_check(const tfm_config *c)
 	{
 		case TFM_TASK_CLASSIFY:
 			if (c->enc_layers < 1 || c->dec_layers != 0)
-				return "a classifier has 1 to 48 encoder layers and no decoder";
-			if (c->n_classes < 2 || c->n_classes > TFM_MAX_CLASSES)
-				return "a classifier needs between 2 and 10000 labels";
+				return "a classifier has " TFM_STR(TFM_LAYERS_MIN) " to " TFM_STR(TFM_LAYERS_MAX) " encoder layers and no decoder";
+			if (c->n_classes < TFM_CLASSES_MIN || c->n_classes > TFM_CLASSES_MAX)
+				return "a classifier needs between " TFM_STR(TFM_CLASSES_MIN) " and " TFM_STR(TFM_CLASSES_MAX) " labels";
 			if (c->pooling != TFM_POOL_MEAN && c->pooling != TFM_POOL_CLS)
 				return "pooling must be mean or cls";
 			break;
 		case TFM_TASK_LM:
 			if (c->dec_layers < 1 || c->enc_layers != 0)
-				return "a language model has 1 to 48 decoder layers and no encoder";
+				return "a language model has " TFM_STR(TFM_LAYERS_MIN) " to " TFM_STR(TFM_LAYERS_MAX) " decoder layers and no encoder";
 			break;
 		case TFM_TASK_SEQ2SEQ:
 			if (c->enc_layers < 1 || c->dec_layers < 1)
@@ -160,10 +160,10 @@ tfm_config_check(const tfm_config *c)
 		bool		too_big = false;
 
 		for (int i = 0; i < k; i++)
-			if (info[i].size > TFM_MAX_TENSOR)
+			if (info[i].size > TFM_TENSOR_MAX)
 				too_big = true;
 		free(info);
-		if (n > TFM_MAX_PARAMS)
+		if (n > TFM_PARAMS_MAX)
 			return "the model would have more than 2 billion parameters";
 		if (too_big)
 			return "a tensor would have more than 250 million values (a row of tfm.tensors holds at most 1 GB)";

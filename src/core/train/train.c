@@ -7,6 +7,50 @@
 
 #include "tfm/train.h"
 
+void
+tfm_train_defaults(const tfm_config *c, tfm_train_opts *o, int *batch, float *val_fraction)
+{
+	bool		pre = c->norm == TFM_NORM_PRE;
+
+	memset(o, 0, sizeof(*o));
+	switch (c->task)
+	{
+		case TFM_TASK_CLASSIFY:
+			*batch = 32;
+			/* an imported BERT-family encoder fine-tunes at BERT's usual 5e-5 */
+			o->lr = c->emb_norm ? 5e-5f : pre ? 1e-3f : 5e-4f;
+			o->schedule = TFM_SCHED_COSINE;
+			o->beta1 = 0.9f;
+			o->beta2 = 0.999f;
+			*val_fraction = 0.1f;
+			break;
+		case TFM_TASK_LM:
+			*batch = 64;
+			o->lr = 2e-3f;
+			o->schedule = TFM_SCHED_COSINE;
+			o->beta1 = 0.9f;
+			o->beta2 = 0.99f;
+			*val_fraction = 0.0f;
+			break;
+		case TFM_TASK_SEQ2SEQ:
+		default:
+			*batch = 64;
+			o->lr = 1.5e-3f;
+			o->schedule = TFM_SCHED_INVSQRT;
+			o->beta1 = 0.9f;
+			o->beta2 = 0.98f;
+			o->label_smoothing = 0.1f;
+			*val_fraction = 0.0f;
+			break;
+	}
+	o->weight_decay = TFM_WEIGHT_DECAY_DEFAULT;
+	o->eps = 1e-8f;
+	o->decoupled = true;
+	o->clip = TFM_CLIP_DEFAULT;
+	o->seed = TFM_SEED_DEFAULT;
+	o->precision = TFM_PREC_FP32;
+}
+
 int
 tfm_trainer_init(tfm_trainer *tr, tfm_model *m, const tfm_train_opts *o)
 {

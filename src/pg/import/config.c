@@ -130,8 +130,6 @@ parse_gpt2(JsonbContainer *c, TfmHfConfig *out)
 	tfm_hf_params *p = &out->p;
 	char	   *act = jstr(c, "activation_function");
 	int			n_ctx;
-	const char *bad;
-	tfm_config	cfg;
 
 	p->arch = TFM_HF_GPT2;
 	if (act && strcmp(act, "gelu_new") != 0 && strcmp(act, "gelu_pytorch_tanh") != 0)
@@ -165,16 +163,6 @@ parse_gpt2(JsonbContainer *c, TfmHfConfig *out)
 	/* upcasting changes nothing in float32; reordering neither */
 	out->bos_id = jint(c, "bos_token_id", -1, false);
 	out->eos_id = jint(c, "eos_token_id", -1, false);
-	bad = tfm_hf_config(&cfg, p);
-	if (bad)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid GPT-2 config.json: %s", bad)));
-	if (out->bos_id < -1 || out->bos_id >= p->vocab || out->eos_id < -1 || out->eos_id >= p->vocab)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("config.json bos_token_id %d or eos_token_id %d is not below vocab_size %d",
-						out->bos_id, out->eos_id, p->vocab)));
 }
 
 /* an option that, when present, must have the one value tfm implements */
@@ -213,11 +201,11 @@ parse_id2label(JsonbContainer *c, TfmHfConfig *out)
 	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
 		bad_field("id2label", "an object", v);
 	n = JsonContainerSize(v->val.binary.data);
-	if (n < 2 || n > TFM_MAX_CLASSES)
+	if (n < TFM_CLASSES_MIN || n > TFM_CLASSES_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("config.json id2label has %d labels; a tfm classifier has between 2 and %d",
-						n, TFM_MAX_CLASSES)));
+				 errmsg("config.json id2label has %d labels; a tfm classifier has between %d and %d",
+						n, TFM_CLASSES_MIN, TFM_CLASSES_MAX)));
 	out->n_labels = n;
 	out->labels = palloc0(sizeof(char *) * n);
 	it = JsonbIteratorInit(v->val.binary.data);
@@ -266,8 +254,6 @@ parse_bert(JsonbContainer *c, TfmHfConfig *out, tfm_hf_arch arch, const char *ar
 		"DistilBertForSequenceClassification";
 	char	   *act,
 			   *problem;
-	const char *bad;
-	tfm_config	cfg;
 
 	p->arch = arch;
 	p->head = arch_name && strcmp(arch_name, cls) == 0;
@@ -313,11 +299,6 @@ parse_bert(JsonbContainer *c, TfmHfConfig *out, tfm_hf_arch arch, const char *ar
 	p->n_classes = out->n_labels;
 	out->bos_id = -1;
 	out->eos_id = -1;
-	bad = tfm_hf_config(&cfg, p);
-	if (bad)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid %s config.json: %s", out->model_type, bad)));
 }
 
 /* the single entry of "architectures", or NULL if absent */
@@ -391,8 +372,6 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out)
 	char	   *act = jstr(c, "hidden_act");
 	int			head_dim;
 	double		adrop;
-	const char *bad;
-	tfm_config	cfg;
 
 	p->arch = TFM_HF_LLAMA;
 	if (act && strcmp(act, "silu") != 0)
@@ -433,16 +412,6 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out)
 	/* pretraining_tp only slices the same products differently */
 	out->bos_id = token_id(c, "bos_token_id");
 	out->eos_id = token_id(c, "eos_token_id");
-	bad = tfm_hf_config(&cfg, p);
-	if (bad)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid Llama config.json: %s", bad)));
-	if (out->bos_id < -1 || out->bos_id >= p->vocab || out->eos_id < -1 || out->eos_id >= p->vocab)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("config.json bos_token_id %d or eos_token_id %d is not below vocab_size %d",
-						out->bos_id, out->eos_id, p->vocab)));
 }
 
 /* every name in "architectures" must be one of the two given */
@@ -477,6 +446,8 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 {
 	JsonbContainer *c = &config->root;
 	char	   *type;
+	const char *what = NULL;
+	const char *bad;
 
 	memset(out, 0, sizeof(*out));
 	if (!JB_ROOT_IS_OBJECT(config) || JB_ROOT_IS_SCALAR(config))
@@ -494,23 +465,36 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 		/* GPT2LMHeadModel (or the bare GPT2Model, whose head is the tied embedding) */
 		check_architectures(c, "GPT2LMHeadModel", "GPT2Model");
 		parse_gpt2(c, out);
-		return;
+		what = "GPT-2";
 	}
-	if (strcmp(type, "bert") == 0 || strcmp(type, "roberta") == 0 ||
-		strcmp(type, "distilbert") == 0)
+	else if (strcmp(type, "bert") == 0 || strcmp(type, "roberta") == 0 ||
+			 strcmp(type, "distilbert") == 0)
 	{
 		parse_bert(c, out, type[0] == 'b' ? TFM_HF_BERT : type[0] == 'r' ? TFM_HF_ROBERTA :
 				   TFM_HF_DISTILBERT, single_architecture(c));
-		return;
+		what = type;
 	}
-	if (strcmp(type, "llama") == 0)
+	else if (strcmp(type, "llama") == 0)
 	{
 		check_architectures(c, "LlamaForCausalLM", "LlamaModel");
 		parse_llama(c, out);
-		return;
+		what = "Llama";
 	}
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("model_type \"%s\" is not supported", type),
-			 errhint("tfm imports gpt2, bert, roberta, distilbert and llama models.")));
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model_type \"%s\" is not supported", type),
+				 errhint("tfm imports gpt2, bert, roberta, distilbert and llama models.")));
+
+	/* the one check of the hyper-parameters (tfm/hf_import.h), and the model they make */
+	bad = tfm_hf_config(&out->cfg, &out->p);
+	if (bad)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid %s config.json: %s", what, bad)));
+	if (out->bos_id < -1 || out->bos_id >= out->p.vocab || out->eos_id < -1 || out->eos_id >= out->p.vocab)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json bos_token_id %d or eos_token_id %d is not below vocab_size %d",
+						out->bos_id, out->eos_id, out->p.vocab)));
 }

@@ -17,6 +17,7 @@
 typedef struct TfmHfConfig
 {
 	tfm_hf_params p;
+	tfm_config	cfg;			/* the tfm model it makes (checked) */
 	int			bos_id;			/* -1 if the config names none */
 	int			eos_id;
 	const char *model_type;

@@ -261,7 +261,7 @@ read_state(TrainRun *run, tfm_train_opts *o, Restored *r, bytea *state)
 	run->best_acc = pq_getmsgfloat8(&b);
 	run->best_loss = pq_getmsgfloat8(&b);
 	pq_getmsgend(&b);
-	if (run->epochs < 1 || run->batch < 1 || run->accumulate < 1 || run->accumulate > TFM_MAX_ACCUMULATE ||
+	if (run->epochs < 1 || run->batch < 1 || run->accumulate < 1 || run->accumulate > TFM_ACCUMULATE_MAX ||
 		run->rd.chunk_rows < 1 || run->epoch < 1 || r->rows_done < 0 ||
 		(int) o->schedule < 0 || (int) o->schedule > 3 || run->best_epoch < 0)
 		bad_state(run->row.name);

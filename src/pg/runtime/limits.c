@@ -125,5 +125,5 @@ tfm_check_max_parameters(int64 n_params, const char *model)
 				 errmsg("model \"%s\" would have " INT64_FORMAT " parameters, more than tfm.max_parameters (%.0f)",
 						model, n_params, tfm_max_parameters),
 				 errhint("A superuser can raise tfm.max_parameters (at most %.0f).",
-						 (double) TFM_MAX_PARAMS)));
+						 (double) TFM_PARAMS_MAX)));
 }

@@ -66,6 +66,8 @@ void		tfm_shared_forget(int32 model_id);
 bool		tfm_shared_precision(tfm_model *m, const TfmModelRow *row, tfm_precision p);
 
 /* ---- the per-backend cache (cache.c) ---- */
+/* a new model of config c for model name, guarded, initialised from seed */
+tfm_model  *tfm_model_new(const tfm_config *c, const char *name, uint64 seed);
 /*
  * The model named name, loaded once per backend and version.  The returned
  * model belongs to the cache: use it within the current call only.

@@ -122,57 +122,22 @@ tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int k
 				int prec_arg)
 {
 	const tfm_config *c = &run->row.cfg;
-	bool		pre = c->norm == TFM_NORM_PRE;
 
-	memset(o, 0, sizeof(*o));
-	run->epochs = PG_ARGISNULL(A_EPOCHS) ? 1 : PG_GETARG_INT32(A_EPOCHS);
-	check_positive_int(run->epochs, "epochs", TFM_MAX_EPOCHS);
-	switch (c->task)
-	{
-		case TFM_TASK_CLASSIFY:
-			run->batch = 32;
-			/* an imported BERT-family encoder fine-tunes at BERT's usual 5e-5 */
-			o->lr = c->emb_norm ? 5e-5f : pre ? 1e-3f : 5e-4f;
-			o->schedule = TFM_SCHED_COSINE;
-			o->beta1 = 0.9f;
-			o->beta2 = 0.999f;
-			o->weight_decay = 0.01f;
-			run->rd.val_fraction = 0.1f;
-			break;
-		case TFM_TASK_LM:
-			run->batch = 64;
-			o->lr = 2e-3f;
-			o->schedule = TFM_SCHED_COSINE;
-			o->beta1 = 0.9f;
-			o->beta2 = 0.99f;
-			o->weight_decay = 0.01f;
-			run->rd.val_fraction = 0.0f;
-			break;
-		case TFM_TASK_SEQ2SEQ:
-			run->batch = 64;
-			o->lr = 1.5e-3f;
-			o->schedule = TFM_SCHED_INVSQRT;
-			o->beta1 = 0.9f;
-			o->beta2 = 0.98f;
-			o->weight_decay = 0.01f;
-			o->label_smoothing = 0.1f;
-			run->rd.val_fraction = 0.0f;
-			break;
-	}
-	o->eps = 1e-8f;
-	o->decoupled = true;
+	tfm_train_defaults(c, o, &run->batch, &run->rd.val_fraction);
+	run->epochs = PG_ARGISNULL(A_EPOCHS) ? TFM_EPOCHS_DEFAULT : PG_GETARG_INT32(A_EPOCHS);
+	check_positive_int(run->epochs, "epochs", TFM_EPOCHS_MAX);
 	if (!PG_ARGISNULL(A_BATCH))
 	{
 		run->batch = PG_GETARG_INT32(A_BATCH);
-		check_positive_int(run->batch, "batch_size", TFM_MAX_BATCH);
+		check_positive_int(run->batch, "batch_size", TFM_BATCH_MAX);
 	}
 	if (!PG_ARGISNULL(A_LR))
 	{
 		o->lr = PG_GETARG_FLOAT4(A_LR);
-		if (!(o->lr > 0.0f && o->lr <= 10.0f))
+		if (!(o->lr > 0.0f && o->lr <= TFM_LR_MAX))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("lr must be greater than 0 and at most 10")));
+					 errmsg("lr must be greater than 0 and at most %d", TFM_LR_MAX)));
 	}
 	o->warmup = -1;
 	if (!PG_ARGISNULL(A_WARMUP))
@@ -204,12 +169,13 @@ tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int k
 	if (!PG_ARGISNULL(A_WD))
 	{
 		o->weight_decay = PG_GETARG_FLOAT4(A_WD);
-		if (!(o->weight_decay >= 0.0f && o->weight_decay <= 1.0f))
+		if (!(o->weight_decay >= 0.0f && o->weight_decay <= TFM_WEIGHT_DECAY_MAX))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("weight_decay must be between 0 and 1")));
+					 errmsg("weight_decay must be between 0 and %d", TFM_WEIGHT_DECAY_MAX)));
 	}
-	o->clip = PG_ARGISNULL(A_CLIP) ? 1.0f : PG_GETARG_FLOAT4(A_CLIP);
+	if (!PG_ARGISNULL(A_CLIP))
+		o->clip = PG_GETARG_FLOAT4(A_CLIP);
 	if (!(o->clip >= 0.0f) || isinf(o->clip))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -230,7 +196,8 @@ tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int k
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("val_fraction must be at least 0 and less than 1")));
 	}
-	o->seed = PG_ARGISNULL(A_SEED) ? 42 : (uint64) PG_GETARG_INT64(A_SEED);
+	if (!PG_ARGISNULL(A_SEED))
+		o->seed = (uint64) PG_GETARG_INT64(A_SEED);
 	run->rd.seed = o->seed;
 	if (!PG_ARGISNULL(A_TIME))
 	{
@@ -253,7 +220,7 @@ tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int k
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_steps must not be negative")));
 	run->accumulate = PG_ARGISNULL(A_ACCUM) ? 1 : PG_GETARG_INT32(A_ACCUM);
-	check_positive_int(run->accumulate, "accumulate", TFM_MAX_ACCUMULATE);
+	check_positive_int(run->accumulate, "accumulate", TFM_ACCUMULATE_MAX);
 	run->batch_tokens = c->task == TFM_TASK_SEQ2SEQ && PG_ARGISNULL(A_BATCH) ? 8000 : 0;
 	if (PG_NARGS() > A_BATCH_TOKENS && !PG_ARGISNULL(A_BATCH_TOKENS))
 	{
@@ -345,7 +312,7 @@ fit_schedule_to_time(TrainRun *run)
 static void
 run_step(TrainRun *run, TfmBatchBuf *micro, int n)
 {
-	tfm_batch	bs[TFM_MAX_ACCUMULATE];
+	tfm_batch	bs[TFM_ACCUMULATE_MAX];
 	double		loss;
 	int			count;
 	tfm_step_status st;
@@ -487,7 +454,7 @@ train_examples(TrainRun *run, TfmExample *ex, int n, tfm_rng *rng)
 	int		   *starts = palloc(sizeof(int) * (n + 1));
 	int		   *order;
 	int			nb;
-	TfmBatchBuf micro[TFM_MAX_ACCUMULATE];
+	TfmBatchBuf micro[TFM_ACCUMULATE_MAX];
 	int			nm = 0;
 
 	shuffle(ex, n, sizeof(TfmExample), rng);
@@ -522,7 +489,7 @@ train_stream(TrainRun *run, const int32 *stream, int64 len, tfm_rng *rng)
 	int64		windows,
 				done = 0;
 	int64	   *offsets;
-	TfmBatchBuf micro[TFM_MAX_ACCUMULATE];
+	TfmBatchBuf micro[TFM_ACCUMULATE_MAX];
 	int			nm = 0;
 
 	if (len < 2)
@@ -681,36 +648,22 @@ validate(TrainRun *run, double *val_loss, double *val_acc)
 void
 tfm_run_save(TrainRun *run, const TrainEpoch *e, int checkpoint)
 {
-	Oid			types[11] = {INT4OID, TIMESTAMPTZOID, INT4OID, INT8OID, FLOAT8OID, FLOAT8OID,
-	FLOAT8OID, FLOAT8OID, FLOAT8OID, INT4OID, INT8OID};
-	Datum		args[11];
-	char		nulls[11] = "           ";
-	TfmAsOwner	as;
+	TfmHistoryRow h;
 
 	tfm_catalog_save(&run->row, run->m, run->tr.step - run->steps_before);
 	run->steps_before = run->tr.step;
-	args[0] = Int32GetDatum(run->row.id);
-	args[1] = TimestampTzGetDatum(run->started);
-	args[2] = Int32GetDatum(e->epoch);
-	args[3] = Int64GetDatum(e->steps);
-	args[4] = Float8GetDatum(e->train_loss);
-	args[5] = Float8GetDatum(e->val_loss);
-	args[6] = Float8GetDatum(e->val_acc);
-	args[7] = Float8GetDatum(e->tokens_per_s);
-	args[8] = Float8GetDatum(e->seconds);
-	args[9] = Int32GetDatum(checkpoint);
-	args[10] = Int64GetDatum(run->rd.row_number);
-	for (int i = 4; i <= 6; i++)
-		if (isnan(DatumGetFloat8(args[i])))
-			nulls[i] = 'n';
-	tfm_as_owner_begin(&as);
-	if (SPI_execute_with_args("INSERT INTO tfm.history (model_id, run_started, epoch, steps, "
-							  "train_loss, val_loss, val_accuracy, tokens_per_s, seconds, "
-							  "checkpoint, rows_done) "
-							  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-							  11, types, args, nulls, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "cannot write tfm.history");
-	tfm_as_owner_end(&as);
+	h.model_id = run->row.id;
+	h.run_started = run->started;
+	h.epoch = e->epoch;
+	h.steps = e->steps;
+	h.train_loss = e->train_loss;
+	h.val_loss = e->val_loss;
+	h.val_acc = e->val_acc;
+	h.tokens_per_s = e->tokens_per_s;
+	h.seconds = e->seconds;
+	h.checkpoint = checkpoint;
+	h.rows_done = run->rd.row_number;
+	tfm_history_add(&h);
 }
 
 /* the epoch so far, for a result row or a checkpoint's history row */
@@ -1030,9 +983,6 @@ void
 tfm_run_finish(TrainRun *run, bool report_kept)
 {
 	int			last = run->epoch - 1;
-	Oid			types[3] = {INT4OID, TIMESTAMPTZOID, INT4OID};
-	Datum		args[3];
-	TfmAsOwner	as;
 
 	run->kept_epoch = last;
 	/* the default 'best' without held-out rows is quietly 'last' */
@@ -1053,17 +1003,7 @@ tfm_run_finish(TrainRun *run, bool report_kept)
 						run->kept_epoch, last,
 						run->keep == TFM_KEEP_BEST && run->best_epoch > 0 ? "the best validated" : "the last")));
 	if (last > 0)
-	{
-		args[0] = Int32GetDatum(run->row.id);
-		args[1] = TimestampTzGetDatum(run->started);
-		args[2] = Int32GetDatum(run->kept_epoch);
-		tfm_as_owner_begin(&as);
-		if (SPI_execute_with_args("UPDATE tfm.history SET kept = true WHERE model_id = $1 "
-								  "AND run_started = $2 AND epoch = $3 AND checkpoint = 0",
-								  3, types, args, NULL, false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "cannot update tfm.history");
-		tfm_as_owner_end(&as);
-	}
+		tfm_history_mark_kept(run->row.id, run->started, run->kept_epoch);
 	if (run->stop && !run->nonfinite)
 		ereport(NOTICE,
 				(errmsg("training of model \"%s\" stopped after %lld steps (%s)", run->row.name,

@@ -23,9 +23,6 @@
 
 #define TFM_VAL_MAX         50000
 #define TFM_VAL_MAX_TOKENS  2000000
-#define TFM_MAX_BATCH       65536
-#define TFM_MAX_EPOCHS      1000000000
-#define TFM_MAX_ACCUMULATE  64
 
 /* which weights a run leaves in the model */
 typedef enum TfmKeep

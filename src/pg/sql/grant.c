@@ -204,25 +204,13 @@ tfm_rename_model(PG_FUNCTION_ARGS)
 {
 	char	   *name = tfm_text_arg(fcinfo, 0, "name");
 	char	   *new_name = tfm_text_arg(fcinfo, 1, "new_name");
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		args[2] = {CStringGetTextDatum(name), CStringGetTextDatum(new_name)};
 	TfmObject	o;
-	TfmAsOwner	as;
 
 	tfm_check_new_model_name(new_name);
 	tfm_check_writable("rename", name);
 	find_object(name, "model", &o, false);
 	check_owner(&o, name);
-	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("SELECT 1 FROM tfm.models WHERE name = $2", 2, types, args,
-							  NULL, false, 1) == SPI_OK_SELECT && SPI_processed > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("model \"%s\" already exists", new_name)));
-	if (SPI_execute_with_args("UPDATE tfm.models SET name = $2, updated_at = now() WHERE name = $1",
-							  2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "cannot update tfm.models");
-	tfm_spi_finish_owner(&as);
+	tfm_model_rename(name, new_name);
 	tfm_cache_forget(name);
 	PG_RETURN_VOID();
 }

@@ -45,10 +45,8 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeight
 {
 	TfmHfConfig hc;
 	tfm_config	c;
-	const char *bad;
 	tfm_model  *m;
 	TfmModelRow row;
-	TfmAsOwner	as;
 	TupleDesc	tupdesc;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
@@ -73,9 +71,7 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeight
 					 !is_encoder(hc.p.arch) ? 0 :
 					 errdetail("tfm_embed works on every classifier: it returns the pooled vector.")));
 	}
-	bad = tfm_hf_config(&c, &hc.p);
-	if (bad)
-		elog(ERROR, "config check disagrees: %s", bad);
+	c = hc.cfg;
 
 	/*
 	 * Validate, then allocate: the size the config implies against the cap
@@ -117,16 +113,8 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeight
 	}
 
 	/* weights first: a bad file stores nothing */
-	tfm_backend_ready();
-	m = tfm_model_create(&c);
-	if (!m)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory creating model \"%s\"", name)));
-	tfm_guard_model(m);
-	m->poll = tfm_poll_interrupts;	/* a cancel or statement_timeout ends a long init */
 	/* a head the checkpoint lacks (a base encoder's cls.*) starts from tfm's init */
-	tfm_model_init(m, 42);
+	m = tfm_model_new(&c, name, TFM_SEED_DEFAULT);
 	tfm_weights_load(m, &hc, src);
 
 	if (tokenizer)
@@ -185,27 +173,9 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeight
 	json = psprintf("%s, \"bos_id\": %d, \"eos_id\": %d, \"imported_from\": \"%s\"}",
 					json, hc.bos_id, hc.eos_id, hc.model_type);
 	{
-		Oid			types[5] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, OIDOID};
+		TfmNewModel nm;
 		Datum		labels = (Datum) 0;
-		Datum		args[5];
-		char		argnulls[6] = "     ";
-		bool		isnull;
 
-		args[0] = CStringGetTextDatum(name);
-		args[1] = CStringGetTextDatum(tfm_task_name(c.task));
-		args[2] = tokenizer ? CStringGetTextDatum(name) : (Datum) 0;
-		if (!tokenizer)
-			argnulls[2] = 'n';
-		args[3] = Int64GetDatum((int64) m->n_params);
-		args[4] = ObjectIdGetDatum(GetUserId());	/* the caller owns it */
-		tfm_spi_connect_owner(&as);
-		if (SPI_execute_with_args("SELECT 1 FROM tfm.models WHERE name = $1", 1, types, args,
-								  NULL, true, 1) == SPI_OK_SELECT && SPI_processed > 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_DUPLICATE_OBJECT),
-					 errmsg("model \"%s\" already exists", name),
-					 errhint("Drop it first with tfm_drop_model('%s').", name)));
-		args[1] = CStringGetTextDatum(tfm_task_name(c.task));
 		if (hc.n_labels > 0)
 		{
 			Datum	   *el = palloc(sizeof(Datum) * hc.n_labels);
@@ -214,26 +184,17 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeight
 				el[i] = CStringGetTextDatum(hc.labels[i]);
 			labels = PointerGetDatum(construct_array(el, hc.n_labels, TEXTOID, -1, false, TYPALIGN_INT));
 		}
-		{
-			Oid			t2[7] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, OIDOID, TEXTOID, TEXTARRAYOID};
-			Datum		a2[7] = {args[0], args[1], args[2], args[3], args[4], CStringGetTextDatum(json), labels};
-			char		n2[8] = "       ";
-
-			n2[2] = argnulls[2];
-			if (hc.n_labels == 0)
-				n2[6] = 'n';
-			if (SPI_execute_with_args("INSERT INTO tfm.models (name, task, tokenizer, config, parameters, "
-									  "format_version, owner, labels) VALUES ($1, $2, $3, $6::jsonb, $4, "
-									  CppAsString2(TFM_FORMAT_VERSION) ", $5::regrole, $7) RETURNING id, version",
-									  7, t2, a2, n2, false, 1) != SPI_OK_INSERT_RETURNING)
-				elog(ERROR, "cannot insert into tfm.models");
-		}
+		memset(&nm, 0, sizeof(nm));
+		nm.name = name;
+		nm.task = tfm_task_name(c.task);
+		nm.tokenizer = tokenizer ? name : NULL;
+		nm.labels = labels;
+		nm.config_json = json;
+		nm.parameters = (int64) m->n_params;
 		memset(&row, 0, sizeof(row));
 		row.bos_id = hc.bos_id;
 		row.eos_id = hc.eos_id;
-		row.id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		row.version = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-		tfm_spi_finish_owner(&as);
+		tfm_model_insert(&nm, &row);
 		strlcpy(row.name, name, sizeof(row.name));
 		row.cfg = c;
 		row.n_labels = hc.n_labels;
@@ -320,6 +281,6 @@ tfm_tokenizer_import_json(PG_FUNCTION_ARGS)
 	tfm_check_new_name("tokenizer", name);
 	TFM_ARG_NOT_NULL(1, "tokenizer");
 	tfm_check_writable("import", name);
-	tfm_hf_import_tokenizer(name, PG_GETARG_JSONB_P(1), TFM_MAX_VOCAB, sp);
+	tfm_hf_import_tokenizer(name, PG_GETARG_JSONB_P(1), TFM_VOCAB_MAX, sp);
 	PG_RETURN_TEXT_P(cstring_to_text(psprintf("tokenizer \"%s\" imported", name)));
 }

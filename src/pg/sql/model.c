@@ -5,7 +5,6 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "miscadmin.h"
 #include "funcapi.h"
 #include "utils/array.h"
@@ -72,29 +71,6 @@ choice_arg(FunctionCallInfo fcinfo, int n, int dflt, const char *what,
 	return dflt;
 }
 
-/* vocabulary size and pad id of a stored tokenizer */
-static void
-tokenizer_sizes(const char *name, int *vocab, int *pad_id)
-{
-	TfmAsOwner	as;
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(name)};
-	bool		isnull;
-
-	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("SELECT vocab_size, coalesce((options->>'pad_id')::int, 0) "
-							  "FROM tfm.tokenizers WHERE name = $1",
-							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read tfm.tokenizers");
-	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("tokenizer \"%s\" does not exist", name)));
-	*vocab = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	*pad_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	tfm_spi_finish_owner(&as);
-}
-
 static void
 check_labels(ArrayType *labels, int *n)
 {
@@ -106,10 +82,11 @@ check_labels(ArrayType *labels, int *n)
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("labels must be a one-dimensional array")));
 	deconstruct_array(labels, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, n);
-	if (*n < 2 || *n > TFM_MAX_CLASSES)
+	if (*n < TFM_CLASSES_MIN || *n > TFM_CLASSES_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a classifier needs between 2 and %d labels, not %d", TFM_MAX_CLASSES, *n)));
+				 errmsg("a classifier needs between %d and %d labels, not %d",
+						TFM_CLASSES_MIN, TFM_CLASSES_MAX, *n)));
 	for (int i = 0; i < *n; i++)
 	{
 		if (nulls[i])
@@ -128,7 +105,6 @@ PG_FUNCTION_INFO_V1(tfm_create_model);
 Datum
 tfm_create_model(PG_FUNCTION_ARGS)
 {
-	TfmAsOwner	as;
 	char	   *name = tfm_text_arg(fcinfo, A_NAME, "name");
 	char	   *task_name = tfm_text_arg(fcinfo, A_TASK, "task");
 	char	   *tokenizer = PG_ARGISNULL(A_TOKENIZER) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(A_TOKENIZER));
@@ -137,7 +113,7 @@ tfm_create_model(PG_FUNCTION_ARGS)
 	tfm_config	c;
 	TfmModelRow row;
 	int			n_labels = 0;
-	int64		seed = PG_ARGISNULL(A_SEED) ? 42 : PG_GETARG_INT64(A_SEED);
+	int64		seed = PG_ARGISNULL(A_SEED) ? TFM_SEED_DEFAULT : PG_GETARG_INT64(A_SEED);
 	int			layers;
 	const char *bad;
 	tfm_model  *m;
@@ -155,7 +131,7 @@ tfm_create_model(PG_FUNCTION_ARGS)
 	if (tokenizer)
 	{
 		tfm_check_tokenizer_use(tokenizer);
-		tokenizer_sizes(tokenizer, &c.vocab, &c.pad_id);
+		tfm_tokenizer_sizes(tokenizer, &c.vocab, &c.pad_id);
 		if (!PG_ARGISNULL(A_VOCAB))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -166,8 +142,7 @@ tfm_create_model(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a model needs a tokenizer or a vocab_size")));
 	else
-		/* tfm's special ids 0..5 are part of every vocabulary */
-		c.vocab = int_arg(fcinfo, A_VOCAB, 0, "vocab_size", 7, TFM_MAX_VOCAB);
+		c.vocab = int_arg(fcinfo, A_VOCAB, 0, "vocab_size", TFM_OWN_VOCAB_MIN, TFM_VOCAB_MAX);
 	if (tgt_tokenizer)
 	{
 		int			tpad;
@@ -177,7 +152,7 @@ tfm_create_model(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("only a seq2seq model takes a target_tokenizer")));
 		tfm_check_tokenizer_use(tgt_tokenizer);
-		tokenizer_sizes(tgt_tokenizer, &c.tgt_vocab, &tpad);
+		tfm_tokenizer_sizes(tgt_tokenizer, &c.tgt_vocab, &tpad);
 		if (tpad != c.pad_id)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -200,13 +175,13 @@ tfm_create_model(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("only a classify model takes labels")));
 
-	c.d_model = int_arg(fcinfo, A_D_MODEL, c.d_model, "d_model", 1, TFM_MAX_D_MODEL);
-	c.heads = int_arg(fcinfo, A_HEADS, c.heads, "heads", 1, TFM_MAX_HEADS);
+	c.d_model = int_arg(fcinfo, A_D_MODEL, c.d_model, "d_model", TFM_D_MODEL_MIN, TFM_D_MODEL_MAX);
+	c.heads = int_arg(fcinfo, A_HEADS, c.heads, "heads", TFM_HEADS_MIN, TFM_HEADS_MAX);
 	if (c.d_model % c.heads != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("heads (%d) must divide d_model (%d)", c.heads, c.d_model)));
-	layers = int_arg(fcinfo, A_LAYERS, -1, "layers", 1, TFM_MAX_LAYERS);
+	layers = int_arg(fcinfo, A_LAYERS, -1, "layers", TFM_LAYERS_MIN, TFM_LAYERS_MAX);
 	if (layers > 0)
 	{
 		if (task != TFM_TASK_LM)
@@ -220,11 +195,11 @@ tfm_create_model(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("encoder_layers and decoder_layers are for seq2seq models; use layers")));
-		c.enc_layers = int_arg(fcinfo, A_ENC_LAYERS, c.enc_layers, "encoder_layers", 1, TFM_MAX_LAYERS);
-		c.dec_layers = int_arg(fcinfo, A_DEC_LAYERS, c.dec_layers, "decoder_layers", 1, TFM_MAX_LAYERS);
+		c.enc_layers = int_arg(fcinfo, A_ENC_LAYERS, c.enc_layers, "encoder_layers", TFM_LAYERS_MIN, TFM_LAYERS_MAX);
+		c.dec_layers = int_arg(fcinfo, A_DEC_LAYERS, c.dec_layers, "decoder_layers", TFM_LAYERS_MIN, TFM_LAYERS_MAX);
 	}
-	c.d_ff = int_arg(fcinfo, A_D_FF, 4 * c.d_model, "d_ff", 1, TFM_MAX_D_FF);
-	c.max_len = int_arg(fcinfo, A_MAX_LEN, c.max_len, "max_len", 2, TFM_MAX_LEN);
+	c.d_ff = int_arg(fcinfo, A_D_FF, 4 * c.d_model, "d_ff", TFM_D_FF_MIN, TFM_D_FF_MAX);
+	c.max_len = int_arg(fcinfo, A_MAX_LEN, c.max_len, "max_len", TFM_LEN_MIN, TFM_LEN_MAX);
 	c.dropout = real_arg(fcinfo, A_DROPOUT, c.dropout, "dropout");
 	c.attn_dropout = real_arg(fcinfo, A_ATTN_DROPOUT, c.attn_dropout, "attention_dropout");
 	c.norm = choice_arg(fcinfo, A_NORM, c.norm, "norm", "post", "pre");
@@ -248,13 +223,9 @@ tfm_create_model(PG_FUNCTION_ARGS)
 
 	/* the catalog row */
 	{
-		Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT8OID, OIDOID};
-		Datum		args[8];
-		char		argnulls[9] = "        ";
+		TfmNewModel nm;
 		tfm_param_info *info;
 		size_t		n_floats;
-		bool		isnull;
-		int			rc;
 
 		int			k = tfm_config_tensors(&c, &info, &n_floats);
 		int64		n_params = 0;
@@ -276,53 +247,22 @@ tfm_create_model(PG_FUNCTION_ARGS)
 			probe.cfg = c;
 			tfm_model_specials(&probe, &sp);
 		}
-		args[0] = CStringGetTextDatum(name);
-		args[1] = CStringGetTextDatum(tfm_task_name(task));
-		args[2] = tokenizer ? CStringGetTextDatum(tokenizer) : (Datum) 0;
-		args[3] = tgt_tokenizer ? CStringGetTextDatum(tgt_tokenizer) : (Datum) 0;
-		args[4] = PG_ARGISNULL(A_LABELS) ? (Datum) 0 : PG_GETARG_DATUM(A_LABELS);
-		args[5] = CStringGetTextDatum(tfm_config_json(&c));
-		args[6] = Int64GetDatum(n_params);
-		if (!tokenizer)
-			argnulls[2] = 'n';
-		if (!tgt_tokenizer)
-			argnulls[3] = 'n';
-		if (PG_ARGISNULL(A_LABELS))
-			argnulls[4] = 'n';
-		args[7] = ObjectIdGetDatum(GetUserId());	/* the caller owns it */
-		tfm_spi_connect_owner(&as);
-		if (SPI_execute_with_args("SELECT 1 FROM tfm.models WHERE name = $1", 1, types, args,
-								  NULL, true, 1) == SPI_OK_SELECT && SPI_processed > 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_DUPLICATE_OBJECT),
-					 errmsg("model \"%s\" already exists", name),
-					 errhint("Drop it first with tfm_drop_model('%s').", name)));
-		rc = SPI_execute_with_args("INSERT INTO tfm.models (name, task, tokenizer, target_tokenizer, "
-								   "labels, config, parameters, format_version, owner) "
-								   "VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, "
-								   CppAsString2(TFM_FORMAT_VERSION) ", $8::regrole) RETURNING id, version",
-								   8, types, args, argnulls, false, 1);
-		if (rc != SPI_OK_INSERT_RETURNING)
-			elog(ERROR, "cannot insert into tfm.models");
+		nm.name = name;
+		nm.task = tfm_task_name(task);
+		nm.tokenizer = tokenizer;
+		nm.target_tokenizer = tgt_tokenizer;
+		nm.labels = PG_ARGISNULL(A_LABELS) ? (Datum) 0 : PG_GETARG_DATUM(A_LABELS);
+		nm.config_json = tfm_config_json(&c);
+		nm.parameters = n_params;
 		memset(&row, 0, sizeof(row));
 		row.bos_id = row.eos_id = -1;
-		row.id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		row.version = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-		tfm_spi_finish_owner(&as);
+		tfm_model_insert(&nm, &row);
 		strlcpy(row.name, name, sizeof(row.name));
 		row.cfg = c;
 	}
 
 	/* initial weights */
-	tfm_backend_ready();
-	m = tfm_model_create(&c);
-	if (!m)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory creating model \"%s\"", name)));
-	tfm_guard_model(m);
-	m->poll = tfm_poll_interrupts;	/* a cancel or statement_timeout ends a long init */
-	tfm_model_init(m, (uint64_t) seed);
+	m = tfm_model_new(&c, name, (uint64) seed);
 	tfm_catalog_save(&row, m, 0);
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -337,30 +277,12 @@ PG_FUNCTION_INFO_V1(tfm_drop_model);
 Datum
 tfm_drop_model(PG_FUNCTION_ARGS)
 {
-	TfmAsOwner	as;
 	char	   *name = tfm_text_arg(fcinfo, 0, "name");
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(name)};
 	int32		id;
-	bool		isnull;
 
 	tfm_check_writable("drop", name);
 	tfm_check_model_owner(name);
-	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("DELETE FROM tfm.models WHERE name = $1 RETURNING id", 1, types, args,
-							  NULL, false, 0) != SPI_OK_DELETE_RETURNING)
-		elog(ERROR, "cannot delete from tfm.models");
-	if (SPI_processed == 0)
-	{
-		bool		alias = tfm_catalog_has("tfm.aliases", name);
-
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("model \"%s\" does not exist", name),
-				 alias ? errhint("\"%s\" is a deployment alias: tfm_undeploy('%s') drops it.", name, name) : 0));
-	}
-	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	tfm_spi_finish_owner(&as);
+	id = tfm_model_delete(name);
 	tfm_cache_forget(name);
 	tfm_shared_forget(id);
 	PG_RETURN_VOID();
@@ -370,15 +292,10 @@ PG_FUNCTION_INFO_V1(tfm_copy_model);
 Datum
 tfm_copy_model(PG_FUNCTION_ARGS)
 {
-	TfmAsOwner	as;
 	char	   *source = tfm_text_arg(fcinfo, 0, "source");
 	char	   *target = tfm_text_arg(fcinfo, 1, "target");
 	TfmModelRow row;
 	tfm_model  *m;
-	Oid			types[3] = {TEXTOID, TEXTOID, OIDOID};
-	Datum		args[3] = {CStringGetTextDatum(source), CStringGetTextDatum(target),
-	ObjectIdGetDatum(GetUserId())};
-	bool		isnull;
 
 	tfm_check_new_model_name(target);
 	tfm_check_writable("copy", source);
@@ -388,26 +305,7 @@ tfm_copy_model(PG_FUNCTION_ARGS)
 	m = tfm_catalog_load(&row);
 	tfm_guard_model(m);
 	/* the source by its own name: source may be an alias */
-	args[0] = CStringGetTextDatum(row.name);
-	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("SELECT 1 FROM tfm.models WHERE name = $2", 2, types, args,
-							  NULL, true, 1) == SPI_OK_SELECT && SPI_processed > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("model \"%s\" already exists", target)));
-	if (SPI_execute_with_args("INSERT INTO tfm.models (name, task, tokenizer, target_tokenizer, labels, "
-							  "config, parameters, format_version, steps, owner) "
-							  "SELECT $2, task, tokenizer, target_tokenizer, labels, config, parameters, "
-							  "format_version, steps, $3::regrole FROM tfm.models WHERE name = $1 RETURNING id, version",
-							  3, types, args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
-		elog(ERROR, "cannot insert into tfm.models");
-	if (SPI_processed != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("model \"%s\" was dropped while it was being copied", row.name)));
-	row.id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	row.version = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	tfm_spi_finish_owner(&as);
+	tfm_model_insert_copy(row.name, target, &row);
 	strlcpy(row.name, target, sizeof(row.name));
 	tfm_catalog_save(&row, m, 0);
 	PG_RETURN_INT64((int64) m->n_params);

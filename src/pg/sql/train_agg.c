@@ -138,7 +138,7 @@ state_new(FunctionCallInfo fcinfo, MemoryContext aggcxt)
 	MemoryContext old = MemoryContextSwitchTo(aggcxt);
 	TrainAggState *st = palloc0(sizeof(TrainAggState));
 	tfm_train_opts o;
-	bool		pre;
+	float		val_fraction;
 
 	if (opts)
 		check_option_names(opts);
@@ -157,21 +157,16 @@ state_new(FunctionCallInfo fcinfo, MemoryContext aggcxt)
 						name, st->row.task),
 				 errhint("Use tfm_train for other tasks.")));
 	tfm_model_specials(&st->row, &st->sp);
-	pre = st->row.cfg.norm == TFM_NORM_PRE;
-	memset(&o, 0, sizeof(o));
-	st->batch = (int) opt_num(opts, "batch_size", 32, 1, 65536);
-	o.lr = (float) opt_num(opts, "lr", st->row.cfg.emb_norm ? 5e-5 : pre ? 1e-3 : 5e-4, 1e-12, 10);
+	/* tfm_train's defaults for a classifier, at a constant rate without warmup (a stream) */
+	tfm_train_defaults(&st->row.cfg, &o, &st->batch, &val_fraction);
 	o.schedule = TFM_SCHED_CONSTANT;
-	o.warmup = (int64) opt_num(opts, "warmup", 0, 0, 1e9);
-	o.weight_decay = (float) opt_num(opts, "weight_decay", 0.01, 0, 1);
-	o.clip = (float) opt_num(opts, "clip", 1.0, 0, 1e9);
-	o.label_smoothing = (float) opt_num(opts, "label_smoothing", 0, 0, 0.999);
-	o.seed = (uint64) opt_num(opts, "seed", 42, 0, 9e15);
-	o.beta1 = 0.9f;
-	o.beta2 = 0.999f;
-	o.eps = 1e-8f;
-	o.decoupled = true;
-	o.precision = TFM_PREC_FP32;
+	st->batch = (int) opt_num(opts, "batch_size", st->batch, 1, TFM_BATCH_MAX);
+	o.lr = (float) opt_num(opts, "lr", o.lr, 1e-12, TFM_LR_MAX);
+	o.warmup = (int64) opt_num(opts, "warmup", o.warmup, 0, 1e9);
+	o.weight_decay = (float) opt_num(opts, "weight_decay", o.weight_decay, 0, TFM_WEIGHT_DECAY_MAX);
+	o.clip = (float) opt_num(opts, "clip", o.clip, 0, 1e9);
+	o.label_smoothing = (float) opt_num(opts, "label_smoothing", o.label_smoothing, 0, 0.999);
+	o.seed = (uint64) opt_num(opts, "seed", (double) o.seed, 0, 9e15);
 	if (tfm_trainer_init(&st->tr, st->m, &o) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -275,7 +270,6 @@ PG_FUNCTION_INFO_V1(tfm_train_agg_final);
 Datum
 tfm_train_agg_final(PG_FUNCTION_ARGS)
 {
-	TfmAsOwner	as;
 	TrainAggState *st;
 	TupleDesc	tupdesc;
 	Datum		v[7];
@@ -304,22 +298,20 @@ tfm_train_agg_final(PG_FUNCTION_ARGS)
 	loss = st->loss_count ? st->loss_sum / st->loss_count : NAN;
 	tfm_catalog_save(&st->row, st->m, st->tr.step);
 	{
-		Oid			types[7] = {INT4OID, TIMESTAMPTZOID, INT8OID, FLOAT8OID, FLOAT8OID, FLOAT8OID, INT4OID};
-		Datum		args[7];
+		TfmHistoryRow h;
 
-		args[0] = Int32GetDatum(st->row.id);
-		args[1] = TimestampTzGetDatum(st->started);
-		args[2] = Int64GetDatum(st->tr.step);
-		args[3] = Float8GetDatum(loss);
-		args[4] = Float8GetDatum(st->tokens / Max(secs, 1e-9));
-		args[5] = Float8GetDatum(secs);
-		args[6] = Int32GetDatum(1);
-		tfm_spi_connect_owner(&as);
-		if (SPI_execute_with_args("INSERT INTO tfm.history (model_id, run_started, epoch, steps, "
-								  "train_loss, tokens_per_s, seconds) VALUES ($1, $2, $7, $3, $4, $5, $6)",
-								  7, types, args, NULL, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "cannot write tfm.history");
-		tfm_spi_finish_owner(&as);
+		h.model_id = st->row.id;
+		h.run_started = st->started;
+		h.epoch = 1;
+		h.steps = st->tr.step;
+		h.train_loss = loss;
+		h.val_loss = NAN;
+		h.val_acc = NAN;
+		h.tokens_per_s = st->tokens / Max(secs, 1e-9);
+		h.seconds = secs;
+		h.checkpoint = 0;
+		h.rows_done = -1;
+		tfm_history_add(&h);
 	}
 	tfm_trainer_free(&st->tr);
 	st->trainer_ready = false;

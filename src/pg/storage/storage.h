@@ -1,7 +1,8 @@
 /*
  * storage.h — the catalog in schema tfm, through SPI: names, privileges
  * and the owner's SQL sections (access.c), models and their tensors
- * (catalog.c), aliases' names (aliases.c), tokenizers' rows (tokenizers.c).
+ * (catalog.c, models.c), aliases' names (aliases.c), tokenizers' rows (tokenizers.c),
+ * the training history (history.c).
  */
 #ifndef TFM_PG_STORAGE_H
 #define TFM_PG_STORAGE_H
@@ -9,6 +10,7 @@
 #include "postgres.h"
 #include "access/htup.h"
 #include "access/tupdesc.h"
+#include "datatype/timestamp.h"
 
 #include "base/base.h"
 
@@ -90,6 +92,27 @@ typedef struct TfmModelRow
 	tfm_config	cfg;
 } TfmModelRow;
 
+/* ---- tfm.models rows (models.c) ---- */
+typedef struct TfmNewModel
+{
+	const char *name;
+	const char *task;
+	const char *tokenizer;		/* NULL: none */
+	const char *target_tokenizer;	/* NULL: none */
+	Datum		labels;			/* text[], or 0 for NULL */
+	const char *config_json;
+	int64		parameters;
+} TfmNewModel;
+/* a new model's row, owned by the current user; row->id and version filled */
+void		tfm_model_insert(const TfmNewModel *nm, TfmModelRow *row);
+/* a copy of model source's row as target, owned by the current user */
+void		tfm_model_insert_copy(const char *source, const char *target, TfmModelRow *row);
+void		tfm_model_rename(const char *name, const char *new_name);
+/* drop a model's row (its tensors and history go with it); its id */
+int32		tfm_model_delete(const char *name);
+/* a stored tokenizer's vocabulary size and pad id, for a new model */
+void		tfm_tokenizer_sizes(const char *name, int *vocab, int *pad_id);
+
 /* values per tfm.tensors row: 16 MB, far below PostgreSQL's 1 GB per value */
 #define TFM_CHUNK_VALUES (1 << 22)
 
@@ -141,5 +164,25 @@ int32		tfm_tokenizer_import_hf_bpe(const char *name, const uint8_t *const *piece
 										int32_t *special_ids);
 void		tfm_tokenizer_store_pieces(const char *name, const tfm_tok_info *info,
 									   const uint8 *const *pieces, const size_t *lens);
+
+/* ---- training history (history.c) ---- */
+typedef struct TfmHistoryRow
+{
+	int32		model_id;
+	TimestampTz run_started;
+	int			epoch;
+	int64		steps;
+	double		train_loss,		/* NaN: NULL */
+				val_loss,		/* NaN: NULL */
+				val_acc,		/* NaN: NULL */
+				tokens_per_s,
+				seconds;
+	int			checkpoint;		/* 0: the epoch's end */
+	int64		rows_done;		/* < 0: NULL */
+} TfmHistoryRow;
+/* a row of tfm.history (its own SPI connection, as the catalog's owner) */
+void		tfm_history_add(const TfmHistoryRow *h);
+/* mark the epoch whose weights a run kept */
+void		tfm_history_mark_kept(int32 model_id, TimestampTz run_started, int epoch);
 
 #endif							/* TFM_PG_STORAGE_H */

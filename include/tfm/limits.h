@@ -1,0 +1,57 @@
+/*
+ * tfm/limits.h — every documented limit and default of a model's config
+ * and of a training run, in one place (MIN / MAX / DEFAULT, as pgvector
+ * keeps them).  The core's checks, the SQL layer's argument checks and the
+ * import of a Hugging Face config all read these; their messages are
+ * formatted from them (TFM_RANGE_TEXT for the core's constant strings).
+ */
+#ifndef TFM_LIMITS_H
+#define TFM_LIMITS_H
+
+#include <stddef.h>
+
+#define TFM_STR_(x) #x
+#define TFM_STR(x) TFM_STR_(x)
+/* "what must be between MIN and MAX", a string literal, for limit L */
+#define TFM_RANGE_TEXT(what, L) what " must be between " TFM_STR(L##_MIN) " and " TFM_STR(L##_MAX)
+
+/* a model's config (tfm_config_check; defaults per task: tfm_config_defaults) */
+#define TFM_D_MODEL_MIN     1
+#define TFM_D_MODEL_MAX     4096
+#define TFM_HEADS_MIN       1
+#define TFM_HEADS_MAX       64
+#define TFM_LAYERS_MIN      1
+#define TFM_LAYERS_MAX      48
+#define TFM_D_FF_MIN        1
+#define TFM_D_FF_MAX        16384
+#define TFM_LEN_MIN         2
+#define TFM_LEN_MAX         8192
+#define TFM_VOCAB_MIN       1
+#define TFM_VOCAB_MAX       1000000
+#define TFM_OWN_VOCAB_MIN   7		/* a vocab_size given to tfm_create_model: tfm's special ids 0..5 and one more */
+#define TFM_CLASSES_MIN     2
+#define TFM_CLASSES_MAX     10000
+#define TFM_TYPE_VOCAB_MIN  0
+#define TFM_TYPE_VOCAB_MAX  1024
+#define TFM_POS_OFFSET_MIN  0
+#define TFM_POS_OFFSET_MAX  1024
+#define TFM_LN_EPS_MAX      0.1		/* compared as a float; an import's is also greater than 0 */
+#define TFM_ROPE_THETA_MIN  1
+#define TFM_ROPE_THETA_MAX  1e9		/* compared as a float */
+/* dropout probabilities are at least 0 and less than 1 */
+#define TFM_PARAMS_MAX      ((size_t) 2000000000)
+#define TFM_MAX_PARAMS      TFM_PARAMS_MAX	/* the name settings.c still uses */
+#define TFM_TENSOR_MAX      ((size_t) 250000000)	/* values in one tensor */
+
+/* a training run (tfm_train, tfm_fit, tfm_train_agg; per-task defaults: tfm_train_defaults) */
+#define TFM_EPOCHS_DEFAULT  1
+#define TFM_EPOCHS_MAX      1000000000
+#define TFM_BATCH_MAX       65536
+#define TFM_ACCUMULATE_MAX  64
+#define TFM_LR_MAX          10
+#define TFM_WEIGHT_DECAY_DEFAULT 0.01f
+#define TFM_WEIGHT_DECAY_MAX 1
+#define TFM_CLIP_DEFAULT    1.0f
+#define TFM_SEED_DEFAULT    42
+
+#endif							/* TFM_LIMITS_H */

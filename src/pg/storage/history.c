@@ -1,0 +1,67 @@
+/*
+ * history.c — tfm.history: a row per training epoch saved (and per
+ * mid-epoch checkpoint of tfm_fit), and the mark on the epoch whose
+ * weights a run kept.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/timestamp.h"
+
+#include "storage/storage.h"
+
+void
+tfm_history_add(const TfmHistoryRow *h)
+{
+	Oid			types[11] = {INT4OID, TIMESTAMPTZOID, INT4OID, INT8OID, FLOAT8OID, FLOAT8OID,
+	FLOAT8OID, FLOAT8OID, FLOAT8OID, INT4OID, INT8OID};
+	Datum		args[11];
+	char		nulls[11] = "           ";
+	TfmAsOwner	as;
+
+	args[0] = Int32GetDatum(h->model_id);
+	args[1] = TimestampTzGetDatum(h->run_started);
+	args[2] = Int32GetDatum(h->epoch);
+	args[3] = Int64GetDatum(h->steps);
+	args[4] = Float8GetDatum(h->train_loss);
+	args[5] = Float8GetDatum(h->val_loss);
+	args[6] = Float8GetDatum(h->val_acc);
+	args[7] = Float8GetDatum(h->tokens_per_s);
+	args[8] = Float8GetDatum(h->seconds);
+	args[9] = Int32GetDatum(h->checkpoint);
+	args[10] = Int64GetDatum(h->rows_done);
+	for (int i = 4; i <= 6; i++)
+		if (isnan(DatumGetFloat8(args[i])))
+			nulls[i] = 'n';
+	if (h->rows_done < 0)
+		nulls[10] = 'n';
+	tfm_spi_connect_owner(&as);
+	if (SPI_execute_with_args("INSERT INTO tfm.history (model_id, run_started, epoch, steps, "
+							  "train_loss, val_loss, val_accuracy, tokens_per_s, seconds, "
+							  "checkpoint, rows_done) "
+							  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+							  11, types, args, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "cannot write tfm.history");
+	tfm_spi_finish_owner(&as);
+}
+
+void
+tfm_history_mark_kept(int32 model_id, TimestampTz run_started, int epoch)
+{
+	Oid			types[3] = {INT4OID, TIMESTAMPTZOID, INT4OID};
+	Datum		args[3];
+	TfmAsOwner	as;
+
+	args[0] = Int32GetDatum(model_id);
+	args[1] = TimestampTzGetDatum(run_started);
+	args[2] = Int32GetDatum(epoch);
+	tfm_spi_connect_owner(&as);
+	if (SPI_execute_with_args("UPDATE tfm.history SET kept = true WHERE model_id = $1 "
+							  "AND run_started = $2 AND epoch = $3 AND checkpoint = 0",
+							  3, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "cannot update tfm.history");
+	tfm_spi_finish_owner(&as);
+}
