@@ -7,15 +7,18 @@
  * left to right, repeat.  Long ones (more than BPE_SHORT bytes) use a heap of
  * (rank, position) over a linked list, O(n log n): the same result whenever
  * every merge's parts were created by earlier merges (true of GPT-2 and of
- * tfm-trained merges), which keeps a 10 MB pre-token tractable.
+ * tfm-trained merges), which keeps a 10 MB pre-token tractable.  That heap
+ * (tfm_tok_merge_all) also merges SentencePiece's whole text (tok_spiece.c).
  */
 #include "tok_internal.h"
 
 #define BPE_SHORT 256
 #define NO_RANK   INT32_MAX
 
+/* the rank of merging a then b (NO_RANK: none) and its result; aliases: also
+ * the ranks of pieces reachable by an alias (Hugging Face's BPE) */
 static inline int32_t
-pair_rank(const tfm_tokenizer *t, int32_t a, int32_t b, int32_t *result)
+merge_rank(const tfm_tokenizer *t, int32_t a, int32_t b, int32_t *result, int aliases)
 {
 	int32_t v = tfm_tok_u64map_get(&t->merge_rank, tfm_tok_pair_key(a, b));
 
@@ -26,6 +29,8 @@ pair_rank(const tfm_tokenizer *t, int32_t a, int32_t b, int32_t *result)
 		*result = t->merge_result[v];
 		return v;
 	}
+	if (!aliases)
+		return NO_RANK;
 	v -= t->info.n_merges;
 	*result = t->alias_result.data[v];
 	return t->alias_rank.data[v];
@@ -51,7 +56,7 @@ encode_short(tfm_tok_ivec *out, tfm_tokenizer *t, const uint8_t *s, size_t n)
 	for (i = 0; i < n; i++)
 		sym[i] = t->byte_id[s[i]];
 	for (i = 0; i + 1 < m; i++)
-		rk[i] = pair_rank(t, sym[i], sym[i + 1], &res[i]);
+		rk[i] = merge_rank(t, sym[i], sym[i + 1], &res[i], 1);
 	while (m > 1)
 	{
 		int32_t best = NO_RANK, a, b, c;
@@ -80,7 +85,7 @@ encode_short(tfm_tok_ivec *out, tfm_tokenizer *t, const uint8_t *s, size_t n)
 		}
 		m = j;
 		for (i = 0; i + 1 < m; i++)
-			rk[i] = pair_rank(t, sym[i], sym[i + 1], &res[i]);
+			rk[i] = merge_rank(t, sym[i], sym[i + 1], &res[i], 1);
 	}
 	if (reserve(out, out->len + m))
 		return TFM_TOK_ENOMEM;
@@ -93,33 +98,24 @@ encode_short(tfm_tok_ivec *out, tfm_tokenizer *t, const uint8_t *s, size_t n)
 
 #define POLL_EVERY 65536		/* merges between two calls of the tokenizer's poll */
 
-
-static int
-encode_long(tfm_tok_ivec *out, tfm_tokenizer *t, const uint8_t *s, size_t n)
+int
+tfm_tok_merge_all(const tfm_tokenizer *t, int32_t *sym, int32_t *next, int32_t *prev, size_t n,
+				  int aliases)
 {
-	int32_t *sym = NULL, *next = NULL, *prev = NULL;
-	uint64_t *heap = NULL;
-	size_t hn = 0, hcap = 0, i;
-	int st = TFM_TOK_ENOMEM;
+	size_t hn = 0, hcap = n + 16, i;
+	uint64_t *heap = tfm_tok_alloc(hcap * sizeof(uint64_t));
+	int st = TFM_TOK_OK;
 
-	if (n > INT32_MAX)
-		return TFM_TOK_ELIMIT;
-	sym = tfm_tok_alloc(n * sizeof(int32_t));
-	next = tfm_tok_alloc(n * sizeof(int32_t));
-	prev = tfm_tok_alloc(n * sizeof(int32_t));
-	hcap = n + 16;
-	heap = tfm_tok_alloc(hcap * sizeof(uint64_t));
-	if (!sym || !next || !prev || !heap)
-		goto done;
+	if (!heap)
+		return TFM_TOK_ENOMEM;
 	for (i = 0; i < n; i++)
 	{
-		sym[i] = t->byte_id[s[i]];
 		next[i] = i + 1 < n ? (int32_t) (i + 1) : -1;
 		prev[i] = (int32_t) i - 1;
 	}
 	for (i = 0; i + 1 < n; i++)
 	{
-		int32_t res, r = pair_rank(t, sym[i], sym[i + 1], &res);
+		int32_t res, r = merge_rank(t, sym[i], sym[i + 1], &res, aliases);
 
 		if (r != NO_RANK)
 			tfm_tok_heap_push(heap, &hn, ((uint64_t) (uint32_t) r << 32) | i);
@@ -129,36 +125,58 @@ encode_long(tfm_tok_ivec *out, tfm_tokenizer *t, const uint8_t *s, size_t n)
 		uint64_t top;
 		int32_t p, r, q, res = -1, nr;
 
-		/* a pre-token of millions of bytes merges for seconds: ask to go on */
+		/* millions of symbols merge for seconds: ask to go on */
 		if (t->poll && (steps & (POLL_EVERY - 1)) == 0 && t->poll(t->poll_arg) != 0)
 		{
 			st = TFM_TOK_ECANCEL;
-			goto done;
+			break;
 		}
 		top = tfm_tok_heap_pop(heap, &hn);
 		p = (int32_t) (uint32_t) top;
 		r = (int32_t) (top >> 32);
-
 		if (sym[p] < 0 || (q = next[p]) < 0)
 			continue;
-		if (pair_rank(t, sym[p], sym[q], &res) != r)
+		if (merge_rank(t, sym[p], sym[q], &res, aliases) != r)
 			continue;
 		sym[p] = res;
 		sym[q] = -1;
 		next[p] = next[q];
 		if (next[q] >= 0)
 			prev[next[q]] = p;
-		/* at most two new pairs per merge, and at most n merges */
-		if (hn + 2 > hcap)
+		/* at most two new pairs per merge */
+		if (hn + 2 > hcap && tfm_tok_grow((void **) &heap, &hcap, hn + 2, sizeof(uint64_t)))
 		{
-			if (tfm_tok_grow((void **) &heap, &hcap, hn + 2, sizeof(uint64_t)))
-				goto done;
+			st = TFM_TOK_ENOMEM;
+			break;
 		}
-		if (prev[p] >= 0 && (nr = pair_rank(t, sym[prev[p]], sym[p], &res)) != NO_RANK)
+		if (prev[p] >= 0 && (nr = merge_rank(t, sym[prev[p]], sym[p], &res, aliases)) != NO_RANK)
 			tfm_tok_heap_push(heap, &hn, ((uint64_t) (uint32_t) nr << 32) | (uint32_t) prev[p]);
-		if (next[p] >= 0 && (nr = pair_rank(t, sym[p], sym[next[p]], &res)) != NO_RANK)
+		if (next[p] >= 0 && (nr = merge_rank(t, sym[p], sym[next[p]], &res, aliases)) != NO_RANK)
 			tfm_tok_heap_push(heap, &hn, ((uint64_t) (uint32_t) nr << 32) | (uint32_t) p);
 	}
+	tfm_tok_dealloc(heap);
+	return st;
+}
+
+static int
+encode_long(tfm_tok_ivec *out, tfm_tokenizer *t, const uint8_t *s, size_t n)
+{
+	int32_t *sym = NULL, *next = NULL, *prev = NULL;
+	size_t i;
+	int st = TFM_TOK_ENOMEM;
+
+	if (n > INT32_MAX)
+		return TFM_TOK_ELIMIT;
+	sym = tfm_tok_alloc(n * sizeof(int32_t));
+	next = tfm_tok_alloc(n * sizeof(int32_t));
+	prev = tfm_tok_alloc(n * sizeof(int32_t));
+	if (!sym || !next || !prev)
+		goto done;
+	for (i = 0; i < n; i++)
+		sym[i] = t->byte_id[s[i]];
+	if ((st = tfm_tok_merge_all(t, sym, next, prev, n, 1)) != TFM_TOK_OK)
+		goto done;
+	st = TFM_TOK_ENOMEM;
 	for (i = 0; i < n; i = next[i] < 0 ? n : (size_t) next[i])
 		if (tfm_tok_ivec_push(out, sym[i]))
 			goto done;
@@ -167,7 +185,6 @@ done:
 	tfm_tok_dealloc(sym);
 	tfm_tok_dealloc(next);
 	tfm_tok_dealloc(prev);
-	tfm_tok_dealloc(heap);
 	return st;
 }
 

@@ -212,6 +212,11 @@ void tfm_tok_byte_decoder(int16_t dec[324]);
 int  tfm_tok_byte_unmap(tfm_tok_bytes *out, const int16_t dec[324], const uint8_t *s, size_t n);
 
 /* ---- bpe encoding of one pre-token (tok_bpe_encode.c) ------------------------ */
+/* merge sym[0..n) in place, lowest rank first, leftmost among equals (a heap
+ * of (rank, position) over the list next/prev, which it sets); aliases: the
+ * ranks of Hugging Face's alias pieces too.  Polls t's cancel hook. */
+int tfm_tok_merge_all(const tfm_tokenizer *t, int32_t *sym, int32_t *next, int32_t *prev,
+					  size_t n, int aliases);
 int tfm_tok_bpe_encode_word(tfm_tok_ivec *out, tfm_tokenizer *t,
 							const uint8_t *s, size_t n);
 

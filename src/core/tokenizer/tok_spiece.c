@@ -9,7 +9,8 @@
  * symbols <0xNN> (a byte without such a piece, and each byte of invalid
  * UTF-8 likewise, falls back to the unk id).  Merges then apply lowest rank
  * first, leftmost first among equal ranks (a heap of (rank, position) over a
- * linked list, as tokenizers' Word::merge_all).  Specials are never
+ * linked list, as tokenizers' Word::merge_all: tfm_tok_merge_all, shared with
+ * BPE's long pre-tokens).  Specials are never
  * produced: "<s>" in the text is three characters.
  *
  * Decode (the file's decoder Replace "▁" → " ", ByteFallback, Fuse, Strip
@@ -23,20 +24,6 @@
 
 static const uint8_t space_piece[3] = {0xE2, 0x96, 0x81};	/* U+2581 ▁ */
 static const uint8_t replacement[3] = {0xEF, 0xBF, 0xBD};
-
-#define NO_RANK INT32_MAX
-
-static inline int32_t
-pair_rank(const tfm_tokenizer *t, int32_t a, int32_t b, int32_t *result)
-{
-	int32_t v = tfm_tok_u64map_get(&t->merge_rank, tfm_tok_pair_key(a, b));
-
-	if (v < 0 || v >= t->info.n_merges)
-		return NO_RANK;
-	*result = t->merge_result[v];
-	return v;
-}
-
 
 /* the symbols of one character (bytes s[0..l)) at offset off: its piece, or its bytes */
 static void
@@ -67,8 +54,7 @@ tfm_tok_spiece_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
 {
 	int32_t *sym = NULL, *next = NULL, *prev = NULL;
 	size_t *off = NULL;
-	uint64_t *heap = NULL;
-	size_t m = 0, hn = 0, hcap, pos = 0, i, w = 0;
+	size_t m = 0, pos = 0, i, w = 0;
 	int st = TFM_TOK_ENOMEM;
 
 	*n_out = 0;
@@ -83,9 +69,7 @@ tfm_tok_spiece_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
 	off = tfm_tok_alloc((3 * len + 3) * sizeof(size_t));
 	next = tfm_tok_alloc((3 * len + 3) * sizeof(int32_t));
 	prev = tfm_tok_alloc((3 * len + 3) * sizeof(int32_t));
-	hcap = 3 * len + 16;
-	heap = tfm_tok_alloc(hcap * sizeof(uint64_t));
-	if (!sym || !off || !next || !prev || !heap)
+	if (!sym || !off || !next || !prev)
 		goto done;
 
 	push_char(sym, off, &m, t, space_piece, 3, 1, 0);
@@ -101,50 +85,8 @@ tfm_tok_spiece_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
 		pos += ul;
 	}
 
-	for (i = 0; i < m; i++)
-	{
-		next[i] = i + 1 < m ? (int32_t) (i + 1) : -1;
-		prev[i] = (int32_t) i - 1;
-	}
-	for (i = 0; i + 1 < m; i++)
-	{
-		int32_t res, r = pair_rank(t, sym[i], sym[i + 1], &res);
-
-		if (r != NO_RANK)
-			tfm_tok_heap_push(heap, &hn, ((uint64_t) (uint32_t) r << 32) | i);
-	}
-	for (size_t steps = 1; hn > 0; steps++)
-	{
-		uint64_t top;
-		int32_t p, r, q, res = -1, nr;
-
-		/* the whole text is one heap: ask to go on every 65,536 merges */
-		if (t->poll && (steps & 65535) == 0 && t->poll(t->poll_arg) != 0)
-		{
-			st = TFM_TOK_ECANCEL;
-			goto done;
-		}
-		top = tfm_tok_heap_pop(heap, &hn);
-		p = (int32_t) (uint32_t) top;
-		r = (int32_t) (top >> 32);
-
-		if (sym[p] < 0 || (q = next[p]) < 0)
-			continue;
-		if (pair_rank(t, sym[p], sym[q], &res) != r)
-			continue;
-		sym[p] = res;
-		sym[q] = -1;
-		next[p] = next[q];
-		if (next[q] >= 0)
-			prev[next[q]] = p;
-		if (hn + 2 > hcap &&
-			tfm_tok_grow((void **) &heap, &hcap, hn + 2, sizeof(uint64_t)))
-			goto done;
-		if (prev[p] >= 0 && (nr = pair_rank(t, sym[prev[p]], sym[p], &res)) != NO_RANK)
-			tfm_tok_heap_push(heap, &hn, ((uint64_t) (uint32_t) nr << 32) | (uint32_t) prev[p]);
-		if (next[p] >= 0 && (nr = pair_rank(t, sym[p], sym[next[p]], &res)) != NO_RANK)
-			tfm_tok_heap_push(heap, &hn, ((uint64_t) (uint32_t) nr << 32) | (uint32_t) p);
-	}
+	if ((st = tfm_tok_merge_all(t, sym, next, prev, m, 0)) != TFM_TOK_OK)
+		goto done;
 	for (i = 0; i < m; i = next[i] < 0 ? m : (size_t) next[i])
 	{
 		if (w < cap)
@@ -162,7 +104,6 @@ done:
 	tfm_tok_dealloc(off);
 	tfm_tok_dealloc(next);
 	tfm_tok_dealloc(prev);
-	tfm_tok_dealloc(heap);
 	return st;
 }
 
