@@ -310,13 +310,14 @@ tfm_job_claim(const TfmJob *job, int n, Datum **keys)
 
 	begin(&as);
 	if (SPI_execute_with_args(
-							  "WITH c AS (SELECT id, key FROM tfm.job_queue WHERE job_id = $1 AND key IS NOT NULL "
+							  "WITH c AS (SELECT ctid AS t, id, key FROM tfm.job_queue WHERE job_id = $1 AND key IS NOT NULL "
 							  "           ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED), "
-							  "dup AS (SELECT q.id FROM tfm.job_queue q WHERE q.job_id = $1 "
-							  "        AND q.key IN (SELECT key FROM c) AND q.id NOT IN (SELECT id FROM c) "
-							  "        FOR UPDATE SKIP LOCKED), "
-							  "d AS (DELETE FROM tfm.job_queue q WHERE q.id IN (SELECT id FROM c UNION ALL SELECT id FROM dup)), "
-							  "e AS (DELETE FROM tfm.job_errors x WHERE x.job_id = $1 AND x.key IN (SELECT key FROM c)) "
+							  /* the keys' other entries, each found through the (job_id, key) index */
+							  "dup AS (SELECT o.t FROM c, LATERAL (SELECT q.ctid AS t FROM tfm.job_queue q "
+							  "        WHERE q.job_id = $1 AND q.key = c.key AND q.id <> c.id FOR UPDATE SKIP LOCKED) o), "
+							  /* queue rows are never updated: their ctids stay theirs while locked */
+							  "d AS (DELETE FROM tfm.job_queue q WHERE q.ctid = ANY (ARRAY(SELECT t FROM c UNION ALL SELECT t FROM dup))), "
+							  "e AS (DELETE FROM tfm.job_errors x USING c WHERE x.job_id = $1 AND x.key = c.key) "
 							  "SELECT key, hashtext(key::text) FROM (SELECT DISTINCT key FROM c) k",
 							  2, types, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "cannot claim from tfm.job_queue");
