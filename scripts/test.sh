@@ -2,8 +2,8 @@
 # test.sh — every test of tfm on this machine: installs what is missing,
 # builds and installs tfm, runs the core's C unit tests, then pg_regress and
 # pgTAP against a throwaway cluster that it starts and stops itself, then
-# the hostile-tenant cases, dump/restore, a streaming replica and the upgrade
-# from 0.1 against it.
+# the hostile-tenant cases, dump/restore, a streaming replica, the upgrade
+# from 0.1 and interrupted job runs against it.
 # Exits non-zero when any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,4 +44,6 @@ echo "== a streaming replica runs inference"
 scripts/test_replica.sh
 echo "== ALTER EXTENSION tfm UPDATE from 0.1"
 scripts/test_upgrade.sh
+echo "== tfm_job_run: interrupted runs keep their batches, two runners, no duplicates"
+scripts/test_job_cancel.sh
 echo "== all tests passed"

@@ -191,3 +191,141 @@ BEGIN
     RETURN (SELECT t.data FROM tfm.tensors t WHERE t.model_id = mid AND t.name = tensor);
 END
 $$;
+
+-- ---------------------------------------------------------------------------
+-- jobs: a source table's rows turned into a destination table of model
+-- outputs, keyed by the source's primary key, and kept current by triggers
+-- that enqueue keys (src/pg/sql/job.c, src/pg/storage/jobs.c).  Keys are
+-- kept as text[] (each key column's text form, in key order); a queue row
+-- with a NULL key records a TRUNCATE of the source.
+
+CREATE TABLE tfm.job_defs (
+    id           serial PRIMARY KEY,
+    name         text NOT NULL UNIQUE CHECK (name <> '' AND octet_length(name) <= 127),
+    owner        regrole NOT NULL,
+    source       regclass NOT NULL,
+    key_columns  text[] NOT NULL,
+    key_types    text[] NOT NULL,
+    input        text NOT NULL,
+    model        text NOT NULL,
+    task         text NOT NULL CHECK (task IN ('embed', 'classify', 'predict_proba', 'generate', 'translate')),
+    destination  regclass NOT NULL,
+    options      jsonb NOT NULL DEFAULT '{}',
+    search_path  text NOT NULL,
+    state        text NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'paused')),
+    rows_done    bigint NOT NULL DEFAULT 0,
+    rows_deleted bigint NOT NULL DEFAULT 0,
+    rows_failed  bigint NOT NULL DEFAULT 0,
+    last_error   text,
+    last_error_at timestamptz,
+    last_run_at  timestamptz,
+    run_started_at timestamptz,
+    run_rows     bigint NOT NULL DEFAULT 0,
+    created_at   timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE tfm.job_defs IS
+  'one row per job (tfm_job_create): source, key columns, input expression, model, task, destination, options, state and counters (rows_done: outputs written, rows_deleted: outputs removed, rows_failed: rows that went to tfm.job_errors, all cumulative)';
+
+CREATE TABLE tfm.job_queue (
+    id          bigserial NOT NULL,
+    job_id      integer NOT NULL,
+    key         text[],
+    enqueued_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX job_queue_job_id ON tfm.job_queue (job_id, id);
+CREATE INDEX job_queue_job_key ON tfm.job_queue (job_id, key);
+COMMENT ON TABLE tfm.job_queue IS
+  'keys of source rows a job must (re)process, written by the triggers on the source; a NULL key: the source was truncated';
+
+CREATE TABLE tfm.job_errors (
+    job_id   integer NOT NULL REFERENCES tfm.job_defs (id) ON DELETE CASCADE,
+    key      text[] NOT NULL,
+    message  text NOT NULL,
+    sqlstate text NOT NULL,
+    at       timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (job_id, key)
+);
+COMMENT ON TABLE tfm.job_errors IS
+  'source rows a job could not process (NULL input, an error in the input expression or the model call), one row per key; cleared when the key is processed again';
+
+-- the keys in the queue and errors are the source's values: their job's
+-- owner (and members, and superusers) see them
+ALTER TABLE tfm.job_errors ENABLE ROW LEVEL SECURITY;
+CREATE POLICY job_errors_of_own_jobs ON tfm.job_errors FOR SELECT
+    USING (pg_catalog.pg_has_role((SELECT j.owner FROM tfm.job_defs j WHERE j.id = job_id), 'USAGE'));
+GRANT SELECT ON tfm.job_defs, tfm.job_errors TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('tfm.job_defs', '');
+SELECT pg_catalog.pg_extension_config_dump('tfm.job_defs_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('tfm.job_queue', '');
+SELECT pg_catalog.pg_extension_config_dump('tfm.job_queue_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('tfm.job_errors', '');
+
+-- outputs by model version, read from the destination with the caller's
+-- rights (NULL when the caller may not read it)
+CREATE FUNCTION tfm.job_versions(job_id integer) RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    dest regclass;
+    r jsonb;
+BEGIN
+    SELECT j.destination INTO dest FROM tfm.job_defs j WHERE j.id = job_id;
+    IF dest IS NULL OR NOT EXISTS (SELECT FROM pg_class WHERE oid = dest)
+       OR NOT has_table_privilege(dest, 'SELECT') THEN
+        RETURN NULL;
+    END IF;
+    EXECUTE format('SELECT coalesce(jsonb_object_agg(coalesce(v::text, ''none''), n), ''{}'') '
+                   'FROM (SELECT model_version AS v, count(*) AS n FROM %s GROUP BY 1) s', dest) INTO r;
+    RETURN r;
+END
+$$;
+
+CREATE VIEW tfm.jobs AS
+SELECT j.name, j.owner, j.source, j.destination, j.task, j.model, j.state,
+       j.rows_done,
+       (SELECT count(DISTINCT q.key) FROM tfm.job_queue q WHERE q.job_id = j.id) AS rows_pending,
+       (SELECT count(*) FROM tfm.job_errors e WHERE e.job_id = j.id) AS rows_failed,
+       j.rows_deleted,
+       (SELECT m.version FROM tfm.models m
+         WHERE m.name = j.model OR m.id = (SELECT a.model_id FROM tfm.aliases a WHERE a.name = j.model)
+         ORDER BY m.name = j.model DESC LIMIT 1) AS model_version,
+       tfm.job_versions(j.id) AS outputs_by_version,
+       round((j.run_rows / nullif(extract(epoch FROM j.last_run_at - j.run_started_at), 0))::numeric, 1)
+         AS rows_per_second,
+       CASE WHEN j.run_rows > 0 AND j.last_run_at > j.run_started_at THEN
+         (SELECT count(DISTINCT q.key) FROM tfm.job_queue q WHERE q.job_id = j.id)
+           * ((j.last_run_at - j.run_started_at) / j.run_rows) END AS eta,
+       j.last_error, j.last_error_at, j.run_started_at, j.last_run_at, j.options, j.input, j.created_at
+FROM tfm.job_defs j
+ORDER BY j.name;
+COMMENT ON VIEW tfm.jobs IS
+  'every job: source, destination, task, model, state; rows done (outputs written), pending (keys queued), failed (keys in tfm.job_errors), deleted; the model''s current version and the destination''s outputs by model version (NULL if you cannot read it); the last run''s rows per second and the time the pending rows would take at that speed';
+GRANT SELECT ON tfm.jobs TO PUBLIC;
+
+CREATE FUNCTION tfm.job_enqueue() RETURNS trigger
+AS 'MODULE_PATHNAME', 'tfm_job_enqueue' LANGUAGE C;
+COMMENT ON FUNCTION tfm.job_enqueue() IS
+  'the trigger of a job on its source: enqueues the changed row''s key (a NULL key for TRUNCATE); arguments: the job''s id, then the key columns';
+
+CREATE FUNCTION tfm_job_create(name text, source regclass, input text, model text, task text,
+                               destination regclass DEFAULT NULL, options jsonb DEFAULT '{}')
+RETURNS regclass
+AS 'MODULE_PATHNAME', 'tfm_job_create' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL gets an error
+COMMENT ON FUNCTION tfm_job_create(text, regclass, text, text, text, regclass, jsonb) IS
+  'a job that keeps a destination table of model outputs (task embed, classify, predict_proba, generate or translate) for the rows of a source table; creates the destination and the triggers, queues every existing row; returns the destination';
+
+CREATE PROCEDURE tfm_job_run(name text, batches integer DEFAULT NULL)
+AS 'MODULE_PATHNAME', 'tfm_job_run' LANGUAGE C;
+COMMENT ON PROCEDURE tfm_job_run(text, integer) IS
+  'process everything a job has pending, in batches, committing after each (stops after batches batches when given)';
+
+CREATE FUNCTION tfm_job_pause(name text) RETURNS void
+AS 'MODULE_PATHNAME', 'tfm_job_pause' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION tfm_job_pause(text) IS 'pause a job: tfm_job_run does nothing (its triggers go on queueing keys)';
+CREATE FUNCTION tfm_job_resume(name text) RETURNS void
+AS 'MODULE_PATHNAME', 'tfm_job_resume' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION tfm_job_resume(text) IS 'resume a paused job';
+CREATE FUNCTION tfm_job_drop(name text, drop_destination boolean DEFAULT false) RETURNS void
+AS 'MODULE_PATHNAME', 'tfm_job_drop' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION tfm_job_drop(text, boolean) IS
+  'drop a job: its triggers, queue and errors; the destination table is kept unless drop_destination';

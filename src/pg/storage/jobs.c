@@ -1,0 +1,407 @@
+/*
+ * jobs.c — jobs' rows in schema tfm: tfm.job_defs (one per job),
+ * tfm.job_queue (keys the triggers on a source enqueue) and tfm.job_errors
+ * (rows that failed).  The SQL runs as the owner of schema tfm with a
+ * pinned search_path (tfm_as_owner_begin), inside the caller's SPI
+ * connection; what a job reads from its source and writes to its
+ * destination runs as the job's owner instead (sql/job.c).
+ *
+ * Keys are text[]: each key column's text form, in key order.  The texts
+ * of dates, times and floats depend on settings, so every section that
+ * makes or reads key texts pins them (tfm_job_pin_key_settings).
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#include "storage/jobs.h"
+
+void
+tfm_job_pin_key_settings(void)
+{
+	(void) set_config_option("datestyle", "ISO, MDY", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("intervalstyle", "postgres", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("extra_float_digits", "3", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("timezone", "UTC", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+}
+
+static void
+begin(TfmAsOwner *as)
+{
+	tfm_as_owner_begin(as);
+	tfm_job_pin_key_settings();
+}
+
+static int
+text_array(Datum d, char ***out)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	*out = palloc(sizeof(char *) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		(*out)[i] = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
+	return n;
+}
+
+bool
+tfm_job_read(const char *name, TfmJob *job, bool missing_ok)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+	MemoryContext cxt = CurrentMemoryContext;
+	TfmAsOwner	as;
+	HeapTuple	tup;
+	TupleDesc	td;
+	bool		isnull;
+
+	memset(job, 0, sizeof(*job));
+	tfm_check_name("job", name);
+	tfm_as_owner_begin(&as);
+	if (SPI_execute_with_args("SELECT id, name, owner::oid, source::oid, destination::oid, key_columns, "
+							  "key_types, input, model, task, options::text, search_path, "
+							  "state = 'paused', coalesce((options->>'batch')::int, 64), "
+							  "coalesce((options->>'reprocess_stale')::bool, true) "
+							  "FROM tfm.job_defs WHERE name = $1",
+							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "cannot read tfm.job_defs");
+	tfm_as_owner_end(&as);
+	if (SPI_processed == 0)
+	{
+		if (missing_ok)
+			return false;
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("job \"%s\" does not exist", name)));
+	}
+	tup = SPI_tuptable->vals[0];
+	td = SPI_tuptable->tupdesc;
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+		int			nt;
+
+		job->id = DatumGetInt32(SPI_getbinval(tup, td, 1, &isnull));
+		job->name = SPI_getvalue(tup, td, 2);
+		job->owner = DatumGetObjectId(SPI_getbinval(tup, td, 3, &isnull));
+		job->source = DatumGetObjectId(SPI_getbinval(tup, td, 4, &isnull));
+		job->dest = DatumGetObjectId(SPI_getbinval(tup, td, 5, &isnull));
+		job->nkeys = text_array(SPI_getbinval(tup, td, 6, &isnull), &job->key_cols);
+		nt = text_array(SPI_getbinval(tup, td, 7, &isnull), &job->key_types);
+		if (nt != job->nkeys)
+			elog(ERROR, "tfm.job_defs: job \"%s\" has %d key columns and %d key types", name,
+				 job->nkeys, nt);
+		job->input = SPI_getvalue(tup, td, 8);
+		job->model = SPI_getvalue(tup, td, 9);
+		job->task = SPI_getvalue(tup, td, 10);
+		job->options = SPI_getvalue(tup, td, 11);
+		job->search_path = SPI_getvalue(tup, td, 12);
+		job->paused = DatumGetBool(SPI_getbinval(tup, td, 13, &isnull));
+		job->batch = DatumGetInt32(SPI_getbinval(tup, td, 14, &isnull));
+		job->reprocess_stale = DatumGetBool(SPI_getbinval(tup, td, 15, &isnull));
+		MemoryContextSwitchTo(old);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return true;
+}
+
+static Datum
+cstring_array(char **s, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		d[i] = CStringGetTextDatum(s[i]);
+	return PointerGetDatum(construct_array(d, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+int32
+tfm_job_insert(const TfmJob *job)
+{
+	Oid			types[12] = {TEXTOID, OIDOID, OIDOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID,
+	TEXTOID, TEXTOID, OIDOID, TEXTOID, TEXTOID, BOOLOID};
+	Datum		args[12];
+	TfmAsOwner	as;
+	bool		isnull;
+	int32		id;
+
+	args[0] = CStringGetTextDatum(job->name);
+	args[1] = ObjectIdGetDatum(job->owner);
+	args[2] = ObjectIdGetDatum(job->source);
+	args[3] = cstring_array(job->key_cols, job->nkeys);
+	args[4] = cstring_array(job->key_types, job->nkeys);
+	args[5] = CStringGetTextDatum(job->input);
+	args[6] = CStringGetTextDatum(job->model);
+	args[7] = CStringGetTextDatum(job->task);
+	args[8] = ObjectIdGetDatum(job->dest);
+	args[9] = CStringGetTextDatum(job->options);
+	args[10] = CStringGetTextDatum(job->search_path);
+	args[11] = BoolGetDatum(job->paused);
+	tfm_as_owner_begin(&as);
+	if (SPI_execute_with_args("INSERT INTO tfm.job_defs (name, owner, source, key_columns, key_types, "
+							  "input, model, task, destination, options, search_path, state) "
+							  "VALUES ($1, $2::regrole, $3::regclass, $4, $5, $6, $7, $8, $9::regclass, "
+							  "$10::jsonb, $11, CASE WHEN $12 THEN 'paused' ELSE 'active' END) "
+							  "RETURNING id",
+							  12, types, args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
+		elog(ERROR, "cannot write tfm.job_defs");
+	tfm_as_owner_end(&as);
+	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return id;
+}
+
+void
+tfm_job_set_state(int32 id, bool paused)
+{
+	Oid			types[2] = {INT4OID, BOOLOID};
+	Datum		args[2] = {Int32GetDatum(id), BoolGetDatum(paused)};
+	TfmAsOwner	as;
+
+	tfm_as_owner_begin(&as);
+	if (SPI_execute_with_args("UPDATE tfm.job_defs SET state = CASE WHEN $2 THEN 'paused' ELSE 'active' END "
+							  "WHERE id = $1", 2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "cannot write tfm.job_defs");
+	tfm_as_owner_end(&as);
+}
+
+void
+tfm_job_delete(int32 id)
+{
+	Oid			types[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(id)};
+	TfmAsOwner	as;
+
+	tfm_as_owner_begin(&as);
+	if (SPI_execute_with_args("DELETE FROM tfm.job_queue WHERE job_id = $1",
+							  1, types, args, NULL, false, 0) != SPI_OK_DELETE ||
+		SPI_execute_with_args("DELETE FROM tfm.job_errors WHERE job_id = $1",
+							  1, types, args, NULL, false, 0) != SPI_OK_DELETE ||
+		SPI_execute_with_args("DELETE FROM tfm.job_defs WHERE id = $1",
+							  1, types, args, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "cannot delete job rows");
+	tfm_as_owner_end(&as);
+}
+
+/* ARRAY[prefix"k1"::text, ...] */
+static char *
+key_text_array(const TfmJob *job, const char *prefix)
+{
+	StringInfoData s;
+
+	initStringInfo(&s);
+	appendStringInfoString(&s, "ARRAY[");
+	for (int i = 0; i < job->nkeys; i++)
+		appendStringInfo(&s, "%s%s%s::text", i ? ", " : "", prefix, quote_identifier(job->key_cols[i]));
+	appendStringInfoChar(&s, ']');
+	return s.data;
+}
+
+int64
+tfm_job_enqueue_all(const TfmJob *job, const char *source_sql)
+{
+	Oid			types[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(job->id)};
+	TfmAsOwner	as;
+	char	   *sql;
+	int64		n;
+
+	sql = psprintf("INSERT INTO tfm.job_queue (job_id, key) SELECT $1, %s FROM %s s",
+				   key_text_array(job, "s."), source_sql);
+	begin(&as);
+	if (SPI_execute_with_args(sql, 1, types, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "cannot write tfm.job_queue");
+	n = (int64) SPI_processed;
+	tfm_as_owner_end(&as);
+	return n;
+}
+
+int64
+tfm_job_model_version(const TfmJob *job)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(job->model)};
+	TfmAsOwner	as;
+	bool		isnull;
+	int64		v = -1;
+
+	tfm_as_owner_begin(&as);
+	if (SPI_execute_with_args("SELECT version FROM tfm.models WHERE name = $1 "
+							  "OR id = (SELECT model_id FROM tfm.aliases WHERE name = $1) "
+							  "ORDER BY name = $1 DESC LIMIT 1",
+							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "cannot read tfm.models");
+	tfm_as_owner_end(&as);
+	if (SPI_processed > 0)
+		v = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return v;
+}
+
+int64
+tfm_job_enqueue_stale(const TfmJob *job, const char *dest_sql, int64 version)
+{
+	Oid			types[2] = {INT4OID, INT8OID};
+	Datum		args[2] = {Int32GetDatum(job->id), Int64GetDatum(version)};
+	TfmAsOwner	as;
+	char	   *key = key_text_array(job, "d.");
+	char	   *sql;
+	int64		n;
+
+	sql = psprintf("INSERT INTO tfm.job_queue (job_id, key) SELECT $1, %s FROM %s d "
+				   "WHERE d.model_version IS DISTINCT FROM $2 AND NOT EXISTS "
+				   "(SELECT FROM tfm.job_queue q WHERE q.job_id = $1 AND q.key = %s)",
+				   key, dest_sql, key);
+	begin(&as);
+	if (SPI_execute_with_args(sql, 2, types, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "cannot write tfm.job_queue");
+	n = (int64) SPI_processed;
+	tfm_as_owner_end(&as);
+	return n;
+}
+
+bool
+tfm_job_take_truncates(const TfmJob *job)
+{
+	Oid			types[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(job->id)};
+	TfmAsOwner	as;
+	bool		any;
+
+	tfm_as_owner_begin(&as);
+	if (SPI_execute_with_args("DELETE FROM tfm.job_queue WHERE id IN (SELECT id FROM tfm.job_queue "
+							  "WHERE job_id = $1 AND key IS NULL FOR UPDATE SKIP LOCKED)",
+							  1, types, args, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "cannot write tfm.job_queue");
+	any = SPI_processed > 0;
+	tfm_as_owner_end(&as);
+	return any;
+}
+
+static int
+cmp_int32(const void *a, const void *b)
+{
+	int32		x = *(const int32 *) a,
+				y = *(const int32 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+int
+tfm_job_claim(const TfmJob *job, int n, Datum **keys)
+{
+	Oid			types[2] = {INT4OID, INT4OID};
+	Datum		args[2] = {Int32GetDatum(job->id), Int32GetDatum(n)};
+	MemoryContext cxt = CurrentMemoryContext;
+	TfmAsOwner	as;
+	int			count;
+	int32	   *hashes;
+	bool		isnull;
+
+	begin(&as);
+	if (SPI_execute_with_args(
+							  "WITH c AS (SELECT ctid AS t, id, key FROM tfm.job_queue WHERE job_id = $1 AND key IS NOT NULL "
+							  "           ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED), "
+							  /* the keys' other entries, each found through the (job_id, key) index */
+							  "dup AS (SELECT o.t FROM c, LATERAL (SELECT q.ctid AS t FROM tfm.job_queue q "
+							  "        WHERE q.job_id = $1 AND q.key = c.key AND q.id <> c.id FOR UPDATE SKIP LOCKED) o), "
+							  /* queue rows are never updated: their ctids stay theirs while locked */
+							  "d AS (DELETE FROM tfm.job_queue q WHERE q.ctid = ANY (ARRAY(SELECT t FROM c UNION ALL SELECT t FROM dup))), "
+							  "e AS (DELETE FROM tfm.job_errors x USING c WHERE x.job_id = $1 AND x.key = c.key) "
+							  "SELECT key, hashtext(key::text) FROM (SELECT DISTINCT key FROM c) k",
+							  2, types, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "cannot claim from tfm.job_queue");
+	count = (int) SPI_processed;
+	*keys = MemoryContextAlloc(cxt, sizeof(Datum) * Max(count, 1));
+	hashes = palloc(sizeof(int32) * Max(count, 1));
+	for (int i = 0; i < count; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		Datum		k = SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull);
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		(*keys)[i] = PointerGetDatum(DatumGetArrayTypePCopy(k));
+		MemoryContextSwitchTo(old);
+		hashes[i] = DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	if (count > 0)
+	{
+		Oid			ltypes[2] = {INT4OID, INT4ARRAYOID};
+		Datum		largs[2];
+		Datum	   *hd = palloc(sizeof(Datum) * count);
+		int			nh = 0;
+
+		/* in hash order, each once: two runners never wait for each other in a circle */
+		qsort(hashes, count, sizeof(int32), cmp_int32);
+		for (int i = 0; i < count; i++)
+			if (i == 0 || hashes[i] != hashes[i - 1])
+				hd[nh++] = Int32GetDatum(hashes[i]);
+		largs[0] = Int32GetDatum(job->id);
+		largs[1] = PointerGetDatum(construct_array(hd, nh, INT4OID, 4, true, TYPALIGN_INT));
+		if (SPI_execute_with_args("SELECT count(pg_catalog.pg_advisory_xact_lock($1, h)) "
+								  "FROM pg_catalog.unnest($2) h",
+								  2, ltypes, largs, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "cannot lock the keys of job \"%s\"", job->name);
+		SPI_freetuptable(SPI_tuptable);
+	}
+	tfm_as_owner_end(&as);
+	return count;
+}
+
+void
+tfm_job_record_error(const TfmJob *job, Datum key, const char *message, int sqlerrcode)
+{
+	Oid			types[4] = {INT4OID, TEXTARRAYOID, TEXTOID, TEXTOID};
+	Datum		args[4];
+	TfmAsOwner	as;
+
+	args[0] = Int32GetDatum(job->id);
+	args[1] = key;
+	args[2] = CStringGetTextDatum(message);
+	args[3] = CStringGetTextDatum(unpack_sql_state(sqlerrcode));
+	tfm_as_owner_begin(&as);
+	if (SPI_execute_with_args("INSERT INTO tfm.job_errors (job_id, key, message, sqlstate) "
+							  "VALUES ($1, $2, $3, $4) ON CONFLICT (job_id, key) DO UPDATE "
+							  "SET message = excluded.message, sqlstate = excluded.sqlstate, at = now()",
+							  4, types, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "cannot write tfm.job_errors");
+	tfm_as_owner_end(&as);
+}
+
+void
+tfm_job_count(const TfmJob *job, int64 done, int64 deleted, int64 failed, const char *last_error,
+			  TimestampTz run_started, int64 run_rows)
+{
+	Oid			types[7] = {INT4OID, INT8OID, INT8OID, INT8OID, TEXTOID, TIMESTAMPTZOID, INT8OID};
+	Datum		args[7];
+	char		nulls[7] = {' ', ' ', ' ', ' ', last_error ? ' ' : 'n', ' ', ' '};
+	TfmAsOwner	as;
+
+	args[0] = Int32GetDatum(job->id);
+	args[1] = Int64GetDatum(done);
+	args[2] = Int64GetDatum(deleted);
+	args[3] = Int64GetDatum(failed);
+	args[4] = last_error ? CStringGetTextDatum(last_error) : (Datum) 0;
+	args[5] = TimestampTzGetDatum(run_started);
+	args[6] = Int64GetDatum(run_rows);
+	tfm_as_owner_begin(&as);
+	if (SPI_execute_with_args("UPDATE tfm.job_defs SET rows_done = rows_done + $2, "
+							  "rows_deleted = rows_deleted + $3, rows_failed = rows_failed + $4, "
+							  "last_error = coalesce($5, last_error), "
+							  "last_error_at = CASE WHEN $5 IS NULL THEN last_error_at ELSE now() END, "
+							  "last_run_at = clock_timestamp(), run_started_at = $6, run_rows = $7 WHERE id = $1",
+							  7, types, args, nulls, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "cannot write tfm.job_defs");
+	tfm_as_owner_end(&as);
+}
