@@ -67,7 +67,7 @@ lin_loss(void *p)
 {
 	lin_ctx    *c = p;
 
-	tfm_linear_forward(c->out, c->x, c->W, c->b, c->N, c->in, c->o);
+	tfm_linear_forward(c->out, c->x, c->W, c->b, c->N, c->in, c->o, NULL);
 	return dot(c->out, c->R, (size_t) c->N * c->o);
 }
 
@@ -87,7 +87,7 @@ test_linear(void)
 	dx = zeros(c.N * c.in);
 	dW = zeros(c.in * c.o);
 	db = zeros(c.o);
-	tfm_linear_backward(dx, dW, db, c.R, c.x, c.W, c.N, c.in, c.o);
+	tfm_linear_backward(dx, dW, db, c.R, c.x, c.W, c.N, c.in, c.o, NULL);
 	check_fd("linear dx", lin_loss, &c, c.x, dx, c.N * c.in, 0, H, ATOL, RTOL);
 	check_fd("linear dW", lin_loss, &c, c.W, dW, c.in * c.o, 0, H, ATOL, RTOL);
 	check_fd("linear db", lin_loss, &c, c.b, db, c.o, 0, H, ATOL, RTOL);
@@ -98,7 +98,7 @@ test_linear(void)
 				   *db2 = zeros(c.o);
 		double		worst = 0.0;
 
-		tfm_linear_backward_set(dx2, dW2, db2, c.R, c.x, c.W, c.N, c.in, c.o);
+		tfm_linear_backward_set(dx2, dW2, db2, c.R, c.x, c.W, c.N, c.in, c.o, NULL);
 		for (int i = 0; i < c.N * c.in; i++)
 			worst = fmax(worst, fabs(dx2[i] - dx[i]));
 		for (int i = 0; i < c.in * c.o; i++)

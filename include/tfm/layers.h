@@ -37,16 +37,23 @@ void		tfm_sinusoid_table(float *out, int n, int d, int pos0);
 
 /* ---- linear layer (linear.c) ---- */
 
+/*
+ * W's packed bf16/int8 copy (the core's model/precision.c makes them), or
+ * NULL: the products run at fp32.
+ */
+typedef struct tfm_lowp_entry tfm_lowp_entry;
+
 /* out(N,o) = inp(N,i)·W(i,o) + b; b may be NULL */
 void		tfm_linear_forward(float *out, const float *inp, const float *W,
-							   const float *b, int N, int in, int o);
+							   const float *b, int N, int in, int o,
+							   const tfm_lowp_entry *packed);
 void		tfm_linear_backward(float *dinp, float *dW, float *db,
 								const float *dout, const float *inp, const float *W,
-								int N, int in, int o);
+								int N, int in, int o, const tfm_lowp_entry *packed);
 /* the same, but dinp = dout·Wᵀ is written, not added to (no zeroing first) */
 void		tfm_linear_backward_set(float *dinp, float *dW, float *db,
 									const float *dout, const float *inp, const float *W,
-									int N, int in, int o);
+									int N, int in, int o, const tfm_lowp_entry *packed);
 
 /* ---- layer norm (layernorm.c), eps 1e-5 or as given ---- */
 
@@ -74,7 +81,8 @@ typedef enum tfm_activation
 
 /* out = act(inp·W + b): the activation fused into a bf16 product where it can be */
 void		tfm_linear_act_forward(float *out, const float *inp, const float *W,
-								   const float *b, int N, int in, int o, tfm_activation act);
+								   const float *b, int N, int in, int o, tfm_activation act,
+								   const tfm_lowp_entry *packed);
 /* the function tfm_activation_forward runs on each piece (one thread, out may be inp) */
 tfm_row_fn	tfm_activation_fn(tfm_activation act);
 void		tfm_activation_forward(float *out, const float *inp, size_t n,
@@ -143,6 +151,7 @@ typedef struct tfm_attn_shape
 	float		p_drop;
 	uint64_t	key;
 	int			kvh;			/* key/value heads (grouped-query); 0 = h */
+	bool		lowp;			/* a bf16/int8 pass: the faster softmax may be taken */
 } tfm_attn_shape;
 
 size_t		tfm_attention_scratch(const tfm_attn_shape *sh, int threads);

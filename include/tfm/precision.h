@@ -68,14 +68,4 @@ tfm_precision tfm_model_train_precision(const tfm_model *m);
 /* round the current fp32 weights into the training copies (if any) */
 void		tfm_model_train_repack(tfm_model *m);
 
-/*
- * For the forward and backward code: make m's packed weights the set the
- * linear layers use (kernels/lowp_set.h) until tfm_lowp_restore(prev) —
- * the inference ones, or (training) the training ones; NULL or a model
- * without them: none.  Returns what was active before.
- */
-typedef const struct tfm_lowp_set *tfm_lowp_scope;
-tfm_lowp_scope tfm_precision_activate(const tfm_model *m);
-tfm_lowp_scope tfm_precision_activate_training(const tfm_model *m);
-
 #endif							/* TFM_PRECISION_H */

@@ -15,7 +15,6 @@
 #include "tfm/decode.h"
 #include "tfm/layers_llama.h"
 #include "tfm/precision.h"
-#include "../kernels/lowp_set.h"
 #include "../model/model_internal.h"
 
 struct tfm_decoder
@@ -215,6 +214,7 @@ decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat)
 {
 	tfm_model  *m = d->m;
 	const tfm_config *c = &m->cfg;
+	const tfm_packed_w *pw = tfm_packed_of(m->lowp);	/* decoding is inference */
 	int			dm = c->d_model,
 				B = d->B,
 				S;
@@ -249,7 +249,8 @@ decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat)
 		ckv = d->kv.layers[l].ckv = zalloc(sizeof(float) * B * row * 2);
 		if (!ckv)
 			return -1;
-		tfm_linear_forward(ckv, d->mem, w->ckv_w, w->ckv_b, S * Ts, dm, 2 * dm);
+		tfm_linear_forward(ckv, d->mem, w->ckv_w, w->ckv_b, S * Ts, dm, 2 * dm,
+						   pw ? pw->dec[l].ckv : NULL);
 		for (int s = S - 1; s >= 0; s--)
 			for (int k = repeat - 1; k >= 0; k--)
 				if (s * repeat + k != s)
@@ -276,6 +277,7 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 {
 	tfm_model  *m = d->m;
 	const tfm_config *c = &m->cfg;
+	const tfm_packed_w *pw = tfm_packed_of(m->lowp);	/* decoding is inference */
 	int			dm = c->d_model,
 				B = d->B,
 				L = c->dec_layers;
@@ -343,6 +345,7 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 	p.causal = true;
 	p.kv = &d->kv;
 	p.pos = d->pos;
+	p.packed = pw ? pw->dec : NULL;
 	if (s2s)
 	{
 		p.mem = d->mem;
@@ -376,11 +379,11 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 	}
 	if (c->tie)
 	{
-		if (!tfm_lowp_linear(logits, d->last, tok, NULL, B, dm, V))
+		if (!tfm_lowp_linear(pw ? pw->head : NULL, logits, d->last, NULL, B, dm, V))
 			tfm_gemm(false, true, B, V, dm, 1.0f, d->last, dm, tok, dm, 0.0f, logits, V);
 	}
 	else
-		tfm_linear_forward(logits, d->last, m->w.out_w, NULL, B, dm, V);
+		tfm_linear_forward(logits, d->last, m->w.out_w, NULL, B, dm, V, pw ? pw->head : NULL);
 	return 0;
 }
 
@@ -389,26 +392,18 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
  * `used` bytes of rows from[rows[i]]: all read into the scratch before any is
  * written, so a row may be both a source and a destination.
  */
-/* decoding is inference: a model packed for bf16/int8 uses its packed matrices */
+/* decoding is inference: a model packed for bf16/int8 uses its packed matrices (pw) */
 int
 tfm_decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat)
 {
-	tfm_lowp_scope prev = tfm_precision_activate(d->m);
-	int			r = decoder_encode(d, src, Ts, repeat);
-
-	tfm_lowp_restore(prev);
-	return r;
+	return decoder_encode(d, src, Ts, repeat);
 }
 
 int
 tfm_decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 				 int n, float *logits)
 {
-	tfm_lowp_scope prev = tfm_precision_activate(d->m);
-	int			r = decoder_feed(d, tokens, is_pad, n, logits);
-
-	tfm_lowp_restore(prev);
-	return r;
+	return decoder_feed(d, tokens, is_pad, n, logits);
 }
 
 static void

@@ -1,22 +1,18 @@
 /*
- * lowp_set.c — the active set of packed weights and the linear products
- * through it (see lowp_set.h): the set is found by a pass's scope, a
- * weight in it by the fp32 matrix's address.
+ * lowp_set.c — sets of packed weights and the linear products through an
+ * entry of one (see lowp_set.h).
  */
 #include <stdlib.h>
 
 #include "lowp_set.h"
-
-static const struct tfm_lowp_set *active = NULL;
 
 void
 tfm_lowp_set_free(struct tfm_lowp_set *s)
 {
 	if (!s)
 		return;
-	if (active == s)
-		active = NULL;
 	free(s->e);
+	free(s->index);
 	if (s->release)
 		s->release(s->packed, s->release_arg);
 	else
@@ -24,15 +20,6 @@ tfm_lowp_set_free(struct tfm_lowp_set *s)
 	free(s->work);
 	free(s->act);
 	free(s);
-}
-
-static tfm_lowp_entry *
-find(const struct tfm_lowp_set *s, const float *W, int in, int o)
-{
-	for (int i = 0; i < s->n; i++)
-		if (s->e[i].W == W && s->e[i].K == in && s->e[i].N == o)
-			return &s->e[i];
-	return NULL;
 }
 
 /* *buf holds at least need bytes (64-byte aligned); false if out of memory */
@@ -51,45 +38,24 @@ reserve(void **buf, size_t *cap, size_t need)
 	return true;
 }
 
-tfm_precision
-tfm_lowp_in_effect(void)
-{
-	return active ? active->prec : TFM_PREC_FP32;
-}
-
-const struct tfm_lowp_set *
-tfm_lowp_activate(const struct tfm_lowp_set *s)
-{
-	const struct tfm_lowp_set *prev = active;
-
-	active = s;
-	return prev;
-}
-
-void
-tfm_lowp_restore(const struct tfm_lowp_set *prev)
-{
-	active = prev;
-}
-
 bool
-tfm_lowp_linear(float *out, const float *inp, const float *W,
+tfm_lowp_linear(const tfm_lowp_entry *e, float *out, const float *inp,
 				const float *b, int N, int in, int o)
 {
-	return tfm_lowp_linear_act(out, inp, W, b, N, in, o, NULL);
+	return tfm_lowp_linear_act(e, out, inp, b, N, in, o, NULL);
 }
 
 bool
-tfm_lowp_linear_act(float *out, const float *inp, const float *W,
+tfm_lowp_linear_act(const tfm_lowp_entry *e, float *out, const float *inp,
 					const float *b, int N, int in, int o, tfm_row_fn act)
 {
-	struct tfm_lowp_set *s = (struct tfm_lowp_set *) active;
-	tfm_lowp_entry *e;
+	struct tfm_lowp_set *s;
 	size_t		need;
 	float		beta = 0.0f;
 
-	if (!s || N <= 0 || !(e = find(s, W, in, o)))
+	if (!e || N <= 0 || e->K != in || e->N != o)
 		return false;
+	s = e->set;
 	need = s->prec == TFM_PREC_BF16 ? tfm_bf16_work_bytes(N, in) : tfm_int8_work_bytes(N, in);
 	if (!reserve(&s->work, &s->work_cap, need))
 		return false;			/* the fp32 product still works */
@@ -111,16 +77,15 @@ tfm_lowp_linear_act(float *out, const float *inp, const float *W,
 }
 
 bool
-tfm_lowp_linear_backward(float *dinp, float beta_in, float *dW,
-						 const float *dout, const float *inp,
-						 const float *W, int N, int in, int o)
+tfm_lowp_linear_backward(const tfm_lowp_entry *e, float *dinp, float beta_in, float *dW,
+						 const float *dout, const float *inp, int N, int in, int o)
 {
-	struct tfm_lowp_set *s = (struct tfm_lowp_set *) active;
-	tfm_lowp_entry *e;
+	struct tfm_lowp_set *s;
 	size_t		need = 0;
 
-	if (!s || !s->training || N <= 0 || !(e = find(s, W, in, o)))
+	if (!e || !e->set->training || N <= 0 || e->K != in || e->N != o)
 		return false;
+	s = e->set;
 	if (dinp)
 		need = tfm_bf16_work_bytes(N, o);
 	if (dW)

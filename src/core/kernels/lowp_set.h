@@ -1,11 +1,10 @@
 /*
  * lowp_set.h — a set of packed bf16/int8 weights and the linear products
- * through it (internal to src/core).  model/precision.c packs a model's
- * matrices into a set; a forward or backward pass makes the model's set
- * the active one for its duration (tfm_lowp_activate ... tfm_lowp_restore),
- * and the linear layers look their weight up in it by the fp32 matrix's
- * address: found, the product runs on the packed copy; not found, the
- * caller does the fp32 product.  Kernel level: nothing here knows a model.
+ * through one of its entries (internal to src/core).  model/precision.c
+ * packs a model's matrices into a set and indexes the entries by block
+ * (model_internal.h); a pass hands each linear layer its matrix's entry
+ * (NULL: fp32), and the product runs on the packed copy.  Kernel level:
+ * nothing here knows a model.
  */
 #ifndef TFM_LOWP_SET_H
 #define TFM_LOWP_SET_H
@@ -18,6 +17,7 @@
 /* one fp32 matrix W (K × N) and its packed copies */
 typedef struct tfm_lowp_entry
 {
+	struct tfm_lowp_set *set;	/* its set: the precision, the work buffers */
 	const float *W;				/* the fp32 weight it stands for */
 	int			K,
 				N;
@@ -42,36 +42,33 @@ struct tfm_lowp_set
 	size_t		work_cap;
 	void	   *act;			/* training: an activation packed as W (dW) */
 	size_t		act_cap;
+	void	   *index;			/* its owner's index of the entries (malloc'd, freed with it) */
 };
 
-/* frees s (NULL: nothing), its block released or freed; no longer active */
+/* frees s (NULL: nothing), its block released or freed */
 void		tfm_lowp_set_free(struct tfm_lowp_set *s);
 
-/* make s (NULL: none) the set the products use; returns the one before */
-const struct tfm_lowp_set *tfm_lowp_activate(const struct tfm_lowp_set *s);
-void		tfm_lowp_restore(const struct tfm_lowp_set *prev);
-/* the precision of the pass under way: fp32 outside a bf16/int8 set */
-tfm_precision tfm_lowp_in_effect(void);
-
 /*
- * out (N × o) = inp (N × in) · W + b through W's packed copy if the active
- * set has one; false (nothing done) otherwise.
+ * out (N × o) = inp (N × in) · W + b through e, W's packed copy; false
+ * (nothing done) if e is NULL or not of W (in × o): the caller then does
+ * the fp32 product.
  */
-bool		tfm_lowp_linear(float *out, const float *inp, const float *W,
+bool		tfm_lowp_linear(const tfm_lowp_entry *e, float *out, const float *inp,
 							const float *b, int N, int in, int o);
 /* the same, then act (NULL for none) over out, fused into the product where it can be */
-bool		tfm_lowp_linear_act(float *out, const float *inp, const float *W,
+bool		tfm_lowp_linear_act(const tfm_lowp_entry *e, float *out, const float *inp,
 								const float *b, int N, int in, int o, tfm_row_fn act);
 /*
- * The backward products of that layer through the active training set:
- * dinp (N × in) = beta_in·dinp + dout (N × o)·Wᵀ and dW += inpᵀ·dout (either
- * may be NULL); dW is laid out as W is stored — (in, o), or (o, in) for a
- * tied output head packed from the embedding (its gradient is doutᵀ·inp).
- * False (nothing done) if W has no training copy or memory ran out.
+ * The backward products of that layer through e, an entry of a training
+ * set: dinp (N × in) = beta_in·dinp + dout (N × o)·Wᵀ and dW += inpᵀ·dout
+ * (either may be NULL); dW is laid out as W is stored — (in, o), or (o, in)
+ * for a tied output head packed from the embedding (its gradient is
+ * doutᵀ·inp).  False (nothing done) if e is NULL, not a training copy of a
+ * matrix (in × o), or memory ran out.
  */
-bool		tfm_lowp_linear_backward(float *dinp, float beta_in, float *dW,
-									 const float *dout, const float *inp,
-									 const float *W, int N, int in, int o);
+bool		tfm_lowp_linear_backward(const tfm_lowp_entry *e, float *dinp, float beta_in,
+									 float *dW, const float *dout, const float *inp,
+									 int N, int in, int o);
 
 /* n rounded up to a multiple of 64 (the packed copies' alignment) */
 static inline size_t

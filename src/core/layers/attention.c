@@ -42,7 +42,6 @@
 #include "tfm/rng.h"
 #include "../kernels/vecmath.h"
 #include "../kernels/attention_kernels.h"
-#include "../kernels/lowp_set.h"
 
 #define BSQ(sh) ((sh)->bsq ? (size_t) (sh)->bsq : (size_t) (sh)->Tq * (sh)->rsq)
 #define BSK(sh) ((sh)->bsk ? (size_t) (sh)->bsk : (size_t) (sh)->Tk * (sh)->rsk)
@@ -205,7 +204,7 @@ tfm_attention_forward(float *out, float *probs,
 	const float keep_scale = dropping ? 1.0f / (1.0f - sh->p_drop) : 1.0f;
 	const int	group = sh->kvh > 0 ? h / sh->kvh : 1;
 	/* a bf16/int8 pass may take the faster softmax; fp32 keeps its bits */
-	const bool	lowp = tfm_lowp_in_effect() != TFM_PREC_FP32;
+	const bool	lowp = sh->lowp;
 
 #pragma omp parallel for num_threads(tfm_get_threads()) schedule(dynamic, 1)
 	for (int pr = 0; pr < pairs; pr++)

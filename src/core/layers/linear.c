@@ -1,6 +1,6 @@
 /*
  * linear.c — y = x·W + b with W stored (in, out); the products go to BLIS,
- * or to W's packed bf16/int8 copy when the active set has one
+ * or to W's packed bf16/int8 copy when the caller gives one
  * (kernels/lowp_set.h: an inference pass at bf16/int8, a mixed-precision
  * training pass).
  * The bias broadcast and the bias gradient (a sum over rows, per column,
@@ -19,12 +19,12 @@
 
 void
 tfm_linear_forward(float *out, const float *inp, const float *W,
-				   const float *b, int N, int in, int o)
+				   const float *b, int N, int in, int o, const tfm_lowp_entry *packed)
 {
 	float		beta = 0.0f;
 
-	/* an inference pass of a model packed for bf16 or int8 */
-	if (tfm_lowp_linear(out, inp, W, b, N, in, o))
+	/* a pass of a model packed for bf16 or int8 */
+	if (tfm_lowp_linear(packed, out, inp, b, N, in, o))
 		return;
 	if (b)
 	{
@@ -39,11 +39,12 @@ tfm_linear_forward(float *out, const float *inp, const float *W,
 
 void
 tfm_linear_act_forward(float *out, const float *inp, const float *W,
-					   const float *b, int N, int in, int o, tfm_activation act)
+					   const float *b, int N, int in, int o, tfm_activation act,
+					   const tfm_lowp_entry *packed)
 {
-	if (tfm_lowp_linear_act(out, inp, W, b, N, in, o, tfm_activation_fn(act)))
+	if (tfm_lowp_linear_act(packed, out, inp, b, N, in, o, tfm_activation_fn(act)))
 		return;
-	tfm_linear_forward(out, inp, W, b, N, in, o);
+	tfm_linear_forward(out, inp, W, b, N, in, o, NULL);
 	tfm_activation_forward(out, out, (size_t) N * o, act);
 }
 
@@ -70,10 +71,10 @@ bias_grad_cols(float *db, const float *dout, int N, int o, int j0, int j1)
 static void
 linear_backward(float beta_in, float *dinp, float *dW, float *db,
 				const float *dout, const float *inp, const float *W,
-				int N, int in, int o)
+				int N, int in, int o, const tfm_lowp_entry *packed)
 {
 	/* a training pass of a model with bf16 training copies */
-	if (!tfm_lowp_linear_backward(dinp, beta_in, dW, dout, inp, W, N, in, o))
+	if (!tfm_lowp_linear_backward(packed, dinp, beta_in, dW, dout, inp, N, in, o))
 	{
 		if (dinp)				/* dinp(N,in) = beta_in·dinp + dout(N,o)·Wᵀ */
 			tfm_gemm(false, true, N, in, o, 1.0f, dout, o, W, o, beta_in, dinp, in);
@@ -91,15 +92,15 @@ linear_backward(float beta_in, float *dinp, float *dW, float *db,
 void
 tfm_linear_backward(float *dinp, float *dW, float *db,
 					const float *dout, const float *inp, const float *W,
-					int N, int in, int o)
+					int N, int in, int o, const tfm_lowp_entry *packed)
 {
-	linear_backward(1.0f, dinp, dW, db, dout, inp, W, N, in, o);
+	linear_backward(1.0f, dinp, dW, db, dout, inp, W, N, in, o, packed);
 }
 
 void
 tfm_linear_backward_set(float *dinp, float *dW, float *db,
 						const float *dout, const float *inp, const float *W,
-						int N, int in, int o)
+						int N, int in, int o, const tfm_lowp_entry *packed)
 {
-	linear_backward(0.0f, dinp, dW, db, dout, inp, W, N, in, o);
+	linear_backward(0.0f, dinp, dW, db, dout, inp, W, N, in, o, packed);
 }

@@ -16,6 +16,9 @@
 #include "tfm/layers.h"
 #include "model_internal.h"
 
+/* the pass's packed copy of block `layer`'s matrix w->x_w, or NULL (fp32) */
+#define PK(x) (p->packed ? p->packed[layer].x : NULL)
+
 static tfm_attn_shape
 attn_shape(const tfm_config *c, const tfm_stack_pass *p, bool cross, int layer)
 {
@@ -33,6 +36,7 @@ attn_shape(const tfm_config *c, const tfm_stack_pass *p, bool cross, int layer)
 	sh.rsv = cross ? 2 * d : 3 * d;
 	sh.rso = d;
 	sh.causal = cross ? 0 : p->causal;
+	sh.lowp = p->packed != NULL;
 	sh.p_drop = p->training ? c->attn_dropout : 0.0f;
 	sh.key = site_key(p->key, layer, cross ? SITE_CROSS_P : SITE_ATTN_P);
 	return sh;
@@ -70,7 +74,7 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 								  N, d, eps);
 		u = a->u1;
 	}
-	tfm_linear_forward(a->qkv, u, w->qkv_w, w->qkv_b, N, d, 3 * d);
+	tfm_linear_forward(a->qkv, u, w->qkv_w, w->qkv_b, N, d, 3 * d, PK(qkv));
 	sh = attn_shape(c, p, false, layer);
 	if (p->kv)
 	{
@@ -97,7 +101,7 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 	else
 		tfm_attention_forward(a->cat, p->keep_acts ? a->probs : NULL, a->qkv, a->qkv + d,
 							  a->qkv + 2 * d, p->pad, &sh, ws->attn_scratch);
-	tfm_linear_forward(ws->sub_out, a->cat, w->attn_out_w, w->attn_out_b, N, d, d);
+	tfm_linear_forward(ws->sub_out, a->cat, w->attn_out_w, w->attn_out_b, N, d, d, PK(attn_out));
 	tfm_residual_forward(a->r1, in, ws->sub_out, nd, pd,
 						 site_key(p->key, layer, SITE_ATTN_OUT));
 	x = a->r1;
@@ -120,7 +124,7 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 									  N, d, eps);
 			u = a->u2;
 		}
-		tfm_linear_forward(a->cq, u, w->cq_w, w->cq_b, N, d, d);
+		tfm_linear_forward(a->cq, u, w->cq_w, w->cq_b, N, d, d, PK(cq));
 		sh = attn_shape(c, p, true, layer);
 		if (p->kv)
 		{
@@ -132,11 +136,11 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 		}
 		else
 		{
-			tfm_linear_forward(a->ckv, p->mem, w->ckv_w, w->ckv_b, Ns, d, 2 * d);
+			tfm_linear_forward(a->ckv, p->mem, w->ckv_w, w->ckv_b, Ns, d, 2 * d, PK(ckv));
 			tfm_attention_forward(a->ccat, p->keep_acts ? a->cprobs : NULL, a->cq, a->ckv,
 								  a->ckv + d, p->mem_pad, &sh, ws->attn_scratch);
 		}
-		tfm_linear_forward(ws->sub_out, a->ccat, w->cout_w, w->cout_b, N, d, d);
+		tfm_linear_forward(ws->sub_out, a->ccat, w->cout_w, w->cout_b, N, d, d, PK(cout));
 		tfm_residual_forward(a->r2, x, ws->sub_out, nd, pd,
 							 site_key(p->key, layer, SITE_CROSS_OUT));
 		x = a->r2;
@@ -158,15 +162,15 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 	}
 	if (p->keep_acts)
 	{
-		tfm_linear_forward(a->hpre, u, w->ff1_w, w->ff1_b, N, d, f);
+		tfm_linear_forward(a->hpre, u, w->ff1_w, w->ff1_b, N, d, f, PK(ff1));
 		tfm_activation_forward(a->hact, a->hpre, (size_t) N * f, c->activation);
 	}
 	else						/* nothing reads hpre: the activation in the product */
-		tfm_linear_act_forward(a->hact, u, w->ff1_w, w->ff1_b, N, d, f, c->activation);
+		tfm_linear_act_forward(a->hact, u, w->ff1_w, w->ff1_b, N, d, f, c->activation, PK(ff1));
 	if (pd > 0.0f)
 		tfm_dropout_forward(a->hd, a->hact, (size_t) N * f, pd,
 							site_key(p->key, layer, SITE_FF_H));
-	tfm_linear_forward(ws->sub_out, pd > 0.0f ? a->hd : a->hact, w->ff2_w, w->ff2_b, N, f, d);
+	tfm_linear_forward(ws->sub_out, pd > 0.0f ? a->hd : a->hact, w->ff2_w, w->ff2_b, N, f, d, PK(ff2));
 	tfm_residual_forward(pre ? a->out : a->r3, x, ws->sub_out, nd, pd,
 						 site_key(p->key, layer, SITE_FF_OUT));
 	if (!pre)
@@ -231,13 +235,13 @@ tfm_block_backward(const tfm_config *c, const tfm_block_w *w,
 					  site_key(p->key, layer, SITE_FF_OUT));
 	/* dsub → ff2 → dropout → activation → ff1 */
 	tfm_linear_backward_set(ws->g_h, g->ff2_w, g->ff2_b, dsub,
-							pd > 0.0f ? a->hd : a->hact, w->ff2_w, N, f, d);
+							pd > 0.0f ? a->hd : a->hact, w->ff2_w, N, f, d, PK(ff2));
 	if (pd > 0.0f)
 		tfm_dropout_forward(ws->g_h, ws->g_h, (size_t) N * f, pd,
 							site_key(p->key, layer, SITE_FF_H));
 	tfm_activation_backward_inplace(ws->g_h, a->hpre, (size_t) N * f, c->activation);
 	tfm_linear_backward_set(du, g->ff1_w, g->ff1_b, ws->g_h, pre ? a->u3 : x_ff,
-							w->ff1_w, N, d, f);
+							w->ff1_w, N, d, f, PK(ff1));
 	if (pre)
 		tfm_layernorm_backward(dcur, g->ln2_g, g->ln2_b, du, x_ff, w->ln2_g,
 							   a->ln2_mean, a->ln2_rstd, N, d);
@@ -256,15 +260,15 @@ tfm_block_backward(const tfm_config *c, const tfm_block_w *w,
 		tfm_copy(dcur, ws->g_x, nd);
 		/* dsub → out projection → attention → q and kv projections */
 		tfm_linear_backward_set(ws->g_qkv, g->cout_w, g->cout_b, dsub, a->ccat, w->cout_w,
-								N, d, d);	/* dccat */
+								N, d, d, PK(cout));	/* dccat */
 		tfm_zero(du, nd);			/* dcq */
 		tfm_zero(ws->g_ckv, (size_t) Ns * 2 * d);
 		sh = attn_shape(c, p, true, layer);
 		tfm_attention_backward(du, ws->g_ckv, ws->g_ckv + d, ws->g_qkv, a->cprobs,
 							   a->cq, a->ckv, a->ckv + d, &sh, ws->attn_scratch);
-		tfm_linear_backward(dmem, g->ckv_w, g->ckv_b, ws->g_ckv, p->mem, w->ckv_w, Ns, d, 2 * d);
+		tfm_linear_backward(dmem, g->ckv_w, g->ckv_b, ws->g_ckv, p->mem, w->ckv_w, Ns, d, 2 * d, PK(ckv));
 		tfm_linear_backward_set(dsub, g->cq_w, g->cq_b, du, pre ? a->u2 : x_cross, w->cq_w,
-								N, d, d);
+								N, d, d, PK(cq));
 		if (pre)
 			tfm_layernorm_backward(dcur, g->lnx_g, g->lnx_b, dsub, x_cross, w->lnx_g,
 								   a->lnx_mean, a->lnx_rstd, N, d);
@@ -277,13 +281,13 @@ tfm_block_backward(const tfm_config *c, const tfm_block_w *w,
 					  a->ln1_mean, a->ln1_rstd, du, N, pd,
 					  site_key(p->key, layer, SITE_ATTN_OUT));
 	tfm_linear_backward_set(du, g->attn_out_w, g->attn_out_b, dsub, a->cat, w->attn_out_w,
-							N, d, d);	/* dcat */
+							N, d, d, PK(attn_out));	/* dcat */
 	tfm_zero(ws->g_qkv, nd * 3);
 	sh = attn_shape(c, p, false, layer);
 	tfm_attention_backward(ws->g_qkv, ws->g_qkv + d, ws->g_qkv + 2 * d, du, a->probs,
 						   a->qkv, a->qkv + d, a->qkv + 2 * d, &sh, ws->attn_scratch);
 	tfm_linear_backward_set(dsub, g->qkv_w, g->qkv_b, ws->g_qkv, pre ? a->u1 : a->in,
-							w->qkv_w, N, d, 3 * d);
+							w->qkv_w, N, d, 3 * d, PK(qkv));
 	if (pre)
 		tfm_layernorm_backward(dx, g->ln1_g, g->ln1_b, dsub, a->in, w->ln1_g,
 							   a->ln1_mean, a->ln1_rstd, N, d);

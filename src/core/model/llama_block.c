@@ -23,6 +23,9 @@
 #include "tfm/layers_llama.h"
 #include "model_internal.h"
 
+/* the pass's packed copy of block `layer`'s matrix w->x_w, or NULL (fp32) */
+#define PK(x) (p->packed ? p->packed[layer].x : NULL)
+
 static tfm_attn_shape
 llama_attn_shape(const tfm_config *c, const tfm_stack_pass *p)
 {
@@ -39,6 +42,7 @@ llama_attn_shape(const tfm_config *c, const tfm_stack_pass *p)
 	sh.rsq = sh.rsk = sh.rsv = w;
 	sh.rso = c->d_model;
 	sh.causal = p->causal;
+	sh.lowp = p->packed != NULL;
 	return sh;
 }
 
@@ -59,7 +63,7 @@ tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,
 
 	a->in = in;
 	tfm_rmsnorm_forward(a->u1, a->ln1_rstd, in, w->ln1_g, N, d, eps);
-	tfm_linear_forward(a->qkv, a->u1, w->qkv_w, NULL, N, d, qw);
+	tfm_linear_forward(a->qkv, a->u1, w->qkv_w, NULL, N, d, qw, PK(qkv));
 	/* queries and keys are adjacent heads: rotate them in one sweep */
 	tfm_rope_apply(a->qkv, N, c->heads + tfm_config_kv_heads(c), s, qw, p->pos, p->T,
 				   c->rope_theta, 0);
@@ -87,14 +91,14 @@ tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,
 	else
 		tfm_attention_forward(a->cat, p->keep_acts ? a->probs : NULL, a->qkv, a->qkv + d,
 							  a->qkv + d + kvd, p->pad, &sh, ws->attn_scratch);
-	tfm_linear_forward(ws->sub_out, a->cat, w->attn_out_w, NULL, N, d, d);
+	tfm_linear_forward(ws->sub_out, a->cat, w->attn_out_w, NULL, N, d, d, PK(attn_out));
 	tfm_copy(a->r1, in, nd);
 	tfm_add_into(a->r1, ws->sub_out, nd);
 
 	tfm_rmsnorm_forward(a->u3, a->ln2_rstd, a->r1, w->ln2_g, N, d, eps);
-	tfm_linear_forward(a->hpre, a->u3, w->ff1_w, NULL, N, d, 2 * f);
+	tfm_linear_forward(a->hpre, a->u3, w->ff1_w, NULL, N, d, 2 * f, PK(ff1));
 	tfm_swiglu_forward(a->hact, a->hpre, N, f);
-	tfm_linear_forward(ws->sub_out, a->hact, w->ff2_w, NULL, N, f, d);
+	tfm_linear_forward(ws->sub_out, a->hact, w->ff2_w, NULL, N, f, d, PK(ff2));
 	tfm_copy(a->out, a->r1, nd);
 	tfm_add_into(a->out, ws->sub_out, nd);
 }
@@ -121,20 +125,20 @@ tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
 
 	(void) layer;
 	/* feed-forward: out = r1 + ff2(swiglu(ff1(u3))) */
-	tfm_linear_backward_set(dh, g->ff2_w, NULL, dout, a->hact, w->ff2_w, N, f, d);
+	tfm_linear_backward_set(dh, g->ff2_w, NULL, dout, a->hact, w->ff2_w, N, f, d, PK(ff2));
 	tfm_swiglu_backward(dhg, dh, a->hpre, N, f);
-	tfm_linear_backward_set(du, g->ff1_w, NULL, dhg, a->u3, w->ff1_w, N, d, 2 * f);
+	tfm_linear_backward_set(du, g->ff1_w, NULL, dhg, a->u3, w->ff1_w, N, d, 2 * f, PK(ff1));
 	tfm_copy(dr1, dout, nd);
 	tfm_rmsnorm_backward(dr1, g->ln2_g, du, a->r1, w->ln2_g, a->ln2_rstd, N, d);
 
 	/* attention: r1 = in + out(attn(rope(qkv(u1)))) */
-	tfm_linear_backward_set(dcat, g->attn_out_w, NULL, dr1, a->cat, w->attn_out_w, N, d, d);
+	tfm_linear_backward_set(dcat, g->attn_out_w, NULL, dr1, a->cat, w->attn_out_w, N, d, d, PK(attn_out));
 	tfm_zero(ws->g_qkv, (size_t) N * qw);
 	tfm_attention_backward(ws->g_qkv, ws->g_qkv + d, ws->g_qkv + d + kvd, dcat, a->probs,
 						   a->qkv, a->qkv + d, a->qkv + d + kvd, &sh, ws->attn_scratch);
 	tfm_rope_apply(ws->g_qkv, N, c->heads + tfm_config_kv_heads(c), s, qw, p->pos, p->T,
 				   c->rope_theta, 1);
-	tfm_linear_backward_set(du, g->qkv_w, NULL, ws->g_qkv, a->u1, w->qkv_w, N, d, qw);
+	tfm_linear_backward_set(du, g->qkv_w, NULL, ws->g_qkv, a->u1, w->qkv_w, N, d, qw, PK(qkv));
 	tfm_copy(dx, dr1, nd);
 	tfm_rmsnorm_backward(dx, g->ln1_g, du, a->in, w->ln1_g, a->ln1_rstd, N, d);
 }

@@ -17,7 +17,6 @@
 #include "tfm/layers_llama.h"
 #include "tfm/lowp.h"
 #include "tfm/precision.h"
-#include "../kernels/lowp_set.h"
 #include "model_internal.h"
 
 /* ---- workspace ---------------------------------------------------------- */
@@ -425,7 +424,7 @@ embed(tfm_model *m, float *out, const int32_t *ids, const float *tok,
 
 /* the classifier's dense layer on the pooled vectors (BERT pooler & co.) */
 static const float *
-cls_pre_forward(tfm_model *m, const float *pooled, int B)
+cls_pre_forward(tfm_model *m, const float *pooled, int B, const tfm_packed_w *pw)
 {
 	const tfm_config *c = &m->cfg;
 	const int	d = c->d_model;
@@ -433,7 +432,8 @@ cls_pre_forward(tfm_model *m, const float *pooled, int B)
 
 	if (c->cls_pre == TFM_CLS_PRE_NONE)
 		return pooled;
-	tfm_linear_forward(y, pooled, m->w.cls_pre_w, m->w.cls_pre_b, B, d, d);
+	tfm_linear_forward(y, pooled, m->w.cls_pre_w, m->w.cls_pre_b, B, d, d,
+					   pw ? pw->cls_pre : NULL);
 	for (size_t i = 0; i < (size_t) B * d; i++)
 		y[i] = c->cls_pre == TFM_CLS_PRE_TANH ? tanhf(y[i]) : (y[i] > 0.0f ? y[i] : 0.0f);
 	return y;
@@ -451,10 +451,10 @@ out_vocab(const tfm_config *c)
 	return c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ? c->tgt_vocab : c->vocab;
 }
 
-/* the pass descriptions of a batch's stacks */
+/* the pass descriptions of a batch's stacks; pw: the packed weights (NULL: fp32) */
 static void
 passes(const tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
-	   tfm_stack_pass *enc, tfm_stack_pass *dec)
+	   const tfm_packed_w *pw, tfm_stack_pass *enc, tfm_stack_pass *dec)
 {
 	const tfm_config *c = &m->cfg;
 	tfm_workspace *ws = m->ws;
@@ -464,6 +464,8 @@ passes(const tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
 	enc->B = dec->B = b->B;
 	enc->training = dec->training = training;
 	enc->keep_acts = dec->keep_acts = training || ws->training || b->keep_attention;
+	enc->packed = pw ? pw->enc : NULL;
+	dec->packed = pw ? pw->dec : NULL;
 	enc->key = tfm_subkey(key, 1);
 	dec->key = tfm_subkey(key, 2);
 	enc->T = b->T;
@@ -490,7 +492,7 @@ tfm_encode_stack(tfm_model *m, const int32_t *src, int B, int Ts)
 	b.B = B;
 	b.T = Ts;
 	b.input = src;
-	passes(m, &b, false, 0, &ep, &dp);
+	passes(m, &b, false, 0, tfm_packed_of(m->lowp), &ep, &dp);
 	pad_mask(m->ws->enc_pad, src, (size_t) B * Ts, m->cfg.pad_id);
 	if (embed(m, m->ws->enc_x, src, m->w.tok_emb, m->w.pos_emb, B, Ts, false, 0) != 0)
 		return NULL;			/* an id outside the vocabulary */
@@ -498,7 +500,8 @@ tfm_encode_stack(tfm_model *m, const int32_t *src, int B, int Ts)
 }
 
 static int
-model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
+model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
+			  const tfm_packed_w *pw)
 {
 	const tfm_config *c = &m->cfg;
 	tfm_workspace *ws;
@@ -513,7 +516,7 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
 	ws = m->ws;
 	ws->pass_training = training;
 	ws->pass_key = key;
-	passes(m, b, training, key, &ep, &dp);
+	passes(m, b, training, key, pw, &ep, &dp);
 	pad_mask(ws->enc_pad, b->input, (size_t) b->B * b->T, c->pad_id);
 
 	switch (c->task)
@@ -527,8 +530,9 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
 				tfm_cls_pool_forward(ws->pooled, top, b->B, b->T, d);
 			else
 				tfm_mean_pool_forward(ws->pooled, top, b->input, c->pad_id, b->B, b->T, d);
-			tfm_linear_forward(ws->logits, cls_pre_forward(m, ws->pooled, b->B),
-							   m->w.cls_w, m->w.cls_b, b->B, d, c->n_classes);
+			tfm_linear_forward(ws->logits, cls_pre_forward(m, ws->pooled, b->B, pw),
+							   m->w.cls_w, m->w.cls_b, b->B, d, c->n_classes,
+							   pw ? pw->cls : NULL);
 			m->pooled = ws->pooled;
 			m->hidden = (float *) top;
 			break;
@@ -560,13 +564,14 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
 
 		if (c->tie)				/* logits = top · Eᵀ */
 		{
-			if (!tfm_lowp_linear(ws->logits, top, out_embedding(m, &m->w), NULL, rows, d,
-									  out_vocab(c)))
+			if (!tfm_lowp_linear(pw ? pw->head : NULL, ws->logits, top, NULL, rows, d,
+								 out_vocab(c)))
 				tfm_gemm(false, true, rows, out_vocab(c), d, 1.0f, top, d,
 						 out_embedding(m, &m->w), d, 0.0f, ws->logits, out_vocab(c));
 		}
 		else
-			tfm_linear_forward(ws->logits, top, m->w.out_w, NULL, rows, d, out_vocab(c));
+			tfm_linear_forward(ws->logits, top, m->w.out_w, NULL, rows, d, out_vocab(c),
+							   pw ? pw->head : NULL);
 	}
 	m->logits = ws->logits;
 	return 0;
@@ -579,12 +584,8 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
 int
 tfm_model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
 {
-	tfm_lowp_scope prev = training ? tfm_precision_activate_training(m) :
-		tfm_precision_activate(m);
-	int			r = model_forward(m, b, training, key);
-
-	tfm_lowp_restore(prev);
-	return r;
+	return model_forward(m, b, training, key,
+						 tfm_packed_of(training ? m->lowp_train : m->lowp));
 }
 
 /* ---- loss and backward -------------------------------------------------- */
@@ -691,7 +692,7 @@ embed_backward(tfm_model *m, float *dx, float *tmp, float *tmp2, const int32_t *
 
 static double
 loss_backward(tfm_model *m, const tfm_batch *b, float eps,
-			  bool backward, float grad_scale, int *count)
+			  bool backward, float grad_scale, int *count, const tfm_packed_w *pw)
 {
 	const tfm_config *c = &m->cfg;
 	tfm_workspace *ws = m->ws;
@@ -702,7 +703,7 @@ loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 	float	   *dtop,
 			   *dx;
 
-	passes(m, b, ws->pass_training, ws->pass_key, &ep, &dp);
+	passes(m, b, ws->pass_training, ws->pass_key, pw, &ep, &dp);
 	dp.mem = m->memory;
 	if (c->task == TFM_TASK_CLASSIFY)
 		sum = tfm_cross_entropy(backward ? ws->logits : NULL, count, ws->logits,
@@ -726,7 +727,7 @@ loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 		memset(dpooled, 0, (size_t) b->B * d * sizeof(float));
 		if (c->cls_pre == TFM_CLS_PRE_NONE)
 			tfm_linear_backward(dpooled, m->g.cls_w, m->g.cls_b, ws->logits, ws->pooled,
-								m->w.cls_w, b->B, d, c->n_classes);
+								m->w.cls_w, b->B, d, c->n_classes, pw ? pw->cls : NULL);
 		else
 		{
 			/* back through cls, the activation, then the dense layer */
@@ -735,12 +736,12 @@ loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 
 			memset(dpre, 0, (size_t) b->B * d * sizeof(float));
 			tfm_linear_backward(dpre, m->g.cls_w, m->g.cls_b, ws->logits, y,
-								m->w.cls_w, b->B, d, c->n_classes);
+								m->w.cls_w, b->B, d, c->n_classes, pw ? pw->cls : NULL);
 			for (size_t i = 0; i < (size_t) b->B * d; i++)
 				dpre[i] *= c->cls_pre == TFM_CLS_PRE_TANH ? 1.0f - y[i] * y[i] :
 					(y[i] > 0.0f ? 1.0f : 0.0f);
 			tfm_linear_backward(dpooled, m->g.cls_pre_w, m->g.cls_pre_b, dpre, ws->pooled,
-								m->w.cls_pre_w, b->B, d, d);
+								m->w.cls_pre_w, b->B, d, d, pw ? pw->cls_pre : NULL);
 		}
 		dtop = ws->g_a;
 		memset(dtop, 0, nd * sizeof(float));
@@ -764,9 +765,9 @@ loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 		if (c->tie)
 		{
 			/* dtop = dlogits · E;  dE += dlogitsᵀ · top */
-			if (!tfm_lowp_linear_backward(dtop, 0.0f, (float *) out_embedding(m, &m->g),
-											   ws->logits, top, out_embedding(m, &m->w),
-											   rows, d, V))
+			if (!tfm_lowp_linear_backward(pw ? pw->head : NULL, dtop, 0.0f,
+										  (float *) out_embedding(m, &m->g),
+										  ws->logits, top, rows, d, V))
 			{
 				tfm_gemm(false, false, rows, d, V, 1.0f, ws->logits, V,
 						 out_embedding(m, &m->w), d, 0.0f, dtop, d);
@@ -778,7 +779,7 @@ loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 		{
 			memset(dtop, 0, (size_t) rows * d * sizeof(float));
 			tfm_linear_backward(dtop, m->g.out_w, NULL, ws->logits, top, m->w.out_w,
-								rows, d, V);
+								rows, d, V, pw ? pw->head : NULL);
 		}
 	}
 	if (c->task == TFM_TASK_LM)
@@ -806,11 +807,8 @@ double
 tfm_model_loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 						bool backward, float grad_scale, int *count)
 {
-	tfm_lowp_scope prev = tfm_precision_activate_training(backward ? m : NULL);
-	double		r = loss_backward(m, b, eps, backward, grad_scale, count);
-
-	tfm_lowp_restore(prev);
-	return r;
+	return loss_backward(m, b, eps, backward, grad_scale, count,
+						 backward ? tfm_packed_of(m->lowp_train) : NULL);
 }
 
 const float *

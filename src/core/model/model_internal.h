@@ -8,6 +8,39 @@
 
 #include "tfm/model.h"
 #include "tfm/rng.h"
+#include "../kernels/lowp_set.h"
+
+/*
+ * The packed copies of a block's matrices (NULL: fp32), beside its
+ * tfm_block_w, and of the model's: an index into one set of packed weights
+ * (model/precision.c fills it as it packs, the set owns it).
+ */
+typedef struct tfm_block_packed
+{
+	const tfm_lowp_entry *qkv,
+			   *attn_out,
+			   *cq,
+			   *ckv,
+			   *cout,
+			   *ff1,
+			   *ff2;
+} tfm_block_packed;
+
+typedef struct tfm_packed_w
+{
+	tfm_block_packed *enc,		/* enc_layers */
+			   *dec;			/* dec_layers */
+	const tfm_lowp_entry *head,	/* the output head (the embedding when tied) */
+			   *cls,
+			   *cls_pre;		/* training sets only */
+} tfm_packed_w;
+
+/* the index of a set of packed weights (NULL: none, fp32) */
+static inline const tfm_packed_w *
+tfm_packed_of(const struct tfm_lowp_set *s)
+{
+	return s ? (const tfm_packed_w *) s->index : NULL;
+}
 
 /* what one block keeps from its forward pass for its backward pass */
 typedef struct tfm_block_acts
@@ -81,6 +114,7 @@ typedef struct tfm_stack_pass
 	uint64_t	key;			/* dropout key of this stack */
 	tfm_kv	   *kv;				/* decoding with a cache, or NULL */
 	const int32_t *pos;			/* (B·T) rotary positions; NULL = 0 .. T-1 */
+	const tfm_block_packed *packed;	/* per layer, the matrices' packed copies; NULL: fp32 */
 } tfm_stack_pass;
 
 struct tfm_workspace

@@ -1,20 +1,17 @@
 /*
  * precision.c — a model's matrices packed for bf16 or int8 inference or
- * for bf16 training (see tfm/precision.h), as the sets of packed weights
- * that the linear layers consult (kernels/lowp_set.h).
- *
- * The packed copies are keyed by the fp32 weight's address: the forward
- * code calls tfm_linear_forward(out, inp, W, ...) with the same W pointers
- * the packer saw, so a lookup over the model's few hundred matrices finds
- * them without any change to the layers' signatures.  The tied output head
- * (logits = h · Eᵀ) is packed from the embedding read as (d, V).
+ * for bf16 training (see tfm/precision.h), as sets of packed weights
+ * (kernels/lowp_set.h) with an index by block (tfm_packed_w,
+ * model_internal.h) that the passes hand to the linear layers.  The tied
+ * output head (logits = h · Eᵀ) is packed from the embedding read as
+ * (d, V).
  */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "tfm/lowp.h"
 #include "tfm/precision.h"
-#include "../kernels/lowp_set.h"
+#include "model_internal.h"
 
 const char *
 tfm_precision_name(tfm_precision p)
@@ -29,18 +26,25 @@ typedef struct mat
 	int			K,
 				N;
 	bool		transposed;		/* stored (N, K): the tied head's embedding */
+	const tfm_lowp_entry **slot;	/* where the index keeps its entry */
 } mat;
 
+/* pk: the block's record in the index being filled (NULL: none) */
 static int
-add_block(mat *list, int n, const tfm_block_w *w, const tfm_config *c)
+add_block(mat *list, int n, const tfm_block_w *w, const tfm_config *c, tfm_block_packed *pk)
 {
 	int			d = c->d_model,
 				f = c->d_ff;
+#define SLOT(x) (pk ? &pk->x : NULL)
 	mat			m[] = {
-		{w->qkv_w, d, tfm_config_qkv_width(c), false}, {w->attn_out_w, d, d, false},
-		{w->cq_w, d, d, false}, {w->ckv_w, d, 2 * d, false}, {w->cout_w, d, d, false},
-		{w->ff1_w, d, tfm_config_ff1_width(c), false}, {w->ff2_w, f, d, false}
+		{w->qkv_w, d, tfm_config_qkv_width(c), false, SLOT(qkv)},
+		{w->attn_out_w, d, d, false, SLOT(attn_out)},
+		{w->cq_w, d, d, false, SLOT(cq)}, {w->ckv_w, d, 2 * d, false, SLOT(ckv)},
+		{w->cout_w, d, d, false, SLOT(cout)},
+		{w->ff1_w, d, tfm_config_ff1_width(c), false, SLOT(ff1)},
+		{w->ff2_w, f, d, false, SLOT(ff2)}
 	};
+#undef SLOT
 
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
 		if (m[i].W)
@@ -52,27 +56,31 @@ add_block(mat *list, int n, const tfm_block_w *w, const tfm_config *c)
 	return n;
 }
 
-/* training adds the classifier's dense layer (inference leaves it fp32) */
+/*
+ * The matrices a set packs, in order; with list, each one's slot in the
+ * index pw (its block records allocated).  Training adds the classifier's
+ * dense layer (inference leaves it fp32).
+ */
 static int
-matrices(const tfm_model *md, mat *list, bool training)
+matrices(const tfm_model *md, mat *list, bool training, tfm_packed_w *pw)
 {
 	const tfm_config *c = &md->cfg;
 	int			n = 0,
 				d = c->d_model;
 
 	for (int i = 0; i < c->enc_layers; i++)
-		n = add_block(list, n, &md->w.enc[i], c);
+		n = add_block(list, n, &md->w.enc[i], c, pw ? &pw->enc[i] : NULL);
 	for (int i = 0; i < c->dec_layers; i++)
-		n = add_block(list, n, &md->w.dec[i], c);
+		n = add_block(list, n, &md->w.dec[i], c, pw ? &pw->dec[i] : NULL);
 	if (c->task == TFM_TASK_CLASSIFY)
 	{
 		if (list)
-			list[n] = (mat) {md->w.cls_w, d, c->n_classes, false};
+			list[n] = (mat) {md->w.cls_w, d, c->n_classes, false, pw ? &pw->cls : NULL};
 		n++;
 		if (training && md->w.cls_pre_w)
 		{
 			if (list)
-				list[n] = (mat) {md->w.cls_pre_w, d, d, false};
+				list[n] = (mat) {md->w.cls_pre_w, d, d, false, pw ? &pw->cls_pre : NULL};
 			n++;
 		}
 	}
@@ -82,11 +90,37 @@ matrices(const tfm_model *md, mat *list, bool training)
 		int			V = s2s_tgt ? c->tgt_vocab : c->vocab;
 
 		if (list)
-			list[n] = c->tie ? (mat) {s2s_tgt ? md->w.tgt_emb : md->w.tok_emb, d, V, true} :
-				(mat) {md->w.out_w, d, V, false};
+			list[n] = c->tie ?
+				(mat) {s2s_tgt ? md->w.tgt_emb : md->w.tok_emb, d, V, true, pw ? &pw->head : NULL} :
+				(mat) {md->w.out_w, d, V, false, pw ? &pw->head : NULL};
 		n++;
 	}
 	return n;
+}
+
+/* an empty index of m's blocks (one allocation, owned by the set it indexes) */
+static tfm_packed_w *
+new_index(const tfm_model *m)
+{
+	const tfm_config *c = &m->cfg;
+	tfm_packed_w *pw = calloc(1, sizeof(tfm_packed_w) +
+							  sizeof(tfm_block_packed) * (c->enc_layers + c->dec_layers + 1));
+
+	if (pw)
+	{
+		pw->enc = (tfm_block_packed *) (pw + 1);
+		pw->dec = pw->enc + c->enc_layers;
+	}
+	return pw;
+}
+
+/* the set's entry i stands for list[i]: its slot in the index points to it */
+static void
+index_entry(struct tfm_lowp_set *s, const mat *list, int i)
+{
+	s->e[i].set = s;
+	if (list[i].slot)
+		*list[i].slot = &s->e[i];
 }
 
 /* bytes of the packed copy of one matrix at p, with its alignment */
@@ -114,12 +148,13 @@ set_inference(tfm_model *m, tfm_precision p, void *block,
 
 	tfm_lowp_set_free(m->lowp);
 	m->lowp = NULL;
-	n = matrices(m, NULL, false);
+	n = matrices(m, NULL, false, NULL);
 	list = calloc(n > 0 ? n : 1, sizeof(mat));
 	s = calloc(1, sizeof(*s));
-	if (!list || !s || !(s->e = calloc(n > 0 ? n : 1, sizeof(tfm_lowp_entry))))
+	if (!list || !s || !(s->e = calloc(n > 0 ? n : 1, sizeof(tfm_lowp_entry))) ||
+		!(s->index = new_index(m)))
 		goto nomem;
-	matrices(m, list, false);
+	matrices(m, list, false, s->index);
 	for (int i = 0; i < n; i++)
 		off += entry_bytes(&list[i], p);
 	s->packed_bytes = off;
@@ -145,10 +180,12 @@ set_inference(tfm_model *m, tfm_precision p, void *block,
 		{
 			free(s->packed);
 			free(s->e);
+			free(s->index);
 			free(s);
 			free(list);
 			return -2;
 		}
+		index_entry(s, list, i);
 		e->W = x->W;
 		e->K = x->K;
 		e->N = x->N;
@@ -173,6 +210,7 @@ nomem:
 	if (s)
 	{
 		free(s->e);
+		free(s->index);
 		free(s);
 	}
 	if (block && release)
@@ -210,10 +248,10 @@ tfm_model_precision_block_bytes(const tfm_model *m, tfm_precision p)
 
 	if (p == TFM_PREC_FP32)
 		return 0;
-	n = matrices(m, NULL, false);
+	n = matrices(m, NULL, false, NULL);
 	if (!(list = calloc(n > 0 ? n : 1, sizeof(mat))))
 		return 0;
-	matrices(m, list, false);
+	matrices(m, list, false, NULL);
 	for (int i = 0; i < n; i++)
 		bytes += entry_bytes(&list[i], p);
 	free(list);
@@ -269,12 +307,13 @@ tfm_model_set_train_precision(tfm_model *m, tfm_precision p)
 	m->lowp_train = NULL;
 	if (p == TFM_PREC_FP32)
 		return 0;
-	n = matrices(m, NULL, true);
+	n = matrices(m, NULL, true, NULL);
 	list = calloc(n > 0 ? n : 1, sizeof(mat));
 	s = calloc(1, sizeof(*s));
-	if (!list || !s || !(s->e = calloc(n > 0 ? n : 1, sizeof(tfm_lowp_entry))))
+	if (!list || !s || !(s->e = calloc(n > 0 ? n : 1, sizeof(tfm_lowp_entry))) ||
+		!(s->index = new_index(m)))
 		goto nomem;
-	matrices(m, list, true);
+	matrices(m, list, true, s->index);
 	for (int i = 0; i < n; i++)
 		off += tfm_lowp_align64(tfm_bf16_pack_bytes(list[i].K, list[i].N)) +
 			tfm_lowp_align64(tfm_bf16_pack_bytes(list[i].N, list[i].K));
@@ -286,6 +325,7 @@ tfm_model_set_train_precision(tfm_model *m, tfm_precision p)
 	{
 		tfm_lowp_entry *e = &s->e[i];
 
+		index_entry(s, list, i);
 		e->W = list[i].W;
 		e->K = list[i].K;
 		e->N = list[i].N;
@@ -307,6 +347,7 @@ nomem:
 	if (s)
 	{
 		free(s->e);
+		free(s->index);
 		free(s->packed);
 		free(s);
 	}
@@ -340,18 +381,4 @@ tfm_model_train_repack(tfm_model *m)
 		tfm_bf16_pack(&e->b, e->b.data, e->W, rs, cs, e->K, e->N);
 		tfm_bf16_pack(&e->bt, e->bt.data, e->W, cs, rs, e->N, e->K);
 	}
-}
-
-/* ---- a pass's packed weights ------------------------------------------------ */
-
-tfm_lowp_scope
-tfm_precision_activate(const tfm_model *m)
-{
-	return tfm_lowp_activate(m ? m->lowp : NULL);
-}
-
-tfm_lowp_scope
-tfm_precision_activate_training(const tfm_model *m)
-{
-	return tfm_lowp_activate(m ? m->lowp_train : NULL);
 }

@@ -4,19 +4,14 @@
  * log-probabilities), tfm_next_tokens (the k most likely next tokens) and
  * tfm_score (the log-probability of a text).
  *
- * Decoding uses the core's key/value cache, so each new token costs O(t).
- * Context: a prompt longer than max_len keeps its last max_len tokens.
- * Past max_len, a model with learned positions slides its window (the
- * cache is rebuilt from the last 3/4 · max_len tokens); a model with
- * sinusoidal positions continues with positions beyond max_len (up to a
- * window of 8 · max_len, which then slides the same way).  Rotary
- * positions (Llama) slide as learned ones do: a model never sees a
- * position past the max_position_embeddings it was trained for.  An empty
- * prompt starts from <bos>.  Generation stops at <eos>, at the stop text
- * (not included in the result) or after max_tokens.  seed NULL takes a
- * seed from the statement (new text in each statement, the same text for
- * the same arguments within one: the functions are STABLE); a given seed
- * always gives the same text.
+ * The decode loop is the core's (tfm/generate.h: the key/value cache, the
+ * sliding window, sampling); here are the arguments, the tokenizer, the
+ * work_mem limit and the rows.  A prompt longer than max_len keeps its last
+ * max_len tokens; an empty prompt starts from <bos>.  Generation stops at
+ * <eos>, at the stop text (not included in the result) or after
+ * max_tokens.  seed NULL takes a seed from the statement (new text in each
+ * statement, the same text for the same arguments within one: the
+ * functions are STABLE); a given seed always gives the same text.
  */
 #include "postgres.h"
 
@@ -32,6 +27,7 @@
 
 #include "tfm/blas.h"
 #include "tfm/decode.h"
+#include "tfm/generate.h"
 #include "tfm/tokenizer.h"
 #include "sql/args.h"
 #include "runtime/rows.h"
@@ -55,7 +51,6 @@ typedef struct GenRow
 	int32	   *ids;			/* generated tokens */
 	float	   *logprob;
 	int			n;
-	bool		done;
 	int			stop_at;		/* bytes of text to keep when stopped by the stop text, or -1 */
 } GenRow;
 
@@ -183,30 +178,50 @@ free_decoder(void *d)
 	tfm_decoder_free(d);
 }
 
-/* does the row's text now contain the stop text? then note where to cut */
 static void
-check_stop(const TfmModelRow *row, const GenOpts *o, GenRow *g)
+free_generator(void *g)
 {
+	tfm_generator_free(g);
+}
+
+/* the core's hooks: interrupts before every token, and the stop text */
+typedef struct GenHooks
+{
+	const TfmModelRow *row;
+	const GenOpts *o;
+	GenRow	   *out;
+} GenHooks;
+
+static int
+gen_poll(void *arg)
+{
+	(void) arg;
+	CHECK_FOR_INTERRUPTS();
+	return 0;
+}
+
+/* does row b's text now contain the stop text? then note where to cut */
+static bool
+gen_stop(void *arg, int b, const int32_t *ids, int n)
+{
+	GenHooks   *h = arg;
 	text	   *t;
 	char	   *hit;
 	char	   *s;
 
-	if (!o->stop)
-		return;
-	t = tfm_tokenizer_decode_flags(row->tokenizer, g->ids, g->n, true);
+	t = tfm_tokenizer_decode_flags(h->row->tokenizer, ids, n, true);
 	s = text_to_cstring(t);
-	hit = strstr(s, o->stop);
+	hit = strstr(s, h->o->stop);
 	if (hit)
-	{
-		g->done = true;
-		g->stop_at = (int) (hit - s);
-	}
+		h->out[b].stop_at = (int) (hit - s);
 	pfree(s);
 	pfree(t);
+	return hit != NULL;
 }
 
 /*
- * Decode B prompts together (left-padded) for up to max_tokens tokens.
+ * Decode B prompts together (left-padded) for up to max_tokens tokens: the
+ * core's loop (tfm_generate_run), within tfm.work_mem.
  */
 static void
 generate(tfm_model *m, const TfmModelRow *row, int32 **prompts, const int *plens, int B,
@@ -214,49 +229,17 @@ generate(tfm_model *m, const TfmModelRow *row, int32 **prompts, const int *plens
 {
 	const tfm_config *c = &m->cfg;
 	TfmSpecials sp;
-	int			V = c->vocab,
-				P = 1,
-				keep = Max(1, (3 * c->max_len) / 4),
-				cap,
-				hist_cap;
-	tfm_decoder *d;
+	tfm_gen_opts go;
+	GenHooks	hooks;
+	tfm_generator *gen;
 	TfmGuard   *guard;
-	int32	   *hist;			/* (B, hist_cap) every fed token */
-	uint8_t    *hpad;
-	int			hlen = 0;
-	float	   *logits,
-			   *scratch;
-	int		   *iscratch;
-	tfm_sampler *samp;
-	int32	   *next;
-	uint8_t    *next_pad;
-	bool		pad_is_token = false;
+	const tfm_gen_row *rows;
 
-	tfm_model_specials(row, &sp);
-	/*
-	 * An imported model's vocabulary may end before the tokenizer's tfm
-	 * specials, and it has no padding token (pad_id -1): it may produce any
-	 * of its ids, and its pad positions are fed as id 0 (masked all the
-	 * same).
-	 */
-	if (sp.pad >= V || c->pad_id < 0)
-		sp.pad = 0;
-	else
-		pad_is_token = true;
-	for (int b = 0; b < B; b++)
-		P = Max(P, plens[b]);
-	/* sinusoidal positions continue past max_len, up to a bounded window */
-	cap = c->positions != TFM_POS_SINUSOIDAL ? c->max_len : Min(P + o->max_tokens, 8 * c->max_len);
-	if (c->positions == TFM_POS_SINUSOIDAL)
-		keep = Max(1, cap - c->max_len / 4);
-	hist_cap = P + o->max_tokens;
 	{
-		/* the decoder, its pass and this function's own arrays, sized first */
-		size_t		need = tfm_decoder_bytes(c, B, cap, Max(P, keep), 0,
-											 tfm_model_precision(m) != TFM_PREC_FP32,
-											 tfm_get_threads()) +
-			(size_t) B * (V * sizeof(float) + hist_cap * 5 + o->max_tokens * 8 + P * 5 +
-						  sizeof(tfm_sampler) + 8) + (size_t) V * 12;
+		/* the decoder, its pass and the loop's own arrays, sized first */
+		size_t		need = tfm_generate_bytes(c, plens, B, o->max_tokens,
+											  tfm_model_precision(m) != TFM_PREC_FP32,
+											  tfm_get_threads());
 
 		if (B > 1 && !tfm_work_mem_fits(m, need))
 		{
@@ -272,118 +255,49 @@ generate(tfm_model *m, const TfmModelRow *row, int32 **prompts, const int *plens
 		tfm_work_mem_check(m, need, "generating with", row->name,
 						   "max_tokens or the length of the prompt");
 	}
-	d = tfm_decoder_create(m, B, cap, Max(P, keep));
-	if (!d)
+	tfm_model_specials(row, &sp);
+	memset(&go, 0, sizeof(go));
+	go.max_tokens = o->max_tokens;
+	go.temperature = o->temperature;
+	go.top_k = o->top_k;
+	go.top_p = o->top_p;
+	go.seed = o->seed;
+	go.bos = sp.bos;
+	go.eos = sp.eos;
+	/*
+	 * An imported model's vocabulary may end before the tokenizer's tfm
+	 * specials, and it has no padding token (pad_id -1): it may produce any
+	 * of its ids, and its pad positions are fed as id 0 (masked all the
+	 * same).
+	 */
+	go.pad_is_token = !(sp.pad >= c->vocab || c->pad_id < 0);
+	go.pad = go.pad_is_token ? sp.pad : 0;
+	hooks.row = row;
+	hooks.o = o;
+	hooks.out = out;
+	go.poll = gen_poll;
+	go.stop = o->stop ? gen_stop : NULL;
+	go.hook_arg = &hooks;
+	for (int b = 0; b < B; b++)
+		out[b].stop_at = -1;
+
+	gen = tfm_generator_create(m, prompts, plens, B, &go);
+	if (!gen)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory for the decoder of model \"%s\"", row->name)));
-	guard = tfm_guard(free_decoder, d);
-	hist = palloc(sizeof(int32) * B * hist_cap);
-	hpad = palloc0((size_t) B * hist_cap);
-	logits = palloc(sizeof(float) * B * V);
-	scratch = palloc(sizeof(float) * 2 * V);
-	iscratch = palloc(sizeof(int) * V);
-	samp = palloc0(sizeof(tfm_sampler) * B);
-	next = palloc(sizeof(int32) * B);
-	next_pad = palloc0(B);
-
-	/* the prompts, left-padded */
+	guard = tfm_guard(free_generator, gen);
+	tfm_check_pass(tfm_generate_run(gen), row->name);
+	rows = tfm_generator_rows(gen);
 	for (int b = 0; b < B; b++)
 	{
-		int			lead = P - plens[b];
-
-		for (int t = 0; t < P; t++)
-		{
-			hist[(size_t) b * hist_cap + t] = t < lead ? sp.pad : prompts[b][t - lead];
-			hpad[(size_t) b * hist_cap + t] = t < lead;
-		}
-		samp[b].temperature = o->temperature;
-		samp[b].top_k = o->top_k;
-		samp[b].top_p = o->top_p;
-		tfm_rng_seed(&samp[b].rng, o->seed + (uint64) b);
-		out[b].ids = palloc(sizeof(int32) * o->max_tokens);
-		out[b].logprob = palloc(sizeof(float) * o->max_tokens);
-		out[b].n = 0;
-		out[b].done = false;
-		out[b].stop_at = -1;
+		out[b].n = rows[b].n;
+		out[b].ids = palloc(sizeof(int32) * Max(1, rows[b].n));
+		out[b].logprob = palloc(sizeof(float) * Max(1, rows[b].n));
+		memcpy(out[b].ids, rows[b].ids, sizeof(int32) * rows[b].n);
+		memcpy(out[b].logprob, rows[b].logprob, sizeof(float) * rows[b].n);
 	}
-	{
-		int32	   *buf = palloc(sizeof(int32) * B * P);
-		uint8_t    *pbuf = palloc((size_t) B * P);
-
-		for (int b = 0; b < B; b++)
-		{
-			memcpy(buf + (size_t) b * P, hist + (size_t) b * hist_cap, sizeof(int32) * P);
-			memcpy(pbuf + (size_t) b * P, hpad + (size_t) b * hist_cap, P);
-		}
-		tfm_check_pass(tfm_decoder_feed(d, buf, pbuf, P, logits), row->name);
-		hlen = P;
-	}
-
-	for (int step = 0; step < o->max_tokens; step++)
-	{
-		bool		all_done = true;
-
-		CHECK_FOR_INTERRUPTS();
-		for (int b = 0; b < B; b++)
-		{
-			GenRow	   *g = &out[b];
-			float		lp;
-			int			tok;
-
-			next[b] = sp.pad;
-			next_pad[b] = 1;
-			if (g->done)
-				continue;
-			/* padding and <bos> are never produced */
-			if (pad_is_token)
-				logits[(size_t) b * V + sp.pad] = -INFINITY;
-			if (sp.bos != sp.eos && sp.bos < V)
-				logits[(size_t) b * V + sp.bos] = -INFINITY;
-			tok = tfm_sample(&samp[b], logits + (size_t) b * V, V, scratch, iscratch, &lp);
-			if (tok == sp.eos)
-			{
-				g->done = true;
-				continue;
-			}
-			g->ids[g->n] = tok;
-			g->logprob[g->n] = lp;
-			g->n++;
-			check_stop(row, o, g);
-			next[b] = tok;
-			next_pad[b] = 0;
-			if (!g->done && g->n < o->max_tokens)
-				all_done = false;
-		}
-		if (all_done)
-			break;
-		for (int b = 0; b < B; b++)
-		{
-			hist[(size_t) b * hist_cap + hlen] = next[b];
-			hpad[(size_t) b * hist_cap + hlen] = next_pad[b];
-		}
-		hlen++;
-		if (tfm_decoder_len(d) + 1 > cap)
-		{
-			/* learned positions end at max_len: slide the window */
-			int32	   *buf = palloc(sizeof(int32) * B * keep);
-			uint8_t    *pbuf = palloc((size_t) B * keep);
-
-			for (int b = 0; b < B; b++)
-			{
-				memcpy(buf + (size_t) b * keep, hist + (size_t) b * hist_cap + hlen - keep,
-					   sizeof(int32) * keep);
-				memcpy(pbuf + (size_t) b * keep, hpad + (size_t) b * hist_cap + hlen - keep, keep);
-			}
-			tfm_decoder_reset(d);
-			tfm_check_pass(tfm_decoder_feed(d, buf, pbuf, keep, logits), row->name);
-			pfree(buf);
-			pfree(pbuf);
-		}
-		else
-			tfm_check_pass(tfm_decoder_feed(d, next, next_pad, 1, logits), row->name);
-	}
-	tfm_decoder_free(d);
+	tfm_generator_free(gen);
 	tfm_guard_release(guard);
 }
 
