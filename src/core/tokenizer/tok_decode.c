@@ -31,8 +31,17 @@ put(uint8_t *out, size_t *n, const void *p, size_t len)
 	*n += len;
 }
 
-/* out must hold tfm_tok_decode_bound(t, n, 0) bytes */
-static void
+#define POLL_EVERY ((size_t) 1 << 20)	/* ids (or bytes) between two polls */
+
+/* has t's cancel hook asked to stop (asked every POLL_EVERY steps)? */
+static inline int
+stopped(const tfm_tokenizer *t, size_t i)
+{
+	return t->poll && (i & (POLL_EVERY - 1)) == POLL_EVERY - 1 && t->poll(t->poll_arg) != 0;
+}
+
+/* out must hold tfm_tok_decode_bound(t, n, 0) bytes; TFM_TOK_ECANCEL if the poll stopped it */
+static int
 decode_raw(uint8_t *out, size_t *n_out, const tfm_tokenizer *t, const int32_t *ids, size_t n,
 		   uint32_t flags)
 {
@@ -47,6 +56,8 @@ decode_raw(uint8_t *out, size_t *n_out, const tfm_tokenizer *t, const int32_t *i
 		size_t l = tfm_tok_piece_len(t, id);
 		int glue = 0;
 
+		if (stopped(t, i))
+			return TFM_TOK_ECANCEL;
 		if (t->is_special[id] && !(flags & TFM_TOK_DECODE_SPECIALS))
 		{
 			if (id != t->info.special_ids[TFM_TOK_UNK])
@@ -67,6 +78,7 @@ decode_raw(uint8_t *out, size_t *n_out, const tfm_tokenizer *t, const int32_t *i
 		first = 0;
 	}
 	*n_out = w;
+	return TFM_TOK_OK;
 }
 
 static int decode_all(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t,
@@ -137,17 +149,22 @@ decode_all(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t, const i
 		}
 		if (need > cap)
 			return tfm_tok_fail(err, TFM_TOK_ELIMIT, "output buffer too small for the text");
-		decode_raw((uint8_t *) out, n_out, t, ids, n_ids, flags);
+		if (decode_raw((uint8_t *) out, n_out, t, ids, n_ids, flags) != TFM_TOK_OK)
+			return tfm_tok_fail(err, TFM_TOK_ECANCEL, "decoding canceled");
 		return TFM_TOK_OK;
 	}
 	raw = tfm_tok_alloc(tfm_tok_decode_bound(t, n_ids, 0));
 	if (!raw)
 		return tfm_tok_oom(err);
-	decode_raw(raw, &raw_len, t, ids, n_ids, flags);
+	if (decode_raw(raw, &raw_len, t, ids, n_ids, flags) != TFM_TOK_OK)
+	{
+		tfm_tok_dealloc(raw);
+		return tfm_tok_fail(err, TFM_TOK_ECANCEL, "decoding canceled");
+	}
 	{
 		size_t r = 0, w = 0;
 
-		while (r < raw_len)
+		for (size_t step = 0; r < raw_len; step++)
 		{
 			int32_t cp;
 			size_t ul = tfm_tok_utf8_next(&cp, raw + r, raw_len - r);
@@ -158,6 +175,11 @@ decode_all(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t, const i
 			{
 				tfm_tok_dealloc(raw);
 				return tfm_tok_fail(err, TFM_TOK_ELIMIT, "output buffer too small for the text");
+			}
+			if (stopped(t, step))
+			{
+				tfm_tok_dealloc(raw);
+				return tfm_tok_fail(err, TFM_TOK_ECANCEL, "decoding canceled");
 			}
 			memcpy(out + w, p, l);
 			w += l;

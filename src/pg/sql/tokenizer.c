@@ -134,6 +134,9 @@ tfm_detokenize(PG_FUNCTION_ARGS)
 			size_t		len;
 			bool		special = false;
 
+			if ((i & 0xFFFFF) == 0xFFFFF)
+				CHECK_FOR_INTERRUPTS();
+
 			if (tfm_tok_piece(&b, &len, e->tok, ids[i], NULL) != TFM_TOK_OK)
 				continue;
 			raw += Max(len, 3) + 1;
@@ -149,9 +152,20 @@ tfm_detokenize(PG_FUNCTION_ARGS)
 		cap = (size_t) Min(raw * 3, (uint64) (MaxAllocSize - VARHDRSZ));
 	}
 	out = palloc_extended(VARHDRSZ + Max(cap, 1), MCXT_ALLOC_HUGE);
-	tfm_tok_check(tfm_tok_decode(VARDATA(out), cap, &got, e->tok, (const int32_t *) ARR_DATA_PTR(a),
-							 n, TFM_TOK_DECODE_REPLACE, &err),
-			  &err, "cannot detokenize");
+	/* many ids end at a cancel or statement_timeout (decoded again if nothing was raised) */
+	tfm_tok_set_poll(e->tok, tfm_interrupt_pending, NULL);
+	for (;;)
+	{
+		int			st = tfm_tok_decode(VARDATA(out), cap, &got, e->tok, (const int32_t *) ARR_DATA_PTR(a),
+										n, TFM_TOK_DECODE_REPLACE, &err);
+
+		if (st != TFM_TOK_ECANCEL)
+		{
+			tfm_tok_check(st, &err, "cannot detokenize");
+			break;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
 	SET_VARSIZE(out, VARHDRSZ + got);
 	out = tfm_text_without_nul(out);
 	PG_RETURN_TEXT_P(out);
