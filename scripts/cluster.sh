@@ -5,6 +5,10 @@
 #
 #   cluster_start [extra postgres -c settings...]
 #   exports PGHOST (the socket directory), PGPORT, PGUSER, PGDATABASE
+#   and TFM_PGDATA (the data directory)
+#   cluster_restart: pg_ctl restart -m immediate (a crash: recovery at the
+#   start), with the options of cluster_start (pg_ctl keeps them in
+#   postmaster.opts)
 
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 
@@ -29,5 +33,9 @@ cluster_start() {
   opts+=" -c max_parallel_workers_per_gather=2 -c fsync=off -c full_page_writes=off"
   for o in "$@"; do opts+=" -c $o"; done
   cluster_run "$PGBIN/pg_ctl" -D "$TFM_PGDATA" -l "$TFM_PGDATA/server.log" -o "$opts" -w start >/dev/null
-  export PGHOST="$TFM_PGDATA" PGPORT=5432 PGUSER=postgres PGDATABASE=postgres
+  export PGHOST="$TFM_PGDATA" PGPORT=5432 PGUSER=postgres PGDATABASE=postgres TFM_PGDATA
+}
+
+cluster_restart() {
+  cluster_run "$PGBIN/pg_ctl" -D "$TFM_PGDATA" -l "$TFM_PGDATA/server.log" -m immediate -w restart >/dev/null
 }

@@ -46,4 +46,6 @@ echo "== ALTER EXTENSION tfm UPDATE from 0.1"
 scripts/test_upgrade.sh
 echo "== tfm_job_run: interrupted runs keep their batches, two runners, no duplicates"
 scripts/test_job_cancel.sh
+echo "== tfm_job_run: a killed backend and a crashed server keep their batches, resume exactly"
+scripts/test_job_crash.sh
 echo "== all tests passed"

@@ -116,6 +116,31 @@ SELECT count(*) AS outputs,
   FROM jdocs_p p JOIN jdocs d USING (id);
 SET extra_float_digits = 0;
 
+-- an UPDATE queues a key only for the jobs whose input reads a column it
+-- sets, or that sets the key: the triggers fire on UPDATE OF those columns
+-- (an input reading the whole row: on every UPDATE)
+SELECT tfm_job_create('jdocs_row', 'jdocs', $$jdocs::text$$, 'jobs_enc', 'classify');
+SELECT j.name, (SELECT string_agg(a.attname, ', ' ORDER BY a.attnum) FROM pg_attribute a
+                 WHERE a.attrelid = t.tgrelid AND a.attnum = ANY (t.tgattr::int2[])) AS update_of
+  FROM pg_trigger t JOIN tfm.job_defs j ON t.tgname = 'tfm_job_' || j.id ORDER BY 1;
+SELECT tfm_job_drop('jdocs_row', drop_destination => true);
+UPDATE jdocs SET title = title || '!' WHERE id = 10;
+SELECT name, rows_pending FROM tfm.jobs ORDER BY name;
+UPDATE jdocs SET body = body || '!' WHERE id = 11;
+UPDATE jdocs SET id = 111 WHERE id = 12;
+SELECT name, rows_pending FROM tfm.jobs ORDER BY name;
+CALL tfm_job_run('jdocs_emb');
+CALL tfm_job_run('jdocs_cls');
+CALL tfm_job_run('jdocs_p');
+SET extra_float_digits = 3;
+SELECT (SELECT count(*) FROM jdocs) AS source_rows,
+       (SELECT count(*) FROM jdocs_emb e JOIN jdocs d USING (id)
+         WHERE pg_temp.same(e.output, tfm_embed('jobs_enc', d.title || ': ' || d.body))) AS emb_equal,
+       (SELECT count(*) FROM jdocs_p p JOIN jdocs d USING (id)
+         WHERE p.output = (SELECT jsonb_object_agg(label, probability) FROM tfm_predict_proba('jobs_enc', d.body))) AS p_equal,
+       (SELECT count(*) FROM jdocs_p WHERE id = 12) + (SELECT count(*) FROM jdocs_cls WHERE id = 12) AS old_key;
+SET extra_float_digits = 0;
+
 -- generation and translation jobs take their function's options
 SELECT model FROM tfm_create_model('jobs_lm', 'lm', 'jobs_chars', d_model => 16, heads => 2, layers => 1, max_len => 64);
 SELECT tfm_job_create('jdocs_gen', 'jdocs', 'title', 'jobs_lm', 'generate',

@@ -9,7 +9,9 @@
  * Creating a job creates the destination (the source's primary-key columns,
  * output, model_version, updated_at; owned by the job's owner, who is the
  * creator), two triggers on the source (sql/job_trigger.c: each changed
- * row's key, and TRUNCATE, into tfm.job_queue) and queues every existing
+ * row's key, and TRUNCATE, into tfm.job_queue; an UPDATE only when it sets
+ * a column the input reads or a key column, found by PostgreSQL's analysis
+ * of the input: update_columns) and queues every existing
  * key (the backfill is the queue), all in the creating transaction: a row
  * committed before it is in the backfill, one after it fires the trigger.
  *
@@ -30,6 +32,8 @@
  */
 #include "postgres.h"
 
+#include "access/sysattr.h"
+#include "access/table.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/namespace.h"
@@ -38,6 +42,8 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
 #include "parser/parser.h"
 #include "pgstat.h"
 #include "utils/acl.h"
@@ -46,6 +52,8 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/plancache.h"
+#include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
@@ -703,6 +711,69 @@ tfm_job_run(PG_FUNCTION_ARGS)
 static const char *const tasks[] = {"embed", "classify", "predict_proba", "generate", "translate"};
 
 /* the input must be one expression: SELECT (<input>)::text parses to one target and nothing else */
+/*
+ * The columns an UPDATE must set for the job to care: the columns the
+ * input expression reads (pulled from the analyzed SELECT input FROM
+ * source: its Vars of the source), then the key columns, as "a", "b".
+ * NULL (the trigger fires on every UPDATE) when unsure: the input reads
+ * the whole row, a system column or has a subquery, or the source has a
+ * BEFORE UPDATE row trigger (it may change a column the UPDATE does not
+ * set).  Run as the owner, in an SPI connection.
+ */
+static char *
+update_columns(const TfmJob *j, const char *src)
+{
+	SPIPlanPtr	plan;
+	List	   *sources;
+	Query	   *q;
+	Bitmapset  *cols = NULL;
+	Relation	rel;
+	bool		before_update;
+	StringInfoData s;
+	int			k;
+
+	rel = table_open(j->source, AccessShareLock);
+	before_update = rel->trigdesc != NULL && rel->trigdesc->trig_update_before_row;
+	table_close(rel, AccessShareLock);
+	if (before_update)
+		return NULL;
+
+	plan = SPI_prepare(psprintf("SELECT (%s\n)::text FROM %s", j->input, src), 0, NULL);
+	if (plan == NULL)
+		return NULL;
+	sources = SPI_plan_get_plan_sources(plan);
+	if (list_length(sources) != 1)
+		return NULL;
+	if (list_length(((CachedPlanSource *) linitial(sources))->query_list) != 1)
+		return NULL;
+	q = linitial_node(Query, ((CachedPlanSource *) linitial(sources))->query_list);
+	if (q->hasSubLinks || list_length(q->rtable) != 1 ||
+		rt_fetch(1, q->rtable)->rtekind != RTE_RELATION || rt_fetch(1, q->rtable)->relid != j->source)
+		return NULL;
+	pull_varattnos((Node *) q->targetList, 1, &cols);
+	for (int i = 0; i < j->nkeys; i++)
+	{
+		AttrNumber	a = get_attnum(j->source, j->key_cols[i]);
+
+		if (a == InvalidAttrNumber)
+			return NULL;
+		cols = bms_add_member(cols, a - FirstLowInvalidHeapAttributeNumber);
+	}
+
+	initStringInfo(&s);
+	k = -1;
+	while ((k = bms_next_member(cols, k)) >= 0)
+	{
+		AttrNumber	a = k + FirstLowInvalidHeapAttributeNumber;
+
+		if (a <= 0)
+			return NULL;		/* the whole row or a system column */
+		appendStringInfo(&s, "%s%s", s.len ? ", " : "",
+						 quote_identifier(get_attname(j->source, a, false)));
+	}
+	return s.data;
+}
+
 static void
 check_expression(const char *input)
 {
@@ -855,6 +926,7 @@ tfm_job_create(PG_FUNCTION_ARGS)
 	char		relkind;
 	char	   *src,
 			   *dest,
+			   *upd_cols = NULL,
 			  **col_defs;
 	bool		known = false;
 	JobAs		as;
@@ -930,6 +1002,7 @@ tfm_job_create(PG_FUNCTION_ARGS)
 			kt[i] = TEXTARRAYOID;
 		if (SPI_prepare(fetch_sql(&job, src), job.nkeys, kt) == NULL)
 			elog(ERROR, "cannot prepare the input of job \"%s\": %s", name, SPI_result_code_string(SPI_result));
+		upd_cols = update_columns(&job, src);
 	}
 	owner_end(&as);
 
@@ -1005,8 +1078,9 @@ tfm_job_create(PG_FUNCTION_ARGS)
 		appendStringInfo(&targs, "'%d'", job.id);
 		for (int i = 0; i < job.nkeys; i++)
 			appendStringInfo(&targs, ", %s", quote_literal_cstr(job.key_cols[i]));
-		sql = psprintf("CREATE TRIGGER tfm_job_%d AFTER INSERT OR UPDATE OR DELETE ON %s "
-					   "FOR EACH ROW EXECUTE FUNCTION tfm.job_enqueue(%s)", job.id, src, targs.data);
+		sql = psprintf("CREATE TRIGGER tfm_job_%d AFTER INSERT OR UPDATE%s%s OR DELETE ON %s "
+					   "FOR EACH ROW EXECUTE FUNCTION tfm.job_enqueue(%s)", job.id,
+					   upd_cols ? " OF " : "", upd_cols ? upd_cols : "", src, targs.data);
 		if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
 			elog(ERROR, "cannot create the trigger of job \"%s\"", name);
 		sql = psprintf("CREATE TRIGGER tfm_job_%d_truncate AFTER TRUNCATE ON %s "
