@@ -86,6 +86,28 @@ tfm_spi_finish_owner(TfmAsOwner *s)
 	SPI_finish();
 }
 
+uint64
+tfm_spi_exec(const char *sql, int nargs, Oid *types, Datum *args, const char *nulls,
+			 bool read_only, long count, int expect, const char *err)
+{
+	if (SPI_execute_with_args(sql, nargs, types, args, nulls, read_only, count) != expect)
+		elog(ERROR, "%s", err);
+	return SPI_processed;
+}
+
+uint64
+tfm_spi_exec_owner(const char *sql, int nargs, Oid *types, Datum *args, const char *nulls,
+				   bool read_only, long count, int expect, const char *err)
+{
+	TfmAsOwner	as;
+	uint64		n;
+
+	tfm_spi_connect_owner(&as);
+	n = tfm_spi_exec(sql, nargs, types, args, nulls, read_only, count, expect, err);
+	tfm_spi_finish_owner(&as);
+	return n;
+}
+
 /* ---- privileges ----------------------------------------------------------- */
 
 const char *
