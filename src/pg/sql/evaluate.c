@@ -184,15 +184,10 @@ score_stream(tfm_model *m, const char *name, const int32 *stream, int64 len, dou
 
 	while (len - pos >= T + 1)
 	{
-		TfmBatchBuf bb;
-		int64		off = pos;
 		int			cnt;
 
 		CHECK_FOR_INTERRUPTS();
-		tfm_batch_lm(&bb, stream, &off, 1, T);
-		tfm_batch_check(m, &bb.b, false, "evaluating", name, "the model's max_len");
-		tfm_check_pass(tfm_model_forward(m, &bb.b, false, 0), NULL);
-		*nats += tfm_check_loss(tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &cnt), &cnt, NULL);
+		*nats += tfm_lm_window_loss(m, stream, pos, T, "evaluating", name, NULL, &cnt);
 		*tokens += cnt;
 		pos += T;
 	}
