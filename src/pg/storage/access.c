@@ -199,9 +199,9 @@ tfm_check_tokenizer_use(const char *name)
 
 	tfm_check_name("tokenizer", name);
 	tfm_spi_connect_owner(&s);
-	if (SPI_execute_with_args("SELECT tfm.may_use_tokenizer(id, $2) FROM tfm.tokenizers WHERE name = $1",
-							  2, types, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read tfm.tokenizers");
+	tfm_spi_exec("SELECT tfm.may_use_tokenizer(id, $2) FROM tfm.tokenizers WHERE name = $1",
+				 2, types, args, NULL, true, 1,
+				 SPI_OK_SELECT, "cannot read tfm.tokenizers");
 	if (SPI_processed == 1)
 	{
 		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);

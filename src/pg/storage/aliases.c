@@ -153,7 +153,7 @@ tfm_alias_point(const char *alias, bool exists, int32 model_id, int64 history_id
 						   "cannot write tfm.aliases");
 	else
 		tfm_spi_exec_owner(psprintf("INSERT INTO tfm.aliases (name, model_id, history_id, owner) "
-									"VALUES ($1, $2, $3, %u::oid::regrole)", GetUserId()),
+						   "VALUES ($1, $2, $3, %u::oid::regrole)", GetUserId()),
 						   3, types, args, NULL, false, 0, SPI_OK_INSERT,
 						   "cannot write tfm.aliases");
 }

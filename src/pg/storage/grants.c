@@ -32,7 +32,7 @@ tfm_object_find(const char *name, const char *type, TfmObject *o)
 		if (type && strcmp(type, kinds[k]) != 0)
 			continue;
 		if (tfm_spi_exec(psprintf("SELECT id, owner, %s, acl_train FROM %s WHERE name = $1",
-								  columns[k], tables[k]),
+						 columns[k], tables[k]),
 						 1, types, args, NULL, false, 1, SPI_OK_SELECT,
 						 psprintf("cannot read %s", tables[k])) == 1)
 		{
