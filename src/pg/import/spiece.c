@@ -248,40 +248,10 @@ tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab)
 	it = JsonbIteratorInit(v->val.binary.data);
 	while ((tok = JsonbIteratorNext(&it, &jv, true)) != WJB_DONE)
 	{
-		char	   *a,
-				   *b;
-
 		if (tok != WJB_ELEM)
 			continue;
 		CHECK_FOR_INTERRUPTS();
-		if (jv.type == jbvString)
-		{
-			char	   *s = pnstrdup(jv.val.string.val, jv.val.string.len),
-					   *sp = strchr(s, ' ');
-
-			if (!sp || sp == s || sp[1] == '\0' || strchr(sp + 1, ' '))
-				tfm_hf_malformed("a merge must be two pieces separated by one space");
-			*sp = '\0';
-			a = s;
-			b = sp + 1;
-		}
-		else if (jv.type == jbvBinary && JsonContainerIsArray(jv.val.binary.data) &&
-				 JsonContainerSize(jv.val.binary.data) == 2)
-		{
-			JsonbValue *x = getIthJsonbValueFromContainer(jv.val.binary.data, 0),
-					   *y = getIthJsonbValueFromContainer(jv.val.binary.data, 1);
-
-			if (!x || !y || x->type != jbvString || y->type != jbvString)
-				tfm_hf_malformed("a merge pair must hold two strings");
-			a = pnstrdup(x->val.string.val, x->val.string.len);
-			b = pnstrdup(y->val.string.val, y->val.string.len);
-		}
-		else
-			tfm_hf_malformed("a merge must be a string \"a b\" or a pair [a, b]");
-		merge_lr[2 * n_merges] = piece_id(vocab, a);
-		merge_lr[2 * n_merges + 1] = piece_id(vocab, b);
-		if (merge_lr[2 * n_merges] < 0 || merge_lr[2 * n_merges + 1] < 0)
-			tfm_hf_malformed(psprintf("merge %d names a piece not in model.vocab", n_merges + 1));
+		tfm_hf_merge_ids(vocab, &jv, n_merges, merge_lr + 2 * n_merges, TFM_TOK_MAX_VOCAB_SIZE);
 		n_merges++;
 	}
 

@@ -643,9 +643,8 @@ bpe_pre_tokenizer(JsonbContainer *root, bool *plain)
 	return flags;
 }
 
-/* a merge "a b" or [a, b] as two model.vocab ids */
-static void
-merge_ids(JsonbContainer *vocab, const JsonbValue *jv, int rank, int32_t *lr)
+void
+tfm_hf_merge_ids(JsonbContainer *vocab, const JsonbValue *jv, int rank, int32_t *lr, int max)
 {
 	char	   *a,
 			   *b;
@@ -674,8 +673,8 @@ merge_ids(JsonbContainer *vocab, const JsonbValue *jv, int rank, int32_t *lr)
 	}
 	else
 		tfm_hf_malformed("a merge must be a string \"a b\" or a pair [a, b]");
-	lr[0] = vocab_id(vocab, a, strlen(a));
-	lr[1] = vocab_id(vocab, b, strlen(b));
+	lr[0] = tfm_hf_vocab_id(vocab, a, strlen(a), max);
+	lr[1] = tfm_hf_vocab_id(vocab, b, strlen(b), max);
 	if (lr[0] < 0 || lr[1] < 0)
 		tfm_hf_malformed(psprintf("merge %d names a piece not in model.vocab", rank + 1));
 }
@@ -783,7 +782,7 @@ import_hf_bpe(const char *name, JsonbContainer *root, JsonbContainer *model, int
 		if (tok != WJB_ELEM)
 			continue;
 		CHECK_FOR_INTERRUPTS();
-		merge_ids(vocab, &jv, n_merges, merge_lr + 2 * n_merges);
+		tfm_hf_merge_ids(vocab, &jv, n_merges, merge_lr + 2 * n_merges, INT_MAX);
 		n_merges++;
 	}
 

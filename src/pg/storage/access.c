@@ -211,9 +211,7 @@ tfm_check_tokenizer_use(const char *name)
 	found = SPI_processed == 1;
 	tfm_spi_finish_owner(&s);
 	if (!found)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("tokenizer \"%s\" does not exist", name)));
+		tfm_tokenizer_missing(name);
 	if (!ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

@@ -185,9 +185,7 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 				 1, types, args, NULL, true, 1,
 				 SPI_OK_SELECT, "cannot read tfm.tokenizers");
 	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("tokenizer \"%s\" does not exist", name)));
+		tfm_tokenizer_missing(name);
 	tup = SPI_tuptable->vals[0];
 	td = SPI_tuptable->tupdesc;
 	memset(&info, 0, sizeof(info));
@@ -309,9 +307,7 @@ tfm_tokenizer_delete(const char *name)
 				 NULL, false, 0,
 				 SPI_OK_DELETE, "cannot delete from tfm.tokenizers");
 	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("tokenizer \"%s\" does not exist", name)));
+		tfm_tokenizer_missing(name);
 	tfm_spi_finish_owner(&as);
 }
 
