@@ -44,9 +44,10 @@ void		tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_voca
 void		tfm_hf_malformed(const char *what) pg_attribute_noreturn();
 int			tfm_hf_uint(const JsonbValue *v, const char *what, int max);
 int			tfm_hf_vocab_id(JsonbContainer *vocab, const char *piece, int len, int max);
-/* a merge "a b" or [a, b] (the rank-th, from 0) as two model.vocab ids */
-void		tfm_hf_merge_ids(JsonbContainer *vocab, const JsonbValue *jv, int rank, int32_t *lr,
-							 int max);
+/* model.merges ("a b" or [a, b], in rank order) as pairs of model.vocab
+ * ids (at most max); their count in *n_merges */
+int32_t    *tfm_hf_merges(JsonbContainer *model, JsonbContainer *vocab, int max,
+						  int *n_merges);
 /* model.vocab: an object of 1 .. TFM_TOK_MAX_VOCAB_SIZE - 8 pieces (else
  * malformed: range_err), no more than model_vocab; its size in *n */
 JsonbContainer *tfm_hf_model_vocab(JsonbContainer *model, int model_vocab, const char *range_err,

@@ -241,19 +241,7 @@ tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab)
 	}
 
 	/* model.merges: "a b" or [a, b], in rank order */
-	v = tfm_jget(model, "merges", &buf);
-	if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
-		tfm_hf_malformed("model.merges must be an array");
-	merge_lr = palloc(sizeof(int32_t) * 2 * Max(JsonContainerSize(v->val.binary.data), 1));
-	it = JsonbIteratorInit(v->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &jv, true)) != WJB_DONE)
-	{
-		if (tok != WJB_ELEM)
-			continue;
-		CHECK_FOR_INTERRUPTS();
-		tfm_hf_merge_ids(vocab, &jv, n_merges, merge_lr + 2 * n_merges, TFM_TOK_MAX_VOCAB_SIZE);
-		n_merges++;
-	}
+	merge_lr = tfm_hf_merges(model, vocab, TFM_TOK_MAX_VOCAB_SIZE, &n_merges);
 
 	/* unk, bos and eos */
 	key = str_field(model, "unk_token");

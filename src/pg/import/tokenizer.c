@@ -643,8 +643,9 @@ bpe_pre_tokenizer(JsonbContainer *root, bool *plain)
 	return flags;
 }
 
-void
-tfm_hf_merge_ids(JsonbContainer *vocab, const JsonbValue *jv, int rank, int32_t *lr, int max)
+/* a merge "a b" or [a, b] (the rank-th, from 0) as two model.vocab ids */
+static void
+merge_ids(JsonbContainer *vocab, const JsonbValue *jv, int rank, int32_t *lr, int max)
 {
 	char	   *a,
 			   *b;
@@ -679,6 +680,32 @@ tfm_hf_merge_ids(JsonbContainer *vocab, const JsonbValue *jv, int rank, int32_t 
 		tfm_hf_malformed(psprintf("merge %d names a piece not in model.vocab", rank + 1));
 }
 
+int32_t *
+tfm_hf_merges(JsonbContainer *model, JsonbContainer *vocab, int max, int *n_merges)
+{
+	JsonbValue	buf,
+				jv,
+			   *v = tfm_jget(model, "merges", &buf);
+	JsonbIterator *it;
+	JsonbIteratorToken tok;
+	int32_t    *merge_lr;
+
+	if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
+		tfm_hf_malformed("model.merges must be an array");
+	merge_lr = palloc(sizeof(int32_t) * 2 * Max(JsonContainerSize(v->val.binary.data), 1));
+	*n_merges = 0;
+	it = JsonbIteratorInit(v->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &jv, true)) != WJB_DONE)
+	{
+		if (tok != WJB_ELEM)
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		merge_ids(vocab, &jv, *n_merges, merge_lr + 2 * *n_merges, max);
+		(*n_merges)++;
+	}
+	return merge_lr;
+}
+
 /*
  * A byte-level BPE other than GPT-2's shape (tok_hf.c): model.vocab's
  * pieces and the added tokens outside it, by id; the merges; the
@@ -689,11 +716,8 @@ import_hf_bpe(const char *name, JsonbContainer *root, JsonbContainer *model, int
 			  uint32 flags, int32 *special_ids)
 {
 	JsonbValue	buf,
-			   *v,
-				jv;
+			   *v;
 	JsonbContainer *vocab;
-	JsonbIterator *it;
-	JsonbIteratorToken tok;
 	int			V,
 				n,
 				max_id = -1,
@@ -772,19 +796,7 @@ import_hf_bpe(const char *name, JsonbContainer *root, JsonbContainer *model, int
 				 errmsg("tokenizer.json has token id %d, but the model's vocab_size is %d",
 						n - 1, model_vocab)));
 
-	v = tfm_jget(model, "merges", &buf);
-	if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
-		tfm_hf_malformed("model.merges must be an array");
-	merge_lr = palloc(sizeof(int32_t) * 2 * Max(JsonContainerSize(v->val.binary.data), 1));
-	it = JsonbIteratorInit(v->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &jv, true)) != WJB_DONE)
-	{
-		if (tok != WJB_ELEM)
-			continue;
-		CHECK_FOR_INTERRUPTS();
-		tfm_hf_merge_ids(vocab, &jv, n_merges, merge_lr + 2 * n_merges, INT_MAX);
-		n_merges++;
-	}
+	merge_lr = tfm_hf_merges(model, vocab, INT_MAX, &n_merges);
 
 	post_processor_ids(root, true, &cls, &sep, &bos);
 	if ((cls >= 0 && cls >= n) || (sep >= 0 && sep >= n) || (bos >= 0 && bos >= n))
