@@ -1,7 +1,8 @@
 /*
  * storage.h — the catalog in schema tfm, through SPI: names, privileges
  * and the owner's SQL sections (access.c), models and their tensors
- * (catalog.c, models.c), aliases' names (aliases.c), tokenizers' rows (tokenizers.c),
+ * (catalog.c, models.c), aliases and their history (aliases.c), grants
+ * (grants.c), what a role owns (owned.c), tokenizers' rows (tokenizers.c),
  * the training history (history.c).
  */
 #ifndef TFM_PG_STORAGE_H
