@@ -38,6 +38,20 @@ void		tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out);
  */
 void		tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab,
 									int32 *special_ids);
+/* tokenizer.json's checks, shared by tokenizer.c and spiece.c: errors 22023
+ * "tokenizer.json is malformed: what"; a number as an integer 0..max; the
+ * id of a model.vocab piece (-1 if none) */
+void		tfm_hf_malformed(const char *what) pg_attribute_noreturn();
+int			tfm_hf_uint(const JsonbValue *v, const char *what, int max);
+int			tfm_hf_vocab_id(JsonbContainer *vocab, const char *piece, int len, int max);
+/* model.merges ("a b" or [a, b], in rank order) as pairs of model.vocab
+ * ids (at most max); their count in *n_merges */
+int32_t    *tfm_hf_merges(JsonbContainer *model, JsonbContainer *vocab, int max,
+						  int *n_merges);
+/* model.vocab: an object of 1 .. TFM_TOK_MAX_VOCAB_SIZE - 8 pieces (else
+ * malformed: range_err), no more than model_vocab; its size in *n */
+JsonbContainer *tfm_hf_model_vocab(JsonbContainer *model, int model_vocab, const char *range_err,
+								   int *n);
 /* tokenizer.json of SentencePiece-style BPE with byte fallback (spiece.c) */
 void		tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab);
 

@@ -33,13 +33,6 @@ refuse(const char *what, const char *value)
 			 errdetail("tfm imports SentencePiece-style BPE tokenizers as Llama 2 ships them.")));
 }
 
-static void
-malformed(const char *what)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("tokenizer.json is malformed: %s", what)));
-}
 
 /* a string field of an object, NULL if absent or not a string */
 static char *
@@ -98,14 +91,7 @@ str_is(JsonbContainer *c, const char *key, const char *want)
 static int
 int_of(const JsonbValue *v, const char *what)
 {
-	double		d;
-
-	if (v->type != jbvNumeric)
-		malformed(psprintf("%s must be an integer", what));
-	d = DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
-	if (d != floor(d) || d < 0 || d > TFM_TOK_MAX_VOCAB_SIZE)
-		malformed(psprintf("%s must be a non-negative integer", what));
-	return (int) d;
+	return tfm_hf_uint(v, what, TFM_TOK_MAX_VOCAB_SIZE);
 }
 
 /* normalizer Sequence[Prepend "▁", Replace " " → "▁"], nothing else */
@@ -122,7 +108,7 @@ check_normalizer(JsonbContainer *root)
 	if (!nz)
 		refuse("normalizer", "null");
 	if (!type)
-		malformed("\"normalizer\" has no \"type\"");
+		tfm_hf_malformed("\"normalizer\" has no \"type\"");
 	if (strcmp(type, "Sequence") != 0)
 		refuse("normalizer", type);
 	a = array_obj(nz, "normalizers", 0, &n);
@@ -149,7 +135,7 @@ check_decoder(JsonbContainer *root)
 	if (!dc)
 		return;
 	if (!type)
-		malformed("\"decoder\" has no \"type\"");
+		tfm_hf_malformed("\"decoder\" has no \"type\"");
 	if (strcmp(type, "Sequence") != 0)
 		refuse("decoder", type);
 	for (int i = 0; i < 4; i++)
@@ -175,10 +161,7 @@ check_decoder(JsonbContainer *root)
 static int
 piece_id(JsonbContainer *vocab, const char *piece)
 {
-	JsonbValue	buf,
-			   *v = getKeyJsonValueFromContainer(vocab, piece, strlen(piece), &buf);
-
-	return v ? int_of(v, "a model.vocab id") : -1;
+	return tfm_hf_vocab_id(vocab, piece, strlen(piece), TFM_TOK_MAX_VOCAB_SIZE);
 }
 
 void
@@ -231,18 +214,8 @@ tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab)
 				 errmsg("tokenizer option model.end_of_word_suffix is not supported")));
 
 	/* model.vocab: piece -> id, every id from 0 given once */
-	v = tfm_jget(model, "vocab", &buf);
-	if (!v || v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
-		malformed("model.vocab must be an object");
-	vocab = v->val.binary.data;
-	n = JsonContainerSize(vocab);
-	if (n < 1 || n > TFM_TOK_MAX_VOCAB_SIZE - 8)
-		malformed("model.vocab must have between 1 and 4194296 pieces");
-	if (n > model_vocab)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("tokenizer.json has %d pieces, but the model's vocab_size is %d",
-						n, model_vocab)));
+	vocab = tfm_hf_model_vocab(model, model_vocab,
+							   "model.vocab must have between 1 and 4194296 pieces", &n);
 	pieces = palloc0(sizeof(uint8_t *) * n);
 	lens = palloc0(sizeof(size_t) * n);
 	it = JsonbIteratorInit(vocab);
@@ -259,58 +232,16 @@ tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab)
 
 			CHECK_FOR_INTERRUPTS();
 			if (id >= n)
-				malformed(psprintf("model.vocab id %d is not below its %d pieces", id, n));
+				tfm_hf_malformed(psprintf("model.vocab id %d is not below its %d pieces", id, n));
 			if (pieces[id])
-				malformed(psprintf("model.vocab gives id %d twice", id));
+				tfm_hf_malformed(psprintf("model.vocab gives id %d twice", id));
 			pieces[id] = (const uint8_t *) pnstrdup(key, keylen);
 			lens[id] = keylen;
 		}
 	}
 
 	/* model.merges: "a b" or [a, b], in rank order */
-	v = tfm_jget(model, "merges", &buf);
-	if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
-		malformed("model.merges must be an array");
-	merge_lr = palloc(sizeof(int32_t) * 2 * Max(JsonContainerSize(v->val.binary.data), 1));
-	it = JsonbIteratorInit(v->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &jv, true)) != WJB_DONE)
-	{
-		char	   *a,
-				   *b;
-
-		if (tok != WJB_ELEM)
-			continue;
-		CHECK_FOR_INTERRUPTS();
-		if (jv.type == jbvString)
-		{
-			char	   *s = pnstrdup(jv.val.string.val, jv.val.string.len),
-					   *sp = strchr(s, ' ');
-
-			if (!sp || sp == s || sp[1] == '\0' || strchr(sp + 1, ' '))
-				malformed("a merge must be two pieces separated by one space");
-			*sp = '\0';
-			a = s;
-			b = sp + 1;
-		}
-		else if (jv.type == jbvBinary && JsonContainerIsArray(jv.val.binary.data) &&
-				 JsonContainerSize(jv.val.binary.data) == 2)
-		{
-			JsonbValue *x = getIthJsonbValueFromContainer(jv.val.binary.data, 0),
-					   *y = getIthJsonbValueFromContainer(jv.val.binary.data, 1);
-
-			if (!x || !y || x->type != jbvString || y->type != jbvString)
-				malformed("a merge pair must hold two strings");
-			a = pnstrdup(x->val.string.val, x->val.string.len);
-			b = pnstrdup(y->val.string.val, y->val.string.len);
-		}
-		else
-			malformed("a merge must be a string \"a b\" or a pair [a, b]");
-		merge_lr[2 * n_merges] = piece_id(vocab, a);
-		merge_lr[2 * n_merges + 1] = piece_id(vocab, b);
-		if (merge_lr[2 * n_merges] < 0 || merge_lr[2 * n_merges + 1] < 0)
-			malformed(psprintf("merge %d names a piece not in model.vocab", n_merges + 1));
-		n_merges++;
-	}
+	merge_lr = tfm_hf_merges(model, vocab, TFM_TOK_MAX_VOCAB_SIZE, &n_merges);
 
 	/* unk, bos and eos */
 	key = str_field(model, "unk_token");
@@ -340,11 +271,11 @@ tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab)
 			char	   *content;
 
 			if (!t || t->type != jbvBinary || !JsonContainerIsObject(t->val.binary.data))
-				malformed("an added token must be an object");
+				tfm_hf_malformed("an added token must be an object");
 			idv = tfm_jget(t->val.binary.data, "id", &b1);
 			content = str_field(t->val.binary.data, "content");
 			if (!idv || !content)
-				malformed("an added token needs an id and a content");
+				tfm_hf_malformed("an added token needs an id and a content");
 			if (piece_id(vocab, content) != int_of(idv, "an added token's id"))
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -355,7 +286,7 @@ tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab)
 		}
 	}
 	else if (v && v->type != jbvNull)
-		malformed("added_tokens must be an array");
+		tfm_hf_malformed("added_tokens must be an array");
 
 	/* does the post-processor put <s> first ("single": [<s>, $A])? */
 	{

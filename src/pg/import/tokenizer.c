@@ -33,6 +33,7 @@
 #include "postgres.h"
 
 #include <limits.h>
+#include <math.h>
 
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -55,8 +56,8 @@ refuse(const char *what, const char *value)
 					   "SentencePiece-style BPE (Llama 2) and BERT WordPiece ones.")));
 }
 
-static void
-malformed(const char *what)
+void
+tfm_hf_malformed(const char *what)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -76,11 +77,11 @@ field_type(JsonbContainer *c, const char *key, JsonbContainer **obj)
 	if (!v || v->type == jbvNull)
 		return NULL;
 	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
-		malformed(psprintf("\"%s\" must be an object", key));
+		tfm_hf_malformed(psprintf("\"%s\" must be an object", key));
 	*obj = v->val.binary.data;
 	t = tfm_jget(*obj, "type", &tb);
 	if (!t || t->type != jbvString)
-		malformed(psprintf("\"%s\" has no \"type\"", key));
+		tfm_hf_malformed(psprintf("\"%s\" has no \"type\"", key));
 	return pnstrdup(t->val.string.val, t->val.string.len);
 }
 
@@ -109,17 +110,23 @@ require_empty(JsonbContainer *c, const char *key)
 			 errmsg("tokenizer option model.%s is not supported", key)));
 }
 
-static int
-int_value(const JsonbValue *v, const char *what)
+int
+tfm_hf_uint(const JsonbValue *v, const char *what, int max)
 {
 	double		d;
 
 	if (v->type != jbvNumeric)
-		malformed(psprintf("%s must be an integer", what));
+		tfm_hf_malformed(psprintf("%s must be an integer", what));
 	d = DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
-	if (d != (double) (int) d || d < 0)
-		malformed(psprintf("%s must be a non-negative integer", what));
+	if (d != floor(d) || d < 0 || d > max)
+		tfm_hf_malformed(psprintf("%s must be a non-negative integer", what));
 	return (int) d;
+}
+
+static int
+int_value(const JsonbValue *v, const char *what)
+{
+	return tfm_hf_uint(v, what, INT_MAX);
 }
 
 /*
@@ -146,9 +153,9 @@ vocab_by_id(JsonbContainer *vocab, int limit, const uint8 **pieces, size_t *lens
 		(void) JsonbIteratorNext(&it, &jv, true);
 		id = int_value(&jv, "a model.vocab id");
 		if (id >= limit || pieces[id])
-			malformed(psprintf("model.vocab ids must be 0 to %d, each once (id %d)", limit - 1, id));
+			tfm_hf_malformed(psprintf("model.vocab ids must be 0 to %d, each once (id %d)", limit - 1, id));
 		if (kv.val.string.len == 0)
-			malformed("model.vocab has an empty piece");
+			tfm_hf_malformed("model.vocab has an empty piece");
 		pieces[id] = (const uint8 *) kv.val.string.val;
 		lens[id] = kv.val.string.len;
 		max_id = Max(max_id, id);
@@ -162,18 +169,44 @@ append_piece(StringInfo s, const char *p, int len)
 {
 	for (int i = 0; i < len; i++)
 		if (p[i] == ' ' || p[i] == '\n' || p[i] == '\r')
-			malformed("a merge piece holds a space or a line break");
+			tfm_hf_malformed("a merge piece holds a space or a line break");
 	appendBinaryStringInfo(s, p, len);
+}
+
+int
+tfm_hf_vocab_id(JsonbContainer *vocab, const char *piece, int len, int max)
+{
+	JsonbValue	b,
+			   *v = getKeyJsonValueFromContainer(vocab, piece, len, &b);
+
+	return v ? tfm_hf_uint(v, "a model.vocab id", max) : -1;
 }
 
 /* the id of a model.vocab piece, or -1 */
 static int
 vocab_id(JsonbContainer *vocab, const char *piece, int len)
 {
-	JsonbValue	b,
-			   *v = getKeyJsonValueFromContainer(vocab, piece, len, &b);
+	return tfm_hf_vocab_id(vocab, piece, len, INT_MAX);
+}
 
-	return v ? int_value(v, "a model.vocab id") : -1;
+JsonbContainer *
+tfm_hf_model_vocab(JsonbContainer *model, int model_vocab, const char *range_err, int *n)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(model, "vocab", &buf);
+	JsonbContainer *vocab;
+
+	if (!v || v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+		tfm_hf_malformed("model.vocab must be an object");
+	vocab = v->val.binary.data;
+	*n = JsonContainerSize(vocab);
+	if (*n < 1 || *n > TFM_TOK_MAX_VOCAB_SIZE - 8)
+		tfm_hf_malformed(range_err);
+	if (*n > model_vocab)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tokenizer.json has %d pieces, but the model's vocab_size is %d", *n, model_vocab)));
+	return vocab;
 }
 
 /* a string field of an object, or NULL */
@@ -186,7 +219,7 @@ str_field(JsonbContainer *c, const char *key)
 	if (!v || v->type == jbvNull)
 		return NULL;
 	if (v->type != jbvString)
-		malformed(psprintf("\"%s\" must be a string", key));
+		tfm_hf_malformed(psprintf("\"%s\" must be a string", key));
 	return pnstrdup(v->val.string.val, v->val.string.len);
 }
 
@@ -242,7 +275,7 @@ one_post_processor(JsonbContainer *pp, const char *type, bool bpe, int *cls, int
 			if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data) ||
 				JsonContainerSize(v->val.binary.data) != 2 ||
 				!(id = getIthJsonbValueFromContainer(v->val.binary.data, 1)))
-				malformed(psprintf("post_processor.%s must be a [token, id] pair", keys[k]));
+				tfm_hf_malformed(psprintf("post_processor.%s must be a [token, id] pair", keys[k]));
 			*(k ? sep : cls) = int_value(id, "a post_processor id");
 		}
 		return;
@@ -273,7 +306,7 @@ one_post_processor(JsonbContainer *pp, const char *type, bool bpe, int *cls, int
 			bool		want_seq = (n == 1 && i == 0) || (n > 1 && i == 1);
 
 			if (!el || el->type != jbvBinary || !JsonContainerIsObject(el->val.binary.data))
-				malformed("a post_processor template element must be an object");
+				tfm_hf_malformed("a post_processor template element must be an object");
 			inner = tfm_jget(el->val.binary.data, want_seq ? "Sequence" : "SpecialToken", &ib);
 			if (!inner || inner->type != jbvBinary)
 				template_refused();
@@ -282,7 +315,7 @@ one_post_processor(JsonbContainer *pp, const char *type, bool bpe, int *cls, int
 				char	   *tokname = str_field(inner->val.binary.data, "id");
 
 				if (!tokname)
-					malformed("a SpecialToken needs an id");
+					tfm_hf_malformed("a SpecialToken needs an id");
 				if (!st || st->type != jbvBinary || !JsonContainerIsObject(st->val.binary.data))
 					template_refused();
 				ids[i] = template_special_id(st->val.binary.data, tokname);
@@ -324,7 +357,7 @@ post_processor_ids(JsonbContainer *root, bool bpe, int *cls, int *sep, int *bos)
 					given = 0;
 
 		if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
-			malformed("post_processor.processors must be an array");
+			tfm_hf_malformed("post_processor.processors must be an array");
 		n = JsonContainerSize(v->val.binary.data);
 		for (int i = 0; i < n; i++)
 		{
@@ -337,7 +370,7 @@ post_processor_ids(JsonbContainer *root, bool bpe, int *cls, int *sep, int *bos)
 
 			if (!el || el->type != jbvBinary || !JsonContainerIsObject(el->val.binary.data) ||
 				!(t = tfm_jget(el->val.binary.data, "type", &tb)) || t->type != jbvString)
-				malformed("a post_processor of a Sequence must be an object with a \"type\"");
+				tfm_hf_malformed("a post_processor of a Sequence must be an object with a \"type\"");
 			one_post_processor(el->val.binary.data, pnstrdup(t->val.string.val, t->val.string.len),
 							   true, &c, &s, &o);
 			if (c >= 0 || o >= 0)
@@ -387,11 +420,11 @@ import_wordpiece(const char *name, JsonbContainer *root, JsonbContainer *model, 
 	/* lowercase true or false; strip_accents null means "as lowercase" */
 	v = tfm_jget(obj, "lowercase", &buf);
 	if (v && v->type != jbvBool && v->type != jbvNull)
-		malformed("normalizer.lowercase must be true or false");
+		tfm_hf_malformed("normalizer.lowercase must be true or false");
 	lower = !v || v->type == jbvNull || v->val.boolean;
 	v = tfm_jget(obj, "strip_accents", &buf);
 	if (v && v->type != jbvBool && v->type != jbvNull)
-		malformed("normalizer.strip_accents must be true, false or null");
+		tfm_hf_malformed("normalizer.strip_accents must be true, false or null");
 	strip = (!v || v->type == jbvNull) ? lower : v->val.boolean;
 	type = field_type(root, "pre_tokenizer", &obj);
 	if (!type || strcmp(type, "BertPreTokenizer") != 0)
@@ -409,17 +442,8 @@ import_wordpiece(const char *name, JsonbContainer *root, JsonbContainer *model, 
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("tokenizer option model.max_input_chars_per_word other than %d is not supported",
 						TFM_TOK_WORDPIECE_MAX_CHARS)));
-	v = tfm_jget(model, "vocab", &buf);
-	if (!v || v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
-		malformed("model.vocab must be an object");
-	vocab = v->val.binary.data;
-	V = JsonContainerSize(vocab);
-	if (V < 1 || V > TFM_TOK_MAX_VOCAB_SIZE - 8)
-		malformed("model.vocab must hold between 1 and 4 million pieces");
-	if (V > model_vocab)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("tokenizer.json has %d pieces, but the model's vocab_size is %d", V, model_vocab)));
+	vocab = tfm_hf_model_vocab(model, model_vocab,
+							   "model.vocab must hold between 1 and 4 million pieces", &V);
 	/* pieces by id: the ids must be 0 .. V-1, each once */
 	n = V + 3;
 	pieces = palloc0(sizeof(uint8 *) * n);
@@ -516,7 +540,7 @@ split_pattern(JsonbContainer *obj)
 			   *pat;
 
 	if (!v || v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
-		malformed("pre_tokenizer Split needs a pattern object");
+		tfm_hf_malformed("pre_tokenizer Split needs a pattern object");
 	re = tfm_jget(v->val.binary.data, "Regex", &rb);
 	if (!re || re->type != jbvString)
 		ereport(ERROR,
@@ -577,7 +601,7 @@ bpe_pre_tokenizer(JsonbContainer *root, bool *plain)
 		refuse("pre_tokenizer", type);
 	v = tfm_jget(pt, "pretokenizers", &buf);
 	if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
-		malformed("pre_tokenizer.pretokenizers must be an array");
+		tfm_hf_malformed("pre_tokenizer.pretokenizers must be an array");
 	n = JsonContainerSize(v->val.binary.data);
 	for (int i = 0; i < n; i++)
 	{
@@ -589,7 +613,7 @@ bpe_pre_tokenizer(JsonbContainer *root, bool *plain)
 
 		if (!el || el->type != jbvBinary || !JsonContainerIsObject(el->val.binary.data) ||
 			!(t = tfm_jget(el->val.binary.data, "type", &tb)) || t->type != jbvString)
-			malformed("a pre-tokenizer of a Sequence must be an object with a \"type\"");
+			tfm_hf_malformed("a pre-tokenizer of a Sequence must be an object with a \"type\"");
 		o = el->val.binary.data;
 		et = pnstrdup(t->val.string.val, t->val.string.len);
 		if (have_bl)
@@ -619,9 +643,9 @@ bpe_pre_tokenizer(JsonbContainer *root, bool *plain)
 	return flags;
 }
 
-/* a merge "a b" or [a, b] as two model.vocab ids */
+/* a merge "a b" or [a, b] (the rank-th, from 0) as two model.vocab ids */
 static void
-merge_ids(JsonbContainer *vocab, const JsonbValue *jv, int rank, int32_t *lr)
+merge_ids(JsonbContainer *vocab, const JsonbValue *jv, int rank, int32_t *lr, int max)
 {
 	char	   *a,
 			   *b;
@@ -632,7 +656,7 @@ merge_ids(JsonbContainer *vocab, const JsonbValue *jv, int rank, int32_t *lr)
 				   *sp = strchr(s, ' ');
 
 		if (!sp || sp == s || sp[1] == '\0' || strchr(sp + 1, ' '))
-			malformed("a merge must be two pieces separated by one space");
+			tfm_hf_malformed("a merge must be two pieces separated by one space");
 		*sp = '\0';
 		a = s;
 		b = sp + 1;
@@ -644,16 +668,42 @@ merge_ids(JsonbContainer *vocab, const JsonbValue *jv, int rank, int32_t *lr)
 				   *y = getIthJsonbValueFromContainer(jv->val.binary.data, 1);
 
 		if (!x || !y || x->type != jbvString || y->type != jbvString)
-			malformed("a merge pair must hold two strings");
+			tfm_hf_malformed("a merge pair must hold two strings");
 		a = pnstrdup(x->val.string.val, x->val.string.len);
 		b = pnstrdup(y->val.string.val, y->val.string.len);
 	}
 	else
-		malformed("a merge must be a string \"a b\" or a pair [a, b]");
-	lr[0] = vocab_id(vocab, a, strlen(a));
-	lr[1] = vocab_id(vocab, b, strlen(b));
+		tfm_hf_malformed("a merge must be a string \"a b\" or a pair [a, b]");
+	lr[0] = tfm_hf_vocab_id(vocab, a, strlen(a), max);
+	lr[1] = tfm_hf_vocab_id(vocab, b, strlen(b), max);
 	if (lr[0] < 0 || lr[1] < 0)
-		malformed(psprintf("merge %d names a piece not in model.vocab", rank + 1));
+		tfm_hf_malformed(psprintf("merge %d names a piece not in model.vocab", rank + 1));
+}
+
+int32_t *
+tfm_hf_merges(JsonbContainer *model, JsonbContainer *vocab, int max, int *n_merges)
+{
+	JsonbValue	buf,
+				jv,
+			   *v = tfm_jget(model, "merges", &buf);
+	JsonbIterator *it;
+	JsonbIteratorToken tok;
+	int32_t    *merge_lr;
+
+	if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
+		tfm_hf_malformed("model.merges must be an array");
+	merge_lr = palloc(sizeof(int32_t) * 2 * Max(JsonContainerSize(v->val.binary.data), 1));
+	*n_merges = 0;
+	it = JsonbIteratorInit(v->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &jv, true)) != WJB_DONE)
+	{
+		if (tok != WJB_ELEM)
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		merge_ids(vocab, &jv, *n_merges, merge_lr + 2 * *n_merges, max);
+		(*n_merges)++;
+	}
+	return merge_lr;
 }
 
 /*
@@ -666,11 +716,8 @@ import_hf_bpe(const char *name, JsonbContainer *root, JsonbContainer *model, int
 			  uint32 flags, int32 *special_ids)
 {
 	JsonbValue	buf,
-			   *v,
-				jv;
+			   *v;
 	JsonbContainer *vocab;
-	JsonbIterator *it;
-	JsonbIteratorToken tok;
 	int			V,
 				n,
 				max_id = -1,
@@ -687,16 +734,16 @@ import_hf_bpe(const char *name, JsonbContainer *root, JsonbContainer *model, int
 
 	v = tfm_jget(model, "vocab", &buf);
 	if (!v || v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
-		malformed("model.vocab must be an object");
+		tfm_hf_malformed("model.vocab must be an object");
 	vocab = v->val.binary.data;
 	V = JsonContainerSize(vocab);
 	if (V < 1 || V > TFM_TOK_MAX_VOCAB_SIZE - 8)
-		malformed("model.vocab must hold between 1 and 4 million pieces");
+		tfm_hf_malformed("model.vocab must hold between 1 and 4 million pieces");
 	/* ids: model.vocab's and the added tokens', 0 .. n-1 each once */
 	v = tfm_jget(root, "added_tokens", &buf);
 	if (v && v->type != jbvNull &&
 		(v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data)))
-		malformed("added_tokens must be an array");
+		tfm_hf_malformed("added_tokens must be an array");
 	n = V + ((v && v->type == jbvBinary) ? JsonContainerSize(v->val.binary.data) : 0);
 	pieces = palloc0(sizeof(uint8_t *) * n);
 	lens = palloc0(sizeof(size_t) * n);
@@ -716,11 +763,11 @@ import_hf_bpe(const char *name, JsonbContainer *root, JsonbContainer *model, int
 						in_vocab;
 
 			if (!t || t->type != jbvBinary || !JsonContainerIsObject(t->val.binary.data))
-				malformed("an added token must be an object");
+				tfm_hf_malformed("an added token must be an object");
 			idv = tfm_jget(t->val.binary.data, "id", &b1);
 			content = str_field(t->val.binary.data, "content");
 			if (!idv || !content || !content[0])
-				malformed("an added token needs an id and a content");
+				tfm_hf_malformed("an added token needs an id and a content");
 			id = int_value(idv, "an added token's id");
 			in_vocab = vocab_id(vocab, content, strlen(content));
 			if (in_vocab == id)
@@ -742,30 +789,18 @@ import_hf_bpe(const char *name, JsonbContainer *root, JsonbContainer *model, int
 	n = max_id + 1;
 	for (int i = 0; i < n; i++)
 		if (!pieces[i])
-			malformed(psprintf("id %d is neither in model.vocab nor an added token", i));
+			tfm_hf_malformed(psprintf("id %d is neither in model.vocab nor an added token", i));
 	if (n > model_vocab)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("tokenizer.json has token id %d, but the model's vocab_size is %d",
 						n - 1, model_vocab)));
 
-	v = tfm_jget(model, "merges", &buf);
-	if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
-		malformed("model.merges must be an array");
-	merge_lr = palloc(sizeof(int32_t) * 2 * Max(JsonContainerSize(v->val.binary.data), 1));
-	it = JsonbIteratorInit(v->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &jv, true)) != WJB_DONE)
-	{
-		if (tok != WJB_ELEM)
-			continue;
-		CHECK_FOR_INTERRUPTS();
-		merge_ids(vocab, &jv, n_merges, merge_lr + 2 * n_merges);
-		n_merges++;
-	}
+	merge_lr = tfm_hf_merges(model, vocab, INT_MAX, &n_merges);
 
 	post_processor_ids(root, true, &cls, &sep, &bos);
 	if ((cls >= 0 && cls >= n) || (sep >= 0 && sep >= n) || (bos >= 0 && bos >= n))
-		malformed("a post_processor id is not one of the vocabulary's ids");
+		tfm_hf_malformed("a post_processor id is not one of the vocabulary's ids");
 	specials[TFM_TOK_CLS] = cls;
 	specials[TFM_TOK_SEP] = sep;
 	specials[TFM_TOK_BOS] = bos;
@@ -804,7 +839,7 @@ added_outside_vocab(JsonbContainer *root, JsonbContainer *model)
 		char	   *content;
 
 		if (!t || t->type != jbvBinary || !JsonContainerIsObject(t->val.binary.data))
-			malformed("an added token must be an object");
+			tfm_hf_malformed("an added token must be an object");
 		content = str_field(t->val.binary.data, "content");
 		if (content && vocab_id(voc->val.binary.data, content, strlen(content)) < 0)
 			return true;
@@ -835,10 +870,10 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab, int
 	bool		plain;
 
 	if (!JB_ROOT_IS_OBJECT(tokenizer) || JB_ROOT_IS_SCALAR(tokenizer))
-		malformed("it must be a JSON object");
+		tfm_hf_malformed("it must be a JSON object");
 	type = field_type(root, "model", &model);
 	if (!model)
-		malformed("it has no \"model\"");
+		tfm_hf_malformed("it has no \"model\"");
 	if (strcmp(type, "WordPiece") == 0)
 	{
 		import_wordpiece(name, root, model, model_vocab, special_ids);
@@ -880,7 +915,7 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab, int
 	/* GPT-2's shape: model.vocab: piece -> id, as encoder.json */
 	v = tfm_jget(model, "vocab", &buf);
 	if (!v || v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
-		malformed("model.vocab must be an object");
+		tfm_hf_malformed("model.vocab must be an object");
 	it = JsonbIteratorInit(v->val.binary.data);
 	while ((tok = JsonbIteratorNext(&it, &jv, true)) != WJB_DONE)
 		if (tok == WJB_VALUE)
@@ -900,7 +935,7 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab, int
 	/* model.merges: "a b" or [a, b], in rank order, as vocab.bpe */
 	v = tfm_jget(model, "merges", &buf);
 	if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
-		malformed("model.merges must be an array");
+		tfm_hf_malformed("model.merges must be an array");
 	initStringInfo(&bpe);
 	appendStringInfoString(&bpe, "#version: 0.2\n");
 	it = JsonbIteratorInit(v->val.binary.data);
@@ -919,13 +954,13 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab, int
 				if (s[i] == ' ')
 				{
 					if (sp >= 0)
-						malformed("a merge must be two pieces separated by one space");
+						tfm_hf_malformed("a merge must be two pieces separated by one space");
 					sp = i;
 				}
 				else if (s[i] == '\n' || s[i] == '\r')
-					malformed("a merge holds a line break");
+					tfm_hf_malformed("a merge holds a line break");
 			if (sp <= 0 || sp == len - 1)
-				malformed("a merge must be two pieces separated by one space");
+				tfm_hf_malformed("a merge must be two pieces separated by one space");
 			appendBinaryStringInfo(&bpe, s, len);
 		}
 		else if (jv.type == jbvBinary && JsonContainerIsArray(jv.val.binary.data) &&
@@ -936,14 +971,14 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab, int
 				JsonbValue *e = getIthJsonbValueFromContainer(jv.val.binary.data, k);
 
 				if (!e || e->type != jbvString || e->val.string.len == 0)
-					malformed("a merge pair must hold two non-empty strings");
+					tfm_hf_malformed("a merge pair must hold two non-empty strings");
 				if (k)
 					appendStringInfoChar(&bpe, ' ');
 				append_piece(&bpe, e->val.string.val, e->val.string.len);
 			}
 		}
 		else
-			malformed("a merge must be a string \"a b\" or a pair [a, b]");
+			tfm_hf_malformed("a merge must be a string \"a b\" or a pair [a, b]");
 		appendStringInfoChar(&bpe, '\n');
 	}
 
@@ -967,11 +1002,11 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab, int
 			int			id;
 
 			if (!t || t->type != jbvBinary || !JsonContainerIsObject(t->val.binary.data))
-				malformed("an added token must be an object");
+				tfm_hf_malformed("an added token must be an object");
 			idv = tfm_jget(t->val.binary.data, "id", &b1);
 			cv = tfm_jget(t->val.binary.data, "content", &b2);
 			if (!idv || !cv || cv->type != jbvString)
-				malformed("an added token needs an id and a content");
+				tfm_hf_malformed("an added token needs an id and a content");
 			id = int_value(idv, "an added token's id");
 			inv = getKeyJsonValueFromContainer(vocab->val.binary.data, cv->val.string.val,
 											   cv->val.string.len, &b3);
@@ -984,7 +1019,7 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab, int
 		}
 	}
 	else if (v && v->type != jbvNull)
-		malformed("added_tokens must be an array");
+		tfm_hf_malformed("added_tokens must be an array");
 
 	{
 		int32		n = tfm_tokenizer_import_gpt2(name, enc, strlen(enc), bpe.data, bpe.len);

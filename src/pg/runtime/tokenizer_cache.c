@@ -59,9 +59,7 @@ tfm_tokenizer_cached(const char *name)
 	{
 		if (e)
 			tfm_lru_evict(tok_cache, e);
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("tokenizer \"%s\" does not exist", name)));
+		tfm_tokenizer_missing(name);
 	}
 	if (!may_use)
 		ereport(ERROR,

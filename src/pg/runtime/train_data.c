@@ -330,3 +330,16 @@ tfm_batch_lm(TfmBatchBuf *bb, const int32 *stream, const int64 *offsets, int B, 
 	}
 	bb->tokens = (int64) B * T;
 }
+
+double
+tfm_lm_window_loss(tfm_model *m, const int32 *stream, int64 pos, int w, const char *doing,
+				   const char *name, const char *pass_model, int *cnt)
+{
+	TfmBatchBuf bb;
+	int64		off = pos;
+
+	tfm_batch_lm(&bb, stream, &off, 1, w);
+	tfm_batch_check(m, &bb.b, false, doing, name, "the model's max_len");
+	tfm_check_pass(tfm_model_forward(m, &bb.b, false, 0), pass_model);
+	return tfm_check_loss(tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, cnt), cnt, NULL);
+}

@@ -82,5 +82,13 @@ void		tfm_batch_seq2seq(TfmBatchBuf *bb, const TfmExample *ex, int n, const TfmS
 /* lm: B windows of T+1 tokens starting at offsets[] in stream */
 void		tfm_batch_lm(TfmBatchBuf *bb, const int32 *stream, const int64 *offsets,
 						 int B, int T);
+/*
+ * the summed loss (nats) of one window of w + 1 tokens of stream from pos,
+ * without training; its predicted tokens in *cnt.  doing and name for a
+ * window too long; pass_model names the model in a failed pass (or NULL)
+ */
+double		tfm_lm_window_loss(tfm_model *m, const int32 *stream, int64 pos, int w,
+							   const char *doing, const char *name, const char *pass_model,
+							   int *cnt);
 
 #endif							/* TFM_TRAIN_DATA_H */

@@ -557,6 +557,27 @@ keep_val(TrainRun *run, TfmExample *ex, int n)
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * The next chunk of rows, read into the chunk context, which is current on
+ * return (*old: the caller's); its held-out rows kept if keep.  False at the
+ * end of the rows.
+ */
+static bool
+read_chunk(TrainRun *run, bool keep, TfmExample **train, int *ntrain, MemoryContext *old)
+{
+	TfmExample *val;
+	int			nval;
+	bool		more;
+
+	CHECK_FOR_INTERRUPTS();
+	MemoryContextReset(run->chunk_cxt);
+	*old = MemoryContextSwitchTo(run->chunk_cxt);
+	more = tfm_reader_next(&run->rd, train, ntrain, &val, &nval);
+	if (more && keep && nval > 0)
+		keep_val(run, val, nval);
+	return more;
+}
+
 /* mean loss and (classify) accuracy of the held-out rows */
 static void
 validate(TrainRun *run, double *val_loss, double *val_acc)
@@ -787,23 +808,15 @@ tfm_run_begin_resumed(TrainRun *run, const tfm_train_opts *o)
 void
 tfm_run_rebuild_val(TrainRun *run, int64 upto_rows)
 {
-	TfmExample *train,
-			   *val;
-	int			ntrain,
-				nval;
+	TfmExample *train;
+	int			ntrain;
 
 	tfm_reader_open(&run->rd);
 	while (upto_rows < 0 || run->rd.row_number < upto_rows)
 	{
 		MemoryContext old;
-		bool		more;
+		bool		more = read_chunk(run, true, &train, &ntrain, &old);
 
-		CHECK_FOR_INTERRUPTS();
-		MemoryContextReset(run->chunk_cxt);
-		old = MemoryContextSwitchTo(run->chunk_cxt);
-		more = tfm_reader_next(&run->rd, &train, &ntrain, &val, &nval);
-		if (more && nval > 0)
-			keep_val(run, val, nval);
 		MemoryContextSwitchTo(old);
 		if (!more)
 			break;
@@ -949,23 +962,13 @@ tfm_run_loop(TrainRun *run)
 		}
 		for (;;)
 		{
-			TfmExample *train,
-					   *val;
-			int			ntrain,
-						nval;
+			TfmExample *train;
+			int			ntrain;
 			MemoryContext old;
-			bool		more;
+			bool		more = read_chunk(run, run->epoch == 1, &train, &ntrain, &old);
 
-			CHECK_FOR_INTERRUPTS();
-			MemoryContextReset(run->chunk_cxt);
-			old = MemoryContextSwitchTo(run->chunk_cxt);
-			more = tfm_reader_next(&run->rd, &train, &ntrain, &val, &nval);
 			if (more)
-			{
-				if (run->epoch == 1 && nval > 0)
-					keep_val(run, val, nval);
 				train_chunk(run, train, ntrain);
-			}
 			MemoryContextSwitchTo(old);
 			if (!more || run->stop)
 				break;

@@ -133,6 +133,22 @@ make_state(const int64 *s)
 						   TYPALIGN_DOUBLE);
 }
 
+/*
+ * In an aggregate the state belongs to the aggregate's memory context:
+ * update it in place (as float8_accum does).  Called directly (or with no
+ * state yet), return a new array and leave the argument alone.
+ */
+static ArrayType *
+new_state(FunctionCallInfo fcinfo, ArrayType *state, const int64 *stats)
+{
+	if (state != NULL && AggCheckCallContext(fcinfo, NULL))
+	{
+		memcpy(ARR_DATA_PTR(state), stats, sizeof(int64) * TFM_BLEU_N_STATS);
+		return state;
+	}
+	return make_state(stats);
+}
+
 /* the database encoding is not UTF-8: texts are converted (SQL_ASCII: taken as is) */
 static bool
 needs_conversion(void)
@@ -243,18 +259,7 @@ bleu_step(FunctionCallInfo fcinfo, bool is_array)
 	}
 
 	bleu_check(tfm_bleu_add_pg(stats, hyp, hyp_len, refs, lens, n_refs), bytes);
-
-	/*
-	 * In an aggregate the state belongs to the aggregate's memory context:
-	 * update it in place (as float8_accum does).  Called directly, return a
-	 * new array and leave the argument alone.
-	 */
-	if (state != NULL && AggCheckCallContext(fcinfo, NULL))
-	{
-		memcpy(ARR_DATA_PTR(state), stats, sizeof(stats));
-		PG_RETURN_ARRAYTYPE_P(state);
-	}
-	PG_RETURN_ARRAYTYPE_P(make_state(stats));
+	PG_RETURN_ARRAYTYPE_P(new_state(fcinfo, state, stats));
 }
 
 PG_FUNCTION_INFO_V1(tfm_bleu_step);
@@ -284,12 +289,7 @@ tfm_bleu_combine(PG_FUNCTION_ARGS)
 
 	memcpy(sum, check_state(a), sizeof(sum));
 	bleu_check(tfm_bleu_stats_add(sum, check_state(b)), 0);
-	if (AggCheckCallContext(fcinfo, NULL))
-	{
-		memcpy(ARR_DATA_PTR(a), sum, sizeof(sum));
-		PG_RETURN_ARRAYTYPE_P(a);
-	}
-	PG_RETURN_ARRAYTYPE_P(make_state(sum));
+	PG_RETURN_ARRAYTYPE_P(new_state(fcinfo, a, sum));
 }
 
 PG_FUNCTION_INFO_V1(tfm_bleu_final);

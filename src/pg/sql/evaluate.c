@@ -50,6 +50,24 @@ json_string(StringInfo s, const char *str)
 	escape_json(s, str);
 }
 
+/*
+ * The next chunk of rows, read into context chunk, which is current on
+ * return (*old: the caller's); false at the end, in the caller's context.
+ */
+static bool
+next_chunk(TfmReader *rd, MemoryContext chunk, TfmExample **ex, int *nex, MemoryContext *old)
+{
+	TfmExample *val;
+	int			nval;
+
+	MemoryContextReset(chunk);
+	*old = MemoryContextSwitchTo(chunk);
+	if (tfm_reader_next(rd, ex, nex, &val, &nval))
+		return true;
+	MemoryContextSwitchTo(*old);
+	return false;
+}
+
 static void
 evaluate_classify(tfm_model *m, const TfmModelRow *row, TfmReader *rd, Datum *v, bool *nulls,
 				  MemoryContext result_cxt)
@@ -68,22 +86,15 @@ evaluate_classify(tfm_model *m, const TfmModelRow *row, TfmReader *rd, Datum *v,
 	tfm_reader_open(rd);
 	for (;;)
 	{
-		TfmExample *ex,
-				   *val;
-		int			nex,
-					nval;
+		TfmExample *ex;
+		int			nex;
 		MemoryContext old;
 		int32	  **ids;
 		int		   *lens;
 		float	   *p;
 
-		MemoryContextReset(chunk);
-		old = MemoryContextSwitchTo(chunk);
-		if (!tfm_reader_next(rd, &ex, &nex, &val, &nval))
-		{
-			MemoryContextSwitchTo(old);
+		if (!next_chunk(rd, chunk, &ex, &nex, &old))
 			break;
-		}
 		ids = palloc(sizeof(int32 *) * Max(nex, 1));
 		lens = palloc(sizeof(int) * Max(nex, 1));
 		for (int i = 0; i < nex; i++)
@@ -184,15 +195,10 @@ score_stream(tfm_model *m, const char *name, const int32 *stream, int64 len, dou
 
 	while (len - pos >= T + 1)
 	{
-		TfmBatchBuf bb;
-		int64		off = pos;
 		int			cnt;
 
 		CHECK_FOR_INTERRUPTS();
-		tfm_batch_lm(&bb, stream, &off, 1, T);
-		tfm_batch_check(m, &bb.b, false, "evaluating", name, "the model's max_len");
-		tfm_check_pass(tfm_model_forward(m, &bb.b, false, 0), NULL);
-		*nats += tfm_check_loss(tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &cnt), &cnt, NULL);
+		*nats += tfm_lm_window_loss(m, stream, pos, T, "evaluating", name, NULL, &cnt);
 		*tokens += cnt;
 		pos += T;
 	}
@@ -218,22 +224,15 @@ evaluate_lm(tfm_model *m, const char *name, TfmReader *rd, Datum *v, bool *nulls
 	tfm_reader_open(rd);
 	for (;;)
 	{
-		TfmExample *ex,
-				   *val;
-		int			nex,
-					nval;
+		TfmExample *ex;
+		int			nex;
 		MemoryContext old;
 		int64		len = ncarry,
 					used;
 		int32	   *stream;
 
-		MemoryContextReset(chunk);
-		old = MemoryContextSwitchTo(chunk);
-		if (!tfm_reader_next(rd, &ex, &nex, &val, &nval))
-		{
-			MemoryContextSwitchTo(old);
+		if (!next_chunk(rd, chunk, &ex, &nex, &old))
 			break;
-		}
 		for (int i = 0; i < nex; i++)
 			len += ex[i].nsrc + 1;
 		stream = palloc_extended(sizeof(int32) * Max(len, 1), MCXT_ALLOC_HUGE);

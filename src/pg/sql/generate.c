@@ -311,9 +311,13 @@ result_text(const TfmModelRow *row, const GenRow *g)
 	return t;
 }
 
-PG_FUNCTION_INFO_V1(tfm_generate);
-Datum
-tfm_generate(PG_FUNCTION_ARGS)
+/*
+ * The one prompt of argument 1, generated with the options of fcinfo;
+ * a set-returning caller (srf) gets the model for its call, and a stop text
+ * needs a tokenizer.
+ */
+static const TfmModelRow *
+generate_one(FunctionCallInfo fcinfo, bool srf, GenRow *g)
 {
 	char	   *name = tfm_text_arg(fcinfo, 0, "model");
 	const TfmModelRow *row;
@@ -322,14 +326,48 @@ tfm_generate(PG_FUNCTION_ARGS)
 	TfmSpecials sp;
 	int32	   *ids;
 	int			n;
-	GenRow		g;
 
 	TFM_ARG_NOT_NULL(1, "prompt");
 	parse_opts(fcinfo, &o);
-	m = get_lm(name, &row);
+	if (srf)
+	{
+		SetSingleFuncCall(fcinfo, 0);
+		m = get_lm_for(fcinfo, name, &row);
+		if (o.stop && !row->tokenizer)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("model \"%s\" has no tokenizer, so it cannot stop at a text", name)));
+	}
+	else
+		m = get_lm(name, &row);
 	tfm_model_specials(row, &sp);
 	ids = prompt_ids(fcinfo, 1, row, &sp, &n);
-	generate(m, row, &ids, &n, 1, &o, &g);
+	generate(m, row, &ids, &n, 1, &o, g);
+	return row;
+}
+
+/* a row (rank, token id, its piece, value) of tfm_generate_tokens or tfm_next_tokens */
+static void
+put_token(FunctionCallInfo fcinfo, const TfmModelRow *row, int rank, int32 id, double value)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		v[4];
+	bool		nulls[4] = {false, false, false, false};
+
+	v[0] = Int32GetDatum(rank);
+	v[1] = Int32GetDatum(id);
+	v[2] = piece_datum(row, id, &nulls[2]);
+	v[3] = Float8GetDatum(value);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+}
+
+PG_FUNCTION_INFO_V1(tfm_generate);
+Datum
+tfm_generate(PG_FUNCTION_ARGS)
+{
+	GenRow		g;
+	const TfmModelRow *row = generate_one(fcinfo, false, &g);
+
 	PG_RETURN_TEXT_P(result_text(row, &g));
 }
 
@@ -380,38 +418,11 @@ PG_FUNCTION_INFO_V1(tfm_generate_tokens);
 Datum
 tfm_generate_tokens(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *name = tfm_text_arg(fcinfo, 0, "model");
-	const TfmModelRow *row;
-	tfm_model  *m;
-	GenOpts		o;
-	TfmSpecials sp;
-	int32	   *ids;
-	int			n;
 	GenRow		g;
+	const TfmModelRow *row = generate_one(fcinfo, true, &g);
 
-	TFM_ARG_NOT_NULL(1, "prompt");
-	parse_opts(fcinfo, &o);
-	SetSingleFuncCall(fcinfo, 0);
-	m = get_lm_for(fcinfo, name, &row);
-	if (o.stop && !row->tokenizer)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("model \"%s\" has no tokenizer, so it cannot stop at a text", name)));
-	tfm_model_specials(row, &sp);
-	ids = prompt_ids(fcinfo, 1, row, &sp, &n);
-	generate(m, row, &ids, &n, 1, &o, &g);
 	for (int i = 0; i < g.n; i++)
-	{
-		Datum		v[4];
-		bool		nulls[4] = {false, false, false, false};
-
-		v[0] = Int32GetDatum(i + 1);
-		v[1] = Int32GetDatum(g.ids[i]);
-		v[2] = piece_datum(row, g.ids[i], &nulls[2]);
-		v[3] = Float8GetDatum((double) g.logprob[i]);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
-	}
+		put_token(fcinfo, row, i + 1, g.ids[i], (double) g.logprob[i]);
 	return (Datum) 0;
 }
 
@@ -431,7 +442,6 @@ PG_FUNCTION_INFO_V1(tfm_next_tokens);
 Datum
 tfm_next_tokens(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *name = tfm_text_arg(fcinfo, 0, "model");
 	const TfmModelRow *row;
 	tfm_model  *m;
@@ -477,16 +487,7 @@ tfm_next_tokens(PG_FUNCTION_ARGS)
 		order[i] = i;
 	qsort_arg(order, V, sizeof(int), by_prob_desc, logits);
 	for (int i = 0; i < k; i++)
-	{
-		Datum		v[4];
-		bool		nulls[4] = {false, false, false, false};
-
-		v[0] = Int32GetDatum(i + 1);
-		v[1] = Int32GetDatum(order[i]);
-		v[2] = piece_datum(row, order[i], &nulls[2]);
-		v[3] = Float8GetDatum((double) logits[order[i]]);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
-	}
+		put_token(fcinfo, row, i + 1, order[i], (double) logits[order[i]]);
 	return (Datum) 0;
 }
 
@@ -516,15 +517,10 @@ tfm_score(PG_FUNCTION_ARGS)
 	for (int64 pos = 0; pos + 1 < n; pos += T)
 	{
 		int			w = (int) Min((int64) T, n - 1 - pos);
-		TfmBatchBuf bb;
-		int64		off = pos;
 		int			cnt;
 
 		CHECK_FOR_INTERRUPTS();
-		tfm_batch_lm(&bb, ids, &off, 1, w);
-		tfm_batch_check(m, &bb.b, false, "running", name, "the model's max_len");
-		tfm_check_pass(tfm_model_forward(m, &bb.b, false, 0), name);
-		nats += tfm_check_loss(tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &cnt), &cnt, NULL);
+		nats += tfm_lm_window_loss(m, ids, pos, w, "running", name, name, &cnt);
 		tokens += cnt;
 	}
 	v[0] = Float8GetDatum(-nats);

@@ -14,35 +14,17 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 
 #include "sql/args.h"
 
-typedef struct TfmObject
-{
-	const char *table;			/* tfm.models or tfm.tokenizers */
-	const char *kind;			/* model or tokenizer */
-	int32		id;
-	TfmAcl		acl;
-} TfmObject;
-
-/* find a model or tokenizer by name (and optional type) with its ACL */
+/* find a model, tokenizer or alias by name (and optional type) with its ACL */
 static bool
 find_object(const char *name, const char *type, TfmObject *o, bool missing_ok)
 {
-	static const char *tables[3] = {"tfm.models", "tfm.tokenizers", "tfm.aliases"};
-	static const char *kinds[3] = {"model", "tokenizer", "alias"};
-	/* an alias has no use grants: using it takes use on its model */
-	static const char *columns[3] = {"acl_use", "acl_use", "'{}'::regrole[]"};
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(name)};
-	MemoryContext cxt = CurrentMemoryContext;
-	bool		found = false;
-	TfmAsOwner	as;
+	bool		found;
 
 	if (type && strcmp(type, "model") != 0 && strcmp(type, "tokenizer") != 0 &&
 		strcmp(type, "alias") != 0)
@@ -50,27 +32,7 @@ find_object(const char *name, const char *type, TfmObject *o, bool missing_ok)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("object_type must be \"model\", \"tokenizer\" or \"alias\", not \"%s\"", type)));
 	tfm_check_name(type ? type : "object", name);
-	tfm_spi_connect_owner(&as);
-	for (int k = 0; k < 3 && !found; k++)
-	{
-		bool		isnull;
-
-		if (type && strcmp(type, kinds[k]) != 0)
-			continue;
-		if (SPI_execute_with_args(psprintf("SELECT id, owner, %s, acl_train FROM %s WHERE name = $1",
-										   columns[k], tables[k]),
-								  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
-			elog(ERROR, "cannot read %s", tables[k]);
-		if (SPI_processed == 1)
-		{
-			o->table = tables[k];
-			o->kind = kinds[k];
-			o->id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-			tfm_acl_from_tuple(&o->acl, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, cxt);
-			found = true;
-		}
-	}
-	tfm_spi_finish_owner(&as);
+	found = tfm_object_find(name, type, o);
 	if (!found && !missing_ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -141,10 +103,6 @@ change(FunctionCallInfo fcinfo, bool grant)
 	TfmPriv		priv = priv_arg(fcinfo, 2);
 	const char *type = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
 	TfmObject	o;
-	Oid			types[2] = {INT4OID, OIDOID};
-	Datum		args[2];
-	TfmAsOwner	as;
-	const char *sql;
 	uint64		changed;
 
 	find_object(name, type, &o, false);
@@ -154,24 +112,7 @@ change(FunctionCallInfo fcinfo, bool grant)
 				(errcode(ERRCODE_INVALID_GRANT_OPERATION),
 				 errmsg("an alias takes only the train privilege (to redeploy or roll it back)"),
 				 errdetail("Using a model through an alias needs use on the model itself.")));
-	args[0] = Int32GetDatum(o.id);
-	args[1] = ObjectIdGetDatum(grantee);
-	if (grant)
-		sql = priv == TFM_PRIV_USE ?
-			"UPDATE %s SET acl_use = acl_use || $2::regrole WHERE id = $1 AND NOT $2::regrole = ANY (acl_use)" :
-			"UPDATE %s SET acl_train = acl_train || $2::regrole WHERE id = $1 AND NOT $2::regrole = ANY (acl_train)";
-	else
-		sql = priv == TFM_PRIV_USE ?
-			"UPDATE %s SET acl_use = array_remove(acl_use, $2::regrole), "
-			"acl_train = array_remove(acl_train, $2::regrole) "
-			"WHERE id = $1 AND $2::regrole = ANY (acl_use || acl_train)" :
-			"UPDATE %s SET acl_train = array_remove(acl_train, $2::regrole) "
-			"WHERE id = $1 AND $2::regrole = ANY (acl_train)";
-	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args(psprintf(sql, o.table), 2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "cannot update %s", o.table);
-	changed = SPI_processed;
-	tfm_spi_finish_owner(&as);
+	changed = tfm_object_acl_change(&o, grantee, priv, grant);
 	if (!grant && changed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_GRANT_OPERATION),

@@ -178,26 +178,36 @@ tfm_hyp_text(const TfmModelRow *row, const tfm_hyp *h)
 	return tfm_tokenizer_decode(tfm_target_tokenizer(row), h->ids, h->n);
 }
 
+/* the source text of argument 1 translated by model name: nbest hypotheses */
+static tfm_hyp *
+translate_one(FunctionCallInfo fcinfo, const char *name, const TrOpts *o, int nbest,
+			  const TfmModelRow **rowp)
+{
+	tfm_model  *m = tfm_get_s2s(name, rowp);
+	int32	   *ids;
+	int			n;
+	tfm_hyp    *h = palloc(sizeof(tfm_hyp) * nbest);
+
+	ids = tfm_source_ids(*rowp, PG_GETARG_TEXT_PP(1), &n);
+	tfm_translate_sources(m, *rowp, &ids, &n, 1, o, nbest, h);
+	return h;
+}
+
 PG_FUNCTION_INFO_V1(tfm_translate);
 Datum
 tfm_translate(PG_FUNCTION_ARGS)
 {
 	char	   *name = tfm_text_arg(fcinfo, 0, "model");
 	const TfmModelRow *row;
-	tfm_model  *m;
 	TrOpts		o;
-	int32	   *ids;
-	int			n;
-	tfm_hyp		h;
+	tfm_hyp    *h;
 	text	   *res;
 
 	TFM_ARG_NOT_NULL(1, "source");
 	parse_tr_opts(fcinfo, 2, 3, 4, &o);
-	m = tfm_get_s2s(name, &row);
-	ids = tfm_source_ids(row, PG_GETARG_TEXT_PP(1), &n);
-	tfm_translate_sources(m, row, &ids, &n, 1, &o, 1, &h);
-	res = tfm_hyp_text(row, &h);
-	tfm_hyps_free(&h, 1);
+	h = translate_one(fcinfo, name, &o, 1, &row);
+	res = tfm_hyp_text(row, h);
+	tfm_hyps_free(h, 1);
 	PG_RETURN_TEXT_P(res);
 }
 
@@ -248,11 +258,8 @@ tfm_translate_nbest(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *name = tfm_text_arg(fcinfo, 0, "model");
 	const TfmModelRow *row;
-	tfm_model  *m;
 	TrOpts		o;
-	int32	   *ids;
-	int			n,
-				nbest;
+	int			nbest;
 	tfm_hyp    *h;
 
 	TFM_ARG_NOT_NULL(1, "source");
@@ -263,10 +270,7 @@ tfm_translate_nbest(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("n must be between 1 and beam (%d), not %d", o.beam, nbest)));
 	SetSingleFuncCall(fcinfo, 0);
-	m = tfm_get_s2s(name, &row);
-	ids = tfm_source_ids(row, PG_GETARG_TEXT_PP(1), &n);
-	h = palloc(sizeof(tfm_hyp) * nbest);
-	tfm_translate_sources(m, row, &ids, &n, 1, &o, nbest, h);
+	h = translate_one(fcinfo, name, &o, nbest, &row);
 	for (int i = 0; i < nbest; i++)
 	{
 		Datum		v[3];

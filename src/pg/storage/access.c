@@ -86,6 +86,28 @@ tfm_spi_finish_owner(TfmAsOwner *s)
 	SPI_finish();
 }
 
+uint64
+tfm_spi_exec(const char *sql, int nargs, Oid *types, Datum *args, const char *nulls,
+			 bool read_only, long count, int expect, const char *err)
+{
+	if (SPI_execute_with_args(sql, nargs, types, args, nulls, read_only, count) != expect)
+		elog(ERROR, "%s", err);
+	return SPI_processed;
+}
+
+uint64
+tfm_spi_exec_owner(const char *sql, int nargs, Oid *types, Datum *args, const char *nulls,
+				   bool read_only, long count, int expect, const char *err)
+{
+	TfmAsOwner	as;
+	uint64		n;
+
+	tfm_spi_connect_owner(&as);
+	n = tfm_spi_exec(sql, nargs, types, args, nulls, read_only, count, expect, err);
+	tfm_spi_finish_owner(&as);
+	return n;
+}
+
 /* ---- privileges ----------------------------------------------------------- */
 
 const char *
@@ -177,9 +199,9 @@ tfm_check_tokenizer_use(const char *name)
 
 	tfm_check_name("tokenizer", name);
 	tfm_spi_connect_owner(&s);
-	if (SPI_execute_with_args("SELECT tfm.may_use_tokenizer(id, $2) FROM tfm.tokenizers WHERE name = $1",
-							  2, types, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read tfm.tokenizers");
+	tfm_spi_exec("SELECT tfm.may_use_tokenizer(id, $2) FROM tfm.tokenizers WHERE name = $1",
+				 2, types, args, NULL, true, 1,
+				 SPI_OK_SELECT, "cannot read tfm.tokenizers");
 	if (SPI_processed == 1)
 	{
 		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
@@ -189,9 +211,7 @@ tfm_check_tokenizer_use(const char *name)
 	found = SPI_processed == 1;
 	tfm_spi_finish_owner(&s);
 	if (!found)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("tokenizer \"%s\" does not exist", name)));
+		tfm_tokenizer_missing(name);
 	if (!ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

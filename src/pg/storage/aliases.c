@@ -1,12 +1,15 @@
 /*
- * aliases.c — the checks on names that models and deployment aliases
- * share (one namespace): does a row of this name exist in tfm.models or
- * tfm.aliases, and is a new model's name valid and not taken by an alias.
+ * aliases.c — deployment aliases' rows (tfm.aliases, tfm.alias_history:
+ * sql/deploy.c says what they mean), and the checks on names that models
+ * and aliases share (one namespace): does a row of this name exist in
+ * tfm.models or tfm.aliases, and is a new model's name valid and not taken
+ * by an alias.
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 
 #include "storage/storage.h"
@@ -47,4 +50,120 @@ tfm_check_new_model_name(const char *name)
 {
 	tfm_check_new_name("model", name);
 	tfm_check_not_alias(name);
+}
+
+bool
+tfm_alias_lock(const char *alias, TfmAliasRow *a)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(alias)};
+	MemoryContext cxt = CurrentMemoryContext;
+	TfmAsOwner	as;
+	bool		found,
+				isnull;
+
+	tfm_spi_connect_owner(&as);
+	found = tfm_spi_exec("SELECT id, model_id, coalesce(history_id, 0), owner, "
+						 "'{}'::regrole[], acl_train FROM tfm.aliases WHERE name = $1 FOR UPDATE",
+						 1, types, args, NULL, false, 1, SPI_OK_SELECT,
+						 "cannot read tfm.aliases") > 0;
+	if (found)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	td = SPI_tuptable->tupdesc;
+
+		a->id = DatumGetInt32(SPI_getbinval(tup, td, 1, &isnull));
+		a->model_id = DatumGetInt32(SPI_getbinval(tup, td, 2, &isnull));
+		a->history_id = DatumGetInt64(SPI_getbinval(tup, td, 3, &isnull));
+		tfm_acl_from_tuple(&a->acl, tup, td, 4, cxt);
+	}
+	tfm_spi_finish_owner(&as);
+	return found;
+}
+
+int64
+tfm_alias_history_add(const char *alias, int32 model_id, int64 previous, const char *action)
+{
+	Oid			types[4] = {TEXTOID, INT4OID, INT8OID, TEXTOID};
+	Datum		args[4] = {CStringGetTextDatum(alias), Int32GetDatum(model_id),
+	Int64GetDatum(previous), CStringGetTextDatum(action)};
+	char		nulls[5] = "    ";
+	TfmAsOwner	as;
+	bool		isnull;
+	int64		id;
+	Oid			who = GetUserId();
+
+	if (previous == 0)
+		nulls[2] = 'n';
+	tfm_spi_connect_owner(&as);
+	if (SPI_execute_with_args(psprintf("INSERT INTO tfm.alias_history (alias, model_id, model, previous, action, by_role) "
+									   "SELECT $1, $2, m.name, $3, $4, %u::oid::regrole FROM tfm.models m WHERE m.id = $2 "
+									   "RETURNING id", who),
+							  4, types, args, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
+		SPI_processed != 1)
+		elog(ERROR, "cannot write tfm.alias_history");
+	id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	tfm_spi_finish_owner(&as);
+	return id;
+}
+
+bool
+tfm_alias_history_previous(int64 history_id, int32 *model_id, int64 *previous,
+						   char **model, bool *model_gone)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(history_id)};
+	MemoryContext cxt = CurrentMemoryContext;
+	TfmAsOwner	as;
+	bool		found;
+
+	tfm_spi_connect_owner(&as);
+	found = tfm_spi_exec("SELECT p.model_id, coalesce(p.previous, 0), "
+						 "coalesce(m.name, p.model), m.id IS NULL "
+						 "FROM tfm.alias_history c JOIN tfm.alias_history p ON p.id = c.previous "
+						 "LEFT JOIN tfm.models m ON m.id = p.model_id WHERE c.id = $1",
+						 1, types, args, NULL, false, 1, SPI_OK_SELECT,
+						 "cannot read tfm.alias_history") > 0;
+	if (found)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	td = SPI_tuptable->tupdesc;
+		bool		isnull;
+		Datum		d = SPI_getbinval(tup, td, 1, &isnull);
+
+		*model_id = isnull ? 0 : DatumGetInt32(d);
+		*previous = DatumGetInt64(SPI_getbinval(tup, td, 2, &isnull));
+		*model = MemoryContextStrdup(cxt, TextDatumGetCString(SPI_getbinval(tup, td, 3, &isnull)));
+		*model_gone = DatumGetBool(SPI_getbinval(tup, td, 4, &isnull));
+	}
+	tfm_spi_finish_owner(&as);
+	return found;
+}
+
+void
+tfm_alias_point(const char *alias, bool exists, int32 model_id, int64 history_id)
+{
+	Oid			types[3] = {TEXTOID, INT4OID, INT8OID};
+	Datum		args[3] = {CStringGetTextDatum(alias), Int32GetDatum(model_id), Int64GetDatum(history_id)};
+
+	if (exists)
+		tfm_spi_exec_owner("UPDATE tfm.aliases SET model_id = $2, history_id = $3, "
+						   "deployed_at = now() WHERE name = $1",
+						   3, types, args, NULL, false, 0, SPI_OK_UPDATE,
+						   "cannot write tfm.aliases");
+	else
+		tfm_spi_exec_owner(psprintf("INSERT INTO tfm.aliases (name, model_id, history_id, owner) "
+						   "VALUES ($1, $2, $3, %u::oid::regrole)", GetUserId()),
+						   3, types, args, NULL, false, 0, SPI_OK_INSERT,
+						   "cannot write tfm.aliases");
+}
+
+void
+tfm_alias_delete(const char *alias)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(alias)};
+
+	tfm_spi_exec_owner("DELETE FROM tfm.aliases WHERE name = $1", 1, types, args,
+					   NULL, false, 0, SPI_OK_DELETE, "cannot delete from tfm.aliases");
 }

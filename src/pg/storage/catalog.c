@@ -67,20 +67,17 @@ tfm_precision_from_name(const char *name, const char *model)
 void
 tfm_catalog_set_precision(int32 model_id, const char *setting)
 {
-	TfmAsOwner	as;
 	Oid			types[2] = {INT4OID, TEXTOID};
 	Datum		args[2];
 
 	args[0] = Int32GetDatum(model_id);
 	args[1] = CStringGetTextDatum(setting);
-	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args(strcmp(setting, "auto") == 0 ?
-							  "UPDATE tfm.models SET config = config - 'precision', updated_at = now() WHERE id = $1" :
-							  "UPDATE tfm.models SET config = config || jsonb_build_object('precision', $2), "
-							  "updated_at = now() WHERE id = $1",
-							  strcmp(setting, "auto") == 0 ? 1 : 2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "cannot update tfm.models");
-	tfm_spi_finish_owner(&as);
+	tfm_spi_exec_owner(strcmp(setting, "auto") == 0 ?
+					   "UPDATE tfm.models SET config = config - 'precision', updated_at = now() WHERE id = $1" :
+					   "UPDATE tfm.models SET config = config || jsonb_build_object('precision', $2), "
+					   "updated_at = now() WHERE id = $1",
+					   strcmp(setting, "auto") == 0 ? 1 : 2, types, args, NULL, false, 0,
+					   SPI_OK_UPDATE, "cannot update tfm.models");
 }
 
 char *
@@ -189,8 +186,8 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	tfm_check_name("model", name);
 	args[0] = CStringGetTextDatum(name);
 	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args(sql, 1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read tfm.models");
+	tfm_spi_exec(sql, 1, argtypes, args, NULL, true, 1,
+				 SPI_OK_SELECT, "cannot read tfm.models");
 	if (SPI_processed == 0)
 	{
 		tfm_spi_finish_owner(&as);
@@ -478,8 +475,8 @@ tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps)
 		Int64GetDatum(row->version)};
 		bool		isnull;
 
-		if (SPI_execute_with_args(bump, 3, btypes, bargs, NULL, false, 1) != SPI_OK_UPDATE_RETURNING)
-			elog(ERROR, "cannot update tfm.models");
+		tfm_spi_exec(bump, 3, btypes, bargs, NULL, false, 1,
+					 SPI_OK_UPDATE_RETURNING, "cannot update tfm.models");
 		if (SPI_processed != 1)
 		{
 			Oid			t1[1] = {INT4OID};

@@ -20,7 +20,6 @@ tfm_history_add(const TfmHistoryRow *h)
 	FLOAT8OID, FLOAT8OID, FLOAT8OID, INT4OID, INT8OID};
 	Datum		args[11];
 	char		nulls[11] = "           ";
-	TfmAsOwner	as;
 
 	args[0] = Int32GetDatum(h->model_id);
 	args[1] = TimestampTzGetDatum(h->run_started);
@@ -38,14 +37,12 @@ tfm_history_add(const TfmHistoryRow *h)
 			nulls[i] = 'n';
 	if (h->rows_done < 0)
 		nulls[10] = 'n';
-	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("INSERT INTO tfm.history (model_id, run_started, epoch, steps, "
-							  "train_loss, val_loss, val_accuracy, tokens_per_s, seconds, "
-							  "checkpoint, rows_done) "
-							  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-							  11, types, args, nulls, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "cannot write tfm.history");
-	tfm_spi_finish_owner(&as);
+	tfm_spi_exec_owner("INSERT INTO tfm.history (model_id, run_started, epoch, steps, "
+					   "train_loss, val_loss, val_accuracy, tokens_per_s, seconds, "
+					   "checkpoint, rows_done) "
+					   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+					   11, types, args, nulls, false, 0,
+					   SPI_OK_INSERT, "cannot write tfm.history");
 }
 
 void
@@ -53,15 +50,12 @@ tfm_history_mark_kept(int32 model_id, TimestampTz run_started, int epoch)
 {
 	Oid			types[3] = {INT4OID, TIMESTAMPTZOID, INT4OID};
 	Datum		args[3];
-	TfmAsOwner	as;
 
 	args[0] = Int32GetDatum(model_id);
 	args[1] = TimestampTzGetDatum(run_started);
 	args[2] = Int32GetDatum(epoch);
-	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("UPDATE tfm.history SET kept = true WHERE model_id = $1 "
-							  "AND run_started = $2 AND epoch = $3 AND checkpoint = 0",
-							  3, types, args, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "cannot update tfm.history");
-	tfm_spi_finish_owner(&as);
+	tfm_spi_exec_owner("UPDATE tfm.history SET kept = true WHERE model_id = $1 "
+					   "AND run_started = $2 AND epoch = $3 AND checkpoint = 0",
+					   3, types, args, NULL, false, 0,
+					   SPI_OK_UPDATE, "cannot update tfm.history");
 }

@@ -59,12 +59,12 @@ tfm_model_insert(const TfmNewModel *nm, TfmModelRow *row)
 		nulls[4] = 'n';
 	tfm_spi_connect_owner(&as);
 	check_absent(nm->name, types, args, 1, "$1", true);
-	if (SPI_execute_with_args("INSERT INTO tfm.models (name, task, tokenizer, target_tokenizer, "
-							  "labels, config, parameters, format_version, owner) "
-							  "VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, "
-							  CppAsString2(TFM_FORMAT_VERSION) ", $8::regrole) RETURNING id, version",
-							  8, types, args, nulls, false, 1) != SPI_OK_INSERT_RETURNING)
-		elog(ERROR, "cannot insert into tfm.models");
+	tfm_spi_exec("INSERT INTO tfm.models (name, task, tokenizer, target_tokenizer, "
+				 "labels, config, parameters, format_version, owner) "
+				 "VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, "
+				 CppAsString2(TFM_FORMAT_VERSION) ", $8::regrole) RETURNING id, version",
+				 8, types, args, nulls, false, 1,
+				 SPI_OK_INSERT_RETURNING, "cannot insert into tfm.models");
 	take_id_version(row);
 	tfm_spi_finish_owner(&as);
 }
@@ -79,12 +79,12 @@ tfm_model_insert_copy(const char *source, const char *target, TfmModelRow *row)
 
 	tfm_spi_connect_owner(&as);
 	check_absent(target, types, args, 2, "$2", false);
-	if (SPI_execute_with_args("INSERT INTO tfm.models (name, task, tokenizer, target_tokenizer, labels, "
-							  "config, parameters, format_version, steps, owner) "
-							  "SELECT $2, task, tokenizer, target_tokenizer, labels, config, parameters, "
-							  "format_version, steps, $3::regrole FROM tfm.models WHERE name = $1 RETURNING id, version",
-							  3, types, args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
-		elog(ERROR, "cannot insert into tfm.models");
+	tfm_spi_exec("INSERT INTO tfm.models (name, task, tokenizer, target_tokenizer, labels, "
+				 "config, parameters, format_version, steps, owner) "
+				 "SELECT $2, task, tokenizer, target_tokenizer, labels, config, parameters, "
+				 "format_version, steps, $3::regrole FROM tfm.models WHERE name = $1 RETURNING id, version",
+				 3, types, args, NULL, false, 1,
+				 SPI_OK_INSERT_RETURNING, "cannot insert into tfm.models");
 	if (SPI_processed != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -106,9 +106,9 @@ tfm_model_rename(const char *name, const char *new_name)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("model \"%s\" already exists", new_name)));
-	if (SPI_execute_with_args("UPDATE tfm.models SET name = $2, updated_at = now() WHERE name = $1",
-							  2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "cannot update tfm.models");
+	tfm_spi_exec("UPDATE tfm.models SET name = $2, updated_at = now() WHERE name = $1",
+				 2, types, args, NULL, false, 0,
+				 SPI_OK_UPDATE, "cannot update tfm.models");
 	tfm_spi_finish_owner(&as);
 }
 
@@ -122,9 +122,9 @@ tfm_model_delete(const char *name)
 	bool		isnull;
 
 	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("DELETE FROM tfm.models WHERE name = $1 RETURNING id", 1, types, args,
-							  NULL, false, 0) != SPI_OK_DELETE_RETURNING)
-		elog(ERROR, "cannot delete from tfm.models");
+	tfm_spi_exec("DELETE FROM tfm.models WHERE name = $1 RETURNING id", 1, types, args,
+				 NULL, false, 0,
+				 SPI_OK_DELETE_RETURNING, "cannot delete from tfm.models");
 	if (SPI_processed == 0)
 	{
 		bool		alias = tfm_catalog_has("tfm.aliases", name);
@@ -148,14 +148,12 @@ tfm_tokenizer_sizes(const char *name, int *vocab, int *pad_id)
 	bool		isnull;
 
 	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("SELECT vocab_size, coalesce((options->>'pad_id')::int, 0) "
-							  "FROM tfm.tokenizers WHERE name = $1",
-							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read tfm.tokenizers");
+	tfm_spi_exec("SELECT vocab_size, coalesce((options->>'pad_id')::int, 0) "
+				 "FROM tfm.tokenizers WHERE name = $1",
+				 1, types, args, NULL, true, 1,
+				 SPI_OK_SELECT, "cannot read tfm.tokenizers");
 	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("tokenizer \"%s\" does not exist", name)));
+		tfm_tokenizer_missing(name);
 	*vocab = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	*pad_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	tfm_spi_finish_owner(&as);

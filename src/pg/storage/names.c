@@ -38,3 +38,11 @@ tfm_check_new_name(const char *kind, const char *name)
 				 errmsg("%s %s name must not be empty", strchr("aeiou", kind[0]) ? "an" : "a", kind)));
 	tfm_check_name(kind, name);
 }
+
+void
+tfm_tokenizer_missing(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("tokenizer \"%s\" does not exist", name)));
+}

@@ -1,7 +1,8 @@
 /*
  * storage.h — the catalog in schema tfm, through SPI: names, privileges
  * and the owner's SQL sections (access.c), models and their tensors
- * (catalog.c, models.c), aliases' names (aliases.c), tokenizers' rows (tokenizers.c),
+ * (catalog.c, models.c), aliases and their history (aliases.c), grants
+ * (grants.c), what a role owns (owned.c), tokenizers' rows (tokenizers.c),
  * the training history (history.c).
  */
 #ifndef TFM_PG_STORAGE_H
@@ -23,6 +24,8 @@ void		tfm_check_name(const char *kind, const char *name);
 void		tfm_check_new_name(const char *kind, const char *name);
 /* the same for a model, which must not take an alias's name either */
 void		tfm_check_new_model_name(const char *name);
+/* errors 42704: tokenizer "name" does not exist */
+void		tfm_tokenizer_missing(const char *name) pg_attribute_noreturn();
 /* is there a row of this name in a catalog table (tfm.models, tfm.aliases)? */
 bool		tfm_catalog_has(const char *table, const char *name);
 /* errors if an alias has this name (models and aliases share one namespace) */
@@ -58,6 +61,15 @@ void		tfm_as_owner_end(TfmAsOwner *s);
 /* SPI_connect / SPI_finish around a section of catalog SQL */
 void		tfm_spi_connect_owner(TfmAsOwner *s);
 void		tfm_spi_finish_owner(TfmAsOwner *s);
+/* SPI_execute_with_args inside such a section: errors with err unless it
+ * returns expect; the rows processed (SPI_tuptable stays readable) */
+uint64		tfm_spi_exec(const char *sql, int nargs, Oid *types, Datum *args,
+						 const char *nulls, bool read_only, long count, int expect,
+						 const char *err);
+/* the same as a section of its own (connect, execute, check, finish) */
+uint64		tfm_spi_exec_owner(const char *sql, int nargs, Oid *types, Datum *args,
+							   const char *nulls, bool read_only, long count, int expect,
+							   const char *err);
 
 const char *tfm_priv_name(TfmPriv p);
 bool		tfm_acl_allows(const TfmAcl *acl, TfmPriv priv, Oid role);
@@ -164,6 +176,46 @@ int32		tfm_tokenizer_import_hf_bpe(const char *name, const uint8_t *const *piece
 										int32_t *special_ids);
 void		tfm_tokenizer_store_pieces(const char *name, const tfm_tok_info *info,
 									   const uint8 *const *pieces, const size_t *lens);
+
+/* ---- deployment aliases and their history (aliases.c) ---- */
+typedef struct TfmAliasRow
+{
+	int32		id;
+	int32		model_id;
+	int64		history_id;		/* the current entry; 0 if none */
+	TfmAcl		acl;
+} TfmAliasRow;
+/* the alias row, locked for update; false if there is none */
+bool		tfm_alias_lock(const char *alias, TfmAliasRow *a);
+/* a row of tfm.alias_history by the current user; returns its id */
+int64		tfm_alias_history_add(const char *alias, int32 model_id, int64 previous,
+								  const char *action);
+/* the entry that history entry history_id replaced: false if none */
+bool		tfm_alias_history_previous(int64 history_id, int32 *model_id, int64 *previous,
+									   char **model, bool *model_gone);
+/* point the alias at a model: an UPDATE of the locked row or a new alias */
+void		tfm_alias_point(const char *alias, bool exists, int32 model_id, int64 history_id);
+void		tfm_alias_delete(const char *alias);
+
+/* ---- grants on models, tokenizers and aliases (grants.c) ---- */
+typedef struct TfmObject
+{
+	const char *table;			/* tfm.models, tfm.tokenizers or tfm.aliases */
+	const char *kind;			/* model, tokenizer or alias */
+	int32		id;
+	TfmAcl		acl;
+} TfmObject;
+/* an object by name, of kind type (NULL: model, else tokenizer, else alias) */
+bool		tfm_object_find(const char *name, const char *type, TfmObject *o);
+/* grant or revoke priv to grantee (InvalidOid: PUBLIC); the rows changed */
+uint64		tfm_object_acl_change(const TfmObject *o, Oid grantee, TfmPriv priv, bool grant);
+
+/* ---- what roles own (owned.c) ---- */
+/* models, tokenizers and aliases of old_role to new_role; how many */
+uint64		tfm_owned_reassign(Oid old_role, Oid new_role);
+/* drop role's objects and its grants; how many; the dropped models' ids
+ * and names (allocated in the caller's context) */
+uint64		tfm_owned_drop(Oid role, int *n_models, int32 **models, char ***names);
 
 /* ---- training history (history.c) ---- */
 typedef struct TfmHistoryRow

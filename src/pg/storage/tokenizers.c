@@ -121,10 +121,10 @@ tfm_tokenizer_store(const char *name, const tfm_tokenizer *t, int32 min_count, O
 		args[2] = Int32GetDatum(info.vocab_size);
 		args[3] = CStringGetTextDatum(opts.data);
 		args[4] = ObjectIdGetDatum(owner);
-		if (SPI_execute_with_args("INSERT INTO tfm.tokenizers (name, kind, vocab_size, options, owner) "
-								  "VALUES ($1, $2, $3, $4::jsonb, $5::regrole) RETURNING id",
-								  5, types, args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
-			elog(ERROR, "cannot insert into tfm.tokenizers");
+		tfm_spi_exec("INSERT INTO tfm.tokenizers (name, kind, vocab_size, options, owner) "
+					 "VALUES ($1, $2, $3, $4::jsonb, $5::regrole) RETURNING id",
+					 5, types, args, NULL, false, 1,
+					 SPI_OK_INSERT_RETURNING, "cannot insert into tfm.tokenizers");
 		id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	}
 	{
@@ -134,10 +134,10 @@ tfm_tokenizer_store(const char *name, const tfm_tokenizer *t, int32 min_count, O
 		args[0] = Int32GetDatum(id);
 		args[1] = PointerGetDatum(construct_array(pieces, info.vocab_size, BYTEAOID, -1, false,
 												  TYPALIGN_INT));
-		if (SPI_execute_with_args("INSERT INTO tfm.vocab (tokenizer_id, id, piece) "
-								  "SELECT $1, (u.i - 1)::int, u.p FROM unnest($2) WITH ORDINALITY AS u(p, i)",
-								  2, types, args, NULL, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "cannot insert into tfm.vocab");
+		tfm_spi_exec("INSERT INTO tfm.vocab (tokenizer_id, id, piece) "
+					 "SELECT $1, (u.i - 1)::int, u.p FROM unnest($2) WITH ORDINALITY AS u(p, i)",
+					 2, types, args, NULL, false, 0,
+					 SPI_OK_INSERT, "cannot insert into tfm.vocab");
 	}
 	if (info.n_merges > 0)
 	{
@@ -147,11 +147,11 @@ tfm_tokenizer_store(const char *name, const tfm_tokenizer *t, int32 min_count, O
 		args[0] = Int32GetDatum(id);
 		args[1] = PointerGetDatum(construct_array(lefts, info.n_merges, INT4OID, 4, true, TYPALIGN_INT));
 		args[2] = PointerGetDatum(construct_array(rights, info.n_merges, INT4OID, 4, true, TYPALIGN_INT));
-		if (SPI_execute_with_args("INSERT INTO tfm.merges (tokenizer_id, rank, left_id, right_id) "
-								  "SELECT $1, (u.i - 1)::int, u.l, u.r "
-								  "FROM unnest($2, $3) WITH ORDINALITY AS u(l, r, i)",
-								  3, types, args, NULL, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "cannot insert into tfm.merges");
+		tfm_spi_exec("INSERT INTO tfm.merges (tokenizer_id, rank, left_id, right_id) "
+					 "SELECT $1, (u.i - 1)::int, u.l, u.r "
+					 "FROM unnest($2, $3) WITH ORDINALITY AS u(l, r, i)",
+					 3, types, args, NULL, false, 0,
+					 SPI_OK_INSERT, "cannot insert into tfm.merges");
 	}
 	tfm_spi_finish_owner(&as);
 }
@@ -178,16 +178,14 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 	int			status;
 
 	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("SELECT id, kind, vocab_size, (options->>'format_version')::int, "
-							  "(options->>'flags')::int, (options->>'n_merges')::int, "
-							  "ARRAY(SELECT jsonb_array_elements_text(options->'specials')::int) "
-							  "FROM tfm.tokenizers WHERE name = $1",
-							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read tfm.tokenizers");
+	tfm_spi_exec("SELECT id, kind, vocab_size, (options->>'format_version')::int, "
+				 "(options->>'flags')::int, (options->>'n_merges')::int, "
+				 "ARRAY(SELECT jsonb_array_elements_text(options->'specials')::int) "
+				 "FROM tfm.tokenizers WHERE name = $1",
+				 1, types, args, NULL, true, 1,
+				 SPI_OK_SELECT, "cannot read tfm.tokenizers");
 	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("tokenizer \"%s\" does not exist", name)));
+		tfm_tokenizer_missing(name);
 	tup = SPI_tuptable->vals[0];
 	td = SPI_tuptable->tupdesc;
 	memset(&info, 0, sizeof(info));
@@ -212,9 +210,9 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 	lens = palloc0(sizeof(size_t) * Max(info.vocab_size, 1));
 	args[0] = Int32GetDatum(id);
 	types[0] = INT4OID;
-	if (SPI_execute_with_args("SELECT id, piece FROM tfm.vocab WHERE tokenizer_id = $1",
-							  1, types, args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read tfm.vocab");
+	tfm_spi_exec("SELECT id, piece FROM tfm.vocab WHERE tokenizer_id = $1",
+				 1, types, args, NULL, true, 0,
+				 SPI_OK_SELECT, "cannot read tfm.vocab");
 	if ((int64) SPI_processed != info.vocab_size)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -238,9 +236,9 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 
 		ml = palloc(sizeof(int32_t) * info.n_merges);
 		mr = palloc(sizeof(int32_t) * info.n_merges);
-		if (SPI_execute_with_args("SELECT left_id, right_id FROM tfm.merges WHERE tokenizer_id = $1 "
-								  "ORDER BY rank", 1, types, args, NULL, true, 0) != SPI_OK_SELECT)
-			elog(ERROR, "cannot read tfm.merges");
+		tfm_spi_exec("SELECT left_id, right_id FROM tfm.merges WHERE tokenizer_id = $1 "
+					 "ORDER BY rank", 1, types, args, NULL, true, 0,
+					 SPI_OK_SELECT, "cannot read tfm.merges");
 		if ((int64) SPI_processed != info.n_merges)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
@@ -305,13 +303,11 @@ tfm_tokenizer_delete(const char *name)
 				 errmsg("tokenizer \"%s\" is used by model \"%s\"", name,
 						SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1)),
 				 errhint("Drop the models that use it first.")));
-	if (SPI_execute_with_args("DELETE FROM tfm.tokenizers WHERE name = $1", 1, types, args,
-							  NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "cannot delete from tfm.tokenizers");
+	tfm_spi_exec("DELETE FROM tfm.tokenizers WHERE name = $1", 1, types, args,
+				 NULL, false, 0,
+				 SPI_OK_DELETE, "cannot delete from tfm.tokenizers");
 	if (SPI_processed == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("tokenizer \"%s\" does not exist", name)));
+		tfm_tokenizer_missing(name);
 	tfm_spi_finish_owner(&as);
 }
 
