@@ -160,6 +160,65 @@ st_peek(reader *r, char c)
 	return r->p < r->end && *r->p == (uint8_t) c;
 }
 
+/* after whitespace: consumes c and returns 1 if it is the next byte, else 0 */
+int
+st_accept(reader *r, char c)
+{
+	st_skip_ws(r);
+	if (r->p >= r->end || *r->p != (uint8_t) c)
+		return 0;
+	r->p++;
+	return 1;
+}
+
+/* after ',' continue, else the closing byte; 1 = more, 0 = done, <0 error */
+int
+st_next_member(reader *r, char close)
+{
+	st_skip_ws(r);
+	if (r->p < r->end && *r->p == ',')
+	{
+		r->p++;
+		return 1;
+	}
+	return st_expect(r, close, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'") == TFM_ST_OK ? 0 : -1;
+}
+
+/* a key and its ':' after optional whitespace; TFM_ST_EFORMAT if not */
+int
+st_read_key(reader *r, const char **key, size_t *klen)
+{
+	st_skip_ws(r);
+	if (st_read_string(r, key, klen) != TFM_ST_OK ||
+		st_expect(r, ':', "expected ':'") != TFM_ST_OK)
+		return TFM_ST_EFORMAT;
+	return TFM_ST_OK;
+}
+
+int
+st_members(reader *r, st_member_fn member, void *ctx)
+{
+	int			more;
+
+	if (st_peek(r, '}'))
+	{
+		r->p++;
+		return TFM_ST_OK;
+	}
+	do
+	{
+		const char *key;
+		size_t		klen;
+		int			st;
+
+		if (st_read_key(r, &key, &klen) != TFM_ST_OK)
+			return TFM_ST_EFORMAT;
+		if ((st = member(r, ctx, key, klen)) != TFM_ST_OK)
+			return st;
+	} while ((more = st_next_member(r, '}')) == 1);
+	return more == 0 ? TFM_ST_OK : TFM_ST_EFORMAT;
+}
+
 /* length of the strict UTF-8 sequence at s (n > 0 bytes left), or 0 */
 static size_t
 utf8_seq(const uint8_t *s, size_t n)
