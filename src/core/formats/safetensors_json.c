@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "st_internal.h"
+#include "../util/hex.h"
 
 /* ---- allocation ---------------------------------------------------------------- */
 
@@ -262,24 +263,14 @@ utf8_seq(const uint8_t *s, size_t n)
 static int
 hex4(reader *r, unsigned *v)
 {
+	uint32_t	w;
+
 	*v = 0;
 	if (r->end - r->p < 4)
 		return st_syntax(r, "truncated \\u escape");
-	for (int i = 0; i < 4; i++)
-	{
-		uint8_t		c = r->p[i];
-		unsigned	d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
-			return st_syntax(r, "invalid \\u escape");
-		*v = (*v << 4) | d;
-	}
+	if (tfm_hex4(&w, r->p))
+		return st_syntax(r, "invalid \\u escape");
+	*v = w;
 	r->p += 4;
 	return TFM_ST_OK;
 }
