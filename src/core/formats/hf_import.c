@@ -585,6 +585,15 @@ tfm_hf_match(tfm_hf_map *map, const char *name, size_t len)
 	return NULL;
 }
 
+/* the a × b matrix src, transposed: out[j · ldo + i] = src[i · b + j] */
+static void
+transpose_into(float *out, size_t ldo, const float *src, size_t a, size_t b)
+{
+	for (size_t i = 0; i < a; i++)
+		for (size_t j = 0; j < b; j++)
+			out[j * ldo + i] = src[i * b + j];
+}
+
 static void
 shape_str(char *buf, size_t len, int ndim, const int64_t *d64, const uint64_t *du)
 {
@@ -693,41 +702,25 @@ tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
 	}
 	if (e->use == TFM_HF_SLICE)
 	{
-		size_t		width = p->ndim == 2 ? (size_t) p->dims[1] : (size_t) p->dims[0];
-		size_t		cols = (size_t) t->dims[0],
-					rows = t->ndim == 2 ? (size_t) t->dims[1] : 1;
-		float	   *out = m->params + p->offset + e->col0;
-
 		/* file (cols = out features, rows = in features) -> tfm row r, column col0 + c */
-		for (size_t cc = 0; cc < cols; cc++)
-			for (size_t r = 0; r < rows; r++)
-				out[r * width + cc] = tmp[cc * rows + r];
+		size_t		width = p->ndim == 2 ? (size_t) p->dims[1] : (size_t) p->dims[0];
+
+		transpose_into(m->params + p->offset + e->col0, width, tmp, (size_t) t->dims[0],
+					   t->ndim == 2 ? (size_t) t->dims[1] : 1);
 		free(tmp);
 	}
 	else if (e->use == TFM_HF_TRANSPOSE)
 	{
 		/* (a, b) in the file -> (b, a) in tfm */
-		size_t		a = (size_t) t->dims[0],
-					bb = (size_t) t->dims[1];
-		float	   *out = m->params + p->offset;
-
-		for (size_t i = 0; i < a; i++)
-			for (size_t j = 0; j < bb; j++)
-				out[j * a + i] = tmp[i * bb + j];
+		transpose_into(m->params + p->offset, (size_t) t->dims[0], tmp, (size_t) t->dims[0],
+					   (size_t) t->dims[1]);
 		free(tmp);
 	}
 	else if (e->use == TFM_HF_TRANSPOSE_COLS)
 	{
 		/* (a, b) in the file -> columns col0 .. col0+a-1 of a (b, width) tensor */
-		size_t		a = (size_t) t->dims[0],
-					bb = (size_t) t->dims[1],
-					width = (size_t) p->dims[1],
-					c0 = (size_t) e->col0;
-		float	   *out = m->params + p->offset;
-
-		for (size_t i = 0; i < a; i++)
-			for (size_t j = 0; j < bb; j++)
-				out[j * width + c0 + i] = tmp[i * bb + j];
+		transpose_into(m->params + p->offset + (size_t) e->col0, (size_t) p->dims[1], tmp,
+					   (size_t) t->dims[0], (size_t) t->dims[1]);
 		free(tmp);
 	}
 	else if (e->use == TFM_HF_TIED)

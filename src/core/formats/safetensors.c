@@ -164,10 +164,8 @@ read_uint_array(reader *r, uint64_t *vals, int max, int *n, const char *what,
 				const quoted *q)
 {
 	*n = 0;
-	st_skip_ws(r);
-	if (r->p >= r->end || *r->p != '[')
+	if (!st_accept(r, '['))
 		return st_fail(r->err, TFM_ST_EFORMAT, "%s of tensor %s is not an array", what, q->s);
-	r->p++;
 	if (st_peek(r, ']'))
 	{
 		r->p++;
@@ -177,6 +175,7 @@ read_uint_array(reader *r, uint64_t *vals, int max, int *n, const char *what,
 	{
 		uint64_t	v;
 		const uint8_t *at;
+		int			more;
 
 		st_skip_ws(r);
 		at = r->p;
@@ -204,14 +203,32 @@ read_uint_array(reader *r, uint64_t *vals, int max, int *n, const char *what,
 		if (*n == max)
 			return TOO_MANY;
 		vals[(*n)++] = v;
-		st_skip_ws(r);
-		if (r->p < r->end && *r->p == ',')
-		{
-			r->p++;
-			continue;
-		}
-		return st_expect(r, ']', "expected ',' or ']'");
+		if ((more = st_next_member(r, ']')) != 1)
+			return more == 0 ? TFM_ST_OK : TFM_ST_EFORMAT;
 	}
+}
+
+/* one key of "__metadata__": its value must be a string */
+static int
+meta_member(reader *r, void *ctx, const char *key, size_t klen)
+{
+	const char *val;
+	size_t		vlen;
+	quoted		q;
+
+	(void) ctx;
+	st_skip_ws(r);
+	q = st_quote(key, klen);
+	if (r->p >= r->end || *r->p != '"')
+		return st_fail(r->err, TFM_ST_EFORMAT, "value of metadata key %s is not a string", q.s);
+	if (st_read_string(r, &val, &vlen) != TFM_ST_OK)
+		return TFM_ST_EFORMAT;
+	if (st_grow((void **) &r->meta, &r->cap_meta, r->n_meta + 1, sizeof(tfm_st_meta)))
+		return oom(r->err);
+	r->meta[r->n_meta].key = key;
+	r->meta[r->n_meta].value = val;
+	r->n_meta++;
+	return TFM_ST_OK;
 }
 
 /* the value of "__metadata__": an object of strings */
@@ -220,46 +237,87 @@ read_metadata(reader *r)
 {
 	if (r->seen_meta++)
 		return st_fail(r->err, TFM_ST_EFORMAT, "duplicate key \"__metadata__\" in the safetensors header");
-	st_skip_ws(r);
-	if (r->p >= r->end || *r->p != '{')
+	if (!st_accept(r, '{'))
 		return st_fail(r->err, TFM_ST_EFORMAT, "__metadata__ of the safetensors header is not an object");
-	r->p++;
-	if (st_peek(r, '}'))
-	{
-		r->p++;
-		return TFM_ST_OK;
-	}
-	for (;;)
-	{
-		const char *key,
-				   *val;
-		size_t		klen,
-					vlen;
-		quoted		q;
+	return st_members(r, meta_member, NULL);
+}
 
+/* the fields of one tensor's entry so far */
+typedef struct tensor_fields
+{
+	tfm_st_tensor *t;
+	const quoted *q;
+	int			have_dtype,
+				have_shape,
+				have_offsets;
+	uint64_t	off[2];
+} tensor_fields;
+
+/* one field of a tensor's entry */
+static int
+tensor_member(reader *r, void *ctx, const char *key, size_t klen)
+{
+	tensor_fields *f = ctx;
+	int			st;
+
+	if (strcmp(key, "dtype") == 0 && klen == 5)
+	{
+		const char *dt;
+		size_t		dlen,
+					i;
+
+		if (f->have_dtype++)
+			return st_fail(r->err, TFM_ST_EFORMAT, "duplicate field \"dtype\" in tensor %s", f->q->s);
 		st_skip_ws(r);
-		if (st_read_string(r, &key, &klen) != TFM_ST_OK ||
-			st_expect(r, ':', "expected ':'") != TFM_ST_OK)
-			return TFM_ST_EFORMAT;
-		st_skip_ws(r);
-		q = st_quote(key, klen);
 		if (r->p >= r->end || *r->p != '"')
-			return st_fail(r->err, TFM_ST_EFORMAT, "value of metadata key %s is not a string", q.s);
-		if (st_read_string(r, &val, &vlen) != TFM_ST_OK)
+			return st_fail(r->err, TFM_ST_EFORMAT, "dtype of tensor %s is not a string", f->q->s);
+		if (st_read_string(r, &dt, &dlen) != TFM_ST_OK)
 			return TFM_ST_EFORMAT;
-		if (st_grow((void **) &r->meta, &r->cap_meta, r->n_meta + 1, sizeof(tfm_st_meta)))
-			return oom(r->err);
-		r->meta[r->n_meta].key = key;
-		r->meta[r->n_meta].value = val;
-		r->n_meta++;
-		st_skip_ws(r);
-		if (r->p < r->end && *r->p == ',')
+		for (i = 0; i < N_DTYPES; i++)
+			if (strcmp(dt, dtypes[i].name) == 0)
+				break;
+		if (i == N_DTYPES)
 		{
-			r->p++;
-			continue;
+			quoted		qd = st_quote(dt, dlen);
+
+			return st_fail(r->err, TFM_ST_EFORMAT, "unknown dtype %s of tensor %s", qd.s, f->q->s);
 		}
-		return st_expect(r, '}', "expected ',' or '}'");
+		f->t->dtype = dtypes[i].dtype;
 	}
+	else if (strcmp(key, "shape") == 0 && klen == 5)
+	{
+		uint64_t	dims[TFM_ST_MAX_RANK];
+
+		if (f->have_shape++)
+			return st_fail(r->err, TFM_ST_EFORMAT, "duplicate field \"shape\" in tensor %s", f->q->s);
+		st = read_uint_array(r, dims, TFM_ST_MAX_RANK, &f->t->ndim, "shape", f->q);
+		if (st == TOO_MANY)
+			return st_fail(r->err, TFM_ST_EFORMAT,
+						   "rank of tensor %s exceeds the limit of %d", f->q->s, TFM_ST_MAX_RANK);
+		if (st != TFM_ST_OK)
+			return st;
+		memcpy(f->t->dims, dims, sizeof(uint64_t) * f->t->ndim);
+	}
+	else if (strcmp(key, "data_offsets") == 0 && klen == 12)
+	{
+		int			n;
+
+		if (f->have_offsets++)
+			return st_fail(r->err, TFM_ST_EFORMAT, "duplicate field \"data_offsets\" in tensor %s", f->q->s);
+		st = read_uint_array(r, f->off, 2, &n, "data_offsets", f->q);
+		if (st != TFM_ST_OK && st != TOO_MANY)
+			return st;
+		if (st == TOO_MANY || n != 2)
+			return st_fail(r->err, TFM_ST_EFORMAT,
+						   "data_offsets of tensor %s must be 2 integers", f->q->s);
+	}
+	else
+	{
+		quoted		qk = st_quote(key, klen);
+
+		return st_fail(r->err, TFM_ST_EFORMAT, "unknown field %s in tensor %s", qk.s, f->q->s);
+	}
+	return TFM_ST_OK;
 }
 
 /* the entry of one tensor; name is in the pool */
@@ -268,11 +326,8 @@ read_tensor(reader *r, const char *name, size_t name_len)
 {
 	tfm_st_tensor *t;
 	quoted		q = st_quote(name, name_len);
-	int			have_dtype = 0,
-				have_shape = 0,
-				have_offsets = 0;
-	uint64_t	off[2] = {0, 0},
-				bytes;
+	tensor_fields f;
+	uint64_t	bytes;
 	size_t		size;
 	int			st;
 
@@ -285,90 +340,16 @@ read_tensor(reader *r, const char *name, size_t name_len)
 	t->name = name;
 	t->name_len = name_len;
 
-	st_skip_ws(r);
-	if (r->p >= r->end || *r->p != '{')
+	if (!st_accept(r, '{'))
 		return st_fail(r->err, TFM_ST_EFORMAT, "entry of tensor %s is not an object", q.s);
-	r->p++;
-	if (!st_peek(r, '}'))
-		for (;;)
-		{
-			const char *key;
-			size_t		klen;
-
-			st_skip_ws(r);
-			if (st_read_string(r, &key, &klen) != TFM_ST_OK ||
-				st_expect(r, ':', "expected ':'") != TFM_ST_OK)
-				return TFM_ST_EFORMAT;
-			if (strcmp(key, "dtype") == 0 && klen == 5)
-			{
-				const char *dt;
-				size_t		dlen,
-							i;
-
-				if (have_dtype++)
-					return st_fail(r->err, TFM_ST_EFORMAT, "duplicate field \"dtype\" in tensor %s", q.s);
-				st_skip_ws(r);
-				if (r->p >= r->end || *r->p != '"')
-					return st_fail(r->err, TFM_ST_EFORMAT, "dtype of tensor %s is not a string", q.s);
-				if (st_read_string(r, &dt, &dlen) != TFM_ST_OK)
-					return TFM_ST_EFORMAT;
-				for (i = 0; i < N_DTYPES; i++)
-					if (strcmp(dt, dtypes[i].name) == 0)
-						break;
-				if (i == N_DTYPES)
-				{
-					quoted		qd = st_quote(dt, dlen);
-
-					return st_fail(r->err, TFM_ST_EFORMAT, "unknown dtype %s of tensor %s", qd.s, q.s);
-				}
-				t->dtype = dtypes[i].dtype;
-			}
-			else if (strcmp(key, "shape") == 0 && klen == 5)
-			{
-				uint64_t	dims[TFM_ST_MAX_RANK];
-
-				if (have_shape++)
-					return st_fail(r->err, TFM_ST_EFORMAT, "duplicate field \"shape\" in tensor %s", q.s);
-				st = read_uint_array(r, dims, TFM_ST_MAX_RANK, &t->ndim, "shape", &q);
-				if (st == TOO_MANY)
-					return st_fail(r->err, TFM_ST_EFORMAT,
-								   "rank of tensor %s exceeds the limit of %d", q.s, TFM_ST_MAX_RANK);
-				if (st != TFM_ST_OK)
-					return st;
-				memcpy(t->dims, dims, sizeof(uint64_t) * t->ndim);
-			}
-			else if (strcmp(key, "data_offsets") == 0 && klen == 12)
-			{
-				int			n;
-
-				if (have_offsets++)
-					return st_fail(r->err, TFM_ST_EFORMAT, "duplicate field \"data_offsets\" in tensor %s", q.s);
-				st = read_uint_array(r, off, 2, &n, "data_offsets", &q);
-				if (st != TFM_ST_OK && st != TOO_MANY)
-					return st;
-				if (st == TOO_MANY || n != 2)
-					return st_fail(r->err, TFM_ST_EFORMAT,
-								   "data_offsets of tensor %s must be 2 integers", q.s);
-			}
-			else
-			{
-				quoted		qk = st_quote(key, klen);
-
-				return st_fail(r->err, TFM_ST_EFORMAT, "unknown field %s in tensor %s", qk.s, q.s);
-			}
-			st_skip_ws(r);
-			if (r->p < r->end && *r->p == ',')
-			{
-				r->p++;
-				continue;
-			}
-			break;
-		}
-	if (st_expect(r, '}', "expected ',' or '}'") != TFM_ST_OK)
-		return TFM_ST_EFORMAT;
-	if (!have_dtype || !have_shape || !have_offsets)
+	memset(&f, 0, sizeof(f));
+	f.t = t;
+	f.q = &q;
+	if ((st = st_members(r, tensor_member, &f)) != TFM_ST_OK)
+		return st;
+	if (!f.have_dtype || !f.have_shape || !f.have_offsets)
 		return st_fail(r->err, TFM_ST_EFORMAT, "tensor %s has no %s", q.s,
-					   !have_dtype ? "dtype" : !have_shape ? "shape" : "data_offsets");
+					   !f.have_dtype ? "dtype" : !f.have_shape ? "shape" : "data_offsets");
 
 	/* values, then bytes, with 64-bit overflow checks */
 	t->n_values = 1;
@@ -384,8 +365,8 @@ read_tensor(reader *r, const char *name, size_t name_len)
 		return st_fail(r->err, TFM_ST_EFORMAT,
 					   "shape of tensor %s is too large: its byte size overflows 64 bits", q.s);
 	bytes = t->n_values * size;
-	t->begin = off[0];
-	t->end = off[1];
+	t->begin = f.off[0];
+	t->end = f.off[1];
 	if (t->begin > t->end)
 		return st_fail(r->err, TFM_ST_EFORMAT,
 					   "data_offsets [%llu, %llu] of tensor %s end before they begin",
@@ -494,40 +475,27 @@ check_tensors(tfm_st_file *f, tfm_st_err *err)
 	return TFM_ST_OK;
 }
 
+/* one key of the header: "__metadata__" or a tensor */
+static int
+header_member(reader *r, void *ctx, const char *key, size_t klen)
+{
+	(void) ctx;
+	if (klen == 12 && strcmp(key, "__metadata__") == 0)
+		return read_metadata(r);
+	return read_tensor(r, key, klen);
+}
+
 /* the top-level object into r */
 static int
 read_header(reader *r)
 {
+	int			st;
+
 	if (r->p >= r->end || *r->p != '{')
 		return st_syntax(r, "the header does not start with '{'");
 	r->p++;
-	if (!st_peek(r, '}'))
-		for (;;)
-		{
-			const char *key;
-			size_t		klen;
-			int			st;
-
-			st_skip_ws(r);
-			if (st_read_string(r, &key, &klen) != TFM_ST_OK ||
-				st_expect(r, ':', "expected ':'") != TFM_ST_OK)
-				return TFM_ST_EFORMAT;
-			if (klen == 12 && strcmp(key, "__metadata__") == 0)
-				st = read_metadata(r);
-			else
-				st = read_tensor(r, key, klen);
-			if (st != TFM_ST_OK)
-				return st;
-			st_skip_ws(r);
-			if (r->p < r->end && *r->p == ',')
-			{
-				r->p++;
-				continue;
-			}
-			break;
-		}
-	if (st_expect(r, '}', "expected ',' or '}'") != TFM_ST_OK)
-		return TFM_ST_EFORMAT;
+	if ((st = st_members(r, header_member, NULL)) != TFM_ST_OK)
+		return st;
 	st_skip_ws(r);
 	if (r->p != r->end)
 		return st_syntax(r, "trailing bytes after the JSON object");

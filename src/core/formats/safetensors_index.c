@@ -47,19 +47,6 @@ oom(tfm_st_err *err)
 	return st_fail(err, TFM_ST_ENOMEM, "out of memory reading a safetensors index");
 }
 
-/* after ',' continue, else the closing byte; 1 = more, 0 = done, <0 error */
-static int
-next_member(reader *r, char close)
-{
-	st_skip_ws(r);
-	if (r->p < r->end && *r->p == ',')
-	{
-		r->p++;
-		return 1;
-	}
-	return st_expect(r, close, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'") == TFM_ST_OK ? 0 : -1;
-}
-
 static int
 literal(reader *r, const char *lit)
 {
@@ -112,14 +99,11 @@ skip_value(reader *r, int depth, const quoted *key)
 				{
 					int			st;
 
-					st_skip_ws(r);
-					if (close == '}' &&
-						(st_read_string(r, &s, &n) != TFM_ST_OK ||
-						 st_expect(r, ':', "expected ':'") != TFM_ST_OK))
+					if (close == '}' && st_read_key(r, &s, &n) != TFM_ST_OK)
 						return TFM_ST_EFORMAT;
 					if ((st = skip_value(r, depth + 1, key)) != TFM_ST_OK)
 						return st;
-				} while ((more = next_member(r, close)) == 1);
+				} while ((more = st_next_member(r, close)) == 1);
 				return more == 0 ? TFM_ST_OK : TFM_ST_EFORMAT;
 			}
 		default:
@@ -135,60 +119,50 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *) a, *(const char *const *) b);
 }
 
+/* one key of "metadata" */
+static int
+meta_member(reader *r, void *ctx, const char *key, size_t klen)
+{
+	ix_reader  *x = ctx;
+	quoted		q;
+
+	if (st_grow((void **) &x->meta_keys, &x->cap_keys, x->n_keys + 1, sizeof(char *)))
+		return oom(r->err);
+	x->meta_keys[x->n_keys++] = key;
+	q = st_quote(key, klen);
+	if (klen == 10 && strcmp(key, "total_size") == 0)
+	{
+		st_skip_ws(r);
+		switch (st_read_number(r, &x->total))
+		{
+			case NUM_UINT:
+				x->has_total = 1;
+				break;
+			case NUM_HUGE:
+				return st_fail(r->err, TFM_ST_EFORMAT,
+							   "metadata.total_size of the index is above 2^64 - 1");
+			default:
+				return st_fail(r->err, TFM_ST_EFORMAT,
+							   "metadata.total_size of the index is not a non-negative integer");
+		}
+		return TFM_ST_OK;
+	}
+	return skip_value(r, 1, &q);
+}
+
 /* the value of "metadata": an object; total_size a non-negative integer */
 static int
 read_metadata(ix_reader *x)
 {
 	reader	   *r = &x->r;
-	int			more;
+	int			st;
 
 	if (x->seen_meta++)
 		return st_fail(r->err, TFM_ST_EFORMAT, "duplicate key \"metadata\" in the index");
-	st_skip_ws(r);
-	if (r->p >= r->end || *r->p != '{')
+	if (!st_accept(r, '{'))
 		return st_fail(r->err, TFM_ST_EFORMAT, "metadata of the index is not an object");
-	r->p++;
-	if (st_peek(r, '}'))
-	{
-		r->p++;
-		return TFM_ST_OK;
-	}
-	do
-	{
-		const char *key;
-		size_t		klen;
-		quoted		q;
-		int			st;
-
-		st_skip_ws(r);
-		if (st_read_string(r, &key, &klen) != TFM_ST_OK ||
-			st_expect(r, ':', "expected ':'") != TFM_ST_OK)
-			return TFM_ST_EFORMAT;
-		if (st_grow((void **) &x->meta_keys, &x->cap_keys, x->n_keys + 1, sizeof(char *)))
-			return oom(r->err);
-		x->meta_keys[x->n_keys++] = key;
-		q = st_quote(key, klen);
-		if (klen == 10 && strcmp(key, "total_size") == 0)
-		{
-			st_skip_ws(r);
-			switch (st_read_number(r, &x->total))
-			{
-				case NUM_UINT:
-					x->has_total = 1;
-					break;
-				case NUM_HUGE:
-					return st_fail(r->err, TFM_ST_EFORMAT,
-								   "metadata.total_size of the index is above 2^64 - 1");
-				default:
-					return st_fail(r->err, TFM_ST_EFORMAT,
-								   "metadata.total_size of the index is not a non-negative integer");
-			}
-		}
-		else if ((st = skip_value(r, 1, &q)) != TFM_ST_OK)
-			return st;
-	} while ((more = next_member(r, '}')) == 1);
-	if (more < 0)
-		return TFM_ST_EFORMAT;
+	if ((st = st_members(r, meta_member, x)) != TFM_ST_OK)
+		return st;
 	if (x->n_keys > 1)
 		qsort(x->meta_keys, x->n_keys, sizeof(char *), cmp_str);
 	for (size_t i = 1; i < x->n_keys; i++)
@@ -228,104 +202,81 @@ bad_shard_name(const char *file, size_t n)
 	return NULL;
 }
 
+/* one tensor of "weight_map" */
+static int
+map_member(reader *r, void *ctx, const char *name, size_t nlen)
+{
+	ix_reader  *x = ctx;
+	const char *file,
+			   *why;
+	size_t		flen;
+	quoted		q;
+
+	q = st_quote(name, nlen);
+	if (nlen == 0)
+		return st_fail(r->err, TFM_ST_EFORMAT, "empty tensor name in the weight_map of the index");
+	st_skip_ws(r);
+	if (r->p >= r->end || *r->p != '"')
+		return st_fail(r->err, TFM_ST_EFORMAT,
+					   "shard of tensor %s in the weight_map of the index is not a string", q.s);
+	if (st_read_string(r, &file, &flen) != TFM_ST_OK)
+		return TFM_ST_EFORMAT;
+	if ((why = bad_shard_name(file, flen)) != NULL)
+	{
+		quoted		qf = st_quote(file, flen);
+
+		return st_fail(r->err, TFM_ST_EFORMAT,
+					   "shard file name %s of tensor %s is not allowed: %s", qf.s, q.s, why);
+	}
+	if (st_grow((void **) &x->pairs, &x->cap_pairs, x->n_pairs + 1, sizeof(pair)))
+		return oom(r->err);
+	x->pairs[x->n_pairs].name = name;
+	x->pairs[x->n_pairs].name_len = nlen;
+	x->pairs[x->n_pairs].file = file;
+	x->n_pairs++;
+	return TFM_ST_OK;
+}
+
 /* the value of "weight_map": tensor name -> shard file name */
 static int
 read_weight_map(ix_reader *x)
 {
 	reader	   *r = &x->r;
-	int			more;
 
 	if (x->seen_map++)
 		return st_fail(r->err, TFM_ST_EFORMAT, "duplicate key \"weight_map\" in the index");
-	st_skip_ws(r);
-	if (r->p >= r->end || *r->p != '{')
+	if (!st_accept(r, '{'))
 		return st_fail(r->err, TFM_ST_EFORMAT, "weight_map of the index is not an object");
-	r->p++;
-	if (st_peek(r, '}'))
-	{
-		r->p++;
-		return TFM_ST_OK;
-	}
-	do
-	{
-		const char *name,
-				   *file,
-				   *why;
-		size_t		nlen,
-					flen;
-		quoted		q;
+	return st_members(r, map_member, x);
+}
 
-		st_skip_ws(r);
-		if (st_read_string(r, &name, &nlen) != TFM_ST_OK ||
-			st_expect(r, ':', "expected ':'") != TFM_ST_OK)
-			return TFM_ST_EFORMAT;
-		q = st_quote(name, nlen);
-		if (nlen == 0)
-			return st_fail(r->err, TFM_ST_EFORMAT, "empty tensor name in the weight_map of the index");
-		st_skip_ws(r);
-		if (r->p >= r->end || *r->p != '"')
-			return st_fail(r->err, TFM_ST_EFORMAT,
-						   "shard of tensor %s in the weight_map of the index is not a string", q.s);
-		if (st_read_string(r, &file, &flen) != TFM_ST_OK)
-			return TFM_ST_EFORMAT;
-		if ((why = bad_shard_name(file, flen)) != NULL)
-		{
-			quoted		qf = st_quote(file, flen);
+/* one key of the index: "metadata" or "weight_map" */
+static int
+index_member(reader *r, void *ctx, const char *key, size_t klen)
+{
+	ix_reader  *x = ctx;
+	quoted		q;
 
-			return st_fail(r->err, TFM_ST_EFORMAT,
-						   "shard file name %s of tensor %s is not allowed: %s", qf.s, q.s, why);
-		}
-		if (st_grow((void **) &x->pairs, &x->cap_pairs, x->n_pairs + 1, sizeof(pair)))
-			return oom(r->err);
-		x->pairs[x->n_pairs].name = name;
-		x->pairs[x->n_pairs].name_len = nlen;
-		x->pairs[x->n_pairs].file = file;
-		x->n_pairs++;
-	} while ((more = next_member(r, '}')) == 1);
-	return more == 0 ? TFM_ST_OK : TFM_ST_EFORMAT;
+	if (klen == 8 && strcmp(key, "metadata") == 0)
+		return read_metadata(x);
+	if (klen == 10 && strcmp(key, "weight_map") == 0)
+		return read_weight_map(x);
+	q = st_quote(key, klen);
+	return st_fail(r->err, TFM_ST_EFORMAT,
+				   "unknown key %s in the index (only \"metadata\" and \"weight_map\")", q.s);
 }
 
 static int
 read_index(ix_reader *x)
 {
 	reader	   *r = &x->r;
-	int			more;
+	int			st;
 
-	st_skip_ws(r);				/* JSON text may start with white space */
-	if (r->p >= r->end || *r->p != '{')
+	/* JSON text may start with white space */
+	if (!st_accept(r, '{'))
 		return st_syntax(r, "the index does not start with '{'");
-	r->p++;
-	if (!st_peek(r, '}'))
-	{
-		do
-		{
-			const char *key;
-			size_t		klen;
-			int			st;
-
-			st_skip_ws(r);
-			if (st_read_string(r, &key, &klen) != TFM_ST_OK ||
-				st_expect(r, ':', "expected ':'") != TFM_ST_OK)
-				return TFM_ST_EFORMAT;
-			if (klen == 8 && strcmp(key, "metadata") == 0)
-				st = read_metadata(x);
-			else if (klen == 10 && strcmp(key, "weight_map") == 0)
-				st = read_weight_map(x);
-			else
-			{
-				quoted		q = st_quote(key, klen);
-
-				return st_fail(r->err, TFM_ST_EFORMAT,
-							   "unknown key %s in the index (only \"metadata\" and \"weight_map\")", q.s);
-			}
-			if (st != TFM_ST_OK)
-				return st;
-		} while ((more = next_member(r, '}')) == 1);
-		if (more < 0)
-			return TFM_ST_EFORMAT;
-	}
-	else
-		r->p++;
+	if ((st = st_members(r, index_member, x)) != TFM_ST_OK)
+		return st;
 	st_skip_ws(r);
 	if (r->p != r->end)
 		return st_syntax(r, "trailing bytes after the JSON object");

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "st_internal.h"
+#include "../util/hex.h"
 
 /* ---- allocation ---------------------------------------------------------------- */
 
@@ -160,6 +161,65 @@ st_peek(reader *r, char c)
 	return r->p < r->end && *r->p == (uint8_t) c;
 }
 
+/* after whitespace: consumes c and returns 1 if it is the next byte, else 0 */
+int
+st_accept(reader *r, char c)
+{
+	st_skip_ws(r);
+	if (r->p >= r->end || *r->p != (uint8_t) c)
+		return 0;
+	r->p++;
+	return 1;
+}
+
+/* after ',' continue, else the closing byte; 1 = more, 0 = done, <0 error */
+int
+st_next_member(reader *r, char close)
+{
+	st_skip_ws(r);
+	if (r->p < r->end && *r->p == ',')
+	{
+		r->p++;
+		return 1;
+	}
+	return st_expect(r, close, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'") == TFM_ST_OK ? 0 : -1;
+}
+
+/* a key and its ':' after optional whitespace; TFM_ST_EFORMAT if not */
+int
+st_read_key(reader *r, const char **key, size_t *klen)
+{
+	st_skip_ws(r);
+	if (st_read_string(r, key, klen) != TFM_ST_OK ||
+		st_expect(r, ':', "expected ':'") != TFM_ST_OK)
+		return TFM_ST_EFORMAT;
+	return TFM_ST_OK;
+}
+
+int
+st_members(reader *r, st_member_fn member, void *ctx)
+{
+	int			more;
+
+	if (st_peek(r, '}'))
+	{
+		r->p++;
+		return TFM_ST_OK;
+	}
+	do
+	{
+		const char *key;
+		size_t		klen;
+		int			st;
+
+		if (st_read_key(r, &key, &klen) != TFM_ST_OK)
+			return TFM_ST_EFORMAT;
+		if ((st = member(r, ctx, key, klen)) != TFM_ST_OK)
+			return st;
+	} while ((more = st_next_member(r, '}')) == 1);
+	return more == 0 ? TFM_ST_OK : TFM_ST_EFORMAT;
+}
+
 /* length of the strict UTF-8 sequence at s (n > 0 bytes left), or 0 */
 static size_t
 utf8_seq(const uint8_t *s, size_t n)
@@ -203,24 +263,14 @@ utf8_seq(const uint8_t *s, size_t n)
 static int
 hex4(reader *r, unsigned *v)
 {
+	uint32_t	w;
+
 	*v = 0;
 	if (r->end - r->p < 4)
 		return st_syntax(r, "truncated \\u escape");
-	for (int i = 0; i < 4; i++)
-	{
-		uint8_t		c = r->p[i];
-		unsigned	d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
-			return st_syntax(r, "invalid \\u escape");
-		*v = (*v << 4) | d;
-	}
+	if (tfm_hex4(&w, r->p))
+		return st_syntax(r, "invalid \\u escape");
+	*v = w;
 	r->p += 4;
 	return TFM_ST_OK;
 }

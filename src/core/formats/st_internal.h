@@ -70,6 +70,21 @@ void		st_skip_ws(reader *r);
 int			st_expect(reader *r, char c, const char *what);
 /* after whitespace: 1 if the next byte is c (not consumed) */
 int			st_peek(reader *r, char c);
+/* after whitespace: consumes c and returns 1 if it is the next byte, else 0 */
+int			st_accept(reader *r, char c);
+/* after ',' continue, else the closing byte: 1 = more, 0 = done, <0 error */
+int			st_next_member(reader *r, char close);
+/* a key and its ':' after optional whitespace; TFM_ST_EFORMAT if not */
+int			st_read_key(reader *r, const char **key, size_t *klen);
+
+/* one member of an object: key (klen bytes, in the pool) is read, its value next */
+typedef int (*st_member_fn) (reader *r, void *ctx, const char *key, size_t klen);
+
+/*
+ * The members of an object whose '{' is consumed, up to and with its '}':
+ * member() for each; the first status that is not TFM_ST_OK stops it.
+ */
+int			st_members(reader *r, st_member_fn member, void *ctx);
 
 /*
  * The string at r->p (which must be '"'), decoded into the pool: *s points

@@ -95,12 +95,17 @@ pack_panel(uint32_t *restrict dst, int h, const float *A, ptrdiff_t rsa, ptrdiff
 	}
 }
 
-static void
-scale_c(int M, int N, float beta, float *C, ptrdiff_t ldc)
+bool
+lowp_gemm_trivial(int M, int N, int K, float beta, float *C, ptrdiff_t ldc)
 {
+	if (M <= 0 || N <= 0)
+		return true;
+	if (K > 0)
+		return false;
 	for (int i = 0; i < M; i++)
 		for (int j = 0; j < N; j++)
 			C[(size_t) i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[(size_t) i * ldc + j];
+	return true;
 }
 
 void
@@ -169,13 +174,8 @@ tfm_bf16_gemm_strided(int M, int N, int K, float alpha,
 				threads = tfm_get_threads();
 	double		flops = 2.0 * M * N * K;
 
-	if (M <= 0 || N <= 0)
+	if (lowp_gemm_trivial(M, N, K, beta, C, ldc))
 		return;
-	if (K <= 0)
-	{
-		scale_c(M, N, beta, C, ldc);
-		return;
-	}
 
 	if (M > TFM_LOWP_GEMV_ROWS && lowp_bf16_amx())
 	{
@@ -211,25 +211,22 @@ tfm_bf16_gemm_strided(int M, int N, int K, float alpha,
 #pragma omp for schedule(dynamic)
 			for (int t = 0; t < mt * nt; t++)
 			{
-				int			i0 = (t % mt) * LOWP_MC,
-							j0 = (t / mt) * LOWP_NC,
-							i1 = i0 + LOWP_MC < M ? i0 + LOWP_MC : M,
-							j1 = j0 + LOWP_NC < N ? j0 + LOWP_NC : N;
+				lowp_tile	tile = lowp_tile_of(t, mt, M, N);
 
 				for (int pc = 0; pc < pairs; pc += LOWP_KC)
 				{
 					int			kc = pairs - pc < LOWP_KC ? pairs - pc : LOWP_KC;
 					float		b = pc == 0 ? beta : 1.0f;
 
-					for (int j = j0; j < j1; j += LOWP_NR)
+					for (int j = tile.j0; j < tile.j1; j += LOWP_NR)
 					{
 						const uint32_t *bp = w + (size_t) j * stride + (size_t) pc * LOWP_NR;
 
-						for (int i = i0; i < i1; i += LOWP_MR)
+						for (int i = tile.i0; i < tile.i1; i += LOWP_MR)
 							kernel(kc, a + (size_t) i * pairs + (size_t) pc * LOWP_MR, LOWP_MR, bp,
 								   C + (size_t) i * ldc + j, ldc,
-								   i1 - i < LOWP_MR ? i1 - i : LOWP_MR,
-								   j1 - j < LOWP_NR ? j1 - j : LOWP_NR, alpha, b);
+								   tile.i1 - i < LOWP_MR ? tile.i1 - i : LOWP_MR,
+								   tile.j1 - j < LOWP_NR ? tile.j1 - j : LOWP_NR, alpha, b);
 					}
 				}
 			}

@@ -85,14 +85,6 @@ pack_panel(uint32_t *restrict dst, float *rs, int h, const float *A, ptrdiff_t l
 	}
 }
 
-static void
-scale_c(int M, int N, float beta, float *C, ptrdiff_t ldc)
-{
-	for (int i = 0; i < M; i++)
-		for (int j = 0; j < N; j++)
-			C[(size_t) i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[(size_t) i * ldc + j];
-}
-
 void
 tfm_int8_gemm(int M, int N, int K, float alpha,
 			  const float *A, ptrdiff_t lda,
@@ -107,13 +99,8 @@ tfm_int8_gemm(int M, int N, int K, float alpha,
 				threads = tfm_get_threads();
 	double		flops = 2.0 * M * N * K;
 
-	if (M <= 0 || N <= 0)
+	if (lowp_gemm_trivial(M, N, K, beta, C, ldc))
 		return;
-	if (K <= 0)
-	{
-		scale_c(M, N, beta, C, ldc);
-		return;
-	}
 
 	if (M <= TFM_LOWP_GEMV_ROWS)
 	{
@@ -146,17 +133,14 @@ tfm_int8_gemm(int M, int N, int K, float alpha,
 #pragma omp for schedule(dynamic)
 			for (int t = 0; t < mt * nt; t++)
 			{
-				int			i0 = (t % mt) * LOWP_MC,
-							j0 = (t / mt) * LOWP_NC,
-							i1 = i0 + LOWP_MC < M ? i0 + LOWP_MC : M,
-							j1 = j0 + LOWP_NC < N ? j0 + LOWP_NC : N;
+				lowp_tile	tile = lowp_tile_of(t, mt, M, N);
 
-				for (int j = j0; j < j1; j += LOWP_NR)
-					for (int i = i0; i < i1; i += LOWP_MR)
+				for (int j = tile.j0; j < tile.j1; j += LOWP_NR)
+					for (int i = tile.i0; i < tile.i1; i += LOWP_MR)
 						kernel(quads, a + (size_t) i * quads, LOWP_MR,
 							   w + (size_t) j * quads, C + (size_t) i * ldc + j, ldc,
-							   i1 - i < LOWP_MR ? i1 - i : LOWP_MR,
-							   j1 - j < LOWP_NR ? j1 - j : LOWP_NR, alpha, rs + i,
+							   tile.i1 - i < LOWP_MR ? tile.i1 - i : LOWP_MR,
+							   tile.j1 - j < LOWP_NR ? tile.j1 - j : LOWP_NR, alpha, rs + i,
 							   W->scale + j, W->colsum + j, beta);
 			}
 		}

@@ -32,6 +32,33 @@ lowp_round_up(size_t x, size_t m)
 	return (x + m - 1) / m * m;
 }
 
+/*
+ * The start of both drivers: true if C = alpha · A · W + beta · C is done
+ * already, for an empty C, or for K = 0 (C = beta · C, 0 for beta 0).
+ */
+bool		lowp_gemm_trivial(int M, int N, int K, float beta, float *C, ptrdiff_t ldc);
+
+/* task t of the drivers' mt × (N / LOWP_NC) grid: rows [i0, i1), columns [j0, j1) */
+typedef struct lowp_tile
+{
+	int			i0,
+				i1,
+				j0,
+				j1;
+} lowp_tile;
+
+static inline lowp_tile
+lowp_tile_of(int t, int mt, int M, int N)
+{
+	lowp_tile	b;
+
+	b.i0 = (t % mt) * LOWP_MC;
+	b.j0 = (t / mt) * LOWP_NC;
+	b.i1 = b.i0 + LOWP_MC < M ? b.i0 + LOWP_MC : M;
+	b.j1 = b.j0 + LOWP_NC < N ? b.j0 + LOWP_NC : N;
+	return b;
+}
+
 /* one activation quantized against its row's r = max|x| / 127 (r > 0) */
 static inline int8_t
 lowp_quantize(float x, float r)

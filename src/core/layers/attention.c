@@ -119,6 +119,31 @@ drop_threshold(float p)
 	return t >= 4294967295.0 ? 4294967295u : (uint32_t) t;
 }
 
+/* what both passes derive from the shape */
+typedef struct attn_derived
+{
+	float		scale;			/* 1/sqrt(s) */
+	int			pairs;			/* (batch, head) pairs */
+	bool		dropping;
+	uint32_t	th;				/* dropout threshold */
+	float		keep_scale;
+	int			group;			/* query heads per key/value head */
+} attn_derived;
+
+static inline attn_derived
+derive(const tfm_attn_shape *sh)
+{
+	attn_derived ad;
+
+	ad.scale = 1.0f / sqrtf((float) sh->s);
+	ad.pairs = sh->B * sh->h;
+	ad.dropping = sh->p_drop > 0.0f;
+	ad.th = drop_threshold(sh->p_drop);
+	ad.keep_scale = ad.dropping ? 1.0f / (1.0f - sh->p_drop) : 1.0f;
+	ad.group = sh->kvh > 0 ? sh->h / sh->kvh : 1;
+	return ad;
+}
+
 /* number of keys query r may see (causal), before padding */
 static inline int
 visible_keys(const tfm_attn_shape *sh, int r)
@@ -192,26 +217,20 @@ tfm_attention_forward(float *out, float *probs,
 					  const uint8_t *key_pad,
 					  const tfm_attn_shape *sh, float *scratch)
 {
-	const int	B = sh->B,
-				Tq = sh->Tq,
+	const int	Tq = sh->Tq,
 				Tk = sh->Tk,
 				h = sh->h,
 				s = sh->s;
-	const float scale = 1.0f / sqrtf((float) s);
-	const int	pairs = B * h;
-	const bool	dropping = sh->p_drop > 0.0f;
-	const uint32_t th = drop_threshold(sh->p_drop);
-	const float keep_scale = dropping ? 1.0f / (1.0f - sh->p_drop) : 1.0f;
-	const int	group = sh->kvh > 0 ? h / sh->kvh : 1;
+	const attn_derived ad = derive(sh);
 	/* a bf16/int8 pass may take the faster softmax; fp32 keeps its bits */
 	const bool	lowp = sh->lowp;
 
 #pragma omp parallel for num_threads(tfm_get_threads()) schedule(dynamic, 1)
-	for (int pr = 0; pr < pairs; pr++)
+	for (int pr = 0; pr < ad.pairs; pr++)
 	{
 		int			b = pr / h,
 					j = pr % h,
-					jk = j / group;
+					jk = j / ad.group;
 		const float *qb = q + (size_t) b * BSQ(sh) + (size_t) j * s;
 		const float *kb = k + (size_t) b * BSK(sh) + (size_t) jk * s;
 		const float *vb = v + (size_t) b * BSV(sh) + (size_t) jk * s;
@@ -238,9 +257,9 @@ tfm_attention_forward(float *out, float *probs,
 		{
 			int			nv = visible_keys(sh, Tq - 1);
 
-			tfm_gemm_strided(Tq, nv, s, scale, qb, sh->rsq, 1, kb, 1, sh->rsk, 0.0f, P, Tk, 1);
-			weights_rows(P, D, Tk, pad, sh, 0, Tq, base, th, keep_scale, lowp);
-			tfm_gemm_strided(Tq, s, nv, 1.0f, dropping ? D : P, Tk, 1, vb, sh->rsv, 1, 0.0f,
+			tfm_gemm_strided(Tq, nv, s, ad.scale, qb, sh->rsq, 1, kb, 1, sh->rsk, 0.0f, P, Tk, 1);
+			weights_rows(P, D, Tk, pad, sh, 0, Tq, base, ad.th, ad.keep_scale, lowp);
+			tfm_gemm_strided(Tq, s, nv, 1.0f, ad.dropping ? D : P, Tk, 1, vb, sh->rsv, 1, 0.0f,
 							 ob, sh->rso, 1);
 			continue;
 		}
@@ -260,20 +279,20 @@ tfm_attention_forward(float *out, float *probs,
 						nv = visible_keys(sh, r0 + nr - 1);
 			float	   *Pb = P + r0 * prow,
 					   *Db = D + r0 * prow;
-			const float *Pd = dropping ? Db : Pb,
+			const float *Pd = ad.dropping ? Db : Pb,
 					   *qr = qb + (size_t) r0 * sh->rsq;
 			float	   *obr = ob + (size_t) r0 * sh->rso;
 
 			if (direct)
 			{
-				tfm_attn_gemm(Pb, lds, qr, sh->rsq, 1, nr, s, pk_buf, Tk, nv, scale, false);
-				weights_rows(Pb, Db, lds, pad, sh, r0, nr, base, th, keep_scale, lowp);
+				tfm_attn_gemm(Pb, lds, qr, sh->rsq, 1, nr, s, pk_buf, Tk, nv, ad.scale, false);
+				weights_rows(Pb, Db, lds, pad, sh, r0, nr, base, ad.th, ad.keep_scale, lowp);
 				tfm_attn_gemm(obr, sh->rso, Pd, lds, 1, nr, nv, pv_buf, s, s, 1.0f, false);
 				continue;
 			}
 			a = tfm_pack_left(blk_buf, nr, s, qr, sh->rsq, 1);
-			tfm_gemm_panels(nr, nv, s, scale, &a, 0, &pk, 0, 0.0f, Pb, Tk, 1);
-			weights_rows(Pb, Db, Tk, pad, sh, r0, nr, base, th, keep_scale, lowp);
+			tfm_gemm_panels(nr, nv, s, ad.scale, &a, 0, &pk, 0, 0.0f, Pb, Tk, 1);
+			weights_rows(Pb, Db, Tk, pad, sh, r0, nr, base, ad.th, ad.keep_scale, lowp);
 			a = tfm_pack_left(blk_buf, nr, nv, Pd, Tk, 1);
 			tfm_gemm_panels(nr, s, nv, 1.0f, &a, 0, &pv, 0, 0.0f, obr, sh->rso, 1);
 		}
@@ -307,18 +326,12 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 					   const float *q, const float *k, const float *v,
 					   const tfm_attn_shape *sh, float *scratch)
 {
-	const int	B = sh->B,
-				Tq = sh->Tq,
+	const int	Tq = sh->Tq,
 				Tk = sh->Tk,
 				h = sh->h,
 				s = sh->s;
-	const float scale = 1.0f / sqrtf((float) s);
-	const int	pairs = B * h;
-	const bool	dropping = sh->p_drop > 0.0f;
-	const uint32_t th = drop_threshold(sh->p_drop);
-	const float keep_scale = dropping ? 1.0f / (1.0f - sh->p_drop) : 1.0f;
-	const int	group = sh->kvh > 0 ? h / sh->kvh : 1;
-	const int	units = pairs / group;
+	const attn_derived ad = derive(sh);
+	const int	units = ad.pairs / ad.group;
 
 	/*
 	 * One unit per (batch, key/value head): the query heads sharing a
@@ -327,11 +340,11 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 	 */
 #pragma omp parallel for num_threads(tfm_get_threads()) schedule(dynamic, 1)
 	for (int un = 0; un < units; un++)
-	for (int pr = un * group; pr < (un + 1) * group; pr++)
+	for (int pr = un * ad.group; pr < (un + 1) * ad.group; pr++)
 	{
 		int			b = pr / h,
 					j = pr % h,
-					jk = j / group;
+					jk = j / ad.group;
 		const float *qb = q + (size_t) b * BSQ(sh) + (size_t) j * s;
 		const float *kb = k + (size_t) b * BSK(sh) + (size_t) jk * s;
 		const float *vb = v + (size_t) b * BSV(sh) + (size_t) jk * s;
@@ -342,7 +355,7 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 		const float *P = probs + (size_t) pr * Tq * Tk;
 		float	   *dP = scratch + (size_t) omp_get_thread_num() * thread_scratch(sh);
 		float	   *D = dP + (size_t) Tq * Tk;
-		const float *Pd = dropping ? D : P;
+		const float *Pd = ad.dropping ? D : P;
 		size_t		base = (size_t) pr * Tq * Tk;
 		const int	rb = row_block(sh),
 					kbs = key_block(sh);
@@ -354,8 +367,8 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 					op2,
 					a;
 
-		if (dropping)
-			dropout_weights(D, P, (size_t) Tq * Tk, sh->key, base, th, keep_scale);
+		if (ad.dropping)
+			dropout_weights(D, P, (size_t) Tq * Tk, sh->key, base, ad.th, ad.keep_scale);
 		if (Tq < PANEL_MIN)
 		{
 			int			nv = visible_keys(sh, Tq - 1);
@@ -364,12 +377,12 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 			if (dvb)
 				tfm_gemm_strided(nv, s, Tq, 1.0f, Pd, 1, Tk, dob, sh->rso, 1,
 								 1.0f, dvb, sh->rsv, 1);
-			score_grad_rows(dP, P, dropping ? D : NULL, sh, 0, Tq, keep_scale);
+			score_grad_rows(dP, P, ad.dropping ? D : NULL, sh, 0, Tq, ad.keep_scale);
 			if (dqb)
-				tfm_gemm_strided(Tq, s, nv, scale, dP, Tk, 1, kb, sh->rsk, 1,
+				tfm_gemm_strided(Tq, s, nv, ad.scale, dP, Tk, 1, kb, sh->rsk, 1,
 								 1.0f, dqb, sh->rsq, 1);
 			if (dkb)
-				tfm_gemm_strided(nv, s, Tq, scale, dP, 1, Tk, qb, sh->rsq, 1,
+				tfm_gemm_strided(nv, s, Tq, ad.scale, dP, 1, Tk, qb, sh->rsq, 1,
 								 1.0f, dkb, sh->rsk, 1);
 			continue;
 		}
@@ -402,14 +415,14 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 				a = tfm_pack_left(blk_buf, nr, s, dor, sh->rso, 1);
 				tfm_gemm_panels(nr, nv, s, 1.0f, &a, 0, &op1, 0, 0.0f, dPr, Tk, 1);
 			}
-			score_grad_rows(dP, P, dropping ? D : NULL, sh, r0, nr, keep_scale);
+			score_grad_rows(dP, P, ad.dropping ? D : NULL, sh, r0, nr, ad.keep_scale);
 			if (dqb && direct)
 				tfm_attn_gemm(dqb + (size_t) r0 * sh->rsq, sh->rsq, dPr, Tk, 1, nr, nv, op2_buf, s,
-							  s, scale, true);
+							  s, ad.scale, true);
 			else if (dqb)
 			{
 				a = tfm_pack_left(blk_buf, nr, nv, dPr, Tk, 1);
-				tfm_gemm_panels(nr, s, nv, scale, &a, 0, &op2, 0, 1.0f,
+				tfm_gemm_panels(nr, s, nv, ad.scale, &a, 0, &op2, 0, 1.0f,
 								dqb + (size_t) r0 * sh->rsq, sh->rsq, 1);
 			}
 		}
@@ -445,11 +458,11 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 			}
 			if (dkb && direct)
 				tfm_attn_gemm(dkk, sh->rsk, dSk, 1, Tk, nk, nq, op2_buf + (size_t) q0 * s, s, s,
-							  scale, true);
+							  ad.scale, true);
 			else if (dkb)
 			{
 				a = tfm_pack_left(blk_buf, nk, nq, dSk, 1, Tk);
-				tfm_gemm_panels(nk, s, nq, scale, &a, 0, &op2, q0, 1.0f, dkk, sh->rsk, 1);
+				tfm_gemm_panels(nk, s, nq, ad.scale, &a, 0, &op2, q0, 1.0f, dkk, sh->rsk, 1);
 			}
 		}
 	}

@@ -49,6 +49,38 @@ drop_p(const tfm_config *c, const tfm_stack_pass *p)
 }
 
 void
+tfm_block_self_attention(tfm_block_acts *a, tfm_workspace *ws,
+						 const tfm_stack_pass *p, int layer, tfm_attn_shape *sh,
+						 int d, int kw, int qw)
+{
+	if (p->kv)
+	{
+		/* decoding: append this step's keys and values to the cache */
+		tfm_kv	   *kv = p->kv;
+		tfm_kv_layer *kl = &kv->layers[layer];
+
+		for (int b = 0; b < p->B; b++)
+			for (int t = 0; t < p->T; t++)
+			{
+				const float *src = a->qkv + ((size_t) b * p->T + t) * qw;
+				size_t		dst = ((size_t) b * kv->cap + kv->len + t) * kw;
+
+				memcpy(kl->k + dst, src + d, sizeof(float) * kw);
+				memcpy(kl->v + dst, src + d + kw, sizeof(float) * kw);
+			}
+		sh->Tk = kv->len + p->T;
+		sh->rsk = sh->rsv = kw;
+		sh->bsk = sh->bsv = (ptrdiff_t) kv->cap * kw;
+		sh->bspad = kv->cap;
+		tfm_attention_forward(a->cat, kv->probs, a->qkv, kl->k, kl->v, kv->pad, sh,
+							  kv->scratch);
+	}
+	else
+		tfm_attention_forward(a->cat, p->keep_acts ? a->probs : NULL, a->qkv, a->qkv + d,
+							  a->qkv + d + kw, p->pad, sh, ws->attn_scratch);
+}
+
+void
 tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 				  tfm_block_acts *a, tfm_workspace *ws,
 				  const float *in, const tfm_stack_pass *p, int layer)
@@ -76,31 +108,7 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 	}
 	tfm_linear_forward(a->qkv, u, w->qkv_w, w->qkv_b, N, d, 3 * d, PK(qkv));
 	sh = attn_shape(c, p, false, layer);
-	if (p->kv)
-	{
-		/* decoding: append this step's keys and values to the cache */
-		tfm_kv	   *kv = p->kv;
-		tfm_kv_layer *kl = &kv->layers[layer];
-
-		for (int b = 0; b < p->B; b++)
-			for (int t = 0; t < p->T; t++)
-			{
-				const float *src = a->qkv + ((size_t) b * p->T + t) * 3 * d;
-				size_t		dst = ((size_t) b * kv->cap + kv->len + t) * d;
-
-				memcpy(kl->k + dst, src + d, sizeof(float) * d);
-				memcpy(kl->v + dst, src + 2 * d, sizeof(float) * d);
-			}
-		sh.Tk = kv->len + p->T;
-		sh.rsk = sh.rsv = d;
-		sh.bsk = sh.bsv = (ptrdiff_t) kv->cap * d;
-		sh.bspad = kv->cap;
-		tfm_attention_forward(a->cat, kv->probs, a->qkv, kl->k, kl->v, kv->pad, &sh,
-							  kv->scratch);
-	}
-	else
-		tfm_attention_forward(a->cat, p->keep_acts ? a->probs : NULL, a->qkv, a->qkv + d,
-							  a->qkv + 2 * d, p->pad, &sh, ws->attn_scratch);
+	tfm_block_self_attention(a, ws, p, layer, &sh, d, d, 3 * d);
 	tfm_linear_forward(ws->sub_out, a->cat, w->attn_out_w, w->attn_out_b, N, d, d, PK(attn_out));
 	tfm_residual_forward(a->r1, in, ws->sub_out, nd, pd,
 						 site_key(p->key, layer, SITE_ATTN_OUT));

@@ -67,30 +67,7 @@ tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,
 	/* queries and keys are adjacent heads: rotate them in one sweep */
 	tfm_rope_apply(a->qkv, N, c->heads + tfm_config_kv_heads(c), s, qw, p->pos, p->T,
 				   c->rope_theta, 0);
-	if (p->kv)
-	{
-		tfm_kv	   *kv = p->kv;
-		tfm_kv_layer *kl = &kv->layers[layer];
-
-		for (int b = 0; b < p->B; b++)
-			for (int t = 0; t < p->T; t++)
-			{
-				const float *src = a->qkv + ((size_t) b * p->T + t) * qw;
-				size_t		dst = ((size_t) b * kv->cap + kv->len + t) * kvd;
-
-				memcpy(kl->k + dst, src + d, sizeof(float) * kvd);
-				memcpy(kl->v + dst, src + d + kvd, sizeof(float) * kvd);
-			}
-		sh.Tk = kv->len + p->T;
-		sh.rsk = sh.rsv = kvd;
-		sh.bsk = sh.bsv = (ptrdiff_t) kv->cap * kvd;
-		sh.bspad = kv->cap;
-		tfm_attention_forward(a->cat, kv->probs, a->qkv, kl->k, kl->v, kv->pad, &sh,
-							  kv->scratch);
-	}
-	else
-		tfm_attention_forward(a->cat, p->keep_acts ? a->probs : NULL, a->qkv, a->qkv + d,
-							  a->qkv + d + kvd, p->pad, &sh, ws->attn_scratch);
+	tfm_block_self_attention(a, ws, p, layer, &sh, d, kvd, qw);
 	tfm_linear_forward(ws->sub_out, a->cat, w->attn_out_w, NULL, N, d, d, PK(attn_out));
 	tfm_copy(a->r1, in, nd);
 	tfm_add_into(a->r1, ws->sub_out, nd);

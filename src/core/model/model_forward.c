@@ -44,6 +44,45 @@ dec_len(const tfm_config *c, int T, int Tt)
 }
 
 /*
+ * The activations of one block over N rows, in this order: self-attention,
+ * cross-attention over Nx encoder rows (if cross), feed-forward (f1 wide
+ * before the activation, f after).
+ */
+static void
+carve_block(carver *cv, tfm_block_acts *a, size_t N, size_t d, size_t f1, size_t f,
+			bool hd, bool probs, size_t n_probs, bool cross, size_t Nx, size_t n_cprobs)
+{
+	a->u1 = carve(cv, N * d);
+	a->ln1_mean = carve(cv, N);
+	a->ln1_rstd = carve(cv, N);
+	a->qkv = carve(cv, N * 3 * d);
+	a->probs = probs ? carve(cv, n_probs) : NULL;
+	a->cat = carve(cv, N * d);
+	a->r1 = carve(cv, N * d);
+	a->x1 = carve(cv, N * d);
+	if (cross)
+	{
+		a->u2 = carve(cv, N * d);
+		a->lnx_mean = carve(cv, N);
+		a->lnx_rstd = carve(cv, N);
+		a->cq = carve(cv, N * d);
+		a->ckv = carve(cv, Nx * 2 * d);
+		a->cprobs = probs ? carve(cv, n_cprobs) : NULL;
+		a->ccat = carve(cv, N * d);
+		a->r2 = carve(cv, N * d);
+		a->x2 = carve(cv, N * d);
+	}
+	a->u3 = carve(cv, N * d);
+	a->ln2_mean = carve(cv, N);
+	a->ln2_rstd = carve(cv, N);
+	a->hpre = carve(cv, N * f1);
+	a->hact = carve(cv, N * f);
+	a->hd = hd ? carve(cv, N * f) : NULL;
+	a->r3 = carve(cv, N * d);
+	a->out = carve(cv, N * d);
+}
+
+/*
  * Lay out (or count) every buffer for capacity (B, T, Tt).  The attention
  * weights of every layer (B·h·T² floats each) are kept only for a backward
  * pass or for tfm_model_attention (probs); other passes need none.
@@ -66,59 +105,10 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 		(c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ? (size_t) c->tgt_vocab : (size_t) c->vocab);
 
 	for (int l = 0; l < c->enc_layers; l++)
-	{
-		tfm_block_acts *a = &ws->enc[l];
-
-		a->u1 = carve(cv, Ne * d);
-		a->ln1_mean = carve(cv, Ne);
-		a->ln1_rstd = carve(cv, Ne);
-		a->qkv = carve(cv, Ne * 3 * d);
-		a->probs = probs ? carve(cv, (size_t) B * h * T * T) : NULL;
-		a->cat = carve(cv, Ne * d);
-		a->r1 = carve(cv, Ne * d);
-		a->x1 = carve(cv, Ne * d);
-		a->u3 = carve(cv, Ne * d);
-		a->ln2_mean = carve(cv, Ne);
-		a->ln2_rstd = carve(cv, Ne);
-		a->hpre = carve(cv, Ne * f);
-		a->hact = carve(cv, Ne * f);
-		a->hd = hd ? carve(cv, Ne * f) : NULL;
-		a->r3 = carve(cv, Ne * d);
-		a->out = carve(cv, Ne * d);
-	}
+		carve_block(cv, &ws->enc[l], Ne, d, f, f, hd, probs, (size_t) B * h * T * T, false, 0, 0);
 	for (int l = 0; l < c->dec_layers; l++)
-	{
-		tfm_block_acts *a = &ws->dec[l];
-
-		a->u1 = carve(cv, Nd * d);
-		a->ln1_mean = carve(cv, Nd);
-		a->ln1_rstd = carve(cv, Nd);
-		a->qkv = carve(cv, Nd * 3 * d);
-		a->probs = probs ? carve(cv, (size_t) B * h * Td * Td) : NULL;
-		a->cat = carve(cv, Nd * d);
-		a->r1 = carve(cv, Nd * d);
-		a->x1 = carve(cv, Nd * d);
-		if (c->task == TFM_TASK_SEQ2SEQ)
-		{
-			a->u2 = carve(cv, Nd * d);
-			a->lnx_mean = carve(cv, Nd);
-			a->lnx_rstd = carve(cv, Nd);
-			a->cq = carve(cv, Nd * d);
-			a->ckv = carve(cv, Ne * 2 * d);
-			a->cprobs = probs ? carve(cv, (size_t) B * h * Td * T) : NULL;
-			a->ccat = carve(cv, Nd * d);
-			a->r2 = carve(cv, Nd * d);
-			a->x2 = carve(cv, Nd * d);
-		}
-		a->u3 = carve(cv, Nd * d);
-		a->ln2_mean = carve(cv, Nd);
-		a->ln2_rstd = carve(cv, Nd);
-		a->hpre = carve(cv, Nd * f1);
-		a->hact = carve(cv, Nd * f);
-		a->hd = hd ? carve(cv, Nd * f) : NULL;
-		a->r3 = carve(cv, Nd * d);
-		a->out = carve(cv, Nd * d);
-	}
+		carve_block(cv, &ws->dec[l], Nd, d, f1, f, hd, probs, (size_t) B * h * Td * Td,
+					c->task == TFM_TASK_SEQ2SEQ, Ne, (size_t) B * h * Td * T);
 	ws->enc_x = carve(cv, Ne * d);
 	ws->dec_x = carve(cv, Nd * d);
 	ws->enc_pad = (uint8_t *) carve(cv, (Ne + 3) / 4);

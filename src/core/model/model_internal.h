@@ -186,6 +186,15 @@ void		tfm_block_backward(const tfm_config *c, const tfm_block_w *w,
 							   tfm_block_w *g, const tfm_block_acts *a,
 							   tfm_workspace *ws, float *dout, float *dx,
 							   float *dmem, const tfm_stack_pass *p, int layer);
+/*
+ * A block's self-attention, a->qkv -> a->cat: rows of qw floats (d of
+ * queries, then kw of keys and kw of values).  Decoding (p->kv), this
+ * step's keys and values are appended to the cache of the layer and the
+ * queries attend over it; sh (from the block) is set for the cache.
+ */
+void		tfm_block_self_attention(tfm_block_acts *a, tfm_workspace *ws,
+									 const tfm_stack_pass *p, int layer, tfm_attn_shape *sh,
+									 int d, int kw, int qw);
 
 /* llama_block.c: a Llama block (RMSNorm, rotary, grouped-query, SwiGLU) */
 void		tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,

@@ -11,6 +11,7 @@
  */
 #include "tok_internal.h"
 #include "tok_unicode.h"
+#include "../util/hex.h"
 
 /* printable code point -> byte, -1 when not part of the mapping */
 void
@@ -68,29 +69,6 @@ jskip(jreader *r)
 		r->p++;
 }
 
-static int
-hex4(uint32_t *v, const uint8_t *p)
-{
-	int i;
-
-	*v = 0;
-	for (i = 0; i < 4; i++)
-	{
-		int c = p[i], d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
-			return -1;
-		*v = (*v << 4) | (uint32_t) d;
-	}
-	return 0;
-}
-
 /* string at r->p (which is '"') into out as UTF-8 */
 static int
 jstring(tfm_tok_bytes *out, jreader *r)
@@ -130,13 +108,13 @@ jstring(tfm_tok_bytes *out, jreader *r)
 				{
 					uint32_t v, lo;
 
-					if (r->end - r->p < 4 || hex4(&v, r->p))
+					if (r->end - r->p < 4 || tfm_hex4(&v, r->p))
 						return TFM_TOK_EFORMAT;
 					r->p += 4;
 					if (v >= 0xD800 && v <= 0xDBFF)
 					{
 						if (r->end - r->p < 6 || r->p[0] != '\\' || r->p[1] != 'u' ||
-							hex4(&lo, r->p + 2) || lo < 0xDC00 || lo > 0xDFFF)
+							tfm_hex4(&lo, r->p + 2) || lo < 0xDC00 || lo > 0xDFFF)
 							return TFM_TOK_EFORMAT;
 						r->p += 6;
 						v = 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00);

@@ -66,6 +66,10 @@ int32_t tfm_tok_strtab_find(const tfm_tok_strtab *s, const uint8_t *k, size_t n)
 int     tfm_tok_strtab_intern(int32_t *idx, int *added, tfm_tok_strtab *s,
 							  const uint8_t *k, size_t n);
 size_t  tfm_tok_strtab_memory(const tfm_tok_strtab *s);
+/* piece i of a vocabulary appended to s; else s is freed and the error
+ * returned (out of memory, or the piece of an earlier id) */
+int     tfm_tok_vocab_add(tfm_tok_strtab *s, const uint8_t *piece, size_t len, int32_t i,
+						  tfm_tok_err *err);
 
 static inline const uint8_t *
 tfm_tok_strtab_key(const tfm_tok_strtab *s, int32_t i)

@@ -63,10 +63,45 @@ run_end(const uint8_t *s, size_t n, size_t i, int g)
 	return i;
 }
 
+static inline int
+is_crlf(uint8_t c)
+{
+	return c == '\r' || c == '\n';
+}
+
+/*
+ * The end of the whitespace run whose first unit ends at i: all of it at
+ * the end of s, else up to its last unit (\s+(?!\S), then \s+ for a
+ * single unit).  With lastnl (which holds 1 if s[0] is '\r' or '\n', else
+ * 0): one past the run's last '\r' or '\n' instead, where there is one.
+ */
+static size_t
+space_run_end(const uint8_t *s, size_t n, size_t i, size_t *lastnl)
+{
+	size_t last = 0;
+
+	while (i < n)
+	{
+		size_t l2;
+
+		if (unit_class(&l2, s + i, n - i) != TFM_UC_SPACE)
+			break;
+		last = i;
+		if (lastnl && is_crlf(s[i]))
+			*lastnl = i + 1;
+		i += l2;
+	}
+	if (lastnl && *lastnl > 0)
+		return *lastnl;
+	if (i == n)
+		return n;
+	return last > 0 ? last : i;
+}
+
 size_t
 tfm_tok_gpt2_next(const uint8_t *s, size_t n)
 {
-	size_t ul, i, last;
+	size_t ul;
 	int g;
 
 	if (s[0] == '\'' && n >= 2)
@@ -90,26 +125,7 @@ tfm_tok_gpt2_next(const uint8_t *s, size_t n)
 		return run_end(s, n, ul, g);
 
 	/* whitespace run: \s+(?!\S) then \s+ */
-	last = 0;
-	i = ul;
-	while (i < n)
-	{
-		size_t l2;
-
-		if (unit_class(&l2, s + i, n - i) != TFM_UC_SPACE)
-			break;
-		last = i;
-		i += l2;
-	}
-	if (i == n)
-		return n;
-	return last > 0 ? last : i;
-}
-
-static inline int
-is_crlf(uint8_t c)
-{
-	return c == '\r' || c == '\n';
+	return space_run_end(s, n, ul, NULL);
 }
 
 /* [^\s\p{L}\p{N}]: marks and invalid units included */
@@ -143,7 +159,7 @@ ascii_lower(uint8_t c)
 size_t
 tfm_tok_llama3_next(const uint8_t *s, size_t n)
 {
-	size_t ul, ul1, i, last, lastnl;
+	size_t ul, ul1, i, lastnl;
 	int c0, c1;
 
 	/* (?i:'s|'t|'re|'ve|'m|'ll|'d) */
@@ -207,25 +223,8 @@ tfm_tok_llama3_next(const uint8_t *s, size_t n)
 		return i;
 	}
 	/* s[0] is whitespace: \s*[\r\n]+, then \s+(?!\S), then \s+ */
-	last = 0;
 	lastnl = is_crlf(s[0]) ? 1 : 0;
-	i = ul;
-	while (i < n)
-	{
-		size_t l2;
-
-		if (unit_class(&l2, s + i, n - i) != TFM_UC_SPACE)
-			break;
-		last = i;
-		if (is_crlf(s[i]))
-			lastnl = i + 1;
-		i += l2;
-	}
-	if (lastnl > 0)
-		return lastnl;
-	if (i == n)
-		return n;
-	return last > 0 ? last : i;
+	return space_run_end(s, n, ul, &lastnl);
 }
 
 int

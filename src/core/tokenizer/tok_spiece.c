@@ -255,26 +255,14 @@ tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
 	info.special_ids[TFM_TOK_EOS] = eos_id;
 	for (int32_t i = 0; i < n_pieces; i++)
 	{
-		int32_t e;
-		int added;
-
 		if (piece_lens[i] == 0 || piece_lens[i] > TFM_TOK_MAX_PIECE_BYTES)
 		{
 			tfm_tok_strtab_free(&tab);
 			return tfm_tok_fail(err, TFM_TOK_EFORMAT, "piece of id %d has invalid length %zu",
 								(int) i, piece_lens[i]);
 		}
-		if ((st = tfm_tok_strtab_intern(&e, &added, &tab, pieces[i], piece_lens[i])) != TFM_TOK_OK)
-		{
-			tfm_tok_strtab_free(&tab);
-			return tfm_tok_oom(err);
-		}
-		if (!added)
-		{
-			tfm_tok_strtab_free(&tab);
-			return tfm_tok_fail(err, TFM_TOK_EFORMAT, "ids %d and %d have the same piece",
-								(int) e, (int) i);
-		}
+		if ((st = tfm_tok_vocab_add(&tab, pieces[i], piece_lens[i], i, err)) != TFM_TOK_OK)
+			return st;
 	}
 	for (int k = 0; k < 3; k++)
 	{

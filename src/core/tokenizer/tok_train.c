@@ -126,6 +126,22 @@ train_top(tfm_tok_strtab *v, key_entry *k, size_t n, int32_t vocab_size, int64_t
 }
 
 /* bpe and wordpiece: initial symbols then merges */
+/*
+ * WordPiece: the symbol of the character at byte p of word k into tmp
+ * ("##" before all but the first), its byte length to *ul; nonzero when
+ * out of memory.
+ */
+static int
+wp_symbol(tfm_tok_bytes *tmp, size_t *ul, const key_entry *k, size_t p)
+{
+	int32_t cp;
+
+	*ul = tfm_tok_utf8_next(&cp, k->key + p, k->len - p);
+	tmp->len = 0;
+	return (p > 0 && tfm_tok_bytes_append(tmp, "##", 2)) ||
+		tfm_tok_bytes_append(tmp, k->key + p, *ul);
+}
+
 static int
 train_merges(tfm_tok_strtab *v, tfm_tok_ivec *merges, const tfm_tok_counter *c, key_entry *k,
 			 size_t n, int32_t vocab_size, int64_t min_count, tfm_tok_progress_fn progress,
@@ -178,12 +194,9 @@ train_merges(tfm_tok_strtab *v, tfm_tok_ivec *merges, const tfm_tok_counter *c, 
 
 			while (p < k[i].len)
 			{
-				int32_t cp;
-				size_t ul = tfm_tok_utf8_next(&cp, k[i].key + p, k[i].len - p);
+				size_t ul;
 
-				tmp.len = 0;
-				if ((p > 0 && tfm_tok_bytes_append(&tmp, "##", 2)) ||
-					tfm_tok_bytes_append(&tmp, k[i].key + p, ul) ||
+				if (wp_symbol(&tmp, &ul, &k[i], p) ||
 					tfm_tok_strtab_intern(&e, NULL, &alpha, tmp.data, tmp.len))
 				{
 					st = TFM_TOK_ENOMEM;
@@ -238,12 +251,9 @@ train_merges(tfm_tok_strtab *v, tfm_tok_ivec *merges, const tfm_tok_counter *c, 
 
 			while (p < k[i].len)
 			{
-				int32_t cp;
-				size_t ul = tfm_tok_utf8_next(&cp, k[i].key + p, k[i].len - p);
+				size_t ul;
 
-				tmp.len = 0;
-				if ((p > 0 && tfm_tok_bytes_append(&tmp, "##", 2)) ||
-					tfm_tok_bytes_append(&tmp, k[i].key + p, ul))
+				if (wp_symbol(&tmp, &ul, &k[i], p))
 				{
 					st = tfm_tok_oom(err);
 					goto done;

@@ -400,6 +400,27 @@ oom:
 }
 
 int
+tfm_tok_vocab_add(tfm_tok_strtab *s, const uint8_t *piece, size_t len, int32_t i,
+				  tfm_tok_err *err)
+{
+	int32_t e;
+	int added;
+
+	if (tfm_tok_strtab_intern(&e, &added, s, piece, len))
+	{
+		tfm_tok_strtab_free(s);
+		return tfm_tok_oom(err);
+	}
+	if (!added)
+	{
+		tfm_tok_strtab_free(s);
+		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "ids %d and %d have the same piece",
+							(int) e, (int) i);
+	}
+	return TFM_TOK_OK;
+}
+
+int
 tfm_tok_load(tfm_tokenizer **out, const tfm_tok_info *info, const uint8_t *const *pieces,
 			 const size_t *piece_lens, const int32_t *merge_left, const int32_t *merge_right,
 			 tfm_tok_err *err)
@@ -413,26 +434,14 @@ tfm_tok_load(tfm_tokenizer **out, const tfm_tok_info *info, const uint8_t *const
 		return st;
 	for (i = 0; i < info->vocab_size; i++)
 	{
-		int32_t e;
-		int added;
-
 		if (piece_lens[i] > TFM_TOK_MAX_PIECE_BYTES)
 		{
 			tfm_tok_strtab_free(&tab);
 			return tfm_tok_fail(err, TFM_TOK_EFORMAT, "piece of id %d is longer than %d bytes",
 								(int) i, TFM_TOK_MAX_PIECE_BYTES);
 		}
-		if (tfm_tok_strtab_intern(&e, &added, &tab, pieces[i], piece_lens[i]))
-		{
-			tfm_tok_strtab_free(&tab);
-			return tfm_tok_oom(err);
-		}
-		if (!added)
-		{
-			tfm_tok_strtab_free(&tab);
-			return tfm_tok_fail(err, TFM_TOK_EFORMAT, "ids %d and %d have the same piece",
-								(int) e, (int) i);
-		}
+		if ((st = tfm_tok_vocab_add(&tab, pieces[i], piece_lens[i], i, err)) != TFM_TOK_OK)
+			return st;
 	}
 	if (info->n_merges > 0)
 	{
