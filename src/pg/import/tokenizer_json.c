@@ -1,0 +1,132 @@
+/*
+ * tokenizer_json.c — readers of a tokenizer.json's model section shared by
+ * the byte-level BPE / WordPiece import (tokenizer.c) and the
+ * SentencePiece-style one (spiece.c): the malformed-file error, integer
+ * values, model.vocab and its ids, model.merges as id pairs.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/numeric.h"
+
+#include "import/hf_files.h"
+#include "tfm/tokenizer.h"
+#include "runtime/rows.h"
+
+void
+tfm_hf_malformed(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("tokenizer.json is malformed: %s", what)));
+}
+
+/* the "type" of an object field, NULL if the field is absent or null */
+int
+tfm_hf_uint(const JsonbValue *v, const char *what, int max)
+{
+	double		d;
+
+	if (v->type != jbvNumeric)
+		tfm_hf_malformed(psprintf("%s must be an integer", what));
+	d = DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
+	if (d != floor(d) || d < 0 || d > max)
+		tfm_hf_malformed(psprintf("%s must be a non-negative integer", what));
+	return (int) d;
+}
+
+int
+tfm_hf_vocab_id(JsonbContainer *vocab, const char *piece, int len, int max)
+{
+	JsonbValue	b,
+			   *v = getKeyJsonValueFromContainer(vocab, piece, len, &b);
+
+	return v ? tfm_hf_uint(v, "a model.vocab id", max) : -1;
+}
+
+JsonbContainer *
+tfm_hf_model_vocab(JsonbContainer *model, int model_vocab, const char *range_err, int *n)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(model, "vocab", &buf);
+	JsonbContainer *vocab;
+
+	if (!v || v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+		tfm_hf_malformed("model.vocab must be an object");
+	vocab = v->val.binary.data;
+	*n = JsonContainerSize(vocab);
+	if (*n < 1 || *n > TFM_TOK_MAX_VOCAB_SIZE - 8)
+		tfm_hf_malformed(range_err);
+	if (*n > model_vocab)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tokenizer.json has %d pieces, but the model's vocab_size is %d", *n, model_vocab)));
+	return vocab;
+}
+
+/* a merge "a b" or [a, b] (the rank-th, from 0) as two model.vocab ids */
+static void
+merge_ids(JsonbContainer *vocab, const JsonbValue *jv, int rank, int32_t *lr, int max)
+{
+	char	   *a,
+			   *b;
+
+	if (jv->type == jbvString)
+	{
+		char	   *s = pnstrdup(jv->val.string.val, jv->val.string.len),
+				   *sp = strchr(s, ' ');
+
+		if (!sp || sp == s || sp[1] == '\0' || strchr(sp + 1, ' '))
+			tfm_hf_malformed("a merge must be two pieces separated by one space");
+		*sp = '\0';
+		a = s;
+		b = sp + 1;
+	}
+	else if (jv->type == jbvBinary && JsonContainerIsArray(jv->val.binary.data) &&
+			 JsonContainerSize(jv->val.binary.data) == 2)
+	{
+		JsonbValue *x = getIthJsonbValueFromContainer(jv->val.binary.data, 0),
+				   *y = getIthJsonbValueFromContainer(jv->val.binary.data, 1);
+
+		if (!x || !y || x->type != jbvString || y->type != jbvString)
+			tfm_hf_malformed("a merge pair must hold two strings");
+		a = pnstrdup(x->val.string.val, x->val.string.len);
+		b = pnstrdup(y->val.string.val, y->val.string.len);
+	}
+	else
+		tfm_hf_malformed("a merge must be a string \"a b\" or a pair [a, b]");
+	lr[0] = tfm_hf_vocab_id(vocab, a, strlen(a), max);
+	lr[1] = tfm_hf_vocab_id(vocab, b, strlen(b), max);
+	if (lr[0] < 0 || lr[1] < 0)
+		tfm_hf_malformed(psprintf("merge %d names a piece not in model.vocab", rank + 1));
+}
+
+int32_t *
+tfm_hf_merges(JsonbContainer *model, JsonbContainer *vocab, int max, int *n_merges)
+{
+	JsonbValue	buf,
+				jv,
+			   *v = tfm_jget(model, "merges", &buf);
+	JsonbIterator *it;
+	JsonbIteratorToken tok;
+	int32_t    *merge_lr;
+
+	if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
+		tfm_hf_malformed("model.merges must be an array");
+	merge_lr = palloc(sizeof(int32_t) * 2 * Max(JsonContainerSize(v->val.binary.data), 1));
+	*n_merges = 0;
+	it = JsonbIteratorInit(v->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &jv, true)) != WJB_DONE)
+	{
+		if (tok != WJB_ELEM)
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		merge_ids(vocab, &jv, *n_merges, merge_lr + 2 * *n_merges, max);
+		(*n_merges)++;
+	}
+	return merge_lr;
+}
