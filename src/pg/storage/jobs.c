@@ -41,6 +41,19 @@ begin(TfmAsOwner *as)
 	tfm_job_pin_key_settings();
 }
 
+/* one statement over the job's catalog rows, as the schema's owner; rows changed */
+static int64
+exec_as_owner(const char *sql, int nargs, Oid *types, Datum *args, int expect, const char *err)
+{
+	TfmAsOwner	as;
+	int64		n;
+
+	begin(&as);
+	n = (int64) tfm_spi_exec(sql, nargs, types, args, NULL, false, 0, expect, err);
+	tfm_as_owner_end(&as);
+	return n;
+}
+
 static int
 text_array(Datum d, char ***out)
 {
@@ -212,18 +225,11 @@ tfm_job_enqueue_all(const TfmJob *job, const char *source_sql)
 {
 	Oid			types[1] = {INT4OID};
 	Datum		args[1] = {Int32GetDatum(job->id)};
-	TfmAsOwner	as;
 	char	   *sql;
-	int64		n;
 
 	sql = psprintf("INSERT INTO tfm.job_queue (job_id, key) SELECT $1, %s FROM %s s",
 				   key_text_array(job, "s."), source_sql);
-	begin(&as);
-	if (SPI_execute_with_args(sql, 1, types, args, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "cannot write tfm.job_queue");
-	n = (int64) SPI_processed;
-	tfm_as_owner_end(&as);
-	return n;
+	return exec_as_owner(sql, 1, types, args, SPI_OK_INSERT, "cannot write tfm.job_queue");
 }
 
 int64
@@ -253,21 +259,14 @@ tfm_job_enqueue_stale(const TfmJob *job, const char *dest_sql, int64 version)
 {
 	Oid			types[2] = {INT4OID, INT8OID};
 	Datum		args[2] = {Int32GetDatum(job->id), Int64GetDatum(version)};
-	TfmAsOwner	as;
 	char	   *key = key_text_array(job, "d.");
 	char	   *sql;
-	int64		n;
 
 	sql = psprintf("INSERT INTO tfm.job_queue (job_id, key) SELECT $1, %s FROM %s d "
 				   "WHERE d.model_version IS DISTINCT FROM $2 AND NOT EXISTS "
 				   "(SELECT FROM tfm.job_queue q WHERE q.job_id = $1 AND q.key = %s)",
 				   key, dest_sql, key);
-	begin(&as);
-	if (SPI_execute_with_args(sql, 2, types, args, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "cannot write tfm.job_queue");
-	n = (int64) SPI_processed;
-	tfm_as_owner_end(&as);
-	return n;
+	return exec_as_owner(sql, 2, types, args, SPI_OK_INSERT, "cannot write tfm.job_queue");
 }
 
 bool
