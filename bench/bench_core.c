@@ -762,7 +762,7 @@ run_db(void *p)
 {
 	lin_ctx    *l = p;
 
-	tfm_linear_backward(NULL, NULL, l->db, l->dout, l->inp, l->W, l->N, l->in, l->o);
+	tfm_linear_backward(NULL, NULL, l->db, l->dout, l->inp, l->W, l->N, l->in, l->o, NULL);
 }
 
 typedef struct attn_ctx
@@ -939,7 +939,7 @@ run_model_op(void *p)
 			break;
 		case 2:					/* pooling + head + loss forward */
 			tfm_mean_pool_forward(c->pooled, c->out, c->ids, 0, BATCH, LEN, d);
-			tfm_linear_forward(c->logits, c->pooled, m->w.cls_w, m->w.cls_b, BATCH, d, CLASSES);
+			tfm_linear_forward(c->logits, c->pooled, m->w.cls_w, m->w.cls_b, BATCH, d, CLASSES, NULL);
 			{
 				int			cnt;
 
@@ -955,7 +955,7 @@ run_model_op(void *p)
 										 CLASSES, -1, 0.0f, 1.0f / BATCH);
 				memset(c->dpooled, 0, (size_t) BATCH * d * sizeof(float));
 				tfm_linear_backward(c->dpooled, m->g.cls_w, m->g.cls_b, c->logits, c->pooled,
-									m->w.cls_w, BATCH, d, CLASSES);
+									m->w.cls_w, BATCH, d, CLASSES, NULL);
 				memset(c->dout, 0, nd * sizeof(float));
 				tfm_mean_pool_backward(c->dout, c->dpooled, c->ids, 0, BATCH, LEN, d);
 			}
