@@ -29,8 +29,8 @@ ArrayType  *tfm_text_array(Datum *values, bool *nulls, int n);
  *   tfm_translate: NULLs refused, any count, decoded TFM_INFER_BATCH
  *     sources at a time;
  *   tfm_generate: NULLs refused, at most 1024 prompts, one batch.
- * tfm.work_mem splits any pass that does not fit.
+ * tfm.work_mem splits any pass that does not fit.  TFM_INFER_BATCH:
+ * runtime/infer.h.
  */
-#define TFM_INFER_BATCH 64
 
 #endif							/* TFM_PG_ARGS_H */

@@ -13,7 +13,7 @@
 
 #include "runtime/rows.h"
 #include "sql/args.h"
-#include "sql/translate.h"
+#include "runtime/infer.h"
 
 static void
 emit_map(ReturnSetInfo *rsinfo, const float *P, int layer, int heads, int Tq, int Tk,

@@ -31,9 +31,8 @@
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
-#include "sql/classify.h"
 #include "tfm/bleu.h"
-#include "sql/translate.h"
+#include "runtime/infer.h"
 #include "sql/args.h"
 #include "sql/bleu.h"
 #include "runtime/train_data.h"
