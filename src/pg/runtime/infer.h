@@ -1,7 +1,7 @@
 /*
  * infer.h — inference over cached models, below the SQL functions:
- * classifiers (classifier.c), encoder-decoders (translator.c) and
- * language models (generator.c).
+ * classifiers (classifier.c), encoder-decoders (translator.c), attention
+ * maps (attention_maps.c) and language models (generator.c).
  */
 #ifndef TFM_PG_INFER_H
 #define TFM_PG_INFER_H
@@ -46,6 +46,21 @@ void		tfm_translate_sources(tfm_model *m, const TfmModelRow *row, int32 **src,
 								  tfm_hyp *out);
 /* a hypothesis as text in the target vocabulary */
 text	   *tfm_hyp_text(const TfmModelRow *row, const tfm_hyp *h);
+
+/* ---- attention maps (attention_maps.c) ---- */
+/*
+ * A forward pass over a text's n ids (a classifier's cut to its input:
+ * the ids it read, *n of them) that keeps each layer's attention weights.
+ */
+int32	   *tfm_attention_self_pass(tfm_model *m, const TfmModelRow *row, const TfmSpecials *sp,
+									int32 *ids, int *n);
+/*
+ * A seq2seq pass over a source and a target's nt ids (tgt NULL: the
+ * translation beam search finds), keeping the cross-attention: the
+ * decoder's input (<bos> and the target cut to max_len - 1), *nq ids.
+ */
+int32	   *tfm_attention_cross_pass(tfm_model *m, const TfmModelRow *row, const TfmSpecials *sp,
+									 int32 *ids, int n, const int32 *tgt, int nt, int *nq);
 
 /* ---- language models (generator.c) ---- */
 typedef struct GenOpts
