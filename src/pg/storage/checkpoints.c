@@ -111,39 +111,31 @@ tfm_checkpoint_store(const TfmCheckpointRow *c, const TfmCheckpointTensors *t)
 bool
 tfm_checkpoint_fetch(int32 model_id, TfmCheckpointRow *c)
 {
-	Oid			types[1] = {INT4OID};
-	Datum		args[1] = {Int32GetDatum(model_id)};
-	MemoryContext cxt = CurrentMemoryContext;
-	bool		found,
-				isnull;
-	TfmAsOwner	as;
+	TfmOwnerRow r;
+	bool		isnull;
 
 	memset(c, 0, sizeof(*c));
 	c->model_id = model_id;
-	tfm_spi_connect_owner(&as);
-	found = tfm_spi_exec("SELECT model_version, run_started, query, state, "
-						 "EXISTS (SELECT FROM pg_stat_activity a WHERE a.pid = c.pid "
-						 "        AND a.pid <> pg_backend_pid() AND a.state = 'active' "
-						 "        AND a.query LIKE 'tfm\\_fit %'), started_by "
-						 "FROM tfm.checkpoints c WHERE model_id = $1",
-						 1, types, args, NULL, true, 1, SPI_OK_SELECT,
-						 "cannot read tfm.checkpoints") > 0;
-	if (found)
+	if (tfm_owner_row_read(&r, "SELECT model_version, run_started, query, state, "
+						   "EXISTS (SELECT FROM pg_stat_activity a WHERE a.pid = c.pid "
+						   "        AND a.pid <> pg_backend_pid() AND a.state = 'active' "
+						   "        AND a.query LIKE 'tfm\\_fit %'), started_by "
+						   "FROM tfm.checkpoints c WHERE model_id = $1",
+						   1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)}, true,
+						   "cannot read tfm.checkpoints"))
 	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	td = SPI_tuptable->tupdesc;
-		MemoryContext old = MemoryContextSwitchTo(cxt);
+		MemoryContext old = MemoryContextSwitchTo(r.cxt);
 
-		c->model_version = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
-		c->run_started = DatumGetTimestampTz(SPI_getbinval(tup, td, 2, &isnull));
-		c->query = TextDatumGetCString(SPI_getbinval(tup, td, 3, &isnull));
-		c->state = DatumGetByteaPCopy(SPI_getbinval(tup, td, 4, &isnull));
-		c->running = DatumGetBool(SPI_getbinval(tup, td, 5, &isnull));
-		c->started_by = DatumGetObjectId(SPI_getbinval(tup, td, 6, &isnull));
+		c->model_version = DatumGetInt64(tfm_owner_row_col(&r, 1, &isnull));
+		c->run_started = DatumGetTimestampTz(tfm_owner_row_col(&r, 2, &isnull));
+		c->query = TextDatumGetCString(tfm_owner_row_col(&r, 3, &isnull));
+		c->state = DatumGetByteaPCopy(tfm_owner_row_col(&r, 4, &isnull));
+		c->running = DatumGetBool(tfm_owner_row_col(&r, 5, &isnull));
+		c->started_by = DatumGetObjectId(tfm_owner_row_col(&r, 6, &isnull));
 		MemoryContextSwitchTo(old);
 	}
-	tfm_spi_finish_owner(&as);
-	return found;
+	tfm_owner_row_end(&r);
+	return r.tup != NULL;
 }
 
 static void

@@ -66,6 +66,23 @@ void		tfm_spi_finish_owner(TfmAsOwner *s);
 uint64		tfm_spi_exec(const char *sql, int nargs, Oid *types, Datum *args,
 						 const char *nulls, bool read_only, long count, int expect,
 						 const char *err);
+/*
+ * One row of catalog SQL: tfm_owner_row_read opens a section and reads the
+ * first row of a SELECT (false if none: tup is NULL); its columns are read
+ * with tfm_owner_row_col (copy what must outlive the section into cxt, the
+ * caller's context); tfm_owner_row_end ends the section.
+ */
+typedef struct TfmOwnerRow
+{
+	TfmAsOwner	as;
+	MemoryContext cxt;
+	HeapTuple	tup;
+	TupleDesc	td;
+} TfmOwnerRow;
+bool		tfm_owner_row_read(TfmOwnerRow *r, const char *sql, int nargs, Oid *types,
+							   Datum *args, bool read_only, const char *err);
+Datum		tfm_owner_row_col(const TfmOwnerRow *r, int col, bool *isnull);
+void		tfm_owner_row_end(TfmOwnerRow *r);
 /* the same as a section of its own (connect, execute, check, finish) */
 uint64		tfm_spi_exec_owner(const char *sql, int nargs, Oid *types, Datum *args,
 							   const char *nulls, bool read_only, long count, int expect,
