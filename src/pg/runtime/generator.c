@@ -174,12 +174,11 @@ static int
 by_prob_desc(const void *a, const void *b, void *arg)
 {
 	const float *p = arg;
-	int			x = *(const int *) a,
-				y = *(const int *) b;
+	int			x = *(const int *) a;
+	int			y = *(const int *) b;
 
-	if (p[x] != p[y])
-		return p[x] > p[y] ? -1 : 1;
-	return x - y;
+	/* higher first; equal ones by id */
+	return p[x] != p[y] ? (p[x] > p[y] ? -1 : 1) : x - y;
 }
 
 int *

@@ -33,6 +33,17 @@ argmax(const float *p, int n)
 	return best;
 }
 
+/* d floats as a float4[] */
+static Datum
+float4_array(const float *x, int d)
+{
+	Datum	   *vals = palloc(sizeof(Datum) * d);
+
+	for (int k = 0; k < d; k++)
+		vals[k] = Float4GetDatum(x[k]);
+	return PointerGetDatum(construct_array(vals, d, FLOAT4OID, 4, true, TYPALIGN_INT));
+}
+
 /* one input (argument 1) through the model named by argument 0 */
 static float *
 one(FunctionCallInfo fcinfo, const char *name, int arg, const TfmModelRow **rowp,
@@ -74,51 +85,64 @@ tfm_classify_deployed(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text(row->labels[argmax(p, row->n_labels)]));
 }
 
-/*
- * The texts of a text[] argument as classifier inputs; a NULL element runs
- * as a one-token placeholder (its result is NULL).  Returns the count.
- */
-static int
-batch_inputs(FunctionCallInfo fcinfo, const TfmModelRow *row, int arg,
-			 int32 ***ids, int **lens, bool **nulls)
+/* a text[] through a classifier: per element, its probabilities or pooled vector */
+typedef struct Batch
 {
-	Datum	   *elems;
-	int			n = tfm_text_array_arg(fcinfo, arg, "inputs", true, &elems, nulls);
+	const TfmModelRow *row;
+	int			n;
+	bool	   *nulls;
+	int			width;			/* labels, or d_model (embed) */
+	float	   *out;			/* n × width */
+} Batch;
 
-	*ids = palloc(sizeof(int32 *) * Max(n, 1));
-	*lens = palloc(sizeof(int) * Max(n, 1));
-	for (int i = 0; i < n; i++)
+/*
+ * The texts of argument 1 through the classifier named by argument 0 (a
+ * set-returning embed gets its call first); a NULL element runs as a
+ * one-token placeholder (its result is NULL).
+ */
+static void
+run_batch(FunctionCallInfo fcinfo, bool embed, Batch *b)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	tfm_model  *m;
+	Datum	   *elems;
+	int32	  **ids;
+	int		   *lens;
+
+	if (embed)
+		SetSingleFuncCall(fcinfo, 0);
+	m = tfm_get_classifier(name, &b->row);
+	b->n = tfm_text_array_arg(fcinfo, 1, "inputs", true, &elems, &b->nulls);
+	ids = palloc(sizeof(int32 *) * Max(b->n, 1));
+	lens = palloc(sizeof(int) * Max(b->n, 1));
+	for (int i = 0; i < b->n; i++)
 	{
-		if ((*nulls)[i])
+		if (b->nulls[i])
 		{
-			(*ids)[i] = palloc0(sizeof(int32));
-			(*lens)[i] = 1;
+			ids[i] = palloc0(sizeof(int32));
+			lens[i] = 1;
 			continue;
 		}
-		(*ids)[i] = tfm_classifier_ids(row, elems[i], TEXTOID, &(*lens)[i]);
+		ids[i] = tfm_classifier_ids(b->row, elems[i], TEXTOID, &lens[i]);
 	}
-	return n;
+	b->width = embed ? m->cfg.d_model : b->row->n_labels;
+	b->out = palloc(sizeof(float) * b->width * Max(b->n, 1));
+	tfm_classifier_run(m, b->row, ids, lens, b->n, embed ? NULL : b->out, embed ? b->out : NULL);
 }
 
 PG_FUNCTION_INFO_V1(tfm_classify_batch);
 Datum
 tfm_classify_batch(PG_FUNCTION_ARGS)
 {
-	char	   *name = tfm_text_arg(fcinfo, 0, "model");
-	const TfmModelRow *row;
-	tfm_model  *m = tfm_get_classifier(name, &row);
-	int32	  **ids;
-	int		   *lens;
-	bool	   *nulls;
-	int			n = batch_inputs(fcinfo, row, 1, &ids, &lens, &nulls);
-	float	   *p = palloc(sizeof(float) * row->n_labels * Max(n, 1));
-	Datum	   *out = palloc(sizeof(Datum) * Max(n, 1));
+	Batch		b;
+	Datum	   *labels;
 
-	tfm_classifier_run(m, row, ids, lens, n, p, NULL);
-	for (int i = 0; i < n; i++)
-		out[i] = nulls[i] ? (Datum) 0 :
-			CStringGetTextDatum(row->labels[argmax(p + (size_t) i * row->n_labels, row->n_labels)]);
-	PG_RETURN_ARRAYTYPE_P(tfm_text_array(out, nulls, n));
+	run_batch(fcinfo, false, &b);
+	labels = palloc(sizeof(Datum) * Max(b.n, 1));
+	for (int i = 0; i < b.n; i++)
+		labels[i] = b.nulls[i] ? (Datum) 0 :
+			CStringGetTextDatum(b.row->labels[argmax(b.out + (size_t) i * b.width, b.width)]);
+	PG_RETURN_ARRAYTYPE_P(tfm_text_array(labels, b.nulls, b.n));
 }
 
 /*
@@ -131,37 +155,16 @@ Datum
 tfm_embed_batch(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *name = tfm_text_arg(fcinfo, 0, "model");
-	const TfmModelRow *row;
-	tfm_model  *m;
-	int32	  **ids;
-	int		   *lens;
-	bool	   *nulls;
-	int			n,
-				d;
-	float	   *pooled;
-	Datum	   *vals;
+	Batch		b;
 
-	SetSingleFuncCall(fcinfo, 0);
-	m = tfm_get_classifier(name, &row);
-	n = batch_inputs(fcinfo, row, 1, &ids, &lens, &nulls);
-	d = m->cfg.d_model;
-	pooled = palloc(sizeof(float) * d * Max(n, 1));
-	tfm_classifier_run(m, row, ids, lens, n, NULL, pooled);
-	vals = palloc(sizeof(Datum) * d);
-	for (int i = 0; i < n; i++)
+	run_batch(fcinfo, true, &b);
+	for (int i = 0; i < b.n; i++)
 	{
-		Datum		values[2];
-		bool		isnull[2] = {false, nulls[i]};
+		Datum		values[2] = {Int32GetDatum(i + 1), (Datum) 0};
+		bool		isnull[2] = {false, b.nulls[i]};
 
-		values[0] = Int32GetDatum(i + 1);
-		values[1] = (Datum) 0;
-		if (!nulls[i])
-		{
-			for (int k = 0; k < d; k++)
-				vals[k] = Float4GetDatum(pooled[(size_t) i * d + k]);
-			values[1] = PointerGetDatum(construct_array(vals, d, FLOAT4OID, 4, true, TYPALIGN_INT));
-		}
+		if (!b.nulls[i])
+			values[1] = float4_array(b.out + (size_t) i * b.width, b.width);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
 	}
 	return (Datum) 0;
@@ -195,13 +198,7 @@ tfm_embed(PG_FUNCTION_ARGS)
 {
 	const TfmModelRow *row;
 	float	   *pooled;
-	int			d;
-	Datum	   *out;
 
 	(void) one(fcinfo, tfm_text_arg(fcinfo, 0, "model"), 1, &row, &pooled);
-	d = row->cfg.d_model;
-	out = palloc(sizeof(Datum) * d);
-	for (int i = 0; i < d; i++)
-		out[i] = Float4GetDatum(pooled[i]);
-	PG_RETURN_ARRAYTYPE_P(construct_array(out, d, FLOAT4OID, 4, true, TYPALIGN_INT));
+	PG_RETURN_DATUM(float4_array(pooled, row->cfg.d_model));
 }

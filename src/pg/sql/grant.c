@@ -147,8 +147,7 @@ tfm_rename_model(PG_FUNCTION_ARGS)
 	char	   *new_name = tfm_text_arg(fcinfo, 1, "new_name");
 	TfmObject	o;
 
-	tfm_check_new_model_name(new_name);
-	tfm_check_writable("rename", name);
+	tfm_check_model_from("rename", name, new_name);
 	find_object(name, "model", &o, false);
 	check_owner(&o, name);
 	tfm_model_rename(name, new_name);

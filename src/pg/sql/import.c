@@ -86,11 +86,11 @@ Datum
 tfm_import_files(PG_FUNCTION_ARGS)
 {
 	char	   *name = tfm_text_arg(fcinfo, 0, "name");
-	char	   *dir = tfm_text_arg(fcinfo, 1, "directory");
-	Jsonb	   *config,
-			   *tokenizer;
 	TfmWeightSource src;
 	Datum		result;
+	Jsonb	   *config,
+			   *tokenizer;
+	char	   *dir = tfm_text_arg(fcinfo, 1, "directory");
 
 	if (!superuser() && !has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
 		ereport(ERROR,

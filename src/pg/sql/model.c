@@ -280,8 +280,7 @@ tfm_copy_model(PG_FUNCTION_ARGS)
 	TfmModelRow row;
 	tfm_model  *m;
 
-	tfm_check_new_model_name(target);
-	tfm_check_writable("copy", source);
+	tfm_check_model_from("copy", source, target);
 	tfm_catalog_lookup(source, &row, false);
 	tfm_check_model_privilege(&row, TFM_PRIV_USE);
 	tfm_check_max_parameters(tfm_config_params(&row.cfg), target);

@@ -52,6 +52,13 @@ tfm_check_new_model_name(const char *name)
 	tfm_check_not_alias(name);
 }
 
+void
+tfm_check_model_from(const char *action, const char *name, const char *new_name)
+{
+	tfm_check_new_model_name(new_name);
+	tfm_check_writable(action, name);
+}
+
 bool
 tfm_alias_lock(const char *alias, TfmAliasRow *a)
 {

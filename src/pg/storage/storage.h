@@ -24,6 +24,8 @@ void		tfm_check_name(const char *kind, const char *name);
 void		tfm_check_new_name(const char *kind, const char *name);
 /* the same for a model, which must not take an alias's name either */
 void		tfm_check_new_model_name(const char *name);
+/* a model made from model name (copy, rename): new_name as above, then tfm_check_writable */
+void		tfm_check_model_from(const char *action, const char *name, const char *new_name);
 /* errors 42704: tokenizer "name" does not exist */
 void		tfm_tokenizer_missing(const char *name) pg_attribute_noreturn();
 /* is there a row of this name in a catalog table (tfm.models, tfm.aliases)? */
