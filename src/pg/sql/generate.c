@@ -193,47 +193,53 @@ tfm_generate(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(tfm_generated_text(row, &g));
 }
 
+/* a prompt of tfm_generate(model, text[]): its ids, trimmed */
+typedef struct PromptCtx
+{
+	const TfmModelRow *row;
+	TfmSpecials sp;
+} PromptCtx;
+
+static int32 *
+prompt_text_ids(void *arg, text *t, int *len)
+{
+	PromptCtx  *c = arg;
+	int32	   *ids = tfm_tokenizer_encode(c->row->tokenizer, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), len);
+
+	tfm_trim_prompt(c->row, &c->sp, ids, len);
+	return ids;
+}
+
 PG_FUNCTION_INFO_V1(tfm_generate_batch);
 Datum
 tfm_generate_batch(PG_FUNCTION_ARGS)
 {
 	char	   *name = tfm_text_arg(fcinfo, 0, "model");
-	const TfmModelRow *row;
-	tfm_model  *m;
+	TfmTexts	prompts;
 	GenOpts		o;
-	TfmSpecials sp;
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-	int32	  **ids;
-	int		   *lens;
+	PromptCtx	c;
+	tfm_model  *m;
 	GenRow	   *g;
 	Datum	   *res;
 
-	n = tfm_text_array_arg(fcinfo, 1, "prompts", false, &elems, &nulls);
+	tfm_texts_arg(fcinfo, 1, "prompts", &prompts);
 	parse_opts(fcinfo, &o);
-	m = get_lm(name, &row);
-	tfm_model_specials(row, &sp);
-	if (n > TFM_MAX_PROMPTS)
+	m = get_lm(name, &c.row);
+	tfm_model_specials(c.row, &c.sp);
+	if (prompts.n > TFM_MAX_PROMPTS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("at most %d prompts can be decoded together, not %d", TFM_MAX_PROMPTS, n)));
-	if (n == 0)
+				 errmsg("at most %d prompts can be decoded together, not %d", TFM_MAX_PROMPTS,
+						prompts.n)));
+	if (prompts.n == 0)
 		PG_RETURN_ARRAYTYPE_P(tfm_text_array(NULL, NULL, 0));
-	ids = palloc(sizeof(int32 *) * n);
-	lens = palloc(sizeof(int) * n);
-	for (int i = 0; i < n; i++)
-	{
-		ids[i] = tfm_tokenizer_encode(row->tokenizer, VARDATA_ANY(DatumGetTextPP(elems[i])),
-									  VARSIZE_ANY_EXHDR(DatumGetTextPP(elems[i])), &lens[i]);
-		tfm_trim_prompt(row, &sp, ids[i], &lens[i]);
-	}
-	g = palloc(sizeof(GenRow) * n);
-	tfm_generate_prompts(m, row, ids, lens, n, &o, g);
-	res = palloc(sizeof(Datum) * n);
-	for (int i = 0; i < n; i++)
-		res[i] = PointerGetDatum(tfm_generated_text(row, &g[i]));
-	PG_RETURN_ARRAYTYPE_P(tfm_text_array(res, NULL, n));
+	tfm_texts_encode(&prompts, prompt_text_ids, &c);
+	g = palloc(sizeof(GenRow) * prompts.n);
+	tfm_generate_prompts(m, c.row, prompts.ids, prompts.lens, prompts.n, &o, g);
+	res = palloc(sizeof(Datum) * prompts.n);
+	for (int i = 0; i < prompts.n; i++)
+		res[i] = PointerGetDatum(tfm_generated_text(c.row, &g[i]));
+	PG_RETURN_ARRAYTYPE_P(tfm_text_array(res, NULL, prompts.n));
 }
 
 PG_FUNCTION_INFO_V1(tfm_generate_tokens);
@@ -252,14 +258,14 @@ PG_FUNCTION_INFO_V1(tfm_next_tokens);
 Datum
 tfm_next_tokens(PG_FUNCTION_ARGS)
 {
+	float	   *probs;
+	int		   *order;
 	char	   *name = tfm_text_arg(fcinfo, 0, "model");
 	const TfmModelRow *row;
 	tfm_model  *m;
 	int32	   *ids;
 	int			n,
 				k;
-	float	   *probs;
-	int		   *order;
 
 	TFM_ARG_NOT_NULL(1, "prompt");
 	k = PG_ARGISNULL(2) ? 10 : PG_GETARG_INT32(2);
@@ -281,16 +287,16 @@ PG_FUNCTION_INFO_V1(tfm_score);
 Datum
 tfm_score(PG_FUNCTION_ARGS)
 {
+	TupleDesc	tupdesc;
+	Datum		v[2];
+	bool		nulls[2] = {false, false};
+	double		nats;
+	int64		tokens;
 	char	   *name = tfm_text_arg(fcinfo, 0, "model");
 	const TfmModelRow *row;
 	tfm_model  *m;
 	int32	   *ids;
 	int			n;
-	double		nats;
-	int64		tokens;
-	TupleDesc	tupdesc;
-	Datum		v[2];
-	bool		nulls[2] = {false, false};
 
 	TFM_ARG_NOT_NULL(1, "input");
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)

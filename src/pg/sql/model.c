@@ -256,21 +256,6 @@ tfm_create_model(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 
-PG_FUNCTION_INFO_V1(tfm_drop_model);
-Datum
-tfm_drop_model(PG_FUNCTION_ARGS)
-{
-	char	   *name = tfm_text_arg(fcinfo, 0, "name");
-	int32		id;
-
-	tfm_check_writable("drop", name);
-	tfm_check_model_owner(name);
-	id = tfm_model_delete(name);
-	tfm_cache_forget(name);
-	tfm_shared_forget(id);
-	PG_RETURN_VOID();
-}
-
 PG_FUNCTION_INFO_V1(tfm_copy_model);
 Datum
 tfm_copy_model(PG_FUNCTION_ARGS)
@@ -291,4 +276,19 @@ tfm_copy_model(PG_FUNCTION_ARGS)
 	strlcpy(row.name, target, sizeof(row.name));
 	tfm_catalog_save(&row, m, 0);
 	PG_RETURN_INT64((int64) m->n_params);
+}
+
+PG_FUNCTION_INFO_V1(tfm_drop_model);
+Datum
+tfm_drop_model(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "name");
+	int32		id;
+
+	tfm_check_writable("drop", name);
+	tfm_check_model_owner(name);
+	id = tfm_model_delete(name);
+	tfm_cache_forget(name);
+	tfm_shared_forget(id);
+	PG_RETURN_VOID();
 }

@@ -78,44 +78,44 @@ tfm_translate(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(res);
 }
 
+/* a source of tfm_translate(model, text[]): its ids */
+static int32 *
+source_text_ids(void *arg, text *t, int *len)
+{
+	return tfm_source_ids(arg, t, len);
+}
+
 PG_FUNCTION_INFO_V1(tfm_translate_batch);
 Datum
 tfm_translate_batch(PG_FUNCTION_ARGS)
 {
 	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	TfmTexts	src;
+	TrOpts		o;
 	const TfmModelRow *row;
 	tfm_model  *m;
-	TrOpts		o;
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-	int32	  **ids;
-	int		   *lens;
 	tfm_hyp    *h;
 	Datum	   *res;
 
-	n = tfm_text_array_arg(fcinfo, 1, "sources", false, &elems, &nulls);
+	tfm_texts_arg(fcinfo, 1, "sources", &src);
 	parse_tr_opts(fcinfo, 2, 3, 4, &o);
 	m = tfm_get_s2s(name, &row);
-	if (n == 0)
+	if (src.n == 0)
 		PG_RETURN_ARRAYTYPE_P(tfm_text_array(NULL, NULL, 0));
-	ids = palloc(sizeof(int32 *) * n);
-	lens = palloc(sizeof(int) * n);
-	for (int i = 0; i < n; i++)
-		ids[i] = tfm_source_ids(row, DatumGetTextPP(elems[i]), &lens[i]);
-	h = palloc(sizeof(tfm_hyp) * n);
-	res = palloc(sizeof(Datum) * n);
+	tfm_texts_encode(&src, source_text_ids, unconstify(TfmModelRow *, row));
+	h = palloc(sizeof(tfm_hyp) * src.n);
+	res = palloc(sizeof(Datum) * src.n);
 	/* decode in groups, so memory stays bounded */
-	for (int start = 0; start < n; start += TFM_INFER_BATCH)
+	for (int start = 0; start < src.n; start += TFM_INFER_BATCH)
 	{
-		int			cnt = Min(TFM_INFER_BATCH, n - start);
+		int			cnt = Min(TFM_INFER_BATCH, src.n - start);
 
-		tfm_translate_sources(m, row, ids + start, lens + start, cnt, &o, 1, h + start);
+		tfm_translate_sources(m, row, src.ids + start, src.lens + start, cnt, &o, 1, h + start);
 		for (int i = start; i < start + cnt; i++)
 			res[i] = PointerGetDatum(tfm_hyp_text(row, &h[i]));
 		tfm_hyps_free(h + start, cnt);
 	}
-	PG_RETURN_ARRAYTYPE_P(tfm_text_array(res, NULL, n));
+	PG_RETURN_ARRAYTYPE_P(tfm_text_array(res, NULL, src.n));
 }
 
 PG_FUNCTION_INFO_V1(tfm_translate_nbest);
