@@ -44,6 +44,8 @@ void		tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_voca
 void		tfm_hf_malformed(const char *what) pg_attribute_noreturn();
 int			tfm_hf_uint(const JsonbValue *v, const char *what, int max);
 int			tfm_hf_vocab_id(JsonbContainer *vocab, const char *piece, int len, int max);
+/* field key of c, an array (else malformed: "<what> must be an array") */
+JsonbContainer *tfm_hf_array(JsonbContainer *c, const char *key, const char *what);
 /* model.merges ("a b" or [a, b], in rank order) as pairs of model.vocab
  * ids (at most max); their count in *n_merges */
 int32_t    *tfm_hf_merges(JsonbContainer *model, JsonbContainer *vocab, int max,

@@ -260,10 +260,10 @@ PG_FUNCTION_INFO_V1(tfm_copy_model);
 Datum
 tfm_copy_model(PG_FUNCTION_ARGS)
 {
-	char	   *source = tfm_text_arg(fcinfo, 0, "source");
-	char	   *target = tfm_text_arg(fcinfo, 1, "target");
 	TfmModelRow row;
 	tfm_model  *m;
+	char	   *source = tfm_text_arg(fcinfo, 0, "source");
+	char	   *target = tfm_text_arg(fcinfo, 1, "target");
 
 	tfm_check_model_from("copy", source, target);
 	tfm_catalog_lookup(source, &row, false);
