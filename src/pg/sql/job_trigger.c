@@ -73,17 +73,42 @@ row_key(Trigger *tg, TupleDesc td, HeapTuple tup, bool *plain)
 	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
+/*
+ * The keys of a row trigger's row (an UPDATE's new row, and its old row in
+ * *old_key): their texts before any setting changes; a key with dates,
+ * times or floats again with the settings the runner reads them with.
+ */
+static void
+row_keys(TriggerData *trig, Datum *key, Datum *old_key)
+{
+	Trigger    *tg = trig->tg_trigger;
+	TupleDesc	td = RelationGetDescr(trig->tg_relation);
+	bool		update = TRIGGER_FIRED_BY_UPDATE(trig->tg_event);
+	bool		plain = true;
+
+	*old_key = (Datum) 0;
+	*key = row_key(tg, td, update ? trig->tg_newtuple : trig->tg_trigtuple, &plain);
+	if (update)
+		*old_key = row_key(tg, td, trig->tg_trigtuple, &plain);
+	if (!plain)
+	{
+		int			nest = NewGUCNestLevel();
+
+		tfm_job_pin_key_settings();
+		*key = row_key(tg, td, update ? trig->tg_newtuple : trig->tg_trigtuple, &plain);
+		if (update)
+			*old_key = row_key(tg, td, trig->tg_trigtuple, &plain);
+		AtEOXact_GUC(true, nest);
+	}
+}
+
 PG_FUNCTION_INFO_V1(tfm_job_enqueue);
 Datum
 tfm_job_enqueue(PG_FUNCTION_ARGS)
 {
 	TriggerData *trig = (TriggerData *) fcinfo->context;
 	Trigger    *tg;
-	TupleDesc	td;
 	int32		job_id;
-	bool		plain = true;
-	Datum		key = (Datum) 0,
-				old_key = (Datum) 0;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -95,39 +120,19 @@ tfm_job_enqueue(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("tfm.job_enqueue() runs after a change, with a job's id and key columns")));
 	job_id = pg_strtoint32(tg->tgargs[0]);
-	td = RelationGetDescr(trig->tg_relation);
-
-	/* the keys' texts, before any setting changes (a plain key's need none) */
-	if (TRIGGER_FIRED_FOR_ROW(trig->tg_event))
-	{
-		key = row_key(tg, td, TRIGGER_FIRED_BY_UPDATE(trig->tg_event) ? trig->tg_newtuple
-					  : trig->tg_trigtuple, &plain);
-		if (TRIGGER_FIRED_BY_UPDATE(trig->tg_event))
-			old_key = row_key(tg, td, trig->tg_trigtuple, &plain);
-		if (!plain)
-		{
-			/* dates, times and floats: their texts with the settings the runner reads them with */
-			int			nest = NewGUCNestLevel();
-
-			tfm_job_pin_key_settings();
-			key = row_key(tg, td, TRIGGER_FIRED_BY_UPDATE(trig->tg_event) ? trig->tg_newtuple
-						  : trig->tg_trigtuple, &plain);
-			if (TRIGGER_FIRED_BY_UPDATE(trig->tg_event))
-				old_key = row_key(tg, td, trig->tg_trigtuple, &plain);
-			AtEOXact_GUC(true, nest);
-		}
-	}
 
 	if (!TRIGGER_FIRED_FOR_ROW(trig->tg_event))
 		tfm_job_queue_push(job_id, RelationGetRelid(trig->tg_relation), 1,
 						   (Datum[]) {(Datum) 0}, (bool[]) {true});	/* TRUNCATE */
 	else
 	{
-		Datum		keys[2] = {key, old_key};
+		Datum		keys[2];
 		bool		nulls[2] = {false, false};
-		bool		key_changed = TRIGGER_FIRED_BY_UPDATE(trig->tg_event) &&
-			!datumIsEqual(key, old_key, false, -1);
+		bool		key_changed;
 
+		row_keys(trig, &keys[0], &keys[1]);
+		key_changed = TRIGGER_FIRED_BY_UPDATE(trig->tg_event) &&
+			!datumIsEqual(keys[0], keys[1], false, -1);
 		tfm_job_queue_push(job_id, RelationGetRelid(trig->tg_relation), key_changed ? 2 : 1,
 						   keys, nulls);
 	}
