@@ -65,7 +65,7 @@ TARGET INLINE void
 block(const int R, const int V, const int S, int r0, int v0, int kk, const uint32_t *a,
 	  int h, const uint32_t *b, float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta)
 {
-	__m256		acc[2][6][4];	/* S ≤ 2, R ≤ 6, V ≤ 4: constant indices only */
+	__m256		acc[2][4][4];	/* S ≤ 2, R ≤ 4, V ≤ 4: constant indices only */
 	const __m256i mask = _mm256_set1_epi32((int) 0xFFFF0000u);
 
 	for (int s = 0; s < S; s++)
@@ -112,6 +112,98 @@ block(const int R, const int V, const int S, int r0, int v0, int kk, const uint3
 			}
 }
 
+/*
+ * the GEMM's panel (height LOWP_MR) widened to fp32: k = 2p and 2p + 1 of
+ * row r at f[2p·LOWP_MR + r] and f[(2p + 1)·LOWP_MR + r], for kk ≤ LOWP_KC
+ */
+TARGET INLINE void
+widen_panel(float *f, const uint32_t *a, int kk)
+{
+	const __m256i mask = _mm256_set1_epi32((int) 0xFFFF0000u);
+
+	for (int p = 0; p < kk; p++)
+	{
+		const uint32_t *s = a + (size_t) p * LOWP_MR;
+		float	   *lo = f + (size_t) 2 * p * LOWP_MR,
+				   *hi = lo + LOWP_MR;
+		__m256i		x = _mm256_loadu_si256((const __m256i *) s);
+		__m128i		y = _mm_loadu_si128((const __m128i *) (s + 8));
+
+		_mm256_storeu_ps(lo, lo_half(x));
+		_mm256_storeu_ps(hi, hi_half(x, mask));
+		_mm_storeu_ps(lo + 8, _mm_castsi128_ps(_mm_slli_epi32(y, 16)));
+		_mm_storeu_ps(hi + 8, _mm_castsi128_ps(_mm_and_si128(y, _mm256_castsi256_si128(mask))));
+	}
+}
+
+/*
+ * rows [r0, r0 + 6) × columns [8·v0, 8·v0 + 16) of the GEMM's block from
+ * the widened panel f: per pair of k, the two weight vectors widened once
+ * for the six rows, whose activations are broadcast from memory (the
+ * fp32 micro-kernel's shape: 12 accumulators, 2 weights, 1 broadcast)
+ */
+TARGET INLINE void
+block_6x16(int r0, int v0, int kk, const float *f, const uint32_t *b,
+		   float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta)
+{
+	/* named accumulators: an array of them, indexed again below, stays in memory */
+	__m256		c00 = _mm256_setzero_ps(),
+				c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
+				c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+	const __m256i mask = _mm256_set1_epi32((int) 0xFFFF0000u);
+
+	for (int p = 0; p < kk; p++)
+	{
+		const __m256i *bp = (const __m256i *) (b + (size_t) p * LOWP_NR + 8 * v0);
+		const float *x = f + (size_t) 2 * p * LOWP_MR + r0;
+		__m256		w0 = lo_half(_mm256_loadu_si256(bp)),
+					w1 = lo_half(_mm256_loadu_si256(bp + 1)),
+					xr;
+
+		/* the low halves (k = 2p), then the high ones (k = 2p + 1) */
+		for (int half = 0; half < 2; half++)
+		{
+			xr = _mm256_broadcast_ss(x + 0);
+			c00 = _mm256_fmadd_ps(xr, w0, c00);
+			c01 = _mm256_fmadd_ps(xr, w1, c01);
+			xr = _mm256_broadcast_ss(x + 1);
+			c10 = _mm256_fmadd_ps(xr, w0, c10);
+			c11 = _mm256_fmadd_ps(xr, w1, c11);
+			xr = _mm256_broadcast_ss(x + 2);
+			c20 = _mm256_fmadd_ps(xr, w0, c20);
+			c21 = _mm256_fmadd_ps(xr, w1, c21);
+			xr = _mm256_broadcast_ss(x + 3);
+			c30 = _mm256_fmadd_ps(xr, w0, c30);
+			c31 = _mm256_fmadd_ps(xr, w1, c31);
+			xr = _mm256_broadcast_ss(x + 4);
+			c40 = _mm256_fmadd_ps(xr, w0, c40);
+			c41 = _mm256_fmadd_ps(xr, w1, c41);
+			xr = _mm256_broadcast_ss(x + 5);
+			c50 = _mm256_fmadd_ps(xr, w0, c50);
+			c51 = _mm256_fmadd_ps(xr, w1, c51);
+			if (half == 0)
+			{
+				w0 = hi_half(_mm256_loadu_si256(bp), mask);
+				w1 = hi_half(_mm256_loadu_si256(bp + 1), mask);
+				x += LOWP_MR;
+			}
+		}
+	}
+	{
+		__m256		acc[6][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+
+		for (int r = 0; r < 6; r++)
+			if (r0 + r < m)
+				for (int v = 0; v < 2; v++)
+				{
+					int			j = 8 * (v0 + v);
+
+					if (j < n)
+						store8(c + (size_t) (r0 + r) * ldc + j, acc[r][v], alpha, beta, n - j);
+				}
+	}
+}
+
 TARGET void
 lowp_bf16_avx2_kernel(int kk, const uint32_t *a, int h, const uint32_t *b,
 					  float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta)
@@ -119,9 +211,18 @@ lowp_bf16_avx2_kernel(int kk, const uint32_t *a, int h, const uint32_t *b,
 	switch (h)
 	{
 		case LOWP_MR:
-			for (int r0 = 0; r0 < LOWP_MR && r0 < m; r0 += 6)
-				for (int v0 = 0; v0 < 4 && 8 * v0 < n; v0 += 2)
-					block(6, 2, 1, r0, v0, kk, a, h, b, c, ldc, m, n, alpha, beta);
+			/* K blocks of at most LOWP_KC pairs (the driver's): the later ones add */
+			for (int p0 = 0; p0 < kk; p0 += LOWP_KC)
+			{
+				float		f[2 * LOWP_KC * LOWP_MR] __attribute__((aligned(32)));
+				int			kc = kk - p0 < LOWP_KC ? kk - p0 : LOWP_KC;
+				float		bb = p0 == 0 ? beta : 1.0f;
+
+				widen_panel(f, a + (size_t) p0 * LOWP_MR, kc);
+				for (int r0 = 0; r0 < LOWP_MR && r0 < m; r0 += 6)
+					for (int v0 = 0; v0 < 4 && 8 * v0 < n; v0 += 2)
+						block_6x16(r0, v0, kc, f, b + (size_t) p0 * LOWP_NR, c, ldc, m, n, alpha, bb);
+			}
 			break;
 		case 1:
 			block(1, 4, 2, 0, 0, kk, a, h, b, c, ldc, m, n, alpha, beta);

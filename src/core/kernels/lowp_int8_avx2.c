@@ -60,58 +60,84 @@ store8(float *row, __m256i acc, const float *cscale, float sr,
 	}
 }
 
+/* acc + the four-byte dot products of column slots w with q (|q| in aq) */
+TARGET INLINE __m256i
+dot4(__m256i acc, __m256i aq, __m256i q, __m256i w)
+{
+	__m256i		d = _mm256_maddubs_epi16(aq, _mm256_sign_epi8(w, q));
+
+	return _mm256_add_epi32(acc, _mm256_madd_epi16(d, _mm256_set1_epi16(1)));
+}
+
+/* row r's V products of this step (R, V constants after inlining) */
+#define ROW(r) \
+	if (R > r) \
+	{ \
+		__m256i		q = _mm256_xor_si256(_mm256_set1_epi32((int) ap[r]), bias), \
+					aq = _mm256_abs_epi8(q); \
+\
+		c##r##0 = dot4(c##r##0, aq, q, w0); \
+		if (V > 1) \
+			c##r##1 = dot4(c##r##1, aq, q, w1); \
+		if (V > 2) \
+			c##r##2 = dot4(c##r##2, aq, q, w2); \
+		if (V > 3) \
+			c##r##3 = dot4(c##r##3, aq, q, w3); \
+	}
+
 /*
  * rows [r0, r0 + R) of the panel (height h), columns [8·v0, 8·(v0 + V)) of
- * the weight panel; rows past m and columns past n are computed, not stored
+ * the weight panel, R, V ≤ 4 and R·V ≤ 8 (the accumulators and the weight
+ * vectors in 16 registers); rows past m and columns past n are computed,
+ * not stored.  Named accumulators: an array of them stays in memory.
  */
 TARGET INLINE void
 block(const int R, const int V, int r0, int v0, int kq, const uint32_t *a, int h,
 	  const uint32_t *b, float *c, ptrdiff_t ldc, int m, int n, float alpha,
 	  const float *rscale, const float *cscale, float beta)
 {
-	__m256i		acc[4][4];		/* R, V ≤ 4: constant indices only */
-	const __m256i ones = _mm256_set1_epi16(1),
-				bias = _mm256_set1_epi8((char) 0x80);
+	const __m256i bias = _mm256_set1_epi8((char) 0x80);
+	__m256i		c00 = _mm256_setzero_si256(),
+				c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00,
+				c20 = c00, c21 = c00, c22 = c00, c23 = c00, c30 = c00, c31 = c00, c32 = c00,
+				c33 = c00;
 
-	for (int r = 0; r < R; r++)
-		for (int v = 0; v < V; v++)
-			acc[r][v] = _mm256_setzero_si256();
 	for (int p = 0; p < kq; p++)
 	{
 		const __m256i *bp = (const __m256i *) (b + (size_t) p * LOWP_NR + 8 * v0);
 		const uint32_t *ap = a + (size_t) p * h + r0;
-		__m256i		w[4];
+		__m256i		w0 = _mm256_loadu_si256(bp),
+					w1 = V > 1 ? _mm256_loadu_si256(bp + 1) : w0,
+					w2 = V > 2 ? _mm256_loadu_si256(bp + 2) : w0,
+					w3 = V > 3 ? _mm256_loadu_si256(bp + 3) : w0;
 
-		for (int v = 0; v < V; v++)
-			w[v] = _mm256_loadu_si256(bp + v);
-		for (int r = 0; r < R; r++)
-		{
-			__m256i		q = _mm256_xor_si256(_mm256_set1_epi32((int) ap[r]), bias),
-						aq = _mm256_abs_epi8(q);
-
-			for (int v = 0; v < V; v++)
-			{
-				__m256i		d = _mm256_maddubs_epi16(aq, _mm256_sign_epi8(w[v], q));
-
-				acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(d, ones));
-			}
-		}
+		ROW(0);
+		ROW(1);
+		ROW(2);
+		ROW(3);
 	}
-	for (int r = 0; r < R; r++)
-		if (r0 + r < m)
-		{
-			float	   *row = c + (size_t) (r0 + r) * ldc;
-			float		sr = alpha * rscale[r0 + r];
+	{
+		__m256i		acc[4][4] = {{c00, c01, c02, c03}, {c10, c11, c12, c13},
+		{c20, c21, c22, c23}, {c30, c31, c32, c33}};
 
-			for (int v = 0; v < V; v++)
+		for (int r = 0; r < R; r++)
+			if (r0 + r < m)
 			{
-				int			j = 8 * (v0 + v);
+				float	   *row = c + (size_t) (r0 + r) * ldc;
+				float		sr = alpha * rscale[r0 + r];
 
-				if (j < n)
-					store8(row + j, acc[r][v], cscale + j, sr, beta, n - j);
+				for (int v = 0; v < V; v++)
+				{
+					int			j = 8 * (v0 + v);
+
+					if (j < n)
+						store8(row + j, acc[r][v], cscale + j, sr, beta, n - j);
+				}
 			}
-		}
+	}
 }
+
+#undef ROW
 
 TARGET void
 lowp_int8_avx2_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
