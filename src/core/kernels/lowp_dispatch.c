@@ -13,7 +13,8 @@
  * The order: AMX, then AVX512_BF16 (bf16) or AVX512_VNNI (int8), then AVX2
  * + FMA, then the fallback.  Forcing avx2 skips the AVX-512 paths (on a CPU
  * without AVX2 + FMA it leaves the fallback); forcing the fallback wins
- * over everything.
+ * over everything.  On AVX2, bf16 inference products of many rows run
+ * fp32 instead (lowp_set.c, lowp_bf16_batched_fp32).
  */
 #include <cpuid.h>
 #include <stdio.h>
@@ -131,6 +132,12 @@ bool
 lowp_avx2(void)
 {
 	return !forced_fallback() && cpu_avx2;
+}
+
+bool
+lowp_bf16_batched_fp32(void)
+{
+	return !lowp_bf16_fast() && lowp_avx2();
 }
 
 lowp_bf16_kernel

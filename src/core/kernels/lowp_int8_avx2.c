@@ -12,12 +12,13 @@
  * Σ (q + 128)·w − 128·colsum is, exactly; the scaling is the reference's,
  * operation for operation, so both paths give the same bits.
  *
- * Blocks: R rows × 8V columns (one ymm per 8 columns), over all of K
- * (no K blocking: the int32 sums run over K before they are scaled).  The
- * GEMM's 12 × 32 panel goes as 3 × 2 blocks of 4 rows × 16 columns (8
- * accumulators and two weight vectors in the 16 ymm registers); the
- * matrix-vector path (heights 1-4) as 1-2 rows × 32 columns or 3-4 rows ×
- * 16 columns twice.
+ * Blocks: R rows × 8V columns (one ymm per 8 columns); the int32 sums run
+ * over all of K before they are scaled.  The GEMM's 12 × 32 panel goes as
+ * 3 × 2 blocks of 4 rows × 16 columns (8 accumulators and two weight
+ * vectors in the 16 ymm registers) on the panel made signed beforehand
+ * (gemm_panel); the matrix-vector path (heights 1-4) as 1-2 rows × 32
+ * columns or 3-4 rows × 16 columns twice, each row made signed as it is
+ * broadcast.
  *
  * Compiled for AVX2 + FMA by function attribute only; lowp_dispatch.c calls
  * into it only on CPUs with both.
@@ -69,12 +70,12 @@ dot4(__m256i acc, __m256i aq, __m256i q, __m256i w)
 	return _mm256_add_epi32(acc, _mm256_madd_epi16(d, _mm256_set1_epi16(1)));
 }
 
-/* row r's V products of this step (R, V constants after inlining) */
-#define ROW(r) \
+/* row r's V products of this step, its activations signed (q) and their magnitudes (aq) */
+#define ROW(r, Q, AQ) \
 	if (R > r) \
 	{ \
-		__m256i		q = _mm256_xor_si256(_mm256_set1_epi32((int) ap[r]), bias), \
-					aq = _mm256_abs_epi8(q); \
+		__m256i		q = (Q), \
+					aq = (AQ); \
 \
 		c##r##0 = dot4(c##r##0, aq, q, w0); \
 		if (V > 1) \
@@ -84,6 +85,8 @@ dot4(__m256i acc, __m256i aq, __m256i q, __m256i w)
 		if (V > 3) \
 			c##r##3 = dot4(c##r##3, aq, q, w3); \
 	}
+#define ROW_OFFSET(r) \
+	ROW(r, _mm256_xor_si256(_mm256_set1_epi32((int) ap[r]), bias), _mm256_abs_epi8(q))
 
 /*
  * rows [r0, r0 + R) of the panel (height h), columns [8·v0, 8·(v0 + V)) of
@@ -111,10 +114,10 @@ block(const int R, const int V, int r0, int v0, int kq, const uint32_t *a, int h
 					w2 = V > 2 ? _mm256_loadu_si256(bp + 2) : w0,
 					w3 = V > 3 ? _mm256_loadu_si256(bp + 3) : w0;
 
-		ROW(0);
-		ROW(1);
-		ROW(2);
-		ROW(3);
+		ROW_OFFSET(0);
+		ROW_OFFSET(1);
+		ROW_OFFSET(2);
+		ROW_OFFSET(3);
 	}
 	{
 		__m256i		acc[4][4] = {{c00, c01, c02, c03}, {c10, c11, c12, c13},
@@ -137,6 +140,112 @@ block(const int R, const int V, int r0, int v0, int kq, const uint32_t *a, int h
 	}
 }
 
+/*
+ * The GEMM (panel height LOWP_MR): K in chunks of KQ_CHUNK slots.  Each
+ * chunk of the panel is made signed once (q and |q| side by side, so the
+ * blocks broadcast both from memory and spend no instruction on them),
+ * then 3 × 2 blocks of 4 rows × 16 columns add their chunk's sums to the
+ * panel's int32 sums (in memory between chunks, exact in any order).
+ */
+#define KQ_CHUNK 128
+
+/* the chunk's kc slots of the panel: qs = a − 128 (signed bytes), qa = |qs| */
+TARGET INLINE void
+signed_panel(uint32_t *qs, uint32_t *qa, const uint32_t *a, int kc)
+{
+	const __m256i bias = _mm256_set1_epi8((char) 0x80);
+	int			total = kc * LOWP_MR,
+				i = 0;
+
+	for (; i + 8 <= total; i += 8)
+	{
+		__m256i		q = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (a + i)), bias);
+
+		_mm256_storeu_si256((__m256i *) (qs + i), q);
+		_mm256_storeu_si256((__m256i *) (qa + i), _mm256_abs_epi8(q));
+	}
+	for (; i < total; i += 4)	/* total is a multiple of 4 */
+	{
+		__m128i		q = _mm_xor_si128(_mm_loadu_si128((const __m128i *) (a + i)),
+									  _mm256_castsi256_si128(bias));
+
+		_mm_storeu_si128((__m128i *) (qs + i), q);
+		_mm_storeu_si128((__m128i *) (qa + i), _mm_abs_epi8(q));
+	}
+}
+
+/* rows [r0, r0 + 4) × columns [8·v0, 8·v0 + 16): sums (12 × 32 int32) += the chunk's */
+TARGET INLINE void
+block_gemm(int r0, int v0, int kc, const uint32_t *qs, const uint32_t *qa,
+		   const uint32_t *b, int32_t (*sums)[LOWP_NR])
+{
+	const int	R = 4,
+				V = 2;
+	__m256i		c00 = _mm256_loadu_si256((const __m256i *) (sums[r0] + 8 * v0)),
+				c01 = _mm256_loadu_si256((const __m256i *) (sums[r0] + 8 * v0 + 8)),
+				c10 = _mm256_loadu_si256((const __m256i *) (sums[r0 + 1] + 8 * v0)),
+				c11 = _mm256_loadu_si256((const __m256i *) (sums[r0 + 1] + 8 * v0 + 8)),
+				c20 = _mm256_loadu_si256((const __m256i *) (sums[r0 + 2] + 8 * v0)),
+				c21 = _mm256_loadu_si256((const __m256i *) (sums[r0 + 2] + 8 * v0 + 8)),
+				c30 = _mm256_loadu_si256((const __m256i *) (sums[r0 + 3] + 8 * v0)),
+				c31 = _mm256_loadu_si256((const __m256i *) (sums[r0 + 3] + 8 * v0 + 8)),
+				c02, c03, c12, c13, c22, c23, c32, c33;	/* unused: V = 2 */
+
+	for (int p = 0; p < kc; p++)
+	{
+		const __m256i *bp = (const __m256i *) (b + (size_t) p * LOWP_NR + 8 * v0);
+		const uint32_t *sp = qs + (size_t) p * LOWP_MR + r0,
+				   *ap = qa + (size_t) p * LOWP_MR + r0;
+		__m256i		w0 = _mm256_loadu_si256(bp),
+					w1 = _mm256_loadu_si256(bp + 1),
+					w2 = w0,
+					w3 = w0;
+
+		ROW(0, _mm256_set1_epi32((int) sp[0]), _mm256_set1_epi32((int) ap[0]));
+		ROW(1, _mm256_set1_epi32((int) sp[1]), _mm256_set1_epi32((int) ap[1]));
+		ROW(2, _mm256_set1_epi32((int) sp[2]), _mm256_set1_epi32((int) ap[2]));
+		ROW(3, _mm256_set1_epi32((int) sp[3]), _mm256_set1_epi32((int) ap[3]));
+	}
+	(void) c02, (void) c03, (void) c12, (void) c13, (void) c22, (void) c23, (void) c32, (void) c33;
+	_mm256_storeu_si256((__m256i *) (sums[r0] + 8 * v0), c00);
+	_mm256_storeu_si256((__m256i *) (sums[r0] + 8 * v0 + 8), c01);
+	_mm256_storeu_si256((__m256i *) (sums[r0 + 1] + 8 * v0), c10);
+	_mm256_storeu_si256((__m256i *) (sums[r0 + 1] + 8 * v0 + 8), c11);
+	_mm256_storeu_si256((__m256i *) (sums[r0 + 2] + 8 * v0), c20);
+	_mm256_storeu_si256((__m256i *) (sums[r0 + 2] + 8 * v0 + 8), c21);
+	_mm256_storeu_si256((__m256i *) (sums[r0 + 3] + 8 * v0), c30);
+	_mm256_storeu_si256((__m256i *) (sums[r0 + 3] + 8 * v0 + 8), c31);
+}
+
+TARGET static void
+gemm_panel(int kq, const uint32_t *a, const uint32_t *b, float *c, ptrdiff_t ldc,
+		   int m, int n, float alpha, const float *rscale, const float *cscale, float beta)
+{
+	int32_t		sums[LOWP_MR][LOWP_NR] __attribute__((aligned(32))) = {{0}};
+	uint32_t	qs[KQ_CHUNK * LOWP_MR] __attribute__((aligned(32))),
+				qa[KQ_CHUNK * LOWP_MR] __attribute__((aligned(32)));
+
+	for (int p0 = 0; p0 < kq; p0 += KQ_CHUNK)
+	{
+		int			kc = kq - p0 < KQ_CHUNK ? kq - p0 : KQ_CHUNK;
+
+		signed_panel(qs, qa, a + (size_t) p0 * LOWP_MR, kc);
+		for (int r0 = 0; r0 < LOWP_MR && r0 < m; r0 += 4)
+			for (int v0 = 0; v0 < 4 && 8 * v0 < n; v0 += 2)
+				block_gemm(r0, v0, kc, qs, qa, b + (size_t) p0 * LOWP_NR, sums);
+	}
+	for (int r = 0; r < m; r++)
+	{
+		float	   *row = c + (size_t) r * ldc;
+		float		sr = alpha * rscale[r];
+
+		for (int j = 0; j < n; j += 8)
+			store8(row + j, _mm256_load_si256((const __m256i *) (sums[r] + j)), cscale + j, sr,
+				   beta, n - j);
+	}
+}
+
+#undef ROW_OFFSET
 #undef ROW
 
 TARGET void
@@ -149,10 +258,7 @@ lowp_int8_avx2_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
 	switch (h)
 	{
 		case LOWP_MR:
-			for (int r0 = 0; r0 < LOWP_MR && r0 < m; r0 += 4)
-				for (int v0 = 0; v0 < 4 && 8 * v0 < n; v0 += 2)
-					block(4, 2, r0, v0, kq, a, h, b, c, ldc, m, n, alpha, rscale, cscale,
-						  beta);
+			gemm_panel(kq, a, b, c, ldc, m, n, alpha, rscale, cscale, beta);
 			break;
 		case 1:
 			block(1, 4, 0, 0, kq, a, h, b, c, ldc, m, n, alpha, rscale, cscale, beta);

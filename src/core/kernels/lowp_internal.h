@@ -140,6 +140,8 @@ bool		lowp_bf16_fast(void);
 bool		lowp_bf16_amx(void);
 bool		lowp_int8_fast(void);
 bool		lowp_avx2(void);
+/* bf16 inference products of more than TFM_LOWP_GEMV_ROWS rows run fp32 (lowp_set.c) */
+bool		lowp_bf16_batched_fp32(void);
 lowp_bf16_kernel lowp_bf16_chosen(void);
 lowp_int8_kernel lowp_int8_chosen(void);
 
