@@ -142,6 +142,15 @@ widen_panel(float *f, const uint32_t *a, int kk)
  * for the six rows, whose activations are broadcast from memory (the
  * fp32 micro-kernel's shape: 12 accumulators, 2 weights, 1 broadcast)
  */
+/* row r of the block: its activation broadcast against the two weight vectors */
+#define FMA_ROW(r) \
+	do { \
+		__m256		xr = _mm256_broadcast_ss(x + r); \
+\
+		c##r##0 = _mm256_fmadd_ps(xr, w0, c##r##0); \
+		c##r##1 = _mm256_fmadd_ps(xr, w1, c##r##1); \
+	} while (0)
+
 TARGET INLINE void
 block_6x16(int r0, int v0, int kk, const float *f, const uint32_t *b,
 		   float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta)
@@ -157,30 +166,17 @@ block_6x16(int r0, int v0, int kk, const float *f, const uint32_t *b,
 		const __m256i *bp = (const __m256i *) (b + (size_t) p * LOWP_NR + 8 * v0);
 		const float *x = f + (size_t) 2 * p * LOWP_MR + r0;
 		__m256		w0 = lo_half(_mm256_loadu_si256(bp)),
-					w1 = lo_half(_mm256_loadu_si256(bp + 1)),
-					xr;
+					w1 = lo_half(_mm256_loadu_si256(bp + 1));
 
 		/* the low halves (k = 2p), then the high ones (k = 2p + 1) */
 		for (int half = 0; half < 2; half++)
 		{
-			xr = _mm256_broadcast_ss(x + 0);
-			c00 = _mm256_fmadd_ps(xr, w0, c00);
-			c01 = _mm256_fmadd_ps(xr, w1, c01);
-			xr = _mm256_broadcast_ss(x + 1);
-			c10 = _mm256_fmadd_ps(xr, w0, c10);
-			c11 = _mm256_fmadd_ps(xr, w1, c11);
-			xr = _mm256_broadcast_ss(x + 2);
-			c20 = _mm256_fmadd_ps(xr, w0, c20);
-			c21 = _mm256_fmadd_ps(xr, w1, c21);
-			xr = _mm256_broadcast_ss(x + 3);
-			c30 = _mm256_fmadd_ps(xr, w0, c30);
-			c31 = _mm256_fmadd_ps(xr, w1, c31);
-			xr = _mm256_broadcast_ss(x + 4);
-			c40 = _mm256_fmadd_ps(xr, w0, c40);
-			c41 = _mm256_fmadd_ps(xr, w1, c41);
-			xr = _mm256_broadcast_ss(x + 5);
-			c50 = _mm256_fmadd_ps(xr, w0, c50);
-			c51 = _mm256_fmadd_ps(xr, w1, c51);
+			FMA_ROW(0);
+			FMA_ROW(1);
+			FMA_ROW(2);
+			FMA_ROW(3);
+			FMA_ROW(4);
+			FMA_ROW(5);
 			if (half == 0)
 			{
 				w0 = hi_half(_mm256_loadu_si256(bp), mask);
@@ -203,6 +199,8 @@ block_6x16(int r0, int v0, int kk, const float *f, const uint32_t *b,
 				}
 	}
 }
+
+#undef FMA_ROW
 
 TARGET void
 lowp_bf16_avx2_kernel(int kk, const uint32_t *a, int h, const uint32_t *b,

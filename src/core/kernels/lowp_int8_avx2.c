@@ -255,27 +255,20 @@ lowp_int8_avx2_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
 					  const int32_t *colsum, float beta)
 {
 	/* the sums are Σ q·w already: no column sums to take out */
-	switch (h)
-	{
-		case LOWP_MR:
-			gemm_panel(kq, a, b, c, ldc, m, n, alpha, rscale, cscale, beta);
-			break;
-		case 1:
-			block(1, 4, 0, 0, kq, a, h, b, c, ldc, m, n, alpha, rscale, cscale, beta);
-			break;
-		case 2:
-			block(2, 4, 0, 0, kq, a, h, b, c, ldc, m, n, alpha, rscale, cscale, beta);
-			break;
-		case 3:
-			for (int v0 = 0; v0 < 4 && 8 * v0 < n; v0 += 2)
+	if (h == LOWP_MR)
+		gemm_panel(kq, a, b, c, ldc, m, n, alpha, rscale, cscale, beta);
+	else if (h == 1)
+		block(1, 4, 0, 0, kq, a, h, b, c, ldc, m, n, alpha, rscale, cscale, beta);
+	else if (h == 2)
+		block(2, 4, 0, 0, kq, a, h, b, c, ldc, m, n, alpha, rscale, cscale, beta);
+	else if (h == 3 || h == 4)
+		for (int v0 = 0; v0 < 4 && 8 * v0 < n; v0 += 2)
+		{
+			if (h == 3)
 				block(3, 2, 0, v0, kq, a, h, b, c, ldc, m, n, alpha, rscale, cscale, beta);
-			break;
-		case 4:
-			for (int v0 = 0; v0 < 4 && 8 * v0 < n; v0 += 2)
+			else
 				block(4, 2, 0, v0, kq, a, h, b, c, ldc, m, n, alpha, rscale, cscale, beta);
-			break;
-		default:
-			/* not reached: the drivers use heights 1-4 and LOWP_MR */
-			lowp_int8_ref_kernel(kq, a, h, b, c, ldc, m, n, alpha, rscale, cscale, colsum, beta);
-	}
+		}
+	else						/* not reached: the drivers use heights 1-4 and LOWP_MR */
+		lowp_int8_ref_kernel(kq, a, h, b, c, ldc, m, n, alpha, rscale, cscale, colsum, beta);
 }
