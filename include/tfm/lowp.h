@@ -216,6 +216,8 @@ void		tfm_int8_gemm(int M, int N, int K, float alpha,
 /* the path each product runs: "amx" / "avx512bf16" / "avx512vnni" / "avx2" or "fallback" */
 const char *tfm_lowp_bf16_kernel(void);
 const char *tfm_lowp_int8_kernel(void);
+/* true where bf16 products run on the CPU's own bf16 instructions (AMX, AVX512_BF16) */
+bool		tfm_lowp_bf16_native(void);
 /* why (CPU flags found or missing, forced by the environment or a call) */
 const char *tfm_lowp_reason(void);
 /* true: every product runs the fallback; false: back to what the CPU has */

@@ -161,6 +161,12 @@ tfm_lowp_bf16_kernel(void)
 		lowp_avx2() ? "avx2" : "fallback";
 }
 
+bool
+tfm_lowp_bf16_native(void)
+{
+	return lowp_bf16_amx() || lowp_bf16_fast();
+}
+
 const char *
 tfm_lowp_int8_kernel(void)
 {
