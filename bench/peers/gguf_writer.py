@@ -13,7 +13,7 @@ gguf-py / convert_hf_to_gguf.py:
            uint64 offset from the start of the data section (aligned)
   data     after padding to general.alignment (32), each tensor aligned
 Quantization as ggml's reference quantizers (quantize_row_q8_0_ref,
-quantize_row_q4_0_ref): blocks of 32 along a row; Q8_0 = fp16 scale
+quantize_row_q4_0_ref, as gguf-py's quants.py spells them in numpy): blocks of 32 along a row; Q8_0 = fp16 scale
 amax/127 + 32 int8 (round half away from zero); Q4_0 = fp16 scale
 max/-8 (max: the value of largest magnitude, signed) + 16 bytes of 4-bit
 values min(15, trunc(x/d + 8.5)), element j in the low nibble of byte j
@@ -69,7 +69,10 @@ def _array(elem_type, items):
 
 
 def _round_away(v):
-    return np.sign(v) * np.floor(np.abs(v) + 0.5)
+    """roundf: half away from zero (gguf-py's np_roundf, bit-exact with ggml's reference)"""
+    a = np.abs(v)
+    f = np.floor(a)
+    return np.sign(v) * (f + np.floor(2 * (a - f)))
 
 
 def quantize_q8_0(x):
@@ -93,7 +96,8 @@ def quantize_q4_0(x):
     mx = b[np.arange(b.shape[0]), np.abs(b).argmax(axis=1)]
     d = mx / -8.0
     inv = np.divide(1.0, d, out=np.zeros_like(d), where=d != 0)
-    q = np.minimum(15, np.trunc(b * inv[:, None] + 8.5)).astype(np.uint8)
+    # the product in float64, as gguf-py does (ggml's C reference may fuse it)
+    q = np.minimum(15, np.trunc(np.float64(b) * np.float64(inv[:, None]) + 8.5)).astype(np.uint8)
     out = np.empty(b.shape[0], dtype=[("d", "<f2"), ("qs", "u1", 16)])
     out["d"] = d.astype(np.float16)
     out["qs"] = q[:, :16] | (q[:, 16:] << 4)

@@ -30,35 +30,22 @@ import itertools
 import json
 import math
 import os
-import struct
+import sys
 
 import numpy as np
 import torch
 
 from gguf_writer import TOK_BYTE, TOK_CONTROL, TOK_NORMAL, TOK_UNKNOWN, llama_gguf
 
-SP = "\u2581"
+# the tokenizer.json writers and the safetensors writer of tfm's test references
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "test", "reference"))
+from hf_bert_reference import SPECIALS, bert_tokenizer_json, write_safetensors  # noqa: E402
+from hf_llama_reference import SP, spm_tokenizer_json  # noqa: E402
+
 LLAMA = {"full": dict(hidden=768, layers=12, heads=12, ff=2048),
          "small": dict(hidden=256, layers=4, heads=4, ff=704)}
 VOCAB = 32000
 GEN_PROMPT, PREFILL_PROMPT = 16, 128
-
-
-def write_safetensors(path, tensors):
-    """tensors: dict name -> float32 tensor, written in name order (F32)"""
-    hdr, off, blobs = {}, 0, []
-    for k in sorted(tensors):
-        b = tensors[k].contiguous().float().numpy().tobytes()
-        hdr[k] = {"dtype": "F32", "shape": list(tensors[k].shape), "data_offsets": [off, off + len(b)]}
-        off += len(b)
-        blobs.append(b)
-    hdr["__metadata__"] = {"format": "pt"}
-    h = json.dumps(hdr, separators=(",", ":")).encode()
-    h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h)
-        for b in blobs:
-            f.write(b)
 
 
 # ---- Llama -------------------------------------------------------------------
@@ -81,30 +68,8 @@ def llama_tokenizer(rng):
             continue
         vocab[a + b] = len(vocab)
         pieces.append(a + b)
-        merges.append(a + " " + b)
-    special = lambda i, c: {"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
-                            "normalized": False, "special": True}
-    tok = {
-        "version": "1.0", "truncation": None, "padding": None,
-        "added_tokens": [special(0, "<unk>"), special(1, "<s>"), special(2, "</s>")],
-        "normalizer": {"type": "Sequence", "normalizers": [
-            {"type": "Prepend", "prepend": SP},
-            {"type": "Replace", "pattern": {"String": " "}, "content": SP}]},
-        "pre_tokenizer": None,
-        "post_processor": {
-            "type": "TemplateProcessing",
-            "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
-            "pair": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
-                     {"SpecialToken": {"id": "<s>", "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
-            "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
-        "decoder": {"type": "Sequence", "decoders": [
-            {"type": "Replace", "pattern": {"String": SP}, "content": " "},
-            {"type": "ByteFallback"}, {"type": "Fuse"},
-            {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
-        "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
-                  "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": True,
-                  "vocab": vocab, "merges": merges},
-    }
+        merges.append((a, b))
+    tok = spm_tokenizer_json(vocab, merges)
     by_id = sorted(vocab, key=vocab.get)
     types = [TOK_UNKNOWN, TOK_CONTROL, TOK_CONTROL] + [TOK_BYTE] * 256 + [TOK_NORMAL] * (VOCAB - 259)
     # SentencePiece scores: higher merges first; the merged pieces in merge order
@@ -159,7 +124,7 @@ def make_llama(out, size):
         json.dump(cfg, fh, indent=2)
     with open(out + "/hf/tokenizer.json", "w", encoding="utf-8") as fh:
         json.dump(tok, fh, ensure_ascii=False)
-    write_safetensors(out + "/hf/model.safetensors", sd)
+    write_safetensors(out + "/hf/model.safetensors", sd)   # F32, in name order
     npsd = {k: v.numpy() for k, v in sd.items()}
     for kind in ("F32", "Q8_0", "Q4_0"):
         llama_gguf("%s/model-%s.gguf" % (out, kind), cfg, npsd, pieces, scores, types, kind)
@@ -177,7 +142,6 @@ def make_llama(out, size):
 
 ENC = {"full": 6, "small": 2}
 E_D, E_H, E_FF, E_V, E_P, E_EPS = 384, 12, 1536, 30522, 512, 1e-12
-SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
 def wordpiece_vocab():
@@ -194,30 +158,6 @@ def wordpiece_vocab():
             words.append(toks[-1])
             if len(toks) == E_V:
                 return {t: i for i, t in enumerate(toks)}, words
-
-
-def wordpiece_json(vocab):
-    added = [{"id": vocab[t], "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-              "normalized": False, "special": True} for t in SPECIALS]
-    return {
-        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
-        "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
-                       "strip_accents": None, "lowercase": True},
-        "pre_tokenizer": {"type": "BertPreTokenizer"},
-        "post_processor": {
-            "type": "TemplateProcessing",
-            "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
-                       {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
-            "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
-                     {"SpecialToken": {"id": "[SEP]", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}},
-                     {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
-            "special_tokens": {
-                "[CLS]": {"id": "[CLS]", "ids": [vocab["[CLS]"]], "tokens": ["[CLS]"]},
-                "[SEP]": {"id": "[SEP]", "ids": [vocab["[SEP]"]], "tokens": ["[SEP]"]}}},
-        "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
-        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
-                  "max_input_chars_per_word": 100, "vocab": vocab},
-    }
 
 
 class Encoder(torch.nn.Module):
@@ -302,7 +242,7 @@ def make_encoder(out, size):
     with open(out + "/hf/config.json", "w") as fh:
         json.dump(cfg, fh, indent=2)
     with open(out + "/hf/tokenizer.json", "w", encoding="utf-8") as fh:
-        json.dump(wordpiece_json(vocab), fh)
+        json.dump(bert_tokenizer_json(vocab), fh)
     write_safetensors(out + "/hf/model.safetensors", sd)
 
     rng = np.random.RandomState(11)

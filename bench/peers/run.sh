@@ -29,7 +29,8 @@
 #      load average before each figure; the log in bench/peers/last-run.log
 #
 #   bench/peers/run.sh [--size full|small] [--threads "1 2"] [--tokens 64]
-#                      [--rounds 3] [--kv F16|F32] [--wait S] [--keep]
+#                      [--rounds 3] [--kv F16|F32] [--work-mem 4GB] [--wait S]
+#                      [--keep]
 #
 #   --size      full (default: Llama 134M, 6-layer encoder) or small (a quick
 #               run: Llama hidden 256, 4 layers, 4 heads, intermediate 704,
@@ -40,6 +41,9 @@
 #   --rounds    timed rounds per figure after an untimed one; the median is
 #               the figure (default 3)
 #   --kv        llama.cpp's key/value cache type (default F16, its default)
+#   --work-mem  tfm.work_mem of the cluster (default 4GB: tfm sizes a
+#               generation for a slide of 3/4 of max_position_embeddings, 1.5
+#               GB for Llama 134M's 2048 positions, over the 1GB default)
 #   --wait S    wait up to S s (default 60) for the 1-minute load average
 #               to fall below 0.5 before starting; warn if it does not
 #   --keep      keep the checkpoints (printed directory) instead of removing
@@ -47,7 +51,8 @@
 #
 # Environment: PGBIN (the server binaries of the throwaway cluster), PG_CONFIG
 # (if set, build and install tfm with it first), OUT (where the checkpoints
-# go; default a fresh directory under /tmp).  Needs node (v18+) and npm,
+# go; default a fresh directory under /tmp; checkpoints already there, made
+# by the same make_models.py and gguf_writer.py at the same size, are reused).  Needs node (v18+) and npm,
 # /usr/bin/python3 with PyTorch and numpy (Debian's python3-torch), and tfm
 # installed for PGBIN's PostgreSQL.  About 1.5 GB of disk at --size full.
 set -euo pipefail
@@ -59,6 +64,7 @@ THREADS="1 2"
 TOKENS=64
 ROUNDS=3
 KV=F16
+WORK_MEM=4GB
 WAIT=60
 KEEP=0
 while [ $# -gt 0 ]; do
@@ -68,9 +74,10 @@ while [ $# -gt 0 ]; do
     --tokens) TOKENS="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
     --kv) KV="$2"; shift 2 ;;
+    --work-mem) WORK_MEM="$2"; shift 2 ;;
     --wait) WAIT="$2"; shift 2 ;;
     --keep) KEEP=1; shift ;;
-    -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,52p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -89,7 +96,7 @@ res() { echo "$1|$2" >> "$RES"; }
 get() { grep -m1 "^$1|" "$RES" | cut -d'|' -f2- || true; }
 field() { tr " " "\n" | sed -n "s/^$1=//p" | head -1; }   # key=value out of a RESULT line
 
-MACHINE="$(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs"
+MACHINE="$(lscpu | sed -n 's/^Model name: *//p' | head -1) (family $(lscpu | sed -n 's/^CPU family: *//p' | head -1) model $(lscpu | sed -n 's/^Model: *//p' | head -1)), $(nproc) CPUs"
 log "bench/peers at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src include || echo ' (modified)'), size $SIZE: $MACHINE"
 command -v node >/dev/null && command -v npm >/dev/null || { echo "node and npm are needed" >&2; exit 1; }
 "$PY" -c 'import torch, numpy' 2>/dev/null || { echo "$PY cannot import torch and numpy (apt-get install python3-torch)" >&2; exit 1; }
@@ -120,22 +127,29 @@ cleanup() {
   if [ "$KEEP" = 1 ]; then log "checkpoints kept in $OUT"; else rm -rf "$OUT"; fi
 }
 trap cleanup EXIT
-log "writing the checkpoints into $OUT"
-(cd "$HERE" && "$PY" make_models.py llama "$OUT/llama" --size "$SIZE" && "$PY" make_models.py encoder "$OUT/enc" --size "$SIZE") 2>&1 |
-  grep -v -i 'warning\|^ *warnings.warn\|^ *_C._jit\|^ *torch._C' || true
-[ -f "$OUT/llama/model-Q4_0.gguf" ] && [ -f "$OUT/enc/model.onnx" ] || { echo "make_models.py failed" >&2; exit 1; }
+STAMP="$SIZE $(cd "$HERE" && cat make_models.py gguf_writer.py | md5sum | cut -c1-12)"
+if [ -f "$OUT/stamp" ] && [ "$(cat "$OUT/stamp")" = "$STAMP" ]; then
+  log "reusing the checkpoints in $OUT ($STAMP)"
+else
+  log "writing the checkpoints into $OUT"
+  rm -f "$OUT/stamp"
+  (cd "$HERE" && "$PY" make_models.py llama "$OUT/llama" --size "$SIZE" && "$PY" make_models.py encoder "$OUT/enc" --size "$SIZE") 2>&1 |
+    grep -v -i 'warning\|^ *warnings.warn\|^ *_C._jit\|^ *torch._C' || true
+  [ -f "$OUT/llama/model-Q4_0.gguf" ] && [ -f "$OUT/enc/model.onnx" ] || { echo "make_models.py failed" >&2; exit 1; }
+  echo "$STAMP" > "$OUT/stamp"
+fi
 chmod -R a+rX "$OUT"; chmod a+rx "$OUT"
 
 # ---- 3. tfm ----------------------------------------------------------------------------
 . scripts/cluster.sh
-cluster_start
+cluster_start "tfm.work_mem=$WORK_MEM"
 trap cleanup EXIT
 $PSQL -c "CREATE EXTENSION tfm"
 INFO=$($PSQL -F ' ' -c "SELECT 'blis=' || blis_kernels || ' (' || kernel_choice || '); bf16=' || bf16_kernel || '; int8=' || int8_kernel || ' (' || lowp_kernel_choice || '); auto precision=' || inference_precision FROM tfm_info()")
 KBLIS=$($PSQL -c "SELECT blis_kernels FROM tfm_info()")
 KBF16=$($PSQL -c "SELECT bf16_kernel FROM tfm_info()")
 KINT8=$($PSQL -c "SELECT int8_kernel FROM tfm_info()")
-log "tfm_info(): $INFO"
+log "tfm_info(): $INFO; tfm.work_mem $($PSQL -c 'SHOW tfm.work_mem')"
 log "importing (tfm_import_files)"
 $PSQL -F ' ' <<EOF
 SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters' FROM tfm_import_files('llama', '$OUT/llama/hf');
@@ -311,11 +325,11 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
   echo "| what | threads | tfm | peer | tfm / peer | tfm kernel | load before (tfm; peer) |"
   echo "|---|---|---|---|---|---|---|"
   for th in $THREADS; do
-    row "generation: tfm fp32 / llama.cpp F32" "$th" "$(get gen_tfm_${th}_fp32)" "$(get gen_llama_${th}_F32)" "$(get gen_tfm_${th}_fp32_load)" "$(get gen_llama_${th}_F32_load)" "fp32: BLIS $KBLIS"
-    row "generation: tfm int8 / llama.cpp Q8_0" "$th" "$(get gen_tfm_${th}_int8)" "$(get gen_llama_${th}_Q8_0)" "$(get gen_tfm_${th}_int8_load)" "$(get gen_llama_${th}_Q8_0_load)" "$KINT8"
+    row "generation: tfm fp32 / llama.cpp F32" "$th" "$(get gen_tfm_${th}_fp32)" "$(get gen_llama_${th}_F32)" "$(get gen_tfm_${th}_fp32_load)" "$(get gen_llama_${th}_F32_load)" "fp32: tfm's gemv"
+    row "generation: tfm int8 / llama.cpp Q8_0" "$th" "$(get gen_tfm_${th}_int8)" "$(get gen_llama_${th}_Q8_0)" "$(get gen_tfm_${th}_int8_load)" "$(get gen_llama_${th}_Q8_0_load)" "int8: $KINT8"
     row "generation: tfm 4-bit / llama.cpp Q4_0" "$th" "none" "$(get gen_llama_${th}_Q4_0)" "—" "$(get gen_llama_${th}_Q4_0_load)" "—"
     row "prefill: tfm fp32 / llama.cpp F32" "$th" "$(get pre_tfm_${th}_fp32)" "$(get pre_llama_${th}_F32)" "$(get gen_tfm_${th}_fp32_load)" "$(get gen_llama_${th}_F32_load)" "fp32: BLIS $KBLIS"
-    row "prefill: tfm int8 / llama.cpp Q8_0" "$th" "$(get pre_tfm_${th}_int8)" "$(get pre_llama_${th}_Q8_0)" "$(get gen_tfm_${th}_int8_load)" "$(get gen_llama_${th}_Q8_0_load)" "$KINT8"
+    row "prefill: tfm int8 / llama.cpp Q8_0" "$th" "$(get pre_tfm_${th}_int8)" "$(get pre_llama_${th}_Q8_0)" "$(get gen_tfm_${th}_int8_load)" "$(get gen_llama_${th}_Q8_0_load)" "int8: $KINT8"
     row "prefill: tfm 4-bit / llama.cpp Q4_0" "$th" "none" "$(get pre_llama_${th}_Q4_0)" "—" "$(get gen_llama_${th}_Q4_0_load)" "—"
   done
   echo
@@ -335,7 +349,7 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
   for th in $THREADS; do
     for b in 1 32; do
       for prec in fp32 bf16 int8; do
-        case $prec in fp32) k="fp32: BLIS $KBLIS" ;; bf16) k=$KBF16 ;; int8) k=$KINT8 ;; esac
+        case $prec in fp32) k="fp32: BLIS $KBLIS" ;; bf16) k="bf16: $KBF16" ;; int8) k="int8: $KINT8" ;; esac
         row "encoder batch $b: tfm $prec / ONNX Runtime fp32" "$th" "$(get enc_tfm_${th}_${prec}_$b)" "$(get enc_ort_${th}_$b)" \
           "$(get enc_tfm_${th}_${prec}_load)" "$(get enc_ort_${th}_load)" "$k"
       done
