@@ -5,8 +5,14 @@
 // tfm_generate_tokens is timed), and evaluate the prefill prompt alone.
 //
 //   node llama_gen.mjs MODEL.gguf --threads N --prompts prompts.json
-//        [--tokens 64] [--rounds 3] [--kv F16|F32]
+//        [--tokens 64] [--rounds 3] [--kv F16|F32] [--flash-attention auto|on|off]
 //   node llama_gen.mjs --info      llama.cpp's CPU features (its systemInfo)
+//
+// --kv is the key/value cache type (F16: llama.cpp's default), --flash-attention
+// llama.cpp's choice (auto: its default, on for this CPU model).  Its CPU
+// flash attention rounds through F16, which moves logits by ~1e-2 on this
+// model: the exact F32 computation, to compare greedy ids with, is
+// --kv F32 --flash-attention off.
 //
 // Prints RESULT lines (what=generate / prefill, the median of the rounds
 // after one untimed round, tokens_per_s) and `IDS a,b,c` (the generated ids
@@ -31,6 +37,7 @@ const prompts = JSON.parse(fs.readFileSync(arg("prompts"), "utf8"));
 const nTokens = Number(arg("tokens", "64"));
 const rounds = Number(arg("rounds", "3"));
 const kv = arg("kv", "F16");
+const fa = arg("flash-attention", "auto");
 const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 
 const llama = await getLlama({gpu: false, build: "never", maxThreads: threads, logLevel: LlamaLogLevel.error});
@@ -38,6 +45,7 @@ const model = await llama.loadModel({modelPath, gpuLayers: 0});
 const context = await model.createContext({
     contextSize: 512, batchSize: 512, sequences: 1, threads: {ideal: threads, min: threads},
     experimentalKvCacheKeyType: kv, experimentalKvCacheValueType: kv,
+    flashAttention: fa === "auto" ? "auto" : fa === "on",
 });
 const seq = context.getSequence();
 
@@ -59,7 +67,7 @@ async function prefill() {
     return Number(process.hrtime.bigint() - t0) / 1e9;
 }
 
-const tag = `impl=llama.cpp file=${path.basename(modelPath)} threads=${context.currentThreads} kv=${kv}`;
+const tag = `impl=llama.cpp file=${path.basename(modelPath)} threads=${context.currentThreads} kv=${kv} flash_attention=${context.flashAttention}`;
 let last = null;
 const gen = [], pre = [];
 await generate();

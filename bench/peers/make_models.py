@@ -90,8 +90,8 @@ def make_llama(out, size):
     def param(name, shape, std, mean=0.0):
         sd[name] = torch.randn(*shape, generator=g) * std + mean
 
-    # scales chosen so that attention is not uniform and the logits have
-    # clear margins (greedy ids are compared across engines)
+    # scales chosen so that attention is not uniform and the logits spread
+    # (std ~3): greedy ids are compared across engines
     param("model.embed_tokens.weight", (VOCAB, D), 0.5)
     for i in range(L):
         p = "model.layers.%d." % i

@@ -18,7 +18,9 @@
 #      llama_gen.mjs), tfm fp32 / int8 beside llama.cpp F32 / Q8_0 / Q4_0
 #      (tfm has no 4-bit: "none"), and prefill (one pass over a 128-id
 #      prompt: tfm_next_tokens; llama.cpp: evaluate without generating);
-#      the greedy ids of tfm fp32 and llama.cpp F32 must be equal
+#      the greedy ids of tfm fp32 must equal llama.cpp F32's computed exactly
+#      (a separate run with an F32 cache and flash attention off: llama.cpp's
+#      CPU flash attention rounds through F16)
 #   5. the encoder: 32 sequences of 128 ids, embeddings/s at batch 1 (one
 #      call a sequence: tfm_embed(model, int[]); ONNX Runtime: one run each)
 #      and batch 32 (tfm_embed(model, text[]) of the 32 texts; ONNX Runtime:
@@ -29,8 +31,8 @@
 #      load average before each figure; the log in bench/peers/last-run.log
 #
 #   bench/peers/run.sh [--size full|small] [--threads "1 2"] [--tokens 64]
-#                      [--rounds 3] [--kv F16|F32] [--work-mem 4GB] [--wait S]
-#                      [--keep]
+#                      [--rounds 3] [--kv F16|F32] [--flash-attention auto|on|off]
+#                      [--work-mem 4GB] [--wait S] [--keep]
 #
 #   --size      full (default: Llama 134M, 6-layer encoder) or small (a quick
 #               run: Llama hidden 256, 4 layers, 4 heads, intermediate 704,
@@ -40,7 +42,10 @@
 #   --tokens    new tokens per generation (default 64)
 #   --rounds    timed rounds per figure after an untimed one; the median is
 #               the figure (default 3)
-#   --kv        llama.cpp's key/value cache type (default F16, its default)
+#   --kv        llama.cpp's key/value cache type in the timed runs (default
+#               F16, its default)
+#   --flash-attention  llama.cpp's flash attention in the timed runs
+#               (default auto, its default)
 #   --work-mem  tfm.work_mem of the cluster (default 4GB: tfm sizes a
 #               generation for a slide of 3/4 of max_position_embeddings, 1.5
 #               GB for Llama 134M's 2048 positions, over the 1GB default)
@@ -52,9 +57,10 @@
 # Environment: PGBIN (the server binaries of the throwaway cluster), PG_CONFIG
 # (if set, build and install tfm with it first), OUT (where the checkpoints
 # go; default a fresh directory under /tmp; checkpoints already there, made
-# by the same make_models.py and gguf_writer.py at the same size, are reused).  Needs node (v18+) and npm,
-# /usr/bin/python3 with PyTorch and numpy (Debian's python3-torch), and tfm
-# installed for PGBIN's PostgreSQL.  About 1.5 GB of disk at --size full.
+# by the same make_models.py and gguf_writer.py at the same size, are
+# reused).  Needs node (v18+) and npm, /usr/bin/python3 with PyTorch and
+# numpy (Debian's python3-torch), and tfm installed for PGBIN's PostgreSQL.
+# About 1.5 GB of disk at --size full.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -64,6 +70,7 @@ THREADS="1 2"
 TOKENS=64
 ROUNDS=3
 KV=F16
+FA=auto
 WORK_MEM=4GB
 WAIT=60
 KEEP=0
@@ -74,15 +81,17 @@ while [ $# -gt 0 ]; do
     --tokens) TOKENS="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
     --kv) KV="$2"; shift 2 ;;
+    --flash-attention) FA="$2"; shift 2 ;;
     --work-mem) WORK_MEM="$2"; shift 2 ;;
     --wait) WAIT="$2"; shift 2 ;;
     --keep) KEEP=1; shift ;;
-    -h|--help) sed -n '2,52p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
 case "$SIZE" in full|small) ;; *) echo "--size must be full or small" >&2; exit 2 ;; esac
 case "$KV" in F16|F32) ;; *) echo "--kv must be F16 or F32" >&2; exit 2 ;; esac
+case "$FA" in auto|on|off) ;; *) echo "--flash-attention must be auto, on or off" >&2; exit 2 ;; esac
 
 PY=/usr/bin/python3
 PSQL="psql -X -q -At -v ON_ERROR_STOP=1"
@@ -219,16 +228,17 @@ if awk -v l="$(load1)" 'BEGIN { exit !(l > 0.5) }'; then
 fi
 
 # ---- 4. generation -----------------------------------------------------------------------
-llama_run() {   # threads file
-  local l; l=$(load)
-  log "llama.cpp $2, $1 thread(s) (load $l)"
+llama_run() {   # threads file [key rounds kv flash-attention]: timed unless a key is given
+  local key=${3:-$2} rounds=${4:-$ROUNDS} kv=${5:-$KV} fa=${6:-$FA} l; l=$(load)
+  log "llama.cpp $2, $1 thread(s), cache $kv, flash attention $fa (load $l)"
   local o; o=$(cd "$HERE" && node llama_gen.mjs "$OUT/llama/model-$2.gguf" --threads "$1" --prompts "$OUT/llama/prompts.json" \
-                 --tokens "$TOKENS" --rounds "$ROUNDS" --kv "$KV" 2>&1) || { echo "$o"; log "FAILED: llama.cpp $2"; return 0; }
-  echo "$o" | grep -v '^IDS'
-  res "gen_llama_$1_$2" "$(echo "$o" | grep 'what=generate' | field tokens_per_s)"
-  res "pre_llama_$1_$2" "$(echo "$o" | grep 'what=prefill' | field tokens_per_s)"
-  res "gen_llama_$1_$2_ids" "$(echo "$o" | sed -n 's/^IDS //p')"
-  res "gen_llama_$1_$2_load" "$l"
+                 --tokens "$TOKENS" --rounds "$rounds" --kv "$kv" --flash-attention "$fa" 2>&1) ||
+    { echo "$o"; log "FAILED: llama.cpp $2"; return 0; }
+  echo "$o"
+  res "gen_llama_$1_$key" "$(echo "$o" | grep 'what=generate' | field tokens_per_s)"
+  res "pre_llama_$1_$key" "$(echo "$o" | grep 'what=prefill' | field tokens_per_s)"
+  res "gen_llama_$1_${key}_ids" "$(echo "$o" | sed -n 's/^IDS //p')"
+  res "gen_llama_$1_${key}_load" "$l"
 }
 tfm_gen_run() {   # threads precision
   local l; l=$(load)
@@ -243,11 +253,16 @@ EOF
   set -- "$1" "$2" $o
   echo "RESULT what=generate impl=tfm precision=$2 threads=$1 tokens=$5 tokens_per_s=$3 best=$4"
   echo "RESULT what=prefill impl=tfm precision=$2 threads=$1 tokens=128 tokens_per_s=$7 best=$8"
+  echo "IDS $6"
   res "gen_tfm_$1_$2" "$3"
   res "pre_tfm_$1_$2" "$7"
   res "gen_tfm_$1_$2_ids" "$6"
   res "gen_tfm_$1_$2_load" "$l"
 }
+# the reference ids: llama.cpp F32 computed in F32 throughout (F32 cache, no
+# flash attention), one round, at the first thread count
+TH1=$(echo $THREADS | cut -d' ' -f1)
+llama_run "$TH1" F32 exact 1 F32 off
 for th in $THREADS; do
   tfm_gen_run "$th" fp32
   llama_run "$th" F32
@@ -317,7 +332,7 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
   echo
   echo "- machine: $MACHINE; load average now $(load)"
   echo "- tfm_info(): $INFO"
-  echo "- peers: $PEERS; llama.cpp CPU features: $LLAMA_SYS; its key/value cache $KV"
+  echo "- peers: $PEERS; llama.cpp CPU features: $LLAMA_SYS; in the timed runs its key/value cache $KV and flash attention $FA"
   w=$(get warn); [ -n "$w" ] && echo "- **WARNING: $w**"
   echo
   echo "Generation, batch 1, greedy, a 16-id prompt + $TOKENS new tokens (the whole call timed), and prefill (one pass over 128 ids), tokens/s, the median of $ROUNDS:"
@@ -333,10 +348,12 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
     row "prefill: tfm 4-bit / llama.cpp Q4_0" "$th" "none" "$(get pre_llama_${th}_Q4_0)" "—" "$(get gen_llama_${th}_Q4_0_load)" "—"
   done
   echo
-  echo -n "Greedy ids, tfm fp32 = llama.cpp F32 (leading ids equal / $TOKENS):"
-  for th in $THREADS; do echo -n " $th thread(s) **$(agree "$(get gen_tfm_${th}_fp32_ids)" "$(get gen_llama_${th}_F32_ids)")**;"; done
+  echo -n "Greedy ids (leading ids equal / $TOKENS), tfm fp32 = llama.cpp F32 computed exactly (F32 cache, flash attention off):"
+  for th in $THREADS; do echo -n " $th thread(s) **$(agree "$(get gen_tfm_${th}_fp32_ids)" "$(get gen_llama_${TH1}_exact_ids)")**;"; done
   echo
-  echo -n "For information (both quantized their own way): tfm int8 = llama.cpp Q8_0:"
+  echo -n "For information: tfm fp32 = llama.cpp F32 as timed (cache $KV, flash attention $FA):"
+  for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_fp32_ids)" "$(get gen_llama_${th}_F32_ids)");"; done
+  echo -n " tfm int8 = llama.cpp Q8_0 (each quantized its own way):"
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_int8_ids)" "$(get gen_llama_${th}_Q8_0_ids)");"; done
   echo -n " tfm int8 = tfm fp32:"
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_int8_ids)" "$(get gen_tfm_${th}_fp32_ids)");"; done
