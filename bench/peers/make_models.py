@@ -10,7 +10,8 @@ written once for tfm and once for its peer:
       SentencePiece BPE tokenizer.json) and as GGUF files for llama.cpp
       (OUT/model-F32.gguf, -Q8_0.gguf, -Q4_0.gguf: the same weights, q/k
       rows permuted for ggml's rope, the tokenizer in the metadata);
-      OUT/prompts.json: the prompt ids (generation, prefill)
+      OUT/prompts.json: the prompt ids (generation, prefill) and 8 text
+      prompts (tfm's batched generation)
   make_models.py encoder OUT [--size full|small]
       a MiniLM-shaped BertModel (hidden 384, 6 layers (small: 2), 12 heads,
       intermediate 1536, vocab 30522, 512 positions) as Hugging Face saves
@@ -130,7 +131,10 @@ def make_llama(out, size):
         llama_gguf("%s/model-%s.gguf" % (out, kind), cfg, npsd, pieces, scores, types, kind)
     prng = np.random.RandomState(7)
     prompts = {"generate": [1] + [int(x) for x in prng.randint(259, VOCAB, GEN_PROMPT - 1)],
-               "prefill": [1] + [int(x) for x in prng.randint(259, VOCAB, PREFILL_PROMPT - 1)]}
+               "prefill": [1] + [int(x) for x in prng.randint(259, VOCAB, PREFILL_PROMPT - 1)],
+               # tfm's batched generation takes text: 8 prompts of 10 lower-case words
+               "batch": [" ".join("".join(prng.choice(list("abcdefghijklmnopqrstuvwxyz"), prng.randint(2, 8)))
+                                  for _ in range(10)) for _ in range(8)]}
     with open(out + "/prompts.json", "w") as fh:
         json.dump(prompts, fh)
     n = sum(v.numel() for v in sd.values())

@@ -18,6 +18,8 @@
 #      llama_gen.mjs), tfm fp32 / int8 beside llama.cpp F32 / Q8_0 / Q4_0
 #      (tfm has no 4-bit: "none"), and prefill (one pass over a 128-id
 #      prompt: tfm_next_tokens; llama.cpp: evaluate without generating);
+#      tfm alone also at batch 8 (tfm_generate(model, text[]) of 8 text
+#      prompts: 8 x N tokens / time);
 #      the greedy ids of tfm fp32 must equal llama.cpp F32's computed exactly
 #      (a separate run with an F32 cache and flash attention off: llama.cpp's
 #      CPU flash attention rounds through F16)
@@ -165,7 +167,8 @@ SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' pa
 SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters' FROM tfm_import_files('enc', '$OUT/enc/hf');
 CREATE TABLE prompts AS SELECT
   ARRAY(SELECT x::int FROM json_array_elements_text(j->'generate') x) AS gen,
-  ARRAY(SELECT x::int FROM json_array_elements_text(j->'prefill') x) AS prefill
+  ARRAY(SELECT x::int FROM json_array_elements_text(j->'prefill') x) AS prefill,
+  ARRAY(SELECT x FROM json_array_elements_text(j->'batch') x) AS batch
   FROM (SELECT pg_read_file('$OUT/llama/prompts.json')::json AS j) s;
 CREATE TABLE enc_texts AS SELECT t.o::int AS o, t.body,
   ARRAY(SELECT y::int FROM json_array_elements_text(j->'ids'->(t.o::int - 1)) y) AS ids
@@ -182,6 +185,19 @@ BEGIN
     SELECT count(*), string_agg(g.id::text, ',' ORDER BY g.pos) INTO tokens, ids
       FROM tfm_generate_tokens('llama', p, max_tokens => n, temperature => 0) g;
     r := r || (tokens / extract(epoch FROM clock_timestamp() - t)::float8);
+  END LOOP;
+  SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x), max(x) INTO tokens_per_s, best FROM unnest(r) x;
+END \$\$;
+-- batch 8: one tfm_generate(model, text[]) call, 8 continuations of n tokens
+CREATE FUNCTION gen8_speed(n integer, rounds integer, OUT tokens_per_s float8, OUT best float8)
+LANGUAGE plpgsql AS \$\$
+DECLARE t timestamptz; r float8[] := '{}'; p text[] := (SELECT batch FROM prompts);
+BEGIN
+  PERFORM tfm_generate('llama', p, max_tokens => n, temperature => 0);
+  FOR i IN 1..rounds LOOP
+    t := clock_timestamp();
+    PERFORM tfm_generate('llama', p, max_tokens => n, temperature => 0);
+    r := r || (cardinality(p) * n / extract(epoch FROM clock_timestamp() - t)::float8);
   END LOOP;
   SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x), max(x) INTO tokens_per_s, best FROM unnest(r) x;
 END \$\$;
@@ -248,12 +264,15 @@ SET tfm.threads = $1;
 SET tfm.precision = $2;
 SELECT round(tokens_per_s::numeric, 2), round(best::numeric, 2), tokens, ids FROM gen_speed($TOKENS, $ROUNDS);
 SELECT round(tokens_per_s::numeric, 2), round(best::numeric, 2) FROM prefill_speed($ROUNDS);
+SELECT round(tokens_per_s::numeric, 2), round(best::numeric, 2) FROM gen8_speed($TOKENS, $ROUNDS);
 EOF
 ) || { echo "$o"; log "FAILED: tfm $2"; return 0; }
   set -- "$1" "$2" $o
   echo "RESULT what=generate impl=tfm precision=$2 threads=$1 tokens=$5 tokens_per_s=$3 best=$4"
   echo "RESULT what=prefill impl=tfm precision=$2 threads=$1 tokens=128 tokens_per_s=$7 best=$8"
+  echo "RESULT what=generate_batch8 impl=tfm precision=$2 threads=$1 tokens=$((8 * TOKENS)) tokens_per_s=$9 best=${10}"
   echo "IDS $6"
+  res "gen8_tfm_$1_$2" "$9"
   res "gen_tfm_$1_$2" "$3"
   res "pre_tfm_$1_$2" "$7"
   res "gen_tfm_$1_$2_ids" "$6"
@@ -318,7 +337,7 @@ done
 cluster_stop
 
 # ---- 6. the table ----------------------------------------------------------------------------
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0 || a !~ /^[0-9.]+$/) print "—"; else printf "%.2fx", a / b }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a !~ /^[0-9.]+$/ || b !~ /^[0-9.]+$/ || b == 0) print "—"; else printf "%.2fx", a / b }'; }
 agree() {  # leading ids two comma lists share / the longer's length
   awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x, ","); m = split(b, y, ","); k = 0;
     while (k < n && k < m && x[k+1] == y[k+1]) k++; printf "%d/%d", k, (n > m ? n : m) }'
@@ -343,6 +362,8 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
     row "generation: tfm fp32 / llama.cpp F32" "$th" "$(get gen_tfm_${th}_fp32)" "$(get gen_llama_${th}_F32)" "$(get gen_tfm_${th}_fp32_load)" "$(get gen_llama_${th}_F32_load)" "fp32: tfm's gemv"
     row "generation: tfm int8 / llama.cpp Q8_0" "$th" "$(get gen_tfm_${th}_int8)" "$(get gen_llama_${th}_Q8_0)" "$(get gen_tfm_${th}_int8_load)" "$(get gen_llama_${th}_Q8_0_load)" "int8: $KINT8"
     row "generation: tfm 4-bit / llama.cpp Q4_0" "$th" "none" "$(get gen_llama_${th}_Q4_0)" "—" "$(get gen_llama_${th}_Q4_0_load)" "—"
+    row "generation, batch 8, tfm fp32 (not measured for llama.cpp)" "$th" "$(get gen8_tfm_${th}_fp32)" "—" "$(get gen_tfm_${th}_fp32_load)" "—" "fp32: tfm's gemv"
+    row "generation, batch 8, tfm int8 (not measured for llama.cpp)" "$th" "$(get gen8_tfm_${th}_int8)" "—" "$(get gen_tfm_${th}_int8_load)" "—" "int8: $KINT8"
     row "prefill: tfm fp32 / llama.cpp F32" "$th" "$(get pre_tfm_${th}_fp32)" "$(get pre_llama_${th}_F32)" "$(get gen_tfm_${th}_fp32_load)" "$(get gen_llama_${th}_F32_load)" "fp32: BLIS $KBLIS"
     row "prefill: tfm int8 / llama.cpp Q8_0" "$th" "$(get pre_tfm_${th}_int8)" "$(get pre_llama_${th}_Q8_0)" "$(get gen_tfm_${th}_int8_load)" "$(get gen_llama_${th}_Q8_0_load)" "int8: $KINT8"
     row "prefill: tfm 4-bit / llama.cpp Q4_0" "$th" "none" "$(get pre_llama_${th}_Q4_0)" "—" "$(get gen_llama_${th}_Q4_0_load)" "—"
