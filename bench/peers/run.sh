@@ -34,7 +34,7 @@
 #
 #   bench/peers/run.sh [--size full|small] [--threads "1 2"] [--tokens 64]
 #                      [--rounds 3] [--kv F16|F32] [--flash-attention auto|on|off]
-#                      [--work-mem 4GB] [--wait S] [--keep]
+#                      [--work-mem 16GB] [--wait S] [--keep]
 #
 #   --size      full (default: Llama 134M, 6-layer encoder) or small (a quick
 #               run: Llama hidden 256, 4 layers, 4 heads, intermediate 704,
@@ -48,9 +48,11 @@
 #               F16, its default)
 #   --flash-attention  llama.cpp's flash attention in the timed runs
 #               (default auto, its default)
-#   --work-mem  tfm.work_mem of the cluster (default 4GB: tfm sizes a
-#               generation for a slide of 3/4 of max_position_embeddings, 1.5
-#               GB for Llama 134M's 2048 positions, over the 1GB default)
+#   --work-mem  tfm.work_mem of the cluster (default 16GB: tfm's estimate of
+#               a generation's memory assumes a slide re-feeding 3/4 of
+#               max_position_embeddings, 1.5 GB a sequence for Llama 134M's
+#               2048 positions; under a lower limit batch 8 is refused or
+#               split in halves; the backend's peak RSS at batch 8 was 0.8 GB)
 #   --wait S    wait up to S s (default 60) for the 1-minute load average
 #               to fall below 0.5 before starting; warn if it does not
 #   --keep      keep the checkpoints (printed directory) instead of removing
@@ -73,7 +75,7 @@ TOKENS=64
 ROUNDS=3
 KV=F16
 FA=auto
-WORK_MEM=4GB
+WORK_MEM=16GB
 WAIT=60
 KEEP=0
 while [ $# -gt 0 ]; do
