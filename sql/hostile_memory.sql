@@ -73,7 +73,10 @@ SELECT tfm_classify('hm_cls', array_agg(t ORDER BY i)) = array_agg(tfm_classify(
 SELECT model FROM tfm_create_model('hm_lm', 'lm', 'hm_chars', d_model => 64, heads => 4, layers => 1,
                                    max_len => 1024);
 SET tfm.work_mem = '16MB';
-SELECT pg_temp.err($$SELECT tfm_generate('hm_lm', 'axyz', max_tokens => 5, temperature => 0)$$) AS generate_refused;
+-- a window that slides (prompt + max_tokens past max_len) is sized for the slide
+SELECT pg_temp.err($$SELECT tfm_generate('hm_lm', 'axyz', max_tokens => 1100, temperature => 0)$$) AS generate_refused;
+-- one that fits never slides: sized for its own positions, it runs in 16MB
+SELECT length(tfm_generate('hm_lm', 'axyz', max_tokens => 5, temperature => 0)) <= 5 AS fits_without_slide;
 SELECT pg_temp.err($$SELECT * FROM tfm_score('hm_lm', repeat('axyz ', 200))$$) AS score_refused;
 SELECT pg_temp.err($$SELECT * FROM tfm_next_tokens('hm_lm', repeat('axyz ', 200))$$) AS next_refused;
 SET tfm.work_mem = '256MB';
