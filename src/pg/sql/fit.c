@@ -41,6 +41,7 @@
 #define A_RESUME  (A_TRAIN_NARGS + 1)
 #define A_KEEP    (A_TRAIN_NARGS + 2)
 #define A_PRECISION (A_TRAIN_NARGS + 3)
+#define A_PATIENCE (A_TRAIN_NARGS + 4)
 
 typedef struct FitState
 {
@@ -181,7 +182,7 @@ tfm_fit(PG_FUNCTION_ARGS)
 	else
 	{
 		run->query = pstrdup(query);	/* in run_cxt, which outlives the commits */
-		tfm_run_options(fcinfo, run, &o, A_KEEP, A_PRECISION);
+		tfm_run_options(fcinfo, run, &o, A_KEEP, A_PRECISION, PG_NARGS() > A_PATIENCE ? A_PATIENCE : -1);
 		tfm_checkpoint_forget(&run->row);
 		tfm_run_begin(run, &o);
 	}

@@ -253,6 +253,13 @@ tfm_create_model(PG_FUNCTION_ARGS)
 		nm.target_tokenizer = tgt_tokenizer;
 		nm.labels = PG_ARGISNULL(A_LABELS) ? (Datum) 0 : PG_GETARG_DATUM(A_LABELS);
 		nm.config_json = tfm_config_json(&c);
+		/* no dropout given: each training run chooses it from its plan */
+		if (PG_ARGISNULL(A_DROPOUT) && PG_ARGISNULL(A_ATTN_DROPOUT))
+		{
+			size_t		n = strlen(nm.config_json);
+
+			nm.config_json = psprintf("%.*s, \"dropout_auto\": true}", (int) n - 1, nm.config_json);
+		}
 		nm.parameters = n_params;
 		memset(&row, 0, sizeof(row));
 		row.bos_id = row.eos_id = -1;
