@@ -374,7 +374,7 @@ CREATE FUNCTION tfm_train(
     OUT epoch integer, OUT steps bigint, OUT train_loss double precision,
     OUT val_loss double precision, OUT val_accuracy double precision,
     OUT tokens_per_s double precision, OUT seconds double precision, OUT kept boolean,
-    OUT val_rows bigint, OUT dropout real, OUT weight_decay real, OUT note text)
+    OUT val_rows bigint, OUT dropout real, OUT decay real, OUT note text)  -- decay: weight_decay is an argument
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'tfm_train' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL means "the default"
 COMMENT ON FUNCTION tfm_train IS

@@ -153,6 +153,22 @@ tfm_keep_arg(FunctionCallInfo fcinfo, int n)
 	return TFM_KEEP_BEST;
 }
 
+int
+tfm_patience_arg(FunctionCallInfo fcinfo, int n)
+{
+	int			p;
+
+	if (n < 0 || PG_NARGS() <= n || PG_ARGISNULL(n))
+		return TFM_PATIENCE_DEFAULT;
+	p = PG_GETARG_INT32(n);
+	if (p < 0 || p > TFM_PATIENCE_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("patience must be between 0 (no early stopping) and %d, not %d",
+						TFM_PATIENCE_MAX, p)));
+	return p;
+}
+
 tfm_precision
 tfm_train_precision_arg(FunctionCallInfo fcinfo, int n)
 {
@@ -293,16 +309,7 @@ tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int k
 	run->keep_given = keep_arg >= 0 && PG_NARGS() > keep_arg && !PG_ARGISNULL(keep_arg);
 	if (run->keep_given)
 		run->keep = tfm_keep_arg(fcinfo, keep_arg);
-	run->patience = TFM_PATIENCE_DEFAULT;
-	if (patience_arg >= 0 && PG_NARGS() > patience_arg && !PG_ARGISNULL(patience_arg))
-	{
-		run->patience = PG_GETARG_INT32(patience_arg);
-		if (run->patience < 0 || run->patience > TFM_PATIENCE_MAX)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("patience must be between 0 (no early stopping) and %d, not %d",
-							TFM_PATIENCE_MAX, run->patience)));
-	}
+	run->patience = tfm_patience_arg(fcinfo, patience_arg);
 	/* a model created without dropout gets the plan's; an imported one keeps its own */
 	run->auto_dropout = run->row.dropout_auto;
 	run->rd.chunk_rows = tfm_train_chunk_rows;

@@ -188,6 +188,8 @@ void		tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o,
 
 /* keep => 'last' | 'best' (argument n, not NULL) */
 TfmKeep		tfm_keep_arg(FunctionCallInfo fcinfo, int n);
+/* patience => evaluations without improvement, 0 = never stop early (argument n; absent or NULL: the default) */
+int			tfm_patience_arg(FunctionCallInfo fcinfo, int n);
 /* train_precision => 'fp32' | 'bf16' (argument n; absent or NULL: fp32) */
 tfm_precision tfm_train_precision_arg(FunctionCallInfo fcinfo, int n);
 /*

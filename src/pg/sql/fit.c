@@ -144,6 +144,7 @@ tfm_fit(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(A_KEEP))
 		(void) tfm_keep_arg(fcinfo, A_KEEP);
 	(void) tfm_train_precision_arg(fcinfo, A_PRECISION);
+	(void) tfm_patience_arg(fcinfo, PG_NARGS() > A_PATIENCE ? A_PATIENCE : -1);
 	if (call == NULL || !IsA(call, CallContext) || call->atomic)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
