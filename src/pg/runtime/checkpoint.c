@@ -395,8 +395,10 @@ read_tensors(TrainRun *run)
 	tfm_model  *m = run->m;
 	int			seen = 0;
 	TfmAsOwner	as;
+	/* the best evaluation's weights: kept only with keep => 'best' */
+	bool		best = run->best_epoch > 0 && run->keep == TFM_KEEP_BEST;
 
-	if (run->best_epoch > 0)
+	if (best)
 		run->best_params = MemoryContextAllocExtended(run->cxt, sizeof(float) * m->n_floats,
 													  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	tfm_spi_connect_owner(&as);
@@ -418,14 +420,14 @@ read_tensors(TrainRun *run)
 		const tfm_param_info *p = tfm_model_find(m, name);
 
 		CHECK_FOR_INTERRUPTS();
-		if (!p || n2 || n3 || (run->best_epoch > 0 && n4))
+		if (!p || n2 || n3 || (best && n4))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("the checkpoint of model \"%s\" does not match its config at tensor \"%s\"",
 							run->row.name, name)));
 		copy_floats(run, name, dm, run->tr.opt.m + p->offset, p->size);
 		copy_floats(run, name, dv, run->tr.opt.v + p->offset, p->size);
-		if (run->best_epoch > 0)
+		if (best)
 			copy_floats(run, name, db, run->best_params + p->offset, p->size);
 		seen++;
 	}
