@@ -745,16 +745,14 @@ validate(TrainRun *run, double *val_loss, double *val_acc)
 /* ---- saves --------------------------------------------------------------- */
 
 /*
- * Write the weights (a new version) and the tfm.history row of an epoch's
- * end (checkpoint 0) or of the checkpoint-th mid-epoch checkpoint.
+ * The tfm.history row of an epoch's end (checkpoint 0) or of the
+ * checkpoint-th mid-epoch checkpoint or evaluation
  */
-void
-tfm_run_save(TrainRun *run, const TrainEpoch *e, int checkpoint)
+static void
+add_history(TrainRun *run, const TrainEpoch *e, int checkpoint)
 {
 	TfmHistoryRow h;
 
-	tfm_catalog_save(&run->row, run->m, run->tr.step - run->steps_before);
-	run->steps_before = run->tr.step;
 	h.model_id = run->row.id;
 	h.run_started = run->started;
 	h.epoch = e->epoch;
@@ -771,6 +769,15 @@ tfm_run_save(TrainRun *run, const TrainEpoch *e, int checkpoint)
 	h.weight_decay = e->weight_decay;
 	h.note = e->note[0] ? e->note : NULL;
 	tfm_history_add(&h);
+}
+
+/* write the weights (a new version) and their tfm.history row */
+void
+tfm_run_save(TrainRun *run, const TrainEpoch *e, int checkpoint)
+{
+	tfm_catalog_save(&run->row, run->m, run->tr.step - run->steps_before);
+	run->steps_before = run->tr.step;
+	add_history(run, e, checkpoint);
 }
 
 /* the epoch so far, for a result row or a checkpoint's history row */
@@ -1133,7 +1140,6 @@ static void
 evaluate_mid_epoch(TrainRun *run)
 {
 	TrainEpoch	e;
-	TfmHistoryRow h;
 
 	if (!has_val(run))
 		return;
@@ -1141,23 +1147,7 @@ evaluate_mid_epoch(TrainRun *run)
 	e.checkpoint = ++run->checkpoints;
 	evaluate(run, &e);
 	add_result(run, &e);
-	memset(&h, 0, sizeof(h));
-	h.model_id = run->row.id;
-	h.run_started = run->started;
-	h.epoch = e.epoch;
-	h.steps = e.steps;
-	h.train_loss = e.train_loss;
-	h.val_loss = e.val_loss;
-	h.val_acc = e.val_acc;
-	h.tokens_per_s = e.tokens_per_s;
-	h.seconds = e.seconds;
-	h.checkpoint = e.checkpoint;
-	h.rows_done = run->rd.row_number;
-	h.val_rows = e.val_rows;
-	h.dropout = e.dropout;
-	h.weight_decay = e.weight_decay;
-	h.note = e.note;
-	tfm_history_add(&h);
+	add_history(run, &e, e.checkpoint);
 }
 
 static void
