@@ -13,7 +13,7 @@
 #     Old: dropout 0.1, val_fraction 0.1, keep => 'best', weight decay 0.01,
 #     no early stopping.  New: the defaults.
 #
-#   bench/train_defaults.sh                  # BUDGETS="5 10", EPOCHS="3 6 10"
+#   bench/train_defaults.sh                  # BUDGETS="5 10", EPOCHS="3 8"
 #   BUDGETS="30 60" bench/train_defaults.sh  # the budgets
 #   WHAT=lm | WHAT=classify                  # one half only
 #
@@ -25,7 +25,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 THREADS=${THREADS:-2}
 BUDGETS=${BUDGETS:-5 10}
-EPOCHS=${EPOCHS:-3 6 10}
+EPOCHS=${EPOCHS:-3 8}
 WHAT=${WHAT:-all}
 if [ -z "${DATA:-}" ]; then
   for d in /work/shared/data "$ROOT/../shared/data"; do [ -f "$d/moby_dick_train.txt.gz" ] && DATA=$d && break; done
@@ -136,6 +136,6 @@ EOF
 case "$WHAT" in
   classify) classify ;;
   lm) lm ;;
-  *) classify; lm ;;
+  *) lm; classify ;;
 esac
 cat "$SUMMARY"

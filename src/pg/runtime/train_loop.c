@@ -102,6 +102,9 @@ plan_run(TrainRun *run, tfm_train_opts *o)
 
 	if (spe > 0 && total > 0)
 		passes = Min((double) run->epochs, (double) total / spe);
+	/* a time limit's steps are known from the speed at step 5: till then, one pass */
+	if (run->time_limit_us > 0 && run->fit_base_s < 0.0)
+		passes = Min(passes, 1.0);
 	run->planned_passes = passes;
 	tfm_train_regularisation(passes, &dropout, &wd);
 	if (run->auto_dropout)
