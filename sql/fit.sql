@@ -117,6 +117,19 @@ SELECT count(*) AS epochs, bool_and(a.val_accuracy = b.val_accuracy) AS same_acc
  WHERE a.model_id = (SELECT id FROM tfm.models WHERE name = 'b1')
    AND b.model_id = (SELECT id FROM tfm.models WHERE name = 'b2') AND checkpoint = 0;
 
+-- keep => 'last' interrupted after an evaluation (in epoch 2): the checkpoint
+-- holds no best weights, and the resumed run ends as the uninterrupted one
+SELECT count(*) FROM (SELECT tfm_create_model('f6', 'classify', vocab_size => 50, labels => ARRAY['a', 'b'],
+                                              d_model => 16, heads => 2, layers => 1, max_len => 16, seed => 3)) s;
+SELECT setval('boom_reads', 1, false);
+SET tfm_test.boom_at = 6;
+CALL tfm_fit('f6', 'SELECT ids, boom(i, label) FROM toy ORDER BY i', epochs => 3, lr => 3e-3,
+             keep => 'last', checkpoint_every => '1 microsecond');
+SET tfm_test.boom_at = 0;
+SELECT epoch, rows_done FROM tfm.checkpoints;
+CALL tfm_fit('f6', resume => true);
+SELECT pg_temp.same_weights('f1', 'f6') AS last_interrupted_after_an_evaluation_vs_not;
+
 -- interrupted again; training the model otherwise says so and starts afresh
 SELECT setval('boom_reads', 1, false);
 SET tfm_test.boom_at = 3;
