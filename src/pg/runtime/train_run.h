@@ -7,7 +7,7 @@
  * Everything a checkpoint must hold to continue a run bit for bit lives in
  * TrainRun: the optimizer (moments, step), the schedule position, the
  * shuffling RNG, the epoch and the rows read in it, the lm carry tokens,
- * the epoch's running sums and the best epoch so far.
+ * the epoch's running sums and the best evaluation so far and the plan (dropout, weight decay, evaluations).
  */
 #ifndef TFM_TRAIN_RUN_H
 #define TFM_TRAIN_RUN_H
@@ -137,7 +137,7 @@ struct TrainRun
 	bool		stop;			/* time limit, max_steps or non-finite */
 	bool		nonfinite;
 
-	/* validation set (read in epoch 1) */
+	/* validation set (read before the first step: tfm_run_read_val) */
 	TfmExample *val;
 	int			nval;
 	int32	   *val_stream;		/* lm */
