@@ -7,7 +7,8 @@
  * Everything a checkpoint must hold to continue a run bit for bit lives in
  * TrainRun: the optimizer (moments, step), the schedule position, the
  * shuffling RNG, the epoch and the rows read in it, the lm carry tokens,
- * the epoch's running sums and the best evaluation so far and the plan (dropout, weight decay, evaluations).
+ * the epoch's running sums, the best evaluation so far and the plan
+ * (dropout, weight decay, evaluations).
  */
 #ifndef TFM_TRAIN_RUN_H
 #define TFM_TRAIN_RUN_H
