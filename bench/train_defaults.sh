@@ -16,6 +16,8 @@
 #   bench/train_defaults.sh                  # BUDGETS="5 10", EPOCHS="3 8"
 #   BUDGETS="30 60" bench/train_defaults.sh  # the issue's budgets
 #   WHAT=lm | WHAT=classify                  # one half only
+#   LM_CHARS=100000 WHAT=lm BUDGETS=5        # the first 100,000 characters only:
+#                                            # many passes in a short budget
 #
 # Environment: THREADS (default 2), SKIP_BUILD=1, OUT (default a fresh
 # /tmp/tfm-train-defaults.XXXX), DATA (/work/shared/data or ../shared/data).
@@ -27,6 +29,7 @@ THREADS=${THREADS:-2}
 BUDGETS=${BUDGETS:-5 10}
 EPOCHS=${EPOCHS:-3 8}
 WHAT=${WHAT:-all}
+LM_CHARS=${LM_CHARS:-0}
 if [ -z "${DATA:-}" ]; then
   for d in /work/shared/data "$ROOT/../shared/data"; do [ -f "$d/moby_dick_train.txt.gz" ] && DATA=$d && break; done
 fi
@@ -34,7 +37,7 @@ OUT=${OUT:-$(mktemp -d /tmp/tfm-train-defaults.XXXXXX)}
 . "$ROOT/bench/bench_start.sh"
 SUMMARY="$OUT/summary.md"
 {
-  echo "## Training defaults, old vs new (threads $THREADS, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'))"
+  echo "## Training defaults, old vs new (threads $THREADS, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc --all) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'))"
   echo
 } > "$SUMMARY"
 
@@ -92,10 +95,11 @@ lm() {
 CREATE TABLE moby (part text PRIMARY KEY, body text NOT NULL);
 INSERT INTO moby VALUES ('train', convert_from(pg_read_binary_file('$OUT/moby_train.txt'), 'UTF8')),
                         ('val', convert_from(pg_read_binary_file('$OUT/moby_val.txt'), 'UTF8'));
+UPDATE moby SET body = left(body, $LM_CHARS) WHERE part = 'train' AND $LM_CHARS > 0;
 SELECT tfm_tokenizer_train('moby_chars', body, 'char') FROM moby WHERE part = 'train';
 EOF
   {
-    echo "### Moby-Dick char LM (nats/char on moby_dick_val, 119,032 characters)"
+    echo "### Moby-Dick char LM (nats/char on moby_dick_val, 119,032 characters; trained on $( [ "$LM_CHARS" -gt 0 ] && echo "the first $LM_CHARS characters of moby_dick_train" || echo "moby_dick_train"))"
     echo
     echo "| budget | old defaults | new defaults | new: passes, evaluations, kept, dropout, weight decay |"
     echo "|---|---|---|---|"
