@@ -27,7 +27,8 @@ CREATE TABLE hm_text AS SELECT i, CASE WHEN i % 2 = 0 THEN 'a' ELSE 'b' END AS l
   repeat(chr(97 + i % 7) || 'xyz ', 1 + i % 5) AS t FROM generate_series(1, 40) i;
 SELECT tfm_tokenizer_train('hm_chars', t, 'char') FROM hm_text;
 SELECT model FROM tfm_create_model('hm_cls', 'classify', 'hm_chars', labels => ARRAY['a', 'b'],
-                                   d_model => 128, heads => 4, layers => 1, max_len => 2048);
+                                   d_model => 128, heads => 4, layers => 1, max_len => 2048,
+                                   dropout => 0.1);  -- explicit: workspace sizes with dropout's masks
 SELECT version AS v0 FROM tfm.models WHERE name = 'hm_cls' \gset
 
 -- training one 2,048-token row: 4 heads × 2048² attention weights alone are 64 MB
