@@ -58,6 +58,7 @@
 #include "utils/timestamp.h"
 
 #include "sql/args.h"
+#include "sql/embed_chunks.h"
 #include "storage/jobs.h"
 
 /* ---- SQL fragments -------------------------------------------------------- */
@@ -103,7 +104,7 @@ key_list(const TfmJob *j, const char *prefix)
 	return s.data;
 }
 
-/* tfm_k.c1::type1, ... */
+/* tfm_k.c1::type1 AS "k1", ... */
 static char *
 key_casts(const TfmJob *j)
 {
@@ -111,7 +112,8 @@ key_casts(const TfmJob *j)
 
 	initStringInfo(&s);
 	for (int i = 0; i < j->nkeys; i++)
-		appendStringInfo(&s, "%stfm_k.c%d::%s", i ? ", " : "", i + 1, j->key_types[i]);
+		appendStringInfo(&s, "%stfm_k.c%d::%s AS %s", i ? ", " : "", i + 1, j->key_types[i],
+						 quote_identifier(j->key_cols[i]));
 	return s.data;
 }
 
@@ -179,6 +181,33 @@ compute_sql(const TfmJob *j, const char *dest)
 	const char *keys = key_list(j, "");
 
 	initStringInfo(&s);
+	if (j->chunk_tokens > 0)
+	{
+		/*
+		 * A text's windows, upserted by (key, chunk); the key's chunks past
+		 * its last are deleted (a text that got shorter): the DELETE sees
+		 * the rows as they were before the INSERT and touches none it writes.
+		 */
+		const char *ekeys = key_list(j, "tfm_e.");
+
+		appendStringInfo(&s, "WITH tfm_e AS (SELECT %s, tfm_o.chunk, tfm_o.chunk_start, tfm_o.chunk_end, tfm_o.embedding "
+						 "FROM ROWS FROM (%s) WITH ORDINALITY AS tfm_k(%s, ord) "
+						 "JOIN %s.tfm_embed_chunks($1, $4, ($3->>'chunk_tokens')::int, "
+						 "coalesce(($3->>'chunk_overlap')::int, 0)) AS tfm_o ON tfm_o.ord = tfm_k.ord), ",
+						 key_casts(j), key_params(j, 5), key_aliases(j), ns);
+		appendStringInfo(&s, "tfm_w AS (INSERT INTO %s AS tfm_d (%s, chunk, chunk_start, chunk_end, output, "
+						 "model_version, updated_at) SELECT %s, chunk, chunk_start, chunk_end, embedding, $2, "
+						 "pg_catalog.now() FROM tfm_e ON CONFLICT (%s, chunk) DO UPDATE SET "
+						 "chunk_start = excluded.chunk_start, chunk_end = excluded.chunk_end, "
+						 "output = excluded.output, model_version = excluded.model_version, "
+						 "updated_at = excluded.updated_at RETURNING 1), ",
+						 dest, keys, ekeys, keys);
+		appendStringInfo(&s, "tfm_x AS (DELETE FROM %s AS tfm_d USING (SELECT %s, max(chunk) AS last FROM tfm_e "
+						 "GROUP BY %s) AS tfm_m WHERE (%s) = (%s) AND tfm_d.chunk > tfm_m.last) "
+						 "SELECT count(*) FROM tfm_w",
+						 dest, key_list(j, ""), key_list(j, ""), key_list(j, "tfm_d."), key_list(j, "tfm_m."));
+		return s.data;
+	}
 	appendStringInfo(&s, "INSERT INTO %s AS tfm_d (%s, output, model_version, updated_at) SELECT %s, ",
 					 dest, keys, key_casts(j));
 	if (strcmp(j->task, "embed") == 0)
@@ -414,7 +443,9 @@ compute_fn(void *arg)
 		args[4 + c] = col_array(b, c);
 	}
 	owner_begin(b->job, &as);
-	if (SPI_execute_with_args(b->compute, na, types, args, NULL, false, 0) != SPI_OK_INSERT)
+	/* a job that chunks writes through a WITH ... SELECT */
+	if (SPI_execute_with_args(b->compute, na, types, args, NULL, false, 0) !=
+		(b->job->chunk_tokens > 0 ? SPI_OK_SELECT : SPI_OK_INSERT))
 		elog(ERROR, "cannot write the destination of job \"%s\"", b->job->name);
 	owner_end(&as);
 }
@@ -798,6 +829,38 @@ bad:
 			 errdetail("Given: %s", input)));
 }
 
+/* chunk_tokens and chunk_overlap: an embedding job's, within the model's window */
+static void
+check_chunking(Jsonb *options, const char *task, const TfmModelRow *row, TfmJob *job)
+{
+	Oid			types[1] = {JSONBOID};
+	Datum		args[1] = {JsonbPGetDatum(options)};
+	bool		ct_null,
+				co_null;
+	int			ct,
+				co;
+
+	if (SPI_execute_with_args("SELECT ($1->>'chunk_tokens')::int, ($1->>'chunk_overlap')::int",
+							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "cannot check the options");
+	ct = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &ct_null));
+	co = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &co_null));
+	if (ct_null && co_null)
+		return;
+	if (strcmp(task, "embed") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a job of task %s cannot chunk its texts", task),
+				 errhint("chunk_tokens and chunk_overlap are options of embedding jobs.")));
+	if (ct_null)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("chunk_overlap needs chunk_tokens")));
+	tfm_check_chunking(row, ct, co_null ? 0 : co);
+	job->chunk_tokens = ct;
+	job->chunk_overlap = co_null ? 0 : co;
+}
+
 static void
 check_options(Jsonb *options, const char *task)
 {
@@ -807,7 +870,7 @@ check_options(Jsonb *options, const char *task)
 
 	if (SPI_execute_with_args("SELECT CASE WHEN jsonb_typeof($1) <> 'object' THEN 'options must be a JSON object' "
 							  "ELSE (SELECT string_agg(k, ', ') FROM jsonb_object_keys($1) k WHERE k <> ALL ("
-							  "  ARRAY['batch', 'reprocess_stale'] || CASE $2 "
+							  "  ARRAY['batch', 'reprocess_stale', 'chunk_tokens', 'chunk_overlap'] || CASE $2 "
 							  "  WHEN 'generate' THEN ARRAY['max_tokens', 'temperature', 'top_k', 'top_p', 'seed', 'stop'] "
 							  "  WHEN 'translate' THEN ARRAY['beam', 'length_penalty', 'max_tokens'] "
 							  "  ELSE '{}'::text[] END)) END",
@@ -818,11 +881,11 @@ check_options(Jsonb *options, const char *task)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", bad)));
 	if (bad != NULL)
 		ereport(ERROR,
-				(errcode(strstr(bad, "chunk") ? ERRCODE_FEATURE_NOT_SUPPORTED : ERRCODE_INVALID_PARAMETER_VALUE),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown option for a job of task %s: %s", task, bad),
-				 errhint("A job takes batch and reprocess_stale, and the options of its task's function "
-						 "(generate: max_tokens, temperature, top_k, top_p, seed, stop; translate: beam, "
-						 "length_penalty, max_tokens).")));
+				 errhint("A job takes batch, reprocess_stale, chunk_tokens and chunk_overlap (embed), and "
+						 "the options of its task's function (generate: max_tokens, temperature, top_k, "
+						 "top_p, seed, stop; translate: beam, length_penalty, max_tokens).")));
 	/* the values' types and ranges: cast now rather than at the first batch */
 	if (SPI_execute_with_args("SELECT coalesce(($1->>'batch')::int, 64), coalesce(($1->>'reprocess_stale')::bool, true), "
 							  "($1->>'max_tokens')::int, ($1->>'temperature')::real, ($1->>'top_k')::int, "
@@ -981,6 +1044,7 @@ tfm_job_create(PG_FUNCTION_ARGS)
 	if (options != NULL)
 	{
 		check_options(options, task);
+		check_chunking(options, task, &row, &job);
 		job.options = JsonbToCString(NULL, &options->root, VARSIZE(options));
 	}
 	else
@@ -1021,8 +1085,12 @@ tfm_job_create(PG_FUNCTION_ARGS)
 		appendStringInfo(&s, "CREATE TABLE %s (", quote_qualified_identifier(get_namespace_name(nsp), name));
 		for (int i = 0; i < job.nkeys; i++)
 			appendStringInfo(&s, "%s %s NOT NULL, ", quote_identifier(job.key_cols[i]), col_defs[i]);
+		if (job.chunk_tokens > 0)
+			appendStringInfoString(&s, "chunk integer NOT NULL, chunk_start integer NOT NULL, "
+								   "chunk_end integer NOT NULL, ");
 		appendStringInfo(&s, "output %s, model_version bigint, updated_at timestamptz NOT NULL DEFAULT now(), "
-						 "PRIMARY KEY (%s))", output_type(task), key_list(&job, ""));
+						 "PRIMARY KEY (%s%s))", output_type(task), key_list(&job, ""),
+						 job.chunk_tokens > 0 ? ", chunk" : "");
 		if (SPI_execute(s.data, false, 0) != SPI_OK_UTILITY)
 			elog(ERROR, "cannot create the destination of job \"%s\"", name);
 		CommandCounterIncrement();
@@ -1051,6 +1119,7 @@ tfm_job_create(PG_FUNCTION_ARGS)
 		/* the writes to the destination: its columns and a unique key on the key columns */
 		Oid			types[12];
 		int			na = 4 + job.nkeys;
+		SPIPlanPtr	upsert;
 
 		types[0] = TEXTOID;
 		types[1] = INT8OID;
@@ -1062,9 +1131,11 @@ tfm_job_create(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("a job's source may have at most 8 key columns")));
 		owner_begin(&job, &as);
-		if (SPI_prepare(compute_sql(&job, dest), na, types) == NULL ||
+		if ((upsert = SPI_prepare(compute_sql(&job, dest), na, types)) == NULL ||
 			SPI_prepare(delete_sql(&job, dest), job.nkeys, types + 4) == NULL)
 			elog(ERROR, "cannot prepare the writes of job \"%s\"", name);
+		/* planned now: a destination without a unique key on the key columns (and chunk) fails here */
+		ReleaseCachedPlan(SPI_plan_get_cached_plan(upsert), NULL);
 		owner_end(&as);
 	}
 

@@ -85,7 +85,9 @@ tfm_job_read(const char *name, TfmJob *job, bool missing_ok)
 	if (SPI_execute_with_args("SELECT id, name, owner::oid, source::oid, destination::oid, key_columns, "
 							  "key_types, input, model, task, options::text, search_path, "
 							  "state = 'paused', coalesce((options->>'batch')::int, 64), "
-							  "coalesce((options->>'reprocess_stale')::bool, true) "
+							  "coalesce((options->>'reprocess_stale')::bool, true), "
+							  "coalesce((options->>'chunk_tokens')::int, 0), "
+							  "coalesce((options->>'chunk_overlap')::int, 0) "
 							  "FROM tfm.job_defs WHERE name = $1",
 							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "cannot read tfm.job_defs");
@@ -122,6 +124,8 @@ tfm_job_read(const char *name, TfmJob *job, bool missing_ok)
 		job->paused = DatumGetBool(SPI_getbinval(tup, td, 13, &isnull));
 		job->batch = DatumGetInt32(SPI_getbinval(tup, td, 14, &isnull));
 		job->reprocess_stale = DatumGetBool(SPI_getbinval(tup, td, 15, &isnull));
+		job->chunk_tokens = DatumGetInt32(SPI_getbinval(tup, td, 16, &isnull));
+		job->chunk_overlap = DatumGetInt32(SPI_getbinval(tup, td, 17, &isnull));
 		MemoryContextSwitchTo(old);
 	}
 	SPI_freetuptable(SPI_tuptable);
@@ -262,7 +266,8 @@ tfm_job_enqueue_stale(const TfmJob *job, const char *dest_sql, int64 version)
 	char	   *key = key_text_array(job, "d.");
 	char	   *sql;
 
-	sql = psprintf("INSERT INTO tfm.job_queue (job_id, key) SELECT $1, %s FROM %s d "
+	/* DISTINCT: a job that chunks has several outputs per key */
+	sql = psprintf("INSERT INTO tfm.job_queue (job_id, key) SELECT DISTINCT $1, %s FROM %s d "
 				   "WHERE d.model_version IS DISTINCT FROM $2 AND NOT EXISTS "
 				   "(SELECT FROM tfm.job_queue q WHERE q.job_id = $1 AND q.key = %s)",
 				   key, dest_sql, key);

@@ -31,6 +31,8 @@ typedef struct TfmJob
 	bool		paused;
 	int			batch;			/* options' batch (64) */
 	bool		reprocess_stale;	/* options' reprocess_stale (true) */
+	int			chunk_tokens;	/* options' chunk_tokens (0: one output per row) */
+	int			chunk_overlap;	/* options' chunk_overlap (0) */
 } TfmJob;
 
 /* a job's row (in the current memory context); false if none and missing_ok */
