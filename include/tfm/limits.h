@@ -54,4 +54,9 @@
 #define TFM_CLIP_DEFAULT    1.0f
 #define TFM_SEED_DEFAULT    42
 
+/* a job's batch: keys claimed, computed and committed together (options' batch) */
+#define TFM_JOB_BATCH_MIN     1
+#define TFM_JOB_BATCH_DEFAULT 256
+#define TFM_JOB_BATCH_MAX     4096
+
 #endif							/* TFM_LIMITS_H */

@@ -19,6 +19,7 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
+#include "tfm/limits.h"
 #include "storage/jobs.h"
 
 void
@@ -84,7 +85,7 @@ tfm_job_read(const char *name, TfmJob *job, bool missing_ok)
 	tfm_as_owner_begin(&as);
 	if (SPI_execute_with_args("SELECT id, name, owner::oid, source::oid, destination::oid, key_columns, "
 							  "key_types, input, model, task, options::text, search_path, "
-							  "state = 'paused', coalesce((options->>'batch')::int, 64), "
+							  "state = 'paused', coalesce((options->>'batch')::int, " CppAsString2(TFM_JOB_BATCH_DEFAULT) "), "
 							  "coalesce((options->>'reprocess_stale')::bool, true), "
 							  "coalesce((options->>'chunk_tokens')::int, 0), "
 							  "coalesce((options->>'chunk_overlap')::int, 0) "
