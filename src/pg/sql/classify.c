@@ -64,9 +64,9 @@ cmp_by_len(const void *a, const void *b, void *arg)
 	return x > y ? -1 : (x < y);
 }
 
-void
-tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, int n,
-				   float *probs, float *pooled)
+static void
+run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, int n,
+		   float *probs, float *pooled, bool unpadded)
 {
 	int			C = row->n_labels,
 				d = m->cfg.d_model;
@@ -86,6 +86,14 @@ tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int 
 
 		CHECK_FOR_INTERRUPTS();
 		B = Min(Min(TFM_INFER_BATCH, Max(1, TFM_INFER_TOKENS / T)), n - start);
+		/* unpadded: only inputs of the pass's length */
+		if (unpadded)
+			for (int i = 1; i < B; i++)
+				if (lens[order[start + i]] != lens[order[start]])
+				{
+					B = i;
+					break;
+				}
 		/* fewer rows where the batch would not fit in tfm.work_mem */
 		while (B > 1 && !tfm_work_mem_fits(m, tfm_pass_bytes(m, B, T, 0, false, false)))
 			B /= 2;
@@ -120,6 +128,20 @@ tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int 
 		pfree(buf);
 	}
 	pfree(order);
+}
+
+void
+tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, int n,
+				   float *probs, float *pooled)
+{
+	run_passes(m, row, ids, lens, n, probs, pooled, false);
+}
+
+void
+tfm_classifier_run_unpadded(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens,
+							int n, float *probs, float *pooled)
+{
+	run_passes(m, row, ids, lens, n, probs, pooled, true);
 }
 
 static int
@@ -223,8 +245,9 @@ tfm_classify_batch(PG_FUNCTION_ARGS)
 
 /*
  * tfm_embed(model, text[]): one row (ord, embedding) per element, in order
- * (ord counts from 1; a NULL element gives a NULL embedding), through the
- * same batched forward passes as tfm_classify(model, text[]).
+ * (ord counts from 1; a NULL element gives a NULL embedding), through
+ * batched forward passes of inputs of one length each (no padding, so
+ * each embedding is exactly tfm_embed(model, text)'s).
  */
 PG_FUNCTION_INFO_V1(tfm_embed_batch);
 Datum
@@ -247,7 +270,8 @@ tfm_embed_batch(PG_FUNCTION_ARGS)
 	n = batch_inputs(fcinfo, row, 1, &ids, &lens, &nulls);
 	d = m->cfg.d_model;
 	pooled = palloc(sizeof(float) * d * Max(n, 1));
-	tfm_classifier_run(m, row, ids, lens, n, NULL, pooled);
+	/* each embedding bit for bit tfm_embed(model, text)'s */
+	tfm_classifier_run_unpadded(m, row, ids, lens, n, NULL, pooled);
 	vals = palloc(sizeof(Datum) * d);
 	for (int i = 0; i < n; i++)
 	{

@@ -16,5 +16,12 @@ int32	   *tfm_classifier_ids(const TfmModelRow *row, Datum d, Oid type, int *n);
  */
 void		tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids,
 							   const int *lens, int n, float *probs, float *pooled);
+/*
+ * The same, each pass holding inputs of one length only: nothing padded,
+ * so each input's results are those of its own pass, bit for bit (more,
+ * smaller passes when lengths vary).
+ */
+void		tfm_classifier_run_unpadded(tfm_model *m, const TfmModelRow *row, int32 **ids,
+										const int *lens, int n, float *probs, float *pooled);
 
 #endif							/* TFM_CLASSIFY_H */
