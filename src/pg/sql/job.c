@@ -1003,7 +1003,7 @@ read_primary_key(TfmJob *job)
 	Oid			types[1] = {OIDOID};
 	Datum		args[1] = {ObjectIdGetDatum(job->source)};
 
-	if (SPI_execute_with_args("SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) "
+	if (tfm_spi_exec("SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) "
 							  "|| CASE WHEN a.attcollation <> t.typcollation THEN ' COLLATE ' "
 							  "|| pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.collname) ELSE '' END "
 							  "FROM pg_catalog.pg_index i "
@@ -1013,9 +1013,7 @@ read_primary_key(TfmJob *job)
 							  "LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.collnamespace "
 							  "WHERE i.indrelid = $1 AND i.indisprimary "
 							  "ORDER BY pg_catalog.array_position(i.indkey::int2[], a.attnum)",
-							  1, types, args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read the primary key");
-	if (SPI_processed == 0)
+							  1, types, args, NULL, true, 0, SPI_OK_SELECT, "cannot read the primary key") == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("table %s has no primary key", get_rel_name(job->source)),
