@@ -9,8 +9,10 @@
 # d_model 128 (2 layers, max_len 128) on THREADS threads (1), REPS times
 # (3), alternating which form goes first.  Each form runs in a new session
 # (both load the model once).  Also a job that chunks (chunk_tokens 32,
-# overlap 8) for what chunking costs.  Prints one line per run and the
-# medians; nothing here is a test.
+# overlap 8) for what chunking costs, and the plain job drained by two
+# runners at once (two sessions; wall clock only), which the one statement
+# cannot do.  Prints one line per run and the medians; nothing here is a
+# test.  On a loaded machine the CPU figures are the ones to compare.
 #
 #   bench/jobs.sh                 # against a throwaway cluster it starts
 #   ROWS=5000 REPS=5 bench/jobs.sh
@@ -84,19 +86,36 @@ job() {
   echo "$r"
 }
 
+# the same job drained by two runners at once (two sessions' CALL
+# tfm_job_run; their batches never collide): wall clock only
+job_two_runners() {
+  local t0 t1
+  $PSQL -c "SET client_min_messages = warning" -c "SELECT tfm_embed('bench_enc', 'load')" \
+        -c "SELECT tfm_job_create('bench_job', 'src', 'body', 'bench_enc', 'embed', options => '$1')" >/dev/null
+  t0=$(date +%s.%N)
+  for k in 1 2; do $PSQL -c "SET client_min_messages = warning" -c "CALL tfm_job_run('bench_job')" >/dev/null & done
+  wait
+  t1=$(date +%s.%N)
+  [ "$($PSQL -At -c "SELECT count(*) = count(DISTINCT id) AND count(*) = $ROWS FROM bench_job")" = t ] ||
+    { echo "two runners: a duplicate or a gap" >&2; exit 1; }
+  $PSQL -c "SET client_min_messages = warning" -c "SELECT tfm_job_drop('bench_job', drop_destination => true)" >/dev/null
+  awk -v n="$ROWS" -v a="$t0" -v b="$t1" 'BEGIN { printf "%5.0f", n / (b - a) }'
+}
+
 opts='{}'
 [ -n "$BATCH" ] && opts="{\"batch\": $BATCH}"
-declare -a SW SC JW JC CW CC
+declare -a SW SC JW JC CW CC TW
 echo "rows/s by the wall clock (and per CPU second of the backend):"
 for r in $(seq 1 "$REPS"); do
   if [ $((r % 2)) = 1 ]; then s=$(one_statement); j=$(job "$opts"); else j=$(job "$opts"); s=$(one_statement); fi
   c=$(job '{"chunk_tokens": 32, "chunk_overlap": 8}')
+  t=$(job_two_runners "$opts"); TW+=("$t")
   read -r a b <<<"$s"; SW+=("$a"); SC+=("$b")
   read -r a b <<<"$j"; JW+=("$a"); JC+=("$b")
   read -r a b <<<"$c"; CW+=("$a"); CC+=("$b")
-  printf 'run %d: one statement %s   job backfill %s   job chunking 32/8 %s\n' "$r" "$s" "$j" "$c"
+  printf 'run %d: one statement %s   job backfill %s   job chunking 32/8 %s   job, 2 runners %s\n' "$r" "$s" "$j" "$c" "$t"
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-printf 'median: one statement %5s %5s   job backfill %5s %5s   job chunking 32/8 %5s %5s\n' \
+printf 'median: one statement %5s %5s   job backfill %5s %5s   job chunking 32/8 %5s %5s   job, 2 runners %5s\n' \
   "$(median "${SW[@]}")" "$(median "${SC[@]}")" "$(median "${JW[@]}")" "$(median "${JC[@]}")" \
-  "$(median "${CW[@]}")" "$(median "${CC[@]}")"
+  "$(median "${CW[@]}")" "$(median "${CC[@]}")" "$(median "${TW[@]}")"
