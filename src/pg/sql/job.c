@@ -7,6 +7,7 @@
  *   tfm_job_pause(name), tfm_job_resume(name), tfm_job_drop(name, drop_destination)
  *
  * Creating a job creates the destination (the source's primary-key columns,
+ * with chunk, chunk_start, chunk_end for an embedding job that chunks,
  * output, model_version, updated_at; owned by the job's owner, who is the
  * creator), two triggers on the source (sql/job_trigger.c: each changed
  * row's key, and TRUNCATE, into tfm.job_queue; an UPDATE only when it sets
@@ -15,13 +16,16 @@
  * key (the backfill is the queue), all in the creating transaction: a row
  * committed before it is in the backfill, one after it fires the trigger.
  *
- * tfm_job_run drains the queue in batches, one transaction each: claim keys
- * (storage/jobs.c: FOR UPDATE SKIP LOCKED, then each key's advisory lock),
- * read the source rows and evaluate the input expression, call the task's
- * text[] function once for the batch inside an INSERT ... ON CONFLICT into
- * the destination (one output per key, never two), delete the outputs of
- * rows that are gone, record failures in tfm.job_errors, COMMIT.  A cancel
- * rolls back the batch in flight only: its keys are back in the queue.
+ * tfm_job_run (tfm_job_run_batches, job.h, for callers in C) drains the
+ * queue in batches, one transaction each, through statements prepared once
+ * per run: claim keys (storage/jobs.c: FOR UPDATE SKIP LOCKED, then each
+ * key's advisory lock), read the source rows and evaluate the input
+ * expression, call the task's text[] function once for the batch inside an
+ * INSERT ... ON CONFLICT into the destination (one output per key, or per
+ * (key, chunk) with tfm_embed_chunks, never two; a key's chunks past its
+ * last deleted in the same statement), delete the outputs of rows that are
+ * gone, record failures in tfm.job_errors, COMMIT.  A cancel rolls back the
+ * batch in flight only: its keys are back in the queue.
  *
  * Rights: everything that reads the source, evaluates the input or calls
  * the model runs as the job's owner (SetUserIdAndSecContext, as a
