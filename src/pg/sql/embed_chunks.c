@@ -31,9 +31,8 @@
 #include "utils/tuplestore.h"
 
 #include "sql/args.h"
-#include "sql/classify.h"
 #include "sql/embed_chunks.h"
-#include "runtime/rows.h"
+#include "runtime/infer.h"
 
 /* the specials a chunk's ids get around them (see the opening comment) */
 typedef struct ChunkWrap
