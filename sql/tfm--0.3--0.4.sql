@@ -405,3 +405,14 @@ CREATE PROCEDURE tfm_fit(
 AS 'MODULE_PATHNAME', 'tfm_fit' LANGUAGE C;  -- not STRICT: NULL means "the default"; query may be NULL to resume
 COMMENT ON PROCEDURE tfm_fit IS
   'train like tfm_train, committing a checkpoint every epoch and every checkpoint_every; resume => true continues an interrupted run';
+
+-- texts longer than a model's window, embedded in token windows (what an
+-- embedding job with chunk_tokens stores: src/pg/sql/embed_chunks.c)
+CREATE FUNCTION tfm_embed_chunks(model text, inputs text[], chunk_tokens integer,
+                                 chunk_overlap integer DEFAULT 0,
+                                 OUT ord integer, OUT chunk integer, OUT chunk_start integer,
+                                 OUT chunk_end integer, OUT embedding real[])
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_embed_chunks' LANGUAGE C STABLE PARALLEL SAFE ROWS 100;  -- not STRICT: NULL gets an error
+COMMENT ON FUNCTION tfm_embed_chunks(text, text[], integer, integer) IS
+  'each text cut into windows of chunk_tokens tokens overlapping by chunk_overlap: (ord, chunk from 0, chunk_start and chunk_end as 0-based character offsets, end exclusive, embedding) per window, through batched forward passes (a NULL text gives no rows)';

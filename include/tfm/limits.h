@@ -78,4 +78,9 @@
 #define TFM_EVAL_EPOCHS     8
 #define TFM_EVAL_MIN_STEPS  400
 
+/* a job's batch: keys claimed, computed and committed together (options' batch) */
+#define TFM_JOB_BATCH_MIN     1
+#define TFM_JOB_BATCH_DEFAULT 256
+#define TFM_JOB_BATCH_MAX     4096
+
 #endif							/* TFM_LIMITS_H */
