@@ -337,10 +337,7 @@ stack_forward(tfm_model *m, bool decoder, const float *x, const tfm_stack_pass *
 	{
 		if (m->poll)
 			m->poll(m->poll_arg);
-		if (c->arch == TFM_ARCH_LLAMA)
-			tfm_llama_block_forward(c, &bw[l], &acts[l], ws, x, p, l);
-		else
-			tfm_block_forward(c, &bw[l], &acts[l], ws, x, p, l);
+		tfm_arch_block_forward(c) (c, &bw[l], &acts[l], ws, x, p, l);
 		x = acts[l].out;
 	}
 	if (c->arch == TFM_ARCH_LLAMA)
@@ -622,13 +619,9 @@ stack_backward(tfm_model *m, bool decoder, float *one, float *two,
 
 		if (m->poll)
 			m->poll(m->poll_arg);
-		if (c->arch == TFM_ARCH_LLAMA)
-			tfm_llama_block_backward(c, &m->w.dec[l], &m->g.dec[l], &acts[l], ws,
-									 cur, other, p, l);
-		else
-			tfm_block_backward(c, decoder ? &m->w.dec[l] : &m->w.enc[l],
-							   decoder ? &m->g.dec[l] : &m->g.enc[l], &acts[l], ws,
-							   cur, other, dmem, p, l);
+		tfm_arch_block_backward(c) (c, decoder ? &m->w.dec[l] : &m->w.enc[l],
+									decoder ? &m->g.dec[l] : &m->g.enc[l], &acts[l], ws,
+									cur, other, dmem, p, l);
 		t = cur;
 		cur = other;
 		other = t;
