@@ -33,7 +33,7 @@ lowp_round_up(size_t x, size_t m)
 }
 
 /*
- * The start of both drivers: true if C = alpha · A · W + beta · C is done
+ * The start of both drivers (lowp_drive.c): true if C = alpha · A · W + beta · C is done
  * already, for an empty C, or for K = 0 (C = beta · C, 0 for beta 0).
  */
 bool		lowp_gemm_trivial(int M, int N, int K, float beta, float *C, ptrdiff_t ldc);
