@@ -24,6 +24,24 @@ typedef struct cand
 	int			tok;
 } cand;
 
+static inline void
+swap_ids(int32_t **a, int32_t **b)
+{
+	int32_t    *t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+static inline void
+swap_floats(float **a, float **b)
+{
+	float	   *t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
 static int
 cand_cmp(const void *a, const void *b)
 {
@@ -308,18 +326,9 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 			memcpy(nhist + (size_t) r * (T + 1), hist + (size_t) from[r] * (T + 1), sizeof(int32_t) * t);
 			nhist[(size_t) r * (T + 1) + t] = nnext[r];
 		}
-		{
-			int32_t    *ti = hist,
-					   *tn = next;
-			float	   *ts = score;
-
-			hist = nhist;
-			nhist = ti;
-			next = nnext;
-			nnext = tn;
-			score = nscore;
-			nscore = ts;
-		}
+		swap_ids(&hist, &nhist);
+		swap_ids(&next, &nnext);
+		swap_floats(&score, &nscore);
 		if (tfm_decoder_select(d, from, kept) != 0)
 			goto done;
 		if (cancel && cancel(cancel_arg))

@@ -355,10 +355,7 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 	x = ws->dec_x;
 	for (int l = 0; l < L; l++)
 	{
-		if (c->arch == TFM_ARCH_LLAMA)
-			tfm_llama_block_forward(c, &m->w.dec[l], &ws->dec[l], ws, x, &p, l);
-		else
-			tfm_block_forward(c, &m->w.dec[l], &ws->dec[l], ws, x, &p, l);
+		tfm_arch_block_forward(c) (c, &m->w.dec[l], &ws->dec[l], ws, x, &p, l);
 		x = ws->dec[l].out;
 	}
 	d->kv.len += n;

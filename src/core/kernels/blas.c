@@ -460,29 +460,21 @@ pack_fixed(float *restrict dst, const int R, const float *restrict X, ptrdiff_t 
  * dst = the kernel's micro-panels of the M × K matrix X (strides rs, cs):
  * panel i holds rows i·R .. i·R+R-1, column p at dst[i·R·K + p·R + r];
  * rows past M are zeros.  A-panels (R = MR) and B-panels of Bᵀ (R = NR)
- * have the same layout.
+ * have the same layout.  The heights BLIS's kernels use get a copy of
+ * pack_fixed compiled for their constant R; any other goes row by row.
  */
 static void
 pack_panels(float *restrict dst, int R, const float *X, ptrdiff_t rs, ptrdiff_t cs,
 			int M, int K)
 {
+#define PACK_HEIGHT(h) case h: pack_fixed(dst, h, X, rs, cs, M, K); break;
 	switch (R)
 	{
-		case 6:
-			pack_fixed(dst, 6, X, rs, cs, M, K);
-			break;
-		case 8:
-			pack_fixed(dst, 8, X, rs, cs, M, K);
-			break;
-		case 12:
-			pack_fixed(dst, 12, X, rs, cs, M, K);
-			break;
-		case 16:
-			pack_fixed(dst, 16, X, rs, cs, M, K);
-			break;
-		case 32:
-			pack_fixed(dst, 32, X, rs, cs, M, K);
-			break;
+		PACK_HEIGHT(6)
+		PACK_HEIGHT(8)
+		PACK_HEIGHT(12)
+		PACK_HEIGHT(16)
+		PACK_HEIGHT(32)
 		default:
 			for (int i0 = 0; i0 < M; i0 += R)
 			{
@@ -495,6 +487,7 @@ pack_panels(float *restrict dst, int R, const float *X, ptrdiff_t rs, ptrdiff_t 
 							X[(size_t) (i0 + r) * rs + (size_t) p * cs] : 0.0f;
 			}
 	}
+#undef PACK_HEIGHT
 }
 
 static inline float *

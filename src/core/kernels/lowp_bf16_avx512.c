@@ -12,7 +12,7 @@
  * Matrix-vector (height 1-4): each weight vector is loaded once and used by
  * every row; the steps are unrolled with independent accumulators (the
  * latency of vdpbf16ps would otherwise bound it), so the loop runs at the
- * speed the weights stream in.
+ * speed the weights stream in.  The loop is lowp_avx512_sum.h's.
  *
  * Compiled for AVX-512 by function attribute only; lowp_dispatch.c calls
  * into it only on CPUs with AVX512_BF16.
@@ -61,95 +61,37 @@ store_row(float *row, __m512 a0, __m512 a1, int n, float alpha, float beta)
 	}
 }
 
-/*
- * H rows (a compile-time constant after inlining) and U separate
- * accumulators over U stretches of K, summed at the end.
- */
+#define SUM_ACC __m512
+#define SUM_VEC __m512bh
+#define SUM_ZERO() _mm512_setzero_ps()
+#define SUM_DOT(acc, x, b) _mm512_dpbf16_ps(acc, x, b)
+#define SUM_ADD(x, y) _mm512_add_ps(x, y)
+#include "lowp_avx512_sum.h"
+
+/* H rows (a compile-time constant after inlining), U accumulators (lowp_avx512_sum.h) */
 TARGET INLINE void
 block(const int H, const int U, int kk, const uint32_t *a, const uint32_t *b,
 	  float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta)
 {
-	__m512		acc[4][LOWP_MR][2];	/* U ≤ 4, H ≤ LOWP_MR: constant indices only */
-	int			p = 0;
+	__m512		acc[LOWP_MR][2];
 
-	for (int u = 0; u < U; u++)
-		for (int r = 0; r < H; r++)
-			acc[u][r][0] = acc[u][r][1] = _mm512_setzero_ps();
-	/*
-	 * U > 1 (the matrix-vector path): accumulator u takes the u-th of U
-	 * equal stretches of the panel, so U streams of weights are in flight
-	 * at once (one sequential stream reads memory ~30 % slower here)
-	 */
-	if (U > 1)
-	{
-		int			len = kk / U;
-
-		for (; p < len; p++)
-			for (int u = 0; u < U; u++)
-			{
-				size_t		q = (size_t) u * len + p;
-				const uint32_t *bp = b + q * LOWP_NR;
-				__m512bh	b0 = (__m512bh) _mm512_loadu_si512(bp),
-							b1 = (__m512bh) _mm512_loadu_si512(bp + 16);
-
-				for (int r = 0; r < H; r++)
-				{
-					__m512bh	x = (__m512bh) _mm512_set1_epi32((int) a[q * H + r]);
-
-					acc[u][r][0] = _mm512_dpbf16_ps(acc[u][r][0], x, b0);
-					acc[u][r][1] = _mm512_dpbf16_ps(acc[u][r][1], x, b1);
-				}
-			}
-		p = U * len;
-	}
-	for (; p < kk; p++)
-	{
-		const uint32_t *bp = b + (size_t) p * LOWP_NR;
-		__m512bh	b0 = (__m512bh) _mm512_loadu_si512(bp),
-					b1 = (__m512bh) _mm512_loadu_si512(bp + 16);
-
-		for (int r = 0; r < H; r++)
-		{
-			__m512bh	x = (__m512bh) _mm512_set1_epi32((int) a[(size_t) p * H + r]);
-
-			acc[0][r][0] = _mm512_dpbf16_ps(acc[0][r][0], x, b0);
-			acc[0][r][1] = _mm512_dpbf16_ps(acc[0][r][1], x, b1);
-		}
-	}
-	for (int u = 1; u < U; u++)
-		for (int r = 0; r < H; r++)
-		{
-			acc[0][r][0] = _mm512_add_ps(acc[0][r][0], acc[u][r][0]);
-			acc[0][r][1] = _mm512_add_ps(acc[0][r][1], acc[u][r][1]);
-		}
+	sum_panel(H, U, kk, a, b, acc);
 	for (int r = 0; r < H; r++)
 		if (r < m)
-			store_row(c + (size_t) r * ldc, acc[0][r][0], acc[0][r][1], n, alpha, beta);
+			store_row(c + (size_t) r * ldc, acc[r][0], acc[r][1], n, alpha, beta);
 }
 
 TARGET void
 lowp_bf16_avx512_kernel(int kk, const uint32_t *a, int h, const uint32_t *b,
 						float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta)
 {
+#define HEIGHT(H, U) case H: block(H, U, kk, a, b, c, ldc, m, n, alpha, beta); break;
 	switch (h)
 	{
-		case LOWP_MR:
-			block(LOWP_MR, 1, kk, a, b, c, ldc, m, n, alpha, beta);
-			break;
-		case 1:
-			block(1, 4, kk, a, b, c, ldc, m, n, alpha, beta);
-			break;
-		case 2:
-			block(2, 4, kk, a, b, c, ldc, m, n, alpha, beta);
-			break;
-		case 3:
-			block(3, 2, kk, a, b, c, ldc, m, n, alpha, beta);
-			break;
-		case 4:
-			block(4, 2, kk, a, b, c, ldc, m, n, alpha, beta);
-			break;
+		LOWP_AVX512_HEIGHTS(HEIGHT)
 		default:
 			/* not reached: the drivers use heights 1-4 and LOWP_MR */
 			lowp_bf16_ref_kernel(kk, a, h, b, c, ldc, m, n, alpha, beta);
 	}
+#undef HEIGHT
 }

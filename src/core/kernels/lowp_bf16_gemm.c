@@ -5,18 +5,12 @@
  * Where AMX is usable, products of more than TFM_LOWP_GEMV_ROWS rows go to
  * lowp_bf16_amx.c's driver instead.
  *
- * M ≤ TFM_LOWP_GEMV_ROWS: the matrix-vector path.  A's rows become one
- * panel of height M; the weight panels (32 columns each, contiguous in
- * memory) are shared out among the threads in contiguous runs, so each
- * weight is read once, in address order.
- *
- * Larger M: A is packed into panels of LOWP_MR rows; the work is cut into
- * tasks of LOWP_MC rows × LOWP_NC columns of C, handed out to the threads.
- * In a task, K runs in blocks of LOWP_KC pairs; for each, every weight
- * panel of the task's columns (a 24 KB slice, kept in L1) meets every row
- * panel of the task's rows (the A block, in L2).  Consecutive tasks share
- * their columns, so the threads read the same weights from the shared
- * cache.  The first K block applies beta, the later ones add.
+ * The loops are lowp_drive.c's.  With M > TFM_LOWP_GEMV_ROWS, K runs in
+ * blocks of LOWP_KC pairs: a weight panel's slice of a block (24 KB) stays
+ * in L1 while it meets every row panel of the task's rows (the A block, in
+ * L2).  Consecutive tasks share their columns, so the threads read the
+ * same weights from the shared cache.  The first K block applies beta, the
+ * later ones add.
  */
 #include <string.h>
 
@@ -95,19 +89,6 @@ pack_panel(uint32_t *restrict dst, int h, const float *A, ptrdiff_t rsa, ptrdiff
 	}
 }
 
-bool
-lowp_gemm_trivial(int M, int N, int K, float beta, float *C, ptrdiff_t ldc)
-{
-	if (M <= 0 || N <= 0)
-		return true;
-	if (K > 0)
-		return false;
-	for (int i = 0; i < M; i++)
-		for (int j = 0; j < N; j++)
-			C[(size_t) i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[(size_t) i * ldc + j];
-	return true;
-}
-
 void
 tfm_bf16_gemm(int M, int N, int K, float alpha,
 			  const float *A, ptrdiff_t lda,
@@ -160,76 +141,66 @@ tfm_lowp_rows_apply(tfm_row_fn act, float *C, ptrdiff_t ldc, int M, int N)
 		act(C + (size_t) i * ldc, C + (size_t) i * ldc, (size_t) N);
 }
 
+/* a bf16 product for lowp_gemm_drive */
+typedef struct bf16_job
+{
+	lowp_gemm_job base;
+	lowp_bf16_kernel kernel;
+	const float *A;
+	ptrdiff_t	rsa,
+				csa;
+	const uint32_t *w;
+	int			stride;			/* a weight panel's pairs */
+} bf16_job;
+
+static void
+bf16_pack(const lowp_gemm_job *job, int r0, int h)
+{
+	const bf16_job *b = (const bf16_job *) job;
+
+	pack_panel(job->a + (size_t) r0 * job->slots, h, b->A, b->rsa, b->csa,
+			   job->pr.M, job->pr.K, r0);
+}
+
+/* the first K block applies beta, the later ones add */
+static void
+bf16_block(const lowp_gemm_job *job, int h, int i, int m, int j, int n, int k0, int kc)
+{
+	const bf16_job *b = (const bf16_job *) job;
+	const lowp_product *pr = &job->pr;
+
+	b->kernel(kc, job->a + (size_t) i * job->slots + (size_t) k0 * h, h,
+			  b->w + (size_t) j * b->stride + (size_t) k0 * LOWP_NR,
+			  pr->C + (size_t) i * pr->ldc + j, pr->ldc, m, n, pr->alpha,
+			  k0 == 0 ? pr->beta : 1.0f);
+}
+
 void
 tfm_bf16_gemm_strided(int M, int N, int K, float alpha,
 					  const float *A, ptrdiff_t rsa, ptrdiff_t csa,
 					  const tfm_bf16_weights *W,
 					  float beta, float *C, ptrdiff_t ldc, void *work)
 {
-	lowp_bf16_kernel kernel = lowp_bf16_chosen();
-	const uint32_t *w = (const uint32_t *) W->data;
-	uint32_t   *a = work;
-	int			pairs = (K + 1) / 2,	/* the pairs the kernels sum */
-				stride = W->kp / 2, /* a panel's pairs */
-				threads = tfm_get_threads();
-	double		flops = 2.0 * M * N * K;
+	bf16_job	job = {
+		.base = {
+			.slots = (K + 1) / 2,	/* the pairs the kernels sum */
+			.kblock = LOWP_KC,
+			.a = work,
+			.pack = bf16_pack,
+			.block = bf16_block,
+		},
+		.kernel = lowp_bf16_chosen(),
+		.A = A, .rsa = rsa, .csa = csa,
+		.w = (const uint32_t *) W->data,
+		.stride = W->kp / 2,
+	};
 
 	if (lowp_gemm_trivial(M, N, K, beta, C, ldc))
 		return;
-
 	if (M > TFM_LOWP_GEMV_ROWS && lowp_bf16_amx())
 	{
 		lowp_bf16_amx_gemm(M, N, K, alpha, A, rsa, csa, W, beta, C, ldc, work, NULL);
 		return;
 	}
-	if (M <= TFM_LOWP_GEMV_ROWS)
-	{
-		int			panels = (N + LOWP_NR - 1) / LOWP_NR;
-
-		pack_panel(a, M, A, rsa, csa, M, K, 0);
-#pragma omp parallel for num_threads(threads) if(threads > 1 && flops > 1e5) schedule(static)
-		for (int q = 0; q < panels; q++)
-		{
-			int			j0 = q * LOWP_NR;
-
-			kernel(pairs, a, M, w + (size_t) j0 * stride, C + j0, ldc,
-				   M, N - j0 < LOWP_NR ? N - j0 : LOWP_NR, alpha, beta);
-		}
-		return;
-	}
-
-	{
-		int			mpanels = (M + LOWP_MR - 1) / LOWP_MR,
-					mt = (M + LOWP_MC - 1) / LOWP_MC,
-					nt = (N + LOWP_NC - 1) / LOWP_NC;
-
-#pragma omp parallel num_threads(threads) if(threads > 1 && flops > 1e6)
-		{
-#pragma omp for schedule(static)
-			for (int i = 0; i < mpanels; i++)
-				pack_panel(a + (size_t) i * LOWP_MR * pairs, LOWP_MR, A, rsa, csa, M, K, i * LOWP_MR);
-#pragma omp for schedule(dynamic)
-			for (int t = 0; t < mt * nt; t++)
-			{
-				lowp_tile	tile = lowp_tile_of(t, mt, M, N);
-
-				for (int pc = 0; pc < pairs; pc += LOWP_KC)
-				{
-					int			kc = pairs - pc < LOWP_KC ? pairs - pc : LOWP_KC;
-					float		b = pc == 0 ? beta : 1.0f;
-
-					for (int j = tile.j0; j < tile.j1; j += LOWP_NR)
-					{
-						const uint32_t *bp = w + (size_t) j * stride + (size_t) pc * LOWP_NR;
-
-						for (int i = tile.i0; i < tile.i1; i += LOWP_MR)
-							kernel(kc, a + (size_t) i * pairs + (size_t) pc * LOWP_MR, LOWP_MR, bp,
-								   C + (size_t) i * ldc + j, ldc,
-								   tile.i1 - i < LOWP_MR ? tile.i1 - i : LOWP_MR,
-								   tile.j1 - j < LOWP_NR ? tile.j1 - j : LOWP_NR, alpha, b);
-					}
-				}
-			}
-		}
-	}
+	lowp_gemm_drive(&job.base, M, N, K, alpha, beta, C, ldc);
 }

@@ -8,7 +8,7 @@
  *
  * Blocking as in the bf16 kernel: 12 × 32 for the GEMM (24 accumulators),
  * 1-4 rows with unrolled independent accumulators for the matrix-vector
- * path.  No K blocking: the int32 sums must run over all of K before they
+ * path (the loop is lowp_avx512_sum.h's).  No K blocking: the int32 sums must run over all of K before they
  * are scaled (the drivers keep a 32-column panel of K bytes in L2).
  */
 #include <immintrin.h>
@@ -32,73 +32,32 @@ scaled(__m512i acc, const int32_t *colsum, const float *cscale, float sr, __mmas
 											   _mm512_maskz_loadu_ps(mask, row)));
 }
 
+#define SUM_ACC __m512i
+#define SUM_VEC __m512i
+#define SUM_ZERO() _mm512_setzero_si512()
+#define SUM_DOT(acc, x, b) _mm512_dpbusd_epi32(acc, x, b)
+#define SUM_ADD(x, y) _mm512_add_epi32(x, y)
+#include "lowp_avx512_sum.h"
+
+/* H rows (a compile-time constant after inlining), U accumulators (lowp_avx512_sum.h) */
 TARGET INLINE void
 block(const int H, const int U, int kq, const uint32_t *a, const uint32_t *b,
 	  float *c, ptrdiff_t ldc, int m, int n, float alpha,
 	  const float *rscale, const float *cscale, const int32_t *colsum, float beta)
 {
-	__m512i		acc[4][LOWP_MR][2];	/* U ≤ 4, H ≤ LOWP_MR: constant indices only */
-	int			p = 0;
+	__m512i		acc[LOWP_MR][2];
 	__mmask16	m0 = n >= 16 ? 0xFFFF : (__mmask16) ((1u << n) - 1),
 				m1 = n >= 32 ? 0xFFFF : n > 16 ? (__mmask16) ((1u << (n - 16)) - 1) : 0;
 
-	for (int u = 0; u < U; u++)
-		for (int r = 0; r < H; r++)
-			acc[u][r][0] = acc[u][r][1] = _mm512_setzero_si512();
-	/*
-	 * accumulator u takes the u-th of U equal stretches of the panel: U
-	 * streams of weights in flight at once (the integer sums are exact in
-	 * any order)
-	 */
-	{
-		int			len = kq / U;
-
-		for (; p < len; p++)
-			for (int u = 0; u < U; u++)
-			{
-				size_t		q = (size_t) u * len + p;
-				const uint32_t *bp = b + q * LOWP_NR;
-				__m512i		b0 = _mm512_loadu_si512(bp),
-							b1 = _mm512_loadu_si512(bp + 16);
-
-				for (int r = 0; r < H; r++)
-				{
-					__m512i		x = _mm512_set1_epi32((int) a[q * H + r]);
-
-					acc[u][r][0] = _mm512_dpbusd_epi32(acc[u][r][0], x, b0);
-					acc[u][r][1] = _mm512_dpbusd_epi32(acc[u][r][1], x, b1);
-				}
-			}
-		p = U * len;
-	}
-	for (; p < kq; p++)
-	{
-		const uint32_t *bp = b + (size_t) p * LOWP_NR;
-		__m512i		b0 = _mm512_loadu_si512(bp),
-					b1 = _mm512_loadu_si512(bp + 16);
-
-		for (int r = 0; r < H; r++)
-		{
-			__m512i		x = _mm512_set1_epi32((int) a[(size_t) p * H + r]);
-
-			acc[0][r][0] = _mm512_dpbusd_epi32(acc[0][r][0], x, b0);
-			acc[0][r][1] = _mm512_dpbusd_epi32(acc[0][r][1], x, b1);
-		}
-	}
-	for (int u = 1; u < U; u++)
-		for (int r = 0; r < H; r++)
-		{
-			acc[0][r][0] = _mm512_add_epi32(acc[0][r][0], acc[u][r][0]);
-			acc[0][r][1] = _mm512_add_epi32(acc[0][r][1], acc[u][r][1]);
-		}
+	sum_panel(H, U, kq, a, b, acc);
 	for (int r = 0; r < H; r++)
 		if (r < m)
 		{
 			float	   *row = c + (size_t) r * ldc;
 			float		sr = alpha * rscale[r];
 
-			_mm512_mask_storeu_ps(row, m0, scaled(acc[0][r][0], colsum, cscale, sr, m0, row, beta));
-			_mm512_mask_storeu_ps(row + 16, m1, scaled(acc[0][r][1], colsum + 16, cscale + 16, sr, m1,
+			_mm512_mask_storeu_ps(row, m0, scaled(acc[r][0], colsum, cscale, sr, m0, row, beta));
+			_mm512_mask_storeu_ps(row + 16, m1, scaled(acc[r][1], colsum + 16, cscale + 16, sr, m1,
 													   row + 16, beta));
 		}
 }
@@ -109,24 +68,13 @@ lowp_int8_avx512_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
 						const float *rscale, const float *cscale,
 						const int32_t *colsum, float beta)
 {
+#define HEIGHT(H, U) case H: \
+	block(H, U, kq, a, b, c, ldc, m, n, alpha, rscale, cscale, colsum, beta); break;
 	switch (h)
 	{
-		case LOWP_MR:
-			block(LOWP_MR, 1, kq, a, b, c, ldc, m, n, alpha, rscale, cscale, colsum, beta);
-			break;
-		case 1:
-			block(1, 4, kq, a, b, c, ldc, m, n, alpha, rscale, cscale, colsum, beta);
-			break;
-		case 2:
-			block(2, 4, kq, a, b, c, ldc, m, n, alpha, rscale, cscale, colsum, beta);
-			break;
-		case 3:
-			block(3, 2, kq, a, b, c, ldc, m, n, alpha, rscale, cscale, colsum, beta);
-			break;
-		case 4:
-			block(4, 2, kq, a, b, c, ldc, m, n, alpha, rscale, cscale, colsum, beta);
-			break;
+		LOWP_AVX512_HEIGHTS(HEIGHT)
 		default:
 			lowp_int8_ref_kernel(kq, a, h, b, c, ldc, m, n, alpha, rscale, cscale, colsum, beta);
 	}
+#undef HEIGHT
 }

@@ -4,7 +4,7 @@
  * work buffer (the rows' scales, then A's panels of unsigned bytes
  * a + 128); the kernel is the dispatched one (lowp_dispatch.c).
  *
- * The loops are lowp_bf16_gemm.c's without K blocking: each kernel call
+ * The loops are lowp_drive.c's, without K blocking: each kernel call
  * sums all of K in int32 before scaling (so every path gives the same
  * bits).  A task's A block (LOWP_MC rows × K bytes) and one weight panel
  * (32 × K bytes) stay in L2 for the model's K (≤ a few thousand).
@@ -85,64 +85,60 @@ pack_panel(uint32_t *restrict dst, float *rs, int h, const float *A, ptrdiff_t l
 	}
 }
 
+/* an int8 product for lowp_gemm_drive */
+typedef struct int8_job
+{
+	lowp_gemm_job base;
+	lowp_int8_kernel kernel;
+	const float *A;
+	ptrdiff_t	lda;
+	const tfm_int8_weights *W;
+	float	   *rs;				/* A's row scales */
+} int8_job;
+
+static void
+int8_pack(const lowp_gemm_job *job, int r0, int h)
+{
+	const int8_job *q = (const int8_job *) job;
+
+	pack_panel(job->a + (size_t) r0 * job->slots, q->rs + r0, h, q->A, q->lda,
+			   job->pr.M, job->pr.K, r0);
+}
+
+/* one block takes all of K (kblock = slots: k0 is 0) */
+static void
+int8_block(const lowp_gemm_job *job, int h, int i, int m, int j, int n, int k0, int kc)
+{
+	const int8_job *q = (const int8_job *) job;
+	const lowp_product *pr = &job->pr;
+
+	(void) k0;
+	q->kernel(kc, job->a + (size_t) i * job->slots, h,
+			  (const uint32_t *) q->W->data + (size_t) j * job->slots,
+			  pr->C + (size_t) i * pr->ldc + j, pr->ldc, m, n, pr->alpha, q->rs + i,
+			  q->W->scale + j, q->W->colsum + j, pr->beta);
+}
+
 void
 tfm_int8_gemm(int M, int N, int K, float alpha,
 			  const float *A, ptrdiff_t lda,
 			  const tfm_int8_weights *W,
 			  float beta, float *C, ptrdiff_t ldc, void *work)
 {
-	lowp_int8_kernel kernel = lowp_int8_chosen();
-	const uint32_t *w = (const uint32_t *) W->data;
-	float	   *rs = work;
-	uint32_t   *a = (uint32_t *) ((char *) work + scales_bytes(M));
-	int			quads = W->kp / 4,
-				threads = tfm_get_threads();
-	double		flops = 2.0 * M * N * K;
+	int8_job	job = {
+		.base = {
+			.slots = W->kp / 4,
+			.kblock = W->kp / 4,
+			.a = (uint32_t *) ((char *) work + scales_bytes(M)),
+			.pack = int8_pack,
+			.block = int8_block,
+		},
+		.kernel = lowp_int8_chosen(),
+		.A = A, .lda = lda, .W = W,
+		.rs = work,
+	};
 
 	if (lowp_gemm_trivial(M, N, K, beta, C, ldc))
 		return;
-
-	if (M <= TFM_LOWP_GEMV_ROWS)
-	{
-		int			panels = (N + LOWP_NR - 1) / LOWP_NR;
-
-		pack_panel(a, rs, M, A, lda, M, K, 0);
-#pragma omp parallel for num_threads(threads) if(threads > 1 && flops > 1e5) schedule(static)
-		for (int q = 0; q < panels; q++)
-		{
-			int			j0 = q * LOWP_NR;
-
-			kernel(quads, a, M, w + (size_t) j0 * quads, C + j0, ldc,
-				   M, N - j0 < LOWP_NR ? N - j0 : LOWP_NR, alpha, rs,
-				   W->scale + j0, W->colsum + j0, beta);
-		}
-		return;
-	}
-
-	{
-		int			mpanels = (M + LOWP_MR - 1) / LOWP_MR,
-					mt = (M + LOWP_MC - 1) / LOWP_MC,
-					nt = (N + LOWP_NC - 1) / LOWP_NC;
-
-#pragma omp parallel num_threads(threads) if(threads > 1 && flops > 1e6)
-		{
-#pragma omp for schedule(static)
-			for (int i = 0; i < mpanels; i++)
-				pack_panel(a + (size_t) i * LOWP_MR * quads, rs + i * LOWP_MR, LOWP_MR,
-						   A, lda, M, K, i * LOWP_MR);
-#pragma omp for schedule(dynamic)
-			for (int t = 0; t < mt * nt; t++)
-			{
-				lowp_tile	tile = lowp_tile_of(t, mt, M, N);
-
-				for (int j = tile.j0; j < tile.j1; j += LOWP_NR)
-					for (int i = tile.i0; i < tile.i1; i += LOWP_MR)
-						kernel(quads, a + (size_t) i * quads, LOWP_MR,
-							   w + (size_t) j * quads, C + (size_t) i * ldc + j, ldc,
-							   tile.i1 - i < LOWP_MR ? tile.i1 - i : LOWP_MR,
-							   tile.j1 - j < LOWP_NR ? tile.j1 - j : LOWP_NR, alpha, rs + i,
-							   W->scale + j, W->colsum + j, beta);
-			}
-		}
-	}
+	lowp_gemm_drive(&job.base, M, N, K, alpha, beta, C, ldc);
 }

@@ -33,10 +33,45 @@ lowp_round_up(size_t x, size_t m)
 }
 
 /*
- * The start of both drivers: true if C = alpha · A · W + beta · C is done
+ * The start of both drivers (lowp_drive.c): true if C = alpha · A · W + beta · C is done
  * already, for an empty C, or for K = 0 (C = beta · C, 0 for beta 0).
  */
 bool		lowp_gemm_trivial(int M, int N, int K, float beta, float *C, ptrdiff_t ldc);
+
+/* C = alpha · A · W + beta · C: the shape and output of one product */
+typedef struct lowp_product
+{
+	int			M,
+				N,
+				K;
+	float		alpha,
+				beta;
+	float	   *C;
+	ptrdiff_t	ldc;
+} lowp_product;
+
+/*
+ * One product for lowp_gemm_drive (lowp_drive.c), which runs the loops of
+ * both drivers; each embeds this as the first member of its own job.
+ * pack: A's rows [r0, r0 + h) into the panel of height h that starts at
+ * row r0 (rows past M: zeros).  block: C's rows [i, i + m) × columns
+ * [j, j + n) from the panel of height h at row i, over the kernel's slots
+ * [k0, k0 + kc) of K (k0 > 0: added to what the earlier slots left in C).
+ */
+typedef struct lowp_gemm_job lowp_gemm_job;
+struct lowp_gemm_job
+{
+	int			slots;			/* the kernel's slots of K: bf16 pairs or int8 quads */
+	int			kblock;			/* slots per K block when M > TFM_LOWP_GEMV_ROWS */
+	uint32_t   *a;				/* A's panels (slots words a row) */
+	void		(*pack) (const lowp_gemm_job *job, int r0, int h);
+	void		(*block) (const lowp_gemm_job *job, int h, int i, int m, int j, int n,
+						  int k0, int kc);
+	lowp_product pr;			/* set by lowp_gemm_drive */
+};
+
+void		lowp_gemm_drive(lowp_gemm_job *job, int M, int N, int K, float alpha, float beta,
+							float *C, ptrdiff_t ldc);
 
 /* task t of the drivers' mt × (N / LOWP_NC) grid: rows [i0, i1), columns [j0, j1) */
 typedef struct lowp_tile

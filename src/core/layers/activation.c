@@ -97,8 +97,16 @@ tfm_activation_fn(tfm_activation act)
 		act == TFM_ACT_GELU_TANH ? gelu_tanh_forward : gelu_forward;
 }
 
-void
-tfm_activation_forward(float *out, const float *inp, size_t n, tfm_activation act)
+typedef void (*backward_fn) (float *dinp, const float *dout, const float *inp, size_t n,
+							 bool overwrite);
+
+/*
+ * CHUNK values at a time on the core's threads: out = fwd(inp) (bwd NULL),
+ * else out = (overwrite ? 0 : out) + dout ⊙ f'(inp) through bwd
+ */
+static void
+over_chunks(float *out, const float *dout, const float *inp, size_t n, tfm_row_fn fwd,
+			backward_fn bwd, bool overwrite)
 {
 	size_t		chunks = (n + CHUNK - 1) / CHUNK;
 
@@ -108,34 +116,26 @@ tfm_activation_forward(float *out, const float *inp, size_t n, tfm_activation ac
 		size_t		start = k * CHUNK,
 					len = n - start < CHUNK ? n - start : CHUNK;
 
-		if (act == TFM_ACT_RELU)
-			relu_forward(out + start, inp + start, len);
-		else if (act == TFM_ACT_GELU_TANH)
-			gelu_tanh_forward(out + start, inp + start, len);
+		if (bwd)
+			bwd(out + start, dout + start, inp + start, len, overwrite);
 		else
-			gelu_forward(out + start, inp + start, len);
+			fwd(out + start, inp + start, len);
 	}
+}
+
+void
+tfm_activation_forward(float *out, const float *inp, size_t n, tfm_activation act)
+{
+	over_chunks(out, NULL, inp, n, tfm_activation_fn(act), NULL, false);
 }
 
 static void
 backward_chunks(float *dinp, const float *dout, const float *inp, size_t n, tfm_activation act,
 				bool overwrite)
 {
-	size_t		chunks = (n + CHUNK - 1) / CHUNK;
-
-#pragma omp parallel for num_threads(tfm_get_threads()) if(chunks > 1) schedule(static)
-	for (size_t k = 0; k < chunks; k++)
-	{
-		size_t		start = k * CHUNK,
-					len = n - start < CHUNK ? n - start : CHUNK;
-
-		if (act == TFM_ACT_RELU)
-			relu_backward(dinp + start, dout + start, inp + start, len, overwrite);
-		else if (act == TFM_ACT_GELU_TANH)
-			gelu_tanh_backward(dinp + start, dout + start, inp + start, len, overwrite);
-		else
-			gelu_backward(dinp + start, dout + start, inp + start, len, overwrite);
-	}
+	over_chunks(dinp, dout, inp, n, NULL,
+				act == TFM_ACT_RELU ? relu_backward :
+				act == TFM_ACT_GELU_TANH ? gelu_tanh_backward : gelu_backward, overwrite);
 }
 
 void

@@ -156,6 +156,35 @@ visible_keys(const tfm_attn_shape *sh, int r)
 	return n > 0 ? n : 0;		/* more queries than keys: the first see none */
 }
 
+/*
+ * where pair pr (batch b, query head j) starts in the buffers: q and o at
+ * head j, k and v at its key/value head j / group, pad at batch b's keys
+ */
+typedef struct pair_at
+{
+	size_t		q,
+				k,
+				v,
+				o,
+				pad;
+} pair_at;
+
+static inline pair_at
+pair_offsets(const tfm_attn_shape *sh, const attn_derived *ad, int pr)
+{
+	int			b = pr / sh->h,
+				j = pr % sh->h,
+				jk = j / ad->group;
+	pair_at		at;
+
+	at.q = (size_t) b * BSQ(sh) + (size_t) j * sh->s;
+	at.k = (size_t) b * BSK(sh) + (size_t) jk * sh->s;
+	at.v = (size_t) b * BSV(sh) + (size_t) jk * sh->s;
+	at.o = (size_t) b * BSO(sh) + (size_t) j * sh->s;
+	at.pad = (size_t) b * BSPAD(sh);
+	return at;
+}
+
 /* D = dropout(P) for n weights starting at index base */
 TFM_HOT static void
 dropout_weights(float *D, const float *P, size_t n, uint64_t key, size_t base, uint32_t th,
@@ -219,7 +248,6 @@ tfm_attention_forward(float *out, float *probs,
 {
 	const int	Tq = sh->Tq,
 				Tk = sh->Tk,
-				h = sh->h,
 				s = sh->s;
 	const attn_derived ad = derive(sh);
 	/* a bf16/int8 pass may take the faster softmax; fp32 keeps its bits */
@@ -228,14 +256,12 @@ tfm_attention_forward(float *out, float *probs,
 #pragma omp parallel for num_threads(tfm_get_threads()) schedule(dynamic, 1)
 	for (int pr = 0; pr < ad.pairs; pr++)
 	{
-		int			b = pr / h,
-					j = pr % h,
-					jk = j / ad.group;
-		const float *qb = q + (size_t) b * BSQ(sh) + (size_t) j * s;
-		const float *kb = k + (size_t) b * BSK(sh) + (size_t) jk * s;
-		const float *vb = v + (size_t) b * BSV(sh) + (size_t) jk * s;
-		float	   *ob = out + (size_t) b * BSO(sh) + (size_t) j * s;
-		const uint8_t *pad = key_pad ? key_pad + (size_t) b * BSPAD(sh) : NULL;
+		const pair_at at = pair_offsets(sh, &ad, pr);
+		const float *qb = q + at.q,
+				   *kb = k + at.k,
+				   *vb = v + at.v;
+		float	   *ob = out + at.o;
+		const uint8_t *pad = key_pad ? key_pad + at.pad : NULL;
 		float	   *D = scratch + (size_t) omp_get_thread_num() * thread_scratch(sh);
 		/* the weights: kept in probs for the backward pass, or one block at a time */
 		float	   *P = probs ? probs + (size_t) pr * Tq * Tk : D + (size_t) Tq * Tk;
@@ -328,7 +354,6 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 {
 	const int	Tq = sh->Tq,
 				Tk = sh->Tk,
-				h = sh->h,
 				s = sh->s;
 	const attn_derived ad = derive(sh);
 	const int	units = ad.pairs / ad.group;
@@ -342,16 +367,14 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 	for (int un = 0; un < units; un++)
 	for (int pr = un * ad.group; pr < (un + 1) * ad.group; pr++)
 	{
-		int			b = pr / h,
-					j = pr % h,
-					jk = j / ad.group;
-		const float *qb = q + (size_t) b * BSQ(sh) + (size_t) j * s;
-		const float *kb = k + (size_t) b * BSK(sh) + (size_t) jk * s;
-		const float *vb = v + (size_t) b * BSV(sh) + (size_t) jk * s;
-		float	   *dqb = dq ? dq + (size_t) b * BSQ(sh) + (size_t) j * s : NULL;
-		float	   *dkb = dk ? dk + (size_t) b * BSK(sh) + (size_t) jk * s : NULL;
-		float	   *dvb = dv ? dv + (size_t) b * BSV(sh) + (size_t) jk * s : NULL;
-		const float *dob = dout + (size_t) b * BSO(sh) + (size_t) j * s;
+		const pair_at at = pair_offsets(sh, &ad, pr);
+		const float *qb = q + at.q,
+				   *kb = k + at.k,
+				   *vb = v + at.v;
+		float	   *dqb = dq ? dq + at.q : NULL,
+				   *dkb = dk ? dk + at.k : NULL,
+				   *dvb = dv ? dv + at.v : NULL;
+		const float *dob = dout + at.o;
 		const float *P = probs + (size_t) pr * Tq * Tk;
 		float	   *dP = scratch + (size_t) omp_get_thread_num() * thread_scratch(sh);
 		float	   *D = dP + (size_t) Tq * Tk;

@@ -85,13 +85,9 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 				  tfm_block_acts *a, tfm_workspace *ws,
 				  const float *in, const tfm_stack_pass *p, int layer)
 {
-	const int	d = c->d_model,
-				f = c->d_ff,
-				N = p->B * p->T;
+	const tfm_block_sizes z = tfm_block_sizes_of(c, p);
 	const bool	pre = c->norm == TFM_NORM_PRE;
-	const size_t nd = (size_t) N * d;
 	const float pd = drop_p(c, p);
-	const float eps = tfm_config_ln_eps(c);
 	const float *u,
 			   *x;
 	tfm_attn_shape sh;
@@ -103,20 +99,21 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 	if (pre)
 	{
 		tfm_layernorm_forward_eps(a->u1, a->ln1_mean, a->ln1_rstd, in, w->ln1_g, w->ln1_b,
-								  N, d, eps);
+								  z.N, z.d, z.eps);
 		u = a->u1;
 	}
-	tfm_linear_forward(a->qkv, u, w->qkv_w, w->qkv_b, N, d, 3 * d, PK(qkv));
+	tfm_linear_forward(a->qkv, u, w->qkv_w, w->qkv_b, z.N, z.d, 3 * z.d, PK(qkv));
 	sh = attn_shape(c, p, false, layer);
-	tfm_block_self_attention(a, ws, p, layer, &sh, d, d, 3 * d);
-	tfm_linear_forward(ws->sub_out, a->cat, w->attn_out_w, w->attn_out_b, N, d, d, PK(attn_out));
-	tfm_residual_forward(a->r1, in, ws->sub_out, nd, pd,
+	tfm_block_self_attention(a, ws, p, layer, &sh, z.d, z.d, 3 * z.d);
+	tfm_linear_forward(ws->sub_out, a->cat, w->attn_out_w, w->attn_out_b, z.N, z.d, z.d,
+					   PK(attn_out));
+	tfm_residual_forward(a->r1, in, ws->sub_out, z.nd, pd,
 						 site_key(p->key, layer, SITE_ATTN_OUT));
 	x = a->r1;
 	if (!pre)
 	{
 		tfm_layernorm_forward_eps(a->x1, a->ln1_mean, a->ln1_rstd, a->r1, w->ln1_g, w->ln1_b,
-								  N, d, eps);
+								  z.N, z.d, z.eps);
 		x = a->x1;
 	}
 
@@ -129,33 +126,33 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 		if (pre)
 		{
 			tfm_layernorm_forward_eps(a->u2, a->lnx_mean, a->lnx_rstd, x, w->lnx_g, w->lnx_b,
-									  N, d, eps);
+									  z.N, z.d, z.eps);
 			u = a->u2;
 		}
-		tfm_linear_forward(a->cq, u, w->cq_w, w->cq_b, N, d, d, PK(cq));
+		tfm_linear_forward(a->cq, u, w->cq_w, w->cq_b, z.N, z.d, z.d, PK(cq));
 		sh = attn_shape(c, p, true, layer);
 		if (p->kv)
 		{
 			/* decoding: the memory's keys and values were computed once */
 			const float *ckv = p->kv->layers[layer].ckv;
 
-			tfm_attention_forward(a->ccat, p->kv->cprobs, a->cq, ckv, ckv + d,
+			tfm_attention_forward(a->ccat, p->kv->cprobs, a->cq, ckv, ckv + z.d,
 								  p->mem_pad, &sh, ws->attn_scratch);
 		}
 		else
 		{
-			tfm_linear_forward(a->ckv, p->mem, w->ckv_w, w->ckv_b, Ns, d, 2 * d, PK(ckv));
+			tfm_linear_forward(a->ckv, p->mem, w->ckv_w, w->ckv_b, Ns, z.d, 2 * z.d, PK(ckv));
 			tfm_attention_forward(a->ccat, p->keep_acts ? a->cprobs : NULL, a->cq, a->ckv,
-								  a->ckv + d, p->mem_pad, &sh, ws->attn_scratch);
+								  a->ckv + z.d, p->mem_pad, &sh, ws->attn_scratch);
 		}
-		tfm_linear_forward(ws->sub_out, a->ccat, w->cout_w, w->cout_b, N, d, d, PK(cout));
-		tfm_residual_forward(a->r2, x, ws->sub_out, nd, pd,
+		tfm_linear_forward(ws->sub_out, a->ccat, w->cout_w, w->cout_b, z.N, z.d, z.d, PK(cout));
+		tfm_residual_forward(a->r2, x, ws->sub_out, z.nd, pd,
 							 site_key(p->key, layer, SITE_CROSS_OUT));
 		x = a->r2;
 		if (!pre)
 		{
 			tfm_layernorm_forward_eps(a->x2, a->lnx_mean, a->lnx_rstd, a->r2, w->lnx_g,
-									  w->lnx_b, N, d, eps);
+									  w->lnx_b, z.N, z.d, z.eps);
 			x = a->x2;
 		}
 	}
@@ -165,25 +162,27 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 	if (pre)
 	{
 		tfm_layernorm_forward_eps(a->u3, a->ln2_mean, a->ln2_rstd, x, w->ln2_g, w->ln2_b,
-								  N, d, eps);
+								  z.N, z.d, z.eps);
 		u = a->u3;
 	}
 	if (p->keep_acts)
 	{
-		tfm_linear_forward(a->hpre, u, w->ff1_w, w->ff1_b, N, d, f, PK(ff1));
-		tfm_activation_forward(a->hact, a->hpre, (size_t) N * f, c->activation);
+		tfm_linear_forward(a->hpre, u, w->ff1_w, w->ff1_b, z.N, z.d, z.f, PK(ff1));
+		tfm_activation_forward(a->hact, a->hpre, (size_t) z.N * z.f, c->activation);
 	}
 	else						/* nothing reads hpre: the activation in the product */
-		tfm_linear_act_forward(a->hact, u, w->ff1_w, w->ff1_b, N, d, f, c->activation, PK(ff1));
+		tfm_linear_act_forward(a->hact, u, w->ff1_w, w->ff1_b, z.N, z.d, z.f, c->activation,
+							   PK(ff1));
 	if (pd > 0.0f)
-		tfm_dropout_forward(a->hd, a->hact, (size_t) N * f, pd,
+		tfm_dropout_forward(a->hd, a->hact, (size_t) z.N * z.f, pd,
 							site_key(p->key, layer, SITE_FF_H));
-	tfm_linear_forward(ws->sub_out, pd > 0.0f ? a->hd : a->hact, w->ff2_w, w->ff2_b, N, f, d, PK(ff2));
-	tfm_residual_forward(pre ? a->out : a->r3, x, ws->sub_out, nd, pd,
+	tfm_linear_forward(ws->sub_out, pd > 0.0f ? a->hd : a->hact, w->ff2_w, w->ff2_b, z.N, z.f,
+					   z.d, PK(ff2));
+	tfm_residual_forward(pre ? a->out : a->r3, x, ws->sub_out, z.nd, pd,
 						 site_key(p->key, layer, SITE_FF_OUT));
 	if (!pre)
 		tfm_layernorm_forward_eps(a->out, a->ln2_mean, a->ln2_rstd, a->r3, w->ln2_g, w->ln2_b,
-								  N, d, eps);
+								  z.N, z.d, z.eps);
 }
 
 /*
@@ -221,11 +220,8 @@ tfm_block_backward(const tfm_config *c, const tfm_block_w *w,
 				   tfm_workspace *ws, float *dout, float *dx,
 				   float *dmem, const tfm_stack_pass *p, int layer)
 {
-	const int	d = c->d_model,
-				f = c->d_ff,
-				N = p->B * p->T;
+	const tfm_block_sizes z = tfm_block_sizes_of(c, p);
 	const bool	pre = c->norm == TFM_NORM_PRE;
-	const size_t nd = (size_t) N * d;
 	const float pd = drop_p(c, p);
 	float	   *dsub = ws->g_t;
 	float	   *du = ws->g_u;
@@ -239,22 +235,22 @@ tfm_block_backward(const tfm_config *c, const tfm_block_w *w,
 
 	/* ---- feed-forward ---- */
 	residual_backward(c, dcur, dsub, dout, a->r3, w->ln2_g, g->ln2_g, g->ln2_b,
-					  a->ln2_mean, a->ln2_rstd, du, N, pd,
+					  a->ln2_mean, a->ln2_rstd, du, z.N, pd,
 					  site_key(p->key, layer, SITE_FF_OUT));
 	/* dsub → ff2 → dropout → activation → ff1 */
 	tfm_linear_backward_set(ws->g_h, g->ff2_w, g->ff2_b, dsub,
-							pd > 0.0f ? a->hd : a->hact, w->ff2_w, N, f, d, PK(ff2));
+							pd > 0.0f ? a->hd : a->hact, w->ff2_w, z.N, z.f, z.d, PK(ff2));
 	if (pd > 0.0f)
-		tfm_dropout_forward(ws->g_h, ws->g_h, (size_t) N * f, pd,
+		tfm_dropout_forward(ws->g_h, ws->g_h, (size_t) z.N * z.f, pd,
 							site_key(p->key, layer, SITE_FF_H));
-	tfm_activation_backward_inplace(ws->g_h, a->hpre, (size_t) N * f, c->activation);
+	tfm_activation_backward_inplace(ws->g_h, a->hpre, (size_t) z.N * z.f, c->activation);
 	tfm_linear_backward_set(du, g->ff1_w, g->ff1_b, ws->g_h, pre ? a->u3 : x_ff,
-							w->ff1_w, N, d, f, PK(ff1));
+							w->ff1_w, z.N, z.d, z.f, PK(ff1));
 	if (pre)
 		tfm_layernorm_backward(dcur, g->ln2_g, g->ln2_b, du, x_ff, w->ln2_g,
-							   a->ln2_mean, a->ln2_rstd, N, d);
+							   a->ln2_mean, a->ln2_rstd, z.N, z.d);
 	else
-		tfm_add_into(dcur, du, nd);
+		tfm_add_into(dcur, du, z.nd);
 
 	/* ---- cross-attention ---- */
 	if (p->mem)
@@ -263,42 +259,43 @@ tfm_block_backward(const tfm_config *c, const tfm_block_w *w,
 
 		/* dcur becomes the gradient w.r.t. the stream before cross */
 		residual_backward(c, ws->g_x, dsub, dcur, a->r2, w->lnx_g, g->lnx_g, g->lnx_b,
-						  a->lnx_mean, a->lnx_rstd, du, N, pd,
+						  a->lnx_mean, a->lnx_rstd, du, z.N, pd,
 						  site_key(p->key, layer, SITE_CROSS_OUT));
-		tfm_copy(dcur, ws->g_x, nd);
+		tfm_copy(dcur, ws->g_x, z.nd);
 		/* dsub → out projection → attention → q and kv projections */
 		tfm_linear_backward_set(ws->g_qkv, g->cout_w, g->cout_b, dsub, a->ccat, w->cout_w,
-								N, d, d, PK(cout));	/* dccat */
-		tfm_zero(du, nd);			/* dcq */
-		tfm_zero(ws->g_ckv, (size_t) Ns * 2 * d);
+								z.N, z.d, z.d, PK(cout));	/* dccat */
+		tfm_zero(du, z.nd);			/* dcq */
+		tfm_zero(ws->g_ckv, (size_t) Ns * 2 * z.d);
 		sh = attn_shape(c, p, true, layer);
-		tfm_attention_backward(du, ws->g_ckv, ws->g_ckv + d, ws->g_qkv, a->cprobs,
-							   a->cq, a->ckv, a->ckv + d, &sh, ws->attn_scratch);
-		tfm_linear_backward(dmem, g->ckv_w, g->ckv_b, ws->g_ckv, p->mem, w->ckv_w, Ns, d, 2 * d, PK(ckv));
+		tfm_attention_backward(du, ws->g_ckv, ws->g_ckv + z.d, ws->g_qkv, a->cprobs,
+							   a->cq, a->ckv, a->ckv + z.d, &sh, ws->attn_scratch);
+		tfm_linear_backward(dmem, g->ckv_w, g->ckv_b, ws->g_ckv, p->mem, w->ckv_w, Ns, z.d,
+							2 * z.d, PK(ckv));
 		tfm_linear_backward_set(dsub, g->cq_w, g->cq_b, du, pre ? a->u2 : x_cross, w->cq_w,
-								N, d, d, PK(cq));
+								z.N, z.d, z.d, PK(cq));
 		if (pre)
 			tfm_layernorm_backward(dcur, g->lnx_g, g->lnx_b, dsub, x_cross, w->lnx_g,
-								   a->lnx_mean, a->lnx_rstd, N, d);
+								   a->lnx_mean, a->lnx_rstd, z.N, z.d);
 		else
-			tfm_add_into(dcur, dsub, nd);
+			tfm_add_into(dcur, dsub, z.nd);
 	}
 
 	/* ---- self-attention ---- */
 	residual_backward(c, dx, dsub, dcur, a->r1, w->ln1_g, g->ln1_g, g->ln1_b,
-					  a->ln1_mean, a->ln1_rstd, du, N, pd,
+					  a->ln1_mean, a->ln1_rstd, du, z.N, pd,
 					  site_key(p->key, layer, SITE_ATTN_OUT));
 	tfm_linear_backward_set(du, g->attn_out_w, g->attn_out_b, dsub, a->cat, w->attn_out_w,
-							N, d, d, PK(attn_out));	/* dcat */
-	tfm_zero(ws->g_qkv, nd * 3);
+							z.N, z.d, z.d, PK(attn_out));	/* dcat */
+	tfm_zero(ws->g_qkv, z.nd * 3);
 	sh = attn_shape(c, p, false, layer);
-	tfm_attention_backward(ws->g_qkv, ws->g_qkv + d, ws->g_qkv + 2 * d, du, a->probs,
-						   a->qkv, a->qkv + d, a->qkv + 2 * d, &sh, ws->attn_scratch);
+	tfm_attention_backward(ws->g_qkv, ws->g_qkv + z.d, ws->g_qkv + 2 * z.d, du, a->probs,
+						   a->qkv, a->qkv + z.d, a->qkv + 2 * z.d, &sh, ws->attn_scratch);
 	tfm_linear_backward_set(dsub, g->qkv_w, g->qkv_b, ws->g_qkv, pre ? a->u1 : a->in,
-							w->qkv_w, N, d, 3 * d, PK(qkv));
+							w->qkv_w, z.N, z.d, 3 * z.d, PK(qkv));
 	if (pre)
 		tfm_layernorm_backward(dx, g->ln1_g, g->ln1_b, dsub, a->in, w->ln1_g,
-							   a->ln1_mean, a->ln1_rstd, N, d);
+							   a->ln1_mean, a->ln1_rstd, z.N, z.d);
 	else
-		tfm_add_into(dx, dsub, nd);
+		tfm_add_into(dx, dsub, z.nd);
 }

@@ -51,71 +51,61 @@ tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,
 						tfm_block_acts *a, tfm_workspace *ws,
 						const float *in, const tfm_stack_pass *p, int layer)
 {
-	const int	d = c->d_model,
-				f = c->d_ff,
-				N = p->B * p->T,
-				kvd = tfm_config_kv_dim(c),
-				qw = tfm_config_qkv_width(c),
-				s = d / c->heads;
-	const size_t nd = (size_t) N * d;
-	const float eps = tfm_config_ln_eps(c);
+	const tfm_block_sizes z = tfm_block_sizes_of(c, p);
 	tfm_attn_shape sh = llama_attn_shape(c, p);
 
 	a->in = in;
-	tfm_rmsnorm_forward(a->u1, a->ln1_rstd, in, w->ln1_g, N, d, eps);
-	tfm_linear_forward(a->qkv, a->u1, w->qkv_w, NULL, N, d, qw, PK(qkv));
+	tfm_rmsnorm_forward(a->u1, a->ln1_rstd, in, w->ln1_g, z.N, z.d, z.eps);
+	tfm_linear_forward(a->qkv, a->u1, w->qkv_w, NULL, z.N, z.d, z.qw, PK(qkv));
 	/* queries and keys are adjacent heads: rotate them in one sweep */
-	tfm_rope_apply(a->qkv, N, c->heads + tfm_config_kv_heads(c), s, qw, p->pos, p->T,
+	tfm_rope_apply(a->qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
 				   c->rope_theta, 0);
-	tfm_block_self_attention(a, ws, p, layer, &sh, d, kvd, qw);
-	tfm_linear_forward(ws->sub_out, a->cat, w->attn_out_w, NULL, N, d, d, PK(attn_out));
-	tfm_copy(a->r1, in, nd);
-	tfm_add_into(a->r1, ws->sub_out, nd);
+	tfm_block_self_attention(a, ws, p, layer, &sh, z.d, z.kvd, z.qw);
+	tfm_linear_forward(ws->sub_out, a->cat, w->attn_out_w, NULL, z.N, z.d, z.d, PK(attn_out));
+	tfm_copy(a->r1, in, z.nd);
+	tfm_add_into(a->r1, ws->sub_out, z.nd);
 
-	tfm_rmsnorm_forward(a->u3, a->ln2_rstd, a->r1, w->ln2_g, N, d, eps);
-	tfm_linear_forward(a->hpre, a->u3, w->ff1_w, NULL, N, d, 2 * f, PK(ff1));
-	tfm_swiglu_forward(a->hact, a->hpre, N, f);
-	tfm_linear_forward(ws->sub_out, a->hact, w->ff2_w, NULL, N, f, d, PK(ff2));
-	tfm_copy(a->out, a->r1, nd);
-	tfm_add_into(a->out, ws->sub_out, nd);
+	tfm_rmsnorm_forward(a->u3, a->ln2_rstd, a->r1, w->ln2_g, z.N, z.d, z.eps);
+	tfm_linear_forward(a->hpre, a->u3, w->ff1_w, NULL, z.N, z.d, 2 * z.f, PK(ff1));
+	tfm_swiglu_forward(a->hact, a->hpre, z.N, z.f);
+	tfm_linear_forward(ws->sub_out, a->hact, w->ff2_w, NULL, z.N, z.f, z.d, PK(ff2));
+	tfm_copy(a->out, a->r1, z.nd);
+	tfm_add_into(a->out, ws->sub_out, z.nd);
 }
 
 void
 tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
 						 tfm_block_w *g, const tfm_block_acts *a,
 						 tfm_workspace *ws, float *dout, float *dx,
-						 const tfm_stack_pass *p, int layer)
+						 float *dmem, const tfm_stack_pass *p, int layer)
 {
-	const int	d = c->d_model,
-				f = c->d_ff,
-				N = p->B * p->T,
-				kvd = tfm_config_kv_dim(c),
-				qw = tfm_config_qkv_width(c),
-				s = d / c->heads;
-	const size_t nd = (size_t) N * d;
+	tfm_attn_shape sh = llama_attn_shape(c, p);
+	const tfm_block_sizes z = tfm_block_sizes_of(c, p);
 	float	   *dr1 = ws->g_y,
 			   *du = ws->g_u,
 			   *dcat = ws->g_t,
 			   *dh = ws->g_h,
-			   *dhg = ws->g_h + (size_t) N * f;
-	tfm_attn_shape sh = llama_attn_shape(c, p);
+			   *dhg = ws->g_h + (size_t) z.N * z.f;
 
 	(void) layer;
+	(void) dmem;				/* no cross-attention */
 	/* feed-forward: out = r1 + ff2(swiglu(ff1(u3))) */
-	tfm_linear_backward_set(dh, g->ff2_w, NULL, dout, a->hact, w->ff2_w, N, f, d, PK(ff2));
-	tfm_swiglu_backward(dhg, dh, a->hpre, N, f);
-	tfm_linear_backward_set(du, g->ff1_w, NULL, dhg, a->u3, w->ff1_w, N, d, 2 * f, PK(ff1));
-	tfm_copy(dr1, dout, nd);
-	tfm_rmsnorm_backward(dr1, g->ln2_g, du, a->r1, w->ln2_g, a->ln2_rstd, N, d);
+	tfm_linear_backward_set(dh, g->ff2_w, NULL, dout, a->hact, w->ff2_w, z.N, z.f, z.d, PK(ff2));
+	tfm_swiglu_backward(dhg, dh, a->hpre, z.N, z.f);
+	tfm_linear_backward_set(du, g->ff1_w, NULL, dhg, a->u3, w->ff1_w, z.N, z.d, 2 * z.f, PK(ff1));
+	tfm_copy(dr1, dout, z.nd);
+	tfm_rmsnorm_backward(dr1, g->ln2_g, du, a->r1, w->ln2_g, a->ln2_rstd, z.N, z.d);
 
 	/* attention: r1 = in + out(attn(rope(qkv(u1)))) */
-	tfm_linear_backward_set(dcat, g->attn_out_w, NULL, dr1, a->cat, w->attn_out_w, N, d, d, PK(attn_out));
-	tfm_zero(ws->g_qkv, (size_t) N * qw);
-	tfm_attention_backward(ws->g_qkv, ws->g_qkv + d, ws->g_qkv + d + kvd, dcat, a->probs,
-						   a->qkv, a->qkv + d, a->qkv + d + kvd, &sh, ws->attn_scratch);
-	tfm_rope_apply(ws->g_qkv, N, c->heads + tfm_config_kv_heads(c), s, qw, p->pos, p->T,
+	tfm_linear_backward_set(dcat, g->attn_out_w, NULL, dr1, a->cat, w->attn_out_w, z.N, z.d,
+							z.d, PK(attn_out));
+	tfm_zero(ws->g_qkv, (size_t) z.N * z.qw);
+	tfm_attention_backward(ws->g_qkv, ws->g_qkv + z.d, ws->g_qkv + z.d + z.kvd, dcat, a->probs,
+						   a->qkv, a->qkv + z.d, a->qkv + z.d + z.kvd, &sh, ws->attn_scratch);
+	tfm_rope_apply(ws->g_qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
 				   c->rope_theta, 1);
-	tfm_linear_backward_set(du, g->qkv_w, NULL, ws->g_qkv, a->u1, w->qkv_w, N, d, qw, PK(qkv));
-	tfm_copy(dx, dr1, nd);
-	tfm_rmsnorm_backward(dx, g->ln1_g, du, a->in, w->ln1_g, a->ln1_rstd, N, d);
+	tfm_linear_backward_set(du, g->qkv_w, NULL, ws->g_qkv, a->u1, w->qkv_w, z.N, z.d, z.qw,
+							PK(qkv));
+	tfm_copy(dx, dr1, z.nd);
+	tfm_rmsnorm_backward(dx, g->ln1_g, du, a->in, w->ln1_g, a->ln1_rstd, z.N, z.d);
 }

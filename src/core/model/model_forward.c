@@ -337,10 +337,7 @@ stack_forward(tfm_model *m, bool decoder, const float *x, const tfm_stack_pass *
 	{
 		if (m->poll)
 			m->poll(m->poll_arg);
-		if (c->arch == TFM_ARCH_LLAMA)
-			tfm_llama_block_forward(c, &bw[l], &acts[l], ws, x, p, l);
-		else
-			tfm_block_forward(c, &bw[l], &acts[l], ws, x, p, l);
+		tfm_arch_block_forward(c) (c, &bw[l], &acts[l], ws, x, p, l);
 		x = acts[l].out;
 	}
 	if (c->arch == TFM_ARCH_LLAMA)
@@ -441,6 +438,20 @@ out_vocab(const tfm_config *c)
 	return c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ? c->tgt_vocab : c->vocab;
 }
 
+/*
+ * ids (B, T) embedded into x (tok, pos: the tables), then a stack over
+ * them (p, with p->B rows of ids): its top output, or NULL for an id
+ * outside the vocabulary
+ */
+static const float *
+embed_and_stack(tfm_model *m, bool decoder, float *x, const int32_t *ids, const float *tok,
+				const float *pos, int T, bool training, const tfm_stack_pass *p)
+{
+	if (embed(m, x, ids, tok, pos, p->B, T, training, p->key) != 0)
+		return NULL;
+	return stack_forward(m, decoder, x, p);
+}
+
 /* the pass descriptions of a batch's stacks; pw: the packed weights (NULL: fp32) */
 static void
 passes(const tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
@@ -498,6 +509,7 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
 	tfm_stack_pass ep,
 				dp;
 	const int	d = c->d_model;
+	const bool	lm = c->task == TFM_TASK_LM;
 	const float *top = NULL;
 
 	if (tfm_workspace_reserve(m, b->B, b->T, c->task == TFM_TASK_SEQ2SEQ ? b->Tt : 0,
@@ -509,13 +521,14 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
 	passes(m, b, training, key, pw, &ep, &dp);
 	pad_mask(ws->enc_pad, b->input, (size_t) b->B * b->T, c->pad_id);
 
+	/* every task's first stack reads the input: the encoder, or the LM's decoder */
+	top = embed_and_stack(m, lm, lm ? ws->dec_x : ws->enc_x, b->input, m->w.tok_emb,
+						  m->w.pos_emb, b->T, training, lm ? &dp : &ep);
+	if (!top)
+		return TFM_EBADID;
 	switch (c->task)
 	{
 		case TFM_TASK_CLASSIFY:
-			if (embed(m, ws->enc_x, b->input, m->w.tok_emb, m->w.pos_emb, b->B, b->T,
-					  training, ep.key) != 0)
-				return TFM_EBADID;
-			top = stack_forward(m, false, ws->enc_x, &ep);
 			if (c->pooling == TFM_POOL_CLS)
 				tfm_cls_pool_forward(ws->pooled, top, b->B, b->T, d);
 			else
@@ -524,30 +537,20 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
 							   m->w.cls_w, m->w.cls_b, b->B, d, c->n_classes,
 							   pw ? pw->cls : NULL);
 			m->pooled = ws->pooled;
-			m->hidden = (float *) top;
 			break;
 		case TFM_TASK_LM:
-			if (embed(m, ws->dec_x, b->input, m->w.tok_emb, m->w.pos_emb, b->B, b->T,
-					  training, dp.key) != 0)
-				return TFM_EBADID;
-			top = stack_forward(m, true, ws->dec_x, &dp);
-			m->hidden = (float *) top;
 			break;
 		case TFM_TASK_SEQ2SEQ:
-			if (embed(m, ws->enc_x, b->input, m->w.tok_emb, m->w.pos_emb, b->B, b->T,
-					  training, ep.key) != 0)
-				return TFM_EBADID;
-			top = stack_forward(m, false, ws->enc_x, &ep);
 			m->memory = (float *) top;
 			dp.mem = top;
 			pad_mask(ws->dec_pad, b->dec_input, (size_t) b->B * b->Tt, c->pad_id);
-			if (embed(m, ws->dec_x, b->dec_input, out_embedding(m, &m->w), m->w.dec_pos_emb,
-					  b->B, b->Tt, training, dp.key) != 0)
+			top = embed_and_stack(m, true, ws->dec_x, b->dec_input, out_embedding(m, &m->w),
+								  m->w.dec_pos_emb, b->Tt, training, &dp);
+			if (!top)
 				return TFM_EBADID;
-			top = stack_forward(m, true, ws->dec_x, &dp);
-			m->hidden = (float *) top;
 			break;
 	}
+	m->hidden = (float *) top;
 	if (c->task != TFM_TASK_CLASSIFY)
 	{
 		int			rows = b->B * dp.T;
@@ -622,13 +625,9 @@ stack_backward(tfm_model *m, bool decoder, float *one, float *two,
 
 		if (m->poll)
 			m->poll(m->poll_arg);
-		if (c->arch == TFM_ARCH_LLAMA)
-			tfm_llama_block_backward(c, &m->w.dec[l], &m->g.dec[l], &acts[l], ws,
-									 cur, other, p, l);
-		else
-			tfm_block_backward(c, decoder ? &m->w.dec[l] : &m->w.enc[l],
-							   decoder ? &m->g.dec[l] : &m->g.enc[l], &acts[l], ws,
-							   cur, other, dmem, p, l);
+		tfm_arch_block_backward(c) (c, decoder ? &m->w.dec[l] : &m->w.enc[l],
+									decoder ? &m->g.dec[l] : &m->g.enc[l], &acts[l], ws,
+									cur, other, dmem, p, l);
 		t = cur;
 		cur = other;
 		other = t;

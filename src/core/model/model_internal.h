@@ -176,16 +176,67 @@ int			tfm_embed_tokens(tfm_model *m, float *out, const int32_t *ids, const float
 /* NULL if an id is outside the vocabulary */
 const float *tfm_encode_stack(tfm_model *m, const int32_t *src, int B, int Ts);
 
-/* block.c */
-void		tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
-							  tfm_block_acts *a, tfm_workspace *ws,
-							  const float *in, const tfm_stack_pass *p, int layer);
-/* dout: gradient w.r.t. the block's output (destroyed); dx receives (=) the
- * gradient w.r.t. its input; dmem accumulates cross-attention memory grads */
-void		tfm_block_backward(const tfm_config *c, const tfm_block_w *w,
-							   tfm_block_w *g, const tfm_block_acts *a,
-							   tfm_workspace *ws, float *dout, float *dx,
-							   float *dmem, const tfm_stack_pass *p, int layer);
+/* the sizes a block's passes work with */
+typedef struct tfm_block_sizes
+{
+	int			d,				/* d_model */
+				f,				/* d_ff */
+				N,				/* rows: B · T */
+				s,				/* a head's size */
+				kvd,			/* a row's keys (as many values): kv_heads · s */
+				qw;				/* a row of queries|keys|values: d + 2 · kvd */
+	size_t		nd;				/* N · d */
+	float		eps;			/* the norms' epsilon */
+} tfm_block_sizes;
+
+static inline tfm_block_sizes
+tfm_block_sizes_of(const tfm_config *c, const tfm_stack_pass *p)
+{
+	return (tfm_block_sizes) {
+		.d = c->d_model,
+		.f = c->d_ff,
+		.N = p->B * p->T,
+		.s = c->d_model / c->heads,
+		.kvd = tfm_config_kv_dim(c),
+		.qw = tfm_config_qkv_width(c),
+		.nd = (size_t) p->B * p->T * c->d_model,
+		.eps = tfm_config_ln_eps(c),
+	};
+}
+
+/*
+ * A block's passes (block.c: the transformer's; llama_block.c: Llama's,
+ * RMSNorm, rotary, grouped-query, SwiGLU).  Forward: in (N, d) to a->out,
+ * keeping in a what backward reads.  Backward: dout, the gradient w.r.t.
+ * the block's output (destroyed); dx receives (=) the gradient w.r.t. its
+ * input; dmem accumulates cross-attention memory grads (none in Llama).
+ */
+typedef void tfm_block_forward_fn(const tfm_config *c, const tfm_block_w *w,
+								  tfm_block_acts *a, tfm_workspace *ws,
+								  const float *in, const tfm_stack_pass *p, int layer);
+typedef void tfm_block_backward_fn(const tfm_config *c, const tfm_block_w *w,
+								   tfm_block_w *g, const tfm_block_acts *a,
+								   tfm_workspace *ws, float *dout, float *dx,
+								   float *dmem, const tfm_stack_pass *p, int layer);
+
+tfm_block_forward_fn tfm_block_forward,
+			tfm_llama_block_forward;
+tfm_block_backward_fn tfm_block_backward,
+			tfm_llama_block_backward;
+
+/* the passes of the model's architecture */
+static inline tfm_block_forward_fn *
+tfm_arch_block_forward(const tfm_config *c)
+{
+	return c->arch == TFM_ARCH_LLAMA ? tfm_llama_block_forward : tfm_block_forward;
+}
+
+static inline tfm_block_backward_fn *
+tfm_arch_block_backward(const tfm_config *c)
+{
+	return c->arch == TFM_ARCH_LLAMA ? tfm_llama_block_backward : tfm_block_backward;
+}
+
 /*
  * A block's self-attention, a->qkv -> a->cat: rows of qw floats (d of
  * queries, then kw of keys and kw of values).  Decoding (p->kv), this
@@ -195,15 +246,6 @@ void		tfm_block_backward(const tfm_config *c, const tfm_block_w *w,
 void		tfm_block_self_attention(tfm_block_acts *a, tfm_workspace *ws,
 									 const tfm_stack_pass *p, int layer, tfm_attn_shape *sh,
 									 int d, int kw, int qw);
-
-/* llama_block.c: a Llama block (RMSNorm, rotary, grouped-query, SwiGLU) */
-void		tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,
-									tfm_block_acts *a, tfm_workspace *ws,
-									const float *in, const tfm_stack_pass *p, int layer);
-void		tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
-									 tfm_block_w *g, const tfm_block_acts *a,
-									 tfm_workspace *ws, float *dout, float *dx,
-									 const tfm_stack_pass *p, int layer);
 
 /* dropout keys per site */
 enum

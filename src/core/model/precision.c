@@ -114,13 +114,43 @@ new_index(const tfm_model *m)
 	return pw;
 }
 
-/* the set's entry i stands for list[i]: its slot in the index points to it */
-static void
-index_entry(struct tfm_lowp_set *s, const mat *list, int i)
+/*
+ * A new set of m's matrices (training: the training set's), its entries
+ * describing *list (allocated here, for the caller to free) and each one's
+ * slot in the index pointing to it; nothing packed yet.  NULL (and *list
+ * NULL) if memory is short.
+ */
+static struct tfm_lowp_set *
+new_set(tfm_model *m, bool training, mat **list)
 {
-	s->e[i].set = s;
-	if (list[i].slot)
-		*list[i].slot = &s->e[i];
+	int			n = matrices(m, NULL, training, NULL);
+	struct tfm_lowp_set *s = calloc(1, sizeof(*s));
+
+	*list = calloc(n > 0 ? n : 1, sizeof(mat));
+	if (!*list || !s || !(s->e = calloc(n > 0 ? n : 1, sizeof(tfm_lowp_entry))) ||
+		!(s->index = new_index(m)))
+	{
+		tfm_lowp_set_free(s);
+		free(*list);
+		*list = NULL;
+		return NULL;
+	}
+	matrices(m, *list, training, s->index);
+	s->n = n;
+	for (int i = 0; i < n; i++)
+	{
+		const mat  *x = &(*list)[i];
+		tfm_lowp_entry *e = &s->e[i];
+
+		e->set = s;
+		if (x->slot)
+			*x->slot = e;
+		e->W = x->W;
+		e->K = x->K;
+		e->N = x->N;
+		e->transposed = x->transposed;
+	}
+	return s;
 }
 
 /* bytes of the packed copy of one matrix at p, with its alignment */
@@ -143,19 +173,14 @@ set_inference(tfm_model *m, tfm_precision p, void *block,
 {
 	struct tfm_lowp_set *s;
 	mat		   *list;
-	int			n;
 	size_t		off = 0;
 
 	tfm_lowp_set_free(m->lowp);
 	m->lowp = NULL;
-	n = matrices(m, NULL, false, NULL);
-	list = calloc(n > 0 ? n : 1, sizeof(mat));
-	s = calloc(1, sizeof(*s));
-	if (!list || !s || !(s->e = calloc(n > 0 ? n : 1, sizeof(tfm_lowp_entry))) ||
-		!(s->index = new_index(m)))
+	s = new_set(m, false, &list);
+	if (!s)
 		goto nomem;
-	matrices(m, list, false, s->index);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < s->n; i++)
 		off += entry_bytes(&list[i], p);
 	s->packed_bytes = off;
 	if (block)
@@ -167,7 +192,7 @@ set_inference(tfm_model *m, tfm_precision p, void *block,
 	else if (!(s->packed = aligned_alloc(64, off > 0 ? off : 64)))
 		goto nomem;
 	off = 0;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < s->n; i++)
 	{
 		const mat  *x = &list[i];
 		tfm_lowp_entry *e = &s->e[i];
@@ -178,18 +203,10 @@ set_inference(tfm_model *m, tfm_precision p, void *block,
 		/* a matrix packs in milliseconds; a model of 300M values in seconds */
 		if (stop && !block && stop(stop_arg))
 		{
-			free(s->packed);
-			free(s->e);
-			free(s->index);
-			free(s);
+			tfm_lowp_set_free(s);
 			free(list);
 			return -2;
 		}
-		index_entry(s, list, i);
-		e->W = x->W;
-		e->K = x->K;
-		e->N = x->N;
-		e->transposed = x->transposed;
 		if (p == TFM_PREC_BF16 && block)
 			tfm_bf16_view(&e->b, s->packed + off, x->K, x->N);
 		else if (p == TFM_PREC_BF16)
@@ -201,18 +218,13 @@ set_inference(tfm_model *m, tfm_precision p, void *block,
 		off += entry_bytes(x, p);
 	}
 	s->prec = p;
-	s->n = n;
 	free(list);
 	m->lowp = s;
 	return 0;
 
 nomem:
-	if (s)
-	{
-		free(s->e);
-		free(s->index);
-		free(s);
-	}
+	/* (the set never holds the block here: nothing fails after it takes it) */
+	tfm_lowp_set_free(s);
 	if (block && release)
 		release(block, release_arg);
 	free(list);
@@ -296,7 +308,6 @@ tfm_model_set_train_precision(tfm_model *m, tfm_precision p)
 {
 	struct tfm_lowp_set *s;
 	mat		   *list;
-	int			n;
 	size_t		off = 0;
 
 	if (p == TFM_PREC_INT8)
@@ -307,29 +318,24 @@ tfm_model_set_train_precision(tfm_model *m, tfm_precision p)
 	m->lowp_train = NULL;
 	if (p == TFM_PREC_FP32)
 		return 0;
-	n = matrices(m, NULL, true, NULL);
-	list = calloc(n > 0 ? n : 1, sizeof(mat));
-	s = calloc(1, sizeof(*s));
-	if (!list || !s || !(s->e = calloc(n > 0 ? n : 1, sizeof(tfm_lowp_entry))) ||
-		!(s->index = new_index(m)))
-		goto nomem;
-	matrices(m, list, true, s->index);
-	for (int i = 0; i < n; i++)
+	s = new_set(m, true, &list);
+	if (!s)
+		return -1;
+	for (int i = 0; i < s->n; i++)
 		off += tfm_lowp_align64(tfm_bf16_pack_bytes(list[i].K, list[i].N)) +
 			tfm_lowp_align64(tfm_bf16_pack_bytes(list[i].N, list[i].K));
 	s->packed_bytes = off;
+	free(list);
 	if (!(s->packed = aligned_alloc(64, off > 0 ? off : 64)))
-		goto nomem;
+	{
+		tfm_lowp_set_free(s);
+		return -1;
+	}
 	off = 0;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < s->n; i++)
 	{
 		tfm_lowp_entry *e = &s->e[i];
 
-		index_entry(s, list, i);
-		e->W = list[i].W;
-		e->K = list[i].K;
-		e->N = list[i].N;
-		e->transposed = list[i].transposed;
 		/* the buffers only: tfm_model_train_repack fills them */
 		e->b = (tfm_bf16_weights) {(uint16_t *) (s->packed + off), e->K, e->N, 0};
 		off += tfm_lowp_align64(tfm_bf16_pack_bytes(e->K, e->N));
@@ -338,21 +344,8 @@ tfm_model_set_train_precision(tfm_model *m, tfm_precision p)
 	}
 	s->prec = p;
 	s->training = true;
-	s->n = n;
-	free(list);
 	m->lowp_train = s;
 	return 0;
-
-nomem:
-	if (s)
-	{
-		free(s->e);
-		free(s->index);
-		free(s->packed);
-		free(s);
-	}
-	free(list);
-	return -1;
 }
 
 tfm_precision

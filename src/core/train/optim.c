@@ -4,7 +4,6 @@
  */
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "tfm/blas.h"
 #include "tfm/optim.h"
@@ -13,13 +12,10 @@ int
 tfm_adam_init(tfm_adam *opt, size_t n, float beta1, float beta2,
 			  float eps, float weight_decay, bool decoupled)
 {
-	memset(opt, 0, sizeof(*opt));
-	opt->beta1 = beta1;
-	opt->beta2 = beta2;
-	opt->eps = eps;
-	opt->weight_decay = weight_decay;
-	opt->decoupled = decoupled;
-	opt->n = n;
+	*opt = (tfm_adam) {
+		.beta1 = beta1, .beta2 = beta2, .eps = eps, .weight_decay = weight_decay,
+		.decoupled = decoupled, .n = n,
+	};
 	opt->m = calloc(n ? n : 1, sizeof(float));
 	opt->v = calloc(n ? n : 1, sizeof(float));
 	if (!opt->m || !opt->v)
