@@ -10,6 +10,7 @@
 
 #include "tfm/model.h"
 #include "tfm/precision.h"
+#include "tfm/status.h"
 #include "tfm/tokenizer.h"
 
 /* ---- core objects owned by a memory context (guard.c) ---- */
@@ -38,6 +39,22 @@ void		tfm_poll_interrupts(void *arg);
  * calls CHECK_FOR_INTERRUPTS and, if nothing was raised, starts over.
  */
 int			tfm_interrupt_pending(void *arg);
+/*
+ * The one place a core failure becomes a PostgreSQL report: the SQLSTATE of
+ * code (a tfm_code; tfm_sqlstate is the map), the message, and a detail
+ * and hint when not NULL.  elevel ERROR does not return.
+ */
+int			tfm_sqlstate(int code);
+void		tfm_report(int elevel, int code, const char *message, const char *detail,
+					   const char *hint);
+/*
+ * A core call's result rc with its status st (may be NULL): TFM_OK
+ * returns; otherwise ERROR "<what>: <message>", or the message alone when
+ * what is NULL (the message is st's, or the code's name when it has none).
+ */
+void		tfm_raise(int rc, const tfm_status *st, const char *what);
+/* an ERROR of that code with a message the PG layer formats */
+void		tfm_raise_code(int code, const char *fmt,...) pg_attribute_printf(2, 3) pg_attribute_noreturn();
 /*
  * A pass's result (tfm_model_forward, tfm_decoder_feed/encode): an id
  * outside the vocabulary (TFM_EBADID) or out of memory become errors.

@@ -329,7 +329,7 @@ tfm_weights_load(tfm_model *m, const TfmHfConfig *hc, TfmWeightSource *src)
 
 	map = tfm_hf_map_create(hc->p.arch, &m->cfg);
 	if (!map)
-		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		tfm_raise_code(TFM_ENOMEM, "out of memory");
 	gm = tfm_guard(free_map, map);
 	if (src->index)
 		found = palloc0(Max(src->index->n_tensors, 1));

@@ -283,9 +283,7 @@ generate(tfm_model *m, const TfmModelRow *row, int32 **prompts, const int *plens
 
 	gen = tfm_generator_create(m, prompts, plens, B, &go);
 	if (!gen)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory for the decoder of model \"%s\"", row->name)));
+		tfm_raise_code(TFM_ENOMEM, "out of memory for the decoder of model \"%s\"", row->name);
 	guard = tfm_guard(free_generator, gen);
 	tfm_check_pass(tfm_generate_run(gen), row->name);
 	rows = tfm_generator_rows(gen);
@@ -473,9 +471,7 @@ tfm_next_tokens(PG_FUNCTION_ARGS)
 					   "running", name, "the length of the prompt");
 	d = tfm_decoder_create(m, 1, n, n);
 	if (!d)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory for the decoder of model \"%s\"", name)));
+		tfm_raise_code(TFM_ENOMEM, "out of memory for the decoder of model \"%s\"", name);
 	guard = tfm_guard(free_decoder, d);
 	logits = palloc(sizeof(float) * V);
 	tfm_check_pass(tfm_decoder_feed(d, ids, NULL, n, logits), name);

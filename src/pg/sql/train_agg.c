@@ -168,9 +168,7 @@ state_new(FunctionCallInfo fcinfo, MemoryContext aggcxt)
 	o.label_smoothing = (float) opt_num(opts, "label_smoothing", o.label_smoothing, 0, 0.999);
 	o.seed = (uint64) opt_num(opts, "seed", (double) o.seed, 0, 9e15);
 	if (tfm_trainer_init(&st->tr, st->m, &o) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory for the optimizer of model \"%s\"", name)));
+		tfm_raise_code(TFM_ENOMEM, "out of memory for the optimizer of model \"%s\"", name);
 	st->trainer_ready = true;
 	st->cb.func = state_free;
 	st->cb.arg = st;
@@ -213,9 +211,7 @@ flush(TrainAggState *st)
 	if (s == TFM_STEP_BADID)
 		tfm_check_pass(TFM_EBADID, st->row.name);
 	if (s == TFM_STEP_NOMEM)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory training model \"%s\"", st->row.name)));
+		tfm_raise_code(TFM_ENOMEM, "out of memory training model \"%s\"", st->row.name);
 	if (s == TFM_STEP_NONFINITE)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),

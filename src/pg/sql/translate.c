@@ -165,9 +165,7 @@ tfm_translate_sources(tfm_model *m, const TfmModelRow *row, int32 **src, const i
 				 errmsg("canceling the translation")));
 	}
 	if (rc != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory translating with model \"%s\"", row->name)));
+		tfm_raise_code(TFM_ENOMEM, "out of memory translating with model \"%s\"", row->name);
 }
 
 text *
