@@ -50,7 +50,7 @@ const char *tfm_code_name(int code);
  * Fill st (if not NULL) with code and the message fmt formats (cut to fit);
  * returns code, so a failure reads  return tfm_status_set(st, TFM_EINVAL, ...);
  */
-int			tfm_status_set(tfm_status *st, tfm_code code, const char *fmt,...)
+int			tfm_status_set(tfm_status *st, int code, const char *fmt,...)
 #if defined(__GNUC__)
 			__attribute__((format(printf, 3, 4)))
 #endif

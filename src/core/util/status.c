@@ -37,13 +37,13 @@ tfm_code_name(int code)
 }
 
 int
-tfm_status_set(tfm_status *st, tfm_code code, const char *fmt,...)
+tfm_status_set(tfm_status *st, int code, const char *fmt,...)
 {
 	if (st)
 	{
 		va_list		ap;
 
-		st->code = code;
+		st->code = (tfm_code) code;
 		va_start(ap, fmt);
 		vsnprintf(st->msg, sizeof(st->msg), fmt, ap);
 		va_end(ap);

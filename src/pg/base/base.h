@@ -63,8 +63,6 @@ void		tfm_raise_code(int code, const char *fmt,...) pg_attribute_printf(2, 3) pg
 void		tfm_check_pass(int rc, const char *model);
 /* a loss (tfm_model_loss_backward) whose *count is -1: a target outside the vocabulary */
 double		tfm_check_loss(double sum, const int *count, const char *model);
-/* a tokenizer status as an ERROR "<doing>: <message>" with its SQLSTATE */
-void		tfm_tok_check(int status, const tfm_tok_err *err, const char *doing);
 /* pack m for p, stopped by a cancel (raised); 0, or -1 without the memory */
 int			tfm_pack_model(tfm_model *m, tfm_precision p);
 

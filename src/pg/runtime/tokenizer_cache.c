@@ -104,7 +104,7 @@ tfm_tokenizer_encode_with(TfmCachedTokenizer *e, const char *text, size_t len, u
 	size_t		cap = tfm_tok_encode_bound(len, flags);
 	int32	   *ids;
 	size_t		got;
-	tfm_tok_err err;
+	tfm_status err;
 
 	/* max_length only lowers the bound (it may be 2^31 - 1 for a short text) */
 	if (max_length > 0 && max_length < cap)
@@ -124,9 +124,9 @@ tfm_tokenizer_encode_with(TfmCachedTokenizer *e, const char *text, size_t len, u
 		int			st = tfm_tok_encode(ids, NULL, cap, &got, e->tok, text, len, flags,
 										max_length, &err);
 
-		if (st != TFM_TOK_ECANCEL)
+		if (st != TFM_ECANCELED)
 		{
-			tfm_tok_check(st, &err, "cannot tokenize");
+			tfm_raise(st, &err, "cannot tokenize");
 			break;
 		}
 		CHECK_FOR_INTERRUPTS();
@@ -205,9 +205,9 @@ tfm_tokenizer_piece_text(const char *name, int32 id)
 {
 	const uint8_t *b;
 	size_t		len;
-	tfm_tok_err err;
+	tfm_status err;
 
-	tfm_tok_check(tfm_tok_piece(&b, &len, tfm_tokenizer_cached(name)->tok, id, &err), &err, "cannot read a piece");
+	tfm_raise(tfm_tok_piece(&b, &len, tfm_tokenizer_cached(name)->tok, id, &err), &err, "cannot read a piece");
 	return tfm_piece_text(b, len);
 }
 
@@ -227,9 +227,9 @@ tfm_tokenizer_decode_flags(const char *name, const int32 *ids, int n, bool conti
 	size_t		cap = tfm_tok_decode_bound(e->tok, n, flags),
 				got;
 	text	   *out = palloc_extended(VARHDRSZ + Max(cap, 1), MCXT_ALLOC_HUGE);
-	tfm_tok_err err;
+	tfm_status err;
 
-	tfm_tok_check(tfm_tok_decode(VARDATA(out), cap, &got, e->tok, ids, n, flags, &err),
+	tfm_raise(tfm_tok_decode(VARDATA(out), cap, &got, e->tok, ids, n, flags, &err),
 			  &err, "cannot detokenize");
 	SET_VARSIZE(out, VARHDRSZ + got);
 	out = tfm_text_without_nul(out);

@@ -26,7 +26,7 @@ tfm_tokenizer_import(PG_FUNCTION_ARGS)
 	text	   *vocab,
 			   *merges;
 	TfmTokOwner *own = tfm_tok_owner(CurrentMemoryContext);
-	tfm_tok_err err;
+	tfm_status err;
 
 	tfm_check_new_name("tokenizer", name);
 	TFM_ARG_NOT_NULL(2, "vocab");
@@ -38,7 +38,7 @@ tfm_tokenizer_import(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("tfm imports kind \"bpe\" (GPT-2's encoder.json and vocab.bpe), not \"%s\"", kind)));
 	tfm_tokenizer_check_new(name, false);
-	tfm_tok_check(tfm_tok_import_gpt2(&own->tok, VARDATA_ANY(vocab), VARSIZE_ANY_EXHDR(vocab),
+	tfm_raise(tfm_tok_import_gpt2(&own->tok, VARDATA_ANY(vocab), VARSIZE_ANY_EXHDR(vocab),
 								  VARDATA_ANY(merges), VARSIZE_ANY_EXHDR(merges), &err),
 			  &err, "cannot import the vocabulary");
 	tfm_tokenizer_store(name, own->tok, 0, GetUserId());
@@ -102,7 +102,7 @@ tfm_detokenize(PG_FUNCTION_ARGS)
 	size_t		cap,
 				got;
 	text	   *out;
-	tfm_tok_err err;
+	tfm_status err;
 
 	TFM_ARG_NOT_NULL(1, "ids");
 	a = PG_GETARG_ARRAYTYPE_P(1);
@@ -137,7 +137,7 @@ tfm_detokenize(PG_FUNCTION_ARGS)
 			if ((i & 0xFFFFF) == 0xFFFFF)
 				CHECK_FOR_INTERRUPTS();
 
-			if (tfm_tok_piece(&b, &len, e->tok, ids[i], NULL) != TFM_TOK_OK)
+			if (tfm_tok_piece(&b, &len, e->tok, ids[i], NULL) != TFM_OK)
 				continue;
 			raw += Max(len, 3) + 1;
 			for (int k = 0; k < TFM_TOK_N_SPECIALS; k++)
@@ -159,9 +159,9 @@ tfm_detokenize(PG_FUNCTION_ARGS)
 		int			st = tfm_tok_decode(VARDATA(out), cap, &got, e->tok, (const int32_t *) ARR_DATA_PTR(a),
 										n, TFM_TOK_DECODE_REPLACE, &err);
 
-		if (st != TFM_TOK_ECANCEL)
+		if (st != TFM_ECANCELED)
 		{
-			tfm_tok_check(st, &err, "cannot detokenize");
+			tfm_raise(st, &err, "cannot detokenize");
 			break;
 		}
 		CHECK_FOR_INTERRUPTS();
@@ -197,11 +197,11 @@ tfm_tokens(PG_FUNCTION_ARGS)
 		bool		nulls[3] = {false, false, false};
 		const uint8_t *b;
 		size_t		len;
-		tfm_tok_err err;
+		tfm_status err;
 		MemoryContext old;
 
 		CHECK_FOR_INTERRUPTS();
-		tfm_tok_check(tfm_tok_piece(&b, &len, e->tok, ids[i], &err), &err, "cannot read a piece");
+		tfm_raise(tfm_tok_piece(&b, &len, e->tok, ids[i], &err), &err, "cannot read a piece");
 		old = MemoryContextSwitchTo(rowcxt);
 		values[0] = Int32GetDatum(i + 1);
 		values[1] = Int32GetDatum(ids[i]);
