@@ -482,7 +482,7 @@ test_reference(void)
 	tfm_model  *m;
 	tfm_hf_map *map;
 	tfm_st_file *f;
-	tfm_st_err	se;
+	tfm_status	se;
 	char		err[512] = "";
 	double		worst = 0.0;
 
@@ -492,7 +492,7 @@ test_reference(void)
 		return;
 	}
 	CHECK(tfm_hf_config(&c, &p) == NULL, "llama config");
-	CHECK(tfm_st_parse(&f, w, len, &se) == TFM_ST_OK, "safetensors: %s", se.msg);
+	CHECK(tfm_st_parse(&f, w, len, &se) == TFM_OK, "safetensors: %s", se.msg);
 	m = tfm_model_create(&c);
 	map = tfm_hf_map_create(TFM_HF_LLAMA, &c);
 	for (size_t i = 0; i < f->n_tensors; i++)

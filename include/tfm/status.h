@@ -17,6 +17,8 @@
 #ifndef TFM_STATUS_H
 #define TFM_STATUS_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -47,7 +49,8 @@ typedef struct tfm_status
 const char *tfm_code_name(int code);
 
 /*
- * Fill st (if not NULL) with code and the message fmt formats (cut to fit);
+ * Fill st (if not NULL) with code and the message fmt formats (cut to fit,
+ * on a UTF-8 boundary);
  * returns code, so a failure reads  return tfm_status_set(st, TFM_EINVAL, ...);
  */
 int			tfm_status_set(tfm_status *st, int code, const char *fmt,...)
@@ -55,6 +58,9 @@ int			tfm_status_set(tfm_status *st, int code, const char *fmt,...)
 			__attribute__((format(printf, 3, 4)))
 #endif
 			;
+
+/* length of the longest prefix of s[0 .. n) that ends on a UTF-8 boundary */
+size_t		tfm_utf8_cut(const char *s, size_t n);
 
 /* st's message, or the code's name when it has none */
 const char *tfm_status_msg(const tfm_status *st, int code);

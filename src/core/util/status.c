@@ -36,17 +36,43 @@ tfm_code_name(int code)
 	return "unknown status";
 }
 
+size_t
+tfm_utf8_cut(const char *s, size_t n)
+{
+	size_t		k = n;
+
+	/* back over continuation bytes, then drop the lead byte if incomplete */
+	while (k > 0 && ((unsigned char) s[k - 1] & 0xC0) == 0x80)
+		k--;
+	if (k > 0 && ((unsigned char) s[k - 1] & 0x80))
+	{
+		unsigned char c = (unsigned char) s[k - 1];
+		size_t		want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+
+		if (n - (k - 1) < want)
+			k--;
+		else
+			k = n;
+	}
+	else
+		k = n;
+	return k;
+}
+
 int
 tfm_status_set(tfm_status *st, int code, const char *fmt,...)
 {
 	if (st)
 	{
 		va_list		ap;
+		int			n;
 
 		st->code = (tfm_code) code;
 		va_start(ap, fmt);
-		vsnprintf(st->msg, sizeof(st->msg), fmt, ap);
+		n = vsnprintf(st->msg, sizeof(st->msg), fmt, ap);
 		va_end(ap);
+		if (n >= (int) sizeof(st->msg))
+			st->msg[tfm_utf8_cut(st->msg, sizeof(st->msg) - 1)] = '\0';
 	}
 	return code;
 }
