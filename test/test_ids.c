@@ -310,7 +310,7 @@ test_pack_poll(void)
 	for (int i = 0; i < 2; i++)
 	{
 		stop_after = 2;
-		CHECK(tfm_model_set_precision_polled(m, ps[i], stop_at, NULL) == -2, "%s: stopped",
+		CHECK(tfm_model_set_precision_polled(m, ps[i], stop_at, NULL) == TFM_ECANCELED, "%s: stopped",
 			  tfm_precision_name(ps[i]));
 		CHECK(tfm_model_precision(m) == TFM_PREC_FP32 && tfm_model_precision_bytes(m) == 0,
 			  "%s: left at fp32", tfm_precision_name(ps[i]));

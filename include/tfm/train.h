@@ -59,7 +59,7 @@ typedef enum tfm_step_status
 void		tfm_train_defaults(const tfm_config *c, tfm_train_opts *o, int *batch,
 							   float *val_fraction);
 
-/* 0, -1 out of memory, -2 a precision training does not have (int8) */
+/* 0, TFM_ENOMEM, or TFM_EUNSUPPORTED for a precision training does not have (int8) */
 int			tfm_trainer_init(tfm_trainer *tr, tfm_model *m, const tfm_train_opts *o);
 void		tfm_trainer_free(tfm_trainer *tr);
 

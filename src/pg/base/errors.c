@@ -127,7 +127,7 @@ tfm_pack_model(tfm_model *m, tfm_precision p)
 	{
 		int			rc = tfm_model_set_precision_polled(m, p, tfm_interrupt_pending, NULL);
 
-		if (rc != -2)
+		if (rc != TFM_ECANCELED)
 			return rc;
 		CHECK_FOR_INTERRUPTS();
 	}

@@ -157,12 +157,10 @@ tfm_translate_sources(tfm_model *m, const TfmModelRow *row, int32 **src, const i
 		rc = tfm_beam_search(m, buf, n, Ts, &bo, out, cancel_check, NULL);
 		m->poll = poll;
 	}
-	if (rc == -2)
+	if (rc == TFM_ECANCELED)
 	{
 		CHECK_FOR_INTERRUPTS();
-		ereport(ERROR,
-				(errcode(ERRCODE_QUERY_CANCELED),
-				 errmsg("canceling the translation")));
+		tfm_raise_code(rc, "canceling the translation");
 	}
 	if (rc != 0)
 		tfm_raise_code(TFM_ENOMEM, "out of memory translating with model \"%s\"", row->name);
