@@ -751,10 +751,10 @@ setup(TrainRun *run, const tfm_train_opts *o)
 	run->val_cxt = AllocSetContextCreate(run->cxt, "tfm validation set", ALLOCSET_DEFAULT_SIZES);
 	run->chunk_cxt = AllocSetContextCreate(run->cxt, "tfm training chunk", ALLOCSET_DEFAULT_SIZES);
 	run->carry = palloc(sizeof(int32) * (run->row.cfg.max_len + 1));
-	if (o->precision == TFM_PREC_BF16 && strcmp(tfm_lowp_bf16_kernel(), "fallback") == 0)
+	if (o->precision == TFM_PREC_BF16 && !tfm_lowp_bf16_native())
 		ereport(NOTICE,
-				(errmsg("bf16 training of model \"%s\" runs on the portable fallback kernels, slower than fp32",
-						run->row.name),
+				(errmsg("bf16 training of model \"%s\" runs without native bf16 instructions (%s kernels), no faster than fp32",
+						run->row.name, tfm_lowp_bf16_kernel()),
 				 errdetail("%s.", tfm_lowp_reason()),
 				 errhint("bf16 training pays off where the CPU has AMX-BF16 or AVX512_BF16; see tfm_info().")));
 	if (tfm_trainer_init(&run->tr, run->m, o) != 0)
