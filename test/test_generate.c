@@ -312,7 +312,7 @@ test_sampling_and_hooks(void)
 	memset(&hs, 0, sizeof(hs));
 	hs.stop_at = 100;
 	hs.cancel_at = 3;
-	CHECK(run(m, pp, plen, 2, &o, a, na, NULL) == TFM_ECANCEL, "cancelled");
+	CHECK(run(m, pp, plen, 2, &o, a, na, NULL) == TFM_ECANCELED, "cancelled");
 	CHECK(na[0] == 2 && na[1] == 2, "cancelled after %d and %d tokens", na[0], na[1]);
 
 	/* the bound covers more prompts and more tokens */

@@ -52,7 +52,7 @@ load(const uint8_t *buf, size_t len, const tfm_hf_params *p, char *err, size_t e
 	tfm_model  *m;
 	tfm_hf_map *map;
 	tfm_st_file *f;
-	tfm_st_err	se;
+	tfm_status	se;
 	const char *bad = tfm_hf_config(&c, p);
 
 	if (bad)
@@ -60,7 +60,7 @@ load(const uint8_t *buf, size_t len, const tfm_hf_params *p, char *err, size_t e
 		snprintf(err, errlen, "%s", bad);
 		return NULL;
 	}
-	if (tfm_st_parse(&f, buf, len, &se) != TFM_ST_OK)
+	if (tfm_st_parse(&f, buf, len, &se) != TFM_OK)
 	{
 		snprintf(err, errlen, "%s", se.msg);
 		return NULL;
@@ -196,7 +196,7 @@ main(void)
 	{
 		uint8_t    *bad = malloc(len);
 		tfm_st_file *f;
-		tfm_st_err	se;
+		tfm_status	se;
 		const float nan = NAN;
 
 		memcpy(bad, w, len);

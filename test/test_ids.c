@@ -4,7 +4,7 @@
  * cross-entropy's targets, whole passes (TFM_EBADID), a training step
  * (TFM_STEP_BADID) and cached decoding.  Plus the host's poll hooks of the
  * work whose length a caller chooses: initialisation calls the model's
- * poll, and BLEU stops (TFM_BLEU_ECANCELED, stats unchanged) when its poll
+ * poll, and BLEU stops (TFM_ECANCELED, stats unchanged) when its poll
  * says so.
  */
 #include "check.h"
@@ -267,13 +267,13 @@ test_bleu_poll(void)
 	bleu_polls = 0;
 	bleu_stop_at = 1 << 30;
 	st = tfm_bleu_add_polled(stats, hyp, n, refs, lens, 1, bleu_poll, NULL);
-	CHECK(st == TFM_BLEU_OK, "polled: %s", tfm_bleu_status_name(st));
+	CHECK(st == TFM_OK, "polled: %s", tfm_code_name(st));
 	total = bleu_polls;
 	CHECK(total >= 20, "polled %d times over 2 x 4 MB", total);
 	{
 		int64_t		plain[TFM_BLEU_N_STATS] = {0};
 
-		CHECK(tfm_bleu_add(plain, hyp, n, refs, lens, 1) == TFM_BLEU_OK, "plain");
+		CHECK(tfm_bleu_add(plain, hyp, n, refs, lens, 1) == TFM_OK, "plain");
 		CHECK(memcmp(plain, stats, sizeof(plain)) == 0, "same counts");
 	}
 	/* stopped at every poll in turn (a sample of them): stats unchanged */
@@ -283,7 +283,7 @@ test_bleu_poll(void)
 		bleu_polls = 0;
 		bleu_stop_at = k;
 		st = tfm_bleu_add_polled(stats, hyp, n, refs, lens, 1, bleu_poll, NULL);
-		CHECK(st == TFM_BLEU_ECANCELED, "stop at poll %d: %s", k, tfm_bleu_status_name(st));
+		CHECK(st == TFM_ECANCELED, "stop at poll %d: %s", k, tfm_code_name(st));
 		CHECK(bleu_polls == k, "no poll after the stop (%d, %d)", bleu_polls, k);
 		CHECK(memcmp(stats, zero, sizeof(stats)) == 0, "stats unchanged");
 	}
@@ -310,7 +310,7 @@ test_pack_poll(void)
 	for (int i = 0; i < 2; i++)
 	{
 		stop_after = 2;
-		CHECK(tfm_model_set_precision_polled(m, ps[i], stop_at, NULL) == -2, "%s: stopped",
+		CHECK(tfm_model_set_precision_polled(m, ps[i], stop_at, NULL) == TFM_ECANCELED, "%s: stopped",
 			  tfm_precision_name(ps[i]));
 		CHECK(tfm_model_precision(m) == TFM_PREC_FP32 && tfm_model_precision_bytes(m) == 0,
 			  "%s: left at fp32", tfm_precision_name(ps[i]));

@@ -482,7 +482,7 @@ test_reference(void)
 	tfm_model  *m;
 	tfm_hf_map *map;
 	tfm_st_file *f;
-	tfm_st_err	se;
+	tfm_status	se;
 	char		err[512] = "";
 	double		worst = 0.0;
 
@@ -492,7 +492,7 @@ test_reference(void)
 		return;
 	}
 	CHECK(tfm_hf_config(&c, &p) == NULL, "llama config");
-	CHECK(tfm_st_parse(&f, w, len, &se) == TFM_ST_OK, "safetensors: %s", se.msg);
+	CHECK(tfm_st_parse(&f, w, len, &se) == TFM_OK, "safetensors: %s", se.msg);
 	m = tfm_model_create(&c);
 	map = tfm_hf_map_create(TFM_HF_LLAMA, &c);
 	for (size_t i = 0; i < f->n_tensors; i++)
@@ -715,7 +715,7 @@ test_spiece(void)
 	char		hexp[256][7];
 	int32_t		merges[6];
 	tfm_tokenizer *t = NULL;
-	tfm_tok_err err;
+	tfm_status err;
 	int			n = 0;
 
 	for (int i = 0; i < 3; i++, n++)
@@ -738,7 +738,7 @@ test_spiece(void)
 	merges[0] = 259; merges[1] = 260;	/* ▁ a */
 	merges[2] = 260; merges[3] = 261;	/* a b */
 	merges[4] = 262; merges[5] = 261;	/* ▁a b */
-	CHECK(tfm_tok_import_spiece(&t, pieces, lens, n, merges, 3, 0, 1, 2, 1, &err) == TFM_TOK_OK,
+	CHECK(tfm_tok_import_spiece(&t, pieces, lens, n, merges, 3, 0, 1, 2, 1, &err) == TFM_OK,
 		  "spiece import: %s", err.msg);
 	if (!t)
 		return;
@@ -748,14 +748,14 @@ test_spiece(void)
 		char		out[64];
 		size_t		no;
 
-		CHECK(tfm_tok_encode(ids, NULL, 16, &nid, t, "ab ab", 5, 0, 0, &err) == TFM_TOK_OK, "encode");
+		CHECK(tfm_tok_encode(ids, NULL, 16, &nid, t, "ab ab", 5, 0, 0, &err) == TFM_OK, "encode");
 		/* ▁ab ▁ab: "▁a" (rank 0) before "ab" (rank 1), then "▁a b" */
 		CHECK(nid == 2 && ids[0] == 264 && ids[1] == 264, "ab ab -> %zu ids, %d", nid, ids[0]);
-		CHECK(tfm_tok_encode(ids, NULL, 16, &nid, t, "x\xC3\xA9", 3, 0, 0, &err) == TFM_TOK_OK &&
+		CHECK(tfm_tok_encode(ids, NULL, 16, &nid, t, "x\xC3\xA9", 3, 0, 0, &err) == TFM_OK &&
 			  nid == 3 && ids[1] == 3 + 'x' && ids[2] == 265, "byte fallback and é");
-		CHECK(tfm_tok_decode(out, sizeof(out), &no, t, ids, nid, 0, &err) == TFM_TOK_OK &&
+		CHECK(tfm_tok_decode(out, sizeof(out), &no, t, ids, nid, 0, &err) == TFM_OK &&
 			  no == 3 && memcmp(out, "x\xC3\xA9", 3) == 0, "decode");
-		CHECK(tfm_tok_encode(ids, NULL, 16, &nid, t, "", 0, 0, 0, &err) == TFM_TOK_OK && nid == 0,
+		CHECK(tfm_tok_encode(ids, NULL, 16, &nid, t, "", 0, 0, 0, &err) == TFM_OK && nid == 0,
 			  "empty text");
 	}
 	/* random bytes, invalid UTF-8 included: ids in range and an exact round trip */
@@ -776,10 +776,10 @@ test_spiece(void)
 			text[i] = r < 3 ? "ab "[r] : (char) tfm_rng_below(&rng, 256);
 		}
 		ok = tfm_tok_encode(ids, NULL, tfm_tok_encode_bound(len, 0), &nid, t, text, len, 0, 0,
-							&err) == TFM_TOK_OK;
+							&err) == TFM_OK;
 		for (size_t i = 0; ok && i < nid; i++)
 			ok = ids[i] >= 0 && ids[i] < n;
-		ok = ok && tfm_tok_decode(out, sizeof(out), &no, t, ids, nid, 0, &err) == TFM_TOK_OK &&
+		ok = ok && tfm_tok_decode(out, sizeof(out), &no, t, ids, nid, 0, &err) == TFM_OK &&
 			no == (size_t) len && memcmp(out, text, len) == 0;
 		if (!ok)
 		{

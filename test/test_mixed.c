@@ -188,7 +188,7 @@ test_fixture(const char *file, bool fallback)
 	memcpy(g32, m->grads, m->n_floats * sizeof(float));
 	sens = sensitivity(m, &b, g32);
 
-	CHECK(tfm_model_set_train_precision(m, TFM_PREC_INT8) == -2, "%s: int8 training refused", what);
+	CHECK(tfm_model_set_train_precision(m, TFM_PREC_INT8) == TFM_EUNSUPPORTED, "%s: int8 training refused", what);
 	CHECK(tfm_model_set_train_precision(m, TFM_PREC_BF16) == 0 &&
 		  tfm_model_train_precision(m) == TFM_PREC_BF16, "%s: bf16 copies", what);
 	tfm_model_train_repack(m);
@@ -346,7 +346,7 @@ test_trainer(const char *file)
 
 		memset(&o, 0, sizeof(o));
 		o.precision = TFM_PREC_INT8;
-		CHECK(tfm_trainer_init(&tr, m, &o) == -2, "%s: int8 training refused", file);
+		CHECK(tfm_trainer_init(&tr, m, &o) == TFM_EUNSUPPORTED, "%s: int8 training refused", file);
 		tfm_model_free(m);
 	}
 	fixture_free(&fx);

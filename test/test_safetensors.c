@@ -53,7 +53,7 @@ make_file(size_t *len, const char *json, size_t json_len, const uint8_t *data, s
 
 /* parses an exactly sized copy of json + data_len zero bytes */
 static int
-parse_json(tfm_st_file **f, const char *json, size_t data_len, tfm_st_err *err)
+parse_json(tfm_st_file **f, const char *json, size_t data_len, tfm_status *err)
 {
 	size_t		len;
 	uint8_t    *buf = make_file(&len, json, strlen(json), NULL, data_len);
@@ -101,7 +101,7 @@ test_valid(void)
 	uint8_t    *buf;
 	tfm_st_file *f = NULL,
 			   *g = NULL;
-	tfm_st_err	err;
+	tfm_status	err;
 	const tfm_st_tensor *t;
 	float		out[8];
 	uint64_t	n;
@@ -126,8 +126,8 @@ test_valid(void)
 	buf = make_file(&len, json, strlen(json), data, sizeof(data));
 
 	st = tfm_st_parse(&f, buf, len, &err);
-	CHECK(st == TFM_ST_OK, "valid file: %s", err.msg);
-	if (st != TFM_ST_OK)
+	CHECK(st == TFM_OK, "valid file: %s", err.msg);
+	if (st != TFM_OK)
 	{
 		free(buf);
 		return;
@@ -169,33 +169,33 @@ test_valid(void)
 	/* values */
 	t = tfm_st_find(f, "w", 1);
 	st = tfm_st_tensor_to_f32(out, t, buf + f->data_start + t->begin, t->end - t->begin, &err);
-	CHECK(st == TFM_ST_OK && memcmp(out, wv, sizeof(wv)) == 0, "w values");
+	CHECK(st == TFM_OK && memcmp(out, wv, sizeof(wv)) == 0, "w values");
 	t = tfm_st_find(f, "b", 1);
 	st = tfm_st_tensor_to_f32(out, t, buf + f->data_start + t->begin, t->end - t->begin, &err);
-	CHECK(st == TFM_ST_OK && out[0] == 1.0f && out[1] == -2.0f && isinf(out[2]) && out[2] > 0 &&
+	CHECK(st == TFM_OK && out[0] == 1.0f && out[1] == -2.0f && isinf(out[2]) && out[2] > 0 &&
 		  f32_bits(out[3]) == 0x00010000, "b values");
 	t = tfm_st_find(f, "s", 1);
 	st = tfm_st_tensor_to_f32(out, t, buf + f->data_start + t->begin, t->end - t->begin, &err);
-	CHECK(st == TFM_ST_OK && out[0] == 1.0f, "s value");
+	CHECK(st == TFM_OK && out[0] == 1.0f, "s value");
 	st = tfm_st_tensor_to_f32(out, t, buf + f->data_start + t->begin, 3, &err);
-	CHECK(st == TFM_ST_EARG && strstr(err.msg, "tensor \"s\" has 2 bytes, 3 given"), "wrong size: %s", err.msg);
+	CHECK(st == TFM_EINVAL && strstr(err.msg, "tensor \"s\" has 2 bytes, 3 given"), "wrong size: %s", err.msg);
 	t = tfm_st_find(f, "ids", 3);
 	st = tfm_st_tensor_to_f32(out, t, buf + f->data_start + t->begin, t->end - t->begin, &err);
-	CHECK(st == TFM_ST_EDTYPE && strstr(err.msg, "dtype I64 of tensor \"ids\" is not supported"),
+	CHECK(st == TFM_EUNSUPPORTED && strstr(err.msg, "dtype I64 of tensor \"ids\" is not supported"),
 		  "I64 refused: %s", err.msg);
-	CHECK(tfm_st_to_f32(out, data, 1, TFM_ST_F64) == TFM_ST_EDTYPE, "F64 refused");
+	CHECK(tfm_st_to_f32(out, data, 1, TFM_ST_F64) == TFM_EUNSUPPORTED, "F64 refused");
 
 	/* the two steps a streaming reader takes give the same */
 	st = tfm_st_header_length(&n, buf, 8, len, &err);
-	CHECK(st == TFM_ST_OK && n == strlen(json), "header_length");
+	CHECK(st == TFM_OK && n == strlen(json), "header_length");
 	st = tfm_st_parse_header(&g, buf + 8, (size_t) n, len, &err);
-	CHECK(st == TFM_ST_OK && g && g->n_tensors == 5 && g->data_len == 50, "parse_header: %s", err.msg);
+	CHECK(st == TFM_OK && g && g->n_tensors == 5 && g->data_len == 50, "parse_header: %s", err.msg);
 	for (size_t i = 0; g && i < g->n_tensors; i++)
 		CHECK(strcmp(g->tensors[i].name, f->tensors[i].name) == 0 &&
 			  g->tensors[i].begin == f->tensors[i].begin && g->tensors[i].end == f->tensors[i].end,
 			  "parse_header tensor %zu", i);
 	st = tfm_st_header_length(&n, buf, 7, len, &err);
-	CHECK(st == TFM_ST_EARG && n == 0, "header_length with 7 bytes given");
+	CHECK(st == TFM_EINVAL && n == 0, "header_length with 7 bytes given");
 	tfm_st_free(g);
 	tfm_st_free(f);
 	free(buf);
@@ -203,20 +203,20 @@ test_valid(void)
 	/* names with escapes; an empty header; whitespace everywhere allowed */
 	st = parse_json(&f, "{\"a\\\"b\\\\\\/\\u00e9\\ud83d\\ude00\\n\\t\\b\\f\\r\xe2\x82\xac\":"
 					"{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4, &err);
-	CHECK(st == TFM_ST_OK && f->n_tensors == 1 &&
+	CHECK(st == TFM_OK && f->n_tensors == 1 &&
 		  strcmp(f->tensors[0].name, "a\"b\\/\xc3\xa9\xf0\x9f\x98\x80\n\t\b\f\r\xe2\x82\xac") == 0 &&
 		  f->tensors[0].name_len == 19, "escaped name: %s", err.msg);
 	tfm_st_free(f);
 	st = parse_json(&f, "{}", 0, &err);
-	CHECK(st == TFM_ST_OK && f->n_tensors == 0 && f->n_meta == 0 && f->data_len == 0, "{}: %s", err.msg);
+	CHECK(st == TFM_OK && f->n_tensors == 0 && f->n_meta == 0 && f->data_len == 0, "{}: %s", err.msg);
 	tfm_st_free(f);
 	st = parse_json(&f, "{ \"a\" :\r\n{ \"dtype\" : \"BF16\" , \"shape\" : [ 1 , 2 ] , "
 					"\"data_offsets\" : [ 0 , 4 ] } , \"__metadata__\" : { } }\n\t \r", 4, &err);
-	CHECK(st == TFM_ST_OK && f->n_tensors == 1 && f->tensors[0].n_values == 2, "whitespace: %s", err.msg);
+	CHECK(st == TFM_OK && f->n_tensors == 1 && f->tensors[0].n_values == 2, "whitespace: %s", err.msg);
 	tfm_st_free(f);
 	st = parse_json(&f, "{\"a\":{\"dtype\":\"U8\",\"shape\":[3],\"data_offsets\":[0,3]},"
 					"\"b\":{\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[3,11]}}", 11, &err);
-	CHECK(st == TFM_ST_OK && f->n_tensors == 2 && f->tensors[1].dtype == TFM_ST_F64, "U8, F64: %s", err.msg);
+	CHECK(st == TFM_OK && f->n_tensors == 2 && f->tensors[1].dtype == TFM_ST_F64, "U8, F64: %s", err.msg);
 	tfm_st_free(f);
 }
 
@@ -301,19 +301,19 @@ test_convert(void)
 	bytes[6] = 0x00;
 	bytes[7] = 0x20;
 	bytes[8] = 0xC1;			/* -10.0f */
-	CHECK(tfm_st_to_f32(out, bytes + 1, 2, TFM_ST_F32) == TFM_ST_OK && out[0] == 1.0f && out[1] == -10.0f,
+	CHECK(tfm_st_to_f32(out, bytes + 1, 2, TFM_ST_F32) == TFM_OK && out[0] == 1.0f && out[1] == -10.0f,
 		  "unaligned F32");
 	bytes[1] = 0x00;
 	bytes[2] = 0x3C;
 	bytes[3] = 0x00;
 	bytes[4] = 0xFC;
-	CHECK(tfm_st_to_f32(out, bytes + 1, 2, TFM_ST_F16) == TFM_ST_OK && out[0] == 1.0f && isinf(out[1]) && out[1] < 0,
+	CHECK(tfm_st_to_f32(out, bytes + 1, 2, TFM_ST_F16) == TFM_OK && out[0] == 1.0f && isinf(out[1]) && out[1] < 0,
 		  "unaligned F16");
 	bytes[1] = 0x80;
 	bytes[2] = 0x3F;
 	bytes[3] = 0x00;
 	bytes[4] = 0xC0;
-	CHECK(tfm_st_to_f32(out, bytes + 1, 2, TFM_ST_BF16) == TFM_ST_OK && out[0] == 1.0f && out[1] == -2.0f,
+	CHECK(tfm_st_to_f32(out, bytes + 1, 2, TFM_ST_BF16) == TFM_OK && out[0] == 1.0f && out[1] == -2.0f,
 		  "unaligned BF16");
 
 	{
@@ -432,7 +432,7 @@ test_errors(void)
 		{"{\"__metadata__\":{\"k\":\"v\"", 0, "expected ',' or '}'"},
 	};
 	tfm_st_file *f;
-	tfm_st_err	err;
+	tfm_status	err;
 	char		deep[4200];
 	size_t		o;
 
@@ -447,7 +447,7 @@ test_errors(void)
 		f = (tfm_st_file *) 1;
 		strcpy(err.msg, "stale");
 		st = tfm_st_parse(&f, buf, len, &err);
-		CHECK(st == TFM_ST_EFORMAT && f == NULL && strstr(err.msg, cases[i].frag) != NULL,
+		CHECK(st == TFM_EBADFILE && f == NULL && strstr(err.msg, cases[i].frag) != NULL,
 			  "case %zu %s: status %d, message \"%s\", want \"%s\"", i, cases[i].json, st, err.msg,
 			  cases[i].frag);
 		free(buf);
@@ -458,18 +458,18 @@ test_errors(void)
 	while (o < 4100)
 		deep[o++] = '[';
 	deep[o] = '\0';
-	CHECK(parse_json(&f, deep, 0, &err) == TFM_ST_EFORMAT &&
+	CHECK(parse_json(&f, deep, 0, &err) == TFM_EBADFILE &&
 		  strstr(err.msg, "shape of tensor \"a\" must be an array of integers"), "deep shape: %s", err.msg);
 	o = (size_t) sprintf(deep, "{\"__metadata__\":{\"k\":");
 	while (o < 4100)
 		o += (size_t) sprintf(deep + o, "{\"k\":");
-	CHECK(parse_json(&f, deep, 0, &err) == TFM_ST_EFORMAT && strstr(err.msg, "is not a string"),
+	CHECK(parse_json(&f, deep, 0, &err) == TFM_EBADFILE && strstr(err.msg, "is not a string"),
 		  "deep metadata: %s", err.msg);
 	o = (size_t) sprintf(deep, "{\"a\":");
 	while (o < 4100)
 		deep[o++] = '[';
 	deep[o] = '\0';
-	CHECK(parse_json(&f, deep, 0, &err) == TFM_ST_EFORMAT && strstr(err.msg, "is not an object"),
+	CHECK(parse_json(&f, deep, 0, &err) == TFM_EBADFILE && strstr(err.msg, "is not an object"),
 		  "deep entry: %s", err.msg);
 
 	/* long names are cut in messages, on a character boundary */
@@ -477,7 +477,7 @@ test_errors(void)
 	for (int i = 0; i < 40; i++)
 		o += (size_t) sprintf(deep + o, "\xc3\xa9");	/* 80 bytes */
 	sprintf(deep + o, "\":{\"dtype\":\"X\",\"shape\":[1],\"data_offsets\":[0,4]}}");
-	CHECK(parse_json(&f, deep, 4, &err) == TFM_ST_EFORMAT &&
+	CHECK(parse_json(&f, deep, 4, &err) == TFM_EBADFILE &&
 		  strstr(err.msg, "\"a\xc3\xa9") && strstr(err.msg, "\xc3\xa9...\"") != NULL && strlen(err.msg) < 120,
 		  "long name cut: %s", err.msg);
 
@@ -490,38 +490,38 @@ test_errors(void)
 		memset(b, ' ', sizeof(b));
 		memcpy(b + 8, "{}", 2);
 		st = tfm_st_parse(&f, b, 5, &err);
-		CHECK(st == TFM_ST_EFORMAT && f == NULL &&
+		CHECK(st == TFM_EBADFILE && f == NULL &&
 			  strstr(err.msg, "file of 5 bytes is too short for a safetensors header length"),
 			  "5-byte file: %s", err.msg);
 		st = tfm_st_parse(&f, b, 0, &err);
-		CHECK(st == TFM_ST_EFORMAT && strstr(err.msg, "file of 0 bytes"), "empty file: %s", err.msg);
+		CHECK(st == TFM_EBADFILE && strstr(err.msg, "file of 0 bytes"), "empty file: %s", err.msg);
 		put_le64(b, 1);
 		st = tfm_st_parse(&f, b, 20, &err);
-		CHECK(st == TFM_ST_EFORMAT && strstr(err.msg, "header length 1 is too small"), "N = 1: %s", err.msg);
+		CHECK(st == TFM_EBADFILE && strstr(err.msg, "header length 1 is too small"), "N = 1: %s", err.msg);
 		put_le64(b, 0);
 		st = tfm_st_parse(&f, b, 20, &err);
-		CHECK(st == TFM_ST_EFORMAT && strstr(err.msg, "header length 0 is too small"), "N = 0: %s", err.msg);
+		CHECK(st == TFM_EBADFILE && strstr(err.msg, "header length 0 is too small"), "N = 0: %s", err.msg);
 		put_le64(b, 57);
 		st = tfm_st_parse(&f, b, 64, &err);
-		CHECK(st == TFM_ST_EFORMAT && strstr(err.msg, "header length 57 exceeds the file: 56 bytes follow"),
+		CHECK(st == TFM_EBADFILE && strstr(err.msg, "header length 57 exceeds the file: 56 bytes follow"),
 			  "N > file: %s", err.msg);
 		put_le64(b, 56);
 		st = tfm_st_parse(&f, b, 64, &err);
-		CHECK(st == TFM_ST_OK && f && f->data_len == 0, "N = the rest of the file (spaces): %s", err.msg);
+		CHECK(st == TFM_OK && f && f->data_len == 0, "N = the rest of the file (spaces): %s", err.msg);
 		tfm_st_free(f);
 		put_le64(b, TFM_ST_MAX_HEADER + 1);
 		st = tfm_st_header_length(&n, b, 8, (uint64_t) 1 << 40, &err);
-		CHECK(st == TFM_ST_EFORMAT && n == 0 && strstr(err.msg, "header length 100000001 exceeds the limit of 100000000"),
+		CHECK(st == TFM_EBADFILE && n == 0 && strstr(err.msg, "header length 100000001 exceeds the limit of 100000000"),
 			  "N > limit: %s", err.msg);
 		put_le64(b, UINT64_MAX);
 		st = tfm_st_header_length(&n, b, 8, UINT64_MAX, &err);
-		CHECK(st == TFM_ST_EFORMAT && strstr(err.msg, "exceeds the limit"), "N = 2^64 - 1: %s", err.msg);
+		CHECK(st == TFM_EBADFILE && strstr(err.msg, "exceeds the limit"), "N = 2^64 - 1: %s", err.msg);
 		put_le64(b, TFM_ST_MAX_HEADER);
 		st = tfm_st_header_length(&n, b, 8, 8 + TFM_ST_MAX_HEADER, &err);
-		CHECK(st == TFM_ST_OK && n == TFM_ST_MAX_HEADER, "N = the limit: %s", err.msg);
+		CHECK(st == TFM_OK && n == TFM_ST_MAX_HEADER, "N = the limit: %s", err.msg);
 		/* parse_header rechecks what header_length checked */
 		st = tfm_st_parse_header(&f, b + 8, 2, 9, &err);
-		CHECK(st == TFM_ST_EFORMAT && f == NULL && strstr(err.msg, "exceeds the file"),
+		CHECK(st == TFM_EBADFILE && f == NULL && strstr(err.msg, "exceeds the file"),
 			  "parse_header, header beyond the file: %s", err.msg);
 	}
 }
@@ -541,14 +541,14 @@ fuzz_one(const uint8_t *src, size_t len)
 {
 	uint8_t    *buf = malloc(len ? len : 1);
 	tfm_st_file *f = NULL;
-	tfm_st_err	err;
+	tfm_status	err;
 	int			st;
 
 	memcpy(buf, src, len);
 	err.msg[0] = '\0';
 	st = tfm_st_parse(&f, buf, len, &err);
 	fuzz_cases++;
-	if (st == TFM_ST_OK)
+	if (st == TFM_OK)
 	{
 		uint64_t	at = 0;
 		int			bad = 0;
@@ -570,7 +570,7 @@ fuzz_one(const uint8_t *src, size_t len)
 				size_t		idx;
 
 				bad |= tfm_st_tensor_to_f32(v, t, buf + f->data_start + t->begin,
-											(size_t) (t->end - t->begin), NULL) != TFM_ST_OK;
+											(size_t) (t->end - t->begin), NULL) != TFM_OK;
 				(void) tfm_st_find_nonfinite(&idx, v, (size_t) t->n_values);
 				free(v);
 			}
@@ -583,7 +583,7 @@ fuzz_one(const uint8_t *src, size_t len)
 	}
 	else
 		CHECK(f == NULL && err.msg[0] != '\0' && strlen(err.msg) < sizeof(err.msg) &&
-			  (st == TFM_ST_EFORMAT || st == TFM_ST_ENOMEM),
+			  (st == TFM_EBADFILE || st == TFM_ENOMEM),
 			  "fuzz: failure %d without a message or with a result", st);
 	free(buf);
 	return st;
@@ -659,7 +659,7 @@ test_fuzz(void)
 	for (long c = 0; c < gen_n; c++)
 	{
 		base = gen_valid(&rng, &blen, json, sizeof(json));
-		gen_ok += fuzz_one(base, blen) == TFM_ST_OK;
+		gen_ok += fuzz_one(base, blen) == TFM_OK;
 		m = malloc(blen);
 		/* byte flips: 1..4 random bytes, mostly in the length and the header */
 		for (int r = 0; r < 4; r++)
@@ -756,7 +756,7 @@ test_fuzz(void)
 	/* truncation at every length, of a small file and of its header alone */
 	base = gen_valid(&rng, &blen, json, sizeof(json));
 	for (size_t k = 0; k <= blen; k++)
-		CHECK(fuzz_one(base, k) != TFM_ST_OK || k == blen, "truncated to %zu bytes, still parses", k);
+		CHECK(fuzz_one(base, k) != TFM_OK || k == blen, "truncated to %zu bytes, still parses", k);
 	for (size_t k = 0; k < strlen(json); k++)
 	{
 		m = make_file(&len, json, k, base + 8 + strlen(json), blen - 8 - strlen(json));

@@ -26,7 +26,7 @@
 
 /* parses an exactly sized copy of json[0 .. len) */
 static int
-parse_n(tfm_st_index **ix, const char *json, size_t len, tfm_st_err *err)
+parse_n(tfm_st_index **ix, const char *json, size_t len, tfm_status *err)
 {
 	uint8_t    *buf = malloc(len ? len : 1);
 	int			st;
@@ -38,7 +38,7 @@ parse_n(tfm_st_index **ix, const char *json, size_t len, tfm_st_err *err)
 }
 
 static int
-parse(tfm_st_index **ix, const char *json, tfm_st_err *err)
+parse(tfm_st_index **ix, const char *json, tfm_status *err)
 {
 	return parse_n(ix, json, strlen(json), err);
 }
@@ -55,7 +55,7 @@ make_shard(const char *spec)
 				hl;
 	uint8_t    *buf;
 	tfm_st_file *f = NULL;
-	tfm_st_err	err;
+	tfm_status	err;
 	char	   *save = NULL;
 
 	snprintf(names, sizeof(names), "%s", spec);
@@ -78,7 +78,7 @@ make_shard(const char *spec)
 	for (int i = 0; i < 8; i++)
 		buf[i] = (uint8_t) (hl >> (8 * i));
 	memcpy(buf + 8, json, hl);
-	if (tfm_st_parse(&f, buf, len, &err) != TFM_ST_OK)
+	if (tfm_st_parse(&f, buf, len, &err) != TFM_OK)
 		fprintf(stderr, "make_shard(%s): %s\n", spec, err.msg);
 	free(buf);
 	return f;
@@ -97,14 +97,14 @@ test_valid(void)
 		"    \"caf\\u00e9\": \"model-00001-of-00002.safetensors\"\n"
 		"  }\n}\n";
 	tfm_st_index *ix = NULL;
-	tfm_st_err	err;
+	tfm_status	err;
 	int			st = parse(&ix, json, &err);
 	uint8_t		found[4];
 	uint64_t	bytes = 0;
 	tfm_st_file *s1,
 			   *s2;
 
-	CHECK(st == TFM_ST_OK && ix, "valid index: %d %s", st, err.msg);
+	CHECK(st == TFM_OK && ix, "valid index: %d %s", st, err.msg);
 	if (!ix)
 		return;
 	CHECK(ix->n_shards == 2 && strcmp(ix->shards[0], "model-00001-of-00002.safetensors") == 0 &&
@@ -125,30 +125,30 @@ test_valid(void)
 	s2 = make_shard("model.b:3,model.ab:3");
 	memset(found, 0, sizeof(found));
 	st = tfm_st_index_check_shard(ix, 0, s1, found, &bytes, &err);
-	CHECK(st == TFM_ST_OK, "shard 1 checks: %s", err.msg);
+	CHECK(st == TFM_OK, "shard 1 checks: %s", err.msg);
 	st = tfm_st_index_check_done(ix, found, bytes, &err);
-	CHECK(st == TFM_ST_EFORMAT && strstr(err.msg, "tensor \"model.ab\" of the index's weight_map is not in shard \"model-00002-of-00002.safetensors\""),
+	CHECK(st == TFM_EBADFILE && strstr(err.msg, "tensor \"model.ab\" of the index's weight_map is not in shard \"model-00002-of-00002.safetensors\""),
 		  "before shard 2, model.ab is missing: %s", err.msg);
 	st = tfm_st_index_check_shard(ix, 1, s2, found, &bytes, &err);
-	CHECK(st == TFM_ST_OK && bytes == 36, "shard 2 checks: %s, %llu bytes", err.msg, (unsigned long long) bytes);
+	CHECK(st == TFM_OK && bytes == 36, "shard 2 checks: %s, %llu bytes", err.msg, (unsigned long long) bytes);
 	st = tfm_st_index_check_done(ix, found, bytes, &err);
-	CHECK(st == TFM_ST_OK, "done: %s", err.msg);
-	CHECK(tfm_st_index_check_done(ix, found, 40, &err) == TFM_ST_EFORMAT &&
+	CHECK(st == TFM_OK, "done: %s", err.msg);
+	CHECK(tfm_st_index_check_done(ix, found, 40, &err) == TFM_EBADFILE &&
 		  strstr(err.msg, "metadata.total_size of the index is 36 bytes but the shards' tensors hold 40"),
 		  "total_size differs: %s", err.msg);
 	/* the same shard twice */
-	CHECK(tfm_st_index_check_shard(ix, 1, s2, found, &bytes, &err) == TFM_ST_EFORMAT &&
+	CHECK(tfm_st_index_check_shard(ix, 1, s2, found, &bytes, &err) == TFM_EBADFILE &&
 		  strstr(err.msg, "was already read"), "read twice: %s", err.msg);
 	/* shard 2's file given as shard 1 */
 	memset(found, 0, sizeof(found));
-	CHECK(tfm_st_index_check_shard(ix, 0, s2, found, &bytes, &err) == TFM_ST_EFORMAT &&
+	CHECK(tfm_st_index_check_shard(ix, 0, s2, found, &bytes, &err) == TFM_EBADFILE &&
 		  strstr(err.msg, "tensor \"model.b\" is in shard \"model-00001-of-00002.safetensors\" but the index puts it in \"model-00002-of-00002.safetensors\""),
 		  "wrong shard: %s", err.msg);
-	CHECK(tfm_st_index_check_shard(ix, 2, s2, found, &bytes, &err) == TFM_ST_EARG, "shard out of range");
+	CHECK(tfm_st_index_check_shard(ix, 2, s2, found, &bytes, &err) == TFM_EINVAL, "shard out of range");
 	tfm_st_free(s2);
 	s2 = make_shard("model.b:3,model.ab:3,model.c:1");
 	memset(found, 0, sizeof(found));
-	CHECK(tfm_st_index_check_shard(ix, 1, s2, found, &bytes, &err) == TFM_ST_EFORMAT &&
+	CHECK(tfm_st_index_check_shard(ix, 1, s2, found, &bytes, &err) == TFM_EBADFILE &&
 		  strstr(err.msg, "tensor \"model.c\" of shard \"model-00002-of-00002.safetensors\" is not in the weight_map of the index"),
 		  "absent from the index: %s", err.msg);
 	tfm_st_free(s1);
@@ -157,12 +157,12 @@ test_valid(void)
 
 	/* no metadata: no total_size; one shard; white space everywhere */
 	st = parse(&ix, " \t{ \"weight_map\" : { \"w\" : \"m.safetensors\" } , \"metadata\" : { } }\r\n", &err);
-	CHECK(st == TFM_ST_OK && ix && !ix->has_total_size && ix->n_shards == 1 && ix->n_tensors == 1,
+	CHECK(st == TFM_OK && ix && !ix->has_total_size && ix->n_shards == 1 && ix->n_tensors == 1,
 		  "minimal index: %s", err.msg);
 	tfm_st_index_free(ix);
 	/* escaped '/' in a tensor name is a name; total_size 0 of a model of empty tensors */
 	st = parse(&ix, "{\"metadata\":{\"total_size\":0},\"weight_map\":{\"a\\/b\":\"x.safetensors\"}}", &err);
-	CHECK(st == TFM_ST_OK && ix && ix->has_total_size && ix->total_size == 0 &&
+	CHECK(st == TFM_OK && ix && ix->has_total_size && ix->total_size == 0 &&
 		  strcmp(ix->tensors[0].name, "a/b") == 0, "escaped names: %s", err.msg);
 	tfm_st_index_free(ix);
 }
@@ -228,33 +228,33 @@ test_errors(void)
 		{"{\"weight_map\":{\"a\":\"x\\u0000.safetensors\"}}", "\\u0000 is not allowed"},
 	};
 	tfm_st_index *ix;
-	tfm_st_err	err;
+	tfm_status	err;
 	int			st;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 	{
 		ix = (tfm_st_index *) 1;
 		st = parse(&ix, cases[i].json, &err);
-		CHECK(st == TFM_ST_EFORMAT && ix == NULL && strstr(err.msg, cases[i].frag) != NULL,
+		CHECK(st == TFM_EBADFILE && ix == NULL && strstr(err.msg, cases[i].frag) != NULL,
 			  "case %zu (%s): status %d, \"%s\", wanted \"%s\"", i, cases[i].json, st, err.msg, cases[i].frag);
 	}
 	/* a NUL byte inside the index (raw, not escaped) */
 	st = parse_n(&ix, "{\"weight_map\":{\"a\":\"m.safetensors\"}}\0", 37, &err);
-	CHECK(st == TFM_ST_EFORMAT && strstr(err.msg, "trailing bytes"), "raw NUL: %s", err.msg);
+	CHECK(st == TFM_EBADFILE && strstr(err.msg, "trailing bytes"), "raw NUL: %s", err.msg);
 	st = parse_n(&ix, "{\"weight_map\":{\"a\0\":\"m.safetensors\"}}", 37, &err);
-	CHECK(st == TFM_ST_EFORMAT && strstr(err.msg, "control character"), "raw NUL in a string: %s", err.msg);
+	CHECK(st == TFM_EBADFILE && strstr(err.msg, "control character"), "raw NUL in a string: %s", err.msg);
 	/* names of 255 bytes pass, 256 fail */
 	memset(long_name, 'n', sizeof(long_name));
 	memcpy(long_name + 255 - 12, ".safetensors", 13);
 	snprintf(j, sizeof(j), "{\"weight_map\":{\"a\":\"%s\"}}", long_name);
 	st = parse(&ix, j, &err);
-	CHECK(st == TFM_ST_OK && strlen(ix->shards[0]) == 255, "a 255-byte shard name: %s", err.msg);
+	CHECK(st == TFM_OK && strlen(ix->shards[0]) == 255, "a 255-byte shard name: %s", err.msg);
 	tfm_st_index_free(ix);
 	memset(long_name, 'n', sizeof(long_name));
 	memcpy(long_name + 256 - 12, ".safetensors", 13);
 	snprintf(j, sizeof(j), "{\"weight_map\":{\"a\":\"%s\"}}", long_name);
 	st = parse(&ix, j, &err);
-	CHECK(st == TFM_ST_EFORMAT && strstr(err.msg, "it is longer than 255 bytes") &&
+	CHECK(st == TFM_EBADFILE && strstr(err.msg, "it is longer than 255 bytes") &&
 		  strstr(err.msg, "...\""), "a 256-byte shard name, quoted short: %s", err.msg);
 	/* TFM_ST_MAX_SHARDS distinct shards pass, one more fails */
 	for (int extra = 0; extra < 2; extra++)
@@ -271,17 +271,17 @@ test_errors(void)
 		st = parse(&ix, big, &err);
 		if (extra == 0)
 		{
-			CHECK(st == TFM_ST_OK && ix->n_shards == TFM_ST_MAX_SHARDS, "%d shards: %s", TFM_ST_MAX_SHARDS, err.msg);
+			CHECK(st == TFM_OK && ix->n_shards == TFM_ST_MAX_SHARDS, "%d shards: %s", TFM_ST_MAX_SHARDS, err.msg);
 			tfm_st_index_free(ix);
 		}
 		else
-			CHECK(st == TFM_ST_EFORMAT && strstr(err.msg, "the index names 4097 shard files, more than the limit of 4096"),
+			CHECK(st == TFM_EBADFILE && strstr(err.msg, "the index names 4097 shard files, more than the limit of 4096"),
 				  "one shard too many: %s", err.msg);
 		free(big);
 	}
 	/* the size limit comes first */
 	st = tfm_st_parse_index(&ix, (const uint8_t *) "{}", (size_t) TFM_ST_MAX_INDEX + 1, &err);
-	CHECK(st == TFM_ST_EFORMAT && strstr(err.msg, "exceeds the limit"), "too large: %s", err.msg);
+	CHECK(st == TFM_EBADFILE && strstr(err.msg, "exceeds the limit"), "too large: %s", err.msg);
 }
 
 /* ---- fuzzing ------------------------------------------------------------------------ */
@@ -293,13 +293,13 @@ static void
 fuzz_one(const char *src, size_t len)
 {
 	tfm_st_index *ix = NULL;
-	tfm_st_err	err;
+	tfm_status	err;
 	int			st;
 
 	err.msg[0] = '\0';
 	st = parse_n(&ix, src, len, &err);
 	fuzz_cases++;
-	if (st == TFM_ST_OK)
+	if (st == TFM_OK)
 	{
 		int			bad = ix->n_tensors == 0 || ix->n_shards == 0 || ix->n_shards > ix->n_tensors;
 
@@ -325,7 +325,7 @@ fuzz_one(const char *src, size_t len)
 	}
 	else
 		CHECK(ix == NULL && err.msg[0] != '\0' && strlen(err.msg) < sizeof(err.msg) &&
-			  (st == TFM_ST_EFORMAT || st == TFM_ST_ENOMEM),
+			  (st == TFM_EBADFILE || st == TFM_ENOMEM),
 			  "fuzz: failure %d without a message or with a result", st);
 }
 

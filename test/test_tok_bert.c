@@ -25,7 +25,7 @@ make(uint32_t flags)
 	const uint8_t *p[NV];
 	size_t		l[NV];
 	tfm_tokenizer *t = NULL;
-	tfm_tok_err err;
+	tfm_status err;
 
 	memset(&info, 0, sizeof(info));
 	info.format_version = TFM_TOK_FORMAT_VERSION;
@@ -43,7 +43,7 @@ make(uint32_t flags)
 		p[i] = (const uint8_t *) vocab[i];
 		l[i] = strlen(vocab[i]);
 	}
-	if (tfm_tok_load(&t, &info, p, l, NULL, NULL, &err) != TFM_TOK_OK)
+	if (tfm_tok_load(&t, &info, p, l, NULL, NULL, &err) != TFM_OK)
 		printf("load: %s\n", err.msg);
 	return t;
 }
@@ -54,9 +54,9 @@ expect(tfm_tokenizer *t, const char *text, const char *want)
 	int32_t		ids[256];
 	size_t		n;
 	char		got[512] = "";
-	tfm_tok_err err;
+	tfm_status err;
 
-	if (tfm_tok_encode(ids, NULL, 256, &n, t, text, strlen(text), 0, 0, &err) != TFM_TOK_OK)
+	if (tfm_tok_encode(ids, NULL, 256, &n, t, text, strlen(text), 0, 0, &err) != TFM_OK)
 	{
 		CHECK(0, "encode \"%s\": %s", text, err.msg);
 		return;
@@ -152,7 +152,7 @@ main(void)
 		int32_t		ids[128];
 		size_t		n,
 					len = (size_t) (r % 64);
-		tfm_tok_err err;
+		tfm_status err;
 		int			st;
 
 		for (size_t i = 0; i < len; i++)
@@ -163,7 +163,7 @@ main(void)
 			buf[i] = (uint8_t) (r % 3 == 0 ? (s & 0x7f) : s);
 		}
 		st = tfm_tok_encode(ids, NULL, 128, &n, t, (const char *) buf, len, 0, 0, &err);
-		if (st != TFM_TOK_OK)
+		if (st != TFM_OK)
 		{
 			CHECK(0, "random input %d: %s", r, err.msg);
 			break;

@@ -133,7 +133,7 @@ run(const char *name, uint32_t flags, const int32_t specials[TFM_TOK_N_SPECIALS]
 {
 	hfcase		f;
 	tfm_tokenizer *t = NULL;
-	tfm_tok_err err;
+	tfm_status err;
 	uint8_t    *literal;
 	int			st,
 				ok = 0;
@@ -148,8 +148,8 @@ run(const char *name, uint32_t flags, const int32_t specials[TFM_TOK_N_SPECIALS]
 	st = tfm_tok_import_hf_bpe(&t, (const uint8_t *const *) f.pieces, f.lens, literal, f.n,
 							   f.merges, f.n_merges, specials, flags, &err);
 	free(literal);
-	CHECK(st == TFM_TOK_OK, "%s: import: %s", name, err.msg);
-	if (st != TFM_TOK_OK)
+	CHECK(st == TFM_OK, "%s: import: %s", name, err.msg);
+	if (st != TFM_OK)
 	{
 		unload(&f);
 		return;
@@ -169,7 +169,7 @@ run(const char *name, uint32_t flags, const int32_t specials[TFM_TOK_N_SPECIALS]
 		int			same;
 
 		st = tfm_tok_encode(ids, offs, cap, &n, t, f.texts[i], f.text_lens[i], 0, 0, &err);
-		same = st == TFM_TOK_OK && n == f.n_ids[i] &&
+		same = st == TFM_OK && n == f.n_ids[i] &&
 			(n == 0 || memcmp(ids, f.ids[i], n * sizeof(int32_t)) == 0);
 		CHECK(same, "%s: text %d (\"%.*s\"): %zu ids, want %zu", name, i + 1,
 			  (int) f.text_lens[i], f.texts[i], n, f.n_ids[i]);
@@ -199,13 +199,13 @@ run(const char *name, uint32_t flags, const int32_t specials[TFM_TOK_N_SPECIALS]
 			size_t		skip = (flags & TFM_TOK_INFO_PREFIX_SPACE) && f.text_lens[i] > 0 &&
 				f.texts[i][0] == ' ';
 
-			CHECK(st == TFM_TOK_OK && nd == f.text_lens[i] - skip &&
+			CHECK(st == TFM_OK && nd == f.text_lens[i] - skip &&
 				  memcmp(back, f.texts[i] + skip, nd) == 0,
 				  "%s: text %d does not decode back (\"%.*s\")", name, i + 1, (int) nd, back);
 		}
 		/* bos is added when asked */
 		st = tfm_tok_encode(ids, NULL, cap, &n, t, f.texts[i], f.text_lens[i], TFM_TOK_ADD_BOS, 0, &err);
-		CHECK(st == TFM_TOK_OK && n == f.n_ids[i] + 1 && ids[0] == want_specials[TFM_TOK_BOS],
+		CHECK(st == TFM_OK && n == f.n_ids[i] + 1 && ids[0] == want_specials[TFM_TOK_BOS],
 			  "%s: text %d with bos", name, i + 1);
 		free(back);
 		free(ids);
@@ -269,7 +269,7 @@ main(void)
 	{
 		hfcase		f;
 		tfm_tokenizer *t = NULL;
-		tfm_tok_err err;
+		tfm_status err;
 		uint8_t    *literal;
 		uint64_t	s = 987654321;
 
@@ -298,8 +298,8 @@ main(void)
 					s ^= s << 17;
 					buf[i] = (uint8_t) (r % 3 == 0 ? (s & 0x7f) : s);
 				}
-				if (tfm_tok_encode(ids, NULL, 80, &n, t, (const char *) buf, len, 0, 0, &err) != TFM_TOK_OK ||
-					tfm_tok_decode(back, sizeof(back), &nd, t, ids, n, 0, &err) != TFM_TOK_OK ||
+				if (tfm_tok_encode(ids, NULL, 80, &n, t, (const char *) buf, len, 0, 0, &err) != TFM_OK ||
+					tfm_tok_decode(back, sizeof(back), &nd, t, ids, n, 0, &err) != TFM_OK ||
 					nd != len || memcmp(back, buf, len) != 0)
 				{
 					CHECK(0, "random input %d does not round-trip", r);

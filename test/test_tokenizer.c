@@ -242,10 +242,10 @@ enc(tfm_tokenizer *t, const char *s, size_t len, size_t *n, uint32_t flags)
 {
 	size_t cap = tfm_tok_encode_bound(len, flags) + 1;
 	int32_t *ids = malloc(cap * sizeof(int32_t));
-	tfm_tok_err err = {{0}};
+	tfm_status err = {0};
 	int st = tfm_tok_encode(ids, NULL, cap, n, t, s, len, flags, 0, &err);
 
-	if (st != TFM_TOK_OK)
+	if (st != TFM_OK)
 	{
 		fprintf(stderr, "encode failed: %s\n", err.msg);
 		*n = 0;
@@ -264,7 +264,7 @@ round_trip(tfm_tokenizer *t, const char *s, size_t len)
 
 	cap = tfm_tok_decode_bound(t, n, 0);
 	out = malloc(cap + 1);
-	ok = tfm_tok_decode(out, cap, &got, t, ids, n, 0, NULL) == TFM_TOK_OK && got == len &&
+	ok = tfm_tok_decode(out, cap, &got, t, ids, n, 0, NULL) == TFM_OK && got == len &&
 		memcmp(out, s, len) == 0;
 	free(out);
 	free(ids);
@@ -276,17 +276,17 @@ train_on(const tfm_tok_options *opt, const char *const *texts, int n)
 {
 	tfm_tok_counter *c;
 	tfm_tokenizer *t = NULL;
-	tfm_tok_err err = {{0}};
+	tfm_status err = {0};
 	int i;
 
-	if (tfm_tok_counter_create(&c, opt, &err) != TFM_TOK_OK)
+	if (tfm_tok_counter_create(&c, opt, &err) != TFM_OK)
 	{
 		fprintf(stderr, "counter_create: %s\n", err.msg);
 		return NULL;
 	}
 	for (i = 0; i < n; i++)
 		tfm_tok_counter_add(c, texts[i], strlen(texts[i]), NULL);
-	if (tfm_tok_train(&t, c, NULL, NULL, &err) != TFM_TOK_OK)
+	if (tfm_tok_train(&t, c, NULL, NULL, &err) != TFM_OK)
 		fprintf(stderr, "train: %s\n", err.msg);
 	tfm_tok_counter_free(c);
 	return t;
@@ -299,7 +299,7 @@ piece_str(tfm_tokenizer *t, int32_t id)
 	const uint8_t *p;
 	size_t l;
 
-	if (tfm_tok_piece(&p, &l, t, id, NULL) != TFM_TOK_OK)
+	if (tfm_tok_piece(&p, &l, t, id, NULL) != TFM_OK)
 		return "?";
 	if (l > 255)
 		l = 255;
@@ -343,7 +343,7 @@ same_tokenizer(const tfm_tokenizer *a, const tfm_tokenizer *b)
 
 /* exports as rows and loads back */
 static tfm_tokenizer *
-via_rows(const tfm_tokenizer *t, tfm_tok_err *err)
+via_rows(const tfm_tokenizer *t, tfm_status *err)
 {
 	tfm_tok_info info;
 	const uint8_t **pieces;
@@ -471,7 +471,7 @@ test_byte(void)
 	int32_t ids[64];
 	size_t offs[64], n, got;
 	char out[64];
-	tfm_tok_err err = {{0}};
+	tfm_status err = {0};
 	const char *s = "h\xC3\xA9\xff";
 
 	tfm_tok_options_init(&opt, TFM_TOK_BYTE);
@@ -480,42 +480,42 @@ test_byte(void)
 	if (!t)
 		return;
 	CHECK(tfm_tok_encode(ids, offs, 64, &n, t, s, 4, TFM_TOK_ADD_BOS | TFM_TOK_ADD_EOS, 0, &err) ==
-		  TFM_TOK_OK && n == 6, "encode");
+		  TFM_OK && n == 6, "encode");
 	CHECK(ids[0] == TFM_TOK_BOS && ids[1] == 6 + 'h' && ids[2] == 6 + 0xC3 && ids[4] == 6 + 0xFF &&
 		  ids[5] == TFM_TOK_EOS && offs[3] == 2 && offs[5] == 4, "byte ids and offsets");
-	CHECK(tfm_tok_decode(out, sizeof(out), &got, t, ids, n, 0, &err) == TFM_TOK_OK && got == 4 &&
+	CHECK(tfm_tok_decode(out, sizeof(out), &got, t, ids, n, 0, &err) == TFM_OK && got == 4 &&
 		  memcmp(out, s, 4) == 0, "byte decode drops bos/eos");
 	CHECK(tfm_tok_decode(out, sizeof(out), &got, t, ids, n, TFM_TOK_DECODE_SPECIALS, &err) ==
-		  TFM_TOK_OK && got == 14 && memcmp(out, "<bos>h\xC3\xA9\xff<eos>", 14) == 0,
+		  TFM_OK && got == 14 && memcmp(out, "<bos>h\xC3\xA9\xff<eos>", 14) == 0,
 		  "decode with specials");
 	CHECK(tfm_tok_decode(out, sizeof(out), &got, t, ids, n, TFM_TOK_DECODE_REPLACE, &err) ==
-		  TFM_TOK_OK && got == 6 && memcmp(out, "h\xC3\xA9\xEF\xBF\xBD", 6) == 0,
+		  TFM_OK && got == 6 && memcmp(out, "h\xC3\xA9\xEF\xBF\xBD", 6) == 0,
 		  "decode replacing invalid UTF-8");
 	{
 		/* spans: the tokens tile the text, a token of each byte */
 		size_t ends[4], bad[2] = {2, 1};
 
-		CHECK(tfm_tok_encode(ids, offs, 64, &n, t, s, 4, 0, 0, &err) == TFM_TOK_OK && n == 4 &&
-			  tfm_tok_spans(ends, offs, n, t, s, 4, &err) == TFM_TOK_OK &&
+		CHECK(tfm_tok_encode(ids, offs, 64, &n, t, s, 4, 0, 0, &err) == TFM_OK && n == 4 &&
+			  tfm_tok_spans(ends, offs, n, t, s, 4, &err) == TFM_OK &&
 			  ends[0] == 1 && ends[1] == 2 && ends[2] == 3 && ends[3] == 4, "byte spans");
-		CHECK(tfm_tok_spans(ends, bad, 2, t, s, 4, &err) == TFM_TOK_EARG &&
+		CHECK(tfm_tok_spans(ends, bad, 2, t, s, 4, &err) == TFM_EINVAL &&
 			  strstr(err.msg, "before the token before it") != NULL, "spans out of order: %s", err.msg);
 		bad[1] = 5;
-		CHECK(tfm_tok_spans(ends, bad, 2, t, s, 4, &err) == TFM_TOK_EARG &&
+		CHECK(tfm_tok_spans(ends, bad, 2, t, s, 4, &err) == TFM_EINVAL &&
 			  strstr(err.msg, "past the end") != NULL, "spans past the end: %s", err.msg);
 	}
 	CHECK(tfm_tok_encode(ids, NULL, 64, &n, t, "abcdef", 6, TFM_TOK_ADD_BOS | TFM_TOK_ADD_EOS, 4,
-						 &err) == TFM_TOK_OK && n == 4 && ids[0] == TFM_TOK_BOS &&
+						 &err) == TFM_OK && n == 4 && ids[0] == TFM_TOK_BOS &&
 		  ids[1] == 6 + 'a' && ids[2] == 6 + 'b' && ids[3] == TFM_TOK_EOS, "max_length keeps eos");
-	CHECK(tfm_tok_encode(ids, NULL, 3, &n, t, "abcdef", 6, 0, 0, &err) == TFM_TOK_ELIMIT,
+	CHECK(tfm_tok_encode(ids, NULL, 3, &n, t, "abcdef", 6, 0, 0, &err) == TFM_ELIMIT,
 		  "small buffer is an error");
 	CHECK(tfm_tok_encode(ids, NULL, 64, &n, t, "abc", 3, TFM_TOK_ADD_BOS | TFM_TOK_ADD_EOS, 1,
-						 &err) == TFM_TOK_EARG, "max_length below specials");
+						 &err) == TFM_EINVAL, "max_length below specials");
 	ids[0] = 262;
-	CHECK(tfm_tok_decode(out, sizeof(out), &got, t, ids, 1, 0, &err) == TFM_TOK_ERANGE &&
+	CHECK(tfm_tok_decode(out, sizeof(out), &got, t, ids, 1, 0, &err) == TFM_ERANGE &&
 		  strstr(err.msg, "262") != NULL, "decode id out of range: %s", err.msg);
 	ids[0] = -1;
-	CHECK(tfm_tok_decode(out, sizeof(out), &got, t, ids, 1, 0, &err) == TFM_TOK_ERANGE,
+	CHECK(tfm_tok_decode(out, sizeof(out), &got, t, ids, 1, 0, &err) == TFM_ERANGE,
 		  "negative id");
 	CHECK(tfm_tok_special_id(t, TFM_TOK_SEP) == 5 && tfm_tok_piece_id(t, (const uint8_t *) "<cls>", 5) == 4,
 		  "special ids");
@@ -527,7 +527,7 @@ test_byte(void)
 		tfm_tok_options_init(&o2, TFM_TOK_BYTE);
 		o2.vocab_size = 100;
 		tfm_tok_counter_create(&c, &o2, NULL);
-		CHECK(tfm_tok_train(&t2, c, NULL, NULL, &err) == TFM_TOK_EVOCAB, "byte vocab too small");
+		CHECK(tfm_tok_train(&t2, c, NULL, NULL, &err) == TFM_EINVAL, "byte vocab too small");
 		tfm_tok_counter_free(c);
 	}
 	tfm_tok_free(t);
@@ -558,10 +558,10 @@ test_char(void)
 		tfm_tok_get_info(&info, t);
 		CHECK(info.vocab_size == 9, "min_count drops rare chars (%d)", (int) info.vocab_size);
 	}
-	CHECK(tfm_tok_encode(ids, NULL, 32, &n, t, "ab\xC3\xA9z\xff", 6, 0, 0, NULL) == TFM_TOK_OK &&
+	CHECK(tfm_tok_encode(ids, NULL, 32, &n, t, "ab\xC3\xA9z\xff", 6, 0, 0, NULL) == TFM_OK &&
 		  n == 5 && ids[0] == 6 && ids[2] == TFM_TOK_UNK && ids[3] == 8 && ids[4] == TFM_TOK_UNK,
 		  "unknown and invalid -> <unk>");
-	CHECK(tfm_tok_decode(out, sizeof(out), &got, t, ids, n, 0, NULL) == TFM_TOK_OK && got == 9 &&
+	CHECK(tfm_tok_decode(out, sizeof(out), &got, t, ids, n, 0, NULL) == TFM_OK && got == 9 &&
 		  memcmp(out, "ab\xEF\xBF\xBDz\xEF\xBF\xBD", 9) == 0, "<unk> decodes to U+FFFD");
 	CHECK(round_trip(t, "abba zz", 7) == 0, "space is unknown here");
 	CHECK(round_trip(t, "abbazz", 6), "char round trip");
@@ -575,10 +575,10 @@ test_char(void)
 	tfm_tok_free(t);
 	{
 		tfm_tok_counter *c;
-		tfm_tok_err err = {{0}};
+		tfm_status err = {0};
 
 		opt.vocab_size = 3;
-		CHECK(tfm_tok_counter_create(&c, &opt, &err) == TFM_TOK_EVOCAB && c == NULL,
+		CHECK(tfm_tok_counter_create(&c, &opt, &err) == TFM_EINVAL && c == NULL,
 			  "vocab_size below specials: %s", err.msg);
 	}
 }
@@ -603,11 +603,11 @@ test_word(void)
 	CHECK(strcmp(piece_str(t, 6), "the") == 0 && strcmp(piece_str(t, 7), "cat") == 0 &&
 		  strcmp(piece_str(t, 8), "sat") == 0 && strcmp(piece_str(t, 9), "!") == 0,
 		  "word ids by count then bytes");
-	CHECK(tfm_tok_encode(ids, NULL, 32, &n, t, "THE Cat ate.\xff", 13, 0, 0, NULL) == TFM_TOK_OK &&
+	CHECK(tfm_tok_encode(ids, NULL, 32, &n, t, "THE Cat ate.\xff", 13, 0, 0, NULL) == TFM_OK &&
 		  n == 5 && ids[0] == 6 && ids[1] == 7 && ids[2] == TFM_TOK_UNK && ids[4] == TFM_TOK_UNK,
 		  "lower-cased lookup, unknown word, invalid byte");
 	CHECK(tfm_tok_decode(out, sizeof(out), &got, t, ids, 4, TFM_TOK_DECODE_SPECIALS, NULL) ==
-		  TFM_TOK_OK && got == 15 && memcmp(out, "the cat <unk> .", 15) == 0,
+		  TFM_OK && got == 15 && memcmp(out, "the cat <unk> .", 15) == 0,
 		  "word decode joins with spaces (%.*s)", (int) got, out);
 	tfm_tok_free(t);
 }
@@ -622,7 +622,7 @@ test_wordpiece(void)
 	size_t lens[20];
 	tfm_tok_info info;
 	tfm_tokenizer *t;
-	tfm_tok_err err = {{0}};
+	tfm_status err = {0};
 	int32_t ids[32];
 	size_t n, got, offs[32];
 	char out[128];
@@ -638,11 +638,11 @@ test_wordpiece(void)
 	for (i = 0; i < 6; i++)
 		info.special_ids[i] = i;
 	CHECK(tfm_tok_load(&t, &info, (const uint8_t *const *) pieces, lens, NULL, NULL, &err) ==
-		  TFM_TOK_OK, "load wordpiece: %s", err.msg);
+		  TFM_OK, "load wordpiece: %s", err.msg);
 	if (!t)
 		return;
 	CHECK(tfm_tok_encode(ids, offs, 32, &n, t, "Walking unwalks talkx!", 22, 0, 0, NULL) ==
-		  TFM_TOK_OK && n == 7, "wordpiece encode (%zu ids)", n);
+		  TFM_OK && n == 7, "wordpiece encode (%zu ids)", n);
 	CHECK(ids[0] == 6 && ids[1] == 7 && ids[2] == 13 && ids[3] == 14 && ids[4] == 8 &&
 		  ids[5] == TFM_TOK_UNK && ids[6] == 15, "walk ##ing, un ##walk ##s, <unk>, !");
 	CHECK(offs[1] == 4 && offs[2] == 8 && offs[3] == 10 && offs[5] == 16, "wordpiece offsets");
@@ -650,7 +650,7 @@ test_wordpiece(void)
 		/* spans: pieces end where the next piece starts; the space after a word is no token's */
 		size_t ends[7];
 
-		CHECK(tfm_tok_spans(ends, offs, n, t, "Walking unwalks talkx!", 22, &err) == TFM_TOK_OK &&
+		CHECK(tfm_tok_spans(ends, offs, n, t, "Walking unwalks talkx!", 22, &err) == TFM_OK &&
 			  ends[0] == 4 && ends[1] == 7 && ends[2] == 10 && ends[3] == 14 && ends[4] == 15 &&
 			  ends[5] == 21 && ends[6] == 22, "wordpiece spans");
 	}
@@ -659,12 +659,13 @@ test_wordpiece(void)
 		int32_t ids3[3];
 		size_t ends[3], offs3[3], n3;
 
-		CHECK(tfm_tok_encode(ids3, offs3, 3, &n3, t, "  walks !\t ", 11, 0, 0, NULL) == TFM_TOK_OK &&
-			  n3 == 3 && tfm_tok_spans(ends, offs3, n3, t, "  walks !\t ", 11, &err) == TFM_TOK_OK &&
+		CHECK(tfm_tok_encode(ids3, offs3, 3, &n3, t, "  walks !\t ", 11, 0, 0, NULL) == TFM_OK &&
+			  n3 == 3 && tfm_tok_spans(ends, offs3, n3, t, "  walks !\t ", 11, &err) == TFM_OK &&
 			  offs3[0] == 2 && ends[0] == 6 && offs3[1] == 6 && ends[1] == 7 && offs3[2] == 8 &&
 			  ends[2] == 9, "wordpiece spans between spaces");
 	}
-	CHECK(tfm_tok_decode(out, sizeof(out), &got, t, ids, n, 0, NULL) == TFM_TOK_OK &&
+	CHECK(tfm_tok_decode(out, sizeof(out), &got, t, ids, n, 0, NULL) == TFM_OK &&
+	CHECK(tfm_tok_decode(out, sizeof(out), &got, t, ids, n, 0, NULL) == TFM_OK &&
 		  got == strlen("walking unwalks \xEF\xBF\xBD !") &&
 		  memcmp(out, "walking unwalks \xEF\xBF\xBD !", got) == 0, "wordpiece decode");
 	tfm_tok_free(t);
@@ -692,7 +693,7 @@ test_wordpiece(void)
 		opt.vocab_size = 10;
 		tfm_tok_counter_create(&c, &opt, NULL);
 		tfm_tok_counter_add(c, texts[0], strlen(texts[0]), NULL);
-		CHECK(tfm_tok_train(&t, c, NULL, NULL, &err) == TFM_TOK_EVOCAB &&
+		CHECK(tfm_tok_train(&t, c, NULL, NULL, &err) == TFM_EINVAL &&
 			  strstr(err.msg, "alphabet") != NULL, "wordpiece vocab too small: %s", err.msg);
 		tfm_tok_counter_free(c);
 	}
@@ -707,7 +708,7 @@ test_bpe_small(void)
 	tfm_tok_options opt;
 	tfm_tokenizer *t;
 	tfm_tok_info info;
-	tfm_tok_err err = {{0}};
+	tfm_status err = {0};
 	tfm_tok_counter *c;
 
 	tfm_tok_options_init(&opt, TFM_TOK_BPE);
@@ -739,7 +740,7 @@ test_bpe_small(void)
 
 	opt.vocab_size = 200;
 	tfm_tok_counter_create(&c, &opt, NULL);
-	CHECK(tfm_tok_train(&t, c, NULL, NULL, &err) == TFM_TOK_EVOCAB && strstr(err.msg, "262"),
+	CHECK(tfm_tok_train(&t, c, NULL, NULL, &err) == TFM_EINVAL && strstr(err.msg, "262"),
 		  "bpe vocab too small: %s", err.msg);
 	tfm_tok_counter_free(c);
 }
@@ -752,7 +753,7 @@ train_split(const tfm_tok_options *opt, const text_ref *t, size_t n, int parts, 
 	tfm_tok_counter **c = calloc((size_t) parts, sizeof(*c));
 	tfm_tok_counter *acc = NULL;
 	tfm_tokenizer *tok = NULL;
-	tfm_tok_err err = {{0}};
+	tfm_status err = {0};
 	size_t i;
 	int p;
 
@@ -769,14 +770,14 @@ train_split(const tfm_tok_options *opt, const text_ref *t, size_t n, int parts, 
 		uint8_t *buf = malloc(sz);
 		tfm_tok_counter *d = NULL;
 
-		if (tfm_tok_counter_serialize(buf, sz, c[p], &err) != TFM_TOK_OK ||
-			tfm_tok_counter_deserialize(&d, buf, sz, &err) != TFM_TOK_OK)
+		if (tfm_tok_counter_serialize(buf, sz, c[p], &err) != TFM_OK ||
+			tfm_tok_counter_deserialize(&d, buf, sz, &err) != TFM_OK)
 			*ok = 0;
 		if (d && !acc)
 			acc = d;
 		else if (d)
 		{
-			if (tfm_tok_counter_merge(acc, d, &err) != TFM_TOK_OK)
+			if (tfm_tok_counter_merge(acc, d, &err) != TFM_OK)
 				*ok = 0;
 			tfm_tok_counter_free(d);
 		}
@@ -784,7 +785,7 @@ train_split(const tfm_tok_options *opt, const text_ref *t, size_t n, int parts, 
 		tfm_tok_counter_free(c[p]);
 	}
 	free(c);
-	if (acc && tfm_tok_train(&tok, acc, NULL, NULL, &err) != TFM_TOK_OK)
+	if (acc && tfm_tok_train(&tok, acc, NULL, NULL, &err) != TFM_OK)
 		*ok = 0;
 	tfm_tok_counter_free(acc);
 	return tok;
@@ -801,7 +802,7 @@ test_split_merge(const corpus *c)
 	{
 		tfm_tok_options opt;
 		tfm_tokenizer *one, *split, *rows;
-		tfm_tok_err err = {{0}};
+		tfm_status err = {0};
 		int ok1, ok2;
 
 		tfm_tok_options_init(&opt, kinds[k]);
@@ -861,7 +862,7 @@ test_counter_errors(void)
 {
 	tfm_tok_options a, b;
 	tfm_tok_counter *ca, *cb, *d;
-	tfm_tok_err err = {{0}};
+	tfm_status err = {0};
 	uint8_t *buf;
 	size_t sz;
 
@@ -871,43 +872,43 @@ test_counter_errors(void)
 	tfm_tok_counter_create(&cb, &b, NULL);
 	tfm_tok_counter_add(ca, "hello hello world", 17, NULL);
 	CHECK(tfm_tok_counter_n_entries(ca) == 3, "three distinct pre-tokens");
-	CHECK(tfm_tok_counter_merge(ca, cb, &err) == TFM_TOK_EARG, "merge of different options");
+	CHECK(tfm_tok_counter_merge(ca, cb, &err) == TFM_EINVAL, "merge of different options");
 	sz = tfm_tok_counter_serialized_size(ca);
 	buf = malloc(sz);
-	CHECK(tfm_tok_counter_serialize(buf, sz - 1, ca, &err) == TFM_TOK_ELIMIT, "small buffer");
+	CHECK(tfm_tok_counter_serialize(buf, sz - 1, ca, &err) == TFM_ELIMIT, "small buffer");
 	tfm_tok_counter_serialize(buf, sz, ca, NULL);
-	CHECK(tfm_tok_counter_deserialize(&d, buf, sz - 1, &err) == TFM_TOK_EFORMAT && !d, "truncated");
-	CHECK(tfm_tok_counter_deserialize(&d, buf, 10, &err) == TFM_TOK_EFORMAT, "header only");
+	CHECK(tfm_tok_counter_deserialize(&d, buf, sz - 1, &err) == TFM_EFORMAT && !d, "truncated");
+	CHECK(tfm_tok_counter_deserialize(&d, buf, 10, &err) == TFM_EFORMAT, "header only");
 	buf[8] = 9;
-	CHECK(tfm_tok_counter_deserialize(&d, buf, sz, &err) == TFM_TOK_EFORMAT &&
+	CHECK(tfm_tok_counter_deserialize(&d, buf, sz, &err) == TFM_EFORMAT &&
 		  strstr(err.msg, "version"), "version: %s", err.msg);
 	buf[8] = 1;
 	buf[0] = 'X';
-	CHECK(tfm_tok_counter_deserialize(&d, buf, sz, &err) == TFM_TOK_EFORMAT, "magic");
+	CHECK(tfm_tok_counter_deserialize(&d, buf, sz, &err) == TFM_EFORMAT, "magic");
 	buf[0] = 'T';
-	CHECK(tfm_tok_counter_deserialize(&d, buf, sz, &err) == TFM_TOK_OK && d &&
+	CHECK(tfm_tok_counter_deserialize(&d, buf, sz, &err) == TFM_OK && d &&
 		  tfm_tok_counter_n_entries(d) == 3, "intact image");
 	tfm_tok_counter_free(d);
 	free(buf);
 	tfm_tok_counter_free(ca);
 	tfm_tok_counter_free(cb);
 	a.flags = TFM_TOK_OPT_LOWERCASE;
-	CHECK(tfm_tok_counter_create(&ca, &a, &err) == TFM_TOK_EARG && strstr(err.msg, "bpe"),
+	CHECK(tfm_tok_counter_create(&ca, &a, &err) == TFM_EINVAL && strstr(err.msg, "bpe"),
 		  "lowercase on bpe: %s", err.msg);
 	a.flags = 0;
 	a.min_count = -1;
-	CHECK(tfm_tok_counter_create(&ca, &a, &err) == TFM_TOK_EARG, "negative min_count");
+	CHECK(tfm_tok_counter_create(&ca, &a, &err) == TFM_EINVAL, "negative min_count");
 	a.min_count = 0;
 	a.vocab_size = TFM_TOK_MAX_VOCAB_SIZE + 1;
-	CHECK(tfm_tok_counter_create(&ca, &a, &err) == TFM_TOK_EARG, "vocab_size above the maximum");
+	CHECK(tfm_tok_counter_create(&ca, &a, &err) == TFM_EINVAL, "vocab_size above the maximum");
 	a.vocab_size = 0;
 	a.kind = (tfm_tok_kind) 9;
-	CHECK(tfm_tok_counter_create(&ca, &a, &err) == TFM_TOK_EARG, "bad kind");
+	CHECK(tfm_tok_counter_create(&ca, &a, &err) == TFM_EINVAL, "bad kind");
 	{
 		tfm_tok_kind k;
 
-		CHECK(tfm_tok_kind_parse(&k, "wordpiece") == TFM_TOK_OK && k == TFM_TOK_WORDPIECE &&
-			  tfm_tok_kind_parse(&k, "sentencepiece") == TFM_TOK_EARG, "kind names");
+		CHECK(tfm_tok_kind_parse(&k, "wordpiece") == TFM_OK && k == TFM_TOK_WORDPIECE &&
+			  tfm_tok_kind_parse(&k, "sentencepiece") == TFM_EINVAL, "kind names");
 	}
 }
 
@@ -918,7 +919,7 @@ test_load_errors(void)
 	size_t lens[10];
 	tfm_tok_info info;
 	tfm_tokenizer *t;
-	tfm_tok_err err = {{0}};
+	tfm_status err = {0};
 	int32_t ml[2] = {6, 8}, mr[2] = {7, 7};
 	int i;
 
@@ -931,35 +932,35 @@ test_load_errors(void)
 	for (i = 0; i < 6; i++)
 		info.special_ids[i] = i;
 	CHECK(tfm_tok_load(&t, &info, (const uint8_t *const *) pieces, lens, NULL, NULL, &err) ==
-		  TFM_TOK_EFORMAT && strstr(err.msg, "same piece"), "duplicate piece: %s", err.msg);
+		  TFM_EFORMAT && strstr(err.msg, "same piece"), "duplicate piece: %s", err.msg);
 	info.vocab_size = 9;
 	CHECK(tfm_tok_load(&t, &info, (const uint8_t *const *) pieces, lens, NULL, NULL, &err) ==
-		  TFM_TOK_OK, "valid word rows");
+		  TFM_OK, "valid word rows");
 	tfm_tok_free(t);
 	info.format_version = 99;
 	CHECK(tfm_tok_load(&t, &info, (const uint8_t *const *) pieces, lens, NULL, NULL, &err) ==
-		  TFM_TOK_EFORMAT && strstr(err.msg, "version"), "unknown version: %s", err.msg);
+		  TFM_EFORMAT && strstr(err.msg, "version"), "unknown version: %s", err.msg);
 	info.format_version = TFM_TOK_FORMAT_VERSION;
 	info.special_ids[3] = 2;
 	CHECK(tfm_tok_load(&t, &info, (const uint8_t *const *) pieces, lens, NULL, NULL, &err) ==
-		  TFM_TOK_EFORMAT, "shared special id: %s", err.msg);
+		  TFM_EFORMAT, "shared special id: %s", err.msg);
 	info.special_ids[3] = 3;
 	info.special_ids[0] = 6;
 	info.special_ids[6 - 6] = 6;
 	CHECK(tfm_tok_load(&t, &info, (const uint8_t *const *) pieces, lens, NULL, NULL, &err) ==
-		  TFM_TOK_EFORMAT, "special with a wrong piece: %s", err.msg);
+		  TFM_EFORMAT, "special with a wrong piece: %s", err.msg);
 	info.special_ids[0] = 0;
 	info.kind = TFM_TOK_WORD;
 	info.n_merges = 1;
 	CHECK(tfm_tok_load(&t, &info, (const uint8_t *const *) pieces, lens, ml, mr, &err) ==
-		  TFM_TOK_EFORMAT, "merges on a word tokenizer: %s", err.msg);
+		  TFM_EFORMAT, "merges on a word tokenizer: %s", err.msg);
 	info.kind = TFM_TOK_BPE;
 	CHECK(tfm_tok_load(&t, &info, (const uint8_t *const *) pieces, lens, ml, mr, &err) ==
-		  TFM_TOK_EFORMAT && strstr(err.msg, "one-byte"), "bpe without all bytes: %s", err.msg);
+		  TFM_EFORMAT && strstr(err.msg, "one-byte"), "bpe without all bytes: %s", err.msg);
 	info.kind = TFM_TOK_CHAR;
 	info.n_merges = 0;
 	CHECK(tfm_tok_load(&t, &info, (const uint8_t *const *) pieces, lens, NULL, NULL, &err) ==
-		  TFM_TOK_EFORMAT && strstr(err.msg, "character"), "char piece of 2 chars: %s", err.msg);
+		  TFM_EFORMAT && strstr(err.msg, "character"), "char piece of 2 chars: %s", err.msg);
 	/* a bpe vocabulary: bytes + "ab"; merge (ab, b) has no result */
 	{
 		const uint8_t *bp[300];
@@ -983,7 +984,7 @@ test_load_errors(void)
 		info.kind = TFM_TOK_BPE;
 		info.vocab_size = 263;
 		info.n_merges = 1;
-		CHECK(tfm_tok_load(&t, &info, bp, bl, l1, r1, &err) == TFM_TOK_OK, "valid bpe rows: %s", err.msg);
+		CHECK(tfm_tok_load(&t, &info, bp, bl, l1, r1, &err) == TFM_OK, "valid bpe rows: %s", err.msg);
 		if (t)
 		{
 			size_t n;
@@ -994,13 +995,13 @@ test_load_errors(void)
 			tfm_tok_free(t);
 		}
 		info.n_merges = 2;
-		CHECK(tfm_tok_load(&t, &info, bp, bl, l1, r1, &err) == TFM_TOK_EFORMAT &&
+		CHECK(tfm_tok_load(&t, &info, bp, bl, l1, r1, &err) == TFM_EFORMAT &&
 			  strstr(err.msg, "not in the vocabulary"), "merge result missing: %s", err.msg);
 		l1[1] = 6 + 'a';
-		CHECK(tfm_tok_load(&t, &info, bp, bl, l1, r1, &err) == TFM_TOK_EFORMAT &&
+		CHECK(tfm_tok_load(&t, &info, bp, bl, l1, r1, &err) == TFM_EFORMAT &&
 			  strstr(err.msg, "duplicate"), "duplicate merge: %s", err.msg);
 		l1[1] = 300;
-		CHECK(tfm_tok_load(&t, &info, bp, bl, l1, r1, &err) == TFM_TOK_EFORMAT, "merge id out of range");
+		CHECK(tfm_tok_load(&t, &info, bp, bl, l1, r1, &err) == TFM_EFORMAT, "merge id out of range");
 	}
 }
 
@@ -1014,7 +1015,7 @@ test_js_alias(void)
 	int32_t ml[3] = {6 + '"', 6 + ',', 6 + '"'}, mr[3] = {6 + ',', 6 + '"', 263};
 	tfm_tok_info info;
 	tfm_tokenizer *t;
-	tfm_tok_err err = {{0}};
+	tfm_status err = {0};
 	int i, js;
 
 	for (i = 0; i < 6; i++)
@@ -1046,7 +1047,7 @@ test_js_alias(void)
 		int32_t ids[8];
 
 		info.flags = js ? TFM_TOK_INFO_GPT2_JS : 0;
-		CHECK(tfm_tok_load(&t, &info, bp, bl, ml, mr, &err) == TFM_TOK_OK, "alias vocabulary: %s", err.msg);
+		CHECK(tfm_tok_load(&t, &info, bp, bl, ml, mr, &err) == TFM_OK, "alias vocabulary: %s", err.msg);
 		if (!t)
 			continue;
 		tfm_tok_encode(ids, offs, 8, &n, t, "x\",\"", 4, 0, 0, NULL);
@@ -1097,7 +1098,7 @@ test_fuzz(tfm_tokenizer *const *toks, int ntoks)
 			ids = enc(toks[k], s, len, &n, 0);
 			cap = tfm_tok_decode_bound(toks[k], n, TFM_TOK_DECODE_REPLACE);
 			out = malloc(cap + 1);
-			if (tfm_tok_decode(out, cap, &got, toks[k], ids, n, TFM_TOK_DECODE_REPLACE, NULL) != TFM_TOK_OK ||
+			if (tfm_tok_decode(out, cap, &got, toks[k], ids, n, TFM_TOK_DECODE_REPLACE, NULL) != TFM_OK ||
 				!tfm_tok_utf8_valid(out, got))
 				bad++;
 			if ((info.kind == TFM_TOK_BYTE || info.kind == TFM_TOK_BPE) && !round_trip(toks[k], s, len))
@@ -1132,7 +1133,7 @@ test_fuzz(tfm_tokenizer *const *toks, int ntoks)
 			x ^= x << 17;
 			buf[pos] ^= (uint8_t) (1 + x % 255);
 			st = tfm_tok_counter_deserialize(&d, buf, sz - (it % 3 == 0 ? x % 8 : 0), NULL);
-			if (st != TFM_TOK_OK && d != NULL)
+			if (st != TFM_OK && d != NULL)
 				ok = 0;
 			tfm_tok_counter_free(d);
 			buf[pos] = old;
@@ -1152,7 +1153,7 @@ load_gpt2(void)
 	char *js, *bpe;
 	size_t jl, bl;
 	tfm_tokenizer *t = NULL;
-	tfm_tok_err err = {{0}};
+	tfm_status err = {0};
 	int st;
 
 	snprintf(p1, sizeof(p1), "%s/gpt2_encoder.json.gz", tok_dir());
@@ -1167,7 +1168,7 @@ load_gpt2(void)
 		return NULL;
 	}
 	st = tfm_tok_import_gpt2(&t, js, jl, bpe, bl, &err);
-	CHECK(st == TFM_TOK_OK, "gpt2 import: %s", err.msg);
+	CHECK(st == TFM_OK, "gpt2 import: %s", err.msg);
 
 	/* malformed files */
 	{
@@ -1181,16 +1182,16 @@ load_gpt2(void)
 		{
 			err.msg[0] = 0;
 			CHECK(tfm_tok_import_gpt2(&x, badjs[i], strlen(badjs[i]), bpe, bl, &err) ==
-				  TFM_TOK_EFORMAT && x == NULL && err.msg[0],
+				  TFM_EFORMAT && x == NULL && err.msg[0],
 				  "malformed encoder.json %zu rejected (%s)", i, err.msg);
 		}
-		CHECK(tfm_tok_import_gpt2(&x, js, jl, "#version\nab c d\n", 16, &err) == TFM_TOK_EFORMAT &&
+		CHECK(tfm_tok_import_gpt2(&x, js, jl, "#version\nab c d\n", 16, &err) == TFM_EFORMAT &&
 			  strstr(err.msg, "line 2"), "three pieces on a line: %s", err.msg);
 		CHECK(tfm_tok_import_gpt2(&x, js, jl, "#version\nzzzzzzzzzzzzqq x\n", 26, &err) ==
-			  TFM_TOK_EFORMAT && strstr(err.msg, "not in encoder.json"), "unknown piece: %s", err.msg);
-		CHECK(tfm_tok_import_gpt2(&x, js, jl, "#version\nĠt Ġ\n", 17, &err) == TFM_TOK_EFORMAT &&
+			  TFM_EFORMAT && strstr(err.msg, "not in encoder.json"), "unknown piece: %s", err.msg);
+		CHECK(tfm_tok_import_gpt2(&x, js, jl, "#version\nĠt Ġ\n", 17, &err) == TFM_EFORMAT &&
 			  strstr(err.msg, "not in the vocabulary"), "merge result missing: %s", err.msg);
-		CHECK(tfm_tok_import_gpt2(&x, js, jl, "no newline", 10, &err) == TFM_TOK_EFORMAT,
+		CHECK(tfm_tok_import_gpt2(&x, js, jl, "no newline", 10, &err) == TFM_EFORMAT,
 			  "vocab.bpe without lines");
 	}
 	free(js);
@@ -1380,7 +1381,7 @@ test_big_row(tfm_tokenizer *bpe)
 	}
 	tfm_tok_options_init(&opt, TFM_TOK_BPE);
 	tfm_tok_counter_create(&c, &opt, NULL);
-	CHECK(tfm_tok_counter_add(c, s, n, NULL) == TFM_TOK_OK, "count a big row");
+	CHECK(tfm_tok_counter_add(c, s, n, NULL) == TFM_OK, "count a big row");
 	CHECK(tfm_tok_counter_memory(c) < 8 * n, "counting memory %zu for a %zu byte row",
 		  tfm_tok_counter_memory(c), n);
 	tfm_tok_counter_free(c);
@@ -1511,7 +1512,7 @@ main(void)
 	gpt2 = load_gpt2();
 	if (gpt2)
 	{
-		tfm_tok_err err = {{0}};
+		tfm_status err = {0};
 		tfm_tokenizer *again = via_rows(gpt2, &err);
 
 		CHECK(again && same_tokenizer(gpt2, again), "gpt2 rows round trip %s", err.msg);

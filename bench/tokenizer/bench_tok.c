@@ -34,7 +34,7 @@ now(void)
 }
 
 static void
-die(const char *what, const tfm_tok_err *err)
+die(const char *what, const tfm_status *err)
 {
 	fprintf(stderr, "bench_tok: %s%s%s\n", what, err ? ": " : "", err ? err->msg : "");
 	exit(1);
@@ -114,7 +114,7 @@ encode_all(tfm_tokenizer *t, const span *s, size_t n, size_t *total, int32_t **i
 {
 	double t0 = now();
 	size_t i;
-	tfm_tok_err err;
+	tfm_status err;
 
 	*total = 0;
 	for (i = 0; i < n; i++)
@@ -155,7 +155,7 @@ main(int argc, char **argv)
 		tfm_tok_options opt;
 		tfm_tok_counter *c;
 		tfm_tokenizer *t = NULL;
-		tfm_tok_err err;
+		tfm_status err;
 		tfm_tok_info info;
 		double t0, t_count, t_train, t_cold, t_warm, t_dec;
 		size_t total, total2, bad = 0;

@@ -38,8 +38,8 @@ typedef struct tfm_beam_opts
 /*
  * Decode B sources (B, Ts) padded with the model's pad id.  out receives
  * B · nbest hypotheses, best first per source (fewer are marked n = -1).
- * Returns 0, or -1 if memory is short.  cancel, if not NULL, is called
- * after every step; a non-zero return stops with -2.
+ * Returns 0, or TFM_ENOMEM if memory is short.  cancel, if not NULL, is
+ * called after every step; a non-zero return stops with TFM_ECANCELED.
  */
 int			tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 							const tfm_beam_opts *o, tfm_hyp *out,

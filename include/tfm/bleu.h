@@ -27,7 +27,7 @@
  * Text is UTF-8 (any ASCII-compatible bytes are accepted; whitespace is
  * recognised as Python's str.isspace() in UTF-8).  References that are NULL
  * pointers or empty strings are ignored, as sacreBLEU ignores None and ""
- * references; a segment needs at least one other (TFM_BLEU_ENOREF).
+ * references; a segment needs at least one other (TFM_EINVAL).
  *
  * Nothing here prints, exits or asserts on user input.  tfm_bleu_add
  * mallocs its scratch memory and frees it before returning, whatever the
@@ -38,6 +38,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "tfm/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,26 +57,13 @@ enum
 	TFM_BLEU_TOTALS = 6				/* + n - 1 for order n */
 };
 
-typedef enum tfm_bleu_status
-{
-	TFM_BLEU_OK = 0,
-	TFM_BLEU_ENOMEM,			/* out of memory */
-	TFM_BLEU_ENOREF,			/* no usable reference for a segment */
-	TFM_BLEU_ELIMIT,			/* more than 2^32 - 2 tokens in one segment */
-	TFM_BLEU_EOVERFLOW,			/* a count would exceed INT64_MAX */
-	TFM_BLEU_ESTATS,			/* not a valid statistics array */
-	TFM_BLEU_ECANCELED			/* the caller's poll asked to stop */
-} tfm_bleu_status;
-
 /*
  * A host's cancel check, called every so often (between texts and every
  * 2^16 tokens, sort steps or n-grams): nonzero stops the work, which frees
- * its memory and returns TFM_BLEU_ECANCELED with stats unchanged.  It must
+ * its memory and returns TFM_ECANCELED with stats unchanged.  It must
  * return (not longjmp): the counting holds malloc'd memory.
  */
 typedef int (*tfm_bleu_poll_fn) (void *arg);
-
-const char *tfm_bleu_status_name(int status);	/* "out of memory", ... */
 
 /* ---- tokenization ---------------------------------------------------------- */
 
@@ -105,7 +94,7 @@ size_t		tfm_bleu_tokenize_13a(char *out, const char *text, size_t len);
  * each usable reference (refs[i] not NULL and ref_lens[i] > 0) with
  * tfm_bleu_tokenize_13a, then counts (tokens are the runs of bytes other
  * than ' '; matches clip each hypothesis n-gram's count by its largest
- * count in any one reference).  TFM_BLEU_ENOREF when no reference is
+ * count in any one reference).  TFM_EINVAL when no reference is
  * usable.  On any error stats is unchanged.
  */
 int			tfm_bleu_add(int64_t stats[TFM_BLEU_N_STATS],
@@ -119,12 +108,12 @@ int			tfm_bleu_add_polled(int64_t stats[TFM_BLEU_N_STATS],
 
 /* ---- statistics ------------------------------------------------------------ */
 
-/* TFM_BLEU_OK if s could be a sum of segment counts, else TFM_BLEU_ESTATS:
+/* TFM_OK if s could be a sum of segment counts, else TFM_EFORMAT:
  * every count >= 0, sys_len == unigram total, totals do not grow with the
  * order, matches <= totals */
 int			tfm_bleu_stats_check(const int64_t s[TFM_BLEU_N_STATS]);
 
-/* a += b; TFM_BLEU_EOVERFLOW (a unchanged) if a count would overflow */
+/* a += b; TFM_ERANGE (a unchanged) if a count would overflow */
 int			tfm_bleu_stats_add(int64_t a[TFM_BLEU_N_STATS], const int64_t b[TFM_BLEU_N_STATS]);
 
 /* ---- score ---------------------------------------------------------------- */

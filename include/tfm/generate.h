@@ -24,8 +24,6 @@
 
 #include "tfm/model.h"
 
-#define TFM_ECANCEL (-3)		/* the poll hook asked to stop */
-
 typedef struct tfm_gen_opts
 {
 	int			max_tokens;		/* at least 1 */
@@ -40,7 +38,7 @@ typedef struct tfm_gen_opts
 
 	/*
 	 * Hooks, each may be NULL.  poll is called before every step (every
-	 * token); nonzero stops tfm_generate_run with TFM_ECANCEL.  stop is
+	 * token); nonzero stops tfm_generate_run with TFM_ECANCELED.  stop is
 	 * called after row b produced its n-th token (ids[0..n)): true ends the
 	 * row.  A hook may also leave by longjmp when its owner frees the
 	 * generator afterwards: the loop holds nothing outside the generator.
@@ -78,7 +76,7 @@ tfm_generator *tfm_generator_create(tfm_model *m, int32_t *const *prompts, const
 
 /*
  * Decode until every row is done or has max_tokens tokens.  Returns 0,
- * TFM_ENOMEM / TFM_EBADID from a pass (tfm_decoder_feed), or TFM_ECANCEL.
+ * TFM_ENOMEM / TFM_EBADID from a pass (tfm_decoder_feed), or TFM_ECANCELED.
  */
 int			tfm_generate_run(tfm_generator *g);
 

@@ -17,6 +17,7 @@
 
 #include "tfm/layers.h"
 #include "tfm/limits.h"
+#include "tfm/status.h"
 
 /* the serialized format of a model's tensors; bump on any layout change */
 #define TFM_FORMAT_VERSION 1
@@ -281,9 +282,7 @@ const tfm_param_info *tfm_model_find(const tfm_model *m, const char *name);
 size_t		tfm_model_workspace_bytes(const tfm_config *cfg, int B, int T, int Tt,
 									  int flags, int threads);
 
-/* a pass's failures */
-#define TFM_ENOMEM (-1)			/* memory could not be had */
-#define TFM_EBADID (-2)			/* an input id outside the vocabulary (nothing read) */
+/* a pass's failures: TFM_ENOMEM and TFM_EBADID of tfm/status.h */
 
 /*
  * Forward pass; fills m->logits (and pooled / hidden / memory).  training

@@ -30,12 +30,12 @@ const char *tfm_precision_name(tfm_precision p);
 
 /*
  * Pack the model's matrices for p (nothing to do if they already are;
- * TFM_PREC_FP32 frees the packed copies).  Returns 0, or -1 if memory could
- * not be had (the model is then left at fp32).
+ * TFM_PREC_FP32 frees the packed copies).  Returns 0, or TFM_ENOMEM if
+ * memory could not be had (the model is then left at fp32).
  */
 int			tfm_model_set_precision(tfm_model *m, tfm_precision p);
 /* the same, asking stop(arg) before each matrix: non-zero stops packing and
- * returns -2 with the model left at fp32 (a cancel; nothing is leaked) */
+ * returns TFM_ECANCELED with the model left at fp32 (nothing is leaked) */
 int			tfm_model_set_precision_polled(tfm_model *m, tfm_precision p,
 										   int (*stop) (void *arg), void *arg);
 tfm_precision tfm_model_precision(const tfm_model *m);
@@ -59,9 +59,9 @@ int			tfm_model_set_precision_from(tfm_model *m, tfm_precision p, void *block,
 
 /*
  * Mixed-precision training: TFM_PREC_BF16 allocates the packed copies
- * (filled by the next repack), TFM_PREC_FP32 frees them.  Returns 0, -1 if
- * memory could not be had (the model then trains at fp32), -2 for a
- * precision training does not have (int8).
+ * (filled by the next repack), TFM_PREC_FP32 frees them.  Returns 0,
+ * TFM_ENOMEM if memory could not be had (the model then trains at fp32),
+ * TFM_EUNSUPPORTED for a precision training does not have (int8).
  */
 int			tfm_model_set_train_precision(tfm_model *m, tfm_precision p);
 tfm_precision tfm_model_train_precision(const tfm_model *m);

@@ -21,7 +21,7 @@
  * converts it with tfm_st_to_f32 (element-wise, so any whole number of
  * values at a time).  tfm_st_parse does both steps on a file in memory.
  *
- * What is refused (TFM_ST_EFORMAT, with a message naming the tensor):
+ * What is refused (TFM_EBADFILE, with a message naming the tensor):
  *   - a header length < 2, > TFM_ST_MAX_HEADER or beyond the end of the file;
  *   - a header that is not one JSON object starting at its first byte (only
  *     JSON whitespace may follow it: the format pads with spaces), strings
@@ -40,12 +40,13 @@
  * Every dtype the format defines is parsed (a checkpoint may hold int64
  * buffers such as BERT's position_ids, which an importer skips), but only
  * F32, F16 and BF16 convert to float32: tfm_st_tensor_to_f32 refuses the
- * others by name (TFM_ST_EDTYPE, "dtype \"I64\" of tensor \"x\" is not
+ * others by name (TFM_EUNSUPPORTED, "dtype \"I64\" of tensor \"x\" is not
  * supported").  NaN and infinities are not checked by the parser (the
  * format allows them); tfm_st_find_nonfinite finds them after conversion.
  *
- * Errors: functions that can fail return a tfm_st_status and, when err is
- * not NULL, a one-line message (lower case, no period, names quoted and cut
+ * Errors (tfm/status.h): functions that can fail return a tfm_code
+ * (TFM_EBADFILE for a file that is not valid safetensors, TFM_EUNSUPPORTED
+ * for a dtype, TFM_EINVAL, TFM_ENOMEM) and, when err is not NULL, a one-line message (lower case, no period, names quoted and cut
  * at 64 bytes on a UTF-8 boundary) that the SQL layer can report as is.
  * Nothing here prints, exits or asserts on input; on failure nothing is
  * left allocated.  Memory comes from malloc.
@@ -56,6 +57,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tfm/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -64,15 +67,6 @@ extern "C" {
 #define TFM_ST_MAX_HEADER  ((uint64_t) 100000000)	/* bytes, as the reference reader */
 #define TFM_ST_MAX_RANK    8
 #define TFM_ST_PREFIX      8	/* bytes of the header length */
-
-typedef enum tfm_st_status
-{
-	TFM_ST_OK = 0,
-	TFM_ST_ENOMEM,				/* out of memory */
-	TFM_ST_EFORMAT,				/* not a valid safetensors file */
-	TFM_ST_EDTYPE,				/* a dtype that does not convert to float32 */
-	TFM_ST_EARG					/* invalid argument (buffer size) */
-} tfm_st_status;
 
 /* every dtype of the format; only F32, F16 and BF16 convert to float32 */
 typedef enum tfm_st_dtype
@@ -93,11 +87,6 @@ typedef enum tfm_st_dtype
 	TFM_ST_I64,
 	TFM_ST_U64
 } tfm_st_dtype;
-
-typedef struct tfm_st_err
-{
-	char		msg[256];		/* "" when no detail */
-} tfm_st_err;
 
 typedef struct tfm_st_tensor
 {
@@ -131,7 +120,6 @@ typedef struct tfm_st_file
 	char	   *pool;			/* every string */
 } tfm_st_file;
 
-const char *tfm_st_status_name(int status);		/* "out of memory", ... */
 const char *tfm_st_dtype_name(tfm_st_dtype dtype);	/* "F32", ... or NULL */
 size_t		tfm_st_dtype_size(tfm_st_dtype dtype);	/* bytes per value, 0 if unknown */
 int			tfm_st_dtype_is_float(tfm_st_dtype dtype);	/* F32, F16 or BF16 */
@@ -145,7 +133,7 @@ int			tfm_st_dtype_is_float(tfm_st_dtype dtype);	/* F32, F16 or BF16 */
  */
 int			tfm_st_header_length(uint64_t *header_len, const uint8_t *prefix,
 								 size_t prefix_len, uint64_t file_size,
-								 tfm_st_err *err);
+								 tfm_status *err);
 
 /*
  * Parses the header_len bytes of header (the file's bytes 8 .. 8 + N) of a
@@ -155,11 +143,11 @@ int			tfm_st_header_length(uint64_t *header_len, const uint8_t *prefix,
  */
 int			tfm_st_parse_header(tfm_st_file **out, const uint8_t *header,
 								size_t header_len, uint64_t file_size,
-								tfm_st_err *err);
+								tfm_status *err);
 
 /* both steps on a whole file in memory (buf[0 .. len)) */
 int			tfm_st_parse(tfm_st_file **out, const uint8_t *buf, size_t len,
-						 tfm_st_err *err);
+						 tfm_status *err);
 
 void		tfm_st_free(tfm_st_file *f);
 
@@ -179,19 +167,19 @@ uint16_t	tfm_f32_to_bf16(float x);
 
 /*
  * n values of dtype at src (n * tfm_st_dtype_size(dtype) little-endian
- * bytes, any alignment) -> out[0 .. n).  TFM_ST_EDTYPE (and out untouched)
+ * bytes, any alignment) -> out[0 .. n).  TFM_EUNSUPPORTED (and out untouched)
  * unless dtype is F32, F16 or BF16.
  */
 int			tfm_st_to_f32(float *out, const uint8_t *src, size_t n, tfm_st_dtype dtype);
 
 /*
  * A whole tensor: src holds its src_len = end - begin bytes, out has room
- * for n_values floats.  Refuses other dtypes by name (TFM_ST_EDTYPE) and a
- * src_len that is not the tensor's (TFM_ST_EARG).
+ * for n_values floats.  Refuses other dtypes by name (TFM_EUNSUPPORTED) and a
+ * src_len that is not the tensor's (TFM_EINVAL).
  */
 int			tfm_st_tensor_to_f32(float *out, const tfm_st_tensor *t,
 								 const uint8_t *src, size_t src_len,
-								 tfm_st_err *err);
+								 tfm_status *err);
 
 /* 1 and the index of the first NaN or infinity in x[0 .. n), else 0 */
 int			tfm_st_find_nonfinite(size_t *index, const float *x, size_t n);

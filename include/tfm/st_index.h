@@ -11,7 +11,7 @@
  * with the shard files in the same directory as the index.  The index is
  * read by a schema-directed parser on the lexer of the safetensors reader
  * (the same strict JSON: UTF-8, no U+0000, no duplicate keys, nothing after
- * the object but white space).  What is refused (TFM_ST_EFORMAT, with a
+ * the object but white space).  What is refused (TFM_EBADFILE, with a
  * message naming the key, tensor or file):
  *   - a top-level key other than "metadata" and "weight_map", no
  *     "weight_map", an empty one, values of the wrong JSON type;
@@ -34,7 +34,7 @@
  * the shard the index names, once.
  *
  * Errors and memory as in tfm/safetensors.h (same allocator, messages of
- * one line in tfm_st_err).
+ * one line in tfm_status).
  */
 #ifndef TFM_ST_INDEX_H
 #define TFM_ST_INDEX_H
@@ -74,7 +74,7 @@ typedef struct tfm_st_index
 
 /* the len bytes of an index file -> *out (free with tfm_st_index_free), or NULL and an error */
 int			tfm_st_parse_index(tfm_st_index **out, const uint8_t *json, size_t len,
-							   tfm_st_err *err);
+							   tfm_status *err);
 void		tfm_st_index_free(tfm_st_index *ix);
 
 /* the position in ix->tensors of a tensor name (len bytes), or -1 */
@@ -88,11 +88,11 @@ long		tfm_st_index_find(const tfm_st_index *ix, const char *name, size_t len);
  */
 int			tfm_st_index_check_shard(const tfm_st_index *ix, size_t shard,
 									 const tfm_st_file *f, uint8_t *found,
-									 uint64_t *bytes, tfm_st_err *err);
+									 uint64_t *bytes, tfm_status *err);
 
 /* after every shard: each index tensor found, total_size (if any) == bytes */
 int			tfm_st_index_check_done(const tfm_st_index *ix, const uint8_t *found,
-									uint64_t bytes, tfm_st_err *err);
+									uint64_t bytes, tfm_status *err);
 
 #ifdef __cplusplus
 }

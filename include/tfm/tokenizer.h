@@ -46,9 +46,9 @@
  * so decode(encode(x)) == x for any bytes; char, word and wordpiece map each
  * maximal invalid subsequence (as the WHATWG decoder delimits them) to <unk>.
  *
- * Errors: every function that can fail returns a tfm_tok_status; when `err`
- * is not NULL it also receives a one-line message (lower case, no period)
- * that the SQL layer can report as is.  Nothing here prints, exits or
+ * Errors (tfm/status.h): every function that can fail returns a tfm_code;
+ * when `err` is not NULL it also receives the code and a one-line message
+ * (lower case, no period) that the SQL layer can report as is.  Nothing here prints, exits or
  * asserts on user input.  Memory comes from malloc.
  *
  * Objects are not thread-safe: a tokenizer keeps an encode cache, so encode
@@ -59,6 +59,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "tfm/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,7 +75,7 @@ extern "C" {
 #define TFM_TOK_MAX_PIECE_BYTES    (1 << 16)
 #define TFM_TOK_WORDPIECE_MAX_CHARS 100     /* longer words encode as <unk> (BERT) */
 
-/* ---- kinds, specials, status codes --------------------------------------- */
+/* ---- kinds and specials ---------------------------------------------------- */
 typedef enum tfm_tok_kind
 {
 	TFM_TOK_BYTE = 1,
@@ -94,26 +96,8 @@ typedef enum tfm_tok_special
 	TFM_TOK_SEP = 5
 } tfm_tok_special;
 
-typedef enum tfm_tok_status
-{
-	TFM_TOK_OK = 0,
-	TFM_TOK_ENOMEM,     /* out of memory */
-	TFM_TOK_EARG,       /* invalid argument or option */
-	TFM_TOK_EVOCAB,     /* vocab_size too small for specials + base alphabet */
-	TFM_TOK_EFORMAT,    /* malformed import file, rows or serialized state */
-	TFM_TOK_ERANGE,     /* token id out of range */
-	TFM_TOK_ELIMIT,     /* a size limit exceeded (piece, vocabulary, buffer) */
-	TFM_TOK_ECANCEL     /* the progress callback asked to stop */
-} tfm_tok_status;
-
-typedef struct tfm_tok_err
-{
-	char msg[256];      /* "" when no detail */
-} tfm_tok_err;
-
-const char *tfm_tok_status_name(int status);            /* "out of memory", ... */
 const char *tfm_tok_kind_name(tfm_tok_kind kind);       /* "byte", ... or NULL */
-int  tfm_tok_kind_parse(tfm_tok_kind *kind, const char *name);  /* TFM_TOK_EARG if unknown */
+int  tfm_tok_kind_parse(tfm_tok_kind *kind, const char *name);  /* TFM_EINVAL if unknown */
 const char *tfm_tok_special_piece(tfm_tok_special which);      /* "<pad>", ... */
 const char *tfm_tok_unicode_version_str(void);          /* of the class tables */
 
@@ -137,20 +121,20 @@ void tfm_tok_options_init(tfm_tok_options *opt, tfm_tok_kind kind);
 typedef struct tfm_tok_counter tfm_tok_counter;
 
 int  tfm_tok_counter_create(tfm_tok_counter **out, const tfm_tok_options *opt,
-							tfm_tok_err *err);
+							tfm_status *err);
 void tfm_tok_counter_free(tfm_tok_counter *c);
 /* adds one row; text need not be NUL-terminated nor valid UTF-8 */
 int  tfm_tok_counter_add(tfm_tok_counter *c, const char *text, size_t len,
-						 tfm_tok_err *err);
-/* dst += src; the options must be equal (TFM_TOK_EARG otherwise) */
+						 tfm_status *err);
+/* dst += src; the options must be equal (TFM_EINVAL otherwise) */
 int  tfm_tok_counter_merge(tfm_tok_counter *dst, const tfm_tok_counter *src,
-						   tfm_tok_err *err);
+						   tfm_status *err);
 /* versioned byte image: size first, then write into a buffer of that size */
 size_t tfm_tok_counter_serialized_size(const tfm_tok_counter *c);
 int  tfm_tok_counter_serialize(uint8_t *out, size_t cap, const tfm_tok_counter *c,
-							   tfm_tok_err *err);
+							   tfm_status *err);
 int  tfm_tok_counter_deserialize(tfm_tok_counter **out, const uint8_t *buf,
-								 size_t len, tfm_tok_err *err);
+								 size_t len, tfm_status *err);
 void tfm_tok_counter_get_options(tfm_tok_options *opt, const tfm_tok_counter *c);
 size_t tfm_tok_counter_n_entries(const tfm_tok_counter *c);   /* distinct keys */
 size_t tfm_tok_counter_memory(const tfm_tok_counter *c);      /* bytes held */
@@ -159,7 +143,7 @@ size_t tfm_tok_counter_memory(const tfm_tok_counter *c);      /* bytes held */
 typedef struct tfm_tokenizer tfm_tokenizer;
 
 /* Called every few merges (bpe, wordpiece) with the vocabulary size reached
- * and the target; a non-zero return stops training with TFM_TOK_ECANCEL.
+ * and the target; a non-zero return stops training with TFM_ECANCELED.
  * A backend may also call CHECK_FOR_INTERRUPTS() in it when the allocator
  * is palloc-based. */
 typedef int (*tfm_tok_progress_fn)(void *arg, int32_t done, int32_t target);
@@ -167,7 +151,7 @@ typedef int (*tfm_tok_progress_fn)(void *arg, int32_t done, int32_t target);
 /* Builds the vocabulary from the counts; the counter is left unchanged. */
 int  tfm_tok_train(tfm_tokenizer **out, const tfm_tok_counter *c,
 				   tfm_tok_progress_fn progress, void *progress_arg,
-				   tfm_tok_err *err);
+				   tfm_status *err);
 void tfm_tok_free(tfm_tokenizer *t);
 
 /* ---- import --------------------------------------------------------------- */
@@ -176,7 +160,7 @@ void tfm_tok_free(tfm_tokenizer *t);
 int  tfm_tok_import_gpt2(tfm_tokenizer **out,
 						 const char *encoder_json, size_t encoder_len,
 						 const char *vocab_bpe, size_t vocab_len,
-						 tfm_tok_err *err);
+						 tfm_status *err);
 
 /* SentencePiece-style BPE (TFM_TOK_INFO_SPIECE) from a tokenizer.json's
  * pieces (id i = pieces[i], every id given) and merges (pairs of ids, in rank
@@ -186,7 +170,7 @@ int  tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
 						   const size_t *piece_lens, int32_t n_pieces,
 						   const int32_t *merge_lr, int32_t n_merges,
 						   int32_t unk_id, int32_t bos_id, int32_t eos_id,
-						   int text_bos, tfm_tok_err *err);
+						   int text_bos, tfm_status *err);
 
 /* Byte-level BPE of a Hugging Face tokenizer.json (TFM_TOK_INFO_HF_BPE).
  * pieces[i] for every id 0 .. n_pieces-1, written in GPT-2's printable byte
@@ -201,7 +185,7 @@ int  tfm_tok_import_hf_bpe(tfm_tokenizer **out, const uint8_t *const *pieces,
 						   const size_t *piece_lens, const uint8_t *literal,
 						   int32_t n_pieces, const int32_t *merge_lr, int32_t n_merges,
 						   const int32_t special_ids[TFM_TOK_N_SPECIALS], uint32_t flags,
-						   tfm_tok_err *err);
+						   tfm_status *err);
 
 /* ---- storage as rows -------------------------------------------------------- */
 #define TFM_TOK_INFO_LOWERCASE 1u  /* word, wordpiece lower-case their input */
@@ -260,10 +244,10 @@ void tfm_tok_get_info(tfm_tok_info *info, const tfm_tokenizer *t);
 /* piece bytes of an id (raw bytes: for bpe, not GPT-2's printable mapping;
  * for wordpiece continuation pieces, with their "##") */
 int  tfm_tok_piece(const uint8_t **bytes, size_t *len, const tfm_tokenizer *t,
-				   int32_t id, tfm_tok_err *err);
+				   int32_t id, tfm_status *err);
 /* merge of a rank: left id + right id -> result id */
 int  tfm_tok_merge(int32_t *left, int32_t *right, int32_t *result,
-				   const tfm_tokenizer *t, int32_t rank, tfm_tok_err *err);
+				   const tfm_tokenizer *t, int32_t rank, tfm_status *err);
 /* id of a piece, -1 if none (specials are found by their piece too) */
 int32_t tfm_tok_piece_id(const tfm_tokenizer *t, const uint8_t *bytes, size_t len);
 int32_t tfm_tok_special_id(const tfm_tokenizer *t, tfm_tok_special which);
@@ -271,11 +255,11 @@ int32_t tfm_tok_special_id(const tfm_tokenizer *t, tfm_tok_special which);
 /* Rebuilds a tokenizer from its rows: pieces[id] / piece_lens[id] for every
  * id, merges in rank order (NULL when n_merges is 0).  Validates everything
  * (version, kind, unique pieces, specials, merges referring to existing ids
- * whose concatenation is a piece) and fails with TFM_TOK_EFORMAT. */
+ * whose concatenation is a piece) and fails with TFM_EFORMAT. */
 int  tfm_tok_load(tfm_tokenizer **out, const tfm_tok_info *info,
 				  const uint8_t *const *pieces, const size_t *piece_lens,
 				  const int32_t *merge_left, const int32_t *merge_right,
-				  tfm_tok_err *err);
+				  tfm_status *err);
 
 /* ---- encode / decode -------------------------------------------------------- */
 #define TFM_TOK_ADD_BOS 1u
@@ -294,10 +278,10 @@ size_t tfm_tok_encode_scratch_bytes(const tfm_tokenizer *t, size_t len);
  * truncates the output to at most max_length ids, bos/eos included and kept
  * (the text is cut, eos stays last).  With cap >= tfm_tok_encode_bound()
  * (or >= max_length when set) the call never fails for lack of room;
- * otherwise TFM_TOK_ELIMIT. */
+ * otherwise TFM_ELIMIT. */
 int  tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids,
 					tfm_tokenizer *t, const char *text, size_t len,
-					uint32_t flags, size_t max_length, tfm_tok_err *err);
+					uint32_t flags, size_t max_length, tfm_status *err);
 
 /* Each token's end, for the n start offsets tfm_tok_encode gave for text
  * (without bos/eos): ends[i] is the byte after token i, so its bytes are
@@ -306,13 +290,13 @@ int  tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids,
  * word and wordpiece tokenizers, which skip whitespace, leave the
  * whitespace after a token out of it.  Byte, char and BPE tokens thus tile
  * the text.  A byte-level token may end inside a UTF-8 character.
- * TFM_TOK_EARG if the starts are not in order within the text. */
+ * TFM_EINVAL if the starts are not in order within the text. */
 int  tfm_tok_spans(size_t *ends, const size_t *starts, size_t n, const tfm_tokenizer *t,
-				   const char *text, size_t len, tfm_tok_err *err);
+				   const char *text, size_t len, tfm_status *err);
 
 /* A host's cancel check for tfm_tok_encode, called every 2^16 ids emitted
  * (byte, char, word, byte-level BPE and WordPiece tokenizers): a non-zero
- * return stops the encoding, which returns TFM_TOK_ECANCEL (it must return,
+ * return stops the encoding, which returns TFM_ECANCELED (it must return,
  * not longjmp: the encoders hold malloc'd memory).  NULL: never. */
 void tfm_tok_set_poll(tfm_tokenizer *t, int (*poll)(void *arg), void *arg);
 
@@ -331,10 +315,10 @@ size_t tfm_tok_decode_bound(const tfm_tokenizer *t, size_t n_ids, uint32_t flags
  * char concatenate the pieces (exact inverse of encode when nothing was
  * unknown); word joins tokens with one space; wordpiece joins with spaces
  * and glues "##" pieces to the previous one.  An id out of range fails with
- * TFM_TOK_ERANGE naming it and its position. */
+ * TFM_ERANGE naming it and its position. */
 int  tfm_tok_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t,
 					const int32_t *ids, size_t n_ids, uint32_t flags,
-					tfm_tok_err *err);
+					tfm_status *err);
 
 /* true when buf is valid UTF-8 (strict: no overlongs, surrogates, > U+10FFFF) */
 int  tfm_tok_utf8_valid(const char *buf, size_t len);

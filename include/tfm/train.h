@@ -70,7 +70,7 @@ void		tfm_train_defaults(const tfm_config *c, tfm_train_opts *o, int *batch,
  */
 void		tfm_train_regularisation(double passes, float *dropout, float *weight_decay);
 
-/* 0, -1 out of memory, -2 a precision training does not have (int8) */
+/* 0, TFM_ENOMEM, or TFM_EUNSUPPORTED for a precision training does not have (int8) */
 int			tfm_trainer_init(tfm_trainer *tr, tfm_model *m, const tfm_train_opts *o);
 void		tfm_trainer_free(tfm_trainer *tr);
 

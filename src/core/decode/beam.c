@@ -333,7 +333,7 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 			goto done;
 		if (cancel && cancel(cancel_arg))
 		{
-			rc = -2;
+			rc = TFM_ECANCELED;
 			goto done;
 		}
 		if (t == T - 1)

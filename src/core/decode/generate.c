@@ -215,7 +215,7 @@ tfm_generate_run(tfm_generator *g)
 		bool		all_done = true;
 
 		if (o->poll && o->poll(o->hook_arg) != 0)
-			return TFM_ECANCEL;
+			return TFM_ECANCELED;
 		for (int b = 0; b < B; b++)
 		{
 			tfm_gen_row *r = &g->rows[b];

@@ -44,29 +44,6 @@
 
 #include "tfm/bleu.h"
 
-const char *
-tfm_bleu_status_name(int status)
-{
-	switch (status)
-	{
-		case TFM_BLEU_OK:
-			return "ok";
-		case TFM_BLEU_ENOMEM:
-			return "out of memory";
-		case TFM_BLEU_ENOREF:
-			return "no usable reference";
-		case TFM_BLEU_ELIMIT:
-			return "too many tokens in one segment";
-		case TFM_BLEU_EOVERFLOW:
-			return "count overflow";
-		case TFM_BLEU_ESTATS:
-			return "invalid statistics";
-		case TFM_BLEU_ECANCELED:
-			return "canceled";
-	}
-	return "unknown status";
-}
-
 /* ---- the 13a tokenizer ------------------------------------------------------ */
 
 /* byte length of the Python whitespace character at s (n > 0 bytes left), or 0 */
@@ -459,7 +436,7 @@ tick(bleu_poller *pp, size_t work)
 
 /*
  * A stable merge sort that polls between runs and merges (qsort cannot be
- * interrupted): TFM_BLEU_OK, TFM_BLEU_ECANCELED or TFM_BLEU_ENOMEM, base
+ * interrupted): TFM_OK, TFM_ECANCELED or TFM_ENOMEM, base
  * then in some order.  Elements are at most SORT_MAX_SIZE bytes.
  */
 static int
@@ -473,7 +450,7 @@ psort(void *base, size_t n, size_t size, int (*cmp) (const void *, const void *)
 	char		el[SORT_MAX_SIZE];
 
 	if (n < 2)
-		return TFM_BLEU_OK;
+		return TFM_OK;
 	/* runs of SORT_RUN by insertion */
 	for (size_t lo = 0; lo < n; lo += SORT_RUN)
 	{
@@ -492,13 +469,13 @@ psort(void *base, size_t n, size_t size, int (*cmp) (const void *, const void *)
 			memcpy(a + j * size, el, size);
 		}
 		if (tick(pp, (hi - lo) * 4))
-			return TFM_BLEU_ECANCELED;
+			return TFM_ECANCELED;
 	}
 	if (n <= SORT_RUN)
-		return TFM_BLEU_OK;
+		return TFM_OK;
 	tmp = malloc(n * size);
 	if (tmp == NULL)
-		return TFM_BLEU_ENOMEM;
+		return TFM_ENOMEM;
 	src = a;
 	dst = tmp;
 	for (size_t w = SORT_RUN; w < n; w *= 2)
@@ -528,7 +505,7 @@ psort(void *base, size_t n, size_t size, int (*cmp) (const void *, const void *)
 			if (tick(pp, hi - lo))
 			{
 				free(tmp);
-				return TFM_BLEU_ECANCELED;
+				return TFM_ECANCELED;
 			}
 		}
 		t = src;
@@ -538,7 +515,7 @@ psort(void *base, size_t n, size_t size, int (*cmp) (const void *, const void *)
 	if (src != a)
 		memcpy(a, src, n * size);
 	free(tmp);
-	return TFM_BLEU_OK;
+	return TFM_OK;
 }
 
 /* keys of the order-n n-grams of ids[0..len), sorted, in *k; a psort status */
@@ -553,7 +530,7 @@ make_keys(ngram_key *keys, size_t *k_out, const uint32_t *ids, size_t len, int n
 		for (int j = 0; j < TFM_BLEU_MAX_ORDER; j++)
 			keys[i].w[j] = j < n ? ids[i + (size_t) j] : 0;
 	if (tick(pp, k))
-		return TFM_BLEU_ECANCELED;
+		return TFM_ECANCELED;
 	return psort(keys, k, sizeof(ngram_key), key_cmp, pp);
 }
 
@@ -602,14 +579,14 @@ bleu_count(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
 	int			status;
 
 	if (n_refs < 1)
-		return TFM_BLEU_ENOREF;
+		return TFM_EINVAL;
 
 	/* token counts: hypothesis, each reference */
 	lh = count_tokens(hyp, hyp_len);
 	total = lh;
 	lr = malloc(sizeof(size_t) * (size_t) n_refs);
 	if (lr == NULL)
-		return TFM_BLEU_ENOMEM;
+		return TFM_ENOMEM;
 	for (int r = 0; r < n_refs; r++)
 	{
 		lr[r] = count_tokens(refs[r], ref_lens[r]);
@@ -620,7 +597,7 @@ bleu_count(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
 	if (total >= UINT32_MAX)
 	{
 		free(lr);
-		return TFM_BLEU_ELIMIT;
+		return TFM_ELIMIT;
 	}
 
 	/* one block: spans[total], hkeys[lh], rkeys[max_lr], ids[total], cnt[lh], maxref[lh] */
@@ -630,7 +607,7 @@ bleu_count(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
 	if (mem == NULL)
 	{
 		free(lr);
-		return TFM_BLEU_ENOMEM;
+		return TFM_ENOMEM;
 	}
 	spans = (tok_span *) mem;
 	hkeys = (ngram_key *) (spans + total);
@@ -641,25 +618,25 @@ bleu_count(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
 
 	/* intern: equal tokens get equal ids >= 1 */
 	split_tokens(spans, &at, hyp, hyp_len);
-	status = tick(pp, hyp_len / 16) ? TFM_BLEU_ECANCELED : TFM_BLEU_OK;
-	for (int r = 0; r < n_refs && status == TFM_BLEU_OK; r++)
+	status = tick(pp, hyp_len / 16) ? TFM_ECANCELED : TFM_OK;
+	for (int r = 0; r < n_refs && status == TFM_OK; r++)
 	{
 		split_tokens(spans, &at, refs[r], ref_lens[r]);
 		if (tick(pp, ref_lens[r] / 16))
-			status = TFM_BLEU_ECANCELED;
+			status = TFM_ECANCELED;
 	}
-	if (status == TFM_BLEU_OK)
+	if (status == TFM_OK)
 		status = psort(spans, total, sizeof(tok_span), span_cmp, pp);
-	for (size_t i = 0; i < total && status == TFM_BLEU_OK; i++)
+	for (size_t i = 0; i < total && status == TFM_OK; i++)
 	{
 		if (i == 0 || span_cmp(&spans[i - 1], &spans[i]) != 0)
 			id++;
 		ids[spans[i].pos] = id;
 		if ((i & (POLL_EVERY - 1)) == POLL_EVERY - 1 && tick(pp, POLL_EVERY))
-			status = TFM_BLEU_ECANCELED;
+			status = TFM_ECANCELED;
 	}
 
-	for (int n = 1; n <= TFM_BLEU_MAX_ORDER && status == TFM_BLEU_OK; n++)
+	for (int n = 1; n <= TFM_BLEU_MAX_ORDER && status == TFM_OK; n++)
 	{
 		size_t		nh,
 					nd = 0,
@@ -667,7 +644,7 @@ bleu_count(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
 		int64_t		matches = 0;
 
 		status = make_keys(hkeys, &nh, ids, lh, n, pp);
-		if (status != TFM_BLEU_OK)
+		if (status != TFM_OK)
 			break;
 		seg[TFM_BLEU_TOTALS + n - 1] = (int64_t) nh;
 		if (nh == 0)
@@ -686,14 +663,14 @@ bleu_count(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
 			}
 		}
 		/* the largest count of each in any one reference */
-		for (int r = 0; r < n_refs && status == TFM_BLEU_OK; r++)
+		for (int r = 0; r < n_refs && status == TFM_OK; r++)
 		{
 			size_t		nr,
 						i = 0,
 						j = 0;
 
 			status = make_keys(rkeys, &nr, ids + off, lr[r], n, pp);
-			if (status != TFM_BLEU_OK)
+			if (status != TFM_OK)
 				break;
 			off += lr[r];
 			while (i < nd && j < nr)
@@ -719,7 +696,7 @@ bleu_count(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
 				}
 			}
 		}
-		if (status != TFM_BLEU_OK)
+		if (status != TFM_OK)
 			break;
 		for (size_t i = 0; i < nd; i++)
 			matches += cnt[i] < maxref[i] ? cnt[i] : maxref[i];
@@ -730,7 +707,7 @@ bleu_count(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp_len,
 
 	free(mem);
 	free(lr);
-	if (status != TFM_BLEU_OK)
+	if (status != TFM_OK)
 		return status;
 	return tfm_bleu_stats_add(stats, seg);
 }
@@ -761,19 +738,19 @@ tfm_bleu_add_polled(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp
 
 	/* sizes cannot wrap: no text is near SIZE_MAX / 4 bytes in a real address space */
 	if (hyp_len > SIZE_MAX / 8)
-		return TFM_BLEU_ENOMEM;
+		return TFM_ENOMEM;
 	nbytes = TFM_BLEU_TOKENIZED_MAX(hyp_len);
 	for (int r = 0; r < n_refs; r++)
 	{
 		if (refs[r] == NULL || ref_lens[r] == 0)
 			continue;
 		if (ref_lens[r] > SIZE_MAX / 8 || nbytes > SIZE_MAX / 2)
-			return TFM_BLEU_ENOMEM;
+			return TFM_ENOMEM;
 		nbytes += TFM_BLEU_TOKENIZED_MAX(ref_lens[r]);
 		usable++;
 	}
 	if (usable == 0)
-		return TFM_BLEU_ENOREF;
+		return TFM_EINVAL;
 
 	tr = malloc((sizeof(const char *) + sizeof(size_t)) * (size_t) usable);
 	mem = malloc(nbytes);
@@ -781,14 +758,14 @@ tfm_bleu_add_polled(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp
 	{
 		free(tr);
 		free(mem);
-		return TFM_BLEU_ENOMEM;
+		return TFM_ENOMEM;
 	}
 	tl = (size_t *) (tr + usable);
 
 	hn = tfm_bleu_tokenize_13a(mem, hyp, hyp_len);
 	p = mem + TFM_BLEU_TOKENIZED_MAX(hyp_len);
-	status = tick(&pp, hyp_len / 16) ? TFM_BLEU_ECANCELED : TFM_BLEU_OK;
-	for (int r = 0; r < n_refs && status == TFM_BLEU_OK; r++)
+	status = tick(&pp, hyp_len / 16) ? TFM_ECANCELED : TFM_OK;
+	for (int r = 0; r < n_refs && status == TFM_OK; r++)
 	{
 		if (refs[r] == NULL || ref_lens[r] == 0)
 			continue;
@@ -797,9 +774,9 @@ tfm_bleu_add_polled(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp
 		p += TFM_BLEU_TOKENIZED_MAX(ref_lens[r]);
 		k++;
 		if (tick(&pp, ref_lens[r] / 16))
-			status = TFM_BLEU_ECANCELED;
+			status = TFM_ECANCELED;
 	}
-	if (status == TFM_BLEU_OK)
+	if (status == TFM_OK)
 		status = bleu_count(stats, mem, hn, tr, tl, usable, &pp);
 	free(mem);
 	free(tr);
@@ -813,17 +790,17 @@ tfm_bleu_stats_check(const int64_t s[TFM_BLEU_N_STATS])
 {
 	for (int i = 0; i < TFM_BLEU_N_STATS; i++)
 		if (s[i] < 0)
-			return TFM_BLEU_ESTATS;
+			return TFM_EFORMAT;
 	if (s[TFM_BLEU_SYS_LEN] != s[TFM_BLEU_TOTALS])
-		return TFM_BLEU_ESTATS;
+		return TFM_EFORMAT;
 	for (int n = 0; n < TFM_BLEU_MAX_ORDER; n++)
 	{
 		if (s[TFM_BLEU_MATCHES + n] > s[TFM_BLEU_TOTALS + n])
-			return TFM_BLEU_ESTATS;
+			return TFM_EFORMAT;
 		if (n > 0 && s[TFM_BLEU_TOTALS + n] > s[TFM_BLEU_TOTALS + n - 1])
-			return TFM_BLEU_ESTATS;
+			return TFM_EFORMAT;
 	}
-	return TFM_BLEU_OK;
+	return TFM_OK;
 }
 
 int
@@ -833,9 +810,9 @@ tfm_bleu_stats_add(int64_t a[TFM_BLEU_N_STATS], const int64_t b[TFM_BLEU_N_STATS
 
 	for (int i = 0; i < TFM_BLEU_N_STATS; i++)
 		if (__builtin_add_overflow(a[i], b[i], &sum[i]))
-			return TFM_BLEU_EOVERFLOW;
+			return TFM_ERANGE;
 	memcpy(a, sum, sizeof(sum));
-	return TFM_BLEU_OK;
+	return TFM_OK;
 }
 
 void

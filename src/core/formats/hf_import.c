@@ -617,7 +617,7 @@ tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
 	float	   *dst,
 			   *tmp = NULL;
 	size_t		bad;
-	tfm_st_err	se;
+	tfm_status	se;
 
 	if (map->seen[e - map->entries])
 	{
@@ -687,7 +687,7 @@ tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
 		}
 		dst = tmp;
 	}
-	if (tfm_st_tensor_to_f32(dst, t, src, (size_t) (t->end - t->begin), &se) != TFM_ST_OK)
+	if (tfm_st_tensor_to_f32(dst, t, src, (size_t) (t->end - t->begin), &se) != TFM_OK)
 	{
 		snprintf(err, errlen, "%s", se.msg);
 		free(tmp);

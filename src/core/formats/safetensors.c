@@ -79,55 +79,36 @@ tfm_st_dtype_is_float(tfm_st_dtype dtype)
 	return dtype == TFM_ST_F32 || dtype == TFM_ST_F16 || dtype == TFM_ST_BF16;
 }
 
-const char *
-tfm_st_status_name(int status)
-{
-	switch (status)
-	{
-		case TFM_ST_OK:
-			return "ok";
-		case TFM_ST_ENOMEM:
-			return "out of memory";
-		case TFM_ST_EFORMAT:
-			return "invalid safetensors file";
-		case TFM_ST_EDTYPE:
-			return "unsupported dtype";
-		case TFM_ST_EARG:
-			return "invalid argument";
-	}
-	return "unknown status";
-}
-
 static int
-oom(tfm_st_err *err)
+oom(tfm_status *err)
 {
-	return st_fail(err, TFM_ST_ENOMEM, "out of memory reading a safetensors header");
+	return tfm_status_set(err, TFM_ENOMEM, "out of memory reading a safetensors header");
 }
 
 /* ---- the header length -------------------------------------------------------- */
 
 static int
-check_length(uint64_t n, uint64_t file_size, tfm_st_err *err)
+check_length(uint64_t n, uint64_t file_size, tfm_status *err)
 {
 	if (n < 2)
-		return st_fail(err, TFM_ST_EFORMAT,
+		return tfm_status_set(err, TFM_EBADFILE,
 					   "safetensors header length %llu is too small (at least 2)",
 					   (unsigned long long) n);
 	if (n > TFM_ST_MAX_HEADER)
-		return st_fail(err, TFM_ST_EFORMAT,
+		return tfm_status_set(err, TFM_EBADFILE,
 					   "safetensors header length %llu exceeds the limit of %llu bytes",
 					   (unsigned long long) n, (unsigned long long) TFM_ST_MAX_HEADER);
 	if (file_size < TFM_ST_PREFIX || n > file_size - TFM_ST_PREFIX)
-		return st_fail(err, TFM_ST_EFORMAT,
+		return tfm_status_set(err, TFM_EBADFILE,
 					   "safetensors header length %llu exceeds the file: %llu bytes follow the length",
 					   (unsigned long long) n,
 					   (unsigned long long) (file_size < TFM_ST_PREFIX ? 0 : file_size - TFM_ST_PREFIX));
-	return TFM_ST_OK;
+	return TFM_OK;
 }
 
 int
 tfm_st_header_length(uint64_t *header_len, const uint8_t *prefix, size_t prefix_len,
-					 uint64_t file_size, tfm_st_err *err)
+					 uint64_t file_size, tfm_status *err)
 {
 	uint64_t	n = 0;
 	int			st;
@@ -136,18 +117,18 @@ tfm_st_header_length(uint64_t *header_len, const uint8_t *prefix, size_t prefix_
 	if (err)
 		err->msg[0] = '\0';
 	if (file_size < TFM_ST_PREFIX)
-		return st_fail(err, TFM_ST_EFORMAT,
+		return tfm_status_set(err, TFM_EBADFILE,
 					   "file of %llu bytes is too short for a safetensors header length (8 bytes)",
 					   (unsigned long long) file_size);
 	if (prefix_len < TFM_ST_PREFIX)
-		return st_fail(err, TFM_ST_EARG, "the first 8 bytes of the file are needed, got %zu",
+		return tfm_status_set(err, TFM_EINVAL, "the first 8 bytes of the file are needed, got %zu",
 					   prefix_len);
 	for (int i = TFM_ST_PREFIX - 1; i >= 0; i--)
 		n = (n << 8) | prefix[i];
-	if ((st = check_length(n, file_size, err)) != TFM_ST_OK)
+	if ((st = check_length(n, file_size, err)) != TFM_OK)
 		return st;
 	*header_len = n;
-	return TFM_ST_OK;
+	return TFM_OK;
 }
 
 /* ---- the schema: tensors, metadata --------------------------------------------- */
@@ -165,11 +146,11 @@ read_uint_array(reader *r, uint64_t *vals, int max, int *n, const char *what,
 {
 	*n = 0;
 	if (!st_accept(r, '['))
-		return st_fail(r->err, TFM_ST_EFORMAT, "%s of tensor %s is not an array", what, q->s);
+		return tfm_status_set(r->err, TFM_EBADFILE, "%s of tensor %s is not an array", what, q->s);
 	if (st_peek(r, ']'))
 	{
 		r->p++;
-		return TFM_ST_OK;
+		return TFM_OK;
 	}
 	for (;;)
 	{
@@ -184,19 +165,19 @@ read_uint_array(reader *r, uint64_t *vals, int max, int *n, const char *what,
 			case NUM_UINT:
 				break;
 			case NUM_NEGATIVE:
-				return st_fail(r->err, TFM_ST_EFORMAT, "%s of tensor %s holds a negative number",
+				return tfm_status_set(r->err, TFM_EBADFILE, "%s of tensor %s holds a negative number",
 							   what, q->s);
 			case NUM_FRACTION:
-				return st_fail(r->err, TFM_ST_EFORMAT, "%s of tensor %s holds a number that is not an integer",
+				return tfm_status_set(r->err, TFM_EBADFILE, "%s of tensor %s holds a number that is not an integer",
 							   what, q->s);
 			case NUM_HUGE:
-				return st_fail(r->err, TFM_ST_EFORMAT, "%s of tensor %s holds an integer above 2^64 - 1",
+				return tfm_status_set(r->err, TFM_EBADFILE, "%s of tensor %s holds an integer above 2^64 - 1",
 							   what, q->s);
 			case NUM_NONE:
 				if (r->p == at && r->p < r->end &&
 					(*r->p == '[' || *r->p == '{' || *r->p == '"' ||
 					 *r->p == 't' || *r->p == 'f' || *r->p == 'n'))
-					return st_fail(r->err, TFM_ST_EFORMAT,
+					return tfm_status_set(r->err, TFM_EBADFILE,
 								   "%s of tensor %s must be an array of integers", what, q->s);
 				return st_syntax(r, "invalid number");
 		}
@@ -204,7 +185,7 @@ read_uint_array(reader *r, uint64_t *vals, int max, int *n, const char *what,
 			return TOO_MANY;
 		vals[(*n)++] = v;
 		if ((more = st_next_member(r, ']')) != 1)
-			return more == 0 ? TFM_ST_OK : TFM_ST_EFORMAT;
+			return more == 0 ? TFM_OK : TFM_EBADFILE;
 	}
 }
 
@@ -220,15 +201,15 @@ meta_member(reader *r, void *ctx, const char *key, size_t klen)
 	st_skip_ws(r);
 	q = st_quote(key, klen);
 	if (r->p >= r->end || *r->p != '"')
-		return st_fail(r->err, TFM_ST_EFORMAT, "value of metadata key %s is not a string", q.s);
-	if (st_read_string(r, &val, &vlen) != TFM_ST_OK)
-		return TFM_ST_EFORMAT;
+		return tfm_status_set(r->err, TFM_EBADFILE, "value of metadata key %s is not a string", q.s);
+	if (st_read_string(r, &val, &vlen) != TFM_OK)
+		return TFM_EBADFILE;
 	if (st_grow((void **) &r->meta, &r->cap_meta, r->n_meta + 1, sizeof(tfm_st_meta)))
 		return oom(r->err);
 	r->meta[r->n_meta].key = key;
 	r->meta[r->n_meta].value = val;
 	r->n_meta++;
-	return TFM_ST_OK;
+	return TFM_OK;
 }
 
 /* the value of "__metadata__": an object of strings */
@@ -236,9 +217,9 @@ static int
 read_metadata(reader *r)
 {
 	if (r->seen_meta++)
-		return st_fail(r->err, TFM_ST_EFORMAT, "duplicate key \"__metadata__\" in the safetensors header");
+		return tfm_status_set(r->err, TFM_EBADFILE, "duplicate key \"__metadata__\" in the safetensors header");
 	if (!st_accept(r, '{'))
-		return st_fail(r->err, TFM_ST_EFORMAT, "__metadata__ of the safetensors header is not an object");
+		return tfm_status_set(r->err, TFM_EBADFILE, "__metadata__ of the safetensors header is not an object");
 	return st_members(r, meta_member, NULL);
 }
 
@@ -267,12 +248,12 @@ tensor_member(reader *r, void *ctx, const char *key, size_t klen)
 					i;
 
 		if (f->have_dtype++)
-			return st_fail(r->err, TFM_ST_EFORMAT, "duplicate field \"dtype\" in tensor %s", f->q->s);
+			return tfm_status_set(r->err, TFM_EBADFILE, "duplicate field \"dtype\" in tensor %s", f->q->s);
 		st_skip_ws(r);
 		if (r->p >= r->end || *r->p != '"')
-			return st_fail(r->err, TFM_ST_EFORMAT, "dtype of tensor %s is not a string", f->q->s);
-		if (st_read_string(r, &dt, &dlen) != TFM_ST_OK)
-			return TFM_ST_EFORMAT;
+			return tfm_status_set(r->err, TFM_EBADFILE, "dtype of tensor %s is not a string", f->q->s);
+		if (st_read_string(r, &dt, &dlen) != TFM_OK)
+			return TFM_EBADFILE;
 		for (i = 0; i < N_DTYPES; i++)
 			if (strcmp(dt, dtypes[i].name) == 0)
 				break;
@@ -280,7 +261,7 @@ tensor_member(reader *r, void *ctx, const char *key, size_t klen)
 		{
 			quoted		qd = st_quote(dt, dlen);
 
-			return st_fail(r->err, TFM_ST_EFORMAT, "unknown dtype %s of tensor %s", qd.s, f->q->s);
+			return tfm_status_set(r->err, TFM_EBADFILE, "unknown dtype %s of tensor %s", qd.s, f->q->s);
 		}
 		f->t->dtype = dtypes[i].dtype;
 	}
@@ -289,12 +270,12 @@ tensor_member(reader *r, void *ctx, const char *key, size_t klen)
 		uint64_t	dims[TFM_ST_MAX_RANK];
 
 		if (f->have_shape++)
-			return st_fail(r->err, TFM_ST_EFORMAT, "duplicate field \"shape\" in tensor %s", f->q->s);
+			return tfm_status_set(r->err, TFM_EBADFILE, "duplicate field \"shape\" in tensor %s", f->q->s);
 		st = read_uint_array(r, dims, TFM_ST_MAX_RANK, &f->t->ndim, "shape", f->q);
 		if (st == TOO_MANY)
-			return st_fail(r->err, TFM_ST_EFORMAT,
+			return tfm_status_set(r->err, TFM_EBADFILE,
 						   "rank of tensor %s exceeds the limit of %d", f->q->s, TFM_ST_MAX_RANK);
-		if (st != TFM_ST_OK)
+		if (st != TFM_OK)
 			return st;
 		memcpy(f->t->dims, dims, sizeof(uint64_t) * f->t->ndim);
 	}
@@ -303,21 +284,21 @@ tensor_member(reader *r, void *ctx, const char *key, size_t klen)
 		int			n;
 
 		if (f->have_offsets++)
-			return st_fail(r->err, TFM_ST_EFORMAT, "duplicate field \"data_offsets\" in tensor %s", f->q->s);
+			return tfm_status_set(r->err, TFM_EBADFILE, "duplicate field \"data_offsets\" in tensor %s", f->q->s);
 		st = read_uint_array(r, f->off, 2, &n, "data_offsets", f->q);
-		if (st != TFM_ST_OK && st != TOO_MANY)
+		if (st != TFM_OK && st != TOO_MANY)
 			return st;
 		if (st == TOO_MANY || n != 2)
-			return st_fail(r->err, TFM_ST_EFORMAT,
+			return tfm_status_set(r->err, TFM_EBADFILE,
 						   "data_offsets of tensor %s must be 2 integers", f->q->s);
 	}
 	else
 	{
 		quoted		qk = st_quote(key, klen);
 
-		return st_fail(r->err, TFM_ST_EFORMAT, "unknown field %s in tensor %s", qk.s, f->q->s);
+		return tfm_status_set(r->err, TFM_EBADFILE, "unknown field %s in tensor %s", qk.s, f->q->s);
 	}
-	return TFM_ST_OK;
+	return TFM_OK;
 }
 
 /* the entry of one tensor; name is in the pool */
@@ -332,7 +313,7 @@ read_tensor(reader *r, const char *name, size_t name_len)
 	int			st;
 
 	if (name_len == 0)
-		return st_fail(r->err, TFM_ST_EFORMAT, "empty tensor name in the safetensors header");
+		return tfm_status_set(r->err, TFM_EBADFILE, "empty tensor name in the safetensors header");
 	if (st_grow((void **) &r->t, &r->cap_t, r->n_t + 1, sizeof(tfm_st_tensor)))
 		return oom(r->err);
 	t = &r->t[r->n_t++];
@@ -341,14 +322,14 @@ read_tensor(reader *r, const char *name, size_t name_len)
 	t->name_len = name_len;
 
 	if (!st_accept(r, '{'))
-		return st_fail(r->err, TFM_ST_EFORMAT, "entry of tensor %s is not an object", q.s);
+		return tfm_status_set(r->err, TFM_EBADFILE, "entry of tensor %s is not an object", q.s);
 	memset(&f, 0, sizeof(f));
 	f.t = t;
 	f.q = &q;
-	if ((st = st_members(r, tensor_member, &f)) != TFM_ST_OK)
+	if ((st = st_members(r, tensor_member, &f)) != TFM_OK)
 		return st;
 	if (!f.have_dtype || !f.have_shape || !f.have_offsets)
-		return st_fail(r->err, TFM_ST_EFORMAT, "tensor %s has no %s", q.s,
+		return tfm_status_set(r->err, TFM_EBADFILE, "tensor %s has no %s", q.s,
 					   !f.have_dtype ? "dtype" : !f.have_shape ? "shape" : "data_offsets");
 
 	/* values, then bytes, with 64-bit overflow checks */
@@ -356,28 +337,28 @@ read_tensor(reader *r, const char *name, size_t name_len)
 	for (int i = 0; i < t->ndim; i++)
 	{
 		if (t->dims[i] != 0 && t->n_values > UINT64_MAX / t->dims[i])
-			return st_fail(r->err, TFM_ST_EFORMAT,
+			return tfm_status_set(r->err, TFM_EBADFILE,
 						   "shape of tensor %s is too large: its number of values overflows 64 bits", q.s);
 		t->n_values *= t->dims[i];
 	}
 	size = tfm_st_dtype_size(t->dtype);
 	if (t->n_values > UINT64_MAX / size)
-		return st_fail(r->err, TFM_ST_EFORMAT,
+		return tfm_status_set(r->err, TFM_EBADFILE,
 					   "shape of tensor %s is too large: its byte size overflows 64 bits", q.s);
 	bytes = t->n_values * size;
 	t->begin = f.off[0];
 	t->end = f.off[1];
 	if (t->begin > t->end)
-		return st_fail(r->err, TFM_ST_EFORMAT,
+		return tfm_status_set(r->err, TFM_EBADFILE,
 					   "data_offsets [%llu, %llu] of tensor %s end before they begin",
 					   (unsigned long long) t->begin, (unsigned long long) t->end, q.s);
 	if (t->end - t->begin != bytes)
-		return st_fail(r->err, TFM_ST_EFORMAT,
+		return tfm_status_set(r->err, TFM_EBADFILE,
 					   "shape of tensor %s does not match its data_offsets: %llu values of %s are %llu bytes, [%llu, %llu] holds %llu",
 					   q.s, (unsigned long long) t->n_values, tfm_st_dtype_name(t->dtype),
 					   (unsigned long long) bytes, (unsigned long long) t->begin,
 					   (unsigned long long) t->end, (unsigned long long) (t->end - t->begin));
-	return TFM_ST_OK;
+	return TFM_OK;
 }
 
 /* ---- the whole header --------------------------------------------------------- */
@@ -410,7 +391,7 @@ cmp_meta(const void *a, const void *b)
 
 /* sorts, indexes and checks the tensors and the metadata of f */
 static int
-check_tensors(tfm_st_file *f, tfm_st_err *err)
+check_tensors(tfm_st_file *f, tfm_status *err)
 {
 	uint64_t	at = 0;
 
@@ -428,7 +409,7 @@ check_tensors(tfm_st_file *f, tfm_st_err *err)
 		{
 			quoted		q = st_quote(t->name, t->name_len);
 
-			return st_fail(err, TFM_ST_EFORMAT, "duplicate tensor name %s in the safetensors header", q.s);
+			return tfm_status_set(err, TFM_EBADFILE, "duplicate tensor name %s in the safetensors header", q.s);
 		}
 	}
 	if (f->n_meta > 1)
@@ -438,7 +419,7 @@ check_tensors(tfm_st_file *f, tfm_st_err *err)
 		{
 			quoted		q = st_quote(f->meta[i].key, strlen(f->meta[i].key));
 
-			return st_fail(err, TFM_ST_EFORMAT, "duplicate metadata key %s in the safetensors header", q.s);
+			return tfm_status_set(err, TFM_EBADFILE, "duplicate metadata key %s in the safetensors header", q.s);
 		}
 
 	/* the ranges tile the data buffer: no overlap, no hole, nothing after */
@@ -448,7 +429,7 @@ check_tensors(tfm_st_file *f, tfm_st_err *err)
 		quoted		q = st_quote(t->name, t->name_len);
 
 		if (t->end > f->data_len)
-			return st_fail(err, TFM_ST_EFORMAT,
+			return tfm_status_set(err, TFM_EBADFILE,
 						   "data_offsets [%llu, %llu] of tensor %s lie outside the data buffer of %llu bytes",
 						   (unsigned long long) t->begin, (unsigned long long) t->end, q.s,
 						   (unsigned long long) f->data_len);
@@ -457,22 +438,22 @@ check_tensors(tfm_st_file *f, tfm_st_err *err)
 			const tfm_st_tensor *p = &f->tensors[i - 1];
 			quoted		qp = st_quote(p->name, p->name_len);
 
-			return st_fail(err, TFM_ST_EFORMAT,
+			return tfm_status_set(err, TFM_EBADFILE,
 						   "data of tensors %s [%llu, %llu] and %s [%llu, %llu] overlap",
 						   qp.s, (unsigned long long) p->begin, (unsigned long long) p->end,
 						   q.s, (unsigned long long) t->begin, (unsigned long long) t->end);
 		}
 		if (t->begin > at)
-			return st_fail(err, TFM_ST_EFORMAT,
+			return tfm_status_set(err, TFM_EBADFILE,
 						   "bytes %llu to %llu of the data buffer, before tensor %s, belong to no tensor",
 						   (unsigned long long) at, (unsigned long long) t->begin, q.s);
 		at = t->end;
 	}
 	if (at < f->data_len)
-		return st_fail(err, TFM_ST_EFORMAT,
+		return tfm_status_set(err, TFM_EBADFILE,
 					   "bytes %llu to %llu at the end of the data buffer belong to no tensor",
 					   (unsigned long long) at, (unsigned long long) f->data_len);
-	return TFM_ST_OK;
+	return TFM_OK;
 }
 
 /* one key of the header: "__metadata__" or a tensor */
@@ -494,12 +475,12 @@ read_header(reader *r)
 	if (r->p >= r->end || *r->p != '{')
 		return st_syntax(r, "the header does not start with '{'");
 	r->p++;
-	if ((st = st_members(r, header_member, NULL)) != TFM_ST_OK)
+	if ((st = st_members(r, header_member, NULL)) != TFM_OK)
 		return st;
 	st_skip_ws(r);
 	if (r->p != r->end)
 		return st_syntax(r, "trailing bytes after the JSON object");
-	return TFM_ST_OK;
+	return TFM_OK;
 }
 
 void
@@ -516,7 +497,7 @@ tfm_st_free(tfm_st_file *f)
 
 int
 tfm_st_parse_header(tfm_st_file **out, const uint8_t *header, size_t header_len,
-					uint64_t file_size, tfm_st_err *err)
+					uint64_t file_size, tfm_status *err)
 {
 	reader		r;
 	tfm_st_file *f;
@@ -525,7 +506,7 @@ tfm_st_parse_header(tfm_st_file **out, const uint8_t *header, size_t header_len,
 	*out = NULL;
 	if (err)
 		err->msg[0] = '\0';
-	if ((st = check_length(header_len, file_size, err)) != TFM_ST_OK)
+	if ((st = check_length(header_len, file_size, err)) != TFM_OK)
 		return st;
 	memset(&r, 0, sizeof(r));
 	r.start = r.p = header;
@@ -549,27 +530,27 @@ tfm_st_parse_header(tfm_st_file **out, const uint8_t *header, size_t header_len,
 	f->header_len = header_len;
 	f->data_start = TFM_ST_PREFIX + (uint64_t) header_len;
 	f->data_len = file_size - f->data_start;
-	if (st == TFM_ST_OK && !(f->by_name = st_alloc(sizeof(f->by_name[0]) * f->n_tensors)))
+	if (st == TFM_OK && !(f->by_name = st_alloc(sizeof(f->by_name[0]) * f->n_tensors)))
 		st = oom(err);
-	if (st == TFM_ST_OK)
+	if (st == TFM_OK)
 		st = check_tensors(f, err);
-	if (st != TFM_ST_OK)
+	if (st != TFM_OK)
 	{
 		tfm_st_free(f);
 		return st;
 	}
 	*out = f;
-	return TFM_ST_OK;
+	return TFM_OK;
 }
 
 int
-tfm_st_parse(tfm_st_file **out, const uint8_t *buf, size_t len, tfm_st_err *err)
+tfm_st_parse(tfm_st_file **out, const uint8_t *buf, size_t len, tfm_status *err)
 {
 	uint64_t	n;
 	int			st;
 
 	*out = NULL;
-	if ((st = tfm_st_header_length(&n, buf, len, len, err)) != TFM_ST_OK)
+	if ((st = tfm_st_header_length(&n, buf, len, len, err)) != TFM_OK)
 		return st;
 	return tfm_st_parse_header(out, buf + TFM_ST_PREFIX, (size_t) n, len, err);
 }

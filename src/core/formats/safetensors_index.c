@@ -42,9 +42,9 @@ typedef struct ix_reader
 } ix_reader;
 
 static int
-oom(tfm_st_err *err)
+oom(tfm_status *err)
 {
-	return st_fail(err, TFM_ST_ENOMEM, "out of memory reading a safetensors index");
+	return tfm_status_set(err, TFM_ENOMEM, "out of memory reading a safetensors index");
 }
 
 static int
@@ -55,7 +55,7 @@ literal(reader *r, const char *lit)
 	if ((size_t) (r->end - r->p) < n || memcmp(r->p, lit, n) != 0)
 		return st_syntax(r, "invalid value");
 	r->p += n;
-	return TFM_ST_OK;
+	return TFM_OK;
 }
 
 /* any JSON value (another metadata key's), nested at most TFM_ST_INDEX_MAX_DEPTH deep */
@@ -86,30 +86,30 @@ skip_value(reader *r, int depth, const quoted *key)
 				char		close = *r->p == '{' ? '}' : ']';
 
 				if (depth > TFM_ST_INDEX_MAX_DEPTH)
-					return st_fail(r->err, TFM_ST_EFORMAT,
+					return tfm_status_set(r->err, TFM_EBADFILE,
 								   "value of metadata key %s is nested deeper than %d levels",
 								   key->s, TFM_ST_INDEX_MAX_DEPTH);
 				r->p++;
 				if (st_peek(r, close))
 				{
 					r->p++;
-					return TFM_ST_OK;
+					return TFM_OK;
 				}
 				do
 				{
 					int			st;
 
-					if (close == '}' && st_read_key(r, &s, &n) != TFM_ST_OK)
-						return TFM_ST_EFORMAT;
-					if ((st = skip_value(r, depth + 1, key)) != TFM_ST_OK)
+					if (close == '}' && st_read_key(r, &s, &n) != TFM_OK)
+						return TFM_EBADFILE;
+					if ((st = skip_value(r, depth + 1, key)) != TFM_OK)
 						return st;
 				} while ((more = st_next_member(r, close)) == 1);
-				return more == 0 ? TFM_ST_OK : TFM_ST_EFORMAT;
+				return more == 0 ? TFM_OK : TFM_EBADFILE;
 			}
 		default:
 			if (st_read_number(r, &v) == NUM_NONE)
 				return st_syntax(r, "invalid value");
-			return TFM_ST_OK;
+			return TFM_OK;
 	}
 }
 
@@ -139,13 +139,13 @@ meta_member(reader *r, void *ctx, const char *key, size_t klen)
 				x->has_total = 1;
 				break;
 			case NUM_HUGE:
-				return st_fail(r->err, TFM_ST_EFORMAT,
+				return tfm_status_set(r->err, TFM_EBADFILE,
 							   "metadata.total_size of the index is above 2^64 - 1");
 			default:
-				return st_fail(r->err, TFM_ST_EFORMAT,
+				return tfm_status_set(r->err, TFM_EBADFILE,
 							   "metadata.total_size of the index is not a non-negative integer");
 		}
-		return TFM_ST_OK;
+		return TFM_OK;
 	}
 	return skip_value(r, 1, &q);
 }
@@ -158,10 +158,10 @@ read_metadata(ix_reader *x)
 	int			st;
 
 	if (x->seen_meta++)
-		return st_fail(r->err, TFM_ST_EFORMAT, "duplicate key \"metadata\" in the index");
+		return tfm_status_set(r->err, TFM_EBADFILE, "duplicate key \"metadata\" in the index");
 	if (!st_accept(r, '{'))
-		return st_fail(r->err, TFM_ST_EFORMAT, "metadata of the index is not an object");
-	if ((st = st_members(r, meta_member, x)) != TFM_ST_OK)
+		return tfm_status_set(r->err, TFM_EBADFILE, "metadata of the index is not an object");
+	if ((st = st_members(r, meta_member, x)) != TFM_OK)
 		return st;
 	if (x->n_keys > 1)
 		qsort(x->meta_keys, x->n_keys, sizeof(char *), cmp_str);
@@ -170,9 +170,9 @@ read_metadata(ix_reader *x)
 		{
 			quoted		q = st_quote(x->meta_keys[i], strlen(x->meta_keys[i]));
 
-			return st_fail(r->err, TFM_ST_EFORMAT, "duplicate metadata key %s in the index", q.s);
+			return tfm_status_set(r->err, TFM_EBADFILE, "duplicate metadata key %s in the index", q.s);
 		}
-	return TFM_ST_OK;
+	return TFM_OK;
 }
 
 /* NULL if file (n bytes) is a plain shard file name, else why not */
@@ -214,18 +214,18 @@ map_member(reader *r, void *ctx, const char *name, size_t nlen)
 
 	q = st_quote(name, nlen);
 	if (nlen == 0)
-		return st_fail(r->err, TFM_ST_EFORMAT, "empty tensor name in the weight_map of the index");
+		return tfm_status_set(r->err, TFM_EBADFILE, "empty tensor name in the weight_map of the index");
 	st_skip_ws(r);
 	if (r->p >= r->end || *r->p != '"')
-		return st_fail(r->err, TFM_ST_EFORMAT,
+		return tfm_status_set(r->err, TFM_EBADFILE,
 					   "shard of tensor %s in the weight_map of the index is not a string", q.s);
-	if (st_read_string(r, &file, &flen) != TFM_ST_OK)
-		return TFM_ST_EFORMAT;
+	if (st_read_string(r, &file, &flen) != TFM_OK)
+		return TFM_EBADFILE;
 	if ((why = bad_shard_name(file, flen)) != NULL)
 	{
 		quoted		qf = st_quote(file, flen);
 
-		return st_fail(r->err, TFM_ST_EFORMAT,
+		return tfm_status_set(r->err, TFM_EBADFILE,
 					   "shard file name %s of tensor %s is not allowed: %s", qf.s, q.s, why);
 	}
 	if (st_grow((void **) &x->pairs, &x->cap_pairs, x->n_pairs + 1, sizeof(pair)))
@@ -234,7 +234,7 @@ map_member(reader *r, void *ctx, const char *name, size_t nlen)
 	x->pairs[x->n_pairs].name_len = nlen;
 	x->pairs[x->n_pairs].file = file;
 	x->n_pairs++;
-	return TFM_ST_OK;
+	return TFM_OK;
 }
 
 /* the value of "weight_map": tensor name -> shard file name */
@@ -244,9 +244,9 @@ read_weight_map(ix_reader *x)
 	reader	   *r = &x->r;
 
 	if (x->seen_map++)
-		return st_fail(r->err, TFM_ST_EFORMAT, "duplicate key \"weight_map\" in the index");
+		return tfm_status_set(r->err, TFM_EBADFILE, "duplicate key \"weight_map\" in the index");
 	if (!st_accept(r, '{'))
-		return st_fail(r->err, TFM_ST_EFORMAT, "weight_map of the index is not an object");
+		return tfm_status_set(r->err, TFM_EBADFILE, "weight_map of the index is not an object");
 	return st_members(r, map_member, x);
 }
 
@@ -262,7 +262,7 @@ index_member(reader *r, void *ctx, const char *key, size_t klen)
 	if (klen == 10 && strcmp(key, "weight_map") == 0)
 		return read_weight_map(x);
 	q = st_quote(key, klen);
-	return st_fail(r->err, TFM_ST_EFORMAT,
+	return tfm_status_set(r->err, TFM_EBADFILE,
 				   "unknown key %s in the index (only \"metadata\" and \"weight_map\")", q.s);
 }
 
@@ -275,16 +275,16 @@ read_index(ix_reader *x)
 	/* JSON text may start with white space */
 	if (!st_accept(r, '{'))
 		return st_syntax(r, "the index does not start with '{'");
-	if ((st = st_members(r, index_member, x)) != TFM_ST_OK)
+	if ((st = st_members(r, index_member, x)) != TFM_OK)
 		return st;
 	st_skip_ws(r);
 	if (r->p != r->end)
 		return st_syntax(r, "trailing bytes after the JSON object");
 	if (!x->seen_map)
-		return st_fail(r->err, TFM_ST_EFORMAT, "the index has no weight_map");
+		return tfm_status_set(r->err, TFM_EBADFILE, "the index has no weight_map");
 	if (x->n_pairs == 0)
-		return st_fail(r->err, TFM_ST_EFORMAT, "the weight_map of the index names no tensor");
-	return TFM_ST_OK;
+		return tfm_status_set(r->err, TFM_EBADFILE, "the weight_map of the index names no tensor");
+	return TFM_OK;
 }
 
 static int
@@ -295,7 +295,7 @@ cmp_tensors(const void *a, const void *b)
 
 /* the pairs -> ix's sorted tensors and unique sorted shards */
 static int
-build(tfm_st_index *ix, const ix_reader *x, tfm_st_err *err)
+build(tfm_st_index *ix, const ix_reader *x, tfm_status *err)
 {
 	const char **files;
 	size_t		n = x->n_pairs,
@@ -323,7 +323,7 @@ build(tfm_st_index *ix, const ix_reader *x, tfm_st_err *err)
 			quoted		q = st_quote(ix->tensors[i].name, ix->tensors[i].name_len);
 
 			st_free(files);
-			return st_fail(err, TFM_ST_EFORMAT, "tensor %s appears twice in the weight_map of the index", q.s);
+			return tfm_status_set(err, TFM_EBADFILE, "tensor %s appears twice in the weight_map of the index", q.s);
 		}
 	qsort(files, n, sizeof(char *), cmp_str);
 	for (size_t i = 0; i < n; i++)
@@ -332,7 +332,7 @@ build(tfm_st_index *ix, const ix_reader *x, tfm_st_err *err)
 	if (u > TFM_ST_MAX_SHARDS)
 	{
 		st_free(files);
-		return st_fail(err, TFM_ST_EFORMAT, "the index names %zu shard files, more than the limit of %d",
+		return tfm_status_set(err, TFM_EBADFILE, "the index names %zu shard files, more than the limit of %d",
 					   u, TFM_ST_MAX_SHARDS);
 	}
 	ix->shards = files;
@@ -345,7 +345,7 @@ build(tfm_st_index *ix, const ix_reader *x, tfm_st_err *err)
 
 		ix->tensors[t].shard = (size_t) (f - files);
 	}
-	return TFM_ST_OK;
+	return TFM_OK;
 }
 
 void
@@ -360,7 +360,7 @@ tfm_st_index_free(tfm_st_index *ix)
 }
 
 int
-tfm_st_parse_index(tfm_st_index **out, const uint8_t *json, size_t len, tfm_st_err *err)
+tfm_st_parse_index(tfm_st_index **out, const uint8_t *json, size_t len, tfm_status *err)
 {
 	ix_reader	x;
 	tfm_st_index *ix;
@@ -370,7 +370,7 @@ tfm_st_parse_index(tfm_st_index **out, const uint8_t *json, size_t len, tfm_st_e
 	if (err)
 		err->msg[0] = '\0';
 	if (len > TFM_ST_MAX_INDEX)
-		return st_fail(err, TFM_ST_EFORMAT, "the index of %zu bytes exceeds the limit of %llu bytes",
+		return tfm_status_set(err, TFM_EBADFILE, "the index of %zu bytes exceeds the limit of %llu bytes",
 					   len, (unsigned long long) TFM_ST_MAX_INDEX);
 	memset(&x, 0, sizeof(x));
 	x.r.start = x.r.p = json;
@@ -388,19 +388,19 @@ tfm_st_parse_index(tfm_st_index **out, const uint8_t *json, size_t len, tfm_st_e
 	memset(ix, 0, sizeof(*ix));
 	ix->pool = x.r.pool;
 	st = read_index(&x);
-	if (st == TFM_ST_OK)
+	if (st == TFM_OK)
 		st = build(ix, &x, err);
 	ix->has_total_size = x.has_total;
 	ix->total_size = x.total;
 	st_free(x.pairs);
 	st_free((void *) x.meta_keys);
-	if (st != TFM_ST_OK)
+	if (st != TFM_OK)
 	{
 		tfm_st_index_free(ix);
 		return st;
 	}
 	*out = ix;
-	return TFM_ST_OK;
+	return TFM_OK;
 }
 
 long
@@ -431,14 +431,14 @@ tfm_st_index_find(const tfm_st_index *ix, const char *name, size_t len)
 
 int
 tfm_st_index_check_shard(const tfm_st_index *ix, size_t shard, const tfm_st_file *f,
-						 uint8_t *found, uint64_t *bytes, tfm_st_err *err)
+						 uint8_t *found, uint64_t *bytes, tfm_status *err)
 {
 	quoted		qs;
 
 	if (err)
 		err->msg[0] = '\0';
 	if (shard >= ix->n_shards)
-		return st_fail(err, TFM_ST_EARG, "shard %zu of an index of %zu shards", shard, ix->n_shards);
+		return tfm_status_set(err, TFM_EINVAL, "shard %zu of an index of %zu shards", shard, ix->n_shards);
 	qs = st_quote(ix->shards[shard], strlen(ix->shards[shard]));
 	for (size_t i = 0; i < f->n_tensors; i++)
 	{
@@ -447,29 +447,29 @@ tfm_st_index_check_shard(const tfm_st_index *ix, size_t shard, const tfm_st_file
 		quoted		q = st_quote(t->name, t->name_len);
 
 		if (k < 0)
-			return st_fail(err, TFM_ST_EFORMAT,
+			return tfm_status_set(err, TFM_EBADFILE,
 						   "tensor %s of shard %s is not in the weight_map of the index", q.s, qs.s);
 		if (ix->tensors[k].shard != shard)
 		{
 			const char *want = ix->shards[ix->tensors[k].shard];
 			quoted		qw = st_quote(want, strlen(want));
 
-			return st_fail(err, TFM_ST_EFORMAT,
+			return tfm_status_set(err, TFM_EBADFILE,
 						   "tensor %s is in shard %s but the index puts it in %s", q.s, qs.s, qw.s);
 		}
 		if (found[k])
-			return st_fail(err, TFM_ST_EFORMAT, "tensor %s of shard %s was already read", q.s, qs.s);
+			return tfm_status_set(err, TFM_EBADFILE, "tensor %s of shard %s was already read", q.s, qs.s);
 		found[k] = 1;
 		if (*bytes > UINT64_MAX - (t->end - t->begin))
-			return st_fail(err, TFM_ST_EFORMAT, "the shards' tensors hold more than 2^64 - 1 bytes");
+			return tfm_status_set(err, TFM_EBADFILE, "the shards' tensors hold more than 2^64 - 1 bytes");
 		*bytes += t->end - t->begin;
 	}
-	return TFM_ST_OK;
+	return TFM_OK;
 }
 
 int
 tfm_st_index_check_done(const tfm_st_index *ix, const uint8_t *found, uint64_t bytes,
-						tfm_st_err *err)
+						tfm_status *err)
 {
 	if (err)
 		err->msg[0] = '\0';
@@ -481,12 +481,12 @@ tfm_st_index_check_done(const tfm_st_index *ix, const uint8_t *found, uint64_t b
 			quoted		q = st_quote(t->name, t->name_len),
 						qf = st_quote(file, strlen(file));
 
-			return st_fail(err, TFM_ST_EFORMAT,
+			return tfm_status_set(err, TFM_EBADFILE,
 						   "tensor %s of the index's weight_map is not in shard %s", q.s, qf.s);
 		}
 	if (ix->has_total_size && ix->total_size != bytes)
-		return st_fail(err, TFM_ST_EFORMAT,
+		return tfm_status_set(err, TFM_EBADFILE,
 					   "metadata.total_size of the index is %llu bytes but the shards' tensors hold %llu",
 					   (unsigned long long) ix->total_size, (unsigned long long) bytes);
-	return TFM_ST_OK;
+	return TFM_OK;
 }

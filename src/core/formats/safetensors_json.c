@@ -42,54 +42,31 @@ st_grow(void **p, size_t *cap, size_t need, size_t size)
 	void	   *np;
 
 	if (need <= *cap)
-		return TFM_ST_OK;
+		return TFM_OK;
 	ncap = *cap ? *cap : 16;
 	while (ncap < need)
 	{
 		if (ncap > SIZE_MAX / 2)
-			return TFM_ST_ENOMEM;
+			return TFM_ENOMEM;
 		ncap *= 2;
 	}
 	if (ncap > SIZE_MAX / size)
-		return TFM_ST_ENOMEM;
+		return TFM_ENOMEM;
 	np = *p ? realloc(*p, ncap * size) : st_alloc(ncap * size);
 	if (!np)
-		return TFM_ST_ENOMEM;
+		return TFM_ENOMEM;
 	*p = np;
 	*cap = ncap;
-	return TFM_ST_OK;
+	return TFM_OK;
 }
 
 /* ---- messages ------------------------------------------------------------------ */
-
-size_t
-st_utf8_cut(const char *s, size_t n)
-{
-	size_t		k = n;
-
-	/* back over continuation bytes, then drop the lead byte if incomplete */
-	while (k > 0 && ((unsigned char) s[k - 1] & 0xC0) == 0x80)
-		k--;
-	if (k > 0 && ((unsigned char) s[k - 1] & 0x80))
-	{
-		unsigned char c = (unsigned char) s[k - 1];
-		size_t		want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-
-		if (n - (k - 1) < want)
-			k--;
-		else
-			k = n;
-	}
-	else
-		k = n;
-	return k;
-}
 
 quoted
 st_quote(const char *name, size_t len)
 {
 	quoted		q;
-	size_t		n = len > QUOTE_MAX ? st_utf8_cut(name, QUOTE_MAX) : len,
+	size_t		n = len > QUOTE_MAX ? tfm_utf8_cut(name, QUOTE_MAX) : len,
 				o = 0;
 
 	q.s[o++] = '"';
@@ -110,25 +87,9 @@ st_quote(const char *name, size_t len)
 }
 
 int
-st_fail(tfm_st_err *err, int status, const char *fmt,...)
-{
-	va_list		ap;
-	int			n;
-
-	if (!err)
-		return status;
-	va_start(ap, fmt);
-	n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	if (n >= (int) sizeof(err->msg))
-		err->msg[st_utf8_cut(err->msg, sizeof(err->msg) - 1)] = '\0';
-	return status;
-}
-
-int
 st_syntax(reader *r, const char *what)
 {
-	return st_fail(r->err, TFM_ST_EFORMAT,
+	return tfm_status_set(r->err, TFM_EBADFILE,
 				   "invalid JSON in %s at byte %zu: %s",
 				   r->doc ? r->doc : "the safetensors header",
 				   (size_t) (r->p - r->start), what);
@@ -150,7 +111,7 @@ st_expect(reader *r, char c, const char *what)
 	if (r->p >= r->end || *r->p != (uint8_t) c)
 		return st_syntax(r, what);
 	r->p++;
-	return TFM_ST_OK;
+	return TFM_OK;
 }
 
 /* after whitespace: 1 if the next byte is c (not consumed) */
@@ -182,18 +143,18 @@ st_next_member(reader *r, char close)
 		r->p++;
 		return 1;
 	}
-	return st_expect(r, close, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'") == TFM_ST_OK ? 0 : -1;
+	return st_expect(r, close, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'") == TFM_OK ? 0 : -1;
 }
 
-/* a key and its ':' after optional whitespace; TFM_ST_EFORMAT if not */
+/* a key and its ':' after optional whitespace; TFM_EBADFILE if not */
 int
 st_read_key(reader *r, const char **key, size_t *klen)
 {
 	st_skip_ws(r);
-	if (st_read_string(r, key, klen) != TFM_ST_OK ||
-		st_expect(r, ':', "expected ':'") != TFM_ST_OK)
-		return TFM_ST_EFORMAT;
-	return TFM_ST_OK;
+	if (st_read_string(r, key, klen) != TFM_OK ||
+		st_expect(r, ':', "expected ':'") != TFM_OK)
+		return TFM_EBADFILE;
+	return TFM_OK;
 }
 
 int
@@ -204,7 +165,7 @@ st_members(reader *r, st_member_fn member, void *ctx)
 	if (st_peek(r, '}'))
 	{
 		r->p++;
-		return TFM_ST_OK;
+		return TFM_OK;
 	}
 	do
 	{
@@ -212,12 +173,12 @@ st_members(reader *r, st_member_fn member, void *ctx)
 		size_t		klen;
 		int			st;
 
-		if (st_read_key(r, &key, &klen) != TFM_ST_OK)
-			return TFM_ST_EFORMAT;
-		if ((st = member(r, ctx, key, klen)) != TFM_ST_OK)
+		if (st_read_key(r, &key, &klen) != TFM_OK)
+			return TFM_EBADFILE;
+		if ((st = member(r, ctx, key, klen)) != TFM_OK)
 			return st;
 	} while ((more = st_next_member(r, '}')) == 1);
-	return more == 0 ? TFM_ST_OK : TFM_ST_EFORMAT;
+	return more == 0 ? TFM_OK : TFM_EBADFILE;
 }
 
 /* length of the strict UTF-8 sequence at s (n > 0 bytes left), or 0 */
@@ -272,7 +233,7 @@ hex4(reader *r, unsigned *v)
 		return st_syntax(r, "invalid \\u escape");
 	*v = w;
 	r->p += 4;
-	return TFM_ST_OK;
+	return TFM_OK;
 }
 
 /*
@@ -339,8 +300,8 @@ st_read_string(reader *r, const char **s, size_t *len)
 					r->p -= 2;
 					return st_syntax(r, "invalid escape");
 			}
-			if (hex4(r, &cp) != TFM_ST_OK)
-				return TFM_ST_EFORMAT;
+			if (hex4(r, &cp) != TFM_OK)
+				return TFM_EBADFILE;
 			if (cp >= 0xDC00 && cp <= 0xDFFF)
 				return st_syntax(r, "lone low surrogate in a \\u escape");
 			if (cp >= 0xD800 && cp <= 0xDBFF)
@@ -350,8 +311,8 @@ st_read_string(reader *r, const char **s, size_t *len)
 				if (r->end - r->p < 2 || r->p[0] != '\\' || r->p[1] != 'u')
 					return st_syntax(r, "high surrogate not followed by a \\u escape");
 				r->p += 2;
-				if (hex4(r, &lo) != TFM_ST_OK)
-					return TFM_ST_EFORMAT;
+				if (hex4(r, &lo) != TFM_OK)
+					return TFM_EBADFILE;
 				if (lo < 0xDC00 || lo > 0xDFFF)
 					return st_syntax(r, "high surrogate not followed by a low surrogate");
 				cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
@@ -394,7 +355,7 @@ st_read_string(reader *r, const char **s, size_t *len)
 	r->pool_len += o + 1;
 	*s = out;
 	*len = o;
-	return TFM_ST_OK;
+	return TFM_OK;
 }
 
 /* a JSON number at r->p (after whitespace); NUM_NONE consumes nothing */

@@ -91,23 +91,23 @@ tfm_st_to_f32(float *out, const uint8_t *src, size_t n, tfm_st_dtype dtype)
 				out[i] = bits_f32((uint32_t) s[0] | (uint32_t) s[1] << 8 |
 								  (uint32_t) s[2] << 16 | (uint32_t) s[3] << 24);
 			}
-			return TFM_ST_OK;
+			return TFM_OK;
 		case TFM_ST_F16:
 			for (size_t i = 0; i < n; i++)
 				out[i] = f16_to_f32((uint16_t) (src[2 * i] | src[2 * i + 1] << 8));
-			return TFM_ST_OK;
+			return TFM_OK;
 		case TFM_ST_BF16:
 			for (size_t i = 0; i < n; i++)
 				out[i] = bf16_to_f32((uint16_t) (src[2 * i] | src[2 * i + 1] << 8));
-			return TFM_ST_OK;
+			return TFM_OK;
 		default:
-			return TFM_ST_EDTYPE;
+			return TFM_EUNSUPPORTED;
 	}
 }
 
 int
 tfm_st_tensor_to_f32(float *out, const tfm_st_tensor *t, const uint8_t *src,
-					 size_t src_len, tfm_st_err *err)
+					 size_t src_len, tfm_status *err)
 {
 	const char *dt = tfm_st_dtype_name(t->dtype);
 	size_t		n = t->name_len > 64 ? 64 : t->name_len;
@@ -119,20 +119,15 @@ tfm_st_tensor_to_f32(float *out, const tfm_st_tensor *t, const uint8_t *src,
 		n--;
 	if (!tfm_st_dtype_is_float(t->dtype))
 	{
-		if (err)
-			snprintf(err->msg, sizeof(err->msg),
-					 "dtype %s of tensor \"%.*s%s\" is not supported (F32, F16 and BF16 are)",
-					 dt ? dt : "?", (int) n, t->name, n < t->name_len ? "..." : "");
-		return TFM_ST_EDTYPE;
+		return tfm_status_set(err, TFM_EUNSUPPORTED,
+							  "dtype %s of tensor \"%.*s%s\" is not supported (F32, F16 and BF16 are)",
+							  dt ? dt : "?", (int) n, t->name, n < t->name_len ? "..." : "");
 	}
 	if (src_len != t->end - t->begin)
 	{
-		if (err)
-			snprintf(err->msg, sizeof(err->msg),
-					 "tensor \"%.*s%s\" has %llu bytes, %zu given",
-					 (int) n, t->name, n < t->name_len ? "..." : "",
-					 (unsigned long long) (t->end - t->begin), src_len);
-		return TFM_ST_EARG;
+		return tfm_status_set(err, TFM_EINVAL, "tensor \"%.*s%s\" has %llu bytes, %zu given",
+							  (int) n, t->name, n < t->name_len ? "..." : "",
+							  (unsigned long long) (t->end - t->begin), src_len);
 	}
 	return tfm_st_to_f32(out, src, (size_t) t->n_values, t->dtype);
 }

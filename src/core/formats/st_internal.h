@@ -18,7 +18,7 @@ typedef struct reader
 	const uint8_t *start,
 			   *p,
 			   *end;
-	tfm_st_err *err;
+	tfm_status *err;
 	char	   *pool;			/* decoded strings, NUL-terminated */
 	size_t		pool_len;
 	tfm_st_tensor *t;			/* tensors in header order */
@@ -55,14 +55,9 @@ typedef struct quoted
 
 quoted		st_quote(const char *name, size_t len);
 
-/* length of the longest prefix of s[0 .. n) that ends on a UTF-8 boundary */
-size_t		st_utf8_cut(const char *s, size_t n);
 
-/* formats the message into err (if not NULL, cut on a UTF-8 boundary); returns status */
-int			st_fail(tfm_st_err *err, int status, const char *fmt,...)
-			__attribute__((format(printf, 3, 4)));
 
-/* "invalid JSON in <doc> at byte <pos>: <what>"; TFM_ST_EFORMAT */
+/* "invalid JSON in <doc> at byte <pos>: <what>"; TFM_EBADFILE */
 int			st_syntax(reader *r, const char *what);
 
 void		st_skip_ws(reader *r);
@@ -74,7 +69,7 @@ int			st_peek(reader *r, char c);
 int			st_accept(reader *r, char c);
 /* after ',' continue, else the closing byte: 1 = more, 0 = done, <0 error */
 int			st_next_member(reader *r, char close);
-/* a key and its ':' after optional whitespace; TFM_ST_EFORMAT if not */
+/* a key and its ':' after optional whitespace; TFM_EBADFILE if not */
 int			st_read_key(reader *r, const char **key, size_t *klen);
 
 /* one member of an object: key (klen bytes, in the pool) is read, its value next */
@@ -82,7 +77,7 @@ typedef int (*st_member_fn) (reader *r, void *ctx, const char *key, size_t klen)
 
 /*
  * The members of an object whose '{' is consumed, up to and with its '}':
- * member() for each; the first status that is not TFM_ST_OK stops it.
+ * member() for each; the first status that is not TFM_OK stops it.
  */
 int			st_members(reader *r, st_member_fn member, void *ctx);
 

@@ -205,7 +205,7 @@ set_inference(tfm_model *m, tfm_precision p, void *block,
 		{
 			tfm_lowp_set_free(s);
 			free(list);
-			return -2;
+			return TFM_ECANCELED;
 		}
 		if (p == TFM_PREC_BF16 && block)
 			tfm_bf16_view(&e->b, s->packed + off, x->K, x->N);
@@ -311,7 +311,7 @@ tfm_model_set_train_precision(tfm_model *m, tfm_precision p)
 	size_t		off = 0;
 
 	if (p == TFM_PREC_INT8)
-		return -2;
+		return TFM_EUNSUPPORTED;
 	if (tfm_model_train_precision(m) == p)
 		return 0;
 	tfm_lowp_set_free(m->lowp_train);

@@ -123,14 +123,14 @@ flush(wordbuf *wb)
 	int r;
 
 	if (wb->w->len == 0 || wb->stop)
-		return TFM_TOK_OK;
+		return TFM_OK;
 	r = wb->cb(wb->arg, wb->w->data, wb->w->len, wb->off);
 	wb->w->len = 0;
 	if (r < 0)
-		return TFM_TOK_ENOMEM;
+		return TFM_ENOMEM;
 	if (r == 0)
 		wb->stop = 1;
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 /* one normalized character (after stripping and lower-casing) */
@@ -145,16 +145,16 @@ add_char(wordbuf *wb, uint32_t cp, size_t at)
 	{
 		int st = flush(wb);
 
-		if (st != TFM_TOK_OK)
+		if (st != TFM_OK)
 			return st;
 		wb->off = at;
 		if (put_utf8(wb->w, cp))
-			return TFM_TOK_ENOMEM;
+			return TFM_ENOMEM;
 		return flush(wb);
 	}
 	if (wb->w->len == 0)
 		wb->off = at;
-	return put_utf8(wb->w, cp) ? TFM_TOK_ENOMEM : TFM_TOK_OK;
+	return put_utf8(wb->w, cp) ? TFM_ENOMEM : TFM_OK;
 }
 
 /* lower-case one stripped character (when asked), then add it */
@@ -166,7 +166,7 @@ add_lowered(wordbuf *wb, uint32_t cp, size_t at)
 
 	/* what stripping leaves has no marks: a mark of the input goes too */
 	if (wb->strip && (bert_bits(cp) & B_MARK))
-		return TFM_TOK_OK;
+		return TFM_OK;
 	if (!wb->lower)
 		return add_char(wb, cp, at);
 	k = lookup(&m, cp, tfm_bert_lower_n, tfm_bert_lower_from, tfm_bert_lower_off,
@@ -177,10 +177,10 @@ add_lowered(wordbuf *wb, uint32_t cp, size_t at)
 	{
 		int st = add_char(wb, m[i], at);
 
-		if (st != TFM_TOK_OK)
+		if (st != TFM_OK)
 			return st;
 	}
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 int
@@ -189,10 +189,10 @@ tfm_tok_bert_words(tfm_tok_bytes *scratch, const uint8_t *s, size_t len, int low
 {
 	wordbuf wb = {scratch, 0, cb, arg, 0, lower, strip};
 	size_t pos = 0;
-	int st = TFM_TOK_OK;
+	int st = TFM_OK;
 
 	scratch->len = 0;
-	while (pos < len && st == TFM_TOK_OK && !wb.stop)
+	while (pos < len && st == TFM_OK && !wb.stop)
 	{
 		int32_t cp;
 		size_t at = pos, ul = tfm_tok_utf8_next(&cp, s + pos, len - pos);
@@ -203,10 +203,10 @@ tfm_tok_bert_words(tfm_tok_bytes *scratch, const uint8_t *s, size_t len, int low
 		{
 			/* an invalid unit: a word of its own (it matches no piece) */
 			st = flush(&wb);
-			if (st == TFM_TOK_OK && tfm_tok_bytes_append(scratch, s + at, ul))
-				st = TFM_TOK_ENOMEM;
+			if (st == TFM_OK && tfm_tok_bytes_append(scratch, s + at, ul))
+				st = TFM_ENOMEM;
 			wb.off = at;
-			if (st == TFM_TOK_OK)
+			if (st == TFM_OK)
 				st = flush(&wb);
 			continue;
 		}
@@ -223,10 +223,10 @@ tfm_tok_bert_words(tfm_tok_bytes *scratch, const uint8_t *s, size_t len, int low
 		if (b & B_CJK)
 		{
 			st = flush(&wb);
-			if (st == TFM_TOK_OK)
+			if (st == TFM_OK)
 			{
 				wb.off = at;
-				st = put_utf8(scratch, (uint32_t) cp) ? TFM_TOK_ENOMEM : flush(&wb);
+				st = put_utf8(scratch, (uint32_t) cp) ? TFM_ENOMEM : flush(&wb);
 			}
 			continue;
 		}
@@ -241,9 +241,9 @@ tfm_tok_bert_words(tfm_tok_bytes *scratch, const uint8_t *s, size_t len, int low
 			int32_t si = cp - 0xAC00;
 
 			st = add_lowered(&wb, 0x1100 + si / 588, at);
-			if (st == TFM_TOK_OK)
+			if (st == TFM_OK)
 				st = add_lowered(&wb, 0x1161 + (si % 588) / 28, at);
-			if (st == TFM_TOK_OK && si % 28)
+			if (st == TFM_OK && si % 28)
 				st = add_lowered(&wb, 0x11A7 + si % 28, at);
 			continue;
 		}
@@ -255,11 +255,11 @@ tfm_tok_bert_words(tfm_tok_bytes *scratch, const uint8_t *s, size_t len, int low
 			if (k < 0)
 				st = add_lowered(&wb, (uint32_t) cp, at);
 			else
-				for (int i = 0; i < k && st == TFM_TOK_OK; i++)
+				for (int i = 0; i < k && st == TFM_OK; i++)
 					st = add_lowered(&wb, m[i], at);
 		}
 	}
-	if (st == TFM_TOK_OK)
+	if (st == TFM_OK)
 		st = flush(&wb);
 	return st;
 }

@@ -49,7 +49,7 @@ encode_short(tfm_tok_ivec *out, tfm_tokenizer *t, const uint8_t *s, size_t n)
 	size_t m = n, i, j;
 
 	if (reserve(&t->work, n) || reserve(&t->work2, n) || reserve(&t->work3, n))
-		return TFM_TOK_ENOMEM;
+		return TFM_ENOMEM;
 	sym = t->work.data;
 	rk = t->work2.data;
 	res = t->work3.data;
@@ -88,10 +88,10 @@ encode_short(tfm_tok_ivec *out, tfm_tokenizer *t, const uint8_t *s, size_t n)
 			rk[i] = merge_rank(t, sym[i], sym[i + 1], &res[i], 1);
 	}
 	if (reserve(out, out->len + m))
-		return TFM_TOK_ENOMEM;
+		return TFM_ENOMEM;
 	memcpy(out->data + out->len, sym, m * sizeof(int32_t));
 	out->len += m;
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 /* ---- long pre-tokens: min-heap of (rank << 32 | position) ------------------ */
@@ -104,10 +104,10 @@ tfm_tok_merge_all(const tfm_tokenizer *t, int32_t *sym, int32_t *next, int32_t *
 {
 	size_t hn = 0, hcap = n + 16, i;
 	uint64_t *heap = tfm_tok_alloc(hcap * sizeof(uint64_t));
-	int st = TFM_TOK_OK;
+	int st = TFM_OK;
 
 	if (!heap)
-		return TFM_TOK_ENOMEM;
+		return TFM_ENOMEM;
 	for (i = 0; i < n; i++)
 	{
 		next[i] = i + 1 < n ? (int32_t) (i + 1) : -1;
@@ -128,7 +128,7 @@ tfm_tok_merge_all(const tfm_tokenizer *t, int32_t *sym, int32_t *next, int32_t *
 		/* millions of symbols merge for seconds: ask to go on */
 		if (t->poll && (steps & (POLL_EVERY - 1)) == 0 && t->poll(t->poll_arg) != 0)
 		{
-			st = TFM_TOK_ECANCEL;
+			st = TFM_ECANCELED;
 			break;
 		}
 		top = tfm_tok_heap_pop(heap, &hn);
@@ -146,7 +146,7 @@ tfm_tok_merge_all(const tfm_tokenizer *t, int32_t *sym, int32_t *next, int32_t *
 		/* at most two new pairs per merge */
 		if (hn + 2 > hcap && tfm_tok_grow((void **) &heap, &hcap, hn + 2, sizeof(uint64_t)))
 		{
-			st = TFM_TOK_ENOMEM;
+			st = TFM_ENOMEM;
 			break;
 		}
 		if (prev[p] >= 0 && (nr = merge_rank(t, sym[prev[p]], sym[p], &res, aliases)) != NO_RANK)
@@ -163,10 +163,10 @@ encode_long(tfm_tok_ivec *out, tfm_tokenizer *t, const uint8_t *s, size_t n)
 {
 	int32_t *sym = NULL, *next = NULL, *prev = NULL;
 	size_t i;
-	int st = TFM_TOK_ENOMEM;
+	int st = TFM_ENOMEM;
 
 	if (n > INT32_MAX)
-		return TFM_TOK_ELIMIT;
+		return TFM_ELIMIT;
 	sym = tfm_tok_alloc(n * sizeof(int32_t));
 	next = tfm_tok_alloc(n * sizeof(int32_t));
 	prev = tfm_tok_alloc(n * sizeof(int32_t));
@@ -174,13 +174,13 @@ encode_long(tfm_tok_ivec *out, tfm_tokenizer *t, const uint8_t *s, size_t n)
 		goto done;
 	for (i = 0; i < n; i++)
 		sym[i] = t->byte_id[s[i]];
-	if ((st = tfm_tok_merge_all(t, sym, next, prev, n, 1)) != TFM_TOK_OK)
+	if ((st = tfm_tok_merge_all(t, sym, next, prev, n, 1)) != TFM_OK)
 		goto done;
-	st = TFM_TOK_ENOMEM;
+	st = TFM_ENOMEM;
 	for (i = 0; i < n; i = next[i] < 0 ? n : (size_t) next[i])
 		if (tfm_tok_ivec_push(out, sym[i]))
 			goto done;
-	st = TFM_TOK_OK;
+	st = TFM_OK;
 done:
 	tfm_tok_dealloc(sym);
 	tfm_tok_dealloc(next);
@@ -197,7 +197,7 @@ tfm_tok_bpe_encode_word(tfm_tok_ivec *out, tfm_tokenizer *t, const uint8_t *s, s
 		int32_t id = tfm_tok_piece_id(t, s, n);
 
 		if (id >= 0 && !t->is_special[id])
-			return tfm_tok_ivec_push(out, id) ? TFM_TOK_ENOMEM : TFM_TOK_OK;
+			return tfm_tok_ivec_push(out, id) ? TFM_ENOMEM : TFM_OK;
 	}
 	if (n <= BPE_SHORT)
 		return encode_short(out, t, s, n);

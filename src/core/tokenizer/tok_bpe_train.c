@@ -90,7 +90,7 @@ heap_push(trainer *tr, int64_t count, int32_t pair)
 
 	if (tr->hn == tr->hcap &&
 		tfm_tok_grow((void **) &tr->heap, &tr->hcap, tr->hn + 1, sizeof(hentry)))
-		return TFM_TOK_ENOMEM;
+		return TFM_ENOMEM;
 	i = tr->hn++;
 	while (i > 0)
 	{
@@ -102,7 +102,7 @@ heap_push(trainer *tr, int64_t count, int32_t pair)
 		i = p;
 	}
 	tr->heap[i] = x;
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 static hentry
@@ -139,21 +139,21 @@ pair_get(int32_t *idx, trainer *tr, int32_t l, int32_t r)
 	if (v >= 0)
 	{
 		*idx = v;
-		return TFM_TOK_OK;
+		return TFM_OK;
 	}
 	if (tr->npairs >= INT32_MAX)
-		return TFM_TOK_ELIMIT;
+		return TFM_ELIMIT;
 	if (tr->npairs == tr->cappairs &&
 		tfm_tok_grow((void **) &tr->pairs, &tr->cappairs, tr->npairs + 1, sizeof(pair_t)))
-		return TFM_TOK_ENOMEM;
+		return TFM_ENOMEM;
 	v = (int32_t) tr->npairs++;
 	memset(&tr->pairs[v], 0, sizeof(pair_t));
 	tr->pairs[v].left = l;
 	tr->pairs[v].right = r;
 	if (tfm_tok_u64map_put(&tr->index, key, v))
-		return TFM_TOK_ENOMEM;
+		return TFM_ENOMEM;
 	*idx = v;
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 static int
@@ -163,7 +163,7 @@ pair_add(trainer *tr, int32_t l, int32_t r, int64_t w, int32_t pos)
 	pair_t *p;
 	int st;
 
-	if ((st = pair_get(&idx, tr, l, r)) != TFM_TOK_OK)
+	if ((st = pair_get(&idx, tr, l, r)) != TFM_OK)
 		return st;
 	p = &tr->pairs[idx];
 	p->count += w;
@@ -173,7 +173,7 @@ pair_add(trainer *tr, int32_t l, int32_t r, int64_t w, int32_t pos)
 
 		if (p->npos == UINT32_MAX ||
 			tfm_tok_grow((void **) &p->pos, &cap, (size_t) p->npos + 1, sizeof(int32_t)))
-			return TFM_TOK_ENOMEM;
+			return TFM_ENOMEM;
 		p->cappos = cap > UINT32_MAX ? UINT32_MAX : (uint32_t) cap;
 	}
 	p->pos[p->npos++] = pos;
@@ -181,9 +181,9 @@ pair_add(trainer *tr, int32_t l, int32_t r, int64_t w, int32_t pos)
 	{
 		p->stamp = tr->stamp;
 		if (tfm_tok_ivec_push(&tr->changed, idx))
-			return TFM_TOK_ENOMEM;
+			return TFM_ENOMEM;
 	}
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 static void
@@ -242,13 +242,13 @@ apply_merge(trainer *tr, int32_t idx, int32_t c)
 		if (pp >= 0)
 		{
 			pair_sub(tr, tr->sym[pp], a, w);
-			if ((st = pair_add(tr, tr->sym[pp], c, w, pp)) != TFM_TOK_OK)
+			if ((st = pair_add(tr, tr->sym[pp], c, w, pp)) != TFM_OK)
 				goto fail;
 		}
 		if (nq >= 0)
 		{
 			pair_sub(tr, b, tr->sym[nq], w);
-			if ((st = pair_add(tr, c, tr->sym[nq], w, p)) != TFM_TOK_OK)
+			if ((st = pair_add(tr, c, tr->sym[nq], w, p)) != TFM_OK)
 				goto fail;
 		}
 		tr->pairs[idx].count -= w;
@@ -263,7 +263,7 @@ apply_merge(trainer *tr, int32_t idx, int32_t c)
 	tfm_tok_dealloc(tr->pairs[idx].pos);
 	tr->pairs[idx].pos = NULL;
 	tr->pairs[idx].npos = tr->pairs[idx].cappos = 0;
-	return TFM_TOK_OK;
+	return TFM_OK;
 fail:
 	tfm_tok_dealloc(pos);
 	return st;
@@ -290,7 +290,7 @@ trainer_free(trainer *tr)
 static int32_t
 best_pair(trainer *tr, int *st)
 {
-	*st = TFM_TOK_OK;
+	*st = TFM_OK;
 	while (tr->hn > 0)
 	{
 		hentry top = heap_pop(tr);
@@ -300,7 +300,7 @@ best_pair(trainer *tr, int *st)
 			continue;          /* stale; an exact entry exists when count > 0 */
 		if (top.count > p->count)
 		{
-			if ((*st = heap_push(tr, p->count, top.pair)) != TFM_TOK_OK)
+			if ((*st = heap_push(tr, p->count, top.pair)) != TFM_OK)
 				return -1;
 			continue;
 		}
@@ -310,25 +310,25 @@ best_pair(trainer *tr, int *st)
 }
 
 int
-tfm_tok_bpe_learn(tfm_tok_bpe_job *job, tfm_tok_err *err)
+tfm_tok_bpe_learn(tfm_tok_bpe_job *job, tfm_status *err)
 {
 	trainer tr;
 	size_t P = job->word_start[job->n_words], i;
 	int32_t w, merges_done = 0;
 	tfm_tok_bytes piece = {0};
-	int st = TFM_TOK_OK;
+	int st = TFM_OK;
 
 	memset(&tr, 0, sizeof(tr));
 	tr.job = job;
 	if (P >= INT32_MAX)
-		return tfm_tok_fail(err, TFM_TOK_ELIMIT, "too much distinct text to learn merges from");
+		return tfm_status_set(err, TFM_ELIMIT, "too much distinct text to learn merges from");
 	tr.sym = tfm_tok_alloc((P + 1) * sizeof(int32_t));
 	tr.next = tfm_tok_alloc((P + 1) * sizeof(int32_t));
 	tr.prev = tfm_tok_alloc((P + 1) * sizeof(int32_t));
 	tr.wid = tfm_tok_alloc((P + 1) * sizeof(int32_t));
 	if (!tr.sym || !tr.next || !tr.prev || !tr.wid)
 	{
-		st = TFM_TOK_ENOMEM;
+		st = TFM_ENOMEM;
 		goto done;
 	}
 	memcpy(tr.sym, job->syms, P * sizeof(int32_t));
@@ -343,7 +343,7 @@ tfm_tok_bpe_learn(tfm_tok_bpe_job *job, tfm_tok_err *err)
 			tr.prev[i] = i > s ? (int32_t) (i - 1) : -1;
 			tr.wid[i] = w;
 			if (i + 1 < e &&
-				(st = pair_add(&tr, tr.sym[i], tr.sym[i + 1], job->word_count[w], (int32_t) i)) != TFM_TOK_OK)
+				(st = pair_add(&tr, tr.sym[i], tr.sym[i + 1], job->word_count[w], (int32_t) i)) != TFM_OK)
 				goto done;
 		}
 	}
@@ -358,7 +358,7 @@ tfm_tok_bpe_learn(tfm_tok_bpe_job *job, tfm_tok_err *err)
 		size_t rl;
 		int added;
 
-		if (st != TFM_TOK_OK)
+		if (st != TFM_OK)
 			goto done;
 		if (best < 0 || tr.pairs[best].count < job->min_count)
 			break;
@@ -375,7 +375,7 @@ tfm_tok_bpe_learn(tfm_tok_bpe_job *job, tfm_tok_err *err)
 		if (tfm_tok_bytes_append(&piece, tfm_tok_strtab_key(job->vocab, a), job->vocab->len[a]) ||
 			tfm_tok_bytes_append(&piece, rp, rl))
 		{
-			st = TFM_TOK_ENOMEM;
+			st = TFM_ENOMEM;
 			goto done;
 		}
 		if (piece.len > TFM_TOK_MAX_PIECE_BYTES)
@@ -389,18 +389,18 @@ tfm_tok_bpe_learn(tfm_tok_bpe_job *job, tfm_tok_err *err)
 			tr.pairs[best].banned = 1;
 			continue;
 		}
-		if ((st = tfm_tok_strtab_intern(&c, &added, job->vocab, piece.data, piece.len)) != TFM_TOK_OK)
+		if ((st = tfm_tok_strtab_intern(&c, &added, job->vocab, piece.data, piece.len)) != TFM_OK)
 			goto done;
 		if (tfm_tok_ivec_push(job->merges, a) || tfm_tok_ivec_push(job->merges, b))
 		{
-			st = TFM_TOK_ENOMEM;
+			st = TFM_ENOMEM;
 			goto done;
 		}
 		tr.stamp++;
 		if (tr.stamp == 0)
 			tr.stamp = 1;
 		tr.changed.len = 0;
-		if ((st = apply_merge(&tr, best, c)) != TFM_TOK_OK)
+		if ((st = apply_merge(&tr, best, c)) != TFM_OK)
 			goto done;
 		for (i = 0; i < tr.changed.len; i++)
 		{
@@ -413,16 +413,16 @@ tfm_tok_bpe_learn(tfm_tok_bpe_job *job, tfm_tok_err *err)
 		if (job->progress && (merges_done & 255) == 0 &&
 			job->progress(job->progress_arg, job->vocab->n, job->target))
 		{
-			st = tfm_tok_fail(err, TFM_TOK_ECANCEL, "tokenizer training canceled");
+			st = tfm_status_set(err, TFM_ECANCELED, "tokenizer training canceled");
 			goto done;
 		}
 	}
 done:
 	trainer_free(&tr);
 	tfm_tok_bytes_free(&piece);
-	if (st == TFM_TOK_ENOMEM)
+	if (st == TFM_ENOMEM)
 		return tfm_tok_oom(err);
-	if (st == TFM_TOK_ELIMIT)
-		return tfm_tok_fail(err, st, "too many distinct pairs to learn merges from");
+	if (st == TFM_ELIMIT)
+		return tfm_status_set(err, st, "too many distinct pairs to learn merges from");
 	return st;
 }

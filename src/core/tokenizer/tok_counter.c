@@ -26,47 +26,47 @@ tfm_tok_options_init(tfm_tok_options *opt, tfm_tok_kind kind)
 }
 
 static int
-check_options(const tfm_tok_options *opt, tfm_tok_err *err)
+check_options(const tfm_tok_options *opt, tfm_status *err)
 {
 	if (!tfm_tok_kind_name(opt->kind))
-		return tfm_tok_fail(err, TFM_TOK_EARG, "unknown tokenizer kind %d", (int) opt->kind);
+		return tfm_status_set(err, TFM_EINVAL, "unknown tokenizer kind %d", (int) opt->kind);
 	if (opt->vocab_size < 0 || opt->vocab_size > TFM_TOK_MAX_VOCAB_SIZE)
-		return tfm_tok_fail(err, TFM_TOK_EARG,
+		return tfm_status_set(err, TFM_EINVAL,
 							"vocab_size %d is out of range (0 for the default, or up to %d)",
 							(int) opt->vocab_size, TFM_TOK_MAX_VOCAB_SIZE);
 	if (opt->vocab_size > 0 && opt->vocab_size < TFM_TOK_MIN_VOCAB_SIZE)
-		return tfm_tok_fail(err, TFM_TOK_EVOCAB,
+		return tfm_status_set(err, TFM_EINVAL,
 							"vocab_size %d is too small: %d special tokens need at least %d",
 							(int) opt->vocab_size, TFM_TOK_N_SPECIALS, TFM_TOK_MIN_VOCAB_SIZE);
 	if (opt->min_count < 0)
-		return tfm_tok_fail(err, TFM_TOK_EARG, "min_count %d must not be negative",
+		return tfm_status_set(err, TFM_EINVAL, "min_count %d must not be negative",
 							(int) opt->min_count);
 	if (opt->flags & ~TFM_TOK_OPT_LOWERCASE)
-		return tfm_tok_fail(err, TFM_TOK_EARG, "unknown option flags 0x%x",
+		return tfm_status_set(err, TFM_EINVAL, "unknown option flags 0x%x",
 							(unsigned) opt->flags);
 	if ((opt->flags & TFM_TOK_OPT_LOWERCASE) && opt->kind != TFM_TOK_WORD &&
 		opt->kind != TFM_TOK_WORDPIECE)
-		return tfm_tok_fail(err, TFM_TOK_EARG,
+		return tfm_status_set(err, TFM_EINVAL,
 							"lower-casing applies to word and wordpiece tokenizers only, not %s",
 							tfm_tok_kind_name(opt->kind));
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 int
-tfm_tok_counter_create(tfm_tok_counter **out, const tfm_tok_options *opt, tfm_tok_err *err)
+tfm_tok_counter_create(tfm_tok_counter **out, const tfm_tok_options *opt, tfm_status *err)
 {
 	tfm_tok_counter *c;
 	int st;
 
 	*out = NULL;
-	if ((st = check_options(opt, err)) != TFM_TOK_OK)
+	if ((st = check_options(opt, err)) != TFM_OK)
 		return st;
 	c = tfm_tok_calloc(1, sizeof(*c));
 	if (!c)
 		return tfm_tok_oom(err);
 	c->opt = *opt;
 	*out = c;
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 void
@@ -87,26 +87,26 @@ count_key(tfm_tok_counter *c, const uint8_t *k, size_t n, int64_t by)
 	int added, st;
 
 	if (n > TFM_TOK_MAX_PIECE_BYTES * (size_t) 1024)
-		return TFM_TOK_ELIMIT;
-	if ((st = tfm_tok_strtab_intern(&idx, &added, &c->keys, k, n)) != TFM_TOK_OK)
+		return TFM_ELIMIT;
+	if ((st = tfm_tok_strtab_intern(&idx, &added, &c->keys, k, n)) != TFM_OK)
 		return st;
 	if (added)
 	{
 		if ((size_t) idx >= c->counts_cap &&
 			tfm_tok_grow((void **) &c->counts, &c->counts_cap, (size_t) idx + 1, sizeof(int64_t)))
-			return TFM_TOK_ENOMEM;
+			return TFM_ENOMEM;
 		c->counts[idx] = 0;
 	}
 	c->counts[idx] += by;
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 int
-tfm_tok_counter_add(tfm_tok_counter *c, const char *text, size_t len, tfm_tok_err *err)
+tfm_tok_counter_add(tfm_tok_counter *c, const char *text, size_t len, tfm_status *err)
 {
 	const uint8_t *s = (const uint8_t *) text;
 	size_t pos = 0;
-	int st = TFM_TOK_OK;
+	int st = TFM_OK;
 
 	c->rows++;
 	switch (c->opt.kind)
@@ -114,7 +114,7 @@ tfm_tok_counter_add(tfm_tok_counter *c, const char *text, size_t len, tfm_tok_er
 		case TFM_TOK_BYTE:
 			break;
 		case TFM_TOK_CHAR:
-			while (pos < len && st == TFM_TOK_OK)
+			while (pos < len && st == TFM_OK)
 			{
 				int32_t cp;
 				size_t ul = tfm_tok_utf8_next(&cp, s + pos, len - pos);
@@ -125,7 +125,7 @@ tfm_tok_counter_add(tfm_tok_counter *c, const char *text, size_t len, tfm_tok_er
 			}
 			break;
 		case TFM_TOK_BPE:
-			while (pos < len && st == TFM_TOK_OK)
+			while (pos < len && st == TFM_OK)
 			{
 				size_t pl = tfm_tok_gpt2_next(s + pos, len - pos);
 
@@ -139,7 +139,7 @@ tfm_tok_counter_add(tfm_tok_counter *c, const char *text, size_t len, tfm_tok_er
 				size_t start, wl;
 				int invalid;
 
-				while (st == TFM_TOK_OK &&
+				while (st == TFM_OK &&
 					   tfm_tok_word_next(&start, &wl, &invalid, s, len, &pos))
 				{
 					if (invalid)
@@ -147,7 +147,7 @@ tfm_tok_counter_add(tfm_tok_counter *c, const char *text, size_t len, tfm_tok_er
 					if (c->opt.flags & TFM_TOK_OPT_LOWERCASE)
 					{
 						c->scratch.len = 0;
-						if ((st = tfm_tok_lower_append(&c->scratch, s + start, wl)) != TFM_TOK_OK)
+						if ((st = tfm_tok_lower_append(&c->scratch, s + start, wl)) != TFM_OK)
 							break;
 						st = count_key(c, c->scratch.data, c->scratch.len, 1);
 					}
@@ -157,10 +157,10 @@ tfm_tok_counter_add(tfm_tok_counter *c, const char *text, size_t len, tfm_tok_er
 			}
 			break;
 	}
-	if (st == TFM_TOK_ENOMEM)
+	if (st == TFM_ENOMEM)
 		return tfm_tok_oom(err);
-	if (st == TFM_TOK_ELIMIT)
-		return tfm_tok_fail(err, st, "too many or too long distinct tokens to count");
+	if (st == TFM_ELIMIT)
+		return tfm_status_set(err, st, "too many or too long distinct tokens to count");
 	return st;
 }
 
@@ -172,25 +172,25 @@ same_options(const tfm_tok_options *a, const tfm_tok_options *b)
 }
 
 int
-tfm_tok_counter_merge(tfm_tok_counter *dst, const tfm_tok_counter *src, tfm_tok_err *err)
+tfm_tok_counter_merge(tfm_tok_counter *dst, const tfm_tok_counter *src, tfm_status *err)
 {
 	int32_t e;
 
 	if (!same_options(&dst->opt, &src->opt))
-		return tfm_tok_fail(err, TFM_TOK_EARG,
+		return tfm_status_set(err, TFM_EINVAL,
 							"cannot merge tokenizer counts trained with different options");
 	for (e = 0; e < src->keys.n; e++)
 	{
 		int st = count_key(dst, tfm_tok_strtab_key(&src->keys, e), src->keys.len[e],
 						   src->counts[e]);
 
-		if (st == TFM_TOK_ENOMEM)
+		if (st == TFM_ENOMEM)
 			return tfm_tok_oom(err);
-		if (st != TFM_TOK_OK)
-			return tfm_tok_fail(err, st, "too many distinct tokens to count");
+		if (st != TFM_OK)
+			return tfm_status_set(err, st, "too many distinct tokens to count");
 	}
 	dst->rows += src->rows;
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 void
@@ -306,13 +306,13 @@ tfm_tok_counter_serialized_size(const tfm_tok_counter *c)
 }
 
 int
-tfm_tok_counter_serialize(uint8_t *out, size_t cap, const tfm_tok_counter *c, tfm_tok_err *err)
+tfm_tok_counter_serialize(uint8_t *out, size_t cap, const tfm_tok_counter *c, tfm_status *err)
 {
 	uint8_t *p = out;
 	int32_t e;
 
 	if (cap < tfm_tok_counter_serialized_size(c))
-		return tfm_tok_fail(err, TFM_TOK_ELIMIT, "buffer too small for the tokenizer counts");
+		return tfm_status_set(err, TFM_ELIMIT, "buffer too small for the tokenizer counts");
 	memcpy(p, COUNTER_MAGIC, 8);
 	p += 8;
 	p = put_u32(p, COUNTER_VERSION);
@@ -329,12 +329,12 @@ tfm_tok_counter_serialize(uint8_t *out, size_t cap, const tfm_tok_counter *c, tf
 		p += c->keys.len[e];
 		p = put_varint(p, (uint64_t) c->counts[e]);
 	}
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 int
 tfm_tok_counter_deserialize(tfm_tok_counter **out, const uint8_t *buf, size_t len,
-							tfm_tok_err *err)
+							tfm_status *err)
 {
 	tfm_tok_options opt;
 	tfm_tok_counter *c;
@@ -345,18 +345,18 @@ tfm_tok_counter_deserialize(tfm_tok_counter **out, const uint8_t *buf, size_t le
 
 	*out = NULL;
 	if (len < COUNTER_HEADER || memcmp(buf, COUNTER_MAGIC, 8) != 0)
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "not a tfm tokenizer counting state");
+		return tfm_status_set(err, TFM_EFORMAT, "not a tfm tokenizer counting state");
 	version = (uint32_t) get_le(buf + 8, 4);
 	if (version != COUNTER_VERSION)
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT,
+		return tfm_status_set(err, TFM_EFORMAT,
 							"tokenizer counting state has version %u, expected %u",
 							version, COUNTER_VERSION);
 	opt.kind = (tfm_tok_kind) (int32_t) get_le(buf + 12, 4);
 	opt.vocab_size = (int32_t) get_le(buf + 16, 4);
 	opt.min_count = (int32_t) get_le(buf + 20, 4);
 	opt.flags = (uint32_t) get_le(buf + 24, 4);
-	if ((st = tfm_tok_counter_create(&c, &opt, err)) != TFM_TOK_OK)
-		return st == TFM_TOK_ENOMEM ? st : TFM_TOK_EFORMAT;
+	if ((st = tfm_tok_counter_create(&c, &opt, err)) != TFM_OK)
+		return st == TFM_ENOMEM ? st : TFM_EFORMAT;
 	c->rows = (int64_t) get_le(buf + 28, 8);
 	n = get_le(buf + 36, 8);
 	p = buf + COUNTER_HEADER;
@@ -375,11 +375,11 @@ tfm_tok_counter_deserialize(tfm_tok_counter **out, const uint8_t *buf, size_t le
 		if (get_varint(&cnt, &p, end) || cnt > INT64_MAX)
 			goto bad;
 		st = count_key(c, key, (size_t) kl, (int64_t) cnt);
-		if (st != TFM_TOK_OK)
+		if (st != TFM_OK)
 		{
 			tfm_tok_counter_free(c);
-			return st == TFM_TOK_ENOMEM ? tfm_tok_oom(err)
-				: tfm_tok_fail(err, st, "too many distinct tokens to count");
+			return st == TFM_ENOMEM ? tfm_tok_oom(err)
+				: tfm_status_set(err, st, "too many distinct tokens to count");
 		}
 		if (c->keys.n == before)     /* duplicate key */
 			goto bad;
@@ -387,8 +387,8 @@ tfm_tok_counter_deserialize(tfm_tok_counter **out, const uint8_t *buf, size_t le
 	if (p != end)
 		goto bad;
 	*out = c;
-	return TFM_TOK_OK;
+	return TFM_OK;
 bad:
 	tfm_tok_counter_free(c);
-	return tfm_tok_fail(err, TFM_TOK_EFORMAT, "corrupt tokenizer counting state");
+	return tfm_status_set(err, TFM_EFORMAT, "corrupt tokenizer counting state");
 }

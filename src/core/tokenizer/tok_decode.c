@@ -40,7 +40,7 @@ stopped(const tfm_tokenizer *t, size_t i)
 	return t->poll && (i & (POLL_EVERY - 1)) == POLL_EVERY - 1 && t->poll(t->poll_arg) != 0;
 }
 
-/* out must hold tfm_tok_decode_bound(t, n, 0) bytes; TFM_TOK_ECANCEL if the poll stopped it */
+/* out must hold tfm_tok_decode_bound(t, n, 0) bytes; TFM_ECANCELED if the poll stopped it */
 static int
 decode_raw(uint8_t *out, size_t *n_out, const tfm_tokenizer *t, const int32_t *ids, size_t n,
 		   uint32_t flags)
@@ -57,7 +57,7 @@ decode_raw(uint8_t *out, size_t *n_out, const tfm_tokenizer *t, const int32_t *i
 		int glue = 0;
 
 		if (stopped(t, i))
-			return TFM_TOK_ECANCEL;
+			return TFM_ECANCELED;
 		if (t->is_special[id] && !(flags & TFM_TOK_DECODE_SPECIALS))
 		{
 			if (id != t->info.special_ids[TFM_TOK_UNK])
@@ -78,20 +78,20 @@ decode_raw(uint8_t *out, size_t *n_out, const tfm_tokenizer *t, const int32_t *i
 		first = 0;
 	}
 	*n_out = w;
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 static int decode_all(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t,
-					  const int32_t *ids, size_t n_ids, uint32_t flags, tfm_tok_err *err);
+					  const int32_t *ids, size_t n_ids, uint32_t flags, tfm_status *err);
 
 int
 tfm_tok_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t, const int32_t *ids,
-			   size_t n_ids, uint32_t flags, tfm_tok_err *err)
+			   size_t n_ids, uint32_t flags, tfm_status *err)
 {
 	int st = decode_all(out, cap, n_out, t, ids, n_ids, flags, err);
 
 	/* the space ByteLevel's add_prefix_space put before the text goes */
-	if (st == TFM_TOK_OK && (t->info.flags & TFM_TOK_INFO_PREFIX_SPACE) &&
+	if (st == TFM_OK && (t->info.flags & TFM_TOK_INFO_PREFIX_SPACE) &&
 		!(flags & TFM_TOK_DECODE_CONTINUE) && *n_out > 0 && out[0] == ' ')
 	{
 		memmove(out, out + 1, *n_out - 1);
@@ -102,19 +102,19 @@ tfm_tok_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t, con
 
 static int
 decode_all(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t, const int32_t *ids,
-		   size_t n_ids, uint32_t flags, tfm_tok_err *err)
+		   size_t n_ids, uint32_t flags, tfm_status *err)
 {
 	size_t i, raw_len;
 	uint8_t *raw;
 
 	*n_out = 0;
 	if (flags & ~(TFM_TOK_DECODE_SPECIALS | TFM_TOK_DECODE_REPLACE | TFM_TOK_DECODE_CONTINUE))
-		return tfm_tok_fail(err, TFM_TOK_EARG, "unknown decode flags 0x%x", (unsigned) flags);
+		return tfm_status_set(err, TFM_EINVAL, "unknown decode flags 0x%x", (unsigned) flags);
 	if (t->info.flags & TFM_TOK_INFO_SPIECE)
 		return tfm_tok_spiece_decode(out, cap, n_out, t, ids, n_ids, flags, err);
 	for (i = 0; i < n_ids; i++)
 		if (ids[i] < 0 || ids[i] >= t->info.vocab_size)
-			return tfm_tok_fail(err, TFM_TOK_ERANGE,
+			return tfm_status_set(err, TFM_ERANGE,
 								"token id %d at position %zu is out of range (the vocabulary has %d ids)",
 								(int) ids[i], i + 1, (int) t->info.vocab_size);
 	if (!(flags & TFM_TOK_DECODE_REPLACE))
@@ -148,18 +148,18 @@ decode_all(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t, const i
 			first = 0;
 		}
 		if (need > cap)
-			return tfm_tok_fail(err, TFM_TOK_ELIMIT, "output buffer too small for the text");
-		if (decode_raw((uint8_t *) out, n_out, t, ids, n_ids, flags) != TFM_TOK_OK)
-			return tfm_tok_fail(err, TFM_TOK_ECANCEL, "decoding canceled");
-		return TFM_TOK_OK;
+			return tfm_status_set(err, TFM_ELIMIT, "output buffer too small for the text");
+		if (decode_raw((uint8_t *) out, n_out, t, ids, n_ids, flags) != TFM_OK)
+			return tfm_status_set(err, TFM_ECANCELED, "decoding canceled");
+		return TFM_OK;
 	}
 	raw = tfm_tok_alloc(tfm_tok_decode_bound(t, n_ids, 0));
 	if (!raw)
 		return tfm_tok_oom(err);
-	if (decode_raw(raw, &raw_len, t, ids, n_ids, flags) != TFM_TOK_OK)
+	if (decode_raw(raw, &raw_len, t, ids, n_ids, flags) != TFM_OK)
 	{
 		tfm_tok_dealloc(raw);
-		return tfm_tok_fail(err, TFM_TOK_ECANCEL, "decoding canceled");
+		return tfm_status_set(err, TFM_ECANCELED, "decoding canceled");
 	}
 	{
 		size_t r = 0, w = 0;
@@ -174,12 +174,12 @@ decode_all(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t, const i
 			if (w + l > cap)
 			{
 				tfm_tok_dealloc(raw);
-				return tfm_tok_fail(err, TFM_TOK_ELIMIT, "output buffer too small for the text");
+				return tfm_status_set(err, TFM_ELIMIT, "output buffer too small for the text");
 			}
 			if (stopped(t, step))
 			{
 				tfm_tok_dealloc(raw);
-				return tfm_tok_fail(err, TFM_TOK_ECANCEL, "decoding canceled");
+				return tfm_status_set(err, TFM_ECANCELED, "decoding canceled");
 			}
 			memcpy(out + w, p, l);
 			w += l;
@@ -188,5 +188,5 @@ decode_all(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t, const i
 		*n_out = w;
 	}
 	tfm_tok_dealloc(raw);
-	return TFM_TOK_OK;
+	return TFM_OK;
 }

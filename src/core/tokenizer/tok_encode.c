@@ -83,13 +83,13 @@ cache_lookup_or_fill(const int32_t **ids, size_t *n, tfm_tokenizer *t, const uin
 	size_t start;
 
 	if (len > CACHE_MAX_KEY)
-		return TFM_TOK_ELIMIT;     /* not cached: the caller encodes it */
+		return TFM_ELIMIT;     /* not cached: the caller encodes it */
 	e = tfm_tok_strtab_find(&t->cache, s, len);
 	if (e >= 0)
 	{
 		*ids = t->cache_ids.data + t->cache_start[e];
 		*n = t->cache_len[e];
-		return TFM_TOK_OK;
+		return TFM_OK;
 	}
 	if (t->cache.n >= CACHE_MAX_ENTRIES)
 	{
@@ -97,9 +97,9 @@ cache_lookup_or_fill(const int32_t **ids, size_t *n, tfm_tokenizer *t, const uin
 		t->cache_ids.len = 0;
 	}
 	start = t->cache_ids.len;
-	if ((st = tfm_tok_bpe_encode_word(&t->cache_ids, t, s, len)) != TFM_TOK_OK)
+	if ((st = tfm_tok_bpe_encode_word(&t->cache_ids, t, s, len)) != TFM_OK)
 		return st;
-	if ((st = tfm_tok_strtab_intern(&e, &added, &t->cache, s, len)) != TFM_TOK_OK)
+	if ((st = tfm_tok_strtab_intern(&e, &added, &t->cache, s, len)) != TFM_OK)
 		return st;
 	if ((size_t) e >= t->cache_meta_cap)
 	{
@@ -107,14 +107,14 @@ cache_lookup_or_fill(const int32_t **ids, size_t *n, tfm_tokenizer *t, const uin
 
 		if (tfm_tok_grow((void **) &t->cache_start, &c1, (size_t) e + 1, sizeof(uint32_t)) ||
 			tfm_tok_grow((void **) &t->cache_len, &c2, (size_t) e + 1, sizeof(uint16_t)))
-			return TFM_TOK_ENOMEM;
+			return TFM_ENOMEM;
 		t->cache_meta_cap = c1 < c2 ? c1 : c2;
 	}
 	t->cache_start[e] = (uint32_t) start;
 	t->cache_len[e] = (uint16_t) (t->cache_ids.len - start);
 	*ids = t->cache_ids.data + start;
 	*n = t->cache_ids.len - start;
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 /* length of the pre-token at s[0..n): the digit splitting of a Digits
@@ -162,7 +162,7 @@ encode_bpe(emitter *e, tfm_tokenizer *t, const uint8_t *text, size_t text_len)
 	const uint8_t *s = text;
 	tfm_tok_ivec tmp = {0};
 	tfm_tok_bytes prefixed = {0};
-	int st = TFM_TOK_OK;
+	int st = TFM_OK;
 
 	/* ByteLevel's add_prefix_space: a space before a text without one
 	 * (its offset is the text's start) */
@@ -172,7 +172,7 @@ encode_bpe(emitter *e, tfm_tokenizer *t, const uint8_t *text, size_t text_len)
 			tfm_tok_bytes_append(&prefixed, text, len))
 		{
 			tfm_tok_bytes_free(&prefixed);
-			return TFM_TOK_ENOMEM;
+			return TFM_ENOMEM;
 		}
 		s = prefixed.data;
 		len = prefixed.len;
@@ -184,15 +184,15 @@ encode_bpe(emitter *e, tfm_tokenizer *t, const uint8_t *text, size_t text_len)
 		const int32_t *ids;
 
 		st = cache_lookup_or_fill(&ids, &n, t, s + pos, pl);
-		if (st == TFM_TOK_ELIMIT)
+		if (st == TFM_ELIMIT)
 		{
 			tmp.len = 0;
-			if ((st = tfm_tok_bpe_encode_word(&tmp, t, s + pos, pl)) != TFM_TOK_OK)
+			if ((st = tfm_tok_bpe_encode_word(&tmp, t, s + pos, pl)) != TFM_OK)
 				break;
 			ids = tmp.data;
 			n = tmp.len;
 		}
-		else if (st != TFM_TOK_OK)
+		else if (st != TFM_OK)
 			break;
 		for (i = 0; i < n; i++)
 		{
@@ -228,7 +228,7 @@ encode_char(emitter *e, const tfm_tokenizer *t, const uint8_t *s, size_t len)
 			break;
 		pos += ul;
 	}
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 /* the word as the vocabulary sees it (lower-cased when asked) */
@@ -239,14 +239,14 @@ word_key(const uint8_t **k, size_t *kl, tfm_tokenizer *t, const uint8_t *s, size
 	{
 		*k = s;
 		*kl = n;
-		return TFM_TOK_OK;
+		return TFM_OK;
 	}
 	t->wbuf.len = 0;
 	if (tfm_tok_lower_append(&t->wbuf, s, n))
-		return TFM_TOK_ENOMEM;
+		return TFM_ENOMEM;
 	*k = t->wbuf.data;
 	*kl = t->wbuf.len;
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 static int
@@ -265,14 +265,14 @@ encode_word(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
 		if (!invalid)
 		{
 			if (word_key(&k, &kl, t, s + start, wl))
-				return TFM_TOK_ENOMEM;
+				return TFM_ENOMEM;
 			id = tfm_tok_piece_id(t, k, kl);
 			if (id >= 0 && t->is_special[id])
 				id = -1;
 		}
 		emit(e, id < 0 ? unk : id, start);
 	}
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 /* BERT's greedy longest-match-first over one word */
@@ -284,7 +284,7 @@ encode_wordpiece(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
 	int invalid;
 	tfm_tok_bytes piece = {0};
 	tfm_tok_ivec found = {0};
-	int st = TFM_TOK_OK;
+	int st = TFM_OK;
 
 	while (!e->full && tfm_tok_word_next(&start, &wl, &invalid, s, len, &pos))
 	{
@@ -296,7 +296,7 @@ encode_wordpiece(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
 		{
 			if (word_key(&k, &kl, t, s + start, wl))
 			{
-				st = TFM_TOK_ENOMEM;
+				st = TFM_ENOMEM;
 				break;
 			}
 			for (i = 0; i < kl; i++)
@@ -316,7 +316,7 @@ encode_wordpiece(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
 				if ((at > 0 && tfm_tok_bytes_append(&piece, "##", 2)) ||
 					tfm_tok_bytes_append(&piece, k + at, end - at))
 				{
-					st = TFM_TOK_ENOMEM;
+					st = TFM_ENOMEM;
 					goto out;
 				}
 				id = tfm_tok_piece_id(t, piece.data, piece.len);
@@ -334,7 +334,7 @@ encode_wordpiece(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
 			{
 				if (tfm_tok_ivec_push(&found, id))
 				{
-					st = TFM_TOK_ENOMEM;
+					st = TFM_ENOMEM;
 					goto out;
 				}
 				at = end;
@@ -432,19 +432,19 @@ encode_bert(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
 int
 tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tokenizer *t,
 			   const char *text, size_t len, uint32_t flags, size_t max_length,
-			   tfm_tok_err *err)
+			   tfm_status *err)
 {
 	const uint8_t *s = (const uint8_t *) text;
 	size_t nspec = ((flags & TFM_TOK_ADD_BOS) ? 1 : 0) + ((flags & TFM_TOK_ADD_EOS) ? 1 : 0);
 	size_t room = cap, i;
 	emitter e;
-	int st = TFM_TOK_OK, by_length = 0;
+	int st = TFM_OK, by_length = 0;
 
 	*n_ids = 0;
 	if (flags & ~(TFM_TOK_ADD_BOS | TFM_TOK_ADD_EOS))
-		return tfm_tok_fail(err, TFM_TOK_EARG, "unknown encode flags 0x%x", (unsigned) flags);
+		return tfm_status_set(err, TFM_EINVAL, "unknown encode flags 0x%x", (unsigned) flags);
 	if (max_length > 0 && max_length < nspec)
-		return tfm_tok_fail(err, TFM_TOK_EARG,
+		return tfm_status_set(err, TFM_EINVAL,
 							"max_length %zu leaves no room for the bos and eos tokens",
 							max_length);
 	if (max_length > 0 && max_length <= room)
@@ -453,7 +453,7 @@ tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tok
 		by_length = 1;
 	}
 	if (room < nspec)
-		return tfm_tok_fail(err, TFM_TOK_ELIMIT, "output buffer too small");
+		return tfm_status_set(err, TFM_ELIMIT, "output buffer too small");
 	e.ids = ids;
 	e.offs = offsets;
 	e.n = 0;
@@ -505,14 +505,14 @@ tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tok
 				st = encode_wordpiece(&e, t, s, len);
 			break;
 	}
-	if (e.canceled || st == TFM_TOK_ECANCEL)
-		return tfm_tok_fail(err, TFM_TOK_ECANCEL, "encoding canceled");
-	if (st == TFM_TOK_ENOMEM)
+	if (e.canceled || st == TFM_ECANCELED)
+		return tfm_status_set(err, TFM_ECANCELED, "encoding canceled");
+	if (st == TFM_ENOMEM)
 		return tfm_tok_oom(err);
-	if (st != TFM_TOK_OK)
-		return tfm_tok_fail(err, st, "pre-token too long to encode");
+	if (st != TFM_OK)
+		return tfm_status_set(err, st, "pre-token too long to encode");
 	if (e.full && !by_length)
-		return tfm_tok_fail(err, TFM_TOK_ELIMIT, "output buffer too small for the token ids");
+		return tfm_status_set(err, TFM_ELIMIT, "output buffer too small for the token ids");
 	if (flags & TFM_TOK_ADD_EOS)
 	{
 		e.ids[e.n] = t->info.special_ids[TFM_TOK_EOS];
@@ -521,5 +521,5 @@ tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tok
 		e.n++;
 	}
 	*n_ids = e.n + ((flags & TFM_TOK_ADD_BOS) ? 1 : 0);
-	return TFM_TOK_OK;
+	return TFM_OK;
 }

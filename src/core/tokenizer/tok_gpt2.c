@@ -46,13 +46,13 @@ tfm_tok_byte_unmap(tfm_tok_bytes *out, const int16_t dec[324], const uint8_t *s,
 		uint8_t b;
 
 		if (cp < 0 || cp >= 324 || dec[cp] < 0)
-			return TFM_TOK_EFORMAT;
+			return TFM_EFORMAT;
 		b = (uint8_t) dec[cp];
 		if (tfm_tok_bytes_append(out, &b, 1))
-			return TFM_TOK_ENOMEM;
+			return TFM_ENOMEM;
 		i += ul;
 	}
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 /* ---- a small JSON reader for {"string": integer, ...} ----------------------- */
@@ -75,7 +75,7 @@ jstring(tfm_tok_bytes *out, jreader *r)
 {
 	out->len = 0;
 	if (r->p >= r->end || *r->p != '"')
-		return TFM_TOK_EFORMAT;
+		return TFM_EFORMAT;
 	r->p++;
 	while (r->p < r->end)
 	{
@@ -84,17 +84,17 @@ jstring(tfm_tok_bytes *out, jreader *r)
 		size_t tl = 0;
 
 		if (c == '"')
-			return TFM_TOK_OK;
+			return TFM_OK;
 		if (c < 0x20)
-			return TFM_TOK_EFORMAT;
+			return TFM_EFORMAT;
 		if (c != '\\')
 		{
 			if (tfm_tok_bytes_append(out, &c, 1))
-				return TFM_TOK_ENOMEM;
+				return TFM_ENOMEM;
 			continue;
 		}
 		if (r->p >= r->end)
-			return TFM_TOK_EFORMAT;
+			return TFM_EFORMAT;
 		c = *r->p++;
 		switch (c)
 		{
@@ -109,28 +109,28 @@ jstring(tfm_tok_bytes *out, jreader *r)
 					uint32_t v, lo;
 
 					if (r->end - r->p < 4 || tfm_hex4(&v, r->p))
-						return TFM_TOK_EFORMAT;
+						return TFM_EFORMAT;
 					r->p += 4;
 					if (v >= 0xD800 && v <= 0xDBFF)
 					{
 						if (r->end - r->p < 6 || r->p[0] != '\\' || r->p[1] != 'u' ||
 							tfm_hex4(&lo, r->p + 2) || lo < 0xDC00 || lo > 0xDFFF)
-							return TFM_TOK_EFORMAT;
+							return TFM_EFORMAT;
 						r->p += 6;
 						v = 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00);
 					}
 					else if (v >= 0xDC00 && v <= 0xDFFF)
-						return TFM_TOK_EFORMAT;
+						return TFM_EFORMAT;
 					tl = tfm_tok_utf8_put(tmp, v);
 				}
 				break;
 			default:
-				return TFM_TOK_EFORMAT;
+				return TFM_EFORMAT;
 		}
 		if (tfm_tok_bytes_append(out, tmp, tl))
-			return TFM_TOK_ENOMEM;
+			return TFM_ENOMEM;
 	}
-	return TFM_TOK_EFORMAT;
+	return TFM_EFORMAT;
 }
 
 static int
@@ -143,28 +143,28 @@ jint(int64_t *v, jreader *r)
 	{
 		x = x * 10 + (*r->p++ - '0');
 		if (++digits > 9)
-			return TFM_TOK_EFORMAT;
+			return TFM_EFORMAT;
 	}
 	if (!digits)
-		return TFM_TOK_EFORMAT;
+		return TFM_EFORMAT;
 	*v = x;
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 /* reads encoder.json into pieces by id: ids[] = entry of each id */
 static int
 read_encoder(tfm_tok_strtab *tab, tfm_tok_ivec *entry_of_id, const int16_t dec[324],
-			 const char *json, size_t len, tfm_tok_err *err)
+			 const char *json, size_t len, tfm_status *err)
 {
 	jreader r = {(const uint8_t *) json, (const uint8_t *) json + len};
 	tfm_tok_bytes key = {0}, raw = {0};
-	int st = TFM_TOK_OK;
+	int st = TFM_OK;
 	size_t n = 0, i;
 
 	jskip(&r);
 	if (r.p >= r.end || *r.p++ != '{')
 	{
-		st = tfm_tok_fail(err, TFM_TOK_EFORMAT, "encoder.json is not a JSON object");
+		st = tfm_status_set(err, TFM_EFORMAT, "encoder.json is not a JSON object");
 		goto done;
 	}
 	jskip(&r);
@@ -178,10 +178,10 @@ read_encoder(tfm_tok_strtab *tab, tfm_tok_ivec *entry_of_id, const int16_t dec[3
 			int added;
 
 			jskip(&r);
-			if ((st = jstring(&key, &r)) != TFM_TOK_OK)
+			if ((st = jstring(&key, &r)) != TFM_OK)
 			{
-				if (st == TFM_TOK_EFORMAT)
-					st = tfm_tok_fail(err, st, "encoder.json: bad string near byte %zu",
+				if (st == TFM_EFORMAT)
+					st = tfm_status_set(err, st, "encoder.json: bad string near byte %zu",
 									  (size_t) (r.p - (const uint8_t *) json));
 				goto done;
 			}
@@ -191,30 +191,30 @@ read_encoder(tfm_tok_strtab *tab, tfm_tok_ivec *entry_of_id, const int16_t dec[3
 			jskip(&r);
 			if (jint(&id, &r) || id >= TFM_TOK_MAX_VOCAB_SIZE)
 			{
-				st = tfm_tok_fail(err, TFM_TOK_EFORMAT,
+				st = tfm_status_set(err, TFM_EFORMAT,
 								  "encoder.json: the value of entry %zu is not an id from 0 to %d",
 								  n + 1, TFM_TOK_MAX_VOCAB_SIZE - 1);
 				goto done;
 			}
-			if ((st = tfm_tok_byte_unmap(&raw, dec, key.data, key.len)) != TFM_TOK_OK)
+			if ((st = tfm_tok_byte_unmap(&raw, dec, key.data, key.len)) != TFM_OK)
 			{
-				if (st == TFM_TOK_EFORMAT)
-					st = tfm_tok_fail(err, st,
+				if (st == TFM_EFORMAT)
+					st = tfm_status_set(err, st,
 									  "encoder.json: piece of id %d uses a character outside GPT-2's byte mapping",
 									  (int) id);
 				goto done;
 			}
 			if (raw.len == 0)
 			{
-				st = tfm_tok_fail(err, TFM_TOK_EFORMAT, "encoder.json: id %d has an empty piece",
+				st = tfm_status_set(err, TFM_EFORMAT, "encoder.json: id %d has an empty piece",
 								  (int) id);
 				goto done;
 			}
-			if ((st = tfm_tok_strtab_intern(&e, &added, tab, raw.data, raw.len)) != TFM_TOK_OK)
+			if ((st = tfm_tok_strtab_intern(&e, &added, tab, raw.data, raw.len)) != TFM_OK)
 				goto done;
 			if (!added)
 			{
-				st = tfm_tok_fail(err, TFM_TOK_EFORMAT, "encoder.json: a piece appears twice (id %d)",
+				st = tfm_status_set(err, TFM_EFORMAT, "encoder.json: a piece appears twice (id %d)",
 								  (int) id);
 				goto done;
 			}
@@ -225,7 +225,7 @@ read_encoder(tfm_tok_strtab *tab, tfm_tok_ivec *entry_of_id, const int16_t dec[3
 				if (tfm_tok_grow((void **) &entry_of_id->data, &entry_of_id->cap,
 								 (size_t) id + 1, sizeof(int32_t)))
 				{
-					st = TFM_TOK_ENOMEM;
+					st = TFM_ENOMEM;
 					goto done;
 				}
 				for (i = old; i <= (size_t) id; i++)
@@ -234,7 +234,7 @@ read_encoder(tfm_tok_strtab *tab, tfm_tok_ivec *entry_of_id, const int16_t dec[3
 			}
 			if (entry_of_id->data[id] >= 0)
 			{
-				st = tfm_tok_fail(err, TFM_TOK_EFORMAT, "encoder.json: id %d appears twice",
+				st = tfm_status_set(err, TFM_EFORMAT, "encoder.json: id %d appears twice",
 								  (int) id);
 				goto done;
 			}
@@ -258,21 +258,21 @@ read_encoder(tfm_tok_strtab *tab, tfm_tok_ivec *entry_of_id, const int16_t dec[3
 		goto bad;
 	if (n == 0)
 	{
-		st = tfm_tok_fail(err, TFM_TOK_EFORMAT, "encoder.json has no entries");
+		st = tfm_status_set(err, TFM_EFORMAT, "encoder.json has no entries");
 		goto done;
 	}
 	for (i = 0; i < entry_of_id->len; i++)
 		if (entry_of_id->data[i] < 0)
 		{
-			st = tfm_tok_fail(err, TFM_TOK_EFORMAT, "encoder.json: id %zu is missing", i);
+			st = tfm_status_set(err, TFM_EFORMAT, "encoder.json: id %zu is missing", i);
 			goto done;
 		}
 	goto done;
 bad:
-	st = tfm_tok_fail(err, TFM_TOK_EFORMAT, "encoder.json: malformed JSON near byte %zu",
+	st = tfm_status_set(err, TFM_EFORMAT, "encoder.json: malformed JSON near byte %zu",
 					  (size_t) (r.p - (const uint8_t *) json));
 done:
-	if (st == TFM_TOK_ENOMEM)
+	if (st == TFM_ENOMEM)
 		st = tfm_tok_oom(err);
 	tfm_tok_bytes_free(&key);
 	tfm_tok_bytes_free(&raw);
@@ -287,16 +287,16 @@ is_sp(uint8_t c)
 
 static int
 read_merges(tfm_tok_ivec *lr, const tfm_tok_strtab *tab, const int32_t *id_of_entry,
-			const int16_t dec[324], const char *text, size_t len, tfm_tok_err *err)
+			const int16_t dec[324], const char *text, size_t len, tfm_status *err)
 {
 	const uint8_t *s = (const uint8_t *) text, *end = s + len, *line, *nl;
 	tfm_tok_bytes raw = {0};
 	size_t lineno = 1;
-	int st = TFM_TOK_OK;
+	int st = TFM_OK;
 
 	nl = memchr(s, '\n', len);
 	if (!nl)
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "vocab.bpe has no line after its version line");
+		return tfm_status_set(err, TFM_EFORMAT, "vocab.bpe has no line after its version line");
 	for (line = nl + 1; line < end && (nl = memchr(line, '\n', (size_t) (end - line))) != NULL;
 		 line = nl + 1)
 	{
@@ -323,7 +323,7 @@ read_merges(tfm_tok_ivec *lr, const tfm_tok_strtab *tab, const int32_t *id_of_en
 			continue;
 		if (nt != 2)
 		{
-			st = tfm_tok_fail(err, TFM_TOK_EFORMAT,
+			st = tfm_status_set(err, TFM_EFORMAT,
 							  "vocab.bpe line %zu: expected two pieces separated by a space", lineno);
 			break;
 		}
@@ -331,10 +331,10 @@ read_merges(tfm_tok_ivec *lr, const tfm_tok_strtab *tab, const int32_t *id_of_en
 		{
 			int32_t e;
 
-			if ((st = tfm_tok_byte_unmap(&raw, dec, tok[k], tl[k])) != TFM_TOK_OK)
+			if ((st = tfm_tok_byte_unmap(&raw, dec, tok[k], tl[k])) != TFM_OK)
 			{
-				if (st == TFM_TOK_EFORMAT)
-					st = tfm_tok_fail(err, st,
+				if (st == TFM_EFORMAT)
+					st = tfm_status_set(err, st,
 									  "vocab.bpe line %zu: a character outside GPT-2's byte mapping",
 									  lineno);
 				goto done;
@@ -342,7 +342,7 @@ read_merges(tfm_tok_ivec *lr, const tfm_tok_strtab *tab, const int32_t *id_of_en
 			e = tfm_tok_strtab_find(tab, raw.data, raw.len);
 			if (e < 0)
 			{
-				st = tfm_tok_fail(err, TFM_TOK_EFORMAT,
+				st = tfm_status_set(err, TFM_EFORMAT,
 								  "vocab.bpe line %zu: piece \"%.*s\" is not in encoder.json",
 								  lineno, (int) (tl[k] > 40 ? 40 : tl[k]), (const char *) tok[k]);
 				goto done;
@@ -355,7 +355,7 @@ read_merges(tfm_tok_ivec *lr, const tfm_tok_strtab *tab, const int32_t *id_of_en
 		}
 		if (lr->len / 2 > TFM_TOK_MAX_VOCAB_SIZE)
 		{
-			st = tfm_tok_fail(err, TFM_TOK_ELIMIT, "vocab.bpe has too many merges");
+			st = tfm_status_set(err, TFM_ELIMIT, "vocab.bpe has too many merges");
 			break;
 		}
 	}
@@ -366,7 +366,7 @@ done:
 
 int
 tfm_tok_import_gpt2(tfm_tokenizer **out, const char *encoder_json, size_t encoder_len,
-					const char *vocab_bpe, size_t vocab_len, tfm_tok_err *err)
+					const char *vocab_bpe, size_t vocab_len, tfm_status *err)
 {
 	int16_t dec[324];
 	tfm_tok_strtab tab = {0}, pieces = {0};
@@ -378,12 +378,12 @@ tfm_tok_import_gpt2(tfm_tokenizer **out, const char *encoder_json, size_t encode
 
 	*out = NULL;
 	tfm_tok_byte_decoder(dec);
-	if ((st = read_encoder(&tab, &entry_of_id, dec, encoder_json, encoder_len, err)) != TFM_TOK_OK)
+	if ((st = read_encoder(&tab, &entry_of_id, dec, encoder_json, encoder_len, err)) != TFM_OK)
 		goto done;
 	n = (int32_t) entry_of_id.len;
 	if (n + TFM_TOK_N_SPECIALS > TFM_TOK_MAX_VOCAB_SIZE)
 	{
-		st = tfm_tok_fail(err, TFM_TOK_ELIMIT, "encoder.json has too many ids");
+		st = tfm_status_set(err, TFM_ELIMIT, "encoder.json has too many ids");
 		goto done;
 	}
 	id_of_entry = tfm_tok_alloc((size_t) n * sizeof(int32_t));
@@ -394,7 +394,7 @@ tfm_tok_import_gpt2(tfm_tokenizer **out, const char *encoder_json, size_t encode
 	}
 	for (i = 0; i < n; i++)
 		id_of_entry[entry_of_id.data[i]] = i;
-	if ((st = read_merges(&lr, &tab, id_of_entry, dec, vocab_bpe, vocab_len, err)) != TFM_TOK_OK)
+	if ((st = read_merges(&lr, &tab, id_of_entry, dec, vocab_bpe, vocab_len, err)) != TFM_OK)
 		goto done;
 	/* pieces in id order, then the specials */
 	for (i = 0; i < n + TFM_TOK_N_SPECIALS; i++)
@@ -421,7 +421,7 @@ tfm_tok_import_gpt2(tfm_tokenizer **out, const char *encoder_json, size_t encode
 		}
 		if (!added)
 		{
-			st = tfm_tok_fail(err, TFM_TOK_EFORMAT, "encoder.json already has the piece %s",
+			st = tfm_status_set(err, TFM_EFORMAT, "encoder.json already has the piece %s",
 							  (const char *) p);
 			goto done;
 		}

@@ -92,7 +92,7 @@ strtab_rehash(tfm_tok_strtab *s, size_t nslots)
 	int32_t e;
 
 	if (!slots)
-		return TFM_TOK_ENOMEM;
+		return TFM_ENOMEM;
 	memset(slots, 0xff, nslots * sizeof(int32_t));
 	for (e = 0; e < s->n; e++)
 	{
@@ -106,7 +106,7 @@ strtab_rehash(tfm_tok_strtab *s, size_t nslots)
 	tfm_tok_dealloc(s->slots);
 	s->slots = slots;
 	s->mask = mask;
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 int
@@ -117,15 +117,15 @@ tfm_tok_strtab_intern(int32_t *idx, int *added, tfm_tok_strtab *s, const uint8_t
 	int32_t e;
 
 	if (n > UINT32_MAX)
-		return TFM_TOK_ELIMIT;
+		return TFM_ELIMIT;
 	if (!s->slots || (size_t) (s->n + 1) * 4 > (s->mask + 1) * 3)
 	{
 		size_t nslots = s->slots ? (s->mask + 1) * 2 : 64;
 
 		if (s->n >= INT32_MAX - 1)
-			return TFM_TOK_ELIMIT;
+			return TFM_ELIMIT;
 		if (strtab_rehash(s, nslots))
-			return TFM_TOK_ENOMEM;
+			return TFM_ENOMEM;
 	}
 	h = tfm_tok_hash(k, n);
 	for (i = (size_t) (h >> 32) & s->mask;; i = (i + 1) & s->mask)
@@ -139,7 +139,7 @@ tfm_tok_strtab_intern(int32_t *idx, int *added, tfm_tok_strtab *s, const uint8_t
 			*idx = e;
 			if (added)
 				*added = 0;
-			return TFM_TOK_OK;
+			return TFM_OK;
 		}
 	}
 	/* append a new entry */
@@ -150,12 +150,12 @@ tfm_tok_strtab_intern(int32_t *idx, int *added, tfm_tok_strtab *s, const uint8_t
 		if (tfm_tok_grow((void **) &s->off, &c1, s->n + 1, sizeof(uint64_t)) ||
 			tfm_tok_grow((void **) &s->len, &c2, s->n + 1, sizeof(uint32_t)) ||
 			tfm_tok_grow((void **) &s->hash, &c3, s->n + 1, sizeof(uint32_t)))
-			return TFM_TOK_ENOMEM;
+			return TFM_ENOMEM;
 		s->cap = c1 < c2 ? (c1 < c3 ? c1 : c3) : (c2 < c3 ? c2 : c3);
 	}
 	if (n > SIZE_MAX - s->pool_len ||
 		tfm_tok_grow((void **) &s->pool, &s->pool_cap, s->pool_len + n, 1))
-		return TFM_TOK_ENOMEM;
+		return TFM_ENOMEM;
 	e = s->n++;
 	if (n)
 		memcpy(s->pool + s->pool_len, k, n);
@@ -167,7 +167,7 @@ tfm_tok_strtab_intern(int32_t *idx, int *added, tfm_tok_strtab *s, const uint8_t
 	*idx = e;
 	if (added)
 		*added = 1;
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 size_t
@@ -214,7 +214,7 @@ u64map_resize(tfm_tok_u64map *m, size_t nslots)
 	{
 		tfm_tok_dealloc(keys);
 		tfm_tok_dealloc(vals);
-		return TFM_TOK_ENOMEM;
+		return TFM_ENOMEM;
 	}
 	memset(keys, 0xff, nslots * sizeof(uint64_t));
 	if (m->keys)
@@ -233,7 +233,7 @@ u64map_resize(tfm_tok_u64map *m, size_t nslots)
 	m->keys = keys;
 	m->vals = vals;
 	m->mask = mask;
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 int
@@ -243,20 +243,20 @@ tfm_tok_u64map_put(tfm_tok_u64map *m, uint64_t key, int32_t val)
 
 	if (!m->keys || (m->n + 1) * 4 > (m->mask + 1) * 3)
 		if (u64map_resize(m, m->keys ? (m->mask + 1) * 2 : 64))
-			return TFM_TOK_ENOMEM;
+			return TFM_ENOMEM;
 	for (i = (size_t) mix64(key) & m->mask;; i = (i + 1) & m->mask)
 	{
 		if (m->keys[i] == key)
 		{
 			m->vals[i] = val;
-			return TFM_TOK_OK;
+			return TFM_OK;
 		}
 		if (m->keys[i] == UINT64_MAX)
 		{
 			m->keys[i] = key;
 			m->vals[i] = val;
 			m->n++;
-			return TFM_TOK_OK;
+			return TFM_OK;
 		}
 	}
 }

@@ -18,7 +18,7 @@ int
 tfm_tok_import_hf_bpe(tfm_tokenizer **out, const uint8_t *const *pieces, const size_t *piece_lens,
 					  const uint8_t *literal, int32_t n_pieces, const int32_t *merge_lr,
 					  int32_t n_merges, const int32_t special_ids[TFM_TOK_N_SPECIALS],
-					  uint32_t flags, tfm_tok_err *err)
+					  uint32_t flags, tfm_status *err)
 {
 	const uint32_t allowed = TFM_TOK_INFO_TEXT_BOS | TFM_TOK_INFO_LLAMA3 | TFM_TOK_INFO_DIGITS |
 		TFM_TOK_INFO_DIGIT_RUNS | TFM_TOK_INFO_PREFIX_SPACE | TFM_TOK_INFO_IGNORE_MERGES;
@@ -27,25 +27,25 @@ tfm_tok_import_hf_bpe(tfm_tokenizer **out, const uint8_t *const *pieces, const s
 	tfm_tok_bytes raw = {0};
 	tfm_tok_info info;
 	int32_t i, n;
-	int st = TFM_TOK_OK, k;
+	int st = TFM_OK, k;
 
 	*out = NULL;
 	if (flags & ~allowed)
-		return tfm_tok_fail(err, TFM_TOK_EARG, "unknown tokenizer.json bpe flags 0x%x",
+		return tfm_status_set(err, TFM_EINVAL, "unknown tokenizer.json bpe flags 0x%x",
 							(unsigned) (flags & ~allowed));
 	if (n_pieces < 1 || n_pieces > TFM_TOK_MAX_VOCAB_SIZE - TFM_TOK_N_SPECIALS)
-		return tfm_tok_fail(err, TFM_TOK_ELIMIT, "a tokenizer.json bpe needs 1 to %d ids, not %d",
+		return tfm_status_set(err, TFM_ELIMIT, "a tokenizer.json bpe needs 1 to %d ids, not %d",
 							TFM_TOK_MAX_VOCAB_SIZE - TFM_TOK_N_SPECIALS, (int) n_pieces);
 	if (n_merges < 0 || n_merges > TFM_TOK_MAX_VOCAB_SIZE)
-		return tfm_tok_fail(err, TFM_TOK_ELIMIT, "too many merges (%d)", (int) n_merges);
+		return tfm_status_set(err, TFM_ELIMIT, "too many merges (%d)", (int) n_merges);
 	if ((flags & TFM_TOK_INFO_TEXT_BOS) && special_ids[TFM_TOK_BOS] < 0)
-		return tfm_tok_fail(err, TFM_TOK_EARG, "text-bos needs the file's bos id");
+		return tfm_status_set(err, TFM_EINVAL, "text-bos needs the file's bos id");
 	memset(&info, 0, sizeof(info));
 	for (k = 0; k < TFM_TOK_N_SPECIALS; k++)
 	{
 		info.special_ids[k] = special_ids[k];
 		if (special_ids[k] < -1 || special_ids[k] >= n_pieces)
-			return tfm_tok_fail(err, TFM_TOK_EARG, "special %s has id %d, not one of the %d ids",
+			return tfm_status_set(err, TFM_EINVAL, "special %s has id %d, not one of the %d ids",
 								tfm_tok_special_piece((tfm_tok_special) k), (int) special_ids[k],
 								(int) n_pieces);
 	}
@@ -59,7 +59,7 @@ tfm_tok_import_hf_bpe(tfm_tokenizer **out, const uint8_t *const *pieces, const s
 
 		if (!pieces[i] || piece_lens[i] == 0)
 		{
-			st = tfm_tok_fail(err, TFM_TOK_EFORMAT, "id %d has no piece", (int) i);
+			st = tfm_status_set(err, TFM_EFORMAT, "id %d has no piece", (int) i);
 			goto done;
 		}
 		if (literal && literal[i])
@@ -68,10 +68,10 @@ tfm_tok_import_hf_bpe(tfm_tokenizer **out, const uint8_t *const *pieces, const s
 			if (tfm_tok_bytes_append(&raw, pieces[i], piece_lens[i]))
 				goto oom;
 		}
-		else if ((st = tfm_tok_byte_unmap(&raw, dec, pieces[i], piece_lens[i])) != TFM_TOK_OK)
+		else if ((st = tfm_tok_byte_unmap(&raw, dec, pieces[i], piece_lens[i])) != TFM_OK)
 		{
-			if (st == TFM_TOK_EFORMAT)
-				st = tfm_tok_fail(err, st,
+			if (st == TFM_EFORMAT)
+				st = tfm_status_set(err, st,
 								  "the piece of id %d uses a character outside GPT-2's byte mapping",
 								  (int) i);
 			goto done;
@@ -80,7 +80,7 @@ tfm_tok_import_hf_bpe(tfm_tokenizer **out, const uint8_t *const *pieces, const s
 			goto oom;
 		if (!added)
 		{
-			st = tfm_tok_fail(err, TFM_TOK_EFORMAT, "ids %d and %d have the same piece",
+			st = tfm_status_set(err, TFM_EFORMAT, "ids %d and %d have the same piece",
 							  (int) e, (int) i);
 			goto done;
 		}
@@ -107,7 +107,7 @@ tfm_tok_import_hf_bpe(tfm_tokenizer **out, const uint8_t *const *pieces, const s
 		}
 		if (e >= 0)
 		{
-			st = tfm_tok_fail(err, TFM_TOK_EFORMAT,
+			st = tfm_status_set(err, TFM_EFORMAT,
 							  "the piece %s of id %d is already another special", name, (int) e);
 			goto done;
 		}

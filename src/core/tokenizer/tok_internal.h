@@ -21,9 +21,7 @@ void  tfm_tok_dealloc(void *p);                       /* p may be NULL */
 /* grows *p (elements of size) to hold at least need; returns 0 or ENOMEM */
 int   tfm_tok_grow(void **p, size_t *cap, size_t need, size_t size);
 
-int   tfm_tok_fail(tfm_tok_err *err, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-int   tfm_tok_oom(tfm_tok_err *err);
+int   tfm_tok_oom(tfm_status *err);
 
 uint64_t tfm_tok_hash(const uint8_t *s, size_t n);
 
@@ -69,7 +67,7 @@ size_t  tfm_tok_strtab_memory(const tfm_tok_strtab *s);
 /* piece i of a vocabulary appended to s; else s is freed and the error
  * returned (out of memory, or the piece of an earlier id) */
 int     tfm_tok_vocab_add(tfm_tok_strtab *s, const uint8_t *piece, size_t len, int32_t i,
-						  tfm_tok_err *err);
+						  tfm_status *err);
 
 static inline const uint8_t *
 tfm_tok_strtab_key(const tfm_tok_strtab *s, int32_t i)
@@ -174,7 +172,7 @@ int tfm_tok_lower_append(tfm_tok_bytes *b, const uint8_t *s, size_t n);
  * character: returns 1 to go on, 0 to stop, -1 on out-of-memory */
 typedef int (*tfm_tok_bert_cb)(void *arg, const uint8_t *word, size_t len, size_t off);
 /* scratch holds the word being built; lower and strip say whether to
- * lower-case and to strip accents; returns TFM_TOK_OK or TFM_TOK_ENOMEM */
+ * lower-case and to strip accents; returns TFM_OK or TFM_ENOMEM */
 int tfm_tok_bert_words(tfm_tok_bytes *scratch, const uint8_t *s, size_t len,
 					   int lower, int strip, tfm_tok_bert_cb cb, void *arg);
 /* ---- training pieces (tok_bpe_train.c) --------------------------------------- */
@@ -193,26 +191,26 @@ typedef struct tfm_tok_bpe_job
 	tfm_tok_ivec   *merges;         /* out: left, right pairs by rank */
 } tfm_tok_bpe_job;
 
-int tfm_tok_bpe_learn(tfm_tok_bpe_job *job, tfm_tok_err *err);
+int tfm_tok_bpe_learn(tfm_tok_bpe_job *job, tfm_status *err);
 
 /* ---- building (tok_vocab.c) ---------------------------------------------------- */
 /* pieces from a strtab (entry i = id i) */
 int tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 							  const tfm_tok_strtab *pieces,
-							  const int32_t *merge_lr, tfm_tok_err *err);
+							  const int32_t *merge_lr, tfm_status *err);
 
 /* ---- SentencePiece-style BPE (tok_spiece.c) ---------------------------------- */
 /* emits ids (and byte offsets) of text; *n_out ids, at most cap */
 int  tfm_tok_spiece_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
 						   tfm_tokenizer *t, const uint8_t *s, size_t len);
 int  tfm_tok_spiece_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t,
-						   const int32_t *ids, size_t n_ids, uint32_t flags, tfm_tok_err *err);
+						   const int32_t *ids, size_t n_ids, uint32_t flags, tfm_status *err);
 
 /* ---- GPT-2's printable byte mapping (tok_gpt2.c) ------------------------------ */
 /* dec[cp] = the byte that code point cp stands for, -1 if none */
 void tfm_tok_byte_decoder(int16_t dec[324]);
 /* the raw bytes of the printable form s[0..n) into out (replacing its
- * contents); TFM_TOK_EFORMAT for a character outside the mapping */
+ * contents); TFM_EFORMAT for a character outside the mapping */
 int  tfm_tok_byte_unmap(tfm_tok_bytes *out, const int16_t dec[324], const uint8_t *s, size_t n);
 
 /* ---- bpe encoding of one pre-token (tok_bpe_encode.c) ------------------------ */

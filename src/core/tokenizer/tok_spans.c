@@ -31,7 +31,7 @@ trim_space(const uint8_t *s, size_t from, size_t to)
 
 int
 tfm_tok_spans(size_t *ends, const size_t *starts, size_t n, const tfm_tokenizer *t,
-			  const char *text, size_t len, tfm_tok_err *err)
+			  const char *text, size_t len, tfm_status *err)
 {
 	const uint8_t *s = (const uint8_t *) text;
 	int skips = t->info.kind == TFM_TOK_WORD || t->info.kind == TFM_TOK_WORDPIECE;
@@ -39,7 +39,7 @@ tfm_tok_spans(size_t *ends, const size_t *starts, size_t n, const tfm_tokenizer 
 
 	for (i = 0; i < n; i++)
 		if (starts[i] > len || (i > 0 && starts[i] < starts[i - 1]))
-			return tfm_tok_fail(err, TFM_TOK_EARG,
+			return tfm_status_set(err, TFM_EINVAL,
 								"token %zu starts at byte %zu, %s", i, starts[i],
 								starts[i] > len ? "past the end of the text" : "before the token before it");
 	for (i = n; i-- > 0;)
@@ -55,5 +55,5 @@ tfm_tok_spans(size_t *ends, const size_t *starts, size_t n, const tfm_tokenizer 
 			ends[i] = starts[i] + tfm_tok_utf8_next(&cp, s + starts[i], len - starts[i]);
 		}
 	}
-	return TFM_TOK_OK;
+	return TFM_OK;
 }

@@ -55,16 +55,16 @@ tfm_tok_spiece_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
 	int32_t *sym = NULL, *next = NULL, *prev = NULL;
 	size_t *off = NULL;
 	size_t m = 0, pos = 0, i, w = 0;
-	int st = TFM_TOK_ENOMEM;
+	int st = TFM_ENOMEM;
 
 	*n_out = 0;
 	if (len == 0)
-		return TFM_TOK_OK;
+		return TFM_OK;
 	if (len >= INT32_MAX / 4)
-		return TFM_TOK_ELIMIT;
+		return TFM_ELIMIT;
 	/* at most 3 symbols per byte (a space whose "▁" falls back to bytes), and the leading "▁" */
 	if (len > (SIZE_MAX / sizeof(size_t) - 3) / 3)
-		return TFM_TOK_ELIMIT;
+		return TFM_ELIMIT;
 	sym = tfm_tok_alloc((3 * len + 3) * sizeof(int32_t));
 	off = tfm_tok_alloc((3 * len + 3) * sizeof(size_t));
 	next = tfm_tok_alloc((3 * len + 3) * sizeof(int32_t));
@@ -85,7 +85,7 @@ tfm_tok_spiece_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
 		pos += ul;
 	}
 
-	if ((st = tfm_tok_merge_all(t, sym, next, prev, m, 0)) != TFM_TOK_OK)
+	if ((st = tfm_tok_merge_all(t, sym, next, prev, m, 0)) != TFM_OK)
 		goto done;
 	for (i = 0; i < m; i = next[i] < 0 ? m : (size_t) next[i])
 	{
@@ -98,7 +98,7 @@ tfm_tok_spiece_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
 		w++;
 	}
 	*n_out = w;
-	st = TFM_TOK_OK;
+	st = TFM_OK;
 done:
 	tfm_tok_dealloc(sym);
 	tfm_tok_dealloc(off);
@@ -139,7 +139,7 @@ id_bytes(const tfm_tokenizer *t, int32_t id, uint32_t flags, size_t *l, uint8_t 
 
 int
 tfm_tok_spiece_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t,
-					  const int32_t *ids, size_t n_ids, uint32_t flags, tfm_tok_err *err)
+					  const int32_t *ids, size_t n_ids, uint32_t flags, tfm_status *err)
 {
 	size_t need = 0, w = 0, i, r, skip = 0;
 	uint8_t *raw;
@@ -148,7 +148,7 @@ tfm_tok_spiece_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer 
 	*n_out = 0;
 	for (i = 0; i < n_ids; i++)
 		if (ids[i] < 0 || ids[i] >= t->info.vocab_size)
-			return tfm_tok_fail(err, TFM_TOK_ERANGE,
+			return tfm_status_set(err, TFM_ERANGE,
 								"token id %d at position %zu is out of range (the vocabulary has %d ids)",
 								(int) ids[i], i + 1, (int) t->info.vocab_size);
 	for (i = 0; i < n_ids; i++)
@@ -191,7 +191,7 @@ tfm_tok_spiece_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer 
 	if (need > cap)
 	{
 		tfm_tok_dealloc(raw);
-		return tfm_tok_fail(err, TFM_TOK_ELIMIT, "output buffer too small for the text");
+		return tfm_status_set(err, TFM_ELIMIT, "output buffer too small for the text");
 	}
 	for (r = skip; r < w;)
 	{
@@ -211,7 +211,7 @@ tfm_tok_spiece_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer 
 		r += ul;
 	}
 	tfm_tok_dealloc(raw);
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 int
@@ -219,7 +219,7 @@ tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
 					  const size_t *piece_lens, int32_t n_pieces,
 					  const int32_t *merge_lr, int32_t n_merges,
 					  int32_t unk_id, int32_t bos_id, int32_t eos_id, int text_bos,
-					  tfm_tok_err *err)
+					  tfm_status *err)
 {
 	tfm_tok_strtab tab = {0};
 	tfm_tok_info info;
@@ -228,7 +228,7 @@ tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
 
 	*out = NULL;
 	if (n_pieces < 1 || n_pieces > TFM_TOK_MAX_VOCAB_SIZE - 3)
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "vocabulary size %d is out of range",
+		return tfm_status_set(err, TFM_EFORMAT, "vocabulary size %d is out of range",
 							(int) n_pieces);
 	{
 		int32_t sp = -1;
@@ -237,12 +237,12 @@ tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
 			if (piece_lens[i] == 3 && memcmp(pieces[i], space_piece, 3) == 0)
 				sp = i;
 		if (sp < 0)
-			return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the vocabulary has no piece \"▁\" (U+2581)");
+			return tfm_status_set(err, TFM_EFORMAT, "the vocabulary has no piece \"▁\" (U+2581)");
 	}
 	if (unk_id < 0 || unk_id >= n_pieces || bos_id < 0 || bos_id >= n_pieces ||
 		eos_id < 0 || eos_id >= n_pieces || unk_id == bos_id || unk_id == eos_id ||
 		bos_id == eos_id)
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT,
+		return tfm_status_set(err, TFM_EFORMAT,
 							"unk, bos and eos must be three distinct ids of the vocabulary");
 	memset(&info, 0, sizeof(info));
 	info.format_version = TFM_TOK_FORMAT_VERSION;
@@ -258,10 +258,10 @@ tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
 		if (piece_lens[i] == 0 || piece_lens[i] > TFM_TOK_MAX_PIECE_BYTES)
 		{
 			tfm_tok_strtab_free(&tab);
-			return tfm_tok_fail(err, TFM_TOK_EFORMAT, "piece of id %d has invalid length %zu",
+			return tfm_status_set(err, TFM_EFORMAT, "piece of id %d has invalid length %zu",
 								(int) i, piece_lens[i]);
 		}
-		if ((st = tfm_tok_vocab_add(&tab, pieces[i], piece_lens[i], i, err)) != TFM_TOK_OK)
+		if ((st = tfm_tok_vocab_add(&tab, pieces[i], piece_lens[i], i, err)) != TFM_OK)
 			return st;
 	}
 	for (int k = 0; k < 3; k++)
@@ -278,7 +278,7 @@ tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
 		if (!added)
 		{
 			tfm_tok_strtab_free(&tab);
-			return tfm_tok_fail(err, TFM_TOK_EFORMAT,
+			return tfm_status_set(err, TFM_EFORMAT,
 								"the vocabulary has tfm's special piece %s (id %d)", name, (int) e);
 		}
 		info.special_ids[extra[k]] = e;

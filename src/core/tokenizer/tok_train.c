@@ -85,10 +85,10 @@ add_specials(tfm_tok_strtab *v, tfm_tok_info *info)
 		int32_t e;
 
 		if (tfm_tok_strtab_intern(&e, NULL, v, (const uint8_t *) p, strlen(p)))
-			return TFM_TOK_ENOMEM;
+			return TFM_ENOMEM;
 		info->special_ids[i] = e;
 	}
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 static int
@@ -102,9 +102,9 @@ add_bytes(tfm_tok_strtab *v)
 		int32_t e;
 
 		if (tfm_tok_strtab_intern(&e, NULL, v, &x, 1))
-			return TFM_TOK_ENOMEM;
+			return TFM_ENOMEM;
 	}
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 /* char, word: most frequent keys */
@@ -120,9 +120,9 @@ train_top(tfm_tok_strtab *v, key_entry *k, size_t n, int32_t vocab_size, int64_t
 		int added;
 
 		if (tfm_tok_strtab_intern(&e, &added, v, k[i].key, k[i].len))
-			return TFM_TOK_ENOMEM;
+			return TFM_ENOMEM;
 	}
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 /* bpe and wordpiece: initial symbols then merges */
@@ -145,7 +145,7 @@ wp_symbol(tfm_tok_bytes *tmp, size_t *ul, const key_entry *k, size_t p)
 static int
 train_merges(tfm_tok_strtab *v, tfm_tok_ivec *merges, const tfm_tok_counter *c, key_entry *k,
 			 size_t n, int32_t vocab_size, int64_t min_count, tfm_tok_progress_fn progress,
-			 void *arg, tfm_tok_err *err)
+			 void *arg, tfm_status *err)
 {
 	int wordpiece = c->opt.kind == TFM_TOK_WORDPIECE;
 	size_t total = 0, i, j;
@@ -154,7 +154,7 @@ train_merges(tfm_tok_strtab *v, tfm_tok_ivec *merges, const tfm_tok_counter *c, 
 	int64_t *counts = NULL;
 	tfm_tok_bytes tmp = {0};
 	tfm_tok_bpe_job job;
-	int st = TFM_TOK_OK;
+	int st = TFM_OK;
 
 	for (i = 0; i < n; i++)
 		total += k[i].len;
@@ -170,7 +170,7 @@ train_merges(tfm_tok_strtab *v, tfm_tok_ivec *merges, const tfm_tok_counter *c, 
 	{
 		if (vocab_size < TFM_TOK_N_SPECIALS + 256)
 		{
-			st = tfm_tok_fail(err, TFM_TOK_EVOCAB,
+			st = tfm_status_set(err, TFM_EINVAL,
 							  "vocab_size %d is too small for bpe: %d special tokens and 256 bytes need at least %d",
 							  (int) vocab_size, TFM_TOK_N_SPECIALS, TFM_TOK_N_SPECIALS + 256);
 			goto done;
@@ -188,7 +188,7 @@ train_merges(tfm_tok_strtab *v, tfm_tok_ivec *merges, const tfm_tok_counter *c, 
 		key_entry *ak;
 		int32_t e;
 
-		for (i = 0; i < n && st == TFM_TOK_OK; i++)
+		for (i = 0; i < n && st == TFM_OK; i++)
 		{
 			size_t p = 0;
 
@@ -199,13 +199,13 @@ train_merges(tfm_tok_strtab *v, tfm_tok_ivec *merges, const tfm_tok_counter *c, 
 				if (wp_symbol(&tmp, &ul, &k[i], p) ||
 					tfm_tok_strtab_intern(&e, NULL, &alpha, tmp.data, tmp.len))
 				{
-					st = TFM_TOK_ENOMEM;
+					st = TFM_ENOMEM;
 					break;
 				}
 				p += ul;
 			}
 		}
-		ak = st == TFM_TOK_OK ? tfm_tok_alloc(((size_t) alpha.n + 1) * sizeof(key_entry)) : NULL;
+		ak = st == TFM_OK ? tfm_tok_alloc(((size_t) alpha.n + 1) * sizeof(key_entry)) : NULL;
 		if (!ak)
 		{
 			tfm_tok_strtab_free(&alpha);
@@ -220,11 +220,11 @@ train_merges(tfm_tok_strtab *v, tfm_tok_ivec *merges, const tfm_tok_counter *c, 
 		}
 		qsort(ak, (size_t) alpha.n, sizeof(key_entry), cmp_key);
 		if (vocab_size < TFM_TOK_N_SPECIALS + alpha.n)
-			st = tfm_tok_fail(err, TFM_TOK_EVOCAB,
+			st = tfm_status_set(err, TFM_EINVAL,
 							  "vocab_size %d is too small for wordpiece: %d special tokens and %d alphabet symbols need at least %d",
 							  (int) vocab_size, TFM_TOK_N_SPECIALS, (int) alpha.n,
 							  TFM_TOK_N_SPECIALS + (int) alpha.n);
-		for (e = 0; e < alpha.n && st == TFM_TOK_OK; e++)
+		for (e = 0; e < alpha.n && st == TFM_OK; e++)
 		{
 			int32_t id;
 
@@ -233,7 +233,7 @@ train_merges(tfm_tok_strtab *v, tfm_tok_ivec *merges, const tfm_tok_counter *c, 
 		}
 		tfm_tok_dealloc(ak);
 		tfm_tok_strtab_free(&alpha);
-		if (st != TFM_TOK_OK)
+		if (st != TFM_OK)
 			goto done;
 	}
 	/* initial symbols of every word */
@@ -287,7 +287,7 @@ done:
 
 int
 tfm_tok_train(tfm_tokenizer **out, const tfm_tok_counter *c, tfm_tok_progress_fn progress,
-			  void *progress_arg, tfm_tok_err *err)
+			  void *progress_arg, tfm_status *err)
 {
 	tfm_tok_options opt = c->opt;
 	tfm_tok_info info;
@@ -295,7 +295,7 @@ tfm_tok_train(tfm_tokenizer **out, const tfm_tok_counter *c, tfm_tok_progress_fn
 	tfm_tok_ivec merges = {0};
 	key_entry *k = NULL;
 	size_t n = 0;
-	int st = TFM_TOK_OK;
+	int st = TFM_OK;
 	int32_t vocab_size;
 	int64_t min_count;
 
@@ -331,7 +331,7 @@ tfm_tok_train(tfm_tokenizer **out, const tfm_tok_counter *c, tfm_tok_progress_fn
 		case TFM_TOK_BYTE:
 			if (opt.vocab_size != 0 && opt.vocab_size < TFM_TOK_N_SPECIALS + 256)
 			{
-				st = tfm_tok_fail(err, TFM_TOK_EVOCAB,
+				st = tfm_status_set(err, TFM_EINVAL,
 								  "vocab_size %d is too small for byte: %d special tokens and 256 bytes need %d",
 								  (int) opt.vocab_size, TFM_TOK_N_SPECIALS,
 								  TFM_TOK_N_SPECIALS + 256);
@@ -351,7 +351,7 @@ tfm_tok_train(tfm_tokenizer **out, const tfm_tok_counter *c, tfm_tok_progress_fn
 							  progress_arg, err);
 			break;
 	}
-	if (st != TFM_TOK_OK)
+	if (st != TFM_OK)
 		goto done;
 	info.vocab_size = v.n;
 	info.n_merges = opt.kind == TFM_TOK_BPE ? (int32_t) (merges.len / 2) : 0;

@@ -49,59 +49,28 @@ tfm_tok_grow(void **p, size_t *cap, size_t need, size_t size)
 	void *np;
 
 	if (need <= *cap)
-		return TFM_TOK_OK;
+		return TFM_OK;
 	ncap = *cap ? *cap : 16;
 	while (ncap < need)
 	{
 		if (ncap > SIZE_MAX / 2)
-			return TFM_TOK_ENOMEM;
+			return TFM_ENOMEM;
 		ncap *= 2;
 	}
 	if (ncap > SIZE_MAX / size)
-		return TFM_TOK_ENOMEM;
+		return TFM_ENOMEM;
 	np = tfm_tok_realloc(*p, ncap * size);
 	if (!np)
-		return TFM_TOK_ENOMEM;
+		return TFM_ENOMEM;
 	*p = np;
 	*cap = ncap;
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 int
-tfm_tok_fail(tfm_tok_err *err, int status, const char *fmt, ...)
+tfm_tok_oom(tfm_status *err)
 {
-	if (err)
-	{
-		va_list ap;
-
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-		va_end(ap);
-	}
-	return status;
-}
-
-int
-tfm_tok_oom(tfm_tok_err *err)
-{
-	return tfm_tok_fail(err, TFM_TOK_ENOMEM, "out of memory in the tokenizer");
-}
-
-const char *
-tfm_tok_status_name(int status)
-{
-	switch (status)
-	{
-		case TFM_TOK_OK: return "ok";
-		case TFM_TOK_ENOMEM: return "out of memory";
-		case TFM_TOK_EARG: return "invalid argument";
-		case TFM_TOK_EVOCAB: return "vocabulary size too small";
-		case TFM_TOK_EFORMAT: return "malformed tokenizer data";
-		case TFM_TOK_ERANGE: return "token id out of range";
-		case TFM_TOK_ELIMIT: return "size limit exceeded";
-		case TFM_TOK_ECANCEL: return "canceled";
-	}
-	return "unknown status";
+	return tfm_status_set(err, TFM_ENOMEM, "out of memory in the tokenizer");
 }
 
 static const char *const kind_names[] = {NULL, "byte", "char", "word", "bpe", "wordpiece"};
@@ -123,9 +92,9 @@ tfm_tok_kind_parse(tfm_tok_kind *kind, const char *name)
 		if (name && strcmp(name, kind_names[k]) == 0)
 		{
 			*kind = (tfm_tok_kind) k;
-			return TFM_TOK_OK;
+			return TFM_OK;
 		}
-	return TFM_TOK_EARG;
+	return TFM_EINVAL;
 }
 
 static const char *const special_pieces[TFM_TOK_N_SPECIALS] = {
@@ -144,13 +113,13 @@ int
 tfm_tok_bytes_append(tfm_tok_bytes *b, const void *p, size_t n)
 {
 	if (n > SIZE_MAX - b->len)
-		return TFM_TOK_ENOMEM;
+		return TFM_ENOMEM;
 	if (tfm_tok_grow((void **) &b->data, &b->cap, b->len + n, 1))
-		return TFM_TOK_ENOMEM;
+		return TFM_ENOMEM;
 	if (n)
 		memcpy(b->data + b->len, p, n);
 	b->len += n;
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 int
@@ -158,9 +127,9 @@ tfm_tok_ivec_push(tfm_tok_ivec *v, int32_t x)
 {
 	if (v->len == v->cap &&
 		tfm_tok_grow((void **) &v->data, &v->cap, v->len + 1, sizeof(int32_t)))
-		return TFM_TOK_ENOMEM;
+		return TFM_ENOMEM;
 	v->data[v->len++] = x;
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 void

@@ -43,70 +43,70 @@ tfm_tok_free(tfm_tokenizer *t)
 }
 
 static int
-check_info(const tfm_tok_info *info, tfm_tok_err *err)
+check_info(const tfm_tok_info *info, tfm_status *err)
 {
 	const uint32_t hf_opts = TFM_TOK_INFO_LLAMA3 | TFM_TOK_INFO_DIGITS |
 		TFM_TOK_INFO_DIGIT_RUNS | TFM_TOK_INFO_PREFIX_SPACE | TFM_TOK_INFO_IGNORE_MERGES;
 	int i, j;
 
 	if (info->format_version != TFM_TOK_FORMAT_VERSION)
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT,
+		return tfm_status_set(err, TFM_EFORMAT,
 							"tokenizer format version %d is not supported (expected %d)",
 							(int) info->format_version, TFM_TOK_FORMAT_VERSION);
 	if (!tfm_tok_kind_name(info->kind))
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "unknown tokenizer kind %d", (int) info->kind);
+		return tfm_status_set(err, TFM_EFORMAT, "unknown tokenizer kind %d", (int) info->kind);
 	if (info->flags & ~(TFM_TOK_INFO_LOWERCASE | TFM_TOK_INFO_GPT2_JS | TFM_TOK_INFO_BERT |
 						TFM_TOK_INFO_SPIECE | TFM_TOK_INFO_TEXT_BOS | TFM_TOK_INFO_HF_BPE |
 						hf_opts | TFM_TOK_INFO_CASED | TFM_TOK_INFO_KEEP_ACCENTS))
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "unknown tokenizer flags 0x%x",
+		return tfm_status_set(err, TFM_EFORMAT, "unknown tokenizer flags 0x%x",
 							(unsigned) info->flags);
 	if ((info->flags & TFM_TOK_INFO_HF_BPE) &&
 		(info->kind != TFM_TOK_BPE || (info->flags & (TFM_TOK_INFO_GPT2_JS | TFM_TOK_INFO_SPIECE))))
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the tokenizer.json bpe flag needs a bpe tokenizer");
+		return tfm_status_set(err, TFM_EFORMAT, "the tokenizer.json bpe flag needs a bpe tokenizer");
 	if ((info->flags & hf_opts) && !(info->flags & TFM_TOK_INFO_HF_BPE))
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT,
+		return tfm_status_set(err, TFM_EFORMAT,
 							"pre-tokenizer options need a tokenizer.json bpe tokenizer");
 	if ((info->flags & TFM_TOK_INFO_DIGITS) && (info->flags & TFM_TOK_INFO_DIGIT_RUNS))
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the digits flags exclude each other");
+		return tfm_status_set(err, TFM_EFORMAT, "the digits flags exclude each other");
 	if ((info->flags & (TFM_TOK_INFO_CASED | TFM_TOK_INFO_KEEP_ACCENTS)) &&
 		!(info->flags & TFM_TOK_INFO_BERT))
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the cased and accents flags need the bert flag");
+		return tfm_status_set(err, TFM_EFORMAT, "the cased and accents flags need the bert flag");
 	if ((info->flags & TFM_TOK_INFO_GPT2_JS) && info->kind != TFM_TOK_BPE)
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the gpt2 flag needs a bpe tokenizer");
+		return tfm_status_set(err, TFM_EFORMAT, "the gpt2 flag needs a bpe tokenizer");
 	if ((info->flags & TFM_TOK_INFO_SPIECE) &&
 		(info->kind != TFM_TOK_BPE || (info->flags & TFM_TOK_INFO_GPT2_JS)))
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the sentencepiece flag needs a bpe tokenizer");
+		return tfm_status_set(err, TFM_EFORMAT, "the sentencepiece flag needs a bpe tokenizer");
 	if ((info->flags & TFM_TOK_INFO_TEXT_BOS) &&
 		!(info->flags & (TFM_TOK_INFO_SPIECE | TFM_TOK_INFO_HF_BPE)))
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT,
+		return tfm_status_set(err, TFM_EFORMAT,
 							"the text-bos flag needs a sentencepiece or tokenizer.json bpe tokenizer");
 	if ((info->flags & TFM_TOK_INFO_BERT) && info->kind != TFM_TOK_WORDPIECE)
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "the bert flag needs a wordpiece tokenizer");
+		return tfm_status_set(err, TFM_EFORMAT, "the bert flag needs a wordpiece tokenizer");
 	if ((info->flags & TFM_TOK_INFO_LOWERCASE) &&
 		info->kind != TFM_TOK_WORD && info->kind != TFM_TOK_WORDPIECE)
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT,
+		return tfm_status_set(err, TFM_EFORMAT,
 							"the lowercase flag needs a word or wordpiece tokenizer");
 	if (info->vocab_size < TFM_TOK_N_SPECIALS || info->vocab_size > TFM_TOK_MAX_VOCAB_SIZE)
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "vocabulary size %d is out of range",
+		return tfm_status_set(err, TFM_EFORMAT, "vocabulary size %d is out of range",
 							(int) info->vocab_size);
 	if (info->n_merges < 0 || (info->n_merges > 0 && info->kind != TFM_TOK_BPE) ||
 		info->n_merges > TFM_TOK_MAX_VOCAB_SIZE)
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "merge count %d is invalid for kind %s",
+		return tfm_status_set(err, TFM_EFORMAT, "merge count %d is invalid for kind %s",
 							(int) info->n_merges, tfm_tok_kind_name(info->kind));
 	for (i = 0; i < TFM_TOK_N_SPECIALS; i++)
 	{
 		if (info->special_ids[i] < 0 || info->special_ids[i] >= info->vocab_size)
-			return tfm_tok_fail(err, TFM_TOK_EFORMAT, "special token %s has id %d out of range",
+			return tfm_status_set(err, TFM_EFORMAT, "special token %s has id %d out of range",
 								tfm_tok_special_piece((tfm_tok_special) i),
 								(int) info->special_ids[i]);
 		for (j = 0; j < i; j++)
 			if (info->special_ids[i] == info->special_ids[j])
-				return tfm_tok_fail(err, TFM_TOK_EFORMAT, "special tokens %s and %s share id %d",
+				return tfm_status_set(err, TFM_EFORMAT, "special tokens %s and %s share id %d",
 									tfm_tok_special_piece((tfm_tok_special) j),
 									tfm_tok_special_piece((tfm_tok_special) i),
 									(int) info->special_ids[i]);
 	}
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 /* is s[0..n) exactly one valid UTF-8 character */
@@ -124,9 +124,9 @@ add_js_aliases(tfm_tokenizer *t, tfm_tok_ivec *extra_rank, tfm_tok_ivec *extra_r
 {
 	tfm_tok_bytes key = {0};
 	int32_t r;
-	int st = TFM_TOK_OK;
+	int st = TFM_OK;
 
-	for (r = 0; r < t->info.n_merges && st == TFM_TOK_OK; r++)
+	for (r = 0; r < t->info.n_merges && st == TFM_OK; r++)
 	{
 		int32_t l = t->merge_left[r], rt = t->merge_right[r];
 		size_t ll = tfm_tok_piece_len(t, l), p;
@@ -136,7 +136,7 @@ add_js_aliases(tfm_tokenizer *t, tfm_tok_ivec *extra_rank, tfm_tok_ivec *extra_r
 			tfm_tok_bytes_append(&key, ",", 1) ||
 			tfm_tok_bytes_append(&key, tfm_tok_piece_ptr(t, rt), tfm_tok_piece_len(t, rt)))
 		{
-			st = TFM_TOK_ENOMEM;
+			st = TFM_ENOMEM;
 			break;
 		}
 		for (p = 0; p < key.len; p++)
@@ -152,7 +152,7 @@ add_js_aliases(tfm_tokenizer *t, tfm_tok_ivec *extra_rank, tfm_tok_ivec *extra_r
 				/* the real pair again: a later key may not have been its own */
 				if (tfm_tok_u64map_put(&t->merge_rank, tfm_tok_pair_key(l, rt), r))
 				{
-					st = TFM_TOK_ENOMEM;
+					st = TFM_ENOMEM;
 					break;
 				}
 				continue;
@@ -167,7 +167,7 @@ add_js_aliases(tfm_tokenizer *t, tfm_tok_ivec *extra_rank, tfm_tok_ivec *extra_r
 				tfm_tok_bytes_append(&cat, key.data + p + 1, key.len - p - 1))
 			{
 				tfm_tok_bytes_free(&cat);
-				st = TFM_TOK_ENOMEM;
+				st = TFM_ENOMEM;
 				break;
 			}
 			ab = tfm_tok_strtab_find(&t->lookup, cat.data, cat.len);
@@ -180,7 +180,7 @@ add_js_aliases(tfm_tokenizer *t, tfm_tok_ivec *extra_rank, tfm_tok_ivec *extra_r
 				tfm_tok_ivec_push(extra_result, t->lookup_id[ab]) ||
 				tfm_tok_u64map_put(&t->merge_rank, pk, idx))
 			{
-				st = TFM_TOK_ENOMEM;
+				st = TFM_ENOMEM;
 				break;
 			}
 		}
@@ -213,17 +213,17 @@ spiece_prepare(tfm_tokenizer *t)
 int
 tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 						  const tfm_tok_strtab *pieces, const int32_t *merge_lr,
-						  tfm_tok_err *err)
+						  tfm_status *err)
 {
 	tfm_tokenizer *t;
 	int32_t i, n;
 	int st;
 
 	*out = NULL;
-	if ((st = check_info(info, err)) != TFM_TOK_OK)
+	if ((st = check_info(info, err)) != TFM_OK)
 		return st;
 	if (pieces->n != info->vocab_size)
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "%d distinct pieces for %d ids",
+		return tfm_status_set(err, TFM_EFORMAT, "%d distinct pieces for %d ids",
 							(int) pieces->n, (int) info->vocab_size);
 	n = info->vocab_size;
 	t = tfm_tok_calloc(1, sizeof(*t));
@@ -270,7 +270,7 @@ tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 			memcmp(tfm_tok_piece_ptr(t, id), name, strlen(name)) != 0)
 		{
 			tfm_tok_free(t);
-			return tfm_tok_fail(err, TFM_TOK_EFORMAT, "id %d must have the piece %s",
+			return tfm_status_set(err, TFM_EFORMAT, "id %d must have the piece %s",
 								(int) id, name);
 		}
 	}
@@ -286,7 +286,7 @@ tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 		if (l > TFM_TOK_MAX_PIECE_BYTES || (l == 0 && !t->is_special[i]))
 		{
 			tfm_tok_free(t);
-			return tfm_tok_fail(err, TFM_TOK_EFORMAT, "piece of id %d has invalid length %zu",
+			return tfm_status_set(err, TFM_EFORMAT, "piece of id %d has invalid length %zu",
 								(int) i, l);
 		}
 		if (tfm_tok_strtab_intern(&e, &added, &t->lookup, p, l))
@@ -294,7 +294,7 @@ tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 		if (!added)
 		{
 			tfm_tok_free(t);
-			return tfm_tok_fail(err, TFM_TOK_EFORMAT, "ids %d and %d have the same piece",
+			return tfm_status_set(err, TFM_EFORMAT, "ids %d and %d have the same piece",
 								(int) t->lookup_id[e], (int) i);
 		}
 		t->lookup_id[e] = i;
@@ -305,7 +305,7 @@ tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 		if (info->kind == TFM_TOK_CHAR && !one_char(p, l))
 		{
 			tfm_tok_free(t);
-			return tfm_tok_fail(err, TFM_TOK_EFORMAT,
+			return tfm_status_set(err, TFM_EFORMAT,
 								"piece of id %d is not one UTF-8 character", (int) i);
 		}
 	}
@@ -315,14 +315,14 @@ tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 			if (t->byte_id[i] < 0)
 			{
 				tfm_tok_free(t);
-				return tfm_tok_fail(err, TFM_TOK_EFORMAT,
+				return tfm_status_set(err, TFM_EFORMAT,
 									"%s vocabulary lacks the one-byte piece 0x%02x",
 									tfm_tok_kind_name(info->kind), (unsigned) i);
 			}
 	if (info->kind == TFM_TOK_BYTE && n != TFM_TOK_N_SPECIALS + 256)
 	{
 		tfm_tok_free(t);
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "a byte vocabulary has %d ids, not %d",
+		return tfm_status_set(err, TFM_EFORMAT, "a byte vocabulary has %d ids, not %d",
 							TFM_TOK_N_SPECIALS + 256, (int) n);
 	}
 
@@ -345,7 +345,7 @@ tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 			{
 				tfm_tok_free(t);
 				tfm_tok_bytes_free(&cat);
-				return tfm_tok_fail(err, TFM_TOK_EFORMAT,
+				return tfm_status_set(err, TFM_EFORMAT,
 									"merge of rank %d refers to invalid ids %d and %d",
 									(int) r, (int) l, (int) rt);
 			}
@@ -361,7 +361,7 @@ tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 			{
 				tfm_tok_free(t);
 				tfm_tok_bytes_free(&cat);
-				return tfm_tok_fail(err, TFM_TOK_EFORMAT,
+				return tfm_status_set(err, TFM_EFORMAT,
 									"merge of rank %d (ids %d, %d) makes a piece not in the vocabulary",
 									(int) r, (int) l, (int) rt);
 			}
@@ -373,7 +373,7 @@ tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 			{
 				tfm_tok_free(t);
 				tfm_tok_bytes_free(&cat);
-				return tfm_tok_fail(err, TFM_TOK_EFORMAT,
+				return tfm_status_set(err, TFM_EFORMAT,
 									"merge of rank %d (ids %d, %d) is a duplicate",
 									(int) r, (int) l, (int) rt);
 			}
@@ -387,13 +387,13 @@ tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 		/* real merges first (above), aliases after: an alias replaces a
 		 * real pair only where the reference's string key does too */
 		if ((info->flags & TFM_TOK_INFO_GPT2_JS) &&
-			add_js_aliases(t, &t->alias_rank, &t->alias_result) != TFM_TOK_OK)
+			add_js_aliases(t, &t->alias_rank, &t->alias_result) != TFM_OK)
 			goto oom;
 	}
 	if (info->flags & TFM_TOK_INFO_SPIECE)
 		spiece_prepare(t);
 	*out = t;
-	return TFM_TOK_OK;
+	return TFM_OK;
 oom:
 	tfm_tok_free(t);
 	return tfm_tok_oom(err);
@@ -401,7 +401,7 @@ oom:
 
 int
 tfm_tok_vocab_add(tfm_tok_strtab *s, const uint8_t *piece, size_t len, int32_t i,
-				  tfm_tok_err *err)
+				  tfm_status *err)
 {
 	int32_t e;
 	int added;
@@ -414,33 +414,33 @@ tfm_tok_vocab_add(tfm_tok_strtab *s, const uint8_t *piece, size_t len, int32_t i
 	if (!added)
 	{
 		tfm_tok_strtab_free(s);
-		return tfm_tok_fail(err, TFM_TOK_EFORMAT, "ids %d and %d have the same piece",
+		return tfm_status_set(err, TFM_EFORMAT, "ids %d and %d have the same piece",
 							(int) e, (int) i);
 	}
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 int
 tfm_tok_load(tfm_tokenizer **out, const tfm_tok_info *info, const uint8_t *const *pieces,
 			 const size_t *piece_lens, const int32_t *merge_left, const int32_t *merge_right,
-			 tfm_tok_err *err)
+			 tfm_status *err)
 {
 	tfm_tok_strtab tab = {0};
 	int32_t *lr = NULL, i;
 	int st;
 
 	*out = NULL;
-	if ((st = check_info(info, err)) != TFM_TOK_OK)
+	if ((st = check_info(info, err)) != TFM_OK)
 		return st;
 	for (i = 0; i < info->vocab_size; i++)
 	{
 		if (piece_lens[i] > TFM_TOK_MAX_PIECE_BYTES)
 		{
 			tfm_tok_strtab_free(&tab);
-			return tfm_tok_fail(err, TFM_TOK_EFORMAT, "piece of id %d is longer than %d bytes",
+			return tfm_status_set(err, TFM_EFORMAT, "piece of id %d is longer than %d bytes",
 								(int) i, TFM_TOK_MAX_PIECE_BYTES);
 		}
-		if ((st = tfm_tok_vocab_add(&tab, pieces[i], piece_lens[i], i, err)) != TFM_TOK_OK)
+		if ((st = tfm_tok_vocab_add(&tab, pieces[i], piece_lens[i], i, err)) != TFM_OK)
 			return st;
 	}
 	if (info->n_merges > 0)
@@ -471,29 +471,29 @@ tfm_tok_get_info(tfm_tok_info *info, const tfm_tokenizer *t)
 
 int
 tfm_tok_piece(const uint8_t **bytes, size_t *len, const tfm_tokenizer *t, int32_t id,
-			  tfm_tok_err *err)
+			  tfm_status *err)
 {
 	if (id < 0 || id >= t->info.vocab_size)
-		return tfm_tok_fail(err, TFM_TOK_ERANGE,
+		return tfm_status_set(err, TFM_ERANGE,
 							"token id %d is out of range (the vocabulary has %d ids)",
 							(int) id, (int) t->info.vocab_size);
 	*bytes = tfm_tok_piece_ptr(t, id);
 	*len = tfm_tok_piece_len(t, id);
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 int
 tfm_tok_merge(int32_t *left, int32_t *right, int32_t *result, const tfm_tokenizer *t,
-			  int32_t rank, tfm_tok_err *err)
+			  int32_t rank, tfm_status *err)
 {
 	if (rank < 0 || rank >= t->info.n_merges)
-		return tfm_tok_fail(err, TFM_TOK_ERANGE,
+		return tfm_status_set(err, TFM_ERANGE,
 							"merge rank %d is out of range (the tokenizer has %d merges)",
 							(int) rank, (int) t->info.n_merges);
 	*left = t->merge_left[rank];
 	*right = t->merge_right[rank];
 	*result = t->merge_result[rank];
-	return TFM_TOK_OK;
+	return TFM_OK;
 }
 
 int32_t

@@ -68,7 +68,7 @@ tfm_trainer_init(tfm_trainer *tr, tfm_model *m, const tfm_train_opts *o)
 	tr->m = m;
 	tr->o = *o;
 	if (o->precision != TFM_PREC_FP32 && o->precision != TFM_PREC_BF16)
-		return -2;
+		return TFM_EUNSUPPORTED;
 	if ((r = tfm_model_set_train_precision(m, o->precision)) != 0)
 		return r;
 	if ((r = tfm_adam_init(&tr->opt, m->n_floats, o->beta1, o->beta2, o->eps,

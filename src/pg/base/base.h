@@ -10,6 +10,7 @@
 
 #include "tfm/model.h"
 #include "tfm/precision.h"
+#include "tfm/status.h"
 #include "tfm/tokenizer.h"
 
 /* ---- core objects owned by a memory context (guard.c) ---- */
@@ -39,6 +40,22 @@ void		tfm_poll_interrupts(void *arg);
  */
 int			tfm_interrupt_pending(void *arg);
 /*
+ * The one place a core failure becomes a PostgreSQL report: the SQLSTATE of
+ * code (a tfm_code; tfm_sqlstate is the map), the message, and a detail
+ * and hint when not NULL.  elevel ERROR does not return.
+ */
+int			tfm_sqlstate(int code);
+void		tfm_report(int elevel, int code, const char *message, const char *detail,
+					   const char *hint);
+/*
+ * A core call's result rc with its status st (may be NULL): TFM_OK
+ * returns; otherwise ERROR "<what>: <message>", or the message alone when
+ * what is NULL (the message is st's, or the code's name when it has none).
+ */
+void		tfm_raise(int rc, const tfm_status *st, const char *what);
+/* an ERROR of that code with a message the PG layer formats */
+void		tfm_raise_code(int code, const char *fmt,...) pg_attribute_printf(2, 3) pg_attribute_noreturn();
+/*
  * A pass's result (tfm_model_forward, tfm_decoder_feed/encode): an id
  * outside the vocabulary (TFM_EBADID) or out of memory become errors.
  * model may be NULL.
@@ -46,8 +63,6 @@ int			tfm_interrupt_pending(void *arg);
 void		tfm_check_pass(int rc, const char *model);
 /* a loss (tfm_model_loss_backward) whose *count is -1: a target outside the vocabulary */
 double		tfm_check_loss(double sum, const int *count, const char *model);
-/* a tokenizer status as an ERROR "<doing>: <message>" with its SQLSTATE */
-void		tfm_tok_check(int status, const tfm_tok_err *err, const char *doing);
 /* pack m for p, stopped by a cancel (raised); 0, or -1 without the memory */
 int			tfm_pack_model(tfm_model *m, tfm_precision p);
 

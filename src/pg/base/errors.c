@@ -1,8 +1,10 @@
 /*
  * errors.c — the core's results as PostgreSQL errors, and its polls as
- * interrupts: a pass's status, a loss over a target outside the
- * vocabulary, a tokenizer status, CHECK_FOR_INTERRUPTS between blocks, and
- * the polled packing of a model for bf16/int8.
+ * interrupts: the one map of a core code (tfm/status.h) to its SQLSTATE and
+ * the one report of a failure (tfm_report, with tfm_raise for a core
+ * status and tfm_raise_code for a message of the PG layer), a pass's
+ * result, CHECK_FOR_INTERRUPTS between blocks, and the polled packing of a
+ * model for bf16/int8.
  */
 #include "postgres.h"
 
@@ -25,30 +27,92 @@ tfm_interrupt_pending(void *arg)
 	return InterruptPending && INTERRUPTS_CAN_BE_PROCESSED();
 }
 
+/*
+ * The SQLSTATE of a core code (tfm/status.h): the one table of them.
+ */
+int
+tfm_sqlstate(int code)
+{
+	switch (code)
+	{
+		case TFM_ENOMEM:
+			return ERRCODE_OUT_OF_MEMORY;
+		case TFM_EBADID:
+		case TFM_EINVAL:
+		case TFM_EBADFILE:
+			return ERRCODE_INVALID_PARAMETER_VALUE;
+		case TFM_ECANCELED:
+			return ERRCODE_QUERY_CANCELED;
+		case TFM_EFORMAT:
+			return ERRCODE_INVALID_TEXT_REPRESENTATION;
+		case TFM_EUNSUPPORTED:
+			return ERRCODE_FEATURE_NOT_SUPPORTED;
+		case TFM_ERANGE:
+			return ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE;
+		case TFM_ELIMIT:
+			return ERRCODE_PROGRAM_LIMIT_EXCEEDED;
+	}
+	return ERRCODE_INTERNAL_ERROR;
+}
+
+/*
+ * The one place a core failure becomes a PostgreSQL report: code's
+ * SQLSTATE, message, and the detail and hint when not NULL.
+ */
+void
+tfm_report(int elevel, int code, const char *message, const char *detail,
+		   const char *hint)
+{
+	ereport(elevel,
+			(errcode(tfm_sqlstate(code)),
+			 errmsg_internal("%s", message),
+			 detail ? errdetail_internal("%s", detail) : 0,
+			 hint ? errhint("%s", hint) : 0));
+}
+
+void
+tfm_raise(int rc, const tfm_status *st, const char *what)
+{
+	const char *msg;
+
+	if (rc == TFM_OK)
+		return;
+	msg = tfm_status_msg(st, rc);
+	tfm_report(ERROR, rc, what ? psprintf("%s: %s", what, msg) : msg, NULL, NULL);
+}
+
+void
+tfm_raise_code(int code, const char *fmt,...)
+{
+	char		buf[1024];
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	tfm_report(ERROR, code, buf, NULL, NULL);
+	pg_unreachable();
+}
+
 void
 tfm_check_pass(int rc, const char *model)
 {
-	if (rc == 0)
+	if (rc == TFM_OK)
 		return;
 	if (rc == TFM_EBADID)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 model ? errmsg("a token id is outside the vocabulary of model \"%s\"", model) :
-				 errmsg("a token id is outside the model's vocabulary")));
-	ereport(ERROR,
-			(errcode(ERRCODE_OUT_OF_MEMORY),
-			 model ? errmsg("out of memory running model \"%s\"", model) :
-			 errmsg("out of memory running the model")));
+		tfm_raise_code(rc, model ? "a token id is outside the vocabulary of model \"%s\"" :
+					   "a token id is outside the model's vocabulary", model);
+	if (model)
+		tfm_raise_code(TFM_ENOMEM, "out of memory running model \"%s\"", model);
+	tfm_raise_code(TFM_ENOMEM, "out of memory running the model");
 }
 
 double
 tfm_check_loss(double sum, const int *count, const char *model)
 {
 	if (*count < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 model ? errmsg("a target token id is outside the vocabulary of model \"%s\"", model) :
-				 errmsg("a target token id is outside the model's vocabulary")));
+		tfm_raise_code(TFM_EBADID, model ? "a target token id is outside the vocabulary of model \"%s\"" :
+					   "a target token id is outside the model's vocabulary", model);
 	return sum;
 }
 
@@ -63,46 +127,8 @@ tfm_pack_model(tfm_model *m, tfm_precision p)
 	{
 		int			rc = tfm_model_set_precision_polled(m, p, tfm_interrupt_pending, NULL);
 
-		if (rc != -2)
+		if (rc != TFM_ECANCELED)
 			return rc;
 		CHECK_FOR_INTERRUPTS();
 	}
-}
-
-/* a tokenizer status of the core as an ERROR: "<doing>: <message>" */
-void
-tfm_tok_check(int status, const tfm_tok_err *err, const char *doing)
-{
-	int			code;
-
-	if (status == TFM_TOK_OK)
-		return;
-	switch (status)
-	{
-		case TFM_TOK_ENOMEM:
-			code = ERRCODE_OUT_OF_MEMORY;
-			break;
-		case TFM_TOK_EVOCAB:
-		case TFM_TOK_EARG:
-			code = ERRCODE_INVALID_PARAMETER_VALUE;
-			break;
-		case TFM_TOK_EFORMAT:
-			code = ERRCODE_INVALID_TEXT_REPRESENTATION;
-			break;
-		case TFM_TOK_ERANGE:
-			code = ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE;
-			break;
-		case TFM_TOK_ELIMIT:
-			code = ERRCODE_PROGRAM_LIMIT_EXCEEDED;
-			break;
-		case TFM_TOK_ECANCEL:
-			code = ERRCODE_QUERY_CANCELED;
-			break;
-		default:
-			code = ERRCODE_INTERNAL_ERROR;
-	}
-	ereport(ERROR,
-			(errcode(code),
-			 errmsg("%s: %s", doing,
-					err && err->msg[0] ? err->msg : tfm_tok_status_name(status))));
 }

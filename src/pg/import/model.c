@@ -53,7 +53,7 @@ check_size(const char *name, const TfmHfConfig *hc, const TfmWeightSource *src, 
 				have = tfm_weights_bytes(src);
 
 	if (!map)
-		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		tfm_raise_code(TFM_ENOMEM, "out of memory");
 	need = 2 * tfm_hf_map_min_values(map);
 	tfm_hf_map_free(map);
 	tfm_check_max_parameters(n_params, name);

@@ -116,31 +116,6 @@ tfm_read_server_file(const char *path, bool optional, uint64 limit, size_t *len)
 }
 
 static void
-st_check(int status, const tfm_st_err *err, const char *what)
-{
-	if (status == TFM_ST_OK)
-		return;
-	ereport(ERROR,
-			(errcode(status == TFM_ST_ENOMEM ? ERRCODE_OUT_OF_MEMORY :
-					 status == TFM_ST_EDTYPE ? ERRCODE_FEATURE_NOT_SUPPORTED :
-					 ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid safetensors %s: %s", what,
-					err->msg[0] ? err->msg : tfm_st_status_name(status))));
-}
-
-/* an index check's failure: the index's path and the core's message */
-static void
-index_check(int status, const tfm_st_err *err, const TfmWeightSource *src)
-{
-	if (status == TFM_ST_OK)
-		return;
-	ereport(ERROR,
-			(errcode(status == TFM_ST_ENOMEM ? ERRCODE_OUT_OF_MEMORY : ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid sharded checkpoint \"%s\": %s", src->what,
-					err->msg[0] ? err->msg : tfm_st_status_name(status))));
-}
-
-static void
 free_st(void *p)
 {
 	tfm_st_free(p);
@@ -170,7 +145,7 @@ file_begin(TfmWeightSource *src, int i, uint8 *found, uint64 *bytes)
 	uint64		hlen;
 	const uint8 *hdr;
 	uint8	   *hbuf = NULL;
-	tfm_st_err	err;
+	tfm_status	err = {0};
 
 	if (!f->mem)
 	{
@@ -189,18 +164,20 @@ file_begin(TfmWeightSource *src, int i, uint8 *found, uint64 *bytes)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid safetensors %s: %llu bytes is too short", f->what,
 						(unsigned long long) f->size)));
-	st_check(tfm_st_header_length(&hlen, file_read(f, 0, TFM_ST_PREFIX, prefix), TFM_ST_PREFIX,
-								  f->size, &err), &err, f->what);
+	tfm_raise(tfm_st_header_length(&hlen, file_read(f, 0, TFM_ST_PREFIX, prefix), TFM_ST_PREFIX,
+								   f->size, &err),
+			  &err, psprintf("invalid safetensors %s", f->what));
 	if (!f->mem)
 		hbuf = palloc_extended(hlen, MCXT_ALLOC_HUGE);
 	hdr = file_read(f, TFM_ST_PREFIX, hlen, hbuf);
-	st_check(tfm_st_parse_header(&f->st, hdr, hlen, f->size, &err), &err, f->what);
+	tfm_raise(tfm_st_parse_header(&f->st, hdr, hlen, f->size, &err),
+			  &err, psprintf("invalid safetensors %s", f->what));
 	f->st_guard = tfm_guard(free_st, f->st);
 	if (hbuf)
 		pfree(hbuf);
 	if (src->index)
-		index_check(tfm_st_index_check_shard(src->index, (size_t) i, f->st, found, bytes, &err),
-					&err, src);
+		tfm_raise(tfm_st_index_check_shard(src->index, (size_t) i, f->st, found, bytes, &err),
+				  &err, psprintf("invalid sharded checkpoint \"%s\"", src->what));
 }
 
 /* file i closed, its header freed */
@@ -244,7 +221,7 @@ tfm_weights_from_dir(TfmWeightSource *src, const char *dir)
 	int			fd = tfm_open_server_file(path, true, &size);
 	char	   *json;
 	size_t		len;
-	tfm_st_err	err;
+	tfm_status	err = {0};
 	tfm_st_index *ix;
 	uint8	   *found;
 	uint64		bytes = 0;
@@ -267,7 +244,8 @@ tfm_weights_from_dir(TfmWeightSource *src, const char *dir)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_FILE),
 				 errmsg("directory \"%s\" holds neither model.safetensors nor %s", dir, INDEX_FILE)));
-	index_check(tfm_st_parse_index(&ix, (const uint8 *) json, len, &err), &err, src);
+	tfm_raise(tfm_st_parse_index(&ix, (const uint8 *) json, len, &err),
+			  &err, psprintf("invalid sharded checkpoint \"%s\"", src->what));
 	pfree(json);
 	src->index = ix;
 	src->index_guard = tfm_guard(free_index, ix);
@@ -287,7 +265,8 @@ tfm_weights_from_dir(TfmWeightSource *src, const char *dir)
 		file_begin(src, i, found, &bytes);
 		file_end(src, i);
 	}
-	index_check(tfm_st_index_check_done(ix, found, bytes, &err), &err, src);
+	tfm_raise(tfm_st_index_check_done(ix, found, bytes, &err),
+			  &err, psprintf("invalid sharded checkpoint \"%s\"", src->what));
 	pfree(found);
 }
 
@@ -329,7 +308,7 @@ tfm_weights_load(tfm_model *m, const TfmHfConfig *hc, TfmWeightSource *src)
 
 	map = tfm_hf_map_create(hc->p.arch, &m->cfg);
 	if (!map)
-		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		tfm_raise_code(TFM_ENOMEM, "out of memory");
 	gm = tfm_guard(free_map, map);
 	if (src->index)
 		found = palloc0(Max(src->index->n_tensors, 1));
@@ -374,9 +353,10 @@ tfm_weights_load(tfm_model *m, const TfmHfConfig *hc, TfmWeightSource *src)
 	}
 	if (src->index)
 	{
-		tfm_st_err	err;
+		tfm_status	err = {0};
 
-		index_check(tfm_st_index_check_done(src->index, found, bytes, &err), &err, src);
+		tfm_raise(tfm_st_index_check_done(src->index, found, bytes, &err),
+				  &err, psprintf("invalid sharded checkpoint \"%s\"", src->what));
 		pfree(found);
 	}
 	if (tfm_hf_finish(m, map, msg, sizeof(msg)) != 0)

@@ -25,7 +25,7 @@ tfm_bleu_add_pg(int64 *stats, const char *hyp, size_t hyp_len,
 		int			st = tfm_bleu_add_polled(stats, hyp, hyp_len, refs, ref_lens, n_refs,
 											 tfm_interrupt_pending, NULL);
 
-		if (st != TFM_BLEU_ECANCELED)
+		if (st != TFM_ECANCELED)
 			return st;
 		CHECK_FOR_INTERRUPTS();
 	}

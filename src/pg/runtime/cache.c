@@ -290,9 +290,7 @@ tfm_model_new(const tfm_config *c, const char *name, uint64 seed)
 	tfm_backend_ready();
 	m = tfm_model_create(c);
 	if (!m)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory creating model \"%s\"", name)));
+		tfm_raise_code(TFM_ENOMEM, "out of memory creating model \"%s\"", name);
 	tfm_guard_model(m);
 	m->poll = tfm_poll_interrupts;	/* a cancel or statement_timeout ends a long init */
 	tfm_model_init(m, seed);

@@ -136,9 +136,7 @@ tfm_generate_prompts(tfm_model *m, const TfmModelRow *row, int32 **prompts, cons
 
 	gen = tfm_generator_create(m, prompts, plens, B, &go);
 	if (!gen)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory for the decoder of model \"%s\"", row->name)));
+		tfm_raise_code(TFM_ENOMEM, "out of memory for the decoder of model \"%s\"", row->name);
 	guard = tfm_guard(free_generator, gen);
 	tfm_check_pass(tfm_generate_run(gen), row->name);
 	rows = tfm_generator_rows(gen);
@@ -196,9 +194,7 @@ tfm_next_token_probs(tfm_model *m, const char *name, const int32 *ids, int n, fl
 					   "running", name, "the length of the prompt");
 	d = tfm_decoder_create(m, 1, n, n);
 	if (!d)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory for the decoder of model \"%s\"", name)));
+		tfm_raise_code(TFM_ENOMEM, "out of memory for the decoder of model \"%s\"", name);
 	guard = tfm_guard(free_decoder, d);
 	logits = palloc(sizeof(float) * V);
 	tfm_check_pass(tfm_decoder_feed(d, ids, NULL, n, logits), name);

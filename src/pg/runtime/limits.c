@@ -109,7 +109,7 @@ tfm_config_params(const tfm_config *c)
 	int64		n = 0;
 
 	if (!info)
-		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		tfm_raise_code(TFM_ENOMEM, "out of memory");
 	for (int i = 0; i < k; i++)
 		n += (int64) info[i].size;
 	free(info);

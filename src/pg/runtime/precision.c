@@ -63,10 +63,10 @@ tfm_apply_precision(tfm_model *m, const TfmModelRow *row)
 	if (tfm_shared_precision(m, row, p))
 		return;
 	if (tfm_pack_model(m, p) != 0)
-		ereport(WARNING,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory packing model \"%s\" for %s: it runs at fp32",
-						row->name, tfm_precision_name(p))));
+		tfm_report(WARNING, TFM_ENOMEM,
+				   psprintf("out of memory packing model \"%s\" for %s: it runs at fp32",
+							row->name, tfm_precision_name(p)),
+				   NULL, NULL);
 }
 
 /* for tfm_info(): the precision auto picks here, the kernels and why */

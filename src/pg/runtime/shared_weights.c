@@ -166,9 +166,7 @@ map_model(const TfmModelRow *row, size_t n_floats)
 	if (!m)
 	{
 		unmap(NULL, mp);
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory loading model \"%s\"", row->name)));
+		tfm_raise_code(TFM_ENOMEM, "out of memory loading model \"%s\"", row->name);
 	}
 	m->poll = tfm_poll_interrupts;
 	return m;

@@ -111,7 +111,7 @@ encode(TfmCachedTokenizer *e, const char *text, size_t len, uint32 flags, size_t
 	int32	   *ids;
 	size_t	   *offs = NULL;
 	size_t		got;
-	tfm_tok_err err;
+	tfm_status err;
 
 	/* max_length only lowers the bound (it may be 2^31 - 1 for a short text) */
 	if (max_length > 0 && max_length < cap)
@@ -133,9 +133,9 @@ encode(TfmCachedTokenizer *e, const char *text, size_t len, uint32 flags, size_t
 		int			st = tfm_tok_encode(ids, offs, cap, &got, e->tok, text, len, flags,
 										max_length, &err);
 
-		if (st != TFM_TOK_ECANCEL)
+		if (st != TFM_ECANCELED)
 		{
-			tfm_tok_check(st, &err, "cannot tokenize");
+			tfm_raise(st, &err, "cannot tokenize");
 			break;
 		}
 		CHECK_FOR_INTERRUPTS();
@@ -156,11 +156,11 @@ tfm_tokenizer_encode_spans(const char *name, const char *text, size_t len, int *
 {
 	TfmCachedTokenizer *e = tfm_tokenizer_cached(name);
 	int32	   *ids = encode(e, text, len, 0, 0, n, starts);
-	tfm_tok_err err;
+	tfm_status	err;
 
 	*ends = palloc_extended(sizeof(size_t) * Max(*n, 1), MCXT_ALLOC_HUGE);
-	tfm_tok_check(tfm_tok_spans(*ends, *starts, (size_t) *n, e->tok, text, len, &err), &err,
-				  "cannot find the tokens' places in the text");
+	tfm_raise(tfm_tok_spans(*ends, *starts, (size_t) *n, e->tok, text, len, &err), &err,
+			  "cannot find the tokens' places in the text");
 	return ids;
 }
 
@@ -234,9 +234,9 @@ tfm_tokenizer_piece_text(const char *name, int32 id)
 {
 	const uint8_t *b;
 	size_t		len;
-	tfm_tok_err err;
+	tfm_status err;
 
-	tfm_tok_check(tfm_tok_piece(&b, &len, tfm_tokenizer_cached(name)->tok, id, &err), &err, "cannot read a piece");
+	tfm_raise(tfm_tok_piece(&b, &len, tfm_tokenizer_cached(name)->tok, id, &err), &err, "cannot read a piece");
 	return tfm_piece_text(b, len);
 }
 
@@ -256,9 +256,9 @@ tfm_tokenizer_decode_flags(const char *name, const int32 *ids, int n, bool conti
 	size_t		cap = tfm_tok_decode_bound(e->tok, n, flags),
 				got;
 	text	   *out = palloc_extended(VARHDRSZ + Max(cap, 1), MCXT_ALLOC_HUGE);
-	tfm_tok_err err;
+	tfm_status err;
 
-	tfm_tok_check(tfm_tok_decode(VARDATA(out), cap, &got, e->tok, ids, n, flags, &err),
+	tfm_raise(tfm_tok_decode(VARDATA(out), cap, &got, e->tok, ids, n, flags, &err),
 			  &err, "cannot detokenize");
 	SET_VARSIZE(out, VARHDRSZ + got);
 	out = tfm_text_without_nul(out);
@@ -286,7 +286,7 @@ detokenized_room(TfmCachedTokenizer *e, const int32 *ids, int n)
 		if ((i & 0xFFFFF) == 0xFFFFF)
 			CHECK_FOR_INTERRUPTS();
 
-		if (tfm_tok_piece(&b, &len, e->tok, ids[i], NULL) != TFM_TOK_OK)
+		if (tfm_tok_piece(&b, &len, e->tok, ids[i], NULL) != TFM_OK)
 			continue;
 		raw += Max(len, 3) + 1;
 		for (int k = 0; k < TFM_TOK_N_SPECIALS; k++)
@@ -307,7 +307,7 @@ tfm_tokenizer_detokenize(TfmCachedTokenizer *e, const int32 *ids, int n)
 	size_t		cap = detokenized_room(e, ids, n),
 				got;
 	text	   *out = palloc_extended(VARHDRSZ + Max(cap, 1), MCXT_ALLOC_HUGE);
-	tfm_tok_err err;
+	tfm_status err;
 
 	/* many ids end at a cancel or statement_timeout (decoded again if nothing was raised) */
 	tfm_tok_set_poll(e->tok, tfm_interrupt_pending, NULL);
@@ -316,9 +316,9 @@ tfm_tokenizer_detokenize(TfmCachedTokenizer *e, const int32 *ids, int n)
 		int			st = tfm_tok_decode(VARDATA(out), cap, &got, e->tok, (const int32_t *) ids,
 										n, TFM_TOK_DECODE_REPLACE, &err);
 
-		if (st != TFM_TOK_ECANCEL)
+		if (st != TFM_ECANCELED)
 		{
-			tfm_tok_check(st, &err, "cannot detokenize");
+			tfm_raise(st, &err, "cannot detokenize");
 			break;
 		}
 		CHECK_FOR_INTERRUPTS();

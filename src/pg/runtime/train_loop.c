@@ -412,10 +412,8 @@ run_step(TrainRun *run, TfmBatchBuf *micro, int n)
 	if (st == TFM_STEP_BADID)
 		tfm_check_pass(TFM_EBADID, run->row.name);
 	if (st == TFM_STEP_NOMEM)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory training model \"%s\"", run->row.name),
-				 errhint("Use a smaller batch_size, or accumulate over micro-batches.")));
+		tfm_report(ERROR, TFM_ENOMEM, psprintf("out of memory training model \"%s\"", run->row.name),
+				   NULL, "Use a smaller batch_size, or accumulate over micro-batches.");
 	if (st == TFM_STEP_NONFINITE)
 	{
 		ereport(WARNING,
@@ -912,9 +910,7 @@ setup_trainer(TrainRun *run, const tfm_train_opts *o)
 				 errdetail("%s.", tfm_lowp_reason()),
 				 errhint("bf16 training pays off where the CPU has AMX-BF16 or AVX512_BF16; see tfm_info().")));
 	if (tfm_trainer_init(&run->tr, run->m, o) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory for the optimizer of model \"%s\"", run->row.name)));
+		tfm_raise_code(TFM_ENOMEM, "out of memory for the optimizer of model \"%s\"", run->row.name);
 	run->tr_guard = tfm_guard(free_trainer, &run->tr);
 	MemoryContextSwitchTo(old);
 }

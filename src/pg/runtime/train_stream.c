@@ -69,9 +69,7 @@ tfm_stream_start(TfmStream *st, const tfm_train_opts *o, MemoryContext cxt)
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 
 	if (tfm_trainer_init(&st->tr, st->m, o) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory for the optimizer of model \"%s\"", st->row.name)));
+		tfm_raise_code(TFM_ENOMEM, "out of memory for the optimizer of model \"%s\"", st->row.name);
 	st->trainer_ready = true;
 	st->cb.func = state_free;
 	st->cb.arg = st;
@@ -113,9 +111,7 @@ flush(TfmStream *st)
 	if (s == TFM_STEP_BADID)
 		tfm_check_pass(TFM_EBADID, st->row.name);
 	if (s == TFM_STEP_NOMEM)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory training model \"%s\"", st->row.name)));
+		tfm_raise_code(TFM_ENOMEM, "out of memory training model \"%s\"", st->row.name);
 	if (s == TFM_STEP_NONFINITE)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),

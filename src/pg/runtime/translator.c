@@ -41,7 +41,7 @@ tfm_source_ids(const TfmModelRow *row, text *t, int *n)
 /*
  * Beam search holds malloc'd state: it must not be left by longjmp.  So the
  * callback only says that an interrupt is pending; the search frees its
- * buffers and returns -2, and the interrupt is taken afterwards.
+ * buffers and returns TFM_ECANCELED, and the interrupt is taken afterwards.
  */
 static int
 cancel_check(void *arg)
@@ -121,17 +121,13 @@ tfm_translate_sources(tfm_model *m, const TfmModelRow *row, int32 **src, const i
 		rc = tfm_beam_search(m, buf, n, Ts, &bo, out, cancel_check, NULL);
 		m->poll = poll;
 	}
-	if (rc == -2)
+	if (rc == TFM_ECANCELED)
 	{
 		CHECK_FOR_INTERRUPTS();
-		ereport(ERROR,
-				(errcode(ERRCODE_QUERY_CANCELED),
-				 errmsg("canceling the translation")));
+		tfm_raise_code(rc, "canceling the translation");
 	}
 	if (rc != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory translating with model \"%s\"", row->name)));
+		tfm_raise_code(TFM_ENOMEM, "out of memory translating with model \"%s\"", row->name);
 }
 
 text *

@@ -40,39 +40,35 @@
 /* ---- checks and conversions ---------------------------------------------- */
 
 
+/* a count's status: the SQLSTATE is the code's (tfm_report), the words tfm_bleu's */
 static void
 bleu_check(int status, size_t bytes)
 {
 	switch (status)
 	{
-		case TFM_BLEU_OK:
+		case TFM_OK:
 			return;
-		case TFM_BLEU_ENOMEM:
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory"),
-					 errdetail("Failed on a row of %zu bytes while counting its n-grams.", bytes)));
+		case TFM_ENOMEM:
+			tfm_report(ERROR, status, "out of memory",
+					   psprintf("Failed on a row of %zu bytes while counting its n-grams.", bytes),
+					   NULL);
 			break;
-		case TFM_BLEU_ELIMIT:
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("too many tokens in one row for tfm_bleu"),
-					 errdetail("A hypothesis and its references may hold at most 4294967294 tokens.")));
+		case TFM_ELIMIT:
+			tfm_report(ERROR, status, "too many tokens in one row for tfm_bleu",
+					   "A hypothesis and its references may hold at most 4294967294 tokens.",
+					   NULL);
 			break;
-		case TFM_BLEU_EOVERFLOW:
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("tfm_bleu statistics out of range for type bigint")));
+		case TFM_ERANGE:
+			tfm_report(ERROR, status, "tfm_bleu statistics out of range for type bigint",
+					   NULL, NULL);
 			break;
-		case TFM_BLEU_ENOREF:
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("no usable reference for a hypothesis"),
-					 errdetail("References that are NULL or empty strings are ignored, as sacreBLEU ignores them; each row needs at least one other.")));
+		case TFM_EINVAL:
+			tfm_report(ERROR, status, "no usable reference for a hypothesis",
+					   "References that are NULL or empty strings are ignored, as sacreBLEU ignores them; each row needs at least one other.",
+					   NULL);
 			break;
-		default:
-			elog(ERROR, "tfm_bleu: unexpected status %d", status);
 	}
+	elog(ERROR, "tfm_bleu: unexpected status %d", status);
 }
 
 /*
@@ -92,7 +88,7 @@ check_state(ArrayType *a)
 				 errdetail("The state is an array of %d bigint statistics without NULLs.",
 						   TFM_BLEU_N_STATS)));
 	s = (int64 *) ARR_DATA_PTR(a);
-	if (tfm_bleu_stats_check(s) != TFM_BLEU_OK)
+	if (tfm_bleu_stats_check(s) != TFM_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid tfm_bleu state"),

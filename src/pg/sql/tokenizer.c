@@ -26,7 +26,7 @@ tfm_tokenizer_import(PG_FUNCTION_ARGS)
 	text	   *vocab,
 			   *merges;
 	TfmTokOwner *own = tfm_tok_owner(CurrentMemoryContext);
-	tfm_tok_err err;
+	tfm_status err;
 
 	tfm_check_new_name("tokenizer", name);
 	TFM_ARG_NOT_NULL(2, "vocab");
@@ -38,7 +38,7 @@ tfm_tokenizer_import(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("tfm imports kind \"bpe\" (GPT-2's encoder.json and vocab.bpe), not \"%s\"", kind)));
 	tfm_tokenizer_check_new(name, false);
-	tfm_tok_check(tfm_tok_import_gpt2(&own->tok, VARDATA_ANY(vocab), VARSIZE_ANY_EXHDR(vocab),
+	tfm_raise(tfm_tok_import_gpt2(&own->tok, VARDATA_ANY(vocab), VARSIZE_ANY_EXHDR(vocab),
 								  VARDATA_ANY(merges), VARSIZE_ANY_EXHDR(merges), &err),
 			  &err, "cannot import the vocabulary");
 	tfm_tokenizer_store(name, own->tok, 0, GetUserId());
@@ -141,11 +141,11 @@ tfm_tokens(PG_FUNCTION_ARGS)
 		bool		nulls[3] = {false, false, false};
 		const uint8_t *b;
 		size_t		len;
-		tfm_tok_err err;
+		tfm_status err;
 		MemoryContext old;
 
 		CHECK_FOR_INTERRUPTS();
-		tfm_tok_check(tfm_tok_piece(&b, &len, e->tok, ids[i], &err), &err, "cannot read a piece");
+		tfm_raise(tfm_tok_piece(&b, &len, e->tok, ids[i], &err), &err, "cannot read a piece");
 		old = MemoryContextSwitchTo(rowcxt);
 		values[0] = Int32GetDatum(i + 1);
 		values[1] = Int32GetDatum(ids[i]);

@@ -45,13 +45,13 @@ static TokAgg *
 agg_new(MemoryContext aggcxt, const char *name, const tfm_tok_options *opt)
 {
 	TokAgg	   *st = MemoryContextAllocZero(aggcxt, sizeof(TokAgg));
-	tfm_tok_err err;
+	tfm_status err;
 
 	st->name = MemoryContextStrdup(aggcxt, name);
 	st->vocab_size = -1;
 	st->own = tfm_tok_owner(aggcxt);
 	if (opt)
-		tfm_tok_check(tfm_tok_counter_create(&st->own->counter, opt, &err), &err,
+		tfm_raise(tfm_tok_counter_create(&st->own->counter, opt, &err), &err,
 				  "cannot train the tokenizer");
 	return st;
 }
@@ -102,7 +102,7 @@ first_row(FunctionCallInfo fcinfo, MemoryContext aggcxt)
 	if (PG_NARGS() > 3)
 	{
 		k = text_to_cstring(PG_GETARG_TEXT_PP(3));
-		if (tfm_tok_kind_parse(&kind, k) != TFM_TOK_OK)
+		if (tfm_tok_kind_parse(&kind, k) != TFM_OK)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("unknown tokenizer kind \"%s\"", k),
@@ -140,8 +140,8 @@ same_options(FunctionCallInfo fcinfo, const TokAgg *st)
 		tfm_tok_kind k1,
 					k2;
 
-		if (tfm_tok_kind_parse(&k1, st->kind) != TFM_TOK_OK ||
-			tfm_tok_kind_parse(&k2, text_to_cstring(PG_GETARG_TEXT_PP(3))) != TFM_TOK_OK ||
+		if (tfm_tok_kind_parse(&k1, st->kind) != TFM_OK ||
+			tfm_tok_kind_parse(&k2, text_to_cstring(PG_GETARG_TEXT_PP(3))) != TFM_OK ||
 			k1 != k2)
 			kind_differs();
 	}
@@ -156,7 +156,7 @@ tfm_tokenizer_count(PG_FUNCTION_ARGS)
 	MemoryContext aggcxt = agg_context(fcinfo, "tfm_tokenizer_count");
 	TokAgg	   *st = PG_ARGISNULL(0) ? NULL : (TokAgg *) PG_GETARG_POINTER(0);
 	text	   *t;
-	tfm_tok_err err;
+	tfm_status err;
 
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
@@ -180,7 +180,7 @@ tfm_tokenizer_count(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(st);	/* NULL rows are skipped */
 	t = PG_GETARG_TEXT_PP(2);
 	CHECK_FOR_INTERRUPTS();
-	tfm_tok_check(tfm_tok_counter_add(st->own->counter, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &err),
+	tfm_raise(tfm_tok_counter_add(st->own->counter, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &err),
 			  &err, "cannot count the row");
 	PG_RETURN_POINTER(st);
 }
@@ -192,7 +192,7 @@ tfm_tokenizer_combine(PG_FUNCTION_ARGS)
 	MemoryContext aggcxt = agg_context(fcinfo, "tfm_tokenizer_combine");
 	TokAgg	   *a = PG_ARGISNULL(0) ? NULL : (TokAgg *) PG_GETARG_POINTER(0);
 	TokAgg	   *b = PG_ARGISNULL(1) ? NULL : (TokAgg *) PG_GETARG_POINTER(1);
-	tfm_tok_err err;
+	tfm_status err;
 
 	if (b == NULL)
 		PG_RETURN_POINTER(a);
@@ -221,7 +221,7 @@ tfm_tokenizer_combine(PG_FUNCTION_ARGS)
 			vocab_size_differs();
 	}
 	CHECK_FOR_INTERRUPTS();
-	tfm_tok_check(tfm_tok_counter_merge(a->own->counter, b->own->counter, &err), &err,
+	tfm_raise(tfm_tok_counter_merge(a->own->counter, b->own->counter, &err), &err,
 			  "cannot combine partial counts");
 	PG_RETURN_POINTER(a);
 }
@@ -236,7 +236,7 @@ tfm_tokenizer_serialize(PG_FUNCTION_ARGS)
 	size_t		nl = strlen(st->name);
 	bytea	   *out;
 	char	   *p;
-	tfm_tok_err err;
+	tfm_status err;
 	int32		nl32 = (int32) nl;
 	int64		n64 = (int64) n;
 
@@ -247,7 +247,7 @@ tfm_tokenizer_serialize(PG_FUNCTION_ARGS)
 	memcpy(p, &nl32, 4);
 	memcpy(p + 4, st->name, nl);
 	memcpy(p + 4 + nl, &n64, 8);
-	tfm_tok_check(tfm_tok_counter_serialize((uint8_t *) p + 12 + nl, n, st->own->counter, &err),
+	tfm_raise(tfm_tok_counter_serialize((uint8_t *) p + 12 + nl, n, st->own->counter, &err),
 			  &err, "cannot serialize partial counts");
 	PG_RETURN_BYTEA_P(out);
 }
@@ -263,7 +263,7 @@ tfm_tokenizer_deserialize(PG_FUNCTION_ARGS)
 	int32		nl;
 	int64		n;
 	TokAgg	   *st;
-	tfm_tok_err err;
+	tfm_status err;
 	char	   *name;
 
 	if (total < 12)
@@ -276,7 +276,7 @@ tfm_tokenizer_deserialize(PG_FUNCTION_ARGS)
 		elog(ERROR, "malformed tokenizer counting state");
 	name = pnstrdup(p + 4, nl);
 	st = agg_new(aggcxt, name, NULL);
-	tfm_tok_check(tfm_tok_counter_deserialize(&st->own->counter, (const uint8_t *) p + 12 + nl,
+	tfm_raise(tfm_tok_counter_deserialize(&st->own->counter, (const uint8_t *) p + 12 + nl,
 										  (size_t) n, &err),
 			  &err, "cannot read partial counts");
 	PG_RETURN_POINTER(st);
@@ -442,7 +442,7 @@ train_progress(void *arg, int32_t done, int32_t target)
 	(void) target;
 	/*
 	 * Training holds malloc'd state, so no longjmp from here: ask the core to
-	 * stop (it frees everything and returns TFM_TOK_ECANCEL), then take the
+	 * stop (it frees everything and returns TFM_ECANCELED), then take the
 	 * interrupt.  Only a cancel or termination stops it: other interrupts
 	 * stay pending and must not fail the aggregate.
 	 */
@@ -455,7 +455,7 @@ tfm_tokenizer_finish(PG_FUNCTION_ARGS)
 {
 	TokAgg	   *st;
 	TfmTokOwner *own;
-	tfm_tok_err err;
+	tfm_status err;
 	tfm_tok_options opt;
 	PendingStore *p;
 	char	   *result;
@@ -468,9 +468,9 @@ tfm_tokenizer_finish(PG_FUNCTION_ARGS)
 	{
 		int			rc = tfm_tok_train(&own->tok, st->own->counter, train_progress, NULL, &err);
 
-		if (rc == TFM_TOK_ECANCEL)
+		if (rc == TFM_ECANCELED)
 			CHECK_FOR_INTERRUPTS();
-		tfm_tok_check(rc, &err, psprintf("cannot train tokenizer \"%s\"", st->name));
+		tfm_raise(rc, &err, psprintf("cannot train tokenizer \"%s\"", st->name));
 	}
 	tfm_tok_counter_get_options(&opt, st->own->counter);
 	result = tfm_tokenizer_summary(st->name, own->tok);

@@ -328,9 +328,7 @@ tfm_catalog_load(const TfmModelRow *row)
 
 	m = tfm_model_create(&row->cfg);
 	if (!m)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory loading model \"%s\"", row->name)));
+		tfm_raise_code(TFM_ENOMEM, "out of memory loading model \"%s\"", row->name);
 	guard = tfm_guard_model(m);
 	m->poll = tfm_poll_interrupts;
 	filled = palloc0(sizeof(size_t) * m->n_tensors);

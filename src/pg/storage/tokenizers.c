@@ -67,7 +67,7 @@ tfm_tokenizer_store(const char *name, const tfm_tokenizer *t, int32 min_count, O
 {
 	TfmAsOwner	as;
 	tfm_tok_info info;
-	tfm_tok_err err;
+	tfm_status err;
 	Datum	   *pieces;
 	Datum	   *lefts,
 			   *rights;
@@ -92,7 +92,7 @@ tfm_tokenizer_store(const char *name, const tfm_tokenizer *t, int32 min_count, O
 		size_t		len;
 		bytea	   *p;
 
-		tfm_tok_check(tfm_tok_piece(&b, &len, t, i, &err), &err, "cannot store the tokenizer");
+		tfm_raise(tfm_tok_piece(&b, &len, t, i, &err), &err, "cannot store the tokenizer");
 		p = palloc(VARHDRSZ + len);
 		SET_VARSIZE(p, VARHDRSZ + len);
 		memcpy(VARDATA(p), b, len);
@@ -106,7 +106,7 @@ tfm_tokenizer_store(const char *name, const tfm_tokenizer *t, int32 min_count, O
 					rr,
 					res;
 
-		tfm_tok_check(tfm_tok_merge(&l, &rr, &res, t, r, &err), &err, "cannot store the tokenizer");
+		tfm_raise(tfm_tok_merge(&l, &rr, &res, t, r, &err), &err, "cannot store the tokenizer");
 		lefts[r] = Int32GetDatum(l);
 		rights[r] = Int32GetDatum(rr);
 	}
@@ -173,7 +173,7 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(name)};
 	tfm_tok_info info;
-	tfm_tok_err err;
+	tfm_status err;
 	tfm_tokenizer *tok = NULL;
 	HeapTuple	tup;
 	TupleDesc	td;
@@ -252,7 +252,7 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 	}
 	status = tfm_tok_load(&tok, &info, pieces, lens, ml, mr, &err);
 	tfm_spi_finish_owner(&as);
-	tfm_tok_check(status, &err, psprintf("cannot load tokenizer \"%s\"", name));
+	tfm_raise(status, &err, psprintf("cannot load tokenizer \"%s\"", name));
 	*idp = id;
 	return tok;
 }
@@ -320,11 +320,11 @@ tfm_tokenizer_import_gpt2(const char *name, const char *enc, size_t enc_len,
 						  const char *bpe, size_t bpe_len)
 {
 	TfmTokOwner *own = tfm_tok_owner(CurrentMemoryContext);
-	tfm_tok_err err;
+	tfm_status err;
 	tfm_tok_info info;
 
 	tfm_tokenizer_check_new(name, false);
-	tfm_tok_check(tfm_tok_import_gpt2(&own->tok, enc, enc_len, bpe, bpe_len, &err),
+	tfm_raise(tfm_tok_import_gpt2(&own->tok, enc, enc_len, bpe, bpe_len, &err),
 			  &err, "cannot import the tokenizer");
 	tfm_tokenizer_store(name, own->tok, 0, GetUserId());
 	tfm_tok_get_info(&info, own->tok);
@@ -342,10 +342,10 @@ tfm_tokenizer_import_spiece(const char *name, const uint8_t *const *pieces, cons
 							int32 bos, int32 eos, bool text_bos)
 {
 	TfmTokOwner *own = tfm_tok_owner(CurrentMemoryContext);
-	tfm_tok_err err;
+	tfm_status err;
 
 	tfm_tokenizer_check_new(name, false);
-	tfm_tok_check(tfm_tok_import_spiece(&own->tok, pieces, lens, n, merge_lr, n_merges, unk, bos, eos,
+	tfm_raise(tfm_tok_import_spiece(&own->tok, pieces, lens, n, merge_lr, n_merges, unk, bos, eos,
 									text_bos, &err),
 			  &err, "cannot import the tokenizer");
 	tfm_tokenizer_store(name, own->tok, 0, GetUserId());
@@ -365,11 +365,11 @@ tfm_tokenizer_import_hf_bpe(const char *name, const uint8_t *const *pieces, cons
 							int32_t *special_ids)
 {
 	TfmTokOwner *own = tfm_tok_owner(CurrentMemoryContext);
-	tfm_tok_err err;
+	tfm_status err;
 	tfm_tok_info info;
 
 	tfm_tokenizer_check_new(name, false);
-	tfm_tok_check(tfm_tok_import_hf_bpe(&own->tok, pieces, lens, literal, n, merge_lr, n_merges,
+	tfm_raise(tfm_tok_import_hf_bpe(&own->tok, pieces, lens, literal, n, merge_lr, n_merges,
 									specials, flags, &err),
 			  &err, "cannot import the tokenizer");
 	tfm_tokenizer_store(name, own->tok, 0, GetUserId());
@@ -384,10 +384,10 @@ tfm_tokenizer_store_pieces(const char *name, const tfm_tok_info *info,
 						   const uint8 *const *pieces, const size_t *lens)
 {
 	TfmTokOwner *own = tfm_tok_owner(CurrentMemoryContext);
-	tfm_tok_err err;
+	tfm_status err;
 
 	tfm_tokenizer_check_new(name, false);
-	tfm_tok_check(tfm_tok_load(&own->tok, info, pieces, lens, NULL, NULL, &err),
+	tfm_raise(tfm_tok_load(&own->tok, info, pieces, lens, NULL, NULL, &err),
 			  &err, "cannot import the tokenizer");
 	tfm_tokenizer_store(name, own->tok, 0, GetUserId());
 }
