@@ -112,6 +112,8 @@ tfm_config_json(const tfm_config *c)
 		appendStringInfo(&s, ", \"kv_heads\": %d", c->kv_heads);
 	if (c->rope_theta > 0.0f)
 		appendStringInfo(&s, ", \"rope_theta\": %.9g", c->rope_theta);
+	if (c->qkv_bias)
+		appendStringInfoString(&s, ", \"qkv_bias\": true");
 	if (c->type_vocab)
 		appendStringInfo(&s, ", \"type_vocab\": %d", c->type_vocab);
 	if (c->emb_norm)
@@ -168,7 +170,8 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"WHEN config->>'cls_pre' = 'relu' THEN 2 ELSE -1 END, "
 		"config->>'precision', "
 		"(config->>'arch' = 'llama')::int, coalesce((config->>'kv_heads')::int, 0), "
-		"coalesce((config->>'rope_theta')::real, 0), name "
+		"coalesce((config->>'rope_theta')::real, 0), name, "
+		"coalesce((config->>'qkv_bias')::bool::int, 0) "
 		/* a model of that name, else the model an alias of that name deploys */
 		"FROM tfm.models WHERE name = $1 "
 		"OR id = (SELECT model_id FROM tfm.aliases WHERE name = $1) "
@@ -289,6 +292,7 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	}
 	row->cfg.kv_heads = get_int(tup, td, 39);
 	row->cfg.rope_theta = DatumGetFloat4(SPI_getbinval(tup, td, 40, &isnull));
+	row->cfg.qkv_bias = get_int(tup, td, 42);	/* added for Qwen2 */
 	tfm_owner_row_end(&r);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,
