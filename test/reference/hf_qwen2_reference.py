@@ -17,7 +17,7 @@ pattern tfm does not recognise yet, and the weights' test needs only ids.
 
 Writes into test/fixtures/hf_qwen2/:
   config.json, model.safetensors (F32, no lm_head.weight), tokenizer.json,
-  reference.json: per input the ids, the log-softmax of the logits (every
+  reference.json: per input (the last: "the cat sat on the mat." after <s>) the ids, the log-softmax of the logits (every
   position of the 5-token input, the last position of the others), the sum
   of next-token log-probabilities and the greedy continuation (10 tokens or
   </s>).
@@ -141,7 +141,9 @@ def main():
     L.write_safetensors(f"{OUT}/model.safetensors", [(n, sd[n]) for n in sorted(sd)], {"format": "pt"})
 
     inputs = [[1], [1, 300, 270, 40, 280], L.encode("the cat sat on the mat.", vocab, merges),
-              [1] + [(7 * i * i + 3) % V for i in range(40)]]
+              [1] + [(7 * i * i + 3) % V for i in range(40)],
+              # the text "the cat sat on the mat." as tfm_generate's prompt (<s> first)
+              [1] + L.encode("the cat sat on the mat.", vocab, merges)]
     ref = {"vocab_size": V, "bos_token_id": 1, "eos_token_id": 2, "cases": []}
     gap = float("inf")
     with torch.no_grad():
