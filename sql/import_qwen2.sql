@@ -58,6 +58,12 @@ SELECT * FROM tfm_import('x', (SELECT cfg || '{"use_sliding_window": true}' FROM
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{architectures}', '["Qwen2ForSequenceClassification"]') FROM qfx), '\x'::bytea);
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{rope_scaling}', '{"type": "yarn", "factor": 4.0}') FROM qfx), '\x'::bytea);
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{hidden_act}', '"gelu"') FROM qfx), '\x'::bytea);
+-- Qwen2's own tokenizer.json: byte-level BPE whose Split pattern is Llama 3's
+-- with \p{N} for \p{N}{1,3}; tfm does not run that pattern yet (here on the
+-- Llama 3 test tokenizer with Qwen2's pattern)
+\set l3 `cat test/tokenizer/hf/llama3.json`
+SELECT tfm_tokenizer_import('qwen2_tok', jsonb_set(:'l3'::jsonb, '{pre_tokenizer,pretokenizers,0,pattern,Regex}',
+       to_jsonb($p$(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+$p$::text)));
 -- Llama's weights under a Qwen2 config: the biases are missing
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(:'lcfg'::jsonb, '{model_type}', '"qwen2"') - 'architectures'), decode(:'lw', 'base64'));
 SELECT count(*) AS models FROM tfm.models WHERE name = 'x';
