@@ -58,6 +58,16 @@ SELECT * FROM tfm_import('x', (SELECT cfg || '{"use_sliding_window": true}' FROM
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{architectures}', '["Qwen2ForSequenceClassification"]') FROM qfx), '\x'::bytea);
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{rope_scaling}', '{"type": "yarn", "factor": 4.0}') FROM qfx), '\x'::bytea);
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{hidden_act}', '"gelu"') FROM qfx), '\x'::bytea);
+-- Qwen2.5's 32768 positions: limited to tfm's 8192 (rotary positions have no
+-- table, so the first 8192 are exact)
+\set qw `base64 -w0 test/fixtures/hf_qwen2/model.safetensors`
+SELECT * FROM tfm_import('qwen2_long', (SELECT jsonb_set(cfg, '{max_position_embeddings}', '32768') FROM qfx), decode(:'qw', 'base64'));
+SELECT config->'max_len' AS max_len FROM tfm.models WHERE name = 'qwen2_long';
+SELECT n, count(*) AS tokens,
+       max(abs(ln(t.probability) - (c.logprobs->-1->>(t.id))::float8)) < 1e-5 AS logprobs_match
+  FROM qcases c, tfm_next_tokens('qwen2_long', c.ids, 1000) t
+ GROUP BY n ORDER BY n;
+SELECT tfm_drop_model('qwen2_long');
 -- Qwen2's own tokenizer.json: byte-level BPE whose Split pattern is Llama 3's
 -- with \p{N} for \p{N}{1,3}; tfm does not run that pattern yet (here on the
 -- Llama 3 test tokenizer with Qwen2's pattern)

@@ -442,6 +442,14 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 	p->tie = jbool(c, "tie_word_embeddings", false);
 	if (family == FAMILY_MISTRAL)
 		mistral_window(c, p);
+	if (family != FAMILY_LLAMA && p->max_len > TFM_LEN_MAX)
+	{
+		/* rotary positions have no table: the first TFM_LEN_MAX are exact */
+		ereport(NOTICE,
+				(errmsg("the model is limited to %d positions (tfm's limit), not its max_position_embeddings %d",
+						TFM_LEN_MAX, p->max_len)));
+		p->max_len = TFM_LEN_MAX;
+	}
 	if (p->heads > 0 && p->d_model % p->heads == 0)
 	{
 		head_dim = jint(c, "head_dim", p->d_model / p->heads, false);
