@@ -485,6 +485,52 @@ load_all(tfm_model *m, tfm_hf_map *map, const tfm_st_file *f, const uint8_t *w)
 	CHECK(tfm_hf_finish(m, map, err, sizeof(err)) == 0, "%s", err);
 }
 
+/* an HF fixture directory loaded into a model through the Llama map */
+typedef struct hf_fixture
+{
+	uint8_t    *w;				/* model.safetensors */
+	char	   *ref;			/* reference.json */
+	tfm_config	c;
+	tfm_st_file *f;
+	tfm_model  *m;
+	tfm_hf_map *map;
+} hf_fixture;
+
+static bool
+fixture_open(hf_fixture *fx, const char *dir, const tfm_hf_params *p)
+{
+	size_t		len,
+				rlen;
+	tfm_st_err	se;
+
+	memset(fx, 0, sizeof(*fx));
+	fx->w = slurp(dir, "model.safetensors", &len);
+	fx->ref = (char *) slurp(dir, "reference.json", &rlen);
+	if (!fx->w || !fx->ref)
+	{
+		CHECK(0, "test/fixtures/%s is missing", dir);
+		free(fx->w);
+		free(fx->ref);
+		return false;
+	}
+	CHECK(tfm_hf_config(&fx->c, p) == NULL, "%s config", dir);
+	CHECK(tfm_st_parse(&fx->f, fx->w, len, &se) == TFM_ST_OK, "safetensors: %s", se.msg);
+	fx->m = tfm_model_create(&fx->c);
+	fx->map = tfm_hf_map_create(TFM_HF_LLAMA, &fx->c);
+	load_all(fx->m, fx->map, fx->f, fx->w);
+	return true;
+}
+
+static void
+fixture_close(hf_fixture *fx)
+{
+	tfm_hf_map_free(fx->map);
+	tfm_st_free(fx->f);
+	tfm_model_free(fx->m);
+	free(fx->w);
+	free(fx->ref);
+}
+
 /*
  * The 4 cases of a fixture's reference.json against model m: returns the
  * largest |log-probability - PyTorch's|; greedy ids through the cache must
@@ -559,10 +605,9 @@ check_cases(tfm_model *m, const char *ref, int V, const char *what)
 static void
 test_reference(void)
 {
-	size_t		len,
-				rlen;
-	uint8_t    *w = slurp("hf_llama", "model.safetensors", &len);
-	char	   *ref = (char *) slurp("hf_llama", "reference.json", &rlen);
+	hf_fixture	fx;
+	uint8_t    *w;
+	char	   *ref;
 	/* the fixture's config.json: 376 ids, d 48, 2 layers, 4 heads, 2 kv heads, f 128 */
 	tfm_hf_params p = {.arch = TFM_HF_LLAMA, .vocab = 376, .d_model = 48, .layers = 2,
 		.heads = 4, .max_len = 128, .d_ff = 128, .ln_eps = 1e-6f, .tie = false, .kv_heads = 2,
@@ -570,22 +615,17 @@ test_reference(void)
 	const int	V = 376;
 	tfm_config	c;
 	tfm_model  *m;
-	tfm_hf_map *map;
 	tfm_st_file *f;
-	tfm_st_err	se;
 	char		err[512] = "";
 	double		worst = 0.0;
 
-	if (!w || !ref)
-	{
-		CHECK(0, "test/fixtures/hf_llama is missing");
+	if (!fixture_open(&fx, "hf_llama", &p))
 		return;
-	}
-	CHECK(tfm_hf_config(&c, &p) == NULL, "llama config");
-	CHECK(tfm_st_parse(&f, w, len, &se) == TFM_ST_OK, "safetensors: %s", se.msg);
-	m = tfm_model_create(&c);
-	map = tfm_hf_map_create(TFM_HF_LLAMA, &c);
-	load_all(m, map, f, w);
+	w = fx.w;
+	ref = fx.ref;
+	c = fx.c;
+	f = fx.f;
+	m = fx.m;
 
 	worst = check_cases(m, ref, V, "llama");
 	printf("Llama fixture: max |log-prob - PyTorch| = %.3g\n", worst);
@@ -725,11 +765,7 @@ test_reference(void)
 		tfm_model_free(mt);
 		tfm_model_free(mu);
 	}
-	tfm_hf_map_free(map);
-	tfm_st_free(f);
-	tfm_model_free(m);
-	free(w);
-	free(ref);
+	fixture_close(&fx);
 }
 
 /*
@@ -742,58 +778,36 @@ test_reference(void)
 static void
 test_qwen2_reference(void)
 {
-	size_t		len,
-				rlen;
-	uint8_t    *w = slurp("hf_qwen2", "model.safetensors", &len);
-	char	   *ref = (char *) slurp("hf_qwen2", "reference.json", &rlen);
 	/* the fixture's config.json: 376 ids, d 48, 2 layers, 4 heads, 2 kv heads, f 96, tied */
 	tfm_hf_params p = {.arch = TFM_HF_LLAMA, .vocab = 376, .d_model = 48, .layers = 2,
 		.heads = 4, .max_len = 128, .d_ff = 96, .ln_eps = 1e-6f, .tie = true, .kv_heads = 2,
 	.rope_theta = 1e6f, .qkv_bias = true};
-	const int	V = 376;
-	tfm_config	c;
-	tfm_model  *m;
-	tfm_hf_map *map;
-	tfm_st_file *f;
-	tfm_st_err	se;
+	hf_fixture	fx;
 	double		worst;
 	const tfm_param_info *bias;
 
-	if (!w || !ref)
-	{
-		CHECK(0, "test/fixtures/hf_qwen2 is missing");
-		free(w);
-		free(ref);
+	if (!fixture_open(&fx, "hf_qwen2", &p))
 		return;
-	}
-	CHECK(tfm_hf_config(&c, &p) == NULL && c.qkv_bias == 1 && c.tie, "qwen2 config");
-	CHECK(tfm_st_parse(&f, w, len, &se) == TFM_ST_OK, "safetensors: %s", se.msg);
-	m = tfm_model_create(&c);
-	map = tfm_hf_map_create(TFM_HF_LLAMA, &c);
-	CHECK(tfm_hf_match(map, "model.layers.1.self_attn.k_proj.bias", 36) != NULL &&
-		  tfm_hf_match(map, "model.layers.1.self_attn.o_proj.bias", 36) == NULL,
+	CHECK(fx.c.qkv_bias == 1 && fx.c.tie, "qwen2 config: q/k/v biases, tied head");
+	CHECK(tfm_hf_match(fx.map, "model.layers.1.self_attn.k_proj.bias", 36) != NULL &&
+		  tfm_hf_match(fx.map, "model.layers.1.self_attn.o_proj.bias", 36) == NULL,
 		  "qwen2 map: q/k/v biases, no o_proj bias");
-	load_all(m, map, f, w);
-	worst = check_cases(m, ref, V, "qwen2");
+	worst = check_cases(fx.m, fx.ref, 376, "qwen2");
 	printf("Qwen2 fixture: max |log-prob - PyTorch| = %.3g\n", worst);
 	CHECK(worst < 1e-5, "qwen2 log-probabilities differ from PyTorch's by %g", worst);
 
 	/* the same weights with the biases zeroed are another model */
-	bias = tfm_model_find(m, "dec.0.attn.qkv.b");
+	bias = tfm_model_find(fx.m, "dec.0.attn.qkv.b");
 	CHECK(bias != NULL && bias->size == 48 + 2 * 24, "dec.0.attn.qkv.b has q|k|v's 96 values");
 	if (bias)
 	{
 		double		moved;
 
-		memset(m->params + bias->offset, 0, sizeof(float) * bias->size);
-		moved = check_cases(m, ref, V, NULL);
+		memset(fx.m->params + bias->offset, 0, sizeof(float) * bias->size);
+		moved = check_cases(fx.m, fx.ref, 376, NULL);
 		CHECK(moved > 1e-2, "zeroing the biases moves the log-probabilities by only %g", moved);
 	}
-	tfm_hf_map_free(map);
-	tfm_st_free(f);
-	tfm_model_free(m);
-	free(w);
-	free(ref);
+	fixture_close(&fx);
 }
 
 /* ---- SentencePiece-style BPE: hostile bytes round-trip, never crash ---- */

@@ -3,7 +3,8 @@
 Face saves it, and its outputs, for tfm_import's Qwen2 tests.
 
 Written from the published Qwen2Model description (no transformers, no
-safetensors package).  Qwen2 is Llama (see hf_llama_reference.py) with
+safetensors package), with hf_llama_reference.py's forward pass.  Qwen2 is
+Llama with
   q, k, v = h·Wqᵀ + bq, h·Wkᵀ + bk, h·Wvᵀ + bv   (q/k/v_proj have biases,
             o_proj and the MLP none)
 and the config of the published checkpoints: rope_theta 1e6,
@@ -25,7 +26,6 @@ Writes into test/fixtures/hf_qwen2/:
 Run: /usr/bin/python3 test/reference/hf_qwen2_reference.py (from the repository root).
 """
 import json
-import math
 import os
 import sys
 
@@ -40,44 +40,8 @@ OUT = "test/fixtures/hf_qwen2"
 
 D, LAYERS, HEADS, KV_HEADS, FF, MAX_POS = 48, 2, 4, 2, 96, 128
 EPS, THETA = 1e-6, 1000000.0
-L.EPS = EPS
-
-
-def forward(sd, ids):
-    """logits (T, V) of one sequence"""
-    T = len(ids)
-    s = D // HEADS
-    inv_freq = 1.0 / (THETA ** (torch.arange(0, s, 2, dtype=torch.int64).float() / s))
-    pos = torch.arange(T).float()
-    freqs = pos[:, None] * inv_freq[None, :]
-    emb = torch.cat((freqs, freqs), dim=-1)
-    cos, sin = emb.cos(), emb.sin()
-    mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
-    x = sd["model.embed_tokens.weight"][ids]
-    for i in range(LAYERS):
-        p = f"model.layers.{i}."
-        h = L.rms(x, sd[p + "input_layernorm.weight"])
-        q = (h @ sd[p + "self_attn.q_proj.weight"].T + sd[p + "self_attn.q_proj.bias"])
-        k = (h @ sd[p + "self_attn.k_proj.weight"].T + sd[p + "self_attn.k_proj.bias"])
-        v = (h @ sd[p + "self_attn.v_proj.weight"].T + sd[p + "self_attn.v_proj.bias"])
-        q = q.view(T, HEADS, s).transpose(0, 1)
-        k = k.view(T, KV_HEADS, s).transpose(0, 1)
-        v = v.view(T, KV_HEADS, s).transpose(0, 1)
-        q = q * cos + L.rotate_half(q) * sin
-        k = k * cos + L.rotate_half(k) * sin
-        rep = HEADS // KV_HEADS
-        k = k[:, None].expand(KV_HEADS, rep, T, s).reshape(HEADS, T, s)
-        v = v[:, None].expand(KV_HEADS, rep, T, s).reshape(HEADS, T, s)
-        a = (q @ k.transpose(-1, -2)) / math.sqrt(s)
-        a = a.masked_fill(~mask, float("-inf")).softmax(-1)
-        o = (a @ v).transpose(0, 1).reshape(T, D)
-        x = x + o @ sd[p + "self_attn.o_proj.weight"].T
-        h = L.rms(x, sd[p + "post_attention_layernorm.weight"])
-        g = h @ sd[p + "mlp.gate_proj.weight"].T
-        u = h @ sd[p + "mlp.up_proj.weight"].T
-        x = x + (torch.nn.functional.silu(g) * u) @ sd[p + "mlp.down_proj.weight"].T
-    x = L.rms(x, sd["model.norm.weight"])
-    return x @ sd["model.embed_tokens.weight"].T      # tied head
+# hf_llama_reference's forward (which adds q/k/v_proj.bias when present) on these sizes
+L.D, L.LAYERS, L.HEADS, L.KV_HEADS, L.EPS, L.THETA = D, LAYERS, HEADS, KV_HEADS, EPS, THETA
 
 
 def main():
@@ -144,29 +108,9 @@ def main():
               [1] + [(7 * i * i + 3) % V for i in range(40)],
               # the text "the cat sat on the mat." as tfm_generate's prompt (<s> first)
               [1] + L.encode("the cat sat on the mat.", vocab, merges)]
-    ref = {"vocab_size": V, "bos_token_id": 1, "eos_token_id": 2, "cases": []}
-    gap = float("inf")
-    with torch.no_grad():
-        for ids in inputs:
-            logits = forward(sd, ids)
-            logp = logits.log_softmax(-1)
-            score = float(sum(logp[t, ids[t + 1]] for t in range(len(ids) - 1)))
-            seq, gen = list(ids), []
-            for _ in range(10):
-                last = forward(sd, seq)[-1]
-                top2 = last.topk(2).values
-                gap = min(gap, float(top2[0] - top2[1]))
-                nxt = int(last.argmax())
-                if nxt == 2:
-                    break
-                gen.append(nxt)
-                seq.append(nxt)
-            ref["cases"].append({
-                "ids": ids,
-                "logprobs": [[round(float(v), 7) for v in row] for row in (logp if len(ids) == 5 else logp[-1:])],
-                "score": score,
-                "greedy": gen,
-            })
+    ref = {"vocab_size": V, "bos_token_id": 1, "eos_token_id": 2}
+    # the tied head: logits = x·embed_tokensᵀ (lm_head.weight is not in the file)
+    ref["cases"], gap = L.reference_cases(dict(sd, **{"lm_head.weight": sd["model.embed_tokens.weight"]}), inputs)
     with open(f"{OUT}/reference.json", "w") as fh:
         json.dump(ref, fh, ensure_ascii=False)
         fh.write("\n")
