@@ -301,7 +301,7 @@ test_gqa(int h, int kvh, int T)
 
 /* ---- a whole tiny Llama ---- */
 static tfm_config
-tiny_config(int tie)
+tiny_config(int tie, int qkv_bias)
 {
 	tfm_config	c;
 
@@ -319,6 +319,7 @@ tiny_config(int tie)
 	c.tie = tie;
 	c.ln_eps = 1e-6f;
 	c.rope_theta = 10000.0f;
+	c.qkv_bias = qkv_bias;		/* Qwen2 */
 	return c;
 }
 
@@ -339,9 +340,9 @@ md_loss(void *p)
 }
 
 static void
-test_model(int tie)
+test_model(int tie, int qkv_bias)
 {
-	tfm_config	cfg = tiny_config(tie);
+	tfm_config	cfg = tiny_config(tie, qkv_bias);
 	const char *bad = tfm_config_check(&cfg);
 	tfm_model  *m;
 	int32_t		in[2 * 7],
@@ -377,7 +378,7 @@ test_model(int tie)
 	{
 		char		name[80];
 
-		snprintf(name, sizeof(name), "llama tie=%d %s", tie, m->info[i].name);
+		snprintf(name, sizeof(name), "llama tie=%d qkv_bias=%d %s", tie, qkv_bias, m->info[i].name);
 		check_fd(name, md_loss, &c, m->params + m->info[i].offset, m->grads + m->info[i].offset,
 				 m->info[i].size, 60, H, ATOL, RTOL);
 	}
@@ -407,7 +408,7 @@ test_model(int tie)
 
 /* ---- the imported reference model (test/fixtures/hf_llama) ---- */
 static uint8_t *
-slurp(const char *name, size_t *len)
+slurp(const char *fixture, const char *name, size_t *len)
 {
 	char		path[1024];
 	const char *dir = getenv("TFM_TEST_DATA");
@@ -415,7 +416,7 @@ slurp(const char *name, size_t *len)
 	uint8_t    *buf;
 	long		n;
 
-	snprintf(path, sizeof(path), "%s/hf_llama/%s", dir ? dir : "test/fixtures", name);
+	snprintf(path, sizeof(path), "%s/%s/%s", dir ? dir : "test/fixtures", fixture, name);
 	f = fopen(path, "rb");
 	if (!f)
 		return NULL;
@@ -466,35 +467,12 @@ numbers_after(double *out, size_t k, const char *s, const char *key, int nth)
 	return got;
 }
 
+/* every tensor of safetensors file f (bytes w) into m through map, checked */
 static void
-test_reference(void)
+load_all(tfm_model *m, tfm_hf_map *map, const tfm_st_file *f, const uint8_t *w)
 {
-	size_t		len,
-				rlen;
-	uint8_t    *w = slurp("model.safetensors", &len);
-	char	   *ref = (char *) slurp("reference.json", &rlen);
-	/* the fixture's config.json: 376 ids, d 48, 2 layers, 4 heads, 2 kv heads, f 128 */
-	tfm_hf_params p = {.arch = TFM_HF_LLAMA, .vocab = 376, .d_model = 48, .layers = 2,
-		.heads = 4, .max_len = 128, .d_ff = 128, .ln_eps = 1e-6f, .tie = false, .kv_heads = 2,
-	.rope_theta = 10000.0f};
-	const int	V = 376;
-	tfm_config	c;
-	tfm_model  *m;
-	tfm_hf_map *map;
-	tfm_st_file *f;
-	tfm_status	se;
 	char		err[512] = "";
-	double		worst = 0.0;
 
-	if (!w || !ref)
-	{
-		CHECK(0, "test/fixtures/hf_llama is missing");
-		return;
-	}
-	CHECK(tfm_hf_config(&c, &p) == NULL, "llama config");
-	CHECK(tfm_st_parse(&f, w, len, &se) == TFM_OK, "safetensors: %s", se.msg);
-	m = tfm_model_create(&c);
-	map = tfm_hf_map_create(TFM_HF_LLAMA, &c);
 	for (size_t i = 0; i < f->n_tensors; i++)
 	{
 		tfm_hf_entry *e = tfm_hf_match(map, f->tensors[i].name, f->tensors[i].name_len);
@@ -505,6 +483,64 @@ test_reference(void)
 									 err, sizeof(err)) == 0, "%s", err);
 	}
 	CHECK(tfm_hf_finish(m, map, err, sizeof(err)) == 0, "%s", err);
+}
+
+/* an HF fixture directory loaded into a model through the Llama map */
+typedef struct hf_fixture
+{
+	uint8_t    *w;				/* model.safetensors */
+	char	   *ref;			/* reference.json */
+	tfm_config	c;
+	tfm_st_file *f;
+	tfm_model  *m;
+	tfm_hf_map *map;
+} hf_fixture;
+
+static bool
+fixture_open(hf_fixture *fx, const char *dir, const tfm_hf_params *p)
+{
+	size_t		len,
+				rlen;
+	tfm_status	se;
+
+	memset(fx, 0, sizeof(*fx));
+	fx->w = slurp(dir, "model.safetensors", &len);
+	fx->ref = (char *) slurp(dir, "reference.json", &rlen);
+	if (!fx->w || !fx->ref)
+	{
+		CHECK(0, "test/fixtures/%s is missing", dir);
+		free(fx->w);
+		free(fx->ref);
+		return false;
+	}
+	CHECK(tfm_hf_config(&fx->c, p) == NULL, "%s config", dir);
+	CHECK(tfm_st_parse(&fx->f, fx->w, len, &se) == TFM_OK, "safetensors: %s", se.msg);
+	fx->m = tfm_model_create(&fx->c);
+	fx->map = tfm_hf_map_create(TFM_HF_LLAMA, &fx->c);
+	load_all(fx->m, fx->map, fx->f, fx->w);
+	return true;
+}
+
+static void
+fixture_close(hf_fixture *fx)
+{
+	tfm_hf_map_free(fx->map);
+	tfm_st_free(fx->f);
+	tfm_model_free(fx->m);
+	free(fx->w);
+	free(fx->ref);
+}
+
+/*
+ * The 4 cases of a fixture's reference.json against model m: returns the
+ * largest |log-probability - PyTorch's|; greedy ids through the cache must
+ * be the reference's (what names the model in messages; NULL: log-probabilities
+ * only, nothing checked).
+ */
+static double
+check_cases(tfm_model *m, const char *ref, int V, const char *what)
+{
+	double		worst = 0.0;
 
 	for (int cs = 0; cs < 4; cs++)
 	{
@@ -518,8 +554,10 @@ test_reference(void)
 		tfm_batch	b = {0};
 		float	   *logp = malloc(sizeof(float) * V);
 
-		CHECK(numbers_after(lp, rows * V, ref, "\"logprobs\": [[", cs) == rows * V,
-			  "reference.json case %d", cs);
+		size_t		nlp = numbers_after(lp, rows * V, ref, "\"logprobs\": [[", cs);
+
+		if (what)
+			CHECK(n > 0 && ng > 0 && nlp == rows * V, "%s reference.json case %d", what, cs);
 		for (size_t i = 0; i < n; i++)
 			ids[i] = (int32_t) idsd[i];
 		b.B = 1;
@@ -553,13 +591,43 @@ test_reference(void)
 				next = best;
 				tfm_decoder_feed(dec, &next, NULL, 1, logits);
 			}
-			CHECK(same, "greedy ids of case %d differ from the reference's", cs);
+			if (what)
+				CHECK(same, "%s: greedy ids of case %d differ from the reference's", what, cs);
 			tfm_decoder_free(dec);
 			free(logits);
 		}
 		free(lp);
 		free(logp);
 	}
+	return worst;
+}
+
+static void
+test_reference(void)
+{
+	hf_fixture	fx;
+	uint8_t    *w;
+	char	   *ref;
+	/* the fixture's config.json: 376 ids, d 48, 2 layers, 4 heads, 2 kv heads, f 128 */
+	tfm_hf_params p = {.arch = TFM_HF_LLAMA, .vocab = 376, .d_model = 48, .layers = 2,
+		.heads = 4, .max_len = 128, .d_ff = 128, .ln_eps = 1e-6f, .tie = false, .kv_heads = 2,
+	.rope_theta = 10000.0f};
+	const int	V = 376;
+	tfm_config	c;
+	tfm_model  *m;
+	tfm_st_file *f;
+	char		err[512] = "";
+	double		worst = 0.0;
+
+	if (!fixture_open(&fx, "hf_llama", &p))
+		return;
+	w = fx.w;
+	ref = fx.ref;
+	c = fx.c;
+	f = fx.f;
+	m = fx.m;
+
+	worst = check_cases(m, ref, V, "llama");
 	printf("Llama fixture: max |log-prob - PyTorch| = %.3g\n", worst);
 	CHECK(worst < 1e-4, "llama log-probabilities differ from PyTorch's by %g", worst);
 
@@ -697,11 +765,49 @@ test_reference(void)
 		tfm_model_free(mt);
 		tfm_model_free(mu);
 	}
-	tfm_hf_map_free(map);
-	tfm_st_free(f);
-	tfm_model_free(m);
-	free(w);
-	free(ref);
+	fixture_close(&fx);
+}
+
+/*
+ * The Qwen2 fixture (test/fixtures/hf_qwen2, made by
+ * test/reference/hf_qwen2_reference.py): Llama with q/k/v biases, rope_theta
+ * 1e6 and a tied head; log-probabilities within 1e-5 of PyTorch's, greedy
+ * ids through the cache equal to its.  Without the biases (zeroed) the
+ * log-probabilities move far: the biases are used.
+ */
+static void
+test_qwen2_reference(void)
+{
+	/* the fixture's config.json: 376 ids, d 48, 2 layers, 4 heads, 2 kv heads, f 96, tied */
+	tfm_hf_params p = {.arch = TFM_HF_LLAMA, .vocab = 376, .d_model = 48, .layers = 2,
+		.heads = 4, .max_len = 128, .d_ff = 96, .ln_eps = 1e-6f, .tie = true, .kv_heads = 2,
+	.rope_theta = 1e6f, .qkv_bias = true};
+	hf_fixture	fx;
+	double		worst;
+	const tfm_param_info *bias;
+
+	if (!fixture_open(&fx, "hf_qwen2", &p))
+		return;
+	CHECK(fx.c.qkv_bias == 1 && fx.c.tie, "qwen2 config: q/k/v biases, tied head");
+	CHECK(tfm_hf_match(fx.map, "model.layers.1.self_attn.k_proj.bias", 36) != NULL &&
+		  tfm_hf_match(fx.map, "model.layers.1.self_attn.o_proj.bias", 36) == NULL,
+		  "qwen2 map: q/k/v biases, no o_proj bias");
+	worst = check_cases(fx.m, fx.ref, 376, "qwen2");
+	printf("Qwen2 fixture: max |log-prob - PyTorch| = %.3g\n", worst);
+	CHECK(worst < 1e-5, "qwen2 log-probabilities differ from PyTorch's by %g", worst);
+
+	/* the same weights with the biases zeroed are another model */
+	bias = tfm_model_find(fx.m, "dec.0.attn.qkv.b");
+	CHECK(bias != NULL && bias->size == 48 + 2 * 24, "dec.0.attn.qkv.b has q|k|v's 96 values");
+	if (bias)
+	{
+		double		moved;
+
+		memset(fx.m->params + bias->offset, 0, sizeof(float) * bias->size);
+		moved = check_cases(fx.m, fx.ref, 376, NULL);
+		CHECK(moved > 1e-2, "zeroing the biases moves the log-probabilities by only %g", moved);
+	}
+	fixture_close(&fx);
 }
 
 /* ---- SentencePiece-style BPE: hostile bytes round-trip, never crash ---- */
@@ -812,11 +918,13 @@ main(void)
 		test_gqa(4, 1, 5);
 		test_gqa(6, 3, 70);		/* causal row blocks */
 		test_gqa(2, 2, 3);		/* no grouping, fewer than PANEL_MIN queries */
-		test_model(1);
-		test_model(0);
+		test_model(1, 0);
+		test_model(0, 0);
+		test_model(1, 1);		/* Qwen2: q/k/v biases, their gradients too */
 	}
 	tfm_set_threads(2);
 	test_reference();
+	test_qwen2_reference();
 	test_spiece();
 	return check_summary("test_llama");
 }

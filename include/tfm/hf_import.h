@@ -13,7 +13,8 @@
  * tensor that never came.  Architectures: GPT-2 (GPT2LMHeadModel), the
  * BERT family (bert, roberta, distilbert: base encoders and their
  * ...ForSequenceClassification heads) as tfm classifiers, and Llama
- * (LlamaForCausalLM).
+ * (LlamaForCausalLM; also Qwen2ForCausalLM, a Llama with q/k/v biases,
+ * and MistralForCausalLM, whose sliding window the SQL layer checks).
  */
 #ifndef TFM_HF_IMPORT_H
 #define TFM_HF_IMPORT_H
@@ -57,6 +58,7 @@ typedef struct tfm_hf_params
 	 * (max_position_embeddings), ln_eps (rms_norm_eps) as above, and */
 	int			kv_heads;		/* num_key_value_heads */
 	float		rope_theta;
+	bool		qkv_bias;		/* Qwen2 (model_type qwen2): q/k/v_proj have biases */
 } tfm_hf_params;
 
 /* what becomes of a checkpoint tensor */

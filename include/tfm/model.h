@@ -46,7 +46,8 @@ typedef enum tfm_positions
 typedef enum tfm_arch
 {
 	TFM_ARCH_TFM = 0,
-	TFM_ARCH_LLAMA = 1			/* RMSNorm, rotary, SwiGLU, grouped-query, no biases */
+	TFM_ARCH_LLAMA = 1			/* RMSNorm, rotary, SwiGLU, grouped-query, no biases
+								 * but optionally q/k/v's (qkv_bias, Qwen2) */
 } tfm_arch;
 
 typedef enum tfm_pooling
@@ -81,6 +82,7 @@ typedef struct tfm_config
 	int			arch;			/* tfm_arch */
 	int			kv_heads;		/* key/value heads; 0 = heads */
 	float		rope_theta;		/* rotary base (positions rope) */
+	int			qkv_bias;		/* llama: q/k/v projections have a bias (Qwen2) */
 	/* BERT-family encoders (classify only); 0 everywhere = tfm's own encoder */
 	int			type_vocab;		/* rows of type_emb; type 0 is added to every position */
 	int			emb_norm;		/* layer norm emb_ln on the summed embeddings */

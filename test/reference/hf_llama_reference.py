@@ -223,9 +223,9 @@ def forward(sd, ids):
     for i in range(LAYERS):
         p = f"model.layers.{i}."
         h = rms(x, sd[p + "input_layernorm.weight"])
-        q = (h @ sd[p + "self_attn.q_proj.weight"].T).view(T, HEADS, s).transpose(0, 1)
-        k = (h @ sd[p + "self_attn.k_proj.weight"].T).view(T, KV_HEADS, s).transpose(0, 1)
-        v = (h @ sd[p + "self_attn.v_proj.weight"].T).view(T, KV_HEADS, s).transpose(0, 1)
+        q = (h @ sd[p + "self_attn.q_proj.weight"].T + sd.get(p + "self_attn.q_proj.bias", 0.0)).view(T, HEADS, s).transpose(0, 1)
+        k = (h @ sd[p + "self_attn.k_proj.weight"].T + sd.get(p + "self_attn.k_proj.bias", 0.0)).view(T, KV_HEADS, s).transpose(0, 1)
+        v = (h @ sd[p + "self_attn.v_proj.weight"].T + sd.get(p + "self_attn.v_proj.bias", 0.0)).view(T, KV_HEADS, s).transpose(0, 1)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         rep = HEADS // KV_HEADS
@@ -241,6 +241,36 @@ def forward(sd, ids):
         x = x + (torch.nn.functional.silu(g) * u) @ sd[p + "mlp.down_proj.weight"].T
     x = rms(x, sd["model.norm.weight"])
     return x @ sd["lm_head.weight"].T
+
+
+def reference_cases(sd, inputs):
+    """per input: its ids, log-probabilities (every position of a 5-token
+    input, else the last), score and greedy continuation (10 tokens or
+    </s>); and the smallest top-2 logit gap of a greedy step"""
+    cases, gap = [], float("inf")
+    with torch.no_grad():
+        for ids in inputs:
+            logits = forward(sd, ids)
+            logp = logits.log_softmax(-1)
+            score = float(sum(logp[t, ids[t + 1]] for t in range(len(ids) - 1)))
+            seq, gen = list(ids), []
+            for _ in range(10):
+                last = forward(sd, seq)[-1]
+                top2 = last.topk(2).values
+                gap = min(gap, float(top2[0] - top2[1]))
+                nxt = int(last.argmax())
+                if nxt == 2:
+                    break
+                gen.append(nxt)
+                seq.append(nxt)
+            cases.append({
+                "ids": ids,
+                # every position's log-probabilities for the 5-token input, else the last's
+                "logprobs": [[round(float(v), 7) for v in row] for row in (logp if len(ids) == 5 else logp[-1:])],
+                "score": score,
+                "greedy": gen,
+            })
+    return cases, gap
 
 
 def write_safetensors(path, tensors, metadata=None):
@@ -324,29 +354,7 @@ def main():
     inputs = [[1], [1, 300, 270, 40, 280], encode("the cat sat on the mat.", vocab, merges),
               [1] + [(7 * i * i + 3) % V for i in range(40)]]
     ref = {"vocab_size": V, "bos_token_id": 1, "eos_token_id": 2, "cases": [], "texts": []}
-    gap = float("inf")
-    with torch.no_grad():
-        for ids in inputs:
-            logits = forward(sd, ids)
-            logp = logits.log_softmax(-1)
-            score = float(sum(logp[t, ids[t + 1]] for t in range(len(ids) - 1)))
-            seq, gen = list(ids), []
-            for _ in range(10):
-                last = forward(sd, seq)[-1]
-                top2 = last.topk(2).values
-                gap = min(gap, float(top2[0] - top2[1]))
-                nxt = int(last.argmax())
-                if nxt == 2:
-                    break
-                gen.append(nxt)
-                seq.append(nxt)
-            ref["cases"].append({
-                "ids": ids,
-                # every position's log-probabilities for the 5-token input, else the last's
-                "logprobs": [[round(float(v), 7) for v in row] for row in (logp if len(ids) == 5 else logp[-1:])],
-                "score": score,
-                "greedy": gen,
-            })
+    ref["cases"], gap = reference_cases(sd, inputs)
     for t in TEXTS:
         ids = encode(t, vocab, merges)
         ref["texts"].append({"text": t, "ids": ids, "decoded": decode(ids, inv)})

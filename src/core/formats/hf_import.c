@@ -64,6 +64,11 @@
  *   lm_head.weight (V, d)                      as for GPT-2
  *   layers.N.self_attn.rotary_emb.inv_freq     buffer of older checkpoints
  *                                              (recomputed from rope_theta)
+ * Qwen2 (Qwen2ForCausalLM, qkv_bias): the same, and
+ *   layers.N.self_attn.q_proj.bias (h·s)       -> dec.N.attn.qkv.b [0, d)
+ *   layers.N.self_attn.k_proj.bias (kv·s)      -> [d, d + kv·s)
+ *   layers.N.self_attn.v_proj.bias (kv·s)      -> [d + kv·s, d + 2·kv·s)
+ * Mistral (MistralForCausalLM): Llama's names exactly.
  */
 #include <math.h>
 #include <stdio.h>
@@ -228,6 +233,7 @@ llama_config(tfm_config *cfg, const tfm_hf_params *p)
 	cfg->norm = TFM_NORM_PRE;
 	cfg->positions = TFM_POS_ROPE;
 	cfg->rope_theta = p->rope_theta;
+	cfg->qkv_bias = p->qkv_bias;
 	cfg->pad_id = -1;			/* ids are the checkpoint's; nothing is padding */
 	cfg->dropout = 0.0f;
 	cfg->attn_dropout = 0.0f;
@@ -458,6 +464,25 @@ bert_entries(builder *b, const tfm_config *c, tfm_hf_arch arch)
 	}
 }
 
+/* Qwen2's q/k/v biases of layer i into thirds of the fused attn.qkv.b */
+static void
+qwen2_bias_entries(builder *b, const tfm_config *c, int i)
+{
+	static const char *const proj[3] = {"q_proj", "k_proj", "v_proj"};
+	int64_t		d = c->d_model,
+				kvd = tfm_config_kv_dim(c),
+				col[3] = {0, d, d + kvd};
+	char		n[96],
+				t[48];
+
+	snprintf(t, sizeof(t), "dec.%d.attn.qkv.b", i);
+	for (int k = 0; k < 3; k++)
+	{
+		snprintf(n, sizeof(n), "layers.%d.self_attn.%s.bias", i, proj[k]);
+		add_slice(b, n, t, 1, k == 0 ? d : kvd, 0, col[k]);
+	}
+}
+
 static void
 llama_entries(builder *b, const tfm_config *c)
 {
@@ -487,6 +512,8 @@ llama_entries(builder *b, const tfm_config *c)
 		L("mlp.down_proj.weight", "ff2.w", TFM_HF_TRANSPOSE, 2, d, f, 0);
 		L("self_attn.rotary_emb.inv_freq", "", TFM_HF_BUFFER, 1, s / 2, 0, 0);
 #undef L
+		if (c->qkv_bias)
+			qwen2_bias_entries(b, c, i);
 	}
 	add(b, "norm.weight", true, TFM_HF_COPY, "dec.ln_f.g", 1, d, 0, 0, 0);
 	if (c->tie)

@@ -4,6 +4,7 @@
  *
  *   u  = RMSNorm(x; ln1.g)
  *   q|k|v = u · attn.qkv.w           (d, d + 2·kv_dim), no bias
+ *           (+ attn.qkv.b            with qkv_bias: Qwen2's q/k/v biases)
  *   q, k rotated by their positions   (rope.c)
  *   a  = causal attention, query head j reading key/value head j / (h/kv_heads)
  *   x  = x + a · attn.out.w
@@ -11,7 +12,7 @@
  *   g|p = u · ff1.w                   (d, 2f): gate | up
  *   x  = x + (silu(g) ⊙ p) · ff2.w
  *
- * No dropout (a Llama config must have none), no biases.  While decoding
+ * No dropout (a Llama config must have none), no other biases.  While decoding
  * (p->kv) the step's rotated keys and its values are appended to the cache
  * (rows of kv_dim floats) and the queries attend over everything cached.
  * Backward runs the same steps in reverse; the rotation's backward is the
@@ -56,7 +57,7 @@ tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,
 
 	a->in = in;
 	tfm_rmsnorm_forward(a->u1, a->ln1_rstd, in, w->ln1_g, z.N, z.d, z.eps);
-	tfm_linear_forward(a->qkv, a->u1, w->qkv_w, NULL, z.N, z.d, z.qw, PK(qkv));
+	tfm_linear_forward(a->qkv, a->u1, w->qkv_w, w->qkv_b, z.N, z.d, z.qw, PK(qkv));
 	/* queries and keys are adjacent heads: rotate them in one sweep */
 	tfm_rope_apply(a->qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
 				   c->rope_theta, 0);
@@ -104,7 +105,7 @@ tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
 						   a->qkv, a->qkv + z.d, a->qkv + z.d + z.kvd, &sh, ws->attn_scratch);
 	tfm_rope_apply(ws->g_qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
 				   c->rope_theta, 1);
-	tfm_linear_backward_set(du, g->qkv_w, NULL, ws->g_qkv, a->u1, w->qkv_w, z.N, z.d, z.qw,
+	tfm_linear_backward_set(du, g->qkv_w, g->qkv_b, ws->g_qkv, a->u1, w->qkv_w, z.N, z.d, z.qw,
 							PK(qkv));
 	tfm_copy(dx, dr1, z.nd);
 	tfm_rmsnorm_backward(dx, g->ln1_g, du, a->in, w->ln1_g, a->ln1_rstd, z.N, z.d);

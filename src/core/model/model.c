@@ -118,7 +118,11 @@ tfm_config_check(const tfm_config *c)
 			return TFM_RANGE_TEXT("rope_theta", TFM_ROPE_THETA);
 		if (c->dropout != 0.0f || c->attn_dropout != 0.0f)
 			return "a llama model has no dropout";
+		if (c->qkv_bias != 0 && c->qkv_bias != 1)
+			return "qkv_bias must be 0 or 1";
 	}
+	else if (c->qkv_bias)
+		return "qkv_bias needs the llama architecture";
 	else if (c->positions == TFM_POS_ROPE || c->kv_heads > 0)
 		return "rotary positions and kv_heads need the llama architecture";
 	if (c->type_vocab < TFM_TYPE_VOCAB_MIN || c->type_vocab > TFM_TYPE_VOCAB_MAX)
@@ -219,8 +223,10 @@ add_block(layout_state *st, const char *prefix, int i, const tfm_config *c,
 		 add(st, nm, d0, d1, &bw->field); } while (0)
 	if (c->arch == TFM_ARCH_LLAMA)
 	{
-		/* llama_block.c: fused Q|K|V and gate|up, RMSNorm gains, no biases */
+		/* llama_block.c: fused Q|K|V and gate|up, RMSNorm gains, no biases (but Qwen2's q|k|v) */
 		ADD("attn.qkv.w", d, tfm_config_qkv_width(c), qkv_w);
+		if (c->qkv_bias)		/* Qwen2 */
+			ADD("attn.qkv.b", tfm_config_qkv_width(c), 0, qkv_b);
 		ADD("attn.out.w", d, d, attn_out_w);
 		ADD("ln1.g", d, 0, ln1_g);
 		ADD("ff1.w", d, 2 * f, ff1_w);

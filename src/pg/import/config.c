@@ -366,12 +366,45 @@ token_id(JsonbContainer *c, const char *key)
 	return jint(c, key, -1, false);
 }
 
+/* the Llama family's members: Llama itself and the few differences of the others */
+typedef enum LlamaFamily
+{
+	FAMILY_LLAMA,
+	FAMILY_QWEN2,				/* q/k/v biases; sliding window only if use_sliding_window */
+	FAMILY_MISTRAL				/* sliding_window (HF's default 4096) bounds max_len */
+} LlamaFamily;
+
 /*
- * LlamaForCausalLM (also SmolLM, TinyLlama).  Defaults as LlamaConfig's;
- * the sizes have none here (a config without them is not a checkpoint's).
+ * Mistral's sliding window: a query attends to at most the last
+ * sliding_window keys.  tfm's attention has no window, so the model is
+ * limited to sliding_window positions, where the window never binds and
+ * the computation is exact (null: no window).
  */
 static void
-parse_llama(JsonbContainer *c, TfmHfConfig *out)
+mistral_window(JsonbContainer *c, tfm_hf_params *p)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, "sliding_window", &buf);
+	int			w;
+
+	if (v && v->type == jbvNull)
+		return;
+	w = jint(c, "sliding_window", 4096, false);	/* MistralConfig's default */
+	if (w < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json field \"sliding_window\" must be at least 1, not %d", w)));
+	if (w < p->max_len)
+		p->max_len = w;
+}
+
+/*
+ * LlamaForCausalLM (also SmolLM, TinyLlama), Qwen2ForCausalLM and
+ * MistralForCausalLM.  Defaults as LlamaConfig's; the sizes have none here
+ * (a config without them is not a checkpoint's).
+ */
+static void
+parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 {
 	tfm_hf_params *p = &out->p;
 	char	   *act = jstr(c, "hidden_act");
@@ -379,15 +412,23 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out)
 	double		adrop;
 
 	p->arch = TFM_HF_LLAMA;
+	p->qkv_bias = family == FAMILY_QWEN2;
 	if (act && strcmp(act, "silu") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("hidden_act \"%s\" is not supported", act),
 				 errdetail("tfm imports Llama models with silu.")));
 	refuse_present(c, "rope_scaling", "rope scaling (rotary positions are not rescaled)");
-	refuse_present(c, "sliding_window", "sliding-window attention");
+	if (family == FAMILY_LLAMA)
+		refuse_present(c, "sliding_window", "sliding-window attention");
+	if (family == FAMILY_QWEN2 && jbool(c, "use_sliding_window", false))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json option \"use_sliding_window\": true is not supported"),
+				 errdetail("tfm implements Qwen2 with full attention in every layer, as its published configs (use_sliding_window false) do.")));
 	require_bool(c, "use_sliding_window", false, false);
-	require_bool(c, "attention_bias", false, false);
+	if (family != FAMILY_QWEN2)
+		require_bool(c, "attention_bias", false, false);
 	require_bool(c, "mlp_bias", false, false);
 	p->vocab = jint(c, "vocab_size", 0, true);
 	p->d_model = jint(c, "hidden_size", 0, true);
@@ -399,6 +440,16 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out)
 	p->ln_eps = (float) jnum(c, "rms_norm_eps", 1e-6);
 	p->rope_theta = (float) jnum(c, "rope_theta", 10000.0);
 	p->tie = jbool(c, "tie_word_embeddings", false);
+	if (family == FAMILY_MISTRAL)
+		mistral_window(c, p);
+	if (family != FAMILY_LLAMA && p->max_len > TFM_LEN_MAX)
+	{
+		/* rotary positions have no table: the first TFM_LEN_MAX are exact */
+		ereport(NOTICE,
+				(errmsg("the model is limited to %d positions (tfm's limit), not its max_position_embeddings %d",
+						TFM_LEN_MAX, p->max_len)));
+		p->max_len = TFM_LEN_MAX;
+	}
 	if (p->heads > 0 && p->d_model % p->heads == 0)
 	{
 		head_dim = jint(c, "head_dim", p->d_model / p->heads, false);
@@ -482,14 +533,26 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 	else if (strcmp(type, "llama") == 0)
 	{
 		check_architectures(c, "LlamaForCausalLM", "LlamaModel");
-		parse_llama(c, out);
+		parse_llama(c, out, FAMILY_LLAMA);
 		what = "Llama";
+	}
+	else if (strcmp(type, "qwen2") == 0)
+	{
+		check_architectures(c, "Qwen2ForCausalLM", "Qwen2Model");
+		parse_llama(c, out, FAMILY_QWEN2);
+		what = "Qwen2";
+	}
+	else if (strcmp(type, "mistral") == 0)
+	{
+		check_architectures(c, "MistralForCausalLM", "MistralModel");
+		parse_llama(c, out, FAMILY_MISTRAL);
+		what = "Mistral";
 	}
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model_type \"%s\" is not supported", type),
-				 errhint("tfm imports gpt2, bert, roberta, distilbert and llama models.")));
+				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2 and mistral models.")));
 
 	/* the one check of the hyper-parameters (tfm/hf_import.h), and the model they make */
 	bad = tfm_hf_config(&out->cfg, &out->p);

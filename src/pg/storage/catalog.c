@@ -112,6 +112,8 @@ tfm_config_json(const tfm_config *c)
 		appendStringInfo(&s, ", \"kv_heads\": %d", c->kv_heads);
 	if (c->rope_theta > 0.0f)
 		appendStringInfo(&s, ", \"rope_theta\": %.9g", c->rope_theta);
+	if (c->qkv_bias)
+		appendStringInfoString(&s, ", \"qkv_bias\": true");
 	if (c->type_vocab)
 		appendStringInfo(&s, ", \"type_vocab\": %d", c->type_vocab);
 	if (c->emb_norm)
@@ -169,7 +171,8 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"config->>'precision', "
 		"(config->>'arch' = 'llama')::int, coalesce((config->>'kv_heads')::int, 0), "
 		"coalesce((config->>'rope_theta')::real, 0), name, "
-		"coalesce((config->>'dropout_auto')::bool, false) "
+		"coalesce((config->>'dropout_auto')::bool, false), "
+		"coalesce((config->>'qkv_bias')::bool::int, 0) "
 		/* a model of that name, else the model an alias of that name deploys */
 		"FROM tfm.models WHERE name = $1 "
 		"OR id = (SELECT model_id FROM tfm.aliases WHERE name = $1) "
@@ -292,6 +295,7 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	row->cfg.rope_theta = DatumGetFloat4(SPI_getbinval(tup, td, 40, &isnull));
 	/* created without a dropout: tfm_train chooses it from each run's plan */
 	row->dropout_auto = DatumGetBool(SPI_getbinval(tup, td, 42, &isnull));
+	row->cfg.qkv_bias = get_int(tup, td, 43);	/* added for Qwen2 */
 	tfm_owner_row_end(&r);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,
