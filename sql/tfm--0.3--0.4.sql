@@ -329,3 +329,19 @@ CREATE FUNCTION tfm_job_drop(name text, drop_destination boolean DEFAULT false) 
 AS 'MODULE_PATHNAME', 'tfm_job_drop' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION tfm_job_drop(text, boolean) IS
   'drop a job: its triggers, queue and errors; the destination table is kept unless drop_destination';
+
+-- tfm's background job workers (shared_preload_libraries = 'tfm',
+-- tfm.job_workers): which worker runs which job (src/pg/runtime/job_worker.c)
+CREATE FUNCTION tfm.job_workers_list(OUT pid integer, OUT database oid, OUT job text, OUT state text,
+                                     OUT batches bigint, OUT rows_done bigint, OUT since timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_job_workers_list' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION tfm.job_workers_list() IS
+  'tfm''s background job workers: process id, database, the job it runs or last ran, state (starting, running, idle), batches and rows since it started, since when in this state';
+CREATE VIEW tfm.job_workers AS
+SELECT w.pid, d.datname AS database, w.job, w.state, w.batches, w.rows_done, w.since
+FROM tfm.job_workers_list() w LEFT JOIN pg_catalog.pg_database d ON d.oid = w.database
+ORDER BY w.pid;
+COMMENT ON VIEW tfm.job_workers IS
+  'tfm''s background job workers (when tfm is in shared_preload_libraries and tfm.job_workers > 0): which worker runs which job, in which database; rows_done counts outputs written, rows failed and outputs deleted';
+GRANT SELECT ON tfm.job_workers TO PUBLIC;

@@ -23,6 +23,9 @@
  * rows that are gone, record failures in tfm.job_errors, COMMIT.  A cancel
  * rolls back the batch in flight only: its keys are back in the queue.
  *
+ * The run loop, tfm_job_run_batches, is also what tfm's background
+ * workers run (runtime/job_worker.c; module.c hands it to them).
+ *
  * Rights: everything that reads the source, evaluates the input or calls
  * the model runs as the job's owner (SetUserIdAndSecContext, as a
  * security-restricted operation: the owner's code cannot SET ROLE back to
@@ -57,7 +60,9 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "runtime/job_worker.h"
 #include "sql/args.h"
+#include "sql/job.h"
 #include "storage/jobs.h"
 
 /* ---- SQL fragments -------------------------------------------------------- */
@@ -566,13 +571,14 @@ commit(bool *pushed)
 	*pushed = true;
 }
 
-PG_FUNCTION_INFO_V1(tfm_job_run);
-Datum
-tfm_job_run(PG_FUNCTION_ARGS)
+/*
+ * The run loop (a TfmJobRunner, runtime/job_worker.h): CALL tfm_job_run and
+ * tfm's background workers (given to them by module.c).
+ */
+void
+tfm_job_run_batches(const char *name, const char *schema, int max_batches, bool check_stale,
+					TfmJobRunResult *result)
 {
-	CallContext *call = (CallContext *) fcinfo->context;
-	char	   *name = tfm_text_arg(fcinfo, 0, "name");
-	int			max_batches = PG_ARGISNULL(1) ? -1 : PG_GETARG_INT32(1);
 	MemoryContext run_cxt,
 				batch_cxt,
 				old;
@@ -583,17 +589,8 @@ tfm_job_run(PG_FUNCTION_ARGS)
 	TimestampTz start = GetCurrentTimestamp();
 	double		secs;
 
-	set_fn_schema(fcinfo);
-	if (call == NULL || !IsA(call, CallContext) || call->atomic)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
-				 errmsg("tfm_job_run cannot run inside a transaction block"),
-				 errdetail("tfm_job_run commits after every batch."),
-				 errhint("CALL tfm_job_run outside BEGIN ... COMMIT and not from a function.")));
-	if (max_batches == 0 || max_batches < -1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("batches must be positive")));
+	fn_schema = schema;
+	memset(result, 0, sizeof(*result));
 	run_cxt = AllocSetContextCreate(CurrentMemoryContext, "tfm_job_run", ALLOCSET_DEFAULT_SIZES);
 	batch_cxt = AllocSetContextCreate(run_cxt, "tfm_job_run batch", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(run_cxt);
@@ -601,6 +598,12 @@ tfm_job_run(PG_FUNCTION_ARGS)
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect_ext failed");
 	MemoryContextSwitchTo(run_cxt);
+	/* a background worker has no CALL's portal snapshot: our own, popped at the first commit */
+	if (!ActiveSnapshotSet())
+	{
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pushed = true;
+	}
 
 	tfm_job_read(name, &job, false);
 	check_job_owner(&job, "run");
@@ -639,7 +642,7 @@ tfm_job_run(PG_FUNCTION_ARGS)
 			owner_end(&as);
 		}
 		/* outputs of another model version: again */
-		if (job.reprocess_stale)
+		if (check_stale && job.reprocess_stale)
 		{
 			int64		v = tfm_job_model_version(&job);
 			int64		n = v < 0 ? 0 : tfm_job_enqueue_stale(&job, dest, v);
@@ -687,7 +690,10 @@ tfm_job_run(PG_FUNCTION_ARGS)
 			commit(&pushed);
 			batches++;
 			if (max_batches > 0 && batches >= max_batches)
+			{
+				result->more = true;
 				break;
+			}
 		}
 	}
 	MemoryContextSwitchTo(run_cxt);
@@ -701,8 +707,35 @@ tfm_job_run(PG_FUNCTION_ARGS)
 						name, (long long) rc.done, (long long) rc.deleted, (long long) rc.failed, batches),
 				 errdetail_log("%.1f s, %.0f rows/s", secs, secs > 0 ? (rc.done + rc.failed) / secs : 0.0)));
 	pgstat_report_activity(STATE_RUNNING, "tfm_job_run: done");
+	result->done = rc.done;
+	result->deleted = rc.deleted;
+	result->failed = rc.failed;
+	result->batches = batches;
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(run_cxt);
+}
+
+PG_FUNCTION_INFO_V1(tfm_job_run);
+Datum
+tfm_job_run(PG_FUNCTION_ARGS)
+{
+	CallContext *call = (CallContext *) fcinfo->context;
+	char	   *name = tfm_text_arg(fcinfo, 0, "name");
+	int			max_batches = PG_ARGISNULL(1) ? -1 : PG_GETARG_INT32(1);
+	TfmJobRunResult result;
+
+	set_fn_schema(fcinfo);
+	if (call == NULL || !IsA(call, CallContext) || call->atomic)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
+				 errmsg("tfm_job_run cannot run inside a transaction block"),
+				 errdetail("tfm_job_run commits after every batch."),
+				 errhint("CALL tfm_job_run outside BEGIN ... COMMIT and not from a function.")));
+	if (max_batches == 0 || max_batches < -1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("batches must be positive")));
+	tfm_job_run_batches(name, fn_schema, max_batches, true, &result);
 	PG_RETURN_VOID();
 }
 
@@ -1094,6 +1127,7 @@ tfm_job_create(PG_FUNCTION_ARGS)
 	ereport(NOTICE,
 			(errmsg("job \"%s\": %lld rows queued", name, (long long) queued),
 			 errhint("CALL tfm_job_run('%s') processes them.", name)));
+	tfm_job_workers_wake_at_commit();
 	PG_RETURN_OID(job.dest);
 }
 
@@ -1110,6 +1144,8 @@ set_state(FunctionCallInfo fcinfo, bool paused)
 	check_job_owner(&job, paused ? "pause" : "resume");
 	tfm_job_set_state(job.id, paused);
 	SPI_finish();
+	if (!paused)
+		tfm_job_workers_wake_at_commit();
 }
 
 PG_FUNCTION_INFO_V1(tfm_job_pause);
