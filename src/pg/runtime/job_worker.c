@@ -696,6 +696,8 @@ start_worker(int slotno, Oid db)
 {
 	BackgroundWorker bgw;
 	JobSlot    *s = &shared->slots[slotno];
+	MemoryContext old;
+	bool		ok;
 
 	SpinLockAcquire(&shared->mutex);
 	memset(s, 0, sizeof(*s));
@@ -712,7 +714,10 @@ start_worker(int slotno, Oid db)
 	snprintf(bgw.bgw_type, BGW_MAXLEN, "tfm job worker");
 	bgw.bgw_main_arg = Int32GetDatum(slotno);
 	bgw.bgw_notify_pid = MyProcPid;
-	if (!RegisterDynamicBackgroundWorker(&bgw, &handles[slotno]))
+	old = MemoryContextSwitchTo(TopMemoryContext);	/* the handle outlives the round */
+	ok = RegisterDynamicBackgroundWorker(&bgw, &handles[slotno]);
+	MemoryContextSwitchTo(old);
+	if (!ok)
 	{
 		SpinLockAcquire(&shared->mutex);
 		s->in_use = false;
