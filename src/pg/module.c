@@ -3,7 +3,8 @@
  * (runtime/settings.c) and installs the ExecutorFinish hook that stores
  * tokenizers trained by the aggregate (sql/tokenizer_agg.c); when loaded
  * by shared_preload_libraries, it sets up the background job workers
- * (runtime/job_worker.c) with the jobs' run loop (sql/job.c).
+ * (runtime/job_slots.c, job_launcher.c, job_worker.c) with the jobs' run
+ * loop (sql/job.c).
  */
 #include "postgres.h"
 

@@ -1,8 +1,9 @@
 /*
- * job_worker.h — tfm's background job workers (job_worker.c), present when
+ * job_worker.h — tfm's background job workers, present when
  * shared_preload_libraries names tfm: a launcher that starts workers in the
- * databases whose jobs have work, and workers that run the jobs' batches
- * with each job's owner's rights.
+ * databases whose jobs have work (job_launcher.c), and workers that run the
+ * jobs' batches with each job's owner's rights (job_worker.c), over slots
+ * of shared memory (job_slots.c, job_slots.h).
  *
  * The run loop itself belongs to the SQL surface (sql/job.c, the body of
  * CALL tfm_job_run); module.c hands it to tfm_job_workers_init, so the

@@ -10,8 +10,8 @@
  *   tfm.train_chunk_rows rows training reads at a time (train_loop.c)
  *   tfm.work_mem         the memory of a call's batches (limits.c)
  *   tfm.max_parameters   the largest model (limits.c)
- *   tfm.job_workers      background job workers when preloaded (job_worker.c)
- *   tfm.job_naptime      how long an idle job worker sleeps (job_worker.c)
+ *   tfm.job_workers      background job workers when preloaded (job_slots.c)
+ *   tfm.job_naptime      how long an idle job worker sleeps (job_worker.c, job_launcher.c)
  *
  * BLIS is initialised lazily, on a backend's first computation, never in
  * the postmaster or _PG_init: an OpenMP team started before fork() hangs the
