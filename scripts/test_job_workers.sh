@@ -14,7 +14,9 @@
 #     one output per row, also after one of them is cancelled and another
 #     terminated;
 #   - a server restart (immediate: a crash) resumes the work;
-#   - DROP DATABASE succeeds while a worker is connected to it.
+#   - DROP DATABASE succeeds while a worker is connected to it;
+#   - after a reload with a new tfm.job_naptime the workers go on;
+#   - the server log has no crash and no WARNING.
 # Every wait is bounded (30 s); no timing is asserted.  Exits non-zero on
 # any failure.  Needs PGBIN (or /usr/lib/postgresql/15/bin) and tfm installed there.
 set -euo pipefail
@@ -159,7 +161,8 @@ SQL
 wait_for "a worker in ${DB}_2" "SELECT count(*) > 0 FROM tfm.job_workers WHERE database = '${DB}_2'"
 psql -X -q -d postgres -v ON_ERROR_STOP=1 -c "DROP DATABASE ${DB}_2" >/dev/null || fail "DROP DATABASE ${DB}_2 failed"
 
-# the workers are still there for this database's jobs
+# a reload (SIGHUP) of a changed naptime; the workers are still there for this database's jobs
+psql -X -q -d postgres -c "ALTER SYSTEM SET tfm.job_naptime = '150ms'" -c "SELECT pg_reload_conf()" >/dev/null
 q "INSERT INTO jw_docs VALUES (313, 'at the end')" >/dev/null
 wait_for "jw_p at the end" "SELECT $(in_step jw_p jw_docs s.body)"
 # no crash, no warning (a snapshot or SPI connection left behind would warn at commit)

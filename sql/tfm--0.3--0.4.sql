@@ -337,7 +337,7 @@ CREATE FUNCTION tfm.job_workers_list(OUT pid integer, OUT database oid, OUT job 
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'tfm_job_workers_list' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION tfm.job_workers_list() IS
-  'tfm''s background job workers: process id, database, the job it runs or last ran, state (starting, running, idle), batches and rows since it started, since when in this state';
+  'tfm''s background job workers: process id, database, the job it runs or the last that had work, state (starting, running, idle), batches and rows since it started, the current run''s start or (idle) its last batch';
 CREATE VIEW tfm.job_workers AS
 SELECT w.pid, d.datname AS database, w.job, w.state, w.batches, w.rows_done, w.since
 FROM tfm.job_workers_list() w LEFT JOIN pg_catalog.pg_database d ON d.oid = w.database

@@ -182,8 +182,8 @@ ask_idle_to_leave(TimestampTz now)
 	{
 		JobSlot    *s = &tfm_job_shared->slots[i];
 
-		if (s->in_use && s->pid != 0 && !s->running && !s->leave && s->since < limit &&
-			(best < 0 || s->since < tfm_job_shared->slots[best].since))
+		if (s->in_use && s->pid != 0 && !s->running && !s->leave && s->idle_since < limit &&
+			(best < 0 || s->idle_since < tfm_job_shared->slots[best].idle_since))
 			best = i;
 	}
 	if (best >= 0)

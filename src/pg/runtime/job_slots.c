@@ -236,8 +236,8 @@ tfm_job_workers_rows(Datum (*rows)[7], bool (*nulls)[7], int max)
 		rows[n][3] = CStringGetTextDatum(s.pid == 0 ? "starting" : s.running ? "running" : "idle");
 		rows[n][4] = Int64GetDatum(s.batches);
 		rows[n][5] = Int64GetDatum(s.rows);
-		rows[n][6] = TimestampTzGetDatum(s.since);
-		nulls[n][6] = s.since == 0;
+		rows[n][6] = TimestampTzGetDatum(s.running ? s.run_since : s.idle_since);
+		nulls[n][6] = s.pid == 0;
 		n++;
 	}
 	return n;

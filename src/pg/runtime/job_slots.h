@@ -37,10 +37,11 @@ typedef struct JobSlot
 	bool		busy;			/* its last round left work */
 	bool		leave;			/* asked to leave */
 	LeftReason	left;
-	char		job[NAMEDATALEN * 2];	/* the job it runs or last ran */
+	char		job[NAMEDATALEN * 2];	/* the job it runs, or the last that had work */
 	int64		batches;
 	int64		rows;
-	TimestampTz since;			/* this run's start, or idle since */
+	TimestampTz run_since;		/* the current run's start */
+	TimestampTz idle_since;		/* its last batch (or its start) */
 } JobSlot;
 
 typedef struct JobShared

@@ -76,14 +76,30 @@ worker_leave(LeftReason why)
 	proc_exit(0);
 }
 
+/*
+ * The slot while a run starts (job: its name) and after it ended (job:
+ * NULL; worked: it committed batches).  An idle worker's runs come and go
+ * every naptime: the slot keeps the job that last had work, and the time
+ * since which the worker had none.
+ */
 static void
-set_running(const char *job, bool running)
+set_running(const char *job, bool worked)
 {
+	static char last[NAMEDATALEN * 2];
+	TimestampTz now = GetCurrentTimestamp();
+
 	SpinLockAcquire(&tfm_job_shared->mutex);
-	my_slot->running = running;
+	my_slot->running = job != NULL;
 	if (job != NULL)
+	{
+		strlcpy(last, my_slot->job, sizeof(last));
 		strlcpy(my_slot->job, job, sizeof(my_slot->job));
-	my_slot->since = GetCurrentTimestamp();
+		my_slot->run_since = now;
+	}
+	else if (worked)
+		my_slot->idle_since = now;
+	else
+		strlcpy(my_slot->job, last, sizeof(my_slot->job));
 	SpinLockRelease(&tfm_job_shared->mutex);
 }
 
@@ -188,7 +204,7 @@ run_job(const TfmJobRef *j, const char *schema, bool check_stale, TfmJobRunResul
 		ok = false;
 	}
 	PG_END_TRY();
-	set_running(NULL, false);
+	set_running(NULL, ok && res->batches > 0);
 	pgstat_report_activity(STATE_IDLE, NULL);
 	return ok;
 }
@@ -277,7 +293,7 @@ tfm_job_worker_main(Datum arg)
 	SpinLockAcquire(&tfm_job_shared->mutex);
 	my_slot->pid = MyProcPid;
 	my_slot->pgprocno = MyProc->pgprocno;
-	my_slot->since = GetCurrentTimestamp();
+	my_slot->idle_since = GetCurrentTimestamp();
 	SpinLockRelease(&tfm_job_shared->mutex);
 	before_shmem_exit(worker_exit, (Datum) 0);
 	pgstat_report_appname("tfm job worker");

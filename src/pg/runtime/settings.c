@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "access/parallel.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 
 #include "tfm/blas.h"
@@ -125,7 +126,9 @@ tfm_settings_define(void)
 							"tfm takes this many background worker slots plus one for its launcher "
 							"(max_worker_processes). Without preloading it has no effect.",
 							&tfm_job_workers, 2, 0, 64,
-							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	/* PostgreSQL allows a library's PGC_POSTMASTER settings only while preloading */
+							process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP,
+							0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tfm.job_naptime",
 							"How long an idle job worker, and the launcher, sleep between looks for work.",
 							"Valid range is 10 ms .. 1 h. A row inserted on an idle server has its output "
