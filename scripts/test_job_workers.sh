@@ -14,7 +14,8 @@
 #     one output per row, also after one of them is cancelled and another
 #     terminated;
 #   - a server restart (immediate: a crash) resumes the work;
-#   - DROP DATABASE succeeds while a worker is connected to it;
+#   - DROP DATABASE succeeds while a worker is connected to it (and a role
+#     that may not drop it does not end the workers by trying);
 #   - after a reload with a new tfm.job_naptime the workers go on;
 #   - the server log has no crash and no WARNING.
 # Every wait is bounded (30 s); no timing is asserted.  Exits non-zero on
@@ -159,6 +160,12 @@ SELECT count(*) FROM tfm_create_model('m', 'classify', 'c', labels => ARRAY['x',
 SELECT tfm_job_create('t_cls', 't', 'body', 'm', 'classify') IS NOT NULL;
 SQL
 wait_for "a worker in ${DB}_2" "SELECT count(*) > 0 FROM tfm.job_workers WHERE database = '${DB}_2'"
+# a role that may not drop it does not end its workers by trying
+pids=$(q "SELECT string_agg(pid::text, ',' ORDER BY pid) FROM tfm.job_workers WHERE database = '${DB}_2'")
+psql -X -q -d postgres -c "SET ROLE jw_alice" -c "DROP DATABASE ${DB}_2" >/dev/null 2>&1 \
+  && fail "jw_alice dropped ${DB}_2"
+[ "$(q "SELECT string_agg(pid::text, ',' ORDER BY pid) FROM tfm.job_workers WHERE database = '${DB}_2'")" = "$pids" ] \
+  || fail "a refused DROP DATABASE ended the workers of ${DB}_2"
 psql -X -q -d postgres -v ON_ERROR_STOP=1 -c "DROP DATABASE ${DB}_2" >/dev/null || fail "DROP DATABASE ${DB}_2 failed"
 
 # a reload (SIGHUP) of a changed naptime; the workers are still there for this database's jobs

@@ -93,6 +93,7 @@ reap(HTAB *notes, TimestampTz now)
 		pid_t		pid;
 		LeftReason	left;
 		Oid			db;
+		bool		stale;
 
 		if (!s->in_use)
 			continue;
@@ -102,12 +103,14 @@ reap(HTAB *notes, TimestampTz now)
 		SpinLockAcquire(&tfm_job_shared->mutex);
 		left = s->left;
 		db = s->dboid;
+		/* a job became active after it started: what it found is out of date */
+		stale = s->generation != tfm_job_shared->generation;
 		memset(s, 0, sizeof(*s));
 		SpinLockRelease(&tfm_job_shared->mutex);
 		if (handles[i] != NULL)
 			pfree(handles[i]);
 		handles[i] = NULL;
-		if (left == LEFT_NO_JOBS || left == LEFT_NONE)
+		if ((left == LEFT_NO_JOBS || left == LEFT_NONE) && !stale)
 		{
 			/* LEFT_NONE: it failed to start or died; do not retry at once either */
 			DbNote	   *note = hash_search(notes, &db, HASH_ENTER, NULL);
@@ -129,6 +132,7 @@ start_worker(int slotno, Oid db)
 	memset(s, 0, sizeof(*s));
 	s->in_use = true;
 	s->dboid = db;
+	s->generation = tfm_job_shared->generation;
 	SpinLockRelease(&tfm_job_shared->mutex);
 	memset(&bgw, 0, sizeof(bgw));
 	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;

@@ -23,6 +23,7 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "tcop/utility.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -166,7 +167,8 @@ utility_hook(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 {
 	Oid			db = database_needed_free(pstmt->utilityStmt);
 
-	if (OidIsValid(db) && tfm_job_shared != NULL)
+	/* only for who may run the command (each needs the database's ownership) */
+	if (OidIsValid(db) && tfm_job_shared != NULL && pg_database_ownercheck(db, GetUserId()))
 	{
 		leave_database(db);
 		/* CountOtherDBBackends waits up to 5 s for them; most leave in milliseconds */

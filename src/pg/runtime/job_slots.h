@@ -37,6 +37,7 @@ typedef struct JobSlot
 	bool		busy;			/* its last round left work */
 	bool		leave;			/* asked to leave */
 	LeftReason	left;
+	uint32		generation;		/* JobShared's when the worker was started */
 	char		job[NAMEDATALEN * 2];	/* the job it runs, or the last that had work */
 	int64		batches;
 	int64		rows;
