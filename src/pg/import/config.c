@@ -49,15 +49,34 @@ bad_field(const char *key, const char *want, const JsonbValue *v)
 			 errmsg("config.json field \"%s\" must be %s, not %s", key, want, tfm_jtype(v))));
 }
 
+/* field key of c: NULL if absent or null, else it must be of type (want: for the error) */
+static JsonbValue *
+field(JsonbContainer *c, const char *key, enum jbvType type, const char *want, JsonbValue *buf)
+{
+	JsonbValue *v = tfm_jget(c, key, buf);
+
+	if (!v || v->type == jbvNull)
+		return NULL;
+	if (v->type != type)
+		bad_field(key, want, v);
+	return v;
+}
+
+static double
+numeric_value(const JsonbValue *v)
+{
+	return DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
+}
+
 /* an integer field; absent or null gives dflt, or an error if required */
 static int
 jint(JsonbContainer *c, const char *key, int dflt, bool required)
 {
 	JsonbValue	buf,
-			   *v = tfm_jget(c, key, &buf);
+			   *v = field(c, key, jbvNumeric, "an integer", &buf);
 	double		d;
 
-	if (!v || v->type == jbvNull)
+	if (!v)
 	{
 		if (required)
 			ereport(ERROR,
@@ -65,9 +84,7 @@ jint(JsonbContainer *c, const char *key, int dflt, bool required)
 					 errmsg("config.json lacks the field \"%s\"", key)));
 		return dflt;
 	}
-	if (v->type != jbvNumeric)
-		bad_field(key, "an integer", v);
-	d = DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
+	d = numeric_value(v);
 	if (d != floor(d) || d < -2147483648.0 || d > 2147483647.0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -79,39 +96,27 @@ static double
 jnum(JsonbContainer *c, const char *key, double dflt)
 {
 	JsonbValue	buf,
-			   *v = tfm_jget(c, key, &buf);
+			   *v = field(c, key, jbvNumeric, "a number", &buf);
 
-	if (!v || v->type == jbvNull)
-		return dflt;
-	if (v->type != jbvNumeric)
-		bad_field(key, "a number", v);
-	return DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
+	return v ? numeric_value(v) : dflt;
 }
 
 static bool
 jbool(JsonbContainer *c, const char *key, bool dflt)
 {
 	JsonbValue	buf,
-			   *v = tfm_jget(c, key, &buf);
+			   *v = field(c, key, jbvBool, "a boolean", &buf);
 
-	if (!v || v->type == jbvNull)
-		return dflt;
-	if (v->type != jbvBool)
-		bad_field(key, "a boolean", v);
-	return v->val.boolean;
+	return v ? v->val.boolean : dflt;
 }
 
 static char *
 jstr(JsonbContainer *c, const char *key)
 {
 	JsonbValue	buf,
-			   *v = tfm_jget(c, key, &buf);
+			   *v = field(c, key, jbvString, "a string", &buf);
 
-	if (!v || v->type == jbvNull)
-		return NULL;
-	if (v->type != jbvString)
-		bad_field(key, "a string", v);
-	return pnstrdup(v->val.string.val, v->val.string.len);
+	return v ? pnstrdup(v->val.string.val, v->val.string.len) : NULL;
 }
 
 /* an option that must keep the value tfm implements */

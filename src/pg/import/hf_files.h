@@ -1,8 +1,8 @@
 /*
  * hf_files.h — a Hugging Face checkpoint's files, read for tfm_import: the
- * parsing of config.json (config.c) and tokenizer.json (tokenizer.c,
- * spiece.c), and the weights' sources (weights.c), for the SQL entry points
- * in sql/import.c.
+ * import as a whole (model.c), the parsing of config.json (config.c) and
+ * tokenizer.json (tokenizer.c, spiece.c), and the weights' sources
+ * (weights.c), for the SQL entry points in sql/import.c.
  */
 #ifndef TFM_IMPORT_H
 #define TFM_IMPORT_H
@@ -44,6 +44,8 @@ void		tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_voca
 void		tfm_hf_malformed(const char *what) pg_attribute_noreturn();
 int			tfm_hf_uint(const JsonbValue *v, const char *what, int max);
 int			tfm_hf_vocab_id(JsonbContainer *vocab, const char *piece, int len, int max);
+/* field key of c, an array (else malformed: "<what> must be an array") */
+JsonbContainer *tfm_hf_array(JsonbContainer *c, const char *key, const char *what);
 /* model.merges ("a b" or [a, b], in rank order) as pairs of model.vocab
  * ids (at most max); their count in *n_merges */
 int32_t    *tfm_hf_merges(JsonbContainer *model, JsonbContainer *vocab, int max,
@@ -97,6 +99,14 @@ uint64		tfm_weights_bytes(const TfmWeightSource *src);
 int			tfm_open_server_file(const char *path, bool optional, uint64 *size);
 /* a whole server file of at most limit bytes, NUL-terminated (NULL if absent and optional) */
 char	   *tfm_read_server_file(const char *path, bool optional, uint64 limit, size_t *len);
+
+/*
+ * The checkpoint imported as model name (its tokenizer, if given, stored
+ * under the same name; task NULL or the checkpoint's): its parameters, and
+ * its task in *imported_task.
+ */
+int64		tfm_hf_import_model(const char *name, Jsonb *config, TfmWeightSource *src,
+								Jsonb *tokenizer, const char *task, tfm_task *imported_task);
 
 /* small jsonb helpers (config.c) */
 JsonbValue *tfm_jget(JsonbContainer *c, const char *key, JsonbValue *buf);

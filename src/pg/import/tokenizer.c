@@ -280,6 +280,24 @@ one_post_processor(JsonbContainer *pp, const char *type, bool bpe, int *cls, int
 	}
 }
 
+/*
+ * Element i of a Sequence's array: an object with a "type" (its type in
+ * *type), else malformed ("a <what> of a Sequence must be ...").
+ */
+static JsonbContainer *
+sequence_element(JsonbContainer *arr, int i, const char *what, char **type)
+{
+	JsonbValue *el = getIthJsonbValueFromContainer(arr, i),
+				tb,
+			   *t;
+
+	if (!el || el->type != jbvBinary || !JsonContainerIsObject(el->val.binary.data) ||
+		!(t = tfm_jget(el->val.binary.data, "type", &tb)) || t->type != jbvString)
+		tfm_hf_malformed(psprintf("a %s of a Sequence must be an object with a \"type\"", what));
+	*type = pnstrdup(t->val.string.val, t->val.string.len);
+	return el->val.binary.data;
+}
+
 /* the post-processor's specials: cls, sep and bos ids, -1 where it has none */
 static void
 post_processor_ids(JsonbContainer *root, bool bpe, int *cls, int *sep, int *bos)
@@ -300,28 +318,19 @@ post_processor_ids(JsonbContainer *root, bool bpe, int *cls, int *sep, int *bos)
 	if (bpe && strcmp(type, "Sequence") == 0)
 	{
 		/* Llama 3's: [ByteLevel, TemplateProcessing] */
-		JsonbValue	b,
-				   *v = tfm_jget(pp, "processors", &b);
-		int			n,
+		JsonbContainer *procs = tfm_hf_array(pp, "processors", "post_processor.processors");
+		int			n = JsonContainerSize(procs),
 					given = 0;
 
-		if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
-			tfm_hf_malformed("post_processor.processors must be an array");
-		n = JsonContainerSize(v->val.binary.data);
 		for (int i = 0; i < n; i++)
 		{
-			JsonbValue *el = getIthJsonbValueFromContainer(v->val.binary.data, i),
-						tb,
-					   *t;
+			char	   *et;
+			JsonbContainer *el = sequence_element(procs, i, "post_processor", &et);
 			int			c = -1,
 						s = -1,
 						o = -1;
 
-			if (!el || el->type != jbvBinary || !JsonContainerIsObject(el->val.binary.data) ||
-				!(t = tfm_jget(el->val.binary.data, "type", &tb)) || t->type != jbvString)
-				tfm_hf_malformed("a post_processor of a Sequence must be an object with a \"type\"");
-			one_post_processor(el->val.binary.data, pnstrdup(t->val.string.val, t->val.string.len),
-							   true, &c, &s, &o);
+			one_post_processor(el, et, true, &c, &s, &o);
 			if (c >= 0 || o >= 0)
 			{
 				if (given++)
@@ -531,8 +540,7 @@ bpe_pre_tokenizer(JsonbContainer *root, bool *plain)
 				have_split = false,
 				have_bl = false;
 	uint32		flags = 0;
-	JsonbValue	buf,
-			   *v;
+	JsonbContainer *seq;
 	int			n;
 
 	*plain = false;
@@ -548,23 +556,13 @@ bpe_pre_tokenizer(JsonbContainer *root, bool *plain)
 	}
 	if (strcmp(type, "Sequence") != 0)
 		refuse("pre_tokenizer", type);
-	v = tfm_jget(pt, "pretokenizers", &buf);
-	if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
-		tfm_hf_malformed("pre_tokenizer.pretokenizers must be an array");
-	n = JsonContainerSize(v->val.binary.data);
+	seq = tfm_hf_array(pt, "pretokenizers", "pre_tokenizer.pretokenizers");
+	n = JsonContainerSize(seq);
 	for (int i = 0; i < n; i++)
 	{
-		JsonbValue *el = getIthJsonbValueFromContainer(v->val.binary.data, i),
-					tb,
-				   *t;
-		JsonbContainer *o;
 		char	   *et;
+		JsonbContainer *o = sequence_element(seq, i, "pre-tokenizer", &et);
 
-		if (!el || el->type != jbvBinary || !JsonContainerIsObject(el->val.binary.data) ||
-			!(t = tfm_jget(el->val.binary.data, "type", &tb)) || t->type != jbvString)
-			tfm_hf_malformed("a pre-tokenizer of a Sequence must be an object with a \"type\"");
-		o = el->val.binary.data;
-		et = pnstrdup(t->val.string.val, t->val.string.len);
 		if (have_bl)
 			refuse("pre_tokenizer", psprintf("%s after ByteLevel in a Sequence", et));
 		if (strcmp(et, "Digits") == 0 && i == 0)
@@ -738,7 +736,8 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab, int
 {
 	JsonbContainer *root = &tokenizer->root,
 			   *model,
-			   *obj;
+			   *obj,
+			   *merges;
 	char	   *type;
 	JsonbValue	buf,
 			   *v;
@@ -819,12 +818,10 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab, int
 	enc = JsonbToCString(NULL, v->val.binary.data, v->val.binary.len);
 
 	/* model.merges: "a b" or [a, b], in rank order, as vocab.bpe */
-	v = tfm_jget(model, "merges", &buf);
-	if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
-		tfm_hf_malformed("model.merges must be an array");
+	merges = tfm_hf_array(model, "merges", "model.merges");
 	initStringInfo(&bpe);
 	appendStringInfoString(&bpe, "#version: 0.2\n");
-	it = JsonbIteratorInit(v->val.binary.data);
+	it = JsonbIteratorInit(merges);
 	while ((tok = JsonbIteratorNext(&it, &jv, true)) != WJB_DONE)
 	{
 		if (tok != WJB_ELEM)

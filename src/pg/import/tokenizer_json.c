@@ -68,6 +68,17 @@ tfm_hf_model_vocab(JsonbContainer *model, int model_vocab, const char *range_err
 	return vocab;
 }
 
+JsonbContainer *
+tfm_hf_array(JsonbContainer *c, const char *key, const char *what)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, key, &buf);
+
+	if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
+		tfm_hf_malformed(psprintf("%s must be an array", what));
+	return v->val.binary.data;
+}
+
 /* a merge "a b" or [a, b] (the rank-th, from 0) as two model.vocab ids */
 static void
 merge_ids(JsonbContainer *vocab, const JsonbValue *jv, int rank, int32_t *lr, int max)
@@ -108,18 +119,15 @@ merge_ids(JsonbContainer *vocab, const JsonbValue *jv, int rank, int32_t *lr, in
 int32_t *
 tfm_hf_merges(JsonbContainer *model, JsonbContainer *vocab, int max, int *n_merges)
 {
-	JsonbValue	buf,
-				jv,
-			   *v = tfm_jget(model, "merges", &buf);
+	JsonbValue	jv;
+	JsonbContainer *merges = tfm_hf_array(model, "merges", "model.merges");
 	JsonbIterator *it;
 	JsonbIteratorToken tok;
 	int32_t    *merge_lr;
 
-	if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
-		tfm_hf_malformed("model.merges must be an array");
-	merge_lr = palloc(sizeof(int32_t) * 2 * Max(JsonContainerSize(v->val.binary.data), 1));
+	merge_lr = palloc(sizeof(int32_t) * 2 * Max(JsonContainerSize(merges), 1));
 	*n_merges = 0;
-	it = JsonbIteratorInit(v->val.binary.data);
+	it = JsonbIteratorInit(merges);
 	while ((tok = JsonbIteratorNext(&it, &jv, true)) != WJB_DONE)
 	{
 		if (tok != WJB_ELEM)

@@ -55,12 +55,17 @@ copy_acl(TfmAcl *dst, const TfmAcl *src)
 }
 
 static void
+pfree_if(void *p)
+{
+	if (p)
+		pfree(p);
+}
+
+static void
 free_acl(TfmAcl *a)
 {
-	if (a->use)
-		pfree(a->use);
-	if (a->train)
-		pfree(a->train);
+	pfree_if(a->use);
+	pfree_if(a->train);
 	a->use = a->train = NULL;
 }
 
@@ -82,14 +87,11 @@ copy_row(TfmModelRow *dst, const TfmModelRow *src)
 static void
 free_row(TfmModelRow *r)
 {
-	if (r->tokenizer)
-		pfree(r->tokenizer);
-	if (r->target_tokenizer)
-		pfree(r->target_tokenizer);
+	pfree_if(r->tokenizer);
+	pfree_if(r->target_tokenizer);
 	for (int i = 0; i < r->n_labels; i++)
 		pfree(r->labels[i]);
-	if (r->labels)
-		pfree(r->labels);
+	pfree_if(r->labels);
 	free_acl(&r->acl);
 }
 

@@ -16,6 +16,8 @@
  *     => 'best') the best epoch's values, as raw float4 bytea.
  * The row exists from a run's first checkpoint until it finishes: a row is
  * an interrupted (or still running) run.  Floats are stored bit for bit.
+ * This file makes and reads the state record and checks a resume; the rows
+ * are read and written by storage/checkpoints.c.
  *
  * State layout (network byte order, pq_send*), version 2 (version 1, read
  * too, lacks the precision: its runs are fp32):
@@ -40,8 +42,6 @@
 
 #include <math.h>
 
-#include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "libpq/pqformat.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -49,6 +49,7 @@
 #include "utils/timestamp.h"
 
 #include "runtime/checkpoint.h"
+#include "storage/checkpoints.h"
 
 #define TFM_CHECKPOINT_MAGIC 0x54464D43	/* 'TFMC' */
 
@@ -267,127 +268,17 @@ read_state(TrainRun *run, tfm_train_opts *o, Restored *r, bytea *state)
 		bad_state(run->row.name);
 }
 
-/* ---- tensors ------------------------------------------------------------- */
-
-static bytea *
-floats_bytea(const float *x, size_t n)
+/* the optimizer's moments and the best epoch's values, as stored */
+static TfmCheckpointTensors
+run_tensors(TrainRun *run)
 {
-	Size		nbytes = VARHDRSZ + n * sizeof(float);
-	bytea	   *b = palloc_extended(nbytes, MCXT_ALLOC_HUGE);
+	TfmCheckpointTensors t;
 
-	SET_VARSIZE(b, nbytes);
-	memcpy(VARDATA(b), x, n * sizeof(float));
-	return b;
-}
-
-static void
-write_tensors(TrainRun *run)
-{
-	static const char *upsert =
-		"INSERT INTO tfm.checkpoint_tensors (model_id, name, adam_m, adam_v, best) "
-		"VALUES ($1, $2, $3, $4, $5) ON CONFLICT (model_id, name) DO UPDATE SET "
-		"adam_m = EXCLUDED.adam_m, adam_v = EXCLUDED.adam_v, best = EXCLUDED.best";
-	Oid			types[5] = {INT4OID, TEXTOID, BYTEAOID, BYTEAOID, BYTEAOID};
-	const tfm_model *m = run->m;
-	SPIPlanPtr	plan = SPI_prepare(upsert, 5, types);
-
-	if (!plan)
-		elog(ERROR, "cannot prepare the checkpoint upsert: %s", SPI_result_code_string(SPI_result));
-	for (int i = 0; i < m->n_tensors; i++)
-	{
-		const tfm_param_info *p = &m->info[i];
-		Datum		args[5];
-		char		nulls[5] = "     ";
-		bytea	   *mb = floats_bytea(run->tr.opt.m + p->offset, p->size);
-		bytea	   *vb = floats_bytea(run->tr.opt.v + p->offset, p->size);
-		bytea	   *bb = NULL;
-
-		CHECK_FOR_INTERRUPTS();
-		args[0] = Int32GetDatum(run->row.id);
-		args[1] = CStringGetTextDatum(p->name);
-		args[2] = PointerGetDatum(mb);
-		args[3] = PointerGetDatum(vb);
-		if (run->best_epoch > 0 && run->best_params)
-		{
-			bb = floats_bytea(run->best_params + p->offset, p->size);
-			args[4] = PointerGetDatum(bb);
-		}
-		else
-		{
-			args[4] = (Datum) 0;
-			nulls[4] = 'n';
-		}
-		if (SPI_execute_plan(plan, args, nulls, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "cannot write the checkpoint of tensor \"%s\"", p->name);
-		pfree(mb);
-		pfree(vb);
-		if (bb)
-			pfree(bb);
-	}
-	SPI_freeplan(plan);
-}
-
-static void
-copy_floats(TrainRun *run, const char *tensor, Datum d, float *dst, size_t n)
-{
-	bytea	   *b = DatumGetByteaPP(d);
-
-	if (VARSIZE_ANY_EXHDR(b) != n * sizeof(float))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("the checkpoint of tensor \"%s\" of model \"%s\" does not match its config",
-						tensor, run->row.name)));
-	memcpy(dst, VARDATA_ANY(b), n * sizeof(float));
-}
-
-static void
-read_tensors(TrainRun *run)
-{
-	Oid			types[1] = {INT4OID};
-	Datum		args[1] = {Int32GetDatum(run->row.id)};
-	tfm_model  *m = run->m;
-	int			seen = 0;
-	TfmAsOwner	as;
-
-	if (run->best_epoch > 0)
-		run->best_params = MemoryContextAllocExtended(run->cxt, sizeof(float) * m->n_floats,
-													  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("SELECT name, adam_m, adam_v, best FROM tfm.checkpoint_tensors "
-							  "WHERE model_id = $1", 1, types, args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read tfm.checkpoint_tensors");
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	td = SPI_tuptable->tupdesc;
-		bool		n1,
-					n2,
-					n3,
-					n4;
-		char	   *name = TextDatumGetCString(SPI_getbinval(tup, td, 1, &n1));
-		Datum		dm = SPI_getbinval(tup, td, 2, &n2);
-		Datum		dv = SPI_getbinval(tup, td, 3, &n3);
-		Datum		db = SPI_getbinval(tup, td, 4, &n4);
-		const tfm_param_info *p = tfm_model_find(m, name);
-
-		CHECK_FOR_INTERRUPTS();
-		if (!p || n2 || n3 || (run->best_epoch > 0 && n4))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("the checkpoint of model \"%s\" does not match its config at tensor \"%s\"",
-							run->row.name, name)));
-		copy_floats(run, name, dm, run->tr.opt.m + p->offset, p->size);
-		copy_floats(run, name, dv, run->tr.opt.v + p->offset, p->size);
-		if (run->best_epoch > 0)
-			copy_floats(run, name, db, run->best_params + p->offset, p->size);
-		seen++;
-	}
-	tfm_spi_finish_owner(&as);
-	if (seen != m->n_tensors)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("the checkpoint of model \"%s\" holds %d of its %d tensors",
-						run->row.name, seen, m->n_tensors)));
+	t.m = run->m;
+	t.adam_m = run->tr.opt.m;
+	t.adam_v = run->tr.opt.v;
+	t.best = run->best_epoch > 0 ? run->best_params : NULL;
+	return t;
 }
 
 /* ---- the checkpoint's life ----------------------------------------------- */
@@ -395,169 +286,114 @@ read_tensors(TrainRun *run)
 void
 tfm_checkpoint_forget(const TfmModelRow *row)
 {
-	Oid			types[1] = {INT4OID};
-	Datum		args[1] = {Int32GetDatum(row->id)};
-	TfmAsOwner	as;
+	char	   *epoch,
+			   *steps;
 
-	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("DELETE FROM tfm.checkpoints WHERE model_id = $1 "
-							  "RETURNING run_started::text, epoch, steps",
-							  1, types, args, NULL, false, 0) != SPI_OK_DELETE_RETURNING)
-		elog(ERROR, "cannot read tfm.checkpoints");
-	if (SPI_processed > 0)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	td = SPI_tuptable->tupdesc;
-
+	if (tfm_checkpoint_remove(row->id, &epoch, &steps))
 		ereport(NOTICE,
 				(errmsg("model \"%s\" was last trained by an interrupted run; this run starts afresh",
 						row->name),
 				 errdetail("Its last checkpoint, in epoch %s after %s steps, is discarded now.",
-						   SPI_getvalue(tup, td, 2), SPI_getvalue(tup, td, 3)),
+						   epoch, steps),
 				 errhint("To continue such a run instead, CALL tfm_fit('%s', query, resume => true) before training the model otherwise.",
 						 row->name)));
-	}
-	tfm_spi_finish_owner(&as);
 }
 
 void
 tfm_checkpoint_delete(const TfmModelRow *row)
 {
-	Oid			types[1] = {INT4OID};
-	Datum		args[1] = {Int32GetDatum(row->id)};
-	TfmAsOwner	as;
+	(void) tfm_checkpoint_remove(row->id, NULL, NULL);
+}
 
-	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("DELETE FROM tfm.checkpoints WHERE model_id = $1",
-							  1, types, args, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "cannot write tfm.checkpoints");
-	tfm_spi_finish_owner(&as);
+/* the resolved options, as jsonb text for people */
+static char *
+options_json(const TrainRun *run)
+{
+	const tfm_train_opts *o = &run->tr.o;
+
+	return psprintf("{\"epochs\": %d, \"batch_size\": %d, \"lr\": %.9g, \"warmup\": %lld, "
+					"\"warmup_auto\": %s, \"schedule\": \"%s\", \"weight_decay\": %.9g, "
+					"\"clip\": %.9g, \"label_smoothing\": %.9g, \"val_fraction\": %.9g, "
+					"\"seed\": %lld, \"time_limit_s\": %.6f, \"max_steps\": %lld, "
+					"\"accumulate\": %d, \"batch_tokens\": %d, \"keep\": \"%s\", "
+					"\"chunk_rows\": %d, \"precision\": \"%s\"}",
+					run->epochs, run->batch, o->lr, (long long) o->warmup,
+					run->warmup_auto ? "true" : "false", schedule_name(o->schedule),
+					o->weight_decay, o->clip, o->label_smoothing, run->rd.val_fraction,
+					(long long) o->seed, run->time_limit_us / 1e6, (long long) run->max_steps,
+					run->accumulate, run->batch_tokens,
+					run->keep == TFM_KEEP_BEST ? "best" : "last", run->rd.chunk_rows,
+					tfm_precision_name(o->precision));
 }
 
 void
 tfm_checkpoint_write(TrainRun *run, bool epoch_end)
 {
-	static const char *upsert =
-		"INSERT INTO tfm.checkpoints (model_id, run_started, model_version, epoch, rows_done, "
-		"steps, query, options, state, pid, started_by) "
-		"VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, pg_backend_pid(), $10::regrole) "
-		"ON CONFLICT (model_id) DO UPDATE SET run_started = EXCLUDED.run_started, "
-		"model_version = EXCLUDED.model_version, epoch = EXCLUDED.epoch, "
-		"rows_done = EXCLUDED.rows_done, steps = EXCLUDED.steps, query = EXCLUDED.query, "
-		"options = EXCLUDED.options, state = EXCLUDED.state, pid = EXCLUDED.pid, "
-		"started_by = EXCLUDED.started_by, saved_at = clock_timestamp()";
-	Oid			types[10] = {INT4OID, TIMESTAMPTZOID, INT8OID, INT4OID, INT8OID, INT8OID,
-	TEXTOID, TEXTOID, BYTEAOID, OIDOID};
-	Datum		args[10];
-	const tfm_train_opts *o = &run->tr.o;
-	char	   *options;
-	TfmAsOwner	as;
+	TfmCheckpointRow c;
+	TfmCheckpointTensors t = run_tensors(run);
 
-	/* from here on, allocations go with the SPI connection */
-	tfm_spi_connect_owner(&as);
-	options = psprintf("{\"epochs\": %d, \"batch_size\": %d, \"lr\": %.9g, \"warmup\": %lld, "
-					   "\"warmup_auto\": %s, \"schedule\": \"%s\", \"weight_decay\": %.9g, "
-					   "\"clip\": %.9g, \"label_smoothing\": %.9g, \"val_fraction\": %.9g, "
-					   "\"seed\": %lld, \"time_limit_s\": %.6f, \"max_steps\": %lld, "
-					   "\"accumulate\": %d, \"batch_tokens\": %d, \"keep\": \"%s\", "
-					   "\"chunk_rows\": %d, \"precision\": \"%s\"}",
-					   run->epochs, run->batch, o->lr, (long long) o->warmup,
-					   run->warmup_auto ? "true" : "false", schedule_name(o->schedule),
-					   o->weight_decay, o->clip, o->label_smoothing, run->rd.val_fraction,
-					   (long long) o->seed, run->time_limit_us / 1e6, (long long) run->max_steps,
-					   run->accumulate, run->batch_tokens,
-					   run->keep == TFM_KEEP_BEST ? "best" : "last", run->rd.chunk_rows,
-					   tfm_precision_name(o->precision));
-	args[0] = Int32GetDatum(run->row.id);
-	args[1] = TimestampTzGetDatum(run->started);
-	args[2] = Int64GetDatum(run->row.version);
-	args[3] = Int32GetDatum(epoch_end ? run->epoch + 1 : run->epoch);
-	args[4] = Int64GetDatum(epoch_end ? 0 : run->rd.row_number);
-	args[5] = Int64GetDatum(run->tr.step);
-	args[6] = CStringGetTextDatum(run->query);
-	args[7] = CStringGetTextDatum(options);
-	args[8] = PointerGetDatum(state_bytes(run, epoch_end));
-	args[9] = ObjectIdGetDatum(as.save_uid);	/* the role whose query this is */
-	if (SPI_execute_with_args(upsert, 10, types, args, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "cannot write tfm.checkpoints");
-	write_tensors(run);
-	tfm_spi_finish_owner(&as);
+	memset(&c, 0, sizeof(c));
+	c.model_id = run->row.id;
+	c.run_started = run->started;
+	c.model_version = run->row.version;
+	c.epoch = epoch_end ? run->epoch + 1 : run->epoch;
+	c.rows_done = epoch_end ? 0 : run->rd.row_number;
+	c.steps = run->tr.step;
+	c.query = run->query;
+	c.options = options_json(run);
+	c.state = state_bytes(run, epoch_end);
+	tfm_checkpoint_store(&c, &t);
+	pfree(c.options);
+	pfree(c.state);
 }
 
 void
 tfm_checkpoint_resume(TrainRun *run, const char *query)
 {
-	bool		query_given = query != NULL;
-	Oid			types[1] = {INT4OID};
-	Datum		args[1] = {Int32GetDatum(run->row.id)};
-	MemoryContext cxt = CurrentMemoryContext;
 	tfm_train_opts o;
 	Restored	r;
-	bytea	   *state;
-	int64		version;
-	bool		isnull;
-	TfmAsOwner	as;
+	TfmCheckpointRow c;
+	TfmCheckpointTensors t;
 
-	tfm_spi_connect_owner(&as);
-	if (SPI_execute_with_args("SELECT model_version, run_started, query, state, "
-							  "EXISTS (SELECT FROM pg_stat_activity a WHERE a.pid = c.pid "
-							  "        AND a.pid <> pg_backend_pid() AND a.state = 'active' "
-							  "        AND a.query LIKE 'tfm\\_fit %'), started_by "
-							  "FROM tfm.checkpoints c WHERE model_id = $1",
-							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read tfm.checkpoints");
-	if (SPI_processed == 0)
+	if (!tfm_checkpoint_fetch(run->row.id, &c))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("model \"%s\" has no interrupted run to resume", run->row.name),
 				 errhint("CALL tfm_fit without resume starts a run.")));
-	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	td = SPI_tuptable->tupdesc;
-		MemoryContext old;
-
-		if (DatumGetBool(SPI_getbinval(tup, td, 5, &isnull)))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_IN_USE),
-					 errmsg("the run of model \"%s\" is still going", run->row.name),
-					 errhint("See tfm.progress; resume a run once it has stopped.")));
-		/*
-		 * The stored query runs as the role resuming: only the role that
-		 * started the run resumes it without naming the query itself.
-		 */
-		if (!query_given &&
-			DatumGetObjectId(SPI_getbinval(tup, td, 6, &isnull)) != as.save_uid)
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("the interrupted run of model \"%s\" was started by another role", run->row.name),
-					 errdetail("Its query would run with your rights."),
-					 errhint("Resume it as that role, or pass the query yourself: CALL tfm_fit('%s', query, resume => true).",
-							 run->row.name)));
-		version = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
-		run->started = DatumGetTimestampTz(SPI_getbinval(tup, td, 2, &isnull));
-		run->query = MemoryContextStrdup(run->cxt,
-										 TextDatumGetCString(SPI_getbinval(tup, td, 3, &isnull)));
-		/* before anything runs: a query given must be the run's own, to the byte */
-		if (query_given && strcmp(query, run->query) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("the query differs from the one of model \"%s\"'s interrupted run",
-							run->row.name),
-					 errdetail("The interrupted run read: %s", run->query),
-					 errhint("Resume with the same query, or with query => NULL.")));
-		old = MemoryContextSwitchTo(cxt);
-		state = DatumGetByteaPCopy(SPI_getbinval(tup, td, 4, &isnull));
-		MemoryContextSwitchTo(old);
-	}
-	tfm_spi_finish_owner(&as);
-	if (version != run->row.version)
+	if (c.running)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("the run of model \"%s\" is still going", run->row.name),
+				 errhint("See tfm.progress; resume a run once it has stopped.")));
+	/*
+	 * The stored query runs as the role resuming: only the role that started
+	 * the run resumes it without naming the query itself.
+	 */
+	if (query == NULL && c.started_by != GetUserId())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("the interrupted run of model \"%s\" was started by another role", run->row.name),
+				 errdetail("Its query would run with your rights."),
+				 errhint("Resume it as that role, or pass the query yourself: CALL tfm_fit('%s', query, resume => true).",
+						 run->row.name)));
+	run->started = c.run_started;
+	run->query = MemoryContextStrdup(run->cxt, c.query);
+	/* before anything runs: a query given must be the run's own, to the byte */
+	if (query != NULL && strcmp(query, run->query) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the query differs from the one of model \"%s\"'s interrupted run",
+						run->row.name),
+				 errdetail("The interrupted run read: %s", run->query),
+				 errhint("Resume with the same query, or with query => NULL.")));
+	if (c.model_version != run->row.version)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("model \"%s\" was saved since its interrupted run's last checkpoint", run->row.name),
 				 errdetail("The checkpoint holds version %lld of the weights; the model is at version %lld.",
-						   (long long) version, (long long) run->row.version),
+						   (long long) c.model_version, (long long) run->row.version),
 				 errhint("Start afresh with CALL tfm_fit(...) without resume.")));
-	read_state(run, &o, &r, state);
+	read_state(run, &o, &r, c.state);
 
 	/* the optimizer as it was */
 	tfm_run_begin_resumed(run, &o);
@@ -567,7 +403,11 @@ tfm_checkpoint_resume(TrainRun *run, const char *query)
 	run->tr.last_norm = r.last_norm;
 	run->steps_before = r.tr_step;
 	run->clock_start = GetCurrentTimestamp() - r.elapsed_us;
-	read_tensors(run);
+	if (run->best_epoch > 0)
+		run->best_params = MemoryContextAllocExtended(run->cxt, sizeof(float) * run->m->n_floats,
+													  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	t = run_tensors(run);
+	tfm_checkpoint_fetch_tensors(run->row.id, run->row.name, &t);
 
 	/* the validation set: the held-out rows of epoch 1, read again */
 	tfm_run_rebuild_val(run, run->epoch == 1 ? r.rows_done : -1);

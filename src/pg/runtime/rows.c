@@ -21,12 +21,10 @@ tfm_model_specials(const TfmModelRow *row, TfmSpecials *sp)
 		tfm_tokenizer_specials(row->tokenizer, sp);
 	else
 	{
-		sp->pad = 0;
-		sp->unk = 1;
-		sp->bos = 2;
-		sp->eos = 3;
-		sp->cls = 4;
-		sp->sep = 5;
+		/* a model without a tokenizer: tfm's own special ids */
+		static const TfmSpecials own = {.pad = 0, .unk = 1, .bos = 2, .eos = 3, .cls = 4, .sep = 5};
+
+		*sp = own;
 	}
 	/* an imported checkpoint names its own bos and eos (GPT-2: <|endoftext|>) */
 	if (row->bos_id >= 0)

@@ -58,6 +58,8 @@ text	   *tfm_tokenizer_piece_text(const char *name, int32 id);
 /* ids to text: specials dropped, invalid UTF-8 replaced by U+FFFD */
 text	   *tfm_tokenizer_decode(const char *name, const int32 *ids, int n);
 text	   *tfm_tokenizer_decode_flags(const char *name, const int32 *ids, int n, bool continuation);
+/* ids to text for tfm_detokenize: sized for these ids, stopped by a cancel */
+text	   *tfm_tokenizer_detokenize(TfmCachedTokenizer *e, const int32 *ids, int n);
 /* bytes as text: valid UTF-8 as is, other bytes as \xNN */
 text	   *tfm_piece_text(const uint8_t *b, size_t len);
 /* PostgreSQL text cannot hold NUL: a decoded U+0000 becomes U+FFFD (t may be freed) */

@@ -2,7 +2,8 @@
  * runtime.h — what runs inside a backend: settings and the start of BLIS
  * (settings.c), the bounds on memory (limits.c), the precision inference
  * runs at (precision.c), weights shared between backends
- * (shared_weights.c) and the model cache (cache.c).  Tokens and tokenizers:
+ * (shared_weights.c), the model cache (cache.c) and new models
+ * (new_model.c).  Tokens and tokenizers:
  * rows.h; training: train_run.h.
  */
 #ifndef TFM_PG_RUNTIME_H
@@ -84,6 +85,11 @@ tfm_model  *tfm_cache_take(const char *name, TfmModelRow *row);
 /* hand a model (and its row, copied) to the cache */
 void		tfm_cache_put(const TfmModelRow *row, tfm_model *m);
 void		tfm_cache_forget(const char *name);
+/*
+ * A new model of config c (new_model.c): nm's row (config_json and
+ * parameters filled here) and weights initialised from seed; its parameters.
+ */
+int64		tfm_model_create_stored(TfmNewModel *nm, const tfm_config *c, uint64 seed);
 /* the alias tfm_classify(text) resolves; errors if nothing is deployed as it */
 #define TFM_DEFAULT_ALIAS "default"
 const char *tfm_default_alias(void);

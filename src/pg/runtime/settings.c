@@ -72,6 +72,13 @@ check_blis_arch(char **newval, void **extra, GucSource source)
 	return true;
 }
 
+/* a boolean setting without hooks; its boot value is the variable's initializer */
+static void
+define_bool(const char *name, const char *desc, const char *detail, bool *var, GucContext context)
+{
+	DefineCustomBoolVariable(name, desc, detail, var, *var, context, 0, NULL, NULL, NULL);
+}
+
 void
 tfm_settings_define(void)
 {
@@ -88,19 +95,18 @@ tfm_settings_define(void)
 							   "auto picks the fastest set the CPU supports. Takes effect before a session's first tfm computation.",
 							   &tfm_blis_arch, "auto",
 							   PGC_USERSET, 0, check_blis_arch, NULL, NULL);
-	DefineCustomBoolVariable("tfm.progress",
-							 "Report training progress as NOTICE lines.",
-							 "The status line in pg_stat_activity (view tfm.progress) is kept either way.",
-							 &tfm_progress, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	define_bool("tfm.progress", "Report training progress as NOTICE lines.",
+				"The status line in pg_stat_activity (view tfm.progress) is kept either way.",
+				&tfm_progress, PGC_USERSET);
 	DefineCustomEnumVariable("tfm.precision",
 							 "Precision of inference's matrix products: auto, fp32, bf16 or int8.",
 							 "auto is bf16 where the CPU has AVX512_BF16, else fp32 (or a model's own default). Training is always fp32.",
 							 &tfm_precision_setting, -1, precision_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomBoolVariable("tfm.share_weights",
-							 "Map loaded models' weights from one shared read-only copy instead of a copy per session.",
-							 "The copy is a file in base/pgsql_tmp, removed at server start.",
-							 &tfm_share_weights, true, PGC_SUSET, 0, NULL, NULL, NULL);
+	define_bool("tfm.share_weights",
+				"Map loaded models' weights from one shared read-only copy instead of a copy per session.",
+				"The copy is a file in base/pgsql_tmp, removed at server start.",
+				&tfm_share_weights, PGC_SUSET);
 	DefineCustomIntVariable("tfm.train_chunk_rows",
 							"Rows training reads from its query at a time.",
 							"Valid range is 16 .. 1048576. Bounds training's memory; examples are shuffled "

@@ -1,6 +1,7 @@
 /*
  * args.c — the argument checks the SQL functions share: a text argument
- * that must not be NULL, a text[] argument, and text[] results.
+ * that must not be NULL, a text[] argument (and its texts' ids), and
+ * text[] results.
  */
 #include "postgres.h"
 
@@ -47,6 +48,23 @@ tfm_text_array_arg(FunctionCallInfo fcinfo, int n, const char *what, bool allow_
 						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 						 errmsg("%s must not contain NULL", what)));
 	return count;
+}
+
+void
+tfm_texts_arg(FunctionCallInfo fcinfo, int n, const char *what, TfmTexts *t)
+{
+	t->n = tfm_text_array_arg(fcinfo, n, what, false, &t->elems, &t->nulls);
+	t->ids = NULL;
+	t->lens = NULL;
+}
+
+void
+tfm_texts_encode(TfmTexts *t, int32 *(*encode) (void *arg, text *s, int *len), void *arg)
+{
+	t->ids = palloc(sizeof(int32 *) * Max(t->n, 1));
+	t->lens = palloc(sizeof(int) * Max(t->n, 1));
+	for (int i = 0; i < t->n; i++)
+		t->ids[i] = encode(arg, DatumGetTextPP(t->elems[i]), &t->lens[i]);
 }
 
 ArrayType *

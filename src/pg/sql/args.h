@@ -19,6 +19,19 @@ char	   *tfm_text_arg(FunctionCallInfo fcinfo, int n, const char *what);
 /* a text[] argument: not NULL, one-dimensional, NULL elements refused unless allowed */
 int			tfm_text_array_arg(FunctionCallInfo fcinfo, int n, const char *what,
 							   bool allow_nulls, Datum **elems, bool **nulls);
+/* a text[] argument without NULLs and, once encoded, each text's ids */
+typedef struct TfmTexts
+{
+	int			n;
+	Datum	   *elems;
+	bool	   *nulls;
+	int32	  **ids;
+	int		   *lens;
+} TfmTexts;
+void		tfm_texts_arg(FunctionCallInfo fcinfo, int n, const char *what, TfmTexts *t);
+/* each text through encode (arg: its context), into t->ids and t->lens */
+void		tfm_texts_encode(TfmTexts *t, int32 *(*encode) (void *arg, text *s, int *len),
+							 void *arg);
 /* a one-dimensional text[] of n values (nulls may be NULL) */
 ArrayType  *tfm_text_array(Datum *values, bool *nulls, int n);
 
@@ -29,8 +42,8 @@ ArrayType  *tfm_text_array(Datum *values, bool *nulls, int n);
  *   tfm_translate: NULLs refused, any count, decoded TFM_INFER_BATCH
  *     sources at a time;
  *   tfm_generate: NULLs refused, at most 1024 prompts, one batch.
- * tfm.work_mem splits any pass that does not fit.
+ * tfm.work_mem splits any pass that does not fit.  TFM_INFER_BATCH:
+ * runtime/infer.h.
  */
-#define TFM_INFER_BATCH 64
 
 #endif							/* TFM_PG_ARGS_H */

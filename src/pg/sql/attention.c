@@ -3,7 +3,8 @@
  * of any model as rows (layer, head, query position, key position, their
  * pieces, weight): self-attention over the text for classifiers and
  * language models, the decoder's cross-attention for seq2seq (over the
- * given target, or the translation beam search finds).
+ * given target, or the translation beam search finds).  The passes are
+ * runtime/attention_maps.c's.
  */
 #include "postgres.h"
 
@@ -13,7 +14,7 @@
 
 #include "runtime/rows.h"
 #include "sql/args.h"
-#include "sql/translate.h"
+#include "runtime/infer.h"
 
 static void
 emit_map(ReturnSetInfo *rsinfo, const float *P, int layer, int heads, int Tq, int Tk,
@@ -47,20 +48,32 @@ pieces(const char *tokenizer, const int32 *ids, int n)
 	return p;
 }
 
+/* a text's ids through a tokenizer */
+static int32 *
+text_ids(const char *tokenizer, text *t, int *n)
+{
+	return tfm_tokenizer_encode(tokenizer, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), n);
+}
+
 PG_FUNCTION_INFO_V1(tfm_attention);
 Datum
 tfm_attention(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	bool		has_target = PG_NARGS() > 2 && !PG_ARGISNULL(2);
 	const TfmModelRow *row;
 	tfm_model  *m;
 	const tfm_config *c;
 	TfmSpecials sp;
-	text	   *src;
-	int32	   *ids;
-	int			n;
-	tfm_batch	b;
+	int32	   *ids,
+			   *tgt = NULL,
+			   *din;
+	int			n,
+				nt = 0,
+				nq;
+	text	  **qp,
+			  **kp;
 
 	TFM_ARG_NOT_NULL(1, "source");
 	SetSingleFuncCall(fcinfo, 0);
@@ -72,86 +85,37 @@ tfm_attention(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("model \"%s\" has no tokenizer, so it cannot read text", name)));
 	tfm_model_specials(row, &sp);
-	src = PG_GETARG_TEXT_PP(1);
-	ids = tfm_tokenizer_encode(row->tokenizer, VARDATA_ANY(src), VARSIZE_ANY_EXHDR(src), &n);
+	ids = text_ids(row->tokenizer, PG_GETARG_TEXT_PP(1), &n);
 	if (n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot show attention over an empty text")));
 	n = Min(n, c->max_len);
-	memset(&b, 0, sizeof(b));
-	b.B = 1;
-	b.keep_attention = true;
 
 	if (c->task != TFM_TASK_SEQ2SEQ)
 	{
 		/* self-attention of every layer over the text */
-		text	  **p;
 		int			L = c->task == TFM_TASK_LM ? c->dec_layers : c->enc_layers;
 
-		if (PG_NARGS() > 2 && !PG_ARGISNULL(2))
+		if (has_target)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("only a seq2seq model takes a target")));
-		if (c->task == TFM_TASK_CLASSIFY)
-			ids = tfm_classifier_input(row, &sp, ids, n, &n, true, NULL);
-		b.T = n;
-		b.input = ids;
-		b.target = ids;			/* unused by the forward pass */
-		tfm_batch_check(m, &b, false, "running", name, "the length of the text");
-		tfm_check_pass(tfm_model_forward(m, &b, false, 0), name);
-		p = pieces(row->tokenizer, ids, n);
+		ids = tfm_attention_self_pass(m, row, &sp, ids, &n);
+		kp = pieces(row->tokenizer, ids, n);
 		for (int l = 0; l < L; l++)
 			emit_map(rsinfo, tfm_model_attention(m, l, c->task == TFM_TASK_LM, false), l,
-					 c->heads, n, n, p, p);
+					 c->heads, n, n, kp, kp);
 		return (Datum) 0;
 	}
 
 	/* seq2seq: the cross-attention between the source and a target */
-	{
-		int32	   *tgt;
-		int			nt;
-		int32	   *din,
-				   *dtg;
-		text	  **qp,
-				  **kp;
-
-		if (PG_NARGS() > 2 && !PG_ARGISNULL(2))
-		{
-			text	   *t = PG_GETARG_TEXT_PP(2);
-
-			tgt = tfm_tokenizer_encode(tfm_target_tokenizer(row), VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), &nt);
-		}
-		else
-		{
-			TrOpts		o = {4, 0.6f, 0};
-			tfm_hyp		h;
-
-			tfm_translate_sources(m, row, &ids, &n, 1, &o, 1, &h);
-			nt = Max(h.n, 0);
-			tgt = palloc(sizeof(int32) * Max(nt, 1));
-			if (nt > 0)
-				memcpy(tgt, h.ids, sizeof(int32) * nt);
-			tfm_hyps_free(&h, 1);
-		}
-		nt = Min(nt, c->max_len - 1);
-		din = palloc(sizeof(int32) * (nt + 1));
-		dtg = palloc(sizeof(int32) * (nt + 1));
-		din[0] = sp.bos;
-		memcpy(din + 1, tgt, sizeof(int32) * nt);
-		memcpy(dtg, tgt, sizeof(int32) * nt);
-		dtg[nt] = sp.eos;
-		b.T = n;
-		b.input = ids;
-		b.Tt = nt + 1;
-		b.dec_input = din;
-		b.target = dtg;
-		tfm_batch_check(m, &b, false, "running", name, "the length of the texts");
-		tfm_check_pass(tfm_model_forward(m, &b, false, 0), name);
-		qp = pieces(tfm_target_tokenizer(row), din, nt + 1);
-		kp = pieces(row->tokenizer, ids, n);
-		for (int l = 0; l < c->dec_layers; l++)
-			emit_map(rsinfo, tfm_model_attention(m, l, true, true), l, c->heads, nt + 1, n, qp, kp);
-	}
+	if (has_target)
+		tgt = text_ids(tfm_target_tokenizer(row), PG_GETARG_TEXT_PP(2), &nt);
+	din = tfm_attention_cross_pass(m, row, &sp, ids, n, tgt, nt, &nq);
+	qp = pieces(tfm_target_tokenizer(row), din, nq);
+	kp = pieces(row->tokenizer, ids, n);
+	for (int l = 0; l < c->dec_layers; l++)
+		emit_map(rsinfo, tfm_model_attention(m, l, true, true), l, c->heads, nq, n, qp, kp);
 	return (Datum) 0;
 }

@@ -35,32 +35,10 @@
 #include "miscadmin.h"
 #include "tfm/bleu.h"
 #include "sql/args.h"
-#include "sql/bleu.h"
+#include "runtime/evaluate.h"
 
 /* ---- checks and conversions ---------------------------------------------- */
 
-
-/*
- * The core's BLEU polls tfm_interrupt_pending: a pending cancel or timeout
- * stops it (the core frees its memory and returns), then
- * CHECK_FOR_INTERRUPTS raises the error.  An interrupt that raises nothing
- * (a barrier, a catchup) has been served by then: the segment is counted
- * again from the start.
- */
-int
-tfm_bleu_add_pg(int64 *stats, const char *hyp, size_t hyp_len,
-				const char *const *refs, const size_t *ref_lens, int n_refs)
-{
-	for (;;)
-	{
-		int			st = tfm_bleu_add_polled(stats, hyp, hyp_len, refs, ref_lens, n_refs,
-											 tfm_interrupt_pending, NULL);
-
-		if (st != TFM_BLEU_ECANCELED)
-			return st;
-		CHECK_FOR_INTERRUPTS();
-	}
-}
 
 static void
 bleu_check(int status, size_t bytes)
@@ -179,6 +157,55 @@ utf8_bytes(text *t, size_t *len)
 /* ---- the transition function ----------------------------------------------- */
 
 /*
+ * The references of argument 2 as UTF-8 bytes: a text[] (NULL elements
+ * kept as NULL, ignored by the count) or one text, which must not be empty.
+ * Their count; their bytes added to *bytes.
+ */
+static int
+references_arg(FunctionCallInfo fcinfo, bool is_array, const char ***refs, size_t **lens,
+			   size_t *bytes)
+{
+	ArrayType  *a;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n_refs;
+
+	if (!is_array)
+	{
+		*refs = palloc(sizeof(char *));
+		*lens = palloc(sizeof(size_t));
+		(*refs)[0] = utf8_bytes(PG_GETARG_TEXT_PP(2), &(*lens)[0]);
+		*bytes += (*lens)[0];
+		if ((*lens)[0] == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("reference must not be empty"),
+					 errdetail("sacreBLEU refuses empty references."),
+					 errhint("Pass several references as text[]: NULL and empty ones are ignored there.")));
+		return 1;
+	}
+	a = PG_GETARG_ARRAYTYPE_P(2);
+	if (ARR_NDIM(a) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("references must be a one-dimensional array")));
+	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n_refs);
+	*refs = palloc(sizeof(char *) * Max(n_refs, 1));
+	*lens = palloc(sizeof(size_t) * Max(n_refs, 1));
+	for (int i = 0; i < n_refs; i++)
+	{
+		(*refs)[i] = NULL;
+		(*lens)[i] = 0;
+		if (!nulls[i])
+		{
+			(*refs)[i] = utf8_bytes(DatumGetTextPP(elems[i]), &(*lens)[i]);
+			*bytes += (*lens)[i];
+		}
+	}
+	return n_refs;
+}
+
+/*
  * Adds one row (hypothesis in argument 1, references in argument 2: text,
  * or text[] when is_array) to the state in argument 0.
  */
@@ -203,61 +230,14 @@ bleu_step(FunctionCallInfo fcinfo, bool is_array)
 			PG_RETURN_NULL();
 		PG_RETURN_ARRAYTYPE_P(state);
 	}
-	if (PG_ARGISNULL(2) && is_array)
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("references must not be NULL"),
-				 errdetail("Rows with a NULL hypothesis are skipped; every other row needs a reference.")));
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("reference must not be NULL"),
+				 errmsg(is_array ? "references must not be NULL" : "reference must not be NULL"),
 				 errdetail("Rows with a NULL hypothesis are skipped; every other row needs a reference.")));
 	hyp = utf8_bytes(PG_GETARG_TEXT_PP(1), &hyp_len);
 	bytes = hyp_len;
-
-	if (is_array)
-	{
-		ArrayType  *a = PG_GETARG_ARRAYTYPE_P(2);
-		Datum	   *elems;
-		bool	   *nulls;
-
-		if (ARR_NDIM(a) > 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-					 errmsg("references must be a one-dimensional array")));
-		deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n_refs);
-		refs = palloc(sizeof(char *) * Max(n_refs, 1));
-		lens = palloc(sizeof(size_t) * Max(n_refs, 1));
-		for (int i = 0; i < n_refs; i++)
-		{
-			if (nulls[i])
-			{
-				refs[i] = NULL;
-				lens[i] = 0;
-			}
-			else
-			{
-				refs[i] = utf8_bytes(DatumGetTextPP(elems[i]), &lens[i]);
-				bytes += lens[i];
-			}
-		}
-	}
-	else
-	{
-		n_refs = 1;
-		refs = palloc(sizeof(char *));
-		lens = palloc(sizeof(size_t));
-		refs[0] = utf8_bytes(PG_GETARG_TEXT_PP(2), &lens[0]);
-		bytes += lens[0];
-		if (lens[0] == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("reference must not be empty"),
-					 errdetail("sacreBLEU refuses empty references."),
-					 errhint("Pass several references as text[]: NULL and empty ones are ignored there.")));
-	}
-
+	n_refs = references_arg(fcinfo, is_array, &refs, &lens, &bytes);
 	bleu_check(tfm_bleu_add_pg(stats, hyp, hyp_len, refs, lens, n_refs), bytes);
 	PG_RETURN_ARRAYTYPE_P(new_state(fcinfo, state, stats));
 }

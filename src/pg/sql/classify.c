@@ -4,7 +4,8 @@
  * tfm_predict_proba (every label's probability), tfm_embed (the pooled
  * representation), and tfm_classify(text), which asks the model deployed
  * as 'default' (deploy.c).  Models come from the per-backend cache: loaded
- * once per backend and version.
+ * once per backend and version; the batched passes are
+ * runtime/classifier.c's.
  */
 #include "postgres.h"
 
@@ -19,108 +20,7 @@
 #include "utils/tuplestore.h"
 
 #include "sql/args.h"
-#include "runtime/rows.h"
-#include "sql/classify.h"
-
-/*
- * Rows per batched forward pass: up to TFM_INFER_BATCH (args.h), and no
- * more than TFM_INFER_TOKENS tokens (padded), so that a layer's activations
- * stay in the CPU's caches between the products that write and read them.
- */
-#ifndef TFM_INFER_TOKENS
-#define TFM_INFER_TOKENS 512
-#endif
-
-tfm_model *
-tfm_get_classifier(const char *name, const TfmModelRow **rowp)
-{
-	return tfm_model_for(name, TFM_TASK_CLASSIFY, false, rowp);
-}
-
-/* the ids a classifier reads for one value; errors on empty text */
-int32 *
-tfm_classifier_ids(const TfmModelRow *row, Datum d, Oid type, int *n)
-{
-	TfmSpecials sp;
-	int32	   *ids;
-
-	tfm_model_specials(row, &sp);
-	ids = tfm_datum_ids(d, type, row, false, n);
-	if (*n == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot classify an empty %s", tfm_column_is_text(type) ? "text" : "id array")));
-	return tfm_classifier_input(row, &sp, ids, *n, n, true, NULL);
-}
-
-static int
-cmp_by_len(const void *a, const void *b, void *arg)
-{
-	const int  *lens = arg;
-	int			x = lens[*(const int *) a],
-				y = lens[*(const int *) b];
-
-	/* longest first: the first batch sizes the workspace once for all */
-	return x > y ? -1 : (x < y);
-}
-
-void
-tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, int n,
-				   float *probs, float *pooled)
-{
-	int			C = row->n_labels,
-				d = m->cfg.d_model;
-	int		   *order = palloc(sizeof(int) * Max(n, 1));
-	TfmSpecials sp;
-
-	tfm_model_specials(row, &sp);
-	/* similar lengths together: little padding */
-	for (int i = 0; i < n; i++)
-		order[i] = i;
-	qsort_arg(order, n, sizeof(int), cmp_by_len, (void *) lens);
-	for (int start = 0, B = 0; start < n; start += B)
-	{
-		int			T = Max(1, lens[order[start]]);	/* the longest of the batch */
-		int32	   *buf;
-		tfm_batch	b;
-
-		CHECK_FOR_INTERRUPTS();
-		B = Min(Min(TFM_INFER_BATCH, Max(1, TFM_INFER_TOKENS / T)), n - start);
-		/* fewer rows where the batch would not fit in tfm.work_mem */
-		while (B > 1 && !tfm_work_mem_fits(m, tfm_pass_bytes(m, B, T, 0, false, false)))
-			B /= 2;
-		tfm_work_mem_check(m, tfm_pass_bytes(m, B, T, 0, false, false), "running", row->name,
-						   "the length of the input");
-		buf = palloc(sizeof(int32) * B * T);
-		for (int i = 0; i < B; i++)
-		{
-			int			k = order[start + i];
-
-			memcpy(buf + (size_t) i * T, ids[k], sizeof(int32) * lens[k]);
-			for (int t = lens[k]; t < T; t++)
-				buf[(size_t) i * T + t] = sp.pad;
-		}
-		memset(&b, 0, sizeof(b));
-		b.B = B;
-		b.T = T;
-		b.input = buf;
-		tfm_check_pass(tfm_model_forward(m, &b, false, 0), row->name);
-		for (int i = 0; i < B; i++)
-		{
-			int			k = order[start + i];
-
-			if (probs)
-			{
-				memcpy(probs + (size_t) k * C, m->logits + (size_t) i * C, sizeof(float) * C);
-				tfm_softmax_rows(probs + (size_t) k * C, 1, C);
-			}
-			if (pooled)
-				memcpy(pooled + (size_t) k * d, m->pooled + (size_t) i * d, sizeof(float) * d);
-		}
-		pfree(buf);
-	}
-	pfree(order);
-}
+#include "runtime/infer.h"
 
 static int
 argmax(const float *p, int n)
@@ -131,6 +31,17 @@ argmax(const float *p, int n)
 		if (p[k] > p[best])
 			best = k;
 	return best;
+}
+
+/* d floats as a float4[] */
+static Datum
+float4_array(const float *x, int d)
+{
+	Datum	   *vals = palloc(sizeof(Datum) * d);
+
+	for (int k = 0; k < d; k++)
+		vals[k] = Float4GetDatum(x[k]);
+	return PointerGetDatum(construct_array(vals, d, FLOAT4OID, 4, true, TYPALIGN_INT));
 }
 
 /* one input (argument 1) through the model named by argument 0 */
@@ -174,51 +85,64 @@ tfm_classify_deployed(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text(row->labels[argmax(p, row->n_labels)]));
 }
 
-/*
- * The texts of a text[] argument as classifier inputs; a NULL element runs
- * as a one-token placeholder (its result is NULL).  Returns the count.
- */
-static int
-batch_inputs(FunctionCallInfo fcinfo, const TfmModelRow *row, int arg,
-			 int32 ***ids, int **lens, bool **nulls)
+/* a text[] through a classifier: per element, its probabilities or pooled vector */
+typedef struct Batch
 {
-	Datum	   *elems;
-	int			n = tfm_text_array_arg(fcinfo, arg, "inputs", true, &elems, nulls);
+	const TfmModelRow *row;
+	int			n;
+	bool	   *nulls;
+	int			width;			/* labels, or d_model (embed) */
+	float	   *out;			/* n × width */
+} Batch;
 
-	*ids = palloc(sizeof(int32 *) * Max(n, 1));
-	*lens = palloc(sizeof(int) * Max(n, 1));
-	for (int i = 0; i < n; i++)
+/*
+ * The texts of argument 1 through the classifier named by argument 0 (a
+ * set-returning embed gets its call first); a NULL element runs as a
+ * one-token placeholder (its result is NULL).
+ */
+static void
+run_batch(FunctionCallInfo fcinfo, bool embed, Batch *b)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	tfm_model  *m;
+	Datum	   *elems;
+	int32	  **ids;
+	int		   *lens;
+
+	if (embed)
+		SetSingleFuncCall(fcinfo, 0);
+	m = tfm_get_classifier(name, &b->row);
+	b->n = tfm_text_array_arg(fcinfo, 1, "inputs", true, &elems, &b->nulls);
+	ids = palloc(sizeof(int32 *) * Max(b->n, 1));
+	lens = palloc(sizeof(int) * Max(b->n, 1));
+	for (int i = 0; i < b->n; i++)
 	{
-		if ((*nulls)[i])
+		if (b->nulls[i])
 		{
-			(*ids)[i] = palloc0(sizeof(int32));
-			(*lens)[i] = 1;
+			ids[i] = palloc0(sizeof(int32));
+			lens[i] = 1;
 			continue;
 		}
-		(*ids)[i] = tfm_classifier_ids(row, elems[i], TEXTOID, &(*lens)[i]);
+		ids[i] = tfm_classifier_ids(b->row, elems[i], TEXTOID, &lens[i]);
 	}
-	return n;
+	b->width = embed ? m->cfg.d_model : b->row->n_labels;
+	b->out = palloc(sizeof(float) * b->width * Max(b->n, 1));
+	tfm_classifier_run(m, b->row, ids, lens, b->n, embed ? NULL : b->out, embed ? b->out : NULL);
 }
 
 PG_FUNCTION_INFO_V1(tfm_classify_batch);
 Datum
 tfm_classify_batch(PG_FUNCTION_ARGS)
 {
-	char	   *name = tfm_text_arg(fcinfo, 0, "model");
-	const TfmModelRow *row;
-	tfm_model  *m = tfm_get_classifier(name, &row);
-	int32	  **ids;
-	int		   *lens;
-	bool	   *nulls;
-	int			n = batch_inputs(fcinfo, row, 1, &ids, &lens, &nulls);
-	float	   *p = palloc(sizeof(float) * row->n_labels * Max(n, 1));
-	Datum	   *out = palloc(sizeof(Datum) * Max(n, 1));
+	Batch		b;
+	Datum	   *labels;
 
-	tfm_classifier_run(m, row, ids, lens, n, p, NULL);
-	for (int i = 0; i < n; i++)
-		out[i] = nulls[i] ? (Datum) 0 :
-			CStringGetTextDatum(row->labels[argmax(p + (size_t) i * row->n_labels, row->n_labels)]);
-	PG_RETURN_ARRAYTYPE_P(tfm_text_array(out, nulls, n));
+	run_batch(fcinfo, false, &b);
+	labels = palloc(sizeof(Datum) * Max(b.n, 1));
+	for (int i = 0; i < b.n; i++)
+		labels[i] = b.nulls[i] ? (Datum) 0 :
+			CStringGetTextDatum(b.row->labels[argmax(b.out + (size_t) i * b.width, b.width)]);
+	PG_RETURN_ARRAYTYPE_P(tfm_text_array(labels, b.nulls, b.n));
 }
 
 /*
@@ -231,37 +155,16 @@ Datum
 tfm_embed_batch(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *name = tfm_text_arg(fcinfo, 0, "model");
-	const TfmModelRow *row;
-	tfm_model  *m;
-	int32	  **ids;
-	int		   *lens;
-	bool	   *nulls;
-	int			n,
-				d;
-	float	   *pooled;
-	Datum	   *vals;
+	Batch		b;
 
-	SetSingleFuncCall(fcinfo, 0);
-	m = tfm_get_classifier(name, &row);
-	n = batch_inputs(fcinfo, row, 1, &ids, &lens, &nulls);
-	d = m->cfg.d_model;
-	pooled = palloc(sizeof(float) * d * Max(n, 1));
-	tfm_classifier_run(m, row, ids, lens, n, NULL, pooled);
-	vals = palloc(sizeof(Datum) * d);
-	for (int i = 0; i < n; i++)
+	run_batch(fcinfo, true, &b);
+	for (int i = 0; i < b.n; i++)
 	{
-		Datum		values[2];
-		bool		isnull[2] = {false, nulls[i]};
+		Datum		values[2] = {Int32GetDatum(i + 1), (Datum) 0};
+		bool		isnull[2] = {false, b.nulls[i]};
 
-		values[0] = Int32GetDatum(i + 1);
-		values[1] = (Datum) 0;
-		if (!nulls[i])
-		{
-			for (int k = 0; k < d; k++)
-				vals[k] = Float4GetDatum(pooled[(size_t) i * d + k]);
-			values[1] = PointerGetDatum(construct_array(vals, d, FLOAT4OID, 4, true, TYPALIGN_INT));
-		}
+		if (!b.nulls[i])
+			values[1] = float4_array(b.out + (size_t) i * b.width, b.width);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
 	}
 	return (Datum) 0;
@@ -295,13 +198,7 @@ tfm_embed(PG_FUNCTION_ARGS)
 {
 	const TfmModelRow *row;
 	float	   *pooled;
-	int			d;
-	Datum	   *out;
 
 	(void) one(fcinfo, tfm_text_arg(fcinfo, 0, "model"), 1, &row, &pooled);
-	d = row->cfg.d_model;
-	out = palloc(sizeof(Datum) * d);
-	for (int i = 0; i < d; i++)
-		out[i] = Float4GetDatum(pooled[i]);
-	PG_RETURN_ARRAYTYPE_P(construct_array(out, d, FLOAT4OID, 4, true, TYPALIGN_INT));
+	PG_RETURN_DATUM(float4_array(pooled, row->cfg.d_model));
 }

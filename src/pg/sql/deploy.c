@@ -52,6 +52,18 @@ alias_arg(FunctionCallInfo fcinfo, int n)
 	return alias;
 }
 
+/* an alias that must exist, locked, with the rights for what (after the writable check for action) */
+static void
+lock_existing_alias(const char *alias, const char *action, const char *what, TfmAliasRow *a)
+{
+	tfm_check_writable(action, alias);
+	if (!tfm_alias_lock(alias, a))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("alias \"%s\" does not exist", alias)));
+	check_alias_rights(alias, a, what);
+}
+
 PG_FUNCTION_INFO_V1(tfm_deploy);
 Datum
 tfm_deploy(PG_FUNCTION_ARGS)
@@ -102,12 +114,7 @@ tfm_rollback(PG_FUNCTION_ARGS)
 				h;
 	char	   *model;
 
-	tfm_check_writable("roll back", alias);
-	if (!tfm_alias_lock(alias, &a))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("alias \"%s\" does not exist", alias)));
-	check_alias_rights(alias, &a, "roll back");
+	lock_existing_alias(alias, "roll back", "roll back", &a);
 	/* the entry the current one replaced */
 	if (!tfm_alias_history_previous(a.history_id, &model_id, &before, &model, &model_gone))
 		ereport(ERROR,
@@ -135,12 +142,7 @@ tfm_undeploy(PG_FUNCTION_ARGS)
 	char	   *alias = alias_arg(fcinfo, 0);
 	TfmAliasRow a;
 
-	tfm_check_writable("undeploy", alias);
-	if (!tfm_alias_lock(alias, &a))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("alias \"%s\" does not exist", alias)));
-	check_alias_rights(alias, &a, "drop");
+	lock_existing_alias(alias, "undeploy", "drop", &a);
 	tfm_alias_delete(alias);
 	PG_RETURN_VOID();
 }

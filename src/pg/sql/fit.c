@@ -114,28 +114,24 @@ fit_hook(TrainRun *run, bool epoch_end)
 	}
 }
 
-PG_FUNCTION_INFO_V1(tfm_fit);
-Datum
-tfm_fit(PG_FUNCTION_ARGS)
+/*
+ * The arguments, checked before anything runs (they need no transaction):
+ * the query (NULL: a resume's own), checkpoint_every, keep and the
+ * precision; then the call must be a CALL outside a transaction block.
+ */
+static char *
+fit_args(FunctionCallInfo fcinfo, bool resume, FitState *fs)
 {
 	CallContext *call = (CallContext *) fcinfo->context;
-	char	   *model = tfm_text_arg(fcinfo, A_MODEL, "model");
-	bool		resume = !PG_ARGISNULL(A_RESUME) && PG_GETARG_BOOL(A_RESUME);
 	char	   *query = NULL;
-	MemoryContext run_cxt,
-				old;
-	TrainRun   *run;
-	FitState	fs;
-	tfm_train_opts o;
 
-	/* arguments first (they need no transaction), then the call's context */
 	if (!resume || !PG_ARGISNULL(A_QUERY))
 		query = tfm_text_arg(fcinfo, A_QUERY, "query");
-	fs.every_us = 10 * 60 * USECS_PER_SEC;
+	fs->every_us = 10 * 60 * USECS_PER_SEC;
 	if (!PG_ARGISNULL(A_EVERY))
 	{
-		fs.every_us = interval_us(PG_GETARG_INTERVAL_P(A_EVERY));
-		if (fs.every_us <= 0)
+		fs->every_us = interval_us(PG_GETARG_INTERVAL_P(A_EVERY));
+		if (fs->every_us <= 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("checkpoint_every must be positive and at most 100 years")));
@@ -150,18 +146,16 @@ tfm_fit(PG_FUNCTION_ARGS)
 				 errdetail("tfm_fit commits a checkpoint as it goes."),
 				 errhint("CALL tfm_fit outside BEGIN ... COMMIT and not from a function, "
 						 "or use SELECT * FROM tfm_train(...), which runs in one transaction.")));
+	return query;
+}
 
-	run_cxt = AllocSetContextCreate(CurrentMemoryContext, "tfm_fit run", ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(run_cxt);
-	run = palloc0(sizeof(TrainRun));
-	run->cxt = run_cxt;
-	run->fn_name = "tfm_fit";
-	tfm_backend_ready();
-	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect_ext failed");
-	MemoryContextSwitchTo(run_cxt);
-	fs.pushed = false;
-	tfm_run_take_model(run, model);
+/* the run from model's interrupted run (resume), or a fresh one */
+static void
+fit_begin(FunctionCallInfo fcinfo, TrainRun *run, const char *model, const char *query,
+		  bool resume)
+{
+	tfm_train_opts o;
+
 	if (resume)
 	{
 		/* compares the query and the starting role before running anything */
@@ -185,6 +179,32 @@ tfm_fit(PG_FUNCTION_ARGS)
 		tfm_checkpoint_forget(&run->row);
 		tfm_run_begin(run, &o);
 	}
+}
+
+PG_FUNCTION_INFO_V1(tfm_fit);
+Datum
+tfm_fit(PG_FUNCTION_ARGS)
+{
+	char	   *model = tfm_text_arg(fcinfo, A_MODEL, "model");
+	bool		resume = !PG_ARGISNULL(A_RESUME) && PG_GETARG_BOOL(A_RESUME);
+	FitState	fs;
+	char	   *query = fit_args(fcinfo, resume, &fs);
+	MemoryContext run_cxt,
+				old;
+	TrainRun   *run;
+
+	run_cxt = AllocSetContextCreate(CurrentMemoryContext, "tfm_fit run", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(run_cxt);
+	run = palloc0(sizeof(TrainRun));
+	run->cxt = run_cxt;
+	run->fn_name = "tfm_fit";
+	tfm_backend_ready();
+	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect_ext failed");
+	MemoryContextSwitchTo(run_cxt);
+	fs.pushed = false;
+	tfm_run_take_model(run, model);
+	fit_begin(fcinfo, run, model, query, resume);
 	run->hook = fit_hook;
 	run->hook_arg = &fs;
 	fs.last = GetCurrentTimestamp();

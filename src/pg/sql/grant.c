@@ -72,16 +72,14 @@ static TfmPriv
 priv_arg(FunctionCallInfo fcinfo, int n)
 {
 	char	   *p = tfm_text_arg(fcinfo, n, "privilege");
+	bool		use = pg_strcasecmp(p, "use") == 0;
 
-	if (pg_strcasecmp(p, "use") == 0)
-		return TFM_PRIV_USE;
-	if (pg_strcasecmp(p, "train") == 0)
-		return TFM_PRIV_TRAIN;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unrecognized privilege \"%s\"", p),
-			 errhint("The privileges are use and train.")));
-	return TFM_PRIV_USE;
+	if (!use && pg_strcasecmp(p, "train") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unrecognized privilege \"%s\"", p),
+				 errhint("The privileges are use and train.")));
+	return use ? TFM_PRIV_USE : TFM_PRIV_TRAIN;
 }
 
 /* a role name or PUBLIC (InvalidOid) */
@@ -143,12 +141,11 @@ PG_FUNCTION_INFO_V1(tfm_rename_model);
 Datum
 tfm_rename_model(PG_FUNCTION_ARGS)
 {
+	TfmObject	o;
 	char	   *name = tfm_text_arg(fcinfo, 0, "name");
 	char	   *new_name = tfm_text_arg(fcinfo, 1, "new_name");
-	TfmObject	o;
 
-	tfm_check_new_model_name(new_name);
-	tfm_check_writable("rename", name);
+	tfm_check_model_from("rename", name, new_name);
 	find_object(name, "model", &o, false);
 	check_owner(&o, name);
 	tfm_model_rename(name, new_name);

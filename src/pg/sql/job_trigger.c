@@ -3,13 +3,11 @@
  * (sql/job.c creates it): after an INSERT, UPDATE or DELETE of a row it
  * enqueues the row's key (an UPDATE that changes the key: the old key
  * too), after a TRUNCATE a NULL key.  No model call, no read of the
- * destination: one INSERT into tfm.job_queue through a saved plan, as the
- * owner of schema tfm (the queue is written by tfm's functions only).
+ * destination: the keys go to tfm.job_queue (storage/job_queue.c).
  *
  * Arguments: the job's id, then the key columns' names.  The trigger only
  * acts on the job's own source (a trigger someone else puts on another
- * table with a job's id enqueues nothing); the job's source is read once
- * per backend.
+ * table with a job's id enqueues nothing).
  */
 #include "postgres.h"
 
@@ -23,43 +21,8 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
+#include "storage/job_queue.h"
 #include "storage/jobs.h"
-
-#define SOURCE_CACHE 64
-
-static struct
-{
-	int32		job_id;
-	Oid			source;
-}			source_cache[SOURCE_CACHE];
-static int	source_cache_n;
-static SPIPlanPtr insert_plan;
-
-/* the job's source, InvalidOid if there is no such job (in an SPI connection, as the catalog's owner) */
-static Oid
-job_source(int32 job_id)
-{
-	Oid			types[1] = {INT4OID};
-	Datum		args[1] = {Int32GetDatum(job_id)};
-	bool		isnull;
-	Oid			source = InvalidOid;
-
-	for (int i = 0; i < source_cache_n; i++)
-		if (source_cache[i].job_id == job_id)
-			return source_cache[i].source;
-	if (SPI_execute_with_args("SELECT source::oid FROM tfm.job_defs WHERE id = $1",
-							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read tfm.job_defs");
-	if (SPI_processed == 0)
-		return InvalidOid;
-	source = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	if (source_cache_n == SOURCE_CACHE)
-		source_cache_n = 0;
-	source_cache[source_cache_n].job_id = job_id;
-	source_cache[source_cache_n].source = source;
-	source_cache_n++;
-	return source;
-}
 
 /* the type's text form needs no pinned settings (integers, text, uuid, ...) */
 static bool
@@ -110,24 +73,33 @@ row_key(Trigger *tg, TupleDesc td, HeapTuple tup, bool *plain)
 	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
+/*
+ * The keys of a row trigger's row (an UPDATE's new row, and its old row in
+ * *old_key): their texts before any setting changes; a key with dates,
+ * times or floats again with the settings the runner reads them with.
+ */
 static void
-enqueue(int32 job_id, Datum key, bool isnull)
+row_keys(TriggerData *trig, Datum *key, Datum *old_key)
 {
-	Datum		args[2] = {Int32GetDatum(job_id), key};
-	char		nulls[2] = {' ', isnull ? 'n' : ' '};
+	Trigger    *tg = trig->tg_trigger;
+	TupleDesc	td = RelationGetDescr(trig->tg_relation);
+	bool		update = TRIGGER_FIRED_BY_UPDATE(trig->tg_event);
+	bool		plain = true;
 
-	if (insert_plan == NULL)
+	*old_key = (Datum) 0;
+	*key = row_key(tg, td, update ? trig->tg_newtuple : trig->tg_trigtuple, &plain);
+	if (update)
+		*old_key = row_key(tg, td, trig->tg_trigtuple, &plain);
+	if (!plain)
 	{
-		Oid			types[2] = {INT4OID, TEXTARRAYOID};
-		SPIPlanPtr	p = SPI_prepare("INSERT INTO tfm.job_queue (job_id, key) VALUES ($1, $2)", 2, types);
+		int			nest = NewGUCNestLevel();
 
-		if (p == NULL)
-			elog(ERROR, "cannot prepare the insert into tfm.job_queue");
-		SPI_keepplan(p);
-		insert_plan = p;
+		tfm_job_pin_key_settings();
+		*key = row_key(tg, td, update ? trig->tg_newtuple : trig->tg_trigtuple, &plain);
+		if (update)
+			*old_key = row_key(tg, td, trig->tg_trigtuple, &plain);
+		AtEOXact_GUC(true, nest);
 	}
-	if (SPI_execute_plan(insert_plan, args, nulls, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "cannot write tfm.job_queue");
 }
 
 PG_FUNCTION_INFO_V1(tfm_job_enqueue);
@@ -136,12 +108,7 @@ tfm_job_enqueue(PG_FUNCTION_ARGS)
 {
 	TriggerData *trig = (TriggerData *) fcinfo->context;
 	Trigger    *tg;
-	TupleDesc	td;
-	TfmAsOwner	as;
 	int32		job_id;
-	bool		plain = true;
-	Datum		key = (Datum) 0,
-				old_key = (Datum) 0;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -153,44 +120,21 @@ tfm_job_enqueue(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("tfm.job_enqueue() runs after a change, with a job's id and key columns")));
 	job_id = pg_strtoint32(tg->tgargs[0]);
-	td = RelationGetDescr(trig->tg_relation);
 
-	/* the keys' texts, before any setting changes (a plain key's need none) */
-	if (TRIGGER_FIRED_FOR_ROW(trig->tg_event))
+	if (!TRIGGER_FIRED_FOR_ROW(trig->tg_event))
+		tfm_job_queue_push(job_id, RelationGetRelid(trig->tg_relation), 1,
+						   (Datum[]) {(Datum) 0}, (bool[]) {true});	/* TRUNCATE */
+	else
 	{
-		key = row_key(tg, td, TRIGGER_FIRED_BY_UPDATE(trig->tg_event) ? trig->tg_newtuple
-					  : trig->tg_trigtuple, &plain);
-		if (TRIGGER_FIRED_BY_UPDATE(trig->tg_event))
-			old_key = row_key(tg, td, trig->tg_trigtuple, &plain);
-		if (!plain)
-		{
-			/* dates, times and floats: their texts with the settings the runner reads them with */
-			int			nest = NewGUCNestLevel();
+		Datum		keys[2];
+		bool		nulls[2] = {false, false};
+		bool		key_changed;
 
-			tfm_job_pin_key_settings();
-			key = row_key(tg, td, TRIGGER_FIRED_BY_UPDATE(trig->tg_event) ? trig->tg_newtuple
-						  : trig->tg_trigtuple, &plain);
-			if (TRIGGER_FIRED_BY_UPDATE(trig->tg_event))
-				old_key = row_key(tg, td, trig->tg_trigtuple, &plain);
-			AtEOXact_GUC(true, nest);
-		}
+		row_keys(trig, &keys[0], &keys[1]);
+		key_changed = TRIGGER_FIRED_BY_UPDATE(trig->tg_event) &&
+			!datumIsEqual(keys[0], keys[1], false, -1);
+		tfm_job_queue_push(job_id, RelationGetRelid(trig->tg_relation), key_changed ? 2 : 1,
+						   keys, nulls);
 	}
-
-	SPI_connect();
-	tfm_as_owner_begin(&as);
-	if (job_source(job_id) == RelationGetRelid(trig->tg_relation))
-	{
-		if (!TRIGGER_FIRED_FOR_ROW(trig->tg_event))
-			enqueue(job_id, (Datum) 0, true);	/* TRUNCATE */
-		else
-		{
-			enqueue(job_id, key, false);
-			if (TRIGGER_FIRED_BY_UPDATE(trig->tg_event) &&
-				!datumIsEqual(key, old_key, false, -1))
-				enqueue(job_id, old_key, false);
-		}
-	}
-	tfm_as_owner_end(&as);
-	SPI_finish();
 	return PointerGetDatum(NULL);
 }

@@ -1,6 +1,7 @@
 /*
- * model.c — tfm_create_model and tfm_drop_model: argument checks,
- * task defaults, the tfm.models row and the initial weights.
+ * model.c — tfm_create_model, tfm_drop_model and tfm_copy_model: argument
+ * checks over the task's defaults; the new model's row and initial weights
+ * are runtime/new_model.c's.
  */
 #include "postgres.h"
 
@@ -101,37 +102,15 @@ check_labels(ArrayType *labels, int *n)
 	}
 }
 
-PG_FUNCTION_INFO_V1(tfm_create_model);
-Datum
-tfm_create_model(PG_FUNCTION_ARGS)
+/* the vocabulary: from the tokenizer, or given; a seq2seq model's target tokenizer */
+static void
+vocab_args(FunctionCallInfo fcinfo, tfm_task task, const char *tokenizer,
+		   const char *tgt_tokenizer, tfm_config *c)
 {
-	char	   *name = tfm_text_arg(fcinfo, A_NAME, "name");
-	char	   *task_name = tfm_text_arg(fcinfo, A_TASK, "task");
-	char	   *tokenizer = PG_ARGISNULL(A_TOKENIZER) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(A_TOKENIZER));
-	char	   *tgt_tokenizer = PG_ARGISNULL(A_TGT_TOKENIZER) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(A_TGT_TOKENIZER));
-	tfm_task	task;
-	tfm_config	c;
-	TfmModelRow row;
-	int			n_labels = 0;
-	int64		seed = PG_ARGISNULL(A_SEED) ? TFM_SEED_DEFAULT : PG_GETARG_INT64(A_SEED);
-	int			layers;
-	const char *bad;
-	tfm_model  *m;
-	TupleDesc	tupdesc;
-	Datum		values[3];
-	bool		nulls[3] = {false, false, false};
-
-	tfm_check_writable("create", name);
-
-	tfm_check_new_model_name(name);
-	task = tfm_task_from_name(task_name);
-	tfm_config_defaults(&c, task);
-
-	/* vocabulary: from the tokenizer, or given */
 	if (tokenizer)
 	{
 		tfm_check_tokenizer_use(tokenizer);
-		tfm_tokenizer_sizes(tokenizer, &c.vocab, &c.pad_id);
+		tfm_tokenizer_sizes(tokenizer, &c->vocab, &c->pad_id);
 		if (!PG_ARGISNULL(A_VOCAB))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -142,7 +121,7 @@ tfm_create_model(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a model needs a tokenizer or a vocab_size")));
 	else
-		c.vocab = int_arg(fcinfo, A_VOCAB, 0, "vocab_size", TFM_OWN_VOCAB_MIN, TFM_VOCAB_MAX);
+		c->vocab = int_arg(fcinfo, A_VOCAB, 0, "vocab_size", TFM_OWN_VOCAB_MIN, TFM_VOCAB_MAX);
 	if (tgt_tokenizer)
 	{
 		int			tpad;
@@ -152,14 +131,18 @@ tfm_create_model(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("only a seq2seq model takes a target_tokenizer")));
 		tfm_check_tokenizer_use(tgt_tokenizer);
-		tfm_tokenizer_sizes(tgt_tokenizer, &c.tgt_vocab, &tpad);
-		if (tpad != c.pad_id)
+		tfm_tokenizer_sizes(tgt_tokenizer, &c->tgt_vocab, &tpad);
+		if (tpad != c->pad_id)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("the source and target tokenizers have different pad ids")));
 	}
+}
 
-	/* labels: a classifier's classes */
+/* labels: a classifier's classes, refused for the other tasks */
+static void
+labels_arg(FunctionCallInfo fcinfo, tfm_task task, tfm_config *c)
+{
 	if (task == TFM_TASK_CLASSIFY)
 	{
 		if (PG_ARGISNULL(A_LABELS))
@@ -167,27 +150,26 @@ tfm_create_model(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("a classify model needs labels"),
 					 errhint("Pass labels => ARRAY['neg', 'pos'].")));
-		check_labels(PG_GETARG_ARRAYTYPE_P(A_LABELS), &n_labels);
-		c.n_classes = n_labels;
+		check_labels(PG_GETARG_ARRAYTYPE_P(A_LABELS), &c->n_classes);
 	}
 	else if (!PG_ARGISNULL(A_LABELS))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("only a classify model takes labels")));
+}
 
-	c.d_model = int_arg(fcinfo, A_D_MODEL, c.d_model, "d_model", TFM_D_MODEL_MIN, TFM_D_MODEL_MAX);
-	c.heads = int_arg(fcinfo, A_HEADS, c.heads, "heads", TFM_HEADS_MIN, TFM_HEADS_MAX);
-	if (c.d_model % c.heads != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("heads (%d) must divide d_model (%d)", c.heads, c.d_model)));
-	layers = int_arg(fcinfo, A_LAYERS, -1, "layers", TFM_LAYERS_MIN, TFM_LAYERS_MAX);
+/* the layers: layers for every stack, or a seq2seq model's two */
+static void
+layers_args(FunctionCallInfo fcinfo, tfm_task task, tfm_config *c)
+{
+	int			layers = int_arg(fcinfo, A_LAYERS, -1, "layers", TFM_LAYERS_MIN, TFM_LAYERS_MAX);
+
 	if (layers > 0)
 	{
 		if (task != TFM_TASK_LM)
-			c.enc_layers = layers;
+			c->enc_layers = layers;
 		if (task != TFM_TASK_CLASSIFY)
-			c.dec_layers = layers;
+			c->dec_layers = layers;
 	}
 	if (!PG_ARGISNULL(A_ENC_LAYERS) || !PG_ARGISNULL(A_DEC_LAYERS))
 	{
@@ -195,82 +177,105 @@ tfm_create_model(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("encoder_layers and decoder_layers are for seq2seq models; use layers")));
-		c.enc_layers = int_arg(fcinfo, A_ENC_LAYERS, c.enc_layers, "encoder_layers", TFM_LAYERS_MIN, TFM_LAYERS_MAX);
-		c.dec_layers = int_arg(fcinfo, A_DEC_LAYERS, c.dec_layers, "decoder_layers", TFM_LAYERS_MIN, TFM_LAYERS_MAX);
+		c->enc_layers = int_arg(fcinfo, A_ENC_LAYERS, c->enc_layers, "encoder_layers", TFM_LAYERS_MIN, TFM_LAYERS_MAX);
+		c->dec_layers = int_arg(fcinfo, A_DEC_LAYERS, c->dec_layers, "decoder_layers", TFM_LAYERS_MIN, TFM_LAYERS_MAX);
 	}
-	c.d_ff = int_arg(fcinfo, A_D_FF, 4 * c.d_model, "d_ff", TFM_D_FF_MIN, TFM_D_FF_MAX);
-	c.max_len = int_arg(fcinfo, A_MAX_LEN, c.max_len, "max_len", TFM_LEN_MIN, TFM_LEN_MAX);
-	c.dropout = real_arg(fcinfo, A_DROPOUT, c.dropout, "dropout");
-	c.attn_dropout = real_arg(fcinfo, A_ATTN_DROPOUT, c.attn_dropout, "attention_dropout");
-	c.norm = choice_arg(fcinfo, A_NORM, c.norm, "norm", "post", "pre");
-	c.positions = choice_arg(fcinfo, A_POSITIONS, c.positions, "positions", "learned", "sinusoidal");
-	c.activation = choice_arg(fcinfo, A_ACTIVATION, c.activation, "activation", "relu", "gelu");
+}
+
+/* the shape and the options, over the task's defaults; the config checked */
+static void
+shape_args(FunctionCallInfo fcinfo, tfm_task task, tfm_config *c)
+{
+	const char *bad;
+
+	c->d_model = int_arg(fcinfo, A_D_MODEL, c->d_model, "d_model", TFM_D_MODEL_MIN, TFM_D_MODEL_MAX);
+	c->heads = int_arg(fcinfo, A_HEADS, c->heads, "heads", TFM_HEADS_MIN, TFM_HEADS_MAX);
+	if (c->d_model % c->heads != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("heads (%d) must divide d_model (%d)", c->heads, c->d_model)));
+	layers_args(fcinfo, task, c);
+	c->d_ff = int_arg(fcinfo, A_D_FF, 4 * c->d_model, "d_ff", TFM_D_FF_MIN, TFM_D_FF_MAX);
+	c->max_len = int_arg(fcinfo, A_MAX_LEN, c->max_len, "max_len", TFM_LEN_MIN, TFM_LEN_MAX);
+	c->dropout = real_arg(fcinfo, A_DROPOUT, c->dropout, "dropout");
+	c->attn_dropout = real_arg(fcinfo, A_ATTN_DROPOUT, c->attn_dropout, "attention_dropout");
+	c->norm = choice_arg(fcinfo, A_NORM, c->norm, "norm", "post", "pre");
+	c->positions = choice_arg(fcinfo, A_POSITIONS, c->positions, "positions", "learned", "sinusoidal");
+	c->activation = choice_arg(fcinfo, A_ACTIVATION, c->activation, "activation", "relu", "gelu");
 	if (!PG_ARGISNULL(A_POOLING) && task != TFM_TASK_CLASSIFY)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("only a classify model takes pooling")));
-	c.pooling = choice_arg(fcinfo, A_POOLING, c.pooling, "pooling", "mean", "cls");
+	c->pooling = choice_arg(fcinfo, A_POOLING, c->pooling, "pooling", "mean", "cls");
 	if (!PG_ARGISNULL(A_TIE))
-		c.tie = PG_GETARG_BOOL(A_TIE);
+		c->tie = PG_GETARG_BOOL(A_TIE);
 	if (!PG_ARGISNULL(A_SCALE))
-		c.scale_embeddings = PG_GETARG_BOOL(A_SCALE);
-
-	bad = tfm_config_check(&c);
+		c->scale_embeddings = PG_GETARG_BOOL(A_SCALE);
+	bad = tfm_config_check(c);
 	if (bad)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid model: %s", bad)));
+}
 
-	/* the catalog row */
-	{
-		TfmNewModel nm;
-		tfm_param_info *info;
-		size_t		n_floats;
+PG_FUNCTION_INFO_V1(tfm_create_model);
+Datum
+tfm_create_model(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, A_NAME, "name");
+	char	   *task_name = tfm_text_arg(fcinfo, A_TASK, "task");
+	char	   *tokenizer = PG_ARGISNULL(A_TOKENIZER) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(A_TOKENIZER));
+	char	   *tgt_tokenizer = PG_ARGISNULL(A_TGT_TOKENIZER) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(A_TGT_TOKENIZER));
+	int64		seed = PG_ARGISNULL(A_SEED) ? TFM_SEED_DEFAULT : PG_GETARG_INT64(A_SEED);
+	tfm_task	task;
+	tfm_config	c;
+	TfmNewModel nm;
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
 
-		int			k = tfm_config_tensors(&c, &info, &n_floats);
-		int64		n_params = 0;
+	tfm_check_writable("create", name);
+	tfm_check_new_model_name(name);
+	task = tfm_task_from_name(task_name);
+	tfm_config_defaults(&c, task);
+	vocab_args(fcinfo, task, tokenizer, tgt_tokenizer, &c);
+	labels_arg(fcinfo, task, &c);
+	shape_args(fcinfo, task, &c);
 
-		for (int i = 0; i < k; i++)
-			n_params += (int64) info[i].size;
-		free(info);
-		/* the size and the specials checked before any memory is taken */
-		tfm_check_max_parameters(n_params, name);
-		{
-			TfmModelRow probe;
-			TfmSpecials sp;
-
-			memset(&probe, 0, sizeof(probe));
-			strlcpy(probe.name, name, sizeof(probe.name));
-			probe.tokenizer = tokenizer;
-			probe.target_tokenizer = tgt_tokenizer;
-			probe.bos_id = probe.eos_id = -1;
-			probe.cfg = c;
-			tfm_model_specials(&probe, &sp);
-		}
-		nm.name = name;
-		nm.task = tfm_task_name(task);
-		nm.tokenizer = tokenizer;
-		nm.target_tokenizer = tgt_tokenizer;
-		nm.labels = PG_ARGISNULL(A_LABELS) ? (Datum) 0 : PG_GETARG_DATUM(A_LABELS);
-		nm.config_json = tfm_config_json(&c);
-		nm.parameters = n_params;
-		memset(&row, 0, sizeof(row));
-		row.bos_id = row.eos_id = -1;
-		tfm_model_insert(&nm, &row);
-		strlcpy(row.name, name, sizeof(row.name));
-		row.cfg = c;
-	}
-
-	/* initial weights */
-	m = tfm_model_new(&c, name, (uint64) seed);
-	tfm_catalog_save(&row, m, 0);
-
+	memset(&nm, 0, sizeof(nm));
+	nm.name = name;
+	nm.task = tfm_task_name(task);
+	nm.tokenizer = tokenizer;
+	nm.target_tokenizer = tgt_tokenizer;
+	nm.labels = PG_ARGISNULL(A_LABELS) ? (Datum) 0 : PG_GETARG_DATUM(A_LABELS);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	values[0] = CStringGetTextDatum(name);
 	values[1] = CStringGetTextDatum(tfm_task_name(task));
-	values[2] = Int64GetDatum((int64) m->n_params);
+	values[2] = Int64GetDatum(tfm_model_create_stored(&nm, &c, (uint64) seed));
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
+
+PG_FUNCTION_INFO_V1(tfm_copy_model);
+Datum
+tfm_copy_model(PG_FUNCTION_ARGS)
+{
+	TfmModelRow row;
+	tfm_model  *m;
+	char	   *source = tfm_text_arg(fcinfo, 0, "source");
+	char	   *target = tfm_text_arg(fcinfo, 1, "target");
+
+	tfm_check_model_from("copy", source, target);
+	tfm_catalog_lookup(source, &row, false);
+	tfm_check_model_privilege(&row, TFM_PRIV_USE);
+	tfm_check_max_parameters(tfm_config_params(&row.cfg), target);
+	m = tfm_catalog_load(&row);
+	tfm_guard_model(m);
+	/* the source by its own name: source may be an alias */
+	tfm_model_insert_copy(row.name, target, &row);
+	strlcpy(row.name, target, sizeof(row.name));
+	tfm_catalog_save(&row, m, 0);
+	PG_RETURN_INT64((int64) m->n_params);
 }
 
 PG_FUNCTION_INFO_V1(tfm_drop_model);
@@ -286,27 +291,4 @@ tfm_drop_model(PG_FUNCTION_ARGS)
 	tfm_cache_forget(name);
 	tfm_shared_forget(id);
 	PG_RETURN_VOID();
-}
-
-PG_FUNCTION_INFO_V1(tfm_copy_model);
-Datum
-tfm_copy_model(PG_FUNCTION_ARGS)
-{
-	char	   *source = tfm_text_arg(fcinfo, 0, "source");
-	char	   *target = tfm_text_arg(fcinfo, 1, "target");
-	TfmModelRow row;
-	tfm_model  *m;
-
-	tfm_check_new_model_name(target);
-	tfm_check_writable("copy", source);
-	tfm_catalog_lookup(source, &row, false);
-	tfm_check_model_privilege(&row, TFM_PRIV_USE);
-	tfm_check_max_parameters(tfm_config_params(&row.cfg), target);
-	m = tfm_catalog_load(&row);
-	tfm_guard_model(m);
-	/* the source by its own name: source may be an alias */
-	tfm_model_insert_copy(row.name, target, &row);
-	strlcpy(row.name, target, sizeof(row.name));
-	tfm_catalog_save(&row, m, 0);
-	PG_RETURN_INT64((int64) m->n_params);
 }

@@ -99,10 +99,6 @@ tfm_detokenize(PG_FUNCTION_ARGS)
 	ArrayType  *a;
 	int			n;
 	TfmCachedTokenizer *e;
-	size_t		cap,
-				got;
-	text	   *out;
-	tfm_tok_err err;
 
 	TFM_ARG_NOT_NULL(1, "ids");
 	a = PG_GETARG_ARRAYTYPE_P(1);
@@ -116,59 +112,7 @@ tfm_detokenize(PG_FUNCTION_ARGS)
 				 errmsg("ids must not contain NULL")));
 	n = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
 	e = tfm_tokenizer_cached(name);
-	{
-		/*
-		 * Room for these ids, not for n of the longest piece (GPT-2: 387
-		 * bytes an id): each piece (U+FFFD for <unk>) and a separator, 3
-		 * bytes for any byte that is replaced; at most what a text holds
-		 * (a longer result fails in the core).  Ids out of range count
-		 * nothing here: the core reports them.
-		 */
-		const int32 *ids = (const int32 *) ARR_DATA_PTR(a);
-		uint64		raw = 0,
-					least = 0;
-
-		for (int i = 0; i < n; i++)
-		{
-			const uint8_t *b;
-			size_t		len;
-			bool		special = false;
-
-			if ((i & 0xFFFFF) == 0xFFFFF)
-				CHECK_FOR_INTERRUPTS();
-
-			if (tfm_tok_piece(&b, &len, e->tok, ids[i], NULL) != TFM_TOK_OK)
-				continue;
-			raw += Max(len, 3) + 1;
-			for (int k = 0; k < TFM_TOK_N_SPECIALS; k++)
-				special |= ids[i] == e->info.special_ids[k];
-			if (!special)
-				least += len;
-		}
-		if (least > MaxAllocSize - VARHDRSZ)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("the text of these %d ids would be longer than a text can be (1 GB)", n)));
-		cap = (size_t) Min(raw * 3, (uint64) (MaxAllocSize - VARHDRSZ));
-	}
-	out = palloc_extended(VARHDRSZ + Max(cap, 1), MCXT_ALLOC_HUGE);
-	/* many ids end at a cancel or statement_timeout (decoded again if nothing was raised) */
-	tfm_tok_set_poll(e->tok, tfm_interrupt_pending, NULL);
-	for (;;)
-	{
-		int			st = tfm_tok_decode(VARDATA(out), cap, &got, e->tok, (const int32_t *) ARR_DATA_PTR(a),
-										n, TFM_TOK_DECODE_REPLACE, &err);
-
-		if (st != TFM_TOK_ECANCEL)
-		{
-			tfm_tok_check(st, &err, "cannot detokenize");
-			break;
-		}
-		CHECK_FOR_INTERRUPTS();
-	}
-	SET_VARSIZE(out, VARHDRSZ + got);
-	out = tfm_text_without_nul(out);
-	PG_RETURN_TEXT_P(out);
+	PG_RETURN_TEXT_P(tfm_tokenizer_detokenize(e, (const int32 *) ARR_DATA_PTR(a), n));
 }
 
 PG_FUNCTION_INFO_V1(tfm_tokens);

@@ -88,13 +88,73 @@ vocab_size_differs(void)
 			 errmsg("vocab_size must be the same on every row")));
 }
 
+/* the first row: a new state with its name and options, checked */
+static TokAgg *
+first_row(FunctionCallInfo fcinfo, MemoryContext aggcxt)
+{
+	TokAgg	   *st;
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	tfm_tok_options opt;
+	tfm_tok_kind kind = TFM_TOK_BPE;
+	char	   *k = NULL;
+
+	tfm_tokenizer_check_new(name, true);
+	if (PG_NARGS() > 3)
+	{
+		k = text_to_cstring(PG_GETARG_TEXT_PP(3));
+		if (tfm_tok_kind_parse(&kind, k) != TFM_TOK_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown tokenizer kind \"%s\"", k),
+					 errhint("Valid kinds are byte, char, word, bpe and wordpiece.")));
+	}
+	tfm_tok_options_init(&opt, kind);
+	if (PG_NARGS() > 4)
+	{
+		opt.vocab_size = PG_GETARG_INT32(4);
+		if (opt.vocab_size < TFM_TOK_MIN_VOCAB_SIZE || opt.vocab_size > TFM_TOK_MAX_VOCAB_SIZE)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("vocab_size must be between %d and %d, not %d",
+							TFM_TOK_MIN_VOCAB_SIZE, TFM_TOK_MAX_VOCAB_SIZE, opt.vocab_size)));
+	}
+	st = agg_new(aggcxt, name, &opt);
+	if (k)
+		st->kind = MemoryContextStrdup(aggcxt, k);
+	if (PG_NARGS() > 4)
+		st->vocab_size = opt.vocab_size;
+	return st;
+}
+
+/* a later row: the options are the first row's, and every row must give the same */
+static void
+same_options(FunctionCallInfo fcinfo, const TokAgg *st)
+{
+	if (!text_is(PG_GETARG_TEXT_PP(1), st->name))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the tokenizer name must be the same on every row")));
+	if (st->kind && !text_is(PG_GETARG_TEXT_PP(3), st->kind))
+	{
+		/* another spelling of the same kind is the same kind */
+		tfm_tok_kind k1,
+					k2;
+
+		if (tfm_tok_kind_parse(&k1, st->kind) != TFM_TOK_OK ||
+			tfm_tok_kind_parse(&k2, text_to_cstring(PG_GETARG_TEXT_PP(3))) != TFM_TOK_OK ||
+			k1 != k2)
+			kind_differs();
+	}
+	if (st->vocab_size >= 0 && PG_GETARG_INT32(4) != st->vocab_size)
+		vocab_size_differs();
+}
+
 PG_FUNCTION_INFO_V1(tfm_tokenizer_count);
 Datum
 tfm_tokenizer_count(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggcxt = agg_context(fcinfo, "tfm_tokenizer_count");
 	TokAgg	   *st = PG_ARGISNULL(0) ? NULL : (TokAgg *) PG_GETARG_POINTER(0);
-	char	   *name;
 	text	   *t;
 	tfm_tok_err err;
 
@@ -113,59 +173,9 @@ tfm_tokenizer_count(PG_FUNCTION_ARGS)
 	if (st == NULL && PG_ARGISNULL(2))
 		PG_RETURN_NULL();		/* NULL rows are skipped: only NULLs is no rows */
 	if (st == NULL)
-	{
-		tfm_tok_options opt;
-		tfm_tok_kind kind = TFM_TOK_BPE;
-		char	   *k = NULL;
-
-		name = text_to_cstring(PG_GETARG_TEXT_PP(1));
-		tfm_tokenizer_check_new(name, true);
-		if (PG_NARGS() > 3)
-		{
-			k = text_to_cstring(PG_GETARG_TEXT_PP(3));
-			if (tfm_tok_kind_parse(&kind, k) != TFM_TOK_OK)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("unknown tokenizer kind \"%s\"", k),
-						 errhint("Valid kinds are byte, char, word, bpe and wordpiece.")));
-		}
-		tfm_tok_options_init(&opt, kind);
-		if (PG_NARGS() > 4)
-		{
-			opt.vocab_size = PG_GETARG_INT32(4);
-			if (opt.vocab_size < TFM_TOK_MIN_VOCAB_SIZE || opt.vocab_size > TFM_TOK_MAX_VOCAB_SIZE)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("vocab_size must be between %d and %d, not %d",
-								TFM_TOK_MIN_VOCAB_SIZE, TFM_TOK_MAX_VOCAB_SIZE, opt.vocab_size)));
-		}
-		st = agg_new(aggcxt, name, &opt);
-		if (k)
-			st->kind = MemoryContextStrdup(aggcxt, k);
-		if (PG_NARGS() > 4)
-			st->vocab_size = opt.vocab_size;
-	}
+		st = first_row(fcinfo, aggcxt);
 	else
-	{
-		/* the options are the first row's: every row must give the same */
-		if (!text_is(PG_GETARG_TEXT_PP(1), st->name))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("the tokenizer name must be the same on every row")));
-		if (st->kind && !text_is(PG_GETARG_TEXT_PP(3), st->kind))
-		{
-			/* another spelling of the same kind is the same kind */
-			tfm_tok_kind k1,
-						k2;
-
-			if (tfm_tok_kind_parse(&k1, st->kind) != TFM_TOK_OK ||
-				tfm_tok_kind_parse(&k2, text_to_cstring(PG_GETARG_TEXT_PP(3))) != TFM_TOK_OK ||
-				k1 != k2)
-				kind_differs();
-		}
-		if (st->vocab_size >= 0 && PG_GETARG_INT32(4) != st->vocab_size)
-			vocab_size_differs();
-	}
+		same_options(fcinfo, st);
 	if (PG_ARGISNULL(2))
 		PG_RETURN_POINTER(st);	/* NULL rows are skipped */
 	t = PG_GETARG_TEXT_PP(2);

@@ -7,6 +7,8 @@
  * epoch in tfm.history and returns its metrics.  The aggregate is PARALLEL
  * UNSAFE: it writes.
  *
+ * The training itself is runtime/train_stream.c's.
+ *
  * Options (jsonb, PostgreSQL 15 aggregates take no named arguments):
  * batch_size, lr, warmup (steps), weight_decay, clip, label_smoothing,
  * seed.  The learning rate warms up linearly, then stays constant (the
@@ -25,51 +27,8 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "tfm/train.h"
 #include "sql/args.h"
-#include "runtime/rows.h"
-#include "runtime/train_data.h"
-
-typedef struct TrainAggState
-{
-	TfmModelRow row;
-	tfm_model  *m;
-	TfmGuard   *guard;
-	tfm_trainer tr;
-	bool		trainer_ready;
-	MemoryContextCallback cb;
-	TfmSpecials sp;
-	int			batch;
-	TfmExample *buf;
-	int			nbuf;
-	MemoryContext buf_cxt;
-	int64		rows,
-				skipped,
-				truncated;
-	double		loss_sum;
-	int64		loss_count,
-				tokens;
-	TimestampTz started;
-} TrainAggState;
-
-/*
- * One aggregate trains one model at a time in a backend: two states over
- * the same model (for example `(tfm_train_agg(...)).*`, which makes one
- * aggregate call per column) would train two copies and race to save.
- */
-static char active_model[TFM_NAME_MAX + 1];
-
-static void
-state_free(void *arg)
-{
-	TrainAggState *st = arg;
-
-	if (st->trainer_ready)
-		tfm_trainer_free(&st->tr);
-	st->trainer_ready = false;
-	if (strcmp(active_model, st->row.name) == 0)
-		active_model[0] = '\0';
-}
+#include "runtime/train_stream.h"
 
 static double
 opt_num(Jsonb *opts, const char *key, double dflt, double lo, double hi)
@@ -130,36 +89,18 @@ check_option_names(Jsonb *opts)
 	}
 }
 
-static TrainAggState *
+/* the first row: the model taken and the options (argument 4) checked */
+static TfmStream *
 state_new(FunctionCallInfo fcinfo, MemoryContext aggcxt)
 {
 	char	   *name = tfm_text_arg(fcinfo, 1, "model");
 	Jsonb	   *opts = PG_NARGS() > 4 && !PG_ARGISNULL(4) ? PG_GETARG_JSONB_P(4) : NULL;
-	MemoryContext old = MemoryContextSwitchTo(aggcxt);
-	TrainAggState *st = palloc0(sizeof(TrainAggState));
+	TfmStream  *st;
 	tfm_train_opts o;
-	float		val_fraction;
 
 	if (opts)
 		check_option_names(opts);
-	if (active_model[0] != '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("tfm_train_agg is already training model \"%s\" in this statement", active_model),
-				 errhint("Call it once per statement, e.g. SELECT (r).* FROM (SELECT tfm_train_agg(...) AS r FROM t) s.")));
-	tfm_backend_ready();
-	st->m = tfm_cache_take(name, &st->row);
-	st->guard = tfm_guard_model(st->m);
-	if (st->row.cfg.task != TFM_TASK_CLASSIFY)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("tfm_train_agg trains classifiers; model \"%s\" has task \"%s\"",
-						name, st->row.task),
-				 errhint("Use tfm_train for other tasks.")));
-	tfm_model_specials(&st->row, &st->sp);
-	/* tfm_train's defaults for a classifier, at a constant rate without warmup (a stream) */
-	tfm_train_defaults(&st->row.cfg, &o, &st->batch, &val_fraction);
-	o.schedule = TFM_SCHED_CONSTANT;
+	st = tfm_stream_take(name, aggcxt, &o);
 	st->batch = (int) opt_num(opts, "batch_size", st->batch, 1, TFM_BATCH_MAX);
 	o.lr = (float) opt_num(opts, "lr", o.lr, 1e-12, TFM_LR_MAX);
 	o.warmup = (int64) opt_num(opts, "warmup", o.warmup, 0, 1e9);
@@ -167,67 +108,8 @@ state_new(FunctionCallInfo fcinfo, MemoryContext aggcxt)
 	o.clip = (float) opt_num(opts, "clip", o.clip, 0, 1e9);
 	o.label_smoothing = (float) opt_num(opts, "label_smoothing", o.label_smoothing, 0, 0.999);
 	o.seed = (uint64) opt_num(opts, "seed", (double) o.seed, 0, 9e15);
-	if (tfm_trainer_init(&st->tr, st->m, &o) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory for the optimizer of model \"%s\"", name)));
-	st->trainer_ready = true;
-	st->cb.func = state_free;
-	st->cb.arg = st;
-	MemoryContextRegisterResetCallback(aggcxt, &st->cb);
-	strlcpy(active_model, st->row.name, sizeof(active_model));
-	st->buf = palloc(sizeof(TfmExample) * st->batch);
-	st->buf_cxt = AllocSetContextCreate(aggcxt, "tfm_train_agg batch", ALLOCSET_DEFAULT_SIZES);
-	st->started = GetCurrentTimestamp();
-	MemoryContextSwitchTo(old);
+	tfm_stream_start(st, &o, aggcxt);
 	return st;
-}
-
-static int
-label_index(const TfmModelRow *row, const char *label)
-{
-	for (int i = 0; i < row->n_labels; i++)
-		if (strcmp(row->labels[i], label) == 0)
-			return i;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("label \"%s\" is not one of model \"%s\"'s labels", label, row->name)));
-	return -1;
-}
-
-static void
-flush(TrainAggState *st)
-{
-	TfmBatchBuf bb;
-	tfm_batch	b;
-	double		loss;
-	int			count;
-	tfm_step_status s;
-
-	if (st->nbuf == 0)
-		return;
-	CHECK_FOR_INTERRUPTS();
-	tfm_batch_classify(&bb, st->buf, st->nbuf, st->sp.pad);
-	b = bb.b;
-	s = tfm_trainer_step(&st->tr, &b, 1, &loss, &count);
-	if (s == TFM_STEP_BADID)
-		tfm_check_pass(TFM_EBADID, st->row.name);
-	if (s == TFM_STEP_NOMEM)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory training model \"%s\"", st->row.name)));
-	if (s == TFM_STEP_NONFINITE)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("training of model \"%s\" diverged: the loss or gradient is not finite",
-						st->row.name),
-				 errdetail("Nothing of this epoch is saved."),
-				 errhint("Lower lr or clip gradients.")));
-	st->loss_sum += loss;
-	st->loss_count += count;
-	st->tokens += bb.tokens;
-	st->nbuf = 0;
-	MemoryContextReset(st->buf_cxt);
 }
 
 PG_FUNCTION_INFO_V1(tfm_train_agg_step);
@@ -235,34 +117,13 @@ Datum
 tfm_train_agg_step(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggcxt;
-	TrainAggState *st;
-	MemoryContext old;
-	TfmExample *ex;
-	int			n;
-	int32	   *ids;
-	char	   *label;
+	TfmStream  *st;
 
 	if (!AggCheckCallContext(fcinfo, &aggcxt))
 		elog(ERROR, "tfm_train_agg_step called in non-aggregate context");
-	st = PG_ARGISNULL(0) ? state_new(fcinfo, aggcxt) : (TrainAggState *) PG_GETARG_POINTER(0);
-	st->rows++;
-	if (PG_ARGISNULL(2) || PG_ARGISNULL(3))
-	{
-		st->skipped++;
-		PG_RETURN_POINTER(st);
-	}
-	old = MemoryContextSwitchTo(st->buf_cxt);
-	label = text_to_cstring(PG_GETARG_TEXT_PP(3));
-	ids = tfm_datum_ids(PG_GETARG_DATUM(2), get_fn_expr_argtype(fcinfo->flinfo, 2), &st->row,
-						false, &n);
-	ex = &st->buf[st->nbuf];
-	memset(ex, 0, sizeof(*ex));
-	ex->label = label_index(&st->row, label);
-	ex->src = tfm_classifier_input(&st->row, &st->sp, ids, n, &ex->nsrc, true, &st->truncated);
-	st->nbuf++;
-	MemoryContextSwitchTo(old);
-	if (st->nbuf == st->batch)
-		flush(st);
+	st = PG_ARGISNULL(0) ? state_new(fcinfo, aggcxt) : (TfmStream *) PG_GETARG_POINTER(0);
+	tfm_stream_add(st, PG_GETARG_DATUM(2), get_fn_expr_argtype(fcinfo->flinfo, 2),
+				   PG_ARGISNULL(2) || PG_ARGISNULL(3) ? NULL : PG_GETARG_TEXT_PP(3));
 	PG_RETURN_POINTER(st);
 }
 
@@ -270,7 +131,7 @@ PG_FUNCTION_INFO_V1(tfm_train_agg_final);
 Datum
 tfm_train_agg_final(PG_FUNCTION_ARGS)
 {
-	TrainAggState *st;
+	TfmStream  *st;
 	TupleDesc	tupdesc;
 	Datum		v[7];
 	bool		nulls[7] = {false, false, false, true, true, false, false};
@@ -279,47 +140,10 @@ tfm_train_agg_final(PG_FUNCTION_ARGS)
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();		/* no rows: nothing trained */
-	st = (TrainAggState *) PG_GETARG_POINTER(0);
+	st = (TfmStream *) PG_GETARG_POINTER(0);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	flush(st);
-	if (st->tr.step == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NO_DATA_FOUND),
-				 errmsg("no training rows: every row had a NULL input or label")));
-	if (st->skipped > 0)
-		ereport(NOTICE,
-				(errmsg(INT64_FORMAT " rows with a NULL input or label were skipped", st->skipped)));
-	if (st->truncated > 0)
-		ereport(NOTICE,
-				(errmsg(INT64_FORMAT " sequences longer than max_len (%d) were truncated",
-						st->truncated, st->row.cfg.max_len)));
-	secs = (double) (GetCurrentTimestamp() - st->started) / 1e6;
-	loss = st->loss_count ? st->loss_sum / st->loss_count : NAN;
-	tfm_catalog_save(&st->row, st->m, st->tr.step);
-	{
-		TfmHistoryRow h;
-
-		h.model_id = st->row.id;
-		h.run_started = st->started;
-		h.epoch = 1;
-		h.steps = st->tr.step;
-		h.train_loss = loss;
-		h.val_loss = NAN;
-		h.val_acc = NAN;
-		h.tokens_per_s = st->tokens / Max(secs, 1e-9);
-		h.seconds = secs;
-		h.checkpoint = 0;
-		h.rows_done = -1;
-		tfm_history_add(&h);
-	}
-	tfm_trainer_free(&st->tr);
-	st->trainer_ready = false;
-	/* the trained model goes back to the cache under its new version */
-	tfm_model_trim(st->m);
-	tfm_cache_put(&st->row, st->m);
-	tfm_guard_release(st->guard);
-
+	tfm_stream_finish(st, &loss, &secs);
 	v[0] = Int32GetDatum(1);
 	v[1] = Int64GetDatum(st->tr.step);
 	v[2] = Float8GetDatum(loss);

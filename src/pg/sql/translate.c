@@ -6,7 +6,8 @@
  * greedy), with the encoder's output and every layer's cross-attention keys
  * and values computed once per source.  Sources longer than max_len keep
  * their first max_len tokens.  max_tokens defaults to 2 · source tokens +
- * 10, at most max_len − 1 with learned positions.
+ * 10, at most max_len − 1 with learned positions.  The search itself is
+ * driven by runtime/translator.c.
  */
 #include "postgres.h"
 
@@ -19,40 +20,10 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
-#include "tfm/beam.h"
-#include "tfm/blas.h"
 #include "sql/args.h"
-#include "runtime/rows.h"
-#include "sql/translate.h"
+#include "runtime/infer.h"
 
 #define TFM_MAX_BEAM 64
-
-tfm_model *
-tfm_get_s2s(const char *name, const TfmModelRow **rowp)
-{
-	return tfm_model_for(name, TFM_TASK_SEQ2SEQ, true, rowp);
-}
-
-const char *
-tfm_target_tokenizer(const TfmModelRow *row)
-{
-	return row->target_tokenizer ? row->target_tokenizer : row->tokenizer;
-}
-
-int32 *
-tfm_source_ids(const TfmModelRow *row, text *t, int *n)
-{
-	int32	   *ids = tfm_tokenizer_encode(row->tokenizer, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), n);
-
-	if (*n == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot translate an empty source")));
-	if (*n > row->cfg.max_len)
-		*n = row->cfg.max_len;
-	return ids;
-}
-
 
 static void
 parse_tr_opts(FunctionCallInfo fcinfo, int beam_arg, int lp_arg, int max_arg, TrOpts *o)
@@ -72,110 +43,6 @@ parse_tr_opts(FunctionCallInfo fcinfo, int beam_arg, int lp_arg, int max_arg, Tr
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_tokens must be between 1 and 100000, not %d", o->max_tokens)));
-}
-
-/*
- * Beam search holds malloc'd state: it must not be left by longjmp.  So the
- * callback only says that an interrupt is pending; the search frees its
- * buffers and returns -2, and the interrupt is taken afterwards.
- */
-static int
-cancel_check(void *arg)
-{
-	(void) arg;
-	/*
-	 * Only what ends the statement stops the search: other interrupts (a
-	 * procsignal barrier, say) stay pending for the next CHECK_FOR_INTERRUPTS
-	 * and must not turn into an error here.
-	 */
-	return INTERRUPTS_PENDING_CONDITION() && (QueryCancelPending || ProcDiePending) ? 1 : 0;
-}
-
-/* translate n sources with nbest hypotheses each; out has n · nbest entries */
-void
-tfm_translate_sources(tfm_model *m, const TfmModelRow *row, int32 **src, const int *lens, int n,
-		  const TrOpts *o, int nbest, tfm_hyp *out)
-{
-	const tfm_config *c = &m->cfg;
-	TfmSpecials sp;
-	int			Ts = 1,
-				maxlen = 1;
-	int32	   *buf;
-	tfm_beam_opts bo;
-	int			rc;
-
-	tfm_model_specials(row, &sp);
-	for (int i = 0; i < n; i++)
-		Ts = Max(Ts, lens[i]);
-	buf = palloc(sizeof(int32) * n * Ts);
-	for (int i = 0; i < n; i++)
-	{
-		memcpy(buf + (size_t) i * Ts, src[i], sizeof(int32) * lens[i]);
-		for (int t = lens[i]; t < Ts; t++)
-			buf[(size_t) i * Ts + t] = sp.pad;
-		maxlen = Max(maxlen, 2 * lens[i] + 10);
-	}
-	memset(&bo, 0, sizeof(bo));
-	bo.beam = o->beam;
-	bo.nbest = nbest;
-	bo.length_penalty = o->length_penalty;
-	bo.max_tokens = o->max_tokens > 0 ? o->max_tokens : maxlen;
-	bo.bos = sp.bos;
-	bo.eos = sp.eos;
-	bo.pad = sp.pad;
-	if (c->positions == TFM_POS_LEARNED && bo.max_tokens > c->max_len - 1)
-	{
-		if (o->max_tokens > 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("max_tokens must be at most %d for model \"%s\" (max_len − 1, learned positions)",
-							c->max_len - 1, row->name)));
-		bo.max_tokens = c->max_len - 1;
-	}
-	{
-		size_t		need = tfm_beam_bytes(c, n, Ts, &bo, tfm_model_precision(m) != TFM_PREC_FP32,
-										  tfm_get_threads()) + sizeof(int32) * n * Ts;
-
-		if (n > 1 && !tfm_work_mem_fits(m, need))
-		{
-			/* sources decoded together: in two halves */
-			int			h = n / 2;
-
-			pfree(buf);
-			tfm_translate_sources(m, row, src, lens, h, o, nbest, out);
-			tfm_translate_sources(m, row, src + h, lens + h, n - h, o, nbest, out + (size_t) h * nbest);
-			return;
-		}
-		tfm_work_mem_check(m, need, "translating with", row->name,
-						   "beam, max_tokens or the length of the source");
-	}
-	{
-		/* no longjmp out of the search: its own check stops it cleanly */
-		void		(*poll) (void *) = m->poll;
-
-		m->poll = NULL;
-		rc = tfm_beam_search(m, buf, n, Ts, &bo, out, cancel_check, NULL);
-		m->poll = poll;
-	}
-	if (rc == -2)
-	{
-		CHECK_FOR_INTERRUPTS();
-		ereport(ERROR,
-				(errcode(ERRCODE_QUERY_CANCELED),
-				 errmsg("canceling the translation")));
-	}
-	if (rc != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory translating with model \"%s\"", row->name)));
-}
-
-text *
-tfm_hyp_text(const TfmModelRow *row, const tfm_hyp *h)
-{
-	if (h->n <= 0)
-		return cstring_to_text("");
-	return tfm_tokenizer_decode(tfm_target_tokenizer(row), h->ids, h->n);
 }
 
 /* the source text of argument 1 translated by model name: nbest hypotheses */
@@ -211,44 +78,44 @@ tfm_translate(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(res);
 }
 
+/* a source of tfm_translate(model, text[]): its ids */
+static int32 *
+source_text_ids(void *arg, text *t, int *len)
+{
+	return tfm_source_ids(arg, t, len);
+}
+
 PG_FUNCTION_INFO_V1(tfm_translate_batch);
 Datum
 tfm_translate_batch(PG_FUNCTION_ARGS)
 {
 	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	TfmTexts	src;
+	TrOpts		o;
 	const TfmModelRow *row;
 	tfm_model  *m;
-	TrOpts		o;
-	Datum	   *elems;
-	bool	   *nulls;
-	int			n;
-	int32	  **ids;
-	int		   *lens;
 	tfm_hyp    *h;
 	Datum	   *res;
 
-	n = tfm_text_array_arg(fcinfo, 1, "sources", false, &elems, &nulls);
+	tfm_texts_arg(fcinfo, 1, "sources", &src);
 	parse_tr_opts(fcinfo, 2, 3, 4, &o);
 	m = tfm_get_s2s(name, &row);
-	if (n == 0)
+	if (src.n == 0)
 		PG_RETURN_ARRAYTYPE_P(tfm_text_array(NULL, NULL, 0));
-	ids = palloc(sizeof(int32 *) * n);
-	lens = palloc(sizeof(int) * n);
-	for (int i = 0; i < n; i++)
-		ids[i] = tfm_source_ids(row, DatumGetTextPP(elems[i]), &lens[i]);
-	h = palloc(sizeof(tfm_hyp) * n);
-	res = palloc(sizeof(Datum) * n);
+	tfm_texts_encode(&src, source_text_ids, unconstify(TfmModelRow *, row));
+	h = palloc(sizeof(tfm_hyp) * src.n);
+	res = palloc(sizeof(Datum) * src.n);
 	/* decode in groups, so memory stays bounded */
-	for (int start = 0; start < n; start += TFM_INFER_BATCH)
+	for (int start = 0; start < src.n; start += TFM_INFER_BATCH)
 	{
-		int			cnt = Min(TFM_INFER_BATCH, n - start);
+		int			cnt = Min(TFM_INFER_BATCH, src.n - start);
 
-		tfm_translate_sources(m, row, ids + start, lens + start, cnt, &o, 1, h + start);
+		tfm_translate_sources(m, row, src.ids + start, src.lens + start, cnt, &o, 1, h + start);
 		for (int i = start; i < start + cnt; i++)
 			res[i] = PointerGetDatum(tfm_hyp_text(row, &h[i]));
 		tfm_hyps_free(h + start, cnt);
 	}
-	PG_RETURN_ARRAYTYPE_P(tfm_text_array(res, NULL, n));
+	PG_RETURN_ARRAYTYPE_P(tfm_text_array(res, NULL, src.n));
 }
 
 PG_FUNCTION_INFO_V1(tfm_translate_nbest);

@@ -95,6 +95,33 @@ tfm_spi_exec(const char *sql, int nargs, Oid *types, Datum *args, const char *nu
 	return SPI_processed;
 }
 
+bool
+tfm_owner_row_read(TfmOwnerRow *r, const char *sql, int nargs, Oid *types, Datum *args,
+				   bool read_only, const char *err)
+{
+	r->cxt = CurrentMemoryContext;
+	r->tup = NULL;
+	tfm_spi_connect_owner(&r->as);
+	if (tfm_spi_exec(sql, nargs, types, args, NULL, read_only, 1, SPI_OK_SELECT, err) > 0)
+	{
+		r->tup = SPI_tuptable->vals[0];
+		r->td = SPI_tuptable->tupdesc;
+	}
+	return r->tup != NULL;
+}
+
+Datum
+tfm_owner_row_col(const TfmOwnerRow *r, int col, bool *isnull)
+{
+	return SPI_getbinval(r->tup, r->td, col, isnull);
+}
+
+void
+tfm_owner_row_end(TfmOwnerRow *r)
+{
+	tfm_spi_finish_owner(&r->as);
+}
+
 uint64
 tfm_spi_exec_owner(const char *sql, int nargs, Oid *types, Datum *args, const char *nulls,
 				   bool read_only, long count, int expect, const char *err)

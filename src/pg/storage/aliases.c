@@ -52,33 +52,31 @@ tfm_check_new_model_name(const char *name)
 	tfm_check_not_alias(name);
 }
 
+void
+tfm_check_model_from(const char *action, const char *name, const char *new_name)
+{
+	tfm_check_new_model_name(new_name);
+	tfm_check_writable(action, name);
+}
+
 bool
 tfm_alias_lock(const char *alias, TfmAliasRow *a)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(alias)};
-	MemoryContext cxt = CurrentMemoryContext;
-	TfmAsOwner	as;
-	bool		found,
-				isnull;
+	TfmOwnerRow r;
+	bool		isnull;
 
-	tfm_spi_connect_owner(&as);
-	found = tfm_spi_exec("SELECT id, model_id, coalesce(history_id, 0), owner, "
-						 "'{}'::regrole[], acl_train FROM tfm.aliases WHERE name = $1 FOR UPDATE",
-						 1, types, args, NULL, false, 1, SPI_OK_SELECT,
-						 "cannot read tfm.aliases") > 0;
-	if (found)
+	if (tfm_owner_row_read(&r, "SELECT id, model_id, coalesce(history_id, 0), owner, "
+						   "'{}'::regrole[], acl_train FROM tfm.aliases WHERE name = $1 FOR UPDATE",
+						   1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(alias)}, false,
+						   "cannot read tfm.aliases"))
 	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	td = SPI_tuptable->tupdesc;
-
-		a->id = DatumGetInt32(SPI_getbinval(tup, td, 1, &isnull));
-		a->model_id = DatumGetInt32(SPI_getbinval(tup, td, 2, &isnull));
-		a->history_id = DatumGetInt64(SPI_getbinval(tup, td, 3, &isnull));
-		tfm_acl_from_tuple(&a->acl, tup, td, 4, cxt);
+		a->id = DatumGetInt32(tfm_owner_row_col(&r, 1, &isnull));
+		a->model_id = DatumGetInt32(tfm_owner_row_col(&r, 2, &isnull));
+		a->history_id = DatumGetInt64(tfm_owner_row_col(&r, 3, &isnull));
+		tfm_acl_from_tuple(&a->acl, r.tup, r.td, 4, r.cxt);
 	}
-	tfm_spi_finish_owner(&as);
-	return found;
+	tfm_owner_row_end(&r);
+	return r.tup != NULL;
 }
 
 int64
@@ -111,33 +109,25 @@ bool
 tfm_alias_history_previous(int64 history_id, int32 *model_id, int64 *previous,
 						   char **model, bool *model_gone)
 {
-	Oid			types[1] = {INT8OID};
-	Datum		args[1] = {Int64GetDatum(history_id)};
-	MemoryContext cxt = CurrentMemoryContext;
-	TfmAsOwner	as;
-	bool		found;
+	TfmOwnerRow r;
+	bool		isnull;
 
-	tfm_spi_connect_owner(&as);
-	found = tfm_spi_exec("SELECT p.model_id, coalesce(p.previous, 0), "
-						 "coalesce(m.name, p.model), m.id IS NULL "
-						 "FROM tfm.alias_history c JOIN tfm.alias_history p ON p.id = c.previous "
-						 "LEFT JOIN tfm.models m ON m.id = p.model_id WHERE c.id = $1",
-						 1, types, args, NULL, false, 1, SPI_OK_SELECT,
-						 "cannot read tfm.alias_history") > 0;
-	if (found)
+	if (tfm_owner_row_read(&r, "SELECT p.model_id, coalesce(p.previous, 0), "
+						   "coalesce(m.name, p.model), m.id IS NULL "
+						   "FROM tfm.alias_history c JOIN tfm.alias_history p ON p.id = c.previous "
+						   "LEFT JOIN tfm.models m ON m.id = p.model_id WHERE c.id = $1",
+						   1, (Oid[]) {INT8OID}, (Datum[]) {Int64GetDatum(history_id)}, false,
+						   "cannot read tfm.alias_history"))
 	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	td = SPI_tuptable->tupdesc;
-		bool		isnull;
-		Datum		d = SPI_getbinval(tup, td, 1, &isnull);
+		Datum		d = tfm_owner_row_col(&r, 1, &isnull);
 
 		*model_id = isnull ? 0 : DatumGetInt32(d);
-		*previous = DatumGetInt64(SPI_getbinval(tup, td, 2, &isnull));
-		*model = MemoryContextStrdup(cxt, TextDatumGetCString(SPI_getbinval(tup, td, 3, &isnull)));
-		*model_gone = DatumGetBool(SPI_getbinval(tup, td, 4, &isnull));
+		*previous = DatumGetInt64(tfm_owner_row_col(&r, 2, &isnull));
+		*model = MemoryContextStrdup(r.cxt, TextDatumGetCString(tfm_owner_row_col(&r, 3, &isnull)));
+		*model_gone = DatumGetBool(tfm_owner_row_col(&r, 4, &isnull));
 	}
-	tfm_spi_finish_owner(&as);
-	return found;
+	tfm_owner_row_end(&r);
+	return r.tup != NULL;
 }
 
 void

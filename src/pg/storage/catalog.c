@@ -180,25 +180,22 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	TupleDesc	td;
 	bool		isnull;
 	int			fmt;
-	TfmAsOwner	as;
+	TfmOwnerRow r;
 
 	memset(row, 0, sizeof(*row));
 	tfm_check_name("model", name);
 	args[0] = CStringGetTextDatum(name);
-	tfm_spi_connect_owner(&as);
-	tfm_spi_exec(sql, 1, argtypes, args, NULL, true, 1,
-				 SPI_OK_SELECT, "cannot read tfm.models");
-	if (SPI_processed == 0)
+	if (!tfm_owner_row_read(&r, sql, 1, argtypes, args, true, "cannot read tfm.models"))
 	{
-		tfm_spi_finish_owner(&as);
+		tfm_owner_row_end(&r);
 		if (missing_ok)
 			return false;
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("model \"%s\" does not exist", name)));
 	}
-	tup = SPI_tuptable->vals[0];
-	td = SPI_tuptable->tupdesc;
+	tup = r.tup;
+	td = r.td;
 	row->id = DatumGetInt32(SPI_getbinval(tup, td, 1, &isnull));
 	row->version = DatumGetInt64(SPI_getbinval(tup, td, 2, &isnull));
 	row->steps = DatumGetInt64(SPI_getbinval(tup, td, 3, &isnull));
@@ -292,7 +289,7 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	}
 	row->cfg.kv_heads = get_int(tup, td, 39);
 	row->cfg.rope_theta = DatumGetFloat4(SPI_getbinval(tup, td, 40, &isnull));
-	tfm_spi_finish_owner(&as);
+	tfm_owner_row_end(&r);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),

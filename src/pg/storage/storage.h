@@ -24,6 +24,8 @@ void		tfm_check_name(const char *kind, const char *name);
 void		tfm_check_new_name(const char *kind, const char *name);
 /* the same for a model, which must not take an alias's name either */
 void		tfm_check_new_model_name(const char *name);
+/* a model made from model name (copy, rename): new_name as above, then tfm_check_writable */
+void		tfm_check_model_from(const char *action, const char *name, const char *new_name);
 /* errors 42704: tokenizer "name" does not exist */
 void		tfm_tokenizer_missing(const char *name) pg_attribute_noreturn();
 /* is there a row of this name in a catalog table (tfm.models, tfm.aliases)? */
@@ -66,6 +68,23 @@ void		tfm_spi_finish_owner(TfmAsOwner *s);
 uint64		tfm_spi_exec(const char *sql, int nargs, Oid *types, Datum *args,
 						 const char *nulls, bool read_only, long count, int expect,
 						 const char *err);
+/*
+ * One row of catalog SQL: tfm_owner_row_read opens a section and reads the
+ * first row of a SELECT (false if none: tup is NULL); its columns are read
+ * with tfm_owner_row_col (copy what must outlive the section into cxt, the
+ * caller's context); tfm_owner_row_end ends the section.
+ */
+typedef struct TfmOwnerRow
+{
+	TfmAsOwner	as;
+	MemoryContext cxt;
+	HeapTuple	tup;
+	TupleDesc	td;
+} TfmOwnerRow;
+bool		tfm_owner_row_read(TfmOwnerRow *r, const char *sql, int nargs, Oid *types,
+							   Datum *args, bool read_only, const char *err);
+Datum		tfm_owner_row_col(const TfmOwnerRow *r, int col, bool *isnull);
+void		tfm_owner_row_end(TfmOwnerRow *r);
 /* the same as a section of its own (connect, execute, check, finish) */
 uint64		tfm_spi_exec_owner(const char *sql, int nargs, Oid *types, Datum *args,
 							   const char *nulls, bool read_only, long count, int expect,

@@ -157,6 +157,15 @@ tfm_tokenizer_store(const char *name, const tfm_tokenizer *t, int32 min_count, O
 }
 
 /* read a tokenizer's rows and rebuild it */
+/* errors XX001: tokenizer "name" <what> */
+static void
+damaged(const char *name, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("tokenizer \"%s\" %s", name, what)));
+}
+
 tfm_tokenizer *
 tfm_tokenizer_read(const char *name, int32 *idp)
 {
@@ -200,9 +209,7 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 		ArrayType  *sp = DatumGetArrayTypeP(SPI_getbinval(tup, td, 7, &isnull));
 
 		if (ArrayGetNItems(ARR_NDIM(sp), ARR_DIMS(sp)) != TFM_TOK_N_SPECIALS)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("tokenizer \"%s\" has a malformed list of special ids", name)));
+			damaged(name, "has a malformed list of special ids");
 		memcpy(info.special_ids, ARR_DATA_PTR(sp), sizeof(info.special_ids));
 	}
 
@@ -210,23 +217,18 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 	lens = palloc0(sizeof(size_t) * Max(info.vocab_size, 1));
 	args[0] = Int32GetDatum(id);
 	types[0] = INT4OID;
-	tfm_spi_exec("SELECT id, piece FROM tfm.vocab WHERE tokenizer_id = $1",
-				 1, types, args, NULL, true, 0,
-				 SPI_OK_SELECT, "cannot read tfm.vocab");
-	if ((int64) SPI_processed != info.vocab_size)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("tokenizer \"%s\" has %lld pieces for %d ids", name,
-						(long long) SPI_processed, info.vocab_size)));
+	if ((int64) tfm_spi_exec("SELECT id, piece FROM tfm.vocab WHERE tokenizer_id = $1",
+							 1, types, args, NULL, true, 0,
+							 SPI_OK_SELECT, "cannot read tfm.vocab") != info.vocab_size)
+		damaged(name, psprintf("has %lld pieces for %d ids", (long long) SPI_processed,
+							   info.vocab_size));
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
 		int32		i = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));
 		bytea	   *p = DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull));
 
 		if (i < 0 || i >= info.vocab_size)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("tokenizer \"%s\" has a piece for id %d, outside its vocabulary", name, i)));
+			damaged(name, psprintf("has a piece for id %d, outside its vocabulary", i));
 		pieces[i] = (const uint8_t *) VARDATA_ANY(p);
 		lens[i] = VARSIZE_ANY_EXHDR(p);
 	}
@@ -236,14 +238,11 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 
 		ml = palloc(sizeof(int32_t) * info.n_merges);
 		mr = palloc(sizeof(int32_t) * info.n_merges);
-		tfm_spi_exec("SELECT left_id, right_id FROM tfm.merges WHERE tokenizer_id = $1 "
-					 "ORDER BY rank", 1, types, args, NULL, true, 0,
-					 SPI_OK_SELECT, "cannot read tfm.merges");
-		if ((int64) SPI_processed != info.n_merges)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("tokenizer \"%s\" has %lld merges, its row says %d", name,
-							(long long) SPI_processed, info.n_merges)));
+		if ((int64) tfm_spi_exec("SELECT left_id, right_id FROM tfm.merges WHERE tokenizer_id = $1 "
+								 "ORDER BY rank", 1, types, args, NULL, true, 0,
+								 SPI_OK_SELECT, "cannot read tfm.merges") != info.n_merges)
+			damaged(name, psprintf("has %lld merges, its row says %d", (long long) SPI_processed,
+								   info.n_merges));
 		for (uint64 r = 0; r < SPI_processed; r++)
 		{
 			ml[r] = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));

@@ -1,0 +1,42 @@
+/*
+ * new_model.c — a model made from a config (tfm_create_model): its size
+ * and specials checked before any memory is taken, its row in tfm.models,
+ * then its initial weights.
+ */
+#include "postgres.h"
+
+#include "runtime/rows.h"
+
+int64
+tfm_model_create_stored(TfmNewModel *nm, const tfm_config *c, uint64 seed)
+{
+	int64		n_params = tfm_config_params(c);
+	TfmModelRow row;
+	tfm_model  *m;
+
+	tfm_check_max_parameters(n_params, nm->name);
+	{
+		TfmModelRow probe;
+		TfmSpecials sp;
+
+		memset(&probe, 0, sizeof(probe));
+		strlcpy(probe.name, nm->name, sizeof(probe.name));
+		probe.tokenizer = unconstify(char *, nm->tokenizer);
+		probe.target_tokenizer = unconstify(char *, nm->target_tokenizer);
+		probe.bos_id = probe.eos_id = -1;
+		probe.cfg = *c;
+		tfm_model_specials(&probe, &sp);
+	}
+	nm->config_json = tfm_config_json(c);
+	nm->parameters = n_params;
+	memset(&row, 0, sizeof(row));
+	row.bos_id = row.eos_id = -1;
+	tfm_model_insert(nm, &row);
+	strlcpy(row.name, nm->name, sizeof(row.name));
+	row.cfg = *c;
+
+	/* initial weights */
+	m = tfm_model_new(c, nm->name, seed);
+	tfm_catalog_save(&row, m, 0);
+	return (int64) m->n_params;
+}
