@@ -2,7 +2,7 @@
  * bench_lowp.c — fp32 (BLIS, tfm_gemm) against bf16 and int8 products
  * (include/tfm/lowp.h): a large square product and GPT-2-small decoding.
  *
- *   bench_lowp [--threads 1,2] [--seconds S] [--size N] [--fallback]
+ *   bench_lowp [--threads 1,2] [--seconds S] [--size N] [--fallback | --avx2]
  *
  * square   C = A·W, N³ (default 2048), GFLOP/s; the low-precision times
  *          include rounding or quantizing A (per call), not packing W (once).
@@ -20,7 +20,8 @@
  * Each figure is the median of timed repetitions after one untimed one
  * (repetitions until S seconds, default 2, and at least 3), with the best
  * beside it (on a shared machine the best is the cleaner estimate).  --fallback
- * forces the plain-C path.  Results are checked against fp32 before timing
+ * forces the plain-C path, --avx2 the AVX2 + FMA one (TFM_LOWP_FORCE does
+ * the same); TFM_BLIS_ARCH picks BLIS's kernels for fp32 (haswell: AVX2).  Results are checked against fp32 before timing
  * (relative error printed).  Machine-readable lines:
  *   RESULT kind=<square|decode|memory> prec=... threads=N ...
  */
@@ -436,16 +437,18 @@ main(int argc, char **argv)
 			size = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--fallback") == 0)
 			tfm_lowp_force_fallback(true);
+		else if (strcmp(argv[i], "--avx2") == 0)
+			tfm_lowp_force_avx2(true);
 		else
 		{
-			fprintf(stderr, "usage: bench_lowp [--threads 1,2] [--seconds S] [--size N] [--fallback]\n");
+			fprintf(stderr, "usage: bench_lowp [--threads 1,2] [--seconds S] [--size N] [--fallback | --avx2]\n");
 			return 2;
 		}
 	}
 	{
 		char		err[256];
 
-		if (tfm_blas_init(NULL, err, sizeof(err)) != 0)
+		if (tfm_blas_init(getenv("TFM_BLIS_ARCH"), err, sizeof(err)) != 0)
 		{
 			fprintf(stderr, "%s\n", err);
 			return 1;

@@ -2,7 +2,7 @@
 # test.sh — every test of tfm on this machine: installs what is missing,
 # builds and installs tfm, runs the core's C unit tests, then pg_regress and
 # pgTAP against a throwaway cluster that it starts and stops itself, then
-# the hostile-tenant cases, dump/restore, a streaming replica, the upgrade
+# the hostile-tenant cases, dump/restore (with live jobs), a streaming replica, the upgrade
 # from 0.1 and interrupted job runs against it; then tfm's background job
 # workers on a cluster of their own (shared_preload_libraries=tfm).
 # Exits non-zero when any test fails.
@@ -41,6 +41,8 @@ else
 fi
 echo "== pg_dump / pg_restore keep every model"
 scripts/test_dump.sh
+echo "== pg_dump / pg_restore keep live jobs: triggers, queue, errors; the restored jobs finish the backfill"
+scripts/test_job_dump.sh
 echo "== a streaming replica runs inference"
 scripts/test_replica.sh
 echo "== ALTER EXTENSION tfm UPDATE from 0.1"

@@ -6,7 +6,7 @@
 # are running; the batches they committed before the crash are kept, and
 # after a resumed run every source row has exactly one output (no
 # duplicate, no gap), each equal to the direct call on its row (classify:
-# exactly; embed: within 1e-6, the batched pass pads).
+# exactly; embed: within 1e-6, as batched passes compute them).
 #
 # Runs against the server the PG* variables name (scripts/test.sh's
 # throwaway cluster), with tfm installed.  kill -9 needs the right to signal

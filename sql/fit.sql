@@ -52,9 +52,10 @@ SELECT epoch, count(*) FILTER (WHERE checkpoint > 0) AS checkpoints,
 -- a finished run leaves no checkpoint
 SELECT count(*) AS checkpoints_left FROM tfm.checkpoints;
 
--- an interrupted run: reading row 450 the second time raises an error (the
--- first read is the row count at the start; the second, epoch 1's fifth
--- chunk, after the checkpoints at rows 100 to 400).  The index scan reads
+-- an interrupted run: reading row 450 the third time raises an error (the
+-- first read is the row count at the start, the second the pass that reads
+-- the held-out rows before training; the third, epoch 1's fifth chunk,
+-- after the checkpoints at rows 100 to 400).  The index scan reads
 -- rows as training goes, so the error comes in the middle of the epoch.
 CREATE SEQUENCE boom_reads;
 CREATE FUNCTION boom(i integer, label text) RETURNS text LANGUAGE plpgsql AS $$
@@ -65,7 +66,7 @@ BEGIN
     RETURN label;
 END $$;
 SET enable_sort = off;
-SET tfm_test.boom_at = 2;
+SET tfm_test.boom_at = 3;
 CALL tfm_fit('f3', 'SELECT ids, boom(i, label) FROM toy ORDER BY i', epochs => 3, lr => 3e-3,
              keep => 'last', checkpoint_every => '1 microsecond');
 SET tfm_test.boom_at = 0;
@@ -87,9 +88,9 @@ SELECT count(*) AS checkpoints_left FROM tfm.checkpoints;
 -- epoch after b1's best (at lr 1 the toy set is fitted within 2-3 epochs on
 -- most kernels, and ties keep the earliest), or in the last epoch when that
 -- is the best: the checkpoint then holds the best of the epochs before.  Row 450 is read once by
--- the row count, then three times in each epoch (its chunk, and the skips
--- after the checkpoints at rows 500 and 600): the (3·e − 1)th read is epoch
--- e's chunk.  NOTICEs off: they name the epochs.
+-- the row count, once by the pass over the held-out rows, then three times in
+-- each epoch (its chunk, and the skips after the checkpoints at rows 500 and
+-- 600): the (3·e)th read is epoch e's chunk.  NOTICEs off: they name the epochs.
 SELECT count(*) FROM (
   SELECT tfm_create_model(n, 'classify', vocab_size => 50, labels => ARRAY['a', 'b'],
                           d_model => 16, heads => 2, layers => 1, max_len => 16, seed => 3)
@@ -101,7 +102,7 @@ SELECT epoch AS best FROM tfm.history
  WHERE model_id = (SELECT id FROM tfm.models WHERE name = 'b1') AND kept \gset
 SELECT least(:best + 1, 5) AS cut \gset
 SELECT setval('boom_reads', 1, false);
-SELECT set_config('tfm_test.boom_at', (3 * :cut - 1)::text, false) IS NOT NULL AS armed;
+SELECT set_config('tfm_test.boom_at', (3 * :cut)::text, false) IS NOT NULL AS armed;
 CALL tfm_fit('b2', 'SELECT ids, boom(i, label) FROM toy ORDER BY i', epochs => 5, lr => 1.0,
              schedule => 'constant', keep => 'best', checkpoint_every => '1 microsecond');
 SET tfm_test.boom_at = 0;
@@ -116,9 +117,22 @@ SELECT count(*) AS epochs, bool_and(a.val_accuracy = b.val_accuracy) AS same_acc
  WHERE a.model_id = (SELECT id FROM tfm.models WHERE name = 'b1')
    AND b.model_id = (SELECT id FROM tfm.models WHERE name = 'b2') AND checkpoint = 0;
 
+-- keep => 'last' interrupted after an evaluation (in epoch 2): the checkpoint
+-- holds no best weights, and the resumed run ends as the uninterrupted one
+SELECT count(*) FROM (SELECT tfm_create_model('f6', 'classify', vocab_size => 50, labels => ARRAY['a', 'b'],
+                                              d_model => 16, heads => 2, layers => 1, max_len => 16, seed => 3)) s;
+SELECT setval('boom_reads', 1, false);
+SET tfm_test.boom_at = 6;
+CALL tfm_fit('f6', 'SELECT ids, boom(i, label) FROM toy ORDER BY i', epochs => 3, lr => 3e-3,
+             keep => 'last', checkpoint_every => '1 microsecond');
+SET tfm_test.boom_at = 0;
+SELECT epoch, rows_done FROM tfm.checkpoints;
+CALL tfm_fit('f6', resume => true);
+SELECT pg_temp.same_weights('f1', 'f6') AS last_interrupted_after_an_evaluation_vs_not;
+
 -- interrupted again; training the model otherwise says so and starts afresh
 SELECT setval('boom_reads', 1, false);
-SET tfm_test.boom_at = 2;
+SET tfm_test.boom_at = 3;
 CALL tfm_fit('f4', 'SELECT ids, boom(i, label) FROM toy ORDER BY i', epochs => 2, checkpoint_every => '1 microsecond');
 SET tfm_test.boom_at = 0;
 SELECT count(*) FROM tfm_train('f4', 'SELECT ids, label FROM toy ORDER BY i');
@@ -128,8 +142,9 @@ CALL tfm_fit('f4', resume => true);
 \echo :LAST_ERROR_SQLSTATE
 RESET enable_sort;
 
--- keep => 'best' (the default for classify): the epoch with the best
--- validation accuracy (ties: the lowest validation loss) is kept and saved
+-- keep => 'best' (the default): the epoch with the best validation accuracy
+-- (ties: the lowest validation loss) is kept and saved; after 3 evaluations
+-- without improvement (patience, by default 3) the run stops early
 CREATE TEMP TABLE runs AS
 SELECT * FROM tfm_train('t', 'SELECT ids, label FROM toy ORDER BY i', epochs => 6, lr => 3e-2);
 SELECT count(*) AS epochs, count(*) FILTER (WHERE kept) AS kept_rows,
@@ -146,7 +161,7 @@ CALL tfm_fit('f5', 'SELECT ids, label FROM toy ORDER BY i', epochs => 2, keep =>
 -- without held-out rows there is nothing to compare: the last epoch is kept
 -- (said when keep => 'best' was asked for; the default is quiet)
 SELECT epoch, kept FROM tfm_train('t', 'SELECT ids, label FROM toy ORDER BY i', epochs => 2, val_fraction => 0, keep => 'best');
--- an lm keeps its last epoch unless asked
+-- an lm keeps its best epoch too (5 % of its sequences held out by default)
 SELECT model FROM tfm_create_model('flm', 'lm', vocab_size => 20, d_model => 16, heads => 2, layers => 1, max_len => 8);
 SELECT epoch, kept FROM tfm_train('flm', 'SELECT ARRAY[6,7,8,9,10,11,12,13,14,15] FROM generate_series(1, 300)', epochs => 2);
 -- an lm through checkpoints (the carry tokens cross chunks): same as tfm_train

@@ -27,7 +27,8 @@ CREATE TABLE hm_text AS SELECT i, CASE WHEN i % 2 = 0 THEN 'a' ELSE 'b' END AS l
   repeat(chr(97 + i % 7) || 'xyz ', 1 + i % 5) AS t FROM generate_series(1, 40) i;
 SELECT tfm_tokenizer_train('hm_chars', t, 'char') FROM hm_text;
 SELECT model FROM tfm_create_model('hm_cls', 'classify', 'hm_chars', labels => ARRAY['a', 'b'],
-                                   d_model => 128, heads => 4, layers => 1, max_len => 2048);
+                                   d_model => 128, heads => 4, layers => 1, max_len => 2048,
+                                   dropout => 0.1);  -- explicit: workspace sizes with dropout's masks
 SELECT version AS v0 FROM tfm.models WHERE name = 'hm_cls' \gset
 
 -- training one 2,048-token row: 4 heads × 2048² attention weights alone are 64 MB
@@ -73,7 +74,10 @@ SELECT tfm_classify('hm_cls', array_agg(t ORDER BY i)) = array_agg(tfm_classify(
 SELECT model FROM tfm_create_model('hm_lm', 'lm', 'hm_chars', d_model => 64, heads => 4, layers => 1,
                                    max_len => 1024);
 SET tfm.work_mem = '16MB';
-SELECT pg_temp.err($$SELECT tfm_generate('hm_lm', 'axyz', max_tokens => 5, temperature => 0)$$) AS generate_refused;
+-- a window that slides (prompt + max_tokens past max_len) is sized for the slide
+SELECT pg_temp.err($$SELECT tfm_generate('hm_lm', 'axyz', max_tokens => 1100, temperature => 0)$$) AS generate_refused;
+-- one that fits never slides: sized for its own positions, it runs in 16MB
+SELECT length(tfm_generate('hm_lm', 'axyz', max_tokens => 5, temperature => 0)) <= 5 AS fits_without_slide;
 SELECT pg_temp.err($$SELECT * FROM tfm_score('hm_lm', repeat('axyz ', 200))$$) AS score_refused;
 SELECT pg_temp.err($$SELECT * FROM tfm_next_tokens('hm_lm', repeat('axyz ', 200))$$) AS next_refused;
 SET tfm.work_mem = '256MB';

@@ -21,9 +21,9 @@ BEGIN
     RESET ROLE;
     RETURN res;
 END $$;
--- the job's embeddings come from batched passes (tfm_embed(model, text[])),
--- which pad to the batch's longest text: equal to the single call up to the
--- last bits of a float (sql/search.sql)
+-- the job's embeddings come from batched passes (tfm_embed(model, text[])):
+-- equal to the single call up to the last bits of a float (the products of
+-- a pass of several texts may add in another order)
 CREATE FUNCTION pg_temp.same(a real[], b real[]) RETURNS boolean LANGUAGE sql AS $$
     SELECT cardinality(a) = cardinality(b) AND (SELECT max(abs(x - y)) FROM unnest(a, b) u(x, y)) < 1e-6
 $$;

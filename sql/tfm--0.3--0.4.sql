@@ -345,3 +345,90 @@ ORDER BY w.pid;
 COMMENT ON VIEW tfm.job_workers IS
   'tfm''s background job workers (when tfm is in shared_preload_libraries and tfm.job_workers > 0): which worker runs which job, in which database; rows_done counts outputs written, rows failed and outputs deleted';
 GRANT SELECT ON tfm.job_workers TO PUBLIC;
+
+-- training defaults that regularise with the budget: held-out rows by
+-- default, an evaluation every epoch (or every few steps of a run of few
+-- long epochs), keep => 'best' for every task, early stopping after
+-- patience evaluations without improvement, and dropout and weight decay
+-- from the planned passes; each result row and tfm.history row says what
+-- was held out, chosen and kept, and why
+ALTER TABLE tfm.history
+    ADD COLUMN val_rows bigint,
+    ADD COLUMN dropout real,
+    ADD COLUMN weight_decay real,
+    ADD COLUMN note text;
+COMMENT ON COLUMN tfm.history.val_rows IS 'rows (lm: sequences of max_len tokens) held out for validation';
+COMMENT ON COLUMN tfm.history.dropout IS 'the dropout the run trained with (chosen from the planned passes for a model created without one)';
+COMMENT ON COLUMN tfm.history.weight_decay IS 'the weight decay the run trained with (chosen from the planned passes unless given)';
+COMMENT ON COLUMN tfm.history.note IS 'what was held out, what the plan chose, the evaluation''s outcome and (on the kept row) why it was kept';
+COMMENT ON COLUMN tfm.history.checkpoint IS '0: the end of the epoch; n > 0: the n-th checkpoint tfm_fit committed, or the n-th evaluation, inside it';
+
+DROP FUNCTION tfm_train(text, text, integer, integer, real, integer, text, real, real, real,
+                        real, bigint, interval, bigint, integer, integer, text, text);
+DROP PROCEDURE tfm_fit(text, text, integer, integer, real, integer, text, real, real, real,
+                       real, bigint, interval, bigint, integer, integer, interval, boolean, text, text);
+CREATE FUNCTION tfm_train(
+    model text,
+    query text,
+    epochs integer DEFAULT 1,
+    batch_size integer DEFAULT NULL,
+    lr real DEFAULT NULL,
+    warmup integer DEFAULT NULL,
+    schedule text DEFAULT NULL,
+    weight_decay real DEFAULT NULL,
+    clip real DEFAULT 1.0,
+    label_smoothing real DEFAULT NULL,
+    val_fraction real DEFAULT NULL,
+    seed bigint DEFAULT 42,
+    time_limit interval DEFAULT NULL,
+    max_steps bigint DEFAULT NULL,
+    accumulate integer DEFAULT 1,
+    batch_tokens integer DEFAULT NULL,
+    keep text DEFAULT NULL,
+    train_precision text DEFAULT NULL,
+    patience integer DEFAULT NULL,
+    OUT epoch integer, OUT steps bigint, OUT train_loss double precision,
+    OUT val_loss double precision, OUT val_accuracy double precision,
+    OUT tokens_per_s double precision, OUT seconds double precision, OUT kept boolean,
+    OUT val_rows bigint, OUT dropout real, OUT decay real, OUT note text)  -- decay: weight_decay is an argument
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_train' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL means "the default"
+COMMENT ON FUNCTION tfm_train IS
+  'train a model on the rows of a query in one transaction; one row per evaluation (each epoch''s end, and mid-epoch in a run of few long epochs); kept marks the weights the model keeps (keep => ''best'', the default, or ''last''); patience evaluations without improvement stop the run';
+
+CREATE PROCEDURE tfm_fit(
+    model text,
+    query text DEFAULT NULL,
+    epochs integer DEFAULT 1,
+    batch_size integer DEFAULT NULL,
+    lr real DEFAULT NULL,
+    warmup integer DEFAULT NULL,
+    schedule text DEFAULT NULL,
+    weight_decay real DEFAULT NULL,
+    clip real DEFAULT 1.0,
+    label_smoothing real DEFAULT NULL,
+    val_fraction real DEFAULT NULL,
+    seed bigint DEFAULT 42,
+    time_limit interval DEFAULT NULL,
+    max_steps bigint DEFAULT NULL,
+    accumulate integer DEFAULT 1,
+    batch_tokens integer DEFAULT NULL,
+    checkpoint_every interval DEFAULT '10 minutes',
+    resume boolean DEFAULT false,
+    keep text DEFAULT NULL,
+    train_precision text DEFAULT NULL,
+    patience integer DEFAULT NULL)
+AS 'MODULE_PATHNAME', 'tfm_fit' LANGUAGE C;  -- not STRICT: NULL means "the default"; query may be NULL to resume
+COMMENT ON PROCEDURE tfm_fit IS
+  'train like tfm_train, committing a checkpoint every epoch and every checkpoint_every; resume => true continues an interrupted run';
+
+-- texts longer than a model's window, embedded in token windows (what an
+-- embedding job with chunk_tokens stores: src/pg/sql/embed_chunks.c)
+CREATE FUNCTION tfm_embed_chunks(model text, inputs text[], chunk_tokens integer,
+                                 chunk_overlap integer DEFAULT 0,
+                                 OUT ord integer, OUT chunk integer, OUT chunk_start integer,
+                                 OUT chunk_end integer, OUT embedding real[])
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_embed_chunks' LANGUAGE C STABLE PARALLEL SAFE ROWS 100;  -- not STRICT: NULL gets an error
+COMMENT ON FUNCTION tfm_embed_chunks(text, text[], integer, integer) IS
+  'each text cut into windows of chunk_tokens tokens overlapping by chunk_overlap: (ord, chunk from 0, chunk_start and chunk_end as 0-based character offsets, end exclusive, embedding) per window, through batched forward passes (a NULL text gives no rows)';

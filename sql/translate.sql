@@ -23,7 +23,7 @@ SELECT model FROM tfm_create_model('rev', 'seq2seq', 'digits', d_model => 32, he
                                    max_len => 12, dropout => 0, attention_dropout => 0);
 SELECT (array_agg(train_loss ORDER BY epoch))[6] < (array_agg(train_loss ORDER BY epoch))[1] / 3 AS learning
   FROM tfm_train('rev', 'SELECT s, t FROM rev WHERE i > 100 ORDER BY i', epochs => 6, lr => 3e-3,
-                 batch_tokens => 192);
+                 batch_tokens => 192, val_fraction => 0, weight_decay => 0.01);
 
 -- translations: beam and greedy mostly right on unseen rows; batch = single
 SELECT avg((tfm_translate('rev', s) = t)::int) > 0.5 AS mostly_right FROM rev WHERE i <= 100;

@@ -26,7 +26,9 @@
  * int8 ones bit for bit.  A bf16 product with A read transposed in place
  * (tfm_bf16_gemm_strided) gives the bits of the same product from A, and
  * W packed from its transpose the same panels.  With TFM_TEST_QUICK=1 (valgrind, which cannot run AVX-512) or
- * TFM_LOWP_FORCE=fallback only the fallback runs, on fewer shapes.
+ * TFM_LOWP_FORCE=fallback only the fallback runs, on fewer shapes; with
+ * TFM_LOWP_FORCE=avx2 the fast path is the AVX2 + FMA one (as on a CPU
+ * without AVX-512).
  */
 #include <float.h>
 
@@ -443,7 +445,7 @@ check_shape(int M, int N, int K, int pad, float alpha, float beta)
 							 (2 * (K + 8) * ldexp(1.0, -24) * mag + 1e-30));
 			}
 		CHECK(worst <= 1.0, "bf16 %s vs fallback %dx%dx%d: %.3g of the bound",
-			  amx == 1 || !has_amx ? "avx512bf16" : "amx", M, N, K, worst);
+			  amx == 1 ? "avx512bf16" : tfm_lowp_bf16_kernel(), M, N, K, worst);
 	}
 	if (ci[0] && ci[1])
 		CHECK(memcmp(ci[0], ci[1], ((size_t) M * p.ldc + 16) * sizeof(float)) == 0,
@@ -612,8 +614,18 @@ test_int8_error(bool fallback)
 	free_problem(&p);
 }
 
+/* AVX2 or (on a CPU without AVX2 + FMA) the fallback: no AVX-512 path */
+static bool
+below_avx512(void)
+{
+	return strcmp(tfm_lowp_bf16_kernel(), "avx2") == 0 ? strcmp(tfm_lowp_int8_kernel(), "avx2") == 0 :
+		strcmp(tfm_lowp_bf16_kernel(), "fallback") == 0 &&
+		strcmp(tfm_lowp_int8_kernel(), "fallback") == 0 &&
+		strstr(tfm_lowp_reason(), "lacks AVX2") != NULL;
+}
+
 static void
-test_dispatch(bool env_forced)
+test_dispatch(bool env_forced, bool env_avx2)
 {
 	const char *why = tfm_lowp_reason();
 
@@ -624,6 +636,15 @@ test_dispatch(bool env_forced)
 			  strstr(why, "TFM_LOWP_FORCE") != NULL,
 			  "TFM_LOWP_FORCE=fallback: bf16 %s, int8 %s (%s)",
 			  tfm_lowp_bf16_kernel(), tfm_lowp_int8_kernel(), why);
+	if (env_avx2)
+		CHECK(below_avx512() && strstr(why, "TFM_LOWP_FORCE=avx2") != NULL,
+			  "TFM_LOWP_FORCE=avx2: bf16 %s, int8 %s (%s)",
+			  tfm_lowp_bf16_kernel(), tfm_lowp_int8_kernel(), why);
+	tfm_lowp_force_avx2(true);
+	if (!env_forced)
+		CHECK(below_avx512() && strstr(tfm_lowp_reason(), "tfm_lowp_force_avx2") != NULL,
+			  "AVX2 forced: bf16 %s, int8 %s (%s)", tfm_lowp_bf16_kernel(),
+			  tfm_lowp_int8_kernel(), tfm_lowp_reason());
 	tfm_lowp_force_fallback(true);
 	CHECK(strcmp(tfm_lowp_bf16_kernel(), "fallback") == 0 &&
 		  strcmp(tfm_lowp_int8_kernel(), "fallback") == 0 &&
@@ -631,6 +652,7 @@ test_dispatch(bool env_forced)
 		  "forced: bf16 %s, int8 %s (%s)", tfm_lowp_bf16_kernel(), tfm_lowp_int8_kernel(),
 		  tfm_lowp_reason());
 	tfm_lowp_force_fallback(false);
+	tfm_lowp_force_avx2(false);
 }
 
 int
@@ -640,11 +662,12 @@ main(void)
 	static const int ns[] = {1, 15, 16, 17, 31, 32, 33, 64, 70};
 	static const int ks[] = {1, 2, 3, 4, 5, 7, 64, 65, 70};
 	const char *force = getenv("TFM_LOWP_FORCE");
-	bool		env_forced = force != NULL && strcmp(force, "fallback") == 0;
+	bool		env_forced = force != NULL && strcmp(force, "fallback") == 0,
+				env_avx2 = force != NULL && strcmp(force, "avx2") == 0;
 	int			v = 0;
 
 	tfm_rng_seed(&rng, 18);
-	test_dispatch(env_forced);
+	test_dispatch(env_forced, env_avx2);
 	/* valgrind cannot run AVX-512: quick runs keep to the fallback */
 	if (quick_mode())
 		tfm_lowp_force_fallback(true);
@@ -655,9 +678,10 @@ main(void)
 	if (quick_mode())
 		fast_bf16 = fast_int8 = has_amx = false;
 	printf("  %s\n", tfm_lowp_reason());
-	printf("  paths tested: bf16 %s, int8 %s\n",
-		   has_amx ? "amx, avx512bf16 and fallback" : fast_bf16 ? "avx512bf16 and fallback" : "fallback only",
-		   fast_int8 ? "avx512vnni and fallback" : "fallback only");
+	printf("  paths tested: bf16 %s%s, int8 %s%s\n",
+		   has_amx ? "amx, avx512bf16 and " : fast_bf16 ? tfm_lowp_bf16_kernel() : "",
+		   has_amx ? "fallback" : fast_bf16 ? " and fallback" : "fallback only",
+		   fast_int8 ? tfm_lowp_int8_kernel() : "", fast_int8 ? " and fallback" : "fallback only");
 
 	test_conversions();
 	test_quantize_row();

@@ -491,6 +491,19 @@ test_byte(void)
 	CHECK(tfm_tok_decode(out, sizeof(out), &got, t, ids, n, TFM_TOK_DECODE_REPLACE, &err) ==
 		  TFM_TOK_OK && got == 6 && memcmp(out, "h\xC3\xA9\xEF\xBF\xBD", 6) == 0,
 		  "decode replacing invalid UTF-8");
+	{
+		/* spans: the tokens tile the text, a token of each byte */
+		size_t ends[4], bad[2] = {2, 1};
+
+		CHECK(tfm_tok_encode(ids, offs, 64, &n, t, s, 4, 0, 0, &err) == TFM_TOK_OK && n == 4 &&
+			  tfm_tok_spans(ends, offs, n, t, s, 4, &err) == TFM_TOK_OK &&
+			  ends[0] == 1 && ends[1] == 2 && ends[2] == 3 && ends[3] == 4, "byte spans");
+		CHECK(tfm_tok_spans(ends, bad, 2, t, s, 4, &err) == TFM_TOK_EARG &&
+			  strstr(err.msg, "before the token before it") != NULL, "spans out of order: %s", err.msg);
+		bad[1] = 5;
+		CHECK(tfm_tok_spans(ends, bad, 2, t, s, 4, &err) == TFM_TOK_EARG &&
+			  strstr(err.msg, "past the end") != NULL, "spans past the end: %s", err.msg);
+	}
 	CHECK(tfm_tok_encode(ids, NULL, 64, &n, t, "abcdef", 6, TFM_TOK_ADD_BOS | TFM_TOK_ADD_EOS, 4,
 						 &err) == TFM_TOK_OK && n == 4 && ids[0] == TFM_TOK_BOS &&
 		  ids[1] == 6 + 'a' && ids[2] == 6 + 'b' && ids[3] == TFM_TOK_EOS, "max_length keeps eos");
@@ -633,6 +646,24 @@ test_wordpiece(void)
 	CHECK(ids[0] == 6 && ids[1] == 7 && ids[2] == 13 && ids[3] == 14 && ids[4] == 8 &&
 		  ids[5] == TFM_TOK_UNK && ids[6] == 15, "walk ##ing, un ##walk ##s, <unk>, !");
 	CHECK(offs[1] == 4 && offs[2] == 8 && offs[3] == 10 && offs[5] == 16, "wordpiece offsets");
+	{
+		/* spans: pieces end where the next piece starts; the space after a word is no token's */
+		size_t ends[7];
+
+		CHECK(tfm_tok_spans(ends, offs, n, t, "Walking unwalks talkx!", 22, &err) == TFM_TOK_OK &&
+			  ends[0] == 4 && ends[1] == 7 && ends[2] == 10 && ends[3] == 14 && ends[4] == 15 &&
+			  ends[5] == 21 && ends[6] == 22, "wordpiece spans");
+	}
+	{
+		/* spaces before and after: in no token's span */
+		int32_t ids3[3];
+		size_t ends[3], offs3[3], n3;
+
+		CHECK(tfm_tok_encode(ids3, offs3, 3, &n3, t, "  walks !\t ", 11, 0, 0, NULL) == TFM_TOK_OK &&
+			  n3 == 3 && tfm_tok_spans(ends, offs3, n3, t, "  walks !\t ", 11, &err) == TFM_TOK_OK &&
+			  offs3[0] == 2 && ends[0] == 6 && offs3[1] == 6 && ends[1] == 7 && offs3[2] == 8 &&
+			  ends[2] == 9, "wordpiece spans between spaces");
+	}
 	CHECK(tfm_tok_decode(out, sizeof(out), &got, t, ids, n, 0, NULL) == TFM_TOK_OK &&
 		  got == strlen("walking unwalks \xEF\xBF\xBD !") &&
 		  memcmp(out, "walking unwalks \xEF\xBF\xBD !", got) == 0, "wordpiece decode");

@@ -54,4 +54,33 @@
 #define TFM_CLIP_DEFAULT    1.0f
 #define TFM_SEED_DEFAULT    42
 
+/*
+ * Held-out validation by default (val_fraction not given): the fraction of
+ * the task (tfm_train_defaults), rows or (lm) sequences of max_len tokens
+ * chosen by a hash of their tokens, at most TFM_VAL_AUTO_MAX_ROWS of them
+ * and TFM_VAL_AUTO_MAX_TOKENS tokens; none when fewer than TFM_VAL_AUTO_MIN
+ * would be held out.
+ */
+#define TFM_VAL_FRACTION_CLASSIFY 0.1f
+#define TFM_VAL_FRACTION_LM       0.05f
+#define TFM_VAL_FRACTION_SEQ2SEQ  0.05f
+#define TFM_VAL_AUTO_MIN          20
+#define TFM_VAL_AUTO_MAX_ROWS     10000
+#define TFM_VAL_AUTO_MAX_TOKENS   500000
+/* early stopping: evaluations without improvement before a run stops (0: never) */
+#define TFM_PATIENCE_DEFAULT 3
+#define TFM_PATIENCE_MAX    1000000
+/*
+ * A run of fewer than TFM_EVAL_EPOCHS planned epochs whose steps number at
+ * least TFM_EVAL_MIN_STEPS is also evaluated every total / TFM_EVAL_EPOCHS
+ * steps, so it has about TFM_EVAL_EPOCHS evaluations to keep the best of
+ */
+#define TFM_EVAL_EPOCHS     8
+#define TFM_EVAL_MIN_STEPS  400
+
+/* a job's batch: keys claimed, computed and committed together (options' batch) */
+#define TFM_JOB_BATCH_MIN     1
+#define TFM_JOB_BATCH_DEFAULT 256
+#define TFM_JOB_BATCH_MAX     4096
+
 #endif							/* TFM_LIMITS_H */

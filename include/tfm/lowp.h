@@ -38,11 +38,15 @@
  * Paths (lowp_dispatch.c): bf16 runs "amx" where the CPU has AMX-BF16 and
  * the OS grants the tile state (the GEMM on tiles, the matrix-vector path
  * on AVX512_BF16), else "avx512bf16" where the CPU has that; int8
- * "avx512vnni"; otherwise (or when TFM_LOWP_FORCE=fallback is in the
- * environment at the first call, or after tfm_lowp_force_fallback(true))
+ * "avx512vnni"; without those, both run "avx2" where the CPU has AVX2 +
+ * FMA (bf16 widened to fp32 in registers; int8 by vpmaddubsw/vpmaddwd,
+ * the same integer sums); otherwise (or when TFM_LOWP_FORCE=fallback is in
+ * the environment at the first call, or after tfm_lowp_force_fallback(true))
  * both run "fallback": plain C, compiled for AVX-512F, AVX2+FMA and
  * baseline x86-64, the version picked at load time (TFM_HOT).
- * TFM_LOWP_FORCE=noamx (or tfm_lowp_force_noamx(true)) keeps bf16 off AMX.
+ * TFM_LOWP_FORCE=avx2 (or tfm_lowp_force_avx2(true)) skips the AVX-512
+ * paths; TFM_LOWP_FORCE=noamx (or tfm_lowp_force_noamx(true)) keeps bf16
+ * off AMX.
  * Every path reads the same packed weights, so a weight packed once serves
  * all.
  *
@@ -209,13 +213,17 @@ void		tfm_int8_gemm(int M, int N, int K, float alpha,
 
 /* ---- dispatch -------------------------------------------------------------- */
 
-/* the path each product runs: "amx" / "avx512bf16" / "avx512vnni" or "fallback" */
+/* the path each product runs: "amx" / "avx512bf16" / "avx512vnni" / "avx2" or "fallback" */
 const char *tfm_lowp_bf16_kernel(void);
 const char *tfm_lowp_int8_kernel(void);
+/* true where bf16 products run on the CPU's own bf16 instructions (AMX, AVX512_BF16) */
+bool		tfm_lowp_bf16_native(void);
 /* why (CPU flags found or missing, forced by the environment or a call) */
 const char *tfm_lowp_reason(void);
 /* true: every product runs the fallback; false: back to what the CPU has */
 void		tfm_lowp_force_fallback(bool on);
+/* true: no AVX-512 path (AVX2 + FMA where the CPU has it, else the fallback) */
+void		tfm_lowp_force_avx2(bool on);
 /* true: bf16 products do not use AMX (AVX512_BF16 or the fallback instead) */
 void		tfm_lowp_force_noamx(bool on);
 

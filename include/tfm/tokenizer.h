@@ -299,6 +299,17 @@ int  tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids,
 					tfm_tokenizer *t, const char *text, size_t len,
 					uint32_t flags, size_t max_length, tfm_tok_err *err);
 
+/* Each token's end, for the n start offsets tfm_tok_encode gave for text
+ * (without bos/eos): ends[i] is the byte after token i, so its bytes are
+ * text[starts[i] .. ends[i]).  A token ends where the next token that starts
+ * later starts (tokens sharing a start share the end), the last one at len;
+ * word and wordpiece tokenizers, which skip whitespace, leave the
+ * whitespace after a token out of it.  Byte, char and BPE tokens thus tile
+ * the text.  A byte-level token may end inside a UTF-8 character.
+ * TFM_TOK_EARG if the starts are not in order within the text. */
+int  tfm_tok_spans(size_t *ends, const size_t *starts, size_t n, const tfm_tokenizer *t,
+				   const char *text, size_t len, tfm_tok_err *err);
+
 /* A host's cancel check for tfm_tok_encode, called every 2^16 ids emitted
  * (byte, char, word, byte-level BPE and WordPiece tokenizers): a non-zero
  * return stops the encoding, which returns TFM_TOK_ECANCEL (it must return,

@@ -59,6 +59,17 @@ typedef enum tfm_step_status
 void		tfm_train_defaults(const tfm_config *c, tfm_train_opts *o, int *batch,
 							   float *val_fraction);
 
+/*
+ * Regularisation from the planned passes over the training data (epochs,
+ * or the steps a max_steps or time_limit budget allows over the steps of
+ * one epoch): none up to 2 passes, then dropout 0.05 (up to 4), 0.1 (16),
+ * 0.15 (32), 0.2 beyond; weight decay TFM_WEIGHT_DECAY_DEFAULT up to 4
+ * passes, 0.05 up to 16, 0.1 beyond (TRAINING-NOTES: a small corpus seen
+ * many times needs dropout 0.1-0.2).  For models created without an
+ * explicit dropout and runs without an explicit weight_decay.
+ */
+void		tfm_train_regularisation(double passes, float *dropout, float *weight_decay);
+
 /* 0, -1 out of memory, -2 a precision training does not have (int8) */
 int			tfm_trainer_init(tfm_trainer *tr, tfm_model *m, const tfm_train_opts *o);
 void		tfm_trainer_free(tfm_trainer *tr);

@@ -114,19 +114,12 @@ def learn_merges():
 CHARS_OR_PIECES = set(CHARS)
 
 
-def make_tokenizer():
-    merges = learn_merges()
-    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
-    for b in range(256):
-        vocab["<0x%02X>" % b] = len(vocab)
-    for c in CHARS:
-        vocab[c] = len(vocab)
-    for a, b in merges:
-        if a + b not in vocab:
-            vocab[a + b] = len(vocab)
+def spm_tokenizer_json(vocab, merges):
+    """tokenizer.json of Llama 2's kind for a vocabulary (piece -> id, with
+    <unk>, <s>, </s> at 0-2) and its merges (pairs of pieces)"""
     special = lambda i, c: {"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
                             "normalized": False, "special": True}
-    tok = {
+    return {
         "version": "1.0",
         "truncation": None,
         "padding": None,
@@ -149,7 +142,19 @@ def make_tokenizer():
                   "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": True,
                   "vocab": vocab, "merges": [a + " " + b for a, b in merges]},
     }
-    return tok, vocab, merges
+
+
+def make_tokenizer():
+    merges = learn_merges()
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+    for b in range(256):
+        vocab["<0x%02X>" % b] = len(vocab)
+    for c in CHARS:
+        vocab[c] = len(vocab)
+    for a, b in merges:
+        if a + b not in vocab:
+            vocab[a + b] = len(vocab)
+    return spm_tokenizer_json(vocab, merges), vocab, merges
 
 
 def encode(text, vocab, merges):

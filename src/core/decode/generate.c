@@ -60,6 +60,17 @@ geometry(const tfm_config *c, const int *plens, int B, int max_tokens, int *P, i
 	*cap = c->positions != TFM_POS_SINUSOIDAL ? c->max_len : imin(*P + max_tokens, 8 * c->max_len);
 	if (c->positions == TFM_POS_SINUSOIDAL)
 		*keep = imax(1, *cap - c->max_len / 4);
+	/*
+	 * When the prompt and every new token fit, the window never slides: the
+	 * cache needs only those positions and the largest feed is the prompt
+	 * (sizing for a slide that cannot happen asked 1.5 GB of a Llama with
+	 * 2,048 positions for 80 tokens).
+	 */
+	if (*P + max_tokens <= *cap)
+	{
+		*cap = *P + max_tokens;
+		*keep = *P;
+	}
 }
 
 size_t

@@ -166,7 +166,7 @@ tfm_bf16_gemm_strided(int M, int N, int K, float alpha,
 					  const tfm_bf16_weights *W,
 					  float beta, float *C, ptrdiff_t ldc, void *work)
 {
-	lowp_bf16_kernel kernel = lowp_bf16_fast() ? lowp_bf16_avx512_kernel : lowp_bf16_ref_kernel;
+	lowp_bf16_kernel kernel = lowp_bf16_chosen();
 	const uint32_t *w = (const uint32_t *) W->data;
 	uint32_t   *a = work;
 	int			pairs = (K + 1) / 2,	/* the pairs the kernels sum */

@@ -5,10 +5,16 @@
  * __builtin_cpu_supports, which also checks that the OS saves the AVX-512
  * state; AMX from CPUID leaf 7 and the tile state the kernel grants the
  * process through arch_prctl(ARCH_REQ_XCOMP_PERM), Linux 5.16 and later),
- * then TFM_LOWP_FORCE=fallback or =noamx in the environment.
- * tfm_lowp_force_fallback and tfm_lowp_force_noamx switch at any time
- * between products (not during one: the flags are plain variables read by
- * the drivers).
+ * then TFM_LOWP_FORCE=fallback, =avx2 or =noamx in the environment.
+ * tfm_lowp_force_fallback, tfm_lowp_force_avx2 and tfm_lowp_force_noamx
+ * switch at any time between products (not during one: the flags are plain
+ * variables read by the drivers).
+ *
+ * The order: AMX, then AVX512_BF16 (bf16) or AVX512_VNNI (int8), then AVX2
+ * + FMA, then the fallback.  Forcing avx2 skips the AVX-512 paths (on a CPU
+ * without AVX2 + FMA it leaves the fallback); forcing the fallback wins
+ * over everything.  On AVX2, bf16 inference products of many rows run
+ * fp32 instead (lowp_set.c, lowp_bf16_batched_fp32).
  */
 #include <cpuid.h>
 #include <stdio.h>
@@ -25,23 +31,31 @@
 static bool ready = false;
 static bool cpu_bf16,
 			cpu_amx,
-			cpu_vnni;
+			cpu_vnni,
+			cpu_avx2;
 static bool env_forced,
 			call_forced,
+			env_avx2,
+			call_avx2,
 			env_noamx,
 			call_noamx;
-static char reason[256];
+static char reason[320];
 
 static void
 describe(void)
 {
-	snprintf(reason, sizeof(reason), "%s%s; CPU %s AVX512_BF16, %s AMX-BF16, %s AVX512_VNNI",
+	snprintf(reason, sizeof(reason),
+			 "%s%s%s; CPU %s AVX512_BF16, %s AMX-BF16, %s AVX512_VNNI, %s AVX2+FMA",
 			 call_forced ? "fallback forced by tfm_lowp_force_fallback" :
 			 env_forced ? "fallback forced by TFM_LOWP_FORCE=fallback" :
 			 "chosen from CPU flags",
+			 call_forced || env_forced ? "" :
+			 call_avx2 ? ", AVX-512 off by tfm_lowp_force_avx2" :
+			 env_avx2 ? ", AVX-512 off by TFM_LOWP_FORCE=avx2" : "",
 			 call_noamx ? ", AMX off by tfm_lowp_force_noamx" :
 			 env_noamx ? ", AMX off by TFM_LOWP_FORCE=noamx" : "",
-			 cpu_bf16 ? "has" : "lacks", cpu_amx ? "has" : "lacks", cpu_vnni ? "has" : "lacks");
+			 cpu_bf16 ? "has" : "lacks", cpu_amx ? "has" : "lacks", cpu_vnni ? "has" : "lacks",
+			 cpu_avx2 ? "has" : "lacks");
 }
 
 /* AMX-TILE and AMX-BF16 in CPUID, and the tile data state granted to us */
@@ -72,19 +86,34 @@ lowp_init(void)
 		__builtin_cpu_supports("avx512bf16");
 	cpu_vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
 		__builtin_cpu_supports("avx512vnni");
+	cpu_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 	cpu_amx = cpu_bf16 && amx_usable();
 	env = getenv("TFM_LOWP_FORCE");
 	env_forced = env != NULL && strcmp(env, "fallback") == 0;
+	env_avx2 = env != NULL && strcmp(env, "avx2") == 0;
 	env_noamx = env != NULL && strcmp(env, "noamx") == 0;
 	describe();
 	ready = true;
 }
 
+/* no path but the fallback, or none above AVX2 */
+static bool
+forced_fallback(void)
+{
+	lowp_init();
+	return env_forced || call_forced;
+}
+
+static bool
+forced_avx2(void)
+{
+	return env_avx2 || call_avx2;
+}
+
 bool
 lowp_bf16_fast(void)
 {
-	lowp_init();
-	return cpu_bf16 && !env_forced && !call_forced;
+	return !forced_fallback() && !forced_avx2() && cpu_bf16;
 }
 
 bool
@@ -96,20 +125,52 @@ lowp_bf16_amx(void)
 bool
 lowp_int8_fast(void)
 {
-	lowp_init();
-	return cpu_vnni && !env_forced && !call_forced;
+	return !forced_fallback() && !forced_avx2() && cpu_vnni;
+}
+
+bool
+lowp_avx2(void)
+{
+	return !forced_fallback() && cpu_avx2;
+}
+
+bool
+lowp_bf16_batched_fp32(void)
+{
+	return !lowp_bf16_fast() && lowp_avx2();
+}
+
+lowp_bf16_kernel
+lowp_bf16_chosen(void)
+{
+	return lowp_bf16_fast() ? lowp_bf16_avx512_kernel :
+		lowp_avx2() ? lowp_bf16_avx2_kernel : lowp_bf16_ref_kernel;
+}
+
+lowp_int8_kernel
+lowp_int8_chosen(void)
+{
+	return lowp_int8_fast() ? lowp_int8_avx512_kernel :
+		lowp_avx2() ? lowp_int8_avx2_kernel : lowp_int8_ref_kernel;
 }
 
 const char *
 tfm_lowp_bf16_kernel(void)
 {
-	return lowp_bf16_amx() ? "amx" : lowp_bf16_fast() ? "avx512bf16" : "fallback";
+	return lowp_bf16_amx() ? "amx" : lowp_bf16_fast() ? "avx512bf16" :
+		lowp_avx2() ? "avx2" : "fallback";
+}
+
+bool
+tfm_lowp_bf16_native(void)
+{
+	return lowp_bf16_amx() || lowp_bf16_fast();
 }
 
 const char *
 tfm_lowp_int8_kernel(void)
 {
-	return lowp_int8_fast() ? "avx512vnni" : "fallback";
+	return lowp_int8_fast() ? "avx512vnni" : lowp_avx2() ? "avx2" : "fallback";
 }
 
 const char *
@@ -124,6 +185,14 @@ tfm_lowp_force_fallback(bool on)
 {
 	lowp_init();
 	call_forced = on;
+	describe();
+}
+
+void
+tfm_lowp_force_avx2(bool on)
+{
+	lowp_init();
+	call_avx2 = on;
 	describe();
 }
 

@@ -91,7 +91,7 @@ tfm_int8_gemm(int M, int N, int K, float alpha,
 			  const tfm_int8_weights *W,
 			  float beta, float *C, ptrdiff_t ldc, void *work)
 {
-	lowp_int8_kernel kernel = lowp_int8_fast() ? lowp_int8_avx512_kernel : lowp_int8_ref_kernel;
+	lowp_int8_kernel kernel = lowp_int8_chosen();
 	const uint32_t *w = (const uint32_t *) W->data;
 	float	   *rs = work;
 	uint32_t   *a = (uint32_t *) ((char *) work + scales_bytes(M));

@@ -88,11 +88,16 @@ typedef void (*lowp_int8_kernel) (int kq, const uint32_t *a, int h, const uint32
 								  float alpha, const float *rscale, const float *cscale,
 								  const int32_t *colsum, float beta);
 
-/* the paths, in lowp_bf16_ref.c, lowp_bf16_avx512.c, lowp_int8_ref.c, lowp_int8_avx512.c */
+/*
+ * the paths, in lowp_bf16_ref.c, lowp_bf16_avx512.c, lowp_bf16_avx2.c,
+ * lowp_int8_ref.c, lowp_int8_avx512.c, lowp_int8_avx2.c
+ */
 void		lowp_bf16_ref_kernel(int kk, const uint32_t *a, int h, const uint32_t *b,
 								 float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta);
 void		lowp_bf16_avx512_kernel(int kk, const uint32_t *a, int h, const uint32_t *b,
 									float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta);
+void		lowp_bf16_avx2_kernel(int kk, const uint32_t *a, int h, const uint32_t *b,
+								  float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta);
 void		lowp_int8_ref_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
 								 float *c, ptrdiff_t ldc, int m, int n, float alpha,
 								 const float *rscale, const float *cscale,
@@ -101,6 +106,11 @@ void		lowp_int8_avx512_kernel(int kq, const uint32_t *a, int h, const uint32_t *
 									float *c, ptrdiff_t ldc, int m, int n, float alpha,
 									const float *rscale, const float *cscale,
 									const int32_t *colsum, float beta);
+
+void		lowp_int8_avx2_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
+								  float *c, ptrdiff_t ldc, int m, int n, float alpha,
+								  const float *rscale, const float *cscale,
+								  const int32_t *colsum, float beta);
 
 /* what a fused product does to C after A·W: C = act(A·W + bias), beta 0 */
 typedef struct lowp_epilogue
@@ -122,9 +132,17 @@ void		lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
 /* s[0..NR) = pairs (r0[j], r1[j]) exactly rounded, with AVX-512 (lowp_bf16_amx.c) */
 void		lowp_avx512_pair_row(uint32_t *s, const float *r0, const float *r1);
 
-/* dispatch (lowp_dispatch.c) */
+/*
+ * dispatch (lowp_dispatch.c): the AVX-512 paths (AVX512_BF16, AMX,
+ * AVX512_VNNI), the AVX2 + FMA one, and the kernel each driver calls
+ */
 bool		lowp_bf16_fast(void);
 bool		lowp_bf16_amx(void);
 bool		lowp_int8_fast(void);
+bool		lowp_avx2(void);
+/* bf16 inference products of more than TFM_LOWP_GEMV_ROWS rows run fp32 (lowp_set.c) */
+bool		lowp_bf16_batched_fp32(void);
+lowp_bf16_kernel lowp_bf16_chosen(void);
+lowp_int8_kernel lowp_int8_chosen(void);
 
 #endif							/* TFM_LOWP_INTERNAL_H */

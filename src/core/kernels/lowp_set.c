@@ -1,9 +1,17 @@
 /*
  * lowp_set.c — sets of packed weights and the linear products through an
  * entry of one (see lowp_set.h).
+ *
+ * Where bf16 runs on AVX2 (fp32 arithmetic on widened operands, no bf16
+ * instruction), an inference product of more than TFM_LOWP_GEMV_ROWS rows
+ * (a batched, compute-bound pass) is left to the caller's fp32 product on
+ * W itself (BLIS): bf16 gains nothing there, fp32 is at least as fast and
+ * exact.  Decoding's few rows keep the packed copy (half the bytes to
+ * stream); training sets always use it (bf16 training is their contract).
  */
 #include <stdlib.h>
 
+#include "lowp_internal.h"
 #include "lowp_set.h"
 
 void
@@ -56,6 +64,9 @@ tfm_lowp_linear_act(const tfm_lowp_entry *e, float *out, const float *inp,
 	if (!e || N <= 0 || e->K != in || e->N != o)
 		return false;
 	s = e->set;
+	if (s->prec == TFM_PREC_BF16 && !s->training && N > TFM_LOWP_GEMV_ROWS &&
+		lowp_bf16_batched_fp32())
+		return false;
 	need = s->prec == TFM_PREC_BF16 ? tfm_bf16_work_bytes(N, in) : tfm_int8_work_bytes(N, in);
 	if (!reserve(&s->work, &s->work_cap, need))
 		return false;			/* the fp32 product still works */

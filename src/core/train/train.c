@@ -22,7 +22,7 @@ tfm_train_defaults(const tfm_config *c, tfm_train_opts *o, int *batch, float *va
 			o->schedule = TFM_SCHED_COSINE;
 			o->beta1 = 0.9f;
 			o->beta2 = 0.999f;
-			*val_fraction = 0.1f;
+			*val_fraction = TFM_VAL_FRACTION_CLASSIFY;
 			break;
 		case TFM_TASK_LM:
 			*batch = 64;
@@ -30,7 +30,7 @@ tfm_train_defaults(const tfm_config *c, tfm_train_opts *o, int *batch, float *va
 			o->schedule = TFM_SCHED_COSINE;
 			o->beta1 = 0.9f;
 			o->beta2 = 0.99f;
-			*val_fraction = 0.0f;
+			*val_fraction = TFM_VAL_FRACTION_LM;
 			break;
 		case TFM_TASK_SEQ2SEQ:
 		default:
@@ -40,7 +40,7 @@ tfm_train_defaults(const tfm_config *c, tfm_train_opts *o, int *batch, float *va
 			o->beta1 = 0.9f;
 			o->beta2 = 0.98f;
 			o->label_smoothing = 0.1f;
-			*val_fraction = 0.0f;
+			*val_fraction = TFM_VAL_FRACTION_SEQ2SEQ;
 			break;
 	}
 	o->weight_decay = TFM_WEIGHT_DECAY_DEFAULT;
@@ -49,6 +49,14 @@ tfm_train_defaults(const tfm_config *c, tfm_train_opts *o, int *batch, float *va
 	o->clip = TFM_CLIP_DEFAULT;
 	o->seed = TFM_SEED_DEFAULT;
 	o->precision = TFM_PREC_FP32;
+}
+
+void
+tfm_train_regularisation(double passes, float *dropout, float *weight_decay)
+{
+	*dropout = passes <= 2.0 ? 0.0f : passes <= 4.0 ? 0.05f : passes <= 16.0 ? 0.1f :
+		passes <= 32.0 ? 0.15f : 0.2f;
+	*weight_decay = passes <= 4.0 ? TFM_WEIGHT_DECAY_DEFAULT : passes <= 16.0 ? 0.05f : 0.1f;
 }
 
 int

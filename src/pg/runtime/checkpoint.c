@@ -19,8 +19,9 @@
  * This file makes and reads the state record and checks a resume; the rows
  * are read and written by storage/checkpoints.c.
  *
- * State layout (network byte order, pq_send*), version 2 (version 1, read
- * too, lacks the precision: its runs are fp32):
+ * State layout (network byte order, pq_send*), version 3 (version 1, read
+ * too, lacks the precision: its runs are fp32; versions 1 and 2 lack the
+ * plan: their runs go on without early stopping, with the model's dropout):
  *   int32 magic 'TFMC', int32 version,
  *   options: int32 epochs, batch, accumulate, batch_tokens, keep, chunk_rows;
  *            int64 max_steps, time_limit_us; int8 warmup_auto; float4 val_fraction;
@@ -36,7 +37,12 @@
  *          int32 checkpoints; int8 stop, nonfinite,
  *   rng: 4 × int64,
  *   carry: int32 n, n × int32,
- *   best: int32 best_epoch; float8 best_acc, best_loss.
+ *   best: int32 best_epoch; float8 best_acc, best_loss,
+ *   plan (3): int32 patience, val_source; int64 val_units; int8 auto_dropout,
+ *             auto_wd; float8 planned_passes; float4 dropout; int64 eval_every,
+ *   evaluations (3): int32 best_checkpoint; int64 best_step; int32 evaluations,
+ *             since_best; int64 last_eval_step; float8 last_val_loss,
+ *             last_val_acc; int8 early_stop.
  */
 #include "postgres.h"
 
@@ -144,6 +150,22 @@ state_bytes(TrainRun *run, bool epoch_end)
 	pq_sendint32(&b, run->best_epoch);
 	pq_sendfloat8(&b, run->best_acc);
 	pq_sendfloat8(&b, run->best_loss);
+	pq_sendint32(&b, run->patience);
+	pq_sendint32(&b, (int32) run->val_source);
+	pq_sendint64(&b, run->val_units);
+	pq_sendint8(&b, run->auto_dropout);
+	pq_sendint8(&b, run->auto_wd);
+	pq_sendfloat8(&b, run->planned_passes);
+	pq_sendfloat4(&b, run->m->cfg.dropout);
+	pq_sendint64(&b, run->eval_every);
+	pq_sendint32(&b, run->best_checkpoint);
+	pq_sendint64(&b, run->best_step);
+	pq_sendint32(&b, run->evaluations);
+	pq_sendint32(&b, run->since_best);
+	pq_sendint64(&b, run->last_eval_step);
+	pq_sendfloat8(&b, run->last_val_loss);
+	pq_sendfloat8(&b, run->last_val_acc);
+	pq_sendint8(&b, run->early_stop);
 
 	out = palloc(VARHDRSZ + b.len);
 	SET_VARSIZE(out, VARHDRSZ + b.len);
@@ -168,6 +190,7 @@ typedef struct Restored
 				truncated;
 	int32	   *carry;
 	int			ncarry;
+	float		dropout;		/* the run's (its plan's, or the model's) */
 } Restored;
 
 static void
@@ -192,7 +215,7 @@ read_state(TrainRun *run, tfm_train_opts *o, Restored *r, bytea *state)
 	if (b.len < 8 || (uint32) pq_getmsgint(&b, 4) != TFM_CHECKPOINT_MAGIC)
 		bad_state(run->row.name);
 	version = pq_getmsgint(&b, 4);
-	if (version != TFM_CHECKPOINT_VERSION && version != 1)
+	if (version < 1 || version > TFM_CHECKPOINT_VERSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("the checkpoint of model \"%s\" has state version %d, this tfm reads version %d",
@@ -222,7 +245,6 @@ read_state(TrainRun *run, tfm_train_opts *o, Restored *r, bytea *state)
 	o->weight_decay = pq_getmsgfloat4(&b);
 	o->decoupled = pq_getmsgbyte(&b) != 0;
 	o->seed = (uint64) pq_getmsgint64(&b);
-	run->rd.seed = o->seed;		/* which rows are held out */
 	o->precision = version >= 2 ? (tfm_precision) pq_getmsgint(&b, 4) : TFM_PREC_FP32;
 	if (o->precision != TFM_PREC_FP32 && o->precision != TFM_PREC_BF16)
 		bad_state(run->row.name);
@@ -261,7 +283,32 @@ read_state(TrainRun *run, tfm_train_opts *o, Restored *r, bytea *state)
 	run->best_epoch = pq_getmsgint(&b, 4);
 	run->best_acc = pq_getmsgfloat8(&b);
 	run->best_loss = pq_getmsgfloat8(&b);
+	r->dropout = run->row.cfg.dropout;
+	run->val_source = TFM_VAL_GIVEN;
+	run->best_step = -1;
+	if (version >= 3)
+	{
+		run->patience = pq_getmsgint(&b, 4);
+		run->val_source = (TfmValSource) pq_getmsgint(&b, 4);
+		run->val_units = pq_getmsgint64(&b);
+		run->auto_dropout = pq_getmsgbyte(&b) != 0;
+		run->auto_wd = pq_getmsgbyte(&b) != 0;
+		run->planned_passes = pq_getmsgfloat8(&b);
+		r->dropout = pq_getmsgfloat4(&b);
+		run->eval_every = pq_getmsgint64(&b);
+		run->best_checkpoint = pq_getmsgint(&b, 4);
+		run->best_step = pq_getmsgint64(&b);
+		run->evaluations = pq_getmsgint(&b, 4);
+		run->since_best = pq_getmsgint(&b, 4);
+		run->last_eval_step = pq_getmsgint64(&b);
+		run->last_val_loss = pq_getmsgfloat8(&b);
+		run->last_val_acc = pq_getmsgfloat8(&b);
+		run->early_stop = pq_getmsgbyte(&b) != 0;
+	}
 	pq_getmsgend(&b);
+	if (run->patience < 0 || (int) run->val_source < 0 || (int) run->val_source > 2 ||
+		!(r->dropout >= 0.0f && r->dropout < 1.0f) || run->eval_every < 0)
+		bad_state(run->row.name);
 	if (run->epochs < 1 || run->batch < 1 || run->accumulate < 1 || run->accumulate > TFM_ACCUMULATE_MAX ||
 		run->rd.chunk_rows < 1 || run->epoch < 1 || r->rows_done < 0 ||
 		(int) o->schedule < 0 || (int) o->schedule > 3 || run->best_epoch < 0)
@@ -277,7 +324,7 @@ run_tensors(TrainRun *run)
 	t.m = run->m;
 	t.adam_m = run->tr.opt.m;
 	t.adam_v = run->tr.opt.v;
-	t.best = run->best_epoch > 0 ? run->best_params : NULL;
+	t.best = run->best_epoch > 0 ? run->best_params : NULL;	/* NULL unless keep => 'best' */
 	return t;
 }
 
@@ -316,14 +363,15 @@ options_json(const TrainRun *run)
 					"\"clip\": %.9g, \"label_smoothing\": %.9g, \"val_fraction\": %.9g, "
 					"\"seed\": %lld, \"time_limit_s\": %.6f, \"max_steps\": %lld, "
 					"\"accumulate\": %d, \"batch_tokens\": %d, \"keep\": \"%s\", "
-					"\"chunk_rows\": %d, \"precision\": \"%s\"}",
+					"\"chunk_rows\": %d, \"precision\": \"%s\", \"patience\": %d, "
+					"\"dropout\": %.9g}",
 					run->epochs, run->batch, o->lr, (long long) o->warmup,
 					run->warmup_auto ? "true" : "false", schedule_name(o->schedule),
 					o->weight_decay, o->clip, o->label_smoothing, run->rd.val_fraction,
 					(long long) o->seed, run->time_limit_us / 1e6, (long long) run->max_steps,
 					run->accumulate, run->batch_tokens,
 					run->keep == TFM_KEEP_BEST ? "best" : "last", run->rd.chunk_rows,
-					tfm_precision_name(o->precision));
+					tfm_precision_name(o->precision), run->patience, run->m->cfg.dropout);
 }
 
 void
@@ -403,14 +451,16 @@ tfm_checkpoint_resume(TrainRun *run, const char *query)
 	run->tr.last_norm = r.last_norm;
 	run->steps_before = r.tr_step;
 	run->clock_start = GetCurrentTimestamp() - r.elapsed_us;
-	if (run->best_epoch > 0)
+	/* the best evaluation's weights: kept only with keep => 'best' */
+	if (run->best_epoch > 0 && run->keep == TFM_KEEP_BEST)
 		run->best_params = MemoryContextAllocExtended(run->cxt, sizeof(float) * run->m->n_floats,
 													  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	t = run_tensors(run);
 	tfm_checkpoint_fetch_tensors(run->row.id, run->row.name, &t);
 
-	/* the validation set: the held-out rows of epoch 1, read again */
-	tfm_run_rebuild_val(run, run->epoch == 1 ? r.rows_done : -1);
+	/* the run's dropout, and its validation set read again */
+	tfm_run_apply_dropout(run, r.dropout);
+	tfm_run_read_val(run);
 
 	/* where the data was: the row after the last one consumed */
 	if (!r.at_epoch_start)

@@ -8,7 +8,7 @@
 #include "runtime/train_run.h"
 
 /* bump when the state's layout changes; older states are refused */
-#define TFM_CHECKPOINT_VERSION 2
+#define TFM_CHECKPOINT_VERSION 3
 
 /*
  * A fresh run of a model with an interrupted run's checkpoint: say so

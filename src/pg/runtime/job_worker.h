@@ -22,6 +22,7 @@ typedef struct TfmJobRunResult
 	int64		failed;			/* rows recorded in tfm.job_errors */
 	int			batches;		/* batches committed */
 	bool		more;			/* stopped at max_batches: work may be left */
+	bool		paused;			/* the job was paused: nothing done */
 } TfmJobRunResult;
 
 /*
@@ -29,7 +30,8 @@ typedef struct TfmJobRunResult
  * empty), one transaction each, with the job owner's rights.  Called inside
  * a transaction that it may commit (a nonatomic context) with the current
  * user able to act for the job's owner; schema is the quoted schema of
- * tfm's functions; check_stale: queue outputs of another model version.
+ * tfm's functions (NULL: found in pg_extension); check_stale: queue outputs
+ * of another model version.  sql/job.h says more.
  */
 typedef void (*TfmJobRunner) (const char *name, const char *schema, int max_batches,
 							  bool check_stale, TfmJobRunResult *result);

@@ -28,6 +28,12 @@ tfm_model_create_stored(TfmNewModel *nm, const tfm_config *c, uint64 seed)
 		tfm_model_specials(&probe, &sp);
 	}
 	nm->config_json = tfm_config_json(c);
+	if (nm->dropout_auto)
+	{
+		size_t		n = strlen(nm->config_json);
+
+		nm->config_json = psprintf("%.*s, \"dropout_auto\": true}", (int) n - 1, nm->config_json);
+	}
 	nm->parameters = n_params;
 	memset(&row, 0, sizeof(row));
 	row.bos_id = row.eos_id = -1;

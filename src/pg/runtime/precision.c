@@ -27,12 +27,12 @@
 static tfm_precision
 auto_precision(const char **why)
 {
-	if (strcmp(tfm_lowp_bf16_kernel(), "fallback") != 0)
+	if (tfm_lowp_bf16_native())
 	{
 		*why = "auto: bf16, this CPU has AVX512_BF16";
 		return TFM_PREC_BF16;
 	}
-	*why = "auto: fp32, this CPU has no AVX512_BF16 (or the fallback is forced)";
+	*why = "auto: fp32, this CPU has no AVX512_BF16 (or a path without it is forced)";
 	return TFM_PREC_FP32;
 }
 

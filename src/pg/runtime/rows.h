@@ -51,6 +51,9 @@ TfmCachedTokenizer *tfm_tokenizer_cached(const char *name);
 /* a text's ids with flags (TFM_TOK_ADD_*); max_length > 0 cuts them there */
 int32	   *tfm_tokenizer_encode_with(TfmCachedTokenizer *e, const char *text, size_t len,
 									  uint32 flags, size_t max_length, int *n);
+/* a text's ids without specials, each token's bytes text[starts[i] .. ends[i]) (tfm_tok_spans) */
+int32	   *tfm_tokenizer_encode_spans(const char *name, const char *text, size_t len, int *n,
+									   size_t **starts, size_t **ends);
 void		tfm_tokenizer_specials(const char *name, TfmSpecials *sp);
 int32	   *tfm_tokenizer_encode(const char *name, const char *text, size_t len, int *n);
 /* an id's piece as text (non-UTF-8 bytes as \xNN) */

@@ -97,12 +97,19 @@ tfm_tokenizer_specials(const char *name, TfmSpecials *sp)
 	sp->sep = e->info.special_ids[TFM_TOK_SEP];
 }
 
-/* a text's ids: max_length > 0 cuts them there; a cancel ends a long text */
-int32 *
-tfm_tokenizer_encode_with(TfmCachedTokenizer *e, const char *text, size_t len, uint32 flags, size_t max_length, int *n)
+/*
+ * A text's ids (and, when starts is not NULL, each token's start byte
+ * offset, palloc'd into *starts): max_length > 0 cuts them there; a cancel
+ * ends a long text.
+ */
+static int32 *
+encode(TfmCachedTokenizer *e, const char *text, size_t len, uint32 flags, size_t max_length,
+	   int *n, size_t **starts)
 {
 	size_t		cap = tfm_tok_encode_bound(len, flags);
+	size_t		per_id = sizeof(int32) + (starts ? sizeof(size_t) : 0);
 	int32	   *ids;
+	size_t	   *offs = NULL;
 	size_t		got;
 	tfm_tok_err err;
 
@@ -110,18 +117,20 @@ tfm_tokenizer_encode_with(TfmCachedTokenizer *e, const char *text, size_t len, u
 	if (max_length > 0 && max_length < cap)
 		cap = max_length;
 
-	if (cap > MaxAllocHugeSize / sizeof(int32))
+	if (cap > MaxAllocHugeSize / per_id)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("text too long to tokenize")));
-	tfm_work_mem_require(sizeof(int32) * cap + tfm_tok_encode_scratch_bytes(e->tok, len),
+	tfm_work_mem_require(per_id * cap + tfm_tok_encode_scratch_bytes(e->tok, len),
 						 psprintf("tokenizing a text of %zu bytes", len), "split the text");
 	ids = palloc_extended(sizeof(int32) * Max(cap, 1), MCXT_ALLOC_HUGE);
+	if (starts)
+		offs = *starts = palloc_extended(sizeof(size_t) * Max(cap, 1), MCXT_ALLOC_HUGE);
 	/* a long text ends at a cancel or statement_timeout (encoded again if nothing was raised) */
 	tfm_tok_set_poll(e->tok, tfm_interrupt_pending, NULL);
 	for (;;)
 	{
-		int			st = tfm_tok_encode(ids, NULL, cap, &got, e->tok, text, len, flags,
+		int			st = tfm_tok_encode(ids, offs, cap, &got, e->tok, text, len, flags,
 										max_length, &err);
 
 		if (st != TFM_TOK_ECANCEL)
@@ -132,6 +141,26 @@ tfm_tokenizer_encode_with(TfmCachedTokenizer *e, const char *text, size_t len, u
 		CHECK_FOR_INTERRUPTS();
 	}
 	*n = (int) got;
+	return ids;
+}
+
+int32 *
+tfm_tokenizer_encode_with(TfmCachedTokenizer *e, const char *text, size_t len, uint32 flags, size_t max_length, int *n)
+{
+	return encode(e, text, len, flags, max_length, n, NULL);
+}
+
+int32 *
+tfm_tokenizer_encode_spans(const char *name, const char *text, size_t len, int *n,
+						   size_t **starts, size_t **ends)
+{
+	TfmCachedTokenizer *e = tfm_tokenizer_cached(name);
+	int32	   *ids = encode(e, text, len, 0, 0, n, starts);
+	tfm_tok_err err;
+
+	*ends = palloc_extended(sizeof(size_t) * Max(*n, 1), MCXT_ALLOC_HUGE);
+	tfm_tok_check(tfm_tok_spans(*ends, *starts, (size_t) *n, e->tok, text, len, &err), &err,
+				  "cannot find the tokens' places in the text");
 	return ids;
 }
 

@@ -1,16 +1,19 @@
 /*
  * train_data.c — rows to examples to batches (see train_data.h).
  *
- * Which rows are held out for validation depends only on the row's position
- * in the query's output and the seed, so the same rows are held out in every
- * epoch as long as the query returns its rows in the same order (add an
- * ORDER BY to be sure).
+ * Which rows are held out for validation depends only on the row's tokens
+ * (a hash of the first column's ids, or for an lm row of each sequence of
+ * max_len tokens), not on its position or the seed: the same rows are held
+ * out in every epoch, every run and after a resume, and duplicates of a
+ * text fall on the same side.  Only the caps (val_max_rows, val_max_tokens)
+ * depend on the order, once reached.
  */
 #include "postgres.h"
 
 #include <ctype.h>
 
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -81,6 +84,7 @@ tfm_reader_open(TfmReader *r)
 	r->portal = SPI_cursor_open(NULL, r->plan, NULL, NULL, true);
 	r->row_number = 0;
 	r->val_rows = 0;
+	r->val_candidates = 0;
 	r->val_tokens = 0;
 	r->skipped_null = 0;
 	r->truncated = 0;
@@ -151,6 +155,85 @@ label_index(TfmReader *r, Datum d, Oid type)
 	return -1;
 }
 
+/* the seed of the hold-out hash: fixed, so a run's seed does not move rows */
+#define TFM_VAL_HASH_SEED UINT64CONST(0x76616C6964617465)
+
+/* held out: the hash of ids below the fraction, and under the caps */
+static bool
+hold_out(TfmReader *r, const int32 *ids, int n)
+{
+	uint32		threshold = (uint32) (r->val_fraction * 4294967295.0);
+	uint32		h;
+
+	if (r->val_fraction <= 0.0f || n <= 0)
+		return false;
+	r->val_candidates++;
+	h = (uint32) (hash_bytes_extended((const unsigned char *) ids, n * (int) sizeof(int32),
+									  TFM_VAL_HASH_SEED) >> 32);
+	if (h >= threshold ||
+		(r->val_max_rows > 0 && r->val_rows >= r->val_max_rows) ||
+		(r->val_max_tokens > 0 && r->val_tokens + n + 1 > r->val_max_tokens))
+		return false;
+	r->val_rows++;
+	r->val_tokens += n + 1;
+	return true;
+}
+
+/* append an example to a growing array */
+static void
+push_example(TfmExample **a, int *n, int *cap, const TfmExample *ex)
+{
+	if (*n == *cap)
+	{
+		*cap *= 2;
+		*a = repalloc_huge(*a, sizeof(TfmExample) * *cap);
+	}
+	(*a)[(*n)++] = *ex;
+}
+
+/*
+ * lm: cut a row into sequences of max_len tokens, hold out those whose
+ * hash says so, and pass the runs of training sequences between them on as
+ * pieces (no <eos> after a piece the row goes on from)
+ */
+static void
+split_lm_row(TfmReader *r, const TfmExample *ex, TfmExample **tr, int *ntr, int *trcap,
+			 TfmExample **va, int *nva, int *vacap)
+{
+	int			P = r->row->cfg.max_len;
+	int			run_start = 0;
+
+	for (int at = 0; at < ex->nsrc; at += P)
+	{
+		int			len = Min(P, ex->nsrc - at);
+		TfmExample	piece = *ex;
+
+		if (!hold_out(r, ex->src + at, len))
+			continue;
+		if (at > run_start)
+		{
+			piece.src = ex->src + run_start;
+			piece.nsrc = at - run_start;
+			piece.cont = true;
+			push_example(tr, ntr, trcap, &piece);
+		}
+		piece.src = ex->src + at;
+		piece.nsrc = len;
+		piece.cont = at + len < ex->nsrc;
+		push_example(va, nva, vacap, &piece);
+		run_start = at + len;
+	}
+	if (run_start < ex->nsrc || ex->nsrc == 0)
+	{
+		TfmExample	piece = *ex;
+
+		piece.src = ex->src + run_start;
+		piece.nsrc = ex->nsrc - run_start;
+		piece.cont = false;
+		push_example(tr, ntr, trcap, &piece);
+	}
+}
+
 bool
 tfm_reader_next(TfmReader *r, TfmExample **train, int *ntrain,
 				TfmExample **val, int *nval)
@@ -160,7 +243,8 @@ tfm_reader_next(TfmReader *r, TfmExample **train, int *ntrain,
 	uint64		n;
 	TfmExample *tr,
 			   *va;
-	uint32		val_threshold = (uint32) (r->val_fraction * 4294967295.0);
+	int			trcap,
+				vacap;
 
 	{
 		/* SPI returns in its own procedure context: keep the caller's */
@@ -177,8 +261,9 @@ tfm_reader_next(TfmReader *r, TfmExample **train, int *ntrain,
 		SPI_freetuptable(tt);
 		return false;
 	}
-	tr = palloc(sizeof(TfmExample) * n);
-	va = palloc(sizeof(TfmExample) * n);
+	trcap = vacap = (int) n;
+	tr = palloc(sizeof(TfmExample) * trcap);
+	va = palloc(sizeof(TfmExample) * vacap);
 	for (uint64 i = 0; i < n; i++)
 	{
 		HeapTuple	tup = tt->vals[i];
@@ -204,41 +289,35 @@ tfm_reader_next(TfmReader *r, TfmExample **train, int *ntrain,
 			ex.nbytes = VARSIZE_ANY_EXHDR(t);
 			ex.nchars = pg_mbstrlen_with_len(VARDATA_ANY(t), (int) ex.nbytes);
 		}
-		switch (c->task)
+		if (c->task == TFM_TASK_LM)
 		{
-			case TFM_TASK_CLASSIFY:
-				ex.label = label_index(r, d1, r->types[1]);
-				ex.src = tfm_classifier_input(r->row, &r->sp, ex.src, ex.nsrc, &ex.nsrc,
-											  r->head_tail, &r->truncated);
-				break;
-			case TFM_TASK_LM:
-				break;
-			case TFM_TASK_SEQ2SEQ:
-				ex.tgt = tfm_datum_ids(d1, r->types[1], r->row, true, &ex.ntgt);
-				ex.nsrc = truncate_ids(r, ex.src, ex.nsrc, c->max_len, false);
-				ex.ntgt = truncate_ids(r, ex.tgt, ex.ntgt, c->max_len - 1, false);
-				if (ex.nsrc == 0)
-				{
-					ex.src = palloc(sizeof(int32));
-					ex.src[0] = r->sp.eos;
-					ex.nsrc = 1;
-				}
-				break;
+			split_lm_row(r, &ex, &tr, ntrain, &trcap, &va, nval, &vacap);
+			continue;
 		}
-		/* held out by a hash of the row's position, until the caps are reached */
-		held_out = r->val_fraction > 0.0f &&
-			tfm_hash32(r->seed ^ 0x76616CULL, (uint64) r->row_number) < val_threshold &&
-			(r->val_max_rows == 0 || r->val_rows < r->val_max_rows) &&
-			(r->val_max_tokens == 0 || r->val_tokens + ex.nsrc + 1 <= r->val_max_tokens);
-		if (held_out)
+		/* held out by a hash of the input's tokens, until the caps are reached */
+		held_out = hold_out(r, ex.src, ex.nsrc);
+		if (c->task == TFM_TASK_CLASSIFY)
 		{
-			r->val_rows++;
-			r->val_tokens += ex.nsrc + 1;
+			ex.label = label_index(r, d1, r->types[1]);
+			ex.src = tfm_classifier_input(r->row, &r->sp, ex.src, ex.nsrc, &ex.nsrc,
+										  r->head_tail, &r->truncated);
 		}
-		if (held_out)
-			va[(*nval)++] = ex;
 		else
-			tr[(*ntrain)++] = ex;
+		{
+			ex.tgt = tfm_datum_ids(d1, r->types[1], r->row, true, &ex.ntgt);
+			ex.nsrc = truncate_ids(r, ex.src, ex.nsrc, c->max_len, false);
+			ex.ntgt = truncate_ids(r, ex.tgt, ex.ntgt, c->max_len - 1, false);
+			if (ex.nsrc == 0)
+			{
+				ex.src = palloc(sizeof(int32));
+				ex.src[0] = r->sp.eos;
+				ex.nsrc = 1;
+			}
+		}
+		if (held_out)
+			push_example(&va, nval, &vacap, &ex);
+		else
+			push_example(&tr, ntrain, &trcap, &ex);
 	}
 	SPI_freetuptable(tt);
 	*train = tr;

@@ -25,6 +25,7 @@ typedef struct TfmExample
 	int			label;			/* classify */
 	int64		nchars,
 				nbytes;			/* of a text input (0 for ids) */
+	bool		cont;			/* lm: a piece of a row that goes on (no <eos> after it) */
 } TfmExample;
 
 /* a batch in the core's layout, palloc'd */
@@ -53,9 +54,9 @@ typedef struct TfmReader
 	float		val_fraction;
 	int64		val_rows,		/* held out so far in this pass */
 				val_tokens;
+	int64		val_candidates;	/* rows (lm: sequences) hashed in this pass */
 	int64		val_max_rows,	/* caps on held-out rows (0: none) */
 				val_max_tokens;
-	uint64		seed;
 	bool		head_tail;		/* classify: keep head and tail of long texts */
 } TfmReader;
 
@@ -70,8 +71,11 @@ void		tfm_reader_open_at(TfmReader *r, int64 rows);
 void		tfm_reader_close(TfmReader *r);
 /*
  * Read up to chunk_rows rows into examples: train rows into *train, held-out
- * rows (a seeded hash of the row number below val_fraction) into *val.
- * Returns false at the end of the query.
+ * rows into *val.  A row is held out when a hash of its (first column's)
+ * tokens falls below val_fraction; an lm row is cut into sequences of
+ * max_len tokens, each held out by the hash of its own tokens, and the
+ * training pieces between them are examples of their own.  Returns false at
+ * the end of the query.
  */
 bool		tfm_reader_next(TfmReader *r, TfmExample **train, int *ntrain,
 							TfmExample **val, int *nval);

@@ -20,10 +20,21 @@
  * the row after the last one consumed.  With the rows in the same order the
  * chunks, shuffles and steps are the same ones, so the weights are too.
  *
- * Held-out rows (val_fraction) are kept, up to TFM_VAL_MAX examples or
- * TFM_VAL_MAX_TOKENS tokens, and scored at the end of every epoch; with
- * keep => 'best' a copy of the best epoch's parameters is kept in memory and
- * saved at the end in place of the last epoch's.
+ * Held-out rows (val_fraction; by default the task's fraction, chosen by a
+ * hash of each row's tokens, train_data.c) are read before the first step,
+ * up to TFM_VAL_MAX examples or TFM_VAL_MAX_TOKENS tokens (the default:
+ * TFM_VAL_AUTO_MAX_ROWS, TFM_VAL_AUTO_MAX_TOKENS, and none when fewer than
+ * TFM_VAL_AUTO_MIN would be held out), and scored at the end of every epoch
+ * and, in a run of few long epochs, every eval_every steps.  keep => 'best'
+ * (the default) keeps a copy of the best evaluation's parameters in memory
+ * and saves it at the end in place of the last; after `patience`
+ * evaluations without improvement the run stops early.
+ *
+ * The plan: how many passes over the training rows the budget allows
+ * (epochs, or what max_steps or time_limit leave of them at the measured
+ * speed) sets the dropout of a model created without one and the weight
+ * decay of a run without one (tfm_train_regularisation), until step
+ * TFM_PLAN_FIXED_STEP; after that the plan stays as it is.
  *
  * A loss or gradient that stops being finite ends training with a WARNING
  * after saving the last good weights (the step that failed is not applied);
@@ -49,6 +60,8 @@
 #include "tfm/lowp.h"
 #include "runtime/train_run.h"
 
+static void run_note(const TrainRun *run, char *note);
+
 static double
 elapsed_s(TimestampTz since)
 {
@@ -60,6 +73,51 @@ elapsed_s(TimestampTz since)
  * max_steps, and, unless the user gave warmup, the default warmup with it
  * (5 % of the steps; 10 % up to 4000 for inverse_sqrt).
  */
+void
+tfm_run_apply_dropout(TrainRun *run, float dropout)
+{
+	tfm_model  *m = run->m;
+
+	/* a training workspace is carved with or without dropout's masks */
+	if ((m->cfg.dropout > 0.0f) != (dropout > 0.0f) ||
+		(m->cfg.attn_dropout > 0.0f) != (dropout > 0.0f))
+		tfm_model_trim(m);
+	m->cfg.dropout = dropout;
+	m->cfg.attn_dropout = dropout;
+}
+
+/*
+ * The run's plan from its schedule's length: the passes over the training
+ * rows it allows, the dropout and weight decay they call for (where not the
+ * user's), and mid-epoch evaluations for a run of few long epochs.
+ */
+static void
+plan_run(TrainRun *run, tfm_train_opts *o)
+{
+	int64		spe = run->steps_per_epoch_est,
+				total = o->total_steps;
+	double		passes = run->epochs;
+	float		dropout,
+				wd;
+
+	if (spe > 0 && total > 0)
+		passes = Min((double) run->epochs, (double) total / spe);
+	/* a time limit's steps are known from the speed at step 5: till then, one pass */
+	if (run->time_limit_us > 0 && run->fit_base_s < 0.0)
+		passes = Min(passes, 1.0);
+	run->planned_passes = passes;
+	tfm_train_regularisation(passes, &dropout, &wd);
+	if (run->auto_dropout)
+		tfm_run_apply_dropout(run, dropout);
+	if (run->auto_wd)
+	{
+		o->weight_decay = wd;
+		run->tr.opt.weight_decay = wd;
+	}
+	run->eval_every = passes < TFM_EVAL_EPOCHS && total >= TFM_EVAL_MIN_STEPS ?
+		total / TFM_EVAL_EPOCHS : 0;
+}
+
 static void
 set_total_steps(TrainRun *run, tfm_train_opts *o, int64 total)
 {
@@ -68,6 +126,8 @@ set_total_steps(TrainRun *run, tfm_train_opts *o, int64 total)
 	o->total_steps = total;
 	if (run->warmup_auto)
 		o->warmup = o->schedule == TFM_SCHED_INVSQRT ? Min(4000, Max(1, total / 10)) : Max(1, total / 20);
+	if (run->tr.step <= TFM_PLAN_FIXED_STEP)
+		plan_run(run, o);
 }
 
 /* ---- options ------------------------------------------------------------- */
@@ -96,6 +156,22 @@ tfm_keep_arg(FunctionCallInfo fcinfo, int n)
 	return TFM_KEEP_BEST;
 }
 
+int
+tfm_patience_arg(FunctionCallInfo fcinfo, int n)
+{
+	int			p;
+
+	if (n < 0 || PG_NARGS() <= n || PG_ARGISNULL(n))
+		return TFM_PATIENCE_DEFAULT;
+	p = PG_GETARG_INT32(n);
+	if (p < 0 || p > TFM_PATIENCE_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("patience must be between 0 (no early stopping) and %d, not %d",
+						TFM_PATIENCE_MAX, p)));
+	return p;
+}
+
 tfm_precision
 tfm_train_precision_arg(FunctionCallInfo fcinfo, int n)
 {
@@ -119,7 +195,7 @@ tfm_train_precision_arg(FunctionCallInfo fcinfo, int n)
 
 void
 tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int keep_arg,
-				int prec_arg)
+				int prec_arg, int patience_arg)
 {
 	const tfm_config *c = &run->row.cfg;
 
@@ -166,6 +242,7 @@ tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int k
 					 errmsg("unknown schedule \"%s\"", s),
 					 errhint("Valid schedules are constant, linear, cosine and inverse_sqrt.")));
 	}
+	run->auto_wd = PG_ARGISNULL(A_WD);
 	if (!PG_ARGISNULL(A_WD))
 	{
 		o->weight_decay = PG_GETARG_FLOAT4(A_WD);
@@ -188,6 +265,7 @@ tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int k
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("label_smoothing must be at least 0 and less than 1")));
 	}
+	run->val_source = PG_ARGISNULL(A_VAL) ? TFM_VAL_AUTO : TFM_VAL_GIVEN;
 	if (!PG_ARGISNULL(A_VAL))
 	{
 		run->rd.val_fraction = PG_GETARG_FLOAT4(A_VAL);
@@ -198,7 +276,6 @@ tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int k
 	}
 	if (!PG_ARGISNULL(A_SEED))
 		o->seed = (uint64) PG_GETARG_INT64(A_SEED);
-	run->rd.seed = o->seed;
 	if (!PG_ARGISNULL(A_TIME))
 	{
 		Interval   *iv = PG_GETARG_INTERVAL_P(A_TIME);
@@ -231,10 +308,13 @@ tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int k
 		run->batch_tokens = PG_GETARG_INT32(A_BATCH_TOKENS);
 		check_positive_int(run->batch_tokens, "batch_tokens", 16777216);
 	}
-	run->keep = c->task == TFM_TASK_CLASSIFY ? TFM_KEEP_BEST : TFM_KEEP_LAST;
+	run->keep = TFM_KEEP_BEST;
 	run->keep_given = keep_arg >= 0 && PG_NARGS() > keep_arg && !PG_ARGISNULL(keep_arg);
 	if (run->keep_given)
 		run->keep = tfm_keep_arg(fcinfo, keep_arg);
+	run->patience = tfm_patience_arg(fcinfo, patience_arg);
+	/* a model created without dropout gets the plan's; an imported one keeps its own */
+	run->auto_dropout = run->row.dropout_auto;
 	run->rd.chunk_rows = tfm_train_chunk_rows;
 	o->precision = tfm_train_precision_arg(fcinfo, prec_arg);
 }
@@ -309,6 +389,8 @@ fit_schedule_to_time(TrainRun *run)
 		set_total_steps(run, &run->tr.o, fit);
 }
 
+static void evaluate_mid_epoch(TrainRun *run);
+
 static void
 run_step(TrainRun *run, TfmBatchBuf *micro, int n)
 {
@@ -356,6 +438,8 @@ run_step(TrainRun *run, TfmBatchBuf *micro, int n)
 		run->stop = true;
 	if (run->time_limit_us > 0 && GetCurrentTimestamp() - run->clock_start >= run->time_limit_us)
 		run->stop = true;
+	if (run->eval_every > 0 && run->tr.step % run->eval_every == 0 && !run->stop)
+		evaluate_mid_epoch(run);
 	tfm_run_progress(run, false);
 }
 
@@ -525,14 +609,15 @@ keep_val(TrainRun *run, TfmExample *ex, int n)
 	{
 		for (int i = 0; i < n && run->val_stream_len < TFM_VAL_MAX_TOKENS; i++)
 		{
-			int64		need = run->val_stream_len + ex[i].nsrc + 1;
+			int64		need = run->val_stream_len + ex[i].nsrc + (ex[i].cont ? 0 : 1);
 
 			if (run->val_stream == NULL)
 				run->val_stream = palloc(sizeof(int32) * TFM_VAL_MAX_TOKENS);
 			if (need > TFM_VAL_MAX_TOKENS)
 				break;
 			memcpy(run->val_stream + run->val_stream_len, ex[i].src, sizeof(int32) * ex[i].nsrc);
-			run->val_stream[need - 1] = run->rd.sp.eos;
+			if (!ex[i].cont)
+				run->val_stream[need - 1] = run->rd.sp.eos;
 			run->val_stream_len = need;
 		}
 	}
@@ -663,16 +748,14 @@ validate(TrainRun *run, double *val_loss, double *val_acc)
 /* ---- saves --------------------------------------------------------------- */
 
 /*
- * Write the weights (a new version) and the tfm.history row of an epoch's
- * end (checkpoint 0) or of the checkpoint-th mid-epoch checkpoint.
+ * The tfm.history row of an epoch's end (checkpoint 0) or of the
+ * checkpoint-th mid-epoch checkpoint or evaluation
  */
-void
-tfm_run_save(TrainRun *run, const TrainEpoch *e, int checkpoint)
+static void
+add_history(TrainRun *run, const TrainEpoch *e, int checkpoint)
 {
 	TfmHistoryRow h;
 
-	tfm_catalog_save(&run->row, run->m, run->tr.step - run->steps_before);
-	run->steps_before = run->tr.step;
 	h.model_id = run->row.id;
 	h.run_started = run->started;
 	h.epoch = e->epoch;
@@ -684,7 +767,20 @@ tfm_run_save(TrainRun *run, const TrainEpoch *e, int checkpoint)
 	h.seconds = e->seconds;
 	h.checkpoint = checkpoint;
 	h.rows_done = run->rd.row_number;
+	h.val_rows = e->val_rows;
+	h.dropout = e->dropout;
+	h.weight_decay = e->weight_decay;
+	h.note = e->note[0] ? e->note : NULL;
 	tfm_history_add(&h);
+}
+
+/* write the weights (a new version) and their tfm.history row */
+void
+tfm_run_save(TrainRun *run, const TrainEpoch *e, int checkpoint)
+{
+	tfm_catalog_save(&run->row, run->m, run->tr.step - run->steps_before);
+	run->steps_before = run->tr.step;
+	add_history(run, e, checkpoint);
 }
 
 /* the epoch so far, for a result row or a checkpoint's history row */
@@ -698,6 +794,51 @@ tfm_run_figures(TrainRun *run, TrainEpoch *e)
 	e->val_loss = NAN;
 	e->val_acc = NAN;
 	e->tokens_per_s = run->tokens / Max(e->seconds, 1e-9);
+	e->checkpoint = 0;
+	e->val_rows = run->val_units;
+	e->dropout = run->m->cfg.dropout;
+	e->weight_decay = run->tr.o.weight_decay;
+	run_note(run, e->note);
+}
+
+/*
+ * What a row of the run says about itself: where its validation comes from
+ * and what the plan chose (the evaluation and the kept row add to it)
+ */
+static void
+run_note(const TrainRun *run, char *note)
+{
+	switch (run->val_source)
+	{
+		case TFM_VAL_AUTO:
+			snprintf(note, TFM_NOTE_LEN, "held out: %g%% of the %s by hash (default)",
+					 run->rd.val_fraction * 100.0,
+					 run->row.cfg.task == TFM_TASK_LM ? "sequences" : "rows");
+			break;
+		case TFM_VAL_TOO_FEW:
+			snprintf(note, TFM_NOTE_LEN, "held out: none (too few distinct %s for the default)",
+					 run->row.cfg.task == TFM_TASK_LM ? "sequences" : "rows");
+			break;
+		case TFM_VAL_GIVEN:
+			if (run->rd.val_fraction > 0.0f)
+				snprintf(note, TFM_NOTE_LEN, "held out: val_fraction %g", run->rd.val_fraction);
+			else
+				snprintf(note, TFM_NOTE_LEN, "held out: none (val_fraction 0)");
+			break;
+	}
+	if (run->auto_dropout || run->auto_wd)
+		snprintf(note + strlen(note), TFM_NOTE_LEN - strlen(note), "; %s for %.3g planned passes",
+				 !run->auto_wd ? "dropout" : !run->auto_dropout ? "weight_decay" :
+				 "dropout and weight_decay", run->planned_passes);
+}
+
+/* add to a row's note */
+static void
+note_add(char *note, const char *what)
+{
+	size_t		n = strlen(note);
+
+	snprintf(note + n, TFM_NOTE_LEN - n, "%s%s", n ? "; " : "", what);
 }
 
 /* keep => 'best': better accuracy, or (ties, no accuracy) lower loss */
@@ -742,21 +883,32 @@ free_trainer(void *tr)
 	tfm_trainer_free(tr);
 }
 
+/* the reader's settings and the run's contexts */
 static void
-setup(TrainRun *run, const tfm_train_opts *o)
+setup_data(TrainRun *run)
 {
 	MemoryContext old = MemoryContextSwitchTo(run->cxt);
+	bool		dflt = run->val_source != TFM_VAL_GIVEN;
 
 	run->rd.head_tail = true;
-	run->rd.val_max_rows = TFM_VAL_MAX;
-	run->rd.val_max_tokens = TFM_VAL_MAX_TOKENS;
+	run->rd.val_max_rows = dflt ? TFM_VAL_AUTO_MAX_ROWS : TFM_VAL_MAX;
+	run->rd.val_max_tokens = dflt ? TFM_VAL_AUTO_MAX_TOKENS : TFM_VAL_MAX_TOKENS;
 	run->val_cxt = AllocSetContextCreate(run->cxt, "tfm validation set", ALLOCSET_DEFAULT_SIZES);
 	run->chunk_cxt = AllocSetContextCreate(run->cxt, "tfm training chunk", ALLOCSET_DEFAULT_SIZES);
 	run->carry = palloc(sizeof(int32) * (run->row.cfg.max_len + 1));
-	if (o->precision == TFM_PREC_BF16 && strcmp(tfm_lowp_bf16_kernel(), "fallback") == 0)
+	MemoryContextSwitchTo(old);
+}
+
+/* the optimizer */
+static void
+setup_trainer(TrainRun *run, const tfm_train_opts *o)
+{
+	MemoryContext old = MemoryContextSwitchTo(run->cxt);
+
+	if (o->precision == TFM_PREC_BF16 && !tfm_lowp_bf16_native())
 		ereport(NOTICE,
-				(errmsg("bf16 training of model \"%s\" runs on the portable fallback kernels, slower than fp32",
-						run->row.name),
+				(errmsg("bf16 training of model \"%s\" runs without native bf16 instructions (%s kernels), no faster than fp32",
+						run->row.name, tfm_lowp_bf16_kernel()),
 				 errdetail("%s.", tfm_lowp_reason()),
 				 errhint("bf16 training pays off where the CPU has AMX-BF16 or AVX512_BF16; see tfm_info().")));
 	if (tfm_trainer_init(&run->tr, run->m, o) != 0)
@@ -765,6 +917,17 @@ setup(TrainRun *run, const tfm_train_opts *o)
 				 errmsg("out of memory for the optimizer of model \"%s\"", run->row.name)));
 	run->tr_guard = tfm_guard(free_trainer, &run->tr);
 	MemoryContextSwitchTo(old);
+}
+
+/* forget the validation set read so far */
+static void
+drop_val(TrainRun *run)
+{
+	MemoryContextReset(run->val_cxt);
+	run->val = NULL;
+	run->nval = 0;
+	run->val_stream = NULL;
+	run->val_stream_len = 0;
 }
 
 void
@@ -776,6 +939,19 @@ tfm_run_begin(TrainRun *run, tfm_train_opts *o)
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
 				 errmsg("the training query returned no rows")));
+	setup_data(run);
+
+	/* the held-out rows, before the first step; the default only if enough */
+	tfm_run_read_val(run);
+	if (run->val_source == TFM_VAL_AUTO &&
+		(run->val_units < TFM_VAL_AUTO_MIN ||
+		 run->val_units > 2.0 * run->rd.val_fraction * run->rd.val_candidates))
+	{
+		drop_val(run);
+		run->val_units = 0;
+		run->rd.val_fraction = 0.0f;
+		run->val_source = TFM_VAL_TOO_FEW;
+	}
 
 	/* the schedule's length: from the rows, or the token estimate (lm) */
 	if (run->row.cfg.task == TFM_TASK_LM || run->batch_tokens > 0)
@@ -787,7 +963,7 @@ tfm_run_begin(TrainRun *run, tfm_train_opts *o)
 	run->epoch_total = run->steps_per_epoch_est * run->epochs;
 	run->fit_base_s = -1.0;
 	set_total_steps(run, o, run->epoch_total);
-	setup(run, o);
+	setup_trainer(run, o);
 	run->steps_before = 0;
 	run->started = GetCurrentTimestamp();
 	run->clock_start = run->started;
@@ -800,19 +976,22 @@ void
 tfm_run_begin_resumed(TrainRun *run, const tfm_train_opts *o)
 {
 	tfm_reader_init(&run->rd, &run->row, run->query);
-	setup(run, o);
+	setup_data(run);
+	setup_trainer(run, o);
 	run->last_notice = GetCurrentTimestamp();
 }
 
-/* resume: the held-out rows among the first upto_rows rows (-1: all) */
 void
-tfm_run_rebuild_val(TrainRun *run, int64 upto_rows)
+tfm_run_read_val(TrainRun *run)
 {
 	TfmExample *train;
 	int			ntrain;
 
+	run->val_units = 0;
+	if (run->rd.val_fraction <= 0.0f)
+		return;
 	tfm_reader_open(&run->rd);
-	while (upto_rows < 0 || run->rd.row_number < upto_rows)
+	for (;;)
 	{
 		MemoryContext old;
 		bool		more = read_chunk(run, true, &train, &ntrain, &old);
@@ -821,6 +1000,7 @@ tfm_run_rebuild_val(TrainRun *run, int64 upto_rows)
 		if (!more)
 			break;
 	}
+	run->val_units = run->rd.val_rows;
 	tfm_reader_close(&run->rd);
 	MemoryContextReset(run->chunk_cxt);
 }
@@ -836,7 +1016,7 @@ train_chunk(TrainRun *run, TfmExample *train, int ntrain)
 		int32	   *stream;
 
 		for (int i = 0; i < ntrain; i++)
-			len += train[i].nsrc + 1;
+			len += train[i].nsrc + (train[i].cont ? 0 : 1);
 		stream = palloc_extended(sizeof(int32) * Max(len, 1), MCXT_ALLOC_HUGE);
 		if (run->ncarry)
 			memcpy(stream, run->carry, sizeof(int32) * run->ncarry);
@@ -845,7 +1025,8 @@ train_chunk(TrainRun *run, TfmExample *train, int ntrain)
 		{
 			memcpy(stream + len, train[i].src, sizeof(int32) * train[i].nsrc);
 			len += train[i].nsrc;
-			stream[len++] = run->rd.sp.eos;
+			if (!train[i].cont)
+				stream[len++] = run->rd.sp.eos;
 		}
 		/* first chunk: estimate the schedule's length from tokens per row */
 		if (run->tr.o.total_steps == 0 || (run->epoch == 1 && run->steps_per_epoch_est == 0))
@@ -880,6 +1061,96 @@ train_chunk(TrainRun *run, TfmExample *train, int ntrain)
 		}
 		train_examples(run, train, ntrain, &run->rng);
 	}
+}
+
+/* append a row to the call's results */
+static void
+add_result(TrainRun *run, const TrainEpoch *e)
+{
+	if (run->results == NULL || run->nresults % 16 == 0)
+	{
+		Size		sz = sizeof(TrainEpoch) * (run->nresults + 16);
+
+		run->results = run->results ? repalloc_huge(run->results, sz) :
+			MemoryContextAllocExtended(run->cxt, sz, MCXT_ALLOC_HUGE);
+	}
+	run->results[run->nresults++] = *e;
+}
+
+static bool
+has_val(const TrainRun *run)
+{
+	return run->nval > 0 || run->val_stream_len > 1;
+}
+
+/*
+ * Score the held-out rows into e (once per step: an epoch's end right after
+ * a mid-epoch evaluation reuses it), keep the best, count the evaluations
+ * without improvement and stop the run when patience runs out.
+ */
+static void
+evaluate(TrainRun *run, TrainEpoch *e)
+{
+	char		what[96];
+
+	if (!has_val(run))
+		return;
+	if (run->evaluations > 0 && run->last_eval_step == run->tr.step)
+	{
+		e->val_loss = run->last_val_loss;
+		e->val_acc = run->last_val_acc;
+		return;
+	}
+	validate(run, &e->val_loss, &e->val_acc);
+	run->evaluations++;
+	run->last_eval_step = run->tr.step;
+	run->last_val_loss = e->val_loss;
+	run->last_val_acc = e->val_acc;
+	if (is_better(run, e->val_acc, e->val_loss))
+	{
+		if (run->keep == TFM_KEEP_BEST)
+		{
+			if (run->best_params == NULL)
+				run->best_params = MemoryContextAllocExtended(run->cxt, sizeof(float) * run->m->n_floats,
+															  MCXT_ALLOC_HUGE);
+			memcpy(run->best_params, run->m->params, sizeof(float) * run->m->n_floats);
+		}
+		run->best_epoch = run->epoch;
+		run->best_checkpoint = e->checkpoint;
+		run->best_step = run->tr.step;
+		run->best_acc = e->val_acc;
+		run->best_loss = e->val_loss;
+		run->since_best = 0;
+		note_add(e->note, "the best evaluation so far");
+		return;
+	}
+	run->since_best++;
+	if (run->patience > 0 && run->since_best >= run->patience && !run->stop)
+	{
+		snprintf(what, sizeof(what), "early stop: %d evaluations without improvement (patience %d)",
+				 run->since_best, run->patience);
+		run->early_stop = true;
+		run->stop = true;
+	}
+	else
+		snprintf(what, sizeof(what), "%d evaluation%s without improvement", run->since_best,
+				 run->since_best == 1 ? "" : "s");
+	note_add(e->note, what);
+}
+
+/* every eval_every steps: a result and history row (no save of the weights) */
+static void
+evaluate_mid_epoch(TrainRun *run)
+{
+	TrainEpoch	e;
+
+	if (!has_val(run))
+		return;
+	tfm_run_figures(run, &e);
+	e.checkpoint = ++run->checkpoints;
+	evaluate(run, &e);
+	add_result(run, &e);
+	add_history(run, &e, e.checkpoint);
 }
 
 static void
@@ -918,27 +1189,10 @@ end_epoch(TrainRun *run)
 
 	/* validate, keep the best, save, record */
 	tfm_run_figures(run, &e);
-	validate(run, &e.val_loss, &e.val_acc);
-	if (run->keep == TFM_KEEP_BEST && is_better(run, e.val_acc, e.val_loss))
-	{
-		if (run->best_params == NULL)
-			run->best_params = MemoryContextAllocExtended(run->cxt, sizeof(float) * run->m->n_floats,
-														  MCXT_ALLOC_HUGE);
-		memcpy(run->best_params, run->m->params, sizeof(float) * run->m->n_floats);
-		run->best_epoch = run->epoch;
-		run->best_acc = e.val_acc;
-		run->best_loss = e.val_loss;
-	}
+	evaluate(run, &e);
 	tfm_run_save(run, &e, 0);
 	tfm_run_progress(run, true);
-	if (run->results == NULL || run->nresults % 16 == 0)
-	{
-		Size		sz = sizeof(TrainEpoch) * (run->nresults + 16);
-
-		run->results = run->results ? repalloc_huge(run->results, sz) :
-			MemoryContextAllocExtended(run->cxt, sz, MCXT_ALLOC_HUGE);
-	}
-	run->results[run->nresults++] = e;
+	add_result(run, &e);
 }
 
 void
@@ -965,7 +1219,7 @@ tfm_run_loop(TrainRun *run)
 			TfmExample *train;
 			int			ntrain;
 			MemoryContext old;
-			bool		more = read_chunk(run, run->epoch == 1, &train, &ntrain, &old);
+			bool		more = read_chunk(run, false, &train, &ntrain, &old);
 
 			if (more)
 				train_chunk(run, train, ntrain);
@@ -986,41 +1240,64 @@ void
 tfm_run_finish(TrainRun *run, bool report_kept)
 {
 	int			last = run->epoch - 1;
+	char		why[96];
 
 	run->kept_epoch = last;
+	run->kept_checkpoint = 0;
 	/* the default 'best' without held-out rows is quietly 'last' */
 	if (run->keep == TFM_KEEP_BEST && run->best_epoch == 0 && last > 0 && run->keep_given)
 		ereport(NOTICE,
 				(errmsg("model \"%s\" keeps its last epoch's weights: no epoch was validated",
 						run->row.name),
 				 errhint("keep => 'best' compares epochs on held-out rows: set val_fraction above 0.")));
-	else if (run->keep == TFM_KEEP_BEST && run->best_epoch > 0 && run->best_epoch != last)
+	else if (run->keep == TFM_KEEP_BEST && run->best_epoch > 0 && run->best_step != run->tr.step)
 	{
 		memcpy(run->m->params, run->best_params, sizeof(float) * run->m->n_floats);
 		tfm_catalog_save(&run->row, run->m, 0);
 		run->kept_epoch = run->best_epoch;
+		run->kept_checkpoint = run->best_checkpoint;
 	}
+	if (run->keep == TFM_KEEP_BEST && run->best_epoch > 0)
+		snprintf(why, sizeof(why), "kept: the best of %d evaluations", run->evaluations);
+	else if (run->keep == TFM_KEEP_BEST)
+		snprintf(why, sizeof(why), "kept: the last (nothing held out to compare)");
+	else
+		snprintf(why, sizeof(why), "kept: the last (keep => 'last')");
+	for (int i = 0; i < run->nresults; i++)
+		if (run->results[i].epoch == run->kept_epoch &&
+			run->results[i].checkpoint == run->kept_checkpoint)
+			note_add(run->results[i].note, why);
 	if (report_kept && last > 0)
-		ereport(NOTICE,
-				(errmsg("model \"%s\" keeps the weights of epoch %d of %d (%s)", run->row.name,
-						run->kept_epoch, last,
-						run->keep == TFM_KEEP_BEST && run->best_epoch > 0 ? "the best validated" : "the last")));
+	{
+		if (run->kept_checkpoint > 0)
+			ereport(NOTICE,
+					(errmsg("model \"%s\" keeps the weights of step %lld, in epoch %d of %d (the best validated)",
+							run->row.name, (long long) run->best_step, run->kept_epoch, last)));
+		else
+			ereport(NOTICE,
+					(errmsg("model \"%s\" keeps the weights of epoch %d of %d (%s)", run->row.name,
+							run->kept_epoch, last,
+							run->keep == TFM_KEEP_BEST && run->best_epoch > 0 ? "the best validated" : "the last")));
+	}
 	if (last > 0)
-		tfm_history_mark_kept(run->row.id, run->started, run->kept_epoch);
+		tfm_history_mark_kept(run->row.id, run->started, run->kept_epoch, run->kept_checkpoint, why);
 	if (run->stop && !run->nonfinite)
 		ereport(NOTICE,
 				(errmsg("training of model \"%s\" stopped after %lld steps (%s)", run->row.name,
 						(long long) run->tr.step,
+						run->early_stop ? "early stopping: no better validation in patience evaluations" :
 						run->max_steps > 0 && run->tr.step >= run->max_steps ? "max_steps" : "time_limit")));
 }
 
-/* after the last save: the optimizer goes, the model back to the cache */
+/* after the last save: the optimizer goes, the model back to the cache with its own dropout */
 void
 tfm_run_end(TrainRun *run)
 {
 	tfm_trainer_free(&run->tr);
 	tfm_guard_release(run->tr_guard);
 	tfm_model_trim(run->m);
+	run->m->cfg.dropout = run->row.cfg.dropout;
+	run->m->cfg.attn_dropout = run->row.cfg.attn_dropout;
 	tfm_cache_put(&run->row, run->m);
 	tfm_guard_release(run->m_guard);
 }

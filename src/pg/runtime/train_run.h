@@ -7,7 +7,8 @@
  * Everything a checkpoint must hold to continue a run bit for bit lives in
  * TrainRun: the optimizer (moments, step), the schedule position, the
  * shuffling RNG, the epoch and the rows read in it, the lm carry tokens,
- * the epoch's running sums and the best epoch so far.
+ * the epoch's running sums, the best evaluation so far and the plan
+ * (dropout, weight decay, evaluations).
  */
 #ifndef TFM_TRAIN_RUN_H
 #define TFM_TRAIN_RUN_H
@@ -23,6 +24,8 @@
 
 #define TFM_VAL_MAX         50000
 #define TFM_VAL_MAX_TOKENS  2000000
+/* the step after which a run's plan (dropout, evaluations) stays fixed */
+#define TFM_PLAN_FIXED_STEP 50
 
 /* which weights a run leaves in the model */
 typedef enum TfmKeep
@@ -31,16 +34,33 @@ typedef enum TfmKeep
 	TFM_KEEP_BEST = 1			/* the best validated epoch's */
 } TfmKeep;
 
-/* one finished epoch, as tfm_train returns it */
+/* where a run's held-out rows come from */
+typedef enum TfmValSource
+{
+	TFM_VAL_GIVEN = 0,			/* val_fraction given (0: none) */
+	TFM_VAL_AUTO = 1,			/* the task's default fraction */
+	TFM_VAL_TOO_FEW = 2			/* the default, but fewer than TFM_VAL_AUTO_MIN held out, or
+								 * more than twice the fraction (repeated rows) */
+} TfmValSource;
+
+/* TrainEpoch.note */
+#define TFM_NOTE_LEN 256
+
+/* one evaluation (an epoch's end, or mid-epoch), as tfm_train returns it */
 typedef struct TrainEpoch
 {
 	int			epoch;
+	int			checkpoint;		/* 0: the epoch's end; n: its n-th mid-epoch row */
 	int64		steps;
 	double		train_loss,
 				val_loss,
 				val_acc,
 				tokens_per_s,
 				seconds;
+	int64		val_rows;		/* rows (lm: sequences) held out */
+	float		dropout,		/* what the run trains with */
+				weight_decay;
+	char		note[TFM_NOTE_LEN];	/* what was held out, chosen, kept and why */
 } TrainEpoch;
 
 typedef struct TrainRun TrainRun;
@@ -76,6 +96,19 @@ struct TrainRun
 	bool		warmup_auto;	/* warmup not given: it follows total_steps */
 	TfmKeep		keep;
 	bool		keep_given;		/* keep was an argument, not the task's default */
+	int			patience;		/* evaluations without improvement before stopping, 0 = never */
+	TfmValSource val_source;
+	int64		val_units;		/* rows (lm: sequences) held out */
+
+	/*
+	 * dropout and weight decay from the planned passes (tfm_train_regularisation)
+	 * unless the model's dropout was explicit / weight_decay was given; the
+	 * plan is revised until step TFM_PLAN_FIXED_STEP, then fixed
+	 */
+	bool		auto_dropout,
+				auto_wd;
+	double		planned_passes;
+	int64		eval_every;		/* mid-epoch evaluations every n steps, 0 = none */
 
 	/* the clock (wall time: only time_limit and reports depend on it) */
 	TimestampTz started;		/* the run's start: tfm.history.run_started */
@@ -105,22 +138,31 @@ struct TrainRun
 	bool		stop;			/* time limit, max_steps or non-finite */
 	bool		nonfinite;
 
-	/* validation set (read in epoch 1) */
+	/* validation set (read before the first step: tfm_run_read_val) */
 	TfmExample *val;
 	int			nval;
 	int32	   *val_stream;		/* lm */
 	int64		val_stream_len;
 
-	/* the best epoch so far (keep => 'best') */
+	/* the best evaluation so far (keep => 'best') */
 	int			best_epoch;		/* 0 = none yet */
+	int			best_checkpoint;	/* its row's checkpoint (0: the epoch's end) */
+	int64		best_step;
 	double		best_acc,
 				best_loss;
 	float	   *best_params;	/* n_floats, in cxt */
+	int			evaluations;	/* so far in the run */
+	int			since_best;		/* evaluations since the best */
+	int64		last_eval_step;	/* tr.step of the last evaluation */
+	double		last_val_loss,
+				last_val_acc;
+	bool		early_stop;		/* patience ran out */
 
-	/* results of the epochs this call finished */
+	/* results of the evaluations this call made */
 	TrainEpoch *results;
 	int			nresults;
 	int			kept_epoch;		/* set by tfm_run_finish */
+	int			kept_checkpoint;
 
 	/* resume: the first epoch goes on from the restored state */
 	bool		resume_epoch;
@@ -137,16 +179,20 @@ enum
 	A_TRAIN_NARGS
 };
 
-/* keep => 'last' | 'best' (argument n, not NULL) */
-TfmKeep		tfm_keep_arg(FunctionCallInfo fcinfo, int n);
-/* train_precision => 'fp32' | 'bf16' (argument n; absent or NULL: fp32) */
-tfm_precision tfm_train_precision_arg(FunctionCallInfo fcinfo, int n);
 /*
  * Parse and check the options (run->row must be read); o receives the
- * optimizer's and the precision (argument prec_arg).
+ * optimizer's and the precision (argument prec_arg); keep, precision and
+ * patience are the arguments so numbered (-1: none).
  */
 void		tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o,
-							int keep_arg, int prec_arg);
+							int keep_arg, int prec_arg, int patience_arg);
+
+/* keep => 'last' | 'best' (argument n, not NULL) */
+TfmKeep		tfm_keep_arg(FunctionCallInfo fcinfo, int n);
+/* patience => evaluations without improvement, 0 = never stop early (argument n; absent or NULL: the default) */
+int			tfm_patience_arg(FunctionCallInfo fcinfo, int n);
+/* train_precision => 'fp32' | 'bf16' (argument n; absent or NULL: fp32) */
+tfm_precision tfm_train_precision_arg(FunctionCallInfo fcinfo, int n);
 /*
  * Set up a fresh run inside an SPI connection: the reader, the row count,
  * the schedule's estimate, the optimizer, the RNG and the contexts (under
@@ -166,8 +212,10 @@ void		tfm_run_end(TrainRun *run);
 
 /* write the weights and a tfm.history row for an epoch's end or a checkpoint */
 void		tfm_run_save(TrainRun *run, const TrainEpoch *e, int checkpoint);
-/* rebuild the validation set by reading the first rows of the query (resume) */
-void		tfm_run_rebuild_val(TrainRun *run, int64 upto_rows);
+/* read the validation set: the held-out rows of the whole query */
+void		tfm_run_read_val(TrainRun *run);
+/* the dropout of the run's plan into the model (after a resume's restore) */
+void		tfm_run_apply_dropout(TrainRun *run, float dropout);
 void		tfm_run_progress(TrainRun *run, bool force);
 /* the epoch so far: steps, mean train loss, seconds, tokens/s (no validation) */
 void		tfm_run_figures(TrainRun *run, TrainEpoch *e);

@@ -189,6 +189,10 @@ tfm_stream_finish(TfmStream *st, double *loss, double *secs)
 	h.seconds = *secs;
 	h.checkpoint = 0;
 	h.rows_done = -1;
+	h.val_rows = -1;
+	h.dropout = st->m->cfg.dropout;
+	h.weight_decay = st->tr.o.weight_decay;
+	h.note = NULL;
 	tfm_history_add(&h);
 	tfm_trainer_free(&st->tr);
 	st->trainer_ready = false;

@@ -127,7 +127,10 @@ run_batch(FunctionCallInfo fcinfo, bool embed, Batch *b)
 	}
 	b->width = embed ? m->cfg.d_model : b->row->n_labels;
 	b->out = palloc(sizeof(float) * b->width * Max(b->n, 1));
-	tfm_classifier_run(m, b->row, ids, lens, b->n, embed ? NULL : b->out, embed ? b->out : NULL);
+	if (embed)					/* no padding: each embedding as tfm_embed(model, text) computes it */
+		tfm_classifier_run_unpadded(m, b->row, ids, lens, b->n, NULL, b->out);
+	else
+		tfm_classifier_run(m, b->row, ids, lens, b->n, b->out, NULL);
 }
 
 PG_FUNCTION_INFO_V1(tfm_classify_batch);
@@ -147,8 +150,8 @@ tfm_classify_batch(PG_FUNCTION_ARGS)
 
 /*
  * tfm_embed(model, text[]): one row (ord, embedding) per element, in order
- * (ord counts from 1; a NULL element gives a NULL embedding), through the
- * same batched forward passes as tfm_classify(model, text[]).
+ * (ord counts from 1; a NULL element gives a NULL embedding), through
+ * batched forward passes of inputs of one length each (nothing padded).
  */
 PG_FUNCTION_INFO_V1(tfm_embed_batch);
 Datum

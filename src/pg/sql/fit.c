@@ -41,6 +41,7 @@
 #define A_RESUME  (A_TRAIN_NARGS + 1)
 #define A_KEEP    (A_TRAIN_NARGS + 2)
 #define A_PRECISION (A_TRAIN_NARGS + 3)
+#define A_PATIENCE (A_TRAIN_NARGS + 4)
 
 typedef struct FitState
 {
@@ -139,6 +140,7 @@ fit_args(FunctionCallInfo fcinfo, bool resume, FitState *fs)
 	if (!PG_ARGISNULL(A_KEEP))
 		(void) tfm_keep_arg(fcinfo, A_KEEP);
 	(void) tfm_train_precision_arg(fcinfo, A_PRECISION);
+	(void) tfm_patience_arg(fcinfo, PG_NARGS() > A_PATIENCE ? A_PATIENCE : -1);
 	if (call == NULL || !IsA(call, CallContext) || call->atomic)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
@@ -175,7 +177,7 @@ fit_begin(FunctionCallInfo fcinfo, TrainRun *run, const char *model, const char 
 	else
 	{
 		run->query = pstrdup(query);	/* in run_cxt, which outlives the commits */
-		tfm_run_options(fcinfo, run, &o, A_KEEP, A_PRECISION);
+		tfm_run_options(fcinfo, run, &o, A_KEEP, A_PRECISION, PG_NARGS() > A_PATIENCE ? A_PATIENCE : -1);
 		tfm_checkpoint_forget(&run->row);
 		tfm_run_begin(run, &o);
 	}

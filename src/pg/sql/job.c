@@ -7,6 +7,7 @@
  *   tfm_job_pause(name), tfm_job_resume(name), tfm_job_drop(name, drop_destination)
  *
  * Creating a job creates the destination (the source's primary-key columns,
+ * with chunk, chunk_start, chunk_end for an embedding job that chunks,
  * output, model_version, updated_at; owned by the job's owner, who is the
  * creator), two triggers on the source (sql/job_trigger.c: each changed
  * row's key, and TRUNCATE, into tfm.job_queue; an UPDATE only when it sets
@@ -15,13 +16,16 @@
  * key (the backfill is the queue), all in the creating transaction: a row
  * committed before it is in the backfill, one after it fires the trigger.
  *
- * tfm_job_run drains the queue in batches, one transaction each: claim keys
- * (storage/jobs.c: FOR UPDATE SKIP LOCKED, then each key's advisory lock),
- * read the source rows and evaluate the input expression, call the task's
- * text[] function once for the batch inside an INSERT ... ON CONFLICT into
- * the destination (one output per key, never two), delete the outputs of
- * rows that are gone, record failures in tfm.job_errors, COMMIT.  A cancel
- * rolls back the batch in flight only: its keys are back in the queue.
+ * tfm_job_run (tfm_job_run_batches, job.h, for callers in C) drains the
+ * queue in batches, one transaction each, through statements prepared once
+ * per run: claim keys (storage/jobs.c: FOR UPDATE SKIP LOCKED, then each
+ * key's advisory lock), read the source rows and evaluate the input
+ * expression, call the task's text[] function once for the batch inside an
+ * INSERT ... ON CONFLICT into the destination (one output per key, or per
+ * (key, chunk) with tfm_embed_chunks, never two; a key's chunks past its
+ * last deleted in the same statement), delete the outputs of rows that are
+ * gone, record failures in tfm.job_errors, COMMIT.  A cancel rolls back the
+ * batch in flight only: its keys are back in the queue.
  *
  * The run loop, tfm_job_run_batches, is also what tfm's background
  * workers run (runtime/job_worker.c; module.c hands it to them).
@@ -60,8 +64,10 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "tfm/limits.h"
 #include "runtime/job_worker.h"
 #include "sql/args.h"
+#include "sql/embed_chunks.h"
 #include "sql/job.h"
 #include "storage/jobs.h"
 
@@ -108,7 +114,7 @@ key_list(const TfmJob *j, const char *prefix)
 	return s.data;
 }
 
-/* tfm_k.c1::type1, ... */
+/* tfm_k.c1::type1 AS "k1", ... */
 static char *
 key_casts(const TfmJob *j)
 {
@@ -116,7 +122,8 @@ key_casts(const TfmJob *j)
 
 	initStringInfo(&s);
 	for (int i = 0; i < j->nkeys; i++)
-		appendStringInfo(&s, "%stfm_k.c%d::%s", i ? ", " : "", i + 1, j->key_types[i]);
+		appendStringInfo(&s, "%stfm_k.c%d::%s AS %s", i ? ", " : "", i + 1, j->key_types[i],
+						 quote_identifier(j->key_cols[i]));
 	return s.data;
 }
 
@@ -184,6 +191,33 @@ compute_sql(const TfmJob *j, const char *dest)
 	const char *keys = key_list(j, "");
 
 	initStringInfo(&s);
+	if (j->chunk_tokens > 0)
+	{
+		/*
+		 * A text's windows, upserted by (key, chunk); the key's chunks past
+		 * its last are deleted (a text that got shorter): the DELETE sees
+		 * the rows as they were before the INSERT and touches none it writes.
+		 */
+		const char *ekeys = key_list(j, "tfm_e.");
+
+		appendStringInfo(&s, "WITH tfm_e AS (SELECT %s, tfm_o.chunk, tfm_o.chunk_start, tfm_o.chunk_end, tfm_o.embedding "
+						 "FROM ROWS FROM (%s) WITH ORDINALITY AS tfm_k(%s, ord) "
+						 "JOIN %s.tfm_embed_chunks($1, $4, ($3->>'chunk_tokens')::int, "
+						 "coalesce(($3->>'chunk_overlap')::int, 0)) AS tfm_o ON tfm_o.ord = tfm_k.ord), ",
+						 key_casts(j), key_params(j, 5), key_aliases(j), ns);
+		appendStringInfo(&s, "tfm_w AS (INSERT INTO %s AS tfm_d (%s, chunk, chunk_start, chunk_end, output, "
+						 "model_version, updated_at) SELECT %s, chunk, chunk_start, chunk_end, embedding, $2, "
+						 "pg_catalog.now() FROM tfm_e ON CONFLICT (%s, chunk) DO UPDATE SET "
+						 "chunk_start = excluded.chunk_start, chunk_end = excluded.chunk_end, "
+						 "output = excluded.output, model_version = excluded.model_version, "
+						 "updated_at = excluded.updated_at RETURNING 1), ",
+						 dest, keys, ekeys, keys);
+		appendStringInfo(&s, "tfm_x AS (DELETE FROM %s AS tfm_d USING (SELECT %s, max(chunk) AS last FROM tfm_e "
+						 "GROUP BY %s) AS tfm_m WHERE (%s) = (%s) AND tfm_d.chunk > tfm_m.last) "
+						 "SELECT count(*) FROM tfm_w",
+						 dest, key_list(j, ""), key_list(j, ""), key_list(j, "tfm_d."), key_list(j, "tfm_m."));
+		return s.data;
+	}
 	appendStringInfo(&s, "INSERT INTO %s AS tfm_d (%s, output, model_version, updated_at) SELECT %s, ",
 					 dest, keys, key_casts(j));
 	if (strcmp(j->task, "embed") == 0)
@@ -329,9 +363,9 @@ try_sub(void (*fn) (void *), void *arg, char **msg, int *code)
 typedef struct Batch
 {
 	const TfmJob *job;
-	const char *fetch;			/* SQL */
-	const char *compute;
-	const char *delete;
+	SPIPlanPtr	fetch;			/* saved plans (prepare_batch_plans) */
+	SPIPlanPtr	compute;
+	SPIPlanPtr	delete;
 	int64		version;
 	int			n;				/* keys */
 	Datum	   *keys;			/* text[] each */
@@ -356,23 +390,67 @@ col_array(Batch *b, int c)
 	return PointerGetDatum(construct_array(d, b->m, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
+/* the keys of idx[0..m) as text[] per key column into args[first..] */
+static void
+key_args(Batch *b, Datum *args, int first)
+{
+	for (int c = 0; c < b->job->nkeys; c++)
+		args[first + c] = col_array(b, c);
+}
+
+/*
+ * The batch's statements, prepared once per run as the job's owner (its
+ * search_path and rights) and kept across the run's commits; free with
+ * free_batch_plans.  Arguments: fetch the key columns' text[]s; compute
+ * $1 model, $2 version, $3 options, $4 inputs, then the key columns;
+ * delete the key columns.
+ */
+static void
+prepare_batch_plans(Batch *b, const char *src, const char *dest)
+{
+	const TfmJob *j = b->job;
+	int			nk = j->nkeys;
+	Oid		   *types = palloc(sizeof(Oid) * (4 + nk));
+	JobAs		as;
+
+	types[0] = TEXTOID;
+	types[1] = INT8OID;
+	types[2] = JSONBOID;
+	for (int i = 3; i < 4 + nk; i++)
+		types[i] = TEXTARRAYOID;
+	owner_begin(j, &as);
+	if ((b->fetch = SPI_prepare(fetch_sql(j, src), nk, types + 4)) == NULL ||
+		(b->compute = SPI_prepare(compute_sql(j, dest), 4 + nk, types)) == NULL ||
+		(b->delete = SPI_prepare(delete_sql(j, dest), nk, types + 4)) == NULL ||
+		SPI_keepplan(b->fetch) != 0 || SPI_keepplan(b->compute) != 0 || SPI_keepplan(b->delete) != 0)
+		elog(ERROR, "cannot prepare the statements of job \"%s\": %s", j->name,
+			 SPI_result_code_string(SPI_result));
+	owner_end(&as);
+}
+
+static void
+free_batch_plans(Batch *b)
+{
+	if (b->fetch)
+		SPI_freeplan(b->fetch);
+	if (b->compute)
+		SPI_freeplan(b->compute);
+	if (b->delete)
+		SPI_freeplan(b->delete);
+	b->fetch = b->compute = b->delete = NULL;
+}
+
 static void
 fetch_fn(void *arg)
 {
 	Batch	   *b = arg;
-	int			nk = b->job->nkeys;
-	Oid		   *types = palloc(sizeof(Oid) * nk);
-	Datum	   *args = palloc(sizeof(Datum) * nk);
+	Datum	   *args = palloc(sizeof(Datum) * b->job->nkeys);
 	MemoryContext cxt = CurrentMemoryContext;
 	JobAs		as;
 
-	for (int c = 0; c < nk; c++)
-	{
-		types[c] = TEXTARRAYOID;
-		args[c] = col_array(b, c);
-	}
+	key_args(b, args, 0);
 	owner_begin(b->job, &as);
-	if (SPI_execute_with_args(b->fetch, nk, types, args, NULL, false, 0) != SPI_OK_SELECT)
+	if (SPI_execute_plan(b->fetch, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "cannot read the source of job \"%s\"", b->job->name);
 	owner_end(&as);
 	for (uint64 r = 0; r < SPI_processed; r++)
@@ -396,30 +474,21 @@ static void
 compute_fn(void *arg)
 {
 	Batch	   *b = arg;
-	int			nk = b->job->nkeys;
-	int			na = 4 + nk;
-	Oid		   *types = palloc(sizeof(Oid) * na);
-	Datum	   *args = palloc(sizeof(Datum) * na);
+	Datum	   *args = palloc(sizeof(Datum) * (4 + b->job->nkeys));
 	Datum	   *in = palloc(sizeof(Datum) * Max(b->m, 1));
 	JobAs		as;
 
 	for (int i = 0; i < b->m; i++)
 		in[i] = CStringGetTextDatum(b->input[b->idx[i]]);
-	types[0] = TEXTOID;
 	args[0] = CStringGetTextDatum(b->job->model);
-	types[1] = INT8OID;
 	args[1] = Int64GetDatum(b->version);
-	types[2] = JSONBOID;
 	args[2] = DirectFunctionCall1(jsonb_in, CStringGetDatum(b->job->options));
-	types[3] = TEXTARRAYOID;
 	args[3] = PointerGetDatum(construct_array(in, b->m, TEXTOID, -1, false, TYPALIGN_INT));
-	for (int c = 0; c < nk; c++)
-	{
-		types[4 + c] = TEXTARRAYOID;
-		args[4 + c] = col_array(b, c);
-	}
+	key_args(b, args, 4);
 	owner_begin(b->job, &as);
-	if (SPI_execute_with_args(b->compute, na, types, args, NULL, false, 0) != SPI_OK_INSERT)
+	/* a job that chunks writes through a WITH ... SELECT */
+	if (SPI_execute_plan(b->compute, args, NULL, false, 0) !=
+		(b->job->chunk_tokens > 0 ? SPI_OK_SELECT : SPI_OK_INSERT))
 		elog(ERROR, "cannot write the destination of job \"%s\"", b->job->name);
 	owner_end(&as);
 }
@@ -427,20 +496,14 @@ compute_fn(void *arg)
 static void
 delete_outputs(Batch *b)
 {
-	int			nk = b->job->nkeys;
-	Oid		   *types = palloc(sizeof(Oid) * nk);
-	Datum	   *args = palloc(sizeof(Datum) * nk);
+	Datum	   *args = palloc(sizeof(Datum) * b->job->nkeys);
 	JobAs		as;
 
 	if (b->m == 0)
 		return;
-	for (int c = 0; c < nk; c++)
-	{
-		types[c] = TEXTARRAYOID;
-		args[c] = col_array(b, c);
-	}
+	key_args(b, args, 0);
 	owner_begin(b->job, &as);
-	if (SPI_execute_with_args(b->delete, nk, types, args, NULL, false, 0) != SPI_OK_DELETE)
+	if (SPI_execute_plan(b->delete, args, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "cannot delete from the destination of job \"%s\"", b->job->name);
 	owner_end(&as);
 }
@@ -561,7 +624,7 @@ batch_keys(Batch *b)
 /* ---- tfm_job_run ---------------------------------------------------------- */
 
 static void
-commit(bool *pushed)
+commit(volatile bool *pushed)
 {
 	if (*pushed)
 		PopActiveSnapshot();
@@ -572,8 +635,8 @@ commit(bool *pushed)
 }
 
 /*
- * The run loop (a TfmJobRunner, runtime/job_worker.h): CALL tfm_job_run and
- * tfm's background workers (given to them by module.c).
+ * The run loop (see job.h; a TfmJobRunner, runtime/job_worker.h): CALL
+ * tfm_job_run and tfm's background workers (given to them by module.c).
  */
 void
 tfm_job_run_batches(const char *name, const char *schema, int max_batches, bool check_stale,
@@ -584,13 +647,17 @@ tfm_job_run_batches(const char *name, const char *schema, int max_batches, bool 
 				old;
 	TfmJob		job;
 	RunCounts	rc = {0, 0, 0, NULL};
-	bool		pushed = false;
-	int			batches = 0;
+	volatile bool pushed = false;
+	volatile int batches = 0;
+	volatile bool more = false;
 	TimestampTz start = GetCurrentTimestamp();
 	double		secs;
+	Batch		b;
 
-	fn_schema = schema;
-	memset(result, 0, sizeof(*result));
+	if (max_batches == 0 || max_batches < -1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("batches must be positive")));
 	run_cxt = AllocSetContextCreate(CurrentMemoryContext, "tfm_job_run", ALLOCSET_DEFAULT_SIZES);
 	batch_cxt = AllocSetContextCreate(run_cxt, "tfm_job_run batch", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(run_cxt);
@@ -604,9 +671,23 @@ tfm_job_run_batches(const char *name, const char *schema, int max_batches, bool 
 		PushActiveSnapshot(GetTransactionSnapshot());
 		pushed = true;
 	}
+	if (schema == NULL)
+	{
+		/* called from C without the schema: the extension's, from pg_extension */
+		if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e "
+						"JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'tfm'",
+						true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "extension tfm is not installed in this database");
+		schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	}
+	/* kept past this run (the statements built later read it) */
+	if (fn_schema == NULL || strcmp(fn_schema, schema) != 0)
+		fn_schema = MemoryContextStrdup(TopMemoryContext, schema);
 
 	tfm_job_read(name, &job, false);
 	check_job_owner(&job, "run");
+	memset(&b, 0, sizeof(b));
+	b.job = &job;
 	if (job.paused)
 		ereport(NOTICE,
 				(errmsg("job \"%s\" is paused: nothing done", name),
@@ -615,86 +696,91 @@ tfm_job_run_batches(const char *name, const char *schema, int max_batches, bool 
 	{
 		char	   *src = rel_sql(job.source, "source", name);
 		char	   *dest = rel_sql(job.dest, "destination", name);
-		Batch		b;
 
-		memset(&b, 0, sizeof(b));
-		b.job = &job;
-		b.fetch = fetch_sql(&job, src);
-		b.compute = compute_sql(&job, dest);
-		b.delete = delete_sql(&job, dest);
-
-		/* a TRUNCATE of the source: the outputs of rows no longer there go */
-		if (tfm_job_take_truncates(&job))
+		/* the saved plans go at the end, or at an error */
+		PG_TRY();
 		{
-			JobAs		as;
-			StringInfoData s;
-
-			initStringInfo(&s);
-			appendStringInfo(&s, "DELETE FROM %s d WHERE NOT EXISTS (SELECT FROM %s s WHERE ", dest, src);
-			for (int i = 0; i < job.nkeys; i++)
-				appendStringInfo(&s, "%ss.%s = d.%s", i ? " AND " : "",
-								 quote_identifier(job.key_cols[i]), quote_identifier(job.key_cols[i]));
-			appendStringInfoChar(&s, ')');
-			owner_begin(&job, &as);
-			if (SPI_execute(s.data, false, 0) != SPI_OK_DELETE)
-				elog(ERROR, "cannot delete from the destination of job \"%s\"", name);
-			rc.deleted += SPI_processed;
-			owner_end(&as);
-		}
-		/* outputs of another model version: again */
-		if (check_stale && job.reprocess_stale)
-		{
-			int64		v = tfm_job_model_version(&job);
-			int64		n = v < 0 ? 0 : tfm_job_enqueue_stale(&job, dest, v);
-
-			if (n > 0)
-				ereport(NOTICE,
-						(errmsg("job \"%s\": %lld outputs of another version of model \"%s\" queued again",
-								name, (long long) n, job.model)));
-		}
-		commit(&pushed);
-
-		for (;;)
-		{
-			bool		paused;
-			TfmJob		now;
-
-			MemoryContextReset(batch_cxt);
-			MemoryContextSwitchTo(batch_cxt);
-			CHECK_FOR_INTERRUPTS();
-			/* pausing from another session stops the run here */
-			tfm_job_read(name, &now, true);
-			paused = now.id != job.id || now.paused;
-			if (paused)
-				break;
-			b.version = tfm_job_model_version(&job);
-			b.n = tfm_job_claim(&job, job.batch, &b.keys);
-			if (b.n == 0)
-				break;
-			batch_keys(&b);
+			prepare_batch_plans(&b, src, dest);
+			/* a TRUNCATE of the source: the outputs of rows no longer there go */
+			if (tfm_job_take_truncates(&job))
 			{
-				RunCounts	one = {0, 0, 0, NULL};
+				JobAs		as;
+				StringInfoData s;
 
-				run_batch(&b, &one);
-				rc.done += one.done;
-				rc.deleted += one.deleted;
-				rc.failed += one.failed;
-				tfm_job_count(&job, one.done, one.deleted, one.failed, one.last_error,
-							  start, rc.done + rc.failed);
+				initStringInfo(&s);
+				appendStringInfo(&s, "DELETE FROM %s d WHERE NOT EXISTS (SELECT FROM %s s WHERE ", dest, src);
+				for (int i = 0; i < job.nkeys; i++)
+					appendStringInfo(&s, "%ss.%s = d.%s", i ? " AND " : "",
+									 quote_identifier(job.key_cols[i]), quote_identifier(job.key_cols[i]));
+				appendStringInfoChar(&s, ')');
+				owner_begin(&job, &as);
+				if (SPI_execute(s.data, false, 0) != SPI_OK_DELETE)
+					elog(ERROR, "cannot delete from the destination of job \"%s\"", name);
+				rc.deleted += SPI_processed;
+				owner_end(&as);
 			}
-			pgstat_report_activity(STATE_RUNNING,
-								   psprintf("tfm_job_run %s: %lld done, %lld deleted, %lld failed",
-											name, (long long) rc.done, (long long) rc.deleted,
-											(long long) rc.failed));
-			MemoryContextSwitchTo(run_cxt);
+			/* outputs of another model version: again (a worker checks when the version moved) */
+			if (check_stale && job.reprocess_stale)
+			{
+				int64		v = tfm_job_model_version(&job);
+				int64		n = v < 0 ? 0 : tfm_job_enqueue_stale(&job, dest, v);
+
+				if (n > 0)
+					ereport(NOTICE,
+							(errmsg("job \"%s\": %lld outputs of another version of model \"%s\" queued again",
+									name, (long long) n, job.model)));
+			}
 			commit(&pushed);
-			batches++;
-			if (max_batches > 0 && batches >= max_batches)
+
+			for (;;)
 			{
-				result->more = true;
-				break;
+				bool		paused;
+				TfmJob		now;
+
+				MemoryContextReset(batch_cxt);
+				MemoryContextSwitchTo(batch_cxt);
+				CHECK_FOR_INTERRUPTS();
+				/* pausing from another session stops the run here */
+				tfm_job_read(name, &now, true);
+				paused = now.id != job.id || now.paused;
+				if (paused)
+					break;
+				b.version = tfm_job_model_version(&job);
+				b.n = tfm_job_claim(&job, job.batch, &b.keys);
+				if (b.n == 0)
+					break;
+				batch_keys(&b);
+				{
+					RunCounts	one = {0, 0, 0, NULL};
+
+					run_batch(&b, &one);
+					rc.done += one.done;
+					rc.deleted += one.deleted;
+					rc.failed += one.failed;
+					tfm_job_count(&job, one.done, one.deleted, one.failed, one.last_error,
+								  start, rc.done + rc.failed);
+				}
+				pgstat_report_activity(STATE_RUNNING,
+									   psprintf("tfm_job_run %s: %lld done, %lld deleted, %lld failed",
+												name, (long long) rc.done, (long long) rc.deleted,
+												(long long) rc.failed));
+				MemoryContextSwitchTo(run_cxt);
+				commit(&pushed);
+				batches++;
+				if (max_batches > 0 && batches >= max_batches)
+				{
+					more = true;
+					break;
+				}
 			}
 		}
+		PG_CATCH();
+		{
+			free_batch_plans(&b);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		free_batch_plans(&b);
 	}
 	MemoryContextSwitchTo(run_cxt);
 	if (pushed)
@@ -707,12 +793,17 @@ tfm_job_run_batches(const char *name, const char *schema, int max_batches, bool 
 						name, (long long) rc.done, (long long) rc.deleted, (long long) rc.failed, batches),
 				 errdetail_log("%.1f s, %.0f rows/s", secs, secs > 0 ? (rc.done + rc.failed) / secs : 0.0)));
 	pgstat_report_activity(STATE_RUNNING, "tfm_job_run: done");
-	result->done = rc.done;
-	result->deleted = rc.deleted;
-	result->failed = rc.failed;
-	result->batches = batches;
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(run_cxt);
+	if (result)
+	{
+		result->done = rc.done;
+		result->deleted = rc.deleted;
+		result->failed = rc.failed;
+		result->batches = batches;
+		result->more = more;
+		result->paused = job.paused;
+	}
 }
 
 PG_FUNCTION_INFO_V1(tfm_job_run);
@@ -721,8 +812,6 @@ tfm_job_run(PG_FUNCTION_ARGS)
 {
 	CallContext *call = (CallContext *) fcinfo->context;
 	char	   *name = tfm_text_arg(fcinfo, 0, "name");
-	int			max_batches = PG_ARGISNULL(1) ? -1 : PG_GETARG_INT32(1);
-	TfmJobRunResult result;
 
 	set_fn_schema(fcinfo);
 	if (call == NULL || !IsA(call, CallContext) || call->atomic)
@@ -731,11 +820,7 @@ tfm_job_run(PG_FUNCTION_ARGS)
 				 errmsg("tfm_job_run cannot run inside a transaction block"),
 				 errdetail("tfm_job_run commits after every batch."),
 				 errhint("CALL tfm_job_run outside BEGIN ... COMMIT and not from a function.")));
-	if (max_batches == 0 || max_batches < -1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("batches must be positive")));
-	tfm_job_run_batches(name, fn_schema, max_batches, true, &result);
+	tfm_job_run_batches(name, fn_schema, PG_ARGISNULL(1) ? -1 : PG_GETARG_INT32(1), true, NULL);
 	PG_RETURN_VOID();
 }
 
@@ -831,6 +916,38 @@ bad:
 			 errdetail("Given: %s", input)));
 }
 
+/* chunk_tokens and chunk_overlap: an embedding job's, within the model's window */
+static void
+check_chunking(Jsonb *options, const char *task, const TfmModelRow *row, TfmJob *job)
+{
+	Oid			types[1] = {JSONBOID};
+	Datum		args[1] = {JsonbPGetDatum(options)};
+	bool		ct_null,
+				co_null;
+	int			ct,
+				co;
+
+	if (SPI_execute_with_args("SELECT ($1->>'chunk_tokens')::int, ($1->>'chunk_overlap')::int",
+							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "cannot check the options");
+	ct = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &ct_null));
+	co = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &co_null));
+	if (ct_null && co_null)
+		return;
+	if (strcmp(task, "embed") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a job of task %s cannot chunk its texts", task),
+				 errhint("chunk_tokens and chunk_overlap are options of embedding jobs.")));
+	if (ct_null)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("chunk_overlap needs chunk_tokens")));
+	tfm_check_chunking(row, ct, co_null ? 0 : co);
+	job->chunk_tokens = ct;
+	job->chunk_overlap = co_null ? 0 : co;
+}
+
 static void
 check_options(Jsonb *options, const char *task)
 {
@@ -840,7 +957,7 @@ check_options(Jsonb *options, const char *task)
 
 	if (SPI_execute_with_args("SELECT CASE WHEN jsonb_typeof($1) <> 'object' THEN 'options must be a JSON object' "
 							  "ELSE (SELECT string_agg(k, ', ') FROM jsonb_object_keys($1) k WHERE k <> ALL ("
-							  "  ARRAY['batch', 'reprocess_stale'] || CASE $2 "
+							  "  ARRAY['batch', 'reprocess_stale', 'chunk_tokens', 'chunk_overlap'] || CASE $2 "
 							  "  WHEN 'generate' THEN ARRAY['max_tokens', 'temperature', 'top_k', 'top_p', 'seed', 'stop'] "
 							  "  WHEN 'translate' THEN ARRAY['beam', 'length_penalty', 'max_tokens'] "
 							  "  ELSE '{}'::text[] END)) END",
@@ -851,13 +968,14 @@ check_options(Jsonb *options, const char *task)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s", bad)));
 	if (bad != NULL)
 		ereport(ERROR,
-				(errcode(strstr(bad, "chunk") ? ERRCODE_FEATURE_NOT_SUPPORTED : ERRCODE_INVALID_PARAMETER_VALUE),
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown option for a job of task %s: %s", task, bad),
-				 errhint("A job takes batch and reprocess_stale, and the options of its task's function "
-						 "(generate: max_tokens, temperature, top_k, top_p, seed, stop; translate: beam, "
-						 "length_penalty, max_tokens).")));
+				 errhint("A job takes batch, reprocess_stale, chunk_tokens and chunk_overlap (embed), and "
+						 "the options of its task's function (generate: max_tokens, temperature, top_k, "
+						 "top_p, seed, stop; translate: beam, length_penalty, max_tokens).")));
 	/* the values' types and ranges: cast now rather than at the first batch */
-	if (SPI_execute_with_args("SELECT coalesce(($1->>'batch')::int, 64), coalesce(($1->>'reprocess_stale')::bool, true), "
+	if (SPI_execute_with_args("SELECT coalesce(($1->>'batch')::int, " CppAsString2(TFM_JOB_BATCH_DEFAULT) "), "
+							  "coalesce(($1->>'reprocess_stale')::bool, true), "
 							  "($1->>'max_tokens')::int, ($1->>'temperature')::real, ($1->>'top_k')::int, "
 							  "($1->>'top_p')::real, ($1->>'seed')::bigint, ($1->>'beam')::int, "
 							  "($1->>'length_penalty')::real",
@@ -867,10 +985,11 @@ check_options(Jsonb *options, const char *task)
 		bool		isnull;
 		int			batch = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 
-		if (batch < 1 || batch > 1024)
+		if (batch < TFM_JOB_BATCH_MIN || batch > TFM_JOB_BATCH_MAX)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("a job's batch must be between 1 and 1024, not %d", batch)));
+					 errmsg("a job's batch must be between %d and %d, not %d",
+							TFM_JOB_BATCH_MIN, TFM_JOB_BATCH_MAX, batch)));
 	}
 }
 
@@ -909,7 +1028,7 @@ read_primary_key(TfmJob *job)
 	Oid			types[1] = {OIDOID};
 	Datum		args[1] = {ObjectIdGetDatum(job->source)};
 
-	if (SPI_execute_with_args("SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) "
+	if (tfm_spi_exec("SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) "
 							  "|| CASE WHEN a.attcollation <> t.typcollation THEN ' COLLATE ' "
 							  "|| pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(c.collname) ELSE '' END "
 							  "FROM pg_catalog.pg_index i "
@@ -919,9 +1038,7 @@ read_primary_key(TfmJob *job)
 							  "LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.collnamespace "
 							  "WHERE i.indrelid = $1 AND i.indisprimary "
 							  "ORDER BY pg_catalog.array_position(i.indkey::int2[], a.attnum)",
-							  1, types, args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read the primary key");
-	if (SPI_processed == 0)
+							  1, types, args, NULL, true, 0, SPI_OK_SELECT, "cannot read the primary key") == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("table %s has no primary key", get_rel_name(job->source)),
@@ -1014,6 +1131,7 @@ tfm_job_create(PG_FUNCTION_ARGS)
 	if (options != NULL)
 	{
 		check_options(options, task);
+		check_chunking(options, task, &row, &job);
 		job.options = JsonbToCString(NULL, &options->root, VARSIZE(options));
 	}
 	else
@@ -1054,8 +1172,12 @@ tfm_job_create(PG_FUNCTION_ARGS)
 		appendStringInfo(&s, "CREATE TABLE %s (", quote_qualified_identifier(get_namespace_name(nsp), name));
 		for (int i = 0; i < job.nkeys; i++)
 			appendStringInfo(&s, "%s %s NOT NULL, ", quote_identifier(job.key_cols[i]), col_defs[i]);
+		if (job.chunk_tokens > 0)
+			appendStringInfoString(&s, "chunk integer NOT NULL, chunk_start integer NOT NULL, "
+								   "chunk_end integer NOT NULL, ");
 		appendStringInfo(&s, "output %s, model_version bigint, updated_at timestamptz NOT NULL DEFAULT now(), "
-						 "PRIMARY KEY (%s))", output_type(task), key_list(&job, ""));
+						 "PRIMARY KEY (%s%s))", output_type(task), key_list(&job, ""),
+						 job.chunk_tokens > 0 ? ", chunk" : "");
 		if (SPI_execute(s.data, false, 0) != SPI_OK_UTILITY)
 			elog(ERROR, "cannot create the destination of job \"%s\"", name);
 		CommandCounterIncrement();
@@ -1084,6 +1206,7 @@ tfm_job_create(PG_FUNCTION_ARGS)
 		/* the writes to the destination: its columns and a unique key on the key columns */
 		Oid			types[12];
 		int			na = 4 + job.nkeys;
+		SPIPlanPtr	upsert;
 
 		types[0] = TEXTOID;
 		types[1] = INT8OID;
@@ -1095,9 +1218,11 @@ tfm_job_create(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("a job's source may have at most 8 key columns")));
 		owner_begin(&job, &as);
-		if (SPI_prepare(compute_sql(&job, dest), na, types) == NULL ||
+		if ((upsert = SPI_prepare(compute_sql(&job, dest), na, types)) == NULL ||
 			SPI_prepare(delete_sql(&job, dest), job.nkeys, types + 4) == NULL)
 			elog(ERROR, "cannot prepare the writes of job \"%s\"", name);
+		/* planned now: a destination without a unique key on the key columns (and chunk) fails here */
+		ReleaseCachedPlan(SPI_plan_get_cached_plan(upsert), NULL);
 		owner_end(&as);
 	}
 

@@ -248,6 +248,8 @@ tfm_create_model(PG_FUNCTION_ARGS)
 	nm.tokenizer = tokenizer;
 	nm.target_tokenizer = tgt_tokenizer;
 	nm.labels = PG_ARGISNULL(A_LABELS) ? (Datum) 0 : PG_GETARG_DATUM(A_LABELS);
+	/* no dropout given: each training run chooses it from its plan */
+	nm.dropout_auto = PG_ARGISNULL(A_DROPOUT) && PG_ARGISNULL(A_ATTN_DROPOUT);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	values[0] = CStringGetTextDatum(name);

@@ -16,6 +16,7 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "pgstat.h"
+#include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
 #include "runtime/checkpoint.h"
@@ -24,6 +25,7 @@
 
 #define A_KEEP A_TRAIN_NARGS
 #define A_PRECISION (A_TRAIN_NARGS + 1)
+#define A_PATIENCE (A_TRAIN_NARGS + 2)
 
 PG_FUNCTION_INFO_V1(tfm_train);
 Datum
@@ -41,7 +43,7 @@ tfm_train(PG_FUNCTION_ARGS)
 	run->fn_name = "tfm_train";
 	run->query = query;
 	tfm_run_take_model(run, model);
-	tfm_run_options(fcinfo, run, &o, A_KEEP, A_PRECISION);
+	tfm_run_options(fcinfo, run, &o, A_KEEP, A_PRECISION, PG_NARGS() > A_PATIENCE ? A_PATIENCE : -1);
 
 	SPI_connect();
 	tfm_checkpoint_forget(&run->row);
@@ -54,8 +56,9 @@ tfm_train(PG_FUNCTION_ARGS)
 	for (int i = 0; i < run->nresults; i++)
 	{
 		const TrainEpoch *e = &run->results[i];
-		Datum		values[8];
-		bool		nulls[8] = {false, false, false, false, false, false, false, false};
+		Datum		values[12];
+		bool		nulls[12] = {false, false, false, false, false, false, false, false,
+		false, false, false, false};
 
 		values[0] = Int32GetDatum(e->epoch);
 		values[1] = Int64GetDatum(e->steps);
@@ -64,11 +67,15 @@ tfm_train(PG_FUNCTION_ARGS)
 		values[4] = Float8GetDatum(e->val_acc);
 		values[5] = Float8GetDatum(e->tokens_per_s);
 		values[6] = Float8GetDatum(e->seconds);
-		values[7] = BoolGetDatum(e->epoch == run->kept_epoch);
+		values[7] = BoolGetDatum(e->epoch == run->kept_epoch && e->checkpoint == run->kept_checkpoint);
+		values[8] = Int64GetDatum(e->val_rows);
+		values[9] = Float4GetDatum(e->dropout);
+		values[10] = Float4GetDatum(e->weight_decay);
+		values[11] = CStringGetTextDatum(e->note);
 		nulls[2] = isnan(e->train_loss);
 		nulls[3] = isnan(e->val_loss);
 		nulls[4] = isnan(e->val_acc);
-		/* (0.1's definition, without kept, takes the first 7) */
+		/* (older definitions take the first 7 or 8) */
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	/* the trained model goes back to the cache under its new version */

@@ -168,7 +168,8 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"WHEN config->>'cls_pre' = 'relu' THEN 2 ELSE -1 END, "
 		"config->>'precision', "
 		"(config->>'arch' = 'llama')::int, coalesce((config->>'kv_heads')::int, 0), "
-		"coalesce((config->>'rope_theta')::real, 0), name "
+		"coalesce((config->>'rope_theta')::real, 0), name, "
+		"coalesce((config->>'dropout_auto')::bool, false) "
 		/* a model of that name, else the model an alias of that name deploys */
 		"FROM tfm.models WHERE name = $1 "
 		"OR id = (SELECT model_id FROM tfm.aliases WHERE name = $1) "
@@ -289,6 +290,8 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	}
 	row->cfg.kv_heads = get_int(tup, td, 39);
 	row->cfg.rope_theta = DatumGetFloat4(SPI_getbinval(tup, td, 40, &isnull));
+	/* created without a dropout: tfm_train chooses it from each run's plan */
+	row->dropout_auto = DatumGetBool(SPI_getbinval(tup, td, 42, &isnull));
 	tfm_owner_row_end(&r);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,

@@ -19,6 +19,7 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
+#include "tfm/limits.h"
 #include "storage/jobs.h"
 
 void
@@ -41,15 +42,20 @@ begin(TfmAsOwner *as)
 	tfm_job_pin_key_settings();
 }
 
-/* one statement over the job's catalog rows, as the schema's owner; rows changed */
+/*
+ * One statement over the jobs' catalog rows, as the schema's owner, with
+ * the key settings pinned; rows read or changed (SPI_tuptable holds what
+ * it returned).
+ */
 static int64
-exec_as_owner(const char *sql, int nargs, Oid *types, Datum *args, int expect, const char *err)
+exec_as_owner(const char *sql, int nargs, Oid *types, Datum *args, const char *nulls, int expect,
+			  const char *err)
 {
 	TfmAsOwner	as;
 	int64		n;
 
 	begin(&as);
-	n = (int64) tfm_spi_exec(sql, nargs, types, args, NULL, false, 0, expect, err);
+	n = (int64) tfm_spi_exec(sql, nargs, types, args, nulls, false, 0, expect, err);
 	tfm_as_owner_end(&as);
 	return n;
 }
@@ -74,23 +80,20 @@ tfm_job_read(const char *name, TfmJob *job, bool missing_ok)
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(name)};
 	MemoryContext cxt = CurrentMemoryContext;
-	TfmAsOwner	as;
 	HeapTuple	tup;
 	TupleDesc	td;
 	bool		isnull;
 
 	memset(job, 0, sizeof(*job));
 	tfm_check_name("job", name);
-	tfm_as_owner_begin(&as);
-	if (SPI_execute_with_args("SELECT id, name, owner::oid, source::oid, destination::oid, key_columns, "
+	if (exec_as_owner("SELECT id, name, owner::oid, source::oid, destination::oid, key_columns, "
 							  "key_types, input, model, task, options::text, search_path, "
-							  "state = 'paused', coalesce((options->>'batch')::int, 64), "
-							  "coalesce((options->>'reprocess_stale')::bool, true) "
+							  "state = 'paused', coalesce((options->>'batch')::int, " CppAsString2(TFM_JOB_BATCH_DEFAULT) "), "
+							  "coalesce((options->>'reprocess_stale')::bool, true), "
+							  "coalesce((options->>'chunk_tokens')::int, 0), "
+							  "coalesce((options->>'chunk_overlap')::int, 0) "
 							  "FROM tfm.job_defs WHERE name = $1",
-							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read tfm.job_defs");
-	tfm_as_owner_end(&as);
-	if (SPI_processed == 0)
+							  1, types, args, NULL, SPI_OK_SELECT, "cannot read tfm.job_defs") == 0)
 	{
 		if (missing_ok)
 			return false;
@@ -122,6 +125,8 @@ tfm_job_read(const char *name, TfmJob *job, bool missing_ok)
 		job->paused = DatumGetBool(SPI_getbinval(tup, td, 13, &isnull));
 		job->batch = DatumGetInt32(SPI_getbinval(tup, td, 14, &isnull));
 		job->reprocess_stale = DatumGetBool(SPI_getbinval(tup, td, 15, &isnull));
+		job->chunk_tokens = DatumGetInt32(SPI_getbinval(tup, td, 16, &isnull));
+		job->chunk_overlap = DatumGetInt32(SPI_getbinval(tup, td, 17, &isnull));
 		MemoryContextSwitchTo(old);
 	}
 	SPI_freetuptable(SPI_tuptable);
@@ -144,7 +149,6 @@ tfm_job_insert(const TfmJob *job)
 	Oid			types[12] = {TEXTOID, OIDOID, OIDOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID,
 	TEXTOID, TEXTOID, OIDOID, TEXTOID, TEXTOID, BOOLOID};
 	Datum		args[12];
-	TfmAsOwner	as;
 	bool		isnull;
 	int32		id;
 
@@ -160,15 +164,12 @@ tfm_job_insert(const TfmJob *job)
 	args[9] = CStringGetTextDatum(job->options);
 	args[10] = CStringGetTextDatum(job->search_path);
 	args[11] = BoolGetDatum(job->paused);
-	tfm_as_owner_begin(&as);
-	if (SPI_execute_with_args("INSERT INTO tfm.job_defs (name, owner, source, key_columns, key_types, "
-							  "input, model, task, destination, options, search_path, state) "
-							  "VALUES ($1, $2::regrole, $3::regclass, $4, $5, $6, $7, $8, $9::regclass, "
-							  "$10::jsonb, $11, CASE WHEN $12 THEN 'paused' ELSE 'active' END) "
-							  "RETURNING id",
-							  12, types, args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
-		elog(ERROR, "cannot write tfm.job_defs");
-	tfm_as_owner_end(&as);
+	exec_as_owner("INSERT INTO tfm.job_defs (name, owner, source, key_columns, key_types, "
+				  "input, model, task, destination, options, search_path, state) "
+				  "VALUES ($1, $2::regrole, $3::regclass, $4, $5, $6, $7, $8, $9::regclass, "
+				  "$10::jsonb, $11, CASE WHEN $12 THEN 'paused' ELSE 'active' END) "
+				  "RETURNING id",
+				  12, types, args, NULL, SPI_OK_INSERT_RETURNING, "cannot write tfm.job_defs");
 	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_freetuptable(SPI_tuptable);
 	return id;
@@ -179,13 +180,9 @@ tfm_job_set_state(int32 id, bool paused)
 {
 	Oid			types[2] = {INT4OID, BOOLOID};
 	Datum		args[2] = {Int32GetDatum(id), BoolGetDatum(paused)};
-	TfmAsOwner	as;
 
-	tfm_as_owner_begin(&as);
-	if (SPI_execute_with_args("UPDATE tfm.job_defs SET state = CASE WHEN $2 THEN 'paused' ELSE 'active' END "
-							  "WHERE id = $1", 2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "cannot write tfm.job_defs");
-	tfm_as_owner_end(&as);
+	exec_as_owner("UPDATE tfm.job_defs SET state = CASE WHEN $2 THEN 'paused' ELSE 'active' END "
+				  "WHERE id = $1", 2, types, args, NULL, SPI_OK_UPDATE, "cannot write tfm.job_defs");
 }
 
 void
@@ -193,17 +190,13 @@ tfm_job_delete(int32 id)
 {
 	Oid			types[1] = {INT4OID};
 	Datum		args[1] = {Int32GetDatum(id)};
-	TfmAsOwner	as;
 
-	tfm_as_owner_begin(&as);
-	if (SPI_execute_with_args("DELETE FROM tfm.job_queue WHERE job_id = $1",
-							  1, types, args, NULL, false, 0) != SPI_OK_DELETE ||
-		SPI_execute_with_args("DELETE FROM tfm.job_errors WHERE job_id = $1",
-							  1, types, args, NULL, false, 0) != SPI_OK_DELETE ||
-		SPI_execute_with_args("DELETE FROM tfm.job_defs WHERE id = $1",
-							  1, types, args, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "cannot delete job rows");
-	tfm_as_owner_end(&as);
+	exec_as_owner("DELETE FROM tfm.job_queue WHERE job_id = $1", 1, types, args, NULL, SPI_OK_DELETE,
+				  "cannot delete job rows");
+	exec_as_owner("DELETE FROM tfm.job_errors WHERE job_id = $1", 1, types, args, NULL, SPI_OK_DELETE,
+				  "cannot delete job rows");
+	exec_as_owner("DELETE FROM tfm.job_defs WHERE id = $1", 1, types, args, NULL, SPI_OK_DELETE,
+				  "cannot delete job rows");
 }
 
 /* ARRAY[prefix"k1"::text, ...] */
@@ -229,7 +222,7 @@ tfm_job_enqueue_all(const TfmJob *job, const char *source_sql)
 
 	sql = psprintf("INSERT INTO tfm.job_queue (job_id, key) SELECT $1, %s FROM %s s",
 				   key_text_array(job, "s."), source_sql);
-	return exec_as_owner(sql, 1, types, args, SPI_OK_INSERT, "cannot write tfm.job_queue");
+	return exec_as_owner(sql, 1, types, args, NULL, SPI_OK_INSERT, "cannot write tfm.job_queue");
 }
 
 int64
@@ -237,18 +230,13 @@ tfm_job_model_version(const TfmJob *job)
 {
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(job->model)};
-	TfmAsOwner	as;
 	bool		isnull;
 	int64		v = -1;
 
-	tfm_as_owner_begin(&as);
-	if (SPI_execute_with_args("SELECT version FROM tfm.models WHERE name = $1 "
-							  "OR id = (SELECT model_id FROM tfm.aliases WHERE name = $1) "
-							  "ORDER BY name = $1 DESC LIMIT 1",
-							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read tfm.models");
-	tfm_as_owner_end(&as);
-	if (SPI_processed > 0)
+	if (exec_as_owner("SELECT version FROM tfm.models WHERE name = $1 "
+					  "OR id = (SELECT model_id FROM tfm.aliases WHERE name = $1) "
+					  "ORDER BY name = $1 DESC LIMIT 1",
+					  1, types, args, NULL, SPI_OK_SELECT, "cannot read tfm.models") > 0)
 		v = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_freetuptable(SPI_tuptable);
 	return v;
@@ -262,11 +250,12 @@ tfm_job_enqueue_stale(const TfmJob *job, const char *dest_sql, int64 version)
 	char	   *key = key_text_array(job, "d.");
 	char	   *sql;
 
-	sql = psprintf("INSERT INTO tfm.job_queue (job_id, key) SELECT $1, %s FROM %s d "
+	/* DISTINCT: a job that chunks has several outputs per key */
+	sql = psprintf("INSERT INTO tfm.job_queue (job_id, key) SELECT DISTINCT $1, %s FROM %s d "
 				   "WHERE d.model_version IS DISTINCT FROM $2 AND NOT EXISTS "
 				   "(SELECT FROM tfm.job_queue q WHERE q.job_id = $1 AND q.key = %s)",
 				   key, dest_sql, key);
-	return exec_as_owner(sql, 2, types, args, SPI_OK_INSERT, "cannot write tfm.job_queue");
+	return exec_as_owner(sql, 2, types, args, NULL, SPI_OK_INSERT, "cannot write tfm.job_queue");
 }
 
 bool
@@ -274,17 +263,10 @@ tfm_job_take_truncates(const TfmJob *job)
 {
 	Oid			types[1] = {INT4OID};
 	Datum		args[1] = {Int32GetDatum(job->id)};
-	TfmAsOwner	as;
-	bool		any;
 
-	tfm_as_owner_begin(&as);
-	if (SPI_execute_with_args("DELETE FROM tfm.job_queue WHERE id IN (SELECT id FROM tfm.job_queue "
-							  "WHERE job_id = $1 AND key IS NULL FOR UPDATE SKIP LOCKED)",
-							  1, types, args, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "cannot write tfm.job_queue");
-	any = SPI_processed > 0;
-	tfm_as_owner_end(&as);
-	return any;
+	return exec_as_owner("DELETE FROM tfm.job_queue WHERE id IN (SELECT id FROM tfm.job_queue "
+						 "WHERE job_id = $1 AND key IS NULL FOR UPDATE SKIP LOCKED)",
+						 1, types, args, NULL, SPI_OK_DELETE, "cannot write tfm.job_queue") > 0;
 }
 
 static int
@@ -363,19 +345,15 @@ tfm_job_record_error(const TfmJob *job, Datum key, const char *message, int sqle
 {
 	Oid			types[4] = {INT4OID, TEXTARRAYOID, TEXTOID, TEXTOID};
 	Datum		args[4];
-	TfmAsOwner	as;
 
 	args[0] = Int32GetDatum(job->id);
 	args[1] = key;
 	args[2] = CStringGetTextDatum(message);
 	args[3] = CStringGetTextDatum(unpack_sql_state(sqlerrcode));
-	tfm_as_owner_begin(&as);
-	if (SPI_execute_with_args("INSERT INTO tfm.job_errors (job_id, key, message, sqlstate) "
-							  "VALUES ($1, $2, $3, $4) ON CONFLICT (job_id, key) DO UPDATE "
-							  "SET message = excluded.message, sqlstate = excluded.sqlstate, at = now()",
-							  4, types, args, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "cannot write tfm.job_errors");
-	tfm_as_owner_end(&as);
+	exec_as_owner("INSERT INTO tfm.job_errors (job_id, key, message, sqlstate) "
+				  "VALUES ($1, $2, $3, $4) ON CONFLICT (job_id, key) DO UPDATE "
+				  "SET message = excluded.message, sqlstate = excluded.sqlstate, at = now()",
+				  4, types, args, NULL, SPI_OK_INSERT, "cannot write tfm.job_errors");
 }
 
 void
@@ -385,7 +363,6 @@ tfm_job_count(const TfmJob *job, int64 done, int64 deleted, int64 failed, const 
 	Oid			types[7] = {INT4OID, INT8OID, INT8OID, INT8OID, TEXTOID, TIMESTAMPTZOID, INT8OID};
 	Datum		args[7];
 	char		nulls[7] = {' ', ' ', ' ', ' ', last_error ? ' ' : 'n', ' ', ' '};
-	TfmAsOwner	as;
 
 	args[0] = Int32GetDatum(job->id);
 	args[1] = Int64GetDatum(done);
@@ -394,13 +371,10 @@ tfm_job_count(const TfmJob *job, int64 done, int64 deleted, int64 failed, const 
 	args[4] = last_error ? CStringGetTextDatum(last_error) : (Datum) 0;
 	args[5] = TimestampTzGetDatum(run_started);
 	args[6] = Int64GetDatum(run_rows);
-	tfm_as_owner_begin(&as);
-	if (SPI_execute_with_args("UPDATE tfm.job_defs SET rows_done = rows_done + $2, "
-							  "rows_deleted = rows_deleted + $3, rows_failed = rows_failed + $4, "
-							  "last_error = coalesce($5, last_error), "
-							  "last_error_at = CASE WHEN $5 IS NULL THEN last_error_at ELSE now() END, "
-							  "last_run_at = clock_timestamp(), run_started_at = $6, run_rows = $7 WHERE id = $1",
-							  7, types, args, nulls, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "cannot write tfm.job_defs");
-	tfm_as_owner_end(&as);
+	exec_as_owner("UPDATE tfm.job_defs SET rows_done = rows_done + $2, "
+				  "rows_deleted = rows_deleted + $3, rows_failed = rows_failed + $4, "
+				  "last_error = coalesce($5, last_error), "
+				  "last_error_at = CASE WHEN $5 IS NULL THEN last_error_at ELSE now() END, "
+				  "last_run_at = clock_timestamp(), run_started_at = $6, run_rows = $7 WHERE id = $1",
+				  7, types, args, nulls, SPI_OK_UPDATE, "cannot write tfm.job_defs");
 }

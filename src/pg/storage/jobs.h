@@ -29,8 +29,10 @@ typedef struct TfmJob
 	char	   *options;		/* jsonb, as text */
 	char	   *search_path;	/* the creator's, for the input expression */
 	bool		paused;
-	int			batch;			/* options' batch (64) */
+	int			batch;			/* options' batch (TFM_JOB_BATCH_DEFAULT) */
 	bool		reprocess_stale;	/* options' reprocess_stale (true) */
+	int			chunk_tokens;	/* options' chunk_tokens (0: one output per row) */
+	int			chunk_overlap;	/* options' chunk_overlap (0) */
 } TfmJob;
 
 /* a job's row (in the current memory context); false if none and missing_ok */

@@ -120,6 +120,7 @@ typedef struct TfmModelRow
 	int			precision;		/* the model's default tfm_precision, -1 = none */
 	int32		bos_id,			/* imported models: the checkpoint's bos and eos */
 				eos_id;			/* ids (config bos_id, eos_id); -1 = the tokenizer's */
+	bool		dropout_auto;	/* created without dropout: training chooses it (config dropout_auto) */
 	tfm_config	cfg;
 } TfmModelRow;
 
@@ -133,6 +134,7 @@ typedef struct TfmNewModel
 	Datum		labels;			/* text[], or 0 for NULL */
 	const char *config_json;
 	int64		parameters;
+	bool		dropout_auto;	/* created without a dropout: each run chooses it */
 } TfmNewModel;
 /* a new model's row, owned by the current user; row->id and version filled */
 void		tfm_model_insert(const TfmNewModel *nm, TfmModelRow *row);
@@ -250,10 +252,15 @@ typedef struct TfmHistoryRow
 				seconds;
 	int			checkpoint;		/* 0: the epoch's end */
 	int64		rows_done;		/* < 0: NULL */
+	int64		val_rows;		/* < 0: NULL */
+	double		dropout,		/* NaN: NULL */
+				weight_decay;	/* NaN: NULL */
+	const char *note;			/* NULL: NULL */
 } TfmHistoryRow;
 /* a row of tfm.history (its own SPI connection, as the catalog's owner) */
 void		tfm_history_add(const TfmHistoryRow *h);
-/* mark the epoch whose weights a run kept */
-void		tfm_history_mark_kept(int32 model_id, TimestampTz run_started, int epoch);
+/* mark the row (epoch, checkpoint) whose weights a run kept, with why */
+void		tfm_history_mark_kept(int32 model_id, TimestampTz run_started, int epoch,
+								  int checkpoint, const char *note);
 
 #endif							/* TFM_PG_STORAGE_H */

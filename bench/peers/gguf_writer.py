@@ -1,0 +1,200 @@
+"""gguf_writer.py — a minimal GGUF (version 3) writer for bench/peers: a
+Llama checkpoint (HF tensor names, float32 numpy arrays) and its
+SentencePiece-style tokenizer as llama.cpp reads them, in F32, Q8_0 or Q4_0.
+
+Written from the GGUF specification (ggml's docs/gguf.md) and llama.cpp's
+gguf-py / convert_hf_to_gguf.py:
+  header   magic "GGUF", uint32 version 3, uint64 tensor count, uint64
+           metadata count
+  metadata key (uint64 length + UTF-8), uint32 value type, value; arrays:
+           uint32 element type, uint64 count, elements
+  tensors  name, uint32 n_dims, uint64 ne[n_dims] (innermost first: a
+           PyTorch (out, in) matrix is ne = [in, out]), uint32 ggml type,
+           uint64 offset from the start of the data section (aligned)
+  data     after padding to general.alignment (32), each tensor aligned
+Quantization as ggml's reference quantizers (quantize_row_q8_0_ref,
+quantize_row_q4_0_ref, as gguf-py's quants.py spells them in numpy): blocks of 32 along a row; Q8_0 = fp16 scale
+amax/127 + 32 int8 (round half away from zero); Q4_0 = fp16 scale
+max/-8 (max: the value of largest magnitude, signed) + 16 bytes of 4-bit
+values min(15, trunc(x/d + 8.5)), element j in the low nibble of byte j
+and element j+16 in its high nibble.
+
+The llama layout permutes the rows of q_proj and k_proj (HF's rotate_half
+pairs dimension i with i + d/2 inside a head; ggml's rope pairs 2i with
+2i+1), as convert_hf_to_gguf.py's LlamaModel.permute does.
+"""
+import struct
+
+import numpy as np
+
+GGUF_MAGIC = b"GGUF"
+ALIGN = 32
+# metadata value types
+T_UINT32, T_INT32, T_FLOAT32, T_BOOL, T_STRING, T_ARRAY = 4, 5, 6, 7, 8, 9
+# ggml tensor types
+GGML_F32, GGML_Q4_0, GGML_Q8_0 = 0, 2, 8
+# general.file_type (llama_ftype): ALL_F32 0, MOSTLY_Q4_0 2, MOSTLY_Q8_0 7
+FILE_TYPE = {"F32": 0, "Q4_0": 2, "Q8_0": 7}
+# tokenizer.ggml.token_type
+TOK_NORMAL, TOK_UNKNOWN, TOK_CONTROL, TOK_BYTE = 1, 2, 3, 6
+
+
+def _str(s):
+    b = s.encode("utf-8")
+    return struct.pack("<Q", len(b)) + b
+
+
+def _value(v):
+    """(type, bytes) of a metadata value"""
+    if isinstance(v, bool):
+        return T_BOOL, struct.pack("<B", int(v))
+    if isinstance(v, int):
+        return T_UINT32, struct.pack("<I", v)
+    if isinstance(v, float):
+        return T_FLOAT32, struct.pack("<f", v)
+    if isinstance(v, str):
+        return T_STRING, _str(v)
+    raise TypeError(type(v))
+
+
+def _array(elem_type, items):
+    out = struct.pack("<IQ", elem_type, len(items))
+    if elem_type == T_STRING:
+        return out + b"".join(_str(s) for s in items)
+    if elem_type == T_FLOAT32:
+        return out + np.asarray(items, dtype="<f4").tobytes()
+    if elem_type == T_INT32:
+        return out + np.asarray(items, dtype="<i4").tobytes()
+    raise TypeError(elem_type)
+
+
+def _round_away(v):
+    """roundf: half away from zero (gguf-py's np_roundf, bit-exact with ggml's reference)"""
+    a = np.abs(v)
+    f = np.floor(a)
+    return np.sign(v) * (f + np.floor(2 * (a - f)))
+
+
+def quantize_q8_0(x):
+    """x: float32 (rows, cols), cols % 32 == 0 -> bytes of Q8_0 blocks"""
+    assert x.shape[-1] % 32 == 0, "a row must be whole blocks of 32"
+    b = x.astype(np.float32).reshape(-1, 32)
+    amax = np.abs(b).max(axis=1)
+    d = amax / 127.0
+    inv = np.divide(1.0, d, out=np.zeros_like(d), where=d != 0)
+    q = _round_away(b * inv[:, None]).astype(np.int8)
+    out = np.empty(b.shape[0], dtype=[("d", "<f2"), ("qs", "i1", 32)])
+    out["d"] = d.astype(np.float16)
+    out["qs"] = q
+    return out.tobytes()
+
+
+def quantize_q4_0(x):
+    """x: float32 (rows, cols), cols % 32 == 0 -> bytes of Q4_0 blocks"""
+    assert x.shape[-1] % 32 == 0, "a row must be whole blocks of 32"
+    b = x.astype(np.float32).reshape(-1, 32)
+    mx = b[np.arange(b.shape[0]), np.abs(b).argmax(axis=1)]
+    d = mx / -8.0
+    inv = np.divide(1.0, d, out=np.zeros_like(d), where=d != 0)
+    # the product in float64, as gguf-py does (ggml's C reference may fuse it)
+    q = np.minimum(15, np.trunc(np.float64(b) * np.float64(inv[:, None]) + 8.5)).astype(np.uint8)
+    out = np.empty(b.shape[0], dtype=[("d", "<f2"), ("qs", "u1", 16)])
+    out["d"] = d.astype(np.float16)
+    out["qs"] = q[:, :16] | (q[:, 16:] << 4)
+    return out.tobytes()
+
+
+def permute_rope(w, n_head):
+    """HF q/k rows (heads x [first half, second half]) -> ggml's interleaved pairs"""
+    return (w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:])
+            .swapaxes(1, 2).reshape(w.shape))
+
+
+def write_gguf(path, metadata, tensors):
+    """metadata: list of (key, value) or (key, (elem_type, list)) for arrays;
+    tensors: list of (name, ggml_type, ne list, raw bytes)"""
+    kv = b""
+    for key, v in metadata:
+        if isinstance(v, tuple):
+            kv += _str(key) + struct.pack("<I", T_ARRAY) + _array(*v)
+        else:
+            t, raw = _value(v)
+            kv += _str(key) + struct.pack("<I", t) + raw
+    infos, off = b"", 0
+    offsets = []
+    for name, gtype, ne, raw in tensors:
+        off = (off + ALIGN - 1) // ALIGN * ALIGN
+        offsets.append(off)
+        infos += _str(name) + struct.pack("<I", len(ne)) + struct.pack("<%dQ" % len(ne), *ne)
+        infos += struct.pack("<IQ", gtype, off)
+        off += len(raw)
+    head = GGUF_MAGIC + struct.pack("<IQQ", 3, len(tensors), len(metadata)) + kv + infos
+    with open(path, "wb") as f:
+        f.write(head)
+        f.write(b"\0" * ((ALIGN - len(head) % ALIGN) % ALIGN))
+        pos = 0
+        for (name, gtype, ne, raw), o in zip(tensors, offsets):
+            f.write(b"\0" * (o - pos))
+            f.write(raw)
+            pos = o + len(raw)
+
+
+def llama_gguf(path, cfg, sd, pieces, scores, types, kind):
+    """cfg: the HF config dict; sd: HF name -> float32 numpy array;
+    pieces/scores/types: the tokenizer by id; kind: F32, Q8_0 or Q4_0
+    (every matrix in that type, norms in F32: a "pure" file)"""
+    H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    head = cfg["hidden_size"] // H
+    meta = [
+        ("general.architecture", "llama"),
+        ("general.name", "tfm-bench-peers-llama"),
+        ("general.alignment", ALIGN),
+        ("general.file_type", FILE_TYPE[kind]),
+        ("llama.vocab_size", cfg["vocab_size"]),
+        ("llama.context_length", cfg["max_position_embeddings"]),
+        ("llama.embedding_length", cfg["hidden_size"]),
+        ("llama.block_count", cfg["num_hidden_layers"]),
+        ("llama.feed_forward_length", cfg["intermediate_size"]),
+        ("llama.rope.dimension_count", head),
+        ("llama.rope.freq_base", float(cfg["rope_theta"])),
+        ("llama.attention.head_count", H),
+        ("llama.attention.head_count_kv", KV),
+        ("llama.attention.layer_norm_rms_epsilon", float(cfg["rms_norm_eps"])),
+        ("tokenizer.ggml.model", "llama"),
+        ("tokenizer.ggml.tokens", (T_STRING, pieces)),
+        ("tokenizer.ggml.scores", (T_FLOAT32, scores)),
+        ("tokenizer.ggml.token_type", (T_INT32, types)),
+        ("tokenizer.ggml.unknown_token_id", 0),
+        ("tokenizer.ggml.bos_token_id", cfg["bos_token_id"]),
+        ("tokenizer.ggml.eos_token_id", cfg["eos_token_id"]),
+        ("tokenizer.ggml.add_bos_token", True),
+        ("tokenizer.ggml.add_eos_token", False),
+    ]
+
+    def mat(name, w):
+        w = np.ascontiguousarray(w, dtype=np.float32)
+        ne = [w.shape[1], w.shape[0]]
+        if kind == "Q8_0":
+            return (name, GGML_Q8_0, ne, quantize_q8_0(w))
+        if kind == "Q4_0":
+            return (name, GGML_Q4_0, ne, quantize_q4_0(w))
+        return (name, GGML_F32, ne, w.astype("<f4").tobytes())
+
+    def vec(name, w):
+        return (name, GGML_F32, [w.shape[0]], np.asarray(w, dtype="<f4").tobytes())
+
+    t = [mat("token_embd.weight", sd["model.embed_tokens.weight"])]
+    for i in range(cfg["num_hidden_layers"]):
+        p, b = "model.layers.%d." % i, "blk.%d." % i
+        t.append(vec(b + "attn_norm.weight", sd[p + "input_layernorm.weight"]))
+        t.append(mat(b + "attn_q.weight", permute_rope(sd[p + "self_attn.q_proj.weight"], H)))
+        t.append(mat(b + "attn_k.weight", permute_rope(sd[p + "self_attn.k_proj.weight"], KV)))
+        t.append(mat(b + "attn_v.weight", sd[p + "self_attn.v_proj.weight"]))
+        t.append(mat(b + "attn_output.weight", sd[p + "self_attn.o_proj.weight"]))
+        t.append(vec(b + "ffn_norm.weight", sd[p + "post_attention_layernorm.weight"]))
+        t.append(mat(b + "ffn_gate.weight", sd[p + "mlp.gate_proj.weight"]))
+        t.append(mat(b + "ffn_up.weight", sd[p + "mlp.up_proj.weight"]))
+        t.append(mat(b + "ffn_down.weight", sd[p + "mlp.down_proj.weight"]))
+    t.append(vec("output_norm.weight", sd["model.norm.weight"]))
+    t.append(mat("output.weight", sd["lm_head.weight"]))
+    write_gguf(path, meta, t)

@@ -1,0 +1,283 @@
+#!/usr/bin/python3
+"""make_models.py — bench/peers' checkpoints, random with fixed seeds, each
+written once for tfm and once for its peer:
+
+  make_models.py llama OUT [--size full|small]
+      a Llama (LlamaForCausalLM; full: hidden 768, 12 layers, 12 heads,
+      vocab 32000, intermediate 2048, "Llama 134M"; small: hidden 256,
+      4 layers, 4 heads, vocab 32000, intermediate 704) as Hugging Face
+      saves it (OUT/hf: config.json, model.safetensors F32, a Llama-2-style
+      SentencePiece BPE tokenizer.json) and as GGUF files for llama.cpp
+      (OUT/model-F32.gguf, -Q8_0.gguf, -Q4_0.gguf: the same weights, q/k
+      rows permuted for ggml's rope, the tokenizer in the metadata);
+      OUT/prompts.json: the prompt ids (generation, prefill) and 8 text
+      prompts (tfm's batched generation)
+  make_models.py encoder OUT [--size full|small]
+      a MiniLM-shaped BertModel (hidden 384, 6 layers (small: 2), 12 heads,
+      intermediate 1536, vocab 30522, 512 positions) as Hugging Face saves
+      it (OUT/hf: config.json, model.safetensors, a WordPiece
+      tokenizer.json) and exported to ONNX (OUT/model.onnx, torch.onnx.export
+      of the same weights: input_ids [batch, length] -> the embedding
+      [batch, 384], the mean over non-pad positions of the last hidden
+      states, as tfm_embed pools a base BertModel); OUT/texts.json: 32 texts
+      of 126 words that tokenize to 128 ids ([CLS] + one id a word + [SEP])
+      and those ids
+
+Needs PyTorch (/usr/bin/python3, Debian's python3-torch) and numpy; no
+transformers, safetensors, tokenizers or onnx packages.
+"""
+import argparse
+import itertools
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+
+from gguf_writer import TOK_BYTE, TOK_CONTROL, TOK_NORMAL, TOK_UNKNOWN, llama_gguf
+
+# the tokenizer.json writers and the safetensors writer of tfm's test references
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "test", "reference"))
+from hf_bert_reference import SPECIALS, bert_tokenizer_json, write_safetensors  # noqa: E402
+from hf_llama_reference import SP, spm_tokenizer_json  # noqa: E402
+
+LLAMA = {"full": dict(hidden=768, layers=12, heads=12, ff=2048),
+         "small": dict(hidden=256, layers=4, heads=4, ff=704)}
+VOCAB = 32000
+GEN_PROMPT, PREFILL_PROMPT = 16, 128
+
+
+# ---- Llama -------------------------------------------------------------------
+
+def llama_tokenizer(rng):
+    """Llama 2's kind: <unk> <s> </s>, the 256 byte pieces, characters, then
+    pieces made by merges of two earlier pieces, up to VOCAB ids"""
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+    for b in range(256):
+        vocab["<0x%02X>" % b] = len(vocab)
+    chars = SP + "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,!?'-:;()\""
+    for c in chars:
+        vocab[c] = len(vocab)
+    pieces = list(chars)
+    merges = []
+    while len(vocab) < VOCAB:
+        a = pieces[rng.randint(len(pieces))]
+        b = pieces[rng.randint(len(pieces))]
+        if len(a) + len(b) > 8 or SP in b or (a + b) in vocab:
+            continue
+        vocab[a + b] = len(vocab)
+        pieces.append(a + b)
+        merges.append((a, b))
+    tok = spm_tokenizer_json(vocab, merges)
+    by_id = sorted(vocab, key=vocab.get)
+    types = [TOK_UNKNOWN, TOK_CONTROL, TOK_CONTROL] + [TOK_BYTE] * 256 + [TOK_NORMAL] * (VOCAB - 259)
+    # SentencePiece scores: higher merges first; the merged pieces in merge order
+    scores = [0.0] * 259 + [float(-i) for i in range(VOCAB - 259)]
+    return tok, by_id, scores, types
+
+
+def make_llama(out, size):
+    s = LLAMA[size]
+    D, L, H, FF = s["hidden"], s["layers"], s["heads"], s["ff"]
+    rng = np.random.RandomState(20261126)
+    g = torch.Generator().manual_seed(20261126)
+    os.makedirs(out + "/hf", exist_ok=True)
+    tok, pieces, scores, types = llama_tokenizer(rng)
+
+    sd = {}
+
+    def param(name, shape, std, mean=0.0):
+        sd[name] = torch.randn(*shape, generator=g) * std + mean
+
+    # scales chosen so that attention is not uniform and the logits spread
+    # (std ~3): greedy ids are compared across engines
+    param("model.embed_tokens.weight", (VOCAB, D), 0.5)
+    for i in range(L):
+        p = "model.layers.%d." % i
+        param(p + "input_layernorm.weight", (D,), 0.1, 1.0)
+        param(p + "self_attn.q_proj.weight", (D, D), 0.05)
+        param(p + "self_attn.k_proj.weight", (D, D), 0.05)
+        param(p + "self_attn.v_proj.weight", (D, D), 0.05)
+        param(p + "self_attn.o_proj.weight", (D, D), 0.03)
+        param(p + "post_attention_layernorm.weight", (D,), 0.1, 1.0)
+        param(p + "mlp.gate_proj.weight", (FF, D), 0.05)
+        param(p + "mlp.up_proj.weight", (FF, D), 0.05)
+        param(p + "mlp.down_proj.weight", (D, FF), 0.03)
+    param("model.norm.weight", (D,), 0.1, 1.0)
+    param("lm_head.weight", (VOCAB, D), 0.1)
+    # <unk>, <s> and </s> are never predicted (greedy decoding runs the full
+    # number of tokens on both engines): their head rows are zero, a logit of
+    # 0 where the largest is several units above it
+    sd["lm_head.weight"][0:3] = 0.0
+
+    cfg = {
+        "architectures": ["LlamaForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+        "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu", "hidden_size": D,
+        "initializer_range": 0.02, "intermediate_size": FF, "max_position_embeddings": 2048,
+        "mlp_bias": False, "model_type": "llama", "num_attention_heads": H, "num_hidden_layers": L,
+        "num_key_value_heads": H, "pretraining_tp": 1, "rms_norm_eps": 1e-5, "rope_scaling": None,
+        "rope_theta": 10000.0, "tie_word_embeddings": False, "torch_dtype": "float32",
+        "transformers_version": "4.44.0", "use_cache": True, "vocab_size": VOCAB,
+    }
+    with open(out + "/hf/config.json", "w") as fh:
+        json.dump(cfg, fh, indent=2)
+    with open(out + "/hf/tokenizer.json", "w", encoding="utf-8") as fh:
+        json.dump(tok, fh, ensure_ascii=False)
+    write_safetensors(out + "/hf/model.safetensors", sd)   # F32, in name order
+    npsd = {k: v.numpy() for k, v in sd.items()}
+    for kind in ("F32", "Q8_0", "Q4_0"):
+        llama_gguf("%s/model-%s.gguf" % (out, kind), cfg, npsd, pieces, scores, types, kind)
+    prng = np.random.RandomState(7)
+    prompts = {"generate": [1] + [int(x) for x in prng.randint(259, VOCAB, GEN_PROMPT - 1)],
+               "prefill": [1] + [int(x) for x in prng.randint(259, VOCAB, PREFILL_PROMPT - 1)],
+               # tfm's batched generation takes text: 8 prompts of 10 lower-case words
+               "batch": [" ".join("".join(prng.choice(list("abcdefghijklmnopqrstuvwxyz"), prng.randint(2, 8)))
+                                  for _ in range(10)) for _ in range(8)]}
+    with open(out + "/prompts.json", "w") as fh:
+        json.dump(prompts, fh)
+    n = sum(v.numel() for v in sd.values())
+    print("llama %s: hidden %d, %d layers, %d heads, ff %d, vocab %d: %d parameters -> %s"
+          % (size, D, L, H, FF, VOCAB, n, out))
+
+
+# ---- the MiniLM-shaped encoder ---------------------------------------------------
+
+ENC = {"full": 6, "small": 2}
+E_D, E_H, E_FF, E_V, E_P, E_EPS = 384, 12, 1536, 30522, 512, 1e-12
+
+
+def wordpiece_vocab():
+    """specials, punctuation, letters, ##letters, digits, then every
+    lower-case word of 2, 3, 4 ... letters in order, up to E_V ids: each word
+    of the vocabulary is one id"""
+    toks = list(SPECIALS) + list(".,!?'\"-:;()")
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    toks += list(letters) + ["##" + c for c in letters] + [str(i) for i in range(10)]
+    words = []
+    for n in itertools.count(2):
+        for w in itertools.product(letters, repeat=n):
+            toks.append("".join(w))
+            words.append(toks[-1])
+            if len(toks) == E_V:
+                return {t: i for i, t in enumerate(toks)}, words
+
+
+class Encoder(torch.nn.Module):
+    """BertModel's forward (post-LN, erf GELU, token type 0) and mean pooling
+    over the non-pad positions, from the HF state dict"""
+
+    def __init__(self, sd, layers, pad):
+        super().__init__()
+        self.sd, self.layers, self.pad = sd, layers, pad
+        for k, v in sd.items():
+            self.register_buffer(k.replace(".", "__"), v)
+
+    def w(self, name):
+        return getattr(self, name.replace(".", "__"))
+
+    def lin(self, x, name):
+        return x @ self.w(name + ".weight").t() + self.w(name + ".bias")
+
+    def ln(self, x, name):
+        return torch.nn.functional.layer_norm(x, (E_D,), self.w(name + ".weight"), self.w(name + ".bias"), E_EPS)
+
+    def forward(self, ids):
+        B, T = ids.shape
+        s = E_D // E_H
+        mask = (ids != self.pad)
+        x = (self.w("embeddings.word_embeddings.weight")[ids]
+             + self.w("embeddings.position_embeddings.weight")[:T].unsqueeze(0)
+             + self.w("embeddings.token_type_embeddings.weight")[0])
+        x = self.ln(x, "embeddings.LayerNorm")
+        bias = (~mask).float()[:, None, None, :] * -1e9
+        for i in range(self.layers):
+            p = "encoder.layer.%d." % i
+
+            def split(t):
+                return t.view(B, T, E_H, s).transpose(1, 2)
+            q = split(self.lin(x, p + "attention.self.query"))
+            k = split(self.lin(x, p + "attention.self.key"))
+            v = split(self.lin(x, p + "attention.self.value"))
+            a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(s) + bias, -1) @ v
+            a = a.transpose(1, 2).reshape(B, T, E_D)
+            x = self.ln(x + self.lin(a, p + "attention.output.dense"), p + "attention.output.LayerNorm")
+            h = torch.nn.functional.gelu(self.lin(x, p + "intermediate.dense"))
+            x = self.ln(x + self.lin(h, p + "output.dense"), p + "output.LayerNorm")
+        m = mask.float().unsqueeze(-1)
+        return (x * m).sum(1) / m.sum(1)
+
+
+def make_encoder(out, size):
+    layers = ENC[size]
+    g = torch.Generator().manual_seed(20261127)
+    os.makedirs(out + "/hf", exist_ok=True)
+    vocab, words = wordpiece_vocab()
+    sd = {}
+
+    def param(name, shape, std, mean=0.0):
+        sd[name] = torch.randn(*shape, generator=g) * std + mean
+
+    param("embeddings.word_embeddings.weight", (E_V, E_D), 0.5)
+    param("embeddings.position_embeddings.weight", (E_P, E_D), 0.5)
+    param("embeddings.token_type_embeddings.weight", (2, E_D), 0.5)
+    param("embeddings.LayerNorm.weight", (E_D,), 0.1, 1.0)
+    param("embeddings.LayerNorm.bias", (E_D,), 0.1)
+    for i in range(layers):
+        p = "encoder.layer.%d." % i
+        for n, o, k, std in (("attention.self.query", E_D, E_D, 0.08), ("attention.self.key", E_D, E_D, 0.08),
+                             ("attention.self.value", E_D, E_D, 0.05), ("attention.output.dense", E_D, E_D, 0.05),
+                             ("intermediate.dense", E_FF, E_D, 0.05), ("output.dense", E_D, E_FF, 0.03)):
+            param(p + n + ".weight", (o, k), std)
+            param(p + n + ".bias", (o,), 0.02)
+        for n in ("attention.output.LayerNorm", "output.LayerNorm"):
+            param(p + n + ".weight", (E_D,), 0.1, 1.0)
+            param(p + n + ".bias", (E_D,), 0.1)
+    param("pooler.dense.weight", (E_D, E_D), 0.05)
+    param("pooler.dense.bias", (E_D,), 0.02)
+    cfg = {"model_type": "bert", "architectures": ["BertModel"], "vocab_size": E_V, "hidden_size": E_D,
+           "num_hidden_layers": layers, "num_attention_heads": E_H, "intermediate_size": E_FF,
+           "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
+           "max_position_embeddings": E_P, "type_vocab_size": 2, "initializer_range": 0.02,
+           "layer_norm_eps": E_EPS, "pad_token_id": 0, "position_embedding_type": "absolute",
+           "use_cache": True, "classifier_dropout": None, "torch_dtype": "float32",
+           "transformers_version": "4.40.0"}
+    with open(out + "/hf/config.json", "w") as fh:
+        json.dump(cfg, fh, indent=2)
+    with open(out + "/hf/tokenizer.json", "w", encoding="utf-8") as fh:
+        json.dump(bert_tokenizer_json(vocab), fh)
+    write_safetensors(out + "/hf/model.safetensors", sd)
+
+    rng = np.random.RandomState(11)
+    texts, ids = [], []
+    for _ in range(32):
+        ws = [words[j] for j in rng.randint(0, len(words), 126)]
+        texts.append(" ".join(ws))
+        ids.append([vocab["[CLS]"]] + [vocab[w] for w in ws] + [vocab["[SEP]"]])
+    model = Encoder({k: v for k, v in sd.items() if not k.startswith("pooler.")}, layers, 0).eval()
+    x = torch.tensor(ids[:2])
+    with torch.no_grad():
+        ref = model(x)
+    torch.onnx.export(model, (x,), out + "/model.onnx", input_names=["input_ids"], output_names=["embedding"],
+                      dynamic_axes={"input_ids": {0: "batch", 1: "length"}, "embedding": {0: "batch"}},
+                      opset_version=14, do_constant_folding=True)
+    with open(out + "/texts.json", "w") as fh:
+        json.dump({"texts": texts, "ids": ids, "torch_embedding_0": ref[0].tolist()}, fh)
+    n = sum(v.numel() for v in sd.values())
+    print("encoder %s: hidden %d, %d layers, %d heads, ff %d, vocab %d: %d parameters -> %s"
+          % (size, E_D, layers, E_H, E_FF, E_V, n, out))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=["llama", "encoder"])
+    ap.add_argument("out")
+    ap.add_argument("--size", choices=["full", "small"], default="full")
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    (make_llama if a.what == "llama" else make_encoder)(a.out, a.size)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+// ort_embed.mjs — ONNX Runtime's side of bench/peers, through
+// onnxruntime-node (its prebuilt CPU build): the encoder exported by
+// make_models.py (input_ids [batch, length] -> the mean-pooled embedding),
+// run on the 32 sequences of texts.json at batch 1 (one run per sequence)
+// and at batch 32 (one run), fp32, intra-op threads N, inter-op 1.
+//
+//   node ort_embed.mjs model.onnx --threads N --texts texts.json
+//        [--rounds 3] [--out embeddings.json]
+//
+// Prints RESULT lines (what=encoder batch=1 / 32, the median of the rounds
+// after one untimed round, sequences_per_s); --out writes the 32
+// embeddings (batch 32's) as JSON, for the comparison with tfm_embed.
+import fs from "node:fs";
+import ort from "onnxruntime-node";
+
+function arg(name, dflt) {
+    const i = process.argv.indexOf("--" + name);
+    return i > 0 ? process.argv[i + 1] : dflt;
+}
+const modelPath = process.argv[2];
+const threads = Number(arg("threads", "1"));
+const rounds = Number(arg("rounds", "3"));
+const out = arg("out", null);
+const ids = JSON.parse(fs.readFileSync(arg("texts"), "utf8")).ids;
+const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+
+const session = await ort.InferenceSession.create(modelPath, {
+    executionProviders: ["cpu"], intraOpNumThreads: threads, interOpNumThreads: 1,
+    executionMode: "sequential", graphOptimizationLevel: "all",
+});
+const L = ids[0].length;
+const tensor = (rows) => new ort.Tensor("int64", BigInt64Array.from(rows.flat().map(BigInt)), [rows.length, L]);
+const one = ids.map((r) => tensor([r]));
+const all = tensor(ids);
+
+async function batch1() {
+    const t0 = process.hrtime.bigint();
+    for (const t of one) await session.run({input_ids: t});
+    return ids.length / (Number(process.hrtime.bigint() - t0) / 1e9);
+}
+async function batch32() {
+    const t0 = process.hrtime.bigint();
+    const r = await session.run({input_ids: all});
+    return [ids.length / (Number(process.hrtime.bigint() - t0) / 1e9), r.embedding];
+}
+
+await batch1();
+const [, emb] = await batch32();
+const r1 = [], r32 = [];
+for (let r = 0; r < rounds; r++) {
+    r1.push(await batch1());
+    r32.push((await batch32())[0]);
+}
+const tag = `impl=onnxruntime precision=fp32 threads=${threads} length=${L}`;
+console.log(`RESULT what=encoder ${tag} batch=1 sequences_per_s=${median(r1).toFixed(2)} best=${Math.max(...r1).toFixed(2)}`);
+console.log(`RESULT what=encoder ${tag} batch=${ids.length} sequences_per_s=${median(r32).toFixed(2)} best=${Math.max(...r32).toFixed(2)}`);
+if (out) {
+    const d = emb.dims[1], rows = [];
+    for (let i = 0; i < emb.dims[0]; i++) rows.push(Array.from(emb.data.subarray(i * d, (i + 1) * d)));
+    fs.writeFileSync(out, JSON.stringify(rows));
+}

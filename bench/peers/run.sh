@@ -1,0 +1,406 @@
+#!/bin/bash
+# bench/peers/run.sh — tfm beside llama.cpp and ONNX Runtime (issue 26), in
+# one command, with the same weights on both sides:
+#
+#   1. installs node-llama-cpp 3.21.1 and onnxruntime-node 1.30.0 into
+#      bench/peers/node_modules (npm ci --ignore-scripts, from the committed
+#      package-lock.json; skipped when already installed)
+#   2. make_models.py writes a random (fixed-seed) Llama — "Llama 134M":
+#      hidden 768, 12 layers, 12 heads, vocab 32000, intermediate 2048 — as
+#      Hugging Face safetensors + config.json + tokenizer.json (for
+#      tfm_import_files) and as GGUF F32, Q8_0 and Q4_0 (for llama.cpp), and a
+#      MiniLM-shaped BertModel (hidden 384, 6 layers, 12 heads, vocab 30522)
+#      as safetensors (for tfm) and ONNX (torch.onnx.export, for ONNX Runtime)
+#   3. a throwaway cluster (scripts/cluster.sh) with tfm from this checkout:
+#      both checkpoints imported with tfm_import_files
+#   4. generation, batch 1, greedy: a 16-id prompt + N new tokens (64), the
+#      whole call timed (tfm_generate_tokens with an int[] prompt; llama.cpp:
+#      llama_gen.mjs), tfm fp32 / int8 beside llama.cpp F32 / Q8_0 / Q4_0
+#      (tfm has no 4-bit: "none"), and prefill (one pass over a 128-id
+#      prompt: tfm_next_tokens; llama.cpp: evaluate without generating);
+#      tfm alone also at batch 8 (tfm_generate(model, text[]) of 8 text
+#      prompts: 8 x N tokens / time);
+#      the greedy ids of tfm fp32 must equal llama.cpp F32's computed exactly
+#      (a separate run with an F32 cache and flash attention off: llama.cpp's
+#      CPU flash attention rounds through F16)
+#   5. the encoder: 32 sequences of 128 ids, embeddings/s at batch 1 (one
+#      call a sequence: tfm_embed(model, int[]); ONNX Runtime: one run each)
+#      and batch 32 (tfm_embed(model, text[]) of the 32 texts; ONNX Runtime:
+#      one [32, 128] run), tfm fp32 / bf16 / int8 beside ONNX Runtime fp32
+#      (ort_embed.mjs); tfm fp32's embeddings must equal ONNX Runtime's
+#      within 1e-4
+#   6. a table with ratios, the machine (lscpu), tfm_info()'s kernels and the
+#      load average before each figure; the log in bench/peers/last-run.log
+#
+#   bench/peers/run.sh [--size full|small] [--threads "1 2"] [--tokens 64]
+#                      [--rounds 3] [--kv F16|F32] [--flash-attention auto|on|off]
+#                      [--work-mem 16GB] [--wait S] [--keep]
+#
+#   --size      full (default: Llama 134M, 6-layer encoder) or small (a quick
+#               run: Llama hidden 256, 4 layers, 4 heads, intermediate 704,
+#               vocab 32000; encoder 2 layers)
+#   --threads   thread counts (default "1 2"): tfm.threads, llama.cpp's
+#               context threads, ONNX Runtime's intra-op threads
+#   --tokens    new tokens per generation (default 64)
+#   --rounds    timed rounds per figure after an untimed one; the median is
+#               the figure (default 3)
+#   --kv        llama.cpp's key/value cache type in the timed runs (default
+#               F16, its default)
+#   --flash-attention  llama.cpp's flash attention in the timed runs
+#               (default auto, its default)
+#   --work-mem  tfm.work_mem of the cluster (default 16GB: tfm's estimate of
+#               a generation's memory assumes a slide re-feeding 3/4 of
+#               max_position_embeddings, 1.5 GB a sequence for Llama 134M's
+#               2048 positions; under a lower limit batch 8 is refused or
+#               split in halves; the backend's peak RSS at batch 8 was 0.8 GB)
+#   --wait S    wait up to S s (default 60) for the 1-minute load average
+#               to fall below 0.5 before starting; warn if it does not
+#   --keep      keep the checkpoints (printed directory) instead of removing
+#               them at the end
+#
+# Environment: PGBIN (the server binaries of the throwaway cluster), PG_CONFIG
+# (if set, build and install tfm with it first), OUT (where the checkpoints
+# go; default a fresh directory under /tmp; checkpoints already there, made
+# by the same make_models.py and gguf_writer.py at the same size, are
+# reused).  Needs node (v18+) and npm, /usr/bin/python3 with PyTorch and
+# numpy (Debian's python3-torch), and tfm installed for PGBIN's PostgreSQL.
+# About 1.5 GB of disk at --size full.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+cd "$ROOT"
+SIZE=full
+THREADS="1 2"
+TOKENS=64
+ROUNDS=3
+KV=F16
+FA=auto
+WORK_MEM=16GB
+WAIT=60
+KEEP=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --size) SIZE="$2"; shift 2 ;;
+    --threads) THREADS="$2"; shift 2 ;;
+    --tokens) TOKENS="$2"; shift 2 ;;
+    --rounds) ROUNDS="$2"; shift 2 ;;
+    --kv) KV="$2"; shift 2 ;;
+    --flash-attention) FA="$2"; shift 2 ;;
+    --work-mem) WORK_MEM="$2"; shift 2 ;;
+    --wait) WAIT="$2"; shift 2 ;;
+    --keep) KEEP=1; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+case "$SIZE" in full|small) ;; *) echo "--size must be full or small" >&2; exit 2 ;; esac
+case "$KV" in F16|F32) ;; *) echo "--kv must be F16 or F32" >&2; exit 2 ;; esac
+case "$FA" in auto|on|off) ;; *) echo "--flash-attention must be auto, on or off" >&2; exit 2 ;; esac
+
+PY=/usr/bin/python3
+PSQL="psql -X -q -At -v ON_ERROR_STOP=1"
+LOG=$HERE/last-run.log
+exec > >(tee "$LOG") 2>&1
+log() { echo "[$(date -u '+%H:%M:%S')] $*"; }
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+load1() { cut -d' ' -f1 /proc/loadavg; }
+RES=$(mktemp /tmp/tfm-benchpeers-res.XXXXXX)   # key|value lines for the table
+res() { echo "$1|$2" >> "$RES"; }
+get() { grep -m1 "^$1|" "$RES" | cut -d'|' -f2- || true; }
+field() { tr " " "\n" | sed -n "s/^$1=//p" | head -1; }   # key=value out of a RESULT line
+
+MACHINE="$(lscpu | sed -n 's/^Model name: *//p' | head -1) (family $(lscpu | sed -n 's/^CPU family: *//p' | head -1) model $(lscpu | sed -n 's/^Model: *//p' | head -1)), $(nproc) CPUs"
+log "bench/peers at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src include || echo ' (modified)'), size $SIZE: $MACHINE"
+command -v node >/dev/null && command -v npm >/dev/null || { echo "node and npm are needed" >&2; exit 1; }
+"$PY" -c 'import torch, numpy' 2>/dev/null || { echo "$PY cannot import torch and numpy (apt-get install python3-torch)" >&2; exit 1; }
+
+# ---- 1. the peers ---------------------------------------------------------------
+if [ ! -f "$HERE/node_modules/.package-lock.json" ] || [ "$HERE/package-lock.json" -nt "$HERE/node_modules/.package-lock.json" ] ||
+   [ ! -d "$HERE/node_modules/node-llama-cpp" ] || [ ! -d "$HERE/node_modules/onnxruntime-node" ]; then
+  log "npm ci --ignore-scripts (node-llama-cpp, onnxruntime-node; prebuilt CPU binaries)"
+  (cd "$HERE" && npm ci --ignore-scripts --no-audit --no-fund)
+fi
+PEERS=$(cd "$HERE" && node -e '
+  const l = require("./package-lock.json").packages;
+  console.log("node-llama-cpp " + l["node_modules/node-llama-cpp"].version + ", onnxruntime-node " + l["node_modules/onnxruntime-node"].version)')
+LLAMA_SYS=$(cd "$HERE" && node llama_gen.mjs --info)
+log "peers: $PEERS; llama.cpp CPU features: $LLAMA_SYS"
+
+if [ -n "${PG_CONFIG:-}" ]; then
+  log "building tfm with $PG_CONFIG"
+  make -s -j2 PG_CONFIG="$PG_CONFIG" && make -s install PG_CONFIG="$PG_CONFIG"
+fi
+
+# ---- 2. the checkpoints ------------------------------------------------------------
+OUT=${OUT:-$(mktemp -d /tmp/tfm-benchpeers.XXXXXX)}
+mkdir -p "$OUT"
+cleanup() {
+  cluster_stop 2>/dev/null || true
+  rm -f "$RES"
+  if [ "$KEEP" = 1 ]; then log "checkpoints kept in $OUT"; else rm -rf "$OUT"; fi
+}
+trap cleanup EXIT
+STAMP="$SIZE $(cd "$HERE" && cat make_models.py gguf_writer.py | md5sum | cut -c1-12)"
+if [ -f "$OUT/stamp" ] && [ "$(cat "$OUT/stamp")" = "$STAMP" ]; then
+  log "reusing the checkpoints in $OUT ($STAMP)"
+else
+  log "writing the checkpoints into $OUT"
+  rm -f "$OUT/stamp"
+  (cd "$HERE" && "$PY" make_models.py llama "$OUT/llama" --size "$SIZE" && "$PY" make_models.py encoder "$OUT/enc" --size "$SIZE") 2>&1 |
+    grep -v -i 'warning\|^ *warnings.warn\|^ *_C._jit\|^ *torch._C' || true
+  [ -f "$OUT/llama/model-Q4_0.gguf" ] && [ -f "$OUT/enc/model.onnx" ] || { echo "make_models.py failed" >&2; exit 1; }
+  echo "$STAMP" > "$OUT/stamp"
+fi
+chmod -R a+rX "$OUT"; chmod a+rx "$OUT"
+
+# ---- 3. tfm ----------------------------------------------------------------------------
+. scripts/cluster.sh
+cluster_start "tfm.work_mem=$WORK_MEM"
+trap cleanup EXIT
+$PSQL -c "CREATE EXTENSION tfm"
+INFO=$($PSQL -F ' ' -c "SELECT 'blis=' || blis_kernels || ' (' || kernel_choice || '); bf16=' || bf16_kernel || '; int8=' || int8_kernel || ' (' || lowp_kernel_choice || '); auto precision=' || inference_precision FROM tfm_info()")
+KBLIS=$($PSQL -c "SELECT blis_kernels FROM tfm_info()")
+KBF16=$($PSQL -c "SELECT bf16_kernel FROM tfm_info()")
+KINT8=$($PSQL -c "SELECT int8_kernel FROM tfm_info()")
+log "tfm_info(): $INFO; tfm.work_mem $($PSQL -c 'SHOW tfm.work_mem')"
+log "importing (tfm_import_files)"
+$PSQL -F ' ' <<EOF
+SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters' FROM tfm_import_files('llama', '$OUT/llama/hf');
+SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters' FROM tfm_import_files('enc', '$OUT/enc/hf');
+CREATE TABLE prompts AS SELECT
+  ARRAY(SELECT x::int FROM json_array_elements_text(j->'generate') x) AS gen,
+  ARRAY(SELECT x::int FROM json_array_elements_text(j->'prefill') x) AS prefill,
+  ARRAY(SELECT x FROM json_array_elements_text(j->'batch') x) AS batch
+  FROM (SELECT pg_read_file('$OUT/llama/prompts.json')::json AS j) s;
+CREATE TABLE enc_texts AS SELECT t.o::int AS o, t.body,
+  ARRAY(SELECT y::int FROM json_array_elements_text(j->'ids'->(t.o::int - 1)) y) AS ids
+  FROM (SELECT pg_read_file('$OUT/enc/texts.json')::json AS j) s,
+       json_array_elements_text(j->'texts') WITH ORDINALITY AS t(body, o);
+-- the median and best of ROUNDS timed calls after an untimed one (loads and packs the model)
+CREATE FUNCTION gen_speed(n integer, rounds integer, OUT tokens_per_s float8, OUT best float8, OUT tokens bigint, OUT ids text)
+LANGUAGE plpgsql AS \$\$
+DECLARE t timestamptz; r float8[] := '{}'; p int[] := (SELECT gen FROM prompts);
+BEGIN
+  PERFORM count(*) FROM tfm_generate_tokens('llama', p, max_tokens => n, temperature => 0);
+  FOR i IN 1..rounds LOOP
+    t := clock_timestamp();
+    SELECT count(*), string_agg(g.id::text, ',' ORDER BY g.pos) INTO tokens, ids
+      FROM tfm_generate_tokens('llama', p, max_tokens => n, temperature => 0) g;
+    r := r || (tokens / extract(epoch FROM clock_timestamp() - t)::float8);
+  END LOOP;
+  SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x), max(x) INTO tokens_per_s, best FROM unnest(r) x;
+END \$\$;
+-- batch 8: one tfm_generate(model, text[]) call, 8 continuations of n tokens
+CREATE FUNCTION gen8_speed(n integer, rounds integer, OUT tokens_per_s float8, OUT best float8)
+LANGUAGE plpgsql AS \$\$
+DECLARE t timestamptz; r float8[] := '{}'; p text[] := (SELECT batch FROM prompts);
+BEGIN
+  PERFORM tfm_generate('llama', p, max_tokens => n, temperature => 0);
+  FOR i IN 1..rounds LOOP
+    t := clock_timestamp();
+    PERFORM tfm_generate('llama', p, max_tokens => n, temperature => 0);
+    r := r || (cardinality(p) * n / extract(epoch FROM clock_timestamp() - t)::float8);
+  END LOOP;
+  SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x), max(x) INTO tokens_per_s, best FROM unnest(r) x;
+END \$\$;
+CREATE FUNCTION prefill_speed(rounds integer, OUT tokens_per_s float8, OUT best float8)
+LANGUAGE plpgsql AS \$\$
+DECLARE t timestamptz; r float8[] := '{}'; p int[] := (SELECT prefill FROM prompts);
+BEGIN
+  PERFORM count(*) FROM tfm_next_tokens('llama', p, 1);
+  FOR i IN 1..rounds LOOP
+    t := clock_timestamp();
+    PERFORM count(*) FROM tfm_next_tokens('llama', p, 1);
+    r := r || (cardinality(p) / extract(epoch FROM clock_timestamp() - t)::float8);
+  END LOOP;
+  SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x), max(x) INTO tokens_per_s, best FROM unnest(r) x;
+END \$\$;
+-- batch 1: one tfm_embed(model, int[]) call a sequence; batch 32: tfm_embed(model, text[]) of all 32
+CREATE FUNCTION enc_speed(batch integer, rounds integer, OUT seqs_per_s float8, OUT best float8)
+LANGUAGE plpgsql AS \$\$
+DECLARE t timestamptz; r float8[] := '{}'; n int := (SELECT count(*) FROM enc_texts);
+BEGIN
+  FOR i IN 0..rounds LOOP
+    t := clock_timestamp();
+    IF batch = 1 THEN
+      PERFORM count(tfm_embed('enc', ids)) FROM enc_texts;
+    ELSE
+      PERFORM count(*) FROM tfm_embed('enc', ARRAY(SELECT body FROM enc_texts ORDER BY o));
+    END IF;
+    IF i > 0 THEN r := r || (n / extract(epoch FROM clock_timestamp() - t)::float8); END IF;
+  END LOOP;
+  SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x), max(x) INTO seqs_per_s, best FROM unnest(r) x;
+END \$\$;
+EOF
+
+if [ "$WAIT" -gt 0 ]; then
+  waited=0
+  while awk -v l="$(load1)" 'BEGIN { exit !(l > 0.5) }' && [ $waited -lt "$WAIT" ]; do
+    [ $waited = 0 ] && log "load $(load1) > 0.5: waiting up to $WAIT s for it to drop"
+    sleep 5; waited=$((waited + 5))
+  done
+fi
+if awk -v l="$(load1)" 'BEGIN { exit !(l > 0.5) }'; then
+  log "WARNING: load average $(load): other processes compete for the CPUs; the figures below are disturbed (a check of the harness, not a measurement)"
+  res warn "load average $(load) at the start: other processes shared the CPUs, so these figures only show that the harness works"
+fi
+
+# ---- 4. generation -----------------------------------------------------------------------
+llama_run() {   # threads file [key rounds kv flash-attention]: timed unless a key is given
+  local key=${3:-$2} rounds=${4:-$ROUNDS} kv=${5:-$KV} fa=${6:-$FA} l; l=$(load)
+  log "llama.cpp $2, $1 thread(s), cache $kv, flash attention $fa (load $l)"
+  local o; o=$(cd "$HERE" && node llama_gen.mjs "$OUT/llama/model-$2.gguf" --threads "$1" --prompts "$OUT/llama/prompts.json" \
+                 --tokens "$TOKENS" --rounds "$rounds" --kv "$kv" --flash-attention "$fa" 2>&1) ||
+    { echo "$o"; log "FAILED: llama.cpp $2"; return 0; }
+  echo "$o"
+  res "gen_llama_$1_$key" "$(echo "$o" | grep 'what=generate' | field tokens_per_s)"
+  res "pre_llama_$1_$key" "$(echo "$o" | grep 'what=prefill' | field tokens_per_s)"
+  res "gen_llama_$1_${key}_ids" "$(echo "$o" | sed -n 's/^IDS //p')"
+  res "gen_llama_$1_${key}_load" "$l"
+}
+tfm_gen_run() {   # threads precision
+  local l; l=$(load)
+  log "tfm $2, $1 thread(s) (load $l)"
+  local o; o=$($PSQL -F ' ' <<EOF
+SET tfm.threads = $1;
+SET tfm.precision = $2;
+SELECT round(tokens_per_s::numeric, 2), round(best::numeric, 2), tokens, ids FROM gen_speed($TOKENS, $ROUNDS);
+SELECT round(tokens_per_s::numeric, 2), round(best::numeric, 2) FROM prefill_speed($ROUNDS);
+SELECT round(tokens_per_s::numeric, 2), round(best::numeric, 2) FROM gen8_speed($TOKENS, $ROUNDS);
+EOF
+) || { echo "$o"; log "FAILED: tfm $2"; return 0; }
+  set -- "$1" "$2" $o
+  echo "RESULT what=generate impl=tfm precision=$2 threads=$1 tokens=$5 tokens_per_s=$3 best=$4"
+  echo "RESULT what=prefill impl=tfm precision=$2 threads=$1 tokens=128 tokens_per_s=$7 best=$8"
+  echo "RESULT what=generate_batch8 impl=tfm precision=$2 threads=$1 tokens=$((8 * TOKENS)) tokens_per_s=$9 best=${10}"
+  echo "IDS $6"
+  res "gen8_tfm_$1_$2" "$9"
+  res "gen_tfm_$1_$2" "$3"
+  res "pre_tfm_$1_$2" "$7"
+  res "gen_tfm_$1_$2_ids" "$6"
+  res "gen_tfm_$1_$2_load" "$l"
+}
+# the reference ids: llama.cpp F32 computed in F32 throughout (F32 cache, no
+# flash attention), one round, at the first thread count
+TH1=$(echo $THREADS | cut -d' ' -f1)
+llama_run "$TH1" F32 exact 1 F32 off
+for th in $THREADS; do
+  tfm_gen_run "$th" fp32
+  llama_run "$th" F32
+  tfm_gen_run "$th" int8
+  llama_run "$th" Q8_0
+  llama_run "$th" Q4_0
+done
+
+# ---- 5. the encoder ------------------------------------------------------------------------
+emb_diff() {   # tfm embeddings (psql lines) vs ONNX Runtime's JSON: "max_abs_diff min_cosine"
+  "$PY" - "$1" "$2" <<'EOF'
+import json, math, sys
+t = [json.loads(l.strip().replace("{", "[").replace("}", "]")) for l in open(sys.argv[1]) if l.strip()]
+o = json.load(open(sys.argv[2]))
+assert len(t) == len(o), (len(t), len(o))
+d = max(abs(a - b) for r, s in zip(t, o) for a, b in zip(r, s))
+cos = min(sum(a * b for a, b in zip(r, s)) / math.sqrt(sum(a * a for a in r) * sum(b * b for b in s)) for r, s in zip(t, o))
+print("%.3g %.6f" % (d, cos))
+EOF
+}
+for th in $THREADS; do
+  for prec in fp32 bf16 int8; do
+    l=$(load)
+    log "tfm encoder $prec, $th thread(s) (load $l)"
+    o=$($PSQL -F ' ' <<EOF
+SET tfm.threads = $th;
+SET tfm.precision = $prec;
+SELECT round(seqs_per_s::numeric, 2), round(best::numeric, 2) FROM enc_speed(1, $ROUNDS);
+SELECT round(seqs_per_s::numeric, 2), round(best::numeric, 2) FROM enc_speed(32, $ROUNDS);
+EOF
+) || { echo "$o"; log "FAILED: tfm encoder $prec"; continue; }
+    set -- $o
+    echo "RESULT what=encoder impl=tfm precision=$prec threads=$th length=128 batch=1 sequences_per_s=$1 best=$2"
+    echo "RESULT what=encoder impl=tfm precision=$prec threads=$th length=128 batch=32 sequences_per_s=$3 best=$4"
+    res "enc_tfm_${th}_${prec}_1" "$1"; res "enc_tfm_${th}_${prec}_32" "$3"; res "enc_tfm_${th}_${prec}_load" "$l"
+    [ "$th" = "$(echo $THREADS | cut -d' ' -f1)" ] &&
+      $PSQL -c "SET tfm.precision = $prec" \
+            -c "SELECT e.embedding FROM tfm_embed('enc', ARRAY(SELECT body FROM enc_texts ORDER BY o)) e ORDER BY e.ord" \
+            > "$OUT/tfm_emb_$prec.txt"
+  done
+  l=$(load)
+  log "ONNX Runtime encoder fp32, $th thread(s) (load $l)"
+  o=$(cd "$HERE" && node ort_embed.mjs "$OUT/enc/model.onnx" --threads "$th" --texts "$OUT/enc/texts.json" \
+        --rounds "$ROUNDS" --out "$OUT/ort_emb.json" 2>&1) || { echo "$o"; log "FAILED: ONNX Runtime"; continue; }
+  echo "$o"
+  res "enc_ort_${th}_1" "$(echo "$o" | grep 'batch=1 ' | field sequences_per_s)"
+  res "enc_ort_${th}_32" "$(echo "$o" | grep 'batch=32 ' | field sequences_per_s)"
+  res "enc_ort_${th}_load" "$l"
+done
+for prec in fp32 bf16 int8; do
+  [ -f "$OUT/tfm_emb_$prec.txt" ] && [ -f "$OUT/ort_emb.json" ] && res "emb_$prec" "$(emb_diff "$OUT/tfm_emb_$prec.txt" "$OUT/ort_emb.json")"
+done
+cluster_stop
+
+# ---- 6. the table ----------------------------------------------------------------------------
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a !~ /^[0-9.]+$/ || b !~ /^[0-9.]+$/ || b == 0) print "—"; else printf "%.2fx", a / b }'; }
+agree() {  # leading ids two comma lists share / the longer's length
+  awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x, ","); m = split(b, y, ","); k = 0;
+    while (k < n && k < m && x[k+1] == y[k+1]) k++; printf "%d/%d", k, (n > m ? n : m) }'
+}
+row() {  # what threads tfm peer tfm_load peer_load kernel
+  echo "| $1 | $2 | ${3:-failed} | ${4:-failed} | $(ratio "$3" "$4") | $7 | $5; $6 |"
+}
+{
+  echo
+  echo "## bench/peers, $(date -u '+%Y-%m-%d %H:%M UTC'), tfm at $(git rev-parse --short HEAD), size $SIZE"
+  echo
+  echo "- machine: $MACHINE; load average now $(load)"
+  echo "- tfm_info(): $INFO"
+  echo "- peers: $PEERS; llama.cpp CPU features: $LLAMA_SYS; in the timed runs its key/value cache $KV and flash attention $FA"
+  w=$(get warn); [ -n "$w" ] && echo "- **WARNING: $w**"
+  echo
+  echo "Generation, batch 1, greedy, a 16-id prompt + $TOKENS new tokens (the whole call timed), and prefill (one pass over 128 ids), tokens/s, the median of $ROUNDS:"
+  echo
+  echo "| what | threads | tfm | peer | tfm / peer | tfm kernel | load before (tfm; peer) |"
+  echo "|---|---|---|---|---|---|---|"
+  for th in $THREADS; do
+    row "generation: tfm fp32 / llama.cpp F32" "$th" "$(get gen_tfm_${th}_fp32)" "$(get gen_llama_${th}_F32)" "$(get gen_tfm_${th}_fp32_load)" "$(get gen_llama_${th}_F32_load)" "fp32: tfm's gemv"
+    row "generation: tfm int8 / llama.cpp Q8_0" "$th" "$(get gen_tfm_${th}_int8)" "$(get gen_llama_${th}_Q8_0)" "$(get gen_tfm_${th}_int8_load)" "$(get gen_llama_${th}_Q8_0_load)" "int8: $KINT8"
+    row "generation: tfm 4-bit / llama.cpp Q4_0" "$th" "none" "$(get gen_llama_${th}_Q4_0)" "—" "$(get gen_llama_${th}_Q4_0_load)" "—"
+    row "generation, batch 8, tfm fp32 (not measured for llama.cpp)" "$th" "$(get gen8_tfm_${th}_fp32)" "—" "$(get gen_tfm_${th}_fp32_load)" "—" "fp32: tfm's gemv"
+    row "generation, batch 8, tfm int8 (not measured for llama.cpp)" "$th" "$(get gen8_tfm_${th}_int8)" "—" "$(get gen_tfm_${th}_int8_load)" "—" "int8: $KINT8"
+    row "prefill: tfm fp32 / llama.cpp F32" "$th" "$(get pre_tfm_${th}_fp32)" "$(get pre_llama_${th}_F32)" "$(get gen_tfm_${th}_fp32_load)" "$(get gen_llama_${th}_F32_load)" "fp32: BLIS $KBLIS"
+    row "prefill: tfm int8 / llama.cpp Q8_0" "$th" "$(get pre_tfm_${th}_int8)" "$(get pre_llama_${th}_Q8_0)" "$(get gen_tfm_${th}_int8_load)" "$(get gen_llama_${th}_Q8_0_load)" "int8: $KINT8"
+    row "prefill: tfm 4-bit / llama.cpp Q4_0" "$th" "none" "$(get pre_llama_${th}_Q4_0)" "—" "$(get gen_llama_${th}_Q4_0_load)" "—"
+  done
+  echo
+  echo -n "Greedy ids (leading ids equal / $TOKENS), tfm fp32 = llama.cpp F32 computed exactly (F32 cache, flash attention off):"
+  for th in $THREADS; do echo -n " $th thread(s) **$(agree "$(get gen_tfm_${th}_fp32_ids)" "$(get gen_llama_${TH1}_exact_ids)")**;"; done
+  echo
+  echo -n "For information: tfm fp32 = llama.cpp F32 as timed (cache $KV, flash attention $FA):"
+  for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_fp32_ids)" "$(get gen_llama_${th}_F32_ids)");"; done
+  echo -n " tfm int8 = llama.cpp Q8_0 (each quantized its own way):"
+  for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_int8_ids)" "$(get gen_llama_${th}_Q8_0_ids)");"; done
+  echo -n " tfm int8 = tfm fp32:"
+  for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_int8_ids)" "$(get gen_tfm_${th}_fp32_ids)");"; done
+  echo
+  echo
+  echo "MiniLM-shaped encoder, 32 sequences of 128 ids, sequences/s, the median of $ROUNDS (batch 1: a call / run per sequence; batch 32: tfm_embed(model, text[]), one [32, 128] ONNX Runtime run):"
+  echo
+  echo "| what | threads | tfm | peer | tfm / peer | tfm kernel | load before (tfm; peer) |"
+  echo "|---|---|---|---|---|---|---|"
+  for th in $THREADS; do
+    for b in 1 32; do
+      for prec in fp32 bf16 int8; do
+        case $prec in fp32) k="fp32: BLIS $KBLIS" ;; bf16) k="bf16: $KBF16" ;; int8) k="int8: $KINT8" ;; esac
+        row "encoder batch $b: tfm $prec / ONNX Runtime fp32" "$th" "$(get enc_tfm_${th}_${prec}_$b)" "$(get enc_ort_${th}_$b)" \
+          "$(get enc_tfm_${th}_${prec}_load)" "$(get enc_ort_${th}_load)" "$k"
+      done
+    done
+  done
+  echo
+  e=$(get emb_fp32)
+  if [ -n "$e" ]; then
+    ok=$(awk -v d="${e%% *}" 'BEGIN { print (d <= 1e-4 ? "equal" : "NOT EQUAL") }')
+    echo "Embeddings (the 32 of batch 32) against ONNX Runtime fp32's, max |difference| and least cosine: tfm fp32 ${e% *} / ${e#* } (**$ok** within 1e-4); bf16 $(get emb_bf16 | sed 's| | / |'); int8 $(get emb_int8 | sed 's| | / |')."
+  fi
+  [ -n "$w" ] && { echo; echo "**$w.**"; }
+} | tee "$OUT/table.md"
+log "done; log in $LOG"

@@ -1,0 +1,145 @@
+#!/bin/bash
+# train_defaults.sh — the training defaults (issue 29) against the old ones,
+# on the shared data:
+#   - Moby-Dick character LM (4 layers, d 128, 4 heads, length 256, batch 32),
+#     the book as one row, trained for each of BUDGETS minutes with
+#     `epochs => 1000, time_limit`; scored in nats/char on moby_dick_val
+#     (text the training never saw).  Old: dropout 0, nothing held out,
+#     keep => 'last', weight decay 0.01, no early stopping.  New: the
+#     defaults (5 % of the sequences held out, keep => 'best', patience 3,
+#     dropout and weight decay from the planned passes).
+#   - rt_polarity classification (word vocabulary, d 64, 2 pre-LN layers,
+#     length 64) for each of EPOCHS epochs counts, scored on rt_polarity_test.
+#     Old: dropout 0.1, val_fraction 0.1, keep => 'best', weight decay 0.01,
+#     no early stopping.  New: the defaults.
+#
+#   bench/train_defaults.sh                  # BUDGETS="5 10", EPOCHS="3 8"
+#   BUDGETS="30 60" bench/train_defaults.sh  # the issue's budgets
+#   WHAT=lm | WHAT=classify                  # one half only
+#   LM_CHARS=100000 WHAT=lm BUDGETS=5        # the first 100,000 characters only:
+#                                            # many passes in a short budget
+#
+# Environment: THREADS (default 2), SKIP_BUILD=1, OUT (default a fresh
+# /tmp/tfm-train-defaults.XXXX), DATA (/work/shared/data or ../shared/data).
+# Runs are sequential, never two at once; the table goes to $OUT/summary.md.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+THREADS=${THREADS:-2}
+BUDGETS=${BUDGETS:-5 10}
+EPOCHS=${EPOCHS:-3 8}
+WHAT=${WHAT:-all}
+LM_CHARS=${LM_CHARS:-0}
+if [ -z "${DATA:-}" ]; then
+  for d in /work/shared/data "$ROOT/../shared/data"; do [ -f "$d/moby_dick_train.txt.gz" ] && DATA=$d && break; done
+fi
+OUT=${OUT:-$(mktemp -d /tmp/tfm-train-defaults.XXXXXX)}
+. "$ROOT/bench/bench_start.sh"
+SUMMARY="$OUT/summary.md"
+{
+  echo "## Training defaults, old vs new (threads $THREADS, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc --all) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'))"
+  echo
+} > "$SUMMARY"
+
+classify() {
+  $PSQL -c "CREATE TABLE rt_train (id bigserial, text text NOT NULL, label text NOT NULL)" \
+        -c "CREATE TABLE rt_test (LIKE rt_train INCLUDING ALL)"
+  for part in train test; do
+    $PSQL -c "\\copy rt_$part(text, label) FROM PROGRAM 'gzip -dc $DATA/rt_polarity_$part.tsv.gz' WITH (FORMAT csv, DELIMITER E'\\t', HEADER true, QUOTE E'\\x01')"
+  done
+  $PSQL -c "SELECT tfm_tokenizer_train('rt_word', text, 'word', 20000) FROM rt_train" >/dev/null
+  {
+    echo "### rt_polarity (test accuracy, 1,066 sentences)"
+    echo
+    echo "| epochs | old defaults | new defaults | new: epochs run, kept, dropout, weight decay |"
+    echo "|---|---|---|---|"
+  } >> "$SUMMARY"
+  for e in $EPOCHS; do
+    local acc_old acc_new how
+    for which in old new; do
+      local drop="" opts=""
+      if [ $which = old ]; then
+        drop=", dropout => 0.1, attention_dropout => 0.1"
+        opts=", val_fraction => 0.1, keep => 'best', weight_decay => 0.01, patience => 0"
+      fi
+      $PSQL -c "SELECT tfm_drop_model(name) FROM tfm.models WHERE name = 'rt'" >/dev/null
+      $PSQL -c "SELECT model FROM tfm_create_model('rt', 'classify', 'rt_word', labels => ARRAY['neg', 'pos'],
+                   d_model => 64, heads => 4, layers => 2, norm => 'pre', max_len => 64, seed => 7 $drop)" >/dev/null
+      log "rt_polarity: $which defaults, $e epochs"
+      $PSQL -c "SET tfm.threads = $THREADS" -c "SET tfm.progress = off" \
+            -c "SELECT epoch, steps, round(train_loss::numeric, 4) AS train_loss, round(val_loss::numeric, 4) AS val_loss,
+                       round(val_accuracy::numeric, 4) AS val_accuracy, kept, val_rows, dropout, decay,
+                       round(seconds::numeric, 1) AS seconds, note
+                FROM tfm_train('rt', 'SELECT text, label FROM rt_train ORDER BY id', epochs => $e,
+                               batch_size => 32, seed => 7 $opts)" 2>&1 | tee -a "$OUT/rt_${which}_$e.txt"
+      local acc
+      acc=$($PSQL -At -c "SET tfm.threads = $THREADS" -c "SELECT round(accuracy::numeric, 4) FROM tfm_evaluate('rt', 'SELECT text, label FROM rt_test ORDER BY id')" | tail -1)
+      if [ $which = old ]; then acc_old=$acc; else
+        acc_new=$acc
+        how=$($PSQL -At -F' ' -c "SELECT count(*) FILTER (WHERE checkpoint = 0) || ' run, kept epoch ' ||
+                 max(epoch) FILTER (WHERE kept) || ', dropout ' || max(dropout) || ', weight decay ' || max(weight_decay)
+                 FROM tfm.history WHERE model_id = (SELECT id FROM tfm.models WHERE name = 'rt')")
+      fi
+    done
+    echo "| $e | $acc_old | $acc_new | $how |" >> "$SUMMARY"
+  done
+  echo >> "$SUMMARY"
+}
+
+lm() {
+  gzip -dc "$DATA/moby_dick_train.txt.gz" > "$OUT/moby_train.txt"
+  gzip -dc "$DATA/moby_dick_val.txt.gz" > "$OUT/moby_val.txt"
+  chmod 644 "$OUT"/moby_*.txt
+  # the whole book is one row: the default holds out 5 % of its 256-token sequences
+  $PSQL <<EOF
+CREATE TABLE moby (part text PRIMARY KEY, body text NOT NULL);
+INSERT INTO moby VALUES ('train', convert_from(pg_read_binary_file('$OUT/moby_train.txt'), 'UTF8')),
+                        ('val', convert_from(pg_read_binary_file('$OUT/moby_val.txt'), 'UTF8'));
+UPDATE moby SET body = left(body, $LM_CHARS) WHERE part = 'train' AND $LM_CHARS > 0;
+SELECT tfm_tokenizer_train('moby_chars', body, 'char') FROM moby WHERE part = 'train';
+EOF
+  {
+    echo "### Moby-Dick char LM (nats/char on moby_dick_val, 119,032 characters; trained on $( [ "$LM_CHARS" -gt 0 ] && echo "the first $LM_CHARS characters of moby_dick_train" || echo "moby_dick_train"))"
+    echo
+    echo "| budget | old defaults | new defaults | new: passes, evaluations, kept, dropout, weight decay |"
+    echo "|---|---|---|---|"
+  } >> "$SUMMARY"
+  for b in $BUDGETS; do
+    local old new how
+    for which in old new; do
+      local drop="" opts=""
+      if [ $which = old ]; then
+        drop=", dropout => 0, attention_dropout => 0"
+        opts=", val_fraction => 0, keep => 'last', weight_decay => 0.01, patience => 0"
+      fi
+      $PSQL -c "SELECT tfm_drop_model(name) FROM tfm.models WHERE name = 'moby'" >/dev/null
+      $PSQL -c "SELECT parameters FROM tfm_create_model('moby', 'lm', 'moby_chars', d_model => 128, heads => 4,
+                   layers => 4, max_len => 256 $drop)" >/dev/null
+      log "Moby-Dick LM: $which defaults, $b minutes"
+      $PSQL -c "SET tfm.threads = $THREADS" -c "SET tfm.progress = off" \
+            -c "SELECT epoch, steps, round(train_loss::numeric, 4) AS train_loss,
+                       round(val_loss::numeric, 4) AS val_loss, kept, val_rows, dropout, decay,
+                       round(tokens_per_s) AS tokens_per_s, note
+                FROM tfm_train('moby', 'SELECT body FROM moby WHERE part = ''train''',
+                               epochs => 1000, batch_size => 32, time_limit => '$b minutes' $opts)" 2>&1 | tee "$OUT/lm_${which}_$b.txt"
+      local v
+      v=$($PSQL -At -c "SET tfm.threads = $THREADS" -c "SELECT round(nats_per_char::numeric, 4) FROM tfm_evaluate('moby', 'SELECT body FROM moby WHERE part = ''val''')" | tail -1)
+      if [ $which = old ]; then old=$v; else
+        new=$v
+        how=$($PSQL -At -F' ' -c "SELECT count(*) FILTER (WHERE checkpoint = 0) || ' epochs, ' ||
+                 count(*) FILTER (WHERE val_loss IS NOT NULL) || ' evaluations, kept epoch ' ||
+                 max(epoch) FILTER (WHERE kept) || ', dropout ' || max(dropout) || ', weight decay ' || max(weight_decay)
+                 FROM tfm.history WHERE model_id = (SELECT id FROM tfm.models WHERE name = 'moby')")
+      fi
+    done
+    echo "| $b min | $old | $new | $how |" >> "$SUMMARY"
+  done
+  echo >> "$SUMMARY"
+}
+
+case "$WHAT" in
+  classify) classify ;;
+  lm) lm ;;
+  *) lm; classify ;;
+esac
+cat "$SUMMARY"
