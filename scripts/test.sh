@@ -3,7 +3,8 @@
 # builds and installs tfm, runs the core's C unit tests, then pg_regress and
 # pgTAP against a throwaway cluster that it starts and stops itself, then
 # the hostile-tenant cases, dump/restore (with live jobs), a streaming replica, the upgrade
-# from 0.1 and interrupted job runs against it.
+# from 0.1 and interrupted job runs against it; then tfm's background job
+# workers on a cluster of their own (shared_preload_libraries=tfm).
 # Exits non-zero when any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,4 +51,6 @@ echo "== tfm_job_run: interrupted runs keep their batches, two runners, no dupli
 scripts/test_job_cancel.sh
 echo "== tfm_job_run: a killed backend and a crashed server keep their batches, resume exactly"
 scripts/test_job_crash.sh
+echo "== background job workers (a cluster of their own with shared_preload_libraries=tfm)"
+scripts/test_job_workers.sh
 echo "== all tests passed"

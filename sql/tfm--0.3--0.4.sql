@@ -330,6 +330,22 @@ AS 'MODULE_PATHNAME', 'tfm_job_drop' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION tfm_job_drop(text, boolean) IS
   'drop a job: its triggers, queue and errors; the destination table is kept unless drop_destination';
 
+-- tfm's background job workers (shared_preload_libraries = 'tfm',
+-- tfm.job_workers): which worker runs which job (src/pg/runtime/job_worker.c)
+CREATE FUNCTION tfm.job_workers_list(OUT pid integer, OUT database oid, OUT job text, OUT state text,
+                                     OUT batches bigint, OUT rows_done bigint, OUT since timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_job_workers_list' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION tfm.job_workers_list() IS
+  'tfm''s background job workers: process id, database, the job it runs or the last that had work, state (starting, running, idle), batches and rows since it started, the current run''s start or (idle) its last batch';
+CREATE VIEW tfm.job_workers AS
+SELECT w.pid, d.datname AS database, w.job, w.state, w.batches, w.rows_done, w.since
+FROM tfm.job_workers_list() w LEFT JOIN pg_catalog.pg_database d ON d.oid = w.database
+ORDER BY w.pid;
+COMMENT ON VIEW tfm.job_workers IS
+  'tfm''s background job workers (when tfm is in shared_preload_libraries and tfm.job_workers > 0): which worker runs which job, in which database; rows_done counts outputs written, rows failed and outputs deleted';
+GRANT SELECT ON tfm.job_workers TO PUBLIC;
+
 -- training defaults that regularise with the budget: held-out rows by
 -- default, an evaluation every epoch (or every few steps of a run of few
 -- long epochs), keep => 'best' for every task, early stopping after

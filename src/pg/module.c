@@ -1,13 +1,19 @@
 /*
  * module.c — tfm's entry point: _PG_init defines the settings
  * (runtime/settings.c) and installs the ExecutorFinish hook that stores
- * tokenizers trained by the aggregate (sql/tokenizer_agg.c).
+ * tokenizers trained by the aggregate (sql/tokenizer_agg.c); when loaded
+ * by shared_preload_libraries, it sets up the background job workers
+ * (runtime/job_slots.c, job_launcher.c, job_worker.c) with the jobs' run
+ * loop (sql/job.c).
  */
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "miscadmin.h"
 
 #include "runtime/runtime.h"
+#include "runtime/job_worker.h"
+#include "sql/job.h"
 #include "sql/tokenizer_agg.h"
 
 PG_MODULE_MAGIC;
@@ -19,4 +25,6 @@ _PG_init(void)
 {
 	tfm_settings_define();
 	tfm_tokenizer_init_hooks();
+	if (process_shared_preload_libraries_in_progress && tfm_job_workers > 0)
+		tfm_job_workers_init(tfm_job_run_batches);
 }

@@ -10,6 +10,8 @@
  *   tfm.train_chunk_rows rows training reads at a time (train_loop.c)
  *   tfm.work_mem         the memory of a call's batches (limits.c)
  *   tfm.max_parameters   the largest model (limits.c)
+ *   tfm.job_workers      background job workers when preloaded (job_slots.c)
+ *   tfm.job_naptime      how long an idle job worker sleeps (job_worker.c, job_launcher.c)
  *
  * BLIS is initialised lazily, on a backend's first computation, never in
  * the postmaster or _PG_init: an OpenMP team started before fork() hangs the
@@ -20,10 +22,12 @@
 #include <unistd.h>
 
 #include "access/parallel.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 
 #include "tfm/blas.h"
 #include "tfm/precision.h"
+#include "runtime/job_worker.h"
 #include "runtime/runtime.h"
 
 int			tfm_threads = 2;
@@ -34,6 +38,8 @@ char	   *tfm_blis_arch = NULL;
 int			tfm_work_mem = 1024 * 1024;	/* kB */
 int			tfm_precision_setting = -1;	/* -1 = auto */
 bool		tfm_share_weights = true;
+int			tfm_job_workers = 2;
+int			tfm_job_naptime = 1000;	/* ms */
 
 static bool blas_started = false;
 
@@ -120,6 +126,21 @@ tfm_settings_define(void)
 							 "(tfm's own limit); a count, e.g. 2e9 or 125000000.",
 							 &tfm_max_parameters, (double) TFM_MAX_PARAMS, 0.0, (double) TFM_MAX_PARAMS,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("tfm.job_workers",
+							"Background workers that run jobs when tfm is in shared_preload_libraries.",
+							"Valid range is 0 .. 64; 0 starts none (run jobs with CALL tfm_job_run). "
+							"tfm takes this many background worker slots plus one for its launcher "
+							"(max_worker_processes). Without preloading it has no effect.",
+							&tfm_job_workers, 2, 0, 64,
+	/* PostgreSQL allows a library's PGC_POSTMASTER settings only while preloading */
+							process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_SIGHUP,
+							0, NULL, NULL, NULL);
+	DefineCustomIntVariable("tfm.job_naptime",
+							"How long an idle job worker, and the launcher, sleep between looks for work.",
+							"Valid range is 10 ms .. 1 h. A row inserted on an idle server has its output "
+							"about this long (plus a batch's computation) later.",
+							&tfm_job_naptime, 1000, 10, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("tfm");
 }
 

@@ -27,6 +27,9 @@
  * gone, record failures in tfm.job_errors, COMMIT.  A cancel rolls back the
  * batch in flight only: its keys are back in the queue.
  *
+ * The run loop, tfm_job_run_batches, is also what tfm's background
+ * workers run (runtime/job_worker.c; module.c hands it to them).
+ *
  * Rights: everything that reads the source, evaluates the input or calls
  * the model runs as the job's owner (SetUserIdAndSecContext, as a
  * security-restricted operation: the owner's code cannot SET ROLE back to
@@ -62,6 +65,7 @@
 #include "utils/timestamp.h"
 
 #include "tfm/limits.h"
+#include "runtime/job_worker.h"
 #include "sql/args.h"
 #include "sql/embed_chunks.h"
 #include "sql/job.h"
@@ -630,9 +634,13 @@ commit(volatile bool *pushed)
 	*pushed = true;
 }
 
-/* see job.h */
+/*
+ * The run loop (see job.h; a TfmJobRunner, runtime/job_worker.h): CALL
+ * tfm_job_run and tfm's background workers (given to them by module.c).
+ */
 void
-tfm_job_run_batches(const char *name, int max_batches, TfmJobRunStats *stats)
+tfm_job_run_batches(const char *name, const char *schema, int max_batches, bool check_stale,
+					TfmJobRunResult *result)
 {
 	MemoryContext run_cxt,
 				batch_cxt,
@@ -641,6 +649,7 @@ tfm_job_run_batches(const char *name, int max_batches, TfmJobRunStats *stats)
 	RunCounts	rc = {0, 0, 0, NULL};
 	volatile bool pushed = false;
 	volatile int batches = 0;
+	volatile bool more = false;
 	TimestampTz start = GetCurrentTimestamp();
 	double		secs;
 	Batch		b;
@@ -656,16 +665,24 @@ tfm_job_run_batches(const char *name, int max_batches, TfmJobRunStats *stats)
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect_ext failed");
 	MemoryContextSwitchTo(run_cxt);
-	if (fn_schema == NULL)
+	/* a background worker has no CALL's portal snapshot: our own, popped at the first commit */
+	if (!ActiveSnapshotSet())
 	{
-		/* called from C (a worker), not through a SQL function: the extension's schema */
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pushed = true;
+	}
+	if (schema == NULL)
+	{
+		/* called from C without the schema: the extension's, from pg_extension */
 		if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e "
 						"JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'tfm'",
 						true, 1) != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "extension tfm is not installed in this database");
-		fn_schema = MemoryContextStrdup(TopMemoryContext,
-										SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+		schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	}
+	/* kept past this run (the statements built later read it) */
+	if (fn_schema == NULL || strcmp(fn_schema, schema) != 0)
+		fn_schema = MemoryContextStrdup(TopMemoryContext, schema);
 
 	tfm_job_read(name, &job, false);
 	check_job_owner(&job, "run");
@@ -702,8 +719,8 @@ tfm_job_run_batches(const char *name, int max_batches, TfmJobRunStats *stats)
 				rc.deleted += SPI_processed;
 				owner_end(&as);
 			}
-			/* outputs of another model version: again */
-			if (job.reprocess_stale)
+			/* outputs of another model version: again (a worker checks when the version moved) */
+			if (check_stale && job.reprocess_stale)
 			{
 				int64		v = tfm_job_model_version(&job);
 				int64		n = v < 0 ? 0 : tfm_job_enqueue_stale(&job, dest, v);
@@ -751,7 +768,10 @@ tfm_job_run_batches(const char *name, int max_batches, TfmJobRunStats *stats)
 				commit(&pushed);
 				batches++;
 				if (max_batches > 0 && batches >= max_batches)
+				{
+					more = true;
 					break;
+				}
 			}
 		}
 		PG_CATCH();
@@ -775,13 +795,14 @@ tfm_job_run_batches(const char *name, int max_batches, TfmJobRunStats *stats)
 	pgstat_report_activity(STATE_RUNNING, "tfm_job_run: done");
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(run_cxt);
-	if (stats)
+	if (result)
 	{
-		stats->done = rc.done;
-		stats->deleted = rc.deleted;
-		stats->failed = rc.failed;
-		stats->batches = batches;
-		stats->paused = job.paused;
+		result->done = rc.done;
+		result->deleted = rc.deleted;
+		result->failed = rc.failed;
+		result->batches = batches;
+		result->more = more;
+		result->paused = job.paused;
 	}
 }
 
@@ -799,7 +820,7 @@ tfm_job_run(PG_FUNCTION_ARGS)
 				 errmsg("tfm_job_run cannot run inside a transaction block"),
 				 errdetail("tfm_job_run commits after every batch."),
 				 errhint("CALL tfm_job_run outside BEGIN ... COMMIT and not from a function.")));
-	tfm_job_run_batches(name, PG_ARGISNULL(1) ? -1 : PG_GETARG_INT32(1), NULL);
+	tfm_job_run_batches(name, fn_schema, PG_ARGISNULL(1) ? -1 : PG_GETARG_INT32(1), true, NULL);
 	PG_RETURN_VOID();
 }
 
@@ -1231,6 +1252,7 @@ tfm_job_create(PG_FUNCTION_ARGS)
 	ereport(NOTICE,
 			(errmsg("job \"%s\": %lld rows queued", name, (long long) queued),
 			 errhint("CALL tfm_job_run('%s') processes them.", name)));
+	tfm_job_workers_wake_at_commit();
 	PG_RETURN_OID(job.dest);
 }
 
@@ -1247,6 +1269,8 @@ set_state(FunctionCallInfo fcinfo, bool paused)
 	check_job_owner(&job, paused ? "pause" : "resume");
 	tfm_job_set_state(job.id, paused);
 	SPI_finish();
+	if (!paused)
+		tfm_job_workers_wake_at_commit();
 }
 
 PG_FUNCTION_INFO_V1(tfm_job_pause);
