@@ -1,13 +1,18 @@
 /*
  * test_attn_kernels.c — attention's inner kernels (src/core/layers/
  * attention_kernels.c) on whichever path this CPU runs (make unittest runs
- * it again with TFM_NO_AVX512_ATTN=1, the portable path):
+ * it again with TFM_ATTN_KERNELS=avx2 and with TFM_NO_AVX512_ATTN=1, the
+ * portable path):
  *
  *   - tfm_attn_gemm against a double-precision product at every shape
  *     edge (rows 1-33 around the 12- and 16-row groups, 1-100 columns
  *     around the 16- and 32-lane vectors, K 1-64, padded leading
  *     dimensions, alpha; A by rows or transposed; O = or O +=) and that
  *     nothing outside the m × n result moves;
+ *   - on every fast path this CPU runs (avx512, avx2, switched by
+ *     tfm_attn_kernels_force): tfm_attn_gemm equal bit for bit to BLIS's
+ *     micro-kernel on packed panels (what the portable path runs), and the
+ *     bf16/int8 softmax row of the AVX2 path equal to the AVX-512 row's;
  *   - tfm_attn_copy_kv: Kᵀ and V exactly, tails of 16 in both directions;
  *   - the softmax row against double: padding, fewer visible keys than
  *     the row, a row that sees nothing, large and -inf scores;
@@ -127,6 +132,119 @@ test_gemm(void)
 				}
 	CHECK(bad == 0, "tfm_attn_gemm: %d of %d shapes' elements off the double product or "
 		  "written outside the result", bad, ran);
+}
+
+/*
+ * every fast path against BLIS's micro-kernel on packed panels, bit for bit:
+ * both chain the FMAs of an output over k in order, then alpha · sum (+ C)
+ */
+static void
+test_gemm_bits(void)
+{
+	static const char *const paths[] = {"avx512", "avx2"};
+	static const int ms[] = {1, 5, 6, 7, 12, 13, 16, 17, 33};
+	static const int ns[] = {1, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 100};
+	static const int ks[] = {1, 3, 16, 17, 64, 300};
+	const char *was = tfm_attn_kernels();
+
+	for (size_t ip = 0; ip < sizeof(paths) / sizeof(paths[0]); ip++)
+	{
+		tfm_rng		r;
+		int			differ = 0,
+					ran = 0;
+
+		if (!tfm_attn_kernels_force(paths[ip]))
+			continue;
+		tfm_rng_seed(&r, 16);
+		for (size_t im = 0; im < sizeof(ms) / sizeof(ms[0]); im++)
+			for (size_t in = 0; in < sizeof(ns) / sizeof(ns[0]); in++)
+				for (size_t ik = 0; ik < sizeof(ks) / sizeof(ks[0]); ik++)
+					for (int mode = 0; mode < 4; mode++)
+					{
+						int			m = ms[im],
+									n = ns[in],
+									k = ks[ik],
+									lda = (mode & 1) ? m + 3 : k + 3;
+						bool		tr = mode & 1,
+									add = mode & 2;
+						ptrdiff_t	rsa = tr ? 1 : lda,
+									csa = tr ? lda : 1;
+						float	   *a = malloc(sizeof(float) * (tr ? k : m) * lda),
+								   *b = malloc(sizeof(float) * k * n),
+								   *o = malloc(sizeof(float) * m * n),
+								   *ob = malloc(sizeof(float) * m * n),
+								   *pa = malloc(sizeof(float) * (tfm_panels_floats(m, k) + 64)),
+								   *pb = malloc(sizeof(float) * (tfm_panels_floats(n, k) + 64));
+						float		alpha = 0.25f + (float) k / 7;
+						tfm_panels	ap,
+									bp;
+
+						fill(&r, a, (size_t) (tr ? k : m) * lda);
+						fill(&r, b, (size_t) k * n);
+						fill(&r, o, (size_t) m * n);
+						memcpy(ob, o, sizeof(float) * m * n);
+						tfm_attn_gemm(o, n, a, rsa, csa, m, k, b, n, n, alpha, add);
+						ap = tfm_pack_left(pa, m, k, a, rsa, csa);
+						bp = tfm_pack_right(pb, k, n, b, n, 1);
+						tfm_gemm_panels(m, n, k, alpha, &ap, 0, &bp, 0, add ? 1.0f : 0.0f, ob, n, 1);
+						ran++;
+						if (memcmp(o, ob, sizeof(float) * m * n) != 0)
+						{
+							if (differ < 50)
+								fprintf(stderr, "%s gemm %dx%dx%d mode %d differs from BLIS\n",
+										paths[ip], m, n, k, mode);
+							differ++;
+						}
+						free(a);
+						free(b);
+						free(o);
+						free(ob);
+						free(pa);
+						free(pb);
+					}
+		CHECK(differ == 0, "tfm_attn_gemm (%s): %d of %d shapes not BLIS's micro-kernel's bits "
+			  "(%s)", paths[ip], differ, ran, tfm_blas_arch());
+	}
+	tfm_attn_kernels_force(was);
+}
+
+/* the AVX2 softmax row of a bf16/int8 pass: the AVX-512 row's bits */
+static void
+test_softmax_bits(void)
+{
+	const char *was = tfm_attn_kernels();
+	tfm_rng		r;
+	int			differ = 0,
+				ran = 0;
+
+	if (!tfm_attn_kernels_force("avx512") || !tfm_attn_kernels_force("avx2"))
+	{
+		tfm_attn_kernels_force(was);
+		return;
+	}
+	tfm_rng_seed(&r, 17);
+	for (int Tk = 1; Tk <= 300; Tk += Tk < 70 ? 1 : 23)
+		for (int nv = 0; nv <= Tk; nv += (Tk / 7) + 1)
+			for (int with_pad = 0; with_pad < 2; with_pad++)
+			{
+				float		x[300],
+							y[300];
+				uint8_t		pad[300];
+
+				for (int c = 0; c < Tk; c++)
+				{
+					x[c] = y[c] = 30.0f * urand(&r);
+					pad[c] = with_pad && tfm_rng_uniform(&r) < 0.3f;
+				}
+				tfm_attn_kernels_force("avx512");
+				tfm_attn_softmax_row(x, with_pad ? pad : NULL, nv, Tk, true);
+				tfm_attn_kernels_force("avx2");
+				tfm_attn_softmax_row(y, with_pad ? pad : NULL, nv, Tk, true);
+				ran++;
+				differ += memcmp(x, y, sizeof(float) * Tk) != 0;
+			}
+	CHECK(differ == 0, "softmax rows: %d of %d AVX2 rows not the AVX-512 row's bits", differ, ran);
+	tfm_attn_kernels_force(was);
 }
 
 static void
@@ -463,9 +581,18 @@ test_drop_loop(void)
 int
 main(void)
 {
-	printf("  attention kernels: %s\n", tfm_attn_kernels());
+	char		err[256];
+
+	if (tfm_blas_init(getenv("TFM_BLIS_ARCH"), err, sizeof(err)) != 0)
+	{
+		fprintf(stderr, "BLIS: %s\n", err);
+		return 1;
+	}
+	printf("  attention kernels: %s, BLIS kernels %s\n", tfm_attn_kernels(), tfm_blas_arch());
 	test_drop_loop();
 	test_gemm();
+	test_gemm_bits();
+	test_softmax_bits();
 	test_copy_kv();
 	test_softmax(false);
 	test_softmax(true);

@@ -326,6 +326,7 @@ NAME(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdiff_t csa, int 
 			__mmask16	lw = w == W - 1 ? last : (__mmask16) 0xFFFF; \
 			__m512		v = _mm512_mul_ps(va, acc[i][w]); \
 \
+			NO_CONTRACT(v); \
 			if (add) \
 				v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(lw, dst)); \
 			_mm512_mask_storeu_ps(dst, lw, v); \

@@ -64,6 +64,12 @@ bool		tfm_attn_gemm(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrd
 /* dst (T × s, contiguous) = the T rows of s values at src, rs apart */
 void		tfm_attn_copy_rows(float *dst, const float *src, ptrdiff_t rs, int T, int s);
 
+/*
+ * alpha · sum rounded before o is added, as BLIS's micro-kernel does: GCC
+ * would otherwise fuse the vector multiply and add (-ffp-contract=fast)
+ */
+#define NO_CONTRACT(v) __asm__("" : "+x"(v))
+
 /* the AVX2 + FMA blocks (attention_kernels_avx2.c): only where the CPU has both */
 void		tfm_attn_softmax_row_avx2(float *row, const uint8_t *pad, int n_visible, int Tk);
 void		tfm_attn_gemm_avx2(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa,

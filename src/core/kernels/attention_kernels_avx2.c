@@ -198,6 +198,7 @@ NAME(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdiff_t csa, int 
 			__m256i		lw = w == W - 1 ? last : all; \
 			__m256		v = _mm256_mul_ps(va, acc[i][w]); \
 \
+			NO_CONTRACT(v); \
 			if (add) \
 				v = _mm256_add_ps(v, _mm256_maskload_ps(dst, lw)); \
 			_mm256_maskstore_ps(dst, lw, v); \
