@@ -329,3 +329,17 @@ CREATE FUNCTION tfm_job_drop(name text, drop_destination boolean DEFAULT false) 
 AS 'MODULE_PATHNAME', 'tfm_job_drop' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION tfm_job_drop(text, boolean) IS
   'drop a job: its triggers, queue and errors; the destination table is kept unless drop_destination';
+
+-- ---------------------------------------------------------------------------
+-- tfm_info: which path attention's products and softmax take (avx512, avx2
+-- or portable), beside the BLIS and bf16/int8 kernels
+
+DROP FUNCTION tfm_info();
+CREATE FUNCTION tfm_info(OUT version text, OUT blis_kernels text, OUT kernel_choice text,
+                         OUT threads integer, OUT inference_precision text, OUT precision_reason text,
+                         OUT bf16_kernel text, OUT int8_kernel text, OUT lowp_kernel_choice text,
+                         OUT attention_kernels text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tfm_info' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION tfm_info() IS
+  'tfm''s version, the BLIS kernel set and why, the thread count, the inference precision tfm.precision gives here and why, the bf16/int8 kernels this CPU runs, and attention''s kernels';

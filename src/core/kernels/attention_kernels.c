@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tfm/layers.h"
 #include "attention_kernels.h"
 #include "transpose16.h"
 #include "vecmath.h"

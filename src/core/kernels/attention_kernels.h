@@ -12,12 +12,11 @@
 #include <stdint.h>
 
 /*
- * "avx512", "avx2" or "portable": which path the two steps take.  The
- * CPU's best (AVX-512 F/BW/VL/DQ, else AVX2 + FMA), unless the environment
- * sets TFM_ATTN_KERNELS=avx2 or =portable (or TFM_NO_AVX512_ATTN, which
- * means portable), read once.
+ * tfm_attn_kernels (tfm/layers.h) names the path: the CPU's best (AVX-512
+ * F/BW/VL/DQ, else AVX2 + FMA), unless the environment sets
+ * TFM_ATTN_KERNELS=avx2 or =portable (or TFM_NO_AVX512_ATTN, which means
+ * portable), read once.
  */
-const char *tfm_attn_kernels(void);
 
 /*
  * Switch to the path named ("portable", "avx2", "avx512") between passes
