@@ -16,9 +16,10 @@
  *   much as the product.
  *
  * attention.c calls tfm_attn_softmax_row and tfm_attn_gemm.  Here too the
- * choice of path: AVX-512, else the same blocks in 8 lanes for AVX2 + FMA
- * (attention_kernels_avx2.c, the same bits), else portable code (the
- * softmax) or a refusal (the products: the caller packs and calls BLIS).
+ * choice of path: AVX-512, else the products in 8 lanes for AVX2 + FMA
+ * (attention_kernels_avx2.c, the same bits; the softmax portable), else
+ * portable code (the softmax) or a refusal (the products: the caller packs
+ * and calls BLIS).
  * TFM_ATTN_KERNELS=avx2 or =portable in the environment (TFM_NO_AVX512_ATTN
  * meaning portable) forces a lower path: how the tests run each on this CPU.
  */
@@ -260,8 +261,6 @@ tfm_attn_softmax_row(float *row, const uint8_t *pad, int n_visible, int Tk, bool
 
 	if (p == ATTN_AVX512)
 		softmax_row_avx512(row, pad, n_visible, Tk);
-	else if (p == ATTN_AVX2)
-		tfm_attn_softmax_row_avx2(row, pad, n_visible, Tk);
 	else
 		softmax_row_portable(row, pad, n_visible, Tk);
 }

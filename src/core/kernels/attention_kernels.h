@@ -28,8 +28,8 @@ bool		tfm_attn_kernels_force(const char *name);
 /*
  * Softmax of row[0 .. n_visible) in place, keys with pad[c] ≠ 0 masked out;
  * row[n_visible .. Tk) set to 0.  A row that sees nothing becomes all 0.
- * lowp (a bf16/int8 pass): the AVX-512 or AVX2 row (the same bits) where
- * that path runs.  An fp32
+ * lowp (a bf16/int8 pass): the AVX-512 row where that path runs (on the
+ * AVX2 path the portable row, as fast there).  An fp32
  * pass always takes the portable row, whose sums run in the order every
  * earlier tfm did: SET tfm.precision = 'fp32' keeps giving the same bits
  * (the products of tfm_attn_gemm already equal BLIS's micro-kernel's).
@@ -69,8 +69,7 @@ void		tfm_attn_copy_rows(float *dst, const float *src, ptrdiff_t rs, int T, int 
  */
 #define NO_CONTRACT(v) __asm__("" : "+x"(v))
 
-/* the AVX2 + FMA blocks (attention_kernels_avx2.c): only where the CPU has both */
-void		tfm_attn_softmax_row_avx2(float *row, const uint8_t *pad, int n_visible, int Tk);
+/* the AVX2 + FMA products (attention_kernels_avx2.c): only where the CPU has both */
 void		tfm_attn_gemm_avx2(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa,
 							   ptrdiff_t csa, int m, int k, const float *b, ptrdiff_t ldb,
 							   int n, float alpha, bool add);

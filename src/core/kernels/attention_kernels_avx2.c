@@ -1,28 +1,25 @@
 /*
- * attention_kernels_avx2.c — attention's blocks (attention_kernels.c) for
+ * attention_kernels_avx2.c — attention's products (attention_kernels.c) for
  * CPUs with AVX2 + FMA but no AVX-512, 8 lanes where those have 16, giving
- * the same bits as the AVX-512 blocks:
- *
- *   the softmax row of a bf16/int8 pass: the AVX-512 row's two 16-lane
- *   accumulators kept as four 8-lane halves and reduced in the order of
- *   _mm512_reduce_add_ps; e^x by the same reduction and polynomial, 2^n
- *   built in the exponent bits (n ≥ -126 wherever a lane lives, so the
- *   product is vscalefps's, rounding included);
+ * the same bits as the AVX-512 blocks and BLIS's micro-kernel:
  *
  *   O = alpha·A·B (+O): each output a chain of FMAs over k in order, then
  *   alpha·sum (+O), as BLIS's micro-kernel and the AVX-512 block do.
  *   Blocks of 6 rows × 16 columns (12 accumulators) and 12 rows × 8 for a
  *   last 8 columns or fewer; A broadcast where it lies, B's rows loaded
- *   once per block; partial vectors by vmaskmov (lanes past n never read
- *   nor written).
+ *   once per block; a partial vector loaded by vmaskmov (lanes past n
+ *   never read) and stored through a copy (vmaskmov stores are microcoded
+ *   on AMD's cores).
  *
- * Kᵀ and V are copied by plain loops (tfm_attn_copy_kv_plain): that is
- * T·s values a pair against T·T·s products.  Compiled for AVX2 + FMA by
- * function attribute only; attention_kernels.c calls in only on CPUs with
- * both.
+ * No softmax row here: the portable row, compiled for AVX2 by its clone,
+ * ran as fast as an 8-lane copy of the AVX-512 row (148 against 154 ns a
+ * row of 256 on a Zen 4), and keeps bf16 passes that run fp32 products on
+ * AVX2 (lowp_set.c) at fp32's bits.  Kᵀ and V are copied by plain loops
+ * (tfm_attn_copy_kv_plain): that is T·s values a pair against T·T·s
+ * products.  Compiled for AVX2 + FMA by function attribute only;
+ * attention_kernels.c calls in only on CPUs with both.
  */
 #include <immintrin.h>
-#include <math.h>
 #include <string.h>
 
 #include "attention_kernels.h"
@@ -38,108 +35,6 @@ lanes8(int c0, int n)
 	return _mm256_cmpgt_epi32(_mm256_set1_epi32(n - c0), idx);
 }
 
-/* ---- softmax --------------------------------------------------------------- */
-
-/* e^x for 8 lanes: exp16 of attention_kernels.c, lane for lane */
-TARGET static inline __m256
-exp8(__m256 x)
-{
-	__m256		live = _mm256_cmp_ps(x, _mm256_set1_ps(-87.3f), _CMP_GE_OQ),
-				n,
-				r,
-				p;
-	__m256i		e;
-
-	x = _mm256_min_ps(x, _mm256_set1_ps(88.0f));
-	n = _mm256_round_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f),
-										_mm256_set1_ps(0.5f)),
-						_MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-	r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-	p = _mm256_set1_ps(1.9875691500e-4f);
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-	p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, r);
-	p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
-	/* dead lanes may hold any n: their 2^n is masked out below */
-	e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-	return _mm256_and_ps(live, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
-}
-
-/* e^(row[c..c+8) - mx) for the lanes < n, 0 in the others; stored back */
-TARGET static inline __m256
-exp_store8(float *row, int c, int n, __m256 vmx)
-{
-	__m256i		k = lanes8(c, n);
-	__m256		e = _mm256_and_ps(_mm256_castsi256_ps(k),
-								  exp8(_mm256_sub_ps(_mm256_maskload_ps(row + c, k), vmx)));
-
-	_mm256_maskstore_ps(row + c, k, e);
-	return e;
-}
-
-TARGET void
-tfm_attn_softmax_row_avx2(float *row, const uint8_t *pad, int n_visible, int Tk)
-{
-	const __m256 ninf = _mm256_set1_ps(-INFINITY);
-	/* the AVX-512 row's accumulators m0, m1, s0, s1 as low (a) and high (b) halves */
-	__m256		m = ninf,
-				s0a = _mm256_setzero_ps(),
-				s0b = _mm256_setzero_ps(),
-				s1a = _mm256_setzero_ps(),
-				s1b = _mm256_setzero_ps(),
-				vmx,
-				inv,
-				t8;
-	__m128		t4;
-	float		mx;
-	int			c;
-
-	if (pad)
-		for (c = 0; c < n_visible; c++)
-			row[c] = pad[c] ? -INFINITY : row[c];
-	for (c = 0; c < n_visible; c += 8)	/* the maximum is exact in any order */
-		m = _mm256_max_ps(m, _mm256_blendv_ps(ninf, _mm256_maskload_ps(row + c, lanes8(c, n_visible)),
-											  _mm256_castsi256_ps(lanes8(c, n_visible))));
-	t4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-	t4 = _mm_max_ps(t4, _mm_shuffle_ps(t4, t4, _MM_SHUFFLE(1, 0, 3, 2)));
-	mx = fmaxf(_mm_cvtss_f32(t4), _mm_cvtss_f32(_mm_shuffle_ps(t4, t4, 1)));
-	if (mx == -INFINITY)
-	{
-		memset(row, 0, sizeof(float) * Tk);
-		return;
-	}
-	vmx = _mm256_set1_ps(mx);
-	for (c = 0; c + 32 <= n_visible; c += 32)
-	{
-		s0a = _mm256_add_ps(s0a, exp_store8(row, c, n_visible, vmx));
-		s0b = _mm256_add_ps(s0b, exp_store8(row, c + 8, n_visible, vmx));
-		s1a = _mm256_add_ps(s1a, exp_store8(row, c + 16, n_visible, vmx));
-		s1b = _mm256_add_ps(s1b, exp_store8(row, c + 24, n_visible, vmx));
-	}
-	for (; c < n_visible; c += 16)
-	{
-		s0a = _mm256_add_ps(s0a, exp_store8(row, c, n_visible, vmx));
-		s0b = _mm256_add_ps(s0b, exp_store8(row, c + 8, n_visible, vmx));
-	}
-	/* _mm512_reduce_add_ps(s0 + s1): high half + low half, then 4, 2, 1 */
-	t8 = _mm256_add_ps(_mm256_add_ps(s0b, s1b), _mm256_add_ps(s0a, s1a));
-	t4 = _mm_add_ps(_mm256_extractf128_ps(t8, 1), _mm256_castps256_ps128(t8));
-	t4 = _mm_add_ps(t4, _mm_shuffle_ps(t4, t4, _MM_SHUFFLE(1, 0, 3, 2)));
-	inv = _mm256_set1_ps(1.0f / (_mm_cvtss_f32(t4) + _mm_cvtss_f32(_mm_shuffle_ps(t4, t4, 1))));
-	for (c = 0; c < n_visible; c += 8)
-	{
-		__m256i		k = lanes8(c, n_visible);
-
-		_mm256_maskstore_ps(row + c, k, _mm256_mul_ps(_mm256_maskload_ps(row + c, k), inv));
-	}
-	if (n_visible < Tk)
-		memset(row + n_visible, 0, sizeof(float) * (Tk - n_visible));
-}
-
 /* ---- small products: O = alpha · A·B (+ O) ---------------------------------- */
 
 /*
@@ -152,7 +47,8 @@ tfm_attn_softmax_row_avx2(float *row, const uint8_t *pad, int n_visible, int Tk)
 \
 		for (int w = 0; w < W - 1; w++) \
 			bk[w] = _mm256_loadu_ps(b + (ptrdiff_t) k * ldb + 8 * w); \
-		bk[W - 1] = _mm256_maskload_ps(b + (ptrdiff_t) k * ldb + 8 * (W - 1), last); \
+		bk[W - 1] = nlast == 8 ? _mm256_loadu_ps(b + (ptrdiff_t) k * ldb + 8 * (W - 1)) : \
+			_mm256_maskload_ps(b + (ptrdiff_t) k * ldb + 8 * (W - 1), last); \
 		_Pragma("GCC unroll 16") \
 		for (int i = 0; i < RU; i++) \
 		{ \
@@ -166,12 +62,11 @@ tfm_attn_softmax_row_avx2(float *row, const uint8_t *pad, int n_visible, int Tk)
 #define SMALL_GEMM8(NAME, RU, W) \
 TARGET static void \
 NAME(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdiff_t csa, int m, int nk, \
-	 const float *b, ptrdiff_t ldb, __m256i last, float alpha, bool add) \
+	 const float *b, ptrdiff_t ldb, __m256i last, int nlast, float alpha, bool add) \
 { \
 	__m256		acc[RU][W]; \
 	const float *ar[RU]; \
 	const __m256 va = _mm256_set1_ps(alpha); \
-	const __m256i all = _mm256_set1_epi32(-1); \
 	ptrdiff_t	ak = 0; \
 \
 	_Pragma("GCC unroll 16") \
@@ -195,13 +90,25 @@ NAME(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdiff_t csa, int 
 		for (int w = 0; w < W; w++) \
 		{ \
 			float	   *dst = o + (ptrdiff_t) i * ldo + 8 * w; \
-			__m256i		lw = w == W - 1 ? last : all; \
+			__m256i		lw = last; \
 			__m256		v = _mm256_mul_ps(va, acc[i][w]); \
 \
 			NO_CONTRACT(v); \
-			if (add) \
-				v = _mm256_add_ps(v, _mm256_maskload_ps(dst, lw)); \
-			_mm256_maskstore_ps(dst, lw, v); \
+			if (w < W - 1 || nlast == 8) \
+			{ \
+				if (add) \
+					v = _mm256_add_ps(v, _mm256_loadu_ps(dst)); \
+				_mm256_storeu_ps(dst, v); \
+			} \
+			else \
+			{ \
+				float		t[8]; \
+\
+				if (add) \
+					v = _mm256_add_ps(v, _mm256_maskload_ps(dst, lw)); \
+				_mm256_storeu_ps(t, v); \
+				memcpy(dst, t, sizeof(float) * nlast); \
+			} \
 		} \
 	} \
 }
@@ -217,11 +124,12 @@ tfm_attn_gemm_avx2(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdi
 
 	for (; n - j > 8; j += 16)
 	{
-		__m256i		last = lanes8(8, n - j);
+		int			nlast = n - j >= 16 ? 8 : n - j - 8;
+		__m256i		last = lanes8(0, nlast);
 
 		for (int r = 0; r < m; r += 6)
 			gemm8_rows6_w2(o + (ptrdiff_t) r * ldo + j, ldo, a + (ptrdiff_t) r * rsa, rsa, csa,
-						   m - r < 6 ? m - r : 6, k, b + j, ldb, last, alpha, add);
+						   m - r < 6 ? m - r : 6, k, b + j, ldb, last, nlast, alpha, add);
 	}
 	if (j < n)
 	{
@@ -229,7 +137,7 @@ tfm_attn_gemm_avx2(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdi
 
 		for (int r = 0; r < m; r += 12)
 			gemm8_rows12_w1(o + (ptrdiff_t) r * ldo + j, ldo, a + (ptrdiff_t) r * rsa, rsa, csa,
-							m - r < 12 ? m - r : 12, k, b + j, ldb, last, alpha, add);
+							m - r < 12 ? m - r : 12, k, b + j, ldb, last, n - j, alpha, add);
 	}
 }
 

@@ -32,7 +32,7 @@
  * Masked weights are exactly 0, so they pass no gradient.  The row sums
  * and maxima are vector reductions: their order is fixed by the code, not
  * by the threads (fp32 passes keep the portable softmax row and its order;
- * bf16/int8 passes take the AVX-512 or AVX2 row, which agree).
+ * bf16/int8 passes take the AVX-512 row where that path runs).
  */
 #include <math.h>
 #include <omp.h>
