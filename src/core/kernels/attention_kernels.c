@@ -92,30 +92,6 @@ tfm_attn_kernels(void)
 	return names[path()];
 }
 
-bool
-tfm_attn_kernels_force(const char *name)
-{
-	attn_path	want;
-
-	if (strcmp(name, "portable") == 0)
-		want = ATTN_PORTABLE;
-	else if (strcmp(name, "avx2") == 0)
-		want = ATTN_AVX2;
-	else if (strcmp(name, "avx512") == 0)
-		want = ATTN_AVX512;
-	else
-		return false;
-	__builtin_cpu_init();
-	if ((want == ATTN_AVX2 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) ||
-		(want == ATTN_AVX512 && !(__builtin_cpu_supports("avx512f") &&
-								  __builtin_cpu_supports("avx512bw") &&
-								  __builtin_cpu_supports("avx512vl") &&
-								  __builtin_cpu_supports("avx512dq"))))
-		return false;
-	__atomic_store_n(&chosen, (int) want, __ATOMIC_RELAXED);
-	return true;
-}
-
 /* ---- softmax --------------------------------------------------------------- */
 
 /* the portable row: vectorized by the compiler for the CPU (TFM_HOT) */

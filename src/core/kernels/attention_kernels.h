@@ -19,13 +19,6 @@
  */
 
 /*
- * Switch to the path named ("portable", "avx2", "avx512") between passes
- * (tests and benchmarks): false, nothing changed, for an unknown name or
- * one this CPU cannot run.
- */
-bool		tfm_attn_kernels_force(const char *name);
-
-/*
  * Softmax of row[0 .. n_visible) in place, keys with pad[c] ≠ 0 masked out;
  * row[n_visible .. Tk) set to 0.  A row that sees nothing becomes all 0.
  * lowp (a bf16/int8 pass): the AVX-512 row where that path runs (on the
