@@ -19,9 +19,9 @@
  * choice of path: AVX-512, else the products in 8 lanes for AVX2 + FMA
  * (attention_kernels_avx2.c, the same bits; the softmax portable), else
  * portable code (the softmax) or a refusal (the products: the caller packs
- * and calls BLIS).
- * TFM_ATTN_KERNELS=avx2 or =portable in the environment (TFM_NO_AVX512_ATTN
- * meaning portable) forces a lower path: how the tests run each on this CPU.
+ * and calls BLIS).  TFM_ATTN_KERNELS=avx2 or =portable in the environment
+ * (TFM_NO_AVX512_ATTN meaning portable) forces a lower path: how the tests
+ * run each on this CPU.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -316,7 +316,7 @@ SMALL_GEMM(gemm_rows12_w2, 12, 2)
 /* kt (s × T, rows T apart) = kᵀ and vc (T × s) = v: k and v rows rs apart */
 TARGET static void
 copy_kv_avx512(float *kt, float *vc, const float *k, ptrdiff_t rsk, const float *v,
-				 ptrdiff_t rsv, int T, int s)
+			   ptrdiff_t rsv, int T, int s)
 {
 	tfm_attn_copy_rows(vc, v, rsv, T, s);
 	for (int t0 = 0; t0 < T; t0 += 16)
