@@ -15,7 +15,8 @@ END $$;
 -- what auto means here is the CPU's business; tfm_info says which and why
 SET tfm.precision = auto;
 SELECT (inference_precision = 'bf16') = (bf16_kernel <> 'fallback') AS auto_follows_the_cpu,
-       bf16_kernel IN ('amx', 'avx512bf16', 'avx2', 'fallback') AND int8_kernel IN ('avx512vnni', 'avx2', 'fallback') AS kernels
+       bf16_kernel IN ('amx', 'avx512bf16', 'avx2', 'fallback') AND int8_kernel IN ('avx512vnni', 'avx2', 'fallback') AS kernels,
+       attention_kernels IN ('avx512', 'avx2', 'portable') AS attention
 FROM tfm_info();
 
 -- a classifier on 600 rows of a learnable task

@@ -432,3 +432,17 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'tfm_embed_chunks' LANGUAGE C STABLE PARALLEL SAFE ROWS 100;  -- not STRICT: NULL gets an error
 COMMENT ON FUNCTION tfm_embed_chunks(text, text[], integer, integer) IS
   'each text cut into windows of chunk_tokens tokens overlapping by chunk_overlap: (ord, chunk from 0, chunk_start and chunk_end as 0-based character offsets, end exclusive, embedding) per window, through batched forward passes (a NULL text gives no rows)';
+
+-- ---------------------------------------------------------------------------
+-- tfm_info: which path attention's products and softmax take (avx512, avx2
+-- or portable), beside the BLIS and bf16/int8 kernels
+
+DROP FUNCTION tfm_info();
+CREATE FUNCTION tfm_info(OUT version text, OUT blis_kernels text, OUT kernel_choice text,
+                         OUT threads integer, OUT inference_precision text, OUT precision_reason text,
+                         OUT bf16_kernel text, OUT int8_kernel text, OUT lowp_kernel_choice text,
+                         OUT attention_kernels text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tfm_info' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION tfm_info() IS
+  'tfm''s version, the BLIS kernel set and why, the thread count, the inference precision tfm.precision gives here and why, the bf16/int8 kernels this CPU runs, and attention''s kernels';

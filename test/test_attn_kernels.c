@@ -1,13 +1,16 @@
 /*
  * test_attn_kernels.c — attention's inner kernels (src/core/layers/
  * attention_kernels.c) on whichever path this CPU runs (make unittest runs
- * it again with TFM_NO_AVX512_ATTN=1, the portable path):
+ * it again with TFM_ATTN_KERNELS=avx2 and with TFM_NO_AVX512_ATTN=1, the
+ * portable path):
  *
  *   - tfm_attn_gemm against a double-precision product at every shape
  *     edge (rows 1-33 around the 12- and 16-row groups, 1-100 columns
  *     around the 16- and 32-lane vectors, K 1-64, padded leading
- *     dimensions, alpha; A by rows or transposed; O = or O +=) and that
- *     nothing outside the m × n result moves;
+ *     dimensions, alpha; A by rows or transposed; O = or O +=), equal bit
+ *     for bit to BLIS's micro-kernel on packed panels (what the portable
+ *     path runs: fp32 outputs do not depend on the path), and that nothing
+ *     outside the m × n result moves;
  *   - tfm_attn_copy_kv: Kᵀ and V exactly, tails of 16 in both directions;
  *   - the softmax row against double: padding, fewer visible keys than
  *     the row, a row that sees nothing, large and -inf scores;
@@ -45,9 +48,10 @@ test_gemm(void)
 {
 	static const int ms[] = {1, 2, 5, 11, 12, 13, 16, 17, 24, 32, 33};
 	static const int ns[] = {1, 7, 15, 16, 17, 31, 32, 33, 48, 64, 100};
-	static const int ks[] = {1, 3, 16, 17, 64};
+	static const int ks[] = {1, 3, 16, 17, 64, 300};
 	tfm_rng		r;
 	int			bad = 0,
+				differ = 0,
 				ran = 0;
 
 	tfm_rng_seed(&r, 11);
@@ -120,6 +124,20 @@ test_gemm(void)
 								bad++;
 							}
 						}
+					{
+						/* BLIS's micro-kernel on the same operands: the same bits */
+						float	   *pa = malloc(sizeof(float) * (tfm_panels_floats(m, k) + 64)),
+								   *pb = malloc(sizeof(float) * (tfm_panels_floats(n, k) + 64));
+						tfm_panels	ap = tfm_pack_left(pa, m, k, a, rsa, csa),
+									bp = tfm_pack_right(pb, k, n, b, ldb, 1);
+
+						tfm_gemm_panels(m, n, k, alpha, &ap, 0, &bp, 0, add ? 1.0f : 0.0f, o0, ldo, 1);
+						for (int i = 0; i < m; i++)
+							differ += memcmp(o + (size_t) i * ldo, o0 + (size_t) i * ldo,
+											 sizeof(float) * n) != 0;
+						free(pa);
+						free(pb);
+					}
 					free(a);
 					free(b);
 					free(o);
@@ -127,6 +145,8 @@ test_gemm(void)
 				}
 	CHECK(bad == 0, "tfm_attn_gemm: %d of %d shapes' elements off the double product or "
 		  "written outside the result", bad, ran);
+	CHECK(differ == 0, "tfm_attn_gemm (%s): %d rows not BLIS's micro-kernel's bits (%s)",
+		  tfm_attn_kernels(), differ, tfm_blas_arch());
 }
 
 static void
@@ -463,7 +483,14 @@ test_drop_loop(void)
 int
 main(void)
 {
-	printf("  attention kernels: %s\n", tfm_attn_kernels());
+	char		err[256];
+
+	if (tfm_blas_init(getenv("TFM_BLIS_ARCH"), err, sizeof(err)) != 0)
+	{
+		fprintf(stderr, "BLIS: %s\n", err);
+		return 1;
+	}
+	printf("  attention kernels: %s, BLIS kernels %s\n", tfm_attn_kernels(), tfm_blas_arch());
 	test_drop_loop();
 	test_gemm();
 	test_copy_kv();

@@ -164,6 +164,11 @@ void		tfm_attention_backward(float *dq, float *dk, float *dv,
 								   const float *dout, const float *probs,
 								   const float *q, const float *k, const float *v,
 								   const tfm_attn_shape *sh, float *scratch);
+/*
+ * "avx512", "avx2" or "portable": the path attention's products and
+ * softmax take here (kernels/attention_kernels.c; TFM_ATTN_KERNELS)
+ */
+const char *tfm_attn_kernels(void);
 
 /* ---- pooling (pooling.c) ---- */
 

@@ -15,11 +15,13 @@
  *   work there) and wants both operands packed, which at K = 16 costs as
  *   much as the product.
  *
- * attention.c calls tfm_attn_softmax_row and tfm_attn_gemm; both fall back
- * to portable code (the softmax) or report that they cannot (the products:
- * the caller packs and calls BLIS) on CPUs without AVX-512, or when the
- * environment sets TFM_NO_AVX512_ATTN (how the tests run the fallback on
- * every CPU).
+ * attention.c calls tfm_attn_softmax_row and tfm_attn_gemm.  Here too the
+ * choice of path: AVX-512, else the products in 8 lanes for AVX2 + FMA
+ * (attention_kernels_avx2.c, the same bits; the softmax portable), else
+ * portable code (the softmax) or a refusal (the products: the caller packs
+ * and calls BLIS).  TFM_ATTN_KERNELS=avx2 or =portable in the environment
+ * (TFM_NO_AVX512_ATTN meaning portable) forces a lower path: how the tests
+ * run each on this CPU.
  */
 #include <immintrin.h>
 #include <math.h>
@@ -27,35 +29,67 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tfm/layers.h"
 #include "attention_kernels.h"
 #include "transpose16.h"
 #include "vecmath.h"
 
 #define TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 
-static int	avx512 = -1;		/* -1: not checked yet */
+typedef enum
+{
+	ATTN_PORTABLE,
+	ATTN_AVX2,
+	ATTN_AVX512
+} attn_path;
+
+static int	chosen = -1;		/* an attn_path; -1: not decided yet */
+
+/*
+ * the CPU's best path, or the one TFM_ATTN_KERNELS names (portable, avx2,
+ * avx512; one the CPU lacks falls to the best it has below it), or portable
+ * where TFM_NO_AVX512_ATTN is set (as before there was an AVX2 path)
+ */
+static attn_path
+decide(void)
+{
+	const char *env = getenv("TFM_ATTN_KERNELS");
+	bool		cpu512,
+				cpu2;
+	attn_path	best;
+
+	__builtin_cpu_init();
+	cpu512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+		__builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+	cpu2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+	best = cpu512 ? ATTN_AVX512 : cpu2 ? ATTN_AVX2 : ATTN_PORTABLE;
+	if (getenv("TFM_NO_AVX512_ATTN") != NULL || (env && strcmp(env, "portable") == 0))
+		return ATTN_PORTABLE;
+	if (env && strcmp(env, "avx2") == 0)
+		return cpu2 ? ATTN_AVX2 : ATTN_PORTABLE;
+	return best;
+}
 
 /* first called from the core's threads at once: every one finds the same answer */
-static bool
-use_avx512(void)
+static attn_path
+path(void)
 {
-	int			v = __atomic_load_n(&avx512, __ATOMIC_RELAXED);
+	int			v = __atomic_load_n(&chosen, __ATOMIC_RELAXED);
 
 	if (v < 0)
 	{
-		__builtin_cpu_init();
-		v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-			__builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-			getenv("TFM_NO_AVX512_ATTN") == NULL;
-		__atomic_store_n(&avx512, v, __ATOMIC_RELAXED);
+		v = decide();
+		__atomic_store_n(&chosen, v, __ATOMIC_RELAXED);
 	}
-	return v == 1;
+	return (attn_path) v;
 }
 
 const char *
 tfm_attn_kernels(void)
 {
-	return use_avx512() ? "avx512" : "portable";
+	static const char *const names[] = {"portable", "avx2", "avx512"};
+
+	return names[path()];
 }
 
 /* ---- softmax --------------------------------------------------------------- */
@@ -199,7 +233,9 @@ softmax_row_avx512(float *row, const uint8_t *pad, int n_visible, int Tk)
 void
 tfm_attn_softmax_row(float *row, const uint8_t *pad, int n_visible, int Tk, bool lowp)
 {
-	if (lowp && use_avx512())
+	attn_path	p = lowp ? path() : ATTN_PORTABLE;
+
+	if (p == ATTN_AVX512)
 		softmax_row_avx512(row, pad, n_visible, Tk);
 	else
 		softmax_row_portable(row, pad, n_visible, Tk);
@@ -266,6 +302,7 @@ NAME(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdiff_t csa, int 
 			__mmask16	lw = w == W - 1 ? last : (__mmask16) 0xFFFF; \
 			__m512		v = _mm512_mul_ps(va, acc[i][w]); \
 \
+			NO_CONTRACT(v); \
 			if (add) \
 				v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(lw, dst)); \
 			_mm512_mask_storeu_ps(dst, lw, v); \
@@ -277,9 +314,9 @@ SMALL_GEMM(gemm_rows16_w1, 16, 1)
 SMALL_GEMM(gemm_rows12_w2, 12, 2)
 
 /* kt (s × T, rows T apart) = kᵀ and vc (T × s) = v: k and v rows rs apart */
-TARGET void
-tfm_attn_copy_kv(float *kt, float *vc, const float *k, ptrdiff_t rsk, const float *v,
-				 ptrdiff_t rsv, int T, int s)
+TARGET static void
+copy_kv_avx512(float *kt, float *vc, const float *k, ptrdiff_t rsk, const float *v,
+			   ptrdiff_t rsv, int T, int s)
 {
 	tfm_attn_copy_rows(vc, v, rsv, T, s);
 	for (int t0 = 0; t0 < T; t0 += 16)
@@ -303,10 +340,20 @@ tfm_attn_copy_kv(float *kt, float *vc, const float *k, ptrdiff_t rsk, const floa
 	}
 }
 
+void
+tfm_attn_copy_kv(float *kt, float *vc, const float *k, ptrdiff_t rsk, const float *v,
+				 ptrdiff_t rsv, int T, int s)
+{
+	if (path() == ATTN_AVX512)
+		copy_kv_avx512(kt, vc, k, rsk, v, rsv, T, s);
+	else
+		tfm_attn_copy_kv_plain(kt, vc, k, rsk, v, rsv, T, s);
+}
+
 bool
 tfm_attn_gemm_ok(void)
 {
-	return use_avx512();
+	return path() != ATTN_PORTABLE;
 }
 
 bool
@@ -314,8 +361,9 @@ tfm_attn_gemm(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdiff_t 
 			  const float *b, ptrdiff_t ldb, int n, float alpha, bool add)
 {
 	int			j = 0;
+	attn_path	p = path();
 
-	if (!use_avx512())
+	if (p == ATTN_PORTABLE)
 		return false;
 	if (m <= 0 || n <= 0)
 		return true;
@@ -324,6 +372,11 @@ tfm_attn_gemm(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdiff_t 
 		/* an empty sum (a block of queries that sees no key): O = 0, or O unchanged */
 		for (int i = 0; i < m && !add; i++)
 			memset(o + (ptrdiff_t) i * ldo, 0, sizeof(float) * n);
+		return true;
+	}
+	if (p == ATTN_AVX2)
+	{
+		tfm_attn_gemm_avx2(o, ldo, a, rsa, csa, m, k, b, ldb, n, alpha, add);
 		return true;
 	}
 	for (; n - j > 16; j += 32)

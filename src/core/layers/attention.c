@@ -5,10 +5,11 @@
  *
  * Each (batch, head) pair is independent: the loops run over the B·h pairs
  * on the core's threads, and each pair does its products on one thread
- * (head j of a fused buffer is a strided view).  With AVX-512 they go
- * through attention_kernels.c's tfm_attn_gemm, which reads Q, P and the
- * score gradients in place, the operands every block uses (Kᵀ, V; in the
- * backward pass Vᵀ, K, dO, Q) copied contiguous once per pair; elsewhere
+ * (head j of a fused buffer is a strided view).  With AVX-512 or AVX2 +
+ * FMA they go through attention_kernels.c's tfm_attn_gemm, which reads
+ * Q, P and the score gradients in place, the operands every block uses
+ * (Kᵀ, V; in the backward pass Vᵀ, K, dO, Q) copied contiguous once per
+ * pair; elsewhere
  * through BLIS's micro-kernel on panels packed in the thread's scratch
  * (blas.h).  Both give the same bits.  Results do not depend on the
  * number of threads.  The forward pass takes the queries in blocks of
@@ -31,7 +32,7 @@
  * Masked weights are exactly 0, so they pass no gradient.  The row sums
  * and maxima are vector reductions: their order is fixed by the code, not
  * by the threads (fp32 passes keep the portable softmax row and its order;
- * bf16/int8 passes take the AVX-512 row).
+ * bf16/int8 passes take the AVX-512 row where that path runs).
  */
 #include <math.h>
 #include <omp.h>

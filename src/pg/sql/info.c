@@ -1,6 +1,6 @@
 /*
  * info.c — what this build runs on: tfm_info() (version, BLIS kernels,
- * threads, precision and low-precision kernels) and tfm_workspace_bytes
+ * threads, precision and low-precision kernels, attention's kernels) and tfm_workspace_bytes
  * (what a pass of a given shape needs of tfm.work_mem).
  */
 #include "postgres.h"
@@ -9,6 +9,7 @@
 #include "utils/builtins.h"
 
 #include "tfm/blas.h"
+#include "tfm/layers.h"
 #include "runtime/runtime.h"
 #include "sql/args.h"
 
@@ -17,8 +18,8 @@ Datum
 tfm_info(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[9];
-	bool		nulls[9] = {false, false, false, false, false, false, false, false, false};
+	Datum		values[10];
+	bool		nulls[10] = {false, false, false, false, false, false, false, false, false, false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -27,9 +28,11 @@ tfm_info(PG_FUNCTION_ARGS)
 	values[1] = CStringGetTextDatum(tfm_blas_arch());
 	values[2] = CStringGetTextDatum(tfm_blas_arch_reason());
 	values[3] = Int32GetDatum(tfm_get_threads());
-	/* tfm 0.1's tfm_info() has four columns: the library serves both */
+	/* tfm 0.1's tfm_info() has four columns, 0.2's and 0.3's nine: the library serves all */
 	if (tupdesc->natts >= 9)
 		tfm_precision_info(values + 4);
+	if (tupdesc->natts >= 10)
+		values[9] = CStringGetTextDatum(tfm_attn_kernels());
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 
