@@ -105,8 +105,8 @@ cache_lookup_or_fill(const int32_t **ids, size_t *n, tfm_tokenizer *t, const uin
 	{
 		size_t c1 = t->cache_meta_cap, c2 = t->cache_meta_cap;
 
-		if (tfm_tok_grow((void **) &t->cache_start, &c1, (size_t) e + 1, sizeof(uint32_t)) ||
-			tfm_tok_grow((void **) &t->cache_len, &c2, (size_t) e + 1, sizeof(uint16_t)))
+		if (tfm_grow((void **) &t->cache_start, &c1, (size_t) e + 1, sizeof(uint32_t)) ||
+			tfm_grow((void **) &t->cache_len, &c2, (size_t) e + 1, sizeof(uint16_t)))
 			return TFM_ENOMEM;
 		t->cache_meta_cap = c1 < c2 ? c1 : c2;
 	}
