@@ -323,11 +323,37 @@ add(builder *b, const char *name, bool prefixable, tfm_hf_use use, const char *t
 	return e;
 }
 
+/* layer i's tensor "<hfl>.<i>.<hf>" into "<tfl>.<i>.<tf>" (col0: its first
+ * column in a fused target, else 0) */
 static void
-gpt2_entries(builder *b, const tfm_config *c)
+add_layer(builder *b, const char *hfl, int i, const char *hf, const char *tfl, const char *tf,
+		  tfm_hf_use use, int ndim, int64_t d0, int64_t d1, int64_t col0)
 {
 	char		n[96],
 				t[48];
+	tfm_hf_entry *e;
+
+	snprintf(n, sizeof(n), "%s.%d.%s", hfl, i, hf);
+	snprintf(t, sizeof(t), "%s.%d.%s", tfl, i, tf);
+	e = add(b, n, true, use, t, ndim, d0, d1, 0, 0);
+	if (e)
+		e->col0 = col0;
+}
+
+/* the output projection: tied to the token embedding or its own */
+static void
+add_lm_head(builder *b, const tfm_config *c)
+{
+	if (c->tie)
+		add(b, "lm_head.weight", false, TFM_HF_TIED, "tok_emb", 2, c->vocab, c->d_model, 0, 0);
+	else
+		add(b, "lm_head.weight", false, TFM_HF_TRANSPOSE, "out.w", 2, c->vocab, c->d_model, 0, 0);
+}
+
+static void
+gpt2_entries(builder *b, const tfm_config *c)
+{
+	char		n[96];
 	int64_t		d = c->d_model,
 				f = c->d_ff,
 				V = c->vocab,
@@ -337,9 +363,7 @@ gpt2_entries(builder *b, const tfm_config *c)
 	add(b, "wpe.weight", true, TFM_HF_COPY, "pos_emb", 2, P, d, 0, 0);
 	for (int i = 0; i < c->dec_layers; i++)
 	{
-#define L(hf, tf, nd, a, bb) \
-	do { snprintf(n, sizeof(n), "h.%d.%s", i, hf); snprintf(t, sizeof(t), "dec.%d.%s", i, tf); \
-		 add(b, n, true, TFM_HF_COPY, t, nd, a, bb, 0, 0); } while (0)
+#define L(hf, tf, nd, a, bb) add_layer(b, "h", i, hf, "dec", tf, TFM_HF_COPY, nd, a, bb, 0)
 		L("ln_1.weight", "ln1.g", 1, d, 0);
 		L("ln_1.bias", "ln1.b", 1, d, 0);
 		L("attn.c_attn.weight", "attn.qkv.w", 2, d, 3 * d);
@@ -360,28 +384,12 @@ gpt2_entries(builder *b, const tfm_config *c)
 	}
 	add(b, "ln_f.weight", true, TFM_HF_COPY, "dec.ln_f.g", 1, d, 0, 0, 0);
 	add(b, "ln_f.bias", true, TFM_HF_COPY, "dec.ln_f.b", 1, d, 0, 0, 0);
-	if (c->tie)
-		add(b, "lm_head.weight", false, TFM_HF_TIED, "tok_emb", 2, V, d, 0, 0);
-	else
-		add(b, "lm_head.weight", false, TFM_HF_TRANSPOSE, "out.w", 2, V, d, 0, 0);
-}
-
-/* q/k/v (or q_lin/k_lin/v_lin) into thirds of the fused qkv */
-static void
-add_slice(builder *b, const char *name, const char *target, int ndim, int64_t d0,
-		  int64_t d1, int64_t col0)
-{
-	tfm_hf_entry *e = add(b, name, true, TFM_HF_SLICE, target, ndim, d0, d1, 0, 0);
-
-	if (e)
-		e->col0 = col0;
+	add_lm_head(b, c);
 }
 
 static void
 bert_entries(builder *b, const tfm_config *c, tfm_hf_arch arch)
 {
-	char		n[96],
-				t[48];
 	int64_t		d = c->d_model,
 				f = c->d_ff,
 				V = c->vocab,
@@ -402,12 +410,9 @@ bert_entries(builder *b, const tfm_config *c, tfm_hf_arch arch)
 	{
 		const char *L = distil ? "transformer.layer" : "encoder.layer";
 
-#define E(hf, tf, use, nd, a, bb) \
-	do { snprintf(n, sizeof(n), "%s.%d.%s", L, i, hf); snprintf(t, sizeof(t), "enc.%d.%s", i, tf); \
-		 add(b, n, true, use, t, nd, a, bb, 0, 0); } while (0)
-#define S(hf, tf, nd, a, bb, col) \
-	do { snprintf(n, sizeof(n), "%s.%d.%s", L, i, hf); snprintf(t, sizeof(t), "enc.%d.%s", i, tf); \
-		 add_slice(b, n, t, nd, a, bb, col); } while (0)
+#define E(hf, tf, use, nd, a, bb) add_layer(b, L, i, hf, "enc", tf, use, nd, a, bb, 0)
+		/* q/k/v (or q_lin/k_lin/v_lin) into thirds of the fused qkv */
+#define S(hf, tf, nd, a, bb, col) add_layer(b, L, i, hf, "enc", tf, TFM_HF_SLICE, nd, a, bb, col)
 		S(distil ? "attention.q_lin.weight" : "attention.self.query.weight", "attn.qkv.w", 2, d, d, 0);
 		S(distil ? "attention.q_lin.bias" : "attention.self.query.bias", "attn.qkv.b", 1, d, 0, 0);
 		S(distil ? "attention.k_lin.weight" : "attention.self.key.weight", "attn.qkv.w", 2, d, d, d);
@@ -486,21 +491,16 @@ qwen2_bias_entries(builder *b, const tfm_config *c, int i)
 static void
 llama_entries(builder *b, const tfm_config *c)
 {
-	char		n[96],
-				t[48];
 	int64_t		d = c->d_model,
 				f = c->d_ff,
 				V = c->vocab,
 				s = c->d_model / c->heads,
 				kvd = tfm_config_kv_dim(c);
-	tfm_hf_entry *e;
 
 	add(b, "embed_tokens.weight", true, TFM_HF_COPY, "tok_emb", 2, V, d, 0, 0);
 	for (int i = 0; i < c->dec_layers; i++)
 	{
-#define L(hf, tf, use, nd, a, bb, c0) \
-	do { snprintf(n, sizeof(n), "layers.%d.%s", i, hf); snprintf(t, sizeof(t), "dec.%d.%s", i, tf); \
-		 e = add(b, n, true, use, t, nd, a, bb, 0, 0); if (e) e->col0 = c0; } while (0)
+#define L(hf, tf, use, nd, a, bb, c0) add_layer(b, "layers", i, hf, "dec", tf, use, nd, a, bb, c0)
 		L("input_layernorm.weight", "ln1.g", TFM_HF_COPY, 1, d, 0, 0);
 		L("self_attn.q_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, d, d, 0);
 		L("self_attn.k_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, kvd, d, d);
@@ -516,10 +516,7 @@ llama_entries(builder *b, const tfm_config *c)
 			qwen2_bias_entries(b, c, i);
 	}
 	add(b, "norm.weight", true, TFM_HF_COPY, "dec.ln_f.g", 1, d, 0, 0, 0);
-	if (c->tie)
-		add(b, "lm_head.weight", false, TFM_HF_TIED, "tok_emb", 2, V, d, 0, 0);
-	else
-		add(b, "lm_head.weight", false, TFM_HF_TRANSPOSE, "out.w", 2, V, d, 0, 0);
+	add_lm_head(b, c);
 }
 
 tfm_hf_map *

@@ -204,7 +204,7 @@ meta_member(reader *r, void *ctx, const char *key, size_t klen)
 		return tfm_status_set(r->err, TFM_EBADFILE, "value of metadata key %s is not a string", q.s);
 	if (st_read_string(r, &val, &vlen) != TFM_OK)
 		return TFM_EBADFILE;
-	if (st_grow((void **) &r->meta, &r->cap_meta, r->n_meta + 1, sizeof(tfm_st_meta)))
+	if (tfm_grow((void **) &r->meta, &r->cap_meta, r->n_meta + 1, sizeof(tfm_st_meta)))
 		return oom(r->err);
 	r->meta[r->n_meta].key = key;
 	r->meta[r->n_meta].value = val;
@@ -314,7 +314,7 @@ read_tensor(reader *r, const char *name, size_t name_len)
 
 	if (name_len == 0)
 		return tfm_status_set(r->err, TFM_EBADFILE, "empty tensor name in the safetensors header");
-	if (st_grow((void **) &r->t, &r->cap_t, r->n_t + 1, sizeof(tfm_st_tensor)))
+	if (tfm_grow((void **) &r->t, &r->cap_t, r->n_t + 1, sizeof(tfm_st_tensor)))
 		return oom(r->err);
 	t = &r->t[r->n_t++];
 	memset(t, 0, sizeof(*t));

@@ -126,7 +126,7 @@ meta_member(reader *r, void *ctx, const char *key, size_t klen)
 	ix_reader  *x = ctx;
 	quoted		q;
 
-	if (st_grow((void **) &x->meta_keys, &x->cap_keys, x->n_keys + 1, sizeof(char *)))
+	if (tfm_grow((void **) &x->meta_keys, &x->cap_keys, x->n_keys + 1, sizeof(char *)))
 		return oom(r->err);
 	x->meta_keys[x->n_keys++] = key;
 	q = st_quote(key, klen);
@@ -228,7 +228,7 @@ map_member(reader *r, void *ctx, const char *name, size_t nlen)
 		return tfm_status_set(r->err, TFM_EBADFILE,
 					   "shard file name %s of tensor %s is not allowed: %s", qf.s, q.s, why);
 	}
-	if (st_grow((void **) &x->pairs, &x->cap_pairs, x->n_pairs + 1, sizeof(pair)))
+	if (tfm_grow((void **) &x->pairs, &x->cap_pairs, x->n_pairs + 1, sizeof(pair)))
 		return oom(r->err);
 	x->pairs[x->n_pairs].name = name;
 	x->pairs[x->n_pairs].name_len = nlen;

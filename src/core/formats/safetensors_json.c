@@ -34,32 +34,6 @@ st_free(void *p)
 		free(p);
 }
 
-/* makes room for need elements of size bytes in *p (capacity *cap) */
-int
-st_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t		ncap;
-	void	   *np;
-
-	if (need <= *cap)
-		return TFM_OK;
-	ncap = *cap ? *cap : 16;
-	while (ncap < need)
-	{
-		if (ncap > SIZE_MAX / 2)
-			return TFM_ENOMEM;
-		ncap *= 2;
-	}
-	if (ncap > SIZE_MAX / size)
-		return TFM_ENOMEM;
-	np = *p ? realloc(*p, ncap * size) : st_alloc(ncap * size);
-	if (!np)
-		return TFM_ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return TFM_OK;
-}
-
 /* ---- messages ------------------------------------------------------------------ */
 
 quoted

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "tfm/safetensors.h"
+#include "../util/grow.h"
 
 /* a header being read: the bytes, the string pool, what was read so far */
 typedef struct reader
@@ -44,7 +45,6 @@ typedef enum num_kind
 void	   *st_alloc(size_t n);
 void		st_free(void *p);
 /* makes room for need elements of size bytes in *p (capacity *cap) */
-int			st_grow(void **p, size_t *cap, size_t need, size_t size);
 
 /* a quoted, one-line, cut-short copy of a name for messages (at most 74 bytes) */
 #define QUOTE_MAX 64

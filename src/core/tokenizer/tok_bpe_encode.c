@@ -39,7 +39,7 @@ merge_rank(const tfm_tokenizer *t, int32_t a, int32_t b, int32_t *result, int al
 static int
 reserve(tfm_tok_ivec *v, size_t n)
 {
-	return tfm_tok_grow((void **) &v->data, &v->cap, n, sizeof(int32_t));
+	return tfm_grow((void **) &v->data, &v->cap, n, sizeof(int32_t));
 }
 
 static int
@@ -144,7 +144,7 @@ tfm_tok_merge_all(const tfm_tokenizer *t, int32_t *sym, int32_t *next, int32_t *
 		if (next[q] >= 0)
 			prev[next[q]] = p;
 		/* at most two new pairs per merge */
-		if (hn + 2 > hcap && tfm_tok_grow((void **) &heap, &hcap, hn + 2, sizeof(uint64_t)))
+		if (hn + 2 > hcap && tfm_grow((void **) &heap, &hcap, hn + 2, sizeof(uint64_t)))
 		{
 			st = TFM_ENOMEM;
 			break;

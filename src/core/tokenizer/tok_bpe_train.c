@@ -89,7 +89,7 @@ heap_push(trainer *tr, int64_t count, int32_t pair)
 	size_t i;
 
 	if (tr->hn == tr->hcap &&
-		tfm_tok_grow((void **) &tr->heap, &tr->hcap, tr->hn + 1, sizeof(hentry)))
+		tfm_grow((void **) &tr->heap, &tr->hcap, tr->hn + 1, sizeof(hentry)))
 		return TFM_ENOMEM;
 	i = tr->hn++;
 	while (i > 0)
@@ -144,7 +144,7 @@ pair_get(int32_t *idx, trainer *tr, int32_t l, int32_t r)
 	if (tr->npairs >= INT32_MAX)
 		return TFM_ELIMIT;
 	if (tr->npairs == tr->cappairs &&
-		tfm_tok_grow((void **) &tr->pairs, &tr->cappairs, tr->npairs + 1, sizeof(pair_t)))
+		tfm_grow((void **) &tr->pairs, &tr->cappairs, tr->npairs + 1, sizeof(pair_t)))
 		return TFM_ENOMEM;
 	v = (int32_t) tr->npairs++;
 	memset(&tr->pairs[v], 0, sizeof(pair_t));
@@ -172,7 +172,7 @@ pair_add(trainer *tr, int32_t l, int32_t r, int64_t w, int32_t pos)
 		size_t cap = p->cappos;
 
 		if (p->npos == UINT32_MAX ||
-			tfm_tok_grow((void **) &p->pos, &cap, (size_t) p->npos + 1, sizeof(int32_t)))
+			tfm_grow((void **) &p->pos, &cap, (size_t) p->npos + 1, sizeof(int32_t)))
 			return TFM_ENOMEM;
 		p->cappos = cap > UINT32_MAX ? UINT32_MAX : (uint32_t) cap;
 	}

@@ -93,7 +93,7 @@ count_key(tfm_tok_counter *c, const uint8_t *k, size_t n, int64_t by)
 	if (added)
 	{
 		if ((size_t) idx >= c->counts_cap &&
-			tfm_tok_grow((void **) &c->counts, &c->counts_cap, (size_t) idx + 1, sizeof(int64_t)))
+			tfm_grow((void **) &c->counts, &c->counts_cap, (size_t) idx + 1, sizeof(int64_t)))
 			return TFM_ENOMEM;
 		c->counts[idx] = 0;
 	}

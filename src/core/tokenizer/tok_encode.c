@@ -105,8 +105,8 @@ cache_lookup_or_fill(const int32_t **ids, size_t *n, tfm_tokenizer *t, const uin
 	{
 		size_t c1 = t->cache_meta_cap, c2 = t->cache_meta_cap;
 
-		if (tfm_tok_grow((void **) &t->cache_start, &c1, (size_t) e + 1, sizeof(uint32_t)) ||
-			tfm_tok_grow((void **) &t->cache_len, &c2, (size_t) e + 1, sizeof(uint16_t)))
+		if (tfm_grow((void **) &t->cache_start, &c1, (size_t) e + 1, sizeof(uint32_t)) ||
+			tfm_grow((void **) &t->cache_len, &c2, (size_t) e + 1, sizeof(uint16_t)))
 			return TFM_ENOMEM;
 		t->cache_meta_cap = c1 < c2 ? c1 : c2;
 	}
@@ -249,30 +249,77 @@ word_key(const uint8_t **k, size_t *kl, tfm_tokenizer *t, const uint8_t *s, size
 	return TFM_OK;
 }
 
+/* the words of a text s[0..len) in turn (next_word): the current one's
+ * start and length, and its key (NULL when the word is not valid UTF-8) */
+typedef struct words
+{
+	emitter *e;
+	tfm_tokenizer *t;
+	const uint8_t *s;
+	size_t len, pos;
+	size_t start, wlen;
+	const uint8_t *key;
+	size_t key_len;
+} words;
+
+/* the next word while the emitter has room: 1 for a word, 0 at the end,
+ * -1 when out of memory */
+static int
+next_word(words *w)
+{
+	int invalid;
+
+	if (w->e->full || !tfm_tok_word_next(&w->start, &w->wlen, &invalid, w->s, w->len, &w->pos))
+		return 0;
+	w->key = NULL;
+	w->key_len = 0;
+	if (!invalid && word_key(&w->key, &w->key_len, w->t, w->s + w->start, w->wlen))
+		return -1;
+	return 1;
+}
+
 static int
 encode_word(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
 {
-	int32_t unk = t->info.special_ids[TFM_TOK_UNK];
-	size_t pos = 0, start, wl;
-	int invalid;
+	words w = {.e = e, .t = t, .s = s, .len = len};
+	int more;
 
-	while (!e->full && tfm_tok_word_next(&start, &wl, &invalid, s, len, &pos))
+	while ((more = next_word(&w)) > 0)
 	{
-		const uint8_t *k;
-		size_t kl;
-		int32_t id = -1;
+		int32_t id = w.key ? tfm_tok_piece_id(t, w.key, w.key_len) : -1;
 
-		if (!invalid)
-		{
-			if (word_key(&k, &kl, t, s + start, wl))
-				return TFM_ENOMEM;
-			id = tfm_tok_piece_id(t, k, kl);
-			if (id >= 0 && t->is_special[id])
-				id = -1;
-		}
-		emit(e, id < 0 ? unk : id, start);
+		if (id >= 0 && t->is_special[id])
+			id = -1;
+		emit(e, id < 0 ? t->info.special_ids[TFM_TOK_UNK] : id, w.start);
 	}
-	return TFM_OK;
+	return more < 0 ? TFM_ENOMEM : TFM_OK;
+}
+
+/* the longest piece of k[at..kl) in the vocabulary and not a special
+ * ("##" before it after the word's first piece), built in *piece: its id
+ * and *end where it ends; -1 when there is none, -2 when out of memory */
+static int32_t
+longest_piece(size_t *end, tfm_tok_bytes *piece, tfm_tokenizer *t, const uint8_t *k,
+			  size_t at, size_t kl)
+{
+	*end = kl;
+	while (*end > at)
+	{
+		int32_t id;
+
+		piece->len = 0;
+		if ((at > 0 && tfm_tok_bytes_append(piece, "##", 2)) ||
+			tfm_tok_bytes_append(piece, k + at, *end - at))
+			return -2;
+		id = tfm_tok_piece_id(t, piece->data, piece->len);
+		if (id >= 0 && !t->is_special[id])
+			return id;
+		/* previous character boundary */
+		do
+			(*end)--;
+		while (*end > at && (k[*end] & 0xC0) == 0x80);
+	}
+	return -1;
 }
 
 /* BERT's greedy longest-match-first over one word */
@@ -280,25 +327,20 @@ static int
 encode_wordpiece(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
 {
 	int32_t unk = t->info.special_ids[TFM_TOK_UNK];
-	size_t pos = 0, start, wl;
-	int invalid;
+	words w = {.e = e, .t = t, .s = s, .len = len};
+	int more;
 	tfm_tok_bytes piece = {0};
 	tfm_tok_ivec found = {0};
 	int st = TFM_OK;
 
-	while (!e->full && tfm_tok_word_next(&start, &wl, &invalid, s, len, &pos))
+	while ((more = next_word(&w)) > 0)
 	{
-		const uint8_t *k;
-		size_t kl, at = 0, nchars = 0, i;
-		int ok = !invalid;
+		const uint8_t *k = w.key;
+		size_t start = w.start, wl = w.wlen, kl = w.key_len, at = 0, nchars = 0, i;
+		int ok = k != NULL;
 
 		if (ok)
 		{
-			if (word_key(&k, &kl, t, s + start, wl))
-			{
-				st = TFM_ENOMEM;
-				break;
-			}
 			for (i = 0; i < kl; i++)
 				nchars += (k[i] & 0xC0) != 0x80;
 			if (nchars > TFM_TOK_WORDPIECE_MAX_CHARS)
@@ -307,26 +349,13 @@ encode_wordpiece(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
 		found.len = 0;
 		while (ok && at < kl)
 		{
-			size_t end = kl;
-			int32_t id = -1;
+			size_t end;
+			int32_t id = longest_piece(&end, &piece, t, k, at, kl);
 
-			while (end > at)
+			if (id == -2)
 			{
-				piece.len = 0;
-				if ((at > 0 && tfm_tok_bytes_append(&piece, "##", 2)) ||
-					tfm_tok_bytes_append(&piece, k + at, end - at))
-				{
-					st = TFM_ENOMEM;
-					goto out;
-				}
-				id = tfm_tok_piece_id(t, piece.data, piece.len);
-				if (id >= 0 && !t->is_special[id])
-					break;
-				id = -1;
-				/* previous character boundary */
-				do
-					end--;
-				while (end > at && (k[end] & 0xC0) == 0x80);
+				st = TFM_ENOMEM;
+				goto out;
 			}
 			if (id < 0)
 				ok = 0;
@@ -358,6 +387,8 @@ encode_wordpiece(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
 			}
 		}
 	}
+	if (more < 0)
+		st = TFM_ENOMEM;
 out:
 	tfm_tok_bytes_free(&piece);
 	tfm_tok_ivec_free(&found);
@@ -388,23 +419,11 @@ bert_word(void *arg, const uint8_t *w, size_t wl, size_t off)
 		return emit(j->e, unk, off);
 	while (at < wl)
 	{
-		size_t end = wl;
-		int32_t id = -1;
+		size_t end;
+		int32_t id = longest_piece(&end, &j->piece, t, w, at, wl);
 
-		while (end > at)
-		{
-			j->piece.len = 0;
-			if ((at > 0 && tfm_tok_bytes_append(&j->piece, "##", 2)) ||
-				tfm_tok_bytes_append(&j->piece, w + at, end - at))
-				return -1;
-			id = tfm_tok_piece_id(t, j->piece.data, j->piece.len);
-			if (id >= 0 && !t->is_special[id])
-				break;
-			id = -1;
-			do
-				end--;
-			while (end > at && (w[end] & 0xC0) == 0x80);
-		}
+		if (id == -2)
+			return -1;
 		if (id < 0)
 			return emit(j->e, unk, off);
 		if (tfm_tok_ivec_push(&j->found, id))

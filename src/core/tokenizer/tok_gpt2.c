@@ -222,7 +222,7 @@ read_encoder(tfm_tok_strtab *tab, tfm_tok_ivec *entry_of_id, const int16_t dec[3
 			{
 				size_t old = entry_of_id->len;
 
-				if (tfm_tok_grow((void **) &entry_of_id->data, &entry_of_id->cap,
+				if (tfm_grow((void **) &entry_of_id->data, &entry_of_id->cap,
 								 (size_t) id + 1, sizeof(int32_t)))
 				{
 					st = TFM_ENOMEM;

@@ -147,14 +147,14 @@ tfm_tok_strtab_intern(int32_t *idx, int *added, tfm_tok_strtab *s, const uint8_t
 	{
 		size_t c1 = s->cap, c2 = s->cap, c3 = s->cap;
 
-		if (tfm_tok_grow((void **) &s->off, &c1, s->n + 1, sizeof(uint64_t)) ||
-			tfm_tok_grow((void **) &s->len, &c2, s->n + 1, sizeof(uint32_t)) ||
-			tfm_tok_grow((void **) &s->hash, &c3, s->n + 1, sizeof(uint32_t)))
+		if (tfm_grow((void **) &s->off, &c1, s->n + 1, sizeof(uint64_t)) ||
+			tfm_grow((void **) &s->len, &c2, s->n + 1, sizeof(uint32_t)) ||
+			tfm_grow((void **) &s->hash, &c3, s->n + 1, sizeof(uint32_t)))
 			return TFM_ENOMEM;
 		s->cap = c1 < c2 ? (c1 < c3 ? c1 : c3) : (c2 < c3 ? c2 : c3);
 	}
 	if (n > SIZE_MAX - s->pool_len ||
-		tfm_tok_grow((void **) &s->pool, &s->pool_cap, s->pool_len + n, 1))
+		tfm_grow((void **) &s->pool, &s->pool_cap, s->pool_len + n, 1))
 		return TFM_ENOMEM;
 	e = s->n++;
 	if (n)

@@ -12,14 +12,13 @@
 #include <string.h>
 
 #include "tfm/tokenizer.h"
+#include "../util/grow.h"
 
 /* ---- allocation and errors (tok_util.c) ---------------------------------- */
 void *tfm_tok_alloc(size_t n);
 void *tfm_tok_calloc(size_t n, size_t size);          /* zeroed, overflow-checked */
 void *tfm_tok_realloc(void *p, size_t n);             /* p may be NULL */
 void  tfm_tok_dealloc(void *p);                       /* p may be NULL */
-/* grows *p (elements of size) to hold at least need; returns 0 or ENOMEM */
-int   tfm_tok_grow(void **p, size_t *cap, size_t need, size_t size);
 
 int   tfm_tok_oom(tfm_status *err);
 

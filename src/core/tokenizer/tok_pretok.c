@@ -274,7 +274,7 @@ tfm_tok_lower_append(tfm_tok_bytes *b, const uint8_t *s, size_t n)
 {
 	size_t i = 0;
 
-	if (tfm_tok_grow((void **) &b->data, &b->cap, b->len + n + 8, 1))
+	if (tfm_grow((void **) &b->data, &b->cap, b->len + n + 8, 1))
 		return TFM_ENOMEM;
 	while (i < n)
 	{
@@ -290,7 +290,7 @@ tfm_tok_lower_append(tfm_tok_bytes *b, const uint8_t *s, size_t n)
 		}
 		else
 			tl = tfm_tok_utf8_put(tmp, tfm_tok_lower((uint32_t) cp));
-		if (tfm_tok_grow((void **) &b->data, &b->cap, b->len + tl, 1))
+		if (tfm_grow((void **) &b->data, &b->cap, b->len + tl, 1))
 			return TFM_ENOMEM;
 		memcpy(b->data + b->len, tmp, tl);
 		b->len += tl;

@@ -43,31 +43,6 @@ tfm_tok_dealloc(void *p)
 }
 
 int
-tfm_tok_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t ncap;
-	void *np;
-
-	if (need <= *cap)
-		return TFM_OK;
-	ncap = *cap ? *cap : 16;
-	while (ncap < need)
-	{
-		if (ncap > SIZE_MAX / 2)
-			return TFM_ENOMEM;
-		ncap *= 2;
-	}
-	if (ncap > SIZE_MAX / size)
-		return TFM_ENOMEM;
-	np = tfm_tok_realloc(*p, ncap * size);
-	if (!np)
-		return TFM_ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return TFM_OK;
-}
-
-int
 tfm_tok_oom(tfm_status *err)
 {
 	return tfm_status_set(err, TFM_ENOMEM, "out of memory in the tokenizer");
@@ -114,7 +89,7 @@ tfm_tok_bytes_append(tfm_tok_bytes *b, const void *p, size_t n)
 {
 	if (n > SIZE_MAX - b->len)
 		return TFM_ENOMEM;
-	if (tfm_tok_grow((void **) &b->data, &b->cap, b->len + n, 1))
+	if (tfm_grow((void **) &b->data, &b->cap, b->len + n, 1))
 		return TFM_ENOMEM;
 	if (n)
 		memcpy(b->data + b->len, p, n);
@@ -126,7 +101,7 @@ int
 tfm_tok_ivec_push(tfm_tok_ivec *v, int32_t x)
 {
 	if (v->len == v->cap &&
-		tfm_tok_grow((void **) &v->data, &v->cap, v->len + 1, sizeof(int32_t)))
+		tfm_grow((void **) &v->data, &v->cap, v->len + 1, sizeof(int32_t)))
 		return TFM_ENOMEM;
 	v->data[v->len++] = x;
 	return TFM_OK;
