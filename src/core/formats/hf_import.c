@@ -473,19 +473,15 @@ bert_entries(builder *b, const tfm_config *c, tfm_hf_arch arch)
 static void
 qwen2_bias_entries(builder *b, const tfm_config *c, int i)
 {
-	static const char *const proj[3] = {"q_proj", "k_proj", "v_proj"};
+	static const char *const proj[3] = {"self_attn.q_proj.bias", "self_attn.k_proj.bias",
+	"self_attn.v_proj.bias"};
 	int64_t		d = c->d_model,
 				kvd = tfm_config_kv_dim(c),
 				col[3] = {0, d, d + kvd};
-	char		n[96],
-				t[48];
 
-	snprintf(t, sizeof(t), "dec.%d.attn.qkv.b", i);
 	for (int k = 0; k < 3; k++)
-	{
-		snprintf(n, sizeof(n), "layers.%d.self_attn.%s.bias", i, proj[k]);
-		add_slice(b, n, t, 1, k == 0 ? d : kvd, 0, col[k]);
-	}
+		add_layer(b, "layers", i, proj[k], "dec", "attn.qkv.b", TFM_HF_SLICE, 1,
+				  k == 0 ? d : kvd, 0, col[k]);
 }
 
 static void
