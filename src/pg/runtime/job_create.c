@@ -284,6 +284,108 @@ type_only(const char *t)
 	return c ? pnstrdup(t, c - t) : pstrdup(t);
 }
 
+/* the destination a job creates: the source's key columns, then its own, in the source's schema */
+static Oid
+create_destination(TfmJob *job, char **col_defs)
+{
+	const char *name = job->name;
+	StringInfoData s;
+	Oid			nsp = get_rel_namespace(job->source);
+	Oid			dest;
+
+	if (strlen(name) >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_NAME_TOO_LONG),
+				 errmsg("job name \"%s\" is too long for a table name", name),
+				 errhint("Give a destination table, or a name of at most %d bytes.", NAMEDATALEN - 1)));
+	initStringInfo(&s);
+	appendStringInfo(&s, "CREATE TABLE %s (", quote_qualified_identifier(get_namespace_name(nsp), name));
+	for (int i = 0; i < job->nkeys; i++)
+		appendStringInfo(&s, "%s %s NOT NULL, ", quote_identifier(job->key_cols[i]), col_defs[i]);
+	if (job->chunk_tokens > 0)
+		appendStringInfoString(&s, "chunk integer NOT NULL, chunk_start integer NOT NULL, "
+							   "chunk_end integer NOT NULL, ");
+	appendStringInfo(&s, "output %s, model_version bigint, updated_at timestamptz NOT NULL DEFAULT now(), "
+					 "PRIMARY KEY (%s%s))", tfm_job_output_type(job->task), tfm_job_key_list(job, ""),
+					 job->chunk_tokens > 0 ? ", chunk" : "");
+	if (SPI_execute(s.data, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "cannot create the destination of job \"%s\"", name);
+	CommandCounterIncrement();
+	dest = get_relname_relid(name, nsp);
+	if (!OidIsValid(dest))
+		elog(ERROR, "the destination of job \"%s\" was not created", name);
+	return dest;
+}
+
+/* a given destination: a table, not the source, that the owner may write */
+static void
+check_destination(const TfmJob *job, Oid owner)
+{
+	if (get_rel_relkind(job->dest) != RELKIND_RELATION && get_rel_relkind(job->dest) != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("the destination of a job must be a table")));
+	if (job->dest == job->source)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a job's destination must not be its source")));
+	check_table_privilege(job->dest, owner, ACL_SELECT, "SELECT", "A job writes its destination with its owner's rights.");
+	check_table_privilege(job->dest, owner, ACL_INSERT, "INSERT", "A job writes its destination with its owner's rights.");
+	check_table_privilege(job->dest, owner, ACL_UPDATE, "UPDATE", "A job writes its destination with its owner's rights.");
+	check_table_privilege(job->dest, owner, ACL_DELETE, "DELETE", "A job writes its destination with its owner's rights.");
+}
+
+/* the writes to the destination, prepared and planned as the owner: its columns and a unique key fit */
+static void
+prepare_writes(const TfmJob *job, const char *dest)
+{
+	const char *name = job->name;
+	TfmJobAs	as;
+	Oid			types[12];
+	int			na = 4 + job->nkeys;
+	SPIPlanPtr	upsert;
+
+	types[0] = TEXTOID;
+	types[1] = INT8OID;
+	types[2] = JSONBOID;
+	for (int i = 3; i < na && i < 12; i++)
+		types[i] = TEXTARRAYOID;
+	if (na > 12)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a job's source may have at most 8 key columns")));
+	tfm_job_owner_begin(job, &as);
+	if ((upsert = SPI_prepare(tfm_job_compute_sql(job, dest), na, types)) == NULL ||
+		SPI_prepare(tfm_job_delete_sql(job, dest), job->nkeys, types + 4) == NULL)
+		elog(ERROR, "cannot prepare the writes of job \"%s\"", name);
+	/* planned now: a destination without a unique key on the key columns (and chunk) fails here */
+	ReleaseCachedPlan(SPI_plan_get_cached_plan(upsert), NULL);
+	tfm_job_owner_end(&as);
+}
+
+/* the triggers on the source, with the creator's TRIGGER privilege */
+static void
+create_triggers(const TfmJob *job, const char *src, const char *upd_cols)
+{
+	const char *name = job->name;
+	StringInfoData targs;
+	char	   *sql;
+
+	initStringInfo(&targs);
+	appendStringInfo(&targs, "'%d'", job->id);
+	for (int i = 0; i < job->nkeys; i++)
+		appendStringInfo(&targs, ", %s", quote_literal_cstr(job->key_cols[i]));
+	sql = psprintf("CREATE TRIGGER tfm_job_%d AFTER INSERT OR UPDATE%s%s OR DELETE ON %s "
+				   "FOR EACH ROW EXECUTE FUNCTION tfm.job_enqueue(%s)", job->id,
+				   upd_cols ? " OF " : "", upd_cols ? upd_cols : "", src, targs.data);
+	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "cannot create the trigger of job \"%s\"", name);
+	sql = psprintf("CREATE TRIGGER tfm_job_%d_truncate AFTER TRUNCATE ON %s "
+				   "FOR EACH STATEMENT EXECUTE FUNCTION tfm.job_enqueue(%s)", job->id, src, targs.data);
+	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "cannot create the trigger of job \"%s\"", name);
+}
+
 /*
  * tfm_job_create below its argument checks (see job_create.h).
  */
@@ -377,93 +479,17 @@ tfm_job_make(const char *schema, char *name, Oid source, char *input, char *mode
 
 	/* the destination */
 	if (!has_dest)
-	{
-		StringInfoData s;
-		Oid			nsp = get_rel_namespace(job.source);
-
-		if (strlen(name) >= NAMEDATALEN)
-			ereport(ERROR,
-					(errcode(ERRCODE_NAME_TOO_LONG),
-					 errmsg("job name \"%s\" is too long for a table name", name),
-					 errhint("Give a destination table, or a name of at most %d bytes.", NAMEDATALEN - 1)));
-		initStringInfo(&s);
-		appendStringInfo(&s, "CREATE TABLE %s (", quote_qualified_identifier(get_namespace_name(nsp), name));
-		for (int i = 0; i < job.nkeys; i++)
-			appendStringInfo(&s, "%s %s NOT NULL, ", quote_identifier(job.key_cols[i]), col_defs[i]);
-		if (job.chunk_tokens > 0)
-			appendStringInfoString(&s, "chunk integer NOT NULL, chunk_start integer NOT NULL, "
-								   "chunk_end integer NOT NULL, ");
-		appendStringInfo(&s, "output %s, model_version bigint, updated_at timestamptz NOT NULL DEFAULT now(), "
-						 "PRIMARY KEY (%s%s))", tfm_job_output_type(task), tfm_job_key_list(&job, ""),
-						 job.chunk_tokens > 0 ? ", chunk" : "");
-		if (SPI_execute(s.data, false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "cannot create the destination of job \"%s\"", name);
-		CommandCounterIncrement();
-		job.dest = get_relname_relid(name, nsp);
-		if (!OidIsValid(job.dest))
-			elog(ERROR, "the destination of job \"%s\" was not created", name);
-	}
+		job.dest = create_destination(&job, col_defs);
 	else
 	{
 		job.dest = dest_rel;
-		if (get_rel_relkind(job.dest) != RELKIND_RELATION && get_rel_relkind(job.dest) != RELKIND_PARTITIONED_TABLE)
-			ereport(ERROR,
-					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-					 errmsg("the destination of a job must be a table")));
-		if (job.dest == job.source)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("a job's destination must not be its source")));
-		check_table_privilege(job.dest, owner, ACL_SELECT, "SELECT", "A job writes its destination with its owner's rights.");
-		check_table_privilege(job.dest, owner, ACL_INSERT, "INSERT", "A job writes its destination with its owner's rights.");
-		check_table_privilege(job.dest, owner, ACL_UPDATE, "UPDATE", "A job writes its destination with its owner's rights.");
-		check_table_privilege(job.dest, owner, ACL_DELETE, "DELETE", "A job writes its destination with its owner's rights.");
+		check_destination(&job, owner);
 	}
 	dest = tfm_job_rel_sql(job.dest, "destination", name);
-	{
-		/* the writes to the destination: its columns and a unique key on the key columns */
-		Oid			types[12];
-		int			na = 4 + job.nkeys;
-		SPIPlanPtr	upsert;
-
-		types[0] = TEXTOID;
-		types[1] = INT8OID;
-		types[2] = JSONBOID;
-		for (int i = 3; i < na && i < 12; i++)
-			types[i] = TEXTARRAYOID;
-		if (na > 12)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("a job's source may have at most 8 key columns")));
-		tfm_job_owner_begin(&job, &as);
-		if ((upsert = SPI_prepare(tfm_job_compute_sql(&job, dest), na, types)) == NULL ||
-			SPI_prepare(tfm_job_delete_sql(&job, dest), job.nkeys, types + 4) == NULL)
-			elog(ERROR, "cannot prepare the writes of job \"%s\"", name);
-		/* planned now: a destination without a unique key on the key columns (and chunk) fails here */
-		ReleaseCachedPlan(SPI_plan_get_cached_plan(upsert), NULL);
-		tfm_job_owner_end(&as);
-	}
+	prepare_writes(&job, dest);
 
 	job.id = tfm_job_insert(&job);
-	{
-		/* the triggers, with the creator's TRIGGER privilege */
-		StringInfoData targs;
-		char	   *sql;
-
-		initStringInfo(&targs);
-		appendStringInfo(&targs, "'%d'", job.id);
-		for (int i = 0; i < job.nkeys; i++)
-			appendStringInfo(&targs, ", %s", quote_literal_cstr(job.key_cols[i]));
-		sql = psprintf("CREATE TRIGGER tfm_job_%d AFTER INSERT OR UPDATE%s%s OR DELETE ON %s "
-					   "FOR EACH ROW EXECUTE FUNCTION tfm.job_enqueue(%s)", job.id,
-					   upd_cols ? " OF " : "", upd_cols ? upd_cols : "", src, targs.data);
-		if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "cannot create the trigger of job \"%s\"", name);
-		sql = psprintf("CREATE TRIGGER tfm_job_%d_truncate AFTER TRUNCATE ON %s "
-					   "FOR EACH STATEMENT EXECUTE FUNCTION tfm.job_enqueue(%s)", job.id, src, targs.data);
-		if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "cannot create the trigger of job \"%s\"", name);
-	}
+	create_triggers(&job, src, upd_cols);
 	/* the backfill: every key now in the source */
 	queued = tfm_job_enqueue_all(&job, src);
 	SPI_finish();
