@@ -608,8 +608,8 @@ commit(volatile bool *pushed)
 }
 
 /*
- * The run loop (see job.h; a TfmJobRunner, runtime/job_worker.h): CALL
- * tfm_job_run and tfm's background workers (given to them by module.c).
+ * The run loop (see job_run.h): CALL tfm_job_run (sql/job.c) and tfm's
+ * background workers (job_worker.c).
  */
 void
 tfm_job_run_batches(const char *name, const char *schema, int max_batches, bool check_stale,
