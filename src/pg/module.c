@@ -3,8 +3,8 @@
  * (runtime/settings.c) and installs the ExecutorFinish hook that stores
  * tokenizers trained by the aggregate (sql/tokenizer_agg.c); when loaded
  * by shared_preload_libraries, it sets up the background job workers
- * (runtime/job_slots.c, job_launcher.c, job_worker.c) with the jobs' run
- * loop (sql/job.c).
+ * (runtime/job_slots.c, job_launcher.c, job_worker.c), which run the
+ * jobs' run loop (runtime/job_run.c).
  */
 #include "postgres.h"
 
@@ -13,7 +13,6 @@
 
 #include "runtime/runtime.h"
 #include "runtime/job_worker.h"
-#include "sql/job.h"
 #include "sql/tokenizer_agg.h"
 
 PG_MODULE_MAGIC;
@@ -26,5 +25,5 @@ _PG_init(void)
 	tfm_settings_define();
 	tfm_tokenizer_init_hooks();
 	if (process_shared_preload_libraries_in_progress && tfm_job_workers > 0)
-		tfm_job_workers_init(tfm_job_run_batches);
+		tfm_job_workers_init();
 }

@@ -30,7 +30,6 @@
 #include "runtime/job_slots.h"
 
 JobShared  *tfm_job_shared = NULL;
-TfmJobRunner tfm_job_runner = NULL;
 
 static shmem_request_hook_type prev_shmem_request = NULL;
 static shmem_startup_hook_type prev_shmem_startup = NULL;
@@ -182,11 +181,10 @@ utility_hook(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 /* ---- registration --------------------------------------------------------- */
 
 void
-tfm_job_workers_init(TfmJobRunner run)
+tfm_job_workers_init(void)
 {
 	BackgroundWorker bgw;
 
-	tfm_job_runner = run;
 	prev_shmem_request = shmem_request_hook;
 	shmem_request_hook = shmem_request;
 	prev_shmem_startup = shmem_startup_hook;

@@ -60,6 +60,5 @@ typedef struct JobShared
 } JobShared;
 
 extern JobShared *tfm_job_shared;	/* NULL unless preloaded with tfm.job_workers > 0 */
-extern TfmJobRunner tfm_job_runner;
 
 #endif							/* TFM_PG_RUNTIME_JOB_SLOTS_H */

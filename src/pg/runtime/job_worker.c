@@ -3,8 +3,8 @@
  * job_launcher.c, into a slot of job_slots.h).
  *
  * It connects to its slot's database and loops: each active job runs for
- * up to WORKER_BATCHES batches through the run loop of CALL tfm_job_run (a
- * TfmJobRunner, one transaction per batch), as the job's owner in a
+ * up to WORKER_BATCHES batches through the run loop of CALL tfm_job_run
+ * (job_run.c, one transaction per batch), as the job's owner in a
  * security-restricted context; when no job had work it sleeps
  * tfm.job_naptime on its latch.  An ERROR in a job's run is logged, its
  * message written to the job's last_error, and the job is tried again
@@ -33,6 +33,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "runtime/job_run.h"
 #include "runtime/job_slots.h"
 #include "storage/job_list.h"
 
@@ -181,7 +182,7 @@ run_job(const TfmJobRef *j, const char *schema, bool check_stale, TfmJobRunResul
 		ctx.arg = j->name;
 		ctx.previous = error_context_stack;
 		error_context_stack = &ctx;
-		tfm_job_runner(j->name, schema, WORKER_BATCHES, check_stale, res);
+		tfm_job_run_batches(j->name, schema, WORKER_BATCHES, check_stale, res);
 		error_context_stack = ctx.previous;
 		SetUserIdAndSecContext(uid, sec);
 		CommitTransactionCommand();

@@ -5,9 +5,7 @@
  * jobs' batches with each job's owner's rights (job_worker.c), over slots
  * of shared memory (job_slots.c, job_slots.h).
  *
- * The run loop itself belongs to the SQL surface (sql/job.c, the body of
- * CALL tfm_job_run); module.c hands it to tfm_job_workers_init, so the
- * workers reuse it without runtime/ calling up into sql/.
+ * The run loop itself, shared with CALL tfm_job_run, is job_run.c's.
  */
 #ifndef TFM_PG_RUNTIME_JOB_WORKER_H
 #define TFM_PG_RUNTIME_JOB_WORKER_H
@@ -25,23 +23,12 @@ typedef struct TfmJobRunResult
 	bool		paused;			/* the job was paused: nothing done */
 } TfmJobRunResult;
 
-/*
- * Run job name: at most max_batches batches (-1: until the queue is
- * empty), one transaction each, with the job owner's rights.  Called inside
- * a transaction that it may commit (a nonatomic context) with the current
- * user able to act for the job's owner; schema is the quoted schema of
- * tfm's functions (NULL: found in pg_extension); check_stale: queue outputs
- * of another model version.  sql/job.h says more.
- */
-typedef void (*TfmJobRunner) (const char *name, const char *schema, int max_batches,
-							  bool check_stale, TfmJobRunResult *result);
-
 /* settings (settings.c) */
 extern int	tfm_job_workers;	/* tfm.job_workers: 0 = none */
 extern int	tfm_job_naptime;	/* tfm.job_naptime, ms */
 
 /* _PG_init while preloading: shared memory, hooks and the launcher */
-void		tfm_job_workers_init(TfmJobRunner runner);
+void		tfm_job_workers_init(void);
 /* a job became active (created, resumed): wake the launcher at commit */
 void		tfm_job_workers_wake_at_commit(void);
 /* the slots' rows for tfm.job_workers: pid, database, job, state, batches, rows, since */

@@ -18,7 +18,7 @@
  * All windows of all texts go through batched forward passes of windows
  * of one length each (tfm_classifier_run_unpadded: nothing padded, so
  * each embedding is exactly tfm_embed(model, ids)'s); full windows have
- * the same length, so most passes are full.  Jobs with chunk_tokens (job.c) call this.
+ * the same length, so most passes are full.  Jobs with chunk_tokens (runtime/job_run.c) call this.
  */
 #include "postgres.h"
 
