@@ -31,6 +31,7 @@
 
 #include "tfm/layers.h"
 #include "attention_kernels.h"
+#include "attention_kernels_avx2.h"
 #include "transpose16.h"
 #include "vecmath.h"
 
@@ -340,6 +341,22 @@ copy_kv_avx512(float *kt, float *vc, const float *k, ptrdiff_t rsk, const float 
 	}
 }
 
+/* kt = kᵀ (s × T) and vc = v (T × s), in blocks of 8 keys (a cache line of kt's rows) */
+static void
+copy_kv_plain(float *kt, float *vc, const float *k, ptrdiff_t rsk, const float *v,
+					   ptrdiff_t rsv, int T, int s)
+{
+	tfm_attn_copy_rows(vc, v, rsv, T, s);
+	for (int t0 = 0; t0 < T; t0 += 8)
+	{
+		int			nt = T - t0 < 8 ? T - t0 : 8;
+
+		for (int c = 0; c < s; c++)
+			for (int t = 0; t < nt; t++)
+				kt[(size_t) c * T + t0 + t] = k[(size_t) (t0 + t) * rsk + c];
+	}
+}
+
 void
 tfm_attn_copy_kv(float *kt, float *vc, const float *k, ptrdiff_t rsk, const float *v,
 				 ptrdiff_t rsv, int T, int s)
@@ -347,7 +364,7 @@ tfm_attn_copy_kv(float *kt, float *vc, const float *k, ptrdiff_t rsk, const floa
 	if (path() == ATTN_AVX512)
 		copy_kv_avx512(kt, vc, k, rsk, v, rsv, T, s);
 	else
-		tfm_attn_copy_kv_plain(kt, vc, k, rsk, v, rsv, T, s);
+		copy_kv_plain(kt, vc, k, rsk, v, rsv, T, s);
 }
 
 bool

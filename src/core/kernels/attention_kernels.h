@@ -56,18 +56,5 @@ bool		tfm_attn_gemm(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrd
 /* dst (T × s, contiguous) = the T rows of s values at src, rs apart */
 void		tfm_attn_copy_rows(float *dst, const float *src, ptrdiff_t rs, int T, int s);
 
-/*
- * alpha · sum rounded before o is added, as BLIS's micro-kernel does: GCC
- * would otherwise fuse the vector multiply and add (-ffp-contract=fast)
- */
-#define NO_CONTRACT(v) __asm__("" : "+x"(v))
-
-/* the AVX2 + FMA products (attention_kernels_avx2.c): only where the CPU has both */
-void		tfm_attn_gemm_avx2(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa,
-							   ptrdiff_t csa, int m, int k, const float *b, ptrdiff_t ldb,
-							   int n, float alpha, bool add);
-/* tfm_attn_copy_kv in plain loops (any CPU) */
-void		tfm_attn_copy_kv_plain(float *kt, float *vc, const float *k, ptrdiff_t rsk,
-								   const float *v, ptrdiff_t rsv, int T, int s);
 
 #endif

@@ -22,7 +22,8 @@
 #include <immintrin.h>
 #include <string.h>
 
-#include "attention_kernels.h"
+#include "attention_kernels_avx2.h"
+#include "vecmath.h"
 
 #define TARGET __attribute__((target("avx2,fma")))
 
@@ -138,21 +139,5 @@ tfm_attn_gemm_avx2(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdi
 		for (int r = 0; r < m; r += 12)
 			gemm8_rows12_w1(o + (ptrdiff_t) r * ldo + j, ldo, a + (ptrdiff_t) r * rsa, rsa, csa,
 							m - r < 12 ? m - r : 12, k, b + j, ldb, last, n - j, alpha, add);
-	}
-}
-
-/* kt = kᵀ (s × T) and vc = v (T × s), in blocks of 8 keys (a cache line of kt's rows) */
-void
-tfm_attn_copy_kv_plain(float *kt, float *vc, const float *k, ptrdiff_t rsk, const float *v,
-					   ptrdiff_t rsv, int T, int s)
-{
-	tfm_attn_copy_rows(vc, v, rsv, T, s);
-	for (int t0 = 0; t0 < T; t0 += 8)
-	{
-		int			nt = T - t0 < 8 ? T - t0 : 8;
-
-		for (int c = 0; c < s; c++)
-			for (int t = 0; t < nt; t++)
-				kt[(size_t) c * T + t0 + t] = k[(size_t) (t0 + t) * rsk + c];
 	}
 }

@@ -83,4 +83,10 @@ tfm_erff(float x)
 	return x * p / q;
 }
 
+/*
+ * alpha · sum rounded before o is added, as BLIS's micro-kernel does: GCC
+ * would otherwise fuse a vector multiply and add (-ffp-contract=fast)
+ */
+#define NO_CONTRACT(v) __asm__("" : "+x"(v))
+
 #endif							/* TFM_VECMATH_H */
