@@ -32,6 +32,7 @@
 #include "tfm/layers.h"
 #include "attention_kernels.h"
 #include "attention_kernels_avx2.h"
+#include "attn_small_gemm.h"
 #include "transpose16.h"
 #include "vecmath.h"
 
@@ -268,48 +269,19 @@ tfm_attn_softmax_row(float *row, const uint8_t *pad, int n_visible, int Tk, bool
 		} \
 	} while (0)
 
+/* a finished vector w of row i: masked where it is the last */
+#define SMALL_GEMM_STORE(dst, w, W, v) \
+	do { \
+		__mmask16	lw = (w) == (W) - 1 ? last : (__mmask16) 0xFFFF; \
+\
+		if (add) \
+			v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(lw, dst)); \
+		_mm512_mask_storeu_ps(dst, lw, v); \
+	} while (0)
+
 #define SMALL_GEMM(NAME, RU, W) \
-TARGET static void \
-NAME(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdiff_t csa, int m, int nk, \
-	 const float *b, ptrdiff_t ldb, __mmask16 last, float alpha, bool add) \
-{ \
-	__m512		acc[RU][W]; \
-	const float *ar[RU]; \
-	const __m512 va = _mm512_set1_ps(alpha); \
-	ptrdiff_t	ak = 0; \
-\
-	_Pragma("GCC unroll 16") \
-	for (int i = 0; i < RU; i++) \
-	{ \
-		ar[i] = a + (ptrdiff_t) (i < m ? i : m - 1) * rsa; \
-		for (int w = 0; w < W; w++) \
-			acc[i][w] = _mm512_setzero_ps(); \
-	} \
-	if (rsa == 1 && m == RU) \
-		/* A transposed: a step's RU values side by side, one pointer */ \
-		for (int k = 0; k < nk; k++) \
-			SMALL_GEMM_STEP(RU, W, a[(ptrdiff_t) k * csa + i]); \
-	else \
-		for (int k = 0; k < nk; k++, ak += csa) \
-			SMALL_GEMM_STEP(RU, W, ar[i][ak]); \
-	_Pragma("GCC unroll 16") \
-	for (int i = 0; i < RU; i++) \
-	{ \
-		if (i >= m) \
-			break; \
-		for (int w = 0; w < W; w++) \
-		{ \
-			float	   *dst = o + (ptrdiff_t) i * ldo + 16 * w; \
-			__mmask16	lw = w == W - 1 ? last : (__mmask16) 0xFFFF; \
-			__m512		v = _mm512_mul_ps(va, acc[i][w]); \
-\
-			NO_CONTRACT(v); \
-			if (add) \
-				v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(lw, dst)); \
-			_mm512_mask_storeu_ps(dst, lw, v); \
-		} \
-	} \
-}
+	ATTN_SMALL_GEMM(NAME, RU, W, 16, __m512, _mm512_setzero_ps, _mm512_set1_ps, _mm512_mul_ps, \
+					SMALL_GEMM_STEP, SMALL_GEMM_STORE, __mmask16 last)
 
 SMALL_GEMM(gemm_rows16_w1, 16, 1)
 SMALL_GEMM(gemm_rows12_w2, 12, 2)

@@ -24,6 +24,7 @@
 
 #include "attention_kernels_avx2.h"
 #include "vecmath.h"
+#include "attn_small_gemm.h"
 
 #define TARGET __attribute__((target("avx2,fma")))
 
@@ -60,59 +61,29 @@ lanes8(int c0, int n)
 		} \
 	} while (0)
 
-#define SMALL_GEMM8(NAME, RU, W) \
-TARGET static void \
-NAME(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa, ptrdiff_t csa, int m, int nk, \
-	 const float *b, ptrdiff_t ldb, __m256i last, int nlast, float alpha, bool add) \
-{ \
-	__m256		acc[RU][W]; \
-	const float *ar[RU]; \
-	const __m256 va = _mm256_set1_ps(alpha); \
-	ptrdiff_t	ak = 0; \
-\
-	_Pragma("GCC unroll 16") \
-	for (int i = 0; i < RU; i++) \
-	{ \
-		ar[i] = a + (ptrdiff_t) (i < m ? i : m - 1) * rsa; \
-		for (int w = 0; w < W; w++) \
-			acc[i][w] = _mm256_setzero_ps(); \
-	} \
-	if (rsa == 1 && m == RU) \
-		for (int k = 0; k < nk; k++) \
-			SMALL_GEMM8_STEP(RU, W, a[(ptrdiff_t) k * csa + i]); \
-	else \
-		for (int k = 0; k < nk; k++, ak += csa) \
-			SMALL_GEMM8_STEP(RU, W, ar[i][ak]); \
-	_Pragma("GCC unroll 16") \
-	for (int i = 0; i < RU; i++) \
-	{ \
-		if (i >= m) \
-			break; \
-		for (int w = 0; w < W; w++) \
+/* a finished vector w of row i: a partial last one stored through a copy */
+#define SMALL_GEMM8_STORE(dst, w, W, v) \
+	do { \
+		if ((w) < (W) - 1 || nlast == 8) \
 		{ \
-			float	   *dst = o + (ptrdiff_t) i * ldo + 8 * w; \
-			__m256i		lw = last; \
-			__m256		v = _mm256_mul_ps(va, acc[i][w]); \
-\
-			NO_CONTRACT(v); \
-			if (w < W - 1 || nlast == 8) \
-			{ \
-				if (add) \
-					v = _mm256_add_ps(v, _mm256_loadu_ps(dst)); \
-				_mm256_storeu_ps(dst, v); \
-			} \
-			else \
-			{ \
-				float		t[8]; \
-\
-				if (add) \
-					v = _mm256_add_ps(v, _mm256_maskload_ps(dst, lw)); \
-				_mm256_storeu_ps(t, v); \
-				memcpy(dst, t, sizeof(float) * nlast); \
-			} \
+			if (add) \
+				v = _mm256_add_ps(v, _mm256_loadu_ps(dst)); \
+			_mm256_storeu_ps(dst, v); \
 		} \
-	} \
-}
+		else \
+		{ \
+			float		t[8]; \
+\
+			if (add) \
+				v = _mm256_add_ps(v, _mm256_maskload_ps(dst, last)); \
+			_mm256_storeu_ps(t, v); \
+			memcpy(dst, t, sizeof(float) * nlast); \
+		} \
+	} while (0)
+
+#define SMALL_GEMM8(NAME, RU, W) \
+	ATTN_SMALL_GEMM(NAME, RU, W, 8, __m256, _mm256_setzero_ps, _mm256_set1_ps, _mm256_mul_ps, \
+					SMALL_GEMM8_STEP, SMALL_GEMM8_STORE, __m256i last, int nlast)
 
 SMALL_GEMM8(gemm8_rows6_w2, 6, 2)
 SMALL_GEMM8(gemm8_rows12_w1, 12, 1)
