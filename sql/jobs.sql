@@ -21,11 +21,9 @@ BEGIN
     RESET ROLE;
     RETURN res;
 END $$;
--- the job's embeddings come from batched passes (tfm_embed(model, text[])):
--- equal to the single call up to the last bits of a float (the products of
--- a pass of several texts may add in another order)
+-- the job's embeddings equal the single call bit for bit (one text a pass)
 CREATE FUNCTION pg_temp.same(a real[], b real[]) RETURNS boolean LANGUAGE sql AS $$
-    SELECT cardinality(a) = cardinality(b) AND (SELECT max(abs(x - y)) FROM unnest(a, b) u(x, y)) < 1e-6
+    SELECT a = b
 $$;
 
 CREATE TABLE jdocs (id int PRIMARY KEY, title text, body text);

@@ -59,7 +59,7 @@ cmp_by_len(const void *a, const void *b, void *arg)
 
 static void
 run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, int n,
-		   float *probs, float *pooled, bool unpadded)
+		   float *probs, float *pooled, bool one_by_one)
 {
 	int			C = row->n_labels,
 				d = m->cfg.d_model;
@@ -79,14 +79,14 @@ run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, i
 
 		CHECK_FOR_INTERRUPTS();
 		B = Min(Min(TFM_INFER_BATCH, Max(1, TFM_INFER_TOKENS / T)), n - start);
-		/* unpadded: only inputs of the pass's length */
-		if (unpadded)
-			for (int i = 1; i < B; i++)
-				if (lens[order[start + i]] != lens[order[start]])
-				{
-					B = i;
-					break;
-				}
+		/*
+		 * one by one: each result bit for bit the single call's.  A pass of
+		 * several inputs has products of more rows, which BLIS may add in
+		 * another order (seen: 199 of 600 embeddings of a d_model 128
+		 * encoder off in the last bits); batching saved 0-8 % of the CPU.
+		 */
+		if (one_by_one)
+			B = 1;
 		/* fewer rows where the batch would not fit in tfm.work_mem */
 		while (B > 1 && !tfm_work_mem_fits(m, tfm_pass_bytes(m, B, T, 0, false, false)))
 			B /= 2;
@@ -131,8 +131,8 @@ tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int 
 }
 
 void
-tfm_classifier_run_unpadded(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens,
-							int n, float *probs, float *pooled)
+tfm_classifier_run_exact(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens,
+						 int n, float *probs, float *pooled)
 {
 	run_passes(m, row, ids, lens, n, probs, pooled, true);
 }

@@ -26,12 +26,11 @@ int32	   *tfm_classifier_ids(const TfmModelRow *row, Datum d, Oid type, int *n);
 void		tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids,
 							   const int *lens, int n, float *probs, float *pooled);
 /*
- * The same, each pass holding inputs of one length only: nothing padded
- * (more, smaller passes when lengths vary); tfm_embed(model, text[]) and
- * tfm_embed_chunks.
+ * The same, one input per pass: each result bit for bit the single call's
+ * (tfm_embed(model, text[]), tfm_embed_chunks, embedding jobs).
  */
-void		tfm_classifier_run_unpadded(tfm_model *m, const TfmModelRow *row, int32 **ids,
-										const int *lens, int n, float *probs, float *pooled);
+void		tfm_classifier_run_exact(tfm_model *m, const TfmModelRow *row, int32 **ids,
+									 const int *lens, int n, float *probs, float *pooled);
 
 /* ---- encoder-decoders (translator.c) ---- */
 typedef struct TrOpts

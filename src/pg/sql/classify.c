@@ -127,8 +127,8 @@ run_batch(FunctionCallInfo fcinfo, bool embed, Batch *b)
 	}
 	b->width = embed ? m->cfg.d_model : b->row->n_labels;
 	b->out = palloc(sizeof(float) * b->width * Max(b->n, 1));
-	if (embed)					/* no padding: each embedding as tfm_embed(model, text) computes it */
-		tfm_classifier_run_unpadded(m, b->row, ids, lens, b->n, NULL, b->out);
+	if (embed)					/* each embedding exactly as tfm_embed(model, text) computes it */
+		tfm_classifier_run_exact(m, b->row, ids, lens, b->n, NULL, b->out);
 	else
 		tfm_classifier_run(m, b->row, ids, lens, b->n, b->out, NULL);
 }

@@ -15,10 +15,9 @@
  * chunk_start and chunk_end are character offsets into the text (0-based,
  * end exclusive: the window is substr(text, chunk_start + 1, chunk_end -
  * chunk_start)) of its first token's start and its last token's end.
- * All windows of all texts go through batched forward passes of windows
- * of one length each (tfm_classifier_run_unpadded: nothing padded, so
- * each embedding is exactly tfm_embed(model, ids)'s); full windows have
- * the same length, so most passes are full.  Jobs with chunk_tokens (runtime/job_run.c) call this.
+ * Each window is its own forward pass (tfm_classifier_run_exact), so
+ * each embedding is exactly tfm_embed(model, ids)'s.  Jobs with
+ * chunk_tokens (runtime/job_run.c) call this.
  */
 #include "postgres.h"
 
@@ -244,7 +243,7 @@ tfm_embed_chunks(PG_FUNCTION_ARGS)
 
 	d = m->cfg.d_model;
 	pooled = palloc_extended(sizeof(float) * d * Max(c.n, 1), MCXT_ALLOC_HUGE);
-	tfm_classifier_run_unpadded(m, row, c.ids, c.lens, c.n, NULL, pooled);
+	tfm_classifier_run_exact(m, row, c.ids, c.lens, c.n, NULL, pooled);
 	vals = palloc(sizeof(Datum) * d);
 	for (int i = 0; i < c.n; i++)
 	{
