@@ -106,17 +106,19 @@ pass_bytes(tfm_model *m, int B, int T, int Tt, bool training, bool attention)
 	return got;
 }
 
+/* ckpt: activation checkpointing (the model's, and the estimate's flag) */
 static void
-check_pass(const char *what, const tfm_config *c, int B, int T, int Tt, bool training,
-		   bool attention, tfm_precision prec)
+check_pass_ckpt(const char *what, const tfm_config *c, int B, int T, int Tt, bool training,
+				bool attention, tfm_precision prec, bool ckpt)
 {
 	tfm_model  *m = tfm_model_create(c);
 	int			flags = (training ? TFM_WS_TRAINING : 0) | (attention ? TFM_WS_ATTENTION : 0) |
-		(prec != TFM_PREC_FP32 ? TFM_WS_LOWP : 0);
+		(prec != TFM_PREC_FP32 ? TFM_WS_LOWP : 0) | (ckpt ? TFM_WS_CHECKPOINT : 0);
 	size_t		est,
 				got;
 
 	tfm_model_init(m, 1);
+	m->checkpoint_activations = ckpt;
 	if (prec != TFM_PREC_FP32)
 	{
 		if (training)
@@ -132,6 +134,13 @@ check_pass(const char *what, const tfm_config *c, int B, int T, int Tt, bool tra
 	if (getenv("TFM_TEST_VERBOSE"))
 		printf("  %-40s estimate %10zu allocated %10zu\n", what, est, got);
 	tfm_model_free(m);
+}
+
+static void
+check_pass(const char *what, const tfm_config *c, int B, int T, int Tt, bool training,
+		   bool attention, tfm_precision prec)
+{
+	check_pass_ckpt(what, c, B, T, Tt, training, attention, prec, false);
 }
 
 static void
@@ -159,6 +168,28 @@ test_passes(void)
 		config(&c, TFM_TASK_SEQ2SEQ, TFM_POS_SINUSOIDAL, TFM_ARCH_TFM);
 		check_pass(bf ? "seq2seq train bf16" : "seq2seq train", &c, 4, 60, 90, true, false, prec);
 		check_pass(bf ? "seq2seq attention bf16" : "seq2seq attention", &c, 2, 60, 90, false, true, prec);
+	}
+	/* activation checkpointing: one block's activations per stack */
+	config(&c, TFM_TASK_CLASSIFY, TFM_POS_LEARNED, TFM_ARCH_TFM);
+	check_pass_ckpt("classify train checkpointed", &c, 8, 96, 0, true, false, TFM_PREC_FP32, true);
+	config(&c, TFM_TASK_LM, TFM_POS_SINUSOIDAL, TFM_ARCH_TFM);
+	c.dec_layers = 6;
+	check_pass_ckpt("lm 6 layers train checkpointed", &c, 4, 200, 0, true, false, TFM_PREC_FP32, true);
+	check_pass_ckpt("lm 6 layers train checkpointed bf16", &c, 4, 200, 0, true, false, TFM_PREC_BF16, true);
+	config(&c, TFM_TASK_LM, TFM_POS_ROPE, TFM_ARCH_LLAMA);
+	check_pass_ckpt("llama train checkpointed", &c, 2, 128, 0, true, false, TFM_PREC_FP32, true);
+	config(&c, TFM_TASK_SEQ2SEQ, TFM_POS_SINUSOIDAL, TFM_ARCH_TFM);
+	check_pass_ckpt("seq2seq train checkpointed", &c, 4, 60, 90, true, false, TFM_PREC_FP32, true);
+	/* 6 layers: the checkpointed activations are about a sixth of the plain ones */
+	config(&c, TFM_TASK_LM, TFM_POS_LEARNED, TFM_ARCH_TFM);
+	c.dec_layers = 6;
+	{
+		size_t		plain = tfm_model_workspace_bytes(&c, 8, 256, 0, TFM_WS_TRAINING, 2),
+					ck = tfm_model_workspace_bytes(&c, 8, 256, 0, TFM_WS_TRAINING | TFM_WS_CHECKPOINT, 2);
+
+		CHECK(ck < plain / 3, "checkpointed %zu, plain %zu", ck, plain);
+		CHECK(tfm_model_workspace_bytes(&c, 8, 256, 0, TFM_WS_CHECKPOINT, 2) ==
+			  tfm_model_workspace_bytes(&c, 8, 256, 0, 0, 2), "checkpointing is training's");
 	}
 	/* an inference pass keeps no attention weights: far less than training */
 	config(&c, TFM_TASK_LM, TFM_POS_LEARNED, TFM_ARCH_TFM);

@@ -233,6 +233,16 @@ typedef struct tfm_model
 	 * checks tfm_model_workspace_bytes against.
 	 */
 	size_t		ws_limit;
+	/*
+	 * Activation checkpointing: a training pass keeps only each block's
+	 * input (the previous block's output) and recomputes the block's forward
+	 * pass, into one block's activations shared by every layer, just before
+	 * its backward pass: memory for one block instead of one per layer, for
+	 * about one more forward pass (dropout replays the same masks, so the
+	 * gradients are the plain backward's, bit for bit).  tfm_trainer_init
+	 * sets it from its options.
+	 */
+	bool		checkpoint_activations;
 	/* outputs of the last forward pass */
 	float	   *logits;			/* classify (B, C); lm (B·T, V); seq2seq (B·Tt, V) */
 	float	   *pooled;			/* classify (B, d) */
@@ -281,6 +291,8 @@ const tfm_param_info *tfm_model_find(const tfm_model *m, const char *name);
 #define TFM_WS_TRAINING  1		/* backward buffers and every layer's attention weights */
 #define TFM_WS_ATTENTION 2		/* attention weights kept for tfm_model_attention */
 #define TFM_WS_LOWP      4		/* products at bf16 or int8 */
+#define TFM_WS_CHECKPOINT 8		/* with TFM_WS_TRAINING: one block's activations
+								 * (m->checkpoint_activations) */
 size_t		tfm_model_workspace_bytes(const tfm_config *cfg, int B, int T, int Tt,
 									  int flags, int threads);
 

@@ -31,6 +31,12 @@ typedef struct tfm_train_opts
 	 * from the fp32 master copy; gradients and Adam stay fp32 (precision.h)
 	 */
 	tfm_precision precision;
+	/*
+	 * Recompute each block's activations in the backward pass instead of
+	 * keeping every layer's (m->checkpoint_activations, model.h): the same
+	 * gradients for less memory and about one more forward pass
+	 */
+	bool		checkpoint_activations;
 } tfm_train_opts;
 
 typedef struct tfm_trainer

@@ -83,13 +83,37 @@ carve_block(carver *cv, tfm_block_acts *a, size_t N, size_t d, size_t f1, size_t
 }
 
 /*
+ * A stack's L blocks: each with its own activations, or (shared: activation
+ * checkpointing) one block's activations for all of them, every layer
+ * keeping only its own output, the next layer's input.
+ */
+static void
+carve_stack(carver *cv, tfm_block_acts *acts, int L, bool shared, size_t N, size_t d,
+			size_t f1, size_t f, bool hd, bool probs, size_t n_probs, bool cross, size_t Nx,
+			size_t n_cprobs)
+{
+	for (int l = 0; l < L; l++)
+	{
+		if (shared && l > 0)
+		{
+			acts[l] = acts[0];
+			acts[l].out = carve(cv, N * d);
+		}
+		else
+			carve_block(cv, &acts[l], N, d, f1, f, hd, probs, n_probs, cross, Nx, n_cprobs);
+	}
+}
+
+/*
  * Lay out (or count) every buffer for capacity (B, T, Tt).  The attention
  * weights of every layer (B·h·T² floats each) are kept only for a backward
- * pass or for tfm_model_attention (probs); other passes need none.
+ * pass or for tfm_model_attention (probs); other passes need none.  ckpt
+ * (activation checkpointing): each stack's blocks share one block's
+ * activations.
  */
 static void
 carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int Tt,
-		  bool training, bool probs, int threads)
+		  bool training, bool probs, bool ckpt, int threads)
 {
 	const size_t d = c->d_model,
 				f = c->d_ff,
@@ -104,11 +128,11 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 	const size_t V = c->task == TFM_TASK_CLASSIFY ? (size_t) c->n_classes :
 		(c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ? (size_t) c->tgt_vocab : (size_t) c->vocab);
 
-	for (int l = 0; l < c->enc_layers; l++)
-		carve_block(cv, &ws->enc[l], Ne, d, f, f, hd, probs, (size_t) B * h * T * T, false, 0, 0);
-	for (int l = 0; l < c->dec_layers; l++)
-		carve_block(cv, &ws->dec[l], Nd, d, f1, f, hd, probs, (size_t) B * h * Td * Td,
-					c->task == TFM_TASK_SEQ2SEQ, Ne, (size_t) B * h * Td * T);
+	carve_stack(cv, ws->enc, c->enc_layers, ckpt, Ne, d, f, f, hd, probs,
+				(size_t) B * h * T * T, false, 0, 0);
+	carve_stack(cv, ws->dec, c->dec_layers, ckpt, Nd, d, f1, f, hd, probs,
+				(size_t) B * h * Td * Td, c->task == TFM_TASK_SEQ2SEQ, Ne,
+				(size_t) B * h * Td * T);
 	ws->enc_x = carve(cv, Ne * d);
 	ws->dec_x = carve(cv, Nd * d);
 	ws->enc_pad = (uint8_t *) carve(cv, (Ne + 3) / 4);
@@ -153,7 +177,7 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 /* floats of the arena for a capacity */
 static size_t
 arena_floats(const tfm_config *c, int B, int T, int Tt, bool training, bool probs,
-			 int threads)
+			 bool ckpt, int threads)
 {
 	tfm_workspace ws;
 	tfm_block_acts *enc = calloc(c->enc_layers + 1, sizeof(tfm_block_acts));
@@ -164,7 +188,7 @@ arena_floats(const tfm_config *c, int B, int T, int Tt, bool training, bool prob
 	ws.enc = enc;
 	ws.dec = dec;
 	if (enc && dec)
-		carve_all(c, &ws, &cv, B, T, Tt, training, probs, threads);
+		carve_all(c, &ws, &cv, B, T, Tt, training, probs, ckpt, threads);
 	else
 		cv.off = SIZE_MAX / sizeof(float);	/* cannot count: too much */
 	free(enc);
@@ -209,6 +233,7 @@ tfm_model_workspace_bytes(const tfm_config *cfg, int B, int T, int Tt, int flags
 {
 	bool		training = (flags & TFM_WS_TRAINING) != 0;
 	bool		probs = training || (flags & TFM_WS_ATTENTION) != 0;
+	bool		ckpt = training && (flags & TFM_WS_CHECKPOINT) != 0;
 	int			Td;
 	size_t		Nmax,
 				bytes;
@@ -218,7 +243,7 @@ tfm_model_workspace_bytes(const tfm_config *cfg, int B, int T, int Tt, int flags
 	Td = dec_len(cfg, T, Tt);
 	Nmax = (size_t) B * (T > Td ? T : Td);
 	/* 16 kB: the allocator's headers and page rounding */
-	bytes = arena_floats(cfg, B, T, Tt, training, probs, threads) * sizeof(float) + 16384;
+	bytes = arena_floats(cfg, B, T, Tt, training, probs, ckpt, threads) * sizeof(float) + 16384;
 	bytes += sizeof(tfm_workspace) + (cfg->enc_layers + cfg->dec_layers + 2) * sizeof(tfm_block_acts);
 	if (cfg->positions == TFM_POS_SINUSOIDAL)
 		bytes += (size_t) (T > Tt ? T : Tt) * cfg->d_model * sizeof(float);
@@ -235,10 +260,17 @@ tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training, bool pr
 	int			threads = tfm_get_threads();
 	carver		cv = {NULL, 0};
 	int			Tmax;
+	bool		ckpt = training && m->checkpoint_activations;
 
 	probs = probs || training;
+	/*
+	 * A pass that keeps every layer's activations (training, attention
+	 * weights) needs the workspace's layout, shared or not; any other runs
+	 * in either.
+	 */
 	if (ws && B <= ws->B && T <= ws->T && Tt <= ws->Tt &&
-		(!training || ws->training) && (!probs || ws->probs) && threads <= ws->threads)
+		(!training || ws->training) && (!probs || ws->probs) && threads <= ws->threads &&
+		(!probs || ckpt == ws->checkpoint))
 		return 0;
 	if (ws)
 	{
@@ -247,7 +279,8 @@ tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training, bool pr
 					uTt = Tt > ws->Tt ? Tt : ws->Tt,
 					uth = threads > ws->threads ? threads : ws->threads;
 		bool		utr = training || ws->training,
-					upr = probs || ws->probs;
+					upr = probs || ws->probs,
+					uck = probs ? ckpt : ws->checkpoint;
 
 		/*
 		 * Grow to cover both the old and the new shape, unless that union
@@ -255,7 +288,7 @@ tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training, bool pr
 		 * larger than the host's limit: then fit the new shape alone.
 		 */
 		if (m->ws_limit == 0 ||
-			arena_floats(c, uB, uT, uTt, utr, upr, uth) * sizeof(float) <= m->ws_limit)
+			arena_floats(c, uB, uT, uTt, utr, upr, uck, uth) * sizeof(float) <= m->ws_limit)
 		{
 			B = uB;
 			T = uT;
@@ -263,6 +296,7 @@ tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training, bool pr
 			threads = uth;
 			training = utr;
 			probs = upr;
+			ckpt = uck;
 		}
 		free(ws->arena);
 		ws->arena = NULL;
@@ -280,14 +314,16 @@ tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training, bool pr
 	}
 	ws->B = ws->T = ws->Tt = 0;
 	ws->floats = 0;
-	carve_all(c, ws, &cv, B, T, Tt, training, probs, threads);
+	ws->held[0] = ws->held[1] = -1;
+	carve_all(c, ws, &cv, B, T, Tt, training, probs, ckpt, threads);
 	ws->arena = aligned_alloc(64, (cv.off * sizeof(float) + 63) & ~(size_t) 63);
 	if (!ws->arena)
 		return -1;
 	ws->floats = cv.off;
 	cv.base = ws->arena;
 	cv.off = 0;
-	carve_all(c, ws, &cv, B, T, Tt, training, probs, threads);
+	carve_all(c, ws, &cv, B, T, Tt, training, probs, ckpt, threads);
+	ws->checkpoint = ckpt;
 	ws->B = B;
 	ws->T = T;
 	ws->Tt = Tt;
@@ -333,6 +369,7 @@ stack_forward(tfm_model *m, bool decoder, const float *x, const tfm_stack_pass *
 	tfm_block_acts *acts = decoder ? ws->dec : ws->enc;
 	const int	N = p->B * p->T;
 
+	ws->held[decoder] = -1;
 	for (int l = 0; l < L; l++)
 	{
 		if (m->poll)
@@ -340,6 +377,8 @@ stack_forward(tfm_model *m, bool decoder, const float *x, const tfm_stack_pass *
 		tfm_arch_block_forward(c) (c, &bw[l], &acts[l], ws, x, p, l);
 		x = acts[l].out;
 	}
+	/* checkpointing: the shared block holds the last layer's activations */
+	ws->held[decoder] = L - 1;
 	if (c->arch == TFM_ARCH_LLAMA)
 	{
 		tfm_rmsnorm_forward(ws->dec_top, ws->dec_lnf_rstd, x, m->w.dec_lnf_g, N, c->d_model,
@@ -586,7 +625,11 @@ tfm_model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
 /*
  * Back through a stack.  dtop (in buffer one) is the gradient w.r.t. the
  * stack's top output; returns the buffer (one or two) holding the gradient
- * w.r.t. the stack's input.
+ * w.r.t. the stack's input.  With activation checkpointing each block's
+ * forward pass runs again, from the input it kept, before its backward pass
+ * (the last layer's activations are still there from the forward pass): the
+ * same products over the same values with the same dropout keys, so the
+ * same activations, bit for bit.
  */
 static float *
 stack_backward(tfm_model *m, bool decoder, float *one, float *two,
@@ -625,6 +668,12 @@ stack_backward(tfm_model *m, bool decoder, float *one, float *two,
 
 		if (m->poll)
 			m->poll(m->poll_arg);
+		if (ws->checkpoint && ws->held[decoder] != l)
+		{
+			tfm_arch_block_forward(c) (c, decoder ? &m->w.dec[l] : &m->w.enc[l], &acts[l], ws,
+									   acts[l].in, p, l);
+			ws->held[decoder] = l;
+		}
 		tfm_arch_block_backward(c) (c, decoder ? &m->w.dec[l] : &m->w.enc[l],
 									decoder ? &m->g.dec[l] : &m->g.enc[l], &acts[l], ws,
 									cur, other, dmem, p, l);

@@ -74,6 +74,8 @@ tfm_trainer_init(tfm_trainer *tr, tfm_model *m, const tfm_train_opts *o)
 	if ((r = tfm_adam_init(&tr->opt, m->n_floats, o->beta1, o->beta2, o->eps,
 						   o->weight_decay, o->decoupled)) != 0)
 		tfm_model_set_train_precision(m, TFM_PREC_FP32);
+	else
+		m->checkpoint_activations = o->checkpoint_activations;
 	return r;
 }
 
@@ -82,7 +84,10 @@ tfm_trainer_free(tfm_trainer *tr)
 {
 	tfm_adam_free(&tr->opt);
 	if (tr->m)
+	{
 		tfm_model_set_train_precision(tr->m, TFM_PREC_FP32);
+		tr->m->checkpoint_activations = false;
+	}
 }
 
 int
