@@ -387,6 +387,7 @@ CREATE FUNCTION tfm_train(
     keep text DEFAULT NULL,
     train_precision text DEFAULT NULL,
     patience integer DEFAULT NULL,
+    checkpoint_activations boolean DEFAULT false,
     OUT epoch integer, OUT steps bigint, OUT train_loss double precision,
     OUT val_loss double precision, OUT val_accuracy double precision,
     OUT tokens_per_s double precision, OUT seconds double precision, OUT kept boolean,
@@ -417,7 +418,8 @@ CREATE PROCEDURE tfm_fit(
     resume boolean DEFAULT false,
     keep text DEFAULT NULL,
     train_precision text DEFAULT NULL,
-    patience integer DEFAULT NULL)
+    patience integer DEFAULT NULL,
+    checkpoint_activations boolean DEFAULT NULL)  -- NULL: false, or a resumed run's own
 AS 'MODULE_PATHNAME', 'tfm_fit' LANGUAGE C;  -- not STRICT: NULL means "the default"; query may be NULL to resume
 COMMENT ON PROCEDURE tfm_fit IS
   'train like tfm_train, committing a checkpoint every epoch and every checkpoint_every; resume => true continues an interrupted run';

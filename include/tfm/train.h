@@ -79,6 +79,8 @@ void		tfm_train_regularisation(double passes, float *dropout, float *weight_deca
 /* 0, TFM_ENOMEM, or TFM_EUNSUPPORTED for a precision training does not have (int8) */
 int			tfm_trainer_init(tfm_trainer *tr, tfm_model *m, const tfm_train_opts *o);
 void		tfm_trainer_free(tfm_trainer *tr);
+/* activation checkpointing on or off from the next step (the same gradients either way) */
+void		tfm_trainer_set_checkpointing(tfm_trainer *tr, bool on);
 
 /* targets a batch's loss counts (labels, or non-pad targets) */
 int			tfm_batch_targets(const tfm_config *c, const tfm_batch *b);

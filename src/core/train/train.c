@@ -75,7 +75,7 @@ tfm_trainer_init(tfm_trainer *tr, tfm_model *m, const tfm_train_opts *o)
 						   o->weight_decay, o->decoupled)) != 0)
 		tfm_model_set_train_precision(m, TFM_PREC_FP32);
 	else
-		m->checkpoint_activations = o->checkpoint_activations;
+		tfm_trainer_set_checkpointing(tr, o->checkpoint_activations);
 	return r;
 }
 
@@ -88,6 +88,13 @@ tfm_trainer_free(tfm_trainer *tr)
 		tfm_model_set_train_precision(tr->m, TFM_PREC_FP32);
 		tr->m->checkpoint_activations = false;
 	}
+}
+
+void
+tfm_trainer_set_checkpointing(tfm_trainer *tr, bool on)
+{
+	tr->o.checkpoint_activations = on;
+	tr->m->checkpoint_activations = on;
 }
 
 int

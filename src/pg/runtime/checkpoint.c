@@ -19,9 +19,11 @@
  * This file makes and reads the state record and checks a resume; the rows
  * are read and written by storage/checkpoints.c.
  *
- * State layout (network byte order, pq_send*), version 3 (version 1, read
+ * State layout (network byte order, pq_send*), version 4 (version 1, read
  * too, lacks the precision: its runs are fp32; versions 1 and 2 lack the
- * plan: their runs go on without early stopping, with the model's dropout):
+ * plan: their runs go on without early stopping, with the model's dropout;
+ * versions 1 to 3 lack checkpoint_activations: their runs keep every
+ * layer's activations):
  *   int32 magic 'TFMC', int32 version,
  *   options: int32 epochs, batch, accumulate, batch_tokens, keep, chunk_rows;
  *            int64 max_steps, time_limit_us; int8 warmup_auto; float4 val_fraction;
@@ -42,7 +44,8 @@
  *             auto_wd; float8 planned_passes; float4 dropout; int64 eval_every,
  *   evaluations (3): int32 best_checkpoint; int64 best_step; int32 evaluations,
  *             since_best; int64 last_eval_step; float8 last_val_loss,
- *             last_val_acc; int8 early_stop.
+ *             last_val_acc; int8 early_stop,
+ *   memory (4): int8 checkpoint_activations.
  */
 #include "postgres.h"
 
@@ -166,6 +169,7 @@ state_bytes(TrainRun *run, bool epoch_end)
 	pq_sendfloat8(&b, run->last_val_loss);
 	pq_sendfloat8(&b, run->last_val_acc);
 	pq_sendint8(&b, run->early_stop);
+	pq_sendint8(&b, o->checkpoint_activations);
 
 	out = palloc(VARHDRSZ + b.len);
 	SET_VARSIZE(out, VARHDRSZ + b.len);
@@ -305,6 +309,8 @@ read_state(TrainRun *run, tfm_train_opts *o, Restored *r, bytea *state)
 		run->last_val_acc = pq_getmsgfloat8(&b);
 		run->early_stop = pq_getmsgbyte(&b) != 0;
 	}
+	if (version >= 4)
+		o->checkpoint_activations = pq_getmsgbyte(&b) != 0;
 	pq_getmsgend(&b);
 	if (run->patience < 0 || (int) run->val_source < 0 || (int) run->val_source > 2 ||
 		!(r->dropout >= 0.0f && r->dropout < 1.0f) || run->eval_every < 0)
@@ -364,14 +370,15 @@ options_json(const TrainRun *run)
 					"\"seed\": %lld, \"time_limit_s\": %.6f, \"max_steps\": %lld, "
 					"\"accumulate\": %d, \"batch_tokens\": %d, \"keep\": \"%s\", "
 					"\"chunk_rows\": %d, \"precision\": \"%s\", \"patience\": %d, "
-					"\"dropout\": %.9g}",
+					"\"dropout\": %.9g, \"checkpoint_activations\": %s}",
 					run->epochs, run->batch, o->lr, (long long) o->warmup,
 					run->warmup_auto ? "true" : "false", schedule_name(o->schedule),
 					o->weight_decay, o->clip, o->label_smoothing, run->rd.val_fraction,
 					(long long) o->seed, run->time_limit_us / 1e6, (long long) run->max_steps,
 					run->accumulate, run->batch_tokens,
 					run->keep == TFM_KEEP_BEST ? "best" : "last", run->rd.chunk_rows,
-					tfm_precision_name(o->precision), run->patience, run->m->cfg.dropout);
+					tfm_precision_name(o->precision), run->patience, run->m->cfg.dropout,
+					o->checkpoint_activations ? "true" : "false");
 }
 
 void

@@ -7,8 +7,8 @@
 
 #include "runtime/train_run.h"
 
-/* bump when the state's layout changes; older states are refused */
-#define TFM_CHECKPOINT_VERSION 3
+/* bump when the state's layout changes; read_state reads the older ones too */
+#define TFM_CHECKPOINT_VERSION 4
 
 /*
  * A fresh run of a model with an interrupted run's checkpoint: say so

@@ -172,6 +172,14 @@ tfm_patience_arg(FunctionCallInfo fcinfo, int n)
 	return p;
 }
 
+bool
+tfm_checkpoint_activations_arg(FunctionCallInfo fcinfo, int n, bool dflt)
+{
+	if (n < 0 || PG_NARGS() <= n || PG_ARGISNULL(n))
+		return dflt;
+	return PG_GETARG_BOOL(n);
+}
+
 tfm_precision
 tfm_train_precision_arg(FunctionCallInfo fcinfo, int n)
 {

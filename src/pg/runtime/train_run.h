@@ -191,6 +191,8 @@ void		tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o,
 TfmKeep		tfm_keep_arg(FunctionCallInfo fcinfo, int n);
 /* patience => evaluations without improvement, 0 = never stop early (argument n; absent or NULL: the default) */
 int			tfm_patience_arg(FunctionCallInfo fcinfo, int n);
+/* checkpoint_activations => true | false (argument n; absent or NULL: dflt) */
+bool		tfm_checkpoint_activations_arg(FunctionCallInfo fcinfo, int n, bool dflt);
 /* train_precision => 'fp32' | 'bf16' (argument n; absent or NULL: fp32) */
 tfm_precision tfm_train_precision_arg(FunctionCallInfo fcinfo, int n);
 /*

@@ -42,6 +42,7 @@
 #define A_KEEP    (A_TRAIN_NARGS + 2)
 #define A_PRECISION (A_TRAIN_NARGS + 3)
 #define A_PATIENCE (A_TRAIN_NARGS + 4)
+#define A_CHECKPOINT_ACTS (A_TRAIN_NARGS + 5)
 
 typedef struct FitState
 {
@@ -170,6 +171,10 @@ fit_begin(FunctionCallInfo fcinfo, TrainRun *run, const char *model, const char 
 					 errmsg("model \"%s\"'s interrupted run trains at %s precision", model,
 							tfm_precision_name(run->tr.o.precision)),
 					 errhint("Resume with train_precision => NULL (or the run's own), or start afresh without resume.")));
+		/* NULL keeps the run's checkpointing; either value trains the same weights */
+		tfm_trainer_set_checkpointing(&run->tr,
+									  tfm_checkpoint_activations_arg(fcinfo, A_CHECKPOINT_ACTS,
+																	 run->tr.o.checkpoint_activations));
 		ereport(NOTICE,
 				(errmsg("resuming the run of model \"%s\" at epoch %d after %lld steps",
 						model, run->epoch, (long long) run->tr.step)));
@@ -178,6 +183,7 @@ fit_begin(FunctionCallInfo fcinfo, TrainRun *run, const char *model, const char 
 	{
 		run->query = pstrdup(query);	/* in run_cxt, which outlives the commits */
 		tfm_run_options(fcinfo, run, &o, A_KEEP, A_PRECISION, PG_NARGS() > A_PATIENCE ? A_PATIENCE : -1);
+		o.checkpoint_activations = tfm_checkpoint_activations_arg(fcinfo, A_CHECKPOINT_ACTS, false);
 		tfm_checkpoint_forget(&run->row);
 		tfm_run_begin(run, &o);
 	}

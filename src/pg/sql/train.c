@@ -26,6 +26,7 @@
 #define A_KEEP A_TRAIN_NARGS
 #define A_PRECISION (A_TRAIN_NARGS + 1)
 #define A_PATIENCE (A_TRAIN_NARGS + 2)
+#define A_CHECKPOINT_ACTS (A_TRAIN_NARGS + 3)
 
 PG_FUNCTION_INFO_V1(tfm_train);
 Datum
@@ -44,6 +45,7 @@ tfm_train(PG_FUNCTION_ARGS)
 	run->query = query;
 	tfm_run_take_model(run, model);
 	tfm_run_options(fcinfo, run, &o, A_KEEP, A_PRECISION, PG_NARGS() > A_PATIENCE ? A_PATIENCE : -1);
+	o.checkpoint_activations = tfm_checkpoint_activations_arg(fcinfo, A_CHECKPOINT_ACTS, false);
 
 	SPI_connect();
 	tfm_checkpoint_forget(&run->row);

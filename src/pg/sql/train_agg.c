@@ -11,7 +11,7 @@
  *
  * Options (jsonb, PostgreSQL 15 aggregates take no named arguments):
  * batch_size, lr, warmup (steps), weight_decay, clip, label_smoothing,
- * seed.  The learning rate warms up linearly, then stays constant (the
+ * seed, checkpoint_activations (true or false).  The learning rate warms up linearly, then stays constant (the
  * number of rows is not known in advance).
  */
 #include "postgres.h"
@@ -30,19 +30,26 @@
 #include "sql/args.h"
 #include "runtime/train_stream.h"
 
-static double
-opt_num(Jsonb *opts, const char *key, double dflt, double lo, double hi)
+/* the value of option key, or NULL */
+static JsonbValue *
+opt_find(Jsonb *opts, const char *key)
 {
-	JsonbValue	k,
-			   *v;
-	double		x;
+	JsonbValue	k;
 
 	if (opts == NULL)
-		return dflt;
+		return NULL;
 	k.type = jbvString;
 	k.val.string.val = (char *) key;
 	k.val.string.len = strlen(key);
-	v = findJsonbValueFromContainer(&opts->root, JB_FOBJECT, &k);
+	return findJsonbValueFromContainer(&opts->root, JB_FOBJECT, &k);
+}
+
+static double
+opt_num(Jsonb *opts, const char *key, double dflt, double lo, double hi)
+{
+	JsonbValue *v = opt_find(opts, key);
+	double		x;
+
 	if (v == NULL)
 		return dflt;
 	if (v->type != jbvNumeric)
@@ -57,11 +64,26 @@ opt_num(Jsonb *opts, const char *key, double dflt, double lo, double hi)
 	return x;
 }
 
+/* a true/false option (absent: dflt) */
+static bool
+opt_bool(Jsonb *opts, const char *key, bool dflt)
+{
+	JsonbValue *v = opt_find(opts, key);
+
+	if (v == NULL)
+		return dflt;
+	if (v->type != jbvBool)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("option \"%s\" must be true or false", key)));
+	return v->val.boolean;
+}
+
 static void
 check_option_names(Jsonb *opts)
 {
 	static const char *known[] = {"batch_size", "lr", "warmup", "weight_decay", "clip",
-	"label_smoothing", "seed"};
+	"label_smoothing", "seed", "checkpoint_activations"};
 	JsonbIterator *it;
 	JsonbValue	v;
 	JsonbIteratorToken tok;
@@ -85,7 +107,7 @@ check_option_names(Jsonb *opts)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("unknown option \"%.*s\"", v.val.string.len, v.val.string.val),
-					 errhint("Options are batch_size, lr, warmup, weight_decay, clip, label_smoothing and seed.")));
+					 errhint("Options are batch_size, lr, warmup, weight_decay, clip, label_smoothing, seed and checkpoint_activations.")));
 	}
 }
 
@@ -108,6 +130,7 @@ state_new(FunctionCallInfo fcinfo, MemoryContext aggcxt)
 	o.clip = (float) opt_num(opts, "clip", o.clip, 0, 1e9);
 	o.label_smoothing = (float) opt_num(opts, "label_smoothing", o.label_smoothing, 0, 0.999);
 	o.seed = (uint64) opt_num(opts, "seed", (double) o.seed, 0, 9e15);
+	o.checkpoint_activations = opt_bool(opts, "checkpoint_activations", false);
 	tfm_stream_start(st, &o, aggcxt);
 	return st;
 }
