@@ -7,9 +7,12 @@
  *   bench_core [--threads N] [--seconds S] [--min-iters K] [--warmup W]
  *              [--model classify|lm|seq2seq] [--batch B] [--what LIST]
  *              [--precision fp32|bf16|int8] [--train-precision fp32|bf16]
- *              [--infer-tokens N]
+ *              [--infer-tokens N] [--layers L] [--checkpoint-activations]
  *
- * --batch (after --model) changes the batch of sequences.  Inference runs
+ * --batch and --layers (after --model) change the batch of sequences and
+ * the layers of each stack; --checkpoint-activations trains with activation
+ * checkpointing (m->checkpoint_activations) and the INFO line
+ * workspace_bytes says what the training workspace takes either way.  Inference runs
  * the batch as tfm_classify runs a table (src/pg/classify.c): in groups of
  * as many sequences as fit in --infer-tokens tokens (default 512, its
  * TFM_INFER_TOKENS), each group one forward pass, so that a layer's
@@ -461,6 +464,8 @@ bench_peak(int threads, double seconds)
 static tfm_precision infer_precision = TFM_PREC_FP32;
 /* the precision of training (--train-precision fp32 | bf16: mixed precision) */
 static tfm_precision train_precision = TFM_PREC_FP32;
+/* --checkpoint-activations: recompute each block in the backward pass */
+static bool checkpoint_activations = false;
 
 static int	warmup_iters = 2;
 /* inference groups: sequences of at most this many tokens per forward pass (0: all) */
@@ -547,6 +552,15 @@ bench_model(int threads, double seconds, int min_iters, bool train, bool infer)
 		o.decoupled = true;
 		o.seed = 42;
 		o.precision = train_precision;
+		o.checkpoint_activations = checkpoint_activations;
+		printf("INFO workspace_bytes=%zu workspace_bytes_plain=%zu workspace_bytes_checkpointed=%zu\n",
+			   tfm_model_workspace_bytes(&cfg, BATCH, LEN, TASK == TFM_TASK_SEQ2SEQ ? LEN : 0,
+										 TFM_WS_TRAINING | (checkpoint_activations ? TFM_WS_CHECKPOINT : 0),
+										 threads),
+			   tfm_model_workspace_bytes(&cfg, BATCH, LEN, TASK == TFM_TASK_SEQ2SEQ ? LEN : 0,
+										 TFM_WS_TRAINING, threads),
+			   tfm_model_workspace_bytes(&cfg, BATCH, LEN, TASK == TFM_TASK_SEQ2SEQ ? LEN : 0,
+										 TFM_WS_TRAINING | TFM_WS_CHECKPOINT, threads));
 		if (tfm_trainer_init(&tr, m, &o) != 0)
 		{
 			fprintf(stderr, "out of memory\n");
@@ -584,11 +598,12 @@ bench_model(int threads, double seconds, int min_iters, bool train, bool infer)
 		printf("tfm train %s, %d threads: %d steps, median %.1f ms/step (mean %.1f, min %.1f): %.0f tok/s, %.1f GFLOP/s (last loss %.4f)\n",
 			   tfm_precision_name(train_precision), threads, it, r.median * 1e3, r.mean * 1e3,
 			   r.min * 1e3, tokens / r.median, 3 * fwd_tok * tokens / r.median / 1e9, loss);
-		printf("RESULT impl=tfm kind=%s threads=%d tok_s=%.1f tok_s_mean=%.1f tok_s_best=%.1f gflops=%.2f step_ms=%.2f iters=%d precision=%s\n",
+		printf("RESULT impl=tfm kind=%s threads=%d tok_s=%.1f tok_s_mean=%.1f tok_s_best=%.1f gflops=%.2f step_ms=%.2f iters=%d precision=%s%s\n",
 			   train_precision == TFM_PREC_BF16 ? "train_bf16" : "train",
 			   threads, tokens / r.median, tokens / r.mean, tokens / r.min,
 			   3 * fwd_tok * tokens / r.median / 1e9, r.median * 1e3, it,
-			   tfm_precision_name(train_precision));
+			   tfm_precision_name(train_precision),
+			   checkpoint_activations ? " checkpoint_activations=1" : "");
 		tfm_trainer_free(&tr);
 	}
 
@@ -1284,6 +1299,10 @@ main(int argc, char **argv)
 			i++;
 		else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
 			BATCH = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--layers") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
+			LAYERS = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--checkpoint-activations") == 0)
+			checkpoint_activations = true;
 		else if (strcmp(argv[i], "--infer-tokens") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 0)
 			infer_tokens = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--train-precision") == 0 && i + 1 < argc &&
@@ -1298,7 +1317,7 @@ main(int argc, char **argv)
 		}
 		else
 		{
-			fprintf(stderr, "usage: %s [--threads N] [--seconds S] [--min-iters K] [--warmup W] [--model classify|lm|seq2seq] [--batch B] [--what peak,train,infer,ops] [--precision fp32|bf16|int8] [--train-precision fp32|bf16] [--infer-tokens N]\n",
+			fprintf(stderr, "usage: %s [--threads N] [--seconds S] [--min-iters K] [--warmup W] [--model classify|lm|seq2seq] [--batch B] [--what peak,train,infer,ops] [--precision fp32|bf16|int8] [--train-precision fp32|bf16] [--infer-tokens N] [--layers L] [--checkpoint-activations]\n",
 					argv[0]);
 			return 2;
 		}
