@@ -19,17 +19,21 @@ SELECT count(*) || ' tensors, '
   FROM tfm.tensors a JOIN tfm.tensors b USING (name)
  WHERE a.model_id = (SELECT id FROM tfm.models WHERE name = x)
    AND b.model_id = (SELECT id FROM tfm.models WHERE name = y) $$;
--- two runs' result rows: the same losses and accuracies, bit for bit
-CREATE TEMP TABLE runs (run text, epoch integer, steps bigint, train_loss float8, val_loss float8,
-                        val_accuracy float8);
-CREATE FUNCTION pg_temp.same_runs(x text, y text) RETURNS TABLE (epochs bigint, losses text) LANGUAGE sql AS $$
+-- two runs of tfm_train over query q, 2 epochs at lr: model x with
+-- checkpoint_activations => c1, model y with c2; their result rows (losses,
+-- accuracies) and weights compared bit for bit
+CREATE FUNCTION pg_temp.train_both(x text, c1 boolean, y text, c2 boolean, q text, lr real)
+RETURNS TABLE (evaluations bigint, results text, weights text) LANGUAGE sql AS $$
+WITH a AS (SELECT * FROM tfm_train(x, q, epochs => 2, lr => lr, checkpoint_activations => c1)),
+     b AS (SELECT * FROM tfm_train(y, q, epochs => 2, lr => lr, checkpoint_activations => c2))
 SELECT count(*),
        CASE WHEN bool_and(a.steps = b.steps AND a.train_loss = b.train_loss
                           AND a.val_loss IS NOT DISTINCT FROM b.val_loss
                           AND a.val_accuracy IS NOT DISTINCT FROM b.val_accuracy
                           AND a.train_loss > 0)
-            THEN 'identical' ELSE 'DIFFERENT' END
-  FROM runs a JOIN runs b USING (epoch) WHERE a.run = x AND b.run = y $$;
+            THEN 'identical' ELSE 'DIFFERENT' END,
+       pg_temp.same_weights(x, y)
+  FROM a JOIN b USING (epoch) $$;
 
 CREATE TABLE ca_toy AS
 SELECT i, CASE WHEN i % 2 = 0 THEN 'a' ELSE 'b' END AS label,
@@ -37,49 +41,29 @@ SELECT i, CASE WHEN i % 2 = 0 THEN 'a' ELSE 'b' END AS label,
        || CASE WHEN i % 2 = 1 THEN ARRAY[40 + i % 5] ELSE ARRAY[]::int[] END AS ids
 FROM generate_series(1, 400) i;
 
--- classify, 3 layers, dropout on: plain, checkpointed, and NULL (the default)
+-- classify, 3 layers, dropout on: plain against checkpointed, and NULL (the
+-- default) against false
 SELECT count(*) FROM (
   SELECT tfm_create_model(n, 'classify', vocab_size => 50, labels => ARRAY['a', 'b'], d_model => 16,
                           heads => 2, layers => 3, max_len => 16, dropout => 0.1,
                           attention_dropout => 0.1, seed => 3)
-    FROM unnest(ARRAY['c_plain', 'c_ckpt', 'c_null']) n) s;
-INSERT INTO runs SELECT 'c_plain', epoch, steps, train_loss, val_loss, val_accuracy
-  FROM tfm_train('c_plain', 'SELECT ids, label FROM ca_toy ORDER BY i', epochs => 2, lr => 3e-3);
-INSERT INTO runs SELECT 'c_ckpt', epoch, steps, train_loss, val_loss, val_accuracy
-  FROM tfm_train('c_ckpt', 'SELECT ids, label FROM ca_toy ORDER BY i', epochs => 2, lr => 3e-3,
-                 checkpoint_activations => true);
-INSERT INTO runs SELECT 'c_null', epoch, steps, train_loss, val_loss, val_accuracy
-  FROM tfm_train('c_null', 'SELECT ids, label FROM ca_toy ORDER BY i', epochs => 2, lr => 3e-3,
-                 checkpoint_activations => NULL);
-SELECT * FROM pg_temp.same_runs('c_plain', 'c_ckpt');
-SELECT pg_temp.same_weights('c_plain', 'c_ckpt') AS classify;
-SELECT pg_temp.same_weights('c_plain', 'c_null') AS classify_null;
+    FROM unnest(ARRAY['c_plain', 'c_ckpt', 'c_null', 'c_false']) n) s;
+SELECT * FROM pg_temp.train_both('c_plain', false, 'c_ckpt', true, 'SELECT ids, label FROM ca_toy ORDER BY i', 3e-3);
+SELECT * FROM pg_temp.train_both('c_null', NULL, 'c_false', false, 'SELECT ids, label FROM ca_toy ORDER BY i', 3e-3);
 
 -- lm (pre-LN) and seq2seq (cross-attention), 2 layers, dropout on
 SELECT count(*) FROM (
   SELECT tfm_create_model(n, 'lm', vocab_size => 20, d_model => 16, heads => 2, layers => 2,
                           max_len => 8, norm => 'pre', dropout => 0.1, attention_dropout => 0.1)
     FROM unnest(ARRAY['l_plain', 'l_ckpt']) n) s;
-INSERT INTO runs SELECT 'l_plain', epoch, steps, train_loss, val_loss, val_accuracy
-  FROM tfm_train('l_plain', 'SELECT ARRAY[6 + i % 5, 7, 8, 9 + i % 3, 10, 11] FROM generate_series(1, 300) i ORDER BY i',
-                 epochs => 2, lr => 1e-2);
-INSERT INTO runs SELECT 'l_ckpt', epoch, steps, train_loss, val_loss, val_accuracy
-  FROM tfm_train('l_ckpt', 'SELECT ARRAY[6 + i % 5, 7, 8, 9 + i % 3, 10, 11] FROM generate_series(1, 300) i ORDER BY i',
-                 epochs => 2, lr => 1e-2, checkpoint_activations => true);
-SELECT * FROM pg_temp.same_runs('l_plain', 'l_ckpt');
-SELECT pg_temp.same_weights('l_plain', 'l_ckpt') AS lm;
+SELECT * FROM pg_temp.train_both('l_plain', false, 'l_ckpt', true,
+  'SELECT ARRAY[6 + i % 5, 7, 8, 9 + i % 3, 10, 11] FROM generate_series(1, 300) i ORDER BY i', 1e-2);
 SELECT count(*) FROM (
   SELECT tfm_create_model(n, 'seq2seq', vocab_size => 20, d_model => 16, heads => 2, layers => 2,
                           max_len => 8, dropout => 0.1, attention_dropout => 0.1)
     FROM unnest(ARRAY['s_plain', 's_ckpt']) n) s;
-INSERT INTO runs SELECT 's_plain', epoch, steps, train_loss, val_loss, val_accuracy
-  FROM tfm_train('s_plain', 'SELECT ARRAY[6 + i % 5, 7 + i % 7], ARRAY[7 + i % 7, 6 + i % 5] FROM generate_series(1, 300) i ORDER BY i',
-                 epochs => 2, lr => 1e-2);
-INSERT INTO runs SELECT 's_ckpt', epoch, steps, train_loss, val_loss, val_accuracy
-  FROM tfm_train('s_ckpt', 'SELECT ARRAY[6 + i % 5, 7 + i % 7], ARRAY[7 + i % 7, 6 + i % 5] FROM generate_series(1, 300) i ORDER BY i',
-                 epochs => 2, lr => 1e-2, checkpoint_activations => true);
-SELECT * FROM pg_temp.same_runs('s_plain', 's_ckpt');
-SELECT pg_temp.same_weights('s_plain', 's_ckpt') AS seq2seq;
+SELECT * FROM pg_temp.train_both('s_plain', false, 's_ckpt', true,
+  'SELECT ARRAY[6 + i % 5, 7 + i % 7], ARRAY[7 + i % 7, 6 + i % 5] FROM generate_series(1, 300) i ORDER BY i', 1e-2);
 
 -- the memory is real: 4 layers at full length, tfm.work_mem at 60 % of what
 -- a plain training batch needs; the plain run is refused, the checkpointed
