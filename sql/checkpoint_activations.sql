@@ -97,7 +97,7 @@ SELECT count(*) FROM (
   SELECT tfm_create_model(n, 'classify', vocab_size => 50, labels => ARRAY['a', 'b'], d_model => 16,
                           heads => 2, layers => 3, max_len => 16, dropout => 0.1,
                           attention_dropout => 0.1, seed => 3)
-    FROM unnest(ARRAY['f_plain', 'f_ckpt']) n) s;
+    FROM unnest(ARRAY['f_plain', 'f_ckpt', 'f_switch', 'f_v3']) n) s;
 SELECT count(*) FROM tfm_train('f_plain', 'SELECT ids, label FROM ca_toy ORDER BY i', epochs => 2, lr => 3e-3,
                                keep => 'last');
 CALL tfm_fit('f_ckpt', 'SELECT ids, ca_boom(i, label) FROM ca_toy ORDER BY i', epochs => 2, lr => 3e-3,
@@ -107,9 +107,6 @@ CALL tfm_fit('f_ckpt', resume => true);
 SELECT pg_temp.same_weights('f_plain', 'f_ckpt') AS fit_resumed;
 -- a resume may switch it (the same weights either way)
 SELECT setval('ca_reads', 1, false);
-SELECT count(*) FROM (SELECT tfm_create_model('f_switch', 'classify', vocab_size => 50, labels => ARRAY['a', 'b'],
-                                              d_model => 16, heads => 2, layers => 3, max_len => 16,
-                                              dropout => 0.1, attention_dropout => 0.1, seed => 3)) s;
 CALL tfm_fit('f_switch', 'SELECT ids, ca_boom(i, label) FROM ca_toy ORDER BY i', epochs => 2, lr => 3e-3,
              keep => 'last', checkpoint_every => '1 microsecond');
 SELECT options->'checkpoint_activations' AS checkpoint_activations FROM tfm.checkpoints;
@@ -118,9 +115,6 @@ SELECT pg_temp.same_weights('f_plain', 'f_switch') AS fit_switched_on_resume;
 -- a state of version 3 (before this option: its last byte and version 4)
 -- is still read, and resumes without checkpointing
 SELECT setval('ca_reads', 1, false);
-SELECT count(*) FROM (SELECT tfm_create_model('f_v3', 'classify', vocab_size => 50, labels => ARRAY['a', 'b'],
-                                              d_model => 16, heads => 2, layers => 3, max_len => 16,
-                                              dropout => 0.1, attention_dropout => 0.1, seed => 3)) s;
 CALL tfm_fit('f_v3', 'SELECT ids, ca_boom(i, label) FROM ca_toy ORDER BY i', epochs => 2, lr => 3e-3,
              keep => 'last', checkpoint_every => '1 microsecond', checkpoint_activations => true);
 SELECT substring(state from 5 for 4) AS version, get_byte(state, length(state) - 1) AS checkpoint_activations
