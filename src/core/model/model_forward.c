@@ -314,7 +314,6 @@ tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training, bool pr
 	}
 	ws->B = ws->T = ws->Tt = 0;
 	ws->floats = 0;
-	ws->held[0] = ws->held[1] = -1;
 	carve_all(c, ws, &cv, B, T, Tt, training, probs, ckpt, threads);
 	ws->arena = aligned_alloc(64, (cv.off * sizeof(float) + 63) & ~(size_t) 63);
 	if (!ws->arena)
@@ -369,7 +368,6 @@ stack_forward(tfm_model *m, bool decoder, const float *x, const tfm_stack_pass *
 	tfm_block_acts *acts = decoder ? ws->dec : ws->enc;
 	const int	N = p->B * p->T;
 
-	ws->held[decoder] = -1;
 	for (int l = 0; l < L; l++)
 	{
 		if (m->poll)
@@ -377,8 +375,6 @@ stack_forward(tfm_model *m, bool decoder, const float *x, const tfm_stack_pass *
 		tfm_arch_block_forward(c) (c, &bw[l], &acts[l], ws, x, p, l);
 		x = acts[l].out;
 	}
-	/* checkpointing: the shared block holds the last layer's activations */
-	ws->held[decoder] = L - 1;
 	if (c->arch == TFM_ARCH_LLAMA)
 	{
 		tfm_rmsnorm_forward(ws->dec_top, ws->dec_lnf_rstd, x, m->w.dec_lnf_g, N, c->d_model,
@@ -626,10 +622,11 @@ tfm_model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key)
  * Back through a stack.  dtop (in buffer one) is the gradient w.r.t. the
  * stack's top output; returns the buffer (one or two) holding the gradient
  * w.r.t. the stack's input.  With activation checkpointing each block's
- * forward pass runs again, from the input it kept, before its backward pass
- * (the last layer's activations are still there from the forward pass): the
- * same products over the same values with the same dropout keys, so the
- * same activations, bit for bit.
+ * forward pass runs again, from the input it kept, before its backward pass:
+ * the same products over the same values with the same dropout keys, so the
+ * same activations, bit for bit.  The last layer's are still there from the
+ * forward pass (the backward pass follows its forward pass, and the encoder
+ * and the decoder have a shared block each).
  */
 static float *
 stack_backward(tfm_model *m, bool decoder, float *one, float *two,
@@ -668,12 +665,9 @@ stack_backward(tfm_model *m, bool decoder, float *one, float *two,
 
 		if (m->poll)
 			m->poll(m->poll_arg);
-		if (ws->checkpoint && ws->held[decoder] != l)
-		{
+		if (ws->checkpoint && l < L - 1)
 			tfm_arch_block_forward(c) (c, decoder ? &m->w.dec[l] : &m->w.enc[l], &acts[l], ws,
 									   acts[l].in, p, l);
-			ws->held[decoder] = l;
-		}
 		tfm_arch_block_backward(c) (c, decoder ? &m->w.dec[l] : &m->w.enc[l],
 									decoder ? &m->g.dec[l] : &m->g.enc[l], &acts[l], ws,
 									cur, other, dmem, p, l);

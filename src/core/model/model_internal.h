@@ -128,9 +128,6 @@ struct tfm_workspace
 	bool		probs;			/* and every layer's attention weights */
 	bool		checkpoint;		/* one block's activations for all layers, each
 								 * layer its own output (checkpointing) */
-	int			held[2];		/* checkpoint: the layer of the encoder [0] and
-								 * the decoder [1] whose activations the shared
-								 * block holds, -1 none */
 	bool		pass_training;	/* the last forward pass used dropout */
 	uint64_t	pass_key;		/* and this dropout key */
 	tfm_block_acts *enc,
