@@ -8,18 +8,23 @@
 #     keep => 'last', weight decay 0.01, no early stopping.  New: the
 #     defaults (5 % of the sequences held out, keep => 'best', patience 3,
 #     dropout and weight decay from the planned passes).
-#   - rt_polarity classification (word vocabulary, d 64, 2 pre-LN layers,
-#     length 64) for each of EPOCHS epochs counts, scored on rt_polarity_test.
-#     Old: dropout 0.1, val_fraction 0.1, keep => 'best', weight decay 0.01,
-#     no early stopping.  New: the defaults.
+#   - rt_polarity classification (word vocabulary, d 64, 2 layers, length
+#     64) for each of EPOCHS epoch counts, scored on rt_polarity_test, and
+#     spamassassin (the same, length 256: over half the messages are
+#     longer, cut head + tail) for each of SPAM_EPOCHS, scored on
+#     spamassassin_test.  Old: post-LN, dropout 0.1, val_fraction 0.1,
+#     keep => 'best', weight decay 0.01, no early stopping, no label
+#     smoothing.  New: the defaults (pre-LN, and the rest from the plan).
+#     Epoch-based runs do the same arithmetic whatever the machine's load.
 #
-#   bench/train_defaults.sh                  # BUDGETS="5 10", EPOCHS="3 8"
+#   bench/train_defaults.sh                  # BUDGETS="5 10", EPOCHS="3 8", SPAM_EPOCHS="2 4"
 #   BUDGETS="30 60" bench/train_defaults.sh  # the issue's budgets
 #   WHAT=lm | WHAT=classify                  # one half only
 #   LM_CHARS=100000 WHAT=lm BUDGETS=5        # the first 100,000 characters only:
 #                                            # many passes in a short budget
 #
-# Environment: THREADS (default 2), SKIP_BUILD=1, OUT (default a fresh
+# Environment: THREADS (default 2; on a loaded machine 1 is far faster),
+# SEED (the classifiers' seeds, default 7), SKIP_BUILD=1, OUT (default a fresh
 # /tmp/tfm-train-defaults.XXXX), DATA (/work/shared/data or ../shared/data).
 # Runs are sequential, never two at once; the table goes to $OUT/summary.md.
 set -euo pipefail
@@ -28,6 +33,8 @@ ROOT=$(cd "$HERE/.." && pwd)
 THREADS=${THREADS:-2}
 BUDGETS=${BUDGETS:-5 10}
 EPOCHS=${EPOCHS:-3 8}
+SPAM_EPOCHS=${SPAM_EPOCHS:-2 4}
+SEED=${SEED:-7}
 WHAT=${WHAT:-all}
 LM_CHARS=${LM_CHARS:-0}
 if [ -z "${DATA:-}" ]; then
@@ -41,49 +48,63 @@ SUMMARY="$OUT/summary.md"
   echo
 } > "$SUMMARY"
 
-classify() {
-  $PSQL -c "CREATE TABLE rt_train (id bigserial, text text NOT NULL, label text NOT NULL)" \
-        -c "CREATE TABLE rt_test (LIKE rt_train INCLUDING ALL)"
+# one classification set, old defaults against new: classify_set NAME FILE
+# LABELS MAX_LEN EPOCHS TEST_ROWS (FILE: shared/data's FILE_train/_test.tsv.gz)
+classify_set() {
+  local name=$1 file=$2 labels=$3 max_len=$4 epochs=$5 test_rows=$6
+  $PSQL -c "CREATE TABLE ${name}_train (id bigserial, text text NOT NULL, label text NOT NULL)" \
+        -c "CREATE TABLE ${name}_test (LIKE ${name}_train INCLUDING ALL)"
   for part in train test; do
-    $PSQL -c "\\copy rt_$part(text, label) FROM PROGRAM 'gzip -dc $DATA/rt_polarity_$part.tsv.gz' WITH (FORMAT csv, DELIMITER E'\\t', HEADER true, QUOTE E'\\x01')"
+    # spamassassin's files have two more columns (group, id): read into a wider table, keep text and label
+    $PSQL -c "CREATE TEMP TABLE raw (text text, label text, g text, n text)" \
+          -c "\\copy raw($( [ "$file" = spamassassin ] && echo "text, label, g, n" || echo "text, label")) FROM PROGRAM 'gzip -dc $DATA/${file}_$part.tsv.gz' WITH (FORMAT csv, DELIMITER E'\\t', HEADER true, QUOTE E'\\x01')" \
+          -c "INSERT INTO ${name}_$part(text, label) SELECT text, label FROM raw"
   done
-  $PSQL -c "SELECT tfm_tokenizer_train('rt_word', text, 'word', 20000) FROM rt_train" >/dev/null
+  $PSQL -c "SELECT tfm_tokenizer_train('${name}_word', text, 'word', 20000) FROM ${name}_train" >/dev/null
   {
-    echo "### rt_polarity (test accuracy, 1,066 sentences)"
+    echo "### $file (test accuracy, $test_rows; word vocabulary of 20,000, d 64, 2 layers, max_len $max_len)"
     echo
     echo "| epochs | old defaults | new defaults | new: epochs run, kept, dropout, weight decay |"
     echo "|---|---|---|---|"
   } >> "$SUMMARY"
-  for e in $EPOCHS; do
+  for e in $epochs; do
     local acc_old acc_new how
     for which in old new; do
-      local drop="" opts=""
+      local create="" opts=""
       if [ $which = old ]; then
-        drop=", dropout => 0.1, attention_dropout => 0.1"
-        opts=", val_fraction => 0.1, keep => 'best', weight_decay => 0.01, patience => 0"
+        # before issue 29: post-LN (lr 5e-4), dropout 0.1, 10 % held out, keep => 'best',
+        # weight decay 0.01, no early stopping, no label smoothing; head_tail truncation
+        # is unchanged (what every classifier did)
+        create=", norm => 'post', dropout => 0.1, attention_dropout => 0.1"
+        opts=", val_fraction => 0.1, keep => 'best', weight_decay => 0.01, patience => 0, label_smoothing => 0"
       fi
-      $PSQL -c "SELECT tfm_drop_model(name) FROM tfm.models WHERE name = 'rt'" >/dev/null
-      $PSQL -c "SELECT model FROM tfm_create_model('rt', 'classify', 'rt_word', labels => ARRAY['neg', 'pos'],
-                   d_model => 64, heads => 4, layers => 2, norm => 'pre', max_len => 64, seed => 7 $drop)" >/dev/null
-      log "rt_polarity: $which defaults, $e epochs"
+      $PSQL -c "SELECT tfm_drop_model(name) FROM tfm.models WHERE name = '$name'" >/dev/null
+      $PSQL -c "SELECT model FROM tfm_create_model('$name', 'classify', '${name}_word', labels => $labels,
+                   d_model => 64, heads => 4, layers => 2, max_len => $max_len, seed => $SEED $create)" >/dev/null
+      log "$file: $which defaults, $e epochs"
       $PSQL -c "SET tfm.threads = $THREADS" -c "SET tfm.progress = off" \
             -c "SELECT epoch, steps, round(train_loss::numeric, 4) AS train_loss, round(val_loss::numeric, 4) AS val_loss,
                        round(val_accuracy::numeric, 4) AS val_accuracy, kept, val_rows, dropout, decay,
                        round(seconds::numeric, 1) AS seconds, note
-                FROM tfm_train('rt', 'SELECT text, label FROM rt_train ORDER BY id', epochs => $e,
-                               batch_size => 32, seed => 7 $opts)" 2>&1 | tee -a "$OUT/rt_${which}_$e.txt"
+                FROM tfm_train('$name', 'SELECT text, label FROM ${name}_train ORDER BY id', epochs => $e,
+                               batch_size => 32, seed => $SEED $opts)" 2>&1 | tee -a "$OUT/${name}_${which}_$e.txt"
       local acc
-      acc=$($PSQL -At -c "SET tfm.threads = $THREADS" -c "SELECT round(accuracy::numeric, 4) FROM tfm_evaluate('rt', 'SELECT text, label FROM rt_test ORDER BY id')" | tail -1)
+      acc=$($PSQL -At -c "SET tfm.threads = $THREADS" -c "SELECT round(accuracy::numeric, 4) FROM tfm_evaluate('$name', 'SELECT text, label FROM ${name}_test ORDER BY id')" | tail -1)
       if [ $which = old ]; then acc_old=$acc; else
         acc_new=$acc
         how=$($PSQL -At -F' ' -c "SELECT count(*) FILTER (WHERE checkpoint = 0) || ' run, kept epoch ' ||
                  max(epoch) FILTER (WHERE kept) || ', dropout ' || max(dropout) || ', weight decay ' || max(weight_decay)
-                 FROM tfm.history WHERE model_id = (SELECT id FROM tfm.models WHERE name = 'rt')")
+                 FROM tfm.history WHERE model_id = (SELECT id FROM tfm.models WHERE name = '$name')")
       fi
     done
     echo "| $e | $acc_old | $acc_new | $how |" >> "$SUMMARY"
   done
   echo >> "$SUMMARY"
+}
+
+classify() {
+  classify_set rt rt_polarity "ARRAY['neg', 'pos']" 64 "$EPOCHS" "1,066 sentences"
+  classify_set spam spamassassin "ARRAY['ham', 'spam']" 256 "$SPAM_EPOCHS" "604 messages"
 }
 
 lm() {

@@ -448,3 +448,41 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'tfm_info' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION tfm_info() IS
   'tfm''s version, the BLIS kernel set and why, the thread count, the inference precision tfm.precision gives here and why, the bf16/int8 kernels this CPU runs, and attention''s kernels';
+
+-- ---------------------------------------------------------------------------
+-- tfm_create_model: truncation (classify), which tokens of an input longer
+-- than max_len the model trains on and reads: head_tail (the default, and
+-- what every classifier did before), head or tail; stored in the config
+
+DROP FUNCTION tfm_create_model(text, text, text, text[], integer, integer, integer, integer,
+                               integer, integer, integer, integer, real, real, text, text, text,
+                               text, boolean, boolean, text, bigint);
+CREATE FUNCTION tfm_create_model(
+    name text,
+    task text,
+    tokenizer text DEFAULT NULL,
+    labels text[] DEFAULT NULL,
+    vocab_size integer DEFAULT NULL,
+    d_model integer DEFAULT NULL,
+    heads integer DEFAULT NULL,
+    layers integer DEFAULT NULL,
+    encoder_layers integer DEFAULT NULL,
+    decoder_layers integer DEFAULT NULL,
+    d_ff integer DEFAULT NULL,
+    max_len integer DEFAULT NULL,
+    dropout real DEFAULT NULL,
+    attention_dropout real DEFAULT NULL,
+    norm text DEFAULT NULL,
+    positions text DEFAULT NULL,
+    activation text DEFAULT NULL,
+    pooling text DEFAULT NULL,
+    tie_embeddings boolean DEFAULT NULL,
+    scale_embeddings boolean DEFAULT NULL,
+    target_tokenizer text DEFAULT NULL,
+    seed bigint DEFAULT 42,
+    truncation text DEFAULT NULL,
+    OUT model text, OUT model_task text, OUT parameters bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tfm_create_model' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL means "the default"
+COMMENT ON FUNCTION tfm_create_model IS
+  'create a model (classify, lm or seq2seq) with initialised weights; a classifier''s truncation (head_tail, head or tail) says which tokens of a long input it trains on and reads';

@@ -2,7 +2,9 @@
  * test_train_plan.c — a training run's defaults (tfm_train_defaults): the
  * held-out share per task, and the regularisation the planned passes call
  * for (tfm_train_regularisation): none up to 2 passes, then rising, at the
- * documented steps (doc/reference.md, tfm_train).
+ * documented steps (doc/reference.md, tfm_train); and the recipe per task
+ * (README, Training): pre-LN everywhere, cosine everywhere, peak lr, label
+ * smoothing (seq2seq only) and batch rows.
  */
 #include "check.h"
 #include "tfm/train.h"
@@ -28,6 +30,40 @@ test_val_fraction(void)
 }
 
 static void
+test_recipe(void)
+{
+	static const tfm_task tasks[3] = {TFM_TASK_CLASSIFY, TFM_TASK_LM, TFM_TASK_SEQ2SEQ};
+	static const float lr[3] = {1e-3f, 2e-3f, 1.5e-3f};
+	static const float smoothing[3] = {0.0f, 0.0f, 0.1f};
+	static const int batch_rows[3] = {32, 64, 64};
+
+	for (int i = 0; i < 3; i++)
+	{
+		tfm_config	c;
+		tfm_train_opts o;
+		int			batch = -1;
+		float		vf;
+
+		tfm_config_defaults(&c, tasks[i]);
+		CHECK(c.norm == TFM_NORM_PRE, "task %d: norm %d, want pre", i, c.norm);
+		tfm_train_defaults(&c, &o, &batch, &vf);
+		CHECK(o.schedule == TFM_SCHED_COSINE, "task %d: schedule %d, want cosine", i, (int) o.schedule);
+		CHECK(o.lr == lr[i], "task %d: lr %g, want %g", i, o.lr, lr[i]);
+		CHECK(o.label_smoothing == smoothing[i], "task %d: label smoothing %g, want %g", i,
+			  o.label_smoothing, smoothing[i]);
+		CHECK(batch == batch_rows[i], "task %d: batch %d, want %d", i, batch, batch_rows[i]);
+		/* a post-LN classifier (one made before 0.4, or asked for) keeps lr 5e-4 */
+		if (tasks[i] == TFM_TASK_CLASSIFY)
+		{
+			c.norm = TFM_NORM_POST;
+			tfm_train_defaults(&c, &o, &batch, &vf);
+			CHECK(o.lr == 5e-4f, "post-LN classifier: lr %g, want 5e-4", o.lr);
+		}
+	}
+	CHECK(TFM_BATCH_TOKENS_SEQ2SEQ == 8192, "seq2seq batch tokens %d", TFM_BATCH_TOKENS_SEQ2SEQ);
+}
+
+static void
 test_regularisation(void)
 {
 	/* passes, dropout, weight decay: at and just past each step */
@@ -50,6 +86,7 @@ int
 main(void)
 {
 	test_val_fraction();
+	test_recipe();
 	test_regularisation();
 	return check_summary("test_train_plan");
 }

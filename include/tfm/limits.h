@@ -53,6 +53,8 @@
 #define TFM_WEIGHT_DECAY_MAX 1
 #define TFM_CLIP_DEFAULT    1.0f
 #define TFM_SEED_DEFAULT    42
+/* seq2seq's batches without a batch_size: about this many padded tokens (the reference recipe's 8k) */
+#define TFM_BATCH_TOKENS_SEQ2SEQ 8192
 
 /*
  * Held-out validation by default (val_fraction not given): the fraction of

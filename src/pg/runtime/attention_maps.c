@@ -16,7 +16,7 @@ tfm_attention_self_pass(tfm_model *m, const TfmModelRow *row, const TfmSpecials 
 	tfm_batch	b;
 
 	if (row->cfg.task == TFM_TASK_CLASSIFY)
-		ids = tfm_classifier_input(row, sp, ids, *n, n, true, NULL);
+		ids = tfm_classifier_input(row, sp, ids, *n, n, NULL);
 	memset(&b, 0, sizeof(b));
 	b.B = 1;
 	b.keep_attention = true;

@@ -43,7 +43,7 @@ tfm_classifier_ids(const TfmModelRow *row, Datum d, Oid type, int *n)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot classify an empty %s", tfm_column_is_text(type) ? "text" : "id array")));
-	return tfm_classifier_input(row, &sp, ids, *n, n, true, NULL);
+	return tfm_classifier_input(row, &sp, ids, *n, n, NULL);
 }
 
 static int

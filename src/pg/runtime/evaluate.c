@@ -452,7 +452,6 @@ tfm_evaluate_model(tfm_model *m, const TfmModelRow *row, const char *name, const
 	}
 	memset(&rd, 0, sizeof(rd));
 	rd.chunk_rows = 4096;
-	rd.head_tail = true;
 	SPI_connect();
 	tfm_reader_init(&rd, row, query);
 	if (row->cfg.task == TFM_TASK_CLASSIFY)

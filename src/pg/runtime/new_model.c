@@ -5,7 +5,15 @@
  */
 #include "postgres.h"
 
+#include "tfm/truncate.h"
 #include "runtime/rows.h"
+
+/* a config's JSON object with one more member */
+static char *
+config_with(const char *json, const char *member)
+{
+	return psprintf("%.*s, %s}", (int) strlen(json) - 1, json, member);
+}
 
 int64
 tfm_model_create_stored(TfmNewModel *nm, const tfm_config *c, uint64 seed)
@@ -29,11 +37,11 @@ tfm_model_create_stored(TfmNewModel *nm, const tfm_config *c, uint64 seed)
 	}
 	nm->config_json = tfm_config_json(c);
 	if (nm->dropout_auto)
-	{
-		size_t		n = strlen(nm->config_json);
-
-		nm->config_json = psprintf("%.*s, \"dropout_auto\": true}", (int) n - 1, nm->config_json);
-	}
+		nm->config_json = config_with(nm->config_json, "\"dropout_auto\": true");
+	if (nm->truncation >= 0)
+		nm->config_json = config_with(nm->config_json,
+									  psprintf("\"truncation\": \"%s\"",
+											   tfm_truncation_name(nm->truncation)));
 	nm->parameters = n_params;
 	memset(&row, 0, sizeof(row));
 	row.bos_id = row.eos_id = -1;

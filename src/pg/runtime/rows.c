@@ -11,6 +11,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
+#include "tfm/truncate.h"
 #include "runtime/runtime.h"
 #include "runtime/rows.h"
 
@@ -165,13 +166,15 @@ tfm_datum_ids(Datum d, Oid type, const TfmModelRow *row, bool target, int *len)
 
 int32 *
 tfm_classifier_input(const TfmModelRow *row, const TfmSpecials *sp, int32 *ids, int n,
-					 int *out_n, bool head_tail, int64 *truncated)
+					 int *out_n, int64 *truncated)
 {
 	const tfm_config *c = &row->cfg;
 	int			max = c->max_len;
 
 	/* an imported BERT-family encoder's ids carry their own [CLS] (or <s>) */
-	if (c->pooling == TFM_POOL_CLS && !c->emb_norm)
+	bool		cls = c->pooling == TFM_POOL_CLS && !c->emb_norm;
+
+	if (cls)
 	{
 		/* the classifier reads the <cls> position */
 		int32	   *with_cls = palloc(sizeof(int32) * (n + 1));
@@ -181,20 +184,13 @@ tfm_classifier_input(const TfmModelRow *row, const TfmSpecials *sp, int32 *ids, 
 		ids = with_cls;
 		n++;
 	}
-	if (n > max)
-	{
-		if (truncated)
-			(*truncated)++;
-		if (head_tail)
-		{
-			/* the first and the last tokens: a review's verdict is at its end */
-			int			head = (max + 1) / 2,
-						tail = max - head;
-
-			memmove(ids + head, ids + n - tail, sizeof(int32) * tail);
-		}
-		n = max;
-	}
+	if (n > max && truncated)
+		(*truncated)++;
+	/* the <cls> is the head's first token; tail keeps it and the last max - 1 */
+	if (cls && row->truncation == TFM_TRUNC_TAIL)
+		n = 1 + tfm_truncate_ids(ids + 1, n - 1, max - 1, TFM_TRUNC_TAIL);
+	else
+		n = tfm_truncate_ids(ids, n, max, row->truncation);
 	if (n == 0)
 	{
 		ids = palloc(sizeof(int32));

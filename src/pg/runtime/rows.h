@@ -32,10 +32,11 @@ int32	   *tfm_datum_ids(Datum d, Oid type, const TfmModelRow *row, bool target, 
 
 /*
  * A classifier's input: <cls> first when it pools on it, then cut to
- * max_len (head and tail, or head); counts a cut in *truncated if not NULL.
+ * max_len by the model's truncation (tfm/truncate.h; the <cls> is always
+ * kept); counts a cut in *truncated if not NULL.
  */
 int32	   *tfm_classifier_input(const TfmModelRow *row, const TfmSpecials *sp, int32 *ids,
-								 int n, int *out_n, bool head_tail, int64 *truncated);
+								 int n, int *out_n, int64 *truncated);
 
 /* ---- tokenizers loaded once per backend (tokenizer_cache.c) ---- */
 typedef struct TfmCachedTokenizer

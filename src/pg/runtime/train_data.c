@@ -18,6 +18,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
+#include "tfm/truncate.h"
 #include "runtime/train_data.h"
 
 void
@@ -120,21 +121,13 @@ tfm_reader_close(TfmReader *r)
 	r->portal = NULL;
 }
 
-/* keep at most max ids: the head, or the head and the tail */
+/* keep at most max ids: the head (seq2seq) */
 static int
-truncate_ids(TfmReader *r, int32 *ids, int n, int max, bool head_tail)
+truncate_ids(TfmReader *r, int32 *ids, int n, int max)
 {
-	if (n <= max)
-		return n;
-	r->truncated++;
-	if (head_tail)
-	{
-		int			head = (max + 1) / 2,
-					tail = max - head;
-
-		memmove(ids + head, ids + n - tail, sizeof(int32) * tail);
-	}
-	return max;
+	if (n > max)
+		r->truncated++;
+	return tfm_truncate_ids(ids, n, max, TFM_TRUNC_HEAD);
 }
 
 static int
@@ -300,13 +293,13 @@ tfm_reader_next(TfmReader *r, TfmExample **train, int *ntrain,
 		{
 			ex.label = label_index(r, d1, r->types[1]);
 			ex.src = tfm_classifier_input(r->row, &r->sp, ex.src, ex.nsrc, &ex.nsrc,
-										  r->head_tail, &r->truncated);
+										  &r->truncated);
 		}
 		else
 		{
 			ex.tgt = tfm_datum_ids(d1, r->types[1], r->row, true, &ex.ntgt);
-			ex.nsrc = truncate_ids(r, ex.src, ex.nsrc, c->max_len, false);
-			ex.ntgt = truncate_ids(r, ex.tgt, ex.ntgt, c->max_len - 1, false);
+			ex.nsrc = truncate_ids(r, ex.src, ex.nsrc, c->max_len);
+			ex.ntgt = truncate_ids(r, ex.tgt, ex.ntgt, c->max_len - 1);
 			if (ex.nsrc == 0)
 			{
 				ex.src = palloc(sizeof(int32));

@@ -57,7 +57,6 @@ typedef struct TfmReader
 	int64		val_candidates;	/* rows (lm: sequences) hashed in this pass */
 	int64		val_max_rows,	/* caps on held-out rows (0: none) */
 				val_max_tokens;
-	bool		head_tail;		/* classify: keep head and tail of long texts */
 } TfmReader;
 
 /* a query made safe to wrap as a subquery (no trailing ';' or comment) */

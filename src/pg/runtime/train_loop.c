@@ -306,7 +306,7 @@ tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int k
 				 errmsg("max_steps must not be negative")));
 	run->accumulate = PG_ARGISNULL(A_ACCUM) ? 1 : PG_GETARG_INT32(A_ACCUM);
 	check_positive_int(run->accumulate, "accumulate", TFM_ACCUMULATE_MAX);
-	run->batch_tokens = c->task == TFM_TASK_SEQ2SEQ && PG_ARGISNULL(A_BATCH) ? 8000 : 0;
+	run->batch_tokens = c->task == TFM_TASK_SEQ2SEQ && PG_ARGISNULL(A_BATCH) ? TFM_BATCH_TOKENS_SEQ2SEQ : 0;
 	if (PG_NARGS() > A_BATCH_TOKENS && !PG_ARGISNULL(A_BATCH_TOKENS))
 	{
 		if (c->task == TFM_TASK_LM)
@@ -836,6 +836,9 @@ run_note(const TrainRun *run, char *note)
 		snprintf(note + strlen(note), TFM_NOTE_LEN - strlen(note), "; %s for %.3g planned passes",
 				 !run->auto_wd ? "dropout" : !run->auto_dropout ? "weight_decay" :
 				 "dropout and weight_decay", run->planned_passes);
+	if (run->tr.o.label_smoothing > 0.0f)
+		snprintf(note + strlen(note), TFM_NOTE_LEN - strlen(note), "; label_smoothing %g",
+				 run->tr.o.label_smoothing);
 }
 
 /* add to a row's note */
@@ -896,7 +899,6 @@ setup_data(TrainRun *run)
 	MemoryContext old = MemoryContextSwitchTo(run->cxt);
 	bool		dflt = run->val_source != TFM_VAL_GIVEN;
 
-	run->rd.head_tail = true;
 	run->rd.val_max_rows = dflt ? TFM_VAL_AUTO_MAX_ROWS : TFM_VAL_MAX;
 	run->rd.val_max_tokens = dflt ? TFM_VAL_AUTO_MAX_TOKENS : TFM_VAL_MAX_TOKENS;
 	run->val_cxt = AllocSetContextCreate(run->cxt, "tfm validation set", ALLOCSET_DEFAULT_SIZES);

@@ -147,7 +147,7 @@ tfm_stream_add(TfmStream *st, Datum input, Oid type, text *label)
 	ex = &st->buf[st->nbuf];
 	memset(ex, 0, sizeof(*ex));
 	ex->label = label_index(&st->row, lab);
-	ex->src = tfm_classifier_input(&st->row, &st->sp, ids, n, &ex->nsrc, true, &st->truncated);
+	ex->src = tfm_classifier_input(&st->row, &st->sp, ids, n, &ex->nsrc, &st->truncated);
 	st->nbuf++;
 	MemoryContextSwitchTo(old);
 	if (st->nbuf == st->batch)

@@ -184,7 +184,7 @@ text_chunks(Chunks *c, const TfmModelRow *row, const ChunkWrap *w, TfmSpecials *
 		wl += m;
 		if (w->suffix >= 0)
 			win[wl++] = w->suffix;
-		win = tfm_classifier_input(row, sp, win, wl, &wl, true, NULL);
+		win = tfm_classifier_input(row, sp, win, wl, &wl, NULL);
 		/* the first token's character (a byte inside one: that character), to the last's end */
 		chunks_add(c, ord, k, win, wl,
 				   starts[from] < (size_t) len ? chars[starts[from] + 1] - 1 : chars[len],

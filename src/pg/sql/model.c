@@ -11,6 +11,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
+#include "tfm/truncate.h"
 #include "sql/args.h"
 #include "runtime/rows.h"
 
@@ -20,7 +21,7 @@ enum
 	A_NAME, A_TASK, A_TOKENIZER, A_LABELS, A_VOCAB, A_D_MODEL, A_HEADS, A_LAYERS,
 	A_ENC_LAYERS, A_DEC_LAYERS, A_D_FF, A_MAX_LEN, A_DROPOUT, A_ATTN_DROPOUT,
 	A_NORM, A_POSITIONS, A_ACTIVATION, A_POOLING, A_TIE, A_SCALE, A_TGT_TOKENIZER,
-	A_SEED
+	A_SEED, A_TRUNCATION
 };
 
 static int
@@ -218,6 +219,29 @@ shape_args(FunctionCallInfo fcinfo, tfm_task task, tfm_config *c)
 				 errmsg("invalid model: %s", bad)));
 }
 
+/* classify: which tokens of a long input are kept (tfm/truncate.h); -1 for other tasks */
+static int
+truncation_arg(FunctionCallInfo fcinfo, tfm_task task)
+{
+	char	   *s;
+	int			mode;
+
+	if (PG_NARGS() <= A_TRUNCATION || PG_ARGISNULL(A_TRUNCATION))
+		return task == TFM_TASK_CLASSIFY ? TFM_TRUNC_HEAD_TAIL : -1;
+	if (task != TFM_TASK_CLASSIFY)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("only a classify model takes truncation")));
+	s = text_to_cstring(PG_GETARG_TEXT_PP(A_TRUNCATION));
+	mode = tfm_truncation_from_name(s);
+	if (mode < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown truncation \"%s\"", s),
+				 errhint("Valid truncations are head_tail (the default), head and tail.")));
+	return mode;
+}
+
 PG_FUNCTION_INFO_V1(tfm_create_model);
 Datum
 tfm_create_model(PG_FUNCTION_ARGS)
@@ -250,6 +274,7 @@ tfm_create_model(PG_FUNCTION_ARGS)
 	nm.labels = PG_ARGISNULL(A_LABELS) ? (Datum) 0 : PG_GETARG_DATUM(A_LABELS);
 	/* no dropout given: each training run chooses it from its plan */
 	nm.dropout_auto = PG_ARGISNULL(A_DROPOUT) && PG_ARGISNULL(A_ATTN_DROPOUT);
+	nm.truncation = truncation_arg(fcinfo, task);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	values[0] = CStringGetTextDatum(name);

@@ -21,6 +21,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
+#include "tfm/truncate.h"
 #include "storage/storage.h"
 
 static const char *task_names[] = {"classify", "lm", "seq2seq"};
@@ -172,7 +173,8 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"(config->>'arch' = 'llama')::int, coalesce((config->>'kv_heads')::int, 0), "
 		"coalesce((config->>'rope_theta')::real, 0), name, "
 		"coalesce((config->>'dropout_auto')::bool, false), "
-		"coalesce((config->>'qkv_bias')::bool::int, 0) "
+		"coalesce((config->>'qkv_bias')::bool::int, 0), "
+		"config->>'truncation' "
 		/* a model of that name, else the model an alias of that name deploys */
 		"FROM tfm.models WHERE name = $1 "
 		"OR id = (SELECT model_id FROM tfm.aliases WHERE name = $1) "
@@ -296,6 +298,16 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	/* created without a dropout: tfm_train chooses it from each run's plan */
 	row->dropout_auto = DatumGetBool(SPI_getbinval(tup, td, 42, &isnull));
 	row->cfg.qkv_bias = get_int(tup, td, 43);	/* added for Qwen2 */
+	{
+		/* added in 0.4: absent means head_tail, what every classifier did before */
+		char	   *trunc = copy_text(tup, td, 44, cxt);
+
+		row->truncation = trunc ? tfm_truncation_from_name(trunc) : TFM_TRUNC_HEAD_TAIL;
+		if (row->truncation < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("model \"%s\" has an unknown truncation \"%s\" in tfm.models", name, trunc)));
+	}
 	tfm_owner_row_end(&r);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,

@@ -121,6 +121,8 @@ typedef struct TfmModelRow
 	int32		bos_id,			/* imported models: the checkpoint's bos and eos */
 				eos_id;			/* ids (config bos_id, eos_id); -1 = the tokenizer's */
 	bool		dropout_auto;	/* created without dropout: training chooses it (config dropout_auto) */
+	int			truncation;		/* classify: tfm_truncation of long inputs (config truncation;
+								 * absent: head_tail) */
 	tfm_config	cfg;
 } TfmModelRow;
 
@@ -135,6 +137,7 @@ typedef struct TfmNewModel
 	const char *config_json;
 	int64		parameters;
 	bool		dropout_auto;	/* created without a dropout: each run chooses it */
+	int			truncation;		/* classify: tfm_truncation, stored in the config; -1: none */
 } TfmNewModel;
 /* a new model's row, owned by the current user; row->id and version filled */
 void		tfm_model_insert(const TfmNewModel *nm, TfmModelRow *row);
