@@ -147,6 +147,41 @@ void		lowp_int8_avx2_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
 								  const float *rscale, const float *cscale,
 								  const int32_t *colsum, float beta);
 
+/*
+ * int4's matrix-vector path (lowp_int4_gemm.c): the h ≤ TFM_LOWP_GEMV_ROWS
+ * rows of A quantized per block of 32 (tfm_int4_quantize_row), row r's
+ * block b at q + (r·kb + b)·32 with its scale d[r·kb + b] and, per lane l
+ * of 4 elements, corr[(r·kb + b)·8 + l] = −8 · Σ of the lane's 4 values
+ * (so Σ (q_w − 8)·q_a = Σ q_w·q_a + corr: the weight's nibbles go in
+ * unsigned).
+ */
+typedef struct lowp_int4_act
+{
+	const int8_t *q;
+	const float *d;
+	const int32_t *corr;
+	int			kb;
+} lowp_int4_act;
+
+/*
+ * int4 kernel: C[r][j] for r < h, j in [j0, j1): S = the lanes' sums in the
+ * order of include/tfm/lowp.h, C = alpha · S (beta 0) or fma(alpha, S,
+ * beta · C).
+ */
+typedef void (*lowp_int4_kernel) (const lowp_int4_act *a, int h, const tfm_int4_weights *W,
+								  int j0, int j1, float alpha, float beta,
+								  float *C, ptrdiff_t ldc);
+
+/* the paths, in lowp_int4_ref.c, lowp_int4_avx512.c, lowp_int4_avx2.c */
+void		lowp_int4_ref_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
+								 int j0, int j1, float alpha, float beta, float *C, ptrdiff_t ldc);
+void		lowp_int4_avx512_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
+									int j0, int j1, float alpha, float beta, float *C, ptrdiff_t ldc);
+void		lowp_int4_avx2_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
+								  int j0, int j1, float alpha, float beta, float *C, ptrdiff_t ldc);
+/* columns [j0, j0 + n) of W as fp32 into dst, column j's kb·32 values at dst + (j − j0)·kb·32 */
+void		lowp_int4_dequantize(float *dst, const tfm_int4_weights *W, int j0, int n);
+
 /* what a fused product does to C after A·W: C = act(A·W + bias), beta 0 */
 typedef struct lowp_epilogue
 {
@@ -175,9 +210,12 @@ bool		lowp_bf16_fast(void);
 bool		lowp_bf16_amx(void);
 bool		lowp_int8_fast(void);
 bool		lowp_avx2(void);
+bool		lowp_int4_fast(void);
+bool		lowp_int4_avx2(void);
 /* bf16 inference products of more than TFM_LOWP_GEMV_ROWS rows run fp32 (lowp_set.c) */
 bool		lowp_bf16_batched_fp32(void);
 lowp_bf16_kernel lowp_bf16_chosen(void);
 lowp_int8_kernel lowp_int8_chosen(void);
+lowp_int4_kernel lowp_int4_chosen(void);
 
 #endif							/* TFM_LOWP_INTERNAL_H */

@@ -197,7 +197,8 @@ lowp_bytes(const tfm_config *c, size_t N, bool training)
 	if (kall > INT32_MAX / 2)
 		kall = INT32_MAX / 2;
 	if (!training)
-		return zmax(tfm_bf16_work_bytes(n, (int) kin), tfm_int8_work_bytes(n, (int) kin)) + 64;
+		return zmax(zmax(tfm_bf16_work_bytes(n, (int) kin), tfm_int8_work_bytes(n, (int) kin)),
+					tfm_int4_work_bytes(n, (int) kin)) + 64;
 	return zmax(zmax(tfm_bf16_work_bytes(n, (int) kin), tfm_bf16_work_bytes(n, (int) kall)),
 				tfm_bf16_work_bytes((int) kall, n)) +
 		tfm_bf16_pack_bytes(n, (int) kall) + 128;
