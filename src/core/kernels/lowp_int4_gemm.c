@@ -3,8 +3,8 @@
  * (tfm_int4_pack), two ways:
  *
  * M ≤ TFM_LOWP_GEMV_ROWS (decoding): A's rows quantized per block of 32
- * into the work buffer (their int8 values, scales and lane corrections:
- * lowp_int4_act), then the dispatched kernel streams W's rows, the
+ * into the work buffer (their int8 values, lane corrections and scales in
+ * pairs of blocks: lowp_int4_act), then the dispatched kernel streams W's rows, the
  * columns shared out among the core's threads in contiguous runs so each
  * weight is read once, in address order.
  *
@@ -15,10 +15,12 @@
  * cycle than BLIS's fp32 FMAs, so this is the faster way there, and A
  * keeps its fp32 values.  Every path dequantizes to the same tile.
  */
+#include <string.h>
+
 #include "tfm/blas.h"
 #include "lowp_internal.h"
 
-#define TILE_FLOATS (1 << 17)	/* a weight tile: 512 KB of fp32 */
+#define TILE_FLOATS (1 << 20)	/* a weight tile: 4 MB of fp32 */
 
 /* columns per tile for rows of kp values: a multiple of 16, at least 16 */
 static int
@@ -29,17 +31,15 @@ tile_columns(size_t kp)
 	return n < 16 ? 16 : (int) n;
 }
 
-/* the matrix-vector path's buffer: q (M·kp bytes), d (M·kb floats), corr (M·kb·8 int32) */
+/* the matrix-vector path's buffer (lowp_int4_act): q, corr, da for M rows of pairs */
 static size_t
-act_bytes(int M, int kb, size_t *d_off, size_t *corr_off)
+act_bytes(int M, int pairs, size_t *corr_off, size_t *da_off)
 {
-	size_t		rows = (size_t) (M > 0 ? M : 1),
-				q = lowp_round_up(rows * kb * TFM_INT4_BLOCK, LOWP_ALIGN),
-				d = lowp_round_up(rows * kb * sizeof(float), LOWP_ALIGN);
+	size_t		lanes = (size_t) (M > 0 ? M : 1) * (pairs > 0 ? pairs : 1) * 16;
 
-	*d_off = q;
-	*corr_off = q + d;
-	return q + d + lowp_round_up(rows * kb * 8 * sizeof(int32_t), LOWP_ALIGN);
+	*corr_off = lanes * 4;		/* q: 4 bytes a lane */
+	*da_off = *corr_off + lanes * sizeof(int32_t);
+	return *da_off + lanes * sizeof(float);
 }
 
 size_t
@@ -47,44 +47,69 @@ tfm_int4_work_bytes(int M, int K)
 {
 	int			kb = ((K > 0 ? K : 1) + TFM_INT4_BLOCK - 1) / TFM_INT4_BLOCK;
 	size_t		kp = (size_t) kb * TFM_INT4_BLOCK,
-				d_off,
-				corr_off;
+				corr_off,
+				da_off;
 
 	if (M <= TFM_LOWP_GEMV_ROWS)
-		return act_bytes(M, kb, &d_off, &corr_off);
+		return lowp_round_up(act_bytes(M, (kb + 1) / 2, &corr_off, &da_off), LOWP_ALIGN);
 	return lowp_round_up((size_t) tile_columns(kp) * kp * sizeof(float), LOWP_ALIGN);
+}
+
+/*
+ * row x (K values) quantized per block into the pair layout of
+ * lowp_internal.h: q, corr and da of its pairs (zeros past the last block)
+ */
+static void
+quantize_pairs(int8_t *q, int32_t *corr, float *da, const float *x, int K, int pairs)
+{
+	memset(q, 0, (size_t) pairs * 64);
+	memset(corr, 0, (size_t) pairs * 16 * sizeof(int32_t));
+	memset(da, 0, (size_t) pairs * 16 * sizeof(float));
+	for (int b = 0; b * TFM_INT4_BLOCK < K; b++)
+	{
+		int			p = b / 2,
+					half = b % 2,
+					k0 = b * TFM_INT4_BLOCK;
+		int8_t		v[TFM_INT4_BLOCK];
+		float		d;
+
+		tfm_int4_quantize_row(v, &d, x + k0, K - k0 < TFM_INT4_BLOCK ? K - k0 : TFM_INT4_BLOCK);
+		for (int t = 0; t < TFM_INT4_BLOCK; t++)
+		{
+			/* values 0-15 of block 2p in lanes 0-3, of 2p+1 in 4-7; 16-31 in 8-11, 12-15 */
+			int			l = (t >= 16 ? 8 : 0) + 4 * half + (t % 16) / 4;
+
+			q[(size_t) p * 64 + 4 * l + t % 4] = v[t];
+			corr[(size_t) p * 16 + l] -= 8 * v[t];
+			da[(size_t) p * 16 + l] = d;
+		}
+	}
 }
 
 static void
 gemv(int M, int N, int K, float alpha, const float *A, ptrdiff_t lda,
 	 const tfm_int4_weights *W, float beta, float *C, ptrdiff_t ldc, void *work)
 {
-	const int	kb = W->kb,
+	const int	pairs = (W->kb + 1) / 2,
 				threads = tfm_get_threads(),
 				chunk = 16,
 				chunks = (N + chunk - 1) / chunk;
 	const double flops = 2.0 * M * N * K;
-	size_t		d_off,
-				corr_off;
+	size_t		corr_off,
+				da_off;
 	lowp_int4_kernel kernel = lowp_int4_chosen();
 	lowp_int4_act act;
 	int8_t	   *q = work;
-	float	   *d;
 	int32_t    *corr;
+	float	   *da;
 
-	act_bytes(M, kb, &d_off, &corr_off);
-	d = (float *) ((char *) work + d_off);
+	act_bytes(M, pairs, &corr_off, &da_off);
 	corr = (int32_t *) ((char *) work + corr_off);
+	da = (float *) ((char *) work + da_off);
 	for (int r = 0; r < M; r++)
-	{
-		int8_t	   *qr = q + (size_t) r * kb * TFM_INT4_BLOCK;
-		int32_t    *cr = corr + (size_t) r * kb * 8;
-
-		tfm_int4_quantize_row(qr, d + (size_t) r * kb, A + (size_t) r * lda, K);
-		for (int l = 0; l < kb * 8; l++)
-			cr[l] = -8 * (qr[4 * l] + qr[4 * l + 1] + qr[4 * l + 2] + qr[4 * l + 3]);
-	}
-	act = (lowp_int4_act) {q, d, corr, kb};
+		quantize_pairs(q + (size_t) r * pairs * 64, corr + (size_t) r * pairs * 16,
+					   da + (size_t) r * pairs * 16, A + (size_t) r * lda, K, pairs);
+	act = (lowp_int4_act) {q, corr, da, W->kb, pairs};
 #pragma omp parallel for num_threads(threads) if(threads > 1 && flops > 1e5) schedule(static)
 	for (int t = 0; t < chunks; t++)
 	{

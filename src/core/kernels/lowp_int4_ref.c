@@ -1,10 +1,10 @@
 /*
  * lowp_int4_ref.c — the portable int4 kernels: the matrix-vector sums in
- * the order every path keeps (include/tfm/lowp.h: 8 lanes of 4 elements a
- * block, each lane's exact int32 sum scaled by d_w · d_a into its own fp32
- * accumulator with one fma per block, the lanes added pairwise at the
- * end), and the dequantization of weight tiles for the batched products
- * (exact, so any order gives the same tile).
+ * the order every path keeps (lowp_internal.h: 16 lanes of 4 values a pair
+ * of blocks, each lane's exact int32 sum scaled by dw · da into its own
+ * fp32 accumulator with one fma per pair, the lanes folded and added
+ * pairwise at the end), and the dequantization of weight tiles for the
+ * batched products (exact, so any order gives the same tile).
  */
 #include <string.h>
 
@@ -23,6 +23,13 @@ lanes_sum(const float *a)
 	return (s0 + s2) + (s1 + s3);
 }
 
+/* nibble t (0-31) of a block: low nibbles are values 0-15, high ones 16-31 */
+static inline int
+nibble(const uint8_t *blk, int t)
+{
+	return t < 16 ? blk[2 + t] & 0x0F : blk[2 + t - 16] >> 4;
+}
+
 TFM_HOT void
 lowp_int4_ref_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
 					 int j0, int j1, float alpha, float beta, float *C, ptrdiff_t ldc)
@@ -32,37 +39,42 @@ lowp_int4_ref_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
 	for (int j = j0; j < j1; j++)
 		for (int r = 0; r < h; r++)
 		{
-			const uint8_t *blk = W->data + (size_t) j * kb * TFM_INT4_BLOCK_BYTES;
-			const int8_t *q = a->q + (size_t) r * kb * TFM_INT4_BLOCK;
-			const int32_t *corr = a->corr + (size_t) r * kb * 8;
-			float		acc[8] = {0},
-						s;
+			const uint8_t *row = W->data + (size_t) j * kb * TFM_INT4_BLOCK_BYTES;
+			float		acc[16] = {0},
+						fold[8];
 			float	   *c = C + (size_t) r * ldc + j;
 
-			for (int b = 0; b < kb; b++, blk += TFM_INT4_BLOCK_BYTES)
+			for (int p = 0; p < a->pairs; p++)
 			{
-				uint16_t	hd;
-				float		d;
-				uint8_t		u[TFM_INT4_BLOCK];
+				size_t		rp = (size_t) r * a->pairs + p;
+				const int8_t *q = a->q + rp * 64;
 
-				memcpy(&hd, blk, 2);
-				d = tfm_fp16_to_float(hd) * a->d[(size_t) r * kb + b];
-				for (int t = 0; t < 16; t++)
+				for (int l = 0; l < 16; l++)
 				{
-					u[t] = blk[2 + t] & 0x0F;
-					u[16 + t] = blk[2 + t] >> 4;
-				}
-				for (int l = 0; l < 8; l++)
-				{
-					int32_t		sum = corr[(size_t) b * 8 + l];
+					/* lane l: block 2p + half, values t0 .. t0 + 3 of it */
+					int			half = (l / 4) % 2,
+								b = 2 * p + half,
+								t0 = (l >= 8 ? 16 : 0) + 4 * (l % 4);
+					int32_t		sum = a->corr[rp * 16 + l];
+					float		dw = 0.0f;
 
-					for (int t = 0; t < 4; t++)
-						sum += u[4 * l + t] * q[(size_t) b * TFM_INT4_BLOCK + 4 * l + t];
-					acc[l] = __builtin_fmaf((float) sum, d, acc[l]);
+					if (b < kb)
+					{
+						const uint8_t *blk = row + (size_t) b * TFM_INT4_BLOCK_BYTES;
+						uint16_t	hd;
+
+						memcpy(&hd, blk, 2);
+						dw = tfm_fp16_to_float(hd);
+						for (int i = 0; i < 4; i++)
+							sum += nibble(blk, t0 + i) * q[4 * l + i];
+					}
+					acc[l] = __builtin_fmaf((float) sum, dw * a->da[rp * 16 + l], acc[l]);
 				}
 			}
-			s = lanes_sum(acc);
-			*c = beta == 0.0f ? alpha * s : __builtin_fmaf(alpha, s, beta * *c);
+			for (int l = 0; l < 8; l++)
+				fold[l] = acc[l] + acc[l + 8];
+			*c = beta == 0.0f ? alpha * lanes_sum(fold) :
+				__builtin_fmaf(alpha, lanes_sum(fold), beta * *c);
 		}
 }
 

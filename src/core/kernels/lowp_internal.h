@@ -149,24 +149,34 @@ void		lowp_int8_avx2_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
 
 /*
  * int4's matrix-vector path (lowp_int4_gemm.c): the h ≤ TFM_LOWP_GEMV_ROWS
- * rows of A quantized per block of 32 (tfm_int4_quantize_row), row r's
- * block b at q + (r·kb + b)·32 with its scale d[r·kb + b] and, per lane l
- * of 4 elements, corr[(r·kb + b)·8 + l] = −8 · Σ of the lane's 4 values
- * (so Σ (q_w − 8)·q_a = Σ q_w·q_a + corr: the weight's nibbles go in
- * unsigned).
+ * rows of A quantized per block of 32 (tfm_int4_quantize_row) and laid out
+ * in pairs of blocks (b0 = 2p, b1 = 2p + 1; past kb a zero block), 16
+ * lanes of 4 values a pair, the lanes of one 512-bit vector (or two
+ * 256-bit ones):
+ *   lanes 0-3: b0's values 0-15, 4-7: b1's 0-15, 8-11: b0's 16-31,
+ *   12-15: b1's 16-31
+ * — the order in which a weight pair's nibbles come out (low nibbles of b0
+ * and b1, then high nibbles).  Row r's pair p: q[(r·pairs + p)·64 ..] the
+ * 64 values, corr[(r·pairs + p)·16 + l] = −8 · Σ of lane l's 4 values (so
+ * Σ (q_w − 8)·q_a = Σ q_w·q_a + corr: the nibbles go in unsigned), and
+ * da[(r·pairs + p)·16 + l] the scale of lane l's block (0 past kb).
  */
 typedef struct lowp_int4_act
 {
 	const int8_t *q;
-	const float *d;
 	const int32_t *corr;
-	int			kb;
+	const float *da;
+	int			kb,
+				pairs;
 } lowp_int4_act;
 
 /*
- * int4 kernel: C[r][j] for r < h, j in [j0, j1): S = the lanes' sums in the
- * order of include/tfm/lowp.h, C = alpha · S (beta 0) or fma(alpha, S,
- * beta · C).
+ * int4 kernel: C[r][j] for r < h, j in [j0, j1): per pair of blocks, lane
+ * l's exact int32 sum s_l (corrections included) added into its fp32
+ * accumulator, acc_l = fma(s_l, dw_l · da_l, acc_l) (dw_l: the weight
+ * block's scale), pair after pair; then S = the 16 lanes folded (l + l+8),
+ * the 8 added pairwise ((0+4) + (2+6)) + ((1+5) + (3+7)); C = alpha · S
+ * (beta 0) or fma(alpha, S, beta · C).  Every path in this order.
  */
 typedef void (*lowp_int4_kernel) (const lowp_int4_act *a, int h, const tfm_int4_weights *W,
 								  int j0, int j1, float alpha, float beta,
