@@ -32,22 +32,7 @@
 
 static tfm_rng rng;
 
-static void *
-alloc64(size_t bytes)
-{
-	return aligned_alloc(64, (bytes + 63) / 64 * 64);
-}
-
 /* ---- fp16 ------------------------------------------------------------------ */
-
-static float
-bits_f(uint32_t u)
-{
-	float		f;
-
-	memcpy(&f, &u, sizeof(f));
-	return f;
-}
 
 /* fp16 by its definition: the nearest half (ties to even); NaN aside */
 static uint16_t

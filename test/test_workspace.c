@@ -112,7 +112,7 @@ check_pass(const char *what, const tfm_config *c, int B, int T, int Tt, bool tra
 {
 	tfm_model  *m = tfm_model_create(c);
 	int			flags = (training ? TFM_WS_TRAINING : 0) | (attention ? TFM_WS_ATTENTION : 0) |
-		(prec != TFM_PREC_FP32 ? TFM_WS_LOWP : 0);
+		(prec != TFM_PREC_FP32 ? TFM_WS_LOWP : 0) | (prec == TFM_PREC_INT4 ? TFM_WS_INT4 : 0);
 	size_t		est,
 				got;
 
@@ -160,6 +160,11 @@ test_passes(void)
 		check_pass(bf ? "seq2seq train bf16" : "seq2seq train", &c, 4, 60, 90, true, false, prec);
 		check_pass(bf ? "seq2seq attention bf16" : "seq2seq attention", &c, 2, 60, 90, false, true, prec);
 	}
+	/* int4: its weight tiles besides */
+	config(&c, TFM_TASK_CLASSIFY, TFM_POS_LEARNED, TFM_ARCH_TFM);
+	check_pass("classify infer int4", &c, 8, 96, 0, false, false, TFM_PREC_INT4);
+	config(&c, TFM_TASK_LM, TFM_POS_SINUSOIDAL, TFM_ARCH_TFM);
+	check_pass("lm infer int4", &c, 4, 200, 0, false, false, TFM_PREC_INT4);
 	/* an inference pass keeps no attention weights: far less than training */
 	config(&c, TFM_TASK_LM, TFM_POS_LEARNED, TFM_ARCH_TFM);
 	CHECK(tfm_model_workspace_bytes(&c, 1, 256, 0, 0, 2) + (size_t) 2 * 4 * 256 * 256 * sizeof(float) <

@@ -163,7 +163,7 @@ tfm_fp16_from_float(float f)
 	}
 }
 
-/* IEEE fp16 → fp32, exact */
+/* IEEE fp16 → fp32, exact (NaN keeps its payload; safetensors' F16 uses it too) */
 static inline float
 tfm_fp16_to_float(uint16_t h)
 {

@@ -274,13 +274,15 @@ const tfm_param_info *tfm_model_find(const tfm_model *m, const char *name);
 /*
  * Bytes a pass over a batch shape allocates (an upper bound, to check before
  * allocating): the activation workspace, its sinusoid table and, with
- * TFM_WS_LOWP, the work buffers of bf16/int8 products.  Not counted: the
+ * TFM_WS_LOWP, the work buffers of bf16/int8 products (TFM_WS_INT4: of
+ * int4's; tfm_decoder_bytes counts bf16/int8's only).  Not counted: the
  * parameters, their gradients and the optimizer's moments (proportional to
  * the parameters, not to the batch).  Tt: seq2seq decoder length.
  */
 #define TFM_WS_TRAINING  1		/* backward buffers and every layer's attention weights */
 #define TFM_WS_ATTENTION 2		/* attention weights kept for tfm_model_attention */
 #define TFM_WS_LOWP      4		/* products at bf16 or int8 */
+#define TFM_WS_INT4      8		/* products at int4: its fp32 weight tiles (up to 4 MB) */
 size_t		tfm_model_workspace_bytes(const tfm_config *cfg, int B, int T, int Tt,
 									  int flags, int threads);
 

@@ -52,7 +52,8 @@ tfm_int4_work_bytes(int M, int K)
 
 	if (M <= TFM_LOWP_GEMV_ROWS)
 		return lowp_round_up(act_bytes(M, (kb + 1) / 2, &corr_off, &da_off), LOWP_ALIGN);
-	return lowp_round_up((size_t) tile_columns(kp) * kp * sizeof(float), LOWP_ALIGN);
+	/* a whole tile's bytes (so the figure grows with K) */
+	return lowp_round_up((kp * 16 > TILE_FLOATS ? kp * 16 : TILE_FLOATS) * sizeof(float), LOWP_ALIGN);
 }
 
 /*
