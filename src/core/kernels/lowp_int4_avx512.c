@@ -12,7 +12,7 @@
 
 #define TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
-#define INT4_COLS(H) 2
+#define INT4_COLS(H) ((H) <= 2 ? 4 : 2)
 
 typedef __m512 V16F;
 typedef __m512i V16I;

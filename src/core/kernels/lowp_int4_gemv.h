@@ -68,19 +68,19 @@ int4_columns(const int H, const int CJ, const lowp_int4_act *a, const tfm_int4_w
 {
 	const size_t row = (size_t) a->kb * TFM_INT4_BLOCK_BYTES;
 	const int	full = a->kb / 2;
-	V16F		acc[4][2];
+	V16F		acc[4][4];
 
 #pragma GCC unroll 4
 	for (int r = 0; r < H; r++)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
 		for (int c = 0; c < CJ; c++)
 			acc[r][c] = v16_zero();
 	for (int p = 0; p < a->pairs; p++)
 	{
-		V16I		u[2];
-		V16F		dw[2];
+		V16I		u[4];
+		V16F		dw[4];
 
-#pragma GCC unroll 2
+#pragma GCC unroll 4
 		for (int c = 0; c < CJ; c++)
 		{
 			const uint8_t *x0 = W->data + (size_t) (j + c) * row + (size_t) p * 2 * TFM_INT4_BLOCK_BYTES;
@@ -94,14 +94,14 @@ int4_columns(const int H, const int CJ, const lowp_int4_act *a, const tfm_int4_w
 			V16I		corr = v16_load_i(a->corr + rp * 16);
 			V16F		da = v16_load_f(a->da + rp * 16);
 
-#pragma GCC unroll 2
+#pragma GCC unroll 4
 			for (int c = 0; c < CJ; c++)
 				acc[r][c] = v16_step(acc[r][c], v16_dot(corr, u[c], a->q + rp * 64), dw[c], da);
 		}
 	}
 #pragma GCC unroll 4
 	for (int r = 0; r < H; r++)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
 		for (int c = 0; c < CJ; c++)
 			int4_store(C + (size_t) r * ldc + j + c, int4_lanes_sum(v16_fold(acc[r][c])), alpha, beta);
 }
