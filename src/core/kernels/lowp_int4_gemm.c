@@ -131,6 +131,7 @@ tfm_int4_gemm(int M, int N, int K, float alpha,
 	int			nc,
 				threads;
 	float	   *tile = work;
+	void		(*dequantize) (float *, const tfm_int4_weights *, int, int);
 
 	if (lowp_gemm_trivial(M, N, K, beta, C, ldc))
 		return;
@@ -142,6 +143,8 @@ tfm_int4_gemm(int M, int N, int K, float alpha,
 	kp = (size_t) W->kb * TFM_INT4_BLOCK;
 	nc = tile_columns(kp);
 	threads = tfm_get_threads();
+	dequantize = lowp_int4_fast() || lowp_int4_avx2() ? lowp_int4_avx2_dequantize :
+		lowp_int4_dequantize;
 	for (int j0 = 0; j0 < N; j0 += nc)
 	{
 		int			n = N - j0 < nc ? N - j0 : nc,
@@ -153,7 +156,7 @@ tfm_int4_gemm(int M, int N, int K, float alpha,
 			int			c0 = p * 16,
 						c1 = p == parts - 1 ? n : c0 + 16;
 
-			lowp_int4_dequantize(tile + (size_t) c0 * kp, W, j0 + c0, c1 - c0);
+			dequantize(tile + (size_t) c0 * kp, W, j0 + c0, c1 - c0);
 		}
 		tfm_gemm(false, true, M, n, K, alpha, A, (int) lda, tile, (int) kp, beta, C + j0, (int) ldc);
 	}
