@@ -74,6 +74,7 @@ unittest: $(UNIT_BINS)
 	@echo "== test/test_mixed and test/test_decode, the AVX2 path forced from the environment" && TFM_LOWP_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/test_mixed && TFM_LOWP_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/test_decode
 	@echo "== test/test_attn_kernels, test/test_layers and test/test_model, attention's portable path (and test_model's products on AVX2)" && TFM_NO_AVX512_ATTN=1 test/test_attn_kernels && TFM_NO_AVX512_ATTN=1 test/test_layers && TFM_NO_AVX512_ATTN=1 TFM_LOWP_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/test_model
 	@echo "== test/test_attn_kernels, test/test_layers, test/test_model and test/test_mixed, attention's AVX2 path (as on a CPU without AVX-512; products on AVX2 too)" && TFM_ATTN_KERNELS=avx2 test/test_attn_kernels && TFM_ATTN_KERNELS=avx2 test/test_layers && TFM_ATTN_KERNELS=avx2 TFM_LOWP_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/test_model && TFM_ATTN_KERNELS=avx2 TFM_LOWP_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/test_mixed
+	@echo "== test/test_lowp_int4, the fallback and then the AVX2 path forced from the environment" && TFM_LOWP_FORCE=fallback test/test_lowp_int4 && TFM_LOWP_FORCE=avx2 test/test_lowp_int4
 
 # skx kernels die with SIGILL under valgrind 3.19: force the haswell path,
 # and the low-precision products' plain-C fallback (no AVX-512 either).

@@ -6,7 +6,7 @@
  *
  *   bench_core [--threads N] [--seconds S] [--min-iters K] [--warmup W]
  *              [--model classify|lm|seq2seq] [--batch B] [--what LIST]
- *              [--precision fp32|bf16|int8] [--train-precision fp32|bf16]
+ *              [--precision fp32|bf16|int8|int4] [--train-precision fp32|bf16]
  *              [--infer-tokens N] [--layers L] [--checkpoint-activations]
  *
  * --batch and --layers (after --model) change the batch of sequences and
@@ -647,7 +647,8 @@ bench_model(int threads, double seconds, int min_iters, bool train, bool infer)
 			   tfm_precision_name(infer_precision), infer_tokens, threads, it, r.median * 1e3, r.mean * 1e3, r.min * 1e3,
 			   tokens / r.median, fwd_tok * tokens / r.median / 1e9);
 		printf("RESULT impl=tfm kind=%s threads=%d tok_s=%.1f tok_s_mean=%.1f tok_s_best=%.1f gflops=%.2f step_ms=%.2f iters=%d precision=%s\n",
-			   infer_precision == TFM_PREC_FP32 ? "infer" : infer_precision == TFM_PREC_BF16 ? "infer_bf16" : "infer_int8",
+			   infer_precision == TFM_PREC_FP32 ? "infer" : infer_precision == TFM_PREC_BF16 ? "infer_bf16" :
+			   infer_precision == TFM_PREC_INT4 ? "infer_int4" : "infer_int8",
 			   threads, tokens / r.median, tokens / r.mean, tokens / r.min,
 			   fwd_tok * tokens / r.median / 1e9, r.median * 1e3, it, tfm_precision_name(infer_precision));
 	}
@@ -1313,7 +1314,8 @@ main(int argc, char **argv)
 			const char *p = argv[++i];
 
 			infer_precision = strcmp(p, "bf16") == 0 ? TFM_PREC_BF16 :
-				strcmp(p, "int8") == 0 ? TFM_PREC_INT8 : TFM_PREC_FP32;
+				strcmp(p, "int8") == 0 ? TFM_PREC_INT8 :
+				strcmp(p, "int4") == 0 ? TFM_PREC_INT4 : TFM_PREC_FP32;
 		}
 		else
 		{

@@ -2,7 +2,7 @@
  * bench_generate.c — generation speed of a GPT-2-small-shaped language model
  * (vocabulary 50,257, d_model 768, 12 heads, 12 layers, d_ff 3,072, 1,024
  * positions, pre-LN, GELU, tied head: 124 M parameters) with the key/value
- * cache, at fp32, bf16 and int8 (tfm_model_set_precision), batch 1 and 8,
+ * cache, at fp32, bf16, int8 and int4 (tfm_model_set_precision), batch 1 and 8,
  * beside a memcpy of 512 MB (the machine's bandwidth).
  *
  * Each measurement feeds a 16-token prompt, then 48 tokens one at a time
@@ -146,8 +146,8 @@ main(int argc, char **argv)
 	if (!m)
 		return 1;
 	tfm_model_init(m, 1);
-	printf("GPT-2-small-shaped decoder: %zu parameters; BLIS %s; bf16 kernel %s, int8 kernel %s (%s); %d thread(s)\n",
-		   m->n_params, tfm_blas_arch(), tfm_lowp_bf16_kernel(), tfm_lowp_int8_kernel(),
+	printf("GPT-2-small-shaped decoder: %zu parameters; BLIS %s; bf16 kernel %s, int8 kernel %s, int4 kernel %s (%s); %d thread(s)\n",
+		   m->n_params, tfm_blas_arch(), tfm_lowp_bf16_kernel(), tfm_lowp_int8_kernel(), tfm_lowp_int4_kernel(),
 		   tfm_lowp_reason(), threads);
 	{
 		double		gbs = memcpy_gbs();
@@ -156,7 +156,7 @@ main(int argc, char **argv)
 		printf("RESULT impl=tfm kind=memcpy threads=%d gbs=%.2f\n", threads, gbs);
 	}
 	printf("%-6s %5s %10s %8s %12s %10s\n", "prec", "batch", "tokens/s", "vs fp32", "ms/step", "GB/s read");
-	for (int p = TFM_PREC_FP32; p <= TFM_PREC_INT8; p++)
+	for (int p = TFM_PREC_FP32; p <= TFM_PREC_INT4; p++)
 	{
 		double		bytes;
 

@@ -1,5 +1,5 @@
 /*
- * bench_lowp.c — fp32 (BLIS, tfm_gemm) against bf16 and int8 products
+ * bench_lowp.c — fp32 (BLIS, tfm_gemm) against bf16, int8 and int4 products
  * (include/tfm/lowp.h): a large square product and GPT-2-small decoding.
  *
  *   bench_lowp [--threads 1,2] [--seconds S] [--size N] [--fallback | --avx2]
@@ -10,10 +10,12 @@
  *          768×2304 (qkv), 768×768 (attention out), 768×3072 (fc),
  *          3072×768 (fc out), × 12 layers, then the 768×50257 head, each
  *          layer with its own weights (497 MB fp32, 249 MB bf16, 125 MB
- *          int8: memory, not cache).  Per shape: GB/s of weights streamed;
+ *          int8, 70 MB int4: memory, not cache).  Per shape: GB/s of weights streamed;
  *          per token: tokens/s of these products alone (no attention, norms).
  *          fp32 is tfm_gemm (BLIS, M = 1); fp32-gemv a plain streaming
  *          loop in this file, the fair fp32 baseline for decoding.
+ *          int4 is GGUF Q4_0 (18 bytes per 32 weights); its square product
+ *          is fp32 tiles dequantized per call and BLIS.
  * memory   memcpy of 512 MB (bytes copied per second; traffic is twice
  *          that) and a read-only sum of 512 MB, split among the threads.
  *
@@ -83,9 +85,9 @@ rand_floats(tfm_rng *rng, size_t n, float scale)
 
 typedef enum
 {
-	P_FP32, P_BF16, P_INT8, P_GEMV32
+	P_FP32, P_BF16, P_INT8, P_INT4, P_GEMV32
 } prec;
-static const char *prec_name[] = {"fp32", "bf16", "int8", "fp32-gemv"};
+static const char *prec_name[] = {"fp32", "bf16", "int8", "int4", "fp32-gemv"};
 
 /*
  * A plain fp32 matrix-vector product for comparison (bench only): y = x·W,
@@ -123,8 +125,10 @@ typedef struct weight
 	float	   *f;
 	tfm_bf16_weights b;
 	tfm_int8_weights q;
+	tfm_int4_weights q4;
 	void	   *bbuf,
-			   *qbuf;
+			   *qbuf,
+			   *q4buf;
 } weight;
 
 static void
@@ -137,6 +141,8 @@ weight_init(weight *w, tfm_rng *rng, int K, int N)
 	w->qbuf = alloc64(tfm_int8_pack_bytes(K, N));
 	tfm_bf16_pack(&w->b, w->bbuf, w->f, N, 1, K, N);
 	tfm_int8_pack(&w->q, w->qbuf, w->f, N, 1, K, N);
+	w->q4buf = alloc64(tfm_int4_pack_bytes(K, N));
+	tfm_int4_pack(&w->q4, w->q4buf, w->f, N, 1, K, N);
 }
 
 static void
@@ -145,6 +151,7 @@ weight_free(weight *w)
 	free(w->f);
 	free(w->bbuf);
 	free(w->qbuf);
+	free(w->q4buf);
 }
 
 static size_t
@@ -152,7 +159,8 @@ weight_bytes(const weight *w, prec p)
 {
 	size_t		n = (size_t) w->K * w->N;
 
-	return p == P_FP32 || p == P_GEMV32 ? 4 * n : p == P_BF16 ? 2 * n : n + 8 * (size_t) w->N;
+	return p == P_FP32 || p == P_GEMV32 ? 4 * n : p == P_BF16 ? 2 * n :
+		p == P_INT4 ? (size_t) w->N * w->q4.kb * TFM_INT4_BLOCK_BYTES : n + 8 * (size_t) w->N;
 }
 
 static void
@@ -168,6 +176,9 @@ product(prec p, int M, const float *A, const weight *w, float *C, void *work)
 			break;
 		case P_INT8:
 			tfm_int8_gemm(M, w->N, w->K, 1.0f, A, w->K, &w->q, 0.0f, C, w->N, work);
+			break;
+		case P_INT4:
+			tfm_int4_gemm(M, w->N, w->K, 1.0f, A, w->K, &w->q4, 0.0f, C, w->N, work);
 			break;
 		case P_GEMV32:
 			gemv_fp32(C, A, w->f, w->K, w->N);
@@ -201,16 +212,17 @@ bench_square(int n, int threads)
 			   *ref;
 	void	   *work;
 	size_t		wb = tfm_bf16_work_bytes(n, n),
-				wq = tfm_int8_work_bytes(n, n);
+				wq = tfm_int8_work_bytes(n, n),
+				w4 = tfm_int4_work_bytes(n, n);
 
 	tfm_rng_seed(&rng, 1);
 	A = rand_floats(&rng, (size_t) n * n, 2.0f);
 	C = alloc64((size_t) n * n * sizeof(float));
 	ref = alloc64((size_t) n * n * sizeof(float));
-	work = alloc64(wb > wq ? wb : wq);
+	work = alloc64((wb > wq ? wb : wq) > w4 ? (wb > wq ? wb : wq) : w4);
 	weight_init(&w, &rng, n, n);
 	product(P_FP32, n, A, &w, ref, work);
-	for (prec p = P_FP32; p <= P_INT8; p++)
+	for (prec p = P_FP32; p <= P_INT4; p++)
 	{
 		double		t[1000],
 					start,
@@ -260,7 +272,8 @@ bench_decode(int threads)
 	float	   *x = NULL,
 			   *y,
 			   *ref;
-	void	   *work = alloc64(tfm_bf16_work_bytes(1, 3072) + tfm_int8_work_bytes(1, 3072));
+	void	   *work = alloc64(tfm_bf16_work_bytes(1, 3072) + tfm_int8_work_bytes(1, 3072) +
+							   tfm_int4_work_bytes(1, 3072));
 
 	tfm_rng_seed(&rng, 2);
 	if (!ready)
@@ -454,10 +467,10 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
-	printf("BLIS %s (%s); bf16 %s, int8 %s: %s\n", tfm_blas_arch(), tfm_blas_arch_reason(),
-		   tfm_lowp_bf16_kernel(), tfm_lowp_int8_kernel(), tfm_lowp_reason());
-	printf("INFO blis=%s bf16=%s int8=%s\n", tfm_blas_arch(), tfm_lowp_bf16_kernel(),
-		   tfm_lowp_int8_kernel());
+	printf("BLIS %s (%s); bf16 %s, int8 %s, int4 %s: %s\n", tfm_blas_arch(), tfm_blas_arch_reason(),
+		   tfm_lowp_bf16_kernel(), tfm_lowp_int8_kernel(), tfm_lowp_int4_kernel(), tfm_lowp_reason());
+	printf("INFO blis=%s bf16=%s int8=%s int4=%s\n", tfm_blas_arch(), tfm_lowp_bf16_kernel(),
+		   tfm_lowp_int8_kernel(), tfm_lowp_int4_kernel());
 	for (int i = 0; i < nthreads; i++)
 	{
 		tfm_set_threads(threads[i]);

@@ -129,8 +129,8 @@ run_one() {			# label threads command...
 
 # ---- the runs ---------------------------------------------------------------------
 # Per thread count: the measured peak, then ROUNDS rounds of tfm train,
-# PyTorch train, tfm inference, PyTorch inference, tfm inference at bf16 and
-# at int8 (tfm.precision), one fresh process each.
+# PyTorch train, tfm inference, PyTorch inference, tfm inference at bf16,
+# int8 and int4 (tfm.precision), one fresh process each.
 # The speed of this (virtual) machine drifts by up to 2x over minutes with
 # the load of its neighbours, so the two sides are interleaved closely and
 # compared round by round: each side's figure is the median over the rounds
@@ -148,7 +148,7 @@ for n in $threads; do
 			--min-iters "$iters" --warmup 1 --what infer
 		run_one "torch infer (round $r)" "$n" "$PY" "$here/torch_core.py" --threads "$n" --seconds "$secs" \
 			--min-iters "$iters" --warmup 1 --what infer
-		for prec in bf16 int8; do
+		for prec in bf16 int8 int4; do
 			run_one "tfm infer $prec (round $r)" "$n" "$here/bench_core" --threads "$n" --seconds "$secs" \
 				--min-iters "$iters" --warmup 1 --what infer --precision "$prec"
 		done

@@ -114,7 +114,7 @@ for n in threads:
     peak = med("tfm", "peak", n, "gflops")
     base = {r.get("round"): float(r["tok_s"]) for r in res.get(("tfm", "infer", n), [])}
     torch = {r.get("round"): float(r["tok_s"]) for r in res.get(("torch", "infer", n), [])}
-    for kind, name in (("infer", "fp32"), ("infer_bf16", "bf16"), ("infer_int8", "int8")):
+    for kind, name in (("infer", "fp32"), ("infer_bf16", "bf16"), ("infer_int8", "int8"), ("infer_int4", "int4")):
         rs = res.get(("tfm", kind, n), [])
         if not rs:
             continue

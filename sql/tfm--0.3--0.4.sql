@@ -443,11 +443,11 @@ DROP FUNCTION tfm_info();
 CREATE FUNCTION tfm_info(OUT version text, OUT blis_kernels text, OUT kernel_choice text,
                          OUT threads integer, OUT inference_precision text, OUT precision_reason text,
                          OUT bf16_kernel text, OUT int8_kernel text, OUT lowp_kernel_choice text,
-                         OUT attention_kernels text)
+                         OUT attention_kernels text, OUT int4_kernel text)
 RETURNS record
 AS 'MODULE_PATHNAME', 'tfm_info' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION tfm_info() IS
-  'tfm''s version, the BLIS kernel set and why, the thread count, the inference precision tfm.precision gives here and why, the bf16/int8 kernels this CPU runs, and attention''s kernels';
+  'tfm''s version, the BLIS kernel set and why, the thread count, the inference precision tfm.precision gives here and why, the bf16/int8 kernels this CPU runs, attention''s kernels, and int4''s matrix-vector kernel';
 
 -- ---------------------------------------------------------------------------
 -- tfm_create_model: truncation (classify), which tokens of an input longer

@@ -1,6 +1,6 @@
 /*
  * check.h — a small harness for the core's unit tests: counted checks that
- * make the test exit non-zero, an atol + rtol·|ref| comparison of float
+ * make the test exit non-zero, aligned buffers and bit patterns, an atol + rtol·|ref| comparison of float
  * arrays, a central finite-difference gradient checker, and a reader of the
  * PyTorch fixture files (test/reference/README.md describes the format).
  * Header-only; each test includes it once.
@@ -38,6 +38,23 @@ quick_mode(void)
 	const char *q = getenv("TFM_TEST_QUICK");
 
 	return q != NULL && q[0] == '1';
+}
+
+/* bytes rounded up to 64, 64-byte aligned (the packed weights' and work buffers' alignment) */
+static void *
+alloc64(size_t bytes)
+{
+	return aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
+
+/* the float of a bit pattern */
+static float
+bits_f(uint32_t u)
+{
+	float		f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
 }
 
 /* compare got against ref with |got-ref| <= atol + rtol·|ref| */

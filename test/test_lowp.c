@@ -39,21 +39,6 @@
 
 static tfm_rng rng;
 
-static void *
-alloc64(size_t bytes)
-{
-	return aligned_alloc(64, (bytes + 63) / 64 * 64);
-}
-
-static float
-bits_f(uint32_t u)
-{
-	float		f;
-
-	memcpy(&f, &u, sizeof(f));
-	return f;
-}
-
 static uint32_t
 f_bits(float f)
 {

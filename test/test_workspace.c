@@ -113,7 +113,8 @@ check_pass_ckpt(const char *what, const tfm_config *c, int B, int T, int Tt, boo
 {
 	tfm_model  *m = tfm_model_create(c);
 	int			flags = (training ? TFM_WS_TRAINING : 0) | (attention ? TFM_WS_ATTENTION : 0) |
-		(prec != TFM_PREC_FP32 ? TFM_WS_LOWP : 0) | (ckpt ? TFM_WS_CHECKPOINT : 0);
+		(prec != TFM_PREC_FP32 ? TFM_WS_LOWP : 0) | (prec == TFM_PREC_INT4 ? TFM_WS_INT4 : 0) |
+		(ckpt ? TFM_WS_CHECKPOINT : 0);
 	size_t		est,
 				got;
 
@@ -191,6 +192,11 @@ test_passes(void)
 		CHECK(tfm_model_workspace_bytes(&c, 8, 256, 0, TFM_WS_CHECKPOINT, 2) ==
 			  tfm_model_workspace_bytes(&c, 8, 256, 0, 0, 2), "checkpointing is training's");
 	}
+	/* int4: its weight tiles besides */
+	config(&c, TFM_TASK_CLASSIFY, TFM_POS_LEARNED, TFM_ARCH_TFM);
+	check_pass("classify infer int4", &c, 8, 96, 0, false, false, TFM_PREC_INT4);
+	config(&c, TFM_TASK_LM, TFM_POS_SINUSOIDAL, TFM_ARCH_TFM);
+	check_pass("lm infer int4", &c, 4, 200, 0, false, false, TFM_PREC_INT4);
 	/* an inference pass keeps no attention weights: far less than training */
 	config(&c, TFM_TASK_LM, TFM_POS_LEARNED, TFM_ARCH_TFM);
 	CHECK(tfm_model_workspace_bytes(&c, 1, 256, 0, 0, 2) + (size_t) 2 * 4 * 256 * 256 * sizeof(float) <

@@ -1,5 +1,5 @@
 /*
- * lowp.h — low-precision products: bf16 and int8 weights for inference.
+ * lowp.h — low-precision products: bf16, int8 and int4 weights for inference.
  *
  * Both compute C = alpha · A · W + beta · C with A an M × K matrix of fp32
  * activations (row stride lda) and W the K × N weight of tfm's linear layers
@@ -29,6 +29,23 @@
  *   beta · C[i][j].  The integer sums are exact on every path (K ≤
  *   TFM_INT8_MAX_K keeps them within int32), so the fast path and the
  *   fallback give identical results.  Activations must be finite.
+ *
+ * int4.  W is quantized in blocks of 32 consecutive k of one column, each
+ *   block exactly GGUF's Q4_0: an fp16 scale d (2 bytes) and 16 bytes of
+ *   nibbles (element t < 16 in the low nibble of byte t, element 16 + t in
+ *   its high nibble), w = d · (q − 8), q in 0..15; d = (the block's value of
+ *   largest magnitude) / −8, as ggml's quantize_row_q4_0_ref (so a Q4_0
+ *   tensor of a GGUF file is such a weight as it is: N rows of K / 32
+ *   blocks, row j = column j).  K is padded to a multiple of 32 (zeros).
+ *   Products of M ≤ TFM_LOWP_GEMV_ROWS rows (decoding) quantize each row of
+ *   A per block of 32 as GGUF's Q8_0 does (fp32 scale r = max|x| / 127, q =
+ *   round(x / r)) and sum Σ (q_w − 8)·q_a in int32 per four elements (16
+ *   lanes a pair of blocks, exact), each lane scaled by d·r into its own
+ *   fp32 sum in one fixed order (src/core/kernels/lowp_internal.h), so
+ *   every path gives the same bits.  Larger products (batched passes)
+ *   dequantize W to fp32 in tiles of columns (exactly: d · (q − 8) is an
+ *   fp32 number) and multiply them by A in fp32 with BLIS: compute-bound,
+ *   4-bit arithmetic would not beat BLIS's fp32 on AVX2, and A stays fp32.
  *
  * Products with M ≤ TFM_LOWP_GEMV_ROWS (decoding one to four tokens) take a
  * matrix-vector path that streams each weight once; larger ones a register-
@@ -79,8 +96,12 @@ typedef enum tfm_precision
 {
 	TFM_PREC_FP32 = 0,
 	TFM_PREC_BF16 = 1,
-	TFM_PREC_INT8 = 2
+	TFM_PREC_INT8 = 2,
+	TFM_PREC_INT4 = 3
 } tfm_precision;
+
+#define TFM_INT4_BLOCK 32		/* weights per int4 block (GGUF Q4_0) */
+#define TFM_INT4_BLOCK_BYTES 18 /* fp16 scale + 16 bytes of nibbles */
 
 /* ---- conversions ---------------------------------------------------------- */
 
@@ -112,6 +133,59 @@ tfm_bf16_to_float(uint16_t h)
 	return v.f;
 }
 
+/* fp32 → IEEE fp16, round to nearest even (±inf past 65504, NaN stays NaN) */
+static inline uint16_t
+tfm_fp16_from_float(float f)
+{
+	union
+	{
+		float		f;
+		uint32_t	u;
+	}			v = {f};
+	uint16_t	sign = (uint16_t) ((v.u >> 16) & 0x8000u);
+	uint32_t	x = v.u & 0x7FFFFFFFu;
+
+	if (x > 0x7F800000u)
+		return sign | 0x7E00u;
+	if (x >= 0x477FF000u)		/* 65520 and up round to inf */
+		return sign | 0x7C00u;
+	if (x < 0x38800000u)		/* below 2^-14: a subnormal half, m · 2^-24 */
+	{
+		v.u = x;
+		return sign | (uint16_t) __builtin_rintf(v.f * 16777216.0f);
+	}
+	{
+		uint32_t	h = ((x >> 23) - 112) << 10 | ((x >> 13) & 0x3FFu),
+					rem = x & 0x1FFFu;
+
+		h += rem > 0x1000u || (rem == 0x1000u && (h & 1u));
+		return sign | (uint16_t) h;
+	}
+}
+
+/* IEEE fp16 → fp32, exact (NaN keeps its payload; safetensors' F16 uses it too) */
+static inline float
+tfm_fp16_to_float(uint16_t h)
+{
+	union
+	{
+		uint32_t	u;
+		float		f;
+	}			v;
+	uint32_t	sign = (uint32_t) (h & 0x8000u) << 16,
+				e = (h >> 10) & 0x1Fu,
+				m = h & 0x3FFu;
+
+	if (e == 0)
+	{
+		float		f = (float) m * 5.9604644775390625e-8f;	/* 2^-24 */
+
+		return sign ? -f : f;
+	}
+	v.u = sign | (e == 31 ? 0x7F800000u | m << 13 : (e + 112) << 23 | m << 13);
+	return v.f;
+}
+
 void		tfm_bf16_from_floats(uint16_t *dst, const float *src, size_t n);
 void		tfm_bf16_to_floats(float *dst, const uint16_t *src, size_t n);
 
@@ -134,6 +208,14 @@ typedef struct tfm_int8_weights
 				N;
 	int			kp;				/* K rounded up to a multiple of 4 */
 } tfm_int8_weights;
+
+typedef struct tfm_int4_weights
+{
+	uint8_t    *data;			/* N rows of kb Q4_0 blocks (TFM_INT4_BLOCK_BYTES each) */
+	int			K,
+				N;
+	int			kb;				/* blocks per row: K / 32 rounded up */
+} tfm_int4_weights;
 
 /*
  * Pack the K × N weight W (element [k][j] at W[k·rs + j·cs]: rs = N, cs = 1
@@ -161,6 +243,19 @@ void		tfm_int8_pack(tfm_int8_weights *w, void *buf, const float *W,
 						  ptrdiff_t rs, ptrdiff_t cs, int K, int N);
 /* the quantized weight q[k][j] (dequantized: q · scale[j]) */
 int			tfm_int8_weight(const tfm_int8_weights *w, int k, int j);
+
+size_t		tfm_int4_pack_bytes(int K, int N);
+void		tfm_int4_pack(tfm_int4_weights *w, void *buf, const float *W,
+						  ptrdiff_t rs, ptrdiff_t cs, int K, int N);
+void		tfm_int4_view(tfm_int4_weights *w, void *buf, int K, int N);
+/* the weight as the kernels see it: element [k][j], d · (q − 8) */
+float		tfm_int4_weight(const tfm_int4_weights *w, int k, int j);
+/*
+ * One row of n activations quantized as tfm_int4_gemm's matrix-vector path
+ * does: per block of 32, d[b] = max|x| / 127 and q = round(x / d[b])
+ * (0 for a zero block); q has n rounded up to 32 entries (zeros past n).
+ */
+void		tfm_int4_quantize_row(int8_t *q, float *d, const float *x, int n);
 
 /*
  * Quantize one row of n activations the way tfm_int8_gemm does: q[k] =
@@ -211,11 +306,19 @@ void		tfm_int8_gemm(int M, int N, int K, float alpha,
 						  const tfm_int8_weights *W,
 						  float beta, float *C, ptrdiff_t ldc, void *work);
 
+size_t		tfm_int4_work_bytes(int M, int K);
+void		tfm_int4_gemm(int M, int N, int K, float alpha,
+						  const float *A, ptrdiff_t lda,
+						  const tfm_int4_weights *W,
+						  float beta, float *C, ptrdiff_t ldc, void *work);
+
 /* ---- dispatch -------------------------------------------------------------- */
 
 /* the path each product runs: "amx" / "avx512bf16" / "avx512vnni" / "avx2" or "fallback" */
 const char *tfm_lowp_bf16_kernel(void);
 const char *tfm_lowp_int8_kernel(void);
+/* int4's matrix-vector path: "avx512vnni" / "avx2" / "fallback" (its GEMM is BLIS's) */
+const char *tfm_lowp_int4_kernel(void);
 /* true where bf16 products run on the CPU's own bf16 instructions (AMX, AVX512_BF16) */
 bool		tfm_lowp_bf16_native(void);
 /* why (CPU flags found or missing, forced by the environment or a call) */

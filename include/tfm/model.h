@@ -284,7 +284,8 @@ const tfm_param_info *tfm_model_find(const tfm_model *m, const char *name);
 /*
  * Bytes a pass over a batch shape allocates (an upper bound, to check before
  * allocating): the activation workspace, its sinusoid table and, with
- * TFM_WS_LOWP, the work buffers of bf16/int8 products.  Not counted: the
+ * TFM_WS_LOWP, the work buffers of bf16/int8 products (TFM_WS_INT4: of
+ * int4's; tfm_decoder_bytes counts bf16/int8's only).  Not counted: the
  * parameters, their gradients and the optimizer's moments (proportional to
  * the parameters, not to the batch).  Tt: seq2seq decoder length.
  */
@@ -293,6 +294,7 @@ const tfm_param_info *tfm_model_find(const tfm_model *m, const char *name);
 #define TFM_WS_LOWP      4		/* products at bf16 or int8 */
 #define TFM_WS_CHECKPOINT 8		/* with TFM_WS_TRAINING: one block's activations
 								 * (m->checkpoint_activations) */
+#define TFM_WS_INT4      16		/* products at int4: its fp32 weight tiles (up to 4 MB) */
 size_t		tfm_model_workspace_bytes(const tfm_config *cfg, int B, int T, int Tt,
 									  int flags, int threads);
 

@@ -1,7 +1,7 @@
 /*
  * precision.h — low-precision products for a whole model: every matrix a
  * forward pass multiplies by (attention and feed-forward projections, the
- * classifier and the output head, tied or not) packed into bf16 or int8
+ * classifier and the output head, tied or not) packed into bf16, int8 or int4
  * (tfm/lowp.h) and used by the linear layers.
  *
  * Inference: packed once (tfm_model_set_precision), used while an inference
@@ -61,7 +61,7 @@ int			tfm_model_set_precision_from(tfm_model *m, tfm_precision p, void *block,
  * Mixed-precision training: TFM_PREC_BF16 allocates the packed copies
  * (filled by the next repack), TFM_PREC_FP32 frees them.  Returns 0,
  * TFM_ENOMEM if memory could not be had (the model then trains at fp32),
- * TFM_EUNSUPPORTED for a precision training does not have (int8).
+ * TFM_EUNSUPPORTED for a precision training does not have (int8, int4).
  */
 int			tfm_model_set_train_precision(tfm_model *m, tfm_precision p);
 tfm_precision tfm_model_train_precision(const tfm_model *m);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tfm/lowp.h"
 #include "tfm/safetensors.h"
 
 static inline float
@@ -25,27 +26,11 @@ bits_f32(uint32_t u)
 	return x;
 }
 
+/* F16: the core's exact conversion (tfm/lowp.h, also int4's block scales) */
 static inline float
 f16_to_f32(uint16_t h)
 {
-	uint32_t	sign = (uint32_t) (h & 0x8000) << 16;
-	uint32_t	exp = (h >> 10) & 0x1F;
-	uint32_t	mant = h & 0x3FF;
-
-	if (exp == 0x1F)			/* infinity, NaN (payload kept, so still NaN) */
-		return bits_f32(sign | 0x7F800000 | (mant << 13));
-	if (exp != 0)				/* normal: rebias 15 -> 127 */
-		return bits_f32(sign | ((exp + 112) << 23) | (mant << 13));
-	if (mant == 0)
-		return bits_f32(sign);
-	/* subnormal mant · 2^-24: shift the leading 1 to the implicit bit */
-	exp = 113;					/* the exponent field of 2^-14 */
-	while (!(mant & 0x400))
-	{
-		mant <<= 1;
-		exp--;
-	}
-	return bits_f32(sign | (exp << 23) | ((mant & 0x3FF) << 13));
+	return tfm_fp16_to_float(h);
 }
 
 static inline float

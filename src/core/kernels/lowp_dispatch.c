@@ -1,5 +1,5 @@
 /*
- * lowp_dispatch.c — which path the bf16 and int8 products run, and why.
+ * lowp_dispatch.c — which path the bf16, int8 and int4 products run, and why.
  *
  * Decided once, at the first product or query: the CPU's flags (through
  * __builtin_cpu_supports, which also checks that the OS saves the AVX-512
@@ -11,7 +11,8 @@
  * variables read by the drivers).
  *
  * The order: AMX, then AVX512_BF16 (bf16) or AVX512_VNNI (int8), then AVX2
- * + FMA, then the fallback.  Forcing avx2 skips the AVX-512 paths (on a CPU
+ * + FMA, then the fallback.  int4's matrix-vector path runs AVX512_VNNI
+ * (with AVX512VL: 256-bit vpdpbusd) or AVX2 + FMA + F16C like int8.  Forcing avx2 skips the AVX-512 paths (on a CPU
  * without AVX2 + FMA it leaves the fallback); forcing the fallback wins
  * over everything.  On AVX2, bf16 inference products of many rows run
  * fp32 instead (lowp_set.c, lowp_bf16_batched_fp32).
@@ -32,7 +33,9 @@ static bool ready = false;
 static bool cpu_bf16,
 			cpu_amx,
 			cpu_vnni,
-			cpu_avx2;
+			cpu_avx2,
+			cpu_vnni_vl,
+			cpu_f16c;
 static bool env_forced,
 			call_forced,
 			env_avx2,
@@ -45,7 +48,7 @@ static void
 describe(void)
 {
 	snprintf(reason, sizeof(reason),
-			 "%s%s%s; CPU %s AVX512_BF16, %s AMX-BF16, %s AVX512_VNNI, %s AVX2+FMA",
+			 "%s%s%s; CPU %s AVX512_BF16, %s AMX-BF16, %s AVX512_VNNI, %s AVX2+FMA, %s F16C",
 			 call_forced ? "fallback forced by tfm_lowp_force_fallback" :
 			 env_forced ? "fallback forced by TFM_LOWP_FORCE=fallback" :
 			 "chosen from CPU flags",
@@ -55,7 +58,7 @@ describe(void)
 			 call_noamx ? ", AMX off by tfm_lowp_force_noamx" :
 			 env_noamx ? ", AMX off by TFM_LOWP_FORCE=noamx" : "",
 			 cpu_bf16 ? "has" : "lacks", cpu_amx ? "has" : "lacks", cpu_vnni ? "has" : "lacks",
-			 cpu_avx2 ? "has" : "lacks");
+			 cpu_avx2 ? "has" : "lacks", cpu_f16c ? "has" : "lacks");
 }
 
 /* AMX-TILE and AMX-BF16 in CPUID, and the tile data state granted to us */
@@ -74,6 +77,18 @@ amx_usable(void)
 	return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
 }
 
+/* F16C (CPUID leaf 1, ECX bit 29): fp16 scales converted in registers */
+static bool
+f16c_present(void)
+{
+	unsigned int a,
+				b,
+				c,
+				d;
+
+	return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+}
+
 static void
 lowp_init(void)
 {
@@ -88,6 +103,8 @@ lowp_init(void)
 		__builtin_cpu_supports("avx512vnni");
 	cpu_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 	cpu_amx = cpu_bf16 && amx_usable();
+	cpu_vnni_vl = cpu_vnni && __builtin_cpu_supports("avx512vl");
+	cpu_f16c = f16c_present();
 	env = getenv("TFM_LOWP_FORCE");
 	env_forced = env != NULL && strcmp(env, "fallback") == 0;
 	env_avx2 = env != NULL && strcmp(env, "avx2") == 0;
@@ -135,6 +152,18 @@ lowp_avx2(void)
 }
 
 bool
+lowp_int4_fast(void)
+{
+	return lowp_int8_fast() && cpu_vnni_vl && cpu_f16c;
+}
+
+bool
+lowp_int4_avx2(void)
+{
+	return lowp_avx2() && cpu_f16c;
+}
+
+bool
 lowp_bf16_batched_fp32(void)
 {
 	return !lowp_bf16_fast() && lowp_avx2();
@@ -152,6 +181,19 @@ lowp_int8_chosen(void)
 {
 	return lowp_int8_fast() ? lowp_int8_avx512_kernel :
 		lowp_avx2() ? lowp_int8_avx2_kernel : lowp_int8_ref_kernel;
+}
+
+lowp_int4_kernel
+lowp_int4_chosen(void)
+{
+	return lowp_int4_fast() ? lowp_int4_avx512_kernel :
+		lowp_int4_avx2() ? lowp_int4_avx2_kernel : lowp_int4_ref_kernel;
+}
+
+const char *
+tfm_lowp_int4_kernel(void)
+{
+	return lowp_int4_fast() ? "avx512vnni" : lowp_int4_avx2() ? "avx2" : "fallback";
 }
 
 const char *

@@ -147,6 +147,56 @@ void		lowp_int8_avx2_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
 								  const float *rscale, const float *cscale,
 								  const int32_t *colsum, float beta);
 
+/*
+ * int4's matrix-vector path (lowp_int4_gemm.c): the h ≤ TFM_LOWP_GEMV_ROWS
+ * rows of A quantized per block of 32 (tfm_int4_quantize_row) and laid out
+ * in pairs of blocks (b0 = 2p, b1 = 2p + 1; past kb a zero block), 16
+ * lanes of 4 values a pair, the lanes of one 512-bit vector (or two
+ * 256-bit ones):
+ *   lanes 0-3: b0's values 0-15, 4-7: b1's 0-15, 8-11: b0's 16-31,
+ *   12-15: b1's 16-31
+ * — the order in which a weight pair's nibbles come out (low nibbles of b0
+ * and b1, then high nibbles).  Row r's pair p: q[(r·pairs + p)·64 ..] the
+ * 64 values, corr[(r·pairs + p)·16 + l] = −8 · Σ of lane l's 4 values (so
+ * Σ (q_w − 8)·q_a = Σ q_w·q_a + corr: the nibbles go in unsigned), and
+ * da[(r·pairs + p)·16 + l] the scale of lane l's block (0 past kb).
+ */
+typedef struct lowp_int4_act
+{
+	const int8_t *q;
+	const int32_t *corr;
+	const float *da;
+	int			kb,
+				pairs;
+} lowp_int4_act;
+
+/*
+ * int4 kernel: C[r][j] for r < h, j in [j0, j1): per pair of blocks, lane
+ * l's exact int32 sum s_l (corrections included) added into its fp32
+ * accumulator, acc_l = fma(s_l, dw_l · da_l, acc_l) (dw_l: the weight
+ * block's scale), pair after pair; then S = the 16 lanes folded (l + l+8),
+ * the 8 added pairwise ((0+4) + (2+6)) + ((1+5) + (3+7)); C = alpha · S
+ * (beta 0) or fma(alpha, S, beta · C).  Every path in this order.
+ */
+typedef void (*lowp_int4_kernel) (const lowp_int4_act *a, int h, const tfm_int4_weights *W,
+								  int j0, int j1, float alpha, float beta,
+								  float *C, ptrdiff_t ldc);
+
+/* the paths, in lowp_int4_ref.c, lowp_int4_avx512.c, lowp_int4_avx2.c */
+void		lowp_int4_ref_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
+								 int j0, int j1, float alpha, float beta, float *C, ptrdiff_t ldc);
+void		lowp_int4_avx512_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
+									int j0, int j1, float alpha, float beta, float *C, ptrdiff_t ldc);
+void		lowp_int4_avx2_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
+								  int j0, int j1, float alpha, float beta, float *C, ptrdiff_t ldc);
+/*
+ * columns [j0, j0 + n) of W as fp32 into dst, column j's kb·32 values at
+ * dst + (j − j0)·kb·32: plain C (lowp_int4_ref.c) and AVX2 + F16C
+ * (lowp_int4_avx2.c), the same values (exact products)
+ */
+void		lowp_int4_dequantize(float *dst, const tfm_int4_weights *W, int j0, int n);
+void		lowp_int4_avx2_dequantize(float *dst, const tfm_int4_weights *W, int j0, int n);
+
 /* what a fused product does to C after A·W: C = act(A·W + bias), beta 0 */
 typedef struct lowp_epilogue
 {
@@ -175,9 +225,12 @@ bool		lowp_bf16_fast(void);
 bool		lowp_bf16_amx(void);
 bool		lowp_int8_fast(void);
 bool		lowp_avx2(void);
+bool		lowp_int4_fast(void);
+bool		lowp_int4_avx2(void);
 /* bf16 inference products of more than TFM_LOWP_GEMV_ROWS rows run fp32 (lowp_set.c) */
 bool		lowp_bf16_batched_fp32(void);
 lowp_bf16_kernel lowp_bf16_chosen(void);
 lowp_int8_kernel lowp_int8_chosen(void);
+lowp_int4_kernel lowp_int4_chosen(void);
 
 #endif							/* TFM_LOWP_INTERNAL_H */

@@ -67,7 +67,8 @@ tfm_lowp_linear_act(const tfm_lowp_entry *e, float *out, const float *inp,
 	if (s->prec == TFM_PREC_BF16 && !s->training && N > TFM_LOWP_GEMV_ROWS &&
 		lowp_bf16_batched_fp32())
 		return false;
-	need = s->prec == TFM_PREC_BF16 ? tfm_bf16_work_bytes(N, in) : tfm_int8_work_bytes(N, in);
+	need = s->prec == TFM_PREC_BF16 ? tfm_bf16_work_bytes(N, in) :
+		s->prec == TFM_PREC_INT4 ? tfm_int4_work_bytes(N, in) : tfm_int8_work_bytes(N, in);
 	if (!reserve(&s->work, &s->work_cap, need))
 		return false;			/* the fp32 product still works */
 	if (s->prec == TFM_PREC_BF16)
@@ -81,7 +82,10 @@ tfm_lowp_linear_act(const tfm_lowp_entry *e, float *out, const float *inp,
 		tfm_lowp_rows_set(out, o, N, o, b);
 		beta = 1.0f;
 	}
-	tfm_int8_gemm(N, o, in, 1.0f, inp, in, &e->q, beta, out, o, s->work);
+	if (s->prec == TFM_PREC_INT4)
+		tfm_int4_gemm(N, o, in, 1.0f, inp, in, &e->q4, beta, out, o, s->work);
+	else
+		tfm_int8_gemm(N, o, in, 1.0f, inp, in, &e->q, beta, out, o, s->work);
 	if (act)
 		tfm_lowp_rows_apply(act, out, o, N, o);
 	return true;

@@ -1,5 +1,5 @@
 /*
- * lowp_set.h — a set of packed bf16/int8 weights and the linear products
+ * lowp_set.h — a set of packed bf16/int8/int4 weights and the linear products
  * through one of its entries (internal to src/core).  model/precision.c
  * packs a model's matrices into a set and indexes the entries by block
  * (model_internal.h); a pass hands each linear layer its matrix's entry
@@ -25,6 +25,7 @@ typedef struct tfm_lowp_entry
 	tfm_bf16_weights b;
 	tfm_bf16_weights bt;		/* training: Wᵀ (N × K), for dX = dY·Wᵀ */
 	tfm_int8_weights q;
+	tfm_int4_weights q4;
 } tfm_lowp_entry;
 
 struct tfm_lowp_set

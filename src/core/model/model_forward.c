@@ -208,7 +208,7 @@ zmax(size_t a, size_t b)
  * training also packs (N, in or out) operands and multiplies by them.
  */
 static size_t
-lowp_bytes(const tfm_config *c, size_t N, bool training)
+lowp_bytes(const tfm_config *c, size_t N, bool training, bool int4)
 {
 	size_t		d = c->d_model,
 				V = c->task == TFM_TASK_CLASSIFY ? (size_t) c->n_classes :
@@ -221,7 +221,8 @@ lowp_bytes(const tfm_config *c, size_t N, bool training)
 	if (kall > INT32_MAX / 2)
 		kall = INT32_MAX / 2;
 	if (!training)
-		return zmax(tfm_bf16_work_bytes(n, (int) kin), tfm_int8_work_bytes(n, (int) kin)) + 64;
+		return zmax(zmax(tfm_bf16_work_bytes(n, (int) kin), tfm_int8_work_bytes(n, (int) kin)),
+					int4 ? tfm_int4_work_bytes(n, (int) kin) : 0) + 64;
 	return zmax(zmax(tfm_bf16_work_bytes(n, (int) kin), tfm_bf16_work_bytes(n, (int) kall)),
 				tfm_bf16_work_bytes((int) kall, n)) +
 		tfm_bf16_pack_bytes(n, (int) kall) + 128;
@@ -247,8 +248,8 @@ tfm_model_workspace_bytes(const tfm_config *cfg, int B, int T, int Tt, int flags
 	bytes += sizeof(tfm_workspace) + (cfg->enc_layers + cfg->dec_layers + 2) * sizeof(tfm_block_acts);
 	if (cfg->positions == TFM_POS_SINUSOIDAL)
 		bytes += (size_t) (T > Tt ? T : Tt) * cfg->d_model * sizeof(float);
-	if (flags & TFM_WS_LOWP)
-		bytes += lowp_bytes(cfg, Nmax, training);
+	if (flags & (TFM_WS_LOWP | TFM_WS_INT4))
+		bytes += lowp_bytes(cfg, Nmax, training, (flags & TFM_WS_INT4) != 0);
 	return bytes;
 }
 

@@ -1,5 +1,5 @@
 /*
- * precision.c — a model's matrices packed for bf16 or int8 inference or
+ * precision.c — a model's matrices packed for bf16, int8 or int4 inference or
  * for bf16 training (see tfm/precision.h), as sets of packed weights
  * (kernels/lowp_set.h) with an index by block (tfm_packed_w,
  * model_internal.h) that the passes hand to the linear layers.  The tied
@@ -16,7 +16,8 @@
 const char *
 tfm_precision_name(tfm_precision p)
 {
-	return p == TFM_PREC_BF16 ? "bf16" : p == TFM_PREC_INT8 ? "int8" : "fp32";
+	return p == TFM_PREC_BF16 ? "bf16" : p == TFM_PREC_INT8 ? "int8" :
+		p == TFM_PREC_INT4 ? "int4" : "fp32";
 }
 
 /* the matrices of a forward pass: W (K × N) stored (in, out), or transposed */
@@ -158,7 +159,8 @@ static size_t
 entry_bytes(const mat *x, tfm_precision p)
 {
 	return tfm_lowp_align64(p == TFM_PREC_BF16 ? tfm_bf16_pack_bytes(x->K, x->N) :
-				   tfm_int8_pack_bytes(x->K, x->N));
+							p == TFM_PREC_INT4 ? tfm_int4_pack_bytes(x->K, x->N) :
+							tfm_int8_pack_bytes(x->K, x->N));
 }
 
 /*
@@ -211,6 +213,10 @@ set_inference(tfm_model *m, tfm_precision p, void *block,
 			tfm_bf16_view(&e->b, s->packed + off, x->K, x->N);
 		else if (p == TFM_PREC_BF16)
 			tfm_bf16_pack(&e->b, s->packed + off, x->W, rs, cs, x->K, x->N);
+		else if (p == TFM_PREC_INT4 && block)
+			tfm_int4_view(&e->q4, s->packed + off, x->K, x->N);
+		else if (p == TFM_PREC_INT4)
+			tfm_int4_pack(&e->q4, s->packed + off, x->W, rs, cs, x->K, x->N);
 		else if (block)
 			tfm_int8_view(&e->q, s->packed + off, x->K, x->N);
 		else
@@ -310,7 +316,7 @@ tfm_model_set_train_precision(tfm_model *m, tfm_precision p)
 	mat		   *list;
 	size_t		off = 0;
 
-	if (p == TFM_PREC_INT8)
+	if (p == TFM_PREC_INT8 || p == TFM_PREC_INT4)
 		return TFM_EUNSUPPORTED;
 	if (tfm_model_train_precision(m) == p)
 		return 0;

@@ -81,7 +81,8 @@ ws_flags(const tfm_model *m, bool training, bool attention)
 
 	return (training ? TFM_WS_TRAINING : 0) | (attention ? TFM_WS_ATTENTION : 0) |
 		(lowp ? TFM_WS_LOWP : 0) |
-		(training && m->checkpoint_activations ? TFM_WS_CHECKPOINT : 0);
+		(training && m->checkpoint_activations ? TFM_WS_CHECKPOINT : 0) |
+		(!training && tfm_model_precision(m) == TFM_PREC_INT4 ? TFM_WS_INT4 : 0);
 }
 
 size_t

@@ -1,6 +1,6 @@
 /*
  * precision.c — which precision inference runs at: the setting
- * tfm.precision (auto, fp32, bf16, int8), a model's own default
+ * tfm.precision (auto, fp32, bf16, int8, int4), a model's own default
  * (tfm_set_precision in sql/precision.c, kept in its config as
  * "precision"), and what this CPU runs fast.
  *
@@ -10,6 +10,9 @@
  *   bf16   bf16 matrices and activations in the products, fp32 sums
  *   int8   int8 matrices (per-column scales), activations quantized per
  *          row as they come, int32 sums; fast with AVX512_VNNI
+ *   int4   GGUF Q4_0 blocks (32 weights, an fp16 scale); decoding's rows
+ *          quantized per block of 32 (Q8_0-like), int32 sums per block;
+ *          batched passes on fp32 tiles dequantized from them (BLIS)
  *
  * A model's matrices are packed once, when a statement first uses it at a
  * precision, and kept with the cached model.  Training always runs fp32.

@@ -5,7 +5,7 @@
  *   tfm.threads          threads for BLIS and the core's parallel loops
  *   tfm.blis_arch        BLIS kernel set: auto (default) or a name
  *   tfm.progress         training progress as NOTICE lines
- *   tfm.precision        inference products: auto, fp32, bf16, int8 (precision.c)
+ *   tfm.precision        inference products: auto, fp32, bf16, int8, int4 (precision.c)
  *   tfm.share_weights    one read-only copy of loaded weights (shared_weights.c)
  *   tfm.train_chunk_rows rows training reads at a time (train_loop.c)
  *   tfm.work_mem         the memory of a call's batches (limits.c)
@@ -48,6 +48,7 @@ static const struct config_enum_entry precision_options[] = {
 	{"fp32", TFM_PREC_FP32, false},
 	{"bf16", TFM_PREC_BF16, false},
 	{"int8", TFM_PREC_INT8, false},
+	{"int4", TFM_PREC_INT4, false},
 	{NULL, 0, false}
 };
 
@@ -99,7 +100,7 @@ tfm_settings_define(void)
 				"The status line in pg_stat_activity (view tfm.progress) is kept either way.",
 				&tfm_progress, PGC_USERSET);
 	DefineCustomEnumVariable("tfm.precision",
-							 "Precision of inference's matrix products: auto, fp32, bf16 or int8.",
+							 "Precision of inference's matrix products: auto, fp32, bf16, int8 or int4.",
 							 "auto is bf16 where the CPU has AVX512_BF16, else fp32 (or a model's own default). Training is always fp32.",
 							 &tfm_precision_setting, -1, precision_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);

@@ -1,6 +1,6 @@
 /*
  * info.c — what this build runs on: tfm_info() (version, BLIS kernels,
- * threads, precision and low-precision kernels, attention's kernels) and tfm_workspace_bytes
+ * threads, precision and low-precision kernels, attention's kernels, int4's) and tfm_workspace_bytes
  * (what a pass of a given shape needs of tfm.work_mem).
  */
 #include "postgres.h"
@@ -10,6 +10,7 @@
 
 #include "tfm/blas.h"
 #include "tfm/layers.h"
+#include "tfm/lowp.h"
 #include "runtime/runtime.h"
 #include "sql/args.h"
 
@@ -18,8 +19,8 @@ Datum
 tfm_info(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[10];
-	bool		nulls[10] = {false, false, false, false, false, false, false, false, false, false};
+	Datum		values[11];
+	bool		nulls[11] = {false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -33,6 +34,8 @@ tfm_info(PG_FUNCTION_ARGS)
 		tfm_precision_info(values + 4);
 	if (tupdesc->natts >= 10)
 		values[9] = CStringGetTextDatum(tfm_attn_kernels());
+	if (tupdesc->natts >= 11)
+		values[10] = CStringGetTextDatum(tfm_lowp_int4_kernel());
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }
 

@@ -54,6 +54,8 @@ tfm_precision_from_name(const char *name, const char *model)
 		return TFM_PREC_BF16;
 	if (strcmp(name, "int8") == 0)
 		return TFM_PREC_INT8;
+	if (strcmp(name, "int4") == 0)
+		return TFM_PREC_INT4;
 	if (model)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -61,7 +63,7 @@ tfm_precision_from_name(const char *name, const char *model)
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("unknown precision \"%s\"", name),
-			 errhint("Valid precisions are auto, fp32, bf16 and int8.")));
+			 errhint("Valid precisions are auto, fp32, bf16, int8 and int4.")));
 	return TFM_PREC_FP32;
 }
 

@@ -1,0 +1,163 @@
+/*
+ * lowp_int4_gemm.c — C = alpha · A · W + beta · C with W in Q4_0 blocks
+ * (tfm_int4_pack), two ways:
+ *
+ * M ≤ TFM_LOWP_GEMV_ROWS (decoding): A's rows quantized per block of 32
+ * into the work buffer (their int8 values, lane corrections and scales in
+ * pairs of blocks: lowp_int4_act), then the dispatched kernel streams W's rows, the
+ * columns shared out among the core's threads in contiguous runs so each
+ * weight is read once, in address order.
+ *
+ * Larger M (batched, compute-bound): W dequantized to fp32, a tile of
+ * columns at a time (about 512 KB, so it stays in L2), and multiplied by
+ * A with BLIS (tfm_gemm, Bᵀ read in place).  A 4-bit product on AVX2
+ * (vpmaddubsw, a scale per 32 values) does fewer useful operations a
+ * cycle than BLIS's fp32 FMAs, so this is the faster way there, and A
+ * keeps its fp32 values.  Every path dequantizes to the same tile.
+ */
+#include <string.h>
+
+#include "tfm/blas.h"
+#include "lowp_internal.h"
+
+#define TILE_FLOATS (1 << 20)	/* a weight tile: 4 MB of fp32 */
+
+/* columns per tile for rows of kp values: a multiple of 16, at least 16 */
+static int
+tile_columns(size_t kp)
+{
+	size_t		n = TILE_FLOATS / kp / 16 * 16;
+
+	return n < 16 ? 16 : (int) n;
+}
+
+/* the matrix-vector path's buffer (lowp_int4_act): q, corr, da for M rows of pairs */
+static size_t
+act_bytes(int M, int pairs, size_t *corr_off, size_t *da_off)
+{
+	size_t		lanes = (size_t) (M > 0 ? M : 1) * (pairs > 0 ? pairs : 1) * 16;
+
+	*corr_off = lanes * 4;		/* q: 4 bytes a lane */
+	*da_off = *corr_off + lanes * sizeof(int32_t);
+	return *da_off + lanes * sizeof(float);
+}
+
+size_t
+tfm_int4_work_bytes(int M, int K)
+{
+	int			kb = ((K > 0 ? K : 1) + TFM_INT4_BLOCK - 1) / TFM_INT4_BLOCK;
+	size_t		kp = (size_t) kb * TFM_INT4_BLOCK,
+				corr_off,
+				da_off;
+
+	if (M <= TFM_LOWP_GEMV_ROWS)
+		return lowp_round_up(act_bytes(M, (kb + 1) / 2, &corr_off, &da_off), LOWP_ALIGN);
+	/* a whole tile's bytes (so the figure grows with K) */
+	return lowp_round_up((kp * 16 > TILE_FLOATS ? kp * 16 : TILE_FLOATS) * sizeof(float), LOWP_ALIGN);
+}
+
+/*
+ * row x (K values) quantized per block into the pair layout of
+ * lowp_internal.h: q, corr and da of its pairs (zeros past the last block)
+ */
+static void
+quantize_pairs(int8_t *q, int32_t *corr, float *da, const float *x, int K, int pairs)
+{
+	memset(q, 0, (size_t) pairs * 64);
+	memset(corr, 0, (size_t) pairs * 16 * sizeof(int32_t));
+	memset(da, 0, (size_t) pairs * 16 * sizeof(float));
+	for (int b = 0; b * TFM_INT4_BLOCK < K; b++)
+	{
+		int			p = b / 2,
+					half = b % 2,
+					k0 = b * TFM_INT4_BLOCK;
+		int8_t		v[TFM_INT4_BLOCK];
+		float		d;
+
+		tfm_int4_quantize_row(v, &d, x + k0, K - k0 < TFM_INT4_BLOCK ? K - k0 : TFM_INT4_BLOCK);
+		for (int t = 0; t < TFM_INT4_BLOCK; t++)
+		{
+			/* values 0-15 of block 2p in lanes 0-3, of 2p+1 in 4-7; 16-31 in 8-11, 12-15 */
+			int			l = (t >= 16 ? 8 : 0) + 4 * half + (t % 16) / 4;
+
+			q[(size_t) p * 64 + 4 * l + t % 4] = v[t];
+			corr[(size_t) p * 16 + l] -= 8 * v[t];
+			da[(size_t) p * 16 + l] = d;
+		}
+	}
+}
+
+static void
+gemv(int M, int N, int K, float alpha, const float *A, ptrdiff_t lda,
+	 const tfm_int4_weights *W, float beta, float *C, ptrdiff_t ldc, void *work)
+{
+	const int	pairs = (W->kb + 1) / 2,
+				threads = tfm_get_threads(),
+				chunk = 16,
+				chunks = (N + chunk - 1) / chunk;
+	const double flops = 2.0 * M * N * K;
+	size_t		corr_off,
+				da_off;
+	lowp_int4_kernel kernel = lowp_int4_chosen();
+	lowp_int4_act act;
+	int8_t	   *q = work;
+	int32_t    *corr;
+	float	   *da;
+
+	act_bytes(M, pairs, &corr_off, &da_off);
+	corr = (int32_t *) ((char *) work + corr_off);
+	da = (float *) ((char *) work + da_off);
+	for (int r = 0; r < M; r++)
+		quantize_pairs(q + (size_t) r * pairs * 64, corr + (size_t) r * pairs * 16,
+					   da + (size_t) r * pairs * 16, A + (size_t) r * lda, K, pairs);
+	act = (lowp_int4_act) {q, corr, da, W->kb, pairs};
+#pragma omp parallel for num_threads(threads) if(threads > 1 && flops > 1e5) schedule(static)
+	for (int t = 0; t < chunks; t++)
+	{
+		int			j0 = t * chunk,
+					j1 = j0 + chunk < N ? j0 + chunk : N;
+
+		kernel(&act, M, W, j0, j1, alpha, beta, C, ldc);
+	}
+}
+
+void
+tfm_int4_gemm(int M, int N, int K, float alpha,
+			  const float *A, ptrdiff_t lda,
+			  const tfm_int4_weights *W,
+			  float beta, float *C, ptrdiff_t ldc, void *work)
+{
+	size_t		kp;
+	int			nc,
+				threads;
+	float	   *tile = work;
+	void		(*dequantize) (float *, const tfm_int4_weights *, int, int);
+
+	if (lowp_gemm_trivial(M, N, K, beta, C, ldc))
+		return;
+	if (M <= TFM_LOWP_GEMV_ROWS)
+	{
+		gemv(M, N, K, alpha, A, lda, W, beta, C, ldc, work);
+		return;
+	}
+	kp = (size_t) W->kb * TFM_INT4_BLOCK;
+	nc = tile_columns(kp);
+	threads = tfm_get_threads();
+	dequantize = lowp_int4_fast() || lowp_int4_avx2() ? lowp_int4_avx2_dequantize :
+		lowp_int4_dequantize;
+	for (int j0 = 0; j0 < N; j0 += nc)
+	{
+		int			n = N - j0 < nc ? N - j0 : nc,
+					parts = n / 16 > 0 ? n / 16 : 1;
+
+#pragma omp parallel for num_threads(threads) if(threads > 1 && (double) n * kp > 1e5) schedule(static)
+		for (int p = 0; p < parts; p++)
+		{
+			int			c0 = p * 16,
+						c1 = p == parts - 1 ? n : c0 + 16;
+
+			dequantize(tile + (size_t) c0 * kp, W, j0 + c0, c1 - c0);
+		}
+		tfm_gemm(false, true, M, n, K, alpha, A, (int) lda, tile, (int) kp, beta, C + j0, (int) ldc);
+	}
+}
