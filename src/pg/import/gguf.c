@@ -1,0 +1,267 @@
+/*
+ * gguf.c — a llama GGUF file made a tfm model (tfm_import_gguf,
+ * tfm_import_gguf_file): the header parsed strictly by the core
+ * (tfm/gguf.h), its metadata made the config of a Hugging Face Llama, then
+ * the same import as a checkpoint's (import/model.c): every tensor read
+ * one at a time, converted to float32 (every GGUF type tfm reads is
+ * converted at import: no tfm kernel runs a block format as it is yet) and
+ * stored through the Llama map, and the "llama" tokenizer of the metadata
+ * stored under the model's name.
+ *
+ * A bytea is read in place; a server file through its descriptor, the
+ * header first (growing up to TFM_GGUF_MAX_HEADER bytes), then each
+ * tensor's bytes alone: never the whole file in memory.
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "storage/fd.h"
+
+#include "import/hf_files.h"
+#include "runtime/rows.h"
+#include "storage/storage.h"
+#include "tfm/gguf.h"
+
+typedef struct GgufSource
+{
+	const char *what;			/* for messages: "GGUF file" or "GGUF file \"path\"" */
+	const char *path;			/* a server file's, or NULL */
+	const uint8 *mem;			/* a bytea's data, or NULL */
+	int			fd;
+	uint64		size;
+	uint8	   *header;			/* the bytes the header was parsed from */
+	tfm_gguf_file *f;
+	TfmGuard   *f_guard;
+	tfm_hf_params p;
+} GgufSource;
+
+static void
+free_gguf(void *p)
+{
+	tfm_gguf_free(p);
+}
+
+static void
+free_vocab(void *p)
+{
+	tfm_gguf_vocab_free(p);
+}
+
+/* len bytes at off of a server file into buf */
+static void
+read_at(GgufSource *s, uint64 off, size_t len, uint8 *buf)
+{
+	size_t		done = 0;
+
+	while (done < len)
+	{
+		ssize_t		n;
+
+		CHECK_FOR_INTERRUPTS();
+		n = pread(s->fd, buf + done, Min(len - done, (size_t) 64 * 1024 * 1024), (off_t) (off + done));
+		if (n < 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read file \"%s\": %m", s->path)));
+		if (n == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("file \"%s\" ended early", s->path)));
+		done += n;
+	}
+}
+
+/* the header parsed: in place for a bytea, in growing reads for a file */
+static void
+parse_header(GgufSource *s)
+{
+	tfm_status	st = {0};
+	int			rc;
+
+	if (s->mem)
+	{
+		rc = tfm_gguf_parse(&s->f, s->mem, s->size, s->size, &st);
+		s->header = (uint8 *) s->mem;
+	}
+	else
+	{
+		uint64		avail = Min(s->size, (uint64) 1024 * 1024);
+
+		for (;;)
+		{
+			s->header = palloc_extended(Max(avail, 1), MCXT_ALLOC_HUGE);
+			read_at(s, 0, avail, s->header);
+			rc = tfm_gguf_parse(&s->f, s->header, avail, s->size, &st);
+			if (rc != TFM_ELIMIT || avail >= s->size || avail >= TFM_GGUF_MAX_HEADER)
+				break;
+			pfree(s->header);
+			avail = Min(Min(s->size, avail * 8), TFM_GGUF_MAX_HEADER);
+		}
+	}
+	tfm_raise(rc, &st, psprintf("invalid %s", s->what));
+	s->f_guard = tfm_guard(free_gguf, s->f);
+}
+
+static void
+gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
+{
+	GgufSource *s = arg;
+	tfm_hf_map *map = tfm_hf_map_create(TFM_HF_LLAMA, &hc->cfg);
+	TfmGuard   *gm;
+	uint8	   *buf = NULL;
+	size_t		cap = 0;
+	char		err[512];
+
+	if (!map)
+		tfm_raise_code(TFM_ENOMEM, "out of memory");
+	gm = tfm_guard((void (*) (void *)) tfm_hf_map_free, map);
+	for (uint64 i = 0; i < s->f->n_tensors; i++)
+	{
+		const tfm_gguf_tensor *t = &s->f->tensors[i];
+		uint64		off = s->f->data_start + t->offset;
+		const uint8 *src;
+		tfm_status	st = {0};
+
+		CHECK_FOR_INTERRUPTS();
+		if (s->mem)
+			src = s->mem + off;
+		else
+		{
+			if (t->bytes > cap)
+			{
+				if (buf)
+					pfree(buf);
+				buf = palloc_extended(t->bytes, MCXT_ALLOC_HUGE);
+				cap = t->bytes;
+			}
+			read_at(s, off, t->bytes, buf);
+			src = buf;
+		}
+		tfm_raise(tfm_gguf_llama_load(m, map, &s->p, t, src, &st), &st,
+				  psprintf("cannot import %s", s->what));
+	}
+	if (tfm_hf_finish(m, map, err, sizeof(err)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot import %s: %s", s->what, err)));
+	if (buf)
+		pfree(buf);
+	tfm_hf_map_free(map);
+	tfm_guard_release(gm);
+}
+
+static void
+gguf_tokenizer(const char *name, const TfmHfConfig *hc, void *arg, int32 *sp)
+{
+	GgufSource *s = arg;
+	tfm_gguf_vocab *v;
+	tfm_status	st = {0};
+	TfmGuard   *g;
+
+	tfm_raise(tfm_gguf_vocab_read(&v, s->f, hc->cfg.vocab, &st), &st,
+			  psprintf("cannot import the tokenizer of %s", s->what));
+	g = tfm_guard(free_vocab, v);
+	if (v->n > hc->cfg.vocab)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the tokenizer of %s has %d tokens, more than the model's %d",
+						s->what, v->n, hc->cfg.vocab)));
+	(void) tfm_tokenizer_import_spiece(name, v->pieces, v->lens, v->n, v->merge_lr, v->n_merges,
+									   v->unk, v->bos, v->eos, v->add_bos);
+	tfm_gguf_vocab_free(v);
+	tfm_guard_release(g);
+	for (int k = 0; k < TFM_TOK_N_SPECIALS; k++)
+		sp[k] = INT_MAX;		/* as a SentencePiece tokenizer.json's: bos/eos are the config's */
+}
+
+/* tokenizer.ggml.bos_token_id / eos_token_id: an id of the model, or -1 */
+static int
+special_id(const GgufSource *s, const char *key, int vocab)
+{
+	int64		v = -1;
+	tfm_status	st = {0};
+
+	tfm_raise(tfm_gguf_get_int(&v, s->f, key, false, &st), &st,
+			  psprintf("invalid %s", s->what));
+	if (v >= vocab || v < -1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid %s: %s %lld is not an id of its %d tokens", s->what,
+						key, (long long) v, vocab)));
+	return (int) v;
+}
+
+static int64
+import_source(const char *name, GgufSource *s, bool tokenizer, tfm_task *task)
+{
+	TfmHfConfig hc;
+	TfmImportSteps steps;
+	tfm_status	st = {0};
+	int64		capped;
+	const char *bad;
+
+	parse_header(s);
+	tfm_raise(tfm_gguf_llama_params(&s->p, &capped, s->f, &st), &st,
+			  psprintf("cannot import %s", s->what));
+	if (capped)
+		ereport(NOTICE,
+				(errmsg("the model is limited to %d positions (tfm's limit), not its llama.context_length %lld",
+						TFM_LEN_MAX, (long long) capped)));
+	memset(&hc, 0, sizeof(hc));
+	hc.p = s->p;
+	if ((bad = tfm_hf_config(&hc.cfg, &hc.p)) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot import %s: %s", s->what, bad),
+				 errdetail("The names are config.json's; the file's llama.* metadata gave them.")));
+	hc.bos_id = special_id(s, "tokenizer.ggml.bos_token_id", hc.cfg.vocab);
+	hc.eos_id = special_id(s, "tokenizer.ggml.eos_token_id", hc.cfg.vocab);
+	hc.model_type = "llama (gguf)";
+	memset(&steps, 0, sizeof(steps));
+	steps.what = s->what;
+	steps.bytes = s->size;
+	steps.check_bytes = false;	/* 4-bit blocks hold fewer than 2 bytes a value */
+	steps.load = gguf_load;
+	steps.tokenizer = tokenizer ? gguf_tokenizer : NULL;
+	steps.arg = s;
+	return tfm_hf_import_built(name, &hc, &steps, task);
+}
+
+int64
+tfm_gguf_import_bytes(const char *name, const uint8 *data, uint64 size, bool tokenizer,
+					  tfm_task *task)
+{
+	GgufSource	s;
+	int64		n;
+
+	memset(&s, 0, sizeof(s));
+	s.what = "GGUF file";
+	s.mem = data;
+	s.size = size;
+	s.fd = -1;
+	n = import_source(name, &s, tokenizer, task);
+	tfm_gguf_free(s.f);
+	tfm_guard_release(s.f_guard);
+	return n;
+}
+
+int64
+tfm_gguf_import_file(const char *name, const char *path, bool tokenizer, tfm_task *task)
+{
+	GgufSource	s;
+	int64		n;
+
+	memset(&s, 0, sizeof(s));
+	s.what = psprintf("GGUF file \"%s\"", path);
+	s.path = path;
+	s.fd = tfm_open_server_file(path, false, &s.size);
+	n = import_source(name, &s, tokenizer, task);
+	CloseTransientFile(s.fd);
+	tfm_gguf_free(s.f);
+	tfm_guard_release(s.f_guard);
+	return n;
+}
