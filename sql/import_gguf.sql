@@ -117,3 +117,4 @@ SELECT count(*) AS bad_models FROM tfm.models WHERE name = 'bad';
 SELECT count(*) AS bad_tokenizers FROM tfm.tokenizer_list WHERE name = 'bad';
 
 SELECT count(tfm_drop_model(name)) AS dropped FROM tfm.models WHERE name LIKE 'g\_%' OR name IN ('st_llama', 'q_twin');
+SELECT count(tfm_tokenizer_drop(name)) AS dropped FROM tfm.tokenizer_list WHERE name LIKE 'g\_%' OR name = 'st_llama';

@@ -89,14 +89,10 @@ import_gguf(const uint8_t *buf, size_t len, tfm_hf_params *p, tfm_status *st)
 		tfm_status_set(st, TFM_EBADFILE, "%s", bad);
 		goto out;
 	}
-	/* (the fuzzer's mutants stay small: their sizes come from a valid file) */
-	if ((uint64_t) c.vocab * c.d_model + (uint64_t) c.dec_layers * c.d_model * (4 * (uint64_t) c.d_model + 3 * (uint64_t) c.d_ff) > 20000000)
-	{
-		tfm_status_set(st, TFM_ELIMIT, "too large for a test");
-		goto out;
-	}
-	m = tfm_model_create(&c);
 	map = tfm_hf_map_create(TFM_HF_LLAMA, &c);
+	if (tfm_gguf_llama_check(map, f, st) != 0)
+		goto out;
+	m = tfm_model_create(&c);
 	for (uint64_t i = 0; i < f->n_tensors; i++)
 		if (tfm_gguf_llama_load(m, map, p, &f->tensors[i],
 								buf + f->data_start + f->tensors[i].offset, st) != 0)

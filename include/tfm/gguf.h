@@ -169,6 +169,12 @@ int			tfm_gguf_llama_tensor(float *out, tfm_st_tensor *sh, const tfm_gguf_tensor
 								  const uint8_t *src, const tfm_hf_params *p, tfm_status *st);
 
 /*
+ * Before anything is allocated: every tensor of f is one of the map's (by
+ * its Hugging Face name) with its shape, and every required one is there.
+ * With the parser's bounds this guarantees the file's bytes back the model.
+ */
+int			tfm_gguf_llama_check(tfm_hf_map *map, const tfm_gguf_file *f, tfm_status *st);
+/*
  * Tensor t (its bytes in src) converted and stored in m through the Hugging
  * Face Llama map (shape, seen once, NaN refused): TFM_OK, or an error
  * naming the tensor.

@@ -278,3 +278,52 @@ tfm_gguf_llama_load(tfm_model *m, tfm_hf_map *map, const tfm_hf_params *p,
 	free(vals);
 	return rc;
 }
+
+int
+tfm_gguf_llama_check(tfm_hf_map *map, const tfm_gguf_file *f, tfm_status *st)
+{
+	bool	   *seen = calloc(map->n + 1, sizeof(bool));
+	int			rc = TFM_OK;
+
+	if (!seen)
+		return tfm_status_set(st, TFM_ENOMEM, "out of memory");
+	for (uint64_t i = 0; i < f->n_tensors && !rc; i++)
+	{
+		const tfm_gguf_tensor *t = &f->tensors[i];
+		char		hf[96];
+		tfm_hf_entry *e;
+		bool		same;
+
+		if ((rc = tfm_gguf_llama_name(hf, sizeof(hf), t, st)) != 0)
+			break;
+		e = tfm_hf_match(map, hf, strlen(hf));
+		if (!e || e->use == TFM_HF_BUFFER)
+		{
+			rc = tfm_status_set(st, TFM_EBADFILE, "unexpected tensor \"%.64s\" for this llama's metadata",
+								t->name);
+			break;
+		}
+		same = e->ndim == t->ndim;
+		for (int k = 0; same && k < t->ndim; k++)
+			same = e->dims[k] < 0 || (uint64_t) e->dims[k] == t->ne[t->ndim - 1 - k];
+		if (!same)
+		{
+			rc = tfm_status_set(st, TFM_EBADFILE,
+								"tensor \"%.64s\" has shape ne = [%llu, %llu], not the one the metadata gives",
+								t->name, (unsigned long long) t->ne[0],
+								(unsigned long long) (t->ndim > 1 ? t->ne[1] : 1));
+			break;
+		}
+		seen[e - map->entries] = true;
+	}
+	for (int i = 0; i < map->n && !rc; i++)
+	{
+		const tfm_hf_entry *e = &map->entries[i];
+
+		if (e->required && !seen[i] && e->use != TFM_HF_BUFFER && e->use != TFM_HF_TIED)
+			rc = tfm_status_set(st, TFM_EBADFILE, "tensor \"%s%s\" is missing",
+								e->prefixable && map->prefix ? map->prefix : "", e->name);
+	}
+	free(seen);
+	return rc;
+}

@@ -218,6 +218,17 @@ import_source(const char *name, GgufSource *s, bool tokenizer, tfm_task *task)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot import %s: %s", s->what, bad),
 				 errdetail("The names are config.json's; the file's llama.* metadata gave them.")));
+	/* every tensor's name and shape checked before the model is built */
+	{
+		tfm_hf_map *map = tfm_hf_map_create(TFM_HF_LLAMA, &hc.cfg);
+		int			rc;
+
+		if (!map)
+			tfm_raise_code(TFM_ENOMEM, "out of memory");
+		rc = tfm_gguf_llama_check(map, s->f, &st);
+		tfm_hf_map_free(map);
+		tfm_raise(rc, &st, psprintf("cannot import %s", s->what));
+	}
 	hc.bos_id = special_id(s, "tokenizer.ggml.bos_token_id", hc.cfg.vocab);
 	hc.eos_id = special_id(s, "tokenizer.ggml.eos_token_id", hc.cfg.vocab);
 	hc.model_type = "llama (gguf)";
