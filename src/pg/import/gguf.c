@@ -26,14 +26,15 @@
 #include "storage/storage.h"
 #include "tfm/gguf.h"
 
+/* a server file's header is read in 4 kB first, then 8 times more at a time
+ * (a Llama 2 vocabulary of 32,000 pieces makes a header of about 1 MB) */
+#define TFM_GGUF_FIRST_READ ((uint64) 4096)
+
 typedef struct GgufSource
 {
 	const char *what;			/* for messages: "GGUF file" or "GGUF file \"path\"" */
-	const char *path;			/* a server file's, or NULL */
-	const uint8 *mem;			/* a bytea's data, or NULL */
-	int			fd;
-	uint64		size;
-	uint8	   *header;			/* the bytes the header was parsed from */
+	TfmWeightFile file;			/* a bytea's data in memory, or a server file */
+	const uint8 *header;		/* the bytes the header was parsed from */
 	tfm_gguf_file *f;
 	TfmGuard   *f_guard;
 	tfm_hf_params p;
@@ -51,30 +52,6 @@ free_vocab(void *p)
 	tfm_gguf_vocab_free(p);
 }
 
-/* len bytes at off of a server file into buf */
-static void
-read_at(GgufSource *s, uint64 off, size_t len, uint8 *buf)
-{
-	size_t		done = 0;
-
-	while (done < len)
-	{
-		ssize_t		n;
-
-		CHECK_FOR_INTERRUPTS();
-		n = pread(s->fd, buf + done, Min(len - done, (size_t) 64 * 1024 * 1024), (off_t) (off + done));
-		if (n < 0)
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not read file \"%s\": %m", s->path)));
-		if (n == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("file \"%s\" ended early", s->path)));
-		done += n;
-	}
-}
-
 /* the header parsed: in place for a bytea, in growing reads for a file */
 static void
 parse_header(GgufSource *s)
@@ -82,24 +59,24 @@ parse_header(GgufSource *s)
 	tfm_status	st = {0};
 	int			rc;
 
-	if (s->mem)
-	{
-		rc = tfm_gguf_parse(&s->f, s->mem, s->size, s->size, &st);
-		s->header = (uint8 *) s->mem;
-	}
+	TfmWeightFile *wf = &s->file;
+
+	if (wf->mem)
+		rc = tfm_gguf_parse(&s->f, wf->mem, wf->size, wf->size, &st);
 	else
 	{
-		uint64		avail = Min(s->size, (uint64) 1024 * 1024);
+		uint64		avail = Min(wf->size, TFM_GGUF_FIRST_READ);
 
 		for (;;)
 		{
-			s->header = palloc_extended(Max(avail, 1), MCXT_ALLOC_HUGE);
-			read_at(s, 0, avail, s->header);
-			rc = tfm_gguf_parse(&s->f, s->header, avail, s->size, &st);
-			if (rc != TFM_ELIMIT || avail >= s->size || avail >= TFM_GGUF_MAX_HEADER)
+			uint8	   *hbuf = palloc_extended(Max(avail, 1), MCXT_ALLOC_HUGE);
+
+			s->header = tfm_file_read(wf, 0, avail, hbuf);
+			rc = tfm_gguf_parse(&s->f, s->header, avail, wf->size, &st);
+			if (rc != TFM_ELIMIT || avail >= wf->size || avail >= TFM_GGUF_MAX_HEADER)
 				break;
-			pfree(s->header);
-			avail = Min(Min(s->size, avail * 8), TFM_GGUF_MAX_HEADER);
+			pfree(hbuf);
+			avail = Min(Min(wf->size, avail * 8), TFM_GGUF_MAX_HEADER);
 		}
 	}
 	tfm_raise(rc, &st, psprintf("invalid %s", s->what));
@@ -123,25 +100,17 @@ gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 	{
 		const tfm_gguf_tensor *t = &s->f->tensors[i];
 		uint64		off = s->f->data_start + t->offset;
-		const uint8 *src;
 		tfm_status	st = {0};
 
 		CHECK_FOR_INTERRUPTS();
-		if (s->mem)
-			src = s->mem + off;
-		else
+		if (!s->file.mem && t->bytes > cap)
 		{
-			if (t->bytes > cap)
-			{
-				if (buf)
-					pfree(buf);
-				buf = palloc_extended(t->bytes, MCXT_ALLOC_HUGE);
-				cap = t->bytes;
-			}
-			read_at(s, off, t->bytes, buf);
-			src = buf;
+			if (buf)
+				pfree(buf);
+			buf = palloc_extended(t->bytes, MCXT_ALLOC_HUGE);
+			cap = t->bytes;
 		}
-		tfm_raise(tfm_gguf_llama_load(m, map, &s->p, t, src, &st), &st,
+		tfm_raise(tfm_gguf_llama_load(m, map, &s->p, t, tfm_file_read(&s->file, off, t->bytes, buf), &st), &st,
 				  psprintf("cannot import %s", s->what));
 	}
 	if (tfm_hf_finish(m, map, err, sizeof(err)) != 0)
@@ -234,7 +203,7 @@ import_source(const char *name, GgufSource *s, bool tokenizer, tfm_task *task)
 	hc.model_type = "llama (gguf)";
 	memset(&steps, 0, sizeof(steps));
 	steps.what = s->what;
-	steps.bytes = s->size;
+	steps.bytes = s->file.size;
 	steps.check_bytes = false;	/* 4-bit blocks hold fewer than 2 bytes a value */
 	steps.load = gguf_load;
 	steps.tokenizer = tokenizer ? gguf_tokenizer : NULL;
@@ -251,9 +220,10 @@ tfm_gguf_import_bytes(const char *name, const uint8 *data, uint64 size, bool tok
 
 	memset(&s, 0, sizeof(s));
 	s.what = "GGUF file";
-	s.mem = data;
-	s.size = size;
-	s.fd = -1;
+	s.file.what = "GGUF file";
+	s.file.mem = data;
+	s.file.size = size;
+	s.file.fd = -1;
 	n = import_source(name, &s, tokenizer, task);
 	tfm_gguf_free(s.f);
 	tfm_guard_release(s.f_guard);
@@ -268,10 +238,10 @@ tfm_gguf_import_file(const char *name, const char *path, bool tokenizer, tfm_tas
 
 	memset(&s, 0, sizeof(s));
 	s.what = psprintf("GGUF file \"%s\"", path);
-	s.path = path;
-	s.fd = tfm_open_server_file(path, false, &s.size);
+	s.file.what = path;
+	s.file.fd = tfm_open_server_file(path, false, &s.file.size);
 	n = import_source(name, &s, tokenizer, task);
-	CloseTransientFile(s.fd);
+	CloseTransientFile(s.file.fd);
 	tfm_gguf_free(s.f);
 	tfm_guard_release(s.f_guard);
 	return n;

@@ -95,6 +95,8 @@ void		tfm_weights_close(TfmWeightSource *src);
 /* the bytes of its files (as of their last look) */
 uint64		tfm_weights_bytes(const TfmWeightSource *src);
 
+/* len bytes at off of f: into buf from its descriptor, or in place in its memory */
+const uint8 *tfm_file_read(TfmWeightFile *f, uint64 off, size_t len, uint8 *buf);
 /* a regular server file opened (-1 if absent and optional), its size in *size */
 int			tfm_open_server_file(const char *path, bool optional, uint64 *size);
 /* a whole server file of at most limit bytes, NUL-terminated (NULL if absent and optional) */
