@@ -39,6 +39,24 @@ SELECT tfm_tokenize('g_f32', 'the cat sat', add_bos => true) = tfm_tokenize('st_
 SELECT ARRAY(SELECT id FROM tfm_generate_tokens('g_f32', 'the cat sat on the mat.', max_tokens => 10, temperature => 0) ORDER BY pos)
      = ARRAY(SELECT id FROM tfm_generate_tokens('st_llama', 'the cat sat on the mat.', max_tokens => 10, temperature => 0) ORDER BY pos)
        AS greedy_matches;
+-- a "gpt2" (byte-level BPE) tokenizer in the metadata (test/tokenizer/hf/llama3.json
+-- as llama.cpp's converter writes it): the same ids as that tokenizer.json
+\set l3 `cat test/tokenizer/hf/llama3.json`
+\set l3e `cat test/tokenizer/hf/llama3.expected.json`
+SELECT * FROM tfm_import_gguf_file('g_llama3_tok', :'fixtures' || '/gguf/llama3_tok.gguf');
+SELECT tfm_tokenizer_import('l3_json', :'l3'::jsonb);
+SELECT name, kind, vocab_size FROM tfm.tokenizer_list WHERE name IN ('g_llama3_tok', 'l3_json') ORDER BY name;
+SELECT count(*) AS texts,
+       bool_and(tfm_tokenize('g_llama3_tok', t) = tfm_tokenize('l3_json', t)) AS ids_match,
+       bool_and(tfm_tokenize('g_llama3_tok', t, add_bos => true) = tfm_tokenize('l3_json', t, add_bos => true)) AS with_bos_match,
+       bool_and(tfm_detokenize('g_llama3_tok', tfm_tokenize('g_llama3_tok', t)) = t) AS decode_match
+  FROM jsonb_array_elements_text((:'l3e'::jsonb)->'texts') AS x(t);
+SELECT tfm_tokenize('g_llama3_tok', 'Hello world', add_bos => true);
+SELECT tfm_tokenizer_drop('l3_json');
+-- a pre-tokenizer tfm does not run
+SELECT * FROM tfm_import_gguf('bad', (SELECT overlay(g PLACING 'qwen2-bpe'::bytea
+          FROM position('tokenizer.ggml.pre'::bytea IN g) + 18 + 12)
+   FROM pg_read_binary_file(:'fixtures' || '/gguf/llama3_tok.gguf') AS g));
 
 -- the other types: next-token log-probabilities within the bounds test_gguf
 -- states (about 1.5 times the measured gaps), tokenizer not imported
@@ -79,7 +97,7 @@ SELECT * FROM tfm_import_gguf('bad', (SELECT substr(g32, 1, length(g32) - 1) FRO
 -- another architecture; a tokenizer model tfm does not read
 SELECT * FROM tfm_import_gguf('bad', (SELECT overlay(g32 PLACING 'gemma'::bytea
           FROM position('general.architecture'::bytea IN g32) + 20 + 12) FROM gfx));
-SELECT * FROM tfm_import_gguf('bad', (SELECT overlay(g32 PLACING 'gpt2 '::bytea
+SELECT * FROM tfm_import_gguf('bad', (SELECT overlay(g32 PLACING 'bert '::bytea
           FROM position('tokenizer.ggml.model'::bytea IN g32) + 20 + 12) FROM gfx));
 -- the metadata disagrees with the tensors: 3 layers, 3 kv heads
 SELECT * FROM tfm_import_gguf('bad', (SELECT overlay(g32 PLACING '\x03'::bytea

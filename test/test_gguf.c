@@ -9,8 +9,9 @@
  *     equal bit for bit; the other files' log-probabilities within a stated
  *     bound of their safetensors twin's (F16/BF16: hf_llama; the block types:
  *     gguf/q/model.safetensors)
- *   - the tokenizer of the metadata (scores made merges) gives
- *     hf_llama/reference.json's ids for its texts
+ *   - the tokenizers of the metadata give their tokenizer.json's ids: a
+ *     "llama" one (scores made merges) hf_llama/reference.json's texts, a
+ *     "gpt2" one (llama3_tok.gguf) test/tokenizer/hf/llama3.cases.tsv's
  *   - refusals with their messages; fuzzing, seeded: truncation at every
  *     length of the header and at boundaries of the data, byte flips, huge
  *     counts, lengths and offsets written over each 8-byte field; every case
@@ -239,7 +240,7 @@ test_reference_hashes(void)
 		}
 	}
 	printf("GGUF tensors equal to the Python reference's dequantization: %d\n", n);
-	CHECK(n >= 7 * 8, "only %d tensors checked", n);
+	CHECK(n >= 7 * 8 + 11, "only %d tensors checked", n);
 	tfm_gguf_free(f);
 	free(buf);
 	free(ref);
@@ -378,6 +379,91 @@ test_tokenizer(void)
 	tfm_gguf_free(f);
 	free(buf);
 	free(ref);
+}
+
+/* a hex string's bytes (malloc'd) */
+static char *
+unhex(const char *h, size_t *len)
+{
+	size_t		n = strcspn(h, "\t\n");
+	char	   *out = malloc(n / 2 + 1);
+
+	for (size_t i = 0; i < n / 2; i++)
+	{
+		unsigned	b;
+
+		sscanf(h + 2 * i, "%2x", &b);
+		out[i] = (char) b;
+	}
+	out[n / 2] = '\0';
+	*len = n / 2;
+	return out;
+}
+
+/* a "gpt2" (byte-level BPE) vocabulary: llama3.json's ids on its cases */
+static void
+test_tokenizer_bpe(void)
+{
+	size_t		len;
+	uint8_t    *buf = slurp("gguf/llama3_tok.gguf", &len);
+	FILE	   *fp = fopen("test/tokenizer/hf/llama3.cases.tsv", "r");
+	tfm_gguf_file *f = NULL;
+	tfm_gguf_vocab *v = NULL;
+	tfm_tokenizer *tok = NULL;
+	tfm_status	st = {0};
+	int32_t		specials[TFM_TOK_N_SPECIALS] = {-1, -1, -1, -1, -1, -1};
+	char		line[65536];
+	int			texts = 0,
+				same = 0;
+
+	CHECK(buf && fp, "gguf/llama3_tok.gguf or llama3.cases.tsv missing");
+	if (!buf || !fp)
+		return;
+	CHECK(tfm_gguf_parse(&f, buf, len, len, &st) == 0, "%s", st.msg);
+	CHECK(tfm_gguf_vocab_read(&v, f, 564, &st) == 0, "%s", st.msg);
+	CHECK(v && v->kind == TFM_GGUF_TOK_BPE && v->n == 564 && v->bos == 561 && v->eos == 562 &&
+		  v->add_bos && v->literal[561] && !v->literal[560] && v->n_merges == 300 &&
+		  v->flags == (TFM_TOK_INFO_LLAMA3 | TFM_TOK_INFO_IGNORE_MERGES),
+		  "the metadata's byte-level vocabulary");
+	specials[TFM_TOK_BOS] = v->bos;
+	CHECK(tfm_tok_import_hf_bpe(&tok, v->pieces, v->lens, v->literal, v->n, v->merge_lr,
+								v->n_merges, specials, v->flags, &st) == 0, "%s", st.msg);
+	while (tok && fgets(line, sizeof(line), fp))
+	{
+		size_t		tl,
+					n = 0,
+					nw = 0;
+		char	   *text,
+				   *p;
+		int32_t		ids[1024],
+					want[1024];
+
+		if (line[0] != 'T')
+			continue;
+		text = unhex(line + 2, &tl);
+		p = strchr(line + 2, '\t');
+		while (p && nw < 1024)
+		{
+			char	   *end;
+			long		x = strtol(p + 1, &end, 10);
+
+			if (end == p + 1)
+				break;
+			want[nw++] = (int32_t) x;
+			p = end;
+		}
+		CHECK(tfm_tok_encode(ids, NULL, 1024, &n, tok, text, tl, 0, 0, &st) == 0, "%s", st.msg);
+		texts++;
+		same += n == nw && memcmp(ids, want, n * sizeof(int32_t)) == 0;
+		free(text);
+	}
+	printf("GGUF gpt2 tokenizer: %d of %d texts give llama3.json's ids\n", same, texts);
+	CHECK(texts > 20 && same == texts, "byte-level texts");
+	fclose(fp);
+	tfm_tok_free(tok);
+	tfm_gguf_vocab_free(v);
+	tfm_gguf_free(f);
+	free(buf);
 }
 
 /* ---- refusals ---- */
@@ -540,10 +626,10 @@ fuzz_one(const uint8_t *src, size_t len)
 }
 
 static void
-test_fuzz(void)
+test_fuzz(const char *file)
 {
 	size_t		len;
-	uint8_t    *buf = slurp("gguf/llama_bf16.gguf", &len);
+	uint8_t    *buf = slurp(file, &len);
 	uint8_t    *m;
 	tfm_gguf_file *f;
 	tfm_status	st = {0};
@@ -588,8 +674,9 @@ test_fuzz(void)
 			fuzz_one(m, len);
 		}
 	}
-	printf("GGUF fuzzing: %ld cases, %ld parsed, every failure with a message\n",
-		   fuzz_cases, fuzz_parsed);
+	printf("GGUF fuzzing of %s: %ld cases, %ld parsed, every failure with a message\n",
+		   file, fuzz_cases, fuzz_parsed);
+	fuzz_cases = fuzz_parsed = 0;
 	tfm_gguf_free(f);
 	free(m);
 	free(buf);
@@ -601,7 +688,9 @@ main(void)
 	test_reference_hashes();
 	test_twins();
 	test_tokenizer();
+	test_tokenizer_bpe();
 	test_refusals();
-	test_fuzz();
+	test_fuzz("gguf/llama_bf16.gguf");	/* a "llama" tokenizer */
+	test_fuzz("gguf/llama3_tok.gguf");	/* a "gpt2" one */
 	return check_summary("test_gguf");
 }

@@ -197,27 +197,45 @@ int			tfm_gguf_spm_merges(int32_t **merge_lr, int32_t *n_merges,
 								tfm_status *st);
 
 
-/* a "llama" tokenizer of the metadata: pieces (pointing into the file's
- * buffer), scores, types, specials and the merges derived from the scores */
+/*
+ * The tokenizer of the metadata: "llama" (SentencePiece BPE: pieces,
+ * scores, the merges derived from them) or "gpt2" (byte-level BPE: pieces
+ * in GPT-2's printable byte mapping, control and user-defined tokens as
+ * their text (literal), merges "a b" as pairs of ids).  Pieces point into
+ * the file's buffer.
+ */
+typedef enum tfm_gguf_tok_kind
+{
+	TFM_GGUF_TOK_SPM = 1,		/* tfm_tok_import_spiece */
+	TFM_GGUF_TOK_BPE = 2		/* tfm_tok_import_hf_bpe */
+} tfm_gguf_tok_kind;
+
 typedef struct tfm_gguf_vocab
 {
+	tfm_gguf_tok_kind kind;
 	int32_t		n;
 	const uint8_t **pieces;
 	size_t	   *lens;
-	float	   *scores;
+	float	   *scores;			/* SPM */
 	int32_t    *types;
+	uint8_t    *literal;		/* BPE: control / user-defined tokens */
 	int32_t		unk,
 				bos,
-				eos;
+				eos,
+				pad;			/* -1 where the metadata names none (BPE) */
 	bool		add_bos;
+	uint32_t	flags;			/* BPE: TFM_TOK_INFO_* of tokenizer.ggml.pre */
 	int32_t    *merge_lr;
 	int32_t		n_merges;
 } tfm_gguf_vocab;
 
 /*
- * tokenizer.ggml.*: model "llama" (else TFM_EUNSUPPORTED), tokens, scores
- * and token_type of the same count (1 .. max_tokens), the unknown / bos /
- * eos ids among them (defaults 0, 1, 2), add_bos_token (default true).
+ * tokenizer.ggml.*: model "llama" or "gpt2" (else TFM_EUNSUPPORTED),
+ * tokens and token_type (and "llama"'s scores) of the same count (1 ..
+ * max_tokens), "gpt2"'s merges and pre ("default", "gpt-2", "llama-bpe",
+ * "smollm"; others TFM_EUNSUPPORTED), the unknown / bos / eos / padding ids
+ * among them ("llama" defaults 0, 1, 2), add_bos_token (default true for
+ * "llama", false for "gpt2").
  */
 int			tfm_gguf_vocab_read(tfm_gguf_vocab **out, const tfm_gguf_file *f, int64_t max_tokens,
 								tfm_status *st);

@@ -12,6 +12,11 @@ Writes into test/fixtures/gguf/:
     need);
   llama_q8_0.gguf, llama_q4_0.gguf, llama_q4_k.gguf, llama_q6_k.gguf: that
     model with every matrix in the type (norms in F32);
+  llama3_tok.gguf: a tiny random Llama (hidden 16) whose metadata holds
+    test/tokenizer/hf/llama3.json as llama.cpp's converter writes a
+    byte-level BPE (tokenizer.ggml.model "gpt2", pre "llama-bpe": tokens in
+    GPT-2's byte mapping, added tokens as their text with type 3
+    (control), merges "a b");
   reference.txt: per file and tensor, the FNV-1a 64 hash of the float32
     values this script's dequantization gives, in Hugging Face's layout
     (rows of q and k un-permuted): "file tensor hash n_values".
@@ -279,6 +284,28 @@ def tokenizer_meta(tok):
             ("tokenizer.ggml.add_bos_token", True)]
 
 
+def gpt2_tokenizer_meta(tok):
+    vocab = dict(tok["model"]["vocab"])
+    types = {}
+    for a in tok["added_tokens"]:
+        vocab[a["content"]] = a["id"]
+        types[a["id"]] = 3
+    n = max(vocab.values()) + 1
+    pieces = [None] * n
+    for p, i in vocab.items():
+        pieces[i] = p
+    assert all(p is not None for p in pieces)
+    merges = [m if isinstance(m, str) else " ".join(m) for m in tok["model"]["merges"]]
+    return [("tokenizer.ggml.model", "gpt2"),
+            ("tokenizer.ggml.pre", "llama-bpe"),
+            ("tokenizer.ggml.tokens", (gw.T_STRING, pieces)),
+            ("tokenizer.ggml.token_type", (gw.T_INT32, [types.get(i, 1) for i in range(n)])),
+            ("tokenizer.ggml.merges", (gw.T_STRING, merges)),
+            ("tokenizer.ggml.bos_token_id", 561),
+            ("tokenizer.ggml.eos_token_id", 562),
+            ("tokenizer.ggml.add_bos_token", True)], n
+
+
 def llama_file(path, cfg, sd, kind, tok_meta, ref):
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     name = os.path.basename(path)
@@ -361,6 +388,18 @@ def main():
     for kind, fname in ((Q8_0, "llama_q8_0.gguf"), (Q4_0, "llama_q4_0.gguf"),
                         (Q4_K, "llama_q4_k.gguf"), (Q6_K, "llama_q6_k.gguf")):
         llama_file(os.path.join(OUT, fname), qcfg, qsd, kind, tmeta, ref)
+    # a byte-level BPE (Llama 3's kind) in the metadata of a tiny model
+    l3 = json.load(open("test/tokenizer/hf/llama3.json"))
+    l3meta, n = gpt2_tokenizer_meta(l3)
+    tcfg = dict(cfg, hidden_size=16, intermediate_size=16, num_hidden_layers=1,
+                num_attention_heads=2, num_key_value_heads=2, vocab_size=n,
+                bos_token_id=561, eos_token_id=562)
+    tsd = {}
+    for k in sorted(shapes):
+        s = tuple({256: 16, 128: 16, V: n}.get(x, x) for x in shapes[k])
+        tsd[k] = (1.0 + 0.1 * rng.standard_normal(s) if len(s) == 1 else 0.2 * rng.standard_normal(s)).astype(f32)
+    tsd["lm_head.weight"] = (0.2 * rng.standard_normal((n, 16))).astype(f32)
+    llama_file(os.path.join(OUT, "llama3_tok.gguf"), tcfg, tsd, F32, l3meta, ref)
     with open(OUT + "/reference.txt", "w") as fh:
         fh.write("\n".join(ref) + "\n")
 

@@ -25,6 +25,7 @@
 #include "runtime/rows.h"
 #include "storage/storage.h"
 #include "tfm/gguf.h"
+#include "tfm/tokenizer.h"
 
 /* a server file's header is read in 4 kB first, then 8 times more at a time
  * (a Llama 2 vocabulary of 32,000 pieces makes a header of about 1 MB) */
@@ -139,12 +140,26 @@ gguf_tokenizer(const char *name, const TfmHfConfig *hc, void *arg, int32 *sp)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the tokenizer of %s has %d tokens, more than the model's %d",
 						s->what, v->n, hc->cfg.vocab)));
-	(void) tfm_tokenizer_import_spiece(name, v->pieces, v->lens, v->n, v->merge_lr, v->n_merges,
-									   v->unk, v->bos, v->eos, v->add_bos);
+	if (v->kind == TFM_GGUF_TOK_SPM)
+	{
+		(void) tfm_tokenizer_import_spiece(name, v->pieces, v->lens, v->n, v->merge_lr, v->n_merges,
+										   v->unk, v->bos, v->eos, v->add_bos);
+		for (int k = 0; k < TFM_TOK_N_SPECIALS; k++)
+			sp[k] = INT_MAX;	/* as a SentencePiece tokenizer.json's: bos/eos are the config's */
+	}
+	else
+	{
+		/* as a byte-level tokenizer.json's: its bos when it puts one first, its padding */
+		int32_t		specials[TFM_TOK_N_SPECIALS] = {-1, -1, -1, -1, -1, -1};
+
+		specials[TFM_TOK_PAD] = v->pad;
+		specials[TFM_TOK_BOS] = v->add_bos ? v->bos : -1;
+		(void) tfm_tokenizer_import_hf_bpe(name, v->pieces, v->lens, v->literal, v->n, v->merge_lr,
+										   v->n_merges, specials,
+										   v->flags | (v->add_bos ? TFM_TOK_INFO_TEXT_BOS : 0), sp);
+	}
 	tfm_gguf_vocab_free(v);
 	tfm_guard_release(g);
-	for (int k = 0; k < TFM_TOK_N_SPECIALS; k++)
-		sp[k] = INT_MAX;		/* as a SentencePiece tokenizer.json's: bos/eos are the config's */
 }
 
 /* tokenizer.ggml.bos_token_id / eos_token_id: an id of the model, or -1 */
