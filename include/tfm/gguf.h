@@ -44,6 +44,9 @@
 #define TFM_GGUF_MAX_NAME    65536	/* bytes of a key, a tensor name or a string */
 #define TFM_GGUF_MAX_DIMS    4
 
+/* a name of len bytes in a message ("%.*s"): at most 64 bytes of whole characters */
+#define TFM_GGUF_SHOWN(s, len) (int) tfm_utf8_cut((s), (len) < 64 ? (len) : 64), (s)
+
 /* metadata value types */
 typedef enum tfm_gguf_vtype
 {

@@ -88,6 +88,21 @@ rdstr(reader *r, const uint8_t **s, uint64_t *len, const char *what)
 	return TFM_OK;
 }
 
+/* n bytes of strict UTF-8 */
+static bool
+valid_utf8(const uint8_t *s, uint64_t n)
+{
+	for (uint64_t i = 0; i < n;)
+	{
+		size_t		k = tfm_utf8_seq(s + i, (size_t) (n - i));
+
+		if (k == 0)
+			return false;
+		i += k;
+	}
+	return true;
+}
+
 /* bytes of a scalar value type, 0 for strings and arrays, -1 if unknown */
 static int
 scalar_size(uint32_t t)
@@ -107,7 +122,7 @@ skip_value(reader *r, uint32_t t, const char *what)
 	uint64_t	len;
 
 	if (t == TFM_GGUF_STRING)
-		return rdstr(r, &s, &len, what);
+		return rdstr(r, &s, &len, what);	/* (validated by the caller where it must be UTF-8) */
 	if (sz <= 0)
 		return tfm_status_set(r->st, TFM_EBADFILE, "%s has an unknown value type %u", what, t);
 	if (t == TFM_GGUF_BOOL && r->pos < r->avail && r->buf[r->pos] > 1)
@@ -129,6 +144,8 @@ read_kv(reader *r, tfm_gguf_kv *kv)
 		return rc;
 	if (len == 0)
 		return tfm_status_set(r->st, TFM_EBADFILE, "a metadata key is empty");
+	if (!valid_utf8(key, len))
+		return tfm_status_set(r->st, TFM_EBADFILE, "a metadata key is not UTF-8");
 	kv->key = (const char *) key;
 	kv->key_len = (size_t) len;
 	if ((rc = rd32(r, &kv->type, "a metadata value type")) != 0)
@@ -181,7 +198,12 @@ read_kv(reader *r, tfm_gguf_kv *kv)
 		return TFM_OK;
 	}
 	kv->val = r->buf + r->pos;
-	return skip_value(r, kv->type, "a metadata value");
+	if ((rc = skip_value(r, kv->type, "a metadata value")) != 0)
+		return rc;
+	if (kv->type == TFM_GGUF_STRING && !valid_utf8(kv->val + 8, le64(kv->val)))
+		return tfm_status_set(r->st, TFM_EBADFILE, "metadata \"%.*s\" is not UTF-8",
+							  (int) tfm_utf8_cut(kv->key, len < 64 ? len : 64), kv->key);
+	return TFM_OK;
 }
 
 static int
@@ -196,8 +218,8 @@ read_tensor(reader *r, tfm_gguf_tensor *t)
 
 	if ((rc = rdstr(r, &name, &len, "a tensor name")) != 0)
 		return rc;
-	if (len == 0 || memchr(name, 0, len))
-		return tfm_status_set(r->st, TFM_EBADFILE, "a tensor name is empty or holds a NUL byte");
+	if (len == 0 || memchr(name, 0, len) || !valid_utf8(name, len))
+		return tfm_status_set(r->st, TFM_EBADFILE, "a tensor name is empty, holds a NUL byte or is not UTF-8");
 	t->name = malloc(len + 1);
 	if (!t->name)
 		return tfm_status_set(r->st, TFM_ENOMEM, "out of memory");
@@ -207,8 +229,8 @@ read_tensor(reader *r, tfm_gguf_tensor *t)
 	if ((rc = rd32(r, &nd, "a tensor's n_dims")) != 0)
 		return rc;
 	if (nd < 1 || nd > TFM_GGUF_MAX_DIMS)
-		return tfm_status_set(r->st, TFM_EBADFILE, "tensor \"%.64s\" has %u dimensions (1 to %d)",
-							  t->name, nd, TFM_GGUF_MAX_DIMS);
+		return tfm_status_set(r->st, TFM_EBADFILE, "tensor \"%.*s\" has %u dimensions (1 to %d)",
+							  TFM_GGUF_SHOWN(t->name, t->name_len), nd, TFM_GGUF_MAX_DIMS);
 	t->ndim = (int) nd;
 	t->n_values = 1;
 	for (int k = 0; k < TFM_GGUF_MAX_DIMS; k++)
@@ -219,8 +241,8 @@ read_tensor(reader *r, tfm_gguf_tensor *t)
 		if ((rc = rd64(r, &t->ne[k], "a tensor's dimension")) != 0)
 			return rc;
 		if (t->ne[k] == 0 || t->ne[k] > (uint64_t) INT64_MAX / t->n_values)
-			return tfm_status_set(r->st, TFM_EBADFILE, "tensor \"%.64s\" has a dimension of %llu",
-								  t->name, (unsigned long long) t->ne[k]);
+			return tfm_status_set(r->st, TFM_EBADFILE, "tensor \"%.*s\" has a dimension of %llu",
+								  TFM_GGUF_SHOWN(t->name, t->name_len), (unsigned long long) t->ne[k]);
 		t->n_values *= t->ne[k];
 	}
 	if ((rc = rd32(r, &t->type, "a tensor's type")) != 0 ||
@@ -229,16 +251,16 @@ read_tensor(reader *r, tfm_gguf_tensor *t)
 	tfm_gguf_block(t->type, &bv, &bb);
 	if (bv == 0)
 		return tfm_status_set(r->st, TFM_EUNSUPPORTED,
-							  "tensor \"%.64s\" has ggml type %u, which tfm does not read",
-							  t->name, t->type);
+							  "tensor \"%.*s\" has ggml type %u, which tfm does not read",
+							  TFM_GGUF_SHOWN(t->name, t->name_len), t->type);
 	if (t->ne[0] % bv != 0)
 		return tfm_status_set(r->st, TFM_EBADFILE,
-							  "tensor \"%.64s\" of type %s has rows of %llu values, not whole blocks of %llu",
-							  t->name, tfm_gguf_type_name(t->type), (unsigned long long) t->ne[0],
+							  "tensor \"%.*s\" of type %s has rows of %llu values, not whole blocks of %llu",
+							  TFM_GGUF_SHOWN(t->name, t->name_len), tfm_gguf_type_name(t->type), (unsigned long long) t->ne[0],
 							  (unsigned long long) bv);
 	if (t->n_values / bv > r->file_size / bb)
-		return tfm_status_set(r->st, TFM_EBADFILE, "tensor \"%.64s\" is larger than the file",
-							  t->name);
+		return tfm_status_set(r->st, TFM_EBADFILE, "tensor \"%.*s\" is larger than the file",
+							  TFM_GGUF_SHOWN(t->name, t->name_len));
 	t->bytes = t->n_values / bv * bb;
 	return TFM_OK;
 }
@@ -299,8 +321,8 @@ check_layout(tfm_gguf_file *f, tfm_status *st)
 		qsort(p, f->n_tensors, sizeof(void *), cmp_name);
 	for (uint64_t i = 1; i < f->n_tensors && !rc; i++)
 		if (cmp_name(&p[i - 1], &p[i]) == 0)
-			rc = tfm_status_set(st, TFM_EBADFILE, "tensor \"%.64s\" appears twice",
-								((tfm_gguf_tensor *) p[i])->name);
+			rc = tfm_status_set(st, TFM_EBADFILE, "tensor \"%.*s\" appears twice",
+								TFM_GGUF_SHOWN(((tfm_gguf_tensor *) p[i])->name, ((tfm_gguf_tensor *) p[i])->name_len));
 	if (!rc)
 		qsort(p, f->n_tensors, sizeof(void *), cmp_offset);
 	for (uint64_t i = 0; i < f->n_tensors && !rc; i++)
@@ -309,20 +331,20 @@ check_layout(tfm_gguf_file *f, tfm_status *st)
 		uint64_t	room = f->file_size - f->data_start;
 
 		if (t->offset % f->alignment != 0)
-			rc = tfm_status_set(st, TFM_EBADFILE, "tensor \"%.64s\" is at offset %llu, not a multiple of the alignment %llu",
-								t->name, (unsigned long long) t->offset,
+			rc = tfm_status_set(st, TFM_EBADFILE, "tensor \"%.*s\" is at offset %llu, not a multiple of the alignment %llu",
+								TFM_GGUF_SHOWN(t->name, t->name_len), (unsigned long long) t->offset,
 								(unsigned long long) f->alignment);
 		else if (t->offset > room || t->bytes > room - t->offset)
-			rc = tfm_status_set(st, TFM_EBADFILE, "tensor \"%.64s\" (%llu bytes at %llu) runs past the end of the file",
-								t->name, (unsigned long long) t->bytes,
+			rc = tfm_status_set(st, TFM_EBADFILE, "tensor \"%.*s\" (%llu bytes at %llu) runs past the end of the file",
+								TFM_GGUF_SHOWN(t->name, t->name_len), (unsigned long long) t->bytes,
 								(unsigned long long) t->offset);
 		else if (i > 0)
 		{
 			const tfm_gguf_tensor *prev = p[i - 1];
 
 			if (prev->offset + prev->bytes > t->offset)
-				rc = tfm_status_set(st, TFM_EBADFILE, "tensors \"%.64s\" and \"%.64s\" overlap",
-									prev->name, t->name);
+				rc = tfm_status_set(st, TFM_EBADFILE, "tensors \"%.*s\" and \"%.*s\" overlap",
+									TFM_GGUF_SHOWN(prev->name, prev->name_len), TFM_GGUF_SHOWN(t->name, t->name_len));
 		}
 	}
 	free(p);

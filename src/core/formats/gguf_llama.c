@@ -184,8 +184,8 @@ tfm_gguf_llama_name(char *name, size_t cap, const tfm_gguf_tensor *t, tfm_status
 					return TFM_OK;
 				}
 	}
-	return tfm_status_set(st, TFM_EBADFILE, "unexpected tensor \"%.64s\" in a llama GGUF file",
-						  t->name);
+	return tfm_status_set(st, TFM_EBADFILE, "unexpected tensor \"%.*s\" in a llama GGUF file",
+						  TFM_GGUF_SHOWN(t->name, t->name_len));
 }
 
 /* rows of a (rows, cols) matrix from ggml's rope order back to Hugging Face's */
@@ -221,21 +221,21 @@ tfm_gguf_llama_tensor(float *out, tfm_st_tensor *sh, const tfm_gguf_tensor *t, c
 	sh->end = t->n_values * sizeof(float);
 	if ((is_q || is_k) &&
 		(t->ndim != 2 || n_head < 1 || t->ne[1] % (2 * (uint64_t) n_head) != 0))
-		return tfm_status_set(st, TFM_EBADFILE, "tensor \"%.64s\" is not (%d heads of an even size, in)",
-							  t->name, n_head);
+		return tfm_status_set(st, TFM_EBADFILE, "tensor \"%.*s\" is not (%d heads of an even size, in)",
+							  TFM_GGUF_SHOWN(t->name, t->name_len), n_head);
 	if (is_q || is_k)
 	{
 		tmp = malloc(t->n_values * sizeof(float));
 		if (!tmp)
-			return tfm_status_set(st, TFM_ENOMEM, "out of memory converting tensor \"%.64s\"", t->name);
+			return tfm_status_set(st, TFM_ENOMEM, "out of memory converting tensor \"%.*s\"", TFM_GGUF_SHOWN(t->name, t->name_len));
 	}
 	if (tfm_gguf_to_f32(tmp, src, t->type, t->n_values) != TFM_OK)
 	{
 		if (tmp != out)
 			free(tmp);
 		return tfm_status_set(st, TFM_EUNSUPPORTED,
-							  "tensor \"%.64s\" is of type %s, which tfm does not import (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K)",
-							  t->name, tfm_gguf_type_name(t->type));
+							  "tensor \"%.*s\" is of type %s, which tfm does not import (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K)",
+							  TFM_GGUF_SHOWN(t->name, t->name_len), tfm_gguf_type_name(t->type));
 	}
 	if (tmp != out)
 	{
@@ -260,14 +260,14 @@ tfm_gguf_llama_load(tfm_model *m, tfm_hf_map *map, const tfm_hf_params *p,
 		return rc;
 	e = tfm_hf_match(map, hf, strlen(hf));
 	if (!e)
-		return tfm_status_set(st, TFM_EBADFILE, "unexpected tensor \"%.64s\" for this llama's metadata",
-							  t->name);
+		return tfm_status_set(st, TFM_EBADFILE, "unexpected tensor \"%.*s\" for this llama's metadata",
+							  TFM_GGUF_SHOWN(t->name, t->name_len));
 	if (t->n_values > TFM_TENSOR_MAX)
-		return tfm_status_set(st, TFM_ELIMIT, "tensor \"%.64s\" has %llu values (at most %zu)",
-							  t->name, (unsigned long long) t->n_values, (size_t) TFM_TENSOR_MAX);
+		return tfm_status_set(st, TFM_ELIMIT, "tensor \"%.*s\" has %llu values (at most %zu)",
+							  TFM_GGUF_SHOWN(t->name, t->name_len), (unsigned long long) t->n_values, (size_t) TFM_TENSOR_MAX);
 	vals = malloc(t->n_values * sizeof(float));
 	if (!vals)
-		return tfm_status_set(st, TFM_ENOMEM, "out of memory converting tensor \"%.64s\"", t->name);
+		return tfm_status_set(st, TFM_ENOMEM, "out of memory converting tensor \"%.*s\"", TFM_GGUF_SHOWN(t->name, t->name_len));
 	if ((rc = tfm_gguf_llama_tensor(vals, &sh, t, src, p, st)) == 0)
 	{
 		sh.name = t->name;
@@ -299,8 +299,8 @@ tfm_gguf_llama_check(tfm_hf_map *map, const tfm_gguf_file *f, tfm_status *st)
 		e = tfm_hf_match(map, hf, strlen(hf));
 		if (!e || e->use == TFM_HF_BUFFER)
 		{
-			rc = tfm_status_set(st, TFM_EBADFILE, "unexpected tensor \"%.64s\" for this llama's metadata",
-								t->name);
+			rc = tfm_status_set(st, TFM_EBADFILE, "unexpected tensor \"%.*s\" for this llama's metadata",
+								TFM_GGUF_SHOWN(t->name, t->name_len));
 			break;
 		}
 		same = e->ndim == t->ndim;
@@ -309,8 +309,8 @@ tfm_gguf_llama_check(tfm_hf_map *map, const tfm_gguf_file *f, tfm_status *st)
 		if (!same)
 		{
 			rc = tfm_status_set(st, TFM_EBADFILE,
-								"tensor \"%.64s\" has shape ne = [%llu, %llu], not the one the metadata gives",
-								t->name, (unsigned long long) t->ne[0],
+								"tensor \"%.*s\" has shape ne = [%llu, %llu], not the one the metadata gives",
+								TFM_GGUF_SHOWN(t->name, t->name_len), (unsigned long long) t->ne[0],
 								(unsigned long long) (t->ndim > 1 ? t->ne[1] : 1));
 			break;
 		}
