@@ -1,7 +1,8 @@
 -- tfm_import_gguf and tfm_import_gguf_file: llama GGUF files of every type
 -- tfm reads (test/reference/make_gguf_fixtures.py) against their
 -- safetensors twins: test/fixtures/hf_llama (F32, F16, BF16) and
--- test/fixtures/gguf/q (Q8_0, Q4_0, Q4_K, Q6_K, whose rows are whole blocks)
+-- test/fixtures/gguf/q (Q8_0, Q4_0, Q4_K, Q6_K, whose rows are whole
+-- blocks); gpt2 files against test/fixtures/hf_gpt2
 \getenv abs_srcdir PG_ABS_SRCDIR
 \set fixtures :abs_srcdir '/test/fixtures'
 \set cfg `cat test/fixtures/hf_llama/config.json`
@@ -76,6 +77,30 @@ SELECT b.model, count(*) AS compared, max(abs(ln(x.probability) - ln(y.probabili
        LATERAL tfm_next_tokens(b.model, ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331], 376) x
        JOIN LATERAL tfm_next_tokens(b.twin, ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331], 376) y ON x.id = y.id
  GROUP BY b.model, b.bound ORDER BY b.model;
+-- GPT-2 as llama.cpp converts it: gpt2_f32.gguf (tied) has hf_gpt2's tensors,
+-- gpt2_q8_0.gguf (output.weight repeating the head: untied) its distribution
+-- within test_gguf's bound; the "gpt2" tokenizer gives tokenizer.json's ids
+\set gcfg `cat test/fixtures/hf_gpt2/config.json`
+\set gtok `cat test/fixtures/hf_gpt2/tokenizer.json`
+\set gw `base64 -w0 test/fixtures/hf_gpt2/model.safetensors`
+SELECT * FROM tfm_import('st_gpt2', :'gcfg'::jsonb, decode(:'gw', 'base64'), :'gtok'::jsonb);
+SELECT * FROM tfm_import_gguf_file('g_gpt2_f32', :'fixtures' || '/gguf/gpt2_f32.gguf');
+SELECT * FROM tfm_import_gguf_file('g_gpt2_q8_0', :'fixtures' || '/gguf/gpt2_q8_0.gguf', tokenizer => false);
+SELECT name, config->>'arch' AS arch, config->>'activation' AS activation, config->'tie_embeddings' AS tie,
+       config->'max_len' AS max_len, config->'d_ff' AS d_ff, config->>'imported_from' AS imported_from
+  FROM tfm.models WHERE name IN ('st_gpt2', 'g_gpt2_f32', 'g_gpt2_q8_0') ORDER BY name;
+SELECT count(*) AS tensors, bool_and(a.shape = b.shape AND a.data = b.data) AS all_equal
+  FROM tfm.tensors a JOIN tfm.models ma ON ma.id = a.model_id AND ma.name = 'g_gpt2_f32'
+  JOIN tfm.tensors b ON b.name = a.name
+  JOIN tfm.models mb ON mb.id = b.model_id AND mb.name = 'st_gpt2';
+SELECT count(*) AS compared, max(abs(ln(x.probability) - ln(y.probability))) <= 0.07 AS within_bound
+  FROM tfm_next_tokens('g_gpt2_q8_0', ARRAY[1, 30, 48, 47, 51, 30, 259, 272, 31], 320) x
+  JOIN tfm_next_tokens('st_gpt2', ARRAY[1, 30, 48, 47, 51, 30, 259, 272, 31], 320) y ON x.id = y.id;
+SELECT count(*) AS texts, bool_and(tfm_tokenize('g_gpt2_f32', t) = tfm_tokenize('st_gpt2', t)) AS ids_match
+  FROM jsonb_array_elements_text((:'l3e'::jsonb)->'texts') AS x(t);
+SELECT tfm_generate('g_gpt2_f32', 'the cat', max_tokens => 8, temperature => 0)
+     = tfm_generate('st_gpt2', 'the cat', max_tokens => 8, temperature => 0) AS same_generation;
+
 -- the same file from a bytea and from the server: the same tensors
 SELECT * FROM tfm_import_gguf_file('g_f32_file', :'fixtures' || '/gguf/llama_f32.gguf');
 SELECT bool_and(a.data = b.data) AS same_tensors
@@ -134,5 +159,5 @@ DROP ROLE tfm_gguf_user;
 SELECT count(*) AS bad_models FROM tfm.models WHERE name = 'bad';
 SELECT count(*) AS bad_tokenizers FROM tfm.tokenizer_list WHERE name = 'bad';
 
-SELECT count(tfm_drop_model(name)) AS dropped FROM tfm.models WHERE name LIKE 'g\_%' OR name IN ('st_llama', 'q_twin');
-SELECT count(tfm_tokenizer_drop(name)) AS dropped FROM tfm.tokenizer_list WHERE name LIKE 'g\_%' OR name = 'st_llama';
+SELECT count(tfm_drop_model(name)) AS dropped FROM tfm.models WHERE name LIKE 'g\_%' OR name IN ('st_llama', 'q_twin', 'st_gpt2');
+SELECT count(tfm_tokenizer_drop(name)) AS dropped FROM tfm.tokenizer_list WHERE name LIKE 'g\_%' OR name IN ('st_llama', 'st_gpt2');

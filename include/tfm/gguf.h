@@ -1,8 +1,8 @@
 /*
  * tfm/gguf.h: a strict reader of GGUF files (llama.cpp's format, versions 2
- * and 3), their block formats made float32, and the llama architecture's
- * tensors and metadata mapped onto tfm's Hugging Face Llama import (plain
- * C, no postgres.h).
+ * and 3), their block formats made float32, and the llama and gpt2
+ * architectures' tensors and metadata mapped onto tfm's Hugging Face
+ * import (plain C, no postgres.h).
  *
  * The format (ggml's docs/gguf.md), little-endian throughout:
  *   "GGUF", uint32 version, uint64 tensor count, uint64 metadata count;
@@ -144,46 +144,49 @@ const char *tfm_gguf_type_name(uint32_t type);
 int			tfm_gguf_to_f32(float *out, const uint8_t *src, uint32_t type, uint64_t n);
 bool		tfm_gguf_kept(uint32_t type);
 
-/* ---- the llama architecture (gguf_llama.c) ---------------------------------- */
+/* ---- architectures (gguf_model.c: llama; gguf_gpt2.c: gpt2) -------------- */
 /*
- * The hyper-parameters of a llama GGUF file as a Hugging Face Llama's
- * (arch TFM_HF_LLAMA), checked against the tensors' shapes: TFM_OK, or
- * TFM_EUNSUPPORTED (another architecture, rope scaling) / TFM_EBADFILE
- * (missing or inconsistent metadata) with a message.  A context_length
- * above TFM_LEN_MAX is capped (*capped set to the file's).
+ * The hyper-parameters of a llama or gpt2 GGUF file as a Hugging Face
+ * Llama's or GPT-2's (arch TFM_HF_LLAMA, TFM_HF_GPT2; vocab from
+ * token_embd.weight's rows; tied when the file has no output.weight):
+ * TFM_OK, or TFM_EUNSUPPORTED (another architecture, rope scaling,
+ * experts) / TFM_EBADFILE (missing or inconsistent metadata) with a
+ * message.  A llama's context_length above TFM_LEN_MAX is capped (*capped
+ * set to the file's).
  */
-int			tfm_gguf_llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f,
-								  tfm_status *st);
+int			tfm_gguf_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f,
+							tfm_status *st);
 /*
- * The Hugging Face name of a llama GGUF tensor ("blk.3.attn_q.weight" ->
- * "model.layers.3.self_attn.q_proj.weight") into name (cap bytes): TFM_OK
- * or TFM_EBADFILE for a name the architecture does not have.
+ * The Hugging Face name of a GGUF tensor of p's architecture
+ * ("blk.3.attn_q.weight" -> "model.layers.3.self_attn.q_proj.weight") into
+ * name (cap bytes): TFM_OK or TFM_EBADFILE for a name it does not have.
  */
-int			tfm_gguf_llama_name(char *name, size_t cap, const tfm_gguf_tensor *t,
-								tfm_status *st);
+int			tfm_gguf_hf_name(char *name, size_t cap, const tfm_hf_params *p,
+							 const tfm_gguf_tensor *t, tfm_status *st);
 /*
- * Tensor t's values (its bytes in src) as the Hugging Face tensor: float32
- * in (out, in) row-major order, the rows of attn_q / attn_k put back from
- * llama.cpp's rope order (heads / kv_heads of p).  out holds t->n_values;
- * fills sh with a float32 safetensors description of it for
+ * Tensor t's values (its bytes in src) as the Hugging Face tensor, float32:
+ * a llama's attn_q / attn_k rows put back from llama.cpp's rope order
+ * (heads / kv_heads of p), a gpt2's Conv1D weights transposed back to (in,
+ * out), others as they are ((out, in) row-major for a matrix).  out holds
+ * t->n_values; fills sh with a float32 safetensors description of it for
  * tfm_hf_load_tensor.
  */
-int			tfm_gguf_llama_tensor(float *out, tfm_st_tensor *sh, const tfm_gguf_tensor *t,
-								  const uint8_t *src, const tfm_hf_params *p, tfm_status *st);
-
+int			tfm_gguf_tensor_f32(float *out, tfm_st_tensor *sh, const tfm_gguf_tensor *t,
+								const uint8_t *src, const tfm_hf_params *p, tfm_status *st);
 /*
  * Before anything is allocated: every tensor of f is one of the map's (by
  * its Hugging Face name) with its shape, and every required one is there.
  * With the parser's bounds this guarantees the file's bytes back the model.
  */
-int			tfm_gguf_llama_check(tfm_hf_map *map, const tfm_gguf_file *f, tfm_status *st);
+int			tfm_gguf_check(tfm_hf_map *map, const tfm_hf_params *p, const tfm_gguf_file *f,
+						   tfm_status *st);
 /*
  * Tensor t (its bytes in src) converted and stored in m through the Hugging
- * Face Llama map (shape, seen once, NaN refused): TFM_OK, or an error
- * naming the tensor.
+ * Face map (shape, seen once, NaN refused): TFM_OK, or an error naming the
+ * tensor.
  */
-int			tfm_gguf_llama_load(tfm_model *m, tfm_hf_map *map, const tfm_hf_params *p,
-								const tfm_gguf_tensor *t, const uint8_t *src, tfm_status *st);
+int			tfm_gguf_load(tfm_model *m, tfm_hf_map *map, const tfm_hf_params *p,
+						  const tfm_gguf_tensor *t, const uint8_t *src, tfm_status *st);
 
 /* ---- the tokenizer (gguf_tokenizer.c) --------------------------------------- */
 /*

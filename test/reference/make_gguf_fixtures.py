@@ -17,6 +17,11 @@ Writes into test/fixtures/gguf/:
     byte-level BPE (tokenizer.ggml.model "gpt2", pre "llama-bpe": tokens in
     GPT-2's byte mapping, added tokens as their text with type 3
     (control), merges "a b");
+  gpt2_f32.gguf, gpt2_q8_0.gguf: test/fixtures/hf_gpt2 as llama.cpp's
+    converter writes a GPT2LMHeadModel (gpt2.* metadata, the Conv1D
+    weights transposed to (out, in), tokenizer "gpt2" with pre "gpt-2");
+    the F32 file without output.weight (tied, as the checkpoint), the Q8_0
+    one with it, as the converter repeats the tied head;
   reference.txt: per file and tensor, the FNV-1a 64 hash of the float32
     values this script's dequantization gives, in Hugging Face's layout
     (rows of q and k un-permuted): "file tensor hash n_values".
@@ -306,6 +311,51 @@ def gpt2_tokenizer_meta(tok):
             ("tokenizer.ggml.add_bos_token", True)], n
 
 
+def gpt2_file(path, cfg, sd, kind, ref, with_output):
+    name = os.path.basename(path)
+    tok = json.load(open("test/fixtures/hf_gpt2/tokenizer.json"))
+    tmeta, n = gpt2_tokenizer_meta(tok)
+    tmeta = [(k, v) for k, v in tmeta if not k.startswith(("tokenizer.ggml.pre", "tokenizer.ggml.bos",
+                                                           "tokenizer.ggml.eos", "tokenizer.ggml.add_bos"))]
+    tmeta += [("tokenizer.ggml.pre", "gpt-2"), ("tokenizer.ggml.bos_token_id", 319),
+              ("tokenizer.ggml.eos_token_id", 319)]
+    d = cfg["n_embd"]
+    meta = [("general.architecture", "gpt2"), ("general.name", "tfm-test-gpt2"),
+            ("gpt2.block_count", cfg["n_layer"]), ("gpt2.context_length", cfg["n_ctx"]),
+            ("gpt2.embedding_length", d), ("gpt2.feed_forward_length", 4 * d),
+            ("gpt2.attention.head_count", cfg["n_head"]),
+            ("gpt2.attention.layer_norm_epsilon", float(cfg["layer_norm_epsilon"]))] + tmeta
+    tensors = []
+
+    def put(gname, w, conv1d=False):
+        hf = w
+        w = w.T.copy() if conv1d else w
+        if w.ndim == 2 and w.shape[1] % 32 == 0 and kind != F32:
+            t, raw, deq = encode(kind, w)
+        else:
+            t, raw, deq = encode(F32, w)
+        deq = deq.reshape(w.shape)
+        tensors.append((gname, t, list(reversed(w.shape)), raw))
+        ref.append("%s %s %016x %d" % (name, gname, fnv(deq.T if conv1d else deq), hf.size))
+
+    put("token_embd.weight", sd["transformer.wte.weight"])
+    put("position_embd.weight", sd["transformer.wpe.weight"])
+    for i in range(cfg["n_layer"]):
+        p, b = "transformer.h.%d." % i, "blk.%d." % i
+        for hf, g in (("ln_1", "attn_norm"), ("ln_2", "ffn_norm")):
+            put(b + g + ".weight", sd[p + hf + ".weight"])
+            put(b + g + ".bias", sd[p + hf + ".bias"])
+        for hf, g in (("attn.c_attn", "attn_qkv"), ("attn.c_proj", "attn_output"),
+                      ("mlp.c_fc", "ffn_up"), ("mlp.c_proj", "ffn_down")):
+            put(b + g + ".weight", sd[p + hf + ".weight"], conv1d=True)
+            put(b + g + ".bias", sd[p + hf + ".bias"])
+    put("output_norm.weight", sd["transformer.ln_f.weight"])
+    put("output_norm.bias", sd["transformer.ln_f.bias"])
+    if with_output:
+        put("output.weight", sd["transformer.wte.weight"])
+    gw.write_gguf(path, meta, tensors)
+
+
 def llama_file(path, cfg, sd, kind, tok_meta, ref):
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     name = os.path.basename(path)
@@ -400,6 +450,12 @@ def main():
         tsd[k] = (1.0 + 0.1 * rng.standard_normal(s) if len(s) == 1 else 0.2 * rng.standard_normal(s)).astype(f32)
     tsd["lm_head.weight"] = (0.2 * rng.standard_normal((n, 16))).astype(f32)
     llama_file(os.path.join(OUT, "llama3_tok.gguf"), tcfg, tsd, F32, l3meta, ref)
+
+    # GPT-2, as llama.cpp converts a GPT2LMHeadModel
+    gcfg = json.load(open("test/fixtures/hf_gpt2/config.json"))
+    gsd = read_safetensors("test/fixtures/hf_gpt2/model.safetensors")
+    gpt2_file(os.path.join(OUT, "gpt2_f32.gguf"), gcfg, gsd, F32, ref, False)
+    gpt2_file(os.path.join(OUT, "gpt2_q8_0.gguf"), gcfg, gsd, Q8_0, ref, True)
     with open(OUT + "/reference.txt", "w") as fh:
         fh.write("\n".join(ref) + "\n")
 

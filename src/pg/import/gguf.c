@@ -1,12 +1,12 @@
 /*
- * gguf.c — a llama GGUF file made a tfm model (tfm_import_gguf,
+ * gguf.c — a llama or gpt2 GGUF file made a tfm model (tfm_import_gguf,
  * tfm_import_gguf_file): the header parsed strictly by the core
- * (tfm/gguf.h), its metadata made the config of a Hugging Face Llama, then
- * the same import as a checkpoint's (import/model.c): every tensor read
+ * (tfm/gguf.h), its metadata made the config of a Hugging Face Llama or
+ * GPT-2, then the same import as a checkpoint's (import/model.c): every tensor read
  * one at a time, converted to float32 (every GGUF type tfm reads is
  * converted at import: no tfm kernel runs a block format as it is yet) and
- * stored through the Llama map, and the "llama" tokenizer of the metadata
- * stored under the model's name.
+ * stored through the architecture's map, and the tokenizer of the metadata
+ * ("llama" or "gpt2") stored under the model's name.
  *
  * A bytea is read in place; a server file through its descriptor, the
  * header first (growing up to TFM_GGUF_MAX_HEADER bytes), then each
@@ -88,7 +88,7 @@ static void
 gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 {
 	GgufSource *s = arg;
-	tfm_hf_map *map = tfm_hf_map_create(TFM_HF_LLAMA, &hc->cfg);
+	tfm_hf_map *map = tfm_hf_map_create(hc->p.arch, &hc->cfg);
 	TfmGuard   *gm;
 	uint8	   *buf = NULL;
 	size_t		cap = 0;
@@ -111,7 +111,7 @@ gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 			buf = palloc_extended(t->bytes, MCXT_ALLOC_HUGE);
 			cap = t->bytes;
 		}
-		tfm_raise(tfm_gguf_llama_load(m, map, &s->p, t, tfm_file_read(&s->file, off, t->bytes, buf), &st), &st,
+		tfm_raise(tfm_gguf_load(m, map, &s->p, t, tfm_file_read(&s->file, off, t->bytes, buf), &st), &st,
 				  psprintf("cannot import %s", s->what));
 	}
 	if (tfm_hf_finish(m, map, err, sizeof(err)) != 0)
@@ -189,7 +189,7 @@ import_source(const char *name, GgufSource *s, bool tokenizer, tfm_task *task)
 	const char *bad;
 
 	parse_header(s);
-	tfm_raise(tfm_gguf_llama_params(&s->p, &capped, s->f, &st), &st,
+	tfm_raise(tfm_gguf_params(&s->p, &capped, s->f, &st), &st,
 			  psprintf("cannot import %s", s->what));
 	if (capped)
 		ereport(NOTICE,
@@ -201,21 +201,21 @@ import_source(const char *name, GgufSource *s, bool tokenizer, tfm_task *task)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot import %s: %s", s->what, bad),
-				 errdetail("The names are config.json's; the file's llama.* metadata gave them.")));
+				 errdetail("The names are config.json's; the file's metadata gave them.")));
 	/* every tensor's name and shape checked before the model is built */
 	{
-		tfm_hf_map *map = tfm_hf_map_create(TFM_HF_LLAMA, &hc.cfg);
+		tfm_hf_map *map = tfm_hf_map_create(hc.p.arch, &hc.cfg);
 		int			rc;
 
 		if (!map)
 			tfm_raise_code(TFM_ENOMEM, "out of memory");
-		rc = tfm_gguf_llama_check(map, s->f, &st);
+		rc = tfm_gguf_check(map, &hc.p, s->f, &st);
 		tfm_hf_map_free(map);
 		tfm_raise(rc, &st, psprintf("cannot import %s", s->what));
 	}
 	hc.bos_id = special_id(s, "tokenizer.ggml.bos_token_id", hc.cfg.vocab);
 	hc.eos_id = special_id(s, "tokenizer.ggml.eos_token_id", hc.cfg.vocab);
-	hc.model_type = "llama (gguf)";
+	hc.model_type = hc.p.arch == TFM_HF_GPT2 ? "gpt2 (gguf)" : "llama (gguf)";
 	memset(&steps, 0, sizeof(steps));
 	steps.what = s->what;
 	steps.bytes = s->file.size;
