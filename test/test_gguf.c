@@ -710,5 +710,6 @@ main(void)
 	test_refusals();
 	test_fuzz("gguf/llama_bf16.gguf");	/* a "llama" tokenizer */
 	test_fuzz("gguf/llama3_tok.gguf");	/* a "gpt2" one */
+	test_fuzz("gguf/gpt2_q8_0.gguf");	/* the gpt2 architecture, Q8_0 blocks */
 	return check_summary("test_gguf");
 }

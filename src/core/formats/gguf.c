@@ -2,9 +2,10 @@
  * gguf.c — the strict GGUF header parser (tfm/gguf.h): every count, length
  * and offset checked against the bytes given before it is used, then the
  * tensors' data checked against the file (aligned, in bounds, no overlap),
- * and the typed metadata getters.
+ * and the typed metadata getters (and two helpers of the architectures).
  */
 #include "tfm/gguf.h"
+#include "gguf_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -575,4 +576,30 @@ tfm_gguf_next_str(const uint8_t *p, const char **s, size_t *len)
 	*len = (size_t) le64(p);
 	*s = (const char *) p + 8;
 	return p + 8 + *len;
+}
+
+/* an integer key within lo..hi */
+int
+tfm_gguf_get_range(int *v, const tfm_gguf_file *f, const char *key, bool required, int64_t lo,
+		  int64_t hi, tfm_status *st)
+{
+	int64_t		x = *v;
+	int			rc = tfm_gguf_get_int(&x, f, key, required, st);
+
+	if (rc)
+		return rc;
+	if (x < lo || x > hi)
+		return tfm_status_set(st, TFM_EBADFILE, "metadata \"%s\" is %lld (%lld to %lld)", key,
+							  (long long) x, (long long) lo, (long long) hi);
+	*v = (int) x;
+	return TFM_OK;
+}
+
+const tfm_gguf_tensor *
+tfm_gguf_find_tensor(const tfm_gguf_file *f, const char *name)
+{
+	for (uint64_t i = 0; i < f->n_tensors; i++)
+		if (strcmp(f->tensors[i].name, name) == 0)
+			return &f->tensors[i];
+	return NULL;
 }

@@ -1,7 +1,7 @@
 /*
  * gguf_internal.h — what the GGUF importer's files share (not a public
- * API): metadata helpers of gguf_model.c and the gpt2 architecture of
- * gguf_gpt2.c.
+ * API): metadata helpers of gguf.c and the gpt2 architecture of
+ * gguf_gpt2.c, for gguf_model.c.
  */
 #ifndef TFM_GGUF_INTERNAL_H
 #define TFM_GGUF_INTERNAL_H

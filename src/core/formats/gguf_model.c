@@ -17,32 +17,6 @@
 #include "tfm/limits.h"
 #include "gguf_internal.h"
 
-/* an integer key within lo..hi */
-int
-tfm_gguf_get_range(int *v, const tfm_gguf_file *f, const char *key, bool required, int64_t lo,
-		  int64_t hi, tfm_status *st)
-{
-	int64_t		x = *v;
-	int			rc = tfm_gguf_get_int(&x, f, key, required, st);
-
-	if (rc)
-		return rc;
-	if (x < lo || x > hi)
-		return tfm_status_set(st, TFM_EBADFILE, "metadata \"%s\" is %lld (%lld to %lld)", key,
-							  (long long) x, (long long) lo, (long long) hi);
-	*v = (int) x;
-	return TFM_OK;
-}
-
-const tfm_gguf_tensor *
-tfm_gguf_find_tensor(const tfm_gguf_file *f, const char *name)
-{
-	for (uint64_t i = 0; i < f->n_tensors; i++)
-		if (strcmp(f->tensors[i].name, name) == 0)
-			return &f->tensors[i];
-	return NULL;
-}
-
 /* llama.*: a Hugging Face Llama's hyper-parameters */
 static int
 llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, tfm_status *st)
