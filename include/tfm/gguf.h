@@ -194,7 +194,7 @@ int			tfm_gguf_load(tfm_model *m, tfm_hf_map *map, const tfm_hf_params *p,
  * llama.cpp's SPM tokenizer ranks them: every split of a piece into two
  * pieces of the vocabulary, pieces in order of score (highest first, then
  * id); pairs of ids (left, right) into *merge_lr (malloc'd), their count in
- * *n_merges.  Pieces of types other than normal (1) and user-defined (4)
+ * *n_merges (at most TFM_TOK_MAX_VOCAB_SIZE, else TFM_ELIMIT).  Pieces of types other than normal (1) and user-defined (4)
  * make no merges.
  */
 int			tfm_gguf_spm_merges(int32_t **merge_lr, int32_t *n_merges,

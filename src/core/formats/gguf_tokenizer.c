@@ -128,6 +128,14 @@ tfm_gguf_spm_merges(int32_t **merge_lr, int32_t *n_merges, const uint8_t *const 
 			r = l < 0 ? -1 : table_get(&t, p + cut, lens[id] - cut);
 			if (r < 0)
 				continue;
+			if (n_out == (size_t) TFM_TOK_MAX_VOCAB_SIZE)
+			{
+				free(t.slot);
+				free(order);
+				free(out);
+				return tfm_status_set(st, TFM_ELIMIT, "the vocabulary's pieces make more than %d merges",
+									  TFM_TOK_MAX_VOCAB_SIZE);
+			}
 			if (n_out == out_cap)
 			{
 				size_t		nc = out_cap ? 2 * out_cap : 1024;
