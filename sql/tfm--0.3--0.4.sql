@@ -486,3 +486,22 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'tfm_create_model' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL means "the default"
 COMMENT ON FUNCTION tfm_create_model IS
   'create a model (classify, lm or seq2seq) with initialised weights; a classifier''s truncation (head_tail, head or tail) says which tokens of a long input it trains on and reads';
+
+-- ---------------------------------------------------------------------------
+-- GGUF (llama.cpp's files): a llama or gpt2 GGUF file becomes a tfm model,
+-- its tokenizer stored under the model's name; F32, F16, BF16, Q8_0,
+-- Q4_0, Q4_K and Q6_K tensors, all converted to float32 at import
+-- (src/pg/import/gguf.c)
+
+CREATE FUNCTION tfm_import_gguf(name text, gguf bytea, tokenizer boolean DEFAULT true,
+                                OUT model text, OUT model_task text, OUT parameters bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tfm_import_gguf' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL gets an error
+COMMENT ON FUNCTION tfm_import_gguf(text, bytea, boolean) IS
+  'import a llama or gpt2 GGUF file''s contents (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K tensors, converted to float32) as a model, with the tokenizer of its metadata';
+CREATE FUNCTION tfm_import_gguf_file(name text, path text, tokenizer boolean DEFAULT true,
+                                     OUT model text, OUT model_task text, OUT parameters bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tfm_import_gguf_file' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL gets an error
+COMMENT ON FUNCTION tfm_import_gguf_file(text, text, boolean) IS
+  'import a llama or gpt2 GGUF file of the server (superuser or pg_read_server_files) as a model, with the tokenizer of its metadata';

@@ -62,6 +62,10 @@ int			tfm_status_set(tfm_status *st, int code, const char *fmt,...)
 /* length of the longest prefix of s[0 .. n) that ends on a UTF-8 boundary */
 size_t		tfm_utf8_cut(const char *s, size_t n);
 
+/* length of the strict UTF-8 sequence at s (n > 0 bytes left: no
+ * overlongs, surrogates or values past U+10FFFF), or 0 if there is none */
+size_t		tfm_utf8_seq(const unsigned char *s, size_t n);
+
 /* st's message, or the code's name when it has none */
 const char *tfm_status_msg(const tfm_status *st, int code);
 

@@ -155,45 +155,6 @@ st_members(reader *r, st_member_fn member, void *ctx)
 	return more == 0 ? TFM_OK : TFM_EBADFILE;
 }
 
-/* length of the strict UTF-8 sequence at s (n > 0 bytes left), or 0 */
-static size_t
-utf8_seq(const uint8_t *s, size_t n)
-{
-	uint8_t		c = s[0],
-				lo = 0x80,
-				hi = 0xBF;
-	size_t		len;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xC2 && c <= 0xDF)
-		len = 2;
-	else if (c >= 0xE0 && c <= 0xEF)
-	{
-		len = 3;
-		if (c == 0xE0)
-			lo = 0xA0;			/* no overlongs */
-		else if (c == 0xED)
-			hi = 0x9F;			/* no surrogates */
-	}
-	else if (c >= 0xF0 && c <= 0xF4)
-	{
-		len = 4;
-		if (c == 0xF0)
-			lo = 0x90;
-		else if (c == 0xF4)
-			hi = 0x8F;			/* <= U+10FFFF */
-	}
-	else
-		return 0;
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if ((s[i] & 0xC0) != 0x80)
-			return 0;
-	return len;
-}
-
 /* four hex digits at r->p -> *v */
 static int
 hex4(reader *r, unsigned *v)
@@ -316,7 +277,7 @@ st_read_string(reader *r, const char **s, size_t *len)
 		}
 		else
 		{
-			size_t		n = utf8_seq(r->p, (size_t) (r->end - r->p));
+			size_t		n = tfm_utf8_seq(r->p, (size_t) (r->end - r->p));
 
 			if (n == 0)
 				return st_syntax(r, "invalid UTF-8 in a string");

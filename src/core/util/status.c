@@ -3,6 +3,7 @@
  * names and the filling of a tfm_status.
  */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "tfm/status.h"
@@ -81,4 +82,43 @@ const char *
 tfm_status_msg(const tfm_status *st, int code)
 {
 	return st && st->msg[0] ? st->msg : tfm_code_name(code);
+}
+
+/* length of the strict UTF-8 sequence at s (n > 0 bytes left), or 0 */
+size_t
+tfm_utf8_seq(const uint8_t *s, size_t n)
+{
+	uint8_t		c = s[0],
+				lo = 0x80,
+				hi = 0xBF;
+	size_t		len;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		len = 2;
+	else if (c >= 0xE0 && c <= 0xEF)
+	{
+		len = 3;
+		if (c == 0xE0)
+			lo = 0xA0;			/* no overlongs */
+		else if (c == 0xED)
+			hi = 0x9F;			/* no surrogates */
+	}
+	else if (c >= 0xF0 && c <= 0xF4)
+	{
+		len = 4;
+		if (c == 0xF0)
+			lo = 0x90;
+		else if (c == 0xF4)
+			hi = 0x8F;			/* <= U+10FFFF */
+	}
+	else
+		return 0;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if ((s[i] & 0xC0) != 0x80)
+			return 0;
+	return len;
 }

@@ -95,6 +95,8 @@ void		tfm_weights_close(TfmWeightSource *src);
 /* the bytes of its files (as of their last look) */
 uint64		tfm_weights_bytes(const TfmWeightSource *src);
 
+/* len bytes at off of f: into buf from its descriptor, or in place in its memory */
+const uint8 *tfm_file_read(TfmWeightFile *f, uint64 off, size_t len, uint8 *buf);
 /* a regular server file opened (-1 if absent and optional), its size in *size */
 int			tfm_open_server_file(const char *path, bool optional, uint64 *size);
 /* a whole server file of at most limit bytes, NUL-terminated (NULL if absent and optional) */
@@ -107,6 +109,32 @@ char	   *tfm_read_server_file(const char *path, bool optional, uint64 limit, siz
  */
 int64		tfm_hf_import_model(const char *name, Jsonb *config, TfmWeightSource *src,
 								Jsonb *tokenizer, const char *task, tfm_task *imported_task);
+
+/*
+ * How an import gets its weights and tokenizer (model.c runs them in
+ * order: checks, the model built, load, tokenizer stored and its specials
+ * checked, the model stored): a Hugging Face checkpoint's, a GGUF file's.
+ */
+typedef struct TfmImportSteps
+{
+	const char *what;			/* the weights, for messages */
+	uint64		bytes;			/* their size ... */
+	bool		check_bytes;	/* ... checked against 2 bytes a value */
+	void		(*load) (tfm_model *m, const TfmHfConfig *hc, void *arg);
+	/* NULL: no tokenizer; else store it as name, its specials in sp (INT_MAX: unknown) */
+	void		(*tokenizer) (const char *name, const TfmHfConfig *hc, void *arg, int32 *sp);
+	void	   *arg;
+} TfmImportSteps;
+
+/* a checkpoint whose config is made (hc) imported as model name */
+int64		tfm_hf_import_built(const char *name, TfmHfConfig *hc, const TfmImportSteps *steps,
+								tfm_task *imported_task);
+
+/* a llama GGUF file (gguf.c): a bytea's bytes, or a server file */
+int64		tfm_gguf_import_bytes(const char *name, const uint8 *data, uint64 size, bool tokenizer,
+								  tfm_task *imported_task);
+int64		tfm_gguf_import_file(const char *name, const char *path, bool tokenizer,
+								 tfm_task *imported_task);
 
 /* small jsonb helpers (config.c) */
 JsonbValue *tfm_jget(JsonbContainer *c, const char *key, JsonbValue *buf);

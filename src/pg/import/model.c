@@ -44,13 +44,14 @@ check_task(const TfmHfConfig *hc, const char *task)
  * against the vocabulary, before the model is built.
  */
 static void
-check_size(const char *name, const TfmHfConfig *hc, const TfmWeightSource *src, bool tokenizer)
+check_size(const char *name, const TfmHfConfig *hc, const TfmImportSteps *steps)
 {
 	const tfm_config *c = &hc->cfg;
 	int64		n_params = tfm_config_params(c);
 	tfm_hf_map *map = tfm_hf_map_create(hc->p.arch, c);
 	uint64		need,
-				have = tfm_weights_bytes(src);
+				have = steps->bytes;
+	bool		tokenizer = steps->tokenizer != NULL;
 
 	if (!map)
 		tfm_raise_code(TFM_ENOMEM, "out of memory");
@@ -58,10 +59,10 @@ check_size(const char *name, const TfmHfConfig *hc, const TfmWeightSource *src, 
 	tfm_hf_map_free(map);
 	tfm_check_max_parameters(n_params, name);
 	/* (a sharded checkpoint's headers were checked against its index already) */
-	if (!src->index && have < need)
+	if (steps->check_bytes && have < need)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s of %llu bytes cannot hold model \"%s\"", src->what,
+				 errmsg("%s of %llu bytes cannot hold model \"%s\"", steps->what,
 						(unsigned long long) have, name),
 				 errdetail("Its config.json implies " INT64_FORMAT " parameters: the required "
 						   "tensors take at least %llu bytes (2 a value).",
@@ -87,15 +88,12 @@ known_or_zero(int32 id)
 	return id == INT_MAX ? 0 : id;
 }
 
-/* tokenizer.json stored as tokenizer name; its specials checked against the model */
+/* the stored tokenizer's specials (sp) checked against the model */
 static void
-import_tokenizer(const char *name, const TfmHfConfig *hc, Jsonb *tokenizer)
+check_tokenizer(const char *name, const TfmHfConfig *hc, const int32 *sp)
 {
 	const tfm_config *c = &hc->cfg;
-	int32		sp[TFM_TOK_N_SPECIALS];
 	TfmSpecials tsp;
-
-	tfm_hf_import_tokenizer(name, tokenizer, c->vocab, sp);
 
 	/*
 	 * An encoder reads text as the post-processor's [CLS] text [SEP]
@@ -166,13 +164,11 @@ store_model(const char *name, const TfmHfConfig *hc, const tfm_model *m, bool to
 	tfm_catalog_save(&row, m, 0);
 }
 
-int64
-tfm_hf_import_model(const char *name, Jsonb *config, TfmWeightSource *src, Jsonb *tokenizer,
-					const char *task, tfm_task *imported_task)
+/* a model of that name may be imported */
+static void
+check_new(const char *name)
 {
-	TfmHfConfig hc;
 	TfmModelRow row;
-	tfm_model  *m;
 
 	tfm_check_writable("import", name);
 	tfm_check_new_model_name(name);
@@ -181,17 +177,69 @@ tfm_hf_import_model(const char *name, Jsonb *config, TfmWeightSource *src, Jsonb
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("model \"%s\" already exists", name),
 				 errhint("Drop it first with tfm_drop_model('%s').", name)));
-	tfm_hf_parse_config(config, &hc);
-	check_task(&hc, task);
-	check_size(name, &hc, src, tokenizer != NULL);
+}
+
+int64
+tfm_hf_import_built(const char *name, TfmHfConfig *hc, const TfmImportSteps *steps,
+					tfm_task *imported_task)
+{
+	tfm_model  *m;
+
+	check_new(name);
+	check_size(name, hc, steps);
 
 	/* weights first: a bad file stores nothing */
 	/* a head the checkpoint lacks (a base encoder's cls.*) starts from tfm's init */
-	m = tfm_model_new(&hc.cfg, name, TFM_SEED_DEFAULT);
-	tfm_weights_load(m, &hc, src);
-	if (tokenizer)
-		import_tokenizer(name, &hc, tokenizer);
-	store_model(name, &hc, m, tokenizer != NULL);
-	*imported_task = hc.cfg.task;
+	m = tfm_model_new(&hc->cfg, name, TFM_SEED_DEFAULT);
+	steps->load(m, hc, steps->arg);
+	if (steps->tokenizer)
+	{
+		int32		sp[TFM_TOK_N_SPECIALS];
+
+		steps->tokenizer(name, hc, steps->arg, sp);
+		check_tokenizer(name, hc, sp);
+	}
+	store_model(name, hc, m, steps->tokenizer != NULL);
+	*imported_task = hc->cfg.task;
 	return (int64) m->n_params;
+}
+
+/* a safetensors source's steps */
+typedef struct HfArgs
+{
+	TfmWeightSource *src;
+	Jsonb	   *tokenizer;
+} HfArgs;
+
+static void
+hf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
+{
+	tfm_weights_load(m, hc, ((HfArgs *) arg)->src);
+}
+
+static void
+hf_tokenizer(const char *name, const TfmHfConfig *hc, void *arg, int32 *sp)
+{
+	tfm_hf_import_tokenizer(name, ((HfArgs *) arg)->tokenizer, hc->cfg.vocab, sp);
+}
+
+int64
+tfm_hf_import_model(const char *name, Jsonb *config, TfmWeightSource *src, Jsonb *tokenizer,
+					const char *task, tfm_task *imported_task)
+{
+	TfmHfConfig hc;
+	HfArgs		args = {src, tokenizer};
+	TfmImportSteps steps;
+
+	check_new(name);
+	tfm_hf_parse_config(config, &hc);
+	check_task(&hc, task);
+	memset(&steps, 0, sizeof(steps));
+	steps.what = src->what;
+	steps.bytes = tfm_weights_bytes(src);
+	steps.check_bytes = src->index == NULL;
+	steps.load = hf_load;
+	steps.tokenizer = tokenizer ? hf_tokenizer : NULL;
+	steps.arg = &args;
+	return tfm_hf_import_built(name, &hc, &steps, imported_task);
 }

@@ -63,8 +63,8 @@ tfm_open_server_file(const char *path, bool optional, uint64 *size)
 }
 
 /* read len bytes at off into buf (or point into memory) */
-static const uint8 *
-file_read(TfmWeightFile *f, uint64 off, size_t len, uint8 *buf)
+const uint8 *
+tfm_file_read(TfmWeightFile *f, uint64 off, size_t len, uint8 *buf)
 {
 	size_t		done = 0;
 
@@ -108,7 +108,7 @@ tfm_read_server_file(const char *path, bool optional, uint64 limit, size_t *len)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("file \"%s\" is larger than %llu bytes", path, (unsigned long long) limit)));
 	buf = palloc_extended(f.size + 1, MCXT_ALLOC_HUGE);
-	file_read(&f, 0, f.size, (uint8 *) buf);
+	tfm_file_read(&f, 0, f.size, (uint8 *) buf);
 	buf[f.size] = '\0';
 	CloseTransientFile(f.fd);
 	*len = f.size;
@@ -164,12 +164,12 @@ file_begin(TfmWeightSource *src, int i, uint8 *found, uint64 *bytes)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid safetensors %s: %llu bytes is too short", f->what,
 						(unsigned long long) f->size)));
-	tfm_raise(tfm_st_header_length(&hlen, file_read(f, 0, TFM_ST_PREFIX, prefix), TFM_ST_PREFIX,
+	tfm_raise(tfm_st_header_length(&hlen, tfm_file_read(f, 0, TFM_ST_PREFIX, prefix), TFM_ST_PREFIX,
 								   f->size, &err),
 			  &err, psprintf("invalid safetensors %s", f->what));
 	if (!f->mem)
 		hbuf = palloc_extended(hlen, MCXT_ALLOC_HUGE);
-	hdr = file_read(f, TFM_ST_PREFIX, hlen, hbuf);
+	hdr = tfm_file_read(f, TFM_ST_PREFIX, hlen, hbuf);
 	tfm_raise(tfm_st_parse_header(&f->st, hdr, hlen, f->size, &err),
 			  &err, psprintf("invalid safetensors %s", f->what));
 	f->st_guard = tfm_guard(free_st, f->st);
@@ -343,7 +343,7 @@ tfm_weights_load(tfm_model *m, const TfmHfConfig *hc, TfmWeightSource *src)
 			}
 			/* buffers (the old causal masks) are checked by shape only: not read */
 			vals = e->use == TFM_HF_BUFFER ? NULL :
-				file_read(wf, f->data_start + t->begin, len, tbuf);
+				tfm_file_read(wf, f->data_start + t->begin, len, tbuf);
 			if (tfm_hf_load_tensor(m, map, e, t, vals, msg, sizeof(msg)) != 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -2,7 +2,8 @@
  * import.c — tfm_import and tfm_import_files: a published Hugging Face
  * checkpoint (config.json, model.safetensors, tokenizer.json) becomes a tfm
  * model owned by the caller, with its tokenizer stored under the model's
- * name.  tfm never fetches anything: the files are the caller's.
+ * name; tfm_import_gguf and tfm_import_gguf_file the same from a llama GGUF
+ * file (import/gguf.c).  tfm never fetches anything: the files are the caller's.
  *
  * The import itself is import/model.c's; the weights come through a
  * TfmWeightSource (import/weights.c), so that a bytea in memory, a server
@@ -32,13 +33,10 @@
 
 #define TFM_MAX_JSON_FILE ((uint64) 512 * 1024 * 1024)	/* config / tokenizer.json */
 
-/* the imported model as tfm_import's row (name, task, parameters) */
+/* an imported model as tfm_import's row (name, task, parameters) */
 static Datum
-import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeightSource *src,
-			 Jsonb *tokenizer, const char *task)
+result_row(FunctionCallInfo fcinfo, const char *name, tfm_task imported_task, int64 n_params)
 {
-	tfm_task	imported_task;
-	int64		n_params = tfm_hf_import_model(name, config, src, tokenizer, task, &imported_task);
 	TupleDesc	tupdesc;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
@@ -49,6 +47,30 @@ import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeight
 	values[1] = CStringGetTextDatum(tfm_task_name(imported_task));
 	values[2] = Int64GetDatum(n_params);
 	return HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls));
+}
+
+static Datum
+import_model(FunctionCallInfo fcinfo, const char *name, Jsonb *config, TfmWeightSource *src,
+			 Jsonb *tokenizer, const char *task)
+{
+	tfm_task	imported_task;
+	int64		n_params = tfm_hf_import_model(name, config, src, tokenizer, task, &imported_task);
+
+	return result_row(fcinfo, name, imported_task, n_params);
+}
+
+/* only superusers and pg_read_server_files read server files (a "directory"
+ * or a "file"; whose: "files'" or "file's"; alternative: the bytes' function) */
+static void
+check_server_files(const char *what, const char *whose, const char *alternative)
+{
+	if (!superuser() && !has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to read server files"),
+				 errdetail("Only superusers and roles with privileges of pg_read_server_files "
+						   "may import from a server %s; others can pass the %s contents to %s.",
+						   what, whose, alternative)));
 }
 
 PG_FUNCTION_INFO_V1(tfm_import);
@@ -92,13 +114,7 @@ tfm_import_files(PG_FUNCTION_ARGS)
 			   *tokenizer;
 	char	   *dir = tfm_text_arg(fcinfo, 1, "directory");
 
-	if (!superuser() && !has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to read server files"),
-				 errdetail("Only superusers and roles with privileges of pg_read_server_files "
-						   "may import from a server directory; others can pass the files' "
-						   "contents to tfm_import.")));
+	check_server_files("directory", "files'", "tfm_import");
 	if (!is_absolute_path(dir))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -110,6 +126,42 @@ tfm_import_files(PG_FUNCTION_ARGS)
 						  PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2)));
 	tfm_weights_close(&src);
 	return result;
+}
+
+PG_FUNCTION_INFO_V1(tfm_import_gguf);
+Datum
+tfm_import_gguf(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "name");
+	bytea	   *g;
+	tfm_task	task;
+	int64		n;
+
+	TFM_ARG_NOT_NULL(1, "gguf");
+	TFM_ARG_NOT_NULL(2, "tokenizer");
+	g = PG_GETARG_BYTEA_PP(1);
+	n = tfm_gguf_import_bytes(name, (const uint8 *) VARDATA_ANY(g), VARSIZE_ANY_EXHDR(g),
+							  PG_GETARG_BOOL(2), &task);
+	PG_RETURN_DATUM(result_row(fcinfo, name, task, n));
+}
+
+PG_FUNCTION_INFO_V1(tfm_import_gguf_file);
+Datum
+tfm_import_gguf_file(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "name");
+	char	   *path = tfm_text_arg(fcinfo, 1, "path");
+	tfm_task	task;
+	int64		n;
+
+	TFM_ARG_NOT_NULL(2, "tokenizer");
+	check_server_files("file", "file's", "tfm_import_gguf");
+	if (!is_absolute_path(path))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("path must be an absolute path, not \"%s\"", path)));
+	n = tfm_gguf_import_file(name, path, PG_GETARG_BOOL(2), &task);
+	PG_RETURN_DATUM(result_row(fcinfo, name, task, n));
 }
 
 PG_FUNCTION_INFO_V1(tfm_tokenizer_import_json);
