@@ -39,7 +39,7 @@ TFM_CFLAGS   = -std=gnu11 -O3 -march=x86-64-v2 -mtune=native -fopenmp -Wall -Wex
                -fno-math-errno -fno-trapping-math -Iinclude -isystem $(BLIS_INC)
 # PostgreSQL's own headers as system headers: -Wextra stays on for tfm's code only
 PG_CPPFLAGS  = $(TFM_CFLAGS) -Isrc/pg -DTFM_VERSION=\"$(EXTVERSION)\" -isystem $(shell $(PG_CONFIG) --includedir-server) -MMD -MP
-SHLIB_LINK   = -fopenmp -L$(BLIS_LIB) -Wl,-rpath,$(BLIS_LIB) -lblis -lm
+SHLIB_LINK   = -fopenmp -L$(BLIS_LIB) -Wl,-rpath,$(BLIS_LIB) -lblis -lpcre2-8 -lm
 
 EXTRA_CLEAN  = $(UNIT_BINS) test/*.o $(OBJS:.o=.d)
 
@@ -59,7 +59,7 @@ UNIT_BINS  = $(UNIT_SRCS:.c=)
 CORE_OBJS  = $(CORE_SRCS:.c=.o)
 
 test/%: test/%.c test/check.h test/model_fixtures.h $(CORE_OBJS)
-	$(CC) $(TFM_CFLAGS) -Wno-unused-parameter -Wno-missing-field-initializers -o $@ $< $(CORE_OBJS) -fopenmp -L$(BLIS_LIB) -Wl,-rpath,$(BLIS_LIB) -lblis -lm
+	$(CC) $(TFM_CFLAGS) -Wno-unused-parameter -Wno-missing-field-initializers -o $@ $< $(CORE_OBJS) -fopenmp -L$(BLIS_LIB) -Wl,-rpath,$(BLIS_LIB) -lblis -lpcre2-8 -lm
 
 all: $(UNIT_BINS)
 
