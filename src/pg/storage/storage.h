@@ -213,6 +213,10 @@ void		tfm_tokenizer_splits_json(StringInfo buf, const tfm_tokenizer *t);
 void		tfm_tokenizer_add_splits(tfm_tokenizer *t, const char *name, Jsonb *splits);
 void		tfm_tokenizer_store_pieces(const char *name, const tfm_tok_info *info,
 									   const uint8 *const *pieces, const size_t *lens);
+/* a tokenizer's chat settings, options->'chat' (tokenizer_chat.c): stored as
+ * the given JSON text; read back (NULL when it has none) */
+void		tfm_tokenizer_chat_store(const char *tokenizer, const char *chat_json);
+Jsonb	   *tfm_tokenizer_chat_read(const char *tokenizer);
 
 /* ---- deployment aliases and their history (aliases.c) ---- */
 typedef struct TfmAliasRow
