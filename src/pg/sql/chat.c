@@ -77,18 +77,25 @@ tfm_chat(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(tfm_generated_text(row, &g));
 }
 
+/* tfm_chat_prompt's and tfm_chat_tokens' prompt: model, messages, add_generation_prompt */
+static char *
+prompt_args(FunctionCallInfo fcinfo, const TfmModelRow **row, TfmChat *c, size_t *len)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+
+	(void) tfm_model_for(name, TFM_TASK_LM, true, row);
+	return model_prompt(*row, fcinfo, add_generation_arg(fcinfo, 2), c, len);
+}
+
 PG_FUNCTION_INFO_V1(tfm_chat_prompt);
 Datum
 tfm_chat_prompt(PG_FUNCTION_ARGS)
 {
-	char	   *name = tfm_text_arg(fcinfo, 0, "model");
 	const TfmModelRow *row;
 	TfmChat		c;
 	size_t		len;
-	char	   *prompt;
+	char	   *prompt = prompt_args(fcinfo, &row, &c, &len);
 
-	(void) tfm_model_for(name, TFM_TASK_LM, true, &row);
-	prompt = model_prompt(row, fcinfo, add_generation_arg(fcinfo, 2), &c, &len);
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(prompt, len));
 }
 
@@ -96,24 +103,17 @@ PG_FUNCTION_INFO_V1(tfm_chat_tokens);
 Datum
 tfm_chat_tokens(PG_FUNCTION_ARGS)
 {
-	char	   *name = tfm_text_arg(fcinfo, 0, "model");
 	const TfmModelRow *row;
 	TfmChat		c;
 	size_t		len;
-	char	   *prompt;
-	int32	   *ids;
+	char	   *prompt = prompt_args(fcinfo, &row, &c, &len);
 	int			n;
+	int32	   *ids = tfm_chat_prompt_ids(row, &c, prompt, len, &n);
+	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
 
-	(void) tfm_model_for(name, TFM_TASK_LM, true, &row);
-	prompt = model_prompt(row, fcinfo, add_generation_arg(fcinfo, 2), &c, &len);
-	ids = tfm_chat_prompt_ids(row, &c, prompt, len, &n);
-	{
-		Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
-
-		for (int i = 0; i < n; i++)
-			d[i] = Int32GetDatum(ids[i]);
-		PG_RETURN_ARRAYTYPE_P(construct_array(d, n, INT4OID, 4, true, TYPALIGN_INT));
-	}
+	for (int i = 0; i < n; i++)
+		d[i] = Int32GetDatum(ids[i]);
+	PG_RETURN_ARRAYTYPE_P(construct_array(d, n, INT4OID, 4, true, TYPALIGN_INT));
 }
 
 PG_FUNCTION_INFO_V1(tfm_chat_render_sql);
