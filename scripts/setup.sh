@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential postgresql-15 postgresql-server-dev-15 libblis-dev
+packages=(build-essential postgresql-15 postgresql-server-dev-15 libblis-dev libpcre2-dev
           postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl git)
 missing=()
 for p in "${packages[@]}"; do

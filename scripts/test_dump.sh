@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # test_dump.sh — pg_dump / pg_restore keep tfm's models: a database with a
 # tokenizer, a trained classifier and language model, their history, a
-# deployment, an owner that is not a superuser and a grant is dumped in
+# deployment, an owner that is not a superuser and a grant, and an imported
+# Qwen2 with its Split rules and chat template, is dumped in
 # plain and custom format and restored into fresh databases; every tensor,
 # the catalog rows, owners and grants, and the models' outputs (classify,
-# probabilities, seeded generation) must be identical.
+# probabilities, seeded generation, the chat prompt's ids and reply) must be
+# identical.
 #
 # Runs against the server the PG* variables name (scripts/test.sh starts
 # one), as a superuser.  Exits non-zero on any difference.
@@ -48,6 +50,11 @@ SELECT tfm_grant('dump_bpe', 'PUBLIC');
 RESET ROLE;
 SELECT tfm_deploy('dump_clf');
 SQL
+# a chat model: its tokenizer's Split rules and chat settings live in
+# tfm.tokenizers.options, dumped with the tokenizer
+psql -q -X -v ON_ERROR_STOP=1 -v dir="$PWD/test/fixtures/hf_qwen2" -d "$src" >/dev/null <<'SQL'
+SELECT * FROM tfm_import_files('dump_qwen2', :'dir');
+SQL
 
 # what must survive: catalog rows (ids are renumbered by nothing: the
 # sequences are dumped too), every tensor's bits, and the models' outputs
@@ -78,6 +85,8 @@ SELECT 'classify', md5(string_agg(tfm_classify(review), ',' ORDER BY review)) FR
 SELECT 'proba', md5(string_agg(p.label || p.probability::text, ',' ORDER BY r.review, p.label))
   FROM reviews r, tfm_predict_proba('dump_clf', r.review) p;
 SELECT 'generate', tfm_generate('dump_lm', 'a fine', max_tokens => 40, temperature => 0.8, seed => 7);
+SELECT 'chat', tfm_chat_tokens('dump_qwen2', '[{"role": "user", "content": "Where did the cat sit? 猫 123"}]'),
+       tfm_chat('dump_qwen2', '[{"role": "user", "content": "Where did the cat sit? 猫 123"}]', max_tokens => 8, temperature => 0);
 SELECT 'reader', tfm_classify('dump_clf', 'a fine film') IS NOT NULL
   FROM (SELECT set_config('role', 'tfm_d_reader', true)) s;
 SQL

@@ -25,6 +25,26 @@ INSERT INTO hf VALUES ('llama3', :'t', :'e');
 \set t `cat test/tokenizer/hf/smollm.json`
 \set e `cat test/tokenizer/hf/smollm.expected.json`
 INSERT INTO hf VALUES ('smollm', :'t', :'e');
+-- Split patterns only PCRE2 runs (test/reference/make_hf_bpe_tokenizers.py,
+-- Python's regex as the reference): Qwen2's (after NFC), GPT-4o's (o200k),
+-- DeepSeek-V3's three steps, and every Split behavior with invert
+\set t `cat test/tokenizer/hf/qwen2.json`
+\set e `cat test/tokenizer/hf/qwen2.expected.json`
+INSERT INTO hf VALUES ('qwen2', :'t', :'e');
+\set t `cat test/tokenizer/hf/gpt4o.json`
+\set e `cat test/tokenizer/hf/gpt4o.expected.json`
+INSERT INTO hf VALUES ('gpt4o', :'t', :'e');
+\set t `cat test/tokenizer/hf/deepseek.json`
+\set e `cat test/tokenizer/hf/deepseek.expected.json`
+INSERT INTO hf VALUES ('deepseek', :'t', :'e');
+\set t `cat test/tokenizer/hf/behaviors.json`
+\set e `cat test/tokenizer/hf/behaviors.expected.json`
+INSERT INTO hf VALUES ('behaviors', :'t', :'e');
+-- Llama 3's pattern spelled another way (in a group): PCRE2 runs it, same pre-tokens
+INSERT INTO hf
+SELECT 'llama3_pcre', jsonb_set(tok, '{pre_tokenizer,pretokenizers,0,pattern,Regex}',
+       to_jsonb('(?:' || (tok #>> '{pre_tokenizer,pretokenizers,0,pattern,Regex}') || ')')), exp
+  FROM hf WHERE name = 'llama3';
 -- Llama 3's pattern as tiktoken spells it (cl100k_base): the same pre-tokens
 INSERT INTO hf
 SELECT 'cl100k', jsonb_set(tok, '{pre_tokenizer,pretokenizers,0,pattern,Regex}',
@@ -39,14 +59,34 @@ CREATE TEMP TABLE cases AS
 SELECT name, n, t, ARRAY(SELECT jsonb_array_elements_text(exp->'ids'->(n::int - 1))::int) AS want
   FROM hf, jsonb_array_elements_text(exp->'texts') WITH ORDINALITY AS a(t, n);
 -- every text gives the reference's ids exactly, and decodes back (with
--- add_prefix_space, a text that began with a space comes back without it)
+-- add_prefix_space, a text that began with a space comes back without it;
+-- Qwen2's in NFC; behaviors' without the tabs its Removed step drops)
 SELECT name, count(*) AS texts,
        count(*) FILTER (WHERE tfm_tokenize('hf_' || name, t) = want) AS same_ids,
        count(*) FILTER (WHERE tfm_detokenize('hf_' || name, want) =
-                              CASE WHEN name = 'roberta_prefix' AND t LIKE ' %' THEN substr(t, 2) ELSE t END) AS decoded_back
+                              CASE WHEN name = 'roberta_prefix' AND t LIKE ' %' THEN substr(t, 2)
+                                   WHEN name = 'qwen2' THEN normalize(t, NFC)
+                                   WHEN name = 'behaviors' THEN replace(t, E'\t', '')
+                                   ELSE t END) AS decoded_back
   FROM cases GROUP BY name ORDER BY name;
 SELECT name, n, t, tfm_tokenize('hf_' || name, t) AS ids
-  FROM cases WHERE n IN (1, 5, 7) ORDER BY name, n;
+  FROM cases WHERE n IN (1, 5, 7) AND name NOT IN ('qwen2', 'gpt4o', 'deepseek', 'behaviors', 'llama3_pcre')
+ ORDER BY name, n;
+-- the Split rules are kept with the tokenizer (tfm.tokenizers.options), as the file gives them
+SELECT name, jsonb_array_length(options->'splits') AS splits, options->'splits'->0->>'behavior' AS first_behavior,
+       options->'splits'->-1->>'pattern' = (SELECT tok #>> '{pre_tokenizer,pretokenizers,-2,pattern,Regex}' FROM hf
+                                            WHERE 'hf_' || hf.name = t.name) AS last_pattern_kept
+  FROM tfm.tokenizers t WHERE name IN ('hf_qwen2', 'hf_deepseek', 'hf_llama3', 'hf_llama3_pcre') ORDER BY name;
+-- NFC: a decomposed text gives the ids of the composed one, with offsets in the text as given
+SELECT tfm_tokenize('hf_qwen2', E'Cafe\u0301 A\u030a') = tfm_tokenize('hf_qwen2', E'Caf\u00e9 \u00c5') AS nfc_same_ids,
+       tfm_tokenize('hf_qwen2', E'\u212b') = tfm_tokenize('hf_qwen2', E'\u00c5') AS singleton;
+-- a regular expression that backtracks for ever fails with PCRE2's match
+-- limit instead of holding the backend
+SELECT tfm_tokenizer_import('hf_hostile', jsonb_set(tok, '{pre_tokenizer,pretokenizers,0,pattern,Regex}', '"(x+x+)+y|\\s+"'))
+  FROM hf WHERE name = 'llama3';
+SELECT pg_temp.err($$SELECT tfm_tokenize('hf_hostile', repeat('x', 40) || ' y')$$);
+SELECT tfm_tokenize('hf_hostile', 'xxy xy') AS short_texts_pass,
+       tfm_detokenize('hf_hostile', tfm_tokenize('hf_hostile', 'xxy xy'));
 -- add_prefix_space: "Hello" reads as " Hello", a text already starting with
 -- a space gets none; decoding drops the first space, a continuation keeps it
 SELECT tfm_tokenize('hf_roberta_prefix', 'Hello world') = tfm_tokenize('hf_roberta_prefix', ' Hello world') AS prefix_added,
@@ -120,13 +160,15 @@ SELECT name, tfm_tokenize(name, 'Héllo World!') AS ids,
 
 -- what is refused, by name
 SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x',
-       jsonb_set(tok, '{pre_tokenizer,pretokenizers,0,pattern,Regex}', '"\\w+|[^\\w\\s]+"'))) FROM hf WHERE name = 'llama3';
+       jsonb_set(tok, '{pre_tokenizer,pretokenizers,0,pattern,Regex}', '"\\w+|[^\\w\\s+"'))) FROM hf WHERE name = 'llama3';
 SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x',
-       jsonb_set(tok, '{pre_tokenizer,pretokenizers,0,pattern}', '{"String": " "}'))) FROM hf WHERE name = 'llama3';
+       jsonb_set(tok, '{pre_tokenizer,pretokenizers,0,pattern,Regex}', to_jsonb(repeat('a|', 2100) || 'b')))) FROM hf WHERE name = 'llama3';
 SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x',
-       jsonb_set(tok, '{pre_tokenizer,pretokenizers,0,behavior}', '"Removed"'))) FROM hf WHERE name = 'llama3';
+       jsonb_set(tok, '{pre_tokenizer,pretokenizers,0,pattern}', '{"String": ""}'))) FROM hf WHERE name = 'llama3';
 SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x',
-       jsonb_set(tok, '{pre_tokenizer,pretokenizers,1,use_regex}', 'true'))) FROM hf WHERE name = 'llama3';
+       jsonb_set(tok, '{pre_tokenizer,pretokenizers,0,behavior}', '"Splitted"'))) FROM hf WHERE name = 'llama3';
+SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x',
+       jsonb_set(tok, '{pre_tokenizer,pretokenizers}', ('[' || repeat((tok->'pre_tokenizer'->'pretokenizers'->0)::text || ', ', 9) || '{"type": "ByteLevel", "add_prefix_space": false, "use_regex": false}]')::jsonb))) FROM hf WHERE name = 'llama3';
 SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x',
        jsonb_set(tok, '{pre_tokenizer,pretokenizers,1,add_prefix_space}', 'true'))) FROM hf WHERE name = 'smollm';
 SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x',
@@ -136,7 +178,7 @@ SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x',
 SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x',
        jsonb_set(tok, '{pre_tokenizer,use_regex}', 'false'))) FROM hf WHERE name = 'roberta';
 SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x',
-       jsonb_set(tok, '{normalizer}', '{"type": "NFC"}'))) FROM hf WHERE name = 'roberta';
+       jsonb_set(tok, '{normalizer}', '{"type": "NFKC"}'))) FROM hf WHERE name = 'roberta';
 SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x',
        jsonb_set(tok, '{normalizer}', '{"type": "Sequence", "normalizers": [{"type": "NFKC"}]}'))) FROM hf WHERE name = 'smollm';
 SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x',

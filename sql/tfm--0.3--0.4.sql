@@ -505,3 +505,41 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'tfm_import_gguf_file' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL gets an error
 COMMENT ON FUNCTION tfm_import_gguf_file(text, text, boolean) IS
   'import a llama or gpt2 GGUF file of the server (superuser or pg_read_server_files) as a model, with the tokenizer of its metadata';
+
+-- ---------------------------------------------------------------------------
+-- chat: a conversation through the model's chat template (tokenizer_config.json's
+-- Jinja, kept with the tokenizer in tfm.tokenizers.options->'chat'), then
+-- generation until a stop id of the model (src/pg/sql/chat.c)
+
+CREATE FUNCTION tfm_chat(model text, messages jsonb, max_tokens integer DEFAULT 200,
+                         temperature real DEFAULT 1.0, top_k integer DEFAULT 0,
+                         top_p real DEFAULT 1.0, seed bigint DEFAULT NULL, stop text DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_chat' LANGUAGE C STABLE PARALLEL SAFE;  -- not STRICT: NULL options mean defaults
+COMMENT ON FUNCTION tfm_chat(text, jsonb, integer, real, integer, real, bigint, text) IS
+  'the assistant''s reply to a conversation [{"role": ..., "content": ...}]: the model''s chat template applied, then generation (as tfm_generate) until one of its stop ids';
+
+CREATE FUNCTION tfm_chat_prompt(model text, messages jsonb, add_generation_prompt boolean DEFAULT true)
+RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_chat_prompt' LANGUAGE C STABLE PARALLEL SAFE;  -- not STRICT: NULL gets an error
+COMMENT ON FUNCTION tfm_chat_prompt(text, jsonb, boolean) IS
+  'the prompt tfm_chat builds for a conversation: the model''s chat template rendered';
+
+CREATE FUNCTION tfm_chat_tokens(model text, messages jsonb, add_generation_prompt boolean DEFAULT true)
+RETURNS integer[]
+AS 'MODULE_PATHNAME', 'tfm_chat_tokens' LANGUAGE C STABLE PARALLEL SAFE;  -- not STRICT: NULL gets an error
+COMMENT ON FUNCTION tfm_chat_tokens(text, jsonb, boolean) IS
+  'the token ids of tfm_chat_prompt: its added tokens as their ids, the text between them through the tokenizer';
+
+CREATE FUNCTION tfm_chat_render(template text, messages jsonb, add_generation_prompt boolean DEFAULT true,
+                                bos_token text DEFAULT NULL, eos_token text DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_chat_render_sql' LANGUAGE C IMMUTABLE PARALLEL SAFE;  -- not STRICT: NULL tokens are undefined
+COMMENT ON FUNCTION tfm_chat_render(text, jsonb, boolean, text, text) IS
+  'a Jinja chat template rendered for a conversation as transformers'' apply_chat_template renders it (tfm''s subset of Jinja)';
+
+CREATE FUNCTION tfm_chat_template_import(model text, tokenizer_config jsonb, generation_config jsonb DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_chat_template_import' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL gets an error
+COMMENT ON FUNCTION tfm_chat_template_import(text, jsonb, jsonb) IS
+  'keep a language model''s chat template, bos/eos texts, added tokens and stop ids from its tokenizer_config.json (and generation_config.json) for tfm_chat';

@@ -4,7 +4,9 @@
  * of test/reference/make_hf_bpe_tokenizers.py, read from
  * test/tokenizer/hf/NAME.cases.tsv: RoBERTa's ByteLevel (with and without
  * add_prefix_space), Llama 3's Split pattern with ignore_merges, SmolLM's
- * Digits + ByteLevel.  Every text's ids must be the reference's exactly,
+ * Digits + ByteLevel, each by tfm's scanners and again by PCRE2
+ * (tok_split_pcre.c); Qwen2's (with NFC), GPT-4o's and DeepSeek-V3's
+ * patterns and every Split behavior, by PCRE2.  Every text's ids must be the reference's exactly,
  * decode must give the text back, and the specials must be the file's
  * where it names them.  Then hand-checked pre-token boundaries of the
  * Llama 3 pattern, and random bytes that must encode and decode back.
@@ -24,6 +26,12 @@ typedef struct hfcase
 	int32_t   **ids;
 	size_t	   *n_ids;
 	int			n_texts;
+	char	   *rules[TFM_TOK_MAX_SPLITS];	/* the Split steps on PCRE2 (S lines) */
+	size_t		rule_lens[TFM_TOK_MAX_SPLITS];
+	tfm_tok_split_behavior behaviors[TFM_TOK_MAX_SPLITS];
+	int			inverts[TFM_TOK_MAX_SPLITS];
+	int			n_rules;
+	int			nfc;			/* an N line: the text is put in NFC */
 } hfcase;
 
 static int
@@ -82,6 +90,21 @@ load(hfcase *f, const char *name)
 			f->merges[2 * f->n_merges + 1] = (int32_t) strtol(p, &p, 10);
 			f->n_merges++;
 		}
+		else if (line[0] == 'S' && f->n_rules < TFM_TOK_MAX_SPLITS)
+		{
+			char	   *b = line + 2,
+					   *inv = strchr(b, '\t'),
+					   *pat;
+			int			k = f->n_rules++;
+
+			*inv++ = '\0';
+			pat = strchr(inv, '\t') + 1;
+			tfm_tok_split_behavior_parse(&f->behaviors[k], b);
+			f->inverts[k] = atoi(inv);
+			f->rules[k] = (char *) unhex(pat, &f->rule_lens[k]);
+		}
+		else if (line[0] == 'N')
+			f->nfc = 1;
 		else if (line[0] == 'T' && f->n_texts < 256)
 		{
 			char	   *tab = strchr(line + 2, '\t'),
@@ -117,6 +140,8 @@ unload(hfcase *f)
 		free(f->texts[i]);
 		free(f->ids[i]);
 	}
+	for (int i = 0; i < f->n_rules; i++)
+		free(f->rules[i]);
 	free(f->pieces);
 	free(f->lens);
 	free(f->merges);
@@ -145,9 +170,19 @@ run(const char *name, uint32_t flags, const int32_t specials[TFM_TOK_N_SPECIALS]
 	}
 	literal = malloc(f.n);
 	memset(literal, 1, f.n);	/* the file holds raw bytes */
+	/* with the SPLIT flag: the file's steps on PCRE2 (and its NFC) */
+	if (flags & TFM_TOK_INFO_SPLIT)
+		flags |= f.nfc ? TFM_TOK_INFO_NFC : 0;
 	st = tfm_tok_import_hf_bpe(&t, (const uint8_t *const *) f.pieces, f.lens, literal, f.n,
 							   f.merges, f.n_merges, specials, flags, &err);
 	free(literal);
+	for (int k = 0; st == TFM_OK && (flags & TFM_TOK_INFO_SPLIT) && k < f.n_rules; k++)
+		st = tfm_tok_add_split(t, f.rules[k], f.rule_lens[k], f.behaviors[k], f.inverts[k], &err);
+	if (st != TFM_OK && t)
+	{
+		tfm_tok_free(t);
+		t = NULL;
+	}
 	CHECK(st == TFM_OK, "%s: import: %s", name, err.msg);
 	if (st != TFM_OK)
 	{
@@ -160,7 +195,7 @@ run(const char *name, uint32_t flags, const int32_t specials[TFM_TOK_N_SPECIALS]
 			  tfm_tok_special_id(t, (tfm_tok_special) k), want_specials[k]);
 	for (int i = 0; i < f.n_texts; i++)
 	{
-		size_t		cap = tfm_tok_encode_bound(f.text_lens[i], TFM_TOK_ADD_BOS),
+		size_t		cap = tfm_tok_encode_bound_for(t, f.text_lens[i], TFM_TOK_ADD_BOS),
 					n,
 					nd;
 		int32_t    *ids = malloc(cap * sizeof(int32_t));
@@ -199,8 +234,14 @@ run(const char *name, uint32_t flags, const int32_t specials[TFM_TOK_N_SPECIALS]
 			size_t		skip = (flags & TFM_TOK_INFO_PREFIX_SPACE) && f.text_lens[i] > 0 &&
 				f.texts[i][0] == ' ';
 
-			CHECK(st == TFM_OK && nd == f.text_lens[i] - skip &&
-				  memcmp(back, f.texts[i] + skip, nd) == 0,
+			/* NFC and a Removed step change the text: the reference
+			 * checked that its ids give NFC(text) without what was removed */
+			int			changes = f.nfc;
+
+			for (int k = 0; k < f.n_rules; k++)
+				changes |= f.behaviors[k] == TFM_TOK_SPLIT_REMOVED && !f.inverts[k];
+			CHECK(st == TFM_OK && (changes || (nd == f.text_lens[i] - skip &&
+											   memcmp(back, f.texts[i] + skip, nd) == 0)),
 				  "%s: text %d does not decode back (\"%.*s\")", name, i + 1, (int) nd, back);
 		}
 		/* bos is added when asked */
@@ -253,6 +294,26 @@ main(void)
 	run("llama3", TFM_TOK_INFO_LLAMA3 | TFM_TOK_INFO_IGNORE_MERGES | TFM_TOK_INFO_TEXT_BOS, ll,
 		ll_want);
 	run("smollm", TFM_TOK_INFO_DIGITS, sm, sm_want);
+
+	/* the same files with their steps on PCRE2 instead of the scanners */
+	run("roberta", TFM_TOK_INFO_SPLIT, rob, rob_want);
+	run("roberta_prefix", TFM_TOK_INFO_PREFIX_SPACE | TFM_TOK_INFO_SPLIT, rob, rob_want);
+	run("llama3", TFM_TOK_INFO_SPLIT | TFM_TOK_INFO_IGNORE_MERGES | TFM_TOK_INFO_TEXT_BOS, ll,
+		ll_want);
+	run("smollm", TFM_TOK_INFO_SPLIT, sm, sm_want);
+	/* patterns only PCRE2 runs: Qwen2's (with NFC), GPT-4o's, DeepSeek-V3's
+	 * three steps, every behavior and invert; tfm's specials after the ids */
+	{
+		int32_t		none[TFM_TOK_N_SPECIALS] = {-1, -1, -1, -1, -1, -1};
+		int32_t		at376[TFM_TOK_N_SPECIALS] = {376, 377, 378, 379, 380, 381};
+		int32_t		at557[TFM_TOK_N_SPECIALS] = {557, 558, 559, 560, 561, 562};
+		int32_t		at558[TFM_TOK_N_SPECIALS] = {558, 559, 560, 561, 562, 563};
+
+		run("qwen2", TFM_TOK_INFO_SPLIT, none, at376);
+		run("gpt4o", TFM_TOK_INFO_SPLIT, none, at557);
+		run("deepseek", TFM_TOK_INFO_SPLIT, none, at558);
+		run("behaviors", TFM_TOK_INFO_SPLIT, none, at376);
+	}
 
 	/* the Llama 3 pattern's alternatives, hand-checked */
 	pretokens("I'M 'll'x", "I|'M| '|ll|'x");

@@ -187,6 +187,40 @@ int  tfm_tok_import_hf_bpe(tfm_tokenizer **out, const uint8_t *const *pieces,
 						   const int32_t special_ids[TFM_TOK_N_SPECIALS], uint32_t flags,
 						   tfm_status *err);
 
+/* ---- Split rules: a tokenizer.json's regular-expression pre-tokenizer ------ */
+/* (tok_split_pcre.c, on PCRE2 with UTF and UCP; limits against patterns
+ * that would backtrack for ever: a match fails with TFM_ELIMIT) */
+#define TFM_TOK_MAX_SPLITS              8         /* rules a tokenizer applies in turn */
+#define TFM_TOK_MAX_SPLIT_PATTERN_BYTES 4096      /* a pattern's length */
+#define TFM_TOK_SPLIT_MATCH_LIMIT       10000000  /* PCRE2 match (and depth) limit per match */
+#define TFM_TOK_SPLIT_HEAP_KB           65536     /* PCRE2 backtracking memory per match */
+#define TFM_TOK_SPLIT_JIT_STACK         (1 << 20) /* the JIT's stack at most (bytes) */
+
+/* how a rule's matches become pieces (tokenizers' SplitDelimiterBehavior) */
+typedef enum tfm_tok_split_behavior
+{
+	TFM_TOK_SPLIT_ISOLATED = 0,
+	TFM_TOK_SPLIT_REMOVED = 1,
+	TFM_TOK_SPLIT_MERGED_WITH_PREVIOUS = 2,
+	TFM_TOK_SPLIT_MERGED_WITH_NEXT = 3,
+	TFM_TOK_SPLIT_CONTIGUOUS = 4
+} tfm_tok_split_behavior;
+
+/* "Isolated", "Removed", "MergedWithPrevious", "MergedWithNext",
+ * "Contiguous" (the names of tokenizer.json), or NULL */
+const char *tfm_tok_split_behavior_name(tfm_tok_split_behavior b);
+int  tfm_tok_split_behavior_parse(tfm_tok_split_behavior *b, const char *name); /* TFM_EINVAL */
+/* Appends a rule to a tokenizer with the SPLIT flag: pattern[0..len) is
+ * compiled now (TFM_EINVAL with PCRE2's message and offset when it does
+ * not compile; TFM_ELIMIT past the limits above).  Rules apply in the
+ * order added; invert swaps matches and gaps. */
+int  tfm_tok_add_split(tfm_tokenizer *t, const char *pattern, size_t len,
+					   tfm_tok_split_behavior behavior, int invert, tfm_status *err);
+int  tfm_tok_n_splits(const tfm_tokenizer *t);
+/* rule i as it was added (TFM_ERANGE for no such rule) */
+int  tfm_tok_get_split(const char **pattern, size_t *len, tfm_tok_split_behavior *behavior,
+					   int *invert, const tfm_tokenizer *t, int i);
+
 /* ---- storage as rows -------------------------------------------------------- */
 #define TFM_TOK_INFO_LOWERCASE 1u  /* word, wordpiece lower-case their input */
 #define TFM_TOK_INFO_GPT2_JS   2u  /* bpe: rank lookup as gpt-3-encoder does it
@@ -229,6 +263,14 @@ int  tfm_tok_import_hf_bpe(tfm_tokenizer **out, const uint8_t *const *pieces,
 									  lowercase false) */
 #define TFM_TOK_INFO_KEEP_ACCENTS 8192u /* with BERT: no accent stripping (NFD
 									  and dropping marks) */
+#define TFM_TOK_INFO_SPLIT (1u << 20) /* with HF_BPE: the pre-tokenizer is the
+									  tokenizer's Split rules (tfm_tok_add_split,
+									  PCRE2) in place of GPT-2's or Llama 3's
+									  scanner and the digits flags */
+#define TFM_TOK_INFO_NFC   (1u << 21) /* with HF_BPE: the text is put in Unicode
+									  NFC first (a tokenizer.json's NFC
+									  normalizer, Qwen2's); offsets stay the
+									  input's */
 
 typedef struct tfm_tok_info
 {
@@ -267,6 +309,10 @@ int  tfm_tok_load(tfm_tokenizer **out, const tfm_tok_info *info,
 
 /* Upper bound on the ids encode can return for len bytes (whatever the kind). */
 size_t tfm_tok_encode_bound(size_t len, uint32_t flags);
+/* The same for tokenizer t: three times more for one with the NFC flag
+ * (NFC can triple a text's UTF-8 bytes, and byte-level BPE gives up to one
+ * id a byte). */
+size_t tfm_tok_encode_bound_for(const tfm_tokenizer *t, size_t len, uint32_t flags);
 /* an upper bound of the scratch memory tfm_tok_encode allocates for a text
  * of len bytes (besides the caller's ids and offsets): BPE merges a long
  * pre-token, and SentencePiece a whole text, in arrays of a few words a byte */
@@ -276,7 +322,7 @@ size_t tfm_tok_encode_scratch_bytes(const tfm_tokenizer *t, size_t len);
  * offsets, if not NULL: the byte offset in text where each token starts;
  * specials get the offset of where they stand, 0 or len).  max_length > 0
  * truncates the output to at most max_length ids, bos/eos included and kept
- * (the text is cut, eos stays last).  With cap >= tfm_tok_encode_bound()
+ * (the text is cut, eos stays last).  With cap >= tfm_tok_encode_bound_for()
  * (or >= max_length when set) the call never fails for lack of room;
  * otherwise TFM_ELIMIT. */
 int  tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids,

@@ -12,16 +12,24 @@ tie_word_embeddings true (lm_head.weight absent, logits = x·embed_tokensᵀ),
 sliding_window / max_window_layers present but use_sliding_window false
 (full causal attention in every layer).
 
-The tokenizer is the Llama fixture's (a SentencePiece-style BPE tfm
-imports): Qwen2's own tokenizer.json is byte-level BPE with a Split
-pattern tfm does not recognise yet, and the weights' test needs only ids.
+The tokenizer is Qwen2's shape, test/tokenizer/hf/qwen2.json
+(make_hf_bpe_tokenizers.py: NFC, Split with Qwen2's pattern, ByteLevel,
+256 bytes + 117 merges + <|endoftext|> <|im_start|> <|im_end|> = 376 ids),
+with Qwen2-0.5B-Instruct's tokenizer_config.json (its chat template,
+eos <|im_end|>) and generation_config.json (eos ids <|im_end|> and
+<|endoftext|>).
 
 Writes into test/fixtures/hf_qwen2/:
   config.json, model.safetensors (F32, no lm_head.weight), tokenizer.json,
-  reference.json: per input (the last: "the cat sat on the mat." after <s>) the ids, the log-softmax of the logits (every
+  tokenizer_config.json, generation_config.json,
+  reference.json: per input (the last: TEXT, mixed text, as Qwen2's
+  tokenizer encodes it) the ids, the log-softmax of the logits (every
   position of the 5-token input, the last position of the others), the sum
   of next-token log-probabilities and the greedy continuation (10 tokens or
-  </s>).
+  <|im_end|>); and chat: a conversation, its prompt as the template renders
+  it, the prompt's ids (the specials as their ids, the text between them
+  through the tokenizer) and the greedy continuation of 12 tokens that
+  stops at a stop id.
 
 Run: /usr/bin/python3 test/reference/hf_qwen2_reference.py (from the repository root).
 """
@@ -32,7 +40,14 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import hf_llama_reference as L  # noqa: E402  (the tokenizer, RMSNorm, rotation, file writer)
+import hf_llama_reference as L  # noqa: E402  (RMSNorm, rotation, file writer)
+import make_hf_bpe_tokenizers as T  # noqa: E402  (the byte-level BPE encoder)
+import chat_templates_reference as C  # noqa: E402  (the templates, Jinja as transformers runs it)
+
+TEXT = "The cat sat on the mat: 3.14 猫 🐈 café!\n\n  ok"
+SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+CHAT = [{"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Where did the cat sit? 猫 123"}]
 
 torch.manual_seed(20261126)
 torch.set_num_threads(1)
@@ -46,8 +61,11 @@ L.D, L.LAYERS, L.HEADS, L.KV_HEADS, L.EPS, L.THETA = D, LAYERS, HEADS, KV_HEADS,
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    tok, vocab, merges = L.make_tokenizer()
-    V = len(vocab)
+    with open("test/tokenizer/hf/qwen2.json", encoding="utf-8") as fh:
+        tok = json.load(fh)
+    V = len(tok["model"]["vocab"]) + len(tok["added_tokens"])
+    assert V == 376
+    ids_of = {a["content"]: a["id"] for a in tok["added_tokens"]}
     s = D // HEADS
     sd = {}
 
@@ -75,8 +93,8 @@ def main():
     config = {
         "architectures": ["Qwen2ForCausalLM"],
         "attention_dropout": 0.0,
-        "bos_token_id": 1,
-        "eos_token_id": 2,
+        "bos_token_id": ids_of["<|endoftext|>"],
+        "eos_token_id": ids_of["<|im_end|>"],
         "hidden_act": "silu",
         "hidden_size": D,
         "initializer_range": 0.02,
@@ -102,15 +120,75 @@ def main():
         fh.write("\n")
     with open(f"{OUT}/tokenizer.json", "w", encoding="utf-8") as fh:
         json.dump(tok, fh, ensure_ascii=False)
+    # Qwen2-0.5B-Instruct's tokenizer_config.json (its keys; ids scaled down)
+    tcfg = {
+        "add_prefix_space": False,
+        "added_tokens_decoder": {str(ids_of[t]): {"content": t, "lstrip": False, "normalized": False,
+                                                  "rstrip": False, "single_word": False, "special": True}
+                                 for t in SPECIALS},
+        "additional_special_tokens": ["<|im_start|>", "<|im_end|>"],
+        "bos_token": None,
+        "chat_template": C.TEMPLATES["qwen2"],
+        "clean_up_tokenization_spaces": False,
+        "eos_token": "<|im_end|>",
+        "errors": "replace",
+        "model_max_length": 32768,
+        "pad_token": "<|endoftext|>",
+        "split_special_tokens": False,
+        "tokenizer_class": "Qwen2Tokenizer",
+        "unk_token": None,
+    }
+    with open(f"{OUT}/tokenizer_config.json", "w", encoding="utf-8") as fh:
+        json.dump(tcfg, fh, ensure_ascii=False, indent=2)
+        fh.write("\n")
+    gcfg = {"bos_token_id": ids_of["<|endoftext|>"], "do_sample": True,
+            "eos_token_id": [ids_of["<|im_end|>"], ids_of["<|endoftext|>"]],
+            "pad_token_id": ids_of["<|endoftext|>"], "repetition_penalty": 1.1, "temperature": 0.7,
+            "top_k": 20, "top_p": 0.8, "transformers_version": "4.40.1"}
+    with open(f"{OUT}/generation_config.json", "w", encoding="utf-8") as fh:
+        json.dump(gcfg, fh, indent=2)
+        fh.write("\n")
     L.write_safetensors(f"{OUT}/model.safetensors", [(n, sd[n]) for n in sorted(sd)], {"format": "pt"})
 
-    inputs = [[1], [1, 300, 270, 40, 280], L.encode("the cat sat on the mat.", vocab, merges),
+    inputs = [[1], [1, 300, 270, 40, 280], T.encode(tok, "the cat sat on the mat."),
               [1] + [(7 * i * i + 3) % V for i in range(40)],
-              # the text "the cat sat on the mat." as tfm_generate's prompt (<s> first)
-              [1] + L.encode("the cat sat on the mat.", vocab, merges)]
-    ref = {"vocab_size": V, "bos_token_id": 1, "eos_token_id": 2}
+              # TEXT as tfm_generate's prompt (Qwen2 puts nothing before it)
+              T.encode(tok, TEXT)]
+    ref = {"vocab_size": V, "bos_token_id": ids_of["<|endoftext|>"], "eos_token_id": ids_of["<|im_end|>"],
+           "text": TEXT}
     # the tied head: logits = x·embed_tokensᵀ (lm_head.weight is not in the file)
-    ref["cases"], gap = L.reference_cases(dict(sd, **{"lm_head.weight": sd["model.embed_tokens.weight"]}), inputs)
+    full = dict(sd, **{"lm_head.weight": sd["model.embed_tokens.weight"]})
+    ref["cases"], gap = L.reference_cases(full, inputs)
+    # reference_cases stops at id 2 (Llama's </s>); here tfm stops at
+    # <|im_end|> and never produces <|endoftext|> (its bos): neither may occur
+    for c in ref["cases"]:
+        assert len(c["greedy"]) == 10 and not set(c["greedy"]) & {2, ids_of["<|endoftext|>"], ids_of["<|im_end|>"]}
+    # the chat: the template's prompt, its ids with the specials split out
+    # (as tokenizers does with added tokens), greedy until a stop id
+    prompt = C.render(C.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True),
+                      C.TEMPLATES["qwen2"], CHAT, True, None, "<|im_end|>")
+    pids, rest = [], prompt
+    while rest:
+        at = [(rest.find(t), t) for t in SPECIALS if rest.find(t) >= 0]
+        if not at:
+            pids += T.encode(tok, rest)
+            break
+        i, t = min(at)
+        pids += T.encode(tok, rest[:i]) + [ids_of[t]]
+        rest = rest[i + len(t):]
+    stops = set(gcfg["eos_token_id"])
+    greedy = []
+    seq = list(pids)
+    with torch.no_grad():
+        for _ in range(12):
+            logits = L.forward(full, seq)[-1]
+            logits[ids_of["<|endoftext|>"]] = -float("inf")   # bos is never produced (tfm's rule)
+            nxt = int(torch.argmax(logits))
+            if nxt in stops:
+                break
+            greedy.append(nxt)
+            seq.append(nxt)
+    ref["chat"] = {"messages": CHAT, "prompt": prompt, "ids": pids, "greedy": greedy}
     with open(f"{OUT}/reference.json", "w") as fh:
         json.dump(ref, fh, ensure_ascii=False)
         fh.write("\n")

@@ -30,10 +30,18 @@ Writes into test/tokenizer/hf/ for each tokenizer NAME:
                        (raw piece bytes, in id order, model.vocab and the
                        added tokens), "M<TAB>left<TAB>right" per merge in
                        rank order, "T<TAB>hex text<TAB>ids"
+  and "S<TAB>behavior<TAB>invert<TAB>hex pattern" per Split step as tfm
+                       runs it on PCRE2 (Digits and ByteLevel's use_regex as
+                       the Split they are), "N" when the text is put in NFC
 Names: roberta (ByteLevel, RobertaProcessing), roberta_prefix (the same
 with add_prefix_space true), llama3 (Split with Llama 3's pattern +
 ByteLevel without regex, ignore_merges, "<|begin_of_text|> $A"), smollm
-(Digits individual + ByteLevel).
+(Digits individual + ByteLevel); and, on TEXTS + MORE_TEXTS, qwen2 (NFC,
+Split with Qwen2's pattern, ByteLevel without regex, <|endoftext|>
+<|im_start|> <|im_end|> after model.vocab), gpt4o (Split with the o200k
+pattern of GPT-4o-style tokenizers), deepseek (three Splits as DeepSeek-V3:
+digits, CJK runs, its main pattern) and behaviors (Splits with every
+behavior and invert, then ByteLevel with regex).
 
 Run from the repository root: /usr/bin/python3 test/reference/make_hf_bpe_tokenizers.py
 The output is deterministic.
@@ -44,11 +52,26 @@ import os
 import sys
 
 import regex
+import unicodedata
 
 GPT2_PAT = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 LLAMA3_PAT = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"""
               r""" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
 N_MERGES = 300
+QWEN2_PAT = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|"""
+             r""" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+O200K_PAT = "|".join([
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""",
+    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+    r"""\s*[\r\n]+""",
+    r"""\s+(?!\S)""",
+    r"""\s+"""])
+DEEPSEEK_PATS = [
+    r"""\p{N}{1,3}""",
+    "[一-龥\u3040-ゟ゠-ヿ]+",  # the characters themselves, as the file has them
+    r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""]
 
 TEXTS = [
     "Hello world",
@@ -75,6 +98,22 @@ TEXTS = [
     "\n\n\n",
     "      ",
     "hello\r\n\tworld \n x ",
+]
+
+# more texts for the tokenizers run by PCRE2: NFC's compositions (decomposed
+# accents, Hangul jamo, a singleton, marks out of canonical order), scripts
+# with marks, Unicode spaces and line ends, case-insensitive contractions
+MORE_TEXTS = [
+    "A\u030angstro\u0308m Cafe\u0301 n\u0303 \u212b \u1100\u1161\u11a8 \u1112\u1161\u11ab\u1100\u1173\u11af",
+    "a\u0323\u0307 a\u0307\u0323 q\u0307\u0323 \u0958 \u2126hm",
+    "हिन्दी العَرَبِيَّة ไทย Ελληνικά Русский 한국어 עִבְרִית",
+    "x\u00a0y\u2003z\u3000w\u2028v\u0085u\u000bt\u000cs",
+    "HELLO World CamelCaseWord iPhone McDonald's DON'T we'RE",
+    "3.14159 1e10 ١٢٣٤ 12,345,678 ⅫⅦ",
+    "path/to/file.txt https://example.com/a/b?c=d&e=f\nnext/\n",
+    "日本語のテキストとカタカナ、ひらがな。中文混合English123",
+    "🎉🎉🎉 👨‍👩‍👧 🇫🇷 ✓✔ ★☆",
+    "    def f(x):\n        return x  # comment\n\n\n",
 ]
 
 
@@ -121,6 +160,67 @@ def isolated(splits, pattern):
     return out
 
 
+def split_pattern(p):
+    pat = p["pattern"]
+    return pat["Regex"] if "Regex" in pat else regex.escape(pat["String"])
+
+
+def split(splits, pattern, behavior, invert):
+    """Split as tokenizers' NormalizedString::split: the matches and the gaps
+    (is_match flipped by invert), folded by the behavior; empty pieces go"""
+    out = []
+    for s in splits:
+        pieces, prev = [], 0
+        for m in regex.finditer(pattern, s):
+            if m.start() > prev:
+                pieces.append([prev, m.start(), invert])
+            pieces.append([m.start(), m.end(), not invert])
+            prev = m.end()
+        if prev < len(s):
+            pieces.append([prev, len(s), invert])
+        acc, last = [], False
+        if behavior == "Isolated":
+            acc = [[a, b, False] for a, b, _ in pieces]
+        elif behavior == "Removed":
+            acc = pieces
+        elif behavior in ("Contiguous", "MergedWithPrevious"):
+            for a, b, m in pieces:
+                join = (m == last) if behavior == "Contiguous" else (m and not last)
+                if join and acc:
+                    acc[-1][1] = b
+                else:
+                    acc.append([a, b, False])
+                last = m
+        elif behavior == "MergedWithNext":
+            for a, b, m in reversed(pieces):
+                if m and not last and acc:
+                    acc[-1][0] = a
+                else:
+                    acc.append([a, b, False])
+                last = m
+            acc.reverse()
+        else:
+            raise ValueError(behavior)
+        out += [s[a:b] for a, b, removed in acc if not removed and b > a]
+    return out
+
+
+def pcre_rules(spec):
+    """the Split steps tfm runs on PCRE2 for a pre-tokenizer"""
+    steps = spec["pretokenizers"] if spec["type"] == "Sequence" else [spec]
+    rules = []
+    for p in steps:
+        if p["type"] == "Digits":
+            rules.append(("Isolated", False, r"\p{N}" if p["individual_digits"] else r"\p{N}+"))
+        elif p["type"] == "Split":
+            pat = p["pattern"]
+            rules.append((p["behavior"], p["invert"],
+                          pat["Regex"] if "Regex" in pat else "\\Q" + pat["String"] + "\\E"))
+        elif p["type"] == "ByteLevel" and p["use_regex"]:
+            rules.append(("Isolated", False, GPT2_PAT))
+    return rules
+
+
 def byte_level(splits, add_prefix_space, use_regex):
     if add_prefix_space:
         # NormalizedString.prepend does nothing to an empty string
@@ -138,8 +238,7 @@ def pre_tokenize(spec, text):
         if p["type"] == "ByteLevel":
             splits = byte_level(splits, p["add_prefix_space"], p["use_regex"])
         elif p["type"] == "Split":
-            assert p["behavior"] == "Isolated" and not p["invert"]
-            splits = isolated(splits, p["pattern"]["Regex"])
+            splits = split(splits, split_pattern(p), p["behavior"], p["invert"])
         elif p["type"] == "Digits":
             splits = isolated(splits, r"\p{N}" if p["individual_digits"] else r"\p{N}+")
         else:
@@ -166,6 +265,8 @@ def bpe(word, vocab, ranks, ignore_merges):
 
 
 def encode(tok, text):
+    if tok.get("normalizer") and tok["normalizer"]["type"] == "NFC":
+        text = unicodedata.normalize("NFC", text)
     model = tok["model"]
     vocab = model["vocab"]
     ranks = {tuple(m): r for r, m in enumerate(model["merges"])}
@@ -321,13 +422,69 @@ def smollm():
     return tok, {}
 
 
-def write(out, name, tok, template):
-    ids = [encode(tok, t) for t in TEXTS]
+def split_bpe(name, steps, n_merges=N_MERGES, nfc=False, leading=(), specials=()):
+    """a byte-level BPE with these Split steps before ByteLevel (no regex)"""
+    pre = {"type": "Sequence", "pretokenizers": steps + [byte_level_spec(False, False)]}
+    if not any(p["type"] == "ByteLevel" for p in steps):
+        pre["pretokenizers"][-1] = byte_level_spec(False, False)
+    merges = learn(pre, n_merges)
+    vocab = vocab_of(leading, merges)
+    n = len(vocab)
+    tok = {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [added(t, n + i) for i, t in enumerate(specials)],
+        "normalizer": {"type": "NFC"} if nfc else None, "pre_tokenizer": pre,
+        "post_processor": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                           "use_regex": False},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                    "use_regex": False},
+        "model": bpe_model(vocab, merges),
+    }
+    return tok, {}
+
+
+def regex_split(pattern, behavior="Isolated", invert=False):
+    return {"type": "Split", "pattern": {"Regex": pattern}, "behavior": behavior, "invert": invert}
+
+
+def qwen2():
+    # Qwen2's shape: NFC, its Split, ByteLevel; 256 bytes + 117 merges + its
+    # three specials = 376 ids (the size of the Qwen2 model fixture)
+    return split_bpe("qwen2", [regex_split(QWEN2_PAT)], n_merges=117, nfc=True,
+                     specials=["<|endoftext|>", "<|im_start|>", "<|im_end|>"])
+
+
+def gpt4o():
+    return split_bpe("gpt4o", [regex_split(O200K_PAT)], specials=["<|endoftext|>"])
+
+
+def deepseek():
+    return split_bpe("deepseek", [regex_split(p) for p in DEEPSEEK_PATS],
+                     specials=["<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"])
+
+
+def behaviors():
+    steps = [
+        {"type": "Split", "pattern": {"String": "-"}, "behavior": "MergedWithPrevious", "invert": False},
+        regex_split(r"[,.;:]", "MergedWithNext"),
+        regex_split(r"\p{N}", "Contiguous"),
+        regex_split(r"\t", "Removed"),
+        regex_split(r"\p{Lu}+", "Isolated", True),
+        regex_split(r"[aeiou]", "MergedWithPrevious", True),
+    ]
+    tok, tpl = split_bpe("behaviors", steps, n_merges=120)
+    tok["pre_tokenizer"]["pretokenizers"][-1] = byte_level_spec(False, True)
+    return tok, tpl
+
+
+def write(out, name, tok, template, texts=None):
+    texts = texts or TEXTS
+    ids = [encode(tok, t) for t in texts]
     with open(os.path.join(out, name + ".json"), "w", encoding="utf-8") as f:
         json.dump(tok, f, ensure_ascii=False, separators=(",", ":"))
         f.write("\n")
     with open(os.path.join(out, name + ".expected.json"), "w", encoding="utf-8") as f:
-        json.dump({"texts": TEXTS, "ids": ids, "template": template}, f, ensure_ascii=False)
+        json.dump({"texts": texts, "ids": ids, "template": template}, f, ensure_ascii=False)
         f.write("\n")
     pieces = {}
     for p, i in tok["model"]["vocab"].items():
@@ -343,10 +500,18 @@ def write(out, name, tok, template):
         v = tok["model"]["vocab"]
         for a, b in tok["model"]["merges"]:
             f.write("M\t%d\t%d\n" % (v[a], v[b]))
-        for t, x in zip(TEXTS, ids):
+        for b, inv, pat in pcre_rules(tok["pre_tokenizer"]):
+            f.write("S\t%s\t%d\t%s\n" % (b, inv, pat.encode("utf-8").hex()))
+        if tok.get("normalizer"):
+            f.write("N\n")
+        for t, x in zip(texts, ids):
             f.write("T\t%s\t%s\n" % (t.encode("utf-8").hex(), " ".join(map(str, x))))
-    # the ids decode back to the text (the prefix space aside)
-    for t, x in zip(TEXTS, ids):
+    # the ids decode back to the text (the prefix space aside; NFC and Removed change it)
+    for t, x in zip(texts, ids):
+        if tok.get("normalizer"):
+            t = unicodedata.normalize("NFC", t)
+        if name == "behaviors":
+            t = t.replace("\t", "")
         inv = {i: p for p, i in tok["model"]["vocab"].items()}
         back = b"".join(raw_bytes(inv[i]) for i in x).decode("utf-8")
         want = " " + t if tok["pre_tokenizer"].get("add_prefix_space") and t and t[0] != " " else t
@@ -361,6 +526,9 @@ def main():
     for name, (tok, tpl) in (("roberta", roberta(False)), ("roberta_prefix", roberta(True)),
                              ("llama3", llama3()), ("smollm", smollm())):
         write(out, name, tok, tpl)
+    for name, (tok, tpl) in (("qwen2", qwen2()), ("gpt4o", gpt4o()), ("deepseek", deepseek()),
+                             ("behaviors", behaviors())):
+        write(out, name, tok, tpl, TEXTS + MORE_TEXTS)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
  * about one hash lookup per pre-token.
  */
 #include "tok_internal.h"
+#include "tok_split.h"
 #include "tok_unicode.h"
 
 #define CACHE_MAX_KEY     64
@@ -21,6 +22,8 @@ typedef struct emitter
 	int      full;
 	const tfm_tokenizer *t;  /* its poll */
 	int      canceled;   /* the poll said stop (full is set too: encoders stop) */
+	tfm_status *err;     /* the caller's, for the Split rules' messages */
+	int      err_set;    /* a failure already described in err */
 } emitter;
 
 #define EMIT_POLL_EVERY 65536
@@ -63,6 +66,14 @@ tfm_tok_encode_bound(size_t len, uint32_t flags)
 }
 
 size_t
+tfm_tok_encode_bound_for(const tfm_tokenizer *t, size_t len, uint32_t flags)
+{
+	if (t->info.flags & TFM_TOK_INFO_NFC)
+		return tfm_tok_encode_bound(len <= SIZE_MAX / 3 ? 3 * len : len, flags);
+	return tfm_tok_encode_bound(len, flags);
+}
+
+size_t
 tfm_tok_encode_scratch_bytes(const tfm_tokenizer *t, size_t len)
 {
 	if (t->info.kind != TFM_TOK_BPE)
@@ -70,8 +81,12 @@ tfm_tok_encode_scratch_bytes(const tfm_tokenizer *t, size_t len)
 	if (t->info.flags & TFM_TOK_INFO_SPIECE)
 		/* 3 symbols a byte, each with an id, an offset, next and prev; the heap */
 		return (3 * len + 3) * (3 * sizeof(int32_t) + sizeof(size_t)) + (3 * len + 16) * sizeof(uint64_t);
-	/* the prefixed copy, then a pre-token's id, next and prev, and its heap */
-	return len + 1 + len * (3 * sizeof(int32_t) + sizeof(uint64_t)) + 16 * sizeof(uint64_t);
+	/* the prefixed copy, then a pre-token's id, next and prev, and its heap;
+	 * NFC's copy (at most 3 bytes a byte) and each byte's offset; the Split
+	 * rules' pieces (two offsets and a span of three words a byte at most) */
+	return len + 1 + len * (3 * sizeof(int32_t) + sizeof(uint64_t)) + 16 * sizeof(uint64_t) +
+		((t->info.flags & TFM_TOK_INFO_NFC) ? 3 * len * (1 + sizeof(size_t)) + 4 * len * 12 : 0) +
+		((t->info.flags & TFM_TOK_INFO_SPLIT) ? (3 * len + 2) * (5 * sizeof(size_t)) : 0);
 }
 
 static int
@@ -155,21 +170,76 @@ next_pretoken(const tfm_tokenizer *t, const uint8_t *s, size_t n)
 	return tfm_tok_gpt2_next(s, n);
 }
 
+/* one pre-token's ids, from the cache or encoded into tmp */
+static int
+pretoken_ids(const int32_t **ids, size_t *n, tfm_tok_ivec *tmp, tfm_tokenizer *t,
+			 const uint8_t *s, size_t len)
+{
+	int st = cache_lookup_or_fill(ids, n, t, s, len);
+
+	if (st != TFM_ELIMIT)
+		return st;
+	tmp->len = 0;
+	if ((st = tfm_tok_bpe_encode_word(tmp, t, s, len)) != TFM_OK)
+		return st;
+	*ids = tmp->data;
+	*n = tmp->len;
+	return TFM_OK;
+}
+
+/* the ids of s[start .. start+pl), emitted with the offsets of the input:
+ * align (NFC) maps s's bytes to the input's after the prefix shift */
+static int
+emit_pretoken(emitter *e, tfm_tok_ivec *tmp, tfm_tokenizer *t, const uint8_t *s, size_t start,
+			  size_t pl, size_t shift, const size_t *align)
+{
+	const int32_t *ids;
+	size_t n, i, off = start;
+	int st = pretoken_ids(&ids, &n, tmp, t, s + start, pl);
+
+	if (st != TFM_OK)
+		return st;
+	for (i = 0; i < n; i++)
+	{
+		size_t o = off > shift ? off - shift : 0;
+
+		if (!emit(e, ids[i], align ? align[o] : o))
+			break;
+		off += tfm_tok_piece_len(t, ids[i]);
+	}
+	return TFM_OK;
+}
+
 static int
 encode_bpe(emitter *e, tfm_tokenizer *t, const uint8_t *text, size_t text_len)
 {
 	size_t pos = 0, len = text_len, shift = 0;
 	const uint8_t *s = text;
+	const size_t *align = NULL;
 	tfm_tok_ivec tmp = {0};
 	tfm_tok_bytes prefixed = {0};
 	int st = TFM_OK;
 
+	/* a tokenizer.json's NFC normalizer first (offsets mapped back) */
+	if (t->info.flags & TFM_TOK_INFO_NFC)
+	{
+		int same;
+
+		if ((st = tfm_tok_nfc(&t->nbuf, &t->nalign, &t->nalign_cap, &same, text, len)) != TFM_OK)
+			return st;
+		if (!same)
+		{
+			s = t->nbuf.data;
+			len = t->nbuf.len;
+			align = t->nalign;
+		}
+	}
 	/* ByteLevel's add_prefix_space: a space before a text without one
 	 * (its offset is the text's start) */
-	if ((t->info.flags & TFM_TOK_INFO_PREFIX_SPACE) && len > 0 && text[0] != ' ')
+	if ((t->info.flags & TFM_TOK_INFO_PREFIX_SPACE) && len > 0 && s[0] != ' ')
 	{
 		if (tfm_tok_bytes_append(&prefixed, " ", 1) ||
-			tfm_tok_bytes_append(&prefixed, text, len))
+			tfm_tok_bytes_append(&prefixed, s, len))
 		{
 			tfm_tok_bytes_free(&prefixed);
 			return TFM_ENOMEM;
@@ -178,30 +248,26 @@ encode_bpe(emitter *e, tfm_tokenizer *t, const uint8_t *text, size_t text_len)
 		len = prefixed.len;
 		shift = 1;
 	}
-	while (pos < len && !e->full)
+	if (t->info.flags & TFM_TOK_INFO_SPLIT)
 	{
-		size_t pl = next_pretoken(t, s + pos, len - pos), n, i, off = pos;
-		const int32_t *ids;
+		/* the Split rules' pieces (PCRE2), each through BPE */
+		const size_t *pieces;
+		size_t np, k;
 
-		st = cache_lookup_or_fill(&ids, &n, t, s + pos, pl);
-		if (st == TFM_ELIMIT)
-		{
-			tmp.len = 0;
-			if ((st = tfm_tok_bpe_encode_word(&tmp, t, s + pos, pl)) != TFM_OK)
-				break;
-			ids = tmp.data;
-			n = tmp.len;
-		}
-		else if (st != TFM_OK)
-			break;
-		for (i = 0; i < n; i++)
-		{
-			if (!emit(e, ids[i], off > shift ? off - shift : 0))
-				break;
-			off += tfm_tok_piece_len(t, ids[i]);
-		}
-		pos += pl;
+		st = tfm_tok_split_run(&pieces, &np, t, s, len, e->err);
+		e->err_set = st != TFM_OK;
+		for (k = 0; st == TFM_OK && k < np && !e->full; k++)
+			st = emit_pretoken(e, &tmp, t, s, pieces[2 * k], pieces[2 * k + 1] - pieces[2 * k],
+							   shift, align);
 	}
+	else
+		while (pos < len && !e->full && st == TFM_OK)
+		{
+			size_t pl = next_pretoken(t, s + pos, len - pos);
+
+			st = emit_pretoken(e, &tmp, t, s, pos, pl, shift, align);
+			pos += pl;
+		}
 	tfm_tok_ivec_free(&tmp);
 	tfm_tok_bytes_free(&prefixed);
 	return st;
@@ -479,6 +545,8 @@ tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tok
 	e.full = 0;
 	e.t = t;
 	e.canceled = 0;
+	e.err = err;
+	e.err_set = 0;
 	if (flags & TFM_TOK_ADD_BOS)
 	{
 		ids[0] = t->info.special_ids[TFM_TOK_BOS];
@@ -528,6 +596,8 @@ tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tok
 		return tfm_status_set(err, TFM_ECANCELED, "encoding canceled");
 	if (st == TFM_ENOMEM)
 		return tfm_tok_oom(err);
+	if (st != TFM_OK && e.err_set)
+		return st;
 	if (st != TFM_OK)
 		return tfm_status_set(err, st, "pre-token too long to encode");
 	if (e.full && !by_length)

@@ -21,7 +21,8 @@ tfm_tok_import_hf_bpe(tfm_tokenizer **out, const uint8_t *const *pieces, const s
 					  uint32_t flags, tfm_status *err)
 {
 	const uint32_t allowed = TFM_TOK_INFO_TEXT_BOS | TFM_TOK_INFO_LLAMA3 | TFM_TOK_INFO_DIGITS |
-		TFM_TOK_INFO_DIGIT_RUNS | TFM_TOK_INFO_PREFIX_SPACE | TFM_TOK_INFO_IGNORE_MERGES;
+		TFM_TOK_INFO_DIGIT_RUNS | TFM_TOK_INFO_PREFIX_SPACE | TFM_TOK_INFO_IGNORE_MERGES |
+		TFM_TOK_INFO_SPLIT | TFM_TOK_INFO_NFC;
 	int16_t dec[324];
 	tfm_tok_strtab tab = {0};
 	tfm_tok_bytes raw = {0};
@@ -38,6 +39,9 @@ tfm_tok_import_hf_bpe(tfm_tokenizer **out, const uint8_t *const *pieces, const s
 							TFM_TOK_MAX_VOCAB_SIZE - TFM_TOK_N_SPECIALS, (int) n_pieces);
 	if (n_merges < 0 || n_merges > TFM_TOK_MAX_VOCAB_SIZE)
 		return tfm_status_set(err, TFM_ELIMIT, "too many merges (%d)", (int) n_merges);
+	if ((flags & TFM_TOK_INFO_SPLIT) &&
+		(flags & (TFM_TOK_INFO_LLAMA3 | TFM_TOK_INFO_DIGITS | TFM_TOK_INFO_DIGIT_RUNS)))
+		return tfm_status_set(err, TFM_EINVAL, "Split rules replace the pattern and digits flags");
 	if ((flags & TFM_TOK_INFO_TEXT_BOS) && special_ids[TFM_TOK_BOS] < 0)
 		return tfm_status_set(err, TFM_EINVAL, "text-bos needs the file's bos id");
 	memset(&info, 0, sizeof(info));

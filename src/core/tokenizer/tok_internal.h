@@ -133,6 +133,10 @@ struct tfm_tokenizer
 	tfm_tok_ivec   work2;
 	tfm_tok_ivec   work3;
 	tfm_tok_bytes  wbuf;           /* lower-cased word, "##" piece */
+	struct tfm_tok_splits *splits; /* SPLIT: the rules (tok_split_pcre.c) */
+	tfm_tok_bytes  nbuf;           /* NFC: the normalized text ... */
+	size_t        *nalign;         /* ... and each byte's input offset */
+	size_t         nalign_cap;
 };
 
 /* byte kind: byte b has id TFM_TOK_N_SPECIALS + b */

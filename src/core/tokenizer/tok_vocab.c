@@ -13,6 +13,7 @@
  * (11 pairs for GPT-2) so that encoding matches the reference exactly.
  */
 #include "tok_internal.h"
+#include "tok_split.h"
 #include "tok_unicode.h"
 
 void
@@ -39,6 +40,9 @@ tfm_tok_free(tfm_tokenizer *t)
 	tfm_tok_ivec_free(&t->work2);
 	tfm_tok_ivec_free(&t->work3);
 	tfm_tok_bytes_free(&t->wbuf);
+	tfm_tok_splits_free(t->splits);
+	tfm_tok_bytes_free(&t->nbuf);
+	tfm_tok_dealloc(t->nalign);
 	tfm_tok_dealloc(t);
 }
 
@@ -46,7 +50,8 @@ static int
 check_info(const tfm_tok_info *info, tfm_status *err)
 {
 	const uint32_t hf_opts = TFM_TOK_INFO_LLAMA3 | TFM_TOK_INFO_DIGITS |
-		TFM_TOK_INFO_DIGIT_RUNS | TFM_TOK_INFO_PREFIX_SPACE | TFM_TOK_INFO_IGNORE_MERGES;
+		TFM_TOK_INFO_DIGIT_RUNS | TFM_TOK_INFO_PREFIX_SPACE | TFM_TOK_INFO_IGNORE_MERGES |
+		TFM_TOK_INFO_SPLIT | TFM_TOK_INFO_NFC;
 	int i, j;
 
 	if (info->format_version != TFM_TOK_FORMAT_VERSION)

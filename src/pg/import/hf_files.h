@@ -54,6 +54,16 @@ int32_t    *tfm_hf_merges(JsonbContainer *model, JsonbContainer *vocab, int max,
  * malformed: range_err), no more than model_vocab; its size in *n */
 JsonbContainer *tfm_hf_model_vocab(JsonbContainer *model, int model_vocab, const char *range_err,
 								   int *n);
+/*
+ * A model's chat settings from its tokenizer_config.json (the template,
+ * bos and eos texts, added tokens), generation_config.json and config.json
+ * (eos ids; both may be NULL) and tokenizer.json (its added tokens; may be
+ * NULL), stored with tokenizer (chat_config.c).  Without a chat_template:
+ * an error when required, else false and nothing stored.
+ */
+bool		tfm_hf_import_chat(const char *tokenizer, Jsonb *tokenizer_config,
+							   Jsonb *generation_config, Jsonb *config, Jsonb *tokenizer_json,
+							   bool required);
 /* tokenizer.json of SentencePiece-style BPE with byte fallback (spiece.c) */
 void		tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab);
 

@@ -10,12 +10,15 @@
  * tokenizer.json flag (tok_hf.c): ByteLevel with add_prefix_space
  * (RoBERTa's option), Sequence[Split(Llama 3's or GPT-2's pattern,
  * Isolated), ByteLevel(use_regex false)] (Llama 3), Sequence[Digits,
- * ByteLevel] (SmolLM), model.ignore_merges, added tokens after model.vocab,
+ * ByteLevel] (SmolLM) — these run by tfm's hand-written scanners — and any
+ * other Sequence of Digits and Split steps (any regular expression, any
+ * behavior, invert; Qwen2's, GPT-4o's, DeepSeek's) before a ByteLevel, run
+ * by PCRE2 (tok_split_pcre.c); the NFC normalizer (Qwen2's);
+ * model.ignore_merges, added tokens after model.vocab,
  * and the post-processor's specials: RobertaProcessing / BertProcessing /
  * TemplateProcessing "X $A Y" give <cls> and <sep> (an encoder reads text
  * as X text Y), TemplateProcessing "X $A" gives <bos>, which a model's text
- * begins with.  A Split pattern is recognised by its exact string: no
- * regular expression engine runs.  Ids are kept as the file gives them.
+ * begins with.  Ids are kept as the file gives them.
  * A BPE with byte_fallback is SentencePiece-style (spiece.c).
  *
  * WordPiece with BERT's normalizer (BertNormalizer with clean_text and
@@ -52,7 +55,7 @@ refuse(const char *what, const char *value)
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("tokenizer %s %s is not supported yet", what, value),
-			 errdetail("tfm imports byte-level BPE tokenizers (GPT-2, RoBERTa, Llama 3, SmolLM), "
+			 errdetail("tfm imports byte-level BPE tokenizers (GPT-2, RoBERTa, Llama 3, Qwen2, SmolLM), "
 					   "SentencePiece-style BPE (Llama 2) and BERT WordPiece ones.")));
 }
 
@@ -486,9 +489,30 @@ byte_level_options(JsonbContainer *obj, bool *prefix, bool *use_regex)
 	*use_regex = !(v && v->type == jbvBool && !v->val.boolean);
 }
 
-/* a Split pre-tokenizer: the flags of its pattern */
-static uint32
-split_pattern(JsonbContainer *obj)
+/* a rule appended to rules (at most TFM_TOK_MAX_SPLITS) */
+static void
+add_rule(TfmSplitRule *rules, int *n, const char *pattern, int behavior, bool invert)
+{
+	if (*n >= TFM_TOK_MAX_SPLITS)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a pre-tokenizer of more than %d Split steps is not supported",
+						TFM_TOK_MAX_SPLITS)));
+	rules[*n].pattern = pattern;
+	rules[*n].behavior = behavior;
+	rules[*n].invert = invert;
+	(*n)++;
+}
+
+/*
+ * A Split pre-tokenizer as a rule: a Regex pattern as it is, a String one
+ * quoted (\Q...\E); the behavior by its name.  Returns the flag of
+ * tfm's hand-written scanner for it (0 for GPT-2's pattern, LLAMA3 for
+ * Llama 3's and cl100k's) when it is one of those, Isolated and not
+ * inverted, else -1.
+ */
+static int64
+split_rule(JsonbContainer *obj, TfmSplitRule *rules, int *n)
 {
 	JsonbValue	buf,
 			   *v = tfm_jget(obj, "pattern", &buf),
@@ -496,54 +520,74 @@ split_pattern(JsonbContainer *obj)
 			   *re;
 	char	   *behavior = str_field(obj, "behavior"),
 			   *pat;
+	tfm_tok_split_behavior b;
+	bool		invert = is_true(obj, "invert");
 
 	if (!v || v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
 		tfm_hf_malformed("pre_tokenizer Split needs a pattern object");
-	re = tfm_jget(v->val.binary.data, "Regex", &rb);
-	if (!re || re->type != jbvString)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("pre-tokenizer Split with a String pattern is not supported")));
-	if (!behavior || strcmp(behavior, "Isolated") != 0)
+	if (!behavior || tfm_tok_split_behavior_parse(&b, behavior) != TFM_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("pre-tokenizer Split behavior %s is not supported", behavior ? behavior : "null"),
-				 errdetail("tfm applies Split with the behavior Isolated.")));
-	if (is_true(obj, "invert"))
-		option_refused("pre_tokenizer Split invert");
-	pat = pnstrdup(re->val.string.val, re->val.string.len);
+				 errdetail("tfm applies Split with the behaviors Isolated, Removed, MergedWithPrevious, "
+						   "MergedWithNext and Contiguous.")));
+	if ((re = tfm_jget(v->val.binary.data, "Regex", &rb)) != NULL && re->type == jbvString)
+		pat = pnstrdup(re->val.string.val, re->val.string.len);
+	else if ((re = tfm_jget(v->val.binary.data, "String", &rb)) != NULL && re->type == jbvString &&
+			 re->val.string.len > 0)
+	{
+		char	   *lit = pnstrdup(re->val.string.val, re->val.string.len);
+
+		if (strstr(lit, "\\E"))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("pre-tokenizer Split with a String pattern holding \"\\E\" is not supported")));
+		pat = psprintf("\\Q%s\\E", lit);
+	}
+	else
+		tfm_hf_malformed("pre_tokenizer Split needs a Regex or a non-empty String pattern");
+	if (strlen(pat) > TFM_TOK_MAX_SPLIT_PATTERN_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("pre-tokenizer Split pattern is %zu bytes long, longer than tfm's limit of %d",
+						strlen(pat), TFM_TOK_MAX_SPLIT_PATTERN_BYTES)));
+	add_rule(rules, n, pat, b, invert);
+	if (b != TFM_TOK_SPLIT_ISOLATED || invert)
+		return -1;
 	if (strcmp(pat, GPT2_PATTERN) == 0)
 		return 0;
 	if (strcmp(pat, LLAMA3_PATTERN) == 0 || strcmp(pat, CL100K_PATTERN) == 0)
 		return TFM_TOK_INFO_LLAMA3;
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("pre-tokenizer Split pattern \"%s\" is not supported", pnstrdup(pat, Min(strlen(pat), 60))),
-			 errdetail("tfm knows the patterns of GPT-2, Llama 3 and cl100k (GPT-4) by their exact text; "
-					   "it runs no other regular expression.")));
-	return 0;
+	return -1;
 }
 
 /*
- * The pre-tokenizer of a byte-level BPE as tfm flags: ByteLevel (with or
- * without add_prefix_space), or Sequence[Digits?, Split?, ByteLevel] with
- * ByteLevel's use_regex true exactly when there is no Split.  *plain is
- * set for GPT-2's (ByteLevel alone, no prefix space).
+ * The pre-tokenizer of a byte-level BPE: ByteLevel alone (with or without
+ * add_prefix_space), or a Sequence of Digits and Split steps ending with
+ * ByteLevel (without add_prefix_space; its use_regex adds GPT-2's pattern
+ * as a last step).  The shapes tfm's hand-written scanners run — ByteLevel
+ * alone; Sequence[Digits?, Split(GPT-2's, Llama 3's or cl100k's pattern,
+ * Isolated)?, ByteLevel] with use_regex true exactly when there is no
+ * Split — give their flags and no rules; any other gives the SPLIT flag
+ * and its steps as rules (*n_rules of them), run by PCRE2.  *plain is set
+ * for GPT-2's (ByteLevel alone, no prefix space).
  */
 static uint32
-bpe_pre_tokenizer(JsonbContainer *root, bool *plain)
+bpe_pre_tokenizer(JsonbContainer *root, bool *plain, TfmSplitRule *rules, int *n_rules)
 {
 	JsonbContainer *pt;
 	char	   *type = field_type(root, "pre_tokenizer", &pt);
 	bool		prefix,
 				use_regex,
-				have_split = false,
-				have_bl = false;
+				have_bl = false,
+				scanner = true;
+	int			n_splits = 0;
 	uint32		flags = 0;
 	JsonbContainer *seq;
 	int			n;
 
 	*plain = false;
+	*n_rules = 0;
 	if (!type)
 		refuse("pre_tokenizer", "null");
 	if (strcmp(type, "ByteLevel") == 0)
@@ -565,21 +609,34 @@ bpe_pre_tokenizer(JsonbContainer *root, bool *plain)
 
 		if (have_bl)
 			refuse("pre_tokenizer", psprintf("%s after ByteLevel in a Sequence", et));
-		if (strcmp(et, "Digits") == 0 && i == 0)
-			flags |= is_true(o, "individual_digits") ? TFM_TOK_INFO_DIGITS : TFM_TOK_INFO_DIGIT_RUNS;
-		else if (strcmp(et, "Split") == 0 && !have_split)
+		if (strcmp(et, "Digits") == 0)
 		{
-			flags |= split_pattern(o);
-			have_split = true;
+			bool		one = is_true(o, "individual_digits");
+
+			add_rule(rules, n_rules, one ? "\\p{N}" : "\\p{N}+", TFM_TOK_SPLIT_ISOLATED, false);
+			if (i == 0)
+				flags |= one ? TFM_TOK_INFO_DIGITS : TFM_TOK_INFO_DIGIT_RUNS;
+			else
+				scanner = false;
+		}
+		else if (strcmp(et, "Split") == 0)
+		{
+			int64		f = split_rule(o, rules, n_rules);
+
+			if (f < 0 || n_splits++ > 0)
+				scanner = false;
+			else
+				flags |= (uint32) f;
 		}
 		else if (strcmp(et, "ByteLevel") == 0)
 		{
 			byte_level_options(o, &prefix, &use_regex);
 			if (prefix)
 				option_refused("pre_tokenizer.add_prefix_space in a Sequence");
-			if (use_regex == have_split)
-				option_refused(have_split ? "pre_tokenizer ByteLevel use_regex true after a Split" :
-							   "pre_tokenizer ByteLevel use_regex false without a Split");
+			if (use_regex)
+				add_rule(rules, n_rules, GPT2_PATTERN, TFM_TOK_SPLIT_ISOLATED, false);
+			if (use_regex == (n_splits > 0))
+				scanner = false;
 			have_bl = true;
 		}
 		else
@@ -587,7 +644,14 @@ bpe_pre_tokenizer(JsonbContainer *root, bool *plain)
 	}
 	if (!have_bl)
 		refuse("pre_tokenizer", "Sequence without a final ByteLevel");
-	return flags;
+	if (*n_rules == 0)
+		option_refused("pre_tokenizer ByteLevel use_regex false without a Split");
+	if (scanner)
+	{
+		*n_rules = 0;
+		return flags;
+	}
+	return TFM_TOK_INFO_SPLIT;
 }
 
 /*
@@ -597,7 +661,7 @@ bpe_pre_tokenizer(JsonbContainer *root, bool *plain)
  */
 static void
 import_hf_bpe(const char *name, JsonbContainer *root, JsonbContainer *model, int model_vocab,
-			  uint32 flags, int32 *special_ids)
+			  uint32 flags, const TfmSplitRule *rules, int n_rules, int32 *special_ids)
 {
 	JsonbValue	buf,
 			   *v;
@@ -702,7 +766,7 @@ import_hf_bpe(const char *name, JsonbContainer *root, JsonbContainer *model, int
 		(specials[TFM_TOK_PAD] == cls || specials[TFM_TOK_PAD] == sep || specials[TFM_TOK_PAD] == bos))
 		specials[TFM_TOK_PAD] = -1;
 	(void) tfm_tokenizer_import_hf_bpe(name, pieces, lens, literal, n, merge_lr, n_merges,
-									   specials, flags, special_ids);
+									   specials, flags, rules, n_rules, special_ids);
 }
 
 /* does an added token lie outside model.vocab (a special after its ids)? */
@@ -751,8 +815,11 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab, int
 				cls,
 				sep,
 				bos;
-	uint32		flags;
+	uint32		flags,
+				nfc = 0;
 	bool		plain;
+	TfmSplitRule rules[TFM_TOK_MAX_SPLITS];
+	int			n_rules;
 
 	if (!JB_ROOT_IS_OBJECT(tokenizer) || JB_ROOT_IS_SCALAR(tokenizer))
 		tfm_hf_malformed("it must be a JSON object");
@@ -775,9 +842,12 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab, int
 			special_ids[k] = INT_MAX;	/* unknown here: never an encoder's */
 		return;
 	}
-	if ((type = field_type(root, "normalizer", &obj)) != NULL)
+	/* Unicode NFC (Qwen2's) is the one normalizer a byte-level BPE may have */
+	if ((type = field_type(root, "normalizer", &obj)) != NULL && strcmp(type, "NFC") != 0)
 		refuse("normalizer", type);
-	flags = bpe_pre_tokenizer(root, &plain);
+	if (type)
+		nfc = TFM_TOK_INFO_NFC;
+	flags = bpe_pre_tokenizer(root, &plain, rules, &n_rules) | nfc;
 	if ((type = field_type(root, "decoder", &obj)) != NULL && strcmp(type, "ByteLevel") != 0)
 		refuse("decoder", type);
 	v = tfm_jget(model, "dropout", &buf);
@@ -793,7 +863,7 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab, int
 	post_processor_ids(root, true, &cls, &sep, &bos);
 	if (!plain || flags != 0 || cls >= 0 || bos >= 0 || added_outside_vocab(root, model))
 	{
-		import_hf_bpe(name, root, model, model_vocab, flags, special_ids);
+		import_hf_bpe(name, root, model, model_vocab, flags, rules, n_rules, special_ids);
 		return;
 	}
 

@@ -57,7 +57,8 @@ gen_poll(void *arg)
 	return 0;
 }
 
-/* does row b's text now contain the stop text? then note where to cut */
+/* is row b's last id a stop id, or does its text now contain the stop
+ * text? then note where to cut */
 static bool
 gen_stop(void *arg, int b, const int32_t *ids, int n)
 {
@@ -66,6 +67,11 @@ gen_stop(void *arg, int b, const int32_t *ids, int n)
 	char	   *hit;
 	char	   *s;
 
+	for (int k = 0; k < h->o->n_stop_ids; k++)
+		if (ids[n - 1] == h->o->stop_ids[k])
+			return true;
+	if (!h->o->stop)
+		return false;
 	t = tfm_tokenizer_decode_flags(h->row->tokenizer, ids, n, true);
 	s = text_to_cstring(t);
 	hit = strstr(s, h->o->stop);
@@ -129,7 +135,7 @@ tfm_generate_prompts(tfm_model *m, const TfmModelRow *row, int32 **prompts, cons
 	hooks.o = o;
 	hooks.out = out;
 	go.poll = gen_poll;
-	go.stop = o->stop ? gen_stop : NULL;
+	go.stop = (o->stop || o->n_stop_ids > 0) ? gen_stop : NULL;
 	go.hook_arg = &hooks;
 	for (int b = 0; b < B; b++)
 		out[b].stop_at = -1;
@@ -143,6 +149,13 @@ tfm_generate_prompts(tfm_model *m, const TfmModelRow *row, int32 **prompts, cons
 	for (int b = 0; b < B; b++)
 	{
 		out[b].n = rows[b].n;
+		/* a stop id ends the text and is not part of it */
+		for (int k = 0; k < o->n_stop_ids && out[b].n > 0; k++)
+			if (rows[b].ids[rows[b].n - 1] == o->stop_ids[k])
+			{
+				out[b].n--;
+				break;
+			}
 		out[b].ids = palloc(sizeof(int32) * Max(1, rows[b].n));
 		out[b].logprob = palloc(sizeof(float) * Max(1, rows[b].n));
 		memcpy(out[b].ids, rows[b].ids, sizeof(int32) * rows[b].n);

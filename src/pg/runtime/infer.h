@@ -77,6 +77,8 @@ typedef struct GenOpts
 	float		top_p;
 	uint64		seed;
 	char	   *stop;
+	const int32 *stop_ids;		/* ids that end generation (not kept), or NULL */
+	int			n_stop_ids;
 } GenOpts;
 
 typedef struct GenRow

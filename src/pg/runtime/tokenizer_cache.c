@@ -106,7 +106,7 @@ static int32 *
 encode(TfmCachedTokenizer *e, const char *text, size_t len, uint32 flags, size_t max_length,
 	   int *n, size_t **starts)
 {
-	size_t		cap = tfm_tok_encode_bound(len, flags);
+	size_t		cap = tfm_tok_encode_bound_for(e->tok, len, flags);
 	size_t		per_id = sizeof(int32) + (starts ? sizeof(size_t) : 0);
 	int32	   *ids;
 	size_t	   *offs = NULL;

@@ -32,9 +32,10 @@
 #define TFM_MAX_GENERATE 100000
 #define TFM_MAX_PROMPTS  1024
 
-/* arguments: model, prompt(s), max_tokens, temperature, top_k, top_p, seed, stop */
-static void
-parse_opts(FunctionCallInfo fcinfo, GenOpts *o)
+/* arguments: model, prompt(s), max_tokens, temperature, top_k, top_p, seed, stop
+ * (tfm_chat's too) */
+void
+tfm_generate_options(FunctionCallInfo fcinfo, GenOpts *o)
 {
 	o->max_tokens = PG_ARGISNULL(2) ? 200 : PG_GETARG_INT32(2);
 	if (o->max_tokens < 1 || o->max_tokens > TFM_MAX_GENERATE)
@@ -65,6 +66,8 @@ parse_opts(FunctionCallInfo fcinfo, GenOpts *o)
 		tfm_mix64((uint64) GetCurrentStatementStartTimestamp()) :
 		(uint64) PG_GETARG_INT64(6);
 	o->stop = NULL;
+	o->stop_ids = NULL;
+	o->n_stop_ids = 0;
 	if (!PG_ARGISNULL(7))
 	{
 		o->stop = text_to_cstring(PG_GETARG_TEXT_PP(7));
@@ -151,7 +154,7 @@ generate_one(FunctionCallInfo fcinfo, bool srf, GenRow *g)
 	int			n;
 
 	TFM_ARG_NOT_NULL(1, "prompt");
-	parse_opts(fcinfo, &o);
+	tfm_generate_options(fcinfo, &o);
 	if (srf)
 	{
 		SetSingleFuncCall(fcinfo, 0);
@@ -223,7 +226,7 @@ tfm_generate_batch(PG_FUNCTION_ARGS)
 	Datum	   *res;
 
 	tfm_texts_arg(fcinfo, 1, "prompts", &prompts);
-	parse_opts(fcinfo, &o);
+	tfm_generate_options(fcinfo, &o);
 	m = get_lm(name, &c.row);
 	tfm_model_specials(c.row, &c.sp);
 	if (prompts.n > TFM_MAX_PROMPTS)

@@ -125,6 +125,15 @@ tfm_import_files(PG_FUNCTION_ARGS)
 	result = import_model(fcinfo, name, config, &src, tokenizer,
 						  PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2)));
 	tfm_weights_close(&src);
+	/* a chat model's template and stop ids, kept with its tokenizer */
+	if (tokenizer)
+	{
+		Jsonb	   *tcfg = read_json_file(dir, "tokenizer_config.json", true);
+
+		if (tcfg)
+			(void) tfm_hf_import_chat(name, tcfg, read_json_file(dir, "generation_config.json", true),
+									  config, tokenizer, false);
+	}
 	return result;
 }
 

@@ -12,6 +12,8 @@
 #include "access/htup.h"
 #include "access/tupdesc.h"
 #include "datatype/timestamp.h"
+#include "lib/stringinfo.h"
+#include "utils/jsonb.h"
 
 #include "base/base.h"
 
@@ -191,15 +193,33 @@ int32		tfm_tokenizer_import_spiece(const char *name, const uint8_t *const *piece
 										const size_t *lens, int32 n, const int32_t *merge_lr,
 										int32 n_merges, int32 unk, int32 bos, int32 eos,
 										bool text_bos);
-/* a tokenizer.json's byte-level BPE (tfm_tok_import_hf_bpe); the ids of
- * the stored tokenizer's specials into special_ids */
+/* one Split rule of a tokenizer.json's pre-tokenizer (TFM_TOK_INFO_SPLIT) */
+typedef struct TfmSplitRule
+{
+	const char *pattern;		/* a PCRE2 regular expression */
+	int			behavior;		/* tfm_tok_split_behavior */
+	bool		invert;
+} TfmSplitRule;
+
+/* a tokenizer.json's byte-level BPE (tfm_tok_import_hf_bpe) with its Split
+ * rules (n_rules of them, with the SPLIT flag); the ids of the stored
+ * tokenizer's specials into special_ids */
 int32		tfm_tokenizer_import_hf_bpe(const char *name, const uint8_t *const *pieces,
 										const size_t *lens, const uint8_t *literal, int32 n,
 										const int32_t *merge_lr, int32 n_merges,
 										const int32_t *specials, uint32 flags,
+										const TfmSplitRule *rules, int n_rules,
 										int32_t *special_ids);
+/* a tokenizer's Split rules: as options' "splits" JSON (appended to buf),
+ * and added back to a loaded tokenizer from that JSON */
+void		tfm_tokenizer_splits_json(StringInfo buf, const tfm_tokenizer *t);
+void		tfm_tokenizer_add_splits(tfm_tokenizer *t, const char *name, Jsonb *splits);
 void		tfm_tokenizer_store_pieces(const char *name, const tfm_tok_info *info,
 									   const uint8 *const *pieces, const size_t *lens);
+/* a tokenizer's chat settings, options->'chat' (tokenizer_chat.c): stored as
+ * the given JSON text; read back (NULL when it has none) */
+void		tfm_tokenizer_chat_store(const char *tokenizer, const char *chat_json);
+Jsonb	   *tfm_tokenizer_chat_read(const char *tokenizer);
 
 /* ---- deployment aliases and their history (aliases.c) ---- */
 typedef struct TfmAliasRow

@@ -12,6 +12,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/jsonb.h"
 
 #include "tfm/tokenizer.h"
 #include "storage/storage.h"
@@ -83,7 +84,13 @@ tfm_tokenizer_store(const char *name, const tfm_tokenizer *t, int32 min_count, O
 					 info.special_ids[TFM_TOK_PAD]);
 	for (int i = 0; i < TFM_TOK_N_SPECIALS; i++)
 		appendStringInfo(&opts, "%s%d", i ? ", " : "", info.special_ids[i]);
-	appendStringInfoString(&opts, "]}");
+	appendStringInfoChar(&opts, ']');
+	if (info.flags & TFM_TOK_INFO_SPLIT)
+	{
+		appendStringInfoString(&opts, ", \"splits\": ");
+		tfm_tokenizer_splits_json(&opts, t);
+	}
+	appendStringInfoChar(&opts, '}');
 
 	pieces = palloc(sizeof(Datum) * info.vocab_size);
 	for (int32 i = 0; i < info.vocab_size; i++)
@@ -185,12 +192,13 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 	int32_t    *ml = NULL,
 			   *mr = NULL;
 	int			status;
+	Jsonb	   *splits;
 
 	tfm_spi_connect_owner(&as);
 	tfm_spi_exec("SELECT id, kind, vocab_size, (options->>'format_version')::int, "
 				 "(options->>'flags')::int, (options->>'n_merges')::int, "
-				 "ARRAY(SELECT jsonb_array_elements_text(options->'specials')::int) "
-				 "FROM tfm.tokenizers WHERE name = $1",
+				 "ARRAY(SELECT jsonb_array_elements_text(options->'specials')::int), "
+				 "options->'splits' FROM tfm.tokenizers WHERE name = $1",
 				 1, types, args, NULL, true, 1,
 				 SPI_OK_SELECT, "cannot read tfm.tokenizers");
 	if (SPI_processed == 0)
@@ -211,6 +219,11 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 		if (ArrayGetNItems(ARR_NDIM(sp), ARR_DIMS(sp)) != TFM_TOK_N_SPECIALS)
 			damaged(name, "has a malformed list of special ids");
 		memcpy(info.special_ids, ARR_DATA_PTR(sp), sizeof(info.special_ids));
+	}
+	{
+		Datum		d = SPI_getbinval(tup, td, 8, &isnull);
+
+		splits = isnull ? NULL : DatumGetJsonbPCopy(d);
 	}
 
 	pieces = palloc0(sizeof(uint8_t *) * Max(info.vocab_size, 1));
@@ -253,6 +266,14 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 	status = tfm_tok_load(&tok, &info, pieces, lens, ml, mr, &err);
 	tfm_spi_finish_owner(&as);
 	tfm_raise(status, &err, psprintf("cannot load tokenizer \"%s\"", name));
+	{
+		/* owned by the context until the rules are compiled */
+		TfmTokOwner *own = tfm_tok_owner(CurrentMemoryContext);
+
+		own->tok = tok;
+		tfm_tokenizer_add_splits(tok, name, splits);
+		own->tok = NULL;
+	}
 	*idp = id;
 	return tok;
 }
@@ -362,7 +383,7 @@ int32
 tfm_tokenizer_import_hf_bpe(const char *name, const uint8_t *const *pieces, const size_t *lens,
 							const uint8_t *literal, int32 n, const int32_t *merge_lr,
 							int32 n_merges, const int32_t *specials, uint32 flags,
-							int32_t *special_ids)
+							const TfmSplitRule *rules, int n_rules, int32_t *special_ids)
 {
 	TfmTokOwner *own = tfm_tok_owner(CurrentMemoryContext);
 	tfm_status err;
@@ -372,6 +393,11 @@ tfm_tokenizer_import_hf_bpe(const char *name, const uint8_t *const *pieces, cons
 	tfm_raise(tfm_tok_import_hf_bpe(&own->tok, pieces, lens, literal, n, merge_lr, n_merges,
 									specials, flags, &err),
 			  &err, "cannot import the tokenizer");
+	for (int i = 0; i < n_rules; i++)
+		tfm_raise(tfm_tok_add_split(own->tok, rules[i].pattern, strlen(rules[i].pattern),
+									(tfm_tok_split_behavior) rules[i].behavior, rules[i].invert,
+									&err),
+				  &err, "cannot import the tokenizer's Split pre-tokenizer");
 	tfm_tokenizer_store(name, own->tok, 0, GetUserId());
 	tfm_tok_get_info(&info, own->tok);
 	memcpy(special_ids, info.special_ids, sizeof(info.special_ids));

@@ -1,0 +1,529 @@
+/*
+ * chat_expr.c: the expressions inside a chat template's tags, by recursive
+ * descent in Jinja's order of precedence (lowest first): a if c else b;
+ * or; and; not; comparisons and in / not in; + -; ~; * // %; unary minus;
+ * then a primary (a string, adjacent strings joined, an integer, true /
+ * false / none, a name, (expr), [list]) with its attributes, subscripts,
+ * slices, calls, filters and tests.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chat_parser.h"
+
+void
+chat_skip_ws(parser *ps)
+{
+	while (ps->p < ps->end && chat_is_space(*ps->p))
+		ps->p++;
+}
+
+static int
+is_name_char(char c, int first)
+{
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9');
+}
+
+/* the next name, without consuming it (its length, 0 if none) */
+size_t
+chat_peek_name(parser *ps)
+{
+	size_t		n = 0;
+
+	chat_skip_ws(ps);
+	while (ps->p + n < ps->end && is_name_char(ps->p[n], n == 0))
+		n++;
+	return n;
+}
+
+int
+chat_accept_word(parser *ps, const char *w)
+{
+	size_t		n = chat_peek_name(ps);
+
+	if (n == strlen(w) && strncmp(ps->p, w, n) == 0)
+	{
+		ps->p += n;
+		return 1;
+	}
+	return 0;
+}
+
+int
+chat_accept(parser *ps, const char *op)
+{
+	size_t		n = strlen(op);
+
+	chat_skip_ws(ps);
+	if ((size_t) (ps->end - ps->p) >= n && strncmp(ps->p, op, n) == 0)
+	{
+		ps->p += n;
+		return 1;
+	}
+	return 0;
+}
+
+static chat_expr *
+new_expr(parser *ps, chat_ekind k)
+{
+	chat_expr  *e = chat_alloc(&ps->t->arena, sizeof(chat_expr));
+
+	if (!e)
+	{
+		chat_fail(ps, TFM_ENOMEM, "%s", "out of memory");
+		return NULL;
+	}
+	e->k = k;
+	e->line = ps->line;
+	return e;
+}
+
+static chat_expr *parse_expr(parser *ps);
+
+/* "(" args ")" after a name: into e->args */
+static int
+parse_args(parser *ps, chat_expr *e, const char *close)
+{
+	chat_expr  *tmp[32];
+
+	e->nargs = 0;
+	if (!chat_accept(ps, close))
+	{
+		do
+		{
+			chat_expr  *a;
+
+			/* keyword arguments (name=value) are not in the subset */
+			if (e->nargs >= 32)
+				return chat_fail(ps, TFM_ELIMIT, "%s", "more than 32 arguments");
+			if (!(a = parse_expr(ps)))
+				return TFM_EINVAL;
+			tmp[e->nargs++] = a;
+		} while (chat_accept(ps, ","));
+		if (!chat_accept(ps, close))
+			return chat_fail(ps, TFM_EINVAL, "expected \"%s\"", close);
+	}
+	e->args = chat_alloc(&ps->t->arena, sizeof(chat_expr *) * (e->nargs + 1));
+	if (!e->args)
+		return chat_fail(ps, TFM_ENOMEM, "%s", "out of memory");
+	memcpy(e->args, tmp, sizeof(chat_expr *) * e->nargs);
+	return TFM_OK;
+}
+
+char *
+chat_copy_name(parser *ps, size_t n)
+{
+	char	   *s = chat_alloc(&ps->t->arena, n + 1);
+
+	if (s)
+		memcpy(s, ps->p, n);
+	ps->p += n;
+	return s;
+}
+
+/* a string literal (adjacent ones join) */
+static chat_expr *
+parse_string(parser *ps)
+{
+	chat_expr  *e = new_expr(ps, E_STR);
+	char	   *buf;
+	size_t		n = 0;
+
+	if (!e || !(buf = chat_alloc(&ps->t->arena, (size_t) (ps->end - ps->p) + 1)))
+		return NULL;
+	while (ps->p < ps->end && (*ps->p == '\'' || *ps->p == '"'))
+	{
+		char		q = *ps->p++;
+
+		while (ps->p < ps->end && *ps->p != q)
+		{
+			char		c = *ps->p++;
+
+			if (c == '\\' && ps->p < ps->end)
+			{
+				c = *ps->p++;
+				switch (c)
+				{
+					case 'n': c = '\n'; break;
+					case 't': c = '\t'; break;
+					case 'r': c = '\r'; break;
+					case '\\': case '\'': case '"': break;
+					default:
+						buf[n++] = '\\';
+						break;
+				}
+			}
+			buf[n++] = c;
+		}
+		if (ps->p >= ps->end)
+		{
+			chat_fail(ps, TFM_EINVAL, "%s", "a string is not closed");
+			return NULL;
+		}
+		ps->p++;
+		chat_skip_ws(ps);
+	}
+	e->s = buf;
+	e->len = n;
+	return e;
+}
+
+static chat_expr *
+parse_primary(parser *ps)
+{
+	chat_expr  *e;
+	size_t		n;
+
+	chat_skip_ws(ps);
+	if (ps->p >= ps->end)
+	{
+		chat_fail(ps, TFM_EINVAL, "%s", "an expression is missing");
+		return NULL;
+	}
+	if (*ps->p == '\'' || *ps->p == '"')
+		return parse_string(ps);
+	if (*ps->p >= '0' && *ps->p <= '9')
+	{
+		if (!(e = new_expr(ps, E_INT)))
+			return NULL;
+		while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
+		{
+			if (e->i > 100000000000000LL)
+			{
+				chat_fail(ps, TFM_EINVAL, "%s", "a number too large");
+				return NULL;
+			}
+			e->i = e->i * 10 + (*ps->p++ - '0');
+		}
+		if (ps->p < ps->end && *ps->p == '.')
+		{
+			chat_fail(ps, TFM_EINVAL, "%s", "decimal numbers are not supported");
+			return NULL;
+		}
+		return e;
+	}
+	if (chat_accept(ps, "("))
+	{
+		if (++ps->depth > TFM_CHAT_MAX_NESTING)
+		{
+			chat_fail(ps, TFM_ELIMIT, "%s", "parentheses nested too deep");
+			return NULL;
+		}
+		e = parse_expr(ps);
+		ps->depth--;
+		if (e && !chat_accept(ps, ")"))
+		{
+			chat_fail(ps, TFM_EINVAL, "%s", "expected \")\"");
+			return NULL;
+		}
+		return e;
+	}
+	if (chat_accept(ps, "["))
+	{
+		if (!(e = new_expr(ps, E_LIST)) || parse_args(ps, e, "]") != TFM_OK)
+			return NULL;
+		return e;
+	}
+	n = chat_peek_name(ps);
+	if (n == 0)
+	{
+		char		c[2] = {*ps->p, 0};
+
+		chat_fail(ps, TFM_EINVAL, "unexpected \"%s\"", c);
+		return NULL;
+	}
+	if ((n == 4 && (!strncmp(ps->p, "true", 4) || !strncmp(ps->p, "True", 4))) ||
+		(n == 5 && (!strncmp(ps->p, "false", 5) || !strncmp(ps->p, "False", 5))))
+	{
+		if (!(e = new_expr(ps, E_BOOL)))
+			return NULL;
+		e->i = n == 4;
+		ps->p += n;
+		return e;
+	}
+	if (n == 4 && (!strncmp(ps->p, "none", 4) || !strncmp(ps->p, "None", 4)))
+	{
+		ps->p += n;
+		return new_expr(ps, E_NONE);
+	}
+	if (!(e = new_expr(ps, E_NAME)))
+		return NULL;
+	e->len = n;
+	e->s = chat_copy_name(ps, n);
+	return e;
+}
+
+/* attributes, subscripts, calls, filters and tests after a primary */
+static chat_expr *
+parse_postfix(parser *ps, chat_expr *e)
+{
+	while (e)
+	{
+		chat_expr  *x;
+		size_t		n;
+
+		if (chat_accept(ps, "."))
+		{
+			if (!(n = chat_peek_name(ps)) || !(x = new_expr(ps, E_ATTR)))
+				return n ? NULL : (chat_fail(ps, TFM_EINVAL, "%s", "a name after \".\""), NULL);
+			x->a = e;
+			x->len = n;
+			x->s = chat_copy_name(ps, n);
+			e = x;
+		}
+		else if (chat_accept(ps, "["))
+		{
+			if (!(x = new_expr(ps, E_INDEX)))
+				return NULL;
+			x->a = e;
+			if (!chat_accept(ps, ":"))
+			{
+				if (!(x->b = parse_expr(ps)))
+					return NULL;
+				if (!chat_accept(ps, ":"))
+				{
+					if (!chat_accept(ps, "]"))
+						return chat_fail(ps, TFM_EINVAL, "%s", "expected \"]\""), NULL;
+					e = x;
+					continue;
+				}
+			}
+			x->k = E_SLICE;
+			chat_skip_ws(ps);
+			if (ps->p < ps->end && *ps->p != ']' && !(x->c = parse_expr(ps)))
+				return NULL;
+			if (!chat_accept(ps, "]"))
+				return chat_fail(ps, TFM_EINVAL, "%s", "only slices [a:b] are supported"), NULL;
+			e = x;
+		}
+		else if (chat_accept(ps, "("))
+		{
+			if (!(x = new_expr(ps, E_CALL)))
+				return NULL;
+			x->a = e;
+			if (parse_args(ps, x, ")") != TFM_OK)
+				return NULL;
+			e = x;
+		}
+		else if (chat_accept(ps, "|"))
+		{
+			if (!(n = chat_peek_name(ps)) || !(x = new_expr(ps, E_FILTER)))
+				return n ? NULL : (chat_fail(ps, TFM_EINVAL, "%s", "a filter name after \"|\""), NULL);
+			x->a = e;
+			x->len = n;
+			x->s = chat_copy_name(ps, n);
+			if (chat_accept(ps, "(") && parse_args(ps, x, ")") != TFM_OK)
+				return NULL;
+			e = x;
+		}
+		else if (chat_accept_word(ps, "is"))
+		{
+			if (!(x = new_expr(ps, E_TEST)))
+				return NULL;
+			x->a = e;
+			x->op = chat_accept_word(ps, "not");
+			if (!(n = chat_peek_name(ps)))
+				return chat_fail(ps, TFM_EINVAL, "%s", "a test name after \"is\""), NULL;
+			x->len = n;
+			x->s = chat_copy_name(ps, n);
+			e = x;
+		}
+		else
+			break;
+	}
+	return e;
+}
+
+static chat_expr *
+parse_unary(parser *ps)
+{
+	if (chat_accept(ps, "-"))
+	{
+		chat_expr  *e = new_expr(ps, E_NEG);
+
+		if (e && !(e->a = parse_unary(ps)))
+			return NULL;
+		return e;
+	}
+	return parse_postfix(ps, parse_primary(ps));
+}
+
+/* a node of kind k over a and b (NULL when either failed) */
+static chat_expr *
+pair(parser *ps, chat_ekind k, int op, chat_expr *a, chat_expr *b)
+{
+	chat_expr  *e;
+
+	if (!a || !b || !(e = new_expr(ps, k)))
+		return NULL;
+	e->op = op;
+	e->a = a;
+	e->b = b;
+	return e;
+}
+
+static chat_expr *
+binary(parser *ps, int op, chat_expr *a, chat_expr *b)
+{
+	return pair(ps, E_BIN, op, a, b);
+}
+
+static chat_expr *
+parse_mul(parser *ps)
+{
+	chat_expr  *e = parse_unary(ps);
+
+	while (e)
+	{
+		if (chat_accept(ps, "//"))
+			e = binary(ps, OP_FLOORDIV, e, parse_unary(ps));
+		else if (chat_accept(ps, "*"))
+			e = binary(ps, OP_MUL, e, parse_unary(ps));
+		else if (chat_accept(ps, "%"))
+			e = binary(ps, OP_MOD, e, parse_unary(ps));
+		else if (chat_accept(ps, "/"))
+			return chat_fail(ps, TFM_EINVAL, "%s", "\"/\" (decimal division) is not supported"), NULL;
+		else
+			break;
+	}
+	return e;
+}
+
+static chat_expr *
+parse_concat(parser *ps)
+{
+	chat_expr  *e = parse_mul(ps);
+
+	while (e && chat_accept(ps, "~"))
+		e = binary(ps, OP_CONCAT, e, parse_mul(ps));
+	return e;
+}
+
+static chat_expr *
+parse_add(parser *ps)
+{
+	chat_expr  *e = parse_concat(ps);
+
+	while (e)
+	{
+		if (chat_accept(ps, "+"))
+			e = binary(ps, OP_ADD, e, parse_concat(ps));
+		else if (chat_accept(ps, "-"))
+			e = binary(ps, OP_SUB, e, parse_concat(ps));
+		else
+			break;
+	}
+	return e;
+}
+
+static chat_expr *
+parse_compare(parser *ps)
+{
+	chat_expr  *e = parse_add(ps);
+
+	while (e)
+	{
+		const char *save = ps->p;
+
+		if (chat_accept(ps, "=="))
+			e = binary(ps, OP_EQ, e, parse_add(ps));
+		else if (chat_accept(ps, "!="))
+			e = binary(ps, OP_NE, e, parse_add(ps));
+		else if (chat_accept(ps, "<="))
+			e = binary(ps, OP_LE, e, parse_add(ps));
+		else if (chat_accept(ps, ">="))
+			e = binary(ps, OP_GE, e, parse_add(ps));
+		else if (chat_accept(ps, "<"))
+			e = binary(ps, OP_LT, e, parse_add(ps));
+		else if (chat_accept(ps, ">"))
+			e = binary(ps, OP_GT, e, parse_add(ps));
+		else if (chat_accept_word(ps, "in"))
+			e = binary(ps, OP_IN, e, parse_add(ps));
+		else if (chat_accept_word(ps, "not"))
+		{
+			if (!chat_accept_word(ps, "in"))
+			{
+				ps->p = save;
+				break;
+			}
+			e = binary(ps, OP_NOTIN, e, parse_add(ps));
+		}
+		else
+			break;
+	}
+	return e;
+}
+
+static chat_expr *
+parse_not(parser *ps)
+{
+	if (chat_accept_word(ps, "not"))
+	{
+		chat_expr  *e = new_expr(ps, E_NOT);
+
+		if (e && !(e->a = parse_not(ps)))
+			return NULL;
+		return e;
+	}
+	return parse_compare(ps);
+}
+
+static chat_expr *
+parse_and(parser *ps)
+{
+	chat_expr  *e = parse_not(ps);
+
+	while (e && chat_accept_word(ps, "and"))
+		e = pair(ps, E_AND, 0, e, parse_not(ps));
+	return e;
+}
+
+static chat_expr *
+parse_or(parser *ps)
+{
+	chat_expr  *e = parse_and(ps);
+
+	while (e && chat_accept_word(ps, "or"))
+		e = pair(ps, E_OR, 0, e, parse_and(ps));
+	return e;
+}
+
+static chat_expr *
+parse_expr(parser *ps)
+{
+	chat_expr  *e = parse_or(ps);
+
+	if (e && chat_accept_word(ps, "if"))
+	{
+		chat_expr  *c = new_expr(ps, E_COND);
+
+		if (!c || !(c->a = parse_or(ps)))
+			return NULL;
+		c->b = e;
+		if (chat_accept_word(ps, "else") && !(c->c = parse_expr(ps)))
+			return NULL;
+		return c;
+	}
+	return e;
+}
+
+/* a whole tag's expression */
+chat_expr *
+chat_tag_expr(parser *ps, const char *p, const char *end)
+{
+	chat_expr  *e;
+
+	ps->p = p;
+	ps->end = end;
+	ps->depth = 0;
+	e = parse_expr(ps);
+	chat_skip_ws(ps);
+	if (e && ps->p < ps->end)
+	{
+		chat_fail(ps, TFM_EINVAL, "unexpected \"%.20s\"", ps->p);
+		return NULL;
+	}
+	return e;
+}
+

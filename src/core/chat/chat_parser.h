@@ -1,0 +1,59 @@
+/*
+ * chat_parser.h — the parser of chat templates shared by its two files:
+ * the template's tags and statements (chat_parse.c) and the expressions
+ * inside tags (chat_expr.c).
+ */
+#ifndef TFM_CHAT_PARSER_H
+#define TFM_CHAT_PARSER_H
+
+#include "chat_ast.h"
+
+/* a piece of the template: text, or a tag's inside */
+typedef enum
+{
+	S_TEXT, S_OUT, S_STMT, S_COMMENT
+} seg_kind;
+
+typedef struct seg
+{
+	seg_kind	k;
+	const char *p;				/* text, or a tag's inside */
+	size_t		len;
+	int			strip_before,	/* "{%-" */
+				strip_after,	/* "-%}" */
+				keep_lstrip;	/* "{%+" */
+	int			line;
+} seg;
+
+typedef struct parser
+{
+	tfm_chat_template *t;
+	tfm_status *err;
+	const char *src;
+	seg		   *segs;
+	int			nseg,
+				cap;
+	/* the expression being read */
+	const char *p,
+			   *end;
+	int			line,
+				depth;
+	int			failed;
+} parser;
+
+/* an error (the first one counts) with the line being read; returns code */
+int			chat_fail(parser *ps, int code, const char *fmt, const char *what);
+int			chat_is_space(char c);
+
+/* ---- reading an expression (chat_expr.c) ---- */
+void		chat_skip_ws(parser *ps);
+/* the length of the name at the current place (not consumed), 0 if none */
+size_t		chat_peek_name(parser *ps);
+int			chat_accept_word(parser *ps, const char *w);
+int			chat_accept(parser *ps, const char *op);
+/* the next n bytes as a name in the arena (consumed) */
+char	   *chat_copy_name(parser *ps, size_t n);
+/* the whole expression of p[0 .. end) (a tag's inside), NULL on an error */
+chat_expr  *chat_tag_expr(parser *ps, const char *p, const char *end);
+
+#endif							/* TFM_CHAT_PARSER_H */

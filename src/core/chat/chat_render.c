@@ -1,0 +1,962 @@
+/*
+ * chat_render.c: a parsed chat template (chat_parse.c) rendered for a
+ * conversation.  The names defined are messages (a list of {role,
+ * content}), add_generation_prompt, bos_token and eos_token (when given)
+ * and raise_exception(message); any other name is undefined (false,
+ * printed as nothing, "is defined" false), as Jinja's default undefined.
+ *
+ * Values: undefined, none, booleans, integers, strings, lists and the
+ * messages (role and content; any other key undefined).  Supported:
+ *   filters  trim, length, upper, lower, string
+ *   tests    defined, undefined, none, string, number, boolean
+ *   methods  strip, lstrip, rstrip (with or without the characters),
+ *            startswith, endswith, upper, lower
+ *   loop     index, index0, first, last, length, revindex, revindex0
+ * Strings print as they are, integers in decimal, booleans as True /
+ * False, none as None (Python's str()); a list or a message cannot be
+ * printed.  The output stops at TFM_CHAT_MAX_OUTPUT_BYTES.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chat_ast.h"
+
+typedef enum
+{
+	V_UNDEF, V_NONE, V_BOOL, V_INT, V_STR, V_LIST, V_MSG, V_LOOP
+} vkind;
+
+typedef struct value
+{
+	vkind		k;
+	int64_t		i;				/* V_BOOL, V_INT, V_MSG (its index) */
+	const char *s;				/* V_STR */
+	size_t		len;			/* V_STR bytes, V_LIST items */
+	struct value *items;		/* V_LIST */
+	const struct loop_info *loop;	/* V_LOOP */
+} value;
+
+typedef struct loop_info
+{
+	int64_t		index0,
+				length;
+} loop_info;
+
+typedef struct binding
+{
+	const char *name;
+	size_t		len;
+	value		v;
+} binding;
+
+typedef struct frame
+{
+	binding    *b;
+	int			n,
+				cap;
+} frame;
+
+typedef struct render
+{
+	chat_arena	arena;			/* values made while rendering */
+	tfm_status *err;
+	const tfm_chat_message *msgs;
+	int			nmsg;
+	value		messages;
+	int			add_generation_prompt;
+	const char *bos,
+			   *eos;
+	frame		frames[TFM_CHAT_MAX_NESTING + 2];
+	int			nframes;
+	char	   *out;
+	size_t		len,
+				cap;
+	int			failed;
+} render;
+
+static int
+rfail(render *r, int code, int line, const char *fmt, const char *a, const char *b)
+{
+	if (!r->failed)
+	{
+		char		buf[256];
+
+		snprintf(buf, sizeof(buf), fmt, a, b);
+		if (line > 0)
+			tfm_status_set(r->err, code, "chat template line %d: %s", line, buf);
+		else
+			tfm_status_set(r->err, code, "%s", buf);
+	}
+	r->failed = 1;
+	return code;
+}
+
+static int
+oom(render *r)
+{
+	return rfail(r, TFM_ENOMEM, 0, "%s%s", "out of memory", "");
+}
+
+static value
+mkstr(const char *s, size_t len)
+{
+	value		v = {V_STR, 0, s, len, NULL, NULL};
+
+	return v;
+}
+
+static value
+mkint(vkind k, int64_t i)
+{
+	value		v = {k, i, NULL, 0, NULL, NULL};
+
+	return v;
+}
+
+static const char *
+kind_name(vkind k)
+{
+	static const char *const names[] = {"undefined", "none", "a boolean", "an integer", "a string",
+	"a list", "a message", "the loop"};
+
+	return names[k];
+}
+
+static int
+truthy(const value *v)
+{
+	switch (v->k)
+	{
+		case V_UNDEF:
+		case V_NONE:
+			return 0;
+		case V_BOOL:
+		case V_INT:
+			return v->i != 0;
+		case V_STR:
+		case V_LIST:
+			return v->len > 0;
+		default:
+			return 1;
+	}
+}
+
+/* ---- output ------------------------------------------------------------------------ */
+static int
+emit(render *r, const char *s, size_t n)
+{
+	if (r->len + n > TFM_CHAT_MAX_OUTPUT_BYTES)
+		return rfail(r, TFM_ELIMIT, 0, "a rendered chat prompt is longer than %s bytes%s",
+					 "67108864", "");
+	if (r->len + n + 1 > r->cap)
+	{
+		size_t		cap = (r->len + n + 1) * 2;
+		char	   *o = realloc(r->out, cap);
+
+		if (!o)
+			return oom(r);
+		r->out = o;
+		r->cap = cap;
+	}
+	memcpy(r->out + r->len, s, n);
+	r->len += n;
+	r->out[r->len] = '\0';
+	return TFM_OK;
+}
+
+/* a value as text (Python's str()): *s and *n, in the arena */
+static int
+to_text(render *r, const value *v, const char **s, size_t *n, int line)
+{
+	char	   *buf;
+
+	switch (v->k)
+	{
+		case V_UNDEF:
+			*s = "";
+			*n = 0;
+			return TFM_OK;
+		case V_NONE:
+			*s = "None";
+			*n = 4;
+			return TFM_OK;
+		case V_BOOL:
+			*s = v->i ? "True" : "False";
+			*n = strlen(*s);
+			return TFM_OK;
+		case V_INT:
+			if (!(buf = chat_alloc(&r->arena, 24)))
+				return oom(r);
+			*n = (size_t) snprintf(buf, 24, "%lld", (long long) v->i);
+			*s = buf;
+			return TFM_OK;
+		case V_STR:
+			*s = v->s;
+			*n = v->len;
+			return TFM_OK;
+		default:
+			return rfail(r, TFM_EINVAL, line, "%s cannot be printed%s", kind_name(v->k), "");
+	}
+}
+
+/* ---- names ------------------------------------------------------------------------- */
+static int
+name_is(const char *s, size_t n, const char *w)
+{
+	return n == strlen(w) && strncmp(s, w, n) == 0;
+}
+
+static value
+lookup(render *r, const char *s, size_t n)
+{
+	for (int f = r->nframes - 1; f >= 0; f--)
+		for (int k = r->frames[f].n - 1; k >= 0; k--)
+			if (r->frames[f].b[k].len == n && strncmp(r->frames[f].b[k].name, s, n) == 0)
+				return r->frames[f].b[k].v;
+	if (name_is(s, n, "messages"))
+		return r->messages;
+	if (name_is(s, n, "add_generation_prompt"))
+		return mkint(V_BOOL, r->add_generation_prompt);
+	if (name_is(s, n, "bos_token") && r->bos)
+		return mkstr(r->bos, strlen(r->bos));
+	if (name_is(s, n, "eos_token") && r->eos)
+		return mkstr(r->eos, strlen(r->eos));
+	return mkint(V_UNDEF, 0);
+}
+
+static int
+bind(render *r, const char *s, size_t n, value v)
+{
+	frame	   *f = &r->frames[r->nframes - 1];
+
+	for (int k = 0; k < f->n; k++)
+		if (f->b[k].len == n && strncmp(f->b[k].name, s, n) == 0)
+		{
+			f->b[k].v = v;
+			return TFM_OK;
+		}
+	if (f->n == f->cap)
+	{
+		int			cap = f->cap ? 2 * f->cap : 8;
+		binding    *b = realloc(f->b, sizeof(binding) * cap);
+
+		if (!b)
+			return oom(r);
+		f->b = b;
+		f->cap = cap;
+	}
+	f->b[f->n].name = s;
+	f->b[f->n].len = n;
+	f->b[f->n].v = v;
+	f->n++;
+	return TFM_OK;
+}
+
+/* ---- expressions ---------------------------------------------------------------------- */
+static int eval(render *r, const chat_expr *e, value *out);
+
+static int
+concat(render *r, const char *a, size_t an, const char *b, size_t bn, value *out)
+{
+	char	   *s;
+
+	if (an + bn > TFM_CHAT_MAX_OUTPUT_BYTES)
+		return rfail(r, TFM_ELIMIT, 0, "a string of the chat template grows past %s bytes%s",
+					 "67108864", "");
+	if (!(s = chat_alloc(&r->arena, an + bn + 1)))
+		return oom(r);
+	memcpy(s, a, an);
+	memcpy(s + an, b, bn);
+	*out = mkstr(s, an + bn);
+	return TFM_OK;
+}
+
+static int
+values_equal(const value *a, const value *b)
+{
+	int			an = a->k == V_INT || a->k == V_BOOL,
+				bn = b->k == V_INT || b->k == V_BOOL;
+
+	if (an && bn)
+		return a->i == b->i;
+	if (a->k != b->k)
+		return 0;
+	switch (a->k)
+	{
+		case V_UNDEF:
+		case V_NONE:
+			return 1;
+		case V_STR:
+			return a->len == b->len && memcmp(a->s, b->s, a->len) == 0;
+		case V_MSG:
+			return a->i == b->i;
+		case V_LIST:
+			if (a->len != b->len)
+				return 0;
+			for (size_t k = 0; k < a->len; k++)
+				if (!values_equal(&a->items[k], &b->items[k]))
+					return 0;
+			return 1;
+		default:
+			return a->loop == b->loop;
+	}
+}
+
+/* Python's index of n items: negative counts from the end; -1 if outside */
+static int64_t
+py_index(int64_t i, size_t n)
+{
+	if (i < 0)
+		i += (int64_t) n;
+	return (i < 0 || i >= (int64_t) n) ? -1 : i;
+}
+
+static int64_t
+clamp_bound(int64_t i, size_t n)
+{
+	if (i < 0)
+		i += (int64_t) n;
+	return i < 0 ? 0 : i > (int64_t) n ? (int64_t) n : i;
+}
+
+/* a message's key: role, content, anything else undefined */
+static value
+message_key(render *r, int64_t m, const char *k, size_t n)
+{
+	if (name_is(k, n, "role"))
+		return mkstr(r->msgs[m].role, strlen(r->msgs[m].role));
+	if (name_is(k, n, "content"))
+		return mkstr(r->msgs[m].content, strlen(r->msgs[m].content));
+	return mkint(V_UNDEF, 0);
+}
+
+static int
+attribute(render *r, const value *v, const char *k, size_t n, value *out, int line)
+{
+	if (v->k == V_MSG)
+	{
+		*out = message_key(r, v->i, k, n);
+		return TFM_OK;
+	}
+	if (v->k == V_LOOP)
+	{
+		const loop_info *l = v->loop;
+
+		if (name_is(k, n, "index0"))
+			*out = mkint(V_INT, l->index0);
+		else if (name_is(k, n, "index"))
+			*out = mkint(V_INT, l->index0 + 1);
+		else if (name_is(k, n, "first"))
+			*out = mkint(V_BOOL, l->index0 == 0);
+		else if (name_is(k, n, "last"))
+			*out = mkint(V_BOOL, l->index0 == l->length - 1);
+		else if (name_is(k, n, "length"))
+			*out = mkint(V_INT, l->length);
+		else if (name_is(k, n, "revindex"))
+			*out = mkint(V_INT, l->length - l->index0);
+		else if (name_is(k, n, "revindex0"))
+			*out = mkint(V_INT, l->length - l->index0 - 1);
+		else
+		{
+			char		nm[40];
+
+			snprintf(nm, sizeof(nm), "%.*s", (int) n, k);
+			return rfail(r, TFM_EINVAL, line, "loop.%s is not supported%s", nm, "");
+		}
+		return TFM_OK;
+	}
+	/* Jinja: a missing attribute is undefined */
+	*out = mkint(V_UNDEF, 0);
+	return TFM_OK;
+}
+
+static int
+strip_chars(const char *set, size_t setn, char c)
+{
+	if (!set)
+		return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+	return memchr(set, c, setn) != NULL;
+}
+
+/* strip / lstrip / rstrip of s (which: 3 both, 1 left, 2 right) */
+static value
+strip(const value *s, const value *chars, int which)
+{
+	const char *p = s->s,
+			   *set = chars && chars->k == V_STR ? chars->s : NULL;
+	size_t		n = s->len,
+				setn = set ? chars->len : 0;
+
+	if (which & 1)
+		while (n > 0 && strip_chars(set, setn, *p))
+		{
+			p++;
+			n--;
+		}
+	if (which & 2)
+		while (n > 0 && strip_chars(set, setn, p[n - 1]))
+			n--;
+	return mkstr(p, n);
+}
+
+static int
+change_case(render *r, const value *s, int upper, value *out)
+{
+	char	   *b = chat_alloc(&r->arena, s->len + 1);
+
+	if (!b)
+		return oom(r);
+	for (size_t k = 0; k < s->len; k++)
+	{
+		char		c = s->s[k];
+
+		b[k] = upper ? (c >= 'a' && c <= 'z' ? c - 32 : c) : (c >= 'A' && c <= 'Z' ? c + 32 : c);
+	}
+	*out = mkstr(b, s->len);
+	return TFM_OK;
+}
+
+static int
+eval_args(render *r, const chat_expr *e, value *args)
+{
+	for (int k = 0; k < e->nargs; k++)
+		if (eval(r, e->args[k], &args[k]))
+			return TFM_EINVAL;
+	return TFM_OK;
+}
+
+/* x.method(args) on a string */
+static int
+call_method(render *r, const chat_expr *e, value *out)
+{
+	const chat_expr *m = e->a;
+	value		self,
+				args[32];
+	char		nm[40];
+
+	if (eval(r, m->a, &self) || eval_args(r, e, args))
+		return TFM_EINVAL;
+	snprintf(nm, sizeof(nm), "%.*s", (int) m->len, m->s);
+	if (self.k != V_STR)
+		return rfail(r, TFM_EINVAL, e->line, "the method %s() of %s is not supported", nm,
+					 kind_name(self.k));
+	if (e->nargs > 1 || (e->nargs == 1 && args[0].k != V_STR && args[0].k != V_NONE))
+		return rfail(r, TFM_EINVAL, e->line, "%s() takes at most one string%s", nm, "");
+	if (!strcmp(nm, "strip") || !strcmp(nm, "lstrip") || !strcmp(nm, "rstrip"))
+		*out = strip(&self, e->nargs ? &args[0] : NULL, nm[0] == 'l' ? 1 : nm[0] == 'r' ? 2 : 3);
+	else if (!strcmp(nm, "startswith") || !strcmp(nm, "endswith"))
+	{
+		if (e->nargs != 1 || args[0].k != V_STR)
+			return rfail(r, TFM_EINVAL, e->line, "%s() needs a string%s", nm, "");
+		*out = mkint(V_BOOL, args[0].len <= self.len &&
+					 memcmp(nm[0] == 's' ? self.s : self.s + self.len - args[0].len, args[0].s,
+							args[0].len) == 0);
+	}
+	else if (!strcmp(nm, "upper") || !strcmp(nm, "lower"))
+		return change_case(r, &self, nm[0] == 'u', out);
+	else
+		return rfail(r, TFM_EINVAL, e->line, "the string method %s() is not supported%s", nm, "");
+	return TFM_OK;
+}
+
+static int
+call(render *r, const chat_expr *e, value *out)
+{
+	value		args[32];
+	const char *msg;
+	size_t		n;
+	char		nm[40];
+
+	if (e->a->k == E_ATTR)
+		return call_method(r, e, out);
+	if (e->a->k != E_NAME)
+		return rfail(r, TFM_EINVAL, e->line, "%s%s", "only names and methods can be called", "");
+	snprintf(nm, sizeof(nm), "%.*s", (int) e->a->len, e->a->s);
+	if (strcmp(nm, "raise_exception") != 0)
+		return rfail(r, TFM_EINVAL, e->line, "the function %s() is not supported%s", nm, "");
+	if (eval_args(r, e, args))
+		return TFM_EINVAL;
+	if (e->nargs != 1 || to_text(r, &args[0], &msg, &n, e->line))
+		return rfail(r, TFM_EINVAL, e->line, "%s%s", "raise_exception() takes one message", "");
+	{
+		char	   *m = chat_alloc(&r->arena, n + 1);
+
+		if (!m)
+			return oom(r);
+		memcpy(m, msg, n);
+		return rfail(r, TFM_EINVAL, 0, "the chat template refuses the conversation: %s%s", m, "");
+	}
+}
+
+/* length in characters (UTF-8) */
+static int64_t
+chars(const char *s, size_t n)
+{
+	int64_t		c = 0;
+
+	for (size_t k = 0; k < n; k++)
+		c += (s[k] & 0xC0) != 0x80;
+	return c;
+}
+
+static int
+filter(render *r, const chat_expr *e, value *out)
+{
+	value		v;
+	char		nm[40];
+
+	if (eval(r, e->a, &v))
+		return TFM_EINVAL;
+	snprintf(nm, sizeof(nm), "%.*s", (int) e->len, e->s);
+	if (!strcmp(nm, "trim") && v.k == V_STR)
+		*out = strip(&v, NULL, 3);
+	else if (!strcmp(nm, "length") && (v.k == V_STR || v.k == V_LIST))
+		*out = mkint(V_INT, v.k == V_STR ? chars(v.s, v.len) : (int64_t) v.len);
+	else if ((!strcmp(nm, "upper") || !strcmp(nm, "lower")) && v.k == V_STR)
+		return change_case(r, &v, nm[0] == 'u', out);
+	else if (!strcmp(nm, "string"))
+	{
+		const char *s;
+		size_t		n;
+
+		if (to_text(r, &v, &s, &n, e->line))
+			return TFM_EINVAL;
+		*out = mkstr(s, n);
+	}
+	else
+		return rfail(r, TFM_EINVAL, e->line, "the filter \"%s\" on %s is not supported", nm,
+					 kind_name(v.k));
+	return TFM_OK;
+}
+
+static int
+test(render *r, const chat_expr *e, value *out)
+{
+	value		v;
+	int			res;
+	char		nm[40];
+
+	if (eval(r, e->a, &v))
+		return TFM_EINVAL;
+	snprintf(nm, sizeof(nm), "%.*s", (int) e->len, e->s);
+	if (!strcmp(nm, "defined"))
+		res = v.k != V_UNDEF;
+	else if (!strcmp(nm, "undefined"))
+		res = v.k == V_UNDEF;
+	else if (!strcmp(nm, "none"))
+		res = v.k == V_NONE;
+	else if (!strcmp(nm, "string"))
+		res = v.k == V_STR;
+	else if (!strcmp(nm, "number"))
+		res = v.k == V_INT;
+	else if (!strcmp(nm, "boolean"))
+		res = v.k == V_BOOL;
+	else
+		return rfail(r, TFM_EINVAL, e->line, "the test \"is %s\" is not supported%s", nm, "");
+	*out = mkint(V_BOOL, e->op ? !res : res);
+	return TFM_OK;
+}
+
+static int
+contains(render *r, const value *hay, const value *needle, int line)
+{
+	if (hay->k == V_STR && needle->k == V_STR)
+	{
+		if (needle->len == 0)
+			return 1;
+		for (size_t k = 0; k + needle->len <= hay->len; k++)
+			if (memcmp(hay->s + k, needle->s, needle->len) == 0)
+				return 1;
+		return 0;
+	}
+	if (hay->k == V_LIST)
+	{
+		for (size_t k = 0; k < hay->len; k++)
+			if (values_equal(&hay->items[k], needle))
+				return 1;
+		return 0;
+	}
+	if (hay->k == V_MSG && needle->k == V_STR)
+		return message_key(r, hay->i, needle->s, needle->len).k != V_UNDEF;
+	rfail(r, TFM_EINVAL, line, "\"in\" %s is not supported%s", kind_name(hay->k), "");
+	return -1;
+}
+
+static int
+binop(render *r, const chat_expr *e, value *out)
+{
+	value		a,
+				b;
+
+	if (eval(r, e->a, &a) || eval(r, e->b, &b))
+		return TFM_EINVAL;
+	switch (e->op)
+	{
+		case OP_EQ:
+		case OP_NE:
+			*out = mkint(V_BOOL, values_equal(&a, &b) == (e->op == OP_EQ));
+			return TFM_OK;
+		case OP_IN:
+		case OP_NOTIN:
+			{
+				int			c = contains(r, &b, &a, e->line);
+
+				if (c < 0)
+					return TFM_EINVAL;
+				*out = mkint(V_BOOL, c == (e->op == OP_IN));
+				return TFM_OK;
+			}
+		case OP_CONCAT:
+			{
+				const char *as,
+						   *bs;
+				size_t		an,
+							bn;
+
+				if (to_text(r, &a, &as, &an, e->line) || to_text(r, &b, &bs, &bn, e->line))
+					return TFM_EINVAL;
+				return concat(r, as, an, bs, bn, out);
+			}
+		case OP_ADD:
+			if (a.k == V_STR && b.k == V_STR)
+				return concat(r, a.s, a.len, b.s, b.len, out);
+			if (a.k == V_LIST && b.k == V_LIST)
+			{
+				value	   *items = chat_alloc(&r->arena, sizeof(value) * (a.len + b.len + 1));
+
+				if (!items)
+					return oom(r);
+				memcpy(items, a.items, sizeof(value) * a.len);
+				memcpy(items + a.len, b.items, sizeof(value) * b.len);
+				*out = a;
+				out->items = items;
+				out->len = a.len + b.len;
+				return TFM_OK;
+			}
+			break;
+		default:
+			break;
+	}
+	if ((a.k == V_INT || a.k == V_BOOL) && (b.k == V_INT || b.k == V_BOOL))
+	{
+		int64_t		x = a.i,
+					y = b.i,
+					q;
+
+		if (x > 1000000000000LL || x < -1000000000000LL || y > 1000000000000LL || y < -1000000000000LL)
+			return rfail(r, TFM_ELIMIT, e->line, "%s%s", "an integer too large", "");
+		switch (e->op)
+		{
+			case OP_ADD: *out = mkint(V_INT, x + y); return TFM_OK;
+			case OP_SUB: *out = mkint(V_INT, x - y); return TFM_OK;
+			case OP_MUL: *out = mkint(V_INT, x * y); return TFM_OK;
+			case OP_LT: *out = mkint(V_BOOL, x < y); return TFM_OK;
+			case OP_GT: *out = mkint(V_BOOL, x > y); return TFM_OK;
+			case OP_LE: *out = mkint(V_BOOL, x <= y); return TFM_OK;
+			case OP_GE: *out = mkint(V_BOOL, x >= y); return TFM_OK;
+			case OP_FLOORDIV:
+			case OP_MOD:
+				if (y == 0)
+					return rfail(r, TFM_EINVAL, e->line, "%s%s", "division by zero", "");
+				/* Python's floor division and modulo */
+				q = x / y - ((x % y != 0) && ((x < 0) != (y < 0)));
+				*out = mkint(V_INT, e->op == OP_FLOORDIV ? q : x - q * y);
+				return TFM_OK;
+		}
+	}
+	if (a.k == V_STR && b.k == V_STR && e->op >= OP_LT && e->op <= OP_GE)
+	{
+		size_t		m = a.len < b.len ? a.len : b.len;
+		int			c = memcmp(a.s, b.s, m);
+
+		if (c == 0)
+			c = (a.len > b.len) - (a.len < b.len);
+		*out = mkint(V_BOOL, e->op == OP_LT ? c < 0 : e->op == OP_GT ? c > 0 :
+					 e->op == OP_LE ? c <= 0 : c >= 0);
+		return TFM_OK;
+	}
+	return rfail(r, TFM_EINVAL, e->line, "an operator on %s and %s is not supported",
+				 kind_name(a.k), kind_name(b.k));
+}
+
+static int
+subscript(render *r, const chat_expr *e, value *out)
+{
+	value		v,
+				k;
+
+	if (eval(r, e->a, &v) || eval(r, e->b, &k))
+		return TFM_EINVAL;
+	if (v.k == V_MSG && k.k == V_STR)
+		*out = message_key(r, v.i, k.s, k.len);
+	else if ((v.k == V_LIST || v.k == V_STR) && k.k == V_INT)
+	{
+		int64_t		i = py_index(k.i, v.len);
+
+		if (i < 0)
+			*out = mkint(V_UNDEF, 0);
+		else if (v.k == V_LIST)
+			*out = v.items[i];
+		else
+			*out = mkstr(v.s + i, 1);
+	}
+	else if (v.k == V_LOOP || v.k == V_UNDEF || v.k == V_MSG)
+		return attribute(r, &v, k.k == V_STR ? k.s : "", k.k == V_STR ? k.len : 0, out, e->line);
+	else
+		return rfail(r, TFM_EINVAL, e->line, "a subscript of %s by %s is not supported",
+					 kind_name(v.k), kind_name(k.k));
+	return TFM_OK;
+}
+
+static int
+slice(render *r, const chat_expr *e, value *out)
+{
+	value		v,
+				lo = mkint(V_NONE, 0),
+				hi = mkint(V_NONE, 0);
+	int64_t		a,
+				b;
+
+	if (eval(r, e->a, &v) || (e->b && eval(r, e->b, &lo)) || (e->c && eval(r, e->c, &hi)))
+		return TFM_EINVAL;
+	if ((v.k != V_LIST && v.k != V_STR) || (lo.k != V_NONE && lo.k != V_INT) ||
+		(hi.k != V_NONE && hi.k != V_INT))
+		return rfail(r, TFM_EINVAL, e->line, "a slice of %s is not supported%s", kind_name(v.k), "");
+	a = lo.k == V_INT ? clamp_bound(lo.i, v.len) : 0;
+	b = hi.k == V_INT ? clamp_bound(hi.i, v.len) : (int64_t) v.len;
+	if (b < a)
+		b = a;
+	*out = v;
+	if (v.k == V_LIST)
+		out->items = v.items + a;
+	else
+		out->s = v.s + a;
+	out->len = (size_t) (b - a);
+	return TFM_OK;
+}
+
+static int
+eval(render *r, const chat_expr *e, value *out)
+{
+	value		a;
+
+	if (r->failed)
+		return TFM_EINVAL;
+	switch (e->k)
+	{
+		case E_STR:
+			*out = mkstr(e->s, e->len);
+			return TFM_OK;
+		case E_INT:
+			*out = mkint(V_INT, e->i);
+			return TFM_OK;
+		case E_BOOL:
+			*out = mkint(V_BOOL, e->i);
+			return TFM_OK;
+		case E_NONE:
+			*out = mkint(V_NONE, 0);
+			return TFM_OK;
+		case E_NAME:
+			*out = lookup(r, e->s, e->len);
+			return TFM_OK;
+		case E_LIST:
+			{
+				value	   *items = chat_alloc(&r->arena, sizeof(value) * (e->nargs + 1));
+
+				if (!items)
+					return oom(r);
+				for (int k = 0; k < e->nargs; k++)
+					if (eval(r, e->args[k], &items[k]))
+						return TFM_EINVAL;
+				*out = mkint(V_LIST, 0);
+				out->items = items;
+				out->len = (size_t) e->nargs;
+				return TFM_OK;
+			}
+		case E_ATTR:
+			if (eval(r, e->a, &a))
+				return TFM_EINVAL;
+			return attribute(r, &a, e->s, e->len, out, e->line);
+		case E_INDEX:
+			return subscript(r, e, out);
+		case E_SLICE:
+			return slice(r, e, out);
+		case E_CALL:
+			return call(r, e, out);
+		case E_FILTER:
+			return filter(r, e, out);
+		case E_TEST:
+			return test(r, e, out);
+		case E_NOT:
+			if (eval(r, e->a, &a))
+				return TFM_EINVAL;
+			*out = mkint(V_BOOL, !truthy(&a));
+			return TFM_OK;
+		case E_NEG:
+			if (eval(r, e->a, &a))
+				return TFM_EINVAL;
+			if (a.k != V_INT)
+				return rfail(r, TFM_EINVAL, e->line, "minus %s is not supported%s", kind_name(a.k), "");
+			*out = mkint(V_INT, -a.i);
+			return TFM_OK;
+		case E_AND:
+		case E_OR:
+			/* Python's: the deciding operand itself */
+			if (eval(r, e->a, &a))
+				return TFM_EINVAL;
+			if (truthy(&a) == (e->k == E_OR))
+			{
+				*out = a;
+				return TFM_OK;
+			}
+			return eval(r, e->b, out);
+		case E_BIN:
+			return binop(r, e, out);
+		case E_COND:
+			if (eval(r, e->a, &a))
+				return TFM_EINVAL;
+			if (truthy(&a))
+				return eval(r, e->b, out);
+			if (e->c)
+				return eval(r, e->c, out);
+			*out = mkint(V_UNDEF, 0);
+			return TFM_OK;
+	}
+	return rfail(r, TFM_EINVAL, e->line, "%s%s", "an unknown expression", "");
+}
+
+/* ---- statements --------------------------------------------------------------------------- */
+static int run_body(render *r, const chat_body *b);
+
+static int
+run_for(render *r, const chat_node *n)
+{
+	value		seq;
+	loop_info	info;
+
+	if (eval(r, n->e, &seq))
+		return TFM_EINVAL;
+	if (seq.k == V_UNDEF)
+		return TFM_OK;			/* Jinja loops over nothing */
+	if (seq.k != V_LIST)
+		return rfail(r, TFM_EINVAL, n->line, "{%% for %%} over %s is not supported%s",
+					 kind_name(seq.k), "");
+	if (r->nframes >= TFM_CHAT_MAX_NESTING + 2)
+		return rfail(r, TFM_ELIMIT, n->line, "%s%s", "loops nested too deep", "");
+	info.length = (int64_t) seq.len;
+	r->nframes++;
+	for (size_t k = 0; k < seq.len; k++)
+	{
+		value		lv = mkint(V_LOOP, 0);
+
+		/* each pass starts from the outer scope, as in Jinja */
+		r->frames[r->nframes - 1].n = 0;
+		info.index0 = (int64_t) k;
+		lv.loop = &info;
+		if (bind(r, n->s, n->len, seq.items[k]) || bind(r, "loop", 4, lv) ||
+			run_body(r, &n->body))
+		{
+			r->nframes--;
+			return TFM_EINVAL;
+		}
+	}
+	r->frames[r->nframes - 1].n = 0;
+	r->nframes--;
+	return TFM_OK;
+}
+
+static int
+run_body(render *r, const chat_body *b)
+{
+	for (int k = 0; k < b->count; k++)
+	{
+		const chat_node *n = b->n[k];
+		value		v;
+
+		switch (n->k)
+		{
+			case N_TEXT:
+				if (emit(r, n->s, n->len))
+					return TFM_EINVAL;
+				break;
+			case N_OUT:
+				{
+					const char *s;
+					size_t		len;
+
+					if (eval(r, n->e, &v) || to_text(r, &v, &s, &len, n->line) || emit(r, s, len))
+						return TFM_EINVAL;
+					break;
+				}
+			case N_SET:
+				if (eval(r, n->e, &v) || bind(r, n->s, n->len, v))
+					return TFM_EINVAL;
+				break;
+			case N_IF:
+				for (int j = 0; j < n->nbranch; j++)
+				{
+					if (n->conds[j])
+					{
+						if (eval(r, n->conds[j], &v))
+							return TFM_EINVAL;
+						if (!truthy(&v))
+							continue;
+					}
+					if (run_body(r, &n->bodies[j]))
+						return TFM_EINVAL;
+					break;
+				}
+				break;
+			case N_FOR:
+				if (run_for(r, n))
+					return TFM_EINVAL;
+				break;
+		}
+	}
+	return TFM_OK;
+}
+
+int
+tfm_chat_template_render(char **out, size_t *out_len, const tfm_chat_template *t,
+						 const tfm_chat_message *msgs, int n, int add_generation_prompt,
+						 const char *bos, const char *eos, tfm_status *err)
+{
+	render		r;
+	int			st = TFM_OK;
+
+	*out = NULL;
+	*out_len = 0;
+	memset(&r, 0, sizeof(r));
+	r.err = err;
+	r.msgs = msgs;
+	r.nmsg = n;
+	r.add_generation_prompt = add_generation_prompt != 0;
+	r.bos = bos;
+	r.eos = eos;
+	r.nframes = 1;
+	r.messages = mkint(V_LIST, 0);
+	r.messages.len = (size_t) (n > 0 ? n : 0);
+	r.messages.items = chat_alloc(&r.arena, sizeof(value) * (r.messages.len + 1));
+	if (!r.messages.items || emit(&r, "", 0))
+		st = oom(&r);
+	for (int k = 0; st == TFM_OK && k < n; k++)
+		r.messages.items[k] = mkint(V_MSG, k);
+	if (st == TFM_OK && run_body(&r, &t->root) != TFM_OK)
+		st = TFM_EINVAL;
+	if (r.failed && err)
+		st = err->code;
+	else if (r.failed)
+		st = TFM_EINVAL;
+	for (int f = 0; f < TFM_CHAT_MAX_NESTING + 2; f++)
+		free(r.frames[f].b);
+	chat_arena_free(&r.arena);
+	if (st != TFM_OK)
+	{
+		free(r.out);
+		return st;
+	}
+	*out = r.out;
+	*out_len = r.len;
+	return TFM_OK;
+}
