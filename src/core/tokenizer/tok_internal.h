@@ -122,6 +122,7 @@ struct tfm_tokenizer
 	uint8_t       *is_special;     /* by id */
 	int32_t        fallback_id[256];   /* SPIECE: id of <0xNN>, -1 if none */
 	int32_t        space_id;       /* SPIECE: id of "▁", -1 if none */
+	struct tfm_tok_unigram *uni;   /* UNIGRAM: scores, pipeline, trie (tok_unigram.h) */
 
 	/* encode state (mutable) */
 	tfm_tok_strtab cache;          /* bpe: pre-token -> ids */
@@ -204,6 +205,15 @@ int  tfm_tok_spiece_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out
 						   tfm_tokenizer *t, const uint8_t *s, size_t len);
 int  tfm_tok_spiece_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t,
 						   const int32_t *ids, size_t n_ids, uint32_t flags, tfm_status *err);
+
+/* ---- SentencePiece Unigram (tok_unigram.c) ------------------------------------ */
+void tfm_tok_unigram_free(struct tfm_tok_unigram *u);
+int  tfm_tok_unigram_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
+							tfm_tokenizer *t, const uint8_t *s, size_t len);
+int  tfm_tok_unigram_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t,
+							const int32_t *ids, size_t n_ids, uint32_t flags, tfm_status *err);
+/* the bytes the normalizer and pre-tokenizer make of s (SIZE_MAX if they cannot) */
+size_t tfm_tok_unigram_normalized_len(tfm_tokenizer *t, const uint8_t *s, size_t len);
 
 /* ---- GPT-2's printable byte mapping (tok_gpt2.c) ------------------------------ */
 /* dec[cp] = the byte that code point cp stands for, -1 if none */

@@ -39,6 +39,7 @@ tfm_tok_free(tfm_tokenizer *t)
 	tfm_tok_ivec_free(&t->work2);
 	tfm_tok_ivec_free(&t->work3);
 	tfm_tok_bytes_free(&t->wbuf);
+	tfm_tok_unigram_free(t->uni);
 	tfm_tok_dealloc(t);
 }
 
@@ -264,7 +265,8 @@ tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 			continue;
 		/* an imported tokenizer.json keeps its own specials ([PAD], [CLS],
 		 * <s>, <|begin_of_text|> ...) */
-		if (info->flags & (TFM_TOK_INFO_BERT | TFM_TOK_INFO_HF_BPE))
+		if ((info->flags & (TFM_TOK_INFO_BERT | TFM_TOK_INFO_HF_BPE)) ||
+			info->kind == TFM_TOK_UNIGRAM)
 			continue;
 		if (tfm_tok_piece_len(t, id) != strlen(name) ||
 			memcmp(tfm_tok_piece_ptr(t, id), name, strlen(name)) != 0)
@@ -432,6 +434,9 @@ tfm_tok_load(tfm_tokenizer **out, const tfm_tok_info *info, const uint8_t *const
 	*out = NULL;
 	if ((st = check_info(info, err)) != TFM_OK)
 		return st;
+	if (info->kind == TFM_TOK_UNIGRAM)
+		return tfm_status_set(err, TFM_EFORMAT,
+							"a unigram tokenizer is loaded with its model data (tfm_tok_load_unigram)");
 	for (i = 0; i < info->vocab_size; i++)
 	{
 		if (piece_lens[i] > TFM_TOK_MAX_PIECE_BYTES)
