@@ -446,3 +446,17 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'tfm_info' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION tfm_info() IS
   'tfm''s version, the BLIS kernel set and why, the thread count, the inference precision tfm.precision gives here and why, the bf16/int8 kernels this CPU runs, and attention''s kernels';
+
+-- ---------------------------------------------------------------------------
+-- SentencePiece Unigram tokenizers (kind 'unigram', imported from a
+-- tokenizer.json by tfm_tokenizer_import / tfm_import): besides the rows,
+-- the scores, piece types and normalizer / pre-tokenizer / decoder in
+-- model_data, a versioned byte image the core validates when it loads it
+-- (src/core/tokenizer/tok_unigram.c).  NULL for the other kinds.
+
+ALTER TABLE tfm.tokenizers DROP CONSTRAINT tokenizers_kind_check;
+ALTER TABLE tfm.tokenizers ADD CONSTRAINT tokenizers_kind_check
+    CHECK (kind IN ('byte', 'char', 'word', 'bpe', 'wordpiece', 'unigram'));
+ALTER TABLE tfm.tokenizers ADD COLUMN model_data bytea;
+COMMENT ON COLUMN tfm.tokenizers.model_data IS
+  'unigram tokenizers: scores, piece types, normalizer, pre-tokenizer and decoder (a byte image read by the core); NULL otherwise';

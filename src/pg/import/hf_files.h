@@ -56,6 +56,10 @@ JsonbContainer *tfm_hf_model_vocab(JsonbContainer *model, int model_vocab, const
 								   int *n);
 /* tokenizer.json of SentencePiece-style BPE with byte fallback (spiece.c) */
 void		tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab);
+/* tokenizer.json of a SentencePiece Unigram model (unigram.c); special_ids
+ * as tfm_hf_import_tokenizer's */
+void		tfm_hf_import_unigram(const char *name, Jsonb *tokenizer, int model_vocab,
+								  int32 *special_ids);
 
 /* one safetensors file of a weight source: a bytea, or a server file */
 typedef struct TfmWeightFile

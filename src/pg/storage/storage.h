@@ -195,6 +195,11 @@ int32		tfm_tokenizer_import_hf_bpe(const char *name, const uint8_t *const *piece
 										const int32_t *merge_lr, int32 n_merges,
 										const int32_t *specials, uint32 flags,
 										int32_t *special_ids);
+/* a tokenizer.json's SentencePiece Unigram (tfm_tok_import_unigram); the
+ * ids of the stored tokenizer's specials into special_ids */
+void		tfm_tokenizer_import_unigram(const char *name, const uint8_t *const *pieces,
+										 const size_t *lens, int32 n,
+										 const tfm_tok_unigram_spec *spec, int32_t *special_ids);
 void		tfm_tokenizer_store_pieces(const char *name, const tfm_tok_info *info,
 									   const uint8 *const *pieces, const size_t *lens);
 
