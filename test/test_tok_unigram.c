@@ -53,40 +53,6 @@ unhex(const char *h, size_t *len, const char **end)
 	return out;
 }
 
-static char *
-read_gz(const char *path, size_t *len)
-{
-	char		cmd[4096];
-	FILE	   *f;
-	char	   *buf = NULL;
-	size_t		cap = 0,
-				n = 0,
-				r;
-
-	if (!(f = fopen(path, "rb")))
-		return NULL;
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "gzip -dc '%s'", path);
-	if (!(f = popen(cmd, "r")))
-		return NULL;
-	for (;;)
-	{
-		if (n + 65536 + 1 > cap)
-		{
-			cap = cap ? cap * 2 : 1 << 20;
-			buf = realloc(buf, cap);
-		}
-		r = fread(buf + n, 1, 65536, f);
-		if (r == 0)
-			break;
-		n += r;
-	}
-	pclose(f);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
 static const char *
 dir_of(void)
 {
@@ -117,7 +83,7 @@ load_model(model *m, const char *name)
 
 	memset(m, 0, sizeof(*m));
 	snprintf(path, sizeof(path), "%s/%s.model.tsv.gz", dir_of(), name);
-	if (!(buf = read_gz(path, &len)))
+	if (!(buf = check_read_gz(path, &len)))
 		return -1;
 	m->pieces = calloc(1 << 16, sizeof(uint8_t *));
 	m->lens = calloc(1 << 16, sizeof(size_t));
@@ -315,7 +281,7 @@ load_corpus(corpus *c, const char *file)
 		if (cands[k])
 		{
 			snprintf(path, sizeof(path), "%s/%s", cands[k], file);
-			c->buf = read_gz(path, &len);
+			c->buf = check_read_gz(path, &len);
 		}
 	if (!c->buf)
 		return -1;
@@ -371,7 +337,7 @@ run_corpora(tfm_tokenizer *t[2], const char *names[2])
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/ref_ids.tsv.gz", dir_of());
-	ref = read_gz(path, &len);
+	ref = check_read_gz(path, &len);
 	CHECK(ref != NULL, "cannot read %s", path);
 	if (!ref)
 		return;

@@ -465,6 +465,26 @@ encode_bert(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
 	return st;
 }
 
+/* an encoder of the whole text at once (SentencePiece BPE, Unigram): it
+ * counts every id, writing those that fit */
+typedef int (*whole_text_fn)(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
+							 tfm_tokenizer *t, const uint8_t *s, size_t len);
+
+static int
+encode_whole(emitter *e, whole_text_fn fn, tfm_tokenizer *t, const uint8_t *s, size_t len)
+{
+	size_t got;
+	int st = fn(e->ids, e->offs, e->limit, &got, t, s, len);
+
+	if (got > e->limit)
+	{
+		e->full = 1;
+		got = e->limit;
+	}
+	e->n = got;
+	return st;
+}
+
 int
 tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tokenizer *t,
 			   const char *text, size_t len, uint32_t flags, size_t max_length,
@@ -520,32 +540,12 @@ tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tok
 			break;
 		case TFM_TOK_BPE:
 			if (t->info.flags & TFM_TOK_INFO_SPIECE)
-			{
-				size_t got;
-
-				st = tfm_tok_spiece_encode(e.ids, e.offs, e.limit, &got, t, s, len);
-				if (got > e.limit)
-				{
-					e.full = 1;
-					got = e.limit;
-				}
-				e.n = got;
-			}
+				st = encode_whole(&e, tfm_tok_spiece_encode, t, s, len);
 			else
 				st = encode_bpe(&e, t, s, len);
 			break;
 		case TFM_TOK_UNIGRAM:
-			{
-				size_t got;
-
-				st = tfm_tok_unigram_encode(e.ids, e.offs, e.limit, &got, t, s, len);
-				if (got > e.limit)
-				{
-					e.full = 1;
-					got = e.limit;
-				}
-				e.n = got;
-			}
+			st = encode_whole(&e, tfm_tok_unigram_encode, t, s, len);
 			break;
 		case TFM_TOK_WORDPIECE:
 			if (t->info.flags & TFM_TOK_INFO_BERT)

@@ -194,6 +194,9 @@ typedef struct tfm_tok_bpe_job
 int tfm_tok_bpe_learn(tfm_tok_bpe_job *job, tfm_status *err);
 
 /* ---- building (tok_vocab.c) ---------------------------------------------------- */
+/* the rows' pieces (ids 0 .. vocab_size-1) into tab; on error tab is freed */
+int tfm_tok_rows_strtab(tfm_tok_strtab *tab, const tfm_tok_info *info,
+						const uint8_t *const *pieces, const size_t *piece_lens, tfm_status *err);
 /* pieces from a strtab (entry i = id i) */
 int tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 							  const tfm_tok_strtab *pieces,
@@ -205,6 +208,11 @@ int  tfm_tok_spiece_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out
 						   tfm_tokenizer *t, const uint8_t *s, size_t len);
 int  tfm_tok_spiece_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t,
 						   const int32_t *ids, size_t n_ids, uint32_t flags, tfm_status *err);
+/* raw[0..len) into out (*n_out bytes), invalid UTF-8 as U+FFFD with
+ * TFM_TOK_DECODE_REPLACE; TFM_ELIMIT if cap is too small (SentencePiece's
+ * and Unigram's decode) */
+int  tfm_tok_put_text(char *out, size_t cap, size_t *n_out, const uint8_t *raw, size_t len,
+					  uint32_t flags, tfm_status *err);
 
 /* ---- SentencePiece Unigram (tok_unigram.c) ------------------------------------ */
 void tfm_tok_unigram_free(struct tfm_tok_unigram *u);

@@ -1,32 +1,20 @@
 /*
  * tok_unigram.c — SentencePiece Unigram tokenizers (kind unigram): import
- * from a tokenizer.json's parts, the model data stored beside the rows
- * (scores, piece types, normalizer / pre-tokenizer / decoder), the trie of
- * the pieces, Viterbi encoding and decoding.
+ * from a tokenizer.json's parts, the checks of their pipeline, the trie of
+ * the pieces and Viterbi encoding.  The model data stored beside the rows
+ * is tok_unigram_data.c, decoding tok_unigram_decode.c, the normalizer and
+ * pre-tokenizer tok_unigram_norm.c.
  *
  * Encode, as sentencepiece's unigram model (EncodeOptimized) and Hugging
- * Face's Unigram: each pre-tokenized word (tok_unigram_norm.c) is
- * segmented by the path of highest total score over its characters, every
- * piece that starts at a character boundary a candidate (a trie walk); a
- * character without a one-character piece also gets the unk node, scored
- * the lowest normal score - 10.  Float sums and a strict > keep the first
- * best path, as sentencepiece does.  Consecutive unk tokens are fused into
- * one; with byte_fallback an unk becomes the <0xNN> pieces of its bytes.
- * Special and control pieces (the file's special added tokens) and the
- * byte pieces are never matched in text, as sentencepiece does not.
- *
- * Decode, as the file's decoder: pieces concatenated, the replacement
- * character as a space, <0xNN> runs as their bytes (U+FFFD for each byte
- * that is not part of a valid character, as sentencepiece decodes them;
- * Hugging Face's ByteFallback replaces every byte of such a run), one
- * leading space dropped (not with
- * TFM_TOK_DECODE_CONTINUE).  Specials and control pieces are dropped, the
- * unk id is U+FFFD, unless TFM_TOK_DECODE_SPECIALS.
- *
- * Model data (little-endian): "TFMU", version 1, n, unk_id, byte_fallback,
- * pretok, prepend, decoder, replacement (length, bytes), steps (count;
- * each kind, left, right, a (length, bytes), b (length, bytes)), then n
- * float32 scores and n type bytes.
+ * Face's Unigram: each pre-tokenized word is segmented by the path of
+ * highest total score over its characters, every piece that starts at a
+ * character boundary a candidate (a trie walk); a character without a
+ * one-character piece also gets the unk node, scored the lowest normal
+ * score - 10.  Float sums and a strict > keep the first best path, as
+ * sentencepiece does.  Consecutive unk tokens are fused into one; with
+ * byte_fallback an unk becomes the <0xNN> pieces of its bytes.  Special
+ * and control pieces (the file's special added tokens) and the byte pieces
+ * are never matched in text, as sentencepiece does not match them.
  */
 #include <math.h>
 
@@ -34,30 +22,9 @@
 #include "tok_unicode.h"
 
 #define UNK_PENALTY 10.0f
-#define DATA_VERSION 1
 
-static const uint8_t replacement_char[3] = {0xEF, 0xBF, 0xBD};
-
-void
-tfm_tok_unigram_free(tfm_tok_unigram *u)
-{
-	if (!u)
-		return;
-	tfm_tok_dealloc(u->score);
-	tfm_tok_dealloc(u->type);
-	for (int k = 0; k < u->n_steps; k++)
-	{
-		tfm_tok_dealloc(u->step[k].a);
-		tfm_tok_dealloc(u->step[k].b);
-		tfm_tok_charsmap_free(&u->step[k].map);
-	}
-	tfm_tok_u64map_free(&u->trie);
-	tfm_tok_dealloc(u->node_id);
-	tfm_tok_dealloc(u);
-}
-
-static int
-is_byte_piece(const uint8_t *p, size_t l, int *b)
+int
+tfm_tok_uni_byte_piece(const uint8_t *p, size_t l, int *b)
 {
 	int hi, lo;
 
@@ -72,8 +39,8 @@ is_byte_piece(const uint8_t *p, size_t l, int *b)
 }
 
 /* checks a step's fields and copies them into u's step k */
-static int
-add_step(tfm_tok_unigram *u, const tfm_tok_norm_step *s, tfm_status *err)
+int
+tfm_tok_uni_add_step(tfm_tok_unigram *u, const tfm_tok_norm_step *s, tfm_status *err)
 {
 	tfm_tok_uni_step *d = &u->step[u->n_steps];
 	size_t max_a = s->kind == TFM_TOK_NORM_PRECOMPILED ? TFM_TOK_CHARSMAP_MAX_BYTES
@@ -111,8 +78,8 @@ add_step(tfm_tok_unigram *u, const tfm_tok_norm_step *s, tfm_status *err)
 }
 
 /* the trie of the matchable pieces, the byte pieces, the unk score */
-static int
-prepare(tfm_tokenizer *t, tfm_status *err)
+int
+tfm_tok_uni_prepare(tfm_tokenizer *t, tfm_status *err)
 {
 	tfm_tok_unigram *u = t->uni;
 	float min_score = INFINITY;
@@ -136,7 +103,7 @@ prepare(tfm_tokenizer *t, tfm_status *err)
 								(int) id);
 		if (u->type[id] == TFM_TOK_UNI_BYTE)
 		{
-			if (!u->byte_fallback || !is_byte_piece(p, l, &b))
+			if (!u->byte_fallback || !tfm_tok_uni_byte_piece(p, l, &b))
 				return tfm_status_set(err, TFM_EFORMAT, "piece %d is not a byte piece <0xNN>",
 									(int) id);
 			u->byte_piece[b] = id;
@@ -169,8 +136,8 @@ prepare(tfm_tokenizer *t, tfm_status *err)
 }
 
 /* the spec's pipeline checked into u */
-static int
-set_pipeline(tfm_tok_unigram *u, uint32_t pretok, int prepend, const uint8_t *repl,
+int
+tfm_tok_uni_set_pipeline(tfm_tok_unigram *u, uint32_t pretok, int prepend, const uint8_t *repl,
 			 size_t repl_len, uint32_t decoder, tfm_status *err)
 {
 	int32_t cp;
@@ -281,252 +248,19 @@ tfm_tok_import_unigram(tfm_tokenizer **out, const uint8_t *const *pieces, const 
 		u->score[i] = (float) spec->scores[i];
 		if (spec->control && spec->control[i])
 			u->type[i] = TFM_TOK_UNI_CONTROL;
-		else if (u->byte_fallback && is_byte_piece(pieces[i], piece_lens[i], &b))
+		else if (u->byte_fallback && tfm_tok_uni_byte_piece(pieces[i], piece_lens[i], &b))
 			u->type[i] = TFM_TOK_UNI_BYTE;
 	}
 	for (k = 0; k < spec->n_steps; k++)
-		if ((st = add_step(u, &spec->steps[k], err)) != TFM_OK)
+		if ((st = tfm_tok_uni_add_step(u, &spec->steps[k], err)) != TFM_OK)
 			goto fail;
-	if ((st = set_pipeline(u, spec->pretok, spec->prepend, spec->replacement,
+	if ((st = tfm_tok_uni_set_pipeline(u, spec->pretok, spec->prepend, spec->replacement,
 						   spec->replacement_len, spec->decoder, err)) != TFM_OK ||
-		(st = prepare(*out, err)) != TFM_OK)
+		(st = tfm_tok_uni_prepare(*out, err)) != TFM_OK)
 		goto fail;
 	return TFM_OK;
 oom:
 	st = tfm_tok_oom(err);
-fail:
-	tfm_tok_free(*out);
-	*out = NULL;
-	return st;
-}
-
-/* ---- model data ------------------------------------------------------------- */
-static void
-w32(uint8_t **p, uint32_t v)
-{
-	(*p)[0] = (uint8_t) v;
-	(*p)[1] = (uint8_t) (v >> 8);
-	(*p)[2] = (uint8_t) (v >> 16);
-	(*p)[3] = (uint8_t) (v >> 24);
-	*p += 4;
-}
-
-static void
-wbytes(uint8_t **p, const uint8_t *b, size_t n)
-{
-	w32(p, (uint32_t) n);
-	if (n)
-		memcpy(*p, b, n);
-	*p += n;
-}
-
-size_t
-tfm_tok_model_data_size(const tfm_tokenizer *t)
-{
-	const tfm_tok_unigram *u = t->uni;
-	size_t n;
-
-	if (!u)
-		return 0;
-	n = 4 * 10 + u->repl_len;
-	for (int k = 0; k < u->n_steps; k++)
-		n += 4 * 5 + u->step[k].a_len + u->step[k].b_len;
-	return n + (size_t) u->n * 5;
-}
-
-int
-tfm_tok_model_data(uint8_t *out, size_t cap, const tfm_tokenizer *t, tfm_status *err)
-{
-	const tfm_tok_unigram *u = t->uni;
-	uint8_t *p = out;
-
-	if (!u)
-		return TFM_OK;
-	if (cap < tfm_tok_model_data_size(t))
-		return tfm_status_set(err, TFM_ELIMIT, "buffer too small for the model data");
-	memcpy(p, "TFMU", 4);
-	p += 4;
-	w32(&p, DATA_VERSION);
-	w32(&p, (uint32_t) u->n);
-	w32(&p, (uint32_t) u->unk_id);
-	w32(&p, (uint32_t) u->byte_fallback);
-	w32(&p, u->pretok);
-	w32(&p, (uint32_t) u->prepend);
-	w32(&p, u->decoder);
-	wbytes(&p, u->repl, u->repl_len);
-	w32(&p, (uint32_t) u->n_steps);
-	for (int k = 0; k < u->n_steps; k++)
-	{
-		const tfm_tok_uni_step *s = &u->step[k];
-
-		w32(&p, (uint32_t) s->kind);
-		w32(&p, (uint32_t) s->left);
-		w32(&p, (uint32_t) s->right);
-		wbytes(&p, s->a, s->a_len);
-		wbytes(&p, s->b, s->b_len);
-	}
-	for (int32_t i = 0; i < u->n; i++)
-	{
-		uint32_t bits;
-
-		memcpy(&bits, &u->score[i], 4);
-		w32(&p, bits);
-	}
-	memcpy(p, u->type, (size_t) u->n);
-	return TFM_OK;
-}
-
-typedef struct reader
-{
-	const uint8_t *p;
-	size_t left;
-	int bad;
-} reader;
-
-static uint32_t
-r32(reader *r)
-{
-	uint32_t v;
-
-	if (r->left < 4)
-	{
-		r->bad = 1;
-		return 0;
-	}
-	v = (uint32_t) r->p[0] | (uint32_t) r->p[1] << 8 | (uint32_t) r->p[2] << 16 |
-		(uint32_t) r->p[3] << 24;
-	r->p += 4;
-	r->left -= 4;
-	return v;
-}
-
-static const uint8_t *
-rbytes(reader *r, size_t *n)
-{
-	const uint8_t *b;
-
-	*n = r32(r);
-	if (r->bad || *n > r->left)
-	{
-		r->bad = 1;
-		*n = 0;
-		return NULL;
-	}
-	b = r->p;
-	r->p += *n;
-	r->left -= *n;
-	return b;
-}
-
-int
-tfm_tok_load_unigram(tfm_tokenizer **out, const tfm_tok_info *info, const uint8_t *const *pieces,
-					 const size_t *piece_lens, const uint8_t *data, size_t data_len,
-					 tfm_status *err)
-{
-	tfm_tok_strtab tab = {0};
-	tfm_tok_unigram *u;
-	reader r = {data, data_len, 0};
-	const uint8_t *repl;
-	size_t repl_len;
-	uint32_t pretok, prepend, decoder, n_steps;
-	int st;
-
-	*out = NULL;
-	if (info->kind != TFM_TOK_UNIGRAM)
-		return tfm_status_set(err, TFM_EFORMAT, "model data belongs to a unigram tokenizer");
-	if (!data || data_len < 8 || memcmp(data, "TFMU", 4) != 0)
-		return tfm_status_set(err, TFM_EFORMAT, "the unigram model data is missing or damaged");
-	r.p += 4;
-	r.left -= 4;
-	if (r32(&r) != DATA_VERSION)
-		return tfm_status_set(err, TFM_EFORMAT, "unigram model data version is not %d", DATA_VERSION);
-	if (info->vocab_size < 1 || info->vocab_size > TFM_TOK_MAX_VOCAB_SIZE)
-		return tfm_status_set(err, TFM_EFORMAT, "vocabulary size %d is out of range",
-							(int) info->vocab_size);
-	for (int32_t i = 0; i < info->vocab_size; i++)
-	{
-		if (piece_lens[i] > TFM_TOK_MAX_PIECE_BYTES)
-		{
-			tfm_tok_strtab_free(&tab);
-			return tfm_status_set(err, TFM_EFORMAT, "piece of id %d is longer than %d bytes",
-								(int) i, TFM_TOK_MAX_PIECE_BYTES);
-		}
-		if ((st = tfm_tok_vocab_add(&tab, pieces[i], piece_lens[i], i, err)) != TFM_OK)
-			return st;
-	}
-	st = tfm_tok_build_from_strtab(out, info, &tab, NULL, err);
-	tfm_tok_strtab_free(&tab);
-	if (st != TFM_OK)
-		return st;
-	u = tfm_tok_calloc(1, sizeof(*u));
-	if (!u)
-	{
-		st = tfm_tok_oom(err);
-		goto fail;
-	}
-	(*out)->uni = u;
-	u->n = (int32_t) r32(&r);
-	u->unk_id = (int32_t) r32(&r);
-	u->byte_fallback = r32(&r) != 0;
-	pretok = r32(&r);
-	prepend = r32(&r);
-	decoder = r32(&r);
-	repl = rbytes(&r, &repl_len);
-	n_steps = r32(&r);
-	if (r.bad || u->n < 1 || u->n > info->vocab_size || u->unk_id < 0 || u->unk_id >= u->n ||
-		info->special_ids[TFM_TOK_UNK] != u->unk_id || n_steps > TFM_TOK_UNI_MAX_NORMALIZERS)
-	{
-		st = tfm_status_set(err, TFM_EFORMAT, "the unigram model data is damaged");
-		goto fail;
-	}
-	for (uint32_t k = 0; k < n_steps; k++)
-	{
-		tfm_tok_norm_step s;
-
-		s.kind = (tfm_tok_norm_kind) r32(&r);
-		s.left = (int) r32(&r);
-		s.right = (int) r32(&r);
-		s.a = rbytes(&r, &s.a_len);
-		s.b = rbytes(&r, &s.b_len);
-		if (r.bad)
-		{
-			st = tfm_status_set(err, TFM_EFORMAT, "the unigram model data is damaged");
-			goto fail;
-		}
-		if ((st = add_step(u, &s, err)) != TFM_OK)
-			goto fail;
-	}
-	if ((st = set_pipeline(u, pretok, (int) prepend, repl, repl_len, decoder, err)) != TFM_OK)
-		goto fail;
-	if (r.left != (size_t) u->n * 5)
-	{
-		st = tfm_status_set(err, TFM_EFORMAT, "the unigram model data has %zu bytes of scores, not %zu",
-						  r.left, (size_t) u->n * 5);
-		goto fail;
-	}
-	u->score = tfm_tok_alloc((size_t) u->n * sizeof(float));
-	u->type = tfm_tok_alloc((size_t) u->n);
-	if (!u->score || !u->type)
-	{
-		st = tfm_tok_oom(err);
-		goto fail;
-	}
-	for (int32_t i = 0; i < u->n; i++)
-	{
-		uint32_t bits = r32(&r);
-
-		memcpy(&u->score[i], &bits, 4);
-	}
-	memcpy(u->type, r.p, (size_t) u->n);
-	for (int32_t i = 0; i < u->n; i++)
-		if (u->type[i] > TFM_TOK_UNI_BYTE)
-		{
-			st = tfm_status_set(err, TFM_EFORMAT, "piece %d has an unknown type", (int) i);
-			goto fail;
-		}
-	if ((st = prepare(*out, err)) != TFM_OK)
-		goto fail;
-	return TFM_OK;
 fail:
 	tfm_tok_free(*out);
 	*out = NULL;
@@ -732,134 +466,4 @@ tfm_tok_unigram_normalized_len(tfm_tokenizer *t, const uint8_t *s, size_t len)
 	tfm_tok_otext_free(&x);
 	tfm_tok_ivec_free(&starts);
 	return n;
-}
-
-/* ---- decode ----------------------------------------------------------------- */
-/* the bytes of ids before the leading space is stripped, into raw (room enough) */
-static size_t
-decode_raw(uint8_t *raw, const tfm_tokenizer *t, const int32_t *ids, size_t n_ids, uint32_t flags)
-{
-	const tfm_tok_unigram *u = t->uni;
-	size_t w = 0;
-
-	for (size_t i = 0; i < n_ids; i++)
-	{
-		int32_t id = ids[i];
-		const uint8_t *p = tfm_tok_piece_ptr(t, id);
-		size_t l = tfm_tok_piece_len(t, id);
-		int b;
-
-		if (t->is_special[id] || (id < u->n && u->type[id] == TFM_TOK_UNI_CONTROL))
-		{
-			if (flags & TFM_TOK_DECODE_SPECIALS)
-			{
-				memcpy(raw + w, p, l);
-				w += l;
-			}
-			else if (id == u->unk_id)
-			{
-				memcpy(raw + w, replacement_char, 3);
-				w += 3;
-			}
-			continue;
-		}
-		if ((u->decoder & TFM_TOK_UDEC_BYTE_FALLBACK) && is_byte_piece(p, l, &b))
-		{
-			/* a run of byte pieces: its characters, and U+FFFD for each byte
-			 * that is not part of a valid one (sentencepiece's decode) */
-			size_t j = i, r;
-
-			while (j < n_ids && !t->is_special[ids[j]] &&
-				   is_byte_piece(tfm_tok_piece_ptr(t, ids[j]), tfm_tok_piece_len(t, ids[j]), &b))
-				j++;
-			for (r = i; r < j;)
-			{
-				uint8_t win[4];
-				size_t m = 0, ul;
-				int32_t cp;
-
-				/* the next (at most 4) bytes of the run */
-				while (m < 4 && r + m < j)
-				{
-					(void) is_byte_piece(tfm_tok_piece_ptr(t, ids[r + m]),
-										 tfm_tok_piece_len(t, ids[r + m]), &b);
-					win[m++] = (uint8_t) b;
-				}
-				ul = tfm_tok_utf8_next(&cp, win, m);
-				if (cp >= 0)
-				{
-					memcpy(raw + w, win, ul);
-					w += ul;
-				}
-				else
-					for (size_t k = 0; k < ul; k++)
-					{
-						memcpy(raw + w, replacement_char, 3);
-						w += 3;
-					}
-				r += ul;
-			}
-			i = j - 1;
-			continue;
-		}
-		for (size_t k = 0; k < l;)
-			if ((u->decoder & TFM_TOK_UDEC_REPLACE) && k + u->repl_len <= l &&
-				memcmp(p + k, u->repl, u->repl_len) == 0)
-			{
-				raw[w++] = ' ';
-				k += u->repl_len;
-			}
-			else
-				raw[w++] = p[k++];
-	}
-	return w;
-}
-
-int
-tfm_tok_unigram_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t,
-					   const int32_t *ids, size_t n_ids, uint32_t flags, tfm_status *err)
-{
-	size_t per = t->max_piece_len < 18 ? 18 : t->max_piece_len, w, r, skip = 0, need = 0;
-	uint8_t *raw;
-
-	*n_out = 0;
-	for (size_t i = 0; i < n_ids; i++)
-		if (ids[i] < 0 || ids[i] >= t->info.vocab_size)
-			return tfm_status_set(err, TFM_ERANGE,
-								"token id %d at position %zu is out of range (the vocabulary has %d ids)",
-								(int) ids[i], i + 1, (int) t->info.vocab_size);
-	if (n_ids > (SIZE_MAX - 1) / per)
-		return tfm_status_set(err, TFM_ELIMIT, "too many ids to decode");
-	raw = tfm_tok_alloc(n_ids * per + 1);
-	if (!raw)
-		return tfm_tok_oom(err);
-	w = decode_raw(raw, t, ids, n_ids, flags);
-	if ((t->uni->decoder & TFM_TOK_UDEC_STRIP_FIRST) && w > 0 && raw[0] == ' ' &&
-		!(flags & TFM_TOK_DECODE_CONTINUE))
-		skip = 1;
-	for (r = skip; r < w;)
-	{
-		int32_t cp;
-		size_t ul = tfm_tok_utf8_next(&cp, raw + r, w - r);
-
-		need += (flags & TFM_TOK_DECODE_REPLACE) && cp < 0 ? 3 : ul;
-		r += ul;
-	}
-	if (need > cap)
-	{
-		tfm_tok_dealloc(raw);
-		return tfm_status_set(err, TFM_ELIMIT, "output buffer too small for the text");
-	}
-	for (r = skip; r < w;)
-	{
-		int32_t cp;
-		size_t ul = tfm_tok_utf8_next(&cp, raw + r, w - r);
-		int rep = (flags & TFM_TOK_DECODE_REPLACE) && cp < 0;
-
-		memcpy(out + *n_out, rep ? replacement_char : raw + r, rep ? 3 : ul);
-		*n_out += rep ? 3 : ul;
-		r += ul;
-	}
-	tfm_tok_dealloc(raw);
-	return TFM_OK;
 }

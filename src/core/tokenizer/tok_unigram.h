@@ -2,7 +2,8 @@
  * tok_unigram.h — what the SentencePiece Unigram files of the tokenizer
  * share (internal): the precompiled character map (tok_precompiled.c), the
  * normalizer and pre-tokenizer pipeline (tok_unigram_norm.c) and the model
- * (tok_unigram.c: scores, trie, Viterbi, decode, its stored bytes).
+ * (tok_unigram.c: import, scores, trie, Viterbi; tok_unigram_data.c: its
+ * stored bytes; tok_unigram_decode.c).
  */
 #ifndef TFM_TOK_UNIGRAM_H
 #define TFM_TOK_UNIGRAM_H
@@ -74,6 +75,16 @@ typedef struct tfm_tok_unigram
 } tfm_tok_unigram;
 
 void tfm_tok_unigram_free(tfm_tok_unigram *u);
+/* is p[0..l) a byte piece <0xNN> (upper-case hex), its byte in *b */
+int  tfm_tok_uni_byte_piece(const uint8_t *p, size_t l, int *b);
+/* a normalizer step checked and copied into u (its precompiled map parsed) */
+int  tfm_tok_uni_add_step(tfm_tok_unigram *u, const tfm_tok_norm_step *s, tfm_status *err);
+/* the pre-tokenizer and decoder options checked into u */
+int  tfm_tok_uni_set_pipeline(tfm_tok_unigram *u, uint32_t pretok, int prepend,
+							  const uint8_t *repl, size_t repl_len, uint32_t decoder,
+							  tfm_status *err);
+/* the trie of t's matchable pieces, its byte pieces and unk score */
+int  tfm_tok_uni_prepare(tfm_tokenizer *t, tfm_status *err);
 
 /* ---- the normalizer and pre-tokenizer (tok_unigram_norm.c) ----------------- */
 /* normalizes s[0..len) into out, then pre-tokenizes it: out holds the

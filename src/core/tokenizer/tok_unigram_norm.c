@@ -14,9 +14,29 @@
  * every word that does not start with it, and with split a new word
  * before each replacement, which goes with what follows it).
  * White_Space is Unicode's property, as Rust's char::is_whitespace.
+ * Freeing a Unigram model (its steps, scores and trie) is here too, below
+ * the files that build one (tok_vocab.c's tfm_tok_free calls it).
  */
 #include "tok_unigram.h"
 #include "tok_unicode.h"
+
+void
+tfm_tok_unigram_free(tfm_tok_unigram *u)
+{
+	if (!u)
+		return;
+	tfm_tok_dealloc(u->score);
+	tfm_tok_dealloc(u->type);
+	for (int k = 0; k < u->n_steps; k++)
+	{
+		tfm_tok_dealloc(u->step[k].a);
+		tfm_tok_dealloc(u->step[k].b);
+		tfm_tok_charsmap_free(&u->step[k].map);
+	}
+	tfm_tok_u64map_free(&u->trie);
+	tfm_tok_dealloc(u->node_id);
+	tfm_tok_dealloc(u);
+}
 
 void
 tfm_tok_otext_free(tfm_tok_otext *x)

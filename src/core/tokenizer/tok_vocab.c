@@ -423,6 +423,26 @@ tfm_tok_vocab_add(tfm_tok_strtab *s, const uint8_t *piece, size_t len, int32_t i
 }
 
 int
+tfm_tok_rows_strtab(tfm_tok_strtab *tab, const tfm_tok_info *info, const uint8_t *const *pieces,
+					const size_t *piece_lens, tfm_status *err)
+{
+	int st;
+
+	for (int32_t i = 0; i < info->vocab_size; i++)
+	{
+		if (piece_lens[i] > TFM_TOK_MAX_PIECE_BYTES)
+		{
+			tfm_tok_strtab_free(tab);
+			return tfm_status_set(err, TFM_EFORMAT, "piece of id %d is longer than %d bytes",
+								(int) i, TFM_TOK_MAX_PIECE_BYTES);
+		}
+		if ((st = tfm_tok_vocab_add(tab, pieces[i], piece_lens[i], i, err)) != TFM_OK)
+			return st;
+	}
+	return TFM_OK;
+}
+
+int
 tfm_tok_load(tfm_tokenizer **out, const tfm_tok_info *info, const uint8_t *const *pieces,
 			 const size_t *piece_lens, const int32_t *merge_left, const int32_t *merge_right,
 			 tfm_status *err)
@@ -437,17 +457,8 @@ tfm_tok_load(tfm_tokenizer **out, const tfm_tok_info *info, const uint8_t *const
 	if (info->kind == TFM_TOK_UNIGRAM)
 		return tfm_status_set(err, TFM_EFORMAT,
 							"a unigram tokenizer is loaded with its model data (tfm_tok_load_unigram)");
-	for (i = 0; i < info->vocab_size; i++)
-	{
-		if (piece_lens[i] > TFM_TOK_MAX_PIECE_BYTES)
-		{
-			tfm_tok_strtab_free(&tab);
-			return tfm_status_set(err, TFM_EFORMAT, "piece of id %d is longer than %d bytes",
-								(int) i, TFM_TOK_MAX_PIECE_BYTES);
-		}
-		if ((st = tfm_tok_vocab_add(&tab, pieces[i], piece_lens[i], i, err)) != TFM_OK)
-			return st;
-	}
+	if ((st = tfm_tok_rows_strtab(&tab, info, pieces, piece_lens, err)) != TFM_OK)
+		return st;
 	if (info->n_merges > 0)
 	{
 		lr = tfm_tok_alloc((size_t) info->n_merges * 2 * sizeof(int32_t));
