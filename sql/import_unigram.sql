@@ -1,6 +1,7 @@
--- SentencePiece Unigram tokenizer.json files (T5, XLM-RoBERTa, Marian's
+-- SentencePiece Unigram tokenizer.json files (XLM-RoBERTa's and Marian's
 -- shape: Precompiled + Strip + Replace " {2,}", Metaspace, Unigram with
--- scores) made by test/reference/make_unigram_tokenizers.py from two
+-- scores; and T5's: Precompiled, WhitespaceSplit + Metaspace, "$A </s>",
+-- extra ids) made by test/reference/make_unigram_tokenizers.py from three
 -- spm_train models, against the ids and decodes of the real SentencePiece;
 -- the stored model data read back; what is refused, by name
 SET tfm.progress = off;
@@ -18,20 +19,25 @@ INSERT INTO uni VALUES ('uni_nfkc', :'t', :'e');
 \set t `cat test/tokenizer/unigram/uni_bytes.json`
 \set e `cat test/tokenizer/unigram/uni_bytes.expected.json`
 INSERT INTO uni VALUES ('uni_bytes', :'t', :'e');
+\set t `cat test/tokenizer/unigram/uni_t5.json`
+\set e `cat test/tokenizer/unigram/uni_t5.expected.json`
+INSERT INTO uni VALUES ('uni_t5', :'t', :'e');
 
 SELECT name, tfm_tokenizer_import(name, tok) FROM uni ORDER BY name;
-SELECT name, kind, vocab_size FROM tfm.tokenizer_list WHERE name LIKE 'uni\_%' ORDER BY name;
+SELECT name, kind, vocab_size, options->'specials' AS specials, (options->>'flags')::int AS flags
+  FROM tfm.tokenizers WHERE name LIKE 'uni\_%' ORDER BY name;
 
 CREATE TABLE uni_cases AS
 SELECT name, n, t, ARRAY(SELECT jsonb_array_elements_text(exp->'ids'->(n::int - 1))::int) AS want,
-       exp->'decoded'->>(n::int - 1) AS dec
+       exp->'decoded'->>(n::int - 1) AS dec, (tok->'model'->>'unk_id')::int AS unk
   FROM uni, jsonb_array_elements_text(exp->'texts') WITH ORDINALITY AS a(t, n);
--- every text gives SentencePiece's ids exactly; decode gives SentencePiece's decode where no
+-- every text gives SentencePiece's ids exactly (T5's with the </s> its
+-- post-processor appends); decode gives SentencePiece's decode where no
 -- <unk> is among the ids (SentencePiece writes " ⁇ " for it, tfm U+FFFD)
 SELECT name, count(*) AS texts,
-       count(*) FILTER (WHERE tfm_tokenize(name, t) = want) AS same_ids,
-       count(*) FILTER (WHERE 0 = ANY (want)) AS with_unk,
-       count(*) FILTER (WHERE NOT 0 = ANY (want) AND tfm_detokenize(name, want) = dec) AS same_decode
+       count(*) FILTER (WHERE tfm_tokenize(name, t, add_eos => name = 'uni_t5') = want) AS same_ids,
+       count(*) FILTER (WHERE unk = ANY (want)) AS with_unk,
+       count(*) FILTER (WHERE NOT unk = ANY (want) AND tfm_detokenize(name, want) = dec) AS same_decode
   FROM uni_cases GROUP BY name ORDER BY name;
 SELECT name, n, t, tfm_tokenize(name, t) AS ids
   FROM uni_cases WHERE n IN (1, 6, 12, 14) ORDER BY name, n;
@@ -43,6 +49,12 @@ SELECT tfm_tokenize('uni_nfkc', 'ＡＢＣ１２３ ﬁ ①') = tfm_tokenize('un
 -- bos / eos are the file's <s> and </s>; text spelling them is plain text
 SELECT tfm_tokenize('uni_nfkc', 'x', add_bos => true, add_eos => true),
        tfm_tokenize('uni_nfkc', '<s>') <> ARRAY[1] AS not_special;
+-- T5: <pad> 0, </s> 1, <unk> 2; the extra ids are never matched in text and
+-- decode to nothing; tfm's <bos> after them
+SELECT tfm_tokenize('uni_t5', 'Hello <extra_id_0> world', add_eos => true) AS ids,
+       tfm_detokenize('uni_t5', ARRAY[87, 1009, 1]) AS decoded,
+       (SELECT v.id FROM tfm.vocab v JOIN tfm.tokenizers t ON t.id = v.tokenizer_id
+         WHERE t.name = 'uni_t5' AND piece = '<extra_id_0>'::bytea) AS extra_id_0;
 
 -- the stored model data is read back (a new session) and validated
 SELECT tfm_tokenizer_import('uni_damaged', tok) FROM uni WHERE name = 'uni_bytes';
@@ -81,7 +93,7 @@ SELECT name FROM tfm.tokenizer_list WHERE name = 'x';
 
 -- a new session reads the tokenizers from their rows and model data
 \c
-SELECT name, count(*) AS texts, count(*) FILTER (WHERE tfm_tokenize(name, t) = want) AS same_ids
+SELECT name, count(*) AS texts, count(*) FILTER (WHERE tfm_tokenize(name, t, add_eos => name = 'uni_t5') = want) AS same_ids
   FROM uni_cases GROUP BY name ORDER BY name;
-SELECT tfm_tokenizer_drop(name) FROM (VALUES ('uni_nfkc'), ('uni_bytes'), ('uni_damaged')) AS v(name);
+SELECT tfm_tokenizer_drop(name) FROM (VALUES ('uni_nfkc'), ('uni_bytes'), ('uni_t5'), ('uni_damaged')) AS v(name);
 DROP TABLE uni_cases;

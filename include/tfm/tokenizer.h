@@ -244,6 +244,7 @@ typedef struct tfm_tok_unigram_spec
 	const uint8_t *replacement;     /* one UTF-8 character (Metaspace's) */
 	size_t         replacement_len;
 	uint32_t       decoder;         /* TFM_TOK_UDEC_* */
+	uint32_t       info_flags;      /* TFM_TOK_INFO_TEXT_BOS, TFM_TOK_INFO_TEXT_EOS */
 } tfm_tok_unigram_spec;
 
 int  tfm_tok_import_unigram(tfm_tokenizer **out, const uint8_t *const *pieces,
@@ -297,6 +298,10 @@ int  tfm_tok_model_data(uint8_t *out, size_t cap, const tfm_tokenizer *t, tfm_st
 									  lowercase false) */
 #define TFM_TOK_INFO_KEEP_ACCENTS 8192u /* with BERT: no accent stripping (NFD
 									  and dropping marks) */
+#define TFM_TOK_INFO_TEXT_EOS (1u << 20) /* with UNIGRAM: a model's text inputs end
+									  with eos, as the file's post-processor
+									  "$A </s>" adds it (T5; tfm_tokenize adds
+									  it only when asked) */
 
 typedef struct tfm_tok_info
 {

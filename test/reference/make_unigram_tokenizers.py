@@ -11,6 +11,13 @@ Models (trained on the first lines of rt_polarity_train and eng_fra_train,
   uni_nfkc   vocab 2000, default nmt_nfkc normalisation (a non-trivial
              precompiled_charsmap), unknown characters -> <unk>
   uni_bytes  vocab 1000, --byte_fallback (<0x00>..<0xFF> pieces), nmt_nfkc
+  uni_t5     vocab 1000 with T5's ids (<pad> 0, </s> 1, <unk> 2, no <s>),
+             converted in the shape of T5's published tokenizer.json
+             (T5Converter): 10 <extra_id_N> added after the pieces in
+             reverse order, normalizer Precompiled alone, pre-tokenizer
+             Sequence[WhitespaceSplit, Metaspace(add_prefix_space)], decoder
+             Metaspace, post-processor "$A </s>"; its ids are SentencePiece's
+             with </s> appended
 
 Conversion (what SpmConverter writes for a Unigram model):
   model          {"type": "Unigram", "unk_id", "vocab": [[piece, score]...],
@@ -28,7 +35,8 @@ with a few lines of wire-format parsing.
 Writes into test/tokenizer/unigram/:
   NAME.json           the tokenizer.json
   NAME.cases.tsv      "T<TAB>hex text<TAB>ids<TAB>hex decode" for the mixed
-                      texts (decode: SentencePiece's decode of its ids)
+                      texts (decode: SentencePiece's decode of its ids;
+                      uni_t5's ids end with </s>, which decode drops)
   NAME.expected.json  {"texts": [...], "ids": [[...]], "decoded": [...]}
                       (the same but the text with NUL, for sql/import_unigram.sql)
   NAME.model.tsv.gz   the tokenizer.json's model for the C test, which has
@@ -37,7 +45,7 @@ Writes into test/tokenizer/unigram/:
                       "B<TAB>byte_fallback 0/1"
   ref_ids.tsv.gz      "model<TAB>corpus<TAB>row<TAB>field<TAB>ids<TAB>dec"
                       for corpus lines (rt_polarity_test, eng_fra_test's
-                      first 2500 pairs, both fields); dec is "=" when
+                      first 2500 pairs, both fields; uni_t5 the first 2000); dec is "=" when
                       SentencePiece's decode gives the text back, else hex
 The .model files themselves are not kept (they are rebuilt here).
 
@@ -132,6 +140,36 @@ def normalizer_spec(model_bytes):
     return spec
 
 
+N_EXTRA_IDS = 10
+
+
+def convert_t5(sp, model_bytes):
+    """what T5Converter writes (the older tokenizers format of t5-small's file)"""
+    t = convert(sp, model_bytes)
+    n = sp.get_piece_size()
+    extra = ["<extra_id_%d>" % i for i in range(N_EXTRA_IDS - 1, -1, -1)]
+    t["model"]["vocab"] += [[e, 0.0] for e in extra]
+    t["added_tokens"] += [{"id": n + k, "content": e, "single_word": False, "lstrip": False,
+                           "rstrip": False, "normalized": False, "special": True}
+                          for k, e in enumerate(extra)]
+    t["added_tokens"].sort(key=lambda a: a["id"])
+    t["normalizer"] = t["normalizer"]["normalizers"][0]
+    t["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "WhitespaceSplit"},
+        {"type": "Metaspace", "replacement": SP, "add_prefix_space": True}]}
+    t["decoder"] = {"type": "Metaspace", "replacement": SP, "add_prefix_space": True}
+    t["post_processor"] = {
+        "type": "TemplateProcessing",
+        "single": [{"Sequence": {"id": "A", "type_id": 0}},
+                   {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+        "pair": [{"Sequence": {"id": "A", "type_id": 0}},
+                 {"SpecialToken": {"id": "</s>", "type_id": 0}},
+                 {"Sequence": {"id": "B", "type_id": 0}},
+                 {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+        "special_tokens": {"</s>": {"id": "</s>", "ids": [sp.eos_id()], "tokens": ["</s>"]}}}
+    return t
+
+
 def convert(sp, model_bytes):
     spec = normalizer_spec(model_bytes)
     assert spec["add_dummy_prefix"] and spec["remove_extra_whitespaces"] and spec["escape_whitespaces"]
@@ -194,7 +232,9 @@ def main():
         for _, r in rows(os.path.join(data, "eng_fra_train.tsv.gz"), 30000):
             out.write(r[0] + "\n" + r[1] + "\n")
     models = [("uni_nfkc", ["--vocab_size=2000", "--character_coverage=0.9995"]),
-              ("uni_bytes", ["--vocab_size=1000", "--byte_fallback=true"])]
+              ("uni_bytes", ["--vocab_size=1000", "--byte_fallback=true"]),
+              ("uni_t5", ["--vocab_size=1000", "--pad_id=0", "--eos_id=1", "--unk_id=2",
+                          "--bos_id=-1"])]
     corpus_texts = []
     for i, r in rows(os.path.join(data, "rt_polarity_test.tsv.gz")):
         corpus_texts.append(("rt_polarity_test.tsv.gz", i, 0, r[0]))
@@ -210,10 +250,11 @@ def main():
         with open(prefix + ".model", "rb") as f:
             mb = f.read()
         sp = spm.SentencePieceProcessor(model_file=prefix + ".model")
+        t5 = name == "uni_t5"
+        tj = (convert_t5 if t5 else convert)(sp, mb)
         with open(os.path.join(OUT, name + ".json"), "w", encoding="utf-8") as f:
-            json.dump(convert(sp, mb), f, ensure_ascii=False)
+            json.dump(tj, f, ensure_ascii=False)
             f.write("\n")
-        tj = convert(sp, mb)
         special = {a["id"] for a in tj["added_tokens"]}
         lines = ["V\t%s\t%s\t%d\n" % (piece.encode().hex(), float(score).hex(),
                                         1 if i in special else 0)
@@ -225,7 +266,7 @@ def main():
         exp = {"texts": [], "ids": [], "decoded": []}
         with open(os.path.join(OUT, name + ".cases.tsv"), "w") as f:
             for t in TEXTS:
-                ids = sp.encode(t)
+                ids = sp.encode(t) + ([sp.eos_id()] if t5 else [])
                 dec = sp.decode(ids)
                 f.write("T\t%s\t%s\t%s\n" % (t.encode().hex(), " ".join(map(str, ids)),
                                             dec.encode().hex()))
@@ -236,8 +277,8 @@ def main():
         with open(os.path.join(OUT, name + ".expected.json"), "w", encoding="utf-8") as f:
             json.dump(exp, f, ensure_ascii=False)
             f.write("\n")
-        for c, i, fld, t in corpus_texts:
-            ids = sp.encode(t)
+        for c, i, fld, t in (corpus_texts if not t5 else corpus_texts[:2000]):
+            ids = sp.encode(t) + ([sp.eos_id()] if t5 else [])
             dec = sp.decode(ids)
             ref.append("%s\t%s\t%d\t%d\t%s\t%s\n" % (name, c, i, fld, " ".join(map(str, ids)),
                                                     "=" if dec == t else dec.encode().hex()))

@@ -224,6 +224,7 @@ tfm_tok_import_unigram(tfm_tokenizer **out, const uint8_t *const *pieces, const 
 	}
 	info.format_version = TFM_TOK_FORMAT_VERSION;
 	info.kind = TFM_TOK_UNIGRAM;
+	info.flags = spec->info_flags;
 	info.vocab_size = n;
 	st = tfm_tok_build_from_strtab(out, &info, &tab, NULL, err);
 	tfm_tok_strtab_free(&tab);

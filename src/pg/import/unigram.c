@@ -14,8 +14,10 @@
  * Strip (" ", start 0 or 1, stop 0).  The added tokens marked special must
  * be their pieces of model.vocab: they are never matched in text.  The
  * file's unk, "<s>", "</s>" and "<pad>" are tfm's <unk>, <bos>, <eos> and
- * <pad>; the other tfm specials go after the last id.  The post-processor
- * is not applied (tfm adds bos / eos only when asked).  Anything else
+ * <pad>; the other tfm specials go after the last id.  A TemplateProcessing
+ * "$A </s>" (T5's) or "<s> $A" makes a model's text end with eos or begin
+ * with bos (tfm_tokenize adds them only when asked); other post-processors
+ * are not applied.  Anything else
  * (NFKC, NFKD, StripAccents, other regular expressions, other
  * pre-tokenizers and decoders) is refused by name.
  */
@@ -358,6 +360,57 @@ decoder(tfm_tok_unigram_spec *s, JsonbContainer *dc, int depth)
 		refuse("decoder", type);
 }
 
+/* the template element el: 'A' for the text ($A), 'S' for the special named
+ * want, 0 for anything else */
+static char
+template_part(JsonbContainer *tp, int i, const char *want)
+{
+	JsonbContainer *el = element(tp, "single", i),
+			   *x;
+
+	if ((x = obj_field(el, "Sequence")) != NULL)
+	{
+		char	   *id = str_field(x, "id", NULL);
+
+		return id && strcmp(id, "A") == 0 ? 'A' : 0;
+	}
+	if ((x = obj_field(el, "SpecialToken")) != NULL)
+	{
+		char	   *id = str_field(x, "id", NULL);
+
+		return id && strcmp(id, want) == 0 ? 'S' : 0;
+	}
+	return 0;
+}
+
+/*
+ * A TemplateProcessing post-processor's single template "$A </s>" (T5's)
+ * makes a model's text end with eos, "<s> $A" begin with bos; other
+ * post-processors are not applied.
+ */
+static uint32
+post_processor(JsonbContainer *root, const tfm_tok_unigram_spec *s)
+{
+	JsonbContainer *pp = obj_field(root, "post_processor");
+	char	   *type = pp ? type_of(pp) : NULL;
+	JsonbValue	buf,
+			   *v;
+
+	if (!type || strcmp(type, "TemplateProcessing") != 0)
+		return 0;
+	v = tfm_jget(pp, "single", &buf);
+	if (!v || v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data) ||
+		JsonContainerSize(v->val.binary.data) != 2)
+		return 0;
+	if (s->special_ids[TFM_TOK_EOS] >= 0 && template_part(pp, 0, "</s>") == 'A' &&
+		template_part(pp, 1, "</s>") == 'S')
+		return TFM_TOK_INFO_TEXT_EOS;
+	if (s->special_ids[TFM_TOK_BOS] >= 0 && template_part(pp, 0, "<s>") == 'S' &&
+		template_part(pp, 1, "<s>") == 'A')
+		return TFM_TOK_INFO_TEXT_BOS;
+	return 0;
+}
+
 /* ---- model ------------------------------------------------------------------- */
 void
 tfm_hf_import_unigram(const char *name, Jsonb *tokenizer, int model_vocab, int32 *special_ids)
@@ -481,6 +534,7 @@ tfm_hf_import_unigram(const char *name, Jsonb *tokenizer, int model_vocab, int32
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("tokenizer option model.dropout is not supported")));
+	spec.info_flags = post_processor(root, &spec);
 	spec.scores = scores;
 	spec.control = control;
 	tfm_tokenizer_import_unigram(name, pieces, lens, n, &spec, special_ids);

@@ -177,8 +177,11 @@ tfm_tokenizer_encode(const char *name, const char *text, size_t len, int *n)
 {
 	TfmCachedTokenizer *e = tfm_tokenizer_cached(name);
 
-	/* a Llama tokenizer's post-processor puts <s> before every text */
-	return tfm_tokenizer_encode_with(e, text, len, (e->info.flags & TFM_TOK_INFO_TEXT_BOS) ? TFM_TOK_ADD_BOS : 0, 0, n);
+	/* a Llama tokenizer's post-processor puts <s> before every text, T5's </s> after it */
+	return tfm_tokenizer_encode_with(e, text, len,
+									 ((e->info.flags & TFM_TOK_INFO_TEXT_BOS) ? TFM_TOK_ADD_BOS : 0) |
+									 ((e->info.flags & TFM_TOK_INFO_TEXT_EOS) ? TFM_TOK_ADD_EOS : 0),
+									 0, n);
 }
 
 /* PostgreSQL text cannot hold NUL: a decoded U+0000 becomes U+FFFD */
