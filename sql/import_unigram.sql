@@ -56,6 +56,19 @@ SELECT tfm_tokenize('uni_t5', 'Hello <extra_id_0> world', add_eos => true) AS id
        (SELECT v.id FROM tfm.vocab v JOIN tfm.tokenizers t ON t.id = v.tokenizer_id
          WHERE t.name = 'uni_t5' AND piece = '<extra_id_0>'::bytea) AS extra_id_0;
 
+-- each token's piece (the full-width letters folded by the charsmap)
+SELECT pos, id, piece FROM tfm_tokens('uni_nfkc', 'ＡＢ  cd');
+
+-- a normalizer that makes a text more than 64 times longer is refused
+SELECT tfm_tokenizer_import('uni_expand', jsonb_set(tok, '{normalizer,normalizers,1}',
+         jsonb_build_object('type', 'Replace', 'pattern', '{"String": "a"}'::jsonb, 'content', repeat('b', 200))))
+  FROM uni WHERE name = 'uni_nfkc';
+SELECT pg_temp.err($$SELECT tfm_tokenize('uni_expand', 'xa')$$);
+SELECT pg_temp.err($$SELECT tfm_tokenize('uni_expand', repeat('a', 1000))$$);
+SELECT pg_temp.err(format('SELECT tfm_tokenizer_import(%L, %L::jsonb)', 'x',
+       jsonb_set(tok, '{normalizer,normalizers,1}',
+         jsonb_build_object('type', 'Prepend', 'prepend', repeat('b', 300))))) FROM uni WHERE name = 'uni_nfkc';
+
 -- the stored model data is read back (a new session) and validated
 SELECT tfm_tokenizer_import('uni_damaged', tok) FROM uni WHERE name = 'uni_bytes';
 UPDATE tfm.tokenizers SET model_data = substr(model_data, 1, 40) WHERE name = 'uni_damaged';
@@ -95,5 +108,5 @@ SELECT name FROM tfm.tokenizer_list WHERE name = 'x';
 \c
 SELECT name, count(*) AS texts, count(*) FILTER (WHERE tfm_tokenize(name, t, add_eos => name = 'uni_t5') = want) AS same_ids
   FROM uni_cases GROUP BY name ORDER BY name;
-SELECT tfm_tokenizer_drop(name) FROM (VALUES ('uni_nfkc'), ('uni_bytes'), ('uni_t5'), ('uni_damaged')) AS v(name);
+SELECT tfm_tokenizer_drop(name) FROM (VALUES ('uni_nfkc'), ('uni_bytes'), ('uni_t5'), ('uni_damaged'), ('uni_expand')) AS v(name);
 DROP TABLE uni_cases;
