@@ -131,7 +131,7 @@ SELECT * FROM tfm_import('x', (SELECT cfg FROM fx), (SELECT overlay(wh PLACING '
 -- tokenizer.json: vocabulary beyond the config's, other models and options, malformed
 SELECT * FROM tfm_import('x', (SELECT cfg FROM fx), (SELECT w FROM fx), (SELECT jsonb_set(tok, '{model,vocab,zz}', '400') FROM fx));
 SELECT * FROM tfm_import('x', (SELECT cfg FROM fx), (SELECT w FROM fx), (SELECT jsonb_set(tok, '{model,type}', '"WordPiece"') FROM fx));
-SELECT * FROM tfm_import('x', (SELECT cfg FROM fx), (SELECT w FROM fx), (SELECT jsonb_set(tok, '{model,type}', '"Unigram"') FROM fx));
+SELECT * FROM tfm_import('x', (SELECT cfg FROM fx), (SELECT w FROM fx), (SELECT jsonb_set(tok, '{model,type}', '"WordLevel"') FROM fx));
 SELECT * FROM tfm_import('x', (SELECT cfg FROM fx), (SELECT w FROM fx), (SELECT jsonb_set(tok, '{normalizer}', '{"type": "NFKC"}') FROM fx));
 SELECT * FROM tfm_import('x', (SELECT cfg FROM fx), (SELECT w FROM fx), (SELECT jsonb_set(tok, '{pre_tokenizer}', '{"type": "Metaspace"}') FROM fx));
 SELECT * FROM tfm_import('x', (SELECT cfg FROM fx), (SELECT w FROM fx), (SELECT jsonb_set(tok, '{pre_tokenizer,use_regex}', 'false') FROM fx));

@@ -543,3 +543,17 @@ RETURNS text
 AS 'MODULE_PATHNAME', 'tfm_chat_template_import' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL gets an error
 COMMENT ON FUNCTION tfm_chat_template_import(text, jsonb, jsonb) IS
   'keep a language model''s chat template, bos/eos texts, added tokens and stop ids from its tokenizer_config.json (and generation_config.json) for tfm_chat';
+
+-- ---------------------------------------------------------------------------
+-- SentencePiece Unigram tokenizers (kind 'unigram', imported from a
+-- tokenizer.json by tfm_tokenizer_import / tfm_import): besides the rows,
+-- the scores, piece types and normalizer / pre-tokenizer / decoder in
+-- model_data, a versioned byte image the core validates when it loads it
+-- (src/core/tokenizer/tok_unigram.c).  NULL for the other kinds.
+
+ALTER TABLE tfm.tokenizers DROP CONSTRAINT tokenizers_kind_check;
+ALTER TABLE tfm.tokenizers ADD CONSTRAINT tokenizers_kind_check
+    CHECK (kind IN ('byte', 'char', 'word', 'bpe', 'wordpiece', 'unigram'));
+ALTER TABLE tfm.tokenizers ADD COLUMN model_data bytea;
+COMMENT ON COLUMN tfm.tokenizers.model_data IS
+  'unigram tokenizers: scores, piece types, normalizer, pre-tokenizer and decoder (a byte image read by the core); NULL otherwise';

@@ -273,4 +273,39 @@ fixture_int(const fixture *fx, const char *name)
 	return r ? *(const int32_t *) r->data : -1;
 }
 
+/* the whole of a gzip file (gzip -dc), NUL-terminated; NULL if it is missing */
+static char *
+check_read_gz(const char *path, size_t *len)
+{
+	char		cmd[4096];
+	FILE	   *f;
+	char	   *buf = NULL;
+	size_t		cap = 0,
+				n = 0,
+				r;
+
+	if (!(f = fopen(path, "rb")))
+		return NULL;
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "gzip -dc '%s'", path);
+	if (!(f = popen(cmd, "r")))
+		return NULL;
+	for (;;)
+	{
+		if (n + 65536 + 1 > cap)
+		{
+			cap = cap ? cap * 2 : 1 << 20;
+			buf = realloc(buf, cap);
+		}
+		r = fread(buf + n, 1, 65536, f);
+		if (r == 0)
+			break;
+		n += r;
+	}
+	pclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
 #endif							/* TFM_TEST_CHECK_H */

@@ -85,4 +85,13 @@
 #define TFM_JOB_BATCH_DEFAULT 256
 #define TFM_JOB_BATCH_MAX     4096
 
+/* a SentencePiece Unigram tokenizer.json (tok_unigram.c): normalizers in its
+ * Sequence, bytes of a precompiled_charsmap, bytes of a Replace / Prepend
+ * text; a text of n bytes that the normalizer makes longer than
+ * (n + 16) * MAX_EXPANSION bytes is refused */
+#define TFM_TOK_UNI_MAX_NORMALIZERS 16
+#define TFM_TOK_CHARSMAP_MAX_BYTES  (16 << 20)
+#define TFM_TOK_UNI_MAX_TEXT_BYTES  256
+#define TFM_TOK_UNI_MAX_EXPANSION   64
+
 #endif							/* TFM_LIMITS_H */

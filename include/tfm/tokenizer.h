@@ -1,8 +1,8 @@
 /*
  * tfm/tokenizer.h: tokenizers of the numeric core (plain C, no postgres.h).
  *
- * Five kinds: byte, char, word, bpe (GPT-2 byte-level BPE) and wordpiece
- * (BERT).  The life of a tfm-trained tokenizer follows the SQL aggregate:
+ * Six kinds: byte, char, word, bpe (GPT-2 byte-level BPE), wordpiece
+ * (BERT) and unigram (SentencePiece's, imported from a tokenizer.json only).  The life of a tfm-trained tokenizer follows the SQL aggregate:
  *
  *   tfm_tok_counter_create   transition state (counts of pre-tokens)
  *   tfm_tok_counter_add      one row of text            (SFUNC)
@@ -60,6 +60,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tfm/limits.h"
 #include "tfm/status.h"
 
 #ifdef __cplusplus
@@ -82,7 +83,8 @@ typedef enum tfm_tok_kind
 	TFM_TOK_CHAR = 2,
 	TFM_TOK_WORD = 3,
 	TFM_TOK_BPE = 4,
-	TFM_TOK_WORDPIECE = 5
+	TFM_TOK_WORDPIECE = 5,
+	TFM_TOK_UNIGRAM = 6        /* SentencePiece Unigram, imported only (tok_unigram.c) */
 } tfm_tok_kind;
 
 /* index of a special token (its id in tfm-trained vocabularies) */
@@ -221,6 +223,73 @@ int  tfm_tok_n_splits(const tfm_tokenizer *t);
 int  tfm_tok_get_split(const char **pattern, size_t *len, tfm_tok_split_behavior *behavior,
 					   int *invert, const tfm_tokenizer *t, int i);
 
+/* SentencePiece Unigram (T5, mT5, XLM-RoBERTa, ALBERT, Marian) from a
+ * tokenizer.json: the pieces with their scores, the normalizer steps of its
+ * Sequence in order, the pre-tokenizer and the decoder (tok_unigram.c).
+ * Encoding normalizes, pre-tokenizes, then finds the segmentation of each
+ * word of highest total score (Viterbi, as sentencepiece's unigram model:
+ * float sums, the first best path kept on ties); a character no piece
+ * covers is the unk id with the lowest score - 10, consecutive ones fused
+ * into one, or with byte_fallback its UTF-8 bytes as <0xNN> pieces. */
+typedef enum tfm_tok_norm_kind
+{
+	TFM_TOK_NORM_PRECOMPILED = 1,    /* a: the precompiled_charsmap bytes */
+	TFM_TOK_NORM_REPLACE = 2,        /* every a (a string) -> b */
+	TFM_TOK_NORM_REPLACE_SPACES = 3, /* runs of two or more " " -> b (Regex " {2,}") */
+	TFM_TOK_NORM_STRIP = 4,          /* Unicode White_Space at the left / right end */
+	TFM_TOK_NORM_PREPEND = 5,        /* a before a text that is not empty */
+	TFM_TOK_NORM_LOWERCASE = 6       /* simple lower-case mapping */
+} tfm_tok_norm_kind;
+
+typedef struct tfm_tok_norm_step
+{
+	tfm_tok_norm_kind kind;
+	const uint8_t *a;
+	size_t         a_len;
+	const uint8_t *b;
+	size_t         b_len;
+	int            left, right;      /* STRIP */
+} tfm_tok_norm_step;
+
+#define TFM_TOK_PRETOK_WHITESPACE_SPLIT 1u  /* words are the runs of non-White_Space */
+#define TFM_TOK_PRETOK_METASPACE        2u  /* " " -> replacement in each word */
+#define TFM_TOK_PRETOK_METASPACE_SPLIT  4u  /* then a new word before each replacement */
+#define TFM_TOK_PREPEND_NEVER  0
+#define TFM_TOK_PREPEND_FIRST  1            /* replacement before the text's first word */
+#define TFM_TOK_PREPEND_ALWAYS 2            /* before every word not starting with it */
+#define TFM_TOK_UDEC_REPLACE        1u      /* replacement -> " " */
+#define TFM_TOK_UDEC_BYTE_FALLBACK  2u      /* <0xNN> pieces -> their bytes */
+#define TFM_TOK_UDEC_STRIP_FIRST    4u      /* one leading " " of the text dropped */
+
+typedef struct tfm_tok_unigram_spec
+{
+	const double  *scores;          /* by id, n_pieces */
+	const uint8_t *control;         /* by id or NULL: 1 = a special piece, never
+									   matched in text (dropped by decode) */
+	int32_t        unk_id;          /* model.unk_id */
+	int            byte_fallback;
+	int32_t        special_ids[TFM_TOK_N_SPECIALS]; /* the file's id of each tfm
+									   special, or -1 (then a piece of tfm's name
+									   after the last id); unk must be unk_id */
+	int            n_steps;
+	tfm_tok_norm_step steps[TFM_TOK_UNI_MAX_NORMALIZERS];
+	uint32_t       pretok;          /* TFM_TOK_PRETOK_* */
+	int            prepend;         /* TFM_TOK_PREPEND_* */
+	const uint8_t *replacement;     /* one UTF-8 character (Metaspace's) */
+	size_t         replacement_len;
+	uint32_t       decoder;         /* TFM_TOK_UDEC_* */
+	uint32_t       info_flags;      /* TFM_TOK_INFO_TEXT_BOS, TFM_TOK_INFO_TEXT_EOS */
+} tfm_tok_unigram_spec;
+
+int  tfm_tok_import_unigram(tfm_tokenizer **out, const uint8_t *const *pieces,
+							const size_t *piece_lens, int32_t n_pieces,
+							const tfm_tok_unigram_spec *spec, tfm_status *err);
+
+/* What a kind stores besides its rows (unigram: the scores, piece types and
+ * pipeline, a versioned byte image): size 0 when nothing. */
+size_t tfm_tok_model_data_size(const tfm_tokenizer *t);
+int  tfm_tok_model_data(uint8_t *out, size_t cap, const tfm_tokenizer *t, tfm_status *err);
+
 /* ---- storage as rows -------------------------------------------------------- */
 #define TFM_TOK_INFO_LOWERCASE 1u  /* word, wordpiece lower-case their input */
 #define TFM_TOK_INFO_GPT2_JS   2u  /* bpe: rank lookup as gpt-3-encoder does it
@@ -271,6 +340,10 @@ int  tfm_tok_get_split(const char **pattern, size_t *len, tfm_tok_split_behavior
 									  NFC first (a tokenizer.json's NFC
 									  normalizer, Qwen2's); offsets stay the
 									  input's */
+#define TFM_TOK_INFO_TEXT_EOS (1u << 22) /* with UNIGRAM: a model's text inputs end
+									  with eos, as the file's post-processor
+									  "$A </s>" adds it (T5; tfm_tokenize adds
+									  it only when asked) */
 
 typedef struct tfm_tok_info
 {
@@ -302,6 +375,10 @@ int  tfm_tok_load(tfm_tokenizer **out, const tfm_tok_info *info,
 				  const uint8_t *const *pieces, const size_t *piece_lens,
 				  const int32_t *merge_left, const int32_t *merge_right,
 				  tfm_status *err);
+/* tfm_tok_load for a unigram tokenizer: its rows and its model data */
+int  tfm_tok_load_unigram(tfm_tokenizer **out, const tfm_tok_info *info,
+						  const uint8_t *const *pieces, const size_t *piece_lens,
+						  const uint8_t *data, size_t data_len, tfm_status *err);
 
 /* ---- encode / decode -------------------------------------------------------- */
 #define TFM_TOK_ADD_BOS 1u
@@ -313,8 +390,13 @@ size_t tfm_tok_encode_bound(size_t len, uint32_t flags);
  * (NFC can triple a text's UTF-8 bytes, and byte-level BPE gives up to one
  * id a byte). */
 size_t tfm_tok_encode_bound_for(const tfm_tokenizer *t, size_t len, uint32_t flags);
+/* The same for this text and tokenizer: a unigram tokenizer's normalizer
+ * may lengthen a text, so its bound is the normalized length (SIZE_MAX when
+ * the text cannot be normalized: out of memory or over the expansion limit) */
+size_t tfm_tok_encode_bound_text(tfm_tokenizer *t, const char *text, size_t len, uint32_t flags);
 /* an upper bound of the scratch memory tfm_tok_encode allocates for a text
- * of len bytes (besides the caller's ids and offsets): BPE merges a long
+ * of len bytes (unigram: len is the normalized length, as
+ * tfm_tok_encode_bound_text gives it) (besides the caller's ids and offsets): BPE merges a long
  * pre-token, and SentencePiece a whole text, in arrays of a few words a byte */
 size_t tfm_tok_encode_scratch_bytes(const tfm_tokenizer *t, size_t len);
 

@@ -30,6 +30,9 @@ check_options(const tfm_tok_options *opt, tfm_status *err)
 {
 	if (!tfm_tok_kind_name(opt->kind))
 		return tfm_status_set(err, TFM_EINVAL, "unknown tokenizer kind %d", (int) opt->kind);
+	if (opt->kind == TFM_TOK_UNIGRAM)
+		return tfm_status_set(err, TFM_EINVAL,
+							"unigram tokenizers are imported from a tokenizer.json, not trained");
 	if (opt->vocab_size < 0 || opt->vocab_size > TFM_TOK_MAX_VOCAB_SIZE)
 		return tfm_status_set(err, TFM_EINVAL,
 							"vocab_size %d is out of range (0 for the default, or up to %d)",
@@ -112,6 +115,7 @@ tfm_tok_counter_add(tfm_tok_counter *c, const char *text, size_t len, tfm_status
 	switch (c->opt.kind)
 	{
 		case TFM_TOK_BYTE:
+		case TFM_TOK_UNIGRAM:		/* refused by the options check */
 			break;
 		case TFM_TOK_CHAR:
 			while (pos < len && st == TFM_OK)

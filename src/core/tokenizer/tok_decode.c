@@ -112,6 +112,8 @@ decode_all(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t, const i
 		return tfm_status_set(err, TFM_EINVAL, "unknown decode flags 0x%x", (unsigned) flags);
 	if (t->info.flags & TFM_TOK_INFO_SPIECE)
 		return tfm_tok_spiece_decode(out, cap, n_out, t, ids, n_ids, flags, err);
+	if (t->info.kind == TFM_TOK_UNIGRAM)
+		return tfm_tok_unigram_decode(out, cap, n_out, t, ids, n_ids, flags, err);
 	for (i = 0; i < n_ids; i++)
 		if (ids[i] < 0 || ids[i] >= t->info.vocab_size)
 			return tfm_status_set(err, TFM_ERANGE,

@@ -74,8 +74,25 @@ tfm_tok_encode_bound_for(const tfm_tokenizer *t, size_t len, uint32_t flags)
 }
 
 size_t
+tfm_tok_encode_bound_text(tfm_tokenizer *t, const char *text, size_t len, uint32_t flags)
+{
+	size_t n;
+
+	if (t->info.kind != TFM_TOK_UNIGRAM)
+		return tfm_tok_encode_bound_for(t, len, flags);
+	/* each id covers at least one byte of the normalized words */
+	n = tfm_tok_unigram_normalized_len(t, (const uint8_t *) text, len);
+	return n == SIZE_MAX ? n : tfm_tok_encode_bound(n, flags);
+}
+
+size_t
 tfm_tok_encode_scratch_bytes(const tfm_tokenizer *t, size_t len)
 {
+	if (t->info.kind == TFM_TOK_UNIGRAM)
+		/* len: the normalized length (tfm_tok_encode_bound_text); three
+		 * copies of it with an offset a byte, Viterbi's 12 bytes a byte and
+		 * a token's id and start */
+		return len * (3 * (1 + sizeof(size_t)) + 12 + 8) + 4096;
 	if (t->info.kind != TFM_TOK_BPE)
 		return len + 64;	/* a word's copy at most */
 	if (t->info.flags & TFM_TOK_INFO_SPIECE)
@@ -514,6 +531,26 @@ encode_bert(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
 	return st;
 }
 
+/* an encoder of the whole text at once (SentencePiece BPE, Unigram): it
+ * counts every id, writing those that fit */
+typedef int (*whole_text_fn)(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
+							 tfm_tokenizer *t, const uint8_t *s, size_t len);
+
+static int
+encode_whole(emitter *e, whole_text_fn fn, tfm_tokenizer *t, const uint8_t *s, size_t len)
+{
+	size_t got;
+	int st = fn(e->ids, e->offs, e->limit, &got, t, s, len);
+
+	if (got > e->limit)
+	{
+		e->full = 1;
+		got = e->limit;
+	}
+	e->n = got;
+	return st;
+}
+
 int
 tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tokenizer *t,
 			   const char *text, size_t len, uint32_t flags, size_t max_length,
@@ -571,19 +608,12 @@ tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tok
 			break;
 		case TFM_TOK_BPE:
 			if (t->info.flags & TFM_TOK_INFO_SPIECE)
-			{
-				size_t got;
-
-				st = tfm_tok_spiece_encode(e.ids, e.offs, e.limit, &got, t, s, len);
-				if (got > e.limit)
-				{
-					e.full = 1;
-					got = e.limit;
-				}
-				e.n = got;
-			}
+				st = encode_whole(&e, tfm_tok_spiece_encode, t, s, len);
 			else
 				st = encode_bpe(&e, t, s, len);
+			break;
+		case TFM_TOK_UNIGRAM:
+			st = encode_whole(&e, tfm_tok_unigram_encode, t, s, len);
 			break;
 		case TFM_TOK_WORDPIECE:
 			if (t->info.flags & TFM_TOK_INFO_BERT)

@@ -122,6 +122,7 @@ struct tfm_tokenizer
 	uint8_t       *is_special;     /* by id */
 	int32_t        fallback_id[256];   /* SPIECE: id of <0xNN>, -1 if none */
 	int32_t        space_id;       /* SPIECE: id of "▁", -1 if none */
+	struct tfm_tok_unigram *uni;   /* UNIGRAM: scores, pipeline, trie (tok_unigram.h) */
 
 	/* encode state (mutable) */
 	tfm_tok_strtab cache;          /* bpe: pre-token -> ids */
@@ -197,6 +198,9 @@ typedef struct tfm_tok_bpe_job
 int tfm_tok_bpe_learn(tfm_tok_bpe_job *job, tfm_status *err);
 
 /* ---- building (tok_vocab.c) ---------------------------------------------------- */
+/* the rows' pieces (ids 0 .. vocab_size-1) into tab; on error tab is freed */
+int tfm_tok_rows_strtab(tfm_tok_strtab *tab, const tfm_tok_info *info,
+						const uint8_t *const *pieces, const size_t *piece_lens, tfm_status *err);
 /* pieces from a strtab (entry i = id i) */
 int tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 							  const tfm_tok_strtab *pieces,
@@ -208,6 +212,20 @@ int  tfm_tok_spiece_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out
 						   tfm_tokenizer *t, const uint8_t *s, size_t len);
 int  tfm_tok_spiece_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t,
 						   const int32_t *ids, size_t n_ids, uint32_t flags, tfm_status *err);
+/* raw[0..len) into out (*n_out bytes), invalid UTF-8 as U+FFFD with
+ * TFM_TOK_DECODE_REPLACE; TFM_ELIMIT if cap is too small (SentencePiece's
+ * and Unigram's decode) */
+int  tfm_tok_put_text(char *out, size_t cap, size_t *n_out, const uint8_t *raw, size_t len,
+					  uint32_t flags, tfm_status *err);
+
+/* ---- SentencePiece Unigram (tok_unigram.c) ------------------------------------ */
+void tfm_tok_unigram_free(struct tfm_tok_unigram *u);
+int  tfm_tok_unigram_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
+							tfm_tokenizer *t, const uint8_t *s, size_t len);
+int  tfm_tok_unigram_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t,
+							const int32_t *ids, size_t n_ids, uint32_t flags, tfm_status *err);
+/* the bytes the normalizer and pre-tokenizer make of s (SIZE_MAX if they cannot) */
+size_t tfm_tok_unigram_normalized_len(tfm_tokenizer *t, const uint8_t *s, size_t len);
 
 /* ---- GPT-2's printable byte mapping (tok_gpt2.c) ------------------------------ */
 /* dec[cp] = the byte that code point cp stands for, -1 if none */

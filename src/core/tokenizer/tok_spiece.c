@@ -141,9 +141,10 @@ int
 tfm_tok_spiece_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t,
 					  const int32_t *ids, size_t n_ids, uint32_t flags, tfm_status *err)
 {
-	size_t need = 0, w = 0, i, r, skip = 0;
+	size_t need = 0, w = 0, i, skip = 0;
 	uint8_t *raw;
 	uint8_t byte;
+	int st;
 
 	*n_out = 0;
 	for (i = 0; i < n_ids; i++)
@@ -178,25 +179,33 @@ tfm_tok_spiece_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer 
 	}
 	if (w > 0 && raw[0] == ' ' && !(flags & TFM_TOK_DECODE_CONTINUE))
 		skip = 1;
-	/* then invalid UTF-8 to U+FFFD if asked */
-	need = 0;
-	for (r = skip; r < w;)
+	st = tfm_tok_put_text(out, cap, n_out, raw + skip, w - skip, flags, err);
+	tfm_tok_dealloc(raw);
+	return st;
+}
+
+int
+tfm_tok_put_text(char *out, size_t cap, size_t *n_out, const uint8_t *raw, size_t len,
+				 uint32_t flags, tfm_status *err)
+{
+	size_t need = 0, r;
+
+	*n_out = 0;
+	/* invalid UTF-8 to U+FFFD if asked */
+	for (r = 0; r < len;)
 	{
 		int32_t cp;
-		size_t ul = tfm_tok_utf8_next(&cp, raw + r, w - r);
+		size_t ul = tfm_tok_utf8_next(&cp, raw + r, len - r);
 
 		need += (flags & TFM_TOK_DECODE_REPLACE) && cp < 0 ? 3 : ul;
 		r += ul;
 	}
 	if (need > cap)
-	{
-		tfm_tok_dealloc(raw);
 		return tfm_status_set(err, TFM_ELIMIT, "output buffer too small for the text");
-	}
-	for (r = skip; r < w;)
+	for (r = 0; r < len;)
 	{
 		int32_t cp;
-		size_t ul = tfm_tok_utf8_next(&cp, raw + r, w - r);
+		size_t ul = tfm_tok_utf8_next(&cp, raw + r, len - r);
 
 		if ((flags & TFM_TOK_DECODE_REPLACE) && cp < 0)
 		{
@@ -210,7 +219,6 @@ tfm_tok_spiece_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer 
 		}
 		r += ul;
 	}
-	tfm_tok_dealloc(raw);
 	return TFM_OK;
 }
 

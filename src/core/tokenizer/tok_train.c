@@ -350,6 +350,9 @@ tfm_tok_train(tfm_tokenizer **out, const tfm_tok_counter *c, tfm_tok_progress_fn
 			st = train_merges(&v, &merges, c, k, n, vocab_size, min_count, progress,
 							  progress_arg, err);
 			break;
+		case TFM_TOK_UNIGRAM:		/* refused by the counter's options check */
+			st = tfm_status_set(err, TFM_EINVAL, "unigram tokenizers are not trained");
+			break;
 	}
 	if (st != TFM_OK)
 		goto done;

@@ -48,12 +48,13 @@ tfm_tok_oom(tfm_status *err)
 	return tfm_status_set(err, TFM_ENOMEM, "out of memory in the tokenizer");
 }
 
-static const char *const kind_names[] = {NULL, "byte", "char", "word", "bpe", "wordpiece"};
+static const char *const kind_names[] = {NULL, "byte", "char", "word", "bpe", "wordpiece",
+	"unigram"};
 
 const char *
 tfm_tok_kind_name(tfm_tok_kind kind)
 {
-	if (kind < TFM_TOK_BYTE || kind > TFM_TOK_WORDPIECE)
+	if (kind < TFM_TOK_BYTE || kind > TFM_TOK_UNIGRAM)
 		return NULL;
 	return kind_names[kind];
 }
@@ -63,7 +64,7 @@ tfm_tok_kind_parse(tfm_tok_kind *kind, const char *name)
 {
 	int k;
 
-	for (k = TFM_TOK_BYTE; k <= TFM_TOK_WORDPIECE; k++)
+	for (k = TFM_TOK_BYTE; k <= TFM_TOK_UNIGRAM; k++)
 		if (name && strcmp(name, kind_names[k]) == 0)
 		{
 			*kind = (tfm_tok_kind) k;

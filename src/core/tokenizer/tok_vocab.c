@@ -43,6 +43,7 @@ tfm_tok_free(tfm_tokenizer *t)
 	tfm_tok_splits_free(t->splits);
 	tfm_tok_bytes_free(&t->nbuf);
 	tfm_tok_dealloc(t->nalign);
+	tfm_tok_unigram_free(t->uni);
 	tfm_tok_dealloc(t);
 }
 
@@ -62,7 +63,8 @@ check_info(const tfm_tok_info *info, tfm_status *err)
 		return tfm_status_set(err, TFM_EFORMAT, "unknown tokenizer kind %d", (int) info->kind);
 	if (info->flags & ~(TFM_TOK_INFO_LOWERCASE | TFM_TOK_INFO_GPT2_JS | TFM_TOK_INFO_BERT |
 						TFM_TOK_INFO_SPIECE | TFM_TOK_INFO_TEXT_BOS | TFM_TOK_INFO_HF_BPE |
-						hf_opts | TFM_TOK_INFO_CASED | TFM_TOK_INFO_KEEP_ACCENTS))
+						hf_opts | TFM_TOK_INFO_CASED | TFM_TOK_INFO_KEEP_ACCENTS |
+						TFM_TOK_INFO_TEXT_EOS))
 		return tfm_status_set(err, TFM_EFORMAT, "unknown tokenizer flags 0x%x",
 							(unsigned) info->flags);
 	if ((info->flags & TFM_TOK_INFO_HF_BPE) &&
@@ -82,9 +84,15 @@ check_info(const tfm_tok_info *info, tfm_status *err)
 		(info->kind != TFM_TOK_BPE || (info->flags & TFM_TOK_INFO_GPT2_JS)))
 		return tfm_status_set(err, TFM_EFORMAT, "the sentencepiece flag needs a bpe tokenizer");
 	if ((info->flags & TFM_TOK_INFO_TEXT_BOS) &&
-		!(info->flags & (TFM_TOK_INFO_SPIECE | TFM_TOK_INFO_HF_BPE)))
+		!(info->flags & (TFM_TOK_INFO_SPIECE | TFM_TOK_INFO_HF_BPE)) &&
+		info->kind != TFM_TOK_UNIGRAM)
 		return tfm_status_set(err, TFM_EFORMAT,
-							"the text-bos flag needs a sentencepiece or tokenizer.json bpe tokenizer");
+							"the text-bos flag needs a sentencepiece, tokenizer.json bpe or unigram tokenizer");
+	if ((info->flags & TFM_TOK_INFO_TEXT_EOS) && info->kind != TFM_TOK_UNIGRAM)
+		return tfm_status_set(err, TFM_EFORMAT, "the text-eos flag needs a unigram tokenizer");
+	if (info->kind == TFM_TOK_UNIGRAM &&
+		(info->flags & ~(TFM_TOK_INFO_TEXT_BOS | TFM_TOK_INFO_TEXT_EOS)))
+		return tfm_status_set(err, TFM_EFORMAT, "a unigram tokenizer takes only the text-bos and text-eos flags");
 	if ((info->flags & TFM_TOK_INFO_BERT) && info->kind != TFM_TOK_WORDPIECE)
 		return tfm_status_set(err, TFM_EFORMAT, "the bert flag needs a wordpiece tokenizer");
 	if ((info->flags & TFM_TOK_INFO_LOWERCASE) &&
@@ -269,7 +277,8 @@ tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 			continue;
 		/* an imported tokenizer.json keeps its own specials ([PAD], [CLS],
 		 * <s>, <|begin_of_text|> ...) */
-		if (info->flags & (TFM_TOK_INFO_BERT | TFM_TOK_INFO_HF_BPE))
+		if ((info->flags & (TFM_TOK_INFO_BERT | TFM_TOK_INFO_HF_BPE)) ||
+			info->kind == TFM_TOK_UNIGRAM)
 			continue;
 		if (tfm_tok_piece_len(t, id) != strlen(name) ||
 			memcmp(tfm_tok_piece_ptr(t, id), name, strlen(name)) != 0)
@@ -426,6 +435,26 @@ tfm_tok_vocab_add(tfm_tok_strtab *s, const uint8_t *piece, size_t len, int32_t i
 }
 
 int
+tfm_tok_rows_strtab(tfm_tok_strtab *tab, const tfm_tok_info *info, const uint8_t *const *pieces,
+					const size_t *piece_lens, tfm_status *err)
+{
+	int st;
+
+	for (int32_t i = 0; i < info->vocab_size; i++)
+	{
+		if (piece_lens[i] > TFM_TOK_MAX_PIECE_BYTES)
+		{
+			tfm_tok_strtab_free(tab);
+			return tfm_status_set(err, TFM_EFORMAT, "piece of id %d is longer than %d bytes",
+								(int) i, TFM_TOK_MAX_PIECE_BYTES);
+		}
+		if ((st = tfm_tok_vocab_add(tab, pieces[i], piece_lens[i], i, err)) != TFM_OK)
+			return st;
+	}
+	return TFM_OK;
+}
+
+int
 tfm_tok_load(tfm_tokenizer **out, const tfm_tok_info *info, const uint8_t *const *pieces,
 			 const size_t *piece_lens, const int32_t *merge_left, const int32_t *merge_right,
 			 tfm_status *err)
@@ -437,17 +466,11 @@ tfm_tok_load(tfm_tokenizer **out, const tfm_tok_info *info, const uint8_t *const
 	*out = NULL;
 	if ((st = check_info(info, err)) != TFM_OK)
 		return st;
-	for (i = 0; i < info->vocab_size; i++)
-	{
-		if (piece_lens[i] > TFM_TOK_MAX_PIECE_BYTES)
-		{
-			tfm_tok_strtab_free(&tab);
-			return tfm_status_set(err, TFM_EFORMAT, "piece of id %d is longer than %d bytes",
-								(int) i, TFM_TOK_MAX_PIECE_BYTES);
-		}
-		if ((st = tfm_tok_vocab_add(&tab, pieces[i], piece_lens[i], i, err)) != TFM_OK)
-			return st;
-	}
+	if (info->kind == TFM_TOK_UNIGRAM)
+		return tfm_status_set(err, TFM_EFORMAT,
+							"a unigram tokenizer is loaded with its model data (tfm_tok_load_unigram)");
+	if ((st = tfm_tok_rows_strtab(&tab, info, pieces, piece_lens, err)) != TFM_OK)
+		return st;
 	if (info->n_merges > 0)
 	{
 		lr = tfm_tok_alloc((size_t) info->n_merges * 2 * sizeof(int32_t));

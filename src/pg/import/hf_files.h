@@ -66,6 +66,10 @@ bool		tfm_hf_import_chat(const char *tokenizer, Jsonb *tokenizer_config,
 							   bool required);
 /* tokenizer.json of SentencePiece-style BPE with byte fallback (spiece.c) */
 void		tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab);
+/* tokenizer.json of a SentencePiece Unigram model (unigram.c); special_ids
+ * as tfm_hf_import_tokenizer's */
+void		tfm_hf_import_unigram(const char *name, Jsonb *tokenizer, int model_vocab,
+								  int32 *special_ids);
 
 /* one safetensors file of a weight source: a bytea, or a server file */
 typedef struct TfmWeightFile

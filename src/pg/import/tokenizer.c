@@ -831,6 +831,11 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab, int
 		import_wordpiece(name, root, model, model_vocab, special_ids);
 		return;
 	}
+	if (strcmp(type, "Unigram") == 0)
+	{
+		tfm_hf_import_unigram(name, tokenizer, model_vocab, special_ids);
+		return;
+	}
 	if (strcmp(type, "BPE") != 0)
 		refuse("model", type);
 	type = field_type(root, "pre_tokenizer", &obj);

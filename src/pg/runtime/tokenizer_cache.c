@@ -106,13 +106,21 @@ static int32 *
 encode(TfmCachedTokenizer *e, const char *text, size_t len, uint32 flags, size_t max_length,
 	   int *n, size_t **starts)
 {
-	size_t		cap = tfm_tok_encode_bound_for(e->tok, len, flags);
+	size_t		cap = tfm_tok_encode_bound_text(e->tok, text, len, flags),
+				scratch;
 	size_t		per_id = sizeof(int32) + (starts ? sizeof(size_t) : 0);
 	int32	   *ids;
 	size_t	   *offs = NULL;
 	size_t		got;
 	tfm_status err;
 
+	/* a unigram normalizer past TFM_TOK_UNI_MAX_EXPANSION times the text gives SIZE_MAX */
+	if (cap == SIZE_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the tokenizer's normalizer makes the text more than %d times longer",
+						TFM_TOK_UNI_MAX_EXPANSION)));
+	scratch = tfm_tok_encode_scratch_bytes(e->tok, Max(cap, len));
 	/* max_length only lowers the bound (it may be 2^31 - 1 for a short text) */
 	if (max_length > 0 && max_length < cap)
 		cap = max_length;
@@ -121,7 +129,7 @@ encode(TfmCachedTokenizer *e, const char *text, size_t len, uint32 flags, size_t
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("text too long to tokenize")));
-	tfm_work_mem_require(per_id * cap + tfm_tok_encode_scratch_bytes(e->tok, len),
+	tfm_work_mem_require(per_id * cap + scratch,
 						 psprintf("tokenizing a text of %zu bytes", len), "split the text");
 	ids = palloc_extended(sizeof(int32) * Max(cap, 1), MCXT_ALLOC_HUGE);
 	if (starts)
@@ -169,8 +177,11 @@ tfm_tokenizer_encode(const char *name, const char *text, size_t len, int *n)
 {
 	TfmCachedTokenizer *e = tfm_tokenizer_cached(name);
 
-	/* a Llama tokenizer's post-processor puts <s> before every text */
-	return tfm_tokenizer_encode_with(e, text, len, (e->info.flags & TFM_TOK_INFO_TEXT_BOS) ? TFM_TOK_ADD_BOS : 0, 0, n);
+	/* a Llama tokenizer's post-processor puts <s> before every text, T5's </s> after it */
+	return tfm_tokenizer_encode_with(e, text, len,
+									 ((e->info.flags & TFM_TOK_INFO_TEXT_BOS) ? TFM_TOK_ADD_BOS : 0) |
+									 ((e->info.flags & TFM_TOK_INFO_TEXT_EOS) ? TFM_TOK_ADD_EOS : 0),
+									 0, n);
 }
 
 /* PostgreSQL text cannot hold NUL: a decoded U+0000 becomes U+FFFD */

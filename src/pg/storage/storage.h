@@ -214,6 +214,11 @@ int32		tfm_tokenizer_import_hf_bpe(const char *name, const uint8_t *const *piece
  * and added back to a loaded tokenizer from that JSON */
 void		tfm_tokenizer_splits_json(StringInfo buf, const tfm_tokenizer *t);
 void		tfm_tokenizer_add_splits(tfm_tokenizer *t, const char *name, Jsonb *splits);
+/* a tokenizer.json's SentencePiece Unigram (tfm_tok_import_unigram); the
+ * ids of the stored tokenizer's specials into special_ids */
+void		tfm_tokenizer_import_unigram(const char *name, const uint8_t *const *pieces,
+										 const size_t *lens, int32 n,
+										 const tfm_tok_unigram_spec *spec, int32_t *special_ids);
 void		tfm_tokenizer_store_pieces(const char *name, const tfm_tok_info *info,
 									   const uint8 *const *pieces, const size_t *lens);
 /* a tokenizer's chat settings, options->'chat' (tokenizer_chat.c): stored as

@@ -13,6 +13,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/memutils.h"
 
 #include "tfm/tokenizer.h"
 #include "storage/storage.h"
@@ -120,17 +121,35 @@ tfm_tokenizer_store(const char *name, const tfm_tokenizer *t, int32 min_count, O
 
 	tfm_spi_connect_owner(&as);
 	{
-		Oid			types[5] = {TEXTOID, TEXTOID, INT4OID, TEXTOID, OIDOID};
-		Datum		args[5];
+		Oid			types[6] = {TEXTOID, TEXTOID, INT4OID, TEXTOID, OIDOID, BYTEAOID};
+		Datum		args[6];
+		char		nulls[6] = "     n";
+		size_t		dl = tfm_tok_model_data_size(t);
 
 		args[0] = CStringGetTextDatum(name);
 		args[1] = CStringGetTextDatum(tfm_tok_kind_name(info.kind));
 		args[2] = Int32GetDatum(info.vocab_size);
 		args[3] = CStringGetTextDatum(opts.data);
 		args[4] = ObjectIdGetDatum(owner);
-		tfm_spi_exec("INSERT INTO tfm.tokenizers (name, kind, vocab_size, options, owner) "
-					 "VALUES ($1, $2, $3, $4::jsonb, $5::regrole) RETURNING id",
-					 5, types, args, NULL, false, 1,
+		if (dl > 0)
+		{
+			/* a unigram tokenizer's scores and pipeline (tok_unigram.c) */
+			bytea	   *d;
+
+			if (dl > MaxAllocSize - VARHDRSZ)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("the tokenizer's model data is too large to store")));
+			d = palloc(VARHDRSZ + dl);
+			SET_VARSIZE(d, VARHDRSZ + dl);
+			tfm_raise(tfm_tok_model_data((uint8_t *) VARDATA(d), dl, t, &err), &err,
+					  "cannot store the tokenizer");
+			args[5] = PointerGetDatum(d);
+			nulls[5] = ' ';
+		}
+		tfm_spi_exec("INSERT INTO tfm.tokenizers (name, kind, vocab_size, options, owner, model_data) "
+					 "VALUES ($1, $2, $3, $4::jsonb, $5::regrole, $6) RETURNING id",
+					 6, types, args, nulls, false, 1,
 					 SPI_OK_INSERT_RETURNING, "cannot insert into tfm.tokenizers");
 		id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	}
@@ -191,6 +210,7 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 	size_t	   *lens;
 	int32_t    *ml = NULL,
 			   *mr = NULL;
+	bytea	   *model_data = NULL;
 	int			status;
 	Jsonb	   *splits;
 
@@ -198,7 +218,7 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 	tfm_spi_exec("SELECT id, kind, vocab_size, (options->>'format_version')::int, "
 				 "(options->>'flags')::int, (options->>'n_merges')::int, "
 				 "ARRAY(SELECT jsonb_array_elements_text(options->'specials')::int), "
-				 "options->'splits' FROM tfm.tokenizers WHERE name = $1",
+				 "options->'splits', model_data FROM tfm.tokenizers WHERE name = $1",
 				 1, types, args, NULL, true, 1,
 				 SPI_OK_SELECT, "cannot read tfm.tokenizers");
 	if (SPI_processed == 0)
@@ -224,6 +244,12 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 		Datum		d = SPI_getbinval(tup, td, 8, &isnull);
 
 		splits = isnull ? NULL : DatumGetJsonbPCopy(d);
+	}
+	{
+		Datum		d = SPI_getbinval(tup, td, 9, &isnull);
+
+		if (!isnull)
+			model_data = DatumGetByteaPCopy(d);
 	}
 
 	pieces = palloc0(sizeof(uint8_t *) * Max(info.vocab_size, 1));
@@ -263,7 +289,12 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 		}
 		(void) vt;
 	}
-	status = tfm_tok_load(&tok, &info, pieces, lens, ml, mr, &err);
+	if (info.kind == TFM_TOK_UNIGRAM)
+		status = tfm_tok_load_unigram(&tok, &info, pieces, lens,
+									  model_data ? (const uint8_t *) VARDATA(model_data) : NULL,
+									  model_data ? VARSIZE(model_data) - VARHDRSZ : 0, &err);
+	else
+		status = tfm_tok_load(&tok, &info, pieces, lens, ml, mr, &err);
 	tfm_spi_finish_owner(&as);
 	tfm_raise(status, &err, psprintf("cannot load tokenizer \"%s\"", name));
 	{
@@ -402,6 +433,26 @@ tfm_tokenizer_import_hf_bpe(const char *name, const uint8_t *const *pieces, cons
 	tfm_tok_get_info(&info, own->tok);
 	memcpy(special_ids, info.special_ids, sizeof(info.special_ids));
 	return n;
+}
+
+/*
+ * For tfm_import: a tokenizer.json's SentencePiece Unigram model, stored
+ * under name; the stored tokenizer's special ids go to special_ids.
+ */
+void
+tfm_tokenizer_import_unigram(const char *name, const uint8_t *const *pieces, const size_t *lens,
+							 int32 n, const tfm_tok_unigram_spec *spec, int32_t *special_ids)
+{
+	TfmTokOwner *own = tfm_tok_owner(CurrentMemoryContext);
+	tfm_status	err;
+	tfm_tok_info info;
+
+	tfm_tokenizer_check_new(name, false);
+	tfm_raise(tfm_tok_import_unigram(&own->tok, pieces, lens, n, spec, &err),
+			  &err, "cannot import the tokenizer");
+	tfm_tokenizer_store(name, own->tok, 0, GetUserId());
+	tfm_tok_get_info(&info, own->tok);
+	memcpy(special_ids, info.special_ids, sizeof(info.special_ids));
 }
 
 /* a tokenizer built from its rows' parts (tfm_tok_load), stored as name */
