@@ -206,6 +206,39 @@ test_swiglu(void)
 	free(c.hg); free(c.out); free(c.R); free(dhg);
 }
 
+/* ---- GeGLU (Gemma) ---- */
+static double
+gg_loss(void *p)
+{
+	sw_ctx	   *c = p;
+
+	tfm_geglu_forward(c->out, c->hg, c->N, c->f);
+	return dot(c->out, c->R, (size_t) c->N * c->f);
+}
+
+static void
+test_geglu(int N)
+{
+	sw_ctx		c = {N, 7};
+	float	   *dhg;
+
+	c.hg = randn((size_t) c.N * 2 * c.f, 2);
+	c.out = zeros((size_t) c.N * c.f);
+	c.R = randn((size_t) c.N * c.f, 1);
+	gg_loss(&c);
+	{
+		double		g = c.hg[2 * c.f + 3],
+					u = c.hg[2 * c.f + c.f + 3],
+					gelu = 0.5 * g * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (g + 0.044715 * g * g * g)));
+
+		CHECK(fabs(c.out[c.f + 3] - gelu * u) < 1e-5, "geglu value");
+	}
+	dhg = randn((size_t) c.N * 2 * c.f, 5);	/* overwritten */
+	tfm_geglu_backward(dhg, c.R, c.hg, c.N, c.f);
+	check_fd("geglu", gg_loss, &c, c.hg, dhg, (size_t) c.N * 2 * c.f, 0, H, ATOL, RTOL);
+	free(c.hg); free(c.out); free(c.R); free(dhg);
+}
+
 /* ---- grouped-query attention ---- */
 typedef struct
 {
@@ -301,7 +334,7 @@ test_gqa(int h, int kvh, int T)
 
 /* ---- a whole tiny Llama ---- */
 static tfm_config
-tiny_config(int tie, int qkv_bias)
+tiny_config(int tie, int qkv_bias, int gemma)
 {
 	tfm_config	c;
 
@@ -320,6 +353,13 @@ tiny_config(int tie, int qkv_bias)
 	c.ln_eps = 1e-6f;
 	c.rope_theta = 10000.0f;
 	c.qkv_bias = qkv_bias;		/* Qwen2 */
+	if (gemma)
+	{
+		/* Gemma: GeGLU, embeddings ·√d, one key/value head */
+		c.gated_act = TFM_GATED_GELU_TANH;
+		c.scale_embeddings = 1;
+		c.kv_heads = 1;
+	}
 	return c;
 }
 
@@ -340,9 +380,9 @@ md_loss(void *p)
 }
 
 static void
-test_model(int tie, int qkv_bias)
+test_model(int tie, int qkv_bias, int gemma)
 {
-	tfm_config	cfg = tiny_config(tie, qkv_bias);
+	tfm_config	cfg = tiny_config(tie, qkv_bias, gemma);
 	const char *bad = tfm_config_check(&cfg);
 	tfm_model  *m;
 	int32_t		in[2 * 7],
@@ -378,7 +418,8 @@ test_model(int tie, int qkv_bias)
 	{
 		char		name[80];
 
-		snprintf(name, sizeof(name), "llama tie=%d qkv_bias=%d %s", tie, qkv_bias, m->info[i].name);
+		snprintf(name, sizeof(name), "llama tie=%d qkv_bias=%d gemma=%d %s", tie, qkv_bias, gemma,
+				 m->info[i].name);
 		check_fd(name, md_loss, &c, m->params + m->info[i].offset, m->grads + m->info[i].offset,
 				 m->info[i].size, 60, H, ATOL, RTOL);
 	}
@@ -516,7 +557,7 @@ fixture_open(hf_fixture *fx, const char *dir, const tfm_hf_params *p)
 	CHECK(tfm_hf_config(&fx->c, p) == NULL, "%s config", dir);
 	CHECK(tfm_st_parse(&fx->f, fx->w, len, &se) == TFM_OK, "safetensors: %s", se.msg);
 	fx->m = tfm_model_create(&fx->c);
-	fx->map = tfm_hf_map_create(TFM_HF_LLAMA, &fx->c);
+	fx->map = tfm_hf_map_create(p->arch, &fx->c);
 	load_all(fx->m, fx->map, fx->f, fx->w);
 	return true;
 }
@@ -810,6 +851,70 @@ test_qwen2_reference(void)
 	fixture_close(&fx);
 }
 
+/*
+ * The Phi-3 fixture (test/fixtures/hf_phi3, test/reference/hf_phi3_reference.py):
+ * fused qkv_proj and gate_up_proj split into tfm's q|k|v and gate|up, untied
+ * head; log-probabilities within 1e-5 of PyTorch's, greedy ids through the cache.
+ */
+static void
+test_phi3_reference(void)
+{
+	/* the fixture's config.json: d 48, 2 layers, 4 heads, 2 kv heads, f 80, untied */
+	tfm_hf_params p = {.arch = TFM_HF_PHI3, .vocab = 376, .d_model = 48, .layers = 2,
+		.heads = 4, .max_len = 64, .d_ff = 80, .ln_eps = 1e-5f, .tie = false, .kv_heads = 2,
+	.rope_theta = 10000.0f};
+	hf_fixture	fx;
+	double		worst;
+
+	if (!fixture_open(&fx, "hf_phi3", &p))
+		return;
+	CHECK(tfm_hf_match(fx.map, "model.layers.1.self_attn.qkv_proj.weight", 40) != NULL &&
+		  tfm_hf_match(fx.map, "model.layers.1.self_attn.q_proj.weight", 38) == NULL &&
+		  tfm_hf_match(fx.map, "model.layers.0.mlp.gate_up_proj.weight", 38) != NULL,
+		  "phi3 map: the fused names only");
+	worst = check_cases(fx.m, fx.ref, 376, "phi3");
+	printf("Phi-3 fixture: max |log-prob - PyTorch| = %.3g\n", worst);
+	CHECK(worst < 1e-5, "phi3 log-probabilities differ from PyTorch's by %g", worst);
+	fixture_close(&fx);
+}
+
+/*
+ * The Gemma fixture (test/fixtures/hf_gemma, test/reference/hf_gemma_reference.py):
+ * GeGLU, embeddings ·√d, RMSNorm gains stored as 1 + w, one key/value head,
+ * tied head; log-probabilities within 1e-5 of PyTorch's, greedy ids through
+ * the cache.  Without the +1 (the gains as the file stores them) the model
+ * is another.
+ */
+static void
+test_gemma_reference(void)
+{
+	tfm_hf_params p = {.arch = TFM_HF_LLAMA, .vocab = 376, .d_model = 48, .layers = 2,
+		.heads = 4, .max_len = 128, .d_ff = 96, .ln_eps = 1e-6f, .tie = true, .kv_heads = 1,
+	.rope_theta = 10000.0f, .gemma = true};
+	hf_fixture	fx;
+	double		worst;
+	const tfm_param_info *g;
+
+	if (!fixture_open(&fx, "hf_gemma", &p))
+		return;
+	CHECK(fx.c.gated_act == TFM_GATED_GELU_TANH && fx.c.scale_embeddings == 1 && fx.c.tie,
+		  "gemma config: GeGLU, scaled embeddings, tied head");
+	worst = check_cases(fx.m, fx.ref, 376, "gemma");
+	printf("Gemma fixture: max |log-prob - PyTorch| = %.3g\n", worst);
+	CHECK(worst < 1e-5, "gemma log-probabilities differ from PyTorch's by %g", worst);
+	g = tfm_model_find(fx.m, "dec.ln_f.g");
+	if (g)
+	{
+		double		moved;
+
+		for (size_t i = 0; i < g->size; i++)
+			fx.m->params[g->offset + i] -= 1.0f;
+		moved = check_cases(fx.m, fx.ref, 376, NULL);
+		CHECK(moved > 1e-2, "the final norm's gains without +1 move the log-probabilities by only %g", moved);
+	}
+	fixture_close(&fx);
+}
+
 /* ---- SentencePiece-style BPE: hostile bytes round-trip, never crash ---- */
 static void
 test_spiece(void)
@@ -914,17 +1019,22 @@ main(void)
 		test_rope(0);
 		test_rope(1);
 		test_swiglu();
+		test_geglu(4);
+		test_geglu(40);			/* rows over the threads */
 		test_gqa(4, 2, 5);
 		test_gqa(4, 1, 5);
 		test_gqa(6, 3, 70);		/* causal row blocks */
 		test_gqa(2, 2, 3);		/* no grouping, fewer than PANEL_MIN queries */
-		test_model(1, 0);
-		test_model(0, 0);
-		test_model(1, 1);		/* Qwen2: q/k/v biases, their gradients too */
+		test_model(1, 0, 0);
+		test_model(0, 0, 0);
+		test_model(1, 1, 0);	/* Qwen2: q/k/v biases, their gradients too */
+		test_model(1, 0, 1);	/* Gemma: GeGLU, scaled embeddings, multi-query */
 	}
 	tfm_set_threads(2);
 	test_reference();
 	test_qwen2_reference();
+	test_phi3_reference();
+	test_gemma_reference();
 	test_spiece();
 	return check_summary("test_llama");
 }

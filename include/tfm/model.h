@@ -42,6 +42,13 @@ typedef enum tfm_positions
 	TFM_POS_ROPE = 2			/* rotary, applied to queries and keys (llama) */
 } tfm_positions;
 
+/* a llama block's gated feed-forward: act(gate) ⊙ up */
+typedef enum tfm_gated_act
+{
+	TFM_GATED_SILU = 0,			/* SwiGLU (Llama, Qwen2, Mistral, Phi-3) */
+	TFM_GATED_GELU_TANH = 1		/* GeGLU with GELU's tanh form (Gemma) */
+} tfm_gated_act;
+
 /* block architecture: tfm's own, or Llama's (layers_llama.h, llama_block.c) */
 typedef enum tfm_arch
 {
@@ -83,6 +90,7 @@ typedef struct tfm_config
 	int			kv_heads;		/* key/value heads; 0 = heads */
 	float		rope_theta;		/* rotary base (positions rope) */
 	int			qkv_bias;		/* llama: q/k/v projections have a bias (Qwen2) */
+	int			gated_act;		/* llama: the gate's activation, tfm_gated_act (Gemma: GeGLU) */
 	/* BERT-family encoders (classify only); 0 everywhere = tfm's own encoder */
 	int			type_vocab;		/* rows of type_emb; type 0 is added to every position */
 	int			emb_norm;		/* layer norm emb_ln on the summed embeddings */

@@ -326,7 +326,9 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 				/* rotary: the blocks rotate queries and keys by d->pos */
 				d->ids_row[0] = row[t];
 				(void) tfm_embedding_forward(ws->dec_x + ((size_t) b * n + t) * dm, d->ids_row,
-											 tok, V, NULL, 1.0f, 1, 1, dm, 0);
+											 tok, V, NULL,
+											 c->scale_embeddings ? sqrtf((float) dm) : 1.0f,
+											 1, 1, dm, 0);
 				continue;
 			}
 			if (c->positions == TFM_POS_LEARNED && p0 >= c->max_len)

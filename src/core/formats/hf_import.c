@@ -69,6 +69,13 @@
  *   layers.N.self_attn.k_proj.bias (kv·s)      -> [d, d + kv·s)
  *   layers.N.self_attn.v_proj.bias (kv·s)      -> [d + kv·s, d + 2·kv·s)
  * Mistral (MistralForCausalLM): Llama's names exactly.
+ * Phi-3 (Phi3ForCausalLM, TFM_HF_PHI3): Llama's, but q/k/v and gate/up fused,
+ * in tfm's own order:
+ *   layers.N.self_attn.qkv_proj.weight (d + 2·kv·s, d) -> dec.N.attn.qkv.w, transposed
+ *   layers.N.mlp.gate_up_proj.weight (2f, d)            -> dec.N.ff1.w, transposed
+ * Gemma (GemmaForCausalLM, gemma): Llama's names; its RMSNorm computes
+ * x·(1 + w), so every norm weight is stored plus 1 (input_layernorm,
+ * post_attention_layernorm, norm); the head is tied.
  */
 #include <math.h>
 #include <stdio.h>
@@ -124,13 +131,14 @@ refuse(const char *fmt, const char *a, const char *b)
 static const char *
 check_params(const tfm_hf_params *p, const hf_keys *k)
 {
-	bool		bert = p->arch != TFM_HF_GPT2 && p->arch != TFM_HF_LLAMA;
+	bool		llama = p->arch == TFM_HF_LLAMA || p->arch == TFM_HF_PHI3;
+	bool		bert = p->arch != TFM_HF_GPT2 && !llama;
 
 	if (RANGE(p->d_model, k->d_model, TFM_D_MODEL) || RANGE(p->heads, k->heads, TFM_HEADS))
 		return hf_msg;
 	if (p->d_model % p->heads != 0)
 		return refuse("%s must divide %s", k->heads, k->d_model);
-	if (p->arch == TFM_HF_LLAMA)
+	if (llama)
 	{
 		if (p->kv_heads < 1 || p->kv_heads > p->heads || p->heads % p->kv_heads != 0)
 			return "num_key_value_heads must divide num_attention_heads";
@@ -171,7 +179,7 @@ check_params(const tfm_hf_params *p, const hf_keys *k)
 	}
 	if (!(p->ln_eps > 0.0f && p->ln_eps <= (float) TFM_LN_EPS_MAX))
 		return refuse("%s must be greater than 0 and at most %s", k->ln_eps, TFM_STR(TFM_LN_EPS_MAX));
-	if (p->arch == TFM_HF_LLAMA)
+	if (llama)
 	{
 		if (!(p->rope_theta >= (float) TFM_ROPE_THETA_MIN && p->rope_theta <= (float) TFM_ROPE_THETA_MAX))
 			return TFM_RANGE_TEXT("rope_theta", TFM_ROPE_THETA);
@@ -234,6 +242,9 @@ llama_config(tfm_config *cfg, const tfm_hf_params *p)
 	cfg->positions = TFM_POS_ROPE;
 	cfg->rope_theta = p->rope_theta;
 	cfg->qkv_bias = p->qkv_bias;
+	/* Gemma: GeGLU, and embeddings times √d (HF's normalizer, a float of the embedding's dtype) */
+	cfg->gated_act = p->gemma ? TFM_GATED_GELU_TANH : TFM_GATED_SILU;
+	cfg->scale_embeddings = p->gemma;
 	cfg->pad_id = -1;			/* ids are the checkpoint's; nothing is padding */
 	cfg->dropout = 0.0f;
 	cfg->attn_dropout = 0.0f;
@@ -263,7 +274,7 @@ tfm_hf_config(tfm_config *cfg, const tfm_hf_params *p)
 			return bad;
 		bert_config(cfg, p);
 	}
-	else if (p->arch == TFM_HF_LLAMA)
+	else if (p->arch == TFM_HF_LLAMA || p->arch == TFM_HF_PHI3)
 	{
 		if ((bad = check_params(p, &llama_keys)) != NULL)
 			return bad;
@@ -484,34 +495,49 @@ qwen2_bias_entries(builder *b, const tfm_config *c, int i)
 				  k == 0 ? d : kvd, 0, col[k]);
 }
 
+/*
+ * The Llama family's tensors; gemma: norm gains stored plus 1; fused (Phi-3):
+ * one q|k|v and one gate|up matrix
+ */
 static void
-llama_entries(builder *b, const tfm_config *c)
+llama_entries(builder *b, const tfm_config *c, bool fused, bool gemma)
 {
 	int64_t		d = c->d_model,
 				f = c->d_ff,
 				V = c->vocab,
 				s = c->d_model / c->heads,
 				kvd = tfm_config_kv_dim(c);
+	tfm_hf_use	norm = gemma ? TFM_HF_COPY_PLUS1 : TFM_HF_COPY;
 
 	add(b, "embed_tokens.weight", true, TFM_HF_COPY, "tok_emb", 2, V, d, 0, 0);
 	for (int i = 0; i < c->dec_layers; i++)
 	{
 #define L(hf, tf, use, nd, a, bb, c0) add_layer(b, "layers", i, hf, "dec", tf, use, nd, a, bb, c0)
-		L("input_layernorm.weight", "ln1.g", TFM_HF_COPY, 1, d, 0, 0);
-		L("self_attn.q_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, d, d, 0);
-		L("self_attn.k_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, kvd, d, d);
-		L("self_attn.v_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, kvd, d, d + kvd);
+		L("input_layernorm.weight", "ln1.g", norm, 1, d, 0, 0);
+		if (fused)
+			L("self_attn.qkv_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, d + 2 * kvd, d, 0);
+		else
+		{
+			L("self_attn.q_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, d, d, 0);
+			L("self_attn.k_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, kvd, d, d);
+			L("self_attn.v_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, kvd, d, d + kvd);
+		}
 		L("self_attn.o_proj.weight", "attn.out.w", TFM_HF_TRANSPOSE, 2, d, d, 0);
-		L("post_attention_layernorm.weight", "ln2.g", TFM_HF_COPY, 1, d, 0, 0);
-		L("mlp.gate_proj.weight", "ff1.w", TFM_HF_TRANSPOSE_COLS, 2, f, d, 0);
-		L("mlp.up_proj.weight", "ff1.w", TFM_HF_TRANSPOSE_COLS, 2, f, d, f);
+		L("post_attention_layernorm.weight", "ln2.g", norm, 1, d, 0, 0);
+		if (fused)
+			L("mlp.gate_up_proj.weight", "ff1.w", TFM_HF_TRANSPOSE_COLS, 2, 2 * f, d, 0);
+		else
+		{
+			L("mlp.gate_proj.weight", "ff1.w", TFM_HF_TRANSPOSE_COLS, 2, f, d, 0);
+			L("mlp.up_proj.weight", "ff1.w", TFM_HF_TRANSPOSE_COLS, 2, f, d, f);
+		}
 		L("mlp.down_proj.weight", "ff2.w", TFM_HF_TRANSPOSE, 2, d, f, 0);
 		L("self_attn.rotary_emb.inv_freq", "", TFM_HF_BUFFER, 1, s / 2, 0, 0);
 #undef L
 		if (c->qkv_bias)
 			qwen2_bias_entries(b, c, i);
 	}
-	add(b, "norm.weight", true, TFM_HF_COPY, "dec.ln_f.g", 1, d, 0, 0, 0);
+	add(b, "norm.weight", true, norm, "dec.ln_f.g", 1, d, 0, 0, 0);
 	add_lm_head(b, c);
 }
 
@@ -543,8 +569,9 @@ tfm_hf_map_create(tfm_hf_arch arch, const tfm_config *cfg)
 			bert_entries(&b, cfg, arch);
 			break;
 		case TFM_HF_LLAMA:
+		case TFM_HF_PHI3:
 			b.map->prefix = "model.";
-			llama_entries(&b, cfg);
+			llama_entries(&b, cfg, arch == TFM_HF_PHI3, cfg->gated_act == TFM_GATED_GELU_TANH);
 			break;
 	}
 	b.map->seen = calloc(b.map->n + 1, sizeof(bool));
@@ -695,7 +722,7 @@ tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
 				 t->name);
 		return -1;
 	}
-	if (e->use == TFM_HF_COPY)
+	if (e->use == TFM_HF_COPY || e->use == TFM_HF_COPY_PLUS1)
 		dst = m->params + p->offset;
 	else
 	{
@@ -720,7 +747,12 @@ tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
 		free(tmp);
 		return -1;
 	}
-	if (e->use == TFM_HF_SLICE)
+	if (e->use == TFM_HF_COPY_PLUS1)
+	{
+		for (size_t i = 0; i < n; i++)
+			dst[i] += 1.0f;
+	}
+	else if (e->use == TFM_HF_SLICE)
 	{
 		/* file (cols = out features, rows = in features) -> tfm row r, column col0 + c */
 		size_t		width = p->ndim == 2 ? (size_t) p->dims[1] : (size_t) p->dims[0];

@@ -11,6 +11,7 @@
  *   u  = RMSNorm(x; ln2.g)
  *   g|p = u · ff1.w                   (d, 2f): gate | up
  *   x  = x + (silu(g) ⊙ p) · ff2.w
+ *           (gelu_tanh(g) with gated_act: Gemma's GeGLU)
  *
  * No dropout (a Llama config must have none), no other biases.  While decoding
  * (p->kv) the step's rotated keys and its values are appended to the cache
@@ -68,7 +69,10 @@ tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,
 
 	tfm_rmsnorm_forward(a->u3, a->ln2_rstd, a->r1, w->ln2_g, z.N, z.d, z.eps);
 	tfm_linear_forward(a->hpre, a->u3, w->ff1_w, NULL, z.N, z.d, 2 * z.f, PK(ff1));
-	tfm_swiglu_forward(a->hact, a->hpre, z.N, z.f);
+	if (c->gated_act == TFM_GATED_GELU_TANH)
+		tfm_geglu_forward(a->hact, a->hpre, z.N, z.f);
+	else
+		tfm_swiglu_forward(a->hact, a->hpre, z.N, z.f);
 	tfm_linear_forward(ws->sub_out, a->hact, w->ff2_w, NULL, z.N, z.f, z.d, PK(ff2));
 	tfm_copy(a->out, a->r1, z.nd);
 	tfm_add_into(a->out, ws->sub_out, z.nd);
@@ -92,7 +96,10 @@ tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
 	(void) dmem;				/* no cross-attention */
 	/* feed-forward: out = r1 + ff2(swiglu(ff1(u3))) */
 	tfm_linear_backward_set(dh, g->ff2_w, NULL, dout, a->hact, w->ff2_w, z.N, z.f, z.d, PK(ff2));
-	tfm_swiglu_backward(dhg, dh, a->hpre, z.N, z.f);
+	if (c->gated_act == TFM_GATED_GELU_TANH)
+		tfm_geglu_backward(dhg, dh, a->hpre, z.N, z.f);
+	else
+		tfm_swiglu_backward(dhg, dh, a->hpre, z.N, z.f);
 	tfm_linear_backward_set(du, g->ff1_w, NULL, dhg, a->u3, w->ff1_w, z.N, z.d, 2 * z.f, PK(ff1));
 	tfm_copy(dr1, dout, z.nd);
 	tfm_rmsnorm_backward(dr1, g->ln2_g, du, a->r1, w->ln2_g, a->ln2_rstd, z.N, z.d);

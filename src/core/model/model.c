@@ -120,9 +120,11 @@ tfm_config_check(const tfm_config *c)
 			return "a llama model has no dropout";
 		if (c->qkv_bias != 0 && c->qkv_bias != 1)
 			return "qkv_bias must be 0 or 1";
+		if (c->gated_act != TFM_GATED_SILU && c->gated_act != TFM_GATED_GELU_TANH)
+			return "gated_act must be silu or gelu_tanh";
 	}
-	else if (c->qkv_bias)
-		return "qkv_bias needs the llama architecture";
+	else if (c->qkv_bias || c->gated_act)
+		return "qkv_bias and gated_act need the llama architecture";
 	else if (c->positions == TFM_POS_ROPE || c->kv_heads > 0)
 		return "rotary positions and kv_heads need the llama architecture";
 	if (c->type_vocab < TFM_TYPE_VOCAB_MIN || c->type_vocab > TFM_TYPE_VOCAB_MAX)

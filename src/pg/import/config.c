@@ -371,7 +371,9 @@ typedef enum LlamaFamily
 {
 	FAMILY_LLAMA,
 	FAMILY_QWEN2,				/* q/k/v biases; sliding window only if use_sliding_window */
-	FAMILY_MISTRAL				/* sliding_window (HF's default 4096) bounds max_len */
+	FAMILY_MISTRAL,				/* sliding_window (HF's default 4096) bounds max_len */
+	FAMILY_PHI3,				/* fused projections; sliding_window bounds max_len */
+	FAMILY_GEMMA				/* GeGLU, embeddings ·√d, RMSNorm x·(1 + w), tied head */
 } LlamaFamily;
 
 /*
@@ -381,7 +383,7 @@ typedef enum LlamaFamily
  * the computation is exact (null: no window).
  */
 static void
-mistral_window(JsonbContainer *c, tfm_hf_params *p)
+mistral_window(JsonbContainer *c, tfm_hf_params *p, bool notice)
 {
 	JsonbValue	buf,
 			   *v = tfm_jget(c, "sliding_window", &buf);
@@ -395,7 +397,70 @@ mistral_window(JsonbContainer *c, tfm_hf_params *p)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("config.json field \"sliding_window\" must be at least 1, not %d", w)));
 	if (w < p->max_len)
+	{
+		if (notice)
+			ereport(NOTICE,
+					(errmsg("the model is limited to its sliding_window of %d positions, not its max_position_embeddings %d",
+							w, p->max_len),
+					 errdetail("tfm's attention has no window; within it the window never binds.")));
 		p->max_len = w;
+	}
+}
+
+/*
+ * Phi-3's rope_scaling: absent or null (the 4k models); "su" / "longrope"
+ * (the 128k models' rescaled frequencies) and any other type are refused
+ * by name
+ */
+static void
+phi3_rope_scaling(JsonbContainer *c)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, "rope_scaling", &buf);
+	JsonbValue	tb,
+			   *t;
+
+	if (!v || v->type == jbvNull)
+		return;
+	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+		bad_field("rope_scaling", "an object or null", v);
+	t = tfm_jget(v->val.binary.data, "type", &tb);
+	if (!t || t->type != jbvString)
+		t = tfm_jget(v->val.binary.data, "rope_type", &tb);
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("config.json rope_scaling type \"%s\" is not supported",
+					t && t->type == jbvString ? pnstrdup(t->val.string.val, t->val.string.len) : "?"),
+			 errdetail("tfm implements Phi-3 with unscaled rotary positions (rope_scaling null), as the 4k-context models have.")));
+}
+
+/* a probability of dropout that must be 0: tfm runs these families without dropout */
+static void
+require_no_dropout(JsonbContainer *c, const char *key, const char *family)
+{
+	double		v = jnum(c, key, 0.0);
+
+	if (v != 0.0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json option \"%s\": %g is not supported", key, v),
+				 errdetail("tfm implements %s without dropout.", family)));
+}
+
+/*
+ * Gemma's activation: hidden_activation, or gelu_pytorch_tanh when it is
+ * absent (Hugging Face's GemmaMLP ignores hidden_act since 4.38.2)
+ */
+static void
+gemma_activation(JsonbContainer *c)
+{
+	char	   *act = jstr(c, "hidden_activation");
+
+	if (act && strcmp(act, "gelu_pytorch_tanh") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("hidden_activation \"%s\" is not supported", act),
+				 errdetail("tfm imports Gemma models with gelu_pytorch_tanh.")));
 }
 
 /*
@@ -411,15 +476,31 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 	int			head_dim;
 	double		adrop;
 
-	p->arch = TFM_HF_LLAMA;
+	p->arch = family == FAMILY_PHI3 ? TFM_HF_PHI3 : TFM_HF_LLAMA;
 	p->qkv_bias = family == FAMILY_QWEN2;
-	if (act && strcmp(act, "silu") != 0)
+	p->gemma = family == FAMILY_GEMMA;
+	if (family == FAMILY_GEMMA)
+		gemma_activation(c);
+	else if (act && strcmp(act, "silu") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("hidden_act \"%s\" is not supported", act),
 				 errdetail("tfm imports Llama models with silu.")));
-	refuse_present(c, "rope_scaling", "rope scaling (rotary positions are not rescaled)");
-	if (family == FAMILY_LLAMA)
+	if (family == FAMILY_PHI3)
+	{
+		phi3_rope_scaling(c);
+		require_no_dropout(c, "resid_pdrop", "Phi-3");
+		require_no_dropout(c, "embd_pdrop", "Phi-3");
+		if (jnum(c, "partial_rotary_factor", 1.0) != 1.0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("config.json option \"partial_rotary_factor\": %g is not supported",
+							jnum(c, "partial_rotary_factor", 1.0)),
+					 errdetail("tfm rotates whole heads (partial_rotary_factor 1).")));
+	}
+	else
+		refuse_present(c, "rope_scaling", "rope scaling (rotary positions are not rescaled)");
+	if (family == FAMILY_LLAMA || family == FAMILY_GEMMA)
 		refuse_present(c, "sliding_window", "sliding-window attention");
 	if (family == FAMILY_QWEN2 && jbool(c, "use_sliding_window", false))
 		ereport(ERROR,
@@ -439,9 +520,19 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 	p->max_len = jint(c, "max_position_embeddings", 2048, false);
 	p->ln_eps = (float) jnum(c, "rms_norm_eps", 1e-6);
 	p->rope_theta = (float) jnum(c, "rope_theta", 10000.0);
-	p->tie = jbool(c, "tie_word_embeddings", false);
+	/* GemmaConfig ties by default, LlamaConfig and Phi3Config do not */
+	p->tie = jbool(c, "tie_word_embeddings", family == FAMILY_GEMMA);
 	if (family == FAMILY_MISTRAL)
-		mistral_window(c, p);
+		mistral_window(c, p, false);
+	if (family == FAMILY_PHI3)
+	{
+		/* Phi3Config's default is no window (null) */
+		JsonbValue	wb,
+				   *w = tfm_jget(c, "sliding_window", &wb);
+
+		if (w && w->type != jbvNull)
+			mistral_window(c, p, true);
+	}
 	if (family != FAMILY_LLAMA && p->max_len > TFM_LEN_MAX)
 	{
 		/* rotary positions have no table: the first TFM_LEN_MAX are exact */
@@ -457,7 +548,8 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("config.json head_dim %d is not hidden_size / num_attention_heads (%d)",
-							head_dim, p->d_model / p->heads)));
+							head_dim, p->d_model / p->heads),
+					 errdetail("tfm's attention heads are hidden_size / num_attention_heads wide.")));
 	}
 	adrop = jnum(c, "attention_dropout", 0.0);
 	if (adrop != 0.0)
@@ -548,11 +640,23 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 		parse_llama(c, out, FAMILY_MISTRAL);
 		what = "Mistral";
 	}
+	else if (strcmp(type, "phi3") == 0)
+	{
+		check_architectures(c, "Phi3ForCausalLM", "Phi3Model");
+		parse_llama(c, out, FAMILY_PHI3);
+		what = "Phi-3";
+	}
+	else if (strcmp(type, "gemma") == 0)
+	{
+		check_architectures(c, "GemmaForCausalLM", "GemmaModel");
+		parse_llama(c, out, FAMILY_GEMMA);
+		what = "Gemma";
+	}
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model_type \"%s\" is not supported", type),
-				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2 and mistral models.")));
+				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2, mistral, phi3 and gemma models.")));
 
 	/* the one check of the hyper-parameters (tfm/hf_import.h), and the model they make */
 	bad = tfm_hf_config(&out->cfg, &out->p);

@@ -114,6 +114,8 @@ tfm_config_json(const tfm_config *c)
 		appendStringInfo(&s, ", \"rope_theta\": %.9g", c->rope_theta);
 	if (c->qkv_bias)
 		appendStringInfoString(&s, ", \"qkv_bias\": true");
+	if (c->gated_act == TFM_GATED_GELU_TANH)
+		appendStringInfoString(&s, ", \"gated_act\": \"gelu_tanh\"");
 	if (c->type_vocab)
 		appendStringInfo(&s, ", \"type_vocab\": %d", c->type_vocab);
 	if (c->emb_norm)
@@ -172,7 +174,9 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"(config->>'arch' = 'llama')::int, coalesce((config->>'kv_heads')::int, 0), "
 		"coalesce((config->>'rope_theta')::real, 0), name, "
 		"coalesce((config->>'dropout_auto')::bool, false), "
-		"coalesce((config->>'qkv_bias')::bool::int, 0) "
+		"coalesce((config->>'qkv_bias')::bool::int, 0), "
+		"CASE coalesce(config->>'gated_act', 'silu') WHEN 'silu' THEN 0 WHEN 'gelu_tanh' THEN 1 "
+		"ELSE -1 END "
 		/* a model of that name, else the model an alias of that name deploys */
 		"FROM tfm.models WHERE name = $1 "
 		"OR id = (SELECT model_id FROM tfm.aliases WHERE name = $1) "
@@ -296,6 +300,7 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	/* created without a dropout: tfm_train chooses it from each run's plan */
 	row->dropout_auto = DatumGetBool(SPI_getbinval(tup, td, 42, &isnull));
 	row->cfg.qkv_bias = get_int(tup, td, 43);	/* added for Qwen2 */
+	row->cfg.gated_act = get_int(tup, td, 44);	/* added for Gemma */
 	tfm_owner_row_end(&r);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,
