@@ -332,10 +332,127 @@ test_gqa(int h, int kvh, int T)
 	free(qkv); free(dqkv); free(c.out); free(c.probs); free(c.scratch); free(c.R);
 }
 
+/*
+ * Gemma 2's attention: scores scaled by attn_scale and soft-capped,
+ * S' = c·tanh(S/c), before the softmax; values against a direct
+ * computation, gradients by finite differences (T 70: the row blocks)
+ */
+static void
+test_softcap_attention(int T)
+{
+	gq_ctx		c;
+	int			B = 2,
+				h = 4,
+				kvh = 2,
+				s = 4,
+				d = h * s,
+				kvd = kvh * s,
+				w = d + 2 * kvd;
+	float	   *qkv,
+			   *dqkv;
+	double		worst = 0.0;
+	char		name[64];
+
+	memset(&c, 0, sizeof(c));
+	c.sh.B = B;
+	c.sh.Tq = c.sh.Tk = T;
+	c.sh.h = h;
+	c.sh.kvh = kvh;
+	c.sh.s = s;
+	c.sh.causal = 1;
+	c.sh.rsq = c.sh.rsk = c.sh.rsv = w;
+	c.sh.rso = d;
+	c.sh.scale = 0.7f;
+	c.sh.softcap = 1.5f;		/* scores reach ±5: the cap binds */
+	c.nout = (size_t) B * T * d;
+	qkv = randn((size_t) B * T * w, 1);
+	c.q = qkv;
+	c.k = qkv + d;
+	c.v = qkv + d + kvd;
+	c.out = zeros(c.nout);
+	c.probs = zeros((size_t) B * h * T * T);
+	c.scratch = zeros(tfm_attention_scratch(&c.sh, tfm_get_threads()));
+	c.R = randn(c.nout, 1);
+	gq_loss(&c);
+	/* batch 1, query head 3 (key/value head 1), every row, directly */
+	for (int t = 0; t < T; t++)
+	{
+		double		sc[80],
+					mx = -1e30,
+					sum = 0.0;
+		const float *qr = qkv + ((size_t) T + t) * w + 3 * s;
+
+		for (int j = 0; j <= t; j++)
+		{
+			const float *kr = qkv + ((size_t) T + j) * w + d + 1 * s;
+			double		dotp = 0.0;
+
+			for (int i = 0; i < s; i++)
+				dotp += (double) qr[i] * kr[i];
+			sc[j] = 1.5 * tanh(0.7 * dotp / 1.5);
+			mx = fmax(mx, sc[j]);
+		}
+		for (int j = 0; j <= t; j++)
+			sum += exp(sc[j] - mx);
+		for (int i = 0; i < s; i++)
+		{
+			double		o = 0.0;
+
+			for (int j = 0; j <= t; j++)
+				o += exp(sc[j] - mx) / sum * qkv[((size_t) T + j) * w + d + kvd + 1 * s + i];
+			worst = fmax(worst, fabs(o - c.out[((size_t) T + t) * d + 3 * s + i]));
+		}
+	}
+	CHECK(worst < 1e-5, "soft-capped attention differs from the direct computation by %g", worst);
+	dqkv = zeros((size_t) B * T * w);
+	tfm_attention_backward(dqkv, dqkv + d, dqkv + d + kvd, c.R, c.probs, c.q, c.k, c.v,
+						   &c.sh, c.scratch);
+	snprintf(name, sizeof(name), "soft-capped attention T=%d", T);
+	check_fd(name, gq_loss, &c, qkv, dqkv, (size_t) B * T * w, 400, H, ATOL, RTOL);
+	free(qkv); free(dqkv); free(c.out); free(c.probs); free(c.scratch); free(c.R);
+}
+
+/* ---- Gemma 2's final soft cap ---- */
+typedef struct
+{
+	float	   *x,
+			   *y,
+			   *R;
+	size_t		n;
+} cap_ctx;
+
+static double
+cap_loss(void *p)
+{
+	cap_ctx    *c = p;
+
+	memcpy(c->y, c->x, sizeof(float) * c->n);
+	tfm_softcap_forward(c->y, c->n, 3.0f);
+	return dot(c->y, c->R, c->n);
+}
+
+static void
+test_softcap(void)
+{
+	cap_ctx		c = {.n = 50};
+	float	   *g;
+
+	c.x = randn(c.n, 4);		/* values to ±10: the cap binds */
+	c.y = zeros(c.n);
+	c.R = randn(c.n, 1);
+	cap_loss(&c);
+	CHECK(fabs(c.y[7] - 3.0 * tanh(c.x[7] / 3.0)) < 1e-6, "soft cap value");
+	g = zeros(c.n);
+	memcpy(g, c.R, sizeof(float) * c.n);
+	tfm_softcap_backward(g, c.y, c.n, 3.0f);
+	check_fd("final soft cap", cap_loss, &c, c.x, g, c.n, 0, H, ATOL, RTOL);
+	free(c.x); free(c.y); free(c.R); free(g);
+}
+
 /* ---- a whole tiny Llama ---- */
 static tfm_config
 tiny_config(int tie, int qkv_bias, int gemma)
-{
+{	/* gemma: 1 Gemma, 2 Gemma 2 */
 	tfm_config	c;
 
 	tfm_config_defaults(&c, TFM_TASK_LM);
@@ -359,6 +476,14 @@ tiny_config(int tie, int qkv_bias, int gemma)
 		c.gated_act = TFM_GATED_GELU_TANH;
 		c.scale_embeddings = 1;
 		c.kv_heads = 1;
+	}
+	if (gemma == 2)
+	{
+		/* Gemma 2: norms after both sub-layers, scaled and soft-capped scores, capped logits */
+		c.post_norms = 1;
+		c.attn_scale = 0.4f;
+		c.attn_softcap = 1.0f;
+		c.final_softcap = 2.0f;
 	}
 	return c;
 }
@@ -1029,6 +1154,10 @@ main(void)
 		test_model(0, 0, 0);
 		test_model(1, 1, 0);	/* Qwen2: q/k/v biases, their gradients too */
 		test_model(1, 0, 1);	/* Gemma: GeGLU, scaled embeddings, multi-query */
+		test_model(1, 0, 2);	/* Gemma 2: and post-norms, soft caps, attn_scale */
+		test_softcap_attention(5);
+		test_softcap_attention(70);
+		test_softcap();
 	}
 	tfm_set_threads(2);
 	test_reference();

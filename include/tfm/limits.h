@@ -82,5 +82,7 @@
 #define TFM_JOB_BATCH_MIN     1
 #define TFM_JOB_BATCH_DEFAULT 256
 #define TFM_JOB_BATCH_MAX     4096
+/* Gemma 2's soft caps of attention scores and output logits (c·tanh(x/c)) */
+#define TFM_SOFTCAP_MAX     1e4		/* compared as a float; 0 = no cap */
 
 #endif							/* TFM_LIMITS_H */

@@ -91,6 +91,12 @@ typedef struct tfm_config
 	float		rope_theta;		/* rotary base (positions rope) */
 	int			qkv_bias;		/* llama: q/k/v projections have a bias (Qwen2) */
 	int			gated_act;		/* llama: the gate's activation, tfm_gated_act (Gemma: GeGLU) */
+	/* Gemma 2 (llama blocks); 0 everywhere = none of it */
+	int			post_norms;		/* RMSNorm (post_attn.g, post_ff.g) on the attention's and the
+								 * feed-forward's outputs before their residual sums */
+	float		attn_scale;		/* the attention scores' scale; 0 = 1/√(head size) */
+	float		attn_softcap;	/* scores c·tanh(s/c) before the softmax; 0 none */
+	float		final_softcap;	/* output logits c·tanh(z/c); 0 none */
 	/* BERT-family encoders (classify only); 0 everywhere = tfm's own encoder */
 	int			type_vocab;		/* rows of type_emb; type 0 is added to every position */
 	int			emb_norm;		/* layer norm emb_ln on the summed embeddings */
@@ -172,6 +178,8 @@ typedef struct tfm_block_w
 			   *ff2_b,			/* (d) */
 			   *ln2_g,
 			   *ln2_b;			/* (d) */
+	float	   *post_attn_g,
+			   *post_ff_g;		/* (d) llama blocks with post_norms (Gemma 2) */
 } tfm_block_w;
 
 /* pointers to all tensors of a model (parameters, or their gradients) */

@@ -383,6 +383,7 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 	}
 	else
 		tfm_linear_forward(logits, d->last, m->w.out_w, NULL, B, dm, V, pw ? pw->head : NULL);
+	tfm_softcap_forward(logits, (size_t) B * V, c->final_softcap);
 	return 0;
 }
 

@@ -122,9 +122,17 @@ tfm_config_check(const tfm_config *c)
 			return "qkv_bias must be 0 or 1";
 		if (c->gated_act != TFM_GATED_SILU && c->gated_act != TFM_GATED_GELU_TANH)
 			return "gated_act must be silu or gelu_tanh";
+		if (c->post_norms != 0 && c->post_norms != 1)
+			return "post_norms must be 0 or 1";
+		if (!(c->attn_scale >= 0.0f && c->attn_scale <= 1.0f) ||
+			!(c->attn_softcap >= 0.0f && c->attn_softcap <= (float) TFM_SOFTCAP_MAX) ||
+			!(c->final_softcap >= 0.0f && c->final_softcap <= (float) TFM_SOFTCAP_MAX))
+			return "attn_scale must be between 0 and 1, the soft caps between 0 and "
+				TFM_STR(TFM_SOFTCAP_MAX);
 	}
-	else if (c->qkv_bias || c->gated_act)
-		return "qkv_bias and gated_act need the llama architecture";
+	else if (c->qkv_bias || c->gated_act || c->post_norms || c->attn_scale != 0.0f ||
+			 c->attn_softcap != 0.0f || c->final_softcap != 0.0f)
+		return "qkv_bias, gated_act, post_norms, attn_scale and the soft caps need the llama architecture";
 	else if (c->positions == TFM_POS_ROPE || c->kv_heads > 0)
 		return "rotary positions and kv_heads need the llama architecture";
 	if (c->type_vocab < TFM_TYPE_VOCAB_MIN || c->type_vocab > TFM_TYPE_VOCAB_MAX)
@@ -234,6 +242,11 @@ add_block(layout_state *st, const char *prefix, int i, const tfm_config *c,
 		ADD("ff1.w", d, 2 * f, ff1_w);
 		ADD("ff2.w", f, d, ff2_w);
 		ADD("ln2.g", d, 0, ln2_g);
+		if (c->post_norms)		/* Gemma 2 */
+		{
+			ADD("post_attn.g", d, 0, post_attn_g);
+			ADD("post_ff.g", d, 0, post_ff_g);
+		}
 		return;
 	}
 	ADD("attn.qkv.w", d, 3 * d, qkv_w);

@@ -121,6 +121,7 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 	ws->dec_lnf_rstd = carve(cv, Nd);
 	ws->pooled = carve(cv, (size_t) B * d);
 	ws->logits = carve(cv, c->task == TFM_TASK_CLASSIFY ? (size_t) B * V : Nd * V);
+	ws->capped = training && c->final_softcap > 0.0f ? carve(cv, Nd * V) : NULL;
 	ws->sub_out = carve(cv, Nmax * d);
 	if (c->emb_norm)
 	{
@@ -565,6 +566,7 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
 		else
 			tfm_linear_forward(ws->logits, top, m->w.out_w, NULL, rows, d, out_vocab(c),
 							   pw ? pw->head : NULL);
+		tfm_softcap_forward(ws->logits, (size_t) rows * out_vocab(c), c->final_softcap);
 	}
 	m->logits = ws->logits;
 	return 0;
@@ -694,6 +696,8 @@ loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 
 	passes(m, b, ws->pass_training, ws->pass_key, pw, &ep, &dp);
 	dp.mem = m->memory;
+	if (backward && ws->capped)	/* final_softcap: the capped logits, for their gradient */
+		memcpy(ws->capped, ws->logits, sizeof(float) * (size_t) b->B * dp.T * out_vocab(c));
 	if (c->task == TFM_TASK_CLASSIFY)
 		sum = tfm_cross_entropy(backward ? ws->logits : NULL, count, ws->logits,
 								b->labels, b->B, c->n_classes, -1, eps, grad_scale);
@@ -707,6 +711,9 @@ loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 		return NAN;
 	/* from here on ws->logits holds d(loss)/d(logits) */
 	m->logits = NULL;
+	if (ws->capped && c->task != TFM_TASK_CLASSIFY)
+		tfm_softcap_backward(ws->logits, ws->capped, (size_t) b->B * dp.T * out_vocab(c),
+							 c->final_softcap);
 
 	if (c->task == TFM_TASK_CLASSIFY)
 	{

@@ -142,6 +142,8 @@ struct tfm_workspace
 			   *dec_lnf_rstd;
 	float	   *pooled,			/* (B, d) */
 			   *logits;			/* (rows, V or C); becomes dlogits in backward */
+	float	   *capped;			/* (rows, V) training with final_softcap: the capped
+								 * logits, for their backward pass */
 	float	   *sub_out;		/* (rows, d) sub-layer output before dropout */
 	float	   *emb_raw,		/* (B·T, d) embeddings before emb_ln (emb_norm) */
 			   *emb_mean,
