@@ -1040,6 +1040,37 @@ test_gemma_reference(void)
 	fixture_close(&fx);
 }
 
+/*
+ * The Gemma 2 fixture (test/fixtures/hf_gemma2, test/reference/hf_gemma2_reference.py):
+ * Gemma's with four norms a layer, scores scaled by query_pre_attn_scalar^-½
+ * and soft-capped at 1, logits capped at 1; log-probabilities within 1e-5 of
+ * PyTorch's, greedy ids through the cache.  Without the caps it is another model.
+ */
+static void
+test_gemma2_reference(void)
+{
+	tfm_hf_params p = {.arch = TFM_HF_LLAMA, .vocab = 376, .d_model = 48, .layers = 2,
+		.heads = 4, .max_len = 64, .d_ff = 96, .ln_eps = 1e-6f, .tie = true, .kv_heads = 2,
+		.rope_theta = 10000.0f, .gemma = true, .gemma2 = true, .attn_scale = 0.25f,
+	.attn_softcap = 1.0f, .final_softcap = 1.0f};
+	hf_fixture	fx;
+	double		worst,
+				moved;
+
+	if (!fixture_open(&fx, "hf_gemma2", &p))
+		return;
+	CHECK(fx.c.post_norms == 1 && tfm_model_find(fx.m, "dec.1.post_ff.g") != NULL,
+		  "gemma2 config: four norms a layer");
+	worst = check_cases(fx.m, fx.ref, 376, "gemma2");
+	printf("Gemma 2 fixture: max |log-prob - PyTorch| = %.3g\n", worst);
+	CHECK(worst < 1e-5, "gemma2 log-probabilities differ from PyTorch's by %g", worst);
+	fx.m->cfg.final_softcap = 0.0f;
+	fx.m->cfg.attn_softcap = 0.0f;
+	moved = check_cases(fx.m, fx.ref, 376, NULL);
+	CHECK(moved > 1e-2, "without the soft caps the log-probabilities move by only %g", moved);
+	fixture_close(&fx);
+}
+
 /* ---- SentencePiece-style BPE: hostile bytes round-trip, never crash ---- */
 static void
 test_spiece(void)
@@ -1164,6 +1195,7 @@ main(void)
 	test_qwen2_reference();
 	test_phi3_reference();
 	test_gemma_reference();
+	test_gemma2_reference();
 	test_spiece();
 	return check_summary("test_llama");
 }

@@ -15,7 +15,8 @@
  * ...ForSequenceClassification heads) as tfm classifiers, and Llama
  * (LlamaForCausalLM; also Qwen2ForCausalLM, a Llama with q/k/v biases,
  * MistralForCausalLM, whose sliding window the SQL layer checks,
- * Phi3ForCausalLM with its fused projections and GemmaForCausalLM).
+ * Phi3ForCausalLM with its fused projections, GemmaForCausalLM and
+ * Gemma2ForCausalLM).
  */
 #ifndef TFM_HF_IMPORT_H
 #define TFM_HF_IMPORT_H
@@ -62,6 +63,10 @@ typedef struct tfm_hf_params
 	float		rope_theta;
 	bool		qkv_bias;		/* Qwen2 (model_type qwen2): q/k/v_proj have biases */
 	bool		gemma;			/* Gemma: GeGLU, embeddings ·√d, RMSNorm gains 1 + w */
+	bool		gemma2;			/* Gemma 2 (with gemma): four norms a layer, and */
+	float		attn_scale;		/* query_pre_attn_scalar^-½ */
+	float		attn_softcap;	/* attn_logit_softcapping, 0 = none */
+	float		final_softcap;	/* final_logit_softcapping, 0 = none */
 } tfm_hf_params;
 
 /* what becomes of a checkpoint tensor */

@@ -17,6 +17,11 @@ differences, each computed here as GemmaModel does in float32:
 head_dim is hidden_size / num_attention_heads here (tfm's heads are that
 wide; Gemma 2B's 2048 / 8 = 256 is too).
 
+gemma_forward also computes Gemma 2 (hf_gemma2_reference.py) when the state
+dict has a layer's pre_feedforward_layernorm: four norms a layer
+(post_attention_layernorm on the attention's output), scores scaled by
+SCALE and soft-capped by ATTN_SOFTCAP, logits soft-capped by FINAL_SOFTCAP.
+
 The tokenizer is the Llama fixture's: Gemma's own is a SentencePiece BPE
 with byte fallback of the same kind (256000 pieces); the weights' test
 needs only ids.
@@ -44,6 +49,8 @@ OUT = "test/fixtures/hf_gemma"
 D, LAYERS, HEADS, KV_HEADS, FF, MAX_POS = 48, 2, 4, 1, 96, 128
 HEAD_DIM = D // HEADS
 EPS, THETA = 1e-6, 10000.0
+# Gemma 2's (None: Gemma's head_dim^-0.5 and no caps)
+SCALE, ATTN_SOFTCAP, FINAL_SOFTCAP = None, None, None
 
 
 def gemma_rms(x, w):
@@ -71,16 +78,27 @@ def gemma_forward(sd, ids):
         rep = HEADS // KV_HEADS
         k = k[:, None].expand(KV_HEADS, rep, T, s).reshape(HEADS, T, s)
         v = v[:, None].expand(KV_HEADS, rep, T, s).reshape(HEADS, T, s)
-        a = (q @ k.transpose(-1, -2)) * (1 / math.sqrt(s))
+        a = (q @ k.transpose(-1, -2)) * (SCALE if SCALE is not None else 1 / math.sqrt(s))
+        if ATTN_SOFTCAP is not None:
+            a = torch.tanh(a / ATTN_SOFTCAP) * ATTN_SOFTCAP
         a = a.masked_fill(~mask, float("-inf")).softmax(-1)
-        o = (a @ v).transpose(0, 1).reshape(T, HEADS * s)
-        x = x + o @ sd[p + "self_attn.o_proj.weight"].T
-        h = gemma_rms(x, sd[p + "post_attention_layernorm.weight"])
+        o = (a @ v).transpose(0, 1).reshape(T, HEADS * s) @ sd[p + "self_attn.o_proj.weight"].T
+        gemma2 = p + "pre_feedforward_layernorm.weight" in sd
+        if gemma2:
+            x = x + gemma_rms(o, sd[p + "post_attention_layernorm.weight"])
+            h = gemma_rms(x, sd[p + "pre_feedforward_layernorm.weight"])
+        else:
+            x = x + o
+            h = gemma_rms(x, sd[p + "post_attention_layernorm.weight"])
         g = h @ sd[p + "mlp.gate_proj.weight"].T
         u = h @ sd[p + "mlp.up_proj.weight"].T
-        x = x + (torch.nn.functional.gelu(g, approximate="tanh") * u) @ sd[p + "mlp.down_proj.weight"].T
+        m = (torch.nn.functional.gelu(g, approximate="tanh") * u) @ sd[p + "mlp.down_proj.weight"].T
+        x = x + (gemma_rms(m, sd[p + "post_feedforward_layernorm.weight"]) if gemma2 else m)
     x = gemma_rms(x, sd["model.norm.weight"])
-    return x @ sd["model.embed_tokens.weight"].T
+    logits = x @ sd["model.embed_tokens.weight"].T
+    if FINAL_SOFTCAP is not None:
+        logits = torch.tanh(logits / FINAL_SOFTCAP) * FINAL_SOFTCAP
+    return logits
 
 
 def main():

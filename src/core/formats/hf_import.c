@@ -76,6 +76,12 @@
  * Gemma (GemmaForCausalLM, gemma): Llama's names; its RMSNorm computes
  * x·(1 + w), so every norm weight is stored plus 1 (input_layernorm,
  * post_attention_layernorm, norm); the head is tied.
+ * Gemma 2 (Gemma2ForCausalLM, post_norms): Gemma's, but four norms a layer,
+ * post_attention_layernorm now on the attention's output:
+ *   layers.N.input_layernorm.weight            -> dec.N.ln1.g (plus 1)
+ *   layers.N.post_attention_layernorm.weight   -> dec.N.post_attn.g (plus 1)
+ *   layers.N.pre_feedforward_layernorm.weight  -> dec.N.ln2.g (plus 1)
+ *   layers.N.post_feedforward_layernorm.weight -> dec.N.post_ff.g (plus 1)
  */
 #include <math.h>
 #include <stdio.h>
@@ -245,6 +251,11 @@ llama_config(tfm_config *cfg, const tfm_hf_params *p)
 	/* Gemma: GeGLU, and embeddings times √d (HF's normalizer, a float of the embedding's dtype) */
 	cfg->gated_act = p->gemma ? TFM_GATED_GELU_TANH : TFM_GATED_SILU;
 	cfg->scale_embeddings = p->gemma;
+	/* Gemma 2: norms on both sub-layers' outputs, its attention's scale and the soft caps */
+	cfg->post_norms = p->gemma2;
+	cfg->attn_scale = p->gemma2 ? p->attn_scale : 0.0f;
+	cfg->attn_softcap = p->gemma2 ? p->attn_softcap : 0.0f;
+	cfg->final_softcap = p->gemma2 ? p->final_softcap : 0.0f;
 	cfg->pad_id = -1;			/* ids are the checkpoint's; nothing is padding */
 	cfg->dropout = 0.0f;
 	cfg->attn_dropout = 0.0f;
@@ -523,7 +534,14 @@ llama_entries(builder *b, const tfm_config *c, bool fused, bool gemma)
 			L("self_attn.v_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, kvd, d, d + kvd);
 		}
 		L("self_attn.o_proj.weight", "attn.out.w", TFM_HF_TRANSPOSE, 2, d, d, 0);
-		L("post_attention_layernorm.weight", "ln2.g", norm, 1, d, 0, 0);
+		if (c->post_norms)		/* Gemma 2 */
+		{
+			L("post_attention_layernorm.weight", "post_attn.g", norm, 1, d, 0, 0);
+			L("pre_feedforward_layernorm.weight", "ln2.g", norm, 1, d, 0, 0);
+			L("post_feedforward_layernorm.weight", "post_ff.g", norm, 1, d, 0, 0);
+		}
+		else
+			L("post_attention_layernorm.weight", "ln2.g", norm, 1, d, 0, 0);
 		if (fused)
 			L("mlp.gate_up_proj.weight", "ff1.w", TFM_HF_TRANSPOSE_COLS, 2, 2 * f, d, 0);
 		else

@@ -373,7 +373,9 @@ typedef enum LlamaFamily
 	FAMILY_QWEN2,				/* q/k/v biases; sliding window only if use_sliding_window */
 	FAMILY_MISTRAL,				/* sliding_window (HF's default 4096) bounds max_len */
 	FAMILY_PHI3,				/* fused projections; sliding_window bounds max_len */
-	FAMILY_GEMMA				/* GeGLU, embeddings ·√d, RMSNorm x·(1 + w), tied head */
+	FAMILY_GEMMA,				/* GeGLU, embeddings ·√d, RMSNorm x·(1 + w), tied head */
+	FAMILY_GEMMA2				/* Gemma's, and four norms a layer, soft caps, its own
+								 * attention scale, sliding_window bounding max_len */
 } LlamaFamily;
 
 /*
@@ -447,6 +449,43 @@ require_no_dropout(JsonbContainer *c, const char *key, const char *family)
 				 errdetail("tfm implements %s without dropout.", family)));
 }
 
+/* a soft cap: absent or null is none, else a positive number up to TFM_SOFTCAP_MAX */
+static float
+softcap_value(JsonbContainer *c, const char *key, double dflt)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, key, &buf);
+	double		x;
+
+	if (v && v->type == jbvNull)
+		return 0.0f;
+	x = jnum(c, key, dflt);
+	if (!(x > 0.0 && x <= TFM_SOFTCAP_MAX))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json field \"%s\" must be null or between 0 and %g, not %g",
+						key, (double) TFM_SOFTCAP_MAX, x)));
+	return (float) x;
+}
+
+/*
+ * Gemma 2: the attention's scale query_pre_attn_scalar^-½, the soft caps of
+ * the scores and the logits (Gemma2Config's defaults: 224, 50, 30)
+ */
+static void
+gemma2_options(JsonbContainer *c, tfm_hf_params *p)
+{
+	double		qs = jnum(c, "query_pre_attn_scalar", 224.0);
+
+	if (!(qs >= 1.0 && qs <= 1e6))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json field \"query_pre_attn_scalar\" must be between 1 and 1000000, not %g", qs)));
+	p->attn_scale = (float) pow(qs, -0.5);
+	p->attn_softcap = softcap_value(c, "attn_logit_softcapping", 50.0);
+	p->final_softcap = softcap_value(c, "final_logit_softcapping", 30.0);
+}
+
 /*
  * Gemma's activation: hidden_activation, or gelu_pytorch_tanh when it is
  * absent (Hugging Face's GemmaMLP ignores hidden_act since 4.38.2)
@@ -478,8 +517,9 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 
 	p->arch = family == FAMILY_PHI3 ? TFM_HF_PHI3 : TFM_HF_LLAMA;
 	p->qkv_bias = family == FAMILY_QWEN2;
-	p->gemma = family == FAMILY_GEMMA;
-	if (family == FAMILY_GEMMA)
+	p->gemma = family == FAMILY_GEMMA || family == FAMILY_GEMMA2;
+	p->gemma2 = family == FAMILY_GEMMA2;
+	if (p->gemma)
 		gemma_activation(c);
 	else if (act && strcmp(act, "silu") != 0)
 		ereport(ERROR,
@@ -502,6 +542,8 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 		refuse_present(c, "rope_scaling", "rope scaling (rotary positions are not rescaled)");
 	if (family == FAMILY_LLAMA || family == FAMILY_GEMMA)
 		refuse_present(c, "sliding_window", "sliding-window attention");
+	if (family == FAMILY_GEMMA2)
+		gemma2_options(c, p);
 	if (family == FAMILY_QWEN2 && jbool(c, "use_sliding_window", false))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -521,9 +563,11 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 	p->ln_eps = (float) jnum(c, "rms_norm_eps", 1e-6);
 	p->rope_theta = (float) jnum(c, "rope_theta", 10000.0);
 	/* GemmaConfig ties by default, LlamaConfig and Phi3Config do not */
-	p->tie = jbool(c, "tie_word_embeddings", family == FAMILY_GEMMA);
+	p->tie = jbool(c, "tie_word_embeddings", p->gemma);
 	if (family == FAMILY_MISTRAL)
 		mistral_window(c, p, false);
+	if (family == FAMILY_GEMMA2)
+		mistral_window(c, p, true);	/* every other layer's window; Gemma2Config's 4096 */
 	if (family == FAMILY_PHI3)
 	{
 		/* Phi3Config's default is no window (null) */
@@ -652,11 +696,17 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 		parse_llama(c, out, FAMILY_GEMMA);
 		what = "Gemma";
 	}
+	else if (strcmp(type, "gemma2") == 0)
+	{
+		check_architectures(c, "Gemma2ForCausalLM", "Gemma2Model");
+		parse_llama(c, out, FAMILY_GEMMA2);
+		what = "Gemma 2";
+	}
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model_type \"%s\" is not supported", type),
-				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2, mistral, phi3 and gemma models.")));
+				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2, mistral, phi3, gemma and gemma2 models.")));
 
 	/* the one check of the hyper-parameters (tfm/hf_import.h), and the model they make */
 	bad = tfm_hf_config(&out->cfg, &out->p);
