@@ -49,12 +49,13 @@ RESET client_min_messages;
 SELECT (tfm_score('gemma', ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331, 316, 302])).logprob > :before AS more_likely;
 
 -- what tfm refuses, by name
+\set gw `base64 -w0 test/fixtures/hf_gemma/model.safetensors`
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{hidden_activation}', '"gelu"') FROM gfx), '\x'::bytea);
-SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{head_dim}', '16') FROM gfx), '\x'::bytea);
+-- a head_dim other than the weights': their shapes say so
+SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{head_dim}', '16') FROM gfx), decode(:'gw', 'base64'));
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{rope_scaling}', '{"type": "linear", "factor": 2.0}') FROM gfx), '\x'::bytea);
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{architectures}', '["GemmaForSequenceClassification"]') FROM gfx), '\x'::bytea);
 -- hidden_activation absent: gelu_pytorch_tanh whatever hidden_act says (as Hugging Face does)
-\set gw `base64 -w0 test/fixtures/hf_gemma/model.safetensors`
 SELECT * FROM tfm_import('gemma_act', (SELECT cfg - 'hidden_activation' FROM gfx), decode(:'gw', 'base64'));
 SELECT n, max(abs(ln(t.probability) - (c.logprobs->-1->>(t.id))::float8)) < 1e-5 AS logprobs_match
   FROM gcases c, tfm_next_tokens('gemma_act', c.ids, 1000) t
@@ -85,7 +86,8 @@ SELECT n, ARRAY(SELECT jsonb_array_elements_text(c->'ids')::int) AS ids,
   FROM g2fx, jsonb_array_elements(ref->'cases') WITH ORDINALITY AS t(c, n);
 \set gemma2_dir :abs_srcdir '/test/fixtures/hf_gemma2'
 SELECT * FROM tfm_import_files('gemma2', :'gemma2_dir');
-SELECT config->'post_norms' AS post_norms, config->'attn_scale' AS attn_scale,
+-- heads 16 wide, not hidden_size / heads = 12: q|k|v 64 + 2·32 columns, attn.out.w 64 rows
+SELECT config->'head_size' AS head_size, config->'post_norms' AS post_norms, config->'attn_scale' AS attn_scale,
        config->'attn_softcap' AS attn_softcap, config->'final_softcap' AS final_softcap,
        config->'max_len' AS max_len
   FROM tfm.models WHERE name = 'gemma2';
@@ -117,7 +119,7 @@ SELECT tfm_tensor('gemma2', 'dec.0.post_ff.g') <> (SELECT v FROM g2n0) AS post_n
 -- what tfm refuses, by name
 SELECT * FROM tfm_import('x', (SELECT cfg || '{"attn_logit_softcapping": -1}' FROM g2fx), '\x'::bytea);
 SELECT * FROM tfm_import('x', (SELECT cfg || '{"query_pre_attn_scalar": 0}' FROM g2fx), '\x'::bytea);
-SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{head_dim}', '16') FROM g2fx), '\x'::bytea);
+SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{head_dim}', '4097') FROM g2fx), '\x'::bytea);
 -- Gemma's weights under a Gemma 2 config: its extra norms are missing
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{model_type}', '"gemma2"') - 'architectures' FROM gfx), decode(:'gw', 'base64'));
 -- caps null: none (the model then differs from the capped one)

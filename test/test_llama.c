@@ -452,7 +452,7 @@ test_softcap(void)
 /* ---- a whole tiny Llama ---- */
 static tfm_config
 tiny_config(int tie, int qkv_bias, int gemma)
-{	/* gemma: 1 Gemma, 2 Gemma 2 */
+{	/* gemma: 1 Gemma, 2 Gemma 2, 3 Gemma 2 with heads wider than d / heads */
 	tfm_config	c;
 
 	tfm_config_defaults(&c, TFM_TASK_LM);
@@ -477,7 +477,9 @@ tiny_config(int tie, int qkv_bias, int gemma)
 		c.scale_embeddings = 1;
 		c.kv_heads = 1;
 	}
-	if (gemma == 2)
+	if (gemma == 3)
+		c.head_size = 6;		/* q 24 wide, k and v 6 */
+	if (gemma >= 2)
 	{
 		/* Gemma 2: norms after both sub-layers, scaled and soft-capped scores, capped logits */
 		c.post_norms = 1;
@@ -1043,7 +1045,8 @@ test_gemma_reference(void)
 /*
  * The Gemma 2 fixture (test/fixtures/hf_gemma2, test/reference/hf_gemma2_reference.py):
  * Gemma's with four norms a layer, scores scaled by query_pre_attn_scalar^-½
- * and soft-capped at 1, logits capped at 1; log-probabilities within 1e-5 of
+ * and soft-capped at 1, logits capped at 1, heads 16 wide (not 48 / 4), so
+ * q|k|v is 48 × 128 and attn.out.w 64 × 48; log-probabilities within 1e-5 of
  * PyTorch's, greedy ids through the cache.  Without the caps it is another model.
  */
 static void
@@ -1051,8 +1054,8 @@ test_gemma2_reference(void)
 {
 	tfm_hf_params p = {.arch = TFM_HF_LLAMA, .vocab = 376, .d_model = 48, .layers = 2,
 		.heads = 4, .max_len = 64, .d_ff = 96, .ln_eps = 1e-6f, .tie = true, .kv_heads = 2,
-		.rope_theta = 10000.0f, .gemma = true, .gemma2 = true, .attn_scale = 0.25f,
-	.attn_softcap = 1.0f, .final_softcap = 1.0f};
+		.rope_theta = 10000.0f, .gemma = true, .gemma2 = true, .attn_scale = 0.20412415f,
+	.attn_softcap = 1.0f, .final_softcap = 1.0f, .head_dim = 16};
 	hf_fixture	fx;
 	double		worst,
 				moved;
@@ -1061,6 +1064,9 @@ test_gemma2_reference(void)
 		return;
 	CHECK(fx.c.post_norms == 1 && tfm_model_find(fx.m, "dec.1.post_ff.g") != NULL,
 		  "gemma2 config: four norms a layer");
+	CHECK(fx.c.head_size == 16 && tfm_model_find(fx.m, "dec.0.attn.out.w")->dims[0] == 64 &&
+		  tfm_model_find(fx.m, "dec.0.attn.qkv.w")->dims[1] == 64 + 2 * 32,
+		  "gemma2: heads of head_dim 16");
 	worst = check_cases(fx.m, fx.ref, 376, "gemma2");
 	printf("Gemma 2 fixture: max |log-prob - PyTorch| = %.3g\n", worst);
 	CHECK(worst < 1e-5, "gemma2 log-probabilities differ from PyTorch's by %g", worst);
@@ -1186,6 +1192,7 @@ main(void)
 		test_model(1, 1, 0);	/* Qwen2: q/k/v biases, their gradients too */
 		test_model(1, 0, 1);	/* Gemma: GeGLU, scaled embeddings, multi-query */
 		test_model(1, 0, 2);	/* Gemma 2: and post-norms, soft caps, attn_scale */
+		test_model(0, 0, 3);	/* and head_size 6, not d / heads = 4 */
 		test_softcap_attention(5);
 		test_softcap_attention(70);
 		test_softcap();

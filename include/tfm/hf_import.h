@@ -62,6 +62,7 @@ typedef struct tfm_hf_params
 	int			kv_heads;		/* num_key_value_heads */
 	float		rope_theta;
 	bool		qkv_bias;		/* Qwen2 (model_type qwen2): q/k/v_proj have biases */
+	int			head_dim;		/* a head's width; 0 = d_model / heads */
 	bool		gemma;			/* Gemma: GeGLU, embeddings ·√d, RMSNorm gains 1 + w */
 	bool		gemma2;			/* Gemma 2 (with gemma): four norms a layer, and */
 	float		attn_scale;		/* query_pre_attn_scalar^-½ */

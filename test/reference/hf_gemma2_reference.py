@@ -14,7 +14,9 @@ Gemma (embeddings ·√d, RMSNorm x·(1 + w), GeGLU, tied head) with
       with i − j < sliding_window.  tfm limits the model to sliding_window
       positions (with a notice), where the window never binds; every input
       here is shorter.
-The caps here are small (the published 50 and 30 would not bind on a model
+head_dim (16) is not hidden_size / num_attention_heads (12), as in every
+published Gemma 2: q_proj is (heads·head_dim, hidden), o_proj (hidden,
+heads·head_dim).  The caps here are small (the published 50 and 30 would not bind on a model
 this small) and query_pre_attn_scalar is not head_dim, so each is tested.
 
 Writes into test/fixtures/hf_gemma2/ (as hf_llama_reference.py does):
@@ -38,9 +40,11 @@ torch.set_num_threads(1)
 OUT = "test/fixtures/hf_gemma2"
 
 D, LAYERS, HEADS, KV_HEADS, FF, MAX_POS, WINDOW = 48, 2, 4, 2, 96, 128, 64
+# head_dim apart from hidden_size / heads (12), as in every Gemma 2 (2B: 2304 / 8 = 288, head_dim 256)
+HEAD_DIM = 16
 EPS, THETA = 1e-6, 10000.0
-QUERY_PRE_ATTN_SCALAR, ATTN_SOFTCAP, FINAL_SOFTCAP = 16, 1.0, 1.0
-G.D, G.LAYERS, G.HEADS, G.KV_HEADS, G.HEAD_DIM, G.EPS, G.THETA = D, LAYERS, HEADS, KV_HEADS, D // HEADS, EPS, THETA
+QUERY_PRE_ATTN_SCALAR, ATTN_SOFTCAP, FINAL_SOFTCAP = 24, 1.0, 1.0
+G.D, G.LAYERS, G.HEADS, G.KV_HEADS, G.HEAD_DIM, G.EPS, G.THETA = D, LAYERS, HEADS, KV_HEADS, HEAD_DIM, EPS, THETA
 G.SCALE, G.ATTN_SOFTCAP, G.FINAL_SOFTCAP = QUERY_PRE_ATTN_SCALAR ** -0.5, ATTN_SOFTCAP, FINAL_SOFTCAP
 
 
@@ -48,7 +52,7 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     tok, vocab, merges = L.make_tokenizer()
     V = len(vocab)
-    s = D // HEADS
+    s = HEAD_DIM
     sd = {}
 
     def param(name, shape, std, mean=0.0):
@@ -80,7 +84,7 @@ def main():
         "cache_implementation": "hybrid",
         "eos_token_id": 2,
         "final_logit_softcapping": FINAL_SOFTCAP,
-        "head_dim": D // HEADS,
+        "head_dim": HEAD_DIM,
         "hidden_act": "gelu_pytorch_tanh",
         "hidden_activation": "gelu_pytorch_tanh",
         "hidden_size": D,

@@ -14,8 +14,8 @@ differences, each computed here as GemmaModel does in float32:
   attention    scores · head_dim^-0.5, multi-query here (one key/value
                head, as Gemma 2B's), rotary positions with rotate_half
   head         tied: logits = x · embed_tokensᵀ (no lm_head.weight)
-head_dim is hidden_size / num_attention_heads here (tfm's heads are that
-wide; Gemma 2B's 2048 / 8 = 256 is too).
+head_dim is hidden_size / num_attention_heads here (as Gemma 2B's 2048 / 8
+= 256; Gemma 7B's 256 is not 3072 / 16: the Gemma 2 fixture tests that).
 
 gemma_forward also computes Gemma 2 (hf_gemma2_reference.py) when the state
 dict has a layer's pre_feedforward_layernorm: four norms a layer

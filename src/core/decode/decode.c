@@ -61,7 +61,7 @@ static bool
 reserve_kv_scratch(tfm_decoder *d)
 {
 	const tfm_config *c = &d->m->cfg;
-	tfm_attn_shape sh = {.Tq = d->nmax, .Tk = d->cap, .s = c->d_model / c->heads};
+	tfm_attn_shape sh = {.Tq = d->nmax, .Tk = d->cap, .s = tfm_config_head_size(c)};
 	int			threads = tfm_get_threads();
 	float	   *sc;
 
@@ -87,7 +87,7 @@ tfm_decoder_bytes(const tfm_config *c, int B, int cap, int nmax, int Ts, bool lo
 				b = B,
 				z = 16 * sizeof(float);	/* zalloc's slack */
 	bool		s2s = c->task == TFM_TASK_SEQ2SEQ;
-	tfm_attn_shape sh = {.Tq = nmax, .Tk = cap, .s = c->d_model / c->heads};
+	tfm_attn_shape sh = {.Tq = nmax, .Tk = cap, .s = tfm_config_head_size(c)};
 	size_t		bytes,
 				kv_row = (size_t) cap * kvd * sizeof(float),
 				mem_row = (size_t) (s2s ? Ts : 0) * dm * sizeof(float);

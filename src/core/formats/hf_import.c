@@ -52,10 +52,11 @@
  * name but lm_head.weight may carry the "model." prefix:
  *   embed_tokens.weight (V, d)                 -> tok_emb
  *   layers.N.input_layernorm.weight (d)        -> dec.N.ln1.g
- *   layers.N.self_attn.q_proj.weight (h·s, d)  -> dec.N.attn.qkv.w columns [0, d)
- *   layers.N.self_attn.k_proj.weight (kv·s, d) -> columns [d, d + kv·s)
- *   layers.N.self_attn.v_proj.weight (kv·s, d) -> columns [d + kv·s, d + 2·kv·s)
- *   layers.N.self_attn.o_proj.weight (d, d)    -> dec.N.attn.out.w, transposed
+ *   layers.N.self_attn.q_proj.weight (h·s, d)  -> dec.N.attn.qkv.w columns [0, h·s)
+ *   layers.N.self_attn.k_proj.weight (kv·s, d) -> columns [h·s, h·s + kv·s)
+ *   layers.N.self_attn.v_proj.weight (kv·s, d) -> columns [h·s + kv·s, h·s + 2·kv·s)
+ *   layers.N.self_attn.o_proj.weight (d, h·s)  -> dec.N.attn.out.w, transposed
+ *   (s: head_dim, d / h unless the config says otherwise)
  *   layers.N.post_attention_layernorm.weight   -> dec.N.ln2.g
  *   layers.N.mlp.gate_proj.weight (f, d)       -> dec.N.ff1.w columns [0, f)
  *   layers.N.mlp.up_proj.weight (f, d)         -> dec.N.ff1.w columns [f, 2f)
@@ -148,8 +149,10 @@ check_params(const tfm_hf_params *p, const hf_keys *k)
 	{
 		if (p->kv_heads < 1 || p->kv_heads > p->heads || p->heads % p->kv_heads != 0)
 			return "num_key_value_heads must divide num_attention_heads";
-		if ((p->d_model / p->heads) % 2 != 0)
-			return "the head size (hidden_size / num_attention_heads) must be even";
+		if ((p->head_dim > 0 ? p->head_dim : p->d_model / p->heads) % 2 != 0)
+			return "the head size (head_dim, or hidden_size / num_attention_heads) must be even";
+		if (p->head_dim < 0 || (int64_t) p->heads * p->head_dim > TFM_D_MODEL_MAX)
+			return "head_dim · num_attention_heads must be at most " TFM_STR(TFM_D_MODEL_MAX);
 	}
 	if (RANGE(p->layers, k->layers, TFM_LAYERS))
 		return hf_msg;
@@ -248,6 +251,8 @@ llama_config(tfm_config *cfg, const tfm_hf_params *p)
 	cfg->positions = TFM_POS_ROPE;
 	cfg->rope_theta = p->rope_theta;
 	cfg->qkv_bias = p->qkv_bias;
+	/* a head_dim other than d / heads (Gemma 7B's and Gemma 2's) */
+	cfg->head_size = p->head_dim > 0 && p->head_dim * p->heads != p->d_model ? p->head_dim : 0;
 	/* Gemma: GeGLU, and embeddings times √d (HF's normalizer, a float of the embedding's dtype) */
 	cfg->gated_act = p->gemma ? TFM_GATED_GELU_TANH : TFM_GATED_SILU;
 	cfg->scale_embeddings = p->gemma;
@@ -497,13 +502,13 @@ qwen2_bias_entries(builder *b, const tfm_config *c, int i)
 {
 	static const char *const proj[3] = {"self_attn.q_proj.bias", "self_attn.k_proj.bias",
 	"self_attn.v_proj.bias"};
-	int64_t		d = c->d_model,
+	int64_t		qd = tfm_config_q_dim(c),
 				kvd = tfm_config_kv_dim(c),
-				col[3] = {0, d, d + kvd};
+				col[3] = {0, qd, qd + kvd};
 
 	for (int k = 0; k < 3; k++)
 		add_layer(b, "layers", i, proj[k], "dec", "attn.qkv.b", TFM_HF_SLICE, 1,
-				  k == 0 ? d : kvd, 0, col[k]);
+				  k == 0 ? qd : kvd, 0, col[k]);
 }
 
 /*
@@ -516,7 +521,8 @@ llama_entries(builder *b, const tfm_config *c, bool fused, bool gemma)
 	int64_t		d = c->d_model,
 				f = c->d_ff,
 				V = c->vocab,
-				s = c->d_model / c->heads,
+				s = tfm_config_head_size(c),
+				qd = tfm_config_q_dim(c),
 				kvd = tfm_config_kv_dim(c);
 	tfm_hf_use	norm = gemma ? TFM_HF_COPY_PLUS1 : TFM_HF_COPY;
 
@@ -526,14 +532,14 @@ llama_entries(builder *b, const tfm_config *c, bool fused, bool gemma)
 #define L(hf, tf, use, nd, a, bb, c0) add_layer(b, "layers", i, hf, "dec", tf, use, nd, a, bb, c0)
 		L("input_layernorm.weight", "ln1.g", norm, 1, d, 0, 0);
 		if (fused)
-			L("self_attn.qkv_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, d + 2 * kvd, d, 0);
+			L("self_attn.qkv_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, qd + 2 * kvd, d, 0);
 		else
 		{
-			L("self_attn.q_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, d, d, 0);
-			L("self_attn.k_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, kvd, d, d);
-			L("self_attn.v_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, kvd, d, d + kvd);
+			L("self_attn.q_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, qd, d, 0);
+			L("self_attn.k_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, kvd, d, qd);
+			L("self_attn.v_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, kvd, d, qd + kvd);
 		}
-		L("self_attn.o_proj.weight", "attn.out.w", TFM_HF_TRANSPOSE, 2, d, d, 0);
+		L("self_attn.o_proj.weight", "attn.out.w", TFM_HF_TRANSPOSE, 2, d, qd, 0);
 		if (c->post_norms)		/* Gemma 2 */
 		{
 			L("post_attention_layernorm.weight", "post_attn.g", norm, 1, d, 0, 0);

@@ -3,7 +3,7 @@
  * Hugging Face's LlamaDecoderLayer computes it:
  *
  *   u  = RMSNorm(x; ln1.g)
- *   q|k|v = u · attn.qkv.w           (d, d + 2·kv_dim), no bias
+ *   q|k|v = u · attn.qkv.w           (d, h·s + 2·kv_dim), no bias; s = d/h or head_size
  *           (+ attn.qkv.b            with qkv_bias: Qwen2's q/k/v biases)
  *   q, k rotated by their positions   (rope.c)
  *   a  = causal attention, query head j reading key/value head j / (h/kv_heads)
@@ -47,9 +47,9 @@ llama_attn_shape(const tfm_config *c, const tfm_stack_pass *p)
 	sh.Tk = p->T;
 	sh.h = c->heads;
 	sh.kvh = tfm_config_kv_heads(c);
-	sh.s = c->d_model / c->heads;
+	sh.s = tfm_config_head_size(c);
 	sh.rsq = sh.rsk = sh.rsv = w;
-	sh.rso = c->d_model;
+	sh.rso = tfm_config_q_dim(c);
 	sh.causal = p->causal;
 	sh.lowp = p->packed != NULL;
 	sh.scale = c->attn_scale;	/* Gemma 2; 0 = 1/√s */
@@ -71,9 +71,9 @@ tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,
 	/* queries and keys are adjacent heads: rotate them in one sweep */
 	tfm_rope_apply(a->qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
 				   c->rope_theta, 0);
-	tfm_block_self_attention(a, ws, p, layer, &sh, z.d, z.kvd, z.qw);
+	tfm_block_self_attention(a, ws, p, layer, &sh, z.qd, z.kvd, z.qw);
 	tfm_linear_forward(c->post_norms ? a->x1 : ws->sub_out, a->cat, w->attn_out_w, NULL, z.N,
-					   z.d, z.d, PK(attn_out));
+					   z.qd, z.d, PK(attn_out));
 	if (c->post_norms)
 		tfm_rmsnorm_forward(ws->sub_out, a->ln1_mean, a->x1, w->post_attn_g, z.N, z.d, z.eps);
 	tfm_copy(a->r1, in, z.nd);
@@ -134,10 +134,10 @@ tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
 		tfm_rmsnorm_backward(du, g->post_attn_g, dr1, a->x1, w->post_attn_g, a->ln1_mean, z.N, z.d);
 	}
 	tfm_linear_backward_set(dcat, g->attn_out_w, NULL, c->post_norms ? du : dr1, a->cat,
-							w->attn_out_w, z.N, z.d, z.d, PK(attn_out));
+							w->attn_out_w, z.N, z.qd, z.d, PK(attn_out));
 	tfm_zero(ws->g_qkv, (size_t) z.N * z.qw);
-	tfm_attention_backward(ws->g_qkv, ws->g_qkv + z.d, ws->g_qkv + z.d + z.kvd, dcat, a->probs,
-						   a->qkv, a->qkv + z.d, a->qkv + z.d + z.kvd, &sh, ws->attn_scratch);
+	tfm_attention_backward(ws->g_qkv, ws->g_qkv + z.qd, ws->g_qkv + z.qd + z.kvd, dcat, a->probs,
+						   a->qkv, a->qkv + z.qd, a->qkv + z.qd + z.kvd, &sh, ws->attn_scratch);
 	tfm_rope_apply(ws->g_qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
 				   c->rope_theta, 1);
 	tfm_linear_backward_set(du, g->qkv_w, g->qkv_b, ws->g_qkv, a->u1, w->qkv_w, z.N, z.d, z.qw,

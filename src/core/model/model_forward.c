@@ -44,20 +44,22 @@ dec_len(const tfm_config *c, int T, int Tt)
 }
 
 /*
- * The activations of one block over N rows, in this order: self-attention,
+ * The activations of one block over N rows (qd: the attention's output
+ * width, qkv: its fused projection's), in this order: self-attention,
  * cross-attention over Nx encoder rows (if cross), feed-forward (f1 wide
  * before the activation, f after).
  */
 static void
-carve_block(carver *cv, tfm_block_acts *a, size_t N, size_t d, size_t f1, size_t f,
-			bool hd, bool probs, size_t n_probs, bool cross, size_t Nx, size_t n_cprobs)
+carve_block(carver *cv, tfm_block_acts *a, size_t N, size_t d, size_t qd, size_t qkv,
+			size_t f1, size_t f, bool hd, bool probs, size_t n_probs, bool cross, size_t Nx,
+			size_t n_cprobs)
 {
 	a->u1 = carve(cv, N * d);
 	a->ln1_mean = carve(cv, N);
 	a->ln1_rstd = carve(cv, N);
-	a->qkv = carve(cv, N * 3 * d);
+	a->qkv = carve(cv, N * (qkv > 3 * d ? qkv : 3 * d));
 	a->probs = probs ? carve(cv, n_probs) : NULL;
-	a->cat = carve(cv, N * d);
+	a->cat = carve(cv, N * (qd > d ? qd : d));
 	a->r1 = carve(cv, N * d);
 	a->x1 = carve(cv, N * d);
 	if (cross)
@@ -101,13 +103,16 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 	const int	Tmax = T > Td ? T : Td;
 	const bool	hd = training && c->dropout > 0.0f;
 	const size_t f1 = tfm_config_ff1_width(c);	/* llama: gate | up */
+	const size_t qd = tfm_config_q_dim(c),	/* heads · head size: d unless head_size */
+				qkv = tfm_config_qkv_width(c),
+				dq = qd > d ? qd : d;
 	const size_t V = c->task == TFM_TASK_CLASSIFY ? (size_t) c->n_classes :
 		(c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ? (size_t) c->tgt_vocab : (size_t) c->vocab);
 
 	for (int l = 0; l < c->enc_layers; l++)
-		carve_block(cv, &ws->enc[l], Ne, d, f, f, hd, probs, (size_t) B * h * T * T, false, 0, 0);
+		carve_block(cv, &ws->enc[l], Ne, d, qd, qkv, f, f, hd, probs, (size_t) B * h * T * T, false, 0, 0);
 	for (int l = 0; l < c->dec_layers; l++)
-		carve_block(cv, &ws->dec[l], Nd, d, f1, f, hd, probs, (size_t) B * h * Td * Td,
+		carve_block(cv, &ws->dec[l], Nd, d, qd, qkv, f1, f, hd, probs, (size_t) B * h * Td * Td,
 					c->task == TFM_TASK_SEQ2SEQ, Ne, (size_t) B * h * Td * T);
 	ws->enc_x = carve(cv, Ne * d);
 	ws->dec_x = carve(cv, Nd * d);
@@ -132,7 +137,7 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 	if (c->cls_pre != TFM_CLS_PRE_NONE)
 		ws->pre_out = carve(cv, (size_t) B * d);
 	{
-		tfm_attn_shape sh = {.Tq = Tmax, .Tk = Tmax, .s = (int) (d / h)};
+		tfm_attn_shape sh = {.Tq = Tmax, .Tk = Tmax, .s = tfm_config_head_size(c)};
 
 		ws->attn_scratch = carve(cv, tfm_attention_scratch(&sh, threads));
 	}
@@ -142,10 +147,10 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 		ws->g_b = carve(cv, Nmax * d);
 		ws->g_x = carve(cv, Nmax * d);
 		ws->g_y = carve(cv, Nmax * d);
-		ws->g_t = carve(cv, Nmax * d);
+		ws->g_t = carve(cv, Nmax * dq);
 		ws->g_u = carve(cv, Nmax * d);
 		ws->g_h = carve(cv, Nmax * (f + f1));	/* llama: dh, then d(gate | up) */
-		ws->g_qkv = carve(cv, Nmax * 3 * d);
+		ws->g_qkv = carve(cv, Nmax * (qkv > 3 * d ? qkv : 3 * d));
 		ws->g_ckv = carve(cv, Ne * 2 * d);
 		ws->g_mem = carve(cv, Ne * d);
 	}

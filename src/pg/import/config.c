@@ -585,16 +585,14 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 						TFM_LEN_MAX, p->max_len)));
 		p->max_len = TFM_LEN_MAX;
 	}
-	if (p->heads > 0 && p->d_model % p->heads == 0)
-	{
-		head_dim = jint(c, "head_dim", p->d_model / p->heads, false);
-		if (head_dim != p->d_model / p->heads)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("config.json head_dim %d is not hidden_size / num_attention_heads (%d)",
-							head_dim, p->d_model / p->heads),
-					 errdetail("tfm's attention heads are hidden_size / num_attention_heads wide.")));
-	}
+	/* a head's width: head_dim (Gemma 7B's and Gemma 2's differ from hidden_size / heads) */
+	head_dim = jint(c, "head_dim", 0, false);
+	if (head_dim < 0 || head_dim > TFM_D_MODEL_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json field \"head_dim\" must be between 1 and %d, not %d",
+						TFM_D_MODEL_MAX, head_dim)));
+	p->head_dim = head_dim;
 	adrop = jnum(c, "attention_dropout", 0.0);
 	if (adrop != 0.0)
 		ereport(ERROR,
