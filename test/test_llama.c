@@ -978,6 +978,16 @@ test_qwen2_reference(void)
 	fixture_close(&fx);
 }
 
+/* a family's fixture against its reference.json: within 1e-5, greedy ids equal */
+static void
+fixture_matches(const hf_fixture *fx, const char *label, const char *what)
+{
+	double		worst = check_cases(fx->m, fx->ref, 376, what);
+
+	printf("%s fixture: max |log-prob - PyTorch| = %.3g\n", label, worst);
+	CHECK(worst < 1e-5, "%s log-probabilities differ from PyTorch's by %g", what, worst);
+}
+
 /*
  * The Phi-3 fixture (test/fixtures/hf_phi3, test/reference/hf_phi3_reference.py):
  * fused qkv_proj and gate_up_proj split into tfm's q|k|v and gate|up, untied
@@ -991,7 +1001,6 @@ test_phi3_reference(void)
 		.heads = 4, .max_len = 64, .d_ff = 80, .ln_eps = 1e-5f, .tie = false, .kv_heads = 2,
 	.rope_theta = 10000.0f};
 	hf_fixture	fx;
-	double		worst;
 
 	if (!fixture_open(&fx, "hf_phi3", &p))
 		return;
@@ -999,9 +1008,7 @@ test_phi3_reference(void)
 		  tfm_hf_match(fx.map, "model.layers.1.self_attn.q_proj.weight", 38) == NULL &&
 		  tfm_hf_match(fx.map, "model.layers.0.mlp.gate_up_proj.weight", 38) != NULL,
 		  "phi3 map: the fused names only");
-	worst = check_cases(fx.m, fx.ref, 376, "phi3");
-	printf("Phi-3 fixture: max |log-prob - PyTorch| = %.3g\n", worst);
-	CHECK(worst < 1e-5, "phi3 log-probabilities differ from PyTorch's by %g", worst);
+	fixture_matches(&fx, "Phi-3", "phi3");
 	fixture_close(&fx);
 }
 
@@ -1019,16 +1026,13 @@ test_gemma_reference(void)
 		.heads = 4, .max_len = 128, .d_ff = 96, .ln_eps = 1e-6f, .tie = true, .kv_heads = 1,
 	.rope_theta = 10000.0f, .gemma = true};
 	hf_fixture	fx;
-	double		worst;
 	const tfm_param_info *g;
 
 	if (!fixture_open(&fx, "hf_gemma", &p))
 		return;
 	CHECK(fx.c.gated_act == TFM_GATED_GELU_TANH && fx.c.scale_embeddings == 1 && fx.c.tie,
 		  "gemma config: GeGLU, scaled embeddings, tied head");
-	worst = check_cases(fx.m, fx.ref, 376, "gemma");
-	printf("Gemma fixture: max |log-prob - PyTorch| = %.3g\n", worst);
-	CHECK(worst < 1e-5, "gemma log-probabilities differ from PyTorch's by %g", worst);
+	fixture_matches(&fx, "Gemma", "gemma");
 	g = tfm_model_find(fx.m, "dec.ln_f.g");
 	if (g)
 	{
@@ -1057,8 +1061,7 @@ test_gemma2_reference(void)
 		.rope_theta = 10000.0f, .gemma = true, .gemma2 = true, .attn_scale = 0.20412415f,
 	.attn_softcap = 1.0f, .final_softcap = 1.0f, .head_dim = 16};
 	hf_fixture	fx;
-	double		worst,
-				moved;
+	double		moved;
 
 	if (!fixture_open(&fx, "hf_gemma2", &p))
 		return;
@@ -1067,9 +1070,7 @@ test_gemma2_reference(void)
 	CHECK(fx.c.head_size == 16 && tfm_model_find(fx.m, "dec.0.attn.out.w")->dims[0] == 64 &&
 		  tfm_model_find(fx.m, "dec.0.attn.qkv.w")->dims[1] == 64 + 2 * 32,
 		  "gemma2: heads of head_dim 16");
-	worst = check_cases(fx.m, fx.ref, 376, "gemma2");
-	printf("Gemma 2 fixture: max |log-prob - PyTorch| = %.3g\n", worst);
-	CHECK(worst < 1e-5, "gemma2 log-probabilities differ from PyTorch's by %g", worst);
+	fixture_matches(&fx, "Gemma 2", "gemma2");
 	fx.m->cfg.final_softcap = 0.0f;
 	fx.m->cfg.attn_softcap = 0.0f;
 	moved = check_cases(fx.m, fx.ref, 376, NULL);

@@ -119,28 +119,8 @@ def main():
         "use_cache": True,
         "vocab_size": V,
     }
-    with open(f"{OUT}/config.json", "w") as fh:
-        json.dump(config, fh, indent=2)
-        fh.write("\n")
-    with open(f"{OUT}/tokenizer.json", "w", encoding="utf-8") as fh:
-        json.dump(tok, fh, ensure_ascii=False)
-    L.write_safetensors(f"{OUT}/model.safetensors", [(n, sd[n]) for n in sorted(sd)], {"format": "pt"})
-
-    inputs = [[1], [1, 300, 270, 40, 280], L.encode("the cat sat on the mat.", vocab, merges),
-              [1] + [(7 * i * i + 3) % V for i in range(40)],
-              [1] + L.encode("the cat sat on the mat.", vocab, merges)]
-    assert max(len(i) for i in inputs) + 10 <= WINDOW
-    ref = {"vocab_size": V, "bos_token_id": 1, "eos_token_id": 2}
     L.forward = phi3_forward
-    ref["cases"], gap = L.reference_cases(sd, inputs)
-    with open(f"{OUT}/reference.json", "w") as fh:
-        json.dump(ref, fh, ensure_ascii=False)
-        fh.write("\n")
-    total = sum(os.path.getsize(f"{OUT}/{n}") for n in os.listdir(OUT))
-    print(f"vocab {V}, fixture {total} bytes in {OUT}; smallest top-2 logit gap of a greedy step {gap:.4g}")
-    for c in ref["cases"]:
-        print(c["ids"][:8], "greedy", c["greedy"], "score %.6f" % c["score"])
-
+    L.write_fixture(OUT, config, tok, vocab, merges, sd, window=WINDOW)
 
 if __name__ == "__main__":
     main()

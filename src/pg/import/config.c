@@ -631,10 +631,39 @@ check_architectures(JsonbContainer *c, const char *a1, const char *a2)
 	}
 }
 
+/* the Llama family's model types: their architectures and names in messages */
+typedef struct LlamaType
+{
+	const char *model_type,
+			   *causal_lm,
+			   *base,
+			   *what;
+	LlamaFamily family;
+} LlamaType;
+
+static const LlamaType llama_types[] = {
+	{"llama", "LlamaForCausalLM", "LlamaModel", "Llama", FAMILY_LLAMA},
+	{"qwen2", "Qwen2ForCausalLM", "Qwen2Model", "Qwen2", FAMILY_QWEN2},
+	{"mistral", "MistralForCausalLM", "MistralModel", "Mistral", FAMILY_MISTRAL},
+	{"phi3", "Phi3ForCausalLM", "Phi3Model", "Phi-3", FAMILY_PHI3},
+	{"gemma", "GemmaForCausalLM", "GemmaModel", "Gemma", FAMILY_GEMMA},
+	{"gemma2", "Gemma2ForCausalLM", "Gemma2Model", "Gemma 2", FAMILY_GEMMA2},
+};
+
+static const LlamaType *
+llama_family(const char *model_type)
+{
+	for (size_t i = 0; i < lengthof(llama_types); i++)
+		if (strcmp(model_type, llama_types[i].model_type) == 0)
+			return &llama_types[i];
+	return NULL;
+}
+
 void
 tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 {
 	JsonbContainer *c = &config->root;
+	const LlamaType *fam;
 	char	   *type;
 	const char *what = NULL;
 	const char *bad;
@@ -664,41 +693,11 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 				   TFM_HF_DISTILBERT, single_architecture(c));
 		what = type;
 	}
-	else if (strcmp(type, "llama") == 0)
+	else if ((fam = llama_family(type)) != NULL)
 	{
-		check_architectures(c, "LlamaForCausalLM", "LlamaModel");
-		parse_llama(c, out, FAMILY_LLAMA);
-		what = "Llama";
-	}
-	else if (strcmp(type, "qwen2") == 0)
-	{
-		check_architectures(c, "Qwen2ForCausalLM", "Qwen2Model");
-		parse_llama(c, out, FAMILY_QWEN2);
-		what = "Qwen2";
-	}
-	else if (strcmp(type, "mistral") == 0)
-	{
-		check_architectures(c, "MistralForCausalLM", "MistralModel");
-		parse_llama(c, out, FAMILY_MISTRAL);
-		what = "Mistral";
-	}
-	else if (strcmp(type, "phi3") == 0)
-	{
-		check_architectures(c, "Phi3ForCausalLM", "Phi3Model");
-		parse_llama(c, out, FAMILY_PHI3);
-		what = "Phi-3";
-	}
-	else if (strcmp(type, "gemma") == 0)
-	{
-		check_architectures(c, "GemmaForCausalLM", "GemmaModel");
-		parse_llama(c, out, FAMILY_GEMMA);
-		what = "Gemma";
-	}
-	else if (strcmp(type, "gemma2") == 0)
-	{
-		check_architectures(c, "Gemma2ForCausalLM", "Gemma2Model");
-		parse_llama(c, out, FAMILY_GEMMA2);
-		what = "Gemma 2";
+		check_architectures(c, fam->causal_lm, fam->base);
+		parse_llama(c, out, fam->family);
+		what = fam->what;
 	}
 	else
 		ereport(ERROR,
