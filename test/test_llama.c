@@ -206,6 +206,39 @@ test_swiglu(void)
 	free(c.hg); free(c.out); free(c.R); free(dhg);
 }
 
+/* ---- GeGLU (Gemma) ---- */
+static double
+gg_loss(void *p)
+{
+	sw_ctx	   *c = p;
+
+	tfm_geglu_forward(c->out, c->hg, c->N, c->f);
+	return dot(c->out, c->R, (size_t) c->N * c->f);
+}
+
+static void
+test_geglu(int N)
+{
+	sw_ctx		c = {N, 7};
+	float	   *dhg;
+
+	c.hg = randn((size_t) c.N * 2 * c.f, 2);
+	c.out = zeros((size_t) c.N * c.f);
+	c.R = randn((size_t) c.N * c.f, 1);
+	gg_loss(&c);
+	{
+		double		g = c.hg[2 * c.f + 3],
+					u = c.hg[2 * c.f + c.f + 3],
+					gelu = 0.5 * g * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (g + 0.044715 * g * g * g)));
+
+		CHECK(fabs(c.out[c.f + 3] - gelu * u) < 1e-5, "geglu value");
+	}
+	dhg = randn((size_t) c.N * 2 * c.f, 5);	/* overwritten */
+	tfm_geglu_backward(dhg, c.R, c.hg, c.N, c.f);
+	check_fd("geglu", gg_loss, &c, c.hg, dhg, (size_t) c.N * 2 * c.f, 0, H, ATOL, RTOL);
+	free(c.hg); free(c.out); free(c.R); free(dhg);
+}
+
 /* ---- grouped-query attention ---- */
 typedef struct
 {
@@ -299,10 +332,127 @@ test_gqa(int h, int kvh, int T)
 	free(qkv); free(dqkv); free(c.out); free(c.probs); free(c.scratch); free(c.R);
 }
 
+/*
+ * Gemma 2's attention: scores scaled by attn_scale and soft-capped,
+ * S' = c·tanh(S/c), before the softmax; values against a direct
+ * computation, gradients by finite differences (T 70: the row blocks)
+ */
+static void
+test_softcap_attention(int T)
+{
+	gq_ctx		c;
+	int			B = 2,
+				h = 4,
+				kvh = 2,
+				s = 4,
+				d = h * s,
+				kvd = kvh * s,
+				w = d + 2 * kvd;
+	float	   *qkv,
+			   *dqkv;
+	double		worst = 0.0;
+	char		name[64];
+
+	memset(&c, 0, sizeof(c));
+	c.sh.B = B;
+	c.sh.Tq = c.sh.Tk = T;
+	c.sh.h = h;
+	c.sh.kvh = kvh;
+	c.sh.s = s;
+	c.sh.causal = 1;
+	c.sh.rsq = c.sh.rsk = c.sh.rsv = w;
+	c.sh.rso = d;
+	c.sh.scale = 0.7f;
+	c.sh.softcap = 1.5f;		/* scores reach ±5: the cap binds */
+	c.nout = (size_t) B * T * d;
+	qkv = randn((size_t) B * T * w, 1);
+	c.q = qkv;
+	c.k = qkv + d;
+	c.v = qkv + d + kvd;
+	c.out = zeros(c.nout);
+	c.probs = zeros((size_t) B * h * T * T);
+	c.scratch = zeros(tfm_attention_scratch(&c.sh, tfm_get_threads()));
+	c.R = randn(c.nout, 1);
+	gq_loss(&c);
+	/* batch 1, query head 3 (key/value head 1), every row, directly */
+	for (int t = 0; t < T; t++)
+	{
+		double		sc[80],
+					mx = -1e30,
+					sum = 0.0;
+		const float *qr = qkv + ((size_t) T + t) * w + 3 * s;
+
+		for (int j = 0; j <= t; j++)
+		{
+			const float *kr = qkv + ((size_t) T + j) * w + d + 1 * s;
+			double		dotp = 0.0;
+
+			for (int i = 0; i < s; i++)
+				dotp += (double) qr[i] * kr[i];
+			sc[j] = 1.5 * tanh(0.7 * dotp / 1.5);
+			mx = fmax(mx, sc[j]);
+		}
+		for (int j = 0; j <= t; j++)
+			sum += exp(sc[j] - mx);
+		for (int i = 0; i < s; i++)
+		{
+			double		o = 0.0;
+
+			for (int j = 0; j <= t; j++)
+				o += exp(sc[j] - mx) / sum * qkv[((size_t) T + j) * w + d + kvd + 1 * s + i];
+			worst = fmax(worst, fabs(o - c.out[((size_t) T + t) * d + 3 * s + i]));
+		}
+	}
+	CHECK(worst < 1e-5, "soft-capped attention differs from the direct computation by %g", worst);
+	dqkv = zeros((size_t) B * T * w);
+	tfm_attention_backward(dqkv, dqkv + d, dqkv + d + kvd, c.R, c.probs, c.q, c.k, c.v,
+						   &c.sh, c.scratch);
+	snprintf(name, sizeof(name), "soft-capped attention T=%d", T);
+	check_fd(name, gq_loss, &c, qkv, dqkv, (size_t) B * T * w, 400, H, ATOL, RTOL);
+	free(qkv); free(dqkv); free(c.out); free(c.probs); free(c.scratch); free(c.R);
+}
+
+/* ---- Gemma 2's final soft cap ---- */
+typedef struct
+{
+	float	   *x,
+			   *y,
+			   *R;
+	size_t		n;
+} cap_ctx;
+
+static double
+cap_loss(void *p)
+{
+	cap_ctx    *c = p;
+
+	memcpy(c->y, c->x, sizeof(float) * c->n);
+	tfm_softcap_forward(c->y, c->n, 3.0f);
+	return dot(c->y, c->R, c->n);
+}
+
+static void
+test_softcap(void)
+{
+	cap_ctx		c = {.n = 50};
+	float	   *g;
+
+	c.x = randn(c.n, 4);		/* values to ±10: the cap binds */
+	c.y = zeros(c.n);
+	c.R = randn(c.n, 1);
+	cap_loss(&c);
+	CHECK(fabs(c.y[7] - 3.0 * tanh(c.x[7] / 3.0)) < 1e-6, "soft cap value");
+	g = zeros(c.n);
+	memcpy(g, c.R, sizeof(float) * c.n);
+	tfm_softcap_backward(g, c.y, c.n, 3.0f);
+	check_fd("final soft cap", cap_loss, &c, c.x, g, c.n, 0, H, ATOL, RTOL);
+	free(c.x); free(c.y); free(c.R); free(g);
+}
+
 /* ---- a whole tiny Llama ---- */
 static tfm_config
-tiny_config(int tie, int qkv_bias)
-{
+tiny_config(int tie, int qkv_bias, int gemma)
+{	/* gemma: 1 Gemma, 2 Gemma 2, 3 Gemma 2 with heads wider than d / heads */
 	tfm_config	c;
 
 	tfm_config_defaults(&c, TFM_TASK_LM);
@@ -320,6 +470,23 @@ tiny_config(int tie, int qkv_bias)
 	c.ln_eps = 1e-6f;
 	c.rope_theta = 10000.0f;
 	c.qkv_bias = qkv_bias;		/* Qwen2 */
+	if (gemma)
+	{
+		/* Gemma: GeGLU, embeddings ·√d, one key/value head */
+		c.gated_act = TFM_GATED_GELU_TANH;
+		c.scale_embeddings = 1;
+		c.kv_heads = 1;
+	}
+	if (gemma == 3)
+		c.head_size = 6;		/* q 24 wide, k and v 6 */
+	if (gemma >= 2)
+	{
+		/* Gemma 2: norms after both sub-layers, scaled and soft-capped scores, capped logits */
+		c.post_norms = 1;
+		c.attn_scale = 0.4f;
+		c.attn_softcap = 1.0f;
+		c.final_softcap = 2.0f;
+	}
 	return c;
 }
 
@@ -340,9 +507,9 @@ md_loss(void *p)
 }
 
 static void
-test_model(int tie, int qkv_bias)
+test_model(int tie, int qkv_bias, int gemma)
 {
-	tfm_config	cfg = tiny_config(tie, qkv_bias);
+	tfm_config	cfg = tiny_config(tie, qkv_bias, gemma);
 	const char *bad = tfm_config_check(&cfg);
 	tfm_model  *m;
 	int32_t		in[2 * 7],
@@ -378,7 +545,8 @@ test_model(int tie, int qkv_bias)
 	{
 		char		name[80];
 
-		snprintf(name, sizeof(name), "llama tie=%d qkv_bias=%d %s", tie, qkv_bias, m->info[i].name);
+		snprintf(name, sizeof(name), "llama tie=%d qkv_bias=%d gemma=%d %s", tie, qkv_bias, gemma,
+				 m->info[i].name);
 		check_fd(name, md_loss, &c, m->params + m->info[i].offset, m->grads + m->info[i].offset,
 				 m->info[i].size, 60, H, ATOL, RTOL);
 	}
@@ -516,7 +684,7 @@ fixture_open(hf_fixture *fx, const char *dir, const tfm_hf_params *p)
 	CHECK(tfm_hf_config(&fx->c, p) == NULL, "%s config", dir);
 	CHECK(tfm_st_parse(&fx->f, fx->w, len, &se) == TFM_OK, "safetensors: %s", se.msg);
 	fx->m = tfm_model_create(&fx->c);
-	fx->map = tfm_hf_map_create(TFM_HF_LLAMA, &fx->c);
+	fx->map = tfm_hf_map_create(p->arch, &fx->c);
 	load_all(fx->m, fx->map, fx->f, fx->w);
 	return true;
 }
@@ -810,6 +978,106 @@ test_qwen2_reference(void)
 	fixture_close(&fx);
 }
 
+/* a family's fixture against its reference.json: within 1e-5, greedy ids equal */
+static void
+fixture_matches(const hf_fixture *fx, const char *label, const char *what)
+{
+	double		worst = check_cases(fx->m, fx->ref, 376, what);
+
+	printf("%s fixture: max |log-prob - PyTorch| = %.3g\n", label, worst);
+	CHECK(worst < 1e-5, "%s log-probabilities differ from PyTorch's by %g", what, worst);
+}
+
+/*
+ * The Phi-3 fixture (test/fixtures/hf_phi3, test/reference/hf_phi3_reference.py):
+ * fused qkv_proj and gate_up_proj split into tfm's q|k|v and gate|up, untied
+ * head; log-probabilities within 1e-5 of PyTorch's, greedy ids through the cache.
+ */
+static void
+test_phi3_reference(void)
+{
+	/* the fixture's config.json: d 48, 2 layers, 4 heads, 2 kv heads, f 80, untied */
+	tfm_hf_params p = {.arch = TFM_HF_PHI3, .vocab = 376, .d_model = 48, .layers = 2,
+		.heads = 4, .max_len = 64, .d_ff = 80, .ln_eps = 1e-5f, .tie = false, .kv_heads = 2,
+	.rope_theta = 10000.0f};
+	hf_fixture	fx;
+
+	if (!fixture_open(&fx, "hf_phi3", &p))
+		return;
+	CHECK(tfm_hf_match(fx.map, "model.layers.1.self_attn.qkv_proj.weight", 40) != NULL &&
+		  tfm_hf_match(fx.map, "model.layers.1.self_attn.q_proj.weight", 38) == NULL &&
+		  tfm_hf_match(fx.map, "model.layers.0.mlp.gate_up_proj.weight", 38) != NULL,
+		  "phi3 map: the fused names only");
+	fixture_matches(&fx, "Phi-3", "phi3");
+	fixture_close(&fx);
+}
+
+/*
+ * The Gemma fixture (test/fixtures/hf_gemma, test/reference/hf_gemma_reference.py):
+ * GeGLU, embeddings ·√d, RMSNorm gains stored as 1 + w, one key/value head,
+ * tied head; log-probabilities within 1e-5 of PyTorch's, greedy ids through
+ * the cache.  Without the +1 (the gains as the file stores them) the model
+ * is another.
+ */
+static void
+test_gemma_reference(void)
+{
+	tfm_hf_params p = {.arch = TFM_HF_LLAMA, .vocab = 376, .d_model = 48, .layers = 2,
+		.heads = 4, .max_len = 128, .d_ff = 96, .ln_eps = 1e-6f, .tie = true, .kv_heads = 1,
+	.rope_theta = 10000.0f, .gemma = true};
+	hf_fixture	fx;
+	const tfm_param_info *g;
+
+	if (!fixture_open(&fx, "hf_gemma", &p))
+		return;
+	CHECK(fx.c.gated_act == TFM_GATED_GELU_TANH && fx.c.scale_embeddings == 1 && fx.c.tie,
+		  "gemma config: GeGLU, scaled embeddings, tied head");
+	fixture_matches(&fx, "Gemma", "gemma");
+	g = tfm_model_find(fx.m, "dec.ln_f.g");
+	if (g)
+	{
+		double		moved;
+
+		for (size_t i = 0; i < g->size; i++)
+			fx.m->params[g->offset + i] -= 1.0f;
+		moved = check_cases(fx.m, fx.ref, 376, NULL);
+		CHECK(moved > 1e-2, "the final norm's gains without +1 move the log-probabilities by only %g", moved);
+	}
+	fixture_close(&fx);
+}
+
+/*
+ * The Gemma 2 fixture (test/fixtures/hf_gemma2, test/reference/hf_gemma2_reference.py):
+ * Gemma's with four norms a layer, scores scaled by query_pre_attn_scalar^-½
+ * and soft-capped at 1, logits capped at 1, heads 16 wide (not 48 / 4), so
+ * q|k|v is 48 × 128 and attn.out.w 64 × 48; log-probabilities within 1e-5 of
+ * PyTorch's, greedy ids through the cache.  Without the caps it is another model.
+ */
+static void
+test_gemma2_reference(void)
+{
+	tfm_hf_params p = {.arch = TFM_HF_LLAMA, .vocab = 376, .d_model = 48, .layers = 2,
+		.heads = 4, .max_len = 64, .d_ff = 96, .ln_eps = 1e-6f, .tie = true, .kv_heads = 2,
+		.rope_theta = 10000.0f, .gemma = true, .gemma2 = true, .attn_scale = 0.20412415f,
+	.attn_softcap = 1.0f, .final_softcap = 1.0f, .head_dim = 16};
+	hf_fixture	fx;
+	double		moved;
+
+	if (!fixture_open(&fx, "hf_gemma2", &p))
+		return;
+	CHECK(fx.c.post_norms == 1 && tfm_model_find(fx.m, "dec.1.post_ff.g") != NULL,
+		  "gemma2 config: four norms a layer");
+	CHECK(fx.c.head_size == 16 && tfm_model_find(fx.m, "dec.0.attn.out.w")->dims[0] == 64 &&
+		  tfm_model_find(fx.m, "dec.0.attn.qkv.w")->dims[1] == 64 + 2 * 32,
+		  "gemma2: heads of head_dim 16");
+	fixture_matches(&fx, "Gemma 2", "gemma2");
+	fx.m->cfg.final_softcap = 0.0f;
+	fx.m->cfg.attn_softcap = 0.0f;
+	moved = check_cases(fx.m, fx.ref, 376, NULL);
+	CHECK(moved > 1e-2, "without the soft caps the log-probabilities move by only %g", moved);
+	fixture_close(&fx);
+}
+
 /* ---- SentencePiece-style BPE: hostile bytes round-trip, never crash ---- */
 static void
 test_spiece(void)
@@ -914,17 +1182,28 @@ main(void)
 		test_rope(0);
 		test_rope(1);
 		test_swiglu();
+		test_geglu(4);
+		test_geglu(40);			/* rows over the threads */
 		test_gqa(4, 2, 5);
 		test_gqa(4, 1, 5);
 		test_gqa(6, 3, 70);		/* causal row blocks */
 		test_gqa(2, 2, 3);		/* no grouping, fewer than PANEL_MIN queries */
-		test_model(1, 0);
-		test_model(0, 0);
-		test_model(1, 1);		/* Qwen2: q/k/v biases, their gradients too */
+		test_model(1, 0, 0);
+		test_model(0, 0, 0);
+		test_model(1, 1, 0);	/* Qwen2: q/k/v biases, their gradients too */
+		test_model(1, 0, 1);	/* Gemma: GeGLU, scaled embeddings, multi-query */
+		test_model(1, 0, 2);	/* Gemma 2: and post-norms, soft caps, attn_scale */
+		test_model(0, 0, 3);	/* and head_size 6, not d / heads = 4 */
+		test_softcap_attention(5);
+		test_softcap_attention(70);
+		test_softcap();
 	}
 	tfm_set_threads(2);
 	test_reference();
 	test_qwen2_reference();
+	test_phi3_reference();
+	test_gemma_reference();
+	test_gemma2_reference();
 	test_spiece();
 	return check_summary("test_llama");
 }

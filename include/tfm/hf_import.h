@@ -14,7 +14,9 @@
  * BERT family (bert, roberta, distilbert: base encoders and their
  * ...ForSequenceClassification heads) as tfm classifiers, and Llama
  * (LlamaForCausalLM; also Qwen2ForCausalLM, a Llama with q/k/v biases,
- * and MistralForCausalLM, whose sliding window the SQL layer checks).
+ * MistralForCausalLM, whose sliding window the SQL layer checks,
+ * Phi3ForCausalLM with its fused projections, GemmaForCausalLM and
+ * Gemma2ForCausalLM).
  */
 #ifndef TFM_HF_IMPORT_H
 #define TFM_HF_IMPORT_H
@@ -31,7 +33,8 @@ typedef enum tfm_hf_arch
 	TFM_HF_BERT = 2,
 	TFM_HF_ROBERTA = 3,
 	TFM_HF_DISTILBERT = 4,
-	TFM_HF_LLAMA = 5			/* LlamaForCausalLM (SmolLM, TinyLlama) */
+	TFM_HF_LLAMA = 5,			/* LlamaForCausalLM (SmolLM, TinyLlama) */
+	TFM_HF_PHI3 = 6				/* Phi3ForCausalLM: Llama's with q/k/v and gate/up fused */
 } tfm_hf_arch;
 
 /* what a config.json says, in the units tfm needs (filled by the caller) */
@@ -59,6 +62,12 @@ typedef struct tfm_hf_params
 	int			kv_heads;		/* num_key_value_heads */
 	float		rope_theta;
 	bool		qkv_bias;		/* Qwen2 (model_type qwen2): q/k/v_proj have biases */
+	int			head_dim;		/* a head's width; 0 = d_model / heads */
+	bool		gemma;			/* Gemma: GeGLU, embeddings ·√d, RMSNorm gains 1 + w */
+	bool		gemma2;			/* Gemma 2 (with gemma): four norms a layer, and */
+	float		attn_scale;		/* query_pre_attn_scalar^-½ */
+	float		attn_softcap;	/* attn_logit_softcapping, 0 = none */
+	float		final_softcap;	/* final_logit_softcapping, 0 = none */
 } tfm_hf_params;
 
 /* what becomes of a checkpoint tensor */
@@ -70,8 +79,9 @@ typedef enum tfm_hf_use
 	TFM_HF_BUFFER,				/* a non-parameter buffer: shape checked, values ignored */
 	TFM_HF_SLICE,				/* nn.Linear (out, in) transposed into columns col0.. of
 								 * an (in, wider) target, or a bias into col0.. (q/k/v) */
-	TFM_HF_TRANSPOSE_COLS		/* (a, b) stored as columns col0 .. col0+a-1 of a (b, n)
+	TFM_HF_TRANSPOSE_COLS,		/* (a, b) stored as columns col0 .. col0+a-1 of a (b, n)
 								 * tfm tensor (Llama's q/k/v and gate/up, fused) */
+	TFM_HF_COPY_PLUS1			/* values + 1 (Gemma's RMSNorm computes x·(1 + w)) */
 } tfm_hf_use;
 
 typedef struct tfm_hf_entry

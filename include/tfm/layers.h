@@ -152,6 +152,9 @@ typedef struct tfm_attn_shape
 	uint64_t	key;
 	int			kvh;			/* key/value heads (grouped-query); 0 = h */
 	bool		lowp;			/* a bf16/int8 pass: the faster softmax may be taken */
+	float		scale;			/* the scores' scale; 0 = 1/√s */
+	float		softcap;		/* scores c·tanh(S/c) before the softmax (Gemma 2); 0 none;
+								 * only without dropout */
 } tfm_attn_shape;
 
 size_t		tfm_attention_scratch(const tfm_attn_shape *sh, int threads);

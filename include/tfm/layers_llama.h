@@ -6,6 +6,8 @@
  *   RMSNorm   y = g ⊙ x / √(mean(x²) + eps)            (rmsnorm.c)
  *   rotary    Hugging Face's rotate_half convention       (rope.c)
  *   SwiGLU    h = silu(gate) ⊙ up                         (swiglu.c)
+ *   GeGLU     h = gelu_tanh(gate) ⊙ up                    (geglu.c, Gemma)
+ *   soft cap  z = c·tanh(z/c)                             (softcap.c, Gemma 2)
  */
 #ifndef TFM_LAYERS_LLAMA_H
 #define TFM_LAYERS_LLAMA_H
@@ -40,5 +42,18 @@ void		tfm_rope_apply(float *x, int N, int nh, int s, ptrdiff_t rs,
 void		tfm_swiglu_forward(float *out, const float *hg, int N, int f);
 /* dhg (N, 2f) receives (=) the gradient of [gate | up] from dout (N, f) */
 void		tfm_swiglu_backward(float *dhg, const float *dout, const float *hg, int N, int f);
+
+/* ---- GeGLU (geglu.c): as SwiGLU with GELU's tanh form for silu ---- */
+
+void		tfm_geglu_forward(float *out, const float *hg, int N, int f);
+/* dhg (N, 2f) receives (=) the gradient of [gate | up] from dout (N, f) */
+void		tfm_geglu_backward(float *dhg, const float *dout, const float *hg, int N, int f);
+
+/* ---- soft cap (softcap.c): cap 0 leaves the values as they are ---- */
+
+/* x ← cap·tanh(x/cap), in place */
+void		tfm_softcap_forward(float *x, size_t n, float cap);
+/* g ← g ⊙ (1 − (y/cap)²): y the capped values, g the gradient of y becoming x's */
+void		tfm_softcap_backward(float *g, const float *y, size_t n, float cap);
 
 #endif							/* TFM_LAYERS_LLAMA_H */

@@ -84,6 +84,8 @@
 #define TFM_JOB_BATCH_MIN     1
 #define TFM_JOB_BATCH_DEFAULT 256
 #define TFM_JOB_BATCH_MAX     4096
+/* Gemma 2's soft caps of attention scores and output logits (c·tanh(x/c)) */
+#define TFM_SOFTCAP_MAX     1e4		/* compared as a float; 0 = no cap */
 
 /* a SentencePiece Unigram tokenizer.json (tok_unigram.c): normalizers in its
  * Sequence, bytes of a precompiled_charsmap, bytes of a Replace / Prepend

@@ -42,6 +42,13 @@ typedef enum tfm_positions
 	TFM_POS_ROPE = 2			/* rotary, applied to queries and keys (llama) */
 } tfm_positions;
 
+/* a llama block's gated feed-forward: act(gate) ⊙ up */
+typedef enum tfm_gated_act
+{
+	TFM_GATED_SILU = 0,			/* SwiGLU (Llama, Qwen2, Mistral, Phi-3) */
+	TFM_GATED_GELU_TANH = 1		/* GeGLU with GELU's tanh form (Gemma) */
+} tfm_gated_act;
+
 /* block architecture: tfm's own, or Llama's (layers_llama.h, llama_block.c) */
 typedef enum tfm_arch
 {
@@ -83,6 +90,14 @@ typedef struct tfm_config
 	int			kv_heads;		/* key/value heads; 0 = heads */
 	float		rope_theta;		/* rotary base (positions rope) */
 	int			qkv_bias;		/* llama: q/k/v projections have a bias (Qwen2) */
+	int			gated_act;		/* llama: the gate's activation, tfm_gated_act (Gemma: GeGLU) */
+	/* Gemma 2 (llama blocks); 0 everywhere = none of it */
+	int			post_norms;		/* RMSNorm (post_attn.g, post_ff.g) on the attention's and the
+								 * feed-forward's outputs before their residual sums */
+	float		attn_scale;		/* the attention scores' scale; 0 = 1/√(head size) */
+	float		attn_softcap;	/* scores c·tanh(s/c) before the softmax; 0 none */
+	float		final_softcap;	/* output logits c·tanh(z/c); 0 none */
+	int			head_size;		/* llama: a head's width; 0 = d_model / heads (Gemma's head_dim) */
 	/* BERT-family encoders (classify only); 0 everywhere = tfm's own encoder */
 	int			type_vocab;		/* rows of type_emb; type 0 is added to every position */
 	int			emb_norm;		/* layer norm emb_ln on the summed embeddings */
@@ -90,7 +105,7 @@ typedef struct tfm_config
 	int			cls_pre;		/* tfm_cls_pre: a dense layer between pooling and cls */
 } tfm_config;
 
-/* key/value heads, their width, and the fused Q|K|V projection's width */
+/* key/value heads, a head's width, the queries' and the keys' widths, and the fused Q|K|V projection's width */
 static inline int
 tfm_config_kv_heads(const tfm_config *c)
 {
@@ -98,15 +113,28 @@ tfm_config_kv_heads(const tfm_config *c)
 }
 
 static inline int
+tfm_config_head_size(const tfm_config *c)
+{
+	return c->head_size > 0 ? c->head_size : c->d_model / c->heads;
+}
+
+/* heads · head size: d_model unless head_size says otherwise (the attention's output width) */
+static inline int
+tfm_config_q_dim(const tfm_config *c)
+{
+	return c->head_size > 0 ? c->heads * c->head_size : c->d_model;
+}
+
+static inline int
 tfm_config_kv_dim(const tfm_config *c)
 {
-	return tfm_config_kv_heads(c) * (c->d_model / c->heads);
+	return tfm_config_kv_heads(c) * tfm_config_head_size(c);
 }
 
 static inline int
 tfm_config_qkv_width(const tfm_config *c)
 {
-	return c->d_model + 2 * tfm_config_kv_dim(c);
+	return tfm_config_q_dim(c) + 2 * tfm_config_kv_dim(c);
 }
 
 /* the first feed-forward projection's width: Llama's is gate | up */
@@ -164,6 +192,8 @@ typedef struct tfm_block_w
 			   *ff2_b,			/* (d) */
 			   *ln2_g,
 			   *ln2_b;			/* (d) */
+	float	   *post_attn_g,
+			   *post_ff_g;		/* (d) llama blocks with post_norms (Gemma 2) */
 } tfm_block_w;
 
 /* pointers to all tensors of a model (parameters, or their gradients) */

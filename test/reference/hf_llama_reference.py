@@ -292,6 +292,35 @@ def write_safetensors(path, tensors, metadata=None):
             f.write(b)
 
 
+def write_fixture(out, config, tok, vocab, merges, sd, head=None, window=None):
+    """A family's fixture (hf_phi3/gemma/gemma2_reference.py) in out:
+    config.json, tokenizer.json, model.safetensors (sd, sorted by name) and
+    reference.json over the Qwen2 fixture's five inputs (the last the text
+    "the cat sat on the mat." after <s>) through the module's forward as the
+    caller set it; head: the tied head's weights, if lm_head.weight is not
+    in sd; window: every input and its continuation must fit in it"""
+    V = len(vocab)
+    with open(f"{out}/config.json", "w") as fh:
+        json.dump(config, fh, indent=2)
+        fh.write("\n")
+    with open(f"{out}/tokenizer.json", "w", encoding="utf-8") as fh:
+        json.dump(tok, fh, ensure_ascii=False)
+    write_safetensors(f"{out}/model.safetensors", [(n, sd[n]) for n in sorted(sd)], {"format": "pt"})
+    inputs = [[1], [1, 300, 270, 40, 280], encode("the cat sat on the mat.", vocab, merges),
+              [1] + [(7 * i * i + 3) % V for i in range(40)],
+              [1] + encode("the cat sat on the mat.", vocab, merges)]
+    assert window is None or max(len(i) for i in inputs) + 10 <= window
+    ref = {"vocab_size": V, "bos_token_id": 1, "eos_token_id": 2}
+    ref["cases"], gap = reference_cases(sd if head is None else dict(sd, **{"lm_head.weight": head}), inputs)
+    with open(f"{out}/reference.json", "w") as fh:
+        json.dump(ref, fh, ensure_ascii=False)
+        fh.write("\n")
+    total = sum(os.path.getsize(f"{out}/{n}") for n in os.listdir(out))
+    print(f"vocab {V}, fixture {total} bytes in {out}; smallest top-2 logit gap of a greedy step {gap:.4g}")
+    for c in ref["cases"]:
+        print(c["ids"][:8], "greedy", c["greedy"], "score %.6f" % c["score"])
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     tok, vocab, merges = make_tokenizer()

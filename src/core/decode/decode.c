@@ -61,7 +61,7 @@ static bool
 reserve_kv_scratch(tfm_decoder *d)
 {
 	const tfm_config *c = &d->m->cfg;
-	tfm_attn_shape sh = {.Tq = d->nmax, .Tk = d->cap, .s = c->d_model / c->heads};
+	tfm_attn_shape sh = {.Tq = d->nmax, .Tk = d->cap, .s = tfm_config_head_size(c)};
 	int			threads = tfm_get_threads();
 	float	   *sc;
 
@@ -87,7 +87,7 @@ tfm_decoder_bytes(const tfm_config *c, int B, int cap, int nmax, int Ts, bool lo
 				b = B,
 				z = 16 * sizeof(float);	/* zalloc's slack */
 	bool		s2s = c->task == TFM_TASK_SEQ2SEQ;
-	tfm_attn_shape sh = {.Tq = nmax, .Tk = cap, .s = c->d_model / c->heads};
+	tfm_attn_shape sh = {.Tq = nmax, .Tk = cap, .s = tfm_config_head_size(c)};
 	size_t		bytes,
 				kv_row = (size_t) cap * kvd * sizeof(float),
 				mem_row = (size_t) (s2s ? Ts : 0) * dm * sizeof(float);
@@ -326,7 +326,9 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 				/* rotary: the blocks rotate queries and keys by d->pos */
 				d->ids_row[0] = row[t];
 				(void) tfm_embedding_forward(ws->dec_x + ((size_t) b * n + t) * dm, d->ids_row,
-											 tok, V, NULL, 1.0f, 1, 1, dm, 0);
+											 tok, V, NULL,
+											 c->scale_embeddings ? sqrtf((float) dm) : 1.0f,
+											 1, 1, dm, 0);
 				continue;
 			}
 			if (c->positions == TFM_POS_LEARNED && p0 >= c->max_len)
@@ -381,6 +383,7 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 	}
 	else
 		tfm_linear_forward(logits, d->last, m->w.out_w, NULL, B, dm, V, pw ? pw->head : NULL);
+	tfm_softcap_forward(logits, (size_t) B * V, c->final_softcap);
 	return 0;
 }
 

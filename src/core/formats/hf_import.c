@@ -52,10 +52,11 @@
  * name but lm_head.weight may carry the "model." prefix:
  *   embed_tokens.weight (V, d)                 -> tok_emb
  *   layers.N.input_layernorm.weight (d)        -> dec.N.ln1.g
- *   layers.N.self_attn.q_proj.weight (h·s, d)  -> dec.N.attn.qkv.w columns [0, d)
- *   layers.N.self_attn.k_proj.weight (kv·s, d) -> columns [d, d + kv·s)
- *   layers.N.self_attn.v_proj.weight (kv·s, d) -> columns [d + kv·s, d + 2·kv·s)
- *   layers.N.self_attn.o_proj.weight (d, d)    -> dec.N.attn.out.w, transposed
+ *   layers.N.self_attn.q_proj.weight (h·s, d)  -> dec.N.attn.qkv.w columns [0, h·s)
+ *   layers.N.self_attn.k_proj.weight (kv·s, d) -> columns [h·s, h·s + kv·s)
+ *   layers.N.self_attn.v_proj.weight (kv·s, d) -> columns [h·s + kv·s, h·s + 2·kv·s)
+ *   layers.N.self_attn.o_proj.weight (d, h·s)  -> dec.N.attn.out.w, transposed
+ *   (s: head_dim, d / h unless the config says otherwise)
  *   layers.N.post_attention_layernorm.weight   -> dec.N.ln2.g
  *   layers.N.mlp.gate_proj.weight (f, d)       -> dec.N.ff1.w columns [0, f)
  *   layers.N.mlp.up_proj.weight (f, d)         -> dec.N.ff1.w columns [f, 2f)
@@ -69,6 +70,19 @@
  *   layers.N.self_attn.k_proj.bias (kv·s)      -> [d, d + kv·s)
  *   layers.N.self_attn.v_proj.bias (kv·s)      -> [d + kv·s, d + 2·kv·s)
  * Mistral (MistralForCausalLM): Llama's names exactly.
+ * Phi-3 (Phi3ForCausalLM, TFM_HF_PHI3): Llama's, but q/k/v and gate/up fused,
+ * in tfm's own order:
+ *   layers.N.self_attn.qkv_proj.weight (d + 2·kv·s, d) -> dec.N.attn.qkv.w, transposed
+ *   layers.N.mlp.gate_up_proj.weight (2f, d)            -> dec.N.ff1.w, transposed
+ * Gemma (GemmaForCausalLM, gemma): Llama's names; its RMSNorm computes
+ * x·(1 + w), so every norm weight is stored plus 1 (input_layernorm,
+ * post_attention_layernorm, norm); the head is tied.
+ * Gemma 2 (Gemma2ForCausalLM, post_norms): Gemma's, but four norms a layer,
+ * post_attention_layernorm now on the attention's output:
+ *   layers.N.input_layernorm.weight            -> dec.N.ln1.g (plus 1)
+ *   layers.N.post_attention_layernorm.weight   -> dec.N.post_attn.g (plus 1)
+ *   layers.N.pre_feedforward_layernorm.weight  -> dec.N.ln2.g (plus 1)
+ *   layers.N.post_feedforward_layernorm.weight -> dec.N.post_ff.g (plus 1)
  */
 #include <math.h>
 #include <stdio.h>
@@ -124,18 +138,21 @@ refuse(const char *fmt, const char *a, const char *b)
 static const char *
 check_params(const tfm_hf_params *p, const hf_keys *k)
 {
-	bool		bert = p->arch != TFM_HF_GPT2 && p->arch != TFM_HF_LLAMA;
+	bool		llama = p->arch == TFM_HF_LLAMA || p->arch == TFM_HF_PHI3;
+	bool		bert = p->arch != TFM_HF_GPT2 && !llama;
 
 	if (RANGE(p->d_model, k->d_model, TFM_D_MODEL) || RANGE(p->heads, k->heads, TFM_HEADS))
 		return hf_msg;
 	if (p->d_model % p->heads != 0)
 		return refuse("%s must divide %s", k->heads, k->d_model);
-	if (p->arch == TFM_HF_LLAMA)
+	if (llama)
 	{
 		if (p->kv_heads < 1 || p->kv_heads > p->heads || p->heads % p->kv_heads != 0)
 			return "num_key_value_heads must divide num_attention_heads";
-		if ((p->d_model / p->heads) % 2 != 0)
-			return "the head size (hidden_size / num_attention_heads) must be even";
+		if ((p->head_dim > 0 ? p->head_dim : p->d_model / p->heads) % 2 != 0)
+			return "the head size (head_dim, or hidden_size / num_attention_heads) must be even";
+		if (p->head_dim < 0 || (int64_t) p->heads * p->head_dim > TFM_D_MODEL_MAX)
+			return "head_dim · num_attention_heads must be at most " TFM_STR(TFM_D_MODEL_MAX);
 	}
 	if (RANGE(p->layers, k->layers, TFM_LAYERS))
 		return hf_msg;
@@ -171,7 +188,7 @@ check_params(const tfm_hf_params *p, const hf_keys *k)
 	}
 	if (!(p->ln_eps > 0.0f && p->ln_eps <= (float) TFM_LN_EPS_MAX))
 		return refuse("%s must be greater than 0 and at most %s", k->ln_eps, TFM_STR(TFM_LN_EPS_MAX));
-	if (p->arch == TFM_HF_LLAMA)
+	if (llama)
 	{
 		if (!(p->rope_theta >= (float) TFM_ROPE_THETA_MIN && p->rope_theta <= (float) TFM_ROPE_THETA_MAX))
 			return TFM_RANGE_TEXT("rope_theta", TFM_ROPE_THETA);
@@ -234,6 +251,16 @@ llama_config(tfm_config *cfg, const tfm_hf_params *p)
 	cfg->positions = TFM_POS_ROPE;
 	cfg->rope_theta = p->rope_theta;
 	cfg->qkv_bias = p->qkv_bias;
+	/* a head_dim other than d / heads (Gemma 7B's and Gemma 2's) */
+	cfg->head_size = p->head_dim > 0 && p->head_dim * p->heads != p->d_model ? p->head_dim : 0;
+	/* Gemma: GeGLU, and embeddings times √d (HF's normalizer, a float of the embedding's dtype) */
+	cfg->gated_act = p->gemma ? TFM_GATED_GELU_TANH : TFM_GATED_SILU;
+	cfg->scale_embeddings = p->gemma;
+	/* Gemma 2: norms on both sub-layers' outputs, its attention's scale and the soft caps */
+	cfg->post_norms = p->gemma2;
+	cfg->attn_scale = p->gemma2 ? p->attn_scale : 0.0f;
+	cfg->attn_softcap = p->gemma2 ? p->attn_softcap : 0.0f;
+	cfg->final_softcap = p->gemma2 ? p->final_softcap : 0.0f;
 	cfg->pad_id = -1;			/* ids are the checkpoint's; nothing is padding */
 	cfg->dropout = 0.0f;
 	cfg->attn_dropout = 0.0f;
@@ -263,7 +290,7 @@ tfm_hf_config(tfm_config *cfg, const tfm_hf_params *p)
 			return bad;
 		bert_config(cfg, p);
 	}
-	else if (p->arch == TFM_HF_LLAMA)
+	else if (p->arch == TFM_HF_LLAMA || p->arch == TFM_HF_PHI3)
 	{
 		if ((bad = check_params(p, &llama_keys)) != NULL)
 			return bad;
@@ -475,43 +502,66 @@ qwen2_bias_entries(builder *b, const tfm_config *c, int i)
 {
 	static const char *const proj[3] = {"self_attn.q_proj.bias", "self_attn.k_proj.bias",
 	"self_attn.v_proj.bias"};
-	int64_t		d = c->d_model,
+	int64_t		qd = tfm_config_q_dim(c),
 				kvd = tfm_config_kv_dim(c),
-				col[3] = {0, d, d + kvd};
+				col[3] = {0, qd, qd + kvd};
 
 	for (int k = 0; k < 3; k++)
 		add_layer(b, "layers", i, proj[k], "dec", "attn.qkv.b", TFM_HF_SLICE, 1,
-				  k == 0 ? d : kvd, 0, col[k]);
+				  k == 0 ? qd : kvd, 0, col[k]);
 }
 
+/*
+ * The Llama family's tensors; gemma: norm gains stored plus 1; fused (Phi-3):
+ * one q|k|v and one gate|up matrix
+ */
 static void
-llama_entries(builder *b, const tfm_config *c)
+llama_entries(builder *b, const tfm_config *c, bool fused, bool gemma)
 {
 	int64_t		d = c->d_model,
 				f = c->d_ff,
 				V = c->vocab,
-				s = c->d_model / c->heads,
+				s = tfm_config_head_size(c),
+				qd = tfm_config_q_dim(c),
 				kvd = tfm_config_kv_dim(c);
+	tfm_hf_use	norm = gemma ? TFM_HF_COPY_PLUS1 : TFM_HF_COPY;
 
 	add(b, "embed_tokens.weight", true, TFM_HF_COPY, "tok_emb", 2, V, d, 0, 0);
 	for (int i = 0; i < c->dec_layers; i++)
 	{
 #define L(hf, tf, use, nd, a, bb, c0) add_layer(b, "layers", i, hf, "dec", tf, use, nd, a, bb, c0)
-		L("input_layernorm.weight", "ln1.g", TFM_HF_COPY, 1, d, 0, 0);
-		L("self_attn.q_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, d, d, 0);
-		L("self_attn.k_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, kvd, d, d);
-		L("self_attn.v_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, kvd, d, d + kvd);
-		L("self_attn.o_proj.weight", "attn.out.w", TFM_HF_TRANSPOSE, 2, d, d, 0);
-		L("post_attention_layernorm.weight", "ln2.g", TFM_HF_COPY, 1, d, 0, 0);
-		L("mlp.gate_proj.weight", "ff1.w", TFM_HF_TRANSPOSE_COLS, 2, f, d, 0);
-		L("mlp.up_proj.weight", "ff1.w", TFM_HF_TRANSPOSE_COLS, 2, f, d, f);
+		L("input_layernorm.weight", "ln1.g", norm, 1, d, 0, 0);
+		if (fused)
+			L("self_attn.qkv_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, qd + 2 * kvd, d, 0);
+		else
+		{
+			L("self_attn.q_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, qd, d, 0);
+			L("self_attn.k_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, kvd, d, qd);
+			L("self_attn.v_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, kvd, d, qd + kvd);
+		}
+		L("self_attn.o_proj.weight", "attn.out.w", TFM_HF_TRANSPOSE, 2, d, qd, 0);
+		if (c->post_norms)		/* Gemma 2 */
+		{
+			L("post_attention_layernorm.weight", "post_attn.g", norm, 1, d, 0, 0);
+			L("pre_feedforward_layernorm.weight", "ln2.g", norm, 1, d, 0, 0);
+			L("post_feedforward_layernorm.weight", "post_ff.g", norm, 1, d, 0, 0);
+		}
+		else
+			L("post_attention_layernorm.weight", "ln2.g", norm, 1, d, 0, 0);
+		if (fused)
+			L("mlp.gate_up_proj.weight", "ff1.w", TFM_HF_TRANSPOSE_COLS, 2, 2 * f, d, 0);
+		else
+		{
+			L("mlp.gate_proj.weight", "ff1.w", TFM_HF_TRANSPOSE_COLS, 2, f, d, 0);
+			L("mlp.up_proj.weight", "ff1.w", TFM_HF_TRANSPOSE_COLS, 2, f, d, f);
+		}
 		L("mlp.down_proj.weight", "ff2.w", TFM_HF_TRANSPOSE, 2, d, f, 0);
 		L("self_attn.rotary_emb.inv_freq", "", TFM_HF_BUFFER, 1, s / 2, 0, 0);
 #undef L
 		if (c->qkv_bias)
 			qwen2_bias_entries(b, c, i);
 	}
-	add(b, "norm.weight", true, TFM_HF_COPY, "dec.ln_f.g", 1, d, 0, 0, 0);
+	add(b, "norm.weight", true, norm, "dec.ln_f.g", 1, d, 0, 0, 0);
 	add_lm_head(b, c);
 }
 
@@ -543,8 +593,9 @@ tfm_hf_map_create(tfm_hf_arch arch, const tfm_config *cfg)
 			bert_entries(&b, cfg, arch);
 			break;
 		case TFM_HF_LLAMA:
+		case TFM_HF_PHI3:
 			b.map->prefix = "model.";
-			llama_entries(&b, cfg);
+			llama_entries(&b, cfg, arch == TFM_HF_PHI3, cfg->gated_act == TFM_GATED_GELU_TANH);
 			break;
 	}
 	b.map->seen = calloc(b.map->n + 1, sizeof(bool));
@@ -695,7 +746,7 @@ tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
 				 t->name);
 		return -1;
 	}
-	if (e->use == TFM_HF_COPY)
+	if (e->use == TFM_HF_COPY || e->use == TFM_HF_COPY_PLUS1)
 		dst = m->params + p->offset;
 	else
 	{
@@ -720,7 +771,12 @@ tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
 		free(tmp);
 		return -1;
 	}
-	if (e->use == TFM_HF_SLICE)
+	if (e->use == TFM_HF_COPY_PLUS1)
+	{
+		for (size_t i = 0; i < n; i++)
+			dst[i] += 1.0f;
+	}
+	else if (e->use == TFM_HF_SLICE)
 	{
 		/* file (cols = out features, rows = in features) -> tfm row r, column col0 + c */
 		size_t		width = p->ndim == 2 ? (size_t) p->dims[1] : (size_t) p->dims[0];

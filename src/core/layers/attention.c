@@ -26,6 +26,10 @@
  * Backward:           dPd = dO·Vᵀ,  dV += drop(P)ᵀ·dO,  dP = drop'(dPd),
  *                     dS = P ⊙ (dP − rowsum(dP ⊙ P)),
  *                     dQ += dS·K/√s,  dK += dSᵀ·Q/√s.
+ * The scale may be another (sh->scale, Gemma 2's query_pre_attn_scalar^-½),
+ * and the scores soft-capped before the softmax (sh->softcap c, no dropout):
+ * S' = c·tanh(S/c); the backward pass then recomputes S (one more product a
+ * pair, into the dropout's unused buffer) for dS = dS' ⊙ (1 − tanh²(S/c)).
  * Grouped-query attention (kvh < h) points query head j at key/value head
  * j / (h / kvh); the backward pass then runs the query heads of a group in
  * turn on one thread, since they add into the same dK and dV.
@@ -136,7 +140,7 @@ derive(const tfm_attn_shape *sh)
 {
 	attn_derived ad;
 
-	ad.scale = 1.0f / sqrtf((float) sh->s);
+	ad.scale = sh->scale > 0.0f ? sh->scale : 1.0f / sqrtf((float) sh->s);
 	ad.pairs = sh->B * sh->h;
 	ad.dropping = sh->p_drop > 0.0f;
 	ad.th = drop_threshold(sh->p_drop);
@@ -233,6 +237,15 @@ weights_rows(float *P, float *D, size_t ld, const uint8_t *pad, const tfm_attn_s
 {
 	const int	Tk = sh->Tk;
 
+	if (sh->softcap > 0.0f)
+		for (int i = 0; i < nr; i++)
+		{
+			float	   *row = P + (size_t) i * ld;
+			const float c = sh->softcap;
+
+			for (int j = 0, n = visible_keys(sh, r0 + i); j < n; j++)
+				row[j] = c * tanhf(row[j] / c);
+		}
 	for (int i = 0; i < nr; i++)
 		tfm_attn_softmax_row(P + (size_t) i * ld, pad, visible_keys(sh, r0 + i), Tk, lowp);
 	if (sh->p_drop > 0.0f)
@@ -331,8 +344,8 @@ tfm_attention_forward(float *out, float *probs,
  * and the softmax (0 past what a row sees)
  */
 static inline void
-score_grad_rows(float *dP, const float *P, const float *D, const tfm_attn_shape *sh, int r0,
-				int nr, float keep_scale)
+score_grad_rows(float *dP, const float *P, const float *D, const float *S,
+				const tfm_attn_shape *sh, int r0, int nr, float keep_scale)
 {
 	const int	Tk = sh->Tk;
 
@@ -342,6 +355,20 @@ score_grad_rows(float *dP, const float *P, const float *D, const tfm_attn_shape 
 
 		softmax_backward_row(dP + (size_t) r * Tk, P + (size_t) r * Tk,
 							 D ? D + (size_t) r * Tk : NULL, n, keep_scale);
+		if (S)
+		{
+			/* through the soft cap: S holds the scores before it */
+			const float c = sh->softcap;
+			float	   *g = dP + (size_t) r * Tk;
+			const float *sr = S + (size_t) r * Tk;
+
+			for (int j = 0; j < n; j++)
+			{
+				float		t = tanhf(sr[j] / c);
+
+				g[j] *= 1.0f - t * t;
+			}
+		}
 		if (n < Tk)
 			memset(dP + (size_t) r * Tk + n, 0, sizeof(float) * (Tk - n));
 	}
@@ -380,6 +407,8 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 		float	   *dP = scratch + (size_t) omp_get_thread_num() * thread_scratch(sh);
 		float	   *D = dP + (size_t) Tq * Tk;
 		const float *Pd = ad.dropping ? D : P;
+		/* soft-capped scores: S recomputed into D (no dropout then) */
+		const float *S = sh->softcap > 0.0f && !ad.dropping ? D : NULL;
 		size_t		base = (size_t) pr * Tq * Tk;
 		const int	rb = row_block(sh),
 					kbs = key_block(sh);
@@ -393,6 +422,9 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 
 		if (ad.dropping)
 			dropout_weights(D, P, (size_t) Tq * Tk, sh->key, base, ad.th, ad.keep_scale);
+		if (S)
+			tfm_gemm_strided(Tq, visible_keys(sh, Tq - 1), s, ad.scale, qb, sh->rsq, 1, kb, 1,
+							 sh->rsk, 0.0f, D, Tk, 1);
 		if (Tq < PANEL_MIN)
 		{
 			int			nv = visible_keys(sh, Tq - 1);
@@ -401,7 +433,7 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 			if (dvb)
 				tfm_gemm_strided(nv, s, Tq, 1.0f, Pd, 1, Tk, dob, sh->rso, 1,
 								 1.0f, dvb, sh->rsv, 1);
-			score_grad_rows(dP, P, ad.dropping ? D : NULL, sh, 0, Tq, ad.keep_scale);
+			score_grad_rows(dP, P, ad.dropping ? D : NULL, S, sh, 0, Tq, ad.keep_scale);
 			if (dqb)
 				tfm_gemm_strided(Tq, s, nv, ad.scale, dP, Tk, 1, kb, sh->rsk, 1,
 								 1.0f, dqb, sh->rsq, 1);
@@ -439,7 +471,7 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 				a = tfm_pack_left(blk_buf, nr, s, dor, sh->rso, 1);
 				tfm_gemm_panels(nr, nv, s, 1.0f, &a, 0, &op1, 0, 0.0f, dPr, Tk, 1);
 			}
-			score_grad_rows(dP, P, ad.dropping ? D : NULL, sh, r0, nr, ad.keep_scale);
+			score_grad_rows(dP, P, ad.dropping ? D : NULL, S, sh, r0, nr, ad.keep_scale);
 			if (dqb && direct)
 				tfm_attn_gemm(dqb + (size_t) r0 * sh->rsq, sh->rsq, dPr, Tk, 1, nr, nv, op2_buf, s,
 							  s, ad.scale, true);

@@ -3,7 +3,7 @@
  * Hugging Face's LlamaDecoderLayer computes it:
  *
  *   u  = RMSNorm(x; ln1.g)
- *   q|k|v = u · attn.qkv.w           (d, d + 2·kv_dim), no bias
+ *   q|k|v = u · attn.qkv.w           (d, h·s + 2·kv_dim), no bias; s = d/h or head_size
  *           (+ attn.qkv.b            with qkv_bias: Qwen2's q/k/v biases)
  *   q, k rotated by their positions   (rope.c)
  *   a  = causal attention, query head j reading key/value head j / (h/kv_heads)
@@ -11,6 +11,14 @@
  *   u  = RMSNorm(x; ln2.g)
  *   g|p = u · ff1.w                   (d, 2f): gate | up
  *   x  = x + (silu(g) ⊙ p) · ff2.w
+ *           (gelu_tanh(g) with gated_act: Gemma's GeGLU)
+ *
+ * Gemma 2 (post_norms) normalises both sub-layers' outputs before their
+ * residual sums, x = x + RMSNorm(a · attn.out.w; post_attn.g) and
+ * x = x + RMSNorm(h · ff2.w; post_ff.g), keeping the outputs before these
+ * norms and their rstd in the activations llama blocks otherwise leave
+ * unused (x1 and ln1_mean, r3 and ln2_mean); its attention scores are
+ * scaled by attn_scale and soft-capped by attn_softcap (attention.c).
  *
  * No dropout (a Llama config must have none), no other biases.  While decoding
  * (p->kv) the step's rotated keys and its values are appended to the cache
@@ -39,11 +47,13 @@ llama_attn_shape(const tfm_config *c, const tfm_stack_pass *p)
 	sh.Tk = p->T;
 	sh.h = c->heads;
 	sh.kvh = tfm_config_kv_heads(c);
-	sh.s = c->d_model / c->heads;
+	sh.s = tfm_config_head_size(c);
 	sh.rsq = sh.rsk = sh.rsv = w;
-	sh.rso = c->d_model;
+	sh.rso = tfm_config_q_dim(c);
 	sh.causal = p->causal;
 	sh.lowp = p->packed != NULL;
+	sh.scale = c->attn_scale;	/* Gemma 2; 0 = 1/√s */
+	sh.softcap = c->attn_softcap;
 	return sh;
 }
 
@@ -61,15 +71,24 @@ tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,
 	/* queries and keys are adjacent heads: rotate them in one sweep */
 	tfm_rope_apply(a->qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
 				   c->rope_theta, 0);
-	tfm_block_self_attention(a, ws, p, layer, &sh, z.d, z.kvd, z.qw);
-	tfm_linear_forward(ws->sub_out, a->cat, w->attn_out_w, NULL, z.N, z.d, z.d, PK(attn_out));
+	tfm_block_self_attention(a, ws, p, layer, &sh, z.qd, z.kvd, z.qw);
+	tfm_linear_forward(c->post_norms ? a->x1 : ws->sub_out, a->cat, w->attn_out_w, NULL, z.N,
+					   z.qd, z.d, PK(attn_out));
+	if (c->post_norms)
+		tfm_rmsnorm_forward(ws->sub_out, a->ln1_mean, a->x1, w->post_attn_g, z.N, z.d, z.eps);
 	tfm_copy(a->r1, in, z.nd);
 	tfm_add_into(a->r1, ws->sub_out, z.nd);
 
 	tfm_rmsnorm_forward(a->u3, a->ln2_rstd, a->r1, w->ln2_g, z.N, z.d, z.eps);
 	tfm_linear_forward(a->hpre, a->u3, w->ff1_w, NULL, z.N, z.d, 2 * z.f, PK(ff1));
-	tfm_swiglu_forward(a->hact, a->hpre, z.N, z.f);
-	tfm_linear_forward(ws->sub_out, a->hact, w->ff2_w, NULL, z.N, z.f, z.d, PK(ff2));
+	if (c->gated_act == TFM_GATED_GELU_TANH)
+		tfm_geglu_forward(a->hact, a->hpre, z.N, z.f);
+	else
+		tfm_swiglu_forward(a->hact, a->hpre, z.N, z.f);
+	tfm_linear_forward(c->post_norms ? a->r3 : ws->sub_out, a->hact, w->ff2_w, NULL, z.N, z.f,
+					   z.d, PK(ff2));
+	if (c->post_norms)
+		tfm_rmsnorm_forward(ws->sub_out, a->ln2_mean, a->r3, w->post_ff_g, z.N, z.d, z.eps);
 	tfm_copy(a->out, a->r1, z.nd);
 	tfm_add_into(a->out, ws->sub_out, z.nd);
 }
@@ -90,19 +109,35 @@ tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
 
 	(void) layer;
 	(void) dmem;				/* no cross-attention */
-	/* feed-forward: out = r1 + ff2(swiglu(ff1(u3))) */
-	tfm_linear_backward_set(dh, g->ff2_w, NULL, dout, a->hact, w->ff2_w, z.N, z.f, z.d, PK(ff2));
-	tfm_swiglu_backward(dhg, dh, a->hpre, z.N, z.f);
+	/* feed-forward: out = r1 + [post_ff](ff2(swiglu(ff1(u3)))) */
+	if (c->post_norms)
+	{
+		/* dcat is free until the attention's part: the gradient of ff2's output */
+		tfm_zero(dcat, z.nd);
+		tfm_rmsnorm_backward(dcat, g->post_ff_g, dout, a->r3, w->post_ff_g, a->ln2_mean, z.N, z.d);
+	}
+	tfm_linear_backward_set(dh, g->ff2_w, NULL, c->post_norms ? dcat : dout, a->hact, w->ff2_w,
+							z.N, z.f, z.d, PK(ff2));
+	if (c->gated_act == TFM_GATED_GELU_TANH)
+		tfm_geglu_backward(dhg, dh, a->hpre, z.N, z.f);
+	else
+		tfm_swiglu_backward(dhg, dh, a->hpre, z.N, z.f);
 	tfm_linear_backward_set(du, g->ff1_w, NULL, dhg, a->u3, w->ff1_w, z.N, z.d, 2 * z.f, PK(ff1));
 	tfm_copy(dr1, dout, z.nd);
 	tfm_rmsnorm_backward(dr1, g->ln2_g, du, a->r1, w->ln2_g, a->ln2_rstd, z.N, z.d);
 
-	/* attention: r1 = in + out(attn(rope(qkv(u1)))) */
-	tfm_linear_backward_set(dcat, g->attn_out_w, NULL, dr1, a->cat, w->attn_out_w, z.N, z.d,
-							z.d, PK(attn_out));
+	/* attention: r1 = in + [post_attn](out(attn(rope(qkv(u1))))) */
+	if (c->post_norms)
+	{
+		/* du is free until the q|k|v product's: the gradient of attn.out's output */
+		tfm_zero(du, z.nd);
+		tfm_rmsnorm_backward(du, g->post_attn_g, dr1, a->x1, w->post_attn_g, a->ln1_mean, z.N, z.d);
+	}
+	tfm_linear_backward_set(dcat, g->attn_out_w, NULL, c->post_norms ? du : dr1, a->cat,
+							w->attn_out_w, z.N, z.qd, z.d, PK(attn_out));
 	tfm_zero(ws->g_qkv, (size_t) z.N * z.qw);
-	tfm_attention_backward(ws->g_qkv, ws->g_qkv + z.d, ws->g_qkv + z.d + z.kvd, dcat, a->probs,
-						   a->qkv, a->qkv + z.d, a->qkv + z.d + z.kvd, &sh, ws->attn_scratch);
+	tfm_attention_backward(ws->g_qkv, ws->g_qkv + z.qd, ws->g_qkv + z.qd + z.kvd, dcat, a->probs,
+						   a->qkv, a->qkv + z.qd, a->qkv + z.qd + z.kvd, &sh, ws->attn_scratch);
 	tfm_rope_apply(ws->g_qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
 				   c->rope_theta, 1);
 	tfm_linear_backward_set(du, g->qkv_w, g->qkv_b, ws->g_qkv, a->u1, w->qkv_w, z.N, z.d, z.qw,

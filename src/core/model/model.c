@@ -114,7 +114,9 @@ tfm_config_check(const tfm_config *c)
 	{
 		if (c->task != TFM_TASK_LM || c->norm != TFM_NORM_PRE || c->positions != TFM_POS_ROPE)
 			return "a llama model is a pre-norm language model with rotary positions";
-		if ((c->d_model / c->heads) % 2 != 0)
+		if (c->head_size < 0 || c->heads * c->head_size > TFM_D_MODEL_MAX)
+			return "head_size must be between 0 and " TFM_STR(TFM_D_MODEL_MAX) " / heads";
+		if (tfm_config_head_size(c) % 2 != 0 || tfm_config_head_size(c) < 2)
 			return "rotary positions need an even head size";
 		if (!(c->rope_theta >= (float) TFM_ROPE_THETA_MIN && c->rope_theta <= (float) TFM_ROPE_THETA_MAX))
 			return TFM_RANGE_TEXT("rope_theta", TFM_ROPE_THETA);
@@ -122,9 +124,19 @@ tfm_config_check(const tfm_config *c)
 			return "a llama model has no dropout";
 		if (c->qkv_bias != 0 && c->qkv_bias != 1)
 			return "qkv_bias must be 0 or 1";
+		if (c->gated_act != TFM_GATED_SILU && c->gated_act != TFM_GATED_GELU_TANH)
+			return "gated_act must be silu or gelu_tanh";
+		if (c->post_norms != 0 && c->post_norms != 1)
+			return "post_norms must be 0 or 1";
+		if (!(c->attn_scale >= 0.0f && c->attn_scale <= 1.0f) ||
+			!(c->attn_softcap >= 0.0f && c->attn_softcap <= (float) TFM_SOFTCAP_MAX) ||
+			!(c->final_softcap >= 0.0f && c->final_softcap <= (float) TFM_SOFTCAP_MAX))
+			return "attn_scale must be between 0 and 1, the soft caps between 0 and "
+				TFM_STR(TFM_SOFTCAP_MAX);
 	}
-	else if (c->qkv_bias)
-		return "qkv_bias needs the llama architecture";
+	else if (c->qkv_bias || c->gated_act || c->post_norms || c->attn_scale != 0.0f ||
+			 c->attn_softcap != 0.0f || c->final_softcap != 0.0f || c->head_size != 0)
+		return "qkv_bias, gated_act, post_norms, attn_scale, the soft caps and head_size need the llama architecture";
 	else if (c->positions == TFM_POS_ROPE || c->kv_heads > 0)
 		return "rotary positions and kv_heads need the llama architecture";
 	if (c->type_vocab < TFM_TYPE_VOCAB_MIN || c->type_vocab > TFM_TYPE_VOCAB_MAX)
@@ -229,11 +241,16 @@ add_block(layout_state *st, const char *prefix, int i, const tfm_config *c,
 		ADD("attn.qkv.w", d, tfm_config_qkv_width(c), qkv_w);
 		if (c->qkv_bias)		/* Qwen2 */
 			ADD("attn.qkv.b", tfm_config_qkv_width(c), 0, qkv_b);
-		ADD("attn.out.w", d, d, attn_out_w);
+		ADD("attn.out.w", tfm_config_q_dim(c), d, attn_out_w);
 		ADD("ln1.g", d, 0, ln1_g);
 		ADD("ff1.w", d, 2 * f, ff1_w);
 		ADD("ff2.w", f, d, ff2_w);
 		ADD("ln2.g", d, 0, ln2_g);
+		if (c->post_norms)		/* Gemma 2 */
+		{
+			ADD("post_attn.g", d, 0, post_attn_g);
+			ADD("post_ff.g", d, 0, post_ff_g);
+		}
 		return;
 	}
 	ADD("attn.qkv.w", d, 3 * d, qkv_w);

@@ -44,20 +44,22 @@ dec_len(const tfm_config *c, int T, int Tt)
 }
 
 /*
- * The activations of one block over N rows, in this order: self-attention,
+ * The activations of one block over N rows (qd: the attention's output
+ * width, qkv: its fused projection's), in this order: self-attention,
  * cross-attention over Nx encoder rows (if cross), feed-forward (f1 wide
  * before the activation, f after).
  */
 static void
-carve_block(carver *cv, tfm_block_acts *a, size_t N, size_t d, size_t f1, size_t f,
-			bool hd, bool probs, size_t n_probs, bool cross, size_t Nx, size_t n_cprobs)
+carve_block(carver *cv, tfm_block_acts *a, size_t N, size_t d, size_t qd, size_t qkv,
+			size_t f1, size_t f, bool hd, bool probs, size_t n_probs, bool cross, size_t Nx,
+			size_t n_cprobs)
 {
 	a->u1 = carve(cv, N * d);
 	a->ln1_mean = carve(cv, N);
 	a->ln1_rstd = carve(cv, N);
-	a->qkv = carve(cv, N * 3 * d);
+	a->qkv = carve(cv, N * (qkv > 3 * d ? qkv : 3 * d));
 	a->probs = probs ? carve(cv, n_probs) : NULL;
-	a->cat = carve(cv, N * d);
+	a->cat = carve(cv, N * (qd > d ? qd : d));
 	a->r1 = carve(cv, N * d);
 	a->x1 = carve(cv, N * d);
 	if (cross)
@@ -89,7 +91,7 @@ carve_block(carver *cv, tfm_block_acts *a, size_t N, size_t d, size_t f1, size_t
  */
 static void
 carve_stack(carver *cv, tfm_block_acts *acts, int L, bool shared, size_t N, size_t d,
-			size_t f1, size_t f, bool hd, bool probs, size_t n_probs, bool cross, size_t Nx,
+			size_t qd, size_t qkv, size_t f1, size_t f, bool hd, bool probs, size_t n_probs, bool cross, size_t Nx,
 			size_t n_cprobs)
 {
 	for (int l = 0; l < L; l++)
@@ -100,7 +102,7 @@ carve_stack(carver *cv, tfm_block_acts *acts, int L, bool shared, size_t N, size
 			acts[l].out = carve(cv, N * d);
 		}
 		else
-			carve_block(cv, &acts[l], N, d, f1, f, hd, probs, n_probs, cross, Nx, n_cprobs);
+			carve_block(cv, &acts[l], N, d, qd, qkv, f1, f, hd, probs, n_probs, cross, Nx, n_cprobs);
 	}
 }
 
@@ -125,12 +127,15 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 	const int	Tmax = T > Td ? T : Td;
 	const bool	hd = training && c->dropout > 0.0f;
 	const size_t f1 = tfm_config_ff1_width(c);	/* llama: gate | up */
+	const size_t qd = tfm_config_q_dim(c),	/* heads · head size: d unless head_size */
+				qkv = tfm_config_qkv_width(c),
+				dq = qd > d ? qd : d;
 	const size_t V = c->task == TFM_TASK_CLASSIFY ? (size_t) c->n_classes :
 		(c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ? (size_t) c->tgt_vocab : (size_t) c->vocab);
 
-	carve_stack(cv, ws->enc, c->enc_layers, ckpt, Ne, d, f, f, hd, probs,
+	carve_stack(cv, ws->enc, c->enc_layers, ckpt, Ne, d, qd, qkv, f, f, hd, probs,
 				(size_t) B * h * T * T, false, 0, 0);
-	carve_stack(cv, ws->dec, c->dec_layers, ckpt, Nd, d, f1, f, hd, probs,
+	carve_stack(cv, ws->dec, c->dec_layers, ckpt, Nd, d, qd, qkv, f1, f, hd, probs,
 				(size_t) B * h * Td * Td, c->task == TFM_TASK_SEQ2SEQ, Ne,
 				(size_t) B * h * Td * T);
 	ws->enc_x = carve(cv, Ne * d);
@@ -145,6 +150,7 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 	ws->dec_lnf_rstd = carve(cv, Nd);
 	ws->pooled = carve(cv, (size_t) B * d);
 	ws->logits = carve(cv, c->task == TFM_TASK_CLASSIFY ? (size_t) B * V : Nd * V);
+	ws->capped = training && c->final_softcap > 0.0f ? carve(cv, Nd * V) : NULL;
 	ws->sub_out = carve(cv, Nmax * d);
 	if (c->emb_norm)
 	{
@@ -155,7 +161,7 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 	if (c->cls_pre != TFM_CLS_PRE_NONE)
 		ws->pre_out = carve(cv, (size_t) B * d);
 	{
-		tfm_attn_shape sh = {.Tq = Tmax, .Tk = Tmax, .s = (int) (d / h)};
+		tfm_attn_shape sh = {.Tq = Tmax, .Tk = Tmax, .s = tfm_config_head_size(c)};
 
 		ws->attn_scratch = carve(cv, tfm_attention_scratch(&sh, threads));
 	}
@@ -165,10 +171,10 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 		ws->g_b = carve(cv, Nmax * d);
 		ws->g_x = carve(cv, Nmax * d);
 		ws->g_y = carve(cv, Nmax * d);
-		ws->g_t = carve(cv, Nmax * d);
+		ws->g_t = carve(cv, Nmax * dq);
 		ws->g_u = carve(cv, Nmax * d);
 		ws->g_h = carve(cv, Nmax * (f + f1));	/* llama: dh, then d(gate | up) */
-		ws->g_qkv = carve(cv, Nmax * 3 * d);
+		ws->g_qkv = carve(cv, Nmax * (qkv > 3 * d ? qkv : 3 * d));
 		ws->g_ckv = carve(cv, Ne * 2 * d);
 		ws->g_mem = carve(cv, Ne * d);
 	}
@@ -601,6 +607,7 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
 		else
 			tfm_linear_forward(ws->logits, top, m->w.out_w, NULL, rows, d, out_vocab(c),
 							   pw ? pw->head : NULL);
+		tfm_softcap_forward(ws->logits, (size_t) rows * out_vocab(c), c->final_softcap);
 	}
 	m->logits = ws->logits;
 	return 0;
@@ -738,6 +745,8 @@ loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 
 	passes(m, b, ws->pass_training, ws->pass_key, pw, &ep, &dp);
 	dp.mem = m->memory;
+	if (backward && ws->capped)	/* final_softcap: the capped logits, for their gradient */
+		memcpy(ws->capped, ws->logits, sizeof(float) * (size_t) b->B * dp.T * out_vocab(c));
 	if (c->task == TFM_TASK_CLASSIFY)
 		sum = tfm_cross_entropy(backward ? ws->logits : NULL, count, ws->logits,
 								b->labels, b->B, c->n_classes, -1, eps, grad_scale);
@@ -751,6 +760,9 @@ loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 		return NAN;
 	/* from here on ws->logits holds d(loss)/d(logits) */
 	m->logits = NULL;
+	if (ws->capped && c->task != TFM_TASK_CLASSIFY)
+		tfm_softcap_backward(ws->logits, ws->capped, (size_t) b->B * dp.T * out_vocab(c),
+							 c->final_softcap);
 
 	if (c->task == TFM_TASK_CLASSIFY)
 	{

@@ -144,6 +144,8 @@ struct tfm_workspace
 			   *dec_lnf_rstd;
 	float	   *pooled,			/* (B, d) */
 			   *logits;			/* (rows, V or C); becomes dlogits in backward */
+	float	   *capped;			/* (rows, V) training with final_softcap: the capped
+								 * logits, for their backward pass */
 	float	   *sub_out;		/* (rows, d) sub-layer output before dropout */
 	float	   *emb_raw,		/* (B·T, d) embeddings before emb_ln (emb_norm) */
 			   *emb_mean,
@@ -186,7 +188,8 @@ typedef struct tfm_block_sizes
 				N,				/* rows: B · T */
 				s,				/* a head's size */
 				kvd,			/* a row's keys (as many values): kv_heads · s */
-				qw;				/* a row of queries|keys|values: d + 2 · kvd */
+				qd,				/* a row's queries, the attention's output: heads · s */
+				qw;				/* a row of queries|keys|values: qd + 2 · kvd */
 	size_t		nd;				/* N · d */
 	float		eps;			/* the norms' epsilon */
 } tfm_block_sizes;
@@ -198,8 +201,9 @@ tfm_block_sizes_of(const tfm_config *c, const tfm_stack_pass *p)
 		.d = c->d_model,
 		.f = c->d_ff,
 		.N = p->B * p->T,
-		.s = c->d_model / c->heads,
+		.s = tfm_config_head_size(c),
 		.kvd = tfm_config_kv_dim(c),
+		.qd = tfm_config_q_dim(c),
 		.qw = tfm_config_qkv_width(c),
 		.nd = (size_t) p->B * p->T * c->d_model,
 		.eps = tfm_config_ln_eps(c),

@@ -39,7 +39,7 @@ add_block(mat *list, int n, const tfm_block_w *w, const tfm_config *c, tfm_block
 #define SLOT(x) (pk ? &pk->x : NULL)
 	mat			m[] = {
 		{w->qkv_w, d, tfm_config_qkv_width(c), false, SLOT(qkv)},
-		{w->attn_out_w, d, d, false, SLOT(attn_out)},
+		{w->attn_out_w, tfm_config_q_dim(c), d, false, SLOT(attn_out)},
 		{w->cq_w, d, d, false, SLOT(cq)}, {w->ckv_w, d, 2 * d, false, SLOT(ckv)},
 		{w->cout_w, d, d, false, SLOT(cout)},
 		{w->ff1_w, d, tfm_config_ff1_width(c), false, SLOT(ff1)},

@@ -371,7 +371,11 @@ typedef enum LlamaFamily
 {
 	FAMILY_LLAMA,
 	FAMILY_QWEN2,				/* q/k/v biases; sliding window only if use_sliding_window */
-	FAMILY_MISTRAL				/* sliding_window (HF's default 4096) bounds max_len */
+	FAMILY_MISTRAL,				/* sliding_window (HF's default 4096) bounds max_len */
+	FAMILY_PHI3,				/* fused projections; sliding_window bounds max_len */
+	FAMILY_GEMMA,				/* GeGLU, embeddings ·√d, RMSNorm x·(1 + w), tied head */
+	FAMILY_GEMMA2				/* Gemma's, and four norms a layer, soft caps, its own
+								 * attention scale, sliding_window bounding max_len */
 } LlamaFamily;
 
 /*
@@ -381,7 +385,7 @@ typedef enum LlamaFamily
  * the computation is exact (null: no window).
  */
 static void
-mistral_window(JsonbContainer *c, tfm_hf_params *p)
+mistral_window(JsonbContainer *c, tfm_hf_params *p, bool notice)
 {
 	JsonbValue	buf,
 			   *v = tfm_jget(c, "sliding_window", &buf);
@@ -395,7 +399,107 @@ mistral_window(JsonbContainer *c, tfm_hf_params *p)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("config.json field \"sliding_window\" must be at least 1, not %d", w)));
 	if (w < p->max_len)
+	{
+		if (notice)
+			ereport(NOTICE,
+					(errmsg("the model is limited to its sliding_window of %d positions, not its max_position_embeddings %d",
+							w, p->max_len),
+					 errdetail("tfm's attention has no window; within it the window never binds.")));
 		p->max_len = w;
+	}
+}
+
+/*
+ * Phi-3's rope_scaling: absent or null (the 4k models); "su" / "longrope"
+ * (the 128k models' rescaled frequencies) and any other type are refused
+ * by name
+ */
+static void
+phi3_rope_scaling(JsonbContainer *c)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, "rope_scaling", &buf);
+	JsonbValue	tb,
+			   *t;
+
+	if (!v || v->type == jbvNull)
+		return;
+	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+		bad_field("rope_scaling", "an object or null", v);
+	t = tfm_jget(v->val.binary.data, "type", &tb);
+	if (!t || t->type != jbvString)
+		t = tfm_jget(v->val.binary.data, "rope_type", &tb);
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("config.json rope_scaling type \"%s\" is not supported",
+					t && t->type == jbvString ? pnstrdup(t->val.string.val, t->val.string.len) : "?"),
+			 errdetail("tfm implements Phi-3 with unscaled rotary positions (rope_scaling null), as the 4k-context models have.")));
+}
+
+/* a probability of dropout that must be 0: tfm runs these families without dropout */
+static void
+require_no_dropout(JsonbContainer *c, const char *key, const char *family)
+{
+	double		v = jnum(c, key, 0.0);
+
+	if (v != 0.0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json option \"%s\": %g is not supported", key, v),
+				 errdetail("tfm implements %s without dropout.", family)));
+}
+
+/* a soft cap: absent or null is none, else a positive number up to TFM_SOFTCAP_MAX */
+static float
+softcap_value(JsonbContainer *c, const char *key, double dflt)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, key, &buf);
+	double		x;
+
+	if (v && v->type == jbvNull)
+		return 0.0f;
+	x = jnum(c, key, dflt);
+	if (!(x > 0.0 && x <= TFM_SOFTCAP_MAX))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json field \"%s\" must be null or between 0 and %g, not %g",
+						key, (double) TFM_SOFTCAP_MAX, x)));
+	return (float) x;
+}
+
+/*
+ * Gemma 2: the attention's scale query_pre_attn_scalar^-½, the soft caps of
+ * the scores and the logits (Gemma2Config's defaults: 224, 50, 30)
+ */
+static void
+gemma2_options(JsonbContainer *c, tfm_hf_params *p)
+{
+	double		qs = jnum(c, "query_pre_attn_scalar", 224.0);
+
+	if (!(qs >= 1.0 && qs <= 1e6))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json field \"query_pre_attn_scalar\" must be between 1 and 1000000, not %g", qs)));
+	p->attn_scale = (float) pow(qs, -0.5);
+	p->attn_softcap = softcap_value(c, "attn_logit_softcapping", 50.0);
+	p->final_softcap = softcap_value(c, "final_logit_softcapping", 30.0);
+}
+
+/*
+ * Gemma's activation: hidden_activation, or gelu_pytorch_tanh when it is
+ * absent (Hugging Face's GemmaMLP ignores hidden_act since 4.38.2)
+ */
+static void
+gemma_activation(JsonbContainer *c)
+{
+	char	   *act = jstr(c, "hidden_activation");
+
+	if (act && strcmp(act, "gelu_pytorch_tanh") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("hidden_activation \"%s\" is not supported", act),
+				 errdetail("tfm imports Gemma models with gelu_pytorch_tanh.")));
 }
 
 /*
@@ -411,16 +515,35 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 	int			head_dim;
 	double		adrop;
 
-	p->arch = TFM_HF_LLAMA;
+	p->arch = family == FAMILY_PHI3 ? TFM_HF_PHI3 : TFM_HF_LLAMA;
 	p->qkv_bias = family == FAMILY_QWEN2;
-	if (act && strcmp(act, "silu") != 0)
+	p->gemma = family == FAMILY_GEMMA || family == FAMILY_GEMMA2;
+	p->gemma2 = family == FAMILY_GEMMA2;
+	if (p->gemma)
+		gemma_activation(c);
+	else if (act && strcmp(act, "silu") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("hidden_act \"%s\" is not supported", act),
 				 errdetail("tfm imports Llama models with silu.")));
-	refuse_present(c, "rope_scaling", "rope scaling (rotary positions are not rescaled)");
-	if (family == FAMILY_LLAMA)
+	if (family == FAMILY_PHI3)
+	{
+		phi3_rope_scaling(c);
+		require_no_dropout(c, "resid_pdrop", "Phi-3");
+		require_no_dropout(c, "embd_pdrop", "Phi-3");
+		if (jnum(c, "partial_rotary_factor", 1.0) != 1.0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("config.json option \"partial_rotary_factor\": %g is not supported",
+							jnum(c, "partial_rotary_factor", 1.0)),
+					 errdetail("tfm rotates whole heads (partial_rotary_factor 1).")));
+	}
+	else
+		refuse_present(c, "rope_scaling", "rope scaling (rotary positions are not rescaled)");
+	if (family == FAMILY_LLAMA || family == FAMILY_GEMMA)
 		refuse_present(c, "sliding_window", "sliding-window attention");
+	if (family == FAMILY_GEMMA2)
+		gemma2_options(c, p);
 	if (family == FAMILY_QWEN2 && jbool(c, "use_sliding_window", false))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -439,9 +562,21 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 	p->max_len = jint(c, "max_position_embeddings", 2048, false);
 	p->ln_eps = (float) jnum(c, "rms_norm_eps", 1e-6);
 	p->rope_theta = (float) jnum(c, "rope_theta", 10000.0);
-	p->tie = jbool(c, "tie_word_embeddings", false);
+	/* GemmaConfig ties by default, LlamaConfig and Phi3Config do not */
+	p->tie = jbool(c, "tie_word_embeddings", p->gemma);
 	if (family == FAMILY_MISTRAL)
-		mistral_window(c, p);
+		mistral_window(c, p, false);
+	if (family == FAMILY_GEMMA2)
+		mistral_window(c, p, true);	/* every other layer's window; Gemma2Config's 4096 */
+	if (family == FAMILY_PHI3)
+	{
+		/* Phi3Config's default is no window (null) */
+		JsonbValue	wb,
+				   *w = tfm_jget(c, "sliding_window", &wb);
+
+		if (w && w->type != jbvNull)
+			mistral_window(c, p, true);
+	}
 	if (family != FAMILY_LLAMA && p->max_len > TFM_LEN_MAX)
 	{
 		/* rotary positions have no table: the first TFM_LEN_MAX are exact */
@@ -450,15 +585,14 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 						TFM_LEN_MAX, p->max_len)));
 		p->max_len = TFM_LEN_MAX;
 	}
-	if (p->heads > 0 && p->d_model % p->heads == 0)
-	{
-		head_dim = jint(c, "head_dim", p->d_model / p->heads, false);
-		if (head_dim != p->d_model / p->heads)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("config.json head_dim %d is not hidden_size / num_attention_heads (%d)",
-							head_dim, p->d_model / p->heads)));
-	}
+	/* a head's width: head_dim (Gemma 7B's and Gemma 2's differ from hidden_size / heads) */
+	head_dim = jint(c, "head_dim", 0, false);
+	if (head_dim < 0 || head_dim > TFM_D_MODEL_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json field \"head_dim\" must be between 1 and %d, not %d",
+						TFM_D_MODEL_MAX, head_dim)));
+	p->head_dim = head_dim;
 	adrop = jnum(c, "attention_dropout", 0.0);
 	if (adrop != 0.0)
 		ereport(ERROR,
@@ -497,10 +631,39 @@ check_architectures(JsonbContainer *c, const char *a1, const char *a2)
 	}
 }
 
+/* the Llama family's model types: their architectures and names in messages */
+typedef struct LlamaType
+{
+	const char *model_type,
+			   *causal_lm,
+			   *base,
+			   *what;
+	LlamaFamily family;
+} LlamaType;
+
+static const LlamaType llama_types[] = {
+	{"llama", "LlamaForCausalLM", "LlamaModel", "Llama", FAMILY_LLAMA},
+	{"qwen2", "Qwen2ForCausalLM", "Qwen2Model", "Qwen2", FAMILY_QWEN2},
+	{"mistral", "MistralForCausalLM", "MistralModel", "Mistral", FAMILY_MISTRAL},
+	{"phi3", "Phi3ForCausalLM", "Phi3Model", "Phi-3", FAMILY_PHI3},
+	{"gemma", "GemmaForCausalLM", "GemmaModel", "Gemma", FAMILY_GEMMA},
+	{"gemma2", "Gemma2ForCausalLM", "Gemma2Model", "Gemma 2", FAMILY_GEMMA2},
+};
+
+static const LlamaType *
+llama_family(const char *model_type)
+{
+	for (size_t i = 0; i < lengthof(llama_types); i++)
+		if (strcmp(model_type, llama_types[i].model_type) == 0)
+			return &llama_types[i];
+	return NULL;
+}
+
 void
 tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 {
 	JsonbContainer *c = &config->root;
+	const LlamaType *fam;
 	char	   *type;
 	const char *what = NULL;
 	const char *bad;
@@ -530,29 +693,17 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 				   TFM_HF_DISTILBERT, single_architecture(c));
 		what = type;
 	}
-	else if (strcmp(type, "llama") == 0)
+	else if ((fam = llama_family(type)) != NULL)
 	{
-		check_architectures(c, "LlamaForCausalLM", "LlamaModel");
-		parse_llama(c, out, FAMILY_LLAMA);
-		what = "Llama";
-	}
-	else if (strcmp(type, "qwen2") == 0)
-	{
-		check_architectures(c, "Qwen2ForCausalLM", "Qwen2Model");
-		parse_llama(c, out, FAMILY_QWEN2);
-		what = "Qwen2";
-	}
-	else if (strcmp(type, "mistral") == 0)
-	{
-		check_architectures(c, "MistralForCausalLM", "MistralModel");
-		parse_llama(c, out, FAMILY_MISTRAL);
-		what = "Mistral";
+		check_architectures(c, fam->causal_lm, fam->base);
+		parse_llama(c, out, fam->family);
+		what = fam->what;
 	}
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model_type \"%s\" is not supported", type),
-				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2 and mistral models.")));
+				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2, mistral, phi3, gemma and gemma2 models.")));
 
 	/* the one check of the hyper-parameters (tfm/hf_import.h), and the model they make */
 	bad = tfm_hf_config(&out->cfg, &out->p);

@@ -117,6 +117,18 @@ tfm_config_json(const tfm_config *c)
 		appendStringInfo(&s, ", \"rope_theta\": %.9g", c->rope_theta);
 	if (c->qkv_bias)
 		appendStringInfoString(&s, ", \"qkv_bias\": true");
+	if (c->gated_act == TFM_GATED_GELU_TANH)
+		appendStringInfoString(&s, ", \"gated_act\": \"gelu_tanh\"");
+	if (c->post_norms)
+		appendStringInfoString(&s, ", \"post_norms\": true");
+	if (c->attn_scale > 0.0f)
+		appendStringInfo(&s, ", \"attn_scale\": %.9g", c->attn_scale);
+	if (c->attn_softcap > 0.0f)
+		appendStringInfo(&s, ", \"attn_softcap\": %.9g", c->attn_softcap);
+	if (c->final_softcap > 0.0f)
+		appendStringInfo(&s, ", \"final_softcap\": %.9g", c->final_softcap);
+	if (c->head_size > 0)
+		appendStringInfo(&s, ", \"head_size\": %d", c->head_size);
 	if (c->type_vocab)
 		appendStringInfo(&s, ", \"type_vocab\": %d", c->type_vocab);
 	if (c->emb_norm)
@@ -176,7 +188,12 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"coalesce((config->>'rope_theta')::real, 0), name, "
 		"coalesce((config->>'dropout_auto')::bool, false), "
 		"coalesce((config->>'qkv_bias')::bool::int, 0), "
-		"config->>'truncation' "
+		"config->>'truncation', "
+		"CASE coalesce(config->>'gated_act', 'silu') WHEN 'silu' THEN 0 WHEN 'gelu_tanh' THEN 1 "
+		"ELSE -1 END, "
+		"coalesce((config->>'post_norms')::bool::int, 0), coalesce((config->>'attn_scale')::real, 0), "
+		"coalesce((config->>'attn_softcap')::real, 0), coalesce((config->>'final_softcap')::real, 0), "
+		"coalesce((config->>'head_size')::int, 0) "
 		/* a model of that name, else the model an alias of that name deploys */
 		"FROM tfm.models WHERE name = $1 "
 		"OR id = (SELECT model_id FROM tfm.aliases WHERE name = $1) "
@@ -310,6 +327,13 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("model \"%s\" has an unknown truncation \"%s\" in tfm.models", name, trunc)));
 	}
+	row->cfg.gated_act = get_int(tup, td, 45);	/* added for Gemma */
+	/* added for Gemma 2 */
+	row->cfg.post_norms = get_int(tup, td, 46);
+	row->cfg.attn_scale = DatumGetFloat4(SPI_getbinval(tup, td, 47, &isnull));
+	row->cfg.attn_softcap = DatumGetFloat4(SPI_getbinval(tup, td, 48, &isnull));
+	row->cfg.final_softcap = DatumGetFloat4(SPI_getbinval(tup, td, 49, &isnull));
+	row->cfg.head_size = get_int(tup, td, 50);
 	tfm_owner_row_end(&r);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,
