@@ -156,7 +156,7 @@ gguf_tokenizer(const char *name, const TfmHfConfig *hc, void *arg, int32 *sp)
 		specials[TFM_TOK_BOS] = v->add_bos ? v->bos : -1;
 		(void) tfm_tokenizer_import_hf_bpe(name, v->pieces, v->lens, v->literal, v->n, v->merge_lr,
 										   v->n_merges, specials,
-										   v->flags | (v->add_bos ? TFM_TOK_INFO_TEXT_BOS : 0), sp);
+										   v->flags | (v->add_bos ? TFM_TOK_INFO_TEXT_BOS : 0), NULL, 0, sp);
 	}
 	tfm_gguf_vocab_free(v);
 	tfm_guard_release(g);
