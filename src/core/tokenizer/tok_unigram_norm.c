@@ -230,13 +230,15 @@ run_step(tfm_tok_otext *o, const tfm_tok_otext *x, const tfm_tok_uni_step *s, si
 	return TFM_EFORMAT;
 }
 
-/* Metaspace on the word x->b[a..b): appended to out, new words' starts pushed */
+/* Metaspace on the word x->b[a..b): appended to out, new words' starts
+ * pushed; "first" prepends only to the word at the start of the input
+ * (Hugging Face: offsets_original().0 == 0) */
 static int
 metaspace_word(tfm_tok_otext *out, tfm_tok_ivec *starts, const tfm_tok_unigram *u,
-			   const tfm_tok_otext *x, size_t a, size_t b, int first, size_t limit)
+			   const tfm_tok_otext *x, size_t a, size_t b, size_t limit)
 {
 	int prepend = u->prepend == TFM_TOK_PREPEND_ALWAYS ||
-		(u->prepend == TFM_TOK_PREPEND_FIRST && first);
+		(u->prepend == TFM_TOK_PREPEND_FIRST && a < b && x->orig[a] == 0);
 	size_t i;
 	int st;
 
@@ -280,7 +282,7 @@ tfm_tok_unigram_pretokenize(tfm_tok_otext *out, tfm_tok_ivec *starts, const tfm_
 {
 	tfm_tok_otext x = {0}, y = {0};
 	size_t limit, i;
-	int st = TFM_OK, nw = 0;
+	int st = TFM_OK;
 
 	out->len = 0;
 	starts->len = 0;
@@ -339,7 +341,7 @@ tfm_tok_unigram_pretokenize(tfm_tok_otext *out, tfm_tok_ivec *starts, const tfm_
 		else
 			b = x.len;
 		if (u->pretok & TFM_TOK_PRETOK_METASPACE)
-			st = metaspace_word(out, starts, u, &x, a, b, nw == 0, limit);
+			st = metaspace_word(out, starts, u, &x, a, b, limit);
 		else
 		{
 			if (tfm_tok_ivec_push(starts, (int32_t) out->len))
@@ -347,7 +349,6 @@ tfm_tok_unigram_pretokenize(tfm_tok_otext *out, tfm_tok_ivec *starts, const tfm_
 			for (size_t k = a; k < b && st == TFM_OK; k++)
 				st = put(out, x.b + k, 1, x.orig[k], limit);
 		}
-		nw++;
 		i = b;
 	}
 done:

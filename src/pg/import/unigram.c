@@ -301,8 +301,9 @@ pre_tokenizer(tfm_tok_unigram_spec *s, JsonbContainer *pt, int depth)
 		refuse("pre_tokenizer", type);
 }
 
+/* fused: a Fuse came before (a Strip after it strips the whole text, not each piece) */
 static void
-decoder(tfm_tok_unigram_spec *s, JsonbContainer *dc, int depth)
+decoder(tfm_tok_unigram_spec *s, JsonbContainer *dc, int depth, bool *fused)
 {
 	char	   *type = type_of(dc);
 
@@ -312,7 +313,7 @@ decoder(tfm_tok_unigram_spec *s, JsonbContainer *dc, int depth)
 		int			n = JsonContainerSize(arr);
 
 		for (int i = 0; i < n; i++)
-			decoder(s, element(dc, "decoders", i), depth + 1);
+			decoder(s, element(dc, "decoders", i), depth + 1, fused);
 	}
 	else if (strcmp(type, "Metaspace") == 0)
 	{
@@ -340,7 +341,7 @@ decoder(tfm_tok_unigram_spec *s, JsonbContainer *dc, int depth)
 	else if (strcmp(type, "ByteFallback") == 0)
 		s->decoder |= TFM_TOK_UDEC_BYTE_FALLBACK;
 	else if (strcmp(type, "Fuse") == 0)
-		;						/* pieces are concatenated anyway */
+		*fused = true;			/* pieces are concatenated anyway */
 	else if (strcmp(type, "Strip") == 0)
 	{
 		JsonbValue	b1,
@@ -351,8 +352,8 @@ decoder(tfm_tok_unigram_spec *s, JsonbContainer *dc, int depth)
 		int			a = start ? tfm_hf_uint(start, "Strip's start", 1000) : 0,
 					z = stop ? tfm_hf_uint(stop, "Strip's stop", 1000) : 0;
 
-		if (!c || strcmp(c, " ") != 0 || a > 1 || z != 0)
-			refuse("decoder", "Strip other than one leading space");
+		if (!c || strcmp(c, " ") != 0 || a > 1 || z != 0 || !*fused)
+			refuse("decoder", "Strip other than one leading space after Fuse");
 		if (a == 1)
 			s->decoder |= TFM_TOK_UDEC_STRIP_FIRST;
 	}
@@ -523,7 +524,11 @@ tfm_hf_import_unigram(const char *name, Jsonb *tokenizer, int model_vocab, int32
 	if ((obj = obj_field(root, "pre_tokenizer")) != NULL)
 		pre_tokenizer(&spec, obj, 0);
 	if ((obj = obj_field(root, "decoder")) != NULL)
-		decoder(&spec, obj, 0);
+	{
+		bool		fused = false;
+
+		decoder(&spec, obj, 0, &fused);
+	}
 	if (!spec.replacement)
 	{
 		spec.replacement = (const uint8_t *) SP;
