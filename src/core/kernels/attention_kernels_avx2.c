@@ -41,7 +41,7 @@ lanes8(int c0, int n)
 
 /*
  * rows 0 .. m-1 (m ≤ RU) of O, 8·W columns of which the last vector has
- * the lanes `last`: attention_kernels.c's SMALL_GEMM in 8 lanes.
+ * the lanes `last`: attention_kernels_avx512.c's SMALL_GEMM in 8 lanes.
  */
 #define SMALL_GEMM8_STEP(RU, W, AV) \
 	do { \
