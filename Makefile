@@ -76,7 +76,7 @@ unittest: $(UNIT_BINS)
 # and the low-precision products' plain-C fallback (no AVX-512 either).
 valgrind: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== valgrind $$t"; \
-	  TFM_BLIS_ARCH=haswell TFM_LOWP_FORCE=fallback TFM_TEST_QUICK=1 OMP_NUM_THREADS=1 TFM_TEST_DATA=$(CURDIR)/test/fixtures \
+	  TFM_BLIS_ARCH=$(VALGRIND_BLIS) TFM_LOWP_FORCE=fallback TFM_TEST_QUICK=1 OMP_NUM_THREADS=1 TFM_TEST_DATA=$(CURDIR)/test/fixtures \
 	  valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect $$t; done
 
 # header dependencies (PGXS does not track them)

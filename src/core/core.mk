@@ -14,10 +14,13 @@ ifneq ($(filter aarch64-%,$(TFM_TARGET)),)
 TFM_MULTIARCH  = aarch64-linux-gnu
 TFM_MARCH      = -march=armv8-a
 TFM_OTHER_ARCH = %_x86.c %_avx2.c %_avx512.c %_amx.c
+VALGRIND_BLIS  = auto
 else ifneq ($(filter x86_64-%,$(TFM_TARGET)),)
 TFM_MULTIARCH  = x86_64-linux-gnu
 TFM_MARCH      = -march=x86-64-v2 -mtune=native
 TFM_OTHER_ARCH = %_arm.c %_neon.c
+# valgrind 3.19 dies with SIGILL in BLIS's skx kernels
+VALGRIND_BLIS  = haswell
 else
 $(error tfm builds for x86-64 and AArch64; $(CC) targets $(TFM_TARGET))
 endif
