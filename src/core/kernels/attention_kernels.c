@@ -135,12 +135,10 @@ tfm_attn_softmax_row(float *row, const uint8_t *pad, int n_visible, int Tk, bool
 	softmax_row_portable(row, pad, n_visible, Tk);
 }
 
-/* kt = kᵀ (s × T) and vc = v (T × s), in blocks of 8 keys (a cache line of kt's rows) */
+/* kt = kᵀ (s × T), in blocks of 8 keys (a cache line of kt's rows) */
 static void
-copy_kv_plain(float *kt, float *vc, const float *k, ptrdiff_t rsk, const float *v,
-					   ptrdiff_t rsv, int T, int s)
+copy_kt_plain(float *kt, const float *k, ptrdiff_t rsk, int T, int s)
 {
-	tfm_attn_copy_rows(vc, v, rsv, T, s);
 	for (int t0 = 0; t0 < T; t0 += 8)
 	{
 		int			nt = T - t0 < 8 ? T - t0 : 8;
@@ -155,14 +153,15 @@ void
 tfm_attn_copy_kv(float *kt, float *vc, const float *k, ptrdiff_t rsk, const float *v,
 				 ptrdiff_t rsv, int T, int s)
 {
+	tfm_attn_copy_rows(vc, v, rsv, T, s);
 #if defined(__x86_64__)
 	if (path() == ATTN_AVX512)
 	{
-		tfm_attn_copy_kv_avx512(kt, vc, k, rsk, v, rsv, T, s);
+		tfm_attn_copy_kt_avx512(kt, k, rsk, T, s);
 		return;
 	}
 #endif
-	copy_kv_plain(kt, vc, k, rsk, v, rsv, T, s);
+	copy_kt_plain(kt, k, rsk, T, s);
 }
 
 bool

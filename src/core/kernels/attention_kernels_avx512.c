@@ -20,7 +20,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "attention_kernels.h"
 #include "attention_kernels_avx512.h"
 #include "attn_small_gemm.h"
 #include "transpose16.h"
@@ -174,12 +173,10 @@ tfm_attn_softmax_row_avx512(float *row, const uint8_t *pad, int n_visible, int T
 SMALL_GEMM(gemm_rows16_w1, 16, 1)
 SMALL_GEMM(gemm_rows12_w2, 12, 2)
 
-/* kt (s × T, rows T apart) = kᵀ and vc (T × s) = v: k and v rows rs apart */
+/* kt (s × T, rows T apart) = kᵀ: k's rows rsk apart */
 TARGET void
-tfm_attn_copy_kv_avx512(float *kt, float *vc, const float *k, ptrdiff_t rsk, const float *v,
-			   ptrdiff_t rsv, int T, int s)
+tfm_attn_copy_kt_avx512(float *kt, const float *k, ptrdiff_t rsk, int T, int s)
 {
-	tfm_attn_copy_rows(vc, v, rsv, T, s);
 	for (int t0 = 0; t0 < T; t0 += 16)
 	{
 		int			nt = T - t0 < 16 ? T - t0 : 16;

@@ -13,9 +13,8 @@
 /* tfm_attn_softmax_row's contract (attention_kernels.h), in 16 lanes */
 void		tfm_attn_softmax_row_avx512(float *row, const uint8_t *pad, int n_visible, int Tk);
 
-/* tfm_attn_copy_kv's contract, by 16 × 16 transposes */
-void		tfm_attn_copy_kv_avx512(float *kt, float *vc, const float *k, ptrdiff_t rsk,
-									const float *v, ptrdiff_t rsv, int T, int s);
+/* tfm_attn_copy_kv's Kᵀ (kt: s × T, rows T apart), by 16 × 16 transposes */
+void		tfm_attn_copy_kt_avx512(float *kt, const float *k, ptrdiff_t rsk, int T, int s);
 
 /* tfm_attn_gemm's contract, k > 0, m > 0, n > 0 */
 void		tfm_attn_gemm_avx512(float *o, ptrdiff_t ldo, const float *a, ptrdiff_t rsa,
