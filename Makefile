@@ -2,7 +2,8 @@
 #
 #   make                 build the extension (tfm.so) and the core's unit tests
 #   make install         install into the server that pg_config names
-#   make unittest        run the core's C unit tests (no server needed)
+#   make unittest        run the core's C unit tests (no server needed; on
+#                        AArch64 with the NEON paths forced too)
 #   make valgrind        the same unit tests under valgrind memcheck
 #   make installcheck    pg_regress against a running server (see scripts/test.sh)
 #   scripts/test.sh      everything, against a throwaway cluster
@@ -20,7 +21,8 @@ UPGRADES     = sql/$(EXTENSION)--0.1--0.2.sql sql/$(EXTENSION)--0.2--0.3.sql \
 DATA_built   = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA         = $(UPGRADES)
 
-CORE_SRCS    = $(wildcard src/core/*/*.c)
+# the core's sources, flags and BLIS, for x86-64 or AArch64 (the compiler's target)
+include src/core/core.mk
 PG_SRCS      = $(wildcard src/pg/*.c src/pg/base/*.c src/pg/storage/*.c src/pg/runtime/*.c \
                src/pg/import/*.c src/pg/sql/*.c)
 OBJS         = $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
@@ -31,15 +33,9 @@ TESTS        = $(sort $(filter-out sql/$(EXTENSION).sql sql/$(EXTENSION)--%.sql,
 REGRESS      = $(patsubst sql/%.sql,%,$(TESTS))
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 
-BLIS_INC     = /usr/include/x86_64-linux-gnu/blis-openmp
-BLIS_LIB     = /usr/lib/x86_64-linux-gnu/blis-openmp
-
-# No -ffast-math: tfm checks for NaN/Inf losses, so finite-math must stay off.
-TFM_CFLAGS   = -std=gnu11 -O3 -march=x86-64-v2 -mtune=native -fopenmp -Wall -Wextra \
-               -fno-math-errno -fno-trapping-math -Iinclude -isystem $(BLIS_INC)
 # PostgreSQL's own headers as system headers: -Wextra stays on for tfm's code only
 PG_CPPFLAGS  = $(TFM_CFLAGS) -Isrc/pg -DTFM_VERSION=\"$(EXTVERSION)\" -isystem $(shell $(PG_CONFIG) --includedir-server) -MMD -MP
-SHLIB_LINK   = -fopenmp -L$(BLIS_LIB) -Wl,-rpath,$(BLIS_LIB) -lblis -lpcre2-8 -lm
+SHLIB_LINK   = $(CORE_LIBS)
 
 EXTRA_CLEAN  = $(UNIT_BINS) test/*.o $(OBJS:.o=.d)
 
@@ -59,13 +55,14 @@ UNIT_BINS  = $(UNIT_SRCS:.c=)
 CORE_OBJS  = $(CORE_SRCS:.c=.o)
 
 test/%: test/%.c test/check.h test/model_fixtures.h $(CORE_OBJS)
-	$(CC) $(TFM_CFLAGS) -Wno-unused-parameter -Wno-missing-field-initializers -o $@ $< $(CORE_OBJS) -fopenmp -L$(BLIS_LIB) -Wl,-rpath,$(BLIS_LIB) -lblis -lpcre2-8 -lm
+	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_OBJS) $(CORE_LIBS)
 
 all: $(UNIT_BINS)
 
 .PHONY: unittest valgrind
 unittest: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; TFM_TEST_DATA=$(CURDIR)/test/fixtures $$t; done
+	@$(if $(filter aarch64-linux-gnu,$(TFM_MULTIARCH)),$(MAKE) -s -f scripts/aarch64.mk OUT=. unit-forced,true)
 	@echo "== test/test_blas, panels packed without the AVX2 transposes" && TFM_NO_AVX2_PACK=1 test/test_blas
 	@echo "== test/test_lowp, the fallback forced from the environment" && TFM_LOWP_FORCE=fallback test/test_lowp
 	@echo "== test/test_lowp, AMX off from the environment (AVX512_BF16 where the CPU has it)" && TFM_LOWP_FORCE=noamx test/test_lowp
@@ -81,7 +78,7 @@ unittest: $(UNIT_BINS)
 # PCRE2's interpreter (its JIT code reads what valgrind takes as undefined).
 valgrind: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== valgrind $$t"; \
-	  TFM_BLIS_ARCH=haswell TFM_LOWP_FORCE=fallback TFM_NO_PCRE2_JIT=1 TFM_TEST_QUICK=1 OMP_NUM_THREADS=1 TFM_TEST_DATA=$(CURDIR)/test/fixtures \
+	  TFM_BLIS_ARCH=$(VALGRIND_BLIS) TFM_LOWP_FORCE=fallback TFM_NO_PCRE2_JIT=1 TFM_TEST_QUICK=1 OMP_NUM_THREADS=1 TFM_TEST_DATA=$(CURDIR)/test/fixtures \
 	  valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect $$t; done
 
 # header dependencies (PGXS does not track them)

@@ -28,9 +28,18 @@
  * W packed from its transpose the same panels.  With TFM_TEST_QUICK=1 (valgrind, which cannot run AVX-512) or
  * TFM_LOWP_FORCE=fallback only the fallback runs, on fewer shapes; with
  * TFM_LOWP_FORCE=avx2 the fast path is the AVX2 + FMA one (as on a CPU
- * without AVX-512).
+ * without AVX-512).  On AArch64 TFM_TEST_QUICK=1 keeps the NEON paths (the
+ * runs under qemu-aarch64, scripts/test_aarch64.sh), and TFM_LOWP_FORCE=neon
+ * runs int8 without SDOT.
  */
 #include <float.h>
+
+/* quick runs (valgrind, qemu) test the fast paths too: AArch64 only */
+#if defined(__aarch64__)
+#define QUICK_RUNS_FAST 1
+#else
+#define QUICK_RUNS_FAST 0
+#endif
 
 #include "check.h"
 #include "tfm/blas.h"
@@ -599,18 +608,33 @@ test_int8_error(bool fallback)
 	free_problem(&p);
 }
 
-/* AVX2 or (on a CPU without AVX2 + FMA) the fallback: no AVX-512 path */
+/*
+ * The path below the CPU's best, which tfm_lowp_force_avx2 and
+ * TFM_LOWP_FORCE=avx2 (x86-64) or =neon (AArch64) choose: AVX2 or (on a
+ * CPU without AVX2 + FMA) the fallback, no AVX-512 path; plain NEON, no
+ * SDOT.
+ */
+#if defined(__aarch64__)
+#define BELOW_BEST "neon"
 static bool
-below_avx512(void)
+below_best(void)
+{
+	return strcmp(tfm_lowp_bf16_kernel(), "neon") == 0 && strcmp(tfm_lowp_int8_kernel(), "neon") == 0;
+}
+#else
+#define BELOW_BEST "avx2"
+static bool
+below_best(void)
 {
 	return strcmp(tfm_lowp_bf16_kernel(), "avx2") == 0 ? strcmp(tfm_lowp_int8_kernel(), "avx2") == 0 :
 		strcmp(tfm_lowp_bf16_kernel(), "fallback") == 0 &&
 		strcmp(tfm_lowp_int8_kernel(), "fallback") == 0 &&
 		strstr(tfm_lowp_reason(), "lacks AVX2") != NULL;
 }
+#endif
 
 static void
-test_dispatch(bool env_forced, bool env_avx2)
+test_dispatch(bool env_forced, bool env_below)
 {
 	const char *why = tfm_lowp_reason();
 
@@ -621,14 +645,14 @@ test_dispatch(bool env_forced, bool env_avx2)
 			  strstr(why, "TFM_LOWP_FORCE") != NULL,
 			  "TFM_LOWP_FORCE=fallback: bf16 %s, int8 %s (%s)",
 			  tfm_lowp_bf16_kernel(), tfm_lowp_int8_kernel(), why);
-	if (env_avx2)
-		CHECK(below_avx512() && strstr(why, "TFM_LOWP_FORCE=avx2") != NULL,
-			  "TFM_LOWP_FORCE=avx2: bf16 %s, int8 %s (%s)",
+	if (env_below)
+		CHECK(below_best() && strstr(why, "TFM_LOWP_FORCE=" BELOW_BEST) != NULL,
+			  "TFM_LOWP_FORCE=" BELOW_BEST ": bf16 %s, int8 %s (%s)",
 			  tfm_lowp_bf16_kernel(), tfm_lowp_int8_kernel(), why);
 	tfm_lowp_force_avx2(true);
 	if (!env_forced)
-		CHECK(below_avx512() && strstr(tfm_lowp_reason(), "tfm_lowp_force_avx2") != NULL,
-			  "AVX2 forced: bf16 %s, int8 %s (%s)", tfm_lowp_bf16_kernel(),
+		CHECK(below_best() && strstr(tfm_lowp_reason(), "tfm_lowp_force_avx2") != NULL,
+			  BELOW_BEST " forced: bf16 %s, int8 %s (%s)", tfm_lowp_bf16_kernel(),
 			  tfm_lowp_int8_kernel(), tfm_lowp_reason());
 	tfm_lowp_force_fallback(true);
 	CHECK(strcmp(tfm_lowp_bf16_kernel(), "fallback") == 0 &&
@@ -648,19 +672,19 @@ main(void)
 	static const int ks[] = {1, 2, 3, 4, 5, 7, 64, 65, 70};
 	const char *force = getenv("TFM_LOWP_FORCE");
 	bool		env_forced = force != NULL && strcmp(force, "fallback") == 0,
-				env_avx2 = force != NULL && strcmp(force, "avx2") == 0;
+				env_below = force != NULL && strcmp(force, BELOW_BEST) == 0;
 	int			v = 0;
 
 	tfm_rng_seed(&rng, 18);
-	test_dispatch(env_forced, env_avx2);
-	/* valgrind cannot run AVX-512: quick runs keep to the fallback */
-	if (quick_mode())
+	test_dispatch(env_forced, env_below);
+	/* valgrind cannot run AVX-512: quick runs keep to the fallback on x86-64 */
+	if (quick_mode() && !QUICK_RUNS_FAST)
 		tfm_lowp_force_fallback(true);
 	fast_bf16 = strcmp(tfm_lowp_bf16_kernel(), "fallback") != 0;
 	has_amx = strcmp(tfm_lowp_bf16_kernel(), "amx") == 0;
 	fast_int8 = strcmp(tfm_lowp_int8_kernel(), "fallback") != 0;
 	tfm_lowp_force_fallback(false);
-	if (quick_mode())
+	if (quick_mode() && !QUICK_RUNS_FAST)
 		fast_bf16 = fast_int8 = has_amx = false;
 	printf("  %s\n", tfm_lowp_reason());
 	printf("  paths tested: bf16 %s%s, int8 %s%s\n",

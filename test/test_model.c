@@ -486,12 +486,14 @@ test_precision(const char *file, bool fallback)
 			CHECK(rms_rel_spread(ref, low, n) <= INT4_RMS_TOL,
 				  "%s int4: rms difference %.5f of the logits' spread (> %.2f)", file,
 				  rms_rel_spread(ref, low, n), INT4_RMS_TOL);
-		/* on AVX2, bf16 passes of more than a few rows run fp32 (lowp_set.c): maybe all of them */
-		if (p != TFM_PREC_BF16 || strcmp(tfm_lowp_bf16_kernel(), "avx2") != 0)
+		/* on AVX2 and NEON, bf16 passes of more than a few rows run fp32 (lowp_set.c): maybe all of them */
+		if (p != TFM_PREC_BF16 || (strcmp(tfm_lowp_bf16_kernel(), "avx2") != 0 &&
+								   strcmp(tfm_lowp_bf16_kernel(), "neon") != 0))
 			CHECK(memcmp(ref, low, n * sizeof(float)) != 0, "%s %s: the packed path ran", file,
 				  tfm_precision_name(p));
 		else if (c.task != TFM_TASK_CLASSIFY)	/* (the classifier's head has B rows) */
-			CHECK(memcmp(ref, low, n * sizeof(float)) == 0, "%s bf16 on AVX2: fp32's logits", file);
+			CHECK(memcmp(ref, low, n * sizeof(float)) == 0, "%s bf16 on %s: fp32's logits", file,
+				  tfm_lowp_bf16_kernel());
 		check_shared_block(m, &bc.b, (tfm_precision) p, low, n, file);
 	}
 	CHECK(tfm_model_set_precision(m, TFM_PREC_FP32) == 0 && m->lowp == NULL, "%s: back to fp32", file);

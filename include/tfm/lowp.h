@@ -52,7 +52,7 @@
  * and cache-blocked GEMM.  Both use the core's threads (tfm_set_threads).
  * beta = 0 never reads C (it may hold NaN).  K = 0 gives C = beta · C.
  *
- * Paths (lowp_dispatch.c): bf16 runs "amx" where the CPU has AMX-BF16 and
+ * Paths (lowp_dispatch_x86.c): bf16 runs "amx" where the CPU has AMX-BF16 and
  * the OS grants the tile state (the GEMM on tiles, the matrix-vector path
  * on AVX512_BF16), else "avx512bf16" where the CPU has that; int8
  * "avx512vnni"; without those, both run "avx2" where the CPU has AVX2 +
@@ -63,7 +63,10 @@
  * baseline x86-64, the version picked at load time (TFM_HOT).
  * TFM_LOWP_FORCE=avx2 (or tfm_lowp_force_avx2(true)) skips the AVX-512
  * paths; TFM_LOWP_FORCE=noamx (or tfm_lowp_force_noamx(true)) keeps bf16
- * off AMX.
+ * off AMX.  On AArch64 (lowp_dispatch_arm.c) bf16 runs "neon" (widened to
+ * fp32) and int8 "neon-dotprod" (SDOT) where the CPU has the dot-product
+ * instructions, else "neon"; TFM_LOWP_FORCE=neon (or
+ * tfm_lowp_force_avx2(true)) keeps int8 off SDOT, =fallback as above.
  * Every path reads the same packed weights, so a weight packed once serves
  * all.
  *
@@ -314,7 +317,10 @@ void		tfm_int4_gemm(int M, int N, int K, float alpha,
 
 /* ---- dispatch -------------------------------------------------------------- */
 
-/* the path each product runs: "amx" / "avx512bf16" / "avx512vnni" / "avx2" or "fallback" */
+/*
+ * the path each product runs: "amx" / "avx512bf16" / "avx512vnni" / "avx2",
+ * "neon" / "neon-dotprod" (AArch64) or "fallback"
+ */
 const char *tfm_lowp_bf16_kernel(void);
 const char *tfm_lowp_int8_kernel(void);
 /* int4's matrix-vector path: "avx512vnni" / "avx2" / "fallback" (its GEMM is BLIS's) */
@@ -325,7 +331,10 @@ bool		tfm_lowp_bf16_native(void);
 const char *tfm_lowp_reason(void);
 /* true: every product runs the fallback; false: back to what the CPU has */
 void		tfm_lowp_force_fallback(bool on);
-/* true: no AVX-512 path (AVX2 + FMA where the CPU has it, else the fallback) */
+/*
+ * true: no AVX-512 path (AVX2 + FMA where the CPU has it, else the
+ * fallback); on AArch64 no SDOT (plain NEON)
+ */
 void		tfm_lowp_force_avx2(bool on);
 /* true: bf16 products do not use AMX (AVX512_BF16 or the fallback instead) */
 void		tfm_lowp_force_noamx(bool on);

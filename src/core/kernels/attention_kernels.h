@@ -1,8 +1,9 @@
 /*
  * attention_kernels.h — attention's inner steps with a CPU-specific path
- * (attention_kernels.c for AVX-512 and the choice, attention_kernels_avx2.c
- * for AVX2 + FMA): one masked softmax row, and the small products of a
- * block of query rows (Q·Kᵀ, P·V).
+ * (attention_kernels.c: the choice and the portable code;
+ * attention_kernels_avx512.c and attention_kernels_avx2.c the x86 paths):
+ * one masked softmax row, and the small products of a block of query rows
+ * (Q·Kᵀ, P·V).
  */
 #ifndef TFM_ATTENTION_KERNELS_H
 #define TFM_ATTENTION_KERNELS_H

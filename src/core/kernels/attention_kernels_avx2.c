@@ -15,7 +15,7 @@
  * ran as fast as an 8-lane copy of the AVX-512 row (148 against 154 ns a
  * row of 256 on a Zen 4), and keeps bf16 passes that run fp32 products on
  * AVX2 (lowp_set.c) at fp32's bits.  Kᵀ and V are copied by plain loops
- * (tfm_attn_copy_kv_plain): that is T·s values a pair against T·T·s
+ * (copy_kt_plain in attention_kernels.c): that is T·s values a pair against T·T·s
  * products.  Compiled for AVX2 + FMA by function attribute only;
  * attention_kernels.c calls in only on CPUs with both.
  */
@@ -41,7 +41,7 @@ lanes8(int c0, int n)
 
 /*
  * rows 0 .. m-1 (m ≤ RU) of O, 8·W columns of which the last vector has
- * the lanes `last`: attention_kernels.c's SMALL_GEMM in 8 lanes.
+ * the lanes `last`: attention_kernels_avx512.c's SMALL_GEMM in 8 lanes.
  */
 #define SMALL_GEMM8_STEP(RU, W, AV) \
 	do { \

@@ -1,6 +1,6 @@
 /*
  * attn_small_gemm.h — the frame of attention's small products O = alpha·A·B
- * (+O), shared by the AVX-512 (attention_kernels.c) and the AVX2 + FMA
+ * (+O), shared by the AVX-512 (attention_kernels_avx512.c) and the AVX2 + FMA
  * (attention_kernels_avx2.c) blocks; each file gives its vector type and
  * intrinsics, its step over k and its store of a finished vector.
  *

@@ -2,29 +2,26 @@
  * blas.c — the only file that calls BLIS (OpenMP build of Debian's 0.9).
  *
  * Kernel choice.  BLIS 0.9 reads BLIS_ARCH_TYPE (an integer index into its
- * arch_t enum) once, at bli_init.  It does not know AMD Zen 5 and falls back
- * to its slow `generic` kernels there, so before the first BLIS call we pick
- * the set ourselves from CPUID: AVX-512 (F, DQ, BW, VL) → skx, except on
- * AMD Zen 4 (family 25), where BLIS's own zen3 choice is right; AMD with only
- * AVX2+FMA on a family BLIS does not list → haswell; anything else is left to
- * BLIS's own detection.  BLIS 0.9 picks skx on Intel only for models it knows
- * to have two AVX-512 FMA units, and haswell on newer ones.  A
- * user's choice (the tfm.blis_arch setting, or BLIS_ARCH_TYPE in the
- * environment) wins, but is validated first: an out-of-range index aborts
- * BLIS, and a kernel set the CPU lacks dies with SIGILL.
+ * arch_t enum) once, at bli_init.  Where its own detection goes wrong, tfm
+ * picks the set before the first BLIS call (blas_cpu_auto_arch).  A user's
+ * choice (the tfm.blis_arch setting, or BLIS_ARCH_TYPE in the environment)
+ * wins, but is validated first: an out-of-range index aborts BLIS, and a
+ * kernel set the CPU lacks dies with SIGILL.  What the CPU family adds
+ * (blas_cpu.h: the named kernel sets, what each needs, tfm's choice, the
+ * vector transposes for packing) is in blas_cpu_x86.c or blas_cpu_arm.c,
+ * whichever the build targets.
  *
  * Small products.  tfm_gemm_packed and the kept panels (tfm_pack_left,
  * tfm_pack_right, tfm_gemm_panels) call the kernel set's own sgemm
  * micro-kernel on panels packed here; rows become panels by AVX2 8 × 8
  * transposes where the CPU has AVX2 (TFM_NO_AVX2_PACK in the environment
- * turns that off, so the tests cover the plain-C packing as well).
+ * turns that off, so the tests cover the plain-C packing as well; on
+ * AArch64 the plain C packing always).
  *
  * Threads.  Signals are blocked while a larger OpenMP team is first started,
  * so pooled worker threads inherit a full signal mask and the host process
  * (a PostgreSQL backend) keeps receiving its signals on its own thread.
  */
-#include <cpuid.h>
-#include <immintrin.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,24 +31,7 @@
 #include <blis.h>
 
 #include "tfm/blas.h"
-
-typedef struct arch_entry
-{
-	const char *name;
-	arch_t		id;
-	int			needs;			/* 0 none, 1 avx, 2 avx2+fma, 3 avx-512 */
-} arch_entry;
-
-static const arch_entry arch_table[] = {
-	{"skx", BLIS_ARCH_SKX, 3},
-	{"zen3", BLIS_ARCH_ZEN3, 2},
-	{"zen2", BLIS_ARCH_ZEN2, 2},
-	{"zen", BLIS_ARCH_ZEN, 2},
-	{"haswell", BLIS_ARCH_HASWELL, 2},
-	{"sandybridge", BLIS_ARCH_SANDYBRIDGE, 1},
-	{"generic", BLIS_ARCH_GENERIC, 0},
-};
-#define N_ARCH ((int) (sizeof(arch_table) / sizeof(arch_table[0])))
+#include "blas_cpu.h"
 
 static bool blas_ready = false;
 
@@ -64,67 +44,35 @@ static sgemm_ukr_fn ukr_fn;
 static int	ukr_mr,
 			ukr_nr;
 static bool ukr_cols;			/* the kernel prefers column-stored C */
-static bool pack_avx2;			/* the CPU has AVX2: panels of rows by 8 × 8 transposes */
+static bool pack_vec;			/* panels of rows by the CPU's vector transposes (blas_cpu.h) */
 static char arch_reason[128] = "not initialised";
 static int	n_threads = 1;
 static int	n_threads_started = 1;
 
-static int
-cpu_level(void)
-{
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-		__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
-		return 3;
-	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-		return 2;
-	if (__builtin_cpu_supports("avx"))
-		return 1;
-	return 0;
-}
-
-static bool
-cpu_is_amd(unsigned *family)
-{
-	unsigned	a, b, c, d;
-	char		vendor[13];
-
-	if (!__get_cpuid(0, &a, &b, &c, &d))
-		return false;
-	memcpy(vendor, &b, 4);
-	memcpy(vendor + 4, &d, 4);
-	memcpy(vendor + 8, &c, 4);
-	vendor[12] = '\0';
-	if (!__get_cpuid(1, &a, &b, &c, &d))
-		return false;
-	*family = ((a >> 8) & 0xF) + ((a >> 20) & 0xFF);
-	return strcmp(vendor, "AuthenticAMD") == 0;
-}
-
-static const arch_entry *
+static const blas_arch_entry *
 arch_by_name(const char *name)
 {
-	for (int i = 0; i < N_ARCH; i++)
-		if (strcmp(arch_table[i].name, name) == 0)
-			return &arch_table[i];
+	for (const blas_arch_entry *e = blas_arch_table; e->name; e++)
+		if (strcmp(e->name, name) == 0)
+			return e;
 	return NULL;
 }
 
 const char *
 tfm_blas_arch_names(void)
 {
-	return "auto, skx, zen3, zen2, zen, haswell, sandybridge, generic";
+	return blas_arch_names;
 }
 
 bool
 tfm_blas_arch_supported(const char *arch)
 {
-	const arch_entry *e;
+	const blas_arch_entry *e;
 
 	if (arch == NULL || strcmp(arch, "auto") == 0)
 		return true;
 	e = arch_by_name(arch);
-	return e != NULL && e->needs <= cpu_level();
+	return e != NULL && e->needs <= blas_cpu_level();
 }
 
 static void
@@ -147,7 +95,7 @@ tfm_blas_init(const char *arch, char *err, size_t errlen)
 	env = getenv("BLIS_ARCH_TYPE");
 	if (arch != NULL && arch[0] != '\0' && strcmp(arch, "auto") != 0)
 	{
-		const arch_entry *e = arch_by_name(arch);
+		const blas_arch_entry *e = arch_by_name(arch);
 
 		if (e == NULL)
 		{
@@ -155,7 +103,7 @@ tfm_blas_init(const char *arch, char *err, size_t errlen)
 					 arch, tfm_blas_arch_names());
 			return -1;
 		}
-		if (e->needs > cpu_level())
+		if (e->needs > blas_cpu_level())
 		{
 			snprintf(err, errlen, "this CPU cannot run the BLIS kernel set \"%s\"", arch);
 			return -1;
@@ -170,8 +118,8 @@ tfm_blas_init(const char *arch, char *err, size_t errlen)
 		bool		ok = false;
 
 		if (*end == '\0' && end != env)
-			for (int i = 0; i < N_ARCH; i++)
-				if ((long) arch_table[i].id == id && arch_table[i].needs <= cpu_level())
+			for (const blas_arch_entry *e = blas_arch_table; e->name; e++)
+				if ((long) e->id == id && e->needs <= blas_cpu_level())
 					ok = true;
 		if (!ok)
 		{
@@ -183,33 +131,10 @@ tfm_blas_init(const char *arch, char *err, size_t errlen)
 	}
 	else
 	{
-		unsigned	family = 0;
-		bool		amd = cpu_is_amd(&family);
-		int			level = cpu_level();
+		int			id = blas_cpu_auto_arch(arch_reason, sizeof(arch_reason));
 
-		if (level == 3 && amd && family < 26)
-		{
-			/* Zen 4 splits 512-bit operations: BLIS's zen3 kernels suit it */
-			snprintf(arch_reason, sizeof(arch_reason), "detected by BLIS");
-		}
-		else if (level == 3)
-		{
-			/*
-			 * BLIS knows neither Zen 5 nor Intel models past its table (a
-			 * Sapphire Rapids VM: haswell, 226 vs 338 GFLOP/s on 2 cores)
-			 */
-			set_arch_env(BLIS_ARCH_SKX);
-			snprintf(arch_reason, sizeof(arch_reason),
-					 "chosen by tfm: AVX-512 on %s CPU family %u", amd ? "an AMD" : "a non-AMD", family);
-		}
-		else if (level == 2 && amd && family >= 26)
-		{
-			set_arch_env(BLIS_ARCH_HASWELL);
-			snprintf(arch_reason, sizeof(arch_reason),
-					 "chosen by tfm: AVX2 on AMD family %u", family);
-		}
-		else
-			snprintf(arch_reason, sizeof(arch_reason), "detected by BLIS");
+		if (id >= 0)
+			set_arch_env((arch_t) id);
 	}
 
 	bli_init();
@@ -219,8 +144,7 @@ tfm_blas_init(const char *arch, char *err, size_t errlen)
 	ukr_mr = (int) bli_cntx_get_blksz_def_dt(BLIS_FLOAT, BLIS_MR, ukr_cntx);
 	ukr_nr = (int) bli_cntx_get_blksz_def_dt(BLIS_FLOAT, BLIS_NR, ukr_cntx);
 	ukr_cols = bli_cntx_l3_nat_ukr_prefers_cols_dt(BLIS_FLOAT, BLIS_GEMM_UKR, ukr_cntx);
-	__builtin_cpu_init();
-	pack_avx2 = __builtin_cpu_supports("avx2") && getenv("TFM_NO_AVX2_PACK") == NULL;
+	pack_vec = blas_cpu_pack_rows_ok() && getenv("TFM_NO_AVX2_PACK") == NULL;
 	blas_ready = true;
 	return 0;
 }
@@ -369,68 +293,6 @@ tfm_gemm_packed_floats(int M, int N, int K)
  * columns (rs == 1: Pᵀ, dSᵀ, a transposed view) copy in the order that
  * writes the panel contiguously; a last, cut panel is padded with zeros.
  */
-/* r[j] = column j of the 8 × 8 block of rows r[0..7] */
-__attribute__((target("avx2"))) static inline void
-transpose8(__m256 r[8])
-{
-	__m256		t[8],
-				u[8];
-
-	for (int i = 0; i < 8; i += 2)
-	{
-		t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-		t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-	}
-	for (int i = 0; i < 8; i += 4)
-	{
-		u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-		u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-		u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-		u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-	}
-	for (int i = 0; i < 4; i++)
-	{
-		r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
-		r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
-	}
-}
-
-/*
- * One full panel of R rows stored along their columns (cs == 1): eight
- * columns at a time, as 8 × 8 transposes of groups of eight rows (a last
- * group of fewer rows reads zeros); returns the
- * columns done, the caller copies the rest.
- */
-__attribute__((target("avx2"))) static int
-pack_rows_avx2(float *restrict d, int R, const float *x, ptrdiff_t rs, int K)
-{
-	int			p = 0;
-
-	for (; p + 8 <= K; p += 8)
-		for (int g = (R - 1) / 8 * 8; g >= 0; g -= 8)
-		{
-			int			n = R - g < 8 ? R - g : 8;
-			__m256		r[8];
-
-			for (int i = 0; i < 8; i++)
-				r[i] = i < n ? _mm256_loadu_ps(x + (size_t) (g + i) * rs + p) : _mm256_setzero_ps();
-			transpose8(r);
-			/*
-			 * Full 8-float stores.  The last group of rows, if it has n < 8,
-			 * spills 8 − n zeros into the start of the next column: rows of
-			 * group 0, stored after it (groups go last to first) or, when
-			 * the panel is only that group, by the next column's store;
-			 * past the chunk's last column the next chunk or the caller's
-			 * tail overwrites them, past the panel's last column the next
-			 * panel (packed later) or the slack tfm_panels_floats keeps.
-			 * Masked stores would avoid the spill but are slow on AMD.
-			 */
-			for (int j = 0; j < 8; j++)
-				_mm256_storeu_ps(d + (size_t) (p + j) * R + g, r[j]);
-		}
-	return p;
-}
-
 static inline __attribute__((always_inline)) void
 pack_fixed(float *restrict dst, const int R, const float *restrict X, ptrdiff_t rs,
 		   ptrdiff_t cs, int M, int K)
@@ -446,7 +308,7 @@ pack_fixed(float *restrict dst, const int R, const float *restrict X, ptrdiff_t 
 				for (int r = 0; r < R; r++)
 					d[(size_t) p * R + r] = x[(size_t) p * cs + r];
 		else if (m == R && cs == 1)
-			for (int p = pack_avx2 ? pack_rows_avx2(d, R, x, rs, K) : 0; p < K; p++)
+			for (int p = pack_vec ? blas_cpu_pack_rows(d, R, x, rs, K) : 0; p < K; p++)
 				for (int r = 0; r < R; r++)
 					d[(size_t) p * R + r] = x[(size_t) r * rs + p];
 		else

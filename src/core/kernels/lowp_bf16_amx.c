@@ -30,7 +30,7 @@
  * nearest even) in an order of AMX's own; denormal inputs count as zero and
  * denormal sums are flushed, as with vdpbf16ps.
  *
- * Compiled for AMX by function attribute only; lowp_dispatch.c lets the
+ * Compiled for AMX by function attribute only; lowp_dispatch_x86.c lets the
  * driver call it only where the CPU has AMX-BF16 and the kernel granted the
  * process the tile state (arch_prctl ARCH_REQ_XCOMP_PERM).
  */

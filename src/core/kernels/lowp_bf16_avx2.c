@@ -14,7 +14,7 @@
  * accumulators for the low and high halves where rows are few (the FMA
  * latency would otherwise bound it); 3-4 rows × 16 columns twice.
  *
- * Compiled for AVX2 + FMA by function attribute only; lowp_dispatch.c calls
+ * Compiled for AVX2 + FMA by function attribute only; lowp_dispatch_x86.c calls
  * into it only on CPUs with both.
  */
 #include <immintrin.h>

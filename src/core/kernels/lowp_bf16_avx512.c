@@ -14,7 +14,7 @@
  * latency of vdpbf16ps would otherwise bound it), so the loop runs at the
  * speed the weights stream in.  The loop is lowp_avx512_sum.h's.
  *
- * Compiled for AVX-512 by function attribute only; lowp_dispatch.c calls
+ * Compiled for AVX-512 by function attribute only; lowp_dispatch_x86.c calls
  * into it only on CPUs with AVX512_BF16.
  */
 #include <immintrin.h>

@@ -1,7 +1,8 @@
 /*
  * lowp_bf16_gemm.c — C = alpha · A · W + beta · C with W packed bf16
  * (tfm_bf16_pack) and A fp32 (any strides), rounded to bf16 here into the
- * caller's work buffer; the kernel is the dispatched one (lowp_dispatch.c).
+ * caller's work buffer; the kernel is the dispatched one (lowp_dispatch_x86.c,
+ * lowp_dispatch_arm.c).
  * Where AMX is usable, products of more than TFM_LOWP_GEMV_ROWS rows go to
  * lowp_bf16_amx.c's driver instead.
  *

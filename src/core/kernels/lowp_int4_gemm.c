@@ -143,8 +143,12 @@ tfm_int4_gemm(int M, int N, int K, float alpha,
 	kp = (size_t) W->kb * TFM_INT4_BLOCK;
 	nc = tile_columns(kp);
 	threads = tfm_get_threads();
+#if defined(__x86_64__)
 	dequantize = lowp_int4_fast() || lowp_int4_avx2() ? lowp_int4_avx2_dequantize :
 		lowp_int4_dequantize;
+#else
+	dequantize = lowp_int4_dequantize;	/* (no AVX2 outside x86-64) */
+#endif
 	for (int j0 = 0; j0 < N; j0 += nc)
 	{
 		int			n = N - j0 < nc ? N - j0 : nc,

@@ -20,7 +20,7 @@
  * columns or 3-4 rows × 16 columns twice, each row made signed as it is
  * broadcast.
  *
- * Compiled for AVX2 + FMA by function attribute only; lowp_dispatch.c calls
+ * Compiled for AVX2 + FMA by function attribute only; lowp_dispatch_x86.c calls
  * into it only on CPUs with both.
  */
 #include <immintrin.h>

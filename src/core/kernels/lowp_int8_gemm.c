@@ -2,7 +2,8 @@
  * lowp_int8_gemm.c — C = alpha · A · W + beta · C with W quantized per
  * column (tfm_int8_pack) and A quantized here, per row, into the caller's
  * work buffer (the rows' scales, then A's panels of unsigned bytes
- * a + 128); the kernel is the dispatched one (lowp_dispatch.c).
+ * a + 128); the kernel is the dispatched one (lowp_dispatch_x86.c,
+ * lowp_dispatch_arm.c).
  *
  * The loops are lowp_drive.c's, without K blocking: each kernel call
  * sums all of K in int32 before scaling (so every path gives the same

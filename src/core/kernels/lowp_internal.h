@@ -124,28 +124,43 @@ typedef void (*lowp_int8_kernel) (int kq, const uint32_t *a, int h, const uint32
 								  const int32_t *colsum, float beta);
 
 /*
- * the paths, in lowp_bf16_ref.c, lowp_bf16_avx512.c, lowp_bf16_avx2.c,
- * lowp_int8_ref.c, lowp_int8_avx512.c, lowp_int8_avx2.c
+ * the paths: portable in lowp_bf16_ref.c and lowp_int8_ref.c; x86-64 in
+ * lowp_bf16_avx512.c, lowp_bf16_avx2.c, lowp_int8_avx512.c,
+ * lowp_int8_avx2.c; AArch64 in lowp_bf16_neon.c and lowp_int8_neon.c
  */
 void		lowp_bf16_ref_kernel(int kk, const uint32_t *a, int h, const uint32_t *b,
 								 float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta);
-void		lowp_bf16_avx512_kernel(int kk, const uint32_t *a, int h, const uint32_t *b,
-									float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta);
-void		lowp_bf16_avx2_kernel(int kk, const uint32_t *a, int h, const uint32_t *b,
-								  float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta);
 void		lowp_int8_ref_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
 								 float *c, ptrdiff_t ldc, int m, int n, float alpha,
 								 const float *rscale, const float *cscale,
 								 const int32_t *colsum, float beta);
+#if defined(__x86_64__)
+void		lowp_bf16_avx512_kernel(int kk, const uint32_t *a, int h, const uint32_t *b,
+									float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta);
+void		lowp_bf16_avx2_kernel(int kk, const uint32_t *a, int h, const uint32_t *b,
+								  float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta);
 void		lowp_int8_avx512_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
 									float *c, ptrdiff_t ldc, int m, int n, float alpha,
 									const float *rscale, const float *cscale,
 									const int32_t *colsum, float beta);
-
 void		lowp_int8_avx2_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
 								  float *c, ptrdiff_t ldc, int m, int n, float alpha,
 								  const float *rscale, const float *cscale,
 								  const int32_t *colsum, float beta);
+#elif defined(__aarch64__)
+void		lowp_bf16_neon_kernel(int kk, const uint32_t *a, int h, const uint32_t *b,
+								  float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta);
+/* int8 by widening multiplies (every AArch64 CPU) */
+void		lowp_int8_neon_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
+								  float *c, ptrdiff_t ldc, int m, int n, float alpha,
+								  const float *rscale, const float *cscale,
+								  const int32_t *colsum, float beta);
+/* int8 by SDOT, where the CPU has the dot-product instructions (FEAT_DotProd) */
+void		lowp_int8_neondot_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
+									 float *c, ptrdiff_t ldc, int m, int n, float alpha,
+									 const float *rscale, const float *cscale,
+									 const int32_t *colsum, float beta);
+#endif
 
 /*
  * int4's matrix-vector path (lowp_int4_gemm.c): the h ≤ TFM_LOWP_GEMV_ROWS
@@ -204,6 +219,7 @@ typedef struct lowp_epilogue
 	tfm_row_fn	act;			/* in place over pieces of rows, or NULL */
 } lowp_epilogue;
 
+#if defined(__x86_64__)
 /*
  * the bf16 GEMM on AMX tiles (lowp_bf16_amx.c): the whole driver, M > 4;
  * epi NULL or (alpha 1, beta 0) a bias and activation applied in the blocks
@@ -218,7 +234,7 @@ void		lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
 void		lowp_avx512_pair_row(uint32_t *s, const float *r0, const float *r1);
 
 /*
- * dispatch (lowp_dispatch.c): the AVX-512 paths (AVX512_BF16, AMX,
+ * dispatch (lowp_dispatch_x86.c): the AVX-512 paths (AVX512_BF16, AMX,
  * AVX512_VNNI), the AVX2 + FMA one, and the kernel each driver calls
  */
 bool		lowp_bf16_fast(void);
@@ -227,7 +243,65 @@ bool		lowp_int8_fast(void);
 bool		lowp_avx2(void);
 bool		lowp_int4_fast(void);
 bool		lowp_int4_avx2(void);
-/* bf16 inference products of more than TFM_LOWP_GEMV_ROWS rows run fp32 (lowp_set.c) */
+#else
+
+/*
+ * No AMX or AVX-512 outside x86-64: lowp_bf16_fast, lowp_bf16_amx and
+ * int4's x86 paths are false, so the drivers' calls below never run (and fold away); they keep
+ * the drivers free of conditional compilation.
+ */
+static inline bool
+lowp_int4_fast(void)
+{
+	return false;
+}
+
+static inline bool
+lowp_int4_avx2(void)
+{
+	return false;
+}
+
+static inline bool
+lowp_bf16_fast(void)
+{
+	return false;
+}
+
+static inline bool
+lowp_bf16_amx(void)
+{
+	return false;
+}
+
+static inline size_t
+lowp_amx_work_bytes(int M, int K)
+{
+	(void) M, (void) K;
+	return 0;
+}
+
+static inline void
+lowp_bf16_amx_gemm(int M, int N, int K, float alpha, const float *A, ptrdiff_t rsa,
+				   ptrdiff_t csa, const tfm_bf16_weights *W, float beta, float *C,
+				   ptrdiff_t ldc, void *work, const lowp_epilogue *epi)
+{
+	(void) M, (void) N, (void) K, (void) alpha, (void) A, (void) rsa, (void) csa;
+	(void) W, (void) beta, (void) C, (void) ldc, (void) work, (void) epi;
+}
+
+static inline void
+lowp_avx512_pair_row(uint32_t *s, const float *r0, const float *r1)
+{
+	(void) s, (void) r0, (void) r1;
+}
+#endif
+
+/*
+ * dispatch (lowp_dispatch_x86.c or lowp_dispatch_arm.c): whether bf16
+ * inference products of more than TFM_LOWP_GEMV_ROWS rows run fp32
+ * (lowp_set.c), and the kernel each driver calls
+ */
 bool		lowp_bf16_batched_fp32(void);
 lowp_bf16_kernel lowp_bf16_chosen(void);
 lowp_int8_kernel lowp_int8_chosen(void);

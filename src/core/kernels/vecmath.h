@@ -1,7 +1,8 @@
 /*
  * vecmath.h — exp and erf written so that the compiler vectorizes loops
  * over them (no calls into libm), and the attribute that compiles a hot
- * function for AVX-512, AVX2+FMA and baseline x86-64, chosen at load time.
+ * function for AVX-512, AVX2+FMA and baseline x86-64, chosen at load time
+ * (on AArch64 one version, for NEON, which every AArch64 CPU has).
  *
  * tfm_expf: Cephes' range reduction x = n·ln2 + r, |r| ≤ ln2/2, and a
  * degree-6 polynomial for e^r; relative error below 2e-7 on [-87, 88];
@@ -87,6 +88,10 @@ tfm_erff(float x)
  * alpha · sum rounded before o is added, as BLIS's micro-kernel does: GCC
  * would otherwise fuse a vector multiply and add (-ffp-contract=fast)
  */
+#if defined(__aarch64__)
+#define NO_CONTRACT(v) __asm__("" : "+w"(v))
+#else
 #define NO_CONTRACT(v) __asm__("" : "+x"(v))
+#endif
 
 #endif							/* TFM_VECMATH_H */

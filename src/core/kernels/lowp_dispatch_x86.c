@@ -1,5 +1,6 @@
 /*
- * lowp_dispatch.c — which path the bf16, int8 and int4 products run, and why.
+ * lowp_dispatch_x86.c — which path the bf16, int8 and int4 products run on
+ * x86-64, and why (lowp_dispatch_arm.c: on AArch64).
  *
  * Decided once, at the first product or query: the CPU's flags (through
  * __builtin_cpu_supports, which also checks that the OS saves the AVX-512
