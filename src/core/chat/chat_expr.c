@@ -12,58 +12,6 @@
 
 #include "chat_parser.h"
 
-void
-chat_skip_ws(parser *ps)
-{
-	while (ps->p < ps->end && chat_is_space(*ps->p))
-		ps->p++;
-}
-
-static int
-is_name_char(char c, int first)
-{
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9');
-}
-
-/* the next name, without consuming it (its length, 0 if none) */
-size_t
-chat_peek_name(parser *ps)
-{
-	size_t		n = 0;
-
-	chat_skip_ws(ps);
-	while (ps->p + n < ps->end && is_name_char(ps->p[n], n == 0))
-		n++;
-	return n;
-}
-
-int
-chat_accept_word(parser *ps, const char *w)
-{
-	size_t		n = chat_peek_name(ps);
-
-	if (n == strlen(w) && strncmp(ps->p, w, n) == 0)
-	{
-		ps->p += n;
-		return 1;
-	}
-	return 0;
-}
-
-int
-chat_accept(parser *ps, const char *op)
-{
-	size_t		n = strlen(op);
-
-	chat_skip_ws(ps);
-	if ((size_t) (ps->end - ps->p) >= n && strncmp(ps->p, op, n) == 0)
-	{
-		ps->p += n;
-		return 1;
-	}
-	return 0;
-}
-
 static chat_expr *
 new_expr(parser *ps, chat_ekind k)
 {
@@ -109,17 +57,6 @@ parse_args(parser *ps, chat_expr *e, const char *close)
 		return chat_fail(ps, TFM_ENOMEM, "%s", "out of memory");
 	memcpy(e->args, tmp, sizeof(chat_expr *) * e->nargs);
 	return TFM_OK;
-}
-
-char *
-chat_copy_name(parser *ps, size_t n)
-{
-	char	   *s = chat_alloc(&ps->t->arena, n + 1);
-
-	if (s)
-		memcpy(s, ps->p, n);
-	ps->p += n;
-	return s;
 }
 
 /* a string literal (adjacent ones join) */

@@ -25,20 +25,6 @@
 
 #include "chat_parser.h"
 
-int
-chat_fail(parser *ps, int code, const char *fmt, const char *what)
-{
-	if (!ps->failed)
-	{
-		char		buf[200];
-
-		snprintf(buf, sizeof(buf), fmt, what);
-		tfm_status_set(ps->err, code, "chat template line %d: %s", ps->line, buf);
-	}
-	ps->failed = 1;
-	return code;
-}
-
 static int
 add_seg(parser *ps, seg s)
 {
@@ -144,12 +130,6 @@ split_tags(parser *ps, const char *s, size_t n)
 		pos = i + 2;
 	}
 	return TFM_OK;
-}
-
-int
-chat_is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
 /* Jinja's whitespace rules applied to the text segments */

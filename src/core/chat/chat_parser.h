@@ -1,7 +1,7 @@
 /*
  * chat_parser.h — the parser of chat templates shared by its two files:
- * the template's tags and statements (chat_parse.c) and the expressions
- * inside tags (chat_expr.c).
+ * the template's tags and statements (chat_parse.c), the expressions
+ * inside tags (chat_expr.c) and the reading steps both use (chat_lex.c).
  */
 #ifndef TFM_CHAT_PARSER_H
 #define TFM_CHAT_PARSER_H
@@ -41,11 +41,11 @@ typedef struct parser
 	int			failed;
 } parser;
 
+/* ---- reading steps (chat_lex.c) ---- */
 /* an error (the first one counts) with the line being read; returns code */
 int			chat_fail(parser *ps, int code, const char *fmt, const char *what);
 int			chat_is_space(char c);
 
-/* ---- reading an expression (chat_expr.c) ---- */
 void		chat_skip_ws(parser *ps);
 /* the length of the name at the current place (not consumed), 0 if none */
 size_t		chat_peek_name(parser *ps);
@@ -53,6 +53,8 @@ int			chat_accept_word(parser *ps, const char *w);
 int			chat_accept(parser *ps, const char *op);
 /* the next n bytes as a name in the arena (consumed) */
 char	   *chat_copy_name(parser *ps, size_t n);
+
+/* ---- reading an expression (chat_expr.c) ---- */
 /* the whole expression of p[0 .. end) (a tag's inside), NULL on an error */
 chat_expr  *chat_tag_expr(parser *ps, const char *p, const char *end);
 
