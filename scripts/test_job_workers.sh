@@ -132,11 +132,14 @@ SQL
 wait_for "two workers on jw_big_p" \
   "SELECT count(DISTINCT pid) = 2 FROM tfm.job_workers WHERE job = 'jw_big_p' AND state = 'running'"
 # a cancel and a terminate in the middle: the batch in flight rolls back, the work goes on
-pid=$(q "SELECT pid FROM tfm.job_workers WHERE job = 'jw_big_p' ORDER BY pid LIMIT 1")
-q "SELECT pg_cancel_backend($pid)" >/dev/null
+# (each signal in the statement that finds a live worker: a pid read first
+# may have exited by the time it is signalled, and that warns in the log)
+live="FROM tfm.job_workers w JOIN pg_stat_activity a USING (pid) WHERE w.job = 'jw_big_p'"
+[ "$(q "SELECT bool_and(s) FROM (SELECT pg_cancel_backend(w.pid) AS s $live ORDER BY w.pid LIMIT 1) c")" = t ] \
+  || fail "no live worker of jw_big_p to cancel"
 sleep 0.5
-pid=$(q "SELECT pid FROM tfm.job_workers WHERE job = 'jw_big_p' ORDER BY pid DESC LIMIT 1")
-q "SELECT pg_terminate_backend($pid)" >/dev/null
+[ "$(q "SELECT bool_and(s) FROM (SELECT pg_terminate_backend(w.pid) AS s $live ORDER BY w.pid DESC LIMIT 1) t")" = t ] \
+  || fail "no live worker of jw_big_p to terminate"
 wait_for "the backfill of jw_big_p" \
   "SELECT $(in_step jw_big_p jw_big s.body) AND (SELECT rows_pending = 0 FROM tfm.jobs WHERE name = 'jw_big_p')"
 [ "$(q "SELECT count(*) FROM jw_big_p")" = 4000 ] || fail "jw_big_p: not 4000 outputs"
