@@ -20,6 +20,7 @@
 #   bench/train_defaults.sh                  # BUDGETS="5 10", EPOCHS="3 8", SPAM_EPOCHS="2 4"
 #   BUDGETS="30 60" bench/train_defaults.sh  # the budgets
 #   WHAT=lm | WHAT=classify                  # one half only
+#   LM_WHICH=new WHAT=lm BUDGETS=30          # the LM with the new defaults only
 #   LM_CHARS=100000 WHAT=lm BUDGETS=5        # the first 100,000 characters only:
 #                                            # many passes in a short budget
 #
@@ -37,6 +38,7 @@ SPAM_EPOCHS=${SPAM_EPOCHS:-2 4}
 SEED=${SEED:-7}
 WHAT=${WHAT:-all}
 LM_CHARS=${LM_CHARS:-0}
+LM_WHICH=${LM_WHICH:-old new}
 if [ -z "${DATA:-}" ]; then
   for d in /work/shared/data "$ROOT/../shared/data"; do [ -f "$d/moby_dick_train.txt.gz" ] && DATA=$d && break; done
 fi
@@ -126,8 +128,8 @@ EOF
     echo "|---|---|---|---|"
   } >> "$SUMMARY"
   for b in $BUDGETS; do
-    local old new how
-    for which in old new; do
+    local old=- new=- how=-
+    for which in $LM_WHICH; do
       local drop="" opts=""
       if [ $which = old ]; then
         drop=", dropout => 0, attention_dropout => 0"
