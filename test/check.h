@@ -308,4 +308,31 @@ check_read_gz(const char *path, size_t *len)
 	return buf;
 }
 
+/* a fixture file (rel under $TFM_TEST_DATA, else test/fixtures), whole and
+ * NUL-terminated; NULL if it is missing */
+static uint8_t *
+check_fixture(const char *rel, size_t *len)
+{
+	char		path[1024];
+	const char *dir = getenv("TFM_TEST_DATA");
+	FILE	   *f;
+	uint8_t    *buf;
+	long		n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "test/fixtures", rel);
+	f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc(n + 1);
+	if (fread(buf, 1, n, f) != (size_t) n)
+		n = 0;
+	buf[n] = 0;
+	fclose(f);
+	*len = (size_t) n;
+	return buf;
+}
+
 #endif							/* TFM_TEST_CHECK_H */

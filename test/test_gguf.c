@@ -34,31 +34,6 @@
 #include "tfm/rng.h"
 #include "tfm/tokenizer.h"
 
-static uint8_t *
-slurp(const char *rel, size_t *len)
-{
-	char		path[1024];
-	const char *dir = getenv("TFM_TEST_DATA");
-	FILE	   *f;
-	uint8_t    *buf;
-	long		n;
-
-	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "test/fixtures", rel);
-	f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc(n + 1);
-	if (fread(buf, 1, n, f) != (size_t) n)
-		n = 0;
-	buf[n] = 0;
-	fclose(f);
-	*len = (size_t) n;
-	return buf;
-}
-
 static uint64_t
 fnv(const float *x, uint64_t n)
 {
@@ -119,7 +94,7 @@ static tfm_model *
 import_twin(const char *file, const tfm_hf_params *p)
 {
 	size_t		len;
-	uint8_t    *w = slurp(file, &len);
+	uint8_t    *w = check_fixture(file, &len);
 	tfm_st_file *f;
 	tfm_status	st = {0};
 	tfm_config	c;
@@ -193,7 +168,7 @@ static void
 test_reference_hashes(void)
 {
 	size_t		rlen;
-	char	   *ref = (char *) slurp("gguf/reference.txt", &rlen);
+	char	   *ref = (char *) check_fixture("gguf/reference.txt", &rlen);
 	char	   *line,
 			   *save = NULL;
 	char		cur[64] = "";
@@ -225,7 +200,7 @@ test_reference_hashes(void)
 			tfm_gguf_free(f);
 			free(buf);
 			snprintf(rel, sizeof(rel), "gguf/%s", file);
-			buf = slurp(rel, &len);
+			buf = check_fixture(rel, &len);
 			f = NULL;
 			CHECK(buf && tfm_gguf_parse(&f, buf, len, len, &st) == TFM_OK, "%s: %s", file, st.msg);
 			CHECK(f && tfm_gguf_params(&p, &capped, f, &st) == TFM_OK, "%s: %s", file, st.msg);
@@ -295,7 +270,7 @@ test_twins(void)
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
 	{
 		size_t		len;
-		uint8_t    *buf = slurp(cases[k].file, &len);
+		uint8_t    *buf = check_fixture(cases[k].file, &len);
 		tfm_hf_params p;
 		tfm_status	st = {0};
 		tfm_model  *m = buf ? import_gguf(buf, len, &p, &st) : NULL;
@@ -344,8 +319,8 @@ test_tokenizer(void)
 	};
 	size_t		len,
 				rlen;
-	uint8_t    *buf = slurp("gguf/llama_f32.gguf", &len);
-	char	   *ref = (char *) slurp("hf_llama/reference.json", &rlen);
+	uint8_t    *buf = check_fixture("gguf/llama_f32.gguf", &len);
+	char	   *ref = (char *) check_fixture("hf_llama/reference.json", &rlen);
 	tfm_gguf_file *f = NULL;
 	tfm_gguf_vocab *v = NULL;
 	tfm_tokenizer *tok = NULL;
@@ -423,7 +398,7 @@ static void
 test_tokenizer_bpe(void)
 {
 	size_t		len;
-	uint8_t    *buf = slurp("gguf/llama3_tok.gguf", &len);
+	uint8_t    *buf = check_fixture("gguf/llama3_tok.gguf", &len);
 	FILE	   *fp = fopen("test/tokenizer/hf/llama3.cases.tsv", "r");
 	tfm_gguf_file *f = NULL;
 	tfm_gguf_vocab *v = NULL;
@@ -532,7 +507,7 @@ static void
 test_refusals(void)
 {
 	size_t		len;
-	uint8_t    *buf = slurp("gguf/llama_q4_0.gguf", &len);
+	uint8_t    *buf = check_fixture("gguf/llama_q4_0.gguf", &len);
 	uint8_t    *m;
 	size_t		at;
 
@@ -647,7 +622,7 @@ static void
 test_fuzz(const char *file)
 {
 	size_t		len;
-	uint8_t    *buf = slurp(file, &len);
+	uint8_t    *buf = check_fixture(file, &len);
 	uint8_t    *m;
 	tfm_gguf_file *f;
 	tfm_status	st = {0};

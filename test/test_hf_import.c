@@ -11,29 +11,14 @@
 #include "tfm/hf_import.h"
 #include "tfm/model.h"
 
+/* a file of the GPT-2 fixture */
 static uint8_t *
 slurp(const char *name, size_t *len)
 {
-	char		path[1024];
-	const char *dir = getenv("TFM_TEST_DATA");
-	FILE	   *f;
-	uint8_t    *buf;
-	long		n;
+	char		rel[512];
 
-	snprintf(path, sizeof(path), "%s/hf_gpt2/%s", dir ? dir : "test/fixtures", name);
-	f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc(n + 1);
-	if (fread(buf, 1, n, f) != (size_t) n)
-		n = 0;
-	buf[n] = 0;
-	fclose(f);
-	*len = (size_t) n;
-	return buf;
+	snprintf(rel, sizeof(rel), "hf_gpt2/%s", name);
+	return check_fixture(rel, len);
 }
 
 static tfm_hf_params
