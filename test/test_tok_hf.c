@@ -195,7 +195,7 @@ run(const char *name, uint32_t flags, const int32_t specials[TFM_TOK_N_SPECIALS]
 			  tfm_tok_special_id(t, (tfm_tok_special) k), want_specials[k]);
 	for (int i = 0; i < f.n_texts; i++)
 	{
-		size_t		cap = tfm_tok_encode_bound_for(t, f.text_lens[i], TFM_TOK_ADD_BOS),
+		size_t		cap = tfm_tok_encode_bound_text(t, f.texts[i], f.text_lens[i], TFM_TOK_ADD_BOS),
 					n,
 					nd;
 		int32_t    *ids = malloc(cap * sizeof(int32_t));

@@ -386,13 +386,11 @@ int  tfm_tok_load_unigram(tfm_tokenizer **out, const tfm_tok_info *info,
 
 /* Upper bound on the ids encode can return for len bytes (whatever the kind). */
 size_t tfm_tok_encode_bound(size_t len, uint32_t flags);
-/* The same for tokenizer t: three times more for one with the NFC flag
- * (NFC can triple a text's UTF-8 bytes, and byte-level BPE gives up to one
- * id a byte). */
-size_t tfm_tok_encode_bound_for(const tfm_tokenizer *t, size_t len, uint32_t flags);
-/* The same for this text and tokenizer: a unigram tokenizer's normalizer
- * may lengthen a text, so its bound is the normalized length (SIZE_MAX when
- * the text cannot be normalized: out of memory or over the expansion limit) */
+/* The same for this text and tokenizer t: a normalizer may lengthen a
+ * text, so with the NFC flag three times more (NFC can triple a text's UTF-8
+ * bytes, and byte-level BPE gives up to one id a byte), and a unigram
+ * tokenizer's bound is the normalized length (SIZE_MAX when the text cannot
+ * be normalized: out of memory or over the expansion limit) */
 size_t tfm_tok_encode_bound_text(tfm_tokenizer *t, const char *text, size_t len, uint32_t flags);
 /* an upper bound of the scratch memory tfm_tok_encode allocates for a text
  * of len bytes (unigram: len is the normalized length, as
@@ -404,7 +402,7 @@ size_t tfm_tok_encode_scratch_bytes(const tfm_tokenizer *t, size_t len);
  * offsets, if not NULL: the byte offset in text where each token starts;
  * specials get the offset of where they stand, 0 or len).  max_length > 0
  * truncates the output to at most max_length ids, bos/eos included and kept
- * (the text is cut, eos stays last).  With cap >= tfm_tok_encode_bound_for()
+ * (the text is cut, eos stays last).  With cap >= tfm_tok_encode_bound_text()
  * (or >= max_length when set) the call never fails for lack of room;
  * otherwise TFM_ELIMIT. */
 int  tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids,

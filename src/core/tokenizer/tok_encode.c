@@ -66,20 +66,14 @@ tfm_tok_encode_bound(size_t len, uint32_t flags)
 }
 
 size_t
-tfm_tok_encode_bound_for(const tfm_tokenizer *t, size_t len, uint32_t flags)
-{
-	if (t->info.flags & TFM_TOK_INFO_NFC)
-		return tfm_tok_encode_bound(len <= SIZE_MAX / 3 ? 3 * len : len, flags);
-	return tfm_tok_encode_bound(len, flags);
-}
-
-size_t
 tfm_tok_encode_bound_text(tfm_tokenizer *t, const char *text, size_t len, uint32_t flags)
 {
 	size_t n;
 
+	if (t->info.flags & TFM_TOK_INFO_NFC)
+		return tfm_tok_encode_bound(len <= SIZE_MAX / 3 ? 3 * len : len, flags);
 	if (t->info.kind != TFM_TOK_UNIGRAM)
-		return tfm_tok_encode_bound_for(t, len, flags);
+		return tfm_tok_encode_bound(len, flags);
 	/* each id covers at least one byte of the normalized words */
 	n = tfm_tok_unigram_normalized_len(t, (const uint8_t *) text, len);
 	return n == SIZE_MAX ? n : tfm_tok_encode_bound(n, flags);
