@@ -9,8 +9,12 @@
  * weight is read once, in address order.
  *
  * Larger M (batched, compute-bound): W dequantized to fp32, a tile of
- * columns at a time (about 512 KB, so it stays in L2), and multiplied by
- * A with BLIS (tfm_gemm, Bᵀ read in place).  A 4-bit product on AVX2
+ * columns at a time (at most 4 MB), and multiplied by A with BLIS
+ * (tfm_gemm, Bᵀ read in place).  The tile is always dequantized by all
+ * the core's threads, each a contiguous share of its columns, however
+ * small: BLIS's threads then pack it from their own caches (one thread
+ * writing a 200 KB tile that two threads then read made the classifier's
+ * products 6-8 % slower than fp32's at 2 threads; shared, they are level).  A 4-bit product on AVX2
  * (vpmaddubsw, a scale per 32 values) does fewer useful operations a
  * cycle than BLIS's fp32 FMAs, so this is the faster way there, and A
  * keeps its fp32 values.  Every path dequantizes to the same tile.
@@ -154,7 +158,7 @@ tfm_int4_gemm(int M, int N, int K, float alpha,
 		int			n = N - j0 < nc ? N - j0 : nc,
 					parts = n / 16 > 0 ? n / 16 : 1;
 
-#pragma omp parallel for num_threads(threads) if(threads > 1 && (double) n * kp > 1e5) schedule(static)
+#pragma omp parallel for num_threads(threads) if(threads > 1 && parts > 1) schedule(static)
 		for (int p = 0; p < parts; p++)
 		{
 			int			c0 = p * 16,
