@@ -77,6 +77,49 @@ SELECT b.model, count(*) AS compared, max(abs(ln(x.probability) - ln(y.probabili
        LATERAL tfm_next_tokens(b.model, ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331], 376) x
        JOIN LATERAL tfm_next_tokens(b.twin, ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331], 376) y ON x.id = y.id
  GROUP BY b.model, b.bound ORDER BY b.model;
+-- Q4_0 tensors kept as the file's blocks for int4 (tfm_gguf_kept): every
+-- matrix's (q and k as columns of the fused qkv, the embedding as the tied
+-- head), each byte for byte a part of the file; norms, and every tensor of
+-- the other types, converted to float32 only
+SELECT * FROM tfm_gguf_kept('g_q4_0');
+SELECT count(*) AS kept, bool_and(position(g.blocks IN x.gq4) > 0) AS the_file_bytes
+  FROM tfm.gguf_tensors g JOIN tfm.models m ON m.id = g.model_id AND m.name = 'g_q4_0', gfx x
+ WHERE g.blocks IS NOT NULL;
+SELECT gguf_type, count(*) FILTER (WHERE kept) AS kept, count(*) AS tensors
+  FROM tfm_gguf_kept('g_q8_0') GROUP BY gguf_type ORDER BY gguf_type;
+-- a block no ggml quantizer writes: scale 1, every value +1 (requantized
+-- from its float32 values it would become scale -1/8, every nibble 0)
+SELECT * FROM tfm_import_gguf('g_q4_0_odd',
+  (SELECT overlay(x.gq4 PLACING '\x003c99999999999999999999999999999999'::bytea FROM position(g.blocks IN x.gq4))
+     FROM gfx x, tfm.gguf_tensors g JOIN tfm.models m ON m.id = g.model_id AND m.name = 'g_q4_0'
+    WHERE g.gguf_name = 'blk.0.ffn_down.weight'), tokenizer => false);
+-- at int4, the packed copies (the file other sessions map) hold every kept
+-- row as the file has it: whole tensors, and q and k row by row (their rows
+-- back in Hugging Face's order, as their float32 values are)
+SET tfm.precision = 'int4';
+SELECT count(*) AS next_tokens FROM tfm_next_tokens('g_q4_0', ARRAY[1, 330, 348], 3);
+SELECT count(*) AS next_tokens FROM tfm_next_tokens('g_q4_0_odd', ARRAY[1, 330, 348], 3);
+CREATE TEMP TABLE packed AS
+SELECT m.id, pg_read_binary_file('base/pgsql_tmp/' || t.name) AS f
+  FROM pg_ls_tmpdir() t, tfm.models m
+ WHERE m.name IN ('g_q4_0', 'g_q4_0_odd')
+   AND t.name LIKE 'pgsql\_tmp\_tfm\_%\_' || m.id || '\_' || m.version || '\_int4';
+SELECT m.name, count(*) AS tensors,
+       bool_and(CASE WHEN g.rope_heads = 0 THEN position(g.blocks IN p.f) > 0 ELSE
+                (SELECT bool_and(position(substr(g.blocks, r * (length(g.blocks) / g.columns) + 1,
+                                                 length(g.blocks) / g.columns) IN p.f) > 0)
+                   FROM generate_series(0, g.columns - 1) r) END) AS in_the_int4_copies,
+       count(*) FILTER (WHERE g.rope_heads > 0) AS by_rows
+  FROM tfm.gguf_tensors g JOIN tfm.models m ON m.id = g.model_id JOIN packed p ON p.id = m.id
+ WHERE g.blocks IS NOT NULL GROUP BY m.name ORDER BY m.name;
+RESET tfm.precision;
+-- training makes new weights: the kept blocks no longer describe them
+SET client_min_messages = warning;
+SELECT count(*) AS epochs FROM tfm_train('g_q4_0', 'SELECT ARRAY[1, 330, 348, 347, 351, 330, 259] AS ids',
+                                         epochs => 1, lr => 1e-3);
+RESET client_min_messages;
+SELECT kept, how, count(*) AS tensors FROM tfm_gguf_kept('g_q4_0') GROUP BY kept, how ORDER BY kept, how;
+
 -- GPT-2 as llama.cpp converts it: gpt2_f32.gguf (tied) has hf_gpt2's tensors,
 -- gpt2_q8_0.gguf (output.weight repeating the head: untied) its distribution
 -- within test_gguf's bound; the "gpt2" tokenizer gives tokenizer.json's ids

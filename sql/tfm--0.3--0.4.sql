@@ -557,3 +557,51 @@ ALTER TABLE tfm.tokenizers ADD CONSTRAINT tokenizers_kind_check
 ALTER TABLE tfm.tokenizers ADD COLUMN model_data bytea;
 COMMENT ON COLUMN tfm.tokenizers.model_data IS
   'unigram tokenizers: scores, piece types, normalizer, pre-tokenizer and decoder (a byte image read by the core); NULL otherwise';
+
+-- ---------------------------------------------------------------------------
+-- What a GGUF import did with each tensor of the file (src/pg/import/gguf.c):
+-- every tensor is converted to float32 into tfm.tensors (the weights of
+-- fp32, bf16, int8 and training); a Q4_0 tensor whose rows are columns of a
+-- matrix int4 packs also keeps the file's blocks as they are, and int4
+-- inference of the version imported runs them (no dequantize-requantize).
+
+CREATE TABLE tfm.gguf_tensors (
+    model_id      integer NOT NULL REFERENCES tfm.models (id) ON DELETE CASCADE,
+    version       bigint NOT NULL,
+    gguf_name     text NOT NULL,
+    gguf_type     text NOT NULL,
+    tensor        text,
+    first_column  integer,
+    columns       integer,
+    inputs        integer,
+    rope_heads    integer NOT NULL DEFAULT 0,
+    blocks        bytea,
+    PRIMARY KEY (model_id, gguf_name)
+);
+COMMENT ON TABLE tfm.gguf_tensors IS
+  'per tensor of an imported GGUF file: converted to float32 only (blocks NULL), or also kept as the file''s Q4_0 blocks for int4';
+COMMENT ON COLUMN tfm.gguf_tensors.version IS 'the model version the tensor was imported into (kept blocks serve that version only)';
+COMMENT ON COLUMN tfm.gguf_tensors.tensor IS 'the tfm tensor its values went to (NULL: a buffer)';
+COMMENT ON COLUMN tfm.gguf_tensors.first_column IS 'kept: its rows are the int4 matrix''s output columns first_column .. first_column + columns - 1';
+COMMENT ON COLUMN tfm.gguf_tensors.rope_heads IS 'kept: its rows are in llama.cpp''s rope order for that many heads (0: none)';
+COMMENT ON COLUMN tfm.gguf_tensors.blocks IS 'kept: the file''s bytes of the tensor, as they are; NULL: converted to float32 only';
+GRANT SELECT ON tfm.gguf_tensors TO PUBLIC;
+ALTER TABLE tfm.gguf_tensors ENABLE ROW LEVEL SECURITY;
+CREATE POLICY gguf_tensors_of_usable_models ON tfm.gguf_tensors FOR SELECT
+    USING (tfm.may_use_model(model_id, tfm.current_role_oid()));
+SELECT pg_catalog.pg_extension_config_dump('tfm.gguf_tensors', '');
+
+CREATE FUNCTION tfm_gguf_kept(model text)
+RETURNS TABLE (gguf_tensor text, gguf_type text, tensor text, kept boolean, how text)
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT g.gguf_name, g.gguf_type, g.tensor, g.blocks IS NOT NULL AND g.version = m.version,
+           CASE WHEN g.blocks IS NULL THEN 'converted to float32 at import'
+                WHEN g.version = m.version THEN 'Q4_0 blocks kept as in the file for int4 (float32 too)'
+                ELSE 'converted to float32 at import (its kept blocks were of an earlier version)' END
+      FROM tfm.gguf_tensors g JOIN tfm.models m ON m.id = g.model_id
+     WHERE m.name = model
+     ORDER BY g.gguf_name
+$$;
+COMMENT ON FUNCTION tfm_gguf_kept(text) IS
+  'what the GGUF import did with each tensor of a model: Q4_0 blocks kept as they are for int4, or converted to float32';

@@ -10,6 +10,7 @@
  *     log-probabilities within a stated bound of their safetensors twin's
  *     (F16/BF16: hf_llama; the block types: gguf/q/model.safetensors;
  *     gpt2_q8_0.gguf, untied: hf_gpt2)
+ *   - Q4_0 tensors kept as the file's blocks for int4 (test_kept)
  *   - the tokenizers of the metadata give their tokenizer.json's ids: a
  *     "llama" one (scores made merges) hf_llama/reference.json's texts, a
  *     "gpt2" one (llama3_tok.gguf) test/tokenizer/hf/llama3.cases.tsv's
@@ -22,6 +23,7 @@
  *
  * TFM_TEST_QUICK=1 shrinks the fuzzing (for valgrind).
  */
+#define _GNU_SOURCE				/* memmem */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,9 +47,42 @@ fnv(const float *x, uint64_t n)
 	return h;
 }
 
+/*
+ * The Q4_0 blocks of f (in buf) that tfm_gguf_kept_place places in m given
+ * to it, as src/pg/runtime/gguf_kept.c does (q and k rows back in Hugging
+ * Face's order): the columns kept
+ */
+static long
+keep_blocks(tfm_model *m, tfm_hf_map *map, const tfm_hf_params *p, const tfm_gguf_file *f,
+			const uint8_t *buf)
+{
+	tfm_int4_kept *k = calloc(f->n_tensors + 1, sizeof(tfm_int4_kept));
+	int			n = 0,
+				heads;
+
+	for (uint64_t i = 0; i < f->n_tensors; i++)
+		if (tfm_gguf_kept_place(&k[n], &heads, m, map, p, &f->tensors[i]))
+		{
+			const tfm_gguf_tensor *t = &f->tensors[i];
+			uint8_t    *b = malloc(t->bytes);
+
+			if (heads)
+				tfm_gguf_unpermute_rows(b, buf + f->data_start + t->offset, t->ne[1],
+										t->bytes / t->ne[1], heads);
+			else
+				memcpy(b, buf + f->data_start + t->offset, t->bytes);
+			k[n++].blocks = b;
+		}
+	CHECK(tfm_model_keep_int4(m, k, n) == 0, "tfm_model_keep_int4");
+	for (int i = 0; i < n; i++)
+		free((void *) k[i].blocks);
+	free(k);
+	return tfm_model_int4_kept_columns(m);
+}
+
 /* a GGUF file imported as a llama: the model, or NULL with st's message */
 static tfm_model *
-import_gguf(const uint8_t *buf, size_t len, tfm_hf_params *p, tfm_status *st)
+import_gguf_keep(const uint8_t *buf, size_t len, tfm_hf_params *p, tfm_status *st, bool keep)
 {
 	tfm_gguf_file *f;
 	tfm_config	c;
@@ -79,6 +114,8 @@ import_gguf(const uint8_t *buf, size_t len, tfm_hf_params *p, tfm_status *st)
 		tfm_status_set(st, TFM_EBADFILE, "%s", err);
 		goto fail;
 	}
+	if (keep)
+		keep_blocks(m, map, p, f, buf);
 	goto out;
 fail:
 	tfm_model_free(m);
@@ -87,6 +124,12 @@ out:
 	tfm_hf_map_free(map);
 	tfm_gguf_free(f);
 	return m;
+}
+
+static tfm_model *
+import_gguf(const uint8_t *buf, size_t len, tfm_hf_params *p, tfm_status *st)
+{
+	return import_gguf_keep(buf, len, p, st, false);
 }
 
 /* a safetensors twin directory as a model (Llama of params p) */
@@ -305,6 +348,135 @@ test_twins(void)
 		  "the gaps are not ordered by bits per weight");
 	for (int t = 0; t < 3; t++)
 		tfm_model_free(twins[t]);
+}
+
+/*
+ * ---- Q4_0 kept as the file's blocks for int4 ----
+ * llama_q4_0.gguf (every matrix Q4_0, tied): every matrix's columns kept;
+ * packed for int4, the model holds each tensor's blocks byte for byte (q
+ * and k rows in Hugging Face's order); its int4 logits do not change when
+ * its float32 matrices do (nothing is requantized from them) while a model
+ * without the kept blocks changes, in batched passes and in decoding's
+ * one-row products; and they are those of the float32 weights (the
+ * blocks' exact dequantization): equal but for the order of BLIS's sums
+ * in batched passes, within int4's activation rounding in decoding.  A
+ * Q8_0 file keeps nothing.
+ */
+static void
+scale_matrices(tfm_model *m, float by)
+{
+	for (int i = 0; i < m->n_tensors; i++)
+		if (m->info[i].ndim == 2 && strncmp(m->info[i].name, "dec.", 4) == 0)
+			for (size_t j = 0; j < m->info[i].size; j++)
+				m->params[m->info[i].offset + j] *= by;
+}
+
+static void
+test_kept(void)
+{
+	size_t		len,
+				len8;
+	uint8_t    *buf = check_fixture("gguf/llama_q4_0.gguf", &len),
+			   *buf8 = check_fixture("gguf/llama_q8_0.gguf", &len8);
+	tfm_hf_params p;
+	tfm_status	st = {0};
+	tfm_model  *a,
+			   *b,
+			   *c,
+			   *f32,
+			   *q8;
+	tfm_gguf_file *f;
+	const uint8_t *packed;
+	int			found = 0,
+				kept_tensors = 0;
+	double		gap;
+	int32_t		ids[9] = {1, 330, 348, 347, 351, 330, 259, 272, 331};
+	tfm_batch	bt = {.B = 1, .T = 9, .input = ids};
+	float	   *la;
+
+	if (!buf || !buf8)
+	{
+		CHECK(0, "the Q4_0 / Q8_0 fixtures are missing");
+		return;
+	}
+	a = import_gguf_keep(buf, len, &p, &st, true);
+	b = import_gguf_keep(buf, len, &p, &st, true);
+	c = import_gguf_keep(buf, len, &p, &st, false);
+	f32 = import_gguf_keep(buf, len, &p, &st, false);
+	q8 = import_gguf_keep(buf8, len8, &p, &st, true);
+	CHECK(a && b && c && f32 && q8, "import: %s", st.msg);
+	if (!a || !b || !c || !f32 || !q8)
+		return;
+	/* qkv 256 + 128 + 128, out 256, gate + up 512, down 256, the tied head 376 */
+	CHECK(tfm_model_int4_kept_columns(a) == 1912, "columns kept: %ld", tfm_model_int4_kept_columns(a));
+	CHECK(tfm_model_int4_kept_columns(q8) == 0, "a Q8_0 file keeps nothing");
+	CHECK(tfm_model_set_precision(a, TFM_PREC_INT4) == 0, "int4");
+	packed = tfm_model_precision_block(a);
+	CHECK(tfm_gguf_parse(&f, buf, len, len, &st) == 0, "%s", st.msg);
+	for (uint64_t i = 0; i < f->n_tensors; i++)
+	{
+		const tfm_gguf_tensor *t = &f->tensors[i];
+		int			heads = strstr(t->name, "attn_q") ? 4 : strstr(t->name, "attn_k") ? 2 : 0;
+		uint8_t    *rows = malloc(t->bytes);
+
+		if (t->type != 2)
+		{
+			free(rows);
+			continue;
+		}
+		kept_tensors++;
+		if (heads)
+			tfm_gguf_unpermute_rows(rows, buf + f->data_start + t->offset, t->ne[1], t->bytes / t->ne[1], heads);
+		else
+			memcpy(rows, buf + f->data_start + t->offset, t->bytes);
+		found += memmem(packed, tfm_model_precision_bytes(a), rows, t->bytes) != NULL;
+		free(rows);
+	}
+	CHECK(kept_tensors == 8 && found == 8, "%d of %d Q4_0 tensors found byte for byte in the int4 copies",
+		  found, kept_tensors);
+	tfm_gguf_free(f);
+
+	/* the float32 matrices scaled: the kept model's int4 logits stay, the other's move */
+	scale_matrices(b, 1.25f);
+	scale_matrices(c, 1.25f);
+	CHECK(tfm_model_set_precision(b, TFM_PREC_INT4) == 0 && tfm_model_set_precision(c, TFM_PREC_INT4) == 0,
+		  "int4");
+	la = malloc(sizeof(float) * 9 * a->cfg.vocab);
+	/* 9 rows: the batched products (dequantized tiles); 1 row: decoding's int4 kernel */
+	for (bt.T = 9; bt.T >= 1; bt.T -= 8)
+	{
+		size_t		n = sizeof(float) * bt.T * a->cfg.vocab;
+		float		worst = 0.0f;
+
+		CHECK(tfm_model_forward(a, &bt, false, 0) == 0, "forward");
+		memcpy(la, a->logits, n);
+		CHECK(tfm_model_forward(b, &bt, false, 0) == 0 && memcmp(la, b->logits, n) == 0,
+			  "%d rows: int4 logits of the kept blocks depend on the float32 matrices", bt.T);
+		CHECK(tfm_model_forward(c, &bt, false, 0) == 0 && memcmp(la, c->logits, n) != 0,
+			  "%d rows: int4 logits requantized from scaled matrices did not move", bt.T);
+		/* the same weights in float32 (their exact dequantization) */
+		CHECK(tfm_model_forward(f32, &bt, false, 0) == 0, "forward");
+		for (size_t i = 0; i < n / sizeof(float); i++)
+			worst = fmaxf(worst, fabsf(la[i] - f32->logits[i]));
+		printf("llama_q4_0.gguf kept blocks at int4, %d rows: max |logit - float32's| = %.3g (bound %g)\n",
+			   bt.T, worst, bt.T == 9 ? 1e-4 : 0.05);
+		/* batched: fp32 products of the dequantized blocks; decoding: activations quantized too */
+		CHECK(worst <= (bt.T == 9 ? 1e-4f : 0.05f), "%d rows: int4 logits %.3g from float32's", bt.T, worst);
+	}
+	/* the log-probabilities over 9 positions, as the twins' above */
+	gap = logprob_gap(a, f32);
+	CHECK(gap <= 1e-4, "int4 log-probabilities %.3g from float32's", gap);
+	/* keeping none: requantized int4 copies again */
+	CHECK(tfm_model_keep_int4(a, NULL, 0) == 0 && tfm_model_int4_kept_columns(a) == 0 &&
+		  tfm_model_precision(a) == TFM_PREC_FP32, "dropping the kept blocks");
+	free(la);
+	tfm_model_free(a);
+	tfm_model_free(b);
+	tfm_model_free(c);
+	tfm_model_free(f32);
+	tfm_model_free(q8);
+	free(buf);
+	free(buf8);
 }
 
 /* ---- the tokenizer of the metadata ---- */
@@ -680,6 +852,7 @@ main(void)
 {
 	test_reference_hashes();
 	test_twins();
+	test_kept();
 	test_tokenizer();
 	test_tokenizer_bpe();
 	test_refusals();

@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "tfm/hf_import.h"
+#include "tfm/precision.h"
 #include "tfm/status.h"
 
 #define TFM_GGUF_MAX_HEADER  ((uint64_t) 256 * 1024 * 1024)	/* bytes of metadata + infos */
@@ -138,10 +139,15 @@ const char *tfm_gguf_type_name(uint32_t type);
 /*
  * n values (whole blocks) of a tensor of that type to float32, as ggml's
  * dequantize_row_* (bit for bit): TFM_OK or TFM_EUNSUPPORTED for a type
- * tfm does not convert.  Every type tfm imports is converted at import
- * today; tfm_gguf_kept() is where a type a kernel runs as-is would say so.
+ * tfm does not convert.  Every type tfm imports is converted at import (the
+ * float32 weights every precision and training use).
  */
 int			tfm_gguf_to_f32(float *out, const uint8_t *src, uint32_t type, uint64_t n);
+/*
+ * Is the type one a tfm kernel runs as it is, its blocks kept beside the
+ * float32 values (Q4_0: tfm's int4 layout)?  The others (F16, BF16, Q8_0,
+ * Q4_K, Q6_K) are only converted.
+ */
 bool		tfm_gguf_kept(uint32_t type);
 
 /* ---- architectures (gguf_model.c: llama; gguf_gpt2.c: gpt2) -------------- */
@@ -187,6 +193,22 @@ int			tfm_gguf_check(tfm_hf_map *map, const tfm_hf_params *p, const tfm_gguf_fil
  */
 int			tfm_gguf_load(tfm_model *m, tfm_hf_map *map, const tfm_hf_params *p,
 						  const tfm_gguf_tensor *t, const uint8_t *src, tfm_status *st);
+/*
+ * Where tensor t's blocks are kept in m (before or after its values are
+ * loaded): 1 and *k (blocks NULL) the columns of the int4 matrix its rows
+ * are, *heads the heads whose rows the file holds in rope order (a llama's
+ * attn_q / attn_k; 0 for none: tfm_gguf_unpermute_rows puts them back);
+ * 0 where they are not kept (a type tfm_gguf_kept refuses, a vector, a
+ * tensor whose rows are not a packed matrix's columns: a norm, a GPT-2
+ * position table).
+ */
+int			tfm_gguf_kept_place(tfm_int4_kept *k, int *heads, const tfm_model *m,
+								tfm_hf_map *map, const tfm_hf_params *p, const tfm_gguf_tensor *t);
+/* the tfm tensor t's values go to (NULL: none, a buffer) */
+const char *tfm_gguf_target(tfm_hf_map *map, const tfm_hf_params *p, const tfm_gguf_tensor *t);
+/* rows (row_bytes each) of a (rows, ·) matrix from ggml's rope order back to Hugging Face's */
+void		tfm_gguf_unpermute_rows(void *dst, const void *src, uint64_t rows, size_t row_bytes,
+									int n_head);
 
 /* ---- the tokenizer (gguf_tokenizer.c) --------------------------------------- */
 /*

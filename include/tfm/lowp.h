@@ -92,7 +92,7 @@
  * differently never reads another build's file.  Bump it with any change
  * to the panels, their padding or the rounding.
  */
-#define TFM_LOWP_PACK_VERSION 2
+#define TFM_LOWP_PACK_VERSION 3	/* 3: int4 copies of GGUF models hold the file's Q4_0 blocks */
 
 /* the precision of a model's products (tfm/precision.h) */
 typedef enum tfm_precision

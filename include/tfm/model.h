@@ -287,6 +287,8 @@ typedef struct tfm_model
 	 */
 	void		(*poll) (void *arg);
 	void	   *poll_arg;
+	/* int4 blocks kept as a file gave them (tfm/precision.h; NULL: none) */
+	struct tfm_int4_kept_set *int4_kept;
 } tfm_model;
 
 /* NULL if valid, else a message naming the problem */

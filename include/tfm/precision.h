@@ -68,4 +68,35 @@ tfm_precision tfm_model_train_precision(const tfm_model *m);
 /* round the current fp32 weights into the training copies (if any) */
 void		tfm_model_train_repack(tfm_model *m);
 
+/*
+ * int4 blocks kept as they are (a GGUF file's Q4_0 tensors, which are
+ * tfm's int4 layout: tfm/lowp.h): output columns col0 .. col0 + cols - 1
+ * of the matrix whose fp32 weights are the tensor at `offset` in the
+ * parameter block (its tfm_param_info.offset; the tied head's is the
+ * embedding's), K inputs (a multiple of TFM_INT4_BLOCK), each column's
+ * K/32 blocks in turn.  An int4 packing of the model takes these columns'
+ * blocks byte for byte instead of quantizing W's values (the fp32 weights,
+ * which every other precision and training use, are their exact
+ * dequantization).
+ */
+typedef struct tfm_int4_kept
+{
+	size_t		offset;
+	int			K,
+				col0,
+				cols;
+	const uint8_t *blocks;		/* cols × K/32 blocks of TFM_INT4_BLOCK_BYTES */
+} tfm_int4_kept;
+
+/* is k the columns of a matrix an int4 packing of m holds (K inputs, col0 + cols ≤ its outputs)? */
+bool		tfm_model_int4_fits(const tfm_model *m, const tfm_int4_kept *k);
+/*
+ * m keeps copies of the n blocks (n = 0: none; replaces the ones before,
+ * and drops int4 copies packed without them): 0, TFM_EINVAL (one does not
+ * fit, nothing changed) or TFM_ENOMEM.
+ */
+int			tfm_model_keep_int4(tfm_model *m, const tfm_int4_kept *k, int n);
+/* columns of kept blocks m holds (0: none) */
+long		tfm_model_int4_kept_columns(const tfm_model *m);
+
 #endif							/* TFM_PRECISION_H */

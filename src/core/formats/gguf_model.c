@@ -218,9 +218,8 @@ transpose(float *dst, const float *src, uint64_t rows, uint64_t cols)
 			dst[c * rows + r] = src[r * cols + c];
 }
 
-/* rows of a (rows, cols) matrix from ggml's rope order back to Hugging Face's */
-static void
-unpermute(float *dst, const float *src, uint64_t rows, uint64_t cols, int n_head)
+void
+tfm_gguf_unpermute_rows(void *dst, const void *src, uint64_t rows, size_t row_bytes, int n_head)
 {
 	uint64_t	hd = rows / (uint64_t) n_head,
 				half = hd / 2;
@@ -228,19 +227,28 @@ unpermute(float *dst, const float *src, uint64_t rows, uint64_t cols, int n_head
 	for (uint64_t h = 0; h < (uint64_t) n_head; h++)
 		for (uint64_t i = 0; i < half; i++)
 			for (uint64_t j = 0; j < 2; j++)
-				memcpy(dst + (h * hd + j * half + i) * cols, src + (h * hd + 2 * i + j) * cols,
-					   cols * sizeof(float));
+				memcpy((char *) dst + (h * hd + j * half + i) * row_bytes,
+					   (const char *) src + (h * hd + 2 * i + j) * row_bytes, row_bytes);
+}
+
+/* a llama's attn_q or attn_k: its heads (rows in rope order), else 0 */
+static int
+rope_heads(const tfm_hf_params *p, const tfm_gguf_tensor *t)
+{
+	if (p->arch != TFM_HF_LLAMA)
+		return 0;
+	return strstr(t->name, ".attn_q.weight") ? p->heads :
+		strstr(t->name, ".attn_k.weight") ? p->kv_heads : 0;
 }
 
 int
 tfm_gguf_tensor_f32(float *out, tfm_st_tensor *sh, const tfm_gguf_tensor *t, const uint8_t *src,
 					  const tfm_hf_params *p, tfm_status *st)
 {
-	bool		llama = p->arch == TFM_HF_LLAMA,
-				is_q = llama && strstr(t->name, ".attn_q.weight") != NULL,
-				is_k = llama && strstr(t->name, ".attn_k.weight") != NULL,
+	int			n_head = rope_heads(p, t);
+	bool		is_q = n_head > 0 && strstr(t->name, ".attn_q.weight") != NULL,
+				is_k = n_head > 0 && !is_q,
 				tr = gpt2_transposed(p, t);
-	int			n_head = is_q ? p->heads : p->kv_heads;
 	float	   *tmp = out;
 
 	memset(sh, 0, sizeof(*sh));
@@ -271,7 +279,7 @@ tfm_gguf_tensor_f32(float *out, tfm_st_tensor *sh, const tfm_gguf_tensor *t, con
 	if (tr)
 		transpose(out, tmp, t->ne[1], t->ne[0]);
 	else if (tmp != out)
-		unpermute(out, tmp, t->ne[1], t->ne[0], n_head);
+		tfm_gguf_unpermute_rows(out, tmp, t->ne[1], t->ne[0] * sizeof(float), n_head);
 	if (tmp != out)
 		free(tmp);
 	return TFM_OK;
@@ -361,4 +369,63 @@ tfm_gguf_check(tfm_hf_map *map, const tfm_hf_params *p, const tfm_gguf_file *f, 
 	}
 	free(seen);
 	return rc;
+}
+
+/* t's entry in the map (NULL: none) */
+static const tfm_hf_entry *
+entry_of(tfm_hf_map *map, const tfm_hf_params *p, const tfm_gguf_tensor *t)
+{
+	char		hf[96];
+
+	if (tfm_gguf_hf_name(hf, sizeof(hf), p, t, NULL) != 0)
+		return NULL;
+	return tfm_hf_match(map, hf, strlen(hf));
+}
+
+const char *
+tfm_gguf_target(tfm_hf_map *map, const tfm_hf_params *p, const tfm_gguf_tensor *t)
+{
+	const tfm_hf_entry *e = entry_of(map, p, t);
+
+	return e && e->target[0] ? e->target : NULL;
+}
+
+int
+tfm_gguf_kept_place(tfm_int4_kept *k, int *heads, const tfm_model *m, tfm_hf_map *map,
+					const tfm_hf_params *p, const tfm_gguf_tensor *t)
+{
+	const tfm_hf_entry *e;
+	const tfm_param_info *pi;
+	bool		rows_are_columns;
+
+	if (!tfm_gguf_kept(t->type) || t->ndim != 2 || t->ne[0] > INT32_MAX || t->ne[1] > INT32_MAX ||
+		!(e = entry_of(map, p, t)) || !(pi = tfm_model_find(m, e->target)))
+		return 0;
+	/*
+	 * The file's rows are a matrix's output columns where tfm stores the
+	 * tensor transposed (nn.Linear's (out, in) as (in, out), whole or as
+	 * columns of a fused one), or as it is where the tensor is a Conv1D
+	 * stored (out, in) in the file or the embedding (the tied head reads it
+	 * transposed).
+	 */
+	switch (e->use)
+	{
+		case TFM_HF_SLICE:
+		case TFM_HF_TRANSPOSE:
+		case TFM_HF_TRANSPOSE_COLS:
+			rows_are_columns = !gpt2_transposed(p, t);
+			break;
+		case TFM_HF_COPY:
+			rows_are_columns = gpt2_transposed(p, t) || strcmp(e->target, "tok_emb") == 0 ||
+				strcmp(e->target, "tgt_emb") == 0;
+			break;
+		default:
+			rows_are_columns = false;
+	}
+	if (!rows_are_columns)
+		return 0;
+	*k = (tfm_int4_kept) {pi->offset, (int) t->ne[0],
+		e->use == TFM_HF_COPY || e->use == TFM_HF_TRANSPOSE ? 0 : (int) e->col0, (int) t->ne[1], NULL};
+	*heads = rope_heads(p, t);
+	return tfm_model_int4_fits(m, k) ? 1 : 0;
 }

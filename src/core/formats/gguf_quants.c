@@ -5,10 +5,11 @@
  * ggml's dequantize_row_* and giving the same floats bit for bit: products
  * in float in ggml's order, none fused (NO_CONTRACT).
  *
- * Each block format is one function over whole blocks, so that a kernel
- * that runs a format as it is (Q4_0's int4 products) can take the blocks
- * unconverted instead: tfm_gguf_kept() is that one switch, false for every
- * type today.
+ * Each block format is one function over whole blocks.  Every type is
+ * converted to float32 at import (the weights every precision and training
+ * use); tfm_gguf_kept() says which types a tfm kernel also runs as they
+ * are: Q4_0, whose blocks are tfm's int4 layout, kept beside the float32
+ * values for int4 inference (tfm_gguf_kept_place, gguf_model.c).
  */
 #include "tfm/gguf.h"
 
@@ -69,8 +70,7 @@ tfm_gguf_type_name(uint32_t type)
 bool
 tfm_gguf_kept(uint32_t type)
 {
-	(void) type;
-	return false;
+	return type == 2;			/* Q4_0: tfm's int4 blocks */
 }
 
 static uint16_t

@@ -7,6 +7,7 @@
 #define TFM_MODEL_INTERNAL_H
 
 #include "tfm/model.h"
+#include "tfm/precision.h"
 #include "tfm/rng.h"
 #include "../kernels/lowp_set.h"
 
@@ -252,6 +253,21 @@ tfm_arch_block_backward(const tfm_config *c)
 void		tfm_block_self_attention(tfm_block_acts *a, tfm_workspace *ws,
 									 const tfm_stack_pass *p, int layer, tfm_attn_shape *sh,
 									 int d, int kw, int qw);
+
+/* the int4 blocks a model keeps (int4_kept.c): one allocation, the bytes after the list */
+struct tfm_int4_kept_set
+{
+	int			n;
+	long		columns;
+	tfm_int4_kept k[];
+};
+
+/* bytes of k's blocks */
+static inline size_t
+tfm_int4_kept_bytes(const tfm_int4_kept *k)
+{
+	return (size_t) k->cols * (size_t) (k->K / TFM_INT4_BLOCK) * TFM_INT4_BLOCK_BYTES;
+}
 
 /* dropout keys per site */
 enum

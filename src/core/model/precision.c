@@ -1,6 +1,7 @@
 /*
  * precision.c — a model's matrices packed for bf16, int8 or int4 inference or
- * for bf16 training (see tfm/precision.h), as sets of packed weights
+ * for bf16 training (see tfm/precision.h; int4 with the blocks a GGUF file
+ * gave kept as they are: int4_kept.c), as sets of packed weights
  * (kernels/lowp_set.h) with an index by block (tfm_packed_w,
  * model_internal.h) that the passes hand to the linear layers.  The tied
  * output head (logits = h · Eᵀ) is packed from the embedding read as
@@ -8,6 +9,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tfm/lowp.h"
 #include "tfm/precision.h"
@@ -154,6 +156,25 @@ new_set(tfm_model *m, bool training, mat **list)
 	return s;
 }
 
+/*
+ * The kept blocks of m (int4_kept.c) for the matrix with weights W (K × N)
+ * written over the columns they cover in w, packed from W just before
+ */
+static void
+int4_kept_apply(const tfm_model *m, const float *W, int K, int N, tfm_int4_weights *w)
+{
+	const struct tfm_int4_kept_set *s = m->int4_kept;
+
+	for (int i = 0; s && i < s->n; i++)
+	{
+		const tfm_int4_kept *k = &s->k[i];
+
+		if (W == m->params + k->offset && K == k->K && k->col0 + k->cols <= N)
+			memcpy(w->data + (size_t) k->col0 * w->kb * TFM_INT4_BLOCK_BYTES, k->blocks,
+				   tfm_int4_kept_bytes(k));
+	}
+}
+
 /* bytes of the packed copy of one matrix at p, with its alignment */
 static size_t
 entry_bytes(const mat *x, tfm_precision p)
@@ -216,7 +237,10 @@ set_inference(tfm_model *m, tfm_precision p, void *block,
 		else if (p == TFM_PREC_INT4 && block)
 			tfm_int4_view(&e->q4, s->packed + off, x->K, x->N);
 		else if (p == TFM_PREC_INT4)
+		{
 			tfm_int4_pack(&e->q4, s->packed + off, x->W, rs, cs, x->K, x->N);
+			int4_kept_apply(m, x->W, x->K, x->N, &e->q4);
+		}
 		else if (block)
 			tfm_int8_view(&e->q, s->packed + off, x->K, x->N);
 		else
@@ -293,6 +317,24 @@ tfm_model_set_precision_from(tfm_model *m, tfm_precision p, void *block,
 		return -1;
 	}
 	return set_inference(m, p, block, release, arg, NULL, NULL);
+}
+
+bool
+tfm_model_int4_fits(const tfm_model *m, const tfm_int4_kept *k)
+{
+	int			n = matrices(m, NULL, false, NULL);
+	mat		   *list;
+	bool		fits = false;
+
+	if (k->K <= 0 || k->K % TFM_INT4_BLOCK != 0 || k->col0 < 0 || k->cols <= 0 ||
+		k->offset >= m->n_floats || !(list = calloc(n > 0 ? n : 1, sizeof(mat))))
+		return false;
+	matrices(m, list, false, NULL);
+	for (int i = 0; i < n && !fits; i++)
+		fits = list[i].W == m->params + k->offset && list[i].K == k->K &&
+			(long) k->col0 + k->cols <= list[i].N;
+	free(list);
+	return fits;
 }
 
 tfm_precision

@@ -3,10 +3,13 @@
  * tfm_import_gguf_file): the header parsed strictly by the core
  * (tfm/gguf.h), its metadata made the config of a Hugging Face Llama or
  * GPT-2, then the same import as a checkpoint's (import/model.c): every tensor read
- * one at a time, converted to float32 (every GGUF type tfm reads is
- * converted at import: no tfm kernel runs a block format as it is yet) and
- * stored through the architecture's map, and the tokenizer of the metadata
- * ("llama" or "gpt2") stored under the model's name.
+ * one at a time, converted to float32 (every GGUF type tfm reads: the
+ * weights of fp32, bf16, int8 and training) and stored through the
+ * architecture's map, and the tokenizer of the metadata ("llama" or
+ * "gpt2") stored under the model's name.  What became of each tensor goes
+ * to tfm.gguf_tensors, with the file's blocks of the Q4_0 tensors that are
+ * int4 matrices' columns (tfm_gguf_kept_place): int4 inference of the
+ * version imported runs those blocks as they are (runtime/gguf_kept.c).
  *
  * A bytea is read in place; a server file through its descriptor, the
  * header first (growing up to TFM_GGUF_MAX_HEADER bytes), then each
@@ -39,6 +42,8 @@ typedef struct GgufSource
 	tfm_gguf_file *f;
 	TfmGuard   *f_guard;
 	tfm_hf_params p;
+	TfmGgufTensorRow *rows;		/* what became of each tensor (tfm.gguf_tensors) */
+	int			n_rows;
 } GgufSource;
 
 static void
@@ -84,6 +89,47 @@ parse_header(GgufSource *s)
 	s->f_guard = tfm_guard(free_gguf, s->f);
 }
 
+/*
+ * What became of tensor t (its bytes at src): its Q4_0 blocks kept as the
+ * file has them where they are columns of an int4 matrix of m, converted
+ * to float32 only otherwise (tfm_gguf_kept_place)
+ */
+static void
+record(GgufSource *s, const tfm_model *m, tfm_hf_map *map, const tfm_gguf_tensor *t,
+	   const uint8 *src)
+{
+	TfmGgufTensorRow *r = &s->rows[s->n_rows++];
+	tfm_int4_kept k;
+	int			heads;
+	const char *target = tfm_gguf_target(map, &s->p, t);
+
+	memset(r, 0, sizeof(*r));
+	r->gguf_name = pstrdup(t->name);
+	r->gguf_type = tfm_gguf_type_name(t->type);
+	r->tensor = target ? pstrdup(target) : NULL;
+	if (tfm_gguf_kept_place(&k, &heads, m, map, &s->p, t))
+	{
+		uint8	   *b = palloc_extended(Max(t->bytes, 1), MCXT_ALLOC_HUGE);
+
+		memcpy(b, src, t->bytes);
+		r->kept = true;
+		r->first_column = k.col0;
+		r->columns = k.cols;
+		r->inputs = k.K;
+		r->rope_heads = heads;
+		r->blocks = b;
+		r->bytes = t->bytes;
+	}
+}
+
+static void
+gguf_stored(int32 model_id, int64 version, void *arg)
+{
+	GgufSource *s = arg;
+
+	tfm_gguf_tensors_store(model_id, version, s->rows, s->n_rows);
+}
+
 static void
 gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 {
@@ -91,12 +137,15 @@ gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 	tfm_hf_map *map = tfm_hf_map_create(hc->p.arch, &hc->cfg);
 	TfmGuard   *gm;
 	uint8	   *buf = NULL;
+	const uint8 *src;
 	size_t		cap = 0;
 	char		err[512];
 
 	if (!map)
 		tfm_raise_code(TFM_ENOMEM, "out of memory");
 	gm = tfm_guard((void (*) (void *)) tfm_hf_map_free, map);
+	s->rows = palloc0(sizeof(TfmGgufTensorRow) * Max(s->f->n_tensors, 1));
+	s->n_rows = 0;
 	for (uint64 i = 0; i < s->f->n_tensors; i++)
 	{
 		const tfm_gguf_tensor *t = &s->f->tensors[i];
@@ -111,8 +160,10 @@ gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 			buf = palloc_extended(t->bytes, MCXT_ALLOC_HUGE);
 			cap = t->bytes;
 		}
-		tfm_raise(tfm_gguf_load(m, map, &s->p, t, tfm_file_read(&s->file, off, t->bytes, buf), &st), &st,
+		src = tfm_file_read(&s->file, off, t->bytes, buf);
+		tfm_raise(tfm_gguf_load(m, map, &s->p, t, src, &st), &st,
 				  psprintf("cannot import %s", s->what));
+		record(s, m, map, t, src);
 	}
 	if (tfm_hf_finish(m, map, err, sizeof(err)) != 0)
 		ereport(ERROR,
@@ -222,6 +273,7 @@ import_source(const char *name, GgufSource *s, bool tokenizer, tfm_task *task)
 	steps.check_bytes = false;	/* 4-bit blocks hold fewer than 2 bytes a value */
 	steps.load = gguf_load;
 	steps.tokenizer = tokenizer ? gguf_tokenizer : NULL;
+	steps.stored = gguf_stored;
 	steps.arg = s;
 	return tfm_hf_import_built(name, &hc, &steps, task);
 }

@@ -137,6 +137,8 @@ typedef struct TfmImportSteps
 	void		(*load) (tfm_model *m, const TfmHfConfig *hc, void *arg);
 	/* NULL: no tokenizer; else store it as name, its specials in sp (INT_MAX: unknown) */
 	void		(*tokenizer) (const char *name, const TfmHfConfig *hc, void *arg, int32 *sp);
+	/* NULL, or called once the model is stored (its id and version) */
+	void		(*stored) (int32 model_id, int64 version, void *arg);
 	void	   *arg;
 } TfmImportSteps;
 

@@ -127,7 +127,8 @@ check_tokenizer(const char *name, const TfmHfConfig *hc, const int32 *sp)
 
 /* the model's row (the config as tfm stores it, plus the checkpoint's bos/eos and origin) and its tensors */
 static void
-store_model(const char *name, const TfmHfConfig *hc, const tfm_model *m, bool tokenizer)
+store_model(const char *name, const TfmHfConfig *hc, const tfm_model *m, bool tokenizer,
+			TfmModelRow *rowp)
 {
 	const tfm_config *c = &hc->cfg;
 	char	   *json = tfm_config_json(c);
@@ -162,6 +163,7 @@ store_model(const char *name, const TfmHfConfig *hc, const tfm_model *m, bool to
 	row.n_labels = hc->n_labels;
 	row.labels = hc->labels;
 	tfm_catalog_save(&row, m, 0);
+	*rowp = row;
 }
 
 /* a model of that name may be imported */
@@ -184,6 +186,7 @@ tfm_hf_import_built(const char *name, TfmHfConfig *hc, const TfmImportSteps *ste
 					tfm_task *imported_task)
 {
 	tfm_model  *m;
+	TfmModelRow row;
 
 	check_new(name);
 	check_size(name, hc, steps);
@@ -199,7 +202,9 @@ tfm_hf_import_built(const char *name, TfmHfConfig *hc, const TfmImportSteps *ste
 		steps->tokenizer(name, hc, steps->arg, sp);
 		check_tokenizer(name, hc, sp);
 	}
-	store_model(name, hc, m, steps->tokenizer != NULL);
+	store_model(name, hc, m, steps->tokenizer != NULL, &row);
+	if (steps->stored)
+		steps->stored(row.id, row.version, steps->arg);
 	*imported_task = hc->cfg.task;
 	return (int64) m->n_params;
 }

@@ -188,6 +188,7 @@ cache_lookup(const char *name, const TfmModelRow **rowp)
 		evict(e);
 	m = tfm_shared_load(&row);
 	guard = tfm_guard_model(m);
+	tfm_attach_kept(m, &row);
 	tfm_cache_put(&row, m);
 	tfm_guard_release(guard);
 	e = find(row.name);
@@ -246,6 +247,7 @@ tfm_cache_take(const char *name, TfmModelRow *row)
 		evict(e);
 		/* training runs fp32 and changes the weights: drop packed copies */
 		tfm_model_set_precision(m, TFM_PREC_FP32);
+		(void) tfm_model_keep_int4(m, NULL, 0);
 		return m;
 	}
 	if (e)

@@ -61,6 +61,8 @@ void		tfm_precision_info(Datum *values);
 /* ---- weights shared between backends (shared_weights.c) ---- */
 /* a model for inference, over the one shared copy of its weights */
 tfm_model  *tfm_shared_load(const TfmModelRow *row);
+/* the GGUF blocks kept for the row's version given to m for int4 (gguf_kept.c; none: nothing) */
+void		tfm_attach_kept(tfm_model *m, const TfmModelRow *row);
 /* remove the shared copies of a dropped model */
 void		tfm_shared_forget(int32 model_id);
 /* a mapped model's bf16/int8 copies from (or into) the shared file; false: pack privately */

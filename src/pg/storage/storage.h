@@ -291,4 +291,28 @@ void		tfm_history_add(const TfmHistoryRow *h);
 void		tfm_history_mark_kept(int32 model_id, TimestampTz run_started, int epoch,
 								  int checkpoint, const char *note);
 
+/*
+ * What a GGUF import did with a tensor of the file (tfm.gguf_tensors,
+ * gguf_tensors.c): converted to float32 only (blocks NULL), or also kept
+ * as the file's blocks for the int4 columns first_column .. + columns - 1
+ * of tensor (inputs values each; rope_heads: its rows are in llama.cpp's
+ * rope order, 0 if not).
+ */
+typedef struct TfmGgufTensorRow
+{
+	const char *gguf_name;
+	const char *gguf_type;
+	const char *tensor;			/* the tfm tensor its values went to (NULL: none) */
+	bool		kept;
+	int32		first_column,
+				columns,
+				inputs,
+				rope_heads;
+	const uint8 *blocks;
+	uint64		bytes;
+} TfmGgufTensorRow;
+void		tfm_gguf_tensors_store(int32 model_id, int64 version, const TfmGgufTensorRow *rows, int n);
+/* the kept rows of (model, version), palloc'd in the current context: their count */
+int			tfm_gguf_kept_read(int32 model_id, int64 version, TfmGgufTensorRow **rows);
+
 #endif							/* TFM_PG_STORAGE_H */
