@@ -1,11 +1,13 @@
 /*
  * lowp_int4_avx2.c — the int4 matrix-vector kernel for AVX2 + FMA + F16C
- * (lowp_int4_gemv.h's loop), the 16 lanes of a pair of blocks in two
- * 256-bit registers: the lane sums by vpmaddubsw (the weight's unsigned
- * nibbles, 0-15, times the signed activation bytes: each pair of products
- * at most 2·15·127, no saturation) and vpmaddwd against ones, plus the
- * row's corrections; and the batched product's dequantization into fp32
- * tiles (also the AVX-512 path's).  Compiled for that set by function attribute only;
+ * (lowp_int4_gemv.h's loop), the 16 lanes of a quad of blocks in two
+ * 256-bit registers (blocks 0-1, 2-3): per register two vpmaddubsw (the
+ * weight's unsigned nibbles, 0-15, times the signed activation bytes, the
+ * low nibbles' and the high ones'), their 16-bit sums added (each at most
+ * 4·15·127 = 7,620: no saturation), one vpmaddwd against ones, plus the
+ * row's corrections: the exact 8-product lane sums of the reference; and
+ * the batched product's dequantization into fp32 tiles (also the AVX-512
+ * path's).  Compiled for that set by function attribute only;
  * lowp_dispatch.c calls it only on CPUs with all three.
  */
 #include <immintrin.h>
@@ -15,8 +17,8 @@
 
 #define TARGET __attribute__((target("avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
-/* two columns a step for 1-2 rows; one for 3-4 (the 16 registers) */
-#define INT4_COLS(H) ((H) <= 2 ? 2 : 1)
+/* one column a step (a quad's nibbles and scales take 6 of the 16 registers) */
+#define INT4_COLS(H) 1
 
 typedef struct
 {
@@ -30,18 +32,18 @@ typedef struct
 } V16I;
 
 TARGET INLINE V16I
-v16_unpack(__m256i lo, __m256i hi)
+v16_unpack(__m256i b01, __m256i b23)
 {
-	return (V16I) {lo, hi};
+	return (V16I) {b01, b23};
 }
 
 TARGET INLINE V16F
 v16_scales(__m128 f)
 {
-	__m256		s = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(f),
-											 _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
+	__m256		w = _mm256_castps128_ps256(f);
 
-	return (V16F) {s, s};
+	return (V16F) {_mm256_permutevar8x32_ps(w, _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1)),
+		_mm256_permutevar8x32_ps(w, _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3))};
 }
 
 TARGET INLINE V16F
@@ -56,34 +58,33 @@ v16_load_i(const int32_t *p)
 	return (V16I) {_mm256_loadu_si256((const __m256i *) p), _mm256_loadu_si256((const __m256i *) (p + 8))};
 }
 
-/* the scales of lanes 0-7 (8-15 repeat them: lowp_internal.h) */
 TARGET INLINE V16F
 v16_load_f(const float *p)
 {
-	__m256		d = _mm256_loadu_ps(p);
+	return (V16F) {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)};
+}
 
-	return (V16F) {d, d};
+/* 8 lanes: the low and high nibbles' pair sums added in 16 bits, then the pairs of those */
+TARGET INLINE __m256i
+v8_dot(__m256i corr, __m256i lo, __m256i hi, const int8_t *qlo, const int8_t *qhi)
+{
+	__m256i		s = _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *) qlo)),
+									 _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *) qhi)));
+
+	return _mm256_add_epi32(corr, _mm256_madd_epi16(s, _mm256_set1_epi16(1)));
 }
 
 TARGET INLINE V16I
-v16_dot(V16I corr, V16I u, const int8_t *q)
+v16_dot(V16I corr, V16I lo, V16I hi, const int8_t *q)
 {
-	const __m256i ones = _mm256_set1_epi16(1);
-	__m256i		qa = _mm256_loadu_si256((const __m256i *) q),
-				qb = _mm256_loadu_si256((const __m256i *) (q + 32));
-
-	return (V16I) {_mm256_add_epi32(corr.a, _mm256_madd_epi16(_mm256_maddubs_epi16(u.a, qa), ones)),
-		_mm256_add_epi32(corr.b, _mm256_madd_epi16(_mm256_maddubs_epi16(u.b, qb), ones))};
+	return (V16I) {v8_dot(corr.a, lo.a, hi.a, q, q + 64), v8_dot(corr.b, lo.b, hi.b, q + 32, q + 96)};
 }
 
-/* lanes 8-15 hold the same blocks as 0-7: one product of the scales serves both */
 TARGET INLINE V16F
 v16_step(V16F acc, V16I s, V16F dw, V16F da)
 {
-	__m256		d = _mm256_mul_ps(dw.a, da.a);
-
-	return (V16F) {_mm256_fmadd_ps(_mm256_cvtepi32_ps(s.a), d, acc.a),
-		_mm256_fmadd_ps(_mm256_cvtepi32_ps(s.b), d, acc.b)};
+	return (V16F) {_mm256_fmadd_ps(_mm256_cvtepi32_ps(s.a), _mm256_mul_ps(dw.a, da.a), acc.a),
+		_mm256_fmadd_ps(_mm256_cvtepi32_ps(s.b), _mm256_mul_ps(dw.b, da.b), acc.b)};
 }
 
 TARGET INLINE __m256

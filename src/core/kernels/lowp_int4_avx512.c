@@ -1,10 +1,10 @@
 /*
  * lowp_int4_avx512.c — the int4 matrix-vector kernel for AVX512_VNNI
- * (lowp_int4_gemv.h's loop), the 16 lanes of a pair of blocks in one
- * 512-bit register: one vpdpbusd per pair and row adds the weight's
- * unsigned nibbles times the signed activation bytes, four a lane, to the
- * row's corrections — the exact lane sums of the AVX2 path and the
- * reference, in the same order.
+ * (lowp_int4_gemv.h's loop), the 16 lanes of a quad of blocks in one
+ * 512-bit register: two vpdpbusd per quad and row (the low nibbles, then
+ * the high ones, unsigned, times the signed activation bytes, four a lane
+ * each) add to the row's corrections — the exact lane sums of the AVX2
+ * path and the reference, in the same order.
  */
 #include <immintrin.h>
 
@@ -18,15 +18,15 @@ typedef __m512 V16F;
 typedef __m512i V16I;
 
 TARGET INLINE V16I
-v16_unpack(__m256i lo, __m256i hi)
+v16_unpack(__m256i b01, __m256i b23)
 {
-	return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+	return _mm512_inserti64x4(_mm512_castsi256_si512(b01), b23, 1);
 }
 
 TARGET INLINE V16F
 v16_scales(__m128 f)
 {
-	return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1),
+	return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
 								 _mm512_castps128_ps512(f));
 }
 
@@ -49,9 +49,10 @@ v16_load_f(const float *p)
 }
 
 TARGET INLINE V16I
-v16_dot(V16I corr, V16I u, const int8_t *q)
+v16_dot(V16I corr, V16I lo, V16I hi, const int8_t *q)
 {
-	return _mm512_dpbusd_epi32(corr, u, _mm512_loadu_si512(q));
+	return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(corr, lo, _mm512_loadu_si512(q)), hi,
+							   _mm512_loadu_si512(q + 64));
 }
 
 TARGET INLINE V16F

@@ -4,7 +4,7 @@
  *
  * M ≤ TFM_LOWP_GEMV_ROWS (decoding): A's rows quantized per block of 32
  * into the work buffer (their int8 values, lane corrections and scales in
- * pairs of blocks: lowp_int4_act), then the dispatched kernel streams W's rows, the
+ * quads of blocks: lowp_int4_act), then the dispatched kernel streams W's rows, the
  * columns shared out among the core's threads in contiguous runs so each
  * weight is read once, in address order.
  *
@@ -35,13 +35,13 @@ tile_columns(size_t kp)
 	return n < 16 ? 16 : (int) n;
 }
 
-/* the matrix-vector path's buffer (lowp_int4_act): q, corr, da for M rows of pairs */
+/* the matrix-vector path's buffer (lowp_int4_act): q, corr, da for M rows of quads */
 static size_t
-act_bytes(int M, int pairs, size_t *corr_off, size_t *da_off)
+act_bytes(int M, int quads, size_t *corr_off, size_t *da_off)
 {
-	size_t		lanes = (size_t) (M > 0 ? M : 1) * (pairs > 0 ? pairs : 1) * 16;
+	size_t		lanes = (size_t) (M > 0 ? M : 1) * (quads > 0 ? quads : 1) * 16;
 
-	*corr_off = lanes * 4;		/* q: 4 bytes a lane */
+	*corr_off = lanes * 8;		/* q: 8 bytes a lane */
 	*da_off = *corr_off + lanes * sizeof(int32_t);
 	return *da_off + lanes * sizeof(float);
 }
@@ -55,25 +55,25 @@ tfm_int4_work_bytes(int M, int K)
 				da_off;
 
 	if (M <= TFM_LOWP_GEMV_ROWS)
-		return lowp_round_up(act_bytes(M, (kb + 1) / 2, &corr_off, &da_off), LOWP_ALIGN);
+		return lowp_round_up(act_bytes(M, (kb + 3) / 4, &corr_off, &da_off), LOWP_ALIGN);
 	/* a whole tile's bytes (so the figure grows with K) */
 	return lowp_round_up((kp * 16 > TILE_FLOATS ? kp * 16 : TILE_FLOATS) * sizeof(float), LOWP_ALIGN);
 }
 
 /*
- * row x (K values) quantized per block into the pair layout of
- * lowp_internal.h: q, corr and da of its pairs (zeros past the last block)
+ * row x (K values) quantized per block into the quad layout of
+ * lowp_internal.h: q, corr and da of its quads (zeros past the last block)
  */
 static void
-quantize_pairs(int8_t *q, int32_t *corr, float *da, const float *x, int K, int pairs)
+quantize_quads(int8_t *q, int32_t *corr, float *da, const float *x, int K, int quads)
 {
-	memset(q, 0, (size_t) pairs * 64);
-	memset(corr, 0, (size_t) pairs * 16 * sizeof(int32_t));
-	memset(da, 0, (size_t) pairs * 16 * sizeof(float));
+	memset(q, 0, (size_t) quads * 128);
+	memset(corr, 0, (size_t) quads * 16 * sizeof(int32_t));
+	memset(da, 0, (size_t) quads * 16 * sizeof(float));
 	for (int b = 0; b * TFM_INT4_BLOCK < K; b++)
 	{
-		int			p = b / 2,
-					half = b % 2,
+		int			p = b / 4,
+					jb = b % 4,
 					k0 = b * TFM_INT4_BLOCK;
 		int8_t		v[TFM_INT4_BLOCK];
 		float		d;
@@ -81,10 +81,10 @@ quantize_pairs(int8_t *q, int32_t *corr, float *da, const float *x, int K, int p
 		tfm_int4_quantize_row(v, &d, x + k0, K - k0 < TFM_INT4_BLOCK ? K - k0 : TFM_INT4_BLOCK);
 		for (int t = 0; t < TFM_INT4_BLOCK; t++)
 		{
-			/* values 0-15 of block 2p in lanes 0-3, of 2p+1 in 4-7; 16-31 in 8-11, 12-15 */
-			int			l = (t >= 16 ? 8 : 0) + 4 * half + (t % 16) / 4;
+			/* values 0-15 of block jb in lanes 4jb .. 4jb + 3 of the low half, 16-31 of the high */
+			int			l = 4 * jb + (t % 16) / 4;
 
-			q[(size_t) p * 64 + 4 * l + t % 4] = v[t];
+			q[(size_t) p * 128 + (t >= 16 ? 64 : 0) + 16 * jb + t % 16] = v[t];
 			corr[(size_t) p * 16 + l] -= 8 * v[t];
 			da[(size_t) p * 16 + l] = d;
 		}
@@ -95,7 +95,7 @@ static void
 gemv(int M, int N, int K, float alpha, const float *A, ptrdiff_t lda,
 	 const tfm_int4_weights *W, float beta, float *C, ptrdiff_t ldc, void *work)
 {
-	const int	pairs = (W->kb + 1) / 2,
+	const int	quads = (W->kb + 3) / 4,
 				threads = tfm_get_threads(),
 				chunk = 16,
 				chunks = (N + chunk - 1) / chunk;
@@ -108,13 +108,13 @@ gemv(int M, int N, int K, float alpha, const float *A, ptrdiff_t lda,
 	int32_t    *corr;
 	float	   *da;
 
-	act_bytes(M, pairs, &corr_off, &da_off);
+	act_bytes(M, quads, &corr_off, &da_off);
 	corr = (int32_t *) ((char *) work + corr_off);
 	da = (float *) ((char *) work + da_off);
 	for (int r = 0; r < M; r++)
-		quantize_pairs(q + (size_t) r * pairs * 64, corr + (size_t) r * pairs * 16,
-					   da + (size_t) r * pairs * 16, A + (size_t) r * lda, K, pairs);
-	act = (lowp_int4_act) {q, corr, da, W->kb, pairs};
+		quantize_quads(q + (size_t) r * quads * 128, corr + (size_t) r * quads * 16,
+					   da + (size_t) r * quads * 16, A + (size_t) r * lda, K, quads);
+	act = (lowp_int4_act) {q, corr, da, W->kb, quads};
 #pragma omp parallel for num_threads(threads) if(threads > 1 && flops > 1e5) schedule(static)
 	for (int t = 0; t < chunks; t++)
 	{

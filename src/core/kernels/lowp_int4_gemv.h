@@ -1,25 +1,28 @@
 /*
  * lowp_int4_gemv.h — the loop both SIMD int4 kernels run
  * (lowp_int4_avx2.c, lowp_int4_avx512.c): the matrix-vector path over
- * Q4_0 blocks in pairs, the sums in lowp_internal.h's order (the
- * reference's, lowp_int4_ref.c), bit for bit.
+ * Q4_0 blocks in quads (4 blocks, 128 weights), the sums in
+ * lowp_internal.h's order (the reference's, lowp_int4_ref.c), bit for bit.
  *
- * Per pair of weight blocks: their 2 × 16 bytes of nibbles in one 256-bit
- * register, masked into the low nibbles (lanes 0-7) and shifted for the
- * high ones (lanes 8-15); their two fp16 scales converted together (F16C)
- * and spread to the 16 lanes.  Then per row of A: the exact lane sums
- * (INT4_DOT: the nibbles, unsigned, times the signed activation bytes,
- * plus the corrections), converted, scaled by dw · da and added into the
- * row's 16 fp32 lanes with one fma.  INT4_COLS columns at a time
- * (independent fma chains, several weight streams).
+ * Per quad of weight blocks: their 4 × 16 bytes of nibbles masked into the
+ * low nibbles (values 0-15 of each block) and shifted for the high ones
+ * (16-31), each half 16 lanes of 4 (lanes 4j .. 4j + 3: block j); their
+ * four fp16 scales converted together (F16C) and spread to the 16 lanes.
+ * Then per row of A: the exact lane sums (INT4_DOT: the low nibbles,
+ * unsigned, times their signed activation bytes, plus the high ones times
+ * theirs, plus the corrections: 8 products a lane), converted, scaled by
+ * dw · da and added into the row's 16 fp32 lanes with one fma.
+ * INT4_COLS columns at a time (independent fma chains, several weight
+ * streams).
  *
  * Included once by each kernel after it defines TARGET (its instruction
  * set, with "fma,f16c"), INLINE, INT4_COLS(H) and the 16-lane vocabulary:
- * types V16F, V16I; v16_unpack(lo, hi) (the nibbles' two halves as
- * lanes 0-7 and 8-15), v16_scales(f) (lanes from the 2 floats [dw0, dw1]:
- * dw0 in lanes 0-3 and 8-11, dw1 in 4-7 and 12-15), v16_zero(),
- * v16_load_i(p), v16_load_f(p), v16_dot(corr, u, q), v16_step(acc, s, dw,
- * da) (fma(float(s), dw · da, acc)) and v16_fold(acc) (lanes l + l+8 as 8).
+ * types V16F, V16I; v16_unpack(b01, b23) (the 16 lanes from blocks 0-1's
+ * and 2-3's 32 bytes), v16_scales(f) (lanes from the 4 floats [dw0 ..
+ * dw3]: dwj in lanes 4j .. 4j + 3), v16_zero(), v16_load_i(p),
+ * v16_load_f(p), v16_dot(corr, lo, hi, q) (q: the 64 low values' bytes,
+ * then the 64 high ones'), v16_step(acc, s, dw, da) (fma(float(s), dw ·
+ * da, acc)) and v16_fold(acc) (lanes l + l+8 as 8).
  */
 #ifndef TFM_LOWP_INT4_GEMV_H
 #define TFM_LOWP_INT4_GEMV_H
@@ -37,22 +40,45 @@ int4_lanes_sum(__m256 v)
 	return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
 }
 
-/* blocks x0 and x1 (NULL: a zero block past the row's end): nibbles as lanes, scales */
-TARGET INLINE V16I
-int4_pair(const uint8_t *x0, const uint8_t *x1, V16F *dw)
+/* the nibbles of a quad of blocks */
+typedef struct
+{
+	V16I		lo,
+				hi;
+} int4_nibbles;
+
+/*
+ * blocks x .. x + 3 blocks (n of them: past the row's end zero blocks):
+ * nibbles as lanes, scales
+ */
+TARGET INLINE int4_nibbles
+int4_quad(const uint8_t *x, int n, V16F *dw)
 {
 	const __m256i low = _mm256_set1_epi8(0x0F);
-	uint16_t	h0,
-				h1 = 0;
-	__m128i		r0 = _mm_loadu_si128((const __m128i *) (x0 + 2)),
-				r1 = x1 ? _mm_loadu_si128((const __m128i *) (x1 + 2)) : _mm_setzero_si128();
-	__m256i		r = _mm256_inserti128_si256(_mm256_castsi128_si256(r0), r1, 1);
+	uint8_t		tail[4 * TFM_INT4_BLOCK_BYTES];
+	uint16_t	h[4];
+	uint64_t	hs;
+	__m256i		r01,
+				r23;
 
-	memcpy(&h0, x0, 2);
-	if (x1)
-		memcpy(&h1, x1, 2);
-	*dw = v16_scales(_mm_cvtph_ps(_mm_cvtsi32_si128((int) ((uint32_t) h0 | (uint32_t) h1 << 16))));
-	return v16_unpack(_mm256_and_si256(r, low), _mm256_and_si256(_mm256_srli_epi16(r, 4), low));
+	if (n < 4)
+	{
+		/* the last quad of a row: its blocks, then zero blocks (scale 0) */
+		memset(tail, 0, sizeof(tail));
+		memcpy(tail, x, (size_t) n * TFM_INT4_BLOCK_BYTES);
+		x = tail;
+	}
+	r01 = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) (x + 2))),
+								  _mm_loadu_si128((const __m128i *) (x + TFM_INT4_BLOCK_BYTES + 2)), 1);
+	r23 = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) (x + 2 * TFM_INT4_BLOCK_BYTES + 2))),
+								  _mm_loadu_si128((const __m128i *) (x + 3 * TFM_INT4_BLOCK_BYTES + 2)), 1);
+	for (int j = 0; j < 4; j++)
+		memcpy(&h[j], x + j * TFM_INT4_BLOCK_BYTES, 2);
+	hs = (uint64_t) h[0] | (uint64_t) h[1] << 16 | (uint64_t) h[2] << 32 | (uint64_t) h[3] << 48;
+	*dw = v16_scales(_mm_cvtph_ps(_mm_cvtsi64_si128((long long) hs)));
+	return (int4_nibbles) {v16_unpack(_mm256_and_si256(r01, low), _mm256_and_si256(r23, low)),
+		v16_unpack(_mm256_and_si256(_mm256_srli_epi16(r01, 4), low),
+				   _mm256_and_si256(_mm256_srli_epi16(r23, 4), low))};
 }
 
 TARGET INLINE void
@@ -67,7 +93,6 @@ int4_columns(const int H, const int CJ, const lowp_int4_act *a, const tfm_int4_w
 			 int j, float alpha, float beta, float *C, ptrdiff_t ldc)
 {
 	const size_t row = (size_t) a->kb * TFM_INT4_BLOCK_BYTES;
-	const int	full = a->kb / 2;
 	V16F		acc[4][4];
 
 #pragma GCC unroll 4
@@ -75,28 +100,27 @@ int4_columns(const int H, const int CJ, const lowp_int4_act *a, const tfm_int4_w
 #pragma GCC unroll 4
 		for (int c = 0; c < CJ; c++)
 			acc[r][c] = v16_zero();
-	for (int p = 0; p < a->pairs; p++)
+	for (int p = 0; p < a->quads; p++)
 	{
-		V16I		u[4];
+		int4_nibbles u[4];
 		V16F		dw[4];
+		int			n = a->kb - 4 * p < 4 ? a->kb - 4 * p : 4;
 
 #pragma GCC unroll 4
 		for (int c = 0; c < CJ; c++)
-		{
-			const uint8_t *x0 = W->data + (size_t) (j + c) * row + (size_t) p * 2 * TFM_INT4_BLOCK_BYTES;
-
-			u[c] = int4_pair(x0, p < full ? x0 + TFM_INT4_BLOCK_BYTES : NULL, &dw[c]);
-		}
+			u[c] = int4_quad(W->data + (size_t) (j + c) * row + (size_t) p * 4 * TFM_INT4_BLOCK_BYTES,
+							 n, &dw[c]);
 #pragma GCC unroll 4
 		for (int r = 0; r < H; r++)
 		{
-			size_t		rp = (size_t) r * a->pairs + p;
+			size_t		rp = (size_t) r * a->quads + p;
 			V16I		corr = v16_load_i(a->corr + rp * 16);
 			V16F		da = v16_load_f(a->da + rp * 16);
 
 #pragma GCC unroll 4
 			for (int c = 0; c < CJ; c++)
-				acc[r][c] = v16_step(acc[r][c], v16_dot(corr, u[c], a->q + rp * 64), dw[c], da);
+				acc[r][c] = v16_step(acc[r][c], v16_dot(corr, u[c].lo, u[c].hi, a->q + rp * 128),
+									 dw[c], da);
 		}
 	}
 #pragma GCC unroll 4

@@ -1,8 +1,8 @@
 /*
  * lowp_int4_ref.c — the portable int4 kernels: the matrix-vector sums in
- * the order every path keeps (lowp_internal.h: 16 lanes of 4 values a pair
+ * the order every path keeps (lowp_internal.h: 16 lanes of 8 values a quad
  * of blocks, each lane's exact int32 sum scaled by dw · da into its own
- * fp32 accumulator with one fma per pair, the lanes folded and added
+ * fp32 accumulator with one fma per quad, the lanes folded and added
  * pairwise at the end), and the dequantization of weight tiles for the
  * batched products (exact, so any order gives the same tile).
  */
@@ -44,17 +44,17 @@ lowp_int4_ref_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
 						fold[8];
 			float	   *c = C + (size_t) r * ldc + j;
 
-			for (int p = 0; p < a->pairs; p++)
+			for (int p = 0; p < a->quads; p++)
 			{
-				size_t		rp = (size_t) r * a->pairs + p;
-				const int8_t *q = a->q + rp * 64;
+				size_t		rp = (size_t) r * a->quads + p;
+				const int8_t *qlo = a->q + rp * 128,
+						   *qhi = qlo + 64;
 
 				for (int l = 0; l < 16; l++)
 				{
-					/* lane l: block 2p + half, values t0 .. t0 + 3 of it */
-					int			half = (l / 4) % 2,
-								b = 2 * p + half,
-								t0 = (l >= 8 ? 16 : 0) + 4 * (l % 4);
+					/* lane l: block 4p + l/4, its values t0 .. t0 + 3 and 16 + t0 .. 16 + t0 + 3 */
+					int			b = 4 * p + l / 4,
+								t0 = 4 * (l % 4);
 					int32_t		sum = a->corr[rp * 16 + l];
 					float		dw = 0.0f;
 
@@ -66,7 +66,8 @@ lowp_int4_ref_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
 						memcpy(&hd, blk, 2);
 						dw = tfm_fp16_to_float(hd);
 						for (int i = 0; i < 4; i++)
-							sum += nibble(blk, t0 + i) * q[4 * l + i];
+							sum += nibble(blk, t0 + i) * qlo[4 * l + i] +
+								nibble(blk, 16 + t0 + i) * qhi[4 * l + i];
 					}
 					acc[l] = __builtin_fmaf((float) sum, dw * a->da[rp * 16 + l], acc[l]);
 				}

@@ -165,16 +165,16 @@ void		lowp_int8_neondot_kernel(int kq, const uint32_t *a, int h, const uint32_t 
 /*
  * int4's matrix-vector path (lowp_int4_gemm.c): the h ≤ TFM_LOWP_GEMV_ROWS
  * rows of A quantized per block of 32 (tfm_int4_quantize_row) and laid out
- * in pairs of blocks (b0 = 2p, b1 = 2p + 1; past kb a zero block), 16
- * lanes of 4 values a pair, the lanes of one 512-bit vector (or two
- * 256-bit ones):
- *   lanes 0-3: b0's values 0-15, 4-7: b1's 0-15, 8-11: b0's 16-31,
- *   12-15: b1's 16-31
- * — the order in which a weight pair's nibbles come out (low nibbles of b0
- * and b1, then high nibbles).  Row r's pair p: q[(r·pairs + p)·64 ..] the
- * 64 values, corr[(r·pairs + p)·16 + l] = −8 · Σ of lane l's 4 values (so
+ * in quads of blocks (b = 4p .. 4p + 3; past kb zero blocks), 16 lanes of
+ * 8 values a quad, the lanes of one 512-bit vector (or two 256-bit ones):
+ * lane l holds block 4p + l/4's values 4(l%4) .. 4(l%4) + 3 and 16 + the
+ * same — the order in which a weight quad's nibbles come out (the 4
+ * blocks' low nibbles, then their high ones).  Row r's quad p:
+ * q[(r·quads + p)·128 ..] its bytes, the 4 blocks' values 0-15 (64 bytes,
+ * lane l's 4 at 4l) then their values 16-31 (the same),
+ * corr[(r·quads + p)·16 + l] = −8 · Σ of lane l's 8 values (so
  * Σ (q_w − 8)·q_a = Σ q_w·q_a + corr: the nibbles go in unsigned), and
- * da[(r·pairs + p)·16 + l] the scale of lane l's block (0 past kb).
+ * da[(r·quads + p)·16 + l] the scale of lane l's block (0 past kb).
  */
 typedef struct lowp_int4_act
 {
@@ -182,14 +182,14 @@ typedef struct lowp_int4_act
 	const int32_t *corr;
 	const float *da;
 	int			kb,
-				pairs;
+				quads;
 } lowp_int4_act;
 
 /*
- * int4 kernel: C[r][j] for r < h, j in [j0, j1): per pair of blocks, lane
+ * int4 kernel: C[r][j] for r < h, j in [j0, j1): per quad of blocks, lane
  * l's exact int32 sum s_l (corrections included) added into its fp32
  * accumulator, acc_l = fma(s_l, dw_l · da_l, acc_l) (dw_l: the weight
- * block's scale), pair after pair; then S = the 16 lanes folded (l + l+8),
+ * block's scale), quad after quad; then S = the 16 lanes folded (l + l+8),
  * the 8 added pairwise ((0+4) + (2+6)) + ((1+5) + (3+7)); C = alpha · S
  * (beta 0) or fma(alpha, S, beta · C).  Every path in this order.
  */
