@@ -593,15 +593,37 @@ SELECT pg_catalog.pg_extension_config_dump('tfm.gguf_tensors', '');
 
 CREATE FUNCTION tfm_gguf_kept(model text)
 RETURNS TABLE (gguf_tensor text, gguf_type text, tensor text, kept boolean, how text)
-LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT g.gguf_name, g.gguf_type, g.tensor, g.blocks IS NOT NULL AND g.version = m.version,
+DECLARE
+    mid integer;
+    ver bigint;
+BEGIN
+    IF model IS NULL THEN
+        RAISE EXCEPTION 'model must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF octet_length(model) > 127 THEN
+        RAISE EXCEPTION 'model name "%..." is too long', left(model, 32)
+            USING ERRCODE = 'name_too_long';
+    END IF;
+    SELECT m.id, m.version INTO mid, ver FROM tfm.models m
+     WHERE m.name = model OR m.id = (SELECT a.model_id FROM tfm.aliases a WHERE a.name = model)
+     ORDER BY m.name = model DESC LIMIT 1;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'model "%" does not exist', model USING ERRCODE = 'undefined_object';
+    END IF;
+    IF NOT tfm.may_use_model(mid, tfm.current_role_oid()) THEN
+        RAISE EXCEPTION 'permission denied for model "%": use privilege required', model
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN QUERY
+    SELECT g.gguf_name, g.gguf_type, g.tensor, g.blocks IS NOT NULL AND g.version = ver,
            CASE WHEN g.blocks IS NULL THEN 'converted to float32 at import'
-                WHEN g.version = m.version THEN 'Q4_0 blocks kept as in the file for int4 (float32 too)'
+                WHEN g.version = ver THEN 'Q4_0 blocks kept as in the file for int4 (float32 too)'
                 ELSE 'converted to float32 at import (its kept blocks were of an earlier version)' END
-      FROM tfm.gguf_tensors g JOIN tfm.models m ON m.id = g.model_id
-     WHERE m.name = model
-     ORDER BY g.gguf_name
+      FROM tfm.gguf_tensors g WHERE g.model_id = mid
+     ORDER BY g.gguf_name;
+END
 $$;
 COMMENT ON FUNCTION tfm_gguf_kept(text) IS
   'what the GGUF import did with each tensor of a model: Q4_0 blocks kept as they are for int4, or converted to float32';
