@@ -39,8 +39,8 @@
  *   blocks, row j = column j).  K is padded to a multiple of 32 (zeros).
  *   Products of M ≤ TFM_LOWP_GEMV_ROWS rows (decoding) quantize each row of
  *   A per block of 32 as GGUF's Q8_0 does (fp32 scale r = max|x| / 127, q =
- *   round(x / r)) and sum Σ (q_w − 8)·q_a in int32 per four elements (16
- *   lanes a pair of blocks, exact), each lane scaled by d·r into its own
+ *   round(x / r)) and sum Σ (q_w − 8)·q_a in int32 per eight elements (16
+ *   lanes a quad of blocks, exact), each lane scaled by d·r into its own
  *   fp32 sum in one fixed order (src/core/kernels/lowp_internal.h), so
  *   every path gives the same bits.  Larger products (batched passes)
  *   dequantize W to fp32 in tiles of columns (exactly: d · (q − 8) is an
