@@ -13,8 +13,7 @@
  *
  * The order: AMX, then AVX512_BF16 (bf16) or AVX512_VNNI (int8), then AVX2
  * + FMA, then the fallback.  int4's matrix-vector path runs AVX512_VNNI
- * with AVX512VL and AVX512_VBMI (its byte permutes: Ice Lake, Zen 4 and
- * later) or AVX2 + FMA + F16C.  Forcing avx2 skips the AVX-512 paths (on a CPU
+ * (with AVX512VL: 256-bit vpdpbusd) or AVX2 + FMA + F16C like int8.  Forcing avx2 skips the AVX-512 paths (on a CPU
  * without AVX2 + FMA it leaves the fallback); forcing the fallback wins
  * over everything.  On AVX2, bf16 inference products of many rows run
  * fp32 instead (lowp_set.c, lowp_bf16_batched_fp32).
@@ -37,7 +36,6 @@ static bool cpu_bf16,
 			cpu_vnni,
 			cpu_avx2,
 			cpu_vnni_vl,
-			cpu_vbmi,				/* AVX512_VBMI: int4's byte permutes */
 			cpu_f16c;
 static bool env_forced,
 			call_forced,
@@ -107,7 +105,6 @@ lowp_init(void)
 	cpu_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 	cpu_amx = cpu_bf16 && amx_usable();
 	cpu_vnni_vl = cpu_vnni && __builtin_cpu_supports("avx512vl");
-	cpu_vbmi = cpu_vnni && __builtin_cpu_supports("avx512vbmi");
 	cpu_f16c = f16c_present();
 	env = getenv("TFM_LOWP_FORCE");
 	env_forced = env != NULL && strcmp(env, "fallback") == 0;
@@ -158,7 +155,7 @@ lowp_avx2(void)
 bool
 lowp_int4_fast(void)
 {
-	return lowp_int8_fast() && cpu_vnni_vl && cpu_vbmi && cpu_f16c;
+	return lowp_int8_fast() && cpu_vnni_vl && cpu_f16c;
 }
 
 bool

@@ -31,26 +31,19 @@ typedef struct
 				b;
 } V16I;
 
-/* the nibbles of blocks 0-1 and 2-3 each in a register; the 4 scales converted together */
-TARGET INLINE void
-v16_quad(const uint8_t *x, V16I *lo, V16I *hi, V16F *dw)
+TARGET INLINE V16I
+v16_unpack(__m256i b01, __m256i b23)
 {
-	const __m256i low = _mm256_set1_epi8(0x0F);
-	__m256i		r01 = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) (x + 2))),
-											  _mm_loadu_si128((const __m128i *) (x + TFM_INT4_BLOCK_BYTES + 2)), 1),
-				r23 = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) (x + 2 * TFM_INT4_BLOCK_BYTES + 2))),
-											  _mm_loadu_si128((const __m128i *) (x + 3 * TFM_INT4_BLOCK_BYTES + 2)), 1);
-	uint16_t	h[4];
-	__m256		f;
+	return (V16I) {b01, b23};
+}
 
-	for (int j = 0; j < 4; j++)
-		memcpy(&h[j], x + j * TFM_INT4_BLOCK_BYTES, 2);
-	f = _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi64_si128((long long) ((uint64_t) h[0] | (uint64_t) h[1] << 16 |
-																		 (uint64_t) h[2] << 32 | (uint64_t) h[3] << 48))));
-	*lo = (V16I) {_mm256_and_si256(r01, low), _mm256_and_si256(r23, low)};
-	*hi = (V16I) {_mm256_and_si256(_mm256_srli_epi16(r01, 4), low), _mm256_and_si256(_mm256_srli_epi16(r23, 4), low)};
-	*dw = (V16F) {_mm256_permutevar8x32_ps(f, _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1)),
-		_mm256_permutevar8x32_ps(f, _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3))};
+TARGET INLINE V16F
+v16_scales(__m128 f)
+{
+	__m256		w = _mm256_castps128_ps256(f);
+
+	return (V16F) {_mm256_permutevar8x32_ps(w, _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1)),
+		_mm256_permutevar8x32_ps(w, _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3))};
 }
 
 TARGET INLINE V16F

@@ -17,9 +17,9 @@
  *
  * Included once by each kernel after it defines TARGET (its instruction
  * set, with "fma,f16c"), INLINE, INT4_COLS(H) and the 16-lane vocabulary:
- * types V16F, V16I; v16_quad(x, lo, hi, dw) (the 72 bytes of 4 blocks at
- * x: their low and high nibbles as lanes, lane l block l/4's bytes
- * 4(l%4) .. + 3, and their scales, dwj in lanes 4j .. 4j + 3), v16_zero(), v16_load_i(p),
+ * types V16F, V16I; v16_unpack(b01, b23) (the 16 lanes from blocks 0-1's
+ * and 2-3's 32 bytes), v16_scales(f) (lanes from the 4 floats [dw0 ..
+ * dw3]: dwj in lanes 4j .. 4j + 3), v16_zero(), v16_load_i(p),
  * v16_load_f(p), v16_dot(corr, lo, hi, q) (q: the 64 low values' bytes,
  * then the 64 high ones'), v16_step(acc, s, dw, da) (fma(float(s), dw ·
  * da, acc)) and v16_fold(acc) (lanes l + l+8 as 8).
@@ -54,8 +54,12 @@ typedef struct
 TARGET INLINE int4_nibbles
 int4_quad(const uint8_t *x, int n, V16F *dw)
 {
+	const __m256i low = _mm256_set1_epi8(0x0F);
 	uint8_t		tail[4 * TFM_INT4_BLOCK_BYTES];
-	int4_nibbles u;
+	uint16_t	h[4];
+	uint64_t	hs;
+	__m256i		r01,
+				r23;
 
 	if (n < 4)
 	{
@@ -64,8 +68,17 @@ int4_quad(const uint8_t *x, int n, V16F *dw)
 		memcpy(tail, x, (size_t) n * TFM_INT4_BLOCK_BYTES);
 		x = tail;
 	}
-	v16_quad(x, &u.lo, &u.hi, dw);
-	return u;
+	r01 = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) (x + 2))),
+								  _mm_loadu_si128((const __m128i *) (x + TFM_INT4_BLOCK_BYTES + 2)), 1);
+	r23 = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *) (x + 2 * TFM_INT4_BLOCK_BYTES + 2))),
+								  _mm_loadu_si128((const __m128i *) (x + 3 * TFM_INT4_BLOCK_BYTES + 2)), 1);
+	for (int j = 0; j < 4; j++)
+		memcpy(&h[j], x + j * TFM_INT4_BLOCK_BYTES, 2);
+	hs = (uint64_t) h[0] | (uint64_t) h[1] << 16 | (uint64_t) h[2] << 32 | (uint64_t) h[3] << 48;
+	*dw = v16_scales(_mm_cvtph_ps(_mm_cvtsi64_si128((long long) hs)));
+	return (int4_nibbles) {v16_unpack(_mm256_and_si256(r01, low), _mm256_and_si256(r23, low)),
+		v16_unpack(_mm256_and_si256(_mm256_srli_epi16(r01, 4), low),
+				   _mm256_and_si256(_mm256_srli_epi16(r23, 4), low))};
 }
 
 TARGET INLINE void
