@@ -71,7 +71,7 @@ tfm_check_local(const char *kind, int32 id, const char *action, const char *name
 			 errmsg("cannot %s %s \"%s\": it is replicated from node %d", action, kind, name, origin),
 			 errdetail("This database is node %d; a %s created on node %d is changed there, and its changes arrive here by logical replication.",
 					   local, kind, origin),
-			 strcmp(kind, "model") == 0 ?
-			 errhint("Do it on the publisher (the database whose tfm_node() is %d), or train a local copy made with tfm_copy_model.", origin) :
+			 strcmp(action, "train") == 0 ?
+			 errhint("Train it on the publisher (the database whose tfm_node() is %d), or train a local copy made here with tfm_copy_model.", origin) :
 			 errhint("Do it on the publisher (the database whose tfm_node() is %d).", origin)));
 }
