@@ -606,7 +606,7 @@ BEGIN
     IF n >= 1048576 THEN
         RAISE EXCEPTION 'tfm: node % has given all its 1048575 ids of %', node, seq
             USING ERRCODE = 'sequence_generator_limit_exceeded',
-                  HINT = 'Give this database another node with tfm_set_node (its objects keep their ids in the new range).';
+                  DETAIL = 'A database creates at most 1048575 models, and as many tokenizers and aliases, over its life (dropped ones count).';
     END IF;
     RETURN (node::bigint << 20 | n)::integer;
 END
@@ -628,10 +628,6 @@ DECLARE
     moved bigint := 0;
     n bigint;
 BEGIN
-    IF EXISTS (SELECT FROM tfm.models WHERE id >> 20 = old_node AND id::bigint + delta > 2147483647)
-       OR EXISTS (SELECT FROM tfm.tokenizers WHERE id >> 20 = old_node AND id::bigint + delta > 2147483647) THEN
-        RAISE EXCEPTION 'tfm: ids of node % do not fit node %''s range', old_node, new_node;
-    END IF;
     UPDATE tfm.models SET id = id + delta WHERE id >> 20 = old_node;
     GET DIAGNOSTICS n = ROW_COUNT; moved := moved + n;
     UPDATE tfm.tensors SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
@@ -696,6 +692,11 @@ COMMENT ON COLUMN tfm.aliases.origin IS 'the node that created the alias (id >> 
 -- rows made before 0.4 (ids from 1, node 0) become this database's own
 DO $$
 BEGIN
+    IF EXISTS (SELECT FROM tfm.models WHERE id >= 1048576) OR EXISTS (SELECT FROM tfm.tokenizers WHERE id >= 1048576)
+       OR EXISTS (SELECT FROM tfm.aliases WHERE id >= 1048576) OR EXISTS (SELECT FROM tfm.alias_history WHERE id >= 1048576) THEN
+        RAISE EXCEPTION 'tfm: this database has given ids over 1048575, which 0.4''s nodes cannot hold'
+            USING ERRCODE = 'program_limit_exceeded';
+    END IF;
     IF EXISTS (SELECT FROM tfm.models WHERE id >> 20 = 0) OR EXISTS (SELECT FROM tfm.tokenizers WHERE id >> 20 = 0)
        OR EXISTS (SELECT FROM tfm.aliases WHERE id >> 20 = 0) OR EXISTS (SELECT FROM tfm.alias_history WHERE id >> 20 = 0) THEN
         PERFORM tfm.move_node(0, tfm.local_node());
