@@ -13,7 +13,8 @@
 #     publisher's node, the local ones the subscriber's;
 #   - owners and grants travel by role name: the grantee's OID differs
 #     between the clusters, and on the subscriber the role of that name may
-#     use the model;
+#     use the model; a role the subscriber lacks stops the apply until it
+#     is created there;
 #   - classification, probabilities, embeddings, seeded generation,
 #     tokenizing and the alias the publisher deployed give the publisher's
 #     outputs, row for row;
@@ -148,6 +149,16 @@ grantee=$(sub -c "SELECT acl_use::text || ' ' || (acl_use[1] = 'analysts'::regro
 as_analyst=$(sub -c "SET ROLE analysts" -c "SELECT tfm_classify('pub_clf', 'a fine and moving film')")
 [ -n "$as_analyst" ] || fail "analysts cannot use pub_clf on the subscriber"
 echo "   grant to analysts travels by name: OIDs $oids, the subscriber's analysts may use pub_clf"
+# a grant to a role the subscriber lacks stops the apply until it is created there
+pub -c "CREATE ROLE only_on_pub" -c "SELECT tfm_grant('pub_lm', 'only_on_pub')" >/dev/null
+for _ in $(seq 1 600); do
+  grep -q 'role "only_on_pub" does not exist' "$sdir/server.log" && break
+  sleep 0.1
+done
+grep -q 'role "only_on_pub" does not exist' "$sdir/server.log" || fail "the apply did not stop on a role the subscriber lacks"
+psql -X -q -h "$sdir" -p $sport -d postgres -c "CREATE ROLE only_on_pub"
+wait_for "the grant to only_on_pub" "SELECT acl_use::text = '{only_on_pub}' FROM tfm.models WHERE name = 'pub_lm'"
+echo "   a grant to a role the subscriber lacked stopped the apply (role does not exist) until the role was created"
 
 inference=$(cat <<'SQL'
 SET extra_float_digits = 3;
