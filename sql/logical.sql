@@ -27,10 +27,10 @@ SELECT i, CASE WHEN i % 2 = 0 THEN 'good film ' || i ELSE 'bad plot ' || i END A
 FROM generate_series(1, 40) i;
 
 -- before anything is created the node is not chosen: tfm_node() is the default
-SELECT last_value AS stored, tfm_node() = tfm.default_node() AS is_default,
-       tfm_node() BETWEEN 1 AND 2047 AS in_range FROM tfm.node;
+SELECT (SELECT count(*) FROM tfm.node) AS stored, tfm_node() = tfm.default_node() AS is_default,
+       tfm_node() BETWEEN 1 AND 2047 AS in_range;
 SELECT tfm_set_node(7) AS moved;
-SELECT tfm_node(), last_value AS stored FROM tfm.node;
+SELECT tfm_node(), node AS stored FROM tfm.node;
 
 -- ids of node 7: 7 * 2^20 + a count
 SELECT tfm_tokenizer_train('lg_chars', t, 'char') FROM lg_data;
@@ -57,6 +57,11 @@ SELECT (SELECT array_agg(DISTINCT model_id) FROM tfm.tensors) AS tensors,
 SELECT count(*) AS same_outputs FROM lg_before b JOIN lg_data d USING (i) WHERE tfm_classify('lg_clf', d.t) = b.c;
 SELECT count(*) FROM tfm_train('lg_clf', 'SELECT t, label FROM lg_data', batch_size => 8);
 SELECT tfm_set_node(9) AS moved_none;
+-- a change of node rolls back with its transaction: ids and node together
+BEGIN;
+SELECT tfm_set_node(8) AS moved;
+ROLLBACK;
+SELECT tfm_node(), (SELECT origin FROM tfm.models WHERE name = 'lg_clf');
 DROP TABLE lg_before;
 CREATE TEMP TABLE lg_before AS SELECT i, tfm_classify('lg_clf', t) AS c FROM lg_data;
 
@@ -70,7 +75,6 @@ RESET ROLE;
 
 -- a replicated model, faked: its rows as node 12's while this database stays node 9
 SELECT tfm.move_node(9, 12) AS moved;
-SELECT setval('tfm.node', 9);
 SELECT name, origin, origin = tfm_node() AS local FROM tfm.models;
 -- inference runs as on its publisher; every change is refused, naming the origin
 SELECT count(*) AS same_outputs FROM lg_before b JOIN lg_data d USING (i) WHERE tfm_classify('lg_alias', d.t) = b.c;
@@ -98,7 +102,10 @@ SELECT pg_temp.err('SELECT tfm_set_node(12)');
 SET session_replication_role = replica;
 SELECT pg_temp.err($$INSERT INTO tfm.vocab VALUES (9 << 20 | 77, 0, 'x')$$);
 SELECT pg_temp.err($$INSERT INTO tfm.vocab VALUES (13 << 20 | 77, 0, 'x')$$);
+-- and a publisher's own node (FOR ALL TABLES publishes tfm.node) is skipped
+UPDATE tfm.node SET node = 13;
 RESET session_replication_role;
+SELECT tfm_node();
 DELETE FROM tfm.vocab WHERE tokenizer_id = 13 << 20 | 77;
 SELECT tgrelid::regclass, tgenabled FROM pg_trigger WHERE tgname = 'refuse_own_node' ORDER BY tgrelid::regclass::text;
 

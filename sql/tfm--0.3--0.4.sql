@@ -565,17 +565,30 @@ COMMENT ON COLUMN tfm.tokenizers.model_data IS
 -- and draws the ids of its models, tokenizers, aliases and alias history
 -- from its own range, node * 2^20 + 1 .. node * 2^20 + 2^20 - 1 (the
 -- sequences count within it); a row's origin, id >> 20, is the node that
--- created it, and only that node trains or changes it.  The node is the
--- value of sequence tfm.node (pg_dump keeps it; logical replication does not
--- copy sequences); 0 means not chosen yet: the first id drawn chooses a hash
--- of the cluster's system identifier and the database's OID, which
--- tfm_set_node replaces (TFM_NODE_ID_BITS in src/pg/storage/storage.h).
+-- created it, and only that node trains or changes it.  The node is the one
+-- row of tfm.node (pg_dump keeps it; a fresh install has none): until it
+-- exists the node is a hash of the cluster's system identifier and the
+-- database's OID, stored by the first id drawn; tfm_set_node changes it
+-- (TFM_NODE_ID_BITS in src/pg/storage/storage.h).  Id defaults hold a share
+-- lock on the row, and tfm_set_node updates it before it moves any row, so
+-- no id is drawn from the old range meanwhile; both roll back together.
 
-CREATE SEQUENCE tfm.node MINVALUE 0 MAXVALUE 2047 START 0;
-COMMENT ON SEQUENCE tfm.node IS
-  'this database''s node number (its value; 0: not chosen yet): the high bits of the ids it gives models, tokenizers and aliases';
-GRANT SELECT ON SEQUENCE tfm.node TO PUBLIC;
+CREATE TABLE tfm.node (
+    one   boolean PRIMARY KEY DEFAULT true CHECK (one),
+    node  integer NOT NULL CHECK (node BETWEEN 1 AND 2047)
+);
+COMMENT ON TABLE tfm.node IS
+  'this database''s node (one row; none until chosen): the high bits of the ids it gives models, tokenizers and aliases';
+GRANT SELECT ON tfm.node TO PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('tfm.node', '');
+-- a publisher's row (a publication FOR ALL TABLES has it) is not this
+-- database's node: replicated changes of tfm.node are skipped
+CREATE FUNCTION tfm.skip_replicated() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$ BEGIN RETURN NULL; END $$;
+CREATE TRIGGER skip_replicated BEFORE INSERT OR UPDATE OR DELETE ON tfm.node
+    FOR EACH ROW EXECUTE FUNCTION tfm.skip_replicated();
+ALTER TABLE tfm.node ENABLE REPLICA TRIGGER skip_replicated;
 
 CREATE FUNCTION tfm.default_node() RETURNS integer
 AS 'MODULE_PATHNAME', 'tfm_default_node' LANGUAGE C STABLE STRICT PARALLEL SAFE;
@@ -584,7 +597,7 @@ COMMENT ON FUNCTION tfm.default_node() IS
 
 CREATE FUNCTION tfm.local_node() RETURNS integer
 LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
-AS $$ SELECT coalesce(nullif((SELECT last_value::integer FROM tfm.node), 0), tfm.default_node()) $$;
+AS $$ SELECT coalesce((SELECT node FROM tfm.node), tfm.default_node()) $$;
 CREATE FUNCTION tfm_node() RETURNS integer
 LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$ SELECT tfm.local_node() $$;
@@ -596,13 +609,15 @@ CREATE FUNCTION tfm.new_id(seq regclass) RETURNS integer
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    node integer := (SELECT last_value::integer FROM tfm.node);
-    n bigint := nextval(seq);
+    node integer;
+    n bigint;
 BEGIN
-    IF node = 0 THEN
-        node := tfm.default_node();
-        PERFORM setval('tfm.node', node);
+    SELECT t.node INTO node FROM tfm.node t FOR SHARE;
+    IF NOT FOUND THEN
+        INSERT INTO tfm.node (node) VALUES (tfm.default_node()) ON CONFLICT DO NOTHING;
+        SELECT t.node INTO node FROM tfm.node t FOR SHARE;
     END IF;
+    n := nextval(seq);
     IF n >= 1048576 THEN
         RAISE EXCEPTION 'tfm: node % has given all its 1048575 ids of %', node, seq
             USING ERRCODE = 'sequence_generator_limit_exceeded',
@@ -617,9 +632,9 @@ ALTER TABLE tfm.aliases ALTER COLUMN id SET DEFAULT tfm.new_id('tfm.aliases_id_s
 ALTER TABLE tfm.alias_history ALTER COLUMN id SET DEFAULT tfm.new_id('tfm.alias_history_id_seq');
 
 -- Move this node's rows (origin old_node) to new_node's range: every id and
--- every column that refers to one.  Foreign keys are not checked meanwhile
--- (session_replication_role = replica: superuser only), as the rows move
--- together.
+-- every column that refers to one (tfm.node is the caller's to change).
+-- Foreign keys are not checked meanwhile (session_replication_role =
+-- replica: superuser only), as the rows move together.
 CREATE FUNCTION tfm.move_node(old_node integer, new_node integer) RETURNS bigint
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp SET session_replication_role = replica
 AS $$
@@ -645,7 +660,6 @@ BEGIN
     UPDATE tfm.aliases SET history_id = history_id + delta WHERE history_id >> 20 = old_node;
     UPDATE tfm.alias_history SET id = id + delta WHERE id >> 20 = old_node;
     UPDATE tfm.alias_history SET previous = previous + delta WHERE previous >> 20 = old_node;
-    PERFORM setval('tfm.node', new_node);
     RETURN moved;
 END
 $$;
@@ -654,7 +668,7 @@ CREATE FUNCTION tfm_set_node(node integer) RETURNS bigint
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    old integer := tfm.local_node();
+    old integer;
 BEGIN
     IF node IS NULL OR node < 1 OR node > 2047 THEN
         RAISE EXCEPTION 'node must be between 1 and 2047, not %', coalesce(node::text, 'NULL')
@@ -664,8 +678,14 @@ BEGIN
         RAISE EXCEPTION 'permission denied to set tfm''s node: superuser required'
             USING ERRCODE = 'insufficient_privilege';
     END IF;
+    -- the row locked first: ids drawn meanwhile wait, and then take the new node
+    SELECT t.node INTO old FROM tfm.node t FOR UPDATE;
+    IF NOT FOUND THEN
+        old := tfm.default_node();
+    END IF;
+    INSERT INTO tfm.node (node) VALUES (tfm_set_node.node)
+        ON CONFLICT (one) DO UPDATE SET node = EXCLUDED.node;
     IF node = old THEN
-        PERFORM setval('tfm.node', node);
         RETURN 0;
     END IF;
     IF EXISTS (SELECT FROM tfm.models WHERE id >> 20 = node)
@@ -699,6 +719,7 @@ BEGIN
     END IF;
     IF EXISTS (SELECT FROM tfm.models WHERE id >> 20 = 0) OR EXISTS (SELECT FROM tfm.tokenizers WHERE id >> 20 = 0)
        OR EXISTS (SELECT FROM tfm.aliases WHERE id >> 20 = 0) OR EXISTS (SELECT FROM tfm.alias_history WHERE id >> 20 = 0) THEN
+        INSERT INTO tfm.node (node) VALUES (tfm.default_node());
         PERFORM tfm.move_node(0, tfm.local_node());
     END IF;
 END

@@ -10,9 +10,9 @@
  * there: training, renaming, granting or dropping it here would diverge
  * from the publisher (and be overwritten by its next save).
  *
- * The node is the value of sequence tfm.node; 0 means not chosen yet, and
- * then it is tfm_default_node_number(): a hash of the cluster's system identifier
- * and the database's OID.
+ * The node is the one row of tfm.node; until it exists it is
+ * tfm_default_node_number(): a hash of the cluster's system identifier and
+ * the database's OID (tfm.local_node() in SQL says the same).
  */
 #include "postgres.h"
 
@@ -45,17 +45,17 @@ tfm_local_node(void)
 {
 	TfmOwnerRow r;
 	bool		isnull;
-	int64		node = 0;
+	int32		node = 0;
 	Oid			nsp = get_namespace_oid("tfm", false);
 
 	/* a catalog from before 0.4 (until ALTER EXTENSION tfm UPDATE): one node */
 	if (!OidIsValid(get_relname_relid("node", nsp)))
 		return 0;
-	if (tfm_owner_row_read(&r, "SELECT last_value FROM tfm.node", 0, NULL, NULL, true,
-						   "cannot read sequence tfm.node"))
-		node = DatumGetInt64(tfm_owner_row_col(&r, 1, &isnull));
+	if (tfm_owner_row_read(&r, "SELECT node FROM tfm.node", 0, NULL, NULL, true,
+						   "cannot read tfm.node"))
+		node = DatumGetInt32(tfm_owner_row_col(&r, 1, &isnull));
 	tfm_owner_row_end(&r);
-	return node > 0 ? (int32) node : tfm_default_node_number();
+	return node > 0 ? node : tfm_default_node_number();
 }
 
 void
