@@ -11,15 +11,15 @@
  * from the publisher (and be overwritten by its next save).
  *
  * The node is the one row of tfm.node; until it exists it is
- * tfm_default_node_number(): a hash of the cluster's system identifier and
- * the database's OID (tfm.local_node() in SQL says the same).
+ * tfm_default_node_number() (tfm.default_node() in SQL): a hash of the
+ * cluster's system identifier and the database's OID.  tfm.local_node()
+ * says which.
  */
 #include "postgres.h"
 
 #include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "common/hashfn.h"
-#include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/lsyscache.h"
 
@@ -51,11 +51,11 @@ tfm_local_node(void)
 	/* a catalog from before 0.4 (until ALTER EXTENSION tfm UPDATE): one node */
 	if (!OidIsValid(get_relname_relid("node", nsp)))
 		return 0;
-	if (tfm_owner_row_read(&r, "SELECT node FROM tfm.node", 0, NULL, NULL, true,
+	if (tfm_owner_row_read(&r, "SELECT tfm.local_node()", 0, NULL, NULL, true,
 						   "cannot read tfm.node"))
 		node = DatumGetInt32(tfm_owner_row_col(&r, 1, &isnull));
 	tfm_owner_row_end(&r);
-	return node > 0 ? node : tfm_default_node_number();
+	return node;
 }
 
 void
