@@ -68,6 +68,14 @@ wait_for() {
   done
   fail "$1: not within 60 s"
 }
+# wait_log WHAT PATTERN: poll the subscriber's log (up to 60 s) until it has PATTERN
+wait_log() {
+  for _ in $(seq 1 600); do
+    grep -q "$2" "$sdir/server.log" && return 0
+    sleep 0.1
+  done
+  fail "$1: not in the subscriber's log within 60 s"
+}
 # the subscriber has applied the publisher's last save of a model
 caught_up() {
   local v
@@ -113,12 +121,8 @@ SQL
 
 sub -c "CREATE SUBSCRIPTION tfm_models CONNECTION 'host=$pub_host port=5432 dbname=tfm_pub user=postgres' PUBLICATION tfm_models" >/dev/null
 # the initial copy meets the subscriber's own ids, stops and retries ...
-tie="replicated from node $pub_node, which is this database's own node"
-for _ in $(seq 1 600); do
-  grep -q "$tie" "$sdir/server.log" && break
-  sleep 0.1
-done
-grep -q "$tie" "$sdir/server.log" || fail "the initial copy did not refuse the rows of the subscriber's own node"
+wait_log "the initial copy refusing the rows of the subscriber's own node" \
+  "replicated from node $pub_node, which is this database's own node"
 [ "$(sub -c "SELECT (SELECT count(*) FROM tfm.models) + (SELECT count(*) FROM tfm.aliases) + (SELECT count(*) FROM tfm.history)")" = 1 ] \
   || fail "rows of the publisher's came in despite the tie"
 # ... until the subscriber's own rows move to another node
@@ -151,11 +155,7 @@ as_analyst=$(sub -c "SET ROLE analysts" -c "SELECT tfm_classify('pub_clf', 'a fi
 echo "   grant to analysts travels by name: OIDs $oids, the subscriber's analysts may use pub_clf"
 # a grant to a role the subscriber lacks stops the apply until it is created there
 pub -c "CREATE ROLE only_on_pub" -c "SELECT tfm_grant('pub_lm', 'only_on_pub')" >/dev/null
-for _ in $(seq 1 600); do
-  grep -q 'role "only_on_pub" does not exist' "$sdir/server.log" && break
-  sleep 0.1
-done
-grep -q 'role "only_on_pub" does not exist' "$sdir/server.log" || fail "the apply did not stop on a role the subscriber lacks"
+wait_log "the apply stopping on a role the subscriber lacks" 'role "only_on_pub" does not exist'
 psql -X -q -h "$sdir" -p $sport -d postgres -c "CREATE ROLE only_on_pub"
 wait_for "the grant to only_on_pub" "SELECT acl_use::text = '{only_on_pub}' FROM tfm.models WHERE name = 'pub_lm'"
 echo "   a grant to a role the subscriber lacked stopped the apply (role does not exist) until the role was created"
@@ -229,12 +229,8 @@ echo "   subscriber refuses train, fit, train_agg, drop, rename and grant on pub
 # a local name the publisher then takes stops the apply until renamed
 sub -c "SELECT tfm_copy_model('sub_clf', 'shared_name')" >/dev/null
 pub -c "SELECT tfm_copy_model('pub_clf', 'shared_name')" >/dev/null
-for _ in $(seq 1 600); do
-  grep -q 'duplicate key value violates unique constraint "models_name_key"' "$sdir/server.log" && break
-  sleep 0.1
-done
-grep -q 'duplicate key value violates unique constraint "models_name_key"' "$sdir/server.log" \
-  || fail "the apply did not stop on the name taken locally"
+wait_log "the apply stopping on the name taken locally" \
+  'duplicate key value violates unique constraint "models_name_key"'
 [ "$(sub -c "SELECT origin FROM tfm.models WHERE name = 'shared_name'")" = "$sub_node" ] || fail "the local shared_name was replaced"
 sub -c "SELECT tfm_rename_model('shared_name', 'sub_own_name')" >/dev/null
 caught_up shared_name
