@@ -3,7 +3,7 @@
  * and the owner's SQL sections (access.c), models and their tensors
  * (catalog.c, models.c), aliases and their history (aliases.c), grants
  * (grants.c), what a role owns (owned.c), tokenizers' rows (tokenizers.c),
- * the training history (history.c).
+ * the training history (history.c), the node a row comes from (origin.c).
  */
 #ifndef TFM_PG_STORAGE_H
 #define TFM_PG_STORAGE_H
@@ -102,9 +102,22 @@ void		tfm_check_model_privilege(const struct TfmModelRow *row, TfmPriv priv);
 void		tfm_check_tokenizer_use(const char *name);
 /* errors on a standby or in a read-only transaction */
 void		tfm_check_writable(const char *action, const char *name);
-void		tfm_check_tokenizer_owner(const char *name);
+/* the owner (and not a replicated object: tfm_check_local) may do action */
+void		tfm_check_tokenizer_owner(const char *action, const char *name);
 /* only the row's owner columns: works on models this build cannot load */
-void		tfm_check_model_owner(const char *name);
+void		tfm_check_model_owner(const char *action, const char *name);
+
+/* ---- nodes: where a row comes from (origin.c) ---- */
+/* ids are node << TFM_NODE_ID_BITS | a count below 2^TFM_NODE_ID_BITS */
+#define TFM_NODE_ID_BITS 20
+#define TFM_NODE_MAX 2047
+/* the node a database takes unless tfm_set_node chose one */
+int32		tfm_default_node_number(void);
+/* this database's node (0: a catalog from before 0.4) */
+int32		tfm_local_node(void);
+/* errors 55000 if the object (kind "model", "tokenizer" or "alias", its row
+ * id) was created on another node, i.e. came by logical replication */
+void		tfm_check_local(const char *kind, int32 id, const char *action, const char *name);
 
 /* ---- a model's catalog row (catalog.c) ---- */
 typedef struct TfmModelRow
