@@ -27,7 +27,8 @@ is_encoder(tfm_hf_arch arch)
 static void
 check_task(const TfmHfConfig *hc, const char *task)
 {
-	const char *want = is_encoder(hc->p.arch) ? "classify" : "lm";
+	const char *want = is_encoder(hc->p.arch) ? "classify" :
+		hc->p.arch == TFM_HF_MARIAN ? "seq2seq" : "lm";
 
 	if (task && strcmp(task, want) != 0)
 		ereport(ERROR,
