@@ -329,6 +329,27 @@ main(void)
 			  "case %d: greedy ids differ (%d vs %d tokens)", k, n, ng);
 	}
 
+	/* beam search as Hugging Face's generate: every case, length penalties 1.0 and 0.6 */
+	for (int k = 0; k < N_CASES; k++)
+		for (int l = 0; l < 2; l++)
+		{
+			const char *c = case_at(ref, k);
+			int32_t		src[64],
+						bref[64];
+			int			Ts = (int) ids(c, "src", src, 64),
+						nb = (int) ids(c, l ? "beam4_lp0.6" : "beam4_lp1.0", bref, 64);
+			tfm_beam_opts o = {.beam = 4, .length_penalty = l ? 0.6f : 1.0f,
+			.max_tokens = MAX_LENGTH - 1, .nbest = 1, .bos = PAD, .eos = EOS, .pad = PAD, .hf = 1};
+			tfm_hyp		h;
+
+			CHECK(tfm_beam_search(m, src, 1, Ts, &o, &h, NULL, NULL) == 0, "beam search");
+			/* the reference's ids are the start, the hypothesis and its eos */
+			CHECK(h.n == nb - 2 && memcmp(h.ids, bref + 1, sizeof(int32_t) * h.n) == 0,
+				  "case %d, length penalty %s: beam ids differ (%d vs %d tokens)", k,
+				  l ? "0.6" : "1.0", h.n, nb - 2);
+			tfm_hyps_free(&h, 1);
+		}
+
 	/* refusals */
 	{
 		uint8_t    *bad = malloc(len);

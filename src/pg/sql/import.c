@@ -20,6 +20,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/fd.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -103,6 +104,19 @@ read_json_file(const char *dir, const char *file, bool optional)
 	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf)));
 }
 
+/* a Marian directory's tokenizer files are there (source.spm: the others are then required) */
+static bool
+marian_files(const char *dir)
+{
+	uint64		size;
+	int			fd = tfm_open_server_file(psprintf("%s/source.spm", dir), true, &size);
+
+	if (fd < 0)
+		return false;
+	CloseTransientFile(fd);
+	return true;
+}
+
 PG_FUNCTION_INFO_V1(tfm_import_files);
 Datum
 tfm_import_files(PG_FUNCTION_ARGS)
@@ -122,6 +136,24 @@ tfm_import_files(PG_FUNCTION_ARGS)
 	config = read_json_file(dir, "config.json", false);
 	tokenizer = read_json_file(dir, "tokenizer.json", true);
 	tfm_weights_from_dir(&src, dir);
+	if (!tokenizer && marian_files(dir))
+	{
+		/* opus-mt's tokenizer: source.spm, target.spm and vocab.json */
+		TfmMarianFiles f;
+		tfm_task	imported_task;
+		int64		n;
+
+		f.source = (const uint8 *) tfm_read_server_file(psprintf("%s/source.spm", dir), false,
+														TFM_MAX_JSON_FILE, &f.source_len);
+		f.target = (const uint8 *) tfm_read_server_file(psprintf("%s/target.spm", dir), false,
+														TFM_MAX_JSON_FILE, &f.target_len);
+		f.vocab = read_json_file(dir, "vocab.json", false);
+		n = tfm_hf_import_marian(name, config, &src, &f,
+								 PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2)),
+								 &imported_task);
+		tfm_weights_close(&src);
+		return result_row(fcinfo, name, imported_task, n);
+	}
 	result = import_model(fcinfo, name, config, &src, tokenizer,
 						  PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2)));
 	tfm_weights_close(&src);

@@ -200,7 +200,8 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"coalesce((config->>'post_norms')::bool::int, 0), coalesce((config->>'attn_scale')::real, 0), "
 		"coalesce((config->>'attn_softcap')::real, 0), coalesce((config->>'final_softcap')::real, 0), "
 		"coalesce((config->>'head_size')::int, 0), "
-		"coalesce((config->>'sinus_halves')::bool::int, 0), coalesce((config->>'out_bias')::bool::int, 0) "
+		"coalesce((config->>'sinus_halves')::bool::int, 0), coalesce((config->>'out_bias')::bool::int, 0), "
+		"coalesce(config->>'imported_from' = 'marian', false) "
 		/* a model of that name, else the model an alias of that name deploys */
 		"FROM tfm.models WHERE name = $1 "
 		"OR id = (SELECT model_id FROM tfm.aliases WHERE name = $1) "
@@ -344,6 +345,7 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	/* added for Marian */
 	row->cfg.sinus_halves = get_int(tup, td, 51);
 	row->cfg.out_bias = get_int(tup, td, 52);
+	row->hf_beam = DatumGetBool(SPI_getbinval(tup, td, 53, &isnull));
 	tfm_owner_row_end(&r);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,
