@@ -19,7 +19,9 @@
  * pieces are refused.  As MarianTokenizer, a piece maps to its vocab.json
  * id: every NORMAL piece must be there (else a text would map to <unk>
  * where tfm would find another segmentation, so it is refused by name),
- * and the vocab.json entries the model file lacks are never matched.
+ * and the vocab.json entries the model file lacks are never matched; an
+ * unknown run whose text is one of them is its id (MarianTokenizer looks
+ * SentencePiece's unknown pieces up in vocab.json), else <unk>.
  * vocab.json's "<unk>", "</s>" and "<pad>" are tfm's <unk>, <eos>, <pad>.
  */
 #include "postgres.h"
@@ -411,7 +413,7 @@ tfm_hf_import_marian_spm(const char *name, const char *what, const uint8 *data, 
 	spec.replacement = (const uint8_t *) SP;
 	spec.replacement_len = 3;
 	spec.decoder = TFM_TOK_UDEC_REPLACE | TFM_TOK_UDEC_STRIP_FIRST;
-	spec.info_flags = text_eos ? TFM_TOK_INFO_TEXT_EOS : 0;
+	spec.info_flags = TFM_TOK_INFO_UNK_BY_TEXT | (text_eos ? TFM_TOK_INFO_TEXT_EOS : 0);
 	spec.scores = scores;
 	spec.control = control;
 	tfm_tokenizer_import_unigram(name, pieces, lens, n, &spec, special_ids);
