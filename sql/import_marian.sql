@@ -65,6 +65,68 @@ SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{decoder_start_token_id}',
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{normalize_before}', 'true') FROM mfx), '\x'::bytea);
 SELECT * FROM tfm_import('x', (SELECT cfg FROM mfx), '\x'::bytea, task => 'lm');
 
+-- the same from the files' bytes: tfm_import_marian
+\set mw `base64 -w0 test/fixtures/hf_marian/model.safetensors`
+\set ms `base64 -w0 test/fixtures/hf_marian/source.spm`
+\set mt `base64 -w0 test/fixtures/hf_marian/target.spm`
+\set voc `cat test/fixtures/hf_marian/vocab.json`
+CREATE TEMP TABLE mbytes AS
+SELECT cfg, decode(:'mw', 'base64') AS w, decode(:'ms', 'base64') AS s, decode(:'mt', 'base64') AS t,
+       :'voc'::jsonb AS v FROM mfx;
+SELECT * FROM tfm_import_marian('marian_b', (SELECT cfg FROM mbytes), (SELECT w FROM mbytes),
+                                (SELECT s FROM mbytes), (SELECT t FROM mbytes), (SELECT v FROM mbytes));
+SELECT count(*) AS beam_matches FROM mcases
+ WHERE tfm_translate('marian_b', source, beam => 4, length_penalty => 1.0, max_tokens => 23)
+       = tfm_detokenize('marian_b_target', beam10[2:]);
+SELECT a.name, b.name, a.vocab_size = b.vocab_size AS same_size, a.options = b.options AS same_options,
+       a.model_data = b.model_data AS same_model_data
+  FROM tfm.tokenizers a JOIN tfm.tokenizers b
+    ON (a.name, b.name) IN (('marian', 'marian_b'), ('marian_target', 'marian_b_target'))
+ ORDER BY a.name;
+SELECT * FROM tfm_import_marian('marian_c', (SELECT cfg FROM mbytes), (SELECT w FROM mbytes),
+                                NULL, (SELECT t FROM mbytes), (SELECT v FROM mbytes));
+-- a vocab.json that lacks a piece of the model file, or is not the model's size
+SELECT * FROM tfm_import_marian('marian_c', (SELECT cfg FROM mbytes), (SELECT w FROM mbytes),
+                                (SELECT s FROM mbytes), (SELECT t FROM mbytes),
+                                (SELECT v - '▁' || '{"▁_": 3}' FROM mbytes));
+SELECT * FROM tfm_import_marian('marian_c', (SELECT cfg FROM mbytes), (SELECT w FROM mbytes),
+                                (SELECT s FROM mbytes), (SELECT t FROM mbytes), (SELECT v - '<pad>' FROM mbytes));
+-- the model files are read strictly: 300 truncated or altered copies of
+-- source.spm are imported or refused with an error of class 22 or 0A,
+-- never anything else
+CREATE TEMP TABLE fuzz (outcome text);
+DO $$
+DECLARE
+  r record;
+  m bytea;
+  pos int;
+BEGIN
+  SELECT * INTO r FROM mbytes;
+  FOR i IN 1..300 LOOP
+    m := r.s;
+    IF i <= 100 THEN
+      m := substring(r.s FROM 1 FOR (i * 7919) % length(r.s));
+    ELSIF i <= 200 THEN
+      pos := (i * 104729) % 4096;          -- the pieces and the specs before the charsmap
+      m := set_byte(m, pos, (get_byte(m, pos) + i) % 256);
+    ELSE
+      pos := (i * 104729) % length(r.s);
+      m := set_byte(m, pos, 255 - get_byte(m, pos));
+    END IF;
+    BEGIN
+      PERFORM tfm_import_marian('fz', r.cfg, r.w, m, r.t, r.v);
+      RAISE EXCEPTION USING ERRCODE = 'P0001', MESSAGE = 'imported';
+    EXCEPTION WHEN OTHERS THEN
+      INSERT INTO fuzz VALUES (CASE WHEN SQLSTATE = 'P0001' THEN 'imported'
+                                    WHEN left(SQLSTATE, 2) IN ('22', '0A') THEN 'refused'
+                                    ELSE SQLSTATE || ' ' || SQLERRM END);
+    END;
+  END LOOP;
+END $$;
+SELECT outcome, count(*) FROM fuzz GROUP BY outcome ORDER BY outcome;
+SELECT tfm_drop_model('marian_b');
+SELECT tfm_tokenizer_drop('marian_b');
+SELECT tfm_tokenizer_drop('marian_b_target');
 SELECT tfm_drop_model('marian');
 SELECT tfm_tokenizer_drop('marian');
 SELECT tfm_tokenizer_drop('marian_target');

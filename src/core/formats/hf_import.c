@@ -752,7 +752,9 @@ tfm_hf_map_min_values(const tfm_hf_map *map)
 		const tfm_hf_entry *e = &map->entries[i];
 		uint64_t	v = 1;
 
-		if (!e->required || e->use == TFM_HF_BUFFER || e->use == TFM_HF_TIED ||
+		/* the names of one shared tensor (consecutive entries) count once */
+		if ((!e->required && e->use != TFM_HF_SHARED) || e->use == TFM_HF_BUFFER ||
+			e->use == TFM_HF_TIED ||
 			(e->use == TFM_HF_SHARED && i > 0 && map->entries[i - 1].use == TFM_HF_SHARED))
 			continue;
 		for (int k = 0; k < e->ndim; k++)
