@@ -14,6 +14,7 @@
 #include "tfm/decode.h"
 #include "tfm/hf_import.h"
 #include "tfm/model.h"
+#include "hf_load.h"
 
 #define D 32
 #define FF 64
@@ -55,57 +56,6 @@ fixture_params(void)
 	return p;
 }
 
-/* load a safetensors buffer into a new model; NULL and err set on failure */
-static tfm_model *
-load(const uint8_t *buf, size_t len, const tfm_hf_params *p, const char *skip, char *err,
-	 size_t errlen)
-{
-	tfm_config	c;
-	tfm_model  *m;
-	tfm_hf_map *map;
-	tfm_st_file *f;
-	tfm_status	se;
-	const char *bad = tfm_hf_config(&c, p);
-
-	if (bad)
-	{
-		snprintf(err, errlen, "%s", bad);
-		return NULL;
-	}
-	if (tfm_st_parse(&f, buf, len, &se) != TFM_OK)
-	{
-		snprintf(err, errlen, "%s", se.msg);
-		return NULL;
-	}
-	m = tfm_model_create(&c);
-	map = tfm_hf_map_create(p->arch, &c);
-	for (size_t i = 0; i < f->n_tensors; i++)
-	{
-		const tfm_st_tensor *t = &f->tensors[i];
-		tfm_hf_entry *e;
-
-		if (skip && strstr(t->name, skip))
-			continue;
-		e = tfm_hf_match(map, t->name, t->name_len);
-		if (!e)
-		{
-			snprintf(err, errlen, "unexpected tensor \"%s\"", t->name);
-			goto fail;
-		}
-		if (tfm_hf_load_tensor(m, map, e, t, buf + f->data_start + t->begin, err, errlen) != 0)
-			goto fail;
-	}
-	if (tfm_hf_finish(m, map, err, errlen) != 0)
-		goto fail;
-	tfm_hf_map_free(map);
-	tfm_st_free(f);
-	return m;
-fail:
-	tfm_hf_map_free(map);
-	tfm_st_free(f);
-	tfm_model_free(m);
-	return NULL;
-}
 
 /* the start of case k's object in reference.json */
 static const char *
@@ -259,7 +209,7 @@ main(void)
 		fprintf(stderr, "cannot start: %s\n", w && ref ? err : "fixture files missing");
 		return 1;
 	}
-	m = load(w, len, &p, NULL, err, sizeof(err));
+	m = hf_load(w, len, &p, NULL, err, sizeof(err));
 	CHECK(m != NULL, "model.safetensors: %s", err);
 	if (!m)
 		return check_summary("test_hf_marian");
@@ -363,18 +313,18 @@ main(void)
 			if (strcmp(f->tensors[i].name, "lm_head.weight") == 0)
 				((float *) (bad + f->data_start + f->tensors[i].begin))[7] += 1.0f;
 		tfm_st_free(f);
-		CHECK(load(bad, len, &p, NULL, err, sizeof(err)) == NULL &&
+		CHECK(hf_load(bad, len, &p, NULL, err, sizeof(err)) == NULL &&
 			  strstr(err, "differs from the embedding it is tied to"), "tied: %s", err);
 		free(bad);
 		/* without model.shared.weight, lm_head.weight is the embedding: the same model */
 		{
-			tfm_model  *m2 = load(w, len, &p, "shared", err, sizeof(err));
+			tfm_model  *m2 = hf_load(w, len, &p, "shared", err, sizeof(err));
 
 			CHECK(m2 && memcmp(m2->params, m->params, m->n_floats * sizeof(float)) == 0,
 				  "lm_head alone: %s", m2 ? "differs" : err);
 			tfm_model_free(m2);
 		}
-		CHECK(load(w, len, &p, "weight", err, sizeof(err)) == NULL &&
+		CHECK(hf_load(w, len, &p, "weight", err, sizeof(err)) == NULL &&
 			  strstr(err, "\"model.shared.weight\" is missing"), "no embedding: %s", err);
 	}
 	tfm_model_free(m);

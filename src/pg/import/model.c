@@ -227,6 +227,20 @@ hf_tokenizer(const char *name, const TfmHfConfig *hc, void *arg, int32 *sp)
 	tfm_hf_import_tokenizer(name, ((HfArgs *) arg)->tokenizer, hc->cfg.vocab, sp);
 }
 
+/* the steps of a safetensors source's import (tokenizer: its step, or NULL) */
+static void
+safetensors_steps(TfmImportSteps *steps, HfArgs *args,
+				  void (*tokenizer) (const char *, const TfmHfConfig *, void *, int32 *))
+{
+	memset(steps, 0, sizeof(*steps));
+	steps->what = args->src->what;
+	steps->bytes = tfm_weights_bytes(args->src);
+	steps->check_bytes = args->src->index == NULL;
+	steps->load = hf_load;
+	steps->tokenizer = tokenizer;
+	steps->arg = args;
+}
+
 int64
 tfm_hf_import_model(const char *name, Jsonb *config, TfmWeightSource *src, Jsonb *tokenizer,
 					const char *task, tfm_task *imported_task)
@@ -238,13 +252,7 @@ tfm_hf_import_model(const char *name, Jsonb *config, TfmWeightSource *src, Jsonb
 	check_new(name);
 	tfm_hf_parse_config(config, &hc);
 	check_task(&hc, task);
-	memset(&steps, 0, sizeof(steps));
-	steps.what = src->what;
-	steps.bytes = tfm_weights_bytes(src);
-	steps.check_bytes = src->index == NULL;
-	steps.load = hf_load;
-	steps.tokenizer = tokenizer ? hf_tokenizer : NULL;
-	steps.arg = &args;
+	safetensors_steps(&steps, &args, tokenizer ? hf_tokenizer : NULL);
 	return tfm_hf_import_built(name, &hc, &steps, imported_task);
 }
 
@@ -279,13 +287,7 @@ tfm_hf_import_marian(const char *name, Jsonb *config, TfmWeightSource *src,
 				 errmsg("SentencePiece model files come with a Marian checkpoint, not a %s one",
 						hc.model_type)));
 	check_task(&hc, task);
-	memset(&steps, 0, sizeof(steps));
-	steps.what = src->what;
-	steps.bytes = tfm_weights_bytes(src);
-	steps.check_bytes = src->index == NULL;
-	steps.load = hf_load;
-	steps.tokenizer = marian_tokenizer;
-	steps.arg = &args;
+	safetensors_steps(&steps, &args, marian_tokenizer);
 	steps.target_tokenizer = target;
 	return tfm_hf_import_built(name, &hc, &steps, imported_task);
 }
