@@ -10,6 +10,7 @@ CREATE TEMP TABLE mfx AS SELECT :'ref'::jsonb AS ref, :'tok'::jsonb AS tok, :'cf
 CREATE TEMP TABLE mcases AS
 SELECT n, c->>'source' AS source,
        ARRAY(SELECT jsonb_array_elements_text(c->'src')::int) AS src,
+       ARRAY(SELECT jsonb_array_elements_text(c->'greedy')::int) AS greedy,
        ARRAY(SELECT jsonb_array_elements_text(c->'beam4_lp1.0')::int) AS beam10,
        ARRAY(SELECT jsonb_array_elements_text(c->'beam4_lp0.6')::int) AS beam06
   FROM mfx, jsonb_array_elements(ref->'cases') WITH ORDINALITY AS t(c, n);
@@ -42,6 +43,10 @@ SELECT n, tfm_translate('marian', source, beam => 4, length_penalty => 1.0, max_
           = tfm_detokenize('marian_target', beam10[2:]) AS beam_lp1_matches,
        tfm_translate('marian', source, beam => 4, length_penalty => 0.6, max_tokens => 23)
           = tfm_detokenize('marian_target', beam06[2:]) AS beam_lp06_matches
+  FROM mcases ORDER BY n;
+-- beam 1 is generate's greedy search (num_beams 1): the reference's greedy ids
+SELECT n, tfm_translate('marian', source, beam => 1, max_tokens => 23)
+          = tfm_detokenize('marian_target', greedy[2:]) AS greedy_matches
   FROM mcases ORDER BY n;
 SELECT tfm_translate('marian', ARRAY(SELECT source FROM mcases ORDER BY n), beam => 4,
                      length_penalty => 1.0, max_tokens => 23)
