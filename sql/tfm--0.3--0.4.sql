@@ -797,3 +797,17 @@ END
 $$;
 COMMENT ON FUNCTION tfm_create_publication(text) IS
   'CREATE PUBLICATION name FOR TABLE (tfm_publication_tables()): publish every model and tokenizer; returns the command run';
+
+-- ---------------------------------------------------------------------------
+-- Marian (opus-mt) checkpoints with their SentencePiece files: the model,
+-- its source tokenizer under the model's name and its target tokenizer as
+-- name || '_target' (tfm_import_files does the same from a directory that
+-- holds source.spm, target.spm and vocab.json).
+
+CREATE FUNCTION tfm_import_marian(name text, config jsonb, weights bytea, source_spm bytea,
+                                  target_spm bytea, vocab jsonb, task text DEFAULT NULL,
+                                  OUT model text, OUT model_task text, OUT parameters bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tfm_import_marian' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL gets an error
+COMMENT ON FUNCTION tfm_import_marian(text, jsonb, bytea, bytea, bytea, jsonb, text) IS
+  'import a Marian checkpoint (config.json, model.safetensors, source.spm, target.spm, vocab.json contents) as a seq2seq model with its two tokenizers';

@@ -139,6 +139,8 @@ typedef struct TfmModelRow
 	int			truncation;		/* classify: tfm_truncation of long inputs (config truncation;
 								 * absent: head_tail) */
 	tfm_config	cfg;
+	bool		hf_beam;		/* beam search as Hugging Face's generate (an imported
+								 * Marian: config imported_from "marian") */
 } TfmModelRow;
 
 /* ---- tfm.models rows (models.c) ---- */
