@@ -22,6 +22,11 @@
 #   layout_coordinator NAME SHARD LO HI [SHARD LO HI ...]
 #                         postgres_fdw servers and partitioned tables over the shards
 #   wait_synced NAME MODEL VERSION [seconds]  until NAME's MODEL is at VERSION
+#   layout_start PORT0 [extra -c settings...]
+#                         all of it: pub, shard1 (ids 1-50000) and shard2
+#                         (50001-100000) on ports PORT0+1..3, clf on both
+#                         shards; sets CLF_VERSION (not in a subshell: it
+#                         sets NODES and the ports for the caller)
 
 SCALE_DB=${SCALE_DB:-tfm_scale}
 declare -A NODE_PORT=()
@@ -153,7 +158,9 @@ SQL
 # The coordinator: a postgres_fdw server per shard (async_capable, so an
 # Append waits on all of them at once) and three partitioned tables whose
 # partitions are foreign tables on the shards: docs (the rows), docs_scored
-# (the shards' view: tfm runs there) and model_versions.
+# (the shards' view: tfm runs there; fetched 1000 rows at a time, since
+# every FETCH is a statement on the shard and tfm checks its model once per
+# statement) and model_versions.
 layout_coordinator() {
   local coord=$1 sql
   shift
@@ -163,16 +170,19 @@ CREATE TABLE docs (id integer NOT NULL, body text NOT NULL, label text NOT NULL)
 CREATE TABLE docs_scored (id integer NOT NULL, label text, p_pos double precision) PARTITION BY RANGE (id);
 CREATE TABLE model_versions (shard text NOT NULL, name text, version bigint, pid integer) PARTITION BY LIST (shard);"
   while [ $# -ge 3 ]; do
-    local s=$1 lo=$2 hi=$3
+    local s=$1 lo=$2 hi=$3 host="$NODES/$1"
     shift 3
+    # SCALE_FDW_TCP=1: over TCP on 127.0.0.1 (the shards must listen there),
+    # so that bench/scaleout/run.sh can count the bytes on each connection
+    [ -n "${SCALE_FDW_TCP:-}" ] && host=127.0.0.1
     sql+="
 CREATE SERVER $s FOREIGN DATA WRAPPER postgres_fdw
-  OPTIONS (host '$NODES/$s', port '${NODE_PORT[$s]}', dbname '$SCALE_DB', async_capable 'true');
+  OPTIONS (host '$host', port '${NODE_PORT[$s]}', dbname '$SCALE_DB', async_capable 'true');
 CREATE USER MAPPING FOR CURRENT_USER SERVER $s OPTIONS (user 'postgres');
 CREATE FOREIGN TABLE docs_$s PARTITION OF docs FOR VALUES FROM ($lo) TO ($((hi + 1)))
   SERVER $s OPTIONS (table_name 'docs');
 CREATE FOREIGN TABLE docs_scored_$s PARTITION OF docs_scored FOR VALUES FROM ($lo) TO ($((hi + 1)))
-  SERVER $s OPTIONS (table_name 'docs_scored');
+  SERVER $s OPTIONS (table_name 'docs_scored', fetch_size '1000');
 CREATE FOREIGN TABLE model_versions_$s PARTITION OF model_versions FOR VALUES IN ('$s')
   SERVER $s OPTIONS (table_name 'model_versions');"
   done
@@ -197,4 +207,20 @@ wait_synced() {
   done
   echo "$1 did not get version $3 of model $2 in ${4:-60} s" >&2
   return 1
+}
+
+layout_start() {
+  local port0=$1
+  shift
+  nodes_init
+  node_start pub $((port0 + 1)) "$@"
+  node_start shard1 $((port0 + 2)) "$@"
+  node_start shard2 $((port0 + 3)) "$@"
+  layout_publisher pub
+  layout_shard shard1 1 50000 pub
+  layout_shard shard2 50001 100000 pub
+  layout_coordinator pub shard1 1 50000 shard2 50001 100000
+  CLF_VERSION=$(on pub -c "SELECT version FROM tfm.models WHERE name = 'clf'")
+  wait_synced shard1 clf "$CLF_VERSION"
+  wait_synced shard2 clf "$CLF_VERSION"
 }

@@ -39,17 +39,8 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-nodes_init
-node_start pub 5441
-node_start shard1 5442
-node_start shard2 5443
-layout_publisher pub
-layout_shard shard1 1 50000 pub
-layout_shard shard2 50001 100000 pub
-layout_coordinator pub shard1 1 50000 shard2 50001 100000
-v1=$(on pub -c "SELECT version FROM tfm.models WHERE name = 'clf'")
-wait_synced shard1 clf "$v1"
-wait_synced shard2 clf "$v1"
+layout_start 5440
+v1=$CLF_VERSION
 echo "   publisher trained clf (version $v1); both shards subscribed and have it"
 
 # the shard-side form plans as one Async Foreign Scan per shard
