@@ -52,6 +52,8 @@ echo "== tfm_job_run: interrupted runs keep their batches, two runners, no dupli
 scripts/test_job_cancel.sh
 echo "== tfm_job_run: a killed backend and a crashed server keep their batches, resume exactly"
 scripts/test_job_crash.sh
+echo "== scaling out: logical replication of the catalog to two shards, postgres_fdw inference and training over them"
+scripts/test_scaleout.sh
 echo "== background job workers (a cluster of their own with shared_preload_libraries=tfm)"
 scripts/test_job_workers.sh
 echo "== models published by logical replication (a publisher and a subscriber of their own)"
