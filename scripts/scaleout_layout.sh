@@ -31,6 +31,10 @@
 SCALE_DB=${SCALE_DB:-tfm_scale}
 declare -A NODE_PORT=()
 declare -A NODE_OPTS=()
+# each server's tfm node (ids node * 2^20 + n): the servers are copies of one
+# template cluster, so their default nodes (a hash of the system identifier
+# and the database's OID) would tie, which a subscription refuses
+declare -A NODE_NUM=()
 
 nodes_init() {
   NODES=$(mktemp -d /tmp/tfm-scaleout.XXXXXX)
@@ -51,6 +55,7 @@ node_start() {
   opts+=" -c tfm.precision=fp32 -c tfm.threads=1 -c tfm.progress=off"
   for o in "$@"; do opts+=" -c $o"; done
   NODE_PORT[$name]=$port
+  [ -n "${NODE_NUM[$name]:-}" ] || NODE_NUM[$name]=$((${#NODE_NUM[@]} + 1))
   NODE_OPTS[$name]=$opts
   node_restart "$name"
 }
@@ -84,19 +89,12 @@ on() {
   psql -X -A -t -q -v ON_ERROR_STOP=1 -h "$NODES/$name" -p "${NODE_PORT[$name]}" -U postgres -d "$SCALE_DB" "$@"
 }
 
-# The catalog tables a subscriber needs to run the publisher's models: the
-# models, their tensors, tokenizers with vocabularies and merges, and the
-# aliases that name models (with their history, which aliases reference).
-# Not published: training history and checkpoints (a subscriber does not
-# train), jobs (each server runs its own).  When tfm has
-# tfm_publication_tables() (issue 28's logical replication half), this list
-# is:  on "$1" -c "SELECT string_agg(t::text, ', ') FROM tfm_publication_tables() t"
-tfm_catalog_tables() {
-  echo "tfm.tokenizers, tfm.vocab, tfm.merges, tfm.models, tfm.tensors, tfm.aliases, tfm.alias_history"
-}
-
+# The publication of the catalog tables a subscriber needs to run the
+# publisher's models: tfm_publication_tables() names them (tokenizers with
+# vocabularies and merges, models, tensors, training history, aliases and
+# their history; doc/operations.md, "Logical replication").
 publish_tfm() {
-  on "$1" -c "CREATE PUBLICATION tfm_catalog FOR TABLE $(tfm_catalog_tables)"
+  on "$1" -c "SELECT tfm_create_publication('tfm_catalog')"
 }
 
 subscribe_tfm() {
@@ -124,6 +122,7 @@ layout_publisher() {
   psql -X -q -h "$NODES/$1" -p "${NODE_PORT[$1]}" -U postgres -d postgres -c "CREATE DATABASE $SCALE_DB"
   { echo "SET client_min_messages = warning;"
     echo "CREATE EXTENSION tfm;"
+    echo "SELECT tfm_set_node(${NODE_NUM[$1]});"
     docs_sql docs_local 1 100000
     cat <<'SQL'
 SELECT tfm_tokenizer_train('chars', body, 'char') FROM docs_local WHERE id <= 2000;
@@ -142,6 +141,7 @@ layout_shard() {
   psql -X -q -h "$NODES/$1" -p "${NODE_PORT[$1]}" -U postgres -d postgres -c "CREATE DATABASE $SCALE_DB"
   { echo "SET client_min_messages = warning;"
     echo "CREATE EXTENSION tfm;"
+    echo "SELECT tfm_set_node(${NODE_NUM[$1]});"
     docs_sql docs "$2" "$3"
     cat <<SQL
 CREATE VIEW docs_scored AS
