@@ -11,6 +11,7 @@
 #include "postgres.h"
 #include "access/htup.h"
 #include "access/tupdesc.h"
+#include "executor/spi.h"
 #include "datatype/timestamp.h"
 #include "lib/stringinfo.h"
 #include "utils/jsonb.h"
@@ -65,8 +66,9 @@ void		tfm_as_owner_end(TfmAsOwner *s);
 /* SPI_connect / SPI_finish around a section of catalog SQL */
 void		tfm_spi_connect_owner(TfmAsOwner *s);
 void		tfm_spi_finish_owner(TfmAsOwner *s);
-/* SPI_execute_with_args inside such a section: errors with err unless it
- * returns expect; the rows processed (SPI_tuptable stays readable) */
+/* SPI_execute_with_args inside such a section (its plan kept: kept_plans.c):
+ * errors with err unless it returns expect; the rows processed
+ * (SPI_tuptable stays readable) */
 uint64		tfm_spi_exec(const char *sql, int nargs, Oid *types, Datum *args,
 						 const char *nulls, bool read_only, long count, int expect,
 						 const char *err);
@@ -91,6 +93,9 @@ void		tfm_owner_row_end(TfmOwnerRow *r);
 uint64		tfm_spi_exec_owner(const char *sql, int nargs, Oid *types, Datum *args,
 							   const char *nulls, bool read_only, long count, int expect,
 							   const char *err);
+
+/* sql's plan prepared once per backend and kept; NULL: run it unprepared */
+SPIPlanPtr	tfm_kept_plan(const char *sql, int nargs, const Oid *types);
 
 const char *tfm_priv_name(TfmPriv p);
 bool		tfm_acl_allows(const TfmAcl *acl, TfmPriv priv, Oid role);
