@@ -16,6 +16,8 @@
 #     rows): each shard gets the new version (polled, with a timeout) and
 #     the same shard backends that answered with the old one answer with
 #     the new one, equal to the single server's;
+#   - a classify job on each shard keeps a table of its own rows' labels
+#     (the replicated model), equal to the shard's view, and follows an update
 #   - CALL tfm_fit on the coordinator over the partitioned foreign table,
 #     with one shard stopped in the middle of the run: the run fails, its
 #     checkpoint holds, and after the shard is restarted, resume => true
@@ -119,6 +121,27 @@ SELECT compare('shards_v2', 'single_v2', true);
 SELECT expect(count(*) > 0, 'the new version changed probabilities: ' || count(*) || ' rows')
 FROM shards_v1 a JOIN shards_v2 b USING (id) WHERE a.p_pos <> b.p_pos;
 SQL
+
+# ---- a job on each shard keeps a table of its own rows' labels current,
+# with the replicated model (jobs are per server: not published)
+v2=$(on pub -c "SELECT version FROM tfm.models WHERE name = 'clf'")
+for s in shard1 shard2; do
+  lo=$([ $s = shard1 ] && echo 20000 || echo 60000)   # rows the training below does not read
+  r=$(on $s <<SQL
+SET client_min_messages = warning;
+SELECT tfm_job_create('score', 'docs', 'body', 'clf', 'classify') \\gset
+CALL tfm_job_run('score');
+UPDATE docs SET body = 'bright warm fine fine ' || id WHERE id = $lo;
+CALL tfm_job_run('score');
+SELECT count(*) || ' ' || count(*) FILTER (WHERE j.id IS NULL OR v.id IS NULL OR j.output IS DISTINCT FROM v.label
+                                                 OR j.model_version <> $v2)
+       || ' ' || (SELECT updated_at > (SELECT min(updated_at) FROM score) FROM score WHERE id = $lo)
+FROM score j FULL JOIN docs_scored v USING (id);
+SQL
+)
+  [ "$r" = "50000 0 true" ] || fail "$s: the job's table (rows, differing from the shard's view, the updated row computed again): $r"
+done
+echo "   a job on each shard keeps its own 50000 rows' labels (version $v2), equal to the shard's view, and follows an update"
 
 # ---- training over the shards, one shard stopped in the middle of the run
 # (rows 1-10000 on shard1, 90001-100000 on shard2, read in id order: an
