@@ -54,7 +54,7 @@ UNIT_SRCS  = $(wildcard test/test_*.c)
 UNIT_BINS  = $(UNIT_SRCS:.c=)
 CORE_OBJS  = $(CORE_SRCS:.c=.o)
 
-test/%: test/%.c test/check.h test/model_fixtures.h $(CORE_OBJS)
+test/%: test/%.c test/check.h test/model_fixtures.h test/hf_load.h $(CORE_OBJS)
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_OBJS) $(CORE_LIBS)
 
 all: $(UNIT_BINS)

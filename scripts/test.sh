@@ -4,7 +4,8 @@
 # pgTAP against a throwaway cluster that it starts and stops itself, then
 # the hostile-tenant cases, dump/restore (with live jobs), a streaming replica, the upgrade
 # from 0.1 and interrupted job runs against it; then tfm's background job
-# workers on a cluster of their own (shared_preload_libraries=tfm).
+# workers on a cluster of their own (shared_preload_libraries=tfm), and
+# logical replication between two clusters of their own.
 # Exits non-zero when any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +52,10 @@ echo "== tfm_job_run: interrupted runs keep their batches, two runners, no dupli
 scripts/test_job_cancel.sh
 echo "== tfm_job_run: a killed backend and a crashed server keep their batches, resume exactly"
 scripts/test_job_crash.sh
+echo "== scaling out: logical replication of the catalog to two shards, postgres_fdw inference and training over them"
+scripts/test_scaleout.sh
 echo "== background job workers (a cluster of their own with shared_preload_libraries=tfm)"
 scripts/test_job_workers.sh
+echo "== models published by logical replication (a publisher and a subscriber of their own)"
+scripts/test_logical.sh
 echo "== all tests passed"

@@ -84,6 +84,11 @@ if [ "$version" != "$(sed -n "s/^default_version = '\(.*\)'/\1/p" tfm.control)" 
   diff <(echo "$before") <(echo "$after") >&2 || true
   exit 1
 fi
+# rows made before 0.4 (ids from 1) moved to this database's node range
+nodes=$(psql -X -A -t -d "$db" -c "SELECT (SELECT bool_and(origin = tfm_node() AND id > 1048576) FROM tfm.models)
+  AND (SELECT bool_and(origin = tfm_node()) FROM tfm.tokenizers) AND (SELECT bool_and(origin = tfm_node()) FROM tfm.aliases)
+  AND (SELECT node = tfm_node() FROM tfm.node)")
+[ "$nodes" = t ] || { echo "upgrade left ids outside the node's range" >&2; exit 1; }
 # a model trained at 0.1 trains on after the update
 psql -q -X -v ON_ERROR_STOP=1 -d "$db" >/dev/null \
   -c "SET tfm.progress = off; SELECT count(*) FROM tfm_train('up_clf', 'SELECT review, label FROM reviews', epochs => 1, batch_size => 16)"

@@ -559,6 +559,260 @@ COMMENT ON COLUMN tfm.tokenizers.model_data IS
   'unigram tokenizers: scores, piece types, normalizer, pre-tokenizer and decoder (a byte image read by the core); NULL otherwise';
 
 -- ---------------------------------------------------------------------------
+-- logical replication: a training database publishes its models and
+-- tokenizers, serving databases subscribe (doc/operations.md, "Logical
+-- replication").  Ids never collide: every database is a node, 1 to 2047,
+-- and draws the ids of its models, tokenizers, aliases and alias history
+-- from its own range, node * 2^20 + 1 .. node * 2^20 + 2^20 - 1 (the
+-- sequences count within it); a row's origin, id >> 20, is the node that
+-- created it, and only that node trains or changes it.  The node is the one
+-- row of tfm.node (pg_dump keeps it; a fresh install has none): until it
+-- exists the node is a hash of the cluster's system identifier and the
+-- database's OID, stored by the first id drawn; tfm_set_node changes it
+-- (TFM_NODE_ID_BITS in src/pg/storage/storage.h).  Id defaults hold a share
+-- lock on the row, and tfm_set_node updates it before it moves any row, so
+-- no id is drawn from the old range meanwhile; both roll back together.
+
+CREATE TABLE tfm.node (
+    one   boolean PRIMARY KEY DEFAULT true CHECK (one),
+    node  integer NOT NULL CHECK (node BETWEEN 1 AND 2047)
+);
+COMMENT ON TABLE tfm.node IS
+  'this database''s node (one row; none until chosen): the high bits of the ids it gives models, tokenizers and aliases';
+GRANT SELECT ON tfm.node TO PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('tfm.node', '');
+-- a publisher's row (a publication FOR ALL TABLES has it) is not this
+-- database's node: replicated changes of tfm.node are skipped
+CREATE FUNCTION tfm.skip_replicated() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$ BEGIN RETURN NULL; END $$;
+CREATE TRIGGER skip_replicated BEFORE INSERT OR UPDATE OR DELETE ON tfm.node
+    FOR EACH ROW EXECUTE FUNCTION tfm.skip_replicated();
+ALTER TABLE tfm.node ENABLE REPLICA TRIGGER skip_replicated;
+
+CREATE FUNCTION tfm.default_node() RETURNS integer
+AS 'MODULE_PATHNAME', 'tfm_default_node' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tfm.default_node() IS
+  'the node a database takes unless told: 1 + a hash of the cluster''s system identifier and the database''s OID, modulo 2047';
+
+CREATE FUNCTION tfm.local_node() RETURNS integer
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$ SELECT coalesce((SELECT node FROM tfm.node), tfm.default_node()) $$;
+CREATE FUNCTION tfm_node() RETURNS integer
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$ SELECT tfm.local_node() $$;
+COMMENT ON FUNCTION tfm_node() IS
+  'this database''s node number (1-2047): its models, tokenizers and aliases have ids node * 2^20 + 1 ..; tfm_set_node changes it';
+
+-- the default of every id that travels: the node's base plus the sequence's count
+CREATE FUNCTION tfm.new_id(seq regclass) RETURNS integer
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    node integer;
+    n bigint;
+BEGIN
+    SELECT t.node INTO node FROM tfm.node t FOR SHARE;
+    IF NOT FOUND THEN
+        INSERT INTO tfm.node (node) VALUES (tfm.default_node()) ON CONFLICT DO NOTHING;
+        SELECT t.node INTO node FROM tfm.node t FOR SHARE;
+    END IF;
+    n := nextval(seq);
+    IF n >= 1048576 THEN
+        RAISE EXCEPTION 'tfm: node % has given all its 1048575 ids of %', node, seq
+            USING ERRCODE = 'sequence_generator_limit_exceeded',
+                  DETAIL = 'A database creates at most 1048575 models, and as many tokenizers and aliases, over its life (dropped ones count).';
+    END IF;
+    RETURN (node::bigint << 20 | n)::integer;
+END
+$$;
+ALTER TABLE tfm.models ALTER COLUMN id SET DEFAULT tfm.new_id('tfm.models_id_seq');
+ALTER TABLE tfm.tokenizers ALTER COLUMN id SET DEFAULT tfm.new_id('tfm.tokenizers_id_seq');
+ALTER TABLE tfm.aliases ALTER COLUMN id SET DEFAULT tfm.new_id('tfm.aliases_id_seq');
+ALTER TABLE tfm.alias_history ALTER COLUMN id SET DEFAULT tfm.new_id('tfm.alias_history_id_seq');
+
+-- Move this node's rows (origin old_node) to new_node's range: every id and
+-- every column that refers to one (tfm.node is the caller's to change).
+-- Foreign keys are not checked meanwhile (session_replication_role =
+-- replica: superuser only), as the rows move together.
+CREATE FUNCTION tfm.move_node(old_node integer, new_node integer) RETURNS bigint
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp SET session_replication_role = replica
+AS $$
+DECLARE
+    delta bigint := (new_node::bigint - old_node) << 20;
+    moved bigint := 0;
+    n bigint;
+BEGIN
+    UPDATE tfm.models SET id = id + delta WHERE id >> 20 = old_node;
+    GET DIAGNOSTICS n = ROW_COUNT; moved := moved + n;
+    UPDATE tfm.tensors SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
+    UPDATE tfm.history SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
+    UPDATE tfm.checkpoints SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
+    UPDATE tfm.checkpoint_tensors SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
+    UPDATE tfm.aliases SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
+    UPDATE tfm.alias_history SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
+    UPDATE tfm.tokenizers SET id = id + delta WHERE id >> 20 = old_node;
+    GET DIAGNOSTICS n = ROW_COUNT; moved := moved + n;
+    UPDATE tfm.vocab SET tokenizer_id = tokenizer_id + delta WHERE tokenizer_id >> 20 = old_node;
+    UPDATE tfm.merges SET tokenizer_id = tokenizer_id + delta WHERE tokenizer_id >> 20 = old_node;
+    UPDATE tfm.aliases SET id = id + delta WHERE id >> 20 = old_node;
+    GET DIAGNOSTICS n = ROW_COUNT; moved := moved + n;
+    UPDATE tfm.aliases SET history_id = history_id + delta WHERE history_id >> 20 = old_node;
+    UPDATE tfm.alias_history SET id = id + delta WHERE id >> 20 = old_node;
+    UPDATE tfm.alias_history SET previous = previous + delta WHERE previous >> 20 = old_node;
+    RETURN moved;
+END
+$$;
+
+CREATE FUNCTION tfm_set_node(node integer) RETURNS bigint
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    old integer;
+BEGIN
+    IF node IS NULL OR node < 1 OR node > 2047 THEN
+        RAISE EXCEPTION 'node must be between 1 and 2047, not %', coalesce(node::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+        RAISE EXCEPTION 'permission denied to set tfm''s node: superuser required'
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    -- the row locked first: ids drawn meanwhile wait, and then take the new node
+    SELECT t.node INTO old FROM tfm.node t FOR UPDATE;
+    IF NOT FOUND THEN
+        old := tfm.default_node();
+    END IF;
+    INSERT INTO tfm.node (node) VALUES (tfm_set_node.node)
+        ON CONFLICT (one) DO UPDATE SET node = EXCLUDED.node;
+    IF node = old THEN
+        RETURN 0;
+    END IF;
+    IF EXISTS (SELECT FROM tfm.models WHERE id >> 20 = node)
+       OR EXISTS (SELECT FROM tfm.tokenizers WHERE id >> 20 = node)
+       OR EXISTS (SELECT FROM tfm.aliases WHERE id >> 20 = node) THEN
+        RAISE EXCEPTION 'node % is the origin of models, tokenizers or aliases replicated here', node
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Choose a node that no publisher of this database has (tfm_node() on each).';
+    END IF;
+    RETURN tfm.move_node(old, node);
+END
+$$;
+COMMENT ON FUNCTION tfm_set_node(integer) IS
+  'make this database node 1-2047 (superuser): its own models, tokenizers and aliases move to the new range of ids; returns how many';
+
+-- the node of each row, for reading (id >> 20)
+ALTER TABLE tfm.models ADD COLUMN origin integer GENERATED ALWAYS AS (id >> 20) STORED;
+ALTER TABLE tfm.tokenizers ADD COLUMN origin integer GENERATED ALWAYS AS (id >> 20) STORED;
+ALTER TABLE tfm.aliases ADD COLUMN origin integer GENERATED ALWAYS AS (id >> 20) STORED;
+COMMENT ON COLUMN tfm.models.origin IS 'the node that created the model (id >> 20): only there is it trained, renamed, granted or dropped';
+COMMENT ON COLUMN tfm.tokenizers.origin IS 'the node that created the tokenizer (id >> 20)';
+COMMENT ON COLUMN tfm.aliases.origin IS 'the node that created the alias (id >> 20)';
+
+-- rows made before 0.4 (ids from 1, node 0) become this database's own
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM tfm.models WHERE id >= 1048576) OR EXISTS (SELECT FROM tfm.tokenizers WHERE id >= 1048576)
+       OR EXISTS (SELECT FROM tfm.aliases WHERE id >= 1048576) OR EXISTS (SELECT FROM tfm.alias_history WHERE id >= 1048576) THEN
+        RAISE EXCEPTION 'tfm: this database has given ids over 1048575, which 0.4''s nodes cannot hold'
+            USING ERRCODE = 'program_limit_exceeded';
+    END IF;
+    IF EXISTS (SELECT FROM tfm.models WHERE id >> 20 = 0) OR EXISTS (SELECT FROM tfm.tokenizers WHERE id >> 20 = 0)
+       OR EXISTS (SELECT FROM tfm.aliases WHERE id >> 20 = 0) OR EXISTS (SELECT FROM tfm.alias_history WHERE id >> 20 = 0) THEN
+        INSERT INTO tfm.node (node) VALUES (tfm.default_node());
+        PERFORM tfm.move_node(0, tfm.local_node());
+    END IF;
+END
+$$;
+
+-- A row that arrives by logical replication (the apply and initial-copy
+-- workers run with session_replication_role = replica, which alone fires
+-- these triggers) with this database's own node means the publisher has the
+-- same node: refuse it, so nothing of it mixes with the database's own rows
+-- (which tfm_set_node then moves out of the way).
+CREATE FUNCTION tfm.refuse_own_node() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    id bigint;
+BEGIN
+    IF TG_TABLE_NAME IN ('models', 'tokenizers', 'aliases', 'alias_history') THEN
+        id := NEW.id;
+    ELSIF TG_TABLE_NAME IN ('vocab', 'merges') THEN
+        id := NEW.tokenizer_id;
+    ELSE
+        id := NEW.model_id;
+    END IF;
+    IF id >> 20 = tfm.local_node() THEN
+        RAISE EXCEPTION 'tfm: a row of tfm.% replicated from node %, which is this database''s own node', TG_TABLE_NAME, id >> 20
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'A publisher and its subscribers need different nodes: give this database another with tfm_set_node.';
+    END IF;
+    RETURN NEW;
+END
+$$;
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['tokenizers', 'vocab', 'merges', 'models', 'tensors', 'history', 'alias_history', 'aliases'] LOOP
+        EXECUTE format('CREATE TRIGGER refuse_own_node BEFORE INSERT ON tfm.%I FOR EACH ROW EXECUTE FUNCTION tfm.refuse_own_node()', t);
+        EXECUTE format('ALTER TABLE tfm.%I ENABLE REPLICA TRIGGER refuse_own_node', t);
+    END LOOP;
+END
+$$;
+
+-- tfm.job_queue gets a primary key: a publication FOR ALL TABLES would
+-- otherwise refuse the deletes of a job's runs (no replica identity)
+ALTER TABLE tfm.job_queue ADD PRIMARY KEY (id);
+
+-- What a subscriber needs, parents before children: models, their weights
+-- and training history, tokenizers, aliases.  Not published: checkpoints
+-- (a run's optimizer state, resumed only where it runs), jobs (they read
+-- the database's own tables).
+CREATE FUNCTION tfm.publication_tables() RETURNS regclass[]
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$ SELECT '{tfm.tokenizers, tfm.vocab, tfm.merges, tfm.models, tfm.tensors,
+               tfm.history, tfm.alias_history, tfm.aliases}'::regclass[] $$;
+CREATE FUNCTION tfm_publication_tables() RETURNS SETOF regclass
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$ SELECT t FROM unnest(tfm.publication_tables()) WITH ORDINALITY AS u(t, n) ORDER BY n $$;
+COMMENT ON FUNCTION tfm_publication_tables() IS
+  'the catalog tables a publication of tfm''s models and tokenizers holds, parents before children';
+
+CREATE FUNCTION tfm_create_publication(name text) RETURNS text
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    sql text;
+BEGIN
+    IF name IS NULL OR name = '' THEN
+        RAISE EXCEPTION 'a publication name must not be empty or NULL' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    sql := format('CREATE PUBLICATION %I FOR TABLE %s', name,
+                  array_to_string(tfm.publication_tables(), ', '));
+    EXECUTE sql;
+    RETURN sql;
+END
+$$;
+COMMENT ON FUNCTION tfm_create_publication(text) IS
+  'CREATE PUBLICATION name FOR TABLE (tfm_publication_tables()): publish every model and tokenizer; returns the command run';
+
+-- ---------------------------------------------------------------------------
+-- Marian (opus-mt) checkpoints with their SentencePiece files: the model,
+-- its source tokenizer under the model's name and its target tokenizer as
+-- name || '_target' (tfm_import_files does the same from a directory that
+-- holds source.spm, target.spm and vocab.json).
+
+CREATE FUNCTION tfm_import_marian(name text, config jsonb, weights bytea, source_spm bytea,
+                                  target_spm bytea, vocab jsonb, task text DEFAULT NULL,
+                                  OUT model text, OUT model_task text, OUT parameters bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tfm_import_marian' LANGUAGE C VOLATILE PARALLEL UNSAFE;  -- not STRICT: NULL gets an error
+COMMENT ON FUNCTION tfm_import_marian(text, jsonb, bytea, bytea, bytea, jsonb, text) IS
+  'import a Marian checkpoint (config.json, model.safetensors, source.spm, target.spm, vocab.json contents) as a seq2seq model with its two tokenizers';
+
+-- ---------------------------------------------------------------------------
 -- What a GGUF import did with each tensor of the file (src/pg/import/gguf.c):
 -- every tensor is converted to float32 into tfm.tensors (the weights of
 -- fp32, bf16, int8 and training); a Q4_0 tensor whose rows are columns of a

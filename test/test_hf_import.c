@@ -10,6 +10,7 @@
 #include "tfm/blas.h"
 #include "tfm/hf_import.h"
 #include "tfm/model.h"
+#include "hf_load.h"
 
 /* a file of the GPT-2 fixture */
 static uint8_t *
@@ -33,48 +34,7 @@ fixture_params(void)
 static tfm_model *
 load(const uint8_t *buf, size_t len, const tfm_hf_params *p, char *err, size_t errlen)
 {
-	tfm_config	c;
-	tfm_model  *m;
-	tfm_hf_map *map;
-	tfm_st_file *f;
-	tfm_status	se;
-	const char *bad = tfm_hf_config(&c, p);
-
-	if (bad)
-	{
-		snprintf(err, errlen, "%s", bad);
-		return NULL;
-	}
-	if (tfm_st_parse(&f, buf, len, &se) != TFM_OK)
-	{
-		snprintf(err, errlen, "%s", se.msg);
-		return NULL;
-	}
-	m = tfm_model_create(&c);
-	map = tfm_hf_map_create(p->arch, &c);
-	for (size_t i = 0; i < f->n_tensors; i++)
-	{
-		const tfm_st_tensor *t = &f->tensors[i];
-		tfm_hf_entry *e = tfm_hf_match(map, t->name, t->name_len);
-
-		if (!e)
-		{
-			snprintf(err, errlen, "unexpected tensor \"%s\"", t->name);
-			goto fail;
-		}
-		if (tfm_hf_load_tensor(m, map, e, t, buf + f->data_start + t->begin, err, errlen) != 0)
-			goto fail;
-	}
-	if (tfm_hf_finish(m, map, err, errlen) != 0)
-		goto fail;
-	tfm_hf_map_free(map);
-	tfm_st_free(f);
-	return m;
-fail:
-	tfm_hf_map_free(map);
-	tfm_st_free(f);
-	tfm_model_free(m);
-	return NULL;
+	return hf_load(buf, len, p, NULL, err, errlen);
 }
 
 /* the reference's raw logits of the 5-token input: (5, 320) after "logits": [[ */

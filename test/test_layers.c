@@ -591,6 +591,28 @@ test_gelu_tanh_and_eps(void)
 	CHECK(err < 1e-6, "gelu_tanh error %g", err);
 	CHECK(y[0] == 0.0f || fabsf(y[0]) < 1e-30f, "gelu_tanh(-20) = %g", y[0]);
 	CHECK(y[n - 1] == 20.0f, "gelu_tanh(20) = %g", y[n - 1]);
+	/* SiLU (Marian's swish) and its derivative against the double formulas */
+	tfm_activation_forward(y, x, n, TFM_ACT_SILU);
+	err = 0.0;
+	for (size_t i = 0; i < n; i++)
+		err = fmax(err, fabs(y[i] - x[i] / (1.0 + exp(-(double) x[i]))) / (1.0 + fabs(y[i])));
+	CHECK(err < 1e-6, "silu error %g", err);
+	{
+		float	   *g = zeros(n);
+
+		for (size_t i = 0; i < n; i++)
+			g[i] = 1.0f;
+		tfm_activation_backward_inplace(g, x, n, TFM_ACT_SILU);
+		err = 0.0;
+		for (size_t i = 0; i < n; i++)
+		{
+			double		s = 1.0 / (1.0 + exp(-(double) x[i]));
+
+			err = fmax(err, fabs(g[i] - s * (1.0 + x[i] * (1.0 - s))));
+		}
+		CHECK(err < 1e-6, "silu derivative error %g", err);
+		free(g);
+	}
 	free(x);
 	free(y);
 	{

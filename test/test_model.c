@@ -199,7 +199,8 @@ model_loss(void *p)
 /*
  * bert: the BERT-family options on a classifier fixture (token types, the
  * embedding norm, a position offset, a dense+tanh or dense+ReLU layer
- * after pooling), so their backward passes are checked too
+ * after pooling), so their backward passes are checked too; 3: Marian's on
+ * a seq2seq fixture (post-LN, SiLU, sinusoids in halves, the logits' bias)
  */
 static void
 test_model_fd_cfg(const char *file, float dropout, int bert)
@@ -212,7 +213,7 @@ test_model_fd_cfg(const char *file, float dropout, int bert)
 	if (fixture_load(&fx, file) != 0)
 		return;
 	config_from_fixture(&c, &fx);
-	if (bert)
+	if (bert == 1 || bert == 2)
 	{
 		c.type_vocab = 2;
 		c.emb_norm = 1;
@@ -222,6 +223,16 @@ test_model_fd_cfg(const char *file, float dropout, int bert)
 		c.activation = TFM_ACT_GELU;
 		c.positions = TFM_POS_LEARNED;
 		CHECK(tfm_config_check(&c) == NULL, "bert %d config: %s", bert, tfm_config_check(&c));
+	}
+	if (bert == 3)
+	{
+		c.norm = TFM_NORM_POST;
+		c.positions = TFM_POS_SINUSOIDAL;
+		c.sinus_halves = 1;
+		c.activation = TFM_ACT_SILU;
+		c.scale_embeddings = 1;
+		c.out_bias = 1;
+		CHECK(tfm_config_check(&c) == NULL, "marian config: %s", tfm_config_check(&c));
 	}
 	c.dropout = dropout;
 	c.attn_dropout = dropout;
@@ -243,8 +254,8 @@ test_model_fd_cfg(const char *file, float dropout, int bert)
 		{
 			const tfm_param_info *p = &ctx.m->info[i];
 
-			snprintf(what, sizeof(what), "%s%s dropout=%.1f %s", file, bert ? " bert" : "",
-					 dropout, p->name);
+			snprintf(what, sizeof(what), "%s%s dropout=%.1f %s", file,
+					 bert == 3 ? " marian" : bert ? " bert" : "", dropout, p->name);
 			check_fd(what, model_loss, &ctx, ctx.m->params + p->offset, grads + p->offset,
 					 p->size, quick_mode() ? 3 : 12, 3e-4, 1e-3, 3e-2);
 		}
@@ -634,6 +645,7 @@ main(void)
 	for (int bert = 1; bert <= 2; bert++)
 		for (int j = 0; j < 2; j++)
 			test_model_fd_cfg(fixtures[j], bert == 1 ? 0.2f : 0.0f, bert);
+	test_model_fd_cfg("seq2seq.bin", 0.2f, 3);	/* Marian's options, dropout on */
 	test_repeatable();
 	test_borrowed();
 	for (int fallback = 0; fallback <= 1; fallback++)

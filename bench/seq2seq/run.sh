@@ -10,7 +10,9 @@
 #   bench/seq2seq/run.sh all
 #
 # Environment: THREADS (default 2), SYNTH_TIME ('3 minutes'), MT_TIME
-# ('60 minutes'), SKIP_BUILD=1, OUT (default a fresh /tmp/tfm-s2s-bench.XXXX),
+# ('60 minutes'), RECIPE (eng_fra/translate: 'explicit', the default, names
+# the recipe's settings in the calls; 'defaults' leaves them to tfm's
+# defaults, which 0.4 made the same recipe), SKIP_BUILD=1, OUT (default a fresh /tmp/tfm-s2s-bench.XXXX),
 # DATA (/work/shared/data or ../shared/data). Runs are sequential, except
 # with CONCURRENT=1: eng_fra then trains tfm and PyTorch at the same time,
 # one thread (one core) each, for MT_TIME of wall-clock time each.
@@ -18,6 +20,12 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 THREADS=${THREADS:-2}
+RECIPE=${RECIPE:-explicit}
+case $RECIPE in
+  explicit) ENFR_NORM=", norm => 'pre'"; ENFR_OPTS=", batch_tokens => 8192, lr => 1.5e-3, schedule => 'cosine'" ;;
+  defaults) ENFR_NORM=""; ENFR_OPTS="" ;;
+  *) echo "RECIPE must be explicit or defaults" >&2; exit 2 ;;
+esac
 SYNTH_TIME=${SYNTH_TIME:-3 minutes}
 MT_TIME=${MT_TIME:-60 minutes}
 WHAT=${1:-all}
@@ -78,14 +86,14 @@ eng_fra() {
     torch_pid=$!
     SET_T="SET tfm.threads = 1; SET tfm.progress = off;"
   fi
-  log "eng_fra: tfm_train for $MT_TIME (batch_tokens 8192, lr 1.5e-3, cosine fitted to the time)"
+  log "eng_fra: tfm_train for $MT_TIME (recipe $RECIPE: batch_tokens 8192, lr 1.5e-3, cosine fitted to the time)"
   t0=$(date +%s.%N)
   $PSQL <<EOF 2>&1 | tee "$OUT/enfr_train.txt"
 $SET_T
-SELECT epoch, steps, round(train_loss::numeric, 4) AS train_loss, round(tokens_per_s) AS tokens_per_s,
-       round(seconds::numeric, 1) AS seconds
+SELECT epoch, steps, round(train_loss::numeric, 4) AS train_loss, round(val_loss::numeric, 4) AS val_loss,
+       kept, val_rows, dropout, round(tokens_per_s) AS tokens_per_s, round(seconds::numeric, 1) AS seconds, note
 FROM tfm_train('enfr', 'SELECT src, tgt FROM eng_fra_train ORDER BY md5(id::text)', epochs => 1000,
-               batch_tokens => 8192, lr => 1.5e-3, schedule => 'cosine', time_limit => '$MT_TIME');
+               time_limit => '$MT_TIME' $ENFR_OPTS);
 EOF
   t1=$(date +%s.%N)
   train_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
@@ -132,7 +140,7 @@ EOF
     echo
     echo "| | threads | training time | tokens/s | BLEU greedy | BLEU beam 4 |"
     echo "|---|---|---|---|---|---|"
-    echo "| tfm | $([ -n "$torch_pid" ] && echo 1 || echo "$THREADS") | ${train_s}s | $(awk -F'|' '$1 ~ /^ *[0-9]+ *$/ {gsub(/ /,"",$4); v=$4} END {print v}' "$OUT/enfr_train.txt") | $(sed -n 's/^GREEDY bleu=//p' "$OUT/enfr_eval.txt") | $(sed -n 's/^EVAL bleu=\([0-9.]*\).*/\1/p' "$OUT/enfr_eval.txt") |"
+    echo "| tfm | $([ -n "$torch_pid" ] && echo 1 || echo "$THREADS") | ${train_s}s | $(awk -F'|' '$1 ~ /^ *[0-9]+ *$/ {gsub(/ /,"",$8); v=$8} END {print v}' "$OUT/enfr_train.txt") | $(sed -n 's/^GREEDY bleu=//p' "$OUT/enfr_eval.txt") | $(sed -n 's/^EVAL bleu=\([0-9.]*\).*/\1/p' "$OUT/enfr_eval.txt") |"
     echo "| PyTorch | $torch_threads | $(sed -n 's/^RESULT.* train_seconds=\([0-9.]*\).*/\1/p' "$OUT/enfr_torch.txt")s | $(sed -n 's/^RESULT.* tokens_per_s=\([0-9.]*\).*/\1/p' "$OUT/enfr_torch.txt") | $(sed -n 's/^TORCH_GREEDY bleu=//p' "$OUT/enfr_eval.txt") | — |"
     echo
     echo "Translation sentences/s ($THREADS threads; 1,000 test sources; tfm through SQL, one per call / text[] batches of 64):"
@@ -155,7 +163,7 @@ EOF
 SELECT tfm_tokenizer_train('enfr_bpe', t, 'bpe', 8000)
 FROM (SELECT src AS t FROM eng_fra_train UNION ALL SELECT tgt FROM eng_fra_train) x;
 SELECT tfm_create_model('enfr', 'seq2seq', 'enfr_bpe', d_model => 256, heads => 8, encoder_layers => 3,
-                        decoder_layers => 3, d_ff => 1024, max_len => 64, norm => 'pre');
+                        decoder_layers => 3, d_ff => 1024, max_len => 64 $ENFR_NORM);
 CREATE TABLE test_sources AS SELECT src, array_agg(tgt ORDER BY id) AS refs, min(id) AS first_id
 FROM eng_fra_test GROUP BY src;
 EOF
@@ -207,13 +215,13 @@ EOF
 # tfm only: a trained eng_fra model's BLEU and translation speed (no PyTorch run)
 translate() {
   load_eng_fra
-  log "translate: tfm_train for $MT_TIME ($THREADS threads), then BLEU and translation speed"
+  log "translate: tfm_train for $MT_TIME ($THREADS threads, recipe $RECIPE), then BLEU and translation speed"
   $PSQL <<EOF 2>&1 | tee "$OUT/enfr_train.txt"
 $SET_T
-SELECT epoch, steps, round(train_loss::numeric, 4) AS train_loss, round(tokens_per_s) AS tokens_per_s,
-       round(seconds::numeric, 1) AS seconds
+SELECT epoch, steps, round(train_loss::numeric, 4) AS train_loss, round(val_loss::numeric, 4) AS val_loss,
+       kept, val_rows, dropout, round(tokens_per_s) AS tokens_per_s, round(seconds::numeric, 1) AS seconds, note
 FROM tfm_train('enfr', 'SELECT src, tgt FROM eng_fra_train ORDER BY md5(id::text)', epochs => 1000,
-               batch_tokens => 8192, lr => 1.5e-3, schedule => 'cosine', time_limit => '$MT_TIME');
+               time_limit => '$MT_TIME' $ENFR_OPTS);
 EOF
   $PSQL <<EOF 2>&1 | tee "$OUT/enfr_eval.txt"
 $SET_T

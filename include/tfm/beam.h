@@ -7,7 +7,7 @@
  * penalty lp(n) = ((5 + n) / 6)^alpha (alpha 0 = raw score).  A source is
  * done when it has `beam` finished hypotheses and no live one can beat the
  * best finished, or when max_tokens are produced (live hypotheses then
- * count as finished).
+ * count as finished).  With hf, Hugging Face's rules instead (below).
  */
 #ifndef TFM_BEAM_H
 #define TFM_BEAM_H
@@ -33,6 +33,14 @@ typedef struct tfm_beam_opts
 	int32_t		bos,
 				eos,
 				pad;			/* never produced (nor <bos>) */
+	/*
+	 * Hugging Face's generate (beam search, early_stopping false) in place
+	 * of the above: a finished hypothesis is ranked by logprob / n^alpha, n
+	 * its tokens with the <eos>; a source is done when it has `beam`
+	 * finished and the worst is at least the step's best candidate score /
+	 * (tokens so far)^alpha; the last step (max_tokens) can only be <eos>
+	 */
+	int			hf;
 } tfm_beam_opts;
 
 /*

@@ -16,7 +16,7 @@
  * (LlamaForCausalLM; also Qwen2ForCausalLM, a Llama with q/k/v biases,
  * MistralForCausalLM, whose sliding window the SQL layer checks,
  * Phi3ForCausalLM with its fused projections, GemmaForCausalLM and
- * Gemma2ForCausalLM).
+ * Gemma2ForCausalLM), and Marian (MarianMTModel, an encoder-decoder).
  */
 #ifndef TFM_HF_IMPORT_H
 #define TFM_HF_IMPORT_H
@@ -34,7 +34,8 @@ typedef enum tfm_hf_arch
 	TFM_HF_ROBERTA = 3,
 	TFM_HF_DISTILBERT = 4,
 	TFM_HF_LLAMA = 5,			/* LlamaForCausalLM (SmolLM, TinyLlama) */
-	TFM_HF_PHI3 = 6				/* Phi3ForCausalLM: Llama's with q/k/v and gate/up fused */
+	TFM_HF_PHI3 = 6,			/* Phi3ForCausalLM: Llama's with q/k/v and gate/up fused */
+	TFM_HF_MARIAN = 7			/* MarianMTModel: a post-LN encoder-decoder (opus-mt) */
 } tfm_hf_arch;
 
 /* what a config.json says, in the units tfm needs (filled by the caller) */
@@ -68,6 +69,11 @@ typedef struct tfm_hf_params
 	float		attn_scale;		/* query_pre_attn_scalar^-½ */
 	float		attn_softcap;	/* attn_logit_softcapping, 0 = none */
 	float		final_softcap;	/* final_logit_softcapping, 0 = none */
+	/* Marian: layers is encoder_layers, heads and d_ff the encoder's (the
+	 * decoder's must be equal), pad_id pad_token_id, and */
+	int			dec_layers;		/* decoder_layers */
+	int			activation;		/* tfm_activation of activation_function */
+	bool		scale_embedding;	/* embeddings times √d_model */
 } tfm_hf_params;
 
 /* what becomes of a checkpoint tensor */
@@ -81,7 +87,10 @@ typedef enum tfm_hf_use
 								 * an (in, wider) target, or a bias into col0.. (q/k/v) */
 	TFM_HF_TRANSPOSE_COLS,		/* (a, b) stored as columns col0 .. col0+a-1 of a (b, n)
 								 * tfm tensor (Llama's q/k/v and gate/up, fused) */
-	TFM_HF_COPY_PLUS1			/* values + 1 (Gemma's RMSNorm computes x·(1 + w)) */
+	TFM_HF_COPY_PLUS1,			/* values + 1 (Gemma's RMSNorm computes x·(1 + w)) */
+	TFM_HF_SHARED				/* one of several names of one tensor (Marian's shared,
+								 * encoder and decoder embeddings, tied lm_head): the
+								 * first to come is copied, the others must equal it */
 } tfm_hf_use;
 
 typedef struct tfm_hf_entry
@@ -105,6 +114,7 @@ typedef struct tfm_hf_map
 	bool	   *seen;
 	float	   *tied;			/* a tied lm_head's values, compared at the end */
 	const tfm_hf_entry *tied_entry;
+	bool		shared_loaded;	/* a TFM_HF_SHARED tensor came */
 } tfm_hf_map;
 
 /*

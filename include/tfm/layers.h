@@ -34,6 +34,8 @@ int			tfm_embedding_backward(float *dtok, float *dpos, const float *dout,
 long		tfm_ids_find_bad(const int32_t *ids, size_t n, int V, int ignore);
 /* the fixed sinusoidal table, rows pos0 .. pos0+n-1 */
 void		tfm_sinusoid_table(float *out, int n, int d, int pos0);
+/* Marian's layout of the same values: sin(pos·ω_i) in columns i < d/2, cos(pos·ω_i) in d/2 + i */
+void		tfm_sinusoid_table_halves(float *out, int n, int d, int pos0);
 
 /* ---- linear layer (linear.c) ---- */
 
@@ -76,7 +78,8 @@ typedef enum tfm_activation
 {
 	TFM_ACT_RELU = 0,
 	TFM_ACT_GELU = 1,			/* exact: ½x(1 + erf(x/√2)) */
-	TFM_ACT_GELU_TANH = 2		/* GPT-2's gelu_new: ½x(1 + tanh(√(2/π)(x + 0.044715x³))) */
+	TFM_ACT_GELU_TANH = 2,		/* GPT-2's gelu_new: ½x(1 + tanh(√(2/π)(x + 0.044715x³))) */
+	TFM_ACT_SILU = 3			/* x·σ(x) (Marian's "swish") */
 } tfm_activation;
 
 /* out = act(inp·W + b): the activation fused into a bf16 product where it can be */

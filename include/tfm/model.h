@@ -103,6 +103,10 @@ typedef struct tfm_config
 	int			emb_norm;		/* layer norm emb_ln on the summed embeddings */
 	int			pos_offset;		/* row of pos_emb for position 0 (RoBERTa: 2) */
 	int			cls_pre;		/* tfm_cls_pre: a dense layer between pooling and cls */
+	/* Marian (imported encoder-decoders); 0 everywhere = tfm's own */
+	int			sinus_halves;	/* sinusoidal positions with sin in the first half of the
+								 * columns and cos in the second, not interleaved */
+	int			out_bias;		/* lm, seq2seq: the logits' bias out.b (final_logits_bias) */
 } tfm_config;
 
 /* key/value heads, a head's width, the queries' and the keys' widths, and the fused Q|K|V projection's width */
@@ -217,6 +221,7 @@ typedef struct tfm_weights
 			   *dec_lnf_b;		/* (d) pre-LN only */
 	tfm_block_w *enc;			/* [enc_layers] */
 	tfm_block_w *dec;			/* [dec_layers] */
+	float	   *out_b;			/* (V) the logits' bias (out_bias) */
 } tfm_weights;
 
 typedef struct tfm_batch

@@ -344,6 +344,11 @@ int  tfm_tok_model_data(uint8_t *out, size_t cap, const tfm_tokenizer *t, tfm_st
 									  with eos, as the file's post-processor
 									  "$A </s>" adds it (T5; tfm_tokenize adds
 									  it only when asked) */
+#define TFM_TOK_INFO_UNK_BY_TEXT (1u << 24) /* with UNIGRAM: an unknown run whose
+									  text is a piece of the vocabulary (one
+									  the model never matches) is that piece's
+									  id, not unk (MarianTokenizer's vocab.json
+									  lookup of SentencePiece's unknown pieces) */
 
 typedef struct tfm_tok_info
 {

@@ -68,10 +68,20 @@ typedef struct source_state
 	bool		done;
 } source_state;
 
-static void
-add_finished(source_state *s, int beam, const int32_t *ids, int n, float logprob, float alpha)
+/* a finished hypothesis's rank: GNMT's, or (hf) Hugging Face's logprob / n^alpha with its <eos> */
+static float
+finished_score(const tfm_beam_opts *o, float logprob, int n)
 {
-	float		score = logprob / penalty(alpha, n);
+	if (o->hf)
+		return logprob / powf((float) (n + 1), o->length_penalty);
+	return logprob / penalty(o->length_penalty, n);
+}
+
+static void
+add_finished(source_state *s, int beam, const int32_t *ids, int n, float logprob,
+			 const tfm_beam_opts *o)
+{
+	float		score = finished_score(o, logprob, n);
 	int			worst = -1;
 
 	if (s->nfin == beam)
@@ -128,7 +138,7 @@ row_logsumexp(const float *z, int V)
  */
 static int
 row_candidates(const float *z, int V, float score, int row, int w, const tfm_beam_opts *o,
-			   int *tok, cand *out)
+			   bool eos_only, int *tok, cand *out)
 {
 	int			n = 0;
 	float		lse = row_logsumexp(z, V);
@@ -137,7 +147,7 @@ row_candidates(const float *z, int V, float score, int row, int w, const tfm_bea
 	{
 		int			i;
 
-		if (v == o->pad || (v == o->bos && o->bos != o->eos))
+		if (v == o->pad || (v == o->bos && o->bos != o->eos) || (eos_only && v != o->eos))
 			continue;
 		if (n == w && !(z[v] > z[tok[n - 1]]))
 			continue;
@@ -258,7 +268,7 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 		for (int r = 0; r < nR; r++)
 			ncand[r] = score[r] == -INFINITY ? 0 :
 				row_candidates(logits + (size_t) r * V, V, score[r], r % K, W, o,
-							   toks + (size_t) r * W, rowc + (size_t) r * W);
+							   o->hf && t == T - 1, toks + (size_t) r * W, rowc + (size_t) r * W);
 
 		/* per source: the K best live extensions; those ending in <eos> finish */
 		for (int j = 0; j < nA; j++)
@@ -282,8 +292,7 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 				if (cd->tok == o->eos)
 				{
 					if (i < K)
-						add_finished(s, K, hist + (size_t) parent * (T + 1), t, cd->score,
-									 o->length_penalty);
+						add_finished(s, K, hist + (size_t) parent * (T + 1), t, cd->score, o);
 					continue;
 				}
 				from[kept + live] = parent;
@@ -301,7 +310,9 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 				for (int i = 0; i < s->nfin; i++)
 					if (s->fin[i].score < worst_fin)
 						worst_fin = s->fin[i].score;
-				if (live == 0 || best_live / penalty(o->length_penalty, T) <= worst_fin)
+				if (live == 0 || (o->hf ? nc > 0 && worst_fin >= cands[0].score /
+								  powf((float) (t + 1), o->length_penalty) :
+								  best_live / penalty(o->length_penalty, T) <= worst_fin))
 					s->done = true;
 			}
 			else if (live == 0)
@@ -341,8 +352,7 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 			/* out of length: live hypotheses count as finished */
 			for (int r = 0; r < kept; r++)
 				if (score[r] > -INFINITY)
-					add_finished(&st[act[r / K]], K, hist + (size_t) r * (T + 1), t + 1, score[r],
-								 o->length_penalty);
+					add_finished(&st[act[r / K]], K, hist + (size_t) r * (T + 1), t + 1, score[r], o);
 		}
 	}
 	for (int b = 0; b < B; b++)

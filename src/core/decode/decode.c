@@ -155,7 +155,7 @@ tfm_decoder_create(tfm_model *m, int B, int cap, int nmax)
 		d->sinus = malloc(sizeof(float) * cap * dm);
 		ok = d->sinus != NULL;
 		if (ok)
-			tfm_sinusoid_table(d->sinus, cap, dm, 0);
+			tfm_config_sinusoids(c, d->sinus, cap);
 	}
 	if (!ok)
 	{
@@ -383,6 +383,7 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 	}
 	else
 		tfm_linear_forward(logits, d->last, m->w.out_w, NULL, B, dm, V, pw ? pw->head : NULL);
+	tfm_add_out_bias(m, logits, B, V);
 	tfm_softcap_forward(logits, (size_t) B * V, c->final_softcap);
 	return 0;
 }

@@ -108,6 +108,8 @@ static const hf_keys bert_keys = {"hidden_size", "num_attention_heads", "num_hid
 "max_position_embeddings", "intermediate_size", "layer_norm_eps"};
 static const hf_keys llama_keys = {"hidden_size", "num_attention_heads", "num_hidden_layers",
 "max_position_embeddings", "intermediate_size", "rms_norm_eps"};
+static const hf_keys marian_keys = {"d_model", "encoder_attention_heads", "encoder_layers",
+"max_position_embeddings", "encoder_ffn_dim", "layer_norm_eps"};
 
 /* the message of the last refusal (valid until the next call) */
 static char hf_msg[160];
@@ -139,7 +141,8 @@ static const char *
 check_params(const tfm_hf_params *p, const hf_keys *k)
 {
 	bool		llama = p->arch == TFM_HF_LLAMA || p->arch == TFM_HF_PHI3;
-	bool		bert = p->arch != TFM_HF_GPT2 && !llama;
+	bool		marian = p->arch == TFM_HF_MARIAN;
+	bool		bert = p->arch != TFM_HF_GPT2 && !llama && !marian;
 
 	if (RANGE(p->d_model, k->d_model, TFM_D_MODEL) || RANGE(p->heads, k->heads, TFM_HEADS))
 		return hf_msg;
@@ -155,6 +158,8 @@ check_params(const tfm_hf_params *p, const hf_keys *k)
 			return "head_dim · num_attention_heads must be at most " TFM_STR(TFM_D_MODEL_MAX);
 	}
 	if (RANGE(p->layers, k->layers, TFM_LAYERS))
+		return hf_msg;
+	if (marian && RANGE(p->dec_layers, "decoder_layers", TFM_LAYERS))
 		return hf_msg;
 	if (bert && (p->pos_offset < TFM_POS_OFFSET_MIN || p->pos_offset > TFM_POS_OFFSET_MAX))
 		return "pad_token_id is out of range for RoBERTa's position offset";
@@ -176,6 +181,8 @@ check_params(const tfm_hf_params *p, const hf_keys *k)
 	if (out_of_range(p->d_ff, p->arch == TFM_HF_GPT2 ? 0 : TFM_D_FF_MIN, TFM_D_FF_MAX, k->d_ff,
 					 TFM_D_FF_MIN, TFM_D_FF_MAX))
 		return hf_msg;
+	if (marian && (p->pad_id < 0 || p->pad_id >= p->vocab))
+		return "pad_token_id must be below vocab_size";
 	if (bert)
 	{
 		if (RANGE(p->type_vocab, "type_vocab_size", TFM_TYPE_VOCAB))
@@ -279,6 +286,28 @@ gpt2_config(tfm_config *cfg, const tfm_hf_params *p)
 	cfg->pad_id = -1;			/* GPT-2 has no padding token */
 }
 
+/*
+ * Marian: tfm's post-LN encoder-decoder with sinusoidal positions in
+ * halves, one embedding for the source, the target and the head, and the
+ * logits' bias; the decoder starts from the pad id (the caller's bos)
+ */
+static void
+marian_config(tfm_config *cfg, const tfm_hf_params *p)
+{
+	base_config(cfg, p, TFM_TASK_SEQ2SEQ);
+	cfg->enc_layers = p->layers;
+	cfg->dec_layers = p->dec_layers;
+	cfg->norm = TFM_NORM_POST;
+	cfg->positions = TFM_POS_SINUSOIDAL;
+	cfg->sinus_halves = 1;
+	cfg->activation = p->activation;
+	cfg->scale_embeddings = p->scale_embedding;
+	cfg->tie = 1;
+	cfg->tgt_vocab = 0;
+	cfg->pad_id = p->pad_id;
+	cfg->out_bias = 1;
+}
+
 const char *
 tfm_hf_config(tfm_config *cfg, const tfm_hf_params *p)
 {
@@ -301,6 +330,12 @@ tfm_hf_config(tfm_config *cfg, const tfm_hf_params *p)
 		if ((bad = check_params(p, &gpt2_keys)) != NULL)
 			return bad;
 		gpt2_config(cfg, p);
+	}
+	else if (p->arch == TFM_HF_MARIAN)
+	{
+		if ((bad = check_params(p, &marian_keys)) != NULL)
+			return bad;
+		marian_config(cfg, p);
 	}
 	else
 		return "unknown architecture";
@@ -340,7 +375,7 @@ add(builder *b, const char *name, bool prefixable, tfm_hf_use use, const char *t
 	snprintf(e->name, sizeof(e->name), "%s", name);
 	snprintf(e->target, sizeof(e->target), "%s", target);
 	e->prefixable = prefixable;
-	e->required = use != TFM_HF_BUFFER && use != TFM_HF_TIED;
+	e->required = use != TFM_HF_BUFFER && use != TFM_HF_TIED && use != TFM_HF_SHARED;
 	e->use = use;
 	e->ndim = ndim;
 	e->dims[0] = d0;
@@ -565,6 +600,102 @@ llama_entries(builder *b, const tfm_config *c, bool fused, bool gemma)
 	add_lm_head(b, c);
 }
 
+/* Marian's attention of layer i: q|k|v into the fused qkv, or (cross) q and k|v apart */
+static void
+marian_attention(builder *b, const char *hfl, int i, const char *tfl, bool cross, int64_t d)
+{
+	const char *hf = cross ? "encoder_attn" : "self_attn";
+	char		n[64];
+
+#define W(proj, tf, use, nd, a, bb, col) \
+	do { snprintf(n, sizeof(n), "%s.%s", hf, proj); \
+		 add_layer(b, hfl, i, n, tfl, tf, use, nd, a, bb, col); } while (0)
+	if (cross)
+	{
+		W("q_proj.weight", "cross.q.w", TFM_HF_TRANSPOSE, 2, d, d, 0);
+		W("q_proj.bias", "cross.q.b", TFM_HF_COPY, 1, d, 0, 0);
+		W("k_proj.weight", "cross.kv.w", TFM_HF_SLICE, 2, d, d, 0);
+		W("k_proj.bias", "cross.kv.b", TFM_HF_SLICE, 1, d, 0, 0);
+		W("v_proj.weight", "cross.kv.w", TFM_HF_SLICE, 2, d, d, d);
+		W("v_proj.bias", "cross.kv.b", TFM_HF_SLICE, 1, d, 0, d);
+		W("out_proj.weight", "cross.out.w", TFM_HF_TRANSPOSE, 2, d, d, 0);
+		W("out_proj.bias", "cross.out.b", TFM_HF_COPY, 1, d, 0, 0);
+	}
+	else
+	{
+		W("q_proj.weight", "attn.qkv.w", TFM_HF_SLICE, 2, d, d, 0);
+		W("q_proj.bias", "attn.qkv.b", TFM_HF_SLICE, 1, d, 0, 0);
+		W("k_proj.weight", "attn.qkv.w", TFM_HF_SLICE, 2, d, d, d);
+		W("k_proj.bias", "attn.qkv.b", TFM_HF_SLICE, 1, d, 0, d);
+		W("v_proj.weight", "attn.qkv.w", TFM_HF_SLICE, 2, d, d, 2 * d);
+		W("v_proj.bias", "attn.qkv.b", TFM_HF_SLICE, 1, d, 0, 2 * d);
+		W("out_proj.weight", "attn.out.w", TFM_HF_TRANSPOSE, 2, d, d, 0);
+		W("out_proj.bias", "attn.out.b", TFM_HF_COPY, 1, d, 0, 0);
+	}
+#undef W
+	snprintf(n, sizeof(n), "%s_layer_norm.weight", hf);
+	add_layer(b, hfl, i, n, tfl, cross ? "lnx.g" : "ln1.g", TFM_HF_COPY, 1, d, 0, 0);
+	snprintf(n, sizeof(n), "%s_layer_norm.bias", hf);
+	add_layer(b, hfl, i, n, tfl, cross ? "lnx.b" : "ln1.b", TFM_HF_COPY, 1, d, 0, 0);
+}
+
+/*
+ * MarianMTModel (prefix "model." but for lm_head and final_logits_bias):
+ *   shared.weight, encoder.embed_tokens.weight, decoder.embed_tokens.weight,
+ *   lm_head.weight (V, d)            one tensor under any of its names -> tok_emb
+ *   final_logits_bias (1, V)         -> out.b (absent: zeros)
+ *   encoder/decoder.embed_positions.weight (P, d)   the fixed sinusoids: ignored
+ *   encoder.layers.N.self_attn.q/k/v_proj.*         -> enc.N.attn.qkv.*, thirds
+ *   encoder.layers.N.self_attn.out_proj.*           -> enc.N.attn.out.*
+ *   encoder.layers.N.self_attn_layer_norm.*         -> enc.N.ln1.*
+ *   encoder.layers.N.fc1.* (f, d), fc2.* (d, f)     -> enc.N.ff1.*, ff2.*
+ *   encoder.layers.N.final_layer_norm.*             -> enc.N.ln2.*
+ *   decoder.layers.N.*: the same into dec.N, and
+ *   decoder.layers.N.encoder_attn.q_proj.*          -> dec.N.cross.q.*
+ *   decoder.layers.N.encoder_attn.k/v_proj.*        -> dec.N.cross.kv.*, halves
+ *   decoder.layers.N.encoder_attn.out_proj.*        -> dec.N.cross.out.*
+ *   decoder.layers.N.encoder_attn_layer_norm.*      -> dec.N.lnx.*
+ */
+static void
+marian_entries(builder *b, const tfm_config *c)
+{
+	int64_t		d = c->d_model,
+				f = c->d_ff,
+				V = c->vocab,
+				P = c->max_len;
+	tfm_hf_entry *e;
+
+	add(b, "shared.weight", true, TFM_HF_SHARED, "tok_emb", 2, V, d, 0, 0);
+	add(b, "encoder.embed_tokens.weight", true, TFM_HF_SHARED, "tok_emb", 2, V, d, 0, 0);
+	add(b, "decoder.embed_tokens.weight", true, TFM_HF_SHARED, "tok_emb", 2, V, d, 0, 0);
+	add(b, "lm_head.weight", false, TFM_HF_SHARED, "tok_emb", 2, V, d, 0, 0);
+	e = add(b, "final_logits_bias", false, TFM_HF_COPY, "out.b", 2, 1, V, 0, 0);
+	if (e)
+		e->required = false;
+	add(b, "encoder.embed_positions.weight", true, TFM_HF_BUFFER, "", 2, P, d, 0, 0);
+	add(b, "decoder.embed_positions.weight", true, TFM_HF_BUFFER, "", 2, P, d, 0, 0);
+	for (int s = 0; s < 2; s++)
+	{
+		const char *hfl = s ? "decoder.layers" : "encoder.layers",
+				   *tfl = s ? "dec" : "enc";
+
+		for (int i = 0; i < (s ? c->dec_layers : c->enc_layers); i++)
+		{
+			marian_attention(b, hfl, i, tfl, false, d);
+			if (s)
+				marian_attention(b, hfl, i, tfl, true, d);
+#define L(hf, tf, use, nd, a, bb) add_layer(b, hfl, i, hf, tfl, tf, use, nd, a, bb, 0)
+			L("fc1.weight", "ff1.w", TFM_HF_TRANSPOSE, 2, f, d);
+			L("fc1.bias", "ff1.b", TFM_HF_COPY, 1, f, 0);
+			L("fc2.weight", "ff2.w", TFM_HF_TRANSPOSE, 2, d, f);
+			L("fc2.bias", "ff2.b", TFM_HF_COPY, 1, d, 0);
+			L("final_layer_norm.weight", "ln2.g", TFM_HF_COPY, 1, d, 0);
+			L("final_layer_norm.bias", "ln2.b", TFM_HF_COPY, 1, d, 0);
+#undef L
+		}
+	}
+}
+
 tfm_hf_map *
 tfm_hf_map_create(tfm_hf_arch arch, const tfm_config *cfg)
 {
@@ -597,6 +728,10 @@ tfm_hf_map_create(tfm_hf_arch arch, const tfm_config *cfg)
 			b.map->prefix = "model.";
 			llama_entries(&b, cfg, arch == TFM_HF_PHI3, cfg->gated_act == TFM_GATED_GELU_TANH);
 			break;
+		case TFM_HF_MARIAN:
+			b.map->prefix = "model.";
+			marian_entries(&b, cfg);
+			break;
 	}
 	b.map->seen = calloc(b.map->n + 1, sizeof(bool));
 	if (b.failed || !b.map->seen)
@@ -617,7 +752,10 @@ tfm_hf_map_min_values(const tfm_hf_map *map)
 		const tfm_hf_entry *e = &map->entries[i];
 		uint64_t	v = 1;
 
-		if (!e->required || e->use == TFM_HF_BUFFER || e->use == TFM_HF_TIED)
+		/* the names of one shared tensor (consecutive entries) count once */
+		if ((!e->required && e->use != TFM_HF_SHARED) || e->use == TFM_HF_BUFFER ||
+			e->use == TFM_HF_TIED ||
+			(e->use == TFM_HF_SHARED && i > 0 && map->entries[i - 1].use == TFM_HF_SHARED))
 			continue;
 		for (int k = 0; k < e->ndim; k++)
 			v *= e->dims[k] >= 0 ? (uint64_t) e->dims[k] : 0;
@@ -805,12 +943,37 @@ tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
 		map->tied = tmp;
 		map->tied_entry = e;
 	}
+	else if (e->use == TFM_HF_SHARED)
+	{
+		/* the first name to come fills the tensor; every other must hold the same */
+		float	   *target = m->params + p->offset;
+		bool		same = !map->shared_loaded || memcmp(target, tmp, sizeof(float) * n) == 0;
+
+		if (!map->shared_loaded)
+			memcpy(target, tmp, sizeof(float) * n);
+		map->shared_loaded = true;
+		free(tmp);
+		if (!same)
+		{
+			snprintf(err, errlen, "tensor \"%s\" differs from the embedding it is tied to "
+					 "(Marian's shared, encoder, decoder and output embeddings are one)", t->name);
+			return -1;
+		}
+	}
 	return 0;
 }
 
 int
 tfm_hf_finish(const tfm_model *m, const tfm_hf_map *map, char *err, size_t errlen)
 {
+	for (int i = 0; i < map->n; i++)
+		if (map->entries[i].use == TFM_HF_SHARED && !map->shared_loaded)
+		{
+			snprintf(err, errlen, "tensor \"%s%s\" is missing (or any of its tied names)",
+					 map->entries[i].prefixable && map->prefix ? map->prefix : "",
+					 map->entries[i].name);
+			return -1;
+		}
 	for (int i = 0; i < map->n; i++)
 		if (map->entries[i].required && !map->seen[i])
 		{

@@ -2,7 +2,8 @@
  * activation.c — ReLU, GELU (the exact erf form, nn.GELU's default,
  * through a vectorizable erf with error below 2e-7) and GELU's tanh
  * approximation (GPT-2's gelu_new, nn.GELU(approximate='tanh'); tanh from
- * the vectorizable exp as 1 - 2/(e^{2u} + 1)).
+ * the vectorizable exp as 1 - 2/(e^{2u} + 1)) and SiLU (x·σ(x), Marian's
+ * "swish").
  */
 #include <math.h>
 
@@ -77,6 +78,30 @@ gelu_tanh_backward(float *dinp, const float *dout, const float *inp, size_t n, b
 }
 
 TFM_HOT static void
+silu_forward(float *out, const float *inp, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		float		x = inp[i];
+
+		out[i] = x / (1.0f + tfm_expf(-x));
+	}
+}
+
+/* silu'(x) = σ(x)(1 + x(1 − σ(x))) */
+TFM_HOT static void
+silu_backward(float *dinp, const float *dout, const float *inp, size_t n, bool overwrite)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		float		x = inp[i];
+		float		s = 1.0f / (1.0f + tfm_expf(-x));
+
+		dinp[i] = (overwrite ? 0.0f : dinp[i]) + dout[i] * s * (1.0f + x * (1.0f - s));
+	}
+}
+
+TFM_HOT static void
 relu_forward(float *out, const float *inp, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -94,7 +119,8 @@ tfm_row_fn
 tfm_activation_fn(tfm_activation act)
 {
 	return act == TFM_ACT_RELU ? relu_forward :
-		act == TFM_ACT_GELU_TANH ? gelu_tanh_forward : gelu_forward;
+		act == TFM_ACT_GELU_TANH ? gelu_tanh_forward :
+		act == TFM_ACT_SILU ? silu_forward : gelu_forward;
 }
 
 typedef void (*backward_fn) (float *dinp, const float *dout, const float *inp, size_t n,
@@ -135,7 +161,8 @@ backward_chunks(float *dinp, const float *dout, const float *inp, size_t n, tfm_
 {
 	over_chunks(dinp, dout, inp, n, NULL,
 				act == TFM_ACT_RELU ? relu_backward :
-				act == TFM_ACT_GELU_TANH ? gelu_tanh_backward : gelu_backward, overwrite);
+				act == TFM_ACT_GELU_TANH ? gelu_tanh_backward :
+				act == TFM_ACT_SILU ? silu_backward : gelu_backward, overwrite);
 }
 
 void

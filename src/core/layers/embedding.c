@@ -90,3 +90,23 @@ tfm_sinusoid_table(float *out, int n, int d, int pos0)
 		}
 	}
 }
+
+void
+tfm_sinusoid_table_halves(float *out, int n, int d, int pos0)
+{
+	int			h = (d + 1) / 2;	/* sin columns (Hugging Face's sentinel for an odd d) */
+
+	for (int t = 0; t < n; t++)
+	{
+		double		pos = (double) (pos0 + t);
+
+		for (int i = 0; i < h; i++)
+		{
+			double		freq = exp(-log(10000.0) * (double) (2 * i) / (double) d);
+
+			out[(size_t) t * d + i] = (float) sin(pos * freq);
+			if (h + i < d)
+				out[(size_t) t * d + h + i] = (float) cos(pos * freq);
+		}
+	}
+}

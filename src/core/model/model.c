@@ -101,8 +101,8 @@ tfm_config_check(const tfm_config *c)
 		c->positions != TFM_POS_ROPE)
 		return "positions must be learned, sinusoidal or rope";
 	if (c->activation != TFM_ACT_RELU && c->activation != TFM_ACT_GELU &&
-		c->activation != TFM_ACT_GELU_TANH)
-		return "activation must be relu, gelu or gelu_tanh";
+		c->activation != TFM_ACT_GELU_TANH && c->activation != TFM_ACT_SILU)
+		return "activation must be relu, gelu, gelu_tanh or silu";
 	if (!(c->ln_eps >= 0.0f && c->ln_eps <= (float) TFM_LN_EPS_MAX))
 		return "the layer norm epsilon must be between 0 and " TFM_STR(TFM_LN_EPS_MAX);
 	if (c->arch != TFM_ARCH_TFM && c->arch != TFM_ARCH_LLAMA)
@@ -152,6 +152,12 @@ tfm_config_check(const tfm_config *c)
 		return "token types, the embedding norm, a position offset and a pre-classifier layer apply to classifiers only";
 	if (c->pos_offset > 0 && c->positions != TFM_POS_LEARNED)
 		return "a position offset needs learned positions";
+	if ((c->sinus_halves != 0 && c->sinus_halves != 1) || (c->out_bias != 0 && c->out_bias != 1))
+		return "sinus_halves and out_bias must be 0 or 1";
+	if (c->sinus_halves && c->positions != TFM_POS_SINUSOIDAL)
+		return "sinus_halves needs sinusoidal positions";
+	if (c->out_bias && c->task == TFM_TASK_CLASSIFY)
+		return "out_bias applies to lm and seq2seq models only";
 	switch (c->task)
 	{
 		case TFM_TASK_CLASSIFY:
@@ -336,6 +342,9 @@ layout(const tfm_config *c, layout_state *st, tfm_weights *w)
 		add(st, "cls.w", d, c->n_classes, &w->cls_w);
 		add(st, "cls.b", c->n_classes, 0, &w->cls_b);
 	}
+	if (c->out_bias)			/* Marian's final_logits_bias */
+		add(st, "out.b", c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ?
+			c->tgt_vocab : c->vocab, 0, &w->out_b);
 }
 
 int

@@ -348,7 +348,7 @@ tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training, bool pr
 		s = malloc((size_t) Tmax * c->d_model * sizeof(float));
 		if (!s)
 			return -1;
-		tfm_sinusoid_table(s, Tmax, c->d_model, 0);
+		tfm_config_sinusoids(c, s, Tmax);
 		ws->sinus = s;
 		ws->sinus_rows = Tmax;
 	}
@@ -586,6 +586,9 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
 			m->memory = (float *) top;
 			dp.mem = top;
 			pad_mask(ws->dec_pad, b->dec_input, (size_t) b->B * b->Tt, c->pad_id);
+			/* the decoder's first input is never padding: Marian starts it with its pad id */
+			for (int r = 0; r < b->B; r++)
+				ws->dec_pad[(size_t) r * b->Tt] = 0;
 			top = embed_and_stack(m, true, ws->dec_x, b->dec_input, out_embedding(m, &m->w),
 								  m->w.dec_pos_emb, b->Tt, training, &dp);
 			if (!top)
@@ -607,6 +610,7 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
 		else
 			tfm_linear_forward(ws->logits, top, m->w.out_w, NULL, rows, d, out_vocab(c),
 							   pw ? pw->head : NULL);
+		tfm_add_out_bias(m, ws->logits, rows, out_vocab(c));
 		tfm_softcap_forward(ws->logits, (size_t) rows * out_vocab(c), c->final_softcap);
 	}
 	m->logits = ws->logits;
@@ -806,6 +810,10 @@ loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 		int			V = out_vocab(c);
 		const float *top = m->hidden;
 
+		if (c->out_bias)
+			for (int r = 0; r < rows; r++)
+				for (int v = 0; v < V; v++)
+					m->g.out_b[v] += ws->logits[(size_t) r * V + v];
 		dtop = ws->g_a;
 		if (c->tie)
 		{

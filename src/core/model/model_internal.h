@@ -287,4 +287,25 @@ site_key(uint64_t stack_key, int layer, int site)
 	return tfm_subkey(stack_key, (uint64_t) layer * 16 + site);
 }
 
+/* a sinusoidal model's position table, rows 0 .. n-1, in its layout (Marian's: halves) */
+static inline void
+tfm_config_sinusoids(const tfm_config *c, float *out, int n)
+{
+	if (c->sinus_halves)
+		tfm_sinusoid_table_halves(out, n, c->d_model, 0);
+	else
+		tfm_sinusoid_table(out, n, c->d_model, 0);
+}
+
+/* logits (rows, V) += the output bias out.b of a model with out_bias */
+static inline void
+tfm_add_out_bias(const tfm_model *m, float *logits, int rows, int V)
+{
+	if (!m->cfg.out_bias)
+		return;
+	for (int r = 0; r < rows; r++)
+		for (int v = 0; v < V; v++)
+			logits[(size_t) r * V + v] += m->w.out_b[v];
+}
+
 #endif							/* TFM_MODEL_INTERNAL_H */

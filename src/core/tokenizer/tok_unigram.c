@@ -14,7 +14,9 @@
  * sentencepiece does.  Consecutive unk tokens are fused into one; with
  * byte_fallback an unk becomes the <0xNN> pieces of its bytes.  Special
  * and control pieces (the file's special added tokens) and the byte pieces
- * are never matched in text, as sentencepiece does not match them.
+ * are never matched in text, as sentencepiece does not match them.  With
+ * the unk-by-text flag (Marian's), an unknown run whose text is a piece of
+ * the vocabulary is that piece's id.
  */
 #include <math.h>
 
@@ -437,7 +439,17 @@ tfm_tok_unigram_encode(int32_t *out_ids, size_t *offs, size_t cap, size_t *n_out
 			}
 			if (w < cap)
 			{
-				out_ids[w] = ids.data[i];
+				int32_t id = ids.data[i];
+
+				/* Marian: an unknown run spelled as a piece of the vocabulary is that piece */
+				if (id == u->unk_id && (t->info.flags & TFM_TOK_INFO_UNK_BY_TEXT))
+				{
+					int32_t same = tfm_tok_piece_id(t, x.b + from, to - from);
+
+					if (same >= 0 && same < u->n)
+						id = same;
+				}
+				out_ids[w] = id;
 				if (offs)
 					offs[w] = x.orig[from];
 			}

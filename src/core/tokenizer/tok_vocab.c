@@ -64,7 +64,7 @@ check_info(const tfm_tok_info *info, tfm_status *err)
 	if (info->flags & ~(TFM_TOK_INFO_LOWERCASE | TFM_TOK_INFO_GPT2_JS | TFM_TOK_INFO_BERT |
 						TFM_TOK_INFO_SPIECE | TFM_TOK_INFO_TEXT_BOS | TFM_TOK_INFO_HF_BPE |
 						hf_opts | TFM_TOK_INFO_CASED | TFM_TOK_INFO_KEEP_ACCENTS |
-						TFM_TOK_INFO_TEXT_EOS))
+						TFM_TOK_INFO_TEXT_EOS | TFM_TOK_INFO_UNK_BY_TEXT))
 		return tfm_status_set(err, TFM_EFORMAT, "unknown tokenizer flags 0x%x",
 							(unsigned) info->flags);
 	if ((info->flags & TFM_TOK_INFO_HF_BPE) &&
@@ -90,9 +90,11 @@ check_info(const tfm_tok_info *info, tfm_status *err)
 							"the text-bos flag needs a sentencepiece, tokenizer.json bpe or unigram tokenizer");
 	if ((info->flags & TFM_TOK_INFO_TEXT_EOS) && info->kind != TFM_TOK_UNIGRAM)
 		return tfm_status_set(err, TFM_EFORMAT, "the text-eos flag needs a unigram tokenizer");
+	if ((info->flags & TFM_TOK_INFO_UNK_BY_TEXT) && info->kind != TFM_TOK_UNIGRAM)
+		return tfm_status_set(err, TFM_EFORMAT, "the unk-by-text flag needs a unigram tokenizer");
 	if (info->kind == TFM_TOK_UNIGRAM &&
-		(info->flags & ~(TFM_TOK_INFO_TEXT_BOS | TFM_TOK_INFO_TEXT_EOS)))
-		return tfm_status_set(err, TFM_EFORMAT, "a unigram tokenizer takes only the text-bos and text-eos flags");
+		(info->flags & ~(TFM_TOK_INFO_TEXT_BOS | TFM_TOK_INFO_TEXT_EOS | TFM_TOK_INFO_UNK_BY_TEXT)))
+		return tfm_status_set(err, TFM_EFORMAT, "a unigram tokenizer takes only the text-bos, text-eos and unk-by-text flags");
 	if ((info->flags & TFM_TOK_INFO_BERT) && info->kind != TFM_TOK_WORDPIECE)
 		return tfm_status_set(err, TFM_EFORMAT, "the bert flag needs a wordpiece tokenizer");
 	if ((info->flags & TFM_TOK_INFO_LOWERCASE) &&

@@ -659,6 +659,87 @@ llama_family(const char *model_type)
 	return NULL;
 }
 
+/* a Marian option that must equal another one tfm reads (the decoder's size, say) */
+static void
+marian_same(JsonbContainer *c, const char *key, int want, const char *other)
+{
+	int			v = jint(c, key, want, false);
+
+	if (v != want)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json option \"%s\": %d is not supported", key, v),
+				 errdetail("tfm implements Marian with %s equal to %s (%d).", key, other, want)));
+}
+
+/*
+ * MarianMTModel (the opus-mt translation models): a post-LN encoder-decoder
+ * with one embedding for the source, the target and the head; defaults as
+ * MarianConfig's.  The decoder starts from the pad id, kept as the model's
+ * bos; eos is eos_token_id.
+ */
+static void
+parse_marian(JsonbContainer *c, TfmHfConfig *out)
+{
+	tfm_hf_params *p = &out->p;
+	char	   *act = jstr(c, "activation_function");
+	int			start;
+
+	p->arch = TFM_HF_MARIAN;
+	if (!act)
+		act = "gelu";			/* MarianConfig's default; opus-mt's configs say swish */
+	if (strcmp(act, "swish") == 0 || strcmp(act, "silu") == 0)
+		p->activation = TFM_ACT_SILU;
+	else if (strcmp(act, "gelu") == 0)
+		p->activation = TFM_ACT_GELU;
+	else if (strcmp(act, "relu") == 0)
+		p->activation = TFM_ACT_RELU;
+	else if (strcmp(act, "gelu_new") == 0 || strcmp(act, "gelu_pytorch_tanh") == 0)
+		p->activation = TFM_ACT_GELU_TANH;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("activation_function \"%s\" is not supported", act),
+				 errdetail("tfm imports Marian models with swish (silu), relu, gelu or gelu_new.")));
+	p->vocab = jint(c, "vocab_size", 0, true);
+	p->d_model = jint(c, "d_model", 0, true);
+	p->layers = jint(c, "encoder_layers", 0, true);
+	p->dec_layers = jint(c, "decoder_layers", 0, true);
+	p->heads = jint(c, "encoder_attention_heads", 0, true);
+	p->d_ff = jint(c, "encoder_ffn_dim", 0, true);
+	marian_same(c, "decoder_attention_heads", p->heads, "encoder_attention_heads");
+	marian_same(c, "decoder_ffn_dim", p->d_ff, "encoder_ffn_dim");
+	marian_same(c, "decoder_vocab_size", p->vocab, "vocab_size");
+	p->max_len = jint(c, "max_position_embeddings", 1024, false);
+	p->ln_eps = 1e-5f;			/* nn.LayerNorm's default, not configurable */
+	p->scale_embedding = jbool(c, "scale_embedding", false);
+	p->dropout = (float) jnum(c, "dropout", 0.1);
+	p->attn_dropout = (float) jnum(c, "attention_dropout", 0.0);
+	p->tie = true;
+	p->pad_id = jint(c, "pad_token_id", 0, true);
+	require_bool(c, "share_encoder_decoder_embeddings", true, true);
+	require_bool(c, "tie_word_embeddings", true, true);
+	/* keys of older configs (BartConfig's), which must keep Marian's values */
+	require_bool(c, "normalize_before", false, false);
+	require_bool(c, "normalize_embedding", false, false);
+	require_bool(c, "add_final_layer_norm", false, false);
+	require_bool(c, "add_bias_logits", false, false);
+	require_bool(c, "static_position_embeddings", true, true);
+	start = jint(c, "decoder_start_token_id", p->pad_id, false);
+	if (start != p->pad_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json option \"decoder_start_token_id\": %d is not supported", start),
+				 errdetail("tfm implements Marian with the decoder starting from pad_token_id (%d).",
+						   p->pad_id)));
+	out->bos_id = start;
+	out->eos_id = jint(c, "eos_token_id", 0, false);
+	if (jint(c, "forced_eos_token_id", out->eos_id, false) != out->eos_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json option \"forced_eos_token_id\" must be eos_token_id")));
+}
+
 void
 tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 {
@@ -699,11 +780,17 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 		parse_llama(c, out, fam->family);
 		what = fam->what;
 	}
+	else if (strcmp(type, "marian") == 0)
+	{
+		check_architectures(c, "MarianMTModel", "MarianModel");
+		parse_marian(c, out);
+		what = "Marian";
+	}
 	else
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model_type \"%s\" is not supported", type),
-				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2, mistral, phi3, gemma and gemma2 models.")));
+				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2, mistral, phi3, gemma, gemma2 and marian models.")));
 
 	/* the one check of the hyper-parameters (tfm/hf_import.h), and the model they make */
 	bad = tfm_hf_config(&out->cfg, &out->p);

@@ -71,6 +71,26 @@ void		tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab);
 void		tfm_hf_import_unigram(const char *name, Jsonb *tokenizer, int model_vocab,
 								  int32 *special_ids);
 
+/*
+ * A Marian SentencePiece model file (source.spm / target.spm: what, data,
+ * size) with vocab.json's ids, stored as unigram tokenizer name; text_eos:
+ * a model's texts end with </s> (the source side).  special_ids as
+ * tfm_hf_import_tokenizer's (marian_spm.c).
+ */
+void		tfm_hf_import_marian_spm(const char *name, const char *what, const uint8 *data,
+									 size_t size, Jsonb *vocab_json, int model_vocab,
+									 bool text_eos, int32 *special_ids);
+
+/* Marian's tokenizer files: both models' bytes and vocab.json */
+typedef struct TfmMarianFiles
+{
+	const uint8 *source,
+			   *target;
+	size_t		source_len,
+				target_len;
+	Jsonb	   *vocab;
+} TfmMarianFiles;
+
 /* one safetensors file of a weight source: a bytea, or a server file */
 typedef struct TfmWeightFile
 {
@@ -123,6 +143,11 @@ char	   *tfm_read_server_file(const char *path, bool optional, uint64 limit, siz
  */
 int64		tfm_hf_import_model(const char *name, Jsonb *config, TfmWeightSource *src,
 								Jsonb *tokenizer, const char *task, tfm_task *imported_task);
+/* the same for a Marian checkpoint with its .spm files: tokenizers name
+ * (the source's) and name || '_target' */
+int64		tfm_hf_import_marian(const char *name, Jsonb *config, TfmWeightSource *src,
+								 const TfmMarianFiles *files, const char *task,
+								 tfm_task *imported_task);
 
 /*
  * How an import gets its weights and tokenizer (model.c runs them in
@@ -140,6 +165,7 @@ typedef struct TfmImportSteps
 	/* NULL, or called once the model is stored (its id and version) */
 	void		(*stored) (int32 model_id, int64 version, void *arg);
 	void	   *arg;
+	const char *target_tokenizer;	/* a seq2seq model's own target tokenizer, or NULL */
 } TfmImportSteps;
 
 /* a checkpoint whose config is made (hc) imported as model name */

@@ -27,7 +27,8 @@ is_encoder(tfm_hf_arch arch)
 static void
 check_task(const TfmHfConfig *hc, const char *task)
 {
-	const char *want = is_encoder(hc->p.arch) ? "classify" : "lm";
+	const char *want = is_encoder(hc->p.arch) ? "classify" :
+		hc->p.arch == TFM_HF_MARIAN ? "seq2seq" : "lm";
 
 	if (task && strcmp(task, want) != 0)
 		ereport(ERROR,
@@ -128,7 +129,7 @@ check_tokenizer(const char *name, const TfmHfConfig *hc, const int32 *sp)
 /* the model's row (the config as tfm stores it, plus the checkpoint's bos/eos and origin) and its tensors */
 static void
 store_model(const char *name, const TfmHfConfig *hc, const tfm_model *m, bool tokenizer,
-			TfmModelRow *rowp)
+			const char *target_tokenizer, TfmModelRow *rowp)
 {
 	const tfm_config *c = &hc->cfg;
 	char	   *json = tfm_config_json(c);
@@ -151,6 +152,7 @@ store_model(const char *name, const TfmHfConfig *hc, const tfm_model *m, bool to
 	nm.name = name;
 	nm.task = tfm_task_name(c->task);
 	nm.tokenizer = tokenizer ? name : NULL;
+	nm.target_tokenizer = target_tokenizer;
 	nm.labels = labels;
 	nm.config_json = json;
 	nm.parameters = (int64) m->n_params;
@@ -202,7 +204,7 @@ tfm_hf_import_built(const char *name, TfmHfConfig *hc, const TfmImportSteps *ste
 		steps->tokenizer(name, hc, steps->arg, sp);
 		check_tokenizer(name, hc, sp);
 	}
-	store_model(name, hc, m, steps->tokenizer != NULL, &row);
+	store_model(name, hc, m, steps->tokenizer != NULL, steps->target_tokenizer, &row);
 	if (steps->stored)
 		steps->stored(row.id, row.version, steps->arg);
 	*imported_task = hc->cfg.task;
@@ -214,6 +216,7 @@ typedef struct HfArgs
 {
 	TfmWeightSource *src;
 	Jsonb	   *tokenizer;
+	const TfmMarianFiles *marian;	/* Marian's .spm files and vocab.json, or NULL */
 } HfArgs;
 
 static void
@@ -228,23 +231,67 @@ hf_tokenizer(const char *name, const TfmHfConfig *hc, void *arg, int32 *sp)
 	tfm_hf_import_tokenizer(name, ((HfArgs *) arg)->tokenizer, hc->cfg.vocab, sp);
 }
 
+/* the steps of a safetensors source's import (tokenizer: its step, or NULL) */
+static void
+safetensors_steps(TfmImportSteps *steps, HfArgs *args,
+				  void (*tokenizer) (const char *, const TfmHfConfig *, void *, int32 *))
+{
+	memset(steps, 0, sizeof(*steps));
+	steps->what = args->src->what;
+	steps->bytes = tfm_weights_bytes(args->src);
+	steps->check_bytes = args->src->index == NULL;
+	steps->load = hf_load;
+	steps->tokenizer = tokenizer;
+	steps->arg = args;
+}
+
 int64
 tfm_hf_import_model(const char *name, Jsonb *config, TfmWeightSource *src, Jsonb *tokenizer,
 					const char *task, tfm_task *imported_task)
 {
 	TfmHfConfig hc;
-	HfArgs		args = {src, tokenizer};
+	HfArgs		args = {src, tokenizer, NULL};
 	TfmImportSteps steps;
 
 	check_new(name);
 	tfm_hf_parse_config(config, &hc);
 	check_task(&hc, task);
-	memset(&steps, 0, sizeof(steps));
-	steps.what = src->what;
-	steps.bytes = tfm_weights_bytes(src);
-	steps.check_bytes = src->index == NULL;
-	steps.load = hf_load;
-	steps.tokenizer = tokenizer ? hf_tokenizer : NULL;
-	steps.arg = &args;
+	safetensors_steps(&steps, &args, tokenizer ? hf_tokenizer : NULL);
+	return tfm_hf_import_built(name, &hc, &steps, imported_task);
+}
+
+/* Marian's tokenizers: the source's (its texts end with </s>) and the target's */
+static void
+marian_tokenizer(const char *name, const TfmHfConfig *hc, void *arg, int32 *sp)
+{
+	const TfmMarianFiles *f = ((HfArgs *) arg)->marian;
+	int32		tsp[TFM_TOK_N_SPECIALS];
+
+	tfm_hf_import_marian_spm(name, "source.spm", f->source, f->source_len, f->vocab,
+							 hc->cfg.vocab, true, sp);
+	tfm_hf_import_marian_spm(psprintf("%s_target", name), "target.spm", f->target,
+							 f->target_len, f->vocab, hc->cfg.vocab, false, tsp);
+}
+
+int64
+tfm_hf_import_marian(const char *name, Jsonb *config, TfmWeightSource *src,
+					 const TfmMarianFiles *files, const char *task, tfm_task *imported_task)
+{
+	TfmHfConfig hc;
+	HfArgs		args = {src, NULL, files};
+	TfmImportSteps steps;
+	char	   *target = psprintf("%s_target", name);
+
+	check_new(name);
+	tfm_check_new_name("tokenizer", target);
+	tfm_hf_parse_config(config, &hc);
+	if (hc.p.arch != TFM_HF_MARIAN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("SentencePiece model files come with a Marian checkpoint, not a %s one",
+						hc.model_type)));
+	check_task(&hc, task);
+	safetensors_steps(&steps, &args, marian_tokenizer);
+	steps.target_tokenizer = target;
 	return tfm_hf_import_built(name, &hc, &steps, imported_task);
 }

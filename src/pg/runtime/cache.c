@@ -237,6 +237,8 @@ tfm_cache_take(const char *name, TfmModelRow *row)
 	tfm_check_writable("train", name);
 	tfm_catalog_lookup(name, row, false);
 	tfm_check_model_privilege(row, TFM_PRIV_TRAIN);
+	/* a replicated model is trained on its publisher only */
+	tfm_check_local("model", row->id, "train", row->name);
 	e = find(row->name);		/* name may be an alias */
 	/* a model over the shared read-only weights is not trained in place */
 	if (e && e->row.id == row->id && e->row.version == row->version &&

@@ -32,8 +32,9 @@ tfm_model_specials(const TfmModelRow *row, TfmSpecials *sp)
 		sp->bos = row->bos_id;
 	if (row->eos_id >= 0)
 		sp->eos = row->eos_id;
-	/* an imported BERT-family encoder pads with its pad_token_id */
-	if (row->cfg.emb_norm && row->cfg.pad_id >= 0)
+	/* an imported BERT-family encoder pads with its pad_token_id, an
+	 * encoder-decoder with its own (a tfm one's is its tokenizer's) */
+	if ((row->cfg.emb_norm || row->cfg.task == TFM_TASK_SEQ2SEQ) && row->cfg.pad_id >= 0)
 		sp->pad = row->cfg.pad_id;
 	tfm_check_specials(row->name, &row->cfg, sp);
 }

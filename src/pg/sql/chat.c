@@ -145,7 +145,7 @@ tfm_chat_template_import(PG_FUNCTION_ARGS)
 
 	TFM_ARG_NOT_NULL(1, "tokenizer_config");
 	tfm_check_writable("import a chat template for", name);
-	tfm_check_model_owner(name);
+	tfm_check_model_owner("import a chat template for", name);
 	(void) tfm_catalog_lookup(name, &row, false);
 	if (strcmp(row.task, "lm") != 0 || !row.tokenizer)
 		ereport(ERROR,

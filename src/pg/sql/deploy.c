@@ -62,6 +62,7 @@ lock_existing_alias(const char *alias, const char *action, const char *what, Tfm
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("alias \"%s\" does not exist", alias)));
 	check_alias_rights(alias, a, what);
+	tfm_check_local("alias", a->id, action, alias);
 }
 
 PG_FUNCTION_INFO_V1(tfm_deploy);
@@ -86,7 +87,10 @@ tfm_deploy(PG_FUNCTION_ARGS)
 				 errdetail("Models and aliases share one namespace.")));
 	exists = tfm_alias_lock(alias, &a);
 	if (exists)
+	{
 		check_alias_rights(alias, &a, "replace");
+		tfm_check_local("alias", a.id, "replace", alias);
+	}
 	else if (strcmp(alias, TFM_DEFAULT_ALIAS) == 0 && !is_database_owner())
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

@@ -51,21 +51,27 @@ check_owner(const TfmObject *o, const char *name)
 }
 
 void
-tfm_check_model_owner(const char *name)
+tfm_check_model_owner(const char *action, const char *name)
 {
 	TfmObject	o;
 
 	if (find_object(name, "model", &o, true))
+	{
 		check_owner(&o, name);
+		tfm_check_local(o.kind, o.id, action, name);
+	}
 }
 
 void
-tfm_check_tokenizer_owner(const char *name)
+tfm_check_tokenizer_owner(const char *action, const char *name)
 {
 	TfmObject	o;
 
 	if (find_object(name, "tokenizer", &o, true))
+	{
 		check_owner(&o, name);
+		tfm_check_local(o.kind, o.id, action, name);
+	}
 }
 
 static TfmPriv
@@ -105,6 +111,7 @@ change(FunctionCallInfo fcinfo, bool grant)
 
 	find_object(name, type, &o, false);
 	check_owner(&o, name);
+	tfm_check_local(o.kind, o.id, "change the grants of", name);
 	if (strcmp(o.kind, "alias") == 0 && priv == TFM_PRIV_USE)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_GRANT_OPERATION),
@@ -148,6 +155,7 @@ tfm_rename_model(PG_FUNCTION_ARGS)
 	tfm_check_model_from("rename", name, new_name);
 	find_object(name, "model", &o, false);
 	check_owner(&o, name);
+	tfm_check_local(o.kind, o.id, "rename", name);
 	tfm_model_rename(name, new_name);
 	tfm_cache_forget(name);
 	PG_RETURN_VOID();

@@ -2,7 +2,9 @@
  * import.c — tfm_import and tfm_import_files: a published Hugging Face
  * checkpoint (config.json, model.safetensors, tokenizer.json) becomes a tfm
  * model owned by the caller, with its tokenizer stored under the model's
- * name; tfm_import_gguf and tfm_import_gguf_file the same from a llama GGUF
+ * name (a Marian checkpoint's source.spm, target.spm and vocab.json: two
+ * tokenizers, name and name_target; tfm_import_marian from their bytes);
+ * tfm_import_gguf and tfm_import_gguf_file the same from a llama GGUF
  * file (import/gguf.c).  tfm never fetches anything: the files are the caller's.
  *
  * The import itself is import/model.c's; the weights come through a
@@ -20,6 +22,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/fd.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -90,6 +93,38 @@ tfm_import(PG_FUNCTION_ARGS)
 								 PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4))));
 }
 
+PG_FUNCTION_INFO_V1(tfm_import_marian);
+Datum
+tfm_import_marian(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "name");
+	bytea	   *w,
+			   *s,
+			   *t;
+	TfmWeightSource src;
+	TfmMarianFiles f;
+	tfm_task	task;
+	int64		n;
+
+	TFM_ARG_NOT_NULL(1, "config");
+	TFM_ARG_NOT_NULL(2, "weights");
+	TFM_ARG_NOT_NULL(3, "source_spm");
+	TFM_ARG_NOT_NULL(4, "target_spm");
+	TFM_ARG_NOT_NULL(5, "vocab");
+	w = PG_GETARG_BYTEA_PP(2);
+	s = PG_GETARG_BYTEA_PP(3);
+	t = PG_GETARG_BYTEA_PP(4);
+	tfm_weights_from_bytea(&src, (const uint8 *) VARDATA_ANY(w), VARSIZE_ANY_EXHDR(w));
+	f.source = (const uint8 *) VARDATA_ANY(s);
+	f.source_len = VARSIZE_ANY_EXHDR(s);
+	f.target = (const uint8 *) VARDATA_ANY(t);
+	f.target_len = VARSIZE_ANY_EXHDR(t);
+	f.vocab = PG_GETARG_JSONB_P(5);
+	n = tfm_hf_import_marian(name, PG_GETARG_JSONB_P(1), &src, &f,
+							 PG_ARGISNULL(6) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(6)), &task);
+	PG_RETURN_DATUM(result_row(fcinfo, name, task, n));
+}
+
 /* a whole JSON file of the directory as jsonb, or NULL if absent and optional */
 static Jsonb *
 read_json_file(const char *dir, const char *file, bool optional)
@@ -101,6 +136,19 @@ read_json_file(const char *dir, const char *file, bool optional)
 	if (!buf)
 		return NULL;
 	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf)));
+}
+
+/* a Marian directory's tokenizer files are there (source.spm: the others are then required) */
+static bool
+marian_files(const char *dir)
+{
+	uint64		size;
+	int			fd = tfm_open_server_file(psprintf("%s/source.spm", dir), true, &size);
+
+	if (fd < 0)
+		return false;
+	CloseTransientFile(fd);
+	return true;
 }
 
 PG_FUNCTION_INFO_V1(tfm_import_files);
@@ -122,6 +170,24 @@ tfm_import_files(PG_FUNCTION_ARGS)
 	config = read_json_file(dir, "config.json", false);
 	tokenizer = read_json_file(dir, "tokenizer.json", true);
 	tfm_weights_from_dir(&src, dir);
+	if (!tokenizer && marian_files(dir))
+	{
+		/* opus-mt's tokenizer: source.spm, target.spm and vocab.json */
+		TfmMarianFiles f;
+		tfm_task	imported_task;
+		int64		n;
+
+		f.source = (const uint8 *) tfm_read_server_file(psprintf("%s/source.spm", dir), false,
+														TFM_MAX_JSON_FILE, &f.source_len);
+		f.target = (const uint8 *) tfm_read_server_file(psprintf("%s/target.spm", dir), false,
+														TFM_MAX_JSON_FILE, &f.target_len);
+		f.vocab = read_json_file(dir, "vocab.json", false);
+		n = tfm_hf_import_marian(name, config, &src, &f,
+								 PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2)),
+								 &imported_task);
+		tfm_weights_close(&src);
+		return result_row(fcinfo, name, imported_task, n);
+	}
 	result = import_model(fcinfo, name, config, &src, tokenizer,
 						  PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2)));
 	tfm_weights_close(&src);

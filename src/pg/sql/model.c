@@ -313,7 +313,7 @@ tfm_drop_model(PG_FUNCTION_ARGS)
 	int32		id;
 
 	tfm_check_writable("drop", name);
-	tfm_check_model_owner(name);
+	tfm_check_model_owner("drop", name);
 	id = tfm_model_delete(name);
 	tfm_cache_forget(name);
 	tfm_shared_forget(id);

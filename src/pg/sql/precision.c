@@ -22,6 +22,7 @@ tfm_set_precision(PG_FUNCTION_ARGS)
 	tfm_check_writable("set the precision of", name);
 	tfm_catalog_lookup(name, &row, false);
 	tfm_check_model_privilege(&row, TFM_PRIV_TRAIN);
+	tfm_check_local("model", row.id, "set the precision of", row.name);
 	tfm_catalog_set_precision(row.id, prec);
 	PG_RETURN_VOID();
 }

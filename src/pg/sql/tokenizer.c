@@ -51,7 +51,7 @@ tfm_tokenizer_drop(PG_FUNCTION_ARGS)
 {
 	char	   *name = tfm_text_arg(fcinfo, 0, "name");
 
-	tfm_check_tokenizer_owner(name);
+	tfm_check_tokenizer_owner("drop", name);
 	tfm_tokenizer_delete(name);
 	PG_RETURN_VOID();
 }

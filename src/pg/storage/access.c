@@ -90,7 +90,11 @@ uint64
 tfm_spi_exec(const char *sql, int nargs, Oid *types, Datum *args, const char *nulls,
 			 bool read_only, long count, int expect, const char *err)
 {
-	if (SPI_execute_with_args(sql, nargs, types, args, nulls, read_only, count) != expect)
+	SPIPlanPtr	plan = tfm_kept_plan(sql, nargs, types);
+	int			rc = plan != NULL ? SPI_execute_plan(plan, args, nulls, read_only, count) :
+		SPI_execute_with_args(sql, nargs, types, args, nulls, read_only, count);
+
+	if (rc != expect)
 		elog(ERROR, "%s", err);
 	return SPI_processed;
 }

@@ -102,7 +102,8 @@ tfm_config_json(const tfm_config *c)
 					 c->positions == TFM_POS_SINUSOIDAL ? "sinusoidal" :
 					 c->positions == TFM_POS_ROPE ? "rope" : "learned",
 					 c->activation == TFM_ACT_GELU_TANH ? "gelu_tanh" :
-					 c->activation == TFM_ACT_GELU ? "gelu" : "relu",
+					 c->activation == TFM_ACT_GELU ? "gelu" :
+					 c->activation == TFM_ACT_SILU ? "silu" : "relu",
 					 c->pooling == TFM_POOL_CLS ? "cls" : "mean",
 					 c->tie ? "true" : "false", c->scale_embeddings ? "true" : "false",
 					 c->pad_id, c->dropout, c->attn_dropout);
@@ -137,6 +138,10 @@ tfm_config_json(const tfm_config *c)
 		appendStringInfo(&s, ", \"pos_offset\": %d", c->pos_offset);
 	if (c->cls_pre)
 		appendStringInfo(&s, ", \"cls_pre\": \"%s\"", c->cls_pre == TFM_CLS_PRE_TANH ? "tanh" : "relu");
+	if (c->sinus_halves)
+		appendStringInfoString(&s, ", \"sinus_halves\": true");
+	if (c->out_bias)
+		appendStringInfoString(&s, ", \"out_bias\": true");
 	appendStringInfoChar(&s, '}');
 	return s.data;
 }
@@ -173,7 +178,8 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"(config->>'d_ff')::int, (config->>'max_len')::int, (config->>'n_classes')::int, "
 		"(config->>'norm' = 'pre')::int, "
 		"CASE config->>'positions' WHEN 'sinusoidal' THEN 1 WHEN 'rope' THEN 2 ELSE 0 END, "
-		"CASE config->>'activation' WHEN 'gelu' THEN 1 WHEN 'gelu_tanh' THEN 2 ELSE 0 END, "
+		"CASE config->>'activation' WHEN 'gelu' THEN 1 WHEN 'gelu_tanh' THEN 2 WHEN 'silu' THEN 3 "
+		"ELSE 0 END, "
 		"(config->>'pooling' = 'cls')::int, "
 		"(config->>'tie_embeddings')::bool::int, (config->>'scale_embeddings')::bool::int, "
 		"(config->>'pad_id')::int, (config->>'dropout')::real, (config->>'attention_dropout')::real, "
@@ -193,7 +199,9 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"ELSE -1 END, "
 		"coalesce((config->>'post_norms')::bool::int, 0), coalesce((config->>'attn_scale')::real, 0), "
 		"coalesce((config->>'attn_softcap')::real, 0), coalesce((config->>'final_softcap')::real, 0), "
-		"coalesce((config->>'head_size')::int, 0) "
+		"coalesce((config->>'head_size')::int, 0), "
+		"coalesce((config->>'sinus_halves')::bool::int, 0), coalesce((config->>'out_bias')::bool::int, 0), "
+		"coalesce(config->>'imported_from' = 'marian', false) "
 		/* a model of that name, else the model an alias of that name deploys */
 		"FROM tfm.models WHERE name = $1 "
 		"OR id = (SELECT model_id FROM tfm.aliases WHERE name = $1) "
@@ -334,6 +342,10 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	row->cfg.attn_softcap = DatumGetFloat4(SPI_getbinval(tup, td, 48, &isnull));
 	row->cfg.final_softcap = DatumGetFloat4(SPI_getbinval(tup, td, 49, &isnull));
 	row->cfg.head_size = get_int(tup, td, 50);
+	/* added for Marian */
+	row->cfg.sinus_halves = get_int(tup, td, 51);
+	row->cfg.out_bias = get_int(tup, td, 52);
+	row->hf_beam = DatumGetBool(SPI_getbinval(tup, td, 53, &isnull));
 	tfm_owner_row_end(&r);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,

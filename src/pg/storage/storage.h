@@ -3,7 +3,7 @@
  * and the owner's SQL sections (access.c), models and their tensors
  * (catalog.c, models.c), aliases and their history (aliases.c), grants
  * (grants.c), what a role owns (owned.c), tokenizers' rows (tokenizers.c),
- * the training history (history.c).
+ * the training history (history.c), the node a row comes from (origin.c).
  */
 #ifndef TFM_PG_STORAGE_H
 #define TFM_PG_STORAGE_H
@@ -11,6 +11,7 @@
 #include "postgres.h"
 #include "access/htup.h"
 #include "access/tupdesc.h"
+#include "executor/spi.h"
 #include "datatype/timestamp.h"
 #include "lib/stringinfo.h"
 #include "utils/jsonb.h"
@@ -65,8 +66,9 @@ void		tfm_as_owner_end(TfmAsOwner *s);
 /* SPI_connect / SPI_finish around a section of catalog SQL */
 void		tfm_spi_connect_owner(TfmAsOwner *s);
 void		tfm_spi_finish_owner(TfmAsOwner *s);
-/* SPI_execute_with_args inside such a section: errors with err unless it
- * returns expect; the rows processed (SPI_tuptable stays readable) */
+/* SPI_execute_with_args inside such a section (its plan kept: kept_plans.c):
+ * errors with err unless it returns expect; the rows processed
+ * (SPI_tuptable stays readable) */
 uint64		tfm_spi_exec(const char *sql, int nargs, Oid *types, Datum *args,
 						 const char *nulls, bool read_only, long count, int expect,
 						 const char *err);
@@ -92,6 +94,9 @@ uint64		tfm_spi_exec_owner(const char *sql, int nargs, Oid *types, Datum *args,
 							   const char *nulls, bool read_only, long count, int expect,
 							   const char *err);
 
+/* sql's plan prepared once per backend and kept; NULL: run it unprepared */
+SPIPlanPtr	tfm_kept_plan(const char *sql, int nargs, const Oid *types);
+
 const char *tfm_priv_name(TfmPriv p);
 bool		tfm_acl_allows(const TfmAcl *acl, TfmPriv priv, Oid role);
 int			tfm_oid_array(Datum d, Oid **out);
@@ -102,9 +107,22 @@ void		tfm_check_model_privilege(const struct TfmModelRow *row, TfmPriv priv);
 void		tfm_check_tokenizer_use(const char *name);
 /* errors on a standby or in a read-only transaction */
 void		tfm_check_writable(const char *action, const char *name);
-void		tfm_check_tokenizer_owner(const char *name);
+/* the owner (and not a replicated object: tfm_check_local) may do action */
+void		tfm_check_tokenizer_owner(const char *action, const char *name);
 /* only the row's owner columns: works on models this build cannot load */
-void		tfm_check_model_owner(const char *name);
+void		tfm_check_model_owner(const char *action, const char *name);
+
+/* ---- nodes: where a row comes from (origin.c) ---- */
+/* ids are node << TFM_NODE_ID_BITS | a count below 2^TFM_NODE_ID_BITS */
+#define TFM_NODE_ID_BITS 20
+#define TFM_NODE_MAX 2047
+/* the node a database takes unless tfm_set_node chose one */
+int32		tfm_default_node_number(void);
+/* this database's node (0: a catalog from before 0.4) */
+int32		tfm_local_node(void);
+/* errors 55000 if the object (kind "model", "tokenizer" or "alias", its row
+ * id) was created on another node, i.e. came by logical replication */
+void		tfm_check_local(const char *kind, int32 id, const char *action, const char *name);
 
 /* ---- a model's catalog row (catalog.c) ---- */
 typedef struct TfmModelRow
@@ -126,6 +144,8 @@ typedef struct TfmModelRow
 	int			truncation;		/* classify: tfm_truncation of long inputs (config truncation;
 								 * absent: head_tail) */
 	tfm_config	cfg;
+	bool		hf_beam;		/* beam search as Hugging Face's generate (an imported
+								 * Marian: config imported_from "marian") */
 } TfmModelRow;
 
 /* ---- tfm.models rows (models.c) ---- */
