@@ -881,3 +881,43 @@ END
 $$;
 COMMENT ON FUNCTION tfm_gguf_kept(text) IS
   'what the GGUF import did with each tensor of a model: Q4_0 blocks kept as they are for int4, or converted to float32';
+
+-- a publication carries an imported GGUF file's kept blocks too (int4 runs
+-- them on a subscriber as on the publisher): a table of a model's rows like
+-- tfm.tensors, moved with its model by tfm_set_node, its replicated rows
+-- refused when they carry this database's own node
+CREATE OR REPLACE FUNCTION tfm.move_node(old_node integer, new_node integer) RETURNS bigint
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp SET session_replication_role = replica
+AS $$
+DECLARE
+    delta bigint := (new_node::bigint - old_node) << 20;
+    moved bigint := 0;
+    n bigint;
+BEGIN
+    UPDATE tfm.models SET id = id + delta WHERE id >> 20 = old_node;
+    GET DIAGNOSTICS n = ROW_COUNT; moved := moved + n;
+    UPDATE tfm.tensors SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
+    UPDATE tfm.history SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
+    UPDATE tfm.checkpoints SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
+    UPDATE tfm.checkpoint_tensors SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
+    UPDATE tfm.aliases SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
+    UPDATE tfm.alias_history SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
+    UPDATE tfm.gguf_tensors SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
+    UPDATE tfm.tokenizers SET id = id + delta WHERE id >> 20 = old_node;
+    GET DIAGNOSTICS n = ROW_COUNT; moved := moved + n;
+    UPDATE tfm.vocab SET tokenizer_id = tokenizer_id + delta WHERE tokenizer_id >> 20 = old_node;
+    UPDATE tfm.merges SET tokenizer_id = tokenizer_id + delta WHERE tokenizer_id >> 20 = old_node;
+    UPDATE tfm.aliases SET id = id + delta WHERE id >> 20 = old_node;
+    GET DIAGNOSTICS n = ROW_COUNT; moved := moved + n;
+    UPDATE tfm.aliases SET history_id = history_id + delta WHERE history_id >> 20 = old_node;
+    UPDATE tfm.alias_history SET id = id + delta WHERE id >> 20 = old_node;
+    UPDATE tfm.alias_history SET previous = previous + delta WHERE previous >> 20 = old_node;
+    RETURN moved;
+END
+$$;
+CREATE TRIGGER refuse_own_node BEFORE INSERT ON tfm.gguf_tensors FOR EACH ROW EXECUTE FUNCTION tfm.refuse_own_node();
+ALTER TABLE tfm.gguf_tensors ENABLE REPLICA TRIGGER refuse_own_node;
+CREATE OR REPLACE FUNCTION tfm.publication_tables() RETURNS regclass[]
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$ SELECT '{tfm.tokenizers, tfm.vocab, tfm.merges, tfm.models, tfm.tensors,
+               tfm.history, tfm.alias_history, tfm.aliases, tfm.gguf_tensors}'::regclass[] $$;
