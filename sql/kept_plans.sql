@@ -11,6 +11,7 @@ SET client_min_messages = warning;
 CREATE EXTENSION tfm;
 SET tfm.threads = 1;
 SET tfm.progress = off;
+SET tfm.share_weights = off;  -- a dropped extension's weight files stay until a restart
 CREATE TABLE d (t text, l text);
 INSERT INTO d SELECT CASE WHEN i % 2 = 0 THEN 'good fine ' ELSE 'bad poor ' END || i,
                      CASE WHEN i % 2 = 0 THEN 'pos' ELSE 'neg' END
