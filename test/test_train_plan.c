@@ -1,7 +1,7 @@
 /*
  * test_train_plan.c — a training run's defaults (tfm_train_defaults): the
  * held-out share per task, and the regularisation the planned passes call
- * for (tfm_train_regularisation): none up to 2 passes, then rising, at the
+ * for (tfm_train_regularisation, per task): none up to 2 passes, then rising, at the
  * documented steps (doc/reference.md, tfm_train); and the recipe per task
  * (README, Training): pre-LN everywhere, cosine everywhere, peak lr, label
  * smoothing (seq2seq only) and batch rows.
@@ -70,15 +70,38 @@ test_regularisation(void)
 	static const double passes[] = {0.2, 1, 2, 2.01, 4, 4.5, 16, 16.5, 32, 33, 1000};
 	static const float dropout[] = {0, 0, 0, 0.05f, 0.05f, 0.1f, 0.1f, 0.15f, 0.15f, 0.2f, 0.2f};
 	static const float wd[] = {0.01f, 0.01f, 0.01f, 0.01f, 0.01f, 0.05f, 0.05f, 0.1f, 0.1f, 0.1f, 0.1f};
+	/* classifiers and seq2seq models; a language model below */
+	static const int tasks[] = {TFM_TASK_CLASSIFY, TFM_TASK_SEQ2SEQ};
 
 	for (size_t i = 0; i < sizeof(passes) / sizeof(passes[0]); i++)
 	{
 		float		d = -1.0f,
 					w = -1.0f;
 
-		tfm_train_regularisation(passes[i], &d, &w);
-		CHECK(d == dropout[i] && w == wd[i], "%g passes: dropout %g weight decay %g, want %g %g",
-			  passes[i], d, w, dropout[i], wd[i]);
+		for (size_t t = 0; t < 2; t++)
+		{
+			int			task = tasks[t];
+
+			tfm_train_regularisation(task, passes[i], &d, &w);
+			CHECK(d == dropout[i] && w == wd[i], "task %d, %g passes: dropout %g weight decay %g, want %g %g",
+				  task, passes[i], d, w, dropout[i], wd[i]);
+		}
+	}
+	/* a language model: the same steps later */
+	{
+		static const double lm_passes[] = {2, 2.01, 8, 8.5, 34, 68, 128, 129, 256, 257};
+		static const float lm_dropout[] = {0, 0.05f, 0.05f, 0.1f, 0.1f, 0.1f, 0.1f, 0.15f, 0.15f, 0.2f};
+		static const float lm_wd[] = {0.01f, 0.01f, 0.01f, 0.01f, 0.01f, 0.01f, 0.01f, 0.05f, 0.05f, 0.1f};
+
+		for (size_t i = 0; i < sizeof(lm_passes) / sizeof(lm_passes[0]); i++)
+		{
+			float		d = -1.0f,
+						w = -1.0f;
+
+			tfm_train_regularisation(TFM_TASK_LM, lm_passes[i], &d, &w);
+			CHECK(d == lm_dropout[i] && w == lm_wd[i], "lm, %g passes: dropout %g weight decay %g, want %g %g",
+				  lm_passes[i], d, w, lm_dropout[i], lm_wd[i]);
+		}
 	}
 }
 

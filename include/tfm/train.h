@@ -68,13 +68,17 @@ void		tfm_train_defaults(const tfm_config *c, tfm_train_opts *o, int *batch,
 /*
  * Regularisation from the planned passes over the training data (epochs,
  * or the steps a max_steps or time_limit budget allows over the steps of
- * one epoch): none up to 2 passes, then dropout 0.05 (up to 4), 0.1 (16),
- * 0.15 (32), 0.2 beyond; weight decay TFM_WEIGHT_DECAY_DEFAULT up to 4
- * passes, 0.05 up to 16, 0.1 beyond (TRAINING-NOTES: a small corpus seen
- * many times needs dropout 0.1-0.2).  For models created without an
+ * one epoch), for a model of task (TFM_TASK_*).  Classifiers and seq2seq:
+ * none up to 2 passes, then dropout 0.05 (up to 4), 0.1 (16), 0.15 (32),
+ * 0.2 beyond; weight decay TFM_WEIGHT_DECAY_DEFAULT up to 4 passes, 0.05 up
+ * to 16, 0.1 beyond (TRAINING-NOTES: a small corpus seen many times needs
+ * dropout 0.1-0.2).  Language models: none up to 2 passes, 0.05 up to 8,
+ * 0.1 up to 128, 0.15 up to 256, 0.2 beyond; weight decay the default up
+ * to 128, 0.05 up to 256, 0.1 beyond.  For models created without an
  * explicit dropout and runs without an explicit weight_decay.
  */
-void		tfm_train_regularisation(double passes, float *dropout, float *weight_decay);
+void		tfm_train_regularisation(int task, double passes, float *dropout,
+									 float *weight_decay);
 
 /* 0, TFM_ENOMEM, or TFM_EUNSUPPORTED for a precision training does not have (int8) */
 int			tfm_trainer_init(tfm_trainer *tr, tfm_model *m, const tfm_train_opts *o);

@@ -106,7 +106,7 @@ plan_run(TrainRun *run, tfm_train_opts *o)
 	if (run->time_limit_us > 0 && run->fit_base_s < 0.0)
 		passes = Min(passes, 1.0);
 	run->planned_passes = passes;
-	tfm_train_regularisation(passes, &dropout, &wd);
+	tfm_train_regularisation(run->row.cfg.task, passes, &dropout, &wd);
 	if (run->auto_dropout)
 		tfm_run_apply_dropout(run, dropout);
 	if (run->auto_wd)
