@@ -7,7 +7,8 @@
  * penalty lp(n) = ((5 + n) / 6)^alpha (alpha 0 = raw score).  A source is
  * done when it has `beam` finished hypotheses and no live one can beat the
  * best finished, or when max_tokens are produced (live hypotheses then
- * count as finished).
+ * count as finished).  hf_rules: Hugging Face's lengths and stopping rule
+ * instead (tfm_beam_opts).
  */
 #ifndef TFM_BEAM_H
 #define TFM_BEAM_H
@@ -33,6 +34,15 @@ typedef struct tfm_beam_opts
 	int32_t		bos,
 				eos,
 				pad;			/* never produced (nor <bos>) */
+	/*
+	 * Hugging Face's rules (generate's BeamSearchScorer, early_stopping
+	 * False), for imported models: a hypothesis of n tokens scores
+	 * logprob / (n + 1)^alpha when it ended in <eos> and logprob / n^alpha
+	 * when max_tokens cut it; a source is done when it has `beam` finished
+	 * and the best extension's score / (t + 1)^alpha at step t (from 0)
+	 * does not beat the worst of them.
+	 */
+	int			hf_rules;
 } tfm_beam_opts;
 
 /*

@@ -39,7 +39,8 @@ typedef enum tfm_positions
 {
 	TFM_POS_LEARNED = 0,
 	TFM_POS_SINUSOIDAL = 1,
-	TFM_POS_ROPE = 2			/* rotary, applied to queries and keys (llama) */
+	TFM_POS_ROPE = 2,			/* rotary, applied to queries and keys (llama) */
+	TFM_POS_RELATIVE = 3		/* T5's bucketed relative position bias in the attention */
 } tfm_positions;
 
 /* a llama block's gated feed-forward: act(gate) ⊙ up */
@@ -53,8 +54,10 @@ typedef enum tfm_gated_act
 typedef enum tfm_arch
 {
 	TFM_ARCH_TFM = 0,
-	TFM_ARCH_LLAMA = 1			/* RMSNorm, rotary, SwiGLU, grouped-query, no biases
+	TFM_ARCH_LLAMA = 1,			/* RMSNorm, rotary, SwiGLU, grouped-query, no biases
 								 * but optionally q/k/v's (qkv_bias, Qwen2) */
+	TFM_ARCH_T5 = 2				/* T5's encoder-decoder (t5_block.c): RMSNorm, relative
+								 * position bias, unscaled scores, no biases */
 } tfm_arch;
 
 typedef enum tfm_pooling
@@ -103,6 +106,10 @@ typedef struct tfm_config
 	int			emb_norm;		/* layer norm emb_ln on the summed embeddings */
 	int			pos_offset;		/* row of pos_emb for position 0 (RoBERTa: 2) */
 	int			cls_pre;		/* tfm_cls_pre: a dense layer between pooling and cls */
+	/* T5 (arch t5, positions relative; head_size is d_kv); 0 everywhere = none of it */
+	int			rel_buckets;	/* relative_attention_num_buckets */
+	int			rel_max_distance;	/* relative_attention_max_distance */
+	int			ff_gated;		/* feed-forward act(x·wi_0) ⊙ (x·wi_1) (gated-gelu: GeGLU) */
 } tfm_config;
 
 /* key/value heads, a head's width, the queries' and the keys' widths, and the fused Q|K|V projection's width */
@@ -141,8 +148,11 @@ tfm_config_qkv_width(const tfm_config *c)
 static inline int
 tfm_config_ff1_width(const tfm_config *c)
 {
-	return c->arch == TFM_ARCH_LLAMA ? 2 * c->d_ff : c->d_ff;
+	return c->arch == TFM_ARCH_LLAMA || c->ff_gated ? 2 * c->d_ff : c->d_ff;
 }
+
+/* the scale of the decoder's top output before a tied head (T5: d_model^-½), else 1 */
+float		tfm_config_out_scale(const tfm_config *c);
 
 /* the classifier's optional dense layer after pooling (cls.pre.w, cls.pre.b) */
 typedef enum tfm_cls_pre
@@ -217,6 +227,8 @@ typedef struct tfm_weights
 			   *dec_lnf_b;		/* (d) pre-LN only */
 	tfm_block_w *enc;			/* [enc_layers] */
 	tfm_block_w *dec;			/* [dec_layers] */
+	float	   *enc_rel_bias,
+			   *dec_rel_bias;	/* (rel_buckets, heads) T5's relative position bias */
 } tfm_weights;
 
 typedef struct tfm_batch

@@ -61,6 +61,18 @@ penalty(float alpha, int n)
 	return alpha <= 0.0f ? 1.0f : powf((5.0f + (float) n) / 6.0f, alpha);
 }
 
+/*
+ * The divisor of a hypothesis of n tokens: GNMT's, or with hf_rules
+ * Hugging Face's length^alpha, its length counting the <eos> that ended it
+ */
+static double
+hyp_penalty(const tfm_beam_opts *o, int n, bool finished)
+{
+	if (!o->hf_rules)
+		return penalty(o->length_penalty, n);
+	return o->length_penalty == 0.0f ? 1.0 : pow((double) (n + (finished ? 1 : 0)), o->length_penalty);
+}
+
 typedef struct source_state
 {
 	tfm_hyp    *fin;			/* up to beam finished */
@@ -69,9 +81,10 @@ typedef struct source_state
 } source_state;
 
 static void
-add_finished(source_state *s, int beam, const int32_t *ids, int n, float logprob, float alpha)
+add_finished(source_state *s, int beam, const int32_t *ids, int n, float logprob,
+			 const tfm_beam_opts *o, bool finished)
 {
-	float		score = logprob / penalty(alpha, n);
+	float		score = (float) (logprob / hyp_penalty(o, n, finished));
 	int			worst = -1;
 
 	if (s->nfin == beam)
@@ -282,8 +295,7 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 				if (cd->tok == o->eos)
 				{
 					if (i < K)
-						add_finished(s, K, hist + (size_t) parent * (T + 1), t, cd->score,
-									 o->length_penalty);
+						add_finished(s, K, hist + (size_t) parent * (T + 1), t, cd->score, o, true);
 					continue;
 				}
 				from[kept + live] = parent;
@@ -301,7 +313,9 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 				for (int i = 0; i < s->nfin; i++)
 					if (s->fin[i].score < worst_fin)
 						worst_fin = s->fin[i].score;
-				if (live == 0 || best_live / penalty(o->length_penalty, T) <= worst_fin)
+				if (live == 0 || (o->hf_rules ?
+								  worst_fin >= (float) (cands[0].score / hyp_penalty(o, t + 1, false)) :
+								  best_live / penalty(o->length_penalty, T) <= worst_fin))
 					s->done = true;
 			}
 			else if (live == 0)
@@ -342,7 +356,7 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 			for (int r = 0; r < kept; r++)
 				if (score[r] > -INFINITY)
 					add_finished(&st[act[r / K]], K, hist + (size_t) r * (T + 1), t + 1, score[r],
-								 o->length_penalty);
+								 o, false);
 		}
 	}
 	for (int b = 0; b < B; b++)
