@@ -87,6 +87,7 @@ tfm_translate_sources(tfm_model *m, const TfmModelRow *row, int32 **src, const i
 	bo.bos = sp.bos;
 	bo.eos = sp.eos;
 	bo.pad = sp.pad;
+	bo.hf_rules = c->arch == TFM_ARCH_T5;	/* an imported T5 decodes as generate() does */
 	if (c->positions == TFM_POS_LEARNED && bo.max_tokens > c->max_len - 1)
 	{
 		if (o->max_tokens > 0)

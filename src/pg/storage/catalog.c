@@ -100,7 +100,8 @@ tfm_config_json(const tfm_config *c)
 					 c->dec_layers, c->d_ff, c->max_len, c->n_classes,
 					 c->norm == TFM_NORM_PRE ? "pre" : "post",
 					 c->positions == TFM_POS_SINUSOIDAL ? "sinusoidal" :
-					 c->positions == TFM_POS_ROPE ? "rope" : "learned",
+					 c->positions == TFM_POS_ROPE ? "rope" :
+					 c->positions == TFM_POS_RELATIVE ? "relative" : "learned",
 					 c->activation == TFM_ACT_GELU_TANH ? "gelu_tanh" :
 					 c->activation == TFM_ACT_GELU ? "gelu" : "relu",
 					 c->pooling == TFM_POOL_CLS ? "cls" : "mean",
@@ -111,6 +112,8 @@ tfm_config_json(const tfm_config *c)
 		appendStringInfo(&s, ", \"layer_norm_eps\": %.9g", c->ln_eps);
 	if (c->arch == TFM_ARCH_LLAMA)
 		appendStringInfoString(&s, ", \"arch\": \"llama\"");
+	else if (c->arch == TFM_ARCH_T5)
+		appendStringInfoString(&s, ", \"arch\": \"t5\"");
 	if (c->kv_heads > 0)
 		appendStringInfo(&s, ", \"kv_heads\": %d", c->kv_heads);
 	if (c->rope_theta > 0.0f)
@@ -137,6 +140,11 @@ tfm_config_json(const tfm_config *c)
 		appendStringInfo(&s, ", \"pos_offset\": %d", c->pos_offset);
 	if (c->cls_pre)
 		appendStringInfo(&s, ", \"cls_pre\": \"%s\"", c->cls_pre == TFM_CLS_PRE_TANH ? "tanh" : "relu");
+	if (c->rel_buckets)			/* T5 */
+		appendStringInfo(&s, ", \"rel_buckets\": %d, \"rel_max_distance\": %d",
+						 c->rel_buckets, c->rel_max_distance);
+	if (c->ff_gated)
+		appendStringInfoString(&s, ", \"ff_gated\": true");
 	appendStringInfoChar(&s, '}');
 	return s.data;
 }
@@ -172,7 +180,8 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"(config->>'heads')::int, (config->>'enc_layers')::int, (config->>'dec_layers')::int, "
 		"(config->>'d_ff')::int, (config->>'max_len')::int, (config->>'n_classes')::int, "
 		"(config->>'norm' = 'pre')::int, "
-		"CASE config->>'positions' WHEN 'sinusoidal' THEN 1 WHEN 'rope' THEN 2 ELSE 0 END, "
+		"CASE config->>'positions' WHEN 'sinusoidal' THEN 1 WHEN 'rope' THEN 2 "
+		"WHEN 'relative' THEN 3 ELSE 0 END, "
 		"CASE config->>'activation' WHEN 'gelu' THEN 1 WHEN 'gelu_tanh' THEN 2 ELSE 0 END, "
 		"(config->>'pooling' = 'cls')::int, "
 		"(config->>'tie_embeddings')::bool::int, (config->>'scale_embeddings')::bool::int, "
@@ -193,7 +202,11 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"ELSE -1 END, "
 		"coalesce((config->>'post_norms')::bool::int, 0), coalesce((config->>'attn_scale')::real, 0), "
 		"coalesce((config->>'attn_softcap')::real, 0), coalesce((config->>'final_softcap')::real, 0), "
-		"coalesce((config->>'head_size')::int, 0) "
+		"coalesce((config->>'head_size')::int, 0), "
+		/* added for T5 */
+		"(config->>'arch' = 't5')::int, coalesce((config->>'rel_buckets')::int, 0), "
+		"coalesce((config->>'rel_max_distance')::int, 0), "
+		"coalesce((config->>'ff_gated')::bool::int, 0) "
 		/* a model of that name, else the model an alias of that name deploys */
 		"FROM tfm.models WHERE name = $1 "
 		"OR id = (SELECT model_id FROM tfm.aliases WHERE name = $1) "
@@ -334,6 +347,16 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	row->cfg.attn_softcap = DatumGetFloat4(SPI_getbinval(tup, td, 48, &isnull));
 	row->cfg.final_softcap = DatumGetFloat4(SPI_getbinval(tup, td, 49, &isnull));
 	row->cfg.head_size = get_int(tup, td, 50);
+	/* added for T5 */
+	{
+		Datum		d = SPI_getbinval(tup, td, 51, &isnull);
+
+		if (!isnull && DatumGetInt32(d))
+			row->cfg.arch = TFM_ARCH_T5;
+	}
+	row->cfg.rel_buckets = get_int(tup, td, 52);
+	row->cfg.rel_max_distance = get_int(tup, td, 53);
+	row->cfg.ff_gated = get_int(tup, td, 54);
 	tfm_owner_row_end(&r);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,
