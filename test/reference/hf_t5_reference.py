@@ -231,8 +231,13 @@ class Hyps:
 
 
 def beam_search(model, src, K, lp):
-    """GenerationMixin._beam_search with BeamSearchScorer, one source, as
-    Hugging Face runs it for an encoder-decoder (decoder prompt: the start id)"""
+    """GenerationMixin._beam_search with BeamSearchScorer (transformers 4.3x-4.4x),
+    one source, as Hugging Face runs it for an encoder-decoder (decoder prompt:
+    the start id): the 2K best extensions over all beams; a </s> among the first
+    K ends a hypothesis of generated_len = cur_len - 1 (the tokens after the
+    start id, </s> counted); done (early_stopping False) when K are finished and
+    the best extension / (cur_len - 1)^lp cannot beat the worst; at max length
+    the live beams join with generated_len = their tokens after the start id"""
     enc, mask = model.encode(src[None])
     enc, mask = enc.expand(K, -1, -1), mask.expand(K, -1, -1, -1)
     ids = torch.full((K, 1), PAD)
