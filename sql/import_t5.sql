@@ -52,6 +52,16 @@ SELECT r.src, n.rank, n.translation = tfm_detokenize('t5_v11', ARRAY(SELECT json
        abs(n.score - (r.scores->>(n.rank - 1))::float8) < 1e-4 AS same_score
   FROM t5ref r, tfm_translate_nbest('t5_v11', r.source, 3, 3) n
  WHERE r.m = 't5_v11' AND r.src = 0 ORDER BY r.src, n.rank;
+-- mT5 (model_type mt5, MT5ForConditionalGeneration) is T5 v1.1's computation: the same beams
+SELECT * FROM tfm_import('mt5', jsonb_set(jsonb_set(:'cfg11'::jsonb, '{model_type}', '"mt5"'),
+                                          '{architectures}', '["MT5ForConditionalGeneration"]'),
+                         decode(:'w11', 'base64'), :'tok11'::jsonb);
+SELECT src, tfm_translate('mt5', source, beam => 3, length_penalty => lp, max_tokens => 12)
+     = tfm_detokenize('mt5', ARRAY(SELECT jsonb_array_elements_text(beams->0)::int)) AS mt5_matches
+  FROM t5ref WHERE m = 't5_v11' ORDER BY src;
+SELECT config->>'imported_from' AS imported_from FROM tfm.models WHERE name = 'mt5';
+SELECT tfm_drop_model('mt5');
+SELECT tfm_tokenizer_drop('mt5');
 -- a text-to-text prompt is a source like any other
 SELECT length(tfm_translate('t5_v11', 'summarize: The quick brown fox jumps over the lazy dog.', beam => 2)) > 0 AS summarizes;
 
