@@ -289,7 +289,7 @@ main(void)
 			int			Ts = (int) ids(c, "src", src, 64),
 						nb = (int) ids(c, l ? "beam4_lp0.6" : "beam4_lp1.0", bref, 64);
 			tfm_beam_opts o = {.beam = 4, .length_penalty = l ? 0.6f : 1.0f,
-			.max_tokens = MAX_LENGTH - 1, .nbest = 1, .bos = PAD, .eos = EOS, .pad = PAD, .hf = 1};
+			.max_tokens = MAX_LENGTH - 1, .nbest = 1, .bos = PAD, .eos = EOS, .pad = PAD, .hf_rules = 1, .forced_eos = 1};
 			tfm_hyp		h;
 
 			CHECK(tfm_beam_search(m, src, 1, Ts, &o, &h, NULL, NULL) == 0, "beam search");
