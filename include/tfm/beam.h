@@ -43,7 +43,10 @@ typedef struct tfm_beam_opts
 	 * step t (from 0) does not beat the worst of them.
 	 */
 	int			hf_rules;
-	/* the last step (max_tokens) can only be <eos> (generate's forced_eos_token_id) */
+	/*
+	 * the last step (max_tokens) can only be <eos>, with probability 1 (its
+	 * hypothesis keeps its score: generate's forced_eos_token_id)
+	 */
 	int			forced_eos;
 } tfm_beam_opts;
 

@@ -136,9 +136,9 @@ row_logsumexp(const float *z, int V)
 /*
  * The w best extensions of one live row: its score plus the log-probability
  * of each of its w likeliest next tokens, best first (ties to the lower id);
- * padding and <bos> are never produced, nor anything but <eos> with
- * eos_only (forced_eos's last step).  Returns how many (fewer than w only if
- * the vocabulary is that small).
+ * padding and <bos> are never produced; with eos_only (forced_eos's last
+ * step) only <eos>, at the row's score.  Returns how many (fewer than w only
+ * if the vocabulary is that small).
  */
 static int
 row_candidates(const float *z, int V, float score, int row, int w, const tfm_beam_opts *o,
@@ -165,7 +165,8 @@ row_candidates(const float *z, int V, float score, int row, int w, const tfm_bea
 	}
 	for (int i = 0; i < n; i++)
 	{
-		out[i].score = score + (z[tok[i]] - lse);
+		/* a forced <eos> has probability 1 (generate's ForcedEOSTokenLogitsProcessor) */
+		out[i].score = eos_only ? score : score + (z[tok[i]] - lse);
 		out[i].row = row;
 		out[i].tok = tok[i];
 	}
