@@ -95,7 +95,7 @@ SELECT * FROM tfm_import('x', '[1]', (SELECT w FROM fx));
 SELECT * FROM tfm_import('x', (SELECT cfg - 'model_type' FROM fx), (SELECT w FROM fx));
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{model_type}', '"llama"') FROM fx), (SELECT w FROM fx));
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{model_type}', '"bert"') FROM fx), (SELECT w FROM fx));
-SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{model_type}', '"t5"') FROM fx), (SELECT w FROM fx));
+SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{model_type}', '"bart"') FROM fx), (SELECT w FROM fx));
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{architectures}', '["GPT2ForSequenceClassification"]') FROM fx), (SELECT w FROM fx));
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{activation_function}', '"relu"') FROM fx), (SELECT w FROM fx));
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{scale_attn_by_inverse_layer_idx}', 'true') FROM fx), (SELECT w FROM fx));

@@ -289,7 +289,7 @@ main(void)
 			int			Ts = (int) ids(c, "src", src, 64),
 						nb = (int) ids(c, l ? "beam4_lp0.6" : "beam4_lp1.0", bref, 64);
 			tfm_beam_opts o = {.beam = 4, .length_penalty = l ? 0.6f : 1.0f,
-			.max_tokens = MAX_LENGTH - 1, .nbest = 1, .bos = PAD, .eos = EOS, .pad = PAD, .hf = 1};
+			.max_tokens = MAX_LENGTH - 1, .nbest = 1, .bos = PAD, .eos = EOS, .pad = PAD, .hf_rules = 1, .forced_eos = 1};
 			tfm_hyp		h;
 
 			CHECK(tfm_beam_search(m, src, 1, Ts, &o, &h, NULL, NULL) == 0, "beam search");
@@ -297,6 +297,14 @@ main(void)
 			CHECK(h.n == nb - 2 && memcmp(h.ids, bref + 1, sizeof(int32_t) * h.n) == 0,
 				  "case %d, length penalty %s: beam ids differ (%d vs %d tokens)", k,
 				  l ? "0.6" : "1.0", h.n, nb - 2);
+			/* and its score, Hugging Face's (a forced </s> adds nothing to it) */
+			{
+				const char *sc = strstr(c, l ? "\"beam4_lp0.6_score\": " : "\"beam4_lp1.0_score\": ");
+				double		want = sc ? strtod(strchr(sc, ':') + 1, NULL) : NAN;
+
+				CHECK(fabs(h.score - want) < 1e-4, "case %d, length penalty %s: score %.6f vs %.6f",
+					  k, l ? "0.6" : "1.0", h.score, want);
+			}
 			tfm_hyps_free(&h, 1);
 		}
 

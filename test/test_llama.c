@@ -12,6 +12,7 @@
  * model whose out.w is the embedding transposed, in the full pass and the cache.
  */
 #include "check.h"
+#include "model_fixtures.h"
 #include "tfm/blas.h"
 #include "tfm/decode.h"
 #include "tfm/hf_import.h"
@@ -490,22 +491,6 @@ tiny_config(int tie, int qkv_bias, int gemma)
 	return c;
 }
 
-typedef struct
-{
-	tfm_model  *m;
-	tfm_batch  *b;
-} md_ctx;
-
-static double
-md_loss(void *p)
-{
-	md_ctx	   *c = p;
-	int			count;
-
-	tfm_model_forward(c->m, c->b, false, 0);
-	return tfm_model_loss_backward(c->m, c->b, 0.0f, false, 1.0f, &count);
-}
-
 static void
 test_model(int tie, int qkv_bias, int gemma)
 {
@@ -515,8 +500,7 @@ test_model(int tie, int qkv_bias, int gemma)
 	int32_t		in[2 * 7],
 				tg[2 * 7];
 	tfm_batch	b;
-	md_ctx		c;
-	int			count;
+	char		what[64];
 
 	CHECK(bad == NULL, "tiny llama config: %s", bad ? bad : "");
 	m = tfm_model_create(&cfg);
@@ -536,20 +520,8 @@ test_model(int tie, int qkv_bias, int gemma)
 	b.T = 7;
 	b.input = in;
 	b.target = tg;
-	CHECK(tfm_model_forward(m, &b, true, 0) == 0, "forward");
-	tfm_model_zero_grad(m);
-	tfm_model_loss_backward(m, &b, 0.0f, true, 1.0f, &count);
-	c.m = m;
-	c.b = &b;
-	for (int i = 0; i < m->n_tensors; i++)
-	{
-		char		name[80];
-
-		snprintf(name, sizeof(name), "llama tie=%d qkv_bias=%d gemma=%d %s", tie, qkv_bias, gemma,
-				 m->info[i].name);
-		check_fd(name, md_loss, &c, m->params + m->info[i].offset, m->grads + m->info[i].offset,
-				 m->info[i].size, 60, H, ATOL, RTOL);
-	}
+	snprintf(what, sizeof(what), "llama tie=%d qkv_bias=%d gemma=%d", tie, qkv_bias, gemma);
+	check_model_fd(m, &b, what, 60, H, ATOL, RTOL);
 
 	/* cached decoding, one token at a time after a prompt of 3, equals the full pass */
 	{

@@ -7,7 +7,8 @@
  * penalty lp(n) = ((5 + n) / 6)^alpha (alpha 0 = raw score).  A source is
  * done when it has `beam` finished hypotheses and no live one can beat the
  * best finished, or when max_tokens are produced (live hypotheses then
- * count as finished).  With hf, Hugging Face's rules instead (below).
+ * count as finished).  hf_rules: Hugging Face's lengths and stopping rule
+ * instead (tfm_beam_opts).
  */
 #ifndef TFM_BEAM_H
 #define TFM_BEAM_H
@@ -34,13 +35,19 @@ typedef struct tfm_beam_opts
 				eos,
 				pad;			/* never produced (nor <bos>) */
 	/*
-	 * Hugging Face's generate (beam search, early_stopping false) in place
-	 * of the above: a finished hypothesis is ranked by logprob / n^alpha, n
-	 * its tokens with the <eos>; a source is done when it has `beam`
-	 * finished and the worst is at least the step's best candidate score /
-	 * (tokens so far)^alpha; the last step (max_tokens) can only be <eos>
+	 * Hugging Face's rules (generate's BeamSearchScorer, early_stopping
+	 * False), for imported models (Marian, T5): a hypothesis of n tokens
+	 * scores logprob / (n + 1)^alpha when it ended in <eos> and
+	 * logprob / n^alpha when max_tokens cut it; a source is done when it
+	 * has `beam` finished and the best extension's score / (t + 1)^alpha at
+	 * step t (from 0) does not beat the worst of them.
 	 */
-	int			hf;
+	int			hf_rules;
+	/*
+	 * the last step (max_tokens) can only be <eos>, with probability 1 (its
+	 * hypothesis keeps its score: generate's forced_eos_token_id)
+	 */
+	int			forced_eos;
 } tfm_beam_opts;
 
 /*

@@ -16,7 +16,9 @@
  * (LlamaForCausalLM; also Qwen2ForCausalLM, a Llama with q/k/v biases,
  * MistralForCausalLM, whose sliding window the SQL layer checks,
  * Phi3ForCausalLM with its fused projections, GemmaForCausalLM and
- * Gemma2ForCausalLM), and Marian (MarianMTModel, an encoder-decoder).
+ * Gemma2ForCausalLM), Marian (MarianMTModel, an encoder-decoder) and T5
+ * (T5ForConditionalGeneration, also mT5) as a tfm encoder-decoder with T5's
+ * blocks.
  */
 #ifndef TFM_HF_IMPORT_H
 #define TFM_HF_IMPORT_H
@@ -35,7 +37,8 @@ typedef enum tfm_hf_arch
 	TFM_HF_DISTILBERT = 4,
 	TFM_HF_LLAMA = 5,			/* LlamaForCausalLM (SmolLM, TinyLlama) */
 	TFM_HF_PHI3 = 6,			/* Phi3ForCausalLM: Llama's with q/k/v and gate/up fused */
-	TFM_HF_MARIAN = 7			/* MarianMTModel: a post-LN encoder-decoder (opus-mt) */
+	TFM_HF_MARIAN = 7,			/* MarianMTModel: a post-LN encoder-decoder (opus-mt) */
+	TFM_HF_T5 = 8				/* T5ForConditionalGeneration (T5, T5 v1.1, Flan-T5, mT5) */
 } tfm_hf_arch;
 
 /* what a config.json says, in the units tfm needs (filled by the caller) */
@@ -69,11 +72,18 @@ typedef struct tfm_hf_params
 	float		attn_scale;		/* query_pre_attn_scalar^-½ */
 	float		attn_softcap;	/* attn_logit_softcapping, 0 = none */
 	float		final_softcap;	/* final_logit_softcapping, 0 = none */
-	/* Marian: layers is encoder_layers, heads and d_ff the encoder's (the
-	 * decoder's must be equal), pad_id pad_token_id, and */
-	int			dec_layers;		/* decoder_layers */
-	int			activation;		/* tfm_activation of activation_function */
+	/* the encoder-decoders: layers is the encoder's, and */
+	int			dec_layers;		/* Marian decoder_layers, T5 num_decoder_layers */
+	int			activation;		/* tfm_activation of Marian's activation_function, T5's
+								 * feed_forward_proj: relu (T5), gelu, gelu_tanh (gated) */
+	/* Marian: heads and d_ff the encoder's (the decoder's must be equal), pad_id
+	 * pad_token_id, and */
 	bool		scale_embedding;	/* embeddings times √d_model */
+	/* T5: head_dim is d_kv, d_ff, ln_eps (layer_norm_epsilon), tie as above,
+	 * max_len (n_positions) only bounds inputs */
+	int			rel_buckets;	/* relative_attention_num_buckets */
+	int			rel_max_distance;	/* relative_attention_max_distance */
+	bool		ff_gated;		/* feed_forward_proj "gated-gelu" */
 } tfm_hf_params;
 
 /* what becomes of a checkpoint tensor */

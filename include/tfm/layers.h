@@ -114,6 +114,8 @@ void		tfm_residual_forward(float *out, const float *x, const float *y,
 void		tfm_zero(float *x, size_t n);
 void		tfm_copy(float *dst, const float *src, size_t n);
 void		tfm_add_into(float *dst, const float *src, size_t n);
+/* x *= s (n floats; nothing to do when s is 1) */
+void		tfm_scale(float *x, size_t n, float s);
 
 /* dx += dout; dy += dropout'(dout); either may be NULL */
 void		tfm_residual_backward(float *dx, float *dy, const float *dout,
@@ -158,6 +160,11 @@ typedef struct tfm_attn_shape
 	float		scale;			/* the scores' scale; 0 = 1/√s */
 	float		softcap;		/* scores c·tanh(S/c) before the softmax (Gemma 2); 0 none;
 								 * only without dropout */
+	const float *bias;			/* (h, Tq, Tk) added to the scaled scores before the
+								 * softmax (T5's position bias), the same for every
+								 * batch row; NULL none (not with softcap) */
+	float	   *dscores;		/* backward: (B, h, Tq, Tk) receives (=) the gradient of
+								 * the scores (so of bias, summed over B); NULL none */
 } tfm_attn_shape;
 
 size_t		tfm_attention_scratch(const tfm_attn_shape *sh, int threads);

@@ -96,4 +96,11 @@
 #define TFM_TOK_UNI_MAX_TEXT_BYTES  256
 #define TFM_TOK_UNI_MAX_EXPANSION   64
 
+/* T5's relative position bias: buckets (relative_attention_num_buckets) and
+ * the distance from which all share the last (relative_attention_max_distance) */
+#define TFM_REL_BUCKETS_MIN      2
+#define TFM_REL_BUCKETS_MAX      1024
+#define TFM_REL_MAX_DISTANCE_MIN 2
+#define TFM_REL_MAX_DISTANCE_MAX 1000000
+
 #endif							/* TFM_LIMITS_H */

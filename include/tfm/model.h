@@ -39,7 +39,8 @@ typedef enum tfm_positions
 {
 	TFM_POS_LEARNED = 0,
 	TFM_POS_SINUSOIDAL = 1,
-	TFM_POS_ROPE = 2			/* rotary, applied to queries and keys (llama) */
+	TFM_POS_ROPE = 2,			/* rotary, applied to queries and keys (llama) */
+	TFM_POS_RELATIVE = 3		/* T5's bucketed relative position bias in the attention */
 } tfm_positions;
 
 /* a llama block's gated feed-forward: act(gate) ⊙ up */
@@ -53,8 +54,10 @@ typedef enum tfm_gated_act
 typedef enum tfm_arch
 {
 	TFM_ARCH_TFM = 0,
-	TFM_ARCH_LLAMA = 1			/* RMSNorm, rotary, SwiGLU, grouped-query, no biases
+	TFM_ARCH_LLAMA = 1,			/* RMSNorm, rotary, SwiGLU, grouped-query, no biases
 								 * but optionally q/k/v's (qkv_bias, Qwen2) */
+	TFM_ARCH_T5 = 2				/* T5's encoder-decoder (t5_block.c): RMSNorm, relative
+								 * position bias, unscaled scores, no biases */
 } tfm_arch;
 
 typedef enum tfm_pooling
@@ -107,6 +110,10 @@ typedef struct tfm_config
 	int			sinus_halves;	/* sinusoidal positions with sin in the first half of the
 								 * columns and cos in the second, not interleaved */
 	int			out_bias;		/* lm, seq2seq: the logits' bias out.b (final_logits_bias) */
+	/* T5 (arch t5, positions relative; head_size is d_kv); 0 everywhere = none of it */
+	int			rel_buckets;	/* relative_attention_num_buckets */
+	int			rel_max_distance;	/* relative_attention_max_distance */
+	int			ff_gated;		/* feed-forward act(x·wi_0) ⊙ (x·wi_1) (gated-gelu: GeGLU) */
 } tfm_config;
 
 /* key/value heads, a head's width, the queries' and the keys' widths, and the fused Q|K|V projection's width */
@@ -145,8 +152,11 @@ tfm_config_qkv_width(const tfm_config *c)
 static inline int
 tfm_config_ff1_width(const tfm_config *c)
 {
-	return c->arch == TFM_ARCH_LLAMA ? 2 * c->d_ff : c->d_ff;
+	return c->arch == TFM_ARCH_LLAMA || c->ff_gated ? 2 * c->d_ff : c->d_ff;
 }
+
+/* the scale of the decoder's top output before a tied head (T5: d_model^-½), else 1 */
+float		tfm_config_out_scale(const tfm_config *c);
 
 /* the classifier's optional dense layer after pooling (cls.pre.w, cls.pre.b) */
 typedef enum tfm_cls_pre
@@ -222,6 +232,8 @@ typedef struct tfm_weights
 	tfm_block_w *enc;			/* [enc_layers] */
 	tfm_block_w *dec;			/* [dec_layers] */
 	float	   *out_b;			/* (V) the logits' bias (out_bias) */
+	float	   *enc_rel_bias,
+			   *dec_rel_bias;	/* (rel_buckets, heads) T5's relative position bias */
 } tfm_weights;
 
 typedef struct tfm_batch

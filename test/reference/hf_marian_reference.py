@@ -22,6 +22,7 @@ safetensors package):
   decoding     the decoder starts from pad_token_id (decoder_start_token_id);
                bad_words_ids [[pad]]: pad is never produced (its score -inf
                after the log-softmax); forced_eos_token_id at max_length - 1
+               (every other score -inf, eos's 0: the beam keeps its score)
   greedy       argmax until eos or max_length (generate, num_beams 1)
   beam search  as GenerationMixin's beam search with BeamSearchScorer:
                log-softmax + the processors + the beam's score, the
@@ -203,9 +204,8 @@ def next_scores(sd, mem, dec, pad, eos):
     s = torch.log_softmax(decode(sd, mem, torch.tensor(dec))[-1], -1)
     s[pad] = float("-inf")
     if len(dec) == MAX_LENGTH - 1:
-        keep = s[eos].clone()
         s[:] = float("-inf")
-        s[eos] = keep
+        s[eos] = 0.0                # ForcedEOSTokenLogitsProcessor: eos's score is 0
     return s
 
 

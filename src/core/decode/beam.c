@@ -61,6 +61,18 @@ penalty(float alpha, int n)
 	return alpha <= 0.0f ? 1.0f : powf((5.0f + (float) n) / 6.0f, alpha);
 }
 
+/*
+ * The divisor of a hypothesis of n tokens: GNMT's, or with hf_rules
+ * Hugging Face's length^alpha, its length counting the <eos> that ended it
+ */
+static double
+hyp_penalty(const tfm_beam_opts *o, int n, bool finished)
+{
+	if (!o->hf_rules)
+		return penalty(o->length_penalty, n);
+	return o->length_penalty == 0.0f ? 1.0 : pow((double) (n + (finished ? 1 : 0)), o->length_penalty);
+}
+
 typedef struct source_state
 {
 	tfm_hyp    *fin;			/* up to beam finished */
@@ -68,20 +80,11 @@ typedef struct source_state
 	bool		done;
 } source_state;
 
-/* a finished hypothesis's rank: GNMT's, or (hf) Hugging Face's logprob / n^alpha with its <eos> */
-static float
-finished_score(const tfm_beam_opts *o, float logprob, int n)
-{
-	if (o->hf)
-		return logprob / powf((float) (n + 1), o->length_penalty);
-	return logprob / penalty(o->length_penalty, n);
-}
-
 static void
 add_finished(source_state *s, int beam, const int32_t *ids, int n, float logprob,
-			 const tfm_beam_opts *o)
+			 const tfm_beam_opts *o, bool finished)
 {
-	float		score = finished_score(o, logprob, n);
+	float		score = (float) (logprob / hyp_penalty(o, n, finished));
 	int			worst = -1;
 
 	if (s->nfin == beam)
@@ -133,7 +136,8 @@ row_logsumexp(const float *z, int V)
 /*
  * The w best extensions of one live row: its score plus the log-probability
  * of each of its w likeliest next tokens, best first (ties to the lower id);
- * padding and <bos> are never produced.  Returns how many (fewer than w only
+ * padding and <bos> are never produced; with eos_only (forced_eos's last
+ * step) only <eos>, at the row's score.  Returns how many (fewer than w only
  * if the vocabulary is that small).
  */
 static int
@@ -161,7 +165,8 @@ row_candidates(const float *z, int V, float score, int row, int w, const tfm_bea
 	}
 	for (int i = 0; i < n; i++)
 	{
-		out[i].score = score + (z[tok[i]] - lse);
+		/* a forced <eos> has probability 1 (generate's ForcedEOSTokenLogitsProcessor) */
+		out[i].score = eos_only ? score : score + (z[tok[i]] - lse);
 		out[i].row = row;
 		out[i].tok = tok[i];
 	}
@@ -268,7 +273,7 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 		for (int r = 0; r < nR; r++)
 			ncand[r] = score[r] == -INFINITY ? 0 :
 				row_candidates(logits + (size_t) r * V, V, score[r], r % K, W, o,
-							   o->hf && t == T - 1, toks + (size_t) r * W, rowc + (size_t) r * W);
+							   o->forced_eos && t == T - 1, toks + (size_t) r * W, rowc + (size_t) r * W);
 
 		/* per source: the K best live extensions; those ending in <eos> finish */
 		for (int j = 0; j < nA; j++)
@@ -292,7 +297,7 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 				if (cd->tok == o->eos)
 				{
 					if (i < K)
-						add_finished(s, K, hist + (size_t) parent * (T + 1), t, cd->score, o);
+						add_finished(s, K, hist + (size_t) parent * (T + 1), t, cd->score, o, true);
 					continue;
 				}
 				from[kept + live] = parent;
@@ -310,8 +315,8 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 				for (int i = 0; i < s->nfin; i++)
 					if (s->fin[i].score < worst_fin)
 						worst_fin = s->fin[i].score;
-				if (live == 0 || (o->hf ? nc > 0 && worst_fin >= cands[0].score /
-								  powf((float) (t + 1), o->length_penalty) :
+				if (live == 0 || (o->hf_rules ?
+								  worst_fin >= (float) (cands[0].score / hyp_penalty(o, t + 1, false)) :
 								  best_live / penalty(o->length_penalty, T) <= worst_fin))
 					s->done = true;
 			}
@@ -352,7 +357,8 @@ tfm_beam_search(tfm_model *m, const int32_t *src, int B, int Ts,
 			/* out of length: live hypotheses count as finished */
 			for (int r = 0; r < kept; r++)
 				if (score[r] > -INFINITY)
-					add_finished(&st[act[r / K]], K, hist + (size_t) r * (T + 1), t + 1, score[r], o);
+					add_finished(&st[act[r / K]], K, hist + (size_t) r * (T + 1), t + 1, score[r],
+								 o, false);
 		}
 	}
 	for (int b = 0; b < B; b++)

@@ -14,6 +14,7 @@
 #include "tfm/blas.h"
 #include "tfm/decode.h"
 #include "tfm/layers_llama.h"
+#include "tfm/layers_t5.h"
 #include "tfm/precision.h"
 #include "../model/model_internal.h"
 
@@ -37,6 +38,7 @@ struct tfm_decoder
 	float	   *sinus;			/* cap rows, sinusoidal positions */
 	int32_t    *ids_row;		/* nmax */
 	int32_t    *pos;			/* (B · nmax) rotary positions of a feed */
+	float	   *bias;			/* T5: (h, nmax, cap) a feed's position bias */
 };
 
 static inline size_t
@@ -90,7 +92,8 @@ tfm_decoder_bytes(const tfm_config *c, int B, int cap, int nmax, int Ts, bool lo
 	tfm_attn_shape sh = {.Tq = nmax, .Tk = cap, .s = tfm_config_head_size(c)};
 	size_t		bytes,
 				kv_row = (size_t) cap * kvd * sizeof(float),
-				mem_row = (size_t) (s2s ? Ts : 0) * dm * sizeof(float);
+				mem_row = (size_t) (s2s ? Ts : 0) * dm * sizeof(float),
+				ckv_row = (size_t) (s2s ? Ts : 0) * 2 * tfm_config_cross_dim(c) * sizeof(float);
 
 	bytes = sizeof(tfm_decoder) + L * sizeof(tfm_kv_layer) + b * cap +
 		sizeof(float) * b * h * nmax * cap +
@@ -100,12 +103,14 @@ tfm_decoder_bytes(const tfm_config *c, int B, int cap, int nmax, int Ts, bool lo
 		L * 2 * (sizeof(float) * b * cap * kvd + z);
 	if (c->positions == TFM_POS_SINUSOIDAL)
 		bytes += sizeof(float) * cap * dm;
+	if (c->arch == TFM_ARCH_T5)
+		bytes += sizeof(float) * h * nmax * cap + z;
 	/* tfm_decoder_select's scratch grows by doubling to at most twice a need */
-	bytes += 2 * b * zmax(zmax(kv_row, (size_t) cap), 2 * mem_row);
+	bytes += 2 * b * zmax(zmax(kv_row, (size_t) cap), zmax(ckv_row, mem_row));
 	if (s2s)
 	{
 		bytes += b * mem_row + z + b * Ts + sizeof(float) * b * h * nmax * Ts +
-			L * (2 * b * mem_row + z);
+			L * (b * ckv_row + z);
 		bytes += tfm_model_workspace_bytes(c, B, Ts, nmax, lowp ? TFM_WS_LOWP : 0, threads);
 	}
 	else
@@ -150,6 +155,11 @@ tfm_decoder_create(tfm_model *m, int B, int cap, int nmax)
 		d->kv.layers[l].v = zalloc(sizeof(float) * B * cap * kvd);
 		ok = d->kv.layers[l].k && d->kv.layers[l].v;
 	}
+	if (ok && c->arch == TFM_ARCH_T5)
+	{
+		d->bias = zalloc(sizeof(float) * c->heads * nmax * cap);
+		ok = d->bias != NULL;
+	}
 	if (ok && c->positions == TFM_POS_SINUSOIDAL)
 	{
 		d->sinus = malloc(sizeof(float) * cap * dm);
@@ -192,6 +202,7 @@ tfm_decoder_free(tfm_decoder *d)
 	free(d->sinus);
 	free(d->ids_row);
 	free(d->pos);
+	free(d->bias);
 	free(d);
 }
 
@@ -216,10 +227,12 @@ decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat)
 	const tfm_config *c = &m->cfg;
 	const tfm_packed_w *pw = tfm_packed_of(m->lowp);	/* decoding is inference */
 	int			dm = c->d_model,
+				cw = tfm_config_cross_dim(c),	/* a memory row's keys (as many values) */
 				B = d->B,
 				S;
 	const float *top;
-	size_t		row = (size_t) Ts * dm;
+	size_t		row = (size_t) Ts * dm,
+				crow = (size_t) Ts * 2 * cw;
 
 	if (repeat < 1 || B % repeat != 0)
 		return -1;
@@ -246,16 +259,16 @@ decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat)
 		float	   *ckv;
 
 		free(d->kv.layers[l].ckv);
-		ckv = d->kv.layers[l].ckv = zalloc(sizeof(float) * B * row * 2);
+		ckv = d->kv.layers[l].ckv = zalloc(sizeof(float) * B * crow);
 		if (!ckv)
 			return -1;
-		tfm_linear_forward(ckv, d->mem, w->ckv_w, w->ckv_b, S * Ts, dm, 2 * dm,
+		tfm_linear_forward(ckv, d->mem, w->ckv_w, w->ckv_b, S * Ts, dm, 2 * cw,
 						   pw ? pw->dec[l].ckv : NULL);
 		for (int s = S - 1; s >= 0; s--)
 			for (int k = repeat - 1; k >= 0; k--)
 				if (s * repeat + k != s)
-					memcpy(ckv + (size_t) (s * repeat + k) * row * 2, ckv + (size_t) s * row * 2,
-						   sizeof(float) * row * 2);
+					memcpy(ckv + (size_t) (s * repeat + k) * crow, ckv + (size_t) s * crow,
+						   sizeof(float) * crow);
 	}
 	for (int s = S - 1; s >= 0; s--)
 		for (int k = repeat - 1; k >= 0; k--)
@@ -354,6 +367,13 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 		p.mem_pad = d->mem_pad;
 		p.Ts = d->Ts;
 	}
+	if (c->arch == TFM_ARCH_T5)
+	{
+		/* the new queries (positions len ..) over every key so far, causal */
+		tfm_relpos_bias(d->bias, m->w.dec_rel_bias, c->heads, n, len + n, len, false,
+						c->rel_buckets, c->rel_max_distance);
+		p.bias = d->bias;
+	}
 	x = ws->dec_x;
 	for (int l = 0; l < L; l++)
 	{
@@ -365,7 +385,7 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 	/* the last position of each sequence → final norm → vocabulary */
 	for (int b = 0; b < B; b++)
 		memcpy(d->last + (size_t) b * dm, x + ((size_t) b * n + n - 1) * dm, sizeof(float) * dm);
-	if (c->arch == TFM_ARCH_LLAMA)
+	if (c->arch != TFM_ARCH_TFM)	/* RMSNorm: Llama's, T5's */
 	{
 		memcpy(d->tmp, d->last, sizeof(float) * B * dm);
 		tfm_rmsnorm_forward(d->last, NULL, d->tmp, m->w.dec_lnf_g, B, dm, tfm_config_ln_eps(c));
@@ -383,6 +403,7 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 	}
 	else
 		tfm_linear_forward(logits, d->last, m->w.out_w, NULL, B, dm, V, pw ? pw->head : NULL);
+	tfm_scale(logits, (size_t) B * V, tfm_config_out_scale(c));
 	tfm_add_out_bias(m, logits, B, V);
 	tfm_softcap_forward(logits, (size_t) B * V, c->final_softcap);
 	return 0;
@@ -426,6 +447,7 @@ tfm_decoder_select(tfm_decoder *d, const int *from, int nB)
 	size_t		kv_row = (size_t) d->cap * kvd * sizeof(float),
 				kv_used = (size_t) d->kv.len * kvd * sizeof(float),
 				mem_row = (size_t) d->Ts * dm * sizeof(float),
+				ckv_row = (size_t) d->Ts * 2 * tfm_config_cross_dim(c) * sizeof(float),
 				need;
 	int		   *rows = d->rows,
 			   *mrows = d->rows + d->B,
@@ -447,8 +469,8 @@ tfm_decoder_select(tfm_decoder *d, const int *from, int nB)
 				mrows[nm++] = i;
 		}
 	need = (size_t) n * (kv_used > (size_t) d->cap ? kv_used : (size_t) d->cap);
-	if (need < (size_t) nm * 2 * mem_row)
-		need = (size_t) nm * 2 * mem_row;
+	if (need < (size_t) nm * (ckv_row > mem_row ? ckv_row : mem_row))
+		need = (size_t) nm * (ckv_row > mem_row ? ckv_row : mem_row);
 	if (d->move_bytes < need)
 	{
 		size_t		grow = need > 2 * d->move_bytes ? need : 2 * d->move_bytes;
@@ -466,7 +488,7 @@ tfm_decoder_select(tfm_decoder *d, const int *from, int nB)
 		move_rows((char *) d->kv.layers[l].k, kv_row, kv_used, from, rows, n, tmp);
 		move_rows((char *) d->kv.layers[l].v, kv_row, kv_used, from, rows, n, tmp);
 		if (d->kv.layers[l].ckv)
-			move_rows((char *) d->kv.layers[l].ckv, 2 * mem_row, 2 * mem_row, from, mrows, nm, tmp);
+			move_rows((char *) d->kv.layers[l].ckv, ckv_row, ckv_row, from, mrows, nm, tmp);
 	}
 	move_rows((char *) d->kv.pad, d->cap, d->cap, from, rows, n, tmp);
 	move_rows((char *) d->start, sizeof(int), sizeof(int), from, rows, n, tmp);

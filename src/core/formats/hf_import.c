@@ -83,6 +83,30 @@
  *   layers.N.post_attention_layernorm.weight   -> dec.N.post_attn.g (plus 1)
  *   layers.N.pre_feedforward_layernorm.weight  -> dec.N.ln2.g (plus 1)
  *   layers.N.post_feedforward_layernorm.weight -> dec.N.post_ff.g (plus 1)
+ *
+ * T5 (T5ForConditionalGeneration, TFM_HF_T5), tfm's T5 blocks
+ * (model/t5_block.c); no prefix; S is encoder or decoder, s enc or dec;
+ * qd = num_heads · d_kv:
+ *   shared.weight (V, d)                                -> tok_emb
+ *   encoder.embed_tokens.weight, decoder.embed_tokens.weight  the same table
+ *                                                          (when saved): shape checked
+ *   S.block.0.layer.0.SelfAttention.relative_attention_bias.weight (buckets, h)
+ *                                                       -> s.rel_bias
+ *   S.block.N.layer.0.SelfAttention.q / k / v.weight (qd, d) -> s.N.attn.qkv.w
+ *                                                          columns [0, qd), [qd, 2qd), [2qd, 3qd)
+ *   S.block.N.layer.0.SelfAttention.o.weight (d, qd)    -> s.N.attn.out.w, transposed
+ *   S.block.N.layer.0.layer_norm.weight                 -> s.N.ln1.g
+ *   decoder.block.N.layer.1.EncDecAttention.q.weight    -> dec.N.cross.q.w, transposed
+ *   decoder.block.N.layer.1.EncDecAttention.k / v.weight -> dec.N.cross.kv.w columns
+ *                                                          [0, qd), [qd, 2qd)
+ *   decoder.block.N.layer.1.EncDecAttention.o.weight    -> dec.N.cross.out.w, transposed
+ *   decoder.block.N.layer.1.layer_norm.weight           -> dec.N.lnx.g
+ *   S.block.N.layer.F.DenseReluDense.wi.weight (f, d)   -> s.N.ff1.w, transposed
+ *     (gated: wi_0 and wi_1 -> ff1.w columns [0, f), [f, 2f))  (F: 1 encoder, 2 decoder)
+ *   S.block.N.layer.F.DenseReluDense.wo.weight (d, f)   -> s.N.ff2.w, transposed
+ *   S.block.N.layer.F.layer_norm.weight                 -> s.N.ln2.g
+ *   S.final_layer_norm.weight                           -> s.ln_f.g
+ *   lm_head.weight (V, d)                               as for GPT-2 (T5 v1.0 ties it)
  */
 #include <math.h>
 #include <stdio.h>
@@ -110,6 +134,8 @@ static const hf_keys llama_keys = {"hidden_size", "num_attention_heads", "num_hi
 "max_position_embeddings", "intermediate_size", "rms_norm_eps"};
 static const hf_keys marian_keys = {"d_model", "encoder_attention_heads", "encoder_layers",
 "max_position_embeddings", "encoder_ffn_dim", "layer_norm_eps"};
+static const hf_keys t5_keys = {"d_model", "num_heads", "num_layers", "n_positions", "d_ff",
+"layer_norm_epsilon"};
 
 /* the message of the last refusal (valid until the next call) */
 static char hf_msg[160];
@@ -142,12 +168,22 @@ check_params(const tfm_hf_params *p, const hf_keys *k)
 {
 	bool		llama = p->arch == TFM_HF_LLAMA || p->arch == TFM_HF_PHI3;
 	bool		marian = p->arch == TFM_HF_MARIAN;
-	bool		bert = p->arch != TFM_HF_GPT2 && !llama && !marian;
+	bool		t5 = p->arch == TFM_HF_T5;
+	bool		bert = p->arch != TFM_HF_GPT2 && !llama && !marian && !t5;
 
 	if (RANGE(p->d_model, k->d_model, TFM_D_MODEL) || RANGE(p->heads, k->heads, TFM_HEADS))
 		return hf_msg;
-	if (p->d_model % p->heads != 0)
+	if (p->d_model % p->heads != 0 && !t5)	/* T5's heads are d_kv wide */
 		return refuse("%s must divide %s", k->heads, k->d_model);
+	if (t5)
+	{
+		if (p->head_dim < 1 || (int64_t) p->heads * p->head_dim > TFM_D_MODEL_MAX)
+			return "d_kv · num_heads must be between 1 and " TFM_STR(TFM_D_MODEL_MAX);
+		if (RANGE(p->dec_layers, "num_decoder_layers", TFM_LAYERS) ||
+			RANGE(p->rel_buckets, "relative_attention_num_buckets", TFM_REL_BUCKETS) ||
+			RANGE(p->rel_max_distance, "relative_attention_max_distance", TFM_REL_MAX_DISTANCE))
+			return hf_msg;
+	}
 	if (llama)
 	{
 		if (p->kv_heads < 1 || p->kv_heads > p->heads || p->heads % p->kv_heads != 0)
@@ -273,6 +309,26 @@ llama_config(tfm_config *cfg, const tfm_hf_params *p)
 	cfg->attn_dropout = 0.0f;
 }
 
+/* T5: an encoder-decoder of T5 blocks, without dropout (inference is exact) */
+static void
+t5_config(tfm_config *cfg, const tfm_hf_params *p)
+{
+	base_config(cfg, p, TFM_TASK_SEQ2SEQ);
+	cfg->arch = TFM_ARCH_T5;
+	cfg->enc_layers = p->layers;
+	cfg->dec_layers = p->dec_layers;
+	cfg->norm = TFM_NORM_PRE;
+	cfg->positions = TFM_POS_RELATIVE;
+	cfg->activation = p->activation;
+	cfg->ff_gated = p->ff_gated;
+	cfg->head_size = p->head_dim;
+	cfg->rel_buckets = p->rel_buckets;
+	cfg->rel_max_distance = p->rel_max_distance;
+	cfg->pad_id = p->pad_id;
+	cfg->dropout = 0.0f;
+	cfg->attn_dropout = 0.0f;
+}
+
 static void
 gpt2_config(tfm_config *cfg, const tfm_hf_params *p)
 {
@@ -324,6 +380,12 @@ tfm_hf_config(tfm_config *cfg, const tfm_hf_params *p)
 		if ((bad = check_params(p, &llama_keys)) != NULL)
 			return bad;
 		llama_config(cfg, p);
+	}
+	else if (p->arch == TFM_HF_T5)
+	{
+		if ((bad = check_params(p, &t5_keys)) != NULL)
+			return bad;
+		t5_config(cfg, p);
 	}
 	else if (p->arch == TFM_HF_GPT2)
 	{
@@ -696,6 +758,72 @@ marian_entries(builder *b, const tfm_config *c)
 	}
 }
 
+/* one T5 stack's tensors (decoder: with its cross-attention) */
+static void
+t5_stack_entries(builder *b, const tfm_config *c, bool decoder)
+{
+	const char *S = decoder ? "decoder" : "encoder",
+			   *s = decoder ? "dec" : "enc";
+	char		hfl[32],
+				n[96],
+				t[48];
+	int64_t		d = c->d_model,
+				f = c->d_ff,
+				qd = tfm_config_q_dim(c);
+	int			L = decoder ? c->dec_layers : c->enc_layers;
+	const char *ff = decoder ? "layer.2." : "layer.1.";
+
+	snprintf(hfl, sizeof(hfl), "%s.block", S);
+	snprintf(n, sizeof(n), "%s.embed_tokens.weight", S);
+	add(b, n, false, TFM_HF_BUFFER, "", 2, c->vocab, d, 0, 0);
+	snprintf(n, sizeof(n), "%s.block.0.layer.0.SelfAttention.relative_attention_bias.weight", S);
+	snprintf(t, sizeof(t), "%s.rel_bias", s);
+	add(b, n, false, TFM_HF_COPY, t, 2, c->rel_buckets, c->heads, 0, 0);
+	for (int i = 0; i < L; i++)
+	{
+		char		hf[64];
+
+#define T5L(hfn, tf, use, nd, a, bb, c0) add_layer(b, hfl, i, hfn, s, tf, use, nd, a, bb, c0)
+#define FF(x) (snprintf(hf, sizeof(hf), "%s%s", ff, x), hf)
+		T5L("layer.0.SelfAttention.q.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, qd, d, 0);
+		T5L("layer.0.SelfAttention.k.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, qd, d, qd);
+		T5L("layer.0.SelfAttention.v.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, qd, d, 2 * qd);
+		T5L("layer.0.SelfAttention.o.weight", "attn.out.w", TFM_HF_TRANSPOSE, 2, d, qd, 0);
+		T5L("layer.0.layer_norm.weight", "ln1.g", TFM_HF_COPY, 1, d, 0, 0);
+		if (decoder)
+		{
+			T5L("layer.1.EncDecAttention.q.weight", "cross.q.w", TFM_HF_TRANSPOSE, 2, qd, d, 0);
+			T5L("layer.1.EncDecAttention.k.weight", "cross.kv.w", TFM_HF_TRANSPOSE_COLS, 2, qd, d, 0);
+			T5L("layer.1.EncDecAttention.v.weight", "cross.kv.w", TFM_HF_TRANSPOSE_COLS, 2, qd, d, qd);
+			T5L("layer.1.EncDecAttention.o.weight", "cross.out.w", TFM_HF_TRANSPOSE, 2, d, qd, 0);
+			T5L("layer.1.layer_norm.weight", "lnx.g", TFM_HF_COPY, 1, d, 0, 0);
+		}
+		if (c->ff_gated)
+		{
+			T5L(FF("DenseReluDense.wi_0.weight"), "ff1.w", TFM_HF_TRANSPOSE_COLS, 2, f, d, 0);
+			T5L(FF("DenseReluDense.wi_1.weight"), "ff1.w", TFM_HF_TRANSPOSE_COLS, 2, f, d, f);
+		}
+		else
+			T5L(FF("DenseReluDense.wi.weight"), "ff1.w", TFM_HF_TRANSPOSE, 2, f, d, 0);
+		T5L(FF("DenseReluDense.wo.weight"), "ff2.w", TFM_HF_TRANSPOSE, 2, d, f, 0);
+		T5L(FF("layer_norm.weight"), "ln2.g", TFM_HF_COPY, 1, d, 0, 0);
+#undef FF
+#undef T5L
+	}
+	snprintf(n, sizeof(n), "%s.final_layer_norm.weight", S);
+	snprintf(t, sizeof(t), "%s.ln_f.g", s);
+	add(b, n, false, TFM_HF_COPY, t, 1, d, 0, 0, 0);
+}
+
+static void
+t5_entries(builder *b, const tfm_config *c)
+{
+	add(b, "shared.weight", false, TFM_HF_COPY, "tok_emb", 2, c->vocab, c->d_model, 0, 0);
+	t5_stack_entries(b, c, false);
+	t5_stack_entries(b, c, true);
+	add_lm_head(b, c);
+}
+
 tfm_hf_map *
 tfm_hf_map_create(tfm_hf_arch arch, const tfm_config *cfg)
 {
@@ -731,6 +859,10 @@ tfm_hf_map_create(tfm_hf_arch arch, const tfm_config *cfg)
 		case TFM_HF_MARIAN:
 			b.map->prefix = "model.";
 			marian_entries(&b, cfg);
+			break;
+		case TFM_HF_T5:
+			b.map->prefix = NULL;
+			t5_entries(&b, cfg);
 			break;
 	}
 	b.map->seen = calloc(b.map->n + 1, sizeof(bool));

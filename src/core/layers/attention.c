@@ -23,6 +23,8 @@
  * views instead: packing the cache would copy as much as it computes.
  *
  * Forward, per pair:  S = Q·Kᵀ/√s,  P = softmax(mask(S)),  O = drop(P)·V.
+ * T5 adds its position bias (sh->bias, per head) to S before the softmax,
+ * and its backward pass can hand back dS (sh->dscores) for the bias's gradient.
  * Backward:           dPd = dO·Vᵀ,  dV += drop(P)ᵀ·dO,  dP = drop'(dPd),
  *                     dS = P ⊙ (dP − rowsum(dP ⊙ P)),
  *                     dQ += dS·K/√s,  dK += dSᵀ·Q/√s.
@@ -233,9 +235,24 @@ first_query(const tfm_attn_shape *sh, int kk)
  */
 static inline void
 weights_rows(float *P, float *D, size_t ld, const uint8_t *pad, const tfm_attn_shape *sh,
-			 int r0, int nr, size_t base, uint32_t th, float keep_scale, bool lowp)
+			 int r0, int nr, size_t base, uint32_t th, float keep_scale, bool lowp, int pr)
 {
 	const int	Tk = sh->Tk;
+
+	if (sh->bias)
+	{
+		/* T5: the head's position bias, rows Tk apart */
+		const float *hb = sh->bias + (size_t) (pr % sh->h) * sh->Tq * Tk;
+
+		for (int i = 0; i < nr; i++)
+		{
+			float	   *row = P + (size_t) i * ld;
+			const float *br = hb + (size_t) (r0 + i) * Tk;
+
+			for (int j = 0, n = visible_keys(sh, r0 + i); j < n; j++)
+				row[j] += br[j];
+		}
+	}
 
 	if (sh->softcap > 0.0f)
 		for (int i = 0; i < nr; i++)
@@ -298,7 +315,7 @@ tfm_attention_forward(float *out, float *probs,
 			int			nv = visible_keys(sh, Tq - 1);
 
 			tfm_gemm_strided(Tq, nv, s, ad.scale, qb, sh->rsq, 1, kb, 1, sh->rsk, 0.0f, P, Tk, 1);
-			weights_rows(P, D, Tk, pad, sh, 0, Tq, base, ad.th, ad.keep_scale, lowp);
+			weights_rows(P, D, Tk, pad, sh, 0, Tq, base, ad.th, ad.keep_scale, lowp, pr);
 			tfm_gemm_strided(Tq, s, nv, 1.0f, ad.dropping ? D : P, Tk, 1, vb, sh->rsv, 1, 0.0f,
 							 ob, sh->rso, 1);
 			continue;
@@ -326,13 +343,13 @@ tfm_attention_forward(float *out, float *probs,
 			if (direct)
 			{
 				tfm_attn_gemm(Pb, lds, qr, sh->rsq, 1, nr, s, pk_buf, Tk, nv, ad.scale, false);
-				weights_rows(Pb, Db, lds, pad, sh, r0, nr, base, ad.th, ad.keep_scale, lowp);
+				weights_rows(Pb, Db, lds, pad, sh, r0, nr, base, ad.th, ad.keep_scale, lowp, pr);
 				tfm_attn_gemm(obr, sh->rso, Pd, lds, 1, nr, nv, pv_buf, s, s, 1.0f, false);
 				continue;
 			}
 			a = tfm_pack_left(blk_buf, nr, s, qr, sh->rsq, 1);
 			tfm_gemm_panels(nr, nv, s, ad.scale, &a, 0, &pk, 0, 0.0f, Pb, Tk, 1);
-			weights_rows(Pb, Db, Tk, pad, sh, r0, nr, base, ad.th, ad.keep_scale, lowp);
+			weights_rows(Pb, Db, Tk, pad, sh, r0, nr, base, ad.th, ad.keep_scale, lowp, pr);
 			a = tfm_pack_left(blk_buf, nr, nv, Pd, Tk, 1);
 			tfm_gemm_panels(nr, s, nv, 1.0f, &a, 0, &pv, 0, 0.0f, obr, sh->rso, 1);
 		}
@@ -434,6 +451,8 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 				tfm_gemm_strided(nv, s, Tq, 1.0f, Pd, 1, Tk, dob, sh->rso, 1,
 								 1.0f, dvb, sh->rsv, 1);
 			score_grad_rows(dP, P, ad.dropping ? D : NULL, S, sh, 0, Tq, ad.keep_scale);
+			if (sh->dscores)
+				memcpy(sh->dscores + base, dP, sizeof(float) * Tq * Tk);
 			if (dqb)
 				tfm_gemm_strided(Tq, s, nv, ad.scale, dP, Tk, 1, kb, sh->rsk, 1,
 								 1.0f, dqb, sh->rsq, 1);
@@ -482,6 +501,9 @@ tfm_attention_backward(float *dq, float *dk, float *dv,
 								dqb + (size_t) r0 * sh->rsq, sh->rsq, 1);
 			}
 		}
+
+		if (sh->dscores)		/* the scores' gradient, every query block's */
+			memcpy(sh->dscores + base, dP, sizeof(float) * Tq * Tk);
 
 		/* key blocks, over the queries that see them: dV += Pdᵀ·dO, dK += dSᵀ·Q·scale */
 		if (dvb && direct)

@@ -142,3 +142,18 @@ tfm_add_into(float *dst, const float *src, size_t n)
 {
 	PARALLEL_CHUNKS(n, accumulate(dst, src, lo, hi));
 }
+
+/* x *= s (s = 1 leaves x untouched: T5's tied head scale is the only other) */
+static void
+scale_range(float *x, float s, size_t lo, size_t hi)
+{
+	for (size_t i = lo; i < hi; i++)
+		x[i] *= s;
+}
+
+void
+tfm_scale(float *x, size_t n, float s)
+{
+	if (s != 1.0f)
+		PARALLEL_CHUNKS(n, scale_range(x, s, lo, hi));
+}

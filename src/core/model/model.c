@@ -68,6 +68,40 @@ tfm_config_defaults(tfm_config *cfg, tfm_task task)
 	}
 }
 
+/*
+ * A T5 model (arch t5): an encoder-decoder, pre-norm (RMSNorm), relative
+ * positions, heads of head_size (d_kv) each, no dropout, one vocabulary;
+ * the feed-forward is act(x·wi) (relu or a GELU) or, gated, GeGLU.
+ */
+static const char *
+t5_config_check(const tfm_config *c)
+{
+	if (c->task != TFM_TASK_SEQ2SEQ || c->norm != TFM_NORM_PRE || c->positions != TFM_POS_RELATIVE)
+		return "a t5 model is a pre-norm encoder-decoder with relative positions";
+	if (c->head_size < 1 || c->heads * c->head_size > TFM_D_MODEL_MAX)
+		return "a t5 model's head_size (d_kv) must be between 1 and " TFM_STR(TFM_D_MODEL_MAX) " / heads";
+	if (c->rel_buckets < TFM_REL_BUCKETS_MIN || c->rel_buckets > TFM_REL_BUCKETS_MAX)
+		return TFM_RANGE_TEXT("rel_buckets", TFM_REL_BUCKETS);
+	if (c->rel_max_distance < TFM_REL_MAX_DISTANCE_MIN || c->rel_max_distance > TFM_REL_MAX_DISTANCE_MAX)
+		return TFM_RANGE_TEXT("rel_max_distance", TFM_REL_MAX_DISTANCE);
+	if (c->dropout != 0.0f || c->attn_dropout != 0.0f)
+		return "a t5 model has no dropout";
+	if (c->ff_gated != 0 && c->ff_gated != 1)
+		return "ff_gated must be 0 or 1";
+	if (c->ff_gated && c->activation != TFM_ACT_GELU_TANH)
+		return "a gated t5 feed-forward is GeGLU (activation gelu_tanh)";
+	if (c->tgt_vocab != 0 || c->kv_heads != 0 || c->qkv_bias || c->gated_act || c->post_norms ||
+		c->attn_scale != 0.0f || c->attn_softcap != 0.0f || c->final_softcap != 0.0f)
+		return "a t5 model has one vocabulary and none of the llama options";
+	return NULL;
+}
+
+float
+tfm_config_out_scale(const tfm_config *c)
+{
+	return c->arch == TFM_ARCH_T5 && c->tie ? 1.0f / sqrtf((float) c->d_model) : 1.0f;
+}
+
 const char *
 tfm_config_check(const tfm_config *c)
 {
@@ -77,7 +111,7 @@ tfm_config_check(const tfm_config *c)
 		return TFM_RANGE_TEXT("d_model", TFM_D_MODEL);
 	if (c->heads < TFM_HEADS_MIN || c->heads > TFM_HEADS_MAX)
 		return TFM_RANGE_TEXT("heads", TFM_HEADS);
-	if (c->d_model % c->heads != 0)
+	if (c->d_model % c->heads != 0 && c->arch != TFM_ARCH_T5)	/* T5's heads are d_kv wide */
 		return "heads must divide d_model";
 	if (c->d_ff < TFM_D_FF_MIN || c->d_ff > TFM_D_FF_MAX)
 		return TFM_RANGE_TEXT("d_ff", TFM_D_FF);
@@ -98,19 +132,30 @@ tfm_config_check(const tfm_config *c)
 	if (c->norm != TFM_NORM_POST && c->norm != TFM_NORM_PRE)
 		return "norm must be post or pre";
 	if (c->positions != TFM_POS_LEARNED && c->positions != TFM_POS_SINUSOIDAL &&
-		c->positions != TFM_POS_ROPE)
-		return "positions must be learned, sinusoidal or rope";
+		c->positions != TFM_POS_ROPE && c->positions != TFM_POS_RELATIVE)
+		return "positions must be learned, sinusoidal, rope or relative";
 	if (c->activation != TFM_ACT_RELU && c->activation != TFM_ACT_GELU &&
 		c->activation != TFM_ACT_GELU_TANH && c->activation != TFM_ACT_SILU)
 		return "activation must be relu, gelu, gelu_tanh or silu";
 	if (!(c->ln_eps >= 0.0f && c->ln_eps <= (float) TFM_LN_EPS_MAX))
 		return "the layer norm epsilon must be between 0 and " TFM_STR(TFM_LN_EPS_MAX);
-	if (c->arch != TFM_ARCH_TFM && c->arch != TFM_ARCH_LLAMA)
+	if (c->arch != TFM_ARCH_TFM && c->arch != TFM_ARCH_LLAMA && c->arch != TFM_ARCH_T5)
 		return "unknown block architecture";
+	if (c->arch == TFM_ARCH_T5)
+	{
+		const char *bad = t5_config_check(c);
+
+		if (bad)
+			return bad;
+	}
+	else if (c->rel_buckets || c->rel_max_distance || c->ff_gated || c->positions == TFM_POS_RELATIVE)
+		return "relative positions and a gated feed-forward need the t5 architecture";
 	if (c->kv_heads < 0 || c->kv_heads > c->heads ||
 		(c->kv_heads > 0 && c->heads % c->kv_heads != 0))
 		return "kv_heads must divide heads";
-	if (c->arch == TFM_ARCH_LLAMA)
+	if (c->arch == TFM_ARCH_T5)
+		;						/* checked above */
+	else if (c->arch == TFM_ARCH_LLAMA)
 	{
 		if (c->task != TFM_TASK_LM || c->norm != TFM_NORM_PRE || c->positions != TFM_POS_ROPE)
 			return "a llama model is a pre-norm language model with rotary positions";
@@ -241,6 +286,26 @@ add_block(layout_state *st, const char *prefix, int i, const tfm_config *c,
 #define ADD(suffix, d0, d1, field) \
 	do { snprintf(nm, sizeof(nm), "%s.%d.%s", prefix, i, suffix); \
 		 add(st, nm, d0, d1, &bw->field); } while (0)
+	if (c->arch == TFM_ARCH_T5)
+	{
+		/* t5_block.c: RMSNorm gains, heads of head_size (d_kv), no biases */
+		int			qd = tfm_config_q_dim(c);
+
+		ADD("attn.qkv.w", d, 3 * qd, qkv_w);
+		ADD("attn.out.w", qd, d, attn_out_w);
+		ADD("ln1.g", d, 0, ln1_g);
+		if (cross)
+		{
+			ADD("cross.q.w", d, qd, cq_w);
+			ADD("cross.kv.w", d, 2 * qd, ckv_w);
+			ADD("cross.out.w", qd, d, cout_w);
+			ADD("lnx.g", d, 0, lnx_g);
+		}
+		ADD("ff1.w", d, tfm_config_ff1_width(c), ff1_w);
+		ADD("ff2.w", f, d, ff2_w);
+		ADD("ln2.g", d, 0, ln2_g);
+		return;
+	}
 	if (c->arch == TFM_ARCH_LLAMA)
 	{
 		/* llama_block.c: fused Q|K|V and gate|up, RMSNorm gains, no biases (but Qwen2's q|k|v) */
@@ -313,20 +378,25 @@ layout(const tfm_config *c, layout_state *st, tfm_weights *w)
 	}
 	if (learned && c->task == TFM_TASK_SEQ2SEQ)
 		add(st, "dec_pos_emb", c->max_len, d, &w->dec_pos_emb);
+	if (c->arch == TFM_ARCH_T5)
+		add(st, "enc.rel_bias", c->rel_buckets, c->heads, &w->enc_rel_bias);
 	for (int i = 0; i < c->enc_layers; i++)
 		add_block(st, "enc", i, c, false, w->enc ? &w->enc[i] : NULL);
 	if (pre && c->enc_layers > 0)
 	{
 		add(st, "enc.ln_f.g", d, 0, &w->enc_lnf_g);
-		add(st, "enc.ln_f.b", d, 0, &w->enc_lnf_b);
+		if (c->arch == TFM_ARCH_TFM)	/* RMSNorm: no bias */
+			add(st, "enc.ln_f.b", d, 0, &w->enc_lnf_b);
 	}
+	if (c->arch == TFM_ARCH_T5)
+		add(st, "dec.rel_bias", c->rel_buckets, c->heads, &w->dec_rel_bias);
 	for (int i = 0; i < c->dec_layers; i++)
 		add_block(st, "dec", i, c, c->task == TFM_TASK_SEQ2SEQ,
 				  w->dec ? &w->dec[i] : NULL);
 	if (pre && c->dec_layers > 0)
 	{
 		add(st, "dec.ln_f.g", d, 0, &w->dec_lnf_g);
-		if (c->arch != TFM_ARCH_LLAMA)	/* RMSNorm: no bias */
+		if (c->arch == TFM_ARCH_TFM)	/* RMSNorm: no bias */
 			add(st, "dec.ln_f.b", d, 0, &w->dec_lnf_b);
 	}
 	if (c->task != TFM_TASK_CLASSIFY && !c->tie)

@@ -15,6 +15,7 @@
 #include "tfm/blas.h"
 #include "tfm/layers.h"
 #include "tfm/layers_llama.h"
+#include "tfm/layers_t5.h"
 #include "tfm/lowp.h"
 #include "tfm/precision.h"
 #include "model_internal.h"
@@ -64,13 +65,16 @@ carve_block(carver *cv, tfm_block_acts *a, size_t N, size_t d, size_t qd, size_t
 	a->x1 = carve(cv, N * d);
 	if (cross)
 	{
+		/* T5's cross-attention is heads · d_kv wide (qd), tfm's d */
+		size_t		cw = qd > d ? qd : d;
+
 		a->u2 = carve(cv, N * d);
 		a->lnx_mean = carve(cv, N);
 		a->lnx_rstd = carve(cv, N);
-		a->cq = carve(cv, N * d);
-		a->ckv = carve(cv, Nx * 2 * d);
+		a->cq = carve(cv, N * cw);
+		a->ckv = carve(cv, Nx * 2 * cw);
 		a->cprobs = probs ? carve(cv, n_cprobs) : NULL;
-		a->ccat = carve(cv, N * d);
+		a->ccat = carve(cv, N * cw);
 		a->r2 = carve(cv, N * d);
 		a->x2 = carve(cv, N * d);
 	}
@@ -133,7 +137,7 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 	const size_t V = c->task == TFM_TASK_CLASSIFY ? (size_t) c->n_classes :
 		(c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ? (size_t) c->tgt_vocab : (size_t) c->vocab);
 
-	carve_stack(cv, ws->enc, c->enc_layers, ckpt, Ne, d, qd, qkv, f, f, hd, probs,
+	carve_stack(cv, ws->enc, c->enc_layers, ckpt, Ne, d, qd, qkv, f1, f, hd, probs,
 				(size_t) B * h * T * T, false, 0, 0);
 	carve_stack(cv, ws->dec, c->dec_layers, ckpt, Nd, d, qd, qkv, f1, f, hd, probs,
 				(size_t) B * h * Td * Td, c->task == TFM_TASK_SEQ2SEQ, Ne,
@@ -160,6 +164,18 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 	}
 	if (c->cls_pre != TFM_CLS_PRE_NONE)
 		ws->pre_out = carve(cv, (size_t) B * d);
+	if (c->arch == TFM_ARCH_T5)
+	{
+		/* the stacks' position biases; training, their gradients */
+		ws->enc_bias = carve(cv, h * T * T);
+		ws->dec_bias = carve(cv, h * Td * Td);
+		if (training)
+		{
+			ws->g_scores = carve(cv, (size_t) B * h * Tmax * Tmax);
+			ws->g_enc_bias = carve(cv, h * T * T);
+			ws->g_dec_bias = carve(cv, h * Td * Td);
+		}
+	}
 	{
 		tfm_attn_shape sh = {.Tq = Tmax, .Tk = Tmax, .s = tfm_config_head_size(c)};
 
@@ -175,7 +191,7 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 		ws->g_u = carve(cv, Nmax * d);
 		ws->g_h = carve(cv, Nmax * (f + f1));	/* llama: dh, then d(gate | up) */
 		ws->g_qkv = carve(cv, Nmax * (qkv > 3 * d ? qkv : 3 * d));
-		ws->g_ckv = carve(cv, Ne * 2 * d);
+		ws->g_ckv = carve(cv, Ne * 2 * (size_t) tfm_config_cross_dim(c));
 		ws->g_mem = carve(cv, Ne * d);
 	}
 }
@@ -375,6 +391,9 @@ stack_forward(tfm_model *m, bool decoder, const float *x, const tfm_stack_pass *
 	tfm_block_acts *acts = decoder ? ws->dec : ws->enc;
 	const int	N = p->B * p->T;
 
+	if (c->arch == TFM_ARCH_T5)	/* the position bias every layer adds */
+		tfm_relpos_bias((float *) p->bias, decoder ? m->w.dec_rel_bias : m->w.enc_rel_bias,
+						c->heads, p->T, p->T, 0, !decoder, c->rel_buckets, c->rel_max_distance);
 	for (int l = 0; l < L; l++)
 	{
 		if (m->poll)
@@ -382,11 +401,14 @@ stack_forward(tfm_model *m, bool decoder, const float *x, const tfm_stack_pass *
 		tfm_arch_block_forward(c) (c, &bw[l], &acts[l], ws, x, p, l);
 		x = acts[l].out;
 	}
-	if (c->arch == TFM_ARCH_LLAMA)
+	if (c->arch != TFM_ARCH_TFM)	/* RMSNorm: Llama's, T5's */
 	{
-		tfm_rmsnorm_forward(ws->dec_top, ws->dec_lnf_rstd, x, m->w.dec_lnf_g, N, c->d_model,
+		float	   *top = decoder ? ws->dec_top : ws->enc_top;
+
+		tfm_rmsnorm_forward(top, decoder ? ws->dec_lnf_rstd : ws->enc_lnf_rstd, x,
+							decoder ? m->w.dec_lnf_g : m->w.enc_lnf_g, N, c->d_model,
 							tfm_config_ln_eps(c));
-		return ws->dec_top;
+		return top;
 	}
 	if (c->norm == TFM_NORM_PRE)
 	{
@@ -516,6 +538,14 @@ passes(const tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
 	dec->T = dec_len(c, b->T, b->Tt);
 	dec->pad = c->task == TFM_TASK_LM ? ws->enc_pad : ws->dec_pad;
 	dec->causal = true;
+	if (c->arch == TFM_ARCH_T5)
+	{
+		enc->bias = ws->enc_bias;
+		dec->bias = ws->dec_bias;
+		enc->dscores = dec->dscores = ws->g_scores;
+		enc->dbias = ws->g_enc_bias;
+		dec->dbias = ws->g_dec_bias;
+	}
 	if (c->task == TFM_TASK_SEQ2SEQ)
 	{
 		dec->mem_pad = ws->enc_pad;
@@ -586,9 +616,15 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
 			m->memory = (float *) top;
 			dp.mem = top;
 			pad_mask(ws->dec_pad, b->dec_input, (size_t) b->B * b->Tt, c->pad_id);
-			/* the decoder's first input is never padding: Marian starts it with its pad id */
+			/*
+			 * a target started from the pad id (Hugging Face's decoders:
+			 * Marian's, T5's) hides no key by its id, only the future's, as
+			 * generate's; one started from <bos> (tfm's own) hides its pads,
+			 * as nn.Transformer's tgt_key_padding_mask
+			 */
 			for (int r = 0; r < b->B; r++)
-				ws->dec_pad[(size_t) r * b->Tt] = 0;
+				if (b->dec_input[(size_t) r * b->Tt] == c->pad_id)
+					memset(ws->dec_pad + (size_t) r * b->Tt, 0, b->Tt);
 			top = embed_and_stack(m, true, ws->dec_x, b->dec_input, out_embedding(m, &m->w),
 								  m->w.dec_pos_emb, b->Tt, training, &dp);
 			if (!top)
@@ -610,6 +646,7 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
 		else
 			tfm_linear_forward(ws->logits, top, m->w.out_w, NULL, rows, d, out_vocab(c),
 							   pw ? pw->head : NULL);
+		tfm_scale(ws->logits, (size_t) rows * out_vocab(c), tfm_config_out_scale(c));
 		tfm_add_out_bias(m, ws->logits, rows, out_vocab(c));
 		tfm_softcap_forward(ws->logits, (size_t) rows * out_vocab(c), c->final_softcap);
 	}
@@ -652,11 +689,14 @@ stack_backward(tfm_model *m, bool decoder, float *one, float *two,
 	float	   *cur = one,
 			   *other = two;
 
-	if (c->arch == TFM_ARCH_LLAMA)
+	if (p->dbias)
+		memset(p->dbias, 0, sizeof(float) * c->heads * p->T * p->T);
+	if (c->arch != TFM_ARCH_TFM)	/* RMSNorm: Llama's, T5's */
 	{
 		memset(two, 0, (size_t) N * c->d_model * sizeof(float));
-		tfm_rmsnorm_backward(two, m->g.dec_lnf_g, one, acts[L - 1].out, m->w.dec_lnf_g,
-							 ws->dec_lnf_rstd, N, c->d_model);
+		tfm_rmsnorm_backward(two, decoder ? m->g.dec_lnf_g : m->g.enc_lnf_g, one,
+							 acts[L - 1].out, decoder ? m->w.dec_lnf_g : m->w.enc_lnf_g,
+							 decoder ? ws->dec_lnf_rstd : ws->enc_lnf_rstd, N, c->d_model);
 		cur = two;
 		other = one;
 	}
@@ -687,6 +727,10 @@ stack_backward(tfm_model *m, bool decoder, float *one, float *two,
 		cur = other;
 		other = t;
 	}
+	if (p->dbias)				/* T5: every layer's bias gradient into the table's */
+		tfm_relpos_bias_backward(decoder ? m->g.dec_rel_bias : m->g.enc_rel_bias, p->dbias,
+								 c->heads, p->T, p->T, 0, !decoder, c->rel_buckets,
+								 c->rel_max_distance);
 	return cur;
 }
 
@@ -804,7 +848,7 @@ loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 		return sum;
 	}
 
-	/* lm and seq2seq: back through the output projection */
+	/* lm and seq2seq: back through the output projection (and T5's scale before it) */
 	{
 		int			rows = b->B * dp.T;
 		int			V = out_vocab(c);
@@ -814,6 +858,8 @@ loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 			for (int r = 0; r < rows; r++)
 				for (int v = 0; v < V; v++)
 					m->g.out_b[v] += ws->logits[(size_t) r * V + v];
+		tfm_scale(ws->logits, (size_t) rows * V, tfm_config_out_scale(c));
+
 		dtop = ws->g_a;
 		if (c->tie)
 		{

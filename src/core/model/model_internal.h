@@ -116,6 +116,10 @@ typedef struct tfm_stack_pass
 	tfm_kv	   *kv;				/* decoding with a cache, or NULL */
 	const int32_t *pos;			/* (B·T) rotary positions; NULL = 0 .. T-1 */
 	const tfm_block_packed *packed;	/* per layer, the matrices' packed copies; NULL: fp32 */
+	/* T5 (t5_block.c): the stack's position bias, shared by its layers */
+	const float *bias;			/* (h, T, keys) */
+	float	   *dscores;		/* backward scratch: (B, h, T, T) the scores' gradient */
+	float	   *dbias;			/* backward: (h, T, T) accumulates the bias's gradient */
 } tfm_stack_pass;
 
 struct tfm_workspace
@@ -164,6 +168,11 @@ struct tfm_workspace
 			   *g_ckv,			/* (B·Ts, 2d) */
 			   *g_mem,			/* (B·Ts, d) */
 			   *attn_scratch;
+	float	   *enc_bias,		/* T5: (h, T, T) the encoder's position bias */
+			   *dec_bias,		/* (h, Tt, Tt) the decoder's */
+			   *g_scores,		/* training: (B, h, Tmax, Tmax) a layer's score gradients */
+			   *g_enc_bias,		/* (h, T, T) the encoder bias's gradient, all layers */
+			   *g_dec_bias;		/* (h, Tt, Tt) the decoder's */
 	float	   *sinus;			/* sinusoidal table, sinus_rows rows */
 	int			sinus_rows;
 	int			threads;
@@ -227,21 +236,32 @@ typedef void tfm_block_backward_fn(const tfm_config *c, const tfm_block_w *w,
 								   float *dmem, const tfm_stack_pass *p, int layer);
 
 tfm_block_forward_fn tfm_block_forward,
-			tfm_llama_block_forward;
+			tfm_llama_block_forward,
+			tfm_t5_block_forward;
 tfm_block_backward_fn tfm_block_backward,
-			tfm_llama_block_backward;
+			tfm_llama_block_backward,
+			tfm_t5_block_backward;
 
 /* the passes of the model's architecture */
 static inline tfm_block_forward_fn *
 tfm_arch_block_forward(const tfm_config *c)
 {
-	return c->arch == TFM_ARCH_LLAMA ? tfm_llama_block_forward : tfm_block_forward;
+	return c->arch == TFM_ARCH_LLAMA ? tfm_llama_block_forward :
+		c->arch == TFM_ARCH_T5 ? tfm_t5_block_forward : tfm_block_forward;
 }
 
 static inline tfm_block_backward_fn *
 tfm_arch_block_backward(const tfm_config *c)
 {
-	return c->arch == TFM_ARCH_LLAMA ? tfm_llama_block_backward : tfm_block_backward;
+	return c->arch == TFM_ARCH_LLAMA ? tfm_llama_block_backward :
+		c->arch == TFM_ARCH_T5 ? tfm_t5_block_backward : tfm_block_backward;
+}
+
+/* the cross-attention's query width (T5: heads · d_kv; else d_model) */
+static inline int
+tfm_config_cross_dim(const tfm_config *c)
+{
+	return c->arch == TFM_ARCH_T5 ? tfm_config_q_dim(c) : c->d_model;
 }
 
 /*

@@ -37,13 +37,14 @@ static int
 add_block(mat *list, int n, const tfm_block_w *w, const tfm_config *c, tfm_block_packed *pk)
 {
 	int			d = c->d_model,
-				f = c->d_ff;
+				f = c->d_ff,
+				cw = tfm_config_cross_dim(c);	/* T5's cross-attention: heads · d_kv */
 #define SLOT(x) (pk ? &pk->x : NULL)
 	mat			m[] = {
 		{w->qkv_w, d, tfm_config_qkv_width(c), false, SLOT(qkv)},
 		{w->attn_out_w, tfm_config_q_dim(c), d, false, SLOT(attn_out)},
-		{w->cq_w, d, d, false, SLOT(cq)}, {w->ckv_w, d, 2 * d, false, SLOT(ckv)},
-		{w->cout_w, d, d, false, SLOT(cout)},
+		{w->cq_w, d, cw, false, SLOT(cq)}, {w->ckv_w, d, 2 * cw, false, SLOT(ckv)},
+		{w->cout_w, cw, d, false, SLOT(cout)},
 		{w->ff1_w, d, tfm_config_ff1_width(c), false, SLOT(ff1)},
 		{w->ff2_w, f, d, false, SLOT(ff2)}
 	};

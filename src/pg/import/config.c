@@ -604,6 +604,64 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 	out->eos_id = token_id(c, "eos_token_id");
 }
 
+/*
+ * T5ForConditionalGeneration (model_type t5: T5, T5 v1.1, Flan-T5; mt5:
+ * mT5).  Defaults as T5Config's.  feed_forward_proj "relu" (T5 v1.0),
+ * "gelu" or "gated-gelu" (gelu_new, v1.1 and later); any other is refused.
+ * The decoder starts from decoder_start_token_id, which must be the pad id
+ * (tfm's decoder never produces it and hides no key by it).  dropout_rate
+ * is not kept: the import runs (and fine-tunes) without dropout.
+ */
+static void
+parse_t5(JsonbContainer *c, TfmHfConfig *out)
+{
+	tfm_hf_params *p = &out->p;
+	char	   *ffp = jstr(c, "feed_forward_proj");
+	int			start;
+
+	p->arch = TFM_HF_T5;
+	if (!ffp || strcmp(ffp, "relu") == 0)
+		p->activation = TFM_ACT_RELU;
+	else if (strcmp(ffp, "gelu") == 0)
+		p->activation = TFM_ACT_GELU;
+	else if (strcmp(ffp, "gated-gelu") == 0)
+	{
+		p->activation = TFM_ACT_GELU_TANH;
+		p->ff_gated = true;
+	}
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("feed_forward_proj \"%s\" is not supported", ffp),
+				 errdetail("tfm imports T5 models with relu, gelu or gated-gelu.")));
+	require_bool(c, "is_encoder_decoder", true, true);
+	p->vocab = jint(c, "vocab_size", 0, true);
+	p->d_model = jint(c, "d_model", 0, true);
+	p->head_dim = jint(c, "d_kv", 0, true);
+	p->d_ff = jint(c, "d_ff", 0, true);
+	p->layers = jint(c, "num_layers", 0, true);
+	p->dec_layers = jint(c, "num_decoder_layers", p->layers, false);
+	p->heads = jint(c, "num_heads", 0, true);
+	p->rel_buckets = jint(c, "relative_attention_num_buckets", 32, false);
+	p->rel_max_distance = jint(c, "relative_attention_max_distance", 128, false);
+	p->ln_eps = (float) jnum(c, "layer_norm_epsilon", 1e-6);
+	p->tie = jbool(c, "tie_word_embeddings", true);
+	/* no position table: n_positions only bounds the inputs tfm reads */
+	p->max_len = jint(c, "n_positions", 512, false);
+	if (p->max_len > TFM_LEN_MAX)
+		p->max_len = TFM_LEN_MAX;
+	p->pad_id = jint(c, "pad_token_id", 0, false);
+	out->eos_id = token_id(c, "eos_token_id");
+	start = jint(c, "decoder_start_token_id", p->pad_id, false);
+	if (start != p->pad_id || p->pad_id < 0 || p->pad_id >= p->vocab)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json decoder_start_token_id %d is not supported", start),
+				 errdetail("tfm imports T5 models whose decoder starts from the pad id (pad_token_id %d).",
+						   p->pad_id)));
+	out->bos_id = start;
+}
+
 /* every name in "architectures" must be one of the two given */
 static void
 check_architectures(JsonbContainer *c, const char *a1, const char *a2)
@@ -774,6 +832,13 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 				   TFM_HF_DISTILBERT, single_architecture(c));
 		what = type;
 	}
+	else if (strcmp(type, "t5") == 0 || strcmp(type, "mt5") == 0)
+	{
+		check_architectures(c, type[0] == 'm' ? "MT5ForConditionalGeneration" : "T5ForConditionalGeneration",
+							type[0] == 'm' ? "MT5Model" : "T5Model");
+		parse_t5(c, out);
+		what = type[0] == 'm' ? "mT5" : "T5";
+	}
 	else if ((fam = llama_family(type)) != NULL)
 	{
 		check_architectures(c, fam->causal_lm, fam->base);
@@ -790,7 +855,7 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model_type \"%s\" is not supported", type),
-				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2, mistral, phi3, gemma, gemma2 and marian models.")));
+				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2, mistral, phi3, gemma, gemma2, marian, t5 and mt5 models.")));
 
 	/* the one check of the hyper-parameters (tfm/hf_import.h), and the model they make */
 	bad = tfm_hf_config(&out->cfg, &out->p);

@@ -16,7 +16,7 @@
 #include "import/hf_files.h"
 #include "runtime/rows.h"
 
-/* the BERT family imports as classifiers; GPT-2 and Llama as language models */
+/* the BERT family imports as classifiers; GPT-2 and Llama as language models; T5 as seq2seq */
 static bool
 is_encoder(tfm_hf_arch arch)
 {
@@ -28,7 +28,7 @@ static void
 check_task(const TfmHfConfig *hc, const char *task)
 {
 	const char *want = is_encoder(hc->p.arch) ? "classify" :
-		hc->p.arch == TFM_HF_MARIAN ? "seq2seq" : "lm";
+		hc->p.arch == TFM_HF_MARIAN || hc->p.arch == TFM_HF_T5 ? "seq2seq" : "lm";
 
 	if (task && strcmp(task, want) != 0)
 		ereport(ERROR,

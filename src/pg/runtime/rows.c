@@ -157,6 +157,15 @@ tfm_datum_ids(Datum d, Oid type, const TfmModelRow *row, bool target, int *len)
 			*len = n + 2;
 			return out;
 		}
+		if (target)
+		{
+			/*
+			 * a target's <eos> comes from the batch (tfm_batch_seq2seq), not
+			 * also from the post-processor (T5's "$A </s>")
+			 */
+			return tfm_tokenizer_encode_with(tfm_tokenizer_cached(tok), VARDATA_ANY(t),
+											 VARSIZE_ANY_EXHDR(t), 0, 0, len);
+		}
 		return tfm_tokenizer_encode(tok, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), len);
 	}
 	ereport(ERROR,

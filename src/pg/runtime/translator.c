@@ -87,7 +87,8 @@ tfm_translate_sources(tfm_model *m, const TfmModelRow *row, int32 **src, const i
 	bo.bos = sp.bos;
 	bo.eos = sp.eos;
 	bo.pad = sp.pad;
-	bo.hf = row->hf_beam;
+	bo.hf_rules = row->hf_beam;
+	bo.forced_eos = row->hf_forced_eos;
 	if (c->positions == TFM_POS_LEARNED && bo.max_tokens > c->max_len - 1)
 	{
 		if (o->max_tokens > 0)

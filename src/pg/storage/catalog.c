@@ -100,7 +100,8 @@ tfm_config_json(const tfm_config *c)
 					 c->dec_layers, c->d_ff, c->max_len, c->n_classes,
 					 c->norm == TFM_NORM_PRE ? "pre" : "post",
 					 c->positions == TFM_POS_SINUSOIDAL ? "sinusoidal" :
-					 c->positions == TFM_POS_ROPE ? "rope" : "learned",
+					 c->positions == TFM_POS_ROPE ? "rope" :
+					 c->positions == TFM_POS_RELATIVE ? "relative" : "learned",
 					 c->activation == TFM_ACT_GELU_TANH ? "gelu_tanh" :
 					 c->activation == TFM_ACT_GELU ? "gelu" :
 					 c->activation == TFM_ACT_SILU ? "silu" : "relu",
@@ -112,6 +113,8 @@ tfm_config_json(const tfm_config *c)
 		appendStringInfo(&s, ", \"layer_norm_eps\": %.9g", c->ln_eps);
 	if (c->arch == TFM_ARCH_LLAMA)
 		appendStringInfoString(&s, ", \"arch\": \"llama\"");
+	else if (c->arch == TFM_ARCH_T5)
+		appendStringInfoString(&s, ", \"arch\": \"t5\"");
 	if (c->kv_heads > 0)
 		appendStringInfo(&s, ", \"kv_heads\": %d", c->kv_heads);
 	if (c->rope_theta > 0.0f)
@@ -142,6 +145,11 @@ tfm_config_json(const tfm_config *c)
 		appendStringInfoString(&s, ", \"sinus_halves\": true");
 	if (c->out_bias)
 		appendStringInfoString(&s, ", \"out_bias\": true");
+	if (c->rel_buckets)			/* T5 */
+		appendStringInfo(&s, ", \"rel_buckets\": %d, \"rel_max_distance\": %d",
+						 c->rel_buckets, c->rel_max_distance);
+	if (c->ff_gated)
+		appendStringInfoString(&s, ", \"ff_gated\": true");
 	appendStringInfoChar(&s, '}');
 	return s.data;
 }
@@ -177,7 +185,8 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"(config->>'heads')::int, (config->>'enc_layers')::int, (config->>'dec_layers')::int, "
 		"(config->>'d_ff')::int, (config->>'max_len')::int, (config->>'n_classes')::int, "
 		"(config->>'norm' = 'pre')::int, "
-		"CASE config->>'positions' WHEN 'sinusoidal' THEN 1 WHEN 'rope' THEN 2 ELSE 0 END, "
+		"CASE config->>'positions' WHEN 'sinusoidal' THEN 1 WHEN 'rope' THEN 2 "
+		"WHEN 'relative' THEN 3 ELSE 0 END, "
 		"CASE config->>'activation' WHEN 'gelu' THEN 1 WHEN 'gelu_tanh' THEN 2 WHEN 'silu' THEN 3 "
 		"ELSE 0 END, "
 		"(config->>'pooling' = 'cls')::int, "
@@ -201,6 +210,12 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"coalesce((config->>'attn_softcap')::real, 0), coalesce((config->>'final_softcap')::real, 0), "
 		"coalesce((config->>'head_size')::int, 0), "
 		"coalesce((config->>'sinus_halves')::bool::int, 0), coalesce((config->>'out_bias')::bool::int, 0), "
+		"coalesce(config->>'imported_from' IN ('marian', 't5', 'mt5'), false), "
+		/* added for T5 */
+		"(config->>'arch' = 't5')::int, coalesce((config->>'rel_buckets')::int, 0), "
+		"coalesce((config->>'rel_max_distance')::int, 0), "
+		"coalesce((config->>'ff_gated')::bool::int, 0), "
+		/* Marian's generate forces </s> at max_length (forced_eos_token_id) */
 		"coalesce(config->>'imported_from' = 'marian', false) "
 		/* a model of that name, else the model an alias of that name deploys */
 		"FROM tfm.models WHERE name = $1 "
@@ -346,6 +361,17 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	row->cfg.sinus_halves = get_int(tup, td, 51);
 	row->cfg.out_bias = get_int(tup, td, 52);
 	row->hf_beam = DatumGetBool(SPI_getbinval(tup, td, 53, &isnull));
+	/* added for T5 */
+	{
+		Datum		d = SPI_getbinval(tup, td, 54, &isnull);
+
+		if (!isnull && DatumGetInt32(d))
+			row->cfg.arch = TFM_ARCH_T5;
+	}
+	row->cfg.rel_buckets = get_int(tup, td, 55);
+	row->cfg.rel_max_distance = get_int(tup, td, 56);
+	row->cfg.ff_gated = get_int(tup, td, 57);
+	row->hf_forced_eos = DatumGetBool(SPI_getbinval(tup, td, 58, &isnull));
 	tfm_owner_row_end(&r);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,

@@ -145,7 +145,10 @@ typedef struct TfmModelRow
 								 * absent: head_tail) */
 	tfm_config	cfg;
 	bool		hf_beam;		/* beam search as Hugging Face's generate (an imported
-								 * Marian: config imported_from "marian") */
+								 * Marian or T5: config imported_from "marian", "t5"
+								 * or "mt5") */
+	bool		hf_forced_eos;	/* and </s> forced at the last step (Marian's
+								 * forced_eos_token_id) */
 } TfmModelRow;
 
 /* ---- tfm.models rows (models.c) ---- */
