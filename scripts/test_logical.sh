@@ -131,7 +131,7 @@ moved=$(sub -c "SELECT tfm_set_node($sub_node)")
 [ "$moved" = 2 ] || fail "tfm_set_node moved $moved objects, not the local tokenizer and model"
 echo "   publisher and subscriber both node $pub_node: the initial copy refused the publisher's rows; tfm_set_node($sub_node) on the subscriber moved its $moved objects"
 wait_for "initial copy of every table" \
-  "SELECT count(*) = 8 AND bool_and(srsubstate = 'r') FROM pg_subscription_rel"
+  "SELECT count(*) = (SELECT count(*) FROM tfm_publication_tables()) AND bool_and(srsubstate = 'r') FROM pg_subscription_rel"
 caught_up pub_clf
 caught_up pub_lm
 

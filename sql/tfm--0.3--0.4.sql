@@ -559,6 +559,39 @@ COMMENT ON COLUMN tfm.tokenizers.model_data IS
   'unigram tokenizers: scores, piece types, normalizer, pre-tokenizer and decoder (a byte image read by the core); NULL otherwise';
 
 -- ---------------------------------------------------------------------------
+-- What a GGUF import did with each tensor of the file (src/pg/import/gguf.c):
+-- every tensor is converted to float32 into tfm.tensors (the weights of
+-- fp32, bf16, int8 and training); a Q4_0 tensor whose rows are columns of a
+-- matrix int4 packs also keeps the file's blocks as they are, and int4
+-- inference of the version imported runs them (no dequantize-requantize).
+
+CREATE TABLE tfm.gguf_tensors (
+    model_id      integer NOT NULL REFERENCES tfm.models (id) ON DELETE CASCADE,
+    version       bigint NOT NULL,
+    gguf_name     text NOT NULL,
+    gguf_type     text NOT NULL,
+    tensor        text,
+    first_column  integer,
+    columns       integer,
+    inputs        integer,
+    rope_heads    integer NOT NULL DEFAULT 0,
+    blocks        bytea,
+    PRIMARY KEY (model_id, gguf_name)
+);
+COMMENT ON TABLE tfm.gguf_tensors IS
+  'per tensor of an imported GGUF file: converted to float32 only (blocks NULL), or also kept as the file''s Q4_0 blocks for int4';
+COMMENT ON COLUMN tfm.gguf_tensors.version IS 'the model version the tensor was imported into (kept blocks serve that version only)';
+COMMENT ON COLUMN tfm.gguf_tensors.tensor IS 'the tfm tensor its values went to (NULL: a buffer)';
+COMMENT ON COLUMN tfm.gguf_tensors.first_column IS 'kept: its rows are the int4 matrix''s output columns first_column .. first_column + columns - 1';
+COMMENT ON COLUMN tfm.gguf_tensors.rope_heads IS 'kept: its rows are in llama.cpp''s rope order for that many heads (0: none)';
+COMMENT ON COLUMN tfm.gguf_tensors.blocks IS 'kept: the file''s bytes of the tensor, as they are; NULL: converted to float32 only';
+GRANT SELECT ON tfm.gguf_tensors TO PUBLIC;
+ALTER TABLE tfm.gguf_tensors ENABLE ROW LEVEL SECURITY;
+CREATE POLICY gguf_tensors_of_usable_models ON tfm.gguf_tensors FOR SELECT
+    USING (tfm.may_use_model(model_id, tfm.current_role_oid()));
+SELECT pg_catalog.pg_extension_config_dump('tfm.gguf_tensors', '');
+
+-- ---------------------------------------------------------------------------
 -- logical replication: a training database publishes its models and
 -- tokenizers, serving databases subscribe (doc/operations.md, "Logical
 -- replication").  Ids never collide: every database is a node, 1 to 2047,
@@ -651,6 +684,7 @@ BEGIN
     UPDATE tfm.checkpoint_tensors SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
     UPDATE tfm.aliases SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
     UPDATE tfm.alias_history SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
+    UPDATE tfm.gguf_tensors SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
     UPDATE tfm.tokenizers SET id = id + delta WHERE id >> 20 = old_node;
     GET DIAGNOSTICS n = ROW_COUNT; moved := moved + n;
     UPDATE tfm.vocab SET tokenizer_id = tokenizer_id + delta WHERE tokenizer_id >> 20 = old_node;
@@ -755,7 +789,7 @@ DO $$
 DECLARE
     t text;
 BEGIN
-    FOREACH t IN ARRAY ARRAY['tokenizers', 'vocab', 'merges', 'models', 'tensors', 'history', 'alias_history', 'aliases'] LOOP
+    FOREACH t IN ARRAY ARRAY['tokenizers', 'vocab', 'merges', 'models', 'tensors', 'history', 'alias_history', 'aliases', 'gguf_tensors'] LOOP
         EXECUTE format('CREATE TRIGGER refuse_own_node BEFORE INSERT ON tfm.%I FOR EACH ROW EXECUTE FUNCTION tfm.refuse_own_node()', t);
         EXECUTE format('ALTER TABLE tfm.%I ENABLE REPLICA TRIGGER refuse_own_node', t);
     END LOOP;
@@ -773,7 +807,7 @@ ALTER TABLE tfm.job_queue ADD PRIMARY KEY (id);
 CREATE FUNCTION tfm.publication_tables() RETURNS regclass[]
 LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$ SELECT '{tfm.tokenizers, tfm.vocab, tfm.merges, tfm.models, tfm.tensors,
-               tfm.history, tfm.alias_history, tfm.aliases}'::regclass[] $$;
+               tfm.history, tfm.alias_history, tfm.aliases, tfm.gguf_tensors}'::regclass[] $$;
 CREATE FUNCTION tfm_publication_tables() RETURNS SETOF regclass
 LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$ SELECT t FROM unnest(tfm.publication_tables()) WITH ORDINALITY AS u(t, n) ORDER BY n $$;
@@ -813,37 +847,7 @@ COMMENT ON FUNCTION tfm_import_marian(text, jsonb, bytea, bytea, bytea, jsonb, t
   'import a Marian checkpoint (config.json, model.safetensors, source.spm, target.spm, vocab.json contents) as a seq2seq model with its two tokenizers';
 
 -- ---------------------------------------------------------------------------
--- What a GGUF import did with each tensor of the file (src/pg/import/gguf.c):
--- every tensor is converted to float32 into tfm.tensors (the weights of
--- fp32, bf16, int8 and training); a Q4_0 tensor whose rows are columns of a
--- matrix int4 packs also keeps the file's blocks as they are, and int4
--- inference of the version imported runs them (no dequantize-requantize).
-
-CREATE TABLE tfm.gguf_tensors (
-    model_id      integer NOT NULL REFERENCES tfm.models (id) ON DELETE CASCADE,
-    version       bigint NOT NULL,
-    gguf_name     text NOT NULL,
-    gguf_type     text NOT NULL,
-    tensor        text,
-    first_column  integer,
-    columns       integer,
-    inputs        integer,
-    rope_heads    integer NOT NULL DEFAULT 0,
-    blocks        bytea,
-    PRIMARY KEY (model_id, gguf_name)
-);
-COMMENT ON TABLE tfm.gguf_tensors IS
-  'per tensor of an imported GGUF file: converted to float32 only (blocks NULL), or also kept as the file''s Q4_0 blocks for int4';
-COMMENT ON COLUMN tfm.gguf_tensors.version IS 'the model version the tensor was imported into (kept blocks serve that version only)';
-COMMENT ON COLUMN tfm.gguf_tensors.tensor IS 'the tfm tensor its values went to (NULL: a buffer)';
-COMMENT ON COLUMN tfm.gguf_tensors.first_column IS 'kept: its rows are the int4 matrix''s output columns first_column .. first_column + columns - 1';
-COMMENT ON COLUMN tfm.gguf_tensors.rope_heads IS 'kept: its rows are in llama.cpp''s rope order for that many heads (0: none)';
-COMMENT ON COLUMN tfm.gguf_tensors.blocks IS 'kept: the file''s bytes of the tensor, as they are; NULL: converted to float32 only';
-GRANT SELECT ON tfm.gguf_tensors TO PUBLIC;
-ALTER TABLE tfm.gguf_tensors ENABLE ROW LEVEL SECURITY;
-CREATE POLICY gguf_tensors_of_usable_models ON tfm.gguf_tensors FOR SELECT
-    USING (tfm.may_use_model(model_id, tfm.current_role_oid()));
-SELECT pg_catalog.pg_extension_config_dump('tfm.gguf_tensors', '');
+-- tfm_gguf_kept: what a GGUF import did with each tensor (tfm.gguf_tensors, above)
 
 CREATE FUNCTION tfm_gguf_kept(model text)
 RETURNS TABLE (gguf_tensor text, gguf_type text, tensor text, kept boolean, how text)
@@ -882,42 +886,3 @@ $$;
 COMMENT ON FUNCTION tfm_gguf_kept(text) IS
   'what the GGUF import did with each tensor of a model: Q4_0 blocks kept as they are for int4, or converted to float32';
 
--- a publication carries an imported GGUF file's kept blocks too (int4 runs
--- them on a subscriber as on the publisher): a table of a model's rows like
--- tfm.tensors, moved with its model by tfm_set_node, its replicated rows
--- refused when they carry this database's own node
-CREATE OR REPLACE FUNCTION tfm.move_node(old_node integer, new_node integer) RETURNS bigint
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp SET session_replication_role = replica
-AS $$
-DECLARE
-    delta bigint := (new_node::bigint - old_node) << 20;
-    moved bigint := 0;
-    n bigint;
-BEGIN
-    UPDATE tfm.models SET id = id + delta WHERE id >> 20 = old_node;
-    GET DIAGNOSTICS n = ROW_COUNT; moved := moved + n;
-    UPDATE tfm.tensors SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
-    UPDATE tfm.history SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
-    UPDATE tfm.checkpoints SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
-    UPDATE tfm.checkpoint_tensors SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
-    UPDATE tfm.aliases SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
-    UPDATE tfm.alias_history SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
-    UPDATE tfm.gguf_tensors SET model_id = model_id + delta WHERE model_id >> 20 = old_node;
-    UPDATE tfm.tokenizers SET id = id + delta WHERE id >> 20 = old_node;
-    GET DIAGNOSTICS n = ROW_COUNT; moved := moved + n;
-    UPDATE tfm.vocab SET tokenizer_id = tokenizer_id + delta WHERE tokenizer_id >> 20 = old_node;
-    UPDATE tfm.merges SET tokenizer_id = tokenizer_id + delta WHERE tokenizer_id >> 20 = old_node;
-    UPDATE tfm.aliases SET id = id + delta WHERE id >> 20 = old_node;
-    GET DIAGNOSTICS n = ROW_COUNT; moved := moved + n;
-    UPDATE tfm.aliases SET history_id = history_id + delta WHERE history_id >> 20 = old_node;
-    UPDATE tfm.alias_history SET id = id + delta WHERE id >> 20 = old_node;
-    UPDATE tfm.alias_history SET previous = previous + delta WHERE previous >> 20 = old_node;
-    RETURN moved;
-END
-$$;
-CREATE TRIGGER refuse_own_node BEFORE INSERT ON tfm.gguf_tensors FOR EACH ROW EXECUTE FUNCTION tfm.refuse_own_node();
-ALTER TABLE tfm.gguf_tensors ENABLE REPLICA TRIGGER refuse_own_node;
-CREATE OR REPLACE FUNCTION tfm.publication_tables() RETURNS regclass[]
-LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
-AS $$ SELECT '{tfm.tokenizers, tfm.vocab, tfm.merges, tfm.models, tfm.tensors,
-               tfm.history, tfm.alias_history, tfm.aliases, tfm.gguf_tensors}'::regclass[] $$;
