@@ -44,6 +44,10 @@ SELECT n, tfm_translate('marian', source, beam => 4, length_penalty => 1.0, max_
        tfm_translate('marian', source, beam => 4, length_penalty => 0.6, max_tokens => 23)
           = tfm_detokenize('marian_target', beam06[2:]) AS beam_lp06_matches
   FROM mcases ORDER BY n;
+-- tfm_translate_nbest's first hypothesis is the same beam search's
+SELECT n, (SELECT translation FROM tfm_translate_nbest('marian', source, 4, 4, length_penalty => 1.0, max_tokens => 23)
+            WHERE rank = 1) = tfm_detokenize('marian_target', beam10[2:]) AS nbest_lp1_matches
+  FROM mcases ORDER BY n;
 -- beam 1 is generate's greedy search (num_beams 1): the reference's greedy ids
 SELECT n, tfm_translate('marian', source, beam => 1, max_tokens => 23)
           = tfm_detokenize('marian_target', greedy[2:]) AS greedy_matches

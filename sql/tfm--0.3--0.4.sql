@@ -886,3 +886,16 @@ $$;
 COMMENT ON FUNCTION tfm_gguf_kept(text) IS
   'what the GGUF import did with each tensor of a model: Q4_0 blocks kept as they are for int4, or converted to float32';
 
+
+-- ---------------------------------------------------------------------------
+-- tfm_translate_nbest: the length penalty and the length limit of
+-- tfm_translate (0.3's form had beam and n only; the C function reads the
+-- two new arguments when they are there)
+DROP FUNCTION tfm_translate_nbest(text, text, integer, integer);
+CREATE FUNCTION tfm_translate_nbest(model text, source text, beam integer DEFAULT 4, n integer DEFAULT NULL,
+                                    length_penalty real DEFAULT 0.6, max_tokens integer DEFAULT NULL,
+                                    OUT rank integer, OUT translation text, OUT score double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_translate_nbest' LANGUAGE C STABLE PARALLEL SAFE ROWS 4;
+COMMENT ON FUNCTION tfm_translate_nbest(text, text, integer, integer, real, integer) IS
+  'the n best translations with their scores (log-probability over the length penalty; beam search as tfm_translate)';

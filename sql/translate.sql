@@ -36,6 +36,15 @@ SELECT count(*) <= 3 AS at_most_n, bool_and(score <= 0) AS scores,
 SELECT (SELECT translation FROM tfm_translate_nbest('rev', '12345', 4, 3) WHERE rank = 1)
      = tfm_translate('rev', '12345', beam => 4) AS nbest_first_is_translation;
 SELECT length(tfm_translate('rev', '123456', max_tokens => 2)) <= 2 AS bounded;
+-- tfm_translate_nbest takes tfm_translate's length penalty and length limit
+SELECT (SELECT translation FROM tfm_translate_nbest('rev', '12345', 4, 3, length_penalty => 0) WHERE rank = 1)
+     = tfm_translate('rev', '12345', beam => 4, length_penalty => 0) AS nbest_lp0_is_translation;
+SELECT bool_and(length(translation) <= 2) AS nbest_bounded, count(*) > 0 AS some
+  FROM tfm_translate_nbest('rev', '123456', 4, 4, max_tokens => 2);
+-- with no length penalty a score is the hypothesis's log-probability: at 1.0 it is divided by its length
+SELECT bool_and(a.score < b.score) AS lp_divides
+  FROM tfm_translate_nbest('rev', '12345', 4, 1, length_penalty => 0) a,
+       tfm_translate_nbest('rev', '12345', 4, 1, length_penalty => 1) b;
 SELECT tfm_translate('rev', ARRAY[]::text[]);
 
 -- evaluation: BLEU against all references of a source, exact matches, loss
@@ -71,6 +80,8 @@ SELECT pg_temp.err($$SELECT tfm_translate('rev', '1', max_tokens => 0)$$);
 SELECT pg_temp.err($$SELECT tfm_translate('rev', '1', max_tokens => 50)$$);
 SELECT pg_temp.err($$SELECT tfm_translate('rev', ARRAY['1', NULL])$$);
 SELECT pg_temp.err($$SELECT * FROM tfm_translate_nbest('rev', '1', 2, 3)$$);
+SELECT pg_temp.err($$SELECT * FROM tfm_translate_nbest('rev', '1', 2, 1, length_penalty => -1)$$);
+SELECT pg_temp.err($$SELECT * FROM tfm_translate_nbest('rev', '1', 2, 1, max_tokens => 0)$$);
 SELECT pg_temp.err($$SELECT * FROM tfm_attention('rev', '')$$);
 SELECT pg_temp.err($$SELECT * FROM tfm_train('rev', 'SELECT s FROM rev')$$);
 SELECT model FROM tfm_create_model('not_s2s', 'lm', 'digits', d_model => 8, heads => 2, layers => 1);

@@ -5,8 +5,8 @@
 #   bench/seq2seq/run.sh eng_fra     # English→French, shared BPE 8k, 3+3 d 256: BLEU after MT_TIME,
 #                                    # then PyTorch (nn.Transformer) for the same time on the same ids
 #   bench/seq2seq/run.sh speed       # training tokens/s and translation sentences/s (greedy, beam 4)
-#   bench/seq2seq/run.sh translate   # tfm only: train the eng_fra model for MT_TIME, then greedy BLEU
-#                                    # and translation sentences/s of that model (no PyTorch side)
+#   bench/seq2seq/run.sh translate   # tfm only: train the eng_fra model for MT_TIME, then BLEU (beam 4
+#                                    # and greedy) and translation sentences/s of that model (no PyTorch side)
 #   bench/seq2seq/run.sh all
 #
 # Environment: THREADS (default 2), SYNTH_TIME ('3 minutes'), MT_TIME
@@ -227,6 +227,9 @@ EOF
 $SET_T
 \\pset format unaligned
 \\pset tuples_only on
+SELECT 'EVAL bleu=' || round(bleu::numeric, 2) || ' exact=' || round(exact_match::numeric, 4) ||
+       ' loss=' || round(loss::numeric, 4) || ' rows=' || rows
+FROM tfm_evaluate('enfr', 'SELECT src, tgt FROM eng_fra_test');
 CREATE TABLE tfm_greedy AS
 WITH s AS (SELECT src, row_number() OVER (ORDER BY first_id) AS n FROM test_sources),
      b AS (SELECT n / 64 AS g, array_agg(src ORDER BY n) AS a FROM s GROUP BY 1)

@@ -130,7 +130,8 @@ tfm_translate_nbest(PG_FUNCTION_ARGS)
 	tfm_hyp    *h;
 
 	TFM_ARG_NOT_NULL(1, "source");
-	parse_tr_opts(fcinfo, 2, -1, -1, &o);
+	/* length_penalty and max_tokens came with 0.4 (0.3's SQL passes 4 arguments) */
+	parse_tr_opts(fcinfo, 2, PG_NARGS() > 4 ? 4 : -1, PG_NARGS() > 5 ? 5 : -1, &o);
 	nbest = PG_ARGISNULL(3) ? o.beam : PG_GETARG_INT32(3);
 	if (nbest < 1 || nbest > o.beam)
 		ereport(ERROR,
