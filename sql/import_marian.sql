@@ -36,6 +36,11 @@ SELECT count(*) AS texts,
        count(*) FILTER (WHERE tfm_tokenize('marian_target', t) = ARRAY(SELECT jsonb_array_elements_text(tok->'target'->(n::int - 1))::int)) AS target_equal
   FROM mfx, jsonb_array_elements_text(tok->'texts') WITH ORDINALITY AS x(t, n);
 SELECT n, tfm_tokenize('marian', source, add_eos => true) = src AS source_ids FROM mcases ORDER BY n;
+-- a target-language code as MarianTokenizer takes it: at the start a token
+-- (this model's vocab.json has none: <unk>, id 1), anywhere taken out
+SELECT tfm_tokenize('marian', '>>fra<< I like the cat.') AS with_code,
+       tfm_tokenize('marian', '>>fra<< I like the cat.') = 1 || tfm_tokenize('marian', 'I like the cat.') AS code_then_text,
+       tfm_tokenize('marian', 'I like >>fra<< the cat.') = tfm_tokenize('marian', 'I like  the cat.') AS elsewhere_removed;
 
 -- beam search as Hugging Face's generate (num_beams 4, max_length 24 =
 -- max_tokens 23 after the start): the reference's ids, start and eos removed

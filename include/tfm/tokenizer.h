@@ -238,7 +238,12 @@ typedef enum tfm_tok_norm_kind
 	TFM_TOK_NORM_REPLACE_SPACES = 3, /* runs of two or more " " -> b (Regex " {2,}") */
 	TFM_TOK_NORM_STRIP = 4,          /* Unicode White_Space at the left / right end */
 	TFM_TOK_NORM_PREPEND = 5,        /* a before a text that is not empty */
-	TFM_TOK_NORM_LOWERCASE = 6       /* simple lower-case mapping */
+	TFM_TOK_NORM_LOWERCASE = 6,      /* simple lower-case mapping */
+	TFM_TOK_NORM_NFC = 7,            /* Unicode normalization forms */
+	TFM_TOK_NORM_NFD = 8,
+	TFM_TOK_NORM_NFKC = 9,
+	TFM_TOK_NORM_NFKD = 10,
+	TFM_TOK_NORM_STRIP_ACCENTS = 11  /* General_Category Mark removed */
 } tfm_tok_norm_kind;
 
 typedef struct tfm_tok_norm_step
@@ -261,11 +266,18 @@ typedef struct tfm_tok_norm_step
 #define TFM_TOK_UDEC_BYTE_FALLBACK  2u      /* <0xNN> pieces -> their bytes */
 #define TFM_TOK_UDEC_STRIP_FIRST    4u      /* one leading " " of the text dropped */
 
+#define TFM_TOK_UNI_SPECIAL 1u
+#define TFM_TOK_UNI_LSTRIP  2u
+#define TFM_TOK_UNI_RSTRIP  4u
+
 typedef struct tfm_tok_unigram_spec
 {
 	const double  *scores;          /* by id, n_pieces */
-	const uint8_t *control;         /* by id or NULL: 1 = a special piece, never
-									   matched in text (dropped by decode) */
+	const uint8_t *control;         /* by id or NULL: TFM_TOK_UNI_SPECIAL = a special
+									   piece, never matched by the model (dropped by
+									   decode; found in text with SPECIALS_IN_TEXT,
+									   and with LSTRIP / RSTRIP taking the
+									   White_Space before / after it) */
 	int32_t        unk_id;          /* model.unk_id */
 	int            byte_fallback;
 	int32_t        special_ids[TFM_TOK_N_SPECIALS]; /* the file's id of each tfm
@@ -349,6 +361,16 @@ int  tfm_tok_model_data(uint8_t *out, size_t cap, const tfm_tokenizer *t, tfm_st
 									  the model never matches) is that piece's
 									  id, not unk (MarianTokenizer's vocab.json
 									  lookup of SentencePiece's unknown pieces) */
+#define TFM_TOK_INFO_SPECIALS_IN_TEXT (1u << 25) /* with UNIGRAM: the special
+									  pieces (spec.control) are found in text
+									  before the normalizer, leftmost then
+									  longest, as Hugging Face's added
+									  vocabulary does (T5's "<extra_id_0>") */
+#define TFM_TOK_INFO_LANG_CODES (1u << 26) /* with UNIGRAM: Marian's target
+									  language codes: a ">>xxx<<" at the start
+									  of a text is its piece (unk if none), and
+									  every ">>…<<" is taken out of the text
+									  first (MarianTokenizer) */
 
 typedef struct tfm_tok_info
 {

@@ -38,7 +38,11 @@ Writes into test/tokenizer/unigram/:
                       texts (decode: SentencePiece's decode of its ids;
                       uni_t5's ids end with </s>, which decode drops)
   NAME.expected.json  {"texts": [...], "ids": [[...]], "decoded": [...]}
-                      (the same but the text with NUL, for sql/import_unigram.sql)
+                      for sql/import_unigram.sql: the same texts (but the one
+                      with NUL) with the ids Hugging Face's tokenizers gives for
+                      the tokenizer.json, which finds its special tokens in the
+                      text first (hf_ids: "<s>" in a text is id 1 there, plain
+                      text to SentencePiece)
   NAME.model.tsv.gz   the tokenizer.json's model for the C test, which has
                       no JSON reader: "V<TAB>hex piece<TAB>score (float.hex)
                       <TAB>special 0/1" by id, "C<TAB>hex precompiled_charsmap",
@@ -90,6 +94,43 @@ TEXTS = [
     "mixed123abc456 x1y22z333 007",
     "Ǆ ǅ ǆ ß ẞ İ ı ﬀ Ⅻ",
 ]
+
+
+# Unicode White_Space (Rust's char::is_whitespace)
+WS = set(map(chr, list(range(9, 14)) + [0x20, 0x85, 0xA0, 0x1680] + list(range(0x2000, 0x200B)) +
+             [0x2028, 0x2029, 0x202F, 0x205F, 0x3000]))
+
+
+def split_specials(text, specials, strip):
+    """[(text part, None) or (None, special)] as Hugging Face's added vocabulary splits"""
+    out, done, i = [], 0, 0
+    while i < len(text):
+        best = max((s for s in specials if text.startswith(s, i)), key=len, default=None)
+        if best is None:
+            i += 1
+            continue
+        a, b = i, i + len(best)
+        if strip(best):
+            while a > done and text[a - 1] in WS:
+                a -= 1
+            while b < len(text) and text[b] in WS:
+                b += 1
+        out.append((text[done:a], None))
+        out.append((None, best))
+        done = i = b
+    out.append((text[done:], None))
+    return out
+
+
+
+def hf_ids(sp, text, specials, encode=None):
+    """the ids Hugging Face's tokenizer.json gives: the specials found in the text first
+    (split_specials), each part between them encoded apart"""
+    encode = encode or sp.encode
+    ids = []
+    for part, special in split_specials(text, specials, lambda s: False):
+        ids += [sp.piece_to_id(special)] if special is not None else (encode(part) if part else [])
+    return ids
 
 
 def varint(b, i):
@@ -264,6 +305,7 @@ def main():
         with gzip.GzipFile(os.path.join(OUT, name + ".model.tsv.gz"), "wb", mtime=0) as g:
             g.write("".join(lines).encode())
         exp = {"texts": [], "ids": [], "decoded": []}
+        specials = [a["content"] for a in tj["added_tokens"] if a["special"]]
         with open(os.path.join(OUT, name + ".cases.tsv"), "w") as f:
             for t in TEXTS:
                 ids = sp.encode(t) + ([sp.eos_id()] if t5 else [])
@@ -271,9 +313,11 @@ def main():
                 f.write("T\t%s\t%s\t%s\n" % (t.encode().hex(), " ".join(map(str, ids)),
                                             dec.encode().hex()))
                 if "\0" not in t:      # no PostgreSQL text holds NUL
+                    # the tokenizer.json's ids: its specials found in the text
+                    hf = hf_ids(sp, t, specials) + ([sp.eos_id()] if t5 else [])
                     exp["texts"].append(t)
-                    exp["ids"].append(ids)
-                    exp["decoded"].append(dec)
+                    exp["ids"].append(hf)
+                    exp["decoded"].append(sp.decode(hf))
         with open(os.path.join(OUT, name + ".expected.json"), "w", encoding="utf-8") as f:
             json.dump(exp, f, ensure_ascii=False)
             f.write("\n")

@@ -8,6 +8,7 @@
  */
 #include "tok_internal.h"
 #include "tok_split.h"
+#include "tok_unicode_forms.h"
 #include "tok_unicode.h"
 
 #define CACHE_MAX_KEY     64
@@ -236,7 +237,8 @@ encode_bpe(emitter *e, tfm_tokenizer *t, const uint8_t *text, size_t text_len)
 	{
 		int same;
 
-		if ((st = tfm_tok_nfc(&t->nbuf, &t->nalign, &t->nalign_cap, &same, text, len)) != TFM_OK)
+		if ((st = tfm_tok_unicode_form(&t->nbuf, &t->nalign, &t->nalign_cap, &same, text, len,
+									 TFM_TOK_UFORM_NFC)) != TFM_OK)
 			return st;
 		if (!same)
 		{

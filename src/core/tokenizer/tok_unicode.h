@@ -63,4 +63,13 @@ tfm_tok_utf8_next(int32_t *cp, const uint8_t *s, size_t n)
 /* writes the UTF-8 form of a valid code point, returns its length (1..4) */
 size_t tfm_tok_utf8_put(uint8_t *out, uint32_t cp);
 
+/* Unicode White_Space (Rust's char::is_whitespace) */
+static inline int
+tfm_tok_white_space(int32_t cp)
+{
+	return (cp >= 9 && cp <= 13) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
+		(cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
+		cp == 0x205F || cp == 0x3000;
+}
+
 #endif /* TFM_TOK_UNICODE_H */

@@ -49,8 +49,11 @@ typedef struct tfm_tok_uni_step
 } tfm_tok_uni_step;
 
 #define TFM_TOK_UNI_NORMAL  0
-#define TFM_TOK_UNI_CONTROL 1  /* never matched in text */
+#define TFM_TOK_UNI_CONTROL 1  /* never matched by the model (a special) */
 #define TFM_TOK_UNI_BYTE    2  /* <0xNN> of a byte_fallback model */
+#define TFM_TOK_UNI_KIND(type) ((type) & 0x0F)
+#define TFM_TOK_UNI_T_LSTRIP 0x10 /* CONTROL found in text: takes the White_Space before it */
+#define TFM_TOK_UNI_T_RSTRIP 0x20 /* ... and after it */
 
 typedef struct tfm_tok_unigram
 {
@@ -72,6 +75,10 @@ typedef struct tfm_tok_unigram
 	tfm_tok_u64map trie;
 	int32_t  *node_id;         /* by node: the piece ending there, -1 if none */
 	size_t    n_nodes;
+	/* the specials found in text (SPECIALS_IN_TEXT): ids by first byte,
+	 * longest first; those of byte b at sp_ids[sp_start[b] .. sp_start[b + 1]) */
+	int32_t  *sp_ids;
+	int32_t   sp_start[257];
 } tfm_tok_unigram;
 
 void tfm_tok_unigram_free(tfm_tok_unigram *u);
@@ -91,5 +98,25 @@ int  tfm_tok_uni_prepare(tfm_tokenizer *t, tfm_status *err);
  * words one after another, word k at [starts[k], starts[k + 1]) */
 int  tfm_tok_unigram_pretokenize(tfm_tok_otext *out, tfm_tok_ivec *starts,
 								 const tfm_tok_unigram *u, const uint8_t *s, size_t len);
+/* the same for a part of a text: byte i of s is at offset orig[i] of the
+ * text (orig NULL: at base + i); Metaspace's "first" prepends only where
+ * the offset is 0 */
+int  tfm_tok_unigram_pretokenize_at(tfm_tok_otext *out, tfm_tok_ivec *starts,
+									const tfm_tok_unigram *u, const uint8_t *s, size_t len,
+									const size_t *orig, size_t base);
+
+/* ---- what is found before the normalizer (tok_unigram_specials.c) ------------ */
+/* the index of the specials found in text (SPECIALS_IN_TEXT) */
+int  tfm_tok_uni_index_specials(tfm_tokenizer *t, tfm_status *err);
+/* the first special in s[from..len): its id, and the span it takes
+ * [*a, *b) with the White_Space its lstrip / rstrip take (never before
+ * floor); 0 when there is none */
+int  tfm_tok_uni_find_special(int32_t *id, size_t *a, size_t *b, const tfm_tokenizer *t,
+							  const uint8_t *s, size_t len, size_t from, size_t floor);
+/* Marian's language codes: s without every ">>…<<" in out, byte k from
+ * offset orig[k] of s (orig grown as out), and the id of the code at the
+ * start of s in *code (-1: none; unk when it is no piece) */
+int  tfm_tok_uni_lang_codes(tfm_tok_bytes *out, size_t **orig, size_t *orig_cap, int32_t *code,
+							const tfm_tokenizer *t, const uint8_t *s, size_t len);
 
 #endif /* TFM_TOK_UNIGRAM_H */

@@ -222,7 +222,9 @@ tfm_tok_load_unigram(tfm_tokenizer **out, const tfm_tok_info *info, const uint8_
 	}
 	memcpy(u->type, r.p, (size_t) u->n);
 	for (int32_t i = 0; i < u->n; i++)
-		if (u->type[i] > TFM_TOK_UNI_BYTE)
+		if (TFM_TOK_UNI_KIND(u->type[i]) > TFM_TOK_UNI_BYTE || (u->type[i] & 0xC0) ||
+			((u->type[i] & (TFM_TOK_UNI_T_LSTRIP | TFM_TOK_UNI_T_RSTRIP)) &&
+			 TFM_TOK_UNI_KIND(u->type[i]) != TFM_TOK_UNI_CONTROL))
 		{
 			st = tfm_status_set(err, TFM_EFORMAT, "piece %d has an unknown type", (int) i);
 			goto fail;

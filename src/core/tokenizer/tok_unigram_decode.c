@@ -27,7 +27,7 @@ decode_raw(uint8_t *raw, const tfm_tokenizer *t, const int32_t *ids, size_t n_id
 		size_t l = tfm_tok_piece_len(t, id);
 		int b;
 
-		if (t->is_special[id] || (id < u->n && u->type[id] == TFM_TOK_UNI_CONTROL))
+		if (t->is_special[id] || (id < u->n && TFM_TOK_UNI_KIND(u->type[id]) == TFM_TOK_UNI_CONTROL))
 		{
 			if (flags & TFM_TOK_DECODE_SPECIALS)
 			{

@@ -9,6 +9,9 @@
  *   Strip          White_Space at the left and/or right end
  *   Prepend        a string before a text that is not empty
  *   Lowercase      simple lower-case mapping
+ *   NFC, NFD, NFKC, NFKD  the Unicode normalization forms
+ *                  (tok_unicode_forms.c)
+ *   StripAccents   the characters of General_Category Mark removed
  * then WhitespaceSplit (words = runs of non-White_Space) and/or Metaspace
  * (" " -> the replacement, the replacement put before the first word or
  * every word that does not start with it, and with split a new word
@@ -19,6 +22,7 @@
  */
 #include "tok_unigram.h"
 #include "tok_unicode.h"
+#include "tok_unicode_forms.h"
 
 void
 tfm_tok_unigram_free(tfm_tok_unigram *u)
@@ -35,6 +39,7 @@ tfm_tok_unigram_free(tfm_tok_unigram *u)
 	}
 	tfm_tok_u64map_free(&u->trie);
 	tfm_tok_dealloc(u->node_id);
+	tfm_tok_dealloc(u->sp_ids);
 	tfm_tok_dealloc(u);
 }
 
@@ -69,14 +74,6 @@ put(tfm_tok_otext *x, const uint8_t *p, size_t n, size_t at, size_t limit)
 	return TFM_OK;
 }
 
-/* Unicode White_Space (Rust's char::is_whitespace) */
-static int
-white_space(int32_t cp)
-{
-	return (cp >= 9 && cp <= 13) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
-		(cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
-		cp == 0x205F || cp == 0x3000;
-}
 
 static int
 step_precompiled(tfm_tok_otext *o, const tfm_tok_otext *x, const tfm_tok_charsmap *m, size_t limit)
@@ -139,7 +136,7 @@ step_strip(tfm_tok_otext *o, const tfm_tok_otext *x, const tfm_tok_uni_step *s, 
 			int32_t cp;
 			size_t ul = tfm_tok_utf8_next(&cp, x->b + a, b - a);
 
-			if (!white_space(cp))
+			if (!tfm_tok_white_space(cp))
 				break;
 			a += ul;
 		}
@@ -154,7 +151,7 @@ step_strip(tfm_tok_otext *o, const tfm_tok_otext *x, const tfm_tok_uni_step *s, 
 			size_t ul = tfm_tok_utf8_next(&cp, x->b + i, b - i);
 
 			i += ul;
-			if (!white_space(cp))
+			if (!tfm_tok_white_space(cp))
 				end = i;
 		}
 		b = end;
@@ -198,6 +195,53 @@ step_lower(tfm_tok_otext *o, const tfm_tok_otext *x, size_t limit)
 	return TFM_OK;
 }
 
+/* a normalization form of x, each byte keeping the offset of the character
+ * it comes from */
+static int
+step_form(tfm_tok_otext *o, const tfm_tok_otext *x, unsigned form, size_t limit)
+{
+	tfm_tok_bytes b = {0};
+	size_t	   *align = NULL,
+				cap = 0;
+	int			same,
+				st;
+
+	st = tfm_tok_unicode_form(&b, &align, &cap, &same, x->b, x->len, form);
+	if (st == TFM_OK && same)
+		for (size_t i = 0; i < x->len && st == TFM_OK; i++)
+			st = put(o, x->b + i, 1, x->orig[i], limit);
+	else
+		for (size_t i = 0; i < b.len && st == TFM_OK; i++)
+			st = put(o, b.data + i, 1, x->orig[align[i]], limit);
+	tfm_tok_bytes_free(&b);
+	tfm_tok_dealloc(align);
+	return st;
+}
+
+/* x without its marks (Hugging Face's StripAccents) */
+static int
+step_strip_accents(tfm_tok_otext *o, const tfm_tok_otext *x, size_t limit)
+{
+	size_t		i = 0;
+
+	while (i < x->len)
+	{
+		int32_t		cp;
+		size_t		ul = tfm_tok_utf8_next(&cp, x->b + i, x->len - i);
+
+		if (!tfm_tok_is_mark(cp))
+			for (size_t k = 0; k < ul; k++)
+			{
+				int			st = put(o, x->b + i + k, 1, x->orig[i + k], limit);
+
+				if (st != TFM_OK)
+					return st;
+			}
+		i += ul;
+	}
+	return TFM_OK;
+}
+
 static int
 run_step(tfm_tok_otext *o, const tfm_tok_otext *x, const tfm_tok_uni_step *s, size_t limit)
 {
@@ -226,6 +270,16 @@ run_step(tfm_tok_otext *o, const tfm_tok_otext *x, const tfm_tok_uni_step *s, si
 			}
 		case TFM_TOK_NORM_LOWERCASE:
 			return step_lower(o, x, limit);
+		case TFM_TOK_NORM_NFC:
+			return step_form(o, x, TFM_TOK_UFORM_NFC, limit);
+		case TFM_TOK_NORM_NFD:
+			return step_form(o, x, TFM_TOK_UFORM_NFD, limit);
+		case TFM_TOK_NORM_NFKC:
+			return step_form(o, x, TFM_TOK_UFORM_NFKC, limit);
+		case TFM_TOK_NORM_NFKD:
+			return step_form(o, x, TFM_TOK_UFORM_NFKD, limit);
+		case TFM_TOK_NORM_STRIP_ACCENTS:
+			return step_strip_accents(o, x, limit);
 	}
 	return TFM_EFORMAT;
 }
@@ -280,6 +334,13 @@ int
 tfm_tok_unigram_pretokenize(tfm_tok_otext *out, tfm_tok_ivec *starts, const tfm_tok_unigram *u,
 							const uint8_t *s, size_t len)
 {
+	return tfm_tok_unigram_pretokenize_at(out, starts, u, s, len, NULL, 0);
+}
+
+int
+tfm_tok_unigram_pretokenize_at(tfm_tok_otext *out, tfm_tok_ivec *starts, const tfm_tok_unigram *u,
+							   const uint8_t *s, size_t len, const size_t *orig, size_t base)
+{
 	tfm_tok_otext x = {0}, y = {0};
 	size_t limit, i;
 	int st = TFM_OK;
@@ -290,7 +351,7 @@ tfm_tok_unigram_pretokenize(tfm_tok_otext *out, tfm_tok_ivec *starts, const tfm_
 		return TFM_ELIMIT;
 	limit = (len + 16) * TFM_TOK_UNI_MAX_EXPANSION;
 	for (i = 0; i < len && st == TFM_OK; i++)
-		st = put(&x, s + i, 1, i, limit);
+		st = put(&x, s + i, 1, orig ? orig[i] : base + i, limit);
 	for (int k = 0; k < u->n_steps && st == TFM_OK; k++)
 	{
 		tfm_tok_otext t;
@@ -325,7 +386,7 @@ tfm_tok_unigram_pretokenize(tfm_tok_otext *out, tfm_tok_ivec *starts, const tfm_
 			int32_t cp;
 			size_t ul = tfm_tok_utf8_next(&cp, x.b + i, x.len - i);
 
-			if (white_space(cp))
+			if (tfm_tok_white_space(cp))
 			{
 				i += ul;
 				continue;
@@ -333,7 +394,7 @@ tfm_tok_unigram_pretokenize(tfm_tok_otext *out, tfm_tok_ivec *starts, const tfm_
 			for (b = i; b < x.len;)
 			{
 				ul = tfm_tok_utf8_next(&cp, x.b + b, x.len - b);
-				if (white_space(cp))
+				if (tfm_tok_white_space(cp))
 					break;
 				b += ul;
 			}

@@ -64,7 +64,8 @@ check_info(const tfm_tok_info *info, tfm_status *err)
 	if (info->flags & ~(TFM_TOK_INFO_LOWERCASE | TFM_TOK_INFO_GPT2_JS | TFM_TOK_INFO_BERT |
 						TFM_TOK_INFO_SPIECE | TFM_TOK_INFO_TEXT_BOS | TFM_TOK_INFO_HF_BPE |
 						hf_opts | TFM_TOK_INFO_CASED | TFM_TOK_INFO_KEEP_ACCENTS |
-						TFM_TOK_INFO_TEXT_EOS | TFM_TOK_INFO_UNK_BY_TEXT))
+						TFM_TOK_INFO_TEXT_EOS | TFM_TOK_INFO_UNK_BY_TEXT |
+						TFM_TOK_INFO_SPECIALS_IN_TEXT | TFM_TOK_INFO_LANG_CODES))
 		return tfm_status_set(err, TFM_EFORMAT, "unknown tokenizer flags 0x%x",
 							(unsigned) info->flags);
 	if ((info->flags & TFM_TOK_INFO_HF_BPE) &&
@@ -93,8 +94,17 @@ check_info(const tfm_tok_info *info, tfm_status *err)
 	if ((info->flags & TFM_TOK_INFO_UNK_BY_TEXT) && info->kind != TFM_TOK_UNIGRAM)
 		return tfm_status_set(err, TFM_EFORMAT, "the unk-by-text flag needs a unigram tokenizer");
 	if (info->kind == TFM_TOK_UNIGRAM &&
-		(info->flags & ~(TFM_TOK_INFO_TEXT_BOS | TFM_TOK_INFO_TEXT_EOS | TFM_TOK_INFO_UNK_BY_TEXT)))
-		return tfm_status_set(err, TFM_EFORMAT, "a unigram tokenizer takes only the text-bos, text-eos and unk-by-text flags");
+		(info->flags & ~(TFM_TOK_INFO_TEXT_BOS | TFM_TOK_INFO_TEXT_EOS | TFM_TOK_INFO_UNK_BY_TEXT |
+						 TFM_TOK_INFO_SPECIALS_IN_TEXT | TFM_TOK_INFO_LANG_CODES)))
+		return tfm_status_set(err, TFM_EFORMAT, "a unigram tokenizer takes only the text-bos, text-eos, "
+							  "unk-by-text, specials-in-text and language-codes flags");
+	if ((info->flags & (TFM_TOK_INFO_SPECIALS_IN_TEXT | TFM_TOK_INFO_LANG_CODES)) &&
+		info->kind != TFM_TOK_UNIGRAM)
+		return tfm_status_set(err, TFM_EFORMAT,
+							  "the specials-in-text and language-codes flags need a unigram tokenizer");
+	if ((info->flags & TFM_TOK_INFO_SPECIALS_IN_TEXT) && (info->flags & TFM_TOK_INFO_LANG_CODES))
+		return tfm_status_set(err, TFM_EFORMAT,
+							  "the specials-in-text and language-codes flags exclude each other");
 	if ((info->flags & TFM_TOK_INFO_BERT) && info->kind != TFM_TOK_WORDPIECE)
 		return tfm_status_set(err, TFM_EFORMAT, "the bert flag needs a wordpiece tokenizer");
 	if ((info->flags & TFM_TOK_INFO_LOWERCASE) &&

@@ -23,6 +23,9 @@
  * unknown run whose text is one of them is its id (MarianTokenizer looks
  * SentencePiece's unknown pieces up in vocab.json), else <unk>.
  * vocab.json's "<unk>", "</s>" and "<pad>" are tfm's <unk>, <eos>, <pad>.
+ * Target-language codes are taken as MarianTokenizer takes them: ">>fra<<"
+ * at the start of a text is its vocab.json id (<unk> if none), and every
+ * ">>…<<" is taken out of the text (tok_unigram_specials.c).
  */
 #include "postgres.h"
 
@@ -413,7 +416,9 @@ tfm_hf_import_marian_spm(const char *name, const char *what, const uint8 *data, 
 	spec.replacement = (const uint8_t *) SP;
 	spec.replacement_len = 3;
 	spec.decoder = TFM_TOK_UDEC_REPLACE | TFM_TOK_UDEC_STRIP_FIRST;
-	spec.info_flags = TFM_TOK_INFO_UNK_BY_TEXT | (text_eos ? TFM_TOK_INFO_TEXT_EOS : 0);
+	/* MarianTokenizer's language codes: ">>fra<<" at the start a token */
+	spec.info_flags = TFM_TOK_INFO_UNK_BY_TEXT | TFM_TOK_INFO_LANG_CODES |
+		(text_eos ? TFM_TOK_INFO_TEXT_EOS : 0);
 	spec.scores = scores;
 	spec.control = control;
 	tfm_tokenizer_import_unigram(name, pieces, lens, n, &spec, special_ids);

@@ -7,19 +7,23 @@
  * "byte_fallback"}; the normalizer (none, one, or a Sequence, nested ones
  * flattened) of Precompiled (the base64 precompiled_charsmap), Replace (a
  * String pattern, or the Regex " {2,}" the converter writes), Strip,
- * Prepend and Lowercase; the pre-tokenizer Metaspace (replacement,
+ * Prepend, Lowercase, NFC, NFD, NFKC, NFKD and StripAccents (ALBERT's and
+ * XLNet's NFKD + StripAccents + Lowercase); the pre-tokenizer Metaspace (replacement,
  * prepend_scheme first / always / never or the older add_prefix_space,
  * split), WhitespaceSplit, or a Sequence of them; the decoder Metaspace or
  * a Sequence of Replace (the replacement -> " "), ByteFallback, Fuse and
  * Strip (" ", start 0 or 1, stop 0).  The added tokens marked special must
- * be their pieces of model.vocab: they are never matched in text.  The
+ * be their pieces of model.vocab: the model never matches them, but they
+ * are found in the text before it is normalised, as Hugging Face does
+ * (leftmost, then longest; lstrip / rstrip honoured; normalized or
+ * single_word ones refused).  The
  * file's unk, "<s>", "</s>" and "<pad>" are tfm's <unk>, <bos>, <eos> and
  * <pad>; the other tfm specials go after the last id.  A TemplateProcessing
  * "$A </s>" (T5's) or "<s> $A" makes a model's text end with eos or begin
  * with bos (tfm_tokenize adds them only when asked); other post-processors
  * are not applied.  Anything else
- * (NFKC, NFKD, StripAccents, other regular expressions, other
- * pre-tokenizers and decoders) is refused by name.
+ * (other regular expressions, other pre-tokenizers and decoders) is
+ * refused by name.
  */
 #include "postgres.h"
 
@@ -46,7 +50,7 @@ refuse(const char *what, const char *value)
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 			 errmsg("tokenizer %s %s is not supported for a Unigram model", what, value),
 			 errdetail("tfm's Unigram tokenizers take the normalizers Precompiled, Replace, Strip, "
-					   "Prepend and Lowercase, the pre-tokenizers Metaspace and WhitespaceSplit, "
+					   "Prepend, Lowercase, NFC, NFD, NFKC, NFKD and StripAccents, the pre-tokenizers Metaspace and WhitespaceSplit, "
 					   "and the decoders Metaspace, Replace, ByteFallback, Fuse and Strip.")));
 }
 
@@ -235,6 +239,16 @@ normalizer(tfm_tok_unigram_spec *s, JsonbContainer *nz, int depth)
 	}
 	else if (strcmp(type, "Lowercase") == 0)
 		(void) new_step(s, TFM_TOK_NORM_LOWERCASE);
+	else if (strcmp(type, "NFC") == 0)
+		(void) new_step(s, TFM_TOK_NORM_NFC);
+	else if (strcmp(type, "NFD") == 0)
+		(void) new_step(s, TFM_TOK_NORM_NFD);
+	else if (strcmp(type, "NFKC") == 0)
+		(void) new_step(s, TFM_TOK_NORM_NFKC);
+	else if (strcmp(type, "NFKD") == 0)
+		(void) new_step(s, TFM_TOK_NORM_NFKD);
+	else if (strcmp(type, "StripAccents") == 0)
+		(void) new_step(s, TFM_TOK_NORM_STRIP_ACCENTS);
 	else
 		refuse("normalizer", type);
 }
@@ -497,7 +511,21 @@ tfm_hf_import_unigram(const char *name, Jsonb *tokenizer, int model_vocab, int32
 								pnstrdup(content, Min(cl, 64)), id),
 						 errdetail("tfm keeps the ids of added tokens only when model.vocab has them.")));
 			if (bool_field(t, "special", false))
-				control[id] = 1;
+			{
+				/* found in text as Hugging Face finds it: as written (not in
+				 * the normalized text), anywhere (not only as a whole word) */
+				if (bool_field(t, "normalized", false) || bool_field(t, "single_word", false))
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("special added token \"%s\" with %s true is not supported",
+									pnstrdup(content, Min(cl, 64)),
+									bool_field(t, "normalized", false) ? "normalized" : "single_word"),
+							 errdetail("tfm finds a Unigram tokenizer's special tokens in the text as "
+									   "written, wherever they are.")));
+				control[id] = TFM_TOK_UNI_SPECIAL |
+					(bool_field(t, "lstrip", false) ? TFM_TOK_UNI_LSTRIP : 0) |
+					(bool_field(t, "rstrip", false) ? TFM_TOK_UNI_RSTRIP : 0);
+			}
 		}
 	}
 	else if (v && v->type != jbvNull)
@@ -539,7 +567,7 @@ tfm_hf_import_unigram(const char *name, Jsonb *tokenizer, int model_vocab, int32
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("tokenizer option model.dropout is not supported")));
-	spec.info_flags = post_processor(root, &spec);
+	spec.info_flags = post_processor(root, &spec) | TFM_TOK_INFO_SPECIALS_IN_TEXT;
 	spec.scores = scores;
 	spec.control = control;
 	tfm_tokenizer_import_unigram(name, pieces, lens, n, &spec, special_ids);
