@@ -53,6 +53,13 @@ SELECT n, tfm_translate('marian', source, beam => 4, length_penalty => 1.0, max_
 SELECT n, (SELECT translation FROM tfm_translate_nbest('marian', source, 4, 4, length_penalty => 1.0, max_tokens => 23)
             WHERE rank = 1) = tfm_detokenize('marian_target', beam10[2:]) AS nbest_lp1_matches
   FROM mcases ORDER BY n;
+-- the options left NULL are the model's generate() settings: its
+-- generation_config.json's num_beams 4 and max_length 24, and generate's
+-- length_penalty 1.0 (the file states none)
+SELECT config->'generation' AS generation FROM tfm.models WHERE name = 'marian';
+SELECT n, tfm_translate('marian', source) = tfm_detokenize('marian_target', beam10[2:]) AS defaults_match,
+       (SELECT count(*) FROM tfm_translate_nbest('marian', source)) AS nbest_rows
+  FROM mcases ORDER BY n;
 -- beam 1 is generate's greedy search (num_beams 1): the reference's greedy ids
 SELECT n, tfm_translate('marian', source, beam => 1, max_tokens => 23)
           = tfm_detokenize('marian_target', greedy[2:]) AS greedy_matches
@@ -99,6 +106,20 @@ SELECT a.name, b.name, a.vocab_size = b.vocab_size AS same_size, a.options = b.o
  ORDER BY a.name;
 SELECT * FROM tfm_import_marian('marian_c', (SELECT cfg FROM mbytes), (SELECT w FROM mbytes),
                                 NULL, (SELECT t FROM mbytes), (SELECT v FROM mbytes));
+-- the bytes' import reads generate's keys from config.json
+SELECT config->'generation' AS generation FROM tfm.models WHERE name = 'marian_b';
+SELECT * FROM tfm_import_marian('marian_gen', (SELECT cfg || '{"num_beams": 2, "length_penalty": 0.8, "max_new_tokens": 5}' FROM mbytes),
+                                (SELECT w FROM mbytes), (SELECT s FROM mbytes), (SELECT t FROM mbytes), (SELECT v FROM mbytes));
+SELECT config->'generation' AS generation FROM tfm.models WHERE name = 'marian_gen';
+SELECT tfm_translate('marian_gen', source) = tfm_translate('marian_gen', source, beam => 2, length_penalty => 0.8, max_tokens => 5)
+       AS its_defaults, (SELECT count(*) FROM tfm_translate_nbest('marian_gen', source)) AS nbest_rows
+  FROM mcases WHERE n = 1;
+SELECT * FROM tfm_import_marian('marian_bad', (SELECT cfg || '{"num_beams": 0}' FROM mbytes),
+                                (SELECT w FROM mbytes), (SELECT s FROM mbytes), (SELECT t FROM mbytes), (SELECT v FROM mbytes));
+SELECT * FROM tfm_import_marian('marian_bad', (SELECT cfg || '{"length_penalty": -1}' FROM mbytes),
+                                (SELECT w FROM mbytes), (SELECT s FROM mbytes), (SELECT t FROM mbytes), (SELECT v FROM mbytes));
+SELECT * FROM tfm_import_marian('marian_bad', (SELECT cfg || '{"max_length": 1}' FROM mbytes),
+                                (SELECT w FROM mbytes), (SELECT s FROM mbytes), (SELECT t FROM mbytes), (SELECT v FROM mbytes));
 -- a vocab.json that lacks a piece of the model file, or is not the model's size
 SELECT * FROM tfm_import_marian('marian_c', (SELECT cfg FROM mbytes), (SELECT w FROM mbytes),
                                 (SELECT s FROM mbytes), (SELECT t FROM mbytes),
@@ -138,6 +159,9 @@ BEGIN
   END LOOP;
 END $$;
 SELECT outcome, count(*) FROM fuzz GROUP BY outcome ORDER BY outcome;
+SELECT tfm_drop_model('marian_gen');
+SELECT tfm_tokenizer_drop('marian_gen');
+SELECT tfm_tokenizer_drop('marian_gen_target');
 SELECT tfm_drop_model('marian_b');
 SELECT tfm_tokenizer_drop('marian_b');
 SELECT tfm_tokenizer_drop('marian_b_target');

@@ -888,12 +888,22 @@ COMMENT ON FUNCTION tfm_gguf_kept(text) IS
 
 
 -- ---------------------------------------------------------------------------
--- tfm_translate_nbest: the length penalty and the length limit of
--- tfm_translate (0.3's form had beam and n only; the C function reads the
--- two new arguments when they are there)
+-- translation options left NULL: an imported model's generation settings
+-- (generation_config.json, kept in its config as "generation"), else beam
+-- 4 and length penalty 0.6 as before; tfm_translate_nbest gains the length
+-- penalty and the length limit of tfm_translate (0.3's form had beam and n
+-- only; the C function reads the two new arguments when they are there)
+CREATE OR REPLACE FUNCTION tfm_translate(model text, source text, beam integer DEFAULT NULL,
+                                         length_penalty real DEFAULT NULL, max_tokens integer DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_translate' LANGUAGE C STABLE PARALLEL SAFE;  -- not STRICT: NULL options mean defaults
+CREATE OR REPLACE FUNCTION tfm_translate(model text, sources text[], beam integer DEFAULT NULL,
+                                         length_penalty real DEFAULT NULL, max_tokens integer DEFAULT NULL)
+RETURNS text[]
+AS 'MODULE_PATHNAME', 'tfm_translate_batch' LANGUAGE C STABLE PARALLEL SAFE;
 DROP FUNCTION tfm_translate_nbest(text, text, integer, integer);
-CREATE FUNCTION tfm_translate_nbest(model text, source text, beam integer DEFAULT 4, n integer DEFAULT NULL,
-                                    length_penalty real DEFAULT 0.6, max_tokens integer DEFAULT NULL,
+CREATE FUNCTION tfm_translate_nbest(model text, source text, beam integer DEFAULT NULL, n integer DEFAULT NULL,
+                                    length_penalty real DEFAULT NULL, max_tokens integer DEFAULT NULL,
                                     OUT rank integer, OUT translation text, OUT score double precision)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'tfm_translate_nbest' LANGUAGE C STABLE PARALLEL SAFE ROWS 4;

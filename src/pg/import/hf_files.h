@@ -149,6 +149,11 @@ int64		tfm_hf_import_marian(const char *name, Jsonb *config, TfmWeightSource *sr
 								 const TfmMarianFiles *files, const char *task,
 								 tfm_task *imported_task);
 
+/* an imported encoder-decoder's generation settings (generation_config.json,
+ * else config.json's generate keys; both may be NULL) kept in its config
+ * (generation_config.c) */
+void		tfm_hf_store_generation(const char *name, Jsonb *generation_config, Jsonb *config);
+
 /*
  * How an import gets its weights and tokenizer (model.c runs them in
  * order: checks, the model built, load, tokenizer stored and its specials

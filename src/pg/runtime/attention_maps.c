@@ -38,10 +38,11 @@ tfm_attention_cross_pass(tfm_model *m, const TfmModelRow *row, const TfmSpecials
 
 	if (tgt == NULL)
 	{
-		TrOpts		o = {4, 0.6f, 0};
+		TrOpts		o = TR_OPTS_UNSET;
 		tfm_hyp		h;
 		int32	   *found;
 
+		tfm_tr_defaults(&o, row);
 		tfm_translate_sources(m, row, &ids, &n, 1, &o, 1, &h);
 		nt = Max(h.n, 0);
 		found = palloc(sizeof(int32) * Max(nt, 1));

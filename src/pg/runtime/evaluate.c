@@ -301,11 +301,12 @@ evaluate_seq2seq(tfm_model *m, const TfmModelRow *row, const char *query, Datum 
 				tokens = 0;
 	double		nats = 0.0;
 	TfmSpecials sp;
-	TrOpts		o = {4, 0.6f, 0};
+	TrOpts		o = TR_OPTS_UNSET;
 	const char *ttok = row->target_tokenizer ? row->target_tokenizer : row->tokenizer;
 	MemoryContext chunk = AllocSetContextCreate(CurrentMemoryContext, "tfm evaluate chunk",
 												ALLOCSET_DEFAULT_SIZES);
 
+	tfm_tr_defaults(&o, row);
 	tfm_model_specials(row, &sp);
 	{
 		/* the query's own columns first: (source, reference) */

@@ -35,10 +35,17 @@ void		tfm_classifier_run_exact(tfm_model *m, const TfmModelRow *row, int32 **ids
 /* ---- encoder-decoders (translator.c) ---- */
 typedef struct TrOpts
 {
-	int			beam;
-	float		length_penalty;
+	int			beam;			/* 0: the model's default */
+	float		length_penalty; /* < 0: the model's default */
 	int			max_tokens;		/* 0 = default per source */
 } TrOpts;
+
+/* the beam and length penalty a call left unset (TR_OPTS_UNSET): the
+ * model's imported generation settings, else tfm's beam 4 and length
+ * penalty 0.6 (an unset max_tokens is resolved per source by
+ * tfm_translate_sources: the model's limit, else 2 · source + 10) */
+#define TR_OPTS_UNSET {0, -1.0f, 0}
+void		tfm_tr_defaults(TrOpts *o, const TfmModelRow *row);
 
 /* the model, checked to be seq2seq with a tokenizer */
 tfm_model  *tfm_get_s2s(const char *name, const TfmModelRow **rowp);

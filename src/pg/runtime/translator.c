@@ -55,6 +55,17 @@ cancel_check(void *arg)
 	return INTERRUPTS_PENDING_CONDITION() && (QueryCancelPending || ProcDiePending) ? 1 : 0;
 }
 
+void
+tfm_tr_defaults(TrOpts *o, const TfmModelRow *row)
+{
+	if (o->beam == 0)
+		o->beam = row->gen_beams > 0 ? row->gen_beams : 4;
+	if (o->length_penalty < 0)
+		o->length_penalty = row->gen_length_penalty >= 0 ? row->gen_length_penalty : 0.6f;
+	/* max_tokens 0 stays: tfm_translate_sources takes the model's limit,
+	 * else its default per source, within learned positions' reach */
+}
+
 /* translate n sources with nbest hypotheses each; out has n · nbest entries */
 void
 tfm_translate_sources(tfm_model *m, const TfmModelRow *row, int32 **src, const int *lens, int n,
@@ -83,7 +94,8 @@ tfm_translate_sources(tfm_model *m, const TfmModelRow *row, int32 **src, const i
 	bo.beam = o->beam;
 	bo.nbest = nbest;
 	bo.length_penalty = o->length_penalty;
-	bo.max_tokens = o->max_tokens > 0 ? o->max_tokens : maxlen;
+	bo.max_tokens = o->max_tokens > 0 ? o->max_tokens :
+		row->gen_max_tokens > 0 ? row->gen_max_tokens : maxlen;
 	bo.bos = sp.bos;
 	bo.eos = sp.eos;
 	bo.pad = sp.pad;

@@ -88,9 +88,14 @@ tfm_import(PG_FUNCTION_ARGS)
 	TFM_ARG_NOT_NULL(2, "weights");
 	w = PG_GETARG_BYTEA_PP(2);
 	tfm_weights_from_bytea(&src, (const uint8 *) VARDATA_ANY(w), VARSIZE_ANY_EXHDR(w));
-	PG_RETURN_DATUM(import_model(fcinfo, name, PG_GETARG_JSONB_P(1), &src,
-								 PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3),
-								 PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4))));
+	{
+		Datum		r = import_model(fcinfo, name, PG_GETARG_JSONB_P(1), &src,
+									 PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3),
+									 PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4)));
+
+		tfm_hf_store_generation(name, NULL, PG_GETARG_JSONB_P(1));
+		PG_RETURN_DATUM(r);
+	}
 }
 
 PG_FUNCTION_INFO_V1(tfm_import_marian);
@@ -122,6 +127,7 @@ tfm_import_marian(PG_FUNCTION_ARGS)
 	f.vocab = PG_GETARG_JSONB_P(5);
 	n = tfm_hf_import_marian(name, PG_GETARG_JSONB_P(1), &src, &f,
 							 PG_ARGISNULL(6) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(6)), &task);
+	tfm_hf_store_generation(name, NULL, PG_GETARG_JSONB_P(1));
 	PG_RETURN_DATUM(result_row(fcinfo, name, task, n));
 }
 
@@ -186,11 +192,13 @@ tfm_import_files(PG_FUNCTION_ARGS)
 								 PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2)),
 								 &imported_task);
 		tfm_weights_close(&src);
+		tfm_hf_store_generation(name, read_json_file(dir, "generation_config.json", true), config);
 		return result_row(fcinfo, name, imported_task, n);
 	}
 	result = import_model(fcinfo, name, config, &src, tokenizer,
 						  PG_ARGISNULL(2) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(2)));
 	tfm_weights_close(&src);
+	tfm_hf_store_generation(name, read_json_file(dir, "generation_config.json", true), config);
 	/* a chat model's template and stop ids, kept with its tokenizer */
 	if (tokenizer)
 	{

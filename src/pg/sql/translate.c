@@ -7,7 +7,9 @@
  * and values computed once per source.  Sources longer than max_len keep
  * their first max_len tokens.  max_tokens defaults to 2 · source tokens +
  * 10, at most max_len − 1 with learned positions.  The search itself is
- * driven by runtime/translator.c.
+ * driven by runtime/translator.c.  Options left NULL take an imported
+ * model's generation settings (import/generation_config.c), else beam 4
+ * and length penalty 0.6.
  */
 #include "postgres.h"
 
@@ -25,38 +27,61 @@
 
 #define TFM_MAX_BEAM 64
 
+/* the options of a call (unset: TR_OPTS_UNSET's markers, the model's
+ * defaults filled in by tfm_tr_defaults once its row is read) */
 static void
 parse_tr_opts(FunctionCallInfo fcinfo, int beam_arg, int lp_arg, int max_arg, TrOpts *o)
 {
-	o->beam = PG_ARGISNULL(beam_arg) ? 4 : PG_GETARG_INT32(beam_arg);
-	if (o->beam < 1 || o->beam > TFM_MAX_BEAM)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("beam must be between 1 and %d, not %d", TFM_MAX_BEAM, o->beam)));
-	o->length_penalty = lp_arg < 0 || PG_ARGISNULL(lp_arg) ? 0.6f : PG_GETARG_FLOAT4(lp_arg);
-	if (!(o->length_penalty >= 0.0f) || isinf(o->length_penalty))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("length_penalty must not be negative")));
-	o->max_tokens = max_arg < 0 || PG_ARGISNULL(max_arg) ? 0 : PG_GETARG_INT32(max_arg);
-	if (max_arg >= 0 && !PG_ARGISNULL(max_arg) && (o->max_tokens < 1 || o->max_tokens > 100000))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_tokens must be between 1 and 100000, not %d", o->max_tokens)));
+	TrOpts		unset = TR_OPTS_UNSET;
+
+	*o = unset;
+	if (!PG_ARGISNULL(beam_arg))
+	{
+		o->beam = PG_GETARG_INT32(beam_arg);
+		if (o->beam < 1 || o->beam > TFM_MAX_BEAM)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("beam must be between 1 and %d, not %d", TFM_MAX_BEAM, o->beam)));
+	}
+	if (lp_arg >= 0 && !PG_ARGISNULL(lp_arg))
+	{
+		o->length_penalty = PG_GETARG_FLOAT4(lp_arg);
+		if (!(o->length_penalty >= 0.0f) || isinf(o->length_penalty))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("length_penalty must not be negative")));
+	}
+	if (max_arg >= 0 && !PG_ARGISNULL(max_arg))
+	{
+		o->max_tokens = PG_GETARG_INT32(max_arg);
+		if (o->max_tokens < 1 || o->max_tokens > 100000)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("max_tokens must be between 1 and 100000, not %d", o->max_tokens)));
+	}
 }
 
-/* the source text of argument 1 translated by model name: nbest hypotheses */
+/* the source text of argument 1 translated by model name: *nbest hypotheses
+ * (0: as many as the beam, which the model's defaults may set) */
 static tfm_hyp *
-translate_one(FunctionCallInfo fcinfo, const char *name, const TrOpts *o, int nbest,
+translate_one(FunctionCallInfo fcinfo, const char *name, TrOpts *o, int *nbest,
 			  const TfmModelRow **rowp)
 {
 	tfm_model  *m = tfm_get_s2s(name, rowp);
 	int32	   *ids;
 	int			n;
-	tfm_hyp    *h = palloc(sizeof(tfm_hyp) * nbest);
+	tfm_hyp    *h;
 
+	tfm_tr_defaults(o, *rowp);
+	if (*nbest == 0)
+		*nbest = o->beam;
+	if (*nbest < 1 || *nbest > o->beam)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("n must be between 1 and beam (%d), not %d", o->beam, *nbest)));
+	h = palloc(sizeof(tfm_hyp) * *nbest);
 	ids = tfm_source_ids(*rowp, PG_GETARG_TEXT_PP(1), &n);
-	tfm_translate_sources(m, *rowp, &ids, &n, 1, o, nbest, h);
+	tfm_translate_sources(m, *rowp, &ids, &n, 1, o, *nbest, h);
 	return h;
 }
 
@@ -69,10 +94,11 @@ tfm_translate(PG_FUNCTION_ARGS)
 	TrOpts		o;
 	tfm_hyp    *h;
 	text	   *res;
+	int			one = 1;
 
 	TFM_ARG_NOT_NULL(1, "source");
 	parse_tr_opts(fcinfo, 2, 3, 4, &o);
-	h = translate_one(fcinfo, name, &o, 1, &row);
+	h = translate_one(fcinfo, name, &o, &one, &row);
 	res = tfm_hyp_text(row, h);
 	tfm_hyps_free(h, 1);
 	PG_RETURN_TEXT_P(res);
@@ -100,6 +126,7 @@ tfm_translate_batch(PG_FUNCTION_ARGS)
 	tfm_texts_arg(fcinfo, 1, "sources", &src);
 	parse_tr_opts(fcinfo, 2, 3, 4, &o);
 	m = tfm_get_s2s(name, &row);
+	tfm_tr_defaults(&o, row);
 	if (src.n == 0)
 		PG_RETURN_ARRAYTYPE_P(tfm_text_array(NULL, NULL, 0));
 	tfm_texts_encode(&src, source_text_ids, unconstify(TfmModelRow *, row));
@@ -132,13 +159,13 @@ tfm_translate_nbest(PG_FUNCTION_ARGS)
 	TFM_ARG_NOT_NULL(1, "source");
 	/* length_penalty and max_tokens came with 0.4 (0.3's SQL passes 4 arguments) */
 	parse_tr_opts(fcinfo, 2, PG_NARGS() > 4 ? 4 : -1, PG_NARGS() > 5 ? 5 : -1, &o);
-	nbest = PG_ARGISNULL(3) ? o.beam : PG_GETARG_INT32(3);
-	if (nbest < 1 || nbest > o.beam)
+	nbest = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT32(3);
+	if (!PG_ARGISNULL(3) && nbest < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("n must be between 1 and beam (%d), not %d", o.beam, nbest)));
+				 errmsg("n must be between 1 and beam, not %d", nbest)));
 	SetSingleFuncCall(fcinfo, 0);
-	h = translate_one(fcinfo, name, &o, nbest, &row);
+	h = translate_one(fcinfo, name, &o, &nbest, &row);
 	for (int i = 0; i < nbest; i++)
 	{
 		Datum		v[3];

@@ -216,7 +216,11 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		"coalesce((config->>'rel_max_distance')::int, 0), "
 		"coalesce((config->>'ff_gated')::bool::int, 0), "
 		/* Marian's generate forces </s> at max_length (forced_eos_token_id) */
-		"coalesce(config->>'imported_from' = 'marian', false) "
+		"coalesce(config->>'imported_from' = 'marian', false), "
+		/* an imported encoder-decoder's generation settings (generation_config.c) */
+		"coalesce((config->'generation'->>'num_beams')::int, 0), "
+		"coalesce((config->'generation'->>'length_penalty')::real, -1), "
+		"coalesce((config->'generation'->>'max_tokens')::int, 0) "
 		/* a model of that name, else the model an alias of that name deploys */
 		"FROM tfm.models WHERE name = $1 "
 		"OR id = (SELECT model_id FROM tfm.aliases WHERE name = $1) "
@@ -372,6 +376,9 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	row->cfg.rel_max_distance = get_int(tup, td, 56);
 	row->cfg.ff_gated = get_int(tup, td, 57);
 	row->hf_forced_eos = DatumGetBool(SPI_getbinval(tup, td, 58, &isnull));
+	row->gen_beams = get_int(tup, td, 59);
+	row->gen_length_penalty = DatumGetFloat4(SPI_getbinval(tup, td, 60, &isnull));
+	row->gen_max_tokens = get_int(tup, td, 61);
 	tfm_owner_row_end(&r);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,

@@ -149,6 +149,10 @@ typedef struct TfmModelRow
 								 * or "mt5") */
 	bool		hf_forced_eos;	/* and </s> forced at the last step (Marian's
 								 * forced_eos_token_id) */
+	int			gen_beams;		/* the imported generation settings (config
+								 * generation): beams, 0 = none stated ... */
+	float		gen_length_penalty; /* ... length penalty, -1 = none ... */
+	int			gen_max_tokens;	/* ... length limit, 0 = tfm's per source */
 } TfmModelRow;
 
 /* ---- tfm.models rows (models.c) ---- */
