@@ -15,8 +15,10 @@
 #      both checkpoints imported with tfm_import_files
 #   4. generation, batch 1, greedy: a 16-id prompt + N new tokens (64), the
 #      whole call timed (tfm_generate_tokens with an int[] prompt; llama.cpp:
-#      llama_gen.mjs), tfm fp32 / int8 beside llama.cpp F32 / Q8_0 / Q4_0
-#      (tfm has no 4-bit: "none"), and prefill (one pass over a 128-id
+#      llama_gen.mjs), tfm fp32 / int8 / int4 beside llama.cpp F32 / Q8_0 /
+#      Q4_0 (tfm's int4 runs the Q4_0 file itself, imported with
+#      tfm_import_gguf_file: its blocks kept, the very weights llama.cpp
+#      reads), and prefill (one pass over a 128-id
 #      prompt: tfm_next_tokens; llama.cpp: evaluate without generating);
 #      tfm alone also at batch 8 (tfm_generate(model, text[]) of 8 text
 #      prompts: 8 x N tokens / time);
@@ -162,11 +164,15 @@ INFO=$($PSQL -F ' ' -c "SELECT 'blis=' || blis_kernels || ' (' || kernel_choice 
 KBLIS=$($PSQL -c "SELECT blis_kernels FROM tfm_info()")
 KBF16=$($PSQL -c "SELECT bf16_kernel FROM tfm_info()")
 KINT8=$($PSQL -c "SELECT int8_kernel FROM tfm_info()")
+KINT4=$($PSQL -c "SELECT int4_kernel FROM tfm_info()")
 log "tfm_info(): $INFO; tfm.work_mem $($PSQL -c 'SHOW tfm.work_mem')"
 log "importing (tfm_import_files)"
 $PSQL -F ' ' <<EOF
 SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters' FROM tfm_import_files('llama', '$OUT/llama/hf');
 SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters' FROM tfm_import_files('enc', '$OUT/enc/hf');
+SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters (the Q4_0 GGUF file)'
+  FROM tfm_import_gguf_file('llama_q4', '$OUT/llama/model-Q4_0.gguf');
+SELECT 'Q4_0 blocks kept for int4: ' || count(*) FILTER (WHERE kept) || ' of ' || count(*) || ' tensors' FROM tfm_gguf_kept('llama_q4');
 CREATE TABLE prompts AS SELECT
   ARRAY(SELECT x::int FROM json_array_elements_text(j->'generate') x) AS gen,
   ARRAY(SELECT x::int FROM json_array_elements_text(j->'prefill') x) AS prefill,
@@ -177,40 +183,40 @@ CREATE TABLE enc_texts AS SELECT t.o::int AS o, t.body,
   FROM (SELECT pg_read_file('$OUT/enc/texts.json')::json AS j) s,
        json_array_elements_text(j->'texts') WITH ORDINALITY AS t(body, o);
 -- the median and best of ROUNDS timed calls after an untimed one (loads and packs the model)
-CREATE FUNCTION gen_speed(n integer, rounds integer, OUT tokens_per_s float8, OUT best float8, OUT tokens bigint, OUT ids text)
+CREATE FUNCTION gen_speed(m text, n integer, rounds integer, OUT tokens_per_s float8, OUT best float8, OUT tokens bigint, OUT ids text)
 LANGUAGE plpgsql AS \$\$
 DECLARE t timestamptz; r float8[] := '{}'; p int[] := (SELECT gen FROM prompts);
 BEGIN
-  PERFORM count(*) FROM tfm_generate_tokens('llama', p, max_tokens => n, temperature => 0);
+  PERFORM count(*) FROM tfm_generate_tokens(m, p, max_tokens => n, temperature => 0);
   FOR i IN 1..rounds LOOP
     t := clock_timestamp();
     SELECT count(*), string_agg(g.id::text, ',' ORDER BY g.pos) INTO tokens, ids
-      FROM tfm_generate_tokens('llama', p, max_tokens => n, temperature => 0) g;
+      FROM tfm_generate_tokens(m, p, max_tokens => n, temperature => 0) g;
     r := r || (tokens / extract(epoch FROM clock_timestamp() - t)::float8);
   END LOOP;
   SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x), max(x) INTO tokens_per_s, best FROM unnest(r) x;
 END \$\$;
 -- batch 8: one tfm_generate(model, text[]) call, 8 continuations of n tokens
-CREATE FUNCTION gen8_speed(n integer, rounds integer, OUT tokens_per_s float8, OUT best float8)
+CREATE FUNCTION gen8_speed(m text, n integer, rounds integer, OUT tokens_per_s float8, OUT best float8)
 LANGUAGE plpgsql AS \$\$
 DECLARE t timestamptz; r float8[] := '{}'; p text[] := (SELECT batch FROM prompts);
 BEGIN
-  PERFORM tfm_generate('llama', p, max_tokens => n, temperature => 0);
+  PERFORM tfm_generate(m, p, max_tokens => n, temperature => 0);
   FOR i IN 1..rounds LOOP
     t := clock_timestamp();
-    PERFORM tfm_generate('llama', p, max_tokens => n, temperature => 0);
+    PERFORM tfm_generate(m, p, max_tokens => n, temperature => 0);
     r := r || (cardinality(p) * n / extract(epoch FROM clock_timestamp() - t)::float8);
   END LOOP;
   SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x), max(x) INTO tokens_per_s, best FROM unnest(r) x;
 END \$\$;
-CREATE FUNCTION prefill_speed(rounds integer, OUT tokens_per_s float8, OUT best float8)
+CREATE FUNCTION prefill_speed(m text, rounds integer, OUT tokens_per_s float8, OUT best float8)
 LANGUAGE plpgsql AS \$\$
 DECLARE t timestamptz; r float8[] := '{}'; p int[] := (SELECT prefill FROM prompts);
 BEGIN
-  PERFORM count(*) FROM tfm_next_tokens('llama', p, 1);
+  PERFORM count(*) FROM tfm_next_tokens(m, p, 1);
   FOR i IN 1..rounds LOOP
     t := clock_timestamp();
-    PERFORM count(*) FROM tfm_next_tokens('llama', p, 1);
+    PERFORM count(*) FROM tfm_next_tokens(m, p, 1);
     r := r || (cardinality(p) / extract(epoch FROM clock_timestamp() - t)::float8);
   END LOOP;
   SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x), max(x) INTO tokens_per_s, best FROM unnest(r) x;
@@ -258,15 +264,15 @@ llama_run() {   # threads file [key rounds kv flash-attention]: timed unless a k
   res "gen_llama_$1_${key}_ids" "$(echo "$o" | sed -n 's/^IDS //p')"
   res "gen_llama_$1_${key}_load" "$l"
 }
-tfm_gen_run() {   # threads precision
-  local l; l=$(load)
-  log "tfm $2, $1 thread(s) (load $l)"
+tfm_gen_run() {   # threads precision [model]
+  local l m=${3:-llama}; l=$(load)
+  log "tfm $2 ($m), $1 thread(s) (load $l)"
   local o; o=$($PSQL -F ' ' <<EOF
 SET tfm.threads = $1;
 SET tfm.precision = $2;
-SELECT round(tokens_per_s::numeric, 2), round(best::numeric, 2), tokens, ids FROM gen_speed($TOKENS, $ROUNDS);
-SELECT round(tokens_per_s::numeric, 2), round(best::numeric, 2) FROM prefill_speed($ROUNDS);
-SELECT round(tokens_per_s::numeric, 2), round(best::numeric, 2) FROM gen8_speed($TOKENS, $ROUNDS);
+SELECT round(tokens_per_s::numeric, 2), round(best::numeric, 2), tokens, ids FROM gen_speed('$m', $TOKENS, $ROUNDS);
+SELECT round(tokens_per_s::numeric, 2), round(best::numeric, 2) FROM prefill_speed('$m', $ROUNDS);
+SELECT round(tokens_per_s::numeric, 2), round(best::numeric, 2) FROM gen8_speed('$m', $TOKENS, $ROUNDS);
 EOF
 ) || { echo "$o"; log "FAILED: tfm $2"; return 0; }
   set -- "$1" "$2" $o
@@ -289,6 +295,7 @@ for th in $THREADS; do
   llama_run "$th" F32
   tfm_gen_run "$th" int8
   llama_run "$th" Q8_0
+  tfm_gen_run "$th" int4 llama_q4
   llama_run "$th" Q4_0
 done
 
@@ -363,12 +370,13 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
   for th in $THREADS; do
     row "generation: tfm fp32 / llama.cpp F32" "$th" "$(get gen_tfm_${th}_fp32)" "$(get gen_llama_${th}_F32)" "$(get gen_tfm_${th}_fp32_load)" "$(get gen_llama_${th}_F32_load)" "fp32: tfm's gemv"
     row "generation: tfm int8 / llama.cpp Q8_0" "$th" "$(get gen_tfm_${th}_int8)" "$(get gen_llama_${th}_Q8_0)" "$(get gen_tfm_${th}_int8_load)" "$(get gen_llama_${th}_Q8_0_load)" "int8: $KINT8"
-    row "generation: tfm 4-bit / llama.cpp Q4_0" "$th" "none" "$(get gen_llama_${th}_Q4_0)" "—" "$(get gen_llama_${th}_Q4_0_load)" "—"
+    row "generation: tfm int4 (the Q4_0 file) / llama.cpp Q4_0" "$th" "$(get gen_tfm_${th}_int4)" "$(get gen_llama_${th}_Q4_0)" "$(get gen_tfm_${th}_int4_load)" "$(get gen_llama_${th}_Q4_0_load)" "int4: $KINT4"
     row "generation, batch 8, tfm fp32 (not measured for llama.cpp)" "$th" "$(get gen8_tfm_${th}_fp32)" "—" "$(get gen_tfm_${th}_fp32_load)" "—" "fp32: tfm's gemv"
     row "generation, batch 8, tfm int8 (not measured for llama.cpp)" "$th" "$(get gen8_tfm_${th}_int8)" "—" "$(get gen_tfm_${th}_int8_load)" "—" "int8: $KINT8"
+    row "generation, batch 8, tfm int4 (not measured for llama.cpp)" "$th" "$(get gen8_tfm_${th}_int4)" "—" "$(get gen_tfm_${th}_int4_load)" "—" "int4: $KINT4"
     row "prefill: tfm fp32 / llama.cpp F32" "$th" "$(get pre_tfm_${th}_fp32)" "$(get pre_llama_${th}_F32)" "$(get gen_tfm_${th}_fp32_load)" "$(get gen_llama_${th}_F32_load)" "fp32: BLIS $KBLIS"
     row "prefill: tfm int8 / llama.cpp Q8_0" "$th" "$(get pre_tfm_${th}_int8)" "$(get pre_llama_${th}_Q8_0)" "$(get gen_tfm_${th}_int8_load)" "$(get gen_llama_${th}_Q8_0_load)" "int8: $KINT8"
-    row "prefill: tfm 4-bit / llama.cpp Q4_0" "$th" "none" "$(get pre_llama_${th}_Q4_0)" "—" "$(get gen_llama_${th}_Q4_0_load)" "—"
+    row "prefill: tfm int4 (the Q4_0 file) / llama.cpp Q4_0" "$th" "$(get pre_tfm_${th}_int4)" "$(get pre_llama_${th}_Q4_0)" "$(get gen_tfm_${th}_int4_load)" "$(get gen_llama_${th}_Q4_0_load)" "int4: $KINT4"
   done
   echo
   echo -n "Greedy ids (leading ids equal / $TOKENS), tfm fp32 = llama.cpp F32 computed exactly (F32 cache, flash attention off):"
@@ -380,6 +388,8 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_int8_ids)" "$(get gen_llama_${th}_Q8_0_ids)");"; done
   echo -n " tfm int8 = tfm fp32:"
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_int8_ids)" "$(get gen_tfm_${th}_fp32_ids)");"; done
+  echo -n " tfm int4 = llama.cpp Q4_0 (the same blocks; activations quantized each its own way):"
+  for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_int4_ids)" "$(get gen_llama_${th}_Q4_0_ids)");"; done
   echo
   echo
   echo "MiniLM-shaped encoder, 32 sequences of 128 ids, sequences/s, the median of $ROUNDS (batch 1: a call / run per sequence; batch 32: tfm_embed(model, text[]), one [32, 128] ONNX Runtime run):"
