@@ -162,27 +162,40 @@ AS 'MODULE_PATHNAME', 'tfm_workspace_bytes' LANGUAGE C STABLE PARALLEL SAFE;
 COMMENT ON FUNCTION tfm_workspace_bytes(text, integer, integer, integer, boolean) IS
   'bytes of tfm.work_mem a pass of batch rows of length tokens (seq2seq: and target_length) needs';
 
--- tfm_tensor takes an alias as every other function does, and the name limit
-CREATE OR REPLACE FUNCTION tfm_tensor(model text, tensor text) RETURNS real[]
-LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+-- a model by name or alias as the SQL-language functions read it (tfm_tensor,
+-- tfm_gguf_kept): its id and version, or the errors every function gives
+-- (NULL, a name over the limit, no such model, no use privilege)
+CREATE FUNCTION tfm.usable_model(model text, OUT model_id integer, OUT model_version bigint)
+LANGUAGE plpgsql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    mid integer;
 BEGIN
+    IF model IS NULL THEN
+        RAISE EXCEPTION 'model must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
     IF octet_length(model) > 127 THEN
         RAISE EXCEPTION 'model name "%..." is too long', left(model, 32)
             USING ERRCODE = 'name_too_long';
     END IF;
-    SELECT m.id INTO mid FROM tfm.models m
+    SELECT m.id, m.version INTO model_id, model_version FROM tfm.models m
      WHERE m.name = model OR m.id = (SELECT a.model_id FROM tfm.aliases a WHERE a.name = model)
      ORDER BY m.name = model DESC LIMIT 1;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'model "%" does not exist', model USING ERRCODE = 'undefined_object';
     END IF;
-    IF NOT tfm.may_use_model(mid, tfm.current_role_oid()) THEN
+    IF NOT tfm.may_use_model(model_id, tfm.current_role_oid()) THEN
         RAISE EXCEPTION 'permission denied for model "%": use privilege required', model
             USING ERRCODE = 'insufficient_privilege';
     END IF;
+END
+$$;
+
+-- tfm_tensor takes an alias as every other function does, and the name limit
+CREATE OR REPLACE FUNCTION tfm_tensor(model text, tensor text) RETURNS real[]
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    mid integer := (tfm.usable_model(model)).model_id;
+BEGIN
     IF (SELECT count(*) FROM tfm.tensors t WHERE t.model_id = mid AND t.name = tensor) > 1 THEN
         RETURN (SELECT array_agg(u.v ORDER BY t.chunk, u.o)
                 FROM tfm.tensors t, unnest(t.data) WITH ORDINALITY AS u(v, o)
@@ -854,32 +867,14 @@ RETURNS TABLE (gguf_tensor text, gguf_type text, tensor text, kept boolean, how 
 LANGUAGE plpgsql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    mid integer;
-    ver bigint;
+    m record := tfm.usable_model(model);
 BEGIN
-    IF model IS NULL THEN
-        RAISE EXCEPTION 'model must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    IF octet_length(model) > 127 THEN
-        RAISE EXCEPTION 'model name "%..." is too long', left(model, 32)
-            USING ERRCODE = 'name_too_long';
-    END IF;
-    SELECT m.id, m.version INTO mid, ver FROM tfm.models m
-     WHERE m.name = model OR m.id = (SELECT a.model_id FROM tfm.aliases a WHERE a.name = model)
-     ORDER BY m.name = model DESC LIMIT 1;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'model "%" does not exist', model USING ERRCODE = 'undefined_object';
-    END IF;
-    IF NOT tfm.may_use_model(mid, tfm.current_role_oid()) THEN
-        RAISE EXCEPTION 'permission denied for model "%": use privilege required', model
-            USING ERRCODE = 'insufficient_privilege';
-    END IF;
     RETURN QUERY
-    SELECT g.gguf_name, g.gguf_type, g.tensor, g.blocks IS NOT NULL AND g.version = ver,
+    SELECT g.gguf_name, g.gguf_type, g.tensor, g.blocks IS NOT NULL AND g.version = m.model_version,
            CASE WHEN g.blocks IS NULL THEN 'converted to float32 at import'
-                WHEN g.version = ver THEN 'Q4_0 blocks kept as in the file for int4 (float32 too)'
+                WHEN g.version = m.model_version THEN 'Q4_0 blocks kept as in the file for int4 (float32 too)'
                 ELSE 'converted to float32 at import (its kept blocks were of an earlier version)' END
-      FROM tfm.gguf_tensors g WHERE g.model_id = mid
+      FROM tfm.gguf_tensors g WHERE g.model_id = m.model_id
      ORDER BY g.gguf_name;
 END
 $$;
