@@ -1,7 +1,8 @@
 /*
  * hf_load.h — a Hugging Face safetensors buffer loaded into a new tfm
  * model through tfm/hf_import.h's table, as the SQL import walks it, for
- * the unit tests of the mappings (test_hf_import, test_hf_marian).
+ * the unit tests of the mappings (test_hf_import, test_hf_marian,
+ * test_hf_bert).
  */
 #ifndef TFM_TEST_HF_LOAD_H
 #define TFM_TEST_HF_LOAD_H
@@ -13,9 +14,10 @@
 #include "tfm/model.h"
 
 /*
- * The model the params make, its tensors from buf (len bytes); tensors
- * whose name contains skip (if not NULL) are left out.  NULL and err set
- * on failure.
+ * The model the params make (initialised with seed 1, so what the file
+ * lacks, a new classifier head, has values), its tensors from buf (len
+ * bytes); tensors whose name contains skip (if not NULL) are left out.
+ * NULL and err set on failure.
  */
 static tfm_model *
 hf_load(const uint8_t *buf, size_t len, const tfm_hf_params *p, const char *skip, char *err,
@@ -39,6 +41,7 @@ hf_load(const uint8_t *buf, size_t len, const tfm_hf_params *p, const char *skip
 		return NULL;
 	}
 	m = tfm_model_create(&c);
+	tfm_model_init(m, 1);
 	map = tfm_hf_map_create(p->arch, &c);
 	for (size_t i = 0; i < f->n_tensors; i++)
 	{

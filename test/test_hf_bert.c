@@ -8,6 +8,7 @@
  * rtol 1e-3); wrong shapes and missing tensors are refused naming them.
  */
 #include "check.h"
+#include "hf_load.h"
 #include "tfm/blas.h"
 #include "tfm/hf_import.h"
 #include "tfm/model.h"
@@ -140,54 +141,6 @@ params_of(tfm_hf_arch arch, const char *cfg, bool head)
 	return p;
 }
 
-static tfm_model *
-load(const uint8_t *buf, size_t len, const tfm_hf_params *p, char *err, size_t errlen)
-{
-	tfm_config	c;
-	tfm_model  *m;
-	tfm_hf_map *map;
-	tfm_st_file *f;
-	tfm_status	se;
-	const char *bad = tfm_hf_config(&c, p);
-
-	if (bad)
-	{
-		snprintf(err, errlen, "%s", bad);
-		return NULL;
-	}
-	if (tfm_st_parse(&f, buf, len, &se) != TFM_OK)
-	{
-		snprintf(err, errlen, "%s", se.msg);
-		return NULL;
-	}
-	m = tfm_model_create(&c);
-	tfm_model_init(m, 1);
-	map = tfm_hf_map_create(p->arch, &c);
-	for (size_t i = 0; i < f->n_tensors; i++)
-	{
-		const tfm_st_tensor *t = &f->tensors[i];
-		tfm_hf_entry *e = tfm_hf_match(map, t->name, t->name_len);
-
-		if (!e)
-		{
-			snprintf(err, errlen, "unexpected tensor \"%s\"", t->name);
-			goto fail;
-		}
-		if (tfm_hf_load_tensor(m, map, e, t, buf + f->data_start + t->begin, err, errlen) != 0)
-			goto fail;
-	}
-	if (tfm_hf_finish(m, map, err, errlen) != 0)
-		goto fail;
-	tfm_hf_map_free(map);
-	tfm_st_free(f);
-	return m;
-fail:
-	tfm_hf_map_free(map);
-	tfm_st_free(f);
-	tfm_model_free(m);
-	return NULL;
-}
-
 static void
 test_arch(const char *name, tfm_hf_arch arch)
 {
@@ -222,10 +175,10 @@ test_arch(const char *name, tfm_hf_arch arch)
 	}
 	p = params_of(arch, cfg, false);
 	d = p.d_model;
-	m = load(w, len, &p, err, sizeof(err));
+	m = hf_load(w, len, &p, NULL, err, sizeof(err));
 	CHECK(m != NULL, "%s model.safetensors: %s", name, err);
 	p = params_of(arch, cfg, true);
-	mc = load(wc, lenc, &p, err, sizeof(err));
+	mc = hf_load(wc, lenc, &p, NULL, err, sizeof(err));
 	CHECK(mc != NULL, "%s model_cls.safetensors: %s", name, err);
 	B = json_ids(ref, rows, lens);
 	CHECK(B > 0, "%s: reference ids", name);
@@ -282,28 +235,28 @@ test_arch(const char *name, tfm_hf_arch arch)
 		const char *emb = "embeddings.position_embeddings.weight";
 
 		q.max_len += 1;
-		CHECK(load(w, len, &q, err, sizeof(err)) == NULL && strstr(err, emb) &&
+		CHECK(hf_load(w, len, &q, NULL, err, sizeof(err)) == NULL && strstr(err, emb) &&
 			  strstr(err, "the config implies"), "%s shape: %s", name, err);
 		q = params_of(arch, cfg, false);
 		q.layers = 3;
-		CHECK(load(w, len, &q, err, sizeof(err)) == NULL && strstr(err, "layer.2.") &&
+		CHECK(hf_load(w, len, &q, NULL, err, sizeof(err)) == NULL && strstr(err, "layer.2.") &&
 			  strstr(err, "is missing"), "%s missing: %s", name, err);
 		q = params_of(arch, cfg, false);
 		q.layers = 1;
-		CHECK(load(w, len, &q, err, sizeof(err)) == NULL && strstr(err, "unexpected tensor"),
+		CHECK(hf_load(w, len, &q, NULL, err, sizeof(err)) == NULL && strstr(err, "unexpected tensor"),
 			  "%s extra: %s", name, err);
 		/* a base checkpoint has no head */
 		q = params_of(arch, cfg, true);
-		CHECK(load(w, len, &q, err, sizeof(err)) == NULL &&
+		CHECK(hf_load(w, len, &q, NULL, err, sizeof(err)) == NULL &&
 			  (strstr(err, "is missing") || strstr(err, "unexpected tensor \"pooler.")),
 			  "%s head missing: %s", name, err);
 		/* the classifier's head is not a base model's tensor */
 		q = params_of(arch, cfg, false);
-		CHECK(load(wc, lenc, &q, err, sizeof(err)) == NULL && strstr(err, "unexpected tensor"),
+		CHECK(hf_load(wc, lenc, &q, NULL, err, sizeof(err)) == NULL && strstr(err, "unexpected tensor"),
 			  "%s head unexpected: %s", name, err);
 		q = params_of(arch, cfg, true);
 		q.n_classes = 4;
-		CHECK(load(wc, lenc, &q, err, sizeof(err)) == NULL && strstr(err, "the config implies"),
+		CHECK(hf_load(wc, lenc, &q, NULL, err, sizeof(err)) == NULL && strstr(err, "the config implies"),
 			  "%s labels: %s", name, err);
 	}
 	free(hidden);
