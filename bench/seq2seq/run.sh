@@ -12,7 +12,8 @@
 # Environment: THREADS (default 2), SYNTH_TIME ('3 minutes'), MT_TIME
 # ('60 minutes'), RECIPE (eng_fra/translate: 'explicit', the default, names
 # the recipe's settings in the calls; 'defaults' leaves them to tfm's
-# defaults, which 0.4 made the same recipe), SKIP_BUILD=1, OUT (default a fresh /tmp/tfm-s2s-bench.XXXX),
+# defaults, which 0.4 made the same recipe), SPEED=0 (translate: no speed
+# figures after the BLEU), SKIP_BUILD=1, OUT (default a fresh /tmp/tfm-s2s-bench.XXXX),
 # DATA (/work/shared/data or ../shared/data). Runs are sequential, except
 # with CONCURRENT=1: eng_fra then trains tfm and PyTorch at the same time,
 # one thread (one core) each, for MT_TIME of wall-clock time each.
@@ -240,7 +241,8 @@ FROM tfm_greedy;
 SELECT 'EXAMPLE ' || t.src || ' => ' || g.hyp
 FROM tfm_greedy g JOIN test_sources t USING (src) ORDER BY t.first_id LIMIT 8 OFFSET 4000;
 EOF
-  translate_speed
+  [ "${SPEED:-1}" = 1 ] && translate_speed
+  return 0
 }
 
 case $WHAT in
