@@ -23,12 +23,8 @@ Run from the repository root: /usr/bin/python3 test/reference/make_unigram_alber
 """
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import unicodedata
-
-import sentencepiece as spm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_unigram_tokenizers as base  # noqa: E402
@@ -54,23 +50,7 @@ def prenormalize(t):
 
 def main():
     data = base.shared_dir()
-    tmp = tempfile.mkdtemp()
-    corpus = os.path.join(tmp, "corpus.txt")
-    with open(corpus, "w", encoding="utf-8") as out:
-        for _, r in base.rows(os.path.join(data, "rt_polarity_train.tsv.gz")):
-            out.write(r[0] + "\n")
-        for _, r in base.rows(os.path.join(data, "eng_fra_train.tsv.gz"), 30000):
-            out.write(r[0] + "\n" + r[1] + "\n")
-    prefix = os.path.join(tmp, "uni_nfkc")
-    subprocess.run(["spm_train", "--input=" + corpus, "--model_prefix=" + prefix, "--model_type=unigram",
-                    "--num_threads=1", "--vocab_size=2000", "--character_coverage=0.9995"],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    with open(prefix + ".model", "rb") as f:
-        mb = f.read()
-    sp = spm.SentencePieceProcessor(model_file=prefix + ".model")
-    tj = base.convert(sp, mb)
-    with open(os.path.join(base.OUT, "uni_nfkc.json"), encoding="utf-8") as f:
-        assert json.load(f)["model"] == tj["model"], "spm_train gave another uni_nfkc"
+    sp, tj = base.retrain("uni_nfkc")
     tj["normalizer"]["normalizers"] = [
         {"type": "Replace", "pattern": {"String": "``"}, "content": '"'},
         {"type": "Replace", "pattern": {"String": "''"}, "content": '"'},

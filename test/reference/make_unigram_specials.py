@@ -25,14 +25,9 @@ ids, specials dropped) for test/test_tok_unigram.c.
 
 Run from the repository root: /usr/bin/python3 test/reference/make_unigram_specials.py
 """
-import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
-
-import sentencepiece as spm
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_unigram_tokenizers as base  # noqa: E402
@@ -72,20 +67,6 @@ CODE_TEXTS = [
 CODE_RE = re.compile(">>.+<<")
 
 
-def train(name, opts, corpus, tmp):
-    prefix = os.path.join(tmp, name)
-    subprocess.run(["spm_train", "--input=" + corpus, "--model_prefix=" + prefix, "--model_type=unigram",
-                    "--num_threads=1"] + opts, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
-    with open(prefix + ".model", "rb") as f:
-        mb = f.read()
-    sp = spm.SentencePieceProcessor(model_file=prefix + ".model")
-    tj = (base.convert_t5 if name == "uni_t5" else base.convert)(sp, mb)
-    with open(os.path.join(base.OUT, name + ".json"), encoding="utf-8") as f:
-        assert json.load(f)["model"] == tj["model"], "spm_train gave another " + name
-    return sp, tj
-
-
 def write(name, rows):
     with open(os.path.join(base.OUT, name + ".cases.tsv"), "w") as f:
         for t, ids, dec in rows:
@@ -93,16 +74,7 @@ def write(name, rows):
 
 
 def main():
-    data = base.shared_dir()
-    tmp = tempfile.mkdtemp()
-    corpus = os.path.join(tmp, "corpus.txt")
-    with open(corpus, "w", encoding="utf-8") as out:
-        for _, r in base.rows(os.path.join(data, "rt_polarity_train.tsv.gz")):
-            out.write(r[0] + "\n")
-        for _, r in base.rows(os.path.join(data, "eng_fra_train.tsv.gz"), 30000):
-            out.write(r[0] + "\n" + r[1] + "\n")
-    opts = dict(base_models())
-    sp, tj = train("uni_t5", opts["uni_t5"], corpus, tmp)
+    sp, tj = base.retrain("uni_t5")
     vocab = {p: i for i, (p, _) in enumerate(tj["model"]["vocab"])}
     specials = [a["content"] for a in tj["added_tokens"] if a["special"]]
     for name, strip in (("uni_t5_specials", lambda s: False),):
@@ -115,7 +87,7 @@ def main():
             dec = sp.decode([i for i in ids if i < sp.get_piece_size()])
             rows.append((t, ids, dec))
         write(name, rows)
-    sp, tj = train("uni_nfkc", opts["uni_nfkc"], corpus, tmp)
+    sp, tj = base.retrain("uni_nfkc")
     code_id = sp.get_piece_size()       # the extra piece ">>fra<<"
     rows = []
     for t in CODE_TEXTS:
@@ -125,11 +97,6 @@ def main():
         rows.append((t, ids, sp.decode([i for i in ids if i < code_id])))
     write("uni_nfkc_codes", rows)
     print("%d + %d texts" % (len(SPECIAL_TEXTS), len(CODE_TEXTS)))
-
-
-def base_models():
-    return [("uni_nfkc", ["--vocab_size=2000", "--character_coverage=0.9995"]),
-            ("uni_t5", ["--vocab_size=1000", "--pad_id=0", "--eos_id=1", "--unk_id=2", "--bos_id=-1"])]
 
 
 if __name__ == "__main__":

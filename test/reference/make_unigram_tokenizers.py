@@ -262,20 +262,46 @@ def rows(path, limit=None):
             yield i, line.rstrip("\n").split("\t")
 
 
-def main():
-    data = shared_dir()
-    os.makedirs(OUT, exist_ok=True)
-    tmp = tempfile.mkdtemp()
+MODELS = [("uni_nfkc", ["--vocab_size=2000", "--character_coverage=0.9995"]),
+          ("uni_bytes", ["--vocab_size=1000", "--byte_fallback=true"]),
+          ("uni_t5", ["--vocab_size=1000", "--pad_id=0", "--eos_id=1", "--unk_id=2",
+                      "--bos_id=-1"])]
+
+
+def corpus_file(data, tmp):
+    """the training text: rt_polarity_train and the first 30,000 eng_fra_train pairs"""
     corpus = os.path.join(tmp, "corpus.txt")
     with open(corpus, "w", encoding="utf-8") as out:
         for _, r in rows(os.path.join(data, "rt_polarity_train.tsv.gz")):
             out.write(r[0] + "\n")
         for _, r in rows(os.path.join(data, "eng_fra_train.tsv.gz"), 30000):
             out.write(r[0] + "\n" + r[1] + "\n")
-    models = [("uni_nfkc", ["--vocab_size=2000", "--character_coverage=0.9995"]),
-              ("uni_bytes", ["--vocab_size=1000", "--byte_fallback=true"]),
-              ("uni_t5", ["--vocab_size=1000", "--pad_id=0", "--eos_id=1", "--unk_id=2",
-                          "--bos_id=-1"])]
+    return corpus
+
+
+def retrain(name):
+    """model name of MODELS trained again (for the other scripts), checked equal to
+    its committed tokenizer.json: (SentencePieceProcessor, tokenizer.json dict)"""
+    tmp = tempfile.mkdtemp()
+    prefix = os.path.join(tmp, name)
+    subprocess.run(["spm_train", "--input=" + corpus_file(shared_dir(), tmp), "--model_prefix=" + prefix,
+                    "--model_type=unigram", "--num_threads=1"] + dict(MODELS)[name],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(prefix + ".model", "rb") as f:
+        mb = f.read()
+    sp = spm.SentencePieceProcessor(model_file=prefix + ".model")
+    tj = (convert_t5 if name == "uni_t5" else convert)(sp, mb)
+    with open(os.path.join(OUT, name + ".json"), encoding="utf-8") as f:
+        assert json.load(f)["model"] == tj["model"], "spm_train gave another " + name
+    return sp, tj
+
+
+def main():
+    data = shared_dir()
+    os.makedirs(OUT, exist_ok=True)
+    tmp = tempfile.mkdtemp()
+    corpus = corpus_file(data, tmp)
+    models = MODELS
     corpus_texts = []
     for i, r in rows(os.path.join(data, "rt_polarity_test.tsv.gz")):
         corpus_texts.append(("rt_polarity_test.tsv.gz", i, 0, r[0]))
