@@ -240,43 +240,57 @@ static void
 check_decoder(const char *what, const tfm_config *c, int B, int cap, int nmax, int Ts, int steps,
 			  tfm_precision prec)
 {
-	tfm_model  *m = tfm_model_create(c);
 	int			V = c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ? c->tgt_vocab : c->vocab;
 	int32_t    *src = malloc(sizeof(int32_t) * B * (Ts > 0 ? Ts : 1)),
 			   *tok = malloc(sizeof(int32_t) * B * nmax);
 	float	   *logits = malloc(sizeof(float) * B * V);
 	int		   *from = malloc(sizeof(int) * B);
 	size_t		before,
-				got,
+				got = 0,
 				est;
-	tfm_decoder *d;
 
-	tfm_model_init(m, 1);
-	if (prec != TFM_PREC_FP32)
-		tfm_model_set_precision(m, prec);
 	fill(src, (size_t) B * (Ts > 0 ? Ts : 1), c->vocab);
 	fill(tok, (size_t) B * nmax, V);
 	for (int i = 0; i < B; i++)
 		from[i] = B - 1 - i;
 	est = tfm_decoder_bytes(c, B, cap, nmax, Ts, prec != TFM_PREC_FP32, tfm_get_threads());
-	before = allocated();
-	d = tfm_decoder_create(m, B, cap, nmax);
-	CHECK(d != NULL, "%s: create", what);
-	if (Ts > 0)
-		CHECK(tfm_decoder_encode(d, src, Ts, 1) == 0, "%s: encode", what);
-	CHECK(tfm_decoder_feed(d, tok, NULL, nmax, logits) == 0, "%s: feed", what);
-	for (int s = 0; s < steps; s++)
+	/*
+	 * Twice, each with a model of its own, the first run unmeasured: the
+	 * first decoding of a shape in the process may grow a process-wide pool
+	 * once (under qemu's arm64, BLIS's packing blocks: 17 MB on the first
+	 * lm check only), which no decoder's estimate holds and a backend pays
+	 * once; what a model and its decoder allocate is measured afresh.
+	 */
+	for (int run = 0; run < 2; run++)
 	{
-		CHECK(tfm_decoder_feed(d, tok, NULL, 1, logits) == 0, "%s: step", what);
-		CHECK(tfm_decoder_reorder(d, from) == 0, "%s: reorder", what);
+		tfm_model  *m = tfm_model_create(c);
+		tfm_decoder *d;
+
+		tfm_model_init(m, 1);
+		if (prec != TFM_PREC_FP32)
+			tfm_model_set_precision(m, prec);
+		before = allocated();
+		d = tfm_decoder_create(m, B, cap, nmax);
+		CHECK(d != NULL, "%s: create", what);
+		if (d)
+		{
+			if (Ts > 0)
+				CHECK(tfm_decoder_encode(d, src, Ts, 1) == 0, "%s: encode", what);
+			CHECK(tfm_decoder_feed(d, tok, NULL, nmax, logits) == 0, "%s: feed", what);
+			for (int s = 0; s < steps; s++)
+			{
+				CHECK(tfm_decoder_feed(d, tok, NULL, 1, logits) == 0, "%s: step", what);
+				CHECK(tfm_decoder_reorder(d, from) == 0, "%s: reorder", what);
+			}
+		}
+		got = allocated() - before;
+		tfm_decoder_free(d);
+		tfm_model_free(m);
 	}
-	got = allocated() - before;
 	CHECK(got <= est, "%s: allocated %zu > estimate %zu", what, got, est);
 	CHECK(est <= 2 * got + 65536, "%s: estimate %zu far above %zu", what, est, got);
 	if (getenv("TFM_TEST_VERBOSE"))
 		printf("  %-40s estimate %10zu allocated %10zu\n", what, est, got);
-	tfm_decoder_free(d);
-	tfm_model_free(m);
 	free(src);
 	free(tok);
 	free(logits);
