@@ -62,6 +62,7 @@ tfm_hf_store_generation(const char *name, Jsonb *generation_config, Jsonb *confi
 {
 	JsonbContainer *c;
 	const char *file;
+	bool		from_config = false;
 	JsonbValue	b1,
 				b2,
 				b3,
@@ -86,6 +87,7 @@ tfm_hf_store_generation(const char *name, Jsonb *generation_config, Jsonb *confi
 	{
 		c = &config->root;
 		file = "config.json";
+		from_config = true;
 	}
 	else
 		return;
@@ -95,7 +97,7 @@ tfm_hf_store_generation(const char *name, Jsonb *generation_config, Jsonb *confi
 	max_new = number_field(c, "max_new_tokens", &b4, file);
 	/* a config.json without generation keys states nothing; a
 	 * generation_config.json states generate()'s defaults at least */
-	if (!beams && !lp && !max_len && !max_new && c == &config->root)
+	if (!beams && !lp && !max_len && !max_new && from_config)
 		return;
 	if (beams)
 		n_beams = int_of(beams, file, "num_beams", 1, 64);
