@@ -2,9 +2,10 @@
  * generation_config.c — an imported encoder-decoder's generation settings
  * (Hugging Face's generation_config.json, or the keys of config.json that
  * generate() reads when there is no such file), kept in the model's config
- * as "generation": {"num_beams", "length_penalty", "max_tokens"}.
- * tfm_translate, tfm_translate_nbest and tfm_evaluate take them for the
- * options a call leaves NULL (runtime/translator.c).  As generate(): a
+ * as "generation": {"num_beams", "length_penalty", "max_tokens"} (a
+ * seq2seq model's only).  tfm_translate, tfm_translate_nbest and
+ * tfm_evaluate take them for the options a call leaves NULL
+ * (runtime/translator.c).  As generate(): a
  * model that states any of them searches with num_beams (absent: 1) and
  * length_penalty (absent: 1.0); max_new_tokens, else max_length − 1 (the
  * start token counts in generate's), bounds the output, else tfm's
@@ -91,6 +92,22 @@ tfm_hf_store_generation(const char *name, Jsonb *generation_config, Jsonb *confi
 	}
 	else
 		return;
+	/* only an encoder-decoder searches: a decoder's config keys are not read */
+	{
+		Oid			t = TEXTOID;
+		Datum		a = CStringGetTextDatum(name);
+		bool		s2s;
+
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		if (SPI_execute_with_args("SELECT 1 FROM tfm.models WHERE name = $1 AND task = 'seq2seq'",
+								  1, &t, &a, NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "cannot read model \"%s\"", name);
+		s2s = SPI_processed == 1;
+		SPI_finish();
+		if (!s2s)
+			return;
+	}
 	beams = number_field(c, "num_beams", &b1, file);
 	lp = number_field(c, "length_penalty", &b2, file);
 	max_len = number_field(c, "max_length", &b3, file);
