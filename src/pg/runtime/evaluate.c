@@ -13,7 +13,8 @@
  * (each row's <eos> counted as one character / byte, like a line break),
  * and the tokens predicted.
  * seq2seq: (source, reference) rows grouped by source, so a source on
- * several rows is translated once (beam 4, length penalty 0.6) and scored
+ * several rows is translated once (tfm_translate's defaults: an imported
+ * model's generation settings, else beam 4 and length penalty 0.6) and scored
  * against all its references → corpus BLEU (sacreBLEU's default), the
  * fraction of sources translated exactly as one of their references, the
  * mean teacher-forced loss per reference token, and the rows scored.
