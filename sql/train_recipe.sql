@@ -103,6 +103,28 @@ SELECT config->>'norm' AS norm FROM tfm.models WHERE name = 's2s';
 SELECT epoch, note FROM tfm_train('s2s', $$SELECT ARRAY[6 + i % 20, 7 + i % 19, 8 + i % 7], ARRAY[9 + i % 20, 6 + i % 7]
                                          FROM generate_series(1, 200) i$$, epochs => 1);
 
+-- the default 8,192-token steps in passes that fit tfm.work_mem: here two
+-- passes of 4,096 tokens fit and one of 8,192 does not; the weights are
+-- those of batch_tokens => 4096, accumulate => 2 given
+CREATE TEMP TABLE s2w_rows AS
+SELECT ARRAY(SELECT 6 + (i * k) % 30 FROM generate_series(1, 20 + i % 40) k) AS src,
+       ARRAY(SELECT 6 + (i + k) % 30 FROM generate_series(1, 10 + i % 50) k) AS tgt
+  FROM generate_series(1, 400) i;
+SELECT count(*) FROM (SELECT tfm_create_model(n, 'seq2seq', vocab_size => 40, d_model => 32, heads => 2,
+                                              layers => 1, max_len => 64, seed => 5)
+                        FROM unnest(ARRAY['s2w', 's2w_given']) n) s;
+SELECT tfm_workspace_bytes('s2w', 128, 64, 64, true) > 1.8 * tfm_workspace_bytes('s2w', 64, 64, 64, true) AS halves_fit;
+SELECT set_config('tfm.work_mem', (tfm_workspace_bytes('s2w', 64, 64, 64, true) * 11 / 10 / 1024)::text, false)
+       IS NOT NULL AS limited;
+SELECT epoch, steps, note FROM tfm_train('s2w', 'SELECT src, tgt FROM s2w_rows', epochs => 1, val_fraction => 0);
+SELECT epoch, steps FROM tfm_train('s2w_given', 'SELECT src, tgt FROM s2w_rows', epochs => 1, val_fraction => 0,
+                                   batch_tokens => 4096, accumulate => 2);
+SELECT pg_temp.same_weights('s2w', 's2w_given');
+-- a given batch that does not fit is refused, not cut
+SELECT pg_temp.err($$SELECT count(*) FROM tfm_train('s2w', 'SELECT src, tgt FROM s2w_rows', epochs => 1,
+                                                   val_fraction => 0, batch_tokens => 8192)$$) ~ '^54000' AS given_refused;
+RESET tfm.work_mem;
+
 -- a model stored before truncation existed (no key in its config) reads
 -- head_tail, as every classifier did (in a new session: a model's row is
 -- cached with its weights)

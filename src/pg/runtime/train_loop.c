@@ -316,6 +316,9 @@ tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int k
 		run->batch_tokens = PG_GETARG_INT32(A_BATCH_TOKENS);
 		check_positive_int(run->batch_tokens, "batch_tokens", 16777216);
 	}
+	/* the default step (accumulate's SQL default is 1: the same step either way) */
+	run->batch_auto = run->batch_tokens > 0 && run->accumulate == 1 &&
+		!(PG_NARGS() > A_BATCH_TOKENS && !PG_ARGISNULL(A_BATCH_TOKENS));
 	run->keep = TFM_KEEP_BEST;
 	run->keep_given = keep_arg >= 0 && PG_NARGS() > keep_arg && !PG_ARGISNULL(keep_arg);
 	if (run->keep_given)
@@ -839,6 +842,10 @@ run_note(const TrainRun *run, char *note)
 	if (run->tr.o.label_smoothing > 0.0f)
 		snprintf(note + strlen(note), TFM_NOTE_LEN - strlen(note), "; label_smoothing %g",
 				 run->tr.o.label_smoothing);
+	if (run->batch_auto && run->accumulate > 1)
+		snprintf(note + strlen(note), TFM_NOTE_LEN - strlen(note),
+				 "; steps of %d tokens in %d passes (tfm.work_mem)",
+				 run->batch_tokens * run->accumulate, run->accumulate);
 }
 
 /* add to a row's note */
@@ -936,9 +943,46 @@ drop_val(TrainRun *run)
 	run->val_stream_len = 0;
 }
 
+/*
+ * The default batch of a seq2seq model (8,192 padded tokens a step) in
+ * passes that fit tfm.work_mem: 2, 4, ... passes of half, a quarter, ...
+ * of the tokens, accumulated into the same step.  Its widest pass (rows of
+ * max_len tokens, the most attention) is what is sized.  Given batches are
+ * left to the step's own check.
+ */
+static void
+fit_default_batch(TrainRun *run)
+{
+	int			T = run->row.cfg.max_len;
+
+	if (!run->batch_auto)
+		return;
+	for (int k = 1; k <= TFM_ACCUMULATE_MAX; k *= 2)
+	{
+		int			bt = run->batch_tokens / k;
+
+		if (bt < T)
+			break;
+		if (tfm_work_mem_fits(run->m, tfm_pass_bytes(run->m, bt / T, T, T, true, false)))
+		{
+			if (k > 1)
+			{
+				ereport(NOTICE,
+						(errmsg("model \"%s\": each step's %d tokens are trained in %d passes of %d, "
+								"which fit tfm.work_mem", run->row.name, run->batch_tokens, k, bt),
+						 errhint("Raise tfm.work_mem to train a step in one pass.")));
+				run->batch_tokens = bt;
+				run->accumulate = k;
+			}
+			return;
+		}
+	}
+}
+
 void
 tfm_run_begin(TrainRun *run, tfm_train_opts *o)
 {
+	fit_default_batch(run);
 	tfm_reader_init(&run->rd, &run->row, run->query);
 	run->rows = count_rows(run->query);
 	if (run->rows == 0)

@@ -91,6 +91,8 @@ struct TrainRun
 	int			batch;
 	int			accumulate;
 	int			batch_tokens;	/* > 0: batches by padded tokens, not rows */
+	bool		batch_auto;		/* batch_tokens and accumulate are the defaults: a
+								 * step cut into passes that fit tfm.work_mem */
 	int64		max_steps;
 	int64		time_limit_us;	/* 0 = none */
 	bool		warmup_auto;	/* warmup not given: it follows total_steps */
