@@ -9,7 +9,7 @@
 #                                    # and greedy) and translation sentences/s of that model (no PyTorch side)
 #   bench/seq2seq/run.sh all
 #
-# Environment: THREADS (default 2), SYNTH_TIME ('3 minutes'), MT_TIME
+# Environment: THREADS (default 2), WORK_MEM (tfm.work_mem, default 2GB), SYNTH_TIME ('3 minutes'), MT_TIME
 # ('60 minutes'), RECIPE (eng_fra/translate: 'explicit', the default, names
 # the recipe's settings in the calls; 'defaults' leaves them to tfm's
 # defaults, which 0.4 made the same recipe), SPEED=0 (translate: no speed
@@ -28,6 +28,7 @@ case $RECIPE in
   *) echo "RECIPE must be explicit or defaults" >&2; exit 2 ;;
 esac
 SYNTH_TIME=${SYNTH_TIME:-3 minutes}
+WORK_MEM=${WORK_MEM:-2GB}   # the eng_fra model's 8,192-token batches need 1.5 GB
 MT_TIME=${MT_TIME:-60 minutes}
 WHAT=${1:-all}
 if [ -z "${DATA:-}" ]; then
@@ -35,7 +36,7 @@ if [ -z "${DATA:-}" ]; then
 fi
 OUT=${OUT:-$(mktemp -d /tmp/tfm-s2s-bench.XXXXXX)}
 . "$ROOT/bench/bench_start.sh"
-SET_T="SET tfm.threads = $THREADS; SET tfm.progress = off;"
+SET_T="SET tfm.threads = $THREADS; SET tfm.progress = off; SET tfm.work_mem = '$WORK_MEM';"
 
 synthetic() {
   $PSQL -f "$HERE/synthetic.sql" | tee "$OUT/synthetic_data.txt"
@@ -85,7 +86,7 @@ eng_fra() {
     log "eng_fra: PyTorch (1 thread) in the background for $MT_TIME"
     torch_train "$($PSQL -At -c "SELECT extract(epoch FROM interval '$MT_TIME')")" 1 &
     torch_pid=$!
-    SET_T="SET tfm.threads = 1; SET tfm.progress = off;"
+    SET_T="SET tfm.threads = 1; SET tfm.progress = off; SET tfm.work_mem = '$WORK_MEM';"
   fi
   log "eng_fra: tfm_train for $MT_TIME (recipe $RECIPE: batch_tokens 8192, lr 1.5e-3, cosine fitted to the time)"
   t0=$(date +%s.%N)
@@ -115,7 +116,7 @@ EOF
   if [ -n "$torch_pid" ]; then
     log "eng_fra: waiting for PyTorch (training, then greedy decoding)"
     wait "$torch_pid"
-    SET_T="SET tfm.threads = $THREADS; SET tfm.progress = off;"
+    SET_T="SET tfm.threads = $THREADS; SET tfm.progress = off; SET tfm.work_mem = '$WORK_MEM';"
   else
     log "eng_fra: PyTorch nn.Transformer, same ids, ${train_s}s"
     torch_train "$train_s" "$THREADS"
