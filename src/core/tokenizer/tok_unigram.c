@@ -134,7 +134,7 @@ tfm_tok_uni_prepare(tfm_tokenizer *t, tfm_status *err)
 		u->node_id[node] = id;
 	}
 	u->unk_score = (isfinite(min_score) ? min_score : 0.0f) - UNK_PENALTY;
-	return tfm_tok_uni_index_specials(t, err);
+	return TFM_OK;
 }
 
 /* the spec's pipeline checked into u */
@@ -381,10 +381,8 @@ viterbi(tfm_tok_ivec *ids, tfm_tok_ivec *at, const tfm_tok_unigram *u, const uin
 	return TFM_OK;
 }
 
-/* the ids of a part of a text (byte i at offset orig[i], or base + i) after
- * the *n_out already in out_ids (counted past cap) */
-static int
-encode_part(int32_t *out_ids, size_t *offs, size_t cap, size_t *n_out, tfm_tokenizer *t,
+int
+tfm_tok_uni_encode_part(int32_t *out_ids, size_t *offs, size_t cap, size_t *n_out, tfm_tokenizer *t,
 			const uint8_t *s, size_t len, const size_t *orig, size_t base)
 {
 	const tfm_tok_unigram *u = t->uni;
@@ -470,67 +468,8 @@ done:
 	return st;
 }
 
-/* one id (a special or a language code) at offset at */
-static void
-emit_one(int32_t *out_ids, size_t *offs, size_t cap, size_t *n_out, int32_t id, size_t at)
-{
-	if (*n_out < cap)
-	{
-		out_ids[*n_out] = id;
-		if (offs)
-			offs[*n_out] = at;
-	}
-	(*n_out)++;
-}
-
-int
-tfm_tok_unigram_encode(int32_t *out_ids, size_t *offs, size_t cap, size_t *n_out,
-					   tfm_tokenizer *t, const uint8_t *s, size_t len)
-{
-	int			st = TFM_OK;
-
-	*n_out = 0;
-	if (t->info.flags & TFM_TOK_INFO_LANG_CODES)
-	{
-		tfm_tok_bytes rest = {0};
-		size_t	   *orig = NULL,
-					orig_cap = 0;
-		int32_t		code;
-
-		st = tfm_tok_uni_lang_codes(&rest, &orig, &orig_cap, &code, t, s, len);
-		if (st == TFM_OK && code >= 0)
-			emit_one(out_ids, offs, cap, n_out, code, 0);
-		if (st == TFM_OK && rest.len > 0)
-			st = encode_part(out_ids, offs, cap, n_out, t, rest.data, rest.len, orig, 0);
-		tfm_tok_bytes_free(&rest);
-		tfm_tok_dealloc(orig);
-		return st;
-	}
-	if (t->info.flags & TFM_TOK_INFO_SPECIALS_IN_TEXT)
-	{
-		size_t		done = 0,
-					a,
-					b;
-		int32_t		id;
-
-		while (done < len && tfm_tok_uni_find_special(&id, &a, &b, t, s, len, done, done))
-		{
-			if (a > done &&
-				(st = encode_part(out_ids, offs, cap, n_out, t, s + done, a - done, NULL, done)) != TFM_OK)
-				return st;
-			emit_one(out_ids, offs, cap, n_out, id, a);
-			done = b;
-		}
-		if (done < len)
-			st = encode_part(out_ids, offs, cap, n_out, t, s + done, len - done, NULL, done);
-		return st;
-	}
-	return encode_part(out_ids, offs, cap, n_out, t, s, len, NULL, 0);
-}
-
-/* the normalized length of s[0..len), SIZE_MAX when it cannot be had */
-static size_t
-part_len(tfm_tokenizer *t, const uint8_t *s, size_t len)
+size_t
+tfm_tok_uni_part_len(tfm_tokenizer *t, const uint8_t *s, size_t len)
 {
 	tfm_tok_otext x = {0};
 	tfm_tok_ivec starts = {0};
@@ -541,45 +480,4 @@ part_len(tfm_tokenizer *t, const uint8_t *s, size_t len)
 	tfm_tok_otext_free(&x);
 	tfm_tok_ivec_free(&starts);
 	return n;
-}
-
-size_t
-tfm_tok_unigram_normalized_len(tfm_tokenizer *t, const uint8_t *s, size_t len)
-{
-	/* the parts' normalized lengths, and one for each special or code */
-	if (t->info.flags & TFM_TOK_INFO_LANG_CODES)
-	{
-		tfm_tok_bytes rest = {0};
-		size_t	   *orig = NULL,
-					orig_cap = 0,
-					n = SIZE_MAX;
-		int32_t		code;
-
-		if (tfm_tok_uni_lang_codes(&rest, &orig, &orig_cap, &code, t, s, len) == TFM_OK)
-			n = part_len(t, rest.data ? rest.data : s, rest.len);
-		tfm_tok_bytes_free(&rest);
-		tfm_tok_dealloc(orig);
-		return n == SIZE_MAX ? n : n + 1;
-	}
-	if (t->info.flags & TFM_TOK_INFO_SPECIALS_IN_TEXT)
-	{
-		size_t		done = 0,
-					a,
-					b,
-					n = 0,
-					p;
-		int32_t		id;
-
-		while (done < len && tfm_tok_uni_find_special(&id, &a, &b, t, s, len, done, done))
-		{
-			if ((p = part_len(t, s + done, a - done)) == SIZE_MAX)
-				return p;
-			n += p + 1;
-			done = b;
-		}
-		if ((p = part_len(t, s + done, len - done)) == SIZE_MAX)
-			return p;
-		return n + p;
-	}
-	return part_len(t, s, len);
 }

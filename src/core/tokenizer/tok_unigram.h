@@ -75,8 +75,9 @@ typedef struct tfm_tok_unigram
 	tfm_tok_u64map trie;
 	int32_t  *node_id;         /* by node: the piece ending there, -1 if none */
 	size_t    n_nodes;
-	/* the specials found in text (SPECIALS_IN_TEXT): ids by first byte,
-	 * longest first; those of byte b at sp_ids[sp_start[b] .. sp_start[b + 1]) */
+	/* the specials found in text (SPECIALS_IN_TEXT; built at the first
+	 * encode): ids by first byte, longest first; those of byte b at
+	 * sp_ids[sp_start[b] .. sp_start[b + 1]) */
 	int32_t  *sp_ids;
 	int32_t   sp_start[257];
 } tfm_tok_unigram;
@@ -105,9 +106,17 @@ int  tfm_tok_unigram_pretokenize_at(tfm_tok_otext *out, tfm_tok_ivec *starts,
 									const tfm_tok_unigram *u, const uint8_t *s, size_t len,
 									const size_t *orig, size_t base);
 
+/* ---- a part of a text, normalised and segmented (tok_unigram.c) --------------- */
+/* the ids of s[0..len) (byte i at offset orig[i] of the text, or base + i)
+ * appended after the *n_out already in out_ids (counted past cap) */
+int  tfm_tok_uni_encode_part(int32_t *out_ids, size_t *offs, size_t cap, size_t *n_out,
+							 tfm_tokenizer *t, const uint8_t *s, size_t len,
+							 const size_t *orig, size_t base);
+/* the normalized length of s[0..len), SIZE_MAX when it cannot be had */
+size_t tfm_tok_uni_part_len(tfm_tokenizer *t, const uint8_t *s, size_t len);
+
 /* ---- what is found before the normalizer (tok_unigram_specials.c) ------------ */
-/* the index of the specials found in text (SPECIALS_IN_TEXT) */
-int  tfm_tok_uni_index_specials(tfm_tokenizer *t, tfm_status *err);
+/* tfm_tok_unigram_encode and tfm_tok_unigram_normalized_len are there too */
 /* the first special in s[from..len): its id, and the span it takes
  * [*a, *b) with the White_Space its lstrip / rstrip take (never before
  * floor); 0 when there is none */

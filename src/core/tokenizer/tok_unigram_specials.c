@@ -10,6 +10,8 @@
  *     them: the regular expression ">>.+<<" (greedy, "." any character but
  *     a newline) matched at the start of the text is a token, every match
  *     anywhere is taken out of the text before SentencePiece (LANG_CODES).
+ * The Unigram encoder's entry is here: the text cut at what is found, each
+ * part normalised and segmented by tok_unigram.c.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,20 +39,17 @@ cmp_special(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-int
-tfm_tok_uni_index_specials(tfm_tokenizer *t, tfm_status *err)
+/* the index of the specials found in text, built at the first encode */
+static int
+index_specials(tfm_tokenizer *t)
 {
 	tfm_tok_unigram *u = t->uni;
 	int32_t		n = 0;
 
-	tfm_tok_dealloc(u->sp_ids);
-	u->sp_ids = NULL;
 	memset(u->sp_start, 0, sizeof(u->sp_start));
-	if (!(t->info.flags & TFM_TOK_INFO_SPECIALS_IN_TEXT))
-		return TFM_OK;
 	u->sp_ids = tfm_tok_alloc(((size_t) u->n + 1) * sizeof(int32_t));
 	if (!u->sp_ids)
-		return tfm_tok_oom(err);
+		return TFM_ENOMEM;
 	for (int32_t id = 0; id < u->n; id++)
 		if (TFM_TOK_UNI_KIND(u->type[id]) == TFM_TOK_UNI_CONTROL && tfm_tok_piece_len(t, id) > 0)
 			u->sp_ids[n++] = id;
@@ -186,4 +185,107 @@ tfm_tok_uni_lang_codes(tfm_tok_bytes *out, size_t **orig, size_t *orig_cap, int3
 		a = line_end + 1;
 	}
 	return TFM_OK;
+}
+
+/* one id (a special or a language code) at offset at */
+static void
+emit_one(int32_t *out_ids, size_t *offs, size_t cap, size_t *n_out, int32_t id, size_t at)
+{
+	if (*n_out < cap)
+	{
+		out_ids[*n_out] = id;
+		if (offs)
+			offs[*n_out] = at;
+	}
+	(*n_out)++;
+}
+
+int
+tfm_tok_unigram_encode(int32_t *out_ids, size_t *offs, size_t cap, size_t *n_out,
+					   tfm_tokenizer *t, const uint8_t *s, size_t len)
+{
+	int			st = TFM_OK;
+
+	*n_out = 0;
+	if (t->info.flags & TFM_TOK_INFO_LANG_CODES)
+	{
+		tfm_tok_bytes rest = {0};
+		size_t	   *orig = NULL,
+					orig_cap = 0;
+		int32_t		code;
+
+		st = tfm_tok_uni_lang_codes(&rest, &orig, &orig_cap, &code, t, s, len);
+		if (st == TFM_OK && code >= 0)
+			emit_one(out_ids, offs, cap, n_out, code, 0);
+		if (st == TFM_OK && rest.len > 0)
+			st = tfm_tok_uni_encode_part(out_ids, offs, cap, n_out, t, rest.data, rest.len, orig, 0);
+		tfm_tok_bytes_free(&rest);
+		tfm_tok_dealloc(orig);
+		return st;
+	}
+	if (t->info.flags & TFM_TOK_INFO_SPECIALS_IN_TEXT)
+	{
+		size_t		done = 0,
+					a,
+					b;
+		int32_t		id;
+
+		if (!t->uni->sp_ids && (st = index_specials(t)) != TFM_OK)
+			return st;
+		while (done < len && tfm_tok_uni_find_special(&id, &a, &b, t, s, len, done, done))
+		{
+			if (a > done &&
+				(st = tfm_tok_uni_encode_part(out_ids, offs, cap, n_out, t, s + done, a - done, NULL, done)) != TFM_OK)
+				return st;
+			emit_one(out_ids, offs, cap, n_out, id, a);
+			done = b;
+		}
+		if (done < len)
+			st = tfm_tok_uni_encode_part(out_ids, offs, cap, n_out, t, s + done, len - done, NULL, done);
+		return st;
+	}
+	return tfm_tok_uni_encode_part(out_ids, offs, cap, n_out, t, s, len, NULL, 0);
+}
+
+size_t
+tfm_tok_unigram_normalized_len(tfm_tokenizer *t, const uint8_t *s, size_t len)
+{
+	/* the parts' normalized lengths, and one for each special or code */
+	if (t->info.flags & TFM_TOK_INFO_LANG_CODES)
+	{
+		tfm_tok_bytes rest = {0};
+		size_t	   *orig = NULL,
+					orig_cap = 0,
+					n = SIZE_MAX;
+		int32_t		code;
+
+		if (tfm_tok_uni_lang_codes(&rest, &orig, &orig_cap, &code, t, s, len) == TFM_OK)
+			n = tfm_tok_uni_part_len(t, rest.data ? rest.data : s, rest.len);
+		tfm_tok_bytes_free(&rest);
+		tfm_tok_dealloc(orig);
+		return n == SIZE_MAX ? n : n + 1;
+	}
+	if (t->info.flags & TFM_TOK_INFO_SPECIALS_IN_TEXT)
+	{
+		size_t		done = 0,
+					a,
+					b,
+					n = 0,
+					p;
+		int32_t		id;
+
+		if (!t->uni->sp_ids && index_specials(t) != TFM_OK)
+			return SIZE_MAX;
+		while (done < len && tfm_tok_uni_find_special(&id, &a, &b, t, s, len, done, done))
+		{
+			if ((p = tfm_tok_uni_part_len(t, s + done, a - done)) == SIZE_MAX)
+				return p;
+			n += p + 1;
+			done = b;
+		}
+		if ((p = tfm_tok_uni_part_len(t, s + done, len - done)) == SIZE_MAX)
+			return p;
+		return n + p;
+	}
+	return tfm_tok_uni_part_len(t, s, len);
 }
