@@ -160,7 +160,7 @@ weight_bytes(const weight *w, prec p)
 	size_t		n = (size_t) w->K * w->N;
 
 	return p == P_FP32 || p == P_GEMV32 ? 4 * n : p == P_BF16 ? 2 * n :
-		p == P_INT4 ? (size_t) w->N * w->q4.kb * TFM_INT4_BLOCK_BYTES : n + 8 * (size_t) w->N;
+		p == P_INT4 ? (size_t) w->q4.groups * TFM_INT4_GROUP * w->q4.kb * TFM_INT4_BLOCK_BYTES : n + 8 * (size_t) w->N;
 }
 
 static void

@@ -97,8 +97,11 @@ SELECT * FROM tfm_import_gguf('g_q4_0_odd',
      FROM gfx x, tfm.gguf_tensors g JOIN tfm.models m ON m.id = g.model_id AND m.name = 'g_q4_0'
     WHERE g.gguf_name = 'blk.0.ffn_down.weight'), tokenizer => false);
 -- at int4, the packed copies (the file other sessions map) hold every kept
--- row as the file has it: whole tensors, and q and k row by row (their rows
--- back in Hugging Face's order, as their float32 values are)
+-- block as the file has it, moved into the interleaved layout of
+-- include/tfm/lowp.h: per group of 16 columns and block, the columns'
+-- nibble bytes 4i .. 4i + 3 side by side for i = 0 .. 3, and the 16
+-- scales apart (q and k rows back in Hugging Face's order, as their
+-- float32 values are; a column past the tensor's last, zeros)
 SET tfm.precision = 'int4';
 SELECT count(*) AS next_tokens FROM tfm_next_tokens('g_q4_0', ARRAY[1, 330, 348], 3);
 SELECT count(*) AS next_tokens FROM tfm_next_tokens('g_q4_0_odd', ARRAY[1, 330, 348], 3);
@@ -107,12 +110,24 @@ SELECT m.id, pg_read_binary_file('base/pgsql_tmp/' || t.name) AS f
   FROM pg_ls_tmpdir() t, tfm.models m
  WHERE m.name IN ('g_q4_0', 'g_q4_0_odd')
    AND t.name LIKE 'pgsql\_tmp\_tfm\_%\_' || m.id || '\_' || m.version || '\_int4';
+CREATE FUNCTION pg_temp.interleaved(blocks bytea, columns int, rope_heads int, scales bool)
+RETURNS bytea LANGUAGE sql AS $$
+  WITH d AS (SELECT length(blocks) / columns / 18 AS kb, columns / greatest(rope_heads, 1) AS hd),
+  -- Hugging Face's row x is the file's row h·hd + 2i + j (x = h·hd + j·hd/2 + i)
+  c AS (SELECT x, CASE WHEN rope_heads = 0 THEN x
+                       ELSE x / hd * hd + 2 * (x % hd % (hd / 2)) + x % hd / (hd / 2) END AS f
+          FROM d, generate_series(0, (columns + 15) / 16 * 16 - 1) x)
+  SELECT string_agg(CASE WHEN c.x >= columns THEN CASE WHEN scales THEN '\x0000' ELSE '\x00000000' END::bytea
+                         WHEN scales THEN substr(blocks, (c.f * d.kb + b) * 18 + 1, 2)
+                         ELSE substr(blocks, (c.f * d.kb + b) * 18 + 3 + 4 * i, 4) END, ''::bytea
+                    ORDER BY c.x / 16, b, i, c.x % 16)
+    FROM d, c, generate_series(0, d.kb - 1) b, generate_series(0, CASE WHEN scales THEN 0 ELSE 3 END) i
+$$;
 SELECT m.name, count(*) AS tensors,
-       bool_and(CASE WHEN g.rope_heads = 0 THEN position(g.blocks IN p.f) > 0 ELSE
-                (SELECT bool_and(position(substr(g.blocks, r * (length(g.blocks) / g.columns) + 1,
-                                                 length(g.blocks) / g.columns) IN p.f) > 0)
-                   FROM generate_series(0, g.columns - 1) r) END) AS in_the_int4_copies,
-       count(*) FILTER (WHERE g.rope_heads > 0) AS by_rows
+       bool_and(position(pg_temp.interleaved(g.blocks, g.columns, g.rope_heads, false) IN p.f) > 0 AND
+                position(pg_temp.interleaved(g.blocks, g.columns, g.rope_heads, true) IN p.f) > 0)
+         AS in_the_int4_copies,
+       count(*) FILTER (WHERE g.rope_heads > 0) AS rope_rows
   FROM tfm.gguf_tensors g JOIN tfm.models m ON m.id = g.model_id JOIN packed p ON p.id = m.id
  WHERE g.blocks IS NOT NULL GROUP BY m.name ORDER BY m.name;
 RESET tfm.precision;

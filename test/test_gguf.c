@@ -33,6 +33,7 @@
 #include "tfm/decode.h"
 #include "tfm/gguf.h"
 #include "tfm/hf_import.h"
+#include "tfm/lowp.h"
 #include "tfm/rng.h"
 #include "tfm/tokenizer.h"
 
@@ -353,8 +354,8 @@ test_twins(void)
 /*
  * ---- Q4_0 kept as the file's blocks for int4 ----
  * llama_q4_0.gguf (every matrix Q4_0, tied): every matrix's columns kept;
- * packed for int4, the model holds each tensor's blocks byte for byte (q
- * and k rows in Hugging Face's order); its int4 logits do not change when
+ * packed for int4, the model holds each tensor's blocks byte for byte, moved
+ * into the interleaved layout (q and k rows in Hugging Face's order); its int4 logits do not change when
  * its float32 matrices do (nothing is requantized from them) while a model
  * without the kept blocks changes, in batched passes and in decoding's
  * one-row products; and they are those of the float32 weights (the
@@ -429,7 +430,24 @@ test_kept(void)
 			tfm_gguf_unpermute_rows(rows, buf + f->data_start + t->offset, t->ne[1], t->bytes / t->ne[1], heads);
 		else
 			memcpy(rows, buf + f->data_start + t->offset, t->bytes);
-		found += memmem(packed, tfm_model_precision_bytes(a), rows, t->bytes) != NULL;
+		{
+			/* the tensor's blocks in the interleaved layout: its nibbles and scales in the copies */
+			int			K = (int) t->ne[0],
+						N = (int) t->ne[1];
+			size_t		pb = tfm_int4_pack_bytes(K, N);
+			uint8_t    *il = aligned_alloc(64, pb);
+			tfm_int4_weights w;
+
+			memset(il, 0, pb);
+			tfm_int4_view(&w, il, K, N);
+			for (int j = 0; j < N; j++)
+				for (int bl = 0; bl < w.kb; bl++)
+					tfm_int4_put_block(&w, j, bl, rows + ((size_t) j * w.kb + bl) * TFM_INT4_BLOCK_BYTES);
+			found += memmem(packed, tfm_model_precision_bytes(a), w.data, (uint8_t *) w.scales - w.data) &&
+				memmem(packed, tfm_model_precision_bytes(a), w.scales,
+					   (size_t) w.groups * w.kb * TFM_INT4_GROUP * 2);
+			free(il);
+		}
 		free(rows);
 	}
 	CHECK(kept_tensors == 8 && found == 8, "%d of %d Q4_0 tensors found byte for byte in the int4 copies",

@@ -155,10 +155,12 @@ test_blocks(void)
 	CHECK(w.kb == 1 && w.K == 32 && w.N == 1, "one block");
 	{
 		uint16_t	h;
+		uint8_t		blk[18];
 
-		memcpy(&h, w.data, 2);
+		tfm_int4_get_block(&w, 0, 0, blk);
+		memcpy(&h, blk, 2);
 		CHECK(h == tfm_fp16_from_float(-31.0f / 8.0f), "d = max / -8 as fp16: %04x", h);
-		CHECK((w.data[2] & 0x0F) == 8 && (w.data[2 + 15] >> 4) == 0,
+		CHECK((blk[2] & 0x0F) == 8 && (blk[2 + 15] >> 4) == 0,
 			  "element 0 is q 8 (zero), element 31 q 0 (-8·d = 31)");
 		CHECK(tfm_int4_weight(&w, 31, 0) == tfm_fp16_to_float(h) * -8.0f, "element 31 dequantized");
 	}
@@ -172,11 +174,71 @@ test_blocks(void)
 			x[i % 32] = 0.0f;
 		if (i % 50 == 2)
 			memset(x, 0, sizeof(x));
+		uint8_t		got[18];
+
 		ggml_q4_0(want, x);
 		tfm_int4_pack(&w, buf, x, 1, 1, 32, 1);
-		bad += memcmp(want, w.data, 18) != 0;
+		tfm_int4_get_block(&w, 0, 0, got);
+		bad += memcmp(want, got, 18) != 0;
 	}
 	CHECK(bad == 0, "%d of 20000 blocks unlike ggml's Q4_0", bad);
+	free(buf);
+}
+
+/*
+ * The interleaved layout as include/tfm/lowp.h states it: block b of
+ * column j (group g = j / 16, lane l = j % 16) has its nibble byte t at
+ * data[(g·kb + b)·256 + 64·(t / 4) + 4·l + t % 4] and its scale at
+ * scales[(g·kb + b)·16 + l]; tfm_int4_get_block reads back what
+ * tfm_int4_put_block wrote; the padding columns of a pack are zeros.
+ */
+static void
+test_layout(void)
+{
+	const int	K = 96,
+				N = 37;
+	size_t		bytes = tfm_int4_pack_bytes(K, N);
+	uint8_t    *buf = alloc64(bytes),
+				blk[18],
+				got[18];
+	float	   *W = malloc(sizeof(float) * K * N);
+	tfm_int4_weights w;
+	int			bad = 0,
+				moved = 0;
+
+	memset(buf, 0xA5, bytes);
+	tfm_int4_view(&w, buf, K, N);
+	CHECK(w.kb == 3 && w.groups == 3 && (uint8_t *) w.scales == buf + 3 * 3 * 256 &&
+		  bytes >= 3 * 3 * (256 + 32), "layout of 96x37: kb %d, groups %d", w.kb, w.groups);
+	for (int j = 0; j < N; j++)
+		for (int b = 0; b < w.kb; b++)
+		{
+			size_t		gb = (size_t) (j / 16) * w.kb + b;
+
+			for (int t = 0; t < 18; t++)
+				blk[t] = (uint8_t) (j * 7 + b * 31 + t * 13);
+			tfm_int4_put_block(&w, j, b, blk);
+			for (int t = 0; t < 16; t++)
+				moved += buf[gb * 256 + 64 * (t / 4) + 4 * (j % 16) + t % 4] != blk[2 + t];
+			moved += memcmp(&w.scales[gb * 16 + j % 16], blk, 2) != 0;
+			tfm_int4_get_block(&w, j, b, got);
+			bad += memcmp(blk, got, 18) != 0;
+		}
+	CHECK(moved == 0, "%d bytes not where the layout puts them", moved);
+	CHECK(bad == 0, "%d blocks not read back as written", bad);
+	for (int i = 0; i < K * N; i++)
+		W[i] = tfm_rng_normal(&rng);
+	tfm_int4_pack(&w, buf, W, N, 1, K, N);
+	bad = 0;
+	for (int j = N; j < 48; j++)
+		for (int b = 0; b < w.kb; b++)
+		{
+			tfm_int4_get_block(&w, j, b, got);
+			for (int t = 0; t < 18; t++)
+				bad += got[t] != 0;
+		}
+	CHECK(bad == 0, "%d bytes of the padding columns not zero", bad);
+	free(W);
 	free(buf);
 }
 
@@ -198,9 +260,10 @@ test_pack(int K, int N)
 			Wt[(size_t) j * K + k] = W[(size_t) k * N + j] = tfm_rng_normal(&rng);
 	tfm_int4_pack(&w1, b1, W, N, 1, K, N);
 	tfm_int4_pack(&w2, b2, Wt, 1, K, K, N);
-	CHECK(memcmp(w1.data, w2.data, (size_t) N * w1.kb * 18) == 0,
+	CHECK(memcmp(w1.data, w2.data, bytes) == 0,
 		  "int4 blocks of (in, out) and (out, in) differ, %dx%d", K, N);
-	CHECK(w1.kb == (K + 31) / 32 && bytes >= (size_t) N * w1.kb * 18 && bytes % 64 == 0,
+	CHECK(w1.kb == (K + 31) / 32 && w1.groups == (N + 15) / 16 &&
+		  bytes >= (size_t) w1.groups * 16 * w1.kb * 18 && bytes % 64 == 0,
 		  "%dx%d: %d blocks a row, %zu bytes", K, N, w1.kb, bytes);
 	for (int j = 0; j < N; j++)
 	{
@@ -208,8 +271,10 @@ test_pack(int K, int N)
 		{
 			uint16_t	h;
 			float		d;
+			uint8_t		blk[18];
 
-			memcpy(&h, w1.data + ((size_t) j * w1.kb + b) * 18, 2);
+			tfm_int4_get_block(&w1, j, b, blk);
+			memcpy(&h, blk, 2);
 			d = tfm_fp16_to_float(h);
 			for (int t = 0; t < 32; t++)
 			{
@@ -496,6 +561,7 @@ main(void)
 
 	test_fp16();
 	test_blocks();
+	test_layout();
 	test_pack(32, 3);
 	test_pack(37, 70);
 	test_pack(100, 1);

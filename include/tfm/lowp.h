@@ -31,17 +31,24 @@
  *   fallback give identical results.  Activations must be finite.
  *
  * int4.  W is quantized in blocks of 32 consecutive k of one column, each
- *   block exactly GGUF's Q4_0: an fp16 scale d (2 bytes) and 16 bytes of
- *   nibbles (element t < 16 in the low nibble of byte t, element 16 + t in
- *   its high nibble), w = d · (q − 8), q in 0..15; d = (the block's value of
- *   largest magnitude) / −8, as ggml's quantize_row_q4_0_ref (so a Q4_0
- *   tensor of a GGUF file is such a weight as it is: N rows of K / 32
- *   blocks, row j = column j).  K is padded to a multiple of 32 (zeros).
+ *   block exactly GGUF's Q4_0: an fp16 scale d and 16 bytes of nibbles
+ *   (element t < 16 in the low nibble of byte t, element 16 + t in its high
+ *   nibble), w = d · (q − 8), q in 0..15; d = (the block's value of largest
+ *   magnitude) / −8, as ggml's quantize_row_q4_0_ref (so a Q4_0 tensor of a
+ *   GGUF file, N rows of K / 32 blocks, row j = column j, is such a weight
+ *   block for block).  K is padded to a multiple of 32 (zeros).  The blocks
+ *   are stored interleaved for the kernels, as llama.cpp repacks Q4_0 at
+ *   load: columns in groups of TFM_INT4_GROUP (N padded with zero columns),
+ *   per group and block 4 × 64 bytes of nibbles — the i-th 64 holding, for
+ *   each column jj of the group, bytes 4i .. 4i + 3 of its block at 4·jj
+ *   (one vpdpbusd operand per 4 k) — and, in a second array, the group's 16
+ *   fp16 scales per block.  Packing moves bytes only: tfm_int4_put_block
+ *   and tfm_int4_get_block write and read a column's block in GGUF's form.
  *   Products of M ≤ TFM_LOWP_GEMV_ROWS rows (decoding) quantize each row of
  *   A per block of 32 as GGUF's Q8_0 does (fp32 scale r = max|x| / 127, q =
- *   round(x / r)) and sum Σ (q_w − 8)·q_a in int32 per eight elements (16
- *   lanes a quad of blocks, exact), each lane scaled by d·r into its own
- *   fp32 sum in one fixed order (src/core/kernels/lowp_internal.h), so
+ *   round(x / r)); per column and block the exact int32 sum
+ *   s = Σ (q_w − 8)·q_a scales into one fp32 sum, acc = fma(s, d·r, acc),
+ *   block after block, on every path (src/core/kernels/lowp_internal.h), so
  *   every path gives the same bits.  Larger products (batched passes)
  *   dequantize W to fp32 in tiles of columns (exactly: d · (q − 8) is an
  *   fp32 number) and multiply them by A in fp32 with BLIS: compute-bound,
@@ -92,7 +99,7 @@
  * differently never reads another build's file.  Bump it with any change
  * to the panels, their padding or the rounding.
  */
-#define TFM_LOWP_PACK_VERSION 3	/* 3: int4 copies of GGUF models hold the file's Q4_0 blocks */
+#define TFM_LOWP_PACK_VERSION 4	/* 4: int4 blocks interleaved in groups of 16 columns */
 
 /* the precision of a model's products (tfm/precision.h) */
 typedef enum tfm_precision
@@ -104,7 +111,8 @@ typedef enum tfm_precision
 } tfm_precision;
 
 #define TFM_INT4_BLOCK 32		/* weights per int4 block (GGUF Q4_0) */
-#define TFM_INT4_BLOCK_BYTES 18 /* fp16 scale + 16 bytes of nibbles */
+#define TFM_INT4_BLOCK_BYTES 18 /* fp16 scale + 16 bytes of nibbles (GGUF's form) */
+#define TFM_INT4_GROUP 16		/* columns interleaved in the packed form */
 
 /* ---- conversions ---------------------------------------------------------- */
 
@@ -214,10 +222,12 @@ typedef struct tfm_int8_weights
 
 typedef struct tfm_int4_weights
 {
-	uint8_t    *data;			/* N rows of kb Q4_0 blocks (TFM_INT4_BLOCK_BYTES each) */
+	uint8_t    *data;			/* groups × kb × 256 bytes of nibbles (above) */
+	uint16_t   *scales;			/* groups × kb × TFM_INT4_GROUP fp16 scales */
 	int			K,
 				N;
-	int			kb;				/* blocks per row: K / 32 rounded up */
+	int			kb;				/* blocks per column: K / 32 rounded up */
+	int			groups;			/* N / TFM_INT4_GROUP rounded up */
 } tfm_int4_weights;
 
 /*
@@ -253,6 +263,9 @@ void		tfm_int4_pack(tfm_int4_weights *w, void *buf, const float *W,
 void		tfm_int4_view(tfm_int4_weights *w, void *buf, int K, int N);
 /* the weight as the kernels see it: element [k][j], d · (q − 8) */
 float		tfm_int4_weight(const tfm_int4_weights *w, int k, int j);
+/* block b of column j in GGUF's form (TFM_INT4_BLOCK_BYTES), written or read */
+void		tfm_int4_put_block(tfm_int4_weights *w, int j, int b, const uint8_t *blk);
+void		tfm_int4_get_block(const tfm_int4_weights *w, int j, int b, uint8_t *blk);
 /*
  * One row of n activations quantized as tfm_int4_gemm's matrix-vector path
  * does: per block of 32, d[b] = max|x| / 127 and q = round(x / d[b])

@@ -6,10 +6,11 @@
  * sum_panel: H activation rows (a panel, slot p of row r at a[p·H + r])
  * against one weight panel (two vectors of 16 columns a slot); H and U
  * are compile-time constants after inlining.  U > 1 (the matrix-vector
- * path): accumulator u takes the u-th of U equal stretches of the panel,
- * so U streams of weights are in flight at once (one sequential stream
- * reads memory ~30 % slower here, and the latency of the dot products
- * would otherwise bound it); the U sums are added at the end, in order.
+ * path): accumulator u takes slots u, u + U, u + 2U, … of the stretch
+ * that is a multiple of U, so the dot products' latency does not bound
+ * one row; the weights stay one sequential stream (U stretches read as U
+ * streams were 15-20 % slower on Zen 4, bench_lowp, 2026-11-26); the U
+ * sums are added at the end, in order.
  *
  * Included once by each kernel after it defines TARGET and INLINE (its
  * instruction set), SUM_ACC (the accumulator type), SUM_VEC (the operand
@@ -25,7 +26,7 @@
  * LOWP_MR (the GEMM) and 1-4 (the matrix-vector path)
  */
 #define LOWP_AVX512_HEIGHTS(HEIGHT) \
-	HEIGHT(LOWP_MR, 1) HEIGHT(1, 4) HEIGHT(2, 4) HEIGHT(3, 2) HEIGHT(4, 2)
+	HEIGHT(LOWP_MR, 1) HEIGHT(1, 2) HEIGHT(2, 2) HEIGHT(3, 1) HEIGHT(4, 1)
 
 /* out[r][0..1] = Σ over the kk slots of row r times columns 0-15, 16-31 */
 TARGET INLINE void
@@ -43,9 +44,10 @@ sum_panel(const int H, const int U, int kk, const uint32_t *a, const uint32_t *b
 		int			len = kk / U;
 
 		for (; p < len; p++)
+#pragma GCC unroll 4
 			for (int u = 0; u < U; u++)
 			{
-				size_t		q = (size_t) u * len + p;
+				size_t		q = (size_t) p * U + u;
 				const uint32_t *bp = b + q * LOWP_NR;
 				SUM_VEC		b0 = (SUM_VEC) _mm512_loadu_si512(bp),
 							b1 = (SUM_VEC) _mm512_loadu_si512(bp + 16);

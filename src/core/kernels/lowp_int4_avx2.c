@@ -1,14 +1,17 @@
 /*
  * lowp_int4_avx2.c — the int4 matrix-vector kernel for AVX2 + FMA + F16C
- * (lowp_int4_gemv.h's loop), the 16 lanes of a quad of blocks in two
- * 256-bit registers (blocks 0-1, 2-3): per register two vpmaddubsw (the
- * weight's unsigned nibbles, 0-15, times the signed activation bytes, the
- * low nibbles' and the high ones'), their 16-bit sums added (each at most
- * 4·15·127 = 7,620: no saturation), one vpmaddwd against ones, plus the
- * row's corrections: the exact 8-product lane sums of the reference; and
- * the batched product's dequantization into fp32 tiles (also the AVX-512
- * path's).  Compiled for that set by function attribute only;
- * lowp_dispatch.c calls it only on CPUs with all three.
+ * over the interleaved blocks (include/tfm/lowp.h): a group's 16 columns
+ * in two halves of 8, each the 8 lanes of a 256-bit register.  Per block
+ * (both halves, so each cache line is read once) and half, 4 × 32 bytes of nibbles masked and shifted into 4 low and 4
+ * high operands (4 k a lane); per row, 8 vpmaddubsw (the unsigned nibbles,
+ * 0-15, times the signed activation bytes broadcast 4 at a time) added in
+ * 16 bits (each at most 8·2·15·127 = 30,480: no saturation) and one
+ * vpmaddwd against ones give each column's exact block sum, then one fma
+ * adds it, scaled by dw · da, into the column's fp32 sum: the reference's
+ * order (lowp_int4_ref.c), bit for bit.  Also the batched product's
+ * dequantization into fp32 tiles (the AVX-512 path's too).  Compiled for
+ * that set by function attribute only; lowp_dispatch.c calls it only on
+ * CPUs with all three.
  */
 #include <immintrin.h>
 #include <string.h>
@@ -17,115 +20,159 @@
 
 #define TARGET __attribute__((target("avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
-/* one column a step (a quad's nibbles and scales take 6 of the 16 registers) */
-#define INT4_COLS(H) 1
+#define GROUP_BLOCK_BYTES (TFM_INT4_GROUP * 16)
 
-typedef struct
-{
-	__m256		a,
-				b;
-} V16F;
-typedef struct
-{
-	__m256i		a,
-				b;
-} V16I;
-
-TARGET INLINE V16I
-v16_unpack(__m256i b01, __m256i b23)
-{
-	return (V16I) {b01, b23};
-}
-
-TARGET INLINE V16F
-v16_scales(__m128 f)
-{
-	__m256		w = _mm256_castps128_ps256(f);
-
-	return (V16F) {_mm256_permutevar8x32_ps(w, _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1)),
-		_mm256_permutevar8x32_ps(w, _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3))};
-}
-
-TARGET INLINE V16F
-v16_zero(void)
-{
-	return (V16F) {_mm256_setzero_ps(), _mm256_setzero_ps()};
-}
-
-TARGET INLINE V16I
-v16_load_i(const int32_t *p)
-{
-	return (V16I) {_mm256_loadu_si256((const __m256i *) p), _mm256_loadu_si256((const __m256i *) (p + 8))};
-}
-
-TARGET INLINE V16F
-v16_load_f(const float *p)
-{
-	return (V16F) {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)};
-}
-
-/* 8 lanes: the low and high nibbles' pair sums added in 16 bits, then the pairs of those */
+/* 4 activation bytes broadcast to every lane */
 TARGET INLINE __m256i
-v8_dot(__m256i corr, __m256i lo, __m256i hi, const int8_t *qlo, const int8_t *qhi)
+bcast4(const int8_t *p)
 {
-	__m256i		s = _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *) qlo)),
-									 _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *) qhi)));
+	int32_t		v;
 
-	return _mm256_add_epi32(corr, _mm256_madd_epi16(s, _mm256_set1_epi16(1)));
+	memcpy(&v, p, 4);
+	return _mm256_set1_epi32(v);
 }
 
-TARGET INLINE V16I
-v16_dot(V16I corr, V16I lo, V16I hi, const int8_t *q)
+/* H rows (1-4) × the 16 columns of group g, in two halves of 8 */
+TARGET INLINE void
+int4_group(const int H, const lowp_int4_act *a, const tfm_int4_weights *W, int g,
+		   float alpha, float beta, float *C, ptrdiff_t ldc)
 {
-	return (V16I) {v8_dot(corr.a, lo.a, hi.a, q, q + 64), v8_dot(corr.b, lo.b, hi.b, q + 32, q + 96)};
+	const int	kb = a->kb,
+				j = g * TFM_INT4_GROUP,
+				n = W->N - j < TFM_INT4_GROUP ? W->N - j : TFM_INT4_GROUP;
+	const __m256i low = _mm256_set1_epi8(0x0F),
+				ones = _mm256_set1_epi16(1);
+	__m256		acc[4][2];
+
+#pragma GCC unroll 4
+	for (int r = 0; r < H; r++)
+		acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+	for (int b = 0; b < kb; b++)
+	{
+		size_t		gb = (size_t) g * kb + b;
+
+#pragma GCC unroll 2
+		for (int hf = 0; hf < 2; hf++)
+		{
+			const uint8_t *nib = W->data + gb * GROUP_BLOCK_BYTES + 32 * hf;
+			__m256		dw = _mm256_cvtph_ps(_mm_load_si128((const __m128i *) (W->scales + gb * TFM_INT4_GROUP + 8 * hf)));
+			__m256i		lo[4],
+						hi[4];
+
+#pragma GCC unroll 4
+			for (int i = 0; i < 4; i++)
+			{
+				__m256i		z = _mm256_load_si256((const __m256i *) (nib + 64 * i));
+
+				lo[i] = _mm256_and_si256(z, low);
+				hi[i] = _mm256_and_si256(_mm256_srli_epi16(z, 4), low);
+			}
+#pragma GCC unroll 4
+			for (int r = 0; r < H; r++)
+			{
+				const size_t rb = (size_t) r * kb + b;
+				const int8_t *qa = a->q + rb * TFM_INT4_BLOCK;
+				__m256i		s16 = _mm256_maddubs_epi16(lo[0], bcast4(qa)),
+							s;
+
+#pragma GCC unroll 4
+				for (int i = 0; i < 4; i++)
+				{
+					if (i > 0)
+						s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(lo[i], bcast4(qa + 4 * i)));
+					s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(hi[i], bcast4(qa + 16 + 4 * i)));
+				}
+				s = _mm256_add_epi32(_mm256_madd_epi16(s16, ones), _mm256_set1_epi32(a->corr[rb]));
+				acc[r][hf] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_set1_ps(a->da[rb])),
+											 acc[r][hf]);
+			}
+		}
+	}
+#pragma GCC unroll 4
+	for (int r = 0; r < H; r++)
+	{
+		float	   *c = C + (size_t) r * ldc + j;
+		float		v[16];
+
+		_mm256_storeu_ps(v, acc[r][0]);
+		_mm256_storeu_ps(v + 8, acc[r][1]);
+		for (int l = 0; l < n; l++)
+			c[l] = beta == 0.0f ? alpha * v[l] : __builtin_fmaf(alpha, v[l], beta * c[l]);
+	}
 }
 
-TARGET INLINE V16F
-v16_step(V16F acc, V16I s, V16F dw, V16F da)
+/* H rows, groups [g0, g1) */
+TARGET INLINE void
+int4_rows(const int H, const lowp_int4_act *a, const tfm_int4_weights *W, int g0, int g1,
+		  float alpha, float beta, float *C, ptrdiff_t ldc)
 {
-	return (V16F) {_mm256_fmadd_ps(_mm256_cvtepi32_ps(s.a), _mm256_mul_ps(dw.a, da.a), acc.a),
-		_mm256_fmadd_ps(_mm256_cvtepi32_ps(s.b), _mm256_mul_ps(dw.b, da.b), acc.b)};
+	for (int g = g0; g < g1; g++)
+		int4_group(H, a, W, g, alpha, beta, C, ldc);
 }
 
-TARGET INLINE __m256
-v16_fold(V16F acc)
+TARGET void
+lowp_int4_avx2_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W, int g0, int g1,
+					  float alpha, float beta, float *C, ptrdiff_t ldc)
 {
-	return _mm256_add_ps(acc.a, acc.b);
+	switch (h)
+	{
+		case 1:
+			int4_rows(1, a, W, g0, g1, alpha, beta, C, ldc);
+			break;
+		case 2:
+			int4_rows(2, a, W, g0, g1, alpha, beta, C, ldc);
+			break;
+		case 3:
+			int4_rows(3, a, W, g0, g1, alpha, beta, C, ldc);
+			break;
+		case 4:
+			int4_rows(4, a, W, g0, g1, alpha, beta, C, ldc);
+			break;
+		default:
+			lowp_int4_ref_kernel(a, h, W, g0, g1, alpha, beta, C, ldc);
+	}
 }
 
-#include "lowp_int4_gemv.h"
-
-LOWP_INT4_KERNEL(lowp_int4_avx2_kernel)
-
-/* lowp_int4_dequantize with AVX2 + F16C: the same exact products, 8 at a time */
+/*
+ * lowp_int4_dequantize with AVX2 + F16C: the same exact products.  Per
+ * column and block, its 4 × 4 bytes (one from each 64 of the group's
+ * block) widened to 32 bits: the low nibbles are values 4i .. 4i + 3, the
+ * high ones 16 + the same.
+ */
 TARGET void
 lowp_int4_avx2_dequantize(float *dst, const tfm_int4_weights *W, int j0, int n)
 {
 	const size_t kp = (size_t) W->kb * TFM_INT4_BLOCK;
-	const __m128i low = _mm_set1_epi8(0x0F);
-	const __m256i eight = _mm256_set1_epi32(8);
+	const __m256i low = _mm256_set1_epi32(0x0F),
+				eight = _mm256_set1_epi32(8);
 
 	for (int jj = 0; jj < n; jj++)
 	{
-		const uint8_t *blk = W->data + (size_t) (j0 + jj) * W->kb * TFM_INT4_BLOCK_BYTES;
+		int			j = j0 + jj,
+					g = j / TFM_INT4_GROUP,
+					l = j % TFM_INT4_GROUP;
 		float	   *out = dst + (size_t) jj * kp;
 
-		for (int b = 0; b < W->kb; b++, blk += TFM_INT4_BLOCK_BYTES, out += TFM_INT4_BLOCK)
+		for (int b = 0; b < W->kb; b++, out += TFM_INT4_BLOCK)
 		{
-			uint16_t	h;
-			__m128i		r = _mm_loadu_si128((const __m128i *) (blk + 2)),
-						q[2] = {_mm_and_si128(r, low), _mm_and_si128(_mm_srli_epi16(r, 4), low)};
-			__m256		d;
+			size_t		gb = (size_t) g * W->kb + b;
+			const uint8_t *nib = W->data + gb * GROUP_BLOCK_BYTES + 4 * l;
+			__m256		d = _mm256_set1_ps(_cvtsh_ss(W->scales[gb * TFM_INT4_GROUP + l]));
 
-			memcpy(&h, blk, 2);
-			d = _mm256_set1_ps(_cvtsh_ss(h));
-			for (int t = 0; t < 2; t++)
+			for (int i = 0; i < 4; i++)
 			{
-				__m256i		a = _mm256_sub_epi32(_mm256_cvtepu8_epi32(q[t]), eight),
-							c = _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(q[t], 8)), eight);
+				int32_t		v;
+				__m128i		x;
+				__m256i		y;
+				__m256		f;
 
-				_mm256_storeu_ps(out + 16 * t, _mm256_mul_ps(d, _mm256_cvtepi32_ps(a)));
-				_mm256_storeu_ps(out + 16 * t + 8, _mm256_mul_ps(d, _mm256_cvtepi32_ps(c)));
+				memcpy(&v, nib + 64 * i, 4);
+				x = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(v));
+				/* lanes 0-3: the low nibbles, 4-7: the high ones */
+				y = _mm256_inserti128_si256(_mm256_castsi128_si256(x), _mm_srli_epi32(x, 4), 1);
+				f = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(y, low), eight)));
+				_mm_storeu_ps(out + 4 * i, _mm256_castps256_ps128(f));
+				_mm_storeu_ps(out + 16 + 4 * i, _mm256_extractf128_ps(f, 1));
 			}
 		}
 	}

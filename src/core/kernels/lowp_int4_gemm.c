@@ -3,9 +3,9 @@
  * (tfm_int4_pack), two ways:
  *
  * M ≤ TFM_LOWP_GEMV_ROWS (decoding): A's rows quantized per block of 32
- * into the work buffer (their int8 values, lane corrections and scales in
- * quads of blocks: lowp_int4_act), then the dispatched kernel streams W's rows, the
- * columns shared out among the core's threads in contiguous runs so each
+ * into the work buffer (their int8 values, block corrections and scales:
+ * lowp_int4_act), then the dispatched kernel streams W's groups of
+ * columns, shared out among the core's threads in contiguous runs so each
  * weight is read once, in address order.
  *
  * Larger M (batched, compute-bound): W dequantized to fp32, a tile of
@@ -21,6 +21,8 @@
  */
 #include <string.h>
 
+#include <omp.h>
+
 #include "tfm/blas.h"
 #include "lowp_internal.h"
 
@@ -35,15 +37,15 @@ tile_columns(size_t kp)
 	return n < 16 ? 16 : (int) n;
 }
 
-/* the matrix-vector path's buffer (lowp_int4_act): q, corr, da for M rows of quads */
+/* the matrix-vector path's buffer (lowp_int4_act): q, corr, da for M rows of kb blocks */
 static size_t
-act_bytes(int M, int quads, size_t *corr_off, size_t *da_off)
+act_bytes(int M, int kb, size_t *corr_off, size_t *da_off)
 {
-	size_t		lanes = (size_t) (M > 0 ? M : 1) * (quads > 0 ? quads : 1) * 16;
+	size_t		blocks = (size_t) (M > 0 ? M : 1) * (kb > 0 ? kb : 1);
 
-	*corr_off = lanes * 8;		/* q: 8 bytes a lane */
-	*da_off = *corr_off + lanes * sizeof(int32_t);
-	return *da_off + lanes * sizeof(float);
+	*corr_off = lowp_round_up(blocks * TFM_INT4_BLOCK, 64);
+	*da_off = *corr_off + lowp_round_up(blocks * sizeof(int32_t), 64);
+	return *da_off + blocks * sizeof(float);
 }
 
 size_t
@@ -55,39 +57,23 @@ tfm_int4_work_bytes(int M, int K)
 				da_off;
 
 	if (M <= TFM_LOWP_GEMV_ROWS)
-		return lowp_round_up(act_bytes(M, (kb + 3) / 4, &corr_off, &da_off), LOWP_ALIGN);
+		return lowp_round_up(act_bytes(M, kb, &corr_off, &da_off), LOWP_ALIGN);
 	/* a whole tile's bytes (so the figure grows with K) */
 	return lowp_round_up((kp * 16 > TILE_FLOATS ? kp * 16 : TILE_FLOATS) * sizeof(float), LOWP_ALIGN);
 }
 
-/*
- * row x (K values) quantized per block into the quad layout of
- * lowp_internal.h: q, corr and da of its quads (zeros past the last block)
- */
+/* row x (K values) quantized per block: its kb·32 values, scales and corrections */
 static void
-quantize_quads(int8_t *q, int32_t *corr, float *da, const float *x, int K, int quads)
+quantize_blocks(int8_t *q, int32_t *corr, float *da, const float *x, int K, int kb)
 {
-	memset(q, 0, (size_t) quads * 128);
-	memset(corr, 0, (size_t) quads * 16 * sizeof(int32_t));
-	memset(da, 0, (size_t) quads * 16 * sizeof(float));
-	for (int b = 0; b * TFM_INT4_BLOCK < K; b++)
+	tfm_int4_quantize_row(q, da, x, K);
+	for (int b = 0; b < kb; b++)
 	{
-		int			p = b / 4,
-					jb = b % 4,
-					k0 = b * TFM_INT4_BLOCK;
-		int8_t		v[TFM_INT4_BLOCK];
-		float		d;
+		int32_t		s = 0;
 
-		tfm_int4_quantize_row(v, &d, x + k0, K - k0 < TFM_INT4_BLOCK ? K - k0 : TFM_INT4_BLOCK);
 		for (int t = 0; t < TFM_INT4_BLOCK; t++)
-		{
-			/* values 0-15 of block jb in lanes 4jb .. 4jb + 3 of the low half, 16-31 of the high */
-			int			l = 4 * jb + (t % 16) / 4;
-
-			q[(size_t) p * 128 + (t >= 16 ? 64 : 0) + 16 * jb + t % 16] = v[t];
-			corr[(size_t) p * 16 + l] -= 8 * v[t];
-			da[(size_t) p * 16 + l] = d;
-		}
+			s += q[b * TFM_INT4_BLOCK + t];
+		corr[b] = -8 * s;
 	}
 }
 
@@ -95,10 +81,9 @@ static void
 gemv(int M, int N, int K, float alpha, const float *A, ptrdiff_t lda,
 	 const tfm_int4_weights *W, float beta, float *C, ptrdiff_t ldc, void *work)
 {
-	const int	quads = (W->kb + 3) / 4,
+	const int	kb = W->kb,
 				threads = tfm_get_threads(),
-				chunk = 16,
-				chunks = (N + chunk - 1) / chunk;
+				groups = (N + TFM_INT4_GROUP - 1) / TFM_INT4_GROUP;
 	const double flops = 2.0 * M * N * K;
 	size_t		corr_off,
 				da_off;
@@ -108,21 +93,29 @@ gemv(int M, int N, int K, float alpha, const float *A, ptrdiff_t lda,
 	int32_t    *corr;
 	float	   *da;
 
-	act_bytes(M, quads, &corr_off, &da_off);
+	act_bytes(M, kb, &corr_off, &da_off);
 	corr = (int32_t *) ((char *) work + corr_off);
 	da = (float *) ((char *) work + da_off);
 	for (int r = 0; r < M; r++)
-		quantize_quads(q + (size_t) r * quads * 128, corr + (size_t) r * quads * 16,
-					   da + (size_t) r * quads * 16, A + (size_t) r * lda, K, quads);
-	act = (lowp_int4_act) {q, corr, da, W->kb, quads};
-#pragma omp parallel for num_threads(threads) if(threads > 1 && flops > 1e5) schedule(static)
-	for (int t = 0; t < chunks; t++)
+		quantize_blocks(q + (size_t) r * kb * TFM_INT4_BLOCK, corr + (size_t) r * kb,
+						da + (size_t) r * kb, A + (size_t) r * lda, K, kb);
+	act = (lowp_int4_act) {q, corr, da, kb};
+	/* each thread a contiguous run of groups: every weight read once, in address order */
+	if (threads > 1 && flops > 1e5 && groups > 1)
 	{
-		int			j0 = t * chunk,
-					j1 = j0 + chunk < N ? j0 + chunk : N;
+#pragma omp parallel num_threads(threads)
+		{
+			int			t = omp_get_thread_num(),
+						n = omp_get_num_threads(),
+						g0 = (int) ((long) groups * t / n),
+						g1 = (int) ((long) groups * (t + 1) / n);
 
-		kernel(&act, M, W, j0, j1, alpha, beta, C, ldc);
+			if (g1 > g0)
+				kernel(&act, M, W, g0, g1, alpha, beta, C, ldc);
+		}
 	}
+	else
+		kernel(&act, M, W, 0, groups, alpha, beta, C, ldc);
 }
 
 void

@@ -1,26 +1,68 @@
 /*
  * lowp_int4_quant.c — int4 quantization: weights into GGUF Q4_0 blocks
- * (include/tfm/lowp.h), one row of blocks per output column, exactly as
- * ggml's quantize_row_q4_0_ref rounds them; activations per block of 32
- * for the matrix-vector path.
+ * exactly as ggml's quantize_row_q4_0_ref rounds them, stored interleaved
+ * in groups of 16 columns (include/tfm/lowp.h; a column's block written
+ * and read in GGUF's form here); activations per block of 32 for the
+ * matrix-vector path.
  */
 #include <math.h>
 #include <string.h>
 
 #include "lowp_internal.h"
 
+/* the nibbles of one group's blocks (256 bytes a block), then the scales */
+#define GROUP_BLOCK_BYTES (TFM_INT4_GROUP * 16)
+
+static size_t
+nibble_bytes(int kb, int groups)
+{
+	return (size_t) kb * (size_t) groups * GROUP_BLOCK_BYTES;
+}
+
 size_t
 tfm_int4_pack_bytes(int K, int N)
 {
-	size_t		kb = (size_t) ((K > 0 ? K : 1) + TFM_INT4_BLOCK - 1) / TFM_INT4_BLOCK;
+	int			kb = ((K > 0 ? K : 1) + TFM_INT4_BLOCK - 1) / TFM_INT4_BLOCK,
+				groups = ((N > 0 ? N : 1) + TFM_INT4_GROUP - 1) / TFM_INT4_GROUP;
 
-	return lowp_round_up(kb * TFM_INT4_BLOCK_BYTES * (size_t) (N > 0 ? N : 1), LOWP_ALIGN);
+	return lowp_round_up(nibble_bytes(kb, groups) +
+						 (size_t) kb * groups * TFM_INT4_GROUP * sizeof(uint16_t), LOWP_ALIGN);
 }
 
 void
 tfm_int4_view(tfm_int4_weights *w, void *buf, int K, int N)
 {
-	*w = (tfm_int4_weights) {buf, K, N, K > 0 ? (K + TFM_INT4_BLOCK - 1) / TFM_INT4_BLOCK : 0};
+	int			kb = K > 0 ? (K + TFM_INT4_BLOCK - 1) / TFM_INT4_BLOCK : 0,
+				groups = N > 0 ? (N + TFM_INT4_GROUP - 1) / TFM_INT4_GROUP : 0;
+
+	*w = (tfm_int4_weights) {buf, (uint16_t *) ((uint8_t *) buf + nibble_bytes(kb, groups)),
+	K, N, kb, groups};
+}
+
+/*
+ * block b of column j: byte t of its nibbles at the group's block + 64·(t/4)
+ * + 4·(j % 16) + t % 4, its scale at scales[(g·kb + b)·16 + j % 16]
+ */
+void
+tfm_int4_put_block(tfm_int4_weights *w, int j, int b, const uint8_t *blk)
+{
+	size_t		gb = (size_t) (j / TFM_INT4_GROUP) * w->kb + b;
+	uint8_t    *nib = w->data + gb * GROUP_BLOCK_BYTES + 4 * (j % TFM_INT4_GROUP);
+
+	memcpy(&w->scales[gb * TFM_INT4_GROUP + j % TFM_INT4_GROUP], blk, 2);
+	for (int i = 0; i < 4; i++)
+		memcpy(nib + 64 * i, blk + 2 + 4 * i, 4);
+}
+
+void
+tfm_int4_get_block(const tfm_int4_weights *w, int j, int b, uint8_t *blk)
+{
+	size_t		gb = (size_t) (j / TFM_INT4_GROUP) * w->kb + b;
+	const uint8_t *nib = w->data + gb * GROUP_BLOCK_BYTES + 4 * (j % TFM_INT4_GROUP);
+
+	memcpy(blk, &w->scales[gb * TFM_INT4_GROUP + j % TFM_INT4_GROUP], 2);
+	for (int i = 0; i < 4; i++)
+		memcpy(blk + 2 + 4 * i, nib + 64 * i, 4);
 }
 
 /* one block of 32 values (past K: zeros) as Q4_0 */
@@ -59,10 +101,13 @@ tfm_int4_pack(tfm_int4_weights *w, void *buf, const float *W,
 			  ptrdiff_t rs, ptrdiff_t cs, int K, int N)
 {
 	tfm_int4_view(w, buf, K, N);
+	/* the padding columns: scale 0, nibbles 0 (weights 0) */
+	memset(buf, 0, tfm_int4_pack_bytes(K, N));
 	for (int j = 0; j < N; j++)
 		for (int b = 0; b < w->kb; b++)
 		{
 			float		x[TFM_INT4_BLOCK];
+			uint8_t		blk[TFM_INT4_BLOCK_BYTES];
 
 			for (int t = 0; t < TFM_INT4_BLOCK; t++)
 			{
@@ -70,17 +115,19 @@ tfm_int4_pack(tfm_int4_weights *w, void *buf, const float *W,
 
 				x[t] = k < K ? W[(size_t) k * rs + (size_t) j * cs] : 0.0f;
 			}
-			quantize_block(w->data + ((size_t) j * w->kb + b) * TFM_INT4_BLOCK_BYTES, x);
+			quantize_block(blk, x);
+			tfm_int4_put_block(w, j, b, blk);
 		}
 }
 
 float
 tfm_int4_weight(const tfm_int4_weights *w, int k, int j)
 {
-	const uint8_t *blk = w->data + ((size_t) j * w->kb + k / TFM_INT4_BLOCK) * TFM_INT4_BLOCK_BYTES;
+	uint8_t		blk[TFM_INT4_BLOCK_BYTES];
 	int			t = k % TFM_INT4_BLOCK;
 	uint16_t	h;
 
+	tfm_int4_get_block(w, j, k / TFM_INT4_BLOCK, blk);
 	memcpy(&h, blk, 2);
 	return tfm_fp16_to_float(h) *
 		(float) ((t < 16 ? blk[2 + t] & 0x0F : blk[2 + t - 16] >> 4) - 8);

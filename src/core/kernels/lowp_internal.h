@@ -164,46 +164,37 @@ void		lowp_int8_neondot_kernel(int kq, const uint32_t *a, int h, const uint32_t 
 
 /*
  * int4's matrix-vector path (lowp_int4_gemm.c): the h ≤ TFM_LOWP_GEMV_ROWS
- * rows of A quantized per block of 32 (tfm_int4_quantize_row) and laid out
- * in quads of blocks (b = 4p .. 4p + 3; past kb zero blocks), 16 lanes of
- * 8 values a quad, the lanes of one 512-bit vector (or two 256-bit ones):
- * lane l holds block 4p + l/4's values 4(l%4) .. 4(l%4) + 3 and 16 + the
- * same — the order in which a weight quad's nibbles come out (the 4
- * blocks' low nibbles, then their high ones).  Row r's quad p:
- * q[(r·quads + p)·128 ..] its bytes, the 4 blocks' values 0-15 (64 bytes,
- * lane l's 4 at 4l) then their values 16-31 (the same),
- * corr[(r·quads + p)·16 + l] = −8 · Σ of lane l's 8 values (so
- * Σ (q_w − 8)·q_a = Σ q_w·q_a + corr: the nibbles go in unsigned), and
- * da[(r·quads + p)·16 + l] the scale of lane l's block (0 past kb).
+ * rows of A quantized per block of 32 (tfm_int4_quantize_row): row r's
+ * values at q[r·kb·32 ..] (zeros past K), per block b its scale
+ * da[r·kb + b] and corr[r·kb + b] = −8 · Σ of its 32 values (so
+ * Σ (q_w − 8)·q_a = Σ q_w·q_a + corr: the nibbles go in unsigned).
  */
 typedef struct lowp_int4_act
 {
 	const int8_t *q;
 	const int32_t *corr;
 	const float *da;
-	int			kb,
-				quads;
+	int			kb;
 } lowp_int4_act;
 
 /*
- * int4 kernel: C[r][j] for r < h, j in [j0, j1): per quad of blocks, lane
- * l's exact int32 sum s_l (corrections included) added into its fp32
- * accumulator, acc_l = fma(s_l, dw_l · da_l, acc_l) (dw_l: the weight
- * block's scale), quad after quad; then S = the 16 lanes folded (l + l+8),
- * the 8 added pairwise ((0+4) + (2+6)) + ((1+5) + (3+7)); C = alpha · S
- * (beta 0) or fma(alpha, S, beta · C).  Every path in this order.
+ * int4 kernel: C[r][j] for r < h, j in [16·g0, 16·g1) ∩ [0, N): per column
+ * and block b the exact int32 sum s_b = Σ q_w·q_a + corr, then
+ * acc = fma(float(s_b), dw_b · da_b, acc) (dw_b: the weight block's scale)
+ * block after block from acc = 0; C = alpha · acc (beta 0) or
+ * fma(alpha, acc, beta · C).  Every path in this order.
  */
 typedef void (*lowp_int4_kernel) (const lowp_int4_act *a, int h, const tfm_int4_weights *W,
-								  int j0, int j1, float alpha, float beta,
+								  int g0, int g1, float alpha, float beta,
 								  float *C, ptrdiff_t ldc);
 
 /* the paths, in lowp_int4_ref.c, lowp_int4_avx512.c, lowp_int4_avx2.c */
 void		lowp_int4_ref_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
-								 int j0, int j1, float alpha, float beta, float *C, ptrdiff_t ldc);
+								 int g0, int g1, float alpha, float beta, float *C, ptrdiff_t ldc);
 void		lowp_int4_avx512_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
-									int j0, int j1, float alpha, float beta, float *C, ptrdiff_t ldc);
+									int g0, int g1, float alpha, float beta, float *C, ptrdiff_t ldc);
 void		lowp_int4_avx2_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
-								  int j0, int j1, float alpha, float beta, float *C, ptrdiff_t ldc);
+								  int g0, int g1, float alpha, float beta, float *C, ptrdiff_t ldc);
 /*
  * columns [j0, j0 + n) of W as fp32 into dst, column j's kb·32 values at
  * dst + (j − j0)·kb·32: plain C (lowp_int4_ref.c) and AVX2 + F16C

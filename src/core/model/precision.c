@@ -160,6 +160,7 @@ new_set(tfm_model *m, bool training, mat **list)
 /*
  * The kept blocks of m (int4_kept.c) for the matrix with weights W (K × N)
  * written over the columns they cover in w, packed from W just before
+ * (moved into the interleaved layout, each block's bytes as they are)
  */
 static void
 int4_kept_apply(const tfm_model *m, const float *W, int K, int N, tfm_int4_weights *w)
@@ -171,8 +172,10 @@ int4_kept_apply(const tfm_model *m, const float *W, int K, int N, tfm_int4_weigh
 		const tfm_int4_kept *k = &s->k[i];
 
 		if (W == m->params + k->offset && K == k->K && k->col0 + k->cols <= N)
-			memcpy(w->data + (size_t) k->col0 * w->kb * TFM_INT4_BLOCK_BYTES, k->blocks,
-				   tfm_int4_kept_bytes(k));
+			for (int j = 0; j < k->cols; j++)
+				for (int b = 0; b < w->kb; b++)
+					tfm_int4_put_block(w, k->col0 + j, b,
+									   k->blocks + ((size_t) j * w->kb + b) * TFM_INT4_BLOCK_BYTES);
 	}
 }
 
