@@ -15,9 +15,12 @@
  * Products, each on every path this CPU has (AVX512_VNNI, AVX2 + FMA +
  * F16C forced, the fallback forced): M ≤ 4 (the matrix-vector path)
  * against an fp64 sum of the quantized weights and activations within
- * 2^-20 relative, the paths bit for bit equal; M > 4 (fp32 tiles and BLIS)
- * against an fp64 sum of the dequantized weights and A itself, within an
- * fp32 sum's bound; leading dimensions larger than the rows, alpha ≠ 1,
+ * 2^-20 relative, the paths bit for bit equal; M > 4 on AVX512_VNNI and
+ * AVX2 (A quantized too, the same kernels) the same way, each row bit for
+ * bit its own product alone on the fallback; M > 4 on the fallback (fp32
+ * tiles and BLIS) against an fp64 sum of the dequantized weights and A itself,
+ * within an fp32 sum's bound; a layout test of the interleaved blocks;
+ * leading dimensions larger than the rows, alpha ≠ 1,
  * beta 0 (C full of NaN, never read) and 1, C outside the product
  * untouched, K = 0.  And the error against the fp32 product of the
  * unquantized inputs on Gaussian data, stated and bounded.  With
@@ -378,11 +381,13 @@ run(const problem *p, const tfm_int4_weights *w)
 }
 
 /*
- * C against fp64 sums: M ≤ 4, of the quantized values (relative 2^-20 of
- * Σ|terms|); else of the dequantized weights and A ((K + 8)·2^-24 of it)
+ * C against fp64 sums: quantized (M ≤ 4, or any M on AVX512_VNNI), of the
+ * quantized values (relative 2^-20 of Σ|terms|); else of the dequantized
+ * weights and A ((K + 8)·2^-24 of it)
  */
 static void
-check_against_ref(const problem *p, const tfm_int4_weights *w, const float *C, const char *path)
+check_against_ref(const problem *p, const tfm_int4_weights *w, const float *C, const char *path,
+				  bool quantized)
 {
 	int			kb = w->kb,
 				bad = 0,
@@ -404,7 +409,7 @@ check_against_ref(const problem *p, const tfm_int4_weights *w, const float *C, c
 
 			for (int k = 0; k < p->K; k++)
 			{
-				double		t = p->M <= TFM_LOWP_GEMV_ROWS ?
+				double		t = quantized ?
 					(double) tfm_int4_weight(w, k, j) * q[k] * d[k / 32] :
 					(double) tfm_int4_weight(w, k, j) * a[k];
 
@@ -418,7 +423,7 @@ check_against_ref(const problem *p, const tfm_int4_weights *w, const float *C, c
 				ref += (double) p->beta * p->C0[(size_t) i * p->ldc + j];
 				tol += fabs((double) p->beta * p->C0[(size_t) i * p->ldc + j]);
 			}
-			tol *= p->M <= TFM_LOWP_GEMV_ROWS ? ldexp(1.0, -20) : (p->K + 8) * ldexp(1.0, -24);
+			tol *= quantized ? ldexp(1.0, -20) : (p->K + 8) * ldexp(1.0, -24);
 			if (!(fabs(C[(size_t) i * p->ldc + j] - ref) <= tol + 1e-30))
 			{
 				if (bad < 3)
@@ -440,7 +445,27 @@ check_against_ref(const problem *p, const tfm_int4_weights *w, const float *C, c
 static bool has_vnni,
 			has_avx2;
 
-/* one shape on each path; the matrix-vector path's results bit for bit equal */
+/*
+ * Row i of p's product alone (M = 1: the quantized path everywhere), on
+ * the current path, into out (ldc floats)
+ */
+static void
+run_row(const problem *p, const tfm_int4_weights *w, int i, float *out)
+{
+	void	   *work = alloc64(tfm_int4_work_bytes(1, p->K));
+
+	memcpy(out, p->C0 + (size_t) i * p->ldc, sizeof(float) * p->ldc);
+	tfm_int4_gemm(1, p->N, p->K, p->alpha, p->A + (size_t) i * p->lda, p->lda, w, p->beta, out, p->ldc,
+				  work);
+	free(work);
+}
+
+/*
+ * one shape on each path; the quantized products' results bit for bit
+ * equal: the matrix-vector path's on every path, and on the SIMD paths every
+ * row of a larger product equal to that row's product alone on the
+ * fallback (a row's result does not depend on the rows beside it)
+ */
 static void
 check_shape(int M, int N, int K, int pad, float alpha, float beta)
 {
@@ -455,7 +480,7 @@ check_shape(int M, int N, int K, int pad, float alpha, float beta)
 	tfm_lowp_force_fallback(true);
 	cf = run(&p, &w);
 	tfm_lowp_force_fallback(false);
-	check_against_ref(&p, &w, cf, "fallback");
+	check_against_ref(&p, &w, cf, "fallback", M <= TFM_LOWP_GEMV_ROWS);
 	for (int path = 0; path < 2; path++)
 	{
 		if ((path == 0 && !has_vnni) || (path == 1 && !has_avx2))
@@ -463,10 +488,26 @@ check_shape(int M, int N, int K, int pad, float alpha, float beta)
 		tfm_lowp_force_avx2(path == 1);
 		cp = run(&p, &w);
 		tfm_lowp_force_avx2(false);
-		check_against_ref(&p, &w, cp, path == 0 ? "avx512vnni" : "avx2");
+		check_against_ref(&p, &w, cp, path == 0 ? "avx512vnni" : "avx2", true);
 		if (M <= TFM_LOWP_GEMV_ROWS)
 			CHECK(memcmp(cf, cp, sizeof(float) * M * p.ldc) == 0,
 				  "int4 %s and fallback differ, %dx%dx%d", path == 0 ? "avx512vnni" : "avx2", M, N, K);
+		else
+		{
+			float	   *row = malloc(sizeof(float) * p.ldc);
+			int			differ = 0;
+
+			tfm_lowp_force_fallback(true);
+			for (int i = 0; i < M; i++)
+			{
+				run_row(&p, &w, i, row);
+				differ += memcmp(row, cp + (size_t) i * p.ldc, sizeof(float) * N) != 0;
+			}
+			tfm_lowp_force_fallback(false);
+			CHECK(differ == 0, "int4 %s %dx%dx%d: %d rows unlike their own products on the fallback",
+				  path == 0 ? "avx512vnni" : "avx2", M, N, K, differ);
+			free(row);
+		}
 		free(cp);
 	}
 	free(cf);
@@ -581,6 +622,7 @@ main(void)
 	check_shape(1, 2304, 768, 0, 1.0f, 0.0f);
 	check_shape(4, 333, 1001, 5, 1.0f, 1.0f);
 	check_shape(97, 300, 800, 3, 0.5f, 1.0f);
+	check_shape(130, 37, 96, 2, 1.0f, 0.0f);	/* three chunks of rows, the last of 2 */
 	if (!quick_mode())
 	{
 		check_shape(3, 3072, 768, 0, 1.0f, 1.0f);

@@ -8,10 +8,9 @@
  * 16 bits (each at most 8·2·15·127 = 30,480: no saturation) and one
  * vpmaddwd against ones give each column's exact block sum, then one fma
  * adds it, scaled by dw · da, into the column's fp32 sum: the reference's
- * order (lowp_int4_ref.c), bit for bit.  Also the batched product's
- * dequantization into fp32 tiles (the AVX-512 path's too).  Compiled for
- * that set by function attribute only; lowp_dispatch.c calls it only on
- * CPUs with all three.
+ * order (lowp_int4_ref.c), bit for bit.  Compiled for that set by
+ * function attribute only; lowp_dispatch.c calls it only on CPUs with all
+ * three.
  */
 #include <immintrin.h>
 #include <string.h>
@@ -130,50 +129,5 @@ lowp_int4_avx2_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W, 
 			break;
 		default:
 			lowp_int4_ref_kernel(a, h, W, g0, g1, alpha, beta, C, ldc);
-	}
-}
-
-/*
- * lowp_int4_dequantize with AVX2 + F16C: the same exact products.  Per
- * column and block, its 4 × 4 bytes (one from each 64 of the group's
- * block) widened to 32 bits: the low nibbles are values 4i .. 4i + 3, the
- * high ones 16 + the same.
- */
-TARGET void
-lowp_int4_avx2_dequantize(float *dst, const tfm_int4_weights *W, int j0, int n)
-{
-	const size_t kp = (size_t) W->kb * TFM_INT4_BLOCK;
-	const __m256i low = _mm256_set1_epi32(0x0F),
-				eight = _mm256_set1_epi32(8);
-
-	for (int jj = 0; jj < n; jj++)
-	{
-		int			j = j0 + jj,
-					g = j / TFM_INT4_GROUP,
-					l = j % TFM_INT4_GROUP;
-		float	   *out = dst + (size_t) jj * kp;
-
-		for (int b = 0; b < W->kb; b++, out += TFM_INT4_BLOCK)
-		{
-			size_t		gb = (size_t) g * W->kb + b;
-			const uint8_t *nib = W->data + gb * GROUP_BLOCK_BYTES + 4 * l;
-			__m256		d = _mm256_set1_ps(_cvtsh_ss(W->scales[gb * TFM_INT4_GROUP + l]));
-
-			for (int i = 0; i < 4; i++)
-			{
-				int32_t		v;
-				__m128i		x;
-				__m256i		y;
-				__m256		f;
-
-				memcpy(&v, nib + 64 * i, 4);
-				x = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(v));
-				/* lanes 0-3: the low nibbles, 4-7: the high ones */
-				y = _mm256_inserti128_si256(_mm256_castsi128_si256(x), _mm_srli_epi32(x, 4), 1);
-				f = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(y, low), eight)));
-				_mm_storeu_ps(out + 4 * i, _mm256_castps256_ps128(f));
-				_mm_storeu_ps(out + 16 + 4 * i, _mm256_extractf128_ps(f, 1));
-			}
-		}
 	}
 }

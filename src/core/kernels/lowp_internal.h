@@ -197,11 +197,10 @@ void		lowp_int4_avx2_kernel(const lowp_int4_act *a, int h, const tfm_int4_weight
 								  int g0, int g1, float alpha, float beta, float *C, ptrdiff_t ldc);
 /*
  * columns [j0, j0 + n) of W as fp32 into dst, column j's kb·32 values at
- * dst + (j − j0)·kb·32: plain C (lowp_int4_ref.c) and AVX2 + F16C
- * (lowp_int4_avx2.c), the same values (exact products)
+ * dst + (j − j0)·kb·32 (exact products; lowp_int4_ref.c): the fallback's
+ * batched products
  */
 void		lowp_int4_dequantize(float *dst, const tfm_int4_weights *W, int j0, int n);
-void		lowp_int4_avx2_dequantize(float *dst, const tfm_int4_weights *W, int j0, int n);
 
 /* what a fused product does to C after A·W: C = act(A·W + bias), beta 0 */
 typedef struct lowp_epilogue
