@@ -442,8 +442,13 @@ check_against_ref(const problem *p, const tfm_int4_weights *w, const float *C, c
 	free(d);
 }
 
-static bool has_vnni,
-			has_avx2;
+/*
+ * the SIMD paths this CPU has beside the fallback: [0] its best
+ * (avx512vnni, avx2, neon-dotprod or neon), [1] the one below it
+ * (tfm_lowp_force_avx2: avx2 or neon), each tested where present
+ */
+static const char *paths[2];
+static bool has[2];
 
 /*
  * Row i of p's product alone (M = 1: the quantized path everywhere), on
@@ -483,15 +488,15 @@ check_shape(int M, int N, int K, int pad, float alpha, float beta)
 	check_against_ref(&p, &w, cf, "fallback", M <= TFM_LOWP_GEMV_ROWS);
 	for (int path = 0; path < 2; path++)
 	{
-		if ((path == 0 && !has_vnni) || (path == 1 && !has_avx2))
+		if (!has[path])
 			continue;
 		tfm_lowp_force_avx2(path == 1);
 		cp = run(&p, &w);
 		tfm_lowp_force_avx2(false);
-		check_against_ref(&p, &w, cp, path == 0 ? "avx512vnni" : "avx2", true);
+		check_against_ref(&p, &w, cp, paths[path], true);
 		if (M <= TFM_LOWP_GEMV_ROWS)
 			CHECK(memcmp(cf, cp, sizeof(float) * M * p.ldc) == 0,
-				  "int4 %s and fallback differ, %dx%dx%d", path == 0 ? "avx512vnni" : "avx2", M, N, K);
+				  "int4 %s and fallback differ, %dx%dx%d", paths[path], M, N, K);
 		else
 		{
 			float	   *row = malloc(sizeof(float) * p.ldc);
@@ -505,7 +510,7 @@ check_shape(int M, int N, int K, int pad, float alpha, float beta)
 			}
 			tfm_lowp_force_fallback(false);
 			CHECK(differ == 0, "int4 %s %dx%dx%d: %d rows unlike their own products on the fallback",
-				  path == 0 ? "avx512vnni" : "avx2", M, N, K, differ);
+				  paths[path], M, N, K, differ);
 			free(row);
 		}
 		free(cp);
@@ -586,19 +591,22 @@ main(void)
 
 	tfm_rng_seed(&rng, 26);
 	/* the paths this CPU has, beside the fallback (valgrind: the fallback only) */
-	has_vnni = strcmp(tfm_lowp_int4_kernel(), "avx512vnni") == 0 && !quick_mode();
+	paths[0] = tfm_lowp_int4_kernel();
 	tfm_lowp_force_avx2(true);
-	has_avx2 = strcmp(tfm_lowp_int4_kernel(), "avx2") == 0 && !quick_mode();
+	paths[1] = tfm_lowp_int4_kernel();
 	tfm_lowp_force_avx2(false);
-	printf("  %s\n  int4 kernel %s; paths tested: %s%s%sfallback\n", tfm_lowp_reason(),
-		   tfm_lowp_int4_kernel(), has_vnni ? "avx512vnni, " : "", has_avx2 ? "avx2, " : "",
-		   "");
+	has[0] = strcmp(paths[0], "fallback") != 0 && !quick_mode();
+	has[1] = strcmp(paths[1], "fallback") != 0 && strcmp(paths[1], paths[0]) != 0 && !quick_mode();
+	printf("  %s\n  int4 kernel %s; paths tested: %s%s%s%sfallback\n", tfm_lowp_reason(),
+		   tfm_lowp_int4_kernel(), has[0] ? paths[0] : "", has[0] ? ", " : "",
+		   has[1] ? paths[1] : "", has[1] ? ", " : "");
 	if (force && strcmp(force, "fallback") == 0)
-		CHECK(strcmp(tfm_lowp_int4_kernel(), "fallback") == 0 && !has_vnni && !has_avx2,
+		CHECK(strcmp(tfm_lowp_int4_kernel(), "fallback") == 0 && !has[0] && !has[1],
 			  "TFM_LOWP_FORCE=fallback: int4 runs %s", tfm_lowp_int4_kernel());
-	if (force && strcmp(force, "avx2") == 0)
-		CHECK(strcmp(tfm_lowp_int4_kernel(), "avx512vnni") != 0 && !has_vnni,
-			  "TFM_LOWP_FORCE=avx2: int4 runs %s", tfm_lowp_int4_kernel());
+	if (force && (strcmp(force, "avx2") == 0 || strcmp(force, "neon") == 0))
+		CHECK(strcmp(tfm_lowp_int4_kernel(), "avx512vnni") != 0 &&
+			  strcmp(tfm_lowp_int4_kernel(), "neon-dotprod") != 0 && !has[1],
+			  "TFM_LOWP_FORCE=%s: int4 runs %s", force, tfm_lowp_int4_kernel());
 
 	test_fp16();
 	test_blocks();

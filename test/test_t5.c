@@ -134,7 +134,10 @@ test_fixture(const char *dir, const tfm_hf_params *p)
 	b.dec_input = dec;
 	b.target = tgt;
 	CHECK(tfm_model_forward(m, &b, false, 0) == 0, "%s forward", dir);
-	/* within 1e-5, relative to logits over 1 (hf_t5's reach 16: 1e-5 is 5 ulp there) */
+	/*
+	 * within 2e-5, relative to logits over 1 (hf_t5's reach 16: 1e-5 is 5
+	 * ulp there; x86-64 6.4e-6, AArch64's BLIS sums 1.1e-5)
+	 */
 	for (size_t i = 0; lg && i < lg->n; i++)
 	{
 		double		ref = ((const float *) lg->data)[i],
@@ -145,7 +148,7 @@ test_fixture(const char *dir, const tfm_hf_params *p)
 	}
 	printf("%s: max |logit - PyTorch| = %.3g (%.3g relative to max(1, |logit|))\n", dir, worst,
 		   worst_rel);
-	CHECK(lg && lg->n == (size_t) 2 * b.Tt * V && worst_rel < 1e-5,
+	CHECK(lg && lg->n == (size_t) 2 * b.Tt * V && worst_rel < 2e-5,
 		  "%s: logits differ from PyTorch's by %g", dir, worst_rel);
 	loss = tfm_model_loss_backward(m, &b, 0.0f, false, 1.0f, &count) / count;
 	CHECK(fabs(loss - *(const float *) fixture_get(&fx, "loss")->data) < 1e-5,

@@ -50,7 +50,7 @@
  *   s = Σ (q_w − 8)·q_a scales into one fp32 sum, acc = fma(s, d·r, acc),
  *   block after block, on every path (src/core/kernels/lowp_internal.h), so
  *   every path gives the same bits.  Larger products (batched passes) run
- *   the same way where a SIMD kernel does (AVX512_VNNI, AVX2), four rows a
+ *   the same way where a SIMD kernel does (AVX512_VNNI, AVX2, NEON), four rows a
  *   call with a group's blocks in cache (on Zen 4 2.4× and 1.2× BLIS's
  *   fp32), so each row's result is the one it has alone; the plain-C
  *   fallback dequantizes W to fp32 in tiles of columns for them (exactly:
@@ -75,7 +75,7 @@
  * paths; TFM_LOWP_FORCE=noamx (or tfm_lowp_force_noamx(true)) keeps bf16
  * off AMX.  On AArch64 (lowp_dispatch_arm.c) bf16 runs "neon" (widened to
  * fp32) and int8 "neon-dotprod" (SDOT) where the CPU has the dot-product
- * instructions, else "neon"; TFM_LOWP_FORCE=neon (or
+ * instructions, else "neon" (int4 the same); TFM_LOWP_FORCE=neon (or
  * tfm_lowp_force_avx2(true)) keeps int8 off SDOT, =fallback as above.
  * Every path reads the same packed weights, so a weight packed once serves
  * all.
@@ -339,7 +339,10 @@ void		tfm_int4_gemm(int M, int N, int K, float alpha,
  */
 const char *tfm_lowp_bf16_kernel(void);
 const char *tfm_lowp_int8_kernel(void);
-/* int4's matrix-vector path: "avx512vnni" / "avx2" / "fallback" (its GEMM is BLIS's) */
+/*
+ * int4's kernel: "avx512vnni" / "avx2" / "neon-dotprod" / "neon" /
+ * "fallback" (whose batched products are BLIS's on dequantized tiles)
+ */
 const char *tfm_lowp_int4_kernel(void);
 /* true where bf16 products run on the CPU's own bf16 instructions (AMX, AVX512_BF16) */
 bool		tfm_lowp_bf16_native(void);

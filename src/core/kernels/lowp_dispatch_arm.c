@@ -1,13 +1,14 @@
 /*
- * lowp_dispatch_arm.c — which path the bf16 and int8 products run on
- * AArch64, and why (lowp_dispatch_x86.c: on x86-64).
+ * lowp_dispatch_arm.c — which path the bf16, int8 and int4 products run
+ * on AArch64, and why (lowp_dispatch_x86.c: on x86-64).
  *
  * Every AArch64 CPU has NEON: bf16 runs "neon" (widened to fp32 by shifts,
  * fp32 FMA; lowp_bf16_neon.c) and int8 runs "neon-dotprod" (SDOT) where
  * the kernel reports the dot-product instructions (getauxval(AT_HWCAP) &
  * HWCAP_ASIMDDP: FEAT_DotProd, Armv8.2 and later — Neoverse N1/V1/V2,
  * Graviton 2-4, Ampere Altra, Apple M1 and later), else "neon" (widening
- * multiplies; lowp_int8_neon.c).  Decided once, at the first product or
+ * multiplies; lowp_int8_neon.c); int4 the same way (lowp_int4_neon.c).
+ * Decided once, at the first product or
  * query, then TFM_LOWP_FORCE=fallback (the portable fallback) or =neon (no
  * SDOT) in the environment; tfm_lowp_force_fallback and
  * tfm_lowp_force_avx2 (its x86 name: the path below the CPU's best, here
@@ -142,15 +143,16 @@ tfm_lowp_force_noamx(bool on)
 	(void) on;
 }
 
-/* int4: the plain-C matrix-vector kernel on AArch64 (no NEON path yet) */
+/* int4: as int8, SDOT where the CPU has it, else plain NEON */
 lowp_int4_kernel
 lowp_int4_chosen(void)
 {
-	return lowp_int4_ref_kernel;
+	return int8_dot() ? lowp_int4_neondot_kernel :
+		forced_fallback() ? lowp_int4_ref_kernel : lowp_int4_neon_kernel;
 }
 
 const char *
 tfm_lowp_int4_kernel(void)
 {
-	return "fallback";
+	return int8_dot() ? "neon-dotprod" : forced_fallback() ? "fallback" : "neon";
 }

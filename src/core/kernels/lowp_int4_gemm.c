@@ -3,7 +3,7 @@
  * (tfm_int4_pack), two ways:
  *
  * Quantized (decoding, M ≤ TFM_LOWP_GEMV_ROWS, on every path; any M
- * where a SIMD kernel runs: AVX512_VNNI, AVX2): A's rows quantized per
+ * where a SIMD kernel runs: AVX512_VNNI, AVX2, NEON): A's rows quantized per
  * block of 32 into the work buffer, ROW_CHUNK rows at a time (their int8
  * values, block corrections and scales: lowp_int4_act), then the
  * dispatched kernel streams W's groups of columns, shared out among the
@@ -153,7 +153,7 @@ tfm_int4_gemm(int M, int N, int K, float alpha,
 
 	if (lowp_gemm_trivial(M, N, K, beta, C, ldc))
 		return;
-	if (M <= TFM_LOWP_GEMV_ROWS || lowp_int4_fast() || lowp_int4_avx2())
+	if (M <= TFM_LOWP_GEMV_ROWS || lowp_int4_chosen() != lowp_int4_ref_kernel)
 	{
 		quantized(M, N, K, alpha, A, lda, W, beta, C, ldc, work);
 		return;

@@ -188,13 +188,20 @@ typedef void (*lowp_int4_kernel) (const lowp_int4_act *a, int h, const tfm_int4_
 								  int g0, int g1, float alpha, float beta,
 								  float *C, ptrdiff_t ldc);
 
-/* the paths, in lowp_int4_ref.c, lowp_int4_avx512.c, lowp_int4_avx2.c */
+/* the paths, in lowp_int4_ref.c, lowp_int4_avx512.c, lowp_int4_avx2.c, lowp_int4_neon.c */
 void		lowp_int4_ref_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
 								 int g0, int g1, float alpha, float beta, float *C, ptrdiff_t ldc);
 void		lowp_int4_avx512_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
 									int g0, int g1, float alpha, float beta, float *C, ptrdiff_t ldc);
 void		lowp_int4_avx2_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
 								  int g0, int g1, float alpha, float beta, float *C, ptrdiff_t ldc);
+#if defined(__aarch64__)
+/* lowp_int4_neon.c: plain NEON, and SDOT where the CPU has it */
+void		lowp_int4_neon_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
+								  int g0, int g1, float alpha, float beta, float *C, ptrdiff_t ldc);
+void		lowp_int4_neondot_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
+									 int g0, int g1, float alpha, float beta, float *C, ptrdiff_t ldc);
+#endif
 /*
  * columns [j0, j0 + n) of W as fp32 into dst, column j's kb·32 values at
  * dst + (j − j0)·kb·32 (exact products; lowp_int4_ref.c): the fallback's
