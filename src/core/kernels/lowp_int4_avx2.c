@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "lowp_internal.h"
+#include "lowp_int4_kernel.h"
 
 #define TARGET __attribute__((target("avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
@@ -100,34 +101,4 @@ int4_group(const int H, const lowp_int4_act *a, const tfm_int4_weights *W, int g
 	}
 }
 
-/* H rows, groups [g0, g1) */
-TARGET INLINE void
-int4_rows(const int H, const lowp_int4_act *a, const tfm_int4_weights *W, int g0, int g1,
-		  float alpha, float beta, float *C, ptrdiff_t ldc)
-{
-	for (int g = g0; g < g1; g++)
-		int4_group(H, a, W, g, alpha, beta, C, ldc);
-}
-
-TARGET void
-lowp_int4_avx2_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W, int g0, int g1,
-					  float alpha, float beta, float *C, ptrdiff_t ldc)
-{
-	switch (h)
-	{
-		case 1:
-			int4_rows(1, a, W, g0, g1, alpha, beta, C, ldc);
-			break;
-		case 2:
-			int4_rows(2, a, W, g0, g1, alpha, beta, C, ldc);
-			break;
-		case 3:
-			int4_rows(3, a, W, g0, g1, alpha, beta, C, ldc);
-			break;
-		case 4:
-			int4_rows(4, a, W, g0, g1, alpha, beta, C, ldc);
-			break;
-		default:
-			lowp_int4_ref_kernel(a, h, W, g0, g1, alpha, beta, C, ldc);
-	}
-}
+LOWP_INT4_KERNEL(TARGET, lowp_int4_avx2_kernel, int4_group)

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "lowp_internal.h"
+#include "lowp_int4_kernel.h"
 
 #define INLINE static inline __attribute__((always_inline))
 #define GROUP_BLOCK_BYTES (TFM_INT4_GROUP * 16)
@@ -142,24 +143,7 @@ neon_group(const int H, const lowp_int4_act *a, const tfm_int4_weights *W, int g
 	INT4_GROUP_BODY(NEON_SUM)
 }
 
-/* the rows' kernel: heights 1-4 (others: the reference) */
-#define INT4_KERNEL(name, group) \
-void \
-name(const lowp_int4_act *a, int h, const tfm_int4_weights *W, int g0, int g1, \
-	 float alpha, float beta, float *C, ptrdiff_t ldc) \
-{ \
-	for (int g = g0; g < g1; g++) \
-		switch (h) \
-		{ \
-			case 1: group(1, a, W, g, alpha, beta, C, ldc); break; \
-			case 2: group(2, a, W, g, alpha, beta, C, ldc); break; \
-			case 3: group(3, a, W, g, alpha, beta, C, ldc); break; \
-			case 4: group(4, a, W, g, alpha, beta, C, ldc); break; \
-			default: lowp_int4_ref_kernel(a, h, W, g, g + 1, alpha, beta, C, ldc); \
-		} \
-}
-
-INT4_KERNEL(lowp_int4_neon_kernel, neon_group)
+LOWP_INT4_KERNEL(, lowp_int4_neon_kernel, neon_group)
 
 #pragma GCC push_options
 #pragma GCC target("arch=armv8.2-a+dotprod")
@@ -190,6 +174,6 @@ dot_group(const int H, const lowp_int4_act *a, const tfm_int4_weights *W, int g,
 	INT4_GROUP_BODY(DOT_SUM)
 }
 
-INT4_KERNEL(lowp_int4_neondot_kernel, dot_group)
+LOWP_INT4_KERNEL(, lowp_int4_neondot_kernel, dot_group)
 
 #pragma GCC pop_options
