@@ -54,7 +54,7 @@ check_partial() {
 # 1. statement_timeout in the middle of the backfill
 out=$(PGOPTIONS="$PGOPTIONS -c statement_timeout=1500" "${PSQL[@]}" -c "CALL tfm_job_run('jc_emb')" 2>&1) \
   && fail "statement_timeout did not stop the run"
-echo "$out" | grep -q "statement timeout" || fail "unexpected error: $out"
+grep -q "statement timeout" <<<"$out" || fail "unexpected error: $out"
 check_partial "statement_timeout"
 
 # 2. pg_cancel_backend from another session, after some more batches

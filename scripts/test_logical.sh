@@ -212,7 +212,7 @@ echo "   retrain on the publisher: version $v1 → $v2; the open subscriber sess
 refused() {
   local err
   err=$(psql -X -A -t -q -v VERBOSITY=verbose -h "$sdir" -p $sport -d tfm_sub -c "$1" 2>&1 || true)
-  echo "$err" | grep -q "ERROR:  55000: cannot $2 model \"pub_clf\": it is replicated from node $pub_node" \
+  grep -q "ERROR:  55000: cannot $2 model \"pub_clf\": it is replicated from node $pub_node" <<<"$err" \
     || fail "$1 on the subscriber gave: $err"
 }
 refused "SELECT * FROM tfm_train('pub_clf', 'SELECT review, label FROM reviews')" train

@@ -112,9 +112,9 @@ echo "   standby follows a new save: version $v1 → $v2, outputs equal the prim
 
 # training on the standby: a clear error
 err=$(standby -c "SELECT * FROM tfm_train('rep_clf', 'SELECT review, label FROM reviews')" 2>&1 || true)
-echo "$err" | grep -q 'cannot train model "rep_clf" on a standby' \
+grep -q 'cannot train model "rep_clf" on a standby' <<<"$err" \
   || { echo "training on the standby gave: $err" >&2; exit 1; }
 err=$(standby -c "SELECT tfm_create_model('x', 'lm', 'rep_chars')" 2>&1 || true)
-echo "$err" | grep -q 'cannot create model "x" on a standby' \
+grep -q 'cannot create model "x" on a standby' <<<"$err" \
   || { echo "creating a model on the standby gave: $err" >&2; exit 1; }
 echo "   training or creating a model on the standby: $(echo "$err" | head -1)"
