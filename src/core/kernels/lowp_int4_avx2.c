@@ -20,7 +20,6 @@
 
 #define TARGET __attribute__((target("avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
-#define GROUP_BLOCK_BYTES (TFM_INT4_GROUP * 16)
 
 /* 4 activation bytes broadcast to every lane */
 TARGET INLINE __m256i
@@ -54,7 +53,7 @@ int4_group(const int H, const lowp_int4_act *a, const tfm_int4_weights *W, int g
 #pragma GCC unroll 2
 		for (int hf = 0; hf < 2; hf++)
 		{
-			const uint8_t *nib = W->data + gb * GROUP_BLOCK_BYTES + 32 * hf;
+			const uint8_t *nib = W->data + gb * LOWP_INT4_GROUP_BLOCK_BYTES + 32 * hf;
 			__m256		dw = _mm256_cvtph_ps(_mm_load_si128((const __m128i *) (W->scales + gb * TFM_INT4_GROUP + 8 * hf)));
 			__m256i		lo[4],
 						hi[4];

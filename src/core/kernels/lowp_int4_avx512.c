@@ -20,7 +20,6 @@
 
 #define TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
-#define GROUP_BLOCK_BYTES (TFM_INT4_GROUP * 16)
 
 /* 4 activation bytes broadcast to every lane */
 TARGET INLINE __m512i
@@ -51,7 +50,7 @@ int4_group(const int H, const lowp_int4_act *a, const tfm_int4_weights *W,
 	for (int b = 0; b < kb; b++)
 	{
 		size_t		gb = (size_t) g * kb + b;
-		const uint8_t *nib = W->data + gb * GROUP_BLOCK_BYTES;
+		const uint8_t *nib = W->data + gb * LOWP_INT4_GROUP_BLOCK_BYTES;
 		__m512		dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *) (W->scales + gb * TFM_INT4_GROUP)));
 		__m512i		lo[4],
 					hi[4];

@@ -30,7 +30,6 @@
 #include "lowp_int4_kernel.h"
 
 #define INLINE static inline __attribute__((always_inline))
-#define GROUP_BLOCK_BYTES (TFM_INT4_GROUP * 16)
 
 /* C's columns j .. j + n − 1 of row c from the 4 sums, as the reference stores them */
 INLINE void
@@ -85,7 +84,7 @@ fold16(int16x8_t p01, int16x8_t p23)
 	for (int b = 0; b < kb; b++) \
 	{ \
 		size_t		gb = (size_t) g * kb + b; \
-		const uint8_t *nib = W->data + gb * GROUP_BLOCK_BYTES; \
+		const uint8_t *nib = W->data + gb * LOWP_INT4_GROUP_BLOCK_BYTES; \
 \
 		for (int v = 0; v < 4; v++) \
 		{ \

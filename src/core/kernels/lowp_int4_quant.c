@@ -10,13 +10,11 @@
 
 #include "lowp_internal.h"
 
-/* the nibbles of one group's blocks (256 bytes a block), then the scales */
-#define GROUP_BLOCK_BYTES (TFM_INT4_GROUP * 16)
-
+/* the nibbles of every group's blocks; the scales follow them */
 static size_t
 nibble_bytes(int kb, int groups)
 {
-	return (size_t) kb * (size_t) groups * GROUP_BLOCK_BYTES;
+	return (size_t) kb * (size_t) groups * LOWP_INT4_GROUP_BLOCK_BYTES;
 }
 
 size_t
@@ -47,7 +45,7 @@ void
 tfm_int4_put_block(tfm_int4_weights *w, int j, int b, const uint8_t *blk)
 {
 	size_t		gb = (size_t) (j / TFM_INT4_GROUP) * w->kb + b;
-	uint8_t    *nib = w->data + gb * GROUP_BLOCK_BYTES + 4 * (j % TFM_INT4_GROUP);
+	uint8_t    *nib = w->data + gb * LOWP_INT4_GROUP_BLOCK_BYTES + 4 * (j % TFM_INT4_GROUP);
 
 	memcpy(&w->scales[gb * TFM_INT4_GROUP + j % TFM_INT4_GROUP], blk, 2);
 	for (int i = 0; i < 4; i++)
@@ -58,7 +56,7 @@ void
 tfm_int4_get_block(const tfm_int4_weights *w, int j, int b, uint8_t *blk)
 {
 	size_t		gb = (size_t) (j / TFM_INT4_GROUP) * w->kb + b;
-	const uint8_t *nib = w->data + gb * GROUP_BLOCK_BYTES + 4 * (j % TFM_INT4_GROUP);
+	const uint8_t *nib = w->data + gb * LOWP_INT4_GROUP_BLOCK_BYTES + 4 * (j % TFM_INT4_GROUP);
 
 	memcpy(blk, &w->scales[gb * TFM_INT4_GROUP + j % TFM_INT4_GROUP], 2);
 	for (int i = 0; i < 4; i++)

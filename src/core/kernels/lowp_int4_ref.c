@@ -34,25 +34,44 @@ lowp_int4_ref_kernel(const lowp_int4_act *a, int h, const tfm_int4_weights *W,
 	const int	kb = a->kb,
 				j1 = g1 * TFM_INT4_GROUP < W->N ? g1 * TFM_INT4_GROUP : W->N;
 
-	for (int j = g0 * TFM_INT4_GROUP; j < j1; j++)
-		for (int r = 0; r < h; r++)
+	/* rows four at a time, each column's blocks read once for them */
+	for (int r0 = 0; r0 < h; r0 += 4)
+	{
+		const int	rows = h - r0 < 4 ? h - r0 : 4;
+
+		for (int j = g0 * TFM_INT4_GROUP; j < j1; j++)
 		{
-			float		acc = 0.0f;
-			float	   *c = C + (size_t) r * ldc + j;
+			float		acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 
 			for (int b = 0; b < kb; b++)
 			{
-				const int8_t *qa = a->q + ((size_t) r * kb + b) * TFM_INT4_BLOCK;
 				uint8_t		blk[TFM_INT4_BLOCK_BYTES];
-				int32_t		sum = a->corr[(size_t) r * kb + b];
+				int			w[TFM_INT4_BLOCK];
+				float		dw;
 
 				tfm_int4_get_block(W, j, b, blk);
+				dw = block_scale(blk);
 				for (int t = 0; t < TFM_INT4_BLOCK; t++)
-					sum += nibble(blk, t) * qa[t];
-				acc = __builtin_fmaf((float) sum, block_scale(blk) * a->da[(size_t) r * kb + b], acc);
+					w[t] = nibble(blk, t);
+				for (int r = 0; r < rows; r++)
+				{
+					const size_t rb = (size_t) (r0 + r) * kb + b;
+					const int8_t *qa = a->q + rb * TFM_INT4_BLOCK;
+					int32_t		sum = a->corr[rb];
+
+					for (int t = 0; t < TFM_INT4_BLOCK; t++)
+						sum += w[t] * qa[t];
+					acc[r] = __builtin_fmaf((float) sum, dw * a->da[rb], acc[r]);
+				}
 			}
-			*c = beta == 0.0f ? alpha * acc : __builtin_fmaf(alpha, acc, beta * *c);
+			for (int r = 0; r < rows; r++)
+			{
+				float	   *c = C + (size_t) (r0 + r) * ldc + j;
+
+				*c = beta == 0.0f ? alpha * acc[r] : __builtin_fmaf(alpha, acc[r], beta * *c);
+			}
 		}
+	}
 }
 
 TFM_HOT void

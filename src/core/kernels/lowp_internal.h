@@ -169,6 +169,9 @@ void		lowp_int8_neondot_kernel(int kq, const uint32_t *a, int h, const uint32_t 
  * da[r·kb + b] and corr[r·kb + b] = −8 · Σ of its 32 values (so
  * Σ (q_w − 8)·q_a = Σ q_w·q_a + corr: the nibbles go in unsigned).
  */
+/* the nibbles of one group's block in the interleaved layout (include/tfm/lowp.h): 4 × 64 bytes */
+#define LOWP_INT4_GROUP_BLOCK_BYTES (TFM_INT4_GROUP * 16)
+
 typedef struct lowp_int4_act
 {
 	const int8_t *q;
