@@ -12,8 +12,9 @@
  * variables read by the drivers).
  *
  * The order: AMX, then AVX512_BF16 (bf16) or AVX512_VNNI (int8), then AVX2
- * + FMA, then the fallback.  int4's matrix-vector path runs AVX512_VNNI
- * (with AVX512VL: 256-bit vpdpbusd) or AVX2 + FMA + F16C like int8.  Forcing avx2 skips the AVX-512 paths (on a CPU
+ * + FMA, then the fallback.  int4's kernel (decoding, and batched
+ * products but on the fallback) runs AVX512_VNNI (with AVX512VL) or AVX2 +
+ * FMA + F16C like int8.  Forcing avx2 skips the AVX-512 paths (on a CPU
  * without AVX2 + FMA it leaves the fallback); forcing the fallback wins
  * over everything.  On AVX2, bf16 inference products of many rows run
  * fp32 instead (lowp_set.c, lowp_bf16_batched_fp32).
