@@ -17,7 +17,7 @@ MODULE_big   = tfm
 # hold the same objects; the upgrade scripts are installed for ALTER
 # EXTENSION tfm UPDATE.
 UPGRADES     = sql/$(EXTENSION)--0.1--0.2.sql sql/$(EXTENSION)--0.2--0.3.sql \
-               sql/$(EXTENSION)--0.3--0.4.sql
+               sql/$(EXTENSION)--0.3--0.4.sql sql/$(EXTENSION)--0.4--0.5.sql
 DATA_built   = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA         = $(UPGRADES)
 

@@ -10,6 +10,9 @@
 #     input sees current_user as the owner; with SELECT on the source
 #     revoked the job records a 42501 error instead of reading, and goes on
 #     once granted again);
+#   - a job whose input sets search_path (and tfm.precision) for whoever
+#     runs it, with an operator =(oid, oid) that makes its owner superuser
+#     when a superuser calls it: the worker's own queries never run it;
 #   - two workers share one job's backfill (both seen on it) with exactly
 #     one output per row, also after one of them is cancelled and another
 #     terminated;
@@ -121,6 +124,38 @@ wait_for "jw_p following an insert" "SELECT $(in_step jw_p jw_docs s.body)"
 [ "$(q "SELECT rows_pending FROM tfm.jobs WHERE name = 'jw_alice_p'")" = 1 ] || fail "jw_alice_p: the key left the queue"
 q "GRANT SELECT ON jw_docs TO jw_alice" >/dev/null
 wait_for "jw_alice_p after the grant" "SELECT $(in_step jw_alice_p jw_docs "'jw_alice ' || s.body")"
+
+echo "  a job's code leaves nothing behind in a worker (issue 37: 0.4's workers made mallory superuser)"
+"${PSQL[@]}" >/dev/null <<'SQL'
+CREATE ROLE jw_mallory;
+CREATE SCHEMA jw_mallory AUTHORIZATION jw_mallory;
+SELECT tfm_grant('jw_enc', 'jw_mallory');
+SET ROLE jw_mallory;
+CREATE TABLE jw_mallory.mdocs (id int PRIMARY KEY, body text);
+INSERT INTO jw_mallory.mdocs SELECT i, 'sea ' || i FROM generate_series(1, 20) i;
+-- an operator =(oid, oid) that makes her superuser when a superuser calls it
+CREATE FUNCTION jw_mallory.oideq(a oid, b oid) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    IF (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+        EXECUTE 'ALTER ROLE jw_mallory SUPERUSER';
+    END IF;
+    RETURN a OPERATOR(pg_catalog.=) b;
+END $$;
+CREATE OPERATOR jw_mallory.= (LEFTARG = oid, RIGHTARG = oid, FUNCTION = jw_mallory.oideq);
+SELECT tfm_job_create('jw_mallory_p', 'jw_mallory.mdocs',
+       $$body || left(set_config('search_path', 'jw_mallory, pg_catalog', false), 0)
+              || left(set_config('tfm.precision', 'bf16', false), 0)$$, 'jw_enc', 'predict_proba');
+RESET ROLE;
+SQL
+wait_for "the backfill of jw_mallory_p" "SELECT $(in_step jw_mallory.jw_mallory_p jw_mallory.mdocs s.body)"
+# the worker's next rounds: its own catalog queries after her code ran
+q "INSERT INTO jw_mallory.mdocs VALUES (21, 'sea 21')" >/dev/null
+q "INSERT INTO jw_docs VALUES (314, 'after mallory')" >/dev/null
+wait_for "jw_mallory_p following an insert" "SELECT $(in_step jw_mallory.jw_mallory_p jw_mallory.mdocs s.body)"
+wait_for "jw_p after mallory's job" "SELECT $(in_step jw_p jw_docs s.body)"
+sleep 1
+[ "$(q "SELECT rolsuper FROM pg_roles WHERE rolname = 'jw_mallory'")" = f ] \
+  || fail "jw_mallory became superuser through her job in a worker"
 
 echo "  two workers share one job's backfill, one output per row"
 "${PSQL[@]}" >/dev/null <<'SQL'

@@ -23,6 +23,7 @@
 #include "utils/numeric.h"
 
 #include "import/hf_files.h"
+#include "storage/storage.h"
 
 /* a number of c's key, or NULL when absent or null; else it must be a number */
 static JsonbValue *
@@ -98,13 +99,13 @@ tfm_hf_store_generation(const char *name, Jsonb *generation_config, Jsonb *confi
 		Datum		a = CStringGetTextDatum(name);
 		bool		s2s;
 
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		if (SPI_execute_with_args("SELECT 1 FROM tfm.models WHERE name = $1 AND task = 'seq2seq'",
-								  1, &t, &a, NULL, false, 1) != SPI_OK_SELECT)
-			elog(ERROR, "cannot read model \"%s\"", name);
-		s2s = SPI_processed == 1;
-		SPI_finish();
+		TfmAsOwner	as;
+
+		/* the catalog as the owner of schema tfm (the importer just made the model) */
+		tfm_spi_connect_owner(&as);
+		s2s = tfm_spi_exec("SELECT 1 FROM tfm.models WHERE name = $1 AND task = 'seq2seq'",
+						   1, &t, &a, NULL, false, 1, SPI_OK_SELECT, "cannot read tfm.models") == 1;
+		tfm_spi_finish_owner(&as);
 		if (!s2s)
 			return;
 	}
@@ -139,12 +140,15 @@ tfm_hf_store_generation(const char *name, Jsonb *generation_config, Jsonb *confi
 	args[3] = Int32GetDatum(max_tokens);
 	if (max_tokens == 0)
 		nulls[3] = 'n';
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("UPDATE tfm.models SET config = config || jsonb_build_object('generation', "
-							  "jsonb_build_object('num_beams', $2, 'length_penalty', $3, 'max_tokens', $4)) "
-							  "WHERE name = $1 AND task = 'seq2seq'",
-							  4, argtypes, args, nulls, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "cannot store the generation settings of model \"%s\"", name);
-	SPI_finish();
+	{
+		TfmAsOwner	as;
+
+		tfm_spi_connect_owner(&as);
+		(void) tfm_spi_exec("UPDATE tfm.models SET config = config || jsonb_build_object('generation', "
+							"jsonb_build_object('num_beams', $2, 'length_penalty', $3, 'max_tokens', $4)) "
+							"WHERE name = $1 AND task = 'seq2seq'",
+							4, argtypes, args, nulls, false, 0, SPI_OK_UPDATE,
+							"cannot store the generation settings of the model");
+		tfm_spi_finish_owner(&as);
+	}
 }

@@ -441,6 +441,10 @@ tfm_job_make(const char *schema, char *name, Oid source, char *input, char *mode
 	check_model_task(&row, task, model);
 
 	SPI_connect();
+	/* bound by id (a model), or through the alias it was named by */
+	job.model_id = row.id;
+	if (strcmp(row.name, model) != 0)
+		job.alias_id = tfm_job_alias_id(model);
 	if (SPI_execute_with_args("SELECT 1 FROM tfm.job_defs WHERE name = $1", 1,
 							  (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)}, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "cannot read tfm.job_defs");

@@ -255,11 +255,107 @@ tfm_job_owner_begin(const TfmJob *j, TfmJobAs *s)
 	tfm_job_pin_key_settings();
 }
 
+/*
+ * The owner's code may have SET anything (search_path, tfm.precision, ...):
+ * every setting goes back to what it was, as PostgreSQL does after running
+ * another role's code (index builds, REFRESH MATERIALIZED VIEW).  Keeping a
+ * plain SET (AtEOXact_GUC(true, ...)) let a job's input leave its
+ * search_path to a superuser's session or to a worker's own queries.
+ */
 void
 tfm_job_owner_end(TfmJobAs *s)
 {
-	AtEOXact_GUC(true, s->nest);
+	AtEOXact_GUC(false, s->nest);
 	SetUserIdAndSecContext(s->uid, s->sec);
+}
+
+/* ---- queueing keys read from the job's tables ------------------------------ */
+
+#define ENQUEUE_CHUNK	8192	/* keys read, then queued, at a time */
+
+/*
+ * Queue the keys a query over the job's source or destination returns (one
+ * text column per key column): the query runs as the job's owner (its
+ * code, a view's or a policy's, never runs with tfm's rights), through a
+ * cursor, and each chunk of keys goes into the queue as the owner of schema
+ * tfm (storage/jobs.c).  Returns the keys queued.
+ */
+static int64
+enqueue_from(const TfmJob *j, const char *sql, int nargs, Oid *types, Datum *args, bool skip_queued)
+{
+	int			nk = j->nkeys;
+	Datum	   *cols = palloc(sizeof(Datum) * nk);
+	Datum	   *texts = palloc(sizeof(Datum) * ENQUEUE_CHUNK);
+	int64		total = 0;
+	Portal		portal;
+	TfmJobAs	as;
+
+	tfm_job_owner_begin(j, &as);
+	portal = SPI_cursor_open_with_args(NULL, sql, nargs, types, args, NULL, true, 0);
+	tfm_job_owner_end(&as);
+	for (;;)
+	{
+		uint64		n;
+
+		CHECK_FOR_INTERRUPTS();
+		tfm_job_owner_begin(j, &as);
+		SPI_cursor_fetch(portal, true, ENQUEUE_CHUNK);
+		tfm_job_owner_end(&as);
+		n = SPI_processed;
+		if (n == 0)
+			break;
+		for (int c = 0; c < nk; c++)
+		{
+			for (uint64 r = 0; r < n; r++)
+			{
+				bool		isnull;
+
+				texts[r] = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, c + 1, &isnull);
+				if (isnull)
+					elog(ERROR, "job \"%s\": a key column is NULL", j->name);
+			}
+			cols[c] = PointerGetDatum(construct_array(texts, (int) n, TEXTOID, -1, false, TYPALIGN_INT));
+		}
+		total += tfm_job_enqueue_keys(j, cols, skip_queued);
+		SPI_freetuptable(SPI_tuptable);
+		for (int c = 0; c < nk; c++)
+			pfree(DatumGetPointer(cols[c]));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	tfm_job_owner_begin(j, &as);
+	SPI_cursor_close(portal);
+	tfm_job_owner_end(&as);
+	return total;
+}
+
+/* the key columns as text: s."k1"::text, ... */
+static char *
+key_texts(const TfmJob *j, const char *prefix)
+{
+	StringInfoData s;
+
+	initStringInfo(&s);
+	for (int i = 0; i < j->nkeys; i++)
+		appendStringInfo(&s, "%s%s%s::text", i ? ", " : "", prefix, quote_identifier(j->key_cols[i]));
+	return s.data;
+}
+
+int64
+tfm_job_enqueue_all(const TfmJob *j, const char *src)
+{
+	return enqueue_from(j, psprintf("SELECT %s FROM %s s", key_texts(j, "s."), src), 0, NULL, NULL,
+						false);
+}
+
+int64
+tfm_job_enqueue_stale(const TfmJob *j, const char *dest, int64 version)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(version)};
+
+	/* DISTINCT: a job that chunks has several outputs per key */
+	return enqueue_from(j, psprintf("SELECT DISTINCT %s FROM %s d WHERE d.model_version IS DISTINCT FROM $1",
+									key_texts(j, "d."), dest), 1, types, args, true);
 }
 
 void
@@ -340,6 +436,8 @@ typedef struct Batch
 	SPIPlanPtr	compute;
 	SPIPlanPtr	delete;
 	int64		version;
+	char	   *model_name;		/* the job's model's name now (tfm_job_model_now) */
+	int32		model_id;		/* and its id, which that name must still resolve to */
 	int			n;				/* keys */
 	Datum	   *keys;			/* text[] each */
 	Datum	  **cols;			/* cols[c][i]: key i's column c, text */
@@ -453,16 +551,26 @@ compute_fn(void *arg)
 
 	for (int i = 0; i < b->m; i++)
 		in[i] = CStringGetTextDatum(b->input[b->idx[i]]);
-	args[0] = CStringGetTextDatum(b->job->model);
+	args[0] = CStringGetTextDatum(b->model_name);
 	args[1] = Int64GetDatum(b->version);
 	args[2] = DirectFunctionCall1(jsonb_in, CStringGetDatum(b->job->options));
 	args[3] = PointerGetDatum(construct_array(in, b->m, TEXTOID, -1, false, TYPALIGN_INT));
 	key_args(b, args, 4);
 	tfm_job_owner_begin(b->job, &as);
-	/* a job that chunks writes through a WITH ... SELECT */
-	if (SPI_execute_plan(b->compute, args, NULL, false, 0) !=
-		(b->job->chunk_tokens > 0 ? SPI_OK_SELECT : SPI_OK_INSERT))
-		elog(ERROR, "cannot write the destination of job \"%s\"", b->job->name);
+	/* the model called by its name now must be the job's: a rename in between errs */
+	tfm_catalog_expect_id = b->model_id;
+	PG_TRY();
+	{
+		/* a job that chunks writes through a WITH ... SELECT */
+		if (SPI_execute_plan(b->compute, args, NULL, false, 0) !=
+			(b->job->chunk_tokens > 0 ? SPI_OK_SELECT : SPI_OK_INSERT))
+			elog(ERROR, "cannot write the destination of job \"%s\"", b->job->name);
+	}
+	PG_FINALLY();
+	{
+		tfm_catalog_expect_id = 0;
+	}
+	PG_END_TRY();
 	tfm_job_owner_end(&as);
 }
 
@@ -648,7 +756,8 @@ tfm_job_run_batches(const char *name, const char *schema, int max_batches, bool 
 	{
 		/* called from C without the schema: the extension's, from pg_extension */
 		if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e "
-						"JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'tfm'",
+						"JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
+						"WHERE e.extname OPERATOR(pg_catalog.=) 'tfm'",
 						true, 1) != SPI_OK_SELECT || SPI_processed != 1)
 			elog(ERROR, "extension tfm is not installed in this database");
 		schema = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
@@ -717,7 +826,15 @@ tfm_job_run_batches(const char *name, const char *schema, int max_batches, bool 
 				paused = now.id != job.id || now.paused;
 				if (paused)
 					break;
-				b.version = tfm_job_model_version(&job);
+				b.version = tfm_job_model_now(&job, &b.model_name, &b.model_id);
+				if (b.version < 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+							 errmsg("the model of job \"%s\" no longer exists", name),
+							 errdetail("The job runs the model it was created with (\"%s\"), "
+									   "whatever its name now; it was dropped, or the alias dropped.",
+									   job.model),
+							 errhint("Drop the job and create it again with the model to run.")));
 				b.n = tfm_job_claim(&job, job.batch, &b.keys);
 				if (b.n == 0)
 					break;

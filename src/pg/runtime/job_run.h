@@ -53,6 +53,14 @@ typedef struct TfmJobAs
 } TfmJobAs;
 void		tfm_job_owner_begin(const TfmJob *j, TfmJobAs *s);
 void		tfm_job_owner_end(TfmJobAs *s);
+/*
+ * Queue every key of the source (job creation's backfill), or the keys of
+ * the destination's outputs of another model version than version (not
+ * those already queued); each reads the table as the job's owner.
+ * Returns the keys queued.
+ */
+int64		tfm_job_enqueue_all(const TfmJob *j, const char *src);
+int64		tfm_job_enqueue_stale(const TfmJob *j, const char *dest, int64 version);
 /* ERROR (42501) unless the current user has the privileges of the job's owner; doing: "run", ... */
 void		tfm_job_check_owner(const TfmJob *j, const char *doing);
 

@@ -104,6 +104,20 @@ set_running(const char *job, bool worked)
 	SpinLockRelease(&tfm_job_shared->mutex);
 }
 
+/*
+ * The worker's own statements resolve names in pg_catalog only, whatever
+ * a database's or a role's default search_path says: set for the session
+ * at the start of every transaction the worker begins (a job's code runs
+ * as its owner with the job's search_path, and every setting it makes is
+ * rolled back when its section ends: job_run.c, tfm_job_owner_end).
+ */
+static void
+pin_worker_settings(void)
+{
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_SESSION,
+							 GUC_ACTION_SET, true, 0, false);
+}
+
 /* this database's active jobs and the schema of tfm's functions; -1 without tfm */
 static int
 list_jobs(MemoryContext cxt, TfmJobRef **jobs, char **schema)
@@ -111,6 +125,7 @@ list_jobs(MemoryContext cxt, TfmJobRef **jobs, char **schema)
 	int			n = -1;
 
 	StartTransactionCommand();
+	pin_worker_settings();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -175,6 +190,7 @@ run_job(const TfmJobRef *j, const char *schema, bool check_stale, TfmJobRunResul
 	{
 		StartTransactionCommand();
 		MemoryContextSwitchTo(cxt);
+		pin_worker_settings();
 		/* the job's owner, never the worker's superuser: as SECURITY DEFINER code runs */
 		SetUserIdAndSecContext(j->owner, sec | SECURITY_LOCAL_USERID_CHANGE |
 							   SECURITY_RESTRICTED_OPERATION);

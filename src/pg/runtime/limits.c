@@ -24,7 +24,7 @@
 size_t
 tfm_work_mem_bytes(void)
 {
-	return (size_t) tfm_work_mem * 1024;
+	return (size_t) Min(tfm_work_mem, tfm_max_work_mem) * 1024;
 }
 
 /* "512 kB", "12.3 MB", "12.3 GB" */

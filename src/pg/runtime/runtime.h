@@ -20,6 +20,7 @@ extern char *tfm_blis_arch;
 extern bool tfm_progress;
 extern int	tfm_train_chunk_rows;
 extern int	tfm_work_mem;		/* kB */
+extern int	tfm_max_work_mem;	/* kB: tfm.max_work_mem, the ceiling of tfm.work_mem */
 extern double tfm_max_parameters;
 extern int	tfm_precision_setting;	/* tfm.precision: -1 = auto, else a tfm_precision */
 extern bool tfm_share_weights;

@@ -36,6 +36,7 @@ int			tfm_train_chunk_rows = 8192;
 double		tfm_max_parameters = (double) TFM_MAX_PARAMS;
 char	   *tfm_blis_arch = NULL;
 int			tfm_work_mem = 1024 * 1024;	/* kB */
+int			tfm_max_work_mem = MAX_KILOBYTES;	/* kB: the ceiling of tfm.work_mem */
 int			tfm_precision_setting = -1;	/* -1 = auto */
 bool		tfm_share_weights = true;
 int			tfm_job_workers = 2;
@@ -80,6 +81,25 @@ define_bool(const char *name, const char *desc, const char *detail, bool *var, G
 	DefineCustomBoolVariable(name, desc, detail, var, *var, context, 0, NULL, NULL, NULL);
 }
 
+/*
+ * tfm.work_mem past tfm.max_work_mem: refused when a session or a function
+ * sets it (the ceiling is what an administrator grants any role); values
+ * from the server's files, a role's or a database's defaults are clamped
+ * where they are read (limits.c) instead, so a lowered ceiling never stops
+ * a session from starting.
+ */
+static bool
+check_work_mem(int *newval, void **extra, GucSource source)
+{
+	(void) extra;
+	if (*newval <= tfm_max_work_mem || source < PGC_S_INTERACTIVE)
+		return true;
+	GUC_check_errcode(ERRCODE_INSUFFICIENT_PRIVILEGE);
+	GUC_check_errmsg("tfm.work_mem cannot be set above tfm.max_work_mem (%d kB)", tfm_max_work_mem);
+	GUC_check_errhint("A superuser sets tfm.max_work_mem, the ceiling of every role's tfm.work_mem.");
+	return false;
+}
+
 void
 tfm_settings_define(void)
 {
@@ -115,12 +135,19 @@ tfm_settings_define(void)
 							"the value it started with.",
 							&tfm_train_chunk_rows, 8192, 16, 1048576,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	/* before tfm.work_mem, whose check reads it */
+	DefineCustomIntVariable("tfm.max_work_mem",
+							"The most that tfm.work_mem may be set to (superuser only).",
+							"A role's SET tfm.work_mem above it is refused, and a value already set "
+							"(or set before the ceiling was lowered) counts as the ceiling.",
+							&tfm_max_work_mem, MAX_KILOBYTES, 1024, MAX_KILOBYTES,
+							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomIntVariable("tfm.work_mem",
 							"Memory a tfm call may take for its batches: activations, attention weights, decoders' caches.",
 							"Training, inference and decoding size each pass before running it and refuse one "
 							"that needs more; calls that batch by themselves use smaller batches instead.",
 							&tfm_work_mem, 1024 * 1024, 1024, MAX_KILOBYTES,
-							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
+							PGC_USERSET, GUC_UNIT_KB, check_work_mem, NULL, NULL);
 	DefineCustomRealVariable("tfm.max_parameters",
 							 "The most parameters a model may have (tfm_create_model, tfm_import, tfm_copy_model).",
 							 "Checked from the config before any memory is taken. Valid range is 0 .. 2e9 "

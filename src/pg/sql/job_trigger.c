@@ -98,7 +98,7 @@ row_keys(TriggerData *trig, Datum *key, Datum *old_key)
 		*key = row_key(tg, td, update ? trig->tg_newtuple : trig->tg_trigtuple, &plain);
 		if (update)
 			*old_key = row_key(tg, td, trig->tg_trigtuple, &plain);
-		AtEOXact_GUC(true, nest);
+		AtEOXact_GUC(false, nest);
 	}
 }
 

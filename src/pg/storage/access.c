@@ -65,10 +65,11 @@ tfm_as_owner_begin(TfmAsOwner *s)
 							 GUC_ACTION_SAVE, true, 0, false);
 }
 
+/* every setting as it was before the section, whatever ran inside it */
 void
 tfm_as_owner_end(TfmAsOwner *s)
 {
-	AtEOXact_GUC(true, s->gucnest);
+	AtEOXact_GUC(false, s->gucnest);
 	SetUserIdAndSecContext(s->save_uid, s->save_sec);
 }
 

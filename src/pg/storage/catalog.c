@@ -176,6 +176,8 @@ get_int(HeapTuple tup, TupleDesc td, int col)
 	return DatumGetInt32(d);
 }
 
+int32		tfm_catalog_expect_id = 0;
+
 bool
 tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 {
@@ -249,6 +251,12 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	tup = r.tup;
 	td = r.td;
 	row->id = DatumGetInt32(SPI_getbinval(tup, td, 1, &isnull));
+	if (tfm_catalog_expect_id != 0 && row->id != tfm_catalog_expect_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("model \"%s\" is no longer the model of the job that is running", name),
+				 errdetail("It was renamed, dropped or redeployed while the batch ran; "
+						   "the batch's rows stay queued for the job's next run.")));
 	row->version = DatumGetInt64(SPI_getbinval(tup, td, 2, &isnull));
 	row->steps = DatumGetInt64(SPI_getbinval(tup, td, 3, &isnull));
 	{

@@ -17,9 +17,10 @@
 char *
 tfm_job_ext_schema(void)
 {
+	/* every name and operator qualified: immune to the session's search_path */
 	if (SPI_execute("SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e "
-					"JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace "
-					"WHERE e.extname = 'tfm' AND pg_catalog.to_regclass('tfm.job_defs') IS NOT NULL",
+					"JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
+					"WHERE e.extname OPERATOR(pg_catalog.=) 'tfm' AND pg_catalog.to_regclass('tfm.job_defs') IS NOT NULL",
 					true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "cannot read pg_extension");
 	if (SPI_processed == 0)
@@ -35,8 +36,8 @@ tfm_job_list_active(MemoryContext cxt, TfmJobRef **jobs)
 
 	tfm_as_owner_begin(&as);
 	n = (int) tfm_spi_exec("SELECT j.id, j.name, j.owner::oid, coalesce((SELECT m.version FROM tfm.models m "
-						   "  WHERE m.name = j.model OR m.id = (SELECT a.model_id FROM tfm.aliases a WHERE a.name = j.model) "
-						   "  ORDER BY m.name = j.model DESC LIMIT 1), -1) "
+						   "  WHERE m.id = CASE WHEN j.alias_id IS NULL THEN j.model_id "
+						   "  ELSE (SELECT a.model_id FROM tfm.aliases a WHERE a.id = j.alias_id) END), -1) "
 						   "FROM tfm.job_defs j WHERE j.state = 'active' ORDER BY j.id",
 						   0, NULL, NULL, NULL, true, 0, SPI_OK_SELECT, "cannot read tfm.job_defs");
 	tfm_as_owner_end(&as);

@@ -91,7 +91,8 @@ tfm_job_read(const char *name, TfmJob *job, bool missing_ok)
 							  "state = 'paused', coalesce((options->>'batch')::int, " CppAsString2(TFM_JOB_BATCH_DEFAULT) "), "
 							  "coalesce((options->>'reprocess_stale')::bool, true), "
 							  "coalesce((options->>'chunk_tokens')::int, 0), "
-							  "coalesce((options->>'chunk_overlap')::int, 0) "
+							  "coalesce((options->>'chunk_overlap')::int, 0), "
+							  "coalesce(model_id, 0), coalesce(alias_id, 0) "
 							  "FROM tfm.job_defs WHERE name = $1",
 							  1, types, args, NULL, SPI_OK_SELECT, "cannot read tfm.job_defs") == 0)
 	{
@@ -127,6 +128,8 @@ tfm_job_read(const char *name, TfmJob *job, bool missing_ok)
 		job->reprocess_stale = DatumGetBool(SPI_getbinval(tup, td, 15, &isnull));
 		job->chunk_tokens = DatumGetInt32(SPI_getbinval(tup, td, 16, &isnull));
 		job->chunk_overlap = DatumGetInt32(SPI_getbinval(tup, td, 17, &isnull));
+		job->model_id = DatumGetInt32(SPI_getbinval(tup, td, 18, &isnull));
+		job->alias_id = DatumGetInt32(SPI_getbinval(tup, td, 19, &isnull));
 		MemoryContextSwitchTo(old);
 	}
 	SPI_freetuptable(SPI_tuptable);
@@ -146,9 +149,10 @@ cstring_array(char **s, int n)
 int32
 tfm_job_insert(const TfmJob *job)
 {
-	Oid			types[12] = {TEXTOID, OIDOID, OIDOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID,
-	TEXTOID, TEXTOID, OIDOID, TEXTOID, TEXTOID, BOOLOID};
-	Datum		args[12];
+	Oid			types[14] = {TEXTOID, OIDOID, OIDOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID,
+	TEXTOID, TEXTOID, OIDOID, TEXTOID, TEXTOID, BOOLOID, INT4OID, INT4OID};
+	Datum		args[14];
+	char		nulls[14];
 	bool		isnull;
 	int32		id;
 
@@ -164,12 +168,17 @@ tfm_job_insert(const TfmJob *job)
 	args[9] = CStringGetTextDatum(job->options);
 	args[10] = CStringGetTextDatum(job->search_path);
 	args[11] = BoolGetDatum(job->paused);
+	args[12] = Int32GetDatum(job->model_id);
+	args[13] = Int32GetDatum(job->alias_id);
+	memset(nulls, ' ', sizeof(nulls));
+	if (job->alias_id == 0)
+		nulls[13] = 'n';
 	exec_as_owner("INSERT INTO tfm.job_defs (name, owner, source, key_columns, key_types, "
-				  "input, model, task, destination, options, search_path, state) "
+				  "input, model, task, destination, options, search_path, state, model_id, alias_id) "
 				  "VALUES ($1, $2::regrole, $3::regclass, $4, $5, $6, $7, $8, $9::regclass, "
-				  "$10::jsonb, $11, CASE WHEN $12 THEN 'paused' ELSE 'active' END) "
+				  "$10::jsonb, $11, CASE WHEN $12 THEN 'paused' ELSE 'active' END, $13, $14) "
 				  "RETURNING id",
-				  12, types, args, NULL, SPI_OK_INSERT_RETURNING, "cannot write tfm.job_defs");
+				  14, types, args, nulls, SPI_OK_INSERT_RETURNING, "cannot write tfm.job_defs");
 	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_freetuptable(SPI_tuptable);
 	return id;
@@ -199,63 +208,95 @@ tfm_job_delete(int32 id)
 				  "cannot delete job rows");
 }
 
-/* ARRAY[prefix"k1"::text, ...] */
-static char *
-key_text_array(const TfmJob *job, const char *prefix)
+/*
+ * Keys into the job's queue, given as one text[] per key column (n keys
+ * each, in queue order); a key already queued is skipped when skip_queued.
+ * Only the given values are read here: what reads the job's tables runs as
+ * its owner (runtime/job_run.c, tfm_job_enqueue_from).
+ */
+int64
+tfm_job_enqueue_keys(const TfmJob *job, const Datum *cols, bool skip_queued)
 {
-	StringInfoData s;
+	int			nk = job->nkeys;
+	Oid		   *types = palloc(sizeof(Oid) * (nk + 1));
+	Datum	   *args = palloc(sizeof(Datum) * (nk + 1));
+	StringInfoData key,
+				from,
+				sql;
 
-	initStringInfo(&s);
-	appendStringInfoString(&s, "ARRAY[");
-	for (int i = 0; i < job->nkeys; i++)
-		appendStringInfo(&s, "%s%s%s::text", i ? ", " : "", prefix, quote_identifier(job->key_cols[i]));
-	appendStringInfoChar(&s, ']');
-	return s.data;
+	initStringInfo(&key);
+	initStringInfo(&from);
+	types[0] = INT4OID;
+	args[0] = Int32GetDatum(job->id);
+	for (int c = 0; c < nk; c++)
+	{
+		types[c + 1] = TEXTARRAYOID;
+		args[c + 1] = cols[c];
+		appendStringInfo(&key, "%sk.k%d", c ? ", " : "", c);
+		appendStringInfo(&from, "%sunnest($%d)", c ? ", " : "", c + 2);
+	}
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO tfm.job_queue (job_id, key) SELECT $1, ARRAY[%s] "
+					 "FROM ROWS FROM (%s) WITH ORDINALITY AS k(", key.data, from.data);
+	for (int c = 0; c < nk; c++)
+		appendStringInfo(&sql, "k%d, ", c);
+	appendStringInfoString(&sql, "o)");
+	if (skip_queued)
+		appendStringInfo(&sql, " WHERE NOT EXISTS (SELECT FROM tfm.job_queue q "
+						 "WHERE q.job_id = $1 AND q.key = ARRAY[%s])", key.data);
+	appendStringInfoString(&sql, " ORDER BY k.o");
+	return exec_as_owner(sql.data, nk + 1, types, args, NULL, SPI_OK_INSERT, "cannot write tfm.job_queue");
 }
 
 int64
-tfm_job_enqueue_all(const TfmJob *job, const char *source_sql)
+tfm_job_model_now(const TfmJob *job, char **name, int32 *id)
 {
-	Oid			types[1] = {INT4OID};
-	Datum		args[1] = {Int32GetDatum(job->id)};
-	char	   *sql;
+	Oid			types[2] = {INT4OID, INT4OID};
+	Datum		args[2] = {Int32GetDatum(job->model_id), Int32GetDatum(job->alias_id)};
+	MemoryContext cxt = CurrentMemoryContext;
+	bool		isnull;
+	int64		v = -1;
 
-	sql = psprintf("INSERT INTO tfm.job_queue (job_id, key) SELECT $1, %s FROM %s s",
-				   key_text_array(job, "s."), source_sql);
-	return exec_as_owner(sql, 1, types, args, NULL, SPI_OK_INSERT, "cannot write tfm.job_queue");
+	if (name)
+		*name = NULL;
+	if (id)
+		*id = 0;
+	if (exec_as_owner("SELECT m.version, m.name, m.id FROM tfm.models m WHERE m.id = "
+					  "CASE WHEN $2 = 0 THEN $1 ELSE (SELECT a.model_id FROM tfm.aliases a WHERE a.id = $2) END",
+					  2, types, args, NULL, SPI_OK_SELECT, "cannot read tfm.models") > 0)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	td = SPI_tuptable->tupdesc;
+
+		v = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
+		if (name)
+			*name = MemoryContextStrdup(cxt, TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull)));
+		if (id)
+			*id = DatumGetInt32(SPI_getbinval(tup, td, 3, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return v;
+}
+
+int32
+tfm_job_alias_id(const char *alias)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(alias)};
+	bool		isnull;
+	int32		id = 0;
+
+	if (exec_as_owner("SELECT id FROM tfm.aliases WHERE name = $1", 1, types, args, NULL,
+					  SPI_OK_SELECT, "cannot read tfm.aliases") > 0)
+		id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return id;
 }
 
 int64
 tfm_job_model_version(const TfmJob *job)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(job->model)};
-	bool		isnull;
-	int64		v = -1;
-
-	if (exec_as_owner("SELECT version FROM tfm.models WHERE name = $1 "
-					  "OR id = (SELECT model_id FROM tfm.aliases WHERE name = $1) "
-					  "ORDER BY name = $1 DESC LIMIT 1",
-					  1, types, args, NULL, SPI_OK_SELECT, "cannot read tfm.models") > 0)
-		v = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	SPI_freetuptable(SPI_tuptable);
-	return v;
-}
-
-int64
-tfm_job_enqueue_stale(const TfmJob *job, const char *dest_sql, int64 version)
-{
-	Oid			types[2] = {INT4OID, INT8OID};
-	Datum		args[2] = {Int32GetDatum(job->id), Int64GetDatum(version)};
-	char	   *key = key_text_array(job, "d.");
-	char	   *sql;
-
-	/* DISTINCT: a job that chunks has several outputs per key */
-	sql = psprintf("INSERT INTO tfm.job_queue (job_id, key) SELECT DISTINCT $1, %s FROM %s d "
-				   "WHERE d.model_version IS DISTINCT FROM $2 AND NOT EXISTS "
-				   "(SELECT FROM tfm.job_queue q WHERE q.job_id = $1 AND q.key = %s)",
-				   key, dest_sql, key);
-	return exec_as_owner(sql, 2, types, args, NULL, SPI_OK_INSERT, "cannot write tfm.job_queue");
+	return tfm_job_model_now(job, NULL, NULL);
 }
 
 bool

@@ -24,7 +24,9 @@ typedef struct TfmJob
 	char	  **key_cols;		/* the source's primary-key columns, in key order */
 	char	  **key_types;		/* format_type of each */
 	char	   *input;			/* the SQL expression over a source row */
-	char	   *model;			/* as given: a model or an alias */
+	char	   *model;			/* as given at creation: a model or an alias */
+	int32		model_id;		/* the model the job was created with */
+	int32		alias_id;		/* 0, or the alias it was created through (its model may move) */
 	char	   *task;
 	char	   *options;		/* jsonb, as text */
 	char	   *search_path;	/* the creator's, for the input expression */
@@ -42,12 +44,19 @@ int32		tfm_job_insert(const TfmJob *job);
 void		tfm_job_set_state(int32 id, bool paused);
 /* deletes the job's row, queue and errors */
 void		tfm_job_delete(int32 id);
-/* enqueue every key of the source (as text[]); returns how many */
-int64		tfm_job_enqueue_all(const TfmJob *job, const char *source_sql);
-/* the current version of the job's model (a model or an alias); -1 if none */
+/* enqueue keys given as one text[] per key column; returns how many (see jobs.c) */
+int64		tfm_job_enqueue_keys(const TfmJob *job, const Datum *cols, bool skip_queued);
+/*
+ * The job's model as it is now: the model it was created with (by id:
+ * renames and others' models of the same name change nothing), or the
+ * model its alias deploys now.  Its current name into *name (may be NULL),
+ * its id into *id (may be NULL); returns its version, -1 if it is gone.
+ */
+int64		tfm_job_model_now(const TfmJob *job, char **name, int32 *id);
+/* the id of the alias of that name (0: none) */
+int32		tfm_job_alias_id(const char *alias);
+/* the same without the name: the version only */
 int64		tfm_job_model_version(const TfmJob *job);
-/* enqueue keys of outputs whose model_version differs from version */
-int64		tfm_job_enqueue_stale(const TfmJob *job, const char *dest_sql, int64 version);
 /* take the job's truncate markers: true if the source was truncated */
 bool		tfm_job_take_truncates(const TfmJob *job);
 

@@ -183,6 +183,12 @@ void		tfm_tokenizer_sizes(const char *name, int *vocab, int *pad_id);
 
 /* read a model's row; errors if it does not exist (unless missing_ok) */
 bool		tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok);
+/*
+ * Nonzero while a job's batch calls its model by its current name
+ * (runtime/job_run.c): the id that name must still resolve to, so a rename
+ * in between never sends the batch to another model (55000 instead).
+ */
+extern int32 tfm_catalog_expect_id;
 /* read its tensors into a new core model, checking every name and shape */
 tfm_model  *tfm_catalog_load(const TfmModelRow *row);
 /* write every tensor and take a new version; returns it */

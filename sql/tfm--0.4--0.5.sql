@@ -1,0 +1,62 @@
+\echo Use "ALTER EXTENSION tfm UPDATE TO '0.5'" to load this file. \quit
+-- tfm 0.4 -> 0.5: no role can turn a job, a worker or a template against
+-- another (doc/operations.md, Security).
+
+-- a job runs the model it was created with: by id, or through the alias it
+-- was named by (which its owner may move); renames, drops and other roles'
+-- models of the same name never change what it runs
+ALTER TABLE tfm.job_defs
+    ADD COLUMN model_id integer,
+    ADD COLUMN alias_id integer;
+COMMENT ON COLUMN tfm.job_defs.model IS 'the model or alias the job was created with, as named then';
+COMMENT ON COLUMN tfm.job_defs.model_id IS 'the model (tfm.models.id) the job runs, whatever its name now';
+COMMENT ON COLUMN tfm.job_defs.alias_id IS 'the alias (tfm.aliases.id) the job was created through, if any: it runs the model the alias deploys now';
+UPDATE tfm.job_defs j
+   SET model_id = (SELECT m.id FROM tfm.models m WHERE m.name = j.model),
+       alias_id = (SELECT a.id FROM tfm.aliases a WHERE a.name = j.model
+                    AND NOT EXISTS (SELECT FROM tfm.models m WHERE m.name = j.model));
+UPDATE tfm.job_defs j SET model_id = (SELECT a.model_id FROM tfm.aliases a WHERE a.id = j.alias_id)
+ WHERE j.alias_id IS NOT NULL;
+
+-- a row's value never reaches another role: the last error of a job (a
+-- run's error may quote the row it stopped at) is its owner's to read;
+-- every other column of tfm.job_defs stays readable by all
+REVOKE SELECT ON tfm.job_defs FROM PUBLIC;
+GRANT SELECT (id, name, owner, source, key_columns, key_types, input, model, task, destination,
+              options, search_path, state, rows_done, rows_deleted, rows_failed, last_error_at,
+              last_run_at, run_started_at, run_rows, created_at, model_id, alias_id)
+    ON tfm.job_defs TO PUBLIC;
+
+-- outputs by model version, counted as the job's owner in a
+-- security-restricted context (src/pg/sql/job_versions.c): reading
+-- tfm.jobs runs no code of another role with the reader's rights
+CREATE OR REPLACE FUNCTION tfm.job_versions(job_id integer) RETURNS jsonb
+AS 'MODULE_PATHNAME', 'tfm_job_versions' LANGUAGE C STABLE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION tfm.job_versions(integer) IS
+  'a job''s outputs by model version, counted as the job''s owner; NULL when you may not read its destination';
+
+CREATE OR REPLACE VIEW tfm.jobs AS
+SELECT j.name, j.owner, j.source, j.destination, j.task,
+       coalesce((SELECT a.name FROM tfm.aliases a WHERE a.id = j.alias_id),
+                (SELECT m.name FROM tfm.models m WHERE m.id = j.model_id), j.model) AS model,
+       j.state,
+       j.rows_done,
+       (SELECT count(DISTINCT q.key) FROM tfm.job_queue q WHERE q.job_id = j.id) AS rows_pending,
+       (SELECT count(*) FROM tfm.job_errors e WHERE e.job_id = j.id) AS rows_failed,
+       j.rows_deleted,
+       (SELECT m.version FROM tfm.models m
+         WHERE m.id = CASE WHEN j.alias_id IS NULL THEN j.model_id
+                           ELSE (SELECT a.model_id FROM tfm.aliases a WHERE a.id = j.alias_id) END)
+         AS model_version,
+       tfm.job_versions(j.id) AS outputs_by_version,
+       round((j.run_rows / nullif(extract(epoch FROM j.last_run_at - j.run_started_at), 0))::numeric, 1)
+         AS rows_per_second,
+       CASE WHEN j.run_rows > 0 AND j.last_run_at > j.run_started_at THEN
+         (SELECT count(DISTINCT q.key) FROM tfm.job_queue q WHERE q.job_id = j.id)
+           * ((j.last_run_at - j.run_started_at) / j.run_rows) END AS eta,
+       CASE WHEN pg_catalog.pg_has_role(j.owner, 'USAGE') THEN j.last_error END AS last_error,
+       j.last_error_at, j.run_started_at, j.last_run_at, j.options, j.input, j.created_at
+FROM tfm.job_defs j
+ORDER BY j.name;
+COMMENT ON VIEW tfm.jobs IS
+  'every job: source, destination, task, model (by its name now), state; rows done (outputs written), pending (keys queued), failed (keys in tfm.job_errors), deleted; the model''s current version and the destination''s outputs by model version (NULL if you cannot read it); the last run''s rows per second and the time the pending rows would take at that speed; last_error for the job''s owner (and members, and superusers) only';
