@@ -13,6 +13,9 @@
 #   - a job whose input sets search_path (and tfm.precision) for whoever
 #     runs it, with an operator =(oid, oid) that makes its owner superuser
 #     when a superuser calls it: the worker's own queries never run it;
+#   - another role's session holding the advisory locks 0.4 took for a
+#     job's keys does not stall it, and a job whose code sleeps is ended
+#     by tfm.job_batch_timeout while the other jobs go on;
 #   - two workers share one job's backfill (both seen on it) with exactly
 #     one output per row, also after one of them is cancelled and another
 #     terminated;
@@ -156,6 +159,31 @@ wait_for "jw_p after mallory's job" "SELECT $(in_step jw_p jw_docs s.body)"
 sleep 1
 [ "$(q "SELECT rolsuper FROM pg_roles WHERE rolname = 'jw_mallory'")" = f ] \
   || fail "jw_mallory became superuser through her job in a worker"
+
+echo "  no role stalls another's job: advisory locks on its keys, a job whose code never returns"
+jid=$(q "SELECT id FROM tfm.job_defs WHERE name = 'jw_p'")
+# the advisory locks 0.4 took for jw_p's keys 1..20, held by mallory's session
+psql -X -q -c "SET ROLE jw_mallory" \
+  -c "SELECT count(pg_advisory_lock($jid, hashtext(ARRAY[i::text]::text))) FROM generate_series(1, 20) i" \
+  -c "SELECT pg_sleep(120)" >/dev/null 2>&1 &
+locker=$!
+wait_for "mallory's advisory locks" "SELECT count(*) >= 20 FROM pg_locks WHERE locktype = 'advisory' AND classid = $jid"
+q "UPDATE jw_docs SET body = body || ' locked' WHERE id <= 20" >/dev/null
+wait_for "jw_p beside mallory's advisory locks" "SELECT $(in_step jw_p jw_docs s.body)"
+kill "$locker" 2>/dev/null || true
+# a job whose input sleeps for an hour: tfm.job_batch_timeout ends its batch, the others go on
+psql -X -q -d postgres -c "ALTER SYSTEM SET tfm.job_batch_timeout = '1s'" -c "SELECT pg_reload_conf()" >/dev/null
+"${PSQL[@]}" >/dev/null <<'SQL'
+SET ROLE jw_mallory;
+SELECT tfm_job_create('jw_hang', 'jw_mallory.mdocs', $$body || pg_sleep(3600)::text$$, 'jw_enc', 'predict_proba');
+RESET ROLE;
+SQL
+wait_for "jw_hang's run ended by tfm.job_batch_timeout" \
+  "SELECT last_error LIKE 'a batch ran longer than tfm.job_batch_timeout%57014%' FROM tfm.jobs WHERE name = 'jw_hang'"
+q "INSERT INTO jw_docs VALUES (315, 'beside a hanging job')" >/dev/null
+wait_for "jw_p beside a hanging job" "SELECT $(in_step jw_p jw_docs s.body)"
+q "SELECT tfm_job_drop('jw_hang', drop_destination => true)" >/dev/null
+psql -X -q -d postgres -c "ALTER SYSTEM RESET tfm.job_batch_timeout" -c "SELECT pg_reload_conf()" >/dev/null
 
 echo "  two workers share one job's backfill, one output per row"
 "${PSQL[@]}" >/dev/null <<'SQL'

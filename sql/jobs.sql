@@ -250,6 +250,24 @@ SELECT count(*) AS jobs FROM tfm.jobs;
 SELECT count(*) AS kept FROM jdocs_emb;
 CALL tfm_job_run('jdocs_emb');
 
+-- a partitioned source: its rows' triggers fire on the partitions, and
+-- their changes are queued as the parent's
+CREATE TABLE jparts (id int PRIMARY KEY, body text) PARTITION BY RANGE (id);
+CREATE TABLE jparts_low PARTITION OF jparts FOR VALUES FROM (0) TO (100);
+CREATE TABLE jparts_high PARTITION OF jparts FOR VALUES FROM (100) TO (1000);
+INSERT INTO jparts VALUES (1, 'the sea'), (150, 'the whale');
+SELECT tfm_job_create('jparts_emb', 'jparts', 'body', 'jobs_enc', 'embed');
+CALL tfm_job_run('jparts_emb');
+INSERT INTO jparts VALUES (2, 'a new row'), (151, 'another');
+UPDATE jparts SET body = 'the sea again' WHERE id = 1;
+DELETE FROM jparts WHERE id = 150;
+SELECT rows_pending FROM tfm.jobs WHERE name = 'jparts_emb';
+CALL tfm_job_run('jparts_emb');
+SELECT id, output = tfm_embed('jobs_enc', body) AS current FROM jparts_emb JOIN jparts USING (id) ORDER BY id;
+SELECT count(*) AS outputs FROM jparts_emb;
+SELECT tfm_job_drop('jparts_emb', drop_destination => true);
+DROP TABLE jparts;
+
 DROP TABLE jdocs, jdocs_emb, jdocs_cls, jdocs_p, jobown.notes;
 DROP SCHEMA jobown;
 SELECT tfm_drop_model('jobs_enc');

@@ -27,18 +27,19 @@ GRANT SELECT (id, name, owner, source, key_columns, key_types, input, model, tas
               last_run_at, run_started_at, run_rows, created_at, model_id, alias_id)
     ON tfm.job_defs TO PUBLIC;
 
--- outputs by model version, counted as the job's owner in a
--- security-restricted context (src/pg/sql/job_versions.c): reading
--- tfm.jobs runs no code of another role with the reader's rights
+-- outputs by model version, counted by reading the destination's rows in
+-- C (src/pg/sql/job_versions.c): reading tfm.jobs runs no code of another
+-- role, and waits for no other session's lock
 CREATE OR REPLACE FUNCTION tfm.job_versions(job_id integer) RETURNS jsonb
 AS 'MODULE_PATHNAME', 'tfm_job_versions' LANGUAGE C STABLE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION tfm.job_versions(integer) IS
-  'a job''s outputs by model version, counted as the job''s owner; NULL when you may not read its destination';
+  'a job''s outputs by model version; NULL when you may not read all of its destination, it is not a table, or it is locked';
 
 CREATE OR REPLACE VIEW tfm.jobs AS
 SELECT j.name, j.owner, j.source, j.destination, j.task,
-       coalesce((SELECT a.name FROM tfm.aliases a WHERE a.id = j.alias_id),
-                (SELECT m.name FROM tfm.models m WHERE m.id = j.model_id), j.model) AS model,
+       CASE WHEN j.alias_id IS NULL
+            THEN coalesce((SELECT m.name FROM tfm.models m WHERE m.id = j.model_id), j.model)
+            ELSE coalesce((SELECT a.name FROM tfm.aliases a WHERE a.id = j.alias_id), j.model) END AS model,
        j.state,
        j.rows_done,
        (SELECT count(DISTINCT q.key) FROM tfm.job_queue q WHERE q.job_id = j.id) AS rows_pending,

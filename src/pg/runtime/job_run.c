@@ -43,6 +43,7 @@
 #include "utils/plancache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/timeout.h"
 #include "utils/timestamp.h"
 
 #include "tfm/limits.h"
@@ -721,7 +722,7 @@ commit(volatile bool *pushed)
  */
 void
 tfm_job_run_batches(const char *name, const char *schema, int max_batches, bool check_stale,
-					TfmJobRunResult *result)
+					int batch_timeout_ms, TfmJobRunResult *result)
 {
 	MemoryContext run_cxt,
 				batch_cxt,
@@ -745,6 +746,8 @@ tfm_job_run_batches(const char *name, const char *schema, int max_batches, bool 
 	tfm_backend_ready();
 	if (SPI_connect_ext(SPI_OPT_NONATOMIC) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect_ext failed");
+	if (batch_timeout_ms > 0)
+		enable_timeout_after(STATEMENT_TIMEOUT, batch_timeout_ms);
 	MemoryContextSwitchTo(run_cxt);
 	/* a background worker has no CALL's portal snapshot: our own, popped at the first commit */
 	if (!ActiveSnapshotSet())
@@ -856,6 +859,9 @@ tfm_job_run_batches(const char *name, const char *schema, int max_batches, bool 
 				MemoryContextSwitchTo(run_cxt);
 				commit(&pushed);
 				batches++;
+				/* the next batch's time starts now */
+				if (batch_timeout_ms > 0)
+					enable_timeout_after(STATEMENT_TIMEOUT, batch_timeout_ms);
 				if (max_batches > 0 && batches >= max_batches)
 				{
 					more = true;
@@ -872,6 +878,8 @@ tfm_job_run_batches(const char *name, const char *schema, int max_batches, bool 
 		free_batch_plans(&b);
 	}
 	MemoryContextSwitchTo(run_cxt);
+	if (batch_timeout_ms > 0)
+		disable_timeout(STATEMENT_TIMEOUT, false);
 	if (pushed)
 		PopActiveSnapshot();
 	SPI_finish();

@@ -26,10 +26,12 @@
  * check_stale: first queue again the outputs of another model version (a
  * worker asks only when the version moved).  Errors other than a row's
  * are raised (the batch in flight is rolled back; its keys stay queued).
- * result may be NULL.
+ * batch_timeout_ms > 0: each batch (and the run's start) is cancelled past
+ * that long, as statement_timeout would (the workers: one job's code
+ * cannot hold them).  result may be NULL.
  */
 void		tfm_job_run_batches(const char *name, const char *schema, int max_batches,
-								bool check_stale, TfmJobRunResult *result);
+								bool check_stale, int batch_timeout_ms, TfmJobRunResult *result);
 
 /* the quoted schema of tfm's functions, which the statements built later name (kept for the session) */
 void		tfm_job_use_schema(const char *schema);

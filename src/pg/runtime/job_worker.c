@@ -24,6 +24,7 @@
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lock.h"
 #include "storage/proc.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
@@ -31,6 +32,7 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/timeout.h"
 #include "utils/timestamp.h"
 
 #include "runtime/job_run.h"
@@ -182,8 +184,10 @@ run_job(const TfmJobRef *j, const char *schema, bool check_stale, TfmJobRunResul
 	int			sec;
 	volatile bool ok = true;
 	ErrorContextCallback ctx;
+	TimestampTz started;
 
 	GetUserIdAndSecContext(&uid, &sec);
+	started = GetCurrentTimestamp();
 	set_running(j->name, true);
 	pgstat_report_activity(STATE_RUNNING, psprintf("tfm job worker: %s", j->name));
 	PG_TRY();
@@ -198,7 +202,7 @@ run_job(const TfmJobRef *j, const char *schema, bool check_stale, TfmJobRunResul
 		ctx.arg = j->name;
 		ctx.previous = error_context_stack;
 		error_context_stack = &ctx;
-		tfm_job_run_batches(j->name, schema, WORKER_BATCHES, check_stale, res);
+		tfm_job_run_batches(j->name, schema, WORKER_BATCHES, check_stale, tfm_job_batch_timeout, res);
 		error_context_stack = ctx.previous;
 		SetUserIdAndSecContext(uid, sec);
 		CommitTransactionCommand();
@@ -209,7 +213,12 @@ run_job(const TfmJobRef *j, const char *schema, bool check_stale, TfmJobRunResul
 		ErrorData  *ed;
 
 		MemoryContextSwitchTo(cxt);
+		disable_timeout(STATEMENT_TIMEOUT, false);
 		ed = CopyErrorData();
+		if (ed->sqlerrcode == ERRCODE_QUERY_CANCELED && tfm_job_batch_timeout > 0 &&
+			GetCurrentTimestamp() - started >= (int64) tfm_job_batch_timeout * 1000)
+			ed->message = psprintf("a batch ran longer than tfm.job_batch_timeout (%d ms): %s",
+								   tfm_job_batch_timeout, ed->message);
 		EmitErrorReport();
 		FlushErrorState();
 		AbortCurrentTransaction();
@@ -221,6 +230,8 @@ run_job(const TfmJobRef *j, const char *schema, bool check_stale, TfmJobRunResul
 		ok = false;
 	}
 	PG_END_TRY();
+	/* session-level advisory locks the job's code took are not the next job's */
+	LockReleaseSession(USER_LOCKMETHOD);
 	set_running(NULL, ok && res->batches > 0);
 	pgstat_report_activity(STATE_IDLE, NULL);
 	return ok;

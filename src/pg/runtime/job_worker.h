@@ -26,6 +26,7 @@ typedef struct TfmJobRunResult
 /* settings (settings.c) */
 extern int	tfm_job_workers;	/* tfm.job_workers: 0 = none */
 extern int	tfm_job_naptime;	/* tfm.job_naptime, ms */
+extern int	tfm_job_batch_timeout;	/* tfm.job_batch_timeout, ms: 0 = none */
 
 /* _PG_init while preloading: shared memory, hooks and the launcher */
 void		tfm_job_workers_init(void);

@@ -41,6 +41,7 @@ int			tfm_precision_setting = -1;	/* -1 = auto */
 bool		tfm_share_weights = true;
 int			tfm_job_workers = 2;
 int			tfm_job_naptime = 1000;	/* ms */
+int			tfm_job_batch_timeout = 10 * 60 * 1000;	/* ms */
 
 static bool blas_started = false;
 
@@ -168,6 +169,13 @@ tfm_settings_define(void)
 							"Valid range is 10 ms .. 1 h. A row inserted on an idle server has its output "
 							"about this long (plus a batch's computation) later.",
 							&tfm_job_naptime, 1000, 10, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("tfm.job_batch_timeout",
+							"The longest a background job worker lets one batch of a job run.",
+							"0 = no limit. A batch that runs longer is cancelled (its keys stay queued) "
+							"and the job is tried again after a pause, so one job's code cannot hold "
+							"a worker and the other jobs of its database.",
+							&tfm_job_batch_timeout, 10 * 60 * 1000, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("tfm");
 }

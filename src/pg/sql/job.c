@@ -50,7 +50,7 @@ tfm_job_run(PG_FUNCTION_ARGS)
 				 errmsg("tfm_job_run cannot run inside a transaction block"),
 				 errdetail("tfm_job_run commits after every batch."),
 				 errhint("CALL tfm_job_run outside BEGIN ... COMMIT and not from a function.")));
-	tfm_job_run_batches(name, schema, PG_ARGISNULL(1) ? -1 : PG_GETARG_INT32(1), true, NULL);
+	tfm_job_run_batches(name, schema, PG_ARGISNULL(1) ? -1 : PG_GETARG_INT32(1), true, 0, NULL);
 	PG_RETURN_VOID();
 }
 

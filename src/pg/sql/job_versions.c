@@ -3,94 +3,115 @@
  * of view tfm.jobs: a job's destination's outputs counted by model version.
  *
  * Any role reads tfm.jobs, and the destination is another role's table, so
- * nothing of the destination's owner may run with the reader's rights (nor
- * with a superuser's): the count runs as the job's owner, as a
- * security-restricted operation with search_path pg_catalog, in a
- * subtransaction whose every setting is rolled back — a row-security
- * policy or a table turned into a view runs as its owner, as it would for
- * the job itself.  The result is NULL, never an error, when the reader may
- * not SELECT the destination (checked in the catalog, running nothing),
- * when it is gone or no longer a table, or when the owner's count fails.
- * A cancel still ends it.
+ * the count runs no code at all: no query, no policy, no rule, no
+ * operator — it reads the table's rows itself (a heap scan under the
+ * reader's snapshot, model_version read as the bigint it is).  So neither
+ * a row-security policy nor a table turned into a view can run its
+ * owner's code with the reader's rights, raise an error, or make the read
+ * wait on its code.  NULL, never an error, when the reader may not SELECT
+ * the destination (checked in the catalog), when it is gone or not a plain
+ * table, when row security could hide some of its rows from the reader,
+ * when model_version is not a bigint, or when the table is locked
+ * (ACCESS EXCLUSIVE) by another session.  A cancel ends it.
  */
 #include "postgres.h"
 
-#include "access/xact.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "executor/tuptable.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/elog.h"
+#include "utils/hsearch.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
-#include "utils/memutils.h"
-#include "utils/resowner.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
 
-#include "runtime/job_run.h"
 #include "storage/storage.h"
 
-/* the destination's outputs by version, counted as owner; NULL on an error of the owner's */
-static Jsonb *
-count_as_owner(Oid owner, Oid dest)
+typedef struct VersionCount
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner resowner = CurrentResourceOwner;
-	TfmJob		j;
-	Jsonb	   *volatile result = NULL;
+	int64		version;		/* hash key */
+	int64		n;
+} VersionCount;
 
-	memset(&j, 0, sizeof(j));
-	j.owner = owner;
-	j.search_path = "pg_catalog, pg_temp";
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
+static int
+cmp_version(const void *a, const void *b)
+{
+	int64		x = (*(VersionCount *const *) a)->version,
+				y = (*(VersionCount *const *) b)->version;
+
+	return x < y ? -1 : x > y;
+}
+
+/* {"<version>": n, ..., "none": n} of the rows of rel, read under the active snapshot */
+static Jsonb *
+count_versions(Relation rel, AttrNumber att)
+{
+	HASHCTL		hc;
+	HTAB	   *counts;
+	TableScanDesc scan;
+	TupleTableSlot *slot;
+	int64		none = 0,
+				rows = 0;
+	HASH_SEQ_STATUS seq;
+	VersionCount *e,
+			  **sorted;
+	long		nv;
+	StringInfoData s;
+
+	memset(&hc, 0, sizeof(hc));
+	hc.keysize = sizeof(int64);
+	hc.entrysize = sizeof(VersionCount);
+	hc.hcxt = CurrentMemoryContext;
+	counts = hash_create("tfm job versions", 16, &hc, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	slot = table_slot_create(rel, NULL);
+	scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
-		TfmJobAs	as;
-		char	   *sql;
+		bool		isnull;
+		Datum		d = slot_getattr(slot, att, &isnull);
 
-		sql = psprintf("SELECT coalesce(jsonb_object_agg(coalesce(v::text, 'none'), n), '{}') "
-					   "FROM (SELECT model_version AS v, count(*) AS n FROM %s GROUP BY 1) s",
-					   quote_qualified_identifier(get_namespace_name(get_rel_namespace(dest)),
-												  get_rel_name(dest)));
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		tfm_job_owner_begin(&j, &as);
-		if (SPI_execute(sql, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
-			elog(ERROR, "cannot count the outputs of a job");
-		tfm_job_owner_end(&as);
+		if ((++rows & 4095) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (isnull)
+			none++;
+		else
 		{
-			bool		isnull;
-			Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-			MemoryContext old = MemoryContextSwitchTo(cxt);
+			int64		v = DatumGetInt64(d);
+			bool		found;
 
-			result = isnull ? NULL : DatumGetJsonbPCopy(d);
-			MemoryContextSwitchTo(old);
+			e = hash_search(counts, &v, HASH_ENTER, &found);
+			e->n = found ? e->n + 1 : 1;
 		}
-		SPI_finish();
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = resowner;
 	}
-	PG_CATCH();
-	{
-		ErrorData  *ed;
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
 
-		MemoryContextSwitchTo(cxt);
-		ed = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = resowner;
-		/* a cancel, a timeout, a shutdown: not the owner's count failing */
-		if (ERRCODE_TO_CATEGORY(ed->sqlerrcode) == ERRCODE_OPERATOR_INTERVENTION ||
-			ERRCODE_TO_CATEGORY(ed->sqlerrcode) == ERRCODE_INSUFFICIENT_RESOURCES)
-			ReThrowError(ed);
-		result = NULL;
-	}
-	PG_END_TRY();
-	return result;
+	nv = hash_get_num_entries(counts);
+	sorted = palloc(sizeof(VersionCount *) * Max(nv, 1));
+	nv = 0;
+	hash_seq_init(&seq, counts);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		sorted[nv++] = e;
+	qsort(sorted, nv, sizeof(VersionCount *), cmp_version);
+	initStringInfo(&s);
+	appendStringInfoChar(&s, '{');
+	for (long i = 0; i < nv; i++)
+		appendStringInfo(&s, "%s\"" INT64_FORMAT "\": " INT64_FORMAT, i ? ", " : "",
+						 sorted[i]->version, sorted[i]->n);
+	if (none > 0)
+		appendStringInfo(&s, "%s\"none\": " INT64_FORMAT, nv ? ", " : "", none);
+	appendStringInfoChar(&s, '}');
+	hash_destroy(counts);
+	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(s.data)));
 }
 
 PG_FUNCTION_INFO_V1(tfm_job_versions);
@@ -100,36 +121,44 @@ tfm_job_versions(PG_FUNCTION_ARGS)
 	Oid			types[1] = {INT4OID};
 	Datum		args[1];
 	TfmOwnerRow r;
-	Oid			owner = InvalidOid,
-				dest = InvalidOid;
-	char		relkind;
+	Oid			dest = InvalidOid;
+	AttrNumber	att;
+	Relation	rel;
 	Jsonb	   *res;
 
 	args[0] = Int32GetDatum(PG_GETARG_INT32(0));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (tfm_owner_row_read(&r, "SELECT owner::oid, destination::oid FROM tfm.job_defs WHERE id = $1",
+	if (tfm_owner_row_read(&r, "SELECT destination::oid FROM tfm.job_defs WHERE id = $1",
 						   1, types, args, true, "cannot read tfm.job_defs"))
 	{
 		bool		isnull;
 
-		owner = DatumGetObjectId(tfm_owner_row_col(&r, 1, &isnull));
-		dest = DatumGetObjectId(tfm_owner_row_col(&r, 2, &isnull));
+		dest = DatumGetObjectId(tfm_owner_row_col(&r, 1, &isnull));
 	}
 	tfm_owner_row_end(&r);
 	SPI_finish();
-	if (!OidIsValid(dest))
+	/* the catalog alone: the relation's kind, the reader's right, the column */
+	if (!OidIsValid(dest) || get_rel_relkind(dest) != RELKIND_RELATION ||
+		pg_class_aclcheck(dest, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		PG_RETURN_NULL();
-	/* the catalog alone: the reader's right, the relation's kind and column */
-	relkind = get_rel_relkind(dest);
-	if ((relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE) ||
-		pg_class_aclcheck(dest, GetUserId(), ACL_SELECT) != ACLCHECK_OK ||
-		pg_class_aclcheck(dest, owner, ACL_SELECT) != ACLCHECK_OK ||
-		pg_namespace_aclcheck(get_rel_namespace(dest), owner, ACL_USAGE) != ACLCHECK_OK ||
-		get_attnum(dest, "model_version") == InvalidAttrNumber)
+	att = get_attnum(dest, "model_version");
+	if (att == InvalidAttrNumber || get_atttype(dest, att) != INT8OID)
 		PG_RETURN_NULL();
-	res = count_as_owner(owner, dest);
-	if (res == NULL)
+	/* never wait for another session's lock */
+	if (!ConditionalLockRelationOid(dest, AccessShareLock))
 		PG_RETURN_NULL();
+	rel = try_table_open(dest, NoLock);
+	if (rel == NULL || rel->rd_rel->relkind != RELKIND_RELATION ||
+		/* rows a policy could hide from the reader: not counted for them */
+		check_enable_rls(dest, InvalidOid, true) == RLS_ENABLED)
+	{
+		if (rel)
+			table_close(rel, NoLock);
+		UnlockRelationOid(dest, AccessShareLock);
+		PG_RETURN_NULL();
+	}
+	res = count_versions(rel, att);
+	table_close(rel, AccessShareLock);
 	PG_RETURN_JSONB_P(res);
 }

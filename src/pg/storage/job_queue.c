@@ -8,7 +8,9 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "catalog/partition.h"
 #include "executor/spi.h"
+#include "utils/lsyscache.h"
 
 #include "storage/job_queue.h"
 #include "storage/storage.h"
@@ -48,6 +50,25 @@ job_source(int32 job_id)
 	return source;
 }
 
+/* relid is the source, or a partition of it (a partitioned source's row triggers fire on the partition) */
+static bool
+is_source(Oid source, Oid relid)
+{
+	List	   *up;
+	bool		found;
+
+	if (!OidIsValid(source))
+		return false;
+	if (source == relid)
+		return true;
+	if (!get_rel_relispartition(relid))
+		return false;
+	up = get_partition_ancestors(relid);
+	found = list_member_oid(up, source);
+	list_free(up);
+	return found;
+}
+
 static void
 enqueue(int32 job_id, Datum key, bool isnull)
 {
@@ -74,7 +95,7 @@ tfm_job_queue_push(int32 job_id, Oid relid, int n, const Datum *keys, const bool
 	TfmAsOwner	as;
 
 	tfm_spi_connect_owner(&as);
-	if (job_source(job_id) == relid)
+	if (is_source(job_source(job_id), relid))
 		for (int i = 0; i < n; i++)
 			enqueue(job_id, keys[i], isnull[i]);
 	tfm_spi_finish_owner(&as);

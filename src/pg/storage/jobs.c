@@ -14,6 +14,8 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -310,6 +312,9 @@ tfm_job_take_truncates(const TfmJob *job)
 						 1, types, args, NULL, SPI_OK_DELETE, "cannot write tfm.job_queue") > 0;
 }
 
+/* the fourth field of the keys' advisory lock tags (SQL's advisory locks use 1 and 2) */
+#define TFM_JOB_KEY_LOCK_CLASS	0x7466	/* "tf" (a uint16) */
+
 static int
 cmp_int32(const void *a, const void *b)
 {
@@ -359,23 +364,26 @@ tfm_job_claim(const TfmJob *job, int n, Datum **keys)
 	SPI_freetuptable(SPI_tuptable);
 	if (count > 0)
 	{
-		Oid			ltypes[2] = {INT4OID, INT4ARRAYOID};
-		Datum		largs[2];
-		Datum	   *hd = palloc(sizeof(Datum) * count);
-		int			nh = 0;
+		int32		last = 0;
 
-		/* in hash order, each once: two runners never wait for each other in a circle */
+		/*
+		 * In hash order, each once: two runners never wait for each other in
+		 * a circle.  The locks are of tfm's own class (an advisory lock tag
+		 * whose fourth field no SQL function takes), so no role can hold a
+		 * job's keys with pg_advisory_lock and stall its runs.
+		 */
 		qsort(hashes, count, sizeof(int32), cmp_int32);
 		for (int i = 0; i < count; i++)
-			if (i == 0 || hashes[i] != hashes[i - 1])
-				hd[nh++] = Int32GetDatum(hashes[i]);
-		largs[0] = Int32GetDatum(job->id);
-		largs[1] = PointerGetDatum(construct_array(hd, nh, INT4OID, 4, true, TYPALIGN_INT));
-		if (SPI_execute_with_args("SELECT count(pg_catalog.pg_advisory_xact_lock($1, h)) "
-								  "FROM pg_catalog.unnest($2) h",
-								  2, ltypes, largs, NULL, false, 0) != SPI_OK_SELECT)
-			elog(ERROR, "cannot lock the keys of job \"%s\"", job->name);
-		SPI_freetuptable(SPI_tuptable);
+		{
+			LOCKTAG		tag;
+
+			if (i > 0 && hashes[i] == last)
+				continue;
+			last = hashes[i];
+			SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) job->id, (uint32) hashes[i],
+								 TFM_JOB_KEY_LOCK_CLASS);
+			(void) LockAcquire(&tag, ExclusiveLock, false, false);
+		}
 	}
 	tfm_as_owner_end(&as);
 	return count;
