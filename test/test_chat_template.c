@@ -535,6 +535,8 @@ main(void)
 	refused("{% endfor %}", "{% endfor %} outside a block");
 	refused("{{ messages }}", "a list cannot be printed");
 	refused("{{ 1 // 0 }}", "division by zero");
+	/* found by test_chat_fuzz under UBSan: 0.4 overflowed int64 here */
+	refused("{{ -100000000000 * 100000000000 }}", "an integer too large");
 	refused("{{ raise_exception('no system role') }}", "refuses the conversation: no system role");
 	{
 		/* nesting past the limit */

@@ -731,7 +731,12 @@ binop(render *r, const chat_expr *e, value *out)
 		{
 			case OP_ADD: *out = mkint(V_INT, x + y); return TFM_OK;
 			case OP_SUB: *out = mkint(V_INT, x - y); return TFM_OK;
-			case OP_MUL: *out = mkint(V_INT, x * y); return TFM_OK;
+			case OP_MUL:
+				/* operands up to 10^12 each: the product may not fit (nor its minus) */
+				if (__builtin_mul_overflow(x, y, &q) || q == INT64_MIN)
+					return rfail(r, TFM_ELIMIT, e->line, "%s%s", "an integer too large", "");
+				*out = mkint(V_INT, q);
+				return TFM_OK;
 			case OP_LT: *out = mkint(V_BOOL, x < y); return TFM_OK;
 			case OP_GT: *out = mkint(V_BOOL, x > y); return TFM_OK;
 			case OP_LE: *out = mkint(V_BOOL, x <= y); return TFM_OK;
