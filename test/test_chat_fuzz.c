@@ -858,7 +858,7 @@ main(void)
 		   (unsigned long long) seed, t.runs, now() - t0, t.ok, t.max_len, t.einval, t.elimit,
 		   t.budget, t.canceled, t.enomem, t.max_gap * 1e3);
 	/* the generators reach every outcome (given enough inputs: not so in quick mode) */
-	CHECK(iters < 5000 || t.ok > 0 && t.einval > 0 && t.elimit > 0 && t.budget > 0 && t.canceled > 0,
+	CHECK(iters < 5000 || (t.ok > 0 && t.einval > 0 && t.elimit > 0 && t.budget > 0 && t.canceled > 0),
 		  "outcomes: %ld ok, %ld invalid, %ld limit, %ld budget, %ld canceled", t.ok, t.einval,
 		  t.elimit, t.budget, t.canceled);
 	for (int k = 0; k < nseeds; k++)
