@@ -5,6 +5,7 @@
 #   make unittest        run the core's C unit tests (no server needed; on
 #                        AArch64 with the NEON paths forced too)
 #   make valgrind        the same unit tests under valgrind memcheck
+#   make fuzz            test/fuzz/chat_fuzz, a libFuzzer target (clang; not run by CI)
 #   make installcheck    pg_regress against a running server (see scripts/test.sh)
 #   scripts/test.sh      everything, against a throwaway cluster
 
@@ -37,7 +38,7 @@ REGRESS_OPTS = --load-extension=$(EXTENSION)
 PG_CPPFLAGS  = $(TFM_CFLAGS) -Isrc/pg -DTFM_VERSION=\"$(EXTVERSION)\" -isystem $(shell $(PG_CONFIG) --includedir-server) -MMD -MP
 SHLIB_LINK   = $(CORE_LIBS)
 
-EXTRA_CLEAN  = $(UNIT_BINS) test/*.o $(OBJS:.o=.d)
+EXTRA_CLEAN  = $(UNIT_BINS) test/*.o $(OBJS:.o=.d) test/fuzz/chat_fuzz
 
 # No LLVM bitcode: JIT-inlining tfm's C is of no use, and clang's -MMD for
 # x.bc wrote the same x.d as gcc's for x.o, so header edits rebuilt nothing.
@@ -80,6 +81,15 @@ valgrind: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== valgrind $$t"; \
 	  TFM_BLIS_ARCH=$(VALGRIND_BLIS) TFM_LOWP_FORCE=fallback TFM_NO_PCRE2_JIT=1 TFM_TEST_QUICK=1 OMP_NUM_THREADS=1 TFM_TEST_DATA=$(CURDIR)/test/fixtures \
 	  valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect $$t; done
+
+# libFuzzer targets, built with clang and the sanitizers; run by hand (test/fuzz/chat_fuzz.c
+# says how), not by CI, where test/test_chat_fuzz runs seeded inputs instead
+FUZZ_CC    ?= clang
+CHAT_SRCS   = $(wildcard src/core/chat/*.c) src/core/util/status.c
+.PHONY: fuzz
+fuzz: test/fuzz/chat_fuzz
+test/fuzz/chat_fuzz: test/fuzz/chat_fuzz.c $(CHAT_SRCS) $(wildcard src/core/chat/*.h) include/tfm/chat_template.h
+	$(FUZZ_CC) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -o $@ test/fuzz/chat_fuzz.c $(CHAT_SRCS)
 
 # header dependencies (PGXS does not track them)
 -include $(OBJS:.o=.d)

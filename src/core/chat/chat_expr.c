@@ -5,6 +5,13 @@
  * then a primary (a string, adjacent strings joined, an integer, true /
  * false / none, a name, (expr), [list]) with its attributes, subscripts,
  * slices, calls, filters and tests.
+ *
+ * Nesting is bounded twice, both counted with the blocks around the tag
+ * (TFM_CHAT_MAX_NESTING in all): the recursion of the rules themselves
+ * (an expression inside brackets, a list or arguments, a unary minus, a
+ * not: enter() and leave()) and the height of the tree they build, which
+ * the renderer walks recursively (a chain of a + b + ..., filters or
+ * attributes is as deep as it is long: seal() on every node).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,15 +22,65 @@
 static chat_expr *
 new_expr(parser *ps, chat_ekind k)
 {
-	chat_expr  *e = chat_alloc(&ps->t->arena, sizeof(chat_expr));
+	chat_expr  *e;
 
-	if (!e)
+	if (chat_work(ps, CHAT_STEP))
+		return NULL;
+	if (!(e = chat_alloc(&ps->t->arena, sizeof(chat_expr))))
 	{
-		chat_fail(ps, TFM_ENOMEM, "%s", "out of memory");
+		chat_oom(ps);
 		return NULL;
 	}
 	e->k = k;
 	e->line = ps->line;
+	e->height = 1;
+	return e;
+}
+
+/* a recursive rule entered: fails past the limit with the blocks around */
+static int
+enter(parser *ps)
+{
+	if (++ps->depth + ps->block > TFM_CHAT_MAX_NESTING)
+		return chat_too_deep(ps);
+	return TFM_OK;
+}
+
+static void
+leave(parser *ps)
+{
+	ps->depth--;
+}
+
+static int
+height_of(const chat_expr *e)
+{
+	return e ? e->height : 0;
+}
+
+/* e complete: its height from its operands', NULL past the limit */
+static chat_expr *
+seal(parser *ps, chat_expr *e)
+{
+	int			h = 0;
+
+	if (!e)
+		return NULL;
+	if (height_of(e->a) > h)
+		h = height_of(e->a);
+	if (height_of(e->b) > h)
+		h = height_of(e->b);
+	if (height_of(e->c) > h)
+		h = height_of(e->c);
+	for (int k = 0; k < e->nargs; k++)
+		if (height_of(e->args[k]) > h)
+			h = height_of(e->args[k]);
+	e->height = h + 1;
+	if (e->height + ps->block > TFM_CHAT_MAX_NESTING)
+	{
+		chat_too_deep(ps);
+		return NULL;
+	}
 	return e;
 }
 
@@ -54,7 +111,7 @@ parse_args(parser *ps, chat_expr *e, const char *close)
 	}
 	e->args = chat_alloc(&ps->t->arena, sizeof(chat_expr *) * (e->nargs + 1));
 	if (!e->args)
-		return chat_fail(ps, TFM_ENOMEM, "%s", "out of memory");
+		return chat_oom(ps);
 	memcpy(e->args, tmp, sizeof(chat_expr *) * e->nargs);
 	return TFM_OK;
 }
@@ -66,9 +123,27 @@ parse_string(parser *ps)
 	chat_expr  *e = new_expr(ps, E_STR);
 	char	   *buf;
 	size_t		n = 0;
+	const char *q = ps->p;
 
-	if (!e || !(buf = chat_alloc(&ps->t->arena, (size_t) (ps->end - ps->p) + 1)))
+	if (!e)
 		return NULL;
+	/* the bytes of the adjacent strings bound their text (not the rest of the tag) */
+	while (q < ps->end && (*q == '\'' || *q == '"'))
+	{
+		char		quote = *q++;
+
+		while (q < ps->end && *q != quote)
+			q += (*q == '\\' && q + 1 < ps->end) ? 2 : 1;
+		if (q < ps->end)
+			q++;
+		while (q < ps->end && chat_is_space(*q))
+			q++;
+	}
+	if (!(buf = chat_alloc(&ps->t->arena, (size_t) (q - ps->p) + 1)))
+	{
+		chat_oom(ps);
+		return NULL;
+	}
 	while (ps->p < ps->end && (*ps->p == '\'' || *ps->p == '"'))
 	{
 		char		q = *ps->p++;
@@ -142,13 +217,7 @@ parse_primary(parser *ps)
 	}
 	if (chat_accept(ps, "("))
 	{
-		if (++ps->depth > TFM_CHAT_MAX_NESTING)
-		{
-			chat_fail(ps, TFM_ELIMIT, "%s", "parentheses nested too deep");
-			return NULL;
-		}
 		e = parse_expr(ps);
-		ps->depth--;
 		if (e && !chat_accept(ps, ")"))
 		{
 			chat_fail(ps, TFM_EINVAL, "%s", "expected \")\"");
@@ -160,7 +229,7 @@ parse_primary(parser *ps)
 	{
 		if (!(e = new_expr(ps, E_LIST)) || parse_args(ps, e, "]") != TFM_OK)
 			return NULL;
-		return e;
+		return seal(ps, e);
 	}
 	n = chat_peek_name(ps);
 	if (n == 0)
@@ -187,7 +256,8 @@ parse_primary(parser *ps)
 	if (!(e = new_expr(ps, E_NAME)))
 		return NULL;
 	e->len = n;
-	e->s = chat_copy_name(ps, n);
+	if (!(e->s = chat_copy_name(ps, n)))
+		return NULL;
 	return e;
 }
 
@@ -206,8 +276,9 @@ parse_postfix(parser *ps, chat_expr *e)
 				return n ? NULL : (chat_fail(ps, TFM_EINVAL, "%s", "a name after \".\""), NULL);
 			x->a = e;
 			x->len = n;
-			x->s = chat_copy_name(ps, n);
-			e = x;
+			if (!(x->s = chat_copy_name(ps, n)))
+				return NULL;
+			e = seal(ps, x);
 		}
 		else if (chat_accept(ps, "["))
 		{
@@ -222,7 +293,7 @@ parse_postfix(parser *ps, chat_expr *e)
 				{
 					if (!chat_accept(ps, "]"))
 						return chat_fail(ps, TFM_EINVAL, "%s", "expected \"]\""), NULL;
-					e = x;
+					e = seal(ps, x);
 					continue;
 				}
 			}
@@ -232,7 +303,7 @@ parse_postfix(parser *ps, chat_expr *e)
 				return NULL;
 			if (!chat_accept(ps, "]"))
 				return chat_fail(ps, TFM_EINVAL, "%s", "only slices [a:b] are supported"), NULL;
-			e = x;
+			e = seal(ps, x);
 		}
 		else if (chat_accept(ps, "("))
 		{
@@ -241,7 +312,7 @@ parse_postfix(parser *ps, chat_expr *e)
 			x->a = e;
 			if (parse_args(ps, x, ")") != TFM_OK)
 				return NULL;
-			e = x;
+			e = seal(ps, x);
 		}
 		else if (chat_accept(ps, "|"))
 		{
@@ -249,10 +320,11 @@ parse_postfix(parser *ps, chat_expr *e)
 				return n ? NULL : (chat_fail(ps, TFM_EINVAL, "%s", "a filter name after \"|\""), NULL);
 			x->a = e;
 			x->len = n;
-			x->s = chat_copy_name(ps, n);
+			if (!(x->s = chat_copy_name(ps, n)))
+				return NULL;
 			if (chat_accept(ps, "(") && parse_args(ps, x, ")") != TFM_OK)
 				return NULL;
-			e = x;
+			e = seal(ps, x);
 		}
 		else if (chat_accept_word(ps, "is"))
 		{
@@ -263,8 +335,9 @@ parse_postfix(parser *ps, chat_expr *e)
 			if (!(n = chat_peek_name(ps)))
 				return chat_fail(ps, TFM_EINVAL, "%s", "a test name after \"is\""), NULL;
 			x->len = n;
-			x->s = chat_copy_name(ps, n);
-			e = x;
+			if (!(x->s = chat_copy_name(ps, n)))
+				return NULL;
+			e = seal(ps, x);
 		}
 		else
 			break;
@@ -279,9 +352,11 @@ parse_unary(parser *ps)
 	{
 		chat_expr  *e = new_expr(ps, E_NEG);
 
-		if (e && !(e->a = parse_unary(ps)))
+		if (!e || enter(ps))
 			return NULL;
-		return e;
+		e->a = parse_unary(ps);
+		leave(ps);
+		return e->a ? seal(ps, e) : NULL;
 	}
 	return parse_postfix(ps, parse_primary(ps));
 }
@@ -297,7 +372,7 @@ pair(parser *ps, chat_ekind k, int op, chat_expr *a, chat_expr *b)
 	e->op = op;
 	e->a = a;
 	e->b = b;
-	return e;
+	return seal(ps, e);
 }
 
 static chat_expr *
@@ -399,9 +474,11 @@ parse_not(parser *ps)
 	{
 		chat_expr  *e = new_expr(ps, E_NOT);
 
-		if (e && !(e->a = parse_not(ps)))
+		if (!e || enter(ps))
 			return NULL;
-		return e;
+		e->a = parse_not(ps);
+		leave(ps);
+		return e->a ? seal(ps, e) : NULL;
 	}
 	return parse_compare(ps);
 }
@@ -427,7 +504,7 @@ parse_or(parser *ps)
 }
 
 static chat_expr *
-parse_expr(parser *ps)
+parse_cond(parser *ps)
 {
 	chat_expr  *e = parse_or(ps);
 
@@ -440,19 +517,32 @@ parse_expr(parser *ps)
 		c->b = e;
 		if (chat_accept_word(ps, "else") && !(c->c = parse_expr(ps)))
 			return NULL;
-		return c;
+		return seal(ps, c);
 	}
+	return e;
+}
+
+/* every nested expression (brackets, lists, arguments, subscripts, else) comes here */
+static chat_expr *
+parse_expr(parser *ps)
+{
+	chat_expr  *e = NULL;
+
+	if (enter(ps) == TFM_OK)
+		e = parse_cond(ps);
+	leave(ps);
 	return e;
 }
 
 /* a whole tag's expression */
 chat_expr *
-chat_tag_expr(parser *ps, const char *p, const char *end)
+chat_tag_expr(parser *ps, int block, const char *p, const char *end)
 {
 	chat_expr  *e;
 
 	ps->p = p;
 	ps->end = end;
+	ps->block = block;
 	ps->depth = 0;
 	e = parse_expr(ps);
 	chat_skip_ws(ps);

@@ -19,9 +19,45 @@ chat_fail(parser *ps, int code, const char *fmt, const char *what)
 
 		snprintf(buf, sizeof(buf), fmt, what);
 		tfm_status_set(ps->err, code, "chat template line %d: %s", ps->line, buf);
+		ps->code = code;
 	}
 	ps->failed = 1;
 	return code;
+}
+
+int
+chat_oom(parser *ps)
+{
+	char		b[32];
+
+	if (!ps->t->mem.over_budget)
+		return chat_fail(ps, TFM_ENOMEM, "%s", "out of memory");
+	snprintf(b, sizeof(b), "%zu", ps->t->mem.budget);
+	return chat_fail(ps, TFM_ELIMIT, "parsing needs more memory than the budget of %s bytes", b);
+}
+
+int
+chat_too_deep(parser *ps)
+{
+	char		b[16];
+
+	snprintf(b, sizeof(b), "%d", TFM_CHAT_MAX_NESTING);
+	return chat_fail(ps, TFM_ELIMIT, "nested deeper than %s levels "
+					 "(blocks, brackets, operators, filters and calls count together)", b);
+}
+
+int
+chat_work(parser *ps, size_t units)
+{
+	if (!chat_poll_work(&ps->poll, units))
+		return TFM_OK;
+	if (!ps->failed)
+	{
+		tfm_status_set(ps->err, TFM_ECANCELED, "parsing the chat template was canceled");
+		ps->code = TFM_ECANCELED;
+	}
+	ps->failed = 1;
+	return TFM_ECANCELED;
 }
 
 int
@@ -89,6 +125,8 @@ chat_copy_name(parser *ps, size_t n)
 
 	if (s)
 		memcpy(s, ps->p, n);
+	else
+		chat_oom(ps);
 	ps->p += n;
 	return s;
 }

@@ -31,10 +31,11 @@ add_seg(parser *ps, seg s)
 	if (ps->nseg == ps->cap)
 	{
 		int			cap = ps->cap ? 2 * ps->cap : 64;
-		seg		   *n = realloc(ps->segs, sizeof(seg) * cap);
+		seg		   *n = chat_mem_grow(&ps->t->mem, ps->segs, sizeof(seg) * ps->cap,
+									  sizeof(seg) * cap);
 
 		if (!n)
-			return TFM_ENOMEM;
+			return chat_oom(ps);
 		ps->segs = n;
 		ps->cap = cap;
 	}
@@ -42,14 +43,19 @@ add_seg(parser *ps, seg s)
 	return TFM_OK;
 }
 
-static int
-line_of(const char *src, const char *p)
+/* the line of p, counted on from the last place asked (places only move forward) */
+typedef struct line_count
 {
-	int			l = 1;
+	const char *at;
+	int			line;
+} line_count;
 
-	for (; src < p; src++)
-		l += *src == '\n';
-	return l;
+static int
+line_of(line_count *lc, const char *p)
+{
+	for (; lc->at < p; lc->at++)
+		lc->line += *lc->at == '\n';
+	return lc->line;
 }
 
 /* the template cut into text and tags */
@@ -57,6 +63,7 @@ static int
 split_tags(parser *ps, const char *s, size_t n)
 {
 	size_t		pos = 0;
+	line_count	lc = {s, 1};
 
 	while (pos < n)
 	{
@@ -75,14 +82,14 @@ split_tags(parser *ps, const char *s, size_t n)
 			i = n;
 		if (i > pos)
 		{
-			seg			t = {S_TEXT, s + pos, i - pos, 0, 0, 0, line_of(s, s + pos)};
+			seg			t = {S_TEXT, s + pos, i - pos, 0, 0, 0, line_of(&lc, s + pos)};
 
 			if (add_seg(ps, t))
-				return TFM_ENOMEM;
+				return ps->code;
 		}
 		if (!open)
 			break;
-		g.line = line_of(s, open);
+		g.line = line_of(&lc, open);
 		g.k = open[1] == '{' ? S_OUT : open[1] == '%' ? S_STMT : S_COMMENT;
 		close = open[1] == '{' ? '}' : open[1];
 		i += 2;
@@ -126,7 +133,10 @@ split_tags(parser *ps, const char *s, size_t n)
 			g.len--;
 		}
 		if (add_seg(ps, g))
-			return TFM_ENOMEM;
+			return ps->code;
+		/* the bytes read, for the host's cancel poll */
+		if (chat_work(ps, i + 2 - pos))
+			return ps->code;
 		pos = i + 2;
 	}
 	return TFM_OK;
@@ -188,7 +198,7 @@ new_node(parser *ps, chat_nkind k)
 	chat_node  *n = chat_alloc(&ps->t->arena, sizeof(chat_node));
 
 	if (!n)
-		chat_fail(ps, TFM_ENOMEM, "%s", "out of memory");
+		chat_oom(ps);
 	else
 	{
 		n->k = k;
@@ -208,7 +218,7 @@ push_node(parser *ps, chat_body *b, chat_node *n)
 		chat_node **m = chat_alloc(&ps->t->arena, sizeof(chat_node *) * cap);
 
 		if (!m)
-			return chat_fail(ps, TFM_ENOMEM, "%s", "out of memory");
+			return chat_oom(ps);
 		if (b->count)
 			memcpy(m, b->n, sizeof(chat_node *) * b->count);
 		b->n = m;
@@ -248,7 +258,7 @@ parse_if(parser *ps, int *i, chat_node *n, int depth)
 	size_t		kw = keyword(ps, g);
 
 	n->nbranch = 0;
-	if (!(conds[0] = chat_tag_expr(ps, ps->p + kw, g->p + g->len)))
+	if (!(conds[0] = chat_tag_expr(ps, depth, ps->p + kw, g->p + g->len)))
 		return TFM_EINVAL;
 	for (;;)
 	{
@@ -262,19 +272,21 @@ parse_if(parser *ps, int *i, chat_node *n, int depth)
 			return chat_fail(ps, TFM_EINVAL, "%s", "{% if %} without {% endif %}");
 		if (strcmp(ended, "endif") == 0)
 			break;
-		if (conds[b] == NULL || n->nbranch >= 64)
+		if (conds[b] == NULL)
 			return chat_fail(ps, TFM_EINVAL, "%s", "{% elif %} or {% else %} after {% else %}");
+		if (n->nbranch >= 64)
+			return chat_fail(ps, TFM_ELIMIT, "%s", "an {% if %} has more than 64 branches");
 		g = &ps->segs[*i];
 		kw = keyword(ps, g);
 		if (strcmp(ended, "else") == 0)
 			conds[n->nbranch] = NULL;
-		else if (!(conds[n->nbranch] = chat_tag_expr(ps, ps->p + kw, g->p + g->len)))
+		else if (!(conds[n->nbranch] = chat_tag_expr(ps, depth, ps->p + kw, g->p + g->len)))
 			return TFM_EINVAL;
 	}
 	n->conds = chat_alloc(&ps->t->arena, sizeof(chat_expr *) * n->nbranch);
 	n->bodies = chat_alloc(&ps->t->arena, sizeof(chat_body) * n->nbranch);
 	if (!n->conds || !n->bodies)
-		return chat_fail(ps, TFM_ENOMEM, "%s", "out of memory");
+		return chat_oom(ps);
 	memcpy(n->conds, conds, sizeof(chat_expr *) * n->nbranch);
 	memcpy(n->bodies, bodies, sizeof(chat_body) * n->nbranch);
 	return TFM_OK;
@@ -292,7 +304,8 @@ parse_for(parser *ps, int *i, chat_node *n, int depth)
 	if (!(vn = chat_peek_name(ps)))
 		return chat_fail(ps, TFM_EINVAL, "%s", "{% for %} needs a variable");
 	n->len = vn;
-	n->s = chat_copy_name(ps, vn);
+	if (!(n->s = chat_copy_name(ps, vn)))
+		return ps->code;
 	if (chat_accept(ps, ","))
 		return chat_fail(ps, TFM_EINVAL, "%s", "{% for a, b in ... %} is not supported");
 	if (!chat_accept_word(ps, "in"))
@@ -301,7 +314,7 @@ parse_for(parser *ps, int *i, chat_node *n, int depth)
 		/* a condition ("for x in xs if c") is not in the subset */
 		const char *start = ps->p;
 
-		if (!(n->e = chat_tag_expr(ps, start, g->p + g->len)))
+		if (!(n->e = chat_tag_expr(ps, depth, start, g->p + g->len)))
 			return TFM_EINVAL;
 		if (n->e->k == E_COND)
 			return chat_fail(ps, TFM_EINVAL, "%s", "{% for ... if ... %} is not supported");
@@ -316,7 +329,7 @@ parse_for(parser *ps, int *i, chat_node *n, int depth)
 }
 
 static int
-parse_set(parser *ps, const seg *g, chat_node *n)
+parse_set(parser *ps, const seg *g, chat_node *n, int depth)
 {
 	size_t		kw = keyword(ps, g),
 				vn;
@@ -325,12 +338,13 @@ parse_set(parser *ps, const seg *g, chat_node *n)
 	if (!(vn = chat_peek_name(ps)))
 		return chat_fail(ps, TFM_EINVAL, "%s", "{% set %} needs a name");
 	n->len = vn;
-	n->s = chat_copy_name(ps, vn);
+	if (!(n->s = chat_copy_name(ps, vn)))
+		return ps->code;
 	if (chat_accept(ps, "."))
 		return chat_fail(ps, TFM_EINVAL, "%s", "{% set a.b = ... %} (namespaces) is not supported");
 	if (!chat_accept(ps, "="))
 		return chat_fail(ps, TFM_EINVAL, "%s", "{% set name %}...{% endset %} is not supported");
-	n->e = chat_tag_expr(ps, ps->p, g->p + g->len);
+	n->e = chat_tag_expr(ps, depth, ps->p, g->p + g->len);
 	return n->e ? TFM_OK : TFM_EINVAL;
 }
 
@@ -345,7 +359,7 @@ parse_body(parser *ps, int *i, chat_body *b, int depth, const char **ended)
 
 	*ended = NULL;
 	if (depth > TFM_CHAT_MAX_NESTING)
-		return chat_fail(ps, TFM_ELIMIT, "%s", "blocks nested too deep");
+		return chat_too_deep(ps);
 	for (; *i < ps->nseg; (*i)++)
 	{
 		seg		   *g = &ps->segs[*i];
@@ -353,6 +367,8 @@ parse_body(parser *ps, int *i, chat_body *b, int depth, const char **ended)
 		size_t		kw;
 
 		ps->line = g->line;
+		if (chat_work(ps, CHAT_STEP))
+			return ps->code;
 		if (g->k == S_COMMENT)
 			continue;
 		if (g->k == S_TEXT)
@@ -369,7 +385,7 @@ parse_body(parser *ps, int *i, chat_body *b, int depth, const char **ended)
 		}
 		if (g->k == S_OUT)
 		{
-			if (!(n = new_node(ps, N_OUT)) || !(n->e = chat_tag_expr(ps, g->p, g->p + g->len)) ||
+			if (!(n = new_node(ps, N_OUT)) || !(n->e = chat_tag_expr(ps, depth, g->p, g->p + g->len)) ||
 				push_node(ps, b, n))
 				return TFM_EINVAL;
 			continue;
@@ -395,7 +411,7 @@ parse_body(parser *ps, int *i, chat_body *b, int depth, const char **ended)
 		}
 		else if (kw == 3 && strncmp(ps->p, "set", 3) == 0)
 		{
-			if (!(n = new_node(ps, N_SET)) || parse_set(ps, g, n) || push_node(ps, b, n))
+			if (!(n = new_node(ps, N_SET)) || parse_set(ps, g, n, depth) || push_node(ps, b, n))
 				return TFM_EINVAL;
 		}
 		else
@@ -410,25 +426,44 @@ parse_body(parser *ps, int *i, chat_body *b, int depth, const char **ended)
 }
 
 int
-tfm_chat_template_parse(tfm_chat_template **out, const char *text, size_t len, tfm_status *err)
+tfm_chat_template_parse(tfm_chat_template **out, const char *text, size_t len,
+						tfm_chat_opts *o, tfm_status *err)
 {
 	parser		ps;
 	tfm_chat_template *t;
+	chat_mem	mem;
 	const char *ended = NULL;
 	int			i = 0,
 				st;
 
 	*out = NULL;
+	if (o)
+	{
+		o->peak = 0;
+		o->over_budget = 0;
+	}
 	if (len > TFM_CHAT_MAX_TEMPLATE_BYTES)
 		return tfm_status_set(err, TFM_ELIMIT, "a chat template is %zu bytes long, more than %d",
 							  len, TFM_CHAT_MAX_TEMPLATE_BYTES);
 	if (memchr(text, '\0', len))
 		return tfm_status_set(err, TFM_EINVAL, "a chat template must not contain NUL");
-	if (!(t = calloc(1, sizeof(*t))))
-		return tfm_status_set(err, TFM_ENOMEM, "out of memory");
+	chat_mem_init(&mem, o);
+	if (!(t = chat_mem_alloc(&mem, sizeof(*t))))
+	{
+		if (o)
+			o->over_budget = mem.over_budget;
+		return mem.over_budget ?
+			tfm_status_set(err, TFM_ELIMIT, "parsing the chat template needs more memory than the budget of %zu bytes",
+						   mem.budget) :
+			tfm_status_set(err, TFM_ENOMEM, "out of memory");
+	}
+	memset(t, 0, sizeof(*t));
+	t->mem = mem;
+	t->arena.mem = &t->mem;
 	memset(&ps, 0, sizeof(ps));
 	ps.t = t;
 	ps.err = err;
+	chat_poll_init(&ps.poll, o);
 	ps.src = text;
 	ps.line = 1;
 	/* Jinja drops one newline at the template's end */
@@ -438,26 +473,29 @@ tfm_chat_template_parse(tfm_chat_template **out, const char *text, size_t len, t
 		/* the text nodes point into the template's own copy */
 		char	   *copy = chat_alloc(&t->arena, len + 1);
 
-		if (!copy)
+		if (copy)
 		{
-			tfm_chat_template_free(t);
-			return tfm_status_set(err, TFM_ENOMEM, "out of memory");
+			memcpy(copy, text, len);
+			text = copy;
+			ps.src = copy;
 		}
-		memcpy(copy, text, len);
-		text = copy;
-		ps.src = copy;
+		else
+			chat_oom(&ps);
 	}
-	st = split_tags(&ps, text, len);
+	st = ps.failed ? ps.code : split_tags(&ps, text, len);
 	if (st == TFM_OK)
 	{
 		whitespace(&ps);
 		st = parse_body(&ps, &i, &t->root, 0, &ended);
 	}
-	if (st == TFM_OK && ps.failed)
-		st = TFM_EINVAL;
-	if (st == TFM_ENOMEM && !ps.failed)
-		tfm_status_set(err, TFM_ENOMEM, "out of memory");
-	free(ps.segs);
+	if (ps.failed)
+		st = ps.code;
+	chat_mem_free(&t->mem, ps.segs, sizeof(seg) * ps.cap);
+	if (o)
+	{
+		o->peak = t->mem.peak;
+		o->over_budget = t->mem.over_budget && st == TFM_ELIMIT;
+	}
 	if (st != TFM_OK)
 	{
 		tfm_chat_template_free(t);
@@ -470,8 +508,17 @@ tfm_chat_template_parse(tfm_chat_template **out, const char *text, size_t len, t
 void
 tfm_chat_template_free(tfm_chat_template *t)
 {
+	chat_mem	mem;
+
 	if (!t)
 		return;
 	chat_arena_free(&t->arena);
-	free(t);
+	mem = t->mem;
+	chat_mem_free(&mem, t, sizeof(*t));
+}
+
+size_t
+tfm_chat_template_bytes(const tfm_chat_template *t)
+{
+	return t->mem.used;
 }

@@ -29,6 +29,7 @@ typedef struct parser
 {
 	tfm_chat_template *t;
 	tfm_status *err;
+	chat_poll	poll;
 	const char *src;
 	seg		   *segs;
 	int			nseg,
@@ -37,13 +38,21 @@ typedef struct parser
 	const char *p,
 			   *end;
 	int			line,
-				depth;
-	int			failed;
+				block,			/* the blocks around its tag */
+				depth;			/* the recursive rules entered inside it */
+	int			failed,
+				code;			/* the first failure's */
 } parser;
 
 /* ---- reading steps (chat_lex.c) ---- */
 /* an error (the first one counts) with the line being read; returns code */
 int			chat_fail(parser *ps, int code, const char *fmt, const char *what);
+/* an allocation failed: past the budget (TFM_ELIMIT) or out of memory */
+int			chat_oom(parser *ps);
+/* TFM_ELIMIT: past TFM_CHAT_MAX_NESTING levels at the current line */
+int			chat_too_deep(parser *ps);
+/* units of work done; TFM_ECANCELED (failed) when the host asks to stop */
+int			chat_work(parser *ps, size_t units);
 int			chat_is_space(char c);
 
 void		chat_skip_ws(parser *ps);
@@ -51,11 +60,11 @@ void		chat_skip_ws(parser *ps);
 size_t		chat_peek_name(parser *ps);
 int			chat_accept_word(parser *ps, const char *w);
 int			chat_accept(parser *ps, const char *op);
-/* the next n bytes as a name in the arena (consumed) */
+/* the next n bytes as a name in the arena (consumed; NULL, failed, without memory) */
 char	   *chat_copy_name(parser *ps, size_t n);
 
 /* ---- reading an expression (chat_expr.c) ---- */
-/* the whole expression of p[0 .. end) (a tag's inside), NULL on an error */
-chat_expr  *chat_tag_expr(parser *ps, const char *p, const char *end);
+/* the whole expression of p[0 .. end) (a tag's inside, block blocks deep), NULL on an error */
+chat_expr  *chat_tag_expr(parser *ps, int block, const char *p, const char *end);
 
 #endif							/* TFM_CHAT_PARSER_H */

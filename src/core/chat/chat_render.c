@@ -15,6 +15,20 @@
  * Strings print as they are, integers in decimal, booleans as True /
  * False, none as None (Python's str()); a list or a message cannot be
  * printed.  The output stops at TFM_CHAT_MAX_OUTPUT_BYTES.
+ *
+ * Bounds (a template is hostile input): the walk over statements and
+ * expressions is recursive, as deep as the parser let the template nest
+ * (blocks and expressions together, TFM_CHAT_MAX_NESTING; counted again
+ * here in r->depth), and lists built while rendering nest no deeper
+ * (value.depth), so values_equal's recursion is bounded too.  Every loop
+ * adds its work to the host's cancel poll (tick()): statements, loop
+ * passes and expression steps, and every byte copied, compared or
+ * scanned; a cancel stops the rendering with TFM_ECANCELED.  Memory comes
+ * from the host's allocator within the budget (chat_arena.c), the
+ * template's own bytes included; an output tag's temporary values are
+ * dropped once printed, a loop pass's when the pass ends (nothing made in
+ * a pass outlives it: its names go with its scope), so a long
+ * conversation holds about its prompt and what {% set %} keeps.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +44,7 @@ typedef enum
 typedef struct value
 {
 	vkind		k;
+	int			depth;			/* V_LIST: lists inside each other (1: none inside) */
 	int64_t		i;				/* V_BOOL, V_INT, V_MSG (its index) */
 	const char *s;				/* V_STR */
 	size_t		len;			/* V_STR bytes, V_LIST items */
@@ -59,7 +74,9 @@ typedef struct frame
 
 typedef struct render
 {
+	chat_mem	mem;			/* the host's allocator and the budget */
 	chat_arena	arena;			/* values made while rendering */
+	chat_poll	poll;
 	tfm_status *err;
 	const tfm_chat_message *msgs;
 	int			nmsg;
@@ -69,10 +86,12 @@ typedef struct render
 			   *eos;
 	frame		frames[TFM_CHAT_MAX_NESTING + 2];
 	int			nframes;
+	int			depth;			/* blocks and expressions being walked */
 	char	   *out;
 	size_t		len,
 				cap;
-	int			failed;
+	int			failed,
+				code;			/* the first failure's */
 } render;
 
 static int
@@ -87,21 +106,47 @@ rfail(render *r, int code, int line, const char *fmt, const char *a, const char 
 			tfm_status_set(r->err, code, "chat template line %d: %s", line, buf);
 		else
 			tfm_status_set(r->err, code, "%s", buf);
+		r->code = code;
 	}
 	r->failed = 1;
 	return code;
 }
 
+/* an allocation failed: past the budget (TFM_ELIMIT) or out of memory */
 static int
 oom(render *r)
 {
-	return rfail(r, TFM_ENOMEM, 0, "%s%s", "out of memory", "");
+	char		b[32];
+
+	if (!r->mem.over_budget)
+		return rfail(r, TFM_ENOMEM, 0, "%s%s", "out of memory", "");
+	snprintf(b, sizeof(b), "%zu", r->mem.budget);
+	return rfail(r, TFM_ELIMIT, 0, "rendering the chat template needs more memory than the budget of %s bytes%s",
+				 b, "");
+}
+
+/* units of work done (a step is CHAT_STEP, a byte one): TFM_ECANCELED when the host says stop */
+static int
+tick(render *r, size_t units)
+{
+	if (!chat_poll_work(&r->poll, units))
+		return TFM_OK;
+	return rfail(r, TFM_ECANCELED, 0, "%s%s", "rendering the chat template was canceled", "");
+}
+
+static int
+too_deep(render *r, int line, const char *what)
+{
+	char		b[16];
+
+	snprintf(b, sizeof(b), "%d", TFM_CHAT_MAX_NESTING);
+	return rfail(r, TFM_ELIMIT, line, "%s nested deeper than %s levels", what, b);
 }
 
 static value
 mkstr(const char *s, size_t len)
 {
-	value		v = {V_STR, 0, s, len, NULL, NULL};
+	value		v = {V_STR, 0, 0, s, len, NULL, NULL};
 
 	return v;
 }
@@ -109,7 +154,7 @@ mkstr(const char *s, size_t len)
 static value
 mkint(vkind k, int64_t i)
 {
-	value		v = {k, i, NULL, 0, NULL, NULL};
+	value		v = {k, 0, i, NULL, 0, NULL, NULL};
 
 	return v;
 }
@@ -146,15 +191,20 @@ truthy(const value *v)
 static int
 emit(render *r, const char *s, size_t n)
 {
-	if (r->len + n > TFM_CHAT_MAX_OUTPUT_BYTES)
+	if (tick(r, n))
+		return TFM_ECANCELED;
+	if (n > TFM_CHAT_MAX_OUTPUT_BYTES || r->len + n > TFM_CHAT_MAX_OUTPUT_BYTES)
 		return rfail(r, TFM_ELIMIT, 0, "a rendered chat prompt is longer than %s bytes%s",
 					 "67108864", "");
 	if (r->len + n + 1 > r->cap)
 	{
-		size_t		cap = (r->len + n + 1) * 2;
-		char	   *o = realloc(r->out, cap);
+		size_t		need = r->len + n + 1,
+					cap = need < 256 ? 256 : need * 2;
+		char	   *o;
 
-		if (!o)
+		if (cap > (size_t) TFM_CHAT_MAX_OUTPUT_BYTES + 1)
+			cap = need > (size_t) TFM_CHAT_MAX_OUTPUT_BYTES + 1 ? need : (size_t) TFM_CHAT_MAX_OUTPUT_BYTES + 1;
+		if (!(o = chat_mem_grow(&r->mem, r->out, r->cap, cap)))
 			return oom(r);
 		r->out = o;
 		r->cap = cap;
@@ -211,9 +261,13 @@ static value
 lookup(render *r, const char *s, size_t n)
 {
 	for (int f = r->nframes - 1; f >= 0; f--)
+	{
+		/* many names set make each lookup long: their count is work too */
+		(void) tick(r, (size_t) r->frames[f].n);
 		for (int k = r->frames[f].n - 1; k >= 0; k--)
 			if (r->frames[f].b[k].len == n && strncmp(r->frames[f].b[k].name, s, n) == 0)
 				return r->frames[f].b[k].v;
+	}
 	if (name_is(s, n, "messages"))
 		return r->messages;
 	if (name_is(s, n, "add_generation_prompt"))
@@ -239,7 +293,7 @@ bind(render *r, const char *s, size_t n, value v)
 	if (f->n == f->cap)
 	{
 		int			cap = f->cap ? 2 * f->cap : 8;
-		binding    *b = realloc(f->b, sizeof(binding) * cap);
+		binding    *b = chat_mem_grow(&r->mem, f->b, sizeof(binding) * f->cap, sizeof(binding) * cap);
 
 		if (!b)
 			return oom(r);
@@ -261,9 +315,12 @@ concat(render *r, const char *a, size_t an, const char *b, size_t bn, value *out
 {
 	char	   *s;
 
-	if (an + bn > TFM_CHAT_MAX_OUTPUT_BYTES)
+	if (an > TFM_CHAT_MAX_OUTPUT_BYTES || bn > TFM_CHAT_MAX_OUTPUT_BYTES ||
+		an + bn > TFM_CHAT_MAX_OUTPUT_BYTES)
 		return rfail(r, TFM_ELIMIT, 0, "a string of the chat template grows past %s bytes%s",
 					 "67108864", "");
+	if (tick(r, an + bn))
+		return TFM_ECANCELED;
 	if (!(s = chat_alloc(&r->arena, an + bn + 1)))
 		return oom(r);
 	memcpy(s, a, an);
@@ -272,15 +329,21 @@ concat(render *r, const char *a, size_t an, const char *b, size_t bn, value *out
 	return TFM_OK;
 }
 
+/*
+ * a == b.  Recursive over lists (as deep as lists nest, TFM_CHAT_MAX_NESTING
+ * at most); lists that share items ({% set l = [l, l] %}) can make the walk
+ * far longer than their memory, so it counts its work and stops (0, failed)
+ * at a cancel.
+ */
 static int
-values_equal(const value *a, const value *b)
+values_equal(render *r, const value *a, const value *b)
 {
 	int			an = a->k == V_INT || a->k == V_BOOL,
 				bn = b->k == V_INT || b->k == V_BOOL;
 
 	if (an && bn)
 		return a->i == b->i;
-	if (a->k != b->k)
+	if (a->k != b->k || r->failed)
 		return 0;
 	switch (a->k)
 	{
@@ -288,14 +351,16 @@ values_equal(const value *a, const value *b)
 		case V_NONE:
 			return 1;
 		case V_STR:
-			return a->len == b->len && memcmp(a->s, b->s, a->len) == 0;
+			if (a->len != b->len || tick(r, a->len))
+				return 0;
+			return memcmp(a->s, b->s, a->len) == 0;
 		case V_MSG:
 			return a->i == b->i;
 		case V_LIST:
 			if (a->len != b->len)
 				return 0;
 			for (size_t k = 0; k < a->len; k++)
-				if (!values_equal(&a->items[k], &b->items[k]))
+				if (tick(r, CHAT_STEP) || !values_equal(r, &a->items[k], &b->items[k]))
 					return 0;
 			return 1;
 		default:
@@ -403,9 +468,11 @@ strip(const value *s, const value *chars, int which)
 static int
 change_case(render *r, const value *s, int upper, value *out)
 {
-	char	   *b = chat_alloc(&r->arena, s->len + 1);
+	char	   *b;
 
-	if (!b)
+	if (tick(r, s->len))
+		return TFM_ECANCELED;
+	if (!(b = chat_alloc(&r->arena, s->len + 1)))
 		return oom(r);
 	for (size_t k = 0; k < s->len; k++)
 	{
@@ -438,6 +505,8 @@ call_method(render *r, const chat_expr *e, value *out)
 	if (eval(r, m->a, &self) || eval_args(r, e, args))
 		return TFM_EINVAL;
 	snprintf(nm, sizeof(nm), "%.*s", (int) m->len, m->s);
+	if (self.k == V_STR && tick(r, self.len))
+		return TFM_ECANCELED;
 	if (self.k != V_STR)
 		return rfail(r, TFM_EINVAL, e->line, "the method %s() of %s is not supported", nm,
 					 kind_name(self.k));
@@ -509,6 +578,8 @@ filter(render *r, const chat_expr *e, value *out)
 	if (eval(r, e->a, &v))
 		return TFM_EINVAL;
 	snprintf(nm, sizeof(nm), "%.*s", (int) e->len, e->s);
+	if (v.k == V_STR && tick(r, v.len))
+		return TFM_ECANCELED;
 	if (!strcmp(nm, "trim") && v.k == V_STR)
 		*out = strip(&v, NULL, 3);
 	else if (!strcmp(nm, "length") && (v.k == V_STR || v.k == V_LIST))
@@ -565,16 +636,25 @@ contains(render *r, const value *hay, const value *needle, int line)
 	{
 		if (needle->len == 0)
 			return 1;
+		/* quadratic at worst ("aa...ab" in "aa...a"): every comparison is work */
 		for (size_t k = 0; k + needle->len <= hay->len; k++)
+		{
+			if (tick(r, needle->len))
+				return -1;
 			if (memcmp(hay->s + k, needle->s, needle->len) == 0)
 				return 1;
+		}
 		return 0;
 	}
 	if (hay->k == V_LIST)
 	{
 		for (size_t k = 0; k < hay->len; k++)
-			if (values_equal(&hay->items[k], needle))
+		{
+			if (values_equal(r, &hay->items[k], needle))
 				return 1;
+			if (r->failed || tick(r, CHAT_STEP))
+				return -1;
+		}
 		return 0;
 	}
 	if (hay->k == V_MSG && needle->k == V_STR)
@@ -595,8 +675,8 @@ binop(render *r, const chat_expr *e, value *out)
 	{
 		case OP_EQ:
 		case OP_NE:
-			*out = mkint(V_BOOL, values_equal(&a, &b) == (e->op == OP_EQ));
-			return TFM_OK;
+			*out = mkint(V_BOOL, values_equal(r, &a, &b) == (e->op == OP_EQ));
+			return r->failed ? r->code : TFM_OK;
 		case OP_IN:
 		case OP_NOTIN:
 			{
@@ -632,7 +712,8 @@ binop(render *r, const chat_expr *e, value *out)
 				*out = a;
 				out->items = items;
 				out->len = a.len + b.len;
-				return TFM_OK;
+				out->depth = a.depth > b.depth ? a.depth : b.depth;
+				return tick(r, sizeof(value) * out->len);
 			}
 			break;
 		default:
@@ -650,7 +731,12 @@ binop(render *r, const chat_expr *e, value *out)
 		{
 			case OP_ADD: *out = mkint(V_INT, x + y); return TFM_OK;
 			case OP_SUB: *out = mkint(V_INT, x - y); return TFM_OK;
-			case OP_MUL: *out = mkint(V_INT, x * y); return TFM_OK;
+			case OP_MUL:
+				/* operands up to 10^12 each: the product may not fit (nor its minus) */
+				if (__builtin_mul_overflow(x, y, &q) || q == INT64_MIN)
+					return rfail(r, TFM_ELIMIT, e->line, "%s%s", "an integer too large", "");
+				*out = mkint(V_INT, q);
+				return TFM_OK;
 			case OP_LT: *out = mkint(V_BOOL, x < y); return TFM_OK;
 			case OP_GT: *out = mkint(V_BOOL, x > y); return TFM_OK;
 			case OP_LE: *out = mkint(V_BOOL, x <= y); return TFM_OK;
@@ -668,7 +754,11 @@ binop(render *r, const chat_expr *e, value *out)
 	if (a.k == V_STR && b.k == V_STR && e->op >= OP_LT && e->op <= OP_GE)
 	{
 		size_t		m = a.len < b.len ? a.len : b.len;
-		int			c = memcmp(a.s, b.s, m);
+		int			c;
+
+		if (tick(r, m))
+			return TFM_ECANCELED;
+		c = memcmp(a.s, b.s, m);
 
 		if (c == 0)
 			c = (a.len > b.len) - (a.len < b.len);
@@ -737,12 +827,10 @@ slice(render *r, const chat_expr *e, value *out)
 }
 
 static int
-eval(render *r, const chat_expr *e, value *out)
+eval_node(render *r, const chat_expr *e, value *out)
 {
 	value		a;
 
-	if (r->failed)
-		return TFM_EINVAL;
 	switch (e->k)
 	{
 		case E_STR:
@@ -763,15 +851,24 @@ eval(render *r, const chat_expr *e, value *out)
 		case E_LIST:
 			{
 				value	   *items = chat_alloc(&r->arena, sizeof(value) * (e->nargs + 1));
+				int			depth = 1;
 
 				if (!items)
 					return oom(r);
 				for (int k = 0; k < e->nargs; k++)
+				{
 					if (eval(r, e->args[k], &items[k]))
 						return TFM_EINVAL;
+					if (items[k].k == V_LIST && items[k].depth + 1 > depth)
+						depth = items[k].depth + 1;
+				}
+				/* {% set l = [l] %} again and again nests lists deeper than any expression */
+				if (depth > TFM_CHAT_MAX_NESTING)
+					return too_deep(r, e->line, "lists");
 				*out = mkint(V_LIST, 0);
 				out->items = items;
 				out->len = (size_t) e->nargs;
+				out->depth = depth;
 				return TFM_OK;
 			}
 		case E_ATTR:
@@ -826,8 +923,40 @@ eval(render *r, const chat_expr *e, value *out)
 	return rfail(r, TFM_EINVAL, e->line, "%s%s", "an unknown expression", "");
 }
 
+/* e evaluated one level deeper (the parser bounded the levels; counted here again) */
+static int
+eval(render *r, const chat_expr *e, value *out)
+{
+	int			st;
+
+	if (r->failed)
+		return r->code;
+	if (tick(r, CHAT_STEP))
+		return TFM_ECANCELED;
+	if (++r->depth > TFM_CHAT_MAX_NESTING)
+		st = too_deep(r, e->line, "blocks and expressions");
+	else
+		st = eval_node(r, e, out);
+	r->depth--;
+	return st;
+}
+
 /* ---- statements --------------------------------------------------------------------------- */
 static int run_body(render *r, const chat_body *b);
+
+/* a block's body, one level deeper */
+static int
+run_nested(render *r, const chat_body *b, int line)
+{
+	int			st;
+
+	if (++r->depth > TFM_CHAT_MAX_NESTING)
+		st = too_deep(r, line, "blocks and expressions");
+	else
+		st = run_body(r, b);
+	r->depth--;
+	return st;
+}
 
 static int
 run_for(render *r, const chat_node *n)
@@ -849,17 +978,20 @@ run_for(render *r, const chat_node *n)
 	for (size_t k = 0; k < seq.len; k++)
 	{
 		value		lv = mkint(V_LOOP, 0);
+		chat_mark	pass = chat_arena_mark(&r->arena);
 
 		/* each pass starts from the outer scope, as in Jinja */
 		r->frames[r->nframes - 1].n = 0;
 		info.index0 = (int64_t) k;
 		lv.loop = &info;
-		if (bind(r, n->s, n->len, seq.items[k]) || bind(r, "loop", 4, lv) ||
-			run_body(r, &n->body))
+		if (tick(r, CHAT_STEP) || bind(r, n->s, n->len, seq.items[k]) ||
+			bind(r, "loop", 4, lv) || run_nested(r, &n->body, n->line))
 		{
 			r->nframes--;
 			return TFM_EINVAL;
 		}
+		/* what the pass made went with its scope */
+		chat_arena_release(&r->arena, pass);
 	}
 	r->frames[r->nframes - 1].n = 0;
 	r->nframes--;
@@ -873,7 +1005,10 @@ run_body(render *r, const chat_body *b)
 	{
 		const chat_node *n = b->n[k];
 		value		v;
+		chat_mark	temp = chat_arena_mark(&r->arena);
 
+		if (tick(r, CHAT_STEP))
+			return TFM_ECANCELED;
 		switch (n->k)
 		{
 			case N_TEXT:
@@ -887,6 +1022,8 @@ run_body(render *r, const chat_body *b)
 
 					if (eval(r, n->e, &v) || to_text(r, &v, &s, &len, n->line) || emit(r, s, len))
 						return TFM_EINVAL;
+					/* printed: its values are of no more use */
+					chat_arena_release(&r->arena, temp);
 					break;
 				}
 			case N_SET:
@@ -898,12 +1035,16 @@ run_body(render *r, const chat_body *b)
 				{
 					if (n->conds[j])
 					{
+						int			yes;
+
 						if (eval(r, n->conds[j], &v))
 							return TFM_EINVAL;
-						if (!truthy(&v))
+						yes = truthy(&v);
+						chat_arena_release(&r->arena, temp);
+						if (!yes)
 							continue;
 					}
-					if (run_body(r, &n->bodies[j]))
+					if (run_nested(r, &n->bodies[j], n->line))
 						return TFM_EINVAL;
 					break;
 				}
@@ -920,7 +1061,7 @@ run_body(render *r, const chat_body *b)
 int
 tfm_chat_template_render(char **out, size_t *out_len, const tfm_chat_template *t,
 						 const tfm_chat_message *msgs, int n, int add_generation_prompt,
-						 const char *bos, const char *eos, tfm_status *err)
+						 const char *bos, const char *eos, tfm_chat_opts *o, tfm_status *err)
 {
 	render		r;
 	int			st = TFM_OK;
@@ -928,6 +1069,11 @@ tfm_chat_template_render(char **out, size_t *out_len, const tfm_chat_template *t
 	*out = NULL;
 	*out_len = 0;
 	memset(&r, 0, sizeof(r));
+	chat_mem_init(&r.mem, o);
+	/* the template is held while it renders: its bytes count against the budget */
+	r.mem.used = r.mem.peak = t->mem.used;
+	r.arena.mem = &r.mem;
+	chat_poll_init(&r.poll, o);
 	r.err = err;
 	r.msgs = msgs;
 	r.nmsg = n;
@@ -937,23 +1083,27 @@ tfm_chat_template_render(char **out, size_t *out_len, const tfm_chat_template *t
 	r.nframes = 1;
 	r.messages = mkint(V_LIST, 0);
 	r.messages.len = (size_t) (n > 0 ? n : 0);
+	r.messages.depth = 1;
 	r.messages.items = chat_alloc(&r.arena, sizeof(value) * (r.messages.len + 1));
 	if (!r.messages.items || emit(&r, "", 0))
 		st = oom(&r);
 	for (int k = 0; st == TFM_OK && k < n; k++)
 		r.messages.items[k] = mkint(V_MSG, k);
-	if (st == TFM_OK && run_body(&r, &t->root) != TFM_OK)
-		st = TFM_EINVAL;
-	if (r.failed && err)
-		st = err->code;
-	else if (r.failed)
-		st = TFM_EINVAL;
+	if (st == TFM_OK)
+		st = run_body(&r, &t->root);
+	if (r.failed)
+		st = r.code;
 	for (int f = 0; f < TFM_CHAT_MAX_NESTING + 2; f++)
-		free(r.frames[f].b);
+		chat_mem_free(&r.mem, r.frames[f].b, sizeof(binding) * r.frames[f].cap);
 	chat_arena_free(&r.arena);
+	if (o)
+	{
+		o->peak = r.mem.peak;
+		o->over_budget = r.mem.over_budget && st == TFM_ELIMIT;
+	}
 	if (st != TFM_OK)
 	{
-		free(r.out);
+		chat_mem_free(&r.mem, r.out, r.cap);
 		return st;
 	}
 	*out = r.out;

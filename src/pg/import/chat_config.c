@@ -26,6 +26,7 @@
 
 #include "import/hf_files.h"
 #include "tfm/chat_template.h"
+#include "runtime/chat.h"
 #include "storage/storage.h"
 
 #define MAX_SPECIALS 4096
@@ -226,8 +227,6 @@ tfm_hf_import_chat(const char *tokenizer, Jsonb *tcfg, Jsonb *gcfg, Jsonb *confi
 	ChatSpecials *sp;
 	int			stop[MAX_STOP_IDS + 1],
 				nstop = 0;
-	tfm_chat_template *t;
-	tfm_status	err;
 	StringInfoData s;
 
 	if (!tcfg || !JB_ROOT_IS_OBJECT(tcfg) || JB_ROOT_IS_SCALAR(tcfg))
@@ -248,9 +247,7 @@ tfm_hf_import_chat(const char *tokenizer, Jsonb *tcfg, Jsonb *gcfg, Jsonb *confi
 		return false;
 	}
 	/* refused now if tfm cannot run it */
-	tfm_raise(tfm_chat_template_parse(&t, tpl, strlen(tpl), &err), &err,
-			  "cannot import the chat template");
-	tfm_chat_template_free(t);
+	tfm_chat_check_template(tpl);
 
 	bos = token_text(&tcfg->root, "bos_token");
 	eos = token_text(&tcfg->root, "eos_token");

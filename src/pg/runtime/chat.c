@@ -6,14 +6,25 @@
  * and eos texts, and the prompt cut at the added tokens' texts (each its
  * id, as Hugging Face tokenizers splits added tokens out before the
  * pre-tokenizer), the text between them encoded by the tokenizer.
+ *
+ * A template is hostile input (tfm_chat_render takes any; one imported
+ * for a model runs in every later tfm_chat), so the core parses and
+ * renders it in a memory context of its own, deleted after, through
+ * palloc that returns NULL rather than raising (the core then unwinds and
+ * reports), counted against tfm.work_mem, and polls for a cancel or
+ * statement_timeout (tfm_interrupt_pending), which is raised once the
+ * core has returned.  Its nesting limit keeps its recursion shallow.
  */
 #include "postgres.h"
 
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 
 #include "runtime/chat.h"
+#include "runtime/runtime.h"
 #include "storage/storage.h"
 
 static const char *const roles[] = {"system", "user", "assistant"};
@@ -182,27 +193,106 @@ tfm_chat_settings(const TfmModelRow *row, TfmChat *c)
 	}
 }
 
+static void *
+chat_palloc(void *arg, size_t n)
+{
+	return MemoryContextAllocExtended((MemoryContext) arg, n, MCXT_ALLOC_NO_OOM | MCXT_ALLOC_HUGE);
+}
+
+static void
+chat_pfree(void *arg, void *p)
+{
+	(void) arg;
+	pfree(p);
+}
+
+/* the core's options for a call: cx's memory within tfm.work_mem, interrupts polled */
+static MemoryContext
+chat_begin(tfm_chat_opts *o)
+{
+	MemoryContext cx = AllocSetContextCreate(CurrentMemoryContext, "tfm chat template",
+											 ALLOCSET_DEFAULT_SIZES);
+
+	memset(o, 0, sizeof(*o));
+	o->budget = tfm_work_mem_bytes();
+	o->cancel = tfm_interrupt_pending;
+	o->alloc = chat_palloc;
+	o->dealloc = chat_pfree;
+	o->alloc_arg = cx;
+	return cx;
+}
+
+/* the core's result: tfm.work_mem named when the budget ran out, else the core's message */
+static void
+chat_check(int st, const tfm_status *err, const tfm_chat_opts *o, const char *doing,
+		   const char *what)
+{
+	if (st == TFM_ELIMIT && o->over_budget)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s needs more memory than tfm.work_mem (%s)", doing,
+						GetConfigOptionByName("tfm.work_mem", NULL, false)),
+				 errhint("Raise tfm.work_mem, or shorten the conversation or the strings the template builds.")));
+	tfm_raise(st, err, what);
+}
+
+void
+tfm_chat_check_template(const char *template_text)
+{
+	tfm_chat_opts o;
+	MemoryContext cx = chat_begin(&o);
+	tfm_chat_template *t;
+	tfm_status	err;
+	int			st;
+
+	for (;;)
+	{
+		t = NULL;
+		st = tfm_chat_template_parse(&t, template_text, strlen(template_text), &o, &err);
+		tfm_chat_template_free(t);
+		if (st != TFM_ECANCELED)
+			break;
+		/* a cancel or timeout raises here; an interrupt that raises nothing: again */
+		MemoryContextReset(cx);
+		CHECK_FOR_INTERRUPTS();
+	}
+	MemoryContextDelete(cx);
+	chat_check(st, &err, &o, "parsing the chat template", "cannot import the chat template");
+}
+
 char *
 tfm_chat_render(const char *template_text, const tfm_chat_message *msgs, int n,
 				bool add_generation_prompt, const char *bos, const char *eos, size_t *len)
 {
-	tfm_chat_template *t = NULL;
+	tfm_chat_opts o;
+	MemoryContext cx = chat_begin(&o);
+	tfm_chat_template *t;
 	tfm_status	err;
-	char	   *out = NULL,
+	char	   *out,
 			   *copy;
 	int			st;
 
-	st = tfm_chat_template_parse(&t, template_text, strlen(template_text), &err);
-	if (st == TFM_OK)
+	for (;;)
 	{
-		st = tfm_chat_template_render(&out, len, t, msgs, n, add_generation_prompt, bos, eos, &err);
-		tfm_chat_template_free(t);
+		t = NULL;
+		out = NULL;
+		st = tfm_chat_template_parse(&t, template_text, strlen(template_text), &o, &err);
+		if (st == TFM_OK)
+		{
+			st = tfm_chat_template_render(&out, len, t, msgs, n, add_generation_prompt, bos, eos,
+										  &o, &err);
+			tfm_chat_template_free(t);
+		}
+		if (st != TFM_ECANCELED)
+			break;
+		/* a cancel or timeout raises here; an interrupt that raises nothing: again */
+		MemoryContextReset(cx);
+		CHECK_FOR_INTERRUPTS();
 	}
-	if (st != TFM_OK)
-		tfm_raise(st, &err, "cannot render the chat template");
+	chat_check(st, &err, &o, "rendering the chat template", "cannot render the chat template");
 	copy = palloc_extended(*len + 1, MCXT_ALLOC_HUGE);
 	memcpy(copy, out, *len + 1);
-	free(out);
+	MemoryContextDelete(cx);
 	return copy;
 }
 

@@ -32,7 +32,15 @@ typedef struct TfmChat
 void		tfm_chat_settings(const TfmModelRow *row, TfmChat *c);
 /* messages: a non-empty JSON array of {"role": system|user|assistant, "content": text} */
 tfm_chat_message *tfm_chat_messages(Jsonb *messages, int *n);
-/* the template rendered for the messages (palloc'd) */
+/*
+ * A template parsed as tfm_chat would (an error if it cannot run: a
+ * statement tfm lacks, nesting past the limit, more than tfm.work_mem).
+ */
+void		tfm_chat_check_template(const char *template_text);
+/*
+ * The template rendered for the messages (palloc'd): within tfm.work_mem
+ * (54000 naming it), ended by a cancel or statement_timeout.
+ */
 char	   *tfm_chat_render(const char *template_text, const tfm_chat_message *msgs, int n,
 							bool add_generation_prompt, const char *bos, const char *eos,
 							size_t *len);
