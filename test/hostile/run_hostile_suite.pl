@@ -16,8 +16,9 @@
 #     (internal error, "please report a bug") and 58 (system error);
 #   - end within 1.5 s of the timeout;
 #   - keep the backend's peak resident memory (VmHWM, reset before each call
-#     through /proc/<pid>/clear_refs) within tfm.work_mem + 192 MB + 3 times
-#     the largest argument (a 100 MB text is 100 MB before tfm sees it);
+#     through /proc/<pid>/clear_refs) within tfm.work_mem + 192 MB + 4 times
+#     the largest argument (a 100 MB text is 100 MB before tfm sees it, a
+#     copy, a result of its size and that result's copy);
 #   - leave the session's settings (every row of pg_settings, current_user,
 #     session_user) as they were;
 #   - return no marker of another role's secret rows, vocabulary or model
@@ -31,7 +32,10 @@
 # outputs, that the job inputs saw the settings of their own owner only, and
 # that nobody became a superuser.
 #
-#   run_hostile_suite.pl --db DB [--workers] [--log FILE] [--big N] [--only REGEX]
+#   run_hostile_suite.pl --db DB [--workers] [--log FILE] [--big N] [--only REGEX] [--every N]
+# --big: 100 MB values per function name (1: the first text or bytea argument
+# of one overload); --only: routines and relations whose
+# name matches; --every N: every N-th generated call only (pass 2)
 # Connects with the PG* environment (a superuser); exits 1 on any violation.
 use strict;
 use warnings;
@@ -40,13 +44,14 @@ use Getopt::Long;
 use Time::HiRes qw(time sleep);
 
 my ($db, $workers, $logfile, $only) = ('tfm_hostile_suite', 0, '/dev/null', '');
-my $big = 1;		# 100 MB values per entry point (0: none)
+my $big = 1;		# 100 MB values per function name, all overloads together (0: none)
+my $every = 1;		# run every n-th generated call (each routine's sane call always)
 my $work_mem_mb = 64;
 my $timeout_s = 1.0;
 my $cancel_slack = 1.5;
 my $mem_const_mb = 192;
 GetOptions('db=s' => \$db, 'workers' => \$workers, 'log=s' => \$logfile,
-           'big=i' => \$big, 'only=s' => \$only) or die "bad options\n";
+           'big=i' => \$big, 'only=s' => \$only, 'every=i' => \$every) or die "bad options\n";
 open(my $log, '>', $logfile) or die "$logfile: $!\n";
 $log->autoflush(1);
 $| = 1;
@@ -205,9 +210,10 @@ my %by_type = (
   'internal' => [["NULL", "NULL::internal", 0]],
 );
 # other roles' objects, for arguments that name an object or a role
-my @foreign_objects = (["alice's model", "'alice_cls'", 0], ["alice's lm", "'alice_lm'", 0],
-                       ["alice's seq2seq", "'alice_s2s'", 0], ["alice's tokenizer", "'alice_tok'", 0],
-                       ["alice's alias", "'alice_alias'", 0], ["alice's job", "'alice_job'", 0]);
+# (the fifth field: the namespace the name lives in)
+my @foreign_objects = (["alice's model", "'alice_cls'", 0, 0, 'model'], ["alice's lm", "'alice_lm'", 0, 0, 'model'],
+                       ["alice's seq2seq", "'alice_s2s'", 0, 0, 'model'], ["alice's tokenizer", "'alice_tok'", 0, 0, 'tokenizer'],
+                       ["alice's alias", "'alice_alias'", 0, 0, 'alias'], ["alice's job", "'alice_job'", 0, 0, 'job']);
 my @foreign_roles = (["another role", "'alice'", 0], ["a superuser", "'postgres'", 0],
                      ["PUBLIC", "'public'", 0], ["pg_read_server_files", "'pg_read_server_files'", 0]);
 my @foreign_queries = (["another role's secret table", "'SELECT body, body FROM alice.secret'", 0],
@@ -218,9 +224,27 @@ my @foreign_expressions = (["another role's secret rows", "'(SELECT string_agg(b
                            ["injected statement", "'body) FROM mallory.docs; SELECT (1'", 0]);
 my @foreign_paths = (["/etc/passwd", "'/etc/passwd'", 0], ["the data directory", "'.'", 0],
                      ["/proc/self/mem", "'/proc/self/mem'", 0]);
-# arguments that name an existing object: a call that succeeds with another
-# role's object there is a violation
+# arguments that name an object, and the namespaces of the names they take
+# (models, tokenizers, aliases and jobs have a namespace each; a model
+# argument takes an alias too): a call that succeeds with another role's
+# object there is a violation
 my %object_arg = map { $_ => 1 } qw(model tokenizer source object alias name new_name target);
+sub namespaces_of {
+  my ($f, $arg, $type) = @_;
+  return () unless $type eq 'text';
+  return qw(model alias) if $arg eq 'model';
+  return qw(tokenizer) if $arg eq 'tokenizer';
+  return qw(model tokenizer alias) if $arg eq 'object';
+  return qw(alias) if $arg eq 'alias';
+  return qw(model) if $arg =~ /^(source|target)$/ && $f eq 'tfm_copy_model';
+  return qw(model) if $arg eq 'new_name';
+  if ($arg eq 'name') {
+    return qw(job) if $f =~ /^tfm_job_/;
+    return qw(tokenizer) if $f =~ /^tfm_tokenizer_/;
+    return qw(model) if $f =~ /model|import/;
+  }
+  return ();
+}
 
 # ---- sane arguments -------------------------------------------------------
 my $fresh = 0;
@@ -255,7 +279,7 @@ sub sane {
     messages => q{'[{"role": "user", "content": "the sea"}]'::jsonb},
     template => q{'{% for m in messages %}{{ m.role }}: {{ m.content }}{% endfor %}'},
     tokenizer_config => q{'{"chat_template": "{{ messages[0].content }}"}'::jsonb},
-    config => q{'{"model_type": "gpt2", "vocab_size": 300, "n_positions": 32, "n_embd": 16, "n_layer": 1, "n_head": 2}'::jsonb},
+    config => $f eq 'tfm_import_marian' ? q{'{"model_type": "marian", "vocab_size": 300, "d_model": 16, "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_ffn_dim": 32, "decoder_ffn_dim": 32, "max_position_embeddings": 32, "pad_token_id": 0, "eos_token_id": 1, "decoder_start_token_id": 0}'::jsonb} : q{'{"model_type": "gpt2", "vocab_size": 300, "n_positions": 32, "n_embd": 16, "n_layer": 1, "n_head": 2}'::jsonb},
     weights => "'\\x0001'::bytea", gguf => "'\\x47475546'::bytea", vocab => $type eq 'jsonb' ? q{'{"a": 0}'::jsonb} : "'a b c'",
     merges => "''", kind => "'word'", directory => "'/nonexistent'", path => "'/nonexistent'",
     chunk_tokens => '8', tensor => "'enc.0.ln1.g'", setting => "'fp32'", hypothesis => "'the cat sat'",
@@ -323,7 +347,8 @@ SELECT string_agg(DISTINCT m.name, ', ') FROM tfm.models m JOIN tfm.tensors t ON
  WHERE m.owner::text = 'mallory' AND om.owner::text <> 'mallory' AND t.name LIKE '%emb%'
 SQL
 
-my ($mdbh, $mpid, $settings0);
+my ($mdbh, $mpid, $settings0, $settings0_md5);
+my $others0 = a1($others_sql);
 sub mallory_session {
   $mdbh->disconnect if $mdbh;
   for (1 .. 200) {		# (after a crash: until recovery ends)
@@ -336,7 +361,7 @@ sub mallory_session {
   $mdbh->do("SET tfm.work_mem = '${work_mem_mb}MB'");
   $mdbh->do("SET tfm.threads = 1");
   $mpid = $mdbh->selectrow_array("SELECT pg_backend_pid()");
-  $settings0 = $mdbh->selectrow_array($settings_sql);
+  ($settings0, $settings0_md5) = $mdbh->selectrow_array("SELECT s, md5(s) FROM ($settings_sql) x(s)");
 }
 sub reset_peak {
   my ($pid) = @_;
@@ -370,7 +395,6 @@ sub server_alive {
 sub run_call {
   my ($desc, $sql, $arg_bytes, %o) = @_;
   $ncalls++;
-  my $others0 = a1($others_sql);
   my $reset = reset_peak($mpid);
   $mem_reset_works //= $reset;
   my $t0 = time;
@@ -391,7 +415,7 @@ sub run_call {
   }
   my $mb = $alive ? peak_mb($mpid) : -1;
   $hist{$state}++;
-  my $limit_mb = $work_mem_mb + $mem_const_mb + 3 * $arg_bytes / $MB;
+  my $limit_mb = $work_mem_mb + $mem_const_mb + 4 * $arg_bytes / $MB;
   printf $log "%s\t%s\t%.3f s\t%.0f MB\t%s\n", $state, $desc, $secs, $mb, substr($err, 0, 200);
   if ($state ne 'lost') {
     violation($desc, "SQLSTATE $state is not a clear error ($err)") if $state =~ /^(XX|58)/ || $state eq '?????';
@@ -400,16 +424,19 @@ sub run_call {
     }
     ($worst_cancel, $worst_cancel_call) = ($secs, $desc) if $state eq '57014' && $secs > $worst_cancel;
     ($worst_mem, $worst_mem_call) = ($mb, $desc) if $mb > $worst_mem;
-    violation($desc, sprintf("peak %.0f MB > %.0f MB (tfm.work_mem %d MB + %d MB + 3 x argument)", $mb, $limit_mb, $work_mem_mb, $mem_const_mb))
+    violation($desc, sprintf("peak %.0f MB > %.0f MB (tfm.work_mem %d MB + %d MB + 4 x argument)", $mb, $limit_mb, $work_mem_mb, $mem_const_mb))
       if $mb > $limit_mb;
-    my $settings1 = $mdbh->selectrow_array($settings_sql) // '';
+    my $md5 = $mdbh->selectrow_array("SELECT md5(s) FROM ($settings_sql) x(s)") // '';
+    my $settings1 = $md5 eq $settings0_md5 ? $settings0 : ($mdbh->selectrow_array($settings_sql) // '');
     if ($settings1 ne $settings0) {
       my %a = map { split(/=/, $_, 2) } split(/\n/, $settings0);
       my %b = map { split(/=/, $_, 2) } split(/\n/, $settings1);
-      my @d = map { "$_: " . ($a{$_} // '(none)') . " -> " . ($b{$_} // '(none)') }
-              grep { ($a{$_} // '') ne ($b{$_} // '') } sort(keys %{{ %a, %b }});
-      violation($desc, "session settings changed (" . join('; ', @d) . ")");
-      mallory_session();
+      # (a setting that appears, such as plpgsql's when a call loads it, is no change)
+      my @d = map { "$_: $a{$_} -> $b{$_}" } grep { exists $b{$_} && $a{$_} ne $b{$_} } sort keys %a;
+      push @d, map { "$_ gone" } grep { !exists $b{$_} } sort keys %a;
+      violation($desc, "session settings changed (" . join('; ', @d) . ")") if @d;
+      ($settings0, $settings0_md5) = ($settings1, $md5);
+      mallory_session() if @d;
     }
   }
   if ($ok && $row && $o{leak_check}) {
@@ -422,6 +449,7 @@ sub run_call {
   }
   my $others1 = a1($others_sql);
   violation($desc, "changed another role's objects, grants or rows, or made a superuser") if $others1 ne $others0;
+  $others0 = $others1;
   if ($ok) {
     my $c = a1($copied_sql);
     violation($desc, "mallory now holds weights of another role's model ($c)") if $c;
@@ -441,7 +469,7 @@ BEGIN
   PERFORM tfm_undeploy(name) FROM tfm.aliases
     WHERE owner::text = 'mallory' AND name NOT IN ('mallory_alias', 'mallory_scratch_alias');
   PERFORM tfm_job_drop(name, true) FROM tfm.job_defs
-    WHERE owner::text = 'mallory' AND name NOT IN ('mallory_job', 'mallory_scratch_job');
+    WHERE owner::text = 'mallory' AND name NOT IN ('mallory_job', 'mallory_scratch_job', 'mallory_hidden_job');
   PERFORM tfm_tokenizer_drop(name) FROM tfm.tokenizers t
     WHERE owner::text = 'mallory' AND name NOT IN ('mallory_tok', 'mallory_scratch_tok')
       AND NOT EXISTS (SELECT FROM tfm.models m WHERE m.tokenizer = t.name OR m.target_tokenizer = t.name);
@@ -459,6 +487,7 @@ BEGIN
     PERFORM tfm_deploy('mallory_cls', 'mallory_alias');
   END IF;
   IF NOT EXISTS (SELECT FROM tfm.job_defs WHERE name = 'mallory_scratch_job') THEN
+    DROP TABLE IF EXISTS mallory.mallory_scratch_job;
     PERFORM tfm_job_create('mallory_scratch_job', 'mallory.docs', 'body', 'mallory_cls', 'embed');
   END IF;
   DELETE FROM mallory.secret WHERE id = 999;
@@ -486,6 +515,7 @@ if ($workers) {
 # ---- the routines ------------------------------------------------------------
 mallory_session();
 my ($n_entry, $n_rel) = (0, 0);
+my %big_done;		# function name => 100 MB values given (overloads share the budget)
 my $t_start = time;
 for my $r (@$routines) {
   my ($oid, $nsp, $f, $kind, $rettype, $retset, $ndef, $nargs, $types, $names, $modes, $sig) = @$r;
@@ -522,7 +552,7 @@ for my $r (@$routines) {
     if ($i < $nreq) { $sane[$i] = [$n, sane($f, $n, $types->[$i])]; }
     elsif (defined $n && $base{$f} && exists $base{$f}{$n}) { $sane[$i] = [$n, $base{$f}{$n}]; }
   }
-  my $bigs = 0;
+  my $bigs = $big_done{$f} // 0;
   my @calls = ([ "$sig: every argument sane", [@sane], 0, {} ]);
   for my $i (0 .. $nargs - 1) {
     my $n = $in_names[$i];
@@ -530,7 +560,7 @@ for my $r (@$routines) {
     for my $v (values_for($f, $n, $types->[$i])) {
       my ($label, $expr, $bytes, $isbig) = @$v;
       next if $isbig && $bigs >= $big;
-      $bigs++ if $isbig;
+      $big_done{$f} = ++$bigs if $isbig;
       my @a = @sane;
       # fresh names for every call (a name argument that creates an object)
       for my $j (0 .. $#a) { $a[$j] = [$a[$j][0], fresh_name()] if defined $a[$j] && $a[$j][1] =~ /^'mallory_new_/; }
@@ -538,14 +568,16 @@ for my $r (@$routines) {
       my %o;
       # a call that succeeds with another role's object (or another role, for
       # the arguments naming the role whose objects are changed) is a violation
-      $o{foreign} = $label if $n && $object_arg{$n} && $label =~ /^alice's/;
+      $o{foreign} = $label if $n && $v->[4] && grep { $_ eq $v->[4] } namespaces_of($f, $n, $types->[$i]);
       $o{foreign} = $label if $n && $n =~ /^(role|old_role)$/ && $label =~ /^(another role|a superuser|PUBLIC|pg_read)/;
       $o{arg} = $n // "argument " . ($i + 1);
       push @calls, [ sprintf("%s: %s = %s", $sig, $o{arg}, $label), \@a, $bytes, \%o ];
     }
   }
+  my $k = 0;
   for my $c (@calls) {
     my ($desc, $a, $bytes, $o) = @$c;
+    next if $k++ % $every;
     run_call($desc, $wrap->(@$a), $bytes, leak_check => ($kind ne 'p' && $rettype ne 'internal'), %$o);
     feed_jobs() if $ncalls % 25 == 0;
   }
@@ -580,7 +612,8 @@ for my $who ('alice', 'bob', $admin_user) {
   my $d = connect_as($who);
   for my $rel (@$relations) {
     next if $only && $rel->[0] !~ /$only/;
-    $d->do("SELECT count(*) FROM $rel->[0]");
+    $d->do("SELECT count(*) FROM (SELECT * FROM $rel->[0]) r")
+      or violation("$who: SELECT * FROM $rel->[0]", "an error after mallory's run (" . $d->state . " " . ($d->errstr =~ s/\s+/ /gr) . ")");
   }
   $d->disconnect;
 }

@@ -12,7 +12,8 @@
 -- mallory also plants traps: mallory.trap() notes in mallory.trap_log who
 -- ran it (and tries to make mallory a superuser when a superuser runs it);
 -- her job's destination calls it from a row-level security policy, and her
--- job's input expression changes its session's settings.
+-- job's input expression changes its session's settings; another of her
+-- jobs has a destination everyone may SELECT in a schema no one else may use.
 SET client_min_messages = warning;
 SET tfm.threads = 1;
 SET tfm.progress = off;
@@ -32,7 +33,7 @@ GRANT INSERT ON public.job_notes TO PUBLIC;
 CREATE FUNCTION public.job_note(job text, body text) RETURNS text LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
   INSERT INTO public.job_notes (who, job, search_path, work_mem, statement_timeout, precision)
-  VALUES (pg_catalog.current_user, job, pg_catalog.current_setting('search_path'),
+  VALUES (current_user, job, pg_catalog.current_setting('search_path'),
           pg_catalog.current_setting('tfm.work_mem'), pg_catalog.current_setting('statement_timeout'),
           pg_catalog.current_setting('tfm.precision'));
   RETURN body;
@@ -86,7 +87,10 @@ SELECT tfm_job_create('bob_job', 'bob.docs', $$public.job_note('bob_job', body)$
                       options => '{"max_tokens": 4, "temperature": 0}');
 SELECT tfm_job_pause('bob_job');
 -- mallory's traps
+RESET ROLE;
+CREATE SCHEMA mallory_private AUTHORIZATION mallory;
 SET ROLE mallory;
+GRANT USAGE ON SCHEMA mallory TO PUBLIC;
 CREATE TABLE mallory.trap_log (who name, sup boolean, at timestamptz DEFAULT clock_timestamp());
 GRANT INSERT, SELECT ON mallory.trap_log TO PUBLIC;
 CREATE FUNCTION mallory.trap() RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
@@ -113,6 +117,13 @@ SELECT tfm_job_pause('mallory_job');
 ALTER TABLE mallory.mallory_job ENABLE ROW LEVEL SECURITY;
 CREATE POLICY trap ON mallory.mallory_job USING (mallory.trap());
 GRANT SELECT ON mallory.mallory_job TO PUBLIC;
+-- a destination others may SELECT in a schema they may not use (tfm.jobs
+-- must still answer them: outputs_by_version is NULL when they cannot read it)
+CREATE TABLE mallory_private.docs (id int PRIMARY KEY, body text);
+INSERT INTO mallory_private.docs VALUES (1, 'the sea');
+SELECT tfm_job_create('mallory_hidden_job', 'mallory_private.docs', 'body', 'mallory_cls', 'classify');
+SELECT tfm_job_pause('mallory_hidden_job');
+GRANT SELECT ON mallory_private.mallory_hidden_job TO PUBLIC;
 -- objects the destructive calls' sane arguments name (the driver recreates them)
 SELECT count(*) FROM tfm_create_model('mallory_scratch', 'classify', 'mallory_tok', labels => ARRAY['a', 'b'],
                                       d_model => 16, heads => 2, layers => 1, max_len => 32);
