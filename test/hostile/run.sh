@@ -21,6 +21,7 @@ export PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 cluster_start "shared_preload_libraries=tfm" "tfm.job_workers=2" "tfm.job_naptime=200ms" \
               "tfm.threads=1" "tfm.progress=off" "tfm.precision=fp32"
 logdir=${HOSTILE_LOG_DIR:-$(mktemp -d /tmp/tfm-hostile.XXXXXX)}
+mkdir -p "$logdir"
 db=tfm_hostile_suite
 psql -X -q -d postgres -c "CREATE DATABASE $db"
 psql -X -q -v ON_ERROR_STOP=1 -d "$db" -f test/hostile/setup.sql >/dev/null
