@@ -2,7 +2,8 @@
 # test.sh — every test of tfm on this machine: installs what is missing,
 # builds and installs tfm, runs the core's C unit tests, then pg_regress and
 # pgTAP against a throwaway cluster that it starts and stops itself, then
-# the hostile-tenant cases, dump/restore (with live jobs), a streaming replica, the upgrade
+# the hostile-tenant cases (by hand, then generated from the catalog on a
+# cluster of their own), dump/restore (with live jobs), a streaming replica, the upgrade
 # from 0.1 and interrupted job runs against it; then tfm's background job
 # workers on a cluster of their own (shared_preload_libraries=tfm), and
 # logical replication between two clusters of their own.
@@ -31,6 +32,8 @@ echo "== tfm_fit: cancelled, timed-out and killed runs resume bit-identical"
 scripts/test_fit_cancel.sh
 echo "== hostile tenants: no crash, bounded memory, cancels (issue 23's worst cases)"
 scripts/test_hostile.sh
+echo "== hostile tenants, generated from the catalog: every routine and relation of tfm (a cluster of its own, with background workers)"
+test/hostile/run.sh
 echo "== pgTAP"
 psql -q -X -c "CREATE EXTENSION IF NOT EXISTS pgtap" >/dev/null
 if [ -d ../shared/data ]; then
