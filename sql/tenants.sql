@@ -179,6 +179,9 @@ SELECT count(*) AS orphans_left FROM tfm.orphaned;
 SELECT tfm_drop_owned('tfm_t_owner'), tfm_drop_owned('tfm_t_trainer');
 SELECT name, owner FROM tfm.model_list WHERE name LIKE 'tn\_%' ORDER BY name;
 SELECT pg_temp.err($$SELECT tfm_drop_owned('no_such_role')$$);
+-- a name longer than a role's is refused before any lookup, quoted short
+SELECT pg_temp.err($$SELECT tfm_drop_owned(repeat('r', 1000000))$$);
+SELECT pg_temp.err($$SELECT tfm_reassign_owned('tfm_t_owner', repeat('r', 64))$$);
 SELECT pg_temp.err($$SELECT tfm_reassign_owned('tfm_t_user', NULL)$$);
 
 -- clean up

@@ -960,6 +960,42 @@ test_api(void)
 	CHECK(strcmp(tfm_code_name(TFM_EINVAL), "invalid argument") == 0, "status name");
 }
 
+/* the polled tokenizer: the same line; a poll that says stop ends it (SIZE_MAX) */
+static int	polls;
+
+static int
+poll_count(void *arg)
+{
+	polls++;
+	return arg != NULL && polls >= *(const int *) arg;
+}
+
+static void
+test_tokenize_polled(void)
+{
+	size_t		n = 3 << 20,
+				a,
+				b;
+	char	   *text = malloc(n),
+			   *x,
+			   *y = malloc(TFM_BLEU_TOKENIZED_MAX(n));
+	int			stop_at = 3;
+
+	for (size_t i = 0; i < n; i++)
+		text[i] = "The cat, 3.5-4 &amp; <skipped> the\nsea."[i % 39];
+	x = tokenize(text, n, &a);
+	polls = 0;
+	b = tfm_bleu_tokenize_13a_polled(y, text, n, poll_count, NULL);
+	CHECK(a == b && memcmp(x, y, a + 1) == 0, "polled tokenization: the same line");
+	CHECK(polls >= 32, "polled tokenization: %d polls over 3 MB (one per 64 kB at least)", polls);
+	polls = 0;
+	b = tfm_bleu_tokenize_13a_polled(y, text, n, poll_count, &stop_at);
+	CHECK(b == SIZE_MAX && polls == stop_at, "polled tokenization stops at the poll's word (%d polls)", polls);
+	free(text);
+	free(x);
+	free(y);
+}
+
 int
 main(void)
 {
@@ -967,6 +1003,7 @@ main(void)
 	expects		ex;
 
 	test_api();
+	test_tokenize_polled();
 	CHECK(dir != NULL, "test/bleu not found (set TFM_BLEU_DATA)");
 	if (dir)
 	{

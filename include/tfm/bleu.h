@@ -86,6 +86,9 @@ typedef int (*tfm_bleu_poll_fn) (void *arg);
  * overlapping text; the tail of out serves as scratch) and returns its length.
  */
 size_t		tfm_bleu_tokenize_13a(char *out, const char *text, size_t len);
+/* the same calling poll(arg) every 64 kB or so: SIZE_MAX once it returned nonzero */
+size_t		tfm_bleu_tokenize_13a_polled(char *out, const char *text, size_t len,
+										 tfm_bleu_poll_fn poll, void *arg);
 
 /* ---- counting ------------------------------------------------------------- */
 

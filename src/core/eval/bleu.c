@@ -298,32 +298,87 @@ st_flush(tok_stream *ts)
 	}
 }
 
-size_t
-tfm_bleu_tokenize_13a(char *out, const char *text, size_t len)
+/* ---- the caller's poll ------------------------------------------------------- */
+
+#define POLL_EVERY 65536		/* units of work (tokens, bytes / 16, sort steps) */
+
+typedef struct bleu_poller
+{
+	tfm_bleu_poll_fn fn;
+	void	   *arg;
+	size_t		work;			/* since the last call */
+	int			stopped;
+} bleu_poller;
+
+/* counts work; calls the poll every POLL_EVERY units: nonzero once told to stop */
+static int
+tick(bleu_poller *pp, size_t work)
+{
+	if (pp->stopped)
+		return 1;
+	if (!pp->fn)
+		return 0;
+	pp->work += work;
+	if (pp->work >= POLL_EVERY)
+	{
+		pp->work = 0;
+		pp->stopped = pp->fn(pp->arg) != 0;
+	}
+	return pp->stopped;
+}
+
+/*
+ * The tokenization, polling every POLL_EVERY bytes of each pass (pp NULL:
+ * never); SIZE_MAX once the poll said stop.
+ */
+static size_t
+tokenize_polled(char *out, const char *text, size_t len, bleu_poller *pp)
 {
 	char	   *work = out + len + 1;	/* len bytes at the tail of out */
 	size_t		n = rstrip_len((const unsigned char *) text, len);
 	tok_stream	ts = {out, 0, 0, -1, -1, -1};
+	static const char *const pats[7][2] = {
+		{"<skipped>", ""}, {"-\n", ""}, {"\n", " "}, {"&quot;", "\""}, {"&amp;", "&"},
+		{"&lt;", "<"}, {"&gt;", ">"}
+	};
 
 	if (n > 0)
 		memcpy(work, text, n);
-	n = replace_all(work, n, "<skipped>", "");
-	n = replace_all(work, n, "-\n", "");
-	n = replace_all(work, n, "\n", " ");
-	n = replace_all(work, n, "&quot;", "\"");
-	n = replace_all(work, n, "&amp;", "&");
-	n = replace_all(work, n, "&lt;", "<");
-	n = replace_all(work, n, "&gt;", ">");
+	for (int k = 0; k < 7; k++)
+	{
+		n = replace_all(work, n, pats[k][0], pats[k][1]);
+		if (pp && tick(pp, n))
+			return SIZE_MAX;
+	}
 	n = spaces_to_ascii(work, n);
 
 	/* " {} ".format(line), streamed through the four passes */
 	st1(&ts, ' ');
 	for (size_t i = 0; i < n; i++)
+	{
 		st1(&ts, (unsigned char) work[i]);
+		if ((i & (POLL_EVERY - 1)) == POLL_EVERY - 1 && pp && tick(pp, POLL_EVERY))
+			return SIZE_MAX;
+	}
 	st1(&ts, ' ');
 	st_flush(&ts);
 	out[ts.n] = '\0';
 	return ts.n;
+}
+
+size_t
+tfm_bleu_tokenize_13a(char *out, const char *text, size_t len)
+{
+	return tokenize_polled(out, text, len, NULL);
+}
+
+size_t
+tfm_bleu_tokenize_13a_polled(char *out, const char *text, size_t len, tfm_bleu_poll_fn poll,
+							 void *arg)
+{
+	bleu_poller pp = {poll, arg, 0, 0};
+
+	return tokenize_polled(out, text, len, &pp);
 }
 
 /* ---- counting ---------------------------------------------------------------- */
@@ -400,35 +455,6 @@ split_tokens(tok_span *spans, size_t *at, const char *s, size_t n)
 		(*at)++;
 		i = j;
 	}
-}
-
-/* ---- the caller's poll ------------------------------------------------------- */
-
-#define POLL_EVERY 65536		/* units of work (tokens, bytes / 16, sort steps) */
-
-typedef struct bleu_poller
-{
-	tfm_bleu_poll_fn fn;
-	void	   *arg;
-	size_t		work;			/* since the last call */
-	int			stopped;
-} bleu_poller;
-
-/* counts work; calls the poll every POLL_EVERY units: nonzero once told to stop */
-static int
-tick(bleu_poller *pp, size_t work)
-{
-	if (pp->stopped)
-		return 1;
-	if (!pp->fn)
-		return 0;
-	pp->work += work;
-	if (pp->work >= POLL_EVERY)
-	{
-		pp->work = 0;
-		pp->stopped = pp->fn(pp->arg) != 0;
-	}
-	return pp->stopped;
 }
 
 #define SORT_RUN 32
@@ -762,19 +788,19 @@ tfm_bleu_add_polled(int64_t stats[TFM_BLEU_N_STATS], const char *hyp, size_t hyp
 	}
 	tl = (size_t *) (tr + usable);
 
-	hn = tfm_bleu_tokenize_13a(mem, hyp, hyp_len);
+	hn = tokenize_polled(mem, hyp, hyp_len, &pp);
 	p = mem + TFM_BLEU_TOKENIZED_MAX(hyp_len);
-	status = tick(&pp, hyp_len / 16) ? TFM_ECANCELED : TFM_OK;
+	status = hn == SIZE_MAX || tick(&pp, hyp_len / 16) ? TFM_ECANCELED : TFM_OK;
 	for (int r = 0; r < n_refs && status == TFM_OK; r++)
 	{
 		if (refs[r] == NULL || ref_lens[r] == 0)
 			continue;
 		tr[k] = p;
-		tl[k] = tfm_bleu_tokenize_13a(p, refs[r], ref_lens[r]);
+		tl[k] = tokenize_polled(p, refs[r], ref_lens[r], &pp);
 		p += TFM_BLEU_TOKENIZED_MAX(ref_lens[r]);
-		k++;
-		if (tick(&pp, ref_lens[r] / 16))
+		if (tl[k] == SIZE_MAX || tick(&pp, ref_lens[r] / 16))
 			status = TFM_ECANCELED;
+		k++;
 	}
 	if (status == TFM_OK)
 		status = bleu_count(stats, mem, hn, tr, tl, usable, &pp);

@@ -34,6 +34,7 @@
 
 #include "miscadmin.h"
 #include "tfm/bleu.h"
+#include "base/base.h"
 #include "sql/args.h"
 #include "runtime/evaluate.h"
 
@@ -341,7 +342,9 @@ tfm_bleu_tokenize(PG_FUNCTION_ARGS)
 				 errdetail("The text has %zu bytes; at most %zu are allowed.", len,
 						   (size_t) (MaxAllocSize - VARHDRSZ - 1) / 2)));
 	out = palloc(TFM_BLEU_TOKENIZED_MAX(len));
-	n = tfm_bleu_tokenize_13a(out, in, len);
+	/* a cancel stops it (then raised here); an interrupt that raises nothing: again */
+	while ((n = tfm_bleu_tokenize_13a_polled(out, in, len, tfm_interrupt_pending, NULL)) == SIZE_MAX)
+		CHECK_FOR_INTERRUPTS();
 	if (needs_conversion())
 	{
 		out = pg_any_to_server(out, (int) n, PG_UTF8);

@@ -15,6 +15,8 @@
  */
 #include "postgres.h"
 
+#include "mb/pg_wchar.h"
+
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -29,9 +31,17 @@ static Oid
 role_arg(FunctionCallInfo fcinfo, int n, const char *what, bool must_exist)
 {
 	char	   *s = tfm_text_arg(fcinfo, n, what);
-	Oid			role = get_role_oid(s, true);
+	Oid			role;
 	char	   *end;
 	unsigned long v;
+
+	/* a role's name has at most NAMEDATALEN - 1 bytes: no lookup, no error quoting more */
+	if (strlen(s) >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_NAME_TOO_LONG),
+				 errmsg("%s \"%.*s...\" is longer than a role name can be (%d bytes)", what,
+						pg_mbcliplen(s, strlen(s), 32), s, NAMEDATALEN - 1)));
+	role = get_role_oid(s, true);
 
 	if (OidIsValid(role))
 	{
