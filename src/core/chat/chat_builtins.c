@@ -15,7 +15,6 @@
 
 #include "chat_render.h"
 
-/* a message's key: role, content, anything else undefined */
 value
 render_message_key(render *r, int64_t m, const char *k, size_t n)
 {

@@ -32,7 +32,6 @@
 
 #include "chat_render.h"
 
-/* a failure (the first one counts; line 0: none named); returns code */
 int
 render_fail(render *r, int code, int line, const char *fmt, const char *a, const char *b)
 {
@@ -51,7 +50,6 @@ render_fail(render *r, int code, int line, const char *fmt, const char *a, const
 	return code;
 }
 
-/* an allocation failed: past the budget (TFM_ELIMIT) or out of memory */
 int
 render_oom(render *r)
 {
@@ -64,7 +62,6 @@ render_oom(render *r)
 							 b, "");
 }
 
-/* units of work done (a step is CHAT_STEP, a byte one): TFM_ECANCELED when the host says stop */
 int
 render_tick(render *r, size_t units)
 {
@@ -130,7 +127,6 @@ emit(render *r, const char *s, size_t n)
 	return TFM_OK;
 }
 
-/* a value as text (Python's str()): *s and *n, in the arena */
 int
 render_text(render *r, const value *v, const char **s, size_t *n, int line)
 {

@@ -50,8 +50,6 @@ hf_add(hf_builder *b, const char *name, bool prefixable, tfm_hf_use use, const c
 	return e;
 }
 
-/* layer i's tensor "<hfl>.<i>.<hf>" into "<tfl>.<i>.<tf>" (col0: its first
- * column in a fused target, else 0) */
 void
 hf_add_layer(hf_builder *b, const char *hfl, int i, const char *hf, const char *tfl, const char *tf,
 			 tfm_hf_use use, int ndim, int64_t d0, int64_t d1, int64_t col0)
@@ -67,7 +65,6 @@ hf_add_layer(hf_builder *b, const char *hfl, int i, const char *hf, const char *
 		e->col0 = col0;
 }
 
-/* the output projection: tied to the token embedding or its own */
 void
 hf_add_lm_head(hf_builder *b, const tfm_config *c)
 {
