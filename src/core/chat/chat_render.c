@@ -6,23 +6,19 @@
  * printed as nothing, "is defined" false), as Jinja's default undefined.
  *
  * Values: undefined, none, booleans, integers, strings, lists and the
- * messages (role and content; any other key undefined).  Supported:
- *   filters  trim, length, upper, lower, string
- *   tests    defined, undefined, none, string, number, boolean
- *   methods  strip, lstrip, rstrip (with or without the characters),
- *            startswith, endswith, upper, lower
- *   loop     index, index0, first, last, length, revindex, revindex0
- * Strings print as they are, integers in decimal, booleans as True /
- * False, none as None (Python's str()); a list or a message cannot be
- * printed.  The output stops at TFM_CHAT_MAX_OUTPUT_BYTES.
+ * messages (role and content; any other key undefined); the filters,
+ * tests, methods and loop attributes are chat_builtins.c's.  Strings
+ * print as they are, integers in decimal, booleans as True / False, none
+ * as None (Python's str()); a list or a message cannot be printed.  The
+ * output stops at TFM_CHAT_MAX_OUTPUT_BYTES.
  *
  * Bounds (a template is hostile input): the walk over statements and
  * expressions is recursive, as deep as the parser let the template nest
  * (blocks and expressions together, TFM_CHAT_MAX_NESTING; counted again
  * here in r->depth), and lists built while rendering nest no deeper
  * (value.depth), so values_equal's recursion is bounded too.  Every loop
- * adds its work to the host's cancel poll (tick()): statements, loop
- * passes and expression steps, and every byte copied, compared or
+ * adds its work to the host's cancel poll (render_tick()): statements,
+ * loop passes and expression steps, and every byte copied, compared or
  * scanned; a cancel stops the rendering with TFM_ECANCELED.  Memory comes
  * from the host's allocator within the budget (chat_arena.c), the
  * template's own bytes included; an output tag's temporary values are
@@ -34,68 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chat_ast.h"
+#include "chat_render.h"
 
-typedef enum
-{
-	V_UNDEF, V_NONE, V_BOOL, V_INT, V_STR, V_LIST, V_MSG, V_LOOP
-} vkind;
-
-typedef struct value
-{
-	vkind		k;
-	int			depth;			/* V_LIST: lists inside each other (1: none inside) */
-	int64_t		i;				/* V_BOOL, V_INT, V_MSG (its index) */
-	const char *s;				/* V_STR */
-	size_t		len;			/* V_STR bytes, V_LIST items */
-	struct value *items;		/* V_LIST */
-	const struct loop_info *loop;	/* V_LOOP */
-} value;
-
-typedef struct loop_info
-{
-	int64_t		index0,
-				length;
-} loop_info;
-
-typedef struct binding
-{
-	const char *name;
-	size_t		len;
-	value		v;
-} binding;
-
-typedef struct frame
-{
-	binding    *b;
-	int			n,
-				cap;
-} frame;
-
-typedef struct render
-{
-	chat_mem	mem;			/* the host's allocator and the budget */
-	chat_arena	arena;			/* values made while rendering */
-	chat_poll	poll;
-	tfm_status *err;
-	const tfm_chat_message *msgs;
-	int			nmsg;
-	value		messages;
-	int			add_generation_prompt;
-	const char *bos,
-			   *eos;
-	frame		frames[TFM_CHAT_MAX_NESTING + 2];
-	int			nframes;
-	int			depth;			/* blocks and expressions being walked */
-	char	   *out;
-	size_t		len,
-				cap;
-	int			failed,
-				code;			/* the first failure's */
-} render;
-
-static int
-rfail(render *r, int code, int line, const char *fmt, const char *a, const char *b)
+int
+render_fail(render *r, int code, int line, const char *fmt, const char *a, const char *b)
 {
 	if (!r->failed)
 	{
@@ -112,26 +50,24 @@ rfail(render *r, int code, int line, const char *fmt, const char *a, const char 
 	return code;
 }
 
-/* an allocation failed: past the budget (TFM_ELIMIT) or out of memory */
-static int
-oom(render *r)
+int
+render_oom(render *r)
 {
 	char		b[32];
 
 	if (!r->mem.over_budget)
-		return rfail(r, TFM_ENOMEM, 0, "%s%s", "out of memory", "");
+		return render_fail(r, TFM_ENOMEM, 0, "%s%s", "out of memory", "");
 	snprintf(b, sizeof(b), "%zu", r->mem.budget);
-	return rfail(r, TFM_ELIMIT, 0, "rendering the chat template needs more memory than the budget of %s bytes%s",
-				 b, "");
+	return render_fail(r, TFM_ELIMIT, 0, "rendering the chat template needs more memory than the budget of %s bytes%s",
+							 b, "");
 }
 
-/* units of work done (a step is CHAT_STEP, a byte one): TFM_ECANCELED when the host says stop */
-static int
-tick(render *r, size_t units)
+int
+render_tick(render *r, size_t units)
 {
 	if (!chat_poll_work(&r->poll, units))
 		return TFM_OK;
-	return rfail(r, TFM_ECANCELED, 0, "%s%s", "rendering the chat template was canceled", "");
+	return render_fail(r, TFM_ECANCELED, 0, "%s%s", "rendering the chat template was canceled", "");
 }
 
 static int
@@ -140,33 +76,9 @@ too_deep(render *r, int line, const char *what)
 	char		b[16];
 
 	snprintf(b, sizeof(b), "%d", TFM_CHAT_MAX_NESTING);
-	return rfail(r, TFM_ELIMIT, line, "%s nested deeper than %s levels", what, b);
+	return render_fail(r, TFM_ELIMIT, line, "%s nested deeper than %s levels", what, b);
 }
 
-static value
-mkstr(const char *s, size_t len)
-{
-	value		v = {V_STR, 0, 0, s, len, NULL, NULL};
-
-	return v;
-}
-
-static value
-mkint(vkind k, int64_t i)
-{
-	value		v = {k, 0, i, NULL, 0, NULL, NULL};
-
-	return v;
-}
-
-static const char *
-kind_name(vkind k)
-{
-	static const char *const names[] = {"undefined", "none", "a boolean", "an integer", "a string",
-	"a list", "a message", "the loop"};
-
-	return names[k];
-}
 
 static int
 truthy(const value *v)
@@ -191,11 +103,11 @@ truthy(const value *v)
 static int
 emit(render *r, const char *s, size_t n)
 {
-	if (tick(r, n))
+	if (render_tick(r, n))
 		return TFM_ECANCELED;
 	if (n > TFM_CHAT_MAX_OUTPUT_BYTES || r->len + n > TFM_CHAT_MAX_OUTPUT_BYTES)
-		return rfail(r, TFM_ELIMIT, 0, "a rendered chat prompt is longer than %s bytes%s",
-					 "67108864", "");
+		return render_fail(r, TFM_ELIMIT, 0, "a rendered chat prompt is longer than %s bytes%s",
+								 "67108864", "");
 	if (r->len + n + 1 > r->cap)
 	{
 		size_t		need = r->len + n + 1,
@@ -205,7 +117,7 @@ emit(render *r, const char *s, size_t n)
 		if (cap > (size_t) TFM_CHAT_MAX_OUTPUT_BYTES + 1)
 			cap = need > (size_t) TFM_CHAT_MAX_OUTPUT_BYTES + 1 ? need : (size_t) TFM_CHAT_MAX_OUTPUT_BYTES + 1;
 		if (!(o = chat_mem_grow(&r->mem, r->out, r->cap, cap)))
-			return oom(r);
+			return render_oom(r);
 		r->out = o;
 		r->cap = cap;
 	}
@@ -215,9 +127,8 @@ emit(render *r, const char *s, size_t n)
 	return TFM_OK;
 }
 
-/* a value as text (Python's str()): *s and *n, in the arena */
-static int
-to_text(render *r, const value *v, const char **s, size_t *n, int line)
+int
+render_text(render *r, const value *v, const char **s, size_t *n, int line)
 {
 	char	   *buf;
 
@@ -237,7 +148,7 @@ to_text(render *r, const value *v, const char **s, size_t *n, int line)
 			return TFM_OK;
 		case V_INT:
 			if (!(buf = chat_alloc(&r->arena, 24)))
-				return oom(r);
+				return render_oom(r);
 			*n = (size_t) snprintf(buf, 24, "%lld", (long long) v->i);
 			*s = buf;
 			return TFM_OK;
@@ -246,16 +157,11 @@ to_text(render *r, const value *v, const char **s, size_t *n, int line)
 			*n = v->len;
 			return TFM_OK;
 		default:
-			return rfail(r, TFM_EINVAL, line, "%s cannot be printed%s", kind_name(v->k), "");
+			return render_fail(r, TFM_EINVAL, line, "%s cannot be printed%s", kind_name(v->k), "");
 	}
 }
 
 /* ---- names ------------------------------------------------------------------------- */
-static int
-name_is(const char *s, size_t n, const char *w)
-{
-	return n == strlen(w) && strncmp(s, w, n) == 0;
-}
 
 static value
 lookup(render *r, const char *s, size_t n)
@@ -263,7 +169,7 @@ lookup(render *r, const char *s, size_t n)
 	for (int f = r->nframes - 1; f >= 0; f--)
 	{
 		/* many names set make each lookup long: their count is work too */
-		(void) tick(r, (size_t) r->frames[f].n);
+		(void) render_tick(r, (size_t) r->frames[f].n);
 		for (int k = r->frames[f].n - 1; k >= 0; k--)
 			if (r->frames[f].b[k].len == n && strncmp(r->frames[f].b[k].name, s, n) == 0)
 				return r->frames[f].b[k].v;
@@ -296,7 +202,7 @@ bind(render *r, const char *s, size_t n, value v)
 		binding    *b = chat_mem_grow(&r->mem, f->b, sizeof(binding) * f->cap, sizeof(binding) * cap);
 
 		if (!b)
-			return oom(r);
+			return render_oom(r);
 		f->b = b;
 		f->cap = cap;
 	}
@@ -308,7 +214,6 @@ bind(render *r, const char *s, size_t n, value v)
 }
 
 /* ---- expressions ---------------------------------------------------------------------- */
-static int eval(render *r, const chat_expr *e, value *out);
 
 static int
 concat(render *r, const char *a, size_t an, const char *b, size_t bn, value *out)
@@ -317,12 +222,12 @@ concat(render *r, const char *a, size_t an, const char *b, size_t bn, value *out
 
 	if (an > TFM_CHAT_MAX_OUTPUT_BYTES || bn > TFM_CHAT_MAX_OUTPUT_BYTES ||
 		an + bn > TFM_CHAT_MAX_OUTPUT_BYTES)
-		return rfail(r, TFM_ELIMIT, 0, "a string of the chat template grows past %s bytes%s",
-					 "67108864", "");
-	if (tick(r, an + bn))
+		return render_fail(r, TFM_ELIMIT, 0, "a string of the chat template grows past %s bytes%s",
+								 "67108864", "");
+	if (render_tick(r, an + bn))
 		return TFM_ECANCELED;
 	if (!(s = chat_alloc(&r->arena, an + bn + 1)))
-		return oom(r);
+		return render_oom(r);
 	memcpy(s, a, an);
 	memcpy(s + an, b, bn);
 	*out = mkstr(s, an + bn);
@@ -351,7 +256,7 @@ values_equal(render *r, const value *a, const value *b)
 		case V_NONE:
 			return 1;
 		case V_STR:
-			if (a->len != b->len || tick(r, a->len))
+			if (a->len != b->len || render_tick(r, a->len))
 				return 0;
 			return memcmp(a->s, b->s, a->len) == 0;
 		case V_MSG:
@@ -360,7 +265,7 @@ values_equal(render *r, const value *a, const value *b)
 			if (a->len != b->len)
 				return 0;
 			for (size_t k = 0; k < a->len; k++)
-				if (tick(r, CHAT_STEP) || !values_equal(r, &a->items[k], &b->items[k]))
+				if (render_tick(r, CHAT_STEP) || !values_equal(r, &a->items[k], &b->items[k]))
 					return 0;
 			return 1;
 		default:
@@ -385,249 +290,6 @@ clamp_bound(int64_t i, size_t n)
 	return i < 0 ? 0 : i > (int64_t) n ? (int64_t) n : i;
 }
 
-/* a message's key: role, content, anything else undefined */
-static value
-message_key(render *r, int64_t m, const char *k, size_t n)
-{
-	if (name_is(k, n, "role"))
-		return mkstr(r->msgs[m].role, strlen(r->msgs[m].role));
-	if (name_is(k, n, "content"))
-		return mkstr(r->msgs[m].content, strlen(r->msgs[m].content));
-	return mkint(V_UNDEF, 0);
-}
-
-static int
-attribute(render *r, const value *v, const char *k, size_t n, value *out, int line)
-{
-	if (v->k == V_MSG)
-	{
-		*out = message_key(r, v->i, k, n);
-		return TFM_OK;
-	}
-	if (v->k == V_LOOP)
-	{
-		const loop_info *l = v->loop;
-
-		if (name_is(k, n, "index0"))
-			*out = mkint(V_INT, l->index0);
-		else if (name_is(k, n, "index"))
-			*out = mkint(V_INT, l->index0 + 1);
-		else if (name_is(k, n, "first"))
-			*out = mkint(V_BOOL, l->index0 == 0);
-		else if (name_is(k, n, "last"))
-			*out = mkint(V_BOOL, l->index0 == l->length - 1);
-		else if (name_is(k, n, "length"))
-			*out = mkint(V_INT, l->length);
-		else if (name_is(k, n, "revindex"))
-			*out = mkint(V_INT, l->length - l->index0);
-		else if (name_is(k, n, "revindex0"))
-			*out = mkint(V_INT, l->length - l->index0 - 1);
-		else
-		{
-			char		nm[40];
-
-			snprintf(nm, sizeof(nm), "%.*s", (int) n, k);
-			return rfail(r, TFM_EINVAL, line, "loop.%s is not supported%s", nm, "");
-		}
-		return TFM_OK;
-	}
-	/* Jinja: a missing attribute is undefined */
-	*out = mkint(V_UNDEF, 0);
-	return TFM_OK;
-}
-
-static int
-strip_chars(const char *set, size_t setn, char c)
-{
-	if (!set)
-		return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-	return memchr(set, c, setn) != NULL;
-}
-
-/* strip / lstrip / rstrip of s (which: 3 both, 1 left, 2 right) */
-static value
-strip(const value *s, const value *chars, int which)
-{
-	const char *p = s->s,
-			   *set = chars && chars->k == V_STR ? chars->s : NULL;
-	size_t		n = s->len,
-				setn = set ? chars->len : 0;
-
-	if (which & 1)
-		while (n > 0 && strip_chars(set, setn, *p))
-		{
-			p++;
-			n--;
-		}
-	if (which & 2)
-		while (n > 0 && strip_chars(set, setn, p[n - 1]))
-			n--;
-	return mkstr(p, n);
-}
-
-static int
-change_case(render *r, const value *s, int upper, value *out)
-{
-	char	   *b;
-
-	if (tick(r, s->len))
-		return TFM_ECANCELED;
-	if (!(b = chat_alloc(&r->arena, s->len + 1)))
-		return oom(r);
-	for (size_t k = 0; k < s->len; k++)
-	{
-		char		c = s->s[k];
-
-		b[k] = upper ? (c >= 'a' && c <= 'z' ? c - 32 : c) : (c >= 'A' && c <= 'Z' ? c + 32 : c);
-	}
-	*out = mkstr(b, s->len);
-	return TFM_OK;
-}
-
-static int
-eval_args(render *r, const chat_expr *e, value *args)
-{
-	for (int k = 0; k < e->nargs; k++)
-		if (eval(r, e->args[k], &args[k]))
-			return TFM_EINVAL;
-	return TFM_OK;
-}
-
-/* x.method(args) on a string */
-static int
-call_method(render *r, const chat_expr *e, value *out)
-{
-	const chat_expr *m = e->a;
-	value		self,
-				args[32];
-	char		nm[40];
-
-	if (eval(r, m->a, &self) || eval_args(r, e, args))
-		return TFM_EINVAL;
-	snprintf(nm, sizeof(nm), "%.*s", (int) m->len, m->s);
-	if (self.k == V_STR && tick(r, self.len))
-		return TFM_ECANCELED;
-	if (self.k != V_STR)
-		return rfail(r, TFM_EINVAL, e->line, "the method %s() of %s is not supported", nm,
-					 kind_name(self.k));
-	if (e->nargs > 1 || (e->nargs == 1 && args[0].k != V_STR && args[0].k != V_NONE))
-		return rfail(r, TFM_EINVAL, e->line, "%s() takes at most one string%s", nm, "");
-	if (!strcmp(nm, "strip") || !strcmp(nm, "lstrip") || !strcmp(nm, "rstrip"))
-		*out = strip(&self, e->nargs ? &args[0] : NULL, nm[0] == 'l' ? 1 : nm[0] == 'r' ? 2 : 3);
-	else if (!strcmp(nm, "startswith") || !strcmp(nm, "endswith"))
-	{
-		if (e->nargs != 1 || args[0].k != V_STR)
-			return rfail(r, TFM_EINVAL, e->line, "%s() needs a string%s", nm, "");
-		*out = mkint(V_BOOL, args[0].len <= self.len &&
-					 memcmp(nm[0] == 's' ? self.s : self.s + self.len - args[0].len, args[0].s,
-							args[0].len) == 0);
-	}
-	else if (!strcmp(nm, "upper") || !strcmp(nm, "lower"))
-		return change_case(r, &self, nm[0] == 'u', out);
-	else
-		return rfail(r, TFM_EINVAL, e->line, "the string method %s() is not supported%s", nm, "");
-	return TFM_OK;
-}
-
-static int
-call(render *r, const chat_expr *e, value *out)
-{
-	value		args[32];
-	const char *msg;
-	size_t		n;
-	char		nm[40];
-
-	if (e->a->k == E_ATTR)
-		return call_method(r, e, out);
-	if (e->a->k != E_NAME)
-		return rfail(r, TFM_EINVAL, e->line, "%s%s", "only names and methods can be called", "");
-	snprintf(nm, sizeof(nm), "%.*s", (int) e->a->len, e->a->s);
-	if (strcmp(nm, "raise_exception") != 0)
-		return rfail(r, TFM_EINVAL, e->line, "the function %s() is not supported%s", nm, "");
-	if (eval_args(r, e, args))
-		return TFM_EINVAL;
-	if (e->nargs != 1 || to_text(r, &args[0], &msg, &n, e->line))
-		return rfail(r, TFM_EINVAL, e->line, "%s%s", "raise_exception() takes one message", "");
-	{
-		char	   *m = chat_alloc(&r->arena, n + 1);
-
-		if (!m)
-			return oom(r);
-		memcpy(m, msg, n);
-		return rfail(r, TFM_EINVAL, 0, "the chat template refuses the conversation: %s%s", m, "");
-	}
-}
-
-/* length in characters (UTF-8) */
-static int64_t
-chars(const char *s, size_t n)
-{
-	int64_t		c = 0;
-
-	for (size_t k = 0; k < n; k++)
-		c += (s[k] & 0xC0) != 0x80;
-	return c;
-}
-
-static int
-filter(render *r, const chat_expr *e, value *out)
-{
-	value		v;
-	char		nm[40];
-
-	if (eval(r, e->a, &v))
-		return TFM_EINVAL;
-	snprintf(nm, sizeof(nm), "%.*s", (int) e->len, e->s);
-	if (v.k == V_STR && tick(r, v.len))
-		return TFM_ECANCELED;
-	if (!strcmp(nm, "trim") && v.k == V_STR)
-		*out = strip(&v, NULL, 3);
-	else if (!strcmp(nm, "length") && (v.k == V_STR || v.k == V_LIST))
-		*out = mkint(V_INT, v.k == V_STR ? chars(v.s, v.len) : (int64_t) v.len);
-	else if ((!strcmp(nm, "upper") || !strcmp(nm, "lower")) && v.k == V_STR)
-		return change_case(r, &v, nm[0] == 'u', out);
-	else if (!strcmp(nm, "string"))
-	{
-		const char *s;
-		size_t		n;
-
-		if (to_text(r, &v, &s, &n, e->line))
-			return TFM_EINVAL;
-		*out = mkstr(s, n);
-	}
-	else
-		return rfail(r, TFM_EINVAL, e->line, "the filter \"%s\" on %s is not supported", nm,
-					 kind_name(v.k));
-	return TFM_OK;
-}
-
-static int
-test(render *r, const chat_expr *e, value *out)
-{
-	value		v;
-	int			res;
-	char		nm[40];
-
-	if (eval(r, e->a, &v))
-		return TFM_EINVAL;
-	snprintf(nm, sizeof(nm), "%.*s", (int) e->len, e->s);
-	if (!strcmp(nm, "defined"))
-		res = v.k != V_UNDEF;
-	else if (!strcmp(nm, "undefined"))
-		res = v.k == V_UNDEF;
-	else if (!strcmp(nm, "none"))
-		res = v.k == V_NONE;
-	else if (!strcmp(nm, "string"))
-		res = v.k == V_STR;
-	else if (!strcmp(nm, "number"))
-		res = v.k == V_INT;
-	else if (!strcmp(nm, "boolean"))
-		res = v.k == V_BOOL;
-	else
-		return rfail(r, TFM_EINVAL, e->line, "the test \"is %s\" is not supported%s", nm, "");
-	*out = mkint(V_BOOL, e->op ? !res : res);
-	return TFM_OK;
-}
 
 static int
 contains(render *r, const value *hay, const value *needle, int line)
@@ -639,7 +301,7 @@ contains(render *r, const value *hay, const value *needle, int line)
 		/* quadratic at worst ("aa...ab" in "aa...a"): every comparison is work */
 		for (size_t k = 0; k + needle->len <= hay->len; k++)
 		{
-			if (tick(r, needle->len))
+			if (render_tick(r, needle->len))
 				return -1;
 			if (memcmp(hay->s + k, needle->s, needle->len) == 0)
 				return 1;
@@ -652,14 +314,14 @@ contains(render *r, const value *hay, const value *needle, int line)
 		{
 			if (values_equal(r, &hay->items[k], needle))
 				return 1;
-			if (r->failed || tick(r, CHAT_STEP))
+			if (r->failed || render_tick(r, CHAT_STEP))
 				return -1;
 		}
 		return 0;
 	}
 	if (hay->k == V_MSG && needle->k == V_STR)
-		return message_key(r, hay->i, needle->s, needle->len).k != V_UNDEF;
-	rfail(r, TFM_EINVAL, line, "\"in\" %s is not supported%s", kind_name(hay->k), "");
+		return render_message_key(r, hay->i, needle->s, needle->len).k != V_UNDEF;
+	render_fail(r, TFM_EINVAL, line, "\"in\" %s is not supported%s", kind_name(hay->k), "");
 	return -1;
 }
 
@@ -669,7 +331,7 @@ binop(render *r, const chat_expr *e, value *out)
 	value		a,
 				b;
 
-	if (eval(r, e->a, &a) || eval(r, e->b, &b))
+	if (render_eval(r, e->a, &a) || render_eval(r, e->b, &b))
 		return TFM_EINVAL;
 	switch (e->op)
 	{
@@ -694,7 +356,7 @@ binop(render *r, const chat_expr *e, value *out)
 				size_t		an,
 							bn;
 
-				if (to_text(r, &a, &as, &an, e->line) || to_text(r, &b, &bs, &bn, e->line))
+				if (render_text(r, &a, &as, &an, e->line) || render_text(r, &b, &bs, &bn, e->line))
 					return TFM_EINVAL;
 				return concat(r, as, an, bs, bn, out);
 			}
@@ -706,14 +368,14 @@ binop(render *r, const chat_expr *e, value *out)
 				value	   *items = chat_alloc(&r->arena, sizeof(value) * (a.len + b.len + 1));
 
 				if (!items)
-					return oom(r);
+					return render_oom(r);
 				memcpy(items, a.items, sizeof(value) * a.len);
 				memcpy(items + a.len, b.items, sizeof(value) * b.len);
 				*out = a;
 				out->items = items;
 				out->len = a.len + b.len;
 				out->depth = a.depth > b.depth ? a.depth : b.depth;
-				return tick(r, sizeof(value) * out->len);
+				return render_tick(r, sizeof(value) * out->len);
 			}
 			break;
 		default:
@@ -726,7 +388,7 @@ binop(render *r, const chat_expr *e, value *out)
 					q;
 
 		if (x > 1000000000000LL || x < -1000000000000LL || y > 1000000000000LL || y < -1000000000000LL)
-			return rfail(r, TFM_ELIMIT, e->line, "%s%s", "an integer too large", "");
+			return render_fail(r, TFM_ELIMIT, e->line, "%s%s", "an integer too large", "");
 		switch (e->op)
 		{
 			case OP_ADD: *out = mkint(V_INT, x + y); return TFM_OK;
@@ -734,7 +396,7 @@ binop(render *r, const chat_expr *e, value *out)
 			case OP_MUL:
 				/* operands up to 10^12 each: the product may not fit (nor its minus) */
 				if (__builtin_mul_overflow(x, y, &q) || q == INT64_MIN)
-					return rfail(r, TFM_ELIMIT, e->line, "%s%s", "an integer too large", "");
+					return render_fail(r, TFM_ELIMIT, e->line, "%s%s", "an integer too large", "");
 				*out = mkint(V_INT, q);
 				return TFM_OK;
 			case OP_LT: *out = mkint(V_BOOL, x < y); return TFM_OK;
@@ -744,7 +406,7 @@ binop(render *r, const chat_expr *e, value *out)
 			case OP_FLOORDIV:
 			case OP_MOD:
 				if (y == 0)
-					return rfail(r, TFM_EINVAL, e->line, "%s%s", "division by zero", "");
+					return render_fail(r, TFM_EINVAL, e->line, "%s%s", "division by zero", "");
 				/* Python's floor division and modulo */
 				q = x / y - ((x % y != 0) && ((x < 0) != (y < 0)));
 				*out = mkint(V_INT, e->op == OP_FLOORDIV ? q : x - q * y);
@@ -756,7 +418,7 @@ binop(render *r, const chat_expr *e, value *out)
 		size_t		m = a.len < b.len ? a.len : b.len;
 		int			c;
 
-		if (tick(r, m))
+		if (render_tick(r, m))
 			return TFM_ECANCELED;
 		c = memcmp(a.s, b.s, m);
 
@@ -766,8 +428,8 @@ binop(render *r, const chat_expr *e, value *out)
 					 e->op == OP_LE ? c <= 0 : c >= 0);
 		return TFM_OK;
 	}
-	return rfail(r, TFM_EINVAL, e->line, "an operator on %s and %s is not supported",
-				 kind_name(a.k), kind_name(b.k));
+	return render_fail(r, TFM_EINVAL, e->line, "an operator on %s and %s is not supported",
+							 kind_name(a.k), kind_name(b.k));
 }
 
 static int
@@ -776,10 +438,10 @@ subscript(render *r, const chat_expr *e, value *out)
 	value		v,
 				k;
 
-	if (eval(r, e->a, &v) || eval(r, e->b, &k))
+	if (render_eval(r, e->a, &v) || render_eval(r, e->b, &k))
 		return TFM_EINVAL;
 	if (v.k == V_MSG && k.k == V_STR)
-		*out = message_key(r, v.i, k.s, k.len);
+		*out = render_message_key(r, v.i, k.s, k.len);
 	else if ((v.k == V_LIST || v.k == V_STR) && k.k == V_INT)
 	{
 		int64_t		i = py_index(k.i, v.len);
@@ -792,10 +454,10 @@ subscript(render *r, const chat_expr *e, value *out)
 			*out = mkstr(v.s + i, 1);
 	}
 	else if (v.k == V_LOOP || v.k == V_UNDEF || v.k == V_MSG)
-		return attribute(r, &v, k.k == V_STR ? k.s : "", k.k == V_STR ? k.len : 0, out, e->line);
+		return render_attribute(r, &v, k.k == V_STR ? k.s : "", k.k == V_STR ? k.len : 0, out, e->line);
 	else
-		return rfail(r, TFM_EINVAL, e->line, "a subscript of %s by %s is not supported",
-					 kind_name(v.k), kind_name(k.k));
+		return render_fail(r, TFM_EINVAL, e->line, "a subscript of %s by %s is not supported",
+								 kind_name(v.k), kind_name(k.k));
 	return TFM_OK;
 }
 
@@ -808,11 +470,11 @@ slice(render *r, const chat_expr *e, value *out)
 	int64_t		a,
 				b;
 
-	if (eval(r, e->a, &v) || (e->b && eval(r, e->b, &lo)) || (e->c && eval(r, e->c, &hi)))
+	if (render_eval(r, e->a, &v) || (e->b && render_eval(r, e->b, &lo)) || (e->c && render_eval(r, e->c, &hi)))
 		return TFM_EINVAL;
 	if ((v.k != V_LIST && v.k != V_STR) || (lo.k != V_NONE && lo.k != V_INT) ||
 		(hi.k != V_NONE && hi.k != V_INT))
-		return rfail(r, TFM_EINVAL, e->line, "a slice of %s is not supported%s", kind_name(v.k), "");
+		return render_fail(r, TFM_EINVAL, e->line, "a slice of %s is not supported%s", kind_name(v.k), "");
 	a = lo.k == V_INT ? clamp_bound(lo.i, v.len) : 0;
 	b = hi.k == V_INT ? clamp_bound(hi.i, v.len) : (int64_t) v.len;
 	if (b < a)
@@ -854,10 +516,10 @@ eval_node(render *r, const chat_expr *e, value *out)
 				int			depth = 1;
 
 				if (!items)
-					return oom(r);
+					return render_oom(r);
 				for (int k = 0; k < e->nargs; k++)
 				{
-					if (eval(r, e->args[k], &items[k]))
+					if (render_eval(r, e->args[k], &items[k]))
 						return TFM_EINVAL;
 					if (items[k].k == V_LIST && items[k].depth + 1 > depth)
 						depth = items[k].depth + 1;
@@ -872,66 +534,66 @@ eval_node(render *r, const chat_expr *e, value *out)
 				return TFM_OK;
 			}
 		case E_ATTR:
-			if (eval(r, e->a, &a))
+			if (render_eval(r, e->a, &a))
 				return TFM_EINVAL;
-			return attribute(r, &a, e->s, e->len, out, e->line);
+			return render_attribute(r, &a, e->s, e->len, out, e->line);
 		case E_INDEX:
 			return subscript(r, e, out);
 		case E_SLICE:
 			return slice(r, e, out);
 		case E_CALL:
-			return call(r, e, out);
+			return render_call(r, e, out);
 		case E_FILTER:
-			return filter(r, e, out);
+			return render_filter(r, e, out);
 		case E_TEST:
-			return test(r, e, out);
+			return render_test(r, e, out);
 		case E_NOT:
-			if (eval(r, e->a, &a))
+			if (render_eval(r, e->a, &a))
 				return TFM_EINVAL;
 			*out = mkint(V_BOOL, !truthy(&a));
 			return TFM_OK;
 		case E_NEG:
-			if (eval(r, e->a, &a))
+			if (render_eval(r, e->a, &a))
 				return TFM_EINVAL;
 			if (a.k != V_INT)
-				return rfail(r, TFM_EINVAL, e->line, "minus %s is not supported%s", kind_name(a.k), "");
+				return render_fail(r, TFM_EINVAL, e->line, "minus %s is not supported%s", kind_name(a.k), "");
 			*out = mkint(V_INT, -a.i);
 			return TFM_OK;
 		case E_AND:
 		case E_OR:
 			/* Python's: the deciding operand itself */
-			if (eval(r, e->a, &a))
+			if (render_eval(r, e->a, &a))
 				return TFM_EINVAL;
 			if (truthy(&a) == (e->k == E_OR))
 			{
 				*out = a;
 				return TFM_OK;
 			}
-			return eval(r, e->b, out);
+			return render_eval(r, e->b, out);
 		case E_BIN:
 			return binop(r, e, out);
 		case E_COND:
-			if (eval(r, e->a, &a))
+			if (render_eval(r, e->a, &a))
 				return TFM_EINVAL;
 			if (truthy(&a))
-				return eval(r, e->b, out);
+				return render_eval(r, e->b, out);
 			if (e->c)
-				return eval(r, e->c, out);
+				return render_eval(r, e->c, out);
 			*out = mkint(V_UNDEF, 0);
 			return TFM_OK;
 	}
-	return rfail(r, TFM_EINVAL, e->line, "%s%s", "an unknown expression", "");
+	return render_fail(r, TFM_EINVAL, e->line, "%s%s", "an unknown expression", "");
 }
 
 /* e evaluated one level deeper (the parser bounded the levels; counted here again) */
-static int
-eval(render *r, const chat_expr *e, value *out)
+int
+render_eval(render *r, const chat_expr *e, value *out)
 {
 	int			st;
 
 	if (r->failed)
 		return r->code;
-	if (tick(r, CHAT_STEP))
+	if (render_tick(r, CHAT_STEP))
 		return TFM_ECANCELED;
 	if (++r->depth > TFM_CHAT_MAX_NESTING)
 		st = too_deep(r, e->line, "blocks and expressions");
@@ -964,15 +626,15 @@ run_for(render *r, const chat_node *n)
 	value		seq;
 	loop_info	info;
 
-	if (eval(r, n->e, &seq))
+	if (render_eval(r, n->e, &seq))
 		return TFM_EINVAL;
 	if (seq.k == V_UNDEF)
 		return TFM_OK;			/* Jinja loops over nothing */
 	if (seq.k != V_LIST)
-		return rfail(r, TFM_EINVAL, n->line, "{%% for %%} over %s is not supported%s",
-					 kind_name(seq.k), "");
+		return render_fail(r, TFM_EINVAL, n->line, "{%% for %%} over %s is not supported%s",
+								 kind_name(seq.k), "");
 	if (r->nframes >= TFM_CHAT_MAX_NESTING + 2)
-		return rfail(r, TFM_ELIMIT, n->line, "%s%s", "loops nested too deep", "");
+		return render_fail(r, TFM_ELIMIT, n->line, "%s%s", "loops nested too deep", "");
 	info.length = (int64_t) seq.len;
 	r->nframes++;
 	for (size_t k = 0; k < seq.len; k++)
@@ -984,7 +646,7 @@ run_for(render *r, const chat_node *n)
 		r->frames[r->nframes - 1].n = 0;
 		info.index0 = (int64_t) k;
 		lv.loop = &info;
-		if (tick(r, CHAT_STEP) || bind(r, n->s, n->len, seq.items[k]) ||
+		if (render_tick(r, CHAT_STEP) || bind(r, n->s, n->len, seq.items[k]) ||
 			bind(r, "loop", 4, lv) || run_nested(r, &n->body, n->line))
 		{
 			r->nframes--;
@@ -1007,7 +669,7 @@ run_body(render *r, const chat_body *b)
 		value		v;
 		chat_mark	temp = chat_arena_mark(&r->arena);
 
-		if (tick(r, CHAT_STEP))
+		if (render_tick(r, CHAT_STEP))
 			return TFM_ECANCELED;
 		switch (n->k)
 		{
@@ -1020,14 +682,14 @@ run_body(render *r, const chat_body *b)
 					const char *s;
 					size_t		len;
 
-					if (eval(r, n->e, &v) || to_text(r, &v, &s, &len, n->line) || emit(r, s, len))
+					if (render_eval(r, n->e, &v) || render_text(r, &v, &s, &len, n->line) || emit(r, s, len))
 						return TFM_EINVAL;
 					/* printed: its values are of no more use */
 					chat_arena_release(&r->arena, temp);
 					break;
 				}
 			case N_SET:
-				if (eval(r, n->e, &v) || bind(r, n->s, n->len, v))
+				if (render_eval(r, n->e, &v) || bind(r, n->s, n->len, v))
 					return TFM_EINVAL;
 				break;
 			case N_IF:
@@ -1037,7 +699,7 @@ run_body(render *r, const chat_body *b)
 					{
 						int			yes;
 
-						if (eval(r, n->conds[j], &v))
+						if (render_eval(r, n->conds[j], &v))
 							return TFM_EINVAL;
 						yes = truthy(&v);
 						chat_arena_release(&r->arena, temp);
@@ -1086,7 +748,7 @@ tfm_chat_template_render(char **out, size_t *out_len, const tfm_chat_template *t
 	r.messages.depth = 1;
 	r.messages.items = chat_alloc(&r.arena, sizeof(value) * (r.messages.len + 1));
 	if (!r.messages.items || emit(&r, "", 0))
-		st = oom(&r);
+		st = render_oom(&r);
 	for (int k = 0; st == TFM_OK && k < n; k++)
 		r.messages.items[k] = mkint(V_MSG, k);
 	if (st == TFM_OK)

@@ -1,0 +1,259 @@
+/*
+ * chat_builtins.c — what a chat template can ask of its values when it
+ * renders (chat_render.c walks the template and calls these):
+ *   filters  trim, length, upper, lower, string
+ *   tests    defined, undefined, none, string, number, boolean
+ *   methods  strip, lstrip, rstrip (with or without the characters),
+ *            startswith, endswith, upper, lower
+ *   loop     index, index0, first, last, length, revindex, revindex0
+ * a message's keys (role, content; any other undefined) and the one
+ * function, raise_exception(message).  Every byte a method or filter reads
+ * or writes is work for the host's cancel poll (render_tick).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "chat_render.h"
+
+value
+render_message_key(render *r, int64_t m, const char *k, size_t n)
+{
+	if (name_is(k, n, "role"))
+		return mkstr(r->msgs[m].role, strlen(r->msgs[m].role));
+	if (name_is(k, n, "content"))
+		return mkstr(r->msgs[m].content, strlen(r->msgs[m].content));
+	return mkint(V_UNDEF, 0);
+}
+
+int
+render_attribute(render *r, const value *v, const char *k, size_t n, value *out, int line)
+{
+	if (v->k == V_MSG)
+	{
+		*out = render_message_key(r, v->i, k, n);
+		return TFM_OK;
+	}
+	if (v->k == V_LOOP)
+	{
+		const loop_info *l = v->loop;
+
+		if (name_is(k, n, "index0"))
+			*out = mkint(V_INT, l->index0);
+		else if (name_is(k, n, "index"))
+			*out = mkint(V_INT, l->index0 + 1);
+		else if (name_is(k, n, "first"))
+			*out = mkint(V_BOOL, l->index0 == 0);
+		else if (name_is(k, n, "last"))
+			*out = mkint(V_BOOL, l->index0 == l->length - 1);
+		else if (name_is(k, n, "length"))
+			*out = mkint(V_INT, l->length);
+		else if (name_is(k, n, "revindex"))
+			*out = mkint(V_INT, l->length - l->index0);
+		else if (name_is(k, n, "revindex0"))
+			*out = mkint(V_INT, l->length - l->index0 - 1);
+		else
+		{
+			char		nm[40];
+
+			snprintf(nm, sizeof(nm), "%.*s", (int) n, k);
+			return render_fail(r, TFM_EINVAL, line, "loop.%s is not supported%s", nm, "");
+		}
+		return TFM_OK;
+	}
+	/* Jinja: a missing attribute is undefined */
+	*out = mkint(V_UNDEF, 0);
+	return TFM_OK;
+}
+
+static int
+strip_chars(const char *set, size_t setn, char c)
+{
+	if (!set)
+		return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+	return memchr(set, c, setn) != NULL;
+}
+
+/* strip / lstrip / rstrip of s (which: 3 both, 1 left, 2 right) */
+static value
+strip(const value *s, const value *chars, int which)
+{
+	const char *p = s->s,
+			   *set = chars && chars->k == V_STR ? chars->s : NULL;
+	size_t		n = s->len,
+				setn = set ? chars->len : 0;
+
+	if (which & 1)
+		while (n > 0 && strip_chars(set, setn, *p))
+		{
+			p++;
+			n--;
+		}
+	if (which & 2)
+		while (n > 0 && strip_chars(set, setn, p[n - 1]))
+			n--;
+	return mkstr(p, n);
+}
+
+static int
+change_case(render *r, const value *s, int upper, value *out)
+{
+	char	   *b;
+
+	if (render_tick(r, s->len))
+		return TFM_ECANCELED;
+	if (!(b = chat_alloc(&r->arena, s->len + 1)))
+		return render_oom(r);
+	for (size_t k = 0; k < s->len; k++)
+	{
+		char		c = s->s[k];
+
+		b[k] = upper ? (c >= 'a' && c <= 'z' ? c - 32 : c) : (c >= 'A' && c <= 'Z' ? c + 32 : c);
+	}
+	*out = mkstr(b, s->len);
+	return TFM_OK;
+}
+
+static int
+eval_args(render *r, const chat_expr *e, value *args)
+{
+	for (int k = 0; k < e->nargs; k++)
+		if (render_eval(r, e->args[k], &args[k]))
+			return TFM_EINVAL;
+	return TFM_OK;
+}
+
+/* x.method(args) on a string */
+static int
+call_method(render *r, const chat_expr *e, value *out)
+{
+	const chat_expr *m = e->a;
+	value		self,
+				args[32];
+	char		nm[40];
+
+	if (render_eval(r, m->a, &self) || eval_args(r, e, args))
+		return TFM_EINVAL;
+	snprintf(nm, sizeof(nm), "%.*s", (int) m->len, m->s);
+	if (self.k == V_STR && render_tick(r, self.len))
+		return TFM_ECANCELED;
+	if (self.k != V_STR)
+		return render_fail(r, TFM_EINVAL, e->line, "the method %s() of %s is not supported", nm,
+								 kind_name(self.k));
+	if (e->nargs > 1 || (e->nargs == 1 && args[0].k != V_STR && args[0].k != V_NONE))
+		return render_fail(r, TFM_EINVAL, e->line, "%s() takes at most one string%s", nm, "");
+	if (!strcmp(nm, "strip") || !strcmp(nm, "lstrip") || !strcmp(nm, "rstrip"))
+		*out = strip(&self, e->nargs ? &args[0] : NULL, nm[0] == 'l' ? 1 : nm[0] == 'r' ? 2 : 3);
+	else if (!strcmp(nm, "startswith") || !strcmp(nm, "endswith"))
+	{
+		if (e->nargs != 1 || args[0].k != V_STR)
+			return render_fail(r, TFM_EINVAL, e->line, "%s() needs a string%s", nm, "");
+		*out = mkint(V_BOOL, args[0].len <= self.len &&
+					 memcmp(nm[0] == 's' ? self.s : self.s + self.len - args[0].len, args[0].s,
+							args[0].len) == 0);
+	}
+	else if (!strcmp(nm, "upper") || !strcmp(nm, "lower"))
+		return change_case(r, &self, nm[0] == 'u', out);
+	else
+		return render_fail(r, TFM_EINVAL, e->line, "the string method %s() is not supported%s", nm, "");
+	return TFM_OK;
+}
+
+int
+render_call(render *r, const chat_expr *e, value *out)
+{
+	value		args[32];
+	const char *msg;
+	size_t		n;
+	char		nm[40];
+
+	if (e->a->k == E_ATTR)
+		return call_method(r, e, out);
+	if (e->a->k != E_NAME)
+		return render_fail(r, TFM_EINVAL, e->line, "%s%s", "only names and methods can be called", "");
+	snprintf(nm, sizeof(nm), "%.*s", (int) e->a->len, e->a->s);
+	if (strcmp(nm, "raise_exception") != 0)
+		return render_fail(r, TFM_EINVAL, e->line, "the function %s() is not supported%s", nm, "");
+	if (eval_args(r, e, args))
+		return TFM_EINVAL;
+	if (e->nargs != 1 || render_text(r, &args[0], &msg, &n, e->line))
+		return render_fail(r, TFM_EINVAL, e->line, "%s%s", "raise_exception() takes one message", "");
+	{
+		char	   *m = chat_alloc(&r->arena, n + 1);
+
+		if (!m)
+			return render_oom(r);
+		memcpy(m, msg, n);
+		return render_fail(r, TFM_EINVAL, 0, "the chat template refuses the conversation: %s%s", m, "");
+	}
+}
+
+/* length in characters (UTF-8) */
+static int64_t
+chars(const char *s, size_t n)
+{
+	int64_t		c = 0;
+
+	for (size_t k = 0; k < n; k++)
+		c += (s[k] & 0xC0) != 0x80;
+	return c;
+}
+
+int
+render_filter(render *r, const chat_expr *e, value *out)
+{
+	value		v;
+	char		nm[40];
+
+	if (render_eval(r, e->a, &v))
+		return TFM_EINVAL;
+	snprintf(nm, sizeof(nm), "%.*s", (int) e->len, e->s);
+	if (v.k == V_STR && render_tick(r, v.len))
+		return TFM_ECANCELED;
+	if (!strcmp(nm, "trim") && v.k == V_STR)
+		*out = strip(&v, NULL, 3);
+	else if (!strcmp(nm, "length") && (v.k == V_STR || v.k == V_LIST))
+		*out = mkint(V_INT, v.k == V_STR ? chars(v.s, v.len) : (int64_t) v.len);
+	else if ((!strcmp(nm, "upper") || !strcmp(nm, "lower")) && v.k == V_STR)
+		return change_case(r, &v, nm[0] == 'u', out);
+	else if (!strcmp(nm, "string"))
+	{
+		const char *s;
+		size_t		n;
+
+		if (render_text(r, &v, &s, &n, e->line))
+			return TFM_EINVAL;
+		*out = mkstr(s, n);
+	}
+	else
+		return render_fail(r, TFM_EINVAL, e->line, "the filter \"%s\" on %s is not supported", nm,
+								 kind_name(v.k));
+	return TFM_OK;
+}
+
+int
+render_test(render *r, const chat_expr *e, value *out)
+{
+	value		v;
+	int			res;
+	char		nm[40];
+
+	if (render_eval(r, e->a, &v))
+		return TFM_EINVAL;
+	snprintf(nm, sizeof(nm), "%.*s", (int) e->len, e->s);
+	if (!strcmp(nm, "defined"))
+		res = v.k != V_UNDEF;
+	else if (!strcmp(nm, "undefined"))
+		res = v.k == V_UNDEF;
+	else if (!strcmp(nm, "none"))
+		res = v.k == V_NONE;
+	else if (!strcmp(nm, "string"))
+		res = v.k == V_STR;
+	else if (!strcmp(nm, "number"))
+		res = v.k == V_INT;
+	else if (!strcmp(nm, "boolean"))
+		res = v.k == V_BOOL;
+	else
+		return render_fail(r, TFM_EINVAL, e->line, "the test \"is %s\" is not supported%s", nm, "");
+	*out = mkint(V_BOOL, e->op ? !res : res);
+	return TFM_OK;
+}

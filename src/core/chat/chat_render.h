@@ -1,0 +1,129 @@
+/*
+ * chat_render.h — what the renderer of chat templates shares between its
+ * two files: the walk over statements and expressions (chat_render.c) and
+ * the filters, tests, methods, loop attributes and message keys it
+ * supports (chat_builtins.c).  Values, the render state, and the steps
+ * both use.
+ */
+#ifndef TFM_CHAT_RENDER_H
+#define TFM_CHAT_RENDER_H
+
+#include <string.h>
+
+#include "chat_ast.h"
+
+typedef enum
+{
+	V_UNDEF, V_NONE, V_BOOL, V_INT, V_STR, V_LIST, V_MSG, V_LOOP
+} vkind;
+
+typedef struct value
+{
+	vkind		k;
+	int			depth;			/* V_LIST: lists inside each other (1: none inside) */
+	int64_t		i;				/* V_BOOL, V_INT, V_MSG (its index) */
+	const char *s;				/* V_STR */
+	size_t		len;			/* V_STR bytes, V_LIST items */
+	struct value *items;		/* V_LIST */
+	const struct loop_info *loop;	/* V_LOOP */
+} value;
+
+typedef struct loop_info
+{
+	int64_t		index0,
+				length;
+} loop_info;
+
+typedef struct binding
+{
+	const char *name;
+	size_t		len;
+	value		v;
+} binding;
+
+typedef struct frame
+{
+	binding    *b;
+	int			n,
+				cap;
+} frame;
+
+typedef struct render
+{
+	chat_mem	mem;			/* the host's allocator and the budget */
+	chat_arena	arena;			/* values made while rendering */
+	chat_poll	poll;
+	tfm_status *err;
+	const tfm_chat_message *msgs;
+	int			nmsg;
+	value		messages;
+	int			add_generation_prompt;
+	const char *bos,
+			   *eos;
+	frame		frames[TFM_CHAT_MAX_NESTING + 2];
+	int			nframes;
+	int			depth;			/* blocks and expressions being walked */
+	char	   *out;
+	size_t		len,
+				cap;
+	int			failed,
+				code;			/* the first failure's */
+} render;
+
+static inline value
+mkstr(const char *s, size_t len)
+{
+	value		v = {V_STR, 0, 0, s, len, NULL, NULL};
+
+	return v;
+}
+
+static inline value
+mkint(vkind k, int64_t i)
+{
+	value		v = {k, 0, i, NULL, 0, NULL, NULL};
+
+	return v;
+}
+
+static inline const char *
+kind_name(vkind k)
+{
+	static const char *const names[] = {"undefined", "none", "a boolean", "an integer", "a string",
+	"a list", "a message", "the loop"};
+
+	return names[k];
+}
+
+static inline int
+name_is(const char *s, size_t n, const char *w)
+{
+	return n == strlen(w) && strncmp(s, w, n) == 0;
+}
+
+/* ---- chat_render.c ---- */
+/* a failure (the first one counts; line 0: none named); returns code */
+int			render_fail(render *r, int code, int line, const char *fmt, const char *a, const char *b);
+/* an allocation failed: past the budget (TFM_ELIMIT) or out of memory */
+int			render_oom(render *r);
+/* units of work done (a step is CHAT_STEP, a byte one): TFM_ECANCELED when the host says stop */
+int			render_tick(render *r, size_t units);
+/* a value as text (Python's str()): *s and *n, in the arena */
+int			render_text(render *r, const value *v, const char **s, size_t *n, int line);
+/* e evaluated one level deeper */
+int			render_eval(render *r, const chat_expr *e, value *out);
+
+/* ---- chat_builtins.c ---- */
+/* a message's key: role, content, anything else undefined */
+value		render_message_key(render *r, int64_t m, const char *k, size_t n);
+/* v.k: a message's key, the loop's attributes; undefined for anything else */
+int			render_attribute(render *r, const value *v, const char *k, size_t n, value *out,
+							 int line);
+/* a call: raise_exception(message), or a string's method */
+int			render_call(render *r, const chat_expr *e, value *out);
+/* e->a | filter */
+int			render_filter(render *r, const chat_expr *e, value *out);
+/* e->a is [not] test */
+int			render_test(render *r, const chat_expr *e, value *out);
+
+#endif							/* TFM_CHAT_RENDER_H */
