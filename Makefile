@@ -24,7 +24,7 @@ DATA         = $(UPGRADES)
 
 # the core's sources, flags and BLIS, for x86-64 or AArch64 (the compiler's target)
 include src/core/core.mk
-PG_SRCS      = $(wildcard src/pg/*.c src/pg/base/*.c src/pg/storage/*.c src/pg/runtime/*.c \
+PG_SRCS      = $(wildcard src/pg/*.c src/pg/base/*.c src/pg/storage/*.c src/pg/runtime/*.c src/pg/runtime/*/*.c \
                src/pg/import/*.c src/pg/sql/*.c)
 OBJS         = $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 

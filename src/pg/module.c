@@ -3,8 +3,8 @@
  * (runtime/settings.c) and installs the ExecutorFinish hook that stores
  * tokenizers trained by the aggregate (sql/tokenizer_agg.c); when loaded
  * by shared_preload_libraries, it sets up the background job workers
- * (runtime/job_slots.c, job_launcher.c, job_worker.c), which run the
- * jobs' run loop (runtime/job_run.c).
+ * (runtime/jobs/job_slots.c, job_launcher.c, job_worker.c), which run the
+ * jobs' run loop (runtime/jobs/job_run.c).
  */
 #include "postgres.h"
 
@@ -12,7 +12,7 @@
 #include "miscadmin.h"
 
 #include "runtime/runtime.h"
-#include "runtime/job_worker.h"
+#include "runtime/jobs/job_worker.h"
 #include "sql/tokenizer_agg.h"
 
 PG_MODULE_MAGIC;

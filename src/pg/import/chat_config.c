@@ -26,7 +26,7 @@
 
 #include "import/hf_files.h"
 #include "tfm/chat_template.h"
-#include "runtime/chat.h"
+#include "runtime/infer/chat_prompt.h"
 #include "storage/storage.h"
 
 #define MAX_SPECIALS 4096

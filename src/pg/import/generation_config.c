@@ -5,7 +5,7 @@
  * as "generation": {"num_beams", "length_penalty", "max_tokens"} (a
  * seq2seq model's only).  tfm_translate, tfm_translate_nbest and
  * tfm_evaluate take them for the options a call leaves NULL
- * (runtime/translator.c).  As generate(): a
+ * (runtime/infer/translator.c).  As generate(): a
  * model that states any of them searches with num_beams (absent: 1) and
  * length_penalty (absent: 1.0); max_new_tokens, else max_length − 1 (the
  * start token counts in generate's), bounds the output, else tfm's

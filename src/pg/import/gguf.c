@@ -9,7 +9,7 @@
  * "gpt2") stored under the model's name.  What became of each tensor goes
  * to tfm.gguf_tensors, with the file's blocks of the Q4_0 tensors that are
  * int4 matrices' columns (tfm_gguf_kept_place): int4 inference of the
- * version imported runs those blocks as they are (runtime/gguf_kept.c).
+ * version imported runs those blocks as they are (runtime/cache/gguf_kept.c).
  *
  * A bytea is read in place; a server file through its descriptor, the
  * header first (growing up to TFM_GGUF_MAX_HEADER bytes), then each

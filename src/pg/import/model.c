@@ -15,6 +15,9 @@
 
 #include "import/hf_files.h"
 #include "runtime/rows.h"
+#include "runtime/runtime.h"
+#include "runtime/new_model.h"
+#include "runtime/cache/tokenizer_cache.h"
 
 /* the BERT family imports as classifiers; GPT-2 and Llama as language models; T5 as seq2seq */
 static bool

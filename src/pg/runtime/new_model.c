@@ -7,6 +7,9 @@
 
 #include "tfm/truncate.h"
 #include "runtime/rows.h"
+#include "runtime/runtime.h"
+#include "runtime/new_model.h"
+#include "runtime/cache/tokenizer_cache.h"
 
 /* a config's JSON object with one more member */
 static char *
@@ -53,4 +56,20 @@ tfm_model_create_stored(TfmNewModel *nm, const tfm_config *c, uint64 seed)
 	m = tfm_model_new(c, nm->name, seed);
 	tfm_catalog_save(&row, m, 0);
 	return (int64) m->n_params;
+}
+
+/* a new model of config c for model name, guarded, initialised from seed */
+tfm_model *
+tfm_model_new(const tfm_config *c, const char *name, uint64 seed)
+{
+	tfm_model  *m;
+
+	tfm_backend_ready();
+	m = tfm_model_create(c);
+	if (!m)
+		tfm_raise_code(TFM_ENOMEM, "out of memory creating model \"%s\"", name);
+	tfm_guard_model(m);
+	m->poll = tfm_poll_interrupts;	/* a cancel or statement_timeout ends a long init */
+	tfm_model_init(m, seed);
+	return m;
 }

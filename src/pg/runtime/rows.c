@@ -14,6 +14,7 @@
 #include "tfm/truncate.h"
 #include "runtime/runtime.h"
 #include "runtime/rows.h"
+#include "runtime/cache/tokenizer_cache.h"
 
 void
 tfm_model_specials(const TfmModelRow *row, TfmSpecials *sp)

@@ -1,10 +1,12 @@
 /*
- * runtime.h — what runs inside a backend: settings and the start of BLIS
- * (settings.c), the bounds on memory (limits.c), the precision inference
- * runs at (precision.c), weights shared between backends
- * (shared_weights.c), the model cache (cache.c) and new models
- * (new_model.c).  Tokens and tokenizers:
- * rows.h; training: train_run.h.
+ * runtime.h — what runs inside a backend, at the top of its rooms:
+ * settings and the start of BLIS (settings.c) and the bounds on memory
+ * (limits.c).  The rooms below: jobs/ (jobs and their background
+ * workers), train/ (training, checkpoints, evaluation), infer/
+ * (classification, generation, translation, chat prompts, the precision
+ * inference runs at), cache/ (models, tokenizers and weights kept per
+ * backend or shared); new models: new_model.h; rows of a query as token
+ * ids: rows.h.
  */
 #ifndef TFM_PG_RUNTIME_H
 #define TFM_PG_RUNTIME_H
@@ -24,6 +26,9 @@ extern int	tfm_max_work_mem;	/* kB: tfm.max_work_mem, the ceiling of tfm.work_me
 extern double tfm_max_parameters;
 extern int	tfm_precision_setting;	/* tfm.precision: -1 = auto, else a tfm_precision */
 extern bool tfm_share_weights;
+extern int	tfm_job_workers;	/* tfm.job_workers: 0 = none */
+extern int	tfm_job_naptime;	/* tfm.job_naptime, ms */
+extern int	tfm_job_batch_timeout;	/* tfm.job_batch_timeout, ms: 0 = none */
 /* define the settings (_PG_init) */
 void		tfm_settings_define(void);
 /* initialise BLIS on first use and apply tfm.threads; call before any compute */
@@ -52,49 +57,5 @@ int64		tfm_config_params(const tfm_config *c);
  * the setting when n_params is over it.
  */
 void		tfm_check_max_parameters(int64 n_params, const char *model);
-
-/* ---- inference precision (precision.c) ---- */
-/* pack (or unpack) a model for the precision its inference uses now */
-void		tfm_apply_precision(tfm_model *m, const TfmModelRow *row);
-/* values[0..4] of tfm_info(): precision, why, bf16 kernel, int8 kernel, kernel reason */
-void		tfm_precision_info(Datum *values);
-
-/* ---- weights shared between backends (shared_weights.c) ---- */
-/* a model for inference, over the one shared copy of its weights */
-tfm_model  *tfm_shared_load(const TfmModelRow *row);
-/* the GGUF blocks kept for the row's version given to m for int4 (gguf_kept.c; none: nothing) */
-void		tfm_attach_kept(tfm_model *m, const TfmModelRow *row);
-/* remove the shared copies of a dropped model */
-void		tfm_shared_forget(int32 model_id);
-/* a mapped model's bf16/int8 copies from (or into) the shared file; false: pack privately */
-bool		tfm_shared_precision(tfm_model *m, const TfmModelRow *row, tfm_precision p);
-
-/* ---- the per-backend cache (cache.c) ---- */
-/* a new model of config c for model name, guarded, initialised from seed */
-tfm_model  *tfm_model_new(const tfm_config *c, const char *name, uint64 seed);
-/*
- * The model named name, loaded once per backend and version.  The returned
- * model belongs to the cache: use it within the current call only.
- */
-tfm_model  *tfm_cache_get(const char *name, const TfmModelRow **row);
-/*
- * The model for an inference function: from the cache, checked to have the
- * task (and, if text is read or written, a tokenizer).
- */
-tfm_model  *tfm_model_for(const char *name, tfm_task task, bool needs_tokenizer,
-						  const TfmModelRow **rowp);
-/* take a model out of the cache (for training); the caller owns it */
-tfm_model  *tfm_cache_take(const char *name, TfmModelRow *row);
-/* hand a model (and its row, copied) to the cache */
-void		tfm_cache_put(const TfmModelRow *row, tfm_model *m);
-void		tfm_cache_forget(const char *name);
-/*
- * A new model of config c (new_model.c): nm's row (config_json and
- * parameters filled here) and weights initialised from seed; its parameters.
- */
-int64		tfm_model_create_stored(TfmNewModel *nm, const tfm_config *c, uint64 seed);
-/* the alias tfm_classify(text) resolves; errors if nothing is deployed as it */
-#define TFM_DEFAULT_ALIAS "default"
-const char *tfm_default_alias(void);
 
 #endif							/* TFM_PG_RUNTIME_H */

@@ -5,7 +5,7 @@
  *   tfm.threads          threads for BLIS and the core's parallel loops
  *   tfm.blis_arch        BLIS kernel set: auto (default) or a name
  *   tfm.progress         training progress as NOTICE lines
- *   tfm.precision        inference products: auto, fp32, bf16, int8, int4 (precision.c)
+ *   tfm.precision        inference products: auto, fp32, bf16, int8, int4 (infer/inference_precision.c)
  *   tfm.share_weights    one read-only copy of loaded weights (shared_weights.c)
  *   tfm.train_chunk_rows rows training reads at a time (train_loop.c)
  *   tfm.work_mem         the memory of a call's batches (limits.c)
@@ -27,7 +27,6 @@
 
 #include "tfm/blas.h"
 #include "tfm/precision.h"
-#include "runtime/job_worker.h"
 #include "runtime/runtime.h"
 
 int			tfm_threads = 2;

@@ -47,7 +47,7 @@ ArrayType  *tfm_text_array(Datum *values, bool *nulls, int n);
  *     sources at a time;
  *   tfm_generate: NULLs refused, at most 1024 prompts, one batch.
  * tfm.work_mem splits any pass that does not fit.  TFM_INFER_BATCH:
- * runtime/infer.h.
+ * runtime/infer/infer.h.
  */
 
 #endif							/* TFM_PG_ARGS_H */

@@ -4,7 +4,7 @@
  * pieces, weight): self-attention over the text for classifiers and
  * language models, the decoder's cross-attention for seq2seq (over the
  * given target, or the translation beam search finds).  The passes are
- * runtime/attention_maps.c's.
+ * runtime/infer/attention_maps.c's.
  */
 #include "postgres.h"
 
@@ -14,7 +14,10 @@
 
 #include "runtime/rows.h"
 #include "sql/args.h"
-#include "runtime/infer.h"
+#include "runtime/infer/infer.h"
+#include "runtime/runtime.h"
+#include "runtime/cache/tokenizer_cache.h"
+#include "runtime/cache/model_cache.h"
 
 static void
 emit_map(ReturnSetInfo *rsinfo, const float *P, int layer, int heads, int Tq, int Tk,

@@ -36,7 +36,8 @@
 #include "tfm/bleu.h"
 #include "base/base.h"
 #include "sql/args.h"
-#include "runtime/evaluate.h"
+#include "runtime/train/evaluate.h"
+#include "runtime/train/bleu_stats.h"
 
 /* ---- checks and conversions ---------------------------------------------- */
 

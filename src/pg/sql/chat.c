@@ -6,8 +6,8 @@
  * messages, no model) and tfm_chat_template_import (a model's
  * tokenizer_config.json and generation_config.json kept for chat).
  *
- * The prompt is built by runtime/chat.c; the decode loop is tfm_generate's
- * (runtime/generator.c) with the model's stop ids.  A conversation longer
+ * The prompt is built by runtime/infer/chat_prompt.c; the decode loop is tfm_generate's
+ * (runtime/infer/generator.c) with the model's stop ids.  A conversation longer
  * than the model's max_len is refused rather than cut: cutting would drop
  * the system turn.
  */
@@ -20,10 +20,11 @@
 #include "utils/jsonb.h"
 
 #include "sql/args.h"
-#include "runtime/chat.h"
-#include "runtime/infer.h"
+#include "runtime/infer/chat_prompt.h"
+#include "runtime/infer/infer.h"
 #include "import/hf_files.h"
 #include "storage/storage.h"
+#include "runtime/cache/model_cache.h"
 
 /* messages of argument 1 and the model's prompt for them */
 static char *

@@ -5,7 +5,7 @@
  * representation), and tfm_classify(text), which asks the model deployed
  * as 'default' (deploy.c).  Models come from the per-backend cache: loaded
  * once per backend and version; the batched passes are
- * runtime/classifier.c's.
+ * runtime/infer/classifier.c's.
  */
 #include "postgres.h"
 
@@ -20,7 +20,8 @@
 #include "utils/tuplestore.h"
 
 #include "sql/args.h"
-#include "runtime/infer.h"
+#include "runtime/infer/infer.h"
+#include "runtime/cache/model_cache.h"
 
 static int
 argmax(const float *p, int n)

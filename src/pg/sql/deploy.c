@@ -23,6 +23,7 @@
 #include "utils/builtins.h"
 
 #include "sql/args.h"
+#include "runtime/cache/model_cache.h"
 
 /* the database's owner (and superusers) may act on any alias */
 static bool

@@ -17,7 +17,7 @@
  * chunk_start)) of its first token's start and its last token's end.
  * Each window is its own forward pass (tfm_classifier_run_exact), so
  * each embedding is exactly tfm_embed(model, ids)'s.  Jobs with
- * chunk_tokens (runtime/job_run.c) call this.
+ * chunk_tokens (runtime/jobs/job_run.c) call this.
  */
 #include "postgres.h"
 
@@ -31,7 +31,9 @@
 
 #include "sql/args.h"
 #include "sql/embed_chunks.h"
-#include "runtime/infer.h"
+#include "runtime/infer/infer.h"
+#include "runtime/rows.h"
+#include "runtime/cache/tokenizer_cache.h"
 
 /* the specials a chunk's ids get around them (see the opening comment) */
 typedef struct ChunkWrap

@@ -1,13 +1,15 @@
 /*
  * evaluate.c — tfm_evaluate(model, query): a model's quality on a query's
- * rows (measured by runtime/evaluate.c), one row of results.
+ * rows (measured by runtime/train/evaluate.c), one row of results.
  */
 #include "postgres.h"
 
 #include "funcapi.h"
 
 #include "sql/args.h"
-#include "runtime/evaluate.h"
+#include "runtime/train/evaluate.h"
+#include "runtime/runtime.h"
+#include "runtime/cache/model_cache.h"
 
 PG_FUNCTION_INFO_V1(tfm_evaluate);
 Datum

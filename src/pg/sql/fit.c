@@ -5,7 +5,7 @@
  * A procedure, called outside a transaction block, so it may commit as it
  * goes (SPI_connect_ext(SPI_OPT_NONATOMIC) and SPI_commit, which in
  * PostgreSQL 15 starts the next transaction itself).  It commits a
- * checkpoint (runtime/checkpoint.c) at the end of every epoch and at the first
+ * checkpoint (runtime/train/checkpoint.c) at the end of every epoch and at the first
  * chunk boundary (tfm.train_chunk_rows rows, 8192) after checkpoint_every
  * has passed since the last one.  A cancel, statement_timeout, a lost
  * connection or a crash then loses only the work since the last checkpoint,
@@ -32,9 +32,10 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "runtime/checkpoint.h"
-#include "runtime/train_run.h"
+#include "runtime/train/checkpoint.h"
+#include "runtime/train/train_run.h"
 #include "sql/args.h"
+#include "runtime/runtime.h"
 
 /* tfm_fit's arguments after tfm_train's */
 #define A_EVERY   A_TRAIN_NARGS

@@ -5,7 +5,7 @@
  * tfm_score (the log-probability of a text).
  *
  * The decode loop is the core's (tfm/generate.h: the key/value cache, the
- * sliding window, sampling), driven by runtime/generator.c within
+ * sliding window, sampling), driven by runtime/infer/generator.c within
  * tfm.work_mem; here are the arguments, the prompts' ids and the rows.  A prompt longer than max_len keeps its last
  * max_len tokens; an empty prompt starts from <bos>.  Generation stops at
  * <eos>, at the stop text (not included in the result) or after
@@ -27,7 +27,11 @@
 
 #include "tfm/rng.h"
 #include "sql/args.h"
-#include "runtime/infer.h"
+#include "runtime/infer/infer.h"
+#include "runtime/train/evaluate.h"
+#include "runtime/rows.h"
+#include "runtime/cache/tokenizer_cache.h"
+#include "runtime/cache/model_cache.h"
 
 #define TFM_MAX_GENERATE 100000
 #define TFM_MAX_PROMPTS  1024

@@ -19,6 +19,7 @@
 #include "utils/builtins.h"
 
 #include "sql/args.h"
+#include "runtime/cache/model_cache.h"
 
 /* find a model, tokenizer or alias by name (and optional type) with its ACL */
 static bool

@@ -13,6 +13,8 @@
 #include "tfm/lowp.h"
 #include "runtime/runtime.h"
 #include "sql/args.h"
+#include "runtime/cache/inference_precision.h"
+#include "runtime/cache/model_cache.h"
 
 PG_FUNCTION_INFO_V1(tfm_info);
 Datum

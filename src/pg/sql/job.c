@@ -6,8 +6,8 @@
  *   CALL tfm_job_run(name, batches)
  *   tfm_job_pause(name), tfm_job_resume(name), tfm_job_drop(name, drop_destination)
  *
- * The wrappers: creating a job is runtime/job_create.c's (the checks, the
- * destination, the triggers, the backfill), running one runtime/job_run.c's
+ * The wrappers: creating a job is runtime/jobs/job_create.c's (the checks, the
+ * destination, the triggers, the backfill), running one runtime/jobs/job_run.c's
  * (the batches, one transaction each; also what tfm's background workers
  * run), its triggers sql/job_trigger.c's.  Running, pausing or dropping a
  * job needs the owner's privileges; a job's triggers are dropped as the
@@ -22,9 +22,9 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 
-#include "runtime/job_create.h"
-#include "runtime/job_run.h"
-#include "runtime/job_worker.h"
+#include "runtime/jobs/job_create.h"
+#include "runtime/jobs/job_run.h"
+#include "runtime/jobs/job_worker.h"
 #include "sql/args.h"
 #include "sql/embed_chunks.h"
 #include "storage/jobs.h"

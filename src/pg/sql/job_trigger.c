@@ -1,6 +1,6 @@
 /*
  * job_trigger.c — tfm.job_enqueue(), the trigger a job puts on its source
- * (runtime/job_create.c creates it): after an INSERT, UPDATE or DELETE of a row it
+ * (runtime/jobs/job_create.c creates it): after an INSERT, UPDATE or DELETE of a row it
  * enqueues the row's key (an UPDATE that changes the key: the old key
  * too), after a TRUNCATE a NULL key.  No model call, no read of the
  * destination: the keys go to tfm.job_queue (storage/job_queue.c).

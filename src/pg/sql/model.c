@@ -14,6 +14,10 @@
 #include "tfm/truncate.h"
 #include "sql/args.h"
 #include "runtime/rows.h"
+#include "runtime/runtime.h"
+#include "runtime/new_model.h"
+#include "runtime/cache/shared_weights.h"
+#include "runtime/cache/model_cache.h"
 
 /* argument positions of tfm_create_model */
 enum

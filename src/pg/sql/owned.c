@@ -25,6 +25,8 @@
 #include "utils/syscache.h"
 
 #include "sql/args.h"
+#include "runtime/cache/shared_weights.h"
+#include "runtime/cache/model_cache.h"
 
 /* a role by name, or by the OID of one that no longer exists (superuser) */
 static Oid

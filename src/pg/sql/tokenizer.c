@@ -2,7 +2,7 @@
  * tokenizer.c — tokenizers in SQL: tfm_tokenizer_import (GPT-2's files),
  * tfm_tokenizer_drop, tfm_tokenize, tfm_detokenize and tfm_tokens.  The
  * training aggregate is tokenizer_agg.c; the rows, storage/tokenizers.c;
- * the cache, runtime/tokenizer_cache.c.
+ * the cache, runtime/cache/tokenizer_cache.c.
  */
 #include "postgres.h"
 
@@ -16,6 +16,7 @@
 #include "tfm/tokenizer.h"
 #include "runtime/rows.h"
 #include "sql/args.h"
+#include "runtime/cache/tokenizer_cache.h"
 
 PG_FUNCTION_INFO_V1(tfm_tokenizer_import);
 Datum

@@ -1,6 +1,6 @@
 /*
  * train.c — tfm_train(model, query, ...): train a model on a query's rows in
- * one statement (the run itself: runtime/train_loop.c).
+ * one statement (the run itself: runtime/train/train_loop.c).
  *
  * Saves and transactions: the weights are written to tfm.tensors at the end
  * of every epoch, in the statement's transaction: if the statement fails or
@@ -19,9 +19,10 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
-#include "runtime/checkpoint.h"
-#include "runtime/train_run.h"
+#include "runtime/train/checkpoint.h"
+#include "runtime/train/train_run.h"
 #include "sql/args.h"
+#include "runtime/runtime.h"
 
 #define A_KEEP A_TRAIN_NARGS
 #define A_PRECISION (A_TRAIN_NARGS + 1)

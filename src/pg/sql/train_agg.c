@@ -7,7 +7,7 @@
  * epoch in tfm.history and returns its metrics.  The aggregate is PARALLEL
  * UNSAFE: it writes.
  *
- * The training itself is runtime/train_stream.c's.
+ * The training itself is runtime/train/train_stream.c's.
  *
  * Options (jsonb, PostgreSQL 15 aggregates take no named arguments):
  * batch_size, lr, warmup (steps), weight_decay, clip, label_smoothing,
@@ -28,7 +28,7 @@
 #include "utils/timestamp.h"
 
 #include "sql/args.h"
-#include "runtime/train_stream.h"
+#include "runtime/train/train_stream.h"
 
 /* the value of option key, or NULL */
 static JsonbValue *

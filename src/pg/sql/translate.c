@@ -7,7 +7,7 @@
  * and values computed once per source.  Sources longer than max_len keep
  * their first max_len tokens.  max_tokens defaults to 2 · source tokens +
  * 10, at most max_len − 1 with learned positions.  The search itself is
- * driven by runtime/translator.c.  Options left NULL take an imported
+ * driven by runtime/infer/translator.c.  Options left NULL take an imported
  * model's generation settings (import/generation_config.c), else beam 4
  * and length penalty 0.6.
  */
@@ -23,7 +23,7 @@
 #include "utils/tuplestore.h"
 
 #include "sql/args.h"
-#include "runtime/infer.h"
+#include "runtime/infer/infer.h"
 
 #define TFM_MAX_BEAM 64
 

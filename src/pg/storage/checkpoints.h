@@ -2,7 +2,7 @@
  * checkpoints.h — the rows of an interrupted tfm_fit run (checkpoints.c):
  * its row of tfm.checkpoints and its tensors' rows of
  * tfm.checkpoint_tensors.  What the state record holds is the runtime's
- * (runtime/checkpoint.c); here it is bytes.
+ * (runtime/train/checkpoint.c); here it is bytes.
  */
 #ifndef TFM_PG_STORAGE_CHECKPOINTS_H
 #define TFM_PG_STORAGE_CHECKPOINTS_H

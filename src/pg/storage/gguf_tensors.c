@@ -3,7 +3,7 @@
  * (tfm.gguf_tensors): converted to float32 only, or also kept as the
  * file's blocks (Q4_0: tfm's int4 layout) for int4 inference of the
  * version it imported.  Written by import/gguf.c, the kept blocks read by
- * runtime/gguf_kept.c when a model is loaded; dumped with the model.
+ * runtime/cache/gguf_kept.c when a model is loaded; dumped with the model.
  */
 #include "postgres.h"
 

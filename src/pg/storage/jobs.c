@@ -214,7 +214,7 @@ tfm_job_delete(int32 id)
  * Keys into the job's queue, given as one text[] per key column (n keys
  * each, in queue order); a key already queued is skipped when skip_queued.
  * Only the given values are read here: what reads the job's tables runs as
- * its owner (runtime/job_run.c, tfm_job_enqueue_from).
+ * its owner (runtime/jobs/job_run.c, tfm_job_enqueue_from).
  */
 int64
 tfm_job_enqueue_keys(const TfmJob *job, const Datum *cols, bool skip_queued)

@@ -185,7 +185,7 @@ void		tfm_tokenizer_sizes(const char *name, int *vocab, int *pad_id);
 bool		tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok);
 /*
  * Nonzero while a job's batch calls its model by its current name
- * (runtime/job_run.c): the id that name must still resolve to, so a rename
+ * (runtime/jobs/job_run.c): the id that name must still resolve to, so a rename
  * in between never sends the batch to another model (55000 instead).
  */
 extern int32 tfm_catalog_expect_id;

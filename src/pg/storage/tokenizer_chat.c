@@ -4,7 +4,7 @@
  * text of its tokenizer_config.json), the bos and eos token texts the
  * template may print, the texts of the special tokens a rendered prompt is
  * split at, and the ids generation stops at.  Written by the import
- * (import/chat_config.c), read by tfm_chat (runtime/chat.c); dumped with
+ * (import/chat_config.c), read by tfm_chat (runtime/infer/chat_prompt.c); dumped with
  * the tokenizer.
  */
 #include "postgres.h"

@@ -1,0 +1,18 @@
+/*
+ * inference_precision.h — which precision inference runs at
+ * (inference_precision.c): the setting tfm.precision, a model's own
+ * default, the CPU's kernels.
+ */
+#ifndef TFM_PG_INFERENCE_PRECISION_H
+#define TFM_PG_INFERENCE_PRECISION_H
+
+#include "postgres.h"
+
+#include "storage/storage.h"
+
+/* pack (or unpack) a model for the precision its inference uses now */
+void		tfm_apply_precision(tfm_model *m, const TfmModelRow *row);
+/* values[0..4] of tfm_info(): precision, why, bf16 kernel, int8 kernel, kernel reason */
+void		tfm_precision_info(Datum *values);
+
+#endif							/* TFM_PG_INFERENCE_PRECISION_H */

@@ -1,0 +1,20 @@
+/*
+ * shared_weights.h — one copy of a model's weights for every backend
+ * (shared_weights.c): a file in the temporary directory, mapped read-only.
+ */
+#ifndef TFM_PG_SHARED_WEIGHTS_H
+#define TFM_PG_SHARED_WEIGHTS_H
+
+#include "postgres.h"
+
+#include "storage/storage.h"
+
+/* a model for inference, over the one shared copy of its weights */
+tfm_model  *tfm_shared_load(const TfmModelRow *row);
+
+/* remove the shared copies of a dropped model */
+void		tfm_shared_forget(int32 model_id);
+/* a mapped model's bf16/int8 copies from (or into) the shared file; false: pack privately */
+bool		tfm_shared_precision(tfm_model *m, const TfmModelRow *row, tfm_precision p);
+
+#endif							/* TFM_PG_SHARED_WEIGHTS_H */

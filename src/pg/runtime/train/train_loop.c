@@ -1,0 +1,1366 @@
+/*
+ * train_loop.c — one training run: options, the epoch loop, validation,
+ * saves and progress (see train_run.h), shared by tfm_train and tfm_fit.
+ *
+ * Design
+ * ------
+ * The query is read through a cursor in chunks of tfm.train_chunk_rows rows
+ * (8192), so memory depends on the chunk, not on the table.  Each chunk's
+ * training examples are shuffled (seeded), grouped by length in windows of
+ * a few batches (little padding) and the batches run in shuffled order; an
+ * 'lm' model instead draws windows of max_len + 1 tokens at seeded random
+ * offsets from the chunk's token stream (rows' tokens each followed by
+ * <eos>, the last max_len tokens of the previous chunk carried over), as
+ * many windows as the chunk has tokens / max_len.  `epochs` counts passes
+ * over the query.
+ *
+ * Between two chunks the whole state of the run is in TrainRun (optimizer,
+ * schedule, RNG, rows read, carry, sums): that is where tfm_fit's hook
+ * checkpoints, and where a resumed run re-enters, re-reading the query from
+ * the row after the last one consumed.  With the rows in the same order the
+ * chunks, shuffles and steps are the same ones, so the weights are too.
+ *
+ * Held-out rows (val_fraction; by default the task's fraction, chosen by a
+ * hash of each row's tokens, train_data.c) are read before the first step,
+ * up to TFM_VAL_MAX examples or TFM_VAL_MAX_TOKENS tokens (the default:
+ * TFM_VAL_AUTO_MAX_ROWS, TFM_VAL_AUTO_MAX_TOKENS, and none when fewer than
+ * TFM_VAL_AUTO_MIN would be held out), and scored at the end of every epoch
+ * and, in a run of few long epochs, every eval_every steps.  keep => 'best'
+ * (the default) keeps a copy of the best evaluation's parameters in memory
+ * and saves it at the end in place of the last; after `patience`
+ * evaluations without improvement the run stops early.
+ *
+ * The plan: how many passes over the training rows the budget allows
+ * (epochs, or what max_steps or time_limit leave of them at the measured
+ * speed) sets the dropout of a model created without one and the weight
+ * decay of a run without one (tfm_train_regularisation), until step
+ * TFM_PLAN_FIXED_STEP; after that the plan stays as it is.
+ *
+ * A loss or gradient that stops being finite ends training with a WARNING
+ * after saving the last good weights (the step that failed is not applied);
+ * reaching time_limit or max_steps ends it with a NOTICE after a save.  Both
+ * return normally, so the saves commit.
+ *
+ * Progress: NOTICE lines while training, and a status line in
+ * pg_stat_activity.query of the training backend (see tfm.progress).
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "tfm/lowp.h"
+#include "runtime/train/train_run.h"
+#include "runtime/runtime.h"
+#include "runtime/cache/model_cache.h"
+
+static void run_note(const TrainRun *run, char *note);
+
+static double
+elapsed_s(TimestampTz since)
+{
+	return (double) (GetCurrentTimestamp() - since) / 1e6;
+}
+
+/*
+ * The schedule's length is known (or re-estimated): set it, capped by
+ * max_steps, and, unless the user gave warmup, the default warmup with it
+ * (5 % of the steps; 10 % up to 4000 for inverse_sqrt).
+ */
+void
+tfm_run_apply_dropout(TrainRun *run, float dropout)
+{
+	tfm_model  *m = run->m;
+
+	/* a training workspace is carved with or without dropout's masks */
+	if ((m->cfg.dropout > 0.0f) != (dropout > 0.0f) ||
+		(m->cfg.attn_dropout > 0.0f) != (dropout > 0.0f))
+		tfm_model_trim(m);
+	m->cfg.dropout = dropout;
+	m->cfg.attn_dropout = dropout;
+}
+
+/*
+ * The run's plan from its schedule's length: the passes over the training
+ * rows it allows, the dropout and weight decay they call for (where not the
+ * user's), and mid-epoch evaluations for a run of few long epochs.
+ */
+static void
+plan_run(TrainRun *run, tfm_train_opts *o)
+{
+	int64		spe = run->steps_per_epoch_est,
+				total = o->total_steps;
+	double		passes = run->epochs;
+	float		dropout,
+				wd;
+
+	if (spe > 0 && total > 0)
+		passes = Min((double) run->epochs, (double) total / spe);
+	/* a time limit's steps are known from the speed at step 5: till then, one pass */
+	if (run->time_limit_us > 0 && run->fit_base_s < 0.0)
+		passes = Min(passes, 1.0);
+	run->planned_passes = passes;
+	tfm_train_regularisation(run->row.cfg.task, passes, &dropout, &wd);
+	if (run->auto_dropout)
+		tfm_run_apply_dropout(run, dropout);
+	if (run->auto_wd)
+	{
+		o->weight_decay = wd;
+		run->tr.opt.weight_decay = wd;
+	}
+	run->eval_every = passes < TFM_EVAL_EPOCHS && total >= TFM_EVAL_MIN_STEPS ?
+		total / TFM_EVAL_EPOCHS : 0;
+}
+
+static void
+set_total_steps(TrainRun *run, tfm_train_opts *o, int64 total)
+{
+	if (run->max_steps > 0 && (total == 0 || run->max_steps < total))
+		total = run->max_steps;
+	o->total_steps = total;
+	if (run->warmup_auto)
+		o->warmup = o->schedule == TFM_SCHED_INVSQRT ? Min(4000, Max(1, total / 10)) : Max(1, total / 20);
+	if (run->tr.step <= TFM_PLAN_FIXED_STEP)
+		plan_run(run, o);
+}
+
+/* ---- options ------------------------------------------------------------- */
+
+static void
+check_positive_int(int v, const char *what, int hi)
+{
+	if (v < 1 || v > hi)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be between 1 and %d, not %d", what, hi, v)));
+}
+
+TfmKeep
+tfm_keep_arg(FunctionCallInfo fcinfo, int n)
+{
+	char	   *s = text_to_cstring(PG_GETARG_TEXT_PP(n));
+
+	if (strcmp(s, "last") == 0)
+		return TFM_KEEP_LAST;
+	if (strcmp(s, "best") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown keep \"%s\"", s),
+				 errhint("Valid values are last and best.")));
+	return TFM_KEEP_BEST;
+}
+
+int
+tfm_patience_arg(FunctionCallInfo fcinfo, int n)
+{
+	int			p;
+
+	if (n < 0 || PG_NARGS() <= n || PG_ARGISNULL(n))
+		return TFM_PATIENCE_DEFAULT;
+	p = PG_GETARG_INT32(n);
+	if (p < 0 || p > TFM_PATIENCE_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("patience must be between 0 (no early stopping) and %d, not %d",
+						TFM_PATIENCE_MAX, p)));
+	return p;
+}
+
+bool
+tfm_checkpoint_activations_arg(FunctionCallInfo fcinfo, int n, bool dflt)
+{
+	if (n < 0 || PG_NARGS() <= n || PG_ARGISNULL(n))
+		return dflt;
+	return PG_GETARG_BOOL(n);
+}
+
+tfm_precision
+tfm_train_precision_arg(FunctionCallInfo fcinfo, int n)
+{
+	char	   *s;
+
+	if (n < 0 || PG_NARGS() <= n || PG_ARGISNULL(n))
+		return TFM_PREC_FP32;
+	s = text_to_cstring(PG_GETARG_TEXT_PP(n));
+	if (strcmp(s, "fp32") == 0)
+		return TFM_PREC_FP32;
+	if (strcmp(s, "bf16") == 0)
+		return TFM_PREC_BF16;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown training precision \"%s\"", s),
+			 strcmp(s, "int8") == 0 || strcmp(s, "int4") == 0 || strcmp(s, "auto") == 0 ?
+			 errdetail("%s is an inference precision (tfm.precision); training has none.", s) : 0,
+			 errhint("Valid training precisions are fp32 (the default) and bf16 (mixed precision).")));
+	return TFM_PREC_FP32;
+}
+
+void
+tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int keep_arg,
+				int prec_arg, int patience_arg)
+{
+	const tfm_config *c = &run->row.cfg;
+
+	tfm_train_defaults(c, o, &run->batch, &run->rd.val_fraction);
+	run->epochs = PG_ARGISNULL(A_EPOCHS) ? TFM_EPOCHS_DEFAULT : PG_GETARG_INT32(A_EPOCHS);
+	check_positive_int(run->epochs, "epochs", TFM_EPOCHS_MAX);
+	if (!PG_ARGISNULL(A_BATCH))
+	{
+		run->batch = PG_GETARG_INT32(A_BATCH);
+		check_positive_int(run->batch, "batch_size", TFM_BATCH_MAX);
+	}
+	if (!PG_ARGISNULL(A_LR))
+	{
+		o->lr = PG_GETARG_FLOAT4(A_LR);
+		if (!(o->lr > 0.0f && o->lr <= TFM_LR_MAX))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lr must be greater than 0 and at most %d", TFM_LR_MAX)));
+	}
+	o->warmup = -1;
+	if (!PG_ARGISNULL(A_WARMUP))
+	{
+		o->warmup = PG_GETARG_INT32(A_WARMUP);
+		if (o->warmup < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("warmup must not be negative")));
+	}
+	if (!PG_ARGISNULL(A_SCHEDULE))
+	{
+		char	   *s = text_to_cstring(PG_GETARG_TEXT_PP(A_SCHEDULE));
+
+		if (strcmp(s, "constant") == 0)
+			o->schedule = TFM_SCHED_CONSTANT;
+		else if (strcmp(s, "linear") == 0)
+			o->schedule = TFM_SCHED_LINEAR;
+		else if (strcmp(s, "cosine") == 0)
+			o->schedule = TFM_SCHED_COSINE;
+		else if (strcmp(s, "inverse_sqrt") == 0)
+			o->schedule = TFM_SCHED_INVSQRT;
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown schedule \"%s\"", s),
+					 errhint("Valid schedules are constant, linear, cosine and inverse_sqrt.")));
+	}
+	run->auto_wd = PG_ARGISNULL(A_WD);
+	if (!PG_ARGISNULL(A_WD))
+	{
+		o->weight_decay = PG_GETARG_FLOAT4(A_WD);
+		if (!(o->weight_decay >= 0.0f && o->weight_decay <= TFM_WEIGHT_DECAY_MAX))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("weight_decay must be between 0 and %d", TFM_WEIGHT_DECAY_MAX)));
+	}
+	if (!PG_ARGISNULL(A_CLIP))
+		o->clip = PG_GETARG_FLOAT4(A_CLIP);
+	if (!(o->clip >= 0.0f) || isinf(o->clip))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("clip must be 0 (no clipping) or a positive norm")));
+	if (!PG_ARGISNULL(A_SMOOTH))
+	{
+		o->label_smoothing = PG_GETARG_FLOAT4(A_SMOOTH);
+		if (!(o->label_smoothing >= 0.0f && o->label_smoothing < 1.0f))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("label_smoothing must be at least 0 and less than 1")));
+	}
+	run->val_source = PG_ARGISNULL(A_VAL) ? TFM_VAL_AUTO : TFM_VAL_GIVEN;
+	if (!PG_ARGISNULL(A_VAL))
+	{
+		run->rd.val_fraction = PG_GETARG_FLOAT4(A_VAL);
+		if (!(run->rd.val_fraction >= 0.0f && run->rd.val_fraction < 1.0f))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("val_fraction must be at least 0 and less than 1")));
+	}
+	if (!PG_ARGISNULL(A_SEED))
+		o->seed = (uint64) PG_GETARG_INT64(A_SEED);
+	if (!PG_ARGISNULL(A_TIME))
+	{
+		Interval   *iv = PG_GETARG_INTERVAL_P(A_TIME);
+
+		if (iv->month > 12 * 100 || iv->day > 36500 || iv->month < 0 || iv->day < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("time_limit must be positive and at most 100 years")));
+		run->time_limit_us = iv->time + (int64) iv->day * USECS_PER_DAY +
+			(int64) iv->month * DAYS_PER_MONTH * USECS_PER_DAY;
+		if (run->time_limit_us <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("time_limit must be positive")));
+	}
+	run->max_steps = PG_ARGISNULL(A_MAX_STEPS) ? 0 : PG_GETARG_INT64(A_MAX_STEPS);
+	if (run->max_steps < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_steps must not be negative")));
+	run->accumulate = PG_ARGISNULL(A_ACCUM) ? 1 : PG_GETARG_INT32(A_ACCUM);
+	check_positive_int(run->accumulate, "accumulate", TFM_ACCUMULATE_MAX);
+	run->batch_tokens = c->task == TFM_TASK_SEQ2SEQ && PG_ARGISNULL(A_BATCH) ? TFM_BATCH_TOKENS_SEQ2SEQ : 0;
+	if (PG_NARGS() > A_BATCH_TOKENS && !PG_ARGISNULL(A_BATCH_TOKENS))
+	{
+		if (c->task == TFM_TASK_LM)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("an lm model's batches are batch_size windows of max_len tokens; batch_tokens does not apply")));
+		run->batch_tokens = PG_GETARG_INT32(A_BATCH_TOKENS);
+		check_positive_int(run->batch_tokens, "batch_tokens", 16777216);
+	}
+	/* the default step (accumulate's SQL default is 1: the same step either way) */
+	run->batch_auto = run->batch_tokens > 0 && run->accumulate == 1 &&
+		!(PG_NARGS() > A_BATCH_TOKENS && !PG_ARGISNULL(A_BATCH_TOKENS));
+	run->keep = TFM_KEEP_BEST;
+	run->keep_given = keep_arg >= 0 && PG_NARGS() > keep_arg && !PG_ARGISNULL(keep_arg);
+	if (run->keep_given)
+		run->keep = tfm_keep_arg(fcinfo, keep_arg);
+	run->patience = tfm_patience_arg(fcinfo, patience_arg);
+	/* a model created without dropout gets the plan's; an imported one keeps its own */
+	run->auto_dropout = run->row.dropout_auto;
+	run->rd.chunk_rows = tfm_train_chunk_rows;
+	o->precision = tfm_train_precision_arg(fcinfo, prec_arg);
+}
+
+/* ---- progress ------------------------------------------------------------ */
+
+void
+tfm_run_progress(TrainRun *run, bool force)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	double		loss = run->loss_count ? run->loss_sum / run->loss_count : NAN;
+	double		secs = elapsed_s(run->clock_start);
+	int64		total = run->tr.o.total_steps;
+	double		eta = run->tr.step > 0 && total > run->tr.step ?
+		secs / run->tr.step * (total - run->tr.step) : 0;
+	char		status[256];
+
+	if (force || now - run->last_status >= USECS_PER_SEC)
+	{
+		snprintf(status, sizeof(status),
+				 "%s %s: epoch %d/%d step %lld/%lld loss %.4f lr %.2e %.0f tokens/s eta %.0fs",
+				 run->fn_name, run->row.name, run->epoch, run->epochs, (long long) run->tr.step,
+				 (long long) total, loss, run->tr.last_lr,
+				 run->tokens / Max(elapsed_s(run->epoch_started), 1e-9), eta);
+		pgstat_report_activity(STATE_RUNNING, status);
+		run->last_status = now;
+	}
+	if (tfm_progress && (force || now - run->last_notice >= 10 * USECS_PER_SEC))
+	{
+		ereport(NOTICE,
+				(errmsg("%s: epoch %d step %lld/%lld loss %.4f lr %.2e %.0f tokens/s eta %.0f s",
+						run->row.name, run->epoch, (long long) run->tr.step, (long long) total,
+						loss, run->tr.last_lr, run->tokens / Max(elapsed_s(run->epoch_started), 1e-9),
+						eta)));
+		run->last_notice = now;
+	}
+}
+
+/* ---- steps --------------------------------------------------------------- */
+
+/*
+ * Fit the schedule to the time budget: at step 5 from the speed so far
+ * (shrinking the estimate only: the first steps pay for reading the first
+ * chunk and touching the workspace), then at step 50 and every 250 steps
+ * from the speed since step 5, either way, so a run ends annealed at its
+ * time limit rather than at a stale estimate.
+ */
+static void
+fit_schedule_to_time(TrainRun *run)
+{
+	double		secs,
+				per_step;
+	int64		fit;
+
+	if (run->time_limit_us == 0 || run->tr.step < 5)
+		return;
+	secs = elapsed_s(run->clock_start);
+	if (run->fit_base_s < 0.0)
+	{
+		run->fit_base_s = secs;
+		per_step = secs / run->tr.step;
+	}
+	else
+		per_step = (secs - run->fit_base_s) / (run->tr.step - 5);
+	if (per_step <= 0.0)
+		return;
+	fit = run->tr.step + (int64) ((run->time_limit_us / 1e6 - secs) / per_step);
+	if (run->epoch_total > 0 && fit > run->epoch_total)
+		fit = run->epoch_total;		/* the epochs end first */
+	fit = Max(fit, run->tr.step + 1);
+	if (run->tr.step > 5 || fit < run->tr.o.total_steps || run->tr.o.total_steps == 0)
+		set_total_steps(run, &run->tr.o, fit);
+}
+
+static void evaluate_mid_epoch(TrainRun *run);
+
+static void
+run_step(TrainRun *run, TfmBatchBuf *micro, int n)
+{
+	tfm_batch	bs[TFM_ACCUMULATE_MAX];
+	double		loss;
+	int			count;
+	tfm_step_status st;
+
+	CHECK_FOR_INTERRUPTS();
+	for (int i = 0; i < n; i++)
+	{
+		bs[i] = micro[i].b;
+		/* the batch's workspace is sized before anything is allocated for it */
+		tfm_batch_check(run->m, &bs[i], true, "training", run->row.name,
+						run->batch_tokens > 0 ? "batch_tokens or the sequence length" :
+						"batch_size or the sequence length");
+	}
+	st = tfm_trainer_step(&run->tr, bs, n, &loss, &count);
+	if (st == TFM_STEP_BADID)
+		tfm_check_pass(TFM_EBADID, run->row.name);
+	if (st == TFM_STEP_NOMEM)
+		tfm_report(ERROR, TFM_ENOMEM, psprintf("out of memory training model \"%s\"", run->row.name),
+				   NULL, "Use a smaller batch_size, or accumulate over micro-batches.");
+	if (st == TFM_STEP_NONFINITE)
+	{
+		ereport(WARNING,
+				(errmsg("training of model \"%s\" stopped at step %lld: the loss or gradient is not finite",
+						run->row.name, (long long) run->tr.step + 1),
+				 errdetail("The weights of the last good step are saved."),
+				 errhint("Lower lr, raise warmup, or clip gradients.")));
+		run->stop = true;
+		run->nonfinite = true;
+		return;
+	}
+	run->loss_sum += loss;
+	run->loss_count += count;
+	for (int i = 0; i < n; i++)
+		run->tokens += micro[i].tokens;
+	run->epoch_steps++;
+	if (run->tr.step == 5 || run->tr.step == 50 || run->tr.step % 250 == 0)
+		fit_schedule_to_time(run);
+	if (run->max_steps > 0 && run->tr.step >= run->max_steps)
+		run->stop = true;
+	if (run->time_limit_us > 0 && GetCurrentTimestamp() - run->clock_start >= run->time_limit_us)
+		run->stop = true;
+	if (run->eval_every > 0 && run->tr.step % run->eval_every == 0 && !run->stop)
+		evaluate_mid_epoch(run);
+	tfm_run_progress(run, false);
+}
+
+/* an example's padded size in a batch: its longest side */
+static inline int
+example_tokens(const TfmExample *e)
+{
+	return Max(e->nsrc, e->ntgt + (e->tgt ? 1 : 0));
+}
+
+static int
+cmp_len(const void *a, const void *b)
+{
+	const TfmExample *x = a,
+			   *y = b;
+	int			lx = example_tokens(x),
+				ly = example_tokens(y);
+
+	/* by the padded length batch_tokens counts, so a batch's rows share it */
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	if (x->nsrc != y->nsrc)
+		return x->nsrc < y->nsrc ? -1 : 1;
+	return x->ntgt < y->ntgt ? -1 : (x->ntgt > y->ntgt);
+}
+
+static void
+shuffle(void *base, int n, size_t size, tfm_rng *rng)
+{
+	char	   *a = base;
+	char		tmp[64];
+
+	Assert(size <= sizeof(tmp));
+	for (int i = n - 1; i > 0; i--)
+	{
+		int			j = (int) tfm_rng_below(rng, (uint64) i + 1);
+
+		memcpy(tmp, a + i * size, size);
+		memcpy(a + i * size, a + j * size, size);
+		memcpy(a + j * size, tmp, size);
+	}
+}
+
+/*
+ * Cut a chunk into batches: batch_size rows from windows of 16 batches
+ * sorted by length, or (batch_tokens) as many length-sorted rows as fit in
+ * batch_tokens padded tokens.  Fills starts[] (nb + 1 entries).
+ */
+static int
+cut_batches(TrainRun *run, TfmExample *ex, int n, int *starts)
+{
+	int			nb = 0;
+
+	if (run->batch_tokens > 0)
+	{
+		int			i = 0;
+
+		qsort(ex, n, sizeof(TfmExample), cmp_len);
+		while (i < n)
+		{
+			int			longest = 0,
+						j = i;
+
+			starts[nb++] = i;
+			while (j < n)
+			{
+				int			l = Max(longest, example_tokens(&ex[j]));
+
+				if (j > i && (int64) l * (j - i + 1) > run->batch_tokens)
+					break;
+				longest = l;
+				j++;
+			}
+			i = j;
+		}
+	}
+	else
+	{
+		int			B = run->batch,
+					window = B * 16;
+
+		/* group by length within windows of 16 batches: little padding */
+		for (int w = 0; w < n; w += window)
+			qsort(ex + w, Min(window, n - w), sizeof(TfmExample), cmp_len);
+		for (int i = 0; i < n; i += B)
+			starts[nb++] = i;
+	}
+	starts[nb] = n;
+	return nb;
+}
+
+/* classify / seq2seq: one chunk's examples → steps */
+static void
+train_examples(TrainRun *run, TfmExample *ex, int n, tfm_rng *rng)
+{
+	int		   *starts = palloc(sizeof(int) * (n + 1));
+	int		   *order;
+	int			nb;
+	TfmBatchBuf micro[TFM_ACCUMULATE_MAX];
+	int			nm = 0;
+
+	shuffle(ex, n, sizeof(TfmExample), rng);
+	nb = cut_batches(run, ex, n, starts);
+	order = palloc(sizeof(int) * nb);
+	for (int i = 0; i < nb; i++)
+		order[i] = i;
+	shuffle(order, nb, sizeof(int), rng);
+	for (int i = 0; i < nb && !run->stop; i++)
+	{
+		int			start = starts[order[i]];
+		int			cnt = starts[order[i] + 1] - start;
+
+		if (run->row.cfg.task == TFM_TASK_CLASSIFY)
+			tfm_batch_classify(&micro[nm++], ex + start, cnt, run->rd.sp.pad);
+		else
+			tfm_batch_seq2seq(&micro[nm++], ex + start, cnt, &run->rd.sp);
+		if (nm == run->accumulate || i == nb - 1)
+		{
+			run_step(run, micro, nm);
+			nm = 0;
+		}
+	}
+}
+
+/* lm: windows of a chunk's stream → steps */
+static void
+train_stream(TrainRun *run, const int32 *stream, int64 len, tfm_rng *rng)
+{
+	int			T = run->row.cfg.max_len;
+	int			B = run->batch;
+	int64		windows,
+				done = 0;
+	int64	   *offsets;
+	TfmBatchBuf micro[TFM_ACCUMULATE_MAX];
+	int			nm = 0;
+
+	if (len < 2)
+		return;
+	if (len < T + 1)
+		T = (int) len - 1;
+	windows = Max(1, (len - 1) / T);
+	offsets = palloc(sizeof(int64) * B);
+	while (done < windows && !run->stop)
+	{
+		int			b = (int) Min((int64) B, windows - done);
+
+		for (int i = 0; i < b; i++)
+			offsets[i] = (int64) tfm_rng_below(rng, (uint64) (len - T));
+		tfm_batch_lm(&micro[nm++], stream, offsets, b, T);
+		done += b;
+		if (nm == run->accumulate || done >= windows)
+		{
+			run_step(run, micro, nm);
+			nm = 0;
+		}
+	}
+}
+
+/* ---- validation ---------------------------------------------------------- */
+
+static void
+keep_val(TrainRun *run, TfmExample *ex, int n)
+{
+	MemoryContext old = MemoryContextSwitchTo(run->val_cxt);
+
+	if (run->row.cfg.task == TFM_TASK_LM)
+	{
+		for (int i = 0; i < n && run->val_stream_len < TFM_VAL_MAX_TOKENS; i++)
+		{
+			int64		need = run->val_stream_len + ex[i].nsrc + (ex[i].cont ? 0 : 1);
+
+			if (run->val_stream == NULL)
+				run->val_stream = palloc(sizeof(int32) * TFM_VAL_MAX_TOKENS);
+			if (need > TFM_VAL_MAX_TOKENS)
+				break;
+			memcpy(run->val_stream + run->val_stream_len, ex[i].src, sizeof(int32) * ex[i].nsrc);
+			if (!ex[i].cont)
+				run->val_stream[need - 1] = run->rd.sp.eos;
+			run->val_stream_len = need;
+		}
+	}
+	else
+	{
+		if (run->val == NULL)
+			run->val = palloc(sizeof(TfmExample) * TFM_VAL_MAX);
+		for (int i = 0; i < n && run->nval < TFM_VAL_MAX; i++)
+		{
+			TfmExample *e = &run->val[run->nval++];
+
+			*e = ex[i];
+			e->src = palloc(sizeof(int32) * ex[i].nsrc);
+			memcpy(e->src, ex[i].src, sizeof(int32) * ex[i].nsrc);
+			if (ex[i].tgt)
+			{
+				e->tgt = palloc(sizeof(int32) * ex[i].ntgt);
+				memcpy(e->tgt, ex[i].tgt, sizeof(int32) * ex[i].ntgt);
+			}
+		}
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * The next chunk of rows, read into the chunk context, which is current on
+ * return (*old: the caller's); its held-out rows kept if keep.  False at the
+ * end of the rows.
+ */
+static bool
+read_chunk(TrainRun *run, bool keep, TfmExample **train, int *ntrain, MemoryContext *old)
+{
+	TfmExample *val;
+	int			nval;
+	bool		more;
+
+	CHECK_FOR_INTERRUPTS();
+	MemoryContextReset(run->chunk_cxt);
+	*old = MemoryContextSwitchTo(run->chunk_cxt);
+	more = tfm_reader_next(&run->rd, train, ntrain, &val, &nval);
+	if (more && keep && nval > 0)
+		keep_val(run, val, nval);
+	return more;
+}
+
+/* mean loss and (classify) accuracy of the held-out rows */
+static void
+validate(TrainRun *run, double *val_loss, double *val_acc)
+{
+	tfm_model  *m = run->m;
+	const tfm_config *c = &m->cfg;
+	double		sum = 0.0;
+	int64		count = 0,
+				correct = 0;
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "tfm validation",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+
+	*val_loss = NAN;
+	*val_acc = NAN;
+	if (c->task == TFM_TASK_LM)
+	{
+		int			T = c->max_len;
+		int64		pos = 0;
+
+		while (pos + 1 < run->val_stream_len)
+		{
+			int			t = (int) Min((int64) T, run->val_stream_len - 1 - pos);
+			int64		off = pos;
+			TfmBatchBuf bb;
+			int			n;
+
+			CHECK_FOR_INTERRUPTS();
+			tfm_batch_lm(&bb, run->val_stream, &off, 1, t);
+			tfm_batch_check(m, &bb.b, false, "validating", run->row.name, "the sequence length");
+			tfm_check_pass(tfm_model_forward(m, &bb.b, false, 0), run->row.name);
+			sum += tfm_check_loss(tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &n), &n, NULL);
+			count += n;
+			pos += t;
+		}
+	}
+	else
+	{
+		for (int i = 0, cnt = 0; i < run->nval; i += cnt)
+		{
+			TfmBatchBuf bb;
+			int			n;
+
+			CHECK_FOR_INTERRUPTS();
+			cnt = Min(64, run->nval - i);
+			for (;;)
+			{
+				/* a batch too large for tfm.work_mem: fewer rows */
+				if (c->task == TFM_TASK_CLASSIFY)
+					tfm_batch_classify(&bb, run->val + i, cnt, run->rd.sp.pad);
+				else
+					tfm_batch_seq2seq(&bb, run->val + i, cnt, &run->rd.sp);
+				if (cnt == 1 || tfm_work_mem_fits(m, tfm_pass_bytes(m, bb.b.B, bb.b.T, bb.b.Tt,
+																	  false, false)))
+					break;
+				cnt /= 2;
+			}
+			tfm_batch_check(m, &bb.b, false, "validating", run->row.name, "the sequence length");
+			tfm_check_pass(tfm_model_forward(m, &bb.b, false, 0), run->row.name);
+			if (c->task == TFM_TASK_CLASSIFY)
+				for (int b = 0; b < cnt; b++)
+				{
+					const float *z = m->logits + (size_t) b * c->n_classes;
+					int			best = 0;
+
+					for (int k = 1; k < c->n_classes; k++)
+						if (z[k] > z[best])
+							best = k;
+					correct += best == bb.labels[b];
+				}
+			sum += tfm_check_loss(tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &n), &n, NULL);
+			count += n;
+		}
+		if (c->task == TFM_TASK_CLASSIFY && run->nval > 0)
+			*val_acc = (double) correct / run->nval;
+	}
+	if (count > 0)
+		*val_loss = sum / count;
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+}
+
+/* ---- saves --------------------------------------------------------------- */
+
+/*
+ * The tfm.history row of an epoch's end (checkpoint 0) or of the
+ * checkpoint-th mid-epoch checkpoint or evaluation
+ */
+static void
+add_history(TrainRun *run, const TrainEpoch *e, int checkpoint)
+{
+	TfmHistoryRow h;
+
+	h.model_id = run->row.id;
+	h.run_started = run->started;
+	h.epoch = e->epoch;
+	h.steps = e->steps;
+	h.train_loss = e->train_loss;
+	h.val_loss = e->val_loss;
+	h.val_acc = e->val_acc;
+	h.tokens_per_s = e->tokens_per_s;
+	h.seconds = e->seconds;
+	h.checkpoint = checkpoint;
+	h.rows_done = run->rd.row_number;
+	h.val_rows = e->val_rows;
+	h.dropout = e->dropout;
+	h.weight_decay = e->weight_decay;
+	h.note = e->note[0] ? e->note : NULL;
+	tfm_history_add(&h);
+}
+
+/* write the weights (a new version) and their tfm.history row */
+void
+tfm_run_save(TrainRun *run, const TrainEpoch *e, int checkpoint)
+{
+	tfm_catalog_save(&run->row, run->m, run->tr.step - run->steps_before);
+	run->steps_before = run->tr.step;
+	add_history(run, e, checkpoint);
+}
+
+/* the epoch so far, for a result row or a checkpoint's history row */
+void
+tfm_run_figures(TrainRun *run, TrainEpoch *e)
+{
+	e->epoch = run->epoch;
+	e->steps = run->tr.step;
+	e->seconds = run->epoch_secs_before + elapsed_s(run->epoch_started);
+	e->train_loss = run->loss_count ? run->loss_sum / run->loss_count : NAN;
+	e->val_loss = NAN;
+	e->val_acc = NAN;
+	e->tokens_per_s = run->tokens / Max(e->seconds, 1e-9);
+	e->checkpoint = 0;
+	e->val_rows = run->val_units;
+	e->dropout = run->m->cfg.dropout;
+	e->weight_decay = run->tr.o.weight_decay;
+	run_note(run, e->note);
+}
+
+/*
+ * What a row of the run says about itself: where its validation comes from
+ * and what the plan chose (the evaluation and the kept row add to it)
+ */
+static void
+run_note(const TrainRun *run, char *note)
+{
+	switch (run->val_source)
+	{
+		case TFM_VAL_AUTO:
+			snprintf(note, TFM_NOTE_LEN, "held out: %g%% of the %s by hash (default)",
+					 run->rd.val_fraction * 100.0,
+					 run->row.cfg.task == TFM_TASK_LM ? "sequences" : "rows");
+			break;
+		case TFM_VAL_TOO_FEW:
+			snprintf(note, TFM_NOTE_LEN, "held out: none (too few distinct %s for the default)",
+					 run->row.cfg.task == TFM_TASK_LM ? "sequences" : "rows");
+			break;
+		case TFM_VAL_GIVEN:
+			if (run->rd.val_fraction > 0.0f)
+				snprintf(note, TFM_NOTE_LEN, "held out: val_fraction %g", run->rd.val_fraction);
+			else
+				snprintf(note, TFM_NOTE_LEN, "held out: none (val_fraction 0)");
+			break;
+	}
+	if (run->auto_dropout || run->auto_wd)
+		snprintf(note + strlen(note), TFM_NOTE_LEN - strlen(note), "; %s for %.3g planned passes",
+				 !run->auto_wd ? "dropout" : !run->auto_dropout ? "weight_decay" :
+				 "dropout and weight_decay", run->planned_passes);
+	if (run->tr.o.label_smoothing > 0.0f)
+		snprintf(note + strlen(note), TFM_NOTE_LEN - strlen(note), "; label_smoothing %g",
+				 run->tr.o.label_smoothing);
+	if (run->batch_auto && run->accumulate > 1)
+		snprintf(note + strlen(note), TFM_NOTE_LEN - strlen(note),
+				 "; steps of %d tokens in %d passes (tfm.work_mem)",
+				 run->batch_tokens * run->accumulate, run->accumulate);
+}
+
+/* add to a row's note */
+static void
+note_add(char *note, const char *what)
+{
+	size_t		n = strlen(note);
+
+	snprintf(note + n, TFM_NOTE_LEN - n, "%s%s", n ? "; " : "", what);
+}
+
+/* keep => 'best': better accuracy, or (ties, no accuracy) lower loss */
+static bool
+is_better(const TrainRun *run, double acc, double loss)
+{
+	if (isnan(loss) && isnan(acc))
+		return false;
+	if (run->best_epoch == 0)
+		return true;
+	if (!isnan(acc) && !isnan(run->best_acc))
+	{
+		if (acc != run->best_acc)
+			return acc > run->best_acc;
+		return loss < run->best_loss;
+	}
+	return loss < run->best_loss;
+}
+
+/* ---- setup --------------------------------------------------------------- */
+
+/* rows the query returns (for the schedule's length) */
+static int64
+count_rows(const char *query)
+{
+	StringInfoData sql;
+	int64		n;
+	bool		isnull;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT count(*) FROM (%s) AS tfm_rows", tfm_subquery(query));
+	if (SPI_execute(sql.data, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "cannot count the training rows");
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return n;
+}
+
+static void
+free_trainer(void *tr)
+{
+	tfm_trainer_free(tr);
+}
+
+/* the reader's settings and the run's contexts */
+static void
+setup_data(TrainRun *run)
+{
+	MemoryContext old = MemoryContextSwitchTo(run->cxt);
+	bool		dflt = run->val_source != TFM_VAL_GIVEN;
+
+	run->rd.val_max_rows = dflt ? TFM_VAL_AUTO_MAX_ROWS : TFM_VAL_MAX;
+	run->rd.val_max_tokens = dflt ? TFM_VAL_AUTO_MAX_TOKENS : TFM_VAL_MAX_TOKENS;
+	run->val_cxt = AllocSetContextCreate(run->cxt, "tfm validation set", ALLOCSET_DEFAULT_SIZES);
+	run->chunk_cxt = AllocSetContextCreate(run->cxt, "tfm training chunk", ALLOCSET_DEFAULT_SIZES);
+	run->carry = palloc(sizeof(int32) * (run->row.cfg.max_len + 1));
+	MemoryContextSwitchTo(old);
+}
+
+/* the optimizer */
+static void
+setup_trainer(TrainRun *run, const tfm_train_opts *o)
+{
+	MemoryContext old = MemoryContextSwitchTo(run->cxt);
+
+	if (o->precision == TFM_PREC_BF16 && !tfm_lowp_bf16_native())
+		ereport(NOTICE,
+				(errmsg("bf16 training of model \"%s\" runs without native bf16 instructions (%s kernels), no faster than fp32",
+						run->row.name, tfm_lowp_bf16_kernel()),
+				 errdetail("%s.", tfm_lowp_reason()),
+				 errhint("bf16 training pays off where the CPU has AMX-BF16 or AVX512_BF16; see tfm_info().")));
+	if (tfm_trainer_init(&run->tr, run->m, o) != 0)
+		tfm_raise_code(TFM_ENOMEM, "out of memory for the optimizer of model \"%s\"", run->row.name);
+	run->tr_guard = tfm_guard(free_trainer, &run->tr);
+	MemoryContextSwitchTo(old);
+}
+
+/* forget the validation set read so far */
+static void
+drop_val(TrainRun *run)
+{
+	MemoryContextReset(run->val_cxt);
+	run->val = NULL;
+	run->nval = 0;
+	run->val_stream = NULL;
+	run->val_stream_len = 0;
+}
+
+/*
+ * The default batch of a seq2seq model (8,192 padded tokens a step) in
+ * passes that fit tfm.work_mem: 2, 4, ... passes of half, a quarter, ...
+ * of the tokens, accumulated into the same step.  Its widest pass (rows of
+ * max_len tokens, the most attention) is what is sized.  Given batches are
+ * left to the step's own check.
+ */
+static void
+fit_default_batch(TrainRun *run)
+{
+	int			T = run->row.cfg.max_len;
+
+	if (!run->batch_auto)
+		return;
+	for (int k = 1; k <= TFM_ACCUMULATE_MAX; k *= 2)
+	{
+		int			bt = run->batch_tokens / k;
+
+		if (bt < T)
+			break;
+		if (tfm_work_mem_fits(run->m, tfm_pass_bytes(run->m, bt / T, T, T, true, false)))
+		{
+			if (k > 1)
+			{
+				ereport(NOTICE,
+						(errmsg("model \"%s\": each step's %d tokens are trained in %d passes of %d, "
+								"which fit tfm.work_mem", run->row.name, run->batch_tokens, k, bt),
+						 errhint("Raise tfm.work_mem to train a step in one pass.")));
+				run->batch_tokens = bt;
+				run->accumulate = k;
+			}
+			return;
+		}
+	}
+}
+
+void
+tfm_run_begin(TrainRun *run, tfm_train_opts *o)
+{
+	fit_default_batch(run);
+	tfm_reader_init(&run->rd, &run->row, run->query);
+	run->rows = count_rows(run->query);
+	if (run->rows == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("the training query returned no rows")));
+	setup_data(run);
+
+	/* the held-out rows, before the first step; the default only if enough */
+	tfm_run_read_val(run);
+	if (run->val_source == TFM_VAL_AUTO &&
+		(run->val_units < TFM_VAL_AUTO_MIN ||
+		 run->val_units > 2.0 * run->rd.val_fraction * run->rd.val_candidates))
+	{
+		drop_val(run);
+		run->val_units = 0;
+		run->rd.val_fraction = 0.0f;
+		run->val_source = TFM_VAL_TOO_FEW;
+	}
+
+	/* the schedule's length: from the rows, or the token estimate (lm) */
+	if (run->row.cfg.task == TFM_TASK_LM || run->batch_tokens > 0)
+		run->steps_per_epoch_est = 0;	/* known after the first chunk */
+	else
+		run->steps_per_epoch_est =
+			Max(1, (int64) ceil(run->rows * (1.0 - run->rd.val_fraction) / run->batch / run->accumulate));
+	run->warmup_auto = o->warmup < 0;
+	run->epoch_total = run->steps_per_epoch_est * run->epochs;
+	run->fit_base_s = -1.0;
+	set_total_steps(run, o, run->epoch_total);
+	setup_trainer(run, o);
+	run->steps_before = 0;
+	run->started = GetCurrentTimestamp();
+	run->clock_start = run->started;
+	run->last_notice = run->started;
+	tfm_rng_seed(&run->rng, o->seed);
+	run->epoch = 1;
+}
+
+void
+tfm_run_begin_resumed(TrainRun *run, const tfm_train_opts *o)
+{
+	tfm_reader_init(&run->rd, &run->row, run->query);
+	setup_data(run);
+	setup_trainer(run, o);
+	run->last_notice = GetCurrentTimestamp();
+}
+
+void
+tfm_run_read_val(TrainRun *run)
+{
+	TfmExample *train;
+	int			ntrain;
+
+	run->val_units = 0;
+	if (run->rd.val_fraction <= 0.0f)
+		return;
+	tfm_reader_open(&run->rd);
+	for (;;)
+	{
+		MemoryContext old;
+		bool		more = read_chunk(run, true, &train, &ntrain, &old);
+
+		MemoryContextSwitchTo(old);
+		if (!more)
+			break;
+	}
+	run->val_units = run->rd.val_rows;
+	tfm_reader_close(&run->rd);
+	MemoryContextReset(run->chunk_cxt);
+}
+
+/* ---- epochs -------------------------------------------------------------- */
+
+static void
+train_chunk(TrainRun *run, TfmExample *train, int ntrain)
+{
+	if (run->row.cfg.task == TFM_TASK_LM)
+	{
+		int64		len = run->ncarry;
+		int32	   *stream;
+
+		for (int i = 0; i < ntrain; i++)
+			len += train[i].nsrc + (train[i].cont ? 0 : 1);
+		stream = palloc_extended(sizeof(int32) * Max(len, 1), MCXT_ALLOC_HUGE);
+		if (run->ncarry)
+			memcpy(stream, run->carry, sizeof(int32) * run->ncarry);
+		len = run->ncarry;
+		for (int i = 0; i < ntrain; i++)
+		{
+			memcpy(stream + len, train[i].src, sizeof(int32) * train[i].nsrc);
+			len += train[i].nsrc;
+			if (!train[i].cont)
+				stream[len++] = run->rd.sp.eos;
+		}
+		/* first chunk: estimate the schedule's length from tokens per row */
+		if (run->tr.o.total_steps == 0 || (run->epoch == 1 && run->steps_per_epoch_est == 0))
+		{
+			double		per_row = (double) (len - run->ncarry) / Max(1, run->rd.row_number);
+			int64		est = (int64) ceil(per_row * run->rows / run->row.cfg.max_len /
+										   run->batch / run->accumulate);
+
+			run->steps_per_epoch_est = Max(1, est);
+			run->epoch_total = run->steps_per_epoch_est * run->epochs;
+			set_total_steps(run, &run->tr.o, run->epoch_total);
+		}
+		train_stream(run, stream, len, &run->rng);
+		/* carry the tail over so windows can cross chunks */
+		run->ncarry = Min(len, (int64) run->row.cfg.max_len);
+		memcpy(run->carry, stream + len - run->ncarry, sizeof(int32) * run->ncarry);
+	}
+	else if (ntrain > 0)
+	{
+		if (run->batch_tokens > 0 && run->epoch == 1 && run->steps_per_epoch_est == 0)
+		{
+			/* the schedule's length from this chunk's tokens per row */
+			double		tok = 0;
+
+			for (int i = 0; i < ntrain; i++)
+				tok += example_tokens(&train[i]);
+			run->steps_per_epoch_est =
+				Max(1, (int64) ceil(1.1 * tok / ntrain * run->rows * (1.0 - run->rd.val_fraction) /
+									run->batch_tokens / run->accumulate));
+			run->epoch_total = run->steps_per_epoch_est * run->epochs;
+			set_total_steps(run, &run->tr.o, run->epoch_total);
+		}
+		train_examples(run, train, ntrain, &run->rng);
+	}
+}
+
+/* append a row to the call's results */
+static void
+add_result(TrainRun *run, const TrainEpoch *e)
+{
+	if (run->results == NULL || run->nresults % 16 == 0)
+	{
+		Size		sz = sizeof(TrainEpoch) * (run->nresults + 16);
+
+		run->results = run->results ? repalloc_huge(run->results, sz) :
+			MemoryContextAllocExtended(run->cxt, sz, MCXT_ALLOC_HUGE);
+	}
+	run->results[run->nresults++] = *e;
+}
+
+static bool
+has_val(const TrainRun *run)
+{
+	return run->nval > 0 || run->val_stream_len > 1;
+}
+
+/*
+ * Score the held-out rows into e (once per step: an epoch's end right after
+ * a mid-epoch evaluation reuses it), keep the best, count the evaluations
+ * without improvement and stop the run when patience runs out.
+ */
+static void
+evaluate(TrainRun *run, TrainEpoch *e)
+{
+	char		what[96];
+
+	if (!has_val(run))
+		return;
+	if (run->evaluations > 0 && run->last_eval_step == run->tr.step)
+	{
+		e->val_loss = run->last_val_loss;
+		e->val_acc = run->last_val_acc;
+		return;
+	}
+	validate(run, &e->val_loss, &e->val_acc);
+	run->evaluations++;
+	run->last_eval_step = run->tr.step;
+	run->last_val_loss = e->val_loss;
+	run->last_val_acc = e->val_acc;
+	if (is_better(run, e->val_acc, e->val_loss))
+	{
+		if (run->keep == TFM_KEEP_BEST)
+		{
+			if (run->best_params == NULL)
+				run->best_params = MemoryContextAllocExtended(run->cxt, sizeof(float) * run->m->n_floats,
+															  MCXT_ALLOC_HUGE);
+			memcpy(run->best_params, run->m->params, sizeof(float) * run->m->n_floats);
+		}
+		run->best_epoch = run->epoch;
+		run->best_checkpoint = e->checkpoint;
+		run->best_step = run->tr.step;
+		run->best_acc = e->val_acc;
+		run->best_loss = e->val_loss;
+		run->since_best = 0;
+		note_add(e->note, "the best evaluation so far");
+		return;
+	}
+	run->since_best++;
+	if (run->patience > 0 && run->since_best >= run->patience && !run->stop)
+	{
+		snprintf(what, sizeof(what), "early stop: %d evaluations without improvement (patience %d)",
+				 run->since_best, run->patience);
+		run->early_stop = true;
+		run->stop = true;
+	}
+	else
+		snprintf(what, sizeof(what), "%d evaluation%s without improvement", run->since_best,
+				 run->since_best == 1 ? "" : "s");
+	note_add(e->note, what);
+}
+
+/* every eval_every steps: a result and history row (no save of the weights) */
+static void
+evaluate_mid_epoch(TrainRun *run)
+{
+	TrainEpoch	e;
+
+	if (!has_val(run))
+		return;
+	tfm_run_figures(run, &e);
+	e.checkpoint = ++run->checkpoints;
+	evaluate(run, &e);
+	add_result(run, &e);
+	add_history(run, &e, e.checkpoint);
+}
+
+static void
+end_epoch(TrainRun *run)
+{
+	TrainEpoch	e;
+
+	tfm_reader_close(&run->rd);
+	if (run->epoch == 1 && run->rd.skipped_null > 0)
+		ereport(NOTICE,
+				(errmsg("%lld rows with a NULL value were skipped",
+						(long long) run->rd.skipped_null)));
+	if (run->epoch == 1 && run->rd.truncated > 0)
+		ereport(NOTICE,
+				(errmsg("%lld sequences longer than max_len (%d) were truncated",
+						(long long) run->rd.truncated, run->row.cfg.max_len)));
+	if (run->epoch_steps == 0 && !run->nonfinite)
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("no training rows: every row was NULL or held out for validation")));
+
+	/*
+	 * The first epoch's real step count sets the schedule's length (with a
+	 * time limit, the cap on the next fits to the time).
+	 */
+	if (run->epoch == 1 && !run->stop)
+	{
+		int64		total = run->tr.step * run->epochs;
+
+		run->epoch_total = total;
+		if (run->max_steps > 0 && run->max_steps < total)
+			total = run->max_steps;
+		if (run->time_limit_us == 0)
+			run->tr.o.total_steps = total;
+	}
+
+	/* validate, keep the best, save, record */
+	tfm_run_figures(run, &e);
+	evaluate(run, &e);
+	tfm_run_save(run, &e, 0);
+	tfm_run_progress(run, true);
+	add_result(run, &e);
+}
+
+void
+tfm_run_loop(TrainRun *run)
+{
+	for (; run->epoch <= run->epochs && !run->stop; run->epoch++)
+	{
+		if (run->resume_epoch)
+			run->resume_epoch = false;	/* sums, carry and reader restored */
+		else
+		{
+			run->epoch_started = GetCurrentTimestamp();
+			run->epoch_secs_before = 0;
+			run->loss_sum = 0;
+			run->loss_count = 0;
+			run->tokens = 0;
+			run->epoch_steps = 0;
+			run->checkpoints = 0;
+			run->ncarry = 0;
+			tfm_reader_open(&run->rd);
+		}
+		for (;;)
+		{
+			TfmExample *train;
+			int			ntrain;
+			MemoryContext old;
+			bool		more = read_chunk(run, false, &train, &ntrain, &old);
+
+			if (more)
+				train_chunk(run, train, ntrain);
+			MemoryContextSwitchTo(old);
+			if (!more || run->stop)
+				break;
+			if (run->hook)
+				run->hook(run, false);
+		}
+		MemoryContextReset(run->chunk_cxt);
+		end_epoch(run);
+		if (run->hook)
+			run->hook(run, true);
+	}
+}
+
+void
+tfm_run_finish(TrainRun *run, bool report_kept)
+{
+	int			last = run->epoch - 1;
+	char		why[96];
+
+	run->kept_epoch = last;
+	run->kept_checkpoint = 0;
+	/* the default 'best' without held-out rows is quietly 'last' */
+	if (run->keep == TFM_KEEP_BEST && run->best_epoch == 0 && last > 0 && run->keep_given)
+		ereport(NOTICE,
+				(errmsg("model \"%s\" keeps its last epoch's weights: no epoch was validated",
+						run->row.name),
+				 errhint("keep => 'best' compares epochs on held-out rows: set val_fraction above 0.")));
+	else if (run->keep == TFM_KEEP_BEST && run->best_epoch > 0 && run->best_step != run->tr.step)
+	{
+		memcpy(run->m->params, run->best_params, sizeof(float) * run->m->n_floats);
+		tfm_catalog_save(&run->row, run->m, 0);
+		run->kept_epoch = run->best_epoch;
+		run->kept_checkpoint = run->best_checkpoint;
+	}
+	if (run->keep == TFM_KEEP_BEST && run->best_epoch > 0)
+		snprintf(why, sizeof(why), "kept: the best of %d evaluations", run->evaluations);
+	else if (run->keep == TFM_KEEP_BEST)
+		snprintf(why, sizeof(why), "kept: the last (nothing held out to compare)");
+	else
+		snprintf(why, sizeof(why), "kept: the last (keep => 'last')");
+	for (int i = 0; i < run->nresults; i++)
+		if (run->results[i].epoch == run->kept_epoch &&
+			run->results[i].checkpoint == run->kept_checkpoint)
+			note_add(run->results[i].note, why);
+	if (report_kept && last > 0)
+	{
+		if (run->kept_checkpoint > 0)
+			ereport(NOTICE,
+					(errmsg("model \"%s\" keeps the weights of step %lld, in epoch %d of %d (the best validated)",
+							run->row.name, (long long) run->best_step, run->kept_epoch, last)));
+		else
+			ereport(NOTICE,
+					(errmsg("model \"%s\" keeps the weights of epoch %d of %d (%s)", run->row.name,
+							run->kept_epoch, last,
+							run->keep == TFM_KEEP_BEST && run->best_epoch > 0 ? "the best validated" : "the last")));
+	}
+	if (last > 0)
+		tfm_history_mark_kept(run->row.id, run->started, run->kept_epoch, run->kept_checkpoint, why);
+	if (run->stop && !run->nonfinite)
+		ereport(NOTICE,
+				(errmsg("training of model \"%s\" stopped after %lld steps (%s)", run->row.name,
+						(long long) run->tr.step,
+						run->early_stop ? "early stopping: no better validation in patience evaluations" :
+						run->max_steps > 0 && run->tr.step >= run->max_steps ? "max_steps" : "time_limit")));
+}
+
+/* after the last save: the optimizer goes, the model back to the cache with its own dropout */
+void
+tfm_run_end(TrainRun *run)
+{
+	tfm_trainer_free(&run->tr);
+	tfm_guard_release(run->tr_guard);
+	tfm_model_trim(run->m);
+	run->m->cfg.dropout = run->row.cfg.dropout;
+	run->m->cfg.attn_dropout = run->row.cfg.attn_dropout;
+	tfm_cache_put(&run->row, run->m);
+	tfm_guard_release(run->m_guard);
+}
+
+/* take the model out of the cache for training (train privilege) */
+void
+tfm_run_take_model(TrainRun *run, const char *name)
+{
+	MemoryContext old = MemoryContextSwitchTo(run->cxt);
+
+	run->m = tfm_cache_take(name, &run->row);
+	run->m_guard = tfm_guard_model(run->m);
+	MemoryContextSwitchTo(old);
+}
