@@ -13,10 +13,12 @@ PG_CONFIG   ?= pg_config
 EXTENSION    = tfm
 EXTVERSION   = $(shell grep default_version $(EXTENSION).control | sed -e "s/default_version[[:space:]]*=[[:space:]]*'\([^']*\)'/\1/")
 MODULE_big   = tfm
-# The install script of a version is sql/tfm.sql (0.1) followed by every
-# upgrade script up to that version, so a fresh install and an upgraded one
-# hold the same objects; the upgrade scripts are installed for ALTER
-# EXTENSION tfm UPDATE.
+# sql/tfm.sql is the install script of the current version (installed as
+# tfm--<version>.sql).  It is, byte for byte, 0.1's script (sql/tfm--0.1.sql,
+# not installed) followed by every upgrade script, so a fresh install and
+# an upgraded one hold the same objects: `make check-install-script` checks
+# it, `make install-script` writes it after a new upgrade script.  The
+# upgrade scripts are installed for ALTER EXTENSION tfm UPDATE.
 UPGRADES     = sql/$(EXTENSION)--0.1--0.2.sql sql/$(EXTENSION)--0.2--0.3.sql \
                sql/$(EXTENSION)--0.3--0.4.sql sql/$(EXTENSION)--0.4--0.5.sql
 DATA_built   = sql/$(EXTENSION)--$(EXTVERSION).sql
@@ -28,17 +30,16 @@ PG_SRCS      = $(wildcard src/pg/*.c src/pg/base/*.c src/pg/storage/*.c src/pg/r
                src/pg/import/*.c src/pg/sql/*.c)
 OBJS         = $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 
-# pg_regress tests: sql/<name>.sql with expected/<name>.out (the extension
-# script sql/tfm.sql and its built copy are not tests)
-TESTS        = $(sort $(filter-out sql/$(EXTENSION).sql sql/$(EXTENSION)--%.sql,$(wildcard sql/*.sql)))
-REGRESS      = $(patsubst sql/%.sql,%,$(TESTS))
-REGRESS_OPTS = --load-extension=$(EXTENSION)
+# pg_regress tests: test/regress/sql/<name>.sql with test/regress/expected/<name>.out
+TESTS        = $(sort $(wildcard test/regress/sql/*.sql))
+REGRESS      = $(patsubst test/regress/sql/%.sql,%,$(TESTS))
+REGRESS_OPTS = --inputdir=test/regress --load-extension=$(EXTENSION)
 
 # PostgreSQL's own headers as system headers: -Wextra stays on for tfm's code only
 PG_CPPFLAGS  = $(TFM_CFLAGS) -Isrc/pg -DTFM_VERSION=\"$(EXTVERSION)\" -isystem $(shell $(PG_CONFIG) --includedir-server) -MMD -MP
 SHLIB_LINK   = $(CORE_LIBS)
 
-EXTRA_CLEAN  = $(UNIT_BINS) test/*.o $(OBJS:.o=.d) test/fuzz/chat_fuzz
+EXTRA_CLEAN  = $(UNIT_BINS) test/unit/*.o $(OBJS:.o=.d) test/fuzz/chat_fuzz
 
 # No LLVM bitcode: JIT-inlining tfm's C is of no use, and clang's -MMD for
 # x.bc wrote the same x.d as gcc's for x.o, so header edits rebuilt nothing.
@@ -47,15 +48,22 @@ override with_llvm = no
 PGXS        := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(UPGRADES)
-	cat $^ > $@
+sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
+	cp $< $@
+
+.PHONY: check-install-script install-script
+check-install-script:
+	@cat sql/$(EXTENSION)--0.1.sql $(UPGRADES) | cmp -s - sql/$(EXTENSION).sql || \
+	  { echo "sql/$(EXTENSION).sql is not sql/$(EXTENSION)--0.1.sql followed by the upgrade scripts (make install-script)" >&2; exit 1; }
+install-script:
+	cat sql/$(EXTENSION)--0.1.sql $(UPGRADES) > sql/$(EXTENSION).sql
 
 # ---- the numeric core's unit tests: plain C, no server -----------------------
-UNIT_SRCS  = $(wildcard test/test_*.c)
+UNIT_SRCS  = $(wildcard test/unit/test_*.c)
 UNIT_BINS  = $(UNIT_SRCS:.c=)
 CORE_OBJS  = $(CORE_SRCS:.c=.o)
 
-test/%: test/%.c test/check.h test/model_fixtures.h test/hf_load.h $(CORE_OBJS)
+test/unit/%: test/unit/%.c test/unit/check.h test/unit/model_fixtures.h test/unit/hf_load.h $(CORE_OBJS)
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_OBJS) $(CORE_LIBS)
 
 all: $(UNIT_BINS)
@@ -64,15 +72,15 @@ all: $(UNIT_BINS)
 unittest: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; TFM_TEST_DATA=$(CURDIR)/test/fixtures $$t; done
 	@$(if $(filter aarch64-linux-gnu,$(TFM_MULTIARCH)),$(MAKE) -s -f scripts/aarch64.mk OUT=. unit-forced,true)
-	@echo "== test/test_blas, panels packed without the AVX2 transposes" && TFM_NO_AVX2_PACK=1 test/test_blas
-	@echo "== test/test_lowp, the fallback forced from the environment" && TFM_LOWP_FORCE=fallback test/test_lowp
-	@echo "== test/test_lowp, AMX off from the environment (AVX512_BF16 where the CPU has it)" && TFM_LOWP_FORCE=noamx test/test_lowp
-	@echo "== test/test_mixed, the fallback forced from the environment" && TFM_LOWP_FORCE=fallback TFM_TEST_DATA=$(CURDIR)/test/fixtures test/test_mixed
-	@echo "== test/test_lowp, the AVX2 path forced from the environment (as on a CPU without AVX-512)" && TFM_LOWP_FORCE=avx2 test/test_lowp
-	@echo "== test/test_mixed and test/test_decode, the AVX2 path forced from the environment" && TFM_LOWP_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/test_mixed && TFM_LOWP_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/test_decode
-	@echo "== test/test_attn_kernels, test/test_layers and test/test_model, attention's portable path (and test_model's products on AVX2)" && TFM_NO_AVX512_ATTN=1 test/test_attn_kernels && TFM_NO_AVX512_ATTN=1 test/test_layers && TFM_NO_AVX512_ATTN=1 TFM_LOWP_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/test_model
-	@echo "== test/test_attn_kernels, test/test_layers, test/test_model and test/test_mixed, attention's AVX2 path (as on a CPU without AVX-512; products on AVX2 too)" && TFM_ATTN_KERNELS=avx2 test/test_attn_kernels && TFM_ATTN_KERNELS=avx2 test/test_layers && TFM_ATTN_KERNELS=avx2 TFM_LOWP_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/test_model && TFM_ATTN_KERNELS=avx2 TFM_LOWP_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/test_mixed
-	@echo "== test/test_lowp_int4, the fallback and then the AVX2 path forced from the environment" && TFM_LOWP_FORCE=fallback test/test_lowp_int4 && TFM_LOWP_FORCE=avx2 test/test_lowp_int4
+	@echo "== test/unit/test_blas, panels packed without the AVX2 transposes" && TFM_NO_AVX2_PACK=1 test/unit/test_blas
+	@echo "== test/unit/test_lowp, the fallback forced from the environment" && TFM_LOWP_FORCE=fallback test/unit/test_lowp
+	@echo "== test/unit/test_lowp, AMX off from the environment (AVX512_BF16 where the CPU has it)" && TFM_LOWP_FORCE=noamx test/unit/test_lowp
+	@echo "== test/unit/test_mixed, the fallback forced from the environment" && TFM_LOWP_FORCE=fallback TFM_TEST_DATA=$(CURDIR)/test/fixtures test/unit/test_mixed
+	@echo "== test/unit/test_lowp, the AVX2 path forced from the environment (as on a CPU without AVX-512)" && TFM_LOWP_FORCE=avx2 test/unit/test_lowp
+	@echo "== test/unit/test_mixed and test/unit/test_decode, the AVX2 path forced from the environment" && TFM_LOWP_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/unit/test_mixed && TFM_LOWP_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/unit/test_decode
+	@echo "== test/unit/test_attn_kernels, test/unit/test_layers and test/unit/test_model, attention's portable path (and test_model's products on AVX2)" && TFM_NO_AVX512_ATTN=1 test/unit/test_attn_kernels && TFM_NO_AVX512_ATTN=1 test/unit/test_layers && TFM_NO_AVX512_ATTN=1 TFM_LOWP_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/unit/test_model
+	@echo "== test/unit/test_attn_kernels, test/unit/test_layers, test/unit/test_model and test/unit/test_mixed, attention's AVX2 path (as on a CPU without AVX-512; products on AVX2 too)" && TFM_ATTN_KERNELS=avx2 test/unit/test_attn_kernels && TFM_ATTN_KERNELS=avx2 test/unit/test_layers && TFM_ATTN_KERNELS=avx2 TFM_LOWP_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/unit/test_model && TFM_ATTN_KERNELS=avx2 TFM_LOWP_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/unit/test_mixed
+	@echo "== test/unit/test_lowp_int4, the fallback and then the AVX2 path forced from the environment" && TFM_LOWP_FORCE=fallback test/unit/test_lowp_int4 && TFM_LOWP_FORCE=avx2 test/unit/test_lowp_int4
 
 # skx kernels die with SIGILL under valgrind 3.19: force the haswell path,
 # and the low-precision products' plain-C fallback (no AVX-512 either);
@@ -83,7 +91,7 @@ valgrind: $(UNIT_BINS)
 	  valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect $$t; done
 
 # libFuzzer targets, built with clang and the sanitizers; run by hand (test/fuzz/chat_fuzz.c
-# says how), not by CI, where test/test_chat_fuzz runs seeded inputs instead
+# says how), not by CI, where test/unit/test_chat_fuzz runs seeded inputs instead
 FUZZ_CC    ?= clang
 CHAT_SRCS   = $(wildcard src/core/chat/*.c) src/core/util/status.c
 .PHONY: fuzz

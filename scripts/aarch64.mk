@@ -33,7 +33,7 @@ PG_WARN   = -Wmissing-prototypes -Wpointer-arith -Wdeclaration-after-statement -
             -Wcast-function-type -Wformat-security -Wno-format-truncation \
             -Wno-stringop-truncation
 $(A64_PG_OBJS): OBJ_EXTRA = $(PG_WARN) -Isrc/pg -DTFM_VERSION=\"$(EXTVERSION)\" -isystem $(PG_INC)
-A64_UNITS = $(patsubst %.c,$(OUT)/%,$(wildcard test/test_*.c))
+A64_UNITS = $(patsubst %.c,$(OUT)/%,$(wildcard test/unit/test_*.c))
 FIXTURES  = TFM_TEST_DATA=$(CURDIR)/test/fixtures
 
 .PHONY: all unittest unit-forced extension

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# scaleout_layout.sh — sourced by scripts/test_scaleout.sh and
+# scaleout_layout.sh — sourced by test/cluster/test_scaleout.sh and
 # bench/scaleout/run.sh: tfm's scale-out layout (doc/scaleout.md) on
 # throwaway PostgreSQL servers, each with its own data directory and socket
 # under one temporary directory, wal_level=logical, every server limited to

@@ -18,9 +18,11 @@ export PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
 
 echo "== core unit tests"
 make -s unittest
+echo "== sql/tfm.sql is 0.1's script and every upgrade, byte for byte"
+make -s check-install-script
 
 . scripts/cluster.sh
-# fp32 inference: the expected outputs are exact (test/precision.sql sets
+# fp32 inference: the expected outputs are exact (test/regress/sql/precision.sql sets
 # bf16 and int8 itself)
 cluster_start "tfm.precision=fp32"
 echo "== pg_regress"
@@ -29,11 +31,11 @@ if ! make -s installcheck PG_CONFIG="$PG_CONFIG"; then
   exit 1
 fi
 echo "== tfm_fit: cancelled, timed-out and killed runs resume bit-identical"
-scripts/test_fit_cancel.sh
+test/cluster/test_fit_cancel.sh
 echo "== hostile tenants: no crash, bounded memory, cancels (issue 23's worst cases)"
-scripts/test_hostile.sh
+test/cluster/test_hostile.sh
 echo "== hostile tenants, generated from the catalog: every routine and relation of tfm (a cluster of its own, with background workers)"
-test/hostile/run.sh
+test/cluster/hostile/run.sh
 echo "== pgTAP"
 psql -q -X -c "CREATE EXTENSION IF NOT EXISTS pgtap" >/dev/null
 if [ -d ../shared/data ]; then
@@ -44,21 +46,21 @@ else
   pg_prove --ext .sql test/pgtap/storage.sql
 fi
 echo "== pg_dump / pg_restore keep every model"
-scripts/test_dump.sh
+test/cluster/test_dump.sh
 echo "== pg_dump / pg_restore keep live jobs: triggers, queue, errors; the restored jobs finish the backfill"
-scripts/test_job_dump.sh
+test/cluster/test_job_dump.sh
 echo "== a streaming replica runs inference"
-scripts/test_replica.sh
+test/cluster/test_replica.sh
 echo "== ALTER EXTENSION tfm UPDATE from 0.1"
-scripts/test_upgrade.sh
+test/cluster/test_upgrade.sh
 echo "== tfm_job_run: interrupted runs keep their batches, two runners, no duplicates"
-scripts/test_job_cancel.sh
+test/cluster/test_job_cancel.sh
 echo "== tfm_job_run: a killed backend and a crashed server keep their batches, resume exactly"
-scripts/test_job_crash.sh
+test/cluster/test_job_crash.sh
 echo "== scaling out: logical replication of the catalog to two shards, postgres_fdw inference and training over them"
-scripts/test_scaleout.sh
+test/cluster/test_scaleout.sh
 echo "== background job workers (a cluster of their own with shared_preload_libraries=tfm)"
-scripts/test_job_workers.sh
+test/cluster/test_job_workers.sh
 echo "== models published by logical replication (a publisher and a subscriber of their own)"
-scripts/test_logical.sh
+test/cluster/test_logical.sh
 echo "== all tests passed"

@@ -35,8 +35,8 @@ CREATE TABLE IF NOT EXISTS moby (part text PRIMARY KEY, body text NOT NULL);
 INSERT INTO moby VALUES ('train', convert_from(pg_read_binary_file('$OUT/moby_train.txt'), 'UTF8'))
   ON CONFLICT DO NOTHING;
 SELECT tfm_tokenizer_train('speed_chars', body, 'char') FROM moby WHERE part = 'train';
-\set enc \`zcat $ROOT/test/tokenizer/gpt2_encoder.json.gz\`
-\set bpe \`zcat $ROOT/test/tokenizer/gpt2_vocab.bpe.gz\`
+\set enc \`zcat $ROOT/test/fixtures/tokenizer/gpt2_encoder.json.gz\`
+\set bpe \`zcat $ROOT/test/fixtures/tokenizer/gpt2_vocab.bpe.gz\`
 SELECT tfm_tokenizer_import('speed_gpt2', 'bpe', :'enc', :'bpe');
 SELECT name, kind, vocab_size FROM tfm.tokenizer_list WHERE name LIKE 'speed_%';
 CREATE OR REPLACE FUNCTION lm_gen_speed(model text, prompt text, n integer, OUT tokens bigint, OUT tokens_per_s float8)

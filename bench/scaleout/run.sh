@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/scaleout/run.sh — the figures of doc/scaleout.md, on the layout of
-# scripts/test_scaleout.sh (scripts/scaleout_layout.sh): a publisher that is
+# test/cluster/test_scaleout.sh (scripts/scaleout_layout.sh): a publisher that is
 # also the coordinator and two shards of 50,000 rows each, subscribing to
 # its tfm catalog; every server limited to one thread (tfm.threads = 1,
 # BLIS_NUM_THREADS = OMP_NUM_THREADS = 1); postgres_fdw over TCP on

@@ -8,7 +8,7 @@
 //
 // Usage: scripts/tokenizer/make_fixtures.sh runs it as
 //   node scripts/tokenizer/gpt2_ref_ids.js PACKAGE_DIR SHARED_DATA_DIR \
-//     | gzip -9n > test/tokenizer/gpt2_ref_ids.tsv.gz
+//     | gzip -9n > test/fixtures/tokenizer/gpt2_ref_ids.tsv.gz
 'use strict';
 const fs = require('fs');
 const path = require('path');

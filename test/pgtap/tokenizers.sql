@@ -7,7 +7,7 @@
 --   * detokenize(tokenize(x)) = x on every row of every corpus for byte and
 --     bpe (tfm-trained and GPT-2), and for char when no character is unknown;
 --   * the imported GPT-2 vocabulary gives exactly the ids of the reference
---     encoder (test/tokenizer/gpt2_ref_ids.tsv.gz) on all its texts;
+--     encoder (test/fixtures/tokenizer/gpt2_ref_ids.tsv.gz) on all its texts;
 --   * the session's cache reads a tokenizer once, even with a long name.
 \set ON_ERROR_STOP 1
 \set QUIET 1
@@ -175,8 +175,8 @@ SELECT throws_ok($$SELECT tfm_tokenizer_train('tap_tok_y', t, CASE WHEN src LIKE
 
 -- ---------------------------------------------------------------------------
 -- round trips on every row of every corpus (the queries run in parallel too)
-\set enc `zcat test/tokenizer/gpt2_encoder.json.gz`
-\set bpe `zcat test/tokenizer/gpt2_vocab.bpe.gz`
+\set enc `zcat test/fixtures/tokenizer/gpt2_encoder.json.gz`
+\set bpe `zcat test/fixtures/tokenizer/gpt2_vocab.bpe.gz`
 -- psql's backticks drop the file's final newline, and vocab.bpe's last merge
 -- is read only when a newline ends it (as the reference reads it)
 SELECT is(tfm_tokenizer_import('tap_tok_gpt2', 'bpe', :'enc', :'bpe' || E'\n'),
@@ -227,7 +227,7 @@ SELECT is(ARRAY[:char_wrong, sign(:char_unk), sign(:char_known)]::int[], ARRAY[0
 -- ---------------------------------------------------------------------------
 -- GPT-2 parity with the reference encoder (gpt-3-encoder 1.1.4 under node)
 CREATE TABLE tap_tok_ref (corpus text, row int, field text, ids text);
-\copy tap_tok_ref FROM PROGRAM 'zcat test/tokenizer/gpt2_ref_ids.tsv.gz' WITH (FORMAT csv, DELIMITER E'\t', QUOTE E'\x01')
+\copy tap_tok_ref FROM PROGRAM 'zcat test/fixtures/tokenizer/gpt2_ref_ids.tsv.gz' WITH (FORMAT csv, DELIMITER E'\t', QUOTE E'\x01')
 CREATE TEMP TABLE ref_texts AS
 SELECT r.corpus, r.row, r.field, coalesce(string_to_array(r.ids, ' ')::int[], '{}') AS ids,
        CASE WHEN r.corpus = 'extra' THEN convert_from(decode(r.field, 'hex'), 'UTF8') ELSE c.t END AS t

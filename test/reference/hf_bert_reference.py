@@ -29,7 +29,7 @@ Writes into test/fixtures/hf_<arch>/ (arch bert, roberta, distilbert):
 
 Also test/fixtures/hf_roberta_bpe/: a RobertaModel (config.json,
 model.safetensors) whose vocabulary is the byte-level BPE tokenizer.json
-of test/tokenizer/hf/roberta.json (written by make_hf_bpe_tokenizers.py,
+of test/fixtures/tokenizer/hf/roberta.json (written by make_hf_bpe_tokenizers.py,
 copied here as tokenizer.json), with reference.json holding texts, their
 ids as that script gives them wrapped in <s> ... </s>, and the mean-pooled
 embeddings of those that fit the positions.
@@ -387,9 +387,9 @@ def build_roberta_bpe(seed):
     g = torch.Generator().manual_seed(seed)
     out = "test/fixtures/hf_roberta_bpe"
     os.makedirs(out, exist_ok=True)
-    with open("test/tokenizer/hf/roberta.json", encoding="utf-8") as f:
+    with open("test/fixtures/tokenizer/hf/roberta.json", encoding="utf-8") as f:
         tok = json.load(f)
-    with open("test/tokenizer/hf/roberta.expected.json", encoding="utf-8") as f:
+    with open("test/fixtures/tokenizer/hf/roberta.expected.json", encoding="utf-8") as f:
         exp = json.load(f)
     V, pad, eps = len(tok["model"]["vocab"]), 1, 1e-5
     P = POS + pad + 1

@@ -60,7 +60,7 @@ def make_tokenizer():
     vocab = {}
     for i, c in enumerate(cs):  # GPT-2's encoder.json: ids 0..255 in this order
         vocab[c] = i
-    with gzip.open("test/tokenizer/gpt2_vocab.bpe.gz", "rt", encoding="utf-8") as f:
+    with gzip.open("test/fixtures/tokenizer/gpt2_vocab.bpe.gz", "rt", encoding="utf-8") as f:
         lines = f.read().split("\n")[1:]
     merges = [l for l in lines if l][:N_MERGES]
     for m in merges:

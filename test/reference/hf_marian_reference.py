@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """hf_marian_reference.py — a small random MarianMTModel (the opus-mt
 translation models) as Hugging Face saves it, with its SentencePiece files,
-and its outputs, for tfm_import's Marian tests (test/test_hf_marian.c,
-sql/import_marian.sql).
+and its outputs, for tfm_import's Marian tests (test/unit/test_hf_marian.c,
+test/regress/sql/import_marian.sql).
 
 Written from the published MarianMTModel description (no transformers, no
 safetensors package):

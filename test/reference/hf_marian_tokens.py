@@ -5,7 +5,7 @@ the sentencepiece Python module (python3-sentencepiece, 0.1.97): the
 source model's pieces mapped to vocab.json's ids (a piece it lacks is
 <unk>) and </s> appended, as MarianTokenizer encodes a source; the target
 model's likewise without </s>.  Writes test/fixtures/hf_marian/tokens.json
-for sql/import_marian.sql.
+for test/regress/sql/import_marian.sql.
 
 Run: /usr/bin/python3 test/reference/hf_marian_tokens.py (from the repository root).
 """

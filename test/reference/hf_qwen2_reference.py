@@ -12,7 +12,7 @@ tie_word_embeddings true (lm_head.weight absent, logits = x·embed_tokensᵀ),
 sliding_window / max_window_layers present but use_sliding_window false
 (full causal attention in every layer).
 
-The tokenizer is Qwen2's shape, test/tokenizer/hf/qwen2.json
+The tokenizer is Qwen2's shape, test/fixtures/tokenizer/hf/qwen2.json
 (make_hf_bpe_tokenizers.py: NFC, Split with Qwen2's pattern, ByteLevel,
 256 bytes + 117 merges + <|endoftext|> <|im_start|> <|im_end|> = 376 ids),
 with Qwen2-0.5B-Instruct's tokenizer_config.json (its chat template,
@@ -61,7 +61,7 @@ L.D, L.LAYERS, L.HEADS, L.KV_HEADS, L.EPS, L.THETA = D, LAYERS, HEADS, KV_HEADS,
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    with open("test/tokenizer/hf/qwen2.json", encoding="utf-8") as fh:
+    with open("test/fixtures/tokenizer/hf/qwen2.json", encoding="utf-8") as fh:
         tok = json.load(fh)
     V = len(tok["model"]["vocab"]) + len(tok["added_tokens"])
     assert V == 376

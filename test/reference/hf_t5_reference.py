@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """hf_t5_reference.py — two small random T5 models (T5ForConditionalGeneration)
 as Hugging Face saves them, and their outputs, for tfm_import's T5 tests
-(test/test_t5.c, sql/import_t5.sql).
+(test/unit/test_t5.c, test/regress/sql/import_t5.sql).
 
 Written from the published T5 description (Hugging Face's modeling_t5.py and
 configuration_t5.py; no transformers, no safetensors package):
@@ -35,10 +35,10 @@ Fixtures (F32, written to test/fixtures/NAME/):
              32 buckets, max_distance 128 (the published values)
 Each directory: config.json, model.safetensors (as save_pretrained writes
 it: shared.weight, the blocks, lm_head.weight only when untied; no
-encoder/decoder.embed_tokens copies), tokenizer.json (test/tokenizer/
+encoder/decoder.embed_tokens copies), tokenizer.json (test/fixtures/tokenizer/
 unigram/uni_t5.json: spm_train's Unigram converted as T5Converter does, its
 ids proven against sentencepiece by make_unigram_tokenizers.py),
-reference.json (for sql/import_t5.sql: the sources' texts and ids, the
+reference.json (for test/regress/sql/import_t5.sql: the sources' texts and ids, the
 greedy ids, the beams' ids and scores), reference.bin (TFMFIX01,
 test/reference/README.md):
   buckets_bi, buckets_causal (1201)  bucket of rel = −600 .. 600 (torch's float32)
@@ -73,8 +73,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hf_llama_reference as L  # noqa: E402  (the safetensors writer)
 
 torch.set_num_threads(1)
-TOKENIZER = "test/tokenizer/unigram/uni_t5.json"
-CASES = "test/tokenizer/unigram/uni_t5.cases.tsv"
+TOKENIZER = "test/fixtures/tokenizer/unigram/uni_t5.json"
+CASES = "test/fixtures/tokenizer/unigram/uni_t5.cases.tsv"
 V = 1016        # the tokenizer's 1010 ids, padded as T5's 32100 are to 32128
 PAD, EOS = 0, 1
 MAX_NEW = 12

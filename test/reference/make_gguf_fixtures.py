@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """make_gguf_fixtures.py — tiny llama GGUF files of every type tfm imports,
-for test/test_gguf.c and sql/import_gguf.sql.
+for test/unit/test_gguf.c and test/regress/sql/import_gguf.sql.
 
 Writes into test/fixtures/gguf/:
   llama_f32.gguf, llama_f16.gguf, llama_bf16.gguf: test/fixtures/hf_llama's
@@ -13,7 +13,7 @@ Writes into test/fixtures/gguf/:
   llama_q8_0.gguf, llama_q4_0.gguf, llama_q4_k.gguf, llama_q6_k.gguf: that
     model with every matrix in the type (norms in F32);
   llama3_tok.gguf: a tiny random Llama (hidden 16) whose metadata holds
-    test/tokenizer/hf/llama3.json as llama.cpp's converter writes a
+    test/fixtures/tokenizer/hf/llama3.json as llama.cpp's converter writes a
     byte-level BPE (tokenizer.ggml.model "gpt2", pre "llama-bpe": tokens in
     GPT-2's byte mapping, added tokens as their text with type 3
     (control), merges "a b");
@@ -439,7 +439,7 @@ def main():
                         (Q4_K, "llama_q4_k.gguf"), (Q6_K, "llama_q6_k.gguf")):
         llama_file(os.path.join(OUT, fname), qcfg, qsd, kind, tmeta, ref)
     # a byte-level BPE (Llama 3's kind) in the metadata of a tiny model
-    l3 = json.load(open("test/tokenizer/hf/llama3.json"))
+    l3 = json.load(open("test/fixtures/tokenizer/hf/llama3.json"))
     l3meta, n = gpt2_tokenizer_meta(l3)
     tcfg = dict(cfg, hidden_size=16, intermediate_size=16, num_hidden_layers=1,
                 num_attention_heads=2, num_key_value_heads=2, vocab_size=n,

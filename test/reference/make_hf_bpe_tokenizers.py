@@ -22,7 +22,7 @@ Merges are learned from real text (/work/shared/data, or TFM_SHARED_DATA)
 by plain BPE on the pre-token counts: the most frequent pair first, ties
 by the pair's pieces.
 
-Writes into test/tokenizer/hf/ for each tokenizer NAME:
+Writes into test/fixtures/tokenizer/hf/ for each tokenizer NAME:
   NAME.json            the tokenizer.json
   NAME.expected.json   {"texts": [...], "ids": [[...]], "template": {...}}
                        ids without the post-processor's specials
@@ -521,7 +521,7 @@ def write(out, name, tok, template, texts=None):
 
 
 def main():
-    out = "test/tokenizer/hf"
+    out = "test/fixtures/tokenizer/hf"
     os.makedirs(out, exist_ok=True)
     for name, (tok, tpl) in (("roberta", roberta(False)), ("roberta_prefix", roberta(True)),
                              ("llama3", llama3()), ("smollm", smollm())):

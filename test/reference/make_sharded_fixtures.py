@@ -6,7 +6,7 @@ model.safetensors.index.json, as Hugging Face's save_pretrained writes them
 (shards model-0000i-of-0000n.safetensors with "__metadata__": {"format":
 "pt"}, the index as json.dumps(indent=2, sort_keys=True) with
 metadata.total_size the sum of the tensors' byte sizes), and writes small
-hostile directories, one per refusal that sql/import_sharded.sql pins:
+hostile directories, one per refusal that test/regress/sql/import_sharded.sql pins:
 
   test/fixtures/hf_gpt2_sharded/    GPT-2 in 3 shards, config.json, tokenizer.json
   test/fixtures/hf_llama_sharded/   Llama in 2 shards, config.json, tokenizer.json

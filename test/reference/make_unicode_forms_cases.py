@@ -2,7 +2,7 @@
 """make_unicode_forms_cases.py — the reference for tfm's Unicode
 normalization forms (src/core/tokenizer/tok_unicode_forms.c): Python's
 unicodedata.normalize of texts in NFC, NFD, NFKC and NFKD, for
-test/test_unicode_forms.c.
+test/unit/test_unicode_forms.c.
 
 Texts: every code point that has a decomposition (either kind), a
 canonical combining class, a part in a primary composite or General
@@ -13,7 +13,7 @@ marks out of order; 400 random texts of
 1-12 characters drawn from all of those, ASCII and CJK. And the mark runs
 (General_Category M*) over all code points, which StripAccents removes.
 
-Writes test/tokenizer/unicode_forms_cases.tsv.gz:
+Writes test/fixtures/tokenizer/unicode_forms_cases.tsv.gz:
   "F<TAB>hex text<TAB>hex NFC<TAB>hex NFD<TAB>hex NFKC<TAB>hex NFKD"
   "M<TAB>first<TAB>last" (hex code points, a run of marks)
 Run from the repository root: /usr/bin/python3 test/reference/make_unicode_forms_cases.py
@@ -22,7 +22,7 @@ import gzip
 import random
 import unicodedata as u
 
-OUT = "test/tokenizer/unicode_forms_cases.tsv.gz"
+OUT = "test/fixtures/tokenizer/unicode_forms_cases.tsv.gz"
 
 
 def hx(s):

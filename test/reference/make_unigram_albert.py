@@ -10,14 +10,14 @@ say (Python's unicodedata NFKD, General_Category Mark removed as Rust's
 is_combining_mark, each character lower-cased as Rust's
 char::to_lowercase).
 
-Writes into test/tokenizer/unigram/ (the tokenizer.json itself is
-uni_nfkc.json with the five steps put first; sql/import_unigram.sql builds it):
+Writes into test/fixtures/tokenizer/unigram/ (the tokenizer.json itself is
+uni_nfkc.json with the five steps put first; test/regress/sql/import_unigram.sql builds it):
   uni_albert.cases.tsv      "T<TAB>hex text<TAB>ids<TAB>hex decode" for
                             make_unigram_tokenizers.py's mixed texts, more
                             accented ones and 120 rt_polarity_test lines
-  uni_albert.expected.json  {"texts", "ids", "decoded"} for sql/import_unigram.sql
+  uni_albert.expected.json  {"texts", "ids", "decoded"} for test/regress/sql/import_unigram.sql
                             (ids as Hugging Face's: special tokens found first)
-test/test_tok_unigram.c runs uni_nfkc.model.tsv.gz with these steps.
+test/unit/test_tok_unigram.c runs uni_nfkc.model.tsv.gz with these steps.
 
 Run from the repository root: /usr/bin/python3 test/reference/make_unigram_albert.py
 """
@@ -56,7 +56,7 @@ def main():
         {"type": "Replace", "pattern": {"String": "''"}, "content": '"'},
         {"type": "NFKD"}, {"type": "StripAccents"}, {"type": "Lowercase"},
     ] + tj["normalizer"]["normalizers"]
-    # sql/import_unigram.sql builds the same tokenizer.json from uni_nfkc.json
+    # test/regress/sql/import_unigram.sql builds the same tokenizer.json from uni_nfkc.json
     # (these five steps put before its normalizers); not written, to keep one copy
     texts = [t for t in base.TEXTS + MORE_TEXTS]
     for _, r in base.rows(os.path.join(data, "rt_polarity_test.tsv.gz"), 120):

@@ -19,9 +19,9 @@ tokenizer.json files):
                    start is a token (its id, or <unk>), re.sub removes
                    every match before SentencePiece
 
-Writes test/tokenizer/unigram/NAME.cases.tsv ("T<TAB>hex text<TAB>ids<TAB>
+Writes test/fixtures/tokenizer/unigram/NAME.cases.tsv ("T<TAB>hex text<TAB>ids<TAB>
 hex decode", as make_unigram_tokenizers.py; decode: SentencePiece's of the
-ids, specials dropped) for test/test_tok_unigram.c.
+ids, specials dropped) for test/unit/test_tok_unigram.c.
 
 Run from the repository root: /usr/bin/python3 test/reference/make_unigram_specials.py
 """

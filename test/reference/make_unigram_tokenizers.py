@@ -3,8 +3,8 @@
 spm_train on the shared corpora, converted to tokenizer.json as Hugging
 Face's convert_slow_tokenizer (SpmConverter) does, and the ids the real
 SentencePiece (python3-sentencepiece) gives for mixed texts and corpus
-lines, for tfm's Unigram tests (test/test_tok_unigram.c,
-sql/import_unigram.sql).
+lines, for tfm's Unigram tests (test/unit/test_tok_unigram.c,
+test/regress/sql/import_unigram.sql).
 
 Models (trained on the first lines of rt_polarity_train and eng_fra_train,
 --num_threads=1, so a rerun gives the same files):
@@ -32,13 +32,13 @@ Conversion (what SpmConverter writes for a Unigram model):
 There is no protobuf module here: the model file's normalizer_spec is read
 with a few lines of wire-format parsing.
 
-Writes into test/tokenizer/unigram/:
+Writes into test/fixtures/tokenizer/unigram/:
   NAME.json           the tokenizer.json
   NAME.cases.tsv      "T<TAB>hex text<TAB>ids<TAB>hex decode" for the mixed
                       texts (decode: SentencePiece's decode of its ids;
                       uni_t5's ids end with </s>, which decode drops)
   NAME.expected.json  {"texts": [...], "ids": [[...]], "decoded": [...]}
-                      for sql/import_unigram.sql: the same texts (but the one
+                      for test/regress/sql/import_unigram.sql: the same texts (but the one
                       with NUL) with the ids Hugging Face's tokenizers gives for
                       the tokenizer.json, which finds its special tokens in the
                       text first (hf_ids: "<s>" in a text is id 1 there, plain
@@ -65,7 +65,7 @@ import tempfile
 
 import sentencepiece as spm
 
-OUT = "test/tokenizer/unigram"
+OUT = "test/fixtures/tokenizer/unigram"
 SP = "\u2581"
 
 TEXTS = [
