@@ -1,7 +1,7 @@
 /*
  * chat_ast.h — a parsed chat template (chat_parse.c) as the renderer
- * (chat_render.c) walks it: statements (text, output, if, for, set) and
- * expressions, all in one arena freed with the template.
+ * walks it: statements (text, output, if, for, set; chat_render.c) and
+ * expressions (chat_eval.c), all in one arena freed with the template.
  */
 #ifndef TFM_CHAT_AST_H
 #define TFM_CHAT_AST_H

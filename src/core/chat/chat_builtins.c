@@ -1,6 +1,7 @@
 /*
  * chat_builtins.c — what a chat template can ask of its values when it
- * renders (chat_render.c walks the template and calls these):
+ * renders (chat_eval.c evaluates the operands and calls these with the
+ * values; nothing here evaluates an expression):
  *   filters  trim, length, upper, lower, string
  *   tests    defined, undefined, none, string, number, boolean
  *   methods  strip, lstrip, rstrip (with or without the characters),
@@ -13,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "chat_render.h"
+#include "chat_builtins.h"
 
 value
 render_message_key(render *r, int64_t m, const char *k, size_t n)
@@ -113,70 +114,59 @@ change_case(render *r, const value *s, int upper, value *out)
 	return TFM_OK;
 }
 
-static int
-eval_args(render *r, const chat_expr *e, value *args)
+int
+render_method(render *r, const char *name, size_t len, const value *self, const value *args,
+			  int nargs, int line, value *out)
 {
-	for (int k = 0; k < e->nargs; k++)
-		if (render_eval(r, e->args[k], &args[k]))
-			return TFM_EINVAL;
-	return TFM_OK;
-}
-
-/* x.method(args) on a string */
-static int
-call_method(render *r, const chat_expr *e, value *out)
-{
-	const chat_expr *m = e->a;
-	value		self,
-				args[32];
 	char		nm[40];
 
-	if (render_eval(r, m->a, &self) || eval_args(r, e, args))
-		return TFM_EINVAL;
-	snprintf(nm, sizeof(nm), "%.*s", (int) m->len, m->s);
-	if (self.k == V_STR && render_tick(r, self.len))
+	snprintf(nm, sizeof(nm), "%.*s", (int) len, name);
+	if (self->k == V_STR && render_tick(r, self->len))
 		return TFM_ECANCELED;
-	if (self.k != V_STR)
-		return render_fail(r, TFM_EINVAL, e->line, "the method %s() of %s is not supported", nm,
-								 kind_name(self.k));
-	if (e->nargs > 1 || (e->nargs == 1 && args[0].k != V_STR && args[0].k != V_NONE))
-		return render_fail(r, TFM_EINVAL, e->line, "%s() takes at most one string%s", nm, "");
+	if (self->k != V_STR)
+		return render_fail(r, TFM_EINVAL, line, "the method %s() of %s is not supported", nm,
+								 kind_name(self->k));
+	if (nargs > 1 || (nargs == 1 && args[0].k != V_STR && args[0].k != V_NONE))
+		return render_fail(r, TFM_EINVAL, line, "%s() takes at most one string%s", nm, "");
 	if (!strcmp(nm, "strip") || !strcmp(nm, "lstrip") || !strcmp(nm, "rstrip"))
-		*out = strip(&self, e->nargs ? &args[0] : NULL, nm[0] == 'l' ? 1 : nm[0] == 'r' ? 2 : 3);
+		*out = strip(self, nargs ? &args[0] : NULL, nm[0] == 'l' ? 1 : nm[0] == 'r' ? 2 : 3);
 	else if (!strcmp(nm, "startswith") || !strcmp(nm, "endswith"))
 	{
-		if (e->nargs != 1 || args[0].k != V_STR)
-			return render_fail(r, TFM_EINVAL, e->line, "%s() needs a string%s", nm, "");
-		*out = mkint(V_BOOL, args[0].len <= self.len &&
-					 memcmp(nm[0] == 's' ? self.s : self.s + self.len - args[0].len, args[0].s,
+		if (nargs != 1 || args[0].k != V_STR)
+			return render_fail(r, TFM_EINVAL, line, "%s() needs a string%s", nm, "");
+		*out = mkint(V_BOOL, args[0].len <= self->len &&
+					 memcmp(nm[0] == 's' ? self->s : self->s + self->len - args[0].len, args[0].s,
 							args[0].len) == 0);
 	}
 	else if (!strcmp(nm, "upper") || !strcmp(nm, "lower"))
-		return change_case(r, &self, nm[0] == 'u', out);
+		return change_case(r, self, nm[0] == 'u', out);
 	else
-		return render_fail(r, TFM_EINVAL, e->line, "the string method %s() is not supported%s", nm, "");
+		return render_fail(r, TFM_EINVAL, line, "the string method %s() is not supported%s", nm, "");
 	return TFM_OK;
 }
 
 int
-render_call(render *r, const chat_expr *e, value *out)
+render_function_exists(render *r, const char *name, size_t len, int line)
 {
-	value		args[32];
-	const char *msg;
-	size_t		n;
 	char		nm[40];
 
-	if (e->a->k == E_ATTR)
-		return call_method(r, e, out);
-	if (e->a->k != E_NAME)
-		return render_fail(r, TFM_EINVAL, e->line, "%s%s", "only names and methods can be called", "");
-	snprintf(nm, sizeof(nm), "%.*s", (int) e->a->len, e->a->s);
+	snprintf(nm, sizeof(nm), "%.*s", (int) len, name);
 	if (strcmp(nm, "raise_exception") != 0)
-		return render_fail(r, TFM_EINVAL, e->line, "the function %s() is not supported%s", nm, "");
-	if (eval_args(r, e, args))
+		return render_fail(r, TFM_EINVAL, line, "the function %s() is not supported%s", nm, "");
+	return TFM_OK;
+}
+
+int
+render_function(render *r, const char *name, size_t len, const value *args, int nargs, int line)
+{
+	const char *msg;
+	size_t		n;
+
+	/* raise_exception() is the one function */
+	if (render_function_exists(r, name, len, line))
 		return TFM_EINVAL;
-	if (e->nargs != 1 || render_text(r, &args[0], &msg, &n, e->line))
-		return render_fail(r, TFM_EINVAL, e->line, "%s%s", "raise_exception() takes one message", "");
+	if (nargs != 1 || render_text(r, &args[0], &msg, &n, line))
+		return render_fail(r, TFM_EINVAL, line, "%s%s", "raise_exception() takes one message", "");
 	{
 		char	   *m = chat_alloc(&r->arena, n + 1);
 
@@ -199,61 +189,56 @@ chars(const char *s, size_t n)
 }
 
 int
-render_filter(render *r, const chat_expr *e, value *out)
+render_filter(render *r, const char *name, size_t len, const value *v, int line, value *out)
 {
-	value		v;
 	char		nm[40];
 
-	if (render_eval(r, e->a, &v))
-		return TFM_EINVAL;
-	snprintf(nm, sizeof(nm), "%.*s", (int) e->len, e->s);
-	if (v.k == V_STR && render_tick(r, v.len))
+	snprintf(nm, sizeof(nm), "%.*s", (int) len, name);
+	if (v->k == V_STR && render_tick(r, v->len))
 		return TFM_ECANCELED;
-	if (!strcmp(nm, "trim") && v.k == V_STR)
-		*out = strip(&v, NULL, 3);
-	else if (!strcmp(nm, "length") && (v.k == V_STR || v.k == V_LIST))
-		*out = mkint(V_INT, v.k == V_STR ? chars(v.s, v.len) : (int64_t) v.len);
-	else if ((!strcmp(nm, "upper") || !strcmp(nm, "lower")) && v.k == V_STR)
-		return change_case(r, &v, nm[0] == 'u', out);
+	if (!strcmp(nm, "trim") && v->k == V_STR)
+		*out = strip(v, NULL, 3);
+	else if (!strcmp(nm, "length") && (v->k == V_STR || v->k == V_LIST))
+		*out = mkint(V_INT, v->k == V_STR ? chars(v->s, v->len) : (int64_t) v->len);
+	else if ((!strcmp(nm, "upper") || !strcmp(nm, "lower")) && v->k == V_STR)
+		return change_case(r, v, nm[0] == 'u', out);
 	else if (!strcmp(nm, "string"))
 	{
 		const char *s;
 		size_t		n;
 
-		if (render_text(r, &v, &s, &n, e->line))
+		if (render_text(r, v, &s, &n, line))
 			return TFM_EINVAL;
 		*out = mkstr(s, n);
 	}
 	else
-		return render_fail(r, TFM_EINVAL, e->line, "the filter \"%s\" on %s is not supported", nm,
-								 kind_name(v.k));
+		return render_fail(r, TFM_EINVAL, line, "the filter \"%s\" on %s is not supported", nm,
+								 kind_name(v->k));
 	return TFM_OK;
 }
 
 int
-render_test(render *r, const chat_expr *e, value *out)
+render_test(render *r, const char *name, size_t len, int negate, const value *v, int line,
+			value *out)
 {
-	value		v;
 	int			res;
 	char		nm[40];
 
-	if (render_eval(r, e->a, &v))
-		return TFM_EINVAL;
-	snprintf(nm, sizeof(nm), "%.*s", (int) e->len, e->s);
+	snprintf(nm, sizeof(nm), "%.*s", (int) len, name);
 	if (!strcmp(nm, "defined"))
-		res = v.k != V_UNDEF;
+		res = v->k != V_UNDEF;
 	else if (!strcmp(nm, "undefined"))
-		res = v.k == V_UNDEF;
+		res = v->k == V_UNDEF;
 	else if (!strcmp(nm, "none"))
-		res = v.k == V_NONE;
+		res = v->k == V_NONE;
 	else if (!strcmp(nm, "string"))
-		res = v.k == V_STR;
+		res = v->k == V_STR;
 	else if (!strcmp(nm, "number"))
-		res = v.k == V_INT;
+		res = v->k == V_INT;
 	else if (!strcmp(nm, "boolean"))
-		res = v.k == V_BOOL;
+		res = v->k == V_BOOL;
 	else
-		return render_fail(r, TFM_EINVAL, e->line, "the test \"is %s\" is not supported%s", nm, "");
-	*out = mkint(V_BOOL, e->op ? !res : res);
+		return render_fail(r, TFM_EINVAL, line, "the test \"is %s\" is not supported%s", nm, "");
+	*out = mkint(V_BOOL, negate ? !res : res);
 	return TFM_OK;
 }

@@ -17,7 +17,7 @@
  *                tests x is [not] t, not / and / or, == != < > <= >=,
  *                in / not in, + - * // % ~, a if c else b
  * Any other statement is refused here by name; filters, tests, methods and
- * functions by name when rendering reaches them (chat_render.c).
+ * functions by name when rendering reaches them (chat_builtins.c).
  */
 #include <stdio.h>
 #include <stdlib.h>

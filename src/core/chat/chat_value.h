@@ -1,12 +1,12 @@
 /*
- * chat_render.h — what the renderer of chat templates shares between its
- * two files: the walk over statements and expressions (chat_render.c) and
- * the filters, tests, methods, loop attributes and message keys it
- * supports (chat_builtins.c).  Values, the render state, and the steps
- * both use.
+ * chat_value.h — the bottom of rendering a chat template: values, the
+ * render state, the small helpers every step uses (mkstr, mkint,
+ * kind_name, name_is) and what chat_value.c defines.  Above it, in this
+ * order: chat_builtins.h (what values can do), chat_eval.h (expressions)
+ * and chat_render.c (statements, and tfm_chat_template_render).
  */
-#ifndef TFM_CHAT_RENDER_H
-#define TFM_CHAT_RENDER_H
+#ifndef TFM_CHAT_VALUE_H
+#define TFM_CHAT_VALUE_H
 
 #include <string.h>
 
@@ -101,29 +101,22 @@ name_is(const char *s, size_t n, const char *w)
 	return n == strlen(w) && strncmp(s, w, n) == 0;
 }
 
-/* ---- chat_render.c ---- */
+/* ---- chat_value.c ---- */
 /* a failure (the first one counts; line 0: none named); returns code */
 int			render_fail(render *r, int code, int line, const char *fmt, const char *a, const char *b);
 /* an allocation failed: past the budget (TFM_ELIMIT) or out of memory */
 int			render_oom(render *r);
 /* units of work done (a step is CHAT_STEP, a byte one): TFM_ECANCELED when the host says stop */
 int			render_tick(render *r, size_t units);
+/* what (blocks and expressions, lists) nested past TFM_CHAT_MAX_NESTING: TFM_ELIMIT */
+int			render_too_deep(render *r, int line, const char *what);
+/* a value's truth, as Python's bool() */
+int			render_truthy(const value *v);
 /* a value as text (Python's str()): *s and *n, in the arena */
 int			render_text(render *r, const value *v, const char **s, size_t *n, int line);
-/* e evaluated one level deeper */
-int			render_eval(render *r, const chat_expr *e, value *out);
+/* the value of a name: the innermost scope's first, then the template's names; else undefined */
+value		render_lookup(render *r, const char *s, size_t n);
+/* name = v in the innermost scope */
+int			render_bind(render *r, const char *s, size_t n, value v);
 
-/* ---- chat_builtins.c ---- */
-/* a message's key: role, content, anything else undefined */
-value		render_message_key(render *r, int64_t m, const char *k, size_t n);
-/* v.k: a message's key, the loop's attributes; undefined for anything else */
-int			render_attribute(render *r, const value *v, const char *k, size_t n, value *out,
-							 int line);
-/* a call: raise_exception(message), or a string's method */
-int			render_call(render *r, const chat_expr *e, value *out);
-/* e->a | filter */
-int			render_filter(render *r, const chat_expr *e, value *out);
-/* e->a is [not] test */
-int			render_test(render *r, const chat_expr *e, value *out);
-
-#endif							/* TFM_CHAT_RENDER_H */
+#endif							/* TFM_CHAT_VALUE_H */

@@ -1,0 +1,166 @@
+/*
+ * chat_value.c: the bottom of rendering a chat template, what the
+ * evaluator (chat_eval.c), the builtins (chat_builtins.c) and the walk
+ * over statements (chat_render.c) all use: the first failure kept in the
+ * render state, memory past the budget, the work counted for the host's
+ * cancel poll, the nesting limit, a value's truth and its text (Python's
+ * str()), and the names in scope (lookup and {% set %} / loop bindings,
+ * over the names every template has: messages, add_generation_prompt,
+ * bos_token, eos_token).  It calls nothing above it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "chat_value.h"
+
+int
+render_fail(render *r, int code, int line, const char *fmt, const char *a, const char *b)
+{
+	if (!r->failed)
+	{
+		char		buf[256];
+
+		snprintf(buf, sizeof(buf), fmt, a, b);
+		if (line > 0)
+			tfm_status_set(r->err, code, "chat template line %d: %s", line, buf);
+		else
+			tfm_status_set(r->err, code, "%s", buf);
+		r->code = code;
+	}
+	r->failed = 1;
+	return code;
+}
+
+int
+render_oom(render *r)
+{
+	char		b[32];
+
+	if (!r->mem.over_budget)
+		return render_fail(r, TFM_ENOMEM, 0, "%s%s", "out of memory", "");
+	snprintf(b, sizeof(b), "%zu", r->mem.budget);
+	return render_fail(r, TFM_ELIMIT, 0, "rendering the chat template needs more memory than the budget of %s bytes%s",
+							 b, "");
+}
+
+int
+render_tick(render *r, size_t units)
+{
+	if (!chat_poll_work(&r->poll, units))
+		return TFM_OK;
+	return render_fail(r, TFM_ECANCELED, 0, "%s%s", "rendering the chat template was canceled", "");
+}
+
+int
+render_too_deep(render *r, int line, const char *what)
+{
+	char		b[16];
+
+	snprintf(b, sizeof(b), "%d", TFM_CHAT_MAX_NESTING);
+	return render_fail(r, TFM_ELIMIT, line, "%s nested deeper than %s levels", what, b);
+}
+
+int
+render_truthy(const value *v)
+{
+	switch (v->k)
+	{
+		case V_UNDEF:
+		case V_NONE:
+			return 0;
+		case V_BOOL:
+		case V_INT:
+			return v->i != 0;
+		case V_STR:
+		case V_LIST:
+			return v->len > 0;
+		default:
+			return 1;
+	}
+}
+
+int
+render_text(render *r, const value *v, const char **s, size_t *n, int line)
+{
+	char	   *buf;
+
+	switch (v->k)
+	{
+		case V_UNDEF:
+			*s = "";
+			*n = 0;
+			return TFM_OK;
+		case V_NONE:
+			*s = "None";
+			*n = 4;
+			return TFM_OK;
+		case V_BOOL:
+			*s = v->i ? "True" : "False";
+			*n = strlen(*s);
+			return TFM_OK;
+		case V_INT:
+			if (!(buf = chat_alloc(&r->arena, 24)))
+				return render_oom(r);
+			*n = (size_t) snprintf(buf, 24, "%lld", (long long) v->i);
+			*s = buf;
+			return TFM_OK;
+		case V_STR:
+			*s = v->s;
+			*n = v->len;
+			return TFM_OK;
+		default:
+			return render_fail(r, TFM_EINVAL, line, "%s cannot be printed%s", kind_name(v->k), "");
+	}
+}
+
+/* ---- names ------------------------------------------------------------------------- */
+
+value
+render_lookup(render *r, const char *s, size_t n)
+{
+	for (int f = r->nframes - 1; f >= 0; f--)
+	{
+		/* many names set make each lookup long: their count is work too */
+		(void) render_tick(r, (size_t) r->frames[f].n);
+		for (int k = r->frames[f].n - 1; k >= 0; k--)
+			if (r->frames[f].b[k].len == n && strncmp(r->frames[f].b[k].name, s, n) == 0)
+				return r->frames[f].b[k].v;
+	}
+	if (name_is(s, n, "messages"))
+		return r->messages;
+	if (name_is(s, n, "add_generation_prompt"))
+		return mkint(V_BOOL, r->add_generation_prompt);
+	if (name_is(s, n, "bos_token") && r->bos)
+		return mkstr(r->bos, strlen(r->bos));
+	if (name_is(s, n, "eos_token") && r->eos)
+		return mkstr(r->eos, strlen(r->eos));
+	return mkint(V_UNDEF, 0);
+}
+
+int
+render_bind(render *r, const char *s, size_t n, value v)
+{
+	frame	   *f = &r->frames[r->nframes - 1];
+
+	for (int k = 0; k < f->n; k++)
+		if (f->b[k].len == n && strncmp(f->b[k].name, s, n) == 0)
+		{
+			f->b[k].v = v;
+			return TFM_OK;
+		}
+	if (f->n == f->cap)
+	{
+		int			cap = f->cap ? 2 * f->cap : 8;
+		binding    *b = chat_mem_grow(&r->mem, f->b, sizeof(binding) * f->cap, sizeof(binding) * cap);
+
+		if (!b)
+			return render_oom(r);
+		f->b = b;
+		f->cap = cap;
+	}
+	f->b[f->n].name = s;
+	f->b[f->n].len = n;
+	f->b[f->n].v = v;
+	f->n++;
+	return TFM_OK;
+}
