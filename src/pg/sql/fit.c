@@ -33,6 +33,8 @@
 #include "utils/timestamp.h"
 
 #include "runtime/train/checkpoint.h"
+#include "runtime/train/train_options.h"
+#include "runtime/train/train_report.h"
 #include "runtime/train/train_run.h"
 #include "sql/args.h"
 #include "runtime/runtime.h"

@@ -20,6 +20,7 @@
 #include "utils/tuplestore.h"
 
 #include "runtime/train/checkpoint.h"
+#include "runtime/train/train_options.h"
 #include "runtime/train/train_run.h"
 #include "sql/args.h"
 #include "runtime/runtime.h"

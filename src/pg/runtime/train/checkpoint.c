@@ -58,6 +58,7 @@
 #include "utils/timestamp.h"
 
 #include "runtime/train/checkpoint.h"
+#include "runtime/train/train_plan.h"
 #include "storage/checkpoints.h"
 
 #define TFM_CHECKPOINT_MAGIC 0x54464D43	/* 'TFMC' */

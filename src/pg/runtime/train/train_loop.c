@@ -1,6 +1,8 @@
 /*
- * train_loop.c — one training run: options, the epoch loop, validation,
- * saves and progress (see train_run.h), shared by tfm_train and tfm_fit.
+ * train_loop.c — one training run: the epoch loop, its steps and batches,
+ * validation and keeping the best (see train_run.h), shared by tfm_train
+ * and tfm_fit.  Its arguments: train_options.c; its plan: train_plan.c; its
+ * progress, result rows and saves: train_report.c.
  *
  * Design
  * ------
@@ -34,7 +36,7 @@
  * (epochs, or what max_steps or time_limit leave of them at the measured
  * speed) sets the dropout of a model created without one and the weight
  * decay of a run without one (tfm_train_regularisation), until step
- * TFM_PLAN_FIXED_STEP; after that the plan stays as it is.
+ * TFM_PLAN_FIXED_STEP; after that the plan stays as it is (train_plan.c).
  *
  * A loss or gradient that stops being finite ends training with a WARNING
  * after saving the last good weights (the step that failed is not applied);
@@ -42,7 +44,8 @@
  * return normally, so the saves commit.
  *
  * Progress: NOTICE lines while training, and a status line in
- * pg_stat_activity.query of the training backend (see tfm.progress).
+ * pg_stat_activity.query of the training backend (see tfm.progress;
+ * train_report.c).
  */
 #include "postgres.h"
 
@@ -51,356 +54,18 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
-#include "pgstat.h"
 #include "utils/builtins.h"
-#include "utils/datetime.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "tfm/lowp.h"
 #include "runtime/train/train_run.h"
+#include "runtime/train/train_plan.h"
+#include "runtime/train/train_report.h"
 #include "runtime/runtime.h"
 #include "runtime/cache/model_cache.h"
 
-static void run_note(const TrainRun *run, char *note);
-
-static double
-elapsed_s(TimestampTz since)
-{
-	return (double) (GetCurrentTimestamp() - since) / 1e6;
-}
-
-/*
- * The schedule's length is known (or re-estimated): set it, capped by
- * max_steps, and, unless the user gave warmup, the default warmup with it
- * (5 % of the steps; 10 % up to 4000 for inverse_sqrt).
- */
-void
-tfm_run_apply_dropout(TrainRun *run, float dropout)
-{
-	tfm_model  *m = run->m;
-
-	/* a training workspace is carved with or without dropout's masks */
-	if ((m->cfg.dropout > 0.0f) != (dropout > 0.0f) ||
-		(m->cfg.attn_dropout > 0.0f) != (dropout > 0.0f))
-		tfm_model_trim(m);
-	m->cfg.dropout = dropout;
-	m->cfg.attn_dropout = dropout;
-}
-
-/*
- * The run's plan from its schedule's length: the passes over the training
- * rows it allows, the dropout and weight decay they call for (where not the
- * user's), and mid-epoch evaluations for a run of few long epochs.
- */
-static void
-plan_run(TrainRun *run, tfm_train_opts *o)
-{
-	int64		spe = run->steps_per_epoch_est,
-				total = o->total_steps;
-	double		passes = run->epochs;
-	float		dropout,
-				wd;
-
-	if (spe > 0 && total > 0)
-		passes = Min((double) run->epochs, (double) total / spe);
-	/* a time limit's steps are known from the speed at step 5: till then, one pass */
-	if (run->time_limit_us > 0 && run->fit_base_s < 0.0)
-		passes = Min(passes, 1.0);
-	run->planned_passes = passes;
-	tfm_train_regularisation(run->row.cfg.task, passes, &dropout, &wd);
-	if (run->auto_dropout)
-		tfm_run_apply_dropout(run, dropout);
-	if (run->auto_wd)
-	{
-		o->weight_decay = wd;
-		run->tr.opt.weight_decay = wd;
-	}
-	run->eval_every = passes < TFM_EVAL_EPOCHS && total >= TFM_EVAL_MIN_STEPS ?
-		total / TFM_EVAL_EPOCHS : 0;
-}
-
-static void
-set_total_steps(TrainRun *run, tfm_train_opts *o, int64 total)
-{
-	if (run->max_steps > 0 && (total == 0 || run->max_steps < total))
-		total = run->max_steps;
-	o->total_steps = total;
-	if (run->warmup_auto)
-		o->warmup = o->schedule == TFM_SCHED_INVSQRT ? Min(4000, Max(1, total / 10)) : Max(1, total / 20);
-	if (run->tr.step <= TFM_PLAN_FIXED_STEP)
-		plan_run(run, o);
-}
-
-/* ---- options ------------------------------------------------------------- */
-
-static void
-check_positive_int(int v, const char *what, int hi)
-{
-	if (v < 1 || v > hi)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be between 1 and %d, not %d", what, hi, v)));
-}
-
-TfmKeep
-tfm_keep_arg(FunctionCallInfo fcinfo, int n)
-{
-	char	   *s = text_to_cstring(PG_GETARG_TEXT_PP(n));
-
-	if (strcmp(s, "last") == 0)
-		return TFM_KEEP_LAST;
-	if (strcmp(s, "best") != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unknown keep \"%s\"", s),
-				 errhint("Valid values are last and best.")));
-	return TFM_KEEP_BEST;
-}
-
-int
-tfm_patience_arg(FunctionCallInfo fcinfo, int n)
-{
-	int			p;
-
-	if (n < 0 || PG_NARGS() <= n || PG_ARGISNULL(n))
-		return TFM_PATIENCE_DEFAULT;
-	p = PG_GETARG_INT32(n);
-	if (p < 0 || p > TFM_PATIENCE_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("patience must be between 0 (no early stopping) and %d, not %d",
-						TFM_PATIENCE_MAX, p)));
-	return p;
-}
-
-bool
-tfm_checkpoint_activations_arg(FunctionCallInfo fcinfo, int n, bool dflt)
-{
-	if (n < 0 || PG_NARGS() <= n || PG_ARGISNULL(n))
-		return dflt;
-	return PG_GETARG_BOOL(n);
-}
-
-tfm_precision
-tfm_train_precision_arg(FunctionCallInfo fcinfo, int n)
-{
-	char	   *s;
-
-	if (n < 0 || PG_NARGS() <= n || PG_ARGISNULL(n))
-		return TFM_PREC_FP32;
-	s = text_to_cstring(PG_GETARG_TEXT_PP(n));
-	if (strcmp(s, "fp32") == 0)
-		return TFM_PREC_FP32;
-	if (strcmp(s, "bf16") == 0)
-		return TFM_PREC_BF16;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown training precision \"%s\"", s),
-			 strcmp(s, "int8") == 0 || strcmp(s, "int4") == 0 || strcmp(s, "auto") == 0 ?
-			 errdetail("%s is an inference precision (tfm.precision); training has none.", s) : 0,
-			 errhint("Valid training precisions are fp32 (the default) and bf16 (mixed precision).")));
-	return TFM_PREC_FP32;
-}
-
-void
-tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o, int keep_arg,
-				int prec_arg, int patience_arg)
-{
-	const tfm_config *c = &run->row.cfg;
-
-	tfm_train_defaults(c, o, &run->batch, &run->rd.val_fraction);
-	run->epochs = PG_ARGISNULL(A_EPOCHS) ? TFM_EPOCHS_DEFAULT : PG_GETARG_INT32(A_EPOCHS);
-	check_positive_int(run->epochs, "epochs", TFM_EPOCHS_MAX);
-	if (!PG_ARGISNULL(A_BATCH))
-	{
-		run->batch = PG_GETARG_INT32(A_BATCH);
-		check_positive_int(run->batch, "batch_size", TFM_BATCH_MAX);
-	}
-	if (!PG_ARGISNULL(A_LR))
-	{
-		o->lr = PG_GETARG_FLOAT4(A_LR);
-		if (!(o->lr > 0.0f && o->lr <= TFM_LR_MAX))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("lr must be greater than 0 and at most %d", TFM_LR_MAX)));
-	}
-	o->warmup = -1;
-	if (!PG_ARGISNULL(A_WARMUP))
-	{
-		o->warmup = PG_GETARG_INT32(A_WARMUP);
-		if (o->warmup < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("warmup must not be negative")));
-	}
-	if (!PG_ARGISNULL(A_SCHEDULE))
-	{
-		char	   *s = text_to_cstring(PG_GETARG_TEXT_PP(A_SCHEDULE));
-
-		if (strcmp(s, "constant") == 0)
-			o->schedule = TFM_SCHED_CONSTANT;
-		else if (strcmp(s, "linear") == 0)
-			o->schedule = TFM_SCHED_LINEAR;
-		else if (strcmp(s, "cosine") == 0)
-			o->schedule = TFM_SCHED_COSINE;
-		else if (strcmp(s, "inverse_sqrt") == 0)
-			o->schedule = TFM_SCHED_INVSQRT;
-		else
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("unknown schedule \"%s\"", s),
-					 errhint("Valid schedules are constant, linear, cosine and inverse_sqrt.")));
-	}
-	run->auto_wd = PG_ARGISNULL(A_WD);
-	if (!PG_ARGISNULL(A_WD))
-	{
-		o->weight_decay = PG_GETARG_FLOAT4(A_WD);
-		if (!(o->weight_decay >= 0.0f && o->weight_decay <= TFM_WEIGHT_DECAY_MAX))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("weight_decay must be between 0 and %d", TFM_WEIGHT_DECAY_MAX)));
-	}
-	if (!PG_ARGISNULL(A_CLIP))
-		o->clip = PG_GETARG_FLOAT4(A_CLIP);
-	if (!(o->clip >= 0.0f) || isinf(o->clip))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("clip must be 0 (no clipping) or a positive norm")));
-	if (!PG_ARGISNULL(A_SMOOTH))
-	{
-		o->label_smoothing = PG_GETARG_FLOAT4(A_SMOOTH);
-		if (!(o->label_smoothing >= 0.0f && o->label_smoothing < 1.0f))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("label_smoothing must be at least 0 and less than 1")));
-	}
-	run->val_source = PG_ARGISNULL(A_VAL) ? TFM_VAL_AUTO : TFM_VAL_GIVEN;
-	if (!PG_ARGISNULL(A_VAL))
-	{
-		run->rd.val_fraction = PG_GETARG_FLOAT4(A_VAL);
-		if (!(run->rd.val_fraction >= 0.0f && run->rd.val_fraction < 1.0f))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("val_fraction must be at least 0 and less than 1")));
-	}
-	if (!PG_ARGISNULL(A_SEED))
-		o->seed = (uint64) PG_GETARG_INT64(A_SEED);
-	if (!PG_ARGISNULL(A_TIME))
-	{
-		Interval   *iv = PG_GETARG_INTERVAL_P(A_TIME);
-
-		if (iv->month > 12 * 100 || iv->day > 36500 || iv->month < 0 || iv->day < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("time_limit must be positive and at most 100 years")));
-		run->time_limit_us = iv->time + (int64) iv->day * USECS_PER_DAY +
-			(int64) iv->month * DAYS_PER_MONTH * USECS_PER_DAY;
-		if (run->time_limit_us <= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("time_limit must be positive")));
-	}
-	run->max_steps = PG_ARGISNULL(A_MAX_STEPS) ? 0 : PG_GETARG_INT64(A_MAX_STEPS);
-	if (run->max_steps < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("max_steps must not be negative")));
-	run->accumulate = PG_ARGISNULL(A_ACCUM) ? 1 : PG_GETARG_INT32(A_ACCUM);
-	check_positive_int(run->accumulate, "accumulate", TFM_ACCUMULATE_MAX);
-	run->batch_tokens = c->task == TFM_TASK_SEQ2SEQ && PG_ARGISNULL(A_BATCH) ? TFM_BATCH_TOKENS_SEQ2SEQ : 0;
-	if (PG_NARGS() > A_BATCH_TOKENS && !PG_ARGISNULL(A_BATCH_TOKENS))
-	{
-		if (c->task == TFM_TASK_LM)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("an lm model's batches are batch_size windows of max_len tokens; batch_tokens does not apply")));
-		run->batch_tokens = PG_GETARG_INT32(A_BATCH_TOKENS);
-		check_positive_int(run->batch_tokens, "batch_tokens", 16777216);
-	}
-	/* the default step (accumulate's SQL default is 1: the same step either way) */
-	run->batch_auto = run->batch_tokens > 0 && run->accumulate == 1 &&
-		!(PG_NARGS() > A_BATCH_TOKENS && !PG_ARGISNULL(A_BATCH_TOKENS));
-	run->keep = TFM_KEEP_BEST;
-	run->keep_given = keep_arg >= 0 && PG_NARGS() > keep_arg && !PG_ARGISNULL(keep_arg);
-	if (run->keep_given)
-		run->keep = tfm_keep_arg(fcinfo, keep_arg);
-	run->patience = tfm_patience_arg(fcinfo, patience_arg);
-	/* a model created without dropout gets the plan's; an imported one keeps its own */
-	run->auto_dropout = run->row.dropout_auto;
-	run->rd.chunk_rows = tfm_train_chunk_rows;
-	o->precision = tfm_train_precision_arg(fcinfo, prec_arg);
-}
-
-/* ---- progress ------------------------------------------------------------ */
-
-void
-tfm_run_progress(TrainRun *run, bool force)
-{
-	TimestampTz now = GetCurrentTimestamp();
-	double		loss = run->loss_count ? run->loss_sum / run->loss_count : NAN;
-	double		secs = elapsed_s(run->clock_start);
-	int64		total = run->tr.o.total_steps;
-	double		eta = run->tr.step > 0 && total > run->tr.step ?
-		secs / run->tr.step * (total - run->tr.step) : 0;
-	char		status[256];
-
-	if (force || now - run->last_status >= USECS_PER_SEC)
-	{
-		snprintf(status, sizeof(status),
-				 "%s %s: epoch %d/%d step %lld/%lld loss %.4f lr %.2e %.0f tokens/s eta %.0fs",
-				 run->fn_name, run->row.name, run->epoch, run->epochs, (long long) run->tr.step,
-				 (long long) total, loss, run->tr.last_lr,
-				 run->tokens / Max(elapsed_s(run->epoch_started), 1e-9), eta);
-		pgstat_report_activity(STATE_RUNNING, status);
-		run->last_status = now;
-	}
-	if (tfm_progress && (force || now - run->last_notice >= 10 * USECS_PER_SEC))
-	{
-		ereport(NOTICE,
-				(errmsg("%s: epoch %d step %lld/%lld loss %.4f lr %.2e %.0f tokens/s eta %.0f s",
-						run->row.name, run->epoch, (long long) run->tr.step, (long long) total,
-						loss, run->tr.last_lr, run->tokens / Max(elapsed_s(run->epoch_started), 1e-9),
-						eta)));
-		run->last_notice = now;
-	}
-}
-
 /* ---- steps --------------------------------------------------------------- */
-
-/*
- * Fit the schedule to the time budget: at step 5 from the speed so far
- * (shrinking the estimate only: the first steps pay for reading the first
- * chunk and touching the workspace), then at step 50 and every 250 steps
- * from the speed since step 5, either way, so a run ends annealed at its
- * time limit rather than at a stale estimate.
- */
-static void
-fit_schedule_to_time(TrainRun *run)
-{
-	double		secs,
-				per_step;
-	int64		fit;
-
-	if (run->time_limit_us == 0 || run->tr.step < 5)
-		return;
-	secs = elapsed_s(run->clock_start);
-	if (run->fit_base_s < 0.0)
-	{
-		run->fit_base_s = secs;
-		per_step = secs / run->tr.step;
-	}
-	else
-		per_step = (secs - run->fit_base_s) / (run->tr.step - 5);
-	if (per_step <= 0.0)
-		return;
-	fit = run->tr.step + (int64) ((run->time_limit_us / 1e6 - secs) / per_step);
-	if (run->epoch_total > 0 && fit > run->epoch_total)
-		fit = run->epoch_total;		/* the epochs end first */
-	fit = Max(fit, run->tr.step + 1);
-	if (run->tr.step > 5 || fit < run->tr.o.total_steps || run->tr.o.total_steps == 0)
-		set_total_steps(run, &run->tr.o, fit);
-}
 
 static void evaluate_mid_epoch(TrainRun *run);
 
@@ -444,7 +109,7 @@ run_step(TrainRun *run, TfmBatchBuf *micro, int n)
 		run->tokens += micro[i].tokens;
 	run->epoch_steps++;
 	if (run->tr.step == 5 || run->tr.step == 50 || run->tr.step % 250 == 0)
-		fit_schedule_to_time(run);
+		tfm_run_fit_to_time(run);
 	if (run->max_steps > 0 && run->tr.step >= run->max_steps)
 		run->stop = true;
 	if (run->time_limit_us > 0 && GetCurrentTimestamp() - run->clock_start >= run->time_limit_us)
@@ -756,109 +421,6 @@ validate(TrainRun *run, double *val_loss, double *val_acc)
 	MemoryContextDelete(cxt);
 }
 
-/* ---- saves --------------------------------------------------------------- */
-
-/*
- * The tfm.history row of an epoch's end (checkpoint 0) or of the
- * checkpoint-th mid-epoch checkpoint or evaluation
- */
-static void
-add_history(TrainRun *run, const TrainEpoch *e, int checkpoint)
-{
-	TfmHistoryRow h;
-
-	h.model_id = run->row.id;
-	h.run_started = run->started;
-	h.epoch = e->epoch;
-	h.steps = e->steps;
-	h.train_loss = e->train_loss;
-	h.val_loss = e->val_loss;
-	h.val_acc = e->val_acc;
-	h.tokens_per_s = e->tokens_per_s;
-	h.seconds = e->seconds;
-	h.checkpoint = checkpoint;
-	h.rows_done = run->rd.row_number;
-	h.val_rows = e->val_rows;
-	h.dropout = e->dropout;
-	h.weight_decay = e->weight_decay;
-	h.note = e->note[0] ? e->note : NULL;
-	tfm_history_add(&h);
-}
-
-/* write the weights (a new version) and their tfm.history row */
-void
-tfm_run_save(TrainRun *run, const TrainEpoch *e, int checkpoint)
-{
-	tfm_catalog_save(&run->row, run->m, run->tr.step - run->steps_before);
-	run->steps_before = run->tr.step;
-	add_history(run, e, checkpoint);
-}
-
-/* the epoch so far, for a result row or a checkpoint's history row */
-void
-tfm_run_figures(TrainRun *run, TrainEpoch *e)
-{
-	e->epoch = run->epoch;
-	e->steps = run->tr.step;
-	e->seconds = run->epoch_secs_before + elapsed_s(run->epoch_started);
-	e->train_loss = run->loss_count ? run->loss_sum / run->loss_count : NAN;
-	e->val_loss = NAN;
-	e->val_acc = NAN;
-	e->tokens_per_s = run->tokens / Max(e->seconds, 1e-9);
-	e->checkpoint = 0;
-	e->val_rows = run->val_units;
-	e->dropout = run->m->cfg.dropout;
-	e->weight_decay = run->tr.o.weight_decay;
-	run_note(run, e->note);
-}
-
-/*
- * What a row of the run says about itself: where its validation comes from
- * and what the plan chose (the evaluation and the kept row add to it)
- */
-static void
-run_note(const TrainRun *run, char *note)
-{
-	switch (run->val_source)
-	{
-		case TFM_VAL_AUTO:
-			snprintf(note, TFM_NOTE_LEN, "held out: %g%% of the %s by hash (default)",
-					 run->rd.val_fraction * 100.0,
-					 run->row.cfg.task == TFM_TASK_LM ? "sequences" : "rows");
-			break;
-		case TFM_VAL_TOO_FEW:
-			snprintf(note, TFM_NOTE_LEN, "held out: none (too few distinct %s for the default)",
-					 run->row.cfg.task == TFM_TASK_LM ? "sequences" : "rows");
-			break;
-		case TFM_VAL_GIVEN:
-			if (run->rd.val_fraction > 0.0f)
-				snprintf(note, TFM_NOTE_LEN, "held out: val_fraction %g", run->rd.val_fraction);
-			else
-				snprintf(note, TFM_NOTE_LEN, "held out: none (val_fraction 0)");
-			break;
-	}
-	if (run->auto_dropout || run->auto_wd)
-		snprintf(note + strlen(note), TFM_NOTE_LEN - strlen(note), "; %s for %.3g planned passes",
-				 !run->auto_wd ? "dropout" : !run->auto_dropout ? "weight_decay" :
-				 "dropout and weight_decay", run->planned_passes);
-	if (run->tr.o.label_smoothing > 0.0f)
-		snprintf(note + strlen(note), TFM_NOTE_LEN - strlen(note), "; label_smoothing %g",
-				 run->tr.o.label_smoothing);
-	if (run->batch_auto && run->accumulate > 1)
-		snprintf(note + strlen(note), TFM_NOTE_LEN - strlen(note),
-				 "; steps of %d tokens in %d passes (tfm.work_mem)",
-				 run->batch_tokens * run->accumulate, run->accumulate);
-}
-
-/* add to a row's note */
-static void
-note_add(char *note, const char *what)
-{
-	size_t		n = strlen(note);
-
-	snprintf(note + n, TFM_NOTE_LEN - n, "%s%s", n ? "; " : "", what);
-}
-
 /* keep => 'best': better accuracy, or (ties, no accuracy) lower loss */
 static bool
 is_better(const TrainRun *run, double acc, double loss)
@@ -945,46 +507,10 @@ drop_val(TrainRun *run)
 	run->val_stream_len = 0;
 }
 
-/*
- * The default batch of a seq2seq model (8,192 padded tokens a step) in
- * passes that fit tfm.work_mem: 2, 4, ... passes of half, a quarter, ...
- * of the tokens, accumulated into the same step.  Its widest pass (rows of
- * max_len tokens, the most attention) is what is sized.  Given batches are
- * left to the step's own check.
- */
-static void
-fit_default_batch(TrainRun *run)
-{
-	int			T = run->row.cfg.max_len;
-
-	if (!run->batch_auto)
-		return;
-	for (int k = 1; k <= TFM_ACCUMULATE_MAX; k *= 2)
-	{
-		int			bt = run->batch_tokens / k;
-
-		if (bt < T)
-			break;
-		if (tfm_work_mem_fits(run->m, tfm_pass_bytes(run->m, bt / T, T, T, true, false)))
-		{
-			if (k > 1)
-			{
-				ereport(NOTICE,
-						(errmsg("model \"%s\": each step's %d tokens are trained in %d passes of %d, "
-								"which fit tfm.work_mem", run->row.name, run->batch_tokens, k, bt),
-						 errhint("Raise tfm.work_mem to train a step in one pass.")));
-				run->batch_tokens = bt;
-				run->accumulate = k;
-			}
-			return;
-		}
-	}
-}
-
 void
 tfm_run_begin(TrainRun *run, tfm_train_opts *o)
 {
-	fit_default_batch(run);
+	tfm_run_fit_default_batch(run);
 	tfm_reader_init(&run->rd, &run->row, run->query);
 	run->rows = count_rows(run->query);
 	if (run->rows == 0)
@@ -1014,7 +540,7 @@ tfm_run_begin(TrainRun *run, tfm_train_opts *o)
 	run->warmup_auto = o->warmup < 0;
 	run->epoch_total = run->steps_per_epoch_est * run->epochs;
 	run->fit_base_s = -1.0;
-	set_total_steps(run, o, run->epoch_total);
+	tfm_run_set_total_steps(run, o, run->epoch_total);
 	setup_trainer(run, o);
 	run->steps_before = 0;
 	run->started = GetCurrentTimestamp();
@@ -1089,7 +615,7 @@ train_chunk(TrainRun *run, TfmExample *train, int ntrain)
 
 			run->steps_per_epoch_est = Max(1, est);
 			run->epoch_total = run->steps_per_epoch_est * run->epochs;
-			set_total_steps(run, &run->tr.o, run->epoch_total);
+			tfm_run_set_total_steps(run, &run->tr.o, run->epoch_total);
 		}
 		train_stream(run, stream, len, &run->rng);
 		/* carry the tail over so windows can cross chunks */
@@ -1109,24 +635,10 @@ train_chunk(TrainRun *run, TfmExample *train, int ntrain)
 				Max(1, (int64) ceil(1.1 * tok / ntrain * run->rows * (1.0 - run->rd.val_fraction) /
 									run->batch_tokens / run->accumulate));
 			run->epoch_total = run->steps_per_epoch_est * run->epochs;
-			set_total_steps(run, &run->tr.o, run->epoch_total);
+			tfm_run_set_total_steps(run, &run->tr.o, run->epoch_total);
 		}
 		train_examples(run, train, ntrain, &run->rng);
 	}
-}
-
-/* append a row to the call's results */
-static void
-add_result(TrainRun *run, const TrainEpoch *e)
-{
-	if (run->results == NULL || run->nresults % 16 == 0)
-	{
-		Size		sz = sizeof(TrainEpoch) * (run->nresults + 16);
-
-		run->results = run->results ? repalloc_huge(run->results, sz) :
-			MemoryContextAllocExtended(run->cxt, sz, MCXT_ALLOC_HUGE);
-	}
-	run->results[run->nresults++] = *e;
 }
 
 static bool
@@ -1173,7 +685,7 @@ evaluate(TrainRun *run, TrainEpoch *e)
 		run->best_acc = e->val_acc;
 		run->best_loss = e->val_loss;
 		run->since_best = 0;
-		note_add(e->note, "the best evaluation so far");
+		tfm_run_note_add(e->note, "the best evaluation so far");
 		return;
 	}
 	run->since_best++;
@@ -1187,7 +699,7 @@ evaluate(TrainRun *run, TrainEpoch *e)
 	else
 		snprintf(what, sizeof(what), "%d evaluation%s without improvement", run->since_best,
 				 run->since_best == 1 ? "" : "s");
-	note_add(e->note, what);
+	tfm_run_note_add(e->note, what);
 }
 
 /* every eval_every steps: a result and history row (no save of the weights) */
@@ -1201,8 +713,8 @@ evaluate_mid_epoch(TrainRun *run)
 	tfm_run_figures(run, &e);
 	e.checkpoint = ++run->checkpoints;
 	evaluate(run, &e);
-	add_result(run, &e);
-	add_history(run, &e, e.checkpoint);
+	tfm_run_add_result(run, &e);
+	tfm_run_add_history(run, &e, e.checkpoint);
 }
 
 static void
@@ -1244,7 +756,7 @@ end_epoch(TrainRun *run)
 	evaluate(run, &e);
 	tfm_run_save(run, &e, 0);
 	tfm_run_progress(run, true);
-	add_result(run, &e);
+	tfm_run_add_result(run, &e);
 }
 
 void
@@ -1318,7 +830,7 @@ tfm_run_finish(TrainRun *run, bool report_kept)
 	for (int i = 0; i < run->nresults; i++)
 		if (run->results[i].epoch == run->kept_epoch &&
 			run->results[i].checkpoint == run->kept_checkpoint)
-			note_add(run->results[i].note, why);
+			tfm_run_note_add(run->results[i].note, why);
 	if (report_kept && last > 0)
 	{
 		if (run->kept_checkpoint > 0)

@@ -1,8 +1,10 @@
 /*
- * train_run.h — one training run over a query's rows: options, state and
- * the epoch loop (train_loop.c), shared by tfm_train (sql/train.c: the whole
- * run in the statement's transaction) and tfm_fit (sql/fit.c: a procedure that
- * commits a checkpoint between chunks, checkpoint.c).
+ * train_run.h — one training run over a query's rows: its state and the
+ * epoch loop (train_loop.c), shared by tfm_train (sql/train.c: the whole run
+ * in the statement's transaction) and tfm_fit (sql/fit.c: a procedure that
+ * commits a checkpoint between chunks, checkpoint.c).  Its arguments are
+ * parsed in train_options.c, its plan made in train_plan.c, its progress,
+ * rows and saves reported in train_report.c.
  *
  * Everything a checkpoint must hold to continue a run bit for bit lives in
  * TrainRun: the optimizer (moments, step), the schedule position, the
@@ -65,6 +67,13 @@ typedef struct TrainEpoch
 
 typedef struct TrainRun TrainRun;
 
+/* seconds since a timestamp (the run's clocks) */
+static inline double
+tfm_run_elapsed_s(TimestampTz since)
+{
+	return (double) (GetCurrentTimestamp() - since) / 1e6;
+}
+
 /*
  * Called between chunks (epoch_end = false; the reader is open and
  * rd.row_number rows of this epoch are consumed) and after each epoch's
@@ -86,7 +95,7 @@ struct TrainRun
 	MemoryContext chunk_cxt;
 	MemoryContext val_cxt;
 
-	/* options, resolved (parse: tfm_run_options) */
+	/* options, resolved (parse: tfm_run_options, train_options.c) */
 	int			epochs;
 	int			batch;
 	int			accumulate;
@@ -173,30 +182,6 @@ struct TrainRun
 	void	   *hook_arg;
 };
 
-/* arguments shared by tfm_train and tfm_fit, in this order */
-enum
-{
-	A_MODEL, A_QUERY, A_EPOCHS, A_BATCH, A_LR, A_WARMUP, A_SCHEDULE, A_WD, A_CLIP,
-	A_SMOOTH, A_VAL, A_SEED, A_TIME, A_MAX_STEPS, A_ACCUM, A_BATCH_TOKENS,
-	A_TRAIN_NARGS
-};
-
-/*
- * Parse and check the options (run->row must be read); o receives the
- * optimizer's and the precision (argument prec_arg); keep, precision and
- * patience are the arguments so numbered (-1: none).
- */
-void		tfm_run_options(FunctionCallInfo fcinfo, TrainRun *run, tfm_train_opts *o,
-							int keep_arg, int prec_arg, int patience_arg);
-
-/* keep => 'last' | 'best' (argument n, not NULL) */
-TfmKeep		tfm_keep_arg(FunctionCallInfo fcinfo, int n);
-/* patience => evaluations without improvement, 0 = never stop early (argument n; absent or NULL: the default) */
-int			tfm_patience_arg(FunctionCallInfo fcinfo, int n);
-/* checkpoint_activations => true | false (argument n; absent or NULL: dflt) */
-bool		tfm_checkpoint_activations_arg(FunctionCallInfo fcinfo, int n, bool dflt);
-/* train_precision => 'fp32' | 'bf16' (argument n; absent or NULL: fp32) */
-tfm_precision tfm_train_precision_arg(FunctionCallInfo fcinfo, int n);
 /*
  * Set up a fresh run inside an SPI connection: the reader, the row count,
  * the schedule's estimate, the optimizer, the RNG and the contexts (under
@@ -214,14 +199,7 @@ void		tfm_run_take_model(TrainRun *run, const char *name);
 /* after the last save: free the optimizer, hand the model back to the cache */
 void		tfm_run_end(TrainRun *run);
 
-/* write the weights and a tfm.history row for an epoch's end or a checkpoint */
-void		tfm_run_save(TrainRun *run, const TrainEpoch *e, int checkpoint);
 /* read the validation set: the held-out rows of the whole query */
 void		tfm_run_read_val(TrainRun *run);
-/* the dropout of the run's plan into the model (after a resume's restore) */
-void		tfm_run_apply_dropout(TrainRun *run, float dropout);
-void		tfm_run_progress(TrainRun *run, bool force);
-/* the epoch so far: steps, mean train loss, seconds, tokens/s (no validation) */
-void		tfm_run_figures(TrainRun *run, TrainEpoch *e);
 
 #endif							/* TFM_TRAIN_RUN_H */
