@@ -9,7 +9,7 @@
 # timing is no test); fails on a crash, an unbounded peak, or a call that is
 # not cancelled.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 db=tfm_hostile
 role=tfm_h_tenant
 fail=0
