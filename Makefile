@@ -63,7 +63,7 @@ UNIT_SRCS  = $(wildcard test/unit/test_*.c)
 UNIT_BINS  = $(UNIT_SRCS:.c=)
 CORE_OBJS  = $(CORE_SRCS:.c=.o)
 
-test/unit/%: test/unit/%.c test/unit/check.h test/unit/model_fixtures.h test/unit/hf_load.h $(CORE_OBJS)
+test/unit/%: test/unit/%.c $(wildcard test/unit/*.h) $(CORE_OBJS)
 	$(CC) $(UNIT_CFLAGS) -o $@ $< $(CORE_OBJS) $(CORE_LIBS)
 
 all: $(UNIT_BINS)

@@ -9,7 +9,8 @@
  * config implies is present with the right shape, and nothing else is.
  * Saving rewrites every tensor and takes a new version from
  * tfm.version_seq in the caller's transaction, so a rolled-back save is
- * never seen and a version number is never reused.
+ * never seen and a version number is never reused.  The config's keys are
+ * read and written through model_row.c's table.
  */
 #include "postgres.h"
 
@@ -20,8 +21,10 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 
 #include "tfm/truncate.h"
+#include "storage/model_row.h"
 #include "storage/storage.h"
 
 static const char *task_names[] = {"classify", "lm", "seq2seq"};
@@ -83,77 +86,6 @@ tfm_catalog_set_precision(int32 model_id, const char *setting)
 					   SPI_OK_UPDATE, "cannot update tfm.models");
 }
 
-char *
-tfm_config_json(const tfm_config *c)
-{
-	StringInfoData s;
-
-	initStringInfo(&s);
-	appendStringInfo(&s,
-					 "{\"vocab\": %d, \"tgt_vocab\": %d, \"d_model\": %d, \"heads\": %d, "
-					 "\"enc_layers\": %d, \"dec_layers\": %d, \"d_ff\": %d, \"max_len\": %d, "
-					 "\"n_classes\": %d, \"norm\": \"%s\", \"positions\": \"%s\", "
-					 "\"activation\": \"%s\", \"pooling\": \"%s\", \"tie_embeddings\": %s, "
-					 "\"scale_embeddings\": %s, \"pad_id\": %d, \"dropout\": %g, "
-					 "\"attention_dropout\": %g",
-					 c->vocab, c->tgt_vocab, c->d_model, c->heads, c->enc_layers,
-					 c->dec_layers, c->d_ff, c->max_len, c->n_classes,
-					 c->norm == TFM_NORM_PRE ? "pre" : "post",
-					 c->positions == TFM_POS_SINUSOIDAL ? "sinusoidal" :
-					 c->positions == TFM_POS_ROPE ? "rope" :
-					 c->positions == TFM_POS_RELATIVE ? "relative" : "learned",
-					 c->activation == TFM_ACT_GELU_TANH ? "gelu_tanh" :
-					 c->activation == TFM_ACT_GELU ? "gelu" :
-					 c->activation == TFM_ACT_SILU ? "silu" : "relu",
-					 c->pooling == TFM_POOL_CLS ? "cls" : "mean",
-					 c->tie ? "true" : "false", c->scale_embeddings ? "true" : "false",
-					 c->pad_id, c->dropout, c->attn_dropout);
-	/* fields added after 0.1 appear only when not their default */
-	if (c->ln_eps > 0.0f && c->ln_eps != TFM_LN_EPS)
-		appendStringInfo(&s, ", \"layer_norm_eps\": %.9g", c->ln_eps);
-	if (c->arch == TFM_ARCH_LLAMA)
-		appendStringInfoString(&s, ", \"arch\": \"llama\"");
-	else if (c->arch == TFM_ARCH_T5)
-		appendStringInfoString(&s, ", \"arch\": \"t5\"");
-	if (c->kv_heads > 0)
-		appendStringInfo(&s, ", \"kv_heads\": %d", c->kv_heads);
-	if (c->rope_theta > 0.0f)
-		appendStringInfo(&s, ", \"rope_theta\": %.9g", c->rope_theta);
-	if (c->qkv_bias)
-		appendStringInfoString(&s, ", \"qkv_bias\": true");
-	if (c->gated_act == TFM_GATED_GELU_TANH)
-		appendStringInfoString(&s, ", \"gated_act\": \"gelu_tanh\"");
-	if (c->post_norms)
-		appendStringInfoString(&s, ", \"post_norms\": true");
-	if (c->attn_scale > 0.0f)
-		appendStringInfo(&s, ", \"attn_scale\": %.9g", c->attn_scale);
-	if (c->attn_softcap > 0.0f)
-		appendStringInfo(&s, ", \"attn_softcap\": %.9g", c->attn_softcap);
-	if (c->final_softcap > 0.0f)
-		appendStringInfo(&s, ", \"final_softcap\": %.9g", c->final_softcap);
-	if (c->head_size > 0)
-		appendStringInfo(&s, ", \"head_size\": %d", c->head_size);
-	if (c->type_vocab)
-		appendStringInfo(&s, ", \"type_vocab\": %d", c->type_vocab);
-	if (c->emb_norm)
-		appendStringInfoString(&s, ", \"emb_norm\": true");
-	if (c->pos_offset)
-		appendStringInfo(&s, ", \"pos_offset\": %d", c->pos_offset);
-	if (c->cls_pre)
-		appendStringInfo(&s, ", \"cls_pre\": \"%s\"", c->cls_pre == TFM_CLS_PRE_TANH ? "tanh" : "relu");
-	if (c->sinus_halves)
-		appendStringInfoString(&s, ", \"sinus_halves\": true");
-	if (c->out_bias)
-		appendStringInfoString(&s, ", \"out_bias\": true");
-	if (c->rel_buckets)			/* T5 */
-		appendStringInfo(&s, ", \"rel_buckets\": %d, \"rel_max_distance\": %d",
-						 c->rel_buckets, c->rel_max_distance);
-	if (c->ff_gated)
-		appendStringInfoString(&s, ", \"ff_gated\": true");
-	appendStringInfoChar(&s, '}');
-	return s.data;
-}
-
 static char *
 copy_text(HeapTuple tup, TupleDesc td, int col, MemoryContext cxt)
 {
@@ -181,52 +113,15 @@ int32		tfm_catalog_expect_id = 0;
 bool
 tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 {
-	static const char *sql =
-		"SELECT id, version, steps, task, tokenizer, target_tokenizer, labels, format_version, "
-		"(config->>'vocab')::int, (config->>'tgt_vocab')::int, (config->>'d_model')::int, "
-		"(config->>'heads')::int, (config->>'enc_layers')::int, (config->>'dec_layers')::int, "
-		"(config->>'d_ff')::int, (config->>'max_len')::int, (config->>'n_classes')::int, "
-		"(config->>'norm' = 'pre')::int, "
-		"CASE config->>'positions' WHEN 'sinusoidal' THEN 1 WHEN 'rope' THEN 2 "
-		"WHEN 'relative' THEN 3 ELSE 0 END, "
-		"CASE config->>'activation' WHEN 'gelu' THEN 1 WHEN 'gelu_tanh' THEN 2 WHEN 'silu' THEN 3 "
-		"ELSE 0 END, "
-		"(config->>'pooling' = 'cls')::int, "
-		"(config->>'tie_embeddings')::bool::int, (config->>'scale_embeddings')::bool::int, "
-		"(config->>'pad_id')::int, (config->>'dropout')::real, (config->>'attention_dropout')::real, "
-		"owner, acl_use, acl_train, coalesce((config->>'layer_norm_eps')::real, 0), "
-		"coalesce((config->>'bos_id')::int, -1), coalesce((config->>'eos_id')::int, -1), "
-		"coalesce((config->>'type_vocab')::int, 0), coalesce((config->>'emb_norm')::bool::int, 0), "
-		"coalesce((config->>'pos_offset')::int, 0), "
-		"CASE WHEN config->>'cls_pre' IS NULL THEN 0 WHEN config->>'cls_pre' = 'tanh' THEN 1 "
-		"WHEN config->>'cls_pre' = 'relu' THEN 2 ELSE -1 END, "
-		"config->>'precision', "
-		"(config->>'arch' = 'llama')::int, coalesce((config->>'kv_heads')::int, 0), "
-		"coalesce((config->>'rope_theta')::real, 0), name, "
-		"coalesce((config->>'dropout_auto')::bool, false), "
-		"coalesce((config->>'qkv_bias')::bool::int, 0), "
-		"config->>'truncation', "
-		"CASE coalesce(config->>'gated_act', 'silu') WHEN 'silu' THEN 0 WHEN 'gelu_tanh' THEN 1 "
-		"ELSE -1 END, "
-		"coalesce((config->>'post_norms')::bool::int, 0), coalesce((config->>'attn_scale')::real, 0), "
-		"coalesce((config->>'attn_softcap')::real, 0), coalesce((config->>'final_softcap')::real, 0), "
-		"coalesce((config->>'head_size')::int, 0), "
-		"coalesce((config->>'sinus_halves')::bool::int, 0), coalesce((config->>'out_bias')::bool::int, 0), "
-		"coalesce(config->>'imported_from' IN ('marian', 't5', 'mt5'), false), "
-		/* added for T5 */
-		"(config->>'arch' = 't5')::int, coalesce((config->>'rel_buckets')::int, 0), "
-		"coalesce((config->>'rel_max_distance')::int, 0), "
-		"coalesce((config->>'ff_gated')::bool::int, 0), "
-		/* Marian's generate forces </s> at max_length (forced_eos_token_id) */
-		"coalesce(config->>'imported_from' = 'marian', false), "
-		/* an imported encoder-decoder's generation settings (generation_config.c) */
-		"coalesce((config->'generation'->>'num_beams')::int, 0), "
-		"coalesce((config->'generation'->>'length_penalty')::real, -1), "
-		"coalesce((config->'generation'->>'max_tokens')::int, 0) "
-		/* a model of that name, else the model an alias of that name deploys */
-		"FROM tfm.models WHERE name = $1 "
-		"OR id = (SELECT model_id FROM tfm.aliases WHERE name = $1) "
-		"ORDER BY name = $1 DESC LIMIT 1";
+	/* the row's own columns, then the config's keys (model_row.c) from CONFIG_COL */
+	enum
+	{
+		COL_ID = 1, COL_VERSION, COL_STEPS, COL_TASK, COL_TOKENIZER, COL_TARGET_TOKENIZER,
+		COL_LABELS, COL_FORMAT_VERSION, COL_OWNER, COL_ACL_USE, COL_ACL_TRAIN, COL_NAME,
+		COL_PRECISION, COL_DROPOUT_AUTO, COL_TRUNCATION, COL_HF_BEAM, COL_HF_FORCED_EOS,
+		CONFIG_COL
+	};
+	static char *sql = NULL;
 	MemoryContext cxt = CurrentMemoryContext;
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
@@ -236,6 +131,25 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	int			fmt;
 	TfmOwnerRow r;
 
+	if (sql == NULL)
+	{
+		StringInfoData q;
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		initStringInfo(&q);
+		appendStringInfoString(&q,
+							   "SELECT id, version, steps, task, tokenizer, target_tokenizer, labels, "
+							   "format_version, owner, acl_use, acl_train, name, config->>'precision', "
+							   /* created without a dropout: tfm_train chooses it from each run's plan */
+							   "coalesce((config->>'dropout_auto')::bool, false), config->>'truncation', "
+							   "coalesce(config->>'imported_from' IN ('marian', 't5', 'mt5'), false), "
+							   /* Marian's generate forces </s> at max_length (forced_eos_token_id) */
+							   "coalesce(config->>'imported_from' = 'marian', false)");
+		tfm_model_row_config_columns(&q);
+		tfm_model_row_named_sql(&q);
+		MemoryContextSwitchTo(old);
+		sql = q.data;
+	}
 	memset(row, 0, sizeof(*row));
 	tfm_check_name("model", name);
 	args[0] = CStringGetTextDatum(name);
@@ -250,18 +164,18 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 	}
 	tup = r.tup;
 	td = r.td;
-	row->id = DatumGetInt32(SPI_getbinval(tup, td, 1, &isnull));
+	row->id = DatumGetInt32(SPI_getbinval(tup, td, COL_ID, &isnull));
 	if (tfm_catalog_expect_id != 0 && row->id != tfm_catalog_expect_id)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("model \"%s\" is no longer the model of the job that is running", name),
 				 errdetail("It was renamed, dropped or redeployed while the batch ran; "
 						   "the batch's rows stay queued for the job's next run.")));
-	row->version = DatumGetInt64(SPI_getbinval(tup, td, 2, &isnull));
-	row->steps = DatumGetInt64(SPI_getbinval(tup, td, 3, &isnull));
+	row->version = DatumGetInt64(SPI_getbinval(tup, td, COL_VERSION, &isnull));
+	row->steps = DatumGetInt64(SPI_getbinval(tup, td, COL_STEPS, &isnull));
 	{
 		/* the model's own name, which an alias resolves to; checked at its creation */
-		char	   *own = copy_text(tup, td, 41, cxt);
+		char	   *own = copy_text(tup, td, COL_NAME, cxt);
 
 		if (strlen(own) > TFM_NAME_MAX)
 			ereport(ERROR,
@@ -273,14 +187,14 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		name = row->name;
 	}
 	{
-		char	   *task = copy_text(tup, td, 4, cxt);
+		char	   *task = copy_text(tup, td, COL_TASK, cxt);
 
 		strlcpy(row->task, task, sizeof(row->task));
 	}
-	row->tokenizer = copy_text(tup, td, 5, cxt);
-	row->target_tokenizer = copy_text(tup, td, 6, cxt);
+	row->tokenizer = copy_text(tup, td, COL_TOKENIZER, cxt);
+	row->target_tokenizer = copy_text(tup, td, COL_TARGET_TOKENIZER, cxt);
 	{
-		Datum		d = SPI_getbinval(tup, td, 7, &isnull);
+		Datum		d = SPI_getbinval(tup, td, COL_LABELS, &isnull);
 
 		if (!isnull)
 		{
@@ -303,58 +217,24 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 			MemoryContextSwitchTo(old);
 		}
 	}
-	fmt = get_int(tup, td, 8);
+	fmt = get_int(tup, td, COL_FORMAT_VERSION);
 	if (fmt != TFM_FORMAT_VERSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model \"%s\" is stored in format version %d, this tfm reads version %d",
 						name, fmt, TFM_FORMAT_VERSION)));
 	row->cfg.task = tfm_task_from_name(row->task);
-	row->cfg.vocab = get_int(tup, td, 9);
-	row->cfg.tgt_vocab = get_int(tup, td, 10);
-	row->cfg.d_model = get_int(tup, td, 11);
-	row->cfg.heads = get_int(tup, td, 12);
-	row->cfg.enc_layers = get_int(tup, td, 13);
-	row->cfg.dec_layers = get_int(tup, td, 14);
-	row->cfg.d_ff = get_int(tup, td, 15);
-	row->cfg.max_len = get_int(tup, td, 16);
-	row->cfg.n_classes = get_int(tup, td, 17);
-	row->cfg.norm = get_int(tup, td, 18);
-	row->cfg.positions = get_int(tup, td, 19);
-	row->cfg.activation = get_int(tup, td, 20);
-	row->cfg.pooling = get_int(tup, td, 21);
-	row->cfg.tie = get_int(tup, td, 22);
-	row->cfg.scale_embeddings = get_int(tup, td, 23);
-	row->cfg.pad_id = get_int(tup, td, 24);
-	row->cfg.dropout = DatumGetFloat4(SPI_getbinval(tup, td, 25, &isnull));
-	row->cfg.attn_dropout = DatumGetFloat4(SPI_getbinval(tup, td, 26, &isnull));
-	tfm_acl_from_tuple(&row->acl, tup, td, 27, cxt);
-	row->cfg.ln_eps = DatumGetFloat4(SPI_getbinval(tup, td, 30, &isnull));
-	row->bos_id = get_int(tup, td, 31);
-	row->eos_id = get_int(tup, td, 32);
-	row->cfg.type_vocab = get_int(tup, td, 33);
-	row->cfg.emb_norm = get_int(tup, td, 34);
-	row->cfg.pos_offset = get_int(tup, td, 35);
-	row->cfg.cls_pre = get_int(tup, td, 36);
+	tfm_model_row_config_decode(row, tup, td, CONFIG_COL);
+	tfm_acl_from_tuple(&row->acl, tup, td, COL_OWNER, cxt);
 	{
-		char	   *prec = copy_text(tup, td, 37, cxt);
+		char	   *prec = copy_text(tup, td, COL_PRECISION, cxt);
 
 		row->precision = prec ? tfm_precision_from_name(prec, name) : -1;
 	}
-	/* added for Llama: absent means tfm's own blocks */
-	{
-		Datum		d = SPI_getbinval(tup, td, 38, &isnull);
-
-		row->cfg.arch = !isnull && DatumGetInt32(d) ? TFM_ARCH_LLAMA : TFM_ARCH_TFM;
-	}
-	row->cfg.kv_heads = get_int(tup, td, 39);
-	row->cfg.rope_theta = DatumGetFloat4(SPI_getbinval(tup, td, 40, &isnull));
-	/* created without a dropout: tfm_train chooses it from each run's plan */
-	row->dropout_auto = DatumGetBool(SPI_getbinval(tup, td, 42, &isnull));
-	row->cfg.qkv_bias = get_int(tup, td, 43);	/* added for Qwen2 */
+	row->dropout_auto = DatumGetBool(SPI_getbinval(tup, td, COL_DROPOUT_AUTO, &isnull));
 	{
 		/* added in 0.4: absent means head_tail, what every classifier did before */
-		char	   *trunc = copy_text(tup, td, 44, cxt);
+		char	   *trunc = copy_text(tup, td, COL_TRUNCATION, cxt);
 
 		row->truncation = trunc ? tfm_truncation_from_name(trunc) : TFM_TRUNC_HEAD_TAIL;
 		if (row->truncation < 0)
@@ -362,31 +242,8 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("model \"%s\" has an unknown truncation \"%s\" in tfm.models", name, trunc)));
 	}
-	row->cfg.gated_act = get_int(tup, td, 45);	/* added for Gemma */
-	/* added for Gemma 2 */
-	row->cfg.post_norms = get_int(tup, td, 46);
-	row->cfg.attn_scale = DatumGetFloat4(SPI_getbinval(tup, td, 47, &isnull));
-	row->cfg.attn_softcap = DatumGetFloat4(SPI_getbinval(tup, td, 48, &isnull));
-	row->cfg.final_softcap = DatumGetFloat4(SPI_getbinval(tup, td, 49, &isnull));
-	row->cfg.head_size = get_int(tup, td, 50);
-	/* added for Marian */
-	row->cfg.sinus_halves = get_int(tup, td, 51);
-	row->cfg.out_bias = get_int(tup, td, 52);
-	row->hf_beam = DatumGetBool(SPI_getbinval(tup, td, 53, &isnull));
-	/* added for T5 */
-	{
-		Datum		d = SPI_getbinval(tup, td, 54, &isnull);
-
-		if (!isnull && DatumGetInt32(d))
-			row->cfg.arch = TFM_ARCH_T5;
-	}
-	row->cfg.rel_buckets = get_int(tup, td, 55);
-	row->cfg.rel_max_distance = get_int(tup, td, 56);
-	row->cfg.ff_gated = get_int(tup, td, 57);
-	row->hf_forced_eos = DatumGetBool(SPI_getbinval(tup, td, 58, &isnull));
-	row->gen_beams = get_int(tup, td, 59);
-	row->gen_length_penalty = DatumGetFloat4(SPI_getbinval(tup, td, 60, &isnull));
-	row->gen_max_tokens = get_int(tup, td, 61);
+	row->hf_beam = DatumGetBool(SPI_getbinval(tup, td, COL_HF_BEAM, &isnull));
+	row->hf_forced_eos = DatumGetBool(SPI_getbinval(tup, td, COL_HF_FORCED_EOS, &isnull));
 	tfm_owner_row_end(&r);
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels != row->cfg.n_classes)
 		ereport(ERROR,

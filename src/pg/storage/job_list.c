@@ -12,6 +12,7 @@
 #include "utils/builtins.h"
 
 #include "storage/job_list.h"
+#include "storage/model_row.h"
 #include "storage/storage.h"
 
 char *
@@ -32,14 +33,16 @@ int
 tfm_job_list_active(MemoryContext cxt, TfmJobRef **jobs)
 {
 	TfmAsOwner	as;
+	StringInfoData sql;
 	int			n;
 
 	tfm_as_owner_begin(&as);
-	n = (int) tfm_spi_exec("SELECT j.id, j.name, j.owner::oid, coalesce((SELECT m.version FROM tfm.models m "
-						   "  WHERE m.id = CASE WHEN j.alias_id IS NULL THEN j.model_id "
-						   "  ELSE (SELECT a.model_id FROM tfm.aliases a WHERE a.id = j.alias_id) END), -1) "
-						   "FROM tfm.job_defs j WHERE j.state = 'active' ORDER BY j.id",
-						   0, NULL, NULL, NULL, true, 0, SPI_OK_SELECT, "cannot read tfm.job_defs");
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT j.id, j.name, j.owner::oid, coalesce((SELECT m.version FROM tfm.models m "
+						   "WHERE m.id = ");
+	tfm_model_of_job_sql(&sql, "j.model_id", "j.alias_id");
+	appendStringInfoString(&sql, "), -1) FROM tfm.job_defs j WHERE j.state = 'active' ORDER BY j.id");
+	n = (int) tfm_spi_exec(sql.data, 0, NULL, NULL, NULL, true, 0, SPI_OK_SELECT, "cannot read tfm.job_defs");
 	tfm_as_owner_end(&as);
 	*jobs = MemoryContextAlloc(cxt, sizeof(TfmJobRef) * Max(n, 1));
 	for (int i = 0; i < n; i++)

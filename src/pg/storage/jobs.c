@@ -20,9 +20,11 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
+#include "utils/memutils.h"
 
 #include "tfm/limits.h"
 #include "storage/jobs.h"
+#include "storage/model_row.h"
 
 void
 tfm_job_pin_key_settings(void)
@@ -258,14 +260,24 @@ tfm_job_model_now(const TfmJob *job, char **name, int32 *id)
 	MemoryContext cxt = CurrentMemoryContext;
 	bool		isnull;
 	int64		v = -1;
+	static char *sql = NULL;
 
 	if (name)
 		*name = NULL;
 	if (id)
 		*id = 0;
-	if (exec_as_owner("SELECT m.version, m.name, m.id FROM tfm.models m WHERE m.id = "
-					  "CASE WHEN $2 = 0 THEN $1 ELSE (SELECT a.model_id FROM tfm.aliases a WHERE a.id = $2) END",
-					  2, types, args, NULL, SPI_OK_SELECT, "cannot read tfm.models") > 0)
+	if (sql == NULL)
+	{
+		StringInfoData q;
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		initStringInfo(&q);
+		appendStringInfoString(&q, "SELECT m.version, m.name, m.id FROM tfm.models m WHERE m.id = ");
+		tfm_model_of_job_sql(&q, "$1", "$2");
+		MemoryContextSwitchTo(old);
+		sql = q.data;
+	}
+	if (exec_as_owner(sql, 2, types, args, NULL, SPI_OK_SELECT, "cannot read tfm.models") > 0)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[0];
 		TupleDesc	td = SPI_tuptable->tupdesc;
