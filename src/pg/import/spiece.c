@@ -18,6 +18,7 @@
 #include "utils/numeric.h"
 
 #include "import/hf_files.h"
+#include "import/json_fields.h"
 #include "storage/storage.h"
 #include "runtime/rows.h"
 #include "tfm/tokenizer.h"

@@ -37,6 +37,7 @@
 #include "utils/numeric.h"
 
 #include "import/hf_files.h"
+#include "import/json_fields.h"
 #include "runtime/rows.h"
 #include "storage/storage.h"
 #include "tfm/tokenizer.h"

@@ -17,7 +17,7 @@
 
 char	   *tfm_text_arg(FunctionCallInfo fcinfo, int n, const char *what);
 /* generation's options from arguments 2..7: max_tokens, temperature, top_k,
- * top_p, seed, stop (tfm_generate's and tfm_chat's; sql/generate.c) */
+ * top_p, seed, stop (tfm_generate's and tfm_chat's; sql/infer/language_model.c) */
 struct GenOpts;
 void		tfm_generate_options(FunctionCallInfo fcinfo, struct GenOpts *o);
 /* a text[] argument: not NULL, one-dimensional, NULL elements refused unless allowed */

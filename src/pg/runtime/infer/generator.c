@@ -13,6 +13,7 @@
 #include "tfm/blas.h"
 #include "tfm/decode.h"
 #include "tfm/generate.h"
+#include "tfm/precision.h"
 #include "runtime/infer/infer.h"
 #include "runtime/runtime.h"
 #include "runtime/rows.h"

@@ -10,6 +10,7 @@
 #include "utils/builtins.h"
 
 #include "tfm/blas.h"
+#include "tfm/precision.h"
 #include "runtime/infer/infer.h"
 #include "runtime/runtime.h"
 #include "runtime/rows.h"

@@ -1,6 +1,6 @@
 /*
  * checkpoint.h — the state of an interrupted tfm_fit run (checkpoint.c),
- * kept in tfm.checkpoints and tfm.checkpoint_tensors (storage/checkpoints.c).
+ * kept in tfm.checkpoints and tfm.checkpoint_tensors (storage/models/checkpoints.c).
  */
 #ifndef TFM_CHECKPOINT_H
 #define TFM_CHECKPOINT_H

@@ -1,5 +1,5 @@
 /*
- * evaluate.c — what tfm_evaluate(model, query) measures (sql/evaluate.c):
+ * evaluate.c — what tfm_evaluate(model, query) measures (sql/train/evaluate_query.c):
  * a model's quality on a query's rows, streamed through a cursor in
  * bounded chunks.
  *

@@ -1,7 +1,7 @@
 /*
  * train_run.h — one training run over a query's rows: options, state and
- * the epoch loop (train_loop.c), shared by tfm_train (sql/train.c: the whole
- * run in the statement's transaction) and tfm_fit (sql/fit.c: a procedure that
+ * the epoch loop (train_loop.c), shared by tfm_train (sql/train/train_query.c: the whole
+ * run in the statement's transaction) and tfm_fit (sql/train/fit.c: a procedure that
  * commits a checkpoint between chunks, checkpoint.c).
  *
  * Everything a checkpoint must hold to continue a run bit for bit lives in

@@ -1,5 +1,5 @@
 /*
- * grants.c — the rows behind tfm_grant and tfm_revoke (sql/grant.c): a
+ * grants.c — the rows behind tfm_grant and tfm_revoke (sql/roles/grant.c): a
  * model, tokenizer or alias by name with its owner and grants, and the
  * updates of its acl_use and acl_train.
  */

@@ -1,5 +1,5 @@
 /*
- * job_queue.c — what tfm.job_enqueue() (sql/job_trigger.c) writes: one row
+ * job_queue.c — what tfm.job_enqueue() (sql/jobs/job_trigger.c) writes: one row
  * of tfm.job_queue per key, through a plan saved for the backend, as the
  * owner of schema tfm (the queue is written by tfm's functions only).  The
  * job's source is read once per backend, so a trigger someone puts on
@@ -12,7 +12,7 @@
 #include "executor/spi.h"
 #include "utils/lsyscache.h"
 
-#include "storage/job_queue.h"
+#include "storage/jobs/job_queue.h"
 #include "storage/storage.h"
 
 #define SOURCE_CACHE 64

@@ -1,5 +1,5 @@
 /*
- * train.c — tfm_train(model, query, ...): train a model on a query's rows in
+ * train_query.c — tfm_train(model, query, ...): train a model on a query's rows in
  * one statement (the run itself: runtime/train/train_loop.c).
  *
  * Saves and transactions: the weights are written to tfm.tensors at the end

@@ -2,7 +2,7 @@
  * gguf_tensors.c — what a GGUF import did with each tensor of the file
  * (tfm.gguf_tensors): converted to float32 only, or also kept as the
  * file's blocks (Q4_0: tfm's int4 layout) for int4 inference of the
- * version it imported.  Written by import/gguf.c, the kept blocks read by
+ * version it imported.  Written by import/gguf_import.c, the kept blocks read by
  * runtime/cache/gguf_kept.c when a model is loaded; dumped with the model.
  */
 #include "postgres.h"

@@ -22,7 +22,7 @@
 
 #include "tfm/tokenizer.h"
 #include "storage/storage.h"
-#include "sql/tokenizer_agg.h"
+#include "sql/tokenizers/tokenizer_agg.h"
 
 typedef struct TokAgg
 {

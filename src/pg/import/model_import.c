@@ -1,5 +1,5 @@
 /*
- * model.c — a Hugging Face checkpoint made a tfm model (tfm_import,
+ * model_import.c — a Hugging Face checkpoint made a tfm model (tfm_import,
  * tfm_import_files): config.json checked and turned into a tfm config, the
  * size and the specials checked before anything is allocated, the weights
  * loaded, the tokenizer stored under the model's name, then the model's

@@ -4,7 +4,7 @@
  * (rows that failed).  The SQL runs as the owner of schema tfm with a
  * pinned search_path (tfm_as_owner_begin), inside the caller's SPI
  * connection; what a job reads from its source and writes to its
- * destination runs as the job's owner instead (sql/job.c).
+ * destination runs as the job's owner instead (sql/jobs/job.c).
  *
  * Keys are text[]: each key column's text form, in key order.  The texts
  * of dates, times and floats depend on settings, so every section that
@@ -22,7 +22,7 @@
 #include "utils/timestamp.h"
 
 #include "tfm/limits.h"
-#include "storage/jobs.h"
+#include "storage/jobs/jobs.h"
 
 void
 tfm_job_pin_key_settings(void)

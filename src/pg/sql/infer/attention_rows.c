@@ -1,5 +1,5 @@
 /*
- * attention.c — tfm_attention(model, source [, target]): the attention maps
+ * attention_rows.c — tfm_attention(model, source [, target]): the attention maps
  * of any model as rows (layer, head, query position, key position, their
  * pieces, weight): self-attention over the text for classifiers and
  * language models, the decoder's cross-attention for seq2seq (over the

@@ -30,7 +30,7 @@
 #include "utils/tuplestore.h"
 
 #include "sql/args.h"
-#include "sql/embed_chunks.h"
+#include "sql/infer/embed_chunks.h"
 #include "runtime/infer/infer.h"
 #include "runtime/rows.h"
 #include "runtime/cache/tokenizer_cache.h"

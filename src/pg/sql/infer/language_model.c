@@ -1,5 +1,5 @@
 /*
- * generate.c — language models in SQL: tfm_generate (one prompt or an
+ * language_model.c — language models in SQL: tfm_generate (one prompt or an
  * array decoded as one batch), tfm_generate_tokens (token by token, with
  * log-probabilities), tfm_next_tokens (the k most likely next tokens) and
  * tfm_score (the log-probability of a text).

@@ -1,6 +1,6 @@
 /*
  * owned.c — the rows behind tfm_reassign_owned and tfm_drop_owned
- * (sql/owned.c): the owners and grantees of models, tokenizers and aliases.
+ * (sql/roles/reassign_owned.c): the owners and grantees of models, tokenizers and aliases.
  * Only this node's own rows: replicated ones (origin another node, see
  * origin.c) change on their publisher.
  */

@@ -5,9 +5,9 @@
  * name (a Marian checkpoint's source.spm, target.spm and vocab.json: two
  * tokenizers, name and name_target; tfm_import_marian from their bytes);
  * tfm_import_gguf and tfm_import_gguf_file the same from a llama GGUF
- * file (import/gguf.c).  tfm never fetches anything: the files are the caller's.
+ * file (import/gguf_import.c).  tfm never fetches anything: the files are the caller's.
  *
- * The import itself is import/model.c's; the weights come through a
+ * The import itself is import/model_import.c's; the weights come through a
  * TfmWeightSource (import/weights.c), so that a bytea in memory, a server
  * file and the shards of a sharded checkpoint are walked the same way, one
  * tensor at a time, never a whole file in memory.

@@ -1,8 +1,8 @@
 /*
- * gguf.c — a llama or gpt2 GGUF file made a tfm model (tfm_import_gguf,
+ * gguf_import.c — a llama or gpt2 GGUF file made a tfm model (tfm_import_gguf,
  * tfm_import_gguf_file): the header parsed strictly by the core
  * (tfm/gguf.h), its metadata made the config of a Hugging Face Llama or
- * GPT-2, then the same import as a checkpoint's (import/model.c): every tensor read
+ * GPT-2, then the same import as a checkpoint's (import/model_import.c): every tensor read
  * one at a time, converted to float32 (every GGUF type tfm reads: the
  * weights of fp32, bf16, int8 and training) and stored through the
  * architecture's map, and the tokenizer of the metadata ("llama" or

@@ -1,7 +1,7 @@
 /*
- * tokenizer.c — tokenizers in SQL: tfm_tokenizer_import (GPT-2's files),
+ * tokenize.c — tokenizers in SQL: tfm_tokenizer_import (GPT-2's files),
  * tfm_tokenizer_drop, tfm_tokenize, tfm_detokenize and tfm_tokens.  The
- * training aggregate is tokenizer_agg.c; the rows, storage/tokenizers.c;
+ * training aggregate is tokenizer_agg.c; the rows, storage/tokenizers/tokenizers.c;
  * the cache, runtime/cache/tokenizer_cache.c.
  */
 #include "postgres.h"

@@ -1,5 +1,5 @@
 /*
- * model.c — tfm_create_model, tfm_drop_model and tfm_copy_model: argument
+ * model_lifecycle.c — tfm_create_model, tfm_drop_model and tfm_copy_model: argument
  * checks over the task's defaults; the new model's row and initial weights
  * are runtime/new_model.c's.
  */

@@ -9,7 +9,7 @@
  * The wrappers: creating a job is runtime/jobs/job_create.c's (the checks, the
  * destination, the triggers, the backfill), running one runtime/jobs/job_run.c's
  * (the batches, one transaction each; also what tfm's background workers
- * run), its triggers sql/job_trigger.c's.  Running, pausing or dropping a
+ * run), its triggers sql/jobs/job_trigger.c's.  Running, pausing or dropping a
  * job needs the owner's privileges; a job's triggers are dropped as the
  * owner of schema tfm, its destination with the caller's rights.
  */
@@ -26,8 +26,8 @@
 #include "runtime/jobs/job_run.h"
 #include "runtime/jobs/job_worker.h"
 #include "sql/args.h"
-#include "sql/embed_chunks.h"
-#include "storage/jobs.h"
+#include "sql/infer/embed_chunks.h"
+#include "storage/jobs/jobs.h"
 
 /* the quoted schema of the calling function: tfm's */
 static const char *

@@ -1,5 +1,5 @@
 /*
- * precision.c — tfm_set_precision(model, setting): a model's own default
+ * set_precision.c — tfm_set_precision(model, setting): a model's own default
  * precision for inference (auto, fp32, bf16, int8, int4), kept in its config as
  * "precision" (see runtime/cache/inference_precision.c for how it is chosen).
  */

@@ -1,5 +1,5 @@
 /*
- * tokenizer.c — a Hugging Face tokenizer.json stored as a tfm
+ * tokenizer_import.c — a Hugging Face tokenizer.json stored as a tfm
  * tokenizer.  Supported:
  *
  * Byte-level BPE (model.type "BPE", no normalizer).  GPT-2's shape (the
@@ -45,6 +45,7 @@
 #include "utils/numeric.h"
 
 #include "import/hf_files.h"
+#include "import/json_fields.h"
 #include "tfm/tokenizer.h"
 #include "storage/storage.h"
 #include "runtime/rows.h"

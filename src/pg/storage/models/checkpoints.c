@@ -14,7 +14,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "storage/checkpoints.h"
+#include "storage/models/checkpoints.h"
 
 static bytea *
 floats_bytea(const float *x, size_t n)

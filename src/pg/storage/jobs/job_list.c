@@ -3,7 +3,7 @@
  * database's catalog: whether tfm 0.4 or later is installed, the active
  * jobs with their model's current version, and the error that ended a
  * worker's run of a job (tfm.job_defs.last_error).  The queue, the batches
- * and the rows' errors are storage/jobs.c's, through the run loop.
+ * and the rows' errors are storage/jobs/jobs.c's, through the run loop.
  */
 #include "postgres.h"
 
@@ -11,7 +11,7 @@
 #include "executor/spi.h"
 #include "utils/builtins.h"
 
-#include "storage/job_list.h"
+#include "storage/jobs/job_list.h"
 #include "storage/storage.h"
 
 char *

@@ -1,6 +1,6 @@
 /*
  * aliases.c — deployment aliases' rows (tfm.aliases, tfm.alias_history:
- * sql/deploy.c says what they mean), and the checks on names that models
+ * sql/models/deploy.c says what they mean), and the checks on names that models
  * and aliases share (one namespace): does a row of this name exist in
  * tfm.models or tfm.aliases, and is a new model's name valid and not taken
  * by an alias.

@@ -3,7 +3,7 @@
  * (runtime/jobs/job_create.c creates it): after an INSERT, UPDATE or DELETE of a row it
  * enqueues the row's key (an UPDATE that changes the key: the old key
  * too), after a TRUNCATE a NULL key.  No model call, no read of the
- * destination: the keys go to tfm.job_queue (storage/job_queue.c).
+ * destination: the keys go to tfm.job_queue (storage/jobs/job_queue.c).
  *
  * Arguments: the job's id, then the key columns' names.  The trigger only
  * acts on the job's own source (a trigger someone else puts on another
@@ -21,8 +21,8 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "storage/job_queue.h"
-#include "storage/jobs.h"
+#include "storage/jobs/job_queue.h"
+#include "storage/jobs/jobs.h"
 
 /* the type's text form needs no pinned settings (integers, text, uuid, ...) */
 static bool

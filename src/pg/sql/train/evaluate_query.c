@@ -1,5 +1,5 @@
 /*
- * evaluate.c — tfm_evaluate(model, query): a model's quality on a query's
+ * evaluate_query.c — tfm_evaluate(model, query): a model's quality on a query's
  * rows (measured by runtime/train/evaluate.c), one row of results.
  */
 #include "postgres.h"

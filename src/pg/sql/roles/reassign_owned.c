@@ -1,5 +1,5 @@
 /*
- * owned.c — what REASSIGN OWNED and DROP OWNED do for tfm's own objects,
+ * reassign_owned.c — what REASSIGN OWNED and DROP OWNED do for tfm's own objects,
  * which PostgreSQL's commands cannot see (owners and grantees are role OIDs
  * in tfm's catalog rows, not dependencies in pg_shdepend):
  *

@@ -1,5 +1,5 @@
 /*
- * bleu.c — corpus BLEU in SQL: the aggregates tfm_bleu and
+ * bleu_agg.c — corpus BLEU in SQL: the aggregates tfm_bleu and
  * tfm_bleu_details (sacreBLEU 2.x defaults) and tfm_bleu_tokenize.
  *
  * The aggregate's state is the ten sufficient statistics of corpus BLEU as
