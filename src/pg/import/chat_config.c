@@ -28,7 +28,7 @@
 #include "import/json_fields.h"
 #include "tfm/chat_template.h"
 #include "runtime/infer/chat_prompt.h"
-#include "storage/storage.h"
+#include "storage/tokenizers/tokenizers.h"
 
 #define MAX_SPECIALS 4096
 #define MAX_STOP_IDS 64

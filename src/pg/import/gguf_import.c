@@ -26,7 +26,8 @@
 
 #include "import/hf_files.h"
 #include "runtime/rows.h"
-#include "storage/storage.h"
+#include "storage/models/models.h"
+#include "storage/tokenizers/tokenizers.h"
 #include "tfm/gguf.h"
 #include "tfm/tokenizer.h"
 

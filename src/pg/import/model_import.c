@@ -18,6 +18,7 @@
 #include "runtime/runtime.h"
 #include "runtime/new_model.h"
 #include "runtime/cache/tokenizer_cache.h"
+#include "storage/models/models.h"
 
 /* the BERT family imports as classifiers; GPT-2 and Llama as language models; T5 as seq2seq */
 static bool

@@ -19,7 +19,7 @@
 
 #include "import/hf_files.h"
 #include "import/json_fields.h"
-#include "storage/storage.h"
+#include "storage/tokenizers/tokenizers.h"
 #include "runtime/rows.h"
 #include "tfm/tokenizer.h"
 

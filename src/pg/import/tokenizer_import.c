@@ -47,7 +47,7 @@
 #include "import/hf_files.h"
 #include "import/json_fields.h"
 #include "tfm/tokenizer.h"
-#include "storage/storage.h"
+#include "storage/tokenizers/tokenizers.h"
 #include "runtime/rows.h"
 
 static void

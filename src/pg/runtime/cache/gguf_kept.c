@@ -11,7 +11,7 @@
 #include "tfm/gguf.h"
 #include "tfm/precision.h"
 #include "runtime/runtime.h"
-#include "storage/storage.h"
+#include "storage/models/models.h"
 #include "runtime/cache/gguf_kept.h"
 
 void

@@ -27,6 +27,7 @@
 #include "runtime/runtime.h"
 #include "runtime/cache/inference_precision.h"
 #include "runtime/cache/shared_weights.h"
+#include "storage/models/models.h"
 
 /* what auto means on this CPU, and why */
 static tfm_precision

@@ -48,6 +48,7 @@
 #include "tfm/precision.h"
 #include "runtime/runtime.h"
 #include "runtime/cache/shared_weights.h"
+#include "storage/models/models.h"
 
 #define SW_DIR      "base/pgsql_tmp"
 #define SW_PREFIX   "pgsql_tmp_tfm_"

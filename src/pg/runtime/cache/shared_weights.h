@@ -8,7 +8,7 @@
 
 #include "postgres.h"
 
-#include "storage/storage.h"
+#include "storage/models/models.h"
 
 /* a model for inference, over the one shared copy of its weights */
 tfm_model  *tfm_shared_load(const TfmModelRow *row);

@@ -25,7 +25,8 @@
 
 #include "runtime/infer/chat_prompt.h"
 #include "runtime/runtime.h"
-#include "storage/storage.h"
+#include "storage/models/models.h"
+#include "storage/tokenizers/tokenizers.h"
 #include "runtime/cache/tokenizer_cache.h"
 
 static const char *const roles[] = {"system", "user", "assistant"};

@@ -18,6 +18,7 @@
 #include "runtime/runtime.h"
 #include "runtime/rows.h"
 #include "runtime/cache/tokenizer_cache.h"
+#include "storage/models/models.h"
 
 /*
  * A prompt's ids (text, or int[] taken as given): the last max_len tokens,

@@ -16,6 +16,7 @@
 #include "runtime/rows.h"
 #include "runtime/cache/tokenizer_cache.h"
 #include "runtime/cache/model_cache.h"
+#include "storage/models/models.h"
 
 tfm_model *
 tfm_get_s2s(const char *name, const TfmModelRow **rowp)

@@ -44,6 +44,7 @@
 #include "runtime/jobs/job_run.h"
 #include "runtime/jobs/job_worker.h"
 #include "storage/jobs/jobs.h"
+#include "storage/models/models.h"
 
 /* ---- tfm_job_create ------------------------------------------------------- */
 

@@ -7,7 +7,7 @@
 
 #include "postgres.h"
 
-#include "storage/storage.h"
+#include "storage/models/models.h"
 #include "utils/jsonb.h"
 
 /* checks chunk_tokens / chunk_overlap against the model (tfm_check_chunking, sql/infer/embed_chunks.h) */

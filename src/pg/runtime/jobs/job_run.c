@@ -50,6 +50,7 @@
 #include "runtime/jobs/job_run.h"
 #include "runtime/runtime.h"
 #include "storage/jobs/jobs.h"
+#include "storage/models/models.h"
 
 
 /* ---- SQL fragments -------------------------------------------------------- */

@@ -59,6 +59,7 @@
 
 #include "runtime/train/checkpoint.h"
 #include "storage/models/checkpoints.h"
+#include "storage/models/models.h"
 
 #define TFM_CHECKPOINT_MAGIC 0x54464D43	/* 'TFMC' */
 

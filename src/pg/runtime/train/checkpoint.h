@@ -6,6 +6,7 @@
 #define TFM_CHECKPOINT_H
 
 #include "runtime/train/train_run.h"
+#include "storage/models/models.h"
 
 /* bump when the state's layout changes; read_state reads the older ones too */
 #define TFM_CHECKPOINT_VERSION 4

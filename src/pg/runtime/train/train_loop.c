@@ -61,6 +61,7 @@
 #include "runtime/train/train_run.h"
 #include "runtime/runtime.h"
 #include "runtime/cache/model_cache.h"
+#include "storage/models/models.h"
 
 static void run_note(const TrainRun *run, char *note);
 

@@ -21,6 +21,7 @@
 #include "tfm/train.h"
 #include "runtime/runtime.h"
 #include "runtime/train/train_data.h"
+#include "storage/models/models.h"
 
 #define TFM_VAL_MAX         50000
 #define TFM_VAL_MAX_TOKENS  2000000

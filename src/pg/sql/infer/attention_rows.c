@@ -18,6 +18,7 @@
 #include "runtime/runtime.h"
 #include "runtime/cache/tokenizer_cache.h"
 #include "runtime/cache/model_cache.h"
+#include "storage/models/models.h"
 
 static void
 emit_map(ReturnSetInfo *rsinfo, const float *P, int layer, int heads, int Tq, int Tk,

@@ -22,8 +22,11 @@
 #include "sql/args.h"
 #include "runtime/infer/chat_prompt.h"
 #include "runtime/infer/infer.h"
+#include "sql/infer/language_model.h"
 #include "import/hf_files.h"
 #include "storage/storage.h"
+#include "storage/models/models.h"
+#include "storage/roles/roles.h"
 #include "runtime/cache/model_cache.h"
 
 /* messages of argument 1 and the model's prompt for them */

@@ -22,6 +22,7 @@
 #include "sql/args.h"
 #include "runtime/infer/infer.h"
 #include "runtime/cache/model_cache.h"
+#include "storage/models/models.h"
 
 static int
 argmax(const float *p, int n)

@@ -34,6 +34,7 @@
 #include "runtime/infer/infer.h"
 #include "runtime/rows.h"
 #include "runtime/cache/tokenizer_cache.h"
+#include "storage/models/models.h"
 
 /* the specials a chunk's ids get around them (see the opening comment) */
 typedef struct ChunkWrap

@@ -8,6 +8,7 @@
 #define TFM_EMBED_CHUNKS_H
 
 #include "sql/args.h"
+#include "storage/models/models.h"
 
 /* the most tokens of a text one chunk may hold: max_len less the specials put around them */
 int			tfm_chunk_window(const TfmModelRow *row);

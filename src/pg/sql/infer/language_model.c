@@ -28,10 +28,12 @@
 #include "tfm/rng.h"
 #include "sql/args.h"
 #include "runtime/infer/infer.h"
+#include "sql/infer/language_model.h"
 #include "runtime/train/evaluate.h"
 #include "runtime/rows.h"
 #include "runtime/cache/tokenizer_cache.h"
 #include "runtime/cache/model_cache.h"
+#include "storage/models/models.h"
 
 #define TFM_MAX_GENERATE 100000
 #define TFM_MAX_PROMPTS  1024

@@ -24,6 +24,7 @@
 
 #include "sql/args.h"
 #include "runtime/infer/infer.h"
+#include "storage/models/models.h"
 
 #define TFM_MAX_BEAM 64
 

@@ -24,6 +24,7 @@
 
 #include "sql/args.h"
 #include "runtime/cache/model_cache.h"
+#include "storage/models/models.h"
 
 /* the database's owner (and superusers) may act on any alias */
 static bool

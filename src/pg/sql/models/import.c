@@ -33,6 +33,7 @@
 #include "tfm/tokenizer.h"
 #include "sql/args.h"
 #include "runtime/rows.h"
+#include "storage/models/models.h"
 
 #define TFM_MAX_JSON_FILE ((uint64) 512 * 1024 * 1024)	/* config / tokenizer.json */
 

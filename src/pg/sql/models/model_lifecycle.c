@@ -18,6 +18,8 @@
 #include "runtime/new_model.h"
 #include "runtime/cache/shared_weights.h"
 #include "runtime/cache/model_cache.h"
+#include "storage/models/models.h"
+#include "storage/roles/roles.h"
 
 /* argument positions of tfm_create_model */
 enum

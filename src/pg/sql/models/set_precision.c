@@ -8,6 +8,7 @@
 #include "fmgr.h"
 
 #include "sql/args.h"
+#include "storage/models/models.h"
 
 PG_FUNCTION_INFO_V1(tfm_set_precision);
 Datum

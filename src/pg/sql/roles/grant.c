@@ -20,60 +20,8 @@
 
 #include "sql/args.h"
 #include "runtime/cache/model_cache.h"
-
-/* find a model, tokenizer or alias by name (and optional type) with its ACL */
-static bool
-find_object(const char *name, const char *type, TfmObject *o, bool missing_ok)
-{
-	bool		found;
-
-	if (type && strcmp(type, "model") != 0 && strcmp(type, "tokenizer") != 0 &&
-		strcmp(type, "alias") != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("object_type must be \"model\", \"tokenizer\" or \"alias\", not \"%s\"", type)));
-	tfm_check_name(type ? type : "object", name);
-	found = tfm_object_find(name, type, o);
-	if (!found && !missing_ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 type ? errmsg("%s \"%s\" does not exist", type, name) :
-				 errmsg("no model, tokenizer or alias is called \"%s\"", name)));
-	return found;
-}
-
-static void
-check_owner(const TfmObject *o, const char *name)
-{
-	if (!tfm_acl_allows(&o->acl, TFM_PRIV_OWNER, GetUserId()))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of %s \"%s\"", o->kind, name)));
-}
-
-void
-tfm_check_model_owner(const char *action, const char *name)
-{
-	TfmObject	o;
-
-	if (find_object(name, "model", &o, true))
-	{
-		check_owner(&o, name);
-		tfm_check_local(o.kind, o.id, action, name);
-	}
-}
-
-void
-tfm_check_tokenizer_owner(const char *action, const char *name)
-{
-	TfmObject	o;
-
-	if (find_object(name, "tokenizer", &o, true))
-	{
-		check_owner(&o, name);
-		tfm_check_local(o.kind, o.id, action, name);
-	}
-}
+#include "storage/models/models.h"
+#include "storage/roles/roles.h"
 
 static TfmPriv
 priv_arg(FunctionCallInfo fcinfo, int n)
@@ -110,8 +58,8 @@ change(FunctionCallInfo fcinfo, bool grant)
 	TfmObject	o;
 	uint64		changed;
 
-	find_object(name, type, &o, false);
-	check_owner(&o, name);
+	tfm_object_lookup(name, type, &o, false);
+	tfm_check_object_owner(&o, name);
 	tfm_check_local(o.kind, o.id, "change the grants of", name);
 	if (strcmp(o.kind, "alias") == 0 && priv == TFM_PRIV_USE)
 		ereport(ERROR,
@@ -154,8 +102,8 @@ tfm_rename_model(PG_FUNCTION_ARGS)
 	char	   *new_name = tfm_text_arg(fcinfo, 1, "new_name");
 
 	tfm_check_model_from("rename", name, new_name);
-	find_object(name, "model", &o, false);
-	check_owner(&o, name);
+	tfm_object_lookup(name, "model", &o, false);
+	tfm_check_object_owner(&o, name);
 	tfm_check_local(o.kind, o.id, "rename", name);
 	tfm_model_rename(name, new_name);
 	tfm_cache_forget(name);

@@ -27,6 +27,7 @@
 #include "sql/args.h"
 #include "runtime/cache/shared_weights.h"
 #include "runtime/cache/model_cache.h"
+#include "storage/roles/roles.h"
 
 /* a role by name, or by the OID of one that no longer exists (superuser) */
 static Oid

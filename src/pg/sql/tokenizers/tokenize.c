@@ -17,6 +17,8 @@
 #include "runtime/rows.h"
 #include "sql/args.h"
 #include "runtime/cache/tokenizer_cache.h"
+#include "storage/tokenizers/tokenizers.h"
+#include "storage/roles/roles.h"
 
 PG_FUNCTION_INFO_V1(tfm_tokenizer_import);
 Datum

@@ -21,7 +21,7 @@
 #include "utils/snapmgr.h"
 
 #include "tfm/tokenizer.h"
-#include "storage/storage.h"
+#include "storage/tokenizers/tokenizers.h"
 #include "sql/tokenizers/tokenizer_agg.h"
 
 typedef struct TokAgg

@@ -10,6 +10,7 @@
 #include "runtime/train/evaluate.h"
 #include "runtime/runtime.h"
 #include "runtime/cache/model_cache.h"
+#include "storage/models/models.h"
 
 PG_FUNCTION_INFO_V1(tfm_evaluate);
 Datum

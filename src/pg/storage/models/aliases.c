@@ -13,6 +13,7 @@
 #include "utils/builtins.h"
 
 #include "storage/storage.h"
+#include "storage/models/models.h"
 
 /* is there a row of this name in a catalog table (tfm.models, tfm.aliases)? */
 bool

@@ -23,6 +23,7 @@
 
 #include "tfm/truncate.h"
 #include "storage/storage.h"
+#include "storage/models/models.h"
 
 static const char *task_names[] = {"classify", "lm", "seq2seq"};
 
@@ -590,4 +591,21 @@ tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps)
 	row->version = version;
 	row->steps += add_steps;
 	return version;
+}
+
+void
+tfm_check_model_privilege(const TfmModelRow *row, TfmPriv priv)
+{
+	if (tfm_acl_allows(&row->acl, priv, GetUserId()))
+		return;
+	if (priv == TFM_PRIV_OWNER)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of model \"%s\"", row->name)));
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied for model \"%s\": %s privilege required", row->name,
+					tfm_priv_name(priv)),
+			 errhint("The owner of the model can grant it with tfm_grant('%s', role, '%s').",
+					 row->name, tfm_priv_name(priv))));
 }

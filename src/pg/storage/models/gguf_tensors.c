@@ -13,6 +13,7 @@
 #include "utils/builtins.h"
 
 #include "storage/storage.h"
+#include "storage/models/models.h"
 
 void
 tfm_gguf_tensors_store(int32 model_id, int64 version, const TfmGgufTensorRow *rows, int n)

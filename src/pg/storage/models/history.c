@@ -13,6 +13,7 @@
 #include "utils/timestamp.h"
 
 #include "storage/storage.h"
+#include "storage/models/models.h"
 
 void
 tfm_history_add(const TfmHistoryRow *h)

@@ -11,6 +11,7 @@
 #include "utils/builtins.h"
 
 #include "storage/storage.h"
+#include "storage/models/models.h"
 
 /* id and version of the row SPI_tuptable holds */
 static void

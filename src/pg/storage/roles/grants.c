@@ -1,15 +1,17 @@
 /*
  * grants.c — the rows behind tfm_grant and tfm_revoke (sql/roles/grant.c): a
- * model, tokenizer or alias by name with its owner and grants, and the
- * updates of its acl_use and acl_train.
+ * model, tokenizer or alias by name with its owner and grants, the checks
+ * that the current user owns one, and the updates of its acl_use and
+ * acl_train.
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "storage/storage.h"
+#include "storage/roles/roles.h"
 
 bool
 tfm_object_find(const char *name, const char *type, TfmObject *o)
@@ -67,4 +69,58 @@ tfm_object_acl_change(const TfmObject *o, Oid grantee, TfmPriv priv, bool grant)
 			"WHERE id = $1 AND $2::regrole = ANY (acl_train)";
 	return tfm_spi_exec_owner(psprintf(sql, o->table), 2, types, args, NULL, false, 0,
 							  SPI_OK_UPDATE, psprintf("cannot update %s", o->table));
+}
+
+bool
+tfm_object_lookup(const char *name, const char *type, TfmObject *o, bool missing_ok)
+{
+	bool		found;
+
+	if (type && strcmp(type, "model") != 0 && strcmp(type, "tokenizer") != 0 &&
+		strcmp(type, "alias") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("object_type must be \"model\", \"tokenizer\" or \"alias\", not \"%s\"", type)));
+	tfm_check_name(type ? type : "object", name);
+	found = tfm_object_find(name, type, o);
+	if (!found && !missing_ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 type ? errmsg("%s \"%s\" does not exist", type, name) :
+				 errmsg("no model, tokenizer or alias is called \"%s\"", name)));
+	return found;
+}
+
+void
+tfm_check_object_owner(const TfmObject *o, const char *name)
+{
+	if (!tfm_acl_allows(&o->acl, TFM_PRIV_OWNER, GetUserId()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of %s \"%s\"", o->kind, name)));
+}
+
+/* the current user owns the model or tokenizer (if it exists) and it is this node's */
+static void
+check_owner_here(const char *type, const char *action, const char *name)
+{
+	TfmObject	o;
+
+	if (tfm_object_lookup(name, type, &o, true))
+	{
+		tfm_check_object_owner(&o, name);
+		tfm_check_local(o.kind, o.id, action, name);
+	}
+}
+
+void
+tfm_check_model_owner(const char *action, const char *name)
+{
+	check_owner_here("model", action, name);
+}
+
+void
+tfm_check_tokenizer_owner(const char *action, const char *name)
+{
+	check_owner_here("tokenizer", action, name);
 }

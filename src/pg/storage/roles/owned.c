@@ -10,6 +10,7 @@
 #include "executor/spi.h"
 
 #include "storage/storage.h"
+#include "storage/roles/roles.h"
 
 static uint64
 run(const char *sql, Oid a, Oid b)

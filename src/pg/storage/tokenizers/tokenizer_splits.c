@@ -12,7 +12,7 @@
 #include "utils/jsonb.h"
 
 #include "tfm/tokenizer.h"
-#include "storage/storage.h"
+#include "storage/tokenizers/tokenizers.h"
 
 void
 tfm_tokenizer_splits_json(StringInfo buf, const tfm_tokenizer *t)

@@ -17,6 +17,7 @@
 
 #include "tfm/tokenizer.h"
 #include "storage/storage.h"
+#include "storage/tokenizers/tokenizers.h"
 
 /*
  * read_only: from the aggregate's transition function, which may run in a
