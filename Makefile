@@ -26,8 +26,9 @@ DATA         = $(UPGRADES)
 
 # the core's sources, flags and BLIS, for x86-64 or AArch64 (the compiler's target)
 include src/core/core.mk
-PG_SRCS      = $(wildcard src/pg/*.c src/pg/base/*.c src/pg/storage/*.c src/pg/runtime/*.c src/pg/runtime/*/*.c \
-               src/pg/import/*.c src/pg/sql/*.c)
+# the PostgreSQL layer: each folder and its rooms (sql/jobs/, storage/models/, runtime/cache/, ...)
+PG_SRCS      = $(wildcard src/pg/*.c src/pg/base/*.c src/pg/storage/*.c src/pg/storage/*/*.c \
+               src/pg/runtime/*.c src/pg/runtime/*/*.c src/pg/import/*.c src/pg/sql/*.c src/pg/sql/*/*.c)
 OBJS         = $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 
 # pg_regress tests: test/regress/sql/<name>.sql with test/regress/expected/<name>.out

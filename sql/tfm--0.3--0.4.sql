@@ -208,7 +208,7 @@ $$;
 -- ---------------------------------------------------------------------------
 -- jobs: a source table's rows turned into a destination table of model
 -- outputs, keyed by the source's primary key, and kept current by triggers
--- that enqueue keys (src/pg/sql/job.c, src/pg/storage/jobs.c).  Keys are
+-- that enqueue keys (src/pg/sql/jobs/job.c, src/pg/storage/jobs/jobs.c).  Keys are
 -- kept as text[] (each key column's text form, in key order); a queue row
 -- with a NULL key records a TRUNCATE of the source.
 
@@ -438,7 +438,7 @@ COMMENT ON PROCEDURE tfm_fit IS
   'train like tfm_train, committing a checkpoint every epoch and every checkpoint_every; resume => true continues an interrupted run';
 
 -- texts longer than a model's window, embedded in token windows (what an
--- embedding job with chunk_tokens stores: src/pg/sql/embed_chunks.c)
+-- embedding job with chunk_tokens stores: src/pg/sql/infer/embed_chunks.c)
 CREATE FUNCTION tfm_embed_chunks(model text, inputs text[], chunk_tokens integer,
                                  chunk_overlap integer DEFAULT 0,
                                  OUT ord integer, OUT chunk integer, OUT chunk_start integer,
@@ -504,7 +504,7 @@ COMMENT ON FUNCTION tfm_create_model IS
 -- GGUF (llama.cpp's files): a llama or gpt2 GGUF file becomes a tfm model,
 -- its tokenizer stored under the model's name; F32, F16, BF16, Q8_0,
 -- Q4_0, Q4_K and Q6_K tensors, all converted to float32 at import
--- (src/pg/import/gguf.c)
+-- (src/pg/import/gguf_import.c)
 
 CREATE FUNCTION tfm_import_gguf(name text, gguf bytea, tokenizer boolean DEFAULT true,
                                 OUT model text, OUT model_task text, OUT parameters bigint)
@@ -522,7 +522,7 @@ COMMENT ON FUNCTION tfm_import_gguf_file(text, text, boolean) IS
 -- ---------------------------------------------------------------------------
 -- chat: a conversation through the model's chat template (tokenizer_config.json's
 -- Jinja, kept with the tokenizer in tfm.tokenizers.options->'chat'), then
--- generation until a stop id of the model (src/pg/sql/chat.c)
+-- generation until a stop id of the model (src/pg/sql/infer/chat.c)
 
 CREATE FUNCTION tfm_chat(model text, messages jsonb, max_tokens integer DEFAULT 200,
                          temperature real DEFAULT 1.0, top_k integer DEFAULT 0,
@@ -572,7 +572,7 @@ COMMENT ON COLUMN tfm.tokenizers.model_data IS
   'unigram tokenizers: scores, piece types, normalizer, pre-tokenizer and decoder (a byte image read by the core); NULL otherwise';
 
 -- ---------------------------------------------------------------------------
--- What a GGUF import did with each tensor of the file (src/pg/import/gguf.c):
+-- What a GGUF import did with each tensor of the file (src/pg/import/gguf_import.c):
 -- every tensor is converted to float32 into tfm.tensors (the weights of
 -- fp32, bf16, int8 and training); a Q4_0 tensor whose rows are columns of a
 -- matrix int4 packs also keeps the file's blocks as they are, and int4

@@ -28,7 +28,7 @@ GRANT SELECT (id, name, owner, source, key_columns, key_types, input, model, tas
     ON tfm.job_defs TO PUBLIC;
 
 -- outputs by model version, counted by reading the destination's rows in
--- C (src/pg/sql/job_versions.c): reading tfm.jobs runs no code of another
+-- C (src/pg/sql/jobs/job_versions.c): reading tfm.jobs runs no code of another
 -- role, and waits for no other session's lock
 CREATE OR REPLACE FUNCTION tfm.job_versions(job_id integer) RETURNS jsonb
 AS 'MODULE_PATHNAME', 'tfm_job_versions' LANGUAGE C STABLE STRICT PARALLEL UNSAFE;

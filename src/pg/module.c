@@ -1,7 +1,7 @@
 /*
  * module.c — tfm's entry point: _PG_init defines the settings
  * (runtime/settings.c) and installs the ExecutorFinish hook that stores
- * tokenizers trained by the aggregate (sql/tokenizer_agg.c); when loaded
+ * tokenizers trained by the aggregate (sql/tokenizers/tokenizer_agg.c); when loaded
  * by shared_preload_libraries, it sets up the background job workers
  * (runtime/jobs/job_slots.c, job_launcher.c, job_worker.c), which run the
  * jobs' run loop (runtime/jobs/job_run.c).
@@ -13,7 +13,7 @@
 
 #include "runtime/runtime.h"
 #include "runtime/jobs/job_worker.h"
-#include "sql/tokenizer_agg.h"
+#include "sql/tokenizers/tokenizer_agg.h"
 
 PG_MODULE_MAGIC;
 

@@ -17,7 +17,6 @@
 /* ---- allocation and errors (tok_util.c) ---------------------------------- */
 void *tfm_tok_alloc(size_t n);
 void *tfm_tok_calloc(size_t n, size_t size);          /* zeroed, overflow-checked */
-void *tfm_tok_realloc(void *p, size_t n);             /* p may be NULL */
 void  tfm_tok_dealloc(void *p);                       /* p may be NULL */
 
 int   tfm_tok_oom(tfm_status *err);

@@ -27,14 +27,6 @@ tfm_tok_calloc(size_t n, size_t size)
 	return p;
 }
 
-void *
-tfm_tok_realloc(void *p, size_t n)
-{
-	if (!p)
-		return tfm_tok_alloc(n);
-	return realloc(p, n ? n : 1);
-}
-
 void
 tfm_tok_dealloc(void *p)
 {

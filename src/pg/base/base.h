@@ -9,7 +9,6 @@
 #include "postgres.h"
 
 #include "tfm/model.h"
-#include "tfm/precision.h"
 #include "tfm/status.h"
 #include "tfm/tokenizer.h"
 
@@ -63,7 +62,5 @@ void		tfm_raise_code(int code, const char *fmt,...) pg_attribute_printf(2, 3) pg
 void		tfm_check_pass(int rc, const char *model);
 /* a loss (tfm_model_loss_backward) whose *count is -1: a target outside the vocabulary */
 double		tfm_check_loss(double sum, const int *count, const char *model);
-/* pack m for p, stopped by a cancel (raised); 0, or -1 without the memory */
-int			tfm_pack_model(tfm_model *m, tfm_precision p);
 
 #endif							/* TFM_PG_BASE_H */

@@ -115,20 +115,3 @@ tfm_check_loss(double sum, const int *count, const char *model)
 					   "a target token id is outside the model's vocabulary", model);
 	return sum;
 }
-
-/*
- * Pack m for p; a cancel or statement_timeout stops the packing (the model
- * stays at fp32) and is raised here.  0, or -1 without the memory.
- */
-int
-tfm_pack_model(tfm_model *m, tfm_precision p)
-{
-	for (;;)
-	{
-		int			rc = tfm_model_set_precision_polled(m, p, tfm_interrupt_pending, NULL);
-
-		if (rc != TFM_ECANCELED)
-			return rc;
-		CHECK_FOR_INTERRUPTS();
-	}
-}

@@ -1,7 +1,7 @@
 /*
  * chat_config.c — what tfm keeps for chat from a checkpoint's
  * tokenizer_config.json and generation_config.json, stored with the
- * model's tokenizer (storage/tokenizer_chat.c):
+ * model's tokenizer (storage/tokenizers/tokenizer_chat.c):
  *   template   "chat_template": a string, or the entry named "default" of
  *              a list of {name, template}; parsed now (src/core/chat), so a
  *              template outside tfm's Jinja subset is refused at import
@@ -25,9 +25,10 @@
 #include "utils/jsonb.h"
 
 #include "import/hf_files.h"
+#include "import/json_fields.h"
 #include "tfm/chat_template.h"
 #include "runtime/infer/chat_prompt.h"
-#include "storage/storage.h"
+#include "storage/tokenizers/tokenizers.h"
 
 #define MAX_SPECIALS 4096
 #define MAX_STOP_IDS 64

@@ -14,32 +14,7 @@
 #include "utils/numeric.h"
 
 #include "import/hf_files.h"
-
-JsonbValue *
-tfm_jget(JsonbContainer *c, const char *key, JsonbValue *buf)
-{
-	JsonbValue *v = getKeyJsonValueFromContainer(c, key, strlen(key), buf);
-
-	return v;
-}
-
-const char *
-tfm_jtype(const JsonbValue *v)
-{
-	switch (v->type)
-	{
-		case jbvNull:
-			return "null";
-		case jbvString:
-			return "a string";
-		case jbvNumeric:
-			return "a number";
-		case jbvBool:
-			return "a boolean";
-		default:
-			return "an array or object";
-	}
-}
+#include "import/json_fields.h"
 
 static void
 bad_field(const char *key, const char *want, const JsonbValue *v)

@@ -1,8 +1,8 @@
 /*
  * hf_files.h — a Hugging Face checkpoint's files, read for tfm_import: the
- * import as a whole (model.c), the parsing of config.json (config.c) and
- * tokenizer.json (tokenizer.c, spiece.c), and the weights' sources
- * (weights.c), for the SQL entry points in sql/import.c.
+ * import as a whole (model_import.c), the parsing of config.json (config.c) and
+ * tokenizer.json (tokenizer_import.c, spiece.c), and the weights' sources
+ * (weights.c), for the SQL entry points in sql/models/import.c.
  */
 #ifndef TFM_IMPORT_H
 #define TFM_IMPORT_H
@@ -38,7 +38,7 @@ void		tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out);
  */
 void		tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab,
 									int32 *special_ids);
-/* tokenizer.json's checks, shared by tokenizer.c and spiece.c: errors 22023
+/* tokenizer.json's checks, shared by tokenizer_import.c and spiece.c: errors 22023
  * "tokenizer.json is malformed: what"; a number as an integer 0..max; the
  * id of a model.vocab piece (-1 if none) */
 void		tfm_hf_malformed(const char *what) pg_attribute_noreturn();
@@ -155,7 +155,7 @@ int64		tfm_hf_import_marian(const char *name, Jsonb *config, TfmWeightSource *sr
 void		tfm_hf_store_generation(const char *name, Jsonb *generation_config, Jsonb *config);
 
 /*
- * How an import gets its weights and tokenizer (model.c runs them in
+ * How an import gets its weights and tokenizer (model_import.c runs them in
  * order: checks, the model built, load, tokenizer stored and its specials
  * checked, the model stored): a Hugging Face checkpoint's, a GGUF file's.
  */
@@ -177,14 +177,10 @@ typedef struct TfmImportSteps
 int64		tfm_hf_import_built(const char *name, TfmHfConfig *hc, const TfmImportSteps *steps,
 								tfm_task *imported_task);
 
-/* a llama GGUF file (gguf.c): a bytea's bytes, or a server file */
+/* a llama GGUF file (gguf_import.c): a bytea's bytes, or a server file */
 int64		tfm_gguf_import_bytes(const char *name, const uint8 *data, uint64 size, bool tokenizer,
 								  tfm_task *imported_task);
 int64		tfm_gguf_import_file(const char *name, const char *path, bool tokenizer,
 								 tfm_task *imported_task);
-
-/* small jsonb helpers (config.c) */
-JsonbValue *tfm_jget(JsonbContainer *c, const char *key, JsonbValue *buf);
-const char *tfm_jtype(const JsonbValue *v);
 
 #endif							/* TFM_IMPORT_H */

@@ -38,7 +38,7 @@
 #include "utils/jsonb.h"
 
 #include "import/hf_files.h"
-#include "storage/storage.h"
+#include "storage/tokenizers/tokenizers.h"
 #include "tfm/tokenizer.h"
 
 #define SP "\xE2\x96\x81"		/* U+2581 ▁ */

@@ -18,7 +18,8 @@
 #include "utils/numeric.h"
 
 #include "import/hf_files.h"
-#include "storage/storage.h"
+#include "import/json_fields.h"
+#include "storage/tokenizers/tokenizers.h"
 #include "runtime/rows.h"
 #include "tfm/tokenizer.h"
 

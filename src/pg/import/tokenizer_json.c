@@ -1,6 +1,6 @@
 /*
  * tokenizer_json.c — readers of a tokenizer.json's model section shared by
- * the byte-level BPE / WordPiece import (tokenizer.c) and the
+ * the byte-level BPE / WordPiece import (tokenizer_import.c) and the
  * SentencePiece-style one (spiece.c): the malformed-file error, integer
  * values, model.vocab and its ids, model.merges as id pairs.
  */
@@ -14,6 +14,7 @@
 #include "utils/numeric.h"
 
 #include "import/hf_files.h"
+#include "import/json_fields.h"
 #include "tfm/tokenizer.h"
 #include "runtime/rows.h"
 

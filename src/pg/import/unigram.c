@@ -37,8 +37,9 @@
 #include "utils/numeric.h"
 
 #include "import/hf_files.h"
+#include "import/json_fields.h"
 #include "runtime/rows.h"
-#include "storage/storage.h"
+#include "storage/tokenizers/tokenizers.h"
 #include "tfm/tokenizer.h"
 
 #define SP "\xE2\x96\x81"		/* U+2581 ▁ */

@@ -19,6 +19,7 @@
 #include "utils/guc.h"
 
 #include "tfm/blas.h"
+#include "tfm/precision.h"
 #include "runtime/runtime.h"
 
 size_t

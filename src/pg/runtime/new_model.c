@@ -10,6 +10,7 @@
 #include "runtime/runtime.h"
 #include "runtime/new_model.h"
 #include "runtime/cache/tokenizer_cache.h"
+#include "storage/models/models.h"
 
 /* a config's JSON object with one more member */
 static char *

@@ -7,7 +7,7 @@
 
 #include "postgres.h"
 
-#include "storage/storage.h"
+#include "storage/models/models.h"
 
 /* a new model of config c for model name, guarded, initialised from seed */
 tfm_model  *tfm_model_new(const tfm_config *c, const char *name, uint64 seed);

@@ -15,6 +15,7 @@
 #include "runtime/runtime.h"
 #include "runtime/rows.h"
 #include "runtime/cache/tokenizer_cache.h"
+#include "storage/models/models.h"
 
 void
 tfm_model_specials(const TfmModelRow *row, TfmSpecials *sp)

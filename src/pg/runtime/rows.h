@@ -9,6 +9,7 @@
 
 #include "tfm/tokenizer.h"
 #include "runtime/cache/tokenizer_cache.h"
+#include "storage/models/models.h"
 
 
 /* a model's specials, checked with tfm_check_specials */

@@ -16,10 +16,6 @@
 		 errmsg("%s must not be NULL", what))); } while (0)
 
 char	   *tfm_text_arg(FunctionCallInfo fcinfo, int n, const char *what);
-/* generation's options from arguments 2..7: max_tokens, temperature, top_k,
- * top_p, seed, stop (tfm_generate's and tfm_chat's; sql/generate.c) */
-struct GenOpts;
-void		tfm_generate_options(FunctionCallInfo fcinfo, struct GenOpts *o);
 /* a text[] argument: not NULL, one-dimensional, NULL elements refused unless allowed */
 int			tfm_text_array_arg(FunctionCallInfo fcinfo, int n, const char *what,
 							   bool allow_nulls, Datum **elems, bool **nulls);

@@ -15,6 +15,7 @@
 #include "sql/args.h"
 #include "runtime/cache/inference_precision.h"
 #include "runtime/cache/model_cache.h"
+#include "storage/models/models.h"
 
 PG_FUNCTION_INFO_V1(tfm_info);
 Datum

@@ -169,23 +169,6 @@ tfm_acl_allows(const TfmAcl *acl, TfmPriv priv, Oid role)
 	return priv == TFM_PRIV_USE && role_in(role, acl->use, acl->n_use);
 }
 
-void
-tfm_check_model_privilege(const TfmModelRow *row, TfmPriv priv)
-{
-	if (tfm_acl_allows(&row->acl, priv, GetUserId()))
-		return;
-	if (priv == TFM_PRIV_OWNER)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be owner of model \"%s\"", row->name)));
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("permission denied for model \"%s\": %s privilege required", row->name,
-					tfm_priv_name(priv)),
-			 errhint("The owner of the model can grant it with tfm_grant('%s', role, '%s').",
-					 row->name, tfm_priv_name(priv))));
-}
-
 /* a regrole[] datum into a palloc'd array of oids */
 int
 tfm_oid_array(Datum d, Oid **out)

@@ -1,6 +1,6 @@
 /*
  * gguf_kept.c — a model imported from a GGUF file gets the Q4_0 blocks the
- * import kept (tfm.gguf_tensors, storage/gguf_tensors.c) when it is
+ * import kept (tfm.gguf_tensors, storage/models/gguf_tensors.c) when it is
  * loaded, for the version imported only (training makes new weights they
  * no longer describe): int4 packing then takes those columns' blocks as
  * the file has them (tfm_model_keep_int4) instead of requantizing their
@@ -11,7 +11,7 @@
 #include "tfm/gguf.h"
 #include "tfm/precision.h"
 #include "runtime/runtime.h"
-#include "storage/storage.h"
+#include "storage/models/models.h"
 #include "runtime/cache/gguf_kept.h"
 
 void

@@ -7,7 +7,7 @@
 
 #include "postgres.h"
 
-#include "storage/storage.h"
+#include "storage/models/models.h"
 
 /* the GGUF blocks kept for the row's version given to m for int4 (none: nothing) */
 void		tfm_attach_kept(tfm_model *m, const TfmModelRow *row);

@@ -1,7 +1,7 @@
 /*
  * inference_precision.c — which precision inference runs at: the setting
  * tfm.precision (auto, fp32, bf16, int8, int4), a model's own default
- * (tfm_set_precision in sql/precision.c, kept in its config as
+ * (tfm_set_precision in sql/models/set_precision.c, kept in its config as
  * "precision"), and what this CPU runs fast.
  *
  *   auto   bf16 where the CPU has AVX512_BF16 (vdpbf16ps), else fp32;
@@ -27,6 +27,7 @@
 #include "runtime/runtime.h"
 #include "runtime/cache/inference_precision.h"
 #include "runtime/cache/shared_weights.h"
+#include "storage/models/models.h"
 
 /* what auto means on this CPU, and why */
 static tfm_precision

@@ -8,7 +8,7 @@
 
 #include "postgres.h"
 
-#include "storage/storage.h"
+#include "storage/models/models.h"
 
 /* pack (or unpack) a model for the precision its inference uses now */
 void		tfm_apply_precision(tfm_model *m, const TfmModelRow *row);

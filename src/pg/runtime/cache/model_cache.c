@@ -22,6 +22,7 @@
 #include "runtime/cache/shared_weights.h"
 #include "runtime/cache/model_cache.h"
 #include "runtime/cache/gguf_kept.h"
+#include "storage/models/models.h"
 
 #define TFM_CACHE_MAX 8
 

@@ -7,7 +7,7 @@
 
 #include "postgres.h"
 
-#include "storage/storage.h"
+#include "storage/models/models.h"
 
 /*
  * The model named name, loaded once per backend and version.  The returned

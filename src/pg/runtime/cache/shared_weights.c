@@ -25,7 +25,8 @@
  * shared the same way: the first session that packs a mapped model at a
  * precision writes the packed block to <file>_bf16 or <file>_int8 (their
  * layout depends only on the configuration), and the others lay their
- * copies over a mapping of it without packing.
+ * copies over a mapping of it without packing; a session that cannot share
+ * them packs its own (tfm_pack_model, stopped by a cancel).
  *
  * Models mapped this way are read-only: training takes a private copy
  * (model_cache.c).
@@ -44,8 +45,10 @@
 #include "catalog/namespace.h"
 
 #include "tfm/lowp.h"
+#include "tfm/precision.h"
 #include "runtime/runtime.h"
 #include "runtime/cache/shared_weights.h"
+#include "storage/models/models.h"
 
 #define SW_DIR      "base/pgsql_tmp"
 #define SW_PREFIX   "pgsql_tmp_tfm_"
@@ -425,4 +428,21 @@ tfm_shared_precision(tfm_model *m, const TfmModelRow *row, tfm_precision p)
 	}
 	PG_END_TRY();
 	return done;
+}
+
+/*
+ * Pack m for p; a cancel or statement_timeout stops the packing (the model
+ * stays at fp32) and is raised here.  0, or -1 without the memory.
+ */
+int
+tfm_pack_model(tfm_model *m, tfm_precision p)
+{
+	for (;;)
+	{
+		int			rc = tfm_model_set_precision_polled(m, p, tfm_interrupt_pending, NULL);
+
+		if (rc != TFM_ECANCELED)
+			return rc;
+		CHECK_FOR_INTERRUPTS();
+	}
 }

@@ -20,6 +20,7 @@
 #include "runtime/cache/lru.h"
 #include "runtime/cache/tokenizer_cache.h"
 #include "runtime/runtime.h"
+#include "storage/tokenizers/tokenizers.h"
 
 #define TFM_TOK_CACHE_MAX 8
 

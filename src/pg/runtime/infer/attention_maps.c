@@ -11,6 +11,7 @@
 #include "runtime/runtime.h"
 #include "runtime/rows.h"
 #include "runtime/cache/tokenizer_cache.h"
+#include "storage/models/models.h"
 
 int32 *
 tfm_attention_self_pass(tfm_model *m, const TfmModelRow *row, const TfmSpecials *sp,

@@ -1,6 +1,6 @@
 /*
  * chat_prompt.c — a conversation made a language model's prompt, for tfm_chat and
- * tfm_chat_prompt (sql/chat.c): the messages checked (a non-empty array of
+ * tfm_chat_prompt (sql/infer/chat.c): the messages checked (a non-empty array of
  * {"role": "system" | "user" | "assistant", "content": text}, nothing
  * else), the model's chat template (src/core/chat) rendered with its bos
  * and eos texts, and the prompt cut at the added tokens' texts (each its
@@ -25,7 +25,8 @@
 
 #include "runtime/infer/chat_prompt.h"
 #include "runtime/runtime.h"
-#include "storage/storage.h"
+#include "storage/models/models.h"
+#include "storage/tokenizers/tokenizers.h"
 #include "runtime/cache/tokenizer_cache.h"
 
 static const char *const roles[] = {"system", "user", "assistant"};

@@ -12,6 +12,7 @@
 
 #include "tfm/chat_template.h"
 #include "runtime/rows.h"
+#include "storage/models/models.h"
 
 #define TFM_CHAT_MAX_MESSAGES 10000
 

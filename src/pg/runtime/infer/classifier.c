@@ -13,6 +13,7 @@
 #include "runtime/rows.h"
 #include "runtime/cache/tokenizer_cache.h"
 #include "runtime/cache/model_cache.h"
+#include "storage/models/models.h"
 
 /*
  * Rows per batched forward pass: up to TFM_INFER_BATCH (args.h), and no

@@ -13,10 +13,12 @@
 #include "tfm/blas.h"
 #include "tfm/decode.h"
 #include "tfm/generate.h"
+#include "tfm/precision.h"
 #include "runtime/infer/infer.h"
 #include "runtime/runtime.h"
 #include "runtime/rows.h"
 #include "runtime/cache/tokenizer_cache.h"
+#include "storage/models/models.h"
 
 /*
  * A prompt's ids (text, or int[] taken as given): the last max_len tokens,

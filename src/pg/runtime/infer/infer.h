@@ -11,6 +11,7 @@
 #include "tfm/beam.h"
 #include "runtime/rows.h"
 #include "runtime/cache/tokenizer_cache.h"
+#include "storage/models/models.h"
 
 /* rows per batched pass or decode (the text[] forms' rules: sql/args.h) */
 #define TFM_INFER_BATCH 64

@@ -10,11 +10,13 @@
 #include "utils/builtins.h"
 
 #include "tfm/blas.h"
+#include "tfm/precision.h"
 #include "runtime/infer/infer.h"
 #include "runtime/runtime.h"
 #include "runtime/rows.h"
 #include "runtime/cache/tokenizer_cache.h"
 #include "runtime/cache/model_cache.h"
+#include "storage/models/models.h"
 
 tfm_model *
 tfm_get_s2s(const char *name, const TfmModelRow **rowp)

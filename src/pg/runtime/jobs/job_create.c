@@ -1,10 +1,10 @@
 /*
  * job_create.c — a new job (tfm_job_make, job_create.h; tfm_job_create in
- * sql/job.c reads the arguments): the checks of its name, task, source,
+ * sql/jobs/job.c reads the arguments): the checks of its name, task, source,
  * model, options and input expression, then the destination (the source's
  * primary-key columns, with chunk, chunk_start, chunk_end for an embedding
  * job that chunks, output, model_version, updated_at; owned by the job's
- * owner, who is the creator), two triggers on the source (sql/job_trigger.c:
+ * owner, who is the creator), two triggers on the source (sql/jobs/job_trigger.c:
  * each changed row's key, and TRUNCATE, into tfm.job_queue; an UPDATE only
  * when it sets a column the input reads or a key column, found by
  * PostgreSQL's analysis of the input: update_columns) and every existing
@@ -43,7 +43,8 @@
 #include "runtime/jobs/job_create.h"
 #include "runtime/jobs/job_run.h"
 #include "runtime/jobs/job_worker.h"
-#include "storage/jobs.h"
+#include "storage/jobs/jobs.h"
+#include "storage/models/models.h"
 
 /* ---- tfm_job_create ------------------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /*
- * job_create.h — a new job (job_create.c): what tfm_job_create (sql/job.c)
+ * job_create.h — a new job (job_create.c): what tfm_job_create (sql/jobs/job.c)
  * does once it has read its arguments.
  */
 #ifndef TFM_PG_RUNTIME_JOB_CREATE_H
@@ -7,10 +7,10 @@
 
 #include "postgres.h"
 
-#include "storage/storage.h"
+#include "storage/models/models.h"
 #include "utils/jsonb.h"
 
-/* checks chunk_tokens / chunk_overlap against the model (tfm_check_chunking, sql/embed_chunks.h) */
+/* checks chunk_tokens / chunk_overlap against the model (tfm_check_chunking, sql/infer/embed_chunks.h) */
 typedef void (*TfmChunkingCheck) (const TfmModelRow *row, int chunk_tokens, int chunk_overlap);
 
 /*

@@ -1,7 +1,7 @@
 /*
  * job_run.c — a job's run: its queue drained in batches, one transaction
  * each, through statements prepared once per run (tfm_job_run_batches,
- * job_run.h): claim keys (storage/jobs.c: FOR UPDATE SKIP LOCKED, then
+ * job_run.h): claim keys (storage/jobs/jobs.c: FOR UPDATE SKIP LOCKED, then
  * each key's advisory lock), read the source rows and evaluate the input
  * expression, call the task's text[] function once for the batch inside an
  * INSERT ... ON CONFLICT into the destination (one output per key, or per
@@ -9,7 +9,7 @@
  * last deleted in the same statement), delete the outputs of rows that are
  * gone, record failures in tfm.job_errors, COMMIT.  A cancel rolls back the
  * batch in flight only: its keys are back in the queue.  CALL tfm_job_run
- * (sql/job.c) and tfm's background workers (job_worker.c) run it.
+ * (sql/jobs/job.c) and tfm's background workers (job_worker.c) run it.
  *
  * Rights: everything that reads the source, evaluates the input or calls
  * the model runs as the job's owner (SetUserIdAndSecContext, as a
@@ -49,7 +49,8 @@
 #include "tfm/limits.h"
 #include "runtime/jobs/job_run.h"
 #include "runtime/runtime.h"
-#include "storage/jobs.h"
+#include "storage/jobs/jobs.h"
+#include "storage/models/models.h"
 
 
 /* ---- SQL fragments -------------------------------------------------------- */
@@ -279,7 +280,7 @@ tfm_job_owner_end(TfmJobAs *s)
  * text column per key column): the query runs as the job's owner (its
  * code, a view's or a policy's, never runs with tfm's rights), through a
  * cursor, and each chunk of keys goes into the queue as the owner of schema
- * tfm (storage/jobs.c).  Returns the keys queued.
+ * tfm (storage/jobs/jobs.c).  Returns the keys queued.
  */
 static int64
 enqueue_from(const TfmJob *j, const char *sql, int nargs, Oid *types, Datum *args, bool skip_queued)
@@ -717,7 +718,7 @@ commit(volatile bool *pushed)
 }
 
 /*
- * The run loop (see job_run.h): CALL tfm_job_run (sql/job.c) and tfm's
+ * The run loop (see job_run.h): CALL tfm_job_run (sql/jobs/job.c) and tfm's
  * background workers (job_worker.c).
  */
 void

@@ -1,8 +1,8 @@
 /*
  * job_run.h — running a job's batches (job_run.c): the run loop behind
- * CALL tfm_job_run (sql/job.c) and tfm's background workers
+ * CALL tfm_job_run (sql/jobs/job.c) and tfm's background workers
  * (job_worker.c), and the pieces of it that creating a job (job_create.c)
- * and pausing or dropping one (sql/job.c) share: the job's tables as SQL,
+ * and pausing or dropping one (sql/jobs/job.c) share: the job's tables as SQL,
  * the statements a batch runs, running as the job's owner.
  */
 #ifndef TFM_PG_RUNTIME_JOB_RUN_H
@@ -11,7 +11,7 @@
 #include "postgres.h"
 
 #include "runtime/jobs/job_worker.h"
-#include "storage/jobs.h"
+#include "storage/jobs/jobs.h"
 
 /*
  * Runs up to max_batches batches (-1: until the queue is empty) of the job

@@ -37,7 +37,7 @@
 
 #include "runtime/jobs/job_run.h"
 #include "runtime/jobs/job_slots.h"
-#include "storage/job_list.h"
+#include "storage/jobs/job_list.h"
 
 #define WORKER_BATCHES	16		/* batches of one job before the next job's turn */
 #define MAX_BACKOFF		(300 * 1000)	/* ms: the longest pause after a job's errors */

@@ -17,7 +17,7 @@
  * The row exists from a run's first checkpoint until it finishes: a row is
  * an interrupted (or still running) run.  Floats are stored bit for bit.
  * This file makes and reads the state record and checks a resume; the rows
- * are read and written by storage/checkpoints.c.
+ * are read and written by storage/models/checkpoints.c.
  *
  * State layout (network byte order, pq_send*), version 4 (version 1, read
  * too, lacks the precision: its runs are fp32; versions 1 and 2 lack the
@@ -59,7 +59,8 @@
 
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/train_plan.h"
-#include "storage/checkpoints.h"
+#include "storage/models/checkpoints.h"
+#include "storage/models/models.h"
 
 #define TFM_CHECKPOINT_MAGIC 0x54464D43	/* 'TFMC' */
 

@@ -1,11 +1,12 @@
 /*
  * checkpoint.h — the state of an interrupted tfm_fit run (checkpoint.c),
- * kept in tfm.checkpoints and tfm.checkpoint_tensors (storage/checkpoints.c).
+ * kept in tfm.checkpoints and tfm.checkpoint_tensors (storage/models/checkpoints.c).
  */
 #ifndef TFM_CHECKPOINT_H
 #define TFM_CHECKPOINT_H
 
 #include "runtime/train/train_run.h"
+#include "storage/models/models.h"
 
 /* bump when the state's layout changes; read_state reads the older ones too */
 #define TFM_CHECKPOINT_VERSION 4

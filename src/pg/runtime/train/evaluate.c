@@ -1,5 +1,5 @@
 /*
- * evaluate.c — what tfm_evaluate(model, query) measures (sql/evaluate.c):
+ * evaluate.c — what tfm_evaluate(model, query) measures (sql/train/evaluate_query.c):
  * a model's quality on a query's rows, streamed through a cursor in
  * bounded chunks.
  *
@@ -41,6 +41,7 @@
 #include "runtime/runtime.h"
 #include "runtime/rows.h"
 #include "runtime/cache/tokenizer_cache.h"
+#include "storage/models/models.h"
 
 static void
 json_string(StringInfo s, const char *str)

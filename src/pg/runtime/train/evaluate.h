@@ -8,6 +8,7 @@
 #include "postgres.h"
 
 #include "runtime/runtime.h"
+#include "storage/models/models.h"
 
 /* tfm_evaluate's result columns */
 enum

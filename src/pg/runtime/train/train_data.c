@@ -23,6 +23,7 @@
 #include "runtime/runtime.h"
 #include "runtime/rows.h"
 #include "runtime/cache/tokenizer_cache.h"
+#include "storage/models/models.h"
 
 void
 tfm_reader_init(TfmReader *r, const TfmModelRow *row, const char *query)

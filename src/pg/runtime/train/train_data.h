@@ -15,6 +15,7 @@
 #include "runtime/runtime.h"
 #include "runtime/rows.h"
 #include "runtime/cache/tokenizer_cache.h"
+#include "storage/models/models.h"
 
 /* one training example (ids are palloc'd in the chunk's context) */
 typedef struct TfmExample

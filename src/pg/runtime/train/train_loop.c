@@ -64,6 +64,7 @@
 #include "runtime/train/train_report.h"
 #include "runtime/runtime.h"
 #include "runtime/cache/model_cache.h"
+#include "storage/models/models.h"
 
 /* ---- steps --------------------------------------------------------------- */
 

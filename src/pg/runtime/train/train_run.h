@@ -1,7 +1,7 @@
 /*
  * train_run.h — one training run over a query's rows: its state and the
- * epoch loop (train_loop.c), shared by tfm_train (sql/train.c: the whole run
- * in the statement's transaction) and tfm_fit (sql/fit.c: a procedure that
+ * epoch loop (train_loop.c), shared by tfm_train (sql/train/train_query.c: the whole run
+ * in the statement's transaction) and tfm_fit (sql/train/fit.c: a procedure that
  * commits a checkpoint between chunks, checkpoint.c).  Its arguments are
  * parsed in train_options.c, its plan made in train_plan.c, its progress,
  * rows and saves reported in train_report.c.
@@ -23,6 +23,7 @@
 #include "tfm/train.h"
 #include "runtime/runtime.h"
 #include "runtime/train/train_data.h"
+#include "storage/models/models.h"
 
 #define TFM_VAL_MAX         50000
 #define TFM_VAL_MAX_TOKENS  2000000

@@ -17,6 +17,7 @@
 #include "runtime/runtime.h"
 #include "runtime/rows.h"
 #include "runtime/cache/model_cache.h"
+#include "storage/models/models.h"
 
 /*
  * One aggregate trains one model at a time in a backend: two states over

@@ -13,6 +13,7 @@
 #include "runtime/rows.h"
 #include "runtime/train/train_data.h"
 #include "runtime/cache/tokenizer_cache.h"
+#include "storage/models/models.h"
 
 typedef struct TfmStream
 {

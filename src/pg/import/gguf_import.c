@@ -1,0 +1,316 @@
+/*
+ * gguf_import.c — a llama or gpt2 GGUF file made a tfm model (tfm_import_gguf,
+ * tfm_import_gguf_file): the header parsed strictly by the core
+ * (tfm/gguf.h), its metadata made the config of a Hugging Face Llama or
+ * GPT-2, then the same import as a checkpoint's (import/model_import.c): every tensor read
+ * one at a time, converted to float32 (every GGUF type tfm reads: the
+ * weights of fp32, bf16, int8 and training) and stored through the
+ * architecture's map, and the tokenizer of the metadata ("llama" or
+ * "gpt2") stored under the model's name.  What became of each tensor goes
+ * to tfm.gguf_tensors, with the file's blocks of the Q4_0 tensors that are
+ * int4 matrices' columns (tfm_gguf_kept_place): int4 inference of the
+ * version imported runs those blocks as they are (runtime/cache/gguf_kept.c).
+ *
+ * A bytea is read in place; a server file through its descriptor, the
+ * header first (growing up to TFM_GGUF_MAX_HEADER bytes), then each
+ * tensor's bytes alone: never the whole file in memory.
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "storage/fd.h"
+
+#include "import/hf_files.h"
+#include "runtime/rows.h"
+#include "storage/models/models.h"
+#include "storage/tokenizers/tokenizers.h"
+#include "tfm/gguf.h"
+#include "tfm/tokenizer.h"
+
+/* a server file's header is read in 4 kB first, then 8 times more at a time
+ * (a Llama 2 vocabulary of 32,000 pieces makes a header of about 1 MB) */
+#define TFM_GGUF_FIRST_READ ((uint64) 4096)
+
+typedef struct GgufSource
+{
+	const char *what;			/* for messages: "GGUF file" or "GGUF file \"path\"" */
+	TfmWeightFile file;			/* a bytea's data in memory, or a server file */
+	const uint8 *header;		/* the bytes the header was parsed from */
+	tfm_gguf_file *f;
+	TfmGuard   *f_guard;
+	tfm_hf_params p;
+	TfmGgufTensorRow *rows;		/* what became of each tensor (tfm.gguf_tensors) */
+	int			n_rows;
+} GgufSource;
+
+static void
+free_gguf(void *p)
+{
+	tfm_gguf_free(p);
+}
+
+static void
+free_vocab(void *p)
+{
+	tfm_gguf_vocab_free(p);
+}
+
+/* the header parsed: in place for a bytea, in growing reads for a file */
+static void
+parse_header(GgufSource *s)
+{
+	tfm_status	st = {0};
+	int			rc;
+
+	TfmWeightFile *wf = &s->file;
+
+	if (wf->mem)
+		rc = tfm_gguf_parse(&s->f, wf->mem, wf->size, wf->size, &st);
+	else
+	{
+		uint64		avail = Min(wf->size, TFM_GGUF_FIRST_READ);
+
+		for (;;)
+		{
+			uint8	   *hbuf = palloc_extended(Max(avail, 1), MCXT_ALLOC_HUGE);
+
+			s->header = tfm_file_read(wf, 0, avail, hbuf);
+			rc = tfm_gguf_parse(&s->f, s->header, avail, wf->size, &st);
+			if (rc != TFM_ELIMIT || avail >= wf->size || avail >= TFM_GGUF_MAX_HEADER)
+				break;
+			pfree(hbuf);
+			avail = Min(Min(wf->size, avail * 8), TFM_GGUF_MAX_HEADER);
+		}
+	}
+	tfm_raise(rc, &st, psprintf("invalid %s", s->what));
+	s->f_guard = tfm_guard(free_gguf, s->f);
+}
+
+/*
+ * What became of tensor t (its bytes at src): its Q4_0 blocks kept as the
+ * file has them where they are columns of an int4 matrix of m, converted
+ * to float32 only otherwise (tfm_gguf_kept_place)
+ */
+static void
+record(GgufSource *s, const tfm_model *m, tfm_hf_map *map, const tfm_gguf_tensor *t,
+	   const uint8 *src)
+{
+	TfmGgufTensorRow *r = &s->rows[s->n_rows++];
+	tfm_int4_kept k;
+	int			heads;
+	const char *target = tfm_gguf_target(map, &s->p, t);
+
+	memset(r, 0, sizeof(*r));
+	r->gguf_name = pstrdup(t->name);
+	r->gguf_type = tfm_gguf_type_name(t->type);
+	r->tensor = target ? pstrdup(target) : NULL;
+	if (tfm_gguf_kept_place(&k, &heads, m, map, &s->p, t))
+	{
+		uint8	   *b = palloc_extended(Max(t->bytes, 1), MCXT_ALLOC_HUGE);
+
+		memcpy(b, src, t->bytes);
+		r->kept = true;
+		r->first_column = k.col0;
+		r->columns = k.cols;
+		r->inputs = k.K;
+		r->rope_heads = heads;
+		r->blocks = b;
+		r->bytes = t->bytes;
+	}
+}
+
+static void
+gguf_stored(int32 model_id, int64 version, void *arg)
+{
+	GgufSource *s = arg;
+
+	tfm_gguf_tensors_store(model_id, version, s->rows, s->n_rows);
+}
+
+static void
+gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
+{
+	GgufSource *s = arg;
+	tfm_hf_map *map = tfm_hf_map_create(hc->p.arch, &hc->cfg);
+	TfmGuard   *gm;
+	uint8	   *buf = NULL;
+	const uint8 *src;
+	size_t		cap = 0;
+	char		err[512];
+
+	if (!map)
+		tfm_raise_code(TFM_ENOMEM, "out of memory");
+	gm = tfm_guard((void (*) (void *)) tfm_hf_map_free, map);
+	s->rows = palloc0(sizeof(TfmGgufTensorRow) * Max(s->f->n_tensors, 1));
+	s->n_rows = 0;
+	for (uint64 i = 0; i < s->f->n_tensors; i++)
+	{
+		const tfm_gguf_tensor *t = &s->f->tensors[i];
+		uint64		off = s->f->data_start + t->offset;
+		tfm_status	st = {0};
+
+		CHECK_FOR_INTERRUPTS();
+		if (!s->file.mem && t->bytes > cap)
+		{
+			if (buf)
+				pfree(buf);
+			buf = palloc_extended(t->bytes, MCXT_ALLOC_HUGE);
+			cap = t->bytes;
+		}
+		src = tfm_file_read(&s->file, off, t->bytes, buf);
+		tfm_raise(tfm_gguf_load(m, map, &s->p, t, src, &st), &st,
+				  psprintf("cannot import %s", s->what));
+		record(s, m, map, t, src);
+	}
+	if (tfm_hf_finish(m, map, err, sizeof(err)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot import %s: %s", s->what, err)));
+	if (buf)
+		pfree(buf);
+	tfm_hf_map_free(map);
+	tfm_guard_release(gm);
+}
+
+static void
+gguf_tokenizer(const char *name, const TfmHfConfig *hc, void *arg, int32 *sp)
+{
+	GgufSource *s = arg;
+	tfm_gguf_vocab *v;
+	tfm_status	st = {0};
+	TfmGuard   *g;
+
+	tfm_raise(tfm_gguf_vocab_read(&v, s->f, hc->cfg.vocab, &st), &st,
+			  psprintf("cannot import the tokenizer of %s", s->what));
+	g = tfm_guard(free_vocab, v);
+	if (v->n > hc->cfg.vocab)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the tokenizer of %s has %d tokens, more than the model's %d",
+						s->what, v->n, hc->cfg.vocab)));
+	if (v->kind == TFM_GGUF_TOK_SPM)
+	{
+		(void) tfm_tokenizer_import_spiece(name, v->pieces, v->lens, v->n, v->merge_lr, v->n_merges,
+										   v->unk, v->bos, v->eos, v->add_bos);
+		for (int k = 0; k < TFM_TOK_N_SPECIALS; k++)
+			sp[k] = INT_MAX;	/* as a SentencePiece tokenizer.json's: bos/eos are the config's */
+	}
+	else
+	{
+		/* as a byte-level tokenizer.json's: its bos when it puts one first, its padding */
+		int32_t		specials[TFM_TOK_N_SPECIALS] = {-1, -1, -1, -1, -1, -1};
+
+		specials[TFM_TOK_PAD] = v->pad;
+		specials[TFM_TOK_BOS] = v->add_bos ? v->bos : -1;
+		(void) tfm_tokenizer_import_hf_bpe(name, v->pieces, v->lens, v->literal, v->n, v->merge_lr,
+										   v->n_merges, specials,
+										   v->flags | (v->add_bos ? TFM_TOK_INFO_TEXT_BOS : 0), NULL, 0, sp);
+	}
+	tfm_gguf_vocab_free(v);
+	tfm_guard_release(g);
+}
+
+/* tokenizer.ggml.bos_token_id / eos_token_id: an id of the model, or -1 */
+static int
+special_id(const GgufSource *s, const char *key, int vocab)
+{
+	int64		v = -1;
+	tfm_status	st = {0};
+
+	tfm_raise(tfm_gguf_get_int(&v, s->f, key, false, &st), &st,
+			  psprintf("invalid %s", s->what));
+	if (v >= vocab || v < -1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid %s: %s %lld is not an id of its %d tokens", s->what,
+						key, (long long) v, vocab)));
+	return (int) v;
+}
+
+static int64
+import_source(const char *name, GgufSource *s, bool tokenizer, tfm_task *task)
+{
+	TfmHfConfig hc;
+	TfmImportSteps steps;
+	tfm_status	st = {0};
+	int64		capped;
+	const char *bad;
+
+	parse_header(s);
+	tfm_raise(tfm_gguf_params(&s->p, &capped, s->f, &st), &st,
+			  psprintf("cannot import %s", s->what));
+	if (capped)
+		ereport(NOTICE,
+				(errmsg("the model is limited to %d positions (tfm's limit), not its llama.context_length %lld",
+						TFM_LEN_MAX, (long long) capped)));
+	memset(&hc, 0, sizeof(hc));
+	hc.p = s->p;
+	if ((bad = tfm_hf_config(&hc.cfg, &hc.p)) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot import %s: %s", s->what, bad),
+				 errdetail("The names are config.json's; the file's metadata gave them.")));
+	/* every tensor's name and shape checked before the model is built */
+	{
+		tfm_hf_map *map = tfm_hf_map_create(hc.p.arch, &hc.cfg);
+		int			rc;
+
+		if (!map)
+			tfm_raise_code(TFM_ENOMEM, "out of memory");
+		rc = tfm_gguf_check(map, &hc.p, s->f, &st);
+		tfm_hf_map_free(map);
+		tfm_raise(rc, &st, psprintf("cannot import %s", s->what));
+	}
+	hc.bos_id = special_id(s, "tokenizer.ggml.bos_token_id", hc.cfg.vocab);
+	hc.eos_id = special_id(s, "tokenizer.ggml.eos_token_id", hc.cfg.vocab);
+	hc.model_type = hc.p.arch == TFM_HF_GPT2 ? "gpt2 (gguf)" : "llama (gguf)";
+	memset(&steps, 0, sizeof(steps));
+	steps.what = s->what;
+	steps.bytes = s->file.size;
+	steps.check_bytes = false;	/* 4-bit blocks hold fewer than 2 bytes a value */
+	steps.load = gguf_load;
+	steps.tokenizer = tokenizer ? gguf_tokenizer : NULL;
+	steps.stored = gguf_stored;
+	steps.arg = s;
+	return tfm_hf_import_built(name, &hc, &steps, task);
+}
+
+int64
+tfm_gguf_import_bytes(const char *name, const uint8 *data, uint64 size, bool tokenizer,
+					  tfm_task *task)
+{
+	GgufSource	s;
+	int64		n;
+
+	memset(&s, 0, sizeof(s));
+	s.what = "GGUF file";
+	s.file.what = "GGUF file";
+	s.file.mem = data;
+	s.file.size = size;
+	s.file.fd = -1;
+	n = import_source(name, &s, tokenizer, task);
+	tfm_gguf_free(s.f);
+	tfm_guard_release(s.f_guard);
+	return n;
+}
+
+int64
+tfm_gguf_import_file(const char *name, const char *path, bool tokenizer, tfm_task *task)
+{
+	GgufSource	s;
+	int64		n;
+
+	memset(&s, 0, sizeof(s));
+	s.what = psprintf("GGUF file \"%s\"", path);
+	s.file.what = path;
+	s.file.fd = tfm_open_server_file(path, false, &s.file.size);
+	n = import_source(name, &s, tokenizer, task);
+	CloseTransientFile(s.file.fd);
+	tfm_gguf_free(s.f);
+	tfm_guard_release(s.f_guard);
+	return n;
+}

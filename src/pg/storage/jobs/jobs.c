@@ -1,0 +1,441 @@
+/*
+ * jobs.c — jobs' rows in schema tfm: tfm.job_defs (one per job),
+ * tfm.job_queue (keys the triggers on a source enqueue) and tfm.job_errors
+ * (rows that failed).  The SQL runs as the owner of schema tfm with a
+ * pinned search_path (tfm_as_owner_begin), inside the caller's SPI
+ * connection; what a job reads from its source and writes to its
+ * destination runs as the job's owner instead (sql/jobs/job.c).
+ *
+ * Keys are text[]: each key column's text form, in key order.  The texts
+ * of dates, times and floats depend on settings, so every section that
+ * makes or reads key texts pins them (tfm_job_pin_key_settings).
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+#include "utils/memutils.h"
+
+#include "tfm/limits.h"
+#include "storage/jobs/jobs.h"
+#include "storage/models/model_row.h"
+
+void
+tfm_job_pin_key_settings(void)
+{
+	(void) set_config_option("datestyle", "ISO, MDY", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("intervalstyle", "postgres", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("extra_float_digits", "3", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("timezone", "UTC", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+}
+
+static void
+begin(TfmAsOwner *as)
+{
+	tfm_as_owner_begin(as);
+	tfm_job_pin_key_settings();
+}
+
+/*
+ * One statement over the jobs' catalog rows, as the schema's owner, with
+ * the key settings pinned; rows read or changed (SPI_tuptable holds what
+ * it returned).
+ */
+static int64
+exec_as_owner(const char *sql, int nargs, Oid *types, Datum *args, const char *nulls, int expect,
+			  const char *err)
+{
+	TfmAsOwner	as;
+	int64		n;
+
+	begin(&as);
+	n = (int64) tfm_spi_exec(sql, nargs, types, args, nulls, false, 0, expect, err);
+	tfm_as_owner_end(&as);
+	return n;
+}
+
+static int
+text_array(Datum d, char ***out)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	deconstruct_array(DatumGetArrayTypeP(d), TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	*out = palloc(sizeof(char *) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		(*out)[i] = nulls[i] ? NULL : TextDatumGetCString(elems[i]);
+	return n;
+}
+
+bool
+tfm_job_read(const char *name, TfmJob *job, bool missing_ok)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+	MemoryContext cxt = CurrentMemoryContext;
+	HeapTuple	tup;
+	TupleDesc	td;
+	bool		isnull;
+
+	memset(job, 0, sizeof(*job));
+	tfm_check_name("job", name);
+	if (exec_as_owner("SELECT id, name, owner::oid, source::oid, destination::oid, key_columns, "
+							  "key_types, input, model, task, options::text, search_path, "
+							  "state = 'paused', coalesce((options->>'batch')::int, " CppAsString2(TFM_JOB_BATCH_DEFAULT) "), "
+							  "coalesce((options->>'reprocess_stale')::bool, true), "
+							  "coalesce((options->>'chunk_tokens')::int, 0), "
+							  "coalesce((options->>'chunk_overlap')::int, 0), "
+							  "coalesce(model_id, 0), coalesce(alias_id, 0) "
+							  "FROM tfm.job_defs WHERE name = $1",
+							  1, types, args, NULL, SPI_OK_SELECT, "cannot read tfm.job_defs") == 0)
+	{
+		if (missing_ok)
+			return false;
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("job \"%s\" does not exist", name)));
+	}
+	tup = SPI_tuptable->vals[0];
+	td = SPI_tuptable->tupdesc;
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+		int			nt;
+
+		job->id = DatumGetInt32(SPI_getbinval(tup, td, 1, &isnull));
+		job->name = SPI_getvalue(tup, td, 2);
+		job->owner = DatumGetObjectId(SPI_getbinval(tup, td, 3, &isnull));
+		job->source = DatumGetObjectId(SPI_getbinval(tup, td, 4, &isnull));
+		job->dest = DatumGetObjectId(SPI_getbinval(tup, td, 5, &isnull));
+		job->nkeys = text_array(SPI_getbinval(tup, td, 6, &isnull), &job->key_cols);
+		nt = text_array(SPI_getbinval(tup, td, 7, &isnull), &job->key_types);
+		if (nt != job->nkeys)
+			elog(ERROR, "tfm.job_defs: job \"%s\" has %d key columns and %d key types", name,
+				 job->nkeys, nt);
+		job->input = SPI_getvalue(tup, td, 8);
+		job->model = SPI_getvalue(tup, td, 9);
+		job->task = SPI_getvalue(tup, td, 10);
+		job->options = SPI_getvalue(tup, td, 11);
+		job->search_path = SPI_getvalue(tup, td, 12);
+		job->paused = DatumGetBool(SPI_getbinval(tup, td, 13, &isnull));
+		job->batch = DatumGetInt32(SPI_getbinval(tup, td, 14, &isnull));
+		job->reprocess_stale = DatumGetBool(SPI_getbinval(tup, td, 15, &isnull));
+		job->chunk_tokens = DatumGetInt32(SPI_getbinval(tup, td, 16, &isnull));
+		job->chunk_overlap = DatumGetInt32(SPI_getbinval(tup, td, 17, &isnull));
+		job->model_id = DatumGetInt32(SPI_getbinval(tup, td, 18, &isnull));
+		job->alias_id = DatumGetInt32(SPI_getbinval(tup, td, 19, &isnull));
+		MemoryContextSwitchTo(old);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return true;
+}
+
+static Datum
+cstring_array(char **s, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		d[i] = CStringGetTextDatum(s[i]);
+	return PointerGetDatum(construct_array(d, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+int32
+tfm_job_insert(const TfmJob *job)
+{
+	Oid			types[14] = {TEXTOID, OIDOID, OIDOID, TEXTARRAYOID, TEXTARRAYOID, TEXTOID,
+	TEXTOID, TEXTOID, OIDOID, TEXTOID, TEXTOID, BOOLOID, INT4OID, INT4OID};
+	Datum		args[14];
+	char		nulls[14];
+	bool		isnull;
+	int32		id;
+
+	args[0] = CStringGetTextDatum(job->name);
+	args[1] = ObjectIdGetDatum(job->owner);
+	args[2] = ObjectIdGetDatum(job->source);
+	args[3] = cstring_array(job->key_cols, job->nkeys);
+	args[4] = cstring_array(job->key_types, job->nkeys);
+	args[5] = CStringGetTextDatum(job->input);
+	args[6] = CStringGetTextDatum(job->model);
+	args[7] = CStringGetTextDatum(job->task);
+	args[8] = ObjectIdGetDatum(job->dest);
+	args[9] = CStringGetTextDatum(job->options);
+	args[10] = CStringGetTextDatum(job->search_path);
+	args[11] = BoolGetDatum(job->paused);
+	args[12] = Int32GetDatum(job->model_id);
+	args[13] = Int32GetDatum(job->alias_id);
+	memset(nulls, ' ', sizeof(nulls));
+	if (job->alias_id == 0)
+		nulls[13] = 'n';
+	exec_as_owner("INSERT INTO tfm.job_defs (name, owner, source, key_columns, key_types, "
+				  "input, model, task, destination, options, search_path, state, model_id, alias_id) "
+				  "VALUES ($1, $2::regrole, $3::regclass, $4, $5, $6, $7, $8, $9::regclass, "
+				  "$10::jsonb, $11, CASE WHEN $12 THEN 'paused' ELSE 'active' END, $13, $14) "
+				  "RETURNING id",
+				  14, types, args, nulls, SPI_OK_INSERT_RETURNING, "cannot write tfm.job_defs");
+	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return id;
+}
+
+void
+tfm_job_set_state(int32 id, bool paused)
+{
+	Oid			types[2] = {INT4OID, BOOLOID};
+	Datum		args[2] = {Int32GetDatum(id), BoolGetDatum(paused)};
+
+	exec_as_owner("UPDATE tfm.job_defs SET state = CASE WHEN $2 THEN 'paused' ELSE 'active' END "
+				  "WHERE id = $1", 2, types, args, NULL, SPI_OK_UPDATE, "cannot write tfm.job_defs");
+}
+
+void
+tfm_job_delete(int32 id)
+{
+	Oid			types[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(id)};
+
+	exec_as_owner("DELETE FROM tfm.job_queue WHERE job_id = $1", 1, types, args, NULL, SPI_OK_DELETE,
+				  "cannot delete job rows");
+	exec_as_owner("DELETE FROM tfm.job_errors WHERE job_id = $1", 1, types, args, NULL, SPI_OK_DELETE,
+				  "cannot delete job rows");
+	exec_as_owner("DELETE FROM tfm.job_defs WHERE id = $1", 1, types, args, NULL, SPI_OK_DELETE,
+				  "cannot delete job rows");
+}
+
+/*
+ * Keys into the job's queue, given as one text[] per key column (n keys
+ * each, in queue order); a key already queued is skipped when skip_queued.
+ * Only the given values are read here: what reads the job's tables runs as
+ * its owner (runtime/jobs/job_run.c, tfm_job_enqueue_from).
+ */
+int64
+tfm_job_enqueue_keys(const TfmJob *job, const Datum *cols, bool skip_queued)
+{
+	int			nk = job->nkeys;
+	Oid		   *types = palloc(sizeof(Oid) * (nk + 1));
+	Datum	   *args = palloc(sizeof(Datum) * (nk + 1));
+	StringInfoData key,
+				from,
+				sql;
+
+	initStringInfo(&key);
+	initStringInfo(&from);
+	types[0] = INT4OID;
+	args[0] = Int32GetDatum(job->id);
+	for (int c = 0; c < nk; c++)
+	{
+		types[c + 1] = TEXTARRAYOID;
+		args[c + 1] = cols[c];
+		appendStringInfo(&key, "%sk.k%d", c ? ", " : "", c);
+		appendStringInfo(&from, "%sunnest($%d)", c ? ", " : "", c + 2);
+	}
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "INSERT INTO tfm.job_queue (job_id, key) SELECT $1, ARRAY[%s] "
+					 "FROM ROWS FROM (%s) WITH ORDINALITY AS k(", key.data, from.data);
+	for (int c = 0; c < nk; c++)
+		appendStringInfo(&sql, "k%d, ", c);
+	appendStringInfoString(&sql, "o)");
+	if (skip_queued)
+		appendStringInfo(&sql, " WHERE NOT EXISTS (SELECT FROM tfm.job_queue q "
+						 "WHERE q.job_id = $1 AND q.key = ARRAY[%s])", key.data);
+	appendStringInfoString(&sql, " ORDER BY k.o");
+	return exec_as_owner(sql.data, nk + 1, types, args, NULL, SPI_OK_INSERT, "cannot write tfm.job_queue");
+}
+
+int64
+tfm_job_model_now(const TfmJob *job, char **name, int32 *id)
+{
+	Oid			types[2] = {INT4OID, INT4OID};
+	Datum		args[2] = {Int32GetDatum(job->model_id), Int32GetDatum(job->alias_id)};
+	MemoryContext cxt = CurrentMemoryContext;
+	bool		isnull;
+	int64		v = -1;
+	static char *sql = NULL;
+
+	if (name)
+		*name = NULL;
+	if (id)
+		*id = 0;
+	if (sql == NULL)
+	{
+		StringInfoData q;
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		initStringInfo(&q);
+		appendStringInfoString(&q, "SELECT m.version, m.name, m.id FROM tfm.models m WHERE m.id = ");
+		tfm_model_of_job_sql(&q, "$1", "$2");
+		MemoryContextSwitchTo(old);
+		sql = q.data;
+	}
+	if (exec_as_owner(sql, 2, types, args, NULL, SPI_OK_SELECT, "cannot read tfm.models") > 0)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	td = SPI_tuptable->tupdesc;
+
+		v = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
+		if (name)
+			*name = MemoryContextStrdup(cxt, TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull)));
+		if (id)
+			*id = DatumGetInt32(SPI_getbinval(tup, td, 3, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return v;
+}
+
+int32
+tfm_job_alias_id(const char *alias)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(alias)};
+	bool		isnull;
+	int32		id = 0;
+
+	if (exec_as_owner("SELECT id FROM tfm.aliases WHERE name = $1", 1, types, args, NULL,
+					  SPI_OK_SELECT, "cannot read tfm.aliases") > 0)
+		id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return id;
+}
+
+int64
+tfm_job_model_version(const TfmJob *job)
+{
+	return tfm_job_model_now(job, NULL, NULL);
+}
+
+bool
+tfm_job_take_truncates(const TfmJob *job)
+{
+	Oid			types[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(job->id)};
+
+	return exec_as_owner("DELETE FROM tfm.job_queue WHERE id IN (SELECT id FROM tfm.job_queue "
+						 "WHERE job_id = $1 AND key IS NULL FOR UPDATE SKIP LOCKED)",
+						 1, types, args, NULL, SPI_OK_DELETE, "cannot write tfm.job_queue") > 0;
+}
+
+/* the fourth field of the keys' advisory lock tags (SQL's advisory locks use 1 and 2) */
+#define TFM_JOB_KEY_LOCK_CLASS	0x7466	/* "tf" (a uint16) */
+
+static int
+cmp_int32(const void *a, const void *b)
+{
+	int32		x = *(const int32 *) a,
+				y = *(const int32 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+int
+tfm_job_claim(const TfmJob *job, int n, Datum **keys)
+{
+	Oid			types[2] = {INT4OID, INT4OID};
+	Datum		args[2] = {Int32GetDatum(job->id), Int32GetDatum(n)};
+	MemoryContext cxt = CurrentMemoryContext;
+	TfmAsOwner	as;
+	int			count;
+	int32	   *hashes;
+	bool		isnull;
+
+	begin(&as);
+	if (SPI_execute_with_args(
+							  "WITH c AS (SELECT ctid AS t, id, key FROM tfm.job_queue WHERE job_id = $1 AND key IS NOT NULL "
+							  "           ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED), "
+							  /* the keys' other entries, each found through the (job_id, key) index */
+							  "dup AS (SELECT o.t FROM c, LATERAL (SELECT q.ctid AS t FROM tfm.job_queue q "
+							  "        WHERE q.job_id = $1 AND q.key = c.key AND q.id <> c.id FOR UPDATE SKIP LOCKED) o), "
+							  /* queue rows are never updated: their ctids stay theirs while locked */
+							  "d AS (DELETE FROM tfm.job_queue q WHERE q.ctid = ANY (ARRAY(SELECT t FROM c UNION ALL SELECT t FROM dup))), "
+							  "e AS (DELETE FROM tfm.job_errors x USING c WHERE x.job_id = $1 AND x.key = c.key) "
+							  "SELECT key, hashtext(key::text) FROM (SELECT DISTINCT key FROM c) k",
+							  2, types, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "cannot claim from tfm.job_queue");
+	count = (int) SPI_processed;
+	*keys = MemoryContextAlloc(cxt, sizeof(Datum) * Max(count, 1));
+	hashes = palloc(sizeof(int32) * Max(count, 1));
+	for (int i = 0; i < count; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		Datum		k = SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull);
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		(*keys)[i] = PointerGetDatum(DatumGetArrayTypePCopy(k));
+		MemoryContextSwitchTo(old);
+		hashes[i] = DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	if (count > 0)
+	{
+		int32		last = 0;
+
+		/*
+		 * In hash order, each once: two runners never wait for each other in
+		 * a circle.  The locks are of tfm's own class (an advisory lock tag
+		 * whose fourth field no SQL function takes), so no role can hold a
+		 * job's keys with pg_advisory_lock and stall its runs.
+		 */
+		qsort(hashes, count, sizeof(int32), cmp_int32);
+		for (int i = 0; i < count; i++)
+		{
+			LOCKTAG		tag;
+
+			if (i > 0 && hashes[i] == last)
+				continue;
+			last = hashes[i];
+			SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) job->id, (uint32) hashes[i],
+								 TFM_JOB_KEY_LOCK_CLASS);
+			(void) LockAcquire(&tag, ExclusiveLock, false, false);
+		}
+	}
+	tfm_as_owner_end(&as);
+	return count;
+}
+
+void
+tfm_job_record_error(const TfmJob *job, Datum key, const char *message, int sqlerrcode)
+{
+	Oid			types[4] = {INT4OID, TEXTARRAYOID, TEXTOID, TEXTOID};
+	Datum		args[4];
+
+	args[0] = Int32GetDatum(job->id);
+	args[1] = key;
+	args[2] = CStringGetTextDatum(message);
+	args[3] = CStringGetTextDatum(unpack_sql_state(sqlerrcode));
+	exec_as_owner("INSERT INTO tfm.job_errors (job_id, key, message, sqlstate) "
+				  "VALUES ($1, $2, $3, $4) ON CONFLICT (job_id, key) DO UPDATE "
+				  "SET message = excluded.message, sqlstate = excluded.sqlstate, at = now()",
+				  4, types, args, NULL, SPI_OK_INSERT, "cannot write tfm.job_errors");
+}
+
+void
+tfm_job_count(const TfmJob *job, int64 done, int64 deleted, int64 failed, const char *last_error,
+			  TimestampTz run_started, int64 run_rows)
+{
+	Oid			types[7] = {INT4OID, INT8OID, INT8OID, INT8OID, TEXTOID, TIMESTAMPTZOID, INT8OID};
+	Datum		args[7];
+	char		nulls[7] = {' ', ' ', ' ', ' ', last_error ? ' ' : 'n', ' ', ' '};
+
+	args[0] = Int32GetDatum(job->id);
+	args[1] = Int64GetDatum(done);
+	args[2] = Int64GetDatum(deleted);
+	args[3] = Int64GetDatum(failed);
+	args[4] = last_error ? CStringGetTextDatum(last_error) : (Datum) 0;
+	args[5] = TimestampTzGetDatum(run_started);
+	args[6] = Int64GetDatum(run_rows);
+	exec_as_owner("UPDATE tfm.job_defs SET rows_done = rows_done + $2, "
+				  "rows_deleted = rows_deleted + $3, rows_failed = rows_failed + $4, "
+				  "last_error = coalesce($5, last_error), "
+				  "last_error_at = CASE WHEN $5 IS NULL THEN last_error_at ELSE now() END, "
+				  "last_run_at = clock_timestamp(), run_started_at = $6, run_rows = $7 WHERE id = $1",
+				  7, types, args, nulls, SPI_OK_UPDATE, "cannot write tfm.job_defs");
+}

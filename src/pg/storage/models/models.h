@@ -1,0 +1,175 @@
+/*
+ * models.h — models in schema tfm (storage/models/): a model's catalog row
+ * and its tensors (catalog.c), tfm.models rows (models.c), deployment
+ * aliases, their history and the namespace they share with models
+ * (aliases.c), the training history (history.c), what a GGUF import did
+ * with each tensor (gguf_tensors.c).  A fit run's checkpoint rows:
+ * checkpoints.h.
+ */
+#ifndef TFM_PG_STORAGE_MODELS_H
+#define TFM_PG_STORAGE_MODELS_H
+
+#include "postgres.h"
+
+#include "storage/storage.h"
+
+/* ---- a model's catalog row (catalog.c) ---- */
+typedef struct TfmModelRow
+{
+	int32		id;
+	int64		version;
+	int64		steps;
+	char		name[TFM_NAME_MAX + 1];	/* the model's own name (not an alias) */
+	char		task[16];
+	char	   *tokenizer;		/* NULL if none */
+	char	   *target_tokenizer;
+	int			n_labels;
+	char	  **labels;			/* classify */
+	TfmAcl		acl;			/* owner and grants, as read */
+	int			precision;		/* the model's default tfm_precision, -1 = none */
+	int32		bos_id,			/* imported models: the checkpoint's bos and eos */
+				eos_id;			/* ids (config bos_id, eos_id); -1 = the tokenizer's */
+	bool		dropout_auto;	/* created without dropout: training chooses it (config dropout_auto) */
+	int			truncation;		/* classify: tfm_truncation of long inputs (config truncation;
+								 * absent: head_tail) */
+	tfm_config	cfg;
+	bool		hf_beam;		/* beam search as Hugging Face's generate (an imported
+								 * Marian or T5: config imported_from "marian", "t5"
+								 * or "mt5") */
+	bool		hf_forced_eos;	/* and </s> forced at the last step (Marian's
+								 * forced_eos_token_id) */
+	int			gen_beams;		/* the imported generation settings (config
+								 * generation): beams, 0 = none stated ... */
+	float		gen_length_penalty; /* ... length penalty, -1 = none ... */
+	int			gen_max_tokens;	/* ... length limit, 0 = tfm's per source */
+} TfmModelRow;
+
+/* ---- tfm.models rows (models.c) ---- */
+typedef struct TfmNewModel
+{
+	const char *name;
+	const char *task;
+	const char *tokenizer;		/* NULL: none */
+	const char *target_tokenizer;	/* NULL: none */
+	Datum		labels;			/* text[], or 0 for NULL */
+	const char *config_json;
+	int64		parameters;
+	bool		dropout_auto;	/* created without a dropout: each run chooses it */
+	int			truncation;		/* classify: tfm_truncation, stored in the config; -1: none */
+} TfmNewModel;
+/* a new model's row, owned by the current user; row->id and version filled */
+void		tfm_model_insert(const TfmNewModel *nm, TfmModelRow *row);
+/* a copy of model source's row as target, owned by the current user */
+void		tfm_model_insert_copy(const char *source, const char *target, TfmModelRow *row);
+void		tfm_model_rename(const char *name, const char *new_name);
+/* drop a model's row (its tensors and history go with it); its id */
+int32		tfm_model_delete(const char *name);
+/* a stored tokenizer's vocabulary size and pad id, for a new model */
+void		tfm_tokenizer_sizes(const char *name, int *vocab, int *pad_id);
+
+/* values per tfm.tensors row: 16 MB, far below PostgreSQL's 1 GB per value */
+#define TFM_CHUNK_VALUES (1 << 22)
+
+/* errors 42501 unless the current user has priv on the model (its row's acl) */
+void		tfm_check_model_privilege(const TfmModelRow *row, TfmPriv priv);
+/* read a model's row; errors if it does not exist (unless missing_ok) */
+bool		tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok);
+/*
+ * Nonzero while a job's batch calls its model by its current name
+ * (runtime/jobs/job_run.c): the id that name must still resolve to, so a rename
+ * in between never sends the batch to another model (55000 instead).
+ */
+extern int32 tfm_catalog_expect_id;
+/* read its tensors into a new core model, checking every name and shape */
+tfm_model  *tfm_catalog_load(const TfmModelRow *row);
+/* write every tensor and take a new version; returns it */
+int64		tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps);
+/* the config as the JSON stored in tfm.models.config */
+char	   *tfm_config_json(const tfm_config *cfg);
+tfm_task	tfm_task_from_name(const char *task);
+const char *tfm_task_name(int task);
+/* "fp32", "bf16", "int8" as a tfm_precision; errors name the model's config when model is not NULL */
+int			tfm_precision_from_name(const char *name, const char *model);
+/* a model's own default precision ("auto": none) in its config */
+void		tfm_catalog_set_precision(int32 model_id, const char *setting);
+
+/* ---- deployment aliases and their history (aliases.c) ---- */
+/* ---- a model's name (aliases.c: models and aliases share one namespace) ---- */
+/* the same for a model, which must not take an alias's name either */
+void		tfm_check_new_model_name(const char *name);
+/* a model made from model name (copy, rename): new_name as above, then tfm_check_writable */
+void		tfm_check_model_from(const char *action, const char *name, const char *new_name);
+/* is there a row of this name in a catalog table (tfm.models, tfm.aliases)? */
+bool		tfm_catalog_has(const char *table, const char *name);
+/* errors if an alias has this name (models and aliases share one namespace) */
+void		tfm_check_not_alias(const char *name);
+
+typedef struct TfmAliasRow
+{
+	int32		id;
+	int32		model_id;
+	int64		history_id;		/* the current entry; 0 if none */
+	TfmAcl		acl;
+} TfmAliasRow;
+/* the alias row, locked for update; false if there is none */
+bool		tfm_alias_lock(const char *alias, TfmAliasRow *a);
+/* a row of tfm.alias_history by the current user; returns its id */
+int64		tfm_alias_history_add(const char *alias, int32 model_id, int64 previous,
+								  const char *action);
+/* the entry that history entry history_id replaced: false if none */
+bool		tfm_alias_history_previous(int64 history_id, int32 *model_id, int64 *previous,
+									   char **model, bool *model_gone);
+/* point the alias at a model: an UPDATE of the locked row or a new alias */
+void		tfm_alias_point(const char *alias, bool exists, int32 model_id, int64 history_id);
+void		tfm_alias_delete(const char *alias);
+
+/* ---- training history (history.c) ---- */
+typedef struct TfmHistoryRow
+{
+	int32		model_id;
+	TimestampTz run_started;
+	int			epoch;
+	int64		steps;
+	double		train_loss,		/* NaN: NULL */
+				val_loss,		/* NaN: NULL */
+				val_acc,		/* NaN: NULL */
+				tokens_per_s,
+				seconds;
+	int			checkpoint;		/* 0: the epoch's end */
+	int64		rows_done;		/* < 0: NULL */
+	int64		val_rows;		/* < 0: NULL */
+	double		dropout,		/* NaN: NULL */
+				weight_decay;	/* NaN: NULL */
+	const char *note;			/* NULL: NULL */
+} TfmHistoryRow;
+/* a row of tfm.history (its own SPI connection, as the catalog's owner) */
+void		tfm_history_add(const TfmHistoryRow *h);
+/* mark the row (epoch, checkpoint) whose weights a run kept, with why */
+void		tfm_history_mark_kept(int32 model_id, TimestampTz run_started, int epoch,
+								  int checkpoint, const char *note);
+
+/*
+ * What a GGUF import did with a tensor of the file (tfm.gguf_tensors,
+ * gguf_tensors.c): converted to float32 only (blocks NULL), or also kept
+ * as the file's blocks for the int4 columns first_column .. + columns - 1
+ * of tensor (inputs values each; rope_heads: its rows are in llama.cpp's
+ * rope order, 0 if not).
+ */
+typedef struct TfmGgufTensorRow
+{
+	const char *gguf_name;
+	const char *gguf_type;
+	const char *tensor;			/* the tfm tensor its values went to (NULL: none) */
+	bool		kept;
+	int32		first_column,
+				columns,
+				inputs,
+				rope_heads;
+	const uint8 *blocks;
+	uint64		bytes;
+} TfmGgufTensorRow;
+void		tfm_gguf_tensors_store(int32 model_id, int64 version, const TfmGgufTensorRow *rows, int n);
+/* the kept rows of (model, version), palloc'd in the current context: their count */
+int			tfm_gguf_kept_read(int32 model_id, int64 version, TfmGgufTensorRow **rows);
+
+#endif							/* TFM_PG_STORAGE_MODELS_H */
