@@ -63,85 +63,6 @@
 /* ---- the reference model ------------------------------------------------- */
 
 /* the classifier by default; --model lm / seq2seq pick the other shapes */
-int			VOCAB = 8000,
-			D_MODEL = 128,
-			HEADS = 8,
-			LAYERS = 4,
-			D_FF = 512,
-			LEN = 256,
-			BATCH = 32;
-tfm_task	TASK = TFM_TASK_CLASSIFY;
-
-double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return x < y ? -1 : x > y;
-}
-
-timing
-summarise(double *t, int n)
-{
-	timing		r = {n, 0, 0, 0};
-
-	qsort(t, n, sizeof(double), cmp_double);
-	for (int i = 0; i < n; i++)
-		r.mean += t[i];
-	r.mean /= n;
-	r.min = t[0];
-	r.median = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-	return r;
-}
-
-void
-reference_config(tfm_config *c)
-{
-	tfm_config_defaults(c, TASK);
-	c->vocab = VOCAB;
-	c->d_model = D_MODEL;
-	c->heads = HEADS;
-	c->d_ff = D_FF;
-	c->max_len = LEN;
-	if (TASK == TFM_TASK_CLASSIFY)
-	{
-		c->enc_layers = LAYERS;
-		c->n_classes = CLASSES;
-		c->norm = TFM_NORM_POST;
-		c->positions = TFM_POS_LEARNED;
-		c->activation = TFM_ACT_RELU;
-		c->pooling = TFM_POOL_MEAN;
-		c->dropout = DROPOUT;
-		c->attn_dropout = DROPOUT;
-	}
-	else if (TASK == TFM_TASK_LM)
-	{
-		/* bench/lm's small model: pre-LN, GELU, learned positions, no dropout */
-		c->dec_layers = LAYERS;
-		c->dropout = 0.0f;
-		c->attn_dropout = 0.0f;
-	}
-	else
-	{
-		/* bench/seq2seq's eng_fra model: the paper's post-LN defaults */
-		c->enc_layers = LAYERS;
-		c->dec_layers = LAYERS;
-		c->dropout = 0.1f;
-		c->attn_dropout = 0.1f;
-	}
-}
-
-/* --model NAME: the shape of each benchmark's model */
 static bool
 pick_model(const char *name)
 {
@@ -187,47 +108,6 @@ forward_flops_per_token(const tfm_model *m, size_t *weights)
 }
 
 /* random token ids, no pads (ids 6 .. VOCAB-1 skip tfm's special tokens) */
-void
-random_batches(int32_t *ids, int32_t *labels, uint64_t seed)
-{
-	tfm_rng		rng;
-
-	tfm_rng_seed(&rng, seed);
-	for (size_t i = 0; i < (size_t) N_BATCHES * BATCH * LEN + 1; i++)
-		ids[i] = 6 + (int32_t) tfm_rng_below(&rng, VOCAB - 6);
-	for (int i = 0; i < N_BATCHES * BATCH; i++)
-		labels[i] = (int32_t) tfm_rng_below(&rng, CLASSES);
-}
-
-tfm_batch
-batch_at(const int32_t *ids, const int32_t *labels, int i)
-{
-	tfm_batch	b;
-
-	memset(&b, 0, sizeof(b));
-	b.B = BATCH;
-	b.T = LEN;
-	b.input = ids + (size_t) (i % N_BATCHES) * BATCH * LEN;
-	if (TASK == TFM_TASK_CLASSIFY)
-		b.labels = labels + (i % N_BATCHES) * BATCH;
-	else
-		b.target = b.input + 1;	/* the next token (ids has one spare) */
-	if (TASK == TFM_TASK_SEQ2SEQ)
-	{
-		b.Tt = LEN;
-		b.dec_input = b.input;
-	}
-	return b;
-}
-
-/* ---- the CPU's theoretical peak from /proc/cpuinfo ----------------------- */
-
-/*
- * The clock the cores actually run at (cpuinfo's "cpu MHz" is the nominal
- * figure a VM reports): a chain of dependent integer adds retires one per
- * cycle, so 8 adds per loop iteration take 8 cycles.  Measured on every
- * thread at once (all cores busy, as in the benchmark); returns the mean.
- */
 static double
 measured_ghz(int threads)
 {

@@ -1,7 +1,8 @@
 /*
  * bench_core.h — what bench_core.c and bench_ops.c share: the benchmark
  * model's shape (set by --model, --batch and --layers), the timing
- * summary, the model's config, random batches, and the ops profile.
+ * summary, the model's config, random batches (bench_common.c), and the
+ * ops profile (bench_ops.c).
  */
 #ifndef TFM_BENCH_CORE_H
 #define TFM_BENCH_CORE_H
@@ -11,7 +12,7 @@
 #include "tfm/model.h"
 #include "tfm/train.h"
 
-/* the classifier by default; --model lm / seq2seq pick the other shapes (bench_core.c) */
+/* the classifier by default; --model lm / seq2seq pick the other shapes (bench_core.c sets them) */
 extern int	VOCAB,
 			D_MODEL,
 			HEADS,
