@@ -120,6 +120,7 @@ SET client_min_messages = warning;
 SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = 'lg_pub' ORDER BY tablename;
 SELECT pg_temp.err($$SELECT tfm_create_publication(NULL)$$);
 SELECT pg_temp.err($$SELECT tfm_create_publication('')$$);
+SELECT pg_temp.err($$SELECT tfm_create_publication(repeat('p', 64))$$);
 SELECT pg_temp.err($$SELECT tfm_create_publication('lg_pub')$$);
 
 -- a node's ids run out with an error, not into the next node's range
