@@ -6,7 +6,7 @@ does not know AMD Zen 5 (family 26) and falls back to its `generic` kernels
 there: a 1024³ sgemm on one core runs 35 GFLOP/s instead of 198 with the
 `skx` kernels.  On Intel models newer than its table (a Sapphire Rapids VM)
 it picks `haswell`: 226 GFLOP/s on 2 cores instead of 338 with `skx`.  tfm
-picks `skx` itself on such CPUs (src/core/kernels/blas.c), so a baseline left on the
+picks `skx` itself on such CPUs (src/core/kernels/blas/blas.c), so a baseline left on the
 slower kernels would be too slow and the comparison unfair.
 
 Call use_native_blis_kernels() before `import torch`: BLIS reads

@@ -75,10 +75,10 @@ say "== load average $(load1)"
 
 # ---- build -------------------------------------------------------------------
 say "== building the core's tokenizer objects and bench_tok"
-objs="$(cd "$root" && ls src/core/tokenizer/*.c | sed 's/\.c$/.o/') src/core/util/status.o"
+objs="$(cd "$root" && ls src/core/tokenizer/*.c src/core/tokenizer/*/*.c | sed 's/\.c$/.o/') src/core/util/status.o"
 (cd "$root" && make -s $objs) >>"$log" 2>&1 || { cat "$log"; echo "build failed" >&2; exit 1; }
 cc -std=gnu11 -O3 -march=x86-64-v2 -mtune=native -Wall -Wextra -I"$root/include" \
-	-o "$work/bench_tok" "$here/bench_tok.c" $(cd "$root" && ls "$PWD"/src/core/tokenizer/*.o "$PWD"/src/core/util/status.o) >>"$log" 2>&1 \
+	-o "$work/bench_tok" "$here/bench_tok.c" $(cd "$root" && ls "$PWD"/src/core/tokenizer/*.o "$PWD"/src/core/tokenizer/*/*.o "$PWD"/src/core/util/status.o) >>"$log" 2>&1 \
 	|| { cat "$log"; echo "bench_tok build failed" >&2; exit 1; }
 if [ "$install" = 1 ] && [ "$(id -u)" = 0 ]; then
 	say "== make && make install (the SQL part runs this checkout's tfm.so)"

@@ -179,7 +179,7 @@ void		tfm_attention_backward(float *dq, float *dk, float *dv,
 								   const tfm_attn_shape *sh, float *scratch);
 /*
  * "avx512", "avx2" or "portable": the path attention's products and
- * softmax take here (kernels/attention_kernels.c; TFM_ATTN_KERNELS)
+ * softmax take here (kernels/attention/attention_kernels.c; TFM_ATTN_KERNELS)
  */
 const char *tfm_attn_kernels(void);
 

@@ -48,7 +48,7 @@
  *   A per block of 32 as GGUF's Q8_0 does (fp32 scale r = max|x| / 127, q =
  *   round(x / r)); per column and block the exact int32 sum
  *   s = Σ (q_w − 8)·q_a scales into one fp32 sum, acc = fma(s, d·r, acc),
- *   block after block, on every path (src/core/kernels/lowp_internal.h), so
+ *   block after block, on every path (src/core/kernels/lowp/lowp_internal.h), so
  *   every path gives the same bits.  Larger products (batched passes) run
  *   the same way where a SIMD kernel does (AVX512_VNNI, AVX2, NEON), four rows a
  *   call with a group's blocks in cache (on Zen 4 2.4× and 1.2× BLIS's

@@ -1,16 +1,16 @@
 #!/usr/bin/env node
-// Generates src/core/tokenizer/tok_unicode_data.c: the Unicode tables of the
+// Generates src/core/tokenizer/unicode/tok_unicode_data.c: the Unicode tables of the
 // tokenizers (character classes and simple lower-case mapping), taken from
 // the JavaScript engine itself so that the GPT-2 pre-tokenizer matches the
 // reference encoder (gpt-3-encoder, run by node) exactly: `\p{L}`, `\p{N}`,
 // `\p{M}` and `\s` are evaluated by node's own regular expressions.
 //
 // Usage (from the repository root):
-//   node scripts/tokenizer/gen_unicode.js > src/core/tokenizer/tok_unicode_data.c
+//   node scripts/tokenizer/gen_unicode.js > src/core/tokenizer/unicode/tok_unicode_data.c
 'use strict';
 
 const reL = /^\p{L}$/u, reN = /^\p{N}$/u, reM = /^\p{M}$/u, reS = /^\s$/u;
-// classes, as in include/tfm/tok_unicode.h
+// classes, as in src/core/tokenizer/unicode/tok_unicode.h
 const OTHER = 0, LETTER = 1, NUMBER = 2, MARK = 3, SPACE = 4;
 
 const starts = [], classes = [];
@@ -50,7 +50,7 @@ o.push(' * Character classes as JavaScript regular expressions see them (\\s fir
 o.push(' * then \\p{L}, \\p{N}, \\p{M}) and the simple (one code point) lower-case');
 o.push(' * mapping of String.prototype.toLowerCase.');
 o.push(' */');
-o.push('#include "tfm/tok_unicode.h"');
+o.push('#include "tok_unicode.h"');
 o.push('');
 o.push(`const char tfm_tok_unicode_version[] = "${process.versions.unicode}";`);
 o.push('');

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""gen_unicode_forms.py — writes src/core/tokenizer/tok_unicode_forms_data.c,
+"""gen_unicode_forms.py — writes src/core/tokenizer/unicode/tok_unicode_forms_data.c,
 the tables of the Unicode normalization forms NFC, NFD, NFKC and NFKD
 (tok_unicode_forms.c) and of tokenizer.json's StripAccents, from Python's
 unicodedata:
@@ -21,7 +21,7 @@ repository root).
 """
 import unicodedata as u
 
-OUT = "src/core/tokenizer/tok_unicode_forms_data.c"
+OUT = "src/core/tokenizer/unicode/tok_unicode_forms_data.c"
 
 
 def full_decomp(c, compat):

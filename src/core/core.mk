@@ -2,8 +2,9 @@
 # compiler's target, x86-64 or AArch64 (from `$(CC) -dumpmachine`).
 # Included by the Makefile and by scripts/aarch64.mk (the cross build that
 # scripts/test_aarch64.sh runs under qemu-aarch64).  The sources are
-# src/core/<area>/*.c and one level deeper (formats/hf/).  Files of the other CPU
-# family are left out of the build:
+# src/core/<area>/*.c and up to two levels deeper (formats/hf/,
+# kernels/attention/, kernels/lowp/bf16/).  Files of the other CPU family
+# are left out of the build, by name, in whatever folder they stand:
 #
 #   x86-64 only:  *_x86.c, *_avx2.c, *_avx512.c, *_amx.c (intrinsics, CPUID)
 #   AArch64 only: *_arm.c, *_neon.c (NEON, HWCAP)
@@ -26,7 +27,7 @@ else
 $(error tfm builds for x86-64 and AArch64; $(CC) targets $(TFM_TARGET))
 endif
 
-CORE_SRCS    = $(filter-out $(TFM_OTHER_ARCH),$(wildcard src/core/*/*.c src/core/*/*/*.c))
+CORE_SRCS    = $(filter-out $(TFM_OTHER_ARCH),$(wildcard src/core/*/*.c src/core/*/*/*.c src/core/*/*/*/*.c))
 
 BLIS_INC     = $(BLIS_ROOT)/usr/include/$(TFM_MULTIARCH)/blis-openmp
 BLIS_LIB     = $(BLIS_ROOT)/usr/lib/$(TFM_MULTIARCH)/blis-openmp

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """make_unicode_forms_cases.py — the reference for tfm's Unicode
-normalization forms (src/core/tokenizer/tok_unicode_forms.c): Python's
+normalization forms (src/core/tokenizer/unicode/tok_unicode_forms.c): Python's
 unicodedata.normalize of texts in NFC, NFD, NFKC and NFKD, for
 test/unit/test_unicode_forms.c.
 

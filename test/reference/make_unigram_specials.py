@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """make_unigram_specials.py — the reference for what tfm's Unigram
 tokenizers find in a text before normalising it
-(src/core/tokenizer/tok_unigram_specials.c), with the real SentencePiece
+(src/core/tokenizer/unigram/tok_unigram_specials.c), with the real SentencePiece
 (python3-sentencepiece) on the models of make_unigram_tokenizers.py
 (retrained with the same spm_train calls, checked equal to the committed
 tokenizer.json files):

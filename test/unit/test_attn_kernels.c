@@ -28,7 +28,7 @@
 #include "tfm/layers.h"
 #include "tfm/lowp.h"
 #include "tfm/rng.h"
-#include "../src/core/kernels/attention_kernels.h"
+#include "../src/core/kernels/attention/attention_kernels.h"
 
 static float
 urand(tfm_rng *r)

@@ -16,8 +16,8 @@
 #include <time.h>
 
 #include "check.h"
-#include "../src/core/tokenizer/tok_split.h"
-#include "../src/core/tokenizer/tok_unicode.h"
+#include "../src/core/tokenizer/pretokenize/tok_split.h"
+#include "../src/core/tokenizer/unicode/tok_unicode.h"
 
 static const char GPT2[] =
 	"'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";

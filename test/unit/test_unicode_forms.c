@@ -1,6 +1,6 @@
 /*
  * test_unicode_forms.c — the Unicode normalization forms NFC, NFD, NFKC and
- * NFKD (src/core/tokenizer/tok_unicode_forms.c) against Python's
+ * NFKD (src/core/tokenizer/unicode/tok_unicode_forms.c) against Python's
  * unicodedata (test/fixtures/tokenizer/unicode_forms_cases.tsv.gz, written by
  * test/reference/make_unicode_forms_cases.py): every code point with a
  * decomposition, a combining class, a part in a composite or of category
@@ -10,7 +10,7 @@
  * (StripAccents) over every code point.
  */
 #include "check.h"
-#include "../src/core/tokenizer/tok_unicode_forms.h"
+#include "../src/core/tokenizer/unicode/tok_unicode_forms.h"
 
 static const unsigned forms[4] = {TFM_TOK_UFORM_NFC, TFM_TOK_UFORM_NFD, TFM_TOK_UFORM_NFKC,
 								  TFM_TOK_UFORM_NFKD};

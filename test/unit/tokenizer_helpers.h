@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "tfm/tokenizer.h"
-#include "../src/core/tokenizer/tok_unicode.h"
+#include "../src/core/tokenizer/unicode/tok_unicode.h"
 #include "../src/core/tokenizer/tok_internal.h"
 
 static int n_pass, n_fail, quick;

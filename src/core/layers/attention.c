@@ -48,7 +48,7 @@
 #include "tfm/layers.h"
 #include "tfm/rng.h"
 #include "../kernels/vecmath.h"
-#include "../kernels/attention_kernels.h"
+#include "../kernels/attention/attention_kernels.h"
 
 #define BSQ(sh) ((sh)->bsq ? (size_t) (sh)->bsq : (size_t) (sh)->Tq * (sh)->rsq)
 #define BSK(sh) ((sh)->bsk ? (size_t) (sh)->bsk : (size_t) (sh)->Tk * (sh)->rsk)

@@ -1,7 +1,7 @@
 /*
  * linear.c — y = x·W + b with W stored (in, out); the products go to BLIS,
  * or to W's packed bf16/int8 copy when the caller gives one
- * (kernels/lowp_set.h: an inference pass at bf16/int8, a mixed-precision
+ * (kernels/lowp/lowp_set.h: an inference pass at bf16/int8, a mixed-precision
  * training pass).
  * The bias broadcast and the bias gradient (a sum over rows, per column,
  * always in row order, so the result does not depend on the threads) run
@@ -11,7 +11,7 @@
 
 #include "tfm/blas.h"
 #include "tfm/layers.h"
-#include "../kernels/lowp_set.h"
+#include "../kernels/lowp/lowp_set.h"
 #include "../kernels/vecmath.h"
 
 #define ROWS_PER_TASK 256		/* bias broadcast */

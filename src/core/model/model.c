@@ -17,7 +17,7 @@
 #include "tfm/model.h"
 #include "tfm/rng.h"
 #include "model_internal.h"
-#include "../kernels/lowp_set.h"
+#include "../kernels/lowp/lowp_set.h"
 
 void
 tfm_config_defaults(tfm_config *cfg, tfm_task task)

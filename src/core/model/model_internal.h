@@ -9,7 +9,7 @@
 #include "tfm/model.h"
 #include "tfm/precision.h"
 #include "tfm/rng.h"
-#include "../kernels/lowp_set.h"
+#include "../kernels/lowp/lowp_set.h"
 
 /*
  * The packed copies of a block's matrices (NULL: fp32), beside its

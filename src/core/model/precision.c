@@ -2,7 +2,7 @@
  * precision.c — a model's matrices packed for bf16, int8 or int4 inference or
  * for bf16 training (see tfm/precision.h; int4 with the blocks a GGUF file
  * gave kept as they are: int4_kept.c), as sets of packed weights
- * (kernels/lowp_set.h) with an index by block (tfm_packed_w,
+ * (kernels/lowp/lowp_set.h) with an index by block (tfm_packed_w,
  * model_internal.h) that the passes hand to the linear layers.  The tied
  * output head (logits = h · Eᵀ) is packed from the embedding read as
  * (d, V).

@@ -12,7 +12,7 @@
  * own bytes.
  */
 #include "tok_internal.h"
-#include "tok_unicode.h"
+#include "unicode/tok_unicode.h"
 
 #define COUNTER_MAGIC   "TFMTOKC1"
 #define COUNTER_VERSION 1u

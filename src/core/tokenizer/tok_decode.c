@@ -7,7 +7,7 @@
  * first one, unless the ids continue a text.
  */
 #include "tok_internal.h"
-#include "tok_unicode.h"
+#include "unicode/tok_unicode.h"
 
 static const uint8_t replacement[3] = {0xEF, 0xBF, 0xBD};
 

@@ -7,9 +7,9 @@
  * about one hash lookup per pre-token.
  */
 #include "tok_internal.h"
-#include "tok_split.h"
-#include "tok_unicode_forms.h"
-#include "tok_unicode.h"
+#include "pretokenize/tok_split.h"
+#include "unicode/tok_unicode_forms.h"
+#include "unicode/tok_unicode.h"
 
 #define CACHE_MAX_KEY     64
 #define CACHE_MAX_ENTRIES (1 << 17)

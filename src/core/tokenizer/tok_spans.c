@@ -9,7 +9,7 @@
  * whitespace (word and wordpiece) leave it out of the token before it.
  */
 #include "tok_internal.h"
-#include "tok_unicode.h"
+#include "unicode/tok_unicode.h"
 
 /* the end of the last character of s[from .. to) that is not whitespace; from if none */
 static size_t

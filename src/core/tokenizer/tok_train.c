@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "tok_internal.h"
-#include "tok_unicode.h"
+#include "unicode/tok_unicode.h"
 
 typedef struct sort_ctx_entry
 {

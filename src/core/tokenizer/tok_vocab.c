@@ -13,8 +13,8 @@
  * (11 pairs for GPT-2) so that encoding matches the reference exactly.
  */
 #include "tok_internal.h"
-#include "tok_split.h"
-#include "tok_unicode.h"
+#include "pretokenize/tok_split.h"
+#include "unicode/tok_unicode.h"
 
 void
 tfm_tok_free(tfm_tokenizer *t)

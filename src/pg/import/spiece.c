@@ -1,7 +1,7 @@
 /*
  * spiece.c — a SentencePiece-style BPE tokenizer.json (Llama 2's,
  * TinyLlama's) stored as a tfm tokenizer (kind bpe with the SentencePiece
- * flag, src/core/tokenizer/tok_spiece.c).  Accepted exactly as those files
+ * flag, src/core/tokenizer/bpe/tok_spiece.c).  Accepted exactly as those files
  * are: model BPE with byte_fallback, normalizer Sequence[Prepend "▁",
  * Replace " " → "▁"], no pre-tokenizer, the decoder Sequence[Replace "▁" →
  * " ", ByteFallback, Fuse, Strip] (or none), a TemplateProcessing

@@ -1,7 +1,7 @@
 /*
  * unigram.c — a SentencePiece Unigram tokenizer.json (T5, mT5, XLM-RoBERTa,
  * ALBERT, Marian; what Hugging Face's convert_slow_tokenizer writes) stored
- * as a tfm unigram tokenizer (src/core/tokenizer/tok_unigram.c).
+ * as a tfm unigram tokenizer (src/core/tokenizer/unigram/tok_unigram.c).
  *
  * Read: model {"type": "Unigram", "unk_id", "vocab": [[piece, score], ...],
  * "byte_fallback"}; the normalizer (none, one, or a Sequence, nested ones
