@@ -2,6 +2,10 @@
 # setup.sh — install what tfm needs (Debian 12 packages), then build and
 # install the extension.  Idempotent: packages already present are skipped.
 # Installing packages and the extension needs root (or sudo).
+# pgvector (optional for tfm, needed by the tfm_vector extension and its
+# test) is built from Debian's source package by scripts/build_pgvector.sh
+# into the same server; TFM_PGVECTOR=0 skips it, and a failure to fetch it
+# only warns (scripts/test.sh then refuses to run without it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +24,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+if [ "${TFM_PGVECTOR:-1}" != 0 ]; then
+  echo "== pgvector"
+  scripts/build_pgvector.sh || echo "setup.sh: pgvector not installed (see above): tfm works without it, tfm_vector needs it" >&2
+fi
 echo "== building tfm"
 make -s -j2 PG_CONFIG="$PG_CONFIG"
 echo "== installing tfm into $("$PG_CONFIG" --pkglibdir)"
