@@ -4,7 +4,9 @@
  * model, options and input expression, then the destination (the source's
  * primary-key columns, with chunk, chunk_start, chunk_end for an embedding
  * job that chunks, output, model_version, updated_at; owned by the job's
- * owner, who is the creator), two triggers on the source (sql/jobs/job_trigger.c:
+ * owner, who is the creator; or a given one, where an embedding job's
+ * pgvector column has the model's dimensions: check_vector_output), two
+ * triggers on the source (sql/jobs/job_trigger.c:
  * each changed row's key, and TRUNCATE, into tfm.job_queue; an UPDATE only
  * when it sets a column the input reads or a key column, found by
  * PostgreSQL's analysis of the input: update_columns) and every existing
@@ -18,9 +20,11 @@
 #include "access/table.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
@@ -336,6 +340,40 @@ check_destination(const TfmJob *job, Oid owner)
 	check_table_privilege(job->dest, owner, ACL_DELETE, "DELETE", "A job writes its destination with its owner's rights.");
 }
 
+/*
+ * An embedding job's output column of one of pgvector's types (vector(n),
+ * halfvec(n), sparsevec(n), or a domain over one): pgvector's assignment
+ * cast from real[] converts each output as it is written; n must be the
+ * model's embedding size, checked now rather than at every row.  The type
+ * is pgvector's when it belongs to extension vector (a type of that name
+ * elsewhere is not).  Its typmod is n (-1: any size, not checked).
+ */
+static void
+check_vector_output(const TfmJob *job, const char *dest, int dims)
+{
+	AttrNumber	att = get_attnum(job->dest, "output");
+	Oid			type,
+				coll,
+				ext;
+	int32		typmod;
+	char	   *extname;
+
+	if (strcmp(job->task, "embed") != 0 || att == InvalidAttrNumber)
+		return;					/* other tasks, or no output column: planning the writes says why */
+	get_atttypetypmodcoll(job->dest, att, &type, &typmod, &coll);
+	type = getBaseTypeAndTypmod(type, &typmod);
+	ext = getExtensionOfObject(TypeRelationId, type);
+	extname = OidIsValid(ext) ? get_extension_name(ext) : NULL;
+	if (extname == NULL || strcmp(extname, "vector") != 0 || typmod < 0 || typmod == dims)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("column \"output\" of destination %s is %s, but model \"%s\" gives embeddings of %d dimensions",
+					dest, format_type_with_typemod(type, typmod), job->model, dims),
+			 errhint("Make the column %s(%d), or give the job a model of %d dimensions.",
+					 format_type_be(type), dims, typmod)));
+}
+
 /* the writes to the destination, prepared and planned as the owner: its columns and a unique key fit */
 static void
 prepare_writes(const TfmJob *job, const char *dest)
@@ -491,6 +529,7 @@ tfm_job_make(const char *schema, char *name, Oid source, char *input, char *mode
 		check_destination(&job, owner);
 	}
 	dest = tfm_job_rel_sql(job.dest, "destination", name);
+	check_vector_output(&job, dest, row.cfg.d_model);
 	prepare_writes(&job, dest);
 
 	job.id = tfm_job_insert(&job);
