@@ -22,7 +22,9 @@ MODULE_big   = tfm
 UPGRADES     = sql/$(EXTENSION)--0.1--0.2.sql sql/$(EXTENSION)--0.2--0.3.sql \
                sql/$(EXTENSION)--0.3--0.4.sql sql/$(EXTENSION)--0.4--0.5.sql
 DATA_built   = sql/$(EXTENSION)--$(EXTVERSION).sql
-DATA         = $(UPGRADES)
+# tfm_vector: tfm's embeddings as pgvector's vector type, an extension of its
+# own (requires tfm and vector) so that tfm never needs pgvector
+DATA         = $(UPGRADES) tfm_vector.control sql/tfm_vector--0.5.sql
 
 # the core's sources, flags and BLIS, for x86-64 or AArch64 (the compiler's target)
 include src/core/core.mk
@@ -33,7 +35,12 @@ OBJS         = $(CORE_SRCS:.c=.o) $(PG_SRCS:.c=.o)
 
 # pg_regress tests: test/regress/sql/<name>.sql with test/regress/expected/<name>.out
 TESTS        = $(sort $(wildcard test/regress/sql/*.sql))
-REGRESS      = $(patsubst test/regress/sql/%.sql,%,$(TESTS))
+REGRESS      = $(filter-out vector,$(patsubst test/regress/sql/%.sql,%,$(TESTS)))
+# vector.sql needs pgvector (scripts/build_pgvector.sh): run where the server
+# has it (scripts/test.sh makes sure CI's has)
+ifneq ($(wildcard $(shell $(PG_CONFIG) --sharedir)/extension/vector.control),)
+REGRESS     += vector
+endif
 REGRESS_OPTS = --inputdir=test/regress --load-extension=$(EXTENSION)
 
 # PostgreSQL's own headers as system headers: -Wextra stays on for tfm's code only

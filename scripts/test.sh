@@ -14,6 +14,12 @@ cd "$(dirname "$0")/.."
 # with (a relocated copy keeps parallel checkouts' installs apart); PGBIN follows it
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 scripts/setup.sh
+# test/regress/sql/vector.sql runs only where the server has pgvector (the
+# Makefile adds it then): here it must, so that it is never skipped unseen
+if [ ! -f "$("$PG_CONFIG" --sharedir)/extension/vector.control" ]; then
+  echo "test.sh: pgvector is not installed in $("$PG_CONFIG" --sharedir) (scripts/build_pgvector.sh): the pgvector test would not run" >&2
+  exit 1
+fi
 export PGBIN=${PGBIN:-$("$PG_CONFIG" --bindir)}
 
 echo "== core unit tests"
