@@ -3,8 +3,9 @@
 # builds and installs tfm, runs the core's C unit tests, then pg_regress and
 # pgTAP against a throwaway cluster that it starts and stops itself, then
 # the hostile-tenant cases (by hand, then generated from the catalog on a
-# cluster of their own), dump/restore (with live jobs), a streaming replica, the upgrade
-# from 0.1 and interrupted job runs against it; then tfm's background job
+# cluster of their own), dump/restore (with live jobs, and with pgvector),
+# a streaming replica, the upgrade from 0.1 and interrupted job runs
+# against it; then tfm's background job
 # workers on a cluster of their own (shared_preload_libraries=tfm), and
 # logical replication between two clusters of their own.
 # Exits non-zero when any test fails.
@@ -55,6 +56,8 @@ echo "== pg_dump / pg_restore keep every model"
 test/cluster/test_dump.sh
 echo "== pg_dump / pg_restore keep live jobs: triggers, queue, errors; the restored jobs finish the backfill"
 test/cluster/test_job_dump.sh
+echo "== pg_dump / pg_restore with pgvector: tfm_vector, a job's vector destination and its HNSW index"
+test/cluster/test_vector_dump.sh
 echo "== a streaming replica runs inference"
 test/cluster/test_replica.sh
 echo "== ALTER EXTENSION tfm UPDATE from 0.1"
