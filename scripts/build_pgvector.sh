@@ -21,11 +21,13 @@ suite=trixie
 log() { echo "build_pgvector.sh: $*" >&2; }
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
-$SUDO mkdir -p "$cache"
-[ -w "$cache" ] || SUDO_CACHE="$SUDO"
+mkdir -p "$cache" 2>/dev/null || $SUDO mkdir -p "$cache"
+lock=$cache/pgvector.lock
+# a cache this user cannot write: written through sudo, locked in /tmp
+[ -w "$cache" ] || { SUDO_CACHE="$SUDO"; lock=${TMPDIR:-/tmp}/tfm-pgvector.lock; }
 
 # the source, fetched once (one caller at a time: a second waits, then finds it)
-exec 9>>"$cache/pgvector.lock"
+exec 9>>"$lock"
 flock 9
 src=$(ls -d "$cache"/pgvector-*/ 2>/dev/null | sort -V | tail -1 || true)
 src=${src%/}
