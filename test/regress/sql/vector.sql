@@ -140,6 +140,13 @@ SELECT count(*) FILTER (WHERE x.ids = ARRAY(SELECT id FROM vdocs_emb
                                              ORDER BY tfm_cosine_distance(output::real[], q.qv::real[]) LIMIT 10))
        AS same_as_tfm_cosine
   FROM exact x JOIN queries q USING (q);
+-- a halfvec(16) column and its own index: the same query (pgvector casts
+-- vector to halfvec implicitly)
+CREATE TABLE vdocs_half AS SELECT id, output::halfvec(16) AS output FROM vdocs_emb;
+CREATE INDEX vdocs_half_hnsw ON vdocs_half USING hnsw (output halfvec_cosine_ops);
+ANALYZE vdocs_half;
+EXPLAIN (COSTS OFF)
+SELECT id FROM vdocs_half ORDER BY output <=> tfm_embed_vector('vec_bert', 'the lazy dog') LIMIT 10;
 -- the prepared query, through the index: the exact top 10 of its text
 SELECT ids FROM exact WHERE q = 'the lazy dog';
 EXECUTE knn('the lazy dog');
@@ -172,7 +179,7 @@ SET client_min_messages = warning;
 SELECT tfm_job_drop('vdocs_other');
 SELECT tfm_job_drop('vdocs_emb');
 RESET client_min_messages;
-DROP TABLE tfm_v_dest, vdocs_emb, vdocs, queries, by_index, exact;
+DROP TABLE tfm_v_dest, vdocs_emb, vdocs_half, vdocs, queries, by_index, exact;
 SELECT tfm_drop_model('vec_bert');
 SELECT tfm_tokenizer_drop('vec_bert');
 DROP ROLE tfm_v_owner;
