@@ -31,14 +31,16 @@ SELECT count(*) FROM tfm_create_model('jc_enc', 'classify', 'jc_chars', labels =
 SELECT tfm_job_create('jc_emb', 'jc_docs', 'body', 'jc_enc', 'embed', options => '{"batch": 32}') IS NOT NULL;
 SQL
 
-# outputs, distinct keys, keys still queued, keys neither done nor queued
+# outputs, distinct keys, keys still queued, keys neither done nor queued (a
+# key is queued alone or in one of the backfill's chunks, column keys)
 state() {
   "${PSQL[@]}" -F ' ' -c "
     SELECT (SELECT count(*) FROM jc_emb), (SELECT count(DISTINCT id) FROM jc_emb),
            (SELECT rows_pending FROM tfm.jobs WHERE name = 'jc_emb'),
            (SELECT count(*) FROM jc_docs d WHERE NOT EXISTS (SELECT FROM jc_emb e WHERE e.id = d.id)
               AND NOT EXISTS (SELECT FROM tfm.job_queue q JOIN tfm.job_defs j ON j.id = q.job_id
-                              WHERE j.name = 'jc_emb' AND q.key = ARRAY[d.id::text]))"
+                              WHERE j.name = 'jc_emb'
+                                AND (q.key = ARRAY[d.id::text] OR d.id::text = ANY (q.keys))))"
 }
 
 check_partial() {
