@@ -214,64 +214,16 @@ tfm_job_delete(int32 id)
 				  "cannot delete job rows");
 }
 
-/* "k.k0, k.k1, ..." and "unnest($2), unnest($3), ..." for nk key columns given from $2 */
-static void
-key_columns_sql(int nk, StringInfo key, StringInfo from)
-{
-	for (int c = 0; c < nk; c++)
-	{
-		appendStringInfo(key, "%sk.k%d", c ? ", " : "", c);
-		appendStringInfo(from, "%sunnest($%d)", c ? ", " : "", c + 2);
-	}
-}
-
 /*
- * Keys into the job's queue, given as one text[] per key column (n keys
- * each, in queue order); a key already queued is skipped when skip_queued.
- * Only the given values are read here: what reads the job's tables runs as
- * its owner (runtime/jobs/job_run.c, tfm_job_enqueue_from).
+ * Keys into the job's queue, given as one text[] per key column ($2.., n
+ * keys each, in queue order): one row per key (column key), skipping a key
+ * already queued when skip_queued, or one row per job->batch keys (chunks:
+ * column keys, a two-dimensional text[], a key a row).  Only the given
+ * values are read here: what reads the job's tables runs as its owner
+ * (runtime/jobs/job_run.c, enqueue_from).  Returns the keys queued.
  */
-int64
-tfm_job_enqueue_keys(const TfmJob *job, const Datum *cols, bool skip_queued)
-{
-	int			nk = job->nkeys;
-	Oid		   *types = palloc(sizeof(Oid) * (nk + 1));
-	Datum	   *args = palloc(sizeof(Datum) * (nk + 1));
-	StringInfoData key,
-				from,
-				sql;
-
-	initStringInfo(&key);
-	initStringInfo(&from);
-	types[0] = INT4OID;
-	args[0] = Int32GetDatum(job->id);
-	for (int c = 0; c < nk; c++)
-	{
-		types[c + 1] = TEXTARRAYOID;
-		args[c + 1] = cols[c];
-	}
-	key_columns_sql(nk, &key, &from);
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO tfm.job_queue (job_id, key) SELECT $1, ARRAY[%s] "
-					 "FROM ROWS FROM (%s) WITH ORDINALITY AS k(", key.data, from.data);
-	for (int c = 0; c < nk; c++)
-		appendStringInfo(&sql, "k%d, ", c);
-	appendStringInfoString(&sql, "o)");
-	if (skip_queued)
-		appendStringInfo(&sql, " WHERE NOT EXISTS (SELECT FROM tfm.job_queue q "
-						 "WHERE q.job_id = $1 AND q.key = ARRAY[%s])", key.data);
-	appendStringInfoString(&sql, " ORDER BY k.o");
-	return exec_as_owner(sql.data, nk + 1, types, args, NULL, SPI_OK_INSERT, "cannot write tfm.job_queue");
-}
-
-/*
- * The same as chunks: one queue row per job->batch keys (column keys, a
- * two-dimensional text[], a key a row; column key NULL), so that a
- * backfill's batch is one queue row to write, claim and delete rather than
- * one per key.  Returns the keys queued.
- */
-int64
-tfm_job_enqueue_chunks(const TfmJob *job, const Datum *cols)
+static int64
+enqueue(const TfmJob *job, const Datum *cols, bool chunks, bool skip_queued)
 {
 	int			nk = job->nkeys;
 	Oid		   *types = palloc(sizeof(Oid) * (nk + 2));
@@ -279,27 +231,53 @@ tfm_job_enqueue_chunks(const TfmJob *job, const Datum *cols)
 	StringInfoData key,
 				from,
 				sql;
+	int64		n;
 
 	initStringInfo(&key);
 	initStringInfo(&from);
+	initStringInfo(&sql);
 	types[0] = INT4OID;
 	args[0] = Int32GetDatum(job->id);
 	for (int c = 0; c < nk; c++)
 	{
 		types[c + 1] = TEXTARRAYOID;
 		args[c + 1] = cols[c];
+		appendStringInfo(&key, "%sk.k%d", c ? ", " : "", c);
+		appendStringInfo(&from, "%sunnest($%d)", c ? ", " : "", c + 2);
 	}
 	types[nk + 1] = INT4OID;
 	args[nk + 1] = Int32GetDatum(Max(job->batch, 1));
-	key_columns_sql(nk, &key, &from);
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO tfm.job_queue (job_id, keys) SELECT $1, array_agg(ARRAY[%s] ORDER BY k.o) "
-					 "FROM ROWS FROM (%s) WITH ORDINALITY AS k(", key.data, from.data);
+	appendStringInfo(&sql, chunks ? "INSERT INTO tfm.job_queue (job_id, keys) SELECT $1, array_agg(ARRAY[%s] ORDER BY k.o) "
+					 : "INSERT INTO tfm.job_queue (job_id, key) SELECT $1, ARRAY[%s] ", key.data);
+	appendStringInfo(&sql, "FROM ROWS FROM (%s) WITH ORDINALITY AS k(", from.data);
 	for (int c = 0; c < nk; c++)
 		appendStringInfo(&sql, "k%d, ", c);
-	appendStringInfo(&sql, "o) GROUP BY (k.o - 1) / $%d ORDER BY (k.o - 1) / $%d", nk + 2, nk + 2);
-	(void) exec_as_owner(sql.data, nk + 2, types, args, NULL, SPI_OK_INSERT, "cannot write tfm.job_queue");
-	return ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(cols[0])), ARR_DIMS(DatumGetArrayTypeP(cols[0])));
+	appendStringInfoString(&sql, "o)");
+	if (chunks)
+		appendStringInfo(&sql, " GROUP BY (k.o - 1) / $%d ORDER BY (k.o - 1) / $%d", nk + 2, nk + 2);
+	else
+	{
+		if (skip_queued)
+			appendStringInfo(&sql, " WHERE NOT EXISTS (SELECT FROM tfm.job_queue q "
+							 "WHERE q.job_id = $1 AND q.key = ARRAY[%s])", key.data);
+		appendStringInfoString(&sql, " ORDER BY k.o");
+	}
+	n = exec_as_owner(sql.data, nk + 2, types, args, NULL, SPI_OK_INSERT, "cannot write tfm.job_queue");
+	if (chunks)
+		n = ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(cols[0])), ARR_DIMS(DatumGetArrayTypeP(cols[0])));
+	return n;
+}
+
+int64
+tfm_job_enqueue_keys(const TfmJob *job, const Datum *cols, bool skip_queued)
+{
+	return enqueue(job, cols, false, skip_queued);
+}
+
+int64
+tfm_job_enqueue_chunks(const TfmJob *job, const Datum *cols)
+{
+	return enqueue(job, cols, true, false);
 }
 
 int64
