@@ -126,3 +126,6 @@ workers 1
 pairs "1 background worker" job_workers
 workers 2
 pairs "2 background workers" job_workers
+# what the workers met (a run that stopped on an ERROR waits its back-off)
+echo "server log: $(grep -c 'ERROR' "$TFM_PGDATA/server.log" || true) ERRORs"
+grep 'ERROR' "$TFM_PGDATA/server.log" | sed 's/^.*ERROR: *//' | sort | uniq -c | sort -rn | head -5 || true
