@@ -83,3 +83,44 @@ BEGIN
     RETURN sql;
 END
 $$;
+
+-- a backfill's keys go into the queue in chunks, one row per batch of keys
+-- (column keys: a two-dimensional text[], a key a row; key NULL), so that a
+-- batch claims and deletes one queue row, not one per key (issue 41); a
+-- truncate marker is now key and keys NULL.  rows_pending counts a key
+-- queued both in a chunk and on its own twice until a batch takes it.
+ALTER TABLE tfm.job_queue ADD COLUMN keys text[];
+CREATE INDEX job_queue_job_chunks ON tfm.job_queue (job_id, id) WHERE keys IS NOT NULL;
+COMMENT ON TABLE tfm.job_queue IS
+  'keys of source rows a job must (re)process: key, one key (written by the triggers), or keys, a backfill''s chunk of keys (one a row of the two-dimensional array); both NULL: the source was truncated';
+
+CREATE OR REPLACE VIEW tfm.jobs AS
+SELECT j.name, j.owner, j.source, j.destination, j.task,
+       CASE WHEN j.alias_id IS NULL
+            THEN coalesce((SELECT m.name FROM tfm.models m WHERE m.id = j.model_id), j.model)
+            ELSE coalesce((SELECT a.name FROM tfm.aliases a WHERE a.id = j.alias_id), j.model) END AS model,
+       j.state,
+       j.rows_done,
+       ((SELECT count(DISTINCT q.key) FROM tfm.job_queue q WHERE q.job_id = j.id)
+        + (SELECT coalesce(sum(array_length(q.keys, 1)), 0) FROM tfm.job_queue q
+            WHERE q.job_id = j.id AND q.keys IS NOT NULL)) AS rows_pending,
+       (SELECT count(*) FROM tfm.job_errors e WHERE e.job_id = j.id) AS rows_failed,
+       j.rows_deleted,
+       (SELECT m.version FROM tfm.models m
+         WHERE m.id = CASE WHEN j.alias_id IS NULL THEN j.model_id
+                           ELSE (SELECT a.model_id FROM tfm.aliases a WHERE a.id = j.alias_id) END)
+         AS model_version,
+       tfm.job_versions(j.id) AS outputs_by_version,
+       round((j.run_rows / nullif(extract(epoch FROM j.last_run_at - j.run_started_at), 0))::numeric, 1)
+         AS rows_per_second,
+       CASE WHEN j.run_rows > 0 AND j.last_run_at > j.run_started_at THEN
+         ((SELECT count(DISTINCT q.key) FROM tfm.job_queue q WHERE q.job_id = j.id)
+        + (SELECT coalesce(sum(array_length(q.keys, 1)), 0) FROM tfm.job_queue q
+            WHERE q.job_id = j.id AND q.keys IS NOT NULL))
+           * ((j.last_run_at - j.run_started_at) / j.run_rows) END AS eta,
+       CASE WHEN pg_catalog.pg_has_role(j.owner, 'USAGE') THEN j.last_error END AS last_error,
+       j.last_error_at, j.run_started_at, j.last_run_at, j.options, j.input, j.created_at
+FROM tfm.job_defs j
+ORDER BY j.name;
+COMMENT ON VIEW tfm.jobs IS
+  'every job: source, destination, task, model (by its name now), state; rows done (outputs written), pending (keys queued), failed (keys in tfm.job_errors), deleted; the model''s current version and the destination''s outputs by model version (NULL if you cannot read it); the last run''s rows per second and the time the pending rows would take at that speed; last_error for the job''s owner (and members, and superusers) only';

@@ -5,7 +5,8 @@
 # and no gap (every key is either done or still queued), and a later run
 # finishes; two runners draining one job at once (FOR UPDATE SKIP LOCKED)
 # end with exactly one output per source row, each equal to the direct
-# tfm_embed call on the row.
+# tfm_embed call on the row; a key another runner is processing is left
+# out of a batch and queued again, and done afterwards from its current text.
 #
 # Runs against the server the PG* variables name (scripts/test.sh's
 # throwaway cluster), with tfm installed.  Exits non-zero on any failure.
@@ -31,14 +32,16 @@ SELECT count(*) FROM tfm_create_model('jc_enc', 'classify', 'jc_chars', labels =
 SELECT tfm_job_create('jc_emb', 'jc_docs', 'body', 'jc_enc', 'embed', options => '{"batch": 32}') IS NOT NULL;
 SQL
 
-# outputs, distinct keys, keys still queued, keys neither done nor queued
+# outputs, distinct keys, keys still queued, keys neither done nor queued (a
+# key is queued alone or in one of the backfill's chunks, column keys)
 state() {
   "${PSQL[@]}" -F ' ' -c "
     SELECT (SELECT count(*) FROM jc_emb), (SELECT count(DISTINCT id) FROM jc_emb),
            (SELECT rows_pending FROM tfm.jobs WHERE name = 'jc_emb'),
            (SELECT count(*) FROM jc_docs d WHERE NOT EXISTS (SELECT FROM jc_emb e WHERE e.id = d.id)
               AND NOT EXISTS (SELECT FROM tfm.job_queue q JOIN tfm.job_defs j ON j.id = q.job_id
-                              WHERE j.name = 'jc_emb' AND q.key = ARRAY[d.id::text]))"
+                              WHERE j.name = 'jc_emb'
+                                AND (q.key = ARRAY[d.id::text] OR d.id::text = ANY (q.keys))))"
 }
 
 check_partial() {
@@ -97,6 +100,52 @@ unequal=$("${PSQL[@]}" -c "
 orphans=$("${PSQL[@]}" -c "SELECT count(*) FROM jc_emb e WHERE NOT EXISTS (SELECT FROM jc_docs d WHERE d.id = e.id)")
 [ "$orphans" = 0 ] || fail "$orphans outputs of deleted rows"
 echo "  interrupted twice, finished by two runners: $outputs outputs, one per row, each equal to tfm_embed"
+
+# 4. a key another runner is processing: runner A holds the backfill's one
+# chunk (rows 1 and 2, batch 2) and waits inside row 1's input (on an
+# advisory lock this session holds); runner B's batch of single keys (row
+# 1 changed, row 3 new) skips row 1, queues it again and does row 3; once A
+# goes on, the next run does row 1 again from its current text
+"${PSQL[@]}" >/dev/null <<'SQL'
+CREATE TABLE jk_docs (id int PRIMARY KEY, body text);
+INSERT INTO jk_docs VALUES (1, 'the sea'), (2, 'the whale');
+CREATE FUNCTION jk_input(id int, body text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  IF id = 1 THEN PERFORM pg_advisory_lock(4141); PERFORM pg_advisory_unlock(4141); END IF;
+  RETURN body;
+END $$;
+SELECT tfm_job_create('jk_emb', 'jk_docs', 'jk_input(id, body)', 'jc_enc', 'embed', options => '{"batch": 2}') IS NOT NULL;
+SQL
+coproc HOLDER { "${PSQL[@]}" -f - >/dev/null; }
+echo "SELECT pg_advisory_lock(4141);" >&"${HOLDER[1]}"
+for _ in $(seq 1 300); do
+  [ "$("${PSQL[@]}" -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4141 AND granted")" = 1 ] && break
+  sleep 0.1
+done
+PGAPPNAME=jk_runner_a "${PSQL[@]}" -c "CALL tfm_job_run('jk_emb')" >/dev/null &
+runner_a=$!
+for _ in $(seq 1 300); do
+  [ "$("${PSQL[@]}" -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'jk_runner_a' AND wait_event_type = 'Lock' AND wait_event = 'advisory'")" = 1 ] && break
+  sleep 0.1
+done
+[ "$("${PSQL[@]}" -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'jk_runner_a' AND wait_event = 'advisory'")" = 1 ] ||
+  fail "runner A is not waiting inside row 1's input"
+"${PSQL[@]}" -c "UPDATE jk_docs SET body = 'the sea changed' WHERE id = 1; INSERT INTO jk_docs VALUES (3, 'a new row')" >/dev/null
+# (a runner that waited for row 1's lock instead would wait for A, which waits for this script)
+PGOPTIONS="$PGOPTIONS -c statement_timeout=60s" "${PSQL[@]}" -c "CALL tfm_job_run('jk_emb', 1)" >/dev/null ||
+  fail "runner B failed or waited for runner A"
+[ "$("${PSQL[@]}" -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM jk_emb")" = 3 ] ||
+  fail "runner B did not do row 3 alone: $("${PSQL[@]}" -c "SELECT string_agg(id::text, ',' ORDER BY id) FROM jk_emb")"
+[ "$("${PSQL[@]}" -c "SELECT string_agg(array_to_string(q.key, ','), ';') FROM tfm.job_queue q JOIN tfm.job_defs j ON j.id = q.job_id
+                       WHERE j.name = 'jk_emb' AND q.key IS NOT NULL")" = 1 ] || fail "row 1 was not queued again"
+echo "SELECT pg_advisory_unlock(4141);" >&"${HOLDER[1]}"
+exec {HOLDER[1]}>&-
+wait "$runner_a" || fail "runner A failed"
+"${PSQL[@]}" -c "CALL tfm_job_run('jk_emb')" >/dev/null
+[ "$("${PSQL[@]}" -c "SELECT count(*) = 3 AND count(*) FILTER (WHERE e.output = tfm_embed('jc_enc', d.body)) = 3
+                       FROM jk_emb e JOIN jk_docs d USING (id)")" = t ] || fail "row 1, 2 or 3 is not its row's embedding"
+[ "$("${PSQL[@]}" -c "SELECT rows_pending FROM tfm.jobs WHERE name = 'jk_emb'")" = 0 ] || fail "keys left queued"
+echo "  a key another runner holds: skipped, queued again, done from its current text"
 
 psql -X -q -d postgres -c "DROP DATABASE $DB" >/dev/null
 echo "ok"

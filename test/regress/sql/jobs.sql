@@ -268,6 +268,27 @@ SELECT count(*) AS outputs FROM jparts_emb;
 SELECT tfm_job_drop('jparts_emb', drop_destination => true);
 DROP TABLE jparts;
 
+-- a backfill is queued in chunks, one queue row per batch of keys (here a
+-- two-column key, batch 3); a batch takes one chunk, and the queue row a
+-- trigger added for a key of that chunk goes with it
+CREATE TABLE jpairs (a int, b text, body text, PRIMARY KEY (a, b));
+INSERT INTO jpairs SELECT i % 4, 'k' || i, 'the sea ' || i FROM generate_series(1, 7) i;
+SELECT tfm_job_create('jpairs_emb', 'jpairs', 'body', 'jobs_enc', 'embed', options => '{"batch": 3}') IS NOT NULL AS created;
+SELECT q.key, q.keys FROM tfm.job_queue q JOIN tfm.job_defs j ON j.id = q.job_id
+ WHERE j.name = 'jpairs_emb' ORDER BY q.id;
+UPDATE jpairs SET body = 'changed' WHERE b = 'k1';
+SELECT rows_pending FROM tfm.jobs WHERE name = 'jpairs_emb';
+CALL tfm_job_run('jpairs_emb', 1);
+SELECT rows_pending FROM tfm.jobs WHERE name = 'jpairs_emb';
+SELECT count(q.key) AS single_keys, count(q.keys) AS chunks FROM tfm.job_queue q JOIN tfm.job_defs j ON j.id = q.job_id
+ WHERE j.name = 'jpairs_emb';
+CALL tfm_job_run('jpairs_emb');
+SELECT count(*) AS outputs, count(DISTINCT (a, b)) AS keys,
+       count(*) FILTER (WHERE pg_temp.same(e.output, tfm_embed('jobs_enc', p.body))) AS equal
+  FROM jpairs_emb e JOIN jpairs p USING (a, b);
+SELECT tfm_job_drop('jpairs_emb', drop_destination => true);
+DROP TABLE jpairs;
+
 DROP TABLE jdocs, jdocs_emb, jdocs_cls, jdocs_p, jobown.notes;
 DROP SCHEMA jobown;
 SELECT tfm_drop_model('jobs_enc');

@@ -175,7 +175,8 @@ check_chunking(Jsonb *options, const char *task, const TfmModelRow *row, TfmJob 
 	job->chunk_overlap = co_null ? 0 : co;
 }
 
-static void
+/* the options' names and values checked; returns the batch */
+static int
 check_options(Jsonb *options, const char *task)
 {
 	Oid			types[2] = {JSONBOID, TEXTOID};
@@ -217,6 +218,7 @@ check_options(Jsonb *options, const char *task)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("a job's batch must be between %d and %d, not %d",
 							TFM_JOB_BATCH_MIN, TFM_JOB_BATCH_MAX, batch)));
+		return batch;
 	}
 }
 
@@ -491,9 +493,11 @@ tfm_job_make(const char *schema, char *name, Oid source, char *input, char *mode
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_OBJECT),
 				 errmsg("job \"%s\" already exists", name)));
+	/* the backfill is queued in chunks of a batch */
+	job.batch = TFM_JOB_BATCH_DEFAULT;
 	if (options != NULL)
 	{
-		check_options(options, task);
+		job.batch = check_options(options, task);
 		check_chunking(options, task, &row, &job, check_window);
 		job.options = JsonbToCString(NULL, &options->root, VARSIZE(options));
 	}

@@ -274,6 +274,7 @@ tfm_job_owner_end(TfmJobAs *s)
 /* ---- queueing keys read from the job's tables ------------------------------ */
 
 #define ENQUEUE_CHUNK	8192	/* keys read, then queued, at a time */
+StaticAssertDecl(TFM_JOB_BATCH_MAX <= ENQUEUE_CHUNK, "a backfill fetches whole batches");
 
 /*
  * Queue the keys a query over the job's source or destination returns (one
@@ -289,6 +290,8 @@ enqueue_from(const TfmJob *j, const char *sql, int nargs, Oid *types, Datum *arg
 	Datum	   *cols = palloc(sizeof(Datum) * nk);
 	Datum	   *texts = palloc(sizeof(Datum) * ENQUEUE_CHUNK);
 	int64		total = 0;
+	/* a backfill's fetch: whole chunks of batch keys (batch <= ENQUEUE_CHUNK) */
+	int			fetch = skip_queued ? ENQUEUE_CHUNK : Max(1, ENQUEUE_CHUNK / Max(j->batch, 1)) * Max(j->batch, 1);
 	Portal		portal;
 	TfmJobAs	as;
 
@@ -301,7 +304,7 @@ enqueue_from(const TfmJob *j, const char *sql, int nargs, Oid *types, Datum *arg
 
 		CHECK_FOR_INTERRUPTS();
 		tfm_job_owner_begin(j, &as);
-		SPI_cursor_fetch(portal, true, ENQUEUE_CHUNK);
+		SPI_cursor_fetch(portal, true, fetch);
 		tfm_job_owner_end(&as);
 		n = SPI_processed;
 		if (n == 0)
@@ -318,7 +321,8 @@ enqueue_from(const TfmJob *j, const char *sql, int nargs, Oid *types, Datum *arg
 			}
 			cols[c] = PointerGetDatum(construct_array(texts, (int) n, TEXTOID, -1, false, TYPALIGN_INT));
 		}
-		total += tfm_job_enqueue_keys(j, cols, skip_queued);
+		/* a backfill in chunks (one queue row per batch); stale outputs key by key, skipping those queued */
+		total += skip_queued ? tfm_job_enqueue_keys(j, cols, true) : tfm_job_enqueue_chunks(j, cols);
 		SPI_freetuptable(SPI_tuptable);
 		for (int c = 0; c < nk; c++)
 			pfree(DatumGetPointer(cols[c]));

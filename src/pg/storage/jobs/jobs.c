@@ -13,11 +13,13 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "storage/lock.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 #include "utils/memutils.h"
@@ -213,23 +215,27 @@ tfm_job_delete(int32 id)
 }
 
 /*
- * Keys into the job's queue, given as one text[] per key column (n keys
- * each, in queue order); a key already queued is skipped when skip_queued.
- * Only the given values are read here: what reads the job's tables runs as
- * its owner (runtime/jobs/job_run.c, tfm_job_enqueue_from).
+ * Keys into the job's queue, given as one text[] per key column ($2.., n
+ * keys each, in queue order): one row per key (column key), skipping a key
+ * already queued when skip_queued, or one row per job->batch keys (chunks:
+ * column keys, a two-dimensional text[], a key a row).  Only the given
+ * values are read here: what reads the job's tables runs as its owner
+ * (runtime/jobs/job_run.c, enqueue_from).  Returns the keys queued.
  */
-int64
-tfm_job_enqueue_keys(const TfmJob *job, const Datum *cols, bool skip_queued)
+static int64
+enqueue(const TfmJob *job, const Datum *cols, bool chunks, bool skip_queued)
 {
 	int			nk = job->nkeys;
-	Oid		   *types = palloc(sizeof(Oid) * (nk + 1));
-	Datum	   *args = palloc(sizeof(Datum) * (nk + 1));
+	Oid		   *types = palloc(sizeof(Oid) * (nk + 2));
+	Datum	   *args = palloc(sizeof(Datum) * (nk + 2));
 	StringInfoData key,
 				from,
 				sql;
+	int64		n;
 
 	initStringInfo(&key);
 	initStringInfo(&from);
+	initStringInfo(&sql);
 	types[0] = INT4OID;
 	args[0] = Int32GetDatum(job->id);
 	for (int c = 0; c < nk; c++)
@@ -239,17 +245,39 @@ tfm_job_enqueue_keys(const TfmJob *job, const Datum *cols, bool skip_queued)
 		appendStringInfo(&key, "%sk.k%d", c ? ", " : "", c);
 		appendStringInfo(&from, "%sunnest($%d)", c ? ", " : "", c + 2);
 	}
-	initStringInfo(&sql);
-	appendStringInfo(&sql, "INSERT INTO tfm.job_queue (job_id, key) SELECT $1, ARRAY[%s] "
-					 "FROM ROWS FROM (%s) WITH ORDINALITY AS k(", key.data, from.data);
+	types[nk + 1] = INT4OID;
+	args[nk + 1] = Int32GetDatum(Max(job->batch, 1));
+	appendStringInfo(&sql, chunks ? "INSERT INTO tfm.job_queue (job_id, keys) SELECT $1, array_agg(ARRAY[%s] ORDER BY k.o) "
+					 : "INSERT INTO tfm.job_queue (job_id, key) SELECT $1, ARRAY[%s] ", key.data);
+	appendStringInfo(&sql, "FROM ROWS FROM (%s) WITH ORDINALITY AS k(", from.data);
 	for (int c = 0; c < nk; c++)
 		appendStringInfo(&sql, "k%d, ", c);
 	appendStringInfoString(&sql, "o)");
-	if (skip_queued)
-		appendStringInfo(&sql, " WHERE NOT EXISTS (SELECT FROM tfm.job_queue q "
-						 "WHERE q.job_id = $1 AND q.key = ARRAY[%s])", key.data);
-	appendStringInfoString(&sql, " ORDER BY k.o");
-	return exec_as_owner(sql.data, nk + 1, types, args, NULL, SPI_OK_INSERT, "cannot write tfm.job_queue");
+	if (chunks)
+		appendStringInfo(&sql, " GROUP BY (k.o - 1) / $%d ORDER BY (k.o - 1) / $%d", nk + 2, nk + 2);
+	else
+	{
+		if (skip_queued)
+			appendStringInfo(&sql, " WHERE NOT EXISTS (SELECT FROM tfm.job_queue q "
+							 "WHERE q.job_id = $1 AND q.key = ARRAY[%s])", key.data);
+		appendStringInfoString(&sql, " ORDER BY k.o");
+	}
+	n = exec_as_owner(sql.data, nk + 2, types, args, NULL, SPI_OK_INSERT, "cannot write tfm.job_queue");
+	if (chunks)
+		n = ArrayGetNItems(ARR_NDIM(DatumGetArrayTypeP(cols[0])), ARR_DIMS(DatumGetArrayTypeP(cols[0])));
+	return n;
+}
+
+int64
+tfm_job_enqueue_keys(const TfmJob *job, const Datum *cols, bool skip_queued)
+{
+	return enqueue(job, cols, false, skip_queued);
+}
+
+int64
+tfm_job_enqueue_chunks(const TfmJob *job, const Datum *cols)
+{
+	return enqueue(job, cols, true, false);
 }
 
 int64
@@ -320,83 +348,258 @@ tfm_job_take_truncates(const TfmJob *job)
 	Datum		args[1] = {Int32GetDatum(job->id)};
 
 	return exec_as_owner("DELETE FROM tfm.job_queue WHERE id IN (SELECT id FROM tfm.job_queue "
-						 "WHERE job_id = $1 AND key IS NULL FOR UPDATE SKIP LOCKED)",
+						 "WHERE job_id = $1 AND key IS NULL AND keys IS NULL FOR UPDATE SKIP LOCKED)",
 						 1, types, args, NULL, SPI_OK_DELETE, "cannot write tfm.job_queue") > 0;
 }
 
 /* the fourth field of the keys' advisory lock tags (SQL's advisory locks use 1 and 2) */
 #define TFM_JOB_KEY_LOCK_CLASS	0x7466	/* "tf" (a uint16) */
 
-static int
-cmp_int32(const void *a, const void *b)
-{
-	int32		x = *(const int32 *) a,
-				y = *(const int32 *) b;
+/*
+ * The claim's statements, saved for the backend (planned once, run as the
+ * owner of schema tfm with search_path pinned).
+ *
+ * A chunk: the oldest queue row holding a backfill's keys that no other
+ * runner holds, locked and deleted as one row; whether the job has queue
+ * rows of single keys, or errors, that the chunk's keys may have too.
+ */
+static const char *chunk_take_sql =
+"WITH c AS (SELECT ctid AS t, keys FROM tfm.job_queue WHERE job_id = $1 AND keys IS NOT NULL "
+"           ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED), "
+"d AS (DELETE FROM tfm.job_queue q WHERE q.ctid = (SELECT t FROM c)) "
+"SELECT keys, EXISTS (SELECT FROM tfm.job_queue q WHERE q.job_id = $1 AND q.key IS NOT NULL), "
+"       EXISTS (SELECT FROM tfm.job_errors x WHERE x.job_id = $1) FROM c";
 
-	return x < y ? -1 : x > y;
+/*
+ * Then, only if there are any, the single-key rows of the chunk's keys
+ * ($2, a row of $3 texts a key) that no runner holds, and their errors, go.
+ */
+static const char *chunk_tidy_sql =
+"WITH k AS (SELECT array_agg(u.v ORDER BY u.o) AS key FROM unnest($2::text[]) WITH ORDINALITY AS u(v, o) "
+"           GROUP BY (u.o - 1) / $3), "
+/* each found through the (job_id, key) index */
+"dup AS (SELECT o.t FROM k, LATERAL (SELECT q.ctid AS t FROM tfm.job_queue q "
+"        WHERE q.job_id = $1 AND q.key = k.key FOR UPDATE SKIP LOCKED) o), "
+"d AS (DELETE FROM tfm.job_queue q WHERE q.ctid = ANY (ARRAY(SELECT t FROM dup))) "
+"DELETE FROM tfm.job_errors x USING k WHERE x.job_id = $1 AND x.key = k.key";
+
+/*
+ * Single keys (enqueued by the triggers): up to $2 queue rows, oldest
+ * first, with the other rows of the same keys that no runner holds, and
+ * the keys' errors; each key once.
+ */
+static const char *claim_keys_sql =
+"WITH c AS (SELECT ctid AS t, id, key FROM tfm.job_queue WHERE job_id = $1 AND key IS NOT NULL "
+"           ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED), "
+"dup AS (SELECT o.t FROM c, LATERAL (SELECT q.ctid AS t FROM tfm.job_queue q "
+"        WHERE q.job_id = $1 AND q.key = c.key AND q.id <> c.id FOR UPDATE SKIP LOCKED) o), "
+/* queue rows are never updated: their ctids stay theirs while locked */
+"d AS (DELETE FROM tfm.job_queue q WHERE q.ctid = ANY (ARRAY(SELECT t FROM c UNION ALL SELECT t FROM dup))), "
+"e AS (DELETE FROM tfm.job_errors x USING c WHERE x.job_id = $1 AND x.key = c.key) "
+"SELECT DISTINCT key FROM c";
+
+static SPIPlanPtr
+claim_plan(SPIPlanPtr *saved, const char *sql, int nargs, Oid *types)
+{
+	if (*saved == NULL)
+	{
+		SPIPlanPtr	p = SPI_prepare(sql, nargs, types);
+
+		if (p == NULL || SPI_keepplan(p) != 0)
+			elog(ERROR, "cannot prepare the claim from tfm.job_queue: %s",
+				 SPI_result_code_string(SPI_result));
+		*saved = p;
+	}
+	return *saved;
+}
+
+typedef struct ClaimedKey
+{
+	int32		hash;
+	int			index;			/* in the claim's result */
+} ClaimedKey;
+
+static int
+cmp_claimed(const void *a, const void *b)
+{
+	const ClaimedKey *x = a,
+			   *y = b;
+
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static bool
+lock_key(const TfmJob *job, int32 hash, bool wait)
+{
+	LOCKTAG		tag;
+
+	/*
+	 * tfm's own class (an advisory lock tag whose fourth field no SQL
+	 * function takes): no role can hold a job's keys with pg_advisory_lock
+	 * and stall its runs.
+	 */
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) job->id, (uint32) hash, TFM_JOB_KEY_LOCK_CLASS);
+	return LockAcquire(&tag, ExclusiveLock, false, !wait) != LOCKACQUIRE_NOT_AVAIL;
+}
+
+/*
+ * The keys' advisory locks in one pass, in hash order: a key another runner
+ * holds (it is processing that key now, perhaps from a row as it was before
+ * the change that queued ours) is queued again, one row, and left out.  If
+ * every key is held elsewhere, the locks are waited for instead (in hash
+ * order, so two runners never wait for each other in a circle), so that a
+ * runner does not spin on keys it cannot take.  Returns the keys kept,
+ * compacted to the front of keys.
+ */
+static int
+lock_keys(const TfmJob *job, Datum *keys, int32 *hashes, int count)
+{
+	ClaimedKey *order = palloc(sizeof(ClaimedKey) * count);
+	bool	   *held = palloc(sizeof(bool) * count);
+	int			kept = 0,
+				n = 0;
+
+	for (int i = 0; i < count; i++)
+	{
+		order[i].hash = hashes[i];
+		order[i].index = i;
+	}
+	qsort(order, count, sizeof(ClaimedKey), cmp_claimed);
+	for (int i = 0; i < count; i++)
+	{
+		/* keys of one hash share a lock */
+		bool		h = i > 0 && order[i].hash == order[i - 1].hash
+			? held[order[i - 1].index] : lock_key(job, order[i].hash, false);
+
+		held[order[i].index] = h;
+		kept += h;
+	}
+	if (kept == 0)
+	{
+		for (int i = 0; i < count; i++)
+			if (i == 0 || order[i].hash != order[i - 1].hash)
+				(void) lock_key(job, order[i].hash, true);
+		return count;
+	}
+	for (int i = 0; i < count; i++)
+	{
+		if (held[i])
+			keys[n++] = keys[i];
+		else
+		{
+			Oid			types[2] = {INT4OID, TEXTARRAYOID};
+			Datum		args[2] = {Int32GetDatum(job->id), keys[i]};
+
+			(void) tfm_spi_exec("INSERT INTO tfm.job_queue (job_id, key) VALUES ($1, $2)", 2, types, args,
+								NULL, false, 0, SPI_OK_INSERT, "cannot write tfm.job_queue");
+		}
+	}
+	return n;
+}
+
+/* the lock hash of a key: hashtext(key::text) */
+static int32
+key_hash(FmgrInfo *array_out, Datum key)
+{
+	char	   *s = OutputFunctionCall(array_out, key);
+	int32		h = (int32) DatumGetUInt32(hash_any((unsigned char *) s, strlen(s)));
+
+	pfree(s);
+	return h;
+}
+
+/* the oldest chunk no other runner holds: its keys into *keys (in cxt); 0 if none */
+static int
+claim_chunk(const TfmJob *job, MemoryContext cxt, Datum **keys)
+{
+	static SPIPlanPtr take = NULL,
+				tidy = NULL;
+	Oid			types[3] = {INT4OID, TEXTARRAYOID, INT4OID};
+	Datum		args[3] = {Int32GetDatum(job->id), (Datum) 0, Int32GetDatum(job->nkeys)};
+	HeapTuple	tup;
+	TupleDesc	td;
+	ArrayType  *a;
+	Datum	   *elems;
+	bool	   *nulls;
+	bool		isnull,
+				singles,
+				errors;
+	int			ne,
+				n;
+
+	if (SPI_execute_plan(claim_plan(&take, chunk_take_sql, 1, types), args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "cannot claim from tfm.job_queue");
+	if (SPI_processed == 0)
+		return 0;
+	tup = SPI_tuptable->vals[0];
+	td = SPI_tuptable->tupdesc;
+	a = DatumGetArrayTypePCopy(SPI_getbinval(tup, td, 1, &isnull));
+	singles = DatumGetBool(SPI_getbinval(tup, td, 2, &isnull));
+	errors = DatumGetBool(SPI_getbinval(tup, td, 3, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	if (ARR_NDIM(a) != 2 || ARR_DIMS(a)[1] != job->nkeys || ARR_HASNULL(a))
+		elog(ERROR, "job \"%s\": a queued chunk of keys is not a %d-column array", job->name, job->nkeys);
+	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &ne);
+	n = ARR_DIMS(a)[0];
+	*keys = MemoryContextAlloc(cxt, sizeof(Datum) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		(*keys)[i] = PointerGetDatum(construct_array(elems + (size_t) i * job->nkeys, job->nkeys, TEXTOID, -1,
+													 false, TYPALIGN_INT));
+		MemoryContextSwitchTo(old);
+	}
+	if (singles || errors)
+	{
+		args[1] = PointerGetDatum(a);
+		if (SPI_execute_plan(claim_plan(&tidy, chunk_tidy_sql, 3, types), args, NULL, false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "cannot claim from tfm.job_queue");
+	}
+	return n;
 }
 
 int
 tfm_job_claim(const TfmJob *job, int n, Datum **keys)
 {
-	Oid			types[2] = {INT4OID, INT4OID};
-	Datum		args[2] = {Int32GetDatum(job->id), Int32GetDatum(n)};
+	static SPIPlanPtr keys_plan = NULL;
 	MemoryContext cxt = CurrentMemoryContext;
 	TfmAsOwner	as;
 	int			count;
 	int32	   *hashes;
-	bool		isnull;
+	FmgrInfo	array_out;
 
 	begin(&as);
-	if (SPI_execute_with_args(
-							  "WITH c AS (SELECT ctid AS t, id, key FROM tfm.job_queue WHERE job_id = $1 AND key IS NOT NULL "
-							  "           ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED), "
-							  /* the keys' other entries, each found through the (job_id, key) index */
-							  "dup AS (SELECT o.t FROM c, LATERAL (SELECT q.ctid AS t FROM tfm.job_queue q "
-							  "        WHERE q.job_id = $1 AND q.key = c.key AND q.id <> c.id FOR UPDATE SKIP LOCKED) o), "
-							  /* queue rows are never updated: their ctids stay theirs while locked */
-							  "d AS (DELETE FROM tfm.job_queue q WHERE q.ctid = ANY (ARRAY(SELECT t FROM c UNION ALL SELECT t FROM dup))), "
-							  "e AS (DELETE FROM tfm.job_errors x USING c WHERE x.job_id = $1 AND x.key = c.key) "
-							  "SELECT key, hashtext(key::text) FROM (SELECT DISTINCT key FROM c) k",
-							  2, types, args, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "cannot claim from tfm.job_queue");
-	count = (int) SPI_processed;
-	*keys = MemoryContextAlloc(cxt, sizeof(Datum) * Max(count, 1));
-	hashes = palloc(sizeof(int32) * Max(count, 1));
-	for (int i = 0; i < count; i++)
+	/* a backfill's chunk first (queued before what the triggers queue since), else single keys */
+	count = claim_chunk(job, cxt, keys);
+	if (count == 0)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		Datum		k = SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull);
-		MemoryContext old = MemoryContextSwitchTo(cxt);
+		Oid			types[2] = {INT4OID, INT4OID};
+		Datum		args[2] = {Int32GetDatum(job->id), Int32GetDatum(n)};
 
-		(*keys)[i] = PointerGetDatum(DatumGetArrayTypePCopy(k));
-		MemoryContextSwitchTo(old);
-		hashes[i] = DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull));
-	}
-	SPI_freetuptable(SPI_tuptable);
-	if (count > 0)
-	{
-		int32		last = 0;
-
-		/*
-		 * In hash order, each once: two runners never wait for each other in
-		 * a circle.  The locks are of tfm's own class (an advisory lock tag
-		 * whose fourth field no SQL function takes), so no role can hold a
-		 * job's keys with pg_advisory_lock and stall its runs.
-		 */
-		qsort(hashes, count, sizeof(int32), cmp_int32);
+		if (SPI_execute_plan(claim_plan(&keys_plan, claim_keys_sql, 2, types), args, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "cannot claim from tfm.job_queue");
+		count = (int) SPI_processed;
+		*keys = MemoryContextAlloc(cxt, sizeof(Datum) * Max(count, 1));
 		for (int i = 0; i < count; i++)
 		{
-			LOCKTAG		tag;
+			bool		isnull;
+			Datum		k = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+			MemoryContext old = MemoryContextSwitchTo(cxt);
 
-			if (i > 0 && hashes[i] == last)
-				continue;
-			last = hashes[i];
-			SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) job->id, (uint32) hashes[i],
-								 TFM_JOB_KEY_LOCK_CLASS);
-			(void) LockAcquire(&tag, ExclusiveLock, false, false);
+			(*keys)[i] = PointerGetDatum(DatumGetArrayTypePCopy(k));
+			MemoryContextSwitchTo(old);
 		}
+		SPI_freetuptable(SPI_tuptable);
 	}
+	hashes = palloc(sizeof(int32) * Max(count, 1));
+	fmgr_info(F_ARRAY_OUT, &array_out);
+	for (int i = 0; i < count; i++)
+		hashes[i] = key_hash(&array_out, (*keys)[i]);
+	if (count > 0)
+		count = lock_keys(job, *keys, hashes, count);
 	tfm_as_owner_end(&as);
 	return count;
 }

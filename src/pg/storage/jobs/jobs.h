@@ -46,6 +46,8 @@ void		tfm_job_set_state(int32 id, bool paused);
 void		tfm_job_delete(int32 id);
 /* enqueue keys given as one text[] per key column; returns how many (see jobs.c) */
 int64		tfm_job_enqueue_keys(const TfmJob *job, const Datum *cols, bool skip_queued);
+/* the same, job->batch keys a queue row (a backfill's chunks); returns how many keys */
+int64		tfm_job_enqueue_chunks(const TfmJob *job, const Datum *cols);
 /*
  * The job's model as it is now: the model it was created with (by id:
  * renames and others' models of the same name change nothing), or the
@@ -61,12 +63,15 @@ int64		tfm_job_model_version(const TfmJob *job);
 bool		tfm_job_take_truncates(const TfmJob *job);
 
 /*
- * Claim up to n keys of the queue (FOR UPDATE SKIP LOCKED, so two runners
- * never take the same entry), deleting them and the other queue entries of
- * the same keys that no runner holds, and the keys' old errors; then wait
- * for the transaction-level advisory locks of the keys (job id, hash of the
- * key), taken in hash order, so two runners never process one key at once.
- * Returns the distinct keys (text[] datums) in *keys.
+ * Claim the oldest chunk of keys a backfill queued, or else up to n keys of
+ * the queue (FOR UPDATE SKIP LOCKED, so two runners never take the same
+ * entry), deleting them and the other queue entries of the same keys that
+ * no runner holds, and the keys' old errors; then take the
+ * transaction-level advisory locks of the keys (job id, hash of the key) in
+ * one pass, so two runners never process one key at once: a key another
+ * runner holds is queued again and left out (when every key is held, the
+ * locks are waited for, in hash order).  Returns the distinct keys (text[]
+ * datums) in *keys.
  */
 int			tfm_job_claim(const TfmJob *job, int n, Datum **keys);
 /* a row that failed: its key, message and SQLSTATE in tfm.job_errors */
