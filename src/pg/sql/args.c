@@ -7,6 +7,7 @@
 
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 
@@ -97,7 +98,10 @@ tfm_texts_encode(TfmTexts *t, int32 *(*encode) (void *arg, text *s, int *len), v
 	t->ids = palloc(sizeof(int32 *) * Max(t->n, 1));
 	t->lens = palloc(sizeof(int) * Max(t->n, 1));
 	for (int i = 0; i < t->n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
 		t->ids[i] = encode(arg, DatumGetTextPP(t->elems[i]), &t->lens[i]);
+	}
 }
 
 ArrayType *
