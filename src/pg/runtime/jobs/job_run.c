@@ -133,7 +133,13 @@ key_aliases(const TfmJob *j)
 	return s.data;
 }
 
-/* the source rows of keys $1.. ($1 the first key column's texts): ord, found, input */
+/*
+ * The source rows of keys $1.. ($1 the first key column's texts): ord,
+ * found, input.  OFFSET 0 keeps the subquery per key: pulled up into the
+ * join, a non-strict input (a CASE, a coalesce) became a placeholder that
+ * a hash join computed on every row of the source, so each batch read the
+ * whole table and one row's error (22012) failed every key of the batch.
+ */
 char *
 tfm_job_fetch_sql(const TfmJob *j, const char *src)
 {
@@ -147,7 +153,7 @@ tfm_job_fetch_sql(const TfmJob *j, const char *src)
 	for (int i = 0; i < j->nkeys; i++)
 		appendStringInfo(&s, "%s%s = tfm_k.c%d::%s", i ? " AND " : "",
 						 quote_identifier(j->key_cols[i]), i + 1, j->key_types[i]);
-	appendStringInfoString(&s, ") tfm_s ON true");
+	appendStringInfoString(&s, " OFFSET 0) tfm_s ON true");
 	return s.data;
 }
 
