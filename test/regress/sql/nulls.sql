@@ -58,6 +58,11 @@ INSERT INTO null_refused VALUES
 -- defaults, so their options are required): the call answers as without them
 CREATE TEMP TABLE null_default (fn text, arg text, why text);
 INSERT INTO null_default VALUES ('tfm_train_agg', 'options', 'NULL options are the defaults');
+-- options every call of a routine passes (a seed: sampling that may end at
+-- once must not make a sane call answer nothing by chance)
+CREATE TEMP TABLE null_options (fn text, opts text);
+INSERT INTO null_options VALUES ('tfm_generate', 'seed => 1'), ('tfm_generate_tokens', 'seed => 1'),
+                                ('tfm_chat', 'seed => 1');
 -- sane calls that answer nothing, and why
 CREATE TEMP TABLE null_sane_empty (fn text, why text);
 INSERT INTO null_sane_empty VALUES ('tfm_gguf_kept', 'a model not imported from GGUF keeps no tensor');
@@ -150,7 +155,8 @@ CREATE FUNCTION pg_temp.call_sql(f null_fns, null_at int) RETURNS text LANGUAGE 
     WHEN f.proretset THEN $v$SELECT CASE WHEN count(*) = 0 THEN 'no rows' ELSE 'rows' END FROM $v$ || f.qname || '(' || args || ')'
     ELSE 'SELECT CASE WHEN ' || f.qname || '(' || args || $v$) IS NULL THEN 'NULL' ELSE 'a value' END$v$ END
   FROM (SELECT string_agg(CASE WHEN a.i = null_at THEN 'NULL::' || a.typ::text ELSE pg_temp.sane(f.fn, a.name, a.typ) END,
-                          ', ' ORDER BY a.i) AS args
+                          ', ' ORDER BY a.i)
+               || coalesce((SELECT ', ' || o.opts FROM null_options o WHERE o.fn = f.fn), '') AS args
           FROM pg_temp.in_args(f.oid) a WHERE a.i < f.nreq) s
 $$;
 CREATE TEMP TABLE null_calls AS
@@ -204,8 +210,11 @@ SELECT count(tfm_classify('nl_cls', body)) AS classify, count(tfm_classify(body)
 SELECT count(DISTINCT d.id) AS predict_proba FROM nl_docs d, tfm_predict_proba('nl_cls', d.body);
 SELECT count(DISTINCT d.id) AS tokens FROM nl_docs d, tfm_tokens('nl_words', d.body);
 SELECT count(DISTINCT d.id) AS next_tokens FROM nl_docs d, tfm_next_tokens('nl_lm', d.body, 2);
-SELECT count(DISTINCT d.id) AS generate_tokens FROM nl_docs d, tfm_generate_tokens('nl_lm', d.body, max_tokens => 2);
-SELECT count(DISTINCT d.id) AS nbest FROM nl_docs d, tfm_translate_nbest('nl_s2s', d.body, 2, max_tokens => 3);
+-- (a text may end at once, at <eos>: no rows; none comes from the NULL row)
+SELECT count(*) FILTER (WHERE d.body IS NULL) AS from_the_null_row, count(DISTINCT d.id) > 0 AS others
+  FROM nl_docs d, tfm_generate_tokens('nl_lm', d.body, max_tokens => 2, seed => 1);
+SELECT count(DISTINCT d.id) AS nbest, count(*) FILTER (WHERE d.body IS NULL) AS from_the_null_row
+  FROM nl_docs d, tfm_translate_nbest('nl_s2s', d.body, 2, max_tokens => 3);
 SELECT count(DISTINCT d.id) AS attention FROM nl_docs d, tfm_attention('nl_s2s', d.body);
 -- the array forms: one answer per element, NULL for the NULL one, each the
 -- row-by-row answer

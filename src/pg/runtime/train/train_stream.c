@@ -158,6 +158,17 @@ tfm_stream_add(TfmStream *st, Datum input, Oid type, text *label)
 		flush(st);
 }
 
+/* the optimizer freed, the model back in the cache (its version as saved) */
+static void
+give_back(TfmStream *st)
+{
+	tfm_trainer_free(&st->tr);
+	st->trainer_ready = false;
+	tfm_model_trim(st->m);
+	tfm_cache_put(&st->row, st->m);
+	tfm_guard_release(st->guard);
+}
+
 bool
 tfm_stream_finish(TfmStream *st, double *loss, double *secs)
 {
@@ -170,11 +181,7 @@ tfm_stream_finish(TfmStream *st, double *loss, double *secs)
 	if (st->tr.step == 0)
 	{
 		/* every row skipped: nothing trained or saved, the model back as it was */
-		tfm_trainer_free(&st->tr);
-		st->trainer_ready = false;
-		tfm_model_trim(st->m);
-		tfm_cache_put(&st->row, st->m);
-		tfm_guard_release(st->guard);
+		give_back(st);
 		return false;
 	}
 	if (st->truncated > 0)
@@ -200,11 +207,7 @@ tfm_stream_finish(TfmStream *st, double *loss, double *secs)
 	h.weight_decay = st->tr.o.weight_decay;
 	h.note = NULL;
 	tfm_history_add(&h);
-	tfm_trainer_free(&st->tr);
-	st->trainer_ready = false;
 	/* the trained model goes back to the cache under its new version */
-	tfm_model_trim(st->m);
-	tfm_cache_put(&st->row, st->m);
-	tfm_guard_release(st->guard);
+	give_back(st);
 	return true;
 }
