@@ -124,3 +124,29 @@ FROM tfm.job_defs j
 ORDER BY j.name;
 COMMENT ON VIEW tfm.jobs IS
   'every job: source, destination, task, model (by its name now), state; rows done (outputs written), pending (keys queued), failed (keys in tfm.job_errors), deleted; the model''s current version and the destination''s outputs by model version (NULL if you cannot read it); the last run''s rows per second and the time the pending rows would take at that speed; last_error for the job''s owner (and members, and superusers) only';
+
+-- NULLs as PostgreSQL treats them (doc/reference.md, NULLs): a function of
+-- a text or int[] input answers NULL for a NULL input (a set-returning one,
+-- no rows), so one NULL row no longer stops a query.  These are STRICT:
+-- none of their arguments takes NULL for "the default".  tfm_tokenize,
+-- tfm_generate, tfm_generate_tokens, tfm_next_tokens, tfm_translate,
+-- tfm_translate_nbest, tfm_attention and the chat functions have such
+-- options, so they stay non-strict and answer a NULL model or input in C
+-- the same way; commands (create, train, import, drop, grant, deploy,
+-- jobs) still refuse a NULL name with 22004.
+ALTER FUNCTION tfm_classify(text, text) STRICT;
+ALTER FUNCTION tfm_classify(text, integer[]) STRICT;
+ALTER FUNCTION tfm_classify(text) STRICT;
+ALTER FUNCTION tfm_classify(text, text[]) STRICT;
+ALTER FUNCTION tfm_embed(text, text) STRICT;
+ALTER FUNCTION tfm_embed(text, integer[]) STRICT;
+ALTER FUNCTION tfm_embed(text, text[]) STRICT;
+ALTER FUNCTION tfm_predict_proba(text, text) STRICT;
+ALTER FUNCTION tfm_predict_proba(text, integer[]) STRICT;
+ALTER FUNCTION tfm_score(text, text) STRICT;
+ALTER FUNCTION tfm_score(text, integer[]) STRICT;
+ALTER FUNCTION tfm_detokenize(text, integer[]) STRICT;
+ALTER FUNCTION tfm_tokens(text, text) STRICT;
+ALTER FUNCTION tfm_embed_chunks(text, text[], integer, integer) STRICT;
+ALTER FUNCTION tfm_workspace_bytes(text, integer, integer, integer, boolean) STRICT;
+ALTER FUNCTION tfm_gguf_kept(text) STRICT;

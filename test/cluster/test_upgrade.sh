@@ -89,6 +89,10 @@ nodes=$(psql -X -A -t -d "$db" -c "SELECT (SELECT bool_and(origin = tfm_node() A
   AND (SELECT bool_and(origin = tfm_node()) FROM tfm.tokenizers) AND (SELECT bool_and(origin = tfm_node()) FROM tfm.aliases)
   AND (SELECT node = tfm_node() FROM tfm.node)")
 [ "$nodes" = t ] || { echo "upgrade left ids outside the node's range" >&2; exit 1; }
+# NULL in, NULL out on the updated catalog too (doc/reference.md, NULLs)
+nulls=$(psql -X -A -t -d "$db" -c "SELECT tfm_classify('up_clf', NULL::text) IS NULL AND tfm_generate('up_lm', NULL::text) IS NULL
+  AND (SELECT count(*) FROM tfm_predict_proba('up_clf', NULL::text)) = 0")
+[ "$nulls" = t ] || { echo "the updated extension does not answer NULL for a NULL input" >&2; exit 1; }
 # a model trained at 0.1 trains on after the update
 psql -q -X -v ON_ERROR_STOP=1 -d "$db" >/dev/null \
   -c "SET tfm.progress = off; SELECT count(*) FROM tfm_train('up_clf', 'SELECT review, label FROM reviews', epochs => 1, batch_size => 16)"

@@ -1,15 +1,32 @@
 /*
  * args.c — the argument checks the SQL functions share: a text argument
- * that must not be NULL, a text[] argument (and its texts' ids), and
- * text[] results.
+ * that must not be NULL, the NULL rule's early answers, a text[] argument
+ * (and its texts' ids), and text[] results.
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 
 #include "sql/args.h"
+
+/* whether argument a or b (-1: none) is NULL */
+bool
+tfm_args_null(FunctionCallInfo fcinfo, int a, int b)
+{
+	return (a >= 0 && PG_ARGISNULL(a)) || (b >= 0 && PG_ARGISNULL(b));
+}
+
+/* a set-returning function's answer to a NULL input: no rows */
+Datum
+tfm_srf_none(FunctionCallInfo fcinfo)
+{
+	SetSingleFuncCall(fcinfo, 0);
+	return (Datum) 0;
+}
 
 char *
 tfm_text_arg(FunctionCallInfo fcinfo, int n, const char *what)
@@ -53,9 +70,26 @@ tfm_text_array_arg(FunctionCallInfo fcinfo, int n, const char *what, bool allow_
 void
 tfm_texts_arg(FunctionCallInfo fcinfo, int n, const char *what, TfmTexts *t)
 {
-	t->n = tfm_text_array_arg(fcinfo, n, what, false, &t->elems, &t->nulls);
+	Datum	   *elems;
+
+	t->total = tfm_text_array_arg(fcinfo, n, what, true, &elems, &t->nulls);
+	t->elems = palloc(sizeof(Datum) * Max(t->total, 1));
+	t->n = 0;
+	for (int i = 0; i < t->total; i++)
+		if (!t->nulls[i])
+			t->elems[t->n++] = elems[i];
 	t->ids = NULL;
 	t->lens = NULL;
+}
+
+ArrayType *
+tfm_texts_result(const TfmTexts *t, const Datum *res)
+{
+	Datum	   *all = palloc(sizeof(Datum) * Max(t->total, 1));
+
+	for (int i = 0, k = 0; i < t->total; i++)
+		all[i] = t->nulls[i] ? (Datum) 0 : res[k++];
+	return tfm_text_array(all, t->nulls, t->total);
 }
 
 void
@@ -64,7 +98,10 @@ tfm_texts_encode(TfmTexts *t, int32 *(*encode) (void *arg, text *s, int *len), v
 	t->ids = palloc(sizeof(int32 *) * Max(t->n, 1));
 	t->lens = palloc(sizeof(int) * Max(t->n, 1));
 	for (int i = 0; i < t->n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
 		t->ids[i] = encode(arg, DatumGetTextPP(t->elems[i]), &t->lens[i]);
+	}
 }
 
 ArrayType *

@@ -23,7 +23,11 @@
 #     session_user) as they were;
 #   - return no marker of another role's secret rows, vocabulary or model
 #     outputs (setup.sql), leave other roles' objects and grants unchanged,
-#     and not succeed when an object argument names another role's object.
+#     and not succeed when an object argument names another role's object;
+#   - answer a NULL in a required text, int[] or text[] argument with NULL
+#     (no rows), or refuse it with 22004 (22023 where documented): NULL in,
+#     NULL out (doc/reference.md, NULLs; test/regress/sql/nulls.sql holds
+#     which routines refuse); a NULL element of a text[] is no other error.
 # Relations are read as mallory: no row of another role's objects in a
 # table under row-level security; views only as documented public.  Then
 # alice, bob and the superuser read every relation (mallory's traps must not
@@ -443,6 +447,16 @@ sub run_call {
     violation($desc, "returned another role's secret rows or vocabulary") if $secret;
     violation($desc, "returned another role's model outputs (labels)") if $labels;
   }
+  # NULL in, NULL out (or a refusal: 22004, 22023 where documented)
+  my $refused = $state =~ /^(22004|22023)$/;
+  if ($o{null_input} && $state ne 'lost') {
+    violation($desc, "a NULL $o{arg} answered a value, not NULL (doc/reference.md, NULLs)")
+      if $ok && $row && $row->[3];
+    violation($desc, "a NULL $o{arg} ended with SQLSTATE $state, neither a NULL answer nor a refusal (22004)")
+      if !$ok && !$refused;
+  }
+  violation($desc, "a NULL element of $o{arg} ended with SQLSTATE $state (a NULL element answers NULL, or is refused with 22004)")
+    if $o{null_element} && $state ne 'lost' && !$ok && !$refused;
   if ($ok && $o{foreign}) {
     violation($desc, "succeeded with $o{foreign} as its $o{arg}");
   }
@@ -540,9 +554,11 @@ for my $r (@$routines) {
       else { push @named, "$a[$i][0] => $a[$i][1]"; }
     }
     my $args = join(', ', @pos, @named);
-    my $chk = "count(*), count(*) FILTER (WHERE r::text ~ '$secret_re'), count(*) FILTER (WHERE r::text ~ '$label_re')";
+    # (the fourth: rows that answer something, a row of a record not all NULL)
+    my $chk = "count(*), count(*) FILTER (WHERE r::text ~ '$secret_re'), count(*) FILTER (WHERE r::text ~ '$label_re'), "
+            . "count(*) FILTER (WHERE NOT (r IS NULL))";
     return "CALL $qf($args)" if $kind eq 'p';
-    return "SELECT 1, 0, 0 FROM (SELECT $qf($args) IS NULL) s" if $rettype eq 'internal';
+    return "SELECT 1, 0, 0, 0 FROM (SELECT $qf($args) IS NULL) s" if $rettype eq 'internal';
     return "SELECT $chk FROM (SELECT $qf($args) AS r FROM (VALUES (1)) v) s" if $kind eq 'a';
     return "SELECT $chk FROM $qf($args) r";
   };
@@ -575,6 +591,10 @@ for my $r (@$routines) {
       $o{foreign} = $label if $n && $v->[4] && grep { $_ eq $v->[4] } namespaces_of($f, $n, $types->[$i]);
       $o{foreign} = $label if $n && $n =~ /^(role|old_role)$/ && $label =~ /^(another role|a superuser|PUBLIC|pg_read)/;
       $o{arg} = $n // "argument " . ($i + 1);
+      # the NULL rule: a required text, int[] or text[] input
+      my $input = $i < $nreq && $types->[$i] =~ /^(text|integer\[\]|text\[\])$/;
+      $o{null_input} = 1 if $input && $label eq 'NULL';
+      $o{null_element} = 1 if $input && $label eq 'NULL element' && $types->[$i] eq 'text[]';
       push @calls, [ sprintf("%s: %s = %s", $sig, $o{arg}, $label), \@a, $bytes, \%o ];
     }
   }

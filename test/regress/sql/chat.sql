@@ -91,8 +91,9 @@ SELECT pg_temp.err($$SELECT tfm_chat('qwen2', '[{"role": 1, "content": "hi"}]')$
 SELECT pg_temp.err($$SELECT tfm_chat('qwen2', '[{"role": "user", "content": null}]')$$);
 SELECT pg_temp.err($$SELECT tfm_chat('qwen2', '[{"role": "robot", "content": "hi"}]')$$);
 SELECT pg_temp.err($$SELECT tfm_chat('qwen2', '[{"role": "user", "content": "hi", "name": "x"}]')$$);
-SELECT pg_temp.err($$SELECT tfm_chat('qwen2', NULL)$$);
-SELECT pg_temp.err($$SELECT tfm_chat(NULL, '[{"role": "user", "content": "hi"}]')$$);
+-- NULL in, NULL out (doc/reference.md, NULLs)
+SELECT tfm_chat('qwen2', NULL) IS NULL AS null_messages,
+       tfm_chat(NULL, '[{"role": "user", "content": "hi"}]') IS NULL AS null_model;
 SELECT pg_temp.err($$SELECT tfm_chat('qwen2', '[{"role": "user", "content": "hi"}]', max_tokens => 0)$$);
 SELECT pg_temp.err($$SELECT tfm_chat('nosuch', '[{"role": "user", "content": "hi"}]')$$);
 -- a conversation longer than the model reads (max_len 128) is refused, not cut
@@ -104,7 +105,7 @@ SELECT pg_temp.err($$SELECT tfm_chat_template_import('qwen2', '{"eos_token": "<|
 SELECT pg_temp.err($$SELECT tfm_chat_template_import('qwen2', '{"chat_template": "x", "added_tokens_decoder": {"abc": {"content": "y"}}}')$$);
 SELECT pg_temp.err($$SELECT tfm_chat_render('{{ messages | tojson }}', '[{"role": "user", "content": "hi"}]')$$);
 SELECT pg_temp.err($$SELECT tfm_chat_render('{{ raise_exception(''only one turn'') }}', '[{"role": "user", "content": "hi"}]')$$);
-SELECT pg_temp.err($$SELECT tfm_chat_render(NULL, '[{"role": "user", "content": "hi"}]')$$);
+SELECT tfm_chat_render(NULL, '[{"role": "user", "content": "hi"}]') IS NULL AS null_template;
 -- a model without a chat template
 \set cfg `cat test/fixtures/hf_qwen2/config.json`
 \set w `base64 -w0 test/fixtures/hf_qwen2/model.safetensors`

@@ -68,8 +68,8 @@ SELECT loss > 0 AS pos_loss, abs(perplexity - exp(loss)) < 1e-9 AS ppl, nats_per
 
 -- bad input
 SELECT pg_temp.err($$SELECT tfm_generate('nope', 'x')$$);
-SELECT pg_temp.err($$SELECT tfm_generate(NULL, 'x')$$);
-SELECT pg_temp.err($$SELECT tfm_generate('poet', NULL::text)$$);
+-- NULL in, NULL out (doc/reference.md, NULLs)
+SELECT tfm_generate(NULL, 'x') IS NULL AS null_model, tfm_generate('poet', NULL::text) IS NULL AS null_prompt;
 SELECT pg_temp.err($$SELECT tfm_generate('poet', 'x', max_tokens => 0)$$);
 SELECT pg_temp.err($$SELECT tfm_generate('poet', 'x', max_tokens => 100001)$$);
 SELECT pg_temp.err($$SELECT tfm_generate('poet', 'x', temperature => -1)$$);
@@ -77,7 +77,10 @@ SELECT pg_temp.err($$SELECT tfm_generate('poet', 'x', top_k => -1)$$);
 SELECT pg_temp.err($$SELECT tfm_generate('poet', 'x', top_p => 0)$$);
 SELECT pg_temp.err($$SELECT tfm_generate('poet', 'x', top_p => 1.5)$$);
 SELECT pg_temp.err($$SELECT tfm_generate('poet', 'x', stop => '')$$);
-SELECT pg_temp.err($$SELECT tfm_generate('poet', ARRAY['a', NULL])$$);
+-- a NULL prompt gives NULL; element i still samples with seed + i
+SELECT g[1] = tfm_generate('poet', 'a', max_tokens => 12, temperature => 0.7, seed => 5) AND g[2] IS NULL
+   AND g[3] = tfm_generate('poet', 'moon', max_tokens => 12, temperature => 0.7, seed => 7) AS null_element
+  FROM (SELECT tfm_generate('poet', ARRAY['a', NULL, 'moon'], max_tokens => 12, temperature => 0.7, seed => 5) AS g) s;
 SELECT pg_temp.err($$SELECT tfm_next_tokens('poet', 'x', 0)$$);
 SELECT model FROM tfm_create_model('not_lm', 'classify', 'verse_chars', labels => ARRAY['a', 'b'], d_model => 8, heads => 2, layers => 1);
 SELECT model FROM tfm_create_model('ids_lm', 'lm', vocab_size => 10, d_model => 8, heads => 2, layers => 1);

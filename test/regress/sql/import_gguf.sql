@@ -89,7 +89,7 @@ SELECT gguf_type, count(*) FILTER (WHERE kept) AS kept, count(*) AS tensors
   FROM tfm_gguf_kept('g_q8_0') GROUP BY gguf_type ORDER BY gguf_type;
 SELECT count(*) AS rows FROM tfm_gguf_kept('st_llama');  -- not from a GGUF file: none
 SELECT * FROM tfm_gguf_kept('no_such_model');
-SELECT * FROM tfm_gguf_kept(NULL);
+SELECT * FROM tfm_gguf_kept(NULL);  -- NULL in, no rows out (reference.md, NULLs)
 -- a block no ggml quantizer writes: scale 1, every value +1 (requantized
 -- from its float32 values it would become scale -1/8, every nibble 0)
 SELECT * FROM tfm_import_gguf('g_q4_0_odd',

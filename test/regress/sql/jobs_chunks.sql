@@ -31,7 +31,8 @@ SELECT attname, format_type(atttypid, atttypmod), attnotnull FROM pg_attribute
  WHERE attrelid = 'cdocs_emb'::regclass AND attnum > 0 ORDER BY attnum;
 SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indrelid = 'cdocs_emb'::regclass;
 CALL tfm_job_run('cdocs_emb');
--- the NULL and the empty text are errors; every other row has its chunks
+-- the empty text is an error; the NULL one has no chunks (no error); every
+-- other row has its chunks
 SELECT e.key, e.message, e.sqlstate FROM tfm.job_errors e ORDER BY 1;
 
 -- chunks of a character tokenizer: window k is characters [6k, 6k + 10),
@@ -138,9 +139,10 @@ SELECT pg_temp.err($$SELECT tfm_job_create('x', 'cdocs', 'body', 'chunk_enc', 'e
 SELECT pg_temp.err($$SELECT tfm_job_create('x', 'cdocs', 'body', 'chunk_enc', 'embed', options => '{"chunk_overlap": 2}')$$);
 SELECT pg_temp.err($$SELECT tfm_job_create('x', 'cdocs', 'body', 'chunk_enc', 'embed', options => '{"chunk_tokens": "many"}')$$);
 SELECT pg_temp.err($$SELECT tfm_job_create('x', 'cdocs', 'body', 'chunk_enc', 'classify', options => '{"chunk_tokens": 8}')$$);
-SELECT pg_temp.err($$SELECT * FROM tfm_embed_chunks('chunk_enc', ARRAY['x'], NULL)$$);
-SELECT pg_temp.err($$SELECT * FROM tfm_embed_chunks('chunk_enc', ARRAY['x'], 4, NULL)$$);
-SELECT pg_temp.err($$SELECT * FROM tfm_embed_chunks('chunk_enc', NULL, 4)$$);
+-- (NULL arguments: no rows, doc/reference.md, NULLs)
+SELECT (SELECT count(*) FROM tfm_embed_chunks('chunk_enc', ARRAY['x'], NULL)) AS null_chunk_tokens,
+       (SELECT count(*) FROM tfm_embed_chunks('chunk_enc', ARRAY['x'], 4, NULL)) AS null_chunk_overlap,
+       (SELECT count(*) FROM tfm_embed_chunks('chunk_enc', NULL, 4)) AS null_inputs;
 SELECT pg_temp.err($$SELECT * FROM tfm_embed_chunks('chunk_enc', ARRAY[''], 4)$$);
 SELECT pg_temp.err($$SELECT * FROM tfm_embed_chunks('no_such_model', ARRAY['x'], 4)$$);
 -- a destination given by the user must be keyed by (key, chunk)
@@ -148,6 +150,17 @@ CREATE TABLE cdocs_mine (id int PRIMARY KEY, chunk int, chunk_start int, chunk_e
                          model_version bigint, updated_at timestamptz);
 SELECT pg_temp.err($$SELECT tfm_job_create('x', 'cdocs', 'body', 'chunk_enc', 'embed', 'cdocs_mine', '{"chunk_tokens": 8}')$$);
 SELECT count(*) AS no_job_x FROM tfm.job_defs WHERE name = 'x';
+
+-- a text that becomes NULL loses its chunks, without an error; one that
+-- gets a value back has them again
+SELECT count(*) AS chunks_before FROM cdocs_emb WHERE id = 3;
+UPDATE cdocs SET body = NULL WHERE id = 3;
+CALL tfm_job_run('cdocs_emb');
+SELECT (SELECT count(*) FROM cdocs_emb WHERE id = 3) AS chunks_after,
+       (SELECT count(*) FROM tfm.job_errors e WHERE e.key = '{3}') AS errors;
+UPDATE cdocs SET body = 'the whale and the sea; the whale' WHERE id = 3;
+CALL tfm_job_run('cdocs_emb');
+SELECT count(*) AS chunks_again FROM cdocs_emb WHERE id = 3;
 
 DROP VIEW pg_temp.expect, pg_temp.rebuilt;
 SELECT tfm_job_drop('cdocs_emb', drop_destination => true);

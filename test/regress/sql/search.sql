@@ -55,7 +55,7 @@ SELECT count(*) AS rows, count(b.embedding) AS embedded, bool_and(b.ord = b.n) A
   FROM a, tfm_embed('srch_t', a.ws) WITH ORDINALITY b(ord, embedding, n);
 SELECT count(*) AS none FROM tfm_embed('srch_t', ARRAY[]::text[]);
 SELECT pg_temp.err($$SELECT * FROM tfm_embed('srch_t', ARRAY['sea', ''])$$);
-SELECT pg_temp.err($$SELECT * FROM tfm_embed('srch_t', NULL::text[])$$);
+SELECT count(*) AS null_inputs_no_rows FROM tfm_embed('srch_t', NULL::text[]);
 SELECT pg_temp.err($$SELECT * FROM tfm_embed('no_such_model', ARRAY['sea'])$$);
 SELECT tfm_drop_model('srch_t');
 SELECT tfm_tokenizer_drop('srch_chars');

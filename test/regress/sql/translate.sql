@@ -71,14 +71,16 @@ SELECT bool_and(abs(total - 1) < 1e-5) AS rows_sum_to_one FROM (
 
 -- bad input
 SELECT pg_temp.err($$SELECT tfm_translate('nope', '1')$$);
-SELECT pg_temp.err($$SELECT tfm_translate('rev', NULL::text)$$);
+SELECT tfm_translate('rev', NULL::text) IS NULL AS null_source;
 SELECT pg_temp.err($$SELECT tfm_translate('rev', '')$$);
 SELECT pg_temp.err($$SELECT tfm_translate('rev', '1', beam => 0)$$);
 SELECT pg_temp.err($$SELECT tfm_translate('rev', '1', beam => 65)$$);
 SELECT pg_temp.err($$SELECT tfm_translate('rev', '1', length_penalty => -1)$$);
 SELECT pg_temp.err($$SELECT tfm_translate('rev', '1', max_tokens => 0)$$);
 SELECT pg_temp.err($$SELECT tfm_translate('rev', '1', max_tokens => 50)$$);
-SELECT pg_temp.err($$SELECT tfm_translate('rev', ARRAY['1', NULL])$$);
+-- a NULL source translates to NULL, the others as alone
+SELECT t[1] = tfm_translate('rev', '1') AND t[2] IS NULL AND t[3] = tfm_translate('rev', '12') AS null_element
+  FROM (SELECT tfm_translate('rev', ARRAY['1', NULL, '12']) AS t) s;
 SELECT pg_temp.err($$SELECT * FROM tfm_translate_nbest('rev', '1', 2, 3)$$);
 SELECT pg_temp.err($$SELECT * FROM tfm_translate_nbest('rev', '1', 2, 1, length_penalty => -1)$$);
 SELECT pg_temp.err($$SELECT * FROM tfm_translate_nbest('rev', '1', 2, 1, max_tokens => 0)$$);

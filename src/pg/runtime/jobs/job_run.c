@@ -133,7 +133,13 @@ key_aliases(const TfmJob *j)
 	return s.data;
 }
 
-/* the source rows of keys $1.. ($1 the first key column's texts): ord, found, input */
+/*
+ * The source rows of keys $1.. ($1 the first key column's texts): ord,
+ * found, input.  OFFSET 0 keeps the subquery per key: pulled up into the
+ * join, a non-strict input (a CASE, a coalesce) became a placeholder that
+ * a hash join computed on every row of the source, so each batch read the
+ * whole table and one row's error (22012) failed every key of the batch.
+ */
 char *
 tfm_job_fetch_sql(const TfmJob *j, const char *src)
 {
@@ -147,7 +153,7 @@ tfm_job_fetch_sql(const TfmJob *j, const char *src)
 	for (int i = 0; i < j->nkeys; i++)
 		appendStringInfo(&s, "%s%s = tfm_k.c%d::%s", i ? " AND " : "",
 						 quote_identifier(j->key_cols[i]), i + 1, j->key_types[i]);
-	appendStringInfoString(&s, ") tfm_s ON true");
+	appendStringInfoString(&s, " OFFSET 0) tfm_s ON true");
 	return s.data;
 }
 
@@ -553,14 +559,22 @@ compute_fn(void *arg)
 	Batch	   *b = arg;
 	Datum	   *args = palloc(sizeof(Datum) * (4 + b->job->nkeys));
 	Datum	   *in = palloc(sizeof(Datum) * Max(b->m, 1));
+	bool	   *nulls = palloc(sizeof(bool) * Max(b->m, 1));
+	int			dims[1] = {b->m},
+				lbs[1] = {1};
 	TfmJobAs		as;
 
+	/* a NULL input is a NULL element: the task's function answers NULL */
 	for (int i = 0; i < b->m; i++)
-		in[i] = CStringGetTextDatum(b->input[b->idx[i]]);
+	{
+		nulls[i] = b->input[b->idx[i]] == NULL;
+		in[i] = nulls[i] ? (Datum) 0 : CStringGetTextDatum(b->input[b->idx[i]]);
+	}
 	args[0] = CStringGetTextDatum(b->model_name);
 	args[1] = Int64GetDatum(b->version);
 	args[2] = DirectFunctionCall1(jsonb_in, CStringGetDatum(b->job->options));
-	args[3] = PointerGetDatum(construct_array(in, b->m, TEXTOID, -1, false, TYPALIGN_INT));
+	args[3] = PointerGetDatum(b->m == 0 ? construct_empty_array(TEXTOID) :
+							  construct_md_array(in, nulls, 1, dims, lbs, TEXTOID, -1, false, TYPALIGN_INT));
 	key_args(b, args, 4);
 	tfm_job_owner_begin(b->job, &as);
 	/* the model called by its name now must be the job's: a rename in between errs */
@@ -646,17 +660,21 @@ run_batch(Batch *b, RunCounts *rc)
 	b->error = palloc0(sizeof(char *) * n);
 	b->code = palloc0(sizeof(int) * n);
 
-	/* the rows and their inputs (an error in the expression: key by key) */
+	/*
+	 * The rows and their inputs (an error in the expression: key by key).
+	 * A NULL input is no error (doc/reference.md, NULLs): its output is
+	 * NULL, or, for a job that chunks, it has no chunks (its old ones go).
+	 */
 	each_or_all(b, fetch_fn, all, n);
 	for (int i = 0; i < n; i++)
 	{
-		if (b->error[i] == NULL && b->found[i] && b->input[i] == NULL)
-		{
-			b->error[i] = "the input is NULL";
-			b->code[i] = ERRCODE_NULL_VALUE_NOT_ALLOWED;
-		}
 		if (b->error[i] != NULL || !b->found[i])
 			gone[ngone++] = i;	/* no output: the row is gone or failed */
+		else if (b->input[i] == NULL && b->job->chunk_tokens > 0)
+		{
+			gone[ngone++] = i;
+			rc->done++;
+		}
 		else
 			ok[nok++] = i;
 	}

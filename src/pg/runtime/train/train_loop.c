@@ -752,8 +752,11 @@ end_epoch(TrainRun *run)
 			run->tr.o.total_steps = total;
 	}
 
-	/* validate, keep the best, save, record */
+	/* validate, keep the best, save, record (the note counts the NULL rows) */
 	tfm_run_figures(run, &e);
+	if (run->rd.skipped_null > 0)
+		tfm_run_note_add(e.note, psprintf("%lld rows with a NULL value skipped",
+										  (long long) run->rd.skipped_null));
 	evaluate(run, &e);
 	tfm_run_save(run, &e, 0);
 	tfm_run_progress(run, true);

@@ -158,19 +158,32 @@ tfm_stream_add(TfmStream *st, Datum input, Oid type, text *label)
 		flush(st);
 }
 
-void
+/* the optimizer freed, the model back in the cache (its version as saved) */
+static void
+give_back(TfmStream *st)
+{
+	tfm_trainer_free(&st->tr);
+	st->trainer_ready = false;
+	tfm_model_trim(st->m);
+	tfm_cache_put(&st->row, st->m);
+	tfm_guard_release(st->guard);
+}
+
+bool
 tfm_stream_finish(TfmStream *st, double *loss, double *secs)
 {
 	TfmHistoryRow h;
 
 	flush(st);
-	if (st->tr.step == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NO_DATA_FOUND),
-				 errmsg("no training rows: every row had a NULL input or label")));
 	if (st->skipped > 0)
 		ereport(NOTICE,
 				(errmsg(INT64_FORMAT " rows with a NULL input or label were skipped", st->skipped)));
+	if (st->tr.step == 0)
+	{
+		/* every row skipped: nothing trained or saved, the model back as it was */
+		give_back(st);
+		return false;
+	}
 	if (st->truncated > 0)
 		ereport(NOTICE,
 				(errmsg(INT64_FORMAT " sequences longer than max_len (%d) were truncated",
@@ -194,10 +207,7 @@ tfm_stream_finish(TfmStream *st, double *loss, double *secs)
 	h.weight_decay = st->tr.o.weight_decay;
 	h.note = NULL;
 	tfm_history_add(&h);
-	tfm_trainer_free(&st->tr);
-	st->trainer_ready = false;
 	/* the trained model goes back to the cache under its new version */
-	tfm_model_trim(st->m);
-	tfm_cache_put(&st->row, st->m);
-	tfm_guard_release(st->guard);
+	give_back(st);
+	return true;
 }

@@ -49,8 +49,9 @@ void		tfm_stream_start(TfmStream *st, const tfm_train_opts *o, MemoryContext cxt
 void		tfm_stream_add(TfmStream *st, Datum input, Oid type, text *label);
 /*
  * The last partial batch, then the weights saved and a tfm.history row;
- * the model goes back to the cache.  The mean loss and the seconds.
+ * the model goes back to the cache.  The mean loss and the seconds; false
+ * (nothing trained or saved) when every row had a NULL input or label.
  */
-void		tfm_stream_finish(TfmStream *st, double *loss, double *secs);
+bool		tfm_stream_finish(TfmStream *st, double *loss, double *secs);
 
 #endif							/* TFM_TRAIN_STREAM_H */

@@ -64,7 +64,7 @@ Datum
 tfm_attention(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	char	   *name;
 	bool		has_target = PG_NARGS() > 2 && !PG_ARGISNULL(2);
 	const TfmModelRow *row;
 	tfm_model  *m;
@@ -79,7 +79,9 @@ tfm_attention(PG_FUNCTION_ARGS)
 	text	  **qp,
 			  **kp;
 
-	TFM_ARG_NOT_NULL(1, "source");
+	if (tfm_args_null(fcinfo, 0, 1))
+		return tfm_srf_none(fcinfo);	/* the NULL rule (args.h) */
+	name = tfm_text_arg(fcinfo, 0, "model");
 	SetSingleFuncCall(fcinfo, 0);
 	tfm_backend_ready();
 	m = tfm_cache_get(name, &row);

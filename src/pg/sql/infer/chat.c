@@ -29,7 +29,8 @@
 #include "storage/roles/roles.h"
 #include "runtime/cache/model_cache.h"
 
-/* messages of argument 1 and the model's prompt for them */
+/* messages of argument 1 and the model's prompt for them (the callers
+ * answer NULL model names and messages with NULL: args.h) */
 static char *
 model_prompt(const TfmModelRow *row, FunctionCallInfo fcinfo, bool add_generation_prompt,
 			 TfmChat *c, size_t *len)
@@ -37,7 +38,6 @@ model_prompt(const TfmModelRow *row, FunctionCallInfo fcinfo, bool add_generatio
 	tfm_chat_message *msgs;
 	int			n;
 
-	TFM_ARG_NOT_NULL(1, "messages");
 	tfm_chat_settings(row, c);
 	msgs = tfm_chat_messages(PG_GETARG_JSONB_P(1), &n);
 	return tfm_chat_render(c->template_text, msgs, n, add_generation_prompt, c->bos, c->eos, len);
@@ -53,7 +53,7 @@ PG_FUNCTION_INFO_V1(tfm_chat);
 Datum
 tfm_chat(PG_FUNCTION_ARGS)
 {
-	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	char	   *name;
 	const TfmModelRow *row;
 	tfm_model  *m;
 	GenOpts		o;
@@ -64,7 +64,9 @@ tfm_chat(PG_FUNCTION_ARGS)
 	int32	   *ids;
 	int			n;
 
-	TFM_ARG_NOT_NULL(1, "messages");
+	if (tfm_args_null(fcinfo, 0, 1))
+		PG_RETURN_NULL();
+	name = tfm_text_arg(fcinfo, 0, "model");
 	tfm_generate_options(fcinfo, &o);
 	m = tfm_model_for(name, TFM_TASK_LM, true, &row);
 	prompt = model_prompt(row, fcinfo, true, &c, &len);
@@ -98,8 +100,11 @@ tfm_chat_prompt(PG_FUNCTION_ARGS)
 	const TfmModelRow *row;
 	TfmChat		c;
 	size_t		len;
-	char	   *prompt = prompt_args(fcinfo, &row, &c, &len);
+	char	   *prompt;
 
+	if (tfm_args_null(fcinfo, 0, 1))
+		PG_RETURN_NULL();
+	prompt = prompt_args(fcinfo, &row, &c, &len);
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(prompt, len));
 }
 
@@ -110,11 +115,16 @@ tfm_chat_tokens(PG_FUNCTION_ARGS)
 	const TfmModelRow *row;
 	TfmChat		c;
 	size_t		len;
-	char	   *prompt = prompt_args(fcinfo, &row, &c, &len);
+	char	   *prompt;
 	int			n;
-	int32	   *ids = tfm_chat_prompt_ids(row, &c, prompt, len, &n);
-	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+	int32	   *ids;
+	Datum	   *d;
 
+	if (tfm_args_null(fcinfo, 0, 1))
+		PG_RETURN_NULL();
+	prompt = prompt_args(fcinfo, &row, &c, &len);
+	ids = tfm_chat_prompt_ids(row, &c, prompt, len, &n);
+	d = palloc(sizeof(Datum) * Max(n, 1));
 	for (int i = 0; i < n; i++)
 		d[i] = Int32GetDatum(ids[i]);
 	PG_RETURN_ARRAYTYPE_P(construct_array(d, n, INT4OID, 4, true, TYPALIGN_INT));
@@ -130,8 +140,8 @@ tfm_chat_render_sql(PG_FUNCTION_ARGS)
 	int			n;
 	size_t		len;
 
-	TFM_ARG_NOT_NULL(0, "template");
-	TFM_ARG_NOT_NULL(1, "messages");
+	if (tfm_args_null(fcinfo, 0, 1))
+		PG_RETURN_NULL();
 	tpl = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	msgs = tfm_chat_messages(PG_GETARG_JSONB_P(1), &n);
 	out = tfm_chat_render(tpl, msgs, n, add_generation_arg(fcinfo, 2),

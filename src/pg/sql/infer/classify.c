@@ -119,6 +119,7 @@ run_batch(FunctionCallInfo fcinfo, bool embed, Batch *b)
 	lens = palloc(sizeof(int) * Max(b->n, 1));
 	for (int i = 0; i < b->n; i++)
 	{
+		CHECK_FOR_INTERRUPTS();
 		if (b->nulls[i])
 		{
 			ids[i] = palloc0(sizeof(int32));

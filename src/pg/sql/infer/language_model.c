@@ -11,7 +11,9 @@
  * <eos>, at the stop text (not included in the result) or after
  * max_tokens.  seed NULL takes a seed from the statement (new text in each
  * statement, the same text for the same arguments within one: the
- * functions are STABLE); a given seed always gives the same text.
+ * functions are STABLE); a given seed always gives the same text.  A NULL
+ * model or prompt answers NULL (no rows), a NULL prompt of an array NULL
+ * (args.h); tfm_score is STRICT.
  */
 #include "postgres.h"
 
@@ -147,7 +149,7 @@ prompt_ids(FunctionCallInfo fcinfo, int argno, const TfmModelRow *row, int *n)
 /*
  * The one prompt of argument 1, generated with the options of fcinfo;
  * a set-returning caller (srf) gets the model for its call, and a stop text
- * needs a tokenizer.
+ * needs a tokenizer.  The caller has answered a NULL model or prompt.
  */
 static const TfmModelRow *
 generate_one(FunctionCallInfo fcinfo, bool srf, GenRow *g)
@@ -159,7 +161,6 @@ generate_one(FunctionCallInfo fcinfo, bool srf, GenRow *g)
 	int32	   *ids;
 	int			n;
 
-	TFM_ARG_NOT_NULL(1, "prompt");
 	tfm_generate_options(fcinfo, &o);
 	if (srf)
 	{
@@ -197,8 +198,11 @@ Datum
 tfm_generate(PG_FUNCTION_ARGS)
 {
 	GenRow		g;
-	const TfmModelRow *row = generate_one(fcinfo, false, &g);
+	const TfmModelRow *row;
 
+	if (tfm_args_null(fcinfo, 0, 1))
+		PG_RETURN_NULL();
+	row = generate_one(fcinfo, false, &g);
 	PG_RETURN_TEXT_P(tfm_generated_text(row, &g));
 }
 
@@ -223,7 +227,7 @@ PG_FUNCTION_INFO_V1(tfm_generate_batch);
 Datum
 tfm_generate_batch(PG_FUNCTION_ARGS)
 {
-	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	char	   *name;
 	TfmTexts	prompts;
 	GenOpts		o;
 	PromptCtx	c;
@@ -231,6 +235,9 @@ tfm_generate_batch(PG_FUNCTION_ARGS)
 	GenRow	   *g;
 	Datum	   *res;
 
+	if (tfm_args_null(fcinfo, 0, 1))
+		PG_RETURN_NULL();
+	name = tfm_text_arg(fcinfo, 0, "model");
 	tfm_texts_arg(fcinfo, 1, "prompts", &prompts);
 	tfm_generate_options(fcinfo, &o);
 	m = get_lm(name, &c.row);
@@ -241,14 +248,33 @@ tfm_generate_batch(PG_FUNCTION_ARGS)
 				 errmsg("at most %d prompts can be decoded together, not %d", TFM_MAX_PROMPTS,
 						prompts.n)));
 	if (prompts.n == 0)
-		PG_RETURN_ARRAYTYPE_P(tfm_text_array(NULL, NULL, 0));
+		PG_RETURN_ARRAYTYPE_P(tfm_texts_result(&prompts, NULL));
 	tfm_texts_encode(&prompts, prompt_text_ids, &c);
 	g = palloc(sizeof(GenRow) * prompts.n);
-	tfm_generate_prompts(m, c.row, prompts.ids, prompts.lens, prompts.n, &o, g);
+	/*
+	 * Element i samples with seed + i, NULL elements counted: each run of
+	 * non-NULL prompts between NULLs is a batch seeded at its first
+	 * element's place (one batch when there is no NULL).
+	 */
+	for (int i = 0, k = 0; i < prompts.total;)
+	{
+		int			run = 0;
+		GenOpts		oi = o;
+
+		while (i + run < prompts.total && !prompts.nulls[i + run])
+			run++;
+		if (run > 0)
+		{
+			oi.seed = o.seed + (uint64) i;
+			tfm_generate_prompts(m, c.row, prompts.ids + k, prompts.lens + k, run, &oi, g + k);
+			k += run;
+		}
+		i += Max(run, 1);
+	}
 	res = palloc(sizeof(Datum) * prompts.n);
 	for (int i = 0; i < prompts.n; i++)
 		res[i] = PointerGetDatum(tfm_generated_text(c.row, &g[i]));
-	PG_RETURN_ARRAYTYPE_P(tfm_text_array(res, NULL, prompts.n));
+	PG_RETURN_ARRAYTYPE_P(tfm_texts_result(&prompts, res));
 }
 
 PG_FUNCTION_INFO_V1(tfm_generate_tokens);
@@ -256,8 +282,11 @@ Datum
 tfm_generate_tokens(PG_FUNCTION_ARGS)
 {
 	GenRow		g;
-	const TfmModelRow *row = generate_one(fcinfo, true, &g);
+	const TfmModelRow *row;
 
+	if (tfm_args_null(fcinfo, 0, 1))
+		return tfm_srf_none(fcinfo);
+	row = generate_one(fcinfo, true, &g);
 	for (int i = 0; i < g.n; i++)
 		put_token(fcinfo, row, i + 1, g.ids[i], (double) g.logprob[i]);
 	return (Datum) 0;
@@ -269,14 +298,16 @@ tfm_next_tokens(PG_FUNCTION_ARGS)
 {
 	float	   *probs;
 	int		   *order;
-	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	char	   *name;
 	const TfmModelRow *row;
 	tfm_model  *m;
 	int32	   *ids;
 	int			n,
 				k;
 
-	TFM_ARG_NOT_NULL(1, "prompt");
+	if (tfm_args_null(fcinfo, 0, 1))
+		return tfm_srf_none(fcinfo);
+	name = tfm_text_arg(fcinfo, 0, "model");
 	k = PG_ARGISNULL(2) ? 10 : PG_GETARG_INT32(2);
 	if (k < 1)
 		ereport(ERROR,

@@ -9,7 +9,8 @@
  * 10, at most max_len − 1 with learned positions.  The search itself is
  * driven by runtime/infer/translator.c.  Options left NULL take an imported
  * model's generation settings (import/generation_config.c), else beam 4
- * and length penalty 0.6.
+ * and length penalty 0.6.  A NULL model or source answers NULL (no rows),
+ * a NULL source of an array NULL (args.h).
  */
 #include "postgres.h"
 
@@ -90,14 +91,16 @@ PG_FUNCTION_INFO_V1(tfm_translate);
 Datum
 tfm_translate(PG_FUNCTION_ARGS)
 {
-	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	char	   *name;
 	const TfmModelRow *row;
 	TrOpts		o;
 	tfm_hyp    *h;
 	text	   *res;
 	int			one = 1;
 
-	TFM_ARG_NOT_NULL(1, "source");
+	if (tfm_args_null(fcinfo, 0, 1))
+		PG_RETURN_NULL();
+	name = tfm_text_arg(fcinfo, 0, "model");
 	parse_tr_opts(fcinfo, 2, 3, 4, &o);
 	h = translate_one(fcinfo, name, &o, &one, &row);
 	res = tfm_hyp_text(row, h);
@@ -116,7 +119,7 @@ PG_FUNCTION_INFO_V1(tfm_translate_batch);
 Datum
 tfm_translate_batch(PG_FUNCTION_ARGS)
 {
-	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	char	   *name;
 	TfmTexts	src;
 	TrOpts		o;
 	const TfmModelRow *row;
@@ -124,12 +127,15 @@ tfm_translate_batch(PG_FUNCTION_ARGS)
 	tfm_hyp    *h;
 	Datum	   *res;
 
+	if (tfm_args_null(fcinfo, 0, 1))
+		PG_RETURN_NULL();
+	name = tfm_text_arg(fcinfo, 0, "model");
 	tfm_texts_arg(fcinfo, 1, "sources", &src);
 	parse_tr_opts(fcinfo, 2, 3, 4, &o);
 	m = tfm_get_s2s(name, &row);
 	tfm_tr_defaults(&o, row);
 	if (src.n == 0)
-		PG_RETURN_ARRAYTYPE_P(tfm_text_array(NULL, NULL, 0));
+		PG_RETURN_ARRAYTYPE_P(tfm_texts_result(&src, NULL));
 	tfm_texts_encode(&src, source_text_ids, unconstify(TfmModelRow *, row));
 	h = palloc(sizeof(tfm_hyp) * src.n);
 	res = palloc(sizeof(Datum) * src.n);
@@ -143,7 +149,7 @@ tfm_translate_batch(PG_FUNCTION_ARGS)
 			res[i] = PointerGetDatum(tfm_hyp_text(row, &h[i]));
 		tfm_hyps_free(h + start, cnt);
 	}
-	PG_RETURN_ARRAYTYPE_P(tfm_text_array(res, NULL, src.n));
+	PG_RETURN_ARRAYTYPE_P(tfm_texts_result(&src, res));
 }
 
 PG_FUNCTION_INFO_V1(tfm_translate_nbest);
@@ -151,13 +157,15 @@ Datum
 tfm_translate_nbest(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	char	   *name;
 	const TfmModelRow *row;
 	TrOpts		o;
 	int			nbest;
 	tfm_hyp    *h;
 
-	TFM_ARG_NOT_NULL(1, "source");
+	if (tfm_args_null(fcinfo, 0, 1))
+		return tfm_srf_none(fcinfo);
+	name = tfm_text_arg(fcinfo, 0, "model");
 	/* length_penalty and max_tokens came with 0.4 (0.3's SQL passes 4 arguments) */
 	parse_tr_opts(fcinfo, 2, PG_NARGS() > 4 ? 4 : -1, PG_NARGS() > 5 ? 5 : -1, &o);
 	nbest = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT32(3);

@@ -1,6 +1,7 @@
 /*
  * tokenize.c — tokenizers in SQL: tfm_tokenizer_import (GPT-2's files),
- * tfm_tokenizer_drop, tfm_tokenize, tfm_detokenize and tfm_tokens.  The
+ * tfm_tokenizer_drop, tfm_tokenize, tfm_detokenize and tfm_tokens (a NULL
+ * tokenizer or input answers NULL, no rows: args.h).  The
  * training aggregate is tokenizer_agg.c; the rows, storage/tokenizers/tokenizers.c;
  * the cache, runtime/cache/tokenizer_cache.c.
  */
@@ -63,7 +64,7 @@ PG_FUNCTION_INFO_V1(tfm_tokenize);
 Datum
 tfm_tokenize(PG_FUNCTION_ARGS)
 {
-	char	   *name = tfm_text_arg(fcinfo, 0, "tokenizer");
+	char	   *name;
 	text	   *t;
 	uint32		flags = 0;
 	int			max_length = 0;
@@ -72,7 +73,10 @@ tfm_tokenize(PG_FUNCTION_ARGS)
 	Datum	   *d;
 	TfmCachedTokenizer *e;
 
-	TFM_ARG_NOT_NULL(1, "input");
+	/* not STRICT: NULL add_bos, add_eos, max_length are the defaults */
+	if (tfm_args_null(fcinfo, 0, 1))
+		PG_RETURN_NULL();
+	name = tfm_text_arg(fcinfo, 0, "tokenizer");
 	t = PG_GETARG_TEXT_PP(1);
 	if (!PG_ARGISNULL(2) && PG_GETARG_BOOL(2))
 		flags |= TFM_TOK_ADD_BOS;

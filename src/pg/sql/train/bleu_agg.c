@@ -10,7 +10,8 @@
  * call the support functions directly with any array, so every entry point
  * checks the state it is given (check_state).
  *
- * Rows with a NULL hypothesis are skipped; a query with no other row gives
+ * Rows with a NULL hypothesis or a NULL reference (text or text[]) are
+ * skipped, as aggregates skip NULL inputs; a query with no other row gives
  * NULL (the state starts NULL).  References that are NULL or '' inside a
  * text[] are ignored, as sacreBLEU ignores None and "" references; a row
  * left without one is an error, as in sacreBLEU.
@@ -221,18 +222,13 @@ bleu_step(FunctionCallInfo fcinfo, bool is_array)
 
 	if (state != NULL)
 		memcpy(stats, check_state(state), sizeof(stats));
-	if (PG_ARGISNULL(1))
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 	{
-		/* NULL hypotheses are skipped */
+		/* rows with a NULL hypothesis or reference(s) are skipped */
 		if (state == NULL)
 			PG_RETURN_NULL();
 		PG_RETURN_ARRAYTYPE_P(state);
 	}
-	if (PG_ARGISNULL(2))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg(is_array ? "references must not be NULL" : "reference must not be NULL"),
-				 errdetail("Rows with a NULL hypothesis are skipped; every other row needs a reference.")));
 	hyp = utf8_bytes(PG_GETARG_TEXT_PP(1), &hyp_len);
 	bytes = hyp_len;
 	n_refs = references_arg(fcinfo, is_array, &refs, &lens, &bytes);

@@ -166,7 +166,8 @@ tfm_train_agg_final(PG_FUNCTION_ARGS)
 	st = (TfmStream *) PG_GETARG_POINTER(0);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	tfm_stream_finish(st, &loss, &secs);
+	if (!tfm_stream_finish(st, &loss, &secs))
+		PG_RETURN_NULL();		/* only NULL rows: as no rows, nothing trained */
 	v[0] = Int32GetDatum(1);
 	v[1] = Int64GetDatum(st->tr.step);
 	v[2] = Float8GetDatum(loss);
