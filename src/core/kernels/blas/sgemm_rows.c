@@ -13,7 +13,8 @@
  * panel of B is packed once per call (K × SR_NR floats, zeros past N)
  * into the thread's buffer, where it stays in L1/L2 while every SR_MR
  * rows of A pass over it.  A product of at most SR_MR rows reads B in
- * place (one pass over it, nothing to reuse).
+ * place (one pass over it, nothing to reuse); of at most 3 rows, on AVX2,
+ * several panels a pass over each row of B (sr_wide_avx2).
  *
  * Kernels: AVX2 + FMA (sgemm_rows_avx2.c, also on AVX-512 CPUs) where
  * the CPU has it, else the plain-C one below with fmaf — the same bits.
@@ -116,6 +117,9 @@ tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int 
 	int			threads = tfm_get_threads();
 	bool		direct = M <= SR_MR;
 	float	   *buf = NULL;
+#if defined(__x86_64__)
+	const bool	wide = direct && kern == sr_kernel_avx2;
+#endif
 
 	if (M <= 0 || N <= 0)
 		return;
@@ -152,6 +156,17 @@ tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int 
 			ptrdiff_t	ldbp = ldb;
 			sr_kernel_fn k = kern;
 
+#if defined(__x86_64__)
+			int			g = wide ? sr_wide_panels(M) : 1;
+
+			if (g > 1 && p + g <= p1 && j0 + g * SR_NR <= N)
+			{
+				/* a few rows, B in place: g panels a pass over each row of B */
+				sr_wide_avx2(K, A, lda, M, B + j0, ldb, C + j0, ldc, add);
+				p += g - 1;
+				continue;
+			}
+#endif
 			if (pk)
 			{
 				pack_panel(pk, B, ldb, K, j0, n);

@@ -26,6 +26,14 @@ typedef void (*sr_kernel_fn) (int K, const float *A, ptrdiff_t lda, int m,
 void		sr_kernel_c(int K, const float *A, ptrdiff_t lda, int m, const float *b,
 						ptrdiff_t ldb, int n, float *C, ptrdiff_t ldc, bool beta);
 #if defined(__x86_64__)
+/*
+ * m ≤ 3 rows (a short text alone), B read in place: sr_wide_panels(m)
+ * full panels at once (16 columns each, all stored), so each row of B is
+ * read in one run of up to 96 columns; the same bits as sr_kernel_avx2
+ */
+int			sr_wide_panels(int m);
+void		sr_wide_avx2(int K, const float *A, ptrdiff_t lda, int m, const float *b,
+						 ptrdiff_t ldb, float *C, ptrdiff_t ldc, bool beta);
 void		sr_kernel_avx2(int K, const float *A, ptrdiff_t lda, int m, const float *b,
 						   ptrdiff_t ldb, int n, float *C, ptrdiff_t ldc, bool beta);
 #endif

@@ -71,24 +71,83 @@ TARGET void
 sr_kernel_avx2(int K, const float *A, ptrdiff_t lda, int m, const float *b, ptrdiff_t ldb,
 			   int n, float *C, ptrdiff_t ldc, bool beta)
 {
+	/* one copy of rows_r per row count */
+#define ROWS_CASE(r) case r: rows_r(r, K, A, lda, b, ldb, n, C, ldc, beta); break;
+	switch (m)
+	{
+		ROWS_CASE(1)
+		ROWS_CASE(2)
+		ROWS_CASE(3)
+		ROWS_CASE(4)
+		ROWS_CASE(5)
+		default:
+			rows_r(SR_MR, K, A, lda, b, ldb, n, C, ldc, beta);
+	}
+#undef ROWS_CASE
+}
+
+/*
+ * R rows × G panels (16·G columns, all stored), B read in place: G = 6 / R
+ * panels share each pass over a row of B (one row of A: 96 columns, six
+ * cache lines in a run).  Every lane the same FMA chain as rows_r's.
+ */
+static inline __attribute__((always_inline)) TARGET void
+wide_r(const int R, const int G, int K, const float *A, ptrdiff_t lda, const float *b,
+	   ptrdiff_t ldb, float *C, ptrdiff_t ldc, bool beta)
+{
+	__m256		acc[SR_MR][12];
+
+#pragma GCC unroll 6
+	for (int r = 0; r < R; r++)
+#pragma GCC unroll 12
+		for (int v = 0; v < 2 * G; v++)
+			acc[r][v] = _mm256_setzero_ps();
+	for (int k = 0; k < K; k++, b += ldb)
+	{
+		__m256		bv[12];
+
+#pragma GCC unroll 12
+		for (int v = 0; v < 2 * G; v++)
+			bv[v] = _mm256_loadu_ps(b + 8 * v);
+#pragma GCC unroll 6
+		for (int r = 0; r < R; r++)
+		{
+			__m256		a = _mm256_broadcast_ss(A + r * lda + k);
+
+#pragma GCC unroll 12
+			for (int v = 0; v < 2 * G; v++)
+				acc[r][v] = _mm256_fmadd_ps(a, bv[v], acc[r][v]);
+		}
+	}
+#pragma GCC unroll 6
+	for (int r = 0; r < R; r++)
+#pragma GCC unroll 6
+		for (int g = 0; g < G; g++)
+			store_row(C + r * ldc + 16 * g, acc[r][2 * g], acc[r][2 * g + 1], SR_NR, beta);
+}
+
+int
+sr_wide_panels(int m)
+{
+	return m >= 1 && m <= 3 ? SR_MR / m : 1;
+}
+
+TARGET void
+sr_wide_avx2(int K, const float *A, ptrdiff_t lda, int m, const float *b, ptrdiff_t ldb,
+			 float *C, ptrdiff_t ldc, bool beta)
+{
 	switch (m)
 	{
 		case 1:
-			rows_r(1, K, A, lda, b, ldb, n, C, ldc, beta);
+			wide_r(1, 6, K, A, lda, b, ldb, C, ldc, beta);
 			break;
 		case 2:
-			rows_r(2, K, A, lda, b, ldb, n, C, ldc, beta);
+			wide_r(2, 3, K, A, lda, b, ldb, C, ldc, beta);
 			break;
 		case 3:
-			rows_r(3, K, A, lda, b, ldb, n, C, ldc, beta);
-			break;
-		case 4:
-			rows_r(4, K, A, lda, b, ldb, n, C, ldc, beta);
-			break;
-		case 5:
-			rows_r(5, K, A, lda, b, ldb, n, C, ldc, beta);
+			wide_r(3, 2, K, A, lda, b, ldb, C, ldc, beta);
 			break;
 		default:
-			rows_r(SR_MR, K, A, lda, b, ldb, n, C, ldc, beta);
+			sr_kernel_avx2(K, A, lda, m, b, ldb, SR_NR, C, ldc, beta);
 	}
 }
