@@ -72,6 +72,22 @@ void		tfm_gemm(bool transa, bool transb, int M, int N, int K,
 					 const float *B, int ldb,
 					 float beta, float *C, int ldc);
 
+/*
+ * C (M × N) = A (M × K) · B (K × N) + beta · C, row-major, in which each
+ * row of C is a function of its row of A alone: the same bits whatever M
+ * is and wherever the row sits (the products of a varlen pass, whose
+ * texts share one matrix).  Every element is summed over K in one fixed
+ * order for every M, row position and thread count: one fused
+ * multiply-add chain over k from 0, then one add of beta·C
+ * (kernels/blas/sgemm_rows.c, tfm's own kernels, not BLIS).
+ */
+void		tfm_gemm_rows(int M, int N, int K, const float *A, int lda,
+						  const float *B, int ldb, float beta, float *C, int ldc);
+/* the plain-C kernel of tfm_gemm_rows on or off (tests; also TFM_SGEMM_FORCE=portable) */
+void		tfm_gemm_rows_force_portable(bool on);
+/* its kernel: "avx2" or "portable" */
+const char *tfm_gemm_rows_kernel(void);
+
 void		tfm_gemm_strided(int M, int N, int K, float alpha,
 							 const float *A, ptrdiff_t rsa, ptrdiff_t csa,
 							 const float *B, ptrdiff_t rsb, ptrdiff_t csb,

@@ -86,6 +86,16 @@ typedef enum tfm_activation
 void		tfm_linear_act_forward(float *out, const float *inp, const float *W,
 								   const float *b, int N, int in, int o, tfm_activation act,
 								   const tfm_lowp_entry *packed);
+/*
+ * out = act(inp·W + b) (act NULL: none) with each output row a function of
+ * its input row alone, bit for bit whatever N is (a varlen pass: many
+ * texts' rows in one matrix, each text's result its one-text result): the
+ * row-exact products of tfm_gemm_rows, or of W's packed copy
+ * (tfm_lowp_linear_rows).
+ */
+void		tfm_linear_rows_forward(float *out, const float *inp, const float *W,
+									const float *b, int N, int in, int o,
+									const tfm_activation *act, const tfm_lowp_entry *packed);
 /* the function tfm_activation_forward runs on each piece (one thread, out may be inp) */
 tfm_row_fn	tfm_activation_fn(tfm_activation act);
 void		tfm_activation_forward(float *out, const float *inp, size_t n,

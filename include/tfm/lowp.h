@@ -313,6 +313,14 @@ typedef void (*tfm_row_fn) (float *out, const float *in, size_t n);
 void		tfm_bf16_gemm_fused(int M, int N, int K, const float *A, ptrdiff_t lda,
 								const tfm_bf16_weights *W, const float *bias, tfm_row_fn act,
 								float *C, ptrdiff_t ldc, void *work);
+/*
+ * The same with each row of C a function of its row of A alone, the same
+ * bits whatever M is (one loop order at every M, no AMX); its work buffer
+ * is tfm_bf16_work_bytes(max(M, TFM_LOWP_GEMV_ROWS + 1), K).
+ */
+void		tfm_bf16_gemm_rows(int M, int N, int K, const float *A, ptrdiff_t lda,
+							   const tfm_bf16_weights *W, const float *bias, tfm_row_fn act,
+							   float *C, ptrdiff_t ldc, void *work);
 
 /* every one of the M rows of C (ldc apart) = row (N values): a bias broadcast */
 void		tfm_lowp_rows_set(float *C, ptrdiff_t ldc, int M, int N, const float *row);
@@ -330,6 +338,11 @@ void		tfm_int4_gemm(int M, int N, int K, float alpha,
 						  const float *A, ptrdiff_t lda,
 						  const tfm_int4_weights *W,
 						  float beta, float *C, ptrdiff_t ldc, void *work);
+/* the same on the quantized path at every M: each row of C a function of its row of A */
+void		tfm_int4_gemm_rows(int M, int N, int K, float alpha,
+							   const float *A, ptrdiff_t lda,
+							   const tfm_int4_weights *W,
+							   float beta, float *C, ptrdiff_t ldc, void *work);
 
 /* ---- dispatch -------------------------------------------------------------- */
 

@@ -245,6 +245,14 @@ typedef struct tfm_batch
 	const int32_t *dec_input;	/* (B, Tt) seq2seq: <bos> + target */
 	const int32_t *target;		/* lm (B, T); seq2seq (B, Tt); pad = ignored */
 	const int32_t *labels;		/* classify (B) */
+	/*
+	 * classify inference, varlen: B texts of lens[i] ids each, concatenated
+	 * in input (no padding; T is the longest).  Their rows share the
+	 * linear layers', norms' and activations' products, attention runs on
+	 * each text's own rows, and each text's logits and pooled vector are
+	 * bit for bit what a varlen pass of it alone gives.  NULL: (B, T) padded.
+	 */
+	const int  *lens;
 	bool		keep_attention; /* inference: keep every layer's attention weights
 								 * for tfm_model_attention (a workspace for
 								 * training always keeps them) */
@@ -353,7 +361,9 @@ size_t		tfm_model_workspace_bytes(const tfm_config *cfg, int B, int T, int Tt,
  * Forward pass; fills m->logits (and pooled / hidden / memory).  training
  * enables dropout with masks derived from dropout_key.  Returns 0,
  * TFM_ENOMEM (-1) if memory for the workspace could not be had, or
- * TFM_EBADID (-2) if an input id is not a row of its embedding.
+ * TFM_EBADID (-2) if an input id is not a row of its embedding.  A varlen
+ * batch (lens) must be a classifier's inference pass (not training, no
+ * keep_attention) with every length in 1..T: else -1.
  */
 int			tfm_model_forward(tfm_model *m, const tfm_batch *batch,
 							  bool training, uint64_t dropout_key);

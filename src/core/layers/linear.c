@@ -48,6 +48,27 @@ tfm_linear_act_forward(float *out, const float *inp, const float *W,
 	tfm_activation_forward(out, out, (size_t) N * o, act);
 }
 
+void
+tfm_linear_rows_forward(float *out, const float *inp, const float *W, const float *b,
+						int N, int in, int o, const tfm_activation *act,
+						const tfm_lowp_entry *packed)
+{
+	float		beta = 0.0f;
+
+	if (tfm_lowp_linear_rows(packed, out, inp, b, N, in, o,
+							 act ? tfm_activation_fn(*act) : NULL))
+		return;
+	if (b)
+	{
+		for (int n = 0; n < N; n++)
+			memcpy(out + (size_t) n * o, b, sizeof(float) * o);
+		beta = 1.0f;
+	}
+	tfm_gemm_rows(N, o, in, inp, in, W, o, beta, out, o);
+	if (act)
+		tfm_activation_forward(out, out, (size_t) N * o, *act);
+}
+
 /* db[j0, j1) += Σ_n dout[n][j0, j1) */
 TFM_HOT static void
 bias_grad_cols(float *db, const float *dout, int N, int o, int j0, int j1)

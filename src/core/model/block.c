@@ -42,6 +42,23 @@ attn_shape(const tfm_config *c, const tfm_stack_pass *p, bool cross, int layer)
 	return sh;
 }
 
+/*
+ * A forward product of the pass: row-exact in a varlen pass (each text's
+ * rows give the bits they give alone), else the fastest for the shape;
+ * act NULL: none.
+ */
+static void
+lin(const tfm_stack_pass *p, float *out, const float *inp, const float *W, const float *b,
+	int N, int in, int o, const tfm_activation *act, const tfm_lowp_entry *pk)
+{
+	if (p->seg_len)
+		tfm_linear_rows_forward(out, inp, W, b, N, in, o, act, pk);
+	else if (act)
+		tfm_linear_act_forward(out, inp, W, b, N, in, o, *act, pk);
+	else
+		tfm_linear_forward(out, inp, W, b, N, in, o, pk);
+}
+
 static inline float
 drop_p(const tfm_config *c, const tfm_stack_pass *p)
 {
@@ -75,6 +92,21 @@ tfm_block_self_attention(tfm_block_acts *a, tfm_workspace *ws,
 		tfm_attention_forward(a->cat, kv->probs, a->qkv, kl->k, kl->v, kv->pad, sh,
 							  kv->scratch);
 	}
+	else if (p->seg_len)
+	{
+		/* varlen: each text attends to its own rows, as alone (B 1, its length) */
+		size_t		r = 0;
+
+		sh->B = 1;
+		for (int i = 0; i < p->seg; r += p->seg_len[i++])
+		{
+			const float *q = a->qkv + r * qw;
+
+			sh->Tq = sh->Tk = p->seg_len[i];
+			tfm_attention_forward(a->cat + r * sh->rso, NULL, q, q + d, q + d + kw,
+								  p->pad + r, sh, ws->attn_scratch);
+		}
+	}
 	else
 		tfm_attention_forward(a->cat, p->keep_acts ? a->probs : NULL, a->qkv, a->qkv + d,
 							  a->qkv + d + kw, p->pad, sh, ws->attn_scratch);
@@ -102,11 +134,11 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 								  z.N, z.d, z.eps);
 		u = a->u1;
 	}
-	tfm_linear_forward(a->qkv, u, w->qkv_w, w->qkv_b, z.N, z.d, 3 * z.d, PK(qkv));
+	lin(p, a->qkv, u, w->qkv_w, w->qkv_b, z.N, z.d, 3 * z.d, NULL, PK(qkv));
 	sh = attn_shape(c, p, false, layer);
 	tfm_block_self_attention(a, ws, p, layer, &sh, z.d, z.d, 3 * z.d);
-	tfm_linear_forward(ws->sub_out, a->cat, w->attn_out_w, w->attn_out_b, z.N, z.d, z.d,
-					   PK(attn_out));
+	lin(p, ws->sub_out, a->cat, w->attn_out_w, w->attn_out_b, z.N, z.d, z.d, NULL,
+		PK(attn_out));
 	tfm_residual_forward(a->r1, in, ws->sub_out, z.nd, pd,
 						 site_key(p->key, layer, SITE_ATTN_OUT));
 	x = a->r1;
@@ -171,13 +203,16 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 		tfm_activation_forward(a->hact, a->hpre, (size_t) z.N * z.f, c->activation);
 	}
 	else						/* nothing reads hpre: the activation in the product */
-		tfm_linear_act_forward(a->hact, u, w->ff1_w, w->ff1_b, z.N, z.d, z.f, c->activation,
-							   PK(ff1));
+	{
+		tfm_activation act = (tfm_activation) c->activation;
+
+		lin(p, a->hact, u, w->ff1_w, w->ff1_b, z.N, z.d, z.f, &act, PK(ff1));
+	}
 	if (pd > 0.0f)
 		tfm_dropout_forward(a->hd, a->hact, (size_t) z.N * z.f, pd,
 							site_key(p->key, layer, SITE_FF_H));
-	tfm_linear_forward(ws->sub_out, pd > 0.0f ? a->hd : a->hact, w->ff2_w, w->ff2_b, z.N, z.f,
-					   z.d, PK(ff2));
+	lin(p, ws->sub_out, pd > 0.0f ? a->hd : a->hact, w->ff2_w, w->ff2_b, z.N, z.f, z.d, NULL,
+		PK(ff2));
 	tfm_residual_forward(pre ? a->out : a->r3, x, ws->sub_out, z.nd, pd,
 						 site_key(p->key, layer, SITE_FF_OUT));
 	if (!pre)

@@ -572,6 +572,78 @@ tfm_encode_stack(tfm_model *m, const int32_t *src, int B, int Ts)
 	return stack_forward(m, false, m->ws->enc_x, &ep);
 }
 
+/*
+ * A classifier's varlen pass (tfm_batch.lens): the B texts' ids one after
+ * the other (N rows in all) embedded text by text (positions from 0 in
+ * each), the encoder over the N rows (products row-exact, attention per
+ * text: block.c), then each text's pooled vector and logits.  The
+ * workspace holds B texts of the longest one's length, as a padded batch
+ * would.
+ */
+static int
+varlen_forward(tfm_model *m, const tfm_batch *b, const tfm_packed_w *pw)
+{
+	const tfm_config *c = &m->cfg;
+	const int	d = c->d_model;
+	tfm_workspace *ws;
+	tfm_stack_pass ep,
+				dp;
+	const float *top;
+	size_t		N = 0,
+				r;
+	const float *pooled;
+
+	for (int i = 0; i < b->B; i++)
+	{
+		if (b->lens[i] < 1 || b->lens[i] > b->T)
+			return -1;
+		N += b->lens[i];
+	}
+	if (tfm_workspace_reserve(m, b->B, b->T, 0, false, false) != 0)
+		return -1;
+	ws = m->ws;
+	ws->pass_training = false;
+	ws->pass_key = 0;
+	passes(m, b, false, 0, pw, &ep, &dp);
+	ep.B = 1;
+	ep.T = (int) N;
+	ep.seg = b->B;
+	ep.seg_len = b->lens;
+	pad_mask(ws->enc_pad, b->input, N, c->pad_id);
+	r = 0;
+	for (int i = 0; i < b->B; r += b->lens[i++])
+		if (embed(m, ws->enc_x + r * d, b->input + r, m->w.tok_emb, m->w.pos_emb, 1,
+				  b->lens[i], false, 0) != 0)
+			return TFM_EBADID;
+	top = stack_forward(m, false, ws->enc_x, &ep);
+	r = 0;
+	for (int i = 0; i < b->B; r += b->lens[i++])
+	{
+		if (c->pooling == TFM_POOL_CLS)
+			tfm_cls_pool_forward(ws->pooled + (size_t) i * d, top + r * d, 1, b->lens[i], d);
+		else
+			tfm_mean_pool_forward(ws->pooled + (size_t) i * d, top + r * d, b->input + r,
+								  c->pad_id, 1, b->lens[i], d);
+	}
+	pooled = ws->pooled;
+	if (c->cls_pre != TFM_CLS_PRE_NONE)
+	{
+		float	   *y = ws->pre_out;
+
+		tfm_linear_rows_forward(y, pooled, m->w.cls_pre_w, m->w.cls_pre_b, b->B, d, d, NULL,
+								pw ? pw->cls_pre : NULL);
+		for (size_t i = 0; i < (size_t) b->B * d; i++)
+			y[i] = c->cls_pre == TFM_CLS_PRE_TANH ? tanhf(y[i]) : (y[i] > 0.0f ? y[i] : 0.0f);
+		pooled = y;
+	}
+	tfm_linear_rows_forward(ws->logits, pooled, m->w.cls_w, m->w.cls_b, b->B, d, c->n_classes,
+							NULL, pw ? pw->cls : NULL);
+	m->pooled = ws->pooled;
+	m->hidden = (float *) top;
+	m->logits = ws->logits;
+	return 0;
+}
+
 static int
 model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
 			  const tfm_packed_w *pw)
@@ -584,6 +656,12 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
 	const bool	lm = c->task == TFM_TASK_LM;
 	const float *top = NULL;
 
+	if (b->lens)
+	{
+		if (c->task != TFM_TASK_CLASSIFY || training || b->keep_attention)
+			return -1;
+		return varlen_forward(m, b, pw);
+	}
 	if (tfm_workspace_reserve(m, b->B, b->T, c->task == TFM_TASK_SEQ2SEQ ? b->Tt : 0,
 							  training, b->keep_attention) != 0)
 		return -1;

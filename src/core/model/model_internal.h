@@ -116,6 +116,13 @@ typedef struct tfm_stack_pass
 	tfm_kv	   *kv;				/* decoding with a cache, or NULL */
 	const int32_t *pos;			/* (B·T) rotary positions; NULL = 0 .. T-1 */
 	const tfm_block_packed *packed;	/* per layer, the matrices' packed copies; NULL: fp32 */
+	/*
+	 * varlen (B 1, T the rows of all): seg texts of seg_len[i] rows each,
+	 * one after the other; attention within each, and every product
+	 * row-exact (tfm_linear_rows_forward)
+	 */
+	const int  *seg_len;
+	int			seg;
 	/* T5 (t5_block.c): the stack's position bias, shared by its layers */
 	const float *bias;			/* (h, T, keys) */
 	float	   *dscores;		/* backward scratch: (B, h, T, T) the scores' gradient */

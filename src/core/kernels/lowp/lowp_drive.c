@@ -13,6 +13,8 @@
  * tasks of LOWP_MC rows × LOWP_NC columns of C, handed out to the threads.
  * In a task, K runs in blocks of job->kblock slots; for each, every weight
  * panel of the task's columns meets every row panel of the task's rows.
+ * A job marked rows_exact takes these loops at every M (the first path
+ * sums all of K at once, this one block by block: different bits).
  */
 #include "tfm/blas.h"
 #include "lowp_internal.h"
@@ -46,7 +48,7 @@ lowp_gemm_drive(lowp_gemm_job *job, int M, int N, int K, float alpha, float beta
 
 	job->pr = (lowp_product) {M, N, K, alpha, beta, C, ldc};
 
-	if (M <= TFM_LOWP_GEMV_ROWS)
+	if (M <= TFM_LOWP_GEMV_ROWS && !job->rows_exact)
 	{
 		int			panels = (N + LOWP_NR - 1) / LOWP_NR;
 

@@ -63,6 +63,8 @@ struct lowp_gemm_job
 {
 	int			slots;			/* the kernel's slots of K: bf16 pairs or int8 quads */
 	int			kblock;			/* slots per K block when M > TFM_LOWP_GEMV_ROWS */
+	bool		rows_exact;		/* the blocked loops at every M: a row's bits never
+								 * depend on M (tfm_lowp_linear_rows) */
 	uint32_t   *a;				/* A's panels (slots words a row) */
 	void		(*pack) (const lowp_gemm_job *job, int r0, int h);
 	void		(*block) (const lowp_gemm_job *job, int h, int i, int m, int j, int n,

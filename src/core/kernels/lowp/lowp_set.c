@@ -53,9 +53,17 @@ tfm_lowp_linear(const tfm_lowp_entry *e, float *out, const float *inp,
 	return tfm_lowp_linear_act(e, out, inp, b, N, in, o, NULL);
 }
 
-bool
-tfm_lowp_linear_act(const tfm_lowp_entry *e, float *out, const float *inp,
-					const float *b, int N, int in, int o, tfm_row_fn act)
+/*
+ * rows_exact: a row's bits whatever N is.  int8 sums all of K exactly in
+ * int32 on every path and quantizes each row against itself, so its one
+ * product is row-exact; bf16 and int4 take their row-exact variants, and
+ * bf16 on AVX2 the caller's fp32 row-exact product at every N (not only
+ * above TFM_LOWP_GEMV_ROWS rows), so that a text of a few tokens gives
+ * the bits alone that it gives in a batch.
+ */
+static bool
+linear(const tfm_lowp_entry *e, float *out, const float *inp, const float *b, int N, int in,
+	   int o, tfm_row_fn act, bool rows_exact)
 {
 	struct tfm_lowp_set *s;
 	size_t		need;
@@ -64,17 +72,21 @@ tfm_lowp_linear_act(const tfm_lowp_entry *e, float *out, const float *inp,
 	if (!e || N <= 0 || e->K != in || e->N != o)
 		return false;
 	s = e->set;
-	if (s->prec == TFM_PREC_BF16 && !s->training && N > TFM_LOWP_GEMV_ROWS &&
-		lowp_bf16_batched_fp32())
+	if (s->prec == TFM_PREC_BF16 && !s->training &&
+		(N > TFM_LOWP_GEMV_ROWS || rows_exact) && lowp_bf16_batched_fp32())
 		return false;
-	need = s->prec == TFM_PREC_BF16 ? tfm_bf16_work_bytes(N, in) :
+	need = s->prec == TFM_PREC_BF16 ?
+		tfm_bf16_work_bytes(rows_exact && N <= TFM_LOWP_GEMV_ROWS ? TFM_LOWP_GEMV_ROWS + 1 : N, in) :
 		s->prec == TFM_PREC_INT4 ? tfm_int4_work_bytes(N, in) : tfm_int8_work_bytes(N, in);
 	if (!reserve(&s->work, &s->work_cap, need))
 		return false;			/* the fp32 product still works */
 	if (s->prec == TFM_PREC_BF16)
 	{
 		/* the bias and the activation in the product's blocks (AMX) */
-		tfm_bf16_gemm_fused(N, o, in, inp, in, &e->b, b, act, out, o, s->work);
+		if (rows_exact)
+			tfm_bf16_gemm_rows(N, o, in, inp, in, &e->b, b, act, out, o, s->work);
+		else
+			tfm_bf16_gemm_fused(N, o, in, inp, in, &e->b, b, act, out, o, s->work);
 		return true;
 	}
 	if (b)
@@ -82,13 +94,29 @@ tfm_lowp_linear_act(const tfm_lowp_entry *e, float *out, const float *inp,
 		tfm_lowp_rows_set(out, o, N, o, b);
 		beta = 1.0f;
 	}
-	if (s->prec == TFM_PREC_INT4)
+	if (s->prec == TFM_PREC_INT4 && rows_exact)
+		tfm_int4_gemm_rows(N, o, in, 1.0f, inp, in, &e->q4, beta, out, o, s->work);
+	else if (s->prec == TFM_PREC_INT4)
 		tfm_int4_gemm(N, o, in, 1.0f, inp, in, &e->q4, beta, out, o, s->work);
 	else
 		tfm_int8_gemm(N, o, in, 1.0f, inp, in, &e->q, beta, out, o, s->work);
 	if (act)
 		tfm_lowp_rows_apply(act, out, o, N, o);
 	return true;
+}
+
+bool
+tfm_lowp_linear_act(const tfm_lowp_entry *e, float *out, const float *inp,
+					const float *b, int N, int in, int o, tfm_row_fn act)
+{
+	return linear(e, out, inp, b, N, in, o, act, false);
+}
+
+bool
+tfm_lowp_linear_rows(const tfm_lowp_entry *e, float *out, const float *inp,
+					 const float *b, int N, int in, int o, tfm_row_fn act)
+{
+	return linear(e, out, inp, b, N, in, o, act, true);
 }
 
 bool

@@ -60,6 +60,15 @@ bool		tfm_lowp_linear(const tfm_lowp_entry *e, float *out, const float *inp,
 bool		tfm_lowp_linear_act(const tfm_lowp_entry *e, float *out, const float *inp,
 								const float *b, int N, int in, int o, tfm_row_fn act);
 /*
+ * tfm_lowp_linear_act with each row of out a function of its row of inp
+ * alone, the same bits whatever N is: false (nothing done) where W's
+ * packed copy has no such product at N rows, or where the caller's fp32
+ * row-exact product (tfm_gemm_rows) stands in for it at every N (bf16 on
+ * AVX2, as tfm_lowp_linear_act does for batches).
+ */
+bool		tfm_lowp_linear_rows(const tfm_lowp_entry *e, float *out, const float *inp,
+								 const float *b, int N, int in, int o, tfm_row_fn act);
+/*
  * The backward products of that layer through e, an entry of a training
  * set: dinp (N × in) = beta_in·dinp + dout (N × o)·Wᵀ and dW += inpᵀ·dout
  * (either may be NULL); dW is laid out as W is stored — (in, o), or (o, in)

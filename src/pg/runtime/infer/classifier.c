@@ -1,6 +1,6 @@
 /*
  * classifier.c — a classifier's inference: the model from the cache, a
- * value's ids as it reads them, and many inputs through batched forward
+ * value's ids as it reads them, and many inputs through varlen forward
  * passes of similar lengths within tfm.work_mem (tfm_classify, tfm_embed,
  * tfm_evaluate).
  */
@@ -16,17 +16,15 @@
 #include "storage/models/models.h"
 
 /*
- * Rows per batched forward pass: up to TFM_INFER_BATCH (args.h), and no
- * more than TFM_INFER_TOKENS tokens (padded), so that a layer's activations
- * stay in the CPU's caches between the products that write and read them,
- * and its products have fewer than 128 rows, which BLIS runs with its
- * small-matrix kernels (blas.c, SUP_BELOW).  Measured (one thread, 2,000
- * texts of 27-80 tokens, CPU time of the backend): at 512 tokens a pass,
- * d_model 128 took 5-10 % more than one text at a time and d_model 384
- * (4 layers) 3 % less; at 127 tokens 0-3 % and 6-8 % less.
+ * Tokens per varlen forward pass (tfm_batch.lens: the texts' rows one after
+ * the other, nothing padded): texts join a pass while their tokens fit,
+ * whatever their number; a longer text has a pass of its own.  Each text's
+ * result is bit for bit the one it has alone, so the budget only trades
+ * the products' width (more rows, better use of the kernels) against
+ * activations that stay in the caches.
  */
-#ifndef TFM_INFER_TOKENS
-#define TFM_INFER_TOKENS 127
+#ifndef TFM_VARLEN_TOKENS
+#define TFM_VARLEN_TOKENS 512
 #endif
 
 tfm_model *
@@ -62,54 +60,53 @@ cmp_by_len(const void *a, const void *b, void *arg)
 	return x > y ? -1 : (x < y);
 }
 
-static void
-run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, int n,
-		   float *probs, float *pooled, bool one_by_one)
+/*
+ * n inputs through varlen passes of similar lengths (longest first, so the
+ * first pass sizes the workspace); each input's probabilities (probs) or
+ * pooled vector (pooled) to its row k, the same bits as its pass alone
+ */
+void
+tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, int n,
+				   float *probs, float *pooled)
 {
 	int			C = row->n_labels,
 				d = m->cfg.d_model;
 	int		   *order = palloc(sizeof(int) * Max(n, 1));
-	TfmSpecials sp;
+	int		   *blens = palloc(sizeof(int) * Max(n, 1));
 
-	tfm_model_specials(row, &sp);
-	/* similar lengths together: little padding */
 	for (int i = 0; i < n; i++)
 		order[i] = i;
 	qsort_arg(order, n, sizeof(int), cmp_by_len, (void *) lens);
 	for (int start = 0, B = 0; start < n; start += B)
 	{
-		int			T = Max(1, lens[order[start]]);	/* the longest of the batch */
+		int			T = Max(1, lens[order[start]]);	/* the longest of the pass */
+		int64		tokens = T;
 		int32	   *buf;
+		size_t		r = 0;
 		tfm_batch	b;
 
 		CHECK_FOR_INTERRUPTS();
-		B = Min(Min(TFM_INFER_BATCH, Max(1, TFM_INFER_TOKENS / T)), n - start);
-		/*
-		 * one by one: each result bit for bit the single call's.  A pass of
-		 * several inputs has products of more rows, which BLIS may add in
-		 * another order (seen: 199 of 600 embeddings of a d_model 128
-		 * encoder off in the last bits); batching saved 0-8 % of the CPU.
-		 */
-		if (one_by_one)
-			B = 1;
-		/* fewer rows where the batch would not fit in tfm.work_mem */
+		for (B = 1; start + B < n && tokens + lens[order[start + B]] <= TFM_VARLEN_TOKENS; B++)
+			tokens += lens[order[start + B]];
+		/* fewer texts where the pass would not fit in tfm.work_mem */
 		while (B > 1 && !tfm_work_mem_fits(m, tfm_pass_bytes(m, B, T, 0, false, false)))
 			B /= 2;
 		tfm_work_mem_check(m, tfm_pass_bytes(m, B, T, 0, false, false), "running", row->name,
 						   "the length of the input");
-		buf = palloc(sizeof(int32) * B * T);
+		buf = palloc(sizeof(int32) * (size_t) B * T);
 		for (int i = 0; i < B; i++)
 		{
 			int			k = order[start + i];
 
-			memcpy(buf + (size_t) i * T, ids[k], sizeof(int32) * lens[k]);
-			for (int t = lens[k]; t < T; t++)
-				buf[(size_t) i * T + t] = sp.pad;
+			blens[i] = lens[k];
+			memcpy(buf + r, ids[k], sizeof(int32) * lens[k]);
+			r += lens[k];
 		}
 		memset(&b, 0, sizeof(b));
 		b.B = B;
 		b.T = T;
 		b.input = buf;
+		b.lens = blens;
 		tfm_check_pass(tfm_model_forward(m, &b, false, 0), row->name);
 		for (int i = 0; i < B; i++)
 		{
@@ -126,18 +123,5 @@ run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, i
 		pfree(buf);
 	}
 	pfree(order);
-}
-
-void
-tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, int n,
-				   float *probs, float *pooled)
-{
-	run_passes(m, row, ids, lens, n, probs, pooled, false);
-}
-
-void
-tfm_classifier_run_exact(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens,
-						 int n, float *probs, float *pooled)
-{
-	run_passes(m, row, ids, lens, n, probs, pooled, true);
+	pfree(blens);
 }

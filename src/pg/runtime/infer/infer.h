@@ -22,17 +22,14 @@ tfm_model  *tfm_get_classifier(const char *name, const TfmModelRow **rowp);
 /* a value's ids as the classifier reads them (<cls>, truncation) */
 int32	   *tfm_classifier_ids(const TfmModelRow *row, Datum d, Oid type, int *n);
 /*
- * n inputs through batched forward passes; probs (n × labels) and pooled
- * (n × d_model) may be NULL.
+ * n inputs through varlen forward passes (many texts' tokens in one pass,
+ * nothing padded); probs (n × labels) and pooled (n × d_model) may be NULL.
+ * Each result is bit for bit the one its input has alone, whatever the
+ * inputs around it (tfm_classify and tfm_embed, one text or a text[];
+ * tfm_embed_chunks, jobs).
  */
 void		tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids,
 							   const int *lens, int n, float *probs, float *pooled);
-/*
- * The same, one input per pass: each result bit for bit the single call's
- * (tfm_embed(model, text[]), tfm_embed_chunks, embedding jobs).
- */
-void		tfm_classifier_run_exact(tfm_model *m, const TfmModelRow *row, int32 **ids,
-									 const int *lens, int n, float *probs, float *pooled);
 
 /* ---- encoder-decoders (translator.c) ---- */
 typedef struct TrOpts

@@ -130,8 +130,9 @@ run_batch(FunctionCallInfo fcinfo, bool embed, Batch *b)
 	}
 	b->width = embed ? m->cfg.d_model : b->row->n_labels;
 	b->out = palloc(sizeof(float) * b->width * Max(b->n, 1));
-	if (embed)					/* each embedding exactly as tfm_embed(model, text) computes it */
-		tfm_classifier_run_exact(m, b->row, ids, lens, b->n, NULL, b->out);
+	/* each result bit for bit what the one-text call computes */
+	if (embed)
+		tfm_classifier_run(m, b->row, ids, lens, b->n, NULL, b->out);
 	else
 		tfm_classifier_run(m, b->row, ids, lens, b->n, b->out, NULL);
 }
@@ -154,7 +155,8 @@ tfm_classify_batch(PG_FUNCTION_ARGS)
 /*
  * tfm_embed(model, text[]): one row (ord, embedding) per element, in order
  * (ord counts from 1; a NULL element gives a NULL embedding), through
- * batched forward passes of inputs of one length each (nothing padded).
+ * varlen forward passes (many texts' tokens a pass, nothing padded), each
+ * embedding bit for bit tfm_embed(model, text)'s.
  */
 PG_FUNCTION_INFO_V1(tfm_embed_batch);
 Datum

@@ -15,8 +15,8 @@
  * chunk_start and chunk_end are character offsets into the text (0-based,
  * end exclusive: the window is substr(text, chunk_start + 1, chunk_end -
  * chunk_start)) of its first token's start and its last token's end.
- * Each window is its own forward pass (tfm_classifier_run_exact), so
- * each embedding is exactly tfm_embed(model, ids)'s.  Jobs with
+ * The windows run through varlen passes (tfm_classifier_run), each
+ * embedding bit for bit tfm_embed(model, ids)'s.  Jobs with
  * chunk_tokens (runtime/jobs/job_run.c) call this.
  */
 #include "postgres.h"
@@ -246,7 +246,7 @@ tfm_embed_chunks(PG_FUNCTION_ARGS)
 
 	d = m->cfg.d_model;
 	pooled = palloc_extended(sizeof(float) * d * Max(c.n, 1), MCXT_ALLOC_HUGE);
-	tfm_classifier_run_exact(m, row, c.ids, c.lens, c.n, NULL, pooled);
+	tfm_classifier_run(m, row, c.ids, c.lens, c.n, NULL, pooled);
 	vals = palloc(sizeof(Datum) * d);
 	for (int i = 0; i < c.n; i++)
 	{

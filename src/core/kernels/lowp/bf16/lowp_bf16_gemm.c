@@ -99,16 +99,20 @@ tfm_bf16_gemm(int M, int N, int K, float alpha,
 	tfm_bf16_gemm_strided(M, N, K, alpha, A, lda, 1, W, beta, C, ldc, work);
 }
 
-void
-tfm_bf16_gemm_fused(int M, int N, int K, const float *A, ptrdiff_t lda,
-					const tfm_bf16_weights *W, const float *bias, tfm_row_fn act,
-					float *C, ptrdiff_t ldc, void *work)
+static void strided(int M, int N, int K, float alpha, const float *A, ptrdiff_t rsa,
+					ptrdiff_t csa, const tfm_bf16_weights *W, float beta, float *C,
+					ptrdiff_t ldc, void *work, bool rows_exact);
+
+/* rows_exact: not AMX (whose M ≤ 4 goes another way), lowp_drive.c's blocked loops at every M */
+static void
+fused(int M, int N, int K, const float *A, ptrdiff_t lda, const tfm_bf16_weights *W,
+	  const float *bias, tfm_row_fn act, float *C, ptrdiff_t ldc, void *work, bool rows_exact)
 {
 	float		beta = 0.0f;
 
 	if (M <= 0 || N <= 0)
 		return;
-	if (M > TFM_LOWP_GEMV_ROWS && K > 0 && lowp_bf16_amx())
+	if (M > TFM_LOWP_GEMV_ROWS && K > 0 && lowp_bf16_amx() && !rows_exact)
 	{
 		lowp_epilogue epi = {bias, act};
 
@@ -120,9 +124,25 @@ tfm_bf16_gemm_fused(int M, int N, int K, const float *A, ptrdiff_t lda,
 		tfm_lowp_rows_set(C, ldc, M, N, bias);
 		beta = 1.0f;
 	}
-	tfm_bf16_gemm_strided(M, N, K, 1.0f, A, lda, 1, W, beta, C, ldc, work);
+	strided(M, N, K, 1.0f, A, lda, 1, W, beta, C, ldc, work, rows_exact);
 	if (act)
 		tfm_lowp_rows_apply(act, C, ldc, M, N);
+}
+
+void
+tfm_bf16_gemm_fused(int M, int N, int K, const float *A, ptrdiff_t lda,
+					const tfm_bf16_weights *W, const float *bias, tfm_row_fn act,
+					float *C, ptrdiff_t ldc, void *work)
+{
+	fused(M, N, K, A, lda, W, bias, act, C, ldc, work, false);
+}
+
+void
+tfm_bf16_gemm_rows(int M, int N, int K, const float *A, ptrdiff_t lda,
+				   const tfm_bf16_weights *W, const float *bias, tfm_row_fn act,
+				   float *C, ptrdiff_t ldc, void *work)
+{
+	fused(M, N, K, A, lda, W, bias, act, C, ldc, work, true);
 }
 
 /* every one of the M rows of C (ldc apart) = row (N values): a bias, before a product with beta 1 */
@@ -182,10 +202,19 @@ tfm_bf16_gemm_strided(int M, int N, int K, float alpha,
 					  const tfm_bf16_weights *W,
 					  float beta, float *C, ptrdiff_t ldc, void *work)
 {
+	strided(M, N, K, alpha, A, rsa, csa, W, beta, C, ldc, work, false);
+}
+
+static void
+strided(int M, int N, int K, float alpha, const float *A, ptrdiff_t rsa, ptrdiff_t csa,
+		const tfm_bf16_weights *W, float beta, float *C, ptrdiff_t ldc, void *work,
+		bool rows_exact)
+{
 	bf16_job	job = {
 		.base = {
 			.slots = (K + 1) / 2,	/* the pairs the kernels sum */
 			.kblock = LOWP_KC,
+			.rows_exact = rows_exact,
 			.a = work,
 			.pack = bf16_pack,
 			.block = bf16_block,
@@ -198,7 +227,7 @@ tfm_bf16_gemm_strided(int M, int N, int K, float alpha,
 
 	if (lowp_gemm_trivial(M, N, K, beta, C, ldc))
 		return;
-	if (M > TFM_LOWP_GEMV_ROWS && lowp_bf16_amx())
+	if (M > TFM_LOWP_GEMV_ROWS && lowp_bf16_amx() && !rows_exact)
 	{
 		lowp_bf16_amx_gemm(M, N, K, alpha, A, rsa, csa, W, beta, C, ldc, work, NULL);
 		return;

@@ -177,3 +177,13 @@ tfm_int4_gemm(int M, int N, int K, float alpha,
 		tfm_gemm(false, true, M, n, K, alpha, A, (int) lda, tile, (int) kp, beta, C + j0, (int) ldc);
 	}
 }
+
+/* the quantized path at every M: a row's result the one it has alone */
+void
+tfm_int4_gemm_rows(int M, int N, int K, float alpha, const float *A, ptrdiff_t lda,
+				   const tfm_int4_weights *W, float beta, float *C, ptrdiff_t ldc, void *work)
+{
+	if (lowp_gemm_trivial(M, N, K, beta, C, ldc))
+		return;
+	quantized(M, N, K, alpha, A, lda, W, beta, C, ldc, work);
+}

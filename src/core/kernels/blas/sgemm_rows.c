@@ -1,0 +1,184 @@
+/*
+ * sgemm_rows.c — tfm_gemm_rows: tfm's own fp32 product for the row-exact
+ * passes (a varlen pass's texts share one matrix; each text's rows must
+ * give the bits they give alone), and its plain-C kernel.
+ *
+ * Every element of C is one fused multiply-add chain over k = 0 .. K-1
+ * from 0, then one add of C (beta 1): no K blocking, no split sums, the
+ * same chain for every M, row position, column and thread count.  BLIS
+ * cannot promise that across its paths (its small-matrix kernels and
+ * tfm_gemv_rows sum in other orders than its packed path, whose K blocks
+ * round in between), so these products are tfm's: C is cut into panels of
+ * SR_NR columns, shared out among the threads in contiguous runs; each
+ * panel of B is packed once per call (K × SR_NR floats, zeros past N)
+ * into the thread's buffer, where it stays in L1/L2 while every SR_MR
+ * rows of A pass over it.  A product of at most SR_MR rows reads B in
+ * place (one pass over it, nothing to reuse); of at most 3 rows, on AVX2,
+ * several panels a pass over each row of B (sr_wide_avx2).
+ *
+ * Kernels: AVX2 + FMA (sgemm_rows_avx2.c, also on AVX-512 CPUs) where
+ * the CPU has it, else the plain-C one below with fmaf — the same bits.
+ * TFM_SGEMM_FORCE=portable in the environment (or
+ * tfm_gemm_rows_force_portable) runs the plain-C kernel, so tests cover it
+ * on any machine.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "tfm/blas.h"
+#include "sgemm_rows.h"
+
+static sr_kernel_fn chosen;
+static bool forced_portable;
+
+void
+sr_kernel_c(int K, const float *A, ptrdiff_t lda, int m, const float *b, ptrdiff_t ldb,
+			int n, float *C, ptrdiff_t ldc, bool beta)
+{
+	for (int r = 0; r < m; r++)
+	{
+		const float *a = A + r * lda;
+		float		acc[SR_NR];
+
+		memset(acc, 0, sizeof(acc));
+		for (int k = 0; k < K; k++)
+		{
+			const float *bk = b + k * ldb;
+
+			for (int j = 0; j < n; j++)
+				acc[j] = fmaf(a[k], bk[j], acc[j]);
+		}
+		for (int j = 0; j < n; j++)
+			C[r * ldc + j] = beta ? acc[j] + C[r * ldc + j] : acc[j];
+	}
+}
+
+static sr_kernel_fn
+kernel(void)
+{
+	if (!chosen)
+	{
+		const char *env = getenv("TFM_SGEMM_FORCE");
+
+		chosen = sr_kernel_c;
+#if defined(__x86_64__)
+		if (!(env && strcmp(env, "portable") == 0) && !forced_portable &&
+			__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+			chosen = sr_kernel_avx2;
+#else
+		(void) env;
+#endif
+	}
+	return chosen;
+}
+
+void
+tfm_gemm_rows_force_portable(bool on)
+{
+	forced_portable = on;
+	chosen = NULL;
+}
+
+const char *
+tfm_gemm_rows_kernel(void)
+{
+	return kernel() == sr_kernel_c ? "portable" : "avx2";
+}
+
+/* panel b (K × SR_NR) = columns [j0, j0 + n) of B, zeros past n */
+static void
+pack_panel(float *restrict dst, const float *B, ptrdiff_t ldb, int K, int j0, int n)
+{
+	for (int k = 0; k < K; k++)
+	{
+		const float *src = B + (size_t) k * ldb + j0;
+		float	   *d = dst + (size_t) k * SR_NR;
+
+		if (n == SR_NR)
+			memcpy(d, src, sizeof(float) * SR_NR);
+		else
+		{
+			memcpy(d, src, sizeof(float) * n);
+			memset(d + n, 0, sizeof(float) * (SR_NR - n));
+		}
+	}
+}
+
+void
+tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+			  float beta, float *C, int ldc)
+{
+	const sr_kernel_fn kern = kernel();
+	const bool	add = beta != 0.0f;
+	const int	panels = (N + SR_NR - 1) / SR_NR;
+	int			threads = tfm_get_threads();
+	bool		direct = M <= SR_MR;
+	float	   *buf = NULL;
+#if defined(__x86_64__)
+	const bool	wide = direct && kern == sr_kernel_avx2;
+#endif
+
+	if (M <= 0 || N <= 0)
+		return;
+	if (K <= 0)
+	{
+		for (int i = 0; i < M; i++)
+			for (int j = 0; j < N; j++)
+				C[(size_t) i * ldc + j] = add ? beta * C[(size_t) i * ldc + j] : 0.0f;
+		return;
+	}
+	/* the kernels add C as it is: any other beta scales it first (exactly as ever) */
+	if (add && beta != 1.0f)
+		for (int i = 0; i < M; i++)
+			for (int j = 0; j < N; j++)
+				C[(size_t) i * ldc + j] *= beta;
+	if (threads > panels)
+		threads = panels;
+	if (2.0 * M * N * K < 2e5)
+		threads = 1;
+	if (!direct)
+		buf = aligned_alloc(64, (size_t) threads * K * SR_NR * sizeof(float));
+#pragma omp parallel num_threads(threads) if(threads > 1)
+	{
+		int			t = omp_get_thread_num();
+		int			p0 = (int) ((long) panels * t / threads),
+					p1 = (int) ((long) panels * (t + 1) / threads);
+		float	   *pk = buf ? buf + (size_t) t * K * SR_NR : NULL;
+
+		for (int p = p0; p < p1; p++)
+		{
+			int			j0 = p * SR_NR,
+						n = N - j0 < SR_NR ? N - j0 : SR_NR;
+			const float *bp = B + j0;
+			ptrdiff_t	ldbp = ldb;
+			sr_kernel_fn k = kern;
+
+#if defined(__x86_64__)
+			int			g = wide ? sr_wide_panels(M) : 1;
+
+			if (g > 1 && p + g <= p1 && j0 + g * SR_NR <= N)
+			{
+				/* a few rows, B in place: g panels a pass over each row of B */
+				sr_wide_avx2(K, A, lda, M, B + j0, ldb, C + j0, ldc, add);
+				p += g - 1;
+				continue;
+			}
+#endif
+			if (pk)
+			{
+				pack_panel(pk, B, ldb, K, j0, n);
+				bp = pk;
+				ldbp = SR_NR;
+			}
+			else if (n < SR_NR)
+				k = sr_kernel_c;	/* B in place: read no column past N (the same bits) */
+			for (int i0 = 0; i0 < M; i0 += SR_MR)
+				k(K, A + (size_t) i0 * lda, lda, M - i0 < SR_MR ? M - i0 : SR_MR, bp, ldbp, n,
+				  C + (size_t) i0 * ldc + j0, ldc, add);
+		}
+	}
+	free(buf);
+}

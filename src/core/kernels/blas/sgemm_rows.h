@@ -1,0 +1,41 @@
+/*
+ * sgemm_rows.h — what tfm's own row-exact fp32 product (sgemm_rows.c)
+ * shares with its x86 kernel (sgemm_rows_avx2.c).  Internal to
+ * src/core/kernels/blas.
+ */
+#ifndef TFM_SGEMM_ROWS_H
+#define TFM_SGEMM_ROWS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SR_MR 6					/* rows of C per kernel call */
+#define SR_NR 16				/* columns of C per kernel call: one panel of B */
+
+/*
+ * C[0..m)[0..n) = Σ_k A[r][k]·b[k][j] (+ C if beta, which is 0 or 1) for
+ * m ≤ SR_MR rows of A (lda apart) and a panel b of SR_NR columns (row k
+ * at b + k·ldb; columns past n read but not stored).  Every element is
+ * one fused multiply-add chain over k = 0 .. K-1 from 0, then one add of
+ * C: its bits depend on its row of A and its column of B alone.
+ */
+typedef void (*sr_kernel_fn) (int K, const float *A, ptrdiff_t lda, int m,
+							  const float *b, ptrdiff_t ldb, int n, float *C, ptrdiff_t ldc,
+							  bool beta);
+
+void		sr_kernel_c(int K, const float *A, ptrdiff_t lda, int m, const float *b,
+						ptrdiff_t ldb, int n, float *C, ptrdiff_t ldc, bool beta);
+#if defined(__x86_64__)
+/*
+ * m ≤ 3 rows (a short text alone), B read in place: sr_wide_panels(m)
+ * full panels at once (16 columns each, all stored), so each row of B is
+ * read in one run of up to 96 columns; the same bits as sr_kernel_avx2
+ */
+int			sr_wide_panels(int m);
+void		sr_wide_avx2(int K, const float *A, ptrdiff_t lda, int m, const float *b,
+						 ptrdiff_t ldb, float *C, ptrdiff_t ldc, bool beta);
+void		sr_kernel_avx2(int K, const float *A, ptrdiff_t lda, int m, const float *b,
+						   ptrdiff_t ldb, int n, float *C, ptrdiff_t ldc, bool beta);
+#endif
+
+#endif							/* TFM_SGEMM_ROWS_H */

@@ -1,0 +1,304 @@
+/*
+ * test_varlen.c — a classifier's varlen passes (tfm_batch.lens: many texts'
+ * rows in one matrix, attention per text) against the same texts passed
+ * one at a time: every text's logits and pooled vector bit for bit the
+ * same, whatever the batch around it (its size, order, neighbours; 1 to 150
+ * rows each, up to ~1,500 rows in all), at fp32, bf16, int8 and int4, on
+ * the fast paths and on the plain-C fallback, at 1 and 2 threads.  And
+ * the results are the padded pass's within rounding (the same model), so
+ * the varlen pass computes the same function; bad lengths are refused.
+ * TFM_SGEMM_FORCE=portable (make unittest) runs it on the plain-C kernel.
+ */
+#include <math.h>
+
+#include "check.h"
+#include "tfm/blas.h"
+#include "tfm/lowp.h"
+#include "tfm/model.h"
+#include "tfm/precision.h"
+#include "tfm/rng.h"
+
+#define TEXTS 20
+#define MAXLEN 150
+
+static int32_t ids[TEXTS][MAXLEN];
+static int	lens[TEXTS];
+
+/* one varlen pass over texts pick[0..n): logits and pooled of each to lo/po (n rows) */
+static int
+pass(tfm_model *m, const int *pick, int n, float *lo, float *po)
+{
+	int32_t    *in = malloc(sizeof(int32_t) * n * MAXLEN);
+	int		   *ln = malloc(sizeof(int) * n);
+	tfm_batch	b;
+	size_t		r = 0;
+	int			T = 1,
+				rc;
+	const int	C = m->cfg.n_classes,
+				d = m->cfg.d_model;
+
+	for (int i = 0; i < n; i++)
+	{
+		ln[i] = lens[pick[i]];
+		memcpy(in + r, ids[pick[i]], sizeof(int32_t) * ln[i]);
+		r += ln[i];
+		T = ln[i] > T ? ln[i] : T;
+	}
+	memset(&b, 0, sizeof(b));
+	b.B = n;
+	b.T = T;
+	b.input = in;
+	b.lens = ln;
+	rc = tfm_model_forward(m, &b, false, 0);
+	if (rc == 0)
+	{
+		memcpy(lo, m->logits, sizeof(float) * n * C);
+		memcpy(po, m->pooled, sizeof(float) * n * d);
+	}
+	free(in);
+	free(ln);
+	return rc;
+}
+
+static void
+test_model(const char *what, tfm_config *c, tfm_precision prec, bool fallback)
+{
+	tfm_model  *m;
+	const int	C = c->n_classes,
+				d = c->d_model;
+	float	   *alone_l = malloc(sizeof(float) * TEXTS * C),
+			   *alone_p = malloc(sizeof(float) * TEXTS * d),
+			   *lo = malloc(sizeof(float) * TEXTS * C),
+			   *po = malloc(sizeof(float) * TEXTS * d);
+	int			pick[TEXTS];
+	tfm_rng		rng;
+	int			bad = 0;
+
+	tfm_lowp_force_fallback(fallback);
+	m = tfm_model_create(c);
+	tfm_model_init(m, 3);
+	/* weights large enough that the products' roundings show */
+	for (size_t i = 0; i < m->n_floats; i++)
+		m->params[i] *= 1.5f;
+	CHECK(tfm_model_set_precision(m, prec) == 0, "%s: packed", what);
+	for (int i = 0; i < TEXTS; i++)
+	{
+		pick[i] = i;
+		CHECK(pass(m, &pick[i], 1, alone_l + (size_t) i * C, alone_p + (size_t) i * d) == 0,
+			  "%s: text %d alone", what, i);
+	}
+	tfm_rng_seed(&rng, 99);
+	for (int trial = 0; trial < 8; trial++)
+	{
+		int			n = trial == 0 ? TEXTS : 1 + (int) (tfm_rng_next(&rng) % TEXTS);
+
+		/* a random selection in a random order (trial 0: all, in order) */
+		for (int i = 0; i < TEXTS; i++)
+			pick[i] = i;
+		if (trial > 0)
+			for (int i = TEXTS - 1; i > 0; i--)
+			{
+				int			j = (int) (tfm_rng_next(&rng) % (i + 1)),
+							t = pick[i];
+
+				pick[i] = pick[j];
+				pick[j] = t;
+			}
+		CHECK(pass(m, pick, n, lo, po) == 0, "%s: batch %d", what, trial);
+		for (int i = 0; i < n; i++)
+			if (memcmp(lo + (size_t) i * C, alone_l + (size_t) pick[i] * C, sizeof(float) * C) ||
+				memcmp(po + (size_t) i * d, alone_p + (size_t) pick[i] * d, sizeof(float) * d))
+				bad++;
+	}
+	CHECK(bad == 0, "%s: %d texts in batches differ from their passes alone", what, bad);
+
+	/* the padded pass of the same texts (fp32): the same function, within rounding */
+	if (prec == TFM_PREC_FP32)
+	{
+		int32_t    *in = malloc(sizeof(int32_t) * 8 * MAXLEN);
+		tfm_batch	b;
+		double		worst = 0.0;
+
+		for (int i = 0; i < 8; i++)
+			for (int t = 0; t < MAXLEN; t++)
+				in[i * MAXLEN + t] = t < lens[i] ? ids[i][t] : c->pad_id;
+		memset(&b, 0, sizeof(b));
+		b.B = 8;
+		b.T = MAXLEN;
+		b.input = in;
+		CHECK(tfm_model_forward(m, &b, false, 0) == 0, "%s: padded pass", what);
+		for (int i = 0; i < 8 * C; i++)
+			worst = fmax(worst, fabs(m->logits[i] - alone_l[i]));
+		if (c->pooling == TFM_POOL_MEAN)	/* a CLS model's padded keys are not masked the same */
+			CHECK(worst < 1e-4, "%s: padded pass agrees (%.2g)", what, worst);
+		free(in);
+	}
+	/* refused: a length of 0 or past T, a training pass */
+	{
+		tfm_batch	b;
+		int			l2[2] = {3, 0};
+
+		memset(&b, 0, sizeof(b));
+		b.B = 2;
+		b.T = 3;
+		b.input = ids[0];
+		b.lens = l2;
+		CHECK(tfm_model_forward(m, &b, false, 0) == -1, "%s: empty text refused", what);
+		l2[1] = 4;
+		CHECK(tfm_model_forward(m, &b, false, 0) == -1, "%s: text past T refused", what);
+		l2[1] = 2;
+		CHECK(tfm_model_forward(m, &b, true, 0) == -1, "%s: training refused", what);
+		CHECK(tfm_model_forward(m, &b, false, 0) == 0, "%s: then accepted", what);
+	}
+	tfm_model_free(m);
+	tfm_lowp_force_fallback(false);
+	free(alone_l);
+	free(alone_p);
+	free(lo);
+	free(po);
+}
+
+/*
+ * tfm_gemm_rows itself: rows [i0, i0 + m) of a product alone give the bits
+ * they give in the whole (every m from 1, a few offsets), with beta 0 and
+ * 1, at shapes with edge panels; the plain-C kernel the same bits as the
+ * AVX2 one; and every element within 1e-5 of a double sum (relative to Σ|terms|).
+ */
+static void
+test_gemm_rows(void)
+{
+	const int	shapes[][3] = {{150, 136, 408}, {40, 37, 640}, {9, 16, 5}, {130, 3, 136}};
+	tfm_rng		rng;
+
+	tfm_rng_seed(&rng, 5);
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
+	{
+		int			M = shapes[s][0],
+					N = shapes[s][1],
+					K = shapes[s][2],
+					bad = 0,
+					far = 0;
+		float	   *A = malloc(sizeof(float) * M * K),
+				   *B = malloc(sizeof(float) * K * N),
+				   *bias = malloc(sizeof(float) * N),
+				   *full = malloc(sizeof(float) * M * N),
+				   *part = malloc(sizeof(float) * M * N),
+				   *port = malloc(sizeof(float) * M * N);
+
+		for (int i = 0; i < M * K; i++)
+			A[i] = tfm_rng_normal(&rng);
+		for (int i = 0; i < K * N; i++)
+			B[i] = tfm_rng_normal(&rng);
+		for (int j = 0; j < N; j++)
+			bias[j] = tfm_rng_normal(&rng);
+		for (int beta = 0; beta <= 1; beta++)
+		{
+			for (int i = 0; i < M; i++)
+				memcpy(full + (size_t) i * N, bias, sizeof(float) * N);
+			tfm_gemm_rows(M, N, K, A, K, B, N, (float) beta, full, N);
+			for (int m = 1; m <= M; m += (m < 14 ? 1 : 17))
+				for (int i0 = 0; i0 + m <= M; i0 += (M - m) / 3 + 1)
+				{
+					for (int i = 0; i < m; i++)
+						memcpy(part + (size_t) i * N, bias, sizeof(float) * N);
+					tfm_gemm_rows(m, N, K, A + (size_t) i0 * K, K, B, N, (float) beta, part, N);
+					if (memcmp(part, full + (size_t) i0 * N, sizeof(float) * m * N) != 0)
+						bad++;
+				}
+			tfm_gemm_rows_force_portable(true);
+			for (int i = 0; i < M; i++)
+				memcpy(port + (size_t) i * N, bias, sizeof(float) * N);
+			tfm_gemm_rows(M, N, K, A, K, B, N, (float) beta, port, N);
+			tfm_gemm_rows_force_portable(false);
+			CHECK(memcmp(port, full, sizeof(float) * M * N) == 0,
+				  "gemm_rows %dx%dx%d beta %d: the plain-C kernel's bits", M, N, K, beta);
+			for (int i = 0; i < M; i++)
+				for (int j = 0; j < N; j++)
+				{
+					double		want = beta ? bias[j] : 0.0,
+								mag = fabs(want);
+
+					for (int k = 0; k < K; k++)
+					{
+						want += (double) A[(size_t) i * K + k] * B[(size_t) k * N + j];
+						mag += fabs((double) A[(size_t) i * K + k] * B[(size_t) k * N + j]);
+					}
+					if (fabs(full[(size_t) i * N + j] - want) > 1e-5 * mag + 1e-6)
+						far++;
+				}
+		}
+		CHECK(bad == 0, "gemm_rows %dx%dx%d: %d row blocks differ from the whole", M, N, K, bad);
+		CHECK(far == 0, "gemm_rows %dx%dx%d: %d elements off the double sum", M, N, K, far);
+		free(A);
+		free(B);
+		free(bias);
+		free(full);
+		free(part);
+		free(port);
+	}
+}
+
+int
+main(void)
+{
+	char		err[256];
+	tfm_rng		rng;
+	tfm_config	c;
+
+	if (tfm_blas_init(getenv("TFM_BLIS_ARCH"), err, sizeof(err)) != 0)
+	{
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	for (int threads = 1; threads <= 2; threads++)
+	{
+		tfm_set_threads(threads);
+		test_gemm_rows();
+	}
+	/* lengths 1 to 150: a few tokens (the matrix-vector paths), and long ones */
+	tfm_rng_seed(&rng, 7);
+	for (int i = 0; i < TEXTS; i++)
+	{
+		lens[i] = i < 6 ? i + 1 : 1 + (int) (tfm_rng_next(&rng) % MAXLEN);
+		for (int t = 0; t < lens[i]; t++)
+			ids[i][t] = 2 + (int) (tfm_rng_next(&rng) % 198);
+	}
+	for (int v = 0; v < 2; v++)
+	{
+		/* K past BLIS's KC (d_ff 640), N not a multiple of the panels (d 136, 5 classes) */
+		tfm_config_defaults(&c, TFM_TASK_CLASSIFY);
+		c.vocab = 200;
+		c.d_model = 136;
+		c.heads = 4;
+		c.enc_layers = 2;
+		c.d_ff = 640;
+		c.max_len = MAXLEN + 2;
+		c.n_classes = 5;
+		c.pad_id = 0;
+		if (v == 1)
+		{
+			c.norm = TFM_NORM_PRE;
+			c.pooling = TFM_POOL_CLS;
+			c.activation = TFM_ACT_GELU;
+			c.cls_pre = TFM_CLS_PRE_TANH;
+		}
+		for (int threads = 1; threads <= 2; threads++)
+		{
+			tfm_set_threads(threads);
+			for (int p = TFM_PREC_FP32; p <= TFM_PREC_INT4; p++)
+				for (int fb = 0; fb <= 1; fb++)
+				{
+					char		what[96];
+
+					if (p == TFM_PREC_FP32 && fb)
+						continue;
+					snprintf(what, sizeof(what), "%s %s%s, %d thread%s", v ? "pre-LN cls" : "post-LN mean",
+							 tfm_precision_name((tfm_precision) p), fb ? " (fallback)" : "",
+							 threads, threads > 1 ? "s" : "");
+					test_model(what, &c, (tfm_precision) p, fb);
+				}
+		}
+	}
+	printf("row-exact products: %s kernel\n", tfm_gemm_rows_kernel());
+	return check_summary("test_varlen");
+}
