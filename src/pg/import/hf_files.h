@@ -12,6 +12,7 @@
 
 #include "tfm/hf_import.h"
 #include "tfm/st_index.h"
+#include "storage/tokenizers/tokenizers.h"
 
 /* what tfm keeps of a config.json besides the tfm_config */
 typedef struct TfmHfConfig
@@ -50,6 +51,20 @@ JsonbContainer *tfm_hf_array(JsonbContainer *c, const char *key, const char *wha
  * ids (at most max); their count in *n_merges */
 int32_t    *tfm_hf_merges(JsonbContainer *model, JsonbContainer *vocab, int max,
 						  int *n_merges);
+/* tokenizer.json's added_tokens (n of them; NULL if none): each one's id,
+ * content, the model.vocab id of its content (-1 if none; vocab may be
+ * NULL) and TFM_TOK_ADDED_* flags (normalized defaulting to !special, as
+ * Hugging Face's AddedToken); and as the list a stored tokenizer keeps */
+typedef struct TfmHfAdded
+{
+	int			id;
+	char	   *content;
+	int			len;
+	int			in_vocab;
+	unsigned	flags;
+} TfmHfAdded;
+TfmHfAdded *tfm_hf_added_tokens(JsonbContainer *root, JsonbContainer *vocab, int *n);
+void		tfm_hf_added_list(TfmAddedTokens *list, const TfmHfAdded *added, int n);
 /* model.vocab: an object of 1 .. TFM_TOK_MAX_VOCAB_SIZE - 8 pieces (else
  * malformed: range_err), no more than model_vocab; its size in *n */
 JsonbContainer *tfm_hf_model_vocab(JsonbContainer *model, int model_vocab, const char *range_err,

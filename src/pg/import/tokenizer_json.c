@@ -139,3 +139,82 @@ tfm_hf_merges(JsonbContainer *model, JsonbContainer *vocab, int max, int *n_merg
 	}
 	return merge_lr;
 }
+
+/* a boolean field of an added token: absent or null gives dflt */
+static bool
+added_flag(JsonbContainer *c, const char *key, bool dflt)
+{
+	JsonbValue	b,
+			   *v = tfm_jget(c, key, &b);
+
+	if (!v || v->type == jbvNull)
+		return dflt;
+	if (v->type != jbvBool)
+		tfm_hf_malformed(psprintf("an added token's \"%s\" must be true or false", key));
+	return v->val.boolean;
+}
+
+TfmHfAdded *
+tfm_hf_added_tokens(JsonbContainer *root, JsonbContainer *vocab, int *n)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(root, "added_tokens", &buf);
+	TfmHfAdded *out;
+
+	*n = 0;
+	if (!v || v->type == jbvNull)
+		return NULL;
+	if (v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
+		tfm_hf_malformed("added_tokens must be an array");
+	*n = JsonContainerSize(v->val.binary.data);
+	if (*n > TFM_TOK_MAX_VOCAB_SIZE)
+		tfm_hf_malformed("added_tokens has more entries than a vocabulary may have ids");
+	out = palloc0(sizeof(TfmHfAdded) * Max(*n, 1));
+	for (int i = 0; i < *n; i++)
+	{
+		JsonbValue *t = getIthJsonbValueFromContainer(v->val.binary.data, i),
+					b1,
+					b2,
+				   *idv,
+				   *cv;
+		JsonbContainer *o;
+		bool		special;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!t || t->type != jbvBinary || !JsonContainerIsObject(t->val.binary.data))
+			tfm_hf_malformed("an added token must be an object");
+		o = t->val.binary.data;
+		idv = tfm_jget(o, "id", &b1);
+		cv = tfm_jget(o, "content", &b2);
+		if (!idv || !cv || cv->type != jbvString || cv->val.string.len == 0)
+			tfm_hf_malformed("an added token needs an id and a non-empty content");
+		if (cv->val.string.len > TFM_TOK_MAX_PIECE_BYTES)
+			tfm_hf_malformed("an added token's content is longer than a piece may be");
+		out[i].id = tfm_hf_uint(idv, "an added token's id", TFM_TOK_MAX_VOCAB_SIZE);
+		out[i].content = pnstrdup(cv->val.string.val, cv->val.string.len);
+		out[i].len = cv->val.string.len;
+		out[i].in_vocab = vocab ? tfm_hf_vocab_id(vocab, cv->val.string.val, cv->val.string.len,
+												   TFM_TOK_MAX_VOCAB_SIZE) : -1;
+		special = added_flag(o, "special", false);
+		/* Hugging Face's AddedToken: normalized defaults to !special */
+		out[i].flags = (special ? TFM_TOK_ADDED_SPECIAL : 0) |
+			(added_flag(o, "lstrip", false) ? TFM_TOK_ADDED_LSTRIP : 0) |
+			(added_flag(o, "rstrip", false) ? TFM_TOK_ADDED_RSTRIP : 0) |
+			(added_flag(o, "single_word", false) ? TFM_TOK_ADDED_SINGLE_WORD : 0) |
+			(added_flag(o, "normalized", !special) ? TFM_TOK_ADDED_NORMALIZED : 0);
+	}
+	return out;
+}
+
+void
+tfm_hf_added_list(TfmAddedTokens *list, const TfmHfAdded *added, int n)
+{
+	list->n = n;
+	list->ids = palloc(sizeof(int32_t) * Max(n, 1));
+	list->flags = palloc(Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		list->ids[i] = added[i].id;
+		list->flags[i] = (uint8_t) added[i].flags;
+	}
+}
