@@ -65,6 +65,13 @@ typedef struct TfmHfAdded
 } TfmHfAdded;
 TfmHfAdded *tfm_hf_added_tokens(JsonbContainer *root, JsonbContainer *vocab, int *n);
 void		tfm_hf_added_list(TfmAddedTokens *list, const TfmHfAdded *added, int n);
+/* the added tokens placed among the pieces by id (n slots, model.vocab's
+ * there already, the largest id max_id): one in model.vocab keeps that piece
+ * (literal |= 2), one after it is its own text (literal = 3; literal may be
+ * NULL), anything else refused; every id up to the largest must then have a
+ * piece and fit model_vocab.  Returns the number of ids. */
+int			tfm_hf_place_added(const TfmHfAdded *added, int n_added, const uint8_t **pieces,
+							   size_t *lens, uint8_t *literal, int n, int max_id, int model_vocab);
 /* model.vocab: an object of 1 .. TFM_TOK_MAX_VOCAB_SIZE - 8 pieces (else
  * malformed: range_err), no more than model_vocab; its size in *n */
 JsonbContainer *tfm_hf_model_vocab(JsonbContainer *model, int model_vocab, const char *range_err,

@@ -312,43 +312,15 @@ tfm_hf_import_spiece(const char *name, Jsonb *tokenizer, int model_vocab)
 	}
 
 	/* added tokens keep their ids: that piece of the vocabulary, or after it */
-	{
-		int			max_id = V - 1;
-
-		for (int i = 0; i < n_added; i++)
-		{
-			int			id = added[i].id;
-
-			if (added[i].flags & TFM_TOK_ADDED_NORMALIZED)
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("added token \"%s\" with normalized true is not supported "
-								"in a SentencePiece-style BPE",
-								pnstrdup(added[i].content, Min(added[i].len, 64)))));
-			if (added[i].in_vocab == id)
-				continue;
-			if (added[i].in_vocab >= 0 || id >= n || pieces[id])
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("added token \"%s\" (id %d) is not that piece of the vocabulary",
-								pnstrdup(added[i].content, Min(added[i].len, 64)), id),
-						 errdetail("tfm keeps the ids of added tokens when model.vocab has them "
-								   "or when they follow its ids.")));
-			pieces[id] = (const uint8_t *) added[i].content;
-			lens[id] = added[i].len;
-			max_id = Max(max_id, id);
-		}
-		n = max_id + 1;
-		for (int i = V; i < n; i++)
-			if (!pieces[i])
-				tfm_hf_malformed(psprintf("id %d is neither in model.vocab nor an added token", i));
-		if (n > model_vocab)
+	for (int i = 0; i < n_added; i++)
+		if (added[i].flags & TFM_TOK_ADDED_NORMALIZED)
 			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("tokenizer.json has token id %d, but the model's vocab_size is %d",
-							n - 1, model_vocab)));
-		tfm_hf_added_list(&added_list, added, n_added);
-	}
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("added token \"%s\" with normalized true is not supported "
+							"in a SentencePiece-style BPE",
+							pnstrdup(added[i].content, Min(added[i].len, 64)))));
+	n = tfm_hf_place_added(added, n_added, pieces, lens, NULL, n, V - 1, model_vocab);
+	tfm_hf_added_list(&added_list, added, n_added);
 
 	/* model.merges: "a b" or [a, b], in rank order */
 	merge_lr = tfm_hf_merges(model, vocab, TFM_TOK_MAX_VOCAB_SIZE, &n_merges);

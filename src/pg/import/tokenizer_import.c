@@ -702,38 +702,8 @@ import_hf_bpe(const char *name, JsonbContainer *root, JsonbContainer *model, int
 	lens = palloc0(sizeof(size_t) * n);
 	literal = palloc0(n);
 	max_id = vocab_by_id(vocab, n, pieces, lens);
-	for (int i = 0; i < n_added; i++)
-	{
-		int			id = added[i].id;
-
-		if (added[i].in_vocab == id)
-		{
-			literal[id] |= 2;	/* an added token in model.vocab */
-			continue;
-		}
-		if (added[i].in_vocab >= 0 || id >= n || pieces[id])
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("added token \"%s\" (id %d) is not that piece of the vocabulary",
-							pnstrdup(added[i].content, Min(added[i].len, 64)), id),
-					 errdetail("tfm keeps the ids of added tokens when model.vocab has them "
-							   "or when they follow its ids.")));
-		/* a token after model.vocab (Llama 3's specials): its text as is */
-		pieces[id] = (const uint8_t *) added[i].content;
-		lens[id] = added[i].len;
-		literal[id] = 1 | 2;
-		max_id = Max(max_id, id);
-	}
+	n = tfm_hf_place_added(added, n_added, pieces, lens, literal, n, max_id, model_vocab);
 	tfm_hf_added_list(&added_list, added, n_added);
-	n = max_id + 1;
-	for (int i = 0; i < n; i++)
-		if (!pieces[i])
-			tfm_hf_malformed(psprintf("id %d is neither in model.vocab nor an added token", i));
-	if (n > model_vocab)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("tokenizer.json has token id %d, but the model's vocab_size is %d",
-						n - 1, model_vocab)));
 
 	merge_lr = tfm_hf_merges(model, vocab, INT_MAX, &n_merges);
 

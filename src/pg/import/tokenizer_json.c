@@ -218,3 +218,42 @@ tfm_hf_added_list(TfmAddedTokens *list, const TfmHfAdded *added, int n)
 		list->flags[i] = (uint8_t) added[i].flags;
 	}
 }
+
+int
+tfm_hf_place_added(const TfmHfAdded *added, int n_added, const uint8_t **pieces, size_t *lens,
+				   uint8_t *literal, int n, int max_id, int model_vocab)
+{
+	for (int i = 0; i < n_added; i++)
+	{
+		int			id = added[i].id;
+
+		if (added[i].in_vocab == id)
+		{
+			if (literal)
+				literal[id] |= 2;	/* an added token in model.vocab */
+			continue;
+		}
+		if (added[i].in_vocab >= 0 || id >= n || pieces[id])
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("added token \"%s\" (id %d) is not that piece of the vocabulary",
+							pnstrdup(added[i].content, Min(added[i].len, 64)), id),
+					 errdetail("tfm keeps the ids of added tokens when model.vocab has them "
+							   "or when they follow its ids.")));
+		/* a token after model.vocab (Llama 3's specials): its text as is */
+		pieces[id] = (const uint8_t *) added[i].content;
+		lens[id] = added[i].len;
+		if (literal)
+			literal[id] = 1 | 2;
+		max_id = Max(max_id, id);
+	}
+	for (int i = 0; i <= max_id; i++)
+		if (!pieces[i])
+			tfm_hf_malformed(psprintf("id %d is neither in model.vocab nor an added token", i));
+	if (max_id + 1 > model_vocab)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tokenizer.json has token id %d, but the model's vocab_size is %d",
+						max_id, model_vocab)));
+	return max_id + 1;
+}
