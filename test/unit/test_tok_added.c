@@ -12,15 +12,16 @@
 #include "../src/core/tokenizer/tok_internal.h"
 
 /* ids: <unk> 0, <s> 1, </s> 2, <0xNN> 3 + NN, ▁ 259, a 260, b 261, ▁a 262,
- * ab 263, ▁ab 264, é 265, "<<<...<x" (200 '<' and x) 266 */
+ * ab 263, ▁ab 264, é 265, "<<<...<x" (200 '<' and x) 266, 1100 "z" 267 */
 static tfm_tokenizer *
 tiny(void)
 {
-	static char longp[202];
+	static char longp[202],
+				zs[1101];
 	const char *base[] = {"<unk>", "<s>", "</s>", "\xE2\x96\x81", "a", "b", "\xE2\x96\x81" "a", "ab",
-	"\xE2\x96\x81" "ab", "\xC3\xA9", longp};
-	const uint8_t *pieces[267];
-	size_t		lens[267];
+	"\xE2\x96\x81" "ab", "\xC3\xA9", longp, zs};
+	const uint8_t *pieces[268];
+	size_t		lens[268];
 	static char hexp[256][7];
 	int32_t		merges[6] = {259, 260, 260, 261, 262, 261};
 	tfm_tokenizer *t = NULL;
@@ -30,6 +31,8 @@ tiny(void)
 	memset(longp, '<', 200);
 	longp[200] = 'x';
 	longp[201] = '\0';
+	memset(zs, 'z', 1100);
+	zs[1100] = '\0';
 	for (int i = 0; i < 3; i++, n++)
 	{
 		pieces[n] = (const uint8_t *) base[i];
@@ -41,7 +44,7 @@ tiny(void)
 		pieces[n] = (const uint8_t *) hexp[b];
 		lens[n] = 6;
 	}
-	for (int i = 3; i < 11; i++, n++)
+	for (int i = 3; i < 12; i++, n++)
 	{
 		pieces[n] = (const uint8_t *) base[i];
 		lens[n] = strlen(base[i]);
@@ -156,6 +159,8 @@ main(void)
 
 		CHECK(tfm_tok_set_added(t, bad, fl, 1, &err) == TFM_EINVAL, "id out of range refused");
 		CHECK(tfm_tok_set_added(t, one, badfl, 1, &err) == TFM_EINVAL, "unknown flag refused");
+		one[0] = 267;
+		CHECK(tfm_tok_set_added(t, one, fl, 1, &err) == TFM_ELIMIT, "a token past 1024 bytes refused");
 		CHECK(tfm_tok_n_added(t) == 2, "the old list stays");
 	}
 	{

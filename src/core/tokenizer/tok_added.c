@@ -8,7 +8,8 @@
  *     text is already in: the parts are matched as they are);
  *   - a match is the leftmost one, the longest there (Aho-Corasick's
  *     LeftmostLongest): a byte trie walked from each position, so a text
- *     costs at most its length times the longest token;
+ *     costs at most its length times the longest token (tokens of at most
+ *     1 KiB, 4 MiB in all; the cancel hook asked every 2^20 steps);
  *   - single_word: a match with a letter, digit or "_" beside it is no
  *     match; lstrip / rstrip: the White_Space before / after it belongs to
  *     it (within the part);
@@ -20,8 +21,12 @@
 #include "tok_internal.h"
 #include "unicode/tok_unicode.h"
 
-/* the trie's nodes: at most one a byte of the tokens' texts */
-#define TFM_TOK_ADDED_MAX_BYTES (64 << 20)
+/* the trie's nodes: at most one a byte of the tokens' texts (13 bytes a
+ * node); a search from one position walks at most the longest token */
+#define TFM_TOK_ADDED_MAX_BYTES (4 << 20)
+#define TFM_TOK_ADDED_MAX_TOKEN 1024
+/* trie steps between two cancel polls */
+#define ADDED_POLL_STEPS (1 << 20)
 
 typedef struct trie
 {
@@ -154,7 +159,12 @@ tfm_tok_set_added(tfm_tokenizer *t, const int32_t *ids, const uint8_t *flags, in
 	for (int32_t k = 0; k < n; k++)
 	{
 		if (ids[k] >= 0 && ids[k] < t->info.vocab_size)
+		{
+			if (tfm_tok_piece_len(t, ids[k]) > TFM_TOK_ADDED_MAX_TOKEN)
+				return tfm_status_set(err, TFM_ELIMIT, "added token %d is longer than %d bytes",
+									  (int) ids[k], TFM_TOK_ADDED_MAX_TOKEN);
 			total += tfm_tok_piece_len(t, ids[k]);
+		}
 		if (total > TFM_TOK_ADDED_MAX_BYTES)
 			return tfm_status_set(err, TFM_ELIMIT, "the added tokens' texts are longer than %d bytes in all",
 								  TFM_TOK_ADDED_MAX_BYTES);
@@ -246,6 +256,7 @@ tfm_tok_added_find(int32_t *id, size_t *a, size_t *b, const tfm_tokenizer *t, in
 {
 	const struct tfm_tok_added *ad = t->added;
 	const trie *tr = ad ? &ad->pass[pass] : NULL;
+	size_t		steps = 0;
 
 	if (!tr || tr->n == 0)
 		return 0;
@@ -255,12 +266,16 @@ tfm_tok_added_find(int32_t *id, size_t *a, size_t *b, const tfm_tokenizer *t, in
 					best = -1;
 		size_t		best_end = 0;
 
-		if (t->poll && (i & 0xFFFF) == 0xFFFF && t->poll(t->poll_arg) != 0)
-			return -1;
 		for (size_t j = i; j < len; j++)
 		{
 			int32_t		k;
 
+			if (++steps >= ADDED_POLL_STEPS)
+			{
+				steps = 0;
+				if (t->poll && t->poll(t->poll_arg) != 0)
+					return -1;
+			}
 			if ((node = trie_step(tr, node, s[j])) < 0)
 				break;
 			k = tr->term[node];
