@@ -16,7 +16,9 @@
  *   - with TFM_TOK_SPLIT_SPECIALS (split_special_tokens: text from people
  *     who must not write control tokens) the special ones are not matched
  *     and read as plain text; the others still are.
- * The parts between matches are encoded on their own by the caller.
+ * The parts between matches are encoded on their own by the caller.  The
+ * same matcher finds a Unigram tokenizer's specials in text
+ * (tok_unigram_specials.c).
  */
 #include "tok_internal.h"
 #include "unicode/tok_unicode.h"
@@ -145,14 +147,13 @@ trie_add(trie *tr, const uint8_t *p, size_t l, int32_t k)
 }
 
 int
-tfm_tok_set_added(tfm_tokenizer *t, const int32_t *ids, const uint8_t *flags, int32_t n,
-				  tfm_status *err)
+tfm_tok_added_build(struct tfm_tok_added **out, const tfm_tokenizer *t, const int32_t *ids,
+					const uint8_t *flags, int32_t n, tfm_status *err)
 {
 	struct tfm_tok_added *a;
 	size_t		total = 0;
 
-	if (t->info.kind != TFM_TOK_BPE || !(t->info.flags & (TFM_TOK_INFO_HF_BPE | TFM_TOK_INFO_SPIECE)))
-		return tfm_status_set(err, TFM_EINVAL, "added tokens are found in text only by a tokenizer.json's BPE");
+	*out = NULL;
 	if (n < 0 || n > t->info.vocab_size)
 		return tfm_status_set(err, TFM_EINVAL, "%d added tokens for %d ids", (int) n,
 							  (int) t->info.vocab_size);
@@ -191,12 +192,27 @@ tfm_tok_set_added(tfm_tokenizer *t, const int32_t *ids, const uint8_t *flags, in
 		if (trie_add(&a->pass[(flags[k] & TFM_TOK_ADDED_NORMALIZED) ? 1 : 0],
 					 tfm_tok_piece_ptr(t, ids[k]), tfm_tok_piece_len(t, ids[k]), k) != TFM_OK)
 			goto oom;
-	tfm_tok_added_free(t->added);
-	t->added = a;
+	*out = a;
 	return TFM_OK;
 oom:
 	tfm_tok_added_free(a);
 	return tfm_tok_oom(err);
+}
+
+int
+tfm_tok_set_added(tfm_tokenizer *t, const int32_t *ids, const uint8_t *flags, int32_t n,
+				  tfm_status *err)
+{
+	struct tfm_tok_added *a;
+	int			st;
+
+	if (t->info.kind != TFM_TOK_BPE || !(t->info.flags & (TFM_TOK_INFO_HF_BPE | TFM_TOK_INFO_SPIECE)))
+		return tfm_status_set(err, TFM_EINVAL, "added tokens are found in text only by a tokenizer.json's BPE");
+	if ((st = tfm_tok_added_build(&a, t, ids, flags, n, err)) != TFM_OK)
+		return st;
+	tfm_tok_added_free(t->added);
+	t->added = a;
+	return TFM_OK;
 }
 
 int32_t
@@ -251,10 +267,10 @@ char_before(const uint8_t *s, size_t floor, size_t end)
 }
 
 int
-tfm_tok_added_find(int32_t *id, size_t *a, size_t *b, const tfm_tokenizer *t, int pass,
-				   int skip_specials, const uint8_t *s, size_t len, size_t from)
+tfm_tok_added_find(int32_t *id, size_t *a, size_t *b, const struct tfm_tok_added *ad,
+				   const tfm_tokenizer *t, int pass, int skip_specials, const uint8_t *s,
+				   size_t len, size_t from)
 {
-	const struct tfm_tok_added *ad = t->added;
 	const trie *tr = ad ? &ad->pass[pass] : NULL;
 	size_t		steps = 0;
 

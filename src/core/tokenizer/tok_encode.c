@@ -578,7 +578,7 @@ encode_added(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len, int pas
 	if (pass == 2)
 		return encode_bpe_part(e, t, s, len);
 	while (st == TFM_OK && !e->full && done < len &&
-		   (found = tfm_tok_added_find(&id, &a, &b, t, pass, skip, s, len, done)) != 0)
+		   (found = tfm_tok_added_find(&id, &a, &b, t->added, t, pass, skip, s, len, done)) != 0)
 	{
 		if (found < 0)
 		{

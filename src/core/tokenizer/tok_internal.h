@@ -208,12 +208,16 @@ int tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 
 /* ---- added tokens found in text (tok_added.c) ------------------------------ */
 void tfm_tok_added_free(struct tfm_tok_added *a);
-/* the first added token of pass (0: normalized false, 1: true) in
+/* a list of n tokens of t (ids, TFM_TOK_ADDED_* flags) to find in text, any kind */
+int  tfm_tok_added_build(struct tfm_tok_added **out, const tfm_tokenizer *t, const int32_t *ids,
+						 const uint8_t *flags, int32_t n, tfm_status *err);
+/* the first token of list ad of pass (0: normalized false, 1: true) in
  * s[from..len), specials skipped if asked: 1 with its id and the span
- * [*a, *b) it takes (with the White_Space lstrip / rstrip take), 0 if none,
- * -1 when the poll said stop */
-int  tfm_tok_added_find(int32_t *id, size_t *a, size_t *b, const tfm_tokenizer *t, int pass,
-						int skip_specials, const uint8_t *s, size_t len, size_t from);
+ * [*a, *b) it takes (with the White_Space lstrip / rstrip take, never
+ * before from), 0 if none, -1 when t's poll said stop */
+int  tfm_tok_added_find(int32_t *id, size_t *a, size_t *b, const struct tfm_tok_added *ad,
+						const tfm_tokenizer *t, int pass, int skip_specials, const uint8_t *s,
+						size_t len, size_t from);
 
 /* ---- SentencePiece-style BPE (tok_spiece.c) ---------------------------------- */
 /* emits ids (and byte offsets) of text; *n_out ids, at most cap */
