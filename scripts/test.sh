@@ -52,6 +52,8 @@ else
   echo "(no ../shared/data beside the checkout: test/pgtap/tokenizers.sql skipped)"
   pg_prove --ext .sql test/pgtap/storage.sql
 fi
+echo "== real tokenizer.json files (Llama 2 and 3, Qwen3, Gemma 3, DeepSeek V3, gpt-oss, from npm): Hugging Face's ids on 1,200 texts"
+test/cluster/test_hf_tokenizers.sh
 echo "== pg_dump / pg_restore keep every model"
 test/cluster/test_dump.sh
 echo "== pg_dump / pg_restore keep live jobs: triggers, queue, errors; the restored jobs finish the backfill"

@@ -166,13 +166,15 @@ int  tfm_tok_import_gpt2(tfm_tokenizer **out,
 
 /* SentencePiece-style BPE (TFM_TOK_INFO_SPIECE) from a tokenizer.json's
  * pieces (id i = pieces[i], every id given) and merges (pairs of ids, in rank
- * order); unk_id, bos_id and eos_id are ids among them.  tfm's <pad>, <cls>
- * and <sep> go after the ids. */
+ * order); unk_id, bos_id and eos_id are ids among them; flags: 0 or
+ * TFM_TOK_INFO_TEXT_BOS and TFM_TOK_INFO_NO_PREFIX.  tfm's <pad> is the
+ * file's piece "<pad>" if it has one; <cls> and <sep> (and <pad> if not)
+ * go after the ids. */
 int  tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
 						   const size_t *piece_lens, int32_t n_pieces,
 						   const int32_t *merge_lr, int32_t n_merges,
 						   int32_t unk_id, int32_t bos_id, int32_t eos_id,
-						   int text_bos, tfm_status *err);
+						   uint32_t flags, tfm_status *err);
 
 /* Byte-level BPE of a Hugging Face tokenizer.json (TFM_TOK_INFO_HF_BPE).
  * pieces[i] for every id 0 .. n_pieces-1, written in GPT-2's printable byte
@@ -222,6 +224,22 @@ int  tfm_tok_n_splits(const tfm_tokenizer *t);
 /* rule i as it was added (TFM_ERANGE for no such rule) */
 int  tfm_tok_get_split(const char **pattern, size_t *len, tfm_tok_split_behavior *behavior,
 					   int *invert, const tfm_tokenizer *t, int i);
+
+/* A tokenizer.json's added tokens, which a byte-level or SentencePiece-style
+ * BPE (HF_BPE, SPIECE) finds in a text as Hugging Face's tokenizers do
+ * (tok_added.c): ids[k] with flags[k] (TFM_TOK_ADDED_*), its piece the text
+ * matched.  Replaces any earlier list.  TFM_EINVAL for another kind or a
+ * bad id or flag. */
+#define TFM_TOK_ADDED_SPECIAL     1u
+#define TFM_TOK_ADDED_LSTRIP      2u
+#define TFM_TOK_ADDED_RSTRIP      4u
+#define TFM_TOK_ADDED_SINGLE_WORD 8u
+#define TFM_TOK_ADDED_NORMALIZED 16u
+#define TFM_TOK_ADDED_ALL        31u
+int  tfm_tok_set_added(tfm_tokenizer *t, const int32_t *ids, const uint8_t *flags, int32_t n,
+					   tfm_status *err);
+int32_t tfm_tok_n_added(const tfm_tokenizer *t);
+int  tfm_tok_get_added(int32_t *id, uint8_t *flags, const tfm_tokenizer *t, int32_t k);
 
 /* SentencePiece Unigram (T5, mT5, XLM-RoBERTa, ALBERT, Marian) from a
  * tokenizer.json: the pieces with their scores, the normalizer steps of its
@@ -366,6 +384,9 @@ int  tfm_tok_model_data(uint8_t *out, size_t cap, const tfm_tokenizer *t, tfm_st
 									  before the normalizer, leftmost then
 									  longest, as Hugging Face's added
 									  vocabulary does (T5's "<extra_id_0>") */
+#define TFM_TOK_INFO_NO_PREFIX (1u << 27) /* with SPIECE: no "▁" before the
+									  text (a normalizer without Prepend,
+									  Gemma's), and decode keeps a first space */
 #define TFM_TOK_INFO_LANG_CODES (1u << 26) /* with UNIGRAM: Marian's target
 									  language codes: a ">>xxx<<" at the start
 									  of a text is its piece (unk if none), and
@@ -410,6 +431,9 @@ int  tfm_tok_load_unigram(tfm_tokenizer **out, const tfm_tok_info *info,
 /* ---- encode / decode -------------------------------------------------------- */
 #define TFM_TOK_ADD_BOS 1u
 #define TFM_TOK_ADD_EOS 2u
+#define TFM_TOK_SPLIT_SPECIALS 4u  /* special added tokens in the text are read
+									  as plain text (Hugging Face's
+									  split_special_tokens=True) */
 
 /* Upper bound on the ids encode can return for len bytes (whatever the kind). */
 size_t tfm_tok_encode_bound(size_t len, uint32_t flags);

@@ -6,7 +6,12 @@
  * Gemma, SmolLM2, Llama 2, Qwen1.5 and two written over lines, for
  * conversations with and without a system turn, with and without the
  * generation prompt) renders byte for byte what Jinja rendered, or fails
- * with the template's own raise_exception message where Jinja did.  Then
+ * with the template's own raise_exception message where Jinja did; and
+ * likewise test/fixtures/chat/hf_jinja_cases.tsv: the templates of the real
+ * tokenizer_config.json files of Gemma 3 (the system prompt folded into the
+ * first user turn, roles that must alternate) and Llama 3 as
+ * @huggingface/jinja renders them
+ * (test/reference/hf_tokenizers/chat_templates_hf.mjs).  Then
  * what is refused: unsupported statements, filters, tests and functions by
  * name, broken syntax with its line, and the limits (tracker issue 37,
  * findings 3 and 4): every kind of nesting past TFM_CHAT_MAX_NESTING
@@ -426,9 +431,13 @@ main(void)
 				cases = 0,
 				same = 0;
 	char	   *line = malloc(1 << 20);
-	FILE	   *f = fopen("test/fixtures/chat/cases.tsv", "r");
+	const char *files[2] = {"test/fixtures/chat/cases.tsv", "test/fixtures/chat/hf_jinja_cases.tsv"};
 
-	CHECK(f != NULL, "cannot read test/fixtures/chat/cases.tsv");
+	for (int fi = 0; fi < 2; fi++)
+	{
+	FILE	   *f = fopen(files[fi], "r");
+
+	CHECK(f != NULL, "cannot read %s", files[fi]);
 	while (f && fgets(line, 1 << 20, f))
 	{
 		char	   *tab = strchr(line, '\t');
@@ -516,7 +525,9 @@ main(void)
 	}
 	if (f)
 		fclose(f);
-	printf("%d templates, %d of %d cases as Jinja renders them\n", ntpl, same, cases);
+	}
+	printf("%d templates, %d of %d cases as Jinja renders them (python3-jinja2, and "
+		   "@huggingface/jinja for the real files of Gemma 3 and Llama 3)\n", ntpl, same, cases);
 	CHECK(ntpl >= 11 && cases >= 100, "%d templates, %d cases", ntpl, cases);
 	for (int k = 0; k < ntpl; k++)
 		tfm_chat_template_free(tpls[k]);

@@ -533,7 +533,7 @@ test_tokenizer(void)
 	CHECK(v && v->n == 376 && v->unk == 0 && v->bos == 1 && v->eos == 2 && v->add_bos,
 		  "the metadata's vocabulary");
 	CHECK(tfm_tok_import_spiece(&tok, v->pieces, v->lens, v->n, v->merge_lr, v->n_merges,
-								v->unk, v->bos, v->eos, v->add_bos, &st) == 0, "%s", st.msg);
+								v->unk, v->bos, v->eos, v->add_bos ? TFM_TOK_INFO_TEXT_BOS : 0, &st) == 0, "%s", st.msg);
 	p = strstr(ref, "\"texts\"");
 	for (size_t i = 0; tok && p && i < sizeof(texts) / sizeof(texts[0]); i++)
 	{

@@ -578,7 +578,7 @@ test_spiece(void)
 	merges[0] = 259; merges[1] = 260;	/* ▁ a */
 	merges[2] = 260; merges[3] = 261;	/* a b */
 	merges[4] = 262; merges[5] = 261;	/* ▁a b */
-	CHECK(tfm_tok_import_spiece(&t, pieces, lens, n, merges, 3, 0, 1, 2, 1, &err) == TFM_OK,
+	CHECK(tfm_tok_import_spiece(&t, pieces, lens, n, merges, 3, 0, 1, 2, TFM_TOK_INFO_TEXT_BOS, &err) == TFM_OK,
 		  "spiece import: %s", err.msg);
 	if (!t)
 		return;

@@ -25,6 +25,7 @@ typedef struct emitter
 	int      canceled;   /* the poll said stop (full is set too: encoders stop) */
 	tfm_status *err;     /* the caller's, for the Split rules' messages */
 	int      err_set;    /* a failure already described in err */
+	size_t   base;       /* added to every offset: the part's place in the text */
 } emitter;
 
 #define EMIT_POLL_EVERY 65536
@@ -46,7 +47,7 @@ emit(emitter *e, int32_t id, size_t off)
 	}
 	e->ids[e->n] = id;
 	if (e->offs)
-		e->offs[e->n] = off;
+		e->offs[e->n] = e->base + off;
 	e->n++;
 	return 1;
 }
@@ -73,6 +74,9 @@ tfm_tok_encode_bound_text(tfm_tokenizer *t, const char *text, size_t len, uint32
 
 	if (t->info.flags & TFM_TOK_INFO_NFC)
 		return tfm_tok_encode_bound(len <= SIZE_MAX / 3 ? 3 * len : len, flags);
+	/* added tokens: each part between them may get its own "▁" */
+	if (t->added)
+		return tfm_tok_encode_bound(len <= SIZE_MAX / 2 ? 2 * len : len, flags);
 	if (t->info.kind != TFM_TOK_UNIGRAM)
 		return tfm_tok_encode_bound(len, flags);
 	/* each id covers at least one byte of the normalized words */
@@ -535,15 +539,68 @@ typedef int (*whole_text_fn)(int32_t *ids, size_t *offs, size_t cap, size_t *n_o
 static int
 encode_whole(emitter *e, whole_text_fn fn, tfm_tokenizer *t, const uint8_t *s, size_t len)
 {
-	size_t got;
-	int st = fn(e->ids, e->offs, e->limit, &got, t, s, len);
+	size_t got, room = e->limit - e->n;
+	int st = fn(e->ids + e->n, e->offs ? e->offs + e->n : NULL, room, &got, t, s, len);
 
-	if (got > e->limit)
+	if (got > room)
 	{
 		e->full = 1;
-		got = e->limit;
+		got = room;
 	}
-	e->n = got;
+	if (e->offs)
+		for (size_t i = 0; i < got; i++)
+			e->offs[e->n + i] += e->base;
+	e->n += got;
+	return st;
+}
+
+/* a part of a text without added tokens through the BPE */
+static int
+encode_bpe_part(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len)
+{
+	if (t->info.flags & TFM_TOK_INFO_SPIECE)
+		return encode_whole(e, tfm_tok_spiece_encode, t, s, len);
+	return encode_bpe(e, t, s, len);
+}
+
+/*
+ * s[0..len) (at offset base of the text) cut at the added tokens of pass
+ * (tok_added.c), each token its id, each part between through the next
+ * pass and then the BPE (an empty part gives nothing)
+ */
+static int
+encode_added(emitter *e, tfm_tokenizer *t, const uint8_t *s, size_t len, int pass, int skip)
+{
+	size_t done = 0, a, b, base = e->base;
+	int32_t id;
+	int st = TFM_OK, found;
+
+	if (pass == 2)
+		return encode_bpe_part(e, t, s, len);
+	while (st == TFM_OK && !e->full && done < len &&
+		   (found = tfm_tok_added_find(&id, &a, &b, t->added, t, pass, skip, s, len, done)) != 0)
+	{
+		if (found < 0)
+		{
+			e->canceled = e->full = 1;
+			break;
+		}
+		if (a > done)
+		{
+			e->base = base + done;
+			st = encode_added(e, t, s + done, a - done, pass + 1, skip);
+		}
+		e->base = base;
+		if (st == TFM_OK && !e->full)
+			(void) emit(e, id, a);
+		done = b;
+	}
+	if (st == TFM_OK && !e->full && done < len)
+	{
+		e->base = base + done;
+		st = encode_added(e, t, s + done, len - done, pass + 1, skip);
+	}
+	e->base = base;
 	return st;
 }
 
@@ -559,7 +616,7 @@ tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tok
 	int st = TFM_OK, by_length = 0;
 
 	*n_ids = 0;
-	if (flags & ~(TFM_TOK_ADD_BOS | TFM_TOK_ADD_EOS))
+	if (flags & ~(TFM_TOK_ADD_BOS | TFM_TOK_ADD_EOS | TFM_TOK_SPLIT_SPECIALS))
 		return tfm_status_set(err, TFM_EINVAL, "unknown encode flags 0x%x", (unsigned) flags);
 	if (max_length > 0 && max_length < nspec)
 		return tfm_status_set(err, TFM_EINVAL,
@@ -580,6 +637,7 @@ tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tok
 	e.canceled = 0;
 	e.err = err;
 	e.err_set = 0;
+	e.base = 0;
 	if (flags & TFM_TOK_ADD_BOS)
 	{
 		ids[0] = t->info.special_ids[TFM_TOK_BOS];
@@ -603,10 +661,10 @@ tfm_tok_encode(int32_t *ids, size_t *offsets, size_t cap, size_t *n_ids, tfm_tok
 			st = encode_word(&e, t, s, len);
 			break;
 		case TFM_TOK_BPE:
-			if (t->info.flags & TFM_TOK_INFO_SPIECE)
-				st = encode_whole(&e, tfm_tok_spiece_encode, t, s, len);
+			if (t->added)
+				st = encode_added(&e, t, s, len, 0, (flags & TFM_TOK_SPLIT_SPECIALS) != 0);
 			else
-				st = encode_bpe(&e, t, s, len);
+				st = encode_bpe_part(&e, t, s, len);
 			break;
 		case TFM_TOK_UNIGRAM:
 			st = encode_whole(&e, tfm_tok_unigram_encode, t, s, len);

@@ -122,6 +122,7 @@ struct tfm_tokenizer
 	int32_t        fallback_id[256];   /* SPIECE: id of <0xNN>, -1 if none */
 	int32_t        space_id;       /* SPIECE: id of "▁", -1 if none */
 	struct tfm_tok_unigram *uni;   /* UNIGRAM: scores, pipeline, trie (tok_unigram.h) */
+	struct tfm_tok_added *added;   /* bpe: added tokens found in text (tok_added.c) */
 
 	/* encode state (mutable) */
 	tfm_tok_strtab cache;          /* bpe: pre-token -> ids */
@@ -204,6 +205,19 @@ int tfm_tok_rows_strtab(tfm_tok_strtab *tab, const tfm_tok_info *info,
 int tfm_tok_build_from_strtab(tfm_tokenizer **out, const tfm_tok_info *info,
 							  const tfm_tok_strtab *pieces,
 							  const int32_t *merge_lr, tfm_status *err);
+
+/* ---- added tokens found in text (tok_added.c) ------------------------------ */
+void tfm_tok_added_free(struct tfm_tok_added *a);
+/* a list of n tokens of t (ids, TFM_TOK_ADDED_* flags) to find in text, any kind */
+int  tfm_tok_added_build(struct tfm_tok_added **out, const tfm_tokenizer *t, const int32_t *ids,
+						 const uint8_t *flags, int32_t n, tfm_status *err);
+/* the first token of list ad of pass (0: normalized false, 1: true) in
+ * s[from..len), specials skipped if asked: 1 with its id and the span
+ * [*a, *b) it takes (with the White_Space lstrip / rstrip take, never
+ * before from), 0 if none, -1 when t's poll said stop */
+int  tfm_tok_added_find(int32_t *id, size_t *a, size_t *b, const struct tfm_tok_added *ad,
+						const tfm_tokenizer *t, int pass, int skip_specials, const uint8_t *s,
+						size_t len, size_t from);
 
 /* ---- SentencePiece-style BPE (tok_spiece.c) ---------------------------------- */
 /* emits ids (and byte offsets) of text; *n_out ids, at most cap */

@@ -32,6 +32,7 @@ tfm_tok_free(tfm_tokenizer *t)
 	tfm_tok_ivec_free(&t->alias_rank);
 	tfm_tok_ivec_free(&t->alias_result);
 	tfm_tok_dealloc(t->is_special);
+	tfm_tok_added_free(t->added);
 	tfm_tok_strtab_free(&t->cache);
 	tfm_tok_dealloc(t->cache_start);
 	tfm_tok_dealloc(t->cache_len);
@@ -65,7 +66,8 @@ check_info(const tfm_tok_info *info, tfm_status *err)
 						TFM_TOK_INFO_SPIECE | TFM_TOK_INFO_TEXT_BOS | TFM_TOK_INFO_HF_BPE |
 						hf_opts | TFM_TOK_INFO_CASED | TFM_TOK_INFO_KEEP_ACCENTS |
 						TFM_TOK_INFO_TEXT_EOS | TFM_TOK_INFO_UNK_BY_TEXT |
-						TFM_TOK_INFO_SPECIALS_IN_TEXT | TFM_TOK_INFO_LANG_CODES))
+						TFM_TOK_INFO_SPECIALS_IN_TEXT | TFM_TOK_INFO_LANG_CODES |
+						TFM_TOK_INFO_NO_PREFIX))
 		return tfm_status_set(err, TFM_EFORMAT, "unknown tokenizer flags 0x%x",
 							(unsigned) info->flags);
 	if ((info->flags & TFM_TOK_INFO_HF_BPE) &&
@@ -89,6 +91,8 @@ check_info(const tfm_tok_info *info, tfm_status *err)
 		info->kind != TFM_TOK_UNIGRAM)
 		return tfm_status_set(err, TFM_EFORMAT,
 							"the text-bos flag needs a sentencepiece, tokenizer.json bpe or unigram tokenizer");
+	if ((info->flags & TFM_TOK_INFO_NO_PREFIX) && !(info->flags & TFM_TOK_INFO_SPIECE))
+		return tfm_status_set(err, TFM_EFORMAT, "the no-prefix flag needs a sentencepiece tokenizer");
 	if ((info->flags & TFM_TOK_INFO_TEXT_EOS) && info->kind != TFM_TOK_UNIGRAM)
 		return tfm_status_set(err, TFM_EFORMAT, "the text-eos flag needs a unigram tokenizer");
 	if ((info->flags & TFM_TOK_INFO_UNK_BY_TEXT) && info->kind != TFM_TOK_UNIGRAM)

@@ -195,7 +195,8 @@ gguf_tokenizer(const char *name, const TfmHfConfig *hc, void *arg, int32 *sp)
 	if (v->kind == TFM_GGUF_TOK_SPM)
 	{
 		(void) tfm_tokenizer_import_spiece(name, v->pieces, v->lens, v->n, v->merge_lr, v->n_merges,
-										   v->unk, v->bos, v->eos, v->add_bos);
+										   v->unk, v->bos, v->eos,
+										   v->add_bos ? TFM_TOK_INFO_TEXT_BOS : 0, NULL);
 		for (int k = 0; k < TFM_TOK_N_SPECIALS; k++)
 			sp[k] = INT_MAX;	/* as a SentencePiece tokenizer.json's: bos/eos are the config's */
 	}
@@ -208,7 +209,8 @@ gguf_tokenizer(const char *name, const TfmHfConfig *hc, void *arg, int32 *sp)
 		specials[TFM_TOK_BOS] = v->add_bos ? v->bos : -1;
 		(void) tfm_tokenizer_import_hf_bpe(name, v->pieces, v->lens, v->literal, v->n, v->merge_lr,
 										   v->n_merges, specials,
-										   v->flags | (v->add_bos ? TFM_TOK_INFO_TEXT_BOS : 0), NULL, 0, sp);
+										   v->flags | (v->add_bos ? TFM_TOK_INFO_TEXT_BOS : 0), NULL, 0,
+										   NULL, sp);
 	}
 	tfm_gguf_vocab_free(v);
 	tfm_guard_release(g);

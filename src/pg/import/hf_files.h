@@ -12,6 +12,7 @@
 
 #include "tfm/hf_import.h"
 #include "tfm/st_index.h"
+#include "storage/tokenizers/tokenizers.h"
 
 /* what tfm keeps of a config.json besides the tfm_config */
 typedef struct TfmHfConfig
@@ -50,6 +51,27 @@ JsonbContainer *tfm_hf_array(JsonbContainer *c, const char *key, const char *wha
  * ids (at most max); their count in *n_merges */
 int32_t    *tfm_hf_merges(JsonbContainer *model, JsonbContainer *vocab, int max,
 						  int *n_merges);
+/* tokenizer.json's added_tokens (n of them; NULL if none): each one's id,
+ * content, the model.vocab id of its content (-1 if none; vocab may be
+ * NULL) and TFM_TOK_ADDED_* flags (normalized defaulting to !special, as
+ * Hugging Face's AddedToken); and as the list a stored tokenizer keeps */
+typedef struct TfmHfAdded
+{
+	int			id;
+	char	   *content;
+	int			len;
+	int			in_vocab;
+	unsigned	flags;
+} TfmHfAdded;
+TfmHfAdded *tfm_hf_added_tokens(JsonbContainer *root, JsonbContainer *vocab, int *n);
+void		tfm_hf_added_list(TfmAddedTokens *list, const TfmHfAdded *added, int n);
+/* the added tokens placed among the pieces by id (n slots, model.vocab's
+ * there already, the largest id max_id): one in model.vocab keeps that piece
+ * (literal |= 2), one after it is its own text (literal = 3; literal may be
+ * NULL), anything else refused; every id up to the largest must then have a
+ * piece and fit model_vocab.  Returns the number of ids. */
+int			tfm_hf_place_added(const TfmHfAdded *added, int n_added, const uint8_t **pieces,
+							   size_t *lens, uint8_t *literal, int n, int max_id, int model_vocab);
 /* model.vocab: an object of 1 .. TFM_TOK_MAX_VOCAB_SIZE - 8 pieces (else
  * malformed: range_err), no more than model_vocab; its size in *n */
 JsonbContainer *tfm_hf_model_vocab(JsonbContainer *model, int model_vocab, const char *range_err,

@@ -13,13 +13,17 @@
  * ByteLevel] (SmolLM) — these run by tfm's hand-written scanners — and any
  * other Sequence of Digits and Split steps (any regular expression, any
  * behavior, invert; Qwen2's, GPT-4o's, DeepSeek's) before a ByteLevel, run
- * by PCRE2 (tok_split_pcre.c); the NFC normalizer (Qwen2's);
- * model.ignore_merges, added tokens after model.vocab,
+ * by PCRE2 (tok_split_pcre.c); the NFC normalizer (Qwen2's), alone or in a
+ * Sequence (DeepSeek V3's empty one); model.ignore_merges; the added
+ * tokens, in model.vocab or after it (Llama 3's specials), found in a text
+ * as Hugging Face finds them (tok_added.c; read as plain text with
+ * tfm.split_special_tokens),
  * and the post-processor's specials: RobertaProcessing / BertProcessing /
  * TemplateProcessing "X $A Y" give <cls> and <sep> (an encoder reads text
  * as X text Y), TemplateProcessing "X $A" gives <bos>, which a model's text
  * begins with.  Ids are kept as the file gives them.
- * A BPE with byte_fallback is SentencePiece-style (spiece.c).
+ * A BPE with byte_fallback is SentencePiece-style (spiece.c: Llama 2,
+ * Gemma 3).
  *
  * WordPiece with BERT's normalizer (BertNormalizer with clean_text and
  * handle_chinese_chars; lowercase and strip_accents as the file says,
@@ -680,6 +684,9 @@ import_hf_bpe(const char *name, JsonbContainer *root, JsonbContainer *model, int
 	int32_t    *merge_lr;
 	int32_t		specials[TFM_TOK_N_SPECIALS] = {-1, -1, -1, -1, -1, -1};
 	char	   *s;
+	TfmHfAdded *added;
+	int			n_added;
+	TfmAddedTokens added_list;
 
 	v = tfm_jget(model, "vocab", &buf);
 	if (!v || v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
@@ -689,61 +696,14 @@ import_hf_bpe(const char *name, JsonbContainer *root, JsonbContainer *model, int
 	if (V < 1 || V > TFM_TOK_MAX_VOCAB_SIZE - 8)
 		tfm_hf_malformed("model.vocab must hold between 1 and 4 million pieces");
 	/* ids: model.vocab's and the added tokens', 0 .. n-1 each once */
-	v = tfm_jget(root, "added_tokens", &buf);
-	if (v && v->type != jbvNull &&
-		(v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data)))
-		tfm_hf_malformed("added_tokens must be an array");
-	n = V + ((v && v->type == jbvBinary) ? JsonContainerSize(v->val.binary.data) : 0);
+	added = tfm_hf_added_tokens(root, vocab, &n_added);
+	n = V + n_added;
 	pieces = palloc0(sizeof(uint8_t *) * n);
 	lens = palloc0(sizeof(size_t) * n);
 	literal = palloc0(n);
 	max_id = vocab_by_id(vocab, n, pieces, lens);
-	if (v && v->type == jbvBinary)
-	{
-		int			na = JsonContainerSize(v->val.binary.data);
-
-		for (int i = 0; i < na; i++)
-		{
-			JsonbValue *t = getIthJsonbValueFromContainer(v->val.binary.data, i),
-						b1,
-					   *idv;
-			char	   *content;
-			int			id,
-						in_vocab;
-
-			if (!t || t->type != jbvBinary || !JsonContainerIsObject(t->val.binary.data))
-				tfm_hf_malformed("an added token must be an object");
-			idv = tfm_jget(t->val.binary.data, "id", &b1);
-			content = str_field(t->val.binary.data, "content");
-			if (!idv || !content || !content[0])
-				tfm_hf_malformed("an added token needs an id and a content");
-			id = int_value(idv, "an added token's id");
-			in_vocab = vocab_id(vocab, content, strlen(content));
-			if (in_vocab == id)
-				continue;
-			if (in_vocab >= 0 || id >= n || pieces[id])
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("added token \"%s\" (id %d) is not that piece of the vocabulary",
-								pnstrdup(content, Min(strlen(content), 64)), id),
-						 errdetail("tfm keeps the ids of added tokens when model.vocab has them "
-								   "or when they follow its ids.")));
-			/* a special after model.vocab (Llama 3's): its text as is */
-			pieces[id] = (const uint8_t *) content;
-			lens[id] = strlen(content);
-			literal[id] = 1;
-			max_id = Max(max_id, id);
-		}
-	}
-	n = max_id + 1;
-	for (int i = 0; i < n; i++)
-		if (!pieces[i])
-			tfm_hf_malformed(psprintf("id %d is neither in model.vocab nor an added token", i));
-	if (n > model_vocab)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("tokenizer.json has token id %d, but the model's vocab_size is %d",
-						n - 1, model_vocab)));
+	n = tfm_hf_place_added(added, n_added, pieces, lens, literal, n, max_id, model_vocab);
+	tfm_hf_added_list(&added_list, added, n_added);
 
 	merge_lr = tfm_hf_merges(model, vocab, INT_MAX, &n_merges);
 
@@ -767,7 +727,7 @@ import_hf_bpe(const char *name, JsonbContainer *root, JsonbContainer *model, int
 		(specials[TFM_TOK_PAD] == cls || specials[TFM_TOK_PAD] == sep || specials[TFM_TOK_PAD] == bos))
 		specials[TFM_TOK_PAD] = -1;
 	(void) tfm_tokenizer_import_hf_bpe(name, pieces, lens, literal, n, merge_lr, n_merges,
-									   specials, flags, rules, n_rules, special_ids);
+									   specials, flags, rules, n_rules, &added_list, special_ids);
 }
 
 /* does an added token lie outside model.vocab (a special after its ids)? */
@@ -848,11 +808,29 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab, int
 			special_ids[k] = INT_MAX;	/* unknown here: never an encoder's */
 		return;
 	}
-	/* Unicode NFC (Qwen2's) is the one normalizer a byte-level BPE may have */
-	if ((type = field_type(root, "normalizer", &obj)) != NULL && strcmp(type, "NFC") != 0)
-		refuse("normalizer", type);
-	if (type)
-		nfc = TFM_TOK_INFO_NFC;
+	/* Unicode NFC (Qwen2's) is the one normalizer a byte-level BPE may
+	 * have, alone or in a Sequence (DeepSeek V3's empty one) */
+	if ((type = field_type(root, "normalizer", &obj)) != NULL)
+	{
+		if (strcmp(type, "Sequence") == 0)
+		{
+			JsonbContainer *seq = tfm_hf_array(obj, "normalizers", "normalizer.normalizers");
+
+			for (int i = 0; i < (int) JsonContainerSize(seq); i++)
+			{
+				char	   *et;
+
+				(void) sequence_element(seq, i, "normalizer", &et);
+				if (strcmp(et, "NFC") != 0)
+					refuse("normalizer", psprintf("%s in a Sequence", et));
+				nfc = TFM_TOK_INFO_NFC;
+			}
+		}
+		else if (strcmp(type, "NFC") == 0)
+			nfc = TFM_TOK_INFO_NFC;
+		else
+			refuse("normalizer", type);
+	}
 	flags = bpe_pre_tokenizer(root, &plain, rules, &n_rules) | nfc;
 	if ((type = field_type(root, "decoder", &obj)) != NULL && strcmp(type, "ByteLevel") != 0)
 		refuse("decoder", type);
@@ -942,43 +920,18 @@ tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_vocab, int
 	}
 
 	/* added tokens keep their ids: each must be that piece of the vocabulary */
-	v = tfm_jget(root, "added_tokens", &buf);
-	if (v && v->type == jbvBinary && JsonContainerIsArray(v->val.binary.data))
 	{
-		JsonbValue	vbuf,
-				   *vocab = tfm_jget(model, "vocab", &vbuf);
-		int			n = JsonContainerSize(v->val.binary.data);
+		int			na;
+		TfmHfAdded *added = tfm_hf_added_tokens(root, v->val.binary.data, &na);
 
-		for (int i = 0; i < n; i++)
-		{
-			JsonbValue *t = getIthJsonbValueFromContainer(v->val.binary.data, i);
-			JsonbValue	b1,
-						b2,
-						b3,
-					   *idv,
-					   *cv,
-					   *inv;
-			int			id;
-
-			if (!t || t->type != jbvBinary || !JsonContainerIsObject(t->val.binary.data))
-				tfm_hf_malformed("an added token must be an object");
-			idv = tfm_jget(t->val.binary.data, "id", &b1);
-			cv = tfm_jget(t->val.binary.data, "content", &b2);
-			if (!idv || !cv || cv->type != jbvString)
-				tfm_hf_malformed("an added token needs an id and a content");
-			id = int_value(idv, "an added token's id");
-			inv = getKeyJsonValueFromContainer(vocab->val.binary.data, cv->val.string.val,
-											   cv->val.string.len, &b3);
-			if (!inv || int_value(inv, "a model.vocab id") != id)
+		for (int i = 0; i < na; i++)
+			if (added[i].in_vocab != added[i].id)
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("added token \"%s\" (id %d) is not that piece of the vocabulary",
-								pnstrdup(cv->val.string.val, Min(cv->val.string.len, 64)), id),
+								pnstrdup(added[i].content, Min(added[i].len, 64)), added[i].id),
 						 errdetail("tfm keeps the ids of added tokens only when model.vocab has them.")));
-		}
 	}
-	else if (v && v->type != jbvNull)
-		tfm_hf_malformed("added_tokens must be an array");
 
 	{
 		int32		n = tfm_tokenizer_import_gpt2(name, enc, strlen(enc), bpe.data, bpe.len);

@@ -139,3 +139,121 @@ tfm_hf_merges(JsonbContainer *model, JsonbContainer *vocab, int max, int *n_merg
 	}
 	return merge_lr;
 }
+
+/* a boolean field of an added token: absent or null gives dflt */
+static bool
+added_flag(JsonbContainer *c, const char *key, bool dflt)
+{
+	JsonbValue	b,
+			   *v = tfm_jget(c, key, &b);
+
+	if (!v || v->type == jbvNull)
+		return dflt;
+	if (v->type != jbvBool)
+		tfm_hf_malformed(psprintf("an added token's \"%s\" must be true or false", key));
+	return v->val.boolean;
+}
+
+TfmHfAdded *
+tfm_hf_added_tokens(JsonbContainer *root, JsonbContainer *vocab, int *n)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(root, "added_tokens", &buf);
+	TfmHfAdded *out;
+
+	*n = 0;
+	if (!v || v->type == jbvNull)
+		return NULL;
+	if (v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
+		tfm_hf_malformed("added_tokens must be an array");
+	*n = JsonContainerSize(v->val.binary.data);
+	if (*n > TFM_TOK_MAX_VOCAB_SIZE)
+		tfm_hf_malformed("added_tokens has more entries than a vocabulary may have ids");
+	out = palloc0(sizeof(TfmHfAdded) * Max(*n, 1));
+	for (int i = 0; i < *n; i++)
+	{
+		JsonbValue *t = getIthJsonbValueFromContainer(v->val.binary.data, i),
+					b1,
+					b2,
+				   *idv,
+				   *cv;
+		JsonbContainer *o;
+		bool		special;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!t || t->type != jbvBinary || !JsonContainerIsObject(t->val.binary.data))
+			tfm_hf_malformed("an added token must be an object");
+		o = t->val.binary.data;
+		idv = tfm_jget(o, "id", &b1);
+		cv = tfm_jget(o, "content", &b2);
+		if (!idv || !cv || cv->type != jbvString || cv->val.string.len == 0)
+			tfm_hf_malformed("an added token needs an id and a non-empty content");
+		if (cv->val.string.len > TFM_TOK_MAX_PIECE_BYTES)
+			tfm_hf_malformed("an added token's content is longer than a piece may be");
+		out[i].id = tfm_hf_uint(idv, "an added token's id", TFM_TOK_MAX_VOCAB_SIZE);
+		out[i].content = pnstrdup(cv->val.string.val, cv->val.string.len);
+		out[i].len = cv->val.string.len;
+		out[i].in_vocab = vocab ? tfm_hf_vocab_id(vocab, cv->val.string.val, cv->val.string.len,
+												   TFM_TOK_MAX_VOCAB_SIZE) : -1;
+		special = added_flag(o, "special", false);
+		/* Hugging Face's AddedToken: normalized defaults to !special */
+		out[i].flags = (special ? TFM_TOK_ADDED_SPECIAL : 0) |
+			(added_flag(o, "lstrip", false) ? TFM_TOK_ADDED_LSTRIP : 0) |
+			(added_flag(o, "rstrip", false) ? TFM_TOK_ADDED_RSTRIP : 0) |
+			(added_flag(o, "single_word", false) ? TFM_TOK_ADDED_SINGLE_WORD : 0) |
+			(added_flag(o, "normalized", !special) ? TFM_TOK_ADDED_NORMALIZED : 0);
+	}
+	return out;
+}
+
+void
+tfm_hf_added_list(TfmAddedTokens *list, const TfmHfAdded *added, int n)
+{
+	list->n = n;
+	list->ids = palloc(sizeof(int32_t) * Max(n, 1));
+	list->flags = palloc(Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		list->ids[i] = added[i].id;
+		list->flags[i] = (uint8_t) added[i].flags;
+	}
+}
+
+int
+tfm_hf_place_added(const TfmHfAdded *added, int n_added, const uint8_t **pieces, size_t *lens,
+				   uint8_t *literal, int n, int max_id, int model_vocab)
+{
+	for (int i = 0; i < n_added; i++)
+	{
+		int			id = added[i].id;
+
+		if (added[i].in_vocab == id)
+		{
+			if (literal)
+				literal[id] |= 2;	/* an added token in model.vocab */
+			continue;
+		}
+		if (added[i].in_vocab >= 0 || id >= n || pieces[id])
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("added token \"%s\" (id %d) is not that piece of the vocabulary",
+							pnstrdup(added[i].content, Min(added[i].len, 64)), id),
+					 errdetail("tfm keeps the ids of added tokens when model.vocab has them "
+							   "or when they follow its ids.")));
+		/* a token after model.vocab (Llama 3's specials): its text as is */
+		pieces[id] = (const uint8_t *) added[i].content;
+		lens[id] = added[i].len;
+		if (literal)
+			literal[id] = 1 | 2;
+		max_id = Max(max_id, id);
+	}
+	for (int i = 0; i <= max_id; i++)
+		if (!pieces[i])
+			tfm_hf_malformed(psprintf("id %d is neither in model.vocab nor an added token", i));
+	if (max_id + 1 > model_vocab)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tokenizer.json has token id %d, but the model's vocab_size is %d",
+						max_id, model_vocab)));
+	return max_id + 1;
+}

@@ -26,6 +26,7 @@ extern int	tfm_max_work_mem;	/* kB: tfm.max_work_mem, the ceiling of tfm.work_me
 extern double tfm_max_parameters;
 extern int	tfm_precision_setting;	/* tfm.precision: -1 = auto, else a tfm_precision */
 extern bool tfm_share_weights;
+extern bool tfm_split_special_tokens;	/* tfm.split_special_tokens */
 extern int	tfm_job_workers;	/* tfm.job_workers: 0 = none */
 extern int	tfm_job_naptime;	/* tfm.job_naptime, ms */
 extern int	tfm_job_batch_timeout;	/* tfm.job_batch_timeout, ms: 0 = none */

@@ -38,6 +38,7 @@ int			tfm_work_mem = 1024 * 1024;	/* kB */
 int			tfm_max_work_mem = MAX_KILOBYTES;	/* kB: the ceiling of tfm.work_mem */
 int			tfm_precision_setting = -1;	/* -1 = auto */
 bool		tfm_share_weights = true;
+bool		tfm_split_special_tokens = false;
 int			tfm_job_workers = 2;
 int			tfm_job_naptime = 1000;	/* ms */
 int			tfm_job_batch_timeout = 10 * 60 * 1000;	/* ms */
@@ -124,6 +125,11 @@ tfm_settings_define(void)
 							 "auto is bf16 where the CPU has AVX512_BF16, else fp32 (or a model's own default). Training is always fp32.",
 							 &tfm_precision_setting, -1, precision_options,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
+	define_bool("tfm.split_special_tokens",
+				"Read a tokenizer.json's special added tokens in a text as plain text.",
+				"Off (Hugging Face's default): \"<|im_start|>\" in a text is that token, as the model's "
+				"own control tokens. On: for untrusted text, which then cannot write them.",
+				&tfm_split_special_tokens, PGC_USERSET);
 	define_bool("tfm.share_weights",
 				"Map loaded models' weights from one shared read-only copy instead of a copy per session.",
 				"The copy is a file in base/pgsql_tmp, removed at server start.",

@@ -41,10 +41,16 @@ SELECT n, ARRAY(SELECT id FROM tfm_generate_tokens('llama', ids, max_tokens => 1
   FROM lcases ORDER BY n;
 
 -- the SentencePiece-style tokenizer: the reference encoder's ids and HF's decoding on every text
+-- (the reference encoder reads "<s>" in a text as characters: split_special_tokens on)
 SELECT name, kind, vocab_size, merges FROM tfm.tokenizer_list WHERE name = 'llama';
+SET tfm.split_special_tokens = on;
 SELECT n, tfm_tokenize('llama', x->>'text') = ARRAY(SELECT jsonb_array_elements_text(x->'ids')::int) AS ids_match,
        tfm_detokenize('llama', tfm_tokenize('llama', x->>'text')) = x->>'decoded' AS decode_match
   FROM lfx, jsonb_array_elements(ref->'texts') WITH ORDINALITY AS t(x, n) ORDER BY n;
+SELECT tfm_tokenize('llama', '<s> is plain text here') AS split_specials;
+RESET tfm.split_special_tokens;
+-- by default (Hugging Face's) the added token <s> in a text is its id, 1
+SELECT tfm_tokenize('llama', '<s> is plain text here') AS specials_matched;
 SELECT tfm_tokenize('llama', 'Hello world', add_bos => true, add_eos => true);
 SELECT * FROM tfm_tokens('llama', 'naïve café');
 SELECT tfm_detokenize('llama', ARRAY[1, 358, 345, 2, 0, 376, 198]);

@@ -11,6 +11,8 @@
  * pattern and digit splitting the flags choose and merges by rank as
  * Hugging Face's BPE does (no gpt-3-encoder aliases).
  */
+#include <stdio.h>
+
 #include "../tok_internal.h"
 #include "../unicode/tok_unicode.h"
 
@@ -66,13 +68,22 @@ tfm_tok_import_hf_bpe(tfm_tokenizer **out, const uint8_t *const *pieces, const s
 			st = tfm_status_set(err, TFM_EFORMAT, "id %d has no piece", (int) i);
 			goto done;
 		}
-		if (literal && literal[i])
+		if (literal && (literal[i] & 1))
 		{
 			raw.len = 0;
 			if (tfm_tok_bytes_append(&raw, pieces[i], piece_lens[i]))
 				goto oom;
 		}
-		else if ((st = tfm_tok_byte_unmap(&raw, dec, pieces[i], piece_lens[i])) != TFM_OK)
+		else if ((st = tfm_tok_byte_unmap(&raw, dec, pieces[i], piece_lens[i])) != TFM_OK &&
+				 st == TFM_EFORMAT && literal && (literal[i] & 2))
+		{
+			/* an added token in model.vocab written as its text (DeepSeek's) */
+			raw.len = 0;
+			if (tfm_tok_bytes_append(&raw, pieces[i], piece_lens[i]))
+				goto oom;
+			st = TFM_OK;
+		}
+		else if (st != TFM_OK)
 		{
 			if (st == TFM_EFORMAT)
 				st = tfm_status_set(err, st,
@@ -90,12 +101,15 @@ tfm_tok_import_hf_bpe(tfm_tokenizer **out, const uint8_t *const *pieces, const s
 		}
 	}
 
-	/* specials the file does not name: tfm's piece if the vocabulary has it
-	 * (RoBERTa's "<pad>", "<unk>") and it is no other special, else added */
+	/* specials the file does not name: tfm's piece if the file has it as an
+	 * added token (RoBERTa's "<pad>", "<unk>") and it is no other special,
+	 * else added after the last id ("<tfm_unk>" where the piece "<unk>" is
+	 * ordinary text, as Qwen's is) */
 	n = n_pieces;
 	for (k = 0; k < TFM_TOK_N_SPECIALS; k++)
 	{
 		const char *name = tfm_tok_special_piece((tfm_tok_special) k);
+		char alt[32];
 		int32_t e, j;
 		int added, taken = 0;
 
@@ -104,19 +118,24 @@ tfm_tok_import_hf_bpe(tfm_tokenizer **out, const uint8_t *const *pieces, const s
 		e = tfm_tok_strtab_find(&tab, (const uint8_t *) name, strlen(name));
 		for (j = 0; j < TFM_TOK_N_SPECIALS && e >= 0; j++)
 			taken |= info.special_ids[j] == e;
-		if (e >= 0 && e < n_pieces && !taken)
+		if (e >= 0 && e < n_pieces && !taken && literal && literal[e])
 		{
 			info.special_ids[k] = e;
 			continue;
 		}
 		if (e >= 0)
 		{
+			snprintf(alt, sizeof(alt), "<tfm_%s", name + 1);
+			name = alt;
+		}
+		if (tfm_tok_strtab_intern(&e, &added, &tab, (const uint8_t *) name, strlen(name)))
+			goto oom;
+		if (!added)
+		{
 			st = tfm_status_set(err, TFM_EFORMAT,
 							  "the piece %s of id %d is already another special", name, (int) e);
 			goto done;
 		}
-		if (tfm_tok_strtab_intern(&e, &added, &tab, (const uint8_t *) name, strlen(name)))
-			goto oom;
 		info.special_ids[k] = n++;
 	}
 	info.format_version = TFM_TOK_FORMAT_VERSION;

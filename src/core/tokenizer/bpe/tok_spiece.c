@@ -1,7 +1,7 @@
 /*
  * tok_spiece.c: SentencePiece-style BPE as Hugging Face's tokenizers runs
- * Llama 2's (and TinyLlama's) tokenizer.json: normalizer Prepend "▁" +
- * Replace " " → "▁", no pre-tokenizer, model BPE with byte_fallback.
+ * Llama 2's (and TinyLlama's, Gemma 3's) tokenizer.json: normalizer Prepend
+ * "▁" + Replace " " → "▁", no pre-tokenizer, model BPE with byte_fallback.
  *
  * Encode: an empty text gives no ids.  Otherwise the text, with "▁" before
  * it and every space replaced by "▁", is one word: each character is a
@@ -10,8 +10,11 @@
  * UTF-8 likewise, falls back to the unk id).  Merges then apply lowest rank
  * first, leftmost first among equal ranks (a heap of (rank, position) over a
  * linked list, as tokenizers' Word::merge_all: tfm_tok_merge_all, shared with
- * BPE's long pre-tokens).  Specials are never
- * produced: "<s>" in the text is three characters.
+ * BPE's long pre-tokens).  Specials are never produced here: the added
+ * tokens ("<s>", "<start_of_turn>") are found in the text before
+ * (tok_added.c), and each part between them is a text of its own.  Without
+ * a Prepend (Gemma 3's normalizer, TFM_TOK_INFO_NO_PREFIX) no "▁" goes
+ * before the text and decode keeps a first space.
  *
  * Decode (the file's decoder Replace "▁" → " ", ByteFallback, Fuse, Strip
  * one leading space): pieces are concatenated with "▁" as a space, <0xNN>
@@ -72,7 +75,8 @@ tfm_tok_spiece_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
 	if (!sym || !off || !next || !prev)
 		goto done;
 
-	push_char(sym, off, &m, t, space_piece, 3, 1, 0);
+	if (!(t->info.flags & TFM_TOK_INFO_NO_PREFIX))
+		push_char(sym, off, &m, t, space_piece, 3, 1, 0);
 	while (pos < len)
 	{
 		int32_t cp;
@@ -177,7 +181,8 @@ tfm_tok_spiece_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer 
 			else
 				raw[w++] = p[k];
 	}
-	if (w > 0 && raw[0] == ' ' && !(flags & TFM_TOK_DECODE_CONTINUE))
+	if (w > 0 && raw[0] == ' ' && !(flags & TFM_TOK_DECODE_CONTINUE) &&
+		!(t->info.flags & TFM_TOK_INFO_NO_PREFIX))
 		skip = 1;
 	st = tfm_tok_put_text(out, cap, n_out, raw + skip, w - skip, flags, err);
 	tfm_tok_dealloc(raw);
@@ -226,15 +231,19 @@ int
 tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
 					  const size_t *piece_lens, int32_t n_pieces,
 					  const int32_t *merge_lr, int32_t n_merges,
-					  int32_t unk_id, int32_t bos_id, int32_t eos_id, int text_bos,
+					  int32_t unk_id, int32_t bos_id, int32_t eos_id, uint32_t flags,
 					  tfm_status *err)
 {
 	tfm_tok_strtab tab = {0};
 	tfm_tok_info info;
 	static const tfm_tok_special extra[3] = {TFM_TOK_PAD, TFM_TOK_CLS, TFM_TOK_SEP};
+	int32_t n = n_pieces;
 	int st;
 
 	*out = NULL;
+	if (flags & ~(TFM_TOK_INFO_TEXT_BOS | TFM_TOK_INFO_NO_PREFIX))
+		return tfm_status_set(err, TFM_EINVAL, "unknown SentencePiece BPE flags 0x%x",
+							  (unsigned) flags);
 	if (n_pieces < 1 || n_pieces > TFM_TOK_MAX_VOCAB_SIZE - 3)
 		return tfm_status_set(err, TFM_EFORMAT, "vocabulary size %d is out of range",
 							(int) n_pieces);
@@ -255,8 +264,7 @@ tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
 	memset(&info, 0, sizeof(info));
 	info.format_version = TFM_TOK_FORMAT_VERSION;
 	info.kind = TFM_TOK_BPE;
-	info.flags = TFM_TOK_INFO_SPIECE | (text_bos ? TFM_TOK_INFO_TEXT_BOS : 0);
-	info.vocab_size = n_pieces + 3;
+	info.flags = TFM_TOK_INFO_SPIECE | flags;
 	info.n_merges = n_merges;
 	info.special_ids[TFM_TOK_UNK] = unk_id;
 	info.special_ids[TFM_TOK_BOS] = bos_id;
@@ -283,14 +291,18 @@ tfm_tok_import_spiece(tfm_tokenizer **out, const uint8_t *const *pieces,
 			tfm_tok_strtab_free(&tab);
 			return tfm_tok_oom(err);
 		}
-		if (!added)
+		/* the file's own "<pad>" (Gemma's) is its pad */
+		if (!added && !(extra[k] == TFM_TOK_PAD && e != unk_id && e != bos_id && e != eos_id))
 		{
 			tfm_tok_strtab_free(&tab);
 			return tfm_status_set(err, TFM_EFORMAT,
 								"the vocabulary has tfm's special piece %s (id %d)", name, (int) e);
 		}
+		if (added)
+			n++;
 		info.special_ids[extra[k]] = e;
 	}
+	info.vocab_size = n;
 	st = tfm_tok_build_from_strtab(out, &info, &tab, merge_lr, err);
 	tfm_tok_strtab_free(&tab);
 	return st;

@@ -76,10 +76,8 @@ typedef struct tfm_tok_unigram
 	int32_t  *node_id;         /* by node: the piece ending there, -1 if none */
 	size_t    n_nodes;
 	/* the specials found in text (SPECIALS_IN_TEXT; built at the first
-	 * encode): ids by first byte, longest first; those of byte b at
-	 * sp_ids[sp_start[b] .. sp_start[b + 1]) */
-	int32_t  *sp_ids;
-	int32_t   sp_start[257];
+	 * encode by tok_added.c) */
+	struct tfm_tok_added *specials;
 } tfm_tok_unigram;
 
 void tfm_tok_unigram_free(tfm_tok_unigram *u);
@@ -117,11 +115,6 @@ size_t tfm_tok_uni_part_len(tfm_tokenizer *t, const uint8_t *s, size_t len);
 
 /* ---- what is found before the normalizer (tok_unigram_specials.c) ------------ */
 /* tfm_tok_unigram_encode and tfm_tok_unigram_normalized_len are there too */
-/* the first special in s[from..len): its id, and the span it takes
- * [*a, *b) with the White_Space its lstrip / rstrip take (never before
- * floor); 0 when there is none */
-int  tfm_tok_uni_find_special(int32_t *id, size_t *a, size_t *b, const tfm_tokenizer *t,
-							  const uint8_t *s, size_t len, size_t from, size_t floor);
 /* Marian's language codes: s without every ">>…<<" in out, byte k from
  * offset orig[k] of s (orig grown as out), and the id of the code at the
  * start of s in *code (-1: none; unk when it is no piece) */

@@ -39,7 +39,7 @@ tfm_tok_unigram_free(tfm_tok_unigram *u)
 	}
 	tfm_tok_u64map_free(&u->trie);
 	tfm_tok_dealloc(u->node_id);
-	tfm_tok_dealloc(u->sp_ids);
+	tfm_tok_added_free(u->specials);
 	tfm_tok_dealloc(u);
 }
 

@@ -3,9 +3,10 @@
  * its normalizer runs:
  *   - the special pieces of a tokenizer.json (its added tokens marked
  *     special: T5's "<extra_id_0>", "</s>"), found as Hugging Face's added
- *     vocabulary finds them: the leftmost match, the longest there, a
- *     token's lstrip / rstrip taking the White_Space beside it; the text
- *     between them is normalised and cut on its own (SPECIALS_IN_TEXT);
+ *     vocabulary finds them (tok_added.c's matcher: the leftmost match, the
+ *     longest there, a token's lstrip / rstrip taking the White_Space
+ *     beside it); the text between them is normalised and cut on its own
+ *     (SPECIALS_IN_TEXT);
  *   - Marian's target-language codes (">>fra<<"), as MarianTokenizer takes
  *     them: the regular expression ">>.+<<" (greedy, "." any character but
  *     a newline) matched at the start of the text is a token, every match
@@ -19,113 +20,36 @@
 #include "tok_unigram.h"
 #include "../unicode/tok_unicode.h"
 
-static const tfm_tokenizer *sort_t;
-
-/* by first byte, then longest first, then lowest id */
-static int
-cmp_special(const void *x, const void *y)
-{
-	int32_t		a = *(const int32_t *) x,
-				b = *(const int32_t *) y;
-	size_t		la = tfm_tok_piece_len(sort_t, a),
-				lb = tfm_tok_piece_len(sort_t, b);
-	uint8_t		fa = tfm_tok_piece_ptr(sort_t, a)[0],
-				fb = tfm_tok_piece_ptr(sort_t, b)[0];
-
-	if (fa != fb)
-		return fa < fb ? -1 : 1;
-	if (la != lb)
-		return la > lb ? -1 : 1;
-	return a < b ? -1 : a > b;
-}
-
-/* the index of the specials found in text, built at the first encode */
+/* the index of the specials found in text (tok_added.c's matcher), built
+ * at the first encode */
 static int
 index_specials(tfm_tokenizer *t)
 {
 	tfm_tok_unigram *u = t->uni;
-	int32_t		n = 0;
+	int32_t		n = 0,
+			   *ids = tfm_tok_alloc(((size_t) u->n + 1) * sizeof(int32_t));
+	uint8_t    *flags = tfm_tok_alloc((size_t) u->n + 1);
+	tfm_status	err;
+	int			st;
 
-	memset(u->sp_start, 0, sizeof(u->sp_start));
-	u->sp_ids = tfm_tok_alloc(((size_t) u->n + 1) * sizeof(int32_t));
-	if (!u->sp_ids)
+	if (!ids || !flags)
+	{
+		tfm_tok_dealloc(ids);
+		tfm_tok_dealloc(flags);
 		return TFM_ENOMEM;
+	}
 	for (int32_t id = 0; id < u->n; id++)
 		if (TFM_TOK_UNI_KIND(u->type[id]) == TFM_TOK_UNI_CONTROL && tfm_tok_piece_len(t, id) > 0)
-			u->sp_ids[n++] = id;
-	/* qsort has no context argument: the tokenizer is built by one thread */
-	sort_t = t;
-	qsort(u->sp_ids, (size_t) n, sizeof(int32_t), cmp_special);
-	sort_t = NULL;
-	for (int32_t i = 0; i < n; i++)
-		u->sp_start[tfm_tok_piece_ptr(t, u->sp_ids[i])[0] + 1]++;
-	for (int b = 1; b <= 256; b++)
-		u->sp_start[b] += u->sp_start[b - 1];
-	return TFM_OK;
-}
-
-/* the end of the White_Space run that starts at i (i itself if none) */
-static size_t
-space_after(const uint8_t *s, size_t len, size_t i)
-{
-	while (i < len)
-	{
-		int32_t		cp;
-		size_t		ul = tfm_tok_utf8_next(&cp, s + i, len - i);
-
-		if (!tfm_tok_white_space(cp))
-			break;
-		i += ul;
-	}
-	return i;
-}
-
-/* the start of the White_Space run that ends at end, not before floor */
-static size_t
-space_before(const uint8_t *s, size_t floor, size_t end)
-{
-	size_t		i = floor,
-				last = floor;	/* the end of the last character that is not White_Space */
-
-	while (i < end)
-	{
-		int32_t		cp;
-		size_t		ul = tfm_tok_utf8_next(&cp, s + i, end - i);
-
-		i += ul;
-		if (!tfm_tok_white_space(cp))
-			last = i;
-	}
-	return last;
-}
-
-int
-tfm_tok_uni_find_special(int32_t *id, size_t *a, size_t *b, const tfm_tokenizer *t,
-						 const uint8_t *s, size_t len, size_t from, size_t floor)
-{
-	const tfm_tok_unigram *u = t->uni;
-
-	if (!u->sp_ids || u->sp_start[256] == 0)
-		return 0;
-	for (size_t i = from; i < len; i++)
-	{
-		int32_t		lo = u->sp_start[s[i]],
-					hi = u->sp_start[s[i] + 1];
-
-		for (int32_t k = lo; k < hi; k++)
 		{
-			int32_t		sid = u->sp_ids[k];
-			size_t		l = tfm_tok_piece_len(t, sid);
-
-			if (l > len - i || memcmp(s + i, tfm_tok_piece_ptr(t, sid), l) != 0)
-				continue;
-			*id = sid;
-			*a = (u->type[sid] & TFM_TOK_UNI_T_LSTRIP) ? space_before(s, floor, i) : i;
-			*b = (u->type[sid] & TFM_TOK_UNI_T_RSTRIP) ? space_after(s, len, i + l) : i + l;
-			return 1;
+			ids[n] = id;
+			flags[n++] = TFM_TOK_ADDED_SPECIAL |
+				((u->type[id] & TFM_TOK_UNI_T_LSTRIP) ? TFM_TOK_ADDED_LSTRIP : 0) |
+				((u->type[id] & TFM_TOK_UNI_T_RSTRIP) ? TFM_TOK_ADDED_RSTRIP : 0);
 		}
-	}
-	return 0;
+	st = tfm_tok_added_build(&u->specials, t, ids, flags, n, &err);
+	tfm_tok_dealloc(ids);
+	tfm_tok_dealloc(flags);
+	return st;
 }
 
 /* the start of the last "<<" in s[a..line_end), or SIZE_MAX */
@@ -229,11 +153,15 @@ tfm_tok_unigram_encode(int32_t *out_ids, size_t *offs, size_t cap, size_t *n_out
 					a,
 					b;
 		int32_t		id;
+		int			found;
 
-		if (!t->uni->sp_ids && (st = index_specials(t)) != TFM_OK)
+		if (!t->uni->specials && (st = index_specials(t)) != TFM_OK)
 			return st;
-		while (done < len && tfm_tok_uni_find_special(&id, &a, &b, t, s, len, done, done))
+		while (done < len &&
+			   (found = tfm_tok_added_find(&id, &a, &b, t->uni->specials, t, 0, 0, s, len, done)) != 0)
 		{
+			if (found < 0)
+				return TFM_ECANCELED;
 			if (a > done &&
 				(st = tfm_tok_uni_encode_part(out_ids, offs, cap, n_out, t, s + done, a - done, NULL, done)) != TFM_OK)
 				return st;
@@ -274,9 +202,9 @@ tfm_tok_unigram_normalized_len(tfm_tokenizer *t, const uint8_t *s, size_t len)
 					p;
 		int32_t		id;
 
-		if (!t->uni->sp_ids && index_specials(t) != TFM_OK)
+		if (!t->uni->specials && index_specials(t) != TFM_OK)
 			return SIZE_MAX;
-		while (done < len && tfm_tok_uni_find_special(&id, &a, &b, t, s, len, done, done))
+		while (done < len && tfm_tok_added_find(&id, &a, &b, t->uni->specials, t, 0, 0, s, len, done) > 0)
 		{
 			if ((p = tfm_tok_uni_part_len(t, s + done, a - done)) == SIZE_MAX)
 				return p;

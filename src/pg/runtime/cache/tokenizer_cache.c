@@ -108,7 +108,7 @@ static int32 *
 encode(TfmCachedTokenizer *e, const char *text, size_t len, uint32 flags, size_t max_length,
 	   int *n, size_t **starts)
 {
-	size_t		cap = tfm_tok_encode_bound_text(e->tok, text, len, flags),
+	size_t		cap,
 				scratch;
 	size_t		per_id = sizeof(int32) + (starts ? sizeof(size_t) : 0);
 	int32	   *ids;
@@ -116,6 +116,9 @@ encode(TfmCachedTokenizer *e, const char *text, size_t len, uint32 flags, size_t
 	size_t		got;
 	tfm_status err;
 
+	if (tfm_split_special_tokens)
+		flags |= TFM_TOK_SPLIT_SPECIALS;
+	cap = tfm_tok_encode_bound_text(e->tok, text, len, flags);
 	/* a unigram normalizer past TFM_TOK_UNI_MAX_EXPANSION times the text gives SIZE_MAX */
 	if (cap == SIZE_MAX)
 		ereport(ERROR,

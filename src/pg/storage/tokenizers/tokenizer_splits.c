@@ -3,13 +3,16 @@
  * pre-tokenizer of a tokenizer.json, TFM_TOK_INFO_SPLIT) in its row:
  * tfm.tokenizers.options->'splits' is an array of {"pattern", "behavior",
  * "invert"} in the order they apply, written when the tokenizer is stored
- * and compiled again (tfm_tok_add_split) when it is read back.
+ * and compiled again (tfm_tok_add_split) when it is read back; and its
+ * added tokens found in text (a tokenizer.json's added_tokens,
+ * tfm_tok_set_added): options->'added' is an array of [id, flags] pairs.
  */
 #include "postgres.h"
 
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
+#include "utils/numeric.h"
 
 #include "tfm/tokenizer.h"
 #include "storage/tokenizers/tokenizers.h"
@@ -84,4 +87,62 @@ tfm_tokenizer_add_splits(tfm_tokenizer *t, const char *name, Jsonb *splits)
 									inv->val.boolean, &err),
 				  &err, psprintf("cannot load tokenizer \"%s\"", name));
 	}
+}
+
+void
+tfm_tokenizer_added_json(StringInfo buf, const tfm_tokenizer *t)
+{
+	int32		n = tfm_tok_n_added(t);
+
+	appendStringInfoChar(buf, '[');
+	for (int32 k = 0; k < n; k++)
+	{
+		int32_t		id;
+		uint8_t		flags;
+
+		if (tfm_tok_get_added(&id, &flags, t, k) != TFM_OK)
+			elog(ERROR, "added token %d of %d is missing", k, n);
+		appendStringInfo(buf, "%s[%d, %u]", k ? ", " : "", id, (unsigned) flags);
+	}
+	appendStringInfoChar(buf, ']');
+}
+
+void
+tfm_tokenizer_set_added_json(tfm_tokenizer *t, const char *name, Jsonb *added)
+{
+	int			n;
+	int32_t    *ids;
+	uint8_t    *flags;
+	tfm_status	err;
+
+	if (!added)
+		return;
+	if (!JB_ROOT_IS_ARRAY(added) || JB_ROOT_IS_SCALAR(added))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("tokenizer \"%s\" has a malformed list of added tokens", name)));
+	n = JB_ROOT_COUNT(added);
+	ids = palloc(sizeof(int32_t) * Max(n, 1));
+	flags = palloc(Max(n, 1));
+	for (int k = 0; k < n; k++)
+	{
+		JsonbValue *el = getIthJsonbValueFromContainer(&added->root, k),
+				   *a = NULL,
+				   *b = NULL;
+
+		if (el && el->type == jbvBinary && JsonContainerIsArray(el->val.binary.data) &&
+			JsonContainerSize(el->val.binary.data) == 2)
+		{
+			a = getIthJsonbValueFromContainer(el->val.binary.data, 0);
+			b = getIthJsonbValueFromContainer(el->val.binary.data, 1);
+		}
+		if (!a || !b || a->type != jbvNumeric || b->type != jbvNumeric)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("tokenizer \"%s\" has a malformed list of added tokens", name)));
+		ids[k] = DatumGetInt32(DirectFunctionCall1(numeric_int4, NumericGetDatum(a->val.numeric)));
+		flags[k] = (uint8_t) DatumGetInt32(DirectFunctionCall1(numeric_int4, NumericGetDatum(b->val.numeric)));
+	}
+	tfm_raise(tfm_tok_set_added(t, ids, flags, n, &err), &err,
+			  psprintf("cannot load tokenizer \"%s\"", name));
 }

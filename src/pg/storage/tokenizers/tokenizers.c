@@ -92,6 +92,11 @@ tfm_tokenizer_store(const char *name, const tfm_tokenizer *t, int32 min_count, O
 		appendStringInfoString(&opts, ", \"splits\": ");
 		tfm_tokenizer_splits_json(&opts, t);
 	}
+	if (tfm_tok_n_added(t) > 0)
+	{
+		appendStringInfoString(&opts, ", \"added\": ");
+		tfm_tokenizer_added_json(&opts, t);
+	}
 	appendStringInfoChar(&opts, '}');
 
 	pieces = palloc(sizeof(Datum) * info.vocab_size);
@@ -213,13 +218,14 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 			   *mr = NULL;
 	bytea	   *model_data = NULL;
 	int			status;
-	Jsonb	   *splits;
+	Jsonb	   *splits,
+			   *added;
 
 	tfm_spi_connect_owner(&as);
 	tfm_spi_exec("SELECT id, kind, vocab_size, (options->>'format_version')::int, "
 				 "(options->>'flags')::int, (options->>'n_merges')::int, "
 				 "ARRAY(SELECT jsonb_array_elements_text(options->'specials')::int), "
-				 "options->'splits', model_data FROM tfm.tokenizers WHERE name = $1",
+				 "options->'splits', model_data, options->'added' FROM tfm.tokenizers WHERE name = $1",
 				 1, types, args, NULL, true, 1,
 				 SPI_OK_SELECT, "cannot read tfm.tokenizers");
 	if (SPI_processed == 0)
@@ -244,13 +250,19 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 	{
 		Datum		d = SPI_getbinval(tup, td, 8, &isnull);
 
-		splits = isnull ? NULL : DatumGetJsonbPCopy(d);
+		/* used after SPI_finish: copied to the caller's context */
+		splits = isnull ? NULL : DatumGetJsonbP(SPI_datumTransfer(d, false, -1));
 	}
 	{
 		Datum		d = SPI_getbinval(tup, td, 9, &isnull);
 
 		if (!isnull)
 			model_data = DatumGetByteaPCopy(d);
+	}
+	{
+		Datum		d = SPI_getbinval(tup, td, 10, &isnull);
+
+		added = isnull ? NULL : DatumGetJsonbP(SPI_datumTransfer(d, false, -1));
 	}
 
 	pieces = palloc0(sizeof(uint8_t *) * Max(info.vocab_size, 1));
@@ -304,6 +316,7 @@ tfm_tokenizer_read(const char *name, int32 *idp)
 
 		own->tok = tok;
 		tfm_tokenizer_add_splits(tok, name, splits);
+		tfm_tokenizer_set_added_json(tok, name, added);
 		own->tok = NULL;
 	}
 	*idp = id;
@@ -384,6 +397,17 @@ tfm_tokenizer_import_gpt2(const char *name, const char *enc, size_t enc_len,
 	return info.vocab_size - TFM_TOK_N_SPECIALS;
 }
 
+/* a tokenizer.json's added tokens (NULL or none: nothing) on a new tokenizer */
+void
+tfm_tokenizer_set_imported_added(tfm_tokenizer *t, const TfmAddedTokens *added)
+{
+	tfm_status	err;
+
+	if (added && added->n > 0)
+		tfm_raise(tfm_tok_set_added(t, added->ids, added->flags, added->n, &err), &err,
+				  "cannot import the tokenizer's added tokens");
+}
+
 /*
  * For tfm_import: a SentencePiece-style BPE (Llama 2's tokenizer.json) from
  * its pieces and merges, stored under name; returns the number of ids
@@ -392,15 +416,16 @@ tfm_tokenizer_import_gpt2(const char *name, const char *enc, size_t enc_len,
 int32
 tfm_tokenizer_import_spiece(const char *name, const uint8_t *const *pieces, const size_t *lens,
 							int32 n, const int32_t *merge_lr, int32 n_merges, int32 unk,
-							int32 bos, int32 eos, bool text_bos)
+							int32 bos, int32 eos, uint32 flags, const TfmAddedTokens *added)
 {
 	TfmTokOwner *own = tfm_tok_owner(CurrentMemoryContext);
 	tfm_status err;
 
 	tfm_tokenizer_check_new(name, false);
 	tfm_raise(tfm_tok_import_spiece(&own->tok, pieces, lens, n, merge_lr, n_merges, unk, bos, eos,
-									text_bos, &err),
+									flags, &err),
 			  &err, "cannot import the tokenizer");
+	tfm_tokenizer_set_imported_added(own->tok, added);
 	tfm_tokenizer_store(name, own->tok, 0, GetUserId());
 	return n;
 }
@@ -415,7 +440,8 @@ int32
 tfm_tokenizer_import_hf_bpe(const char *name, const uint8_t *const *pieces, const size_t *lens,
 							const uint8_t *literal, int32 n, const int32_t *merge_lr,
 							int32 n_merges, const int32_t *specials, uint32 flags,
-							const TfmSplitRule *rules, int n_rules, int32_t *special_ids)
+							const TfmSplitRule *rules, int n_rules, const TfmAddedTokens *added,
+							int32_t *special_ids)
 {
 	TfmTokOwner *own = tfm_tok_owner(CurrentMemoryContext);
 	tfm_status err;
@@ -430,6 +456,7 @@ tfm_tokenizer_import_hf_bpe(const char *name, const uint8_t *const *pieces, cons
 									(tfm_tok_split_behavior) rules[i].behavior, rules[i].invert,
 									&err),
 				  &err, "cannot import the tokenizer's Split pre-tokenizer");
+	tfm_tokenizer_set_imported_added(own->tok, added);
 	tfm_tokenizer_store(name, own->tok, 0, GetUserId());
 	tfm_tok_get_info(&info, own->tok);
 	memcpy(special_ids, info.special_ids, sizeof(info.special_ids));

@@ -28,13 +28,21 @@ tfm_tokenizer *tfm_tokenizer_read(const char *name, int32 *idp);
 int32		tfm_tokenizer_lookup(const char *name, bool *may_use);
 /* drop a tokenizer no model uses (the caller checked it owns it) */
 void		tfm_tokenizer_delete(const char *name);
+/* the added tokens of a tokenizer.json: ids[k] with TFM_TOK_ADDED_* flags */
+typedef struct TfmAddedTokens
+{
+	int32_t    *ids;
+	uint8_t    *flags;
+	int			n;
+} TfmAddedTokens;
 /* tokenizers built from imported parts and stored under name (tfm_import) */
 int32		tfm_tokenizer_import_gpt2(const char *name, const char *enc, size_t enc_len,
 									  const char *bpe, size_t bpe_len);
 int32		tfm_tokenizer_import_spiece(const char *name, const uint8_t *const *pieces,
 										const size_t *lens, int32 n, const int32_t *merge_lr,
 										int32 n_merges, int32 unk, int32 bos, int32 eos,
-										bool text_bos);
+										uint32 flags, const TfmAddedTokens *added);
+void		tfm_tokenizer_set_imported_added(tfm_tokenizer *t, const TfmAddedTokens *added);
 /* one Split rule of a tokenizer.json's pre-tokenizer (TFM_TOK_INFO_SPLIT) */
 typedef struct TfmSplitRule
 {
@@ -51,11 +59,15 @@ int32		tfm_tokenizer_import_hf_bpe(const char *name, const uint8_t *const *piece
 										const int32_t *merge_lr, int32 n_merges,
 										const int32_t *specials, uint32 flags,
 										const TfmSplitRule *rules, int n_rules,
-										int32_t *special_ids);
+										const TfmAddedTokens *added, int32_t *special_ids);
 /* a tokenizer's Split rules: as options' "splits" JSON (appended to buf),
  * and added back to a loaded tokenizer from that JSON */
 void		tfm_tokenizer_splits_json(StringInfo buf, const tfm_tokenizer *t);
 void		tfm_tokenizer_add_splits(tfm_tokenizer *t, const char *name, Jsonb *splits);
+/* a tokenizer's added tokens found in text: as options' "added" JSON
+ * (appended to buf), and set again on a loaded tokenizer (NULL: none) */
+void		tfm_tokenizer_added_json(StringInfo buf, const tfm_tokenizer *t);
+void		tfm_tokenizer_set_added_json(tfm_tokenizer *t, const char *name, Jsonb *added);
 /* a tokenizer.json's SentencePiece Unigram (tfm_tok_import_unigram); the
  * ids of the stored tokenizer's specials into special_ids */
 void		tfm_tokenizer_import_unigram(const char *name, const uint8_t *const *pieces,
