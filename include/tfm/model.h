@@ -114,7 +114,24 @@ typedef struct tfm_config
 	int			rel_buckets;	/* relative_attention_num_buckets */
 	int			rel_max_distance;	/* relative_attention_max_distance */
 	int			ff_gated;		/* feed-forward act(x·wi_0) ⊙ (x·wi_1) (gated-gelu: GeGLU) */
+	/* rotary scaling (llama blocks, tfm_rope_type); 0 everywhere = none */
+	int			rope_type;		/* TFM_ROPE_LLAMA3: Llama 3.1's per-frequency scaling */
+	float		rope_factor;	/* factor */
+	float		rope_low_freq;	/* low_freq_factor */
+	float		rope_high_freq; /* high_freq_factor */
+	int			rope_orig_max;	/* original_max_position_embeddings */
 } tfm_config;
+
+/* the rotary frequencies: θ's alone, or rescaled (rope.c, tfm_rope_inv_freq) */
+typedef enum tfm_rope_type
+{
+	TFM_ROPE_DEFAULT = 0,
+	TFM_ROPE_LLAMA3 = 1			/* wavelengths past orig_max/low_freq divided by factor,
+								 * those under orig_max/high_freq kept, smoothly between */
+} tfm_rope_type;
+
+/* the rotary inverse frequencies of a llama config's heads: inv (s/2), s the head size */
+void		tfm_config_rope_freqs(float *inv, const tfm_config *c);
 
 /* key/value heads, a head's width, the queries' and the keys' widths, and the fused Q|K|V projection's width */
 static inline int

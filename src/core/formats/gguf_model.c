@@ -6,16 +6,77 @@
  * the rows of a llama's attn_q and attn_k put back in Hugging Face's order
  * (llama.cpp's convert_hf_to_gguf.py permutes them for ggml's rope, which
  * pairs dimensions 2i and 2i+1 where rotate_half pairs i and i + d/2), a
- * GPT-2's Conv1D weights transposed back to (in, out).
+ * GPT-2's Conv1D weights transposed back to (in, out); a Llama 3's
+ * rope_freqs.weight read as its "llama3" rope_scaling.
  */
 #include "tfm/gguf.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tfm/layers_llama.h"
 #include "tfm/limits.h"
 #include "gguf_internal.h"
+
+/*
+ * rope_freqs.weight, the divisors of the rotary frequencies that llama.cpp's
+ * converter writes for a Llama 3.1 or 3.2 ("rope_type": "llama3"): F32, one
+ * per frequency of a head.  Its values (read later, tfm_gguf_rope_check)
+ * must be Llama 3's scaling with the published low_freq_factor 1 and
+ * high_freq_factor 4, the original context of
+ * llama.rope.scaling.original_context_length (8192, every Llama 3.1 and
+ * 3.2's, when absent: the converter writes none) and the factor of its
+ * last (lowest) frequency; here p is marked for that check.
+ */
+static int
+llama3_rope_freqs(tfm_hf_params *p, const tfm_gguf_file *f, tfm_status *st)
+{
+	const tfm_gguf_tensor *t = tfm_gguf_find_tensor(f, "rope_freqs.weight");
+	uint64_t	half;
+
+	if (!t)
+		return TFM_OK;
+	half = p->heads > 0 && p->d_model % p->heads == 0 ? (uint64_t) (p->d_model / p->heads / 2) : 0;
+	if (t->type != TFM_GGML_F32 || t->ndim != 1 || t->ne[0] != half || half == 0)
+		return tfm_status_set(st, TFM_EBADFILE, "rope_freqs.weight must be F32 and hold %llu values, one per rotary frequency",
+							  (unsigned long long) half);
+	p->rope_type = TFM_ROPE_LLAMA3;
+	p->rope_factor = 0.0f;		/* its last value (tfm_gguf_rope_check) */
+	p->rope_low_freq = 1.0f;
+	p->rope_high_freq = 4.0f;
+	p->rope_orig_max = 8192;
+	return tfm_gguf_get_range(&p->rope_orig_max, f, "llama.rope.scaling.original_context_length", false,
+							  1, TFM_ROPE_ORIG_MAX, st);
+}
+
+int
+tfm_gguf_rope_check(tfm_hf_params *p, const float *ff, int n, tfm_status *st)
+{
+	float		base[TFM_ROPE_MAX_HALF],
+				inv[TFM_ROPE_MAX_HALF];
+
+	if (n < 1 || n > TFM_ROPE_MAX_HALF || 2 * n != p->d_model / p->heads)
+		return tfm_status_set(st, TFM_EBADFILE, "rope_freqs.weight holds %d values, not half a head", n);
+	if (!(ff[n - 1] >= 1.0f && ff[n - 1] <= (float) TFM_ROPE_FACTOR_MAX))
+		return tfm_status_set(st, TFM_EUNSUPPORTED, "rope_freqs.weight's last factor %g is not between 1 and %d",
+							  (double) ff[n - 1], TFM_ROPE_FACTOR_MAX);
+	p->rope_factor = ff[n - 1];
+	tfm_rope_freqs_default(base, 2 * n, p->rope_theta);
+	memcpy(inv, base, sizeof(float) * n);
+	tfm_rope_llama3(inv, n, p->rope_factor, p->rope_low_freq, p->rope_high_freq, p->rope_orig_max);
+	for (int i = 0; i < n; i++)
+	{
+		double		want = (double) base[i] / inv[i];
+
+		if (!(fabs(ff[i] - want) <= 1e-4 * want))
+			return tfm_status_set(st, TFM_EUNSUPPORTED,
+								  "rope_freqs.weight is not Llama 3's rope scaling (factor %g, low_freq_factor 1, high_freq_factor 4, original context %d): value %d is %g, not %g",
+								  (double) p->rope_factor, p->rope_orig_max, i, (double) ff[i], want);
+	}
+	return TFM_OK;
+}
 
 /* llama.*: a Hugging Face Llama's hyper-parameters */
 static int
@@ -66,8 +127,8 @@ llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, tfm_stat
 		tfm_gguf_find(f, "llama.rope.scaling.type") && !(slen == 4 && memcmp(s, "none", 4) == 0))
 		return tfm_status_set(st, TFM_EUNSUPPORTED, "rope scaling \"%.*s\" is not supported",
 							  (int) tfm_utf8_cut(s, slen < 32 ? slen : 32), s);
-	if (tfm_gguf_find_tensor(f, "rope_freqs.weight"))
-		return tfm_status_set(st, TFM_EUNSUPPORTED, "rope frequency factors (rope_freqs.weight) are not supported");
+	if ((rc = llama3_rope_freqs(p, f, st)) != 0)
+		return rc;
 	if (p->heads > 0 && p->d_model % p->heads == 0)
 	{
 		int			hd = p->d_model / p->heads;
@@ -156,6 +217,13 @@ tfm_gguf_hf_name(char *name, size_t cap, const tfm_hf_params *p, const tfm_gguf_
 	unsigned	layer;
 	int			used = 0;
 
+	/* Llama 3's frequency divisors, checked against the config before the
+	 * model is built (tfm_gguf_rope_check): a buffer's values, not stored */
+	if (!gpt2 && strcmp(t->name, "rope_freqs.weight") == 0)
+	{
+		snprintf(name, cap, "model.layers.0.self_attn.rotary_emb.inv_freq");
+		return TFM_OK;
+	}
 	for (size_t i = 0; top[i][0]; i++)
 		if (strcmp(t->name, top[i][0]) == 0)
 		{
@@ -339,7 +407,8 @@ tfm_gguf_check(tfm_hf_map *map, const tfm_hf_params *p, const tfm_gguf_file *f, 
 		if ((rc = tfm_gguf_hf_name(hf, sizeof(hf), p, t, st)) != 0)
 			break;
 		e = tfm_hf_match(map, hf, strlen(hf));
-		if (!e || e->use == TFM_HF_BUFFER)
+		/* a buffer only as Llama 3's rope_freqs.weight (tfm_gguf_hf_name) */
+		if (!e || (e->use == TFM_HF_BUFFER && strcmp(t->name, "rope_freqs.weight") != 0))
 		{
 			rc = tfm_status_set(st, TFM_EBADFILE, "unexpected tensor \"%.*s\" for this model's metadata",
 								TFM_GGUF_SHOWN(t->name, t->name_len));

@@ -5,7 +5,7 @@
  *   u  = RMSNorm(x; ln1.g)
  *   q|k|v = u · attn.qkv.w           (d, h·s + 2·kv_dim), no bias; s = d/h or head_size
  *           (+ attn.qkv.b            with qkv_bias: Qwen2's q/k/v biases)
- *   q, k rotated by their positions   (rope.c)
+ *   q, k rotated by their positions   (rope.c; frequencies rope_freqs.c)
  *   a  = causal attention, query head j reading key/value head j / (h/kv_heads)
  *   x  = x + a · attn.out.w
  *   u  = RMSNorm(x; ln2.g)
@@ -64,13 +64,15 @@ tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,
 {
 	const tfm_block_sizes z = tfm_block_sizes_of(c, p);
 	tfm_attn_shape sh = llama_attn_shape(c, p);
+	float		inv[TFM_ROPE_MAX_HALF];
 
 	a->in = in;
+	tfm_config_rope_freqs(inv, c);
 	tfm_rmsnorm_forward(a->u1, a->ln1_rstd, in, w->ln1_g, z.N, z.d, z.eps);
 	tfm_linear_forward(a->qkv, a->u1, w->qkv_w, w->qkv_b, z.N, z.d, z.qw, PK(qkv));
 	/* queries and keys are adjacent heads: rotate them in one sweep */
 	tfm_rope_apply(a->qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
-				   c->rope_theta, 0);
+				   inv, 0);
 	tfm_block_self_attention(a, ws, p, layer, &sh, z.qd, z.kvd, z.qw);
 	tfm_linear_forward(c->post_norms ? a->x1 : ws->sub_out, a->cat, w->attn_out_w, NULL, z.N,
 					   z.qd, z.d, PK(attn_out));
@@ -106,6 +108,7 @@ tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
 			   *dcat = ws->g_t,
 			   *dh = ws->g_h,
 			   *dhg = ws->g_h + (size_t) z.N * z.f;
+	float		inv[TFM_ROPE_MAX_HALF];
 
 	(void) layer;
 	(void) dmem;				/* no cross-attention */
@@ -138,8 +141,9 @@ tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
 	tfm_zero(ws->g_qkv, (size_t) z.N * z.qw);
 	tfm_attention_backward(ws->g_qkv, ws->g_qkv + z.qd, ws->g_qkv + z.qd + z.kvd, dcat, a->probs,
 						   a->qkv, a->qkv + z.qd, a->qkv + z.qd + z.kvd, &sh, ws->attn_scratch);
+	tfm_config_rope_freqs(inv, c);
 	tfm_rope_apply(ws->g_qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
-				   c->rope_theta, 1);
+				   inv, 1);
 	tfm_linear_backward_set(du, g->qkv_w, g->qkv_b, ws->g_qkv, a->u1, w->qkv_w, z.N, z.d, z.qw,
 							PK(qkv));
 	tfm_copy(dx, dr1, z.nd);

@@ -514,7 +514,7 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 					 errdetail("tfm rotates whole heads (partial_rotary_factor 1).")));
 	}
 	else
-		refuse_present(c, "rope_scaling", "rope scaling (rotary positions are not rescaled)");
+		tfm_hf_rope_scaling(c, p, "Llama");
 	if (family == FAMILY_LLAMA || family == FAMILY_GEMMA)
 		refuse_present(c, "sliding_window", "sliding-window attention");
 	if (family == FAMILY_GEMMA2)
@@ -552,7 +552,7 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 		if (w && w->type != jbvNull)
 			mistral_window(c, p, true);
 	}
-	if (family != FAMILY_LLAMA && p->max_len > TFM_LEN_MAX)
+	if ((family != FAMILY_LLAMA || p->rope_type != TFM_ROPE_DEFAULT) && p->max_len > TFM_LEN_MAX)
 	{
 		/* rotary positions have no table: the first TFM_LEN_MAX are exact */
 		ereport(NOTICE,

@@ -1,6 +1,7 @@
 /*
  * llama.c — the Llama family for the Hugging Face import: Llama
- * (LlamaForCausalLM: SmolLM, TinyLlama), Qwen2 (Qwen2ForCausalLM, a Llama
+ * (LlamaForCausalLM: SmolLM, TinyLlama; Llama 3.1 and 3.2 with their
+ * "llama3" rope_scaling), Qwen2 (Qwen2ForCausalLM, a Llama
  * with q/k/v biases), Mistral (MistralForCausalLM, whose sliding window the
  * SQL layer checks), Phi-3 (Phi3ForCausalLM, TFM_HF_PHI3) and Gemma
  * (GemmaForCausalLM, Gemma2ForCausalLM): the config.json keys, the
@@ -67,6 +68,12 @@ llama_config(tfm_config *cfg, const tfm_hf_params *p)
 	cfg->attn_scale = p->gemma2 ? p->attn_scale : 0.0f;
 	cfg->attn_softcap = p->gemma2 ? p->attn_softcap : 0.0f;
 	cfg->final_softcap = p->gemma2 ? p->final_softcap : 0.0f;
+	/* Llama 3.1's rope scaling */
+	cfg->rope_type = p->rope_type;
+	cfg->rope_factor = p->rope_factor;
+	cfg->rope_low_freq = p->rope_low_freq;
+	cfg->rope_high_freq = p->rope_high_freq;
+	cfg->rope_orig_max = p->rope_orig_max;
 	cfg->pad_id = -1;			/* ids are the checkpoint's; nothing is padding */
 	cfg->dropout = 0.0f;
 	cfg->attn_dropout = 0.0f;
