@@ -78,6 +78,7 @@ typedef struct tfm_hf_params
 	float		rope_low_freq;	/* low_freq_factor */
 	float		rope_high_freq; /* high_freq_factor */
 	int			rope_orig_max;	/* original_max_position_embeddings */
+	bool		qk_norm;		/* Qwen3 (model_type qwen3): q_norm / k_norm on every head */
 	/* the encoder-decoders: layers is the encoder's, and */
 	int			dec_layers;		/* Marian decoder_layers, T5 num_decoder_layers */
 	int			activation;		/* tfm_activation of Marian's activation_function, T5's

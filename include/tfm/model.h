@@ -120,6 +120,9 @@ typedef struct tfm_config
 	float		rope_low_freq;	/* low_freq_factor */
 	float		rope_high_freq; /* high_freq_factor */
 	int			rope_orig_max;	/* original_max_position_embeddings */
+	/* Qwen3 (llama blocks): RMSNorm of each query and key head (q_norm.g, k_norm.g, s wide)
+	 * before the rotation; 0 = none */
+	int			qk_norm;
 } tfm_config;
 
 /* the rotary frequencies: θ's alone, or rescaled (rope.c, tfm_rope_inv_freq) */
@@ -225,6 +228,8 @@ typedef struct tfm_block_w
 			   *ln2_b;			/* (d) */
 	float	   *post_attn_g,
 			   *post_ff_g;		/* (d) llama blocks with post_norms (Gemma 2) */
+	float	   *q_norm_g,
+			   *k_norm_g;		/* (s) llama blocks with qk_norm (Qwen3) */
 } tfm_block_w;
 
 /* pointers to all tensors of a model (parameters, or their gradients) */

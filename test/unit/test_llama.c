@@ -492,7 +492,7 @@ test_softcap(void)
 static tfm_config
 tiny_config(int tie, int qkv_bias, int gemma)
 {	/* gemma: 1 Gemma, 2 Gemma 2, 3 Gemma 2 with heads wider than d / heads;
-	 * 4 Llama with Llama 3.1's rope scaling */
+	 * 4 Llama with Llama 3.1's rope scaling; 5 Qwen3: q/k norms, heads 6 wide */
 	tfm_config	c;
 
 	tfm_config_defaults(&c, TFM_TASK_LM);
@@ -510,6 +510,12 @@ tiny_config(int tie, int qkv_bias, int gemma)
 	c.ln_eps = 1e-6f;
 	c.rope_theta = 10000.0f;
 	c.qkv_bias = qkv_bias;		/* Qwen2 */
+	if (gemma == 5)
+	{
+		c.qk_norm = 1;
+		c.head_size = 6;
+		return c;
+	}
 	if (gemma == 4)
 	{
 		/* a 4-wide head: one frequency mixed (wavelength 6.3), one divided (44) */
@@ -713,6 +719,7 @@ main(void)
 		test_model(1, 0, 2);	/* Gemma 2: and post-norms, soft caps, attn_scale */
 		test_model(0, 0, 3);	/* and head_size 6, not d / heads = 4 */
 		test_model(0, 0, 4);	/* Llama 3.1's rope scaling */
+		test_model(1, 0, 5);	/* Qwen3's q/k norms */
 		test_rope_llama3();
 		test_softcap_attention(5);
 		test_softcap_attention(70);

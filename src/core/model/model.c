@@ -180,6 +180,8 @@ tfm_config_check(const tfm_config *c)
 				TFM_STR(TFM_SOFTCAP_MAX);
 		if (c->rope_type != TFM_ROPE_DEFAULT && c->rope_type != TFM_ROPE_LLAMA3)
 			return "unknown rope type";
+		if (c->qk_norm != 0 && c->qk_norm != 1)
+			return "qk_norm must be 0 or 1";
 		if (c->rope_type == TFM_ROPE_LLAMA3 &&
 			(!(c->rope_factor >= 1.0f && c->rope_factor <= (float) TFM_ROPE_FACTOR_MAX) ||
 			 !(c->rope_low_freq > 0.0f && c->rope_high_freq > c->rope_low_freq &&
@@ -193,8 +195,8 @@ tfm_config_check(const tfm_config *c)
 			 c->attn_softcap != 0.0f || c->final_softcap != 0.0f || c->head_size != 0)
 		return "qkv_bias, gated_act, post_norms, attn_scale, the soft caps and head_size need the llama architecture";
 	else if (c->rope_type || c->rope_factor != 0.0f || c->rope_low_freq != 0.0f ||
-			 c->rope_high_freq != 0.0f || c->rope_orig_max)
-		return "rope scaling needs the llama architecture";
+			 c->rope_high_freq != 0.0f || c->rope_orig_max || c->qk_norm)
+		return "rope scaling and q/k norms need the llama architecture";
 	else if (c->positions == TFM_POS_ROPE || c->kv_heads > 0)
 		return "rotary positions and kv_heads need the llama architecture";
 	if (c->type_vocab < TFM_TYPE_VOCAB_MIN || c->type_vocab > TFM_TYPE_VOCAB_MAX)
@@ -334,6 +336,11 @@ add_block(layout_state *st, const char *prefix, int i, const tfm_config *c,
 		{
 			ADD("post_attn.g", d, 0, post_attn_g);
 			ADD("post_ff.g", d, 0, post_ff_g);
+		}
+		if (c->qk_norm)			/* Qwen3 */
+		{
+			ADD("attn.q_norm.g", tfm_config_head_size(c), 0, q_norm_g);
+			ADD("attn.k_norm.g", tfm_config_head_size(c), 0, k_norm_g);
 		}
 		return;
 	}

@@ -346,6 +346,7 @@ typedef enum LlamaFamily
 {
 	FAMILY_LLAMA,
 	FAMILY_QWEN2,				/* q/k/v biases; sliding window only if use_sliding_window */
+	FAMILY_QWEN3,				/* q/k norms, head_dim (Qwen3Config's 128), as Qwen2's window */
 	FAMILY_MISTRAL,				/* sliding_window (HF's default 4096) bounds max_len */
 	FAMILY_PHI3,				/* fused projections; sliding_window bounds max_len */
 	FAMILY_GEMMA,				/* GeGLU, embeddings ·√d, RMSNorm x·(1 + w), tied head */
@@ -492,6 +493,7 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 
 	p->arch = family == FAMILY_PHI3 ? TFM_HF_PHI3 : TFM_HF_LLAMA;
 	p->qkv_bias = family == FAMILY_QWEN2;
+	p->qk_norm = family == FAMILY_QWEN3;
 	p->gemma = family == FAMILY_GEMMA || family == FAMILY_GEMMA2;
 	p->gemma2 = family == FAMILY_GEMMA2;
 	if (p->gemma)
@@ -519,11 +521,12 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 		refuse_present(c, "sliding_window", "sliding-window attention");
 	if (family == FAMILY_GEMMA2)
 		gemma2_options(c, p);
-	if (family == FAMILY_QWEN2 && jbool(c, "use_sliding_window", false))
+	if ((family == FAMILY_QWEN2 || family == FAMILY_QWEN3) && jbool(c, "use_sliding_window", false))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("config.json option \"use_sliding_window\": true is not supported"),
-				 errdetail("tfm implements Qwen2 with full attention in every layer, as its published configs (use_sliding_window false) do.")));
+				 errdetail("tfm implements %s with full attention in every layer, as its published configs (use_sliding_window false) do.",
+						   family == FAMILY_QWEN2 ? "Qwen2" : "Qwen3")));
 	require_bool(c, "use_sliding_window", false, false);
 	if (family != FAMILY_QWEN2)
 		require_bool(c, "attention_bias", false, false);
@@ -561,7 +564,7 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 		p->max_len = TFM_LEN_MAX;
 	}
 	/* a head's width: head_dim (Gemma 7B's and Gemma 2's differ from hidden_size / heads) */
-	head_dim = jint(c, "head_dim", 0, false);
+	head_dim = jint(c, "head_dim", family == FAMILY_QWEN3 ? 128 : 0, false);	/* Qwen3Config's default */
 	if (head_dim < 0 || head_dim > TFM_D_MODEL_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -677,6 +680,7 @@ typedef struct LlamaType
 static const LlamaType llama_types[] = {
 	{"llama", "LlamaForCausalLM", "LlamaModel", "Llama", FAMILY_LLAMA},
 	{"qwen2", "Qwen2ForCausalLM", "Qwen2Model", "Qwen2", FAMILY_QWEN2},
+	{"qwen3", "Qwen3ForCausalLM", "Qwen3Model", "Qwen3", FAMILY_QWEN3},
 	{"mistral", "MistralForCausalLM", "MistralModel", "Mistral", FAMILY_MISTRAL},
 	{"phi3", "Phi3ForCausalLM", "Phi3Model", "Phi-3", FAMILY_PHI3},
 	{"gemma", "GemmaForCausalLM", "GemmaModel", "Gemma", FAMILY_GEMMA},
@@ -830,7 +834,7 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model_type \"%s\" is not supported", type),
-				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2, mistral, phi3, gemma, gemma2, marian, t5 and mt5 models.")));
+				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2, qwen3, mistral, phi3, gemma, gemma2, marian, t5 and mt5 models.")));
 
 	/* the one check of the hyper-parameters (tfm/hf_import.h), and the model they make */
 	bad = tfm_hf_config(&out->cfg, &out->p);
