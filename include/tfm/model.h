@@ -123,6 +123,9 @@ typedef struct tfm_config
 	/* Qwen3 (llama blocks): RMSNorm of each query and key head (q_norm.g, k_norm.g, s wide)
 	 * before the rotation; 0 = none */
 	int			qk_norm;
+	/* SmolLM3 (llama blocks): layer i has no rotary positions (NoPE) when
+	 * (i + 1) % nope_interval == 0; 0 = every layer rotates */
+	int			nope_interval;
 } tfm_config;
 
 /* the rotary frequencies: θ's alone, or rescaled (rope.c, tfm_rope_inv_freq) */
@@ -132,6 +135,13 @@ typedef enum tfm_rope_type
 	TFM_ROPE_LLAMA3 = 1			/* wavelengths past orig_max/low_freq divided by factor,
 								 * those under orig_max/high_freq kept, smoothly between */
 } tfm_rope_type;
+
+/* does layer i of a llama config go without rotary positions (SmolLM3's NoPE layers)? */
+static inline int
+tfm_config_nope(const tfm_config *c, int layer)
+{
+	return c->nope_interval > 0 && (layer + 1) % c->nope_interval == 0;
+}
 
 /* the rotary inverse frequencies of a llama config's heads: inv (s/2), s the head size */
 void		tfm_config_rope_freqs(float *inv, const tfm_config *c);

@@ -18,7 +18,9 @@ transformers' _compute_llama3_parameters does, in float32:
 (attention_factor 1).  forward() also takes head_dim apart from
 hidden_size / heads and Qwen3's per-head q_norm / k_norm (RMSNorm over
 head_dim before the rotation) when the state dict has them, for
-hf_qwen3_reference.py.
+hf_qwen3_reference.py, and SmolLM3's layers without rotation (M["NOPE"]:
+layer i keeps q and k as they are when (i + 1) % NOPE == 0), for
+hf_smollm3_reference.py.
 
 The sizes put the head's 8 frequencies in all three bands (original 32:
 wavelengths under 8 kept, over 32 divided, one between), and the inputs
@@ -89,8 +91,9 @@ def forward(sd, ids):
             q = rms(q, sd[p + "self_attn.q_norm.weight"], eps)
             k = rms(k, sd[p + "self_attn.k_norm.weight"], eps)
         q, k = q.transpose(0, 1), k.transpose(0, 1)
-        q = q * cos + L.rotate_half(q) * sin
-        k = k * cos + L.rotate_half(k) * sin
+        if not (M.get("NOPE") and (i + 1) % M["NOPE"] == 0):  # SmolLM3's NoPE layers
+            q = q * cos + L.rotate_half(q) * sin
+            k = k * cos + L.rotate_half(k) * sin
         rep = H // KV
         k = k[:, None].expand(KV, rep, T, s).reshape(H, T, s)
         v = v[:, None].expand(KV, rep, T, s).reshape(H, T, s)

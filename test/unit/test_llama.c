@@ -492,7 +492,8 @@ test_softcap(void)
 static tfm_config
 tiny_config(int tie, int qkv_bias, int gemma)
 {	/* gemma: 1 Gemma, 2 Gemma 2, 3 Gemma 2 with heads wider than d / heads;
-	 * 4 Llama with Llama 3.1's rope scaling; 5 Qwen3: q/k norms, heads 6 wide */
+	 * 4 Llama with Llama 3.1's rope scaling; 5 Qwen3: q/k norms, heads 6 wide;
+	 * 6 SmolLM3: layer 1 of 2 without rotary positions */
 	tfm_config	c;
 
 	tfm_config_defaults(&c, TFM_TASK_LM);
@@ -510,6 +511,11 @@ tiny_config(int tie, int qkv_bias, int gemma)
 	c.ln_eps = 1e-6f;
 	c.rope_theta = 10000.0f;
 	c.qkv_bias = qkv_bias;		/* Qwen2 */
+	if (gemma == 6)
+	{
+		c.nope_interval = 2;
+		return c;
+	}
 	if (gemma == 5)
 	{
 		c.qk_norm = 1;
@@ -720,6 +726,7 @@ main(void)
 		test_model(0, 0, 3);	/* and head_size 6, not d / heads = 4 */
 		test_model(0, 0, 4);	/* Llama 3.1's rope scaling */
 		test_model(1, 0, 5);	/* Qwen3's q/k norms */
+		test_model(1, 0, 6);	/* SmolLM3's NoPE layers */
 		test_rope_llama3();
 		test_softcap_attention(5);
 		test_softcap_attention(70);

@@ -6,7 +6,8 @@
  *   q|k|v = u · attn.qkv.w           (d, h·s + 2·kv_dim), no bias; s = d/h or head_size
  *           (+ attn.qkv.b            with qkv_bias: Qwen2's q/k/v biases)
  *   (qk_norm, Qwen3: each q and k head RMSNorm'd, q_norm.g / k_norm.g)
- *   q, k rotated by their positions   (rope.c; frequencies rope_freqs.c)
+ *   q, k rotated by their positions   (rope.c; frequencies rope_freqs.c; not in
+ *                                      SmolLM3's NoPE layers, tfm_config_nope)
  *   a  = causal attention, query head j reading key/value head j / (h/kv_heads)
  *   x  = x + a · attn.out.w
  *   u  = RMSNorm(x; ln2.g)
@@ -127,8 +128,9 @@ tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,
 	if (c->qk_norm)
 		qk_norm_forward(c, w, a, &z);
 	/* queries and keys are adjacent heads: rotate them in one sweep */
-	tfm_rope_apply(a->qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
-				   inv, 0);
+	if (!tfm_config_nope(c, layer))
+		tfm_rope_apply(a->qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
+					   inv, 0);
 	tfm_block_self_attention(a, ws, p, layer, &sh, z.qd, z.kvd, z.qw);
 	tfm_linear_forward(c->post_norms ? a->x1 : ws->sub_out, a->cat, w->attn_out_w, NULL, z.N,
 					   z.qd, z.d, PK(attn_out));
@@ -166,7 +168,6 @@ tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
 			   *dhg = ws->g_h + (size_t) z.N * z.f;
 	float		inv[TFM_ROPE_MAX_HALF];
 
-	(void) layer;
 	(void) dmem;				/* no cross-attention */
 	/* feed-forward: out = r1 + [post_ff](ff2(swiglu(ff1(u3)))) */
 	if (c->post_norms)
@@ -198,8 +199,9 @@ tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
 	tfm_attention_backward(ws->g_qkv, ws->g_qkv + z.qd, ws->g_qkv + z.qd + z.kvd, dcat, a->probs,
 						   a->qkv, a->qkv + z.qd, a->qkv + z.qd + z.kvd, &sh, ws->attn_scratch);
 	tfm_config_rope_freqs(inv, c);
-	tfm_rope_apply(ws->g_qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
-				   inv, 1);
+	if (!tfm_config_nope(c, layer))
+		tfm_rope_apply(ws->g_qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
+					   inv, 1);
 	if (c->qk_norm)
 		qk_norm_backward(c, w, g, a, ws->g_qkv, &z);
 	tfm_linear_backward_set(du, g->qkv_w, g->qkv_b, ws->g_qkv, a->u1, w->qkv_w, z.N, z.d, z.qw,

@@ -347,6 +347,7 @@ typedef enum LlamaFamily
 	FAMILY_LLAMA,
 	FAMILY_QWEN2,				/* q/k/v biases; sliding window only if use_sliding_window */
 	FAMILY_QWEN3,				/* q/k norms, head_dim (Qwen3Config's 128), as Qwen2's window */
+	FAMILY_SMOLLM3,				/* every no_rope_layer_interval-th layer without rope */
 	FAMILY_MISTRAL,				/* sliding_window (HF's default 4096) bounds max_len */
 	FAMILY_PHI3,				/* fused projections; sliding_window bounds max_len */
 	FAMILY_GEMMA,				/* GeGLU, embeddings ·√d, RMSNorm x·(1 + w), tied head */
@@ -445,6 +446,61 @@ softcap_value(JsonbContainer *c, const char *key, double dflt)
 }
 
 /*
+ * SmolLM3's layers without rotary positions: no_rope_layer_interval
+ * (SmolLM3Config's 4), and no_rope_layers, if given (1 rotates, 0 not),
+ * must be its pattern: layer i without rope when (i + 1) % interval == 0,
+ * as SmolLM3Config makes it when absent
+ */
+static void
+smollm3_nope(JsonbContainer *c, tfm_hf_params *p)
+{
+	int			interval = jint(c, "no_rope_layer_interval", 4, false),
+				layers = jint(c, "num_hidden_layers", 0, true),
+				i = 0;
+	JsonbValue	buf,
+			   *v = tfm_jget(c, "no_rope_layers", &buf);
+
+	if (interval < 1 || interval > TFM_LAYERS_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json field \"no_rope_layer_interval\" must be between 1 and %d, not %d",
+						TFM_LAYERS_MAX, interval)));
+	p->nope_interval = interval;
+	if (!v || v->type == jbvNull)
+		return;
+	if (v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
+		bad_field("no_rope_layers", "an array of 0 and 1", v);
+	{
+		JsonbIterator *it = JsonbIteratorInit(v->val.binary.data);
+		JsonbValue	e;
+		JsonbIteratorToken tok;
+
+		while ((tok = JsonbIteratorNext(&it, &e, true)) != WJB_DONE)
+			if (tok == WJB_ELEM)
+			{
+				double		x = e.type == jbvNumeric ? numeric_value(&e) : -1.0;
+				bool		rope = (i + 1) % interval != 0;
+
+				if (x != 0.0 && x != 1.0)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("config.json no_rope_layers entries must be 0 or 1")));
+				if (i >= layers || (x == 1.0) != rope)
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("config.json no_rope_layers is not supported"),
+							 errdetail("tfm implements SmolLM3 with the layers i where (i + 1) %% no_rope_layer_interval (here %d) is 0 without rotary positions, one entry a layer.",
+									   interval)));
+				i++;
+			}
+	}
+	if (i != layers)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json no_rope_layers has %d entries, not num_hidden_layers %d", i, layers)));
+}
+
+/*
  * Gemma 2: the attention's scale query_pre_attn_scalar^-½, the soft caps of
  * the scores and the logits (Gemma2Config's defaults: 224, 50, 30)
  */
@@ -494,6 +550,8 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 	p->arch = family == FAMILY_PHI3 ? TFM_HF_PHI3 : TFM_HF_LLAMA;
 	p->qkv_bias = family == FAMILY_QWEN2;
 	p->qk_norm = family == FAMILY_QWEN3;
+	if (family == FAMILY_SMOLLM3)
+		smollm3_nope(c, p);
 	p->gemma = family == FAMILY_GEMMA || family == FAMILY_GEMMA2;
 	p->gemma2 = family == FAMILY_GEMMA2;
 	if (p->gemma)
@@ -681,6 +739,7 @@ static const LlamaType llama_types[] = {
 	{"llama", "LlamaForCausalLM", "LlamaModel", "Llama", FAMILY_LLAMA},
 	{"qwen2", "Qwen2ForCausalLM", "Qwen2Model", "Qwen2", FAMILY_QWEN2},
 	{"qwen3", "Qwen3ForCausalLM", "Qwen3Model", "Qwen3", FAMILY_QWEN3},
+	{"smollm3", "SmolLM3ForCausalLM", "SmolLM3Model", "SmolLM3", FAMILY_SMOLLM3},
 	{"mistral", "MistralForCausalLM", "MistralModel", "Mistral", FAMILY_MISTRAL},
 	{"phi3", "Phi3ForCausalLM", "Phi3Model", "Phi-3", FAMILY_PHI3},
 	{"gemma", "GemmaForCausalLM", "GemmaModel", "Gemma", FAMILY_GEMMA},
@@ -834,7 +893,7 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model_type \"%s\" is not supported", type),
-				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2, qwen3, mistral, phi3, gemma, gemma2, marian, t5 and mt5 models.")));
+				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2, qwen3, smollm3, mistral, phi3, gemma, gemma2, marian, t5 and mt5 models.")));
 
 	/* the one check of the hyper-parameters (tfm/hf_import.h), and the model they make */
 	bad = tfm_hf_config(&out->cfg, &out->p);

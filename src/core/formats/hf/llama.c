@@ -1,7 +1,9 @@
 /*
  * llama.c — the Llama family for the Hugging Face import: Llama
  * (LlamaForCausalLM: SmolLM, TinyLlama; Llama 3.1 and 3.2 with their
- * "llama3" rope_scaling), Qwen3 (Qwen3ForCausalLM, q/k norms), Qwen2 (Qwen2ForCausalLM, a Llama
+ * "llama3" rope_scaling), SmolLM3 (SmolLM3ForCausalLM: every
+ * no_rope_layer_interval-th layer without rotary positions), Qwen3
+ * (Qwen3ForCausalLM, q/k norms), Qwen2 (Qwen2ForCausalLM, a Llama
  * with q/k/v biases), Mistral (MistralForCausalLM, whose sliding window the
  * SQL layer checks), Phi-3 (Phi3ForCausalLM, TFM_HF_PHI3) and Gemma
  * (GemmaForCausalLM, Gemma2ForCausalLM): the config.json keys, the
@@ -79,6 +81,7 @@ llama_config(tfm_config *cfg, const tfm_hf_params *p)
 	cfg->rope_high_freq = p->rope_high_freq;
 	cfg->rope_orig_max = p->rope_orig_max;
 	cfg->qk_norm = p->qk_norm;	/* Qwen3 */
+	cfg->nope_interval = p->nope_interval;	/* SmolLM3 */
 	cfg->pad_id = -1;			/* ids are the checkpoint's; nothing is padding */
 	cfg->dropout = 0.0f;
 	cfg->attn_dropout = 0.0f;
