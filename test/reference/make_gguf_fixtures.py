@@ -21,6 +21,9 @@ Writes into test/fixtures/gguf/:
     rope_scaling, tied head) with rope_freqs.weight as llama.cpp's
     converter computes it, and llama.rope.scaling.original_context_length
     (the fixture's 32; the converter writes none for Llama 3's 8192);
+  qwen3_f32.gguf: test/fixtures/hf_qwen3 as llama.cpp's converter writes a
+    Qwen3ForCausalLM (qwen3.* metadata with key_length, q and k rows not
+    permuted, attn_q_norm / attn_k_norm);
   gpt2_f32.gguf, gpt2_q8_0.gguf: test/fixtures/hf_gpt2 as llama.cpp's
     converter writes a GPT2LMHeadModel (gpt2.* metadata, the Conv1D
     weights transposed to (out, in), tokenizer "gpt2" with pre "gpt-2");
@@ -383,20 +386,27 @@ def llama3_rope_freqs(cfg):
     return np.array(out, dtype=f32)
 
 
-def llama_file(path, cfg, sd, kind, tok_meta, ref):
+def llama_file(path, cfg, sd, kind, tok_meta, ref, arch="llama"):
+    """arch "llama": q and k rows permuted for ggml's paired rope, as the
+    converter's LlamaModel does; "qwen3" (Qwen3Model): rows as they are
+    (NEOX rope), the head's width in key_length/value_length, q/k norms"""
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    hd = cfg.get("head_dim") or cfg["hidden_size"] // H
     name = os.path.basename(path)
-    meta = [("general.architecture", "llama"), ("general.name", "tfm-test"),
+    meta = [("general.architecture", arch), ("general.name", "tfm-test"),
             ("general.alignment", 32),
-            ("llama.context_length", cfg["max_position_embeddings"]),
-            ("llama.embedding_length", cfg["hidden_size"]),
-            ("llama.block_count", cfg["num_hidden_layers"]),
-            ("llama.feed_forward_length", cfg["intermediate_size"]),
-            ("llama.rope.dimension_count", cfg["hidden_size"] // H),
-            ("llama.rope.freq_base", float(cfg["rope_theta"])),
-            ("llama.attention.head_count", H),
-            ("llama.attention.head_count_kv", KV),
-            ("llama.attention.layer_norm_rms_epsilon", float(cfg["rms_norm_eps"]))] + tok_meta
+            (arch + ".context_length", cfg["max_position_embeddings"]),
+            (arch + ".embedding_length", cfg["hidden_size"]),
+            (arch + ".block_count", cfg["num_hidden_layers"]),
+            (arch + ".feed_forward_length", cfg["intermediate_size"]),
+            (arch + ".rope.dimension_count", hd),
+            (arch + ".rope.freq_base", float(cfg["rope_theta"])),
+            (arch + ".attention.head_count", H),
+            (arch + ".attention.head_count_kv", KV),
+            (arch + ".attention.layer_norm_rms_epsilon", float(cfg["rms_norm_eps"]))] + tok_meta
+    if arch == "qwen3":
+        meta += [("qwen3.attention.key_length", hd), ("qwen3.attention.value_length", hd)]
+        H = KV = None  # no permutation
     if cfg.get("rope_scaling"):
         # the key llama.cpp reads for it (8192, Llama 3's, when absent)
         meta.append(("llama.rope.scaling.original_context_length",
@@ -424,6 +434,9 @@ def llama_file(path, cfg, sd, kind, tok_meta, ref):
         mat(b + "attn_q.weight", sd[p + "self_attn.q_proj.weight"], H)
         mat(b + "attn_k.weight", sd[p + "self_attn.k_proj.weight"], KV)
         mat(b + "attn_v.weight", sd[p + "self_attn.v_proj.weight"])
+        if p + "self_attn.q_norm.weight" in sd:
+            vec(b + "attn_q_norm.weight", sd[p + "self_attn.q_norm.weight"])
+            vec(b + "attn_k_norm.weight", sd[p + "self_attn.k_norm.weight"])
         mat(b + "attn_output.weight", sd[p + "self_attn.o_proj.weight"])
         vec(b + "ffn_norm.weight", sd[p + "post_attention_layernorm.weight"])
         mat(b + "ffn_gate.weight", sd[p + "mlp.gate_proj.weight"])
@@ -490,6 +503,12 @@ def main():
     l3sd = read_safetensors("test/fixtures/hf_llama3/model.safetensors")
     llama_file(os.path.join(OUT, "llama3_rope.gguf"), dict(l3cfg, max_position_embeddings=8192),
                l3sd, F32, tmeta, ref)
+
+    # Qwen3: test/fixtures/hf_qwen3 as the converter's Qwen3Model writes it
+    q3cfg = json.load(open("test/fixtures/hf_qwen3/config.json"))
+    q3sd = read_safetensors("test/fixtures/hf_qwen3/model.safetensors")
+    llama_file(os.path.join(OUT, "qwen3_f32.gguf"), dict(q3cfg, max_position_embeddings=8192),
+               q3sd, F32, tmeta, ref, arch="qwen3")
 
     # GPT-2, as llama.cpp converts a GPT2LMHeadModel
     gcfg = json.load(open("test/fixtures/hf_gpt2/config.json"))

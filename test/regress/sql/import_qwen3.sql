@@ -39,6 +39,19 @@ SELECT 'the cat sat on the mat.' || tfm_generate('qwen3', 'the cat sat on the ma
      = tfm_detokenize('qwen3', ids || greedy) AS generate_matches
   FROM q3cases WHERE n = 5;
 
+-- the GGUF twin (qwen3_f32.gguf: qwen3.* metadata, q and k rows as Hugging
+-- Face's, attn_q_norm / attn_k_norm): the reference's numbers
+SELECT * FROM tfm_import_gguf_file('qwen3_gguf', :'abs_srcdir' || '/../fixtures/gguf/qwen3_f32.gguf', tokenizer => false);
+SELECT config->'qk_norm' AS qk_norm, config->'head_size' AS head_size, config->>'imported_from' AS imported_from
+  FROM tfm.models WHERE name = 'qwen3_gguf';
+SELECT n, max(abs(ln(t.probability) - (c.logprobs->-1->>(t.id))::float8)) < 1e-5 AS logprobs_match
+  FROM q3cases c, tfm_next_tokens('qwen3_gguf', c.ids, 1000) t
+ GROUP BY n ORDER BY n;
+SELECT n, ARRAY(SELECT id FROM tfm_generate_tokens('qwen3_gguf', ids, max_tokens => 10, temperature => 0)
+                 ORDER BY pos) = greedy AS greedy_matches
+  FROM q3cases ORDER BY n;
+SELECT tfm_drop_model('qwen3_gguf');
+
 -- the same weights under a Llama config: the norms' tensors are not a Llama's
 SELECT * FROM tfm_import('qwen3_as_llama', (SELECT jsonb_set(cfg, '{model_type}', '"llama"') - 'architectures' || '{"max_position_embeddings": 8192}' FROM q3fx), (SELECT w FROM q3fx));
 
