@@ -80,6 +80,8 @@ typedef struct tfm_hf_params
 	int			rope_orig_max;	/* original_max_position_embeddings */
 	bool		qk_norm;		/* Qwen3 (model_type qwen3): q_norm / k_norm on every head */
 	int			nope_interval;	/* SmolLM3: no_rope_layer_interval (0 = none) */
+	int			attn_window;	/* sliding_window where it binds (Mistral, Phi-3, Gemma 2); 0 none */
+	int			window_pattern; /* 0: every layer; Gemma 2: 2 (its even layers) */
 	bool		gguf_neox;		/* a GGUF file whose q/k rows are Hugging Face's (qwen3),
 								 * not permuted for ggml's paired rope (llama) */
 	/* the encoder-decoders: layers is the encoder's, and */

@@ -126,6 +126,11 @@ typedef struct tfm_config
 	/* SmolLM3 (llama blocks): layer i has no rotary positions (NoPE) when
 	 * (i + 1) % nope_interval == 0; 0 = every layer rotates */
 	int			nope_interval;
+	/* a sliding window (llama blocks): a query sees its last attn_window keys, in every
+	 * layer (window_pattern 0: Mistral, Phi-3) or in the layers i with
+	 * (i + 1) % window_pattern != 0 (Gemma 2: 2); 0 = none */
+	int			attn_window;
+	int			window_pattern;
 } tfm_config;
 
 /* the rotary frequencies: θ's alone, or rescaled (rope.c, tfm_rope_inv_freq) */
@@ -141,6 +146,15 @@ static inline int
 tfm_config_nope(const tfm_config *c, int layer)
 {
 	return c->nope_interval > 0 && (layer + 1) % c->nope_interval == 0;
+}
+
+/* the sliding window of layer i of a llama config (0: it attends to every key) */
+static inline int
+tfm_config_window(const tfm_config *c, int layer)
+{
+	if (c->attn_window <= 0 || (c->window_pattern > 0 && (layer + 1) % c->window_pattern == 0))
+		return 0;
+	return c->attn_window;
 }
 
 /* the rotary inverse frequencies of a llama config's heads: inv (s/2), s the head size */

@@ -20,7 +20,9 @@ hidden_size / heads and Qwen3's per-head q_norm / k_norm (RMSNorm over
 head_dim before the rotation) when the state dict has them, for
 hf_qwen3_reference.py, and SmolLM3's layers without rotation (M["NOPE"]:
 layer i keeps q and k as they are when (i + 1) % NOPE == 0), for
-hf_smollm3_reference.py.
+hf_smollm3_reference.py, and Mistral's sliding window (M["WINDOW"]: query i
+sees keys j with i − j < WINDOW, as MistralModel's mask), for
+hf_mistral_reference.py.
 
 The sizes put the head's 8 frequencies in all three bands (original 32:
 wavelengths under 8 kept, over 32 divided, one between), and the inputs
@@ -97,7 +99,10 @@ def forward(sd, ids):
         rep = H // KV
         k = k[:, None].expand(KV, rep, T, s).reshape(H, T, s)
         v = v[:, None].expand(KV, rep, T, s).reshape(H, T, s)
-        a = ((q @ k.transpose(-1, -2)) / math.sqrt(s)).masked_fill(~mask, float("-inf")).softmax(-1)
+        m = mask
+        if M.get("WINDOW"):  # Mistral's sliding window: query i sees keys j with i - j < WINDOW
+            m = mask & ~torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-M["WINDOW"])
+        a = ((q @ k.transpose(-1, -2)) / math.sqrt(s)).masked_fill(~m, float("-inf")).softmax(-1)
         x = x + (a @ v).transpose(0, 1).reshape(T, H * s) @ sd[p + "self_attn.o_proj.weight"].T
         h = rms(x, sd[p + "post_attention_layernorm.weight"], eps)
         g = h @ sd[p + "mlp.gate_proj.weight"].T

@@ -493,7 +493,8 @@ static tfm_config
 tiny_config(int tie, int qkv_bias, int gemma)
 {	/* gemma: 1 Gemma, 2 Gemma 2, 3 Gemma 2 with heads wider than d / heads;
 	 * 4 Llama with Llama 3.1's rope scaling; 5 Qwen3: q/k norms, heads 6 wide;
-	 * 6 SmolLM3: layer 1 of 2 without rotary positions */
+	 * 6 SmolLM3: layer 1 of 2 without rotary positions; 7 a sliding window of 3
+	 * on layer 0 (window_pattern 2, Gemma 2's), 8 on every layer (Mistral's) */
 	tfm_config	c;
 
 	tfm_config_defaults(&c, TFM_TASK_LM);
@@ -511,6 +512,12 @@ tiny_config(int tie, int qkv_bias, int gemma)
 	c.ln_eps = 1e-6f;
 	c.rope_theta = 10000.0f;
 	c.qkv_bias = qkv_bias;		/* Qwen2 */
+	if (gemma == 7 || gemma == 8)
+	{
+		c.attn_window = 3;
+		c.window_pattern = gemma == 7 ? 2 : 0;
+		return c;
+	}
 	if (gemma == 6)
 	{
 		c.nope_interval = 2;
@@ -727,6 +734,8 @@ main(void)
 		test_model(0, 0, 4);	/* Llama 3.1's rope scaling */
 		test_model(1, 0, 5);	/* Qwen3's q/k norms */
 		test_model(1, 0, 6);	/* SmolLM3's NoPE layers */
+		test_model(1, 0, 7);	/* a sliding window on one layer of two */
+		test_model(0, 0, 8);	/* on every layer */
 		test_rope_llama3();
 		test_softcap_attention(5);
 		test_softcap_attention(70);

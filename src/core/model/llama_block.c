@@ -91,7 +91,7 @@ qk_norm_backward(const tfm_config *c, const tfm_block_w *w, tfm_block_w *g,
 }
 
 static tfm_attn_shape
-llama_attn_shape(const tfm_config *c, const tfm_stack_pass *p)
+llama_attn_shape(const tfm_config *c, const tfm_stack_pass *p, int layer)
 {
 	tfm_attn_shape sh;
 	int			w = tfm_config_qkv_width(c);
@@ -109,6 +109,7 @@ llama_attn_shape(const tfm_config *c, const tfm_stack_pass *p)
 	sh.lowp = p->packed != NULL;
 	sh.scale = c->attn_scale;	/* Gemma 2; 0 = 1/√s */
 	sh.softcap = c->attn_softcap;
+	sh.window = tfm_config_window(c, layer);	/* Mistral's, Gemma 2's local layers */
 	return sh;
 }
 
@@ -118,7 +119,7 @@ tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,
 						const float *in, const tfm_stack_pass *p, int layer)
 {
 	const tfm_block_sizes z = tfm_block_sizes_of(c, p);
-	tfm_attn_shape sh = llama_attn_shape(c, p);
+	tfm_attn_shape sh = llama_attn_shape(c, p, layer);
 	float		inv[TFM_ROPE_MAX_HALF];
 
 	a->in = in;
@@ -159,7 +160,7 @@ tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
 						 tfm_workspace *ws, float *dout, float *dx,
 						 float *dmem, const tfm_stack_pass *p, int layer)
 {
-	tfm_attn_shape sh = llama_attn_shape(c, p);
+	tfm_attn_shape sh = llama_attn_shape(c, p, layer);
 	const tfm_block_sizes z = tfm_block_sizes_of(c, p);
 	float	   *dr1 = ws->g_y,
 			   *du = ws->g_u,

@@ -182,6 +182,10 @@ tfm_config_check(const tfm_config *c)
 			return "unknown rope type";
 		if (c->qk_norm != 0 && c->qk_norm != 1)
 			return "qk_norm must be 0 or 1";
+		if (c->attn_window < 0 || c->attn_window > TFM_LEN_MAX || c->window_pattern < 0 ||
+			c->window_pattern > TFM_LAYERS_MAX)
+			return "attn_window must be between 0 and " TFM_STR(TFM_LEN_MAX) ", window_pattern between 0 and "
+				TFM_STR(TFM_LAYERS_MAX);
 		if (c->nope_interval < 0 || c->nope_interval > TFM_LAYERS_MAX)
 			return "nope_interval must be between 0 and " TFM_STR(TFM_LAYERS_MAX);
 		if (c->rope_type == TFM_ROPE_LLAMA3 &&
@@ -197,7 +201,8 @@ tfm_config_check(const tfm_config *c)
 			 c->attn_softcap != 0.0f || c->final_softcap != 0.0f || c->head_size != 0)
 		return "qkv_bias, gated_act, post_norms, attn_scale, the soft caps and head_size need the llama architecture";
 	else if (c->rope_type || c->rope_factor != 0.0f || c->rope_low_freq != 0.0f ||
-			 c->rope_high_freq != 0.0f || c->rope_orig_max || c->qk_norm || c->nope_interval)
+			 c->rope_high_freq != 0.0f || c->rope_orig_max || c->qk_norm || c->nope_interval ||
+			 c->attn_window || c->window_pattern)
 		return "rope scaling and q/k norms need the llama architecture";
 	else if (c->positions == TFM_POS_ROPE || c->kv_heads > 0)
 		return "rotary positions and kv_heads need the llama architecture";

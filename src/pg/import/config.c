@@ -348,21 +348,21 @@ typedef enum LlamaFamily
 	FAMILY_QWEN2,				/* q/k/v biases; sliding window only if use_sliding_window */
 	FAMILY_QWEN3,				/* q/k norms, head_dim (Qwen3Config's 128), as Qwen2's window */
 	FAMILY_SMOLLM3,				/* every no_rope_layer_interval-th layer without rope */
-	FAMILY_MISTRAL,				/* sliding_window (HF's default 4096) bounds max_len */
-	FAMILY_PHI3,				/* fused projections; sliding_window bounds max_len */
+	FAMILY_MISTRAL,				/* sliding_window (HF's default 4096) on every layer */
+	FAMILY_PHI3,				/* fused projections; sliding_window on every layer */
 	FAMILY_GEMMA,				/* GeGLU, embeddings ·√d, RMSNorm x·(1 + w), tied head */
 	FAMILY_GEMMA2				/* Gemma's, and four norms a layer, soft caps, its own
-								 * attention scale, sliding_window bounding max_len */
+								 * attention scale, sliding_window on layers 0, 2, ... */
 } LlamaFamily;
 
 /*
  * Mistral's sliding window: a query attends to at most the last
- * sliding_window keys.  tfm's attention has no window, so the model is
- * limited to sliding_window positions, where the window never binds and
- * the computation is exact (null: no window).
+ * sliding_window keys (itself included), run as a masked window in the
+ * attention (null: no window; one not under max_position_embeddings never
+ * binds)
  */
 static void
-mistral_window(JsonbContainer *c, tfm_hf_params *p, bool notice)
+mistral_window(JsonbContainer *c, tfm_hf_params *p)
 {
 	JsonbValue	buf,
 			   *v = tfm_jget(c, "sliding_window", &buf);
@@ -376,14 +376,7 @@ mistral_window(JsonbContainer *c, tfm_hf_params *p, bool notice)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("config.json field \"sliding_window\" must be at least 1, not %d", w)));
 	if (w < p->max_len)
-	{
-		if (notice)
-			ereport(NOTICE,
-					(errmsg("the model is limited to its sliding_window of %d positions, not its max_position_embeddings %d",
-							w, p->max_len),
-					 errdetail("tfm's attention has no window; within it the window never binds.")));
-		p->max_len = w;
-	}
+		p->attn_window = w;
 }
 
 /*
@@ -601,9 +594,12 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 	/* GemmaConfig ties by default, LlamaConfig and Phi3Config do not */
 	p->tie = jbool(c, "tie_word_embeddings", p->gemma);
 	if (family == FAMILY_MISTRAL)
-		mistral_window(c, p, false);
+		mistral_window(c, p);
 	if (family == FAMILY_GEMMA2)
-		mistral_window(c, p, true);	/* every other layer's window; Gemma2Config's 4096 */
+	{
+		mistral_window(c, p);	/* Gemma2Config's 4096, on layers 0, 2, ... */
+		p->window_pattern = 2;
+	}
 	if (family == FAMILY_PHI3)
 	{
 		/* Phi3Config's default is no window (null) */
@@ -611,7 +607,7 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 				   *w = tfm_jget(c, "sliding_window", &wb);
 
 		if (w && w->type != jbvNull)
-			mistral_window(c, p, true);
+			mistral_window(c, p);
 	}
 	if ((family != FAMILY_LLAMA || p->rope_type != TFM_ROPE_DEFAULT) && p->max_len > TFM_LEN_MAX)
 	{

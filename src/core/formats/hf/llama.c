@@ -82,6 +82,8 @@ llama_config(tfm_config *cfg, const tfm_hf_params *p)
 	cfg->rope_orig_max = p->rope_orig_max;
 	cfg->qk_norm = p->qk_norm;	/* Qwen3 */
 	cfg->nope_interval = p->nope_interval;	/* SmolLM3 */
+	cfg->attn_window = p->attn_window;	/* Mistral, Phi-3, Gemma 2 */
+	cfg->window_pattern = p->window_pattern;
 	cfg->pad_id = -1;			/* ids are the checkpoint's; nothing is padding */
 	cfg->dropout = 0.0f;
 	cfg->attn_dropout = 0.0f;

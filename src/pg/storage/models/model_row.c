@@ -125,6 +125,9 @@ static const ConfigKey config_keys[] = {
 	INT_KEY("rope_orig_max", CFG(rope_orig_max), false, 0, WRITE_POSITIVE),
 	BOOL_KEY("qk_norm", CFG(qk_norm), false, WRITE_NONZERO),	/* added for Qwen3 */
 	INT_KEY("nope_interval", CFG(nope_interval), false, 0, WRITE_POSITIVE),	/* SmolLM3 */
+	/* sliding windows (Mistral, Phi-3, Gemma 2) */
+	INT_KEY("attn_window", CFG(attn_window), false, 0, WRITE_POSITIVE),
+	INT_KEY("window_pattern", CFG(window_pattern), false, 0, WRITE_POSITIVE),
 	/* an imported model's bos and eos (-1: the tokenizer's) */
 	INT_KEY("bos_id", ROW(bos_id), false, -1, WRITE_NEVER),
 	INT_KEY("eos_id", ROW(eos_id), false, -1, WRITE_NEVER),
