@@ -163,6 +163,15 @@ bool		tfm_gguf_kept(uint32_t type);
 int			tfm_gguf_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f,
 							tfm_status *st);
 /*
+ * A llama file with rope_freqs.weight (tfm_gguf_params set p->rope_type
+ * TFM_ROPE_LLAMA3 and factor 0): its n values ff must be Llama 3.1's
+ * divisors with factor ff[n−1], low_freq_factor 1, high_freq_factor 4 and
+ * original context llama.rope.scaling.original_context_length (8192 when
+ * absent) (each within 1e-4 relative), which then become
+ * p's rope scaling: TFM_OK, or TFM_EUNSUPPORTED naming the first that is not.
+ */
+int			tfm_gguf_rope_check(tfm_hf_params *p, const float *ff, int n, tfm_status *st);
+/*
  * The Hugging Face name of a GGUF tensor of p's architecture
  * ("blk.3.attn_q.weight" -> "model.layers.3.self_attn.q_proj.weight") into
  * name (cap bytes): TFM_OK or TFM_EBADFILE for a name it does not have.

@@ -72,6 +72,18 @@ typedef struct tfm_hf_params
 	float		attn_scale;		/* query_pre_attn_scalar^-½ */
 	float		attn_softcap;	/* attn_logit_softcapping, 0 = none */
 	float		final_softcap;	/* final_logit_softcapping, 0 = none */
+	/* rope_scaling {"rope_type": "llama3", ...} (Llama 3.1, 3.2); rope_type 0 = none */
+	int			rope_type;		/* tfm_rope_type */
+	float		rope_factor;	/* factor */
+	float		rope_low_freq;	/* low_freq_factor */
+	float		rope_high_freq; /* high_freq_factor */
+	int			rope_orig_max;	/* original_max_position_embeddings */
+	bool		qk_norm;		/* Qwen3 (model_type qwen3): q_norm / k_norm on every head */
+	int			nope_interval;	/* SmolLM3: no_rope_layer_interval (0 = none) */
+	int			attn_window;	/* sliding_window where it binds (Mistral, Phi-3, Gemma 2); 0 none */
+	int			window_pattern; /* 0: every layer; Gemma 2: 2 (its even layers) */
+	bool		gguf_neox;		/* a GGUF file whose q/k rows are Hugging Face's (qwen3),
+								 * not permuted for ggml's paired rope (llama) */
 	/* the encoder-decoders: layers is the encoder's, and */
 	int			dec_layers;		/* Marian decoder_layers, T5 num_decoder_layers */
 	int			activation;		/* tfm_activation of Marian's activation_function, T5's

@@ -170,6 +170,8 @@ typedef struct tfm_attn_shape
 	float		scale;			/* the scores' scale; 0 = 1/√s */
 	float		softcap;		/* scores c·tanh(S/c) before the softmax (Gemma 2); 0 none;
 								 * only without dropout */
+	int			window;			/* causal only: query at position i sees keys j with
+								 * i − j < window (Mistral's sliding window); 0 none */
 	const float *bias;			/* (h, Tq, Tk) added to the scaled scores before the
 								 * softmax (T5's position bias), the same for every
 								 * batch row; NULL none (not with softcap) */

@@ -25,17 +25,35 @@ void		tfm_rmsnorm_backward(float *dinp, float *dg, const float *dout, const floa
 
 /* ---- rotary position embeddings (rope.c) ---- */
 
+/* a head is at most 4096 wide (d_model ≤ 4096): its inverse frequencies fit in this */
+#define TFM_ROPE_MAX_HALF 2048
+
+/* inv (s/2) = 1/θ^(2i/s) in float32 */
+void		tfm_rope_freqs_default(float *inv, int s, float theta);
+
+/*
+ * Llama 3.1's rope_scaling ("rope_type": "llama3") applied to inv (half):
+ * with wavelen = 2π/inv_i, a frequency whose wavelength exceeds orig/low is
+ * divided by factor, one under orig/high is kept, and between them
+ * smooth = (orig/wavelen − low)/(high − low) mixes the two:
+ * inv_i ← (1 − smooth)·inv_i/factor + smooth·inv_i (transformers'
+ * _compute_llama3_parameters; llama.cpp's rope_freqs.weight holds the
+ * divisors inv_i(θ)/inv_i)
+ */
+void		tfm_rope_llama3(float *inv, int half, float factor, float low, float high, int orig);
+
 /*
  * Rotate, in place, the first nh heads (s wide each, s even) of N rows of
  * x (row stride rs floats) by their positions: row r sits at pos[r], or at
- * r % T when pos is NULL.  With inv_freq_i = 1/θ^(2i/s) and a = p·inv_freq_i,
- * for i < s/2:  x_i ← x_i cos a − x_{i+s/2} sin a,
+ * r % T when pos is NULL.  With the inverse frequencies inv (s/2, see
+ * tfm_rope_freqs_default) and a = p·inv_i, for i < s/2:
+ *               x_i ← x_i cos a − x_{i+s/2} sin a,
  *               x_{i+s/2} ← x_{i+s/2} cos a + x_i sin a
  * (HF's apply_rotary_pos_emb with rotate_half).  inverse rotates by −a: the
  * backward pass of the rotation (it is orthogonal).
  */
 void		tfm_rope_apply(float *x, int N, int nh, int s, ptrdiff_t rs,
-						   const int32_t *pos, int T, float theta, int inverse);
+						   const int32_t *pos, int T, const float *inv, int inverse);
 
 /* ---- SwiGLU (swiglu.c): hg (N, 2f) holds [gate | up] per row ---- */
 

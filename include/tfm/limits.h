@@ -38,6 +38,9 @@
 #define TFM_LN_EPS_MAX      0.1		/* compared as a float; an import's is also greater than 0 */
 #define TFM_ROPE_THETA_MIN  1
 #define TFM_ROPE_THETA_MAX  1e9		/* compared as a float */
+/* rope scaling (Llama 3.1: factor 8, high_freq_factor 4; 3.2: factor 32) */
+#define TFM_ROPE_FACTOR_MAX 1024
+#define TFM_ROPE_ORIG_MAX   1048576
 /* dropout probabilities are at least 0 and less than 1 */
 #define TFM_PARAMS_MAX      ((size_t) 2000000000)
 #define TFM_MAX_PARAMS      TFM_PARAMS_MAX	/* the name settings.c still uses */

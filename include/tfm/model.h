@@ -114,7 +114,51 @@ typedef struct tfm_config
 	int			rel_buckets;	/* relative_attention_num_buckets */
 	int			rel_max_distance;	/* relative_attention_max_distance */
 	int			ff_gated;		/* feed-forward act(x·wi_0) ⊙ (x·wi_1) (gated-gelu: GeGLU) */
+	/* rotary scaling (llama blocks, tfm_rope_type); 0 everywhere = none */
+	int			rope_type;		/* TFM_ROPE_LLAMA3: Llama 3.1's per-frequency scaling */
+	float		rope_factor;	/* factor */
+	float		rope_low_freq;	/* low_freq_factor */
+	float		rope_high_freq; /* high_freq_factor */
+	int			rope_orig_max;	/* original_max_position_embeddings */
+	/* Qwen3 (llama blocks): RMSNorm of each query and key head (q_norm.g, k_norm.g, s wide)
+	 * before the rotation; 0 = none */
+	int			qk_norm;
+	/* SmolLM3 (llama blocks): layer i has no rotary positions (NoPE) when
+	 * (i + 1) % nope_interval == 0; 0 = every layer rotates */
+	int			nope_interval;
+	/* a sliding window (llama blocks): a query sees its last attn_window keys, in every
+	 * layer (window_pattern 0: Mistral, Phi-3) or in the layers i with
+	 * (i + 1) % window_pattern != 0 (Gemma 2: 2); 0 = none */
+	int			attn_window;
+	int			window_pattern;
 } tfm_config;
+
+/* the rotary frequencies: θ's alone, or rescaled (rope.c, tfm_rope_inv_freq) */
+typedef enum tfm_rope_type
+{
+	TFM_ROPE_DEFAULT = 0,
+	TFM_ROPE_LLAMA3 = 1			/* wavelengths past orig_max/low_freq divided by factor,
+								 * those under orig_max/high_freq kept, smoothly between */
+} tfm_rope_type;
+
+/* does layer i of a llama config go without rotary positions (SmolLM3's NoPE layers)? */
+static inline int
+tfm_config_nope(const tfm_config *c, int layer)
+{
+	return c->nope_interval > 0 && (layer + 1) % c->nope_interval == 0;
+}
+
+/* the sliding window of layer i of a llama config (0: it attends to every key) */
+static inline int
+tfm_config_window(const tfm_config *c, int layer)
+{
+	if (c->attn_window <= 0 || (c->window_pattern > 0 && (layer + 1) % c->window_pattern == 0))
+		return 0;
+	return c->attn_window;
+}
+
+/* the rotary inverse frequencies of a llama config's heads: inv (s/2), s the head size */
+void		tfm_config_rope_freqs(float *inv, const tfm_config *c);
 
 /* key/value heads, a head's width, the queries' and the keys' widths, and the fused Q|K|V projection's width */
 static inline int
@@ -208,6 +252,8 @@ typedef struct tfm_block_w
 			   *ln2_b;			/* (d) */
 	float	   *post_attn_g,
 			   *post_ff_g;		/* (d) llama blocks with post_norms (Gemma 2) */
+	float	   *q_norm_g,
+			   *k_norm_g;		/* (s) llama blocks with qk_norm (Qwen3) */
 } tfm_block_w;
 
 /* pointers to all tensors of a model (parameters, or their gradients) */

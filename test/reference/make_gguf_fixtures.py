@@ -17,6 +17,13 @@ Writes into test/fixtures/gguf/:
     byte-level BPE (tokenizer.ggml.model "gpt2", pre "llama-bpe": tokens in
     GPT-2's byte mapping, added tokens as their text with type 3
     (control), merges "a b");
+  llama3_rope.gguf: test/fixtures/hf_llama3 (Llama 3.2's kind: "llama3"
+    rope_scaling, tied head) with rope_freqs.weight as llama.cpp's
+    converter computes it, and llama.rope.scaling.original_context_length
+    (the fixture's 32; the converter writes none for Llama 3's 8192);
+  qwen3_f32.gguf: test/fixtures/hf_qwen3 as llama.cpp's converter writes a
+    Qwen3ForCausalLM (qwen3.* metadata with key_length, q and k rows not
+    permuted, attn_q_norm / attn_k_norm);
   gpt2_f32.gguf, gpt2_q8_0.gguf: test/fixtures/hf_gpt2 as llama.cpp's
     converter writes a GPT2LMHeadModel (gpt2.* metadata, the Conv1D
     weights transposed to (out, in), tokenizer "gpt2" with pre "gpt-2");
@@ -356,20 +363,54 @@ def gpt2_file(path, cfg, sd, kind, ref, with_output):
     gw.write_gguf(path, meta, tensors)
 
 
-def llama_file(path, cfg, sd, kind, tok_meta, ref):
+def llama3_rope_freqs(cfg):
+    """rope_freqs.weight as llama.cpp's convert_hf_to_gguf.py writes it for a
+    "llama3" rope_scaling: per frequency the divisor 1, factor, or
+    1 / ((1 − smooth) / factor + smooth), computed in float64 from float32
+    frequencies (its loop over a float32 tensor)"""
+    rs, base = cfg["rope_scaling"], cfg["rope_theta"]
+    dim = cfg["hidden_size"] // cfg["num_attention_heads"]
+    freqs = 1.0 / (f32(base) ** (np.arange(0, dim, 2).astype(f32) / f32(dim)))
+    factor, low, high = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"]
+    old = rs["original_max_position_embeddings"]
+    out = []
+    for freq in freqs.astype(f32):
+        wavelen = 2 * np.pi / float(freq)
+        if wavelen < old / high:
+            out.append(1.0)
+        elif wavelen > old / low:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(out, dtype=f32)
+
+
+def llama_file(path, cfg, sd, kind, tok_meta, ref, arch="llama"):
+    """arch "llama": q and k rows permuted for ggml's paired rope, as the
+    converter's LlamaModel does; "qwen3" (Qwen3Model): rows as they are
+    (NEOX rope), the head's width in key_length/value_length, q/k norms"""
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    hd = cfg.get("head_dim") or cfg["hidden_size"] // H
     name = os.path.basename(path)
-    meta = [("general.architecture", "llama"), ("general.name", "tfm-test"),
+    meta = [("general.architecture", arch), ("general.name", "tfm-test"),
             ("general.alignment", 32),
-            ("llama.context_length", cfg["max_position_embeddings"]),
-            ("llama.embedding_length", cfg["hidden_size"]),
-            ("llama.block_count", cfg["num_hidden_layers"]),
-            ("llama.feed_forward_length", cfg["intermediate_size"]),
-            ("llama.rope.dimension_count", cfg["hidden_size"] // H),
-            ("llama.rope.freq_base", float(cfg["rope_theta"])),
-            ("llama.attention.head_count", H),
-            ("llama.attention.head_count_kv", KV),
-            ("llama.attention.layer_norm_rms_epsilon", float(cfg["rms_norm_eps"]))] + tok_meta
+            (arch + ".context_length", cfg["max_position_embeddings"]),
+            (arch + ".embedding_length", cfg["hidden_size"]),
+            (arch + ".block_count", cfg["num_hidden_layers"]),
+            (arch + ".feed_forward_length", cfg["intermediate_size"]),
+            (arch + ".rope.dimension_count", hd),
+            (arch + ".rope.freq_base", float(cfg["rope_theta"])),
+            (arch + ".attention.head_count", H),
+            (arch + ".attention.head_count_kv", KV),
+            (arch + ".attention.layer_norm_rms_epsilon", float(cfg["rms_norm_eps"]))] + tok_meta
+    if arch == "qwen3":
+        meta += [("qwen3.attention.key_length", hd), ("qwen3.attention.value_length", hd)]
+        H = KV = None  # no permutation
+    if cfg.get("rope_scaling"):
+        # the key llama.cpp reads for it (8192, Llama 3's, when absent)
+        meta.append(("llama.rope.scaling.original_context_length",
+                     cfg["rope_scaling"]["original_max_position_embeddings"]))
     tensors = []
 
     def mat(gname, w, heads=None):
@@ -385,12 +426,17 @@ def llama_file(path, cfg, sd, kind, tok_meta, ref):
         ref.append("%s %s %016x %d" % (name, gname, fnv(w), w.size))
 
     mat("token_embd.weight", sd["model.embed_tokens.weight"])
+    if cfg.get("rope_scaling"):
+        vec("rope_freqs.weight", llama3_rope_freqs(cfg))
     for i in range(cfg["num_hidden_layers"]):
         p, b = "model.layers.%d." % i, "blk.%d." % i
         vec(b + "attn_norm.weight", sd[p + "input_layernorm.weight"])
         mat(b + "attn_q.weight", sd[p + "self_attn.q_proj.weight"], H)
         mat(b + "attn_k.weight", sd[p + "self_attn.k_proj.weight"], KV)
         mat(b + "attn_v.weight", sd[p + "self_attn.v_proj.weight"])
+        if p + "self_attn.q_norm.weight" in sd:
+            vec(b + "attn_q_norm.weight", sd[p + "self_attn.q_norm.weight"])
+            vec(b + "attn_k_norm.weight", sd[p + "self_attn.k_norm.weight"])
         mat(b + "attn_output.weight", sd[p + "self_attn.o_proj.weight"])
         vec(b + "ffn_norm.weight", sd[p + "post_attention_layernorm.weight"])
         mat(b + "ffn_gate.weight", sd[p + "mlp.gate_proj.weight"])
@@ -450,6 +496,19 @@ def main():
         tsd[k] = (1.0 + 0.1 * rng.standard_normal(s) if len(s) == 1 else 0.2 * rng.standard_normal(s)).astype(f32)
     tsd["lm_head.weight"] = (0.2 * rng.standard_normal((n, 16))).astype(f32)
     llama_file(os.path.join(OUT, "llama3_tok.gguf"), tcfg, tsd, F32, l3meta, ref)
+
+    # Llama 3.2's kind: test/fixtures/hf_llama3 with its rope_freqs.weight
+    # (llama.cpp's converter writes no other scaling metadata for "llama3")
+    l3cfg = json.load(open("test/fixtures/hf_llama3/config.json"))
+    l3sd = read_safetensors("test/fixtures/hf_llama3/model.safetensors")
+    llama_file(os.path.join(OUT, "llama3_rope.gguf"), dict(l3cfg, max_position_embeddings=8192),
+               l3sd, F32, tmeta, ref)
+
+    # Qwen3: test/fixtures/hf_qwen3 as the converter's Qwen3Model writes it
+    q3cfg = json.load(open("test/fixtures/hf_qwen3/config.json"))
+    q3sd = read_safetensors("test/fixtures/hf_qwen3/model.safetensors")
+    llama_file(os.path.join(OUT, "qwen3_f32.gguf"), dict(q3cfg, max_position_embeddings=8192),
+               q3sd, F32, tmeta, ref, arch="qwen3")
 
     # GPT-2, as llama.cpp converts a GPT2LMHeadModel
     gcfg = json.load(open("test/fixtures/hf_gpt2/config.json"))

@@ -10,6 +10,8 @@
  *     log-probabilities within a stated bound of their safetensors twin's
  *     (F16/BF16: hf_llama; the block types: gguf/q/model.safetensors;
  *     gpt2_q8_0.gguf, untied: hf_gpt2)
+ *   - llama3_rope.gguf's rope_freqs.weight read as Llama 3.1's rope scaling
+ *     (test_rope_freqs)
  *   - Q4_0 tensors kept as the file's blocks for int4 (test_kept)
  *   - the tokenizers of the metadata give their tokenizer.json's ids: a
  *     "llama" one (scores made merges) hf_llama/reference.json's texts, a
@@ -272,6 +274,45 @@ test_reference_hashes(void)
 	tfm_gguf_free(f);
 	free(buf);
 	free(ref);
+}
+
+/*
+ * llama3_rope.gguf's rope_freqs.weight (Llama 3.1's divisors as llama.cpp's
+ * converter writes them; original context 32 in its metadata): read as rope
+ * scaling with factor 8 (its last value); a value changed is refused naming it
+ */
+static void
+test_rope_freqs(void)
+{
+	size_t		len;
+	uint8_t    *buf = check_fixture("gguf/llama3_rope.gguf", &len);
+	tfm_gguf_file *f = NULL;
+	tfm_hf_params p;
+	int64_t		capped;
+	tfm_status	st = {0};
+	const tfm_gguf_tensor *t = NULL;
+	float		ff[8];
+
+	CHECK(buf && tfm_gguf_parse(&f, buf, len, len, &st) == TFM_OK, "llama3_rope.gguf: %s", st.msg);
+	CHECK(f && tfm_gguf_params(&p, &capped, f, &st) == TFM_OK, "llama3_rope.gguf params: %s", st.msg);
+	for (uint64_t i = 0; f && i < f->n_tensors; i++)
+		if (strcmp(f->tensors[i].name, "rope_freqs.weight") == 0)
+			t = &f->tensors[i];
+	CHECK(t && t->n_values == 8, "rope_freqs.weight of 8 values");
+	if (t && t->n_values == 8)
+	{
+		memcpy(ff, buf + f->data_start + t->offset, sizeof(ff));
+		CHECK(p.rope_type == TFM_ROPE_LLAMA3 && p.rope_factor == 0.0f, "marked for the check");
+		CHECK(tfm_gguf_rope_check(&p, ff, 8, &st) == TFM_OK && p.rope_factor == 8.0f &&
+			  p.rope_low_freq == 1.0f && p.rope_high_freq == 4.0f && p.rope_orig_max == 32,
+			  "llama3 scaling read: %s (factor %g)", st.msg, p.rope_factor);
+		ff[1] *= 1.01f;
+		CHECK(tfm_gguf_rope_check(&p, ff, 8, &st) == TFM_EUNSUPPORTED &&
+			  strstr(st.msg, "value 1 is") != NULL, "a changed divisor refused: %s", st.msg);
+		CHECK(tfm_gguf_rope_check(&p, ff, 7, &st) == TFM_EBADFILE, "a wrong count refused");
+	}
+	tfm_gguf_free(f);
+	free(buf);
 }
 
 /* ---- whole files against their safetensors twins ---- */
@@ -877,6 +918,7 @@ main(void)
 {
 	test_reference_hashes();
 	test_twins();
+	test_rope_freqs();
 	test_kept();
 	test_tokenizer();
 	test_tokenizer_bpe();

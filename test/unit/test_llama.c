@@ -123,8 +123,11 @@ rope_loss(void *p)
 {
 	rope_ctx   *c = p;
 
+	float		inv[TFM_ROPE_MAX_HALF];
+
+	tfm_rope_freqs_default(inv, c->s, 10000.0f);
 	memcpy(c->y, c->x, sizeof(float) * c->N * c->rs);
-	tfm_rope_apply(c->y, c->N, c->nh, c->s, c->rs, c->pos, c->T, 10000.0f, 0);
+	tfm_rope_apply(c->y, c->N, c->nh, c->s, c->rs, c->pos, c->T, inv, 0);
 	return dot(c->y, c->R, (size_t) c->N * c->rs);
 }
 
@@ -134,6 +137,7 @@ test_rope(int with_pos)
 	rope_ctx	c = {6, 3, 8, 3 * 8 + 5, 3};
 	float	   *dx;
 	int32_t		pos[6] = {7, 0, 3, 1000, 2, 41};
+	float		inv[TFM_ROPE_MAX_HALF];
 
 	c.pos = with_pos ? pos : NULL;
 	c.x = randn((size_t) c.N * c.rs, 1);
@@ -158,10 +162,46 @@ test_rope(int with_pos)
 	/* backward: the inverse rotation of R, which also undoes the forward */
 	dx = zeros((size_t) c.N * c.rs);
 	memcpy(dx, c.R, sizeof(float) * c.N * c.rs);
-	tfm_rope_apply(dx, c.N, c.nh, c.s, c.rs, c.pos, c.T, 10000.0f, 1);
+	tfm_rope_freqs_default(inv, c.s, 10000.0f);
+	tfm_rope_apply(dx, c.N, c.nh, c.s, c.rs, c.pos, c.T, inv, 1);
 	check_fd(with_pos ? "rope dx (positions)" : "rope dx", rope_loss, &c, c.x, dx,
 			 (size_t) c.N * c.rs, 0, H, ATOL, RTOL);
 	free(c.x); free(c.y); free(c.R); free(dx);
+}
+
+/*
+ * Llama 3.1's rescaled frequencies (factor 8, low 1, high 4, original 8192;
+ * head 128, θ 500000) by hand: a high frequency kept, a low one divided by
+ * 8, one between mixed with smooth = (8192/wavelen − 1)/3
+ */
+static void
+test_rope_llama3(void)
+{
+	float		inv[64],
+				base[64];
+	int			mid = 0;
+
+	tfm_rope_freqs_default(base, 128, 500000.0f);
+	memcpy(inv, base, sizeof(inv));
+	tfm_rope_llama3(inv, 64, 8.0f, 1.0f, 4.0f, 8192);
+	for (int i = 0; i < 64; i++)
+	{
+		double		wavelen = 2.0 * M_PI / base[i],
+					want = base[i];
+
+		if (wavelen > 8192.0)
+			want = base[i] / 8.0;
+		else if (wavelen >= 2048.0)
+		{
+			double		smooth = (8192.0 / wavelen - 1.0) / 3.0;
+
+			want = (1.0 - smooth) * base[i] / 8.0 + smooth * base[i];
+			mid++;
+		}
+		CHECK(fabs(inv[i] - want) <= 1e-6 * want, "llama3 frequency %d: %g want %g", i, inv[i], want);
+	}
+	CHECK(inv[0] == base[0] && inv[63] == base[63] / 8.0f && mid > 0 && mid < 64,
+		  "llama3 bands: kept, divided, %d mixed", mid);
 }
 
 /* ---- SwiGLU ---- */
@@ -451,7 +491,10 @@ test_softcap(void)
 /* ---- a whole tiny Llama ---- */
 static tfm_config
 tiny_config(int tie, int qkv_bias, int gemma)
-{	/* gemma: 1 Gemma, 2 Gemma 2, 3 Gemma 2 with heads wider than d / heads */
+{	/* gemma: 1 Gemma, 2 Gemma 2, 3 Gemma 2 with heads wider than d / heads;
+	 * 4 Llama with Llama 3.1's rope scaling; 5 Qwen3: q/k norms, heads 6 wide;
+	 * 6 SmolLM3: layer 1 of 2 without rotary positions; 7 a sliding window of 3
+	 * on layer 0 (window_pattern 2, Gemma 2's), 8 on every layer (Mistral's) */
 	tfm_config	c;
 
 	tfm_config_defaults(&c, TFM_TASK_LM);
@@ -469,6 +512,34 @@ tiny_config(int tie, int qkv_bias, int gemma)
 	c.ln_eps = 1e-6f;
 	c.rope_theta = 10000.0f;
 	c.qkv_bias = qkv_bias;		/* Qwen2 */
+	if (gemma == 7 || gemma == 8)
+	{
+		c.attn_window = 3;
+		c.window_pattern = gemma == 7 ? 2 : 0;
+		return c;
+	}
+	if (gemma == 6)
+	{
+		c.nope_interval = 2;
+		return c;
+	}
+	if (gemma == 5)
+	{
+		c.qk_norm = 1;
+		c.head_size = 6;
+		return c;
+	}
+	if (gemma == 4)
+	{
+		/* a 4-wide head: one frequency mixed (wavelength 6.3), one divided (44) */
+		c.rope_type = TFM_ROPE_LLAMA3;
+		c.rope_factor = 8.0f;
+		c.rope_low_freq = 1.0f;
+		c.rope_high_freq = 4.0f;
+		c.rope_orig_max = 20;
+		c.rope_theta = 50.0f;
+		return c;
+	}
 	if (gemma)
 	{
 		/* Gemma: GeGLU, embeddings ·√d, one key/value head */
@@ -660,6 +731,12 @@ main(void)
 		test_model(1, 0, 1);	/* Gemma: GeGLU, scaled embeddings, multi-query */
 		test_model(1, 0, 2);	/* Gemma 2: and post-norms, soft caps, attn_scale */
 		test_model(0, 0, 3);	/* and head_size 6, not d / heads = 4 */
+		test_model(0, 0, 4);	/* Llama 3.1's rope scaling */
+		test_model(1, 0, 5);	/* Qwen3's q/k norms */
+		test_model(1, 0, 6);	/* SmolLM3's NoPE layers */
+		test_model(1, 0, 7);	/* a sliding window on one layer of two */
+		test_model(0, 0, 8);	/* on every layer */
+		test_rope_llama3();
 		test_softcap_attention(5);
 		test_softcap_attention(70);
 		test_softcap();

@@ -6,21 +6,99 @@
  * the rows of a llama's attn_q and attn_k put back in Hugging Face's order
  * (llama.cpp's convert_hf_to_gguf.py permutes them for ggml's rope, which
  * pairs dimensions 2i and 2i+1 where rotate_half pairs i and i + d/2), a
- * GPT-2's Conv1D weights transposed back to (in, out).
+ * GPT-2's Conv1D weights transposed back to (in, out); a Llama 3's
+ * rope_freqs.weight read as its "llama3" rope_scaling.
  */
 #include "tfm/gguf.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tfm/layers_llama.h"
 #include "tfm/limits.h"
 #include "gguf_internal.h"
 
-/* llama.*: a Hugging Face Llama's hyper-parameters */
+/*
+ * rope_freqs.weight, the divisors of the rotary frequencies that llama.cpp's
+ * converter writes for a Llama 3.1 or 3.2 ("rope_type": "llama3"): F32, one
+ * per frequency of a head.  Its values (read later, tfm_gguf_rope_check)
+ * must be Llama 3's scaling with the published low_freq_factor 1 and
+ * high_freq_factor 4, the original context of
+ * llama.rope.scaling.original_context_length (8192, every Llama 3.1 and
+ * 3.2's, when absent: the converter writes none) and the factor of its
+ * last (lowest) frequency; here p is marked for that check.
+ */
 static int
-llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, tfm_status *st)
+llama3_rope_freqs(tfm_hf_params *p, const tfm_gguf_file *f, tfm_status *st)
 {
+	const tfm_gguf_tensor *t = tfm_gguf_find_tensor(f, "rope_freqs.weight");
+	uint64_t	half;
+
+	if (!t)
+		return TFM_OK;
+	half = p->heads > 0 && p->d_model % p->heads == 0 ? (uint64_t) (p->d_model / p->heads / 2) : 0;
+	if (t->type != TFM_GGML_F32 || t->ndim != 1 || t->ne[0] != half || half == 0)
+		return tfm_status_set(st, TFM_EBADFILE, "rope_freqs.weight must be F32 and hold %llu values, one per rotary frequency",
+							  (unsigned long long) half);
+	p->rope_type = TFM_ROPE_LLAMA3;
+	p->rope_factor = 0.0f;		/* its last value (tfm_gguf_rope_check) */
+	p->rope_low_freq = 1.0f;
+	p->rope_high_freq = 4.0f;
+	p->rope_orig_max = 8192;
+	return tfm_gguf_get_range(&p->rope_orig_max, f, "llama.rope.scaling.original_context_length", false,
+							  1, TFM_ROPE_ORIG_MAX, st);
+}
+
+int
+tfm_gguf_rope_check(tfm_hf_params *p, const float *ff, int n, tfm_status *st)
+{
+	float		base[TFM_ROPE_MAX_HALF],
+				inv[TFM_ROPE_MAX_HALF];
+
+	if (n < 1 || n > TFM_ROPE_MAX_HALF || 2 * n != p->d_model / p->heads)
+		return tfm_status_set(st, TFM_EBADFILE, "rope_freqs.weight holds %d values, not half a head", n);
+	if (!(ff[n - 1] >= 1.0f && ff[n - 1] <= (float) TFM_ROPE_FACTOR_MAX))
+		return tfm_status_set(st, TFM_EUNSUPPORTED, "rope_freqs.weight's last factor %g is not between 1 and %d",
+							  (double) ff[n - 1], TFM_ROPE_FACTOR_MAX);
+	p->rope_factor = ff[n - 1];
+	tfm_rope_freqs_default(base, 2 * n, p->rope_theta);
+	memcpy(inv, base, sizeof(float) * n);
+	tfm_rope_llama3(inv, n, p->rope_factor, p->rope_low_freq, p->rope_high_freq, p->rope_orig_max);
+	for (int i = 0; i < n; i++)
+	{
+		double		want = (double) base[i] / inv[i];
+
+		if (!(fabs(ff[i] - want) <= 1e-4 * want))
+			return tfm_status_set(st, TFM_EUNSUPPORTED,
+								  "rope_freqs.weight is not Llama 3's rope scaling (factor %g, low_freq_factor 1, high_freq_factor 4, original context %d): value %d is %g, not %g",
+								  (double) p->rope_factor, p->rope_orig_max, i, (double) ff[i], want);
+	}
+	return TFM_OK;
+}
+
+/* "<arch>.<suffix>" in one of 4 rotating buffers (each used before the 4th next call) */
+static const char *
+akey(char (*buf)[80], int *slot, const char *arch, const char *suffix)
+{
+	char	   *k = buf[(*slot)++ % 4];
+
+	snprintf(k, 80, "%s.%s", arch, suffix);
+	return k;
+}
+
+/*
+ * llama.* (or qwen3.*: Qwen3's q/k norms, head_dim its key_length, q and k
+ * rows in Hugging Face's order): a Hugging Face Llama's hyper-parameters
+ */
+static int
+llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, const char *a,
+			 tfm_status *st)
+{
+	char		kb[4][80];
+	int			ks = 0;
+	bool		qwen3 = strcmp(a, "qwen3") == 0;
 	const char *s;
 	size_t		slen;
 	double		eps,
@@ -32,50 +110,71 @@ llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, tfm_stat
 	const tfm_gguf_tensor *emb;
 	const int	big = 1 << 30;
 
+#define K(sfx) akey(kb, &ks, a, sfx)
 	p->arch = TFM_HF_LLAMA;
-	if ((rc = tfm_gguf_get_range(&p->d_model, f, "llama.embedding_length", true, 1, big, st)) != 0 ||
-		(rc = tfm_gguf_get_range(&p->layers, f, "llama.block_count", true, 1, big, st)) != 0 ||
-		(rc = tfm_gguf_get_range(&p->d_ff, f, "llama.feed_forward_length", true, 1, big, st)) != 0 ||
-		(rc = tfm_gguf_get_range(&p->heads, f, "llama.attention.head_count", true, 1, big, st)) != 0)
+	p->qk_norm = qwen3;
+	p->gguf_neox = qwen3;
+	if ((rc = tfm_gguf_get_range(&p->d_model, f, K("embedding_length"), true, 1, big, st)) != 0 ||
+		(rc = tfm_gguf_get_range(&p->layers, f, K("block_count"), true, 1, big, st)) != 0 ||
+		(rc = tfm_gguf_get_range(&p->d_ff, f, K("feed_forward_length"), true, 1, big, st)) != 0 ||
+		(rc = tfm_gguf_get_range(&p->heads, f, K("attention.head_count"), true, 1, big, st)) != 0)
 		return rc;
 	p->kv_heads = p->heads;
-	if ((rc = tfm_gguf_get_range(&p->kv_heads, f, "llama.attention.head_count_kv", false, 1, big, st)) != 0 ||
-		(rc = tfm_gguf_get_range(&rope_dims, f, "llama.rope.dimension_count", false, 0, big, st)) != 0 ||
-		(rc = tfm_gguf_get_range(&experts, f, "llama.expert_count", false, 0, big, st)) != 0)
+	if ((rc = tfm_gguf_get_range(&p->kv_heads, f, K("attention.head_count_kv"), false, 1, big, st)) != 0 ||
+		(rc = tfm_gguf_get_range(&rope_dims, f, K("rope.dimension_count"), false, 0, big, st)) != 0 ||
+		(rc = tfm_gguf_get_range(&experts, f, K("expert_count"), false, 0, big, st)) != 0)
 		return rc;
 	if (experts > 0)
-		return tfm_status_set(st, TFM_EUNSUPPORTED, "mixture-of-experts llama files (llama.expert_count %d) are not supported",
-							  experts);
-	if ((rc = tfm_gguf_get_int(&ctx, f, "llama.context_length", false, st)) != 0)
+		return tfm_status_set(st, TFM_EUNSUPPORTED, "mixture-of-experts %s files (%s %d) are not supported",
+							  a, K("expert_count"), experts);
+	if ((rc = tfm_gguf_get_int(&ctx, f, K("context_length"), false, st)) != 0)
 		return rc;
 	if (ctx < TFM_LEN_MIN)
-		return tfm_status_set(st, TFM_EBADFILE, "metadata \"llama.context_length\" is %lld (at least %d)",
-							  (long long) ctx, TFM_LEN_MIN);
+		return tfm_status_set(st, TFM_EBADFILE, "metadata \"%s\" is %lld (at least %d)",
+							  K("context_length"), (long long) ctx, TFM_LEN_MIN);
 	if (ctx > TFM_LEN_MAX)
 	{
 		*capped = ctx;
 		ctx = TFM_LEN_MAX;
 	}
 	p->max_len = (int) ctx;
-	if ((rc = tfm_gguf_get_float(&eps, f, "llama.attention.layer_norm_rms_epsilon", true, st)) != 0 ||
-		(rc = tfm_gguf_get_float(&theta, f, "llama.rope.freq_base", false, st)) != 0)
+	if ((rc = tfm_gguf_get_float(&eps, f, K("attention.layer_norm_rms_epsilon"), true, st)) != 0 ||
+		(rc = tfm_gguf_get_float(&theta, f, K("rope.freq_base"), false, st)) != 0)
 		return rc;
 	p->ln_eps = (float) eps;
 	p->rope_theta = (float) theta;
-	if (tfm_gguf_get_str(&s, &slen, f, "llama.rope.scaling.type", false, NULL) == TFM_OK &&
-		tfm_gguf_find(f, "llama.rope.scaling.type") && !(slen == 4 && memcmp(s, "none", 4) == 0))
+	if (tfm_gguf_get_str(&s, &slen, f, K("rope.scaling.type"), false, NULL) == TFM_OK &&
+		tfm_gguf_find(f, K("rope.scaling.type")) && !(slen == 4 && memcmp(s, "none", 4) == 0))
 		return tfm_status_set(st, TFM_EUNSUPPORTED, "rope scaling \"%.*s\" is not supported",
 							  (int) tfm_utf8_cut(s, slen < 32 ? slen : 32), s);
-	if (tfm_gguf_find_tensor(f, "rope_freqs.weight"))
-		return tfm_status_set(st, TFM_EUNSUPPORTED, "rope frequency factors (rope_freqs.weight) are not supported");
-	if (p->heads > 0 && p->d_model % p->heads == 0)
+	if (qwen3)
+	{
+		/* a head's width: key_length (Qwen3-0.6B's 128 over 1024 / 16), value_length the same */
+		int			hd = p->d_model / p->heads,
+					vlen;
+
+		if ((rc = tfm_gguf_get_range(&hd, f, K("attention.key_length"), false, 2, TFM_D_MODEL_MAX, st)) != 0)
+			return rc;
+		vlen = hd;
+		if ((rc = tfm_gguf_get_range(&vlen, f, K("attention.value_length"), false, 1, big, st)) != 0)
+			return rc;
+		if (vlen != hd || (rope_dims != 0 && rope_dims != hd))
+			return tfm_status_set(st, TFM_EUNSUPPORTED, "%s and %s must be %s (%d)", K("attention.value_length"),
+								  K("rope.dimension_count"), K("attention.key_length"), hd);
+		p->head_dim = hd;
+		if (tfm_gguf_find_tensor(f, "rope_freqs.weight"))
+			return tfm_status_set(st, TFM_EUNSUPPORTED, "rope_freqs.weight in a qwen3 file is not supported");
+	}
+	else if ((rc = llama3_rope_freqs(p, f, st)) != 0)
+		return rc;
+	if (!qwen3 && p->heads > 0 && p->d_model % p->heads == 0)
 	{
 		int			hd = p->d_model / p->heads;
-		const char *keys[] = {"llama.attention.key_length", "llama.attention.value_length"};
+		const char *keys[] = {K("attention.key_length"), K("attention.value_length")};
 
 		if (rope_dims != 0 && rope_dims != hd)
 			return tfm_status_set(st, TFM_EUNSUPPORTED,
-								  "llama.rope.dimension_count %d is not the head size %d", rope_dims, hd);
+								  "%s %d is not the head size %d", K("rope.dimension_count"), rope_dims, hd);
 		for (int k = 0; k < 2; k++)
 		{
 			int			len = hd;
@@ -87,7 +186,7 @@ llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, tfm_stat
 									  len, hd);
 		}
 	}
-	/* the vocabulary: token_embd's rows (llama.vocab_size, if given, must agree) */
+	/* the vocabulary: token_embd's rows (<arch>.vocab_size, if given, must agree) */
 	emb = tfm_gguf_find_tensor(f, "token_embd.weight");
 	if (!emb || emb->ndim != 2 || emb->ne[0] != (uint64_t) p->d_model || emb->ne[1] > (uint64_t) big)
 		return tfm_status_set(st, TFM_EBADFILE, "token_embd.weight is missing or not (%d, vocab)",
@@ -96,14 +195,15 @@ llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, tfm_stat
 	{
 		int			v = p->vocab;
 
-		if ((rc = tfm_gguf_get_range(&v, f, "llama.vocab_size", false, 1, big, st)) != 0)
+		if ((rc = tfm_gguf_get_range(&v, f, K("vocab_size"), false, 1, big, st)) != 0)
 			return rc;
 		if (v != p->vocab)
-			return tfm_status_set(st, TFM_EBADFILE, "llama.vocab_size %d is not token_embd.weight's %d rows",
-								  v, p->vocab);
+			return tfm_status_set(st, TFM_EBADFILE, "%s %d is not token_embd.weight's %d rows",
+								  K("vocab_size"), v, p->vocab);
 	}
 	p->tie = tfm_gguf_find_tensor(f, "output.weight") == NULL;
 	return TFM_OK;
+#undef K
 }
 
 int
@@ -118,11 +218,13 @@ tfm_gguf_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, tfm_s
 	if ((rc = tfm_gguf_get_str(&arch, &alen, f, "general.architecture", true, st)) != 0)
 		return rc;
 	if (alen == 5 && memcmp(arch, "llama", 5) == 0)
-		return llama_params(p, capped, f, st);
+		return llama_params(p, capped, f, "llama", st);
+	if (alen == 5 && memcmp(arch, "qwen3", 5) == 0)
+		return llama_params(p, capped, f, "qwen3", st);
 	if (alen == 4 && memcmp(arch, "gpt2", 4) == 0)
 		return tfm_gguf_gpt2_params(p, f, st);
 	return tfm_status_set(st, TFM_EUNSUPPORTED,
-						  "GGUF architecture \"%.*s\" is not supported (tfm imports llama and gpt2)",
+						  "GGUF architecture \"%.*s\" is not supported (tfm imports llama, qwen3 and gpt2)",
 						  (int) tfm_utf8_cut(arch, alen < 64 ? alen : 64), arch);
 }
 
@@ -137,6 +239,8 @@ static const char *const llama_blk[][2] = {
 	{"attn_q.weight", "self_attn.q_proj.weight"},
 	{"attn_k.weight", "self_attn.k_proj.weight"},
 	{"attn_v.weight", "self_attn.v_proj.weight"},
+	{"attn_q_norm.weight", "self_attn.q_norm.weight"},	/* qwen3 */
+	{"attn_k_norm.weight", "self_attn.k_norm.weight"},
 	{"attn_output.weight", "self_attn.o_proj.weight"},
 	{"ffn_norm.weight", "post_attention_layernorm.weight"},
 	{"ffn_gate.weight", "mlp.gate_proj.weight"},
@@ -156,6 +260,13 @@ tfm_gguf_hf_name(char *name, size_t cap, const tfm_hf_params *p, const tfm_gguf_
 	unsigned	layer;
 	int			used = 0;
 
+	/* Llama 3's frequency divisors, checked against the config before the
+	 * model is built (tfm_gguf_rope_check): a buffer's values, not stored */
+	if (!gpt2 && strcmp(t->name, "rope_freqs.weight") == 0)
+	{
+		snprintf(name, cap, "model.layers.0.self_attn.rotary_emb.inv_freq");
+		return TFM_OK;
+	}
 	for (size_t i = 0; top[i][0]; i++)
 		if (strcmp(t->name, top[i][0]) == 0)
 		{
@@ -235,7 +346,7 @@ tfm_gguf_unpermute_rows(void *dst, const void *src, uint64_t rows, size_t row_by
 static int
 rope_heads(const tfm_hf_params *p, const tfm_gguf_tensor *t)
 {
-	if (p->arch != TFM_HF_LLAMA)
+	if (p->arch != TFM_HF_LLAMA || p->gguf_neox)
 		return 0;
 	return strstr(t->name, ".attn_q.weight") ? p->heads :
 		strstr(t->name, ".attn_k.weight") ? p->kv_heads : 0;
@@ -339,7 +450,8 @@ tfm_gguf_check(tfm_hf_map *map, const tfm_hf_params *p, const tfm_gguf_file *f, 
 		if ((rc = tfm_gguf_hf_name(hf, sizeof(hf), p, t, st)) != 0)
 			break;
 		e = tfm_hf_match(map, hf, strlen(hf));
-		if (!e || e->use == TFM_HF_BUFFER)
+		/* a buffer only as Llama 3's rope_freqs.weight (tfm_gguf_hf_name) */
+		if (!e || (e->use == TFM_HF_BUFFER && strcmp(t->name, "rope_freqs.weight") != 0))
 		{
 			rc = tfm_status_set(st, TFM_EBADFILE, "unexpected tensor \"%.*s\" for this model's metadata",
 								TFM_GGUF_SHOWN(t->name, t->name_len));

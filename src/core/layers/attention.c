@@ -1,6 +1,6 @@
 /*
  * attention.c — multi-head scaled dot-product attention over views into
- * fused Q/K/V buffers, with causal and key-padding masks, a stable softmax
+ * fused Q/K/V buffers, with causal (optionally sliding-window) and key-padding masks, a stable softmax
  * and dropout on the attention weights.
  *
  * Each (batch, head) pair is independent: the loops run over the B·h pairs
@@ -163,6 +163,18 @@ visible_keys(const tfm_attn_shape *sh, int r)
 	return n > 0 ? n : 0;		/* more queries than keys: the first see none */
 }
 
+/* the first key query r may see: its sliding window's start (0 without one) */
+static inline int
+window_start(const tfm_attn_shape *sh, int r)
+{
+	int			lo;
+
+	if (!sh->causal || sh->window <= 0)
+		return 0;
+	lo = sh->Tk - sh->Tq + r - sh->window + 1;
+	return lo > 0 ? lo : 0;
+}
+
 /*
  * where pair pr (batch b, query head j) starts in the buffers: q and o at
  * head j, k and v at its key/value head j / group, pad at batch b's keys
@@ -264,7 +276,15 @@ weights_rows(float *P, float *D, size_t ld, const uint8_t *pad, const tfm_attn_s
 				row[j] = c * tanhf(row[j] / c);
 		}
 	for (int i = 0; i < nr; i++)
-		tfm_attn_softmax_row(P + (size_t) i * ld, pad, visible_keys(sh, r0 + i), Tk, lowp);
+	{
+		/* a sliding window: the softmax over keys lo .. visible, the earlier ones 0 */
+		float	   *row = P + (size_t) i * ld;
+		int			lo = window_start(sh, r0 + i);
+
+		tfm_attn_softmax_row(row + lo, pad ? pad + lo : NULL, visible_keys(sh, r0 + i) - lo, Tk - lo, lowp);
+		if (lo > 0)
+			memset(row, 0, sizeof(float) * lo);
+	}
 	if (sh->p_drop > 0.0f)
 		for (int i = 0; i < nr; i++)
 			dropout_weights(D + (size_t) i * ld, P + (size_t) i * ld, (size_t) Tk, sh->key,

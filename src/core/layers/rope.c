@@ -1,26 +1,57 @@
 /*
  * rope.c — rotary position embeddings as Hugging Face's Llama applies them:
- * inv_freq_i = 1/θ^(2i/s) in float32, angle = position · inv_freq_i in
- * float32 (as torch's product), then cos and sin; the two halves of each
- * head are rotated together (rotate_half), not interleaved pairs.
+ * the inverse frequencies inv_freq_i = 1/θ^(2i/s) in float32, optionally
+ * rescaled (Llama 3.1's "llama3" rope_scaling: tfm_rope_llama3), angle =
+ * position · inv_freq_i in float32 (as torch's product), then cos and sin;
+ * the two halves of each head are rotated together (rotate_half), not
+ * interleaved pairs.
  */
 #include <math.h>
 
 #include "tfm/blas.h"
 #include "tfm/layers_llama.h"
 
-/* a head is at most 4096 wide (d_model ≤ 4096): its half fits on the stack */
-#define ROPE_MAX_HALF 2048
+void
+tfm_rope_freqs_default(float *inv, int s, float theta)
+{
+	for (int i = 0; i < s / 2; i++)
+		inv[i] = 1.0f / powf(theta, (float) (2 * i) / (float) s);
+}
+
+/*
+ * transformers' _compute_llama3_parameters, in its float32 steps:
+ * wavelen = 2π / inv; past orig/low the frequency is divided by factor,
+ * under orig/high kept, between them mixed with
+ * smooth = (orig/wavelen − low) / (high − low):
+ * (1 − smooth)·inv/factor + smooth·inv
+ */
+void
+tfm_rope_llama3(float *inv, int half, float factor, float low, float high, int orig)
+{
+	/* torch compares a float32 tensor with a Python float in float32 */
+	const float low_wavelen = (float) ((double) orig / low),
+				high_wavelen = (float) ((double) orig / high);
+
+	for (int i = 0; i < half; i++)
+	{
+		float		wavelen = (float) (2.0 * 3.141592653589793) / inv[i];
+
+		if (wavelen > low_wavelen)
+			inv[i] = inv[i] / factor;
+		else if (!(wavelen < high_wavelen))
+		{
+			float		smooth = ((float) orig / wavelen - low) / (high - low);
+
+			inv[i] = (1.0f - smooth) * inv[i] / factor + smooth * inv[i];
+		}
+	}
+}
 
 void
 tfm_rope_apply(float *x, int N, int nh, int s, ptrdiff_t rs,
-			   const int32_t *pos, int T, float theta, int inverse)
+			   const int32_t *pos, int T, const float *inv, int inverse)
 {
-	const int	half = s / 2 < ROPE_MAX_HALF ? s / 2 : ROPE_MAX_HALF;
-	float		inv[ROPE_MAX_HALF];
-
-	for (int i = 0; i < half; i++)
-		inv[i] = 1.0f / powf(theta, (float) (2 * i) / (float) s);
+	const int	half = s / 2;
 
 #pragma omp parallel for num_threads(tfm_get_threads()) schedule(static) if (N >= 16)
 	for (int r = 0; r < N; r++)

@@ -5,7 +5,9 @@
  *   u  = RMSNorm(x; ln1.g)
  *   q|k|v = u · attn.qkv.w           (d, h·s + 2·kv_dim), no bias; s = d/h or head_size
  *           (+ attn.qkv.b            with qkv_bias: Qwen2's q/k/v biases)
- *   q, k rotated by their positions   (rope.c)
+ *   (qk_norm, Qwen3: each q and k head RMSNorm'd, q_norm.g / k_norm.g)
+ *   q, k rotated by their positions   (rope.c; frequencies rope_freqs.c; not in
+ *                                      SmolLM3's NoPE layers, tfm_config_nope)
  *   a  = causal attention, query head j reading key/value head j / (h/kv_heads)
  *   x  = x + a · attn.out.w
  *   u  = RMSNorm(x; ln2.g)
@@ -35,8 +37,61 @@
 /* the pass's packed copy of block `layer`'s matrix w->x_w, or NULL (fp32) */
 #define PK(x) (p->packed ? p->packed[layer].x : NULL)
 
+/*
+ * Qwen3's q/k norms: every query head and every key head of the N rows of
+ * q|k|v (row stride qw) RMS-normalised over its s values with q_norm.g or
+ * k_norm.g, the values before kept in a->qk_pre (N, qd + kvd) and each
+ * head's rstd in a->qk_rstd (N, h + kv)
+ */
+static void
+qk_norm_forward(const tfm_config *c, const tfm_block_w *w, tfm_block_acts *a,
+				const tfm_block_sizes *z)
+{
+	const int	nq = c->heads,
+				nk = tfm_config_kv_heads(c);
+	const size_t pw = (size_t) z->qd + z->kvd;
+
+	for (int r = 0; r < z->N; r++)
+	{
+		float	   *row = a->qkv + (size_t) r * z->qw,
+				   *pre = a->qk_pre + r * pw,
+				   *rstd = a->qk_rstd + (size_t) r * (nq + nk);
+
+		memcpy(pre, row, sizeof(float) * pw);
+		tfm_rmsnorm_forward(row, rstd, pre, w->q_norm_g, nq, z->s, z->eps);
+		tfm_rmsnorm_forward(row + z->qd, rstd + nq, pre + z->qd, w->k_norm_g, nk, z->s, z->eps);
+	}
+}
+
+/* their backward: the gradients of the normalised queries and keys in
+ * gqkv (row stride qw) made, in place, those of the values before */
+static void
+qk_norm_backward(const tfm_config *c, const tfm_block_w *w, tfm_block_w *g,
+				 const tfm_block_acts *a, float *gqkv, const tfm_block_sizes *z)
+{
+	const int	nq = c->heads,
+				nk = tfm_config_kv_heads(c);
+	const size_t pw = (size_t) z->qd + z->kvd;
+	float		tmp[TFM_D_MODEL_MAX];	/* h·s ≤ TFM_D_MODEL_MAX (tfm_config_check) */
+
+	for (int r = 0; r < z->N; r++)
+	{
+		float	   *row = gqkv + (size_t) r * z->qw;
+		const float *pre = a->qk_pre + r * pw,
+				   *rstd = a->qk_rstd + (size_t) r * (nq + nk);
+
+		memset(tmp, 0, sizeof(float) * z->qd);
+		tfm_rmsnorm_backward(tmp, g->q_norm_g, row, pre, w->q_norm_g, rstd, nq, z->s);
+		memcpy(row, tmp, sizeof(float) * z->qd);
+		memset(tmp, 0, sizeof(float) * z->kvd);
+		tfm_rmsnorm_backward(tmp, g->k_norm_g, row + z->qd, pre + z->qd, w->k_norm_g, rstd + nq,
+							 nk, z->s);
+		memcpy(row + z->qd, tmp, sizeof(float) * z->kvd);
+	}
+}
+
 static tfm_attn_shape
-llama_attn_shape(const tfm_config *c, const tfm_stack_pass *p)
+llama_attn_shape(const tfm_config *c, const tfm_stack_pass *p, int layer)
 {
 	tfm_attn_shape sh;
 	int			w = tfm_config_qkv_width(c);
@@ -54,6 +109,7 @@ llama_attn_shape(const tfm_config *c, const tfm_stack_pass *p)
 	sh.lowp = p->packed != NULL;
 	sh.scale = c->attn_scale;	/* Gemma 2; 0 = 1/√s */
 	sh.softcap = c->attn_softcap;
+	sh.window = tfm_config_window(c, layer);	/* Mistral's, Gemma 2's local layers */
 	return sh;
 }
 
@@ -63,14 +119,19 @@ tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,
 						const float *in, const tfm_stack_pass *p, int layer)
 {
 	const tfm_block_sizes z = tfm_block_sizes_of(c, p);
-	tfm_attn_shape sh = llama_attn_shape(c, p);
+	tfm_attn_shape sh = llama_attn_shape(c, p, layer);
+	float		inv[TFM_ROPE_MAX_HALF];
 
 	a->in = in;
+	tfm_config_rope_freqs(inv, c);
 	tfm_rmsnorm_forward(a->u1, a->ln1_rstd, in, w->ln1_g, z.N, z.d, z.eps);
 	tfm_linear_forward(a->qkv, a->u1, w->qkv_w, w->qkv_b, z.N, z.d, z.qw, PK(qkv));
+	if (c->qk_norm)
+		qk_norm_forward(c, w, a, &z);
 	/* queries and keys are adjacent heads: rotate them in one sweep */
-	tfm_rope_apply(a->qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
-				   c->rope_theta, 0);
+	if (!tfm_config_nope(c, layer))
+		tfm_rope_apply(a->qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
+					   inv, 0);
 	tfm_block_self_attention(a, ws, p, layer, &sh, z.qd, z.kvd, z.qw);
 	tfm_linear_forward(c->post_norms ? a->x1 : ws->sub_out, a->cat, w->attn_out_w, NULL, z.N,
 					   z.qd, z.d, PK(attn_out));
@@ -99,15 +160,15 @@ tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
 						 tfm_workspace *ws, float *dout, float *dx,
 						 float *dmem, const tfm_stack_pass *p, int layer)
 {
-	tfm_attn_shape sh = llama_attn_shape(c, p);
+	tfm_attn_shape sh = llama_attn_shape(c, p, layer);
 	const tfm_block_sizes z = tfm_block_sizes_of(c, p);
 	float	   *dr1 = ws->g_y,
 			   *du = ws->g_u,
 			   *dcat = ws->g_t,
 			   *dh = ws->g_h,
 			   *dhg = ws->g_h + (size_t) z.N * z.f;
+	float		inv[TFM_ROPE_MAX_HALF];
 
-	(void) layer;
 	(void) dmem;				/* no cross-attention */
 	/* feed-forward: out = r1 + [post_ff](ff2(swiglu(ff1(u3)))) */
 	if (c->post_norms)
@@ -138,8 +199,12 @@ tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
 	tfm_zero(ws->g_qkv, (size_t) z.N * z.qw);
 	tfm_attention_backward(ws->g_qkv, ws->g_qkv + z.qd, ws->g_qkv + z.qd + z.kvd, dcat, a->probs,
 						   a->qkv, a->qkv + z.qd, a->qkv + z.qd + z.kvd, &sh, ws->attn_scratch);
-	tfm_rope_apply(ws->g_qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
-				   c->rope_theta, 1);
+	tfm_config_rope_freqs(inv, c);
+	if (!tfm_config_nope(c, layer))
+		tfm_rope_apply(ws->g_qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
+					   inv, 1);
+	if (c->qk_norm)
+		qk_norm_backward(c, w, g, a, ws->g_qkv, &z);
 	tfm_linear_backward_set(du, g->qkv_w, g->qkv_b, ws->g_qkv, a->u1, w->qkv_w, z.N, z.d, z.qw,
 							PK(qkv));
 	tfm_copy(dx, dr1, z.nd);

@@ -178,10 +178,32 @@ tfm_config_check(const tfm_config *c)
 			!(c->final_softcap >= 0.0f && c->final_softcap <= (float) TFM_SOFTCAP_MAX))
 			return "attn_scale must be between 0 and 1, the soft caps between 0 and "
 				TFM_STR(TFM_SOFTCAP_MAX);
+		if (c->rope_type != TFM_ROPE_DEFAULT && c->rope_type != TFM_ROPE_LLAMA3)
+			return "unknown rope type";
+		if (c->qk_norm != 0 && c->qk_norm != 1)
+			return "qk_norm must be 0 or 1";
+		if (c->attn_window < 0 || c->attn_window > TFM_LEN_MAX || c->window_pattern < 0 ||
+			c->window_pattern > TFM_LAYERS_MAX)
+			return "attn_window must be between 0 and " TFM_STR(TFM_LEN_MAX) ", window_pattern between 0 and "
+				TFM_STR(TFM_LAYERS_MAX);
+		if (c->nope_interval < 0 || c->nope_interval > TFM_LAYERS_MAX)
+			return "nope_interval must be between 0 and " TFM_STR(TFM_LAYERS_MAX);
+		if (c->rope_type == TFM_ROPE_LLAMA3 &&
+			(!(c->rope_factor >= 1.0f && c->rope_factor <= (float) TFM_ROPE_FACTOR_MAX) ||
+			 !(c->rope_low_freq > 0.0f && c->rope_high_freq > c->rope_low_freq &&
+			   c->rope_high_freq <= (float) TFM_ROPE_FACTOR_MAX) ||
+			 c->rope_orig_max < 1 || c->rope_orig_max > TFM_ROPE_ORIG_MAX))
+			return "llama3 rope scaling needs a factor between 1 and " TFM_STR(TFM_ROPE_FACTOR_MAX)
+				", 0 < low_freq_factor < high_freq_factor and original_max_position_embeddings between 1 and "
+				TFM_STR(TFM_ROPE_ORIG_MAX);
 	}
 	else if (c->qkv_bias || c->gated_act || c->post_norms || c->attn_scale != 0.0f ||
 			 c->attn_softcap != 0.0f || c->final_softcap != 0.0f || c->head_size != 0)
 		return "qkv_bias, gated_act, post_norms, attn_scale, the soft caps and head_size need the llama architecture";
+	else if (c->rope_type || c->rope_factor != 0.0f || c->rope_low_freq != 0.0f ||
+			 c->rope_high_freq != 0.0f || c->rope_orig_max || c->qk_norm || c->nope_interval ||
+			 c->attn_window || c->window_pattern)
+		return "rope scaling and q/k norms need the llama architecture";
 	else if (c->positions == TFM_POS_ROPE || c->kv_heads > 0)
 		return "rotary positions and kv_heads need the llama architecture";
 	if (c->type_vocab < TFM_TYPE_VOCAB_MIN || c->type_vocab > TFM_TYPE_VOCAB_MAX)
@@ -321,6 +343,11 @@ add_block(layout_state *st, const char *prefix, int i, const tfm_config *c,
 		{
 			ADD("post_attn.g", d, 0, post_attn_g);
 			ADD("post_ff.g", d, 0, post_ff_g);
+		}
+		if (c->qk_norm)			/* Qwen3 */
+		{
+			ADD("attn.q_norm.g", tfm_config_head_size(c), 0, q_norm_g);
+			ADD("attn.k_norm.g", tfm_config_head_size(c), 0, k_norm_g);
 		}
 		return;
 	}

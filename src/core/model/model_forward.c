@@ -53,9 +53,12 @@ dec_len(const tfm_config *c, int T, int Tt)
 static void
 carve_block(carver *cv, tfm_block_acts *a, size_t N, size_t d, size_t qd, size_t qkv,
 			size_t f1, size_t f, bool hd, bool probs, size_t n_probs, bool cross, size_t Nx,
-			size_t n_cprobs)
+			size_t n_cprobs, size_t qkn_w, size_t qkn_h)
 {
 	a->u1 = carve(cv, N * d);
+	/* q/k norms (Qwen3): the queries' and keys' widths before them, their heads' rstd */
+	a->qk_pre = qkn_w ? carve(cv, N * qkn_w) : NULL;
+	a->qk_rstd = qkn_w ? carve(cv, N * qkn_h) : NULL;
 	a->ln1_mean = carve(cv, N);
 	a->ln1_rstd = carve(cv, N);
 	a->qkv = carve(cv, N * (qkv > 3 * d ? qkv : 3 * d));
@@ -96,7 +99,7 @@ carve_block(carver *cv, tfm_block_acts *a, size_t N, size_t d, size_t qd, size_t
 static void
 carve_stack(carver *cv, tfm_block_acts *acts, int L, bool shared, size_t N, size_t d,
 			size_t qd, size_t qkv, size_t f1, size_t f, bool hd, bool probs, size_t n_probs, bool cross, size_t Nx,
-			size_t n_cprobs)
+			size_t n_cprobs, size_t qkn_w, size_t qkn_h)
 {
 	for (int l = 0; l < L; l++)
 	{
@@ -106,7 +109,8 @@ carve_stack(carver *cv, tfm_block_acts *acts, int L, bool shared, size_t N, size
 			acts[l].out = carve(cv, N * d);
 		}
 		else
-			carve_block(cv, &acts[l], N, d, qd, qkv, f1, f, hd, probs, n_probs, cross, Nx, n_cprobs);
+			carve_block(cv, &acts[l], N, d, qd, qkv, f1, f, hd, probs, n_probs, cross, Nx, n_cprobs,
+						qkn_w, qkn_h);
 	}
 }
 
@@ -137,11 +141,14 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 	const size_t V = c->task == TFM_TASK_CLASSIFY ? (size_t) c->n_classes :
 		(c->task == TFM_TASK_SEQ2SEQ && c->tgt_vocab > 0 ? (size_t) c->tgt_vocab : (size_t) c->vocab);
 
+	const size_t qkn_w = c->qk_norm ? (size_t) (qd + tfm_config_kv_dim(c)) : 0,
+				qkn_h = (size_t) (c->heads + tfm_config_kv_heads(c));
+
 	carve_stack(cv, ws->enc, c->enc_layers, ckpt, Ne, d, qd, qkv, f1, f, hd, probs,
-				(size_t) B * h * T * T, false, 0, 0);
+				(size_t) B * h * T * T, false, 0, 0, 0, 0);
 	carve_stack(cv, ws->dec, c->dec_layers, ckpt, Nd, d, qd, qkv, f1, f, hd, probs,
 				(size_t) B * h * Td * Td, c->task == TFM_TASK_SEQ2SEQ, Ne,
-				(size_t) B * h * Td * T);
+				(size_t) B * h * Td * T, qkn_w, qkn_h);
 	ws->enc_x = carve(cv, Ne * d);
 	ws->dec_x = carve(cv, Nd * d);
 	ws->enc_pad = (uint8_t *) carve(cv, (Ne + 3) / 4);

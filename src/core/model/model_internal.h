@@ -54,7 +54,9 @@ typedef struct tfm_block_acts
 			   *probs,			/* (B, h, T, T) */
 			   *cat,			/* (N, d) heads concatenated */
 			   *r1,				/* (N, d) in + drop(attn) */
-			   *x1;				/* (N, d) post-LN: ln1(r1) */
+			   *x1,				/* (N, d) post-LN: ln1(r1) */
+			   *qk_pre,			/* (N, h·s + kv·s) queries and keys before their norms (Qwen3) */
+			   *qk_rstd;		/* (N, h + kv) each head's rstd of those norms */
 	float	   *u2,				/* cross-attention: same pattern */
 			   *lnx_mean,
 			   *lnx_rstd,

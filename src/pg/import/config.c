@@ -346,21 +346,23 @@ typedef enum LlamaFamily
 {
 	FAMILY_LLAMA,
 	FAMILY_QWEN2,				/* q/k/v biases; sliding window only if use_sliding_window */
-	FAMILY_MISTRAL,				/* sliding_window (HF's default 4096) bounds max_len */
-	FAMILY_PHI3,				/* fused projections; sliding_window bounds max_len */
+	FAMILY_QWEN3,				/* q/k norms, head_dim (Qwen3Config's 128), as Qwen2's window */
+	FAMILY_SMOLLM3,				/* every no_rope_layer_interval-th layer without rope */
+	FAMILY_MISTRAL,				/* sliding_window (HF's default 4096) on every layer */
+	FAMILY_PHI3,				/* fused projections; sliding_window on every layer */
 	FAMILY_GEMMA,				/* GeGLU, embeddings ·√d, RMSNorm x·(1 + w), tied head */
 	FAMILY_GEMMA2				/* Gemma's, and four norms a layer, soft caps, its own
-								 * attention scale, sliding_window bounding max_len */
+								 * attention scale, sliding_window on layers 0, 2, ... */
 } LlamaFamily;
 
 /*
  * Mistral's sliding window: a query attends to at most the last
- * sliding_window keys.  tfm's attention has no window, so the model is
- * limited to sliding_window positions, where the window never binds and
- * the computation is exact (null: no window).
+ * sliding_window keys (itself included), run as a masked window in the
+ * attention (null: no window; one not under max_position_embeddings never
+ * binds)
  */
 static void
-mistral_window(JsonbContainer *c, tfm_hf_params *p, bool notice)
+mistral_window(JsonbContainer *c, tfm_hf_params *p)
 {
 	JsonbValue	buf,
 			   *v = tfm_jget(c, "sliding_window", &buf);
@@ -374,14 +376,7 @@ mistral_window(JsonbContainer *c, tfm_hf_params *p, bool notice)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("config.json field \"sliding_window\" must be at least 1, not %d", w)));
 	if (w < p->max_len)
-	{
-		if (notice)
-			ereport(NOTICE,
-					(errmsg("the model is limited to its sliding_window of %d positions, not its max_position_embeddings %d",
-							w, p->max_len),
-					 errdetail("tfm's attention has no window; within it the window never binds.")));
-		p->max_len = w;
-	}
+		p->attn_window = w;
 }
 
 /*
@@ -444,6 +439,61 @@ softcap_value(JsonbContainer *c, const char *key, double dflt)
 }
 
 /*
+ * SmolLM3's layers without rotary positions: no_rope_layer_interval
+ * (SmolLM3Config's 4), and no_rope_layers, if given (1 rotates, 0 not),
+ * must be its pattern: layer i without rope when (i + 1) % interval == 0,
+ * as SmolLM3Config makes it when absent
+ */
+static void
+smollm3_nope(JsonbContainer *c, tfm_hf_params *p)
+{
+	int			interval = jint(c, "no_rope_layer_interval", 4, false),
+				layers = jint(c, "num_hidden_layers", 0, true),
+				i = 0;
+	JsonbValue	buf,
+			   *v = tfm_jget(c, "no_rope_layers", &buf);
+
+	if (interval < 1 || interval > TFM_LAYERS_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json field \"no_rope_layer_interval\" must be between 1 and %d, not %d",
+						TFM_LAYERS_MAX, interval)));
+	p->nope_interval = interval;
+	if (!v || v->type == jbvNull)
+		return;
+	if (v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
+		bad_field("no_rope_layers", "an array of 0 and 1", v);
+	{
+		JsonbIterator *it = JsonbIteratorInit(v->val.binary.data);
+		JsonbValue	e;
+		JsonbIteratorToken tok;
+
+		while ((tok = JsonbIteratorNext(&it, &e, true)) != WJB_DONE)
+			if (tok == WJB_ELEM)
+			{
+				double		x = e.type == jbvNumeric ? numeric_value(&e) : -1.0;
+				bool		rope = (i + 1) % interval != 0;
+
+				if (x != 0.0 && x != 1.0)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("config.json no_rope_layers entries must be 0 or 1")));
+				if (i >= layers || (x == 1.0) != rope)
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("config.json no_rope_layers is not supported"),
+							 errdetail("tfm implements SmolLM3 with the layers i where (i + 1) %% no_rope_layer_interval (here %d) is 0 without rotary positions, one entry a layer.",
+									   interval)));
+				i++;
+			}
+	}
+	if (i != layers)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json no_rope_layers has %d entries, not num_hidden_layers %d", i, layers)));
+}
+
+/*
  * Gemma 2: the attention's scale query_pre_attn_scalar^-½, the soft caps of
  * the scores and the logits (Gemma2Config's defaults: 224, 50, 30)
  */
@@ -492,6 +542,9 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 
 	p->arch = family == FAMILY_PHI3 ? TFM_HF_PHI3 : TFM_HF_LLAMA;
 	p->qkv_bias = family == FAMILY_QWEN2;
+	p->qk_norm = family == FAMILY_QWEN3;
+	if (family == FAMILY_SMOLLM3)
+		smollm3_nope(c, p);
 	p->gemma = family == FAMILY_GEMMA || family == FAMILY_GEMMA2;
 	p->gemma2 = family == FAMILY_GEMMA2;
 	if (p->gemma)
@@ -514,16 +567,17 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 					 errdetail("tfm rotates whole heads (partial_rotary_factor 1).")));
 	}
 	else
-		refuse_present(c, "rope_scaling", "rope scaling (rotary positions are not rescaled)");
+		tfm_hf_rope_scaling(c, p, "Llama");
 	if (family == FAMILY_LLAMA || family == FAMILY_GEMMA)
 		refuse_present(c, "sliding_window", "sliding-window attention");
 	if (family == FAMILY_GEMMA2)
 		gemma2_options(c, p);
-	if (family == FAMILY_QWEN2 && jbool(c, "use_sliding_window", false))
+	if ((family == FAMILY_QWEN2 || family == FAMILY_QWEN3) && jbool(c, "use_sliding_window", false))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("config.json option \"use_sliding_window\": true is not supported"),
-				 errdetail("tfm implements Qwen2 with full attention in every layer, as its published configs (use_sliding_window false) do.")));
+				 errdetail("tfm implements %s with full attention in every layer, as its published configs (use_sliding_window false) do.",
+						   family == FAMILY_QWEN2 ? "Qwen2" : "Qwen3")));
 	require_bool(c, "use_sliding_window", false, false);
 	if (family != FAMILY_QWEN2)
 		require_bool(c, "attention_bias", false, false);
@@ -540,9 +594,12 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 	/* GemmaConfig ties by default, LlamaConfig and Phi3Config do not */
 	p->tie = jbool(c, "tie_word_embeddings", p->gemma);
 	if (family == FAMILY_MISTRAL)
-		mistral_window(c, p, false);
+		mistral_window(c, p);
 	if (family == FAMILY_GEMMA2)
-		mistral_window(c, p, true);	/* every other layer's window; Gemma2Config's 4096 */
+	{
+		mistral_window(c, p);	/* Gemma2Config's 4096, on layers 0, 2, ... */
+		p->window_pattern = 2;
+	}
 	if (family == FAMILY_PHI3)
 	{
 		/* Phi3Config's default is no window (null) */
@@ -550,9 +607,9 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 				   *w = tfm_jget(c, "sliding_window", &wb);
 
 		if (w && w->type != jbvNull)
-			mistral_window(c, p, true);
+			mistral_window(c, p);
 	}
-	if (family != FAMILY_LLAMA && p->max_len > TFM_LEN_MAX)
+	if ((family != FAMILY_LLAMA || p->rope_type != TFM_ROPE_DEFAULT) && p->max_len > TFM_LEN_MAX)
 	{
 		/* rotary positions have no table: the first TFM_LEN_MAX are exact */
 		ereport(NOTICE,
@@ -561,7 +618,7 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 		p->max_len = TFM_LEN_MAX;
 	}
 	/* a head's width: head_dim (Gemma 7B's and Gemma 2's differ from hidden_size / heads) */
-	head_dim = jint(c, "head_dim", 0, false);
+	head_dim = jint(c, "head_dim", family == FAMILY_QWEN3 ? 128 : 0, false);	/* Qwen3Config's default */
 	if (head_dim < 0 || head_dim > TFM_D_MODEL_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -677,6 +734,8 @@ typedef struct LlamaType
 static const LlamaType llama_types[] = {
 	{"llama", "LlamaForCausalLM", "LlamaModel", "Llama", FAMILY_LLAMA},
 	{"qwen2", "Qwen2ForCausalLM", "Qwen2Model", "Qwen2", FAMILY_QWEN2},
+	{"qwen3", "Qwen3ForCausalLM", "Qwen3Model", "Qwen3", FAMILY_QWEN3},
+	{"smollm3", "SmolLM3ForCausalLM", "SmolLM3Model", "SmolLM3", FAMILY_SMOLLM3},
 	{"mistral", "MistralForCausalLM", "MistralModel", "Mistral", FAMILY_MISTRAL},
 	{"phi3", "Phi3ForCausalLM", "Phi3Model", "Phi-3", FAMILY_PHI3},
 	{"gemma", "GemmaForCausalLM", "GemmaModel", "Gemma", FAMILY_GEMMA},
@@ -830,7 +889,7 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model_type \"%s\" is not supported", type),
-				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2, mistral, phi3, gemma, gemma2, marian, t5 and mt5 models.")));
+				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2, qwen3, smollm3, mistral, phi3, gemma, gemma2, marian, t5 and mt5 models.")));
 
 	/* the one check of the hyper-parameters (tfm/hf_import.h), and the model they make */
 	bad = tfm_hf_config(&out->cfg, &out->p);

@@ -29,6 +29,7 @@
 #include "storage/models/models.h"
 #include "storage/tokenizers/tokenizers.h"
 #include "tfm/gguf.h"
+#include "tfm/layers_llama.h"
 #include "tfm/tokenizer.h"
 
 /* a server file's header is read in 4 kB first, then 8 times more at a time
@@ -233,6 +234,27 @@ special_id(const GgufSource *s, const char *key, int vocab)
 	return (int) v;
 }
 
+/* a Llama 3's rope_freqs.weight (its shape checked by tfm_gguf_params) read
+ * as its rope scaling, before the config is made */
+static void
+rope_freqs(GgufSource *s)
+{
+	const tfm_gguf_tensor *t = NULL;
+	float		ff[TFM_ROPE_MAX_HALF];
+	tfm_status	st = {0};
+
+	for (uint64 i = 0; i < s->f->n_tensors && !t; i++)
+		if (strcmp(s->f->tensors[i].name, "rope_freqs.weight") == 0)
+			t = &s->f->tensors[i];
+
+	if (!t || t->bytes != t->ne[0] * sizeof(float) || t->ne[0] > TFM_ROPE_MAX_HALF)
+		elog(ERROR, "rope_freqs.weight is not as checked. Please report a bug.");
+	memmove(ff, tfm_file_read(&s->file, s->f->data_start + t->offset, t->bytes, (uint8 *) ff),
+		   t->bytes);
+	tfm_raise(tfm_gguf_rope_check(&s->p, ff, (int) t->ne[0], &st), &st,
+			  psprintf("cannot import %s", s->what));
+}
+
 static int64
 import_source(const char *name, GgufSource *s, bool tokenizer, tfm_task *task)
 {
@@ -249,6 +271,8 @@ import_source(const char *name, GgufSource *s, bool tokenizer, tfm_task *task)
 		ereport(NOTICE,
 				(errmsg("the model is limited to %d positions (tfm's limit), not its llama.context_length %lld",
 						TFM_LEN_MAX, (long long) capped)));
+	if (s->p.rope_type == TFM_ROPE_LLAMA3)
+		rope_freqs(s);
 	memset(&hc, 0, sizeof(hc));
 	hc.p = s->p;
 	if ((bad = tfm_hf_config(&hc.cfg, &hc.p)) != NULL)
@@ -269,7 +293,7 @@ import_source(const char *name, GgufSource *s, bool tokenizer, tfm_task *task)
 	}
 	hc.bos_id = special_id(s, "tokenizer.ggml.bos_token_id", hc.cfg.vocab);
 	hc.eos_id = special_id(s, "tokenizer.ggml.eos_token_id", hc.cfg.vocab);
-	hc.model_type = hc.p.arch == TFM_HF_GPT2 ? "gpt2 (gguf)" : "llama (gguf)";
+	hc.model_type = hc.p.arch == TFM_HF_GPT2 ? "gpt2 (gguf)" : hc.p.qk_norm ? "qwen3 (gguf)" : "llama (gguf)";
 	memset(&steps, 0, sizeof(steps));
 	steps.what = s->what;
 	steps.bytes = s->file.size;

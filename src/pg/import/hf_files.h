@@ -28,6 +28,9 @@ typedef struct TfmHfConfig
 
 /* config.json, strictly: unknown model types and options refused by name */
 void		tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out);
+/* config.json's rope_scaling into p: none, or Llama 3.1's "llama3"; any
+ * other refused by name, family in the message (rope_config.c) */
+void		tfm_hf_rope_scaling(JsonbContainer *c, tfm_hf_params *p, const char *family);
 
 /*
  * tokenizer.json: byte-level BPE, SentencePiece-style BPE or BERT

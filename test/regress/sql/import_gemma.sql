@@ -74,8 +74,8 @@ SELECT tfm_tokenizer_drop('gemma');
 -- Gemma 2 (test/reference/hf_gemma2_reference.py): four norms a layer,
 -- scores scaled by query_pre_attn_scalar^-0.5 and soft-capped, logits
 -- soft-capped (both caps 1 here, so they bind), sliding_window 64 under
--- max_position_embeddings 128: the model is limited to its window (a
--- notice), where the window never binds
+-- max_position_embeddings 128 on layers 0, 2, ...: run as a masked window
+-- (attn_window, window_pattern 2); every input here is shorter
 \set cfg2 `cat test/fixtures/hf_gemma2/config.json`
 \set ref2 `cat test/fixtures/hf_gemma2/reference.json`
 CREATE TEMP TABLE g2fx AS SELECT :'cfg2'::jsonb AS cfg, :'ref2'::jsonb AS ref;

@@ -79,8 +79,8 @@ SELECT tfm_tokenize('qwen2', '2024') AS qwen2_digits;
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(:'lcfg'::jsonb, '{model_type}', '"qwen2"') - 'architectures'), decode(:'lw', 'base64'));
 SELECT count(*) AS models FROM tfm.models WHERE name = 'x';
 
--- Mistral: Llama's tensors; the model is bounded by sliding_window positions
--- (the window never binds there), so it computes what the Llama does
+-- Mistral: Llama's tensors; within its sliding_window (64; run as a masked
+-- window past it, import_mistral) it computes what the Llama does
 SELECT * FROM tfm_import('mistral', jsonb_set(:'lcfg'::jsonb, '{architectures}', '["MistralForCausalLM"]')
                           || '{"model_type": "mistral", "sliding_window": 64}', decode(:'lw', 'base64'));
 SELECT * FROM tfm_import('llama', :'lcfg'::jsonb, decode(:'lw', 'base64'));

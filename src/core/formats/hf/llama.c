@@ -1,6 +1,9 @@
 /*
  * llama.c — the Llama family for the Hugging Face import: Llama
- * (LlamaForCausalLM: SmolLM, TinyLlama), Qwen2 (Qwen2ForCausalLM, a Llama
+ * (LlamaForCausalLM: SmolLM, TinyLlama; Llama 3.1 and 3.2 with their
+ * "llama3" rope_scaling), SmolLM3 (SmolLM3ForCausalLM: every
+ * no_rope_layer_interval-th layer without rotary positions), Qwen3
+ * (Qwen3ForCausalLM, q/k norms), Qwen2 (Qwen2ForCausalLM, a Llama
  * with q/k/v biases), Mistral (MistralForCausalLM, whose sliding window the
  * SQL layer checks), Phi-3 (Phi3ForCausalLM, TFM_HF_PHI3) and Gemma
  * (GemmaForCausalLM, Gemma2ForCausalLM): the config.json keys, the
@@ -25,6 +28,10 @@
  *   layers.N.self_attn.q_proj.bias (h·s)       -> dec.N.attn.qkv.b [0, d)
  *   layers.N.self_attn.k_proj.bias (kv·s)      -> [d, d + kv·s)
  *   layers.N.self_attn.v_proj.bias (kv·s)      -> [d + kv·s, d + 2·kv·s)
+ * Qwen3 (Qwen3ForCausalLM, qk_norm): Llama's names (no biases), head_dim
+ * its own, and an RMSNorm over each query and key head before the rotation:
+ *   layers.N.self_attn.q_norm.weight (s)       -> dec.N.attn.q_norm.g
+ *   layers.N.self_attn.k_norm.weight (s)       -> dec.N.attn.k_norm.g
  * Mistral (MistralForCausalLM): Llama's names exactly.
  * Phi-3 (Phi3ForCausalLM, TFM_HF_PHI3): Llama's, but q/k/v and gate/up fused,
  * in tfm's own order:
@@ -67,6 +74,16 @@ llama_config(tfm_config *cfg, const tfm_hf_params *p)
 	cfg->attn_scale = p->gemma2 ? p->attn_scale : 0.0f;
 	cfg->attn_softcap = p->gemma2 ? p->attn_softcap : 0.0f;
 	cfg->final_softcap = p->gemma2 ? p->final_softcap : 0.0f;
+	/* Llama 3.1's rope scaling */
+	cfg->rope_type = p->rope_type;
+	cfg->rope_factor = p->rope_factor;
+	cfg->rope_low_freq = p->rope_low_freq;
+	cfg->rope_high_freq = p->rope_high_freq;
+	cfg->rope_orig_max = p->rope_orig_max;
+	cfg->qk_norm = p->qk_norm;	/* Qwen3 */
+	cfg->nope_interval = p->nope_interval;	/* SmolLM3 */
+	cfg->attn_window = p->attn_window;	/* Mistral, Phi-3, Gemma 2 */
+	cfg->window_pattern = p->window_pattern;
 	cfg->pad_id = -1;			/* ids are the checkpoint's; nothing is padding */
 	cfg->dropout = 0.0f;
 	cfg->attn_dropout = 0.0f;
@@ -118,6 +135,11 @@ llama_entries(hf_builder *b, const tfm_config *c)
 			L("self_attn.v_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, kvd, d, qd + kvd);
 		}
 		L("self_attn.o_proj.weight", "attn.out.w", TFM_HF_TRANSPOSE, 2, d, qd, 0);
+		if (c->qk_norm)			/* Qwen3 */
+		{
+			L("self_attn.q_norm.weight", "attn.q_norm.g", TFM_HF_COPY, 1, s, 0, 0);
+			L("self_attn.k_norm.weight", "attn.k_norm.g", TFM_HF_COPY, 1, s, 0, 0);
+		}
 		if (c->post_norms)		/* Gemma 2 */
 		{
 			L("post_attention_layernorm.weight", "post_attn.g", norm, 1, d, 0, 0);

@@ -62,6 +62,7 @@ static const char *const pooling_names[] = {"mean", "cls"};
 static const char *const arch_names[] = {NULL, "llama", "t5"};
 static const char *const gated_act_names[] = {"silu", "gelu_tanh"};
 static const char *const cls_pre_names[] = {NULL, "tanh", "relu"};
+static const char *const rope_type_names[] = {NULL, "llama3"};
 
 #define INT_KEY(k, off, req, d, w)	{k, NULL, KEY_INT, req, d, off, w, NULL, 0, NULL, 0, 0}
 #define REAL_KEY(k, off, d, w, f, o) {k, NULL, KEY_REAL, false, d, off, w, f, o, NULL, 0, 0}
@@ -116,6 +117,17 @@ static const ConfigKey config_keys[] = {
 	INT_KEY("rel_buckets", CFG(rel_buckets), false, 0, WRITE_NONZERO),
 	INT_KEY("rel_max_distance", CFG(rel_max_distance), false, 0, WRITE_WITH_PREV),
 	BOOL_KEY("ff_gated", CFG(ff_gated), false, WRITE_NONZERO),
+	/* added for Llama 3.1's rope scaling */
+	ENUM_KEY("rope_type", CFG(rope_type), false, WRITE_NONZERO, rope_type_names, -1),
+	REAL_KEY("rope_factor", CFG(rope_factor), 0, WRITE_POSITIVE, "%.9g", 0),
+	REAL_KEY("rope_low_freq", CFG(rope_low_freq), 0, WRITE_POSITIVE, "%.9g", 0),
+	REAL_KEY("rope_high_freq", CFG(rope_high_freq), 0, WRITE_POSITIVE, "%.9g", 0),
+	INT_KEY("rope_orig_max", CFG(rope_orig_max), false, 0, WRITE_POSITIVE),
+	BOOL_KEY("qk_norm", CFG(qk_norm), false, WRITE_NONZERO),	/* added for Qwen3 */
+	INT_KEY("nope_interval", CFG(nope_interval), false, 0, WRITE_POSITIVE),	/* SmolLM3 */
+	/* sliding windows (Mistral, Phi-3, Gemma 2) */
+	INT_KEY("attn_window", CFG(attn_window), false, 0, WRITE_POSITIVE),
+	INT_KEY("window_pattern", CFG(window_pattern), false, 0, WRITE_POSITIVE),
 	/* an imported model's bos and eos (-1: the tokenizer's) */
 	INT_KEY("bos_id", ROW(bos_id), false, -1, WRITE_NEVER),
 	INT_KEY("eos_id", ROW(eos_id), false, -1, WRITE_NEVER),

@@ -1,0 +1,89 @@
+/*
+ * rope_config.c — a config.json's rope_scaling, read strictly for the
+ * Llama family (config.c): absent or null is none; {"rope_type": "llama3"}
+ * (Llama 3.1 and 3.2; "type" in older files) with its factor,
+ * low_freq_factor, high_freq_factor and original_max_position_embeddings,
+ * all required as transformers' rope validation requires them; any other
+ * type is refused by name.
+ */
+#include "postgres.h"
+
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/numeric.h"
+
+#include "import/hf_files.h"
+#include "import/json_fields.h"
+#include "tfm/limits.h"
+
+/* rope_scaling's number key, required, between lo and hi */
+static double
+rope_number(JsonbContainer *rs, const char *key, double lo, double hi)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(rs, key, &buf);
+	double		d;
+
+	if (!v || v->type != jbvNumeric)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json rope_scaling field \"%s\" must be a number, not %s", key,
+						v ? tfm_jtype(v) : "absent")));
+	d = DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
+	if (!(d >= lo && d <= hi))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json rope_scaling field \"%s\" must be between %g and %g, not %g",
+						key, lo, hi, d)));
+	return d;
+}
+
+/* rope_scaling's type ("rope_type", or "type" in older files), or NULL */
+static char *
+rope_type_name(JsonbContainer *rs)
+{
+	JsonbValue	buf,
+			   *t = tfm_jget(rs, "rope_type", &buf);
+
+	if (!t || t->type != jbvString)
+		t = tfm_jget(rs, "type", &buf);
+	return t && t->type == jbvString ? pnstrdup(t->val.string.val, t->val.string.len) : NULL;
+}
+
+void
+tfm_hf_rope_scaling(JsonbContainer *c, tfm_hf_params *p, const char *family)
+{
+	JsonbValue	buf,
+			   *v = tfm_jget(c, "rope_scaling", &buf);
+	JsonbContainer *rs;
+	char	   *type;
+
+	if (!v || v->type == jbvNull)
+		return;
+	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json field \"rope_scaling\" must be an object or null, not %s",
+						tfm_jtype(v))));
+	rs = v->val.binary.data;
+	type = rope_type_name(rs);
+	if (!type || strcmp(type, "llama3") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json rope_scaling type \"%s\" is not supported", type ? type : "?"),
+				 errdetail("tfm implements %s with unscaled rotary positions or Llama 3.1's \"llama3\" scaling.",
+						   family)));
+	p->rope_type = TFM_ROPE_LLAMA3;
+	p->rope_factor = (float) rope_number(rs, "factor", 1.0, TFM_ROPE_FACTOR_MAX);
+	p->rope_low_freq = (float) rope_number(rs, "low_freq_factor", 1e-6, TFM_ROPE_FACTOR_MAX);
+	p->rope_high_freq = (float) rope_number(rs, "high_freq_factor", 1e-6, TFM_ROPE_FACTOR_MAX);
+	if (!(p->rope_high_freq > p->rope_low_freq))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json rope_scaling high_freq_factor must be greater than low_freq_factor")));
+	p->rope_orig_max = (int) rope_number(rs, "original_max_position_embeddings", 1, TFM_ROPE_ORIG_MAX);
+	if ((double) p->rope_orig_max != rope_number(rs, "original_max_position_embeddings", 1, TFM_ROPE_ORIG_MAX))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json rope_scaling field \"original_max_position_embeddings\" must be an integer")));
+}
