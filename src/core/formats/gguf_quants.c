@@ -1,7 +1,7 @@
 /*
  * gguf_quants.c — ggml's tensor types as GGUF stores them: the block size
  * and bytes of each type tfm knows, and the conversion to float32 of those
- * it imports (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K), each written from
+ * it imports (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K), each written from
  * ggml's dequantize_row_* and giving the same floats bit for bit: products
  * in float in ggml's order, none fused (NO_CONTRACT).
  *
@@ -174,6 +174,51 @@ q4_k(float *y, const uint8_t *x, uint64_t nb)
 	}
 }
 
+/* Q5_K: as Q4_K, with 32 bytes of fifth bits (value l of sub-block j: bit j of byte l) before the nibbles */
+static void
+q5_k(float *y, const uint8_t *x, uint64_t nb)
+{
+	for (uint64_t i = 0; i < nb; i++, x += 176)
+	{
+		float		d = half(x),
+					dmin = half(x + 2);
+		const uint8_t *sc = x + 4,
+				   *qh = x + 16,
+				   *q = x + 48;
+
+		for (int j = 0, is = 0; j < 256; j += 64, q += 32, is += 2)
+		{
+			uint8_t		s,
+						m;
+			float		d1,
+						m1,
+						d2,
+						m2;
+
+			scale_min_k4(is, sc, &s, &m);
+			d1 = d * s;
+			m1 = dmin * m;
+			scale_min_k4(is + 1, sc, &s, &m);
+			d2 = d * s;
+			m2 = dmin * m;
+			for (int l = 0; l < 32; l++)
+			{
+				float		v = d1 * (float) ((q[l] & 0xF) + (((qh[l] >> is) & 1) << 4));
+
+				NO_CONTRACT(v);
+				*y++ = v - m1;
+			}
+			for (int l = 0; l < 32; l++)
+			{
+				float		v = d2 * (float) ((q[l] >> 4) + (((qh[l] >> (is + 1)) & 1) << 4));
+
+				NO_CONTRACT(v);
+				*y++ = v - m2;
+			}
+		}
+	}
+}
+
 /* Q6_K: 128 bytes low 4 bits, 64 bytes high 2 bits, 16 int8 scales, fp16 d */
 static void
 q6_k(float *y, const uint8_t *x, uint64_t nb)
@@ -232,6 +277,9 @@ tfm_gguf_to_f32(float *out, const uint8_t *src, uint32_t type, uint64_t n)
 			return TFM_OK;
 		case TFM_GGML_Q4_K:
 			q4_k(out, src, n / 256);
+			return TFM_OK;
+		case TFM_GGML_Q5_K:
+			q5_k(out, src, n / 256);
 			return TFM_OK;
 		case TFM_GGML_Q6_K:
 			q6_k(out, src, n / 256);
