@@ -6,7 +6,9 @@
  * in its own form (aux8 unpacking, the kmask decoding of the scales) on
  * fixed blocks where every float is exact, against the file's dequantized
  * weights times the dequantized activations in fp64, and within the
- * activations' quantization bound of the unquantized dot.
+ * activations' quantization bound of the unquantized dot; and the AVX2
+ * path bit for bit equal to the reference on random blocks, including
+ * extreme ones (all nibbles 15, scales 63, −128 weights).
  */
 #include <math.h>
 
@@ -15,6 +17,10 @@
 #include "tfm/kquant.h"
 #include "tfm/lowp.h"
 #include "tfm/safetensors.h"
+
+#if defined(__x86_64__)
+float		kq_dot_avx2(uint32_t type, int n, const uint8_t *w, const void *a);
+#endif
 
 static const uint32_t TYPES[] = {12, 13, 14, 8};
 static const char *const NAMES[] = {"Q4_K", "Q5_K", "Q6_K", "Q8_0"};
@@ -399,6 +405,63 @@ test_random_rows(void)
 	}
 }
 
+/* ---- the AVX2 path ------------------------------------------------------------ */
+
+static void
+test_paths_identical(void)
+{
+	enum
+	{
+		N = 4096
+	};
+	static uint8_t w[N / 256 * 210 + N / 32 * 34];
+	static float x[N];
+	static tfm_block_q8_K yk[N / 256];
+	static tfm_block_q8_0 y0[N / 32];
+	int			avx2 = 0;
+
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+#endif
+	printf("  tfm_kq_dot runs %s; AVX2 kernel %s\n", tfm_kq_path(), avx2 ? "tested directly" : "not on this CPU");
+	for (int ti = 0; ti < 4; ti++)
+	{
+		const uint32_t t = TYPES[ti];
+		int			same = 0,
+					trials = 200;
+
+		for (int trial = 0; trial < trials; trial++)
+		{
+			const void *act = t == 8 ? (const void *) y0 : (const void *) yk;
+			const int	n = block_values(t) * (1 + (int) (next() % (N / block_values(t))));
+			float		r,
+						d;
+
+			random_blocks(w, t, n / block_values(t), trial % 10 == 9);
+			for (int j = 0; j < n; j++)
+				x[j] = trial % 10 == 9 ? -1.0f : uniform();
+			if (t == 8)
+				tfm_kq_quantize_q8_0(x, y0, n);
+			else
+				tfm_kq_quantize_q8_K(x, yk, n);
+			r = tfm_kq_dot_ref(t, n, w, act);
+			d = tfm_kq_dot(t, n, w, act);
+			same += memcmp(&r, &d, 4) == 0;
+#if defined(__x86_64__)
+			if (avx2)
+			{
+				float		v = kq_dot_avx2(t, n, w, act);
+
+				CHECK(memcmp(&r, &v, 4) == 0, "%s trial %d (n %d): AVX2 %.9g, reference %.9g",
+					  NAMES[ti], trial, n, v, r);
+			}
+#endif
+		}
+		CHECK(same == trials, "%s: tfm_kq_dot equals the reference in %d of %d", NAMES[ti], same, trials);
+	}
+}
+
 int
 main(void)
 {
@@ -406,5 +469,6 @@ main(void)
 	test_quantize_q8_0();
 	test_fixed_blocks();
 	test_random_rows();
+	test_paths_identical();
 	return check_summary("test_kquant");
 }

@@ -72,4 +72,8 @@ kq_step(float sum, int32_t isum, float d)
 	return sum + p;
 }
 
+#if defined(__x86_64__)
+float		kq_dot_avx2(uint32_t type, int n, const uint8_t *w, const void *a);
+#endif
+
 #endif
