@@ -22,6 +22,7 @@
 #define TFM_KQUANT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define TFM_QK_K 256
@@ -70,6 +71,21 @@ int			tfm_kq_act_block_values(uint32_t ggml_type);
  */
 float		tfm_kq_dot(uint32_t ggml_type, int n, const uint8_t *w, const void *a);
 float		tfm_kq_dot_ref(uint32_t ggml_type, int n, const uint8_t *w, const void *a);
+
+/*
+ * The product of M activation rows with a weight of N rows of K values as
+ * blocks (row j = output column j, as a GGUF matrix stores it):
+ * C[i][j] = alpha · dot(quantized row i of A, row j of W) + beta · C[i][j]
+ * (beta 0: C is only written).  K a multiple of the type's block; each row
+ * of A quantized once into work (tfm_kq_work_bytes(type, M, K) bytes);
+ * columns split over threads, each sum tfm_kq_dot's, so any thread count
+ * gives the same C.  Returns false for a type tfm_kq_supported refuses.
+ */
+size_t		tfm_kq_row_bytes(uint32_t ggml_type, int K);
+size_t		tfm_kq_work_bytes(uint32_t ggml_type, int M, int K);
+bool		tfm_kq_gemm(uint32_t ggml_type, int M, int N, int K, const float *A, ptrdiff_t lda,
+						const uint8_t *W, float alpha, float beta, float *C, ptrdiff_t ldc,
+						void *work, int threads);
 
 /* the name of the path tfm_kq_dot runs now ("avx2" or "reference") */
 const char *tfm_kq_path(void);

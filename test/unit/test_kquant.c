@@ -8,7 +8,10 @@
  * weights times the dequantized activations in fp64, and within the
  * activations' quantization bound of the unquantized dot; and the AVX2
  * path bit for bit equal to the reference on random blocks, including
- * extreme ones (all nibbles 15, scales 63, −128 weights).
+ * extreme ones (all nibbles 15, scales 63, −128 weights); the product of
+ * rows with a matrix of blocks (tfm_kq_gemm) equal to the row-by-row dots
+ * at 1 and 2 threads, alpha and beta applied, and within the bound of the
+ * dequantized fp32 product.
  */
 #include <math.h>
 
@@ -462,6 +465,74 @@ test_paths_identical(void)
 	}
 }
 
+/* ---- the product of rows with a matrix of blocks ---------------------------- */
+
+static void
+test_gemm(void)
+{
+	enum
+	{
+		M = 3, N = 37, K = 512
+	};
+	static uint8_t w[N * (K / 256) * 210];
+	static float a[M * K],
+				wf[N * K],
+				c1[M * N],
+				c2[M * N],
+				c0[M * N];
+	static uint8_t work[M * (K / 32) * sizeof(tfm_block_q8_0) + M * (K / 256) * sizeof(tfm_block_q8_K)];
+
+	for (int ti = 0; ti < 4; ti++)
+	{
+		const uint32_t t = TYPES[ti];
+		const size_t rb = tfm_kq_row_bytes(t, K);
+		int			exact = 0,
+					near = 0;
+
+		CHECK(rb == (size_t) K / block_values(t) * block_bytes(t), "%s row bytes %zu", NAMES[ti], rb);
+		CHECK(tfm_kq_work_bytes(t, M, K) <= sizeof(work), "%s work bytes", NAMES[ti]);
+		random_blocks(w, t, N * K / block_values(t), 0);
+		CHECK(tfm_gguf_to_f32(wf, w, t, (uint64_t) N * K) == TFM_OK, "%s dequantizes", NAMES[ti]);
+		for (int i = 0; i < M * K; i++)
+			a[i] = uniform();
+		for (int i = 0; i < M * N; i++)
+			c0[i] = c1[i] = c2[i] = uniform();
+		CHECK(tfm_kq_gemm(t, M, N, K, a, K, w, 1.0f, 0.0f, c1, N, work, 1), "%s gemm", NAMES[ti]);
+		CHECK(tfm_kq_gemm(t, M, N, K, a, K, w, 0.5f, 2.0f, c2, N, work, 2), "%s gemm, 2 threads", NAMES[ti]);
+		for (int i = 0; i < M; i++)
+		{
+			tfm_block_q8_K yk[K / 256];
+			tfm_block_q8_0 y0[K / 32];
+			const void *act = t == 8 ? (const void *) y0 : (const void *) yk;
+
+			if (t == 8)
+				tfm_kq_quantize_q8_0(a + i * K, y0, K);
+			else
+				tfm_kq_quantize_q8_K(a + i * K, yk, K);
+			for (int j = 0; j < N; j++)
+			{
+				float		d = tfm_kq_dot_ref(t, K, w + j * rb, act),
+							want2 = 0.5f * d + 2.0f * c0[i * N + j];
+				double		f = 0.0,
+							mag = 0.0;
+
+				exact += c1[i * N + j] == d && c2[i * N + j] == want2;
+				for (int k = 0; k < K; k++)
+				{
+					f += (double) wf[j * K + k] * a[i * K + k];
+					mag += fabs((double) wf[j * K + k]);
+				}
+				/* the activations' rounding: half a step of at most max|a|/127 (with fp16 d: 2^-10 more) */
+				near += fabs(c1[i * N + j] - f) <= mag * (0.5 / 127.0 + 0x1p-10) + 1e-5;
+			}
+		}
+		CHECK(exact == M * N, "%s gemm: %d of %d equal to the row-by-row dots (alpha, beta, threads)", NAMES[ti], exact, M * N);
+		CHECK(near == M * N, "%s gemm: %d of %d within the bound of the dequantized product", NAMES[ti], near, M * N);
+	}
+	CHECK(!tfm_kq_gemm(2, 1, 1, 32, a, 32, w, 1.0f, 0.0f, c1, 1, work, 1), "Q4_0 refused");
+	CHECK(!tfm_kq_gemm(12, 1, 1, 100, a, 100, w, 1.0f, 0.0f, c1, 1, work, 1), "K not a multiple of 256 refused");
+}
+
 int
 main(void)
 {
@@ -470,5 +541,6 @@ main(void)
 	test_fixed_blocks();
 	test_random_rows();
 	test_paths_identical();
+	test_gemm();
 	return check_summary("test_kquant");
 }
