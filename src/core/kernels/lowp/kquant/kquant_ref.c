@@ -170,19 +170,24 @@ dot_q6_k(int n, const uint8_t *w, const tfm_block_q8_K *a)
 
 		for (int c = 0; c < 2; c++, ql += 64, qh += 32, sc += 8, q8 += 128)
 		{
-			int32_t		s[8] = {0};
+			int8_t		q[128];
 
+			/* the chunk's 128 values in order, then each 16's sum scaled */
 			for (int l = 0; l < 32; l++)
 			{
-				int			is = l / 16;
-
-				s[is] += (((ql[l] & 0xF) | ((qh[l] & 3) << 4)) - 32) * q8[l];
-				s[is + 2] += (((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32) * q8[l + 32];
-				s[is + 4] += (((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32) * q8[l + 64];
-				s[is + 6] += (((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32) * q8[l + 96];
+				q[l] = (int8_t) (((ql[l] & 0xF) | ((qh[l] & 3) << 4)) - 32);
+				q[l + 32] = (int8_t) (((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32);
+				q[l + 64] = (int8_t) (((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
+				q[l + 96] = (int8_t) (((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
 			}
 			for (int j = 0; j < 8; j++)
-				isum += sc[j] * s[j];
+			{
+				int32_t		s = 0;
+
+				for (int l = 0; l < 16; l++)
+					s += q[16 * j + l] * q8[16 * j + l];
+				isum += sc[j] * s;
+			}
 		}
 		sum = kq_step(sum, isum, kq_half(w + 208) * a[i].d);
 	}
