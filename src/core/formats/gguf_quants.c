@@ -130,61 +130,21 @@ scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m)
 	}
 }
 
-/* Q4_K: fp16 d, fp16 dmin, 12 bytes of scales and mins, 128 bytes of 4-bit values */
+/*
+ * Q4_K: fp16 d, fp16 dmin, 12 bytes of scales and mins, 128 bytes of 4-bit
+ * values; Q5_K (five): the same with 32 bytes of fifth bits before the
+ * nibbles (value l of sub-block j: bit j of byte l)
+ */
 static void
-q4_k(float *y, const uint8_t *x, uint64_t nb)
+q45_k(float *y, const uint8_t *x, uint64_t nb, int five)
 {
-	for (uint64_t i = 0; i < nb; i++, x += 144)
-	{
-		float		d = half(x),
-					dmin = half(x + 2);
-		const uint8_t *sc = x + 4,
-				   *q = x + 16;
-
-		for (int j = 0, is = 0; j < 256; j += 64, q += 32, is += 2)
-		{
-			uint8_t		s,
-						m;
-			float		d1,
-						m1,
-						d2,
-						m2;
-
-			scale_min_k4(is, sc, &s, &m);
-			d1 = d * s;
-			m1 = dmin * m;
-			scale_min_k4(is + 1, sc, &s, &m);
-			d2 = d * s;
-			m2 = dmin * m;
-			for (int l = 0; l < 32; l++)
-			{
-				float		v = d1 * (float) (q[l] & 0xF);
-
-				NO_CONTRACT(v);
-				*y++ = v - m1;
-			}
-			for (int l = 0; l < 32; l++)
-			{
-				float		v = d2 * (float) (q[l] >> 4);
-
-				NO_CONTRACT(v);
-				*y++ = v - m2;
-			}
-		}
-	}
-}
-
-/* Q5_K: as Q4_K, with 32 bytes of fifth bits (value l of sub-block j: bit j of byte l) before the nibbles */
-static void
-q5_k(float *y, const uint8_t *x, uint64_t nb)
-{
-	for (uint64_t i = 0; i < nb; i++, x += 176)
+	for (uint64_t i = 0; i < nb; i++, x += five ? 176 : 144)
 	{
 		float		d = half(x),
 					dmin = half(x + 2);
 		const uint8_t *sc = x + 4,
 				   *qh = x + 16,
-				   *q = x + 48;
+				   *q = x + (five ? 48 : 16);
 
 		for (int j = 0, is = 0; j < 256; j += 64, q += 32, is += 2)
 		{
@@ -203,14 +163,14 @@ q5_k(float *y, const uint8_t *x, uint64_t nb)
 			m2 = dmin * m;
 			for (int l = 0; l < 32; l++)
 			{
-				float		v = d1 * (float) ((q[l] & 0xF) + (((qh[l] >> is) & 1) << 4));
+				float		v = d1 * (float) ((q[l] & 0xF) + (five ? ((qh[l] >> is) & 1) << 4 : 0));
 
 				NO_CONTRACT(v);
 				*y++ = v - m1;
 			}
 			for (int l = 0; l < 32; l++)
 			{
-				float		v = d2 * (float) ((q[l] >> 4) + (((qh[l] >> (is + 1)) & 1) << 4));
+				float		v = d2 * (float) ((q[l] >> 4) + (five ? ((qh[l] >> (is + 1)) & 1) << 4 : 0));
 
 				NO_CONTRACT(v);
 				*y++ = v - m2;
@@ -276,10 +236,10 @@ tfm_gguf_to_f32(float *out, const uint8_t *src, uint32_t type, uint64_t n)
 			q4_0(out, src, n / 32);
 			return TFM_OK;
 		case TFM_GGML_Q4_K:
-			q4_k(out, src, n / 256);
+			q45_k(out, src, n / 256, 0);
 			return TFM_OK;
 		case TFM_GGML_Q5_K:
-			q5_k(out, src, n / 256);
+			q45_k(out, src, n / 256, 1);
 			return TFM_OK;
 		case TFM_GGML_Q6_K:
 			q6_k(out, src, n / 256);
