@@ -64,6 +64,7 @@ typedef enum tfm_gguf_type
 	TFM_GGML_Q4_0 = 2,
 	TFM_GGML_Q8_0 = 8,
 	TFM_GGML_Q4_K = 12,
+	TFM_GGML_Q5_K = 13,
 	TFM_GGML_Q6_K = 14,
 	TFM_GGML_BF16 = 30
 } tfm_gguf_type;

@@ -384,7 +384,7 @@ tfm_gguf_tensor_f32(float *out, tfm_st_tensor *sh, const tfm_gguf_tensor *t, con
 		if (tmp != out)
 			free(tmp);
 		return tfm_status_set(st, TFM_EUNSUPPORTED,
-							  "tensor \"%.*s\" is of type %s, which tfm does not import (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K)",
+							  "tensor \"%.*s\" is of type %s, which tfm does not import (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K)",
 							  TFM_GGUF_SHOWN(t->name, t->name_len), tfm_gguf_type_name(t->type));
 	}
 	if (tr)

@@ -1,7 +1,7 @@
 /*
  * gguf_quants.c — ggml's tensor types as GGUF stores them: the block size
  * and bytes of each type tfm knows, and the conversion to float32 of those
- * it imports (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K), each written from
+ * it imports (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K), each written from
  * ggml's dequantize_row_* and giving the same floats bit for bit: products
  * in float in ggml's order, none fused (NO_CONTRACT).
  *
@@ -130,16 +130,21 @@ scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m)
 	}
 }
 
-/* Q4_K: fp16 d, fp16 dmin, 12 bytes of scales and mins, 128 bytes of 4-bit values */
+/*
+ * Q4_K: fp16 d, fp16 dmin, 12 bytes of scales and mins, 128 bytes of 4-bit
+ * values; Q5_K (five): the same with 32 bytes of fifth bits before the
+ * nibbles (value l of sub-block j: bit j of byte l)
+ */
 static void
-q4_k(float *y, const uint8_t *x, uint64_t nb)
+q45_k(float *y, const uint8_t *x, uint64_t nb, int five)
 {
-	for (uint64_t i = 0; i < nb; i++, x += 144)
+	for (uint64_t i = 0; i < nb; i++, x += five ? 176 : 144)
 	{
 		float		d = half(x),
 					dmin = half(x + 2);
 		const uint8_t *sc = x + 4,
-				   *q = x + 16;
+				   *qh = x + 16,
+				   *q = x + (five ? 48 : 16);
 
 		for (int j = 0, is = 0; j < 256; j += 64, q += 32, is += 2)
 		{
@@ -158,14 +163,14 @@ q4_k(float *y, const uint8_t *x, uint64_t nb)
 			m2 = dmin * m;
 			for (int l = 0; l < 32; l++)
 			{
-				float		v = d1 * (float) (q[l] & 0xF);
+				float		v = d1 * (float) ((q[l] & 0xF) + (five ? ((qh[l] >> is) & 1) << 4 : 0));
 
 				NO_CONTRACT(v);
 				*y++ = v - m1;
 			}
 			for (int l = 0; l < 32; l++)
 			{
-				float		v = d2 * (float) (q[l] >> 4);
+				float		v = d2 * (float) ((q[l] >> 4) + (five ? ((qh[l] >> (is + 1)) & 1) << 4 : 0));
 
 				NO_CONTRACT(v);
 				*y++ = v - m2;
@@ -231,7 +236,10 @@ tfm_gguf_to_f32(float *out, const uint8_t *src, uint32_t type, uint64_t n)
 			q4_0(out, src, n / 32);
 			return TFM_OK;
 		case TFM_GGML_Q4_K:
-			q4_k(out, src, n / 256);
+			q45_k(out, src, n / 256, 0);
+			return TFM_OK;
+		case TFM_GGML_Q5_K:
+			q45_k(out, src, n / 256, 1);
 			return TFM_OK;
 		case TFM_GGML_Q6_K:
 			q6_k(out, src, n / 256);

@@ -1,0 +1,81 @@
+/*
+ * kquant_gemm.c — the product of activation rows with a weight kept as
+ * GGUF blocks (include/tfm/kquant.h): each row quantized once (Q8_K, or
+ * Q8_0 for Q8_0 weights), then per output column one tfm_kq_dot per row,
+ * the columns split statically over the core's threads (a column's sums
+ * never depend on the split).  Decoding is M = 1; prefill rows share each
+ * weight row while it is in cache.
+ */
+#include "kquant_internal.h"
+
+size_t
+tfm_kq_row_bytes(uint32_t t, int K)
+{
+	switch (t)
+	{
+		case KQ_Q8_0:
+			return (size_t) K / 32 * 34;
+		case KQ_Q4_K:
+			return (size_t) K / 256 * 144;
+		case KQ_Q5_K:
+			return (size_t) K / 256 * 176;
+		case KQ_Q6_K:
+			return (size_t) K / 256 * 210;
+	}
+	return 0;
+}
+
+/* one activation row's blocks */
+static size_t
+act_row_bytes(uint32_t t, int K)
+{
+	return t == KQ_Q8_0 ? (size_t) K / 32 * sizeof(tfm_block_q8_0)
+		: (size_t) K / 256 * sizeof(tfm_block_q8_K);
+}
+
+size_t
+tfm_kq_work_bytes(uint32_t t, int M, int K)
+{
+	return (size_t) M * act_row_bytes(t, K);
+}
+
+bool
+tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
+			const uint8_t *W, float alpha, float beta, float *C, ptrdiff_t ldc,
+			void *work, int threads)
+{
+	const size_t ab = act_row_bytes(t, K),
+				wb = tfm_kq_row_bytes(t, K);
+	uint8_t    *act = work;
+	double		flops = 2.0 * M * N * K;
+
+	if (!tfm_kq_supported(t) || K % tfm_kq_act_block_values(t) != 0 || M < 0 || N < 0)
+		return false;
+	for (int i = 0; i < M; i++)
+	{
+		if (t == KQ_Q8_0)
+			tfm_kq_quantize_q8_0(A + i * lda, (tfm_block_q8_0 *) (act + i * ab), K);
+		else
+			tfm_kq_quantize_q8_K(A + i * lda, (tfm_block_q8_K *) (act + i * ab), K);
+	}
+#pragma omp parallel for num_threads(threads) if(threads > 1 && flops > 1e5) schedule(static)
+	for (int j = 0; j < N; j++)
+	{
+		const uint8_t *w = W + (size_t) j * wb;
+
+		for (int i = 0; i < M; i++)
+		{
+			float		v = alpha * tfm_kq_dot(t, K, w, act + i * ab),
+						b;
+
+			if (beta != 0.0f)
+			{
+				b = beta * C[i * ldc + j];
+				KQ_NO_CONTRACT(b);
+				v += b;
+			}
+			C[i * ldc + j] = v;
+		}
+	}
+	return true;
+}

@@ -1,0 +1,79 @@
+/*
+ * kquant_internal.h — what the K-quant paths share (kquant_ref.c,
+ * kquant_avx2.c): the fp16 reads, the unpacking of a Q4_K/Q5_K block's
+ * twelve bytes into eight 6-bit scales and eight mins (ggml's
+ * get_scale_min_k4), and the float step every path takes per block, each
+ * product rounded on its own (no fma contraction, whatever the target).
+ */
+#ifndef TFM_KQUANT_INTERNAL_H
+#define TFM_KQUANT_INTERNAL_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "tfm/kquant.h"
+#include "tfm/safetensors.h"
+
+#if defined(__x86_64__)
+#define KQ_NO_CONTRACT(v) __asm__("" : "+x"(v))
+#else
+#define KQ_NO_CONTRACT(v) __asm__("" : "+w"(v))
+#endif
+
+#define KQ_Q8_0 8
+#define KQ_Q4_K 12
+#define KQ_Q5_K 13
+#define KQ_Q6_K 14
+
+static inline float
+kq_half(const uint8_t *p)
+{
+	return tfm_f16_to_f32((uint16_t) (p[0] | p[1] << 8));
+}
+
+/* sub-block j's scale and min (0-63) from the 12 bytes at q */
+static inline void
+kq_scales_mins(const uint8_t *q, uint8_t sc[8], uint8_t mn[8])
+{
+	for (int j = 0; j < 8; j++)
+		if (j < 4)
+		{
+			sc[j] = q[j] & 63;
+			mn[j] = q[j + 4] & 63;
+		}
+		else
+		{
+			sc[j] = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+			mn[j] = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+		}
+}
+
+/* sum + d·isum − dmin·msum, each product and step rounded to fp32 */
+static inline float
+kq_step_k(float sum, float d, int32_t isum, float dmin, int32_t msum)
+{
+	float		p = d * (float) isum,
+				m;
+
+	KQ_NO_CONTRACT(p);
+	sum += p;
+	m = dmin * (float) msum;
+	KQ_NO_CONTRACT(m);
+	return sum - m;
+}
+
+/* sum + isum·d */
+static inline float
+kq_step(float sum, int32_t isum, float d)
+{
+	float		p = (float) isum * d;
+
+	KQ_NO_CONTRACT(p);
+	return sum + p;
+}
+
+#if defined(__x86_64__)
+float		kq_dot_avx2(uint32_t type, int n, const uint8_t *w, const void *a);
+#endif
+
+#endif
