@@ -80,7 +80,7 @@ tfm_attention(PG_FUNCTION_ARGS)
 			  **kp;
 
 	TFM_ARG_NOT_NULL(1, "source");
-	SetSingleFuncCall(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, 0);
 	tfm_backend_ready();
 	m = tfm_cache_get(name, &row);
 	c = &row->cfg;
