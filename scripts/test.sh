@@ -7,7 +7,12 @@
 # a streaming replica, the upgrade from 0.1 and interrupted job runs
 # against it; then tfm's background job
 # workers on a cluster of their own (shared_preload_libraries=tfm), and
-# logical replication between two clusters of their own.
+# logical replication between two clusters of their own.  Then, for each
+# other PostgreSQL major version of TFM_PG_VERSIONS (default "15 17 18"),
+# scripts/test_pgversion.sh: that server built from Debian's source package
+# (cached in /var/cache/tfm), tfm built against it, pg_regress and the
+# cluster scripts there (doc/versions.md).  TFM_PG_VERSIONS=15 runs
+# PostgreSQL 15 alone; a list without 15 skips its suite.
 # Exits non-zero when any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +32,19 @@ echo "== core unit tests"
 make -s unittest
 echo "== sql/tfm.sql is 0.1's script and every upgrade, byte for byte"
 make -s check-install-script
+
+versions=${TFM_PG_VERSIONS:-15 17 18}
+other_versions() {
+  local v
+  for v in $versions; do
+    [ "$v" = 15 ] || scripts/test_pgversion.sh "$v"
+  done
+}
+if ! [[ " $versions " = *" 15 "* ]]; then
+  other_versions
+  echo "== all tests passed (PostgreSQL $versions)"
+  exit 0
+fi
 
 . scripts/cluster.sh
 # fp32 inference: the expected outputs are exact (test/regress/sql/precision.sql sets
@@ -70,8 +88,10 @@ echo "== tfm_job_run: a killed backend and a crashed server keep their batches, 
 test/cluster/test_job_crash.sh
 echo "== scaling out: logical replication of the catalog to two shards, postgres_fdw inference and training over them"
 test/cluster/test_scaleout.sh
+cluster_stop
 echo "== background job workers (a cluster of their own with shared_preload_libraries=tfm)"
 test/cluster/test_job_workers.sh
 echo "== models published by logical replication (a publisher and a subscriber of their own)"
 test/cluster/test_logical.sh
-echo "== all tests passed"
+other_versions
+echo "== all tests passed (PostgreSQL $versions)"

@@ -8,6 +8,8 @@
 
 #include "postgres.h"
 
+#include "base/pg_compat.h"
+
 #include "tfm/model.h"
 #include "tfm/status.h"
 #include "tfm/tokenizer.h"
@@ -53,7 +55,7 @@ void		tfm_report(int elevel, int code, const char *message, const char *detail,
  */
 void		tfm_raise(int rc, const tfm_status *st, const char *what);
 /* an ERROR of that code with a message the PG layer formats */
-void		tfm_raise_code(int code, const char *fmt,...) pg_attribute_printf(2, 3) pg_attribute_noreturn();
+pg_noreturn void tfm_raise_code(int code, const char *fmt,...) pg_attribute_printf(2, 3);
 /*
  * A pass's result (tfm_model_forward, tfm_decoder_feed/encode): an id
  * outside the vocabulary (TFM_EBADID) or out of memory become errors.

@@ -10,6 +10,8 @@
 #include "postgres.h"
 #include "utils/jsonb.h"
 
+#include "base/pg_compat.h"
+
 #include "tfm/hf_import.h"
 #include "tfm/st_index.h"
 #include "storage/tokenizers/tokenizers.h"
@@ -45,7 +47,7 @@ void		tfm_hf_import_tokenizer(const char *name, Jsonb *tokenizer, int model_voca
 /* tokenizer.json's checks, shared by tokenizer_import.c and spiece.c: errors 22023
  * "tokenizer.json is malformed: what"; a number as an integer 0..max; the
  * id of a model.vocab piece (-1 if none) */
-void		tfm_hf_malformed(const char *what) pg_attribute_noreturn();
+pg_noreturn void tfm_hf_malformed(const char *what);
 int			tfm_hf_uint(const JsonbValue *v, const char *what, int max);
 int			tfm_hf_vocab_id(JsonbContainer *vocab, const char *piece, int len, int max);
 /* field key of c, an array (else malformed: "<what> must be an array") */

@@ -175,7 +175,7 @@ normalizer(tfm_tok_unigram_spec *s, JsonbContainer *nz, int depth)
 	{
 		int			l = 0;
 		char	   *b64 = str_field(nz, "precompiled_charsmap", &l);
-		char	   *bin;
+		void	   *bin;		/* char * before 18, uint8 * since */
 		int			bl;
 		tfm_tok_norm_step *st;
 

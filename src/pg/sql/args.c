@@ -24,7 +24,7 @@ tfm_args_null(FunctionCallInfo fcinfo, int a, int b)
 Datum
 tfm_srf_none(FunctionCallInfo fcinfo)
 {
-	SetSingleFuncCall(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, 0);
 	return (Datum) 0;
 }
 

@@ -28,7 +28,7 @@ void		tfm_check_name(const char *kind, const char *name);
 /* a name for something new: not empty, not too long */
 void		tfm_check_new_name(const char *kind, const char *name);
 /* errors 42704: tokenizer "name" does not exist */
-void		tfm_tokenizer_missing(const char *name) pg_attribute_noreturn();
+pg_noreturn void tfm_tokenizer_missing(const char *name);
 
 /* ---- privileges and the catalog's owner (access.c) ---- */
 typedef enum TfmPriv

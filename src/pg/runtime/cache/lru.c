@@ -11,6 +11,7 @@
 #include "storage/proc.h"
 #include "utils/memutils.h"
 
+#include "base/pg_compat.h"
 #include "runtime/cache/lru.h"
 
 typedef struct Slot
@@ -35,7 +36,7 @@ struct TfmLru
 void
 tfm_stamp_now(TfmStamp *s)
 {
-	s->lxid = MyProc->lxid;
+	s->lxid = tfm_proc_lxid(MyProc);
 	s->cid = GetCurrentCommandId(false);
 	s->stmt_start = GetCurrentStatementStartTimestamp();
 }
@@ -43,7 +44,7 @@ tfm_stamp_now(TfmStamp *s)
 bool
 tfm_stamp_is_now(const TfmStamp *s)
 {
-	return s->lxid == MyProc->lxid && s->cid == GetCurrentCommandId(false) &&
+	return s->lxid == tfm_proc_lxid(MyProc) && s->cid == GetCurrentCommandId(false) &&
 		s->stmt_start == GetCurrentStatementStartTimestamp();
 }
 

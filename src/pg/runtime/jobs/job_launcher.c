@@ -37,6 +37,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
+#include "base/pg_compat.h"
 #include "runtime/jobs/job_slots.h"
 
 #define RECHECK			(30 * 1000) /* ms: a database without active jobs, looked at again */
@@ -278,7 +279,7 @@ tfm_job_launcher_main(Datum arg)
 	cxt = AllocSetContextCreate(TopMemoryContext, "tfm job launcher", ALLOCSET_DEFAULT_SIZES);
 
 	SpinLockAcquire(&tfm_job_shared->mutex);
-	tfm_job_shared->launcher_pgprocno = MyProc->pgprocno;
+	tfm_job_shared->launcher_pgprocno = MyProcNumber;
 	seen_generation = tfm_job_shared->generation;
 	/* the workers of a launcher that died: asked to stop, their slots freed when they have */
 	for (int i = 0; i < tfm_job_shared->nslots; i++)

@@ -27,6 +27,7 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "base/pg_compat.h"
 #include "runtime/jobs/job_slots.h"
 
 JobShared  *tfm_job_shared = NULL;
@@ -167,7 +168,7 @@ utility_hook(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 	Oid			db = database_needed_free(pstmt->utilityStmt);
 
 	/* only for who may run the command (each needs the database's ownership) */
-	if (OidIsValid(db) && tfm_job_shared != NULL && pg_database_ownercheck(db, GetUserId()))
+	if (OidIsValid(db) && tfm_job_shared != NULL && object_ownercheck(DatabaseRelationId, db, GetUserId()))
 	{
 		leave_database(db);
 		/* CountOtherDBBackends waits up to 5 s for them; most leave in milliseconds */

@@ -35,6 +35,7 @@
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
 
+#include "base/pg_compat.h"
 #include "runtime/jobs/job_run.h"
 #include "runtime/jobs/job_slots.h"
 #include "storage/jobs/job_list.h"
@@ -320,7 +321,7 @@ tfm_job_worker_main(Datum arg)
 	BackgroundWorkerInitializeConnectionByOid(my_slot->dboid, InvalidOid, 0);
 	SpinLockAcquire(&tfm_job_shared->mutex);
 	my_slot->pid = MyProcPid;
-	my_slot->pgprocno = MyProc->pgprocno;
+	my_slot->pgprocno = MyProcNumber;
 	my_slot->idle_since = GetCurrentTimestamp();
 	SpinLockRelease(&tfm_job_shared->mutex);
 	before_shmem_exit(worker_exit, (Datum) 0);

@@ -82,7 +82,7 @@ tfm_attention(PG_FUNCTION_ARGS)
 	if (tfm_args_null(fcinfo, 0, 1))
 		return tfm_srf_none(fcinfo);	/* the NULL rule (args.h) */
 	name = tfm_text_arg(fcinfo, 0, "model");
-	SetSingleFuncCall(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, 0);
 	tfm_backend_ready();
 	m = tfm_cache_get(name, &row);
 	c = &row->cfg;

@@ -112,7 +112,7 @@ run_batch(FunctionCallInfo fcinfo, bool embed, Batch *b)
 	int		   *lens;
 
 	if (embed)
-		SetSingleFuncCall(fcinfo, 0);
+		InitMaterializedSRF(fcinfo, 0);
 	m = tfm_get_classifier(name, &b->row);
 	b->n = tfm_text_array_arg(fcinfo, 1, "inputs", true, &elems, &b->nulls);
 	ids = palloc(sizeof(int32 *) * Max(b->n, 1));
@@ -186,7 +186,7 @@ tfm_predict_proba(PG_FUNCTION_ARGS)
 	const TfmModelRow *row;
 	float	   *p;
 
-	SetSingleFuncCall(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, 0);
 	p = one(fcinfo, tfm_text_arg(fcinfo, 0, "model"), 1, &row, NULL);
 	for (int k = 0; k < row->n_labels; k++)
 	{

@@ -225,7 +225,7 @@ tfm_embed_chunks(PG_FUNCTION_ARGS)
 	TFM_ARG_NOT_NULL(3, "chunk_overlap");
 	chunk_tokens = PG_GETARG_INT32(2);
 	chunk_overlap = PG_GETARG_INT32(3);
-	SetSingleFuncCall(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, 0);
 	m = tfm_get_classifier(name, &row);
 	tfm_check_chunking(row, chunk_tokens, chunk_overlap);
 	n = tfm_text_array_arg(fcinfo, 1, "inputs", true, &elems, &nulls);

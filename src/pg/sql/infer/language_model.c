@@ -164,7 +164,7 @@ generate_one(FunctionCallInfo fcinfo, bool srf, GenRow *g)
 	tfm_generate_options(fcinfo, &o);
 	if (srf)
 	{
-		SetSingleFuncCall(fcinfo, 0);
+		InitMaterializedSRF(fcinfo, 0);
 		m = get_lm_for(fcinfo, name, &row);
 		if (o.stop && !row->tokenizer)
 			ereport(ERROR,
@@ -313,7 +313,7 @@ tfm_next_tokens(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("k must be positive, not %d", k)));
-	SetSingleFuncCall(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, 0);
 	m = get_lm_for(fcinfo, name, &row);
 	k = Min(k, m->cfg.vocab);
 	ids = prompt_ids(fcinfo, 1, row, &n);

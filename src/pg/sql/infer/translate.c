@@ -173,7 +173,7 @@ tfm_translate_nbest(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("n must be between 1 and beam, not %d", nbest)));
-	SetSingleFuncCall(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, 0);
 	h = translate_one(fcinfo, name, &o, &nbest, &row);
 	for (int i = 0; i < nbest; i++)
 	{

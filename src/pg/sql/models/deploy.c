@@ -22,6 +22,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 
+#include "base/pg_compat.h"
 #include "sql/args.h"
 #include "runtime/cache/model_cache.h"
 #include "storage/models/models.h"
@@ -30,7 +31,7 @@
 static bool
 is_database_owner(void)
 {
-	return pg_database_ownercheck(MyDatabaseId, GetUserId());
+	return object_ownercheck(DatabaseRelationId, MyDatabaseId, GetUserId());
 }
 
 static void

@@ -136,7 +136,7 @@ tfm_tokens(PG_FUNCTION_ARGS)
 
 	TFM_ARG_NOT_NULL(1, "input");
 	t = PG_GETARG_TEXT_PP(1);
-	SetSingleFuncCall(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, 0);
 	e = tfm_tokenizer_cached(name);
 	ids = tfm_tokenizer_encode_with(e, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), 0, 0, &n);
 	/* each row's piece text is built in a context reset per row (a 10 MB

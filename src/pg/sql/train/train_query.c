@@ -40,7 +40,7 @@ tfm_train(PG_FUNCTION_ARGS)
 	TrainRun   *run = palloc0(sizeof(TrainRun));
 	tfm_train_opts o;
 
-	SetSingleFuncCall(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, 0);
 	tfm_backend_ready();
 	run->cxt = CurrentMemoryContext;
 	run->fn_name = "tfm_train";
