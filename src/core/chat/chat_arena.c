@@ -6,8 +6,10 @@
  * of 4 kB doubling to 64 kB (or one block for a larger request), freed
  * together, or back to a mark (the renderer drops an output tag's or a
  * loop pass's temporary values that way).  And the host's cancel poll,
- * asked every TFM_CHAT_POLL_UNITS units of work.
+ * asked every TFM_CHAT_POLL_UNITS units of work, and the first failure's
+ * message, which the parser and the renderer keep alike.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +48,37 @@ chat_mem_init(chat_mem *m, const tfm_chat_opts *o)
 		m->dealloc = free_hook;
 	}
 	m->budget = o ? o->budget : 0;
+}
+
+int
+chat_failure(tfm_status *err, int *failed, int *first, int code, int line,
+			 const char *fmt, const char *a, const char *b)
+{
+	if (!*failed)
+	{
+		char		buf[256];
+
+		snprintf(buf, sizeof(buf), fmt, a, b);
+		if (line > 0)
+			tfm_status_set(err, code, "chat template line %d: %s", line, buf);
+		else
+			tfm_status_set(err, code, "%s", buf);
+		*first = code;
+	}
+	*failed = 1;
+	return code;
+}
+
+int
+chat_mem_failure(const chat_mem *m, const char *doing, char *msg, size_t cap)
+{
+	if (!m->over_budget)
+	{
+		snprintf(msg, cap, "out of memory");
+		return TFM_ENOMEM;
+	}
+	snprintf(msg, cap, "%s needs more memory than the budget of %zu bytes", doing, m->budget);
+	return TFM_ELIMIT;
 }
 
 void *

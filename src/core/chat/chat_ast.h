@@ -56,6 +56,21 @@ chat_poll_work(chat_poll *p, size_t units)
 	return p->work >= p->next ? chat_poll_due(p) : p->canceled;
 }
 
+/* ---- the first failure of a parsing or a rendering ------------------------------ */
+/*
+ * fmt (with a and b) into err, after "chat template line N: " when line > 0,
+ * unless *failed says a failure came first (err and *first keep that one);
+ * then *failed is set; returns code
+ */
+int			chat_failure(tfm_status *err, int *failed, int *first, int code, int line,
+						 const char *fmt, const char *a, const char *b);
+/*
+ * an allocation from m failed: past its budget (TFM_ELIMIT, msg "<doing>
+ * needs more memory than the budget of N bytes") or out of memory
+ * (TFM_ENOMEM, msg "out of memory"); returns the code
+ */
+int			chat_mem_failure(const chat_mem *m, const char *doing, char *msg, size_t cap);
+
 /* ---- an arena: blocks freed together (or back to a mark) ---------------------- */
 typedef struct chat_arena
 {

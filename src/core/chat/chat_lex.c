@@ -13,27 +13,16 @@
 int
 chat_fail(parser *ps, int code, const char *fmt, const char *what)
 {
-	if (!ps->failed)
-	{
-		char		buf[200];
-
-		snprintf(buf, sizeof(buf), fmt, what);
-		tfm_status_set(ps->err, code, "chat template line %d: %s", ps->line, buf);
-		ps->code = code;
-	}
-	ps->failed = 1;
-	return code;
+	return chat_failure(ps->err, &ps->failed, &ps->code, code, ps->line, fmt, what, "");
 }
 
 int
 chat_oom(parser *ps)
 {
-	char		b[32];
+	char		msg[128];
+	int			code = chat_mem_failure(&ps->t->mem, "parsing", msg, sizeof(msg));
 
-	if (!ps->t->mem.over_budget)
-		return chat_fail(ps, TFM_ENOMEM, "%s", "out of memory");
-	snprintf(b, sizeof(b), "%zu", ps->t->mem.budget);
-	return chat_fail(ps, TFM_ELIMIT, "parsing needs more memory than the budget of %s bytes", b);
+	return chat_fail(ps, code, "%s", msg);
 }
 
 int

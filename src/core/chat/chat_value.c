@@ -16,31 +16,16 @@
 int
 render_fail(render *r, int code, int line, const char *fmt, const char *a, const char *b)
 {
-	if (!r->failed)
-	{
-		char		buf[256];
-
-		snprintf(buf, sizeof(buf), fmt, a, b);
-		if (line > 0)
-			tfm_status_set(r->err, code, "chat template line %d: %s", line, buf);
-		else
-			tfm_status_set(r->err, code, "%s", buf);
-		r->code = code;
-	}
-	r->failed = 1;
-	return code;
+	return chat_failure(r->err, &r->failed, &r->code, code, line, fmt, a, b);
 }
 
 int
 render_oom(render *r)
 {
-	char		b[32];
+	char		msg[128];
+	int			code = chat_mem_failure(&r->mem, "rendering the chat template", msg, sizeof(msg));
 
-	if (!r->mem.over_budget)
-		return render_fail(r, TFM_ENOMEM, 0, "%s%s", "out of memory", "");
-	snprintf(b, sizeof(b), "%zu", r->mem.budget);
-	return render_fail(r, TFM_ELIMIT, 0, "rendering the chat template needs more memory than the budget of %s bytes%s",
-							 b, "");
+	return render_fail(r, code, 0, "%s%s", msg, "");
 }
 
 int

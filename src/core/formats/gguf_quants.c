@@ -23,22 +23,36 @@
 #define NO_CONTRACT(v) __asm__("" : "+w"(v))
 #endif
 
+/* nb blocks of x into y (nb · the type's values floats) */
+typedef void (*block_to_f32) (float *y, const uint8_t *x, uint64_t nb);
+
 typedef struct block_type
 {
 	uint32_t	type;
 	const char *name;
 	uint32_t	values;
 	uint32_t	bytes;
+	block_to_f32 to_f32;		/* NULL: tfm reads no tensor of this type */
 } block_type;
 
-/* ggml's type numbers, block sizes (values) and block bytes */
+static void f32(float *y, const uint8_t *x, uint64_t nb);
+static void f16(float *y, const uint8_t *x, uint64_t nb);
+static void bf16(float *y, const uint8_t *x, uint64_t nb);
+static void q8_0(float *y, const uint8_t *x, uint64_t nb);
+static void q4_0(float *y, const uint8_t *x, uint64_t nb);
+static void q4_k(float *y, const uint8_t *x, uint64_t nb);
+static void q5_k(float *y, const uint8_t *x, uint64_t nb);
+static void q6_k(float *y, const uint8_t *x, uint64_t nb);
+
+/* ggml's type numbers, block sizes (values), block bytes and the conversions tfm has */
 static const block_type types[] = {
-	{0, "F32", 1, 4}, {1, "F16", 1, 2}, {2, "Q4_0", 32, 18}, {3, "Q4_1", 32, 20},
-	{6, "Q5_0", 32, 22}, {7, "Q5_1", 32, 24}, {8, "Q8_0", 32, 34}, {9, "Q8_1", 32, 36},
-	{10, "Q2_K", 256, 84}, {11, "Q3_K", 256, 110}, {12, "Q4_K", 256, 144},
-	{13, "Q5_K", 256, 176}, {14, "Q6_K", 256, 210}, {15, "Q8_K", 256, 292},
-	{24, "I8", 1, 1}, {25, "I16", 1, 2}, {26, "I32", 1, 4}, {27, "I64", 1, 8},
-	{28, "F64", 1, 8}, {30, "BF16", 1, 2},
+	{0, "F32", 1, 4, f32}, {1, "F16", 1, 2, f16}, {2, "Q4_0", 32, 18, q4_0},
+	{3, "Q4_1", 32, 20, NULL}, {6, "Q5_0", 32, 22, NULL}, {7, "Q5_1", 32, 24, NULL},
+	{8, "Q8_0", 32, 34, q8_0}, {9, "Q8_1", 32, 36, NULL}, {10, "Q2_K", 256, 84, NULL},
+	{11, "Q3_K", 256, 110, NULL}, {12, "Q4_K", 256, 144, q4_k}, {13, "Q5_K", 256, 176, q5_k},
+	{14, "Q6_K", 256, 210, q6_k}, {15, "Q8_K", 256, 292, NULL}, {24, "I8", 1, 1, NULL},
+	{25, "I16", 1, 2, NULL}, {26, "I32", 1, 4, NULL}, {27, "I64", 1, 8, NULL},
+	{28, "F64", 1, 8, NULL}, {30, "BF16", 1, 2, bf16},
 };
 
 static const block_type *
@@ -181,6 +195,18 @@ q45_k(float *y, const uint8_t *x, uint64_t nb, int five)
 
 /* Q6_K: 128 bytes low 4 bits, 64 bytes high 2 bits, 16 int8 scales, fp16 d */
 static void
+q4_k(float *y, const uint8_t *x, uint64_t nb)
+{
+	q45_k(y, x, nb, 0);
+}
+
+static void
+q5_k(float *y, const uint8_t *x, uint64_t nb)
+{
+	q45_k(y, x, nb, 1);
+}
+
+static void
 q6_k(float *y, const uint8_t *x, uint64_t nb)
 {
 	for (uint64_t i = 0; i < nb; i++, x += 210)
@@ -207,43 +233,40 @@ q6_k(float *y, const uint8_t *x, uint64_t nb)
 	}
 }
 
+/* the unquantized types: one value a block */
+static void
+f32(float *y, const uint8_t *x, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+	{
+		uint32_t	u = (uint32_t) x[4 * i] | (uint32_t) x[4 * i + 1] << 8 |
+			(uint32_t) x[4 * i + 2] << 16 | (uint32_t) x[4 * i + 3] << 24;
+
+		memcpy(&y[i], &u, 4);
+	}
+}
+
+static void
+f16(float *y, const uint8_t *x, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		y[i] = tfm_f16_to_f32(le16(x + 2 * i));
+}
+
+static void
+bf16(float *y, const uint8_t *x, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		y[i] = tfm_bf16_to_f32(le16(x + 2 * i));
+}
+
 int
 tfm_gguf_to_f32(float *out, const uint8_t *src, uint32_t type, uint64_t n)
 {
-	switch (type)
-	{
-		case TFM_GGML_F32:
-			for (uint64_t i = 0; i < n; i++)
-			{
-				uint32_t	u = (uint32_t) src[4 * i] | (uint32_t) src[4 * i + 1] << 8 |
-					(uint32_t) src[4 * i + 2] << 16 | (uint32_t) src[4 * i + 3] << 24;
+	const block_type *b = find(type);
 
-				memcpy(&out[i], &u, 4);
-			}
-			return TFM_OK;
-		case TFM_GGML_F16:
-			for (uint64_t i = 0; i < n; i++)
-				out[i] = tfm_f16_to_f32(le16(src + 2 * i));
-			return TFM_OK;
-		case TFM_GGML_BF16:
-			for (uint64_t i = 0; i < n; i++)
-				out[i] = tfm_bf16_to_f32(le16(src + 2 * i));
-			return TFM_OK;
-		case TFM_GGML_Q8_0:
-			q8_0(out, src, n / 32);
-			return TFM_OK;
-		case TFM_GGML_Q4_0:
-			q4_0(out, src, n / 32);
-			return TFM_OK;
-		case TFM_GGML_Q4_K:
-			q45_k(out, src, n / 256, 0);
-			return TFM_OK;
-		case TFM_GGML_Q5_K:
-			q45_k(out, src, n / 256, 1);
-			return TFM_OK;
-		case TFM_GGML_Q6_K:
-			q6_k(out, src, n / 256);
-			return TFM_OK;
-	}
-	return TFM_EUNSUPPORTED;
+	if (!b || !b->to_f32)
+		return TFM_EUNSUPPORTED;
+	b->to_f32(out, src, n / b->values);
+	return TFM_OK;
 }

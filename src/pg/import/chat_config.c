@@ -85,12 +85,12 @@ decoder_specials(JsonbContainer *tcfg, ChatSpecials *sp)
 {
 	JsonbValue	b,
 			   *v = tfm_jget(tcfg, "added_tokens_decoder", &b),
-				kv,
 				jv,
 				cb,
 			   *content;
 	JsonbIterator *it;
-	JsonbIteratorToken tok;
+	char	   *key;
+	long		id;
 
 	if (!v || v->type == jbvNull)
 		return;
@@ -99,18 +99,9 @@ decoder_specials(JsonbContainer *tcfg, ChatSpecials *sp)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("tokenizer_config.json field \"added_tokens_decoder\" must be an object")));
 	it = JsonbIteratorInit(v->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &kv, true)) != WJB_DONE)
+	while (tfm_jnext_id_key(&it, &key, &id, &jv))
 	{
-		char	   *key,
-				   *end;
-		long		id;
-
-		if (tok != WJB_KEY)
-			continue;
-		(void) JsonbIteratorNext(&it, &jv, true);
-		key = pnstrdup(kv.val.string.val, kv.val.string.len);
-		id = strtol(key, &end, 10);
-		if (*key == '\0' || *end != '\0' || id < 0 || id > INT_MAX ||
+		if (id < 0 || id > INT_MAX ||
 			jv.type != jbvBinary || !JsonContainerIsObject(jv.val.binary.data) ||
 			!(content = tfm_jget(jv.val.binary.data, "content", &cb)) || content->type != jbvString)
 			ereport(ERROR,

@@ -165,9 +165,9 @@ parse_id2label(JsonbContainer *c, TfmHfConfig *out)
 	JsonbValue	buf,
 			   *v = tfm_jget(c, "id2label", &buf);
 	JsonbIterator *it;
-	JsonbValue	k,
-				val;
-	JsonbIteratorToken tok;
+	JsonbValue	val;
+	char	   *key;
+	long		id;
 	int			n;
 
 	if (!v || v->type == jbvNull)
@@ -189,18 +189,9 @@ parse_id2label(JsonbContainer *c, TfmHfConfig *out)
 	out->n_labels = n;
 	out->labels = palloc0(sizeof(char *) * n);
 	it = JsonbIteratorInit(v->val.binary.data);
-	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	while (tfm_jnext_id_key(&it, &key, &id, &val))
 	{
-		char	   *key,
-				   *end;
-		long		id;
-
-		if (tok != WJB_KEY)
-			continue;
-		key = pnstrdup(k.val.string.val, k.val.string.len);
-		tok = JsonbIteratorNext(&it, &val, true);
-		id = strtol(key, &end, 10);
-		if (*key == '\0' || *end != '\0' || id < 0 || id >= n || out->labels[id])
+		if (id < 0 || id >= n || out->labels[id])
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("config.json id2label key \"%s\" is not one of the ids 0 to %d", key, n - 1)));

@@ -38,8 +38,6 @@ static void
 bert_config(tfm_config *cfg, const tfm_hf_params *p)
 {
 	hf_base_config(cfg, p, TFM_TASK_CLASSIFY);
-	cfg->enc_layers = p->layers;
-	cfg->dec_layers = 0;
 	cfg->max_len = p->max_len - p->pos_offset;
 	cfg->n_classes = p->n_classes;
 	cfg->norm = TFM_NORM_POST;
@@ -115,27 +113,10 @@ bert_entries(hf_builder *b, const tfm_config *c)
 		}
 		return;
 	}
-	switch (arch)
-	{
-		case TFM_HF_BERT:
-			hf_add(b, "pooler.dense.weight", true, TFM_HF_TRANSPOSE, "cls.pre.w", 2, d, d, 0, 0);
-			hf_add(b, "pooler.dense.bias", true, TFM_HF_COPY, "cls.pre.b", 1, d, 0, 0, 0);
-			hf_add(b, "classifier.weight", false, TFM_HF_TRANSPOSE, "cls.w", 2, C, d, 0, 0);
-			hf_add(b, "classifier.bias", false, TFM_HF_COPY, "cls.b", 1, C, 0, 0, 0);
-			break;
-		case TFM_HF_ROBERTA:
-			hf_add(b, "classifier.dense.weight", false, TFM_HF_TRANSPOSE, "cls.pre.w", 2, d, d, 0, 0);
-			hf_add(b, "classifier.dense.bias", false, TFM_HF_COPY, "cls.pre.b", 1, d, 0, 0, 0);
-			hf_add(b, "classifier.out_proj.weight", false, TFM_HF_TRANSPOSE, "cls.w", 2, C, d, 0, 0);
-			hf_add(b, "classifier.out_proj.bias", false, TFM_HF_COPY, "cls.b", 1, C, 0, 0, 0);
-			break;
-		default:
-			hf_add(b, "pre_classifier.weight", false, TFM_HF_TRANSPOSE, "cls.pre.w", 2, d, d, 0, 0);
-			hf_add(b, "pre_classifier.bias", false, TFM_HF_COPY, "cls.pre.b", 1, d, 0, 0, 0);
-			hf_add(b, "classifier.weight", false, TFM_HF_TRANSPOSE, "cls.w", 2, C, d, 0, 0);
-			hf_add(b, "classifier.bias", false, TFM_HF_COPY, "cls.b", 1, C, 0, 0, 0);
-			break;
-	}
+	/* the head: BERT's pooler, RoBERTa's classifier.dense or DistilBERT's pre_classifier, then the classifier */
+	hf_add_linear(b, arch == TFM_HF_BERT ? "pooler.dense" : arch == TFM_HF_ROBERTA ? "classifier.dense" :
+				  "pre_classifier", arch == TFM_HF_BERT, "cls.pre", d, d);
+	hf_add_linear(b, arch == TFM_HF_ROBERTA ? "classifier.out_proj" : "classifier", false, "cls", C, d);
 }
 
 const hf_family hf_bert = {&bert_keys, bert_config, bert_entries};

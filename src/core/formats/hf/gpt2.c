@@ -30,8 +30,6 @@ static void
 gpt2_config(tfm_config *cfg, const tfm_hf_params *p)
 {
 	hf_base_config(cfg, p, TFM_TASK_LM);
-	cfg->dec_layers = p->layers;
-	cfg->enc_layers = 0;
 	cfg->d_ff = p->d_ff > 0 ? p->d_ff : 4 * p->d_model;
 	cfg->norm = TFM_NORM_PRE;
 	cfg->positions = TFM_POS_LEARNED;

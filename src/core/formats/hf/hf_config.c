@@ -129,6 +129,9 @@ hf_base_config(tfm_config *cfg, const tfm_hf_params *p, tfm_task task)
 	cfg->dropout = p->dropout;
 	cfg->attn_dropout = p->attn_dropout;
 	cfg->ln_eps = p->ln_eps;
+	/* the stacks: a language model's decoder, a classifier's encoder, or both */
+	cfg->enc_layers = task == TFM_TASK_LM ? 0 : p->layers;
+	cfg->dec_layers = task == TFM_TASK_LM ? p->layers : task == TFM_TASK_SEQ2SEQ ? p->dec_layers : 0;
 }
 
 const char *

@@ -60,7 +60,8 @@ typedef struct hf_arch_row
 const hf_arch_row *hf_arch_find(tfm_hf_arch arch);
 
 /* ---- for the families (hf_config.c) ---- */
-/* what every architecture's config sets alike */
+/* what every architecture's config sets alike, and its stacks as task says
+ * (LM: p->layers in the decoder; classify: in the encoder; seq2seq: both) */
 void		hf_base_config(tfm_config *cfg, const tfm_hf_params *p, tfm_task task);
 
 /* ---- for the families (hf_map.c) ---- */
@@ -72,6 +73,10 @@ tfm_hf_entry *hf_add(hf_builder *b, const char *name, bool prefixable, tfm_hf_us
 void		hf_add_layer(hf_builder *b, const char *hfl, int i, const char *hf, const char *tfl,
 						 const char *tf, tfm_hf_use use, int ndim, int64_t d0, int64_t d1,
 						 int64_t col0);
+/* an nn.Linear(in, out): "<hf>.weight" transposed into "<tf>.w" (in, out),
+ * "<hf>.bias" into "<tf>.b" (out) */
+void		hf_add_linear(hf_builder *b, const char *hf, bool prefixable, const char *tf, int64_t out,
+						  int64_t in);
 /* the output projection: tied to the token embedding or its own */
 void		hf_add_lm_head(hf_builder *b, const tfm_config *c);
 

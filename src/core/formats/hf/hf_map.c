@@ -66,6 +66,20 @@ hf_add_layer(hf_builder *b, const char *hfl, int i, const char *hf, const char *
 }
 
 void
+hf_add_linear(hf_builder *b, const char *hf, bool prefixable, const char *tf, int64_t out, int64_t in)
+{
+	char		n[96],
+				t[48];
+
+	snprintf(n, sizeof(n), "%s.weight", hf);
+	snprintf(t, sizeof(t), "%s.w", tf);
+	hf_add(b, n, prefixable, TFM_HF_TRANSPOSE, t, 2, out, in, 0, 0);
+	snprintf(n, sizeof(n), "%s.bias", hf);
+	snprintf(t, sizeof(t), "%s.b", tf);
+	hf_add(b, n, prefixable, TFM_HF_COPY, t, 1, out, 0, 0, 0);
+}
+
+void
 hf_add_lm_head(hf_builder *b, const tfm_config *c)
 {
 	if (c->tie)

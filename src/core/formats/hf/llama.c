@@ -58,8 +58,6 @@ llama_config(tfm_config *cfg, const tfm_hf_params *p)
 	hf_base_config(cfg, p, TFM_TASK_LM);
 	cfg->arch = TFM_ARCH_LLAMA;
 	cfg->kv_heads = p->kv_heads == p->heads ? 0 : p->kv_heads;
-	cfg->dec_layers = p->layers;
-	cfg->enc_layers = 0;
 	cfg->norm = TFM_NORM_PRE;
 	cfg->positions = TFM_POS_ROPE;
 	cfg->rope_theta = p->rope_theta;

@@ -33,8 +33,6 @@ static void
 marian_config(tfm_config *cfg, const tfm_hf_params *p)
 {
 	hf_base_config(cfg, p, TFM_TASK_SEQ2SEQ);
-	cfg->enc_layers = p->layers;
-	cfg->dec_layers = p->dec_layers;
 	cfg->norm = TFM_NORM_POST;
 	cfg->positions = TFM_POS_SINUSOIDAL;
 	cfg->sinus_halves = 1;

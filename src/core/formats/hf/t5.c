@@ -37,8 +37,6 @@ t5_config(tfm_config *cfg, const tfm_hf_params *p)
 {
 	hf_base_config(cfg, p, TFM_TASK_SEQ2SEQ);
 	cfg->arch = TFM_ARCH_T5;
-	cfg->enc_layers = p->layers;
-	cfg->dec_layers = p->dec_layers;
 	cfg->norm = TFM_NORM_PRE;
 	cfg->positions = TFM_POS_RELATIVE;
 	cfg->activation = p->activation;

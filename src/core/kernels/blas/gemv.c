@@ -28,7 +28,7 @@
 #define DOT_W 16				/* floats per dot-product lane group */
 
 static inline void
-store_row(float *c, const float *acc, int n, float alpha, float beta)
+gemv_store_row(float *c, const float *acc, int n, float alpha, float beta)
 {
 	if (beta == 0.0f)
 		for (int j = 0; j < n; j++)
@@ -101,7 +101,7 @@ axpy_block(const int R, int K, float alpha, const float *A, ptrdiff_t lda,
 			}
 		}
 		for (int m = 0; m < R; m++)
-			store_row(C + m * ldc + jb, acc + m * cols, n, alpha, beta);
+			gemv_store_row(C + m * ldc + jb, acc + m * cols, n, alpha, beta);
 	}
 }
 
