@@ -245,6 +245,9 @@ typedef struct tfm_batch
 	const int32_t *dec_input;	/* (B, Tt) seq2seq: <bos> + target */
 	const int32_t *target;		/* lm (B, T); seq2seq (B, Tt); pad = ignored */
 	const int32_t *labels;		/* classify (B) */
+	const int32_t *types;		/* BERT-family encoder: (B, T) token type ids
+								 * (a pair's second segment 1), or NULL for
+								 * type 0 everywhere */
 	bool		keep_attention; /* inference: keep every layer's attention weights
 								 * for tfm_model_attention (a workspace for
 								 * training always keeps them) */
