@@ -2,7 +2,8 @@
  * classifier.c — a classifier's inference: the model from the cache, a
  * value's ids as it reads them, and many inputs through batched forward
  * passes of similar lengths within tfm.work_mem (tfm_classify, tfm_embed,
- * tfm_evaluate).
+ * tfm_evaluate), and pairs of texts with their token types (tfm_rerank,
+ * tfm_zero_shot).
  */
 #include "postgres.h"
 
@@ -62,9 +63,13 @@ cmp_by_len(const void *a, const void *b, void *arg)
 	return x > y ? -1 : (x < y);
 }
 
+/*
+ * n inputs (types: their token types, or NULL) through batched passes:
+ * out (n × labels) their probabilities, or their logits where raw
+ */
 static void
-run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, int n,
-		   float *probs, float *pooled, bool one_by_one)
+run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, int32 **types, const int *lens,
+		   int n, float *probs, bool raw, float *pooled, bool one_by_one)
 {
 	int			C = row->n_labels,
 				d = m->cfg.d_model;
@@ -79,7 +84,8 @@ run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, i
 	for (int start = 0, B = 0; start < n; start += B)
 	{
 		int			T = Max(1, lens[order[start]]);	/* the longest of the batch */
-		int32	   *buf;
+		int32	   *buf,
+				   *tbuf = NULL;
 		tfm_batch	b;
 
 		CHECK_FOR_INTERRUPTS();
@@ -98,6 +104,8 @@ run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, i
 		tfm_work_mem_check(m, tfm_pass_bytes(m, B, T, 0, false, false), "running", row->name,
 						   "the length of the input");
 		buf = palloc(sizeof(int32) * B * T);
+		if (types)
+			tbuf = palloc0(sizeof(int32) * B * T);	/* padding: type 0 */
 		for (int i = 0; i < B; i++)
 		{
 			int			k = order[start + i];
@@ -105,11 +113,14 @@ run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, i
 			memcpy(buf + (size_t) i * T, ids[k], sizeof(int32) * lens[k]);
 			for (int t = lens[k]; t < T; t++)
 				buf[(size_t) i * T + t] = sp.pad;
+			if (types)
+				memcpy(tbuf + (size_t) i * T, types[k], sizeof(int32) * lens[k]);
 		}
 		memset(&b, 0, sizeof(b));
 		b.B = B;
 		b.T = T;
 		b.input = buf;
+		b.types = tbuf;
 		tfm_check_pass(tfm_model_forward(m, &b, false, 0), row->name);
 		for (int i = 0; i < B; i++)
 		{
@@ -118,12 +129,15 @@ run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, i
 			if (probs)
 			{
 				memcpy(probs + (size_t) k * C, m->logits + (size_t) i * C, sizeof(float) * C);
-				tfm_softmax_rows(probs + (size_t) k * C, 1, C);
+				if (!raw)
+					tfm_softmax_rows(probs + (size_t) k * C, 1, C);
 			}
 			if (pooled)
 				memcpy(pooled + (size_t) k * d, m->pooled + (size_t) i * d, sizeof(float) * d);
 		}
 		pfree(buf);
+		if (tbuf)
+			pfree(tbuf);
 	}
 	pfree(order);
 }
@@ -132,12 +146,19 @@ void
 tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, int n,
 				   float *probs, float *pooled)
 {
-	run_passes(m, row, ids, lens, n, probs, pooled, false);
+	run_passes(m, row, ids, NULL, lens, n, probs, false, pooled, false);
+}
+
+void
+tfm_classifier_run_pairs(tfm_model *m, const TfmModelRow *row, int32 **ids, int32 **types,
+						 const int *lens, int n, float *logits)
+{
+	run_passes(m, row, ids, types, lens, n, logits, true, NULL, false);
 }
 
 void
 tfm_classifier_run_exact(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens,
 						 int n, float *probs, float *pooled)
 {
-	run_passes(m, row, ids, lens, n, probs, pooled, true);
+	run_passes(m, row, ids, NULL, lens, n, probs, false, pooled, true);
 }
