@@ -100,3 +100,4 @@ RESET tfm.work_mem;
 SELECT count(*) AS rows, max(score) - min(score) < 1e-6 AS same_scores
   FROM tfm_rerank('xenc', 'fox', ARRAY(SELECT 'the quick brown fox' FROM generate_series(1, 2000)));
 SELECT tfm_drop_model(name) FROM unnest(ARRAY['xenc', 'nli', 'xenc_ids']) AS name;
+SELECT tfm_tokenizer_drop(name) FROM unnest(ARRAY['xenc', 'nli']) AS name;
