@@ -150,3 +150,24 @@ ALTER FUNCTION tfm_tokens(text, text) STRICT;
 ALTER FUNCTION tfm_embed_chunks(text, text[], integer, integer) STRICT;
 ALTER FUNCTION tfm_workspace_bytes(text, integer, integer, integer, boolean) STRICT;
 ALTER FUNCTION tfm_gguf_kept(text) STRICT;
+
+-- ---------------------------------------------------------------------------
+-- tasks of imported classifiers that read two texts together (doc/tasks.md)
+
+CREATE FUNCTION tfm_rerank(model text, query text, passage text) RETURNS real
+AS 'MODULE_PATHNAME', 'tfm_rerank_one' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_rerank(text, text, text) IS
+  'a cross-encoder''s relevance of a passage to a query, read together as one pair (sigmoid of its one logit, or the probability of its last label)';
+CREATE FUNCTION tfm_rerank(model text, query text, passages text[], OUT ord integer, OUT score real)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_rerank' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 20;
+COMMENT ON FUNCTION tfm_rerank(text, text, text[]) IS
+  'a cross-encoder''s relevance of each passage to a query, (ord, score) in the array''s order, through batched forward passes (a NULL passage scores NULL)';
+CREATE FUNCTION tfm_zero_shot(model text, input text, labels text[],
+                              hypothesis_template text DEFAULT 'This example is {}.',
+                              multi_label boolean DEFAULT false,
+                              OUT label text, OUT score real)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_zero_shot' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 5;
+COMMENT ON FUNCTION tfm_zero_shot(text, text, text[], text, boolean) IS
+  'zero-shot classification with an NLI model: how far the text entails the template filled with each label, best first (single-label: softmax over the labels; multi_label: each label on its own)';

@@ -30,6 +30,8 @@
 #define TFM_VOCAB_MAX       1000000
 #define TFM_OWN_VOCAB_MIN   7		/* a vocab_size given to tfm_create_model: tfm's special ids 0..5 and one more */
 #define TFM_CLASSES_MIN     2
+/* an imported BERT-family head may have one logit (a cross-encoder's score) */
+#define TFM_CLASSES_MIN_IMPORTED 1
 #define TFM_CLASSES_MAX     10000
 #define TFM_TYPE_VOCAB_MIN  0
 #define TFM_TYPE_VOCAB_MAX  1024

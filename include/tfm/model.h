@@ -299,6 +299,10 @@ typedef struct tfm_batch
 	 * bit for bit what a varlen pass of it alone gives.  NULL: (B, T) padded.
 	 */
 	const int  *lens;
+	const int32_t *types;		/* BERT-family encoder: token type ids laid out
+								 * as input ((B, T), or concatenated with lens;
+								 * a pair's second segment 1), or NULL for
+								 * type 0 everywhere */
 	bool		keep_attention; /* inference: keep every layer's attention weights
 								 * for tfm_model_attention (a workspace for
 								 * training always keeps them) */

@@ -215,7 +215,8 @@ def make_weights(arch, V, P, type_vocab, g):
     return w
 
 
-def encoder(arch, w, ids, pad, eps):
+def encoder(arch, w, ids, pad, eps, types=None):
+    """types: (B, T) token type ids, or None for type 0 everywhere"""
     B, T = ids.shape
     mask = ids != pad
     if arch == "roberta":
@@ -224,7 +225,7 @@ def encoder(arch, w, ids, pad, eps):
         pos = torch.arange(T).unsqueeze(0).expand(B, T)
     x = w["word"][ids] + w["pos"][pos]
     if "type" in w:
-        x = x + w["type"][0]
+        x = x + (w["type"][0] if types is None else w["type"][types])
     x = layernorm(x, w["ln"], eps)
     s = D // HEADS
     for L in w["layers"]:

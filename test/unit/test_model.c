@@ -197,7 +197,7 @@ model_loss(void *p)
 }
 
 /*
- * bert: the BERT-family options on a classifier fixture (token types, the
+ * bert: the BERT-family options on a classifier fixture (token types 0 and 1, the
  * embedding norm, a position offset, a dense+tanh or dense+ReLU layer
  * after pooling), so their backward passes are checked too; 3: Marian's on
  * a seq2seq fixture (post-LN, SiLU, sinusoids in halves, the logits' bias)
@@ -242,6 +242,16 @@ test_model_fd_cfg(const char *file, float dropout, int bert)
 	for (size_t i = 0; i < ctx.m->n_floats; i++)
 		ctx.m->params[i] += 0.1f * ((float) ((i * 2654435761u) % 1000) / 500.0f - 1.0f);
 	batch_from_fixture(&ctx.bc, &fx, &c);
+	if (bert == 1 || bert == 2)
+	{
+		/* a pair's token types: 0 for each row's first half, 1 after */
+		int32_t    *ty = malloc(sizeof(int32_t) * ctx.bc.b.B * ctx.bc.b.T);
+
+		for (int r = 0; r < ctx.bc.b.B; r++)
+			for (int t = 0; t < ctx.bc.b.T; t++)
+				ty[r * ctx.bc.b.T + t] = t >= ctx.bc.b.T / 2;
+		ctx.bc.b.types = ty;
+	}
 	tfm_model_forward(ctx.m, &ctx.bc.b, true, 777);
 	tfm_model_loss_backward(ctx.m, &ctx.bc.b, ctx.bc.eps, false, 1.0f, &ctx.count);
 	tfm_model_forward(ctx.m, &ctx.bc.b, true, 777);
@@ -260,6 +270,16 @@ test_model_fd_cfg(const char *file, float dropout, int bert)
 					 p->size, quick_mode() ? 3 : 12, 3e-4, 1e-3, 3e-2);
 		}
 		free(grads);
+	}
+	if (ctx.bc.b.types)
+	{
+		/* a type outside type_vocab is refused */
+		int32_t    *ty = (int32_t *) ctx.bc.b.types;
+
+		ty[0] = c.type_vocab;
+		CHECK(tfm_model_forward(ctx.m, &ctx.bc.b, false, 0) == TFM_EBADID, "%s bert: type %d refused",
+			  file, c.type_vocab);
+		free(ty);
 	}
 	tfm_model_free(ctx.m);
 	fixture_free(&fx);

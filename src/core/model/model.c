@@ -230,7 +230,8 @@ tfm_config_check(const tfm_config *c)
 		case TFM_TASK_CLASSIFY:
 			if (c->enc_layers < 1 || c->dec_layers != 0)
 				return "a classifier has " TFM_STR(TFM_LAYERS_MIN) " to " TFM_STR(TFM_LAYERS_MAX) " encoder layers and no decoder";
-			if (c->n_classes < TFM_CLASSES_MIN || c->n_classes > TFM_CLASSES_MAX)
+			if (c->n_classes < (c->emb_norm ? TFM_CLASSES_MIN_IMPORTED : TFM_CLASSES_MIN) ||
+				c->n_classes > TFM_CLASSES_MAX)
 				return "a classifier needs between " TFM_STR(TFM_CLASSES_MIN) " and " TFM_STR(TFM_CLASSES_MAX) " labels";
 			if (c->pooling != TFM_POOL_MEAN && c->pooling != TFM_POOL_CLS)
 				return "pooling must be mean or cls";

@@ -451,11 +451,12 @@ tfm_embed_tokens(tfm_model *m, float *out, const int32_t *ids, const float *tok,
 
 /*
  * Embeddings of one stack's input.  The encoder of a BERT-family classifier
- * also adds token type 0 (type_emb row 0), reads positions from row
+ * also adds its token types (type_emb row types[r], row 0 where types is
+ * NULL; a type outside type_vocab is refused as TFM_EBADID), reads positions from row
  * pos_offset on, and normalises the sum (emb_ln) before the dropout.
  */
 static int
-embed(tfm_model *m, float *out, const int32_t *ids, const float *tok,
+embed(tfm_model *m, float *out, const int32_t *ids, const int32_t *types, const float *tok,
 	  const float *pos, int B, int T, bool training, uint64_t key)
 {
 	const tfm_config *c = &m->cfg;
@@ -469,8 +470,18 @@ embed(tfm_model *m, float *out, const int32_t *ids, const float *tok,
 		return TFM_EBADID;
 	if (bert && c->type_vocab > 0)
 		for (size_t r = 0; r < N; r++)
+		{
+			const float *te = m->w.type_emb;
+
+			if (types)
+			{
+				if (types[r] < 0 || types[r] >= c->type_vocab)
+					return TFM_EBADID;
+				te += (size_t) types[r] * d;
+			}
 			for (int i = 0; i < d; i++)
-				raw[r * d + i] += m->w.type_emb[i];
+				raw[r * d + i] += te[i];
+		}
 	if (bert && c->emb_norm)
 		tfm_layernorm_forward_eps(out, m->ws->emb_mean, m->ws->emb_rstd, raw,
 								  m->w.emb_ln_g, m->w.emb_ln_b, (int) N, d,
@@ -518,7 +529,8 @@ static const float *
 embed_and_stack(tfm_model *m, bool decoder, float *x, const int32_t *ids, const float *tok,
 				const float *pos, int T, bool training, const tfm_stack_pass *p)
 {
-	if (embed(m, x, ids, tok, pos, p->B, T, training, p->key) != 0)
+	if (embed(m, x, ids, decoder ? NULL : m->ws->pass_types, tok, pos, p->B, T, training,
+			  p->key) != 0)
 		return NULL;
 	return stack_forward(m, decoder, x, p);
 }
@@ -574,7 +586,8 @@ tfm_encode_stack(tfm_model *m, const int32_t *src, int B, int Ts)
 	b.input = src;
 	passes(m, &b, false, 0, tfm_packed_of(m->lowp), &ep, &dp);
 	pad_mask(m->ws->enc_pad, src, (size_t) B * Ts, m->cfg.pad_id);
-	if (embed(m, m->ws->enc_x, src, m->w.tok_emb, m->w.pos_emb, B, Ts, false, 0) != 0)
+	m->ws->pass_types = NULL;
+	if (embed(m, m->ws->enc_x, src, NULL, m->w.tok_emb, m->w.pos_emb, B, Ts, false, 0) != 0)
 		return NULL;			/* an id outside the vocabulary */
 	return stack_forward(m, false, m->ws->enc_x, &ep);
 }
@@ -619,8 +632,8 @@ varlen_forward(tfm_model *m, const tfm_batch *b, const tfm_packed_w *pw)
 	pad_mask(ws->enc_pad, b->input, N, c->pad_id);
 	r = 0;
 	for (int i = 0; i < b->B; r += b->lens[i++])
-		if (embed(m, ws->enc_x + r * d, b->input + r, m->w.tok_emb, m->w.pos_emb, 1,
-				  b->lens[i], false, 0) != 0)
+		if (embed(m, ws->enc_x + r * d, b->input + r, b->types ? b->types + r : NULL,
+				  m->w.tok_emb, m->w.pos_emb, 1, b->lens[i], false, 0) != 0)
 			return TFM_EBADID;
 	top = stack_forward(m, false, ws->enc_x, &ep);
 	r = 0;
@@ -675,6 +688,7 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
 	ws = m->ws;
 	ws->pass_training = training;
 	ws->pass_key = key;
+	ws->pass_types = b->types;
 	passes(m, b, training, key, pw, &ep, &dp);
 	pad_mask(ws->enc_pad, b->input, (size_t) b->B * b->T, c->pad_id);
 
@@ -856,8 +870,13 @@ embed_backward(tfm_model *m, float *dx, float *tmp, float *tmp2, const int32_t *
 	}
 	if (bert && c->type_vocab > 0)
 		for (size_t r = 0; r < (size_t) B * T; r++)
+		{
+			/* the forward pass refused any type outside type_vocab */
+			float	   *ge = m->g.type_emb + (ws->pass_types ? (size_t) ws->pass_types[r] * d : 0);
+
 			for (int i = 0; i < d; i++)
-				m->g.type_emb[i] += dx[r * d + i];
+				ge[i] += dx[r * d + i];
+		}
 	/* the forward pass refused any id outside the vocabulary */
 	(void) tfm_embedding_backward(dtok, dpos, dx, ids, emb_rows_g(m, dtok), scale, B, T, d,
 								  bert ? c->pos_offset : 0);

@@ -144,6 +144,7 @@ struct tfm_workspace
 								 * layer its own output (checkpointing) */
 	bool		pass_training;	/* the last forward pass used dropout */
 	uint64_t	pass_key;		/* and this dropout key */
+	const int32_t *pass_types;	/* and these token types (NULL: type 0) */
 	tfm_block_acts *enc,
 			   *dec;
 	float	   *enc_x,			/* (B·T, d) embeddings of the encoder / LM input */

@@ -181,11 +181,11 @@ parse_id2label(JsonbContainer *c, TfmHfConfig *out)
 	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
 		bad_field("id2label", "an object", v);
 	n = JsonContainerSize(v->val.binary.data);
-	if (n < TFM_CLASSES_MIN || n > TFM_CLASSES_MAX)
+	if (n < TFM_CLASSES_MIN_IMPORTED || n > TFM_CLASSES_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("config.json id2label has %d labels; a tfm classifier has between %d and %d",
-						n, TFM_CLASSES_MIN, TFM_CLASSES_MAX)));
+						n, TFM_CLASSES_MIN_IMPORTED, TFM_CLASSES_MAX)));
 	out->n_labels = n;
 	out->labels = palloc0(sizeof(char *) * n);
 	it = JsonbIteratorInit(v->val.binary.data);

@@ -176,6 +176,17 @@ tfm_datum_ids(Datum d, Oid type, const TfmModelRow *row, bool target, int *len)
 	return NULL;
 }
 
+void
+tfm_check_labels_trainable(const TfmModelRow *row)
+{
+	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels < TFM_CLASSES_MIN)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model \"%s\" has one logit (a score, as a cross-encoder's), not labels to learn",
+						row->name),
+				 errhint("Its score is read with tfm_rerank.")));
+}
+
 int32 *
 tfm_classifier_input(const TfmModelRow *row, const TfmSpecials *sp, int32 *ids, int n,
 					 int *out_n, int64 *truncated)

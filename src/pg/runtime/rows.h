@@ -30,4 +30,10 @@ int32	   *tfm_datum_ids(Datum d, Oid type, const TfmModelRow *row, bool target, 
 int32	   *tfm_classifier_input(const TfmModelRow *row, const TfmSpecials *sp, int32 *ids,
 								 int n, int *out_n, int64 *truncated);
 
+/*
+ * Errors unless row's labels can be learned from rows: an imported
+ * cross-encoder's one logit is a score, not a choice between labels.
+ */
+void		tfm_check_labels_trainable(const TfmModelRow *row);
+
 #endif							/* TFM_ROWS_H */

@@ -27,6 +27,14 @@ SELECT model FROM tfm_create_model('nl_lm', 'lm', 'nl_words', d_model => 16, hea
 SELECT model FROM tfm_create_model('nl_s2s', 'seq2seq', 'nl_words', d_model => 16, heads => 2, layers => 1, max_len => 32);
 SELECT tfm_chat_template_import('nl_lm', '{"chat_template": "{% for m in messages %}{{ m.content }} {% endfor %}"}');
 SELECT tfm_deploy('nl_cls');
+-- a cross-encoder and an NLI model for the pair functions (tfm_rerank, tfm_zero_shot)
+\set nl_tok `cat test/fixtures/hf_tasks/tokenizer.json`
+\set nl_cfg `cat test/fixtures/hf_tasks/config_rerank.json`
+\set nl_w `base64 -w0 test/fixtures/hf_tasks/model_rerank.safetensors`
+SELECT model FROM tfm_import('nl_xenc', :'nl_cfg', decode(:'nl_w', 'base64'), :'nl_tok', task => 'classify');
+\set nl_cfg `cat test/fixtures/hf_tasks/config_nli.json`
+\set nl_w `base64 -w0 test/fixtures/hf_tasks/model_nli.safetensors`
+SELECT model FROM tfm_import('nl_nli', :'nl_cfg', decode(:'nl_w', 'base64'), :'nl_tok', task => 'classify');
 
 -- ---- 1. every function of the catalog --------------------------------------
 
@@ -95,6 +103,8 @@ CREATE FUNCTION pg_temp.sane(f text, a text, t regtype) RETURNS text LANGUAGE sq
       WHEN f IN ('tfm_generate', 'tfm_generate_tokens', 'tfm_next_tokens', 'tfm_score', 'tfm_chat',
                  'tfm_chat_prompt', 'tfm_chat_tokens') THEN $v$'nl_lm'$v$
       WHEN f IN ('tfm_translate', 'tfm_translate_nbest', 'tfm_attention') THEN $v$'nl_s2s'$v$
+      WHEN f = 'tfm_rerank' THEN $v$'nl_xenc'$v$
+      WHEN f = 'tfm_zero_shot' THEN $v$'nl_nli'$v$
       ELSE $v$'nl_cls'$v$ END
     WHEN a = 'tokenizer' THEN $v$'nl_words'$v$
     WHEN a IN ('input', 'prompt', 'source', 'hypothesis', 'reference') THEN $v$'the sea is calm'$v$

@@ -96,8 +96,8 @@ check_params(const tfm_hf_params *p, const hf_keys *k)
 			return hf_msg;
 		if (p->pad_id < 0 || p->pad_id >= p->vocab)
 			return "pad_token_id must be below vocab_size";
-		if (p->n_classes < TFM_CLASSES_MIN || p->n_classes > TFM_CLASSES_MAX)
-			return "id2label must name between " TFM_STR(TFM_CLASSES_MIN) " and "
+		if (p->n_classes < TFM_CLASSES_MIN_IMPORTED || p->n_classes > TFM_CLASSES_MAX)
+			return "id2label must name between " TFM_STR(TFM_CLASSES_MIN_IMPORTED) " and "
 				TFM_STR(TFM_CLASSES_MAX) " labels";
 	}
 	if (!(p->ln_eps > 0.0f && p->ln_eps <= (float) TFM_LN_EPS_MAX))

@@ -2,7 +2,8 @@
  * classifier.c — a classifier's inference: the model from the cache, a
  * value's ids as it reads them, and many inputs through varlen forward
  * passes of similar lengths within tfm.work_mem (tfm_classify, tfm_embed,
- * tfm_evaluate).
+ * tfm_evaluate), and pairs of texts with their token types (tfm_rerank,
+ * tfm_zero_shot).
  */
 #include "postgres.h"
 
@@ -61,13 +62,14 @@ cmp_by_len(const void *a, const void *b, void *arg)
 }
 
 /*
- * n inputs through varlen passes of similar lengths (longest first, so the
- * first pass sizes the workspace); each input's probabilities (probs) or
- * pooled vector (pooled) to its row k, the same bits as its pass alone
+ * n inputs (types: their token types, or NULL) through varlen passes of
+ * similar lengths (longest first, so the first pass sizes the workspace);
+ * each input's probabilities (probs; its logits where raw) or pooled vector
+ * (pooled) to its row k, the same bits as its pass alone
  */
-void
-tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, int n,
-				   float *probs, float *pooled)
+static void
+run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, int32 **types, const int *lens,
+		   int n, float *probs, bool raw, float *pooled)
 {
 	int			C = row->n_labels,
 				d = m->cfg.d_model;
@@ -81,7 +83,8 @@ tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int 
 	{
 		int			T = Max(1, lens[order[start]]);	/* the longest of the pass */
 		int64		tokens = T;
-		int32	   *buf;
+		int32	   *buf,
+				   *tbuf = NULL;
 		size_t		r = 0;
 		tfm_batch	b;
 
@@ -94,12 +97,16 @@ tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int 
 		tfm_work_mem_check(m, tfm_pass_bytes(m, B, T, 0, false, false), "running", row->name,
 						   "the length of the input");
 		buf = palloc(sizeof(int32) * (size_t) B * T);
+		if (types)
+			tbuf = palloc(sizeof(int32) * (size_t) B * T);
 		for (int i = 0; i < B; i++)
 		{
 			int			k = order[start + i];
 
 			blens[i] = lens[k];
 			memcpy(buf + r, ids[k], sizeof(int32) * lens[k]);
+			if (types)
+				memcpy(tbuf + r, types[k], sizeof(int32) * lens[k]);
 			r += lens[k];
 		}
 		memset(&b, 0, sizeof(b));
@@ -107,6 +114,7 @@ tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int 
 		b.T = T;
 		b.input = buf;
 		b.lens = blens;
+		b.types = tbuf;
 		tfm_check_pass(tfm_model_forward(m, &b, false, 0), row->name);
 		for (int i = 0; i < B; i++)
 		{
@@ -115,13 +123,30 @@ tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int 
 			if (probs)
 			{
 				memcpy(probs + (size_t) k * C, m->logits + (size_t) i * C, sizeof(float) * C);
-				tfm_softmax_rows(probs + (size_t) k * C, 1, C);
+				if (!raw)
+					tfm_softmax_rows(probs + (size_t) k * C, 1, C);
 			}
 			if (pooled)
 				memcpy(pooled + (size_t) k * d, m->pooled + (size_t) i * d, sizeof(float) * d);
 		}
 		pfree(buf);
+		if (tbuf)
+			pfree(tbuf);
 	}
 	pfree(order);
 	pfree(blens);
+}
+
+void
+tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, int n,
+				   float *probs, float *pooled)
+{
+	run_passes(m, row, ids, NULL, lens, n, probs, false, pooled);
+}
+
+void
+tfm_classifier_run_pairs(tfm_model *m, const TfmModelRow *row, int32 **ids, int32 **types,
+						 const int *lens, int n, float *logits)
+{
+	run_passes(m, row, ids, types, lens, n, logits, true, NULL);
 }

@@ -1,6 +1,6 @@
 /*
  * infer.h — inference over cached models, below the SQL functions:
- * classifiers (classifier.c), encoder-decoders (translator.c), attention
+ * classifiers (classifier.c) and the pairs they read (pair_input.c), encoder-decoders (translator.c), attention
  * maps (attention_maps.c) and language models (generator.c).
  */
 #ifndef TFM_PG_INFER_H
@@ -30,6 +30,22 @@ int32	   *tfm_classifier_ids(const TfmModelRow *row, Datum d, Oid type, int *n);
  */
 void		tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids,
 							   const int *lens, int n, float *probs, float *pooled);
+
+/* ---- pairs of texts (pair_input.c) ---- */
+/* a text's ids as one side of a pair (no specials; *n may be 0) */
+int32	   *tfm_pair_tokens(const TfmModelRow *row, text *t, int *n);
+/*
+ * The pair (a, b) as the model reads it, cut to its positions
+ * ('only_first' or 'longest_first'): its ids (*n) and token types (*types).
+ */
+int32	   *tfm_pair_join(const TfmModelRow *row, const int32 *a, int na, const int32 *b,
+						  int nb, bool only_first, int32 **types, int *n);
+/*
+ * n pairs (ids and token types of lens[i] each, as tfm_pair_input builds
+ * them) through batched passes: logits (n × labels), no softmax.
+ */
+void		tfm_classifier_run_pairs(tfm_model *m, const TfmModelRow *row, int32 **ids,
+									 int32 **types, const int *lens, int n, float *logits);
 
 /* ---- encoder-decoders (translator.c) ---- */
 typedef struct TrOpts

@@ -34,6 +34,7 @@ tfm_reader_init(TfmReader *r, const TfmModelRow *row, const char *query)
 	TupleDesc	td;
 
 	r->row = row;
+	tfm_check_labels_trainable(row);
 	tfm_model_specials(row, &r->sp);
 	r->plan = SPI_prepare(query, 0, NULL);
 	if (r->plan == NULL)

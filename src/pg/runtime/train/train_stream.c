@@ -59,6 +59,7 @@ tfm_stream_take(const char *name, MemoryContext cxt, tfm_train_opts *o)
 				 errmsg("tfm_train_agg trains classifiers; model \"%s\" has task \"%s\"",
 						name, st->row.task),
 				 errhint("Use tfm_train for other tasks.")));
+	tfm_check_labels_trainable(&st->row);
 	tfm_model_specials(&st->row, &st->sp);
 	/* tfm_train's defaults for a classifier, at a constant rate without warmup (a stream) */
 	tfm_train_defaults(&st->row.cfg, o, &st->batch, &val_fraction);

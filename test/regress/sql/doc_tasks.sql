@@ -1,0 +1,51 @@
+-- doc/tasks.md's examples, as written there, against the small random
+-- checkpoints of test/fixtures/hf_tasks (xenc: one logit; nli) and
+-- test/fixtures/hf_bert (encoder: a BertModel for the embeddings)
+SET tfm.progress = off;
+\set tok `cat test/fixtures/hf_tasks/tokenizer.json`
+\set cr `cat test/fixtures/hf_tasks/config_rerank.json`
+\set wr `base64 -w0 test/fixtures/hf_tasks/model_rerank.safetensors`
+\set cn `cat test/fixtures/hf_tasks/config_nli.json`
+\set wn `base64 -w0 test/fixtures/hf_tasks/model_nli.safetensors`
+\set ce `cat test/fixtures/hf_bert/config.json`
+\set we `base64 -w0 test/fixtures/hf_bert/model.safetensors`
+\set te `cat test/fixtures/hf_bert/tokenizer.json`
+SELECT model FROM tfm_import('xenc', :'cr', decode(:'wr', 'base64'), :'tok', task => 'classify');
+SELECT model FROM tfm_import('nli', :'cn', decode(:'wn', 'base64'), :'tok', task => 'classify');
+SELECT model FROM tfm_import('encoder', :'ce', decode(:'we', 'base64'), :'te');
+CREATE TEMP TABLE docs (id int PRIMARY KEY, body text, embedding real[]);
+INSERT INTO docs (id, body)
+VALUES (1, 'The quick brown fox jumps over the lazy dog.'), (2, 'Hello, world!'), (3, 'fox'),
+       (4, 'a lazy dog is big'), (5, 'running again over the big brown world');
+UPDATE docs SET embedding = tfm_embed('encoder', body);
+
+-- rerank passages for a query
+SELECT r.ord, p, round(r.score::numeric, 4) AS score
+  FROM tfm_rerank('xenc', 'quick brown fox',
+                  ARRAY['The quick brown fox jumps over the lazy dog.', 'Hello, world!', 'fox']) r,
+       LATERAL (SELECT (ARRAY['The quick brown fox jumps over the lazy dog.', 'Hello, world!', 'fox'])[r.ord]) AS t(p)
+ ORDER BY r.score DESC;
+
+-- retrieve with embeddings, then rerank with a cross-encoder, in one statement
+WITH q AS (SELECT 'quick brown fox' AS query),
+cand AS (
+  SELECT d.id, d.body
+    FROM docs d, q
+   ORDER BY d.embedding <=> tfm_embed('encoder', q.query)
+   LIMIT 20),
+ranked AS (
+  SELECT array_agg(id ORDER BY id) AS ids, array_agg(body ORDER BY id) AS bodies FROM cand)
+SELECT ranked.ids[r.ord] AS id, ranked.bodies[r.ord] AS body, round(r.score::numeric, 4) AS score
+  FROM ranked, q, tfm_rerank('xenc', q.query, ranked.bodies) r
+ ORDER BY r.score DESC
+ LIMIT 3;
+
+-- classify without training
+SELECT label, round(score::numeric, 3) AS score
+  FROM tfm_zero_shot('nli', 'The quick brown fox jumped over the lazy dog again.',
+                     ARRAY['dog', 'fox', 'world']);
+SELECT label, round(score::numeric, 3) AS score
+  FROM tfm_zero_shot('nli', 'hello world, it is big', ARRAY['world', 'big play'],
+                     hypothesis_template => 'it is about {}', multi_label => true);
+SELECT tfm_drop_model(name) FROM unnest(ARRAY['xenc', 'nli', 'encoder']) AS name;
+SELECT tfm_tokenizer_drop(name) FROM unnest(ARRAY['xenc', 'nli', 'encoder']) AS name;
