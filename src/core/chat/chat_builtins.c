@@ -34,6 +34,11 @@ render_attribute(render *r, const value *v, const char *k, size_t n, value *out,
 		*out = render_message_key(r, v->i, k, n);
 		return TFM_OK;
 	}
+	if (v->k == V_NS)
+	{
+		*out = render_ns_get(r, v->ns, k, n);
+		return TFM_OK;
+	}
 	if (v->k == V_LOOP)
 	{
 		const loop_info *l = v->loop;

@@ -164,3 +164,46 @@ render_bind(render *r, const char *s, size_t n, value v)
 	f->n++;
 	return TFM_OK;
 }
+
+/* ---- namespaces ------------------------------------------------------------------ */
+
+value
+render_ns_get(render *r, const frame *ns, const char *s, size_t n)
+{
+	(void) render_tick(r, (size_t) ns->n);
+	for (int k = 0; k < ns->n; k++)
+		if (ns->b[k].len == n && strncmp(ns->b[k].name, s, n) == 0)
+			return ns->b[k].v;
+	return mkint(V_UNDEF, 0);
+}
+
+int
+render_ns_set(render *r, frame *ns, const char *s, size_t n, value v)
+{
+	if (render_tick(r, (size_t) ns->n))
+		return TFM_ECANCELED;
+	for (int k = 0; k < ns->n; k++)
+		if (ns->b[k].len == n && strncmp(ns->b[k].name, s, n) == 0)
+		{
+			ns->b[k].v = v;
+			return TFM_OK;
+		}
+	if (ns->n == ns->cap)
+	{
+		/* in the arena: a doubling leaves the old array behind, at most as much again */
+		int			cap = ns->cap ? 2 * ns->cap : 4;
+		binding    *b = chat_alloc(&r->arena, sizeof(binding) * (size_t) cap);
+
+		if (!b)
+			return render_oom(r);
+		if (ns->n)
+			memcpy(b, ns->b, sizeof(binding) * (size_t) ns->n);
+		ns->b = b;
+		ns->cap = cap;
+	}
+	ns->b[ns->n].name = s;
+	ns->b[ns->n].len = n;
+	ns->b[ns->n].v = v;
+	ns->n++;
+	return TFM_OK;
+}
