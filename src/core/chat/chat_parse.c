@@ -17,7 +17,8 @@
  *                [a, b], x.attr, x[i], x[a:b], calls (keyword arguments
  *                name=value for namespace()), filters x | f(...),
  *                tests x is [not] t, not / and / or, == != < > <= >=,
- *                in / not in, + - * // % ~, a if c else b
+ *                in / not in, + - * // % ~, a if c else b, slices
+ *                with a step a[b:c:d] of lists
  * Any other statement is refused here by name; filters, tests, methods and
  * functions by name when rendering reaches them (chat_builtins.c).
  */
