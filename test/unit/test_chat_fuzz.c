@@ -7,7 +7,8 @@
  * Inputs, in turn:
  *   bytes      random bytes, half of them Jinja's marks and words
  *   grammar    random templates from the subset's grammar: statements
- *              inside each other, every kind of expression, and now and
+ *              inside each other, namespaces and their attributes (one
+ *              holding itself), slices with steps, every kind of expression, and now and
  *              then one construct repeated 10 to 20,000 times (nesting past
  *              the limit), a literal of up to 300 kB, loops inside loops,
  *              a string doubled by {% set %}
@@ -128,6 +129,7 @@ static const char *const words[] = {
 	"//", "%", "==", "!=", "<", ">=", "is", "defined", "none", "true", "False", "content", "role",
 	"raise_exception", "strip(", "startswith(", " ", " ", "\n", ",", ":", "0", "1", "-1",
 	"999999999999999", "bos_token", "add_generation_prompt", "{%- endfor %}", "{% endif %}",
+	"namespace(", "a=", "ns", "ns.a", "::-1", "::",
 };
 
 /* random bytes, half of them marks and words */
@@ -161,6 +163,8 @@ static const char *const atoms[] = {
 	"0", "1", "2", "-3", "100000000000", "'a'", "\"b\"", "''", "'\\n'", "'x' 'y'", "true", "false",
 	"none", "None", "messages[0]", "messages[-1]", "m.content", "m['role']", "loop.index0",
 	"loop.last", "messages | length", "[]", "[1, 'a']", "messages[1:]", "s",
+	"ns", "ns.a", "ns.n", "ns.missing", "namespace(a=1, b=[ns])", "messages[::-1]", "messages[1::2]",
+	"[1, 2, 3][-1:0:-2]",
 };
 static const char *const binops[] = {
 	" + ", " - ", " * ", " // ", " % ", " ~ ", " == ", " != ", " < ", " > ", " <= ", " >= ", " in ",
@@ -173,7 +177,7 @@ static const char *const methods[] = {"strip", "lstrip", "rstrip", "startswith",
 "lower", "split"};
 /* one construct repeated: nesting past the limit (or just inside it) */
 static const char *const deep_prefix[] = {"-", "not ", "[", "(", "-(", "[1, ", "raise_exception(",
-"messages[", "x if true else "};
+"messages[", "x if true else ", "namespace(a=", "namespace(a=1, b="};
 static const char *const deep_suffix[] = {" + 1", " ~ 'a'", " and 1", " or 0", " | trim", ".a", "[0]",
 "[0:1]", " is defined", ".strip()", " == 1", " * 1"};
 
@@ -261,6 +265,11 @@ gen_expr(buf *b, int depth)
 			{
 				puts_(b, ":");
 				gen_expr(b, depth - 1);
+				if (chance(30))
+				{
+					puts_(b, ":");
+					gen_expr(b, depth - 1);
+				}
 			}
 			puts_(b, "]");
 			break;
@@ -444,8 +453,17 @@ gen_stmt(buf *b, int depth)
 			puts_(b, chance(10) ? " -}}" : " }}");
 			break;
 		case 3:
-			if (chance(50))
+			if (chance(40))
 				tag(b, "{%", "set s = s ~ s", "%}");	/* doubling */
+			else if (chance(30))
+			{
+				/* a namespace's attributes: doubled, counted, holding the namespace itself */
+				static const char *const ns_sets[] = {"set ns.a = ns.a ~ ns.a", "set ns.n = ns.n + 1",
+					"set ns.a = ns", "set ns.b = [ns, ns]", "set ns = namespace(a=ns, n=0)",
+				"set x.a = 1", "set ns.a = ns.missing"};
+
+				tag(b, "{%", PICK(ns_sets), "%}");
+			}
 			else
 			{
 				puts_(b, "{% set ");
@@ -523,7 +541,7 @@ gen_grammar(buf *b)
 {
 	int			loop = chance(70);
 
-	puts_(b, "{% set s = 'ab' %}");
+	puts_(b, "{% set s = 'ab' %}{% set ns = namespace(a='ab', n=0) %}");
 	if (loop)
 		puts_(b, "{% for m in messages %}");
 	gen_body(b, 1 + (int) below(5), 1 + (int) below(8));

@@ -103,7 +103,8 @@ typedef enum
 	E_TEST,						/* a is [not] name */
 	E_NOT, E_NEG, E_AND, E_OR,
 	E_BIN,						/* a op b */
-	E_COND						/* b if a else c */
+	E_COND,						/* b if a else c */
+	E_KWARG						/* name=a, an argument of namespace() */
 } chat_ekind;
 
 enum
@@ -146,6 +147,8 @@ typedef struct chat_node
 	chat_nkind	k;
 	const char *s;				/* N_TEXT text; N_FOR loop variable; N_SET target */
 	size_t		len;
+	const char *attr;			/* N_SET of ns.attr: attr (NULL: a name) */
+	size_t		alen;
 	chat_expr  *e;				/* N_OUT, N_SET value, N_FOR iterable */
 	int			nbranch;		/* N_IF: conds[i] (NULL for else) and bodies[i] */
 	chat_expr **conds;

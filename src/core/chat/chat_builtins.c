@@ -34,6 +34,11 @@ render_attribute(render *r, const value *v, const char *k, size_t n, value *out,
 		*out = render_message_key(r, v->i, k, n);
 		return TFM_OK;
 	}
+	if (v->k == V_NS)
+	{
+		*out = render_ns_get(r, v->ns, k, n);
+		return TFM_OK;
+	}
 	if (v->k == V_LOOP)
 	{
 		const loop_info *l = v->loop;
@@ -114,6 +119,53 @@ change_case(render *r, const value *s, int upper, value *out)
 	return TFM_OK;
 }
 
+/*
+ * s.split(sep), as Python's: the pieces between the separators (in place,
+ * in a new list); every comparison is work (quadratic at worst, as "in")
+ */
+static int
+split(render *r, const value *self, const value *sep, value *out)
+{
+	size_t		count = 1,
+				k;
+	value	   *items;
+
+	for (int pass = 0; pass < 2; pass++)
+	{
+		size_t		from = 0,
+					n = 0;
+
+		for (k = 0; k + sep->len <= self->len;)
+		{
+			if (render_tick(r, sep->len))
+				return TFM_ECANCELED;
+			if (memcmp(self->s + k, sep->s, sep->len) != 0)
+			{
+				k++;
+				continue;
+			}
+			if (pass)
+				items[n] = mkstr(self->s + from, k - from);
+			n++;
+			k += sep->len;
+			from = k;
+		}
+		if (pass)
+			items[n] = mkstr(self->s + from, self->len - from);
+		else
+		{
+			count = n + 1;
+			if (!(items = chat_alloc(&r->arena, sizeof(value) * count)))
+				return render_oom(r);
+		}
+	}
+	*out = mkint(V_LIST, 0);
+	out->items = items;
+	out->len = count;
+	out->depth = 1;
+	return TFM_OK;
+}
+
 int
 render_method(render *r, const char *name, size_t len, const value *self, const value *args,
 			  int nargs, int line, value *out)
@@ -140,6 +192,12 @@ render_method(render *r, const char *name, size_t len, const value *self, const 
 	}
 	else if (!strcmp(nm, "upper") || !strcmp(nm, "lower"))
 		return change_case(r, self, nm[0] == 'u', out);
+	else if (!strcmp(nm, "split"))
+	{
+		if (nargs != 1 || args[0].k != V_STR || args[0].len == 0)
+			return render_fail(r, TFM_EINVAL, line, "%s%s", "split() needs a non-empty separator", "");
+		return split(r, self, &args[0], out);
+	}
 	else
 		return render_fail(r, TFM_EINVAL, line, "the string method %s() is not supported%s", nm, "");
 	return TFM_OK;
@@ -237,6 +295,8 @@ render_test(render *r, const char *name, size_t len, int negate, const value *v,
 		res = v->k == V_INT;
 	else if (!strcmp(nm, "boolean"))
 		res = v->k == V_BOOL;
+	else if (!strcmp(nm, "true") || !strcmp(nm, "false"))
+		res = v->k == V_BOOL && v->i == (nm[0] == 't');
 	else
 		return render_fail(r, TFM_EINVAL, line, "the test \"is %s\" is not supported%s", nm, "");
 	*out = mkint(V_BOOL, negate ? !res : res);

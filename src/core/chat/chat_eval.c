@@ -64,6 +64,8 @@ values_equal(render *r, const value *a, const value *b)
 			return memcmp(a->s, b->s, a->len) == 0;
 		case V_MSG:
 			return a->i == b->i;
+		case V_NS:
+			return a->ns == b->ns;
 		case V_LIST:
 			if (a->len != b->len)
 				return 0;
@@ -256,11 +258,51 @@ subscript(render *r, const chat_expr *e, value *out)
 		else
 			*out = mkstr(v.s + i, 1);
 	}
-	else if (v.k == V_LOOP || v.k == V_UNDEF || v.k == V_MSG)
+	else if (v.k == V_LOOP || v.k == V_UNDEF || v.k == V_MSG || v.k == V_NS)
 		return render_attribute(r, &v, k.k == V_STR ? k.s : "", k.k == V_STR ? k.len : 0, out, e->line);
 	else
 		return render_fail(r, TFM_EINVAL, e->line, "a subscript of %s by %s is not supported",
 								 kind_name(v.k), kind_name(k.k));
+	return TFM_OK;
+}
+
+/* a list's items from lo to hi (Python's bounds) every step (not 0 or 1): a new list */
+static int
+stepped(render *r, const chat_expr *e, const value *v, const value *lo, const value *hi, int64_t step,
+		value *out)
+{
+	int64_t		n = (int64_t) v->len,
+				a,
+				b,
+				count;
+	value	   *items;
+
+	if (v->k != V_LIST)
+		return render_fail(r, TFM_EINVAL, e->line, "%s%s", "a slice of a string with a step is not supported", "");
+	if (step > 0)
+	{
+		a = lo->k == V_INT ? clamp_bound(lo->i, v->len) : 0;
+		b = hi->k == V_INT ? clamp_bound(hi->i, v->len) : n;
+		count = b > a ? (b - a + step - 1) / step : 0;
+	}
+	else
+	{
+		/* Python's: bounds below 0 after adding the length are -1 (before the first), above are n - 1 */
+		a = lo->k == V_INT ? (lo->i < 0 ? lo->i + n : lo->i) : n - 1;
+		b = hi->k == V_INT ? (hi->i < 0 ? hi->i + n : hi->i) : -1;
+		a = a < -1 ? -1 : a > n - 1 ? n - 1 : a;
+		b = b < -1 ? -1 : b > n - 1 ? n - 1 : b;
+		count = a > b ? (a - b + (-step) - 1) / (-step) : 0;
+	}
+	if (render_tick(r, (size_t) count))
+		return TFM_ECANCELED;
+	if (!(items = chat_alloc(&r->arena, sizeof(value) * (size_t) (count + 1))))
+		return render_oom(r);
+	for (int64_t k = 0; k < count; k++)
+		items[k] = v->items[a + k * step];
+	*out = *v;
+	out->items = items;
+	out->len = (size_t) count;
 	return TFM_OK;
 }
 
@@ -278,6 +320,17 @@ slice(render *r, const chat_expr *e, value *out)
 	if ((v.k != V_LIST && v.k != V_STR) || (lo.k != V_NONE && lo.k != V_INT) ||
 		(hi.k != V_NONE && hi.k != V_INT))
 		return render_fail(r, TFM_EINVAL, e->line, "a slice of %s is not supported%s", kind_name(v.k), "");
+	if (e->nargs == 1)
+	{
+		value		st = mkint(V_NONE, 0);
+
+		if (render_eval(r, e->args[0], &st))
+			return TFM_EINVAL;
+		if (st.k != V_NONE && (st.k != V_INT || st.i == 0))
+			return render_fail(r, TFM_EINVAL, e->line, "%s%s", "a slice's step must be a non-zero integer", "");
+		if (st.k == V_INT && st.i != 1)
+			return stepped(r, e, &v, &lo, &hi, st.i, out);
+	}
 	a = lo.k == V_INT ? clamp_bound(lo.i, v.len) : 0;
 	b = hi.k == V_INT ? clamp_bound(hi.i, v.len) : (int64_t) v.len;
 	if (b < a)
@@ -302,6 +355,33 @@ eval_args(render *r, const chat_expr *e, value *args)
 }
 
 /*
+ * namespace(name=value, ...): an object whose attributes {% set ns.name %}
+ * sets in place (seen outside the loop that sets them), in the arena
+ */
+static int
+namespace(render *r, const chat_expr *e, value *out)
+{
+	frame	   *ns = chat_alloc(&r->arena, sizeof(frame));
+
+	if (!ns)
+		return render_oom(r);
+	for (int k = 0; k < e->nargs; k++)
+	{
+		value		v;
+
+		if (e->args[k]->k != E_KWARG)
+			return render_fail(r, TFM_EINVAL, e->line, "%s%s",
+							   "namespace() takes keyword arguments only", "");
+		if (render_eval(r, e->args[k]->a, &v) ||
+			render_ns_set(r, ns, e->args[k]->s, e->args[k]->len, v))
+			return TFM_EINVAL;
+	}
+	*out = mkint(V_NS, 0);
+	out->ns = ns;
+	return TFM_OK;
+}
+
+/*
  * a call: x.method(args), its operands first, or a function by name, its
  * name asked for before its arguments are evaluated
  */
@@ -319,6 +399,8 @@ call(render *r, const chat_expr *e, value *out)
 	}
 	if (e->a->k != E_NAME)
 		return render_fail(r, TFM_EINVAL, e->line, "%s%s", "only names and methods can be called", "");
+	if (name_is(e->a->s, e->a->len, "namespace"))
+		return namespace(r, e, out);
 	if (render_function_exists(r, e->a->s, e->a->len, e->line) || eval_args(r, e, args))
 		return TFM_EINVAL;
 	return render_function(r, e->a->s, e->a->len, args, e->nargs, e->line);
@@ -421,6 +503,9 @@ eval_node(render *r, const chat_expr *e, value *out)
 				return render_eval(r, e->c, out);
 			*out = mkint(V_UNDEF, 0);
 			return TFM_OK;
+		case E_KWARG:
+			return render_fail(r, TFM_EINVAL, e->line, "%s%s",
+							   "keyword arguments are supported by namespace() only", "");
 	}
 	return render_fail(r, TFM_EINVAL, e->line, "%s%s", "an unknown expression", "");
 }

@@ -99,10 +99,29 @@ parse_args(parser *ps, chat_expr *e, const char *close)
 		{
 			chat_expr  *a;
 
-			/* keyword arguments (name=value) are not in the subset */
+			size_t		n;
+			const char *q;
+
 			if (e->nargs >= 32)
 				return chat_fail(ps, TFM_ELIMIT, "%s", "more than 32 arguments");
-			if (!(a = parse_expr(ps)))
+			/* a keyword argument (name=value): the renderer lets only namespace() take them */
+			n = chat_peek_name(ps);
+			q = ps->p + n;
+			while (n && q < ps->end && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
+				q++;
+			if (n && *close == ')' && q < ps->end && *q == '=' && (q + 1 >= ps->end || q[1] != '='))
+			{
+				if (!(a = new_expr(ps, E_KWARG)))
+					return TFM_EINVAL;
+				a->len = n;
+				if (!(a->s = chat_copy_name(ps, n)))
+					return TFM_EINVAL;
+				ps->p = q + 1;
+				if (!(a->a = parse_expr(ps)))
+					return TFM_EINVAL;
+				a = seal(ps, a);
+			}
+			else if (!(a = parse_expr(ps)))
 				return TFM_EINVAL;
 			tmp[e->nargs++] = a;
 		} while (chat_accept(ps, ","));
@@ -299,10 +318,23 @@ parse_postfix(parser *ps, chat_expr *e)
 			}
 			x->k = E_SLICE;
 			chat_skip_ws(ps);
-			if (ps->p < ps->end && *ps->p != ']' && !(x->c = parse_expr(ps)))
+			if (ps->p < ps->end && *ps->p != ']' && *ps->p != ':' && !(x->c = parse_expr(ps)))
 				return NULL;
+			if (chat_accept(ps, ":"))
+			{
+				/* a step: a[b:c:d], d in args[0] (may be left out) */
+				if (!(x->args = chat_alloc(&ps->t->arena, sizeof(chat_expr *))))
+					return chat_oom(ps), NULL;
+				chat_skip_ws(ps);
+				if (ps->p < ps->end && *ps->p != ']')
+				{
+					if (!(x->args[0] = parse_expr(ps)))
+						return NULL;
+					x->nargs = 1;
+				}
+			}
 			if (!chat_accept(ps, "]"))
-				return chat_fail(ps, TFM_EINVAL, "%s", "only slices [a:b] are supported"), NULL;
+				return chat_fail(ps, TFM_EINVAL, "%s", "only slices [a:b:c] are supported"), NULL;
 			e = seal(ps, x);
 		}
 		else if (chat_accept(ps, "("))

@@ -11,11 +11,14 @@
  *   statements   {% if %} {% elif %} {% else %} {% endif %},
  *                {% for x in expr %} {% endfor %} (loop.index, index0,
  *                first, last, length; each pass has its own scope),
- *                {% set name = expr %}, {{ expr }}, {# comments #}
+ *                {% set name = expr %}, {% set ns.attr = expr %} (ns a
+ *                namespace(), set in place), {{ expr }}, {# comments #}
  *   expressions  strings, integers, true / false / none, names, lists
- *                [a, b], x.attr, x[i], x[a:b], calls, filters x | f(...),
+ *                [a, b], x.attr, x[i], x[a:b], calls (keyword arguments
+ *                name=value for namespace()), filters x | f(...),
  *                tests x is [not] t, not / and / or, == != < > <= >=,
- *                in / not in, + - * // % ~, a if c else b
+ *                in / not in, + - * // % ~, a if c else b, slices
+ *                with a step a[b:c:d] of lists
  * Any other statement is refused here by name; filters, tests, methods and
  * functions by name when rendering reaches them (chat_builtins.c).
  */
@@ -341,7 +344,14 @@ parse_set(parser *ps, const seg *g, chat_node *n, int depth)
 	if (!(n->s = chat_copy_name(ps, vn)))
 		return ps->code;
 	if (chat_accept(ps, "."))
-		return chat_fail(ps, TFM_EINVAL, "%s", "{% set a.b = ... %} (namespaces) is not supported");
+	{
+		/* {% set ns.attr = ... %}: an attribute of a namespace() */
+		if (!(vn = chat_peek_name(ps)))
+			return chat_fail(ps, TFM_EINVAL, "%s", "{% set a. %} needs an attribute name");
+		n->alen = vn;
+		if (!(n->attr = chat_copy_name(ps, vn)))
+			return ps->code;
+	}
 	if (!chat_accept(ps, "="))
 		return chat_fail(ps, TFM_EINVAL, "%s", "{% set name %}...{% endset %} is not supported");
 	n->e = chat_tag_expr(ps, depth, ps->p, g->p + g->len);

@@ -146,7 +146,20 @@ run_body(render *r, const chat_body *b)
 					break;
 				}
 			case N_SET:
-				if (render_eval(r, n->e, &v) || render_bind(r, n->s, n->len, v))
+				if (render_eval(r, n->e, &v))
+					return TFM_EINVAL;
+				if (n->attr)
+				{
+					value		ns = render_lookup(r, n->s, n->len);
+
+					if (ns.k != V_NS)
+						return render_fail(r, TFM_EINVAL, n->line,
+										   "{%% set x.attr %%} needs x a namespace(), not %s%s",
+										   kind_name(ns.k), "");
+					if (render_ns_set(r, ns.ns, n->attr, n->alen, v))
+						return TFM_EINVAL;
+				}
+				else if (render_bind(r, n->s, n->len, v))
 					return TFM_EINVAL;
 				break;
 			case N_IF:

@@ -122,17 +122,27 @@ render_lookup(render *r, const char *s, size_t n)
 	return mkint(V_UNDEF, 0);
 }
 
+/* a scope's or namespace's binding of a name; NULL if none */
+static binding *
+find_binding(const frame *f, const char *s, size_t n)
+{
+	for (int k = 0; k < f->n; k++)
+		if (f->b[k].len == n && strncmp(f->b[k].name, s, n) == 0)
+			return &f->b[k];
+	return NULL;
+}
+
 int
 render_bind(render *r, const char *s, size_t n, value v)
 {
 	frame	   *f = &r->frames[r->nframes - 1];
+	binding    *old = find_binding(f, s, n);
 
-	for (int k = 0; k < f->n; k++)
-		if (f->b[k].len == n && strncmp(f->b[k].name, s, n) == 0)
-		{
-			f->b[k].v = v;
-			return TFM_OK;
-		}
+	if (old)
+	{
+		old->v = v;
+		return TFM_OK;
+	}
 	if (f->n == f->cap)
 	{
 		int			cap = f->cap ? 2 * f->cap : 8;
@@ -147,5 +157,49 @@ render_bind(render *r, const char *s, size_t n, value v)
 	f->b[f->n].len = n;
 	f->b[f->n].v = v;
 	f->n++;
+	return TFM_OK;
+}
+
+/* ---- namespaces ------------------------------------------------------------------ */
+
+value
+render_ns_get(render *r, const frame *ns, const char *s, size_t n)
+{
+	const binding *b;
+
+	(void) render_tick(r, (size_t) ns->n);
+	b = find_binding(ns, s, n);
+	return b ? b->v : mkint(V_UNDEF, 0);
+}
+
+int
+render_ns_set(render *r, frame *ns, const char *s, size_t n, value v)
+{
+	binding    *old;
+
+	if (render_tick(r, (size_t) ns->n))
+		return TFM_ECANCELED;
+	if ((old = find_binding(ns, s, n)))
+	{
+		old->v = v;
+		return TFM_OK;
+	}
+	if (ns->n == ns->cap)
+	{
+		/* in the arena: a doubling leaves the old array behind, at most as much again */
+		int			cap = ns->cap ? 2 * ns->cap : 4;
+		binding    *b = chat_alloc(&r->arena, sizeof(binding) * (size_t) cap);
+
+		if (!b)
+			return render_oom(r);
+		if (ns->n)
+			memcpy(b, ns->b, sizeof(binding) * (size_t) ns->n);
+		ns->b = b;
+		ns->cap = cap;
+	}
+	ns->b[ns->n].name = s;
+	ns->b[ns->n].len = n;
+	ns->b[ns->n].v = v;
+	ns->n++;
 	return TFM_OK;
 }

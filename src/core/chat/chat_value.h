@@ -14,7 +14,7 @@
 
 typedef enum
 {
-	V_UNDEF, V_NONE, V_BOOL, V_INT, V_STR, V_LIST, V_MSG, V_LOOP
+	V_UNDEF, V_NONE, V_BOOL, V_INT, V_STR, V_LIST, V_MSG, V_LOOP, V_NS
 } vkind;
 
 typedef struct value
@@ -26,6 +26,7 @@ typedef struct value
 	size_t		len;			/* V_STR bytes, V_LIST items */
 	struct value *items;		/* V_LIST */
 	const struct loop_info *loop;	/* V_LOOP */
+	struct frame *ns;			/* V_NS: its attributes, set in place */
 } value;
 
 typedef struct loop_info
@@ -73,7 +74,7 @@ typedef struct render
 static inline value
 mkstr(const char *s, size_t len)
 {
-	value		v = {V_STR, 0, 0, s, len, NULL, NULL};
+	value		v = {V_STR, 0, 0, s, len, NULL, NULL, NULL};
 
 	return v;
 }
@@ -81,7 +82,7 @@ mkstr(const char *s, size_t len)
 static inline value
 mkint(vkind k, int64_t i)
 {
-	value		v = {k, 0, i, NULL, 0, NULL, NULL};
+	value		v = {k, 0, i, NULL, 0, NULL, NULL, NULL};
 
 	return v;
 }
@@ -90,7 +91,7 @@ static inline const char *
 kind_name(vkind k)
 {
 	static const char *const names[] = {"undefined", "none", "a boolean", "an integer", "a string",
-	"a list", "a message", "the loop"};
+	"a list", "a message", "the loop", "a namespace"};
 
 	return names[k];
 }
@@ -118,5 +119,9 @@ int			render_text(render *r, const value *v, const char **s, size_t *n, int line
 value		render_lookup(render *r, const char *s, size_t n);
 /* name = v in the innermost scope */
 int			render_bind(render *r, const char *s, size_t n, value v);
+/* name = v in a namespace's attributes (held in the arena) */
+int			render_ns_set(render *r, struct frame *ns, const char *s, size_t n, value v);
+/* a namespace's attribute; undefined if not set */
+value		render_ns_get(render *r, const struct frame *ns, const char *s, size_t n);
 
 #endif							/* TFM_CHAT_VALUE_H */

@@ -5,8 +5,14 @@
 // test/fixtures/chat/hf_jinja_cases.tsv in test_chat_template.c's format:
 // "T name hex(template)" then "C name add_generation_prompt hex(bos)
 // hex(eos) hex(role):hex(content),... R|E hex(rendering or error)".
-// Only the templates tfm's renderer supports are listed (Gemma 3's, Llama
-// 3's); Qwen3's and DeepSeek V3's use namespace(), not yet supported.
+// The templates of Gemma 3, Llama 3, Qwen3 and DeepSeek V3, for
+// conversations of roles and text contents (multi-turn, and assistant
+// turns holding <think> reasoning); tools, tool calls and tool results
+// (messages beyond role and content) are not in tfm's renderer yet.
+// @huggingface/jinja 0.5.11's strip/lstrip/rstrip ignore their argument
+// (they strip all whitespace), where Python's Jinja (transformers) and tfm
+// strip only the characters given: Qwen3's "</think> here" keeps its space
+// in transformers, loses it here, so no conversation below tells them apart.
 //   cd /tmp/x && npm install @huggingface/jinja@0.5.11
 //   NODE_PATH=/tmp/x/node_modules node chat_templates_hf.mjs CACHE
 import fs from 'node:fs';
@@ -28,10 +34,13 @@ const convs = [
   [['user', '<start_of_turn>{{ not a tag }}{% raw %}<|eot_id|>']],
   [['user', 'first'], ['user', 'second']],
   [['assistant', 'I speak first'], ['user', 'ok']],
+  [['user', 'What is 2+2?'], ['assistant', '<think>\nSimple sum.\n</think>\n\n4'], ['user', 'And 3+3?']],
+  [['system', 'Think first.'], ['user', 'Hi'], ['assistant', '<think>\n\n</think>\n\nHello.'],
+   ['user', 'Why?'], ['assistant', 'no think tags </think>\nhere'], ['user', 'ok']],
 ];
 const lines = ['# chat templates of real tokenizer_config.json files and @huggingface/jinja\'s renderings; made by test/reference/hf_tokenizers/chat_templates_hf.mjs'];
 let n = 0;
-for (const name of ['gemma3', 'llama3']) {
+for (const name of ['gemma3', 'llama3', 'qwen3', 'deepseek_v3']) {
   const cfg = JSON.parse(fs.readFileSync(path.join(cache, name, 'tokenizer_config.json'), 'utf8'));
   const text = cfg.chat_template;
   lines.push(`T\thf_${name}\t${hex(text)}`);
