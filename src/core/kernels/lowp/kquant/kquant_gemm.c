@@ -3,10 +3,29 @@
  * GGUF blocks (include/tfm/kquant.h): each row quantized once (Q8_K, or
  * Q8_0 for Q8_0 weights), then per output column one tfm_kq_dot per row,
  * the columns split statically over the core's threads (a column's sums
- * never depend on the split).  Decoding is M = 1; prefill rows share each
- * weight row while it is in cache.
+ * never depend on the split); and tfm_kq_dot, the choice of path (AVX2 or
+ * the reference) for one dot product.  Decoding is M = 1; prefill rows
+ * share each weight row while it is in cache.
  */
 #include "kquant_internal.h"
+#include "tfm/lowp.h"
+#include "../lowp_internal.h"
+
+const char *
+tfm_kq_path(void)
+{
+	return lowp_int4_avx2() ? "avx2" : "reference";
+}
+
+float
+tfm_kq_dot(uint32_t type, int n, const uint8_t *w, const void *a)
+{
+#if defined(__x86_64__)
+	if (lowp_int4_avx2())
+		return kq_dot_avx2(type, n, w, a);
+#endif
+	return tfm_kq_dot_ref(type, n, w, a);
+}
 
 size_t
 tfm_kq_row_bytes(uint32_t t, int K)

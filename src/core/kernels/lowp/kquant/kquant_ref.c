@@ -3,14 +3,14 @@
  * path: the activation quantizers (ggml's Q8_K and Q8_0), the reference
  * dot products of a row of Q4_K, Q5_K, Q6_K or Q8_0 blocks with them
  * (written from ggml's vec_dot_*: the same integer sums; the float step
- * per block of kquant_internal.h), and the choice of path (kquant_avx2.c
- * on CPUs with AVX2 + FMA + F16C unless TFM_LOWP_FORCE=fallback).
+ * per block of kquant_internal.h).  kquant_gemm.c chooses the path
+ * (kquant_avx2.c on CPUs with AVX2 + FMA + F16C unless
+ * TFM_LOWP_FORCE=fallback).
  */
 #include <math.h>
 
 #include "kquant_internal.h"
 #include "tfm/lowp.h"
-#include "../lowp_internal.h"
 
 /* ggml's nearest_int: round to nearest, ties to even, for |f| < 2^22 */
 static inline int
@@ -226,20 +226,4 @@ tfm_kq_dot_ref(uint32_t type, int n, const uint8_t *w, const void *a)
 			return dot_q8_0(n, w, a);
 	}
 	return NAN;
-}
-
-const char *
-tfm_kq_path(void)
-{
-	return lowp_int4_avx2() ? "avx2" : "reference";
-}
-
-float
-tfm_kq_dot(uint32_t type, int n, const uint8_t *w, const void *a)
-{
-#if defined(__x86_64__)
-	if (lowp_int4_avx2())
-		return kq_dot_avx2(type, n, w, a);
-#endif
-	return tfm_kq_dot_ref(type, n, w, a);
 }
