@@ -38,16 +38,14 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hf_llama_reference as L  # noqa: E402  (the tokenizer, rotation, cases, file writer)
+import hf_gemma_reference as G  # noqa: E402  (Gemma's RMSNorm)
+import hf_gemma2_reference as G2  # noqa: E402  (Gemma 2's weights, q/k norms included)
 
 OUT = "test/fixtures/hf_gemma3"
 
 D, LAYERS, HEADS, KV_HEADS, HEAD_DIM, FF = 48, 3, 4, 1, 16, 64
 EPS, THETA, LOCAL_THETA, ROPE_FACTOR = 1e-6, 1000000.0, 10000.0, 8.0
 WINDOW, PATTERN, QUERY_PRE_ATTN_SCALAR = 8, 3, 24
-
-
-def gemma_rms(x, w):
-    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS) * (1.0 + w)
 
 
 def rotation(T, theta, factor):
@@ -76,12 +74,12 @@ def forward(sd, ids):
         p = f"model.layers.{i}."
         cos, sin = rot_local if local(i) else rot_global
         mask = windowed if local(i) else causal
-        h = gemma_rms(x, sd[p + "input_layernorm.weight"])
+        h = G.gemma_rms(x, sd[p + "input_layernorm.weight"])
         q = (h @ sd[p + "self_attn.q_proj.weight"].T).view(T, H, s)
         k = (h @ sd[p + "self_attn.k_proj.weight"].T).view(T, KV, s)
         v = (h @ sd[p + "self_attn.v_proj.weight"].T).view(T, KV, s).transpose(0, 1)
-        q = gemma_rms(q, sd[p + "self_attn.q_norm.weight"]).transpose(0, 1)
-        k = gemma_rms(k, sd[p + "self_attn.k_norm.weight"]).transpose(0, 1)
+        q = G.gemma_rms(q, sd[p + "self_attn.q_norm.weight"]).transpose(0, 1)
+        k = G.gemma_rms(k, sd[p + "self_attn.k_norm.weight"]).transpose(0, 1)
         q = q * cos + L.rotate_half(q) * sin
         k = k * cos + L.rotate_half(k) * sin
         rep = H // KV
@@ -90,13 +88,13 @@ def forward(sd, ids):
         a = (q @ k.transpose(-1, -2)) * QUERY_PRE_ATTN_SCALAR ** -0.5
         a = a.masked_fill(~mask, float("-inf")).softmax(-1)
         o = (a @ v).transpose(0, 1).reshape(T, H * s) @ sd[p + "self_attn.o_proj.weight"].T
-        x = x + gemma_rms(o, sd[p + "post_attention_layernorm.weight"])
-        h = gemma_rms(x, sd[p + "pre_feedforward_layernorm.weight"])
+        x = x + G.gemma_rms(o, sd[p + "post_attention_layernorm.weight"])
+        h = G.gemma_rms(x, sd[p + "pre_feedforward_layernorm.weight"])
         g = h @ sd[p + "mlp.gate_proj.weight"].T
         u = h @ sd[p + "mlp.up_proj.weight"].T
         m = (torch.nn.functional.gelu(g, approximate="tanh") * u) @ sd[p + "mlp.down_proj.weight"].T
-        x = x + gemma_rms(m, sd[p + "post_feedforward_layernorm.weight"])
-    x = gemma_rms(x, sd["model.norm.weight"])
+        x = x + G.gemma_rms(m, sd[p + "post_feedforward_layernorm.weight"])
+    x = G.gemma_rms(x, sd["model.norm.weight"])
     return x @ sd["model.embed_tokens.weight"].T
 
 
@@ -106,30 +104,7 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     tok, vocab, merges = L.make_tokenizer()
     V = len(vocab)
-    s = HEAD_DIM
-    sd = {}
-
-    def param(name, shape, std, mean=0.0):
-        sd[name] = torch.randn(*shape) * std + mean
-
-    param("model.embed_tokens.weight", (V, D), 0.06)
-    for i in range(LAYERS):
-        p = f"model.layers.{i}."
-        # RMSNorm weights around 0: the gain is 1 + w
-        param(p + "input_layernorm.weight", (D,), 0.1)
-        param(p + "self_attn.q_proj.weight", (HEADS * s, D), 0.3)
-        param(p + "self_attn.k_proj.weight", (KV_HEADS * s, D), 0.3)
-        param(p + "self_attn.v_proj.weight", (KV_HEADS * s, D), 0.3)
-        param(p + "self_attn.o_proj.weight", (D, HEADS * s), 0.4)
-        param(p + "self_attn.q_norm.weight", (s,), 0.3)
-        param(p + "self_attn.k_norm.weight", (s,), 0.3)
-        param(p + "post_attention_layernorm.weight", (D,), 0.1)
-        param(p + "pre_feedforward_layernorm.weight", (D,), 0.1)
-        param(p + "mlp.gate_proj.weight", (FF, D), 0.15)
-        param(p + "mlp.up_proj.weight", (FF, D), 0.15)
-        param(p + "mlp.down_proj.weight", (D, FF), 0.5)
-        param(p + "post_feedforward_layernorm.weight", (D,), 0.1)
-    param("model.norm.weight", (D,), 0.1)
+    sd = G2.random_weights(V, D, LAYERS, HEADS, KV_HEADS, HEAD_DIM, FF, qk_norm=True)
 
     # the keys of gemma-3-270m's config.json (sizes scaled down; the 4B's rope_scaling)
     config = {

@@ -540,23 +540,6 @@ tiny_config(int tie, int qkv_bias, int gemma)
 	c.ln_eps = 1e-6f;
 	c.rope_theta = 10000.0f;
 	c.qkv_bias = qkv_bias;		/* Qwen2 */
-	if (gemma == 9)
-	{
-		c.gated_act = TFM_GATED_GELU_TANH;
-		c.scale_embeddings = 1;
-		c.kv_heads = 1;
-		c.head_size = 6;
-		c.post_norms = 1;
-		c.attn_scale = 0.4f;
-		c.qk_norm = 1;
-		c.attn_window = 3;
-		c.window_pattern = 2;
-		c.rope_theta = 1000.0f;
-		c.rope_local_theta = 30.0f;
-		c.rope_type = TFM_ROPE_LINEAR;
-		c.rope_factor = 4.0f;
-		return c;
-	}
 	if (gemma == 7 || gemma == 8)
 	{
 		c.attn_window = 3;
@@ -592,7 +575,7 @@ tiny_config(int tie, int qkv_bias, int gemma)
 		c.scale_embeddings = 1;
 		c.kv_heads = 1;
 	}
-	if (gemma == 3)
+	if (gemma == 3 || gemma == 9)
 		c.head_size = 6;		/* q 24 wide, k and v 6 */
 	if (gemma >= 2)
 	{
@@ -601,6 +584,19 @@ tiny_config(int tie, int qkv_bias, int gemma)
 		c.attn_scale = 0.4f;
 		c.attn_softcap = 1.0f;
 		c.final_softcap = 2.0f;
+	}
+	if (gemma == 9)
+	{
+		/* Gemma 3: no caps; q/k norms; layer 0 local, layer 1 global */
+		c.attn_softcap = 0.0f;
+		c.final_softcap = 0.0f;
+		c.qk_norm = 1;
+		c.attn_window = 3;
+		c.window_pattern = 2;
+		c.rope_theta = 1000.0f;
+		c.rope_local_theta = 30.0f;
+		c.rope_type = TFM_ROPE_LINEAR;
+		c.rope_factor = 4.0f;
 	}
 	return c;
 }
