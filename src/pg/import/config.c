@@ -530,7 +530,7 @@ gemma2_options(JsonbContainer *c, tfm_hf_params *p, bool gemma3)
  * (Gemma3TextConfig's 6); layer_types, if given, must be that pattern for
  * some period (the first "full_attention" layer's position), else it is
  * refused by name.  The window is kept even where it never binds (at least
- * max_len): it marks the layers rotating with the local base.
+ * max_len, or null): it marks the layers rotating with the local base.
  */
 static void
 gemma3_layers(JsonbContainer *c, tfm_hf_params *p)
@@ -542,8 +542,11 @@ gemma3_layers(JsonbContainer *c, tfm_hf_params *p)
 				first_full = -1;
 	double		local = jnum(c, "rope_local_base_freq", 10000.0);
 	JsonbValue	buf,
-			   *v = tfm_jget(c, "layer_types", &buf);
+			   *v = tfm_jget(c, "sliding_window", &buf);
 
+	if (v && v->type == jbvNull)
+		w = p->max_len;			/* no window: the local layers differ by their rope alone */
+	v = tfm_jget(c, "layer_types", &buf);
 	if (w < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -58,7 +58,15 @@ SELECT * FROM tfm_import('g3_nowindow', (SELECT cfg || '{"sliding_window": 4096}
 SELECT m, max(abs(ln(t.probability) - (c.logprobs->-1->>(t.id))::float8)) > 1e-3 AS differs
   FROM g3cases c, unnest(ARRAY['g3_local', 'g3_unscaled', 'g3_nowindow']) m, tfm_next_tokens(m, c.ids, 1000) t
  WHERE n = 4 GROUP BY m ORDER BY m;
-SELECT tfm_drop_model(m) FROM unnest(ARRAY['g3_local', 'g3_unscaled', 'g3_nowindow']) m;
+-- sliding_window null: no window, the local layers still rotating with their own base (as g3_nowindow)
+SELECT * FROM tfm_import('g3_nullwindow', (SELECT jsonb_set(cfg, '{sliding_window}', 'null') FROM g3fx), (SELECT w FROM g3fx));
+SELECT config->'attn_window' AS attn_window, config->'rope_local_theta' AS rope_local_theta
+  FROM tfm.models WHERE name = 'g3_nullwindow';
+SELECT max(abs(a.probability - b.probability)) < 1e-6 AS as_nowindow
+  FROM g3cases c, tfm_next_tokens('g3_nullwindow', c.ids, 1000) a
+  JOIN tfm_next_tokens('g3_nowindow', c.ids, 1000) b ON a.id = b.id
+ WHERE n = 4;
+SELECT tfm_drop_model(m) FROM unnest(ARRAY['g3_local', 'g3_unscaled', 'g3_nowindow', 'g3_nullwindow']) m;
 
 -- fine-tuning one epoch on rows longer than the window, through the q/k norms:
 -- their gains change and the rows become more likely
