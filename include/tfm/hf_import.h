@@ -72,7 +72,8 @@ typedef struct tfm_hf_params
 	float		attn_scale;		/* query_pre_attn_scalar^-½ */
 	float		attn_softcap;	/* attn_logit_softcapping, 0 = none */
 	float		final_softcap;	/* final_logit_softcapping, 0 = none */
-	/* rope_scaling {"rope_type": "llama3", ...} (Llama 3.1, 3.2); rope_type 0 = none */
+	/* rope_scaling {"rope_type": "llama3", ...} (Llama 3.1, 3.2), {"rope_type": "linear"}
+	 * (Gemma 3's global layers); rope_type 0 = none */
 	int			rope_type;		/* tfm_rope_type */
 	float		rope_factor;	/* factor */
 	float		rope_low_freq;	/* low_freq_factor */
@@ -81,7 +82,8 @@ typedef struct tfm_hf_params
 	bool		qk_norm;		/* Qwen3 (model_type qwen3): q_norm / k_norm on every head */
 	int			nope_interval;	/* SmolLM3: no_rope_layer_interval (0 = none) */
 	int			attn_window;	/* sliding_window where it binds (Mistral, Phi-3, Gemma 2); 0 none */
-	int			window_pattern; /* 0: every layer; Gemma 2: 2 (its even layers) */
+	int			window_pattern; /* 0: every layer; Gemma 2: 2 (its even layers); Gemma 3: 6 */
+	float		rope_local_theta;	/* Gemma 3: rope_local_base_freq of the windowed layers */
 	bool		gguf_neox;		/* a GGUF file whose q/k rows are Hugging Face's (qwen3),
 								 * not permuted for ggml's paired rope (llama) */
 	/* the encoder-decoders: layers is the encoder's, and */

@@ -131,14 +131,19 @@ typedef struct tfm_config
 	 * (i + 1) % window_pattern != 0 (Gemma 2: 2); 0 = none */
 	int			attn_window;
 	int			window_pattern;
+	/* Gemma 3 (llama blocks): the windowed layers rotate with this base, unscaled
+	 * (rope_local_base_freq), the others with rope_theta and rope_type's scaling;
+	 * 0 = every layer as the others */
+	float		rope_local_theta;
 } tfm_config;
 
 /* the rotary frequencies: θ's alone, or rescaled (rope.c, tfm_rope_inv_freq) */
 typedef enum tfm_rope_type
 {
 	TFM_ROPE_DEFAULT = 0,
-	TFM_ROPE_LLAMA3 = 1			/* wavelengths past orig_max/low_freq divided by factor,
+	TFM_ROPE_LLAMA3 = 1,		/* wavelengths past orig_max/low_freq divided by factor,
 								 * those under orig_max/high_freq kept, smoothly between */
+	TFM_ROPE_LINEAR = 2			/* every frequency divided by factor (Gemma 3's global layers) */
 } tfm_rope_type;
 
 /* does layer i of a llama config go without rotary positions (SmolLM3's NoPE layers)? */
@@ -157,8 +162,8 @@ tfm_config_window(const tfm_config *c, int layer)
 	return c->attn_window;
 }
 
-/* the rotary inverse frequencies of a llama config's heads: inv (s/2), s the head size */
-void		tfm_config_rope_freqs(float *inv, const tfm_config *c);
+/* the rotary inverse frequencies of layer `layer` of a llama config: inv (s/2), s the head size */
+void		tfm_config_rope_freqs(float *inv, const tfm_config *c, int layer);
 
 /* key/value heads, a head's width, the queries' and the keys' widths, and the fused Q|K|V projection's width */
 static inline int

@@ -48,11 +48,9 @@ G.D, G.LAYERS, G.HEADS, G.KV_HEADS, G.HEAD_DIM, G.EPS, G.THETA = D, LAYERS, HEAD
 G.SCALE, G.ATTN_SOFTCAP, G.FINAL_SOFTCAP = QUERY_PRE_ATTN_SCALAR ** -0.5, ATTN_SOFTCAP, FINAL_SOFTCAP
 
 
-def main():
-    os.makedirs(OUT, exist_ok=True)
-    tok, vocab, merges = L.make_tokenizer()
-    V = len(vocab)
-    s = HEAD_DIM
+def random_weights(V, D, LAYERS, HEADS, KV_HEADS, s, FF, qk_norm=False):
+    """a Gemma 2 state dict of these sizes (tied head); qk_norm: Gemma 3's
+    q_norm and k_norm too (hf_gemma3_reference.py)"""
     sd = {}
 
     def param(name, shape, std, mean=0.0):
@@ -66,6 +64,9 @@ def main():
         param(p + "self_attn.k_proj.weight", (KV_HEADS * s, D), 0.3)
         param(p + "self_attn.v_proj.weight", (KV_HEADS * s, D), 0.3)
         param(p + "self_attn.o_proj.weight", (D, HEADS * s), 0.4)
+        if qk_norm:
+            param(p + "self_attn.q_norm.weight", (s,), 0.3)
+            param(p + "self_attn.k_norm.weight", (s,), 0.3)
         param(p + "post_attention_layernorm.weight", (D,), 0.1)
         param(p + "pre_feedforward_layernorm.weight", (D,), 0.1)
         param(p + "mlp.gate_proj.weight", (FF, D), 0.15)
@@ -73,6 +74,14 @@ def main():
         param(p + "mlp.down_proj.weight", (D, FF), 0.5)
         param(p + "post_feedforward_layernorm.weight", (D,), 0.1)
     param("model.norm.weight", (D,), 0.1)
+    return sd
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    tok, vocab, merges = L.make_tokenizer()
+    V = len(vocab)
+    sd = random_weights(V, D, LAYERS, HEADS, KV_HEADS, HEAD_DIM, FF)
 
     # the keys of gemma-2-2b's config.json (sizes scaled down)
     config = {

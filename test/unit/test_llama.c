@@ -488,13 +488,41 @@ test_softcap(void)
 	free(c.x); free(c.y); free(c.R); free(g);
 }
 
+static tfm_config tiny_config(int tie, int qkv_bias, int gemma);
+
+/* Gemma 3's rope: a local layer's frequencies rope_local_theta's, unscaled;
+ * a global layer's rope_theta's divided by the linear factor */
+static void
+test_rope_layers(void)
+{
+	tfm_config	c = tiny_config(1, 0, 9);
+	float		inv[TFM_ROPE_MAX_HALF],
+				want[TFM_ROPE_MAX_HALF];
+	double		worst = 0.0;
+
+	tfm_config_rope_freqs(inv, &c, 0);
+	for (int i = 0; i < 3; i++)
+		worst = fmax(worst, fabs(inv[i] - pow(30.0, -2.0 * i / 6.0)));
+	tfm_config_rope_freqs(inv, &c, 1);
+	for (int i = 0; i < 3; i++)
+		worst = fmax(worst, fabs(inv[i] - pow(1000.0, -2.0 * i / 6.0) / 4.0));
+	CHECK(worst < 1e-6, "Gemma 3's local and global rope frequencies differ by %g", worst);
+	/* without rope_local_theta a windowed layer rotates as the others */
+	c.rope_local_theta = 0.0f;
+	tfm_config_rope_freqs(inv, &c, 0);
+	tfm_config_rope_freqs(want, &c, 1);
+	CHECK(memcmp(inv, want, sizeof(float) * 3) == 0, "rope_local_theta 0: one table");
+}
+
 /* ---- a whole tiny Llama ---- */
 static tfm_config
 tiny_config(int tie, int qkv_bias, int gemma)
 {	/* gemma: 1 Gemma, 2 Gemma 2, 3 Gemma 2 with heads wider than d / heads;
 	 * 4 Llama with Llama 3.1's rope scaling; 5 Qwen3: q/k norms, heads 6 wide;
 	 * 6 SmolLM3: layer 1 of 2 without rotary positions; 7 a sliding window of 3
-	 * on layer 0 (window_pattern 2, Gemma 2's), 8 on every layer (Mistral's) */
+	 * on layer 0 (window_pattern 2, Gemma 2's), 8 on every layer (Mistral's);
+	 * 9 Gemma 3: Gemma 2's without caps, q/k norms, layer 0 local (window 3,
+	 * its own rope base), layer 1 global (linear rope scaling) */
 	tfm_config	c;
 
 	tfm_config_defaults(&c, TFM_TASK_LM);
@@ -547,7 +575,7 @@ tiny_config(int tie, int qkv_bias, int gemma)
 		c.scale_embeddings = 1;
 		c.kv_heads = 1;
 	}
-	if (gemma == 3)
+	if (gemma == 3 || gemma == 9)
 		c.head_size = 6;		/* q 24 wide, k and v 6 */
 	if (gemma >= 2)
 	{
@@ -556,6 +584,19 @@ tiny_config(int tie, int qkv_bias, int gemma)
 		c.attn_scale = 0.4f;
 		c.attn_softcap = 1.0f;
 		c.final_softcap = 2.0f;
+	}
+	if (gemma == 9)
+	{
+		/* Gemma 3: no caps; q/k norms; layer 0 local, layer 1 global */
+		c.attn_softcap = 0.0f;
+		c.final_softcap = 0.0f;
+		c.qk_norm = 1;
+		c.attn_window = 3;
+		c.window_pattern = 2;
+		c.rope_theta = 1000.0f;
+		c.rope_local_theta = 30.0f;
+		c.rope_type = TFM_ROPE_LINEAR;
+		c.rope_factor = 4.0f;
 	}
 	return c;
 }
@@ -736,7 +777,9 @@ main(void)
 		test_model(1, 0, 6);	/* SmolLM3's NoPE layers */
 		test_model(1, 0, 7);	/* a sliding window on one layer of two */
 		test_model(0, 0, 8);	/* on every layer */
+		test_model(1, 0, 9);	/* Gemma 3: q/k norms, local and global layers' rope */
 		test_rope_llama3();
+		test_rope_layers();
 		test_softcap_attention(5);
 		test_softcap_attention(70);
 		test_softcap();

@@ -6,7 +6,8 @@
  *   q|k|v = u · attn.qkv.w           (d, h·s + 2·kv_dim), no bias; s = d/h or head_size
  *           (+ attn.qkv.b            with qkv_bias: Qwen2's q/k/v biases)
  *   (qk_norm, Qwen3: each q and k head RMSNorm'd, q_norm.g / k_norm.g)
- *   q, k rotated by their positions   (rope.c; frequencies rope_freqs.c; not in
+ *   q, k rotated by their positions   (rope.c; frequencies rope_freqs.c, Gemma 3's
+ *                                      local layers their own base; not in
  *                                      SmolLM3's NoPE layers, tfm_config_nope)
  *   a  = causal attention, query head j reading key/value head j / (h/kv_heads)
  *   x  = x + a · attn.out.w
@@ -123,7 +124,7 @@ tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,
 	float		inv[TFM_ROPE_MAX_HALF];
 
 	a->in = in;
-	tfm_config_rope_freqs(inv, c);
+	tfm_config_rope_freqs(inv, c, layer);
 	tfm_rmsnorm_forward(a->u1, a->ln1_rstd, in, w->ln1_g, z.N, z.d, z.eps);
 	tfm_linear_forward(a->qkv, a->u1, w->qkv_w, w->qkv_b, z.N, z.d, z.qw, PK(qkv));
 	if (c->qk_norm)
@@ -199,7 +200,7 @@ tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
 	tfm_zero(ws->g_qkv, (size_t) z.N * z.qw);
 	tfm_attention_backward(ws->g_qkv, ws->g_qkv + z.qd, ws->g_qkv + z.qd + z.kvd, dcat, a->probs,
 						   a->qkv, a->qkv + z.qd, a->qkv + z.qd + z.kvd, &sh, ws->attn_scratch);
-	tfm_config_rope_freqs(inv, c);
+	tfm_config_rope_freqs(inv, c, layer);
 	if (!tfm_config_nope(c, layer))
 		tfm_rope_apply(ws->g_qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
 					   inv, 1);

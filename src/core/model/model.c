@@ -178,8 +178,17 @@ tfm_config_check(const tfm_config *c)
 			!(c->final_softcap >= 0.0f && c->final_softcap <= (float) TFM_SOFTCAP_MAX))
 			return "attn_scale must be between 0 and 1, the soft caps between 0 and "
 				TFM_STR(TFM_SOFTCAP_MAX);
-		if (c->rope_type != TFM_ROPE_DEFAULT && c->rope_type != TFM_ROPE_LLAMA3)
+		if (c->rope_type != TFM_ROPE_DEFAULT && c->rope_type != TFM_ROPE_LLAMA3 &&
+			c->rope_type != TFM_ROPE_LINEAR)
 			return "unknown rope type";
+		if (c->rope_type == TFM_ROPE_LINEAR &&
+			!(c->rope_factor >= 1.0f && c->rope_factor <= (float) TFM_ROPE_FACTOR_MAX))
+			return "linear rope scaling needs a factor between 1 and " TFM_STR(TFM_ROPE_FACTOR_MAX);
+		if (c->rope_local_theta != 0.0f &&
+			!(c->rope_local_theta >= (float) TFM_ROPE_THETA_MIN &&
+			  c->rope_local_theta <= (float) TFM_ROPE_THETA_MAX))
+			return "rope_local_theta must be 0 or between " TFM_STR(TFM_ROPE_THETA_MIN) " and "
+				TFM_STR(TFM_ROPE_THETA_MAX);
 		if (c->qk_norm != 0 && c->qk_norm != 1)
 			return "qk_norm must be 0 or 1";
 		if (c->attn_window < 0 || c->attn_window > TFM_LEN_MAX || c->window_pattern < 0 ||
@@ -202,7 +211,7 @@ tfm_config_check(const tfm_config *c)
 		return "qkv_bias, gated_act, post_norms, attn_scale, the soft caps and head_size need the llama architecture";
 	else if (c->rope_type || c->rope_factor != 0.0f || c->rope_low_freq != 0.0f ||
 			 c->rope_high_freq != 0.0f || c->rope_orig_max || c->qk_norm || c->nope_interval ||
-			 c->attn_window || c->window_pattern)
+			 c->attn_window || c->window_pattern || c->rope_local_theta != 0.0f)
 		return "rope scaling and q/k norms need the llama architecture";
 	else if (c->positions == TFM_POS_ROPE || c->kv_heads > 0)
 		return "rotary positions and kv_heads need the llama architecture";

@@ -342,8 +342,10 @@ typedef enum LlamaFamily
 	FAMILY_MISTRAL,				/* sliding_window (HF's default 4096) on every layer */
 	FAMILY_PHI3,				/* fused projections; sliding_window on every layer */
 	FAMILY_GEMMA,				/* GeGLU, embeddings ·√d, RMSNorm x·(1 + w), tied head */
-	FAMILY_GEMMA2				/* Gemma's, and four norms a layer, soft caps, its own
+	FAMILY_GEMMA2,				/* Gemma's, and four norms a layer, soft caps, its own
 								 * attention scale, sliding_window on layers 0, 2, ... */
+	FAMILY_GEMMA3				/* Gemma 2's without soft caps, q/k norms, local layers
+								 * (sliding_window_pattern) with their own rope base */
 } LlamaFamily;
 
 /*
@@ -489,17 +491,119 @@ smollm3_nope(JsonbContainer *c, tfm_hf_params *p)
  * the scores and the logits (Gemma2Config's defaults: 224, 50, 30)
  */
 static void
-gemma2_options(JsonbContainer *c, tfm_hf_params *p)
+gemma2_options(JsonbContainer *c, tfm_hf_params *p, bool gemma3)
 {
-	double		qs = jnum(c, "query_pre_attn_scalar", 224.0);
+	/* Gemma3TextConfig's defaults: 256 and no caps */
+	double		qs = jnum(c, "query_pre_attn_scalar", gemma3 ? 256.0 : 224.0);
 
 	if (!(qs >= 1.0 && qs <= 1e6))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("config.json field \"query_pre_attn_scalar\" must be between 1 and 1000000, not %g", qs)));
 	p->attn_scale = (float) pow(qs, -0.5);
+	if (gemma3)
+	{
+		JsonbValue	buf,
+				   *v = tfm_jget(c, "attn_logit_softcapping", &buf);
+
+		p->attn_softcap = v ? softcap_value(c, "attn_logit_softcapping", 0.0) : 0.0f;
+		v = tfm_jget(c, "final_logit_softcapping", &buf);
+		p->final_softcap = v ? softcap_value(c, "final_logit_softcapping", 0.0) : 0.0f;
+		return;
+	}
 	p->attn_softcap = softcap_value(c, "attn_logit_softcapping", 50.0);
 	p->final_softcap = softcap_value(c, "final_logit_softcapping", 30.0);
+}
+
+/*
+ * Gemma 3's local and global layers: layer i is local (sliding_window,
+ * rope_local_base_freq unscaled) when (i + 1) % sliding_window_pattern != 0
+ * (Gemma3TextConfig's 6); layer_types, if given, must be that pattern for
+ * some period (the first "full_attention" layer's position), else it is
+ * refused by name.  The window is kept even where it never binds (at least
+ * max_len, or null): it marks the layers rotating with the local base.
+ */
+static void
+gemma3_layers(JsonbContainer *c, tfm_hf_params *p)
+{
+	int			layers = jint(c, "num_hidden_layers", 0, true),
+				pattern = jint(c, "sliding_window_pattern", 6, false),
+				w = jint(c, "sliding_window", 4096, false),
+				n = 0,
+				first_full = -1;
+	double		local = jnum(c, "rope_local_base_freq", 10000.0);
+	JsonbValue	buf,
+			   *v = tfm_jget(c, "sliding_window", &buf);
+
+	if (v && v->type == jbvNull)
+		w = p->max_len;			/* no window: the local layers differ by their rope alone */
+	v = tfm_jget(c, "layer_types", &buf);
+	if (w < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json field \"sliding_window\" must be at least 1, not %d", w)));
+	if (layers < 1 || layers > TFM_LAYERS_MAX)
+		return;					/* refused by name with the sizes */
+	if (v && v->type != jbvNull)
+	{
+		JsonbIterator *it;
+		JsonbValue	e;
+		JsonbIteratorToken tok;
+		bool	   *full = palloc0(sizeof(bool) * layers);
+
+		if (v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
+			bad_field("layer_types", "an array of \"sliding_attention\" and \"full_attention\"", v);
+		it = JsonbIteratorInit(v->val.binary.data);
+		while ((tok = JsonbIteratorNext(&it, &e, true)) != WJB_DONE)
+			if (tok == WJB_ELEM)
+			{
+				bool		is_full = e.type == jbvString && e.val.string.len == 14 &&
+					memcmp(e.val.string.val, "full_attention", 14) == 0,
+							is_local = e.type == jbvString && e.val.string.len == 17 &&
+					memcmp(e.val.string.val, "sliding_attention", 17) == 0;
+
+				if (!is_full && !is_local)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("config.json layer_types entries must be \"sliding_attention\" or \"full_attention\"")));
+				if (n >= layers)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("config.json layer_types has more entries than num_hidden_layers %d", layers)));
+				full[n] = is_full;
+				if (is_full && first_full < 0)
+					first_full = n;
+				n++;
+			}
+		if (n != layers)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("config.json layer_types has %d entries, not num_hidden_layers %d", n, layers)));
+		/* no full layer: every layer local (period 0) */
+		pattern = first_full < 0 ? 0 : first_full + 1;
+		for (int i = 0; i < layers; i++)
+			if (full[i] != (pattern > 0 && (i + 1) % pattern == 0))
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("config.json layer_types is not supported"),
+						 errdetail("tfm implements Gemma 3 with the layers i where (i + 1) %% P is 0 global (full_attention) and the others local, for one period P.")));
+		pfree(full);
+	}
+	else if (pattern < 1 || pattern > TFM_LAYERS_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json field \"sliding_window_pattern\" must be between 1 and %d, not %d",
+						TFM_LAYERS_MAX, pattern)));
+	if (pattern == 1)
+		return;					/* every layer global */
+	if (!(local >= TFM_ROPE_THETA_MIN && local <= TFM_ROPE_THETA_MAX))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("config.json field \"rope_local_base_freq\" must be between %g and %g, not %g",
+						(double) TFM_ROPE_THETA_MIN, (double) TFM_ROPE_THETA_MAX, local)));
+	p->window_pattern = pattern;
+	p->attn_window = Min(w, p->max_len);
+	p->rope_local_theta = (float) local;
 }
 
 /*
@@ -536,8 +640,17 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 	p->qk_norm = family == FAMILY_QWEN3;
 	if (family == FAMILY_SMOLLM3)
 		smollm3_nope(c, p);
-	p->gemma = family == FAMILY_GEMMA || family == FAMILY_GEMMA2;
-	p->gemma2 = family == FAMILY_GEMMA2;
+	p->gemma = family == FAMILY_GEMMA || family == FAMILY_GEMMA2 || family == FAMILY_GEMMA3;
+	p->gemma2 = family == FAMILY_GEMMA2 || family == FAMILY_GEMMA3;
+	if (family == FAMILY_GEMMA3)
+	{
+		p->qk_norm = true;
+		if (jbool(c, "use_bidirectional_attention", false))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("config.json option \"use_bidirectional_attention\": true is not supported"),
+					 errdetail("tfm implements Gemma 3 as a causal language model.")));
+	}
 	if (p->gemma)
 		gemma_activation(c);
 	else if (act && strcmp(act, "silu") != 0)
@@ -558,11 +671,12 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 					 errdetail("tfm rotates whole heads (partial_rotary_factor 1).")));
 	}
 	else
-		tfm_hf_rope_scaling(c, p, "Llama");
+		tfm_hf_rope_scaling(c, p, family == FAMILY_GEMMA3 ? "Gemma 3" : "Llama",
+							family == FAMILY_GEMMA3);
 	if (family == FAMILY_LLAMA || family == FAMILY_GEMMA)
 		refuse_present(c, "sliding_window", "sliding-window attention");
-	if (family == FAMILY_GEMMA2)
-		gemma2_options(c, p);
+	if (family == FAMILY_GEMMA2 || family == FAMILY_GEMMA3)
+		gemma2_options(c, p, family == FAMILY_GEMMA3);
 	if ((family == FAMILY_QWEN2 || family == FAMILY_QWEN3) && jbool(c, "use_sliding_window", false))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -581,7 +695,8 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 	p->kv_heads = jint(c, "num_key_value_heads", p->heads, false);
 	p->max_len = jint(c, "max_position_embeddings", 2048, false);
 	p->ln_eps = (float) jnum(c, "rms_norm_eps", 1e-6);
-	p->rope_theta = (float) jnum(c, "rope_theta", 10000.0);
+	/* Gemma3TextConfig's 1e6 (its global layers') */
+	p->rope_theta = (float) jnum(c, "rope_theta", family == FAMILY_GEMMA3 ? 1000000.0 : 10000.0);
 	/* GemmaConfig ties by default, LlamaConfig and Phi3Config do not */
 	p->tie = jbool(c, "tie_word_embeddings", p->gemma);
 	if (family == FAMILY_MISTRAL)
@@ -608,8 +723,11 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 						TFM_LEN_MAX, p->max_len)));
 		p->max_len = TFM_LEN_MAX;
 	}
+	if (family == FAMILY_GEMMA3)
+		gemma3_layers(c, p);	/* after max_len's cap: the window at most max_len */
 	/* a head's width: head_dim (Gemma 7B's and Gemma 2's differ from hidden_size / heads) */
-	head_dim = jint(c, "head_dim", family == FAMILY_QWEN3 ? 128 : 0, false);	/* Qwen3Config's default */
+	head_dim = jint(c, "head_dim", family == FAMILY_QWEN3 ? 128 : family == FAMILY_GEMMA3 ? 256 : 0,
+					false);		/* Qwen3Config's, Gemma3TextConfig's default */
 	if (head_dim < 0 || head_dim > TFM_D_MODEL_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -731,6 +849,7 @@ static const LlamaType llama_types[] = {
 	{"phi3", "Phi3ForCausalLM", "Phi3Model", "Phi-3", FAMILY_PHI3},
 	{"gemma", "GemmaForCausalLM", "GemmaModel", "Gemma", FAMILY_GEMMA},
 	{"gemma2", "Gemma2ForCausalLM", "Gemma2Model", "Gemma 2", FAMILY_GEMMA2},
+	{"gemma3_text", "Gemma3ForCausalLM", "Gemma3TextModel", "Gemma 3", FAMILY_GEMMA3},
 };
 
 static const LlamaType *
@@ -880,7 +999,7 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model_type \"%s\" is not supported", type),
-				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2, qwen3, smollm3, mistral, phi3, gemma, gemma2, marian, t5 and mt5 models.")));
+				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2, qwen3, smollm3, mistral, phi3, gemma, gemma2, gemma3_text, marian, t5 and mt5 models.")));
 
 	/* the one check of the hyper-parameters (tfm/hf_import.h), and the model they make */
 	bad = tfm_hf_config(&out->cfg, &out->p);

@@ -32,7 +32,8 @@ typedef struct TfmHfConfig
 void		tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out);
 /* config.json's rope_scaling into p: none, or Llama 3.1's "llama3"; any
  * other refused by name, family in the message (rope_config.c) */
-void		tfm_hf_rope_scaling(JsonbContainer *c, tfm_hf_params *p, const char *family);
+void		tfm_hf_rope_scaling(JsonbContainer *c, tfm_hf_params *p, const char *family,
+								bool linear);
 
 /*
  * tokenizer.json: byte-level BPE, SentencePiece-style BPE or BERT

@@ -4,7 +4,8 @@
  * (Llama 3.1 and 3.2; "type" in older files) with its factor,
  * low_freq_factor, high_freq_factor and original_max_position_embeddings,
  * all required as transformers' rope validation requires them; any other
- * type is refused by name.
+ * type is refused by name.  Gemma 3 (linear): {"rope_type": "linear"} with
+ * its factor (the global layers' frequencies divided by it) or "default".
  */
 #include "postgres.h"
 
@@ -51,7 +52,7 @@ rope_type_name(JsonbContainer *rs)
 }
 
 void
-tfm_hf_rope_scaling(JsonbContainer *c, tfm_hf_params *p, const char *family)
+tfm_hf_rope_scaling(JsonbContainer *c, tfm_hf_params *p, const char *family, bool linear)
 {
 	JsonbValue	buf,
 			   *v = tfm_jget(c, "rope_scaling", &buf);
@@ -67,12 +68,21 @@ tfm_hf_rope_scaling(JsonbContainer *c, tfm_hf_params *p, const char *family)
 						tfm_jtype(v))));
 	rs = v->val.binary.data;
 	type = rope_type_name(rs);
+	if (linear && type && strcmp(type, "linear") == 0)
+	{
+		p->rope_type = TFM_ROPE_LINEAR;
+		p->rope_factor = (float) rope_number(rs, "factor", 1.0, TFM_ROPE_FACTOR_MAX);
+		return;
+	}
+	if (linear && (!type || strcmp(type, "default") == 0))
+		return;					/* Gemma 3's configs may name the unscaled type */
 	if (!type || strcmp(type, "llama3") != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("config.json rope_scaling type \"%s\" is not supported", type ? type : "?"),
 				 errdetail("tfm implements %s with unscaled rotary positions or Llama 3.1's \"llama3\" scaling.",
-						   family)));
+						   family),
+				 linear ? errhint("tfm implements %s's rope_scaling types \"linear\" and \"default\".", family) : 0));
 	p->rope_type = TFM_ROPE_LLAMA3;
 	p->rope_factor = (float) rope_number(rs, "factor", 1.0, TFM_ROPE_FACTOR_MAX);
 	p->rope_low_freq = (float) rope_number(rs, "low_freq_factor", 1e-6, TFM_ROPE_FACTOR_MAX);

@@ -106,6 +106,9 @@ check_params(const tfm_hf_params *p, const hf_keys *k)
 	{
 		if (!(p->rope_theta >= (float) TFM_ROPE_THETA_MIN && p->rope_theta <= (float) TFM_ROPE_THETA_MAX))
 			return TFM_RANGE_TEXT("rope_theta", TFM_ROPE_THETA);
+		if (p->rope_local_theta != 0.0f &&
+			!(p->rope_local_theta >= (float) TFM_ROPE_THETA_MIN && p->rope_local_theta <= (float) TFM_ROPE_THETA_MAX))
+			return TFM_RANGE_TEXT("rope_local_base_freq", TFM_ROPE_THETA);
 	}
 	else if (!(p->dropout >= 0.0f && p->dropout < 1.0f) ||
 			 !(p->attn_dropout >= 0.0f && p->attn_dropout < 1.0f))

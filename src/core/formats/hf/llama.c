@@ -6,7 +6,7 @@
  * (Qwen3ForCausalLM, q/k norms), Qwen2 (Qwen2ForCausalLM, a Llama
  * with q/k/v biases), Mistral (MistralForCausalLM, whose sliding window the
  * SQL layer checks), Phi-3 (Phi3ForCausalLM, TFM_HF_PHI3) and Gemma
- * (GemmaForCausalLM, Gemma2ForCausalLM): the config.json keys, the
+ * (GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM): the config.json keys, the
  * tfm_config (tfm's llama blocks, llama_block.c) and the tensors; every
  * name but lm_head.weight may carry the "model." prefix:
  *   embed_tokens.weight (V, d)                 -> tok_emb
@@ -46,6 +46,10 @@
  *   layers.N.post_attention_layernorm.weight   -> dec.N.post_attn.g (plus 1)
  *   layers.N.pre_feedforward_layernorm.weight  -> dec.N.ln2.g (plus 1)
  *   layers.N.post_feedforward_layernorm.weight -> dec.N.post_ff.g (plus 1)
+ * Gemma 3 (Gemma3ForCausalLM, model_type gemma3_text): Gemma 2's, and Qwen3's
+ * q/k norms, stored plus 1 as every Gemma norm:
+ *   layers.N.self_attn.q_norm.weight (s)       -> dec.N.attn.q_norm.g (plus 1)
+ *   layers.N.self_attn.k_norm.weight (s)       -> dec.N.attn.k_norm.g (plus 1)
  */
 #include "hf_internal.h"
 
@@ -82,6 +86,7 @@ llama_config(tfm_config *cfg, const tfm_hf_params *p)
 	cfg->nope_interval = p->nope_interval;	/* SmolLM3 */
 	cfg->attn_window = p->attn_window;	/* Mistral, Phi-3, Gemma 2 */
 	cfg->window_pattern = p->window_pattern;
+	cfg->rope_local_theta = p->rope_local_theta;	/* Gemma 3's local layers */
 	cfg->pad_id = -1;			/* ids are the checkpoint's; nothing is padding */
 	cfg->dropout = 0.0f;
 	cfg->attn_dropout = 0.0f;
@@ -133,10 +138,10 @@ llama_entries(hf_builder *b, const tfm_config *c)
 			L("self_attn.v_proj.weight", "attn.qkv.w", TFM_HF_TRANSPOSE_COLS, 2, kvd, d, qd + kvd);
 		}
 		L("self_attn.o_proj.weight", "attn.out.w", TFM_HF_TRANSPOSE, 2, d, qd, 0);
-		if (c->qk_norm)			/* Qwen3 */
+		if (c->qk_norm)			/* Qwen3, Gemma 3 (plus 1) */
 		{
-			L("self_attn.q_norm.weight", "attn.q_norm.g", TFM_HF_COPY, 1, s, 0, 0);
-			L("self_attn.k_norm.weight", "attn.k_norm.g", TFM_HF_COPY, 1, s, 0, 0);
+			L("self_attn.q_norm.weight", "attn.q_norm.g", norm, 1, s, 0, 0);
+			L("self_attn.k_norm.weight", "attn.k_norm.g", norm, 1, s, 0, 0);
 		}
 		if (c->post_norms)		/* Gemma 2 */
 		{

@@ -62,7 +62,7 @@ static const char *const pooling_names[] = {"mean", "cls"};
 static const char *const arch_names[] = {NULL, "llama", "t5"};
 static const char *const gated_act_names[] = {"silu", "gelu_tanh"};
 static const char *const cls_pre_names[] = {NULL, "tanh", "relu"};
-static const char *const rope_type_names[] = {NULL, "llama3"};
+static const char *const rope_type_names[] = {NULL, "llama3", "linear"};
 
 #define INT_KEY(k, off, req, d, w)	{k, NULL, KEY_INT, req, d, off, w, NULL, 0, NULL, 0, 0}
 #define REAL_KEY(k, off, d, w, f, o) {k, NULL, KEY_REAL, false, d, off, w, f, o, NULL, 0, 0}
@@ -128,6 +128,7 @@ static const ConfigKey config_keys[] = {
 	/* sliding windows (Mistral, Phi-3, Gemma 2) */
 	INT_KEY("attn_window", CFG(attn_window), false, 0, WRITE_POSITIVE),
 	INT_KEY("window_pattern", CFG(window_pattern), false, 0, WRITE_POSITIVE),
+	REAL_KEY("rope_local_theta", CFG(rope_local_theta), 0, WRITE_POSITIVE, "%.9g", 0),	/* Gemma 3 */
 	/* an imported model's bos and eos (-1: the tokenizer's) */
 	INT_KEY("bos_id", ROW(bos_id), false, -1, WRITE_NEVER),
 	INT_KEY("eos_id", ROW(eos_id), false, -1, WRITE_NEVER),
