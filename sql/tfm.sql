@@ -1983,3 +1983,17 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'tfm_zero_shot' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 5;
 COMMENT ON FUNCTION tfm_zero_shot(text, text, text[], text, boolean) IS
   'zero-shot classification with an NLI model: how far the text entails the template filled with each label, best first (single-label: softmax over the labels; multi_label: each label on its own)';
+
+-- tfm.precision = auto is the checkpoint's own precision: an import records
+-- what its weights were (config checkpoint_precision: fp32 for float32 and
+-- float16 weights, bf16 for BF16, int8 for GGUF Q8_0/Q6_K, int4 for
+-- Q4_0/Q4_K) and auto runs the imported version at it; tfm's own models,
+-- models trained since their import and models imported before 0.5 (which
+-- have no checkpoint_precision) run fp32.  tfm_info() says "auto" for it;
+-- tfm_model_precision says what one model runs at now, and why.
+
+CREATE FUNCTION tfm_model_precision(model text, OUT inference_precision text, OUT precision_reason text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tfm_model_precision_info' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION tfm_model_precision(text) IS
+  'the precision the model''s inference runs at now (fp32, bf16, int8, int4) and why: tfm.precision, the model''s own default (tfm_set_precision), or auto''s choice (the checkpoint''s own precision; fp32 for tfm''s own models)';

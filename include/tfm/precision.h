@@ -22,11 +22,27 @@
 #define TFM_PRECISION_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "tfm/lowp.h"
 #include "tfm/model.h"
 
 const char *tfm_precision_name(tfm_precision p);
+
+/*
+ * A checkpoint's own precision (source_precision.c): each tensor's values
+ * added at the precision its stored type runs at without loss beyond the
+ * type's own (tensors of fewer than 2 dimensions are not counted); the
+ * result is the precision of most of the matrices' values, fp32 if none.
+ */
+typedef struct tfm_source_tally
+{
+	uint64_t	values[4];		/* indexed by tfm_precision */
+} tfm_source_tally;
+void		tfm_source_tally_add(tfm_source_tally *t, tfm_precision p, int ndim, uint64_t n_values);
+tfm_precision tfm_source_tally_result(const tfm_source_tally *t);
+/* a ggml tensor type's: F32/F16 fp32, BF16 bf16, Q8_0/Q6_K int8, Q4_0/Q4_K int4 */
+tfm_precision tfm_gguf_type_precision(uint32_t type);
 
 /*
  * Pack the model's matrices for p (nothing to do if they already are;

@@ -30,6 +30,7 @@
 #include "storage/tokenizers/tokenizers.h"
 #include "tfm/gguf.h"
 #include "tfm/layers_llama.h"
+#include "tfm/precision.h"
 #include "tfm/tokenizer.h"
 
 /* a server file's header is read in 4 kB first, then 8 times more at a time
@@ -132,9 +133,10 @@ gguf_stored(int32 model_id, int64 version, void *arg)
 	tfm_gguf_tensors_store(model_id, version, s->rows, s->n_rows);
 }
 
-static void
+static tfm_precision
 gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 {
+	tfm_source_tally tally = {{0}};
 	GgufSource *s = arg;
 	tfm_hf_map *map = tfm_hf_map_create(hc->p.arch, &hc->cfg);
 	TfmGuard   *gm;
@@ -166,6 +168,7 @@ gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 		tfm_raise(tfm_gguf_load(m, map, &s->p, t, src, &st), &st,
 				  psprintf("cannot import %s", s->what));
 		record(s, m, map, t, src);
+		tfm_source_tally_add(&tally, tfm_gguf_type_precision(t->type), t->ndim, t->n_values);
 	}
 	if (tfm_hf_finish(m, map, err, sizeof(err)) != 0)
 		ereport(ERROR,
@@ -175,6 +178,7 @@ gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 		pfree(buf);
 	tfm_hf_map_free(map);
 	tfm_guard_release(gm);
+	return tfm_source_tally_result(&tally);
 }
 
 static void

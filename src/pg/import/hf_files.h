@@ -151,8 +151,9 @@ void		tfm_weights_from_bytea(TfmWeightSource *src, const uint8 *data, uint64 siz
  */
 void		tfm_weights_from_dir(TfmWeightSource *src, const char *dir);
 
-/* every tensor into m, checked against the architecture's table */
-void		tfm_weights_load(tfm_model *m, const TfmHfConfig *hc, TfmWeightSource *src);
+/* every tensor into m, checked against the architecture's table; returns
+ * the checkpoint's own precision (tfm_source_tally: bf16 for BF16 matrices) */
+tfm_precision tfm_weights_load(tfm_model *m, const TfmHfConfig *hc, TfmWeightSource *src);
 void		tfm_weights_close(TfmWeightSource *src);
 /* the bytes of its files (as of their last look) */
 uint64		tfm_weights_bytes(const TfmWeightSource *src);
@@ -192,7 +193,9 @@ typedef struct TfmImportSteps
 	const char *what;			/* the weights, for messages */
 	uint64		bytes;			/* their size ... */
 	bool		check_bytes;	/* ... checked against 2 bytes a value */
-	void		(*load) (tfm_model *m, const TfmHfConfig *hc, void *arg);
+	/* returns the checkpoint's own precision, which tfm.precision = auto runs
+	 * the imported version at (config checkpoint_precision) */
+	tfm_precision (*load) (tfm_model *m, const TfmHfConfig *hc, void *arg);
 	/* NULL: no tokenizer; else store it as name, its specials in sp (INT_MAX: unknown) */
 	void		(*tokenizer) (const char *name, const TfmHfConfig *hc, void *arg, int32 *sp);
 	/* NULL, or called once the model is stored (its id and version) */

@@ -19,6 +19,7 @@
 #include "runtime/new_model.h"
 #include "runtime/cache/tokenizer_cache.h"
 #include "storage/models/models.h"
+#include "tfm/precision.h"
 
 /* the BERT family imports as classifiers; GPT-2 and Llama as language models; T5 as seq2seq */
 static bool
@@ -132,7 +133,7 @@ check_tokenizer(const char *name, const TfmHfConfig *hc, const int32 *sp)
 
 /* the model's row (the config as tfm stores it, plus the checkpoint's bos/eos and origin) and its tensors */
 static void
-store_model(const char *name, const TfmHfConfig *hc, const tfm_model *m, bool tokenizer,
+store_model(const char *name, const TfmHfConfig *hc, const tfm_model *m, tfm_precision own, bool tokenizer,
 			const char *target_tokenizer, TfmModelRow *rowp)
 {
 	const tfm_config *c = &hc->cfg;
@@ -142,8 +143,9 @@ store_model(const char *name, const TfmHfConfig *hc, const tfm_model *m, bool to
 	Datum		labels = (Datum) 0;
 
 	json[strlen(json) - 1] = '\0';
-	json = psprintf("%s, \"bos_id\": %d, \"eos_id\": %d, \"imported_from\": \"%s\"}",
-					json, hc->bos_id, hc->eos_id, hc->model_type);
+	json = psprintf("%s, \"bos_id\": %d, \"eos_id\": %d, \"imported_from\": \"%s\", "
+					"\"checkpoint_precision\": \"%s\"}",
+					json, hc->bos_id, hc->eos_id, hc->model_type, tfm_precision_name(own));
 	if (hc->n_labels > 0)
 	{
 		Datum	   *el = palloc(sizeof(Datum) * hc->n_labels);
@@ -193,6 +195,7 @@ tfm_hf_import_built(const char *name, TfmHfConfig *hc, const TfmImportSteps *ste
 {
 	tfm_model  *m;
 	TfmModelRow row;
+	tfm_precision own;
 
 	check_new(name);
 	check_size(name, hc, steps);
@@ -200,7 +203,7 @@ tfm_hf_import_built(const char *name, TfmHfConfig *hc, const TfmImportSteps *ste
 	/* weights first: a bad file stores nothing */
 	/* a head the checkpoint lacks (a base encoder's cls.*) starts from tfm's init */
 	m = tfm_model_new(&hc->cfg, name, TFM_SEED_DEFAULT);
-	steps->load(m, hc, steps->arg);
+	own = steps->load(m, hc, steps->arg);
 	if (steps->tokenizer)
 	{
 		int32		sp[TFM_TOK_N_SPECIALS];
@@ -208,7 +211,7 @@ tfm_hf_import_built(const char *name, TfmHfConfig *hc, const TfmImportSteps *ste
 		steps->tokenizer(name, hc, steps->arg, sp);
 		check_tokenizer(name, hc, sp);
 	}
-	store_model(name, hc, m, steps->tokenizer != NULL, steps->target_tokenizer, &row);
+	store_model(name, hc, m, own, steps->tokenizer != NULL, steps->target_tokenizer, &row);
 	if (steps->stored)
 		steps->stored(row.id, row.version, steps->arg);
 	*imported_task = hc->cfg.task;
@@ -223,10 +226,10 @@ typedef struct HfArgs
 	const TfmMarianFiles *marian;	/* Marian's .spm files and vocab.json, or NULL */
 } HfArgs;
 
-static void
+static tfm_precision
 hf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 {
-	tfm_weights_load(m, hc, ((HfArgs *) arg)->src);
+	return tfm_weights_load(m, hc, ((HfArgs *) arg)->src);
 }
 
 static void

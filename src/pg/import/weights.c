@@ -25,6 +25,7 @@
 #include "storage/fd.h"
 
 #include "import/hf_files.h"
+#include "tfm/precision.h"
 #include "tfm/st_index.h"
 #include "storage/storage.h"
 
@@ -294,10 +295,11 @@ tfm_weights_close(TfmWeightSource *src)
 	}
 }
 
-/* every tensor of every file of src into m */
-void
+/* every tensor of every file of src into m; the checkpoint's own precision */
+tfm_precision
 tfm_weights_load(tfm_model *m, const TfmHfConfig *hc, TfmWeightSource *src)
 {
+	tfm_source_tally tally = {{0}};
 	uint8	   *tbuf = NULL,
 			   *found = NULL;
 	size_t		tcap = 0;
@@ -344,6 +346,9 @@ tfm_weights_load(tfm_model *m, const TfmHfConfig *hc, TfmWeightSource *src)
 			/* buffers (the old causal masks) are checked by shape only: not read */
 			vals = e->use == TFM_HF_BUFFER ? NULL :
 				tfm_file_read(wf, f->data_start + t->begin, len, tbuf);
+			if (e->use != TFM_HF_BUFFER)
+				tfm_source_tally_add(&tally, t->dtype == TFM_ST_BF16 ? TFM_PREC_BF16 : TFM_PREC_FP32,
+									 t->ndim, t->n_values);
 			if (tfm_hf_load_tensor(m, map, e, t, vals, msg, sizeof(msg)) != 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -367,4 +372,5 @@ tfm_weights_load(tfm_model *m, const TfmHfConfig *hc, TfmWeightSource *src)
 		pfree(tbuf);
 	tfm_hf_map_free(map);
 	tfm_guard_release(gm);
+	return tfm_source_tally_result(&tally);
 }

@@ -12,11 +12,10 @@ BEGIN
 EXCEPTION WHEN OTHERS THEN
     RETURN SQLSTATE || ' ' || SQLERRM;
 END $$;
--- what auto means here is the CPU's business; tfm_info says which and why
+-- auto is not the CPU's business: each model runs at its checkpoint's own
+-- precision (auto_precision.sql), whatever kernels this CPU has
 SET tfm.precision = auto;
--- (bf16 where the CPU has AVX512_BF16: its kernel is amx or avx512bf16; the
--- avx2 and fallback kernels emulate it, and auto takes fp32 there)
-SELECT (inference_precision = 'bf16') = (bf16_kernel IN ('amx', 'avx512bf16')) AS auto_follows_the_cpu,
+SELECT inference_precision = 'auto' AS auto_is_each_models_own,
        bf16_kernel IN ('amx', 'avx512bf16', 'avx2', 'fallback') AND int8_kernel IN ('avx512vnni', 'avx2', 'fallback') AS kernels,
        attention_kernels IN ('avx512', 'avx2', 'portable') AS attention,
        int4_kernel IN ('avx512vnni', 'avx2', 'fallback') AS int4

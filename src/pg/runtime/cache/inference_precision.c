@@ -2,10 +2,15 @@
  * inference_precision.c — which precision inference runs at: the setting
  * tfm.precision (auto, fp32, bf16, int8, int4), a model's own default
  * (tfm_set_precision in sql/models/set_precision.c, kept in its config as
- * "precision"), and what this CPU runs fast.
+ * "precision"), and the checkpoint's own precision (config
+ * checkpoint_precision, recorded by the import: import/model_import.c).
  *
- *   auto   bf16 where the CPU has AVX512_BF16 (vdpbf16ps), else fp32;
- *          a model's own default, if it has one, wins over auto
+ *   auto   a model's own default if it has one; else an imported model,
+ *          as long as it has not been trained since, at its checkpoint's
+ *          own precision (float32 and float16 weights fp32, BF16 bf16,
+ *          GGUF Q8_0/Q6_K int8, Q4_0/Q4_K int4: core/model/source_precision.c);
+ *          else fp32.  Never the CPU's choice: a model answers its own
+ *          numbers until a user picks a faster, lossy precision
  *   fp32   today's results, bit for bit
  *   bf16   bf16 matrices and activations in the products, fp32 sums
  *   int8   int8 matrices (per-column scales), activations quantized per
@@ -29,21 +34,35 @@
 #include "runtime/cache/shared_weights.h"
 #include "storage/models/models.h"
 
-/* what auto means on this CPU, and why */
+/*
+ * What auto runs a model at (row NULL: no model), and why.  Imported weights
+ * are the checkpoint's while the model's steps are 0: training (which runs
+ * fp32 master weights) makes them tfm's own.
+ */
 static tfm_precision
-auto_precision(const char **why)
+auto_precision(const TfmModelRow *row, const char **why)
 {
-	if (tfm_lowp_bf16_native())
+	if (row && row->checkpoint_precision >= 0 && row->steps == 0)
 	{
-		*why = "auto: bf16, this CPU has AVX512_BF16";
-		return TFM_PREC_BF16;
+		tfm_precision p = (tfm_precision) row->checkpoint_precision;
+
+		*why = p == TFM_PREC_FP32 ? "auto: the checkpoint's own precision (float32 or float16 weights)" :
+			p == TFM_PREC_BF16 ? "auto: the checkpoint's own precision (bf16 weights)" :
+			p == TFM_PREC_INT8 ? "auto: the checkpoint's own precision (GGUF Q8_0 or Q6_K blocks)" :
+			"auto: the checkpoint's own precision (GGUF Q4_0 or Q4_K blocks)";
+		return p;
 	}
-	*why = "auto: fp32, this CPU has no AVX512_BF16 (or a path without it is forced)";
+	if (row && row->checkpoint_precision >= 0)
+		*why = "auto: fp32, the model was trained since its import";
+	else if (row)
+		*why = "auto: fp32, tfm's own model (or imported before 0.5)";
+	else
+		*why = "auto: each model at its checkpoint's own precision, tfm's own models at fp32 (tfm_model_precision says which)";
 	return TFM_PREC_FP32;
 }
 
-static tfm_precision
-effective(const TfmModelRow *row, const char **why)
+tfm_precision
+tfm_inference_precision(const TfmModelRow *row, const char **why)
 {
 	if (tfm_precision_setting >= 0)
 	{
@@ -55,14 +74,14 @@ effective(const TfmModelRow *row, const char **why)
 		*why = "the model's own default (tfm_set_precision)";
 		return (tfm_precision) row->precision;
 	}
-	return auto_precision(why);
+	return auto_precision(row, why);
 }
 
 void
 tfm_apply_precision(tfm_model *m, const TfmModelRow *row)
 {
 	const char *why;
-	tfm_precision p = effective(row, &why);
+	tfm_precision p = tfm_inference_precision(row, &why);
 
 	if (tfm_model_precision(m) == p)
 		return;
@@ -75,14 +94,15 @@ tfm_apply_precision(tfm_model *m, const TfmModelRow *row)
 				   NULL, NULL);
 }
 
-/* for tfm_info(): the precision auto picks here, the kernels and why */
+/* for tfm_info(): the precision tfm.precision gives (auto: "auto", each
+ * model its own), the kernels and why */
 void
 tfm_precision_info(Datum *values)
 {
 	const char *why;
-	tfm_precision p = effective(NULL, &why);
+	tfm_precision p = tfm_inference_precision(NULL, &why);
 
-	values[0] = CStringGetTextDatum(tfm_precision_name(p));
+	values[0] = CStringGetTextDatum(tfm_precision_setting < 0 ? "auto" : tfm_precision_name(p));
 	values[1] = CStringGetTextDatum(why);
 	values[2] = CStringGetTextDatum(tfm_lowp_bf16_kernel());
 	values[3] = CStringGetTextDatum(tfm_lowp_int8_kernel());

@@ -10,6 +10,9 @@
 
 #include "storage/models/models.h"
 
+/* the precision a model's inference runs at now (row NULL: no model in
+ * particular), and why */
+tfm_precision tfm_inference_precision(const TfmModelRow *row, const char **why);
 /* pack (or unpack) a model for the precision its inference uses now */
 void		tfm_apply_precision(tfm_model *m, const TfmModelRow *row);
 /* values[0..4] of tfm_info(): precision, why, bf16 kernel, int8 kernel, kernel reason */

@@ -120,7 +120,7 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		COL_ID = 1, COL_VERSION, COL_STEPS, COL_TASK, COL_TOKENIZER, COL_TARGET_TOKENIZER,
 		COL_LABELS, COL_FORMAT_VERSION, COL_OWNER, COL_ACL_USE, COL_ACL_TRAIN, COL_NAME,
 		COL_PRECISION, COL_DROPOUT_AUTO, COL_TRUNCATION, COL_HF_BEAM, COL_HF_FORCED_EOS,
-		CONFIG_COL
+		COL_CHECKPOINT_PRECISION, CONFIG_COL
 	};
 	static char *sql = NULL;
 	MemoryContext cxt = CurrentMemoryContext;
@@ -145,7 +145,9 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 							   "coalesce((config->>'dropout_auto')::bool, false), config->>'truncation', "
 							   "coalesce(config->>'imported_from' IN ('marian', 't5', 'mt5'), false), "
 							   /* Marian's generate forces </s> at max_length (forced_eos_token_id) */
-							   "coalesce(config->>'imported_from' = 'marian', false)");
+							   "coalesce(config->>'imported_from' = 'marian', false), "
+							   /* what the import's weights were: auto runs that (0.5) */
+							   "config->>'checkpoint_precision'");
 		tfm_model_row_config_columns(&q);
 		tfm_model_row_named_sql(&q);
 		MemoryContextSwitchTo(old);
@@ -231,6 +233,8 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 		char	   *prec = copy_text(tup, td, COL_PRECISION, cxt);
 
 		row->precision = prec ? tfm_precision_from_name(prec, name) : -1;
+		prec = copy_text(tup, td, COL_CHECKPOINT_PRECISION, cxt);
+		row->checkpoint_precision = prec ? tfm_precision_from_name(prec, name) : -1;
 	}
 	row->dropout_auto = DatumGetBool(SPI_getbinval(tup, td, COL_DROPOUT_AUTO, &isnull));
 	{

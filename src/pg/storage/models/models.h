@@ -27,6 +27,9 @@ typedef struct TfmModelRow
 	char	  **labels;			/* classify */
 	TfmAcl		acl;			/* owner and grants, as read */
 	int			precision;		/* the model's default tfm_precision, -1 = none */
+	int			checkpoint_precision;	/* an imported model's: its checkpoint's own
+										 * tfm_precision (config checkpoint_precision),
+										 * -1 = none (tfm's own models, imports before 0.5) */
 	int32		bos_id,			/* imported models: the checkpoint's bos and eos */
 				eos_id;			/* ids (config bos_id, eos_id); -1 = the tokenizer's */
 	bool		dropout_auto;	/* created without dropout: training chooses it (config dropout_auto) */
