@@ -257,6 +257,8 @@ sub model_for {
   my ($f) = @_;
   return "'mallory_lm'" if $f =~ /generate|next_tokens|score|chat|gguf/;
   return "'mallory_s2s'" if $f =~ /translate/;
+  return "'mallory_xenc'" if $f =~ /rerank/;
+  return "'mallory_nli'" if $f =~ /zero_shot/;
   return "'mallory_cls'";
 }
 sub sane {
@@ -478,7 +480,8 @@ SET tfm.threads = 1;
 DO $$
 BEGIN
   PERFORM tfm_drop_model(name) FROM tfm.models
-    WHERE owner::text = 'mallory' AND name NOT IN ('mallory_cls', 'mallory_lm', 'mallory_s2s', 'mallory_scratch');
+    WHERE owner::text = 'mallory' AND name NOT IN ('mallory_cls', 'mallory_lm', 'mallory_s2s', 'mallory_scratch',
+                                                   'mallory_xenc', 'mallory_nli');
   PERFORM tfm_undeploy(name) FROM tfm.aliases
     WHERE owner::text = 'mallory' AND name NOT IN ('mallory_alias', 'mallory_scratch_alias');
   PERFORM tfm_job_drop(name, true) FROM tfm.job_defs

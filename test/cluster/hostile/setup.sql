@@ -128,5 +128,13 @@ GRANT SELECT ON mallory_private.mallory_hidden_job TO PUBLIC;
 SELECT count(*) FROM tfm_create_model('mallory_scratch', 'classify', 'mallory_tok', labels => ARRAY['a', 'b'],
                                       d_model => 16, heads => 2, layers => 1, max_len => 32);
 SELECT tfm_deploy('mallory_cls', 'mallory_scratch_alias');
+-- mallory's cross-encoder and NLI model: what tfm_rerank and tfm_zero_shot read
+\set xtok `cat test/fixtures/hf_tasks/tokenizer.json`
+\set xcfg `cat test/fixtures/hf_tasks/config_rerank.json`
+\set xw `base64 -w0 test/fixtures/hf_tasks/model_rerank.safetensors`
+SELECT count(*) FROM tfm_import('mallory_xenc', :'xcfg', decode(:'xw', 'base64'), :'xtok', task => 'classify');
+\set xcfg `cat test/fixtures/hf_tasks/config_nli.json`
+\set xw `base64 -w0 test/fixtures/hf_tasks/model_nli.safetensors`
+SELECT count(*) FROM tfm_import('mallory_nli', :'xcfg', decode(:'xw', 'base64'), :'xtok', task => 'classify');
 RESET ROLE;
 SELECT tfm_grant('alice_tok', 'bob');  -- a grant between the other two: mallory must not gain from it

@@ -15,6 +15,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
 #include "sql/args.h"
@@ -22,6 +23,9 @@
 #include "runtime/runtime.h"
 
 /* the pairs (a, bs[i]) of one first text and n second ones, and their logits */
+/* the most labels one tfm_zero_shot call takes (each is a pair run through the model) */
+#define TFM_ZERO_SHOT_MAX_LABELS 4096
+
 typedef struct Pairs
 {
 	tfm_model  *m;
@@ -39,6 +43,9 @@ run_pairs(const char *model, text *a, text **bs, int n, bool only_first, Pairs *
 	int32	   *ta;
 	int			na;
 	size_t		bytes = 0;
+	MemoryContext one = AllocSetContextCreate(CurrentMemoryContext, "tfm pair",
+											  ALLOCSET_DEFAULT_SIZES),
+				old;
 
 	p->m = tfm_get_classifier(model, &p->row);
 	p->n = n;
@@ -48,14 +55,25 @@ run_pairs(const char *model, text *a, text **bs, int n, bool only_first, Pairs *
 		int			nb;
 		int32	   *tb;
 
+		int32	   *id,
+				   *ty;
+
 		CHECK_FOR_INTERRUPTS();
+		/* a pair's tokenizing in a context of its own: only its ids and types stay */
+		old = MemoryContextSwitchTo(one);
 		tb = tfm_pair_tokens(p->row, bs[i], &nb);
-		ids[i] = tfm_pair_join(p->row, ta, na, tb, nb, only_first, &types[i], &lens[i]);
-		pfree(tb);
+		id = tfm_pair_join(p->row, ta, na, tb, nb, only_first, &ty, &lens[i]);
+		MemoryContextSwitchTo(old);
+		ids[i] = palloc(sizeof(int32) * Max(lens[i], 1));
+		types[i] = palloc(sizeof(int32) * Max(lens[i], 1));
+		memcpy(ids[i], id, sizeof(int32) * lens[i]);
+		memcpy(types[i], ty, sizeof(int32) * lens[i]);
+		MemoryContextReset(one);
 		/* the pairs' ids and types, kept until they have run */
 		bytes += (size_t) lens[i] * 2 * sizeof(int32) + sizeof(int32 *) * 2 + sizeof(int);
 		tfm_work_mem_require(bytes, "reading these pairs", "pass fewer texts");
 	}
+	MemoryContextDelete(one);
 	p->logits = palloc(sizeof(float) * p->row->n_labels * Max(n, 1));
 	tfm_classifier_run_pairs(p->m, p->row, ids, types, lens, n, p->logits);
 }
@@ -111,7 +129,7 @@ tfm_rerank(PG_FUNCTION_ARGS)
 	Pairs		p;
 
 	TFM_ARG_NOT_NULL(1, "query");
-	SetSingleFuncCall(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, 0);
 	n = tfm_text_array_arg(fcinfo, 2, "passages", true, &elems, &nulls);
 	bs = palloc(sizeof(text *) * Max(n, 1));
 	for (int i = 0; i < n; i++)
@@ -193,6 +211,7 @@ tfm_zero_shot(PG_FUNCTION_ARGS)
 				ent;
 	text	  **hyps;
 	Scored	   *s;
+	size_t		hyp_bytes = 0;
 	Pairs		p;
 	float		mx = -INFINITY,
 				sum = 0.0f;
@@ -200,7 +219,7 @@ tfm_zero_shot(PG_FUNCTION_ARGS)
 	TFM_ARG_NOT_NULL(1, "text");
 	TFM_ARG_NOT_NULL(4, "multi_label");
 	multi = PG_GETARG_BOOL(4);
-	SetSingleFuncCall(fcinfo, 0);
+	InitMaterializedSRF(fcinfo, 0);
 	if (!at || strstr(at + 2, "{}"))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -211,11 +230,20 @@ tfm_zero_shot(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("labels must name at least one label")));
+	/* each label is a pass of the model over its pair: a bound before any work */
+	if (n > TFM_ZERO_SHOT_MAX_LABELS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("labels holds %d labels, more than the %d zero-shot classification takes",
+						n, TFM_ZERO_SHOT_MAX_LABELS)));
 	hyps = palloc(sizeof(text *) * n);
 	for (int i = 0; i < n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
 		hyps[i] = hypothesis(tmpl, at, DatumGetTextPP(elems[i]));
+		/* the hypotheses, kept until their pairs are read */
+		hyp_bytes += VARSIZE_ANY(hyps[i]) + sizeof(text *) + 16;
+		tfm_work_mem_require(hyp_bytes, "writing these hypotheses", "pass fewer labels");
 	}
 	run_pairs(model, PG_GETARG_TEXT_PP(1), hyps, n, true, &p);
 	C = p.row->n_labels;
