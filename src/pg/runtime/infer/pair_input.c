@@ -81,7 +81,7 @@ tfm_pair_join(const TfmModelRow *row, const int32 *a, int na, const int32 *b, in
 		while (na + nb > budget)
 		{
 			/* the tokenizers' longest_first: one token from the longer, b on a tie */
-			int			cut = Min(na + nb - budget, Abs(na - nb));
+			int			cut = Min(na + nb - budget, abs(na - nb));
 
 			if (cut == 0)
 				cut = 1;
