@@ -19,6 +19,7 @@
 #   - two workers share one job's backfill (both seen on it) with exactly
 #     one output per row, also after one of them is cancelled and another
 #     terminated;
+#   - a job dropped while workers run its batches drops without a deadlock;
 #   - a server restart (immediate: a crash) resumes the work;
 #   - DROP DATABASE succeeds while a worker is connected to it (and a role
 #     that may not drop it does not end the workers by trying);
@@ -206,6 +207,20 @@ sleep 0.5
 wait_for "the backfill of jw_big_p" \
   "SELECT $(in_step jw_big_p jw_big s.body) AND (SELECT rows_pending = 0 FROM tfm.jobs WHERE name = 'jw_big_p')"
 [ "$(q "SELECT count(*) FROM jw_big_p")" = 4000 ] || fail "jw_big_p: not 4000 outputs"
+
+echo "  a job dropped while the workers run its batches: no deadlock"
+# 0.5 before the fix: the drop took the source's lock (DROP TRIGGER) and
+# then waited for the queue rows a batch held, which waited for the source
+for i in 1 2 3 4 5; do
+  q "SELECT tfm_job_create('jw_drop', 'jw_docs', 'body', 'jw_enc', 'predict_proba', options => '{\"batch\": 8}') IS NOT NULL" >/dev/null
+  wait_for "a batch of jw_drop ($i)" "SELECT rows_done > 0 FROM tfm.jobs WHERE name = 'jw_drop'"
+  q "SELECT tfm_job_drop('jw_drop', true)" >/dev/null || fail "tfm_job_drop during a batch ($i)"
+done
+if grep -E "deadlock detected" "$TFM_PGDATA/server.log" >&2; then
+  fail "a deadlock between tfm_job_drop and a worker"
+fi
+[ "$(q "SELECT count(*) FROM tfm.job_queue q WHERE NOT EXISTS (SELECT FROM tfm.job_defs j WHERE j.id = q.job_id)")" = 0 ] \
+  || fail "queue rows of a dropped job left behind"
 
 echo "  a server restart (a crash) resumes the work"
 q "INSERT INTO jw_big SELECT i, 'after ' || i FROM generate_series(4001, 4400) i" >/dev/null

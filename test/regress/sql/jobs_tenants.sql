@@ -84,27 +84,7 @@ SELECT name, outputs_by_version IS NOT NULL AS counted FROM tfm.jobs WHERE name 
 RESET ROLE;
 SELECT name, outputs_by_version = jsonb_build_object(model_version::text, 2) AS counted
   FROM tfm.jobs WHERE name = 'sec_mjob';
--- the destination turned into a view (PostgreSQL 15 converts an emptied
--- table, keeping its OID) whose rows pass through her function: a
--- superuser bypasses row security, not a view.  tfm.jobs does not read
--- it (not a table); the run's read of it (outputs of another version) runs
--- her function as her, never as the superuser who runs her job
-SET ROLE tfm_s_mallory;
-DROP POLICY spy ON tfm_s_mallory.sec_mjob;
-ALTER TABLE tfm_s_mallory.sec_mjob NO FORCE ROW LEVEL SECURITY, DISABLE ROW LEVEL SECURITY;
-DELETE FROM tfm_s_mallory.sec_mjob;
-ALTER TABLE tfm_s_mallory.sec_mjob DROP CONSTRAINT sec_mjob_pkey;
-VACUUM tfm_s_mallory.sec_mjob;  -- clears relhasindex, which the conversion checks
-CREATE TABLE tfm_s_mallory.real_out (id int PRIMARY KEY, output real[], model_version bigint,
-                                     updated_at timestamptz);
-INSERT INTO tfm_s_mallory.real_out VALUES (1, NULL, 0, now());
-CREATE RULE "_RETURN" AS ON SELECT TO tfm_s_mallory.sec_mjob DO INSTEAD
-    SELECT id, output, model_version, updated_at FROM tfm_s_mallory.real_out WHERE tfm_s_mallory.spy();
-RESET ROLE;
-SELECT relkind FROM pg_class WHERE oid = 'tfm_s_mallory.sec_mjob'::regclass;
-SELECT name, outputs_by_version FROM tfm.jobs WHERE name = 'sec_mjob';
-CALL tfm_job_run('sec_mjob');
-SELECT rolsuper AS mallory_is_superuser FROM pg_roles WHERE rolname = 'tfm_s_mallory';
+-- (the destination turned into a view: test jobs_view_rule)
 -- a destination in a private schema fails nobody's read of tfm.jobs
 SELECT tfm_grant('sec_m', 'tfm_s_bob');
 SET ROLE tfm_s_bob;
@@ -177,10 +157,8 @@ RESET tfm.work_mem;
 RESET tfm.max_work_mem;
 
 SET client_min_messages = warning;
-SELECT tfm_job_drop(name, drop_destination => name <> 'sec_mjob') FROM tfm.job_defs
+SELECT tfm_job_drop(name, drop_destination => true) FROM tfm.job_defs
  WHERE name LIKE 'sec\_%' ORDER BY name;
-DROP VIEW tfm_s_mallory.sec_mjob;
-DROP TABLE tfm_s_mallory.real_out;
 SELECT tfm_drop_model('sec_m');
 SELECT tfm_drop_model('sec_aenc');
 SELECT tfm_tokenizer_drop('sec_chars');

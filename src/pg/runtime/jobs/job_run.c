@@ -793,6 +793,11 @@ tfm_job_run_batches(const char *name, const char *schema, int max_batches, bool 
 
 	tfm_job_read(name, &job, false);
 	tfm_job_check_owner(&job, "run");
+	/* before the queue, the source or the destination: a drop's order */
+	if (!tfm_job_hold(job.id))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("job \"%s\" does not exist", name)));
 	memset(&b, 0, sizeof(b));
 	b.job = &job;
 	if (job.paused)
@@ -849,7 +854,7 @@ tfm_job_run_batches(const char *name, const char *schema, int max_batches, bool 
 				CHECK_FOR_INTERRUPTS();
 				/* pausing from another session stops the run here */
 				tfm_job_read(name, &now, true);
-				paused = now.id != job.id || now.paused;
+				paused = now.id != job.id || now.paused || !tfm_job_hold(job.id);
 				if (paused)
 					break;
 				b.version = tfm_job_model_now(&job, &b.model_name, &b.model_id);

@@ -115,6 +115,8 @@ tfm_job_drop(PG_FUNCTION_ARGS)
 	SPI_connect();
 	tfm_job_read(name, &job, false);
 	tfm_job_check_owner(&job, "drop");
+	/* the job's rows before the source's triggers: runs lock in this order */
+	tfm_job_delete(job.id);
 	if (get_rel_name(job.source) != NULL)
 	{
 		/* DROP TRIGGER needs the table's ownership: as the owner of schema tfm */
@@ -127,7 +129,6 @@ tfm_job_drop(PG_FUNCTION_ARGS)
 			elog(ERROR, "cannot drop the triggers of job \"%s\"", name);
 		tfm_as_owner_end(&as);
 	}
-	tfm_job_delete(job.id);
 	if (drop_dest && get_rel_name(job.dest) != NULL)
 	{
 		/* with the caller's rights, as DROP TABLE would */

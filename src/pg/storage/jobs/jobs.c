@@ -200,17 +200,36 @@ tfm_job_set_state(int32 id, bool paused)
 				  "WHERE id = $1", 2, types, args, NULL, SPI_OK_UPDATE, "cannot write tfm.job_defs");
 }
 
+/*
+ * The job's row held (FOR KEY SHARE) until the end of this transaction: a
+ * run takes it first in each of its transactions, before the queue, the
+ * source or the destination, and tfm_job_drop deletes the row first, so a
+ * drop waits for the batch in flight and a run's next batch waits for the
+ * drop — never one holding what the other waits for (the source's lock
+ * that DROP TRIGGER takes, the queue's rows).  False when the row is gone.
+ */
+bool
+tfm_job_hold(int32 id)
+{
+	Oid			types[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(id)};
+
+	return exec_as_owner("SELECT 1 FROM tfm.job_defs WHERE id = $1 FOR KEY SHARE", 1, types, args, NULL,
+						 SPI_OK_SELECT, "cannot lock tfm.job_defs") > 0;
+}
+
 void
 tfm_job_delete(int32 id)
 {
 	Oid			types[1] = {INT4OID};
 	Datum		args[1] = {Int32GetDatum(id)};
 
+	/* the job's row first: it waits for a batch in flight (tfm_job_hold) */
+	exec_as_owner("DELETE FROM tfm.job_defs WHERE id = $1", 1, types, args, NULL, SPI_OK_DELETE,
+				  "cannot delete job rows");
 	exec_as_owner("DELETE FROM tfm.job_queue WHERE job_id = $1", 1, types, args, NULL, SPI_OK_DELETE,
 				  "cannot delete job rows");
 	exec_as_owner("DELETE FROM tfm.job_errors WHERE job_id = $1", 1, types, args, NULL, SPI_OK_DELETE,
-				  "cannot delete job rows");
-	exec_as_owner("DELETE FROM tfm.job_defs WHERE id = $1", 1, types, args, NULL, SPI_OK_DELETE,
 				  "cannot delete job rows");
 }
 

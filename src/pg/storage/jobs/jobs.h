@@ -44,6 +44,7 @@ int32		tfm_job_insert(const TfmJob *job);
 void		tfm_job_set_state(int32 id, bool paused);
 /* deletes the job's row, queue and errors */
 void		tfm_job_delete(int32 id);
+bool		tfm_job_hold(int32 id);
 /* enqueue keys given as one text[] per key column; returns how many (see jobs.c) */
 int64		tfm_job_enqueue_keys(const TfmJob *job, const Datum *cols, bool skip_queued);
 /* the same, job->batch keys a queue row (a backfill's chunks); returns how many keys */
