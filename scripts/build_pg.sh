@@ -19,18 +19,40 @@
 # default) and tfm with it.  Needs root (or sudo) for the build dependencies
 # only (bison, flex, zlib1g-dev, dpkg-dev).  Progress goes to stderr; the
 # pg_config path alone to stdout.
+#
+#   scripts/build_pg.sh --deps         only installs the build dependencies
+#                                      (scripts/test.sh, before it builds in
+#                                      the background)
 set -euo pipefail
 version=${1:?usage: build_pg.sh VERSION}
+log() { echo "build_pg.sh: $*" >&2; }
+install_deps() {
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  missing=()
+  for p in bison flex zlib1g-dev dpkg-dev build-essential; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]}"
+    $SUDO apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  fi
+}
+[ "$version" = --deps ] && { install_deps; exit 0; }
 # pinned: the version fetched by its address when the archive's index names
 # files the mirror does not serve (trixie's index named 17.12 on 2026-12-02,
-# the pool held 17.11); the .dsc's sha256 was read from the pool that day,
+# the pool held 17.11; sid's 18.6-3 pinned the same way, 2026-12-02); the
+# .dsc's sha256 was read from the pool that day,
 # and dpkg-source checks the tarballs against the .dsc
 pinned_dsc="" pinned_sha=""
 case "$version" in
   17) suite=trixie
       pinned_dsc=pool/main/p/postgresql-17/postgresql-17_17.11-0+deb13u1.dsc
       pinned_sha=bf148ae423a982707c3f60672c3a072ef62b701bd9f5df847d9f4b8c9b3e3b18 ;;
-  18) suite=sid ;;
+  18) suite=sid
+      pinned_dsc=pool/main/p/postgresql-18/postgresql-18_18.6-3.dsc
+      pinned_sha=a4254c4548ebeea683832de193460ee8a9f1271418e884803b44ded1aead1776 ;;
   16) echo "build_pg.sh: no Debian suite has a postgresql-16 source package" >&2; exit 2 ;;
   *)  echo "build_pg.sh: no source for PostgreSQL $version (17 or 18; 15 is Debian 12's package)" >&2; exit 2 ;;
 esac
@@ -40,24 +62,13 @@ if [ -x "$prefix/bin/pg_config" ] && [ -f "$prefix/.complete" ]; then
   echo "$prefix/bin/pg_config"
   exit 0
 fi
-log() { echo "build_pg.sh: $*" >&2; }
 mkdir -p "$cache"
 # one build of a version at a time: a second caller waits, then finds it built
 exec 9>"$cache/pg-$version.lock"
 flock 9
 if [ -f "$prefix/.complete" ]; then echo "$prefix/bin/pg_config"; exit 0; fi
 
-SUDO=""
-[ "$(id -u)" = 0 ] || SUDO="sudo"
-missing=()
-for p in bison flex zlib1g-dev dpkg-dev build-essential; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  log "installing ${missing[*]}"
-  $SUDO apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-fi
+install_deps
 
 # apt's own tree for Debian's source packages: the system's lists stay as they are
 apt=$cache/apt

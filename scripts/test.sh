@@ -8,8 +8,8 @@
 # against it; then tfm's background job
 # workers on a cluster of their own (shared_preload_libraries=tfm), and
 # logical replication between two clusters of their own.  Then, for each
-# other PostgreSQL major version of TFM_PG_VERSIONS (default "15": set
-# TFM_PG_VERSIONS="15 17 18" for the others),
+# other PostgreSQL major version of TFM_PG_VERSIONS (default "15 17 18";
+# their servers build in the background while 15's suite runs),
 # scripts/test_pgversion.sh: that server built from Debian's source package
 # (cached in /var/cache/tfm), tfm built against it, pg_regress and the
 # cluster scripts there (doc/versions.md).  TFM_PG_VERSIONS=15 runs
@@ -34,7 +34,18 @@ make -s unittest
 echo "== sql/tfm.sql is 0.1's script and every upgrade, byte for byte"
 make -s check-install-script
 
-versions=${TFM_PG_VERSIONS:-15}
+versions=${TFM_PG_VERSIONS:-15 17 18}
+# the other versions' servers build in the background (niced) while
+# PostgreSQL 15's suite runs; test_pgversion.sh waits for each build
+# (build_pg.sh's lock) or finds it built
+others=""
+for v in $versions; do [ "$v" = 15 ] || others="$others $v"; done
+if [ -n "$others" ] && [[ " $versions " = *" 15 "* ]]; then
+  scripts/build_pg.sh --deps
+  prebuild_log=$(mktemp /tmp/tfm-build-pg.XXXXXX)
+  echo "== building PostgreSQL$others in the background (log: $prebuild_log)"
+  ( for v in $others; do nice -n 19 scripts/build_pg.sh "$v" || true; done ) >"$prebuild_log" 2>&1 &
+fi
 other_versions() {
   local v
   for v in $versions; do
