@@ -23,7 +23,8 @@
  *     present, an optional one present or skipped; no other key;
  *   - strings: any UTF-8 except control bytes, the escapes of JSON, no
  *     \u0000 and no surrogate escape (PostgreSQL's jsonb refuses them);
- *   - numbers as JSON writes them, at most TFM_JSON_MAX_NUMBER bytes;
+ *   - numbers as JSON writes them, at most TFM_JSON_MAX_NUMBER bytes and
+ *     TFM_JSON_MAX_EXPONENT exponent digits (jsonb's numeric takes them);
  *     integers without fraction or exponent;
  *   - enum/const values in their compact form, object keys in the order
  *     the schema gives them.
@@ -50,6 +51,7 @@
 #define TFM_JSON_MAX_ENUM    1024		/* values of one enum */
 #define TFM_JSON_MAX_SCHEMA  (256 * 1024)	/* bytes of schema text */
 #define TFM_JSON_MAX_NUMBER  32			/* bytes of a number */
+#define TFM_JSON_MAX_EXPONENT 3			/* digits of its exponent (jsonb's numeric: up to 1e131071) */
 #define TFM_JSON_MAX_TOKEN   512		/* bytes of a token the mask can allow */
 
 typedef struct tfm_jschema tfm_jschema;

@@ -83,8 +83,8 @@ test_languages(void)
 		  (const char *[]) {"\"a\"", "\"abcd\"", "\"\\n\\n\\n\\n\"", "ab", "\"ab", NULL});
 	table("{\"const\":\"a\\\"b\"}", (const char *[]) {"\"a\\\"b\"", NULL}, (const char *[]) {"\"a\"", "\"a\\u0022b\"", NULL});
 	/* top-level numbers and literals end with the text */
-	table("{\"type\":\"number\"}", (const char *[]) {"0", "-0", "12", "1.25", "3e7", "-4.5E-2", NULL},
-		  (const char *[]) {"00", "-", "+1", "1e", "1.e5", "1.5.", "01", "1 ", NULL});
+	table("{\"type\":\"number\"}", (const char *[]) {"0", "-0", "12", "1.25", "3e7", "-4.5E-2", "1e999", "2E-007", NULL},
+		  (const char *[]) {"1e1000", "1e-0001", "00", "-", "+1", "1e", "1.e5", "1.5.", "01", "1 ", NULL});
 	table("{\"type\":\"integer\"}", (const char *[]) {"0", "-12", "123456789012345678901234567890", NULL},
 		  (const char *[]) {"1.0", "1e3", "-", "123456789012345678901234567890123", NULL});
 	table("{\"enum\":[1,12]}", (const char *[]) {"1", "12", NULL}, (const char *[]) {"121", "2", "", NULL});

@@ -12,7 +12,7 @@
  * deterministic: the bytes that continue a number or a literal are never
  * structural.  No prefix accepted is a dead end (every accepted prefix has
  * a completion): a number never grows past TFM_JSON_MAX_NUMBER bytes with a
- * digit still owed, and a \u escape is refused at its second digit when it
+ * digit still owed (nor its exponent past TFM_JSON_MAX_EXPONENT digits), and a \u escape is refused at its second digit when it
  * would be a surrogate.
  */
 #include <string.h>
@@ -340,7 +340,8 @@ step_number(tfm_jframe *f, const jn_node *n, uint8_t c)
 			break;
 		case N_ESIGN:
 		case N_EXP:
-			next = digit ? N_EXP : -1;
+			/* at most TFM_JSON_MAX_EXPONENT digits: jsonb's numeric holds the value */
+			next = digit && f->b < TFM_JSON_MAX_EXPONENT ? N_EXP : -1;
 			break;
 	}
 	if (next < 0)
@@ -349,6 +350,8 @@ step_number(tfm_jframe *f, const jn_node *n, uint8_t c)
 	if (f->a + 1 + (number_complete(next) ? 0 : 1) > TFM_JSON_MAX_NUMBER)
 		return number_complete(f->phase) ? R_PASS : R_NO;
 	f->a++;
+	if (next == N_EXP)
+		f->b++;
 	f->phase = next;
 	return R_TAKE;
 }
