@@ -77,3 +77,5 @@ ok = bad == 0 and all(counts.get(n) == 1000 for n in schemas) and all(len(distin
 print("all valid" if ok else "FAILED: %d invalid" % bad)
 sys.exit(0 if ok else 1)
 PY
+# the model's shared weights file goes with the model (dropdb alone would leave it in pgsql_tmp)
+psql -q -X -v ON_ERROR_STOP=1 -d "$db" -c "SELECT tfm_drop_model('xrand')" -c "SELECT tfm_tokenizer_drop('xchars')" >/dev/null

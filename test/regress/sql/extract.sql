@@ -190,3 +190,5 @@ RESET ROLE;
 SELECT tfm_drop_model(m) FROM unnest(ARRAY['jx', 'jw']) m;
 REVOKE USAGE ON SCHEMA tfm FROM extract_user;
 DROP ROLE extract_user;
+SELECT tfm_tokenizer_drop(t) FROM unnest(ARRAY['json_chars', 'json_words']) t;
+DROP TABLE people, train_rows, schemas, docs, extracted;

@@ -118,6 +118,7 @@ tfm_json_rows_begin(const TfmModelRow *row, int vocab, const tfm_jschema *s, int
 	bytes = palloc(sizeof(uint8_t *) * vocab);
 	lens = palloc0(sizeof(size_t) * vocab);
 	cap = tfm_tok_decode_bound(e->tok, 1, TFM_TOK_DECODE_CONTINUE);
+	buf = palloc(Max(cap, 1));
 	for (int id = 0; id < vocab; id++)
 	{
 		size_t		got = 0;
@@ -128,11 +129,11 @@ tfm_json_rows_begin(const TfmModelRow *row, int vocab, const tfm_jschema *s, int
 		if (id >= (int) e->info.vocab_size || id == sp.pad || id == sp.unk || id == sp.bos ||
 			id == sp.eos || id == sp.cls || id == sp.sep)
 			continue;
-		buf = palloc(Max(cap, 1));
 		rc = tfm_tok_decode(buf, cap, &got, e->tok, &id, 1, TFM_TOK_DECODE_CONTINUE, &err);
-		if (rc != TFM_OK)
+		if (rc != TFM_OK || got == 0)
 			continue;
-		bytes[id] = (const uint8_t *) buf;
+		/* each id's bytes copied at their length (the bound is the longest piece's) */
+		bytes[id] = (const uint8_t *) memcpy(palloc(got), buf, got);
 		lens[id] = got;
 		total += got;
 	}
