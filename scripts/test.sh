@@ -84,6 +84,8 @@ else
 fi
 echo "== real tokenizer.json files (Llama 2 and 3, Qwen3, Gemma 3, DeepSeek V3, gpt-oss, from npm): Hugging Face's ids on 1,200 texts"
 test/cluster/test_hf_tokenizers.sh
+echo "== tfm_extract: 2,000 results of a random model validated by python3-jsonschema"
+test/cluster/test_extract.sh
 echo "== pg_dump / pg_restore keep every model"
 test/cluster/test_dump.sh
 echo "== pg_dump / pg_restore keep live jobs: triggers, queue, errors; the restored jobs finish the backfill"

@@ -185,3 +185,51 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'tfm_model_precision_info' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION tfm_model_precision(text) IS
   'the precision the model''s inference runs at now (fp32, bf16, int8, int4) and why: tfm.precision, the model''s own default (tfm_set_precision), or auto''s choice (the checkpoint''s own precision; fp32 for tfm''s own models)';
+
+-- Structured extraction (issue 42): decoding constrained by a JSON schema.
+-- tfm_generate and tfm_chat take json_schema (the same functions with one
+-- more optional argument, so every existing call keeps working); with it
+-- each token that would leave the schema's language is masked, the text
+-- ends when the value does, and it always parses and follows the schema.
+-- tfm_extract builds a prompt from a text and a schema and returns jsonb.
+
+DROP FUNCTION tfm_generate(text, text, integer, real, integer, real, bigint, text);
+CREATE FUNCTION tfm_generate(model text, prompt text, max_tokens integer DEFAULT 200,
+                             temperature real DEFAULT 1.0, top_k integer DEFAULT 0,
+                             top_p real DEFAULT 1.0, seed bigint DEFAULT NULL, stop text DEFAULT NULL,
+                             json_schema jsonb DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_generate' LANGUAGE C STABLE PARALLEL SAFE;  -- not STRICT: NULL options mean defaults
+COMMENT ON FUNCTION tfm_generate(text, text, integer, real, integer, real, bigint, text, jsonb) IS
+  'the continuation of a prompt by a language model (temperature 0 = greedy; a seed repeats; json_schema: constrained to a JSON value of the schema)';
+
+DROP FUNCTION tfm_generate(text, text[], integer, real, integer, real, bigint, text);
+CREATE FUNCTION tfm_generate(model text, prompts text[], max_tokens integer DEFAULT 200,
+                             temperature real DEFAULT 1.0, top_k integer DEFAULT 0,
+                             top_p real DEFAULT 1.0, seed bigint DEFAULT NULL, stop text DEFAULT NULL,
+                             json_schema jsonb DEFAULT NULL)
+RETURNS text[]
+AS 'MODULE_PATHNAME', 'tfm_generate_batch' LANGUAGE C STABLE PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_generate(text, text[], integer, real, integer, real, bigint, text, jsonb) IS
+  'the continuations of many prompts, decoded together (prompt i samples with seed + i; json_schema: each constrained to a JSON value of the schema)';
+
+DROP FUNCTION tfm_chat(text, jsonb, integer, real, integer, real, bigint, text);
+CREATE FUNCTION tfm_chat(model text, messages jsonb, max_tokens integer DEFAULT 200,
+                         temperature real DEFAULT 1.0, top_k integer DEFAULT 0,
+                         top_p real DEFAULT 1.0, seed bigint DEFAULT NULL, stop text DEFAULT NULL,
+                         json_schema jsonb DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_chat' LANGUAGE C STABLE PARALLEL SAFE;  -- not STRICT: NULL options mean defaults
+COMMENT ON FUNCTION tfm_chat(text, jsonb, integer, real, integer, real, bigint, text, jsonb) IS
+  'the assistant''s reply to a conversation [{"role": ..., "content": ...}]: the model''s chat template applied, then generation (as tfm_generate) until one of its stop ids (json_schema: the reply a JSON value of the schema)';
+
+CREATE FUNCTION tfm_extract(model text, input text, schema jsonb, max_tokens integer DEFAULT 256,
+                            temperature real DEFAULT 0, seed bigint DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'tfm_extract' LANGUAGE C STABLE PARALLEL SAFE;  -- not STRICT: NULL options mean defaults
+COMMENT ON FUNCTION tfm_extract(text, text, jsonb, integer, real, bigint) IS
+  'the fields of a text as jsonb following a JSON schema: a language model''s decoding constrained to the schema''s language (greedy by default), from a prompt of the schema and the text';
+CREATE FUNCTION tfm_json_matches(schema jsonb, value text) RETURNS boolean
+AS 'MODULE_PATHNAME', 'tfm_json_matches' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_json_matches(jsonb, text) IS
+  'whether a text is a whole value of a JSON schema''s language as constrained generation writes it (compact, properties in the schema''s order)';

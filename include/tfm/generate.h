@@ -11,7 +11,8 @@
  * trims them to max_len and puts <bos> in an empty one.
  *
  * A row stops at <eos> (not kept), when the stop hook says so (the token is
- * kept), or after max_tokens tokens.  Padding (if it is a token of the
+ * kept), when the mask hook says so (nothing kept), or after max_tokens
+ * tokens.  Padding (if it is a token of the
  * model) and <bos> (unless it is also <eos>) are never produced.  Row b
  * samples with its own generator seeded with seed + b, so a row's tokens do
  * not depend on the rows decoded beside it.
@@ -45,6 +46,12 @@ typedef struct tfm_gen_opts
 	 */
 	int			(*poll) (void *arg);
 	bool		(*stop) (void *arg, int b, const int32_t *ids, int n);
+	/*
+	 * mask is called before row b chooses its next token, with its logits
+	 * (V) to change (-INFINITY: never chosen); true ends the row there, as
+	 * <eos> would (a constrained value that nothing may follow).
+	 */
+	bool		(*mask) (void *arg, int b, float *logits, int V);
 	void	   *hook_arg;
 } tfm_gen_opts;
 

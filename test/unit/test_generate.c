@@ -5,7 +5,8 @@
  * across a slide of the window) with its log-probability; a left-padded
  * batch of two prompts gives each prompt's tokens alone, greedy and
  * sampled; a seed repeats, top-k 1 is greedy; <eos>, <bos>, padding, the
- * stop hook and the poll hook do what generate.h says.
+ * stop hook and the poll hook do what generate.h says; the mask hook
+ * limits each row to the tokens it leaves and ends a row when it says so.
  */
 #include "check.h"
 #include "tfm/blas.h"
@@ -323,6 +324,55 @@ test_sampling_and_hooks(void)
 	tfm_model_free(m);
 }
 
+/* the mask hook: row b may produce only tokens 10 + b and 20 + b, alternately; it ends after 5 */
+static bool
+mask_two(void *arg, int b, float *logits, int n)
+{
+	int		   *steps = arg;
+	int			keep = (steps[b] % 2 == 0 ? 10 : 20) + b;
+
+	if (steps[b]++ >= 5)
+		return true;
+	for (int i = 0; i < n; i++)
+		if (i != keep)
+			logits[i] = -INFINITY;
+	return false;
+}
+
+static void
+test_mask_hook(void)
+{
+	tfm_config	c;
+	tfm_model  *m;
+	int32_t		p0[3] = {4, 5, 6},
+				p1[2] = {7, 8},
+			   *prompts[2] = {p0, p1},
+				ids[2 * 16];
+	int			plens[2] = {3, 2},
+				lens[2],
+				steps[2] = {0, 0};
+	float		lps[2 * 16];
+	tfm_gen_opts o;
+
+	config(&c, TFM_POS_LEARNED, 0);
+	m = model(&c, 5);
+	o = opts(16, 1.0f, 9);
+	o.mask = mask_two;
+	o.hook_arg = steps;
+	CHECK(run(m, prompts, plens, 2, &o, ids, lens, lps) == 0, "masked run");
+	for (int b = 0; b < 2; b++)
+	{
+		CHECK(lens[b] == 5, "row %d: %d tokens, want 5 (the mask ended it)", b, lens[b]);
+		for (int i = 0; i < lens[b] && i < 5; i++)
+		{
+			CHECK(ids[b * 16 + i] == (i % 2 == 0 ? 10 : 20) + b, "row %d token %d is %d", b, i, ids[b * 16 + i]);
+			/* the one token left has all the probability */
+			CHECK(fabsf(lps[b * 16 + i]) < 1e-6f, "row %d token %d log-probability %g", b, i, lps[b * 16 + i]);
+		}
+	}
+	tfm_model_free(m);
+}
+
 int
 main(void)
 {
@@ -350,5 +400,6 @@ main(void)
 		test_batch(pos, 0.8f, 5, 0.9f);
 	}
 	test_sampling_and_hooks();
+	test_mask_hook();
 	return check_summary("test_generate");
 }

@@ -232,6 +232,11 @@ tfm_generate_run(tfm_generator *g)
 				logits[o->pad] = -INFINITY;
 			if (o->bos != o->eos && o->bos < V)
 				logits[o->bos] = -INFINITY;
+			if (o->mask && o->mask(o->hook_arg, b, logits, V))
+			{
+				r->done = true;
+				continue;
+			}
 			tok = tfm_sample(&g->samp[b], logits, V, g->scratch, g->iscratch, &lp);
 			if (tok == o->eos)
 			{

@@ -255,6 +255,7 @@ my $fresh = 0;
 sub fresh_name { $fresh++; return "'mallory_new_$fresh'"; }
 sub model_for {
   my ($f) = @_;
+  return "'mallory_json'" if $f =~ /extract/;
   return "'mallory_lm'" if $f =~ /generate|next_tokens|score|chat|gguf/;
   return "'mallory_s2s'" if $f =~ /translate/;
   return "'mallory_xenc'" if $f =~ /rerank/;
@@ -283,6 +284,8 @@ sub sane {
     sources => "ARRAY['the sea', 'the whale']", ids => "ARRAY[5, 6, 7]",
     task => $f eq 'tfm_job_create' ? "'classify'" : ($f eq 'tfm_create_model' ? "'classify'" : 'NULL'),
     messages => q{'[{"role": "user", "content": "the sea"}]'::jsonb},
+    schema => q{'{"type": "object", "properties": {"a": {"enum": ["x", "y"]}, "b": {"type": "string", "maxLength": 3}}, "required": ["a"]}'::jsonb},
+    json_schema => 'NULL::jsonb',
     template => q{'{% for m in messages %}{{ m.role }}: {{ m.content }}{% endfor %}'},
     tokenizer_config => q{'{"chat_template": "{{ messages[0].content }}"}'::jsonb},
     config => $f eq 'tfm_import_marian' ? q{'{"model_type": "marian", "vocab_size": 300, "d_model": 16, "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_ffn_dim": 32, "decoder_ffn_dim": 32, "max_position_embeddings": 32, "pad_token_id": 0, "eos_token_id": 1, "decoder_start_token_id": 0}'::jsonb} : q{'{"model_type": "gpt2", "vocab_size": 300, "n_positions": 32, "n_embd": 16, "n_layer": 1, "n_head": 2}'::jsonb},
@@ -313,6 +316,7 @@ my %base = (
   tfm_train => { epochs => '1', batch_size => '4', val_fraction => '0' },
   tfm_fit => { epochs => '1', batch_size => '4', val_fraction => '0' },
   tfm_generate => { max_tokens => '4' }, tfm_generate_tokens => { max_tokens => '4' }, tfm_chat => { max_tokens => '4' },
+  tfm_extract => { max_tokens => '32' },
   tfm_translate => { max_tokens => '4' }, tfm_translate_nbest => { max_tokens => '4' },
 );
 
@@ -481,13 +485,13 @@ DO $$
 BEGIN
   PERFORM tfm_drop_model(name) FROM tfm.models
     WHERE owner::text = 'mallory' AND name NOT IN ('mallory_cls', 'mallory_lm', 'mallory_s2s', 'mallory_scratch',
-                                                   'mallory_xenc', 'mallory_nli');
+                                                   'mallory_xenc', 'mallory_nli', 'mallory_json');
   PERFORM tfm_undeploy(name) FROM tfm.aliases
     WHERE owner::text = 'mallory' AND name NOT IN ('mallory_alias', 'mallory_scratch_alias');
   PERFORM tfm_job_drop(name, true) FROM tfm.job_defs
     WHERE owner::text = 'mallory' AND name NOT IN ('mallory_job', 'mallory_scratch_job', 'mallory_hidden_job');
   PERFORM tfm_tokenizer_drop(name) FROM tfm.tokenizers t
-    WHERE owner::text = 'mallory' AND name NOT IN ('mallory_tok', 'mallory_scratch_tok')
+    WHERE owner::text = 'mallory' AND name NOT IN ('mallory_tok', 'mallory_scratch_tok', 'mallory_chars')
       AND NOT EXISTS (SELECT FROM tfm.models m WHERE m.tokenizer = t.name OR m.target_tokenizer = t.name);
   IF NOT EXISTS (SELECT FROM tfm.models WHERE name = 'mallory_scratch') THEN
     PERFORM tfm_create_model('mallory_scratch', 'classify', 'mallory_tok', labels => ARRAY['a', 'b'],

@@ -136,5 +136,10 @@ SELECT count(*) FROM tfm_import('mallory_xenc', :'xcfg', decode(:'xw', 'base64')
 \set xcfg `cat test/fixtures/hf_tasks/config_nli.json`
 \set xw `base64 -w0 test/fixtures/hf_tasks/model_nli.safetensors`
 SELECT count(*) FROM tfm_import('mallory_nli', :'xcfg', decode(:'xw', 'base64'), :'xtok', task => 'classify');
+-- mallory's char-level language model: what tfm_extract and json_schema constrain (a word tokenizer cannot be)
+SELECT tfm_tokenizer_train('mallory_chars', t, 'char')
+  FROM (SELECT string_agg(chr(c), '') AS t FROM generate_series(32, 126) c, generate_series(1, 3) k GROUP BY k) s;
+SELECT count(*) FROM tfm_create_model('mallory_json', 'lm', 'mallory_chars', d_model => 16, heads => 2, layers => 1,
+                                      max_len => 64);
 RESET ROLE;
 SELECT tfm_grant('alice_tok', 'bob');  -- a grant between the other two: mallory must not gain from it

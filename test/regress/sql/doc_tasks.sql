@@ -1,6 +1,7 @@
 -- doc/tasks.md's examples, as written there, against the small random
 -- checkpoints of test/fixtures/hf_tasks (xenc: one logit; nli) and
--- test/fixtures/hf_bert (encoder: a BertModel for the embeddings)
+-- test/fixtures/hf_bert (encoder: a BertModel for the embeddings), and the
+-- random GPT-2 of test/fixtures/hf_gpt2 (gpt: structured extraction)
 SET tfm.progress = off;
 \set tok `cat test/fixtures/hf_tasks/tokenizer.json`
 \set cr `cat test/fixtures/hf_tasks/config_rerank.json`
@@ -47,5 +48,22 @@ SELECT label, round(score::numeric, 3) AS score
 SELECT label, round(score::numeric, 3) AS score
   FROM tfm_zero_shot('nli', 'hello world, it is big', ARRAY['world', 'big play'],
                      hypothesis_template => 'it is about {}', multi_label => true);
-SELECT tfm_drop_model(name) FROM unnest(ARRAY['xenc', 'nli', 'encoder']) AS name;
-SELECT tfm_tokenizer_drop(name) FROM unnest(ARRAY['xenc', 'nli', 'encoder']) AS name;
+-- structured extraction, with the random GPT-2 of test/fixtures/hf_gpt2
+\set cg `cat test/fixtures/hf_gpt2/config.json`
+\set tg `cat test/fixtures/hf_gpt2/tokenizer.json`
+\set wg `base64 -w0 test/fixtures/hf_gpt2/model.safetensors`
+SELECT model FROM tfm_import('gpt', :'cg', decode(:'wg', 'base64'), :'tg');
+CREATE TEMP TABLE notes (id int PRIMARY KEY, body text);
+INSERT INTO notes VALUES (1, 'Ann is 31 and calm.'), (2, 'Bob, 45, was stormy all day.'), (3, NULL);
+SELECT id, jsonb_typeof(fields) AS type, jsonb_typeof(fields -> 'age') AS age,
+       fields ->> 'mood' IN ('calm', 'storm') AS mood_ok, length(fields ->> 'name') <= 12 AS name_ok
+  FROM (SELECT id, tfm_extract('gpt', body,
+                               '{"type": "object",
+                                 "properties": {"name": {"type": "string", "maxLength": 12},
+                                                "age": {"type": "integer"},
+                                                "mood": {"enum": ["calm", "storm"]}},
+                                 "required": ["name", "age", "mood"]}') AS fields
+          FROM notes) s
+ ORDER BY id;
+SELECT tfm_drop_model(name) FROM unnest(ARRAY['xenc', 'nli', 'encoder', 'gpt']) AS name;
+SELECT tfm_tokenizer_drop(name) FROM unnest(ARRAY['xenc', 'nli', 'encoder', 'gpt']) AS name;

@@ -26,6 +26,10 @@ SELECT model FROM tfm_create_model('nl_cls', 'classify', 'nl_words', labels => A
 SELECT model FROM tfm_create_model('nl_lm', 'lm', 'nl_words', d_model => 16, heads => 2, layers => 1, max_len => 32);
 SELECT model FROM tfm_create_model('nl_s2s', 'seq2seq', 'nl_words', d_model => 16, heads => 2, layers => 1, max_len => 32);
 SELECT tfm_chat_template_import('nl_lm', '{"chat_template": "{% for m in messages %}{{ m.content }} {% endfor %}"}');
+-- a char-level language model for tfm_extract (a word tokenizer cannot be constrained)
+SELECT tfm_tokenizer_train('nl_chars', t, 'char')
+  FROM (SELECT body FROM nl_docs UNION ALL SELECT '"{}[],:-.0123456789' FROM generate_series(1, 3)) s(t);
+SELECT model FROM tfm_create_model('nl_char_lm', 'lm', 'nl_chars', d_model => 16, heads => 2, layers => 1, max_len => 32);
 SELECT tfm_deploy('nl_cls');
 -- a cross-encoder and an NLI model for the pair functions (tfm_rerank, tfm_zero_shot)
 \set nl_tok `cat test/fixtures/hf_tasks/tokenizer.json`
@@ -92,6 +96,7 @@ CREATE FUNCTION pg_temp.sane(f text, a text, t regtype) RETURNS text LANGUAGE sq
     WHEN t = 'integer[]'::regtype THEN 'ARRAY[5, 6, 7]'
     WHEN t = 'text[]'::regtype THEN $v$ARRAY['the sea is calm', 'the whale']$v$
     WHEN t = 'jsonb'::regtype AND a = 'messages' THEN $v$'[{"role": "user", "content": "the sea"}]'::jsonb$v$
+    WHEN t = 'jsonb'::regtype AND a = 'schema' THEN $v$'{"enum": ["calm", "storm"]}'::jsonb$v$
     WHEN t = 'jsonb'::regtype THEN $v$'{}'::jsonb$v$
     WHEN t = 'bytea'::regtype THEN $v$'\x00'::bytea$v$
     WHEN t = 'regclass'::regtype THEN $v$'nl_docs'::regclass$v$
@@ -103,6 +108,7 @@ CREATE FUNCTION pg_temp.sane(f text, a text, t regtype) RETURNS text LANGUAGE sq
       WHEN f IN ('tfm_generate', 'tfm_generate_tokens', 'tfm_next_tokens', 'tfm_score', 'tfm_chat',
                  'tfm_chat_prompt', 'tfm_chat_tokens') THEN $v$'nl_lm'$v$
       WHEN f IN ('tfm_translate', 'tfm_translate_nbest', 'tfm_attention') THEN $v$'nl_s2s'$v$
+      WHEN f = 'tfm_extract' THEN $v$'nl_char_lm'$v$
       WHEN f = 'tfm_rerank' THEN $v$'nl_xenc'$v$
       WHEN f = 'tfm_zero_shot' THEN $v$'nl_nli'$v$
       ELSE $v$'nl_cls'$v$ END
@@ -213,6 +219,7 @@ SELECT count(tfm_classify('nl_cls', body)) AS classify, count(tfm_classify(body)
                                     THEN jsonb_build_array(jsonb_build_object('role', 'user', 'content', body)) END,
                       max_tokens => 3, seed => 1)) AS chat,
        count(tfm_classify('nl_cls', tfm_tokenize('nl_words', body))) AS classify_ids,
+       count(tfm_extract('nl_char_lm', body, '{"enum": ["calm", "storm"]}')) AS extract,
        count(*) FILTER (WHERE tfm_classify('nl_cls', body) IS NULL) AS null_rows,
        count(*) AS all_rows
   FROM nl_docs;

@@ -15,6 +15,7 @@
 #include "tfm/generate.h"
 #include "tfm/precision.h"
 #include "runtime/infer/infer.h"
+#include "runtime/infer/json_constraint.h"
 #include "runtime/runtime.h"
 #include "runtime/rows.h"
 #include "runtime/cache/tokenizer_cache.h"
@@ -51,6 +52,7 @@ typedef struct GenHooks
 	const TfmModelRow *row;
 	const GenOpts *o;
 	GenRow	   *out;
+	JsonRows   *json;			/* the rows' JSON constraint, or NULL */
 } GenHooks;
 
 static int
@@ -74,6 +76,9 @@ gen_stop(void *arg, int b, const int32_t *ids, int n)
 	for (int k = 0; k < h->o->n_stop_ids; k++)
 		if (ids[n - 1] == h->o->stop_ids[k])
 			return true;
+	/* a constrained row ends with its value */
+	if (h->json && tfm_json_rows_step(h->json, b, ids[n - 1]))
+		return true;
 	if (!h->o->stop)
 		return false;
 	t = tfm_tokenizer_decode_flags(h->row->tokenizer, ids, n, true);
@@ -84,6 +89,16 @@ gen_stop(void *arg, int b, const int32_t *ids, int n)
 	pfree(s);
 	pfree(t);
 	return hit != NULL;
+}
+
+/* a constrained row's next token: masked to the schema's language */
+static bool
+gen_mask(void *arg, int b, float *logits, int V)
+{
+	GenHooks   *h = arg;
+
+	(void) V;
+	return tfm_json_rows_mask(h->json, b, logits);
 }
 
 void
@@ -139,7 +154,10 @@ tfm_generate_prompts(tfm_model *m, const TfmModelRow *row, int32 **prompts, cons
 	hooks.o = o;
 	hooks.out = out;
 	go.poll = gen_poll;
-	go.stop = (o->stop || o->n_stop_ids > 0) ? gen_stop : NULL;
+	hooks.json = o->json ? tfm_json_rows_begin(row, c->vocab, o->json, B, sp.eos, o->stop_ids,
+											   o->n_stop_ids) : NULL;
+	go.stop = (o->stop || o->n_stop_ids > 0 || hooks.json) ? gen_stop : NULL;
+	go.mask = hooks.json ? gen_mask : NULL;
 	go.hook_arg = &hooks;
 	for (int b = 0; b < B; b++)
 		out[b].stop_at = -1;
@@ -167,6 +185,18 @@ tfm_generate_prompts(tfm_model *m, const TfmModelRow *row, int32 **prompts, cons
 	}
 	tfm_generator_free(gen);
 	tfm_guard_release(guard);
+	if (hooks.json)
+	{
+		/* every text a whole value of the schema's language */
+		for (int b = 0; b < B; b++)
+		{
+			text	   *t = tfm_generated_text(row, &out[b]);
+
+			tfm_json_rows_check(hooks.json, b, t, o->max_tokens);
+			pfree(t);
+		}
+		tfm_json_rows_end(hooks.json);
+	}
 }
 
 text *

@@ -101,6 +101,7 @@ typedef struct GenOpts
 	char	   *stop;
 	const int32 *stop_ids;		/* ids that end generation (not kept), or NULL */
 	int			n_stop_ids;
+	const struct tfm_jschema *json;	/* the JSON schema the text must follow, or NULL */
 } GenOpts;
 
 typedef struct GenRow

@@ -30,6 +30,7 @@
 #include "tfm/rng.h"
 #include "sql/args.h"
 #include "runtime/infer/infer.h"
+#include "runtime/infer/json_constraint.h"
 #include "sql/infer/language_model.h"
 #include "runtime/train/evaluate.h"
 #include "runtime/rows.h"
@@ -41,7 +42,7 @@
 #define TFM_MAX_PROMPTS  1024
 
 /* arguments: model, prompt(s), max_tokens, temperature, top_k, top_p, seed, stop
- * (tfm_chat's too) */
+ * and, for tfm_generate and tfm_chat, json_schema (tfm_chat's too) */
 void
 tfm_generate_options(FunctionCallInfo fcinfo, GenOpts *o)
 {
@@ -83,6 +84,16 @@ tfm_generate_options(FunctionCallInfo fcinfo, GenOpts *o)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("stop must not be empty")));
+	}
+	o->json = NULL;
+	if (PG_NARGS() > 8 && !PG_ARGISNULL(8))
+	{
+		if (o->stop)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("stop and json_schema cannot be combined"),
+					 errdetail("A value constrained by a JSON schema ends where the value ends.")));
+		o->json = tfm_json_schema_compile(PG_GETARG_JSONB_P(8));
 	}
 }
 
