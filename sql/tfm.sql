@@ -1997,3 +1997,31 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'tfm_model_precision_info' LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION tfm_model_precision(text) IS
   'the precision the model''s inference runs at now (fp32, bf16, int8, int4) and why: tfm.precision, the model''s own default (tfm_set_precision), or auto''s choice (the checkpoint''s own precision; fp32 for tfm''s own models)';
+
+-- ---------------------------------------------------------------------------
+-- tasks of imported encoders with a head on every token (doc/tasks.md):
+-- entities from a token classifier, answers from an extractive
+-- question-answering model
+
+CREATE FUNCTION tfm_entities(model text, input text, aggregation text DEFAULT 'simple',
+                             OUT entity text, OUT label text, OUT score real,
+                             OUT start_char integer, OUT end_char integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_entities' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 5;
+COMMENT ON FUNCTION tfm_entities(text, text, text) IS
+  'the entities a token classifier tags in the text, as transformers'' TokenClassificationPipeline groups them (aggregation none, simple, first or max; O left out): the text''s characters, label, mean score, start and end characters (0-based, end exclusive)';
+CREATE FUNCTION tfm_entities(model text, inputs text[], aggregation text DEFAULT 'simple',
+                             OUT ord integer, OUT entity text, OUT label text, OUT score real,
+                             OUT start_char integer, OUT end_char integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_entities_array' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 20;
+COMMENT ON FUNCTION tfm_entities(text, text[], text) IS
+  'the entities of each text (ord: its place in the array, from 1) through batched forward passes; a NULL text has no rows';
+CREATE FUNCTION tfm_answer(model text, question text, context text,
+                           max_answer_len integer DEFAULT 15, doc_stride integer DEFAULT 128,
+                           handle_impossible_answer boolean DEFAULT false,
+                           OUT answer text, OUT score real, OUT start_char integer, OUT end_char integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tfm_answer' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_answer(text, text, text, integer, integer, boolean) IS
+  'the answer to a question found in the context by an extractive question-answering model, as transformers'' QuestionAnsweringPipeline: the span of the best start and end probabilities (at most max_answer_len tokens, widened to words), long contexts in windows overlapping by doc_stride tokens; its score and characters (0-based, end exclusive)';

@@ -1,0 +1,328 @@
+#!/usr/bin/python3
+"""hf_spans_reference.py — small random BERT checkpoints for the span tasks
+(a token classifier for tfm_entities, an extractive question-answering
+model for tfm_answer) in the published layouts of
+BertForTokenClassification (classifier.*) and BertForQuestionAnswering
+(qa_outputs.*: start and end logits), and their outputs, for
+test/regress/sql/tasks_spans.sql.
+
+The encoder, tokenizer and safetensors writer are those of
+hf_bert_reference.py (written from the architecture, no transformers
+package); the head is one linear layer on every token's top row.  The task
+logic is reimplemented from the published descriptions of transformers'
+pipelines:
+- offsets: each WordPiece piece's characters in the original text
+  (BertNormalizer maps every normalized character back to the character it
+  came from; a word that is [UNK] covers the whole word);
+- TokenClassificationPipeline: per-token softmax scores; special tokens
+  skipped; aggregation 'none' (each token's best label), 'simple' (tokens
+  grouped: a token joins the group before it when its tag, the label
+  without its B-/I- prefix, is the group's and it is not a B-), 'first'
+  and 'max' (first the words: a piece whose text is shorter than its
+  token, a "##" piece, joins the word before it; the word takes its first
+  token's label and score, or those of its token with the highest score;
+  then the words are grouped as 'simple' groups tokens); a group's label is
+  its first label after the last '-', its score the mean; groups and
+  tokens labelled O are left out.  A text longer than the model's
+  positions is read in consecutive windows of max_position_embeddings - 2
+  tokens (tfm's rule: the pipeline would truncate);
+- QuestionAnsweringPipeline: [CLS] question [SEP] context [SEP], the
+  context in windows of max_seq_len - len(question) - 3 tokens that
+  overlap by doc_stride (tokenizers' overflowing tokens: window k starts
+  at k * (room - doc_stride), the last reaches the end); per window the
+  start and end logits of tokens outside the context (but [CLS]) set to
+  -10000, each softmaxed, the null score start[0] * end[0] kept, [CLS]'s
+  probabilities zeroed, the best (start <= end < start + max_answer_len) of
+  start * end; its characters from the first token's word start to the
+  last token's word end (align_to_words); the best over windows; with
+  handle_impossible_answer the empty answer with the least null score
+  competes.
+
+Writes test/fixtures/hf_tasks/: config_ner.json + model_ner.safetensors,
+config_qa.json + model_qa.safetensors, spans_reference.json (the
+tokenizer.json is hf_tasks_reference.py's).
+
+Run: /usr/bin/python3 test/reference/hf_spans_reference.py (from the repository root).
+"""
+import json
+import os
+import sys
+import unicodedata
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hf_bert_reference as hb  # noqa: E402
+
+OUT = "test/fixtures/hf_tasks"
+NER = {"0": "O", "1": "B-PER", "2": "I-PER", "3": "B-LOC", "4": "I-LOC", "5": "B-ORG", "6": "I-ORG"}
+QA = {"0": "LABEL_0", "1": "LABEL_1"}
+
+NER_TEXTS = [
+    "The quick brown fox jumped over the lazy dog again.",
+    "Hello world, Jumping Bob runs in Big Paris!",
+    "unaffable running dogs play",
+    "北京 is big, said Zoe",
+    "over and over and over the quick brown dogs jumped, playing in the big lazy world of "
+    "the quick fox and the brown dog, again and again",
+    "x",
+]
+QUESTIONS = ["who is big?", "what jumped over the dog?", "where"]
+CONTEXTS = [
+    "The quick brown fox jumped over the lazy dog again.",
+    "Hello world, it is big.",
+    "over and over and over the quick brown dogs jumped, playing in the big lazy world of "
+    "the quick fox and the brown dog, again and again until unaffable running dogs play",
+]
+
+
+def normalized(text):
+    """BertNormalizer's output, each character with the original's index"""
+    out = []
+    for i, ch in enumerate(text):
+        cp = ord(ch)
+        if cp == 0 or cp == 0xFFFD or hb.is_control(ch):
+            continue
+        if hb.is_ws(ch):
+            out.append((" ", i))
+            continue
+        if hb.is_cjk(cp):
+            out += [(" ", i), (ch, i), (" ", i)]
+            continue
+        for c in unicodedata.normalize("NFD", ch.lower()):
+            if unicodedata.category(c) != "Mn":
+                out.append((c, i))
+    return out
+
+
+def tokens(text, vocab):
+    """the WordPiece tokens of text: (id, piece, start, end, word)"""
+    norm = normalized(text)
+    words, cur = [], []
+    for c, i in norm:
+        if c == " ":
+            if cur:
+                words.append(cur)
+            cur = []
+        elif hb.is_punct(c):
+            if cur:
+                words.append(cur)
+            words.append([(c, i)])
+            cur = []
+        else:
+            cur.append((c, i))
+    if cur:
+        words.append(cur)
+    out = []
+    for wi, w in enumerate(words):
+        s = "".join(c for c, _ in w)
+        if len(s) > 100:
+            out.append((vocab["[UNK]"], "[UNK]", w[0][1], w[-1][1] + 1, wi))
+            continue
+        pieces, start, bad = [], 0, False
+        while start < len(s):
+            end, found = len(s), None
+            while start < end:
+                p = s[start:end] if start == 0 else "##" + s[start:end]
+                if p in vocab:
+                    found = p
+                    break
+                end -= 1
+            if found is None:
+                bad = True
+                break
+            pieces.append((vocab[found], found, w[start][1], w[end - 1][1] + 1, wi))
+            start = end
+        out += [(vocab["[UNK]"], "[UNK]", w[0][1], w[-1][1] + 1, wi)] if bad else pieces
+    return out
+
+
+def run(w, ids, types=None):
+    x = torch.tensor([ids])
+    t = None if types is None else torch.tensor([types])
+    with torch.no_grad():
+        return hb.linear(hb.encoder("bert", w, x, 0, 1e-12, t), w["cls"])[0]
+
+
+def save(name, w, labels, arch, V, P):
+    hb.LABELS = labels
+    cfg = hb.config("bert", V, P, 0, 1e-12, True)
+    cfg["architectures"] = [arch]
+    t = hb.names("bert", w, "bert.", False)
+    del t["bert.pooler.dense.weight"], t["bert.pooler.dense.bias"]
+    head = "qa_outputs" if arch.endswith("QuestionAnswering") else "classifier"
+    t[head + ".weight"] = w["cls"]["weight"]
+    t[head + ".bias"] = w["cls"]["bias"]
+    hb.write_safetensors(OUT + "/model_%s.safetensors" % name, t)
+    with open(OUT + "/config_%s.json" % name, "w") as f:
+        json.dump(cfg, f, indent=2)
+        f.write("\n")
+
+
+def r7(x):
+    return round(float(x), 7)
+
+
+def tag(label):
+    if label.startswith("B-"):
+        return "B", label[2:]
+    if label.startswith("I-"):
+        return "I", label[2:]
+    return "I", label
+
+
+def group(ents):
+    """TokenClassificationPipeline.group_entities on (label, score, start, end)"""
+    groups, cur = [], []
+
+    def close():
+        groups.append((cur[0][0].split("-")[-1], sum(e[1] for e in cur) / len(cur), cur[0][2], cur[-1][3]))
+    for e in ents:
+        if cur:
+            bi, t = tag(e[0])
+            if not (t == tag(cur[-1][0])[1] and bi != "B"):
+                close()
+                cur = []
+        cur.append(e)
+    if cur:
+        close()
+    return groups
+
+
+def entities(text, toks, probs, labels, strategy):
+    """rows (entity, label, score, start, end) as the pipeline, entity = text[start:end]"""
+    pre = []
+    for (tid, piece, s, e, _), p in zip(toks, probs):
+        sub = len(piece) != len(text[s:e]) and piece != "[UNK]"
+        pre.append((p, s, e, sub))
+    if strategy in ("none", "simple"):
+        ents = [(labels[int(p.argmax())], float(p.max()), s, e) for p, s, e, _ in pre]
+    else:
+        words, cur = [], []
+        for x in pre:
+            if cur and not x[3]:
+                words.append(cur)
+                cur = []
+            cur.append(x)
+        if cur:
+            words.append(cur)
+        ents = []
+        for wd in words:
+            if strategy == "first":
+                p = wd[0][0]
+            else:
+                p = max(wd, key=lambda x: float(x[0].max()))[0]
+            ents.append((labels[int(p.argmax())], float(p.max()), wd[0][1], wd[-1][2]))
+    if strategy != "none":
+        ents = group(ents)
+    return [[text[s:e], lab, r7(sc), s, e] for lab, sc, s, e in ents if lab != "O"]
+
+
+def answer(w, vocab, P, question, context, max_answer_len, doc_stride, impossible):
+    q = [t[0] for t in hb_tokens_ids(question, vocab)]
+    ctx = tokens(context, vocab)
+    room = P - len(q) - 3
+    starts = []
+    k = 0
+    while True:
+        stop = min(k + room, len(ctx))
+        starts.append((k, stop))
+        if stop == len(ctx):
+            break
+        k += room - doc_stride
+    best, null = None, 1e6
+    windows = []
+    for a, b in starts:
+        win = ctx[a:b]
+        ids = [vocab["[CLS]"]] + q + [vocab["[SEP]"]] + [t[0] for t in win] + [vocab["[SEP]"]]
+        types = [0] * (len(q) + 2) + [1] * (len(win) + 1)
+        lg = run(w, ids, types)
+        st, en = lg[:, 0].clone().double(), lg[:, 1].clone().double()
+        first = len(q) + 2
+        mask = torch.ones(len(ids), dtype=torch.bool)
+        mask[0] = False
+        mask[first:first + len(win)] = False
+        st[mask] = -10000.0
+        en[mask] = -10000.0
+        st = torch.softmax(st, 0)
+        en = torch.softmax(en, 0)
+        null = min(null, float(st[0] * en[0]))
+        st[0] = en[0] = 0.0
+        outer = torch.triu(st[:, None] * en[None, :])
+        outer = torch.tril(outer, max_answer_len - 1)
+        flat = int(outer.flatten().argmax())
+        i, j = divmod(flat, len(ids))
+        windows.append({"ids": ids, "start_logits": [r7(x) for x in lg[:, 0]],
+                        "end_logits": [r7(x) for x in lg[:, 1]]})
+        if i < first or j >= first + len(win):
+            continue
+        ti, tj = win[i - first], win[j - first]
+        # align_to_words: the first token's word start, the last token's word end (in this window)
+        s = min(t[2] for t in win if t[4] == ti[4])
+        e = max(t[3] for t in win if t[4] == tj[4])
+        sc = float(outer[i, j])
+        if best is None or sc > best[1]:
+            best = (context[s:e], sc, s, e)
+    if impossible and (best is None or null > best[1]):
+        best = ("", null, 0, 0)
+    return {"question": question, "context": context, "max_answer_len": max_answer_len,
+            "doc_stride": doc_stride, "impossible": impossible, "windows": windows,
+            "answer": best[0], "score": r7(best[1]), "start": best[2], "end": best[3]}
+
+
+def hb_tokens_ids(text, vocab):
+    return tokens(text, vocab)
+
+
+def main():
+    vocab = hb.wordpiece_vocab()
+    V, P = len(vocab), hb.POS
+    ref = {}
+
+    # the token classifier
+    hb.LABELS = NER
+    g = torch.Generator().manual_seed(21)
+    w = hb.make_weights("bert", V, P, 2, g)
+    w["cls"]["weight"] *= 4.0   # scores away from uniform, labels that change along a text
+    labels = [NER[str(i)] for i in range(len(NER))]
+    ner = []
+    for text in NER_TEXTS:
+        toks = tokens(text, vocab)
+        room = P - 2
+        logits = []
+        for a in range(0, len(toks), room):
+            win = toks[a:a + room]
+            lg = run(w, [vocab["[CLS]"]] + [t[0] for t in win] + [vocab["[SEP]"]])
+            logits += lg[1:-1]
+        probs = [torch.softmax(x.double(), 0) for x in logits]
+        ner.append({"text": text, "ids": [t[0] for t in toks],
+                    "offsets": [[t[2], t[3]] for t in toks],
+                    "logits": [[r7(v) for v in x] for x in logits],
+                    "entities": {s: entities(text, toks, probs, labels, s)
+                                 for s in ("none", "simple", "first", "max")}})
+    ref["ner"] = ner
+    save("ner", w, NER, "BertForTokenClassification", V, P)
+
+    # the question-answering model
+    hb.LABELS = QA
+    g = torch.Generator().manual_seed(22)
+    w = hb.make_weights("bert", V, P, 2, g)
+    w["cls"]["weight"] *= 4.0
+    qa = []
+    for q in QUESTIONS:
+        for c in CONTEXTS:
+            qa.append(answer(w, vocab, P, q, c, 15, 8, False))
+    qa.append(answer(w, vocab, P, QUESTIONS[0], CONTEXTS[2], 3, 8, False))
+    qa.append(answer(w, vocab, P, QUESTIONS[0], CONTEXTS[2], 15, 2, False))
+    for c in CONTEXTS:
+        qa.append(answer(w, vocab, P, QUESTIONS[1], c, 15, 8, True))
+    ref["qa"] = qa
+    save("qa", w, QA, "BertForQuestionAnswering", V, P)
+    with open(OUT + "/spans_reference.json", "w") as f:
+        json.dump(ref, f, ensure_ascii=False)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)
+    main()
