@@ -136,5 +136,12 @@ SELECT count(*) FROM tfm_import('mallory_xenc', :'xcfg', decode(:'xw', 'base64')
 \set xcfg `cat test/fixtures/hf_tasks/config_nli.json`
 \set xw `base64 -w0 test/fixtures/hf_tasks/model_nli.safetensors`
 SELECT count(*) FROM tfm_import('mallory_nli', :'xcfg', decode(:'xw', 'base64'), :'xtok', task => 'classify');
+-- mallory's token classifier and question-answering model: what tfm_entities and tfm_answer read
+\set xcfg `cat test/fixtures/hf_tasks/config_ner.json`
+\set xw `base64 -w0 test/fixtures/hf_tasks/model_ner.safetensors`
+SELECT count(*) FROM tfm_import('mallory_ner', :'xcfg', decode(:'xw', 'base64'), :'xtok', task => 'classify');
+\set xcfg `cat test/fixtures/hf_tasks/config_qa.json`
+\set xw `base64 -w0 test/fixtures/hf_tasks/model_qa.safetensors`
+SELECT count(*) FROM tfm_import('mallory_qa', :'xcfg', decode(:'xw', 'base64'), :'xtok', task => 'classify');
 RESET ROLE;
 SELECT tfm_grant('alice_tok', 'bob');  -- a grant between the other two: mallory must not gain from it
