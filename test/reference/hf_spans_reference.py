@@ -38,9 +38,18 @@ pipelines:
   handle_impossible_answer the empty answer with the least null score
   competes.
 
+Also a RobertaForTokenClassification over the byte-level BPE tokenizer of
+test/fixtures/tokenizer/hf/roberta.json, its ids those the tokenizers
+library made (roberta.expected.json): offsets from the tokens' bytes,
+trim_offsets leaving a token's spaces out (a character split between
+tokens is each one's), is_subword the pipeline's fallback (the character
+before the token is not a space: the tokenizer has no continuing-subword
+prefix).
+
 Writes test/fixtures/hf_tasks/: config_ner.json + model_ner.safetensors,
-config_qa.json + model_qa.safetensors, spans_reference.json (the
-tokenizer.json is hf_tasks_reference.py's).
+config_qa.json + model_qa.safetensors, config_ner_roberta.json +
+model_ner_roberta.safetensors, spans_reference.json (the tokenizer.json
+is hf_tasks_reference.py's).
 
 Run: /usr/bin/python3 test/reference/hf_spans_reference.py (from the repository root).
 """
@@ -195,6 +204,11 @@ def entities(text, toks, probs, labels, strategy):
     for (tid, piece, s, e, _), p in zip(toks, probs):
         sub = len(piece) != len(text[s:e]) and piece != "[UNK]"
         pre.append((p, s, e, sub))
+    return entities_of(text, pre, labels, strategy)
+
+
+def entities_of(text, pre, labels, strategy):
+    """pre: (probabilities, start, end, is_subword) of each token"""
     if strategy in ("none", "simple"):
         ents = [(labels[int(p.argmax())], float(p.max()), s, e) for p, s, e, _ in pre]
     else:
@@ -274,6 +288,99 @@ def hb_tokens_ids(text, vocab):
     return tokens(text, vocab)
 
 
+def byte_decoder():
+    """GPT-2's printable character of each byte, reversed"""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1)) + \
+        list(range(ord("\xae"), ord("\xff") + 1))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {chr(c): b for b, c in zip(bs, cs)}
+
+
+def bpe_tokens(text, ids, inv):
+    """byte-level BPE tokens with offsets: (id, piece, start, end, 0); trim_offsets
+    leaves a token's spaces out, a character split between tokens is each one's"""
+    raw = text.encode("utf-8")
+    char_of = []
+    for i, ch in enumerate(text):
+        char_of += [i] * len(ch.encode("utf-8"))
+    dec = byte_decoder()
+    out, at = [], 0
+    for i in ids:
+        piece = inv[i]
+        b = bytes(dec[c] for c in piece)
+        assert raw[at:at + len(b)] == b, (text, piece)
+        b0, b1 = at, at + len(b)
+        at = b1
+        while b0 < b1 and raw[b0] == 0x20:
+            b0 += 1
+        while b1 > b0 and raw[b1 - 1] == 0x20:
+            b1 -= 1
+        s = char_of[b0] if b0 < len(raw) else len(text)
+        e = char_of[b1 - 1] + 1 if b1 > b0 else s
+        out.append((i, piece, s, e, 0))
+    assert at == len(raw)
+    return out
+
+
+def roberta_ner(ref):
+    """a RobertaForTokenClassification over the byte-level BPE tokenizer of
+    test/fixtures/tokenizer/hf (its ids made by the tokenizers library)"""
+    with open("test/fixtures/tokenizer/hf/roberta.json", encoding="utf-8") as f:
+        tok = json.load(f)
+    with open("test/fixtures/tokenizer/hf/roberta.expected.json", encoding="utf-8") as f:
+        exp = json.load(f)
+    inv = {v: k for k, v in tok["model"]["vocab"].items()}
+    V, pad, eps = len(tok["model"]["vocab"]), 1, 1e-5
+    P = hb.POS + pad + 1
+    hb.LABELS = NER
+    g = torch.Generator().manual_seed(23)
+    w = hb.make_weights("roberta", V, P, 1, g)
+    w["cls"]["weight"] *= 4.0
+    labels = [NER[str(i)] for i in range(len(NER))]
+    rows = []
+    for text, ids in zip(exp["texts"], exp["ids"]):
+        if not ids:
+            continue
+        toks = bpe_tokens(text, ids, inv)
+        logits = []
+        for a in range(0, len(toks), hb.POS - 2):
+            win = [0] + [t[0] for t in toks[a:a + hb.POS - 2]] + [2]
+            with torch.no_grad():
+                lg = hb.linear(hb.encoder("roberta", w, torch.tensor([win]), pad, eps), w["cls"])[0]
+            logits += lg[1:-1]
+        probs = [torch.softmax(x.double(), 0) for x in logits]
+        # the pipeline's fallback: a token continues a word when the character before it is no space
+        toks2 = []
+        for t in toks:
+            sub = t[2] > 0 and text[t[2] - 1:t[2]] != " "
+            toks2.append((t[0], t[1], t[2], t[3], sub))
+        rows.append({"text": text, "offsets": [[t[2], t[3]] for t in toks],
+                     "entities": {st: entities_bpe(text, toks2, probs, labels, st)
+                                  for st in ("none", "simple", "first", "max")}})
+    ref["roberta_ner"] = rows
+    cfg = hb.config("roberta", V, P, pad, eps, True)
+    cfg["architectures"] = ["RobertaForTokenClassification"]
+    t = hb.names("roberta", w, "roberta.", False)
+    del t["roberta.pooler.dense.weight"], t["roberta.pooler.dense.bias"]
+    t["classifier.weight"] = w["cls"]["weight"]
+    t["classifier.bias"] = w["cls"]["bias"]
+    hb.write_safetensors(OUT + "/model_ner_roberta.safetensors", t)
+    with open(OUT + "/config_ner_roberta.json", "w") as f:
+        json.dump(cfg, f, indent=2)
+        f.write("\n")
+
+
+def entities_bpe(text, toks, probs, labels, strategy):
+    """entities() with each token's is_subword given (toks: ..., sub)"""
+    pre = [(p, t[2], t[3], t[4]) for t, p in zip(toks, probs)]
+    return entities_of(text, pre, labels, strategy)
+
+
 def main():
     vocab = hb.wordpiece_vocab()
     V, P = len(vocab), hb.POS
@@ -318,6 +425,7 @@ def main():
         qa.append(answer(w, vocab, P, QUESTIONS[1], c, 15, 8, True))
     ref["qa"] = qa
     save("qa", w, QA, "BertForQuestionAnswering", V, P)
+    roberta_ner(ref)
     with open(OUT + "/spans_reference.json", "w") as f:
         json.dump(ref, f, ensure_ascii=False)
         f.write("\n")

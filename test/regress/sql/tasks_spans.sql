@@ -61,6 +61,38 @@ SELECT count(*) AS rows, count(DISTINCT a.ord) AS texts,
   FULL JOIN (SELECT * FROM got WHERE strategy = 'max') g ON g.k = a.ord AND g.row_no = a.row_no;
 SELECT ord, entity, label FROM tfm_entities('ner', ARRAY['x', NULL, '', 'x'], 'none');
 
+-- a RoBERTa token classifier over byte-level BPE (its tokenizer's ids those
+-- of the tokenizers library): offsets from the tokens' bytes, their spaces
+-- trimmed, words by the pipeline's fallback (no space before a token)
+\set crb `cat test/fixtures/hf_tasks/config_ner_roberta.json`
+\set wrb `base64 -w0 test/fixtures/hf_tasks/model_ner_roberta.safetensors`
+\set trb `cat test/fixtures/tokenizer/hf/roberta.json`
+SELECT * FROM tfm_import('ner_rb', :'crb', decode(:'wrb', 'base64'), :'trb', task => 'classify');
+CREATE TEMP TABLE want_rb AS
+SELECT t.n::int AS k, t.x->>'text' AS input, s.strategy, e.n::int AS row_no,
+       e.v->>0 AS entity, e.v->>1 AS label, (e.v->>2)::float8 AS score,
+       (e.v->>3)::int AS start_char, (e.v->>4)::int AS end_char
+  FROM ref, jsonb_array_elements(r->'roberta_ner') WITH ORDINALITY AS t(x, n),
+       jsonb_each(t.x->'entities') AS s(strategy, rows),
+       jsonb_array_elements(s.rows) WITH ORDINALITY AS e(v, n);
+CREATE TEMP TABLE got_rb AS
+SELECT w.k, w.input, w.strategy, e.*
+  FROM (SELECT DISTINCT k, input, strategy FROM want_rb) w,
+       LATERAL tfm_entities('ner_rb', w.input, w.strategy)
+         WITH ORDINALITY AS e(entity, label, score, start_char, end_char, row_no);
+SELECT count(DISTINCT k) AS texts, count(*) AS entities,
+       count(*) FILTER (WHERE input ~ '[^\x01-\x7f]') AS in_non_ascii_texts FROM want_rb;
+SELECT count(*) AS mismatches FROM
+  ((SELECT k, strategy, row_no, entity, label, start_char, end_char FROM want_rb
+    EXCEPT SELECT k, strategy, row_no, entity, label, start_char, end_char FROM got_rb)
+   UNION ALL
+   (SELECT k, strategy, row_no, entity, label, start_char, end_char FROM got_rb
+    EXCEPT SELECT k, strategy, row_no, entity, label, start_char, end_char FROM want_rb)) d;
+SELECT max(abs(g.score - w.score)) < 1e-5 AS scores_match
+  FROM want_rb w JOIN got_rb g USING (k, strategy, row_no);
+SELECT entity, label, start_char, end_char
+  FROM ref, tfm_entities('ner_rb', r->'roberta_ner'->2->>'text', 'first') LIMIT 4;
+
 -- answers: every case's span exact, its score within 1e-5
 CREATE TEMP TABLE qa_want AS
 SELECT n::int AS k, q->>'question' AS question, q->>'context' AS context,
@@ -119,5 +151,5 @@ RESET tfm.work_mem;
 -- many windows in one call: as many as the stride asks for
 SELECT answer <> '' AS answered FROM tfm_answer('qa', 'who', repeat('the quick brown fox ', 300), doc_stride => 16);
 SELECT count(*) > 100 AS many_rows FROM tfm_entities('ner', repeat('the quick brown fox ', 300), 'none');
-SELECT tfm_drop_model(name) FROM unnest(ARRAY['ner', 'qa']) AS name;
-SELECT tfm_tokenizer_drop(name) FROM unnest(ARRAY['ner', 'qa']) AS name;
+SELECT tfm_drop_model(name) FROM unnest(ARRAY['ner', 'qa', 'ner_rb']) AS name;
+SELECT tfm_tokenizer_drop(name) FROM unnest(ARRAY['ner', 'qa', 'ner_rb']) AS name;

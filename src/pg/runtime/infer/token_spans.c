@@ -1,9 +1,9 @@
 /*
  * token_spans.c — a text's tokens with their places in it, as the span
  * tasks read them (tfm_entities, tfm_answer): each token's characters as
- * Hugging Face's fast tokenizers give them (offsets with trim_offsets:
- * whitespace at either end left out; a WordPiece piece its own characters
- * unless lower-casing changed the word's bytes, then the word's), whether
+ * Hugging Face's fast tokenizers give them (trim_offsets: the spaces a
+ * byte-level token carries left out, a character split between tokens
+ * covered by each; a WordPiece piece its own characters), whether
  * it continues the word before it (TokenClassificationPipeline's
  * is_subword: a tokenizer with a continuing-subword prefix, WordPiece, when
  * the piece is longer than its characters; any other when the character
@@ -18,12 +18,6 @@
 #include "runtime/runtime.h"
 #include "runtime/cache/tokenizer_cache.h"
 
-static bool
-is_space_byte(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
 TfmTokSpan *
 tfm_token_spans(const TfmModelRow *row, text *t, int *n)
 {
@@ -36,7 +30,8 @@ tfm_token_spans(const TfmModelRow *row, text *t, int *n)
 	TfmTokSpan *out;
 	TfmSpecials sp;
 	TfmCachedTokenizer *tok;
-	bool		wordpiece;
+	bool		wordpiece,
+				utf8 = GetDatabaseEncoding() == PG_UTF8;
 	int			k = 0;
 
 	/* the byte -> character table and the tokens' records, before any work */
@@ -75,16 +70,25 @@ tfm_token_spans(const TfmModelRow *row, text *t, int *n)
 		if (ids[i] == sp.cls || ids[i] == sp.sep || ids[i] == sp.pad || ids[i] == sp.bos ||
 			ids[i] == sp.eos)
 			continue;
-		while (b0 < b1 && is_space_byte(s[b0]))
+		/* trim_offsets: the spaces a byte-level token carries (Ġ) */
+		while (b0 < b1 && s[b0] == ' ')
 			b0++;
-		while (b1 > b0 && is_space_byte(s[b1 - 1]))
+		while (b1 > b0 && s[b1 - 1] == ' ')
 			b1--;
 		o = &out[k++];
 		o->id = ids[i];
+		/* a token that starts or ends inside a character (byte-level BPE) covers it */
+		o->start = chars[b0];
+		o->end = b1 > b0 ? chars[b1 - 1] + 1 : chars[b0];
+		if (utf8)
+		{
+			while (b0 > 0 && (s[b0] & 0xC0) == 0x80)
+				b0--;
+			while (b1 < len && b1 > b0 && (s[b1] & 0xC0) == 0x80)
+				b1++;
+		}
 		o->bstart = b0;
 		o->bend = b1;
-		o->start = chars[b0];
-		o->end = chars[b1];
 		if (ids[i] == sp.unk)
 			o->subword = false;
 		else if (wordpiece)
