@@ -46,9 +46,12 @@ tokens is each one's), is_subword the pipeline's fallback (the character
 before the token is not a space: the tokenizer has no continuing-subword
 prefix).
 
+And a DistilBertForQuestionAnswering (no token types).
+
 Writes test/fixtures/hf_tasks/: config_ner.json + model_ner.safetensors,
 config_qa.json + model_qa.safetensors, config_ner_roberta.json +
-model_ner_roberta.safetensors, spans_reference.json (the tokenizer.json
+model_ner_roberta.safetensors, config_qa_distilbert.json +
+model_qa_distilbert.safetensors, spans_reference.json (the tokenizer.json
 is hf_tasks_reference.py's).
 
 Run: /usr/bin/python3 test/reference/hf_spans_reference.py (from the repository root).
@@ -146,11 +149,11 @@ def tokens(text, vocab):
     return out
 
 
-def run(w, ids, types=None):
+def run(w, ids, types=None, arch="bert"):
     x = torch.tensor([ids])
-    t = None if types is None else torch.tensor([types])
+    t = None if types is None or arch == "distilbert" else torch.tensor([types])
     with torch.no_grad():
-        return hb.linear(hb.encoder("bert", w, x, 0, 1e-12, t), w["cls"])[0]
+        return hb.linear(hb.encoder(arch, w, x, 0, 1e-12, t), w["cls"])[0]
 
 
 def save(name, w, labels, arch, V, P):
@@ -232,7 +235,7 @@ def entities_of(text, pre, labels, strategy):
     return [[text[s:e], lab, r7(sc), s, e] for lab, sc, s, e in ents if lab != "O"]
 
 
-def answer(w, vocab, P, question, context, max_answer_len, doc_stride, impossible):
+def answer(w, vocab, P, question, context, max_answer_len, doc_stride, impossible, arch="bert"):
     q = [t[0] for t in hb_tokens_ids(question, vocab)]
     ctx = tokens(context, vocab)
     room = P - len(q) - 3
@@ -250,7 +253,7 @@ def answer(w, vocab, P, question, context, max_answer_len, doc_stride, impossibl
         win = ctx[a:b]
         ids = [vocab["[CLS]"]] + q + [vocab["[SEP]"]] + [t[0] for t in win] + [vocab["[SEP]"]]
         types = [0] * (len(q) + 2) + [1] * (len(win) + 1)
-        lg = run(w, ids, types)
+        lg = run(w, ids, types, arch)
         st, en = lg[:, 0].clone().double(), lg[:, 1].clone().double()
         first = len(q) + 2
         mask = torch.ones(len(ids), dtype=torch.bool)
@@ -426,6 +429,23 @@ def main():
     ref["qa"] = qa
     save("qa", w, QA, "BertForQuestionAnswering", V, P)
     roberta_ner(ref)
+
+    # a DistilBertForQuestionAnswering (no token types)
+    hb.LABELS = QA
+    g = torch.Generator().manual_seed(24)
+    w = hb.make_weights("distilbert", V, P, 0, g)
+    w["cls"]["weight"] *= 4.0
+    ref["qa_distilbert"] = [answer(w, vocab, P, q, c, 15, 8, False, "distilbert")
+                            for q in QUESTIONS for c in CONTEXTS]
+    cfg = hb.config("distilbert", V, P, 0, 1e-12, True)
+    cfg["architectures"] = ["DistilBertForQuestionAnswering"]
+    t = hb.names("distilbert", w, "distilbert.", False)
+    t["qa_outputs.weight"] = w["cls"]["weight"]
+    t["qa_outputs.bias"] = w["cls"]["bias"]
+    hb.write_safetensors(OUT + "/model_qa_distilbert.safetensors", t)
+    with open(OUT + "/config_qa_distilbert.json", "w") as f:
+        json.dump(cfg, f, indent=2)
+        f.write("\n")
     with open(OUT + "/spans_reference.json", "w") as f:
         json.dump(ref, f, ensure_ascii=False)
         f.write("\n")

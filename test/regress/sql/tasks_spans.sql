@@ -1,7 +1,7 @@
 -- the span tasks of imported encoders with a head on every token:
 -- tfm_entities with a token classifier (BertForTokenClassification, BIO
 -- labels) and tfm_answer with an extractive question-answering model
--- (BertForQuestionAnswering), small random checkpoints in the published
+-- (BertForQuestionAnswering; DistilBERT's too), small random checkpoints in the published
 -- layouts against the PyTorch reference (test/reference/hf_spans_reference.py):
 -- the tokens' character offsets, the aggregation strategies none, simple,
 -- first and max, the answers' spans and scores over overlapping windows
@@ -107,6 +107,16 @@ SELECT w.k, w.windows, w.max_answer_len, w.doc_stride, w.impossible, a.answer, a
   FROM qa_want w,
        LATERAL tfm_answer('qa', w.question, w.context, w.max_answer_len, w.doc_stride, w.impossible) a
  ORDER BY w.k;
+-- a DistilBERT question-answering model (no token types): the same answers as its reference
+\set cqd `cat test/fixtures/hf_tasks/config_qa_distilbert.json`
+\set wqd `base64 -w0 test/fixtures/hf_tasks/model_qa_distilbert.safetensors`
+SELECT * FROM tfm_import('qa_db', :'cqd', decode(:'wqd', 'base64'), :'tok', task => 'classify');
+SELECT count(*) AS answers,
+       bool_and(a.answer = q->>'answer' AND a.start_char = (q->>'start')::int AND a.end_char = (q->>'end')::int) AS spans_same,
+       max(abs(a.score - (q->>'score')::float8)) < 1e-5 AS scores_match,
+       max(jsonb_array_length(q->'windows')) AS most_windows
+  FROM ref, jsonb_array_elements(r->'qa_distilbert') q,
+       LATERAL tfm_answer('qa_db', q->>'question', q->>'context', 15, 8) a;
 -- the defaults: max_answer_len 15, doc_stride min(128, max_seq_len / 2) = 16 here
 SELECT answer, round(score::numeric, 4) AS score, start_char, end_char
   FROM tfm_answer('qa', 'who is big?', 'Hello world, it is big.');
@@ -151,5 +161,5 @@ RESET tfm.work_mem;
 -- many windows in one call: as many as the stride asks for
 SELECT answer <> '' AS answered FROM tfm_answer('qa', 'who', repeat('the quick brown fox ', 300), doc_stride => 16);
 SELECT count(*) > 100 AS many_rows FROM tfm_entities('ner', repeat('the quick brown fox ', 300), 'none');
-SELECT tfm_drop_model(name) FROM unnest(ARRAY['ner', 'qa', 'ner_rb']) AS name;
-SELECT tfm_tokenizer_drop(name) FROM unnest(ARRAY['ner', 'qa', 'ner_rb']) AS name;
+SELECT tfm_drop_model(name) FROM unnest(ARRAY['ner', 'qa', 'ner_rb', 'qa_db']) AS name;
+SELECT tfm_tokenizer_drop(name) FROM unnest(ARRAY['ner', 'qa', 'ner_rb', 'qa_db']) AS name;

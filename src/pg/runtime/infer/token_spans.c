@@ -118,12 +118,7 @@ tfm_token_window(const TfmModelRow *row, const TfmTokSpan *tokens, int n, int *l
 	TfmSpecials sp;
 	int32	   *ids = palloc(sizeof(int32) * (n + 2));
 
-	tfm_tokenizer_specials(row->tokenizer, &sp);
-	if (sp.cls < 0 || sp.cls >= row->cfg.vocab || sp.sep < 0 || sp.sep >= row->cfg.vocab)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("tokenizer \"%s\" has no [CLS] and [SEP] in the vocabulary of model \"%s\"",
-						row->tokenizer, row->name)));
+	tfm_model_cls_sep(row, &sp);
 	ids[0] = sp.cls;
 	for (int i = 0; i < n; i++)
 		ids[i + 1] = tokens[i].id;

@@ -295,6 +295,8 @@ tfm_entities_array(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	n = tfm_text_array_arg(fcinfo, 1, "inputs", true, &elems, &nulls);
+	/* each text's record, before any work */
+	tfm_work_mem_require(sizeof(Tagged) * (size_t) n, "tagging these texts", "pass fewer texts");
 	t = palloc0(sizeof(Tagged) * Max(n, 1));
 	for (int i = 0; i < n; i++)
 		if (!nulls[i])
