@@ -233,3 +233,30 @@ CREATE FUNCTION tfm_json_matches(schema jsonb, value text) RETURNS boolean
 AS 'MODULE_PATHNAME', 'tfm_json_matches' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION tfm_json_matches(jsonb, text) IS
   'whether a text is a whole value of a JSON schema''s language as constrained generation writes it (compact, properties in the schema''s order)';
+-- ---------------------------------------------------------------------------
+-- tasks of imported encoders with a head on every token (doc/tasks.md):
+-- entities from a token classifier, answers from an extractive
+-- question-answering model
+
+CREATE FUNCTION tfm_entities(model text, input text, aggregation text DEFAULT 'simple',
+                             OUT entity text, OUT label text, OUT score real,
+                             OUT start_char integer, OUT end_char integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_entities' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 5;
+COMMENT ON FUNCTION tfm_entities(text, text, text) IS
+  'the entities a token classifier tags in the text, as transformers'' TokenClassificationPipeline groups them (aggregation none, simple, first or max; O left out): the text''s characters, label, mean score, start and end characters (0-based, end exclusive)';
+CREATE FUNCTION tfm_entities(model text, inputs text[], aggregation text DEFAULT 'simple',
+                             OUT ord integer, OUT entity text, OUT label text, OUT score real,
+                             OUT start_char integer, OUT end_char integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tfm_entities_array' LANGUAGE C STABLE STRICT PARALLEL SAFE ROWS 20;
+COMMENT ON FUNCTION tfm_entities(text, text[], text) IS
+  'the entities of each text (ord: its place in the array, from 1) through batched forward passes; a NULL text has no rows';
+CREATE FUNCTION tfm_answer(model text, question text, context text,
+                           max_answer_len integer DEFAULT 15, doc_stride integer DEFAULT 128,
+                           handle_impossible_answer boolean DEFAULT false,
+                           OUT answer text, OUT score real, OUT start_char integer, OUT end_char integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tfm_answer' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_answer(text, text, text, integer, integer, boolean) IS
+  'the answer to a question found in the context by an extractive question-answering model, as transformers'' QuestionAnsweringPipeline: the span of the best start and end probabilities (at most max_answer_len tokens, widened to words), long contexts in windows overlapping by doc_stride tokens; its score and characters (0-based, end exclusive)';

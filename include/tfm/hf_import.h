@@ -12,7 +12,8 @@
  * tfm_hf_load_tensor, and at the end tfm_hf_finish names any expected
  * tensor that never came.  Architectures: GPT-2 (GPT2LMHeadModel), the
  * BERT family (bert, roberta, distilbert: base encoders and their
- * ...ForSequenceClassification heads) as tfm classifiers, and Llama
+ * ...ForSequenceClassification, ...ForTokenClassification and
+ * ...ForQuestionAnswering heads) as tfm classifiers, and Llama
  * (LlamaForCausalLM; also Qwen2ForCausalLM, a Llama with q/k/v biases,
  * MistralForCausalLM, whose sliding window the SQL layer checks,
  * Phi3ForCausalLM with its fused projections, GemmaForCausalLM and
@@ -61,6 +62,8 @@ typedef struct tfm_hf_params
 	int			pos_offset;		/* RoBERTa: pad_token_id + 1; else 0 */
 	int			n_classes;		/* labels of the head (id2label) */
 	bool		head;			/* the checkpoint has its classification head */
+	int			token_head;		/* tfm_token_head: ...ForTokenClassification's classifier
+								 * or ...ForQuestionAnswering's qa_outputs (head false) */
 	/* Llama: layers, heads, d_model, d_ff (intermediate_size), max_len
 	 * (max_position_embeddings), ln_eps (rms_norm_eps) as above, and */
 	int			kv_heads;		/* num_key_value_heads */

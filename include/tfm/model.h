@@ -106,6 +106,8 @@ typedef struct tfm_config
 	int			emb_norm;		/* layer norm emb_ln on the summed embeddings */
 	int			pos_offset;		/* row of pos_emb for position 0 (RoBERTa: 2) */
 	int			cls_pre;		/* tfm_cls_pre: a dense layer between pooling and cls */
+	int			token_head;		/* tfm_token_head: cls.* also read every token's top
+								 * row (token classification, question answering) */
 	/* Marian (imported encoder-decoders); 0 everywhere = tfm's own */
 	int			sinus_halves;	/* sinusoidal positions with sin in the first half of the
 								 * columns and cos in the second, not interleaved */
@@ -215,6 +217,19 @@ typedef enum tfm_cls_pre
 	TFM_CLS_PRE_RELU = 2		/* DistilBERT's pre_classifier */
 } tfm_cls_pre;
 
+/*
+ * A classifier whose head reads every token (tfm_batch.token_logits): the
+ * cls.* layer on each token's top row, no pre-classifier layer.  Its
+ * pooled logits (the first token's) are not a prediction of the text.
+ */
+typedef enum tfm_token_head
+{
+	TFM_TOKEN_HEAD_NONE = 0,
+	TFM_TOKEN_HEAD_TAGS = 1,	/* a label per token (...ForTokenClassification) */
+	TFM_TOKEN_HEAD_SPANS = 2	/* a start and an end logit per token
+								 * (...ForQuestionAnswering's qa_outputs) */
+} tfm_token_head;
+
 /* the layer norm epsilon a config means */
 static inline float
 tfm_config_ln_eps(const tfm_config *c)
@@ -308,6 +323,9 @@ typedef struct tfm_batch
 								 * as input ((B, T), or concatenated with lens;
 								 * a pair's second segment 1), or NULL for
 								 * type 0 everywhere */
+	float	   *token_logits;	/* a varlen pass of a token_head classifier: the
+								 * caller's (rows, n_classes) buffer, each row's
+								 * head logits (N: the sum of lens), or NULL */
 	bool		keep_attention; /* inference: keep every layer's attention weights
 								 * for tfm_model_attention (a workspace for
 								 * training always keeps them) */

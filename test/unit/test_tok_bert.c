@@ -66,6 +66,26 @@ expect(tfm_tokenizer *t, const char *text, const char *want)
 	CHECK(strcmp(got, want) == 0, "\"%s\": got [%s], want [%s]", text, got, want);
 }
 
+/* the byte offsets of text's tokens, as "start start ..." */
+static void
+expect_offsets(tfm_tokenizer *t, const char *text, const char *want)
+{
+	int32_t		ids[256];
+	size_t		offs[256],
+				n;
+	char		got[512] = "";
+	tfm_status err;
+
+	if (tfm_tok_encode(ids, offs, 256, &n, t, text, strlen(text), 0, 0, &err) != TFM_OK)
+	{
+		CHECK(0, "encode \"%s\": %s", text, err.msg);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%zu", i ? " " : "", offs[i]);
+	CHECK(strcmp(got, want) == 0, "offsets of \"%s\": got [%s], want [%s]", text, got, want);
+}
+
 int
 main(void)
 {
@@ -93,6 +113,15 @@ main(void)
 	expect(t, "\xef\xbc\xa1", "1");			/* fullwidth A: no canonical decomposition */
 	expect(t, "", "");
 	expect(t, "H\xc3\xa9llo World", "15 16");	/* héllo: uncased, "hello world" */
+	/* each piece at the input character its first byte came from (the span
+	 * tasks' offsets), through lower-casing, stripped accents and marks */
+	expect_offsets(t, "abc", "0 1 2");
+	expect_offsets(t, " ABC!", "1 2 3 4");
+	expect_offsets(t, "\xc3\xa1" "bc ab", "0 2 3 5 6");	/* á: 2 bytes, one normalized a */
+	expect_offsets(t, "a\xcc\x81" "bc", "0 3 4");		/* a combining mark after a */
+	expect_offsets(t, "a\x01" "bc", "0 2 3");			/* a dropped control */
+	expect_offsets(t, "\xed\x95\x9c", "0 0 0");		/* Hangul's jamo: one input character */
+	expect_offsets(t, "abd ab", "0 4 5");				/* [UNK] at its word */
 
 	/* bert-base-cased: lowercase false, strip_accents null (= false) */
 	{

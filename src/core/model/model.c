@@ -223,6 +223,13 @@ tfm_config_check(const tfm_config *c)
 		return "emb_norm must be 0 or 1";
 	if (c->cls_pre < TFM_CLS_PRE_NONE || c->cls_pre > TFM_CLS_PRE_RELU)
 		return "cls_pre must be none, tanh or relu";
+	if (c->token_head < TFM_TOKEN_HEAD_NONE || c->token_head > TFM_TOKEN_HEAD_SPANS)
+		return "token_head must be none, tags or spans";
+	if (c->token_head != TFM_TOKEN_HEAD_NONE &&
+		(c->task != TFM_TASK_CLASSIFY || c->cls_pre != TFM_CLS_PRE_NONE))
+		return "a head on every token is a classifier's without a pre-classifier layer";
+	if (c->token_head == TFM_TOKEN_HEAD_SPANS && c->n_classes != 2)
+		return "a span head has two logits a token, the start's and the end's";
 	if (c->task != TFM_TASK_CLASSIFY &&
 		(c->type_vocab || c->emb_norm || c->pos_offset || c->cls_pre))
 		return "token types, the embedding norm, a position offset and a pre-classifier layer apply to classifiers only";

@@ -658,6 +658,10 @@ varlen_forward(tfm_model *m, const tfm_batch *b, const tfm_packed_w *pw)
 	}
 	tfm_linear_rows_forward(ws->logits, pooled, m->w.cls_w, m->w.cls_b, b->B, d, c->n_classes,
 							NULL, pw ? pw->cls : NULL);
+	/* a head on every token: the same layer on each of the N rows */
+	if (b->token_logits && c->token_head != TFM_TOKEN_HEAD_NONE)
+		tfm_linear_rows_forward(b->token_logits, top, m->w.cls_w, m->w.cls_b, (int) N, d,
+								c->n_classes, NULL, pw ? pw->cls : NULL);
 	m->pooled = ws->pooled;
 	m->hidden = (float *) top;
 	m->logits = ws->logits;

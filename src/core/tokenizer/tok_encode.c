@@ -488,7 +488,7 @@ typedef struct bert_job
 } bert_job;
 
 static int
-bert_word(void *arg, const uint8_t *w, size_t wl, size_t off)
+bert_word(void *arg, const uint8_t *w, size_t wl, size_t off, const int32_t *rel)
 {
 	bert_job *j = arg;
 	tfm_tokenizer *t = j->t;
@@ -509,12 +509,13 @@ bert_word(void *arg, const uint8_t *w, size_t wl, size_t off)
 			return -1;
 		if (id < 0)
 			return emit(j->e, unk, off);
-		if (tfm_tok_ivec_push(&j->found, id))
+		if (tfm_tok_ivec_push(&j->found, id) || tfm_tok_ivec_push(&j->found, (int32_t) at))
 			return -1;
 		at = end;
 	}
-	for (i = 0; i < j->found.len; i++)
-		if (!emit(j->e, j->found.data[i], off))
+	/* each piece at the input character its first byte came from */
+	for (i = 0; i < j->found.len; i += 2)
+		if (!emit(j->e, j->found.data[i], off + (size_t) rel[j->found.data[i + 1]]))
 			return 0;
 	return 1;
 }

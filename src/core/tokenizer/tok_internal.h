@@ -172,9 +172,12 @@ int tfm_tok_word_next(size_t *start, size_t *len, int *invalid,
 int tfm_tok_lower_append(tfm_tok_bytes *b, const uint8_t *s, size_t n);
 
 /* ---- BERT's normalizer and pre-tokenizer (tok_bert.c) ---------------------- */
-/* called with each normalized word and the input offset of its first
- * character: returns 1 to go on, 0 to stop, -1 on out-of-memory */
-typedef int (*tfm_tok_bert_cb)(void *arg, const uint8_t *word, size_t len, size_t off);
+/* called with each normalized word, the input offset of its first
+ * character and, for each of its len bytes, the offset from there of the
+ * input character it came from: returns 1 to go on, 0 to stop, -1 on
+ * out-of-memory */
+typedef int (*tfm_tok_bert_cb)(void *arg, const uint8_t *word, size_t len, size_t off,
+							   const int32_t *rel);
 /* scratch holds the word being built; lower and strip say whether to
  * lower-case and to strip accents; returns TFM_OK or TFM_ENOMEM */
 int tfm_tok_bert_words(tfm_tok_bytes *scratch, const uint8_t *s, size_t len,

@@ -4,7 +4,7 @@
  * into token windows needs to tell each window's place in the text.
  *
  * A token ends where the next token that starts later starts (tokens that
- * share a start, such as the WordPiece pieces of a lower-cased word, share
+ * share a start, such as the pieces of one Hangul syllable, share
  * that end), the last at the end of the text.  Tokenizers that skip
  * whitespace (word and wordpiece) leave it out of the token before it.
  */

@@ -226,13 +226,21 @@ parse_bert(JsonbContainer *c, TfmHfConfig *out, tfm_hf_arch arch, const char *ar
 	char	   *act,
 			   *problem;
 
+	const char *family = arch == TFM_HF_BERT ? "Bert" : arch == TFM_HF_ROBERTA ? "Roberta" : "DistilBert";
+	size_t		fl = strlen(family);
+
 	p->arch = arch;
 	p->head = arch_name && strcmp(arch_name, cls) == 0;
-	if (arch_name && !p->head && strcmp(arch_name, base) != 0)
+	/* a head on every token: ...ForTokenClassification, ...ForQuestionAnswering */
+	if (arch_name && strncmp(arch_name, family, fl) == 0)
+		p->token_head = strcmp(arch_name + fl, "ForTokenClassification") == 0 ? TFM_TOKEN_HEAD_TAGS :
+			strcmp(arch_name + fl, "ForQuestionAnswering") == 0 ? TFM_TOKEN_HEAD_SPANS : 0;
+	if (arch_name && !p->head && !p->token_head && strcmp(arch_name, base) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("architecture \"%s\" is not supported", arch_name),
-				 errdetail("tfm imports %s and %s checkpoints.", base, cls)));
+				 errdetail("tfm imports %s, %s, %sForTokenClassification and %sForQuestionAnswering checkpoints.",
+						   base, cls, family, family)));
 	p->vocab = jint(c, "vocab_size", 0, true);
 	p->d_model = jint(c, distil ? "dim" : "hidden_size", 0, true);
 	p->layers = jint(c, distil ? "n_layers" : "num_hidden_layers", 0, true);
@@ -268,6 +276,11 @@ parse_bert(JsonbContainer *c, TfmHfConfig *out, tfm_hf_arch arch, const char *ar
 				 errdetail("tfm classifiers are single-label.")));
 	parse_id2label(c, out);
 	p->n_classes = out->n_labels;
+	if (p->token_head == TFM_TOKEN_HEAD_SPANS && p->n_classes != 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("config.json id2label has %d labels; a question-answering head has 2 (start, end)",
+						p->n_classes)));
 	out->bos_id = -1;
 	out->eos_id = -1;
 }

@@ -179,6 +179,11 @@ tfm_datum_ids(Datum d, Oid type, const TfmModelRow *row, bool target, int *len)
 void
 tfm_check_labels_trainable(const TfmModelRow *row)
 {
+	if (row->cfg.task == TFM_TASK_CLASSIFY && row->cfg.token_head != TFM_TOKEN_HEAD_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model \"%s\" has a head on every token; tfm trains classifiers of texts",
+						row->name)));
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels < TFM_CLASSES_MIN)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -260,6 +260,8 @@ sub model_for {
   return "'mallory_s2s'" if $f =~ /translate/;
   return "'mallory_xenc'" if $f =~ /rerank/;
   return "'mallory_nli'" if $f =~ /zero_shot/;
+  return "'mallory_ner'" if $f =~ /entities/;
+  return "'mallory_qa'" if $f =~ /answer/;
   return "'mallory_cls'";
 }
 sub sane {
@@ -294,7 +296,8 @@ sub sane {
     chunk_tokens => '8', tensor => "'enc.0.ln1.g'", setting => "'fp32'", hypothesis => "'the cat sat'",
     reference => "'the cat sat'", references => "ARRAY['the cat sat']", a => "ARRAY[1, 2]::real[]",
     b => "ARRAY[2, 1]::real[]", batch => '1', length => '8', node => '1', seq => "'tfm.version_seq'::regclass",
-    label => "'mallory_label'",
+    label => "'mallory_label'", question => "'what is the sea'", context => "'the sea and the whale'",
+    aggregation => "'simple'",
   );
   return $s{$arg} if exists $s{$arg} && !($arg eq 'source' && $type eq 'text' && $f ne 'tfm_copy_model' && $f !~ /translate|attention/)
                      && !($arg eq 'tokenizer' && $type eq 'jsonb');
@@ -485,7 +488,8 @@ DO $$
 BEGIN
   PERFORM tfm_drop_model(name) FROM tfm.models
     WHERE owner::text = 'mallory' AND name NOT IN ('mallory_cls', 'mallory_lm', 'mallory_s2s', 'mallory_scratch',
-                                                   'mallory_xenc', 'mallory_nli', 'mallory_json');
+                                                   'mallory_xenc', 'mallory_nli', 'mallory_json', 'mallory_ner',
+                                                   'mallory_qa');
   PERFORM tfm_undeploy(name) FROM tfm.aliases
     WHERE owner::text = 'mallory' AND name NOT IN ('mallory_alias', 'mallory_scratch_alias');
   PERFORM tfm_job_drop(name, true) FROM tfm.job_defs

@@ -141,5 +141,12 @@ SELECT tfm_tokenizer_train('mallory_chars', t, 'char')
   FROM (SELECT string_agg(chr(c), '') AS t FROM generate_series(32, 126) c, generate_series(1, 3) k GROUP BY k) s;
 SELECT count(*) FROM tfm_create_model('mallory_json', 'lm', 'mallory_chars', d_model => 16, heads => 2, layers => 1,
                                       max_len => 64);
+-- mallory's token classifier and question-answering model: what tfm_entities and tfm_answer read
+\set xcfg `cat test/fixtures/hf_tasks/config_ner.json`
+\set xw `base64 -w0 test/fixtures/hf_tasks/model_ner.safetensors`
+SELECT count(*) FROM tfm_import('mallory_ner', :'xcfg', decode(:'xw', 'base64'), :'xtok', task => 'classify');
+\set xcfg `cat test/fixtures/hf_tasks/config_qa.json`
+\set xw `base64 -w0 test/fixtures/hf_tasks/model_qa.safetensors`
+SELECT count(*) FROM tfm_import('mallory_qa', :'xcfg', decode(:'xw', 'base64'), :'xtok', task => 'classify');
 RESET ROLE;
 SELECT tfm_grant('alice_tok', 'bob');  -- a grant between the other two: mallory must not gain from it

@@ -1,5 +1,6 @@
 -- doc/tasks.md's examples, as written there, against the small random
--- checkpoints of test/fixtures/hf_tasks (xenc: one logit; nli) and
+-- checkpoints of test/fixtures/hf_tasks (xenc: one logit; nli; ner: a
+-- token classifier; qa: a question-answering model) and
 -- test/fixtures/hf_bert (encoder: a BertModel for the embeddings), and the
 -- random GPT-2 of test/fixtures/hf_gpt2 (gpt: structured extraction)
 SET tfm.progress = off;
@@ -14,6 +15,12 @@ SET tfm.progress = off;
 SELECT model FROM tfm_import('xenc', :'cr', decode(:'wr', 'base64'), :'tok', task => 'classify');
 SELECT model FROM tfm_import('nli', :'cn', decode(:'wn', 'base64'), :'tok', task => 'classify');
 SELECT model FROM tfm_import('encoder', :'ce', decode(:'we', 'base64'), :'te');
+\set cner `cat test/fixtures/hf_tasks/config_ner.json`
+\set wner `base64 -w0 test/fixtures/hf_tasks/model_ner.safetensors`
+\set cqa `cat test/fixtures/hf_tasks/config_qa.json`
+\set wqa `base64 -w0 test/fixtures/hf_tasks/model_qa.safetensors`
+SELECT model FROM tfm_import('ner', :'cner', decode(:'wner', 'base64'), :'tok', task => 'classify');
+SELECT model FROM tfm_import('qa', :'cqa', decode(:'wqa', 'base64'), :'tok', task => 'classify');
 CREATE TEMP TABLE docs (id int PRIMARY KEY, body text, embedding real[]);
 INSERT INTO docs (id, body)
 VALUES (1, 'The quick brown fox jumps over the lazy dog.'), (2, 'Hello, world!'), (3, 'fox'),
@@ -65,5 +72,24 @@ SELECT id, jsonb_typeof(fields) AS type, jsonb_typeof(fields -> 'age') AS age,
                                  "required": ["name", "age", "mood"]}') AS fields
           FROM notes) s
  ORDER BY id;
-SELECT tfm_drop_model(name) FROM unnest(ARRAY['xenc', 'nli', 'encoder', 'gpt']) AS name;
-SELECT tfm_tokenizer_drop(name) FROM unnest(ARRAY['xenc', 'nli', 'encoder', 'gpt']) AS name;
+
+-- tag the entities of a text
+SELECT entity, label, round(score::numeric, 3) AS score, start_char, end_char
+  FROM tfm_entities('ner', 'Hello world, Jumping Bob runs in Big Paris!', aggregation => 'first');
+
+-- every entity of a table's texts, in one batched call
+SELECT a.ids[e.ord] AS id, e.entity, e.label
+  FROM (SELECT array_agg(id ORDER BY id) AS ids, array_agg(body ORDER BY id) AS bodies FROM docs) a,
+       tfm_entities('ner', a.bodies, 'max') e
+ WHERE e.label = 'LOC'
+ ORDER BY id, e.start_char;
+
+-- answer a question from a passage
+SELECT answer, round(score::numeric, 4) AS score, start_char, end_char
+  FROM tfm_answer('qa', 'what jumped over the dog?',
+                  'The quick brown fox jumped over the lazy dog again.');
+SELECT answer = '' AS no_answer
+  FROM tfm_answer('qa', 'what jumped over the dog?', 'Hello world, it is big.',
+                  handle_impossible_answer => true);
+SELECT tfm_drop_model(name) FROM unnest(ARRAY['xenc', 'nli', 'encoder', 'gpt', 'ner', 'qa']) AS name;
+SELECT tfm_tokenizer_drop(name) FROM unnest(ARRAY['xenc', 'nli', 'encoder', 'gpt', 'ner', 'qa']) AS name;

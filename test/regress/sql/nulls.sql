@@ -39,6 +39,13 @@ SELECT model FROM tfm_import('nl_xenc', :'nl_cfg', decode(:'nl_w', 'base64'), :'
 \set nl_cfg `cat test/fixtures/hf_tasks/config_nli.json`
 \set nl_w `base64 -w0 test/fixtures/hf_tasks/model_nli.safetensors`
 SELECT model FROM tfm_import('nl_nli', :'nl_cfg', decode(:'nl_w', 'base64'), :'nl_tok', task => 'classify');
+-- a token classifier and a question-answering model for the span functions (tfm_entities, tfm_answer)
+\set nl_cfg `cat test/fixtures/hf_tasks/config_ner.json`
+\set nl_w `base64 -w0 test/fixtures/hf_tasks/model_ner.safetensors`
+SELECT model FROM tfm_import('nl_ner', :'nl_cfg', decode(:'nl_w', 'base64'), :'nl_tok', task => 'classify');
+\set nl_cfg `cat test/fixtures/hf_tasks/config_qa.json`
+\set nl_w `base64 -w0 test/fixtures/hf_tasks/model_qa.safetensors`
+SELECT model FROM tfm_import('nl_qa', :'nl_cfg', decode(:'nl_w', 'base64'), :'nl_tok', task => 'classify');
 
 -- ---- 1. every function of the catalog --------------------------------------
 
@@ -111,6 +118,8 @@ CREATE FUNCTION pg_temp.sane(f text, a text, t regtype) RETURNS text LANGUAGE sq
       WHEN f = 'tfm_extract' THEN $v$'nl_char_lm'$v$
       WHEN f = 'tfm_rerank' THEN $v$'nl_xenc'$v$
       WHEN f = 'tfm_zero_shot' THEN $v$'nl_nli'$v$
+      WHEN f = 'tfm_entities' THEN $v$'nl_ner'$v$
+      WHEN f = 'tfm_answer' THEN $v$'nl_qa'$v$
       ELSE $v$'nl_cls'$v$ END
     WHEN a = 'tokenizer' THEN $v$'nl_words'$v$
     WHEN a IN ('input', 'prompt', 'source', 'hypothesis', 'reference') THEN $v$'the sea is calm'$v$
@@ -233,6 +242,9 @@ SELECT count(*) FILTER (WHERE d.body IS NULL) AS from_the_null_row, count(DISTIN
 SELECT count(DISTINCT d.id) AS nbest, count(*) FILTER (WHERE d.body IS NULL) AS from_the_null_row
   FROM nl_docs d, tfm_translate_nbest('nl_s2s', d.body, 2, max_tokens => 3);
 SELECT count(DISTINCT d.id) AS attention FROM nl_docs d, tfm_attention('nl_s2s', d.body);
+SELECT count(DISTINCT d.id) AS entities FROM nl_docs d, tfm_entities('nl_ner', d.body, 'none');
+SELECT count(a) AS answers, count(*) FILTER (WHERE a IS NULL) AS nulls
+  FROM (SELECT tfm_answer('nl_qa', 'what is calm', d.body) AS a FROM nl_docs d) s;
 -- the array forms: one answer per element, NULL for the NULL one, each the
 -- row-by-row answer
 SELECT count(c) AS answers, count(*) FILTER (WHERE c IS NULL) AS nulls,
@@ -251,6 +263,9 @@ SELECT count(e.embedding) AS answers, count(*) FILTER (WHERE e.embedding IS NULL
        bool_and(e.embedding IS NOT DISTINCT FROM tfm_embed('nl_cls', d.body)) AS same
   FROM tfm_embed('nl_cls', (SELECT array_agg(body ORDER BY id) FROM nl_docs)) e
   JOIN nl_docs d ON d.id = e.ord;
+SELECT count(DISTINCT ord) AS texts_with_entities, count(*) FILTER (WHERE ord = 17) AS from_the_null_text,
+       bool_and(e.entity IS NOT NULL AND e.label IS NOT NULL AND e.start_char IS NOT NULL) AS complete
+  FROM tfm_entities('nl_ner', (SELECT array_agg(body ORDER BY id) FROM nl_docs), 'none') e;
 SELECT count(DISTINCT ord) AS texts_with_chunks
   FROM tfm_embed_chunks('nl_cls', (SELECT array_agg(body ORDER BY id) FROM nl_docs), 4);
 

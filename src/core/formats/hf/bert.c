@@ -23,6 +23,9 @@
  * -> cls.pre.* (tanh) and classifier.out_proj.* -> cls.*.  Without one,
  * pooler.dense.* (BertModel, RobertaModel) is accepted and ignored: the
  * model pools by the mean, and its cls.* is a new head.
+ * A head on every token (cfg token_head; the checkpoint has no pooler):
+ * ...ForTokenClassification's classifier.* and ...ForQuestionAnswering's
+ * qa_outputs.* (2 logits: start, end) -> cls.*.
  * DistilBERT (prefix "distilbert."): embeddings.word_embeddings,
  * position_embeddings, LayerNorm as above (no token types);
  * transformer.layer.N.attention.q_lin / k_lin / v_lin / out_lin,
@@ -49,6 +52,9 @@ bert_config(tfm_config *cfg, const tfm_hf_params *p)
 	cfg->type_vocab = p->arch == TFM_HF_DISTILBERT ? 0 : p->type_vocab;
 	cfg->emb_norm = 1;
 	cfg->pos_offset = p->arch == TFM_HF_ROBERTA ? p->pos_offset : 0;
+	cfg->token_head = p->token_head;
+	if (p->token_head)
+		cfg->pooling = TFM_POOL_CLS;
 	cfg->cls_pre = !p->head ? TFM_CLS_PRE_NONE :
 		p->arch == TFM_HF_DISTILBERT ? TFM_CLS_PRE_RELU : TFM_CLS_PRE_TANH;
 }
@@ -102,6 +108,12 @@ bert_entries(hf_builder *b, const tfm_config *c)
 		E(distil ? "output_layer_norm.bias" : "output.LayerNorm.bias", "ln2.b", TFM_HF_COPY, 1, d, 0);
 #undef E
 #undef S
+	}
+	if (c->token_head != TFM_TOKEN_HEAD_NONE)
+	{
+		hf_add_linear(b, c->token_head == TFM_TOKEN_HEAD_SPANS ? "qa_outputs" : "classifier", false,
+					  "cls", C, d);
+		return;
 	}
 	if (!head)
 	{

@@ -12,7 +12,8 @@
  *                 punctuation or P*) is a word of its own
  * The tables (tok_bert_data.c) are generated from Python's unicodedata by
  * scripts/tokenizer/gen_bert_unicode.py.  Each word goes to cb with the
- * byte offset in the input of its first character.
+ * byte offset in the input of its first character and, for each of its
+ * bytes, where its input character is from there (a piece's offsets).
  */
 #include "../tok_internal.h"
 #include "../unicode/tok_unicode.h"
@@ -109,6 +110,7 @@ put_utf8(tfm_tok_bytes *b, uint32_t cp)
 typedef struct wordbuf
 {
 	tfm_tok_bytes *w;
+	tfm_tok_ivec rel;           /* per byte of w: its character's input offset - off */
 	size_t      off;            /* input offset of the word's first character */
 	tfm_tok_bert_cb cb;
 	void       *arg;
@@ -124,12 +126,27 @@ flush(wordbuf *wb)
 
 	if (wb->w->len == 0 || wb->stop)
 		return TFM_OK;
-	r = wb->cb(wb->arg, wb->w->data, wb->w->len, wb->off);
+	r = wb->cb(wb->arg, wb->w->data, wb->w->len, wb->off, wb->rel.data);
 	wb->w->len = 0;
+	wb->rel.len = 0;
 	if (r < 0)
 		return TFM_ENOMEM;
 	if (r == 0)
 		wb->stop = 1;
+	return TFM_OK;
+}
+
+/* cp's UTF-8 into the word, each byte from the input character at at */
+static int
+put_at(wordbuf *wb, uint32_t cp, size_t at)
+{
+	size_t before = wb->w->len;
+
+	if (put_utf8(wb->w, cp))
+		return TFM_ENOMEM;
+	for (size_t i = before; i < wb->w->len; i++)
+		if (tfm_tok_ivec_push(&wb->rel, (int32_t) (at - wb->off)))
+			return TFM_ENOMEM;
 	return TFM_OK;
 }
 
@@ -148,13 +165,13 @@ add_char(wordbuf *wb, uint32_t cp, size_t at)
 		if (st != TFM_OK)
 			return st;
 		wb->off = at;
-		if (put_utf8(wb->w, cp))
+		if (put_at(wb, cp, at) != TFM_OK)
 			return TFM_ENOMEM;
 		return flush(wb);
 	}
 	if (wb->w->len == 0)
 		wb->off = at;
-	return put_utf8(wb->w, cp) ? TFM_ENOMEM : TFM_OK;
+	return put_at(wb, cp, at);
 }
 
 /* lower-case one stripped character (when asked), then add it */
@@ -187,7 +204,7 @@ int
 tfm_tok_bert_words(tfm_tok_bytes *scratch, const uint8_t *s, size_t len, int lower, int strip,
 				   tfm_tok_bert_cb cb, void *arg)
 {
-	wordbuf wb = {scratch, 0, cb, arg, 0, lower, strip};
+	wordbuf wb = {scratch, {0}, 0, cb, arg, 0, lower, strip};
 	size_t pos = 0;
 	int st = TFM_OK;
 
@@ -205,6 +222,9 @@ tfm_tok_bert_words(tfm_tok_bytes *scratch, const uint8_t *s, size_t len, int low
 			st = flush(&wb);
 			if (st == TFM_OK && tfm_tok_bytes_append(scratch, s + at, ul))
 				st = TFM_ENOMEM;
+			for (size_t i = 0; i < ul && st == TFM_OK; i++)
+				if (tfm_tok_ivec_push(&wb.rel, 0))
+					st = TFM_ENOMEM;
 			wb.off = at;
 			if (st == TFM_OK)
 				st = flush(&wb);
@@ -226,7 +246,9 @@ tfm_tok_bert_words(tfm_tok_bytes *scratch, const uint8_t *s, size_t len, int low
 			if (st == TFM_OK)
 			{
 				wb.off = at;
-				st = put_utf8(scratch, (uint32_t) cp) ? TFM_ENOMEM : flush(&wb);
+				st = put_at(&wb, (uint32_t) cp, at);
+				if (st == TFM_OK)
+					st = flush(&wb);
 			}
 			continue;
 		}
@@ -261,5 +283,6 @@ tfm_tok_bert_words(tfm_tok_bytes *scratch, const uint8_t *s, size_t len, int low
 	}
 	if (st == TFM_OK)
 		st = flush(&wb);
+	tfm_tok_ivec_free(&wb.rel);
 	return st;
 }

@@ -2,8 +2,9 @@
  * classifier.c — a classifier's inference: the model from the cache, a
  * value's ids as it reads them, and many inputs through varlen forward
  * passes of similar lengths within tfm.work_mem (tfm_classify, tfm_embed,
- * tfm_evaluate), and pairs of texts with their token types (tfm_rerank,
- * tfm_zero_shot).
+ * tfm_evaluate), pairs of texts with their token types (tfm_rerank,
+ * tfm_zero_shot), and the logits of a head on every token (tfm_entities,
+ * tfm_answer).
  */
 #include "postgres.h"
 
@@ -28,10 +29,36 @@
 #define TFM_VARLEN_TOKENS 512
 #endif
 
+static const char *const token_head_tasks[] = {NULL, "tfm_entities", "tfm_answer"};
+
+/* a classifier of texts (its head on the pooled vector) */
 tfm_model *
 tfm_get_classifier(const char *name, const TfmModelRow **rowp)
 {
-	return tfm_model_for(name, TFM_TASK_CLASSIFY, false, rowp);
+	tfm_model  *m = tfm_model_for(name, TFM_TASK_CLASSIFY, false, rowp);
+
+	if ((*rowp)->cfg.token_head != TFM_TOKEN_HEAD_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("model \"%s\" has a head on every token, not a classifier of texts",
+						(*rowp)->name),
+				 errhint("It is read with %s.", token_head_tasks[(*rowp)->cfg.token_head])));
+	return m;
+}
+
+/* a classifier with a head on every token of this kind (tfm_token_head), and a tokenizer */
+tfm_model *
+tfm_get_token_model(const char *name, int head, const TfmModelRow **rowp)
+{
+	tfm_model  *m = tfm_model_for(name, TFM_TASK_CLASSIFY, true, rowp);
+
+	if ((*rowp)->cfg.token_head != head)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("model \"%s\" is not %s", (*rowp)->name,
+						head == TFM_TOKEN_HEAD_TAGS ? "a token classifier (...ForTokenClassification)" :
+						"an extractive question-answering model (...ForQuestionAnswering)")));
+	return m;
 }
 
 /* the ids a classifier reads for one value; errors on empty text */
@@ -69,7 +96,7 @@ cmp_by_len(const void *a, const void *b, void *arg)
  */
 static void
 run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, int32 **types, const int *lens,
-		   int n, float *probs, bool raw, float *pooled)
+		   int n, float *probs, bool raw, float *pooled, float **token_out)
 {
 	int			C = row->n_labels,
 				d = m->cfg.d_model;
@@ -85,6 +112,7 @@ run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, int32 **types, con
 		int64		tokens = T;
 		int32	   *buf,
 				   *tbuf = NULL;
+		float	   *tok = NULL;
 		size_t		r = 0;
 		tfm_batch	b;
 
@@ -115,10 +143,17 @@ run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, int32 **types, con
 		b.input = buf;
 		b.lens = blens;
 		b.types = tbuf;
+		if (token_out)
+			b.token_logits = tok = palloc(sizeof(float) * Max(r, 1) * C);
 		tfm_check_pass(tfm_model_forward(m, &b, false, 0), row->name);
+		r = 0;
 		for (int i = 0; i < B; i++)
 		{
 			int			k = order[start + i];
+
+			if (token_out)
+				memcpy(token_out[k], tok + r * C, sizeof(float) * lens[k] * C);
+			r += lens[k];
 
 			if (probs)
 			{
@@ -132,6 +167,8 @@ run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, int32 **types, con
 		pfree(buf);
 		if (tbuf)
 			pfree(tbuf);
+		if (tok)
+			pfree(tok);
 	}
 	pfree(order);
 	pfree(blens);
@@ -141,12 +178,23 @@ void
 tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids, const int *lens, int n,
 				   float *probs, float *pooled)
 {
-	run_passes(m, row, ids, NULL, lens, n, probs, false, pooled);
+	run_passes(m, row, ids, NULL, lens, n, probs, false, pooled, NULL);
 }
 
 void
 tfm_classifier_run_pairs(tfm_model *m, const TfmModelRow *row, int32 **ids, int32 **types,
 						 const int *lens, int n, float *logits)
 {
-	run_passes(m, row, ids, types, lens, n, logits, true, NULL);
+	run_passes(m, row, ids, types, lens, n, logits, true, NULL, NULL);
+}
+
+/*
+ * n inputs (types may be NULL) through a token head's varlen passes: each
+ * input's (lens[k], n_labels) logits, a row per token, to tokens[k]
+ */
+void
+tfm_classifier_run_tokens(tfm_model *m, const TfmModelRow *row, int32 **ids, int32 **types,
+						  const int *lens, int n, float **tokens)
+{
+	run_passes(m, row, ids, types, lens, n, NULL, true, NULL, tokens);
 }

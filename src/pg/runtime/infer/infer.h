@@ -19,6 +19,8 @@
 /* ---- classifiers (classifier.c) ---- */
 /* the model, checked to be a classifier */
 tfm_model  *tfm_get_classifier(const char *name, const TfmModelRow **rowp);
+/* the model, checked to have a head on every token of this tfm_token_head and a tokenizer */
+tfm_model  *tfm_get_token_model(const char *name, int head, const TfmModelRow **rowp);
 /* a value's ids as the classifier reads them (<cls>, truncation) */
 int32	   *tfm_classifier_ids(const TfmModelRow *row, Datum d, Oid type, int *n);
 /*
@@ -32,6 +34,8 @@ void		tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids,
 							   const int *lens, int n, float *probs, float *pooled);
 
 /* ---- pairs of texts (pair_input.c) ---- */
+/* the tokenizer's [CLS] and [SEP] (RoBERTa's <s>, </s>), checked to be ids of the model */
+void		tfm_model_cls_sep(const TfmModelRow *row, TfmSpecials *sp);
 /* a text's ids as one side of a pair (no specials; *n may be 0) */
 int32	   *tfm_pair_tokens(const TfmModelRow *row, text *t, int *n);
 /*
@@ -46,6 +50,28 @@ int32	   *tfm_pair_join(const TfmModelRow *row, const int32 *a, int na, const in
  */
 void		tfm_classifier_run_pairs(tfm_model *m, const TfmModelRow *row, int32 **ids,
 									 int32 **types, const int *lens, int n, float *logits);
+
+/*
+ * n inputs (types may be NULL) through a token head's varlen passes:
+ * tokens[k] (lens[k] × labels, caller's) gets input k's logits, a row per token.
+ */
+void		tfm_classifier_run_tokens(tfm_model *m, const TfmModelRow *row, int32 **ids,
+									  int32 **types, const int *lens, int n, float **tokens);
+
+/* ---- a text's tokens and their places, for the span tasks (token_spans.c) ---- */
+typedef struct TfmTokSpan
+{
+	int32		id;
+	int			start,
+				end;			/* characters [start, end) of the text (0-based) */
+	size_t		bstart,
+				bend;			/* the same in bytes */
+	bool		subword;		/* continues the word before it */
+} TfmTokSpan;
+/* a text's tokens (no specials; *n may be 0), checked against tfm.work_mem */
+TfmTokSpan *tfm_token_spans(const TfmModelRow *row, text *t, int *n);
+/* [CLS] tokens [SEP] (RoBERTa's <s> .. </s>) as the model reads them, *len ids */
+int32	   *tfm_token_window(const TfmModelRow *row, const TfmTokSpan *tokens, int n, int *len);
 
 /* ---- encoder-decoders (translator.c) ---- */
 typedef struct TrOpts

@@ -47,6 +47,17 @@ tfm_pair_tokens(const TfmModelRow *row, text *t, int *n)
 	return tfm_tokenizer_encode(row->tokenizer, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), n);
 }
 
+void
+tfm_model_cls_sep(const TfmModelRow *row, TfmSpecials *sp)
+{
+	tfm_tokenizer_specials(row->tokenizer, sp);
+	if (sp->cls < 0 || sp->cls >= row->cfg.vocab || sp->sep < 0 || sp->sep >= row->cfg.vocab)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("tokenizer \"%s\" has no [CLS] and [SEP] in the vocabulary of model \"%s\"",
+						row->tokenizer, row->name)));
+}
+
 int32 *
 tfm_pair_join(const TfmModelRow *row, const int32 *a, int na, const int32 *b, int nb,
 			  bool only_first, int32 **types, int *n)
@@ -61,12 +72,7 @@ tfm_pair_join(const TfmModelRow *row, const int32 *a, int na, const int32 *b, in
 	bool		typed;
 
 	pair_layout(row, &roberta, &extra);
-	tfm_tokenizer_specials(row->tokenizer, &sp);
-	if (sp.cls < 0 || sp.cls >= row->cfg.vocab || sp.sep < 0 || sp.sep >= row->cfg.vocab)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("tokenizer \"%s\" has no [CLS] and [SEP] in the vocabulary of model \"%s\"",
-						row->tokenizer, row->name)));
+	tfm_model_cls_sep(row, &sp);
 	budget = row->cfg.max_len - extra;
 	if (only_first)
 	{

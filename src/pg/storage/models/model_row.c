@@ -62,6 +62,7 @@ static const char *const pooling_names[] = {"mean", "cls"};
 static const char *const arch_names[] = {NULL, "llama", "t5"};
 static const char *const gated_act_names[] = {"silu", "gelu_tanh"};
 static const char *const cls_pre_names[] = {NULL, "tanh", "relu"};
+static const char *const token_head_names[] = {NULL, "tags", "spans"};
 static const char *const rope_type_names[] = {NULL, "llama3", "linear"};
 
 #define INT_KEY(k, off, req, d, w)	{k, NULL, KEY_INT, req, d, off, w, NULL, 0, NULL, 0, 0}
@@ -110,6 +111,7 @@ static const ConfigKey config_keys[] = {
 	BOOL_KEY("emb_norm", CFG(emb_norm), false, WRITE_NONZERO),
 	INT_KEY("pos_offset", CFG(pos_offset), false, 0, WRITE_NONZERO),
 	ENUM_KEY("cls_pre", CFG(cls_pre), false, WRITE_NONZERO, cls_pre_names, -1),
+	ENUM_KEY("token_head", CFG(token_head), false, WRITE_NONZERO, token_head_names, -1),
 	/* added for Marian */
 	BOOL_KEY("sinus_halves", CFG(sinus_halves), false, WRITE_NONZERO),
 	BOOL_KEY("out_bias", CFG(out_bias), false, WRITE_NONZERO),
