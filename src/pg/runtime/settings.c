@@ -5,7 +5,7 @@
  *   tfm.threads          threads for BLIS and the core's parallel loops
  *   tfm.blis_arch        BLIS kernel set: auto (default) or a name
  *   tfm.progress         training progress as NOTICE lines
- *   tfm.precision        inference products: auto, fp32, bf16, int8, int4 (infer/inference_precision.c)
+ *   tfm.precision        inference products: auto, fp32, bf16, int8, int4, gguf (infer/inference_precision.c)
  *   tfm.share_weights    one read-only copy of loaded weights (shared_weights.c)
  *   tfm.train_chunk_rows rows training reads at a time (train_loop.c)
  *   tfm.work_mem         the memory of a call's batches (limits.c)
@@ -51,6 +51,7 @@ static const struct config_enum_entry precision_options[] = {
 	{"bf16", TFM_PREC_BF16, false},
 	{"int8", TFM_PREC_INT8, false},
 	{"int4", TFM_PREC_INT4, false},
+	{"gguf", TFM_PREC_GGUF, false},
 	{NULL, 0, false}
 };
 
