@@ -45,6 +45,10 @@ SELECT (SELECT sum(pg_column_size(g.*)) FROM tfm.gguf_tensors g JOIN tfm.models 
          WHERE m.name = 'g_q4km') <= 1.3 * (SELECT octet_length(f) FROM kmx) AS blocks_within_1_3x_file,
        (SELECT round(sum(pg_column_size(t.*)) / (SELECT octet_length(f) FROM kmx)::numeric)
           FROM tfm.tensors t JOIN tfm.models m ON m.id = t.model_id WHERE m.name = 'g_q4km') AS float32_copy_x_file;
+-- tfm.max_model_bytes counts the float32 values and the kept blocks
+SET tfm.max_model_bytes = '4MB';
+SELECT * FROM tfm_import_gguf('g_q4km_big', (SELECT f FROM kmx));
+RESET tfm.max_model_bytes;
 -- a 1 ms statement timeout stops the import, nothing left behind
 \set VERBOSITY terse
 SET statement_timeout = '1ms';
