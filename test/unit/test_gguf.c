@@ -20,8 +20,9 @@
  *     length of the header and at boundaries of the data, byte flips, huge
  *     counts, lengths and offsets written over each 8-byte field; every case
  *     parsed from an exactly sized copy (valgrind sees any over-read) and,
- *     when it parses, imported and its tokenizer read: an error must carry
- *     a message, never a crash.
+ *     when it parses, imported (its blocks kept, run one step at gguf
+ *     where it keeps any) and its tokenizer read: an error must carry a
+ *     message, never a crash.
  *
  * TFM_TEST_QUICK=1 shrinks the fuzzing (for valgrind).
  */
@@ -771,8 +772,17 @@ fuzz_one(const uint8_t *src, size_t len)
 		CHECK(rc == 0 || st.msg[0] != '\0', "fuzz: vocabulary failure %d without a message", rc);
 		tfm_gguf_vocab_free(v);
 		st.msg[0] = '\0';
-		m = import_gguf(copy, len, &p, &st);
+		m = import_gguf_keep(copy, len, &p, &st, true);
 		CHECK(m != NULL || st.msg[0] != '\0', "fuzz: import failure without a message");
+		if (m && tfm_model_int4_kept_columns(m) > 0)
+		{
+			/* what it keeps runs: gguf copies of its K-quant / Q8_0 blocks, one step */
+			int32_t		id = 0;
+			tfm_batch	bt = {.B = 1, .T = 1, .input = &id};
+
+			CHECK(tfm_model_set_precision(m, TFM_PREC_GGUF) == 0 && tfm_model_forward(m, &bt, false, 0) == 0,
+				  "fuzz: a kept model does not run at gguf");
+		}
 		tfm_model_free(m);
 	}
 	tfm_gguf_free(f);
@@ -849,5 +859,6 @@ main(void)
 	test_fuzz("gguf/llama_bf16.gguf");	/* a "llama" tokenizer */
 	test_fuzz("gguf/llama3_tok.gguf");	/* a "gpt2" one */
 	test_fuzz("gguf/gpt2_q8_0.gguf");	/* the gpt2 architecture, Q8_0 blocks */
+	test_fuzz("gguf/llama_q4_k_m.gguf");	/* Q4_K and Q6_K blocks */
 	return check_summary("test_gguf");
 }

@@ -15,6 +15,10 @@
  *     run, not the float32 values), the fp32 ones do;
  *   - laid over a copy of the packed block (as shared memory does), the
  *     same logits bit for bit;
+ *   - gpt2_q8_0.gguf (Conv1D matrices, Q8_0 blocks, activations quantized
+ *     to Q8_0): every matrix kept, its gguf next-token log-probabilities
+ *     within 0.05 of its fp32 ones (the blocks' exact dequantization; int8
+ *     requantized from them is about as far);
  *   - the kept blocks refused where they do not fit: a K not a multiple of
  *     256 for Q4_K, a type tfm does not keep, columns past the matrix.
  */
@@ -106,6 +110,69 @@ release_copy(void *block, void *arg)
 {
 	(void) arg;
 	free(block);
+}
+
+/* gpt2_q8_0.gguf at gguf against its float32 values */
+static void
+test_gpt2_q8_0(void)
+{
+	size_t		len;
+	uint8_t    *buf = check_fixture("gguf/gpt2_q8_0.gguf", &len);
+	tfm_hf_params p;
+	tfm_status	st = {0};
+	tfm_model  *m;
+	int32_t		ids[6] = {464, 3797, 3332, 319, 262, 2603};
+	tfm_batch	bt = {.B = 1, .T = 6, .input = ids};
+	float	   *a,
+			   *b,
+				worst = 0.0f;
+	size_t		n;
+
+	if (!buf)
+		return;
+	m = import_gguf_keep(buf, len, &p, &st, true);
+	CHECK(m != NULL, "gpt2_q8_0.gguf: %s", st.msg);
+	if (!m)
+		return;
+	for (int i = 0; i < 6; i++)
+		ids[i] %= m->cfg.vocab;
+	n = (size_t) 6 * m->cfg.vocab;
+	a = malloc(sizeof(float) * n);
+	b = malloc(sizeof(float) * n);
+	CHECK(tfm_model_int4_kept_columns(m) > 0, "gpt2_q8_0.gguf keeps nothing");
+	CHECK(tfm_model_forward(m, &bt, false, 0) == 0, "fp32");
+	memcpy(a, m->logits, sizeof(float) * n);
+	CHECK(tfm_model_set_precision(m, TFM_PREC_GGUF) == 0 && tfm_model_forward(m, &bt, false, 0) == 0, "gguf");
+	memcpy(b, m->logits, sizeof(float) * n);
+	CHECK(memcmp(a, b, sizeof(float) * n) != 0, "gpt2 at gguf ran the float32 values");
+	{
+		float		w8 = 0.0f;
+
+		CHECK(tfm_model_set_precision(m, TFM_PREC_INT8) == 0 && tfm_model_forward(m, &bt, false, 0) == 0, "int8");
+		for (size_t i = 0; i < n; i++)
+			w8 = fmaxf(w8, fabsf(m->logits[i] - a[i]));
+		for (size_t i = 0; i < n; i++)
+			worst = fmaxf(worst, fabsf(b[i] - a[i]));
+		printf("gpt2 max |logit - fp32's|: gguf %.3g, int8 %.3g\n", worst, w8);
+		worst = 0.0f;
+	}
+	for (int t = 0; t < 6; t++)
+	{
+		float	   *x = a + (size_t) t * m->cfg.vocab,
+				   *y = b + (size_t) t * m->cfg.vocab;
+
+		tfm_log_softmax(x, x, m->cfg.vocab);
+		tfm_log_softmax(y, y, m->cfg.vocab);
+		for (int i = 0; i < m->cfg.vocab; i++)
+			worst = fmaxf(worst, fabsf(x[i] - y[i]));
+	}
+	printf("gpt2_q8_0.gguf at gguf: %ld columns kept, max |log-prob - fp32's| = %.3g (bound 0.05)\n",
+		   tfm_model_int4_kept_columns(m), worst);
+	CHECK(worst <= 0.05f, "gpt2 gguf log-probabilities %.3g from fp32's", worst);
+	free(a);
+	free(b);
+	free(buf);
+	tfm_model_free(m);
 }
 
 int
@@ -241,6 +308,7 @@ main(void)
 		CHECK(tfm_model_int4_kept_columns(s) == 2 * 2048 + 376, "the kept blocks changed");
 		free(blocks);
 	}
+	test_gpt2_q8_0();
 	free(lg);
 	free(lf);
 	free(step);
