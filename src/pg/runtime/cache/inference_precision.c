@@ -31,6 +31,7 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 
+#include "tfm/kquant.h"
 #include "tfm/lowp.h"
 #include "tfm/precision.h"
 #include "runtime/runtime.h"
@@ -111,5 +112,6 @@ tfm_precision_info(Datum *values)
 	values[1] = CStringGetTextDatum(why);
 	values[2] = CStringGetTextDatum(tfm_lowp_bf16_kernel());
 	values[3] = CStringGetTextDatum(tfm_lowp_int8_kernel());
-	values[4] = CStringGetTextDatum(tfm_lowp_reason());
+	/* and gguf's kernels (tfm/kquant.h), which follow TFM_LOWP_FORCE too */
+	values[4] = CStringGetTextDatum(psprintf("%s; gguf blocks: %s", tfm_lowp_reason(), tfm_kq_path()));
 }
