@@ -57,3 +57,5 @@ RESET statement_timeout;
 \set VERBOSITY default
 SELECT count(*) AS left_behind FROM tfm.models WHERE name = 'g_q4km_timeout';
 RESET tfm.precision;
+SELECT tfm_drop_model('g_q4km');
+SELECT tfm_tokenizer_drop('g_q4km');
