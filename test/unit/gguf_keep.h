@@ -94,4 +94,15 @@ out:
 	return m;
 }
 
+/* the layers' float32 matrices (not the embedding table) scaled: what the
+ * kept blocks run must not move with them */
+static void
+scale_matrices(tfm_model *m, float by)
+{
+	for (int i = 0; i < m->n_tensors; i++)
+		if (m->info[i].ndim == 2 && strncmp(m->info[i].name, "dec.", 4) == 0)
+			for (size_t j = 0; j < m->info[i].size; j++)
+				m->params[m->info[i].offset + j] *= by;
+}
+
 #endif							/* TFM_TEST_GGUF_KEEP_H */

@@ -329,15 +329,6 @@ test_twins(void)
  * Q8_0 file keeps its blocks too (for gguf: test_gguf_kept.c).
  */
 static void
-scale_matrices(tfm_model *m, float by)
-{
-	for (int i = 0; i < m->n_tensors; i++)
-		if (m->info[i].ndim == 2 && strncmp(m->info[i].name, "dec.", 4) == 0)
-			for (size_t j = 0; j < m->info[i].size; j++)
-				m->params[m->info[i].offset + j] *= by;
-}
-
-static void
 test_kept(void)
 {
 	size_t		len,

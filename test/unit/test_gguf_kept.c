@@ -97,15 +97,6 @@ last_logits(tfm_model *m, const int32_t *ids, int T, float *out)
 }
 
 static void
-scale_matrices(tfm_model *m, float by)
-{
-	for (int i = 0; i < m->n_tensors; i++)
-		if (m->info[i].ndim == 2 && strncmp(m->info[i].name, "dec.", 4) == 0)
-			for (size_t j = 0; j < m->info[i].size; j++)
-				m->params[m->info[i].offset + j] *= by;
-}
-
-static void
 release_copy(void *block, void *arg)
 {
 	(void) arg;
