@@ -57,5 +57,20 @@ RESET statement_timeout;
 \set VERBOSITY default
 SELECT count(*) AS left_behind FROM tfm.models WHERE name = 'g_q4km_timeout';
 RESET tfm.precision;
+-- the gguf copies (the file's blocks) are shared as other precisions'
+-- are: the session that packed them wrote them beside the parameters, a
+-- new session lays its copies over a mapping of that file, same answers
+SET tfm.precision = 'gguf';
+CREATE TABLE kmprob AS
+SELECT n.id, n.probability FROM tfm_next_tokens('g_q4km', ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331], 376) n;
+SELECT count(*) AS gguf_files FROM pg_ls_tmpdir() f, tfm.models m
+ WHERE m.name = 'g_q4km' AND f.size > 0 AND f.name = format('pgsql_tmp_tfm_%s_%s_%s_%s_gguf',
+       (SELECT oid FROM pg_database WHERE datname = current_database()), 'tfm.models'::regclass::oid, m.id, m.version);
+\c
+SET tfm.precision = 'gguf';
+SELECT count(*) AS tokens, bool_and(n.probability = k.probability) AS same_in_a_new_session
+  FROM tfm_next_tokens('g_q4km', ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331], 376) n JOIN kmprob k USING (id);
+DROP TABLE kmprob;
+RESET tfm.precision;
 SELECT tfm_drop_model('g_q4km');
 SELECT tfm_tokenizer_drop('g_q4km');
