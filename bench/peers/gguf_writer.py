@@ -32,9 +32,9 @@ ALIGN = 32
 # metadata value types
 T_UINT32, T_INT32, T_FLOAT32, T_BOOL, T_STRING, T_ARRAY = 4, 5, 6, 7, 8, 9
 # ggml tensor types
-GGML_F32, GGML_Q4_0, GGML_Q8_0 = 0, 2, 8
-# general.file_type (llama_ftype): ALL_F32 0, MOSTLY_Q4_0 2, MOSTLY_Q8_0 7
-FILE_TYPE = {"F32": 0, "Q4_0": 2, "Q8_0": 7}
+GGML_F32, GGML_Q4_0, GGML_Q8_0, GGML_Q4_K, GGML_Q6_K = 0, 2, 8, 12, 14
+# general.file_type (llama_ftype): ALL_F32 0, MOSTLY_Q4_0 2, MOSTLY_Q8_0 7, MOSTLY_Q4_K_M 15
+FILE_TYPE = {"F32": 0, "Q4_0": 2, "Q8_0": 7, "Q4_K_M": 15}
 # tokenizer.ggml.token_type
 TOK_NORMAL, TOK_UNKNOWN, TOK_CONTROL, TOK_BYTE = 1, 2, 3, 6
 
@@ -104,6 +104,37 @@ def quantize_q4_0(x):
     return out.tobytes()
 
 
+def ggml_quantize(lib_path, ggml_type, x):
+    """x (rows, n) quantized by ggml's own ggml_quantize_chunk (no importance
+    matrix), from the libggml-base shipped with node-llama-cpp: the file's
+    bytes"""
+    import ctypes
+    lib = ctypes.CDLL(lib_path)
+    lib.ggml_quantize_chunk.restype = ctypes.c_size_t
+    lib.ggml_quantize_chunk.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                                        ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    rows, n = x.shape
+    per = {GGML_Q4_K: 144, GGML_Q6_K: 210}[ggml_type] * (n // 256)
+    out = np.zeros(rows * per, dtype=np.uint8)
+    got = lib.ggml_quantize_chunk(ggml_type, x.ctypes.data, out.ctypes.data, 0, rows, n, None)
+    assert got == rows * per, (got, rows * per)
+    return out.tobytes()
+
+
+def q4_k_m_type(name, n_layers):
+    """llama.cpp's llama_tensor_get_type for LLAMA_FTYPE_MOSTLY_Q4_K_M:
+    output Q6_K; attn_v and ffn_down Q6_K in the layers use_more_bits picks
+    (the first and last eighth, every third between); the rest Q4_K"""
+    if name == "output.weight":
+        return GGML_Q6_K
+    if name.endswith("attn_v.weight") or name.endswith("ffn_down.weight"):
+        i, n = int(name.split(".")[1]), n_layers
+        more = i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
+        return GGML_Q6_K if more else GGML_Q4_K
+    return GGML_Q4_K
+
+
 def permute_rope(w, n_head):
     """HF q/k rows (heads x [first half, second half]) -> ggml's interleaved pairs"""
     return (w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:])
@@ -139,10 +170,12 @@ def write_gguf(path, metadata, tensors):
             pos = o + len(raw)
 
 
-def llama_gguf(path, cfg, sd, pieces, scores, types, kind):
+def llama_gguf(path, cfg, sd, pieces, scores, types, kind, ggml_lib=None):
     """cfg: the HF config dict; sd: HF name -> float32 numpy array;
     pieces/scores/types: the tokenizer by id; kind: F32, Q8_0 or Q4_0
-    (every matrix in that type, norms in F32: a "pure" file)"""
+    (every matrix in that type, norms in F32: a "pure" file), or Q4_K_M
+    (llama.cpp's mix of Q4_K and Q6_K, quantized by ggml itself: ggml_lib
+    the path of its libggml-base)"""
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     head = cfg["hidden_size"] // H
     meta = [
@@ -178,6 +211,9 @@ def llama_gguf(path, cfg, sd, pieces, scores, types, kind):
             return (name, GGML_Q8_0, ne, quantize_q8_0(w))
         if kind == "Q4_0":
             return (name, GGML_Q4_0, ne, quantize_q4_0(w))
+        if kind == "Q4_K_M":
+            t = q4_k_m_type(name, cfg["num_hidden_layers"])
+            return (name, t, ne, ggml_quantize(ggml_lib, t, w))
         return (name, GGML_F32, ne, w.astype("<f4").tobytes())
 
     def vec(name, w):

@@ -129,6 +129,11 @@ def make_llama(out, size):
     npsd = {k: v.numpy() for k, v in sd.items()}
     for kind in ("F32", "Q8_0", "Q4_0"):
         llama_gguf("%s/model-%s.gguf" % (out, kind), cfg, npsd, pieces, scores, types, kind)
+    # llama.cpp's default mix, by ggml's own quantizer (node-llama-cpp's libggml-base)
+    # (its K-quants take rows of whole 256-value blocks: not --size small's ff 704)
+    if os.environ.get("GGML_LIB") and D % 256 == 0 and FF % 256 == 0:
+        llama_gguf("%s/model-Q4_K_M.gguf" % out, cfg, npsd, pieces, scores, types, "Q4_K_M",
+                   os.environ["GGML_LIB"])
     prng = np.random.RandomState(7)
     prompts = {"generate": [1] + [int(x) for x in prng.randint(259, VOCAB, GEN_PROMPT - 1)],
                "prefill": [1] + [int(x) for x in prng.randint(259, VOCAB, PREFILL_PROMPT - 1)],

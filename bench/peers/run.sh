@@ -80,6 +80,7 @@ FA=auto
 WORK_MEM=16GB
 WAIT=60
 KEEP=0
+GGUF_ONLY=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --size) SIZE="$2"; shift 2 ;;
@@ -91,6 +92,7 @@ while [ $# -gt 0 ]; do
     --work-mem) WORK_MEM="$2"; shift 2 ;;
     --wait) WAIT="$2"; shift 2 ;;
     --keep) KEEP=1; shift ;;
+    --gguf-only) GGUF_ONLY=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
@@ -127,6 +129,9 @@ PEERS=$(cd "$HERE" && node -e '
   console.log("node-llama-cpp " + l["node_modules/node-llama-cpp"].version + ", onnxruntime-node " + l["node_modules/onnxruntime-node"].version)')
 LLAMA_SYS=$(cd "$HERE" && node llama_gen.mjs --info)
 log "peers: $PEERS; llama.cpp CPU features: $LLAMA_SYS"
+# ggml's own quantizer, for the Q4_K_M file (make_models.py)
+export GGML_LIB="$HERE/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libggml-base.so"
+[ -f "$GGML_LIB" ] || { log "no $GGML_LIB: no Q4_K_M file"; unset GGML_LIB; }
 
 if [ -n "${PG_CONFIG:-}" ]; then
   log "building tfm with $PG_CONFIG"
@@ -165,6 +170,7 @@ KBLIS=$($PSQL -c "SELECT blis_kernels FROM tfm_info()")
 KBF16=$($PSQL -c "SELECT bf16_kernel FROM tfm_info()")
 KINT8=$($PSQL -c "SELECT int8_kernel FROM tfm_info()")
 KINT4=$($PSQL -c "SELECT int4_kernel FROM tfm_info()")
+KKQ=$(grep -q avx2 /proc/cpuinfo && echo avx2 || echo reference)
 log "tfm_info(): $INFO; tfm.work_mem $($PSQL -c 'SHOW tfm.work_mem')"
 log "importing (tfm_import_files)"
 $PSQL -F ' ' <<EOF
@@ -173,6 +179,20 @@ SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' pa
 SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters (the Q4_0 GGUF file)'
   FROM tfm_import_gguf_file('llama_q4', '$OUT/llama/model-Q4_0.gguf');
 SELECT 'Q4_0 blocks kept for int4: ' || count(*) FILTER (WHERE kept) || ' of ' || count(*) || ' tensors' FROM tfm_gguf_kept('llama_q4');
+EOF
+if [ -f "$OUT/llama/model-Q4_K_M.gguf" ]; then
+  t0=$(date +%s.%N)
+  $PSQL -F ' ' <<EOF
+SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters (the Q4_K_M GGUF file, ggml''s quantizer)'
+  FROM tfm_import_gguf_file('llama_q4km', '$OUT/llama/model-Q4_K_M.gguf');
+EOF
+  res import_q4km "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')"
+  res q4km_file "$(stat -c %s "$OUT/llama/model-Q4_K_M.gguf")"
+  res q4km_blocks "$($PSQL -c "SELECT sum(pg_column_size(g.*)) FROM tfm.gguf_tensors g JOIN tfm.models m ON m.id = g.model_id WHERE m.name = 'llama_q4km'")"
+  res q4km_rows "$($PSQL -c "SELECT (SELECT sum(pg_column_size(g.*)) FROM tfm.gguf_tensors g JOIN tfm.models m ON m.id = g.model_id WHERE m.name = 'llama_q4km') + (SELECT sum(pg_column_size(t.*)) FROM tfm.tensors t JOIN tfm.models m ON m.id = t.model_id WHERE m.name = 'llama_q4km')")"
+  $PSQL -F ' ' -c "SELECT 'kept: ' || gguf_type || ' ' || count(*) FILTER (WHERE kept) || ' of ' || count(*) FROM tfm_gguf_kept('llama_q4km') GROUP BY gguf_type ORDER BY gguf_type"
+fi
+$PSQL -F ' ' <<EOF
 CREATE TABLE prompts AS SELECT
   ARRAY(SELECT x::int FROM json_array_elements_text(j->'generate') x) AS gen,
   ARRAY(SELECT x::int FROM json_array_elements_text(j->'prefill') x) AS prefill,
@@ -290,13 +310,21 @@ EOF
 # flash attention), one round, at the first thread count
 TH1=$(echo $THREADS | cut -d' ' -f1)
 llama_run "$TH1" F32 exact 1 F32 off
+# and the Q4_K_M file's the same way, for tfm gguf's ids
+[ -f "$OUT/llama/model-Q4_K_M.gguf" ] && llama_run "$TH1" Q4_K_M q4km_exact 1 F32 off
 for th in $THREADS; do
-  tfm_gen_run "$th" fp32
-  llama_run "$th" F32
-  tfm_gen_run "$th" int8
-  llama_run "$th" Q8_0
+  if [ "$GGUF_ONLY" = 0 ]; then
+    tfm_gen_run "$th" fp32
+    llama_run "$th" F32
+    tfm_gen_run "$th" int8
+    llama_run "$th" Q8_0
+  fi
   tfm_gen_run "$th" int4 llama_q4
   llama_run "$th" Q4_0
+  if [ -f "$OUT/llama/model-Q4_K_M.gguf" ]; then
+    tfm_gen_run "$th" gguf llama_q4km
+    llama_run "$th" Q4_K_M
+  fi
 done
 
 # ---- 5. the encoder ------------------------------------------------------------------------
@@ -312,6 +340,7 @@ print("%.3g %.6f" % (d, cos))
 EOF
 }
 for th in $THREADS; do
+  [ "$GGUF_ONLY" = 1 ] && break
   for prec in fp32 bf16 int8; do
     l=$(load)
     log "tfm encoder $prec, $th thread(s) (load $l)"
@@ -371,12 +400,15 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
     row "generation: tfm fp32 / llama.cpp F32" "$th" "$(get gen_tfm_${th}_fp32)" "$(get gen_llama_${th}_F32)" "$(get gen_tfm_${th}_fp32_load)" "$(get gen_llama_${th}_F32_load)" "fp32: tfm's gemv"
     row "generation: tfm int8 / llama.cpp Q8_0" "$th" "$(get gen_tfm_${th}_int8)" "$(get gen_llama_${th}_Q8_0)" "$(get gen_tfm_${th}_int8_load)" "$(get gen_llama_${th}_Q8_0_load)" "int8: $KINT8"
     row "generation: tfm int4 (the Q4_0 file) / llama.cpp Q4_0" "$th" "$(get gen_tfm_${th}_int4)" "$(get gen_llama_${th}_Q4_0)" "$(get gen_tfm_${th}_int4_load)" "$(get gen_llama_${th}_Q4_0_load)" "int4: $KINT4"
+    row "generation: tfm gguf (the Q4_K_M file's blocks) / llama.cpp Q4_K_M" "$th" "$(get gen_tfm_${th}_gguf)" "$(get gen_llama_${th}_Q4_K_M)" "$(get gen_tfm_${th}_gguf_load)" "$(get gen_llama_${th}_Q4_K_M_load)" "gguf: kquant $KKQ"
+    row "generation: tfm gguf (Q4_K_M) / tfm int4 (Q4_0), the same shape" "$th" "$(get gen_tfm_${th}_gguf)" "$(get gen_tfm_${th}_int4)" "$(get gen_tfm_${th}_gguf_load)" "$(get gen_tfm_${th}_int4_load)" "gguf: kquant $KKQ"
     row "generation, batch 8, tfm fp32 (not measured for llama.cpp)" "$th" "$(get gen8_tfm_${th}_fp32)" "—" "$(get gen_tfm_${th}_fp32_load)" "—" "fp32: tfm's gemv"
     row "generation, batch 8, tfm int8 (not measured for llama.cpp)" "$th" "$(get gen8_tfm_${th}_int8)" "—" "$(get gen_tfm_${th}_int8_load)" "—" "int8: $KINT8"
     row "generation, batch 8, tfm int4 (not measured for llama.cpp)" "$th" "$(get gen8_tfm_${th}_int4)" "—" "$(get gen_tfm_${th}_int4_load)" "—" "int4: $KINT4"
     row "prefill: tfm fp32 / llama.cpp F32" "$th" "$(get pre_tfm_${th}_fp32)" "$(get pre_llama_${th}_F32)" "$(get gen_tfm_${th}_fp32_load)" "$(get gen_llama_${th}_F32_load)" "fp32: BLIS $KBLIS"
     row "prefill: tfm int8 / llama.cpp Q8_0" "$th" "$(get pre_tfm_${th}_int8)" "$(get pre_llama_${th}_Q8_0)" "$(get gen_tfm_${th}_int8_load)" "$(get gen_llama_${th}_Q8_0_load)" "int8: $KINT8"
     row "prefill: tfm int4 (the Q4_0 file) / llama.cpp Q4_0" "$th" "$(get pre_tfm_${th}_int4)" "$(get pre_llama_${th}_Q4_0)" "$(get gen_tfm_${th}_int4_load)" "$(get gen_llama_${th}_Q4_0_load)" "int4: $KINT4"
+    row "prefill: tfm gguf (the Q4_K_M file's blocks) / llama.cpp Q4_K_M" "$th" "$(get pre_tfm_${th}_gguf)" "$(get pre_llama_${th}_Q4_K_M)" "$(get gen_tfm_${th}_gguf_load)" "$(get gen_llama_${th}_Q4_K_M_load)" "gguf: kquant $KKQ"
   done
   echo
   echo -n "Greedy ids (leading ids equal / $TOKENS), tfm fp32 = llama.cpp F32 computed exactly (F32 cache, flash attention off):"
@@ -390,7 +422,13 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_int8_ids)" "$(get gen_tfm_${th}_fp32_ids)");"; done
   echo -n " tfm int4 = llama.cpp Q4_0 (the same blocks; activations quantized each its own way):"
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_int4_ids)" "$(get gen_llama_${th}_Q4_0_ids)");"; done
+  echo -n " tfm gguf = llama.cpp Q4_K_M (the same blocks, activations quantized to Q8_K alike):"
+  for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_gguf_ids)" "$(get gen_llama_${th}_Q4_K_M_ids)");"; done
+  echo -n " tfm gguf = llama.cpp Q4_K_M computed in F32 (F32 cache, flash attention off):"
+  for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_gguf_ids)" "$(get gen_llama_${TH1}_q4km_exact_ids)");"; done
   echo
+  f=$(get q4km_file)
+  [ -n "$f" ] && echo "Q4_K_M file: $f bytes, imported in $(get import_q4km) s; its rows $(get q4km_rows) bytes ($(ratio "$(get q4km_rows)" "$f") the file: the kept blocks $(get q4km_blocks) bytes, $(ratio "$(get q4km_blocks)" "$f"), the rest the float32 values still stored beside them)."
   echo
   echo "MiniLM-shaped encoder, 32 sequences of 128 ids, sequences/s, the median of $ROUNDS (batch 1: a call / run per sequence; batch 32: tfm_embed(model, text[]), one [32, 128] ONNX Runtime run):"
   echo

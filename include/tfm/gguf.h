@@ -146,8 +146,8 @@ const char *tfm_gguf_type_name(uint32_t type);
 int			tfm_gguf_to_f32(float *out, const uint8_t *src, uint32_t type, uint64_t n);
 /*
  * Is the type one a tfm kernel runs as it is, its blocks kept beside the
- * float32 values (Q4_0: tfm's int4 layout)?  The others (F16, BF16, Q8_0,
- * Q4_K, Q6_K) are only converted.
+ * float32 values (Q4_0: tfm's int4 layout; Q8_0, Q4_K, Q5_K, Q6_K:
+ * tfm/kquant.h's)?  The others (F16, BF16) are only converted.
  */
 bool		tfm_gguf_kept(uint32_t type);
 

@@ -110,7 +110,8 @@ typedef enum tfm_precision
 	TFM_PREC_FP32 = 0,
 	TFM_PREC_BF16 = 1,
 	TFM_PREC_INT8 = 2,
-	TFM_PREC_INT4 = 3
+	TFM_PREC_INT4 = 3,
+	TFM_PREC_GGUF = 4			/* a GGUF file's blocks as they are (tfm/kquant.h) */
 } tfm_precision;
 
 #define TFM_INT4_BLOCK 32		/* weights per int4 block (GGUF Q4_0) */

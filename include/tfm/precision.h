@@ -37,11 +37,12 @@ const char *tfm_precision_name(tfm_precision p);
  */
 typedef struct tfm_source_tally
 {
-	uint64_t	values[4];		/* indexed by tfm_precision */
+	uint64_t	values[5];		/* indexed by tfm_precision */
 } tfm_source_tally;
 void		tfm_source_tally_add(tfm_source_tally *t, tfm_precision p, int ndim, uint64_t n_values);
 tfm_precision tfm_source_tally_result(const tfm_source_tally *t);
-/* a ggml tensor type's: F32/F16 fp32, BF16 bf16, Q8_0/Q6_K int8, Q4_0/Q4_K int4 */
+/* a ggml tensor type's: F32/F16 fp32, BF16 bf16, Q4_0 int4, Q8_0/Q4_K/Q5_K/Q6_K gguf
+ * (the blocks as they are) */
 tfm_precision tfm_gguf_type_precision(uint32_t type);
 
 /*
@@ -85,15 +86,20 @@ tfm_precision tfm_model_train_precision(const tfm_model *m);
 void		tfm_model_train_repack(tfm_model *m);
 
 /*
- * int4 blocks kept as they are (a GGUF file's Q4_0 tensors, which are
- * tfm's int4 layout: tfm/lowp.h): output columns col0 .. col0 + cols - 1
- * of the matrix whose fp32 weights are the tensor at `offset` in the
+ * Blocks kept as a GGUF file has them: output columns col0 .. col0 + cols
+ * - 1 of the matrix whose fp32 weights are the tensor at `offset` in the
  * parameter block (its tfm_param_info.offset; the tied head's is the
- * embedding's), K inputs (a multiple of TFM_INT4_BLOCK), each column's
- * K/32 blocks in turn.  An int4 packing of the model takes these columns'
- * blocks byte for byte instead of quantizing W's values (the fp32 weights,
- * which every other precision and training use, are their exact
- * dequantization).
+ * embedding's), K inputs, each column's blocks in turn, of ggml type
+ * `type`:
+ *   Q4_0 (2): tfm's int4 layout (tfm/lowp.h, K a multiple of 32): an int4
+ *        packing of the model takes these columns' blocks byte for byte
+ *        instead of quantizing W's values;
+ *   Q8_0 (8), Q4_K (12), Q5_K (13), Q6_K (14) (K a multiple of the type's
+ *        block, tfm/kquant.h): TFM_PREC_GGUF runs every matrix whose
+ *        columns they cover wholly on them (tfm_kq_gemm), the activations
+ *        quantized as llama.cpp does; a matrix not covered runs fp32.
+ * The fp32 weights, which every other precision and training use, are
+ * their exact dequantization.
  */
 typedef struct tfm_int4_kept
 {
@@ -101,10 +107,15 @@ typedef struct tfm_int4_kept
 	int			K,
 				col0,
 				cols;
-	const uint8_t *blocks;		/* cols × K/32 blocks of TFM_INT4_BLOCK_BYTES */
+	const uint8_t *blocks;		/* cols rows of the type's blocks */
+	uint32_t	type;			/* ggml type */
 } tfm_int4_kept;
 
-/* is k the columns of a matrix an int4 packing of m holds (K inputs, col0 + cols ≤ its outputs)? */
+/* bytes of k's blocks (0 for a type not kept) */
+size_t		tfm_kept_bytes(const tfm_int4_kept *k);
+
+/* is k the columns of a matrix a packing of m holds (K inputs, a multiple of its type's
+ * block, col0 + cols ≤ its outputs)? */
 bool		tfm_model_int4_fits(const tfm_model *m, const tfm_int4_kept *k);
 /*
  * m keeps copies of the n blocks (n = 0: none; replaces the ones before,

@@ -2,11 +2,12 @@
 # test_dump.sh — pg_dump / pg_restore keep tfm's models: a database with a
 # tokenizer, a trained classifier and language model, their history, a
 # deployment, an owner that is not a superuser and a grant, and an imported
-# Qwen2 with its Split rules and chat template, is dumped in
+# Qwen2 with its Split rules and chat template, and a GGUF file of the
+# Q4_K_M mix whose blocks are kept (tfm.gguf_tensors) and run at gguf, is dumped in
 # plain and custom format and restored into fresh databases; every tensor,
 # the catalog rows, owners and grants, and the models' outputs (classify,
-# probabilities, seeded generation, the chat prompt's ids and reply) must be
-# identical.
+# probabilities, seeded generation, the chat prompt's ids and reply, the
+# GGUF model's kept blocks, precision and greedy ids) must be identical.
 #
 # Runs against the server the PG* variables name (scripts/test.sh starts
 # one), as a superuser.  Exits non-zero on any difference.
@@ -55,6 +56,11 @@ SQL
 psql -q -X -v ON_ERROR_STOP=1 -v dir="$PWD/test/fixtures/hf_qwen2" -d "$src" >/dev/null <<'SQL'
 SELECT * FROM tfm_import_files('dump_qwen2', :'dir');
 SQL
+# a GGUF file's blocks, kept in tfm.gguf_tensors and run at gguf
+psql -q -X -v ON_ERROR_STOP=1 -d "$src" >/dev/null <<'SQL'
+\set g `base64 -w0 test/fixtures/gguf/llama_q4_k_m.gguf`
+SELECT * FROM tfm_import_gguf('dump_q4km', decode(:'g', 'base64'));
+SQL
 
 # what must survive: catalog rows (ids are renumbered by nothing: the
 # sequences are dumped too), every tensor's bits, and the models' outputs
@@ -87,6 +93,16 @@ SELECT 'proba', md5(string_agg(p.label || p.probability::text, ',' ORDER BY r.re
 SELECT 'generate', tfm_generate('dump_lm', 'a fine', max_tokens => 40, temperature => 0.8, seed => 7);
 SELECT 'chat', tfm_chat_tokens('dump_qwen2', '[{"role": "user", "content": "Where did the cat sit? 猫 123"}]'),
        tfm_chat('dump_qwen2', '[{"role": "user", "content": "Where did the cat sit? 猫 123"}]', max_tokens => 8, temperature => 0);
+SELECT 'gguf_tensors', m.name, count(*), count(g.blocks),
+       md5(string_agg(g.gguf_name || g.gguf_type || coalesce(g.tensor, '') || coalesce(g.first_column, -1) || ':' ||
+                      coalesce(g.columns, -1) || ':' || coalesce(g.inputs, -1) || ':' || g.rope_heads || ':' ||
+                      coalesce(md5(g.blocks), ''), ',' ORDER BY g.gguf_name))
+  FROM tfm.gguf_tensors g JOIN tfm.models m ON m.id = g.model_id GROUP BY m.name ORDER BY m.name;
+SET tfm.precision = 'auto';
+SELECT 'gguf', p.inference_precision,
+       ARRAY(SELECT id FROM tfm_generate_tokens('dump_q4km', ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331],
+                                                max_tokens => 8, temperature => 0) ORDER BY pos)
+  FROM tfm_model_precision('dump_q4km') p;
 SELECT 'reader', tfm_classify('dump_clf', 'a fine film') IS NOT NULL
   FROM (SELECT set_config('role', 'tfm_d_reader', true)) s;
 SQL
@@ -95,6 +111,9 @@ SQL
 fingerprint "$src" > "$work/src.txt"
 [ -n "${TFM_TEST_VERBOSE:-}" ] && cat "$work/src.txt"
 grep -q '^tensors|dump_clf|' "$work/src.txt" || { echo "no tensors in the source database" >&2; exit 1; }
+grep -q '^gguf_tensors|dump_q4km|20|15|' "$work/src.txt" || { echo "no kept GGUF blocks in the source database" >&2; exit 1; }
+grep -q '^gguf|gguf|{304,304,87,32,340,119,194,280}$' "$work/src.txt" ||
+  { echo "the GGUF model does not run its blocks (gguf) with the reference's greedy ids" >&2; grep '^gguf|' "$work/src.txt" >&2; exit 1; }
 
 pg_dump -Fp -f "$work/dump.sql" "$src"
 pg_dump -Fc -f "$work/dump.custom" "$src"

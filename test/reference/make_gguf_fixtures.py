@@ -414,7 +414,8 @@ def llama_file(path, cfg, sd, kind, tok_meta, ref, arch="llama"):
     tensors = []
 
     def mat(gname, w, heads=None):
-        t, raw, deq = encode(kind, gw.permute_rope(w, heads) if heads else w)
+        k = kind(gname) if callable(kind) else kind    # a type per tensor (make_gguf_q4km.py)
+        t, raw, deq = encode(k, gw.permute_rope(w, heads) if heads else w)
         deq = deq.reshape(w.shape)
         if heads:
             deq = unpermute(deq, heads)

@@ -20,8 +20,9 @@
  *     length of the header and at boundaries of the data, byte flips, huge
  *     counts, lengths and offsets written over each 8-byte field; every case
  *     parsed from an exactly sized copy (valgrind sees any over-read) and,
- *     when it parses, imported and its tokenizer read: an error must carry
- *     a message, never a crash.
+ *     when it parses, imported (its blocks kept, run one step at gguf
+ *     where it keeps any) and its tokenizer read: an error must carry a
+ *     message, never a crash.
  *
  * TFM_TEST_QUICK=1 shrinks the fuzzing (for valgrind).
  */
@@ -32,6 +33,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "gguf_keep.h"
 #include "tfm/decode.h"
 #include "tfm/gguf.h"
 #include "tfm/hf_import.h"
@@ -48,85 +50,6 @@ fnv(const float *x, uint64_t n)
 	for (uint64_t i = 0; i < n * 4; i++)
 		h = (h ^ p[i]) * 0x100000001b3ull;
 	return h;
-}
-
-/*
- * The Q4_0 blocks of f (in buf) that tfm_gguf_kept_place places in m given
- * to it, as src/pg/runtime/gguf_kept.c does (q and k rows back in Hugging
- * Face's order): the columns kept
- */
-static long
-keep_blocks(tfm_model *m, tfm_hf_map *map, const tfm_hf_params *p, const tfm_gguf_file *f,
-			const uint8_t *buf)
-{
-	tfm_int4_kept *k = calloc(f->n_tensors + 1, sizeof(tfm_int4_kept));
-	int			n = 0,
-				heads;
-
-	for (uint64_t i = 0; i < f->n_tensors; i++)
-		if (tfm_gguf_kept_place(&k[n], &heads, m, map, p, &f->tensors[i]))
-		{
-			const tfm_gguf_tensor *t = &f->tensors[i];
-			uint8_t    *b = malloc(t->bytes);
-
-			if (heads)
-				tfm_gguf_unpermute_rows(b, buf + f->data_start + t->offset, t->ne[1],
-										t->bytes / t->ne[1], heads);
-			else
-				memcpy(b, buf + f->data_start + t->offset, t->bytes);
-			k[n++].blocks = b;
-		}
-	CHECK(tfm_model_keep_int4(m, k, n) == 0, "tfm_model_keep_int4");
-	for (int i = 0; i < n; i++)
-		free((void *) k[i].blocks);
-	free(k);
-	return tfm_model_int4_kept_columns(m);
-}
-
-/* a GGUF file imported as a llama: the model, or NULL with st's message */
-static tfm_model *
-import_gguf_keep(const uint8_t *buf, size_t len, tfm_hf_params *p, tfm_status *st, bool keep)
-{
-	tfm_gguf_file *f;
-	tfm_config	c;
-	tfm_model  *m = NULL;
-	tfm_hf_map *map = NULL;
-	int64_t		capped;
-	const char *bad;
-	char		err[512];
-
-	if (tfm_gguf_parse(&f, buf, len, len, st) != 0)
-		return NULL;
-	if (tfm_gguf_params(p, &capped, f, st) != 0)
-		goto out;
-	if ((bad = tfm_hf_config(&c, p)) != NULL)
-	{
-		tfm_status_set(st, TFM_EBADFILE, "%s", bad);
-		goto out;
-	}
-	map = tfm_hf_map_create(p->arch, &c);
-	if (tfm_gguf_check(map, p, f, st) != 0)
-		goto out;
-	m = tfm_model_create(&c);
-	for (uint64_t i = 0; i < f->n_tensors; i++)
-		if (tfm_gguf_load(m, map, p, &f->tensors[i],
-								buf + f->data_start + f->tensors[i].offset, st) != 0)
-			goto fail;
-	if (tfm_hf_finish(m, map, err, sizeof(err)) != 0)
-	{
-		tfm_status_set(st, TFM_EBADFILE, "%s", err);
-		goto fail;
-	}
-	if (keep)
-		keep_blocks(m, map, p, f, buf);
-	goto out;
-fail:
-	tfm_model_free(m);
-	m = NULL;
-out:
-	tfm_hf_map_free(map);
-	tfm_gguf_free(f);
-	return m;
 }
 
 static tfm_model *
@@ -403,17 +326,8 @@ test_twins(void)
  * blocks' exact dequantization): equal but for the order of BLIS's sums
  * in batched passes, within int4's activation rounding in decoding (and
  * in batched passes where a SIMD kernel quantizes them there too).  A
- * Q8_0 file keeps nothing.
+ * Q8_0 file keeps its blocks too (for gguf: test_gguf_kept.c).
  */
-static void
-scale_matrices(tfm_model *m, float by)
-{
-	for (int i = 0; i < m->n_tensors; i++)
-		if (m->info[i].ndim == 2 && strncmp(m->info[i].name, "dec.", 4) == 0)
-			for (size_t j = 0; j < m->info[i].size; j++)
-				m->params[m->info[i].offset + j] *= by;
-}
-
 static void
 test_kept(void)
 {
@@ -454,7 +368,8 @@ test_kept(void)
 		return;
 	/* qkv 256 + 128 + 128, out 256, gate + up 512, down 256, the tied head 376 */
 	CHECK(tfm_model_int4_kept_columns(a) == 1912, "columns kept: %ld", tfm_model_int4_kept_columns(a));
-	CHECK(tfm_model_int4_kept_columns(q8) == 0, "a Q8_0 file keeps nothing");
+	CHECK(tfm_model_int4_kept_columns(q8) == 1912, "a Q8_0 file keeps its blocks (for gguf): %ld",
+		  tfm_model_int4_kept_columns(q8));
 	CHECK(tfm_model_set_precision(a, TFM_PREC_INT4) == 0, "int4");
 	packed = tfm_model_precision_block(a);
 	CHECK(tfm_gguf_parse(&f, buf, len, len, &st) == 0, "%s", st.msg);
@@ -848,8 +763,17 @@ fuzz_one(const uint8_t *src, size_t len)
 		CHECK(rc == 0 || st.msg[0] != '\0', "fuzz: vocabulary failure %d without a message", rc);
 		tfm_gguf_vocab_free(v);
 		st.msg[0] = '\0';
-		m = import_gguf(copy, len, &p, &st);
+		m = import_gguf_keep(copy, len, &p, &st, true);
 		CHECK(m != NULL || st.msg[0] != '\0', "fuzz: import failure without a message");
+		if (m && tfm_model_int4_kept_columns(m) > 0)
+		{
+			/* what it keeps runs: gguf copies of its K-quant / Q8_0 blocks, one step */
+			int32_t		id = 0;
+			tfm_batch	bt = {.B = 1, .T = 1, .input = &id};
+
+			CHECK(tfm_model_set_precision(m, TFM_PREC_GGUF) == 0 && tfm_model_forward(m, &bt, false, 0) == 0,
+				  "fuzz: a kept model does not run at gguf");
+		}
 		tfm_model_free(m);
 	}
 	tfm_gguf_free(f);
@@ -926,5 +850,6 @@ main(void)
 	test_fuzz("gguf/llama_bf16.gguf");	/* a "llama" tokenizer */
 	test_fuzz("gguf/llama3_tok.gguf");	/* a "gpt2" one */
 	test_fuzz("gguf/gpt2_q8_0.gguf");	/* the gpt2 architecture, Q8_0 blocks */
+	test_fuzz("gguf/llama_q4_k_m.gguf");	/* Q4_K and Q6_K blocks */
 	return check_summary("test_gguf");
 }

@@ -23,10 +23,11 @@ main(void)
 	CHECK(tfm_gguf_type_precision(TFM_GGML_F32) == TFM_PREC_FP32, "F32");
 	CHECK(tfm_gguf_type_precision(TFM_GGML_F16) == TFM_PREC_FP32, "F16");
 	CHECK(tfm_gguf_type_precision(TFM_GGML_BF16) == TFM_PREC_BF16, "BF16");
-	CHECK(tfm_gguf_type_precision(TFM_GGML_Q8_0) == TFM_PREC_INT8, "Q8_0");
-	CHECK(tfm_gguf_type_precision(TFM_GGML_Q6_K) == TFM_PREC_INT8, "Q6_K");
+	CHECK(tfm_gguf_type_precision(TFM_GGML_Q8_0) == TFM_PREC_GGUF, "Q8_0");
+	CHECK(tfm_gguf_type_precision(TFM_GGML_Q6_K) == TFM_PREC_GGUF, "Q6_K");
+	CHECK(tfm_gguf_type_precision(TFM_GGML_Q5_K) == TFM_PREC_GGUF, "Q5_K");
 	CHECK(tfm_gguf_type_precision(TFM_GGML_Q4_0) == TFM_PREC_INT4, "Q4_0");
-	CHECK(tfm_gguf_type_precision(TFM_GGML_Q4_K) == TFM_PREC_INT4, "Q4_K");
+	CHECK(tfm_gguf_type_precision(TFM_GGML_Q4_K) == TFM_PREC_GGUF, "Q4_K");
 	{
 		/* nothing counted: fp32 */
 		tfm_source_tally t = {{0}};
@@ -42,12 +43,13 @@ main(void)
 		CHECK(of(p, d, n, 3) == TFM_PREC_BF16, "bf16 matrices with f32 vectors");
 	}
 	{
-		/* Q4_K_M: mostly Q4_K, some Q6_K: int4 */
-		tfm_precision p[] = {TFM_PREC_INT4, TFM_PREC_INT8, TFM_PREC_INT4, TFM_PREC_FP32};
+		/* Q4_K_M: Q4_K and Q6_K, the file's blocks: gguf */
+		tfm_precision p[] = {tfm_gguf_type_precision(TFM_GGML_Q4_K), tfm_gguf_type_precision(TFM_GGML_Q6_K),
+		tfm_gguf_type_precision(TFM_GGML_Q4_K), TFM_PREC_FP32};
 		int			d[] = {2, 2, 2, 1};
 		uint64_t	n[] = {4096, 3000, 4096, 64};
 
-		CHECK(of(p, d, n, 4) == TFM_PREC_INT4, "Q4_K_M is int4");
+		CHECK(of(p, d, n, 4) == TFM_PREC_GGUF, "Q4_K_M is gguf");
 	}
 	{
 		/* a tie goes to the more precise */
@@ -58,6 +60,9 @@ main(void)
 		CHECK(of(p, d, n, 2) == TFM_PREC_INT8, "tie int8/int4");
 		p[1] = TFM_PREC_FP32;
 		CHECK(of(p, d, n, 2) == TFM_PREC_FP32, "tie fp32/int4");
+		p[0] = TFM_PREC_GGUF;
+		p[1] = TFM_PREC_INT4;
+		CHECK(of(p, d, n, 2) == TFM_PREC_INT4, "tie int4/gguf");
 	}
 	{
 		/* a precision out of range is not counted */

@@ -537,7 +537,8 @@ tfm_gguf_kept_place(tfm_int4_kept *k, int *heads, const tfm_model *m, tfm_hf_map
 	if (!rows_are_columns)
 		return 0;
 	*k = (tfm_int4_kept) {pi->offset, (int) t->ne[0],
-		e->use == TFM_HF_COPY || e->use == TFM_HF_TRANSPOSE ? 0 : (int) e->col0, (int) t->ne[1], NULL};
+		e->use == TFM_HF_COPY || e->use == TFM_HF_TRANSPOSE ? 0 : (int) e->col0, (int) t->ne[1], NULL,
+	t->type};
 	*heads = rope_heads(p, t);
 	return tfm_model_int4_fits(m, k) ? 1 : 0;
 }

@@ -8,8 +8,9 @@
  * Each block format is one function over whole blocks.  Every type is
  * converted to float32 at import (the weights every precision and training
  * use); tfm_gguf_kept() says which types a tfm kernel also runs as they
- * are: Q4_0, whose blocks are tfm's int4 layout, kept beside the float32
- * values for int4 inference (tfm_gguf_kept_place, gguf_model.c).
+ * are, kept beside the float32 values (tfm_gguf_kept_place, gguf_model.c):
+ * Q4_0, whose blocks are tfm's int4 layout, for int4 inference, and Q8_0,
+ * Q4_K, Q5_K, Q6_K for gguf inference (tfm/kquant.h).
  */
 #include "tfm/gguf.h"
 
@@ -84,7 +85,8 @@ tfm_gguf_type_name(uint32_t type)
 bool
 tfm_gguf_kept(uint32_t type)
 {
-	return type == 2;			/* Q4_0: tfm's int4 blocks */
+	/* Q4_0: tfm's int4 blocks; Q8_0, Q4_K, Q5_K, Q6_K: tfm/kquant.h's */
+	return type == 2 || type == 8 || type == 12 || type == 13 || type == 14;
 }
 
 static uint16_t

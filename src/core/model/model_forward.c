@@ -18,6 +18,7 @@
 #include "tfm/layers_t5.h"
 #include "tfm/lowp.h"
 #include "tfm/precision.h"
+#include "tfm/kquant.h"
 #include "model_internal.h"
 
 /* ---- workspace ---------------------------------------------------------- */
@@ -250,8 +251,14 @@ lowp_bytes(const tfm_config *c, size_t N, bool training, bool int4)
 	if (kall > INT32_MAX / 2)
 		kall = INT32_MAX / 2;
 	if (!training)
-		return zmax(zmax(tfm_bf16_work_bytes(n, (int) kin), tfm_int8_work_bytes(n, (int) kin)),
-					int4 ? tfm_int4_work_bytes(n, (int) kin) : 0) + 64;
+	{
+		/* gguf: the activations as Q8_K (K-quants) or Q8_0 blocks, K whole blocks */
+		int			k256 = (int) ((kin + TFM_QK_K - 1) / TFM_QK_K * TFM_QK_K);
+		size_t		kq = zmax(tfm_kq_work_bytes(12, n, k256), tfm_kq_work_bytes(8, n, k256));
+
+		return zmax(zmax(zmax(tfm_bf16_work_bytes(n, (int) kin), tfm_int8_work_bytes(n, (int) kin)),
+						 int4 ? tfm_int4_work_bytes(n, (int) kin) : 0), kq) + 64;
+	}
 	return zmax(zmax(tfm_bf16_work_bytes(n, (int) kin), tfm_bf16_work_bytes(n, (int) kall)),
 				tfm_bf16_work_bytes((int) kall, n)) +
 		tfm_bf16_pack_bytes(n, (int) kall) + 128;

@@ -284,7 +284,7 @@ void		tfm_block_self_attention(tfm_block_acts *a, tfm_workspace *ws,
 									 const tfm_stack_pass *p, int layer, tfm_attn_shape *sh,
 									 int d, int kw, int qw);
 
-/* the int4 blocks a model keeps (int4_kept.c): one allocation, the bytes after the list */
+/* the blocks a model keeps (int4_kept.c): one allocation, the bytes after the list */
 struct tfm_int4_kept_set
 {
 	int			n;
@@ -292,12 +292,13 @@ struct tfm_int4_kept_set
 	tfm_int4_kept k[];
 };
 
-/* bytes of k's blocks */
-static inline size_t
-tfm_int4_kept_bytes(const tfm_int4_kept *k)
-{
-	return (size_t) k->cols * (size_t) (k->K / TFM_INT4_BLOCK) * TFM_INT4_BLOCK_BYTES;
-}
+/*
+ * The kept blocks of m run by TFM_PREC_GGUF (types tfm_kq_gemm takes) for
+ * the matrix with weights W (K × N): the number of parts, in column order,
+ * when they cover its N columns exactly once (into out, if non-NULL, the
+ * blocks pointing into m's set), else 0
+ */
+int			tfm_kept_parts(const tfm_model *m, const float *W, int K, int N, tfm_kq_part *out);
 
 /* dropout keys per site */
 enum

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tfm/kquant.h"
 #include "tfm/lowp.h"
 #include "tfm/precision.h"
 #include "model_internal.h"
@@ -19,7 +20,7 @@ const char *
 tfm_precision_name(tfm_precision p)
 {
 	return p == TFM_PREC_BF16 ? "bf16" : p == TFM_PREC_INT8 ? "int8" :
-		p == TFM_PREC_INT4 ? "int4" : "fp32";
+		p == TFM_PREC_INT4 ? "int4" : p == TFM_PREC_GGUF ? "gguf" : "fp32";
 }
 
 /* the matrices of a forward pass: W (K × N) stored (in, out), or transposed */
@@ -171,7 +172,7 @@ int4_kept_apply(const tfm_model *m, const float *W, int K, int N, tfm_int4_weigh
 	{
 		const tfm_int4_kept *k = &s->k[i];
 
-		if (W == m->params + k->offset && K == k->K && k->col0 + k->cols <= N)
+		if (k->type == 2 && W == m->params + k->offset && K == k->K && k->col0 + k->cols <= N)
 			for (int j = 0; j < k->cols; j++)
 				for (int b = 0; b < w->kb; b++)
 					tfm_int4_put_block(w, k->col0 + j, b,
@@ -179,13 +180,57 @@ int4_kept_apply(const tfm_model *m, const float *W, int K, int N, tfm_int4_weigh
 	}
 }
 
-/* bytes of the packed copy of one matrix at p, with its alignment */
+/*
+ * bytes of the packed copy of one matrix at p, with its alignment (gguf:
+ * the blocks of the parts covering it, each part aligned; none where they
+ * do not cover it)
+ */
 static size_t
-entry_bytes(const mat *x, tfm_precision p)
+entry_bytes(const tfm_model *m, const mat *x, tfm_precision p)
 {
+	if (p == TFM_PREC_GGUF)
+	{
+		int			n = tfm_kept_parts(m, x->W, x->K, x->N, NULL);
+		tfm_kq_part *parts;
+		size_t		bytes = 0;
+
+		if (n == 0 || !(parts = malloc(sizeof(tfm_kq_part) * n)))
+			return 0;
+		tfm_kept_parts(m, x->W, x->K, x->N, parts);
+		for (int i = 0; i < n; i++)
+			bytes += tfm_lowp_align64((size_t) parts[i].cols * tfm_kq_row_bytes(parts[i].type, x->K));
+		free(parts);
+		return bytes;
+	}
 	return tfm_lowp_align64(p == TFM_PREC_BF16 ? tfm_bf16_pack_bytes(x->K, x->N) :
 							p == TFM_PREC_INT4 ? tfm_int4_pack_bytes(x->K, x->N) :
 							tfm_int8_pack_bytes(x->K, x->N));
+}
+
+/*
+ * gguf: the entry of matrix x gets its parts (s->parts from *used on), their
+ * blocks at s->packed + off, copied there from m's kept blocks unless the
+ * set lays over a block packed before (view)
+ */
+static void
+gguf_entry(const tfm_model *m, struct tfm_lowp_set *s, tfm_lowp_entry *e, const mat *x,
+		   size_t off, int *used, bool view)
+{
+	tfm_kq_part *parts = s->parts + *used;
+	int			n = tfm_kept_parts(m, x->W, x->K, x->N, parts);
+
+	for (int i = 0; i < n; i++)
+	{
+		size_t		b = (size_t) parts[i].cols * tfm_kq_row_bytes(parts[i].type, x->K);
+
+		if (!view)
+			memcpy(s->packed + off, parts[i].blocks, b);
+		parts[i].blocks = (const uint8_t *) s->packed + off;
+		off += tfm_lowp_align64(b);
+	}
+	e->kq = n > 0 ? parts : NULL;
+	e->n_kq = n;
+	*used += n;
 }
 
 /*
@@ -201,6 +246,7 @@ set_inference(tfm_model *m, tfm_precision p, void *block,
 	struct tfm_lowp_set *s;
 	mat		   *list;
 	size_t		off = 0;
+	int			parts = 0;
 
 	tfm_lowp_set_free(m->lowp);
 	m->lowp = NULL;
@@ -208,7 +254,14 @@ set_inference(tfm_model *m, tfm_precision p, void *block,
 	if (!s)
 		goto nomem;
 	for (int i = 0; i < s->n; i++)
-		off += entry_bytes(&list[i], p);
+	{
+		off += entry_bytes(m, &list[i], p);
+		if (p == TFM_PREC_GGUF)
+			parts += tfm_kept_parts(m, list[i].W, list[i].K, list[i].N, NULL);
+	}
+	if (p == TFM_PREC_GGUF && !(s->parts = malloc(sizeof(tfm_kq_part) * (parts > 0 ? parts : 1))))
+		goto nomem;
+	parts = 0;
 	s->packed_bytes = off;
 	if (block)
 	{
@@ -234,7 +287,9 @@ set_inference(tfm_model *m, tfm_precision p, void *block,
 			free(list);
 			return TFM_ECANCELED;
 		}
-		if (p == TFM_PREC_BF16 && block)
+		if (p == TFM_PREC_GGUF)
+			gguf_entry(m, s, e, x, off, &parts, block != NULL);
+		else if (p == TFM_PREC_BF16 && block)
 			tfm_bf16_view(&e->b, s->packed + off, x->K, x->N);
 		else if (p == TFM_PREC_BF16)
 			tfm_bf16_pack(&e->b, s->packed + off, x->W, rs, cs, x->K, x->N);
@@ -249,7 +304,7 @@ set_inference(tfm_model *m, tfm_precision p, void *block,
 			tfm_int8_view(&e->q, s->packed + off, x->K, x->N);
 		else
 			tfm_int8_pack(&e->q, s->packed + off, x->W, rs, cs, x->K, x->N);
-		off += entry_bytes(x, p);
+		off += entry_bytes(m, x, p);
 	}
 	s->prec = p;
 	free(list);
@@ -299,7 +354,7 @@ tfm_model_precision_block_bytes(const tfm_model *m, tfm_precision p)
 		return 0;
 	matrices(m, list, false, NULL);
 	for (int i = 0; i < n; i++)
-		bytes += entry_bytes(&list[i], p);
+		bytes += entry_bytes(m, &list[i], p);
 	free(list);
 	return bytes;
 }
@@ -330,7 +385,7 @@ tfm_model_int4_fits(const tfm_model *m, const tfm_int4_kept *k)
 	mat		   *list;
 	bool		fits = false;
 
-	if (k->K <= 0 || k->K % TFM_INT4_BLOCK != 0 || k->col0 < 0 || k->cols <= 0 ||
+	if (tfm_kept_bytes(k) == 0 || k->col0 < 0 ||
 		k->offset >= m->n_floats || !(list = calloc(n > 0 ? n : 1, sizeof(mat))))
 		return false;
 	matrices(m, list, false, NULL);

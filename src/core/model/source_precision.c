@@ -4,8 +4,9 @@
  * most of the values of its matrices (tensors of two or more dimensions;
  * norms and biases run fp32 at every precision).  Float32 and float16
  * weights run fp32 (exact), BF16 weights bf16 (exact for the weights);
- * GGUF blocks at the tfm precision of their width: Q8_0, Q6_K and Q5_K
- * int8, Q4_0 and Q4_K int4.  A tie goes to the more precise kind.
+ * GGUF blocks as they are where a tfm kernel runs them (Q8_0, Q4_K, Q5_K,
+ * Q6_K: gguf, tfm/kquant.h; Q4_0 is tfm's int4).  A tie goes to the kind
+ * listed first in tfm_precision.
  */
 #include "tfm/precision.h"
 #include "tfm/gguf.h"
@@ -13,7 +14,7 @@
 void
 tfm_source_tally_add(tfm_source_tally *t, tfm_precision p, int ndim, uint64_t n_values)
 {
-	if (ndim >= 2 && (unsigned) p < 4)
+	if (ndim >= 2 && (unsigned) p <= TFM_PREC_GGUF)
 		t->values[p] += n_values;
 }
 
@@ -23,7 +24,7 @@ tfm_source_tally_result(const tfm_source_tally *t)
 	tfm_precision best = TFM_PREC_FP32;
 
 	/* from the most precise down: a later kind wins only with more values */
-	for (int p = TFM_PREC_BF16; p <= TFM_PREC_INT4; p++)
+	for (int p = TFM_PREC_BF16; p <= TFM_PREC_GGUF; p++)
 		if (t->values[p] > t->values[best])
 			best = (tfm_precision) p;
 	return best;
@@ -37,11 +38,11 @@ tfm_gguf_type_precision(uint32_t type)
 		case TFM_GGML_BF16:
 			return TFM_PREC_BF16;
 		case TFM_GGML_Q8_0:
-		case TFM_GGML_Q6_K:
-		case TFM_GGML_Q5_K:
-			return TFM_PREC_INT8;
-		case TFM_GGML_Q4_0:
 		case TFM_GGML_Q4_K:
+		case TFM_GGML_Q5_K:
+		case TFM_GGML_Q6_K:
+			return TFM_PREC_GGUF;
+		case TFM_GGML_Q4_0:
 			return TFM_PREC_INT4;
 		default:				/* F32, F16 */
 			return TFM_PREC_FP32;

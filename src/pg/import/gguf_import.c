@@ -302,6 +302,10 @@ import_source(const char *name, GgufSource *s, bool tokenizer, tfm_task *task)
 	steps.what = s->what;
 	steps.bytes = s->file.size;
 	steps.check_bytes = false;	/* 4-bit blocks hold fewer than 2 bytes a value */
+	/* the matrices of the types kept (an upper bound: a few may not be placed) */
+	for (uint64 i = 0; i < s->f->n_tensors; i++)
+		if (tfm_gguf_kept(s->f->tensors[i].type) && s->f->tensors[i].ndim == 2)
+			steps.kept_bytes += s->f->tensors[i].bytes;
 	steps.load = gguf_load;
 	steps.tokenizer = tokenizer ? gguf_tokenizer : NULL;
 	steps.stored = gguf_stored;

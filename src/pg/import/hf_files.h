@@ -193,6 +193,7 @@ typedef struct TfmImportSteps
 	const char *what;			/* the weights, for messages */
 	uint64		bytes;			/* their size ... */
 	bool		check_bytes;	/* ... checked against 2 bytes a value */
+	uint64		kept_bytes;		/* a GGUF file's blocks kept beside the float32 values */
 	/* returns the checkpoint's own precision, which tfm.precision = auto runs
 	 * the imported version at (config checkpoint_precision) */
 	tfm_precision (*load) (tfm_model *m, const TfmHfConfig *hc, void *arg);

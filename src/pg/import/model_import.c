@@ -63,7 +63,7 @@ check_size(const char *name, const TfmHfConfig *hc, const TfmImportSteps *steps)
 		tfm_raise_code(TFM_ENOMEM, "out of memory");
 	need = 2 * tfm_hf_map_min_values(map);
 	tfm_hf_map_free(map);
-	tfm_check_max_parameters(n_params, name);
+	tfm_check_model_bytes(n_params, (uint64) Max(n_params, 0) * sizeof(float), steps->kept_bytes, name);
 	/* (a sharded checkpoint's headers were checked against its index already) */
 	if (steps->check_bytes && have < need)
 		ereport(ERROR,

@@ -120,6 +120,28 @@ tfm_config_params(const tfm_config *c)
 }
 
 void
+tfm_check_model_bytes(int64 n_params, uint64 float_bytes, uint64 kept_bytes, const char *model)
+{
+	uint64		limit = (uint64) tfm_max_model_bytes * 1024;
+
+	if ((uint64) n_params > TFM_PARAMS_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("model \"%s\" would have " INT64_FORMAT " parameters, more than tfm's limit of %zu",
+						model, n_params, TFM_PARAMS_MAX)));
+	if (float_bytes + kept_bytes > limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("model \"%s\" would take %s, more than tfm.max_model_bytes (%s)", model,
+						pretty(float_bytes + kept_bytes), pretty(limit)),
+				 errdetail("Its " INT64_FORMAT " parameters are stored as float32 values (%s)%s%s.",
+						   n_params, pretty(float_bytes),
+						   kept_bytes > 0 ? ", its file's blocks beside them: " : "",
+						   kept_bytes > 0 ? pretty(kept_bytes) : ""),
+				 errhint("A superuser can raise tfm.max_model_bytes.")));
+}
+
+void
 tfm_check_max_parameters(int64 n_params, const char *model)
 {
 	if ((double) n_params > tfm_max_parameters)

@@ -24,6 +24,7 @@ extern int	tfm_train_chunk_rows;
 extern int	tfm_work_mem;		/* kB */
 extern int	tfm_max_work_mem;	/* kB: tfm.max_work_mem, the ceiling of tfm.work_mem */
 extern double tfm_max_parameters;
+extern int	tfm_max_model_bytes;	/* kB */
 extern int	tfm_precision_setting;	/* tfm.precision: -1 = auto, else a tfm_precision */
 extern bool tfm_share_weights;
 extern bool tfm_split_special_tokens;	/* tfm.split_special_tokens */
@@ -58,5 +59,12 @@ int64		tfm_config_params(const tfm_config *c);
  * the setting when n_params is over it.
  */
 void		tfm_check_max_parameters(int64 n_params, const char *model);
+/*
+ * An import of n_params parameters (tfm's own limit, TFM_PARAMS_MAX) whose
+ * rows will take float_bytes of float32 values and kept_bytes of a file's
+ * blocks, against tfm.max_model_bytes
+ */
+void		tfm_check_model_bytes(int64 n_params, uint64 float_bytes, uint64 kept_bytes,
+								  const char *model);
 
 #endif							/* TFM_PG_RUNTIME_H */

@@ -5,11 +5,12 @@
  *   tfm.threads          threads for BLIS and the core's parallel loops
  *   tfm.blis_arch        BLIS kernel set: auto (default) or a name
  *   tfm.progress         training progress as NOTICE lines
- *   tfm.precision        inference products: auto, fp32, bf16, int8, int4 (infer/inference_precision.c)
+ *   tfm.precision        inference products: auto, fp32, bf16, int8, int4, gguf (infer/inference_precision.c)
  *   tfm.share_weights    one read-only copy of loaded weights (shared_weights.c)
  *   tfm.train_chunk_rows rows training reads at a time (train_loop.c)
  *   tfm.work_mem         the memory of a call's batches (limits.c)
- *   tfm.max_parameters   the largest model (limits.c)
+ *   tfm.max_parameters   the largest model made or copied (limits.c)
+ *   tfm.max_model_bytes  the largest import, in bytes stored (limits.c)
  *   tfm.job_workers      background job workers when preloaded (job_slots.c)
  *   tfm.job_naptime      how long an idle job worker sleeps (job_worker.c, job_launcher.c)
  *
@@ -33,6 +34,7 @@ int			tfm_threads = 2;
 bool		tfm_progress = true;
 int			tfm_train_chunk_rows = 8192;
 double		tfm_max_parameters = (double) TFM_MAX_PARAMS;
+int			tfm_max_model_bytes = 16 * 1024 * 1024;	/* kB: 16 GB */
 char	   *tfm_blis_arch = NULL;
 int			tfm_work_mem = 1024 * 1024;	/* kB */
 int			tfm_max_work_mem = MAX_KILOBYTES;	/* kB: the ceiling of tfm.work_mem */
@@ -51,6 +53,7 @@ static const struct config_enum_entry precision_options[] = {
 	{"bf16", TFM_PREC_BF16, false},
 	{"int8", TFM_PREC_INT8, false},
 	{"int4", TFM_PREC_INT4, false},
+	{"gguf", TFM_PREC_GGUF, false},
 	{NULL, 0, false}
 };
 
@@ -154,8 +157,14 @@ tfm_settings_define(void)
 							"that needs more; calls that batch by themselves use smaller batches instead.",
 							&tfm_work_mem, 1024 * 1024, 1024, MAX_KILOBYTES,
 							PGC_USERSET, GUC_UNIT_KB, check_work_mem, NULL, NULL);
+	DefineCustomIntVariable("tfm.max_model_bytes",
+							"The most bytes an imported model's rows may take at the precision it is stored at.",
+							"tfm_import, tfm_import_files, tfm_import_gguf and tfm_import_gguf_file count "
+							"the float32 values and the blocks a GGUF file keeps before any memory is taken.",
+							&tfm_max_model_bytes, 16 * 1024 * 1024, 64, MAX_KILOBYTES,
+							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomRealVariable("tfm.max_parameters",
-							 "The most parameters a model may have (tfm_create_model, tfm_import, tfm_copy_model).",
+							 "The most parameters a model may have (tfm_create_model, tfm_copy_model).",
 							 "Checked from the config before any memory is taken. Valid range is 0 .. 2e9 "
 							 "(tfm's own limit); a count, e.g. 2e9 or 125000000.",
 							 &tfm_max_parameters, (double) TFM_MAX_PARAMS, 0.0, (double) TFM_MAX_PARAMS,

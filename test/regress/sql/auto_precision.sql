@@ -54,17 +54,17 @@ SELECT pg_temp.collect('fp32', 'ap_st'), pg_temp.collect('fp32', 'ap_st_bf16'), 
        pg_temp.collect('fp32', 'ap_q8_0');
 SET tfm.precision = bf16;
 SELECT pg_temp.collect('bf16', 'ap_st_bf16'), pg_temp.collect('bf16', 'ap_bf16');
-SET tfm.precision = int8;
-SELECT pg_temp.collect('int8', 'ap_q8_0');
--- auto's answers are those of the precision it names, bit for bit; int8
--- really differs from fp32 (bf16 may not where its kernel is avx2 emulation)
+SET tfm.precision = gguf;
+SELECT pg_temp.collect('gguf', 'ap_q8_0');
+-- auto's answers are those of the precision it names, bit for bit; gguf
+-- (the Q8_0 file's blocks) really differs from fp32 (bf16 may not where its kernel is avx2 emulation)
 SET tfm.precision = auto;
 SELECT a.model, o.how, count(*) AS compared, count(*) FILTER (WHERE a.p <> o.p) AS differing
   FROM ap_out a JOIN ap_out o ON o.model = a.model AND o.n = a.n AND o.id = a.id AND o.how <> 'auto'
  WHERE a.how = 'auto' GROUP BY a.model, o.how
 HAVING o.how = (SELECT inference_precision FROM tfm_model_precision(a.model))
  ORDER BY a.model, o.how;
-SELECT count(*) FILTER (WHERE a.p <> o.p) > 0 AS int8_differs_from_fp32
+SELECT count(*) FILTER (WHERE a.p <> o.p) > 0 AS gguf_differs_from_fp32
   FROM ap_out a JOIN ap_out o ON o.model = a.model AND o.n = a.n AND o.id = a.id
  WHERE a.model = 'ap_q8_0' AND a.how = 'auto' AND o.how = 'fp32';
 

@@ -89,12 +89,16 @@ SELECT tfm_tokenizer_drop('hi_tok');
 -- 18 bytes for GPT-2 small's 124M parameters: refused before any model is built
 SELECT * FROM tfm_import('hi_big', pg_temp.cfg(50257, 768, 12, 1024) || '{"n_head": 12}',
                          '\x000102030405060708090a0b0c0d0e0f1011'::bytea);
--- the superuser's cap on model size, at create, import and copy
+-- the superuser's caps on model size: parameters at create and copy,
+-- bytes stored at import
 SELECT * FROM tfm_create_model('hi_src', 'lm', vocab_size => 7, d_model => 8, heads => 2, layers => 1, max_len => 8);
 SET tfm.max_parameters = 1000;
 SHOW tfm.max_parameters;
 SELECT * FROM tfm_create_model('hi_cap', 'lm', vocab_size => 1000, d_model => 64, layers => 1);
+SET tfm.max_model_bytes = '64kB';
+SHOW tfm.max_model_bytes;
 SELECT * FROM tfm_import('hi_cap', (SELECT cfg FROM fx), (SELECT w FROM fx));
+RESET tfm.max_model_bytes;
 SELECT tfm_copy_model('hi_src', 'hi_cap');
 SELECT count(*) AS created FROM tfm.models WHERE name = 'hi_cap';
 RESET tfm.max_parameters;
@@ -106,6 +110,7 @@ CREATE ROLE hi_nobody;
 SET ROLE hi_nobody;
 SET tfm.max_parameters = 3e9;
 SET tfm.max_parameters = 100;
+SET tfm.max_model_bytes = '1TB';
 RESET ROLE;
 DROP ROLE hi_nobody;
 

@@ -11,6 +11,8 @@
  */
 #include <stdlib.h>
 
+#include "tfm/blas.h"
+#include "tfm/kquant.h"
 #include "lowp_internal.h"
 #include "lowp_set.h"
 
@@ -21,6 +23,7 @@ tfm_lowp_set_free(struct tfm_lowp_set *s)
 		return;
 	free(s->e);
 	free(s->index);
+	free(s->parts);
 	if (s->release)
 		s->release(s->packed, s->release_arg);
 	else
@@ -54,6 +57,47 @@ tfm_lowp_linear(const tfm_lowp_entry *e, float *out, const float *inp,
 }
 
 /*
+ * TFM_PREC_GGUF: out = inp · W through the file's blocks, part by part
+ * (tfm_kq_gemm quantizes each row of inp on its own and sums each column's
+ * blocks in order: row-exact at every N), then b and act
+ */
+static bool
+linear_kq(const tfm_lowp_entry *e, float *out, const float *inp, const float *b, int N, int in,
+		  int o, tfm_row_fn act)
+{
+	struct tfm_lowp_set *s = e->set;
+	size_t		need = 0;
+	float		beta = 0.0f;
+
+	if (e->n_kq <= 0)
+		return false;			/* not the file's blocks: fp32 */
+	for (int i = 0; i < e->n_kq; i++)
+	{
+		size_t		w = tfm_kq_work_bytes(e->kq[i].type, N, in);
+
+		need = w > need ? w : need;
+	}
+	if (!reserve(&s->work, &s->work_cap, need))
+		return false;
+	if (b)
+	{
+		tfm_lowp_rows_set(out, o, N, o, b);
+		beta = 1.0f;
+	}
+	for (int i = 0; i < e->n_kq; i++)
+	{
+		const tfm_kq_part *p = &e->kq[i];
+
+		if (!tfm_kq_gemm(p->type, N, p->cols, in, inp, in, p->blocks, 1.0f, beta,
+						 out + p->col0, o, s->work, tfm_get_threads()))
+			return false;		/* (the set was made of supported types only) */
+	}
+	if (act)
+		tfm_lowp_rows_apply(act, out, o, N, o);
+	return true;
+}
+
+/*
  * rows_exact: a row's bits whatever N is.  int8 sums all of K exactly in
  * int32 on every path and quantizes each row against itself, so its one
  * product is row-exact; bf16 and int4 take their row-exact variants, and
@@ -72,6 +116,8 @@ linear(const tfm_lowp_entry *e, float *out, const float *inp, const float *b, in
 	if (!e || N <= 0 || e->K != in || e->N != o)
 		return false;
 	s = e->set;
+	if (s->prec == TFM_PREC_GGUF)
+		return linear_kq(e, out, inp, b, N, in, o, act);
 	if (s->prec == TFM_PREC_BF16 && !s->training &&
 		(N > TFM_LOWP_GEMV_ROWS || rows_exact) && lowp_bf16_batched_fp32())
 		return false;

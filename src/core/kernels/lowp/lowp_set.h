@@ -11,8 +11,19 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tfm/lowp.h"
+
+/* columns col0 .. col0 + cols - 1 of a matrix as a GGUF file's blocks
+ * (TFM_PREC_GGUF: ggml type, each column's row of blocks in turn) */
+typedef struct tfm_kq_part
+{
+	uint32_t	type;
+	int			col0,
+				cols;
+	const uint8_t *blocks;
+} tfm_kq_part;
 
 /* one fp32 matrix W (K × N) and its packed copies */
 typedef struct tfm_lowp_entry
@@ -26,6 +37,8 @@ typedef struct tfm_lowp_entry
 	tfm_bf16_weights bt;		/* training: Wᵀ (N × K), for dX = dY·Wᵀ */
 	tfm_int8_weights q;
 	tfm_int4_weights q4;
+	const tfm_kq_part *kq;		/* TFM_PREC_GGUF: the parts covering its N columns */
+	int			n_kq;			/* (0: not covered, the product runs fp32) */
 } tfm_lowp_entry;
 
 struct tfm_lowp_set
@@ -44,6 +57,7 @@ struct tfm_lowp_set
 	void	   *act;			/* training: an activation packed as W (dW) */
 	size_t		act_cap;
 	void	   *index;			/* its owner's index of the entries (malloc'd, freed with it) */
+	tfm_kq_part *parts;			/* TFM_PREC_GGUF: every entry's parts (malloc'd) */
 };
 
 /* frees s (NULL: nothing), its block released or freed */

@@ -1,10 +1,10 @@
 /*
- * gguf_kept.c — a model imported from a GGUF file gets the Q4_0 blocks the
+ * gguf_kept.c — a model imported from a GGUF file gets the blocks the
  * import kept (tfm.gguf_tensors, storage/models/gguf_tensors.c) when it is
  * loaded, for the version imported only (training makes new weights they
- * no longer describe): int4 packing then takes those columns' blocks as
+ * no longer describe): int4 packing then takes the Q4_0 columns' blocks as
  * the file has them (tfm_model_keep_int4) instead of requantizing their
- * float32 values.
+ * float32 values, and gguf runs the Q8_0 / Q4_K / Q5_K / Q6_K ones.
  */
 #include "postgres.h"
 
@@ -13,6 +13,20 @@
 #include "runtime/runtime.h"
 #include "storage/models/models.h"
 #include "runtime/cache/gguf_kept.h"
+
+/* the ggml type named (a name tfm_gguf_type_name gives), or -1 */
+static int64
+type_of(const char *name)
+{
+	for (uint32 t = 0; t < 64; t++)
+	{
+		const char *n = tfm_gguf_type_name(t);
+
+		if (n && strcmp(n, name) == 0)
+			return t;
+	}
+	return -1;
+}
 
 void
 tfm_attach_kept(tfm_model *m, const TfmModelRow *row)
@@ -30,9 +44,12 @@ tfm_attach_kept(tfm_model *m, const TfmModelRow *row)
 		const TfmGgufTensorRow *r = &rows[i];
 		const tfm_param_info *p = tfm_model_find(m, r->tensor);
 		uint8	   *b = (uint8 *) r->blocks;
+		int64		type = type_of(r->gguf_type);
 
-		if (!p || r->inputs <= 0 || r->inputs % TFM_INT4_BLOCK != 0 || r->columns <= 0 ||
-			r->bytes != (uint64) r->columns * (r->inputs / TFM_INT4_BLOCK) * TFM_INT4_BLOCK_BYTES ||
+		k[i] = (tfm_int4_kept) {p ? p->offset : 0, r->inputs, r->first_column, r->columns, NULL,
+		(uint32) Max(type, 0)};
+		if (!p || type < 0 || !tfm_gguf_kept((uint32) type) || tfm_kept_bytes(&k[i]) == 0 ||
+			r->bytes != tfm_kept_bytes(&k[i]) ||
 			(r->rope_heads > 0 && r->columns % (2 * r->rope_heads) != 0))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
@@ -44,7 +61,7 @@ tfm_attach_kept(tfm_model *m, const TfmModelRow *row)
 			b = palloc_extended(r->bytes, MCXT_ALLOC_HUGE);
 			tfm_gguf_unpermute_rows(b, r->blocks, r->columns, r->bytes / r->columns, r->rope_heads);
 		}
-		k[i] = (tfm_int4_kept) {p->offset, r->inputs, r->first_column, r->columns, b};
+		k[i].blocks = b;
 	}
 	rc = tfm_model_keep_int4(m, k, n);
 	if (rc == TFM_EINVAL)

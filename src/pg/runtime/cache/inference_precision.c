@@ -1,6 +1,6 @@
 /*
  * inference_precision.c — which precision inference runs at: the setting
- * tfm.precision (auto, fp32, bf16, int8, int4), a model's own default
+ * tfm.precision (auto, fp32, bf16, int8, int4, gguf), a model's own default
  * (tfm_set_precision in sql/models/set_precision.c, kept in its config as
  * "precision"), and the checkpoint's own precision (config
  * checkpoint_precision, recorded by the import: import/model_import.c).
@@ -8,7 +8,7 @@
  *   auto   a model's own default if it has one; else an imported model,
  *          as long as it has not been trained since, at its checkpoint's
  *          own precision (float32 and float16 weights fp32, BF16 bf16,
- *          GGUF Q8_0/Q6_K int8, Q4_0/Q4_K int4: core/model/source_precision.c);
+ *          GGUF Q4_0 int4, Q8_0/Q4_K/Q5_K/Q6_K gguf: core/model/source_precision.c);
  *          else fp32.  Never the CPU's choice: a model answers its own
  *          numbers until a user picks a faster, lossy precision
  *   fp32   today's results, bit for bit
@@ -18,6 +18,10 @@
  *   int4   GGUF Q4_0 blocks (32 weights, an fp16 scale); decoding's rows
  *          quantized per block of 32 (Q8_0-like), int32 sums per block;
  *          batched passes on fp32 tiles dequantized from them (BLIS)
+ *   gguf   a GGUF file's Q8_0, Q4_K, Q5_K and Q6_K blocks as they are
+ *          (tfm/kquant.h: llama.cpp's dot products, activations quantized
+ *          to Q8_K / Q8_0 per row); matrices the file does not give in
+ *          those types, and models imported otherwise, run fp32
  *
  * A model's matrices are packed once, when a statement first uses it at a
  * precision, and kept with the cached model.  Training always runs fp32.
@@ -27,6 +31,7 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 
+#include "tfm/kquant.h"
 #include "tfm/lowp.h"
 #include "tfm/precision.h"
 #include "runtime/runtime.h"
@@ -48,8 +53,9 @@ auto_precision(const TfmModelRow *row, const char **why)
 
 		*why = p == TFM_PREC_FP32 ? "auto: the checkpoint's own precision (float32 or float16 weights)" :
 			p == TFM_PREC_BF16 ? "auto: the checkpoint's own precision (bf16 weights)" :
-			p == TFM_PREC_INT8 ? "auto: the checkpoint's own precision (GGUF Q8_0 or Q6_K blocks)" :
-			"auto: the checkpoint's own precision (GGUF Q4_0 or Q4_K blocks)";
+			p == TFM_PREC_GGUF ? "auto: the checkpoint's own precision (the GGUF file's Q8_0, Q4_K, Q5_K or Q6_K blocks, run as they are)" :
+			p == TFM_PREC_INT4 ? "auto: the checkpoint's own precision (GGUF Q4_0 blocks)" :
+			"auto: the checkpoint's own precision (int8)";
 		return p;
 	}
 	if (row && row->checkpoint_precision >= 0)
@@ -106,5 +112,6 @@ tfm_precision_info(Datum *values)
 	values[1] = CStringGetTextDatum(why);
 	values[2] = CStringGetTextDatum(tfm_lowp_bf16_kernel());
 	values[3] = CStringGetTextDatum(tfm_lowp_int8_kernel());
-	values[4] = CStringGetTextDatum(tfm_lowp_reason());
+	/* and gguf's kernels (tfm/kquant.h), which follow TFM_LOWP_FORCE too */
+	values[4] = CStringGetTextDatum(psprintf("%s; gguf blocks: %s", tfm_lowp_reason(), tfm_kq_path()));
 }

@@ -89,7 +89,7 @@ path_of(char *buf, size_t len, int32 model_id, int64 version, tfm_precision p)
 	snprintf(buf, len, SW_DIR "/" SW_PREFIX "%u_%u_%d_%lld%s", MyDatabaseId, catalog_oid(),
 			 model_id, (long long) version,
 			 p == TFM_PREC_FP32 ? "" : p == TFM_PREC_BF16 ? "_bf16" :
-			 p == TFM_PREC_INT4 ? "_int4" : "_int8");
+			 p == TFM_PREC_INT4 ? "_int4" : p == TFM_PREC_GGUF ? "_gguf" : "_int8");
 }
 
 static size_t

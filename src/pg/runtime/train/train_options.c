@@ -80,7 +80,8 @@ tfm_train_precision_arg(FunctionCallInfo fcinfo, int n)
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("unknown training precision \"%s\"", s),
-			 strcmp(s, "int8") == 0 || strcmp(s, "int4") == 0 || strcmp(s, "auto") == 0 ?
+			 strcmp(s, "int8") == 0 || strcmp(s, "int4") == 0 || strcmp(s, "gguf") == 0 ||
+			 strcmp(s, "auto") == 0 ?
 			 errdetail("%s is an inference precision (tfm.precision); training has none.", s) : 0,
 			 errhint("Valid training precisions are fp32 (the default) and bf16 (mixed precision).")));
 	return TFM_PREC_FP32;

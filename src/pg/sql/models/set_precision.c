@@ -1,6 +1,6 @@
 /*
  * set_precision.c — tfm_set_precision(model, setting): a model's own default
- * precision for inference (auto, fp32, bf16, int8, int4), kept in its config as
+ * precision for inference (auto, fp32, bf16, int8, int4, gguf), kept in its config as
  * "precision" (see runtime/cache/inference_precision.c for how it is chosen);
  * tfm_model_precision(model): the precision the model's inference runs at
  * now, and why (the setting, its own default, or auto's choice).

@@ -60,6 +60,8 @@ tfm_precision_from_name(const char *name, const char *model)
 		return TFM_PREC_INT8;
 	if (strcmp(name, "int4") == 0)
 		return TFM_PREC_INT4;
+	if (strcmp(name, "gguf") == 0)
+		return TFM_PREC_GGUF;
 	if (model)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -67,7 +69,7 @@ tfm_precision_from_name(const char *name, const char *model)
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("unknown precision \"%s\"", name),
-			 errhint("Valid precisions are auto, fp32, bf16, int8 and int4.")));
+			 errhint("Valid precisions are auto, fp32, bf16, int8, int4 and gguf.")));
 	return TFM_PREC_FP32;
 }
 

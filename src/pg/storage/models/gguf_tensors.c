@@ -1,8 +1,8 @@
 /*
  * gguf_tensors.c — what a GGUF import did with each tensor of the file
  * (tfm.gguf_tensors): converted to float32 only, or also kept as the
- * file's blocks (Q4_0: tfm's int4 layout) for int4 inference of the
- * version it imported.  Written by import/gguf_import.c, the kept blocks read by
+ * file's blocks (Q4_0: tfm's int4 layout, for int4 inference; Q8_0, Q4_K,
+ * Q5_K, Q6_K for gguf inference) of the version it imported.  Written by import/gguf_import.c, the kept blocks read by
  * runtime/cache/gguf_kept.c when a model is loaded; dumped with the model.
  */
 #include "postgres.h"
@@ -82,7 +82,7 @@ tfm_gguf_kept_read(int32 model_id, int64 version, TfmGgufTensorRow **out)
 	TfmGgufTensorRow *rows = NULL;
 
 	tfm_spi_connect_owner(&as);
-	n = tfm_spi_exec("SELECT gguf_name, tensor, first_column, columns, inputs, rope_heads, blocks "
+	n = tfm_spi_exec("SELECT gguf_name, tensor, first_column, columns, inputs, rope_heads, blocks, gguf_type "
 					 "FROM tfm.gguf_tensors WHERE model_id = $1 AND version = $2 AND blocks IS NOT NULL "
 					 "ORDER BY gguf_name", 2, types, args, NULL, true, 0, SPI_OK_SELECT,
 					 "cannot read tfm.gguf_tensors");
@@ -107,6 +107,7 @@ tfm_gguf_kept_read(int32 model_id, int64 version, TfmGgufTensorRow **out)
 			b = DatumGetByteaPCopy(SPI_getbinval(tup, td, 7, &isnull));
 			rows[i].blocks = (const uint8 *) VARDATA(b);
 			rows[i].bytes = VARSIZE(b) - VARHDRSZ;
+			rows[i].gguf_type = TextDatumGetCString(SPI_getbinval(tup, td, 8, &isnull));
 			rows[i].kept = true;
 		}
 		MemoryContextSwitchTo(old);

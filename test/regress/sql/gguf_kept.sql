@@ -1,0 +1,76 @@
+-- a GGUF file of llama.cpp's Q4_K_M mix (Q4_K and Q6_K tensors:
+-- test/reference/make_gguf_q4km.py) run as the file says: its blocks kept
+-- (tfm_gguf_kept), auto runs them (gguf), the next-token probabilities and
+-- the greedy ids those of test/fixtures/gguf/q4km_reference.txt (the
+-- dequantized weights, each product's activations quantized to Q8_K as
+-- llama.cpp does)
+\set gkm `base64 -w0 test/fixtures/gguf/llama_q4_k_m.gguf`
+\set ref `cat test/fixtures/gguf/q4km_reference.txt`
+CREATE TEMP TABLE kmx AS SELECT decode(:'gkm', 'base64') AS f, :'ref'::text AS ref;
+SELECT * FROM tfm_import_gguf('g_q4km', (SELECT f FROM kmx));
+SELECT gguf_type, count(*) FILTER (WHERE kept) AS kept, count(*) AS tensors, min(how) AS how
+  FROM tfm_gguf_kept('g_q4km') GROUP BY gguf_type ORDER BY gguf_type;
+SELECT config->>'checkpoint_precision' AS checkpoint_precision FROM tfm.models WHERE name = 'g_q4km';
+SET tfm.precision = 'auto';
+SELECT * FROM tfm_model_precision('g_q4km');
+-- the greedy ids of the reference (prefill, then one row a step)
+SELECT ARRAY(SELECT id FROM tfm_generate_tokens('g_q4km', (SELECT string_to_array((regexp_match(ref, 'ids ([0-9 ]+)'))[1], ' ')::int[] FROM kmx),
+                                                max_tokens => 8, temperature => 0) ORDER BY pos)
+       = (SELECT string_to_array((regexp_match(ref, 'greedy ([0-9 ]+)'))[1], ' ')::int[] FROM kmx) AS greedy_ids_equal;
+-- the next token's probabilities: the reference's softmax within 1e-5
+CREATE TEMP TABLE kmref AS
+WITH l AS (SELECT (o - 1)::int AS id, v::float8 AS v
+             FROM kmx, unnest(string_to_array((regexp_match(ref, 'logits ([-0-9. ]+)'))[1], ' ')) WITH ORDINALITY AS u(v, o))
+SELECT id, e / sum(e) OVER () AS p FROM (SELECT id, exp(v - max(v) OVER ()) AS e FROM l) x;
+SELECT count(*) AS tokens, max(abs(n.probability - r.p)) < 1e-5 AS within_1e5
+  FROM tfm_next_tokens('g_q4km', (SELECT string_to_array((regexp_match(ref, 'ids ([0-9 ]+)'))[1], ' ')::int[] FROM kmx), 376) n
+  JOIN kmref r USING (id);
+-- at fp32 the float32 values run (other probabilities)
+SET tfm.precision = 'fp32';
+SELECT inference_precision FROM tfm_model_precision('g_q4km');
+SELECT max(abs(n.probability - r.p)) > 1e-7 AS fp32_differs
+  FROM tfm_next_tokens('g_q4km', (SELECT string_to_array((regexp_match(ref, 'ids ([0-9 ]+)'))[1], ' ')::int[] FROM kmx), 376) n
+  JOIN kmref r USING (id);
+-- the model's own default: gguf
+SELECT * FROM tfm_set_precision('g_q4km', 'gguf');
+RESET tfm.precision;
+SET tfm.precision = 'auto';
+SELECT * FROM tfm_model_precision('g_q4km');
+SELECT * FROM tfm_set_precision('g_q4km', 'auto');
+-- training refuses gguf as it refuses the other inference precisions
+SELECT epoch FROM tfm_train('g_q4km', 'SELECT ''the cat'' AS text', epochs => 1, train_precision => 'gguf');
+-- the footprint: the kept blocks take the file's size; the float32 copy
+-- stored beside them (tfm.tensors) is what the model takes on top
+SELECT (SELECT sum(pg_column_size(g.*)) FROM tfm.gguf_tensors g JOIN tfm.models m ON m.id = g.model_id
+         WHERE m.name = 'g_q4km') <= 1.3 * (SELECT octet_length(f) FROM kmx) AS blocks_within_1_3x_file,
+       (SELECT round(sum(pg_column_size(t.*)) / (SELECT octet_length(f) FROM kmx)::numeric)
+          FROM tfm.tensors t JOIN tfm.models m ON m.id = t.model_id WHERE m.name = 'g_q4km') AS float32_copy_x_file;
+-- tfm.max_model_bytes counts the float32 values and the kept blocks
+SET tfm.max_model_bytes = '4MB';
+SELECT * FROM tfm_import_gguf('g_q4km_big', (SELECT f FROM kmx));
+RESET tfm.max_model_bytes;
+-- a 1 ms statement timeout stops the import, nothing left behind
+\set VERBOSITY terse
+SET statement_timeout = '1ms';
+SELECT * FROM tfm_import_gguf('g_q4km_timeout', (SELECT f FROM kmx));
+RESET statement_timeout;
+\set VERBOSITY default
+SELECT count(*) AS left_behind FROM tfm.models WHERE name = 'g_q4km_timeout';
+RESET tfm.precision;
+-- the gguf copies (the file's blocks) are shared as other precisions'
+-- are: the session that packed them wrote them beside the parameters, a
+-- new session lays its copies over a mapping of that file, same answers
+SET tfm.precision = 'gguf';
+CREATE TABLE kmprob AS
+SELECT n.id, n.probability FROM tfm_next_tokens('g_q4km', ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331], 376) n;
+SELECT count(*) AS gguf_files FROM pg_ls_tmpdir() f, tfm.models m
+ WHERE m.name = 'g_q4km' AND f.size > 0 AND f.name = format('pgsql_tmp_tfm_%s_%s_%s_%s_gguf',
+       (SELECT oid FROM pg_database WHERE datname = current_database()), 'tfm.models'::regclass::oid, m.id, m.version);
+\c
+SET tfm.precision = 'gguf';
+SELECT count(*) AS tokens, bool_and(n.probability = k.probability) AS same_in_a_new_session
+  FROM tfm_next_tokens('g_q4km', ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331], 376) n JOIN kmprob k USING (id);
+DROP TABLE kmprob;
+RESET tfm.precision;
+SELECT tfm_drop_model('g_q4km');
+SELECT tfm_tokenizer_drop('g_q4km');

@@ -1,0 +1,311 @@
+/*
+ * test_gguf_kept.c — a GGUF file's K-quant blocks kept and run as they are
+ * (precision gguf: tfm/kquant.h's products through the kept blocks).
+ *
+ * llama_q4_k_m.gguf (test/reference/make_gguf_q4km.py: llama.cpp's Q4_K_M
+ * mix of Q4_K and Q6_K tensors, tied embeddings, 2 layers):
+ *   - every matrix's columns kept, the packed gguf copies exactly the
+ *     file's blocks (their bytes, each part 64-aligned: no float copy);
+ *   - the prompt's last logits within 1e-4 of q4km_reference.txt (the
+ *     dequantized weights with each product's activations quantized to
+ *     Q8_K first, as llama.cpp runs such a file), and its 8 greedy ids
+ *     equal, through the decoder's cache (prefill of 9 rows, then one row
+ *     a step) as through full passes;
+ *   - the float32 matrices of the layers scaled: the gguf logits do not move (the blocks
+ *     run, not the float32 values), the fp32 ones do;
+ *   - laid over a copy of the packed block (as shared memory does), the
+ *     same logits bit for bit;
+ *   - gpt2_q8_0.gguf (Conv1D matrices, Q8_0 blocks, activations quantized
+ *     to Q8_0): every matrix kept, its gguf next-token log-probabilities
+ *     within 0.05 of its fp32 ones (the blocks' exact dequantization; int8
+ *     requantized from them is about as far);
+ *   - the kept blocks refused where they do not fit: a K not a multiple of
+ *     256 for Q4_K, a type tfm does not keep, columns past the matrix.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "gguf_keep.h"
+#include "tfm/decode.h"
+#include "tfm/kquant.h"
+#include "tfm/lowp.h"
+
+#define PROMPT 9
+#define STEPS 8
+
+typedef struct reference
+{
+	int32_t		ids[PROMPT],
+				greedy[STEPS];
+	double		gap;
+	float	   *logits;
+	int			V;
+} reference;
+
+static bool
+read_reference(reference *r, int V)
+{
+	size_t		len;
+	char	   *txt = (char *) check_fixture("gguf/q4km_reference.txt", &len),
+			   *p;
+	int			used;
+
+	if (!txt)
+		return false;
+	r->V = V;
+	r->logits = malloc(sizeof(float) * V);
+	p = strstr(txt, "ids ") + 4;
+	for (int i = 0; i < PROMPT; i++, p += used)
+		if (sscanf(p, "%d%n", &r->ids[i], &used) != 1)
+			return false;
+	p = strstr(txt, "greedy ") + 7;
+	for (int i = 0; i < STEPS; i++, p += used)
+		if (sscanf(p, "%d%n", &r->greedy[i], &used) != 1)
+			return false;
+	if (sscanf(strstr(txt, "gap ") + 4, "%lf", &r->gap) != 1)
+		return false;
+	p = strstr(txt, "logits ") + 7;
+	for (int i = 0; i < V; i++, p += used)
+		if (sscanf(p, "%f%n", &r->logits[i], &used) != 1)
+			return false;
+	free(txt);
+	return true;
+}
+
+static int
+argmax(const float *x, int n)
+{
+	int			b = 0;
+
+	for (int i = 1; i < n; i++)
+		if (x[i] > x[b])
+			b = i;
+	return b;
+}
+
+/* the last row's logits of a full pass over ids[0..T) */
+static void
+last_logits(tfm_model *m, const int32_t *ids, int T, float *out)
+{
+	tfm_batch	bt = {.B = 1, .T = T, .input = ids};
+
+	CHECK(tfm_model_forward(m, &bt, false, 0) == 0, "forward of %d rows", T);
+	memcpy(out, m->logits + (size_t) (T - 1) * m->cfg.vocab, sizeof(float) * m->cfg.vocab);
+}
+
+static void
+release_copy(void *block, void *arg)
+{
+	(void) arg;
+	free(block);
+}
+
+/* gpt2_q8_0.gguf at gguf against its float32 values */
+static void
+test_gpt2_q8_0(void)
+{
+	size_t		len;
+	uint8_t    *buf = check_fixture("gguf/gpt2_q8_0.gguf", &len);
+	tfm_hf_params p;
+	tfm_status	st = {0};
+	tfm_model  *m;
+	int32_t		ids[6] = {464, 3797, 3332, 319, 262, 2603};
+	tfm_batch	bt = {.B = 1, .T = 6, .input = ids};
+	float	   *a,
+			   *b,
+				worst = 0.0f;
+	size_t		n;
+
+	if (!buf)
+		return;
+	m = import_gguf_keep(buf, len, &p, &st, true);
+	CHECK(m != NULL, "gpt2_q8_0.gguf: %s", st.msg);
+	if (!m)
+		return;
+	for (int i = 0; i < 6; i++)
+		ids[i] %= m->cfg.vocab;
+	n = (size_t) 6 * m->cfg.vocab;
+	a = malloc(sizeof(float) * n);
+	b = malloc(sizeof(float) * n);
+	CHECK(tfm_model_int4_kept_columns(m) > 0, "gpt2_q8_0.gguf keeps nothing");
+	CHECK(tfm_model_forward(m, &bt, false, 0) == 0, "fp32");
+	memcpy(a, m->logits, sizeof(float) * n);
+	CHECK(tfm_model_set_precision(m, TFM_PREC_GGUF) == 0 && tfm_model_forward(m, &bt, false, 0) == 0, "gguf");
+	memcpy(b, m->logits, sizeof(float) * n);
+	CHECK(memcmp(a, b, sizeof(float) * n) != 0, "gpt2 at gguf ran the float32 values");
+	{
+		float		w8 = 0.0f;
+
+		CHECK(tfm_model_set_precision(m, TFM_PREC_INT8) == 0 && tfm_model_forward(m, &bt, false, 0) == 0, "int8");
+		for (size_t i = 0; i < n; i++)
+			w8 = fmaxf(w8, fabsf(m->logits[i] - a[i]));
+		for (size_t i = 0; i < n; i++)
+			worst = fmaxf(worst, fabsf(b[i] - a[i]));
+		printf("gpt2 max |logit - fp32's|: gguf %.3g, int8 %.3g\n", worst, w8);
+		worst = 0.0f;
+	}
+	for (int t = 0; t < 6; t++)
+	{
+		float	   *x = a + (size_t) t * m->cfg.vocab,
+				   *y = b + (size_t) t * m->cfg.vocab;
+
+		tfm_log_softmax(x, x, m->cfg.vocab);
+		tfm_log_softmax(y, y, m->cfg.vocab);
+		for (int i = 0; i < m->cfg.vocab; i++)
+			worst = fmaxf(worst, fabsf(x[i] - y[i]));
+	}
+	printf("gpt2_q8_0.gguf at gguf: %ld columns kept, max |log-prob - fp32's| = %.3g (bound 0.05)\n",
+		   tfm_model_int4_kept_columns(m), worst);
+	CHECK(worst <= 0.05f, "gpt2 gguf log-probabilities %.3g from fp32's", worst);
+	free(a);
+	free(b);
+	free(buf);
+	tfm_model_free(m);
+}
+
+int
+main(void)
+{
+	size_t		len,
+				file_blocks = 0;
+	uint8_t    *buf = check_fixture("gguf/llama_q4_k_m.gguf", &len);
+	tfm_hf_params p;
+	tfm_status	st = {0};
+	tfm_model  *m,
+			   *s;
+	tfm_gguf_file *f;
+	reference	ref;
+	float	   *lg,
+			   *lf,
+			   *step;
+	int32_t		ids[PROMPT + STEPS];
+	float		worst = 0.0f;
+	int			V,
+				q4 = 0,
+				q6 = 0;
+
+	if (!buf)
+		return check_summary("test_gguf_kept");
+	m = import_gguf_keep(buf, len, &p, &st, true);
+	s = import_gguf_keep(buf, len, &p, &st, true);
+	CHECK(m && s, "import: %s", st.msg);
+	if (!m || !s)
+		return check_summary("test_gguf_kept");
+	V = m->cfg.vocab;
+	CHECK(read_reference(&ref, V), "q4km_reference.txt");
+
+	/* per layer qkv 256 + 128 + 128, out 256, gate + up 1024, down 256; the tied head 376 */
+	CHECK(tfm_model_int4_kept_columns(m) == 2 * 2048 + 376, "columns kept: %ld",
+		  tfm_model_int4_kept_columns(m));
+	CHECK(tfm_gguf_parse(&f, buf, len, len, &st) == 0, "%s", st.msg);
+	for (uint64_t i = 0; i < f->n_tensors; i++)
+		if (f->tensors[i].ndim == 2)
+		{
+			file_blocks += (f->tensors[i].bytes + 63) & ~(size_t) 63;
+			q4 += f->tensors[i].type == 12;
+			q6 += f->tensors[i].type == 14;
+		}
+	tfm_gguf_free(f);
+	CHECK(q4 == 12 && q6 == 3, "the fixture's mix: %d Q4_K, %d Q6_K tensors", q4, q6);
+	CHECK(tfm_model_set_precision(m, TFM_PREC_GGUF) == 0 && tfm_model_precision(m) == TFM_PREC_GGUF,
+		  "gguf");
+	CHECK(tfm_model_precision_bytes(m) == file_blocks,
+		  "the gguf copies take %zu bytes, the file's blocks %zu", tfm_model_precision_bytes(m),
+		  file_blocks);
+	printf("llama_q4_k_m.gguf: %zu bytes of file, %zu bytes of gguf copies (%s path)\n", len,
+		   tfm_model_precision_bytes(m), tfm_kq_path());
+
+	/* the prompt's last logits and the greedy ids, full passes */
+	lg = malloc(sizeof(float) * V);
+	lf = malloc(sizeof(float) * V);
+	step = malloc(sizeof(float) * V);
+	memcpy(ids, ref.ids, sizeof(ref.ids));
+	last_logits(m, ids, PROMPT, lg);
+	for (int i = 0; i < V; i++)
+		worst = fmaxf(worst, fabsf(lg[i] - ref.logits[i]));
+	printf("gguf logits: max |logit - reference's| = %.3g (bound 1e-4; the reference's smallest top-2 gap %.3g)\n",
+		   worst, ref.gap);
+	CHECK(worst <= 1e-4f, "logits %.3g from the reference's", worst);
+	for (int t = 0; t < STEPS; t++)
+	{
+		last_logits(m, ids, PROMPT + t, step);
+		ids[PROMPT + t] = argmax(step, V);
+		CHECK(ids[PROMPT + t] == ref.greedy[t], "full passes, greedy step %d: %d, the reference %d", t,
+			  ids[PROMPT + t], ref.greedy[t]);
+	}
+
+	/* the decoder: prefill of 9 rows, then a row a step */
+	{
+		tfm_decoder *d = tfm_decoder_create(m, 1, 32, PROMPT);
+
+		CHECK(d != NULL, "decoder");
+		CHECK(tfm_decoder_feed(d, ref.ids, NULL, PROMPT, step) == 0, "prefill");
+		for (int t = 0; t < STEPS; t++)
+		{
+			int32_t		next = argmax(step, V);
+
+			CHECK(next == ref.greedy[t], "decoder, greedy step %d: %d, the reference %d", t, next,
+				  ref.greedy[t]);
+			CHECK(tfm_decoder_feed(d, &next, NULL, 1, step) == 0, "feed");
+		}
+		tfm_decoder_free(d);
+	}
+
+	/* the blocks run, not the float32 values */
+	last_logits(m, ref.ids, PROMPT, lg);
+	CHECK(tfm_model_set_precision(s, TFM_PREC_FP32) == 0, "fp32");
+	last_logits(s, ref.ids, PROMPT, lf);
+	scale_matrices(s, 1.25f);
+	CHECK(tfm_model_set_precision(s, TFM_PREC_GGUF) == 0, "gguf");
+	last_logits(s, ref.ids, PROMPT, step);
+	CHECK(memcmp(step, lg, sizeof(float) * V) == 0, "gguf logits moved with the float32 matrices");
+	CHECK(tfm_model_set_precision(s, TFM_PREC_FP32) == 0, "fp32");
+	last_logits(s, ref.ids, PROMPT, step);
+	CHECK(memcmp(step, lf, sizeof(float) * V) != 0, "fp32 logits did not move with the matrices");
+
+	/* laid over a copy of the packed block */
+	{
+		size_t		bytes = tfm_model_precision_block_bytes(s, TFM_PREC_GGUF);
+		void	   *copy = aligned_alloc(64, (bytes + 63) & ~(size_t) 63);
+
+		CHECK(bytes == file_blocks, "block bytes %zu", bytes);
+		memcpy(copy, tfm_model_precision_block(m), bytes);
+		CHECK(tfm_model_set_precision_from(s, TFM_PREC_GGUF, copy, release_copy, NULL) == 0,
+			  "gguf laid over a block");
+		last_logits(s, ref.ids, PROMPT, step);
+		CHECK(memcmp(step, lg, sizeof(float) * V) == 0, "the laid-over copies give other logits");
+	}
+
+	/* kept blocks that do not fit are refused, nothing changed */
+	{
+		const tfm_param_info *pi = tfm_model_find(s, "dec.0.attn.out.w");
+		uint8_t    *blocks = calloc(1, 256 * 210);
+
+		CHECK(pi != NULL, "dec.0.attn.out.w");
+		if (!pi)
+			return check_summary("test_gguf_kept");
+		tfm_int4_kept bad[] = {
+			{pi->offset, 128, 0, 256, blocks, 12},	/* K not a multiple of 256 */
+			{pi->offset, 256, 0, 256, blocks, 1},	/* F16: not kept */
+			{pi->offset, 256, 200, 100, blocks, 14},	/* columns past the matrix */
+			{pi->offset, 256, -1, 10, blocks, 14},
+		};
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+			CHECK(tfm_model_keep_int4(s, &bad[i], 1) == TFM_EINVAL, "bad kept blocks %zu accepted", i);
+		CHECK(tfm_model_int4_kept_columns(s) == 2 * 2048 + 376, "the kept blocks changed");
+		free(blocks);
+	}
+	test_gpt2_q8_0();
+	free(lg);
+	free(lf);
+	free(step);
+	free(ref.logits);
+	free(buf);
+	tfm_model_free(m);
+	tfm_model_free(s);
+	return check_summary("test_gguf_kept");
+}
