@@ -87,6 +87,7 @@ typedef struct tfm_hf_params
 	/* Phi-4-mini: partial_rotary_factor (0 or 1 = whole heads): each head rotates its
 	 * first int(head size · this) values */
 	double		rope_partial;
+	int			rope_dim;		/* GGUF: phi3.rope.dimension_count (0: from rope_partial) */
 	/* Phi-3.5, Phi-4-mini: rope_scaling {"type": "longrope"} (rope_type TFM_ROPE_LONGROPE,
 	 * rope_orig_max the top-level original_max_position_embeddings) and */
 	float		rope_attn_factor;	/* attention_factor, or √(1 + ln(max/orig)/ln(orig)) */

@@ -45,6 +45,27 @@ SELECT n, cardinality(ids) AS len, cardinality(ids) + 10 > 12 AS crosses,
              ORDER BY pos) = greedy AS greedy_matches
   FROM qcases ORDER BY n;
 
+-- the GGUF twin (test/reference/make_gguf_phi3.py: phi3.* metadata as
+-- llama.cpp's converter writes it, rope_factors_long/short.weight, fused
+-- attn_qkv and ffn_up, no output.weight): the reference's numbers, and the
+-- safetensors import's own within 1e-6
+SELECT * FROM tfm_import_gguf_file('phi4_gguf', :'abs_srcdir' || '/../fixtures/gguf/phi3_f32.gguf', tokenizer => false);
+SELECT config->>'rope_type' AS rope_type, config->'rope_dim' AS rope_dim, config->'rope_orig_max' AS rope_orig_max,
+       config->'attn_window' AS attn_window, config->'tie_embeddings' AS tie, config->>'imported_from' AS imported_from,
+       config->'rope_short_factor' = (SELECT config->'rope_short_factor' FROM tfm.models WHERE name = 'phi4') AS short_factor,
+       config->'rope_long_factor' = (SELECT config->'rope_long_factor' FROM tfm.models WHERE name = 'phi4') AS long_factor,
+       config->'rope_attn_factor' = (SELECT config->'rope_attn_factor' FROM tfm.models WHERE name = 'phi4') AS attn_factor
+  FROM tfm.models WHERE name = 'phi4_gguf';
+SELECT n, max(abs(ln(t.probability) - (c.logprobs->-1->>(t.id))::float8)) < 1e-4 AS logprobs_match,
+       max(abs(t.probability - s.probability)) < 1e-6 AS same_as_safetensors
+  FROM qcases c, tfm_next_tokens('phi4_gguf', c.ids, 1000) t
+  JOIN tfm_next_tokens('phi4', c.ids, 1000) s USING (id)
+ GROUP BY n ORDER BY n;
+SELECT n, ARRAY(SELECT id FROM tfm_generate_tokens('phi4_gguf', ids, max_tokens => 10, temperature => 0)
+                 ORDER BY pos) = greedy AS greedy_matches
+  FROM qcases ORDER BY n;
+SELECT tfm_drop_model('phi4_gguf');
+
 -- fine-tuning one epoch on rows past 12 tokens: the rows become more likely
 CREATE TEMP TABLE qft AS
 SELECT ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331, 316, 300, 301, 302, 303, (i % 5) + 300] AS ids

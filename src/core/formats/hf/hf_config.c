@@ -111,7 +111,7 @@ check_params(const tfm_hf_params *p, const hf_keys *k)
 		if (p->rope_local_theta != 0.0f &&
 			!(p->rope_local_theta >= (float) TFM_ROPE_THETA_MIN && p->rope_local_theta <= (float) TFM_ROPE_THETA_MAX))
 			return TFM_RANGE_TEXT("rope_local_base_freq", TFM_ROPE_THETA);
-		if (p->arch == TFM_HF_PHI3 || p->rope_partial != 0.0)
+		if (p->arch == TFM_HF_PHI3 || p->rope_partial != 0.0 || p->rope_dim != 0)
 			return check_phi3_rope(p);
 	}
 	else if (!(p->dropout >= 0.0f && p->dropout < 1.0f) ||
@@ -128,6 +128,8 @@ hf_rope_dim(const tfm_hf_params *p)
 	int			s = p->head_dim > 0 ? p->head_dim : p->d_model / p->heads,
 				r;
 
+	if (p->rope_dim > 0)
+		return p->rope_dim == s ? 0 : p->rope_dim;
 	if (!(p->rope_partial > 0.0 && p->rope_partial < 1.0))
 		return 0;
 	r = (int) (s * p->rope_partial);	/* transformers' int(head_dim * partial_rotary_factor) */
@@ -144,7 +146,7 @@ check_phi3_rope(const tfm_hf_params *p)
 	int			s = p->head_dim > 0 ? p->head_dim : p->d_model / p->heads,
 				r = hf_rope_dim(p) > 0 ? hf_rope_dim(p) : s;
 
-	if (r < 2 || r % 2 != 0)
+	if (r < 2 || r % 2 != 0 || r > s)
 	{
 		snprintf(hf_msg, sizeof(hf_msg), "partial_rotary_factor %g of a head of %d rotates %d values; tfm needs an even number",
 				 p->rope_partial, s, r);

@@ -175,6 +175,12 @@ llama_entries(hf_builder *b, const tfm_config *c)
 		if (c->qkv_bias)
 			qwen2_bias_entries(b, c, i);
 	}
+	if (c->rope_type == TFM_ROPE_LONGROPE)
+	{
+		/* a GGUF file's longrope factors (the config holds them): checked, not stored */
+		hf_add(b, "rope_factors_long.weight", false, TFM_HF_BUFFER, "", 1, tfm_config_rope_dim(c) / 2, 0, 0, 0);
+		hf_add(b, "rope_factors_short.weight", false, TFM_HF_BUFFER, "", 1, tfm_config_rope_dim(c) / 2, 0, 0, 0);
+	}
 	hf_add(b, "norm.weight", true, norm, "dec.ln_f.g", 1, d, 0, 0, 0);
 	hf_add_lm_head(b, c);
 }
