@@ -1,7 +1,7 @@
 /*
  * gguf_model.c — a GGUF file read as a Hugging Face checkpoint: the
- * architecture's metadata as the hyper-parameters of a config.json (llama
- * and qwen3 here, phi3's own keys and names in gguf_phi3.c, gpt2 in
+ * architecture's metadata as the hyper-parameters of a config.json (llama,
+ * qwen2 and qwen3 here, phi3's own keys and names in gguf_phi3.c, gpt2 in
  * gguf_gpt2.c), tensor names as the Hugging Face ones, and
  * each tensor's values made the float32 tensor tfm_hf_load_tensor takes:
  * the rows of a llama's attn_q and attn_k put back in Hugging Face's order
@@ -91,7 +91,8 @@ akey(char (*buf)[80], int *slot, const char *arch, const char *suffix)
 
 /*
  * llama.* (or qwen3.*: Qwen3's q/k norms, head_dim its key_length, q and k
- * rows in Hugging Face's order): a Hugging Face Llama's hyper-parameters
+ * rows in Hugging Face's order; qwen2.*: Qwen2's q/k/v biases, rows as
+ * Hugging Face's; phi3.*: gguf_phi3.c): a Hugging Face Llama's hyper-parameters
  */
 static int
 llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, const char *a,
@@ -100,7 +101,8 @@ llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, const ch
 	char		kb[4][80];
 	int			ks = 0;
 	bool		qwen3 = strcmp(a, "qwen3") == 0,
-				phi3 = strcmp(a, "phi3") == 0;
+				phi3 = strcmp(a, "phi3") == 0,
+				qwen2 = strcmp(a, "qwen2") == 0;
 	const char *s;
 	size_t		slen;
 	double		eps,
@@ -115,7 +117,8 @@ llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, const ch
 #define K(sfx) akey(kb, &ks, a, sfx)
 	p->arch = TFM_HF_LLAMA;
 	p->qk_norm = qwen3;
-	p->gguf_neox = qwen3;
+	p->gguf_neox = qwen3 || qwen2;	/* the converter permutes q and k only for llama */
+	p->qkv_bias = qwen2;
 	if ((rc = tfm_gguf_get_range(&p->d_model, f, K("embedding_length"), true, 1, big, st)) != 0 ||
 		(rc = tfm_gguf_get_range(&p->layers, f, K("block_count"), true, 1, big, st)) != 0 ||
 		(rc = tfm_gguf_get_range(&p->d_ff, f, K("feed_forward_length"), true, 1, big, st)) != 0 ||
@@ -228,10 +231,12 @@ tfm_gguf_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, tfm_s
 		return llama_params(p, capped, f, "qwen3", st);
 	if (alen == 4 && memcmp(arch, "phi3", 4) == 0)
 		return llama_params(p, capped, f, "phi3", st);
+	if (alen == 5 && memcmp(arch, "qwen2", 5) == 0)
+		return llama_params(p, capped, f, "qwen2", st);
 	if (alen == 4 && memcmp(arch, "gpt2", 4) == 0)
 		return tfm_gguf_gpt2_params(p, f, st);
 	return tfm_status_set(st, TFM_EUNSUPPORTED,
-						  "GGUF architecture \"%.*s\" is not supported (tfm imports llama, qwen3, phi3 and gpt2)",
+						  "GGUF architecture \"%.*s\" is not supported (tfm imports llama, qwen2, qwen3, phi3 and gpt2)",
 						  (int) tfm_utf8_cut(arch, alen < 64 ? alen : 64), arch);
 }
 
@@ -246,6 +251,9 @@ static const char *const llama_blk[][2] = {
 	{"attn_q.weight", "self_attn.q_proj.weight"},
 	{"attn_k.weight", "self_attn.k_proj.weight"},
 	{"attn_v.weight", "self_attn.v_proj.weight"},
+	{"attn_q.bias", "self_attn.q_proj.bias"},	/* qwen2 */
+	{"attn_k.bias", "self_attn.k_proj.bias"},
+	{"attn_v.bias", "self_attn.v_proj.bias"},
 	{"attn_q_norm.weight", "self_attn.q_norm.weight"},	/* qwen3 */
 	{"attn_k_norm.weight", "self_attn.k_norm.weight"},
 	{"attn_output.weight", "self_attn.o_proj.weight"},

@@ -45,7 +45,7 @@ SELECT n, cardinality(ids) AS len, cardinality(ids) + 10 > 12 AS crosses,
              ORDER BY pos) = greedy AS greedy_matches
   FROM qcases ORDER BY n;
 
--- the GGUF twin (test/reference/make_gguf_phi3.py: phi3.* metadata as
+-- the GGUF twin (test/reference/make_gguf_archs.py: phi3.* metadata as
 -- llama.cpp's converter writes it, rope_factors_long/short.weight, fused
 -- attn_qkv and ffn_up, no output.weight): the reference's numbers, and the
 -- safetensors import's own within 1e-6

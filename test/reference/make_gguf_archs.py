@@ -1,9 +1,12 @@
 #!/usr/bin/python3
-"""make_gguf_phi3.py — test/fixtures/hf_phi4 (a small Phi-4-mini: longrope,
-partial_rotary_factor 0.75, tied head; hf_phi4_reference.py) as llama.cpp's
-converter (convert_hf_to_gguf.py, Phi3MiniModel) writes it, F32, for
-import_phi4.sql: the same weights, so the same logits and greedy ids as the
-safetensors import.
+"""make_gguf_archs.py — GGUF twins of safetensors fixtures for the GGUF
+architectures beyond llama/qwen3/gpt2 (make_gguf_fixtures.py), F32, written
+as llama.cpp's converter (convert_hf_to_gguf.py) writes them, so the import
+of each must give the safetensors import's logits and greedy ids:
+
+phi3_f32.gguf: test/fixtures/hf_phi4 (a small Phi-4-mini: longrope,
+partial_rotary_factor 0.75, tied head; hf_phi4_reference.py) as the
+converter's Phi3MiniModel writes it (import_phi4.sql).
 
 What the converter writes for a Phi3ForCausalLM:
   phi3.context_length (max_position_embeddings),
@@ -19,8 +22,15 @@ What the converter writes for a Phi3ForCausalLM:
   (gate_up_proj, the fused gate and up rows), ffn_down, attn_norm,
   ffn_norm; output_norm; no output.weight when the head is tied.
 
-Writes test/fixtures/gguf/phi3_f32.gguf.
-Run: /usr/bin/python3 test/reference/make_gguf_phi3.py (from the repository root).
+qwen2_f32.gguf: test/fixtures/hf_qwen2 as the converter's Qwen2Model writes
+it (import_qwen2.sql): the llama keys under qwen2.*, attn_q/attn_k/attn_v
+with their biases (attn_q.bias ...), rows as Hugging Face's (qwen2 rotates
+NeoX-style; the converter permutes q and k only for llama), no
+output.weight (tied); its byte-level BPE as tokenizer.ggml.model "gpt2"
+with pre "qwen2" (which tfm does not read yet: the test imports the
+weights only).
+
+Run: /usr/bin/python3 test/reference/make_gguf_archs.py (from the repository root).
 """
 import json
 import math
@@ -33,6 +43,51 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_gguf_fixtures as M  # noqa: E402  (safetensors reader, tokenizer metadata, writer)
 
 OUT = "test/fixtures/gguf/phi3_f32.gguf"
+QWEN2 = "test/fixtures/gguf/qwen2_f32.gguf"
+
+
+def qwen2_file():
+    cfg = json.load(open("test/fixtures/hf_qwen2/config.json"))
+    sd = M.read_safetensors("test/fixtures/hf_qwen2/model.safetensors")
+    tok = json.load(open("test/fixtures/hf_qwen2/tokenizer.json"))
+    H, KV, D = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["hidden_size"]
+    a = "qwen2"
+    # the converter's: pre "qwen2", Qwen2's own bos/eos, no bos added
+    tmeta = [kv for kv in M.gpt2_tokenizer_meta(tok)[0]
+             if kv[0] not in ("tokenizer.ggml.pre", "tokenizer.ggml.bos_token_id",
+                              "tokenizer.ggml.eos_token_id", "tokenizer.ggml.add_bos_token")]
+    tmeta += [("tokenizer.ggml.pre", "qwen2"), ("tokenizer.ggml.bos_token_id", cfg["bos_token_id"]),
+              ("tokenizer.ggml.eos_token_id", cfg["eos_token_id"]), ("tokenizer.ggml.add_bos_token", False)]
+    meta = [("general.architecture", a), ("general.name", "tfm-test"), ("general.alignment", 32),
+            (a + ".block_count", cfg["num_hidden_layers"]),
+            (a + ".context_length", cfg["max_position_embeddings"]),
+            (a + ".embedding_length", D),
+            (a + ".feed_forward_length", cfg["intermediate_size"]),
+            (a + ".attention.head_count", H),
+            (a + ".attention.head_count_kv", KV),
+            (a + ".rope.freq_base", float(cfg["rope_theta"])),
+            (a + ".attention.layer_norm_rms_epsilon", float(cfg["rms_norm_eps"]))] + tmeta
+    tensors = []
+
+    def put(gname, w):
+        w = np.asarray(w, dtype="<f4")
+        tensors.append((gname, M.F32, list(reversed(w.shape)), w.tobytes()))
+
+    put("token_embd.weight", sd["model.embed_tokens.weight"])
+    for i in range(cfg["num_hidden_layers"]):
+        p, b = "model.layers.%d." % i, "blk.%d." % i
+        put(b + "attn_norm.weight", sd[p + "input_layernorm.weight"])
+        for x in "qkv":
+            put(b + "attn_%s.weight" % x, sd[p + "self_attn.%s_proj.weight" % x])
+            put(b + "attn_%s.bias" % x, sd[p + "self_attn.%s_proj.bias" % x])
+        put(b + "attn_output.weight", sd[p + "self_attn.o_proj.weight"])
+        put(b + "ffn_norm.weight", sd[p + "post_attention_layernorm.weight"])
+        put(b + "ffn_gate.weight", sd[p + "mlp.gate_proj.weight"])
+        put(b + "ffn_up.weight", sd[p + "mlp.up_proj.weight"])
+        put(b + "ffn_down.weight", sd[p + "mlp.down_proj.weight"])
+    put("output_norm.weight", sd["model.norm.weight"])
+    M.gw.write_gguf(QWEN2, meta, tensors)
+    print("wrote %s (%d bytes)" % (QWEN2, os.path.getsize(QWEN2)))
 
 
 def main():
@@ -84,6 +139,7 @@ def main():
     vec("output_norm.weight", sd["model.norm.weight"])
     M.gw.write_gguf(OUT, meta, tensors)
     print("wrote %s (%d bytes), attn_factor %.9g, rope dims %d" % (OUT, os.path.getsize(OUT), attn, rope_dims))
+    qwen2_file()
 
 
 if __name__ == "__main__":
