@@ -55,22 +55,31 @@ rope_type_name(JsonbContainer *rs)
 	return t && t->type == jbvString ? pnstrdup(t->val.string.val, t->val.string.len) : NULL;
 }
 
-void
-tfm_hf_rope_scaling(JsonbContainer *c, tfm_hf_params *p, const char *family, bool linear)
+/* config.json's rope_scaling object, or NULL when absent or null */
+static JsonbContainer *
+rope_scaling_object(JsonbContainer *c)
 {
 	JsonbValue	buf,
 			   *v = tfm_jget(c, "rope_scaling", &buf);
-	JsonbContainer *rs;
-	char	   *type;
 
 	if (!v || v->type == jbvNull)
-		return;
+		return NULL;
 	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("config.json field \"rope_scaling\" must be an object or null, not %s",
 						tfm_jtype(v))));
-	rs = v->val.binary.data;
+	return v->val.binary.data;
+}
+
+void
+tfm_hf_rope_scaling(JsonbContainer *c, tfm_hf_params *p, const char *family, bool linear)
+{
+	JsonbContainer *rs = rope_scaling_object(c);
+	char	   *type;
+
+	if (!rs)
+		return;
 	type = rope_type_name(rs);
 	if (linear && type && strcmp(type, "linear") == 0)
 	{
@@ -171,15 +180,8 @@ tfm_hf_phi3_rope(JsonbContainer *c, tfm_hf_params *p)
 					 errmsg("config.json field \"partial_rotary_factor\" must be greater than 0 and at most 1, not %g",
 							p->rope_partial)));
 	}
-	v = tfm_jget(c, "rope_scaling", &buf);
-	if (!v || v->type == jbvNull)
+	if ((rs = rope_scaling_object(c)) == NULL)
 		return;
-	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("config.json field \"rope_scaling\" must be an object or null, not %s",
-						tfm_jtype(v))));
-	rs = v->val.binary.data;
 	type = rope_type_name(rs);
 	if (!type || (strcmp(type, "longrope") != 0 && strcmp(type, "su") != 0 && strcmp(type, "yarn") != 0))
 		ereport(ERROR,
