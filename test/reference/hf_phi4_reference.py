@@ -28,7 +28,10 @@ lm_head.weight in the file), sliding_window past max_position_embeddings.
 
 Writes into test/fixtures/hf_phi4/: config.json, model.safetensors (F32),
 tokenizer.json (the Llama fixture's), reference.json (as
-hf_llama_reference.py's, plus the rope's numbers).
+hf_llama_reference.py's, plus the rope's numbers); and into
+test/fixtures/hf_phi35/ the same for a Phi-3.5-mini's layout: whole heads
+rotated (no partial_rotary_factor, 8 factors a list), an untied lm_head,
+rope_scaling type "su" (the older name Phi3Config reads as longrope).
 
 Run: /usr/bin/python3 test/reference/hf_phi4_reference.py (from the repository root).
 """
@@ -50,11 +53,18 @@ D, LAYERS, HEADS, KV_HEADS, FF = 64, 2, 4, 2, 96
 MAX_POS, ORIG, PARTIAL = 384, 12, 0.75
 EPS, THETA = 1e-5, 10000.0
 S = D // HEADS                      # 16
-R = int(S * PARTIAL)                # 12 rotated, 4 passed
-SHORT = [round(1.0 + 0.05 * i * i, 4) for i in range(R // 2)]
-LONG = [round(1.5 + 2.5 * i, 4) for i in range(R // 2)]
+R = int(S * PARTIAL)                # 12 rotated, 4 passed (Phi-3.5: 16)
+SHORT, LONG = None, None
 ATTN = math.sqrt(1 + math.log(MAX_POS / ORIG) / math.log(ORIG))
 L.EPS = EPS
+
+
+def set_rope(partial):
+    global PARTIAL, R, SHORT, LONG
+    PARTIAL = partial
+    R = int(S * PARTIAL)
+    SHORT = [round(1.0 + 0.05 * i * i, 4) for i in range(R // 2)]
+    LONG = [round(1.5 + 2.5 * i, 4) for i in range(R // 2)]
 
 
 def rope_tables(T):
@@ -96,10 +106,10 @@ def forward(sd, ids):
         gate, up = (h @ sd[p + "mlp.gate_up_proj.weight"].T).chunk(2, dim=-1)
         x = x + (up * torch.nn.functional.silu(gate)) @ sd[p + "mlp.down_proj.weight"].T
     x = L.rms(x, sd["model.norm.weight"])
-    return x @ sd["model.embed_tokens.weight"].T
+    return x @ sd.get("lm_head.weight", sd["model.embed_tokens.weight"]).T
 
 
-def make_weights(V):
+def make_weights(V, tied=True):
     sd = {}
 
     def param(name, shape, std, mean=0.0):
@@ -115,6 +125,8 @@ def make_weights(V):
         param(p + "mlp.gate_up_proj.weight", (2 * FF, D), 0.15)
         param(p + "mlp.down_proj.weight", (D, FF), 0.3)
     param("model.norm.weight", (D,), 0.1, 1.0)
+    if not tied:
+        param("lm_head.weight", (V, D), 0.3)
     return sd
 
 
@@ -156,21 +168,32 @@ def config(V):
     }
 
 
-def main():
-    os.makedirs(OUT, exist_ok=True)
+def build(out, partial, tied, rope_type):
+    os.makedirs(out, exist_ok=True)
+    set_rope(partial)
     tok, vocab, merges = L.make_tokenizer()
     V = len(vocab)
-    sd = make_weights(V)
+    sd = make_weights(V, tied)
+    cfg = config(V)
+    cfg["rope_scaling"]["type"] = rope_type
+    if partial == 1.0:
+        del cfg["partial_rotary_factor"]
+    cfg["tie_word_embeddings"] = tied
     L.forward = forward
-    L.write_fixture(OUT, config(V), tok, vocab, merges, sd, head=sd["model.embed_tokens.weight"])
-    with open(f"{OUT}/reference.json") as fh:
+    L.write_fixture(out, cfg, tok, vocab, merges, sd, head=sd["model.embed_tokens.weight"] if tied else None)
+    with open(f"{out}/reference.json") as fh:
         ref = json.load(fh)
     ref["rope"] = {"rotary_dim": R, "original_max_position_embeddings": ORIG,
                    "attention_factor": ATTN}
-    with open(f"{OUT}/reference.json", "w") as fh:
+    with open(f"{out}/reference.json", "w") as fh:
         json.dump(ref, fh, ensure_ascii=False)
         fh.write("\n")
     print("attention factor %.9g, rotary dim %d" % (ATTN, R))
+
+
+def main():
+    build(OUT, 0.75, True, "longrope")
+    build("test/fixtures/hf_phi35", 1.0, False, "su")
 
 
 if __name__ == "__main__":

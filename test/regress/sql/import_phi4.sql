@@ -96,5 +96,28 @@ SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{partial_rotary_factor}', 
 SELECT * FROM tfm_import('x', (SELECT cfg - 'partial_rotary_factor' FROM qfx), '\x'::bytea);
 SELECT count(*) AS models FROM tfm.models WHERE name = 'x';
 
+-- a Phi-3.5-mini's layout (test/fixtures/hf_phi35, the same script):
+-- whole heads rotated with 8 factors a list, an untied lm_head,
+-- rope_scaling type "su": the reference's numbers, below and past 12 tokens
+\set p35_dir :abs_srcdir '/../fixtures/hf_phi35'
+\set ref35 `cat test/fixtures/hf_phi35/reference.json`
+CREATE TEMP TABLE p35cases AS
+SELECT n, ARRAY(SELECT jsonb_array_elements_text(c->'ids')::int) AS ids,
+       ARRAY(SELECT jsonb_array_elements_text(c->'greedy')::int) AS greedy, c->'logprobs' AS logprobs
+  FROM jsonb_array_elements(:'ref35'::jsonb->'cases') WITH ORDINALITY AS t(c, n);
+SELECT * FROM tfm_import_files('phi35', :'p35_dir');
+SELECT config->>'rope_type' AS rope_type, config->'rope_dim' AS rope_dim, config->'tie_embeddings' AS tie,
+       jsonb_array_length(config->'rope_long_factor') AS long_factors
+  FROM tfm.models WHERE name = 'phi35';
+SELECT n, cardinality(ids) AS len,
+       max(abs(ln(t.probability) - (c.logprobs->-1->>(t.id))::float8)) < 1e-4 AS logprobs_match
+  FROM p35cases c, tfm_next_tokens('phi35', c.ids, 1000) t
+ GROUP BY n, ids ORDER BY n;
+SELECT n, ARRAY(SELECT id FROM tfm_generate_tokens('phi35', ids, max_tokens => 10, temperature => 0)
+                 ORDER BY pos) = greedy AS greedy_matches
+  FROM p35cases ORDER BY n;
+SELECT tfm_drop_model('phi35');
+SELECT tfm_tokenizer_drop('phi35');
+
 SELECT tfm_drop_model('phi4');
 SELECT tfm_tokenizer_drop('phi4');
