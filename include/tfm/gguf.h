@@ -172,6 +172,15 @@ int			tfm_gguf_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f,
  * p's rope scaling: TFM_OK, or TFM_EUNSUPPORTED naming the first that is not.
  */
 int			tfm_gguf_rope_check(tfm_hf_params *p, const float *ff, int n, tfm_status *st);
+
+/*
+ * A phi3 file with rope_factors_long/short.weight (tfm_gguf_params set
+ * p->rope_type TFM_ROPE_LONGROPE and their count): their n values lf and
+ * sf, each greater than 0 and at most TFM_ROPE_FACTOR_MAX, into p
+ * (gguf_phi3.c)
+ */
+int			tfm_gguf_longrope_set(tfm_hf_params *p, const float *lf, const float *sf, int n,
+								  tfm_status *st);
 /*
  * The Hugging Face name of a GGUF tensor of p's architecture
  * ("blk.3.attn_q.weight" -> "model.layers.3.self_attn.q_proj.weight") into

@@ -87,6 +87,17 @@ typedef struct tfm_hf_params
 	int			attn_window;	/* sliding_window where it binds (Mistral, Phi-3, Gemma 2); 0 none */
 	int			window_pattern; /* 0: every layer; Gemma 2: 2 (its even layers); Gemma 3: 6 */
 	float		rope_local_theta;	/* Gemma 3: rope_local_base_freq of the windowed layers */
+	/* Phi-4-mini: partial_rotary_factor (0 or 1 = whole heads): each head rotates its
+	 * first int(head size · this) values */
+	double		rope_partial;
+	int			rope_dim;		/* GGUF: phi3.rope.dimension_count (0: from rope_partial) */
+	/* Phi-3.5, Phi-4-mini: rope_scaling {"type": "longrope"} (rope_type TFM_ROPE_LONGROPE,
+	 * rope_orig_max the top-level original_max_position_embeddings) and */
+	float		rope_attn_factor;	/* attention_factor, or √(1 + ln(max/orig)/ln(orig)) */
+	int			rope_n_short,	/* short_factor's and long_factor's lengths as given */
+				rope_n_long;
+	float		rope_short[TFM_ROPE_FACTORS_MAX];
+	float		rope_long[TFM_ROPE_FACTORS_MAX];
 	bool		gguf_neox;		/* a GGUF file whose q/k rows are Hugging Face's (qwen3),
 								 * not permuted for ggml's paired rope (llama) */
 	/* the encoder-decoders: layers is the encoder's, and */

@@ -55,6 +55,17 @@ void		tfm_rope_llama3(float *inv, int half, float factor, float low, float high,
 void		tfm_rope_apply(float *x, int N, int nh, int s, ptrdiff_t rs,
 						   const int32_t *pos, int T, const float *inv, int inverse);
 
+/*
+ * The same over the first r values of each head only (r even, ≤ s; inv
+ * r/2 wide; Phi-4-mini's partial_rotary_factor: transformers rotates
+ * q[..., :r] with rotate_half over those r and passes the rest), cos and sin
+ * times scale (longrope's attention factor; 1 = none).  Its transpose, the
+ * backward pass, is inverse with the same scale.
+ */
+void		tfm_rope_apply_part(float *x, int N, int nh, int s, int r, ptrdiff_t rs,
+								const int32_t *pos, int T, const float *inv, float scale,
+								int inverse);
+
 /* ---- SwiGLU (swiglu.c): hg (N, 2f) holds [gate | up] per row ---- */
 
 void		tfm_swiglu_forward(float *out, const float *hg, int N, int f);

@@ -43,6 +43,10 @@
 /* rope scaling (Llama 3.1: factor 8, high_freq_factor 4; 3.2: factor 32) */
 #define TFM_ROPE_FACTOR_MAX 1024
 #define TFM_ROPE_ORIG_MAX   1048576
+/* longrope (Phi-3.5, Phi-4-mini): one short and one long factor per rotated pair, each
+ * a positive number up to TFM_ROPE_FACTOR_MAX; a rotation at most 2·this wide */
+#define TFM_ROPE_FACTORS_MAX 128
+#define TFM_ROPE_ATTN_FACTOR_MAX 16
 /* dropout probabilities are at least 0 and less than 1 */
 #define TFM_PARAMS_MAX      ((size_t) 2000000000)
 #define TFM_MAX_PARAMS      TFM_PARAMS_MAX	/* the name settings.c still uses */

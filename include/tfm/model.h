@@ -137,6 +137,15 @@ typedef struct tfm_config
 	 * (rope_local_base_freq), the others with rope_theta and rope_type's scaling;
 	 * 0 = every layer as the others */
 	float		rope_local_theta;
+	/* Phi-4-mini (llama blocks, partial_rotary_factor): each head rotates its first
+	 * rope_dim values only (even, at most the head size); 0 = all of them */
+	int			rope_dim;
+	/* longrope (TFM_ROPE_LONGROPE, Phi-3.5 and Phi-4-mini): inv_i = 1/(f_i·θ^(2i/r)), r the
+	 * rotated width, f rope_short while a pass's sequence is at most rope_orig_max long,
+	 * rope_long past it (tfm_config_rope_long); cos and sin times rope_attn_factor */
+	float		rope_attn_factor;
+	float		rope_short[TFM_ROPE_FACTORS_MAX];	/* r/2 of them */
+	float		rope_long[TFM_ROPE_FACTORS_MAX];
 } tfm_config;
 
 /* the rotary frequencies: θ's alone, or rescaled (rope.c, tfm_rope_inv_freq) */
@@ -145,7 +154,8 @@ typedef enum tfm_rope_type
 	TFM_ROPE_DEFAULT = 0,
 	TFM_ROPE_LLAMA3 = 1,		/* wavelengths past orig_max/low_freq divided by factor,
 								 * those under orig_max/high_freq kept, smoothly between */
-	TFM_ROPE_LINEAR = 2			/* every frequency divided by factor (Gemma 3's global layers) */
+	TFM_ROPE_LINEAR = 2,		/* every frequency divided by factor (Gemma 3's global layers) */
+	TFM_ROPE_LONGROPE = 3		/* per-frequency short or long factors, cos/sin scaled (Phi-3.5) */
 } tfm_rope_type;
 
 /* does layer i of a llama config go without rotary positions (SmolLM3's NoPE layers)? */
@@ -164,8 +174,27 @@ tfm_config_window(const tfm_config *c, int layer)
 	return c->attn_window;
 }
 
-/* the rotary inverse frequencies of layer `layer` of a llama config: inv (s/2), s the head size */
-void		tfm_config_rope_freqs(float *inv, const tfm_config *c, int layer);
+/*
+ * the rotary inverse frequencies of layer `layer` of a llama config:
+ * inv (tfm_config_rope_dim / 2) for a pass over a sequence seq_len long
+ * (its last position + 1: longrope's choice of factors, rope_freqs.c)
+ */
+void		tfm_config_rope_freqs(float *inv, const tfm_config *c, int layer, int seq_len);
+
+/* does a pass over seq_len positions take longrope's long factors?  (transformers'
+ * longrope update: the sequence, max(position_ids) + 1, past original_max_position_embeddings) */
+static inline int
+tfm_config_rope_long(const tfm_config *c, int seq_len)
+{
+	return c->rope_type == TFM_ROPE_LONGROPE && seq_len > c->rope_orig_max;
+}
+
+/* cos and sin's factor (longrope's attention factor; 1 otherwise) */
+static inline float
+tfm_config_rope_scale(const tfm_config *c)
+{
+	return c->rope_type == TFM_ROPE_LONGROPE && c->rope_attn_factor > 0.0f ? c->rope_attn_factor : 1.0f;
+}
 
 /* key/value heads, a head's width, the queries' and the keys' widths, and the fused Q|K|V projection's width */
 static inline int
@@ -178,6 +207,13 @@ static inline int
 tfm_config_head_size(const tfm_config *c)
 {
 	return c->head_size > 0 ? c->head_size : c->d_model / c->heads;
+}
+
+/* the rotated width of a head: rope_dim (partial_rotary_factor), or the whole head */
+static inline int
+tfm_config_rope_dim(const tfm_config *c)
+{
+	return c->rope_dim > 0 ? c->rope_dim : tfm_config_head_size(c);
 }
 
 /* heads · head size: d_model unless head_size says otherwise (the attention's output width) */

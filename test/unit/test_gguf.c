@@ -11,7 +11,7 @@
  *     (F16/BF16: hf_llama; the block types: gguf/q/model.safetensors;
  *     gpt2_q8_0.gguf, untied: hf_gpt2)
  *   - llama3_rope.gguf's rope_freqs.weight read as Llama 3.1's rope scaling
- *     (test_rope_freqs)
+ *     (test_rope_freqs); phi3_f32.gguf's rope: test_gguf_phi3.c
  *   - Q4_0 tensors kept as the file's blocks for int4 (test_kept)
  *   - the tokenizers of the metadata give their tokenizer.json's ids: a
  *     "llama" one (scores made merges) hf_llama/reference.json's texts, a
@@ -851,5 +851,6 @@ main(void)
 	test_fuzz("gguf/llama3_tok.gguf");	/* a "gpt2" one */
 	test_fuzz("gguf/gpt2_q8_0.gguf");	/* the gpt2 architecture, Q8_0 blocks */
 	test_fuzz("gguf/llama_q4_k_m.gguf");	/* Q4_K and Q6_K blocks */
+	test_fuzz("gguf/phi3_f32.gguf");	/* phi3: longrope's tensors and keys */
 	return check_summary("test_gguf");
 }

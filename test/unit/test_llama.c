@@ -500,17 +500,17 @@ test_rope_layers(void)
 				want[TFM_ROPE_MAX_HALF];
 	double		worst = 0.0;
 
-	tfm_config_rope_freqs(inv, &c, 0);
+	tfm_config_rope_freqs(inv, &c, 0, 0);
 	for (int i = 0; i < 3; i++)
 		worst = fmax(worst, fabs(inv[i] - pow(30.0, -2.0 * i / 6.0)));
-	tfm_config_rope_freqs(inv, &c, 1);
+	tfm_config_rope_freqs(inv, &c, 1, 0);
 	for (int i = 0; i < 3; i++)
 		worst = fmax(worst, fabs(inv[i] - pow(1000.0, -2.0 * i / 6.0) / 4.0));
 	CHECK(worst < 1e-6, "Gemma 3's local and global rope frequencies differ by %g", worst);
 	/* without rope_local_theta a windowed layer rotates as the others */
 	c.rope_local_theta = 0.0f;
-	tfm_config_rope_freqs(inv, &c, 0);
-	tfm_config_rope_freqs(want, &c, 1);
+	tfm_config_rope_freqs(inv, &c, 0, 0);
+	tfm_config_rope_freqs(want, &c, 1, 0);
 	CHECK(memcmp(inv, want, sizeof(float) * 3) == 0, "rope_local_theta 0: one table");
 }
 
@@ -522,7 +522,9 @@ tiny_config(int tie, int qkv_bias, int gemma)
 	 * 6 SmolLM3: layer 1 of 2 without rotary positions; 7 a sliding window of 3
 	 * on layer 0 (window_pattern 2, Gemma 2's), 8 on every layer (Mistral's);
 	 * 9 Gemma 3: Gemma 2's without caps, q/k norms, layer 0 local (window 3,
-	 * its own rope base), layer 1 global (linear rope scaling) */
+	 * its own rope base), layer 1 global (linear rope scaling);
+	 * 10 Phi-4-mini: longrope (original length 5) over the first 6 of 8-wide
+	 * heads (partial_rotary_factor 0.75) */
 	tfm_config	c;
 
 	tfm_config_defaults(&c, TFM_TASK_LM);
@@ -555,6 +557,21 @@ tiny_config(int tie, int qkv_bias, int gemma)
 	{
 		c.qk_norm = 1;
 		c.head_size = 6;
+		return c;
+	}
+	if (gemma == 10)
+	{
+		static const float sf[3] = {1.0f, 1.3f, 2.1f},
+					lf[3] = {1.7f, 4.0f, 9.5f};
+
+		c.head_size = 8;
+		c.rope_dim = 6;
+		c.rope_type = TFM_ROPE_LONGROPE;
+		c.rope_orig_max = 5;
+		c.rope_attn_factor = 1.2f;
+		c.rope_theta = 50.0f;
+		memcpy(c.rope_short, sf, sizeof(sf));
+		memcpy(c.rope_long, lf, sizeof(lf));
 		return c;
 	}
 	if (gemma == 4)
@@ -601,6 +618,84 @@ tiny_config(int tie, int qkv_bias, int gemma)
 	return c;
 }
 
+/*
+ * longrope's factors follow the sequence's length: cached decoding, one
+ * token at a time, gives at every step the logits of one pass over the
+ * prefix (the short factors up to rope_orig_max 5 tokens, the long past it,
+ * the cache recomputed when the sequence passes 5), and the two factors'
+ * logits differ (the test could fail)
+ */
+static void
+test_longrope_decode(tfm_model *m, int32_t *in, int32_t *tg)
+{
+	tfm_decoder *dec = tfm_decoder_create(m, 1, 16, 4);
+	float		logits[23],
+				prev[23];
+	double		worst = 0.0,
+				differ = 0.0;
+	tfm_batch	b;
+
+	CHECK(dec != NULL, "longrope decoder");
+	if (!dec)
+		return;
+	memset(&b, 0, sizeof(b));
+	b.B = 1;
+	b.input = in;
+	tfm_decoder_feed(dec, in, NULL, 3, logits);
+	for (int t = 2; t < 7; t++)
+	{
+		if (t > 2)
+			tfm_decoder_feed(dec, in + t, NULL, 1, logits);
+		b.T = t + 1;
+		tfm_model_forward(m, &b, false, 0);
+		for (int v = 0; v < 23; v++)
+			worst = fmax(worst, fabs(logits[v] - m->logits[t * 23 + v]));
+		if (t == 4)
+			memcpy(prev, m->logits + 4 * 23, sizeof(prev));
+		if (t == 5)				/* position 4 again, now with the long factors */
+			for (int v = 0; v < 23; v++)
+				differ = fmax(differ, fabs(prev[v] - m->logits[4 * 23 + v]));
+	}
+	CHECK(worst < 1e-5, "longrope cached decoding differs from each prefix's pass by %g", worst);
+	CHECK(differ > 1e-3, "longrope's short and long factors give the same logits (%g)", differ);
+	tfm_decoder_free(dec);
+	/* the gradients with the short factors too (the model's test ran T 7: the long ones) */
+	b.T = 5;
+	b.target = tg;
+	check_model_fd(m, &b, "longrope short factors", 60, H, ATOL, RTOL);
+}
+
+/* Phi-3.5's rope: inv_i = 1/(f_i·θ^(2i/r)), f short up to rope_orig_max, long past it */
+static void
+test_rope_longrope(void)
+{
+	tfm_config	c = tiny_config(1, 0, 10);
+	float		inv[TFM_ROPE_MAX_HALF];
+	double		worst = 0.0;
+
+	tfm_config_rope_freqs(inv, &c, 0, 5);
+	for (int i = 0; i < 3; i++)
+		worst = fmax(worst, fabs(inv[i] - 1.0 / (c.rope_short[i] * pow(50.0, 2.0 * i / 6.0))));
+	tfm_config_rope_freqs(inv, &c, 1, 6);
+	for (int i = 0; i < 3; i++)
+		worst = fmax(worst, fabs(inv[i] - 1.0 / (c.rope_long[i] * pow(50.0, 2.0 * i / 6.0))));
+	CHECK(worst < 1e-6, "longrope frequencies differ by %g", worst);
+	CHECK(tfm_config_check(&c) == NULL, "longrope config: %s", tfm_config_check(&c));
+	c.rope_long[1] = 0.0f;
+	CHECK(tfm_config_check(&c) != NULL, "a zero long factor refused");
+	c.rope_long[1] = 4.0f;
+	c.rope_short[3] = 1.0f;
+	CHECK(tfm_config_check(&c) != NULL, "a factor past the rotated pairs refused");
+	c.rope_short[3] = 0.0f;
+	c.rope_dim = 7;
+	CHECK(tfm_config_check(&c) != NULL, "an odd rope_dim refused");
+	c.rope_dim = 10;
+	CHECK(tfm_config_check(&c) != NULL, "a rope_dim over the head refused");
+	c.rope_dim = 6;
+	c.rope_attn_factor = 0.5f;
+	CHECK(tfm_config_check(&c) != NULL, "an attention factor under 1 refused");
+}
+
 static void
 test_model(int tie, int qkv_bias, int gemma)
 {
@@ -633,7 +728,9 @@ test_model(int tie, int qkv_bias, int gemma)
 	snprintf(what, sizeof(what), "llama tie=%d qkv_bias=%d gemma=%d", tie, qkv_bias, gemma);
 	check_model_fd(m, &b, what, 60, H, ATOL, RTOL);
 
-	/* cached decoding, one token at a time after a prompt of 3, equals the full pass */
+	/* cached decoding, one token at a time after a prompt of 3, equals the full pass
+	 * (longrope: each prefix's pass, test_longrope_decode) */
+	if (cfg.rope_type != TFM_ROPE_LONGROPE)
 	{
 		tfm_decoder *dec = tfm_decoder_create(m, 1, 16, 4);
 		float		logits[23];
@@ -653,6 +750,8 @@ test_model(int tie, int qkv_bias, int gemma)
 		CHECK(worst < 1e-5, "llama cached decoding differs from the full pass by %g", worst);
 		tfm_decoder_free(dec);
 	}
+	if (cfg.rope_type == TFM_ROPE_LONGROPE)
+		test_longrope_decode(m, in, tg);
 	tfm_model_free(m);
 }
 
@@ -778,6 +877,8 @@ main(void)
 		test_model(1, 0, 7);	/* a sliding window on one layer of two */
 		test_model(0, 0, 8);	/* on every layer */
 		test_model(1, 0, 9);	/* Gemma 3: q/k norms, local and global layers' rope */
+		test_model(1, 0, 10);	/* Phi-4-mini: longrope, partial rotation */
+		test_rope_longrope();
 		test_rope_llama3();
 		test_rope_layers();
 		test_softcap_attention(5);

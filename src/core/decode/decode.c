@@ -6,6 +6,12 @@
  * attention (block.c appends the step's keys and values, then attends over
  * all cached positions), applies the final norm and projects only the last
  * position to the vocabulary.  The block code is the same as in training.
+ *
+ * longrope (Phi-3.5, Phi-4-mini) picks its factors by the sequence's length:
+ * the decoder keeps every token fed, and the feed that takes the sequence
+ * past rope_orig_max first recomputes the whole cache with the long factors,
+ * as transformers' Phi3ForCausalLM drops its cache there, so each step's
+ * logits are those of one pass over the whole sequence.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -39,6 +45,10 @@ struct tfm_decoder
 	int32_t    *ids_row;		/* nmax */
 	int32_t    *pos;			/* (B · nmax) rotary positions of a feed */
 	float	   *bias;			/* T5: (h, nmax, cap) a feed's position bias */
+	int32_t    *hist;			/* longrope: (B, cap) every token fed, and */
+	uint8_t    *hist_pad;		/* (B, cap) its pad flags; */
+	int32_t    *chunk;			/* (B · nmax) and */
+	uint8_t    *chunk_pad;		/* (B · nmax) a refeed's slices */
 };
 
 static inline size_t
@@ -105,6 +115,8 @@ tfm_decoder_bytes(const tfm_config *c, int B, int cap, int nmax, int Ts, bool lo
 		bytes += sizeof(float) * cap * dm;
 	if (c->arch == TFM_ARCH_T5)
 		bytes += sizeof(float) * h * nmax * cap + z;
+	if (c->rope_type == TFM_ROPE_LONGROPE)
+		bytes += (sizeof(int32_t) + 1) * b * (cap + nmax) + 4 * z;
 	/* tfm_decoder_select's scratch grows by doubling to at most twice a need */
 	bytes += 2 * b * zmax(zmax(kv_row, (size_t) cap), zmax(ckv_row, mem_row));
 	if (s2s)
@@ -160,6 +172,14 @@ tfm_decoder_create(tfm_model *m, int B, int cap, int nmax)
 		d->bias = zalloc(sizeof(float) * c->heads * nmax * cap);
 		ok = d->bias != NULL;
 	}
+	if (ok && c->rope_type == TFM_ROPE_LONGROPE)
+	{
+		d->hist = zalloc(sizeof(int32_t) * B * cap);
+		d->hist_pad = zalloc((size_t) B * cap);
+		d->chunk = zalloc(sizeof(int32_t) * B * nmax);
+		d->chunk_pad = zalloc((size_t) B * nmax);
+		ok = d->hist && d->hist_pad && d->chunk && d->chunk_pad;
+	}
 	if (ok && c->positions == TFM_POS_SINUSOIDAL)
 	{
 		d->sinus = malloc(sizeof(float) * cap * dm);
@@ -203,6 +223,10 @@ tfm_decoder_free(tfm_decoder *d)
 	free(d->ids_row);
 	free(d->pos);
 	free(d->bias);
+	free(d->hist);
+	free(d->hist_pad);
+	free(d->chunk);
+	free(d->chunk_pad);
 	free(d);
 }
 
@@ -284,9 +308,10 @@ decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat)
 	return 0;
 }
 
+/* one feed of n tokens a sequence; rope_len: longrope's sequence length (0 for others) */
 static int
-decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
-			 int n, float *logits)
+decoder_step(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
+			 int n, float *logits, int rope_len)
 {
 	tfm_model  *m = d->m;
 	const tfm_config *c = &m->cfg;
@@ -319,13 +344,6 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 		const int32_t *row = tokens + (size_t) b * n;
 		const uint8_t *prow = is_pad ? is_pad + (size_t) b * n : NULL;
 
-		if (len == 0)
-		{
-			/* the first feed fixes how many leading pads a sequence has */
-			d->start[b] = 0;
-			while (prow && d->start[b] < n && prow[d->start[b]])
-				d->start[b]++;
-		}
 		for (int t = 0; t < n; t++)
 		{
 			int			p0 = len + t - d->start[b];
@@ -360,6 +378,7 @@ decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 	p.causal = true;
 	p.kv = &d->kv;
 	p.pos = d->pos;
+	p.rope_len = rope_len;
 	p.packed = pw ? pw->dec : NULL;
 	if (s2s)
 	{
@@ -421,11 +440,74 @@ tfm_decoder_encode(tfm_decoder *d, const int32_t *src, int Ts, int repeat)
 	return decoder_encode(d, src, Ts, repeat);
 }
 
+/*
+ * longrope: the cache's len tokens fed again, nmax at a time, with the
+ * factors of a sequence rope_len long (the feed about to pass rope_orig_max)
+ */
+static int
+decoder_refeed(tfm_decoder *d, int len, float *logits, int rope_len)
+{
+	d->kv.len = 0;
+	for (int off = 0; off < len;)
+	{
+		int			k = len - off < d->nmax ? len - off : d->nmax,
+					rc;
+
+		for (int b = 0; b < d->B; b++)
+		{
+			memcpy(d->chunk + (size_t) b * k, d->hist + (size_t) b * d->cap + off,
+				   sizeof(int32_t) * k);
+			memcpy(d->chunk_pad + (size_t) b * k, d->hist_pad + (size_t) b * d->cap + off, k);
+		}
+		if ((rc = decoder_step(d, d->chunk, d->chunk_pad, k, logits, rope_len)) != 0)
+			return rc;
+		off += k;
+	}
+	return 0;
+}
+
 int
 tfm_decoder_feed(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 				 int n, float *logits)
 {
-	return decoder_feed(d, tokens, is_pad, n, logits);
+	const tfm_config *c = &d->m->cfg;
+	int			len = d->kv.len,
+				first = d->cap,
+				rope_len = 0,
+				rc;
+
+	if (n < 1 || n > d->nmax || len + n > d->cap)
+		return -1;
+	if (len == 0)
+		for (int b = 0; b < d->B; b++)
+		{
+			const uint8_t *prow = is_pad ? is_pad + (size_t) b * n : NULL;
+
+			/* the first feed fixes how many leading pads a sequence has */
+			d->start[b] = 0;
+			while (prow && d->start[b] < n && prow[d->start[b]])
+				d->start[b]++;
+		}
+	if (c->rope_type != TFM_ROPE_LONGROPE)
+		return decoder_step(d, tokens, is_pad, n, logits, 0);
+	/* transformers' max(position_ids) + 1 over the batch */
+	for (int b = 0; b < d->B; b++)
+		first = d->start[b] < first ? d->start[b] : first;
+	rope_len = len + n - first;
+	if (len > 0 && len - first <= c->rope_orig_max && rope_len > c->rope_orig_max &&
+		(rc = decoder_refeed(d, len, logits, rope_len)) != 0)
+		return rc;
+	if ((rc = decoder_step(d, tokens, is_pad, n, logits, rope_len)) != 0)
+		return rc;
+	for (int b = 0; b < d->B; b++)
+	{
+		memcpy(d->hist + (size_t) b * d->cap + len, tokens + (size_t) b * n, sizeof(int32_t) * n);
+		if (is_pad)
+			memcpy(d->hist_pad + (size_t) b * d->cap + len, is_pad + (size_t) b * n, n);
+		else
+			memset(d->hist_pad + (size_t) b * d->cap + len, 0, n);
+	}
+	return 0;
 }
 
 static void
@@ -492,6 +574,12 @@ tfm_decoder_select(tfm_decoder *d, const int *from, int nB)
 	}
 	move_rows((char *) d->kv.pad, d->cap, d->cap, from, rows, n, tmp);
 	move_rows((char *) d->start, sizeof(int), sizeof(int), from, rows, n, tmp);
+	if (d->hist)
+	{
+		move_rows((char *) d->hist, sizeof(int32_t) * d->cap, sizeof(int32_t) * d->kv.len, from,
+				  rows, n, tmp);
+		move_rows((char *) d->hist_pad, d->cap, d->kv.len, from, rows, n, tmp);
+	}
 	if (d->mem)
 	{
 		move_rows((char *) d->mem, mem_row, mem_row, from, mrows, nm, tmp);

@@ -18,6 +18,12 @@ const tfm_gguf_tensor *tfm_gguf_find_tensor(const tfm_gguf_file *f, const char *
 int			tfm_gguf_gpt2_params(tfm_hf_params *p, const tfm_gguf_file *f, tfm_status *st);
 /* GGUF names -> Hugging Face names ({NULL, NULL} last): whole names, and a block's */
 extern const char *const tfm_gguf_gpt2_top[][2];
+/* phi3.* beyond the llama keys (gguf_phi3.c): its rope (rope_dims the file's
+ * rope.dimension_count, ctx its context_length before tfm's cap) */
+int			tfm_gguf_phi3_params(tfm_hf_params *p, const tfm_gguf_file *f, int rope_dims,
+								 int64_t ctx, tfm_status *st);
+extern const char *const tfm_gguf_phi3_top[][2];
+extern const char *const tfm_gguf_phi3_blk[][2];
 extern const char *const tfm_gguf_gpt2_blk[][2];
 
 #endif							/* TFM_GGUF_INTERNAL_H */

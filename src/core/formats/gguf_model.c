@@ -1,7 +1,8 @@
 /*
  * gguf_model.c — a GGUF file read as a Hugging Face checkpoint: the
- * architecture's metadata as the hyper-parameters of a config.json (llama
- * here, gpt2 in gguf_gpt2.c), tensor names as the Hugging Face ones, and
+ * architecture's metadata as the hyper-parameters of a config.json (llama,
+ * qwen2 and qwen3 here, phi3's own keys and names in gguf_phi3.c, gpt2 in
+ * gguf_gpt2.c), tensor names as the Hugging Face ones, and
  * each tensor's values made the float32 tensor tfm_hf_load_tensor takes:
  * the rows of a llama's attn_q and attn_k put back in Hugging Face's order
  * (llama.cpp's convert_hf_to_gguf.py permutes them for ggml's rope, which
@@ -90,7 +91,8 @@ akey(char (*buf)[80], int *slot, const char *arch, const char *suffix)
 
 /*
  * llama.* (or qwen3.*: Qwen3's q/k norms, head_dim its key_length, q and k
- * rows in Hugging Face's order): a Hugging Face Llama's hyper-parameters
+ * rows in Hugging Face's order; qwen2.*: Qwen2's q/k/v biases, rows as
+ * Hugging Face's; phi3.*: gguf_phi3.c): a Hugging Face Llama's hyper-parameters
  */
 static int
 llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, const char *a,
@@ -98,7 +100,9 @@ llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, const ch
 {
 	char		kb[4][80];
 	int			ks = 0;
-	bool		qwen3 = strcmp(a, "qwen3") == 0;
+	bool		qwen3 = strcmp(a, "qwen3") == 0,
+				phi3 = strcmp(a, "phi3") == 0,
+				qwen2 = strcmp(a, "qwen2") == 0;
 	const char *s;
 	size_t		slen;
 	double		eps,
@@ -113,7 +117,8 @@ llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, const ch
 #define K(sfx) akey(kb, &ks, a, sfx)
 	p->arch = TFM_HF_LLAMA;
 	p->qk_norm = qwen3;
-	p->gguf_neox = qwen3;
+	p->gguf_neox = qwen3 || qwen2;	/* the converter permutes q and k only for llama */
+	p->qkv_bias = qwen2;
 	if ((rc = tfm_gguf_get_range(&p->d_model, f, K("embedding_length"), true, 1, big, st)) != 0 ||
 		(rc = tfm_gguf_get_range(&p->layers, f, K("block_count"), true, 1, big, st)) != 0 ||
 		(rc = tfm_gguf_get_range(&p->d_ff, f, K("feed_forward_length"), true, 1, big, st)) != 0 ||
@@ -132,12 +137,9 @@ llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, const ch
 	if (ctx < TFM_LEN_MIN)
 		return tfm_status_set(st, TFM_EBADFILE, "metadata \"%s\" is %lld (at least %d)",
 							  K("context_length"), (long long) ctx, TFM_LEN_MIN);
+	p->max_len = (int) (ctx > TFM_LEN_MAX ? TFM_LEN_MAX : ctx);
 	if (ctx > TFM_LEN_MAX)
-	{
 		*capped = ctx;
-		ctx = TFM_LEN_MAX;
-	}
-	p->max_len = (int) ctx;
 	if ((rc = tfm_gguf_get_float(&eps, f, K("attention.layer_norm_rms_epsilon"), true, st)) != 0 ||
 		(rc = tfm_gguf_get_float(&theta, f, K("rope.freq_base"), false, st)) != 0)
 		return rc;
@@ -164,6 +166,12 @@ llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, const ch
 		p->head_dim = hd;
 		if (tfm_gguf_find_tensor(f, "rope_freqs.weight"))
 			return tfm_status_set(st, TFM_EUNSUPPORTED, "rope_freqs.weight in a qwen3 file is not supported");
+	}
+	else if (phi3)
+	{
+		if ((rc = tfm_gguf_phi3_params(p, f, rope_dims, ctx, st)) != 0)
+			return rc;
+		rope_dims = 0;			/* checked there: the rotated part of a head */
 	}
 	else if ((rc = llama3_rope_freqs(p, f, st)) != 0)
 		return rc;
@@ -221,10 +229,14 @@ tfm_gguf_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, tfm_s
 		return llama_params(p, capped, f, "llama", st);
 	if (alen == 5 && memcmp(arch, "qwen3", 5) == 0)
 		return llama_params(p, capped, f, "qwen3", st);
+	if (alen == 4 && memcmp(arch, "phi3", 4) == 0)
+		return llama_params(p, capped, f, "phi3", st);
+	if (alen == 5 && memcmp(arch, "qwen2", 5) == 0)
+		return llama_params(p, capped, f, "qwen2", st);
 	if (alen == 4 && memcmp(arch, "gpt2", 4) == 0)
 		return tfm_gguf_gpt2_params(p, f, st);
 	return tfm_status_set(st, TFM_EUNSUPPORTED,
-						  "GGUF architecture \"%.*s\" is not supported (tfm imports llama, qwen3 and gpt2)",
+						  "GGUF architecture \"%.*s\" is not supported (tfm imports llama, qwen2, qwen3, phi3 and gpt2)",
 						  (int) tfm_utf8_cut(arch, alen < 64 ? alen : 64), arch);
 }
 
@@ -239,6 +251,9 @@ static const char *const llama_blk[][2] = {
 	{"attn_q.weight", "self_attn.q_proj.weight"},
 	{"attn_k.weight", "self_attn.k_proj.weight"},
 	{"attn_v.weight", "self_attn.v_proj.weight"},
+	{"attn_q.bias", "self_attn.q_proj.bias"},	/* qwen2 */
+	{"attn_k.bias", "self_attn.k_proj.bias"},
+	{"attn_v.bias", "self_attn.v_proj.bias"},
 	{"attn_q_norm.weight", "self_attn.q_norm.weight"},	/* qwen3 */
 	{"attn_k_norm.weight", "self_attn.k_norm.weight"},
 	{"attn_output.weight", "self_attn.o_proj.weight"},
@@ -253,9 +268,10 @@ int
 tfm_gguf_hf_name(char *name, size_t cap, const tfm_hf_params *p, const tfm_gguf_tensor *t,
 				 tfm_status *st)
 {
-	bool		gpt2 = p->arch == TFM_HF_GPT2;
-	const char *const (*top)[2] = gpt2 ? tfm_gguf_gpt2_top : llama_top;
-	const char *const (*blk)[2] = gpt2 ? tfm_gguf_gpt2_blk : llama_blk;
+	bool		gpt2 = p->arch == TFM_HF_GPT2,
+				phi3 = p->arch == TFM_HF_PHI3;
+	const char *const (*top)[2] = gpt2 ? tfm_gguf_gpt2_top : phi3 ? tfm_gguf_phi3_top : llama_top;
+	const char *const (*blk)[2] = gpt2 ? tfm_gguf_gpt2_blk : phi3 ? tfm_gguf_phi3_blk : llama_blk;
 	const char *layers = gpt2 ? "transformer.h" : "model.layers";
 	unsigned	layer;
 	int			used = 0;
@@ -291,7 +307,7 @@ tfm_gguf_hf_name(char *name, size_t cap, const tfm_hf_params *p, const tfm_gguf_
 				}
 	}
 	return tfm_status_set(st, TFM_EBADFILE, "unexpected tensor \"%.*s\" in a %s GGUF file",
-						  TFM_GGUF_SHOWN(t->name, t->name_len), gpt2 ? "gpt2" : "llama");
+						  TFM_GGUF_SHOWN(t->name, t->name_len), gpt2 ? "gpt2" : phi3 ? "phi3" : "llama");
 }
 
 /* is t one of a GPT-2's Conv1D weights, stored transposed as (out, in)? */
@@ -450,8 +466,9 @@ tfm_gguf_check(tfm_hf_map *map, const tfm_hf_params *p, const tfm_gguf_file *f, 
 		if ((rc = tfm_gguf_hf_name(hf, sizeof(hf), p, t, st)) != 0)
 			break;
 		e = tfm_hf_match(map, hf, strlen(hf));
-		/* a buffer only as Llama 3's rope_freqs.weight (tfm_gguf_hf_name) */
-		if (!e || (e->use == TFM_HF_BUFFER && strcmp(t->name, "rope_freqs.weight") != 0))
+		/* a buffer only as Llama 3's rope_freqs.weight (tfm_gguf_hf_name), Phi-3's factors */
+		if (!e || (e->use == TFM_HF_BUFFER && strcmp(t->name, "rope_freqs.weight") != 0 &&
+				   strncmp(t->name, "rope_factors_", 13) != 0))
 		{
 			rc = tfm_status_set(st, TFM_EBADFILE, "unexpected tensor \"%.*s\" for this model's metadata",
 								TFM_GGUF_SHOWN(t->name, t->name_len));

@@ -4,7 +4,8 @@
  * rescaled (Llama 3.1's "llama3" rope_scaling: tfm_rope_llama3), angle =
  * position · inv_freq_i in float32 (as torch's product), then cos and sin;
  * the two halves of each head are rotated together (rotate_half), not
- * interleaved pairs.
+ * interleaved pairs.  Partial rotation (Phi-4-mini) rotates each head's
+ * first r values so and leaves the rest; longrope scales cos and sin.
  */
 #include <math.h>
 
@@ -51,20 +52,33 @@ void
 tfm_rope_apply(float *x, int N, int nh, int s, ptrdiff_t rs,
 			   const int32_t *pos, int T, const float *inv, int inverse)
 {
-	const int	half = s / 2;
+	tfm_rope_apply_part(x, N, nh, s, s, rs, pos, T, inv, 1.0f, inverse);
+}
+
+void
+tfm_rope_apply_part(float *x, int N, int nh, int s, int r, ptrdiff_t rs,
+					const int32_t *pos, int T, const float *inv, float scale, int inverse)
+{
+	const int	half = r / 2;
 
 #pragma omp parallel for num_threads(tfm_get_threads()) schedule(static) if (N >= 16)
-	for (int r = 0; r < N; r++)
+	for (int row_i = 0; row_i < N; row_i++)
 	{
-		float		p = (float) (pos ? pos[r] : r % T);
-		float	   *row = x + (size_t) r * rs;
+		float		p = (float) (pos ? pos[row_i] : row_i % T);
+		float	   *row = x + (size_t) row_i * rs;
 
 		for (int i = 0; i < half; i++)
 		{
 			float		a = p * inv[i];
+			/* torch: cos and sin in float32, then times the attention factor */
 			float		c = (float) cos((double) a),
 						sn = (float) sin((double) a);
 
+			if (scale != 1.0f)
+			{
+				c *= scale;
+				sn *= scale;
+			}
 			if (inverse)
 				sn = -sn;
 			for (int j = 0; j < nh; j++)

@@ -8,7 +8,10 @@
  *   (qk_norm, Qwen3: each q and k head RMSNorm'd, q_norm.g / k_norm.g)
  *   q, k rotated by their positions   (rope.c; frequencies rope_freqs.c, Gemma 3's
  *                                      local layers their own base; not in
- *                                      SmolLM3's NoPE layers, tfm_config_nope)
+ *                                      SmolLM3's NoPE layers, tfm_config_nope;
+ *                                      Phi-4-mini: each head's first rope_dim
+ *                                      values; longrope's factors chosen by
+ *                                      the pass's sequence length)
  *   a  = causal attention, query head j reading key/value head j / (h/kv_heads)
  *   x  = x + a · attn.out.w
  *   u  = RMSNorm(x; ln2.g)
@@ -91,6 +94,38 @@ qk_norm_backward(const tfm_config *c, const tfm_block_w *w, tfm_block_w *g,
 	}
 }
 
+/* the sequence's length longrope decides by: the decoder's, or the pass's last position + 1 */
+static int
+pass_rope_len(const tfm_config *c, const tfm_stack_pass *p)
+{
+	int			n = p->T;
+
+	if (c->rope_type != TFM_ROPE_LONGROPE)
+		return 0;
+	if (p->rope_len > 0)
+		return p->rope_len;
+	if (p->pos)
+		for (size_t i = 0; i < (size_t) p->B * p->T; i++)
+			if (p->pos[i] + 1 > n)
+				n = p->pos[i] + 1;
+	return n;
+}
+
+/* q and k of the N rows rotated (inverse: the backward's transpose) */
+static void
+llama_rope(const tfm_config *c, float *qkv, const tfm_block_sizes *z, const tfm_stack_pass *p,
+		   int layer, int inverse)
+{
+	float		inv[TFM_ROPE_MAX_HALF];
+
+	if (tfm_config_nope(c, layer))
+		return;
+	tfm_config_rope_freqs(inv, c, layer, pass_rope_len(c, p));
+	/* queries and keys are adjacent heads: rotate them in one sweep */
+	tfm_rope_apply_part(qkv, z->N, c->heads + tfm_config_kv_heads(c), z->s, tfm_config_rope_dim(c),
+						z->qw, p->pos, p->T, inv, tfm_config_rope_scale(c), inverse);
+}
+
 static tfm_attn_shape
 llama_attn_shape(const tfm_config *c, const tfm_stack_pass *p, int layer)
 {
@@ -121,18 +156,13 @@ tfm_llama_block_forward(const tfm_config *c, const tfm_block_w *w,
 {
 	const tfm_block_sizes z = tfm_block_sizes_of(c, p);
 	tfm_attn_shape sh = llama_attn_shape(c, p, layer);
-	float		inv[TFM_ROPE_MAX_HALF];
 
 	a->in = in;
-	tfm_config_rope_freqs(inv, c, layer);
 	tfm_rmsnorm_forward(a->u1, a->ln1_rstd, in, w->ln1_g, z.N, z.d, z.eps);
 	tfm_linear_forward(a->qkv, a->u1, w->qkv_w, w->qkv_b, z.N, z.d, z.qw, PK(qkv));
 	if (c->qk_norm)
 		qk_norm_forward(c, w, a, &z);
-	/* queries and keys are adjacent heads: rotate them in one sweep */
-	if (!tfm_config_nope(c, layer))
-		tfm_rope_apply(a->qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
-					   inv, 0);
+	llama_rope(c, a->qkv, &z, p, layer, 0);
 	tfm_block_self_attention(a, ws, p, layer, &sh, z.qd, z.kvd, z.qw);
 	tfm_linear_forward(c->post_norms ? a->x1 : ws->sub_out, a->cat, w->attn_out_w, NULL, z.N,
 					   z.qd, z.d, PK(attn_out));
@@ -168,7 +198,6 @@ tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
 			   *dcat = ws->g_t,
 			   *dh = ws->g_h,
 			   *dhg = ws->g_h + (size_t) z.N * z.f;
-	float		inv[TFM_ROPE_MAX_HALF];
 
 	(void) dmem;				/* no cross-attention */
 	/* feed-forward: out = r1 + [post_ff](ff2(swiglu(ff1(u3)))) */
@@ -200,10 +229,7 @@ tfm_llama_block_backward(const tfm_config *c, const tfm_block_w *w,
 	tfm_zero(ws->g_qkv, (size_t) z.N * z.qw);
 	tfm_attention_backward(ws->g_qkv, ws->g_qkv + z.qd, ws->g_qkv + z.qd + z.kvd, dcat, a->probs,
 						   a->qkv, a->qkv + z.qd, a->qkv + z.qd + z.kvd, &sh, ws->attn_scratch);
-	tfm_config_rope_freqs(inv, c, layer);
-	if (!tfm_config_nope(c, layer))
-		tfm_rope_apply(ws->g_qkv, z.N, c->heads + tfm_config_kv_heads(c), z.s, z.qw, p->pos, p->T,
-					   inv, 1);
+	llama_rope(c, ws->g_qkv, &z, p, layer, 1);
 	if (c->qk_norm)
 		qk_norm_backward(c, w, g, a, ws->g_qkv, &z);
 	tfm_linear_backward_set(du, g->qkv_w, g->qkv_b, ws->g_qkv, a->u1, w->qkv_w, z.N, z.d, z.qw,

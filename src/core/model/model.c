@@ -96,6 +96,43 @@ t5_config_check(const tfm_config *c)
 	return NULL;
 }
 
+/*
+ * longrope (llama): rope_orig_max, an attention factor between 1 and
+ * TFM_ROPE_ATTN_FACTOR_MAX, and r/2 short and long factors (r the rotated
+ * width, at most 2·TFM_ROPE_FACTORS_MAX), each positive and at most
+ * TFM_ROPE_FACTOR_MAX; another rope type has none of them
+ */
+static const char *
+longrope_check(const tfm_config *c)
+{
+	int			half = tfm_config_rope_dim(c) / 2;
+
+	if (c->rope_type != TFM_ROPE_LONGROPE)
+	{
+		for (int i = 0; i < TFM_ROPE_FACTORS_MAX; i++)
+			if (c->rope_short[i] != 0.0f || c->rope_long[i] != 0.0f)
+				return "rope factors need longrope";
+		return c->rope_attn_factor != 0.0f ? "a rope attention factor needs longrope" : NULL;
+	}
+	if (half > TFM_ROPE_FACTORS_MAX)
+		return "longrope rotates at most " TFM_STR(TFM_ROPE_FACTORS_MAX) " pairs of a head";
+	if (c->rope_orig_max < 1 || c->rope_orig_max > TFM_ROPE_ORIG_MAX)
+		return "rope_orig_max must be between 1 and " TFM_STR(TFM_ROPE_ORIG_MAX);
+	if (!(c->rope_attn_factor >= 1.0f && c->rope_attn_factor <= (float) TFM_ROPE_ATTN_FACTOR_MAX))
+		return "longrope's attention factor must be between 1 and " TFM_STR(TFM_ROPE_ATTN_FACTOR_MAX);
+	for (int i = 0; i < TFM_ROPE_FACTORS_MAX; i++)
+	{
+		bool		used = i < half;
+
+		if (used ? !(c->rope_short[i] > 0.0f && c->rope_short[i] <= (float) TFM_ROPE_FACTOR_MAX &&
+					 c->rope_long[i] > 0.0f && c->rope_long[i] <= (float) TFM_ROPE_FACTOR_MAX)
+			: (c->rope_short[i] != 0.0f || c->rope_long[i] != 0.0f))
+			return "longrope needs one short and one long factor per rotated pair, each greater than 0 and at most "
+				TFM_STR(TFM_ROPE_FACTOR_MAX);
+	}
+	return NULL;
+}
+
 float
 tfm_config_out_scale(const tfm_config *c)
 {
@@ -179,8 +216,16 @@ tfm_config_check(const tfm_config *c)
 			return "attn_scale must be between 0 and 1, the soft caps between 0 and "
 				TFM_STR(TFM_SOFTCAP_MAX);
 		if (c->rope_type != TFM_ROPE_DEFAULT && c->rope_type != TFM_ROPE_LLAMA3 &&
-			c->rope_type != TFM_ROPE_LINEAR)
+			c->rope_type != TFM_ROPE_LINEAR && c->rope_type != TFM_ROPE_LONGROPE)
 			return "unknown rope type";
+		if (c->rope_dim < 0 || c->rope_dim % 2 != 0 || c->rope_dim > tfm_config_head_size(c))
+			return "rope_dim must be 0 or an even number up to the head size";
+		{
+			const char *lr = longrope_check(c);
+
+			if (lr)
+				return lr;
+		}
 		if (c->rope_type == TFM_ROPE_LINEAR &&
 			!(c->rope_factor >= 1.0f && c->rope_factor <= (float) TFM_ROPE_FACTOR_MAX))
 			return "linear rope scaling needs a factor between 1 and " TFM_STR(TFM_ROPE_FACTOR_MAX);
@@ -211,7 +256,8 @@ tfm_config_check(const tfm_config *c)
 		return "qkv_bias, gated_act, post_norms, attn_scale, the soft caps and head_size need the llama architecture";
 	else if (c->rope_type || c->rope_factor != 0.0f || c->rope_low_freq != 0.0f ||
 			 c->rope_high_freq != 0.0f || c->rope_orig_max || c->qk_norm || c->nope_interval ||
-			 c->attn_window || c->window_pattern || c->rope_local_theta != 0.0f)
+			 c->attn_window || c->window_pattern || c->rope_local_theta != 0.0f ||
+			 c->rope_dim || c->rope_attn_factor != 0.0f)
 		return "rope scaling and q/k norms need the llama architecture";
 	else if (c->positions == TFM_POS_ROPE || c->kv_heads > 0)
 		return "rotary positions and kv_heads need the llama architecture";

@@ -117,6 +117,8 @@ typedef struct tfm_stack_pass
 	uint64_t	key;			/* dropout key of this stack */
 	tfm_kv	   *kv;				/* decoding with a cache, or NULL */
 	const int32_t *pos;			/* (B·T) rotary positions; NULL = 0 .. T-1 */
+	int			rope_len;		/* longrope: the sequence's length that picks the factors;
+								 * 0 = its last position + 1 (tfm_pass_rope_len) */
 	const tfm_block_packed *packed;	/* per layer, the matrices' packed copies; NULL: fp32 */
 	/*
 	 * varlen (B 1, T the rows of all): seg texts of seg_len[i] rows each,

@@ -385,33 +385,6 @@ mistral_window(JsonbContainer *c, tfm_hf_params *p)
 		p->attn_window = w;
 }
 
-/*
- * Phi-3's rope_scaling: absent or null (the 4k models); "su" / "longrope"
- * (the 128k models' rescaled frequencies) and any other type are refused
- * by name
- */
-static void
-phi3_rope_scaling(JsonbContainer *c)
-{
-	JsonbValue	buf,
-			   *v = tfm_jget(c, "rope_scaling", &buf);
-	JsonbValue	tb,
-			   *t;
-
-	if (!v || v->type == jbvNull)
-		return;
-	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
-		bad_field("rope_scaling", "an object or null", v);
-	t = tfm_jget(v->val.binary.data, "type", &tb);
-	if (!t || t->type != jbvString)
-		t = tfm_jget(v->val.binary.data, "rope_type", &tb);
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("config.json rope_scaling type \"%s\" is not supported",
-					t && t->type == jbvString ? pnstrdup(t->val.string.val, t->val.string.len) : "?"),
-			 errdetail("tfm implements Phi-3 with unscaled rotary positions (rope_scaling null), as the 4k-context models have.")));
-}
-
 /* a probability of dropout that must be 0: tfm runs these families without dropout */
 static void
 require_no_dropout(JsonbContainer *c, const char *key, const char *family)
@@ -673,15 +646,8 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 				 errdetail("tfm imports Llama models with silu.")));
 	if (family == FAMILY_PHI3)
 	{
-		phi3_rope_scaling(c);
 		require_no_dropout(c, "resid_pdrop", "Phi-3");
 		require_no_dropout(c, "embd_pdrop", "Phi-3");
-		if (jnum(c, "partial_rotary_factor", 1.0) != 1.0)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("config.json option \"partial_rotary_factor\": %g is not supported",
-							jnum(c, "partial_rotary_factor", 1.0)),
-					 errdetail("tfm rotates whole heads (partial_rotary_factor 1).")));
 	}
 	else
 		tfm_hf_rope_scaling(c, p, family == FAMILY_GEMMA3 ? "Gemma 3" : "Llama",
@@ -707,6 +673,8 @@ parse_llama(JsonbContainer *c, TfmHfConfig *out, LlamaFamily family)
 	p->heads = jint(c, "num_attention_heads", 0, true);
 	p->kv_heads = jint(c, "num_key_value_heads", p->heads, false);
 	p->max_len = jint(c, "max_position_embeddings", 2048, false);
+	if (family == FAMILY_PHI3)
+		tfm_hf_phi3_rope(c, p);	/* longrope's attention factor: max_len before its cap */
 	p->ln_eps = (float) jnum(c, "rms_norm_eps", 1e-6);
 	/* Gemma3TextConfig's 1e6 (its global layers') */
 	p->rope_theta = (float) jnum(c, "rope_theta", family == FAMILY_GEMMA3 ? 1000000.0 : 10000.0);

@@ -259,6 +259,38 @@ rope_freqs(GgufSource *s)
 			  psprintf("cannot import %s", s->what));
 }
 
+/* a tensor's F32 values (n of them, shape checked by tfm_gguf_params) into out */
+static void
+read_f32(GgufSource *s, const char *name, float *out, int n)
+{
+	const tfm_gguf_tensor *t = NULL;
+
+	for (uint64 i = 0; i < s->f->n_tensors && !t; i++)
+		if (strcmp(s->f->tensors[i].name, name) == 0)
+			t = &s->f->tensors[i];
+	if (!t || t->ne[0] != (uint64) n || t->bytes != (uint64) n * sizeof(float))
+		elog(ERROR, "%s is not as checked. Please report a bug.", name);
+	memmove(out, tfm_file_read(&s->file, s->f->data_start + t->offset, t->bytes, (uint8 *) out),
+			t->bytes);
+}
+
+/* a phi3 file's longrope factors (rope_factors_long/short.weight) into its params */
+static void
+rope_factors(GgufSource *s)
+{
+	float		lf[TFM_ROPE_FACTORS_MAX],
+				sf[TFM_ROPE_FACTORS_MAX];
+	int			n = s->p.rope_n_long;
+	tfm_status	st = {0};
+
+	if (n < 1 || n > TFM_ROPE_FACTORS_MAX)
+		elog(ERROR, "the rope factors are not as checked. Please report a bug.");
+	read_f32(s, "rope_factors_long.weight", lf, n);
+	read_f32(s, "rope_factors_short.weight", sf, n);
+	tfm_raise(tfm_gguf_longrope_set(&s->p, lf, sf, n, &st), &st,
+			  psprintf("cannot import %s", s->what));
+}
+
 static int64
 import_source(const char *name, GgufSource *s, bool tokenizer, tfm_task *task)
 {
@@ -273,10 +305,12 @@ import_source(const char *name, GgufSource *s, bool tokenizer, tfm_task *task)
 			  psprintf("cannot import %s", s->what));
 	if (capped)
 		ereport(NOTICE,
-				(errmsg("the model is limited to %d positions (tfm's limit), not its llama.context_length %lld",
+				(errmsg("the model is limited to %d positions (tfm's limit), not its context_length %lld",
 						TFM_LEN_MAX, (long long) capped)));
 	if (s->p.rope_type == TFM_ROPE_LLAMA3)
 		rope_freqs(s);
+	if (s->p.rope_type == TFM_ROPE_LONGROPE)
+		rope_factors(s);
 	memset(&hc, 0, sizeof(hc));
 	hc.p = s->p;
 	if ((bad = tfm_hf_config(&hc.cfg, &hc.p)) != NULL)
@@ -297,7 +331,8 @@ import_source(const char *name, GgufSource *s, bool tokenizer, tfm_task *task)
 	}
 	hc.bos_id = special_id(s, "tokenizer.ggml.bos_token_id", hc.cfg.vocab);
 	hc.eos_id = special_id(s, "tokenizer.ggml.eos_token_id", hc.cfg.vocab);
-	hc.model_type = hc.p.arch == TFM_HF_GPT2 ? "gpt2 (gguf)" : hc.p.qk_norm ? "qwen3 (gguf)" : "llama (gguf)";
+	hc.model_type = hc.p.arch == TFM_HF_GPT2 ? "gpt2 (gguf)" : hc.p.arch == TFM_HF_PHI3 ? "phi3 (gguf)" :
+		hc.p.qk_norm ? "qwen3 (gguf)" : hc.p.qkv_bias ? "qwen2 (gguf)" : "llama (gguf)";
 	memset(&steps, 0, sizeof(steps));
 	steps.what = s->what;
 	steps.bytes = s->file.size;

@@ -34,6 +34,14 @@ void		tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out);
  * other refused by name, family in the message (rope_config.c) */
 void		tfm_hf_rope_scaling(JsonbContainer *c, tfm_hf_params *p, const char *family,
 								bool linear);
+/*
+ * Phi-3's rope (rope_config.c): rope_scaling null, or "longrope" ("su" and
+ * "yarn" as transformers' Phi3Config renames them) with its short and long
+ * factors, original_max_position_embeddings and the attention factor
+ * (max_len: max_position_embeddings before any cap), and
+ * partial_rotary_factor
+ */
+void		tfm_hf_phi3_rope(JsonbContainer *c, tfm_hf_params *p);
 
 /*
  * tokenizer.json: byte-level BPE, SentencePiece-style BPE or BERT

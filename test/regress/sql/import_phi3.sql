@@ -50,7 +50,8 @@ SELECT (tfm_score('phi3', ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331, 316, 
 SELECT t.data <> (SELECT data FROM pw0) AS gate_up_trained FROM tfm.tensors t JOIN tfm.models m ON m.id = t.model_id
  WHERE m.name = 'phi3' AND t.name = 'dec.0.ff1.w';
 
--- what tfm refuses, by name: the 128k models' rescaled rotary frequencies
+-- what tfm refuses: longrope factors that are not one per rotated pair (6 for
+-- these 12-wide heads; import_phi4 imports longrope), a rotated width that is odd
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{rope_scaling}', '{"type": "su", "short_factor": [1.0], "long_factor": [1.0]}') FROM pfx), '\x'::bytea);
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{rope_scaling}', '{"type": "longrope", "short_factor": [1.0], "long_factor": [1.0]}') FROM pfx), '\x'::bytea);
 SELECT * FROM tfm_import('x', (SELECT jsonb_set(cfg, '{rope_scaling}', '"su"') FROM pfx), '\x'::bytea);

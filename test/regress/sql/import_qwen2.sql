@@ -34,6 +34,26 @@ SELECT n, (s).tokens, abs((s).logprob - score) < 1e-3 AS score_matches
 SELECT n, ARRAY(SELECT id FROM tfm_generate_tokens('qwen2', ids, max_tokens => 10, temperature => 0)
                  ORDER BY pos) = greedy AS greedy_matches
   FROM qcases ORDER BY n;
+-- the GGUF twin (qwen2_f32.gguf, test/reference/make_gguf_archs.py: qwen2.*
+-- metadata, attn_q/k/v with their biases, rows as Hugging Face's, tied head,
+-- its byte-level BPE in the metadata with pre "qwen2", which tfm does not
+-- read yet): the reference's numbers, the safetensors import's
+-- probabilities within 1e-6
+SELECT * FROM tfm_import_gguf_file('qwen2_gguf', :'abs_srcdir' || '/../fixtures/gguf/qwen2_f32.gguf', tokenizer => false);
+SELECT config->'qkv_bias' AS qkv_bias, config->'tie_embeddings' AS tie, config->'rope_theta' AS rope_theta,
+       config->>'imported_from' AS imported_from
+  FROM tfm.models WHERE name = 'qwen2_gguf';
+SELECT n, max(abs(ln(t.probability) - (c.logprobs->-1->>(t.id))::float8)) < 1e-5 AS logprobs_match,
+       max(abs(t.probability - s.probability)) < 1e-6 AS same_as_safetensors
+  FROM qcases c, tfm_next_tokens('qwen2_gguf', c.ids, 1000) t
+  JOIN tfm_next_tokens('qwen2', c.ids, 1000) s USING (id)
+ GROUP BY n ORDER BY n;
+SELECT n, ARRAY(SELECT id FROM tfm_generate_tokens('qwen2_gguf', ids, max_tokens => 10, temperature => 0)
+                 ORDER BY pos) = greedy AS greedy_matches
+  FROM qcases ORDER BY n;
+SELECT * FROM tfm_import_gguf_file('x', :'abs_srcdir' || '/../fixtures/gguf/qwen2_f32.gguf');
+SELECT tfm_drop_model('qwen2_gguf');
+
 -- Qwen2's own tokenizer (tokenizer.json: NFC, Split with Qwen2's pattern
 -- run by PCRE2, ByteLevel): case 5 is the reference's mixed text as
 -- Qwen2's tokenizer encodes it; tfm_generate on that text: prompt ||

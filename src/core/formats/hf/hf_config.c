@@ -29,6 +29,8 @@ refuse(const char *fmt, const char *a, const char *b)
 	return hf_msg;
 }
 
+static const char *check_phi3_rope(const tfm_hf_params *p);
+
 /*
  * The one validator of a config.json's hyper-parameters (in the order the
  * messages name them), against the limits of tfm/limits.h; the tfm_config
@@ -109,6 +111,8 @@ check_params(const tfm_hf_params *p, const hf_keys *k)
 		if (p->rope_local_theta != 0.0f &&
 			!(p->rope_local_theta >= (float) TFM_ROPE_THETA_MIN && p->rope_local_theta <= (float) TFM_ROPE_THETA_MAX))
 			return TFM_RANGE_TEXT("rope_local_base_freq", TFM_ROPE_THETA);
+		if (p->arch == TFM_HF_PHI3 || p->rope_partial != 0.0 || p->rope_dim != 0)
+			return check_phi3_rope(p);
 	}
 	else if (!(p->dropout >= 0.0f && p->dropout < 1.0f) ||
 			 !(p->attn_dropout >= 0.0f && p->attn_dropout < 1.0f))
@@ -117,6 +121,48 @@ check_params(const tfm_hf_params *p, const hf_keys *k)
 }
 
 #undef RANGE
+
+int
+hf_rope_dim(const tfm_hf_params *p)
+{
+	int			s = p->head_dim > 0 ? p->head_dim : p->d_model / p->heads,
+				r;
+
+	if (p->rope_dim > 0)
+		return p->rope_dim == s ? 0 : p->rope_dim;
+	if (!(p->rope_partial > 0.0 && p->rope_partial < 1.0))
+		return 0;
+	r = (int) (s * p->rope_partial);	/* transformers' int(head_dim * partial_rotary_factor) */
+	return r == s ? 0 : r;
+}
+
+/*
+ * Phi-3's rope: an even rotated width of at least 2, and (longrope) one short
+ * and one long factor per rotated pair, as transformers' rope validation asks
+ */
+static const char *
+check_phi3_rope(const tfm_hf_params *p)
+{
+	int			s = p->head_dim > 0 ? p->head_dim : p->d_model / p->heads,
+				r = hf_rope_dim(p) > 0 ? hf_rope_dim(p) : s;
+
+	if (r < 2 || r % 2 != 0 || r > s)
+	{
+		snprintf(hf_msg, sizeof(hf_msg), "partial_rotary_factor %g of a head of %d rotates %d values; tfm needs an even number",
+				 p->rope_partial, s, r);
+		return hf_msg;
+	}
+	if (p->rope_type == TFM_ROPE_LONGROPE &&
+		(p->rope_n_short != r / 2 || p->rope_n_long != r / 2))
+	{
+		snprintf(hf_msg, sizeof(hf_msg), "rope_scaling short_factor and long_factor must have %d values (the rotated width %d / 2), not %d and %d",
+				 r / 2, r, p->rope_n_short, p->rope_n_long);
+		return hf_msg;
+	}
+	if (p->rope_type == TFM_ROPE_LONGROPE && r / 2 > TFM_ROPE_FACTORS_MAX)
+		return "longrope rotates at most " TFM_STR(TFM_ROPE_FACTORS_MAX) " pairs of a head";
+	return NULL;
+}
 
 void
 hf_base_config(tfm_config *cfg, const tfm_hf_params *p, tfm_task task)

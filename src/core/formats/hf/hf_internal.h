@@ -64,6 +64,9 @@ const hf_arch_row *hf_arch_find(tfm_hf_arch arch);
  * (LM: p->layers in the decoder; classify: in the encoder; seq2seq: both) */
 void		hf_base_config(tfm_config *cfg, const tfm_hf_params *p, tfm_task task);
 
+/* the rotated width of a head: int(head size · partial_rotary_factor), 0 for whole heads */
+int			hf_rope_dim(const tfm_hf_params *p);
+
 /* ---- for the families (hf_map.c) ---- */
 /* an entry added to b (NULL once an allocation failed: b->failed) */
 tfm_hf_entry *hf_add(hf_builder *b, const char *name, bool prefixable, tfm_hf_use use,

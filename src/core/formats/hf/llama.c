@@ -33,8 +33,9 @@
  *   layers.N.self_attn.q_norm.weight (s)       -> dec.N.attn.q_norm.g
  *   layers.N.self_attn.k_norm.weight (s)       -> dec.N.attn.k_norm.g
  * Mistral (MistralForCausalLM): Llama's names exactly.
- * Phi-3 (Phi3ForCausalLM, TFM_HF_PHI3): Llama's, but q/k/v and gate/up fused,
- * in tfm's own order:
+ * Phi-3 (Phi3ForCausalLM, TFM_HF_PHI3; Phi-3.5 and Phi-4-mini with longrope,
+ * Phi-4-mini rotating the first partial_rotary_factor of each head and tying
+ * its head): Llama's, but q/k/v and gate/up fused, in tfm's own order:
  *   layers.N.self_attn.qkv_proj.weight (d + 2·kv·s, d) -> dec.N.attn.qkv.w, transposed
  *   layers.N.mlp.gate_up_proj.weight (2f, d)            -> dec.N.ff1.w, transposed
  * Gemma (GemmaForCausalLM, gemma): Llama's names; its RMSNorm computes
@@ -51,6 +52,8 @@
  *   layers.N.self_attn.q_norm.weight (s)       -> dec.N.attn.q_norm.g (plus 1)
  *   layers.N.self_attn.k_norm.weight (s)       -> dec.N.attn.k_norm.g (plus 1)
  */
+#include <string.h>
+
 #include "hf_internal.h"
 
 static const hf_keys llama_keys = {"hidden_size", "num_attention_heads", "num_hidden_layers",
@@ -87,6 +90,14 @@ llama_config(tfm_config *cfg, const tfm_hf_params *p)
 	cfg->attn_window = p->attn_window;	/* Mistral, Phi-3, Gemma 2 */
 	cfg->window_pattern = p->window_pattern;
 	cfg->rope_local_theta = p->rope_local_theta;	/* Gemma 3's local layers */
+	/* Phi-4-mini's partial rotation, Phi-3.5's longrope (checked by hf_config.c) */
+	cfg->rope_dim = hf_rope_dim(p);
+	if (p->rope_type == TFM_ROPE_LONGROPE)
+	{
+		cfg->rope_attn_factor = p->rope_attn_factor;
+		memcpy(cfg->rope_short, p->rope_short, sizeof(float) * p->rope_n_short);
+		memcpy(cfg->rope_long, p->rope_long, sizeof(float) * p->rope_n_long);
+	}
 	cfg->pad_id = -1;			/* ids are the checkpoint's; nothing is padding */
 	cfg->dropout = 0.0f;
 	cfg->attn_dropout = 0.0f;
@@ -163,6 +174,12 @@ llama_entries(hf_builder *b, const tfm_config *c)
 #undef L
 		if (c->qkv_bias)
 			qwen2_bias_entries(b, c, i);
+	}
+	if (c->rope_type == TFM_ROPE_LONGROPE)
+	{
+		/* a GGUF file's longrope factors (the config holds them): checked, not stored */
+		hf_add(b, "rope_factors_long.weight", false, TFM_HF_BUFFER, "", 1, tfm_config_rope_dim(c) / 2, 0, 0, 0);
+		hf_add(b, "rope_factors_short.weight", false, TFM_HF_BUFFER, "", 1, tfm_config_rope_dim(c) / 2, 0, 0, 0);
 	}
 	hf_add(b, "norm.weight", true, norm, "dec.ln_f.g", 1, d, 0, 0, 0);
 	hf_add_lm_head(b, c);

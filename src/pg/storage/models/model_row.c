@@ -5,8 +5,10 @@
  * it) and to write it (tfm_config_json), and the SQL that resolves a model
  * name or alias, and a job's model or alias, to a model.
  *
- * A key is an int, a real, a boolean (stored as int) or a name of an enum
- * (names[i] is value i; NULL names no value).  0.1's keys are written
+ * A key is an int, a real, a boolean (stored as int), a name of an enum
+ * (names[i] is value i; NULL names no value) or an array of reals (longrope's
+ * factors: a JSON array of at most TFM_ROPE_FACTORS_MAX numbers, written up
+ * to its last non-zero value).  0.1's keys are written
  * always; later keys only when not their default.  A required key's
  * absence is a broken invariant ("tfm.models.config lacks a field"); an
  * optional one reads as its default, an unknown enum name as its
@@ -15,6 +17,8 @@
 #include "postgres.h"
 
 #include "lib/stringinfo.h"
+#include "utils/array.h"
+#include "catalog/pg_type_d.h"
 
 #include "tfm/layers.h"
 #include "storage/models/model_row.h"
@@ -24,7 +28,8 @@ typedef enum KeyType
 	KEY_INT,
 	KEY_REAL,
 	KEY_BOOL,
-	KEY_ENUM
+	KEY_ENUM,
+	KEY_REALS					/* float[TFM_ROPE_FACTORS_MAX] */
 } KeyType;
 
 typedef enum KeyWrite
@@ -63,11 +68,12 @@ static const char *const arch_names[] = {NULL, "llama", "t5"};
 static const char *const gated_act_names[] = {"silu", "gelu_tanh"};
 static const char *const cls_pre_names[] = {NULL, "tanh", "relu"};
 static const char *const token_head_names[] = {NULL, "tags", "spans"};
-static const char *const rope_type_names[] = {NULL, "llama3", "linear"};
+static const char *const rope_type_names[] = {NULL, "llama3", "linear", "longrope"};
 
 #define INT_KEY(k, off, req, d, w)	{k, NULL, KEY_INT, req, d, off, w, NULL, 0, NULL, 0, 0}
 #define REAL_KEY(k, off, d, w, f, o) {k, NULL, KEY_REAL, false, d, off, w, f, o, NULL, 0, 0}
 #define BOOL_KEY(k, off, req, w)	{k, NULL, KEY_BOOL, req, 0, off, w, NULL, 0, NULL, 0, 0}
+#define REALS_KEY(k, off)	{k, NULL, KEY_REALS, false, 0, off, WRITE_NONZERO, "%.9g", 0, NULL, 0, 0}
 #define ENUM_KEY(k, off, req, w, names, unk) \
 	{k, NULL, KEY_ENUM, req, 0, off, w, NULL, 0, names, lengthof(names), unk}
 
@@ -131,6 +137,11 @@ static const ConfigKey config_keys[] = {
 	INT_KEY("attn_window", CFG(attn_window), false, 0, WRITE_POSITIVE),
 	INT_KEY("window_pattern", CFG(window_pattern), false, 0, WRITE_POSITIVE),
 	REAL_KEY("rope_local_theta", CFG(rope_local_theta), 0, WRITE_POSITIVE, "%.9g", 0),	/* Gemma 3 */
+	/* Phi-4-mini's partial rotation, Phi-3.5's longrope */
+	INT_KEY("rope_dim", CFG(rope_dim), false, 0, WRITE_POSITIVE),
+	REAL_KEY("rope_attn_factor", CFG(rope_attn_factor), 0, WRITE_POSITIVE, "%.9g", 0),
+	REALS_KEY("rope_short_factor", CFG(rope_short)),
+	REALS_KEY("rope_long_factor", CFG(rope_long)),
 	/* an imported model's bos and eos (-1: the tokenizer's) */
 	INT_KEY("bos_id", ROW(bos_id), false, -1, WRITE_NEVER),
 	INT_KEY("eos_id", ROW(eos_id), false, -1, WRITE_NEVER),
@@ -174,6 +185,14 @@ tfm_model_row_config_columns(StringInfo sql)
 			appendStringInfo(sql, " ELSE %d END", k->unknown);
 			continue;
 		}
+		if (k->type == KEY_REALS)
+		{
+			/* a JSON array as real[] (anything else: NULL, no factors) */
+			appendStringInfo(sql, "(SELECT array_agg(e::real ORDER BY o) FROM "
+							 "jsonb_array_elements_text(CASE WHEN jsonb_typeof(config->'%s') = 'array' "
+							 "THEN config->'%s' END) WITH ORDINALITY AS a(e, o))", k->key, k->key);
+			continue;
+		}
 		if (!k->required)
 			appendStringInfoString(sql, "coalesce(");
 		appendStringInfoChar(sql, '(');
@@ -183,6 +202,27 @@ tfm_model_row_config_columns(StringInfo sql)
 		if (!k->required)
 			appendStringInfo(sql, ", %g)", k->dflt);
 	}
+}
+
+/* a real[] column into out (TFM_ROPE_FACTORS_MAX floats, zero past its values) */
+static void
+decode_reals(float *out, ArrayType *a, const char *key)
+{
+	Datum	   *vals;
+	bool	   *nulls;
+	int			n;
+
+	memset(out, 0, sizeof(float) * TFM_ROPE_FACTORS_MAX);
+	if (!a)
+		return;
+	deconstruct_array(a, FLOAT4OID, sizeof(float4), true, TYPALIGN_INT, &vals, &nulls, &n);
+	if (n > TFM_ROPE_FACTORS_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("tfm.models.config field \"%s\" has %d values, more than %d", key, n,
+						TFM_ROPE_FACTORS_MAX)));
+	for (int i = 0; i < n; i++)
+		out[i] = nulls[i] ? 0.0f : DatumGetFloat4(vals[i]);
 }
 
 void
@@ -197,7 +237,9 @@ tfm_model_row_config_decode(TfmModelRow *row, HeapTuple tup, TupleDesc td, int f
 
 		if (isnull && k->required)
 			elog(ERROR, "tfm.models.config lacks a field. Please report a bug.");
-		if (k->type == KEY_REAL)
+		if (k->type == KEY_REALS)
+			decode_reals((float *) field, isnull ? NULL : DatumGetArrayTypeP(d), k->key);
+		else if (k->type == KEY_REAL)
 			*(float *) field = isnull ? 0.0f : DatumGetFloat4(d);
 		else
 			*(int *) field = isnull ? 0 : DatumGetInt32(d);
@@ -223,6 +265,22 @@ tfm_config_json(const tfm_config *c)
 			continue;
 		Assert(k->offset >= offsetof(TfmModelRow, cfg) &&
 			   k->offset < offsetof(TfmModelRow, cfg) + sizeof(tfm_config));
+		if (k->type == KEY_REALS)
+		{
+			const float *f = (const float *) field;
+			int			n = TFM_ROPE_FACTORS_MAX;
+
+			while (n > 0 && f[n - 1] == 0.0f)
+				n--;
+			prev = n > 0;
+			if (n == 0)
+				continue;
+			appendStringInfo(&s, "%s\"%s\": [", s.len > 1 ? ", " : "", k->key);
+			for (int j = 0; j < n; j++)
+				appendStringInfo(&s, j ? ", %.9g" : "%.9g", (double) f[j]);
+			appendStringInfoChar(&s, ']');
+			continue;
+		}
 		v = k->type == KEY_REAL ? (double) *(const float *) field : (double) *(const int *) field;
 		switch (k->write)
 		{
@@ -257,6 +315,8 @@ tfm_config_json(const tfm_config *c)
 			case KEY_BOOL:
 				appendStringInfoString(&s, v != 0 ? "true" : "false");
 				break;
+			case KEY_REALS:
+				break;			/* written above */
 			case KEY_ENUM:
 				{
 					int			e = *(const int *) field;
