@@ -34,7 +34,7 @@
 #include "check.h"
 #include "tfm/decode.h"
 #include "tfm/gguf.h"
-#include "tfm/hf_import.h"
+#include "tfm/hf_map.h"
 #include "tfm/lowp.h"
 #include "tfm/rng.h"
 #include "tfm/tokenizer.h"

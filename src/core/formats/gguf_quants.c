@@ -9,9 +9,11 @@
  * converted to float32 at import (the weights every precision and training
  * use); tfm_gguf_kept() says which types a tfm kernel also runs as they
  * are: Q4_0, whose blocks are tfm's int4 layout, kept beside the float32
- * values for int4 inference (tfm_gguf_kept_place, gguf_model.c).
+ * values for int4 inference (tfm_gguf_kept_place, gguf_model.c);
+ * tfm_gguf_type_precision the tfm precision each type runs at under
+ * tfm.precision = auto (source_precision.c tallies them).
  */
-#include "tfm/gguf.h"
+#include "tfm/gguf_quants.h"
 
 #include <string.h>
 
@@ -269,4 +271,23 @@ tfm_gguf_to_f32(float *out, const uint8_t *src, uint32_t type, uint64_t n)
 		return TFM_EUNSUPPORTED;
 	b->to_f32(out, src, n / b->values);
 	return TFM_OK;
+}
+
+tfm_precision
+tfm_gguf_type_precision(uint32_t type)
+{
+	switch (type)
+	{
+		case TFM_GGML_BF16:
+			return TFM_PREC_BF16;
+		case TFM_GGML_Q8_0:
+		case TFM_GGML_Q6_K:
+		case TFM_GGML_Q5_K:
+			return TFM_PREC_INT8;
+		case TFM_GGML_Q4_0:
+		case TFM_GGML_Q4_K:
+			return TFM_PREC_INT4;
+		default:				/* F32, F16 */
+			return TFM_PREC_FP32;
+	}
 }
