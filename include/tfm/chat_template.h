@@ -24,7 +24,7 @@
 
 #include <stddef.h>
 
-#include "tfm/status.h"
+#include "tfm/status_codes.h"
 
 #define TFM_CHAT_MAX_TEMPLATE_BYTES  (1 << 20)   /* a template's text */
 /*

@@ -26,7 +26,8 @@
  * outside the file, misaligned or overlapping.  Types tfm does not convert
  * (Q4_1, Q5_*, Q2_K...) are parsed as known GGML types and refused by
  * tfm_gguf_to_f32 (TFM_EUNSUPPORTED); type numbers tfm does not know (the
- * IQ formats among them) make the file TFM_EUNSUPPORTED.
+ * IQ formats among them) make the file TFM_EUNSUPPORTED.  The block
+ * formats themselves are tfm/gguf_quants.h's.
  */
 #ifndef TFM_GGUF_H
 #define TFM_GGUF_H
@@ -35,7 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tfm/hf_import.h"
+#include "tfm/hf_map.h"
 #include "tfm/precision.h"
 #include "tfm/status.h"
 
@@ -55,19 +56,6 @@ typedef enum tfm_gguf_vtype
 	TFM_GGUF_F32V, TFM_GGUF_BOOL, TFM_GGUF_STRING, TFM_GGUF_ARRAY, TFM_GGUF_U64,
 	TFM_GGUF_I64, TFM_GGUF_F64
 } tfm_gguf_vtype;
-
-/* the ggml tensor types tfm converts (the numbers are the format's) */
-typedef enum tfm_gguf_type
-{
-	TFM_GGML_F32 = 0,
-	TFM_GGML_F16 = 1,
-	TFM_GGML_Q4_0 = 2,
-	TFM_GGML_Q8_0 = 8,
-	TFM_GGML_Q4_K = 12,
-	TFM_GGML_Q5_K = 13,
-	TFM_GGML_Q6_K = 14,
-	TFM_GGML_BF16 = 30
-} tfm_gguf_type;
 
 typedef struct tfm_gguf_kv
 {
@@ -131,25 +119,6 @@ int			tfm_gguf_get_str(const char **s, size_t *len, const tfm_gguf_file *f,
 /* a string array's elements in turn (checked when parsed): p starts at
  * kv->val; returns where the next one starts */
 const uint8_t *tfm_gguf_next_str(const uint8_t *p, const char **s, size_t *len);
-
-/* ---- block formats (gguf_quants.c) ------------------------------------------ */
-/* values a block holds and its bytes (0, 0 for a type tfm does not know) */
-void		tfm_gguf_block(uint32_t type, uint64_t *values, uint64_t *bytes);
-/* "Q4_K", ... or NULL if unknown */
-const char *tfm_gguf_type_name(uint32_t type);
-/*
- * n values (whole blocks) of a tensor of that type to float32, as ggml's
- * dequantize_row_* (bit for bit): TFM_OK or TFM_EUNSUPPORTED for a type
- * tfm does not convert.  Every type tfm imports is converted at import (the
- * float32 weights every precision and training use).
- */
-int			tfm_gguf_to_f32(float *out, const uint8_t *src, uint32_t type, uint64_t n);
-/*
- * Is the type one a tfm kernel runs as it is, its blocks kept beside the
- * float32 values (Q4_0: tfm's int4 layout; Q8_0, Q4_K, Q5_K, Q6_K:
- * tfm/kquant.h's)?  The others (F16, BF16) are only converted.
- */
-bool		tfm_gguf_kept(uint32_t type);
 
 /* ---- architectures (gguf_model.c: llama; gguf_gpt2.c: gpt2) -------------- */
 /*

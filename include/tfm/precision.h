@@ -41,9 +41,6 @@ typedef struct tfm_source_tally
 } tfm_source_tally;
 void		tfm_source_tally_add(tfm_source_tally *t, tfm_precision p, int ndim, uint64_t n_values);
 tfm_precision tfm_source_tally_result(const tfm_source_tally *t);
-/* a ggml tensor type's: F32/F16 fp32, BF16 bf16, Q4_0 int4, Q8_0/Q4_K/Q5_K/Q6_K gguf
- * (the blocks as they are) */
-tfm_precision tfm_gguf_type_precision(uint32_t type);
 
 /*
  * Pack the model's matrices for p (nothing to do if they already are;

@@ -3,47 +3,29 @@
  * postgres.h).
  *
  * A function that can fail returns a tfm_code: TFM_OK (0) or one of the
- * negative codes below.  One that has something to say about a failure
- * also takes a tfm_status *st (may be NULL) and fills it with the code and
- * a one-line message (lower case, no period, names quoted) that the SQL
- * layer reports as is; on success st is left alone.  Functions that only
+ * negative codes of tfm/status_codes.h.  One that has something to say
+ * about a failure also takes a tfm_status *st (may be NULL) and fills it
+ * with the code and a one-line message (lower case, no period, names
+ * quoted) that the SQL layer reports as is; on success st is left alone.  Functions that only
  * fail for want of memory return TFM_ENOMEM, or NULL for a pointer.
  *
  * The codes are the distinctions the SQL layer needs to pick a SQLSTATE
  * (src/pg/base/errors.c maps each to one): they say what kind of failure it
- * was, the message says which.  TFM_ENOMEM (-1) and TFM_EBADID (-2) keep the
- * values a pass has always returned.
+ * was, the message says which.  The codes and the tfm_status record are in
+ * tfm/status_codes.h, which the public headers that only name them
+ * include; this header adds the functions that fill and read them
+ * (src/core/util/status.c).
  */
 #ifndef TFM_STATUS_H
 #define TFM_STATUS_H
 
 #include <stddef.h>
 
+#include "tfm/status_codes.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum tfm_code
-{
-	TFM_OK = 0,
-	TFM_ENOMEM = -1,			/* out of memory */
-	TFM_EBADID = -2,			/* an input id outside the model's vocabulary (nothing read) */
-	TFM_ECANCELED = -3,			/* the caller's poll asked to stop */
-	TFM_EINVAL = -4,			/* an invalid argument, option or input */
-	TFM_EFORMAT = -5,			/* malformed text, rows or serialized state */
-	TFM_EBADFILE = -6,			/* not a valid file of its format (safetensors, index) */
-	TFM_EUNSUPPORTED = -7,		/* well formed but not supported (a dtype) */
-	TFM_ERANGE = -8,			/* a value out of range (a token id, a count) */
-	TFM_ELIMIT = -9				/* a size limit exceeded (piece, vocabulary, buffer) */
-} tfm_code;
-
-#define TFM_STATUS_MSG 256
-
-typedef struct tfm_status
-{
-	tfm_code	code;			/* TFM_OK until a failure fills it */
-	char		msg[TFM_STATUS_MSG];	/* "" when no detail */
-} tfm_status;
 
 /* "out of memory", "invalid argument", ...; "unknown status" for another int */
 const char *tfm_code_name(int code);

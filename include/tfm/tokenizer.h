@@ -61,7 +61,7 @@
 #include <stdint.h>
 
 #include "tfm/limits.h"
-#include "tfm/status.h"
+#include "tfm/status_codes.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -12,7 +12,9 @@
 
 #include "check.h"
 #include "tfm/gguf.h"
-#include "tfm/hf_import.h"
+#include "tfm/gguf_quants.h"
+#include "tfm/hf_config.h"
+#include "tfm/hf_map.h"
 #include "tfm/precision.h"
 
 /*

@@ -1,6 +1,6 @@
 /*
  * hf_load.h — a Hugging Face safetensors buffer loaded into a new tfm
- * model through tfm/hf_import.h's table, as the SQL import walks it, for
+ * model through tfm/hf_map.h's table, as the SQL import walks it, for
  * the unit tests of the mappings (test_hf_import, test_hf_marian,
  * test_hf_bert).
  */
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tfm/hf_import.h"
+#include "tfm/hf_map.h"
 #include "tfm/model.h"
 
 /*

@@ -36,7 +36,7 @@
 #include "gguf_keep.h"
 #include "tfm/decode.h"
 #include "tfm/gguf.h"
-#include "tfm/hf_import.h"
+#include "tfm/hf_map.h"
 #include "tfm/lowp.h"
 #include "tfm/rng.h"
 #include "tfm/tokenizer.h"

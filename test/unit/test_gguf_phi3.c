@@ -13,7 +13,9 @@
 
 #include "check.h"
 #include "tfm/gguf.h"
-#include "tfm/hf_import.h"
+#include "tfm/gguf_quants.h"
+#include "tfm/hf_config.h"
+#include "tfm/hf_map.h"
 
 /* the 4 bytes of the value of metadata key k in a GGUF buffer (after its type), or NULL */
 static uint8_t *

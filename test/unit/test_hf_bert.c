@@ -1,5 +1,5 @@
 /*
- * test_hf_bert.c — the BERT-family mapping of tfm/hf_import.h (bert,
+ * test_hf_bert.c — the BERT-family mapping of tfm/hf_map.h (bert,
  * roberta, distilbert) on the fixtures of
  * test/reference/hf_bert_reference.py: the base checkpoint (no prefix,
  * pooler ignored) and the ...ForSequenceClassification one (prefixed, with
@@ -10,7 +10,7 @@
 #include "check.h"
 #include "hf_load.h"
 #include "tfm/blas.h"
-#include "tfm/hf_import.h"
+#include "tfm/hf_map.h"
 #include "tfm/model.h"
 
 #define MAXB 8

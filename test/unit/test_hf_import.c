@@ -1,5 +1,5 @@
 /*
- * test_hf_import.c — the GPT-2 mapping of tfm/hf_import.h on the fixture of
+ * test_hf_import.c — the GPT-2 mapping of tfm/hf_map.h on the fixture of
  * test/reference/hf_gpt2_reference.py: both safetensors files (F32, and
  * BF16/F16 with a tied lm_head and the old attn.bias buffers) load into
  * the same model, whose raw logits match PyTorch's (atol 1e-4, rtol 1e-3);
@@ -8,7 +8,7 @@
  */
 #include "check.h"
 #include "tfm/blas.h"
-#include "tfm/hf_import.h"
+#include "tfm/hf_map.h"
 #include "tfm/model.h"
 #include "hf_load.h"
 

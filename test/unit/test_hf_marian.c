@@ -1,5 +1,5 @@
 /*
- * test_hf_marian.c — the Marian mapping of tfm/hf_import.h on the fixture
+ * test_hf_marian.c — the Marian mapping of tfm/hf_map.h on the fixture
  * of test/reference/hf_marian_reference.py (a small random MarianMTModel):
  * the safetensors file loads (model.shared.weight and its tied lm_head as
  * one tensor, the position tables ignored); the teacher-forced logits
@@ -12,7 +12,7 @@
 #include "tfm/beam.h"
 #include "tfm/blas.h"
 #include "tfm/decode.h"
-#include "tfm/hf_import.h"
+#include "tfm/hf_map.h"
 #include "tfm/model.h"
 #include "hf_load.h"
 

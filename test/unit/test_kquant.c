@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "tfm/gguf.h"
+#include "tfm/gguf_quants.h"
 #include "tfm/kquant.h"
 #include "tfm/lowp.h"
 #include "tfm/safetensors.h"

@@ -4,7 +4,7 @@
  * matrices' majority, vectors not counted, ties to the more precise.
  */
 #include "check.h"
-#include "tfm/gguf.h"
+#include "tfm/gguf_quants.h"
 #include "tfm/precision.h"
 
 static tfm_precision

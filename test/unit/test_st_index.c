@@ -1,6 +1,6 @@
 /*
  * test_st_index.c: unit tests of the reader of sharded checkpoints' indexes
- * (include/tfm/st_index.h).
+ * (include/tfm/safetensors_index.h).
  *
  *   - a valid index as Hugging Face writes it (plus metadata keys of other
  *     tools, nested values): shards sorted and unique, tensors sorted by
@@ -22,7 +22,7 @@
 
 #include "check.h"
 #include "tfm/rng.h"
-#include "tfm/st_index.h"
+#include "tfm/safetensors_index.h"
 
 /* parses an exactly sized copy of json[0 .. len) */
 static int

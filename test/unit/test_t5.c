@@ -13,7 +13,7 @@
 #include "tfm/beam.h"
 #include "tfm/blas.h"
 #include "tfm/decode.h"
-#include "tfm/hf_import.h"
+#include "tfm/hf_map.h"
 #include "tfm/layers_t5.h"
 #include "tfm/model.h"
 #include "tfm/precision.h"

@@ -13,7 +13,7 @@
  * bytes, which must fail cleanly or encode without a crash.
  */
 #include "check.h"
-#include "../src/core/tokenizer/unigram/tok_unigram.h"
+#include "../src/core/tokenizer/unigram/tok_unigram_model.h"
 
 #define SP "\xE2\x96\x81"
 

@@ -5,7 +5,7 @@
  * checks whole tokenizers against SentencePiece.
  */
 #include "check.h"
-#include "../src/core/tokenizer/unigram/tok_unigram.h"
+#include "../src/core/tokenizer/unigram/tok_unigram_model.h"
 
 #define SP "\xE2\x96\x81"
 

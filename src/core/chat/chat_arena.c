@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chat_ast.h"
+#include "chat_arena.h"
+#include "tfm/status.h"
 
 #define BLOCK_MIN 4096
 #define BLOCK_MAX 65536

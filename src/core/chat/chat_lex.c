@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "chat_parser.h"
+#include "tfm/status.h"
 
 int
 chat_fail(parser *ps, int code, const char *fmt, const char *what)

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "chat_parser.h"
+#include "tfm/status.h"
 
 static int
 add_seg(parser *ps, seg s)

@@ -5,6 +5,7 @@
  * and the typed metadata getters (and two helpers of the architectures).
  */
 #include "tfm/gguf.h"
+#include "tfm/gguf_quants.h"
 #include "gguf_internal.h"
 
 #include <stdarg.h>

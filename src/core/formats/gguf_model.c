@@ -11,6 +11,7 @@
  * rope_freqs.weight read as its "llama3" rope_scaling.
  */
 #include "tfm/gguf.h"
+#include "tfm/gguf_quants.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "gguf_internal.h"
+#include "tfm/gguf_quants.h"
 #include "tfm/limits.h"
 
 const char *const tfm_gguf_phi3_top[][2] = {

@@ -10,9 +10,11 @@
  * use); tfm_gguf_kept() says which types a tfm kernel also runs as they
  * are, kept beside the float32 values (tfm_gguf_kept_place, gguf_model.c):
  * Q4_0, whose blocks are tfm's int4 layout, for int4 inference, and Q8_0,
- * Q4_K, Q5_K, Q6_K for gguf inference (tfm/kquant.h).
+ * Q4_K, Q5_K, Q6_K for gguf inference (tfm/kquant.h);
+ * tfm_gguf_type_precision the tfm precision each type runs at under
+ * tfm.precision = auto (source_precision.c tallies them).
  */
-#include "tfm/gguf.h"
+#include "tfm/gguf_quants.h"
 
 #include <string.h>
 
@@ -271,4 +273,23 @@ tfm_gguf_to_f32(float *out, const uint8_t *src, uint32_t type, uint64_t n)
 		return TFM_EUNSUPPORTED;
 	b->to_f32(out, src, n / b->values);
 	return TFM_OK;
+}
+
+tfm_precision
+tfm_gguf_type_precision(uint32_t type)
+{
+	switch (type)
+	{
+		case TFM_GGML_BF16:
+			return TFM_PREC_BF16;
+		case TFM_GGML_Q8_0:
+		case TFM_GGML_Q4_K:
+		case TFM_GGML_Q5_K:
+		case TFM_GGML_Q6_K:
+			return TFM_PREC_GGUF;
+		case TFM_GGML_Q4_0:
+			return TFM_PREC_INT4;
+		default:				/* F32, F16 */
+			return TFM_PREC_FP32;
+	}
 }

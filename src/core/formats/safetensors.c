@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "tfm/safetensors.h"
-#include "st_internal.h"
+#include "safetensors_json.h"
 
 /* ---- names, messages ---------------------------------------------------------- */
 
@@ -189,38 +189,53 @@ read_uint_array(reader *r, uint64_t *vals, int max, int *n, const char *what,
 	}
 }
 
+/* a header being read: the JSON reader's state, the tensors and metadata so far */
+typedef struct header_reader
+{
+	reader		r;
+	tfm_st_tensor *t;			/* tensors in header order */
+	size_t		n_t,
+				cap_t;
+	tfm_st_meta *meta;
+	size_t		n_meta,
+				cap_meta;
+	int			seen_meta;
+} header_reader;
+
 /* one key of "__metadata__": its value must be a string */
 static int
 meta_member(reader *r, void *ctx, const char *key, size_t klen)
 {
+	header_reader *h = ctx;
 	const char *val;
 	size_t		vlen;
 	quoted		q;
 
-	(void) ctx;
 	st_skip_ws(r);
 	q = st_quote(key, klen);
 	if (r->p >= r->end || *r->p != '"')
 		return tfm_status_set(r->err, TFM_EBADFILE, "value of metadata key %s is not a string", q.s);
 	if (st_read_string(r, &val, &vlen) != TFM_OK)
 		return TFM_EBADFILE;
-	if (tfm_grow((void **) &r->meta, &r->cap_meta, r->n_meta + 1, sizeof(tfm_st_meta)))
+	if (tfm_grow((void **) &h->meta, &h->cap_meta, h->n_meta + 1, sizeof(tfm_st_meta)))
 		return oom(r->err);
-	r->meta[r->n_meta].key = key;
-	r->meta[r->n_meta].value = val;
-	r->n_meta++;
+	h->meta[h->n_meta].key = key;
+	h->meta[h->n_meta].value = val;
+	h->n_meta++;
 	return TFM_OK;
 }
 
 /* the value of "__metadata__": an object of strings */
 static int
-read_metadata(reader *r)
+read_metadata(header_reader *h)
 {
-	if (r->seen_meta++)
+	reader	   *r = &h->r;
+
+	if (h->seen_meta++)
 		return tfm_status_set(r->err, TFM_EBADFILE, "duplicate key \"__metadata__\" in the safetensors header");
 	if (!st_accept(r, '{'))
 		return tfm_status_set(r->err, TFM_EBADFILE, "__metadata__ of the safetensors header is not an object");
-	return st_members(r, meta_member, NULL);
+	return st_members(r, meta_member, h);
 }
 
 /* the fields of one tensor's entry so far */
@@ -303,8 +318,9 @@ tensor_member(reader *r, void *ctx, const char *key, size_t klen)
 
 /* the entry of one tensor; name is in the pool */
 static int
-read_tensor(reader *r, const char *name, size_t name_len)
+read_tensor(header_reader *h, const char *name, size_t name_len)
 {
+	reader	   *r = &h->r;
 	tfm_st_tensor *t;
 	quoted		q = st_quote(name, name_len);
 	tensor_fields f;
@@ -314,9 +330,9 @@ read_tensor(reader *r, const char *name, size_t name_len)
 
 	if (name_len == 0)
 		return tfm_status_set(r->err, TFM_EBADFILE, "empty tensor name in the safetensors header");
-	if (tfm_grow((void **) &r->t, &r->cap_t, r->n_t + 1, sizeof(tfm_st_tensor)))
+	if (tfm_grow((void **) &h->t, &h->cap_t, h->n_t + 1, sizeof(tfm_st_tensor)))
 		return oom(r->err);
-	t = &r->t[r->n_t++];
+	t = &h->t[h->n_t++];
 	memset(t, 0, sizeof(*t));
 	t->name = name;
 	t->name_len = name_len;
@@ -460,22 +476,23 @@ check_tensors(tfm_st_file *f, tfm_status *err)
 static int
 header_member(reader *r, void *ctx, const char *key, size_t klen)
 {
-	(void) ctx;
+	(void) r;
 	if (klen == 12 && strcmp(key, "__metadata__") == 0)
-		return read_metadata(r);
-	return read_tensor(r, key, klen);
+		return read_metadata(ctx);
+	return read_tensor(ctx, key, klen);
 }
 
-/* the top-level object into r */
+/* the top-level object into h */
 static int
-read_header(reader *r)
+read_header(header_reader *h)
 {
+	reader	   *r = &h->r;
 	int			st;
 
 	if (r->p >= r->end || *r->p != '{')
 		return st_syntax(r, "the header does not start with '{'");
 	r->p++;
-	if ((st = st_members(r, header_member, NULL)) != TFM_OK)
+	if ((st = st_members(r, header_member, h)) != TFM_OK)
 		return st;
 	st_skip_ws(r);
 	if (r->p != r->end)
@@ -499,7 +516,8 @@ int
 tfm_st_parse_header(tfm_st_file **out, const uint8_t *header, size_t header_len,
 					uint64_t file_size, tfm_status *err)
 {
-	reader		r;
+	header_reader h;
+	reader	   *r = &h.r;
 	tfm_st_file *f;
 	int			st;
 
@@ -508,25 +526,25 @@ tfm_st_parse_header(tfm_st_file **out, const uint8_t *header, size_t header_len,
 		err->msg[0] = '\0';
 	if ((st = check_length(header_len, file_size, err)) != TFM_OK)
 		return st;
-	memset(&r, 0, sizeof(r));
-	r.start = r.p = header;
-	r.end = header + header_len;
-	r.err = err;
+	memset(&h, 0, sizeof(h));
+	r->start = r->p = header;
+	r->end = header + header_len;
+	r->err = err;
 	f = st_alloc(sizeof(tfm_st_file));
-	r.pool = st_alloc(header_len);
-	if (!f || !r.pool)
+	r->pool = st_alloc(header_len);
+	if (!f || !r->pool)
 	{
 		st_free(f);
-		st_free(r.pool);
+		st_free(r->pool);
 		return oom(err);
 	}
 	memset(f, 0, sizeof(*f));
-	f->pool = r.pool;
-	st = read_header(&r);
-	f->tensors = r.t;
-	f->n_tensors = r.n_t;
-	f->meta = r.meta;
-	f->n_meta = r.n_meta;
+	f->pool = r->pool;
+	st = read_header(&h);
+	f->tensors = h.t;
+	f->n_tensors = h.n_t;
+	f->meta = h.meta;
+	f->n_meta = h.n_meta;
 	f->header_len = header_len;
 	f->data_start = TFM_ST_PREFIX + (uint64_t) header_len;
 	f->data_len = file_size - f->data_start;

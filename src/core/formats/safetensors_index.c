@@ -1,7 +1,7 @@
 /*
  * safetensors_index.c: the strict reader of model.safetensors.index.json,
  * the index of a sharded checkpoint, and the checks of the shards' headers
- * against it (the contract is in include/tfm/st_index.h).
+ * against it (the contract is in include/tfm/safetensors_index.h).
  *
  * Like the header reader (safetensors.c) this is a schema-directed parser
  * on the lexer of safetensors_json.c: the top-level object, "metadata"
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tfm/st_index.h"
-#include "st_internal.h"
+#include "tfm/safetensors_index.h"
+#include "safetensors_json.h"
 
 /* a weight_map entry while reading: the tensor, then its file name */
 typedef struct pair

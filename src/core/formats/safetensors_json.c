@@ -1,7 +1,7 @@
 /*
  * safetensors_json.c: the JSON lexing of the safetensors reader — white
  * space, punctuation, strings (escapes, surrogate pairs, strict UTF-8) and
- * numbers — with its allocation and messages (st_internal.h).  The
+ * numbers — with its allocation and messages (safetensors_json.h).  The
  * schemas that drive it are in safetensors.c and safetensors_index.c.
  *
  * Every read checks the end of the buffer first.  Strings decode into the
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "st_internal.h"
+#include "safetensors_json.h"
 #include "../util/hex.h"
 
 /* ---- allocation ---------------------------------------------------------------- */

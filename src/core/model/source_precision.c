@@ -5,11 +5,10 @@
  * norms and biases run fp32 at every precision).  Float32 and float16
  * weights run fp32 (exact), BF16 weights bf16 (exact for the weights);
  * GGUF blocks as they are where a tfm kernel runs them (Q8_0, Q4_K, Q5_K,
- * Q6_K: gguf, tfm/kquant.h; Q4_0 is tfm's int4).  A tie goes to the kind
- * listed first in tfm_precision.
+ * Q6_K: gguf, tfm/kquant.h; Q4_0 is tfm's int4: tfm_gguf_type_precision,
+ * gguf_quants.c).  A tie goes to the kind listed first in tfm_precision.
  */
 #include "tfm/precision.h"
-#include "tfm/gguf.h"
 
 void
 tfm_source_tally_add(tfm_source_tally *t, tfm_precision p, int ndim, uint64_t n_values)
@@ -28,23 +27,4 @@ tfm_source_tally_result(const tfm_source_tally *t)
 		if (t->values[p] > t->values[best])
 			best = (tfm_precision) p;
 	return best;
-}
-
-tfm_precision
-tfm_gguf_type_precision(uint32_t type)
-{
-	switch (type)
-	{
-		case TFM_GGML_BF16:
-			return TFM_PREC_BF16;
-		case TFM_GGML_Q8_0:
-		case TFM_GGML_Q4_K:
-		case TFM_GGML_Q5_K:
-		case TFM_GGML_Q6_K:
-			return TFM_PREC_GGUF;
-		case TFM_GGML_Q4_0:
-			return TFM_PREC_INT4;
-		default:				/* F32, F16 */
-			return TFM_PREC_FP32;
-	}
 }

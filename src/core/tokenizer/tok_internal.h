@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "tfm/status.h"
 #include "tfm/tokenizer.h"
 #include "../util/grow.h"
 
@@ -121,7 +122,8 @@ struct tfm_tokenizer
 	uint8_t       *is_special;     /* by id */
 	int32_t        fallback_id[256];   /* SPIECE: id of <0xNN>, -1 if none */
 	int32_t        space_id;       /* SPIECE: id of "▁", -1 if none */
-	struct tfm_tok_unigram *uni;   /* UNIGRAM: scores, pipeline, trie (tok_unigram.h) */
+	struct tfm_tok_unigram *uni;   /* UNIGRAM: scores, pipeline, trie (unigram/tok_unigram_model.h) */
+	void         (*uni_free)(struct tfm_tok_unigram *u);   /* set with uni by its loader */
 	struct tfm_tok_added *added;   /* bpe: added tokens found in text (tok_added.c) */
 
 	/* encode state (mutable) */
@@ -235,7 +237,6 @@ int  tfm_tok_put_text(char *out, size_t cap, size_t *n_out, const uint8_t *raw, 
 					  uint32_t flags, tfm_status *err);
 
 /* ---- SentencePiece Unigram (tok_unigram.c) ------------------------------------ */
-void tfm_tok_unigram_free(struct tfm_tok_unigram *u);
 int  tfm_tok_unigram_encode(int32_t *ids, size_t *offs, size_t cap, size_t *n_out,
 							tfm_tokenizer *t, const uint8_t *s, size_t len);
 int  tfm_tok_unigram_decode(char *out, size_t cap, size_t *n_out, const tfm_tokenizer *t,

@@ -44,7 +44,8 @@ tfm_tok_free(tfm_tokenizer *t)
 	tfm_tok_splits_free(t->splits);
 	tfm_tok_bytes_free(&t->nbuf);
 	tfm_tok_dealloc(t->nalign);
-	tfm_tok_unigram_free(t->uni);
+	if (t->uni)
+		t->uni_free(t->uni);	/* the unigram/ loaders' own free */
 	tfm_tok_dealloc(t);
 }
 

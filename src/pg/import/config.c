@@ -982,7 +982,7 @@ tfm_hf_parse_config(Jsonb *config, TfmHfConfig *out)
 				 errmsg("model_type \"%s\" is not supported", type),
 				 errhint("tfm imports gpt2, bert, roberta, distilbert, llama, qwen2, qwen3, smollm3, mistral, phi3, gemma, gemma2, gemma3_text, marian, t5 and mt5 models.")));
 
-	/* the one check of the hyper-parameters (tfm/hf_import.h), and the model they make */
+	/* the one check of the hyper-parameters (tfm/hf_map.h), and the model they make */
 	bad = tfm_hf_config(&out->cfg, &out->p);
 	if (bad)
 		ereport(ERROR,

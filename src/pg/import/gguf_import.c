@@ -29,6 +29,7 @@
 #include "storage/models/models.h"
 #include "storage/tokenizers/tokenizers.h"
 #include "tfm/gguf.h"
+#include "tfm/gguf_quants.h"
 #include "tfm/layers_llama.h"
 #include "tfm/precision.h"
 #include "tfm/tokenizer.h"

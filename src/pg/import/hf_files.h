@@ -12,8 +12,8 @@
 
 #include "base/pg_compat.h"
 
-#include "tfm/hf_import.h"
-#include "tfm/st_index.h"
+#include "tfm/hf_map.h"
+#include "tfm/safetensors_index.h"
 #include "storage/tokenizers/tokenizers.h"
 
 /* what tfm keeps of a config.json besides the tfm_config */

@@ -6,11 +6,11 @@
  *
  * Each file is opened, its header parsed strictly by the core parser
  * (tfm/safetensors.h), then its tensors read one at a time, checked against
- * the architecture's table (tfm/hf_import.h) and converted to float32 into
+ * the architecture's table (tfm/hf_map.h) and converted to float32 into
  * the model; the file is closed before the next one opens.  Nothing holds
  * a file whole: only one header and the largest tensor are in memory.
  *
- * A sharded checkpoint is checked twice against its index (tfm/st_index.h):
+ * A sharded checkpoint is checked twice against its index (tfm/safetensors_index.h):
  * first every shard's header alone, before any tensor is read, so that a
  * wrong index fails fast; then again while the tensors load, so that what
  * was loaded is what was checked.
@@ -26,7 +26,7 @@
 
 #include "import/hf_files.h"
 #include "tfm/precision.h"
-#include "tfm/st_index.h"
+#include "tfm/safetensors_index.h"
 #include "storage/storage.h"
 
 #define INDEX_FILE "model.safetensors.index.json"

@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 
+#include "tfm/hf_config.h"
 #include "hf_internal.h"
 
 /* the message of the last refusal (valid until the next call) */

@@ -1,6 +1,6 @@
 /*
  * hf_internal.h — what the Hugging Face importer's files share (not a
- * public API; that is tfm/hf_import.h).  One file per family of
+ * public API; that is tfm/hf_map.h).  One file per family of
  * architectures (gpt2.c, bert.c, llama.c, marian.c, t5.c) holds its
  * config.json keys, its tfm_config and the names of its tensors as an
  * hf_family; hf_arch_table.c lists every tfm_hf_arch with its family and
@@ -11,7 +11,7 @@
 #ifndef TFM_HF_INTERNAL_H
 #define TFM_HF_INTERNAL_H
 
-#include "tfm/hf_import.h"
+#include "tfm/hf_map.h"
 
 /* the config.json names of the hyper-parameters every architecture checks */
 typedef struct hf_keys

@@ -5,13 +5,14 @@
  * in the tfm model: copied, transposed from nn.Linear's (out, in) to tfm's
  * (in, out), sliced into the columns of a fused tensor, plus 1 (Gemma's
  * norms), tied or shared with the embedding, or a buffer only checked.
- * See tfm/hf_import.h.
+ * See tfm/hf_map.h.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tfm/hf_map.h"
 #include "hf_internal.h"
 
 tfm_hf_entry *

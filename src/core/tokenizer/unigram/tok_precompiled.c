@@ -14,7 +14,7 @@
  */
 #include "../tok_internal.h"
 #include "../unicode/tok_unicode.h"
-#include "tok_unigram.h"
+#include "tok_unigram_model.h"
 
 #define MAX_TRIE_RESULTS 32		/* sentencepiece's kMaxTrieResultsSize */
 

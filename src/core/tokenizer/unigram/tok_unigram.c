@@ -20,7 +20,7 @@
  */
 #include <math.h>
 
-#include "tok_unigram.h"
+#include "tok_unigram_model.h"
 #include "../unicode/tok_unicode.h"
 
 #define UNK_PENALTY 10.0f
@@ -237,6 +237,7 @@ tfm_tok_import_unigram(tfm_tokenizer **out, const uint8_t *const *pieces, const 
 	if (!u)
 		goto oom;
 	(*out)->uni = u;
+	(*out)->uni_free = tfm_tok_unigram_free;
 	u->n = n_pieces;
 	u->unk_id = spec->unk_id;
 	u->byte_fallback = spec->byte_fallback != 0;

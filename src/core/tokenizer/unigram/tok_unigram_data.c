@@ -9,7 +9,7 @@
  * each kind, left, right, a (length, bytes), b (length, bytes)), then n
  * float32 scores and n type bytes.
  */
-#include "tok_unigram.h"
+#include "tok_unigram_model.h"
 
 #define DATA_VERSION 1
 
@@ -168,6 +168,7 @@ tfm_tok_load_unigram(tfm_tokenizer **out, const tfm_tok_info *info, const uint8_
 		goto fail;
 	}
 	(*out)->uni = u;
+	(*out)->uni_free = tfm_tok_unigram_free;
 	u->n = (int32_t) r32(&r);
 	u->unk_id = (int32_t) r32(&r);
 	u->byte_fallback = r32(&r) != 0;

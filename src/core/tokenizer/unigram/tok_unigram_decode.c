@@ -8,7 +8,7 @@
  * continue a text.  Specials and control pieces are dropped, the unk id
  * is U+FFFD, unless TFM_TOK_DECODE_SPECIALS.
  */
-#include "tok_unigram.h"
+#include "tok_unigram_model.h"
 #include "../unicode/tok_unicode.h"
 
 static const uint8_t replacement_char[3] = {0xEF, 0xBF, 0xBD};

@@ -18,9 +18,10 @@
  * before each replacement, which goes with what follows it).
  * White_Space is Unicode's property, as Rust's char::is_whitespace.
  * Freeing a Unigram model (its steps, scores and trie) is here too, below
- * the files that build one (tok_vocab.c's tfm_tok_free calls it).
+ * the files that build one; they hand it to the tokenizer with the model
+ * (uni_free), which tok_vocab.c's tfm_tok_free calls.
  */
-#include "tok_unigram.h"
+#include "tok_unigram_model.h"
 #include "../unicode/tok_unicode.h"
 #include "../unicode/tok_unicode_forms.h"
 

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "tok_unigram.h"
+#include "tok_unigram_model.h"
 #include "../unicode/tok_unicode.h"
 
 /* the index of the specials found in text (tok_added.c's matcher), built

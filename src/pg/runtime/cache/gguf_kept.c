@@ -9,6 +9,7 @@
 #include "postgres.h"
 
 #include "tfm/gguf.h"
+#include "tfm/gguf_quants.h"
 #include "tfm/precision.h"
 #include "runtime/runtime.h"
 #include "storage/models/models.h"

@@ -142,7 +142,7 @@ dot_q8_0(int n, const uint8_t *w, const tfm_block_q8_0 *a)
 					y = _mm256_loadu_si256((const __m256i *) a[i].qs),
 					p = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
 
-		sum = kq_step(sum, hsum(_mm256_madd_epi16(p, ones)), kq_half(w) * tfm_f16_to_f32(a[i].d));
+		sum = kq_step(sum, hsum(_mm256_madd_epi16(p, ones)), kq_half(w) * tfm_fp16_to_float(a[i].d));
 	}
 	return sum;
 }

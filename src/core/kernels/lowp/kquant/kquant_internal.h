@@ -1,9 +1,10 @@
 /*
  * kquant_internal.h — what the K-quant paths share (kquant_ref.c,
- * kquant_avx2.c): the fp16 reads, the unpacking of a Q4_K/Q5_K block's
- * twelve bytes into eight 6-bit scales and eight mins (ggml's
- * get_scale_min_k4), and the float step every path takes per block, each
- * product rounded on its own (no fma contraction, whatever the target).
+ * kquant_avx2.c): the fp16 reads (tfm/lowp.h's exact conversion), the
+ * unpacking of a Q4_K/Q5_K block's twelve bytes into eight 6-bit scales
+ * and eight mins (ggml's get_scale_min_k4), and the float step every path
+ * takes per block, each product rounded on its own (no fma contraction,
+ * whatever the target).
  */
 #ifndef TFM_KQUANT_INTERNAL_H
 #define TFM_KQUANT_INTERNAL_H
@@ -12,7 +13,7 @@
 #include <string.h>
 
 #include "tfm/kquant.h"
-#include "tfm/safetensors.h"
+#include "tfm/lowp.h"
 
 #if defined(__x86_64__)
 #define KQ_NO_CONTRACT(v) __asm__("" : "+x"(v))
@@ -28,7 +29,7 @@
 static inline float
 kq_half(const uint8_t *p)
 {
-	return tfm_f16_to_f32((uint16_t) (p[0] | p[1] << 8));
+	return tfm_fp16_to_float((uint16_t) (p[0] | p[1] << 8));
 }
 
 /* sub-block j's scale and min (0-63) from the 12 bytes at q */

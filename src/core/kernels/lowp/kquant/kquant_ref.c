@@ -206,7 +206,7 @@ dot_q8_0(int n, const uint8_t *w, const tfm_block_q8_0 *a)
 
 		for (int l = 0; l < 32; l++)
 			isum += (int8_t) w[2 + l] * a[i].qs[l];
-		sum = kq_step(sum, isum, kq_half(w) * tfm_f16_to_f32(a[i].d));
+		sum = kq_step(sum, isum, kq_half(w) * tfm_fp16_to_float(a[i].d));
 	}
 	return sum;
 }

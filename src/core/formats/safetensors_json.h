@@ -1,19 +1,19 @@
 /*
- * st_internal.h — what the files of the safetensors reader share (not a
- * public API): the reader's state and the JSON lexing of
- * safetensors_json.c, used by the schemas in safetensors.c (a file's
- * header) and safetensors_index.c (a sharded index).
+ * safetensors_json.h — the JSON lexing of safetensors_json.c that the
+ * schemas of the safetensors reader share (not a public API): the
+ * reader's state and its steps, used by safetensors.c (a file's header)
+ * and safetensors_index.c (a sharded index).
  */
-#ifndef TFM_ST_INTERNAL_H
-#define TFM_ST_INTERNAL_H
+#ifndef TFM_SAFETENSORS_JSON_H
+#define TFM_SAFETENSORS_JSON_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tfm/safetensors.h"
+#include "tfm/status.h"
 #include "../util/grow.h"
 
-/* a header being read: the bytes, the string pool, what was read so far */
+/* a JSON text being read: the bytes, the string pool, where it stands */
 typedef struct reader
 {
 	const uint8_t *start,
@@ -22,13 +22,6 @@ typedef struct reader
 	tfm_status *err;
 	char	   *pool;			/* decoded strings, NUL-terminated */
 	size_t		pool_len;
-	tfm_st_tensor *t;			/* tensors in header order */
-	size_t		n_t,
-				cap_t;
-	tfm_st_meta *meta;
-	size_t		n_meta,
-				cap_meta;
-	int			seen_meta;
 	const char *doc;			/* for syntax messages; NULL = "the safetensors header" */
 } reader;
 
@@ -90,4 +83,4 @@ int			st_read_string(reader *r, const char **s, size_t *len);
 /* a JSON number at r->p (after whitespace); NUM_NONE consumes nothing */
 num_kind	st_read_number(reader *r, uint64_t *v);
 
-#endif							/* TFM_ST_INTERNAL_H */
+#endif							/* TFM_SAFETENSORS_JSON_H */

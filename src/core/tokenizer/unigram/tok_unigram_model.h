@@ -1,12 +1,12 @@
 /*
- * tok_unigram.h — what the SentencePiece Unigram files of the tokenizer
- * share (internal): the precompiled character map (tok_precompiled.c), the
- * normalizer and pre-tokenizer pipeline (tok_unigram_norm.c) and the model
- * (tok_unigram.c: import, scores, trie, Viterbi; tok_unigram_data.c: its
- * stored bytes; tok_unigram_decode.c).
+ * tok_unigram_model.h — what the SentencePiece Unigram files of the
+ * tokenizer share (internal): the precompiled character map
+ * (tok_precompiled.c), the normalizer and pre-tokenizer pipeline
+ * (tok_unigram_norm.c) and the model (tok_unigram.c: import, scores, trie,
+ * Viterbi; tok_unigram_data.c: its stored bytes; tok_unigram_decode.c).
  */
-#ifndef TFM_TOK_UNIGRAM_H
-#define TFM_TOK_UNIGRAM_H
+#ifndef TFM_TOK_UNIGRAM_MODEL_H
+#define TFM_TOK_UNIGRAM_MODEL_H
 
 #include "../tok_internal.h"
 
@@ -121,4 +121,4 @@ size_t tfm_tok_uni_part_len(tfm_tokenizer *t, const uint8_t *s, size_t len);
 int  tfm_tok_uni_lang_codes(tfm_tok_bytes *out, size_t **orig, size_t *orig_cap, int32_t *code,
 							const tfm_tokenizer *t, const uint8_t *s, size_t len);
 
-#endif /* TFM_TOK_UNIGRAM_H */
+#endif /* TFM_TOK_UNIGRAM_MODEL_H */

@@ -1,7 +1,8 @@
 /*
- * tfm/st_index.h: a strict reader of the index of a sharded safetensors
- * checkpoint, model.safetensors.index.json (plain C, no postgres.h), and
- * the checks of each shard's header against it.
+ * tfm/safetensors_index.h: a strict reader of the index of a sharded
+ * safetensors checkpoint, model.safetensors.index.json (plain C, no
+ * postgres.h), and the checks of each shard's header against it
+ * (safetensors_index.c).
  *
  * The format, as Hugging Face writes it:
  *
@@ -36,8 +37,8 @@
  * Errors and memory as in tfm/safetensors.h (same allocator, messages of
  * one line in tfm_status).
  */
-#ifndef TFM_ST_INDEX_H
-#define TFM_ST_INDEX_H
+#ifndef TFM_SAFETENSORS_INDEX_H
+#define TFM_SAFETENSORS_INDEX_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -98,4 +99,4 @@ int			tfm_st_index_check_done(const tfm_st_index *ix, const uint8_t *found,
 }
 #endif
 
-#endif							/* TFM_ST_INDEX_H */
+#endif							/* TFM_SAFETENSORS_INDEX_H */
