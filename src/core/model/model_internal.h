@@ -341,4 +341,11 @@ tfm_add_out_bias(const tfm_model *m, float *logits, int rows, int V)
 			logits[(size_t) r * V + v] += m->w.out_b[v];
 }
 
+/* the decoder's length in a batch: a language model's input, else the target's */
+static inline int
+tfm_model_dec_len(const tfm_config *c, int T, int Tt)
+{
+	return c->task == TFM_TASK_LM ? T : Tt;
+}
+
 #endif							/* TFM_MODEL_INTERNAL_H */
