@@ -44,7 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tfm/status.h"
+#include "tfm/status_codes.h"
 
 #define TFM_JSON_MAX_DEPTH   32			/* schemas nested in one another */
 #define TFM_JSON_MAX_NODES   4096		/* schemas in all (properties, items, ...) */

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "tfm/lowp.h"
+#include "tfm/kept_block.h"
 #include "tfm/model.h"
 
 const char *tfm_precision_name(tfm_precision p);
@@ -81,35 +82,6 @@ int			tfm_model_set_train_precision(tfm_model *m, tfm_precision p);
 tfm_precision tfm_model_train_precision(const tfm_model *m);
 /* round the current fp32 weights into the training copies (if any) */
 void		tfm_model_train_repack(tfm_model *m);
-
-/*
- * Blocks kept as a GGUF file has them: output columns col0 .. col0 + cols
- * - 1 of the matrix whose fp32 weights are the tensor at `offset` in the
- * parameter block (its tfm_param_info.offset; the tied head's is the
- * embedding's), K inputs, each column's blocks in turn, of ggml type
- * `type`:
- *   Q4_0 (2): tfm's int4 layout (tfm/lowp.h, K a multiple of 32): an int4
- *        packing of the model takes these columns' blocks byte for byte
- *        instead of quantizing W's values;
- *   Q8_0 (8), Q4_K (12), Q5_K (13), Q6_K (14) (K a multiple of the type's
- *        block, tfm/kquant.h): TFM_PREC_GGUF runs every matrix whose
- *        columns they cover wholly on them (tfm_kq_gemm), the activations
- *        quantized as llama.cpp does; a matrix not covered runs fp32.
- * The fp32 weights, which every other precision and training use, are
- * their exact dequantization.
- */
-typedef struct tfm_int4_kept
-{
-	size_t		offset;
-	int			K,
-				col0,
-				cols;
-	const uint8_t *blocks;		/* cols rows of the type's blocks */
-	uint32_t	type;			/* ggml type */
-} tfm_int4_kept;
-
-/* bytes of k's blocks (0 for a type not kept) */
-size_t		tfm_kept_bytes(const tfm_int4_kept *k);
 
 /* is k the columns of a matrix a packing of m holds (K inputs, a multiple of its type's
  * block, col0 + cols ≤ its outputs)? */

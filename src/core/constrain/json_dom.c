@@ -5,10 +5,12 @@
  * of values and nesting; and the compact writing of a value (enum and const
  * literals).
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_internal.h"
+#include "tfm/status.h"
+#include "json_dom.h"
 #include "../util/grow.h"
 
 typedef struct jd_reader

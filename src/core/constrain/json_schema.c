@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tfm/status.h"
+#include "json_dom.h"
 #include "json_internal.h"
 #include "../util/grow.h"
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tfm/status.h"
 #include "json_internal.h"
 
 struct tfm_jvocab

@@ -5,12 +5,13 @@
  * columns they cover when it packs the model for int4, so those columns
  * run the file's blocks byte for byte rather than a requantization of
  * their dequantized values; the others are what TFM_PREC_GGUF runs
- * (kept_parts.c: a matrix's parts, an entry's bytes).
+ * (kept_block.c: a matrix's parts, an entry's bytes).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "tfm/kquant.h"
+#include "tfm/precision.h"
 #include "tfm/status.h"
 #include "model_internal.h"
 

@@ -7,7 +7,7 @@
 #define TFM_MODEL_INTERNAL_H
 
 #include "tfm/model.h"
-#include "tfm/precision.h"
+#include "tfm/lowp.h"
 #include "tfm/rng.h"
 #include "../kernels/lowp/lowp_set.h"
 
@@ -285,22 +285,6 @@ tfm_config_cross_dim(const tfm_config *c)
 void		tfm_block_self_attention(tfm_block_acts *a, tfm_workspace *ws,
 									 const tfm_stack_pass *p, int layer, tfm_attn_shape *sh,
 									 int d, int kw, int qw);
-
-/* the blocks a model keeps (int4_kept.c): one allocation, the bytes after the list */
-struct tfm_int4_kept_set
-{
-	int			n;
-	long		columns;
-	tfm_int4_kept k[];
-};
-
-/*
- * The kept blocks of m run by TFM_PREC_GGUF (types tfm_kq_gemm takes) for
- * the matrix with weights W (K × N): the number of parts, in column order,
- * when they cover its N columns exactly once (into out, if non-NULL, the
- * blocks pointing into m's set), else 0
- */
-int			tfm_kept_parts(const tfm_model *m, const float *W, int K, int N, tfm_kq_part *out);
 
 /* dropout keys per site */
 enum

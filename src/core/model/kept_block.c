@@ -1,9 +1,10 @@
 /*
- * kept_parts.c — the geometry of the blocks a model keeps as a GGUF file
+ * kept_block.c — the geometry of the blocks a model keeps as a GGUF file
  * gave them (int4_kept.c): an entry's bytes, and the parts (one per kept
  * tensor, each with its ggml type) that cover a matrix's columns, which
  * model/precision.c packs and TFM_PREC_GGUF runs (tfm_kq_gemm).
  */
+#include "tfm/kept_block.h"
 #include "tfm/kquant.h"
 #include "model_internal.h"
 
@@ -23,7 +24,7 @@ tfm_kept_bytes(const tfm_int4_kept *k)
 }
 
 int
-tfm_kept_parts(const tfm_model *m, const float *W, int K, int N, tfm_kq_part *out)
+tfm_kept_parts(const tfm_model *m, const float *W, int K, int N, struct tfm_kq_part *out)
 {
 	const struct tfm_int4_kept_set *s = m->int4_kept;
 	int			n = 0;
