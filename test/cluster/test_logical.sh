@@ -229,8 +229,9 @@ echo "   subscriber refuses train, fit, train_agg, drop, rename and grant on pub
 # a local name the publisher then takes stops the apply until renamed
 sub -c "SELECT tfm_copy_model('sub_clf', 'shared_name')" >/dev/null
 pub -c "SELECT tfm_copy_model('pub_clf', 'shared_name')" >/dev/null
+# (PostgreSQL 18 reports it as a conflict: "Key already exists in unique index")
 wait_log "the apply stopping on the name taken locally" \
-  'duplicate key value violates unique constraint "models_name_key"'
+  'duplicate key value violates unique constraint "models_name_key"\|Key already exists in unique index "models_name_key"'
 [ "$(sub -c "SELECT origin FROM tfm.models WHERE name = 'shared_name'")" = "$sub_node" ] || fail "the local shared_name was replaced"
 sub -c "SELECT tfm_rename_model('shared_name', 'sub_own_name')" >/dev/null
 caught_up shared_name
