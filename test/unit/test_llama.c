@@ -21,7 +21,14 @@
 #include "tfm/rng.h"
 #include "tfm/tokenizer.h"
 
-#define H 1e-3
+/*
+ * The step of the central differences: the float32 forward's rounding
+ * noise divided by H must stay under ATOL.  With BLIS's AVX-512 (skx)
+ * kernels, 1e-3 left one point in 64 of the Gemma model 0.0025 off (the
+ * loss is deterministic; the noise moves with the kernels' summation
+ * order); 3e-3 passes on skx, haswell and generic with the same tolerances.
+ */
+#define H 3e-3
 #define ATOL 2e-3
 #define RTOL 2e-2
 
