@@ -12,7 +12,7 @@
 #include "miscadmin.h"
 
 #include "runtime/runtime.h"
-#include "runtime/jobs/job_worker.h"
+#include "runtime/jobs/job_slots.h"
 #include "sql/tokenizers/tokenizer_agg.h"
 
 PG_MODULE_MAGIC;

@@ -46,7 +46,7 @@
 #include "tfm/limits.h"
 #include "runtime/jobs/job_create.h"
 #include "runtime/jobs/job_run.h"
-#include "runtime/jobs/job_worker.h"
+#include "runtime/jobs/job_slots.h"
 #include "storage/jobs/jobs.h"
 #include "storage/models/models.h"
 

@@ -38,7 +38,9 @@
 #include "utils/timestamp.h"
 
 #include "base/pg_compat.h"
+#include "runtime/jobs/job_launcher.h"
 #include "runtime/jobs/job_slots.h"
+#include "runtime/runtime.h"
 
 #define RECHECK			(30 * 1000) /* ms: a database without active jobs, looked at again */
 #define IDLE_YIELD		10		/* naptimes idle before giving the slot to a waiting database */

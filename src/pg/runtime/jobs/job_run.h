@@ -10,8 +10,18 @@
 
 #include "postgres.h"
 
-#include "runtime/jobs/job_worker.h"
 #include "storage/jobs/jobs.h"
+
+/* what one run of a job did */
+typedef struct TfmJobRunResult
+{
+	int64		done;			/* outputs written */
+	int64		deleted;		/* outputs removed */
+	int64		failed;			/* rows recorded in tfm.job_errors */
+	int			batches;		/* batches committed */
+	bool		more;			/* stopped at max_batches: work may be left */
+	bool		paused;			/* the job was paused: nothing done */
+} TfmJobRunResult;
 
 /*
  * Runs up to max_batches batches (-1: until the queue is empty) of the job

@@ -29,6 +29,7 @@
 
 #include "base/pg_compat.h"
 #include "runtime/jobs/job_slots.h"
+#include "runtime/runtime.h"
 
 JobShared  *tfm_job_shared = NULL;
 

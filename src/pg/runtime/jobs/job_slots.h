@@ -1,9 +1,9 @@
 /*
- * job_slots.h — the shared state of tfm's background job workers, between
- * job_slots.c (shared memory, registration, hooks, the view's rows),
- * job_launcher.c and job_worker.c: one slot per worker, taken by the
- * launcher and filled in by the worker.  Internal to runtime/; the rest of
- * tfm uses job_worker.h.
+ * job_slots.h — tfm's background job workers as the rest of tfm sees them
+ * (job_slots.c: shared memory, registration from _PG_init, the hooks that
+ * wake the launcher, the rows of tfm.job_workers), and their shared state
+ * between job_slots.c, job_launcher.c and job_worker.c: one slot per
+ * worker, taken by the launcher and filled in by the worker.
  */
 #ifndef TFM_PG_RUNTIME_JOB_SLOTS_H
 #define TFM_PG_RUNTIME_JOB_SLOTS_H
@@ -13,7 +13,6 @@
 #include "datatype/timestamp.h"
 #include "storage/spin.h"
 
-#include "runtime/jobs/job_worker.h"
 
 #define BLOCK_TIME		(10 * 1000) /* ms: the launcher stays out of a database being dropped */
 #define MAX_BLOCKED		8
@@ -60,5 +59,12 @@ typedef struct JobShared
 } JobShared;
 
 extern JobShared *tfm_job_shared;	/* NULL unless preloaded with tfm.job_workers > 0 */
+
+/* _PG_init while preloading: shared memory, hooks and the launcher */
+void		tfm_job_workers_init(void);
+/* a job became active (created, resumed): wake the launcher at commit */
+void		tfm_job_workers_wake_at_commit(void);
+/* the slots' rows for tfm.job_workers: pid, database, job, state, batches, rows, since */
+int			tfm_job_workers_rows(Datum (*rows)[7], bool (*nulls)[7], int max);
 
 #endif							/* TFM_PG_RUNTIME_JOB_SLOTS_H */

@@ -38,6 +38,8 @@
 #include "base/pg_compat.h"
 #include "runtime/jobs/job_run.h"
 #include "runtime/jobs/job_slots.h"
+#include "runtime/jobs/job_worker.h"
+#include "runtime/runtime.h"
 #include "storage/jobs/job_list.h"
 
 #define WORKER_BATCHES	16		/* batches of one job before the next job's turn */

@@ -24,7 +24,7 @@
 
 #include "runtime/jobs/job_create.h"
 #include "runtime/jobs/job_run.h"
-#include "runtime/jobs/job_worker.h"
+#include "runtime/jobs/job_slots.h"
 #include "sql/args.h"
 #include "sql/infer/embed_chunks.h"
 #include "storage/jobs/jobs.h"

@@ -8,7 +8,7 @@
 #include "funcapi.h"
 #include "utils/tuplestore.h"
 
-#include "runtime/jobs/job_worker.h"
+#include "runtime/jobs/job_slots.h"
 
 PG_FUNCTION_INFO_V1(tfm_job_workers_list);
 Datum
