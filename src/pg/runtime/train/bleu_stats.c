@@ -7,7 +7,7 @@
 #include "miscadmin.h"
 
 #include "tfm/bleu.h"
-#include "runtime/train/evaluate.h"
+#include "base/base.h"
 #include "runtime/train/bleu_stats.h"
 
 /*

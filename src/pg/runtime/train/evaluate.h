@@ -1,6 +1,6 @@
 /*
- * evaluate.h — measuring models: tfm_evaluate's measures (evaluate.c) and
- * corpus BLEU's statistics counted in a backend (bleu_stats.c, bleu_stats.h).
+ * evaluate.h — measuring models: tfm_evaluate's measures (evaluate.c)
+ * (corpus BLEU's statistics in a backend are bleu_stats.h's).
  */
 #ifndef TFM_PG_EVALUATE_H
 #define TFM_PG_EVALUATE_H
