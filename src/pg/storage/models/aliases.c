@@ -15,25 +15,6 @@
 #include "storage/storage.h"
 #include "storage/models/models.h"
 
-/* is there a row of this name in a catalog table (tfm.models, tfm.aliases)? */
-bool
-tfm_catalog_has(const char *table, const char *name)
-{
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(name)};
-	TfmAsOwner	as;
-	bool		found;
-
-	tfm_spi_connect_owner(&as);
-	/* read-only: tfm_classify(text) may ask from a parallel worker */
-	if (SPI_execute_with_args(psprintf("SELECT 1 FROM %s WHERE name = $1", table), 1, types, args,
-							  NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "cannot read %s", table);
-	found = SPI_processed > 0;
-	tfm_spi_finish_owner(&as);
-	return found;
-}
-
 void
 tfm_check_not_alias(const char *name)
 {

@@ -67,6 +67,8 @@ void		tfm_model_insert_copy(const char *source, const char *target, TfmModelRow 
 void		tfm_model_rename(const char *name, const char *new_name);
 /* drop a model's row (its tensors and history go with it); its id */
 int32		tfm_model_delete(const char *name);
+/* is there a row of this name in a catalog table (tfm.models, tfm.aliases)? (models.c) */
+bool		tfm_catalog_has(const char *table, const char *name);
 /* a stored tokenizer's vocabulary size and pad id, for a new model */
 void		tfm_tokenizer_sizes(const char *name, int *vocab, int *pad_id);
 
@@ -102,8 +104,6 @@ void		tfm_catalog_set_precision(int32 model_id, const char *setting);
 void		tfm_check_new_model_name(const char *name);
 /* a model made from model name (copy, rename): new_name as above, then tfm_check_writable */
 void		tfm_check_model_from(const char *action, const char *name, const char *new_name);
-/* is there a row of this name in a catalog table (tfm.models, tfm.aliases)? */
-bool		tfm_catalog_has(const char *table, const char *name);
 /* errors if an alias has this name (models and aliases share one namespace) */
 void		tfm_check_not_alias(const char *name);
 
