@@ -28,6 +28,7 @@
 #include "import/json_fields.h"
 #include "tfm/chat_template.h"
 #include "runtime/infer/chat_prompt.h"
+#include "storage/tokenizers/tokenizer_chat.h"
 #include "storage/tokenizers/tokenizers.h"
 
 #define MAX_SPECIALS 4096

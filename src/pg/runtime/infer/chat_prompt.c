@@ -26,6 +26,7 @@
 #include "runtime/infer/chat_prompt.h"
 #include "runtime/runtime.h"
 #include "storage/models/models.h"
+#include "storage/tokenizers/tokenizer_chat.h"
 #include "storage/tokenizers/tokenizers.h"
 #include "runtime/cache/tokenizer_cache.h"
 

@@ -15,7 +15,7 @@
 #include "utils/jsonb.h"
 
 #include "storage/storage.h"
-#include "storage/tokenizers/tokenizers.h"
+#include "storage/tokenizers/tokenizer_chat.h"
 
 void
 tfm_tokenizer_chat_store(const char *tokenizer, const char *chat_json)

@@ -15,7 +15,8 @@
 #include "utils/numeric.h"
 
 #include "tfm/tokenizer.h"
-#include "storage/tokenizers/tokenizers.h"
+#include "base/base.h"
+#include "storage/tokenizers/tokenizer_splits.h"
 
 void
 tfm_tokenizer_splits_json(StringInfo buf, const tfm_tokenizer *t)

@@ -17,6 +17,7 @@
 
 #include "tfm/tokenizer.h"
 #include "storage/storage.h"
+#include "storage/tokenizers/tokenizer_splits.h"
 #include "storage/tokenizers/tokenizers.h"
 
 /*

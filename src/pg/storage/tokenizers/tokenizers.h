@@ -1,8 +1,8 @@
 /*
  * tokenizers.h — tokenizers in schema tfm (storage/tokenizers/): their rows
- * in tfm.tokenizers, tfm.vocab and tfm.merges (tokenizers.c), their Split
- * rules (tokenizer_splits.c) and chat settings (tokenizer_chat.c) in
- * tfm.tokenizers.options.
+ * in tfm.tokenizers, tfm.vocab and tfm.merges (tokenizers.c).  Their Split
+ * rules and added tokens (tokenizer_splits.h) and chat settings
+ * (tokenizer_chat.h) live in tfm.tokenizers.options.
  */
 #ifndef TFM_PG_STORAGE_TOKENIZERS_H
 #define TFM_PG_STORAGE_TOKENIZERS_H
@@ -60,14 +60,6 @@ int32		tfm_tokenizer_import_hf_bpe(const char *name, const uint8_t *const *piece
 										const int32_t *specials, uint32 flags,
 										const TfmSplitRule *rules, int n_rules,
 										const TfmAddedTokens *added, int32_t *special_ids);
-/* a tokenizer's Split rules: as options' "splits" JSON (appended to buf),
- * and added back to a loaded tokenizer from that JSON */
-void		tfm_tokenizer_splits_json(StringInfo buf, const tfm_tokenizer *t);
-void		tfm_tokenizer_add_splits(tfm_tokenizer *t, const char *name, Jsonb *splits);
-/* a tokenizer's added tokens found in text: as options' "added" JSON
- * (appended to buf), and set again on a loaded tokenizer (NULL: none) */
-void		tfm_tokenizer_added_json(StringInfo buf, const tfm_tokenizer *t);
-void		tfm_tokenizer_set_added_json(tfm_tokenizer *t, const char *name, Jsonb *added);
 /* a tokenizer.json's SentencePiece Unigram (tfm_tok_import_unigram); the
  * ids of the stored tokenizer's specials into special_ids */
 void		tfm_tokenizer_import_unigram(const char *name, const uint8_t *const *pieces,
@@ -75,9 +67,5 @@ void		tfm_tokenizer_import_unigram(const char *name, const uint8_t *const *piece
 										 const tfm_tok_unigram_spec *spec, int32_t *special_ids);
 void		tfm_tokenizer_store_pieces(const char *name, const tfm_tok_info *info,
 									   const uint8 *const *pieces, const size_t *lens);
-/* a tokenizer's chat settings, options->'chat' (tokenizer_chat.c): stored as
- * the given JSON text; read back (NULL when it has none) */
-void		tfm_tokenizer_chat_store(const char *tokenizer, const char *chat_json);
-Jsonb	   *tfm_tokenizer_chat_read(const char *tokenizer);
 
 #endif							/* TFM_PG_STORAGE_TOKENIZERS_H */
