@@ -103,8 +103,10 @@ blas_cpu_pack_rows_ok(void)
 	return __builtin_cpu_supports("avx2");
 }
 
+#define AVX2 __attribute__((target("avx2")))
+
 /* r[j] = column j of the 8 × 8 block of rows r[0..7] */
-__attribute__((target("avx2"))) static inline void
+static inline AVX2 void
 transpose8(__m256 r[8])
 {
 	__m256		t[8],
@@ -133,7 +135,7 @@ transpose8(__m256 r[8])
  * Eight columns at a time, as 8 × 8 transposes of groups of eight rows (a
  * last group of fewer rows reads zeros).
  */
-__attribute__((target("avx2"))) int
+AVX2 int
 blas_cpu_pack_rows(float *restrict d, int R, const float *x, ptrdiff_t rs, int K)
 {
 	int			p = 0;

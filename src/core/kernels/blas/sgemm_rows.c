@@ -29,7 +29,7 @@
 #include <omp.h>
 
 #include "tfm/blas.h"
-#include "sgemm_rows.h"
+#include "sgemm_rows_kernel.h"
 
 static sr_kernel_fn chosen;
 static bool forced_portable;

@@ -1,6 +1,6 @@
 /*
  * sgemm_rows_avx2.c — the AVX2 + FMA kernel of tfm_gemm_rows (see
- * sgemm_rows.h): up to 6 rows × 16 columns of C in twelve 8-float
+ * sgemm_rows_kernel.h): up to 6 rows × 16 columns of C in twelve 8-float
  * accumulators, each k one broadcast of A per row and two loads of the B
  * panel; a copy for each row count, so a cut tile computes only its rows.  Every
  * lane is one FMA chain over k from 0, as the plain-C kernel's
@@ -9,7 +9,7 @@
  */
 #include <immintrin.h>
 
-#include "sgemm_rows.h"
+#include "sgemm_rows_kernel.h"
 
 #define TARGET __attribute__((target("avx2,fma")))
 

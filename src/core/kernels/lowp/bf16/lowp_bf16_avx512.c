@@ -26,7 +26,7 @@
 
 /* C rows r < m, columns j < n: alpha · acc + beta · C */
 TARGET INLINE void
-store_row(float *row, __m512 a0, __m512 a1, int n, float alpha, float beta)
+store_tile_row(float *row, __m512 a0, __m512 a1, int n, float alpha, float beta)
 {
 	__m512		va = _mm512_set1_ps(alpha);
 
@@ -78,7 +78,7 @@ block(const int H, const int U, int kk, const uint32_t *a, const uint32_t *b,
 	sum_panel(H, U, kk, a, b, acc);
 	for (int r = 0; r < H; r++)
 		if (r < m)
-			store_row(c + (size_t) r * ldc, acc[r][0], acc[r][1], n, alpha, beta);
+			store_tile_row(c + (size_t) r * ldc, acc[r][0], acc[r][1], n, alpha, beta);
 }
 
 TARGET void

@@ -1,10 +1,11 @@
 /*
- * sgemm_rows.h — what tfm's own row-exact fp32 product (sgemm_rows.c)
- * shares with its x86 kernel (sgemm_rows_avx2.c).  Internal to
+ * sgemm_rows_kernel.h — the micro-kernels of tfm's own row-exact fp32
+ * product: their shape and contract, the portable one (in sgemm_rows.c,
+ * the driver) and the x86 ones (sgemm_rows_avx2.c).  Internal to
  * src/core/kernels/blas.
  */
-#ifndef TFM_SGEMM_ROWS_H
-#define TFM_SGEMM_ROWS_H
+#ifndef TFM_SGEMM_ROWS_KERNEL_H
+#define TFM_SGEMM_ROWS_KERNEL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -38,4 +39,4 @@ void		sr_kernel_avx2(int K, const float *A, ptrdiff_t lda, int m, const float *b
 						   ptrdiff_t ldb, int n, float *C, ptrdiff_t ldc, bool beta);
 #endif
 
-#endif							/* TFM_SGEMM_ROWS_H */
+#endif							/* TFM_SGEMM_ROWS_KERNEL_H */
