@@ -106,11 +106,26 @@ typedef struct tfm_hf_params
 	bool		ff_gated;		/* feed_forward_proj "gated-gelu" */
 } tfm_hf_params;
 
+/* the config.json names of the hyper-parameters every architecture checks */
+typedef struct hf_keys
+{
+	const char *d_model,
+			   *heads,
+			   *layers,
+			   *max_len,
+			   *d_ff,
+			   *ln_eps;
+} hf_keys;
+
 /*
- * NULL and *cfg filled, or a message (lower case, no period; valid until
- * the next call): the one check of a config.json's hyper-parameters against
- * tfm/limits.h, then tfm_config_check
+ * NULL, or a message (lower case, no period; valid until the next call):
+ * the one check of a config.json's hyper-parameters against tfm/limits.h,
+ * with the names of the architecture's keys k (tfm_hf_config, hf_import.c,
+ * calls it before the family makes its tfm_config)
  */
-const char *tfm_hf_config(tfm_config *cfg, const tfm_hf_params *p);
+const char *tfm_hf_check_params(const tfm_hf_params *p, const hf_keys *k);
+
+/* the rotated width of a head: int(head size · partial_rotary_factor), 0 for whole heads */
+int			hf_rope_dim(const tfm_hf_params *p);
 
 #endif							/* TFM_HF_CONFIG_H */

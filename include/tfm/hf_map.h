@@ -61,8 +61,6 @@ typedef struct tfm_hf_map
 	bool		shared_loaded;	/* a TFM_HF_SHARED tensor came */
 } tfm_hf_map;
 
-/* the expected tensors of a model of that config (malloc'd; NULL if out of memory) */
-tfm_hf_map *tfm_hf_map_create(tfm_hf_arch arch, const tfm_config *cfg);
 void		tfm_hf_map_free(tfm_hf_map *map);
 /*
  * Values the required tensors of a checkpoint hold (buffers and a tied

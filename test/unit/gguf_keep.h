@@ -15,6 +15,7 @@
 #include "tfm/gguf_quants.h"
 #include "tfm/hf_config.h"
 #include "tfm/hf_map.h"
+#include "tfm/hf_import.h"
 #include "tfm/precision.h"
 
 /*

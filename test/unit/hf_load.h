@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tfm/hf_map.h"
+#include "tfm/hf_import.h"
 #include "tfm/model.h"
 
 /*

@@ -37,6 +37,7 @@
 #include "tfm/decode.h"
 #include "tfm/gguf.h"
 #include "tfm/hf_map.h"
+#include "tfm/hf_import.h"
 #include "tfm/lowp.h"
 #include "tfm/rng.h"
 #include "tfm/tokenizer.h"

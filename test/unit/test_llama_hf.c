@@ -12,6 +12,7 @@
 #include "tfm/blas.h"
 #include "tfm/decode.h"
 #include "tfm/hf_map.h"
+#include "tfm/hf_import.h"
 #include "tfm/layers.h"
 #include "tfm/layers_llama.h"
 #include "tfm/model.h"

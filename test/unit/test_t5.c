@@ -14,6 +14,7 @@
 #include "tfm/blas.h"
 #include "tfm/decode.h"
 #include "tfm/hf_map.h"
+#include "tfm/hf_import.h"
 #include "tfm/layers_t5.h"
 #include "tfm/model.h"
 #include "tfm/precision.h"

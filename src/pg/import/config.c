@@ -13,6 +13,7 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
+#include "tfm/hf_import.h"
 #include "import/hf_files.h"
 #include "import/json_fields.h"
 

@@ -28,6 +28,7 @@
 #include "runtime/rows.h"
 #include "storage/models/models.h"
 #include "storage/tokenizers/tokenizers.h"
+#include "tfm/hf_import.h"
 #include "tfm/gguf.h"
 #include "tfm/gguf_quants.h"
 #include "tfm/layers_llama.h"

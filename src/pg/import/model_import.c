@@ -19,6 +19,7 @@
 #include "runtime/new_model.h"
 #include "runtime/cache/tokenizer_cache.h"
 #include "storage/models/models.h"
+#include "tfm/hf_import.h"
 #include "tfm/precision.h"
 
 /* the BERT family imports as classifiers; GPT-2 and Llama as language models; T5 as seq2seq */

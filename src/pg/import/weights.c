@@ -25,6 +25,7 @@
 #include "storage/fd.h"
 
 #include "import/hf_files.h"
+#include "tfm/hf_import.h"
 #include "tfm/precision.h"
 #include "tfm/safetensors_index.h"
 #include "storage/storage.h"

@@ -32,7 +32,7 @@
  * sa_layer_norm -> ln1, ffn.lin1 / lin2 -> ff1 / ff2, output_layer_norm ->
  * ln2; head: pre_classifier.* -> cls.pre.* (ReLU), classifier.* -> cls.*.
  */
-#include "hf_internal.h"
+#include "hf_family.h"
 
 static const hf_keys bert_keys = {"hidden_size", "num_attention_heads", "num_hidden_layers",
 "max_position_embeddings", "intermediate_size", "layer_norm_eps"};

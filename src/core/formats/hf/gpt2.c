@@ -21,7 +21,7 @@
  */
 #include <stdio.h>
 
-#include "hf_internal.h"
+#include "hf_family.h"
 
 static const hf_keys gpt2_keys = {"n_embd", "n_head", "n_layer", "n_positions", "n_inner",
 "layer_norm_epsilon"};

@@ -1,12 +1,12 @@
 /*
  * hf_arch_table.c — the one table of the Hugging Face architectures tfm
  * imports: each tfm_hf_arch with the family that knows its keys, config
- * and tensors (hf_internal.h) and the prefix its checkpoints may put
+ * and tensors (hf_family.h) and the prefix its checkpoints may put
  * before every tensor name.  A new family is a new file and a row here.
  */
 #include <stddef.h>
 
-#include "hf_internal.h"
+#include "hf_arch_table.h"
 
 static const hf_arch_row hf_archs[] = {
 	{TFM_HF_GPT2, "transformer.", &hf_gpt2},	/* GPT2LMHeadModel */

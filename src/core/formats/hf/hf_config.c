@@ -7,7 +7,6 @@
 #include <stdio.h>
 
 #include "tfm/hf_config.h"
-#include "hf_internal.h"
 
 /* the message of the last refusal (valid until the next call) */
 static char hf_msg[160];
@@ -37,8 +36,8 @@ static const char *check_phi3_rope(const tfm_hf_params *p);
  * messages name them), against the limits of tfm/limits.h; the tfm_config
  * made from them is then checked by tfm_config_check like any other.
  */
-static const char *
-check_params(const tfm_hf_params *p, const hf_keys *k)
+const char *
+tfm_hf_check_params(const tfm_hf_params *p, const hf_keys *k)
 {
 	bool		llama = p->arch == TFM_HF_LLAMA || p->arch == TFM_HF_PHI3;
 	bool		marian = p->arch == TFM_HF_MARIAN;
@@ -163,37 +162,4 @@ check_phi3_rope(const tfm_hf_params *p)
 	if (p->rope_type == TFM_ROPE_LONGROPE && r / 2 > TFM_ROPE_FACTORS_MAX)
 		return "longrope rotates at most " TFM_STR(TFM_ROPE_FACTORS_MAX) " pairs of a head";
 	return NULL;
-}
-
-void
-hf_base_config(tfm_config *cfg, const tfm_hf_params *p, tfm_task task)
-{
-	tfm_config_defaults(cfg, task);
-	cfg->vocab = p->vocab;
-	cfg->d_model = p->d_model;
-	cfg->heads = p->heads;
-	cfg->d_ff = p->d_ff;
-	cfg->max_len = p->max_len;
-	cfg->tie = p->tie;
-	cfg->scale_embeddings = 0;
-	cfg->dropout = p->dropout;
-	cfg->attn_dropout = p->attn_dropout;
-	cfg->ln_eps = p->ln_eps;
-	/* the stacks: a language model's decoder, a classifier's encoder, or both */
-	cfg->enc_layers = task == TFM_TASK_LM ? 0 : p->layers;
-	cfg->dec_layers = task == TFM_TASK_LM ? p->layers : task == TFM_TASK_SEQ2SEQ ? p->dec_layers : 0;
-}
-
-const char *
-tfm_hf_config(tfm_config *cfg, const tfm_hf_params *p)
-{
-	const hf_arch_row *row = hf_arch_find(p->arch);
-	const char *bad;
-
-	if (!row)
-		return "unknown architecture";
-	if ((bad = check_params(p, row->family->keys)) != NULL)
-		return bad;
-	row->family->config(cfg, p);
-	return tfm_config_check(cfg);
 }

@@ -54,7 +54,7 @@
  */
 #include <string.h>
 
-#include "hf_internal.h"
+#include "hf_family.h"
 
 static const hf_keys llama_keys = {"hidden_size", "num_attention_heads", "num_hidden_layers",
 "max_position_embeddings", "intermediate_size", "rms_norm_eps"};

@@ -19,7 +19,7 @@
  */
 #include <stdio.h>
 
-#include "hf_internal.h"
+#include "hf_family.h"
 
 static const hf_keys marian_keys = {"d_model", "encoder_attention_heads", "encoder_layers",
 "max_position_embeddings", "encoder_ffn_dim", "layer_norm_eps"};

@@ -26,7 +26,7 @@
  */
 #include <stdio.h>
 
-#include "hf_internal.h"
+#include "hf_family.h"
 
 static const hf_keys t5_keys = {"d_model", "num_heads", "num_layers", "n_positions", "d_ff",
 "layer_norm_epsilon"};
