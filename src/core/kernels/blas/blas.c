@@ -272,6 +272,7 @@ tfm_gemm_strided(int M, int N, int K, float alpha,
 /* ---- small products through the micro-kernel ----------------------------- */
 
 #define PANEL_ALIGN 16			/* floats: 64 bytes, for aligned panel loads */
+#define PANEL_HEIGHT_BOUND 32	/* rows: the highest panel of the kernels tfm meets */
 #define PACK_MIN 4				/* smaller M or N: BLIS's unpacked small-matrix path */
 
 static inline int
@@ -366,7 +367,16 @@ tfm_panels_floats(int rows, int depth)
 				r;
 
 	ensure_ready();
-	/* either panel height; the kernels read a few vectors past the last panel */
+	/*
+	 * Either panel height; the kernels read a few vectors past the last
+	 * panel.  With panels at most PANEL_HEIGHT_BOUND high (every BLIS 0.9
+	 * sgemm kernel: skx 32 × 12, haswell and zen 6 × 16, armv8a 8 × 12),
+	 * the bound is the same on every CPU, so tfm.work_mem's checks and
+	 * tfm_workspace_bytes do not depend on the machine.
+	 */
+	if (ukr_mr <= PANEL_HEIGHT_BOUND && ukr_nr <= PANEL_HEIGHT_BOUND)
+		return (size_t) (n + PANEL_HEIGHT_BOUND - 1) * (depth > 0 ? depth : 1) +
+			PANEL_ALIGN + (size_t) 4 * (2 * PANEL_HEIGHT_BOUND);
 	r = round_up(n, ukr_mr) > round_up(n, ukr_nr) ? round_up(n, ukr_mr) : round_up(n, ukr_nr);
 	return (size_t) r * (depth > 0 ? depth : 1) +
 		PANEL_ALIGN + (size_t) 4 * (ukr_mr + ukr_nr);
