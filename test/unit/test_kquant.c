@@ -473,7 +473,7 @@ test_gemm(void)
 {
 	enum
 	{
-		M = 3, N = 37, K = 512
+		M = 7, N = 37, K = 512		/* M: a tile of KQ_ROWS = 4 rows and a tail of 3 */
 	};
 	static uint8_t w[N * (K / 256) * 210];
 	static float a[M * K],

@@ -3,9 +3,10 @@
  * GGUF blocks (include/tfm/kquant.h): each row quantized once (Q8_K, or
  * Q8_0 for Q8_0 weights), then per output column one tfm_kq_dot per row,
  * the columns split statically over the core's threads (a column's sums
- * never depend on the split); and tfm_kq_dot, the choice of path (AVX2 or
- * the reference) for one dot product.  Decoding is M = 1; prefill rows
- * share each weight row while it is in cache.
+ * never depend on the split); and tfm_kq_dot, the choice of path
+ * (AVX-512 VNNI, AVX2 or the reference) for one dot product.  Decoding is
+ * M = 1; in prefill, the AVX-512 path unpacks each weight block once for
+ * KQ_ROWS rows, the others run one dot product per row.
  */
 #include "kquant_internal.h"
 #include "tfm/lowp.h"
@@ -14,17 +15,41 @@
 const char *
 tfm_kq_path(void)
 {
-	return lowp_int4_avx2() ? "avx2" : "reference";
+	return lowp_int4_fast() ? "avx512vnni" : lowp_int4_avx2() ? "avx2" : "reference";
 }
 
 float
 tfm_kq_dot(uint32_t type, int n, const uint8_t *w, const void *a)
 {
 #if defined(__x86_64__)
+	if (lowp_int4_fast())
+	{
+		float		v;
+
+		kq_rows_avx512(type, n, w, a, 0, 1, &v);
+		return v;
+	}
 	if (lowp_int4_avx2())
 		return kq_dot_avx2(type, n, w, a);
 #endif
 	return tfm_kq_dot_ref(type, n, w, a);
+}
+
+/* out[r] for rows i0 .. i0 + R - 1 (R ≤ KQ_ROWS) of act, ab bytes apart */
+static void
+kq_rows(uint32_t t, int n, const uint8_t *w, const uint8_t *act, size_t ab, int R, float *out,
+		bool fast)
+{
+#if defined(__x86_64__)
+	if (fast)
+	{
+		kq_rows_avx512(t, n, w, act, ab, R, out);
+		return;
+	}
+#endif
+	(void) fast;
+	for (int r = 0; r < R; r++)
+		out[r] = tfm_kq_dot(t, n, w, act + (size_t) r * ab);
 }
 
 size_t
@@ -67,6 +92,7 @@ tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
 				wb = tfm_kq_row_bytes(t, K);
 	uint8_t    *act = work;
 	double		flops = 2.0 * M * N * K;
+	bool		fast;
 
 	if (!tfm_kq_supported(t) || K % tfm_kq_act_block_values(t) != 0 || M < 0 || N < 0)
 		return false;
@@ -77,23 +103,32 @@ tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
 		else
 			tfm_kq_quantize_q8_K(A + i * lda, (tfm_block_q8_K *) (act + i * ab), K);
 	}
+	fast = lowp_int4_fast();
 #pragma omp parallel for num_threads(threads) if(threads > 1 && flops > 1e5) schedule(static)
 	for (int j = 0; j < N; j++)
 	{
 		const uint8_t *w = W + (size_t) j * wb;
 
-		for (int i = 0; i < M; i++)
+		for (int i0 = 0; i0 < M; i0 += KQ_ROWS)
 		{
-			float		v = alpha * tfm_kq_dot(t, K, w, act + i * ab),
-						b;
+			int			R = M - i0 < KQ_ROWS ? M - i0 : KQ_ROWS;
+			float		d[KQ_ROWS];
 
-			if (beta != 0.0f)
+			kq_rows(t, K, w, act + i0 * ab, ab, R, d, fast);
+			for (int r = 0; r < R; r++)
 			{
-				b = beta * C[i * ldc + j];
-				KQ_NO_CONTRACT(b);
-				v += b;
+				int			i = i0 + r;
+				float		v = alpha * d[r],
+							b;
+
+				if (beta != 0.0f)
+				{
+					b = beta * C[i * ldc + j];
+					KQ_NO_CONTRACT(b);
+					v += b;
+				}
+				C[i * ldc + j] = v;
 			}
-			C[i * ldc + j] = v;
 		}
 	}
 	return true;

@@ -1,6 +1,6 @@
 /*
  * kquant_internal.h — what the K-quant paths share (kquant_ref.c,
- * kquant_avx2.c): the fp16 reads (tfm/lowp.h's exact conversion), the
+ * kquant_avx2.c, kquant_avx512.c): the fp16 reads (tfm/lowp.h's exact conversion), the
  * unpacking of a Q4_K/Q5_K block's twelve bytes into eight 6-bit scales
  * and eight mins (ggml's get_scale_min_k4), and the float step every path
  * takes per block, each product rounded on its own (no fma contraction,
@@ -73,8 +73,18 @@ kq_step(float sum, int32_t isum, float d)
 	return sum + p;
 }
 
+/* rows of activation blocks one weight row is multiplied with at a time */
+#define KQ_ROWS 4
+
 #if defined(__x86_64__)
 float		kq_dot_avx2(uint32_t type, int n, const uint8_t *w, const void *a);
+/*
+ * out[r] = the dot product of weight row w with activation row r (rows ab
+ * bytes apart, from a), for R ≤ KQ_ROWS rows: each equal to
+ * tfm_kq_dot_ref's bit for bit (kquant_avx512.c, AVX-512 VNNI)
+ */
+void		kq_rows_avx512(uint32_t type, int n, const uint8_t *w, const uint8_t *a, size_t ab,
+						   int R, float *out);
 #endif
 
 #endif
