@@ -90,6 +90,7 @@ unittest: $(UNIT_BINS)
 	@echo "== test/unit/test_attn_kernels, test/unit/test_layers, test/unit/test_model and test/unit/test_mixed, attention's AVX2 path (as on a CPU without AVX-512; products on AVX2 too)" && TFM_ATTN_KERNELS=avx2 test/unit/test_attn_kernels && TFM_ATTN_KERNELS=avx2 test/unit/test_layers && TFM_ATTN_KERNELS=avx2 TFM_LOWP_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/unit/test_model && TFM_ATTN_KERNELS=avx2 TFM_LOWP_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/unit/test_mixed
 	@echo "== test/unit/test_lowp_int4, the fallback and then the AVX2 path forced from the environment" && TFM_LOWP_FORCE=fallback test/unit/test_lowp_int4 && TFM_LOWP_FORCE=avx2 test/unit/test_lowp_int4
 	@echo "== test/unit/test_kquant, the reference forced from the environment" && TFM_LOWP_FORCE=fallback test/unit/test_kquant
+	@echo "== test/unit/test_varlen, the row-exact products' AVX2 kernel forced from the environment (as on a CPU without AVX-512)" && TFM_SGEMM_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/unit/test_varlen
 	@echo "== test/unit/test_kquant and test/unit/test_gguf_kept, the AVX2 path forced from the environment (as on a CPU without AVX-512 VNNI)" && TFM_LOWP_FORCE=avx2 test/unit/test_kquant && TFM_LOWP_FORCE=avx2 TFM_TEST_DATA=$(CURDIR)/test/fixtures test/unit/test_gguf_kept
 
 # skx kernels die with SIGILL under valgrind 3.19: force the haswell path,

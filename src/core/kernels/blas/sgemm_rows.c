@@ -16,11 +16,12 @@
  * place (one pass over it, nothing to reuse); of at most 3 rows, on AVX2,
  * several panels a pass over each row of B (sr_wide_avx2).
  *
- * Kernels: AVX2 + FMA (sgemm_rows_avx2.c, also on AVX-512 CPUs) where
- * the CPU has it, else the plain-C one below with fmaf — the same bits.
- * TFM_SGEMM_FORCE=portable in the environment (or
- * tfm_gemm_rows_force_portable) runs the plain-C kernel, so tests cover it
- * on any machine.
+ * Kernels: AVX-512 (sgemm_rows_avx512.c: panels of SR512_NR columns,
+ * SR512_MR rows a tile, up to 8 rows with B in place) where the CPU has
+ * it, else AVX2 + FMA (sgemm_rows_avx2.c), else the plain-C one below with
+ * fmaf — the same bits.  TFM_SGEMM_FORCE=portable or =avx2 in the
+ * environment (or tfm_gemm_rows_force_portable) runs a lower kernel, so
+ * tests cover each on any machine that has it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -68,6 +69,9 @@ kernel(void)
 		if (!(env && strcmp(env, "portable") == 0) && !forced_portable &&
 			__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
 			chosen = sr_kernel_avx2;
+		if (chosen == sr_kernel_avx2 && !(env && strcmp(env, "avx2") == 0) &&
+			__builtin_cpu_supports("avx512f"))
+			chosen = sr_kernel_avx512;
 #else
 		(void) env;
 #endif
@@ -85,24 +89,30 @@ tfm_gemm_rows_force_portable(bool on)
 const char *
 tfm_gemm_rows_kernel(void)
 {
-	return kernel() == sr_kernel_c ? "portable" : "avx2";
+	sr_kernel_fn k = kernel();
+
+#if defined(__x86_64__)
+	if (k == sr_kernel_avx512)
+		return "avx512";
+#endif
+	return k == sr_kernel_c ? "portable" : "avx2";
 }
 
-/* panel b (K × SR_NR) = columns [j0, j0 + n) of B, zeros past n */
+/* panel b (K × w) = columns [j0, j0 + n) of B, zeros past n */
 static void
-pack_panel(float *restrict dst, const float *B, ptrdiff_t ldb, int K, int j0, int n)
+pack_panel(float *restrict dst, const float *B, ptrdiff_t ldb, int K, int j0, int n, int w)
 {
 	for (int k = 0; k < K; k++)
 	{
 		const float *src = B + (size_t) k * ldb + j0;
-		float	   *d = dst + (size_t) k * SR_NR;
+		float	   *d = dst + (size_t) k * w;
 
-		if (n == SR_NR)
-			memcpy(d, src, sizeof(float) * SR_NR);
+		if (n == w)
+			memcpy(d, src, sizeof(float) * w);
 		else
 		{
 			memcpy(d, src, sizeof(float) * n);
-			memset(d + n, 0, sizeof(float) * (SR_NR - n));
+			memset(d + n, 0, sizeof(float) * (w - n));
 		}
 	}
 }
@@ -113,9 +123,17 @@ tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int 
 {
 	const sr_kernel_fn kern = kernel();
 	const bool	add = beta != 0.0f;
-	const int	panels = (N + SR_NR - 1) / SR_NR;
+#if defined(__x86_64__)
+	const bool	avx512 = kern == sr_kernel_avx512;
+#else
+	const bool	avx512 = false;
+#endif
+	/* the kernel's tile: rows a call, columns a panel */
+	const int	mr = avx512 ? SR512_MR : SR_MR,
+				nr = avx512 ? SR512_NR : SR_NR;
+	const int	panels = (N + nr - 1) / nr;
 	int			threads = tfm_get_threads();
-	bool		direct = M <= SR_MR;
+	bool		direct = M <= mr;
 	float	   *buf = NULL;
 #if defined(__x86_64__)
 	const bool	wide = direct && kern == sr_kernel_avx2;
@@ -140,18 +158,29 @@ tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int 
 	if (2.0 * M * N * K < 2e5)
 		threads = 1;
 	if (!direct)
-		buf = aligned_alloc(64, (size_t) threads * K * SR_NR * sizeof(float));
+		buf = aligned_alloc(64, (size_t) threads * K * nr * sizeof(float));
 #pragma omp parallel num_threads(threads) if(threads > 1)
 	{
 		int			t = omp_get_thread_num();
 		int			p0 = (int) ((long) panels * t / threads),
 					p1 = (int) ((long) panels * (t + 1) / threads);
-		float	   *pk = buf ? buf + (size_t) t * K * SR_NR : NULL;
+		float	   *pk = buf ? buf + (size_t) t * K * nr : NULL;
 
+#if defined(__x86_64__)
+		if (avx512 && direct && p0 < p1)
+		{
+			/* a few rows, B in place: the thread's columns in passes over each row of B */
+			int			j0 = p0 * nr,
+						j1 = p1 * nr < N ? p1 * nr : N;
+
+			sr_direct_avx512(K, A, lda, M, B + j0, ldb, j1 - j0, C + j0, ldc, add);
+			p0 = p1;
+		}
+#endif
 		for (int p = p0; p < p1; p++)
 		{
-			int			j0 = p * SR_NR,
-						n = N - j0 < SR_NR ? N - j0 : SR_NR;
+			int			j0 = p * nr,
+						n = N - j0 < nr ? N - j0 : nr;
 			const float *bp = B + j0;
 			ptrdiff_t	ldbp = ldb;
 			sr_kernel_fn k = kern;
@@ -169,14 +198,14 @@ tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int 
 #endif
 			if (pk)
 			{
-				pack_panel(pk, B, ldb, K, j0, n);
+				pack_panel(pk, B, ldb, K, j0, n, nr);
 				bp = pk;
-				ldbp = SR_NR;
+				ldbp = nr;
 			}
-			else if (n < SR_NR)
+			else if (n < nr)
 				k = sr_kernel_c;	/* B in place: read no column past N (the same bits) */
-			for (int i0 = 0; i0 < M; i0 += SR_MR)
-				k(K, A + (size_t) i0 * lda, lda, M - i0 < SR_MR ? M - i0 : SR_MR, bp, ldbp, n,
+			for (int i0 = 0; i0 < M; i0 += mr)
+				k(K, A + (size_t) i0 * lda, lda, M - i0 < mr ? M - i0 : mr, bp, ldbp, n,
 				  C + (size_t) i0 * ldc + j0, ldc, add);
 		}
 	}

@@ -4,8 +4,9 @@
  * accumulators, each k one broadcast of A per row and two loads of the B
  * panel; a copy for each row count, so a cut tile computes only its rows.  Every
  * lane is one FMA chain over k from 0, as the plain-C kernel's
- * (sgemm_rows.c) with fmaf: the two give the same bits.  Also the kernel
- * of CPUs with AVX-512 (whose own kernel would add nothing here).
+ * (sgemm_rows.c) with fmaf: the two give the same bits.  CPUs with
+ * AVX-512 run sgemm_rows_avx512.c instead (TFM_SGEMM_FORCE=avx2 runs this
+ * one there).
  */
 #include <immintrin.h>
 

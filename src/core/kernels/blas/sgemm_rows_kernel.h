@@ -1,7 +1,7 @@
 /*
  * sgemm_rows_kernel.h — the micro-kernels of tfm's own row-exact fp32
  * product: their shape and contract, the portable one (in sgemm_rows.c,
- * the driver) and the x86 ones (sgemm_rows_avx2.c).  Internal to
+ * the driver) and the x86 ones (sgemm_rows_avx2.c, sgemm_rows_avx512.c).  Internal to
  * src/core/kernels/blas.
  */
 #ifndef TFM_SGEMM_ROWS_KERNEL_H
@@ -37,6 +37,19 @@ void		sr_wide_avx2(int K, const float *A, ptrdiff_t lda, int m, const float *b,
 						 ptrdiff_t ldb, float *C, ptrdiff_t ldc, bool beta);
 void		sr_kernel_avx2(int K, const float *A, ptrdiff_t lda, int m, const float *b,
 						   ptrdiff_t ldb, int n, float *C, ptrdiff_t ldc, bool beta);
+
+/*
+ * AVX-512 (sgemm_rows_avx512.c): tiles of SR512_MR rows × SR512_NR
+ * columns from a packed panel of that width (n ≤ SR512_NR stored), and
+ * for m ≤ SR512_MR rows with B in place, n columns of any count; both
+ * the same bits as sr_kernel_c
+ */
+#define SR512_MR 12
+#define SR512_NR 32
+void		sr_kernel_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b,
+							 ptrdiff_t ldb, int n, float *C, ptrdiff_t ldc, bool beta);
+void		sr_direct_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b,
+							 ptrdiff_t ldb, int n, float *C, ptrdiff_t ldc, bool beta);
 #endif
 
 #endif							/* TFM_SGEMM_ROWS_KERNEL_H */

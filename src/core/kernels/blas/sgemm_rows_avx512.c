@@ -1,0 +1,142 @@
+/*
+ * sgemm_rows_avx512.c — the AVX-512 kernels of tfm_gemm_rows (see
+ * sgemm_rows_kernel.h): up to 12 rows × 32 columns of C in twenty-four
+ * 16-float accumulators, each k two loads of the B panel and one
+ * broadcast of A per row (packed B, many rows); and, for at most 12 rows
+ * with B read in place, as many 16-column vectors a pass over each row of
+ * B as the accumulators allow (up to 128 columns for one row).  Columns
+ * past n are masked: never read, never stored.  Every lane is one FMA
+ * chain over k from 0, as the plain-C kernel's (sgemm_rows.c) with fmaf
+ * and the AVX2 kernel's: the three give the same bits.  Compiled for
+ * AVX-512F by function attribute only; sgemm_rows.c calls it only where
+ * the CPU has it.
+ */
+#include <immintrin.h>
+
+#include "sgemm_rows_kernel.h"
+
+#define TARGET __attribute__((target("avx512f,fma")))
+#define INLINE static inline __attribute__((always_inline))
+
+/* the lanes of vector v (of 16 floats) below n columns */
+INLINE __mmask16
+lanes(int n, int v)
+{
+	int			left = n - 16 * v;
+
+	return left >= 16 ? (__mmask16) 0xFFFF : left <= 0 ? 0 : (__mmask16) ((1u << left) - 1);
+}
+
+/*
+ * R rows × G vectors (16·G columns, n of them real), B rows ldb apart:
+ * R and G constants in each copy, so the loops unroll and the
+ * accumulators stay in registers (R · G ≤ 24).
+ */
+INLINE TARGET void
+tile(const int R, const int G, int K, const float *A, ptrdiff_t lda, const float *b,
+	 ptrdiff_t ldb, int n, float *C, ptrdiff_t ldc, bool beta)
+{
+	__m512		acc[SR512_MR][8];
+	__mmask16	mk[8];
+
+#pragma GCC unroll 8
+	for (int v = 0; v < G; v++)
+		mk[v] = lanes(n, v);
+#pragma GCC unroll 12
+	for (int r = 0; r < R; r++)
+#pragma GCC unroll 8
+		for (int v = 0; v < G; v++)
+			acc[r][v] = _mm512_setzero_ps();
+	for (int k = 0; k < K; k++, b += ldb)
+	{
+		__m512		bv[8];
+
+#pragma GCC unroll 8
+		for (int v = 0; v < G; v++)
+			bv[v] = _mm512_maskz_loadu_ps(mk[v], b + 16 * v);
+#pragma GCC unroll 12
+		for (int r = 0; r < R; r++)
+		{
+			__m512		a = _mm512_set1_ps(A[r * lda + k]);
+
+#pragma GCC unroll 8
+			for (int v = 0; v < G; v++)
+				acc[r][v] = _mm512_fmadd_ps(a, bv[v], acc[r][v]);
+		}
+	}
+#pragma GCC unroll 12
+	for (int r = 0; r < R; r++)
+#pragma GCC unroll 8
+		for (int v = 0; v < G; v++)
+		{
+			float	   *c = C + r * ldc + 16 * v;
+			__m512		x = acc[r][v];
+
+			if (beta)
+				x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mk[v], c));
+			_mm512_mask_storeu_ps(c, mk[v], x);
+		}
+}
+
+TARGET void
+sr_kernel_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b, ptrdiff_t ldb,
+				 int n, float *C, ptrdiff_t ldc, bool beta)
+{
+#define ROWS_CASE(r) case r: tile(r, 2, K, A, lda, b, ldb, n, C, ldc, beta); break;
+	switch (m)
+	{
+		ROWS_CASE(1)
+		ROWS_CASE(2)
+		ROWS_CASE(3)
+		ROWS_CASE(4)
+		ROWS_CASE(5)
+		ROWS_CASE(6)
+		ROWS_CASE(7)
+		ROWS_CASE(8)
+		ROWS_CASE(9)
+		ROWS_CASE(10)
+		ROWS_CASE(11)
+		default:
+			tile(SR512_MR, 2, K, A, lda, b, ldb, n, C, ldc, beta);
+	}
+#undef ROWS_CASE
+}
+
+/* m ≤ SR512_MR rows, B in place: n columns, G vectors a pass (more for fewer rows) */
+TARGET void
+sr_direct_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b, ptrdiff_t ldb,
+				 int n, float *C, ptrdiff_t ldc, bool beta)
+{
+#define DIRECT(R, G) \
+	for (int j = 0; j < n; j += 16 * (G)) \
+		tile(R, G, K, A, lda, b + j, ldb, n - j < 16 * (G) ? n - j : 16 * (G), C + j, ldc, beta); \
+	break;
+	switch (m)
+	{
+		case 1:
+			DIRECT(1, 8)
+		case 2:
+			DIRECT(2, 6)
+		case 3:
+			DIRECT(3, 4)
+		case 4:
+			DIRECT(4, 4)
+		case 5:
+			DIRECT(5, 2)
+		case 6:
+			DIRECT(6, 2)
+		case 7:
+			DIRECT(7, 2)
+		case 8:
+			DIRECT(8, 2)
+		case 9:
+			DIRECT(9, 2)
+		case 10:
+			DIRECT(10, 2)
+		case 11:
+			DIRECT(11, 2)
+		default:
+			DIRECT(SR512_MR, 2)
+	}
+#undef DIRECT
+}
