@@ -55,6 +55,22 @@ summarise(double *t, int n)
 	return r;
 }
 
+int
+parse_list(const char *s, int *out, int max)
+{
+	int			n = 0;
+
+	while (*s && n < max)
+	{
+		out[n++] = atoi(s);
+		while (*s && *s != ',')
+			s++;
+		if (*s == ',')
+			s++;
+	}
+	return n;
+}
+
 void
 reference_config(tfm_config *c)
 {

@@ -38,6 +38,8 @@ typedef struct timing
 double		now(void);
 /* sorts t; its median, mean and minimum */
 timing		summarise(double *t, int n);
+/* a comma-separated list of integers into out (at most max): their count */
+int			parse_list(const char *s, int *out, int max);
 /* the config of the model picked by --model */
 void		reference_config(tfm_config *c);
 /* N_BATCHES random batches of ids (one spare) and labels */

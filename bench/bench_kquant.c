@@ -21,10 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "tfm/kquant.h"
 #include "tfm/rng.h"
+#include "bench_core.h"
 
 /* the paths, from src/core/kernels/lowp/kquant (internal to the core) */
 float		kq_dot_avx2(uint32_t type, int n, const uint8_t *w, const void *a);
@@ -35,24 +35,6 @@ void		kq_rows_avx512(uint32_t type, int n, const uint8_t *w, const uint8_t *a, s
 #define MAX_REPS 200
 
 static double seconds = 0.5;
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
 
 /* C[M][N] through path p: 0 reference, 1 AVX2, 2 AVX-512 VNNI */
 static void
@@ -78,22 +60,6 @@ product(int p, uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, con
 				C[(size_t) i * N + j] = p == 1 ? kq_dot_avx2(t, K, w, act + (size_t) i * ab)
 					: tfm_kq_dot_ref(t, K, w, act + (size_t) i * ab);
 	}
-}
-
-static int
-parse_list(const char *s, int *out, int max)
-{
-	int			n = 0;
-
-	while (*s && n < max)
-	{
-		out[n++] = atoi(s);
-		while (*s && *s != ',')
-			s++;
-		if (*s == ',')
-			s++;
-	}
-	return n;
 }
 
 int
@@ -206,8 +172,7 @@ main(int argc, char **argv)
 				for (int p = 0; p < 3; p++)
 					if (have[p])
 					{
-						qsort(times[p], reps, sizeof(double), cmp_double);
-						t_med[p] = 2.0 * M * N * K / times[p][reps / 2] / 1e9;
+						t_med[p] = 2.0 * M * N * K / summarise(times[p], reps).median / 1e9;
 					}
 				printf("%s  K %4d N %4d  M %2d:  reference %6.1f GF/s", type_names[ti], K, N, M, t_med[0]);
 				if (have[1])

@@ -27,22 +27,6 @@
 
 static double seconds = 1.0;
 
-static int
-parse_list(const char *s, int *out, int max)
-{
-	int			n = 0;
-
-	while (*s && n < max)
-	{
-		out[n++] = atoi(s);
-		while (*s && *s != ',')
-			s++;
-		if (*s == ',')
-			s++;
-	}
-	return n;
-}
-
 int
 main(int argc, char **argv)
 {
