@@ -3,9 +3,9 @@
  * thread's products of M activation rows with a weight matrix of Q4_K,
  * Q6_K or Q8_0 blocks (the types of a Q4_K_M file), on the shapes of
  * Llama 3.2 1B (d 2048, d_ff 8192), through each path of
- * src/core/kernels/lowp/kquant: the plain-C reference and the AVX2 kernel
- * one dot product per row, and the AVX-512 VNNI kernel, which unpacks each
- * weight block once for KQ_ROWS rows.  M = 1 is decoding, larger M is
+ * src/core/kernels/lowp/kquant: the plain-C reference (one dot product per
+ * row), the AVX2 and the AVX-512 VNNI kernels (each weight block unpacked
+ * once for KQ_ROWS rows), as tfm_kq_gemm runs them.  M = 1 is decoding, larger M is
  * prefill.
  *
  *   bench_kquant [--seconds S] [--rows 1,4,16,64]
@@ -27,7 +27,8 @@
 #include "bench_core.h"
 
 /* the paths, from src/core/kernels/lowp/kquant (internal to the core) */
-float		kq_dot_avx2(uint32_t type, int n, const uint8_t *w, const void *a);
+void		kq_rows_avx2(uint32_t type, int n, const uint8_t *w, const uint8_t *a, size_t ab,
+						 int R, float *out);
 void		kq_rows_avx512(uint32_t type, int n, const uint8_t *w, const uint8_t *a, size_t ab,
 						   int R, float *out);
 
@@ -36,7 +37,7 @@ void		kq_rows_avx512(uint32_t type, int n, const uint8_t *w, const uint8_t *a, s
 
 static double seconds = 0.5;
 
-/* C[M][N] through path p: 0 reference, 1 AVX2, 2 AVX-512 VNNI */
+/* C[M][N] through path p: 0 reference, 1 AVX2, 2 AVX-512 VNNI (one thread, tfm_kq_gemm's loops) */
 static void
 product(int p, uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, const uint8_t *act,
 		size_t ab, float *C)
@@ -45,20 +46,19 @@ product(int p, uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, con
 	{
 		const uint8_t *w = W + (size_t) j * wb;
 
-		if (p == 2)
+		if (p > 0)
 			for (int i0 = 0; i0 < M; i0 += KQ_ROWS)
 			{
 				int			R = M - i0 < KQ_ROWS ? M - i0 : KQ_ROWS;
 				float		d[KQ_ROWS];
 
-				kq_rows_avx512(t, K, w, act + (size_t) i0 * ab, ab, R, d);
+				(p == 2 ? kq_rows_avx512 : kq_rows_avx2) (t, K, w, act + (size_t) i0 * ab, ab, R, d);
 				for (int r = 0; r < R; r++)
 					C[(size_t) (i0 + r) * N + j] = d[r];
 			}
 		else
 			for (int i = 0; i < M; i++)
-				C[(size_t) i * N + j] = p == 1 ? kq_dot_avx2(t, K, w, act + (size_t) i * ab)
-					: tfm_kq_dot_ref(t, K, w, act + (size_t) i * ab);
+				C[(size_t) i * N + j] = tfm_kq_dot_ref(t, K, w, act + (size_t) i * ab);
 	}
 }
 

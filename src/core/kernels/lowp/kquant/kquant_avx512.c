@@ -188,16 +188,6 @@ rows_q8_0(int n, const uint8_t *w, const uint8_t *a, size_t ab, const int R, flo
 		out[r] = sum[r];
 }
 
-/* each kernel with R known at compile time: its accumulators stay in registers */
-#define KQ_ROWS_CASES(call) \
-	switch (R) \
-	{ \
-		case 1: call(1); return; \
-		case 2: call(2); return; \
-		case 3: call(3); return; \
-		default: call(4); return; \
-	}
-
 TARGET void
 kq_rows_avx512(uint32_t type, int n, const uint8_t *w, const uint8_t *a, size_t ab, int R, float *out)
 {

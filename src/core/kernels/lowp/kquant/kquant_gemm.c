@@ -5,8 +5,8 @@
  * the columns split statically over the core's threads (a column's sums
  * never depend on the split); and tfm_kq_dot, the choice of path
  * (AVX-512 VNNI, AVX2 or the reference) for one dot product.  Decoding is
- * M = 1; in prefill, the AVX-512 path unpacks each weight block once for
- * KQ_ROWS rows, the others run one dot product per row.
+ * M = 1; in prefill, the AVX-512 and AVX2 paths unpack each weight block
+ * once for KQ_ROWS rows, the reference runs one dot product per row.
  */
 #include "kquant_internal.h"
 #include "tfm/lowp.h"
@@ -35,21 +35,26 @@ tfm_kq_dot(uint32_t type, int n, const uint8_t *w, const void *a)
 	return tfm_kq_dot_ref(type, n, w, a);
 }
 
-/* out[r] for rows i0 .. i0 + R - 1 (R ≤ KQ_ROWS) of act, ab bytes apart */
+/* out[r] for R ≤ KQ_ROWS rows of act, ab bytes apart; path 2 AVX-512 VNNI, 1 AVX2, 0 the reference */
 static void
 kq_rows(uint32_t t, int n, const uint8_t *w, const uint8_t *act, size_t ab, int R, float *out,
-		bool fast)
+		int path)
 {
 #if defined(__x86_64__)
-	if (fast)
+	if (path == 2)
 	{
 		kq_rows_avx512(t, n, w, act, ab, R, out);
 		return;
 	}
+	if (path == 1)
+	{
+		kq_rows_avx2(t, n, w, act, ab, R, out);
+		return;
+	}
 #endif
-	(void) fast;
+	(void) path;
 	for (int r = 0; r < R; r++)
-		out[r] = tfm_kq_dot(t, n, w, act + (size_t) r * ab);
+		out[r] = tfm_kq_dot_ref(t, n, w, act + (size_t) r * ab);
 }
 
 size_t
@@ -92,7 +97,7 @@ tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
 				wb = tfm_kq_row_bytes(t, K);
 	uint8_t    *act = work;
 	double		flops = 2.0 * M * N * K;
-	bool		fast;
+	int			path;
 
 	if (!tfm_kq_supported(t) || K % tfm_kq_act_block_values(t) != 0 || M < 0 || N < 0)
 		return false;
@@ -103,7 +108,7 @@ tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
 		else
 			tfm_kq_quantize_q8_K(A + i * lda, (tfm_block_q8_K *) (act + i * ab), K);
 	}
-	fast = lowp_int4_fast();
+	path = lowp_int4_fast() ? 2 : lowp_int4_avx2() ? 1 : 0;
 #pragma omp parallel for num_threads(threads) if(threads > 1 && flops > 1e5) schedule(static)
 	for (int j = 0; j < N; j++)
 	{
@@ -114,7 +119,7 @@ tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
 			int			R = M - i0 < KQ_ROWS ? M - i0 : KQ_ROWS;
 			float		d[KQ_ROWS];
 
-			kq_rows(t, K, w, act + i0 * ab, ab, R, d, fast);
+			kq_rows(t, K, w, act + i0 * ab, ab, R, d, path);
 			for (int r = 0; r < R; r++)
 			{
 				int			i = i0 + r;

@@ -76,8 +76,21 @@ kq_step(float sum, int32_t isum, float d)
 /* rows of activation blocks one weight row is multiplied with at a time */
 #define KQ_ROWS 4
 
+/* each kernel with R known at compile time: its accumulators stay in registers */
+#define KQ_ROWS_CASES(call) \
+	switch (R) \
+	{ \
+		case 1: call(1); return; \
+		case 2: call(2); return; \
+		case 3: call(3); return; \
+		default: call(4); return; \
+	}
+
 #if defined(__x86_64__)
 float		kq_dot_avx2(uint32_t type, int n, const uint8_t *w, const void *a);
+/* the same as kq_rows_avx512, on AVX2 + FMA + F16C (kquant_avx2.c) */
+void		kq_rows_avx2(uint32_t type, int n, const uint8_t *w, const uint8_t *a, size_t ab,
+						 int R, float *out);
 /*
  * out[r] = the dot product of weight row w with activation row r (rows ab
  * bytes apart, from a), for R ≤ KQ_ROWS rows: each equal to
