@@ -56,6 +56,8 @@ SELECT count(*) AS epochs, min(val_rows) AS val_rows,
   FROM rr_run;
 SELECT b.top1 <= 0.5 AS before_at_chance, a.top1 >= 0.9 AS after_first, a.top1 - b.top1 >= 0.4 AS improved
   FROM rr_before b, (SELECT rr_top1() AS top1) a;
+SELECT ord FROM tfm_rerank('xenc_t', 'fox', ARRAY['the dog is', 'over fox again', 'big play the'])
+ ORDER BY score DESC LIMIT 1;
 -- a score between 0 and 1 is a soft target; a number outside is refused
 SELECT count(*) AS epochs FROM tfm_train('xenc_t', 'SELECT query, passage, CASE WHEN relevant THEN 0.9 ELSE 0.1 END FROM rr_rows WHERE r <= 20', lr => 1e-4);
 SELECT * FROM tfm_train('xenc_t', 'SELECT query, passage, 2 FROM rr_rows WHERE r <= 20');
@@ -101,6 +103,7 @@ SELECT count(*) AS epochs, min(val_rows) AS val_rows,
        max(val_accuracy) >= 0.95 AS token_accuracy_high
   FROM ner_run;
 SELECT b.f1 < 0.2 AS before_low, a.f1 >= 0.9 AS after_high FROM ner_before b, (SELECT ner_f1() AS f1) a;
+SELECT entity, label, start_char, end_char FROM tfm_entities('ner_t', 'the world is big', 'first');
 -- a text longer than the 32 positions trains in windows, as tfm_entities reads it;
 -- a label given as the model's own (B-PER) and a row of NULLs (skipped)
 SELECT count(*) AS epochs FROM tfm_train('ner_t', $$SELECT repeat('the quick fox ', 20), '[{"start": 10, "end": 13, "label": "B-PER"}]'::jsonb

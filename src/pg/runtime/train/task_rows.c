@@ -28,6 +28,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
@@ -59,24 +61,26 @@ is_score_type(Oid t)
 }
 
 static void
-column_count(const TfmReader *r, int got, int want, int want2, const char *expect)
+column_count(const char *who, int got, int want, int want2, const char *expect)
 {
 	if (got != want && got != want2)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("model \"%s\" reads rows %s, but the query returns %d column%s",
-						r->row->name, expect, got, got == 1 ? "" : "s")));
+				 errmsg("%s reads rows %s, but the query returns %d column%s",
+						who, expect, got, got == 1 ? "" : "s")));
 }
 
 static void
-column_type(const TfmReader *r, int i, bool ok, const char *want, const char *expect)
+column_type(const TfmReader *r, const char *who, int i, bool ok, const char *want,
+			const char *expect)
 {
 	if (!ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("column %d of the training query is %s; expected %s", i + 1,
 						format_type_be(r->types[i]), want),
-				 errdetail("Model \"%s\" reads rows %s.", r->row->name, expect)));
+				 errdetail("%c%s reads rows %s.", pg_toupper((unsigned char) who[0]), who + 1,
+						   expect)));
 }
 
 void
@@ -84,7 +88,9 @@ tfm_task_columns(TfmReader *r, TupleDesc td)
 {
 	const TfmModelRow *row = r->row;
 	const tfm_config *c = &row->cfg;
-	const char *expect;
+	const char *expect,
+			   *who;
+	bool		pairs;
 
 	for (int i = 0; i < Min(td->natts, 4); i++)
 		r->types[i] = TupleDescAttr(td, i)->atttypid;
@@ -97,38 +103,44 @@ tfm_task_columns(TfmReader *r, TupleDesc td)
 						row->name)));
 	if (c->token_head == TFM_TOKEN_HEAD_TAGS)
 	{
+		who = "a token classifier";
 		expect = "(text, spans jsonb)";
-		column_count(r, td->natts, 2, 2, expect);
-		column_type(r, 0, tfm_column_is_text(r->types[0]), "text", expect);
-		column_type(r, 1, r->types[1] == JSONBOID, "jsonb", expect);
+		column_count(who, td->natts, 2, 2, expect);
+		column_type(r, who, 0, tfm_column_is_text(r->types[0]), "text", expect);
+		column_type(r, who, 1, r->types[1] == JSONBOID, "jsonb", expect);
 		r->kind = TFM_ROWS_TAGS;
 		return;
 	}
 	if (c->token_head == TFM_TOKEN_HEAD_SPANS)
 	{
+		who = "a question-answering model";
 		expect = "(question text, context text, answer_start integer, answer text or answer_end integer)";
-		column_count(r, td->natts, 4, 4, expect);
-		column_type(r, 0, tfm_column_is_text(r->types[0]), "text", expect);
-		column_type(r, 1, tfm_column_is_text(r->types[1]), "text", expect);
-		column_type(r, 2, is_integer_type(r->types[2]), "an integer", expect);
-		column_type(r, 3, tfm_column_is_text(r->types[3]) || is_integer_type(r->types[3]),
+		column_count(who, td->natts, 4, 4, expect);
+		column_type(r, who, 0, tfm_column_is_text(r->types[0]), "text", expect);
+		column_type(r, who, 1, tfm_column_is_text(r->types[1]), "text", expect);
+		column_type(r, who, 2, is_integer_type(r->types[2]), "an integer", expect);
+		column_type(r, who, 3, tfm_column_is_text(r->types[3]) || is_integer_type(r->types[3]),
 					"text or an integer", expect);
 		r->kind = TFM_ROWS_SPANS;
 		return;
 	}
-	expect = c->n_classes == 1 ? "(text or int[], score) or (text, text, score)" :
-		"(text or int[], label) or (text, text, label)";
-	column_count(r, td->natts, 2, 3, expect);
+	/* pairs: the BERT-family encoders imported with their tokenizer (pair_input.c) */
+	pairs = c->emb_norm && row->tokenizer != NULL;
+	who = c->n_classes == 1 ? "a classify model of one logit" : "a classify model";
+	expect = c->n_classes == 1 ? (pairs ? "(text or int[], score) or (query text, passage text, score)" :
+								  "(text or int[], score)") :
+		(pairs ? "(text or int[], label) or (text, text, label)" : "(text or int[], label)");
+	column_count(who, td->natts, 2, pairs ? 3 : 2, expect);
 	r->pair = td->natts == 3;
 	for (int i = 0; i < td->natts - 1; i++)
-		column_type(r, i, tfm_column_is_text(r->types[i]) ||
+		column_type(r, who, i, tfm_column_is_text(r->types[i]) ||
 					(!r->pair && tfm_column_is_ids(r->types[i])),
 					r->pair ? "text" : "text or int[]", expect);
 	if (r->pair)
 		tfm_pair_check(row);
 	r->kind = c->n_classes == 1 ? TFM_ROWS_SCORE : TFM_ROWS_LABEL;
 	if (r->kind == TFM_ROWS_SCORE)
-		column_type(r, td->natts - 1, is_score_type(r->types[td->natts - 1]),
+		column_type(r, who, td->natts - 1, is_score_type(r->types[td->natts - 1]),
 					"a number or boolean (a score in [0, 1])", expect);
 }
 
