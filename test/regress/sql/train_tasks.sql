@@ -168,6 +168,15 @@ SELECT * FROM tfm_train('qa_t', $$SELECT repeat('who ', 40), 'the brown fox', 4,
 SELECT * FROM tfm_train('qa_t', $$SELECT 'who?', 'the brown fox', '4', 'brown fox'$$);
 SELECT * FROM tfm_train('qa_t', $$SELECT 'who?', 'the brown fox', 4$$);
 
+-- activation checkpointing recomputes the blocks: the same weights, bit for bit
+SELECT tfm_copy_model('qa_t', 'qa_c1') > 0 AS copied_1, tfm_copy_model('qa_t', 'qa_c2') > 0 AS copied_2;
+SELECT count(*) AS epochs FROM tfm_train('qa_c1', 'SELECT question, context, answer_start, answer FROM qa_rows WHERE r <= 60 ORDER BY r', lr => 1e-3, val_fraction => 0);
+SELECT count(*) AS epochs FROM tfm_train('qa_c2', 'SELECT question, context, answer_start, answer FROM qa_rows WHERE r <= 60 ORDER BY r', lr => 1e-3, val_fraction => 0,
+                                         checkpoint_activations => true);
+SELECT bool_and(tfm_tensor('qa_c1', t.name) = tfm_tensor('qa_c2', t.name)) AS same_weights,
+       bool_or(tfm_tensor('qa_c1', t.name) <> tfm_tensor('qa_t', t.name)) AS trained
+  FROM tfm.tensors t JOIN tfm.models m ON m.id = t.model_id WHERE m.name = 'qa_t';
+SELECT tfm_drop_model(n) FROM unnest(ARRAY['qa_c1', 'qa_c2']) n;
 -- tfm_fit trains the same rows, committing a checkpoint every epoch
 CALL tfm_fit('qa_t', 'SELECT question, context, answer_start, answer FROM qa_rows WHERE r <= 40 ORDER BY r', epochs => 2, lr => 1e-5);
 SELECT count(*) AS checkpoints_left FROM tfm.checkpoints c JOIN tfm.models m ON m.id = c.model_id WHERE m.name = 'qa_t';
