@@ -2106,3 +2106,13 @@ COMMENT ON FUNCTION tfm_gguf_kept(text) IS
   'what the GGUF import did with each tensor of a model: blocks kept as they are (Q4_0 for int4; Q8_0, Q4_K, Q5_K, Q6_K for gguf), or converted to float32';
 COMMENT ON FUNCTION tfm_model_precision(text) IS
   'the precision the model''s inference runs at now (fp32, bf16, int8, int4, gguf) and why: tfm.precision, the model''s own default (tfm_set_precision), or auto''s choice (the checkpoint''s own precision; fp32 for tfm''s own models)';
+-- ---------------------------------------------------------------------------
+-- jobs of the tasks issue 42 added (doc/reference.md, Jobs): entities keeps
+-- a token classifier's entities of each row (jsonb, as tfm_entities gives
+-- them; option aggregation), extract a language model's fields of each row
+-- (jsonb following the option schema, as tfm_extract)
+ALTER TABLE tfm.job_defs DROP CONSTRAINT job_defs_task_check;
+ALTER TABLE tfm.job_defs ADD CONSTRAINT job_defs_task_check
+  CHECK (task IN ('embed', 'classify', 'predict_proba', 'generate', 'translate', 'entities', 'extract'));
+COMMENT ON FUNCTION tfm_job_create(text, regclass, text, text, text, regclass, jsonb) IS
+  'a job that keeps a destination table of model outputs (task embed, classify, predict_proba, generate, translate, entities or extract) for the rows of a source table; creates the destination and the triggers, queues every existing row; returns the destination';

@@ -222,6 +222,36 @@ double		tfm_cross_entropy(float *dlogits, int *count, const float *logits,
 							  const int32_t *targets, int N, int V,
 							  int ignore_index, float eps, float grad_scale);
 
+/* the label of a token a token classifier learns nothing from (Hugging Face's -100) */
+#define TFM_LABEL_IGNORE (-100)
+
+/*
+ * Binary cross-entropy on one logit per row, as nn.BCEWithLogitsLoss (a
+ * cross-encoder's relevance, sentence-transformers' CrossEncoder default
+ * for one label): per row max(z, 0) - z·y + log(1 + e^-|z|) against a
+ * target y in [0, 1].  Returns the SUM over the N rows (*count = N); if
+ * dlogits is not NULL it receives grad_scale · (sigmoid(z) - y) (may be
+ * logits itself).  A target outside [0, 1] or not finite is refused before
+ * anything is written: NaN and *count -1.
+ */
+double		tfm_bce_logits(float *dlogits, int *count, const float *logits,
+						   const float *targets, int N, float grad_scale);
+
+/*
+ * An extractive question-answering head's loss, as
+ * ...ForQuestionAnswering's: logits (B·T, 2) hold each token's start and
+ * end logit; per row (CE(start logits, spans[2b]) + CE(end logits,
+ * spans[2b + 1])) / 2, each softmax over the row's T positions but those
+ * whose pad flag is set (padding of a batch: a row's loss is the one it has
+ * alone).  Returns the SUM over the B rows (*count = B); dlogits (may be
+ * logits itself) receives grad_scale · d(sum)/d(logits), 0 at pads.  A
+ * target outside 0 .. T-1 or on a pad is refused before anything is
+ * written: NaN and *count -1.
+ */
+double		tfm_span_cross_entropy(float *dlogits, int *count, const float *logits,
+								   const int32_t *spans, const uint8_t *pad, int B, int T,
+								   float grad_scale);
+
 /* in-place softmax of each row of x (N, V) */
 void		tfm_softmax_rows(float *x, int N, int V);
 

@@ -347,6 +347,13 @@ typedef struct tfm_batch
 	const int32_t *dec_input;	/* (B, Tt) seq2seq: <bos> + target */
 	const int32_t *target;		/* lm (B, T); seq2seq (B, Tt); pad = ignored */
 	const int32_t *labels;		/* classify (B) */
+	const float *scores;		/* classify with one logit, instead of labels: (B)
+								 * targets in [0, 1] of a binary cross-entropy on
+								 * the logit (tfm_bce_logits: a cross-encoder) */
+	const int32_t *token_labels;	/* a token_head tags classifier: (B, T) each
+								 * token's label, TFM_LABEL_IGNORE where none */
+	const int32_t *spans;		/* a token_head spans model: (B, 2) each row's start
+								 * and end token (tfm_span_cross_entropy) */
 	/*
 	 * classify inference, varlen: B texts of lens[i] ids each, concatenated
 	 * in input (no padding; T is the longest).  Their rows share the
@@ -408,7 +415,8 @@ typedef struct tfm_model
 	 */
 	bool		checkpoint_activations;
 	/* outputs of the last forward pass */
-	float	   *logits;			/* classify (B, C); lm (B·T, V); seq2seq (B·Tt, V) */
+	float	   *logits;			/* classify (B, C), a token_head's padded pass (B·T, C);
+								 * lm (B·T, V); seq2seq (B·Tt, V) */
 	float	   *pooled;			/* classify (B, d) */
 	float	   *hidden;			/* top of the last stack (rows, d) */
 	float	   *memory;			/* seq2seq: top encoder output (B·T, d) */

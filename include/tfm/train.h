@@ -86,7 +86,7 @@ void		tfm_trainer_free(tfm_trainer *tr);
 /* activation checkpointing on or off from the next step (the same gradients either way) */
 void		tfm_trainer_set_checkpointing(tfm_trainer *tr, bool on);
 
-/* targets a batch's loss counts (labels, or non-pad targets) */
+/* targets a batch's loss counts (labels, scores or spans; a token head's labelled tokens; non-pad targets) */
 int			tfm_batch_targets(const tfm_config *c, const tfm_batch *b);
 
 /*

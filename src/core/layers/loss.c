@@ -80,6 +80,86 @@ tfm_cross_entropy(float *dlogits, int *count, const float *logits,
 	return total;
 }
 
+double
+tfm_bce_logits(float *dlogits, int *count, const float *logits, const float *targets, int N,
+			   float grad_scale)
+{
+	double		total = 0.0;
+
+	for (int n = 0; n < N; n++)
+		if (!(targets[n] >= 0.0f && targets[n] <= 1.0f))
+		{
+			*count = -1;
+			return NAN;
+		}
+	for (int n = 0; n < N; n++)
+	{
+		double		z = logits[n],
+					y = targets[n];
+
+		/* max(z, 0) - z·y + log(1 + e^-|z|): no overflow either way */
+		total += (z > 0.0 ? z : 0.0) - z * y + log1p(exp(-fabs(z)));
+		if (dlogits)
+			dlogits[n] = grad_scale * (float) (1.0 / (1.0 + exp(-z)) - y);
+	}
+	*count = N;
+	return total;
+}
+
+/* one column (k) of a row's T positions: its cross-entropy against y, gradient × g into dz */
+static double
+span_column(float *dz, const float *z, const uint8_t *pad, int T, int k, int y, float g)
+{
+	double		mx = -INFINITY,
+				sum = 0.0,
+				lse;
+
+	for (int t = 0; t < T; t++)
+		if (!pad[t] && z[2 * t + k] > mx)
+			mx = z[2 * t + k];
+	for (int t = 0; t < T; t++)
+		if (!pad[t])
+			sum += exp(z[2 * t + k] - mx);
+	lse = mx + log(sum);
+	{
+		double		loss = lse - z[2 * y + k];
+
+		if (dz)
+		{
+			for (int t = 0; t < T; t++)
+				dz[2 * t + k] = pad[t] ? 0.0f : g * (float) exp(z[2 * t + k] - lse);
+			dz[2 * y + k] -= g;
+		}
+		return loss;
+	}
+}
+
+double
+tfm_span_cross_entropy(float *dlogits, int *count, const float *logits, const int32_t *spans,
+					   const uint8_t *pad, int B, int T, float grad_scale)
+{
+	double		total = 0.0;
+
+	for (int i = 0; i < 2 * B; i++)
+		if (spans[i] < 0 || spans[i] >= T || pad[(size_t) (i / 2) * T + spans[i]])
+		{
+			*count = -1;
+			return NAN;
+		}
+	for (int b = 0; b < B; b++)
+	{
+		const float *z = logits + (size_t) b * T * 2;
+		float	   *dz = dlogits ? dlogits + (size_t) b * T * 2 : NULL;
+		const uint8_t *p = pad + (size_t) b * T;
+
+		/* each column reads only itself before writing itself: dz may be z */
+		total += 0.5 * (span_column(dz, z, p, T, 0, spans[2 * b], 0.5f * grad_scale) +
+						span_column(dz, z, p, T, 1, spans[2 * b + 1], 0.5f * grad_scale));
+	}
+	*count = B;
+	return total;
+}
+
 TFM_HOT static void
 softmax_row(float *z, int V)
 {

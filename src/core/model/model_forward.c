@@ -351,9 +351,13 @@ model_forward(tfm_model *m, const tfm_batch *b, bool training, uint64_t key,
 				tfm_cls_pool_forward(ws->pooled, top, b->B, b->T, d);
 			else
 				tfm_mean_pool_forward(ws->pooled, top, b->input, c->pad_id, b->B, b->T, d);
-			tfm_linear_forward(ws->logits, cls_pre_forward(m, ws->pooled, b->B, pw),
-							   m->w.cls_w, m->w.cls_b, b->B, d, c->n_classes,
-							   pw ? pw->cls : NULL);
+			if (c->token_head != TFM_TOKEN_HEAD_NONE)	/* the head on every token's row */
+				tfm_linear_forward(ws->logits, top, m->w.cls_w, m->w.cls_b, b->B * b->T, d,
+								   c->n_classes, pw ? pw->cls : NULL);
+			else
+				tfm_linear_forward(ws->logits, cls_pre_forward(m, ws->pooled, b->B, pw),
+								   m->w.cls_w, m->w.cls_b, b->B, d, c->n_classes,
+								   pw ? pw->cls : NULL);
 			m->pooled = ws->pooled;
 			break;
 		case TFM_TASK_LM:
@@ -529,6 +533,42 @@ embed_backward(tfm_model *m, float *dx, float *tmp, float *tmp2, const int32_t *
 								  bert ? c->pos_offset : 0);
 }
 
+/*
+ * A classifier's loss on the batch's targets: a token head's per token
+ * (tags: token_labels, TFM_LABEL_IGNORE ignored; spans: the start and end
+ * tokens), one logit's binary cross-entropy against scores, else the
+ * labels' cross-entropy.  Targets the model's head needs but the batch
+ * lacks: NaN and *count -1, as a target outside the labels.
+ */
+static double
+classify_loss(tfm_model *m, const tfm_batch *b, float eps, bool backward, float grad_scale,
+			  int *count)
+{
+	const tfm_config *c = &m->cfg;
+	tfm_workspace *ws = m->ws;
+	float	   *dl = backward ? ws->logits : NULL;
+
+	*count = -1;
+	switch (c->token_head)
+	{
+		case TFM_TOKEN_HEAD_TAGS:
+			return b->token_labels ?
+				tfm_cross_entropy(dl, count, ws->logits, b->token_labels, b->B * b->T,
+								  c->n_classes, TFM_LABEL_IGNORE, eps, grad_scale) : NAN;
+		case TFM_TOKEN_HEAD_SPANS:
+			return b->spans ?
+				tfm_span_cross_entropy(dl, count, ws->logits, b->spans, ws->enc_pad, b->B, b->T,
+									   grad_scale) : NAN;
+		default:
+			if (b->scores)
+				return c->n_classes == 1 ?
+					tfm_bce_logits(dl, count, ws->logits, b->scores, b->B, grad_scale) : NAN;
+			return b->labels ?
+				tfm_cross_entropy(dl, count, ws->logits, b->labels, b->B, c->n_classes, -1, eps,
+								  grad_scale) : NAN;
+	}
+}
+
 static double
 loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 			  bool backward, float grad_scale, int *count, const tfm_packed_w *pw)
@@ -547,8 +587,7 @@ loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 	if (backward && ws->capped)	/* final_softcap: the capped logits, for their gradient */
 		memcpy(ws->capped, ws->logits, sizeof(float) * (size_t) b->B * dp.T * out_vocab(c));
 	if (c->task == TFM_TASK_CLASSIFY)
-		sum = tfm_cross_entropy(backward ? ws->logits : NULL, count, ws->logits,
-								b->labels, b->B, c->n_classes, -1, eps, grad_scale);
+		sum = classify_loss(m, b, eps, backward, grad_scale, count);
 	else
 		sum = tfm_cross_entropy(backward ? ws->logits : NULL, count, ws->logits,
 								b->target, b->B * dp.T, out_vocab(c), c->pad_id,
@@ -563,6 +602,16 @@ loss_backward(tfm_model *m, const tfm_batch *b, float eps,
 		tfm_softcap_backward(ws->logits, ws->capped, (size_t) b->B * dp.T * out_vocab(c),
 							 c->final_softcap);
 
+	if (c->task == TFM_TASK_CLASSIFY && c->token_head != TFM_TOKEN_HEAD_NONE)
+	{
+		/* the head on every token: dtop = dlogits · clsᵀ, dcls += topᵀ · dlogits */
+		tfm_linear_backward_set(ws->g_a, m->g.cls_w, m->g.cls_b, ws->logits, m->hidden,
+								m->w.cls_w, b->B * b->T, d, c->n_classes, pw ? pw->cls : NULL);
+		dx = stack_backward(m, false, ws->g_a, ws->g_b, &ep, NULL);
+		embed_backward(m, dx, dx == ws->g_a ? ws->g_b : ws->g_a, ws->g_x, b->input,
+					   m->g.tok_emb, m->g.pos_emb, b->B, b->T, ep.key);
+		return sum;
+	}
 	if (c->task == TFM_TASK_CLASSIFY)
 	{
 		float	   *dpooled = ws->g_x;

@@ -150,7 +150,9 @@ carve_all(const tfm_config *c, tfm_workspace *ws, carver *cv, int B, int T, int 
 	ws->dec_lnf_mean = carve(cv, Nd);
 	ws->dec_lnf_rstd = carve(cv, Nd);
 	ws->pooled = carve(cv, (size_t) B * d);
-	ws->logits = carve(cv, c->task == TFM_TASK_CLASSIFY ? (size_t) B * V : Nd * V);
+	/* a head on every token: a padded pass's logits are its tokens' */
+	ws->logits = carve(cv, c->task == TFM_TASK_CLASSIFY ?
+					   (c->token_head != TFM_TOKEN_HEAD_NONE ? Ne : (size_t) B) * V : Nd * V);
 	ws->capped = training && c->final_softcap > 0.0f ? carve(cv, Nd * V) : NULL;
 	ws->sub_out = carve(cv, Nmax * d);
 	if (c->emb_norm)

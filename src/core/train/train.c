@@ -119,6 +119,12 @@ tfm_batch_targets(const tfm_config *c, const tfm_batch *b)
 	int			n = 0,
 				T;
 
+	if (c->task == TFM_TASK_CLASSIFY && c->token_head == TFM_TOKEN_HEAD_TAGS)
+	{
+		for (size_t i = 0; b->token_labels && i < (size_t) b->B * b->T; i++)
+			n += b->token_labels[i] != TFM_LABEL_IGNORE;
+		return n;
+	}
 	if (c->task == TFM_TASK_CLASSIFY)
 		return b->B;
 	T = c->task == TFM_TASK_LM ? b->T : b->Tt;

@@ -182,14 +182,15 @@ tfm_check_labels_trainable(const TfmModelRow *row)
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->cfg.token_head != TFM_TOKEN_HEAD_NONE)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("model \"%s\" has a head on every token; tfm trains classifiers of texts",
-						row->name)));
+				 errmsg("model \"%s\" has a head on every token; tfm_train_agg trains classifiers of texts",
+						row->name),
+				 errhint("tfm_train trains it on (text, spans) or (question, context, answer_start, answer) rows.")));
 	if (row->cfg.task == TFM_TASK_CLASSIFY && row->n_labels < TFM_CLASSES_MIN)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("model \"%s\" has one logit (a score, as a cross-encoder's), not labels to learn",
 						row->name),
-				 errhint("Its score is read with tfm_rerank.")));
+				 errhint("tfm_train trains its score on (query, passage, score) rows; tfm_rerank reads it.")));
 }
 
 int32 *

@@ -31,8 +31,9 @@ int32	   *tfm_classifier_input(const TfmModelRow *row, const TfmSpecials *sp, in
 								 int n, int *out_n, int64 *truncated);
 
 /*
- * Errors unless row's labels can be learned from rows: an imported
- * cross-encoder's one logit is a score, not a choice between labels.
+ * Errors unless row's labels can be learned from (text, label) rows one
+ * at a time (tfm_train_agg): an imported cross-encoder's one logit is a
+ * score, not a choice between labels; a token head reads spans.
  */
 void		tfm_check_labels_trainable(const TfmModelRow *row);
 

@@ -36,6 +36,8 @@ void		tfm_classifier_run(tfm_model *m, const TfmModelRow *row, int32 **ids,
 /* ---- pairs of texts (pair_input.c) ---- */
 /* the tokenizer's [CLS] and [SEP] (RoBERTa's <s>, </s>), checked to be ids of the model */
 void		tfm_model_cls_sep(const TfmModelRow *row, TfmSpecials *sp);
+/* errors unless the model reads pairs of texts (a BERT-family encoder with its tokenizer) */
+void		tfm_pair_check(const TfmModelRow *row);
 /* a text's ids as one side of a pair (no specials; *n may be 0) */
 int32	   *tfm_pair_tokens(const TfmModelRow *row, text *t, int *n);
 /*

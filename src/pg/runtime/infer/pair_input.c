@@ -32,6 +32,17 @@ pair_layout(const TfmModelRow *row, bool *roberta, int *extra)
 						row->cfg.max_len)));
 }
 
+void
+tfm_pair_check(const TfmModelRow *row)
+{
+	bool		roberta;
+	int			extra;
+	TfmSpecials sp;
+
+	pair_layout(row, &roberta, &extra);
+	tfm_model_cls_sep(row, &sp);
+}
+
 int32 *
 tfm_pair_tokens(const TfmModelRow *row, text *t, int *n)
 {

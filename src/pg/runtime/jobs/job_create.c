@@ -44,6 +44,7 @@
 #include "utils/timestamp.h"
 
 #include "tfm/limits.h"
+#include "runtime/infer/json_constraint.h"
 #include "runtime/jobs/job_create.h"
 #include "runtime/jobs/job_run.h"
 #include "runtime/jobs/job_slots.h"
@@ -52,7 +53,8 @@
 
 /* ---- tfm_job_create ------------------------------------------------------- */
 
-static const char *const tasks[] = {"embed", "classify", "predict_proba", "generate", "translate"};
+static const char *const tasks[] = {"embed", "classify", "predict_proba", "generate", "translate",
+"entities", "extract"};
 
 /* the input must be one expression: SELECT (<input>)::text parses to one target and nothing else */
 /*
@@ -188,6 +190,8 @@ check_options(Jsonb *options, const char *task)
 							  "  ARRAY['batch', 'reprocess_stale', 'chunk_tokens', 'chunk_overlap'] || CASE $2 "
 							  "  WHEN 'generate' THEN ARRAY['max_tokens', 'temperature', 'top_k', 'top_p', 'seed', 'stop'] "
 							  "  WHEN 'translate' THEN ARRAY['beam', 'length_penalty', 'max_tokens'] "
+							  "  WHEN 'entities' THEN ARRAY['aggregation'] "
+							  "  WHEN 'extract' THEN ARRAY['schema', 'max_tokens', 'temperature', 'seed'] "
 							  "  ELSE '{}'::text[] END)) END",
 							  2, types, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "cannot check the options");
@@ -200,7 +204,8 @@ check_options(Jsonb *options, const char *task)
 				 errmsg("unknown option for a job of task %s: %s", task, bad),
 				 errhint("A job takes batch, reprocess_stale, chunk_tokens and chunk_overlap (embed), and "
 						 "the options of its task's function (generate: max_tokens, temperature, top_k, "
-						 "top_p, seed, stop; translate: beam, length_penalty, max_tokens).")));
+						 "top_p, seed, stop; translate: beam, length_penalty, max_tokens; entities: "
+						 "aggregation; extract: schema, max_tokens, temperature, seed).")));
 	/* the values' types and ranges: cast now rather than at the first batch */
 	if (SPI_execute_with_args("SELECT coalesce(($1->>'batch')::int, " CppAsString2(TFM_JOB_BATCH_DEFAULT) "), "
 							  "coalesce(($1->>'reprocess_stale')::bool, true), "
@@ -222,22 +227,71 @@ check_options(Jsonb *options, const char *task)
 	}
 }
 
+/*
+ * An entities job's aggregation and an extract job's schema (required),
+ * checked now rather than at the first batch (options may be NULL: {})
+ */
+static void
+check_task_options(Jsonb *options, const char *task)
+{
+	bool		isnull;
+	Datum		v;
+
+	if (strcmp(task, "entities") != 0 && strcmp(task, "extract") != 0)
+		return;
+	if (options != NULL &&
+		SPI_execute_with_args("SELECT $1->'schema', $1->>'aggregation'", 1, (Oid[]) {JSONBOID},
+							  (Datum[]) {JsonbPGetDatum(options)}, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "cannot check the options");
+	if (strcmp(task, "extract") == 0)
+	{
+		v = options ? SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull) : (Datum) 0;
+		if (options == NULL || isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a job of task extract needs the option schema"),
+					 errhint("options => '{\"schema\": {...}}': the JSON schema tfm_extract follows.")));
+		(void) tfm_json_schema_compile(DatumGetJsonbP(v));
+		return;
+	}
+	if (options == NULL)
+		return;
+	v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	if (!isnull)
+	{
+		char	   *a = TextDatumGetCString(v);
+
+		if (strcmp(a, "none") != 0 && strcmp(a, "simple") != 0 && strcmp(a, "first") != 0 &&
+			strcmp(a, "max") != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown aggregation \"%s\"", a),
+					 errhint("It is one of none, simple, first and max.")));
+	}
+}
+
 static void
 check_model_task(const TfmModelRow *row, const char *task, const char *model)
 {
 	const char *need = NULL;
 
-	if (strcmp(task, "classify") == 0 || strcmp(task, "predict_proba") == 0)
+	if (strcmp(task, "classify") == 0 || strcmp(task, "predict_proba") == 0 ||
+		strcmp(task, "entities") == 0)
 		need = "classify";
-	else if (strcmp(task, "generate") == 0)
+	else if (strcmp(task, "generate") == 0 || strcmp(task, "extract") == 0)
 		need = "lm";
 	else if (strcmp(task, "translate") == 0)
 		need = "seq2seq";
 	if (need != NULL && strcmp(row->task, need) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("model \"%s\" has task \"%s\", not \"%s\", which a %s job needs",
-						model, row->task, need, task)));
+				 errmsg("model \"%s\" has task \"%s\", not \"%s\", which %s %s job needs",
+						model, row->task, need, strchr("aeiou", task[0]) ? "an" : "a", task)));
+	if (strcmp(task, "entities") == 0 && row->cfg.token_head != TFM_TOKEN_HEAD_TAGS)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("model \"%s\" is not a token classifier (...ForTokenClassification), which an entities job needs",
+						model)));
 }
 
 static void
@@ -454,7 +508,7 @@ tfm_job_make(const char *schema, char *name, Oid source, char *input, char *mode
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown job task \"%s\"", task),
-				 errhint("Tasks: embed, classify, predict_proba, generate, translate.")));
+				 errhint("Tasks: embed, classify, predict_proba, generate, translate, entities, extract.")));
 	if (RecoveryInProgress() || XactReadOnly)
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
@@ -503,6 +557,7 @@ tfm_job_make(const char *schema, char *name, Oid source, char *input, char *mode
 	}
 	else
 		job.options = "{}";
+	check_task_options(options, task);
 	read_primary_key(&job);
 	col_defs = job.key_types;
 	job.key_types = palloc(sizeof(char *) * job.nkeys);

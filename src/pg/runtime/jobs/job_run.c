@@ -162,7 +162,8 @@ tfm_job_output_type(const char *task)
 {
 	if (strcmp(task, "embed") == 0)
 		return "real[]";
-	if (strcmp(task, "predict_proba") == 0)
+	if (strcmp(task, "predict_proba") == 0 || strcmp(task, "entities") == 0 ||
+		strcmp(task, "extract") == 0)
 		return "jsonb";
 	return "text";
 }
@@ -216,6 +217,22 @@ tfm_job_compute_sql(const TfmJob *j, const char *dest)
 	else if (strcmp(j->task, "predict_proba") == 0)
 		appendStringInfo(&s, "(SELECT pg_catalog.jsonb_object_agg(p.label, p.probability) "
 						 "FROM %s.tfm_predict_proba($1, tfm_k.input) p), $2, pg_catalog.now() "
+						 "FROM ROWS FROM (pg_catalog.unnest($4::text[]), %s) AS tfm_k(input, %s)",
+						 ns, key_params(j, 5), key_aliases(j));
+	else if (strcmp(j->task, "entities") == 0)
+		/* a text's entities in its order, as tfm_entities gives them (none: []; NULL: NULL) */
+		appendStringInfo(&s, "CASE WHEN tfm_k.input IS NOT NULL THEN (SELECT "
+						 "COALESCE(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('entity', e.entity, "
+						 "'label', e.label, 'score', e.score, 'start', e.start_char, 'end', e.end_char) "
+						 "ORDER BY e.n), '[]') FROM %s.tfm_entities($1, tfm_k.input, "
+						 "COALESCE($3->>'aggregation', 'simple')) WITH ORDINALITY AS "
+						 "e(entity, label, score, start_char, end_char, n)) END, $2, pg_catalog.now() "
+						 "FROM ROWS FROM (pg_catalog.unnest($4::text[]), %s) AS tfm_k(input, %s)",
+						 ns, key_params(j, 5), key_aliases(j));
+	else if (strcmp(j->task, "extract") == 0)
+		appendStringInfo(&s, "%s.tfm_extract($1, tfm_k.input, $3->'schema', "
+						 "max_tokens => ($3->>'max_tokens')::int, temperature => ($3->>'temperature')::real, "
+						 "seed => ($3->>'seed')::bigint), $2, pg_catalog.now() "
 						 "FROM ROWS FROM (pg_catalog.unnest($4::text[]), %s) AS tfm_k(input, %s)",
 						 ns, key_params(j, 5), key_aliases(j));
 	else

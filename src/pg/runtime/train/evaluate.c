@@ -461,6 +461,14 @@ tfm_evaluate_model(tfm_model *m, const TfmModelRow *row, const char *name, const
 	rd.chunk_rows = 4096;
 	SPI_connect();
 	tfm_reader_init(&rd, row, query);
+	if (row->cfg.task == TFM_TASK_CLASSIFY && (rd.kind != TFM_ROWS_LABEL || rd.pair))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("tfm_evaluate measures classifiers of single texts; model \"%s\" is read %s",
+						name, rd.kind == TFM_ROWS_TAGS ? "with tfm_entities" :
+						rd.kind == TFM_ROWS_SPANS ? "with tfm_answer" :
+						rd.kind == TFM_ROWS_SCORE ? "as a score" : "in pairs"),
+				 errhint("tfm_train measures its held-out rows (val_loss, val_accuracy).")));
 	if (row->cfg.task == TFM_TASK_CLASSIFY)
 		evaluate_classify(m, row, &rd, v, nulls, caller_cxt);
 	else

@@ -20,6 +20,7 @@
 
 #include "tfm/truncate.h"
 #include "runtime/train/train_data.h"
+#include "runtime/train/task_rows.h"
 #include "runtime/runtime.h"
 #include "runtime/rows.h"
 #include "runtime/cache/tokenizer_cache.h"
@@ -34,7 +35,8 @@ tfm_reader_init(TfmReader *r, const TfmModelRow *row, const char *query)
 	TupleDesc	td;
 
 	r->row = row;
-	tfm_check_labels_trainable(row);
+	r->kind = TFM_ROWS_LABEL;
+	r->pair = false;
 	tfm_model_specials(row, &r->sp);
 	r->plan = SPI_prepare(query, 0, NULL);
 	if (r->plan == NULL)
@@ -49,6 +51,14 @@ tfm_reader_init(TfmReader *r, const TfmModelRow *row, const char *query)
 	r->portal = SPI_cursor_open(NULL, r->plan, NULL, NULL, true);
 	td = r->portal->tupDesc;
 	r->ncols = td->natts;
+	if (row->cfg.task == TFM_TASK_CLASSIFY)
+	{
+		/* every kind of a classifier's rows (task_rows.c) */
+		tfm_task_columns(r, td);
+		SPI_cursor_close(r->portal);
+		r->portal = NULL;
+		return;
+	}
 	if (td->natts != want)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -232,6 +242,46 @@ split_lm_row(TfmReader *r, const TfmExample *ex, TfmExample **tr, int *ntr, int 
 	}
 }
 
+/*
+ * A classifier's row of pairs, (text, spans) or (question, context,
+ * answer) (task_rows.c): its examples (a long text's or context's
+ * windows), all held out or none, by the hash of the first one's tokens
+ */
+static void
+task_row(TfmReader *r, Datum *dv, TfmExample **tr, int *ntr, int *trcap, TfmExample **va,
+		 int *nva, int *vacap)
+{
+	TfmExample *ex,
+				one;
+	int			n = 1;
+	bool		held_out;
+
+	if (r->pair)
+	{
+		memset(&one, 0, sizeof(one));
+		one.src = tfm_task_pair(r, DatumGetTextPP(dv[0]), DatumGetTextPP(dv[1]), &one.types,
+								&one.nsrc);
+		if (r->kind == TFM_ROWS_SCORE)
+			one.score = tfm_task_score(r, dv[2], r->types[2]);
+		else
+			one.label = label_index(r, dv[2], r->types[2]);
+		ex = &one;
+	}
+	else if (r->kind == TFM_ROWS_TAGS)
+		ex = tfm_task_tags(r, DatumGetTextPP(dv[0]), DatumGetJsonbP(dv[1]), &n);
+	else
+		ex = tfm_task_answer(r, DatumGetTextPP(dv[0]), DatumGetTextPP(dv[1]), dv[2], r->types[2],
+							 dv[3], r->types[3], &n);
+	held_out = hold_out(r, ex[0].src, ex[0].nsrc);
+	for (int k = 0; k < n; k++)
+	{
+		if (held_out)
+			push_example(va, nva, vacap, &ex[k]);
+		else
+			push_example(tr, ntr, trcap, &ex[k]);
+	}
+}
+
 bool
 tfm_reader_next(TfmReader *r, TfmExample **train, int *ntrain,
 				TfmExample **val, int *nval)
@@ -266,16 +316,32 @@ tfm_reader_next(TfmReader *r, TfmExample **train, int *ntrain,
 	{
 		HeapTuple	tup = tt->vals[i];
 		bool		null0,
-					null1 = false;
+					null1 = false,
+					anynull;
 		Datum		d0 = SPI_getbinval(tup, tt->tupdesc, 1, &null0);
 		Datum		d1 = r->ncols > 1 ? SPI_getbinval(tup, tt->tupdesc, 2, &null1) : (Datum) 0;
+		Datum		dv[4] = {d0, d1, 0, 0};
 		TfmExample	ex;
 		bool		held_out;
 
 		r->row_number++;
-		if (null0 || null1)
+		anynull = null0 || null1;
+		for (int k = 2; k < r->ncols; k++)
+		{
+			bool		nk;
+
+			dv[k] = SPI_getbinval(tup, tt->tupdesc, k + 1, &nk);
+			anynull |= nk;
+		}
+		if (anynull)
 		{
 			r->skipped_null++;
+			continue;
+		}
+		if (c->task == TFM_TASK_CLASSIFY && (r->pair || r->kind == TFM_ROWS_TAGS ||
+											 r->kind == TFM_ROWS_SPANS))
+		{
+			task_row(r, dv, &tr, ntrain, &trcap, &va, nval, &vacap);
 			continue;
 		}
 		memset(&ex, 0, sizeof(ex));
@@ -296,7 +362,10 @@ tfm_reader_next(TfmReader *r, TfmExample **train, int *ntrain,
 		held_out = hold_out(r, ex.src, ex.nsrc);
 		if (c->task == TFM_TASK_CLASSIFY)
 		{
-			ex.label = label_index(r, d1, r->types[1]);
+			if (r->kind == TFM_ROWS_SCORE)
+				ex.score = tfm_task_score(r, d1, r->types[1]);
+			else
+				ex.label = label_index(r, d1, r->types[1]);
 			ex.src = tfm_classifier_input(r->row, &r->sp, ex.src, ex.nsrc, &ex.nsrc,
 										  &r->truncated);
 		}
@@ -341,8 +410,24 @@ alloc_batch(TfmBatchBuf *bb, int B, int T, int Tt)
 	bb->b.target = bb->target;
 }
 
+/* an (n, T) array of the examples' per-token values (src's length each), the rest fill */
+static int32 *
+per_token(const TfmExample *ex, int n, int T, size_t field, int32 fill)
+{
+	int32	   *a = palloc(sizeof(int32) * n * T);
+
+	for (int i = 0; i < n; i++)
+	{
+		const int32 *v = *(int32 *const *) ((const char *) &ex[i] + field);
+
+		for (int t = 0; t < T; t++)
+			a[(size_t) i * T + t] = v && t < ex[i].nsrc ? v[t] : fill;
+	}
+	return a;
+}
+
 void
-tfm_batch_classify(TfmBatchBuf *bb, const TfmExample *ex, int n, int pad)
+tfm_batch_classify(TfmBatchBuf *bb, const TfmExample *ex, int n, int pad, int kind)
 {
 	int			T = 1;
 
@@ -360,6 +445,36 @@ tfm_batch_classify(TfmBatchBuf *bb, const TfmExample *ex, int n, int pad)
 			row[t] = pad;
 		bb->labels[i] = ex[i].label;
 		bb->tokens += ex[i].nsrc;
+	}
+	/* a pair's token types (type 0 on the padding) */
+	if (n > 0 && ex[0].types)
+		bb->b.types = bb->types = per_token(ex, n, T, offsetof(TfmExample, types), 0);
+	switch (kind)
+	{
+		case TFM_ROWS_SCORE:
+			bb->scores = palloc(sizeof(float) * n);
+			for (int i = 0; i < n; i++)
+				bb->scores[i] = ex[i].score;
+			bb->b.scores = bb->scores;
+			bb->b.labels = NULL;
+			break;
+		case TFM_ROWS_TAGS:
+			bb->b.token_labels = bb->token_labels =
+				per_token(ex, n, T, offsetof(TfmExample, tags), TFM_LABEL_IGNORE);
+			bb->b.labels = NULL;
+			break;
+		case TFM_ROWS_SPANS:
+			bb->spans = palloc(sizeof(int32) * 2 * n);
+			for (int i = 0; i < n; i++)
+			{
+				bb->spans[2 * i] = ex[i].label;
+				bb->spans[2 * i + 1] = ex[i].span_end;
+			}
+			bb->b.spans = bb->spans;
+			bb->b.labels = NULL;
+			break;
+		default:
+			break;
 	}
 }
 

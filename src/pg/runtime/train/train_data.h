@@ -24,7 +24,12 @@ typedef struct TfmExample
 	int			nsrc;
 	int32	   *tgt;			/* seq2seq target */
 	int			ntgt;
-	int			label;			/* classify */
+	int			label;			/* classify; a question-answering window's start token */
+	int			span_end;		/* a question-answering window's end token */
+	float		score;			/* a one-logit classifier's target in [0, 1] */
+	int32	   *types;			/* a pair's token types (nsrc), or NULL */
+	int32	   *tags;			/* a token classifier's label per token (nsrc,
+								 * TFM_LABEL_IGNORE where none), or NULL */
 	int64		nchars,
 				nbytes;			/* of a text input (0 for ids) */
 	bool		cont;			/* lm: a piece of a row that goes on (no <eos> after it) */
@@ -37,9 +42,27 @@ typedef struct TfmBatchBuf
 	int32	   *input,
 			   *dec_input,
 			   *target,
-			   *labels;
+			   *labels,
+			   *types,
+			   *token_labels,
+			   *spans;
+	float	   *scores;
 	int64		tokens;			/* real (non-pad) input tokens */
 } TfmBatchBuf;
+
+/*
+ * What a classifier's rows hold (task_rows.c): (input, label); (input,
+ * score) for a model of one logit; a pair (a, b, label or score); a token
+ * classifier's (text, spans jsonb); a question-answering model's (question,
+ * context, answer_start, answer text or answer_end).
+ */
+typedef enum TfmRowKind
+{
+	TFM_ROWS_LABEL = 0,
+	TFM_ROWS_SCORE = 1,
+	TFM_ROWS_TAGS = 2,
+	TFM_ROWS_SPANS = 3
+} TfmRowKind;
 
 typedef struct TfmReader
 {
@@ -47,8 +70,10 @@ typedef struct TfmReader
 	TfmSpecials sp;
 	SPIPlanPtr	plan;
 	Portal		portal;
-	Oid			types[2];
+	Oid			types[4];
 	int			ncols;
+	TfmRowKind	kind;			/* a classifier's rows */
+	bool		pair;			/* (a, b, label or score) */
 	int			chunk_rows;
 	int64		row_number;		/* rows read so far in this pass */
 	int64		skipped_null;	/* rows skipped for a NULL value */
@@ -81,8 +106,8 @@ void		tfm_reader_close(TfmReader *r);
 bool		tfm_reader_next(TfmReader *r, TfmExample **train, int *ntrain,
 							TfmExample **val, int *nval);
 
-/* classify and seq2seq batches from examples */
-void		tfm_batch_classify(TfmBatchBuf *bb, const TfmExample *ex, int n, int pad);
+/* classify (rows of kind: TfmRowKind) and seq2seq batches from examples */
+void		tfm_batch_classify(TfmBatchBuf *bb, const TfmExample *ex, int n, int pad, int kind);
 void		tfm_batch_seq2seq(TfmBatchBuf *bb, const TfmExample *ex, int n, const TfmSpecials *sp);
 /* lm: B windows of T+1 tokens starting at offsets[] in stream */
 void		tfm_batch_lm(TfmBatchBuf *bb, const int32 *stream, const int64 *offsets,

@@ -60,6 +60,7 @@
 
 #include "tfm/lowp.h"
 #include "runtime/train/train_run.h"
+#include "runtime/train/task_rows.h"
 #include "runtime/train/train_plan.h"
 #include "runtime/train/train_report.h"
 #include "runtime/runtime.h"
@@ -143,11 +144,15 @@ cmp_len(const void *a, const void *b)
 	return x->ntgt < y->ntgt ? -1 : (x->ntgt > y->ntgt);
 }
 
+/* the largest element shuffle moves: an example */
+#define SHUFFLE_MAX 128
+StaticAssertDecl(sizeof(TfmExample) <= SHUFFLE_MAX, "shuffle's buffer holds an example");
+
 static void
 shuffle(void *base, int n, size_t size, tfm_rng *rng)
 {
 	char	   *a = base;
-	char		tmp[64];
+	char		tmp[SHUFFLE_MAX];
 
 	Assert(size <= sizeof(tmp));
 	for (int i = n - 1; i > 0; i--)
@@ -230,7 +235,7 @@ train_examples(TrainRun *run, TfmExample *ex, int n, tfm_rng *rng)
 		int			cnt = starts[order[i] + 1] - start;
 
 		if (run->row.cfg.task == TFM_TASK_CLASSIFY)
-			tfm_batch_classify(&micro[nm++], ex + start, cnt, run->rd.sp.pad);
+			tfm_batch_classify(&micro[nm++], ex + start, cnt, run->rd.sp.pad, run->rd.kind);
 		else
 			tfm_batch_seq2seq(&micro[nm++], ex + start, cnt, &run->rd.sp);
 		if (nm == run->accumulate || i == nb - 1)
@@ -314,6 +319,16 @@ keep_val(TrainRun *run, TfmExample *ex, int n)
 				e->tgt = palloc(sizeof(int32) * ex[i].ntgt);
 				memcpy(e->tgt, ex[i].tgt, sizeof(int32) * ex[i].ntgt);
 			}
+			if (ex[i].types)
+			{
+				e->types = palloc(sizeof(int32) * ex[i].nsrc);
+				memcpy(e->types, ex[i].types, sizeof(int32) * ex[i].nsrc);
+			}
+			if (ex[i].tags)
+			{
+				e->tags = palloc(sizeof(int32) * ex[i].nsrc);
+				memcpy(e->tags, ex[i].tags, sizeof(int32) * ex[i].nsrc);
+			}
 		}
 	}
 	MemoryContextSwitchTo(old);
@@ -340,7 +355,12 @@ read_chunk(TrainRun *run, bool keep, TfmExample **train, int *ntrain, MemoryCont
 	return more;
 }
 
-/* mean loss and (classify) accuracy of the held-out rows */
+/*
+ * mean loss and (classify) accuracy of the held-out rows: of their labels;
+ * a one-logit model's score on the right side of 0.5; a token classifier's
+ * labelled tokens; a question-answering window's start and end both
+ * exact (task_rows.c)
+ */
 static void
 validate(TrainRun *run, double *val_loss, double *val_acc)
 {
@@ -348,7 +368,8 @@ validate(TrainRun *run, double *val_loss, double *val_acc)
 	const tfm_config *c = &m->cfg;
 	double		sum = 0.0;
 	int64		count = 0,
-				correct = 0;
+				correct = 0,
+				graded = 0;
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "tfm validation",
 											  ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
@@ -389,7 +410,7 @@ validate(TrainRun *run, double *val_loss, double *val_acc)
 			{
 				/* a batch too large for tfm.work_mem: fewer rows */
 				if (c->task == TFM_TASK_CLASSIFY)
-					tfm_batch_classify(&bb, run->val + i, cnt, run->rd.sp.pad);
+					tfm_batch_classify(&bb, run->val + i, cnt, run->rd.sp.pad, run->rd.kind);
 				else
 					tfm_batch_seq2seq(&bb, run->val + i, cnt, &run->rd.sp);
 				if (cnt == 1 || tfm_work_mem_fits(m, tfm_pass_bytes(m, bb.b.B, bb.b.T, bb.b.Tt,
@@ -400,21 +421,12 @@ validate(TrainRun *run, double *val_loss, double *val_acc)
 			tfm_batch_check(m, &bb.b, false, "validating", run->row.name, "the sequence length");
 			tfm_check_pass(tfm_model_forward(m, &bb.b, false, 0), run->row.name);
 			if (c->task == TFM_TASK_CLASSIFY)
-				for (int b = 0; b < cnt; b++)
-				{
-					const float *z = m->logits + (size_t) b * c->n_classes;
-					int			best = 0;
-
-					for (int k = 1; k < c->n_classes; k++)
-						if (z[k] > z[best])
-							best = k;
-					correct += best == bb.labels[b];
-				}
+				tfm_task_grade(m, &bb, run->rd.kind, &correct, &graded);
 			sum += tfm_check_loss(tfm_model_loss_backward(m, &bb.b, 0.0f, false, 1.0f, &n), &n, NULL);
 			count += n;
 		}
-		if (c->task == TFM_TASK_CLASSIFY && run->nval > 0)
-			*val_acc = (double) correct / run->nval;
+		if (c->task == TFM_TASK_CLASSIFY && graded > 0)
+			*val_acc = (double) correct / graded;
 	}
 	if (count > 0)
 		*val_loss = sum / count;

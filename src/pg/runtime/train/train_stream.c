@@ -110,7 +110,7 @@ flush(TfmStream *st)
 	if (st->nbuf == 0)
 		return;
 	CHECK_FOR_INTERRUPTS();
-	tfm_batch_classify(&bb, st->buf, st->nbuf, st->sp.pad);
+	tfm_batch_classify(&bb, st->buf, st->nbuf, st->sp.pad, TFM_ROWS_LABEL);
 	b = bb.b;
 	s = tfm_trainer_step(&st->tr, &b, 1, &loss, &count);
 	if (s == TFM_STEP_BADID)
