@@ -103,7 +103,9 @@ SELECT pg_temp.err($$SELECT tfm_chat_template_import('qwen2', '{"chat_template":
 SELECT pg_temp.err($$SELECT tfm_chat_template_import('qwen2', '{"chat_template": "{% for m in messages %}{{ m.content }}"}')$$);
 SELECT pg_temp.err($$SELECT tfm_chat_template_import('qwen2', '{"eos_token": "<|im_end|>"}')$$);
 SELECT pg_temp.err($$SELECT tfm_chat_template_import('qwen2', '{"chat_template": "x", "added_tokens_decoder": {"abc": {"content": "y"}}}')$$);
-SELECT pg_temp.err($$SELECT tfm_chat_render('{{ messages | tojson }}', '[{"role": "user", "content": "hi"}]')$$);
+SELECT pg_temp.err($$SELECT tfm_chat_render('{{ messages | pprint }}', '[{"role": "user", "content": "hi"}]')$$);
+-- tojson as transformers' (Python's json.dumps, ensure_ascii false)
+SELECT tfm_chat_render('{{ messages | tojson }}', '[{"role": "user", "content": "hi \"é\"\n"}]');
 SELECT pg_temp.err($$SELECT tfm_chat_render('{{ raise_exception(''only one turn'') }}', '[{"role": "user", "content": "hi"}]')$$);
 SELECT tfm_chat_render(NULL, '[{"role": "user", "content": "hi"}]') IS NULL AS null_template;
 -- a model without a chat template
