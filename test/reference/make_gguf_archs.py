@@ -27,8 +27,8 @@ it (import_qwen2.sql): the llama keys under qwen2.*, attn_q/attn_k/attn_v
 with their biases (attn_q.bias ...), rows as Hugging Face's (qwen2 rotates
 NeoX-style; the converter permutes q and k only for llama), no
 output.weight (tied); its byte-level BPE as tokenizer.ggml.model "gpt2"
-with pre "qwen2" (which tfm does not read yet: the test imports the
-weights only).
+with pre "qwen2" (Qwen2's Split pattern after NFC: import_qwen2.sql checks
+its ids against the tokenizer.json import's).
 
 Run: /usr/bin/python3 test/reference/make_gguf_archs.py (from the repository root).
 """
