@@ -335,7 +335,8 @@ import_source(const char *name, GgufSource *s, bool tokenizer, tfm_task *task)
 	hc.bos_id = special_id(s, "tokenizer.ggml.bos_token_id", hc.cfg.vocab);
 	hc.eos_id = special_id(s, "tokenizer.ggml.eos_token_id", hc.cfg.vocab);
 	hc.model_type = hc.p.arch == TFM_HF_GPT2 ? "gpt2 (gguf)" : hc.p.arch == TFM_HF_PHI3 ? "phi3 (gguf)" :
-		hc.p.qk_norm ? "qwen3 (gguf)" : hc.p.qkv_bias ? "qwen2 (gguf)" : "llama (gguf)";
+		hc.p.gemma ? "gemma3 (gguf)" : hc.p.qk_norm ? "qwen3 (gguf)" : hc.p.qkv_bias ? "qwen2 (gguf)" :
+		"llama (gguf)";
 	memset(&steps, 0, sizeof(steps));
 	steps.what = s->what;
 	steps.bytes = s->file.size;
