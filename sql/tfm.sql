@@ -2106,3 +2106,18 @@ COMMENT ON FUNCTION tfm_gguf_kept(text) IS
   'what the GGUF import did with each tensor of a model: blocks kept as they are (Q4_0 for int4; Q8_0, Q4_K, Q5_K, Q6_K for gguf), or converted to float32';
 COMMENT ON FUNCTION tfm_model_precision(text) IS
   'the precision the model''s inference runs at now (fp32, bf16, int8, int4, gguf) and why: tfm.precision, the model''s own default (tfm_set_precision), or auto''s choice (the checkpoint''s own precision; fp32 for tfm''s own models)';
+
+-- chat templates for a whole context (issue 40): messages with tool calls,
+-- tool responses and reasoning, tools, enable_thinking and any other name,
+-- as apply_chat_template's arguments; json (not jsonb) so that the keys
+-- keep their order, as Python's dicts do (tojson writes them in it)
+CREATE FUNCTION tfm_chat_render_context(template text, context json)
+RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_chat_render_context_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_chat_render_context(text, json) IS
+  'a Jinja chat template rendered for a context {"messages": [...], "tools": [...], "enable_thinking": ..., ...} as transformers'' apply_chat_template renders it (add_generation_prompt true unless given)';
+CREATE FUNCTION tfm_chat_prompt_context(model text, context json)
+RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_chat_prompt_context' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_chat_prompt_context(text, json) IS
+  'the model''s chat template rendered for a context {"messages": [...], "tools": [...], ...}, with the model''s bos and eos texts (add_generation_prompt true unless given)';

@@ -9,7 +9,8 @@
  * Jinja rendered, or fails with the template's own raise_exception
  * message where Jinja did.  Then the JSON reading and tojson writing on
  * their own: Python's json.loads and json.dumps(ensure_ascii=False) on
- * escapes, repeated keys, numbers and Unicode; hostile contexts refused
+ * escapes, repeated keys, numbers and Unicode; the host's defaults for
+ * names the context does not give; hostile contexts refused
  * cleanly (malformed text, lone surrogates, bytes that are not UTF-8,
  * nesting past TFM_CHAT_MAX_NESTING, a context that is not an object) and
  * the memory budget held.
@@ -55,7 +56,7 @@ render(const char *tpl, const char *ctx, tfm_chat_opts *o, char **out, tfm_statu
 	st = tfm_chat_template_parse(&t, tpl, strlen(tpl), o, err);
 	if (st != TFM_OK)
 		return st;
-	st = tfm_chat_template_render_json(out, &n, t, ctx, strlen(ctx), o, err);
+	st = tfm_chat_template_render_json(out, &n, t, ctx, strlen(ctx), NULL, 0, o, err);
 	tfm_chat_template_free(t);
 	return st;
 }
@@ -142,7 +143,7 @@ real_templates(void)
 			for (k = 0; k < ntpl && strcmp(names[k], fld[1]) != 0; k++)
 				;
 			st = k < ntpl && tpls[k] ?
-				tfm_chat_template_render_json(&out, &outn, tpls[k], ctx, ctxn, NULL, &err) : TFM_EINVAL;
+				tfm_chat_template_render_json(&out, &outn, tpls[k], ctx, ctxn, NULL, 0, NULL, &err) : TFM_EINVAL;
 			if (fld[3][0] == 'R')
 				ok = st == TFM_OK && outn == wn && memcmp(out, want, wn) == 0;
 			else
@@ -193,6 +194,28 @@ json_and_tojson(void)
 			"hiFalse");
 	/* a name not in the context is undefined, as any other */
 	renders("[{{ messages }}]{{ add_generation_prompt is defined }}", "{}", "[]False");
+	{
+		/* defaults: the names the context does not give (a null it gives is its own) */
+		const char *tpl = "{{ add_generation_prompt }} [{{ bos_token }}] {{ eos_token }} {{ x }}";
+		const char *ctx = "{\"bos_token\": null, \"x\": 1}",
+				   *def = "{\"add_generation_prompt\": true, \"bos_token\": \"<s>\", \"eos_token\": \"</s>\", \"x\": 2}";
+		tfm_chat_template *t = NULL;
+		tfm_status	err;
+		char	   *out = NULL;
+		size_t		n;
+		int			st = tfm_chat_template_parse(&t, tpl, strlen(tpl), NULL, &err);
+
+		if (st == TFM_OK)
+			st = tfm_chat_template_render_json(&out, &n, t, ctx, strlen(ctx), def, strlen(def), NULL, &err);
+		CHECK(st == TFM_OK && strcmp(out, "True [None] </s> 1") == 0, "defaults: %d \"%s\" (%s)", st,
+			  out ? out : "", err.msg);
+		free(out);
+		out = NULL;
+		st = tfm_chat_template_render_json(&out, &n, t, ctx, strlen(ctx), "[]", 2, NULL, &err);
+		CHECK(st == TFM_EINVAL && strstr(err.msg, "must be a JSON object"), "defaults a list: %d %s", st, err.msg);
+		free(out);
+		tfm_chat_template_free(t);
+	}
 	/* hostile contexts */
 	refused("x", "[1]", TFM_EINVAL, "must be a JSON object, not a list");
 	refused("x", "{\"a\": 1", TFM_EINVAL, "no ',' or '}' in an object at byte 7");

@@ -221,6 +221,7 @@ render_init(render *r, const tfm_chat_template *t, tfm_chat_opts *o, tfm_status 
 	r->err = err;
 	r->nframes = 1;
 	r->names = mkint(V_MAP, 0);
+	r->defaults = mkint(V_MAP, 0);
 }
 
 /* the template run with r's names (st: the setting up's status), r's memory returned */
@@ -311,9 +312,26 @@ tfm_chat_template_render(char **out, size_t *out_len, const tfm_chat_template *t
 	return render_finish(&r, st, t, out, out_len, o);
 }
 
+/* text (len bytes) read as a JSON object into *into; what the first failure is */
+static int
+read_object(render *r, const char *text, size_t len, value *into, const char *what)
+{
+	int			st;
+
+	if (len > TFM_CHAT_MAX_OUTPUT_BYTES)
+		return render_fail(r, TFM_ELIMIT, 0, "a chat %s longer than 67108864 bytes%s", what, "");
+	if ((st = render_json_parse(r, text, len, into)) != TFM_OK)
+		return st;
+	if (into->k != V_MAP)
+		return render_fail(r, TFM_EINVAL, 0, "the chat context must be a JSON object, not %s%s",
+						   kind_name(into->k), "");
+	return TFM_OK;
+}
+
 int
 tfm_chat_template_render_json(char **out, size_t *out_len, const tfm_chat_template *t,
-							  const char *context, size_t len, tfm_chat_opts *o, tfm_status *err)
+							  const char *context, size_t len, const char *defaults, size_t dlen,
+							  tfm_chat_opts *o, tfm_status *err)
 {
 	render		r;
 	int			st;
@@ -321,10 +339,9 @@ tfm_chat_template_render_json(char **out, size_t *out_len, const tfm_chat_templa
 	*out = NULL;
 	*out_len = 0;
 	render_init(&r, t, o, err);
-	if (len > TFM_CHAT_MAX_OUTPUT_BYTES)
-		st = render_fail(&r, TFM_ELIMIT, 0, "a chat context longer than %s bytes%s", "67108864", "");
-	else if ((st = render_json_parse(&r, context, len, &r.names)) == TFM_OK && r.names.k != V_MAP)
-		st = render_fail(&r, TFM_EINVAL, 0, "the chat context must be a JSON object, not %s%s",
-						 kind_name(r.names.k), "");
+	r.defaults = mkint(V_MAP, 0);
+	st = read_object(&r, context, len, &r.names, "context");
+	if (st == TFM_OK && defaults)
+		st = read_object(&r, defaults, dlen, &r.defaults, "context's defaults");
 	return render_finish(&r, st, t, out, out_len, o);
 }

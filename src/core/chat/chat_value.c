@@ -120,7 +120,11 @@ render_lookup(render *r, const char *s, size_t n)
 			if (r->frames[f].b[k].len == n && strncmp(r->frames[f].b[k].name, s, n) == 0)
 				return r->frames[f].b[k].v;
 	}
-	return render_map_get(r, &r->names, s, n);
+	{
+		value		v = render_map_get(r, &r->names, s, n);
+
+		return v.k != V_UNDEF ? v : render_map_get(r, &r->defaults, s, n);
+	}
 }
 
 value

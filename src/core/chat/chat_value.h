@@ -56,6 +56,7 @@ typedef struct render
 	chat_poll	poll;
 	tfm_status *err;
 	value		names;			/* V_MAP: the template's names (messages, add_generation_prompt ...) */
+	value		defaults;		/* V_MAP: names where names has none (or undefined) */
 	frame		frames[TFM_CHAT_MAX_NESTING + 2];
 	int			nframes;
 	int			depth;			/* blocks and expressions being walked */
