@@ -13,10 +13,14 @@
  * names the context does not give; hostile contexts refused
  * cleanly (malformed text, lone surrogates, bytes that are not UTF-8,
  * nesting past TFM_CHAT_MAX_NESTING, a context that is not an object) and
- * the memory budget held.
+ * the memory budget held; and the real cases' contexts mutated (bytes
+ * changed, dropped, marks put in or repeated up to 200 times) under budgets
+ * of 4 kB to 2 MB and an allocator that may fail: every result a render or
+ * a clean failure with a message, the budget never passed, nothing held.
  */
 #include "check.h"
 #include "tfm/chat_template.h"
+#include "tfm/rng.h"
 
 #define MAX_T 8
 
@@ -285,10 +289,175 @@ json_and_tojson(void)
 	}
 }
 
+/* ---- hostile contexts: the real cases' contexts mutated --------------------------------- */
+
+/* an allocator that counts what is held (a header before each block) and may fail at one call */
+typedef struct counted
+{
+	size_t		held,
+				peak,
+				budget;
+	int			over;			/* held went past budget */
+	long		allocs,
+				fail_at;		/* 0: never */
+} counted;
+
+static void *
+counted_alloc(void *arg, size_t n)
+{
+	counted    *c = arg;
+	size_t	   *p;
+
+	if (c->fail_at && ++c->allocs == c->fail_at)
+		return NULL;
+	if (!(p = malloc(n + 16)))
+		return NULL;
+	p[0] = n;
+	c->held += n;
+	if (c->held > c->peak)
+		c->peak = c->held;
+	if (c->budget && c->held > c->budget)
+		c->over = 1;
+	return (char *) p + 16;
+}
+
+static void
+counted_free(void *arg, void *q)
+{
+	counted    *c = arg;
+	size_t	   *p = (size_t *) ((char *) q - 16);
+
+	c->held -= p[0];
+	free(p);
+}
+
+#define MAX_CTX 64
+
+static void
+fuzz_contexts(void)
+{
+	static const char *const marks[] = {"[", "]", "{", "}", "\"", "\\", "\\u", "\\ud83d", "\\udc00", ",", ":",
+		"null", "1e999", "-", "0", "00", " ", "\n", "\\u0000", "\xff", "\xc3", "\xed\xa0\x80", "true",
+	"{\"a\": [", "\"role\": ", "-0.0e-0"};
+	FILE	   *f = fopen("test/fixtures/chat/hf_context_cases.tsv", "r");
+	static char line[1 << 20];
+	char	   *ctx[MAX_CTX];
+	tfm_chat_template *tpl[2] = {NULL, NULL};
+	int			nctx = 0,
+				ntpl = 0,
+				iters = quick_mode() ? 300 : 6000,
+				n_ok = 0,
+				n_inval = 0,
+				n_limit = 0,
+				n_oom = 0;
+	tfm_rng		rng;
+	size_t		cap = 1 << 17;
+	char	   *b = malloc(cap);
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+	{
+		char	   *fld[5];
+		int			nf = 0;
+		size_t		n;
+
+		line[strcspn(line, "\n")] = '\0';
+		for (char *p = line; nf < 5 && p; nf++)
+		{
+			fld[nf] = p;
+			if ((p = strchr(p, '\t')) != NULL)
+				*p++ = '\0';
+		}
+		if (fld[0][0] == 'T' && nf == 3 && ntpl < 2)
+		{
+			char	   *text = unhex(fld[2], &n);
+			tfm_status	err;
+
+			(void) tfm_chat_template_parse(&tpl[ntpl++], text, n, NULL, &err);
+			free(text);
+		}
+		else if (fld[0][0] == 'J' && nf == 5 && nctx < MAX_CTX)
+			ctx[nctx++] = unhex(fld[2], &n);
+	}
+	fclose(f);
+	tfm_rng_seed(&rng, 40);
+	for (int it = 0; it < iters && nctx > 0 && ntpl == 2 && tpl[0] && tpl[1]; it++)
+	{
+		const char *src = ctx[tfm_rng_next(&rng) % nctx];
+		size_t		len = strlen(src);
+		int			muts = 1 + (int) (tfm_rng_next(&rng) % 6),
+					st;
+		counted		c = {0};
+		tfm_chat_opts o = {0};
+		tfm_status	err = {0};
+		char	   *out = NULL;
+		size_t		outn;
+
+		memcpy(b, src, len);
+		for (int m = 0; m < muts; m++)
+		{
+			size_t		at = len ? tfm_rng_next(&rng) % len : 0;
+			int			kind = (int) (tfm_rng_next(&rng) % 4);
+
+			if (kind == 0 && len)
+				b[at] = (char) tfm_rng_next(&rng);	/* a byte changed */
+			else if (kind == 1 && len)
+			{
+				size_t		k = 1 + tfm_rng_next(&rng) % 16;	/* bytes dropped */
+
+				k = k > len - at ? len - at : k;
+				memmove(b + at, b + at + k, len - at - k);
+				len -= k;
+			}
+			else
+			{
+				/* a mark put in, or repeated up to 200 times (deep nesting, long runs) */
+				const char *mk = marks[tfm_rng_next(&rng) % (sizeof(marks) / sizeof(marks[0]))];
+				size_t		ml = strlen(mk),
+							times = kind == 3 ? 1 + tfm_rng_next(&rng) % 200 : 1;
+
+				if (len + ml * times >= cap)
+					continue;
+				memmove(b + at + ml * times, b + at, len - at);
+				for (size_t k = 0; k < times; k++)
+					memcpy(b + at + ml * k, mk, ml);
+				len += ml * times;
+			}
+		}
+		c.budget = o.budget = (size_t) 4096 << (tfm_rng_next(&rng) % 10);
+		c.fail_at = tfm_rng_next(&rng) % 10 == 0 ? 1 + (long) (tfm_rng_next(&rng) % 40) : 0;
+		o.alloc = counted_alloc;
+		o.dealloc = counted_free;
+		o.alloc_arg = &c;
+		st = tfm_chat_template_render_json(&out, &outn, tpl[it % 2], b, len, NULL, 0, &o, &err);
+		CHECK(st == TFM_OK || ((st == TFM_EINVAL || st == TFM_ELIMIT || (st == TFM_ENOMEM && c.fail_at)) &&
+							   err.msg[0] != '\0' && out == NULL),
+			  "context fuzz %d: %d \"%s\"", it, st, err.msg);
+		if (out)
+			counted_free(&c, out);
+		CHECK(!c.over && c.held == 0, "context fuzz %d: peak %zu over the budget %zu, or %zu bytes held", it,
+			  c.peak, c.budget, c.held);
+		n_ok += st == TFM_OK;
+		n_inval += st == TFM_EINVAL;
+		n_limit += st == TFM_ELIMIT;
+		n_oom += st == TFM_ENOMEM;
+	}
+	printf("%d mutated contexts of the real cases: %d rendered, %d invalid, %d past a limit, %d out of memory; "
+		   "the budget held, nothing left held\n", iters, n_ok, n_inval, n_limit, n_oom);
+	CHECK(n_ok > 0 && n_inval > 0 && n_limit > 0, "the fuzz reached every outcome (%d %d %d)", n_ok, n_inval, n_limit);
+	for (int k = 0; k < nctx; k++)
+		free(ctx[k]);
+	for (int k = 0; k < ntpl; k++)
+		tfm_chat_template_free(tpl[k]);
+	free(b);
+}
+
 int
 main(void)
 {
 	real_templates();
 	json_and_tojson();
+	fuzz_contexts();
 	return check_summary("test_chat_context");
 }
