@@ -2116,3 +2116,19 @@ ALTER TABLE tfm.job_defs ADD CONSTRAINT job_defs_task_check
   CHECK (task IN ('embed', 'classify', 'predict_proba', 'generate', 'translate', 'entities', 'extract'));
 COMMENT ON FUNCTION tfm_job_create(text, regclass, text, text, text, regclass, jsonb) IS
   'a job that keeps a destination table of model outputs (task embed, classify, predict_proba, generate, translate, entities or extract) for the rows of a source table; creates the destination and the triggers, queues every existing row; returns the destination';
+
+
+-- chat templates for a whole context (issue 40): messages with tool calls,
+-- tool responses and reasoning, tools, enable_thinking and any other name,
+-- as apply_chat_template's arguments; json (not jsonb) so that the keys
+-- keep their order, as Python's dicts do (tojson writes them in it)
+CREATE FUNCTION tfm_chat_render_context(template text, context json)
+RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_chat_render_context_sql' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_chat_render_context(text, json) IS
+  'a Jinja chat template rendered for a context {"messages": [...], "tools": [...], "enable_thinking": ..., ...} as transformers'' apply_chat_template renders it (add_generation_prompt true unless given)';
+CREATE FUNCTION tfm_chat_prompt_context(model text, context json)
+RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_chat_prompt_context' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tfm_chat_prompt_context(text, json) IS
+  'the model''s chat template rendered for a context {"messages": [...], "tools": [...], ...}, with the model''s bos and eos texts (add_generation_prompt true unless given)';

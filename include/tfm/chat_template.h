@@ -89,4 +89,23 @@ int			tfm_chat_template_render(char **out, size_t *out_len, const tfm_chat_templ
 									 int add_generation_prompt, const char *bos,
 									 const char *eos, tfm_chat_opts *o, tfm_status *err);
 
+/*
+ * The same for a context given as JSON text: an object whose members are
+ * the template's names, as transformers passes apply_chat_template's
+ * arguments: "messages" (objects with any keys: role, content,
+ * reasoning_content, tool_calls [{"function": {"name", "arguments"}}] ...),
+ * "tools", "add_generation_prompt", "bos_token", "eos_token",
+ * "enable_thinking" and any other.  Read as Python's json.loads reads it
+ * (src/core/chat/chat_json.c: key order kept, numbers that are not 64-bit
+ * integers kept as their text); a context that is not a JSON object, or
+ * nests deeper than TFM_CHAT_MAX_NESTING, fails with TFM_EINVAL or
+ * TFM_ELIMIT.  defaults (dlen bytes; NULL: none) is another such object
+ * whose members are the names the context does not give (a host's
+ * add_generation_prompt, bos_token, eos_token).
+ */
+int			tfm_chat_template_render_json(char **out, size_t *out_len,
+										  const tfm_chat_template *t, const char *context,
+										  size_t len, const char *defaults, size_t dlen,
+										  tfm_chat_opts *o, tfm_status *err);
+
 #endif /* TFM_CHAT_TEMPLATE_H */

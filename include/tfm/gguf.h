@@ -241,6 +241,8 @@ typedef struct tfm_gguf_vocab
 				pad;			/* -1 where the metadata names none (BPE) */
 	bool		add_bos;
 	uint32_t	flags;			/* BPE: TFM_TOK_INFO_* of tokenizer.ggml.pre */
+	const char *split;			/* with TFM_TOK_INFO_SPLIT: the pre-tokenizer's pattern
+								 * (PCRE2, one Split rule, Isolated; static) */
 	int32_t    *merge_lr;
 	int32_t		n_merges;
 } tfm_gguf_vocab;

@@ -29,6 +29,13 @@ Writes into test/fixtures/hf_gemma3/ (as hf_llama_reference.py does):
   config.json, model.safetensors (F32, no lm_head.weight), tokenizer.json
   (the Llama fixture's: the weights' test needs only ids), reference.json.
 
+And the same into test/fixtures/hf_gemma3_gguf/ for a Gemma 3 that a GGUF
+file describes whole (llama.cpp's gemma3 metadata has no
+query_pre_attn_scalar nor sliding_window_pattern: llama.cpp takes the
+head's width and 6): 6 layers, the pattern 6 (layers 0-4 local, 5 global),
+query_pre_attn_scalar = head_dim 16, its own seed; make_gguf_archs.py
+writes its GGUF twin (import_gemma3_gguf).
+
 Run: /usr/bin/python3 test/reference/hf_gemma3_reference.py (from the repository root).
 """
 import os
@@ -99,9 +106,17 @@ def forward(sd, ids):
 
 
 def main():
-    torch.manual_seed(20261207)
+    write(OUT, 20261207)
+    # the GGUF-describable one (module constants changed for its forward)
+    global LAYERS, PATTERN, QUERY_PRE_ATTN_SCALAR
+    LAYERS, PATTERN, QUERY_PRE_ATTN_SCALAR = 6, 6, HEAD_DIM
+    write("test/fixtures/hf_gemma3_gguf", 20261208)
+
+
+def write(out, seed):
+    torch.manual_seed(seed)
     torch.set_num_threads(1)
-    os.makedirs(OUT, exist_ok=True)
+    os.makedirs(out, exist_ok=True)
     tok, vocab, merges = L.make_tokenizer()
     V = len(vocab)
     sd = G2.random_weights(V, D, LAYERS, HEADS, KV_HEADS, HEAD_DIM, FF, qk_norm=True)
@@ -142,7 +157,7 @@ def main():
         "vocab_size": V,
     }
     L.forward = forward
-    L.write_fixture(OUT, config, tok, vocab, merges, sd)
+    L.write_fixture(out, config, tok, vocab, merges, sd)
 
 
 if __name__ == "__main__":

@@ -27,8 +27,23 @@ it (import_qwen2.sql): the llama keys under qwen2.*, attn_q/attn_k/attn_v
 with their biases (attn_q.bias ...), rows as Hugging Face's (qwen2 rotates
 NeoX-style; the converter permutes q and k only for llama), no
 output.weight (tied); its byte-level BPE as tokenizer.ggml.model "gpt2"
-with pre "qwen2" (which tfm does not read yet: the test imports the
-weights only).
+with pre "qwen2" (Qwen2's Split pattern after NFC: import_qwen2.sql checks
+its ids against the tokenizer.json import's).
+
+gemma3_f32.gguf: test/fixtures/hf_gemma3_gguf (hf_gemma3_reference.py: a
+Gemma 3 whose config a gemma3 file describes whole: query_pre_attn_scalar
+the head's width, local layers (i + 1) % 6 != 0, local base 1e4) as the
+converter's Gemma3Model writes it (import_gemma3_gguf.sql): gemma3.*
+context_length, embedding_length, block_count, feed_forward_length,
+attention.head_count, head_count_kv, layer_norm_rms_epsilon,
+attention.key_length and value_length (head_dim), rope.freq_base (the
+global layers'), attention.sliding_window, rope.scaling.type "linear" and
+rope.scaling.factor; every tensor ending in norm.weight stored plus 1
+(Gemma3RMSNorm's 1 + w, which ggml's norm does not add), llama.cpp's names
+(attn_q_norm, attn_k_norm, post_attention_norm, ffn_norm for
+pre_feedforward_layernorm, post_ffw_norm), rows as Hugging Face's, no
+output.weight (tied); the fixture's SentencePiece-style tokenizer as
+tokenizer.ggml.model "llama" (the converter's _set_vocab_sentencepiece).
 
 Run: /usr/bin/python3 test/reference/make_gguf_archs.py (from the repository root).
 """
@@ -44,6 +59,51 @@ import make_gguf_fixtures as M  # noqa: E402  (safetensors reader, tokenizer met
 
 OUT = "test/fixtures/gguf/phi3_f32.gguf"
 QWEN2 = "test/fixtures/gguf/qwen2_f32.gguf"
+GEMMA3 = "test/fixtures/gguf/gemma3_f32.gguf"
+
+
+def gemma3_file():
+    d = "test/fixtures/hf_gemma3_gguf/"
+    cfg = json.load(open(d + "config.json"))
+    sd = M.read_safetensors(d + "model.safetensors")
+    tok = json.load(open(d + "tokenizer.json"))
+    a = "gemma3"
+    assert cfg["sliding_window_pattern"] == 6 and cfg["query_pre_attn_scalar"] == cfg["head_dim"]
+    assert cfg["rope_local_base_freq"] == 10000.0 and cfg["rope_scaling"]["rope_type"] == "linear"
+    meta = [("general.architecture", a), ("general.name", "tfm-test"), ("general.alignment", 32),
+            (a + ".context_length", cfg["max_position_embeddings"]),
+            (a + ".embedding_length", cfg["hidden_size"]),
+            (a + ".block_count", cfg["num_hidden_layers"]),
+            (a + ".feed_forward_length", cfg["intermediate_size"]),
+            (a + ".attention.head_count", cfg["num_attention_heads"]),
+            (a + ".attention.layer_norm_rms_epsilon", float(cfg["rms_norm_eps"])),
+            (a + ".attention.key_length", cfg["head_dim"]),
+            (a + ".attention.value_length", cfg["head_dim"]),
+            (a + ".rope.freq_base", float(cfg["rope_theta"])),
+            (a + ".attention.sliding_window", cfg["sliding_window"]),
+            (a + ".attention.head_count_kv", cfg["num_key_value_heads"]),
+            (a + ".rope.scaling.type", "linear"),
+            (a + ".rope.scaling.factor", float(cfg["rope_scaling"]["factor"]))] + M.tokenizer_meta(tok)
+    tensors = []
+
+    def put(gname, w):
+        w = np.asarray(w, dtype="<f4")
+        if gname.endswith("norm.weight"):
+            w = (w + np.float32(1.0)).astype("<f4")  # the converter's norm_shift
+        tensors.append((gname, M.F32, list(reversed(w.shape)), w.tobytes()))
+
+    put("token_embd.weight", sd["model.embed_tokens.weight"])
+    names = [("attn_norm", "input_layernorm"), ("attn_q", "self_attn.q_proj"), ("attn_k", "self_attn.k_proj"),
+             ("attn_v", "self_attn.v_proj"), ("attn_q_norm", "self_attn.q_norm"), ("attn_k_norm", "self_attn.k_norm"),
+             ("attn_output", "self_attn.o_proj"), ("post_attention_norm", "post_attention_layernorm"),
+             ("ffn_norm", "pre_feedforward_layernorm"), ("post_ffw_norm", "post_feedforward_layernorm"),
+             ("ffn_gate", "mlp.gate_proj"), ("ffn_up", "mlp.up_proj"), ("ffn_down", "mlp.down_proj")]
+    for i in range(cfg["num_hidden_layers"]):
+        for g, h in names:
+            put("blk.%d.%s.weight" % (i, g), sd["model.layers.%d.%s.weight" % (i, h)])
+    put("output_norm.weight", sd["model.norm.weight"])
+    M.gw.write_gguf(GEMMA3, meta, tensors)
+    print("wrote %s (%d bytes)" % (GEMMA3, os.path.getsize(GEMMA3)))
 
 
 def qwen2_file():
@@ -140,6 +200,7 @@ def main():
     M.gw.write_gguf(OUT, meta, tensors)
     print("wrote %s (%d bytes), attn_factor %.9g, rope dims %d" % (OUT, os.path.getsize(OUT), attn, rope_dims))
     qwen2_file()
+    gemma3_file()
 
 
 if __name__ == "__main__":

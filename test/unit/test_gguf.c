@@ -853,5 +853,6 @@ main(void)
 	test_fuzz("gguf/gpt2_q8_0.gguf");	/* the gpt2 architecture, Q8_0 blocks */
 	test_fuzz("gguf/llama_q4_k_m.gguf");	/* Q4_K and Q6_K blocks */
 	test_fuzz("gguf/phi3_f32.gguf");	/* phi3: longrope's tensors and keys */
+	test_fuzz("gguf/gemma3_f32.gguf");	/* gemma3: its keys, the norms plus 1 */
 	return check_summary("test_gguf");
 }

@@ -2,12 +2,14 @@
  * chat_builtins.c — what a chat template can ask of its values when it
  * renders (chat_eval.c evaluates the operands and calls these with the
  * values; nothing here evaluates an expression):
- *   filters  trim, length, upper, lower, string
- *   tests    defined, undefined, none, string, number, boolean
+ *   filters  trim, length, upper, lower, string, tojson (chat_json.c)
+ *   tests    defined, undefined, none, string, number, boolean, true,
+ *            false, mapping, iterable, sequence
  *   methods  strip, lstrip, rstrip (with or without the characters),
  *            startswith, endswith, upper, lower
  *   loop     index, index0, first, last, length, revindex, revindex0
- * a message's keys (role, content; any other undefined) and the one
+ * a mapping's keys as attributes (a message's role, content, tool_calls
+ * ...; any other undefined) and the one
  * function, raise_exception(message).  Every byte a method or filter reads
  * or writes is work for the host's cancel poll (render_tick).
  */
@@ -15,23 +17,15 @@
 #include <string.h>
 
 #include "chat_builtins.h"
-
-value
-render_message_key(render *r, int64_t m, const char *k, size_t n)
-{
-	if (name_is(k, n, "role"))
-		return mkstr(r->msgs[m].role, strlen(r->msgs[m].role));
-	if (name_is(k, n, "content"))
-		return mkstr(r->msgs[m].content, strlen(r->msgs[m].content));
-	return mkint(V_UNDEF, 0);
-}
+#include "chat_json.h"
 
 int
 render_attribute(render *r, const value *v, const char *k, size_t n, value *out, int line)
 {
-	if (v->k == V_MSG)
+	/* Jinja: x.k of a mapping is its item k */
+	if (v->k == V_MAP)
 	{
-		*out = render_message_key(r, v->i, k, n);
+		*out = render_map_get(r, v, k, n);
 		return TFM_OK;
 	}
 	if (v->k == V_NS)
@@ -256,10 +250,12 @@ render_filter(render *r, const char *name, size_t len, const value *v, int line,
 		return TFM_ECANCELED;
 	if (!strcmp(nm, "trim") && v->k == V_STR)
 		*out = strip(v, NULL, 3);
-	else if (!strcmp(nm, "length") && (v->k == V_STR || v->k == V_LIST))
+	else if (!strcmp(nm, "length") && (v->k == V_STR || v->k == V_LIST || v->k == V_MAP))
 		*out = mkint(V_INT, v->k == V_STR ? chars(v->s, v->len) : (int64_t) v->len);
 	else if ((!strcmp(nm, "upper") || !strcmp(nm, "lower")) && v->k == V_STR)
 		return change_case(r, v, nm[0] == 'u', out);
+	else if (!strcmp(nm, "tojson"))
+		return render_tojson(r, v, line, out);
 	else if (!strcmp(nm, "string"))
 	{
 		const char *s;
@@ -292,7 +288,13 @@ render_test(render *r, const char *name, size_t len, int negate, const value *v,
 	else if (!strcmp(nm, "string"))
 		res = v->k == V_STR;
 	else if (!strcmp(nm, "number"))
-		res = v->k == V_INT;
+		res = v->k == V_INT || v->k == V_NUM;
+	else if (!strcmp(nm, "mapping"))
+		res = v->k == V_MAP;
+	else if (!strcmp(nm, "iterable"))
+		res = v->k == V_STR || v->k == V_LIST || v->k == V_MAP;
+	else if (!strcmp(nm, "sequence"))
+		res = v->k == V_STR || v->k == V_LIST || v->k == V_MAP;
 	else if (!strcmp(nm, "boolean"))
 		res = v->k == V_BOOL;
 	else if (!strcmp(nm, "true") || !strcmp(nm, "false"))

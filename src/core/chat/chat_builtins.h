@@ -1,6 +1,6 @@
 /*
  * chat_builtins.h — what chat_builtins.c defines: what a chat template can
- * ask of values already evaluated (message keys, loop attributes, string
+ * ask of values already evaluated (mapping keys, loop attributes, string
  * methods, filters, tests, raise_exception()).  Called by chat_eval.c;
  * uses only chat_value.h below it.
  */
@@ -9,9 +9,7 @@
 
 #include "chat_value.h"
 
-/* a message's key: role, content, anything else undefined */
-value		render_message_key(render *r, int64_t m, const char *k, size_t n);
-/* v.k: a message's key, the loop's attributes; undefined for anything else */
+/* v.k: a mapping's key, the loop's and a namespace's attributes; undefined for anything else */
 int			render_attribute(render *r, const value *v, const char *k, size_t n, value *out,
 							 int line);
 /* self.name(args) on a string */

@@ -62,8 +62,21 @@ values_equal(render *r, const value *a, const value *b)
 			if (a->len != b->len || render_tick(r, a->len))
 				return 0;
 			return memcmp(a->s, b->s, a->len) == 0;
-		case V_MSG:
-			return a->i == b->i;
+		case V_NUM:
+			/* numbers as their text: 1.5 and 1.50 differ here (Python's floats would not) */
+			return a->len == b->len && memcmp(a->s, b->s, a->len) == 0;
+		case V_MAP:
+			if (a->len != b->len)
+				return 0;
+			/* Python's dict equality: the same keys with equal values, in any order */
+			for (size_t k = 0; k < a->len; k++)
+			{
+				value		bv = render_map_get(r, b, a->items[2 * k].s, a->items[2 * k].len);
+
+				if (render_tick(r, CHAT_STEP) || !values_equal(r, &a->items[2 * k + 1], &bv))
+					return 0;
+			}
+			return 1;
 		case V_NS:
 			return a->ns == b->ns;
 		case V_LIST:
@@ -124,8 +137,8 @@ contains(render *r, const value *hay, const value *needle, int line)
 		}
 		return 0;
 	}
-	if (hay->k == V_MSG && needle->k == V_STR)
-		return render_message_key(r, hay->i, needle->s, needle->len).k != V_UNDEF;
+	if (hay->k == V_MAP && needle->k == V_STR)
+		return render_map_get(r, hay, needle->s, needle->len).k != V_UNDEF;
 	render_fail(r, TFM_EINVAL, line, "\"in\" %s is not supported%s", kind_name(hay->k), "");
 	return -1;
 }
@@ -245,8 +258,8 @@ subscript(render *r, const chat_expr *e, value *out)
 
 	if (render_eval(r, e->a, &v) || render_eval(r, e->b, &k))
 		return TFM_EINVAL;
-	if (v.k == V_MSG && k.k == V_STR)
-		*out = render_message_key(r, v.i, k.s, k.len);
+	if (v.k == V_MAP && k.k == V_STR)
+		*out = render_map_get(r, &v, k.s, k.len);
 	else if ((v.k == V_LIST || v.k == V_STR) && k.k == V_INT)
 	{
 		int64_t		i = py_index(k.i, v.len);
@@ -258,7 +271,7 @@ subscript(render *r, const chat_expr *e, value *out)
 		else
 			*out = mkstr(v.s + i, 1);
 	}
-	else if (v.k == V_LOOP || v.k == V_UNDEF || v.k == V_MSG || v.k == V_NS)
+	else if (v.k == V_LOOP || v.k == V_UNDEF || v.k == V_MAP || v.k == V_NS)
 		return render_attribute(r, &v, k.k == V_STR ? k.s : "", k.k == V_STR ? k.len : 0, out, e->line);
 	else
 		return render_fail(r, TFM_EINVAL, e->line, "a subscript of %s by %s is not supported",
@@ -439,7 +452,7 @@ eval_node(render *r, const chat_expr *e, value *out)
 				{
 					if (render_eval(r, e->args[k], &items[k]))
 						return TFM_EINVAL;
-					if (items[k].k == V_LIST && items[k].depth + 1 > depth)
+					if ((items[k].k == V_LIST || items[k].k == V_MAP) && items[k].depth + 1 > depth)
 						depth = items[k].depth + 1;
 				}
 				/* {% set l = [l] %} again and again nests lists deeper than any expression */

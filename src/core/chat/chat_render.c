@@ -8,11 +8,15 @@
  *
  * The names defined are messages (a list of {role, content}),
  * add_generation_prompt, bos_token and eos_token (when given) and
- * raise_exception(message); any other name is undefined (false, printed
- * as nothing, "is defined" false), as Jinja's default undefined.  Strings
+ * raise_exception(message) for tfm_chat_template_render; for
+ * tfm_chat_template_render_json the members of its JSON object (messages
+ * with any keys, tools, enable_thinking ..., read by chat_json.c) and
+ * raise_exception.  Any other name is undefined (false, printed as
+ * nothing, "is defined" false), as Jinja's default undefined.  Strings
  * print as they are, integers in decimal, booleans as True / False, none
- * as None (Python's str()); a list or a message cannot be printed.  The
- * output stops at TFM_CHAT_MAX_OUTPUT_BYTES.
+ * as None (Python's str()); a list or a mapping cannot be printed.  A for
+ * loop over a mapping walks its keys.  The output stops at
+ * TFM_CHAT_MAX_OUTPUT_BYTES.
  *
  * Bounds (a template is hostile input): the walk over statements and
  * expressions is recursive, as deep as the parser let the template nest
@@ -31,6 +35,7 @@
 #include <string.h>
 
 #include "chat_eval.h"
+#include "chat_json.h"
 
 /* ---- output ------------------------------------------------------------------------ */
 static int
@@ -87,6 +92,19 @@ run_for(render *r, const chat_node *n)
 		return TFM_EINVAL;
 	if (seq.k == V_UNDEF)
 		return TFM_OK;			/* Jinja loops over nothing */
+	if (seq.k == V_MAP)
+	{
+		/* Python: a dict's keys */
+		value	   *keys = chat_alloc(&r->arena, sizeof(value) * (seq.len + 1));
+
+		if (!keys)
+			return render_oom(r);
+		for (size_t k = 0; k < seq.len; k++)
+			keys[k] = seq.items[2 * k];
+		seq.k = V_LIST;
+		seq.items = keys;
+		seq.depth = 1;
+	}
 	if (seq.k != V_LIST)
 		return render_fail(r, TFM_EINVAL, n->line, "{%% for %%} over %s is not supported%s",
 								 kind_name(seq.k), "");
@@ -190,6 +208,51 @@ run_body(render *r, const chat_body *b)
 	return TFM_OK;
 }
 
+/* the render state for t under o, its names not yet set */
+static void
+render_init(render *r, const tfm_chat_template *t, tfm_chat_opts *o, tfm_status *err)
+{
+	memset(r, 0, sizeof(*r));
+	chat_mem_init(&r->mem, o);
+	/* the template is held while it renders: its bytes count against the budget */
+	r->mem.used = r->mem.peak = t->mem.used;
+	r->arena.mem = &r->mem;
+	chat_poll_init(&r->poll, o);
+	r->err = err;
+	r->nframes = 1;
+	r->names = mkint(V_MAP, 0);
+	r->defaults = mkint(V_MAP, 0);
+}
+
+/* the template run with r's names (st: the setting up's status), r's memory returned */
+static int
+render_finish(render *r, int st, const tfm_chat_template *t, char **out, size_t *out_len,
+			  tfm_chat_opts *o)
+{
+	if (st == TFM_OK && emit(r, "", 0))
+		st = r->code;
+	if (st == TFM_OK)
+		st = run_body(r, &t->root);
+	if (r->failed)
+		st = r->code;
+	for (int f = 0; f < TFM_CHAT_MAX_NESTING + 2; f++)
+		chat_mem_free(&r->mem, r->frames[f].b, sizeof(binding) * r->frames[f].cap);
+	chat_arena_free(&r->arena);
+	if (o)
+	{
+		o->peak = r->mem.peak;
+		o->over_budget = r->mem.over_budget && st == TFM_ELIMIT;
+	}
+	if (st != TFM_OK)
+	{
+		chat_mem_free(&r->mem, r->out, r->cap);
+		return st;
+	}
+	*out = r->out;
+	*out_len = r->len;
+	return TFM_OK;
+}
+
 int
 tfm_chat_template_render(char **out, size_t *out_len, const tfm_chat_template *t,
 						 const tfm_chat_message *msgs, int n, int add_generation_prompt,
@@ -197,48 +260,88 @@ tfm_chat_template_render(char **out, size_t *out_len, const tfm_chat_template *t
 {
 	render		r;
 	int			st = TFM_OK;
+	value	   *names,
+			   *kv,
+				messages = mkint(V_LIST, 0);
+	int			nn = 0;
 
 	*out = NULL;
 	*out_len = 0;
-	memset(&r, 0, sizeof(r));
-	chat_mem_init(&r.mem, o);
-	/* the template is held while it renders: its bytes count against the budget */
-	r.mem.used = r.mem.peak = t->mem.used;
-	r.arena.mem = &r.mem;
-	chat_poll_init(&r.poll, o);
-	r.err = err;
-	r.msgs = msgs;
-	r.nmsg = n;
-	r.add_generation_prompt = add_generation_prompt != 0;
-	r.bos = bos;
-	r.eos = eos;
-	r.nframes = 1;
-	r.messages = mkint(V_LIST, 0);
-	r.messages.len = (size_t) (n > 0 ? n : 0);
-	r.messages.depth = 1;
-	r.messages.items = chat_alloc(&r.arena, sizeof(value) * (r.messages.len + 1));
-	if (!r.messages.items || emit(&r, "", 0))
+	render_init(&r, t, o, err);
+	n = n > 0 ? n : 0;
+	/* messages, add_generation_prompt, bos_token, eos_token: a mapping of their names */
+	names = chat_alloc(&r.arena, sizeof(value) * 8);
+	messages.len = (size_t) n;
+	messages.depth = 2;
+	messages.items = chat_alloc(&r.arena, sizeof(value) * ((size_t) n + 1));
+	/* each message a mapping {role, content}: its keys and values, all in one block */
+	kv = chat_alloc(&r.arena, sizeof(value) * (4 * (size_t) n + 1));
+	if (!names || !messages.items || !kv)
 		st = render_oom(&r);
-	for (int k = 0; st == TFM_OK && k < n; k++)
-		r.messages.items[k] = mkint(V_MSG, k);
+	for (int k = 0; st == TFM_OK && k < n; k++, kv += 4)
+	{
+		kv[0] = mkstr("role", 4);
+		kv[1] = mkstr(msgs[k].role, strlen(msgs[k].role));
+		kv[2] = mkstr("content", 7);
+		kv[3] = mkstr(msgs[k].content, strlen(msgs[k].content));
+		messages.items[k] = mkint(V_MAP, 0);
+		messages.items[k].items = kv;
+		messages.items[k].len = 2;
+		messages.items[k].depth = 1;
+	}
 	if (st == TFM_OK)
-		st = run_body(&r, &t->root);
-	if (r.failed)
-		st = r.code;
-	for (int f = 0; f < TFM_CHAT_MAX_NESTING + 2; f++)
-		chat_mem_free(&r.mem, r.frames[f].b, sizeof(binding) * r.frames[f].cap);
-	chat_arena_free(&r.arena);
-	if (o)
 	{
-		o->peak = r.mem.peak;
-		o->over_budget = r.mem.over_budget && st == TFM_ELIMIT;
+		names[nn++] = mkstr("messages", 8);
+		names[nn++] = messages;
+		names[nn++] = mkstr("add_generation_prompt", 21);
+		names[nn++] = mkint(V_BOOL, add_generation_prompt != 0);
+		if (bos)
+		{
+			names[nn++] = mkstr("bos_token", 9);
+			names[nn++] = mkstr(bos, strlen(bos));
+		}
+		if (eos)
+		{
+			names[nn++] = mkstr("eos_token", 9);
+			names[nn++] = mkstr(eos, strlen(eos));
+		}
+		r.names.items = names;
+		r.names.len = (size_t) nn / 2;
+		r.names.depth = 3;
 	}
-	if (st != TFM_OK)
-	{
-		chat_mem_free(&r.mem, r.out, r.cap);
+	return render_finish(&r, st, t, out, out_len, o);
+}
+
+/* text (len bytes) read as a JSON object into *into; what the first failure is */
+static int
+read_object(render *r, const char *text, size_t len, value *into, const char *what)
+{
+	int			st;
+
+	if (len > TFM_CHAT_MAX_OUTPUT_BYTES)
+		return render_fail(r, TFM_ELIMIT, 0, "a chat %s longer than 67108864 bytes%s", what, "");
+	if ((st = render_json_parse(r, text, len, into)) != TFM_OK)
 		return st;
-	}
-	*out = r.out;
-	*out_len = r.len;
+	if (into->k != V_MAP)
+		return render_fail(r, TFM_EINVAL, 0, "the chat context must be a JSON object, not %s%s",
+						   kind_name(into->k), "");
 	return TFM_OK;
+}
+
+int
+tfm_chat_template_render_json(char **out, size_t *out_len, const tfm_chat_template *t,
+							  const char *context, size_t len, const char *defaults, size_t dlen,
+							  tfm_chat_opts *o, tfm_status *err)
+{
+	render		r;
+	int			st;
+
+	*out = NULL;
+	*out_len = 0;
+	render_init(&r, t, o, err);
+	r.defaults = mkint(V_MAP, 0);
+	st = read_object(&r, context, len, &r.names, "context");
+	if (st == TFM_OK && defaults)
+		st = read_object(&r, defaults, dlen, &r.defaults, "context's defaults");
+	return render_finish(&r, st, t, out, out_len, o);
 }

@@ -4,9 +4,10 @@
  * over statements (chat_render.c) all use: the first failure kept in the
  * render state, memory past the budget, the work counted for the host's
  * cancel poll, the nesting limit, a value's truth and its text (Python's
- * str()), and the names in scope (lookup and {% set %} / loop bindings,
- * over the names every template has: messages, add_generation_prompt,
- * bos_token, eos_token).  It calls nothing above it.
+ * str()), a mapping's keys, and the names in scope (lookup and {% set %} /
+ * loop bindings, over the names the render was given: messages,
+ * add_generation_prompt, bos_token, eos_token, and with a JSON context any
+ * others, tools or enable_thinking).  It calls nothing above it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -58,7 +59,14 @@ render_truthy(const value *v)
 			return v->i != 0;
 		case V_STR:
 		case V_LIST:
+		case V_MAP:
 			return v->len > 0;
+		case V_NUM:
+			/* a number's text: true unless its digits before the exponent are all 0 */
+			for (size_t k = 0; k < v->len && v->s[k] != 'e' && v->s[k] != 'E'; k++)
+				if (v->s[k] >= '1' && v->s[k] <= '9')
+					return 1;
+			return 0;
 		default:
 			return 1;
 	}
@@ -90,6 +98,7 @@ render_text(render *r, const value *v, const char **s, size_t *n, int line)
 			*s = buf;
 			return TFM_OK;
 		case V_STR:
+		case V_NUM:
 			*s = v->s;
 			*n = v->len;
 			return TFM_OK;
@@ -111,14 +120,23 @@ render_lookup(render *r, const char *s, size_t n)
 			if (r->frames[f].b[k].len == n && strncmp(r->frames[f].b[k].name, s, n) == 0)
 				return r->frames[f].b[k].v;
 	}
-	if (name_is(s, n, "messages"))
-		return r->messages;
-	if (name_is(s, n, "add_generation_prompt"))
-		return mkint(V_BOOL, r->add_generation_prompt);
-	if (name_is(s, n, "bos_token") && r->bos)
-		return mkstr(r->bos, strlen(r->bos));
-	if (name_is(s, n, "eos_token") && r->eos)
-		return mkstr(r->eos, strlen(r->eos));
+	{
+		value		v = render_map_get(r, &r->names, s, n);
+
+		return v.k != V_UNDEF ? v : render_map_get(r, &r->defaults, s, n);
+	}
+}
+
+value
+render_map_get(render *r, const value *m, const char *k, size_t n)
+{
+	if (m->k != V_MAP)
+		return mkint(V_UNDEF, 0);
+	/* a long mapping makes each lookup long: its keys are work */
+	(void) render_tick(r, m->len);
+	for (size_t j = 0; j < m->len; j++)
+		if (m->items[2 * j].len == n && memcmp(m->items[2 * j].s, k, n) == 0)
+			return m->items[2 * j + 1];
 	return mkint(V_UNDEF, 0);
 }
 

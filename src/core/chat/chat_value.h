@@ -14,17 +14,17 @@
 
 typedef enum
 {
-	V_UNDEF, V_NONE, V_BOOL, V_INT, V_STR, V_LIST, V_MSG, V_LOOP, V_NS
+	V_UNDEF, V_NONE, V_BOOL, V_INT, V_STR, V_LIST, V_MAP, V_LOOP, V_NS, V_NUM
 } vkind;
 
 typedef struct value
 {
 	vkind		k;
-	int			depth;			/* V_LIST: lists inside each other (1: none inside) */
-	int64_t		i;				/* V_BOOL, V_INT, V_MSG (its index) */
-	const char *s;				/* V_STR */
-	size_t		len;			/* V_STR bytes, V_LIST items */
-	struct value *items;		/* V_LIST */
+	int			depth;			/* V_LIST, V_MAP: lists and maps inside each other (1: none inside) */
+	int64_t		i;				/* V_BOOL, V_INT */
+	const char *s;				/* V_STR; V_NUM: a JSON number's text (not an integer) */
+	size_t		len;			/* V_STR, V_NUM bytes, V_LIST items, V_MAP pairs */
+	struct value *items;		/* V_LIST; V_MAP: key, value, key, value ... (keys strings) */
 	const struct loop_info *loop;	/* V_LOOP */
 	struct frame *ns;			/* V_NS: its attributes, set in place */
 } value;
@@ -55,12 +55,8 @@ typedef struct render
 	chat_arena	arena;			/* values made while rendering */
 	chat_poll	poll;
 	tfm_status *err;
-	const tfm_chat_message *msgs;
-	int			nmsg;
-	value		messages;
-	int			add_generation_prompt;
-	const char *bos,
-			   *eos;
+	value		names;			/* V_MAP: the template's names (messages, add_generation_prompt ...) */
+	value		defaults;		/* V_MAP: names where names has none (or undefined) */
 	frame		frames[TFM_CHAT_MAX_NESTING + 2];
 	int			nframes;
 	int			depth;			/* blocks and expressions being walked */
@@ -91,7 +87,7 @@ static inline const char *
 kind_name(vkind k)
 {
 	static const char *const names[] = {"undefined", "none", "a boolean", "an integer", "a string",
-	"a list", "a message", "the loop", "a namespace"};
+	"a list", "a mapping", "the loop", "a namespace", "a number"};
 
 	return names[k];
 }
@@ -111,6 +107,8 @@ int			render_oom(render *r);
 int			render_tick(render *r, size_t units);
 /* what (blocks and expressions, lists) nested past TFM_CHAT_MAX_NESTING: TFM_ELIMIT */
 int			render_too_deep(render *r, int line, const char *what);
+/* the value of key k in map m (a V_MAP); undefined if none */
+value		render_map_get(render *r, const value *m, const char *k, size_t n);
 /* a value's truth, as Python's bool() */
 int			render_truthy(const value *v);
 /* a value as text (Python's str()): *s and *n, in the arena */

@@ -1,7 +1,8 @@
 /*
  * gguf_internal.h — what the GGUF importer's files share (not a public
- * API): metadata helpers of gguf.c and the gpt2 architecture of
- * gguf_gpt2.c, for gguf_model.c.
+ * API): metadata helpers of gguf.c and the gpt2, phi3 and gemma3
+ * architectures of gguf_gpt2.c, gguf_phi3.c and gguf_gemma3.c, for
+ * gguf_model.c.
  */
 #ifndef TFM_GGUF_INTERNAL_H
 #define TFM_GGUF_INTERNAL_H
@@ -25,5 +26,13 @@ int			tfm_gguf_phi3_params(tfm_hf_params *p, const tfm_gguf_file *f, int rope_di
 extern const char *const tfm_gguf_phi3_top[][2];
 extern const char *const tfm_gguf_phi3_blk[][2];
 extern const char *const tfm_gguf_gpt2_blk[][2];
+/* gemma3.* beyond the llama keys and key_length (gguf_gemma3.c): Gemma 3's
+ * flags, windows, rope scaling and attention scale (after p's sizes) */
+int			tfm_gguf_gemma3_params(tfm_hf_params *p, const tfm_gguf_file *f, tfm_status *st);
+extern const char *const tfm_gguf_gemma3_top[][2];
+extern const char *const tfm_gguf_gemma3_blk[][2];
+/* is t one of a gemma3 file's norm weights (stored plus 1)?  Then take the 1 off its n values */
+bool		tfm_gguf_gemma3_norm(const tfm_hf_params *p, const tfm_gguf_tensor *t);
+void		tfm_gguf_gemma3_norms(float *v, uint64_t n);
 
 #endif							/* TFM_GGUF_INTERNAL_H */

@@ -1,14 +1,16 @@
 /*
  * gguf_model.c — a GGUF file read as a Hugging Face checkpoint: the
  * architecture's metadata as the hyper-parameters of a config.json (llama,
- * qwen2 and qwen3 here, phi3's own keys and names in gguf_phi3.c, gpt2 in
- * gguf_gpt2.c), tensor names as the Hugging Face ones, and
+ * qwen2 and qwen3 here, phi3's own keys and names in gguf_phi3.c,
+ * gemma3's in gguf_gemma3.c, gpt2 in gguf_gpt2.c), tensor names as the
+ * Hugging Face ones, and
  * each tensor's values made the float32 tensor tfm_hf_load_tensor takes:
  * the rows of a llama's attn_q and attn_k put back in Hugging Face's order
  * (llama.cpp's convert_hf_to_gguf.py permutes them for ggml's rope, which
  * pairs dimensions 2i and 2i+1 where rotate_half pairs i and i + d/2), a
- * GPT-2's Conv1D weights transposed back to (in, out); a Llama 3's
- * rope_freqs.weight read as its "llama3" rope_scaling.
+ * GPT-2's Conv1D weights transposed back to (in, out), a Gemma 3's norm
+ * weights less the 1 the converter added; a Llama 3's rope_freqs.weight
+ * read as its "llama3" rope_scaling.
  */
 #include "tfm/gguf.h"
 #include "tfm/gguf_quants.h"
@@ -93,7 +95,8 @@ akey(char (*buf)[80], int *slot, const char *arch, const char *suffix)
 /*
  * llama.* (or qwen3.*: Qwen3's q/k norms, head_dim its key_length, q and k
  * rows in Hugging Face's order; qwen2.*: Qwen2's q/k/v biases, rows as
- * Hugging Face's; phi3.*: gguf_phi3.c): a Hugging Face Llama's hyper-parameters
+ * Hugging Face's; phi3.*: gguf_phi3.c; gemma3.*: head_dim as qwen3's, the
+ * rest in gguf_gemma3.c): a Hugging Face Llama's hyper-parameters
  */
 static int
 llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, const char *a,
@@ -103,7 +106,8 @@ llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, const ch
 	int			ks = 0;
 	bool		qwen3 = strcmp(a, "qwen3") == 0,
 				phi3 = strcmp(a, "phi3") == 0,
-				qwen2 = strcmp(a, "qwen2") == 0;
+				qwen2 = strcmp(a, "qwen2") == 0,
+				gemma3 = strcmp(a, "gemma3") == 0;
 	const char *s;
 	size_t		slen;
 	double		eps,
@@ -141,18 +145,21 @@ llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, const ch
 	p->max_len = (int) (ctx > TFM_LEN_MAX ? TFM_LEN_MAX : ctx);
 	if (ctx > TFM_LEN_MAX)
 		*capped = ctx;
+	if (gemma3)
+		theta = 1000000.0;		/* Gemma3TextConfig's rope_theta */
 	if ((rc = tfm_gguf_get_float(&eps, f, K("attention.layer_norm_rms_epsilon"), true, st)) != 0 ||
 		(rc = tfm_gguf_get_float(&theta, f, K("rope.freq_base"), false, st)) != 0)
 		return rc;
 	p->ln_eps = (float) eps;
 	p->rope_theta = (float) theta;
-	if (tfm_gguf_get_str(&s, &slen, f, K("rope.scaling.type"), false, NULL) == TFM_OK &&
+	/* (gemma3's linear scaling: gguf_gemma3.c) */
+	if (!gemma3 && tfm_gguf_get_str(&s, &slen, f, K("rope.scaling.type"), false, NULL) == TFM_OK &&
 		tfm_gguf_find(f, K("rope.scaling.type")) && !(slen == 4 && memcmp(s, "none", 4) == 0))
 		return tfm_status_set(st, TFM_EUNSUPPORTED, "rope scaling \"%.*s\" is not supported",
 							  (int) tfm_utf8_cut(s, slen < 32 ? slen : 32), s);
-	if (qwen3)
+	if (qwen3 || gemma3)
 	{
-		/* a head's width: key_length (Qwen3-0.6B's 128 over 1024 / 16), value_length the same */
+		/* a head's width: key_length (Qwen3-0.6B's 128 over 1024 / 16, Gemma 3's 256), value_length the same */
 		int			hd = p->d_model / p->heads,
 					vlen;
 
@@ -166,7 +173,9 @@ llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, const ch
 								  K("rope.dimension_count"), K("attention.key_length"), hd);
 		p->head_dim = hd;
 		if (tfm_gguf_find_tensor(f, "rope_freqs.weight"))
-			return tfm_status_set(st, TFM_EUNSUPPORTED, "rope_freqs.weight in a qwen3 file is not supported");
+			return tfm_status_set(st, TFM_EUNSUPPORTED, "rope_freqs.weight in a %s file is not supported", a);
+		if (gemma3 && (rc = tfm_gguf_gemma3_params(p, f, st)) != 0)
+			return rc;
 	}
 	else if (phi3)
 	{
@@ -176,7 +185,7 @@ llama_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, const ch
 	}
 	else if ((rc = llama3_rope_freqs(p, f, st)) != 0)
 		return rc;
-	if (!qwen3 && p->heads > 0 && p->d_model % p->heads == 0)
+	if (!qwen3 && !gemma3 && p->heads > 0 && p->d_model % p->heads == 0)
 	{
 		int			hd = p->d_model / p->heads;
 		const char *keys[] = {K("attention.key_length"), K("attention.value_length")};
@@ -234,10 +243,12 @@ tfm_gguf_params(tfm_hf_params *p, int64_t *capped, const tfm_gguf_file *f, tfm_s
 		return llama_params(p, capped, f, "phi3", st);
 	if (alen == 5 && memcmp(arch, "qwen2", 5) == 0)
 		return llama_params(p, capped, f, "qwen2", st);
+	if (alen == 6 && memcmp(arch, "gemma3", 6) == 0)
+		return llama_params(p, capped, f, "gemma3", st);
 	if (alen == 4 && memcmp(arch, "gpt2", 4) == 0)
 		return tfm_gguf_gpt2_params(p, f, st);
 	return tfm_status_set(st, TFM_EUNSUPPORTED,
-						  "GGUF architecture \"%.*s\" is not supported (tfm imports llama, qwen2, qwen3, phi3 and gpt2)",
+						  "GGUF architecture \"%.*s\" is not supported (tfm imports llama, qwen2, qwen3, gemma3, phi3 and gpt2)",
 						  (int) tfm_utf8_cut(arch, alen < 64 ? alen : 64), arch);
 }
 
@@ -270,9 +281,12 @@ tfm_gguf_hf_name(char *name, size_t cap, const tfm_hf_params *p, const tfm_gguf_
 				 tfm_status *st)
 {
 	bool		gpt2 = p->arch == TFM_HF_GPT2,
-				phi3 = p->arch == TFM_HF_PHI3;
-	const char *const (*top)[2] = gpt2 ? tfm_gguf_gpt2_top : phi3 ? tfm_gguf_phi3_top : llama_top;
-	const char *const (*blk)[2] = gpt2 ? tfm_gguf_gpt2_blk : phi3 ? tfm_gguf_phi3_blk : llama_blk;
+				phi3 = p->arch == TFM_HF_PHI3,
+				gemma3 = p->gemma;	/* the one Gemma GGUF architecture tfm reads */
+	const char *const (*top)[2] = gpt2 ? tfm_gguf_gpt2_top : phi3 ? tfm_gguf_phi3_top :
+		gemma3 ? tfm_gguf_gemma3_top : llama_top;
+	const char *const (*blk)[2] = gpt2 ? tfm_gguf_gpt2_blk : phi3 ? tfm_gguf_phi3_blk :
+		gemma3 ? tfm_gguf_gemma3_blk : llama_blk;
 	const char *layers = gpt2 ? "transformer.h" : "model.layers";
 	unsigned	layer;
 	int			used = 0;
@@ -308,7 +322,7 @@ tfm_gguf_hf_name(char *name, size_t cap, const tfm_hf_params *p, const tfm_gguf_
 				}
 	}
 	return tfm_status_set(st, TFM_EBADFILE, "unexpected tensor \"%.*s\" in a %s GGUF file",
-						  TFM_GGUF_SHOWN(t->name, t->name_len), gpt2 ? "gpt2" : phi3 ? "phi3" : "llama");
+						  TFM_GGUF_SHOWN(t->name, t->name_len), gpt2 ? "gpt2" : phi3 ? "phi3" : gemma3 ? "gemma3" : "llama");
 }
 
 /* is t one of a GPT-2's Conv1D weights, stored transposed as (out, in)? */
@@ -408,6 +422,8 @@ tfm_gguf_tensor_f32(float *out, tfm_st_tensor *sh, const tfm_gguf_tensor *t, con
 		transpose(out, tmp, t->ne[1], t->ne[0]);
 	else if (tmp != out)
 		tfm_gguf_unpermute_rows(out, tmp, t->ne[1], t->ne[0] * sizeof(float), n_head);
+	if (tfm_gguf_gemma3_norm(p, t))
+		tfm_gguf_gemma3_norms(out, t->n_values);
 	if (tmp != out)
 		free(tmp);
 	return TFM_OK;

@@ -5,7 +5,8 @@
  * highest score.  As ranked merges (what tfm's SentencePiece-style BPE
  * runs), that is every split of a piece into two pieces of the vocabulary,
  * pieces taken by score, highest first (ties by id).  A "gpt2" (byte-level
- * BPE) vocabulary stores its merges as text: "a b", made pairs of ids.
+ * BPE) vocabulary stores its merges as text: "a b", made pairs of ids;
+ * its tokenizer.ggml.pre names the pre-tokenizer (bpe_pre).
  */
 #include "tfm/gguf.h"
 
@@ -273,7 +274,16 @@ bpe_merges(tfm_gguf_vocab *v, const tfm_gguf_file *f, tfm_status *st)
 	return rc;
 }
 
-/* tokenizer.ggml.pre as the flags of tfm's byte-level BPE */
+/*
+ * Qwen2's (and Qwen2.5's, Qwen3's) pre-tokenizer: its tokenizer.json's one
+ * Split rule (Isolated), after an NFC normalizer; llama.cpp's "qwen2" runs
+ * the same pattern (its case-insensitive contractions spelled out) without
+ * NFC, so on text that is not in NFC llama.cpp's ids differ from Hugging
+ * Face's, which tfm gives
+ */
+#define QWEN2_SPLIT "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
+
+/* tokenizer.ggml.pre as the flags (and Split pattern) of tfm's byte-level BPE */
 static int
 bpe_pre(tfm_gguf_vocab *v, const tfm_gguf_file *f, tfm_status *st)
 {
@@ -281,10 +291,12 @@ bpe_pre(tfm_gguf_vocab *v, const tfm_gguf_file *f, tfm_status *st)
 	{
 		const char *name;
 		uint32_t	flags;
+		const char *split;
 	}			known[] = {
-		{"default", 0}, {"gpt-2", 0},
-		{"llama-bpe", TFM_TOK_INFO_LLAMA3 | TFM_TOK_INFO_IGNORE_MERGES},
-		{"smollm", TFM_TOK_INFO_DIGITS},
+		{"default", 0, NULL}, {"gpt-2", 0, NULL},
+		{"llama-bpe", TFM_TOK_INFO_LLAMA3 | TFM_TOK_INFO_IGNORE_MERGES, NULL},
+		{"smollm", TFM_TOK_INFO_DIGITS, NULL},
+		{"qwen2", TFM_TOK_INFO_SPLIT | TFM_TOK_INFO_NFC, QWEN2_SPLIT},
 	};
 	const char *pre = "default";
 	size_t		len = 7;
@@ -296,10 +308,11 @@ bpe_pre(tfm_gguf_vocab *v, const tfm_gguf_file *f, tfm_status *st)
 		if (strlen(known[i].name) == len && memcmp(known[i].name, pre, len) == 0)
 		{
 			v->flags = known[i].flags;
+			v->split = known[i].split;
 			return TFM_OK;
 		}
 	return tfm_status_set(st, TFM_EUNSUPPORTED,
-						  "tokenizer.ggml.pre \"%.*s\" is not supported (tfm reads default, gpt-2, llama-bpe and smollm)",
+						  "tokenizer.ggml.pre \"%.*s\" is not supported (tfm reads default, gpt-2, llama-bpe, smollm and qwen2)",
 						  (int) tfm_utf8_cut(pre, len < 32 ? len : 32), pre);
 }
 

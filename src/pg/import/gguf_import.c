@@ -211,13 +211,15 @@ gguf_tokenizer(const char *name, const TfmHfConfig *hc, void *arg, int32 *sp)
 	{
 		/* as a byte-level tokenizer.json's: its bos when it puts one first, its padding */
 		int32_t		specials[TFM_TOK_N_SPECIALS] = {-1, -1, -1, -1, -1, -1};
+		/* a pre-tokenizer that is a Split rule (tokenizer.ggml.pre "qwen2") */
+		TfmSplitRule rule = {v->split, TFM_TOK_SPLIT_ISOLATED, false};
 
 		specials[TFM_TOK_PAD] = v->pad;
 		specials[TFM_TOK_BOS] = v->add_bos ? v->bos : -1;
 		(void) tfm_tokenizer_import_hf_bpe(name, v->pieces, v->lens, v->literal, v->n, v->merge_lr,
 										   v->n_merges, specials,
-										   v->flags | (v->add_bos ? TFM_TOK_INFO_TEXT_BOS : 0), NULL, 0,
-										   NULL, sp);
+										   v->flags | (v->add_bos ? TFM_TOK_INFO_TEXT_BOS : 0),
+										   v->split ? &rule : NULL, v->split ? 1 : 0, NULL, sp);
 	}
 	tfm_gguf_vocab_free(v);
 	tfm_guard_release(g);
@@ -334,7 +336,8 @@ import_source(const char *name, GgufSource *s, bool tokenizer, tfm_task *task)
 	hc.bos_id = special_id(s, "tokenizer.ggml.bos_token_id", hc.cfg.vocab);
 	hc.eos_id = special_id(s, "tokenizer.ggml.eos_token_id", hc.cfg.vocab);
 	hc.model_type = hc.p.arch == TFM_HF_GPT2 ? "gpt2 (gguf)" : hc.p.arch == TFM_HF_PHI3 ? "phi3 (gguf)" :
-		hc.p.qk_norm ? "qwen3 (gguf)" : hc.p.qkv_bias ? "qwen2 (gguf)" : "llama (gguf)";
+		hc.p.gemma ? "gemma3 (gguf)" : hc.p.qk_norm ? "qwen3 (gguf)" : hc.p.qkv_bias ? "qwen2 (gguf)" :
+		"llama (gguf)";
 	memset(&steps, 0, sizeof(steps));
 	steps.what = s->what;
 	steps.bytes = s->file.size;

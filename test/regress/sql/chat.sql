@@ -103,7 +103,9 @@ SELECT pg_temp.err($$SELECT tfm_chat_template_import('qwen2', '{"chat_template":
 SELECT pg_temp.err($$SELECT tfm_chat_template_import('qwen2', '{"chat_template": "{% for m in messages %}{{ m.content }}"}')$$);
 SELECT pg_temp.err($$SELECT tfm_chat_template_import('qwen2', '{"eos_token": "<|im_end|>"}')$$);
 SELECT pg_temp.err($$SELECT tfm_chat_template_import('qwen2', '{"chat_template": "x", "added_tokens_decoder": {"abc": {"content": "y"}}}')$$);
-SELECT pg_temp.err($$SELECT tfm_chat_render('{{ messages | tojson }}', '[{"role": "user", "content": "hi"}]')$$);
+SELECT pg_temp.err($$SELECT tfm_chat_render('{{ messages | pprint }}', '[{"role": "user", "content": "hi"}]')$$);
+-- tojson as transformers' (Python's json.dumps, ensure_ascii false)
+SELECT tfm_chat_render('{{ messages | tojson }}', '[{"role": "user", "content": "hi \"é\"\n"}]');
 SELECT pg_temp.err($$SELECT tfm_chat_render('{{ raise_exception(''only one turn'') }}', '[{"role": "user", "content": "hi"}]')$$);
 SELECT tfm_chat_render(NULL, '[{"role": "user", "content": "hi"}]') IS NULL AS null_template;
 -- a model without a chat template
@@ -115,6 +117,62 @@ SELECT pg_temp.err($$SELECT tfm_chat('qwen2_plain', '[{"role": "user", "content"
 -- an added token whose id is not that piece of the tokenizer
 SELECT tfm_chat_template_import('qwen2_plain', jsonb_set(:'tcfg'::jsonb, '{added_tokens_decoder}', '{"300": {"content": "<|im_start|>"}}'));
 SELECT pg_temp.err($$SELECT tfm_chat('qwen2_plain', '[{"role": "user", "content": "hi"}]')$$);
+
+-- a whole context (tfm_chat_render_context, json): the real templates of
+-- Qwen3 (tools, tool calls, tool responses, reasoning, enable_thinking) and
+-- Gemma 3 (its system-prompt rules) for every case of
+-- test/fixtures/chat/hf_context_cases.tsv (chat_templates_context.py:
+-- python3-jinja2 as transformers): the rendering, or the template's refusal
+\set cases `cat test/fixtures/chat/hf_context_cases.tsv`
+CREATE TEMP TABLE ctx_lines AS
+SELECT n, string_to_array(l, E'\t') AS f
+  FROM regexp_split_to_table(:'cases', E'\n') WITH ORDINALITY AS t(l, n) WHERE l ~ '^[TJ]\t';
+CREATE TEMP TABLE ctx_tpl AS
+SELECT f[2] AS name, convert_from(decode(f[3], 'hex'), 'UTF8') AS tpl FROM ctx_lines WHERE f[1] = 'T';
+CREATE TEMP TABLE ctx_case AS
+SELECT n, f[2] AS name, convert_from(decode(f[3], 'hex'), 'UTF8') AS context, f[4] AS kind,
+       convert_from(decode(f[5], 'hex'), 'UTF8') AS want
+  FROM ctx_lines WHERE f[1] = 'J';
+SELECT c.name, count(*) AS cases,
+       count(*) FILTER (WHERE CASE WHEN kind = 'R' THEN tfm_chat_render_context(t.tpl, c.context::json) = want
+                                   ELSE pg_temp.err(format('SELECT tfm_chat_render_context(%L, %L)', t.tpl, c.context))
+                                        = '22023: cannot render the chat template: the chat template refuses the conversation: ' || want
+                              END) AS as_transformers
+  FROM ctx_case c JOIN ctx_tpl t USING (name) GROUP BY c.name ORDER BY c.name;
+-- one in full: Qwen3 with a tool, a call, its response and the answer
+SELECT tfm_chat_render_context(t.tpl, json_build_object(
+         'tools', json_build_array(json_build_object('type', 'function', 'function',
+             json_build_object('name', 'get_weather', 'description', 'The weather in a city.',
+                               'parameters', json_build_object('type', 'object', 'properties',
+                                   json_build_object('city', json_build_object('type', 'string')))))),
+         'messages', json_build_array(
+             json_build_object('role', 'user', 'content', 'Weather in Paris?'),
+             json_build_object('role', 'assistant', 'content', '', 'tool_calls', json_build_array(
+                 json_build_object('function', json_build_object('name', 'get_weather',
+                                                                 'arguments', json_build_object('city', 'Paris'))))),
+             json_build_object('role', 'tool', 'content', '21 °C'),
+             json_build_object('role', 'assistant', 'content', '<think>
+Easy.
+</think>
+
+It is 21 °C.'))))
+  FROM ctx_tpl t WHERE name = 'hf_qwen3';
+-- json keeps the keys' order (jsonb would sort them); add_generation_prompt true unless given
+SELECT tfm_chat_render_context('{{ x | tojson }} {{ add_generation_prompt }}', '{"x": {"zeta": 1, "a": [true, null, 2.50]}}');
+SELECT tfm_chat_render_context('{{ add_generation_prompt }}', '{"add_generation_prompt": false}');
+-- a model's template with its bos and eos texts: tfm_chat_prompt's prompt for the same messages
+SELECT tfm_chat_prompt_context('qwen2', '{"messages": [{"role": "user", "content": "Hi"}]}')
+     = tfm_chat_prompt('qwen2', '[{"role": "user", "content": "Hi"}]') AS as_chat_prompt,
+       tfm_chat_prompt_context('qwen2', '{"messages": [{"role": "user", "content": "Hi"}], "add_generation_prompt": false}')
+     = tfm_chat_prompt('qwen2', '[{"role": "user", "content": "Hi"}]', false) AS without_generation_prompt;
+SELECT tfm_chat_render_context(NULL, '{}') IS NULL AS null_template, tfm_chat_render_context('x', NULL) IS NULL AS null_context,
+       tfm_chat_prompt_context(NULL, '{}') IS NULL AS null_model;
+SELECT pg_temp.err($$SELECT tfm_chat_render_context('x', '[1]')$$);
+SELECT pg_temp.err($$SELECT tfm_chat_render_context('{{ x }}', '{"x": "\ud800"}')$$);
+SELECT pg_temp.err($$SELECT tfm_chat_prompt_context('nosuch', '{}')$$);
+-- nesting past 64 levels refused (not a deep recursion)
+SELECT pg_temp.err(format('SELECT tfm_chat_render_context(%L, %L)', '{{ x }}',
+                          '{"x": ' || repeat('[', 70) || repeat(']', 70) || '}'));
 
 SELECT tfm_drop_model('qwen2_plain');
 SELECT tfm_tokenizer_drop('qwen2_plain');

@@ -1,6 +1,6 @@
 -- NULLs as PostgreSQL treats them (doc/reference.md, NULLs; issue 39).
 -- 1. From the catalog: every function, aggregate and procedure of the
---    extension with a required text, int[], text[] or jsonb argument is
+--    extension with a required text, int[], text[], jsonb or json argument is
 --    called once with sane arguments (it must answer) and once with NULL in
 --    each such argument (it must answer NULL, or no rows), unless it is a
 --    command listed below, which must refuse the NULL.  A new function is
@@ -105,6 +105,7 @@ CREATE FUNCTION pg_temp.sane(f text, a text, t regtype) RETURNS text LANGUAGE sq
     WHEN t = 'jsonb'::regtype AND a = 'messages' THEN $v$'[{"role": "user", "content": "the sea"}]'::jsonb$v$
     WHEN t = 'jsonb'::regtype AND a = 'schema' THEN $v$'{"enum": ["calm", "storm"]}'::jsonb$v$
     WHEN t = 'jsonb'::regtype THEN $v$'{}'::jsonb$v$
+    WHEN t = 'json'::regtype THEN $v$'{"messages": [{"role": "user", "content": "the sea"}]}'::json$v$
     WHEN t = 'bytea'::regtype THEN $v$'\x00'::bytea$v$
     WHEN t = 'regclass'::regtype THEN $v$'nl_docs'::regclass$v$
     WHEN t = 'boolean'::regtype THEN 'true'
@@ -113,7 +114,7 @@ CREATE FUNCTION pg_temp.sane(f text, a text, t regtype) RETURNS text LANGUAGE sq
     WHEN t <> 'text'::regtype THEN 'NULL::' || t::text
     WHEN a = 'model' THEN CASE
       WHEN f IN ('tfm_generate', 'tfm_generate_tokens', 'tfm_next_tokens', 'tfm_score', 'tfm_chat',
-                 'tfm_chat_prompt', 'tfm_chat_tokens') THEN $v$'nl_lm'$v$
+                 'tfm_chat_prompt', 'tfm_chat_tokens', 'tfm_chat_prompt_context') THEN $v$'nl_lm'$v$
       WHEN f IN ('tfm_translate', 'tfm_translate_nbest', 'tfm_attention') THEN $v$'nl_s2s'$v$
       WHEN f = 'tfm_extract' THEN $v$'nl_char_lm'$v$
       WHEN f = 'tfm_rerank' THEN $v$'nl_xenc'$v$
@@ -153,7 +154,7 @@ EXCEPTION WHEN OTHERS THEN
   RETURN 'error ' || SQLSTATE;
 END $$;
 
--- the routines: the extension's, with a required text/int[]/text[]/jsonb
+-- the routines: the extension's, with a required text/int[]/text[]/jsonb/json
 -- argument, callable from SQL (no internal argument; aggregates' support
 -- functions are reached through their aggregates)
 CREATE TEMP TABLE null_fns AS
@@ -169,10 +170,10 @@ SELECT p.oid, p.oid::regprocedure::text AS sig, p.proname::text AS fn, p.prokind
    AND p.oid NOT IN (SELECT unnest(ARRAY[aggtransfn, aggfinalfn, aggcombinefn, aggserialfn, aggdeserialfn])::oid
                        FROM pg_aggregate)
    AND EXISTS (SELECT FROM pg_temp.in_args(p.oid) a WHERE a.i < p.pronargs - p.pronargdefaults
-                  AND a.typ IN ('text'::regtype, 'integer[]'::regtype, 'text[]'::regtype, 'jsonb'::regtype));
+                  AND a.typ IN ('text'::regtype, 'integer[]'::regtype, 'text[]'::regtype, 'jsonb'::regtype, 'json'::regtype));
 
 -- the calls: 'sane' (every required argument sane; commands skip it), then
--- one per required text/int[]/text[]/jsonb argument, NULL there
+-- one per required text/int[]/text[]/jsonb/json argument, NULL there
 CREATE FUNCTION pg_temp.call_sql(f null_fns, null_at int) RETURNS text LANGUAGE sql STABLE AS $$
   SELECT CASE
     WHEN f.prokind = 'p' THEN 'CALL ' || f.qname || '(' || args || ')'
@@ -189,7 +190,7 @@ SELECT f.sig, f.fn, a.name AS arg, a.i, pg_temp.call_sql(f, a.i) AS q,
        EXISTS (SELECT FROM null_refused r WHERE r.fn = f.fn AND r.arg IN ('*', a.name)) AS refused,
        EXISTS (SELECT FROM null_default r WHERE r.fn = f.fn AND r.arg = a.name) AS defaulted
   FROM null_fns f, pg_temp.in_args(f.oid) a
- WHERE a.i < f.nreq AND a.typ IN ('text'::regtype, 'integer[]'::regtype, 'text[]'::regtype, 'jsonb'::regtype)
+ WHERE a.i < f.nreq AND a.typ IN ('text'::regtype, 'integer[]'::regtype, 'text[]'::regtype, 'jsonb'::regtype, 'json'::regtype)
 UNION ALL
 SELECT f.sig, f.fn, 'sane', -1, pg_temp.call_sql(f, -1), false, false
   FROM null_fns f

@@ -3,7 +3,9 @@
  * tfm_chat_prompt (sql/infer/chat.c): the messages checked (a non-empty array of
  * {"role": "system" | "user" | "assistant", "content": text}, nothing
  * else), the model's chat template (src/core/chat) rendered with its bos
- * and eos texts, and the prompt cut at the added tokens' texts (each its
+ * and eos texts (or for a whole context, JSON text whose members are the
+ * template's names: tfm_chat_render_context, the core reading and checking
+ * it), and the prompt cut at the added tokens' texts (each its
  * id, as Hugging Face tokenizers splits added tokens out before the
  * pre-tokenizer), the text between them encoded by the tokenizer.
  *
@@ -19,6 +21,7 @@
 
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
@@ -296,6 +299,71 @@ tfm_chat_render(const char *template_text, const tfm_chat_message *msgs, int n,
 	copy = palloc_extended(*len + 1, MCXT_ALLOC_HUGE);
 	memcpy(copy, out, *len + 1);
 	MemoryContextDelete(cx);
+	return copy;
+}
+
+/*
+ * the defaults of a context (JSON text of an object): add_generation_prompt
+ * true, the model's bos and eos texts (the core uses them where the
+ * context names none)
+ */
+static char *
+context_defaults(const char *bos, const char *eos)
+{
+	StringInfoData b;
+
+	initStringInfo(&b);
+	appendStringInfoString(&b, "{\"add_generation_prompt\": true");
+	if (bos)
+	{
+		appendStringInfoString(&b, ", \"bos_token\": ");
+		escape_json(&b, bos);
+	}
+	if (eos)
+	{
+		appendStringInfoString(&b, ", \"eos_token\": ");
+		escape_json(&b, eos);
+	}
+	appendStringInfoChar(&b, '}');
+	return b.data;
+}
+
+char *
+tfm_chat_render_context(const char *template_text, const char *context, const char *bos,
+						const char *eos, size_t *len)
+{
+	tfm_chat_opts o;
+	MemoryContext cx;
+	tfm_chat_template *t;
+	tfm_status	err;
+	char	   *out,
+			   *copy,
+			   *def = context_defaults(bos, eos);
+	int			st;
+
+	cx = chat_begin(&o);
+	for (;;)
+	{
+		t = NULL;
+		out = NULL;
+		st = tfm_chat_template_parse(&t, template_text, strlen(template_text), &o, &err);
+		if (st == TFM_OK)
+		{
+			st = tfm_chat_template_render_json(&out, len, t, context, strlen(context), def,
+											   strlen(def), &o, &err);
+			tfm_chat_template_free(t);
+		}
+		if (st != TFM_ECANCELED)
+			break;
+		/* a cancel or timeout raises here; an interrupt that raises nothing: again */
+		MemoryContextReset(cx);
+		CHECK_FOR_INTERRUPTS();
+	}
+	chat_check(st, &err, &o, "rendering the chat template", "cannot render the chat template");
+	copy = palloc_extended(*len + 1, MCXT_ALLOC_HUGE);
+	memcpy(copy, out, *len + 1);
+	MemoryContextDelete(cx);
+	pfree(def);
 	return copy;
 }
 

@@ -45,6 +45,14 @@ void		tfm_chat_check_template(const char *template_text);
 char	   *tfm_chat_render(const char *template_text, const tfm_chat_message *msgs, int n,
 							bool add_generation_prompt, const char *bos, const char *eos,
 							size_t *len);
+/*
+ * The template rendered for a context (JSON text of an object: messages
+ * with any keys, tools, enable_thinking ..., as apply_chat_template's
+ * arguments), add_generation_prompt true and bos_token / eos_token these
+ * (NULL: none) unless the context names them; as tfm_chat_render otherwise.
+ */
+char	   *tfm_chat_render_context(const char *template_text, const char *context,
+									const char *bos, const char *eos, size_t *len);
 /* a rendered prompt's ids: the specials as their ids, the text between through the tokenizer */
 int32	   *tfm_chat_prompt_ids(const TfmModelRow *row, const TfmChat *c, const char *prompt,
 								size_t len, int *n);

@@ -3,7 +3,9 @@
  * applied to the messages, then generation until a stop id, the stop text
  * or max_tokens), tfm_chat_prompt and tfm_chat_tokens (the prompt it
  * builds, as text and as ids), tfm_chat_render (any template on any
- * messages, no model) and tfm_chat_template_import (a model's
+ * messages, no model), tfm_chat_render_context and tfm_chat_prompt_context
+ * (a template, or a model's, for a whole JSON context: messages with tool
+ * calls, tools, enable_thinking) and tfm_chat_template_import (a model's
  * tokenizer_config.json and generation_config.json kept for chat).
  *
  * The prompt is built by runtime/infer/chat_prompt.c; the decode loop is tfm_generate's
@@ -147,6 +149,36 @@ tfm_chat_render_sql(PG_FUNCTION_ARGS)
 	out = tfm_chat_render(tpl, msgs, n, add_generation_arg(fcinfo, 2),
 						  PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3)),
 						  PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4)), &len);
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(out, len));
+}
+
+/* tfm_chat_render_context(template, context json): any template, the whole context given */
+PG_FUNCTION_INFO_V1(tfm_chat_render_context_sql);
+Datum
+tfm_chat_render_context_sql(PG_FUNCTION_ARGS)
+{
+	size_t		len;
+	char	   *out = tfm_chat_render_context(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+											  text_to_cstring(PG_GETARG_TEXT_PP(1)), NULL, NULL, &len);
+
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(out, len));
+}
+
+/* tfm_chat_prompt_context(model, context json): the model's template, its bos and eos texts */
+PG_FUNCTION_INFO_V1(tfm_chat_prompt_context);
+Datum
+tfm_chat_prompt_context(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	const TfmModelRow *row;
+	TfmChat		c;
+	size_t		len;
+	char	   *out;
+
+	(void) tfm_model_for(name, TFM_TASK_LM, true, &row);
+	tfm_chat_settings(row, &c);
+	out = tfm_chat_render_context(c.template_text, text_to_cstring(PG_GETARG_TEXT_PP(1)), c.bos, c.eos,
+								  &len);
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(out, len));
 }
 
