@@ -31,6 +31,14 @@ SELECT inference_precision FROM tfm_model_precision('g_q4km');
 SELECT max(abs(n.probability - r.p)) > 1e-7 AS fp32_differs
   FROM tfm_next_tokens('g_q4km', (SELECT string_to_array((regexp_match(ref, 'ids ([0-9 ]+)'))[1], ' ')::int[] FROM kmx), 376) n
   JOIN kmref r USING (id);
+-- the float32 values fp32, bf16, int8, int4 and training use: every
+-- tensor's values (the md5 of their text, each float exact) and the greedy
+-- ids at fp32, as they were when the import stored float32 rows for all
+SELECT count(*) AS tensors, md5(string_agg(n || ':' || tfm_tensor('g_q4km', n)::text, ',' ORDER BY n)) AS values_md5
+  FROM (SELECT tensor FROM tfm_gguf_kept('g_q4km') WHERE tensor IS NOT NULL
+        UNION SELECT t.name FROM tfm.tensors t JOIN tfm.models m ON m.id = t.model_id WHERE m.name = 'g_q4km') x(n);
+SELECT ARRAY(SELECT id FROM tfm_generate_tokens('g_q4km', (SELECT string_to_array((regexp_match(ref, 'ids ([0-9 ]+)'))[1], ' ')::int[] FROM kmx),
+                                                max_tokens => 8, temperature => 0) ORDER BY pos) AS fp32_greedy;
 -- the model's own default: gguf
 SELECT * FROM tfm_set_precision('g_q4km', 'gguf');
 RESET tfm.precision;
