@@ -2117,6 +2117,7 @@ COMMENT ON FUNCTION tfm_model_precision(text) IS
 COMMENT ON TABLE tfm.gguf_tensors IS
   'per tensor of an imported GGUF file: converted to float32 only (blocks NULL), or kept as the file''s blocks (Q4_0 for int4; Q8_0, Q4_K, Q5_K, Q6_K for gguf), a tensor they cover wholly stored as them only (no tfm.tensors rows)';
 COMMENT ON COLUMN tfm.gguf_tensors.blocks IS 'kept: the file''s bytes of the tensor, as they are; NULL: converted to float32 only';
+COMMENT ON COLUMN tfm.gguf_tensors.first_column IS 'kept: its rows are the matrix''s output columns first_column .. first_column + columns - 1; NULL: its rows are the tensor''s rows, kept for storage only (an untied embedding)';
 CREATE FUNCTION tfm.tensor_values(model text, tensor text) RETURNS real[]
 AS 'MODULE_PATHNAME', 'tfm_tensor_values' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION tfm.tensor_values(text, text) IS
@@ -2159,6 +2160,8 @@ BEGIN
            CASE WHEN g.blocks IS NULL THEN 'converted to float32 at import'
                 WHEN g.version <> m.model_version
                 THEN 'converted to float32 at import (its kept blocks were of an earlier version)'
+                WHEN g.first_column IS NULL
+                THEN g.gguf_type || ' blocks kept as in the file, stored as them only (no matrix runs them: looked up as float32 made at load)'
                 ELSE g.gguf_type || ' blocks kept as in the file for '
                      || CASE WHEN g.gguf_type = 'Q4_0' THEN 'int4' ELSE 'gguf' END
                      || CASE WHEN EXISTS (SELECT 1 FROM tfm.tensors t WHERE t.model_id = m.model_id AND t.name = g.tensor)

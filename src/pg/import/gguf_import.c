@@ -97,9 +97,11 @@ parse_header(GgufSource *s)
 }
 
 /*
- * What became of tensor t (its bytes at src): its Q4_0 blocks kept as the
- * file has them where they are columns of an int4 matrix of m, converted
- * to float32 only otherwise (tfm_gguf_kept_place)
+ * What became of tensor t (its bytes at src): its blocks of a kept type
+ * kept as the file has them where they are columns of a matrix of m
+ * (tfm_gguf_kept_place) or, for storage only, the rows of a tensor no
+ * matrix runs (an untied embedding: tfm_gguf_rows_place); converted to
+ * float32 only otherwise
  */
 static void
 record(GgufSource *s, const tfm_model *m, tfm_hf_map *map, const tfm_gguf_tensor *t,
@@ -114,7 +116,13 @@ record(GgufSource *s, const tfm_model *m, tfm_hf_map *map, const tfm_gguf_tensor
 	r->gguf_name = pstrdup(t->name);
 	r->gguf_type = tfm_gguf_type_name(t->type);
 	r->tensor = target ? pstrdup(target) : NULL;
-	if (tfm_gguf_kept_place(&k, &heads, m, map, &s->p, t))
+	if (!tfm_gguf_kept_place(&k, &heads, m, map, &s->p, t) &&
+		tfm_gguf_rows_place(&k, m, map, &s->p, t))
+	{
+		r->rows_only = true;
+		heads = 0;
+	}
+	if (r->rows_only || tfm_gguf_kept_place(&k, &heads, m, map, &s->p, t))
 	{
 		uint8	   *b = palloc_extended(Max(t->bytes, 1), MCXT_ALLOC_HUGE);
 
@@ -154,7 +162,7 @@ gguf_blocks_only(tfm_model *m, void *arg, uint64 *float_bytes, uint64 *kept_byte
 		if (!p)
 			continue;
 		tfm_kept_entry(m, r, s->what, &k);
-		if (!tfm_kept_values(m, &k, false))
+		if (!tfm_kept_values(m, &k, r->rows_only, false))
 			exact[p - m->info] = false;
 		covered[p - m->info] += (size_t) k.K * (size_t) k.cols;
 		*kept_bytes += r->bytes;

@@ -19,16 +19,25 @@ void
 tfm_attach_kept(tfm_model *m, const TfmModelRow *row)
 {
 	TfmGgufTensorRow *rows;
-	tfm_int4_kept *k;
+	tfm_int4_kept *k,
+			   *run;
 	int			n = tfm_gguf_kept_read(row->id, row->version, &rows),
+				runs = 0,
 				rc;
 
 	if (n == 0)
 		return;
+	for (int i = 0; i < n; i++)
+		runs += rows[i].rows_only ? 0 : 1;
+	run = palloc0(sizeof(tfm_int4_kept) * Max(runs, 1));
 	k = palloc0(sizeof(tfm_int4_kept) * n);
 	for (int i = 0; i < n; i++)
 		tfm_kept_entry(m, &rows[i], row->name, &k[i]);
-	rc = tfm_model_keep_int4(m, k, n);
+	/* the blocks kept for storage only (an untied embedding) run nowhere */
+	for (int i = 0, j = 0; i < n; i++)
+		if (!rows[i].rows_only)
+			run[j++] = k[i];
+	rc = tfm_model_keep_int4(m, run, runs);
 	if (rc == TFM_EINVAL)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -42,4 +51,5 @@ tfm_attach_kept(tfm_model *m, const TfmModelRow *row)
 		pfree((char *) rows[i].blocks - VARHDRSZ);	/* the bytea read */
 	}
 	pfree(k);
+	pfree(run);
 }

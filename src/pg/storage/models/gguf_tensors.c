@@ -2,7 +2,8 @@
  * gguf_tensors.c — what a GGUF import did with each tensor of the file
  * (tfm.gguf_tensors): converted to float32 only, or also kept as the
  * file's blocks (Q4_0: tfm's int4 layout, for int4 inference; Q8_0, Q4_K,
- * Q5_K, Q6_K for gguf inference) of the version it imported.  Written by import/gguf_import.c, the kept blocks read by
+ * Q5_K, Q6_K for gguf inference; first_column NULL: an untied embedding's
+ * rows, kept for storage only) of the version it imported.  Written by import/gguf_import.c, the kept blocks read by
  * runtime/cache/gguf_kept.c when a model is loaded; dumped with the model.
  */
 #include "postgres.h"
@@ -57,6 +58,8 @@ tfm_gguf_tensors_store(int32 model_id, int64 version, const TfmGgufTensorRow *ro
 			SET_VARSIZE(b, VARHDRSZ + r->bytes);
 			memcpy(VARDATA(b), r->blocks, r->bytes);
 			args[9] = PointerGetDatum(b);
+			if (r->rows_only)
+				nulls[5] = 'n';	/* no matrix's columns: the tensor's rows */
 		}
 		else
 		{
@@ -101,6 +104,9 @@ tfm_gguf_kept_read(int32 model_id, int64 version, TfmGgufTensorRow **out)
 			rows[i].gguf_name = TextDatumGetCString(SPI_getbinval(tup, td, 1, &isnull));
 			rows[i].tensor = TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull));
 			rows[i].first_column = DatumGetInt32(SPI_getbinval(tup, td, 3, &isnull));
+			rows[i].rows_only = isnull;
+			if (isnull)
+				rows[i].first_column = 0;
 			rows[i].columns = DatumGetInt32(SPI_getbinval(tup, td, 4, &isnull));
 			rows[i].inputs = DatumGetInt32(SPI_getbinval(tup, td, 5, &isnull));
 			rows[i].rope_heads = DatumGetInt32(SPI_getbinval(tup, td, 6, &isnull));

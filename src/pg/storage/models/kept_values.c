@@ -3,7 +3,8 @@
  * that are stored as the file's blocks only (tfm.gguf_tensors, no
  * tfm.tensors rows): a tensor whose columns the kept blocks cover wholly,
  * each value their exact dequantization (checked at import), is stored
- * that way, and its values are made again from the blocks when the model
+ * that way (an untied embedding of a kept type too, its rows the blocks'
+ * rows though no matrix runs them), and its values are made again from the blocks when the model
  * is loaded (catalog.c) for fp32, bf16, int8, int4 and training.  Also the
  * check of a kept row against the model (one entry, its rows in Hugging
  * Face's order), which runtime/cache/gguf_kept.c shares.
@@ -61,8 +62,26 @@ tfm_kept_entry(const tfm_model *m, const TfmGgufTensorRow *r, const char *model,
 	}
 }
 
+/* the tensor at k's offset whose rows k's blocks' rows are: its rows in *N */
+static bool
+rows_tensor(const tfm_model *m, const tfm_int4_kept *k, int *N)
+{
+	for (int i = 0; i < m->n_tensors; i++)
+	{
+		const tfm_param_info *p = &m->info[i];
+
+		if (p->offset == k->offset && p->ndim == 2 && p->dims[1] == k->K && k->col0 >= 0 &&
+			(long) k->col0 + k->cols <= p->dims[0] && tfm_kept_bytes(k) > 0)
+		{
+			*N = p->dims[0];
+			return true;
+		}
+	}
+	return false;
+}
+
 bool
-tfm_kept_values(tfm_model *m, const tfm_int4_kept *k, bool write)
+tfm_kept_values(tfm_model *m, const tfm_int4_kept *k, bool rows, bool write)
 {
 	int			N,
 				K = k->K;
@@ -72,7 +91,9 @@ tfm_kept_values(tfm_model *m, const tfm_int4_kept *k, bool write)
 	float	   *W,
 			   *buf;
 
-	if (!tfm_model_kept_matrix(m, k, &N, &transposed))
+	/* rows: an untied embedding's rows (stored as the tied head's: transposed) */
+	transposed = rows;
+	if (rows ? !rows_tensor(m, k, &N) : !tfm_model_kept_matrix(m, k, &N, &transposed))
 		return false;
 	row_bytes = tfm_kept_bytes(k) / (size_t) k->cols;
 	W = m->params + k->offset;
@@ -137,7 +158,7 @@ tfm_kept_fill(tfm_model *m, const TfmModelRow *row, size_t *filled)
 		if (p && !had[p - m->info])
 		{
 			tfm_kept_entry(m, r, row->name, &k);
-			if (!tfm_kept_values(m, &k, true))
+			if (!tfm_kept_values(m, &k, r->rows_only, true))
 				ereport(ERROR,
 						(errcode(ERRCODE_DATA_CORRUPTED),
 						 errmsg("the kept blocks of GGUF tensor \"%s\" of model \"%s\" do not fit tensor \"%s\"",

@@ -172,6 +172,8 @@ typedef struct TfmGgufTensorRow
 	const char *gguf_type;
 	const char *tensor;			/* the tfm tensor its values went to (NULL: none) */
 	bool		kept;
+	bool		rows_only;		/* kept for storage only: no matrix runs them (an untied
+								 * embedding), its rows the tensor's (first_column NULL) */
 	int32		first_column,
 				columns,
 				inputs,
@@ -194,9 +196,10 @@ void		tfm_kept_entry(const tfm_model *m, const TfmGgufTensorRow *r, const char *
 /*
  * the exact dequantization of k's blocks written over the columns they
  * cover in m's float32 values (write), or compared with them bit for bit
- * (!write: false if one differs); false too if k fits no matrix of m
+ * (!write: false if one differs); false too if k fits no matrix of m (or,
+ * rows: no tensor whose rows its blocks' rows are)
  */
-bool		tfm_kept_values(tfm_model *m, const tfm_int4_kept *k, bool write);
+bool		tfm_kept_values(tfm_model *m, const tfm_int4_kept *k, bool rows, bool write);
 /*
  * the tensors of m that row's version stores as kept blocks only (none
  * read yet: filled[i] == 0) made from them, filled[i] counting the values
