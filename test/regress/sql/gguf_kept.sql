@@ -86,14 +86,23 @@ SELECT count(*) AS tokens, bool_and(n.probability = k.probability) AS same_in_a_
   FROM tfm_next_tokens('g_q4km', ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331], 376) n JOIN kmprob k USING (id);
 DROP TABLE kmprob;
 RESET tfm.precision;
--- renamed, the blocks stay its own; a copy is made from the float32 values
--- loading makes (the same values), stored as float32 rows
+-- renamed, the blocks stay its own; a copy keeps them too (its own rows
+-- of tfm.gguf_tensors, of its version): stored as them only, the same
+-- float32 values made from them, the same probabilities at gguf
 SELECT tfm_rename_model('g_q4km', 'g_q4km_renamed');
 SELECT count(*) FILTER (WHERE kept) AS kept FROM tfm_gguf_kept('g_q4km_renamed');
 SELECT tfm_rename_model('g_q4km_renamed', 'g_q4km');
 SELECT tfm_copy_model('g_q4km', 'g_q4km_copy') AS copied_parameters;
-SELECT count(*) AS tensors, md5(string_agg(t.name || ':' || t.data::text, ',' ORDER BY t.name)) AS values_md5
-  FROM tfm.tensors t JOIN tfm.models m ON m.id = t.model_id WHERE m.name = 'g_q4km_copy';
+SELECT gguf_type, count(*) FILTER (WHERE kept) AS kept, count(*) AS tensors, min(how) AS how
+  FROM tfm_gguf_kept('g_q4km_copy') GROUP BY gguf_type ORDER BY gguf_type;
+SELECT count(*) AS float32_rows FROM tfm.tensors t JOIN tfm.models m ON m.id = t.model_id WHERE m.name = 'g_q4km_copy';
+SELECT count(*) AS tensors, md5(string_agg(n || ':' || tfm_tensor('g_q4km_copy', n)::text, ',' ORDER BY n)) AS values_md5
+  FROM (SELECT DISTINCT tensor FROM tfm_gguf_kept('g_q4km_copy') WHERE tensor IS NOT NULL) x(n);
+SET tfm.precision = 'gguf';
+SELECT count(*) AS tokens, bool_and(a.probability = b.probability) AS copy_same_at_gguf
+  FROM tfm_next_tokens('g_q4km', ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331], 376) a
+  JOIN tfm_next_tokens('g_q4km_copy', ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331], 376) b USING (id);
+RESET tfm.precision;
 SELECT tfm_drop_model('g_q4km_copy');
 -- training starts from the float32 values loading makes and saves every
 -- tensor as float32: a float32 model from then on, its blocks of an

@@ -11,7 +11,10 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "miscadmin.h"
+#include "utils/builtins.h"
 
 #include "tfm/gguf.h"
 #include "tfm/gguf_quants.h"
@@ -171,4 +174,36 @@ tfm_kept_fill(tfm_model *m, const TfmModelRow *row, size_t *filled)
 	}
 	pfree(had);
 	pfree(rows);
+}
+
+bool *
+tfm_kept_blocks_only(const TfmModelRow *row, const tfm_model *m)
+{
+	Oid			types[2] = {INT4OID, INT8OID};
+	Datum		args[2] = {Int32GetDatum(row->id), Int64GetDatum(row->version)};
+	MemoryContext cxt = CurrentMemoryContext;
+	bool	   *only = NULL;
+	TfmAsOwner	as;
+	uint64		n;
+
+	tfm_spi_connect_owner(&as);
+	n = tfm_spi_exec("SELECT DISTINCT g.tensor FROM tfm.gguf_tensors g "
+					 "WHERE g.model_id = $1 AND g.version = $2 AND g.blocks IS NOT NULL "
+					 "AND NOT EXISTS (SELECT 1 FROM tfm.tensors t WHERE t.model_id = $1 AND t.name = g.tensor)",
+					 2, types, args, NULL, true, 0, SPI_OK_SELECT, "cannot read tfm.gguf_tensors");
+	if (n > 0)
+	{
+		only = MemoryContextAllocZero(cxt, sizeof(bool) * Max(m->n_tensors, 1));
+		for (uint64 i = 0; i < n; i++)
+		{
+			bool		isnull;
+			Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+			const tfm_param_info *p = isnull ? NULL : tfm_model_find(m, TextDatumGetCString(d));
+
+			if (p)
+				only[p - m->info] = true;
+		}
+	}
+	tfm_spi_finish_owner(&as);
+	return only;
 }

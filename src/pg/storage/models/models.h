@@ -184,6 +184,9 @@ typedef struct TfmGgufTensorRow
 void		tfm_gguf_tensors_store(int32 model_id, int64 version, const TfmGgufTensorRow *rows, int n);
 /* the kept rows of (model, version), palloc'd in the current context: their count */
 int			tfm_gguf_kept_read(int32 model_id, int64 version, TfmGgufTensorRow **rows);
+/* the rows of (source, its version) as the target's, of the target's version (tfm_copy_model) */
+void		tfm_gguf_tensors_copy(int32 source_id, int64 source_version, int32 target_id,
+								  int64 target_version);
 
 /* ---- tensors stored as a GGUF file's blocks only (kept_values.c) ---- */
 /*
@@ -206,5 +209,7 @@ bool		tfm_kept_values(tfm_model *m, const tfm_int4_kept *k, bool rows, bool writ
  * made (tfm_catalog_load)
  */
 void		tfm_kept_fill(tfm_model *m, const TfmModelRow *row, size_t *filled);
+/* per tensor of m, is row's version storing it as kept blocks only (palloc'd; NULL: none) */
+bool	   *tfm_kept_blocks_only(const TfmModelRow *row, const tfm_model *m);
 
 #endif							/* TFM_PG_STORAGE_MODELS_H */
