@@ -2172,3 +2172,27 @@ END
 $$;
 COMMENT ON FUNCTION tfm_gguf_kept(text) IS
   'what the GGUF import did with each tensor of a model: blocks kept as they are (Q4_0 for int4; Q8_0, Q4_K, Q5_K, Q6_K for gguf), stored as them only or with float32 values too, or converted to float32';
+CREATE FUNCTION tfm_model_footprint(model text, OUT block_bytes bigint, OUT float32_bytes bigint,
+                                    OUT made_at_load_bytes bigint)
+RETURNS record
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    m record := tfm.usable_model(model);
+BEGIN
+    -- the kept blocks of the current version, as stored (their bytes)
+    SELECT coalesce(sum(octet_length(g.blocks)), 0) INTO block_bytes
+      FROM tfm.gguf_tensors g
+     WHERE g.model_id = m.model_id AND g.version = m.model_version AND g.blocks IS NOT NULL;
+    -- the float32 values stored as rows (4 bytes a value)
+    SELECT coalesce(sum(4 * cardinality(t.data)::bigint), 0) INTO float32_bytes
+      FROM tfm.tensors t WHERE t.model_id = m.model_id;
+    -- the float32 values loading makes from the blocks of the tensors stored as them only
+    SELECT coalesce(sum(4 * g.inputs::bigint * g.columns), 0) INTO made_at_load_bytes
+      FROM tfm.gguf_tensors g
+     WHERE g.model_id = m.model_id AND g.version = m.model_version AND g.blocks IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM tfm.tensors t WHERE t.model_id = m.model_id AND t.name = g.tensor);
+END
+$$;
+COMMENT ON FUNCTION tfm_model_footprint(text) IS
+  'a model''s weights as stored: the bytes of its kept GGUF blocks and of its float32 rows (4 a value), and the float32 bytes loading makes from the blocks of the tensors stored as them only';

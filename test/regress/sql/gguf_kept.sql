@@ -59,6 +59,13 @@ SELECT ((SELECT sum(pg_column_size(g.*)) FROM tfm.gguf_tensors g JOIN tfm.models
         (SELECT sum(pg_column_size(t.*)) FROM tfm.tensors t JOIN tfm.models m ON m.id = t.model_id
           WHERE m.name = 'g_q4km')) / (SELECT octet_length(f) FROM kmx)::numeric BETWEEN 0.95 AND 1.3
        AS rows_within_1_3x_file;
+-- counted (tfm_model_footprint): the blocks as the file has them (its
+-- matrices' bytes), the 1,280 float32 values stored, and the float32
+-- values loading makes from the blocks: the other 1,275,904 parameters
+SELECT f.*, f.block_bytes = (SELECT sum(octet_length(g.blocks)) FROM tfm.gguf_tensors g JOIN tfm.models m ON m.id = g.model_id
+                              WHERE m.name = 'g_q4km') AS blocks_counted,
+       f.made_at_load_bytes = 4 * (1277184 - 1280) AS made_counted
+  FROM tfm_model_footprint('g_q4km') f;
 -- tfm.max_model_bytes counts the bytes stored: the kept blocks and the float32 values of the rest
 SET tfm.max_model_bytes = '512kB';
 SELECT * FROM tfm_import_gguf('g_q4km_big', (SELECT f FROM kmx));
@@ -119,6 +126,7 @@ SELECT tfm_tensor('g_q4km', 'dec.0.attn.qkv.w') <> (SELECT w FROM kmw0) AS train
        array_length(tfm_tensor('g_q4km', 'dec.0.attn.qkv.w'), 1) AS qkv_values;
 SELECT gguf_type, count(*) FILTER (WHERE kept) AS kept, min(how) AS how
   FROM tfm_gguf_kept('g_q4km') GROUP BY gguf_type ORDER BY gguf_type;
+SELECT * FROM tfm_model_footprint('g_q4km');
 SELECT count(*) AS tokens FROM tfm_next_tokens('g_q4km', ARRAY[1, 330, 348, 347, 351], 376);
 RESET tfm.precision;
 SELECT tfm_drop_model('g_q4km');
