@@ -4,10 +4,11 @@
  * tfm.tensors rows): a tensor whose columns the kept blocks cover wholly,
  * each value their exact dequantization (checked at import), is stored
  * that way (an untied embedding of a kept type too, its rows the blocks'
- * rows though no matrix runs them), and its values are made again from the blocks when the model
- * is loaded (catalog.c) for fp32, bf16, int8, int4 and training.  Also the
- * check of a kept row against the model (one entry, its rows in Hugging
- * Face's order), which runtime/cache/gguf_kept.c shares.
+ * rows though no matrix runs them), and its values are made again from
+ * the blocks when the model is loaded (catalog.c) for fp32, bf16, int8,
+ * int4 and training; which tensors a version stores so (tfm_copy_model).
+ * Also the check of a kept row against the model (one entry, its rows in
+ * Hugging Face's order), which runtime/cache/gguf_kept.c shares.
  */
 #include "postgres.h"
 
