@@ -2132,3 +2132,92 @@ RETURNS text
 AS 'MODULE_PATHNAME', 'tfm_chat_prompt_context' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION tfm_chat_prompt_context(text, json) IS
   'the model''s chat template rendered for a context {"messages": [...], "tools": [...], ...}, with the model''s bos and eos texts (add_generation_prompt true unless given)';
+-- GGUF blocks stored at their own size (issue 40): a tensor of an imported
+-- GGUF file that the kept blocks cover wholly (each value their exact
+-- dequantization) is stored as those blocks only, with no float32 rows in
+-- tfm.tensors; its float32 values are made from the blocks when the model
+-- is loaded (for fp32, bf16, int8, int4 and training), and by tfm_tensor.
+-- Training then saves every tensor as float32 (a float32 model).
+
+COMMENT ON TABLE tfm.gguf_tensors IS
+  'per tensor of an imported GGUF file: converted to float32 only (blocks NULL), or kept as the file''s blocks (Q4_0 for int4; Q8_0, Q4_K, Q5_K, Q6_K for gguf), a tensor they cover wholly stored as them only (no tfm.tensors rows)';
+COMMENT ON COLUMN tfm.gguf_tensors.blocks IS 'kept: the file''s bytes of the tensor, as they are; NULL: converted to float32 only';
+COMMENT ON COLUMN tfm.gguf_tensors.first_column IS 'kept: its rows are the matrix''s output columns first_column .. first_column + columns - 1; NULL: its rows are the tensor''s rows, kept for storage only (an untied embedding)';
+CREATE FUNCTION tfm.tensor_values(model text, tensor text) RETURNS real[]
+AS 'MODULE_PATHNAME', 'tfm_tensor_values' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tfm.tensor_values(text, text) IS
+  'internal: the float32 values of a tensor stored as a GGUF file''s blocks only, made from them (tfm_tensor)';
+CREATE OR REPLACE FUNCTION tfm_tensor(model text, tensor text) RETURNS real[]
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    m record := tfm.usable_model(model);
+    mid integer := m.model_id;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM tfm.tensors t WHERE t.model_id = mid AND t.name = tfm_tensor.tensor) THEN
+        -- stored as a GGUF file's blocks only: the values loading makes from them
+        IF EXISTS (SELECT 1 FROM tfm.gguf_tensors g
+                    WHERE g.model_id = mid AND g.version = m.model_version
+                      AND g.tensor = tfm_tensor.tensor AND g.blocks IS NOT NULL) THEN
+            RETURN tfm.tensor_values(model, tfm_tensor.tensor);
+        END IF;
+        RETURN NULL;
+    END IF;
+    IF (SELECT count(*) FROM tfm.tensors t WHERE t.model_id = mid AND t.name = tfm_tensor.tensor) > 1 THEN
+        RETURN (SELECT array_agg(u.v ORDER BY t.chunk, u.o)
+                FROM tfm.tensors t, unnest(t.data) WITH ORDINALITY AS u(v, o)
+                WHERE t.model_id = mid AND t.name = tfm_tensor.tensor);
+    END IF;
+    RETURN (SELECT t.data FROM tfm.tensors t WHERE t.model_id = mid AND t.name = tfm_tensor.tensor);
+END
+$$;
+COMMENT ON FUNCTION tfm_tensor(text, text) IS
+  'the values of one tensor of a model (an imported GGUF model''s tensor stored as the file''s blocks only: their float32 values, made from them)';
+CREATE OR REPLACE FUNCTION tfm_gguf_kept(model text)
+RETURNS TABLE (gguf_tensor text, gguf_type text, tensor text, kept boolean, how text)
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    m record := tfm.usable_model(model);
+BEGIN
+    RETURN QUERY
+    SELECT g.gguf_name, g.gguf_type, g.tensor, g.blocks IS NOT NULL AND g.version = m.model_version,
+           CASE WHEN g.blocks IS NULL THEN 'converted to float32 at import'
+                WHEN g.version <> m.model_version
+                THEN 'converted to float32 at import (its kept blocks were of an earlier version)'
+                WHEN g.first_column IS NULL
+                THEN g.gguf_type || ' blocks kept as in the file, stored as them only (no matrix runs them: looked up as float32 made at load)'
+                ELSE g.gguf_type || ' blocks kept as in the file for '
+                     || CASE WHEN g.gguf_type = 'Q4_0' THEN 'int4' ELSE 'gguf' END
+                     || CASE WHEN EXISTS (SELECT 1 FROM tfm.tensors t WHERE t.model_id = m.model_id AND t.name = g.tensor)
+                             THEN ' (float32 stored too)' ELSE ' (stored as them only)' END END
+      FROM tfm.gguf_tensors g WHERE g.model_id = m.model_id
+     ORDER BY g.gguf_name;
+END
+$$;
+COMMENT ON FUNCTION tfm_gguf_kept(text) IS
+  'what the GGUF import did with each tensor of a model: blocks kept as they are (Q4_0 for int4; Q8_0, Q4_K, Q5_K, Q6_K for gguf), stored as them only or with float32 values too, or converted to float32';
+CREATE FUNCTION tfm_model_footprint(model text, OUT block_bytes bigint, OUT float32_bytes bigint,
+                                    OUT made_at_load_bytes bigint)
+RETURNS record
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    m record := tfm.usable_model(model);
+BEGIN
+    -- the kept blocks of the current version, as stored (their bytes)
+    SELECT coalesce(sum(octet_length(g.blocks)), 0) INTO block_bytes
+      FROM tfm.gguf_tensors g
+     WHERE g.model_id = m.model_id AND g.version = m.model_version AND g.blocks IS NOT NULL;
+    -- the float32 values stored as rows (4 bytes a value)
+    SELECT coalesce(sum(4 * cardinality(t.data)::bigint), 0) INTO float32_bytes
+      FROM tfm.tensors t WHERE t.model_id = m.model_id;
+    -- the float32 values loading makes from the blocks of the tensors stored as them only
+    SELECT coalesce(sum(4 * g.inputs::bigint * g.columns), 0) INTO made_at_load_bytes
+      FROM tfm.gguf_tensors g
+     WHERE g.model_id = m.model_id AND g.version = m.model_version AND g.blocks IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM tfm.tensors t WHERE t.model_id = m.model_id AND t.name = g.tensor);
+END
+$$;
+COMMENT ON FUNCTION tfm_model_footprint(text) IS
+  'a model''s weights as stored: the bytes of its kept GGUF blocks and of its float32 rows (4 a value), and the float32 bytes loading makes from the blocks of the tensors stored as them only';

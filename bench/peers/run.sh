@@ -428,7 +428,7 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_gguf_ids)" "$(get gen_llama_${TH1}_q4km_exact_ids)");"; done
   echo
   f=$(get q4km_file)
-  [ -n "$f" ] && echo "Q4_K_M file: $f bytes, imported in $(get import_q4km) s; its rows $(get q4km_rows) bytes ($(ratio "$(get q4km_rows)" "$f") the file: the kept blocks $(get q4km_blocks) bytes, $(ratio "$(get q4km_blocks)" "$f"), the rest the float32 values still stored beside them)."
+  [ -n "$f" ] && echo "Q4_K_M file: $f bytes, imported in $(get import_q4km) s; its rows $(get q4km_rows) bytes ($(ratio "$(get q4km_rows)" "$f") the file: the kept blocks $(get q4km_blocks) bytes, $(ratio "$(get q4km_blocks)" "$f"), the rest the float32 values of the tensors not stored as blocks: the norms)."
   echo
   echo "MiniLM-shaped encoder, 32 sequences of 128 ids, sequences/s, the median of $ROUNDS (batch 1: a call / run per sequence; batch 32: tfm_embed(model, text[]), one [32, 128] ONNX Runtime run):"
   echo

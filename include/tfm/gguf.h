@@ -192,6 +192,16 @@ int			tfm_gguf_load(tfm_model *m, tfm_hf_map *map, const tfm_hf_params *p,
  */
 int			tfm_gguf_kept_place(tfm_int4_kept *k, int *heads, const tfm_model *m,
 								tfm_hf_map *map, const tfm_hf_params *p, const tfm_gguf_tensor *t);
+/*
+ * Where tensor t's blocks are stored in place of its values, for a tensor
+ * tfm_gguf_kept_place does not keep (no matrix runs them: an untied
+ * embedding, only looked up): 1 and *k (blocks NULL; col0 0, cols the
+ * tensor's rows, K its columns) when t is of a kept type, copied as it is
+ * into a tensor of m whose rows are the file's rows (none in rope order);
+ * else 0
+ */
+int			tfm_gguf_rows_place(tfm_int4_kept *k, const tfm_model *m, tfm_hf_map *map,
+								const tfm_hf_params *p, const tfm_gguf_tensor *t);
 /* the tfm tensor t's values go to (NULL: none, a buffer) */
 const char *tfm_gguf_target(tfm_hf_map *map, const tfm_hf_params *p, const tfm_gguf_tensor *t);
 /* rows (row_bytes each) of a (rows, ·) matrix from ggml's rope order back to Hugging Face's */

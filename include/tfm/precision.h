@@ -87,6 +87,13 @@ void		tfm_model_train_repack(tfm_model *m);
  * block, col0 + cols ≤ its outputs)? */
 bool		tfm_model_int4_fits(const tfm_model *m, const tfm_int4_kept *k);
 /*
+ * the matrix whose columns k covers (as tfm_model_int4_fits): its outputs
+ * in *N and whether it is stored (N, K), the tied head's embedding (column
+ * j is then W[j·K ..]), rather than (K, N) (column j is W[k·N + j]); false
+ * if k fits none
+ */
+bool		tfm_model_kept_matrix(const tfm_model *m, const tfm_int4_kept *k, int *N, bool *transposed);
+/*
  * m keeps copies of the n blocks (n = 0: none; replaces the ones before,
  * and drops int4 copies packed without them): 0, TFM_EINVAL (one does not
  * fit, nothing changed) or TFM_ENOMEM.

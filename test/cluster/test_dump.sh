@@ -3,11 +3,13 @@
 # tokenizer, a trained classifier and language model, their history, a
 # deployment, an owner that is not a superuser and a grant, and an imported
 # Qwen2 with its Split rules and chat template, and a GGUF file of the
-# Q4_K_M mix whose blocks are kept (tfm.gguf_tensors) and run at gguf, is dumped in
+# Q4_K_M mix whose blocks are kept (tfm.gguf_tensors, its matrices' only
+# copy: their float32 values are made at load) and run at gguf, is dumped in
 # plain and custom format and restored into fresh databases; every tensor,
 # the catalog rows, owners and grants, and the models' outputs (classify,
 # probabilities, seeded generation, the chat prompt's ids and reply, the
-# GGUF model's kept blocks, precision and greedy ids) must be identical.
+# GGUF model's kept blocks, precision and greedy ids, the float32 values
+# made from its blocks and its fp32 ids) must be identical.
 #
 # Runs against the server the PG* variables name (scripts/test.sh starts
 # one), as a superuser.  Exits non-zero on any difference.
@@ -103,6 +105,15 @@ SELECT 'gguf', p.inference_precision,
        ARRAY(SELECT id FROM tfm_generate_tokens('dump_q4km', ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331],
                                                 max_tokens => 8, temperature => 0) ORDER BY pos)
   FROM tfm_model_precision('dump_q4km') p;
+-- the GGUF model's matrices are stored as their blocks only: the float32
+-- values loading makes from them (fp32), and the greedy ids at fp32
+SET tfm.precision = 'fp32';
+SELECT 'gguf_values', count(*), md5(string_agg(n || ':' || tfm_tensor('dump_q4km', n)::text, ',' ORDER BY n))
+  FROM (SELECT tensor FROM tfm_gguf_kept('dump_q4km') WHERE tensor IS NOT NULL
+        UNION SELECT t.name FROM tfm.tensors t JOIN tfm.models m ON m.id = t.model_id WHERE m.name = 'dump_q4km') x(n);
+SELECT 'gguf_fp32', ARRAY(SELECT id FROM tfm_generate_tokens('dump_q4km', ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331],
+                                                             max_tokens => 8, temperature => 0) ORDER BY pos);
+RESET tfm.precision;
 SELECT 'reader', tfm_classify('dump_clf', 'a fine film') IS NOT NULL
   FROM (SELECT set_config('role', 'tfm_d_reader', true)) s;
 SQL
@@ -112,6 +123,11 @@ fingerprint "$src" > "$work/src.txt"
 [ -n "${TFM_TEST_VERBOSE:-}" ] && cat "$work/src.txt"
 grep -q '^tensors|dump_clf|' "$work/src.txt" || { echo "no tensors in the source database" >&2; exit 1; }
 grep -q '^gguf_tensors|dump_q4km|20|15|' "$work/src.txt" || { echo "no kept GGUF blocks in the source database" >&2; exit 1; }
+grep -q '^tensors|dump_q4km|5|1280|' "$work/src.txt" ||
+  { echo "the GGUF model's matrices are stored as float32 rows, not as their blocks only" >&2; grep '^tensors|dump_q4km' "$work/src.txt" >&2; exit 1; }
+# the values gguf_kept.sql checks: the float32 rows the import stored before it kept the blocks only
+grep -q '^gguf_values|14|e77e95f5faa31adde6446261d24cec7c$' "$work/src.txt" ||
+  { echo "the GGUF model's float32 values made from its blocks differ" >&2; grep '^gguf_values' "$work/src.txt" >&2; exit 1; }
 grep -q '^gguf|gguf|{304,304,87,32,340,119,194,280}$' "$work/src.txt" ||
   { echo "the GGUF model does not run its blocks (gguf) with the reference's greedy ids" >&2; grep '^gguf|' "$work/src.txt" >&2; exit 1; }
 

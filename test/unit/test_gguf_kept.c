@@ -20,7 +20,11 @@
  *     within 0.05 of its fp32 ones (the blocks' exact dequantization; int8
  *     requantized from them is about as far);
  *   - the kept blocks refused where they do not fit: a K not a multiple of
- *     256 for Q4_K, a type tfm does not keep, columns past the matrix.
+ *     256 for Q4_K, a type tfm does not keep, columns past the matrix;
+ *   - where each tensor's blocks go: a matrix's columns (the tied head's
+ *     transposed), or the rows of a tensor no matrix runs (gpt2_q8_0's
+ *     untied token_embd and position_embd: each row of blocks dequantized
+ *     is the tensor's row of float32 values, bit for bit).
  */
 #include <math.h>
 #include <stdio.h>
@@ -166,6 +170,85 @@ test_gpt2_q8_0(void)
 	tfm_model_free(m);
 }
 
+/*
+ * Where each tensor of a file's blocks goes: a matrix's columns
+ * (tfm_gguf_kept_place, with its geometry: tfm_model_kept_matrix), or, for
+ * storage only, the rows of a tensor no matrix runs (tfm_gguf_rows_place:
+ * an untied embedding, a position table), each row of blocks dequantized
+ * the tensor's row of float32 values exactly (what loading makes)
+ */
+static void
+test_places(const char *fixture, bool tied)
+{
+	size_t		len;
+	uint8_t    *buf = check_fixture(fixture, &len);
+	tfm_hf_params p;
+	tfm_status	st = {0};
+	tfm_model  *m;
+	tfm_gguf_file *f;
+	tfm_hf_map *map;
+	int			rows_placed = 0,
+				head_seen = 0;
+
+	if (!buf)
+		return;
+	m = import_gguf_keep(buf, len, &p, &st, false);
+	CHECK(m != NULL && tfm_gguf_parse(&f, buf, len, len, &st) == 0, "%s: %s", fixture, st.msg);
+	if (!m)
+		return;
+	map = tfm_hf_map_create(p.arch, &m->cfg);
+	for (uint64_t i = 0; i < f->n_tensors; i++)
+	{
+		const tfm_gguf_tensor *t = &f->tensors[i];
+		const tfm_param_info *emb = tfm_model_find(m, "tok_emb");
+		tfm_int4_kept k;
+		int			heads = 0,
+					N = 0;
+		bool		col = tfm_gguf_kept_place(&k, &heads, m, map, &p, t) == 1,
+					transposed = false;
+
+		if (col)
+		{
+			CHECK(tfm_model_kept_matrix(m, &k, &N, &transposed), "%s: %s fits no matrix", fixture, t->name);
+			/* the tied head reads the embedding (V, d) as its columns; the others are stored (in, out) */
+			CHECK(transposed == (k.offset == emb->offset) && N >= k.col0 + k.cols,
+				  "%s: %s transposed %d, N %d", fixture, t->name, transposed, N);
+			head_seen += k.offset == emb->offset;
+			CHECK(tfm_gguf_rows_place(&k, m, map, &p, t) == 0 || k.offset == emb->offset,
+				  "%s: %s placed twice", fixture, t->name);
+		}
+		else if (tfm_gguf_rows_place(&k, m, map, &p, t))
+		{
+			const tfm_param_info *pi = NULL;
+			size_t		row_bytes = tfm_kept_bytes(&k) / (size_t) k.cols;
+			float	   *row = malloc(sizeof(float) * (size_t) k.K);
+			bool		same = true;
+
+			for (int j = 0; j < m->n_tensors; j++)
+				if (m->info[j].offset == k.offset)
+					pi = &m->info[j];
+			CHECK(pi && k.col0 == 0 && (size_t) k.cols * (size_t) k.K == pi->size &&
+				  tfm_kept_bytes(&k) == t->bytes && !tfm_model_int4_fits(m, &k),
+				  "%s: %s stored as the rows of a tensor", fixture, t->name);
+			for (int r = 0; pi && r < k.cols && same; r++)
+				same = tfm_gguf_to_f32(row, buf + f->data_start + t->offset + (size_t) r * row_bytes,
+									   k.type, (uint64_t) k.K) == 0 &&
+					memcmp(row, m->params + pi->offset + (size_t) r * k.K, sizeof(float) * k.K) == 0;
+			CHECK(same, "%s: %s's rows are not its float32 values", fixture, t->name);
+			free(row);
+			rows_placed++;
+		}
+	}
+	/* tied: the embedding is the head's columns; untied (gpt2_q8_0 repeats the head):
+	 * token_embd and position_embd are stored as their rows */
+	CHECK(tied ? rows_placed == 0 && head_seen == 1 : rows_placed == 2 && head_seen == 0,
+		  "%s: %d tensors placed as rows, the tied head seen %d times", fixture, rows_placed, head_seen);
+	tfm_hf_map_free(map);
+	tfm_gguf_free(f);
+	tfm_model_free(m);
+	free(buf);
+}
+
 int
 main(void)
 {
@@ -187,6 +270,8 @@ main(void)
 				q4 = 0,
 				q6 = 0;
 
+	test_places("gguf/llama_q4_k_m.gguf", true);
+	test_places("gguf/gpt2_q8_0.gguf", false);
 	if (!buf)
 		return check_summary("test_gguf_kept");
 	m = import_gguf_keep(buf, len, &p, &st, true);

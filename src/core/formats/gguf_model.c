@@ -576,3 +576,20 @@ tfm_gguf_kept_place(tfm_int4_kept *k, int *heads, const tfm_model *m, tfm_hf_map
 	*heads = rope_heads(p, t);
 	return tfm_model_int4_fits(m, k) ? 1 : 0;
 }
+
+int
+tfm_gguf_rows_place(tfm_int4_kept *k, const tfm_model *m, tfm_hf_map *map, const tfm_hf_params *p,
+					const tfm_gguf_tensor *t)
+{
+	const tfm_hf_entry *e;
+	const tfm_param_info *pi;
+
+	if (!tfm_gguf_kept(t->type) || t->ndim != 2 || t->ne[0] > INT32_MAX || t->ne[1] > INT32_MAX ||
+		!(e = entry_of(map, p, t)) || e->use != TFM_HF_COPY || gpt2_transposed(p, t) ||
+		rope_heads(p, t) != 0 || !(pi = tfm_model_find(m, e->target)) || pi->ndim != 2 ||
+		(uint64_t) pi->dims[0] != t->ne[1] || (uint64_t) pi->dims[1] != t->ne[0])
+		return 0;
+	/* the file's rows are the tensor's rows, each a row of blocks */
+	*k = (tfm_int4_kept) {pi->offset, (int) t->ne[0], 0, (int) t->ne[1], NULL, t->type};
+	return tfm_kept_bytes(k) > 0 ? 1 : 0;
+}

@@ -379,7 +379,7 @@ tfm_model_set_precision_from(tfm_model *m, tfm_precision p, void *block,
 }
 
 bool
-tfm_model_int4_fits(const tfm_model *m, const tfm_int4_kept *k)
+tfm_model_kept_matrix(const tfm_model *m, const tfm_int4_kept *k, int *N, bool *transposed)
 {
 	int			n = matrices(m, NULL, false, NULL);
 	mat		   *list;
@@ -390,10 +390,24 @@ tfm_model_int4_fits(const tfm_model *m, const tfm_int4_kept *k)
 		return false;
 	matrices(m, list, false, NULL);
 	for (int i = 0; i < n && !fits; i++)
-		fits = list[i].W == m->params + k->offset && list[i].K == k->K &&
-			(long) k->col0 + k->cols <= list[i].N;
+		if (list[i].W == m->params + k->offset && list[i].K == k->K &&
+			(long) k->col0 + k->cols <= list[i].N)
+		{
+			fits = true;
+			*N = list[i].N;
+			*transposed = list[i].transposed;
+		}
 	free(list);
 	return fits;
+}
+
+bool
+tfm_model_int4_fits(const tfm_model *m, const tfm_int4_kept *k)
+{
+	int			N;
+	bool		transposed;
+
+	return tfm_model_kept_matrix(m, k, &N, &transposed);
 }
 
 tfm_precision

@@ -7,9 +7,12 @@
  * weights of fp32, bf16, int8 and training) and stored through the
  * architecture's map, and the tokenizer of the metadata ("llama" or
  * "gpt2") stored under the model's name.  What became of each tensor goes
- * to tfm.gguf_tensors, with the file's blocks of the Q4_0 tensors that are
- * int4 matrices' columns (tfm_gguf_kept_place): int4 inference of the
- * version imported runs those blocks as they are (runtime/cache/gguf_kept.c).
+ * to tfm.gguf_tensors, with the file's blocks of the Q4_0, Q8_0, Q4_K,
+ * Q5_K and Q6_K tensors that are matrices' columns (tfm_gguf_kept_place):
+ * int4 and gguf inference of the version imported run those blocks as they
+ * are (runtime/cache/gguf_kept.c).  A tensor those blocks cover wholly, each
+ * value their exact dequantization, is stored as them only: no float32
+ * rows (its values are made from the blocks at load, kept_values.c).
  *
  * A bytea is read in place; a server file through its descriptor, the
  * header first (growing up to TFM_GGUF_MAX_HEADER bytes), then each
@@ -95,9 +98,11 @@ parse_header(GgufSource *s)
 }
 
 /*
- * What became of tensor t (its bytes at src): its Q4_0 blocks kept as the
- * file has them where they are columns of an int4 matrix of m, converted
- * to float32 only otherwise (tfm_gguf_kept_place)
+ * What became of tensor t (its bytes at src): its blocks of a kept type
+ * kept as the file has them where they are columns of a matrix of m
+ * (tfm_gguf_kept_place) or, for storage only, the rows of a tensor no
+ * matrix runs (an untied embedding: tfm_gguf_rows_place); converted to
+ * float32 only otherwise
  */
 static void
 record(GgufSource *s, const tfm_model *m, tfm_hf_map *map, const tfm_gguf_tensor *t,
@@ -112,7 +117,13 @@ record(GgufSource *s, const tfm_model *m, tfm_hf_map *map, const tfm_gguf_tensor
 	r->gguf_name = pstrdup(t->name);
 	r->gguf_type = tfm_gguf_type_name(t->type);
 	r->tensor = target ? pstrdup(target) : NULL;
-	if (tfm_gguf_kept_place(&k, &heads, m, map, &s->p, t))
+	if (!tfm_gguf_kept_place(&k, &heads, m, map, &s->p, t) &&
+		tfm_gguf_rows_place(&k, m, map, &s->p, t))
+	{
+		r->rows_only = true;
+		heads = 0;
+	}
+	if (r->rows_only || tfm_gguf_kept_place(&k, &heads, m, map, &s->p, t))
 	{
 		uint8	   *b = palloc_extended(Max(t->bytes, 1), MCXT_ALLOC_HUGE);
 
@@ -125,6 +136,49 @@ record(GgufSource *s, const tfm_model *m, tfm_hf_map *map, const tfm_gguf_tensor
 		r->blocks = b;
 		r->bytes = t->bytes;
 	}
+}
+
+/*
+ * Which tensors of m are stored as the file's blocks only: those whose
+ * columns the kept blocks cover wholly, every value the blocks' exact
+ * dequantization (compared bit for bit); the others keep float32 rows
+ */
+static const bool *
+gguf_blocks_only(tfm_model *m, void *arg, uint64 *float_bytes, uint64 *kept_bytes)
+{
+	GgufSource *s = arg;
+	size_t	   *covered = palloc0(sizeof(size_t) * Max(m->n_tensors, 1));
+	bool	   *exact = palloc(sizeof(bool) * Max(m->n_tensors, 1)),
+			   *only = palloc0(sizeof(bool) * Max(m->n_tensors, 1));
+
+	*float_bytes = *kept_bytes = 0;
+	for (int i = 0; i < m->n_tensors; i++)
+		exact[i] = true;
+	for (int j = 0; j < s->n_rows; j++)
+	{
+		const TfmGgufTensorRow *r = &s->rows[j];
+		const tfm_param_info *p = r->kept ? tfm_model_find(m, r->tensor) : NULL;
+		tfm_int4_kept k;
+
+		if (!p)
+			continue;
+		tfm_kept_entry(m, r, s->what, &k);
+		if (!tfm_kept_values(m, &k, r->rows_only, false))
+			exact[p - m->info] = false;
+		covered[p - m->info] += (size_t) k.K * (size_t) k.cols;
+		*kept_bytes += r->bytes;
+		if (k.blocks != r->blocks)
+			pfree((void *) k.blocks);
+	}
+	for (int i = 0; i < m->n_tensors; i++)
+	{
+		only[i] = exact[i] && m->info[i].size > 0 && covered[i] == m->info[i].size;
+		if (!only[i])
+			*float_bytes += (uint64) m->info[i].size * sizeof(float);
+	}
+	pfree(covered);
+	pfree(exact);
+	return only;
 }
 
 static void
@@ -345,9 +399,13 @@ import_source(const char *name, GgufSource *s, bool tokenizer, tfm_task *task)
 	/* the matrices of the types kept (an upper bound: a few may not be placed) */
 	for (uint64 i = 0; i < s->f->n_tensors; i++)
 		if (tfm_gguf_kept(s->f->tensors[i].type) && s->f->tensors[i].ndim == 2)
+		{
 			steps.kept_bytes += s->f->tensors[i].bytes;
+			steps.kept_values += s->f->tensors[i].n_values;
+		}
 	steps.load = gguf_load;
 	steps.tokenizer = tokenizer ? gguf_tokenizer : NULL;
+	steps.blocks_only = gguf_blocks_only;
 	steps.stored = gguf_stored;
 	steps.arg = s;
 	return tfm_hf_import_built(name, &hc, &steps, task);

@@ -201,12 +201,21 @@ typedef struct TfmImportSteps
 	const char *what;			/* the weights, for messages */
 	uint64		bytes;			/* their size ... */
 	bool		check_bytes;	/* ... checked against 2 bytes a value */
-	uint64		kept_bytes;		/* a GGUF file's blocks kept beside the float32 values */
+	uint64		kept_bytes;		/* a GGUF file's blocks kept (an estimate before loading) ... */
+	uint64		kept_values;	/* ... and the values they hold, stored as those blocks only */
 	/* returns the checkpoint's own precision, which tfm.precision = auto runs
 	 * the imported version at (config checkpoint_precision) */
 	tfm_precision (*load) (tfm_model *m, const TfmHfConfig *hc, void *arg);
 	/* NULL: no tokenizer; else store it as name, its specials in sp (INT_MAX: unknown) */
 	void		(*tokenizer) (const char *name, const TfmHfConfig *hc, void *arg, int32 *sp);
+	/*
+	 * NULL, or called once the weights are loaded: per tensor of m, is it
+	 * stored as the blocks kept only (no float32 rows); the bytes of the
+	 * float32 rows and of the kept blocks to store in *float_bytes and
+	 * *kept_bytes
+	 */
+	const bool *(*blocks_only) (tfm_model *m, void *arg, uint64 *float_bytes,
+								uint64 *kept_bytes);
 	/* NULL, or called once the model is stored (its id and version) */
 	void		(*stored) (int32 model_id, int64 version, void *arg);
 	void	   *arg;

@@ -57,6 +57,7 @@ check_size(const char *name, const TfmHfConfig *hc, const TfmImportSteps *steps)
 	int64		n_params = tfm_config_params(c);
 	tfm_hf_map *map = tfm_hf_map_create(hc->p.arch, c);
 	uint64		need,
+				floats,
 				have = steps->bytes;
 	bool		tokenizer = steps->tokenizer != NULL;
 
@@ -64,7 +65,10 @@ check_size(const char *name, const TfmHfConfig *hc, const TfmImportSteps *steps)
 		tfm_raise_code(TFM_ENOMEM, "out of memory");
 	need = 2 * tfm_hf_map_min_values(map);
 	tfm_hf_map_free(map);
-	tfm_check_model_bytes(n_params, (uint64) Max(n_params, 0) * sizeof(float), steps->kept_bytes, name);
+	/* a GGUF file's matrices of the types kept count as their blocks (checked again once placed) */
+	floats = (uint64) Max(n_params, 0);
+	floats -= Min(steps->kept_values, floats);
+	tfm_check_model_bytes(n_params, floats * sizeof(float), steps->kept_bytes, name);
 	/* (a sharded checkpoint's headers were checked against its index already) */
 	if (steps->check_bytes && have < need)
 		ereport(ERROR,
@@ -135,7 +139,7 @@ check_tokenizer(const char *name, const TfmHfConfig *hc, const int32 *sp)
 /* the model's row (the config as tfm stores it, plus the checkpoint's bos/eos and origin) and its tensors */
 static void
 store_model(const char *name, const TfmHfConfig *hc, const tfm_model *m, tfm_precision own, bool tokenizer,
-			const char *target_tokenizer, TfmModelRow *rowp)
+			const char *target_tokenizer, const bool *blocks_only, TfmModelRow *rowp)
 {
 	const tfm_config *c = &hc->cfg;
 	char	   *json = tfm_config_json(c);
@@ -171,7 +175,7 @@ store_model(const char *name, const TfmHfConfig *hc, const tfm_model *m, tfm_pre
 	row.cfg = *c;
 	row.n_labels = hc->n_labels;
 	row.labels = hc->labels;
-	tfm_catalog_save(&row, m, 0);
+	tfm_catalog_save_except(&row, m, 0, blocks_only);
 	*rowp = row;
 }
 
@@ -197,6 +201,7 @@ tfm_hf_import_built(const char *name, TfmHfConfig *hc, const TfmImportSteps *ste
 	tfm_model  *m;
 	TfmModelRow row;
 	tfm_precision own;
+	const bool *blocks_only = NULL;
 
 	check_new(name);
 	check_size(name, hc, steps);
@@ -205,6 +210,15 @@ tfm_hf_import_built(const char *name, TfmHfConfig *hc, const TfmImportSteps *ste
 	/* a head the checkpoint lacks (a base encoder's cls.*) starts from tfm's init */
 	m = tfm_model_new(&hc->cfg, name, TFM_SEED_DEFAULT);
 	own = steps->load(m, hc, steps->arg);
+	if (steps->blocks_only)
+	{
+		uint64		float_bytes,
+					kept_bytes;
+
+		/* the bytes the rows will take, now that the blocks are placed */
+		blocks_only = steps->blocks_only(m, steps->arg, &float_bytes, &kept_bytes);
+		tfm_check_model_bytes((int64) m->n_params, float_bytes, kept_bytes, name);
+	}
 	if (steps->tokenizer)
 	{
 		int32		sp[TFM_TOK_N_SPECIALS];
@@ -212,7 +226,7 @@ tfm_hf_import_built(const char *name, TfmHfConfig *hc, const TfmImportSteps *ste
 		steps->tokenizer(name, hc, steps->arg, sp);
 		check_tokenizer(name, hc, sp);
 	}
-	store_model(name, hc, m, own, steps->tokenizer != NULL, steps->target_tokenizer, &row);
+	store_model(name, hc, m, own, steps->tokenizer != NULL, steps->target_tokenizer, blocks_only, &row);
 	if (steps->stored)
 		steps->stored(row.id, row.version, steps->arg);
 	*imported_task = hc->cfg.task;

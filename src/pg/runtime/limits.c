@@ -134,10 +134,12 @@ tfm_check_model_bytes(int64 n_params, uint64 float_bytes, uint64 kept_bytes, con
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("model \"%s\" would take %s, more than tfm.max_model_bytes (%s)", model,
 						pretty(float_bytes + kept_bytes), pretty(limit)),
-				 errdetail("Its " INT64_FORMAT " parameters are stored as float32 values (%s)%s%s.",
-						   n_params, pretty(float_bytes),
-						   kept_bytes > 0 ? ", its file's blocks beside them: " : "",
-						   kept_bytes > 0 ? pretty(kept_bytes) : ""),
+				 kept_bytes == 0 ?
+				 errdetail("Its " INT64_FORMAT " parameters are stored as float32 values (%s).",
+						   n_params, pretty(float_bytes)) :
+				 errdetail("Its " INT64_FORMAT " parameters are stored as its file's blocks (%s) and, "
+						   "where the file has none tfm runs, float32 values (%s).",
+						   n_params, pretty(kept_bytes), pretty(float_bytes)),
 				 errhint("A superuser can raise tfm.max_model_bytes.")));
 }
 

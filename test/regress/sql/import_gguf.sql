@@ -157,6 +157,25 @@ SELECT count(*) AS tensors, bool_and(a.shape = b.shape AND a.data = b.data) AS a
 SELECT count(*) AS compared, max(abs(ln(x.probability) - ln(y.probability))) <= 0.07 AS within_bound
   FROM tfm_next_tokens('g_gpt2_q8_0', ARRAY[1, 30, 48, 47, 51, 30, 259, 272, 31], 320) x
   JOIN tfm_next_tokens('st_gpt2', ARRAY[1, 30, 48, 47, 51, 30, 259, 272, 31], 320) y ON x.id = y.id;
+-- its untied embedding and its position table (Q8_0) are only looked up,
+-- no matrix runs them: stored as their blocks only all the same, their
+-- float32 values made at load row by row; the embedding's are those of
+-- output.weight (the same values, quantized alike, kept as the head's
+-- columns), transposed; at gguf the matrices run their blocks beside them
+SELECT gguf_tensor, gguf_type, tensor, kept, how FROM tfm_gguf_kept('g_gpt2_q8_0')
+ WHERE gguf_type <> 'F32' ORDER BY gguf_tensor;
+SELECT t.name, t.shape FROM tfm.tensors t JOIN tfm.models m ON m.id = t.model_id
+ WHERE m.name = 'g_gpt2_q8_0' AND t.shape[2] IS NOT NULL ORDER BY t.name;
+WITH v AS (SELECT tfm_tensor('g_gpt2_q8_0', 'tok_emb') AS e, tfm_tensor('g_gpt2_q8_0', 'out.w') AS o,
+                  (config->>'d_model')::int AS d, (config->>'vocab')::int AS n
+             FROM tfm.models WHERE name = 'g_gpt2_q8_0')
+SELECT count(*) AS values, bool_and(v.e[r * v.d + c + 1] = v.o[c * v.n + r + 1]) AS embedding_is_head_transposed
+  FROM v, generate_series(0, v.n - 1) r, generate_series(0, v.d - 1) c;
+SET tfm.precision = 'gguf';
+SELECT count(*) AS compared, max(abs(ln(x.probability) - ln(y.probability))) <= 0.07 AS gguf_within_bound
+  FROM tfm_next_tokens('g_gpt2_q8_0', ARRAY[1, 30, 48, 47, 51, 30, 259, 272, 31], 320) x
+  JOIN tfm_next_tokens('st_gpt2', ARRAY[1, 30, 48, 47, 51, 30, 259, 272, 31], 320) y ON x.id = y.id;
+RESET tfm.precision;
 SELECT count(*) AS texts, bool_and(tfm_tokenize('g_gpt2_f32', t) = tfm_tokenize('st_gpt2', t)) AS ids_match
   FROM jsonb_array_elements_text((:'l3e'::jsonb)->'texts') AS x(t);
 SELECT tfm_generate('g_gpt2_f32', 'the cat', max_tokens => 8, temperature => 0)

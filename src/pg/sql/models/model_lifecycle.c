@@ -297,6 +297,9 @@ tfm_copy_model(PG_FUNCTION_ARGS)
 	tfm_model  *m;
 	char	   *source = tfm_text_arg(fcinfo, 0, "source");
 	char	   *target = tfm_text_arg(fcinfo, 1, "target");
+	bool	   *blocks_only;
+	int32		source_id;
+	int64		source_version;
 
 	tfm_check_model_from("copy", source, target);
 	tfm_catalog_lookup(source, &row, false);
@@ -304,10 +307,15 @@ tfm_copy_model(PG_FUNCTION_ARGS)
 	tfm_check_max_parameters(tfm_config_params(&row.cfg), target);
 	m = tfm_catalog_load(&row);
 	tfm_guard_model(m);
+	/* an imported GGUF model's tensors stored as its file's blocks only: copied as them */
+	blocks_only = tfm_kept_blocks_only(&row, m);
+	source_id = row.id;
+	source_version = row.version;
 	/* the source by its own name: source may be an alias */
 	tfm_model_insert_copy(row.name, target, &row);
 	strlcpy(row.name, target, sizeof(row.name));
-	tfm_catalog_save(&row, m, 0);
+	tfm_catalog_save_except(&row, m, 0, blocks_only);
+	tfm_gguf_tensors_copy(source_id, source_version, row.id, row.version);
 	PG_RETURN_INT64((int64) m->n_params);
 }
 

@@ -6,8 +6,11 @@
  * than TFM_CHUNK_VALUES values in several rows, chunk 0, 1, ...) in
  * the order and with the names of doc/model.md.  Loading checks that the
  * stored format version is one this build reads, that every tensor the
- * config implies is present with the right shape, and nothing else is.
- * Saving rewrites every tensor and takes a new version from
+ * config implies is present with the right shape, and nothing else is;
+ * an imported GGUF model's tensors stored as the file's blocks only (no
+ * rows here: tfm.gguf_tensors of the version) get their float32 values
+ * from those blocks (kept_values.c).
+ * Saving rewrites every tensor (an import: but those) and takes a new version from
  * tfm.version_seq in the caller's transaction, so a rolled-back save is
  * never seen and a version number is never reused.  The config's keys are
  * read and written through model_row.c's table.
@@ -352,6 +355,8 @@ tfm_catalog_load(const TfmModelRow *row)
 	}
 	SPI_cursor_close(portal);
 	tfm_spi_finish_owner(&as);
+	/* an imported GGUF file's tensors stored as its blocks only */
+	tfm_kept_fill(m, row, filled);
 	for (int i = 0; i < m->n_tensors; i++)
 		if (filled[i] != m->info[i].size)
 			ereport(ERROR,
@@ -369,6 +374,12 @@ tfm_catalog_load(const TfmModelRow *row)
 int64
 tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps)
 {
+	return tfm_catalog_save_except(row, m, add_steps, NULL);
+}
+
+int64
+tfm_catalog_save_except(TfmModelRow *row, const tfm_model *m, int64 add_steps, const bool *blocks_only)
+{
 	static const char *upsert =
 		"INSERT INTO tfm.tensors (model_id, name, shape, data, chunk) VALUES ($1, $2, $3, $4, $5) "
 		"ON CONFLICT (model_id, name, chunk) DO UPDATE SET shape = EXCLUDED.shape, data = EXCLUDED.data";
@@ -376,6 +387,7 @@ tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps)
 	static const char *bump =
 		"UPDATE tfm.models SET version = nextval('tfm.version_seq'), steps = steps + $2, "
 		"updated_at = now() WHERE id = $1 AND version = $3 RETURNING version";
+	static const char *drop = "DELETE FROM tfm.tensors WHERE model_id = $1 AND name = $2";
 	Oid			types[5] = {INT4OID, TEXTOID, INT4ARRAYOID, FLOAT4ARRAYOID, INT4OID};
 	SPIPlanPtr	plan;
 	int64		version;
@@ -391,6 +403,15 @@ tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps)
 		Datum		dims[2];
 		ArrayType  *shape;
 
+		if (blocks_only && blocks_only[i])
+		{
+			/* its values are its kept blocks' (tfm_kept_fill makes them at load) */
+			Datum		dargs[2] = {Int32GetDatum(row->id), CStringGetTextDatum(p->name)};
+
+			tfm_spi_exec(drop, 2, types, dargs, NULL, false, 0, SPI_OK_DELETE,
+						 "cannot delete from tfm.tensors");
+			continue;
+		}
 		dims[0] = Int32GetDatum(p->dims[0]);
 		dims[1] = Int32GetDatum(p->dims[1]);
 		shape = construct_array(dims, p->ndim, INT4OID, 4, true, TYPALIGN_INT);

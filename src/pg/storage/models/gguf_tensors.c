@@ -2,8 +2,10 @@
  * gguf_tensors.c — what a GGUF import did with each tensor of the file
  * (tfm.gguf_tensors): converted to float32 only, or also kept as the
  * file's blocks (Q4_0: tfm's int4 layout, for int4 inference; Q8_0, Q4_K,
- * Q5_K, Q6_K for gguf inference) of the version it imported.  Written by import/gguf_import.c, the kept blocks read by
- * runtime/cache/gguf_kept.c when a model is loaded; dumped with the model.
+ * Q5_K, Q6_K for gguf inference; first_column NULL: an untied embedding's
+ * rows, kept for storage only) of the version it imported.  Written by import/gguf_import.c, the kept blocks read by
+ * runtime/cache/gguf_kept.c when a model is loaded, copied with it by
+ * tfm_copy_model; dumped with the model.
  */
 #include "postgres.h"
 
@@ -57,6 +59,8 @@ tfm_gguf_tensors_store(int32 model_id, int64 version, const TfmGgufTensorRow *ro
 			SET_VARSIZE(b, VARHDRSZ + r->bytes);
 			memcpy(VARDATA(b), r->blocks, r->bytes);
 			args[9] = PointerGetDatum(b);
+			if (r->rows_only)
+				nulls[5] = 'n';	/* no matrix's columns: the tensor's rows */
 		}
 		else
 		{
@@ -101,6 +105,9 @@ tfm_gguf_kept_read(int32 model_id, int64 version, TfmGgufTensorRow **out)
 			rows[i].gguf_name = TextDatumGetCString(SPI_getbinval(tup, td, 1, &isnull));
 			rows[i].tensor = TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull));
 			rows[i].first_column = DatumGetInt32(SPI_getbinval(tup, td, 3, &isnull));
+			rows[i].rows_only = isnull;
+			if (isnull)
+				rows[i].first_column = 0;
 			rows[i].columns = DatumGetInt32(SPI_getbinval(tup, td, 4, &isnull));
 			rows[i].inputs = DatumGetInt32(SPI_getbinval(tup, td, 5, &isnull));
 			rows[i].rope_heads = DatumGetInt32(SPI_getbinval(tup, td, 6, &isnull));
@@ -115,4 +122,21 @@ tfm_gguf_kept_read(int32 model_id, int64 version, TfmGgufTensorRow **out)
 	tfm_spi_finish_owner(&as);
 	*out = rows;
 	return (int) n;
+}
+
+void
+tfm_gguf_tensors_copy(int32 source_id, int64 source_version, int32 target_id, int64 target_version)
+{
+	Oid			types[4] = {INT4OID, INT8OID, INT4OID, INT8OID};
+	Datum		args[4] = {Int32GetDatum(source_id), Int64GetDatum(source_version),
+	Int32GetDatum(target_id), Int64GetDatum(target_version)};
+	TfmAsOwner	as;
+
+	tfm_spi_connect_owner(&as);
+	tfm_spi_exec("INSERT INTO tfm.gguf_tensors (model_id, version, gguf_name, gguf_type, tensor, "
+				 "first_column, columns, inputs, rope_heads, blocks) "
+				 "SELECT $3, $4, gguf_name, gguf_type, tensor, first_column, columns, inputs, rope_heads, "
+				 "blocks FROM tfm.gguf_tensors WHERE model_id = $1 AND version = $2",
+				 4, types, args, NULL, false, 0, SPI_OK_INSERT, "cannot copy tfm.gguf_tensors");
+	tfm_spi_finish_owner(&as);
 }

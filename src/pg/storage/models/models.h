@@ -12,6 +12,7 @@
 #include "postgres.h"
 
 #include "storage/storage.h"
+#include "tfm/kept_block.h"
 
 /* ---- a model's catalog row (catalog.c) ---- */
 typedef struct TfmModelRow
@@ -89,6 +90,13 @@ extern int32 tfm_catalog_expect_id;
 tfm_model  *tfm_catalog_load(const TfmModelRow *row);
 /* write every tensor and take a new version; returns it */
 int64		tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps);
+/*
+ * the same, but the tensors i with blocks_only[i] (NULL: none) get no
+ * float32 rows: an import's tensors stored as a GGUF file's blocks
+ * (tfm.gguf_tensors of the new version, kept_values.c)
+ */
+int64		tfm_catalog_save_except(TfmModelRow *row, const tfm_model *m, int64 add_steps,
+									const bool *blocks_only);
 /* the config as the JSON stored in tfm.models.config */
 char	   *tfm_config_json(const tfm_config *cfg);
 tfm_task	tfm_task_from_name(const char *task);
@@ -164,6 +172,8 @@ typedef struct TfmGgufTensorRow
 	const char *gguf_type;
 	const char *tensor;			/* the tfm tensor its values went to (NULL: none) */
 	bool		kept;
+	bool		rows_only;		/* kept for storage only: no matrix runs them (an untied
+								 * embedding), its rows the tensor's (first_column NULL) */
 	int32		first_column,
 				columns,
 				inputs,
@@ -174,5 +184,32 @@ typedef struct TfmGgufTensorRow
 void		tfm_gguf_tensors_store(int32 model_id, int64 version, const TfmGgufTensorRow *rows, int n);
 /* the kept rows of (model, version), palloc'd in the current context: their count */
 int			tfm_gguf_kept_read(int32 model_id, int64 version, TfmGgufTensorRow **rows);
+/* the rows of (source, its version) as the target's, of the target's version (tfm_copy_model) */
+void		tfm_gguf_tensors_copy(int32 source_id, int64 source_version, int32 target_id,
+								  int64 target_version);
+
+/* ---- tensors stored as a GGUF file's blocks only (kept_values.c) ---- */
+/*
+ * kept row r of model (for messages) as an entry of m (error XX001 if it
+ * does not fit): k->blocks are r's, or a palloc'd copy in Hugging Face's
+ * row order where r's rows are in llama.cpp's rope order
+ */
+void		tfm_kept_entry(const tfm_model *m, const TfmGgufTensorRow *r, const char *model,
+						   tfm_int4_kept *k);
+/*
+ * the exact dequantization of k's blocks written over the columns they
+ * cover in m's float32 values (write), or compared with them bit for bit
+ * (!write: false if one differs); false too if k fits no matrix of m (or,
+ * rows: no tensor whose rows its blocks' rows are)
+ */
+bool		tfm_kept_values(tfm_model *m, const tfm_int4_kept *k, bool rows, bool write);
+/*
+ * the tensors of m that row's version stores as kept blocks only (none
+ * read yet: filled[i] == 0) made from them, filled[i] counting the values
+ * made (tfm_catalog_load)
+ */
+void		tfm_kept_fill(tfm_model *m, const TfmModelRow *row, size_t *filled);
+/* per tensor of m, is row's version storing it as kept blocks only (palloc'd; NULL: none) */
+bool	   *tfm_kept_blocks_only(const TfmModelRow *row, const tfm_model *m);
 
 #endif							/* TFM_PG_STORAGE_MODELS_H */

@@ -1,0 +1,47 @@
+/*
+ * tensor_values.c — tfm.tensor_values(model, tensor): the float32 values of
+ * a tensor an imported GGUF model stores as the file's blocks only (no
+ * tfm.tensors rows: storage/models/kept_values.c), made as loading makes
+ * them (the model loaded through the cache, use privilege checked), for
+ * tfm_tensor.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#include "utils/memutils.h"
+
+#include "sql/args.h"
+#include "runtime/cache/model_cache.h"
+#include "storage/models/models.h"
+
+PG_FUNCTION_INFO_V1(tfm_tensor_values);
+Datum
+tfm_tensor_values(PG_FUNCTION_ARGS)
+{
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	char	   *tensor = tfm_text_arg(fcinfo, 1, "tensor");
+	const TfmModelRow *row;
+	tfm_model  *m = tfm_cache_get(name, &row);
+	const tfm_param_info *p = tfm_model_find(m, tensor);
+	ArrayType  *a;
+	Size		nbytes;
+
+	if (!p)
+		PG_RETURN_NULL();
+	if (p->size > (MaxAllocHugeSize - ARR_OVERHEAD_NONULLS(1)) / sizeof(float4) || p->size > INT_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("tensor \"%s\" of model \"%s\" has too many values for one array", tensor, name)));
+	nbytes = ARR_OVERHEAD_NONULLS(1) + p->size * sizeof(float4);
+	a = (ArrayType *) palloc_extended(nbytes, MCXT_ALLOC_HUGE);
+	SET_VARSIZE(a, nbytes);
+	a->ndim = 1;
+	a->dataoffset = 0;
+	a->elemtype = FLOAT4OID;
+	ARR_DIMS(a)[0] = (int) p->size;
+	ARR_LBOUND(a)[0] = 1;
+	memcpy(ARR_DATA_PTR(a), m->params + p->offset, p->size * sizeof(float4));
+	PG_RETURN_ARRAYTYPE_P(a);
+}
