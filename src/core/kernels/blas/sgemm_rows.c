@@ -10,10 +10,11 @@
  * tfm_gemv_rows sum in other orders than its packed path, whose K blocks
  * round in between), so these products are tfm's: C is cut into panels of
  * SR_NR columns, shared out among the threads in contiguous runs; each
- * panel of B is packed once per call (K × SR_NR floats, zeros past N)
- * into the thread's buffer, where it stays in L1/L2 while every SR_MR
- * rows of A pass over it.  A product of at most SR_MR rows reads B in
- * place (one pass over it, nothing to reuse); of at most 3 rows, on AVX2,
+ * panel of B is packed once per call (K × SR_NR floats, zeros past N;
+ * several of a thread's panels at a time) into the thread's buffer, where
+ * it stays in L1/L2 while every SR_MR rows of A pass over it.  A product
+ * of at most SR_MR rows reads B in place (one pass over it, nothing to
+ * reuse); of at most 3 rows, on AVX2,
  * several panels a pass over each row of B (sr_wide_avx2).
  *
  * Kernels: AVX2 + FMA (sgemm_rows_avx2.c, also on AVX-512 CPUs) where
@@ -88,21 +89,53 @@ tfm_gemm_rows_kernel(void)
 	return kernel() == sr_kernel_c ? "portable" : "avx2";
 }
 
-/* panel b (K × SR_NR) = columns [j0, j0 + n) of B, zeros past n */
-static void
-pack_panel(float *restrict dst, const float *B, ptrdiff_t ldb, int K, int j0, int n)
+/*
+ * g ≤ pack_count(K) panels (each K × SR_NR, one after the other from dst) =
+ * columns [j0, j0 + n) of B, zeros past n.  Row by row of B, all g panels'
+ * columns at once: B's rows are ldb floats apart (6 KB at an encoder's d_ff
+ * 1536), so one panel at a time read one cache line a page, K pages a
+ * panel, the weights coming from memory once a call; g panels at a time
+ * read g lines in a run a page, and the copy asks for the row SR_AHEAD on
+ * itself (the bits are those of one panel at a time).
+ */
+#define SR_PACK 8				/* panels packed at a time, at most */
+#define SR_PACK_BYTES (1 << 20) /* a thread's buffer, at most (one panel more if K is larger) */
+#define SR_AHEAD 8
+
+static int
+pack_count(int K)
 {
+	size_t		panel = (size_t) K * SR_NR * sizeof(float);
+	size_t		g = SR_PACK_BYTES / panel;
+
+	return g < 1 ? 1 : g > SR_PACK ? SR_PACK : (int) g;
+}
+
+static void
+pack_panels(float *restrict dst, const float *B, ptrdiff_t ldb, int K, int j0, int n)
+{
+	const int	g = (n + SR_NR - 1) / SR_NR;
+
 	for (int k = 0; k < K; k++)
 	{
 		const float *src = B + (size_t) k * ldb + j0;
-		float	   *d = dst + (size_t) k * SR_NR;
 
-		if (n == SR_NR)
-			memcpy(d, src, sizeof(float) * SR_NR);
-		else
+		/* the row SR_AHEAD on: its page is not one the prefetchers follow */
+		if (k + SR_AHEAD < K)
+			for (int c = 0; c < n; c += 16)
+				__builtin_prefetch(src + (size_t) SR_AHEAD * ldb + c, 0, 0);
+		for (int q = 0; q < g; q++)
 		{
-			memcpy(d, src, sizeof(float) * n);
-			memset(d + n, 0, sizeof(float) * (SR_NR - n));
+			float	   *d = dst + ((size_t) q * K + k) * SR_NR;
+			int			w = n - q * SR_NR < SR_NR ? n - q * SR_NR : SR_NR;
+
+			if (w == SR_NR)
+				memcpy(d, src + q * SR_NR, sizeof(float) * SR_NR);
+			else
+			{
+				memcpy(d, src + q * SR_NR, sizeof(float) * w);
+				memset(d + w, 0, sizeof(float) * (SR_NR - w));
+			}
 		}
 	}
 }
@@ -117,6 +150,7 @@ tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int 
 	int			threads = tfm_get_threads();
 	bool		direct = M <= SR_MR;
 	float	   *buf = NULL;
+	const int	gp = pack_count(K);
 #if defined(__x86_64__)
 	const bool	wide = direct && kern == sr_kernel_avx2;
 #endif
@@ -140,13 +174,14 @@ tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int 
 	if (2.0 * M * N * K < 2e5)
 		threads = 1;
 	if (!direct)
-		buf = aligned_alloc(64, (size_t) threads * K * SR_NR * sizeof(float));
+		buf = aligned_alloc(64, (size_t) threads * gp * K * SR_NR * sizeof(float));
 #pragma omp parallel num_threads(threads) if(threads > 1)
 	{
 		int			t = omp_get_thread_num();
 		int			p0 = (int) ((long) panels * t / threads),
 					p1 = (int) ((long) panels * (t + 1) / threads);
-		float	   *pk = buf ? buf + (size_t) t * K * SR_NR : NULL;
+		float	   *pk = buf ? buf + (size_t) t * gp * K * SR_NR : NULL;
+		int			packed0 = -1;	/* the first panel of those in pk */
 
 		for (int p = p0; p < p1; p++)
 		{
@@ -169,8 +204,16 @@ tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int 
 #endif
 			if (pk)
 			{
-				pack_panel(pk, B, ldb, K, j0, n);
-				bp = pk;
+				/* up to gp of this thread's panels packed at once */
+				if (packed0 < 0 || p >= packed0 + gp)
+				{
+					int			last = p + gp < p1 ? p + gp : p1;
+					int			cols = (last * SR_NR < N ? last * SR_NR : N) - j0;
+
+					pack_panels(pk, B, ldb, K, j0, cols);
+					packed0 = p;
+				}
+				bp = pk + (size_t) (p - packed0) * K * SR_NR;
 				ldbp = SR_NR;
 			}
 			else if (n < SR_NR)
