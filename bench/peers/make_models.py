@@ -19,9 +19,11 @@ written once for tfm and once for its peer:
       tokenizer.json) and exported to ONNX (OUT/model.onnx, torch.onnx.export
       of the same weights: input_ids [batch, length] -> the embedding
       [batch, 384], the mean over non-pad positions of the last hidden
-      states, as tfm_embed pools a base BertModel); OUT/texts.json: 32 texts
-      of 126 words that tokenize to 128 ids ([CLS] + one id a word + [SEP])
-      and those ids
+      states, as tfm_embed pools a base BertModel) and its dynamic int8
+      quantization (OUT/model-int8.onnx, onnx_int8.py: quantize_dynamic's
+      graph); OUT/texts.json: 32 texts of 126 words that tokenize to 128
+      ids ([CLS] + one id a word + [SEP]) and those ids;
+      OUT/reference.json: their embeddings by the same forward in float64
 
 Needs PyTorch (/usr/bin/python3, Debian's python3-torch) and numpy; no
 transformers, safetensors, tokenizers or onnx packages.
@@ -36,6 +38,7 @@ import sys
 import numpy as np
 import torch
 
+from onnx_int8 import quantize_model
 from gguf_writer import TOK_BYTE, TOK_CONTROL, TOK_NORMAL, TOK_UNKNOWN, llama_gguf
 
 # the tokenizer.json writers and the safetensors writer of tfm's test references
@@ -269,6 +272,17 @@ def make_encoder(out, size):
                       opset_version=14, do_constant_folding=True)
     with open(out + "/texts.json", "w") as fh:
         json.dump({"texts": texts, "ids": ids, "torch_embedding_0": ref[0].tolist()}, fh)
+    # ONNX Runtime's dynamic int8 (quantize_dynamic's graph, by onnx_int8.py)
+    with open(out + "/model.onnx", "rb") as fh:
+        q, nq, _ = quantize_model(fh.read())
+    with open(out + "/model-int8.onnx", "wb") as fh:
+        fh.write(q)
+    # the reference every engine's embeddings are measured against: the same
+    # forward in float64, the 32 sequences at once (no padding: all 128 ids)
+    with torch.no_grad():
+        ref64 = model.double()(torch.tensor(ids))
+    with open(out + "/reference.json", "w") as fh:
+        json.dump({"float64": ref64.tolist()}, fh)
     n = sum(v.numel() for v in sd.values())
     print("encoder %s: hidden %d, %d layers, %d heads, ff %d, vocab %d: %d parameters -> %s"
           % (size, E_D, layers, E_H, E_FF, E_V, n, out))

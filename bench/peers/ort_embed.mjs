@@ -2,10 +2,12 @@
 // onnxruntime-node (its prebuilt CPU build): the encoder exported by
 // make_models.py (input_ids [batch, length] -> the mean-pooled embedding),
 // run on the 32 sequences of texts.json at batch 1 (one run per sequence)
-// and at batch 32 (one run), fp32, intra-op threads N, inter-op 1.
+// and at batch 32 (one run), intra-op threads N, inter-op 1: model.onnx
+// (fp32) or model-int8.onnx (onnx_int8.py's dynamic int8; --precision int8
+// only labels the RESULT lines).
 //
 //   node ort_embed.mjs model.onnx --threads N --texts texts.json
-//        [--rounds 3] [--out embeddings.json]
+//        [--rounds 3] [--out embeddings.json] [--precision fp32|int8]
 //
 // Prints RESULT lines (what=encoder batch=1 / 32, the median of the rounds
 // after one untimed round, sequences_per_s); --out writes the 32
@@ -21,6 +23,7 @@ const modelPath = process.argv[2];
 const threads = Number(arg("threads", "1"));
 const rounds = Number(arg("rounds", "3"));
 const out = arg("out", null);
+const precision = arg("precision", "fp32");
 const ids = JSON.parse(fs.readFileSync(arg("texts"), "utf8")).ids;
 const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 
@@ -51,7 +54,7 @@ for (let r = 0; r < rounds; r++) {
     r1.push(await batch1());
     r32.push((await batch32())[0]);
 }
-const tag = `impl=onnxruntime precision=fp32 threads=${threads} length=${L}`;
+const tag = `impl=onnxruntime precision=${precision} threads=${threads} length=${L}`;
 console.log(`RESULT what=encoder ${tag} batch=1 sequences_per_s=${median(r1).toFixed(2)} best=${Math.max(...r1).toFixed(2)}`);
 console.log(`RESULT what=encoder ${tag} batch=${ids.length} sequences_per_s=${median(r32).toFixed(2)} best=${Math.max(...r32).toFixed(2)}`);
 if (out) {

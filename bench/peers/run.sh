@@ -29,14 +29,17 @@
 #      call a sequence: tfm_embed(model, int[]); ONNX Runtime: one run each)
 #      and batch 32 (tfm_embed(model, text[]) of the 32 texts; ONNX Runtime:
 #      one [32, 128] run), tfm fp32 / bf16 / int8 beside ONNX Runtime fp32
-#      (ort_embed.mjs); tfm fp32's embeddings must equal ONNX Runtime's
-#      within 1e-4
+#      and its dynamic int8 (ort_embed.mjs; the int8 file written by
+#      onnx_int8.py as quantize_dynamic would); tfm fp32's embeddings must
+#      equal ONNX Runtime's within 1e-4, and every engine's agreement with a
+#      float64 forward of the same weights and with tfm fp32 is printed
 #   6. a table with ratios, the machine (lscpu), tfm_info()'s kernels and the
 #      load average before each figure; the log in bench/peers/last-run.log
 #
 #   bench/peers/run.sh [--size full|small] [--threads "1 2"] [--tokens 64]
 #                      [--rounds 3] [--kv F16|F32] [--flash-attention auto|on|off]
 #                      [--work-mem 16GB] [--wait S] [--keep]
+#                      [--gguf-only | --encoder-only]
 #
 #   --size      full (default: Llama 134M, 6-layer encoder) or small (a quick
 #               run: Llama hidden 256, 4 layers, 4 heads, intermediate 704,
@@ -59,6 +62,8 @@
 #               to fall below 0.5 before starting; warn if it does not
 #   --keep      keep the checkpoints (printed directory) instead of removing
 #               them at the end
+#   --gguf-only     only the int4 / Q4_0 and gguf / Q4_K_M generation rows
+#   --encoder-only  only the encoder rows (no Llama checkpoint or generation)
 #
 # Environment: PGBIN (the server binaries of the throwaway cluster), PG_CONFIG
 # (if set, build and install tfm with it first), OUT (where the checkpoints
@@ -81,6 +86,7 @@ WORK_MEM=16GB
 WAIT=60
 KEEP=0
 GGUF_ONLY=0
+ENC_ONLY=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --size) SIZE="$2"; shift 2 ;;
@@ -93,6 +99,7 @@ while [ $# -gt 0 ]; do
     --wait) WAIT="$2"; shift 2 ;;
     --keep) KEEP=1; shift ;;
     --gguf-only) GGUF_ONLY=1; shift ;;
+    --encoder-only) ENC_ONLY=1; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
@@ -100,6 +107,7 @@ done
 case "$SIZE" in full|small) ;; *) echo "--size must be full or small" >&2; exit 2 ;; esac
 case "$KV" in F16|F32) ;; *) echo "--kv must be F16 or F32" >&2; exit 2 ;; esac
 case "$FA" in auto|on|off) ;; *) echo "--flash-attention must be auto, on or off" >&2; exit 2 ;; esac
+[ "$GGUF_ONLY$ENC_ONLY" = 11 ] && { echo "--gguf-only and --encoder-only exclude each other" >&2; exit 2; }
 
 PY=/usr/bin/python3
 PSQL="psql -X -q -At -v ON_ERROR_STOP=1"
@@ -127,7 +135,7 @@ fi
 PEERS=$(cd "$HERE" && node -e '
   const l = require("./package-lock.json").packages;
   console.log("node-llama-cpp " + l["node_modules/node-llama-cpp"].version + ", onnxruntime-node " + l["node_modules/onnxruntime-node"].version)')
-LLAMA_SYS=$(cd "$HERE" && node llama_gen.mjs --info)
+LLAMA_SYS=$([ "$ENC_ONLY" = 1 ] && echo "not run" || (cd "$HERE" && node llama_gen.mjs --info))
 log "peers: $PEERS; llama.cpp CPU features: $LLAMA_SYS"
 # ggml's own quantizer, for the Q4_K_M file (make_models.py)
 export GGML_LIB="$HERE/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libggml-base.so"
@@ -147,15 +155,18 @@ cleanup() {
   if [ "$KEEP" = 1 ]; then log "checkpoints kept in $OUT"; else rm -rf "$OUT"; fi
 }
 trap cleanup EXIT
-STAMP="$SIZE $(cd "$HERE" && cat make_models.py gguf_writer.py | md5sum | cut -c1-12)"
-if [ -f "$OUT/stamp" ] && [ "$(cat "$OUT/stamp")" = "$STAMP" ]; then
+STAMP="$SIZE $(cd "$HERE" && cat make_models.py gguf_writer.py onnx_int8.py | md5sum | cut -c1-12)"
+have_models() { [ -f "$OUT/enc/model-int8.onnx" ] && [ -f "$OUT/enc/reference.json" ] &&
+                { [ "$ENC_ONLY" = 1 ] || [ -f "$OUT/llama/model-Q4_0.gguf" ]; }; }
+if [ -f "$OUT/stamp" ] && [ "$(cat "$OUT/stamp")" = "$STAMP" ] && have_models; then
   log "reusing the checkpoints in $OUT ($STAMP)"
 else
   log "writing the checkpoints into $OUT"
   rm -f "$OUT/stamp"
-  (cd "$HERE" && "$PY" make_models.py llama "$OUT/llama" --size "$SIZE" && "$PY" make_models.py encoder "$OUT/enc" --size "$SIZE") 2>&1 |
+  (cd "$HERE" && { [ "$ENC_ONLY" = 1 ] || "$PY" make_models.py llama "$OUT/llama" --size "$SIZE"; } &&
+   "$PY" make_models.py encoder "$OUT/enc" --size "$SIZE") 2>&1 |
     grep -v -i 'warning\|^ *warnings.warn\|^ *_C._jit\|^ *torch._C' || true
-  [ -f "$OUT/llama/model-Q4_0.gguf" ] && [ -f "$OUT/enc/model.onnx" ] || { echo "make_models.py failed" >&2; exit 1; }
+  have_models || { echo "make_models.py failed" >&2; exit 1; }
   echo "$STAMP" > "$OUT/stamp"
 fi
 chmod -R a+rX "$OUT"; chmod a+rx "$OUT"
@@ -173,14 +184,14 @@ KINT4=$($PSQL -c "SELECT int4_kernel FROM tfm_info()")
 KKQ=$(grep -q avx2 /proc/cpuinfo && echo avx2 || echo reference)
 log "tfm_info(): $INFO; tfm.work_mem $($PSQL -c 'SHOW tfm.work_mem')"
 log "importing (tfm_import_files)"
-$PSQL -F ' ' <<EOF
+$PSQL -F ' ' -c "SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters' FROM tfm_import_files('enc', '$OUT/enc/hf')"
+[ "$ENC_ONLY" = 1 ] || $PSQL -F ' ' <<EOF
 SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters' FROM tfm_import_files('llama', '$OUT/llama/hf');
-SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters' FROM tfm_import_files('enc', '$OUT/enc/hf');
 SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters (the Q4_0 GGUF file)'
   FROM tfm_import_gguf_file('llama_q4', '$OUT/llama/model-Q4_0.gguf');
 SELECT 'Q4_0 blocks kept for int4: ' || count(*) FILTER (WHERE kept) || ' of ' || count(*) || ' tensors' FROM tfm_gguf_kept('llama_q4');
 EOF
-if [ -f "$OUT/llama/model-Q4_K_M.gguf" ]; then
+if [ "$ENC_ONLY" = 0 ] && [ -f "$OUT/llama/model-Q4_K_M.gguf" ]; then
   t0=$(date +%s.%N)
   $PSQL -F ' ' <<EOF
 SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters (the Q4_K_M GGUF file, ggml''s quantizer)'
@@ -192,12 +203,14 @@ EOF
   res q4km_rows "$($PSQL -c "SELECT (SELECT sum(pg_column_size(g.*)) FROM tfm.gguf_tensors g JOIN tfm.models m ON m.id = g.model_id WHERE m.name = 'llama_q4km') + (SELECT sum(pg_column_size(t.*)) FROM tfm.tensors t JOIN tfm.models m ON m.id = t.model_id WHERE m.name = 'llama_q4km')")"
   $PSQL -F ' ' -c "SELECT 'kept: ' || gguf_type || ' ' || count(*) FILTER (WHERE kept) || ' of ' || count(*) FROM tfm_gguf_kept('llama_q4km') GROUP BY gguf_type ORDER BY gguf_type"
 fi
-$PSQL -F ' ' <<EOF
+[ "$ENC_ONLY" = 1 ] || $PSQL -F ' ' <<EOF
 CREATE TABLE prompts AS SELECT
   ARRAY(SELECT x::int FROM json_array_elements_text(j->'generate') x) AS gen,
   ARRAY(SELECT x::int FROM json_array_elements_text(j->'prefill') x) AS prefill,
   ARRAY(SELECT x FROM json_array_elements_text(j->'batch') x) AS batch
   FROM (SELECT pg_read_file('$OUT/llama/prompts.json')::json AS j) s;
+EOF
+$PSQL -F ' ' <<EOF
 CREATE TABLE enc_texts AS SELECT t.o::int AS o, t.body,
   ARRAY(SELECT y::int FROM json_array_elements_text(j->'ids'->(t.o::int - 1)) y) AS ids
   FROM (SELECT pg_read_file('$OUT/enc/texts.json')::json AS j) s,
@@ -309,10 +322,11 @@ EOF
 # the reference ids: llama.cpp F32 computed in F32 throughout (F32 cache, no
 # flash attention), one round, at the first thread count
 TH1=$(echo $THREADS | cut -d' ' -f1)
-llama_run "$TH1" F32 exact 1 F32 off
+[ "$ENC_ONLY" = 0 ] && llama_run "$TH1" F32 exact 1 F32 off
 # and the Q4_K_M file's the same way, for tfm gguf's ids
-[ -f "$OUT/llama/model-Q4_K_M.gguf" ] && llama_run "$TH1" Q4_K_M q4km_exact 1 F32 off
+[ "$ENC_ONLY" = 0 ] && [ -f "$OUT/llama/model-Q4_K_M.gguf" ] && llama_run "$TH1" Q4_K_M q4km_exact 1 F32 off
 for th in $THREADS; do
+  [ "$ENC_ONLY" = 1 ] && break
   if [ "$GGUF_ONLY" = 0 ]; then
     tfm_gen_run "$th" fp32
     llama_run "$th" F32
@@ -328,17 +342,6 @@ for th in $THREADS; do
 done
 
 # ---- 5. the encoder ------------------------------------------------------------------------
-emb_diff() {   # tfm embeddings (psql lines) vs ONNX Runtime's JSON: "max_abs_diff min_cosine"
-  "$PY" - "$1" "$2" <<'EOF'
-import json, math, sys
-t = [json.loads(l.strip().replace("{", "[").replace("}", "]")) for l in open(sys.argv[1]) if l.strip()]
-o = json.load(open(sys.argv[2]))
-assert len(t) == len(o), (len(t), len(o))
-d = max(abs(a - b) for r, s in zip(t, o) for a, b in zip(r, s))
-cos = min(sum(a * b for a, b in zip(r, s)) / math.sqrt(sum(a * a for a in r) * sum(b * b for b in s)) for r, s in zip(t, o))
-print("%.3g %.6f" % (d, cos))
-EOF
-}
 for th in $THREADS; do
   [ "$GGUF_ONLY" = 1 ] && break
   for prec in fp32 bf16 int8; do
@@ -360,18 +363,35 @@ EOF
             -c "SELECT e.embedding FROM tfm_embed('enc', ARRAY(SELECT body FROM enc_texts ORDER BY o)) e ORDER BY e.ord" \
             > "$OUT/tfm_emb_$prec.txt"
   done
-  l=$(load)
-  log "ONNX Runtime encoder fp32, $th thread(s) (load $l)"
-  o=$(cd "$HERE" && node ort_embed.mjs "$OUT/enc/model.onnx" --threads "$th" --texts "$OUT/enc/texts.json" \
-        --rounds "$ROUNDS" --out "$OUT/ort_emb.json" 2>&1) || { echo "$o"; log "FAILED: ONNX Runtime"; continue; }
-  echo "$o"
-  res "enc_ort_${th}_1" "$(echo "$o" | grep 'batch=1 ' | field sequences_per_s)"
-  res "enc_ort_${th}_32" "$(echo "$o" | grep 'batch=32 ' | field sequences_per_s)"
-  res "enc_ort_${th}_load" "$l"
+  # ONNX Runtime fp32 (model.onnx) and its dynamic int8 (model-int8.onnx, onnx_int8.py)
+  for prec in fp32 int8; do
+    l=$(load)
+    log "ONNX Runtime encoder $prec, $th thread(s) (load $l)"
+    f=$([ $prec = fp32 ] && echo model.onnx || echo model-int8.onnx)
+    o=$(cd "$HERE" && node ort_embed.mjs "$OUT/enc/$f" --threads "$th" --texts "$OUT/enc/texts.json" \
+          --rounds "$ROUNDS" --precision $prec --out "$OUT/ort_emb_$prec.json" 2>&1) ||
+      { echo "$o"; log "FAILED: ONNX Runtime $prec"; continue; }
+    echo "$o"
+    res "enc_ort_${th}_${prec}_1" "$(echo "$o" | grep 'batch=1 ' | field sequences_per_s)"
+    res "enc_ort_${th}_${prec}_32" "$(echo "$o" | grep 'batch=32 ' | field sequences_per_s)"
+    res "enc_ort_${th}_${prec}_load" "$l"
+  done
 done
-for prec in fp32 bf16 int8; do
-  [ -f "$OUT/tfm_emb_$prec.txt" ] && [ -f "$OUT/ort_emb.json" ] && res "emb_$prec" "$(emb_diff "$OUT/tfm_emb_$prec.txt" "$OUT/ort_emb.json")"
+# agreement (agree.py: max |difference|, least cosine) of every engine's 32
+# embeddings (batch 32, the first thread count) with the float64 forward
+# and with tfm fp32's
+EMB=""
+for e in tfm_fp32:tfm_emb_fp32.txt tfm_bf16:tfm_emb_bf16.txt tfm_int8:tfm_emb_int8.txt \
+         ort_fp32:ort_emb_fp32.json ort_int8:ort_emb_int8.json; do
+  [ -f "$OUT/${e#*:}" ] && EMB="$EMB ${e%%:*}=$OUT/${e#*:}"
 done
+if [ -n "$EMB" ]; then
+  "$PY" "$HERE/agree.py" "$OUT/enc/reference.json" $EMB | while read -r n d c; do res "emb_ref_$n" "$d $c"; done
+  [ -f "$OUT/tfm_emb_fp32.txt" ] &&
+    "$PY" "$HERE/agree.py" "$OUT/tfm_emb_fp32.txt" $EMB | while read -r n d c; do res "emb_tfm_$n" "$d $c"; done
+  [ -f "$OUT/ort_emb_fp32.json" ] && [ -f "$OUT/tfm_emb_fp32.txt" ] &&
+    res emb_tfm_ort "$("$PY" "$HERE/agree.py" "$OUT/ort_emb_fp32.json" "x=$OUT/tfm_emb_fp32.txt" | cut -d' ' -f2-)"
+fi
 cluster_stop
 
 # ---- 6. the table ----------------------------------------------------------------------------
@@ -391,6 +411,7 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
   echo "- tfm_info(): $INFO"
   echo "- peers: $PEERS; llama.cpp CPU features: $LLAMA_SYS; in the timed runs its key/value cache $KV and flash attention $FA"
   w=$(get warn); [ -n "$w" ] && echo "- **WARNING: $w**"
+  if [ "$ENC_ONLY" = 0 ]; then
   echo
   echo "Generation, batch 1, greedy, a 16-id prompt + $TOKENS new tokens (the whole call timed), and prefill (one pass over 128 ids), tokens/s, the median of $ROUNDS:"
   echo
@@ -429,25 +450,40 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
   echo
   f=$(get q4km_file)
   [ -n "$f" ] && echo "Q4_K_M file: $f bytes, imported in $(get import_q4km) s; its rows $(get q4km_rows) bytes ($(ratio "$(get q4km_rows)" "$f") the file: the kept blocks $(get q4km_blocks) bytes, $(ratio "$(get q4km_blocks)" "$f"), the rest the float32 values of the tensors not stored as blocks: the norms)."
+  fi
   echo
-  echo "MiniLM-shaped encoder, 32 sequences of 128 ids, sequences/s, the median of $ROUNDS (batch 1: a call / run per sequence; batch 32: tfm_embed(model, text[]), one [32, 128] ONNX Runtime run):"
+  echo "MiniLM-shaped encoder, 32 sequences of 128 ids, sequences/s, the median of $ROUNDS (batch 1: a call / run per sequence; batch 32: tfm_embed(model, text[]), one [32, 128] ONNX Runtime run); ONNX Runtime int8: its dynamic quantization (onnx_int8.py: DynamicQuantizeLinear + MatMulInteger, int8 weights per tensor):"
   echo
-  echo "| what | threads | tfm | peer | tfm / peer | tfm kernel | load before (tfm; peer) |"
-  echo "|---|---|---|---|---|---|---|"
-  for th in $THREADS; do
-    for b in 1 32; do
-      for prec in fp32 bf16 int8; do
-        case $prec in fp32) k="fp32: BLIS $KBLIS" ;; bf16) k="bf16: $KBF16" ;; int8) k="int8: $KINT8" ;; esac
-        row "encoder batch $b: tfm $prec / ONNX Runtime fp32" "$th" "$(get enc_tfm_${th}_${prec}_$b)" "$(get enc_ort_${th}_$b)" \
-          "$(get enc_tfm_${th}_${prec}_load)" "$(get enc_ort_${th}_load)" "$k"
-      done
+  echo "| batch | threads | tfm fp32 | tfm bf16 | tfm int8 | ORT fp32 | ORT int8 | tfm fp32 / ORT fp32 | tfm bf16 / ORT int8 | tfm int8 / ORT int8 | load before (tfm fp32, bf16, int8; ORT fp32, int8) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  for b in 1 32; do
+    for th in $THREADS; do
+      g() { v=$(get "$1"); echo "${v:-failed}"; }
+      echo "| $b | $th | $(g enc_tfm_${th}_fp32_$b) | $(g enc_tfm_${th}_bf16_$b) | $(g enc_tfm_${th}_int8_$b) | $(g enc_ort_${th}_fp32_$b) | $(g enc_ort_${th}_int8_$b)" \
+           "| $(ratio "$(get enc_tfm_${th}_fp32_$b)" "$(get enc_ort_${th}_fp32_$b)") | $(ratio "$(get enc_tfm_${th}_bf16_$b)" "$(get enc_ort_${th}_int8_$b)")" \
+           "| $(ratio "$(get enc_tfm_${th}_int8_$b)" "$(get enc_ort_${th}_int8_$b)")" \
+           "| $(get enc_tfm_${th}_fp32_load); $(get enc_tfm_${th}_bf16_load); $(get enc_tfm_${th}_int8_load); $(get enc_ort_${th}_fp32_load); $(get enc_ort_${th}_int8_load) |"
     done
   done
   echo
-  e=$(get emb_fp32)
+  echo "tfm kernels: fp32 tfm_gemm_rows (the row-exact product of varlen passes: AVX2 + FMA where the CPU has them, else plain C; not BLIS $KBLIS); bf16 $KBF16; int8 $KINT8.  Embeddings (the 32 of batch 32, at $(echo $THREADS | cut -d' ' -f1) thread(s)), max |difference| / least cosine:"
+  echo
+  echo "| engine | against float64 (the same forward in PyTorch float64) | against tfm fp32 |"
+  echo "|---|---|---|"
+  for n in tfm_fp32 tfm_bf16 tfm_int8 ort_fp32 ort_int8; do
+    r=$(get emb_ref_$n); t=$(get emb_tfm_$n)
+    echo "| $n | ${r:-—} | ${t:-—} |" | sed 's|\([0-9]\) \([0-9]\)|\1 / \2|g'
+  done
+  e=$(get emb_tfm_ort)
   if [ -n "$e" ]; then
     ok=$(awk -v d="${e%% *}" 'BEGIN { print (d <= 1e-4 ? "equal" : "NOT EQUAL") }')
-    echo "Embeddings (the 32 of batch 32) against ONNX Runtime fp32's, max |difference| and least cosine: tfm fp32 ${e% *} / ${e#* } (**$ok** within 1e-4); bf16 $(get emb_bf16 | sed 's| | / |'); int8 $(get emb_int8 | sed 's| | / |')."
+    echo
+    echo "tfm fp32 against ONNX Runtime fp32: ${e% *} / ${e#* } (**$ok** within 1e-4)."
+  fi
+  q=$(get emb_ref_ort_int8)
+  if [ -n "$q" ]; then
+    ok=$(awk -v c="${q#* }" 'BEGIN { print (c >= 0.999 ? "within" : "NOT within") }')
+    echo "ONNX Runtime int8 against float64: least cosine ${q#* } (**$ok** int8's tolerance, 0.999)."
   fi
   [ -n "$w" ] && { echo; echo "**$w.**"; }
 } | tee "$OUT/table.md"

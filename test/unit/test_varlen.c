@@ -161,13 +161,17 @@ test_model(const char *what, tfm_config *c, tfm_precision prec, bool fallback)
 /*
  * tfm_gemm_rows itself: rows [i0, i0 + m) of a product alone give the bits
  * they give in the whole (every m from 1, a few offsets), with beta 0 and
- * 1, at shapes with edge panels; the plain-C kernel the same bits as the
- * AVX2 one; and every element within 1e-5 of a double sum (relative to Σ|terms|).
+ * 1, at shapes with edge panels (and, at 136 and 200 columns, B packed in
+ * groups of 8 and of 7 panels, the last group cut and its last panel
+ * partial: K 2100 leaves room for 7 in the buffer); the plain-C kernel
+ * the same bits as the AVX2 one; and every element within 1e-5 of a
+ * double sum (relative to Σ|terms|).
  */
 static void
 test_gemm_rows(void)
 {
-	const int	shapes[][3] = {{150, 136, 408}, {40, 37, 640}, {9, 16, 5}, {130, 3, 136}};
+	const int	shapes[][3] = {{150, 136, 408}, {40, 37, 640}, {9, 16, 5}, {130, 3, 136},
+	{20, 200, 2100}};
 	tfm_rng		rng;
 
 	tfm_rng_seed(&rng, 5);

@@ -10,14 +10,15 @@
  * tfm_gemv_rows sum in other orders than its packed path, whose K blocks
  * round in between), so these products are tfm's: C is cut into panels of
  * SR_NR columns, shared out among the threads in contiguous runs; each
- * panel of B is packed once per call (K × SR_NR floats, zeros past N)
- * into the thread's buffer, where it stays in L1/L2 while every SR_MR
- * rows of A pass over it.  A product of at most SR_MR rows reads B in
- * place (one pass over it, nothing to reuse); of at most 3 rows, on AVX2,
+ * panel of B is packed once per call (K × SR_NR floats, zeros past N;
+ * several of a thread's panels at a time) into the thread's buffer, where
+ * it stays in L1/L2 while every SR_MR rows of A pass over it.  A product
+ * of at most SR_MR rows reads B in place (one pass over it, nothing to
+ * reuse); of at most 3 rows, on AVX2,
  * several panels a pass over each row of B (sr_wide_avx2).
  *
  * Kernels: AVX-512 (sgemm_rows_avx512.c: panels of SR512_NR columns,
- * SR512_MR rows a tile, up to 8 rows with B in place) where the CPU has
+ * SR512_MR rows a tile, up to 12 rows with B in place) where the CPU has
  * it, else AVX2 + FMA (sgemm_rows_avx2.c), else the plain-C one below with
  * fmaf — the same bits.  TFM_SGEMM_FORCE=portable or =avx2 in the
  * environment (or tfm_gemm_rows_force_portable) runs a lower kernel, so
@@ -98,21 +99,53 @@ tfm_gemm_rows_kernel(void)
 	return k == sr_kernel_c ? "portable" : "avx2";
 }
 
-/* panel b (K × w) = columns [j0, j0 + n) of B, zeros past n */
-static void
-pack_panel(float *restrict dst, const float *B, ptrdiff_t ldb, int K, int j0, int n, int w)
+/*
+ * g ≤ pack_count(K, w) panels (each K × w, one after the other from dst) =
+ * columns [j0, j0 + n) of B, zeros past n.  Row by row of B, all g panels'
+ * columns at once: B's rows are ldb floats apart (6 KB at an encoder's d_ff
+ * 1536), so one panel at a time read one cache line a page, K pages a
+ * panel, the weights coming from memory once a call; g panels at a time
+ * read g lines in a run a page, and the copy asks for the row SR_AHEAD on
+ * itself (the bits are those of one panel at a time).
+ */
+#define SR_PACK 8				/* panels packed at a time, at most */
+#define SR_PACK_BYTES (1 << 20) /* a thread's buffer, at most (one panel more if K is larger) */
+#define SR_AHEAD 8
+
+static int
+pack_count(int K, int w)
 {
+	size_t		panel = (size_t) K * w * sizeof(float);
+	size_t		g = SR_PACK_BYTES / panel;
+
+	return g < 1 ? 1 : g > SR_PACK ? SR_PACK : (int) g;
+}
+
+static void
+pack_panels(float *restrict dst, const float *B, ptrdiff_t ldb, int K, int j0, int n, int w)
+{
+	const int	g = (n + w - 1) / w;
+
 	for (int k = 0; k < K; k++)
 	{
 		const float *src = B + (size_t) k * ldb + j0;
-		float	   *d = dst + (size_t) k * w;
 
-		if (n == w)
-			memcpy(d, src, sizeof(float) * w);
-		else
+		/* the row SR_AHEAD on: its page is not one the prefetchers follow */
+		if (k + SR_AHEAD < K)
+			for (int c = 0; c < n; c += 16)
+				__builtin_prefetch(src + (size_t) SR_AHEAD * ldb + c, 0, 0);
+		for (int q = 0; q < g; q++)
 		{
-			memcpy(d, src, sizeof(float) * n);
-			memset(d + n, 0, sizeof(float) * (w - n));
+			float	   *d = dst + ((size_t) q * K + k) * w;
+			int			m = n - q * w < w ? n - q * w : w;
+
+			if (m == w)
+				memcpy(d, src + q * w, sizeof(float) * w);
+			else
+			{
+				memcpy(d, src + q * w, sizeof(float) * m);
+				memset(d + m, 0, sizeof(float) * (w - m));
+			}
 		}
 	}
 }
@@ -135,6 +168,7 @@ tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int 
 	int			threads = tfm_get_threads();
 	bool		direct = M <= mr;
 	float	   *buf = NULL;
+	const int	gp = pack_count(K, nr);
 #if defined(__x86_64__)
 	const bool	wide = direct && kern == sr_kernel_avx2;
 #endif
@@ -158,13 +192,14 @@ tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int 
 	if (2.0 * M * N * K < 2e5)
 		threads = 1;
 	if (!direct)
-		buf = aligned_alloc(64, (size_t) threads * K * nr * sizeof(float));
+		buf = aligned_alloc(64, (size_t) threads * gp * K * nr * sizeof(float));
 #pragma omp parallel num_threads(threads) if(threads > 1)
 	{
 		int			t = omp_get_thread_num();
 		int			p0 = (int) ((long) panels * t / threads),
 					p1 = (int) ((long) panels * (t + 1) / threads);
-		float	   *pk = buf ? buf + (size_t) t * K * nr : NULL;
+		float	   *pk = buf ? buf + (size_t) t * gp * K * nr : NULL;
+		int			packed0 = -1;	/* the first panel of those in pk */
 
 #if defined(__x86_64__)
 		if (avx512 && direct && p0 < p1)
@@ -198,8 +233,16 @@ tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int 
 #endif
 			if (pk)
 			{
-				pack_panel(pk, B, ldb, K, j0, n, nr);
-				bp = pk;
+				/* up to gp of this thread's panels packed at once */
+				if (packed0 < 0 || p >= packed0 + gp)
+				{
+					int			last = p + gp < p1 ? p + gp : p1;
+					int			cols = (last * nr < N ? last * nr : N) - j0;
+
+					pack_panels(pk, B, ldb, K, j0, cols, nr);
+					packed0 = p;
+				}
+				bp = pk + (size_t) (p - packed0) * K * nr;
 				ldbp = nr;
 			}
 			else if (n < nr)
