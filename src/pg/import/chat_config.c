@@ -25,7 +25,7 @@
 #include "utils/jsonb.h"
 
 #include "import/hf_files.h"
-#include "import/json_fields.h"
+#include "base/json_fields.h"
 #include "tfm/chat_template.h"
 #include "runtime/infer/chat_prompt.h"
 #include "storage/tokenizers/tokenizer_chat.h"

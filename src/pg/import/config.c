@@ -15,7 +15,7 @@
 
 #include "tfm/hf_import.h"
 #include "import/hf_files.h"
-#include "import/json_fields.h"
+#include "base/json_fields.h"
 
 static void
 bad_field(const char *key, const char *want, const JsonbValue *v)

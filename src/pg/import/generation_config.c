@@ -23,7 +23,7 @@
 #include "utils/numeric.h"
 
 #include "import/hf_files.h"
-#include "import/json_fields.h"
+#include "base/json_fields.h"
 #include "storage/storage.h"
 
 /* a number of c's key, or NULL when absent or null; else it must be a number */

@@ -18,7 +18,7 @@
 #include "utils/numeric.h"
 
 #include "import/hf_files.h"
-#include "import/json_fields.h"
+#include "base/json_fields.h"
 #include "tfm/limits.h"
 
 /* rope_scaling's number key, required, between lo and hi */

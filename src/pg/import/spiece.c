@@ -24,7 +24,7 @@
 #include "utils/numeric.h"
 
 #include "import/hf_files.h"
-#include "import/json_fields.h"
+#include "base/json_fields.h"
 #include "storage/tokenizers/tokenizers.h"
 #include "runtime/rows.h"
 #include "tfm/tokenizer.h"

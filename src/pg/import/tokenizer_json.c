@@ -14,7 +14,7 @@
 #include "utils/numeric.h"
 
 #include "import/hf_files.h"
-#include "import/json_fields.h"
+#include "base/json_fields.h"
 #include "tfm/tokenizer.h"
 #include "runtime/rows.h"
 

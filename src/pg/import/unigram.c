@@ -37,7 +37,7 @@
 #include "utils/numeric.h"
 
 #include "import/hf_files.h"
-#include "import/json_fields.h"
+#include "base/json_fields.h"
 #include "runtime/rows.h"
 #include "storage/tokenizers/tokenizers.h"
 #include "tfm/tokenizer.h"

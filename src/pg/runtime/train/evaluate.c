@@ -37,7 +37,7 @@
 #include "runtime/train/evaluate.h"
 #include "runtime/infer/infer.h"
 #include "runtime/train/train_data.h"
-#include "runtime/train/bleu_stats.h"
+#include "runtime/bleu_stats.h"
 #include "runtime/runtime.h"
 #include "runtime/rows.h"
 #include "runtime/cache/tokenizer_cache.h"

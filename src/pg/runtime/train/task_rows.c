@@ -37,7 +37,7 @@
 #include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 
-#include "import/json_fields.h"
+#include "base/json_fields.h"
 #include "runtime/infer/infer.h"
 #include "runtime/train/task_rows.h"
 #include "runtime/runtime.h"

@@ -13,7 +13,7 @@
 #include "access/tupdesc.h"
 #include "utils/jsonb.h"
 
-#include "runtime/train/train_data.h"
+#include "runtime/train/train_rows.h"
 
 /* the query's columns (td) checked for a classifier's rows: r->kind, r->pair, r->types */
 void		tfm_task_columns(TfmReader *r, TupleDesc td);

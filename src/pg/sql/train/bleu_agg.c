@@ -38,7 +38,7 @@
 #include "base/base.h"
 #include "sql/args.h"
 #include "runtime/train/evaluate.h"
-#include "runtime/train/bleu_stats.h"
+#include "runtime/bleu_stats.h"
 
 /* ---- checks and conversions ---------------------------------------------- */
 

@@ -1,7 +1,8 @@
 /*
  * json_fields.h — the jsonb helpers the readers of Hugging Face JSON
- * files share (json_fields.c): a key's value, an object's entries keyed
- * by ids, and a value's type as error messages name it.
+ * files and of the task heads' training rows share (json_fields.c): a
+ * key's value, an object's entries keyed by ids, and a value's type as
+ * error messages name it.
  */
 #ifndef TFM_PG_JSON_FIELDS_H
 #define TFM_PG_JSON_FIELDS_H

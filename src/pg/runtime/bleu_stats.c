@@ -8,7 +8,7 @@
 
 #include "tfm/bleu.h"
 #include "base/base.h"
-#include "runtime/train/bleu_stats.h"
+#include "runtime/bleu_stats.h"
 
 /*
  * The core's BLEU polls tfm_interrupt_pending: a pending cancel or timeout

@@ -7,7 +7,7 @@
  */
 #include "postgres.h"
 
-#include "import/json_fields.h"
+#include "base/json_fields.h"
 
 JsonbValue *
 tfm_jget(JsonbContainer *c, const char *key, JsonbValue *buf)
