@@ -266,9 +266,25 @@ tfm_chat_check_template(const char *template_text)
 	chat_check(st, &err, &o, "parsing the chat template", "cannot import the chat template");
 }
 
-char *
-tfm_chat_render(const char *template_text, const tfm_chat_message *msgs, int n,
-				bool add_generation_prompt, const char *bos, const char *eos, size_t *len)
+/* what one render asks of the core: a message list, or a whole context */
+typedef struct ChatRender
+{
+	const tfm_chat_message *msgs;	/* messages, or NULL: the context */
+	int			n;
+	bool		add_generation_prompt;
+	const char *bos,
+			   *eos;
+	const char *context,		/* JSON text of an object, and its defaults */
+			   *defaults;
+} ChatRender;
+
+/*
+ * The template parsed and rendered as r asks, in a memory context of its
+ * own under chat_begin's budget; a cancel or timeout raises, an interrupt
+ * that raises nothing starts again; the text palloc'd (*len bytes)
+ */
+static char *
+chat_render(const char *template_text, const ChatRender *r, size_t *len)
 {
 	tfm_chat_opts o;
 	MemoryContext cx = chat_begin(&o);
@@ -285,8 +301,11 @@ tfm_chat_render(const char *template_text, const tfm_chat_message *msgs, int n,
 		st = tfm_chat_template_parse(&t, template_text, strlen(template_text), &o, &err);
 		if (st == TFM_OK)
 		{
-			st = tfm_chat_template_render(&out, len, t, msgs, n, add_generation_prompt, bos, eos,
-										  &o, &err);
+			st = !r->context
+				? tfm_chat_template_render(&out, len, t, r->msgs, r->n, r->add_generation_prompt,
+										   r->bos, r->eos, &o, &err)
+				: tfm_chat_template_render_json(&out, len, t, r->context, strlen(r->context),
+												r->defaults, strlen(r->defaults), &o, &err);
 			tfm_chat_template_free(t);
 		}
 		if (st != TFM_ECANCELED)
@@ -300,6 +319,15 @@ tfm_chat_render(const char *template_text, const tfm_chat_message *msgs, int n,
 	memcpy(copy, out, *len + 1);
 	MemoryContextDelete(cx);
 	return copy;
+}
+
+char *
+tfm_chat_render(const char *template_text, const tfm_chat_message *msgs, int n,
+				bool add_generation_prompt, const char *bos, const char *eos, size_t *len)
+{
+	ChatRender	r = {msgs, n, add_generation_prompt, bos, eos, NULL, NULL};
+
+	return chat_render(template_text, &r, len);
 }
 
 /*
@@ -332,37 +360,10 @@ char *
 tfm_chat_render_context(const char *template_text, const char *context, const char *bos,
 						const char *eos, size_t *len)
 {
-	tfm_chat_opts o;
-	MemoryContext cx;
-	tfm_chat_template *t;
-	tfm_status	err;
-	char	   *out,
-			   *copy,
-			   *def = context_defaults(bos, eos);
-	int			st;
+	char	   *def = context_defaults(bos, eos);
+	ChatRender	r = {NULL, 0, false, NULL, NULL, context, def};
+	char	   *copy = chat_render(template_text, &r, len);
 
-	cx = chat_begin(&o);
-	for (;;)
-	{
-		t = NULL;
-		out = NULL;
-		st = tfm_chat_template_parse(&t, template_text, strlen(template_text), &o, &err);
-		if (st == TFM_OK)
-		{
-			st = tfm_chat_template_render_json(&out, len, t, context, strlen(context), def,
-											   strlen(def), &o, &err);
-			tfm_chat_template_free(t);
-		}
-		if (st != TFM_ECANCELED)
-			break;
-		/* a cancel or timeout raises here; an interrupt that raises nothing: again */
-		MemoryContextReset(cx);
-		CHECK_FOR_INTERRUPTS();
-	}
-	chat_check(st, &err, &o, "rendering the chat template", "cannot render the chat template");
-	copy = palloc_extended(*len + 1, MCXT_ALLOC_HUGE);
-	memcpy(copy, out, *len + 1);
-	MemoryContextDelete(cx);
 	pfree(def);
 	return copy;
 }
