@@ -213,6 +213,12 @@ my %by_type = (
                  ["max", "'178000000 years'::interval", 0], ["1 microsecond", "'1 microsecond'::interval", 0]],
   'internal' => [["NULL", "NULL::internal", 0]],
 );
+# json (kept as written: key order and duplicates) takes jsonb's hostile values
+# as json, and text that is no JSON at all
+$by_type{'json'} = [(map { my ($w, $v, $b) = @$_; (my $j = $v) =~ s/::jsonb\b/::json/g;
+                           $j = "($j)::json" unless $j =~ /::json\b/; [$w, $j, $b] } @{ $by_type{'jsonb'} }),
+                    ["duplicate keys", "'{\"messages\": [], \"messages\": 5}'::json", 0],
+                    ["deep arrays in messages (10k)", "('{\"messages\": ' || repeat('[', 10000) || repeat(']', 10000) || '}')::json", 20000]];
 # other roles' objects, for arguments that name an object or a role
 # (the fifth field: the namespace the name lives in)
 my @foreign_objects = (["alice's model", "'alice_cls'", 0, 0, 'model'], ["alice's lm", "'alice_lm'", 0, 0, 'model'],
@@ -296,7 +302,8 @@ sub sane {
     chunk_tokens => '8', tensor => "'enc.0.ln1.g'", setting => "'fp32'", hypothesis => "'the cat sat'",
     reference => "'the cat sat'", references => "ARRAY['the cat sat']", a => "ARRAY[1, 2]::real[]",
     b => "ARRAY[2, 1]::real[]", batch => '1', length => '8', node => '1', seq => "'tfm.version_seq'::regclass",
-    label => "'mallory_label'", question => "'what is the sea'", context => "'the sea and the whale'",
+    label => "'mallory_label'", question => "'what is the sea'",
+    context => $type eq 'json' ? q{'{"messages": [{"role": "user", "content": "the sea"}]}'::json} : "'the sea and the whale'",
     aggregation => "'simple'",
   );
   return $s{$arg} if exists $s{$arg} && !($arg eq 'source' && $type eq 'text' && $f ne 'tfm_copy_model' && $f !~ /translate|attention/)
@@ -305,7 +312,7 @@ sub sane {
   return q{'{"model": {"type": "WordLevel", "vocab": {"a": 0}}}'::jsonb} if $arg eq 'tokenizer';
   my %t = ('text' => "'x'", 'integer' => '1', 'bigint' => '1', 'real' => '0.5', 'boolean' => 'true',
            'integer[]' => 'ARRAY[5, 6]', 'bigint[]' => 'NULL::bigint[]', 'real[]' => 'ARRAY[1, 2]::real[]',
-           'text[]' => "ARRAY['x']", 'jsonb' => "'{}'::jsonb", 'bytea' => "'\\x00'::bytea",
+           'text[]' => "ARRAY['x']", 'jsonb' => "'{}'::jsonb", 'json' => "'{}'::json", 'bytea' => "'\\x00'::bytea",
            'regclass' => "'mallory.docs'::regclass", 'regrole' => "'mallory'::regrole",
            'regrole[]' => "ARRAY['mallory']::regrole[]", 'oid' => "'mallory'::regrole::oid",
            'interval' => "'1 s'::interval", 'internal' => 'NULL::internal');
