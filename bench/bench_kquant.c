@@ -5,7 +5,8 @@
  * Llama 3.2 1B (d 2048, d_ff 8192), through each path of
  * src/core/kernels/lowp/kquant: the plain-C reference (one dot product per
  * row), the AVX2 and the AVX-512 VNNI kernels (each weight block unpacked
- * once for KQ_ROWS rows), as tfm_kq_gemm runs them.  M = 1 is decoding, larger M is
+ * once for KQ_ROWS rows), as tfm_kq_gemm runs them (the AVX-512 path runs
+ * Q4_K and Q5_K on the AVX2 kernel).  M = 1 is decoding, larger M is
  * prefill.
  *
  *   bench_kquant [--seconds S] [--rows 1,4,16,64]

@@ -1,17 +1,21 @@
 /*
- * kquant_avx512.c — GGUF's quantized blocks run as they are, on
- * AVX-512 VNNI: each weight block is unpacked once into unsigned bytes
- * (64 at a time) and multiplied with up to KQ_ROWS activation rows:
- * vpmaddubsw (the unsigned weight values, at most 63, times the signed
- * activation bytes: pairs at most 2·63·127 = 16,002, no saturation), then
- * vpdpwssd against the sub-blocks' scales into int32 lanes (exact), then
- * the reference's float step (kquant_internal.h) per row and
- * block, so every sum equals kquant_ref.c's and kquant_avx2.c's bit for
- * bit.  Sharing the unpacking between rows is what makes prefill cheaper
- * than one dot product per row.  Q6_K's −32 offset is taken out as
- * 32 · Σ scale · bsums; Q8_0 signs the activations by the weights.
- * Compiled for that set by function attribute only; kquant_gemm.c calls it
- * only where lowp_int4_fast() says the CPU has it.
+ * kquant_avx512.c — GGUF's quantized blocks run as they are, on AVX-512
+ * VNNI, for Q6_K and Q8_0: each weight block is unpacked once into
+ * unsigned bytes (64 at a time) and multiplied with up to KQ_ROWS
+ * activation rows: vpmaddubsw (the unsigned weight values, at most 63,
+ * times the signed activation bytes: pairs at most 2·63·127 = 16,002, no
+ * saturation), then vpdpwssd against the sub-blocks' scales into int32
+ * lanes (exact), then the reference's float step (kquant_internal.h) per
+ * row and block, so every sum equals kquant_ref.c's and kquant_avx2.c's
+ * bit for bit.  Q6_K's −32 offset is taken out as 32 · Σ scale · bsums;
+ * Q8_0 signs the activations by the weights.
+ *
+ * Q4_K and Q5_K go to kquant_avx2.c's kernel: their 64 bytes of nibbles
+ * come from two 32-byte halves that feed activations 64 bytes apart, and
+ * the 512-bit version ran them at 0.85–1.06× AVX2's speed, where Q6_K ran
+ * at 1.0–1.14× (bench/bench_kquant, Sapphire Rapids, quiet, 2 December
+ * 2026).  Compiled for AVX-512 by function attribute only; kquant_gemm.c
+ * calls it only where lowp_int4_fast() says the CPU has it.
  */
 #include <immintrin.h>
 
@@ -24,77 +28,10 @@
 #define ACT_K(a, r, i) ((const tfm_block_q8_K *) ((a) + (size_t) (r) * ab) + (i))
 #define ACT_0(a, r, i) ((const tfm_block_q8_0 *) ((a) + (size_t) (r) * ab) + (i))
 
-/* Σ of a sub-block pair's mins times the activations' 16-value sums */
-TARGET INLINE int32_t
-min_sum(const int16_t *bsums, const uint8_t mn[8])
-{
-	__m256i		bs = _mm256_loadu_si256((const __m256i *) bsums),
-				mins = _mm256_setr_epi16(mn[0], mn[0], mn[1], mn[1], mn[2], mn[2], mn[3], mn[3],
-										 mn[4], mn[4], mn[5], mn[5], mn[6], mn[6], mn[7], mn[7]);
-
-	return _mm512_reduce_add_epi32(_mm512_zextsi256_si512(_mm256_madd_epi16(bs, mins)));
-}
-
-/* 64 unsigned bytes: the low nibbles of x, then the high ones (one sub-block each) */
 TARGET INLINE __m512i
 nibbles(__m256i lo, __m256i hi)
 {
 	return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-}
-
-TARGET INLINE void
-rows_q45_k(const int five, int n, const uint8_t *w, const uint8_t *a, size_t ab, const int R, float *out)
-{
-	const int	bytes = five ? 176 : 144;
-	const __m256i m4 = _mm256_set1_epi8(0x0F),
-				one = _mm256_set1_epi8(1);
-	float		sum[KQ_ROWS] = {0};
-
-	for (int i = 0; i < n / TFM_QK_K; i++, w += bytes)
-	{
-		const uint8_t *q = w + (five ? 48 : 16);
-		const __m256i hb = five ? _mm256_loadu_si256((const __m256i *) (w + 16)) : _mm256_setzero_si256();
-		uint8_t		sc[8],
-					mn[8];
-		__m512i		acc[KQ_ROWS];
-		const float d = kq_half(w),
-					dmin = kq_half(w + 2);
-
-		kq_scales_mins(w + 4, sc, mn);
-		for (int r = 0; r < R; r++)
-			acc[r] = _mm512_setzero_si512();
-		for (int c = 0; c < 4; c++, q += 32)
-		{
-			__m256i		x = _mm256_loadu_si256((const __m256i *) q),
-						lo = _mm256_and_si256(x, m4),
-						hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), m4);
-			__m512i		u,
-						scale = _mm512_inserti64x4(_mm512_set1_epi16(sc[2 * c]),
-											   _mm256_set1_epi16(sc[2 * c + 1]), 1);
-
-			if (five)
-			{
-				__m256i		bl = _mm256_and_si256(_mm256_srli_epi16(hb, 2 * c), one),
-							bh = _mm256_and_si256(_mm256_srli_epi16(hb, 2 * c + 1), one);
-
-				lo = _mm256_or_si256(lo, _mm256_slli_epi16(bl, 4));
-				hi = _mm256_or_si256(hi, _mm256_slli_epi16(bh, 4));
-			}
-			u = nibbles(lo, hi);
-			for (int r = 0; r < R; r++)
-				acc[r] = _mm512_dpwssd_epi32(acc[r], _mm512_maddubs_epi16(u, _mm512_loadu_si512(ACT_K(a, r, i)->qs + 64 * c)),
-											 scale);
-		}
-		for (int r = 0; r < R; r++)
-		{
-			const tfm_block_q8_K *y = ACT_K(a, r, i);
-
-			sum[r] = kq_step_k(sum[r], d * y->d, _mm512_reduce_add_epi32(acc[r]), dmin * y->d,
-							   min_sum(y->bsums, mn));
-		}
-	}
-	for (int r = 0; r < R; r++)
-		out[r] = sum[r];
 }
 
 /* int16 lane l of 64 bytes of values belongs to scale l / 8 of their four */
@@ -191,24 +128,21 @@ rows_q8_0(int n, const uint8_t *w, const uint8_t *a, size_t ab, const int R, flo
 TARGET void
 kq_rows_avx512(uint32_t type, int n, const uint8_t *w, const uint8_t *a, size_t ab, int R, float *out)
 {
-#define Q4K(r) rows_q45_k(0, n, w, a, ab, r, out)
-#define Q5K(r) rows_q45_k(1, n, w, a, ab, r, out)
 #define Q6K(r) rows_q6_k(n, w, a, ab, r, out)
 #define Q80(r) rows_q8_0(n, w, a, ab, r, out)
 	if (R >= 1 && R <= KQ_ROWS)
 		switch (type)
 		{
 			case KQ_Q4_K:
-				KQ_ROWS_CASES(Q4K);
 			case KQ_Q5_K:
-				KQ_ROWS_CASES(Q5K);
+				/* the AVX2 kernel: measured faster here (see the opening comment) */
+				kq_rows_avx2(type, n, w, a, ab, R, out);
+				return;
 			case KQ_Q6_K:
 				KQ_ROWS_CASES(Q6K);
 			case KQ_Q8_0:
 				KQ_ROWS_CASES(Q80);
 		}
-#undef Q4K
-#undef Q5K
 #undef Q6K
 #undef Q80
 	for (int r = 0; r < R; r++)

@@ -15,7 +15,7 @@
 const char *
 tfm_kq_path(void)
 {
-	return lowp_int4_fast() ? "avx512vnni" : lowp_int4_avx2() ? "avx2" : "reference";
+	return lowp_int4_fast() ? "avx512vnni (Q6_K, Q8_0), avx2 (Q4_K, Q5_K)" : lowp_int4_avx2() ? "avx2" : "reference";
 }
 
 float
