@@ -466,7 +466,7 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
     done
   done
   echo
-  echo "tfm kernels: fp32 tfm_gemm_rows (the row-exact product of varlen passes: AVX2 + FMA where the CPU has them, else plain C; not BLIS $KBLIS); bf16 $KBF16; int8 $KINT8.  Embeddings (the 32 of batch 32, at $(echo $THREADS | cut -d' ' -f1) thread(s)), max |difference| / least cosine:"
+  echo "tfm kernels: fp32 tfm_gemm_rows (the row-exact product of varlen passes: AVX-512, else AVX2 + FMA where the CPU has them, else plain C; not BLIS $KBLIS); bf16 $KBF16; int8 $KINT8.  Embeddings (the 32 of batch 32, at $(echo $THREADS | cut -d' ' -f1) thread(s)), max |difference| / least cosine:"
   echo
   echo "| engine | against float64 (the same forward in PyTorch float64) | against tfm fp32 |"
   echo "|---|---|---|"
