@@ -2111,6 +2111,14 @@ RETURNS text
 AS 'MODULE_PATHNAME', 'tfm_chat_prompt_context' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION tfm_chat_prompt_context(text, json) IS
   'the model''s chat template rendered for a context {"messages": [...], "tools": [...], ...}, with the model''s bos and eos texts (add_generation_prompt true unless given)';
+CREATE FUNCTION tfm_chat_context(model text, context json, max_tokens integer DEFAULT 200,
+                                 temperature real DEFAULT 1.0, top_k integer DEFAULT 0,
+                                 top_p real DEFAULT 1.0, seed bigint DEFAULT NULL, stop text DEFAULT NULL,
+                                 json_schema jsonb DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_chat_context' LANGUAGE C STABLE PARALLEL SAFE;  -- not STRICT: NULL options mean defaults
+COMMENT ON FUNCTION tfm_chat_context(text, json, integer, real, integer, real, bigint, text, jsonb) IS
+  'the assistant''s reply to a whole context {"messages": [...], "tools": [...], "enable_thinking": ..., ...} (tool calls, tool responses, reasoning): tfm_chat_prompt_context''s prompt, then generation as tfm_chat';
 -- GGUF blocks stored at their own size (issue 40): a tensor of an imported
 -- GGUF file that the kept blocks cover wholly (each value their exact
 -- dequantization) is stored as those blocks only, with no float32 rows in
