@@ -396,3 +396,9 @@ END
 $$;
 COMMENT ON FUNCTION tfm_model_footprint(text) IS
   'a model''s weights as stored: the bytes of its kept GGUF blocks and of its float32 rows (4 a value), and the float32 bytes loading makes from the blocks of the tensors stored as them only';
+-- ---------------------------------------------------------------------------
+-- the GGUF imports' descriptions as they are now (issue 40)
+COMMENT ON FUNCTION tfm_import_gguf(text, bytea, boolean) IS
+  'import a GGUF file''s contents (architectures llama, qwen2, qwen3, gemma3, phi3, gpt2; F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K tensors, the kept types stored as their blocks) as a model, with the tokenizer and chat template of its metadata';
+COMMENT ON FUNCTION tfm_import_gguf_file(text, text, boolean) IS
+  'import a GGUF file of the server (superuser or pg_read_server_files) as tfm_import_gguf imports its contents';
