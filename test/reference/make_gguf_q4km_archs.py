@@ -17,7 +17,13 @@ Writes into test/fixtures/gguf/:
     (tanh), embeddings · 16, tied head), as the converter's Gemma3Model
     writes it (make_gguf_archs.py's gemma3_file: norms stored plus 1),
     test/fixtures/hf_gemma3_gguf's tokenizer in the metadata.
-  Each with its published chat template (Qwen3's, Gemma 3's) as
+  phi3_q4_k_m.gguf: a random Phi-4-mini (hidden 256, 2 layers, 4 heads of
+    64, 2 kv heads, feed-forward 256, partial rotary 0.75, longrope with
+    original context 4096 of 131072, tied head), as the converter's
+    Phi3MiniModel writes it (make_gguf_archs.py: attn_qkv and ffn_up fused,
+    rope_factors_short/long), test/fixtures/hf_phi4's tokenizer; attn_qkv
+    Q5_K, as llama.cpp types a phi3 file's fused attention at Q4_K_M.
+  Qwen3's and Gemma 3's with their published chat template (Qwen3's, Gemma 3's) as
     tokenizer.chat_template, as the converter writes it.
   q4km_archs_reference.txt: per file, lines "<file> ids ...", "<file>
     greedy ..." (8 greedy next ids), "<file> gap g" (the smallest top-2
@@ -236,6 +242,145 @@ def gemma3(rng, ref):
     return run("gemma3_q4_k_m.gguf", gemma3_forward, dq, ref)
 
 
+# ---- Phi-4-mini (phi3) ------------------------------------------------------------
+#
+# llama.cpp types a phi3 file's fused attn_qkv Q5_K at Q4_K_M; its blocks
+# here are this quantizer's (ggml's block_q5_K layout, any valid blocks: the
+# reference runs their dequantization)
+
+Q5_K = 13
+Q5K = [("d", "<f2"), ("dmin", "<f2"), ("scales", "u1", 12), ("qh", "u1", 32), ("qs", "u1", 128)]
+
+
+def quantize_q5_k(x):
+    b = x.astype(f32).reshape(-1, 256)
+    out = np.zeros(b.shape[0], dtype=Q5K)
+    for i, blk in enumerate(b):
+        sub = blk.reshape(8, 32)
+        mins = np.minimum(sub.min(axis=1), 0)
+        scales = (sub.max(axis=1) - mins) / 31
+        d = f32(scales.max() / 63) if scales.max() > 0 else f32(0)
+        dmin = f32(-mins.min() / 63) if mins.min() < 0 else f32(0)
+        d16, dm16 = mg.f16(d), mg.f16(dmin)
+        dd, dm = f32(d16), f32(dm16)
+        sc = np.clip(np.rint(scales / dd), 0, 63).astype(np.uint8) if dd > 0 else np.zeros(8, np.uint8)
+        mn = np.clip(np.rint(-mins / dm), 0, 63).astype(np.uint8) if dm > 0 else np.zeros(8, np.uint8)
+        L = np.zeros(256, dtype=np.uint8)
+        for j in range(8):
+            sj, mj = dd * f32(sc[j]), dm * f32(mn[j])
+            if sj > 0:
+                L[32 * j:32 * j + 32] = np.clip(np.rint((sub[j] + mj) / sj), 0, 31)
+        qs, qh = np.zeros(128, dtype=np.uint8), np.zeros(32, dtype=np.uint8)
+        for c in range(4):      # 64 values per 32 bytes: low nibbles, high nibbles; fifth bits 2c, 2c + 1
+            lo, hi = L[64 * c:64 * c + 32], L[64 * c + 32:64 * c + 64]
+            qs[32 * c:32 * c + 32] = (lo & 0xF) | ((hi & 0xF) << 4)
+            qh |= ((lo >> 4) << (2 * c)).astype(np.uint8) | ((hi >> 4) << (2 * c + 1)).astype(np.uint8)
+        out[i] = (d16, dm16, mg.pack_scales_k4(sc, mn), qh, qs)
+    return out.tobytes()
+
+
+def deq_q5_k(raw):
+    y = []
+    for blk in np.frombuffer(raw, dtype=Q5K):
+        d, dmin = f32(blk["d"]), f32(blk["dmin"])
+        for c in range(4):
+            s1, m1 = mg.scale_min_k4(2 * c, blk["scales"])
+            s2, m2 = mg.scale_min_k4(2 * c + 1, blk["scales"])
+            q = blk["qs"][32 * c:32 * c + 32]
+            lo = (q & 0xF) + (((blk["qh"] >> (2 * c)) & 1) << 4)
+            hi = (q >> 4) + (((blk["qh"] >> (2 * c + 1)) & 1) << 4)
+            y.append(f32(d * f32(s1)) * lo.astype(f32) - f32(dmin * f32(m1)))
+            y.append(f32(d * f32(s2)) * hi.astype(f32) - f32(dmin * f32(m2)))
+    return np.concatenate(y).astype(f32)
+
+
+P3_LAYERS, P3_ORIG, P3_MAX, P3_R = 2, 4096, 131072, 48
+P3_SHORT = [1.0 + 0.05 * i * i for i in range(P3_R // 2)]
+P3_LONG = [1.5 + 2.5 * i for i in range(P3_R // 2)]
+P3_ATTN = float(np.sqrt(1 + np.log(P3_MAX / P3_ORIG) / np.log(P3_ORIG)))
+
+
+def phi3_type(gname):
+    if gname.endswith("attn_qkv.weight"):
+        return Q5_K
+    return q4km_type(P3_LAYERS)(gname)
+
+
+def phi3_forward(sd, ids):
+    """Phi3ForCausalLM (hf_phi4_reference.py): partial rotary over the first
+    P3_R of each head, longrope's short factors (the sequence within
+    original_max_position_embeddings), cos and sin times the attention factor"""
+    T = len(ids)
+    inv = 1.0 / (np.array(P3_SHORT) * 10000.0 ** (np.arange(0, P3_R, 2) / P3_R))
+    ang = np.arange(T)[:, None] * inv[None, :]
+    cs = (np.cos(np.concatenate([ang, ang], -1)) * P3_ATTN, np.sin(np.concatenate([ang, ang], -1)) * P3_ATTN)
+    mask = np.tril(np.ones((T, T), bool))
+
+    def partial(x):
+        return np.concatenate([rot(x[..., :P3_R], cs), x[..., P3_R:]], -1)
+
+    x = sd["model.embed_tokens.weight"][ids]
+    for i in range(P3_LAYERS):
+        p = "model.layers.%d." % i
+        h = rms(x, sd[p + "input_layernorm.weight"], 1e-5)
+        qkv = km.qlinear(h, sd[p + "self_attn.qkv_proj.weight"])
+        q = qkv[:, :H * S].reshape(T, H, S).transpose(1, 0, 2)
+        k = qkv[:, H * S:(H + KV) * S].reshape(T, KV, S).transpose(1, 0, 2)
+        v = qkv[:, (H + KV) * S:].reshape(T, KV, S).transpose(1, 0, 2)
+        x = x + km.qlinear(attend(partial(q), partial(k), v, S ** -0.5, mask), sd[p + "self_attn.o_proj.weight"])
+        h = rms(x, sd[p + "post_attention_layernorm.weight"], 1e-5)
+        gu = km.qlinear(h, sd[p + "mlp.gate_up_proj.weight"])
+        g, u = gu[:, :F], gu[:, F:]
+        x = x + km.qlinear(g / (1 + np.exp(-g)) * u, sd[p + "mlp.down_proj.weight"])
+    return km.qlinear(rms(x, sd["model.norm.weight"], 1e-5), sd["model.embed_tokens.weight"])
+
+
+def phi3(rng, ref):
+    tok = json.load(open("test/fixtures/hf_phi4/tokenizer.json"))
+    V = json.load(open("test/fixtures/hf_phi4/config.json"))["vocab_size"]
+    a = "phi3"
+    meta = [("general.architecture", a), ("general.name", "tfm-test"), ("general.alignment", 32),
+            (a + ".context_length", P3_MAX), (a + ".rope.scaling.original_context_length", P3_ORIG),
+            (a + ".embedding_length", D), (a + ".feed_forward_length", F), (a + ".block_count", P3_LAYERS),
+            (a + ".attention.head_count", H), (a + ".attention.head_count_kv", KV),
+            (a + ".attention.layer_norm_rms_epsilon", 1e-5), (a + ".rope.dimension_count", P3_R),
+            (a + ".rope.freq_base", 10000.0), (a + ".attention.sliding_window", 0),
+            (a + ".rope.scaling.attn_factor", P3_ATTN)] + mg.tokenizer_meta(tok)
+    tensors, dq = [], {}
+
+    def mat(gname, hf, s):
+        w = ((0.03 if gname == "token_embd.weight" else 0.08) * rng.standard_normal(s)).astype(f32)
+        t = phi3_type(gname)
+        if t == Q5_K:
+            raw = quantize_q5_k(w)
+            values = deq_q5_k(raw)
+        else:
+            t, raw, values = mg.encode(t, w)
+        tensors.append((gname, t, [s[1], s[0]], raw))
+        dq[hf] = values.reshape(s).astype(np.float64)
+
+    def vec(gname, hf, w):
+        w = np.asarray(w, dtype=f32)
+        tensors.append((gname, mg.F32, [w.shape[0]], w.astype("<f4").tobytes()))
+        if hf:
+            dq[hf] = w.astype(np.float64)
+
+    mat("token_embd.weight", "model.embed_tokens.weight", (V, D))
+    vec("rope_factors_long.weight", None, P3_LONG)
+    vec("rope_factors_short.weight", None, P3_SHORT)
+    for i in range(P3_LAYERS):
+        p, b = "model.layers.%d." % i, "blk.%d." % i
+        vec(b + "attn_norm.weight", p + "input_layernorm.weight", 1.0 + 0.1 * rng.standard_normal(D))
+        mat(b + "attn_qkv.weight", p + "self_attn.qkv_proj.weight", ((H + 2 * KV) * S, D))
+        mat(b + "attn_output.weight", p + "self_attn.o_proj.weight", (D, H * S))
+        vec(b + "ffn_norm.weight", p + "post_attention_layernorm.weight", 1.0 + 0.1 * rng.standard_normal(D))
+        mat(b + "ffn_up.weight", p + "mlp.gate_up_proj.weight", (2 * F, D))
+        mat(b + "ffn_down.weight", p + "mlp.down_proj.weight", (D, F))
+    vec("output_norm.weight", "model.norm.weight", 1.0 + 0.1 * rng.standard_normal(D))
+    mg.gw.write_gguf(os.path.join(mg.OUT, "phi3_q4_k_m.gguf"), meta, tensors)
+    return run("phi3_q4_k_m.gguf", phi3_forward, dq, ref)
+
+
 def run(name, forward, dq, ref):
     """the reference lines of one file; its smallest top-2 gap"""
     ids, greedy, gap, first = list(PROMPT), [], float("inf"), None
@@ -259,7 +404,7 @@ def main():
     ref = []
     # the first seeds whose greedy steps keep a top-2 gap of 0.05 (far from
     # a tie that float32 rounding could turn)
-    for name, make, seed in (("qwen3", qwen3, 4041), ("gemma3", gemma3, 4042)):
+    for name, make, seed in (("qwen3", qwen3, 4041), ("gemma3", gemma3, 4042), ("phi3", phi3, 4043)):
         while True:
             lines = []
             if make(np.random.default_rng(seed), lines) >= 0.05:

@@ -1,7 +1,8 @@
--- Qwen3 and Gemma 3 GGUF files of llama.cpp's Q4_K_M mix
--- (test/reference/make_gguf_q4km_archs.py: Q4_K and Q6_K tensors, Gemma 3's
--- local layers with a window of 8 and a prompt of 11 ids that runs past
--- it) run as the files say: their blocks kept, auto runs them (gguf), the
+-- Qwen3, Gemma 3 and Phi-4-mini (phi3) GGUF files of llama.cpp's Q4_K_M
+-- mix (test/reference/make_gguf_q4km_archs.py: Q4_K and Q6_K tensors,
+-- phi3's fused attn_qkv Q5_K; Gemma 3's local layers with a window of 8
+-- and a prompt of 11 ids that runs past it; phi3's partial rotary and
+-- longrope) run as the files say: their blocks kept, auto runs them (gguf), the
 -- greedy ids and the next-token probabilities those of
 -- test/fixtures/gguf/q4km_archs_reference.txt (the dequantized weights,
 -- each product's activations quantized to Q8_K as llama.cpp does)
@@ -14,9 +15,10 @@ SELECT split_part(l, ' ', 1) AS file, split_part(l, ' ', 2) AS what,
 SET client_min_messages = warning;
 SELECT * FROM tfm_import_gguf_file('q3km', :'abs_srcdir' || '/../fixtures/gguf/qwen3_q4_k_m.gguf');
 SELECT * FROM tfm_import_gguf_file('g3km', :'abs_srcdir' || '/../fixtures/gguf/gemma3_q4_k_m.gguf');
+SELECT * FROM tfm_import_gguf_file('p3km', :'abs_srcdir' || '/../fixtures/gguf/phi3_q4_k_m.gguf');
 RESET client_min_messages;
 CREATE TEMP TABLE q4m (model text, file text);
-INSERT INTO q4m VALUES ('q3km', 'qwen3_q4_k_m.gguf'), ('g3km', 'gemma3_q4_k_m.gguf');
+INSERT INTO q4m VALUES ('q3km', 'qwen3_q4_k_m.gguf'), ('g3km', 'gemma3_q4_k_m.gguf'), ('p3km', 'phi3_q4_k_m.gguf');
 -- every matrix kept as the file's blocks, stored as them only
 SELECT m.model, k.gguf_type, count(*) FILTER (WHERE k.kept) AS kept, count(*) AS tensors, min(k.how) AS how
   FROM q4m m, tfm_gguf_kept(m.model) k GROUP BY 1, 2 ORDER BY 1, 2;
@@ -67,5 +69,5 @@ SELECT tfm_chat('g3km', c, max_tokens => 4, temperature => 0)
      = tfm_detokenize('g3km', ARRAY(SELECT id FROM tfm_generate_tokens('g3km', tfm_chat_tokens('g3km', c), max_tokens => 4,
                                                                       temperature => 0) ORDER BY pos)) AS gemma3_reply_as_generated
   FROM (SELECT '[{"role": "user", "content": "Hi"}]'::jsonb AS c) x;
-SELECT tfm_drop_model('q3km'), tfm_drop_model('g3km');
-SELECT tfm_tokenizer_drop('q3km'), tfm_tokenizer_drop('g3km');
+SELECT tfm_drop_model('q3km'), tfm_drop_model('g3km'), tfm_drop_model('p3km');
+SELECT tfm_tokenizer_drop('q3km'), tfm_tokenizer_drop('g3km'), tfm_tokenizer_drop('p3km');
