@@ -7,7 +7,9 @@
 # a streaming replica, the upgrade from 0.1 and interrupted job runs
 # against it; then tfm's background job
 # workers on a cluster of their own (shared_preload_libraries=tfm), and
-# logical replication between two clusters of their own.  Then, for each
+# logical replication between two clusters of their own; on x86-64, the
+# AArch64 cross build and its low-precision kernels under qemu-aarch64
+# (scripts/test_aarch64.sh --smoke).  Then, for each
 # other PostgreSQL major version of TFM_PG_VERSIONS (default "15 17 18";
 # their servers build in the background while 15's suite runs),
 # scripts/test_pgversion.sh: that server built from Debian's source package
@@ -107,5 +109,12 @@ echo "== background job workers (a cluster of their own with shared_preload_libr
 test/cluster/test_job_workers.sh
 echo "== models published by logical replication (a publisher and a subscriber of their own)"
 test/cluster/test_logical.sh
+# AArch64 from an x86-64 machine: the cross build of the core, its tests and
+# tfm.so, the low-precision kernels under qemu on the SDOT, NEON and
+# portable paths (TFM_SKIP_AARCH64=1 leaves it out)
+if [ "$(uname -m)" = x86_64 ] && [ -z "${TFM_SKIP_AARCH64:-}" ]; then
+  echo "== AArch64: the cross build and the low-precision kernels under qemu-aarch64 (scripts/test_aarch64.sh --smoke)"
+  scripts/test_aarch64.sh --smoke
+fi
 other_versions
 echo "== all tests passed (PostgreSQL $versions)"

@@ -16,6 +16,8 @@
 #   scripts/test_aarch64.sh           the unit tests, quick (TFM_TEST_QUICK=1:
 #                                     fewer shapes and steps) on every path
 #   scripts/test_aarch64.sh --full    the unit tests as `make unittest` runs them
+#   scripts/test_aarch64.sh --smoke   the build, then test_lowp and test_kquant
+#                                     on each path (scripts/test.sh runs this)
 #
 # qemu emulates the instructions, it does not time them: nothing here is a
 # measurement of Arm hardware.  Exits non-zero when any test fails.
@@ -23,7 +25,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 QUICK=1
+SMOKE=
 [ "${1:-}" = "--full" ] && QUICK=
+[ "${1:-}" = "--smoke" ] && SMOKE=1
 OUT=$PWD/build/aarch64
 SYSROOT=$OUT/sysroot
 CROSS=aarch64-linux-gnu-gcc
@@ -69,6 +73,18 @@ file -b "$OUT/tfm.so" | grep -q 'ARM aarch64' || { echo "tfm.so is not an arm64 
 echo "== the extension: $OUT/tfm.so ($(file -b "$OUT/tfm.so" | cut -d, -f1-2))"
 
 # -cpu max: an Armv8.x+ CPU with the dot-product instructions (SDOT)
+if [ -n "$SMOKE" ]; then
+  # what scripts/test.sh runs: the low-precision kernels on each path (a
+  # few minutes; the whole suite under qemu takes an hour)
+  run="qemu-aarch64 -cpu max -L /usr/aarch64-linux-gnu"
+  for force in "" neon fallback; do
+    echo "== test_lowp and test_kquant under qemu-aarch64 -cpu max${force:+, TFM_LOWP_FORCE=$force} (TFM_TEST_QUICK=1)"
+    TFM_TEST_QUICK=1 TFM_LOWP_FORCE=$force $run "$OUT/test/unit/test_lowp" | tail -1
+    TFM_TEST_QUICK=1 TFM_LOWP_FORCE=$force $run "$OUT/test/unit/test_kquant" | tail -1
+  done
+  echo "== the aarch64 build and its low-precision kernels passed"
+  exit 0
+fi
 echo "== unit tests under qemu-aarch64 -cpu max${QUICK:+ (TFM_TEST_QUICK=1)}"
 TFM_TEST_QUICK=$QUICK "${mk[@]}" RUN="qemu-aarch64 -cpu max -L /usr/aarch64-linux-gnu" unittest
 echo "== all aarch64 unit tests passed"
