@@ -53,28 +53,44 @@ add_generation_arg(FunctionCallInfo fcinfo, int n)
 }
 
 /*
- * the reply to a rendered prompt: its ids (specials as their ids), refused
- * past the model's max_len, then generation with the options of arguments
- * 2 .. 8 and the model's stop ids (tfm_chat and tfm_chat_context)
+ * tfm_chat's and tfm_chat_context's reply: the model's template rendered
+ * for argument 1 (role and content messages, or a whole JSON context),
+ * its ids (specials as their ids) refused past the model's max_len, then
+ * generation with the options of arguments 2 .. 8 and the model's stop ids
  */
 static text *
-chat_reply(const char *name, tfm_model *m, const TfmModelRow *row,
-		   TfmChat *c, const char *prompt, size_t len, const GenOpts *opts)
+chat_reply(FunctionCallInfo fcinfo, bool whole_context)
 {
-	GenOpts		o = *opts;
+	char	   *name = tfm_text_arg(fcinfo, 0, "model");
+	const TfmModelRow *row;
+	tfm_model  *m;
+	GenOpts		o;
 	GenRow		g;
+	TfmChat		c;
+	char	   *prompt;
+	size_t		len;
 	int32	   *ids;
 	int			n;
 
-	ids = tfm_chat_prompt_ids(row, c, prompt, len, &n);
+	tfm_generate_options(fcinfo, &o);
+	m = tfm_model_for(name, TFM_TASK_LM, true, &row);
+	if (whole_context)
+	{
+		tfm_chat_settings(row, &c);
+		prompt = tfm_chat_render_context(c.template_text, text_to_cstring(PG_GETARG_TEXT_PP(1)), c.bos,
+										 c.eos, &len);
+	}
+	else
+		prompt = model_prompt(row, fcinfo, true, &c, &len);
+	ids = tfm_chat_prompt_ids(row, &c, prompt, len, &n);
 	if (n > row->cfg.max_len)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("the conversation's prompt is %d tokens, more than model \"%s\" reads (max_len %d)",
 						n, name, row->cfg.max_len),
 				 errhint("Leave out earlier turns.")));
-	o.stop_ids = c->stop_ids;
-	o.n_stop_ids = c->n_stop;
+	o.stop_ids = c.stop_ids;
+	o.n_stop_ids = c.n_stop;
 	tfm_generate_prompts(m, row, &ids, &n, 1, &o, &g);
 	return tfm_generated_text(row, &g);
 }
@@ -83,21 +99,9 @@ PG_FUNCTION_INFO_V1(tfm_chat);
 Datum
 tfm_chat(PG_FUNCTION_ARGS)
 {
-	char	   *name;
-	const TfmModelRow *row;
-	tfm_model  *m;
-	GenOpts		o;
-	TfmChat		c;
-	char	   *prompt;
-	size_t		len;
-
 	if (tfm_args_null(fcinfo, 0, 1))
 		PG_RETURN_NULL();
-	name = tfm_text_arg(fcinfo, 0, "model");
-	tfm_generate_options(fcinfo, &o);
-	m = tfm_model_for(name, TFM_TASK_LM, true, &row);
-	prompt = model_prompt(row, fcinfo, true, &c, &len);
-	PG_RETURN_TEXT_P(chat_reply(name, m, row, &c, prompt, len, &o));
+	PG_RETURN_TEXT_P(chat_reply(fcinfo, false));
 }
 
 /*
@@ -109,23 +113,9 @@ PG_FUNCTION_INFO_V1(tfm_chat_context);
 Datum
 tfm_chat_context(PG_FUNCTION_ARGS)
 {
-	char	   *name;
-	const TfmModelRow *row;
-	tfm_model  *m;
-	GenOpts		o;
-	TfmChat		c;
-	char	   *prompt;
-	size_t		len;
-
 	if (tfm_args_null(fcinfo, 0, 1))
 		PG_RETURN_NULL();
-	name = tfm_text_arg(fcinfo, 0, "model");
-	tfm_generate_options(fcinfo, &o);
-	m = tfm_model_for(name, TFM_TASK_LM, true, &row);
-	tfm_chat_settings(row, &c);
-	prompt = tfm_chat_render_context(c.template_text, text_to_cstring(PG_GETARG_TEXT_PP(1)), c.bos,
-									 c.eos, &len);
-	PG_RETURN_TEXT_P(chat_reply(name, m, row, &c, prompt, len, &o));
+	PG_RETURN_TEXT_P(chat_reply(fcinfo, true));
 }
 
 /* tfm_chat_prompt's and tfm_chat_tokens' prompt: model, messages, add_generation_prompt */
