@@ -62,6 +62,53 @@ block(const int H, const int U, int kq, const uint32_t *a, const uint32_t *b,
 		}
 }
 
+/*
+ * The GEMM's 12 × 32 block: the 24 accumulators as named variables (the
+ * shared loop's arrays were kept on the stack by GCC 12 here: a store and
+ * a load per vpdpbusd), then the int32 sums through a buffer to the
+ * scaling above.  Any order of the exact int32 sums gives the same bits.
+ */
+#define ROWS12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+TARGET static void
+block12(int kq, const uint32_t *a, const uint32_t *b, float *c, ptrdiff_t ldc, int m, int n,
+		float alpha, const float *rscale, const float *cscale, const int32_t *colsum,
+		float beta)
+{
+#define DECL(r) __m512i c##r##0 = _mm512_setzero_si512(), c##r##1 = _mm512_setzero_si512();
+	ROWS12(DECL)
+#undef DECL
+	int32_t		s[LOWP_MR][LOWP_NR] __attribute__((aligned(64)));
+	__mmask16	m0 = n >= 16 ? 0xFFFF : (__mmask16) ((1u << n) - 1),
+				m1 = n >= 32 ? 0xFFFF : n > 16 ? (__mmask16) ((1u << (n - 16)) - 1) : 0;
+
+	for (int p = 0; p < kq; p++, a += LOWP_MR, b += LOWP_NR)
+	{
+		__m512i		b0 = _mm512_loadu_si512(b),
+					b1 = _mm512_loadu_si512(b + 16),
+					x;
+
+#define STEP(r) x = _mm512_set1_epi32((int) a[r]); \
+		c##r##0 = _mm512_dpbusd_epi32(c##r##0, x, b0); \
+		c##r##1 = _mm512_dpbusd_epi32(c##r##1, x, b1);
+		ROWS12(STEP)
+#undef STEP
+	}
+#define SAVE(r) _mm512_store_si512(s[r], c##r##0); _mm512_store_si512(s[r] + 16, c##r##1);
+	ROWS12(SAVE)
+#undef SAVE
+	for (int r = 0; r < m; r++)
+	{
+		float	   *row = c + (size_t) r * ldc;
+		float		sr = alpha * rscale[r];
+
+		_mm512_mask_storeu_ps(row, m0, scaled(_mm512_load_si512(s[r]), colsum, cscale, sr, m0,
+											  row, beta));
+		_mm512_mask_storeu_ps(row + 16, m1, scaled(_mm512_load_si512(s[r] + 16), colsum + 16,
+												   cscale + 16, sr, m1, row + 16, beta));
+	}
+}
+
 TARGET void
 lowp_int8_avx512_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
 						float *c, ptrdiff_t ldc, int m, int n, float alpha,
@@ -70,6 +117,11 @@ lowp_int8_avx512_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
 {
 #define HEIGHT(H, U) case H: \
 	block(H, U, kq, a, b, c, ldc, m, n, alpha, rscale, cscale, colsum, beta); break;
+	if (h == LOWP_MR)
+	{
+		block12(kq, a, b, c, ldc, m, n, alpha, rscale, cscale, colsum, beta);
+		return;
+	}
 	switch (h)
 	{
 		LOWP_AVX512_HEIGHTS(HEIGHT)
