@@ -133,6 +133,13 @@ main(int argc, char **argv)
 		}
 		if (w < 0)
 		{
+			/* FNV-1a of the last pass's pooled vectors: the bits, to compare builds */
+			uint64_t	h = 1469598103934665603ULL;
+			const unsigned char *pb = (const unsigned char *) m->pooled;
+
+			for (size_t i = 0; i < sizeof(float) * (size_t) c.d_model * ((batch - 1) % per + 1); i++)
+				h = (h ^ pb[i]) * 1099511628211ULL;
+			printf("INFO pooled_fnv=%016llx\n", (unsigned long long) h);
 			start = now();
 			continue;
 		}

@@ -97,15 +97,80 @@ block12(int kq, const uint32_t *a, const uint32_t *b, float *c, ptrdiff_t ldc, i
 #define SAVE(r) _mm512_store_si512(s[r], c##r##0); _mm512_store_si512(s[r] + 16, c##r##1);
 	ROWS12(SAVE)
 #undef SAVE
-	for (int r = 0; r < m; r++)
 	{
-		float	   *row = c + (size_t) r * ldc;
-		float		sr = alpha * rscale[r];
+		/* the columns' offsets 128·colsum and scales, once for the 12 rows */
+		__m512i		o0 = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(m0, colsum), 7),
+					o1 = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(m1, colsum + 16), 7);
+		__m512		s0 = _mm512_maskz_loadu_ps(m0, cscale),
+					s1 = _mm512_maskz_loadu_ps(m1, cscale + 16);
 
-		_mm512_mask_storeu_ps(row, m0, scaled(_mm512_load_si512(s[r]), colsum, cscale, sr, m0,
-											  row, beta));
-		_mm512_mask_storeu_ps(row + 16, m1, scaled(_mm512_load_si512(s[r] + 16), colsum + 16,
-												   cscale + 16, sr, m1, row + 16, beta));
+		for (int r = 0; r < m; r++)
+		{
+			float	   *row = c + (size_t) r * ldc;
+			__m512		sr = _mm512_set1_ps(alpha * rscale[r]),
+						v0 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_load_si512(s[r]), o0)),
+						v1 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_load_si512(s[r] + 16), o1)),
+						t0 = _mm512_mul_ps(sr, s0),
+						t1 = _mm512_mul_ps(sr, s1);
+
+			if (beta == 0.0f)
+			{
+				v0 = _mm512_mul_ps(v0, t0);
+				v1 = _mm512_mul_ps(v1, t1);
+			}
+			else
+			{
+				__m512		vb = _mm512_set1_ps(beta);
+
+				v0 = _mm512_fmadd_ps(v0, t0, _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m0, row)));
+				v1 = _mm512_fmadd_ps(v1, t1, _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m1, row + 16)));
+			}
+			_mm512_mask_storeu_ps(row, m0, v0);
+			_mm512_mask_storeu_ps(row + 16, m1, v1);
+		}
+	}
+}
+
+/*
+ * A row of activations as pack_panel (lowp_int8_gemm.c) quantizes it,
+ * operation for operation.  absmax: max|x[k]| over k < K (exact in any
+ * order; NaNs skipped, as the comparison there skips them).  quantize:
+ * q[k] = rint(x[k] / r) clamped to ±127, plus 128, for k < K, and 128 for
+ * K ≤ k < n (r > 0).
+ */
+TARGET float
+lowp_int8_avx512_absmax(const float *x, int K)
+{
+	__m512		mx = _mm512_setzero_ps();
+	int			k;
+
+	for (k = 0; k + 16 <= K; k += 16)
+		mx = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(x + k)), mx);
+	if (k < K)
+		mx = _mm512_max_ps(_mm512_abs_ps(_mm512_maskz_loadu_ps((__mmask16) ((1u << (K - k)) - 1),
+															   x + k)), mx);
+	return _mm512_reduce_max_ps(mx);
+}
+
+TARGET void
+lowp_int8_avx512_quantize(uint8_t *q, const float *x, int K, int n, float r)
+{
+	const __m512 vs = _mm512_set1_ps(r),
+				hi = _mm512_set1_ps(127.0f),
+				lo = _mm512_set1_ps(-127.0f);
+	const __m512i off = _mm512_set1_epi32(128);
+
+	for (int k = 0; k < n; k += 16)
+	{
+		__mmask16	mk = K - k >= 16 ? 0xFFFF : K > k ? (__mmask16) ((1u << (K - k)) - 1) : 0;
+		__m512		v = _mm512_div_ps(_mm512_maskz_loadu_ps(mk, x + k), vs);
+
+		/* max(lo, v), min(hi, v): a NaN stays (the second operand), as there */
+		v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+		v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+		_mm512_mask_cvtepi32_storeu_epi8(q + k, n - k >= 16 ? 0xFFFF :
+										 (__mmask16) ((1u << (n - k)) - 1),
+										 _mm512_add_epi32(_mm512_cvttps_epi32(v), off));
 	}
 }
 
