@@ -6,9 +6,10 @@
  * the scaling is lowp_int8_ref.c's, operation for operation, so both paths
  * agree exactly.
  *
- * Blocking as in the bf16 kernel: 12 × 32 for the GEMM (24 accumulators),
- * 1-4 rows with unrolled independent accumulators for the matrix-vector
- * path (the loop is lowp_avx512_sum.h's).  No K blocking: the int32 sums must run over all of K before they
+ * Blocking as in the bf16 kernel: 12 × 32 for the GEMM (24 accumulators,
+ * block12 below), 1-4 rows with unrolled independent accumulators for the
+ * matrix-vector path (the loop is lowp_avx512_sum.h's).  Also the
+ * activations' quantization with AVX-512 (absmax, quantize).  No K blocking: the int32 sums must run over all of K before they
  * are scaled (the drivers keep a 32-column panel of K bytes in L2).
  */
 #include <immintrin.h>
