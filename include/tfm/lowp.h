@@ -334,6 +334,16 @@ void		tfm_int8_gemm(int M, int N, int K, float alpha,
 						  const tfm_int8_weights *W,
 						  float beta, float *C, ptrdiff_t ldc, void *work);
 
+/*
+ * C (M × N) = act(A·W + bias) (bias N floats or NULL, act NULL or in
+ * place): the bits of tfm_int8_gemm with beta 1 over C set to the bias,
+ * then act over C; above TFM_LOWP_GEMV_ROWS rows the bias and act are
+ * applied block by block while C's block is in cache.  Same work buffer.
+ */
+void		tfm_int8_gemm_fused(int M, int N, int K, const float *A, ptrdiff_t lda,
+								const tfm_int8_weights *W, const float *bias, tfm_row_fn act,
+								float *C, ptrdiff_t ldc, void *work);
+
 size_t		tfm_int4_work_bytes(int M, int K);
 void		tfm_int4_gemm(int M, int N, int K, float alpha,
 						  const float *A, ptrdiff_t lda,

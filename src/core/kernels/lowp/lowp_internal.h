@@ -149,6 +149,9 @@ void		lowp_int8_avx2_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
 								  float *c, ptrdiff_t ldc, int m, int n, float alpha,
 								  const float *rscale, const float *cscale,
 								  const int32_t *colsum, float beta);
+/* a row of activations as lowp_int8_gemm.c's pack_panel quantizes it (lowp_int8_avx512.c) */
+float		lowp_int8_avx512_absmax(const float *x, int K);
+void		lowp_int8_avx512_quantize(uint8_t *q, const float *x, int K, int n, float r);
 #elif defined(__aarch64__)
 void		lowp_bf16_neon_kernel(int kk, const uint32_t *a, int h, const uint32_t *b,
 								  float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta);

@@ -135,6 +135,12 @@ linear(const tfm_lowp_entry *e, float *out, const float *inp, const float *b, in
 			tfm_bf16_gemm_fused(N, o, in, inp, in, &e->b, b, act, out, o, s->work);
 		return true;
 	}
+	if (s->prec == TFM_PREC_INT8)
+	{
+		/* the bias and the activation in the product's blocks */
+		tfm_int8_gemm_fused(N, o, in, inp, in, &e->q, b, act, out, o, s->work);
+		return true;
+	}
 	if (b)
 	{
 		tfm_lowp_rows_set(out, o, N, o, b);
@@ -142,10 +148,8 @@ linear(const tfm_lowp_entry *e, float *out, const float *inp, const float *b, in
 	}
 	if (s->prec == TFM_PREC_INT4 && rows_exact)
 		tfm_int4_gemm_rows(N, o, in, 1.0f, inp, in, &e->q4, beta, out, o, s->work);
-	else if (s->prec == TFM_PREC_INT4)
-		tfm_int4_gemm(N, o, in, 1.0f, inp, in, &e->q4, beta, out, o, s->work);
 	else
-		tfm_int8_gemm(N, o, in, 1.0f, inp, in, &e->q, beta, out, o, s->work);
+		tfm_int4_gemm(N, o, in, 1.0f, inp, in, &e->q4, beta, out, o, s->work);
 	if (act)
 		tfm_lowp_rows_apply(act, out, o, N, o);
 	return true;

@@ -6,9 +6,10 @@
  * the scaling is lowp_int8_ref.c's, operation for operation, so both paths
  * agree exactly.
  *
- * Blocking as in the bf16 kernel: 12 × 32 for the GEMM (24 accumulators),
- * 1-4 rows with unrolled independent accumulators for the matrix-vector
- * path (the loop is lowp_avx512_sum.h's).  No K blocking: the int32 sums must run over all of K before they
+ * Blocking as in the bf16 kernel: 12 × 32 for the GEMM (24 accumulators,
+ * block12 below), 1-4 rows with unrolled independent accumulators for the
+ * matrix-vector path (the loop is lowp_avx512_sum.h's).  Also the
+ * activations' quantization with AVX-512 (absmax, quantize).  No K blocking: the int32 sums must run over all of K before they
  * are scaled (the drivers keep a 32-column panel of K bytes in L2).
  */
 #include <immintrin.h>
@@ -62,6 +63,118 @@ block(const int H, const int U, int kq, const uint32_t *a, const uint32_t *b,
 		}
 }
 
+/*
+ * The GEMM's 12 × 32 block: the 24 accumulators as named variables (the
+ * shared loop's arrays were kept on the stack by GCC 12 here: a store and
+ * a load per vpdpbusd), then the int32 sums through a buffer to the
+ * scaling above.  Any order of the exact int32 sums gives the same bits.
+ */
+#define ROWS12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+TARGET static void
+block12(int kq, const uint32_t *a, const uint32_t *b, float *c, ptrdiff_t ldc, int m, int n,
+		float alpha, const float *rscale, const float *cscale, const int32_t *colsum,
+		float beta)
+{
+#define DECL(r) __m512i c##r##0 = _mm512_setzero_si512(), c##r##1 = _mm512_setzero_si512();
+	ROWS12(DECL)
+#undef DECL
+	int32_t		s[LOWP_MR][LOWP_NR] __attribute__((aligned(64)));
+	__mmask16	m0 = n >= 16 ? 0xFFFF : (__mmask16) ((1u << n) - 1),
+				m1 = n >= 32 ? 0xFFFF : n > 16 ? (__mmask16) ((1u << (n - 16)) - 1) : 0;
+
+	for (int p = 0; p < kq; p++, a += LOWP_MR, b += LOWP_NR)
+	{
+		__m512i		b0 = _mm512_loadu_si512(b),
+					b1 = _mm512_loadu_si512(b + 16),
+					x;
+
+#define STEP(r) x = _mm512_set1_epi32((int) a[r]); \
+		c##r##0 = _mm512_dpbusd_epi32(c##r##0, x, b0); \
+		c##r##1 = _mm512_dpbusd_epi32(c##r##1, x, b1);
+		ROWS12(STEP)
+#undef STEP
+	}
+#define SAVE(r) _mm512_store_si512(s[r], c##r##0); _mm512_store_si512(s[r] + 16, c##r##1);
+	ROWS12(SAVE)
+#undef SAVE
+	{
+		/* the columns' offsets 128·colsum and scales, once for the 12 rows */
+		__m512i		o0 = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(m0, colsum), 7),
+					o1 = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(m1, colsum + 16), 7);
+		__m512		s0 = _mm512_maskz_loadu_ps(m0, cscale),
+					s1 = _mm512_maskz_loadu_ps(m1, cscale + 16);
+
+		for (int r = 0; r < m; r++)
+		{
+			float	   *row = c + (size_t) r * ldc;
+			__m512		sr = _mm512_set1_ps(alpha * rscale[r]),
+						v0 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_load_si512(s[r]), o0)),
+						v1 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_load_si512(s[r] + 16), o1)),
+						t0 = _mm512_mul_ps(sr, s0),
+						t1 = _mm512_mul_ps(sr, s1);
+
+			if (beta == 0.0f)
+			{
+				v0 = _mm512_mul_ps(v0, t0);
+				v1 = _mm512_mul_ps(v1, t1);
+			}
+			else
+			{
+				__m512		vb = _mm512_set1_ps(beta);
+
+				v0 = _mm512_fmadd_ps(v0, t0, _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m0, row)));
+				v1 = _mm512_fmadd_ps(v1, t1, _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m1, row + 16)));
+			}
+			_mm512_mask_storeu_ps(row, m0, v0);
+			_mm512_mask_storeu_ps(row + 16, m1, v1);
+		}
+	}
+}
+
+/*
+ * A row of activations as pack_panel (lowp_int8_gemm.c) quantizes it,
+ * operation for operation.  absmax: max|x[k]| over k < K (exact in any
+ * order; NaNs skipped, as the comparison there skips them).  quantize:
+ * q[k] = rint(x[k] / r) clamped to ±127, plus 128, for k < K, and 128 for
+ * K ≤ k < n (r > 0).
+ */
+TARGET float
+lowp_int8_avx512_absmax(const float *x, int K)
+{
+	__m512		mx = _mm512_setzero_ps();
+	int			k;
+
+	for (k = 0; k + 16 <= K; k += 16)
+		mx = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(x + k)), mx);
+	if (k < K)
+		mx = _mm512_max_ps(_mm512_abs_ps(_mm512_maskz_loadu_ps((__mmask16) ((1u << (K - k)) - 1),
+															   x + k)), mx);
+	return _mm512_reduce_max_ps(mx);
+}
+
+TARGET void
+lowp_int8_avx512_quantize(uint8_t *q, const float *x, int K, int n, float r)
+{
+	const __m512 vs = _mm512_set1_ps(r),
+				hi = _mm512_set1_ps(127.0f),
+				lo = _mm512_set1_ps(-127.0f);
+	const __m512i off = _mm512_set1_epi32(128);
+
+	for (int k = 0; k < n; k += 16)
+	{
+		__mmask16	mk = K - k >= 16 ? 0xFFFF : K > k ? (__mmask16) ((1u << (K - k)) - 1) : 0;
+		__m512		v = _mm512_div_ps(_mm512_maskz_loadu_ps(mk, x + k), vs);
+
+		/* max(lo, v), min(hi, v): a NaN stays (the second operand), as there */
+		v = _mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+		v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+		_mm512_mask_cvtepi32_storeu_epi8(q + k, n - k >= 16 ? 0xFFFF :
+										 (__mmask16) ((1u << (n - k)) - 1),
+										 _mm512_add_epi32(_mm512_cvttps_epi32(v), off));
+	}
+}
+
 TARGET void
 lowp_int8_avx512_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
 						float *c, ptrdiff_t ldc, int m, int n, float alpha,
@@ -70,6 +183,11 @@ lowp_int8_avx512_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
 {
 #define HEIGHT(H, U) case H: \
 	block(H, U, kq, a, b, c, ldc, m, n, alpha, rscale, cscale, colsum, beta); break;
+	if (h == LOWP_MR)
+	{
+		block12(kq, a, b, c, ldc, m, n, alpha, rscale, cscale, colsum, beta);
+		return;
+	}
 	switch (h)
 	{
 		LOWP_AVX512_HEIGHTS(HEIGHT)
