@@ -82,3 +82,4 @@ DROP TABLE lprob;
 DROP TABLE lvals;
 RESET tfm.precision;
 SELECT tfm_drop_model('g_load');
+SELECT count(tfm_tokenizer_drop(name)) AS dropped FROM tfm.tokenizer_list WHERE name = 'g_load';

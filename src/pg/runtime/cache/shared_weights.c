@@ -54,7 +54,7 @@
 #define SW_DIR      "base/pgsql_tmp"
 #define SW_PREFIX   "pgsql_tmp_tfm_"
 #define SW_HEADER   4096		/* the floats start page-aligned */
-#define SW_MAGIC    "tfmwgt2"
+#define SW_MAGIC    "tfmwgt3"	/* 3: the _gguf file of a model loaded for gguf */
 
 typedef struct SharedHeader
 {
