@@ -26,7 +26,8 @@ tfm_loaded_footprint(PG_FUNCTION_ARGS)
 {
 	char	   *name = tfm_text_arg(fcinfo, 0, "model");
 	const TfmModelRow *row = NULL;
-	tfm_model  *m = tfm_cache_loaded(name, &row);
+	TfmModelRow cat;
+	tfm_model  *m;
 	TupleDesc	tupdesc;
 	Datum		values[5];
 	bool		nulls[5] = {false, false, false, false, false};
@@ -34,9 +35,15 @@ tfm_loaded_footprint(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "tfm.loaded_footprint must return a record");
-	if (!m)
+	/* the model as the catalog has it, use checked, loaded or not */
+	if (!tfm_catalog_lookup(name, &cat, true))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" does not exist", name)));
+	tfm_check_model_privilege(&cat, TFM_PRIV_USE);
+	m = tfm_cache_loaded(cat.name, &row);
+	if (!m || row->id != cat.id)
 		PG_RETURN_NULL();
-	tfm_check_model_privilege(row, TFM_PRIV_USE);
 	if (m->int4_kept)
 		for (int i = 0; i < m->int4_kept->n; i++)
 			blocks += (int64) tfm_kept_bytes(&m->int4_kept->k[i]);
