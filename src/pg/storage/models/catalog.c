@@ -384,7 +384,13 @@ tfm_catalog_load_at(const TfmModelRow *row, bool gguf)
 				filled[i] = m->info[i].size;
 		pfree(want);
 	}
-	tfm_kept_fill(m, row, filled);
+	/* (not when every tensor has its values, or is left to its blocks: no second read of them) */
+	for (int i = 0; i < m->n_tensors; i++)
+		if (filled[i] == 0 && m->info[i].size > 0)
+		{
+			tfm_kept_fill(m, row, filled);
+			break;
+		}
 	for (int i = 0; i < m->n_tensors; i++)
 		if (filled[i] != m->info[i].size)
 			ereport(ERROR,
