@@ -2,7 +2,7 @@
 # bench/gguf/memory.sh — what a session holds for a GGUF model it runs at
 # gguf (issue 40): on a throwaway cluster, import each file, then in fresh
 # sessions (the first writes the shared copy, the second maps it) generate
-# 8 tokens greedily and read the backend's /proc/self/status (VmRSS,
+# 32 tokens greedily and read the backend's /proc/self/status (VmRSS,
 # RssAnon, RssFile, VmHWM) and smaps_rollup (Pss), tfm_model_footprint,
 # and the shared-weights files in base/pgsql_tmp (size and bytes stored).
 #   PGBIN=... bench/gguf/memory.sh FILE.gguf [FILE.gguf ...]
@@ -21,14 +21,23 @@ done
 probe() {
   # $1 model: generate, then the backend's memory (kB) and the footprint
   $PSQL <<SQL
-SELECT count(*) FROM tfm_generate_tokens('$1', ARRAY[1, 330, 348, 347, 351], max_tokens => 8, temperature => 0) \gset
+SELECT format('greedy ids (32): %s', array_agg(id ORDER BY pos)) FROM tfm_generate_tokens('$1', ARRAY[1, 330, 348, 347, 351], max_tokens => 32, temperature => 0);
 SELECT string_agg(l, ' ') FROM regexp_split_to_table(pg_read_file('/proc/self/status'), E'\n') l
  WHERE l ~ '^(VmRSS|VmHWM|RssAnon|RssFile|RssShmem):';
 SELECT string_agg(l, ' ') FROM regexp_split_to_table(pg_read_file('/proc/self/smaps_rollup'), E'\n') l
  WHERE l ~ '^(Pss|Pss_Anon|Pss_File):';
 SELECT format('footprint: %s', f) FROM tfm_model_footprint('$1') f;
+\\t on
+SELECT pg_read_file('/proc/self/smaps') \\g $dir/smaps
 SQL
+  awk '/^[0-9a-f]+-[0-9a-f]+ /{t = ($0 ~ /pgsql_tmp_tfm_/)} t && /^Rss:/{s += $2} END{print "shared-weights mappings: Rss " s+0 " kB"}' "$dir/smaps"
 }
+echo "-- a session with tfm loaded and no model (the baseline)"
+$PSQL <<SQL | tr -s ' ' | sed 's/\t/ /g'
+SELECT count(*) FROM tfm_info() \\gset
+SELECT string_agg(l, ' ') FROM regexp_split_to_table(pg_read_file('/proc/self/status'), E'\\n') l
+ WHERE l ~ '^(VmRSS|VmHWM|RssAnon|RssFile|RssShmem):';
+SQL
 for i in $(seq 1 $n); do
   size=$(stat -c %s "$dir/m$i.gguf")
   echo "== $(basename "${@:$i:1}") ($size bytes)"
