@@ -158,6 +158,34 @@ test_gpt2_q8_0(void)
 	printf("gpt2_q8_0.gguf at gguf: %ld columns kept, max |log-prob - fp32's| = %.3g (bound 0.05)\n",
 		   tfm_model_int4_kept_columns(m), worst);
 	CHECK(worst <= 0.05f, "gpt2 gguf log-probabilities %.3g from fp32's", worst);
+	/*
+	 * its matrices, its untied embedding and its position table left to
+	 * their blocks (absent_floats.c; NaN in their place): the same gguf
+	 * logits, the tables' rows made from their blocks (rows_only)
+	 */
+	{
+		bool	   *want = calloc(m->n_tensors, sizeof(bool));
+		int			two_d = 0,
+					left;
+
+		for (int i = 0; i < m->n_tensors; i++)
+		{
+			want[i] = true;
+			two_d += m->info[i].ndim == 2;
+		}
+		CHECK(tfm_model_set_precision(m, TFM_PREC_GGUF) == 0 && tfm_model_forward(m, &bt, false, 0) == 0,
+			  "gguf");
+		memcpy(a, m->logits, sizeof(float) * n);
+		left = tfm_model_leave_absent(m, want);
+		CHECK(left == two_d, "gpt2 left to its blocks: %d tensors of %d 2-D", left, two_d);
+		for (int i = 0; i < m->n_tensors; i++)
+			if (m->absent && m->absent[i])
+				for (size_t j = 0; j < m->info[i].size; j++)
+					m->params[m->info[i].offset + j] = NAN;
+		CHECK(tfm_model_forward(m, &bt, false, 0) == 0 && memcmp(a, m->logits, sizeof(float) * n) == 0,
+			  "gpt2 gguf logits without the float32 values");
+		free(want);
+	}
 	free(a);
 	free(b);
 	free(buf);
