@@ -25,7 +25,7 @@ PG_LIKE   = -fno-strict-aliasing -fwrapv -fexcess-precision=standard -D_GNU_SOUR
 
 # the PG layer: PGXS's warnings, as the x86 build has them
 PG_INC   ?=
-PG_SRCS   = $(wildcard src/pg/*.c src/pg/*/*.c)
+PG_SRCS   = $(shell find src/pg -name '*.c')
 A64_PG_OBJS = $(patsubst %.c,$(OUT)/%.o,$(PG_SRCS))
 EXTVERSION = $(shell sed -n "s/default_version[[:space:]]*=[[:space:]]*'\([^']*\)'/\1/p" tfm.control)
 PG_WARN   = -Wmissing-prototypes -Wpointer-arith -Wdeclaration-after-statement -Werror=vla \
@@ -48,7 +48,7 @@ $(OUT)/tfm.so: $(A64_OBJS) $(A64_PG_OBJS)
 	@test -n "$(PG_INC)" || { echo "PG_INC: the arm64 server headers" >&2; exit 1; }
 	$(CC) -shared -o $@ $^ $(CORE_LIBS)
 
-$(OUT)/test/%: test/%.c test/check.h test/model_fixtures.h $(A64_OBJS)
+$(OUT)/test/unit/%: test/unit/%.c $(wildcard test/unit/*.h) $(A64_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(A64_UNIT_CFLAGS) -o $@ $< $(A64_OBJS) $(CORE_LIBS)
 
@@ -66,11 +66,13 @@ unittest: $(A64_UNITS)
 
 # int8 on plain NEON (no SDOT), then both products on the portable fallback
 unit-forced:
-	@echo "== test_lowp, test_mixed and test_decode, plain NEON forced (TFM_LOWP_FORCE=neon: no SDOT)"
-	@TFM_LOWP_FORCE=neon $(RUN) $(OUT)/test/test_lowp
-	@TFM_LOWP_FORCE=neon $(FIXTURES) $(RUN) $(OUT)/test/test_mixed
-	@TFM_LOWP_FORCE=neon $(FIXTURES) $(RUN) $(OUT)/test/test_decode
-	@echo "== test_lowp, test_mixed and test_model, the portable fallback forced (TFM_LOWP_FORCE=fallback)"
-	@TFM_LOWP_FORCE=fallback $(RUN) $(OUT)/test/test_lowp
-	@TFM_LOWP_FORCE=fallback $(FIXTURES) $(RUN) $(OUT)/test/test_mixed
-	@TFM_LOWP_FORCE=fallback $(FIXTURES) $(RUN) $(OUT)/test/test_model
+	@echo "== test_lowp, test_mixed, test_decode and test_kquant, plain NEON forced (TFM_LOWP_FORCE=neon: no SDOT)"
+	@TFM_LOWP_FORCE=neon $(RUN) $(OUT)/test/unit/test_lowp
+	@TFM_LOWP_FORCE=neon $(RUN) $(OUT)/test/unit/test_kquant
+	@TFM_LOWP_FORCE=neon $(FIXTURES) $(RUN) $(OUT)/test/unit/test_mixed
+	@TFM_LOWP_FORCE=neon $(FIXTURES) $(RUN) $(OUT)/test/unit/test_decode
+	@echo "== test_lowp, test_mixed, test_model and test_kquant, the portable fallback forced (TFM_LOWP_FORCE=fallback)"
+	@TFM_LOWP_FORCE=fallback $(RUN) $(OUT)/test/unit/test_lowp
+	@TFM_LOWP_FORCE=fallback $(RUN) $(OUT)/test/unit/test_kquant
+	@TFM_LOWP_FORCE=fallback $(FIXTURES) $(RUN) $(OUT)/test/unit/test_mixed
+	@TFM_LOWP_FORCE=fallback $(FIXTURES) $(RUN) $(OUT)/test/unit/test_model

@@ -265,33 +265,12 @@ COMMENT ON FUNCTION tfm_answer(text, text, text, integer, integer, boolean) IS
 -- Q8_0, Q4_K, Q5_K and Q6_K tensors as their blocks too (as it kept Q4_0
 -- for int4), and the inference precision gguf runs them with llama.cpp's
 -- dot products (the activations quantized to Q8_K / Q8_0 per row); auto
--- runs a GGUF model of those types at gguf.  The float32 values are still
--- stored beside them (tfm.tensors: training and the other precisions).
+-- runs a GGUF model of those types at gguf.  (What the import keeps of each
+-- tensor, tfm_gguf_kept, is defined below with the blocks stored alone.)
 
 COMMENT ON TABLE tfm.gguf_tensors IS
   'per tensor of an imported GGUF file: converted to float32 only (blocks NULL), or also kept as the file''s blocks (Q4_0 for int4; Q8_0, Q4_K, Q5_K, Q6_K for gguf)';
 COMMENT ON COLUMN tfm.gguf_tensors.first_column IS 'kept: its rows are the matrix''s output columns first_column .. first_column + columns - 1';
-CREATE OR REPLACE FUNCTION tfm_gguf_kept(model text)
-RETURNS TABLE (gguf_tensor text, gguf_type text, tensor text, kept boolean, how text)
-LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    m record := tfm.usable_model(model);
-BEGIN
-    RETURN QUERY
-    SELECT g.gguf_name, g.gguf_type, g.tensor, g.blocks IS NOT NULL AND g.version = m.model_version,
-           CASE WHEN g.blocks IS NULL THEN 'converted to float32 at import'
-                WHEN g.version = m.model_version AND g.gguf_type = 'Q4_0'
-                THEN 'Q4_0 blocks kept as in the file for int4 (float32 too)'
-                WHEN g.version = m.model_version
-                THEN g.gguf_type || ' blocks kept as in the file for gguf (float32 too)'
-                ELSE 'converted to float32 at import (its kept blocks were of an earlier version)' END
-      FROM tfm.gguf_tensors g WHERE g.model_id = m.model_id
-     ORDER BY g.gguf_name;
-END
-$$;
-COMMENT ON FUNCTION tfm_gguf_kept(text) IS
-  'what the GGUF import did with each tensor of a model: blocks kept as they are (Q4_0 for int4; Q8_0, Q4_K, Q5_K, Q6_K for gguf), or converted to float32';
 COMMENT ON FUNCTION tfm_model_precision(text) IS
   'the precision the model''s inference runs at now (fp32, bf16, int8, int4, gguf) and why: tfm.precision, the model''s own default (tfm_set_precision), or auto''s choice (the checkpoint''s own precision; fp32 for tfm''s own models)';
 -- ---------------------------------------------------------------------------
@@ -320,6 +299,14 @@ RETURNS text
 AS 'MODULE_PATHNAME', 'tfm_chat_prompt_context' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION tfm_chat_prompt_context(text, json) IS
   'the model''s chat template rendered for a context {"messages": [...], "tools": [...], ...}, with the model''s bos and eos texts (add_generation_prompt true unless given)';
+CREATE FUNCTION tfm_chat_context(model text, context json, max_tokens integer DEFAULT 200,
+                                 temperature real DEFAULT 1.0, top_k integer DEFAULT 0,
+                                 top_p real DEFAULT 1.0, seed bigint DEFAULT NULL, stop text DEFAULT NULL,
+                                 json_schema jsonb DEFAULT NULL)
+RETURNS text
+AS 'MODULE_PATHNAME', 'tfm_chat_context' LANGUAGE C STABLE PARALLEL SAFE;  -- not STRICT: NULL options mean defaults
+COMMENT ON FUNCTION tfm_chat_context(text, json, integer, real, integer, real, bigint, text, jsonb) IS
+  'the assistant''s reply to a whole context {"messages": [...], "tools": [...], "enable_thinking": ..., ...} (tool calls, tool responses, reasoning): tfm_chat_prompt_context''s prompt, then generation as tfm_chat';
 -- GGUF blocks stored at their own size (issue 40): a tensor of an imported
 -- GGUF file that the kept blocks cover wholly (each value their exact
 -- dequantization) is stored as those blocks only, with no float32 rows in
@@ -426,3 +413,9 @@ END
 $$;
 COMMENT ON FUNCTION tfm_model_footprint(text) IS
   'a model''s weights as stored (the bytes of its kept GGUF blocks and of its float32 rows, 4 a value), the float32 bytes a load for another precision than gguf makes from the blocks, and what this session''s loaded copy holds: its precision, blocks, float32 values, values left to the blocks (loaded for gguf) and values it made from them (at its load or on demand since)';
+-- ---------------------------------------------------------------------------
+-- the GGUF imports' descriptions as they are now (issue 40)
+COMMENT ON FUNCTION tfm_import_gguf(text, bytea, boolean) IS
+  'import a GGUF file''s contents (architectures llama, qwen2, qwen3, gemma3, phi3, gpt2; F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K tensors, the kept types stored as their blocks) as a model, with the tokenizer and chat template of its metadata';
+COMMENT ON FUNCTION tfm_import_gguf_file(text, text, boolean) IS
+  'import a GGUF file of the server (superuser or pg_read_server_files) as tfm_import_gguf imports its contents';

@@ -24,10 +24,15 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
+#include "utils/fmgrprotos.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
 
 #include "import/hf_files.h"
+#include "runtime/infer/chat_prompt.h"
 #include "runtime/rows.h"
 #include "storage/models/models.h"
 #include "storage/tokenizers/tokenizers.h"
@@ -237,6 +242,107 @@ gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 	return tfm_source_tally_result(&tally);
 }
 
+/* a JSON string of piece i, or false when it is not UTF-8 */
+static bool
+json_piece(StringInfo out, const tfm_gguf_vocab *v, int i)
+{
+	char	   *t;
+
+	if (i < 0 || i >= v->n || !pg_verifymbstr((const char *) v->pieces[i], (int) v->lens[i], true))
+		return false;
+	t = pnstrdup((const char *) v->pieces[i], v->lens[i]);
+	escape_json(out, t);
+	pfree(t);
+	return true;
+}
+
+/* tokenizer.ggml.<key>_token_id when the file has it, else -1 */
+static int
+optional_id(const GgufSource *s, const char *key, int n)
+{
+	int64		id = -1;
+	tfm_status	st = {0};
+
+	if (tfm_gguf_get_int(&id, s->f, key, false, &st) != TFM_OK || id < 0 || id >= n)
+		return -1;
+	return (int) id;
+}
+
+/*
+ * tokenizer.chat_template (llama.cpp's converter writes tokenizer_config.json's
+ * there) kept for tfm_chat as tfm_chat_template_import keeps it: the bos
+ * and eos texts the pieces of the file's ids, its control tokens (then its
+ * user-defined ones, up to 4,096 in all) the added tokens a prompt's text
+ * is matched against, the stop ids eos and, where the file names them,
+ * eot and eom.  A template tfm cannot run is left out with a warning: the
+ * model imports all the same.
+ */
+static void
+gguf_chat(const char *name, GgufSource *s, const tfm_gguf_vocab *v)
+{
+	const char *tpl = NULL;
+	size_t		len = 0;
+	tfm_status	st = {0};
+	char	   *text,
+			   *why;
+	StringInfoData t,
+				gc;
+	int			n = 0,
+				stop[3] = {v->eos, optional_id(s, "tokenizer.ggml.eot_token_id", v->n),
+				optional_id(s, "tokenizer.ggml.eom_token_id", v->n)};
+
+	if (tfm_gguf_get_str(&tpl, &len, s->f, "tokenizer.chat_template", false, &st) != TFM_OK ||
+		tpl == NULL || len == 0)
+		return;
+	if (!pg_verifymbstr(tpl, (int) len, true))
+	{
+		ereport(WARNING,
+				(errmsg("the chat template of %s is not UTF-8: imported without it", s->what)));
+		return;
+	}
+	text = pnstrdup(tpl, len);
+	if (!tfm_chat_template_parses(text, &why))
+	{
+		ereport(WARNING,
+				(errmsg("the chat template of %s cannot run in tfm: imported without it", s->what),
+				 errdetail("%s", why),
+				 errhint("Import a template tfm runs with tfm_chat_template_import.")));
+		return;
+	}
+	initStringInfo(&t);
+	appendStringInfoString(&t, "{\"chat_template\": ");
+	escape_json(&t, text);
+	appendStringInfoString(&t, ", \"bos_token\": ");
+	if (!json_piece(&t, v, v->bos))
+		appendStringInfoString(&t, "null");
+	appendStringInfoString(&t, ", \"eos_token\": ");
+	if (!json_piece(&t, v, v->eos))
+		appendStringInfoString(&t, "null");
+	appendStringInfoString(&t, ", \"added_tokens_decoder\": {");
+	for (int type = 3; type <= 4; type++)		/* control, then user-defined */
+		for (int i = 0; i < v->n && n < 4096; i++)
+		{
+			StringInfoData p;
+
+			if (v->types[i] != type)
+				continue;
+			initStringInfo(&p);
+			if (json_piece(&p, v, i))
+				appendStringInfo(&t, "%s\"%d\": {\"content\": %s}", n++ ? ", " : "", i, p.data);
+			pfree(p.data);
+		}
+	appendStringInfoString(&t, "}}");
+	initStringInfo(&gc);
+	appendStringInfoString(&gc, "{\"eos_token_id\": [");
+	for (int i = 0, k = 0; i < 3; i++)
+		if (stop[i] >= 0)
+			appendStringInfo(&gc, "%s%d", k++ ? ", " : "", stop[i]);
+	appendStringInfoString(&gc, "]}");
+	(void) tfm_hf_import_chat(name, DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(t.data))),
+							  DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(gc.data))),
+							  NULL, NULL, false);
+}
+
 static void
 gguf_tokenizer(const char *name, const TfmHfConfig *hc, void *arg, int32 *sp)
 {
@@ -275,6 +381,7 @@ gguf_tokenizer(const char *name, const TfmHfConfig *hc, void *arg, int32 *sp)
 										   v->flags | (v->add_bos ? TFM_TOK_INFO_TEXT_BOS : 0),
 										   v->split ? &rule : NULL, v->split ? 1 : 0, NULL, sp);
 	}
+	gguf_chat(name, s, v);
 	tfm_gguf_vocab_free(v);
 	tfm_guard_release(g);
 }

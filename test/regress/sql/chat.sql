@@ -165,6 +165,27 @@ SELECT tfm_chat_prompt_context('qwen2', '{"messages": [{"role": "user", "content
      = tfm_chat_prompt('qwen2', '[{"role": "user", "content": "Hi"}]') AS as_chat_prompt,
        tfm_chat_prompt_context('qwen2', '{"messages": [{"role": "user", "content": "Hi"}], "add_generation_prompt": false}')
      = tfm_chat_prompt('qwen2', '[{"role": "user", "content": "Hi"}]', false) AS without_generation_prompt;
+-- tfm_chat_context: the reply to a whole context; for role and content
+-- messages tfm_chat's (the reference's greedy reply up to the stop id
+-- imported above), and a tool turn tfm_chat refuses
+SELECT tfm_chat_context('qwen2', json_build_object('messages', messages::json), max_tokens => 12, temperature => 0)
+     = tfm_detokenize('qwen2', greedy[1:4]) AS context_reply_matches,
+       tfm_chat_context('qwen2', json_build_object('messages', messages::json), max_tokens => 8, seed => 7)
+     = tfm_chat('qwen2', messages, max_tokens => 8, seed => 7) AS sampled_as_chat
+  FROM chat;
+SELECT pg_temp.err($$SELECT tfm_chat('qwen2', '[{"role": "user", "content": "2+2?"}, {"role": "tool", "content": "4"}]')$$);
+SELECT tfm_chat_prompt_context('qwen2', '{"messages": [{"role": "user", "content": "2+2?"}, {"role": "tool", "content": "4"}]}') AS tool_prompt;
+-- its reply: greedy generation from that prompt (its specials read as their ids)
+SELECT tfm_chat_context('qwen2', c, max_tokens => 6, temperature => 0)
+     = tfm_generate('qwen2', tfm_chat_prompt_context('qwen2', c), max_tokens => 6, temperature => 0) AS tool_reply_as_generate,
+       encode(convert_to(tfm_chat_context('qwen2', c, max_tokens => 6, temperature => 0), 'UTF8'), 'hex') AS tool_reply
+  FROM (SELECT '{"messages": [{"role": "user", "content": "2+2?"}, {"role": "tool", "content": "4"}]}'::json AS c) x;
+SELECT tfm_chat_context('qwen2', NULL) IS NULL AS null_context, tfm_chat_context(NULL, '{}') IS NULL AS null_model_context;
+SELECT pg_temp.err($$SELECT tfm_chat_context('qwen2', '[1]')$$);
+SELECT pg_temp.err($$SELECT tfm_chat_context('qwen2', '{"messages": [{"role": "user", "content": "hi"}]}', max_tokens => 0)$$);
+SELECT pg_temp.err($$SELECT tfm_chat_context('nosuch', '{"messages": []}')$$);
+SELECT pg_temp.err(format('SELECT tfm_chat_context(%L, %L)', 'qwen2',
+                          json_build_object('messages', json_build_array(json_build_object('role', 'user', 'content', repeat('word ', 200))))));
 SELECT tfm_chat_render_context(NULL, '{}') IS NULL AS null_template, tfm_chat_render_context('x', NULL) IS NULL AS null_context,
        tfm_chat_prompt_context(NULL, '{}') IS NULL AS null_model;
 SELECT pg_temp.err($$SELECT tfm_chat_render_context('x', '[1]')$$);

@@ -81,7 +81,7 @@ INSERT INTO null_default VALUES ('tfm_train_agg', 'options', 'NULL options are t
 -- once must not make a sane call answer nothing by chance)
 CREATE TEMP TABLE null_options (fn text, opts text);
 INSERT INTO null_options VALUES ('tfm_generate', 'seed => 1'), ('tfm_generate_tokens', 'seed => 1'),
-                                ('tfm_chat', 'seed => 1');
+                                ('tfm_chat', 'seed => 1'), ('tfm_chat_context', 'seed => 1');
 -- sane calls that answer nothing, and why
 CREATE TEMP TABLE null_sane_empty (fn text, why text);
 INSERT INTO null_sane_empty VALUES ('tfm_gguf_kept', 'a model not imported from GGUF keeps no tensor');
@@ -114,7 +114,7 @@ CREATE FUNCTION pg_temp.sane(f text, a text, t regtype) RETURNS text LANGUAGE sq
     WHEN t <> 'text'::regtype THEN 'NULL::' || t::text
     WHEN a = 'model' THEN CASE
       WHEN f IN ('tfm_generate', 'tfm_generate_tokens', 'tfm_next_tokens', 'tfm_score', 'tfm_chat',
-                 'tfm_chat_prompt', 'tfm_chat_tokens', 'tfm_chat_prompt_context') THEN $v$'nl_lm'$v$
+                 'tfm_chat_prompt', 'tfm_chat_tokens', 'tfm_chat_prompt_context', 'tfm_chat_context') THEN $v$'nl_lm'$v$
       WHEN f IN ('tfm_translate', 'tfm_translate_nbest', 'tfm_attention') THEN $v$'nl_s2s'$v$
       WHEN f = 'tfm_extract' THEN $v$'nl_char_lm'$v$
       WHEN f = 'tfm_rerank' THEN $v$'nl_xenc'$v$

@@ -26,6 +26,11 @@ typedef void (*sr_kernel_fn) (int K, const float *A, ptrdiff_t lda, int m,
 
 void		sr_kernel_c(int K, const float *A, ptrdiff_t lda, int m, const float *b,
 						ptrdiff_t ldb, int n, float *C, ptrdiff_t ldc, bool beta);
+
+/* the AVX-512 kernel's tile (below); defined on every target, the driver reads them */
+#define SR512_MR 12
+#define SR512_NR 32
+
 #if defined(__x86_64__)
 /*
  * m ≤ 3 rows (a short text alone), B read in place: sr_wide_panels(m)
@@ -44,8 +49,6 @@ void		sr_kernel_avx2(int K, const float *A, ptrdiff_t lda, int m, const float *b
  * for m ≤ SR512_MR rows with B in place, n columns of any count; both
  * the same bits as sr_kernel_c
  */
-#define SR512_MR 12
-#define SR512_NR 32
 void		sr_kernel_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b,
 							 ptrdiff_t ldb, int n, float *C, ptrdiff_t ldc, bool beta);
 void		sr_direct_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b,

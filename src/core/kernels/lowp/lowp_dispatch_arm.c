@@ -156,3 +156,10 @@ tfm_lowp_int4_kernel(void)
 {
 	return int8_dot() ? "neon-dotprod" : forced_fallback() ? "fallback" : "neon";
 }
+
+/* GGUF's K-quant blocks (kquant_gemm.c): as int8, SDOT where the CPU has it, else plain NEON */
+int
+lowp_kq_neon_level(void)
+{
+	return forced_fallback() ? 0 : int8_dot() ? 2 : 1;
+}

@@ -247,6 +247,9 @@ bool		lowp_int4_fast(void);
 bool		lowp_int4_avx2(void);
 #else
 
+/* AArch64's path for the K-quant blocks: 0 the reference (forced), 1 NEON, 2 SDOT (lowp_dispatch_arm.c) */
+int			lowp_kq_neon_level(void);
+
 /*
  * No AMX or AVX-512 outside x86-64: lowp_bf16_fast, lowp_bf16_amx and
  * int4's x86 paths are false, so the drivers' calls below never run (and fold away); they keep

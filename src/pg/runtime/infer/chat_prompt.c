@@ -242,19 +242,18 @@ chat_check(int st, const tfm_status *err, const tfm_chat_opts *o, const char *do
 	tfm_raise(st, err, what);
 }
 
-void
-tfm_chat_check_template(const char *template_text)
+/* the template parsed (and dropped): the core's status, err its message */
+static int
+parse_template(const char *template_text, tfm_chat_opts *o, tfm_status *err)
 {
-	tfm_chat_opts o;
-	MemoryContext cx = chat_begin(&o);
+	MemoryContext cx = chat_begin(o);
 	tfm_chat_template *t;
-	tfm_status	err;
 	int			st;
 
 	for (;;)
 	{
 		t = NULL;
-		st = tfm_chat_template_parse(&t, template_text, strlen(template_text), &o, &err);
+		st = tfm_chat_template_parse(&t, template_text, strlen(template_text), o, err);
 		tfm_chat_template_free(t);
 		if (st != TFM_ECANCELED)
 			break;
@@ -263,7 +262,32 @@ tfm_chat_check_template(const char *template_text)
 		CHECK_FOR_INTERRUPTS();
 	}
 	MemoryContextDelete(cx);
+	return st;
+}
+
+void
+tfm_chat_check_template(const char *template_text)
+{
+	tfm_chat_opts o;
+	tfm_status	err = {0};
+	int			st = parse_template(template_text, &o, &err);
+
 	chat_check(st, &err, &o, "parsing the chat template", "cannot import the chat template");
+}
+
+bool
+tfm_chat_template_parses(const char *template_text, char **why)
+{
+	tfm_chat_opts o;
+	tfm_status	err = {0};
+	int			st = parse_template(template_text, &o, &err);
+
+	if (st == TFM_OK)
+		return true;
+	if (st == TFM_ENOMEM || (st == TFM_ELIMIT && o.over_budget))
+		chat_check(st, &err, &o, "parsing the chat template", "cannot import the chat template");
+	*why = pstrdup(err.msg);
+	return false;
 }
 
 /* what one render asks of the core: a message list, or a whole context */

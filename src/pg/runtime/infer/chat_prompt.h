@@ -38,6 +38,8 @@ tfm_chat_message *tfm_chat_messages(Jsonb *messages, int *n);
  * statement tfm lacks, nesting past the limit, more than tfm.work_mem).
  */
 void		tfm_chat_check_template(const char *template_text);
+/* true when tfm can run the template; else false and *why the parser's message (memory still raises) */
+bool		tfm_chat_template_parses(const char *template_text, char **why);
 /*
  * The template rendered for the messages (palloc'd): within tfm.work_mem
  * (54000 naming it), ended by a cancel or statement_timeout.

@@ -5,7 +5,8 @@
  * builds, as text and as ids), tfm_chat_render (any template on any
  * messages, no model), tfm_chat_render_context and tfm_chat_prompt_context
  * (a template, or a model's, for a whole JSON context: messages with tool
- * calls, tools, enable_thinking) and tfm_chat_template_import (a model's
+ * calls, tools, enable_thinking), tfm_chat_context (the reply to such a
+ * context) and tfm_chat_template_import (a model's
  * tokenizer_config.json and generation_config.json kept for chat).
  *
  * The prompt is built by runtime/infer/chat_prompt.c; the decode loop is tfm_generate's
@@ -51,6 +52,33 @@ add_generation_arg(FunctionCallInfo fcinfo, int n)
 	return PG_ARGISNULL(n) ? true : PG_GETARG_BOOL(n);
 }
 
+/*
+ * the reply to a rendered prompt: its ids (specials as their ids), refused
+ * past the model's max_len, then generation with the options of arguments
+ * 2 .. 8 and the model's stop ids (tfm_chat and tfm_chat_context)
+ */
+static text *
+chat_reply(const char *name, tfm_model *m, const TfmModelRow *row,
+		   TfmChat *c, const char *prompt, size_t len, const GenOpts *opts)
+{
+	GenOpts		o = *opts;
+	GenRow		g;
+	int32	   *ids;
+	int			n;
+
+	ids = tfm_chat_prompt_ids(row, c, prompt, len, &n);
+	if (n > row->cfg.max_len)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the conversation's prompt is %d tokens, more than model \"%s\" reads (max_len %d)",
+						n, name, row->cfg.max_len),
+				 errhint("Leave out earlier turns.")));
+	o.stop_ids = c->stop_ids;
+	o.n_stop_ids = c->n_stop;
+	tfm_generate_prompts(m, row, &ids, &n, 1, &o, &g);
+	return tfm_generated_text(row, &g);
+}
+
 PG_FUNCTION_INFO_V1(tfm_chat);
 Datum
 tfm_chat(PG_FUNCTION_ARGS)
@@ -59,12 +87,9 @@ tfm_chat(PG_FUNCTION_ARGS)
 	const TfmModelRow *row;
 	tfm_model  *m;
 	GenOpts		o;
-	GenRow		g;
 	TfmChat		c;
 	char	   *prompt;
 	size_t		len;
-	int32	   *ids;
-	int			n;
 
 	if (tfm_args_null(fcinfo, 0, 1))
 		PG_RETURN_NULL();
@@ -72,17 +97,35 @@ tfm_chat(PG_FUNCTION_ARGS)
 	tfm_generate_options(fcinfo, &o);
 	m = tfm_model_for(name, TFM_TASK_LM, true, &row);
 	prompt = model_prompt(row, fcinfo, true, &c, &len);
-	ids = tfm_chat_prompt_ids(row, &c, prompt, len, &n);
-	if (n > row->cfg.max_len)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("the conversation's prompt is %d tokens, more than model \"%s\" reads (max_len %d)",
-						n, name, row->cfg.max_len),
-				 errhint("Leave out earlier turns.")));
-	o.stop_ids = c.stop_ids;
-	o.n_stop_ids = c.n_stop;
-	tfm_generate_prompts(m, row, &ids, &n, 1, &o, &g);
-	PG_RETURN_TEXT_P(tfm_generated_text(row, &g));
+	PG_RETURN_TEXT_P(chat_reply(name, m, row, &c, prompt, len, &o));
+}
+
+/*
+ * tfm_chat_context(model, context json, options as tfm_chat's): the reply
+ * to a whole context (tools, tool calls, tool responses, reasoning,
+ * enable_thinking: tfm_chat_prompt_context's prompt)
+ */
+PG_FUNCTION_INFO_V1(tfm_chat_context);
+Datum
+tfm_chat_context(PG_FUNCTION_ARGS)
+{
+	char	   *name;
+	const TfmModelRow *row;
+	tfm_model  *m;
+	GenOpts		o;
+	TfmChat		c;
+	char	   *prompt;
+	size_t		len;
+
+	if (tfm_args_null(fcinfo, 0, 1))
+		PG_RETURN_NULL();
+	name = tfm_text_arg(fcinfo, 0, "model");
+	tfm_generate_options(fcinfo, &o);
+	m = tfm_model_for(name, TFM_TASK_LM, true, &row);
+	tfm_chat_settings(row, &c);
+	prompt = tfm_chat_render_context(c.template_text, text_to_cstring(PG_GETARG_TEXT_PP(1)), c.bos,
+									 c.eos, &len);
+	PG_RETURN_TEXT_P(chat_reply(name, m, row, &c, prompt, len, &o));
 }
 
 /* tfm_chat_prompt's and tfm_chat_tokens' prompt: model, messages, add_generation_prompt */

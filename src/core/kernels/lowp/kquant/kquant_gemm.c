@@ -4,9 +4,10 @@
  * Q8_0 for Q8_0 weights), then per output column one tfm_kq_dot per row,
  * the columns split statically over the core's threads (a column's sums
  * never depend on the split); and tfm_kq_dot, the choice of path
- * (AVX-512 VNNI, AVX2 or the reference) for one dot product.  Decoding is
- * M = 1; in prefill, the AVX-512 and AVX2 paths unpack each weight block
- * once for KQ_ROWS rows, the reference runs one dot product per row.
+ * (AVX-512 VNNI, AVX2, AArch64's NEON with or without SDOT, or the
+ * reference) for one dot product.  Decoding is M = 1; in prefill, the
+ * SIMD paths unpack each weight block once for KQ_ROWS rows, the
+ * reference runs one dot product per row.
  */
 #include "kquant_internal.h"
 #include "tfm/lowp.h"
@@ -15,7 +16,15 @@
 const char *
 tfm_kq_path(void)
 {
+#if defined(__aarch64__)
+	{
+		int			level = lowp_kq_neon_level();
+
+		return level == 2 ? "neon-dotprod" : level == 1 ? "neon" : "reference";
+	}
+#else
 	return lowp_int4_fast() ? "avx512vnni (Q6_K, Q8_0), avx2 (Q4_K, Q5_K)" : lowp_int4_avx2() ? "avx2" : "reference";
+#endif
 }
 
 float
@@ -31,11 +40,22 @@ tfm_kq_dot(uint32_t type, int n, const uint8_t *w, const void *a)
 	}
 	if (lowp_int4_avx2())
 		return kq_dot_avx2(type, n, w, a);
+#elif defined(__aarch64__)
+	if (lowp_kq_neon_level() > 0)
+	{
+		float		v;
+
+		(lowp_kq_neon_level() == 2 ? kq_rows_neondot : kq_rows_neon) (type, n, w, a, 0, 1, &v);
+		return v;
+	}
 #endif
 	return tfm_kq_dot_ref(type, n, w, a);
 }
 
-/* out[r] for R ≤ KQ_ROWS rows of act, ab bytes apart; path 2 AVX-512 VNNI, 1 AVX2, 0 the reference */
+/*
+ * out[r] for R ≤ KQ_ROWS rows of act, ab bytes apart; path 2 AVX-512 VNNI
+ * (AArch64: SDOT), 1 AVX2 (AArch64: NEON), 0 the reference
+ */
 static void
 kq_rows(uint32_t t, int n, const uint8_t *w, const uint8_t *act, size_t ab, int R, float *out,
 		int path)
@@ -49,6 +69,12 @@ kq_rows(uint32_t t, int n, const uint8_t *w, const uint8_t *act, size_t ab, int 
 	if (path == 1)
 	{
 		kq_rows_avx2(t, n, w, act, ab, R, out);
+		return;
+	}
+#elif defined(__aarch64__)
+	if (path > 0)
+	{
+		(path == 2 ? kq_rows_neondot : kq_rows_neon) (t, n, w, act, ab, R, out);
 		return;
 	}
 #endif
@@ -108,7 +134,11 @@ tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
 		else
 			tfm_kq_quantize_q8_K(A + i * lda, (tfm_block_q8_K *) (act + i * ab), K);
 	}
+#if defined(__aarch64__)
+	path = lowp_kq_neon_level();
+#else
 	path = lowp_int4_fast() ? 2 : lowp_int4_avx2() ? 1 : 0;
+#endif
 #pragma omp parallel for num_threads(threads) if(threads > 1 && flops > 1e5) schedule(static)
 	for (int j = 0; j < N; j++)
 	{

@@ -1,6 +1,6 @@
 /*
  * kquant_internal.h — what the K-quant paths share (kquant_ref.c,
- * kquant_avx2.c, kquant_avx512.c): the fp16 reads (tfm/lowp.h's exact conversion), the
+ * kquant_avx2.c, kquant_avx512.c, kquant_neon.c): the fp16 reads (tfm/lowp.h's exact conversion), the
  * unpacking of a Q4_K/Q5_K block's twelve bytes into eight 6-bit scales
  * and eight mins (ggml's get_scale_min_k4), and the float step every path
  * takes per block, each product rounded on its own (no fma contraction,
@@ -98,6 +98,12 @@ void		kq_rows_avx2(uint32_t type, int n, const uint8_t *w, const uint8_t *a, siz
  */
 void		kq_rows_avx512(uint32_t type, int n, const uint8_t *w, const uint8_t *a, size_t ab,
 						   int R, float *out);
+#elif defined(__aarch64__)
+/* the same on AArch64 (kquant_neon.c): plain NEON, and SDOT (FEAT_DotProd) */
+void		kq_rows_neon(uint32_t type, int n, const uint8_t *w, const uint8_t *a, size_t ab,
+						 int R, float *out);
+void		kq_rows_neondot(uint32_t type, int n, const uint8_t *w, const uint8_t *a, size_t ab,
+							int R, float *out);
 #endif
 
 #endif
