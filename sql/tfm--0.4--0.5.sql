@@ -372,10 +372,19 @@ END
 $$;
 COMMENT ON FUNCTION tfm_gguf_kept(text) IS
   'what the GGUF import did with each tensor of a model: blocks kept as they are (Q4_0 for int4; Q8_0, Q4_K, Q5_K, Q6_K for gguf), stored as them only or with float32 values too, or converted to float32';
-CREATE FUNCTION tfm_model_footprint(model text, OUT block_bytes bigint, OUT float32_bytes bigint,
-                                    OUT made_at_load_bytes bigint)
+CREATE FUNCTION tfm.loaded_footprint(model text, OUT loaded_precision text, OUT loaded_block_bytes bigint,
+                                      OUT loaded_float32_bytes bigint, OUT left_to_blocks_bytes bigint,
+                                      OUT made_from_blocks_bytes bigint)
 RETURNS record
-LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'tfm_loaded_footprint' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION tfm.loaded_footprint(text) IS
+  'internal: this session''s loaded copy of a model (NULL: not loaded; nothing is loaded): its precision, the bytes of its GGUF blocks, of the float32 values it holds, of those it left to the blocks (loaded for gguf) and of those it made from the blocks (at its load or on demand since)';
+CREATE FUNCTION tfm_model_footprint(model text, OUT block_bytes bigint, OUT float32_bytes bigint,
+                                    OUT made_at_load_bytes bigint, OUT loaded_precision text,
+                                    OUT loaded_block_bytes bigint, OUT loaded_float32_bytes bigint,
+                                    OUT left_to_blocks_bytes bigint, OUT made_from_blocks_bytes bigint)
+RETURNS record
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL RESTRICTED SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     m record := tfm.usable_model(model);
@@ -387,15 +396,23 @@ BEGIN
     -- the float32 values stored as rows (4 bytes a value)
     SELECT coalesce(sum(4 * cardinality(t.data)::bigint), 0) INTO float32_bytes
       FROM tfm.tensors t WHERE t.model_id = m.model_id;
-    -- the float32 values loading makes from the blocks of the tensors stored as them only
+    -- the float32 values a load for another precision than gguf (fp32, bf16,
+    -- int8, int4, training) makes from the blocks of the tensors stored as
+    -- them only; a load for gguf leaves those its blocks run to them
     SELECT coalesce(sum(4 * g.inputs::bigint * g.columns), 0) INTO made_at_load_bytes
       FROM tfm.gguf_tensors g
      WHERE g.model_id = m.model_id AND g.version = m.model_version AND g.blocks IS NOT NULL
        AND NOT EXISTS (SELECT 1 FROM tfm.tensors t WHERE t.model_id = m.model_id AND t.name = g.tensor);
+    -- this session's loaded copy, if any (NULLs: not loaded)
+    SELECT l.loaded_precision, l.loaded_block_bytes, l.loaded_float32_bytes, l.left_to_blocks_bytes,
+           l.made_from_blocks_bytes
+      INTO loaded_precision, loaded_block_bytes, loaded_float32_bytes, left_to_blocks_bytes,
+           made_from_blocks_bytes
+      FROM tfm.models x, tfm.loaded_footprint(x.name) l WHERE x.id = m.model_id;
 END
 $$;
 COMMENT ON FUNCTION tfm_model_footprint(text) IS
-  'a model''s weights as stored: the bytes of its kept GGUF blocks and of its float32 rows (4 a value), and the float32 bytes loading makes from the blocks of the tensors stored as them only';
+  'a model''s weights as stored (the bytes of its kept GGUF blocks and of its float32 rows, 4 a value), the float32 bytes a load for another precision than gguf makes from the blocks, and what this session''s loaded copy holds: its precision, blocks, float32 values, values left to the blocks (loaded for gguf) and values it made from them (at its load or on demand since)';
 -- ---------------------------------------------------------------------------
 -- the GGUF imports' descriptions as they are now (issue 40)
 COMMENT ON FUNCTION tfm_import_gguf(text, bytea, boolean) IS

@@ -39,6 +39,9 @@ typedef struct tfm_int4_kept
 				cols;
 	const uint8_t *blocks;		/* cols rows of the type's blocks */
 	uint32_t	type;			/* ggml type */
+	bool		rows_only;		/* the rows of a table no matrix runs (an untied
+								 * embedding: its rows col0 .., K its width), kept
+								 * for its lookups only */
 } tfm_int4_kept;
 
 /* bytes of k's blocks (0 for a type not kept) */
@@ -59,5 +62,38 @@ struct tfm_int4_kept_set
  * blocks pointing into m's set), else 0
  */
 int			tfm_kept_parts(const tfm_model *m, const float *W, int K, int N, struct tfm_kq_part *out);
+
+/*
+ * Float32 values left to the kept blocks (absent_floats.c).  A model run at
+ * TFM_PREC_GGUF reads a matrix's values only through its blocks and an
+ * embedding's rows only by lookups, so their float32 values need not be
+ * made at all: the parameter block keeps their place (an anonymous mapping:
+ * pages never written take no memory) and m->absent marks them.
+ *
+ * tfm_model_leave_absent: of the tensors want[i] names, leaves absent those
+ * the kept blocks of a kquant type (tfm/kquant.h, not Q4_0) cover wholly
+ * and that gguf reads only through them (every matrix over it run by its
+ * parts; a table's rows — the tied head's columns or rows_only entries —
+ * by tfm_model_embedding_forward); the others are left for the caller to
+ * fill.  Returns how many are absent (-1: out of memory).
+ */
+int			tfm_model_leave_absent(tfm_model *m, const bool *want);
+/* tensor i's values into out (size values), made from the blocks if absent: 0, TFM_EINVAL */
+int			tfm_model_tensor_read(const tfm_model *m, int i, float *out);
+/*
+ * Make the values of every absent tensor in m->params (counted in
+ * m->floats_made): 0; TFM_EINVAL if the parameter block is borrowed
+ * (read-only: the caller loads a whole copy instead)
+ */
+int			tfm_model_make_floats(tfm_model *m);
+/* tfm_embedding_forward over m's table tok (and pos), rows of absent tables made from their blocks */
+int			tfm_model_embedding_forward(const tfm_model *m, float *out, const int32_t *ids,
+										const float *tok, int V, const float *pos, float scale,
+										int B, int T, int d, int pos0);
+/*
+ * The inference matrices (precision.c) whose weights are W: their number
+ * (-1: out of memory), *covered whether the kept blocks run every one at gguf
+ */
+int			tfm_model_matrix_uses(const tfm_model *m, const float *W, bool *covered);
 
 #endif							/* TFM_KEPT_BLOCK_H */

@@ -431,6 +431,18 @@ typedef struct tfm_model
 	void	   *poll_arg;
 	/* int4 blocks kept as a file gave them (tfm/precision.h; NULL: none) */
 	struct tfm_int4_kept_set *int4_kept;
+	/*
+	 * Tensors whose float32 values were never made (tfm/kept_block.h:
+	 * tfm_model_leave_absent): per tensor 1 = its values are only the kept
+	 * blocks', read through them at gguf; NULL: every value is in params.
+	 * absent_floats counts their values; floats_made the values made from
+	 * blocks since (tfm_model_make_floats).
+	 */
+	uint8_t    *absent;
+	size_t		absent_floats;
+	size_t		floats_made;
+	size_t		params_mapped;	/* params is an anonymous mapping of that many bytes
+								 * (its untouched pages take no memory), else 0 */
 } tfm_model;
 
 /* NULL if valid, else a message naming the problem */

@@ -99,6 +99,11 @@ bool		tfm_model_kept_matrix(const tfm_model *m, const tfm_int4_kept *k, int *N, 
  * fit, nothing changed) or TFM_ENOMEM.
  */
 int			tfm_model_keep_int4(tfm_model *m, const tfm_int4_kept *k, int n);
+/*
+ * as tfm_model_keep_int4, without copying: the blocks stay where k says
+ * (a mapping that lives as long as m, released with its parameter block)
+ */
+int			tfm_model_keep_kept_view(tfm_model *m, const tfm_int4_kept *k, int n);
 /* columns of kept blocks m holds (0: none) */
 long		tfm_model_int4_kept_columns(const tfm_model *m);
 

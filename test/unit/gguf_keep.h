@@ -32,7 +32,9 @@ keep_blocks(tfm_model *m, tfm_hf_map *map, const tfm_hf_params *p, const tfm_ggu
 				heads;
 
 	for (uint64_t i = 0; i < f->n_tensors; i++)
-		if (tfm_gguf_kept_place(&k[n], &heads, m, map, p, &f->tensors[i]))
+		/* and, for lookups only, the rows of a table no matrix runs (rows_only) */
+		if (tfm_gguf_kept_place(&k[n], &heads, m, map, p, &f->tensors[i]) ||
+			((heads = 0) == 0 && tfm_gguf_rows_place(&k[n], m, map, p, &f->tensors[i])))
 		{
 			const tfm_gguf_tensor *t = &f->tensors[i];
 			uint8_t    *b = malloc(t->bytes);

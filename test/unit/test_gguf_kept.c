@@ -34,6 +34,7 @@
 #include "check.h"
 #include "gguf_keep.h"
 #include "tfm/decode.h"
+#include "tfm/kept_block.h"
 #include "tfm/kquant.h"
 #include "tfm/lowp.h"
 
@@ -100,13 +101,6 @@ last_logits(tfm_model *m, const int32_t *ids, int T, float *out)
 	memcpy(out, m->logits + (size_t) (T - 1) * m->cfg.vocab, sizeof(float) * m->cfg.vocab);
 }
 
-static void
-release_copy(void *block, void *arg)
-{
-	(void) arg;
-	free(block);
-}
-
 /* gpt2_q8_0.gguf at gguf against its float32 values */
 static void
 test_gpt2_q8_0(void)
@@ -164,6 +158,34 @@ test_gpt2_q8_0(void)
 	printf("gpt2_q8_0.gguf at gguf: %ld columns kept, max |log-prob - fp32's| = %.3g (bound 0.05)\n",
 		   tfm_model_int4_kept_columns(m), worst);
 	CHECK(worst <= 0.05f, "gpt2 gguf log-probabilities %.3g from fp32's", worst);
+	/*
+	 * its matrices, its untied embedding and its position table left to
+	 * their blocks (absent_floats.c; NaN in their place): the same gguf
+	 * logits, the tables' rows made from their blocks (rows_only)
+	 */
+	{
+		bool	   *want = calloc(m->n_tensors, sizeof(bool));
+		int			two_d = 0,
+					left;
+
+		for (int i = 0; i < m->n_tensors; i++)
+		{
+			want[i] = true;
+			two_d += m->info[i].ndim == 2;
+		}
+		CHECK(tfm_model_set_precision(m, TFM_PREC_GGUF) == 0 && tfm_model_forward(m, &bt, false, 0) == 0,
+			  "gguf");
+		memcpy(a, m->logits, sizeof(float) * n);
+		left = tfm_model_leave_absent(m, want);
+		CHECK(left == two_d, "gpt2 left to its blocks: %d tensors of %d 2-D", left, two_d);
+		for (int i = 0; i < m->n_tensors; i++)
+			if (m->absent && m->absent[i])
+				for (size_t j = 0; j < m->info[i].size; j++)
+					m->params[m->info[i].offset + j] = NAN;
+		CHECK(tfm_model_forward(m, &bt, false, 0) == 0 && memcmp(a, m->logits, sizeof(float) * n) == 0,
+			  "gpt2 gguf logits without the float32 values");
+		free(want);
+	}
 	free(a);
 	free(b);
 	free(buf);
@@ -297,11 +319,11 @@ main(void)
 	CHECK(q4 == 12 && q6 == 3, "the fixture's mix: %d Q4_K, %d Q6_K tensors", q4, q6);
 	CHECK(tfm_model_set_precision(m, TFM_PREC_GGUF) == 0 && tfm_model_precision(m) == TFM_PREC_GGUF,
 		  "gguf");
-	CHECK(tfm_model_precision_bytes(m) == file_blocks,
-		  "the gguf copies take %zu bytes, the file's blocks %zu", tfm_model_precision_bytes(m),
-		  file_blocks);
-	printf("llama_q4_k_m.gguf: %zu bytes of file, %zu bytes of gguf copies (%s path)\n", len,
-		   tfm_model_precision_bytes(m), tfm_kq_path());
+	/* no copies: the parts run the model's kept blocks where they are */
+	CHECK(tfm_model_precision_bytes(m) == 0, "the gguf copies take %zu bytes",
+		  tfm_model_precision_bytes(m));
+	printf("llama_q4_k_m.gguf: %zu bytes of file, %zu bytes of kept blocks (%s path)\n", len,
+		   file_blocks, tfm_kq_path());
 
 	/* the prompt's last logits and the greedy ids, full passes */
 	lg = malloc(sizeof(float) * V);
@@ -351,18 +373,86 @@ main(void)
 	last_logits(s, ref.ids, PROMPT, step);
 	CHECK(memcmp(step, lf, sizeof(float) * V) != 0, "fp32 logits did not move with the matrices");
 
-	/* laid over a copy of the packed block */
+	/*
+	 * the float32 values left to the blocks (absent_floats.c): the matrices
+	 * and the tied embedding, their values overwritten with NaN to show
+	 * that gguf never reads them, give the same logits and greedy ids; a
+	 * tensor's values and a model leaving gguf make the exact values again
+	 */
 	{
-		size_t		bytes = tfm_model_precision_block_bytes(s, TFM_PREC_GGUF);
-		void	   *copy = aligned_alloc(64, (bytes + 63) & ~(size_t) 63);
+		tfm_model  *a = import_gguf_keep(buf, len, &p, &st, true);
+		bool	   *want = a ? calloc(a->n_tensors, sizeof(bool)) : NULL;
+		float	   *saved = a ? malloc(sizeof(float) * a->n_floats) : NULL;
+		float	   *vals = a ? malloc(sizeof(float) * a->n_floats) : NULL;
+		int			two_d = 0,
+					left;
+		size_t		left_floats = 0;
 
-		CHECK(bytes == file_blocks, "block bytes %zu", bytes);
-		memcpy(copy, tfm_model_precision_block(m), bytes);
-		CHECK(tfm_model_set_precision_from(s, TFM_PREC_GGUF, copy, release_copy, NULL) == 0,
-			  "gguf laid over a block");
-		last_logits(s, ref.ids, PROMPT, step);
-		CHECK(memcmp(step, lg, sizeof(float) * V) == 0, "the laid-over copies give other logits");
+		CHECK(a && want && saved && vals, "import");
+		if (a && want && saved && vals)
+		{
+			memcpy(saved, a->params, sizeof(float) * a->n_floats);
+			for (int i = 0; i < a->n_tensors; i++)
+			{
+				want[i] = true;
+				two_d += a->info[i].ndim == 2;
+			}
+			/* every 2-D tensor (the matrices, the tied embedding) is left to the blocks */
+			left = tfm_model_leave_absent(a, want);
+			CHECK(left == two_d && a->absent != NULL,
+				  "left absent: %d tensors, the 2-D ones %d", left, two_d);
+			for (int i = 0; i < a->n_tensors; i++)
+				if (a->absent && a->absent[i])
+				{
+					left_floats += a->info[i].size;
+					for (size_t j = 0; j < a->info[i].size; j++)
+						a->params[a->info[i].offset + j] = NAN;
+				}
+			CHECK(left_floats == a->absent_floats, "absent values counted: %zu", a->absent_floats);
+			/* a pass at fp32 is refused, not run on values that are not there */
+			CHECK(tfm_model_forward(a, &(tfm_batch) {.B = 1, .T = PROMPT, .input = ref.ids}, false, 0) != 0,
+				  "fp32 pass over absent values");
+			CHECK(tfm_model_set_precision(a, TFM_PREC_GGUF) == 0, "gguf");
+			last_logits(a, ref.ids, PROMPT, step);
+			CHECK(memcmp(step, lg, sizeof(float) * V) == 0, "gguf logits without the float32 values");
+			{
+				tfm_decoder *d = tfm_decoder_create(a, 1, 32, PROMPT);
+
+				CHECK(d && tfm_decoder_feed(d, ref.ids, NULL, PROMPT, step) == 0, "prefill");
+				for (int t = 0; d && t < STEPS; t++)
+				{
+					int32_t		next = argmax(step, V);
+
+					CHECK(next == ref.greedy[t], "absent, decoder step %d: %d, the reference %d", t,
+						  next, ref.greedy[t]);
+					CHECK(tfm_decoder_feed(d, &next, NULL, 1, step) == 0, "feed");
+				}
+				tfm_decoder_free(d);
+			}
+			for (int i = 0; i < a->n_tensors; i++)
+			{
+				CHECK(tfm_model_tensor_read(a, i, vals) == 0, "read %s", a->info[i].name);
+				CHECK(memcmp(vals, saved + a->info[i].offset, sizeof(float) * a->info[i].size) == 0,
+					  "tensor %s: other values than the import's", a->info[i].name);
+			}
+			/* leaving gguf makes them: the import's values, counted */
+			CHECK(tfm_model_set_precision(a, TFM_PREC_FP32) == 0 && a->absent == NULL &&
+				  a->floats_made == left_floats, "fp32 makes the values (%zu made)", a->floats_made);
+			CHECK(memcmp(a->params, saved, sizeof(float) * a->n_floats) == 0, "values made");
+			last_logits(a, ref.ids, PROMPT, step);
+			CHECK(memcmp(step, lf, sizeof(float) * V) == 0, "fp32 logits after making the values");
+			printf("llama_q4_k_m.gguf left to its blocks: %d tensors, %zu float32 values not made\n",
+				   left, left_floats);
+		}
+		free(want);
+		free(saved);
+		free(vals);
+		tfm_model_free(a);
 	}
+
+	/* gguf runs the kept blocks where they are: no copy */
+	CHECK(tfm_model_precision_block(m) == NULL && tfm_model_precision_block_bytes(m, TFM_PREC_GGUF) == file_blocks,
+		  "gguf copied blocks");
 
 	/* kept blocks that do not fit are refused, nothing changed */
 	{

@@ -22,6 +22,7 @@
 #include "tfm/layers_llama.h"
 #include "tfm/layers_t5.h"
 #include "tfm/precision.h"
+#include "tfm/kept_block.h"
 #include "../model/model_internal.h"
 
 struct tfm_decoder
@@ -356,8 +357,8 @@ decoder_step(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 			{
 				/* rotary: the blocks rotate queries and keys by d->pos */
 				d->ids_row[0] = row[t];
-				(void) tfm_embedding_forward(ws->dec_x + ((size_t) b * n + t) * dm, d->ids_row,
-											 tok, V, NULL,
+				(void) tfm_model_embedding_forward(m, ws->dec_x + ((size_t) b * n + t) * dm, d->ids_row,
+												   tok, V, NULL,
 											 c->scale_embeddings ? sqrtf((float) dm) : 1.0f,
 											 1, 1, dm, 0);
 				continue;
@@ -365,7 +366,7 @@ decoder_step(tfm_decoder *d, const int32_t *tokens, const uint8_t *is_pad,
 			if (c->positions == TFM_POS_LEARNED && p0 >= c->max_len)
 				return -1;		/* past the learned positions: the caller slides */
 			d->ids_row[0] = row[t];
-			(void) tfm_embedding_forward(ws->dec_x + ((size_t) b * n + t) * dm, d->ids_row, tok, V,
+			(void) tfm_model_embedding_forward(m, ws->dec_x + ((size_t) b * n + t) * dm, d->ids_row, tok, V,
 										 c->positions == TFM_POS_LEARNED ? pos : d->sinus,
 								  c->scale_embeddings ? sqrtf((float) dm) : 1.0f,
 								  1, 1, dm, p0);

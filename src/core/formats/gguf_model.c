@@ -572,7 +572,7 @@ tfm_gguf_kept_place(tfm_int4_kept *k, int *heads, const tfm_model *m, tfm_hf_map
 		return 0;
 	*k = (tfm_int4_kept) {pi->offset, (int) t->ne[0],
 		e->use == TFM_HF_COPY || e->use == TFM_HF_TRANSPOSE ? 0 : (int) e->col0, (int) t->ne[1], NULL,
-	t->type};
+	t->type, false};
 	*heads = rope_heads(p, t);
 	return tfm_model_int4_fits(m, k) ? 1 : 0;
 }
@@ -590,6 +590,6 @@ tfm_gguf_rows_place(tfm_int4_kept *k, const tfm_model *m, tfm_hf_map *map, const
 		(uint64_t) pi->dims[0] != t->ne[1] || (uint64_t) pi->dims[1] != t->ne[0])
 		return 0;
 	/* the file's rows are the tensor's rows, each a row of blocks */
-	*k = (tfm_int4_kept) {pi->offset, (int) t->ne[0], 0, (int) t->ne[1], NULL, t->type};
+	*k = (tfm_int4_kept) {pi->offset, (int) t->ne[0], 0, (int) t->ne[1], NULL, t->type, true};
 	return tfm_kept_bytes(k) > 0 ? 1 : 0;
 }

@@ -41,7 +41,7 @@ tfm_kept_parts(const tfm_model *m, const float *W, int K, int N, struct tfm_kq_p
 		{
 			const tfm_int4_kept *k = &s->k[i];
 
-			if (k->type != GGML_Q4_0 && W == m->params + k->offset && k->K == K &&
+			if (k->type != GGML_Q4_0 && !k->rows_only && W == m->params + k->offset && k->K == K &&
 				k->col0 == next)
 				hit = k;
 		}

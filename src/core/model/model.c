@@ -13,11 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "tfm/model.h"
 #include "tfm/rng.h"
 #include "model_internal.h"
 #include "../kernels/lowp/lowp_set.h"
+
+/* parameter blocks from this size on are anonymous mappings (params_alloc) */
+#define TFM_PARAMS_MAP_MIN ((size_t) 1 << 20)
 
 void
 tfm_config_defaults(tfm_config *cfg, tfm_task task)
@@ -537,6 +541,26 @@ tfm_point_weights(const tfm_config *cfg, tfm_weights *w, float *base)
 	layout(cfg, &st, w);
 }
 
+/*
+ * The parameter block: a large one as an anonymous mapping, zero and taking
+ * no memory until written, so that the values a model never makes (the
+ * tensors left to their kept blocks: tfm_model_leave_absent) cost nothing
+ */
+static float *
+params_alloc(tfm_model *m, size_t bytes)
+{
+	if (bytes >= TFM_PARAMS_MAP_MIN)
+	{
+		void	   *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			return NULL;
+		m->params_mapped = bytes;
+		return p;
+	}
+	return aligned_alloc(64, bytes);
+}
+
 static tfm_model *
 model_create(const tfm_config *cfg, float *params, void (*release) (float *, void *), void *arg)
 {
@@ -550,7 +574,7 @@ model_create(const tfm_config *cfg, float *params, void (*release) (float *, voi
 		m->n_params += m->info[i].size;
 	/* 16 floats of slack: BLIS's small-matrix kernels may read past a view */
 	if (params == NULL)
-		m->params = aligned_alloc(64, (((m->n_floats + 16) * sizeof(float)) + 63) & ~(size_t) 63);
+		m->params = params_alloc(m, (((m->n_floats + 16) * sizeof(float)) + 63) & ~(size_t) 63);
 	m->w.enc = calloc(cfg->enc_layers + 1, sizeof(tfm_block_w));
 	m->w.dec = calloc(cfg->dec_layers + 1, sizeof(tfm_block_w));
 	m->g.enc = calloc(cfg->enc_layers + 1, sizeof(tfm_block_w));
@@ -560,9 +584,9 @@ model_create(const tfm_config *cfg, float *params, void (*release) (float *, voi
 		tfm_model_free(m);
 		return NULL;
 	}
-	if (params == NULL)
+	if (params == NULL && !m->params_mapped)
 		memset(m->params, 0, m->n_floats * sizeof(float));
-	else
+	else if (params != NULL)
 	{
 		m->params = params;
 		m->release_params = release;
@@ -607,8 +631,11 @@ tfm_model_free(tfm_model *m)
 	tfm_lowp_set_free(m->lowp_train);
 	free(m->int4_kept);
 	free(m->info);
+	free(m->absent);
 	if (m->release_params)
 		m->release_params(m->params, m->release_arg);
+	else if (m->params_mapped)
+		munmap(m->params, m->params_mapped);
 	else
 		free(m->params);
 	free(m->grads);

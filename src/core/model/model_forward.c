@@ -19,6 +19,7 @@
 #include "tfm/lowp.h"
 #include "tfm/precision.h"
 #include "tfm/kquant.h"
+#include "tfm/kept_block.h"
 #include "model_internal.h"
 
 /* ---- forward ------------------------------------------------------------ */
@@ -88,8 +89,8 @@ tfm_embed_tokens(tfm_model *m, float *out, const int32_t *ids, const float *tok,
 	const tfm_config *c = &m->cfg;
 	float		scale = c->scale_embeddings ? sqrtf((float) c->d_model) : 1.0f;
 
-	return tfm_embedding_forward(out, ids, tok, emb_rows(m, tok), pos ? pos : m->ws->sinus,
-								 scale, B, T, c->d_model, pos0);
+	return tfm_model_embedding_forward(m, out, ids, tok, emb_rows(m, tok), pos ? pos : m->ws->sinus,
+									   scale, B, T, c->d_model, pos0);
 }
 
 /*

@@ -291,6 +291,9 @@ tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training, bool pr
 	bool		ckpt = training && m->checkpoint_activations;
 
 	probs = probs || training;
+	/* values left to kept blocks are read by gguf's products only (absent_floats.c) */
+	if (m->absent && (training || tfm_model_precision(m) != TFM_PREC_GGUF))
+		return -1;
 	/*
 	 * A pass that keeps every layer's activations (training, attention
 	 * weights) needs the workspace's layout, shared or not; any other runs

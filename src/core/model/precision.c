@@ -172,7 +172,7 @@ int4_kept_apply(const tfm_model *m, const float *W, int K, int N, tfm_int4_weigh
 	{
 		const tfm_int4_kept *k = &s->k[i];
 
-		if (k->type == 2 && W == m->params + k->offset && K == k->K && k->col0 + k->cols <= N)
+		if (k->type == 2 && !k->rows_only && W == m->params + k->offset && K == k->K && k->col0 + k->cols <= N)
 			for (int j = 0; j < k->cols; j++)
 				for (int b = 0; b < w->kb; b++)
 					tfm_int4_put_block(w, k->col0 + j, b,
@@ -219,7 +219,7 @@ gguf_entry(const tfm_model *m, struct tfm_lowp_set *s, tfm_lowp_entry *e, const 
 	tfm_kq_part *parts = s->parts + *used;
 	int			n = tfm_kept_parts(m, x->W, x->K, x->N, parts);
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n && s->packed; i++)
 	{
 		size_t		b = (size_t) parts[i].cols * tfm_kq_row_bytes(parts[i].type, x->K);
 
@@ -268,6 +268,12 @@ set_inference(tfm_model *m, tfm_precision p, void *block,
 		s->packed = block;
 		s->release = release;
 		s->release_arg = release_arg;
+	}
+	else if (p == TFM_PREC_GGUF)
+	{
+		/* no copy: the parts run the model's kept blocks where they are */
+		s->packed = NULL;
+		s->packed_bytes = 0;
 	}
 	else if (!(s->packed = aligned_alloc(64, off > 0 ? off : 64)))
 		goto nomem;
@@ -325,6 +331,14 @@ tfm_model_set_precision_polled(tfm_model *m, tfm_precision p, int (*stop) (void 
 {
 	if (tfm_model_precision(m) == p)
 		return 0;
+	/* away from gguf, the float32 values left to the blocks are made first */
+	if (p != TFM_PREC_GGUF && m->absent)
+	{
+		int			rc = tfm_model_make_floats(m);
+
+		if (rc != 0)
+			return rc;
+	}
 	if (p == TFM_PREC_FP32)
 	{
 		tfm_lowp_set_free(m->lowp);
@@ -399,6 +413,29 @@ tfm_model_kept_matrix(const tfm_model *m, const tfm_int4_kept *k, int *N, bool *
 		}
 	free(list);
 	return fits;
+}
+
+int
+tfm_model_matrix_uses(const tfm_model *m, const float *W, bool *covered)
+{
+	int			n = matrices(m, NULL, false, NULL),
+				uses = 0;
+	mat		   *list;
+
+	*covered = false;
+	if (!(list = calloc(n > 0 ? n : 1, sizeof(mat))))
+		return -1;
+	matrices(m, list, false, NULL);
+	*covered = true;
+	for (int i = 0; i < n; i++)
+		if (list[i].W == W)
+		{
+			uses++;
+			if (tfm_kept_parts(m, W, list[i].K, list[i].N, NULL) == 0)
+				*covered = false;
+		}
+	free(list);
+	return uses;
 }
 
 bool

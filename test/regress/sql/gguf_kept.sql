@@ -78,9 +78,10 @@ RESET statement_timeout;
 \set VERBOSITY default
 SELECT count(*) AS left_behind FROM tfm.models WHERE name = 'g_q4km_timeout';
 RESET tfm.precision;
--- the gguf copies (the file's blocks) are shared as other precisions'
--- are: the session that packed them wrote them beside the parameters, a
--- new session lays its copies over a mapping of that file, same answers
+-- loaded for gguf, the model is shared as its blocks and the float32
+-- values they do not stand for (the _gguf file: shared_weights.c): the
+-- session that loaded it wrote it, a new session maps it, same answers
+-- (gguf_loaded counts what a loaded copy holds)
 SET tfm.precision = 'gguf';
 CREATE TABLE kmprob AS
 SELECT n.id, n.probability FROM tfm_next_tokens('g_q4km', ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331], 376) n;

@@ -16,8 +16,9 @@
 #include "runtime/cache/gguf_kept.h"
 
 void
-tfm_attach_kept(tfm_model *m, const TfmModelRow *row)
+tfm_attach_kept(tfm_model *m, const TfmModelRow *row, bool with_rows)
 {
+	bool		keep_rows = with_rows;
 	TfmGgufTensorRow *rows;
 	tfm_int4_kept *k,
 			   *run;
@@ -28,14 +29,17 @@ tfm_attach_kept(tfm_model *m, const TfmModelRow *row)
 	if (n == 0)
 		return;
 	for (int i = 0; i < n; i++)
-		runs += rows[i].rows_only ? 0 : 1;
+		runs += rows[i].rows_only && !keep_rows ? 0 : 1;
 	run = palloc0(sizeof(tfm_int4_kept) * Max(runs, 1));
 	k = palloc0(sizeof(tfm_int4_kept) * n);
 	for (int i = 0; i < n; i++)
 		tfm_kept_entry(m, &rows[i], row->name, &k[i]);
-	/* the blocks kept for storage only (an untied embedding) run nowhere */
+	/*
+	 * the blocks kept for storage only (an untied embedding) run nowhere:
+	 * kept (rows_only) where they serve the lookups of absent values
+	 */
 	for (int i = 0, j = 0; i < n; i++)
-		if (!rows[i].rows_only)
+		if (!rows[i].rows_only || keep_rows)
 			run[j++] = k[i];
 	rc = tfm_model_keep_int4(m, run, runs);
 	if (rc == TFM_EINVAL)

@@ -10,6 +10,8 @@
 #include "storage/models/models.h"
 
 /* the GGUF blocks kept for the row's version given to m for int4 (none: nothing) */
-void		tfm_attach_kept(tfm_model *m, const TfmModelRow *row);
+/* rows: also the blocks kept for storage only (an untied embedding's), which
+ * serve the lookups of a table whose float32 values are left absent */
+void		tfm_attach_kept(tfm_model *m, const TfmModelRow *row, bool rows);
 
 #endif							/* TFM_PG_GGUF_KEPT_H */

@@ -93,7 +93,14 @@ tfm_apply_precision(tfm_model *m, const TfmModelRow *row)
 		return;
 	if (tfm_shared_precision(m, row, p))
 		return;
-	if (tfm_pack_model(m, p) != 0)
+	if (tfm_pack_model(m, p) != 0 && m->absent)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("model \"%s\" cannot run at %s in this statement: it was loaded for gguf, "
+						"without the float32 values of its GGUF blocks", row->name, tfm_precision_name(p)),
+				 errhint("Run the statement again: the next one loads the model for %s.",
+						 tfm_precision_name(p))));
+	if (tfm_model_precision(m) != p)
 		tfm_report(WARNING, TFM_ENOMEM,
 				   psprintf("out of memory packing model \"%s\" for %s: it runs at fp32",
 							row->name, tfm_precision_name(p)),

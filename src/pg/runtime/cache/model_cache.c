@@ -30,6 +30,7 @@ typedef struct CacheEntry
 {
 	TfmModelRow row;			/* strings in the cache's context */
 	tfm_model  *model;
+	bool		for_gguf;		/* loaded to run at gguf (tfm_shared_load_gguf) */
 } CacheEntry;
 
 static TfmLru *cache = NULL;
@@ -135,7 +136,17 @@ tfm_cache_put(const TfmModelRow *row, tfm_model *m)
 	e = tfm_lru_insert(cache, row->name);
 	copy_row(&e->row, row);
 	e->model = m;
+	e->for_gguf = m->absent != NULL;
 	tfm_lru_stamp(cache, e);
+}
+
+/* whether row's model runs at gguf in this session */
+static bool
+runs_gguf(const TfmModelRow *row)
+{
+	const char *why;
+
+	return tfm_inference_precision(row, &why) == TFM_PREC_GGUF;
 }
 
 /* the alias last resolved, valid for the statement that resolved it */
@@ -179,6 +190,21 @@ cache_lookup(const char *name, const TfmModelRow **rowp)
 		tfm_stamp_now(&alias_stamp);
 		e = find(row.name);
 	}
+	/*
+	 * a copy loaded for gguf, without the float32 values its blocks stand
+	 * for, is loaded again whole (shared) for another precision
+	 */
+	if (e && e->model->absent && !runs_gguf(&row))
+	{
+		evict(e);
+		e = NULL;
+	}
+	/* and a GGUF model loaded whole, back at gguf, without the values again */
+	if (e && !e->for_gguf && e->model->int4_kept && runs_gguf(&row))
+	{
+		evict(e);
+		e = NULL;
+	}
 	if (e && e->row.id == row.id && e->row.version == row.version)
 	{
 		/* grants and the precision change without a new version */
@@ -191,14 +217,18 @@ cache_lookup(const char *name, const TfmModelRow **rowp)
 	}
 	if (e)
 		evict(e);
-	m = tfm_shared_load(&row);
+	/* to run at gguf, a GGUF model's blocks without the float32 values they stand for */
+	m = runs_gguf(&row) && tfm_kept_stored(&row) ? tfm_shared_load_gguf(&row) :
+		tfm_shared_load(&row);
 	guard = tfm_guard_model(m);
-	tfm_attach_kept(m, &row);
+	if (!m->int4_kept)
+		tfm_attach_kept(m, &row, false);
 	tfm_cache_put(&row, m);
 	tfm_guard_release(guard);
 	e = find(row.name);
 	if (e == NULL || e->model != m)
 		elog(ERROR, "model \"%s\" is missing from the cache just after loading", row.name);
+	e->for_gguf = runs_gguf(&row);
 	*rowp = &e->row;
 	return m;
 }
@@ -231,6 +261,17 @@ tfm_model_for(const char *name, tfm_task task, bool needs_tokenizer, const TfmMo
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("model \"%s\" has no tokenizer, so it cannot read or write text", name)));
 	return m;
+}
+
+tfm_model *
+tfm_cache_loaded(const char *name, const TfmModelRow **rowp)
+{
+	CacheEntry *e = find(name);
+
+	if (!e)
+		return NULL;
+	*rowp = &e->row;
+	return e->model;
 }
 
 tfm_model *

@@ -20,6 +20,8 @@ tfm_model  *tfm_cache_get(const char *name, const TfmModelRow **row);
  */
 tfm_model  *tfm_model_for(const char *name, tfm_task task, bool needs_tokenizer,
 						  const TfmModelRow **rowp);
+/* the model this session has loaded under name (no check, no load), or NULL */
+tfm_model  *tfm_cache_loaded(const char *name, const TfmModelRow **rowp);
 /* take a model out of the cache (for training); the caller owns it */
 tfm_model  *tfm_cache_take(const char *name, TfmModelRow *row);
 /* hand a model (and its row, copied) to the cache */

@@ -46,6 +46,7 @@
 
 #include "tfm/lowp.h"
 #include "tfm/precision.h"
+#include "tfm/kept_block.h"
 #include "runtime/runtime.h"
 #include "runtime/cache/shared_weights.h"
 #include "storage/models/models.h"
@@ -53,7 +54,7 @@
 #define SW_DIR      "base/pgsql_tmp"
 #define SW_PREFIX   "pgsql_tmp_tfm_"
 #define SW_HEADER   4096		/* the floats start page-aligned */
-#define SW_MAGIC    "tfmwgt2"
+#define SW_MAGIC    "tfmwgt3"	/* 3: the _gguf file of a model loaded for gguf */
 
 typedef struct SharedHeader
 {
@@ -126,7 +127,9 @@ map_file(const TfmModelRow *row, tfm_precision p, size_t n_floats, size_t bytes)
 	fd = open(path, O_RDONLY | PG_BINARY, 0);
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) != 0 || (size_t) st.st_size != file_bytes(bytes))
+	/* bytes 0: what the header says (a file loaded for gguf: its blocks' size) */
+	if (fstat(fd, &st) != 0 || (bytes != 0 && (size_t) st.st_size != file_bytes(bytes)) ||
+		(size_t) st.st_size < file_bytes(0))
 	{
 		close(fd);
 		return NULL;
@@ -140,7 +143,8 @@ map_file(const TfmModelRow *row, tfm_precision p, size_t n_floats, size_t bytes)
 		h->format_version != TFM_FORMAT_VERSION || h->database != MyDatabaseId ||
 		h->catalog != catalog_oid() ||
 		h->model_id != row->id || h->version != row->version || h->n_floats != n_floats ||
-		h->precision != (uint32) p || h->bytes != bytes ||
+		h->precision != (uint32) p ||
+		(bytes != 0 ? h->bytes != bytes : (size_t) st.st_size != file_bytes(h->bytes)) ||
 		h->pack_version != TFM_LOWP_PACK_VERSION ||
 		(mp = malloc(sizeof(Mapping))) == NULL)
 	{
@@ -176,6 +180,9 @@ map_model(const TfmModelRow *row, size_t n_floats)
 	m->poll = tfm_poll_interrupts;
 	return m;
 }
+
+static bool publish_parts(const TfmModelRow *row, tfm_precision p, size_t n_floats,
+						  const char **data, const size_t *data_sizes, int n);
 
 /* remove the files of a model's versions older than keep (0: all) */
 static void
@@ -213,6 +220,20 @@ write_parts(int fd, const char *tmp, const char **parts, const size_t *sizes, in
 	{
 		size_t		done = 0;
 
+		/* no bytes: a hole (values never made: read as zeros, stored nowhere) */
+		if (parts[i] == NULL)
+		{
+			if (lseek(fd, (off_t) sizes[i], SEEK_CUR) < 0)
+			{
+				int			save = errno;
+
+				CloseTransientFile(fd);
+				(void) unlink(tmp);
+				errno = save;
+				return false;
+			}
+			continue;
+		}
 		while (done < sizes[i])
 		{
 			size_t		chunk = Min(sizes[i] - done, (size_t) 64 << 20);
@@ -241,15 +262,30 @@ write_parts(int fd, const char *tmp, const char **parts, const size_t *sizes, in
 static bool
 publish(const TfmModelRow *row, tfm_precision p, size_t n_floats, const void *data, size_t bytes)
 {
+	const char *parts[1] = {data};
+	size_t		sizes[1] = {bytes};
+
+	return publish_parts(row, p, n_floats, parts, sizes, 1);
+}
+
+/* as publish, the payload in n parts (a NULL part: a hole of its size) */
+static bool
+publish_parts(const TfmModelRow *row, tfm_precision p, size_t n_floats, const char **data,
+			  const size_t *data_sizes, int n)
+{
 	char		path[MAXPGPATH];
 	char		tmp[MAXPGPATH];
 	SharedHeader h;
 	char	   *header = palloc0(SW_HEADER);
-	const char *parts[3];
-	size_t		sizes[3];
+	const char **parts = palloc(sizeof(char *) * (n + 2));
+	size_t	   *sizes = palloc(sizeof(size_t) * (n + 2));
+	size_t		bytes = 0;
 	float		slack[16] = {0};
 	int			fd;
 	volatile bool ok = false;
+
+	for (int i = 0; i < n; i++)
+		bytes += data_sizes[i];
 
 	path_of(path, sizeof(path), row->id, row->version, p);
 	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, MyProcPid);
@@ -269,10 +305,13 @@ publish(const TfmModelRow *row, tfm_precision p, size_t n_floats, const void *da
 	memcpy(header, &h, sizeof(h));
 	parts[0] = header;
 	sizes[0] = SW_HEADER;
-	parts[1] = data;
-	sizes[1] = bytes;
-	parts[2] = (const char *) slack;
-	sizes[2] = sizeof(slack);
+	for (int i = 0; i < n; i++)
+	{
+		parts[1 + i] = data[i];
+		sizes[1 + i] = data_sizes[i];
+	}
+	parts[n + 1] = (const char *) slack;
+	sizes[n + 1] = sizeof(slack);
 
 	fd = OpenTransientFile(tmp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
 	if (fd < 0)
@@ -280,7 +319,7 @@ publish(const TfmModelRow *row, tfm_precision p, size_t n_floats, const void *da
 	/* a cancel while writing leaves no half-written file behind */
 	PG_TRY();
 	{
-		ok = write_parts(fd, tmp, parts, sizes, 3);
+		ok = write_parts(fd, tmp, parts, sizes, n + 2);
 	}
 	PG_CATCH();
 	{
@@ -323,6 +362,247 @@ load_and_publish(const TfmModelRow *row, size_t n_floats)
 	/* the mapping replaces the private copy */
 	tfm_model_free(m);
 	return shared;
+}
+
+/*
+ * A model loaded for gguf (tfm_catalog_load_at: the float32 values its
+ * kept blocks stand for never made) is shared as one file too, named with
+ * _gguf: its parameter block with holes where the absent values are (so
+ * the file stores, and the page cache holds, only the values made: norms
+ * and the like), then a table of its kept blocks and which tensors are
+ * absent, then the blocks, each entry 64-byte aligned.  Sessions map it
+ * and run the blocks where they lie (tfm_model_keep_kept_view): the
+ * database's size of the model, held once.
+ */
+typedef struct SwTable
+{
+	uint32		n;				/* kept entries */
+	uint32		n_tensors;		/* absent flags after the entries */
+	uint64		pad;
+} SwTable;
+
+typedef struct SwKept
+{
+	uint64		offset;			/* tfm_int4_kept's */
+	uint64		at;				/* its blocks: bytes from the payload's start */
+	int32		K,
+				col0,
+				cols;
+	uint32		type;
+	uint32		rows_only;
+	uint32		pad;
+} SwKept;
+
+/* the bytes of the parameter block in the payload, its slack included */
+static size_t
+params_part(size_t n_floats)
+{
+	return TYPEALIGN(64, n_floats * sizeof(float) + 16 * sizeof(float));
+}
+
+static int
+range_cmp(const void *a, const void *b)
+{
+	size_t		x = ((const size_t *) a)[0],
+				y = ((const size_t *) b)[0];
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* write m (loaded for gguf, private) as the _gguf file of its version */
+static bool
+publish_gguf(const TfmModelRow *row, const tfm_model *m)
+{
+	const struct tfm_int4_kept_set *ks = m->int4_kept;
+	int			max_parts = 2 * m->n_tensors + 4 + 2 * ks->n,
+				np = 0,
+				na = 0;
+	const char **parts = palloc(sizeof(char *) * max_parts);
+	size_t	   *sizes = palloc(sizeof(size_t) * max_parts);
+	size_t	   *ranges = palloc(sizeof(size_t) * 2 * Max(m->n_tensors, 1));
+	size_t		cur = 0,
+				pb = params_part(m->n_floats),
+				tb,
+				at;
+	char	   *table,
+			   *zeros = palloc0(128);
+	SwTable    *t;
+	SwKept	   *e;
+
+	/* the parameter block: the values made, holes where the absent ones are */
+	for (int i = 0; i < m->n_tensors; i++)
+		if (m->absent && m->absent[i])
+		{
+			ranges[2 * na] = m->info[i].offset * sizeof(float);
+			ranges[2 * na + 1] = (m->info[i].offset + m->info[i].size) * sizeof(float);
+			na++;
+		}
+	qsort(ranges, na, 2 * sizeof(size_t), range_cmp);
+	for (int i = 0; i < na; i++)
+	{
+		if (ranges[2 * i] > cur)
+		{
+			parts[np] = (const char *) m->params + cur;
+			sizes[np++] = ranges[2 * i] - cur;
+		}
+		parts[np] = NULL;
+		sizes[np++] = ranges[2 * i + 1] - ranges[2 * i];
+		cur = ranges[2 * i + 1];
+	}
+	if (m->n_floats * sizeof(float) > cur)
+	{
+		parts[np] = (const char *) m->params + cur;
+		sizes[np++] = m->n_floats * sizeof(float) - cur;
+	}
+	parts[np] = zeros;
+	sizes[np++] = pb - m->n_floats * sizeof(float);
+	/* the table */
+	tb = TYPEALIGN(64, sizeof(SwTable) + sizeof(SwKept) * ks->n + m->n_tensors);
+	table = palloc0(tb);
+	t = (SwTable *) table;
+	t->n = ks->n;
+	t->n_tensors = m->n_tensors;
+	e = (SwKept *) (t + 1);
+	at = pb + tb;
+	for (int i = 0; i < ks->n; i++)
+	{
+		const tfm_int4_kept *k = &ks->k[i];
+
+		e[i] = (SwKept) {k->offset, at, k->K, k->col0, k->cols, k->type, k->rows_only, 0};
+		at += TYPEALIGN(64, tfm_kept_bytes(k));
+	}
+	for (int i = 0; i < m->n_tensors; i++)
+		((uint8 *) (e + ks->n))[i] = m->absent ? m->absent[i] : 0;
+	parts[np] = table;
+	sizes[np++] = tb;
+	/* the blocks */
+	for (int i = 0; i < ks->n; i++)
+	{
+		size_t		b = tfm_kept_bytes(&ks->k[i]);
+
+		parts[np] = (const char *) ks->k[i].blocks;
+		sizes[np++] = b;
+		if (TYPEALIGN(64, b) > b)
+		{
+			parts[np] = zeros;
+			sizes[np++] = TYPEALIGN(64, b) - b;
+		}
+	}
+	return publish_parts(row, TFM_PREC_GGUF, m->n_floats, parts, sizes, np);
+}
+
+/* a model over the mapped _gguf file of (model, version), or NULL */
+static tfm_model *
+map_gguf_model(const TfmModelRow *row, size_t n_floats)
+{
+	Mapping    *mp = map_file(row, TFM_PREC_GGUF, n_floats, 0);
+	const SharedHeader *h;
+	char	   *pl;
+	size_t		pb = params_part(n_floats);
+	const SwTable *t;
+	const SwKept *e;
+	tfm_model  *m;
+	tfm_int4_kept *k;
+	bool	   *want;
+	int			absent = 0;
+
+	if (mp == NULL)
+		return NULL;
+	h = mp->base;
+	pl = payload(mp);
+	t = (const SwTable *) (pl + pb);
+	e = (const SwKept *) (t + 1);
+	if (h->bytes < pb + sizeof(SwTable) ||
+		h->bytes < pb + sizeof(SwTable) + sizeof(SwKept) * (uint64) t->n + t->n_tensors)
+	{
+		unmap(NULL, mp);
+		return NULL;
+	}
+	m = tfm_model_create_borrowed(&row->cfg, (float *) pl, unmap, mp);
+	if (!m)
+	{
+		unmap(NULL, mp);
+		tfm_raise_code(TFM_ENOMEM, "out of memory loading model \"%s\"", row->name);
+	}
+	m->poll = tfm_poll_interrupts;
+	if ((int) t->n_tensors != m->n_tensors || t->n == 0)
+	{
+		tfm_model_free(m);
+		return NULL;
+	}
+	k = palloc(sizeof(tfm_int4_kept) * t->n);
+	for (uint32 i = 0; i < t->n; i++)
+	{
+		k[i] = (tfm_int4_kept) {e[i].offset, e[i].K, e[i].col0, e[i].cols, (const uint8 *) pl + e[i].at,
+		e[i].type, e[i].rows_only != 0};
+		if (e[i].at < pb || e[i].at > h->bytes || tfm_kept_bytes(&k[i]) > h->bytes - e[i].at)
+		{
+			tfm_model_free(m);
+			return NULL;
+		}
+	}
+	want = palloc(sizeof(bool) * m->n_tensors);
+	for (int i = 0; i < m->n_tensors; i++)
+	{
+		want[i] = ((const uint8 *) (e + t->n))[i] != 0;
+		absent += want[i] ? 1 : 0;
+	}
+	if (tfm_model_keep_kept_view(m, k, (int) t->n) != 0 || tfm_model_leave_absent(m, want) != absent)
+	{
+		tfm_model_free(m);
+		return NULL;
+	}
+	pfree(k);
+	pfree(want);
+	return m;
+}
+
+tfm_model *
+tfm_shared_load_gguf(const TfmModelRow *row)
+{
+	tfm_model  *volatile m = NULL;
+	size_t		n_floats;
+	tfm_param_info *info;
+	LOCKTAG		tag;
+
+	if (!tfm_share_weights)
+		return tfm_catalog_load_at(row, true);
+	(void) tfm_config_tensors(&row->cfg, &info, &n_floats);
+	free(info);
+	if ((m = map_gguf_model(row, n_floats)) != NULL)
+		return m;
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) row->id, (uint32) row->version, 3);
+	(void) LockAcquire(&tag, ExclusiveLock, true, false);
+	PG_TRY();
+	{
+		m = map_gguf_model(row, n_floats);
+		if (m == NULL)
+		{
+			tfm_model  *own = tfm_catalog_load_at(row, true);
+			TfmGuard   *guard = tfm_guard_model(own);
+
+			m = own;
+			if (own->absent && own->int4_kept)
+			{
+				if (!publish_gguf(row, own))
+					ereport(WARNING,
+							(errcode_for_file_access(),
+							 errmsg("could not share the blocks of model \"%s\" between sessions: %m", row->name),
+							 errdetail("This session keeps a private copy.")));
+				else if ((m = map_gguf_model(row, n_floats)) == NULL)
+					m = own;
+			}
+			tfm_guard_release(guard);
+			if (m != own)
+				tfm_model_free(own);
+		}
+	}
+	PG_FINALLY();
+	{
+		LockRelease(&tag, ExclusiveLock, true);
+	}
+	PG_END_TRY();
+	return m;
 }
 
 tfm_model *
@@ -396,7 +676,8 @@ tfm_shared_precision(tfm_model *m, const TfmModelRow *row, tfm_precision p)
 	LOCKTAG		tag;
 	volatile bool done = false;
 
-	if (!tfm_share_weights || m->release_params != unmap || p == TFM_PREC_FP32 ||
+	/* gguf runs the model's own kept blocks where they are: nothing to share */
+	if (!tfm_share_weights || m->release_params != unmap || p == TFM_PREC_FP32 || p == TFM_PREC_GGUF ||
 		(bytes = tfm_model_precision_block_bytes(m, p)) == 0)
 		return false;
 	if (lay_over_file(m, row, p, bytes))

@@ -12,6 +12,11 @@
 
 /* a model for inference, over the one shared copy of its weights */
 tfm_model  *tfm_shared_load(const TfmModelRow *row);
+/*
+ * a model to run at gguf: its kept blocks and the float32 values they do
+ * not stand for (tfm_catalog_load_at), over the one shared copy of them
+ */
+tfm_model  *tfm_shared_load_gguf(const TfmModelRow *row);
 
 /* remove the shared copies of a dropped model */
 void		tfm_shared_forget(int32 model_id);

@@ -3,7 +3,8 @@
  * a tensor an imported GGUF model stores as the file's blocks only (no
  * tfm.tensors rows: storage/models/kept_values.c), made as loading makes
  * them (the model loaded through the cache, use privilege checked), for
- * tfm_tensor.
+ * tfm_tensor; a model loaded for gguf, which never made them, makes the
+ * tensor's values from its blocks for the call.
  */
 #include "postgres.h"
 
@@ -12,6 +13,7 @@
 #include "utils/array.h"
 #include "utils/memutils.h"
 
+#include "tfm/kept_block.h"
 #include "sql/args.h"
 #include "runtime/cache/model_cache.h"
 #include "storage/models/models.h"
@@ -42,6 +44,11 @@ tfm_tensor_values(PG_FUNCTION_ARGS)
 	a->elemtype = FLOAT4OID;
 	ARR_DIMS(a)[0] = (int) p->size;
 	ARR_LBOUND(a)[0] = 1;
-	memcpy(ARR_DATA_PTR(a), m->params + p->offset, p->size * sizeof(float4));
+	/* a tensor a gguf load left to its blocks: its values made from them here */
+	if (tfm_model_tensor_read(m, (int) (p - m->info), (float *) ARR_DATA_PTR(a)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("cannot make the values of tensor \"%s\" of model \"%s\" from its blocks",
+						tensor, name)));
 	PG_RETURN_ARRAYTYPE_P(a);
 }

@@ -30,6 +30,8 @@
 #include "storage/models/model_row.h"
 #include "storage/storage.h"
 #include "storage/models/models.h"
+#include "runtime/cache/gguf_kept.h"
+#include "tfm/kept_block.h"
 
 static const char *task_names[] = {"classify", "lm", "seq2seq"};
 
@@ -277,6 +279,12 @@ tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok)
 tfm_model *
 tfm_catalog_load(const TfmModelRow *row)
 {
+	return tfm_catalog_load_at(row, false);
+}
+
+tfm_model *
+tfm_catalog_load_at(const TfmModelRow *row, bool gguf)
+{
 	static const char *sql =
 		"SELECT name, shape, data, chunk FROM tfm.tensors WHERE model_id = $1 ORDER BY name, chunk";
 	Oid			argtypes[1] = {INT4OID};
@@ -355,8 +363,34 @@ tfm_catalog_load(const TfmModelRow *row)
 	}
 	SPI_cursor_close(portal);
 	tfm_spi_finish_owner(&as);
-	/* an imported GGUF file's tensors stored as its blocks only */
-	tfm_kept_fill(m, row, filled);
+	/*
+	 * an imported GGUF file's tensors stored as its blocks only: to run at
+	 * gguf, those its blocks run wholly are left to them (no float32 values
+	 * made: tfm_model_leave_absent); the others' values made from the blocks
+	 */
+	if (gguf)
+	{
+		bool	   *want = palloc(sizeof(bool) * Max(m->n_tensors, 1));
+		int			n;
+
+		tfm_attach_kept(m, row, true);
+		for (int i = 0; i < m->n_tensors; i++)
+			want[i] = filled[i] == 0;
+		n = tfm_model_leave_absent(m, want);
+		if (n < 0)
+			tfm_raise_code(TFM_ENOMEM, "out of memory loading model \"%s\"", row->name);
+		for (int i = 0; n > 0 && i < m->n_tensors; i++)
+			if (m->absent[i])
+				filled[i] = m->info[i].size;
+		pfree(want);
+	}
+	/* (not when every tensor has its values, or is left to its blocks: no second read of them) */
+	for (int i = 0; i < m->n_tensors; i++)
+		if (filled[i] == 0 && m->info[i].size > 0)
+		{
+			tfm_kept_fill(m, row, filled);
+			break;
+		}
 	for (int i = 0; i < m->n_tensors; i++)
 		if (filled[i] != m->info[i].size)
 			ereport(ERROR,

@@ -47,7 +47,7 @@ tfm_kept_entry(const tfm_model *m, const TfmGgufTensorRow *r, const char *model,
 	int64		type = type_of(r->gguf_type);
 
 	*k = (tfm_int4_kept) {p ? p->offset : 0, r->inputs, r->first_column, r->columns, NULL,
-	(uint32) Max(type, 0)};
+	(uint32) Max(type, 0), r->rows_only};
 	if (!p || type < 0 || !tfm_gguf_kept((uint32) type) || tfm_kept_bytes(k) == 0 ||
 		r->bytes != tfm_kept_bytes(k) ||
 		(r->rope_heads > 0 && r->columns % (2 * r->rope_heads) != 0))
@@ -168,6 +168,7 @@ tfm_kept_fill(tfm_model *m, const TfmModelRow *row, size_t *filled)
 						 errmsg("the kept blocks of GGUF tensor \"%s\" of model \"%s\" do not fit tensor \"%s\"",
 								r->gguf_name, row->name, r->tensor)));
 			filled[p - m->info] += (size_t) k.K * (size_t) k.cols;
+			m->floats_made += (size_t) k.K * (size_t) k.cols;
 			if (k.blocks != r->blocks)
 				pfree((void *) k.blocks);
 		}
@@ -207,4 +208,22 @@ tfm_kept_blocks_only(const TfmModelRow *row, const tfm_model *m)
 	}
 	tfm_spi_finish_owner(&as);
 	return only;
+}
+
+bool
+tfm_kept_stored(const TfmModelRow *row)
+{
+	Oid			types[2] = {INT4OID, INT8OID};
+	Datum		args[2] = {Int32GetDatum(row->id), Int64GetDatum(row->version)};
+	TfmAsOwner	as;
+	uint64		n;
+
+	tfm_spi_connect_owner(&as);
+	n = tfm_spi_exec("SELECT 1 FROM tfm.gguf_tensors g "
+					 "WHERE g.model_id = $1 AND g.version = $2 AND g.blocks IS NOT NULL "
+					 "AND NOT EXISTS (SELECT 1 FROM tfm.tensors t WHERE t.model_id = $1 AND t.name = g.tensor) "
+					 "LIMIT 1",
+					 2, types, args, NULL, true, 1, SPI_OK_SELECT, "cannot read tfm.gguf_tensors");
+	tfm_spi_finish_owner(&as);
+	return n > 0;
 }

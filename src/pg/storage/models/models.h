@@ -88,6 +88,12 @@ bool		tfm_catalog_lookup(const char *name, TfmModelRow *row, bool missing_ok);
 extern int32 tfm_catalog_expect_id;
 /* read its tensors into a new core model, checking every name and shape */
 tfm_model  *tfm_catalog_load(const TfmModelRow *row);
+/*
+ * gguf: loaded to run at gguf — its kept blocks attached, and the float32
+ * values of the tensors they run wholly never made (tfm_model_leave_absent;
+ * made on demand if the model leaves gguf); else as tfm_catalog_load
+ */
+tfm_model  *tfm_catalog_load_at(const TfmModelRow *row, bool gguf);
 /* write every tensor and take a new version; returns it */
 int64		tfm_catalog_save(TfmModelRow *row, const tfm_model *m, int64 add_steps);
 /*
@@ -211,5 +217,7 @@ bool		tfm_kept_values(tfm_model *m, const tfm_int4_kept *k, bool rows, bool writ
 void		tfm_kept_fill(tfm_model *m, const TfmModelRow *row, size_t *filled);
 /* per tensor of m, is row's version storing it as kept blocks only (palloc'd; NULL: none) */
 bool	   *tfm_kept_blocks_only(const TfmModelRow *row, const tfm_model *m);
+/* whether the version of row stores a tensor as kept blocks only */
+bool		tfm_kept_stored(const TfmModelRow *row);
 
 #endif							/* TFM_PG_STORAGE_MODELS_H */
