@@ -179,6 +179,10 @@ tile_q4_k(const int R, int n, const uint8_t *w, size_t wb, int nc, const uint8_t
 		  float *out, size_t ldo)
 {
 	const __m512i m4 = _mm512_set1_epi8(0x0F);
+	const __m128i k3f = _mm_set1_epi8(0x3F),
+				k0f = _mm_set1_epi8(0x0F),
+				k03 = _mm_set1_epi8(0x03);
+	const __m256i dm_split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
 	const uint8_t *col[KQ_COLS];
 	__m128		sum[KQ_ROWS];
 
@@ -188,21 +192,49 @@ tile_q4_k(const int R, int n, const uint8_t *w, size_t wb, int nc, const uint8_t
 		sum[r] = _mm_setzero_ps();
 	for (int i = 0; i < n / TFM_QK_K; i++)
 	{
-		__m512i		acc[KQ_ROWS][KQ_COLS];
-		__m128i		mins[KQ_COLS];
+		__m512i		acc[KQ_ROWS][KQ_COLS],
+					sc,
+					mn;
 		__m128		dc,
 					mc;
-		uint16_t	dh[KQ_COLS],
-					mh[KQ_COLS];
 
+		/*
+		 * the four columns' first 16 bytes (d, dmin, the twelve of scales
+		 * and mins) transposed into 32-bit lanes, one lane a column, and
+		 * unpacked as ggml's get_scale_min_k4 does, four columns at once
+		 */
+		{
+			const __m128i x0 = _mm_loadu_si128((const __m128i *) (col[0] + (size_t) i * 144)),
+						x1 = _mm_loadu_si128((const __m128i *) (col[1] + (size_t) i * 144)),
+						x2 = _mm_loadu_si128((const __m128i *) (col[2] + (size_t) i * 144)),
+						x3 = _mm_loadu_si128((const __m128i *) (col[3] + (size_t) i * 144)),
+						t0 = _mm_unpacklo_epi32(x0, x1),
+						t1 = _mm_unpacklo_epi32(x2, x3),
+						t2 = _mm_unpackhi_epi32(x0, x1),
+						t3 = _mm_unpackhi_epi32(x2, x3),
+						dm = _mm_unpacklo_epi64(t0, t1),
+						u0 = _mm_unpackhi_epi64(t0, t1),
+						u1 = _mm_unpacklo_epi64(t2, t3),
+						u2 = _mm_unpackhi_epi64(t2, t3),
+						s_lo = _mm_and_si128(u0, k3f),
+						s_hi = _mm_or_si128(_mm_and_si128(u2, k0f),
+											_mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(u0, 6), k03), 4)),
+						m_lo = _mm_and_si128(u1, k3f),
+						m_hi = _mm_or_si128(_mm_and_si128(_mm_srli_epi32(u2, 4), k0f),
+											_mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(u1, 6), k03), 4));
+			const __m256 dmf = _mm256_permutevar8x32_ps(_mm256_cvtph_ps(dm), dm_split);
+
+			/* 128-bit lane c: column c's eight scales (mins) as int16 */
+			sc = _mm512_cvtepu8_epi16(_mm256_setr_m128i(_mm_unpacklo_epi32(s_lo, s_hi), _mm_unpackhi_epi32(s_lo, s_hi)));
+			mn = _mm512_cvtepu8_epi16(_mm256_setr_m128i(_mm_unpacklo_epi32(m_lo, m_hi), _mm_unpackhi_epi32(m_lo, m_hi)));
+			dc = _mm256_castps256_ps128(dmf);
+			mc = _mm256_extractf128_ps(dmf, 1);
+		}
 #pragma GCC unroll 4
 		for (int c = 0; c < KQ_COLS; c++)
 		{
 			const uint8_t *b = col[c] + (size_t) i * 144;
-			uint32_t	u[4],
-						u3,
-						u1;
-			__m512i		q0 = _mm512_loadu_si512(b + 16),
+			const __m512i q0 = _mm512_loadu_si512(b + 16),
 						q1 = _mm512_loadu_si512(b + 80),
 						l0 = _mm512_and_si512(q0, m4),
 						h0 = _mm512_and_si512(_mm512_srli_epi16(q0, 4), m4),
@@ -212,32 +244,16 @@ tile_q4_k(const int R, int n, const uint8_t *w, size_t wb, int nc, const uint8_t
 						v1 = _mm512_shuffle_i64x2(l0, h0, 0xEE),
 						v2 = _mm512_shuffle_i64x2(l1, h1, 0x44),
 						v3 = _mm512_shuffle_i64x2(l1, h1, 0xEE),
-						sc,
-						s0,
-						s1,
-						s2,
-						s3;
+						scc = _mm512_shuffle_i32x4(sc, sc, 0x55 * c),
+						s0 = _mm512_shuffle_epi8(scc, _mm512_load_si512(kq_pair_ctl[0])),
+						s1 = _mm512_shuffle_epi8(scc, _mm512_load_si512(kq_pair_ctl[1])),
+						s2 = _mm512_shuffle_epi8(scc, _mm512_load_si512(kq_pair_ctl[2])),
+						s3 = _mm512_shuffle_epi8(scc, _mm512_load_si512(kq_pair_ctl[3]));
 
-			memcpy(dh + c, b, 2);
-			memcpy(mh + c, b + 2, 2);
-			/* ggml's unpacking: u[0..1] the eight scales, u[2..3] the eight mins */
-			memcpy(u, b + 4, 12);
-			u3 = ((u[2] >> 4) & 0x0f0f0f0f) | (((u[1] >> 6) & 0x03030303) << 4);
-			u1 = u[1] & 0x3f3f3f3f;
-			u[1] = (u[2] & 0x0f0f0f0f) | (((u[0] >> 6) & 0x03030303) << 4);
-			u[2] = u1;
-			u[3] = u3;
-			u[0] &= 0x3f3f3f3f;
-			{
-				__m128i		both = _mm_loadu_si128((const __m128i *) u);
-
-				sc = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(both));
-				mins[c] = _mm_cvtepu8_epi16(_mm_srli_si128(both, 8));
-			}
-			s0 = _mm512_shuffle_epi8(sc, _mm512_load_si512(kq_pair_ctl[0]));
-			s1 = _mm512_shuffle_epi8(sc, _mm512_load_si512(kq_pair_ctl[1]));
-			s2 = _mm512_shuffle_epi8(sc, _mm512_load_si512(kq_pair_ctl[2]));
-			s3 = _mm512_shuffle_epi8(sc, _mm512_load_si512(kq_pair_ctl[3]));
+			/* the next group's block, while this one is reduced */
+			_mm_prefetch((const char *) (b + KQ_COLS * wb), _MM_HINT_T0);
+			_mm_prefetch((const char *) (b + KQ_COLS * wb + 64), _MM_HINT_T0);
+			_mm_prefetch((const char *) (b + KQ_COLS * wb + 128), _MM_HINT_T0);
 #pragma GCC unroll 4
 			for (int r = 0; r < R; r++)
 			{
@@ -250,23 +266,26 @@ tile_q4_k(const int R, int n, const uint8_t *w, size_t wb, int nc, const uint8_t
 				acc[r][c] = _mm512_dpwssd_epi32(t, _mm512_maddubs_epi16(v3, _mm512_loadu_si512(q8 + 192)), s3);
 			}
 		}
-		dc = _mm_cvtph_ps(_mm_setr_epi16((short) dh[0], (short) dh[1], (short) dh[2], (short) dh[3], 0, 0, 0, 0));
-		mc = _mm_cvtph_ps(_mm_setr_epi16((short) mh[0], (short) mh[1], (short) mh[2], (short) mh[3], 0, 0, 0, 0));
 #pragma GCC unroll 4
 		for (int r = 0; r < R; r++)
 		{
 			const tfm_block_q8_K *y = ACT_K(a, r, i);
-			const __m128i bs = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *) y->bsums),
-											  _mm_loadu_si128((const __m128i *) (y->bsums + 8)));
-			const __m128i isum = sum4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]),
-						msum = _mm_hadd_epi32(_mm_hadd_epi32(_mm_madd_epi16(mins[0], bs), _mm_madd_epi16(mins[1], bs)),
-											  _mm_hadd_epi32(_mm_madd_epi16(mins[2], bs), _mm_madd_epi16(mins[3], bs)));
+			/* the pair sums of bsums (as int16: at most 2 · 16 · 127), in every lane */
+			const __m512i bs = _mm512_broadcast_i32x4(_mm_hadd_epi16(_mm_loadu_si128((const __m128i *) y->bsums),
+																	  _mm_loadu_si128((const __m128i *) (y->bsums + 8))));
+			const __m128i isum = sum4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
+			__m512i		mp = _mm512_madd_epi16(mn, bs);
+			__m128i		msum;
 			const __m128 yd = _mm_set1_ps(y->d);
 			__m128		d = _mm_mul_ps(dc, yd),
 						dmin = _mm_mul_ps(mc, yd),
 						p,
 						m;
 
+			/* each 128-bit lane's four int32 summed, then lane c to element c */
+			mp = _mm512_add_epi32(mp, _mm512_shuffle_epi32(mp, _MM_PERM_BADC));
+			mp = _mm512_add_epi32(mp, _mm512_shuffle_epi32(mp, _MM_PERM_CDAB));
+			msum = _mm512_castsi512_si128(_mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), mp));
 			KQ_NO_CONTRACT(d);
 			KQ_NO_CONTRACT(dmin);
 			p = _mm_mul_ps(d, _mm_cvtepi32_ps(isum));
