@@ -250,10 +250,6 @@ tile_q4_k(const int R, int n, const uint8_t *w, size_t wb, int nc, const uint8_t
 						s2 = _mm512_shuffle_epi8(scc, _mm512_load_si512(kq_pair_ctl[2])),
 						s3 = _mm512_shuffle_epi8(scc, _mm512_load_si512(kq_pair_ctl[3]));
 
-			/* the next group's block, while this one is reduced */
-			_mm_prefetch((const char *) (b + KQ_COLS * wb), _MM_HINT_T0);
-			_mm_prefetch((const char *) (b + KQ_COLS * wb + 64), _MM_HINT_T0);
-			_mm_prefetch((const char *) (b + KQ_COLS * wb + 128), _MM_HINT_T0);
 #pragma GCC unroll 4
 			for (int r = 0; r < R; r++)
 			{
