@@ -4,12 +4,16 @@
  * Q6_K or Q8_0 blocks (the types of a Q4_K_M file), on the shapes of
  * Llama 3.2 1B (d 2048, d_ff 8192), through each path of
  * src/core/kernels/lowp/kquant: the plain-C reference (one dot product per
- * row), the AVX2 and the AVX-512 VNNI kernels (each weight block unpacked
- * once for KQ_ROWS rows), as tfm_kq_gemm runs them (the AVX-512 path runs
- * Q4_K and Q5_K on the AVX2 kernel).  M = 1 is decoding, larger M is
+ * row), the AVX2 kernel (each weight block unpacked once for KQ_ROWS
+ * rows) and the AVX-512 VNNI one (tiles of KQ_ROWS rows × KQ_COLS
+ * columns for Q4_K), as tfm_kq_gemm runs them.  M = 1 is decoding, larger M is
  * prefill.
  *
- *   bench_kquant [--seconds S] [--rows 1,4,16,64]
+ *   bench_kquant [--seconds S] [--rows 1,4,16,64] [--shapes KxN,...] [--best]
+ *
+ * (--shapes: K × N of the weights, default 2048x2048,2048x8192,8192x2048;
+ * --best: each path's fastest repetition instead of the median, steadier
+ * on a loaded machine)
  *
  * Per type, shape and M: the effective GFLOP/s (2·M·N·K per product) of
  * each path available on this CPU (median of timed repetitions after an
@@ -30,19 +34,40 @@
 /* the paths, from src/core/kernels/lowp/kquant (internal to the core) */
 void		kq_rows_avx2(uint32_t type, int n, const uint8_t *w, const uint8_t *a, size_t ab,
 						 int R, float *out);
-void		kq_rows_avx512(uint32_t type, int n, const uint8_t *w, const uint8_t *a, size_t ab,
-						   int R, float *out);
+void		kq_tile_avx512(uint32_t type, int n, const uint8_t *w, size_t wb, int nc,
+						   const uint8_t *a, size_t ab, int R, float *out, size_t ldo);
 
 #define KQ_ROWS 4
+#define KQ_COLS 4
 #define MAX_REPS 200
 
 static double seconds = 0.5;
+static bool best = false;		/* --best: the fastest repetition, not the median */
 
 /* C[M][N] through path p: 0 reference, 1 AVX2, 2 AVX-512 VNNI (one thread, tfm_kq_gemm's loops) */
 static void
 product(int p, uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, const uint8_t *act,
 		size_t ab, float *C)
 {
+	if (p == 2)
+	{
+		for (int j = 0; j < N; j += KQ_COLS)
+		{
+			const int	nc = N - j < KQ_COLS ? N - j : KQ_COLS;
+
+			for (int i0 = 0; i0 < M; i0 += KQ_ROWS)
+			{
+				int			R = M - i0 < KQ_ROWS ? M - i0 : KQ_ROWS;
+				float		d[KQ_ROWS * KQ_COLS];
+
+				kq_tile_avx512(t, K, W + (size_t) j * wb, wb, nc, act + (size_t) i0 * ab, ab, R, d, KQ_COLS);
+				for (int r = 0; r < R; r++)
+					for (int c = 0; c < nc; c++)
+						C[(size_t) (i0 + r) * N + j + c] = d[r * KQ_COLS + c];
+			}
+		}
+		return;
+	}
 	for (int j = 0; j < N; j++)
 	{
 		const uint8_t *w = W + (size_t) j * wb;
@@ -53,7 +78,7 @@ product(int p, uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, con
 				int			R = M - i0 < KQ_ROWS ? M - i0 : KQ_ROWS;
 				float		d[KQ_ROWS];
 
-				(p == 2 ? kq_rows_avx512 : kq_rows_avx2) (t, K, w, act + (size_t) i0 * ab, ab, R, d);
+				kq_rows_avx2(t, K, w, act + (size_t) i0 * ab, ab, R, d);
 				for (int r = 0; r < R; r++)
 					C[(size_t) (i0 + r) * N + j] = d[r];
 			}
@@ -68,7 +93,8 @@ main(int argc, char **argv)
 {
 	static const uint32_t types[] = {12, 14, 8};
 	static const char *const type_names[] = {"Q4_K", "Q6_K", "Q8_0"};
-	static const int shapes[][2] = {{2048, 2048}, {2048, 8192}, {8192, 2048}};	/* K, N */
+	int			shapes[8][2] = {{2048, 2048}, {2048, 8192}, {8192, 2048}},	/* K, N */
+				n_shapes = 3;
 	static const char *const names[] = {"reference", "avx2", "avx512vnni"};
 	int			rows[8] = {1, 4, 16, 64},
 				n_rows = 4;
@@ -78,11 +104,37 @@ main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
 			seconds = atof(argv[++i]);
+		else if (strcmp(argv[i], "--shapes") == 0 && i + 1 < argc)
+		{
+			char	   *p = argv[++i];
+
+			for (n_shapes = 0; n_shapes < 8 && *p;)
+			{
+				char	   *e;
+
+				shapes[n_shapes][0] = (int) strtol(p, &e, 10);
+				if (*e != 'x')
+					break;
+				shapes[n_shapes][1] = (int) strtol(e + 1, &p, 10);
+				if (shapes[n_shapes][0] <= 0 || shapes[n_shapes][0] % 256 || shapes[n_shapes][1] <= 0)
+					break;
+				n_shapes++;
+				if (*p == ',')
+					p++;
+			}
+			if (*p)
+			{
+				fprintf(stderr, "bench_kquant: --shapes KxN,... (K a multiple of 256)\n");
+				return 2;
+			}
+		}
+		else if (strcmp(argv[i], "--best") == 0)
+			best = true;
 		else if (strcmp(argv[i], "--rows") == 0 && i + 1 < argc)
 			n_rows = parse_list(argv[++i], rows, 8);
 		else
 		{
-			fprintf(stderr, "usage: bench_kquant [--seconds S] [--rows 1,4,16,64]\n");
+			fprintf(stderr, "usage: bench_kquant [--seconds S] [--rows 1,4,16,64] [--shapes KxN,...] [--best]\n");
 			return 2;
 		}
 	__builtin_cpu_init();
@@ -95,7 +147,7 @@ main(int argc, char **argv)
 		   have[2] ? ", avx512vnni" : "");
 	tfm_rng_seed(&rng, 7);
 	for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++)
-		for (size_t si = 0; si < sizeof(shapes) / sizeof(shapes[0]); si++)
+		for (int si = 0; si < n_shapes; si++)
 		{
 			const uint32_t t = types[ti];
 			const int	K = shapes[si][0],
@@ -173,7 +225,9 @@ main(int argc, char **argv)
 				for (int p = 0; p < 3; p++)
 					if (have[p])
 					{
-						t_med[p] = 2.0 * M * N * K / summarise(times[p], reps).median / 1e9;
+						timing		tm = summarise(times[p], reps);
+
+						t_med[p] = 2.0 * M * N * K / (best ? tm.min : tm.median) / 1e9;
 					}
 				printf("%s  K %4d N %4d  M %2d:  reference %6.1f GF/s", type_names[ti], K, N, M, t_med[0]);
 				if (have[1])

@@ -15,8 +15,10 @@
 // --kv F32 --flash-attention off.
 //
 // Prints RESULT lines (what=generate / prefill, the median of the rounds
-// after one untimed round, tokens_per_s) and `IDS a,b,c` (the generated ids
-// of the last round).
+// after one untimed round, tokens_per_s; cpu_tokens_per_s the same over
+// the process's CPU time, every thread's, which a loaded machine disturbs
+// less than the wall clock) and `IDS a,b,c` (the generated ids of the last
+// round).
 import fs from "node:fs";
 import path from "node:path";
 import {getLlama, LlamaLogLevel} from "node-llama-cpp";
@@ -49,36 +51,43 @@ const context = await model.createContext({
 });
 const seq = context.getSequence();
 
+const cpuSeconds = (c) => (c.user + c.system) / 1e6;
+
 async function generate() {
     await seq.clearHistory();
     const ids = [];
+    const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     for await (const tok of seq.evaluate(prompts.generate, {temperature: 0})) {
         ids.push(tok);
         if (ids.length >= nTokens) break;
     }
-    return {s: Number(process.hrtime.bigint() - t0) / 1e9, ids};
+    return {s: Number(process.hrtime.bigint() - t0) / 1e9, cpu: cpuSeconds(process.cpuUsage(c0)), ids};
 }
 
 async function prefill() {
     await seq.clearHistory();
+    const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     await seq.evaluateWithoutGeneratingNewTokens(prompts.prefill);
-    return Number(process.hrtime.bigint() - t0) / 1e9;
+    return {s: Number(process.hrtime.bigint() - t0) / 1e9, cpu: cpuSeconds(process.cpuUsage(c0))};
 }
 
 const tag = `impl=llama.cpp file=${path.basename(modelPath)} threads=${context.currentThreads} kv=${kv} flash_attention=${context.flashAttention}`;
 let last = null;
-const gen = [], pre = [];
+const gen = [], pre = [], genCpu = [], preCpu = [];
 await generate();
 await prefill();
 for (let r = 0; r < rounds; r++) {
     last = await generate();
     gen.push(nTokens / last.s);
-    pre.push(prompts.prefill.length / await prefill());
+    genCpu.push(nTokens / last.cpu);
+    const p = await prefill();
+    pre.push(prompts.prefill.length / p.s);
+    preCpu.push(prompts.prefill.length / p.cpu);
 }
-console.log(`RESULT what=generate ${tag} tokens=${last.ids.length} tokens_per_s=${median(gen).toFixed(2)} best=${Math.max(...gen).toFixed(2)}`);
-console.log(`RESULT what=prefill ${tag} tokens=${prompts.prefill.length} tokens_per_s=${median(pre).toFixed(2)} best=${Math.max(...pre).toFixed(2)}`);
+console.log(`RESULT what=generate ${tag} tokens=${last.ids.length} tokens_per_s=${median(gen).toFixed(2)} best=${Math.max(...gen).toFixed(2)} cpu_tokens_per_s=${median(genCpu).toFixed(2)}`);
+console.log(`RESULT what=prefill ${tag} tokens=${prompts.prefill.length} tokens_per_s=${median(pre).toFixed(2)} best=${Math.max(...pre).toFixed(2)} cpu_tokens_per_s=${median(preCpu).toFixed(2)}`);
 console.log(`IDS ${last.ids.join(",")}`);
 await context.dispose();
 await model.dispose();

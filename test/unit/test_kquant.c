@@ -473,33 +473,34 @@ test_gemm(void)
 {
 	enum
 	{
-		M = 7, N = 37, K = 512		/* M: a tile of KQ_ROWS = 4 rows and a tail of 3 */
+		MAX_M = 7, N = 37, K = 512	/* M 7: a tile of KQ_ROWS = 4 rows and a tail of 3; M 1: decoding */
 	};
 	static uint8_t w[N * (K / 256) * 210];
-	static float a[M * K],
+	static float a[MAX_M * K],
 				wf[N * K],
-				c1[M * N],
-				c2[M * N],
-				c0[M * N];
-	static uint8_t work[M * (K / 32) * sizeof(tfm_block_q8_0) + M * (K / 256) * sizeof(tfm_block_q8_K)];
+				c1[MAX_M * N],
+				c2[MAX_M * N],
+				c0[MAX_M * N];
+	static uint8_t work[MAX_M * (K / 32) * sizeof(tfm_block_q8_0) + MAX_M * (K / 256) * sizeof(tfm_block_q8_K)];
 
-	for (int ti = 0; ti < 4; ti++)
+	for (int ti = 0; ti < 8; ti++)
 	{
-		const uint32_t t = TYPES[ti];
+		const uint32_t t = TYPES[ti % 4];
+		const int	M = ti < 4 ? MAX_M : 1;
 		const size_t rb = tfm_kq_row_bytes(t, K);
 		int			exact = 0,
 					near = 0;
 
-		CHECK(rb == (size_t) K / block_values(t) * block_bytes(t), "%s row bytes %zu", NAMES[ti], rb);
-		CHECK(tfm_kq_work_bytes(t, M, K) <= sizeof(work), "%s work bytes", NAMES[ti]);
+		CHECK(rb == (size_t) K / block_values(t) * block_bytes(t), "%s row bytes %zu", NAMES[ti % 4], rb);
+		CHECK(tfm_kq_work_bytes(t, M, K) <= sizeof(work), "%s work bytes", NAMES[ti % 4]);
 		random_blocks(w, t, N * K / block_values(t), 0);
-		CHECK(tfm_gguf_to_f32(wf, w, t, (uint64_t) N * K) == TFM_OK, "%s dequantizes", NAMES[ti]);
+		CHECK(tfm_gguf_to_f32(wf, w, t, (uint64_t) N * K) == TFM_OK, "%s dequantizes", NAMES[ti % 4]);
 		for (int i = 0; i < M * K; i++)
 			a[i] = uniform();
 		for (int i = 0; i < M * N; i++)
 			c0[i] = c1[i] = c2[i] = uniform();
-		CHECK(tfm_kq_gemm(t, M, N, K, a, K, w, 1.0f, 0.0f, c1, N, work, 1), "%s gemm", NAMES[ti]);
-		CHECK(tfm_kq_gemm(t, M, N, K, a, K, w, 0.5f, 2.0f, c2, N, work, 2), "%s gemm, 2 threads", NAMES[ti]);
+		CHECK(tfm_kq_gemm(t, M, N, K, a, K, w, 1.0f, 0.0f, c1, N, work, 1), "%s gemm", NAMES[ti % 4]);
+		CHECK(tfm_kq_gemm(t, M, N, K, a, K, w, 0.5f, 2.0f, c2, N, work, 2), "%s gemm, 2 threads", NAMES[ti % 4]);
 		for (int i = 0; i < M; i++)
 		{
 			tfm_block_q8_K yk[K / 256];
@@ -527,8 +528,8 @@ test_gemm(void)
 				near += fabs(c1[i * N + j] - f) <= mag * (0.5 / 127.0 + 0x1p-10) + 1e-5;
 			}
 		}
-		CHECK(exact == M * N, "%s gemm: %d of %d equal to the row-by-row dots (alpha, beta, threads)", NAMES[ti], exact, M * N);
-		CHECK(near == M * N, "%s gemm: %d of %d within the bound of the dequantized product", NAMES[ti], near, M * N);
+		CHECK(exact == M * N, "%s gemm, M %d: %d of %d equal to the row-by-row dots (alpha, beta, threads)", NAMES[ti % 4], M, exact, M * N);
+		CHECK(near == M * N, "%s gemm, M %d: %d of %d within the bound of the dequantized product", NAMES[ti % 4], M, near, M * N);
 	}
 	CHECK(!tfm_kq_gemm(2, 1, 1, 32, a, 32, w, 1.0f, 0.0f, c1, 1, work, 1), "Q4_0 refused");
 	CHECK(!tfm_kq_gemm(12, 1, 1, 100, a, 100, w, 1.0f, 0.0f, c1, 1, work, 1), "K not a multiple of 256 refused");

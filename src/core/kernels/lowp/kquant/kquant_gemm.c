@@ -5,9 +5,12 @@
  * the columns split statically over the core's threads (a column's sums
  * never depend on the split); and tfm_kq_dot, the choice of path
  * (AVX-512 VNNI, AVX2, AArch64's NEON with or without SDOT, or the
- * reference) for one dot product.  Decoding is M = 1; in prefill, the
- * SIMD paths unpack each weight block once for KQ_ROWS rows, the
- * reference runs one dot product per row.
+ * reference) for one dot product.  Decoding is
+ * M = 1; the AVX-512 path runs tiles of KQ_ROWS rows × KQ_COLS columns
+ * (Q4_K and Q6_K: each weight block unpacked once for the rows, each
+ * activation block read once for the columns, the columns' float steps in
+ * one vector), the AVX2 path unpacks each weight block once for KQ_ROWS
+ * rows, the reference runs one dot product per row.
  */
 #include "kquant_internal.h"
 #include "tfm/lowp.h"
@@ -23,7 +26,7 @@ tfm_kq_path(void)
 		return level == 2 ? "neon-dotprod" : level == 1 ? "neon" : "reference";
 	}
 #else
-	return lowp_int4_fast() ? "avx512vnni (Q6_K, Q8_0), avx2 (Q4_K, Q5_K)" : lowp_int4_avx2() ? "avx2" : "reference";
+	return lowp_int4_fast() ? "avx512vnni (Q4_K, Q6_K, Q8_0), avx2 (Q5_K)" : lowp_int4_avx2() ? "avx2" : "reference";
 #endif
 }
 
@@ -114,6 +117,22 @@ tfm_kq_work_bytes(uint32_t t, int M, int K)
 	return (size_t) M * act_row_bytes(t, K);
 }
 
+/* *c = alpha·v + beta·*c (beta·*c rounded on its own), as every path stores */
+static inline void
+store(float *c, float v, float alpha, float beta)
+{
+	float		x = alpha * v,
+				b;
+
+	if (beta != 0.0f)
+	{
+		b = beta * *c;
+		KQ_NO_CONTRACT(b);
+		x += b;
+	}
+	*c = x;
+}
+
 bool
 tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
 			const uint8_t *W, float alpha, float beta, float *C, ptrdiff_t ldc,
@@ -138,6 +157,30 @@ tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
 	path = lowp_kq_neon_level();
 #else
 	path = lowp_int4_fast() ? 2 : lowp_int4_avx2() ? 1 : 0;
+	if (path == 2)
+	{
+		/* tiles of KQ_ROWS rows × KQ_COLS columns */
+		const int	groups = (N + KQ_COLS - 1) / KQ_COLS;
+
+#pragma omp parallel for num_threads(threads) if(threads > 1 && flops > 1e5) schedule(static)
+		for (int g = 0; g < groups; g++)
+		{
+			const int	j0 = g * KQ_COLS,
+						nc = N - j0 < KQ_COLS ? N - j0 : KQ_COLS;
+
+			for (int i0 = 0; i0 < M; i0 += KQ_ROWS)
+			{
+				const int	R = M - i0 < KQ_ROWS ? M - i0 : KQ_ROWS;
+				float		d[KQ_ROWS * KQ_COLS];
+
+				kq_tile_avx512(t, K, W + (size_t) j0 * wb, wb, nc, act + i0 * ab, ab, R, d, KQ_COLS);
+				for (int r = 0; r < R; r++)
+					for (int c = 0; c < nc; c++)
+						store(C + (i0 + r) * ldc + j0 + c, d[r * KQ_COLS + c], alpha, beta);
+			}
+		}
+		return true;
+	}
 #endif
 #pragma omp parallel for num_threads(threads) if(threads > 1 && flops > 1e5) schedule(static)
 	for (int j = 0; j < N; j++)
@@ -151,19 +194,7 @@ tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
 
 			kq_rows(t, K, w, act + i0 * ab, ab, R, d, path);
 			for (int r = 0; r < R; r++)
-			{
-				int			i = i0 + r;
-				float		v = alpha * d[r],
-							b;
-
-				if (beta != 0.0f)
-				{
-					b = beta * C[i * ldc + j];
-					KQ_NO_CONTRACT(b);
-					v += b;
-				}
-				C[i * ldc + j] = v;
-			}
+				store(C + (i0 + r) * ldc + j, d[r], alpha, beta);
 		}
 	}
 	return true;

@@ -98,6 +98,16 @@ void		kq_rows_avx2(uint32_t type, int n, const uint8_t *w, const uint8_t *a, siz
  */
 void		kq_rows_avx512(uint32_t type, int n, const uint8_t *w, const uint8_t *a, size_t ab,
 						   int R, float *out);
+
+/* weight rows (output columns) one call of kq_tile_avx512 covers */
+#define KQ_COLS 4
+/*
+ * out[r·ldo + c] for R ≤ KQ_ROWS activation rows and nc ≤ KQ_COLS weight
+ * rows wb bytes apart: kq_rows_avx512's bits (kquant_avx512.c; Q4_K as a
+ * tile, each block of both read once)
+ */
+void		kq_tile_avx512(uint32_t type, int n, const uint8_t *w, size_t wb, int nc,
+						   const uint8_t *a, size_t ab, int R, float *out, size_t ldo);
 #elif defined(__aarch64__)
 /* the same on AArch64 (kquant_neon.c): plain NEON, and SDOT (FEAT_DotProd) */
 void		kq_rows_neon(uint32_t type, int n, const uint8_t *w, const uint8_t *a, size_t ab,
