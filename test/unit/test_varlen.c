@@ -242,10 +242,20 @@ test_gemm_rows(void)
 					{
 						for (int i = 0; i < m; i++)
 							memcpy(part + (size_t) i * N, bias, sizeof(float) * N);
-						tfm_gemm_rows_packed(m, N, K, A + (size_t) i0 * K, K, Bp, (float) beta,
+						tfm_gemm_rows_packed(m, N, K, A + (size_t) i0 * K, K, Bp, NULL, (float) beta,
 											 part, N);
 						if (memcmp(part, full + (size_t) i0 * N, sizeof(float) * m * N) != 0)
 							bad++;
+						/* beta 1 over the bias = the bias given, C not read */
+						if (beta)
+						{
+							for (int i = 0; i < m * N; i++)
+								part[i] = NAN;
+							tfm_gemm_rows_packed(m, N, K, A + (size_t) i0 * K, K, Bp, bias, 0.0f,
+												 part, N);
+							if (memcmp(part, full + (size_t) i0 * N, sizeof(float) * m * N) != 0)
+								bad++;
+						}
 					}
 				/* and packed from Bᵀ (N × K): the same panels */
 				{
@@ -275,7 +285,12 @@ test_gemm_rows(void)
 				tfm_gemm_rows_pack(Bp, B, N, 1, K, N);
 				for (int i = 0; i < M; i++)
 					memcpy(port + (size_t) i * N, bias, sizeof(float) * N);
-				tfm_gemm_rows_packed(M, N, K, A, K, Bp, (float) beta, port, N);
+				tfm_gemm_rows_packed(M, N, K, A, K, Bp, NULL, (float) beta, port, N);
+				CHECK(memcmp(port, full, sizeof(float) * M * N) == 0,
+					  "gemm_rows %dx%dx%d beta %d: the plain-C kernel's bits on panels", M, N, K,
+					  beta);
+				if (beta)
+					tfm_gemm_rows_packed(M, N, K, A, K, Bp, bias, 0.0f, port, N);
 				CHECK(memcmp(port, full, sizeof(float) * M * N) == 0,
 					  "gemm_rows %dx%dx%d beta %d: the plain-C kernel's bits on panels", M, N, K,
 					  beta);

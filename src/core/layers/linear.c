@@ -61,16 +61,21 @@ tfm_linear_rows_forward(float *out, const float *inp, const float *W, const floa
 	if (!p32 && tfm_lowp_linear_rows(packed, out, inp, b, N, in, o,
 									 act ? tfm_activation_fn(*act) : NULL))
 		return;
+	if (p32)
+	{
+		/* the bias added after each chain in the kernels (the bits of beta 1 over its copy) */
+		tfm_gemm_rows_packed(N, o, in, inp, in, p32, b, 0.0f, out, o);
+		if (act)
+			tfm_activation_forward(out, out, (size_t) N * o, *act);
+		return;
+	}
 	if (b)
 	{
 		for (int n = 0; n < N; n++)
 			memcpy(out + (size_t) n * o, b, sizeof(float) * o);
 		beta = 1.0f;
 	}
-	if (p32)
-		tfm_gemm_rows_packed(N, o, in, inp, in, p32, beta, out, o);
-	else
-		tfm_gemm_rows(N, o, in, inp, in, W, o, beta, out, o);
+	tfm_gemm_rows(N, o, in, inp, in, W, o, beta, out, o);
 	if (act)
 		tfm_activation_forward(out, out, (size_t) N * o, *act);
 }

@@ -161,10 +161,9 @@ pack_panels(float *restrict dst, const float *B, ptrdiff_t ldb, int K, int j0, i
  */
 static void
 rows_product(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
-			 const float *Bp, float beta, float *C, int ldc)
+			 const float *Bp, const float *bias, float beta, float *C, int ldc)
 {
 	const sr_kernel_fn kern = kernel();
-	const bool	add = beta != 0.0f;
 #if defined(__x86_64__)
 	const bool	avx512 = kern == sr_kernel_avx512;
 #else
@@ -182,6 +181,7 @@ rows_product(int M, int N, int K, const float *A, int lda, const float *B, int l
 #if defined(__x86_64__)
 	const bool	wide = direct && kern == sr_kernel_avx2 && !Bp;
 #endif
+	bool		add = beta != 0.0f;
 
 	if (M <= 0 || N <= 0)
 		return;
@@ -197,6 +197,18 @@ rows_product(int M, int N, int K, const float *A, int lda, const float *B, int l
 		for (int i = 0; i < M; i++)
 			for (int j = 0; j < N; j++)
 				C[(size_t) i * ldc + j] *= beta;
+	/*
+	 * a bias: added by the AVX-512 kernels from packed panels after the chain,
+	 * else copied into C first and added as beta 1 — one add either way
+	 */
+	if (bias && (add || !(avx512 && Bp)))
+	{
+		for (int i = 0; i < M; i++)
+			for (int j = 0; j < N; j++)
+				C[(size_t) i * ldc + j] = add ? C[(size_t) i * ldc + j] + bias[j] : bias[j];
+		add = true;
+		bias = NULL;
+	}
 	if (threads > panels)
 		threads = panels;
 	if (2.0 * M * N * K < 2e5)
@@ -220,7 +232,7 @@ rows_product(int M, int N, int K, const float *A, int lda, const float *B, int l
 
 			if (Bp)
 				sr_packed_avx512(K, A, lda, M, Bp + (size_t) p0 * K * nr, j1 - j0, C + j0, ldc,
-								 add);
+								 add, bias ? bias + j0 : NULL);
 			else
 				sr_direct_avx512(K, A, lda, M, B + j0, ldb, j1 - j0, C + j0, ldc, add);
 			p0 = p1;
@@ -273,6 +285,11 @@ rows_product(int M, int N, int K, const float *A, int lda, const float *B, int l
 				float	   *c = C + (size_t) i0 * ldc + j0;
 				int			m = M - i0 < mr ? M - i0 : mr;
 
+#if defined(__x86_64__)
+				if (Bp && avx512)
+					sr_tile_avx512(K, a, lda, m, bp, n, c, ldc, add, bias ? bias + j0 : NULL);
+				else
+#endif
 				if (Bp && !avx512)
 				{
 					/* two halves of SR_NR columns (the second may be past N) */
@@ -292,7 +309,7 @@ void
 tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
 			  float beta, float *C, int ldc)
 {
-	rows_product(M, N, K, A, lda, B, ldb, NULL, beta, C, ldc);
+	rows_product(M, N, K, A, lda, B, ldb, NULL, NULL, beta, C, ldc);
 }
 
 size_t
@@ -325,7 +342,7 @@ tfm_gemm_rows_pack(float *dst, const float *B, ptrdiff_t rs, ptrdiff_t cs, int K
 
 void
 tfm_gemm_rows_packed(int M, int N, int K, const float *A, int lda, const float *Bp,
-					 float beta, float *C, int ldc)
+					 const float *bias, float beta, float *C, int ldc)
 {
-	rows_product(M, N, K, A, lda, NULL, 0, Bp, beta, C, ldc);
+	rows_product(M, N, K, A, lda, NULL, 0, Bp, bias, beta, C, ldc);
 }

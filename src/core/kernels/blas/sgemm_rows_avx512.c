@@ -36,7 +36,8 @@ lanes(int n, int v)
  */
 INLINE TARGET void
 tile_ps(const int R, const int G, int K, const float *A, ptrdiff_t lda, const float *b,
-		ptrdiff_t ldb, ptrdiff_t ps, int n, float *C, ptrdiff_t ldc, bool beta)
+		ptrdiff_t ldb, ptrdiff_t ps, int n, float *C, ptrdiff_t ldc, bool beta,
+		const float *bias)
 {
 	__m512		acc[SR512_MR][8];
 	__mmask16	mk[8];
@@ -74,6 +75,9 @@ tile_ps(const int R, const int G, int K, const float *A, ptrdiff_t lda, const fl
 			float	   *c = C + r * ldc + 16 * v;
 			__m512		x = acc[r][v];
 
+			/* the bias as beta 1 adds it from a copy in C: the same one add */
+			if (bias)
+				x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mk[v], bias + 16 * v));
 			if (beta)
 				x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mk[v], c));
 			_mm512_mask_storeu_ps(c, mk[v], x);
@@ -84,7 +88,7 @@ INLINE TARGET void
 tile(const int R, const int G, int K, const float *A, ptrdiff_t lda, const float *b,
 	 ptrdiff_t ldb, int n, float *C, ptrdiff_t ldc, bool beta)
 {
-	tile_ps(R, G, K, A, lda, b, ldb, 32, n, C, ldc, beta);
+	tile_ps(R, G, K, A, lda, b, ldb, 32, n, C, ldc, beta, NULL);
 }
 
 TARGET void
@@ -157,14 +161,15 @@ sr_direct_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b, pt
  */
 TARGET void
 sr_packed_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *bp, int n,
-				 float *C, ptrdiff_t ldc, bool beta)
+				 float *C, ptrdiff_t ldc, bool beta, const float *bias)
 {
 	const ptrdiff_t ps = (ptrdiff_t) K * SR512_NR;
 
 #define PACKED(R, P) \
 	for (int j = 0; j < n; j += SR512_NR * (P)) \
 		tile_ps(R, 2 * (P), K, A, lda, bp + (j / SR512_NR) * ps, SR512_NR, ps, \
-				n - j < SR512_NR * (P) ? n - j : SR512_NR * (P), C + j, ldc, beta); \
+				n - j < SR512_NR * (P) ? n - j : SR512_NR * (P), C + j, ldc, beta, \
+				bias ? bias + j : NULL); \
 	break;
 	switch (m)
 	{
@@ -194,4 +199,29 @@ sr_packed_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *bp, i
 			PACKED(SR512_MR, 1)
 	}
 #undef PACKED
+}
+
+/* one tile of m ≤ SR512_MR rows from a packed panel (n ≤ SR512_NR columns), + bias if given */
+TARGET void
+sr_tile_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b, int n, float *C,
+			   ptrdiff_t ldc, bool beta, const float *bias)
+{
+#define ROWS_CASE(r) case r: tile_ps(r, 2, K, A, lda, b, SR512_NR, 32, n, C, ldc, beta, bias); break;
+	switch (m)
+	{
+		ROWS_CASE(1)
+		ROWS_CASE(2)
+		ROWS_CASE(3)
+		ROWS_CASE(4)
+		ROWS_CASE(5)
+		ROWS_CASE(6)
+		ROWS_CASE(7)
+		ROWS_CASE(8)
+		ROWS_CASE(9)
+		ROWS_CASE(10)
+		ROWS_CASE(11)
+		default:
+			tile_ps(SR512_MR, 2, K, A, lda, b, SR512_NR, 32, n, C, ldc, beta, bias);
+	}
+#undef ROWS_CASE
 }

@@ -55,7 +55,11 @@ void		sr_direct_avx512(int K, const float *A, ptrdiff_t lda, int m, const float 
 /* m ≤ SR512_MR rows, B packed once (tfm_gemm_rows_pack: panels of SR512_NR
  * columns, K rows each, one after the other): n columns */
 void		sr_packed_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *bp,
-							 int n, float *C, ptrdiff_t ldc, bool beta);
+							 int n, float *C, ptrdiff_t ldc, bool beta, const float *bias);
+/* sr_kernel_avx512 on one packed panel, adding bias[0..n) (NULL: none) after the
+ * chain as beta 1 would add it from C: the same bits */
+void		sr_tile_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b, int n,
+						   float *C, ptrdiff_t ldc, bool beta, const float *bias);
 #endif
 
 #endif							/* TFM_SGEMM_ROWS_KERNEL_H */
