@@ -83,9 +83,25 @@ void		tfm_gemm(bool transa, bool transb, int M, int N, int K,
  */
 void		tfm_gemm_rows(int M, int N, int K, const float *A, int lda,
 						  const float *B, int ldb, float beta, float *C, int ldc);
+/*
+ * B (K × N; element [k][j] at B[k·rs + j·cs]) packed once for
+ * tfm_gemm_rows_packed into dst (tfm_gemm_rows_pack_bytes(K, N) bytes,
+ * 64-byte aligned best): panels of 32 columns, K rows each, zeros past N.
+ * tfm_gemm_rows_packed then gives tfm_gemm_rows's bits (on every kernel)
+ * without packing B per call; with bias (NULL: none) C = A·B + bias +
+ * beta·C, each element's chain plus bias[j] as one add, the bits of
+ * tfm_gemm_rows with beta 1 over C rows set to the bias (no copy of it
+ * into C on AVX-512).
+ */
+size_t		tfm_gemm_rows_pack_bytes(int K, int N);
+void		tfm_gemm_rows_pack(float *dst, const float *B, ptrdiff_t rs, ptrdiff_t cs,
+							   int K, int N);
+void		tfm_gemm_rows_packed(int M, int N, int K, const float *A, int lda,
+								 const float *Bp, const float *bias, float beta, float *C,
+								 int ldc);
 /* the plain-C kernel of tfm_gemm_rows on or off (tests; also TFM_SGEMM_FORCE=portable) */
 void		tfm_gemm_rows_force_portable(bool on);
-/* its kernel: "avx2" or "portable" */
+/* its kernel: "avx512", "avx2" or "portable" */
 const char *tfm_gemm_rows_kernel(void);
 
 void		tfm_gemm_strided(int M, int N, int K, float alpha,

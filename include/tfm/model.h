@@ -394,6 +394,8 @@ typedef struct tfm_model
 	float	   *grads;			/* NULL until the first backward pass */
 	struct tfm_lowp_set *lowp;	/* packed matrices for bf16/int8 inference (precision.c) */
 	struct tfm_lowp_set *lowp_train;	/* bf16 copies for mixed-precision training */
+	struct tfm_lowp_set *rows32;	/* fp32 matrices packed for the row-exact products
+									 * of varlen passes (tfm_model_pack_rows) */
 	tfm_weights w;
 	tfm_weights g;
 	tfm_workspace *ws;

@@ -58,6 +58,21 @@ tfm_precision tfm_model_precision(const tfm_model *m);
 size_t		tfm_model_precision_bytes(const tfm_model *m);
 
 /*
+ * fp32 panels: a classifier's (TFM_ARCH_TFM) matrices packed once for the
+ * row-exact products of its varlen passes at fp32 (tfm_gemm_rows_packed:
+ * the same bits as packing each product's B per call, without the copy).
+ * They cost one more copy of those matrices (tfm_model_rows_bytes, about
+ * the encoder's weights; the embeddings are not copied), and they are
+ * read as they were packed: whoever changes the weights (training) drops
+ * them first (tfm_model_drop_rows; tfm_model_set_precision to a packed
+ * precision drops them too).  0; 0 with nothing done for another task or
+ * architecture; TFM_ENOMEM (the passes then pack per product).
+ */
+int			tfm_model_pack_rows(tfm_model *m);
+void		tfm_model_drop_rows(tfm_model *m);
+size_t		tfm_model_rows_bytes(const tfm_model *m);
+
+/*
  * Packed copies shared between processes.  The inference copies of a model
  * at p are one block of tfm_model_precision_block_bytes(m, p) bytes whose
  * layout depends only on the configuration: tfm_model_precision_block is

@@ -87,6 +87,21 @@ test_model(const char *what, tfm_config *c, tfm_precision prec, bool fallback)
 		CHECK(pass(m, &pick[i], 1, alone_l + (size_t) i * C, alone_p + (size_t) i * d) == 0,
 			  "%s: text %d alone", what, i);
 	}
+	/* fp32: again on the matrices' panels packed once (tfm_model_pack_rows) */
+	for (int panels = 0; panels <= (prec == TFM_PREC_FP32); panels++)
+	{
+	if (panels)
+	{
+		CHECK(tfm_model_pack_rows(m) == 0 && tfm_model_rows_bytes(m) > 0, "%s: panels packed", what);
+		for (int i = 0; i < TEXTS; i++)
+		{
+			pick[0] = i;
+			CHECK(pass(m, pick, 1, lo, po) == 0, "%s: text %d alone on panels", what, i);
+			if (memcmp(lo, alone_l + (size_t) i * C, sizeof(float) * C) ||
+				memcmp(po, alone_p + (size_t) i * d, sizeof(float) * d))
+				bad++;
+		}
+	}
 	tfm_rng_seed(&rng, 99);
 	for (int trial = 0; trial < 8; trial++)
 	{
@@ -110,7 +125,15 @@ test_model(const char *what, tfm_config *c, tfm_precision prec, bool fallback)
 				memcmp(po + (size_t) i * d, alone_p + (size_t) pick[i] * d, sizeof(float) * d))
 				bad++;
 	}
-	CHECK(bad == 0, "%s: %d texts in batches differ from their passes alone", what, bad);
+	CHECK(bad == 0, "%s%s: %d texts in batches differ from their passes alone", what,
+		  panels ? " (panels)" : "", bad);
+	}
+	if (prec == TFM_PREC_FP32)
+	{
+		CHECK(tfm_model_set_precision(m, TFM_PREC_BF16) == 0 && tfm_model_rows_bytes(m) == 0,
+			  "%s: a packed precision drops the panels", what);
+		CHECK(tfm_model_set_precision(m, TFM_PREC_FP32) == 0, "%s: back to fp32", what);
+	}
 
 	/* the padded pass of the same texts (fp32): the same function, within rounding */
 	if (prec == TFM_PREC_FP32)
@@ -209,13 +232,71 @@ test_gemm_rows(void)
 					if (memcmp(part, full + (size_t) i0 * N, sizeof(float) * m * N) != 0)
 						bad++;
 				}
+			/* B packed once: every row block the same bits again */
+			{
+				float	   *Bp = aligned_alloc(64, tfm_gemm_rows_pack_bytes(K, N) + 64);
+
+				tfm_gemm_rows_pack(Bp, B, N, 1, K, N);
+				for (int m = 1; m <= M; m += (m < 14 ? 1 : 17))
+					for (int i0 = 0; i0 + m <= M; i0 += (M - m) / 3 + 1)
+					{
+						for (int i = 0; i < m; i++)
+							memcpy(part + (size_t) i * N, bias, sizeof(float) * N);
+						tfm_gemm_rows_packed(m, N, K, A + (size_t) i0 * K, K, Bp, NULL, (float) beta,
+											 part, N);
+						if (memcmp(part, full + (size_t) i0 * N, sizeof(float) * m * N) != 0)
+							bad++;
+						/* beta 1 over the bias = the bias given, C not read */
+						if (beta)
+						{
+							for (int i = 0; i < m * N; i++)
+								part[i] = NAN;
+							tfm_gemm_rows_packed(m, N, K, A + (size_t) i0 * K, K, Bp, bias, 0.0f,
+												 part, N);
+							if (memcmp(part, full + (size_t) i0 * N, sizeof(float) * m * N) != 0)
+								bad++;
+						}
+					}
+				/* and packed from Bᵀ (N × K): the same panels */
+				{
+					float	   *Bt = malloc(sizeof(float) * K * N),
+							   *Bq = aligned_alloc(64, tfm_gemm_rows_pack_bytes(K, N) + 64);
+
+					for (int k = 0; k < K; k++)
+						for (int j = 0; j < N; j++)
+							Bt[(size_t) j * K + k] = B[(size_t) k * N + j];
+					tfm_gemm_rows_pack(Bq, Bt, 1, K, K, N);
+					CHECK(memcmp(Bp, Bq, tfm_gemm_rows_pack_bytes(K, N)) == 0,
+						  "gemm_rows %dx%dx%d: panels of Bᵀ", M, N, K);
+					free(Bt);
+					free(Bq);
+				}
+				free(Bp);
+			}
 			tfm_gemm_rows_force_portable(true);
 			for (int i = 0; i < M; i++)
 				memcpy(port + (size_t) i * N, bias, sizeof(float) * N);
 			tfm_gemm_rows(M, N, K, A, K, B, N, (float) beta, port, N);
-			tfm_gemm_rows_force_portable(false);
 			CHECK(memcmp(port, full, sizeof(float) * M * N) == 0,
 				  "gemm_rows %dx%dx%d beta %d: the plain-C kernel's bits", M, N, K, beta);
+			{
+				float	   *Bp = aligned_alloc(64, tfm_gemm_rows_pack_bytes(K, N) + 64);
+
+				tfm_gemm_rows_pack(Bp, B, N, 1, K, N);
+				for (int i = 0; i < M; i++)
+					memcpy(port + (size_t) i * N, bias, sizeof(float) * N);
+				tfm_gemm_rows_packed(M, N, K, A, K, Bp, NULL, (float) beta, port, N);
+				CHECK(memcmp(port, full, sizeof(float) * M * N) == 0,
+					  "gemm_rows %dx%dx%d beta %d: the plain-C kernel's bits on panels", M, N, K,
+					  beta);
+				if (beta)
+					tfm_gemm_rows_packed(M, N, K, A, K, Bp, bias, 0.0f, port, N);
+				CHECK(memcmp(port, full, sizeof(float) * M * N) == 0,
+					  "gemm_rows %dx%dx%d beta %d: the plain-C kernel's bits on panels", M, N, K,
+					  beta);
+				free(Bp);
+			}
+			tfm_gemm_rows_force_portable(false);
 			for (int i = 0; i < M; i++)
 				for (int j = 0; j < N; j++)
 				{

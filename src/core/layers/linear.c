@@ -54,10 +54,21 @@ tfm_linear_rows_forward(float *out, const float *inp, const float *W, const floa
 						const tfm_lowp_entry *packed)
 {
 	float		beta = 0.0f;
+	/* fp32 panels packed at load (tfm_model_pack_rows): the same bits */
+	const float *p32 = packed && packed->p32 && packed->K == in && packed->N == o ?
+		packed->p32 : NULL;
 
-	if (tfm_lowp_linear_rows(packed, out, inp, b, N, in, o,
-							 act ? tfm_activation_fn(*act) : NULL))
+	if (!p32 && tfm_lowp_linear_rows(packed, out, inp, b, N, in, o,
+									 act ? tfm_activation_fn(*act) : NULL))
 		return;
+	if (p32)
+	{
+		/* the bias added after each chain in the kernels (the bits of beta 1 over its copy) */
+		tfm_gemm_rows_packed(N, o, in, inp, in, p32, b, 0.0f, out, o);
+		if (act)
+			tfm_activation_forward(out, out, (size_t) N * o, *act);
+		return;
+	}
 	if (b)
 	{
 		for (int n = 0; n < N; n++)

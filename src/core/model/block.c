@@ -18,6 +18,8 @@
 
 /* the pass's packed copy of block `layer`'s matrix w->x_w, or NULL (fp32) */
 #define PK(x) (p->packed ? p->packed[layer].x : NULL)
+/* or, in a varlen pass at fp32, its panels for tfm_gemm_rows_packed (NULL: none) */
+#define PKR(x) (p->packed ? p->packed[layer].x : p->panels ? p->panels[layer].x : NULL)
 
 static tfm_attn_shape
 attn_shape(const tfm_config *c, const tfm_stack_pass *p, bool cross, int layer)
@@ -134,11 +136,11 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 								  z.N, z.d, z.eps);
 		u = a->u1;
 	}
-	lin(p, a->qkv, u, w->qkv_w, w->qkv_b, z.N, z.d, 3 * z.d, NULL, PK(qkv));
+	lin(p, a->qkv, u, w->qkv_w, w->qkv_b, z.N, z.d, 3 * z.d, NULL, PKR(qkv));
 	sh = attn_shape(c, p, false, layer);
 	tfm_block_self_attention(a, ws, p, layer, &sh, z.d, z.d, 3 * z.d);
 	lin(p, ws->sub_out, a->cat, w->attn_out_w, w->attn_out_b, z.N, z.d, z.d, NULL,
-		PK(attn_out));
+		PKR(attn_out));
 	tfm_residual_forward(a->r1, in, ws->sub_out, z.nd, pd,
 						 site_key(p->key, layer, SITE_ATTN_OUT));
 	x = a->r1;
@@ -206,13 +208,13 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 	{
 		tfm_activation act = (tfm_activation) c->activation;
 
-		lin(p, a->hact, u, w->ff1_w, w->ff1_b, z.N, z.d, z.f, &act, PK(ff1));
+		lin(p, a->hact, u, w->ff1_w, w->ff1_b, z.N, z.d, z.f, &act, PKR(ff1));
 	}
 	if (pd > 0.0f)
 		tfm_dropout_forward(a->hd, a->hact, (size_t) z.N * z.f, pd,
 							site_key(p->key, layer, SITE_FF_H));
 	lin(p, ws->sub_out, pd > 0.0f ? a->hd : a->hact, w->ff2_w, w->ff2_b, z.N, z.f, z.d, NULL,
-		PK(ff2));
+		PKR(ff2));
 	tfm_residual_forward(pre ? a->out : a->r3, x, ws->sub_out, z.nd, pd,
 						 site_key(p->key, layer, SITE_FF_OUT));
 	if (!pre)

@@ -629,6 +629,7 @@ tfm_model_free(tfm_model *m)
 	workspace_free(m->ws);
 	tfm_lowp_set_free(m->lowp);
 	tfm_lowp_set_free(m->lowp_train);
+	tfm_lowp_set_free(m->rows32);
 	free(m->int4_kept);
 	free(m->info);
 	free(m->absent);

@@ -256,6 +256,7 @@ varlen_forward(tfm_model *m, const tfm_batch *b, const tfm_packed_w *pw)
 	size_t		N = 0,
 				r;
 	const float *pooled;
+	const tfm_packed_w *rows = pw ? NULL : tfm_packed_of(m->rows32);
 
 	for (int i = 0; i < b->B; i++)
 	{
@@ -269,6 +270,8 @@ varlen_forward(tfm_model *m, const tfm_batch *b, const tfm_packed_w *pw)
 	ws->pass_training = false;
 	ws->pass_key = 0;
 	passes(m, b, false, 0, pw, &ep, &dp);
+	if (rows)
+		ep.panels = rows->enc;	/* fp32 products on panels packed at load */
 	ep.B = 1;
 	ep.T = (int) N;
 	ep.seg = b->B;
@@ -301,11 +304,11 @@ varlen_forward(tfm_model *m, const tfm_batch *b, const tfm_packed_w *pw)
 		pooled = y;
 	}
 	tfm_linear_rows_forward(ws->logits, pooled, m->w.cls_w, m->w.cls_b, b->B, d, c->n_classes,
-							NULL, pw ? pw->cls : NULL);
+							NULL, pw ? pw->cls : rows ? rows->cls : NULL);
 	/* a head on every token: the same layer on each of the N rows */
 	if (b->token_logits && c->token_head != TFM_TOKEN_HEAD_NONE)
 		tfm_linear_rows_forward(b->token_logits, top, m->w.cls_w, m->w.cls_b, (int) N, d,
-								c->n_classes, NULL, pw ? pw->cls : NULL);
+								c->n_classes, NULL, pw ? pw->cls : rows ? rows->cls : NULL);
 	m->pooled = ws->pooled;
 	m->hidden = (float *) top;
 	m->logits = ws->logits;

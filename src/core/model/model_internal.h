@@ -120,6 +120,8 @@ typedef struct tfm_stack_pass
 	int			rope_len;		/* longrope: the sequence's length that picks the factors;
 								 * 0 = its last position + 1 (tfm_pass_rope_len) */
 	const tfm_block_packed *packed;	/* per layer, the matrices' packed copies; NULL: fp32 */
+	const tfm_block_packed *panels; /* a varlen pass at fp32: per layer, the matrices'
+									 * panels (tfm_model_pack_rows); NULL: none */
 	/*
 	 * varlen (B 1, T the rows of all): seg texts of seg_len[i] rows each,
 	 * one after the other; attention within each, and every product

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tfm/blas.h"
 #include "tfm/kquant.h"
 #include "tfm/lowp.h"
 #include "tfm/precision.h"
@@ -250,6 +251,7 @@ set_inference(tfm_model *m, tfm_precision p, void *block,
 
 	tfm_lowp_set_free(m->lowp);
 	m->lowp = NULL;
+	tfm_model_drop_rows(m);		/* the packed precision runs the products */
 	s = new_set(m, false, &list);
 	if (!s)
 		goto nomem;
@@ -457,6 +459,61 @@ size_t
 tfm_model_precision_bytes(const tfm_model *m)
 {
 	return m->lowp ? m->lowp->packed_bytes : 0;
+}
+
+/* ---- fp32 panels for the row-exact products ------------------------------ */
+
+int
+tfm_model_pack_rows(tfm_model *m)
+{
+	struct tfm_lowp_set *s;
+	mat		   *list;
+	size_t		off = 0;
+
+	if (m->rows32)
+		return 0;
+	if (m->cfg.task != TFM_TASK_CLASSIFY || m->cfg.arch != TFM_ARCH_TFM)
+		return 0;				/* only block.c's varlen passes read them */
+	s = new_set(m, false, &list);
+	if (!s)
+		return TFM_ENOMEM;
+	for (int i = 0; i < s->n; i++)
+		off += tfm_lowp_align64(tfm_gemm_rows_pack_bytes(list[i].K, list[i].N));
+	s->packed_bytes = off;
+	if (!(s->packed = aligned_alloc(64, off > 0 ? off : 64)))
+	{
+		tfm_lowp_set_free(s);
+		free(list);
+		return TFM_ENOMEM;
+	}
+	off = 0;
+	for (int i = 0; i < s->n; i++)
+	{
+		const mat  *x = &list[i];
+		float	   *dst = (float *) (s->packed + off);
+
+		tfm_gemm_rows_pack(dst, x->W, x->transposed ? 1 : x->N, x->transposed ? x->K : 1,
+						   x->K, x->N);
+		s->e[i].p32 = dst;
+		off += tfm_lowp_align64(tfm_gemm_rows_pack_bytes(x->K, x->N));
+	}
+	s->prec = TFM_PREC_FP32;
+	free(list);
+	m->rows32 = s;
+	return 0;
+}
+
+void
+tfm_model_drop_rows(tfm_model *m)
+{
+	tfm_lowp_set_free(m->rows32);
+	m->rows32 = NULL;
+}
+
+size_t
+tfm_model_rows_bytes(const tfm_model *m)
+{
+	return m->rows32 ? m->rows32->packed_bytes : 0;
 }
 
 /* ---- training copies ------------------------------------------------------ */

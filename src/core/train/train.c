@@ -149,6 +149,8 @@ tfm_trainer_step(tfm_trainer *tr, const tfm_batch *micro, int n,
 		return TFM_STEP_OK;
 
 	tfm_model_zero_grad(m);
+	/* the step changes the weights: fp32 panels packed for inference would go stale */
+	tfm_model_drop_rows(m);
 	/* bf16: this step's weights, rounded once for all its products */
 	tfm_model_train_repack(m);
 	for (int i = 0; i < n; i++)

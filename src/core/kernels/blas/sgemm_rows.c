@@ -15,7 +15,11 @@
  * it stays in L1/L2 while every SR_MR rows of A pass over it.  A product
  * of at most SR_MR rows reads B in place (one pass over it, nothing to
  * reuse); of at most 3 rows, on AVX2,
- * several panels a pass over each row of B (sr_wide_avx2).
+ * several panels a pass over each row of B (sr_wide_avx2).  Or B comes
+ * packed once, when the model is loaded (tfm_gemm_rows_pack: panels of
+ * SR_PW = 32 columns, which the AVX-512 kernels read whole and the AVX2 and
+ * plain-C ones as two halves): tfm_gemm_rows_packed, the same chains, so
+ * the same bits, without a copy of B per call.
  *
  * Kernels: AVX-512 (sgemm_rows_avx512.c: panels of SR512_NR columns,
  * SR512_MR rows a tile, up to 12 rows with B in place) where the CPU has
@@ -150,28 +154,34 @@ pack_panels(float *restrict dst, const float *B, ptrdiff_t ldb, int K, int j0, i
 	}
 }
 
-void
-tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
-			  float beta, float *C, int ldc)
+/*
+ * C = A·B + beta·C with B either in place (B, ldb) or packed once by
+ * tfm_gemm_rows_pack (Bp: panels of SR_PW columns): the same chains, so
+ * the same bits either way
+ */
+static void
+rows_product(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+			 const float *Bp, const float *bias, float beta, float *C, int ldc)
 {
 	const sr_kernel_fn kern = kernel();
-	const bool	add = beta != 0.0f;
 #if defined(__x86_64__)
 	const bool	avx512 = kern == sr_kernel_avx512;
 #else
 	const bool	avx512 = false;
 #endif
-	/* the kernel's tile: rows a call, columns a panel */
+	/* the kernel's tile: rows a call, columns a panel (packed: SR_PW, the AVX2 and
+	 * plain-C kernels taking each half in turn) */
 	const int	mr = avx512 ? SR512_MR : SR_MR,
-				nr = avx512 ? SR512_NR : SR_NR;
+				nr = Bp ? SR_PW : avx512 ? SR512_NR : SR_NR;
 	const int	panels = (N + nr - 1) / nr;
 	int			threads = tfm_get_threads();
 	bool		direct = M <= mr;
 	float	   *buf = NULL;
 	const int	gp = pack_count(K, nr);
 #if defined(__x86_64__)
-	const bool	wide = direct && kern == sr_kernel_avx2;
+	const bool	wide = direct && kern == sr_kernel_avx2 && !Bp;
 #endif
+	bool		add = beta != 0.0f;
 
 	if (M <= 0 || N <= 0)
 		return;
@@ -187,11 +197,23 @@ tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int 
 		for (int i = 0; i < M; i++)
 			for (int j = 0; j < N; j++)
 				C[(size_t) i * ldc + j] *= beta;
+	/*
+	 * a bias: added by the AVX-512 kernels from packed panels after the chain,
+	 * else copied into C first and added as beta 1 — one add either way
+	 */
+	if (bias && (add || !(avx512 && Bp)))
+	{
+		for (int i = 0; i < M; i++)
+			for (int j = 0; j < N; j++)
+				C[(size_t) i * ldc + j] = add ? C[(size_t) i * ldc + j] + bias[j] : bias[j];
+		add = true;
+		bias = NULL;
+	}
 	if (threads > panels)
 		threads = panels;
 	if (2.0 * M * N * K < 2e5)
 		threads = 1;
-	if (!direct)
+	if (!direct && !Bp)
 		buf = aligned_alloc(64, (size_t) threads * gp * K * nr * sizeof(float));
 #pragma omp parallel num_threads(threads) if(threads > 1)
 	{
@@ -204,11 +226,15 @@ tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int 
 #if defined(__x86_64__)
 		if (avx512 && direct && p0 < p1)
 		{
-			/* a few rows, B in place: the thread's columns in passes over each row of B */
+			/* a few rows: the thread's columns in passes over each row of B */
 			int			j0 = p0 * nr,
 						j1 = p1 * nr < N ? p1 * nr : N;
 
-			sr_direct_avx512(K, A, lda, M, B + j0, ldb, j1 - j0, C + j0, ldc, add);
+			if (Bp)
+				sr_packed_avx512(K, A, lda, M, Bp + (size_t) p0 * K * nr, j1 - j0, C + j0, ldc,
+								 add, bias ? bias + j0 : NULL);
+			else
+				sr_direct_avx512(K, A, lda, M, B + j0, ldb, j1 - j0, C + j0, ldc, add);
 			p0 = p1;
 		}
 #endif
@@ -231,7 +257,13 @@ tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int 
 				continue;
 			}
 #endif
-			if (pk)
+			if (Bp)
+			{
+				/* packed at load: zeros past N, so the kernels may read them */
+				bp = Bp + (size_t) p * K * nr;
+				ldbp = nr;
+			}
+			else if (pk)
 			{
 				/* up to gp of this thread's panels packed at once */
 				if (packed0 < 0 || p >= packed0 + gp)
@@ -248,9 +280,69 @@ tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int 
 			else if (n < nr)
 				k = sr_kernel_c;	/* B in place: read no column past N (the same bits) */
 			for (int i0 = 0; i0 < M; i0 += mr)
-				k(K, A + (size_t) i0 * lda, lda, M - i0 < mr ? M - i0 : mr, bp, ldbp, n,
-				  C + (size_t) i0 * ldc + j0, ldc, add);
+			{
+				const float *a = A + (size_t) i0 * lda;
+				float	   *c = C + (size_t) i0 * ldc + j0;
+				int			m = M - i0 < mr ? M - i0 : mr;
+
+#if defined(__x86_64__)
+				if (Bp && avx512)
+					sr_tile_avx512(K, a, lda, m, bp, n, c, ldc, add, bias ? bias + j0 : NULL);
+				else
+#endif
+				if (Bp && !avx512)
+				{
+					/* two halves of SR_NR columns (the second may be past N) */
+					k(K, a, lda, m, bp, ldbp, n < SR_NR ? n : SR_NR, c, ldc, add);
+					if (n > SR_NR)
+						k(K, a, lda, m, bp + SR_NR, ldbp, n - SR_NR, c + SR_NR, ldc, add);
+				}
+				else
+					k(K, a, lda, m, bp, ldbp, n, c, ldc, add);
+			}
 		}
 	}
 	free(buf);
+}
+
+void
+tfm_gemm_rows(int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+			  float beta, float *C, int ldc)
+{
+	rows_product(M, N, K, A, lda, B, ldb, NULL, NULL, beta, C, ldc);
+}
+
+size_t
+tfm_gemm_rows_pack_bytes(int K, int N)
+{
+	return (size_t) ((N + SR_PW - 1) / SR_PW) * K * SR_PW * sizeof(float);
+}
+
+void
+tfm_gemm_rows_pack(float *dst, const float *B, ptrdiff_t rs, ptrdiff_t cs, int K, int N)
+{
+	const int	panels = (N + SR_PW - 1) / SR_PW;
+
+	for (int p = 0; p < panels; p++)
+		for (int k = 0; k < K; k++)
+		{
+			float	   *d = dst + ((size_t) p * K + k) * SR_PW;
+			const float *src = B + k * rs + (ptrdiff_t) p * SR_PW * cs;
+			int			n = N - p * SR_PW < SR_PW ? N - p * SR_PW : SR_PW;
+
+			if (cs == 1)
+				memcpy(d, src, sizeof(float) * n);
+			else
+				for (int j = 0; j < n; j++)
+					d[j] = src[j * cs];
+			if (n < SR_PW)
+				memset(d + n, 0, sizeof(float) * (SR_PW - n));
+		}
+}
+
+void
+tfm_gemm_rows_packed(int M, int N, int K, const float *A, int lda, const float *Bp,
+					 const float *bias, float beta, float *C, int ldc)
+{
+	rows_product(M, N, K, A, lda, NULL, 0, Bp, bias, beta, C, ldc);
 }

@@ -28,13 +28,16 @@ lanes(int n, int v)
 }
 
 /*
- * R rows × G vectors (16·G columns, n of them real), B rows ldb apart:
- * R and G constants in each copy, so the loops unroll and the
- * accumulators stay in registers (R · G ≤ 24).
+ * R rows × G vectors (16·G columns, n of them real), B rows ldb apart;
+ * vectors 2q and 2q + 1 at b + q·ps (ps 32: one run of columns, B in
+ * place; ps K·32: G/2 panels packed one after the other): R and G
+ * constants in each copy, so the loops unroll and the accumulators stay
+ * in registers (R · G ≤ 24).
  */
 INLINE TARGET void
-tile(const int R, const int G, int K, const float *A, ptrdiff_t lda, const float *b,
-	 ptrdiff_t ldb, int n, float *C, ptrdiff_t ldc, bool beta)
+tile_ps(const int R, const int G, int K, const float *A, ptrdiff_t lda, const float *b,
+		ptrdiff_t ldb, ptrdiff_t ps, int n, float *C, ptrdiff_t ldc, bool beta,
+		const float *bias)
 {
 	__m512		acc[SR512_MR][8];
 	__mmask16	mk[8];
@@ -53,7 +56,7 @@ tile(const int R, const int G, int K, const float *A, ptrdiff_t lda, const float
 
 #pragma GCC unroll 8
 		for (int v = 0; v < G; v++)
-			bv[v] = _mm512_maskz_loadu_ps(mk[v], b + 16 * v);
+			bv[v] = _mm512_maskz_loadu_ps(mk[v], b + (v >> 1) * ps + 16 * (v & 1));
 #pragma GCC unroll 12
 		for (int r = 0; r < R; r++)
 		{
@@ -72,10 +75,20 @@ tile(const int R, const int G, int K, const float *A, ptrdiff_t lda, const float
 			float	   *c = C + r * ldc + 16 * v;
 			__m512		x = acc[r][v];
 
+			/* the bias as beta 1 adds it from a copy in C: the same one add */
+			if (bias)
+				x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mk[v], bias + 16 * v));
 			if (beta)
 				x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mk[v], c));
 			_mm512_mask_storeu_ps(c, mk[v], x);
 		}
+}
+
+INLINE TARGET void
+tile(const int R, const int G, int K, const float *A, ptrdiff_t lda, const float *b,
+	 ptrdiff_t ldb, int n, float *C, ptrdiff_t ldc, bool beta)
+{
+	tile_ps(R, G, K, A, lda, b, ldb, 32, n, C, ldc, beta, NULL);
 }
 
 TARGET void
@@ -139,4 +152,76 @@ sr_direct_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b, pt
 			DIRECT(SR512_MR, 2)
 	}
 #undef DIRECT
+}
+
+/*
+ * m ≤ SR512_MR rows from packed panels (tfm_gemm_rows_pack: K × 32 each,
+ * one after the other from bp): n columns, as many panels a pass as the
+ * accumulators allow for m rows (4 for one row), each read in one stream
+ */
+TARGET void
+sr_packed_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *bp, int n,
+				 float *C, ptrdiff_t ldc, bool beta, const float *bias)
+{
+	const ptrdiff_t ps = (ptrdiff_t) K * SR512_NR;
+
+#define PACKED(R, P) \
+	for (int j = 0; j < n; j += SR512_NR * (P)) \
+		tile_ps(R, 2 * (P), K, A, lda, bp + (j / SR512_NR) * ps, SR512_NR, ps, \
+				n - j < SR512_NR * (P) ? n - j : SR512_NR * (P), C + j, ldc, beta, \
+				bias ? bias + j : NULL); \
+	break;
+	switch (m)
+	{
+		case 1:
+			PACKED(1, 4)
+		case 2:
+			PACKED(2, 3)
+		case 3:
+			PACKED(3, 2)
+		case 4:
+			PACKED(4, 2)
+		case 5:
+			PACKED(5, 2)
+		case 6:
+			PACKED(6, 2)
+		case 7:
+			PACKED(7, 1)
+		case 8:
+			PACKED(8, 1)
+		case 9:
+			PACKED(9, 1)
+		case 10:
+			PACKED(10, 1)
+		case 11:
+			PACKED(11, 1)
+		default:
+			PACKED(SR512_MR, 1)
+	}
+#undef PACKED
+}
+
+/* one tile of m ≤ SR512_MR rows from a packed panel (n ≤ SR512_NR columns), + bias if given */
+TARGET void
+sr_tile_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b, int n, float *C,
+			   ptrdiff_t ldc, bool beta, const float *bias)
+{
+#define ROWS_CASE(r) case r: tile_ps(r, 2, K, A, lda, b, SR512_NR, 32, n, C, ldc, beta, bias); break;
+	switch (m)
+	{
+		ROWS_CASE(1)
+		ROWS_CASE(2)
+		ROWS_CASE(3)
+		ROWS_CASE(4)
+		ROWS_CASE(5)
+		ROWS_CASE(6)
+		ROWS_CASE(7)
+		ROWS_CASE(8)
+		ROWS_CASE(9)
+		ROWS_CASE(10)
+		ROWS_CASE(11)
+		default:
+			tile_ps(SR512_MR, 2, K, A, lda, b, SR512_NR, 32, n, C, ldc, beta, bias);
+	}
+#undef ROWS_CASE
 }

@@ -12,6 +12,8 @@
 
 #define SR_MR 6					/* rows of C per kernel call */
 #define SR_NR 16				/* columns of C per kernel call: one panel of B */
+#define SR_PW 32				/* columns a panel of B packed once (tfm_gemm_rows_pack):
+								 * SR512_NR, or two of SR_NR */
 
 /*
  * C[0..m)[0..n) = Σ_k A[r][k]·b[k][j] (+ C if beta, which is 0 or 1) for
@@ -53,6 +55,14 @@ void		sr_kernel_avx512(int K, const float *A, ptrdiff_t lda, int m, const float 
 							 ptrdiff_t ldb, int n, float *C, ptrdiff_t ldc, bool beta);
 void		sr_direct_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b,
 							 ptrdiff_t ldb, int n, float *C, ptrdiff_t ldc, bool beta);
+/* m ≤ SR512_MR rows, B packed once (tfm_gemm_rows_pack: panels of SR512_NR
+ * columns, K rows each, one after the other): n columns */
+void		sr_packed_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *bp,
+							 int n, float *C, ptrdiff_t ldc, bool beta, const float *bias);
+/* sr_kernel_avx512 on one packed panel, adding bias[0..n) (NULL: none) after the
+ * chain as beta 1 would add it from C: the same bits */
+void		sr_tile_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b, int n,
+						   float *C, ptrdiff_t ldc, bool beta, const float *bias);
 #endif
 
 #endif							/* TFM_SGEMM_ROWS_KERNEL_H */

@@ -113,8 +113,8 @@ linear(const tfm_lowp_entry *e, float *out, const float *inp, const float *b, in
 	size_t		need;
 	float		beta = 0.0f;
 
-	if (!e || N <= 0 || e->K != in || e->N != o)
-		return false;
+	if (!e || N <= 0 || e->K != in || e->N != o || e->p32)
+		return false;			/* (an fp32 set's panels: the caller's product) */
 	s = e->set;
 	if (s->prec == TFM_PREC_GGUF)
 		return linear_kq(e, out, inp, b, N, in, o, act);

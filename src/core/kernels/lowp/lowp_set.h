@@ -39,6 +39,8 @@ typedef struct tfm_lowp_entry
 	tfm_int4_weights q4;
 	const tfm_kq_part *kq;		/* TFM_PREC_GGUF: the parts covering its N columns */
 	int			n_kq;			/* (0: not covered, the product runs fp32) */
+	const float *p32;			/* an fp32 set (tfm_model_pack_rows): W packed for
+								 * tfm_gemm_rows_packed; NULL in the others */
 } tfm_lowp_entry;
 
 struct tfm_lowp_set

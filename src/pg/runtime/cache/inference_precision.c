@@ -89,22 +89,29 @@ tfm_apply_precision(tfm_model *m, const TfmModelRow *row)
 	const char *why;
 	tfm_precision p = tfm_inference_precision(row, &why);
 
-	if (tfm_model_precision(m) == p)
-		return;
-	if (tfm_shared_precision(m, row, p))
-		return;
-	if (tfm_pack_model(m, p) != 0 && m->absent)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("model \"%s\" cannot run at %s in this statement: it was loaded for gguf, "
-						"without the float32 values of its GGUF blocks", row->name, tfm_precision_name(p)),
-				 errhint("Run the statement again: the next one loads the model for %s.",
-						 tfm_precision_name(p))));
-	if (tfm_model_precision(m) != p)
-		tfm_report(WARNING, TFM_ENOMEM,
-				   psprintf("out of memory packing model \"%s\" for %s: it runs at fp32",
-							row->name, tfm_precision_name(p)),
-				   NULL, NULL);
+	if (tfm_model_precision(m) != p && !tfm_shared_precision(m, row, p))
+	{
+		if (tfm_pack_model(m, p) != 0 && m->absent)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("model \"%s\" cannot run at %s in this statement: it was loaded for gguf, "
+							"without the float32 values of its GGUF blocks", row->name, tfm_precision_name(p)),
+					 errhint("Run the statement again: the next one loads the model for %s.",
+							 tfm_precision_name(p))));
+		if (tfm_model_precision(m) != p)
+			tfm_report(WARNING, TFM_ENOMEM,
+					   psprintf("out of memory packing model \"%s\" for %s: it runs at fp32",
+								row->name, tfm_precision_name(p)),
+					   NULL, NULL);
+	}
+	/*
+	 * fp32: a classifier's matrices packed once more for its varlen passes'
+	 * products (the same bits; one more copy of the encoder's matrices,
+	 * private to the session: doc/performance.md).  Without the memory the
+	 * products pack per call, as before.
+	 */
+	if (tfm_model_precision(m) == TFM_PREC_FP32)
+		(void) tfm_model_pack_rows(m);
 }
 
 /* for tfm_info(): the precision tfm.precision gives (auto: "auto", each

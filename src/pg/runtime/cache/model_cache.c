@@ -295,6 +295,7 @@ tfm_cache_take(const char *name, TfmModelRow *row)
 		evict(e);
 		/* training runs fp32 and changes the weights: drop packed copies */
 		tfm_model_set_precision(m, TFM_PREC_FP32);
+		tfm_model_drop_rows(m);
 		(void) tfm_model_keep_int4(m, NULL, 0);
 		return m;
 	}
