@@ -181,7 +181,7 @@ KBLIS=$($PSQL -c "SELECT blis_kernels FROM tfm_info()")
 KBF16=$($PSQL -c "SELECT bf16_kernel FROM tfm_info()")
 KINT8=$($PSQL -c "SELECT int8_kernel FROM tfm_info()")
 KINT4=$($PSQL -c "SELECT int4_kernel FROM tfm_info()")
-KKQ=$(grep -q avx2 /proc/cpuinfo && echo avx2 || echo reference)
+KKQ=$($PSQL -c "SELECT coalesce(substring(lowp_kernel_choice from 'gguf blocks: (.*)$'), 'unknown') FROM tfm_info()")
 log "tfm_info(): $INFO; tfm.work_mem $($PSQL -c 'SHOW tfm.work_mem')"
 log "importing (tfm_import_files)"
 $PSQL -F ' ' -c "SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters' FROM tfm_import_files('enc', '$OUT/enc/hf')"
