@@ -66,9 +66,10 @@ size_t		tfm_model_precision_bytes(const tfm_model *m);
  * read as they were packed: whoever changes the weights (training) drops
  * them first (tfm_model_drop_rows; tfm_model_set_precision to a packed
  * precision drops them too).  0; 0 with nothing done for another task or
- * architecture; TFM_ENOMEM (the passes then pack per product).
+ * architecture; TFM_ELIMIT when they would take more than max_bytes (0: no
+ * bound), TFM_ENOMEM (either way the passes then pack per product).
  */
-int			tfm_model_pack_rows(tfm_model *m);
+int			tfm_model_pack_rows(tfm_model *m, size_t max_bytes);
 void		tfm_model_drop_rows(tfm_model *m);
 size_t		tfm_model_rows_bytes(const tfm_model *m);
 

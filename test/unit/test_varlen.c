@@ -92,7 +92,9 @@ test_model(const char *what, tfm_config *c, tfm_precision prec, bool fallback)
 	{
 	if (panels)
 	{
-		CHECK(tfm_model_pack_rows(m) == 0 && tfm_model_rows_bytes(m) > 0, "%s: panels packed", what);
+		CHECK(tfm_model_pack_rows(m, 1) == TFM_ELIMIT && tfm_model_rows_bytes(m) == 0,
+			  "%s: panels over the bound not packed", what);
+		CHECK(tfm_model_pack_rows(m, 0) == 0 && tfm_model_rows_bytes(m) > 0, "%s: panels packed", what);
 		for (int i = 0; i < TEXTS; i++)
 		{
 			pick[0] = i;

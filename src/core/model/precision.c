@@ -464,7 +464,7 @@ tfm_model_precision_bytes(const tfm_model *m)
 /* ---- fp32 panels for the row-exact products ------------------------------ */
 
 int
-tfm_model_pack_rows(tfm_model *m)
+tfm_model_pack_rows(tfm_model *m, size_t max_bytes)
 {
 	struct tfm_lowp_set *s;
 	mat		   *list;
@@ -479,6 +479,12 @@ tfm_model_pack_rows(tfm_model *m)
 		return TFM_ENOMEM;
 	for (int i = 0; i < s->n; i++)
 		off += tfm_lowp_align64(tfm_gemm_rows_pack_bytes(list[i].K, list[i].N));
+	if (max_bytes > 0 && off > max_bytes)
+	{
+		tfm_lowp_set_free(s);
+		free(list);
+		return TFM_ELIMIT;
+	}
 	s->packed_bytes = off;
 	if (!(s->packed = aligned_alloc(64, off > 0 ? off : 64)))
 	{

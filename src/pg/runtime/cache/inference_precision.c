@@ -107,11 +107,12 @@ tfm_apply_precision(tfm_model *m, const TfmModelRow *row)
 	/*
 	 * fp32: a classifier's matrices packed once more for its varlen passes'
 	 * products (the same bits; one more copy of the encoder's matrices,
-	 * private to the session: doc/performance.md).  Without the memory the
+	 * private to the session: doc/reference.md, Memory at fp32), where the
+	 * copy fits in tfm.work_mem.  Otherwise, or without the memory, the
 	 * products pack per call, as before.
 	 */
 	if (tfm_model_precision(m) == TFM_PREC_FP32)
-		(void) tfm_model_pack_rows(m);
+		(void) tfm_model_pack_rows(m, tfm_work_mem_bytes());
 }
 
 /* for tfm_info(): the precision tfm.precision gives (auto: "auto", each
