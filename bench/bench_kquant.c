@@ -1,7 +1,7 @@
 /*
  * bench_kquant.c — GGUF's K-quant blocks run as they are (issue 40): one
  * thread's products of M activation rows with a weight matrix of Q4_K,
- * Q6_K or Q8_0 blocks (the types of a Q4_K_M file), on the shapes of
+ * Q5_K, Q6_K or Q8_0 blocks (the types of Q4_K_M and Q5_K_M files), on the shapes of
  * Llama 3.2 1B (d 2048, d_ff 8192), through each path of
  * src/core/kernels/lowp/kquant: the plain-C reference (one dot product per
  * row), the AVX2 kernel (each weight block unpacked once for KQ_ROWS
@@ -91,8 +91,8 @@ product(int p, uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, con
 int
 main(int argc, char **argv)
 {
-	static const uint32_t types[] = {12, 14, 8};
-	static const char *const type_names[] = {"Q4_K", "Q6_K", "Q8_0"};
+	static const uint32_t types[] = {12, 13, 14, 8};
+	static const char *const type_names[] = {"Q4_K", "Q5_K", "Q6_K", "Q8_0"};
 	int			shapes[8][2] = {{2048, 2048}, {2048, 8192}, {8192, 2048}},	/* K, N */
 				n_shapes = 3;
 	static const char *const names[] = {"reference", "avx2", "avx512vnni"};
@@ -168,7 +168,7 @@ main(int argc, char **argv)
 			for (size_t b = 0; b < wb * N; b++)
 				W[b] = (uint8_t) tfm_rng_below(&rng, 256);
 			for (int j = 0; j < N; j++)
-				for (size_t o = 0; o < wb; o += (t == 12 ? 144 : t == 14 ? 210 : 34))
+				for (size_t o = 0; o < wb; o += (t == 12 ? 144 : t == 13 ? 176 : t == 14 ? 210 : 34))
 				{
 					uint8_t    *blk = W + (size_t) j * wb + o;
 					const uint8_t h[2] = {0x00, 0x1c};	/* fp16 2^-8 */
@@ -178,7 +178,7 @@ main(int argc, char **argv)
 					else
 					{
 						memcpy(blk, h, 2);
-						if (t == 12)
+						if (t == 12 || t == 13)
 							memcpy(blk + 2, h, 2);
 					}
 				}

@@ -1,6 +1,6 @@
 /*
  * kquant_avx512.c — GGUF's quantized blocks run as they are, on AVX-512
- * VNNI, for Q4_K, Q6_K and Q8_0: each weight block is unpacked once into
+ * VNNI, for Q4_K, Q5_K, Q6_K and Q8_0: each weight block is unpacked once into
  * unsigned bytes (64 at a time) and multiplied with up to KQ_ROWS
  * activation rows: vpmaddubsw (the unsigned weight values, at most 63,
  * times the signed activation bytes: pairs at most 2·63·127 = 16,002, no
@@ -10,16 +10,18 @@
  * bit for bit.  Q6_K's −32 offset is taken out as 32 · Σ scale · bsums;
  * Q8_0 signs the activations by the weights.
  *
- * Q4_K and Q6_K also run as tiles of KQ_ROWS rows × KQ_COLS weight rows
+ * Q4_K, Q5_K and Q6_K also run as tiles of KQ_ROWS rows × KQ_COLS weight rows
  * (kq_tile_avx512, what tfm_kq_gemm calls): each weight block unpacked
  * once for the rows, each activation block read once for the columns, the
  * columns' integer sums reduced together and their float steps done in
  * one vector, lane by lane the reference's (bench/bench_kquant: 1.9-2.8×
  * the AVX2 kernel at one row, 1.4-1.7× at four, on the Llama-134M shapes,
- * AMD EPYC Zen 4, loaded machine, fastest of the repetitions).  Q5_K goes
- * to kquant_avx2.c's kernel: a 512-bit version of its one-column form ran
- * at 0.85–1.06× AVX2's speed (bench/bench_kquant, Sapphire Rapids, quiet,
- * 2 December 2026).  Compiled for AVX-512 by function attribute only; kquant_gemm.c
+ * AMD EPYC Zen 4, loaded machine, fastest of the repetitions).  Q5_K runs
+ * as Q4_K's tile with each value's fifth bit (qh) or-ed in; its single
+ * dot product (tfm_kq_dot) goes to kquant_avx2.c's kernel: a 512-bit
+ * version of that one-column form ran at 0.85–1.06× AVX2's speed
+ * (bench/bench_kquant, Sapphire Rapids, quiet, 2 December 2026).
+ * Compiled for AVX-512 by function attribute only; kquant_gemm.c
  * calls it only where lowp_int4_fast() says the CPU has it.
  */
 #include <immintrin.h>
@@ -185,10 +187,12 @@ sum4(__m512i a, __m512i b, __m512i c, __m512i d)
 }
 
 TARGET INLINE void
-tile_q4_k(const int R, int n, const uint8_t *w, size_t wb, int nc, const uint8_t *a, size_t ab,
-		  float *out, size_t ldo)
+tile_q4_k(const int five, const int R, int n, const uint8_t *w, size_t wb, int nc, const uint8_t *a,
+		  size_t ab, float *out, size_t ldo)
 {
-	const __m512i m4 = _mm512_set1_epi8(0x0F);
+	const int	bytes = five ? 176 : 144;
+	const __m512i m4 = _mm512_set1_epi8(0x0F),
+				one = _mm512_set1_epi8(0x01);
 	const __m128i k3f = _mm_set1_epi8(0x3F),
 				k0f = _mm_set1_epi8(0x0F),
 				k03 = _mm_set1_epi8(0x03);
@@ -214,10 +218,10 @@ tile_q4_k(const int R, int n, const uint8_t *w, size_t wb, int nc, const uint8_t
 		 * unpacked as ggml's get_scale_min_k4 does, four columns at once
 		 */
 		{
-			const __m128i x0 = _mm_loadu_si128((const __m128i *) (col[0] + (size_t) i * 144)),
-						x1 = _mm_loadu_si128((const __m128i *) (col[1] + (size_t) i * 144)),
-						x2 = _mm_loadu_si128((const __m128i *) (col[2] + (size_t) i * 144)),
-						x3 = _mm_loadu_si128((const __m128i *) (col[3] + (size_t) i * 144)),
+			const __m128i x0 = _mm_loadu_si128((const __m128i *) (col[0] + (size_t) i * bytes)),
+						x1 = _mm_loadu_si128((const __m128i *) (col[1] + (size_t) i * bytes)),
+						x2 = _mm_loadu_si128((const __m128i *) (col[2] + (size_t) i * bytes)),
+						x3 = _mm_loadu_si128((const __m128i *) (col[3] + (size_t) i * bytes)),
 						t0 = _mm_unpacklo_epi32(x0, x1),
 						t1 = _mm_unpacklo_epi32(x2, x3),
 						t2 = _mm_unpackhi_epi32(x0, x1),
@@ -243,22 +247,45 @@ tile_q4_k(const int R, int n, const uint8_t *w, size_t wb, int nc, const uint8_t
 #pragma GCC unroll 4
 		for (int c = 0; c < KQ_COLS; c++)
 		{
-			const uint8_t *b = col[c] + (size_t) i * 144;
-			const __m512i q0 = _mm512_loadu_si512(b + 16),
-						q1 = _mm512_loadu_si512(b + 80),
+			const uint8_t *b = col[c] + (size_t) i * bytes;
+			const __m512i q0 = _mm512_loadu_si512(b + (five ? 48 : 16)),
+						q1 = _mm512_loadu_si512(b + (five ? 112 : 80)),
 						l0 = _mm512_and_si512(q0, m4),
 						h0 = _mm512_and_si512(_mm512_srli_epi16(q0, 4), m4),
 						l1 = _mm512_and_si512(q1, m4),
 						h1 = _mm512_and_si512(_mm512_srli_epi16(q1, 4), m4),
-						v0 = _mm512_shuffle_i64x2(l0, h0, 0x44),
-						v1 = _mm512_shuffle_i64x2(l0, h0, 0xEE),
-						v2 = _mm512_shuffle_i64x2(l1, h1, 0x44),
-						v3 = _mm512_shuffle_i64x2(l1, h1, 0xEE),
+						n0 = _mm512_shuffle_i64x2(l0, h0, 0x44),
+						n1 = _mm512_shuffle_i64x2(l0, h0, 0xEE),
+						n2 = _mm512_shuffle_i64x2(l1, h1, 0x44),
+						n3 = _mm512_shuffle_i64x2(l1, h1, 0xEE),
 						scc = _mm512_shuffle_i32x4(sc, sc, 0x55 * c),
 						s0 = _mm512_shuffle_epi8(scc, _mm512_load_si512(kq_pair_ctl[0])),
 						s1 = _mm512_shuffle_epi8(scc, _mm512_load_si512(kq_pair_ctl[1])),
 						s2 = _mm512_shuffle_epi8(scc, _mm512_load_si512(kq_pair_ctl[2])),
 						s3 = _mm512_shuffle_epi8(scc, _mm512_load_si512(kq_pair_ctl[3]));
+			__m512i		v0 = n0,
+						v1 = n1,
+						v2 = n2,
+						v3 = n3;
+
+			if (five)
+			{
+				/*
+				 * Q5_K's fifth bits: qh[l] bit 2c for chunk c's low-nibble
+				 * value l, bit 2c + 1 for its high one — the 32 bytes in both
+				 * 256-bit halves, shifted 2c (low half) and 2c + 1 (high)
+				 */
+				const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (b + 16)));
+				__m512i		hb[4];
+
+				for (int k = 0; k < 4; k++)
+					hb[k] = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, _mm512_inserti64x4(
+						_mm512_set1_epi16((short) (2 * k)), _mm256_set1_epi16((short) (2 * k + 1)), 1)), one), 4);
+				v0 = _mm512_or_si512(n0, hb[0]);
+				v1 = _mm512_or_si512(n1, hb[1]);
+				v2 = _mm512_or_si512(n2, hb[2]);
+				v3 = _mm512_or_si512(n3, hb[3]);
+			}
 
 			/* the blocks two groups on (decoding streams the weights from memory) */
 			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb), _MM_HINT_T0);
@@ -433,9 +460,15 @@ kq_tile_avx512(uint32_t type, int n, const uint8_t *w, size_t wb, int nc, const 
 {
 	if (type == KQ_Q4_K && R >= 1 && R <= KQ_ROWS && nc >= 1 && nc <= KQ_COLS)
 	{
-#define T4(r) tile_q4_k(r, n, w, wb, nc, a, ab, out, ldo)
+#define T4(r) tile_q4_k(0, r, n, w, wb, nc, a, ab, out, ldo)
 		KQ_ROWS_CASES(T4);
 #undef T4
+	}
+	if (type == KQ_Q5_K && R >= 1 && R <= KQ_ROWS && nc >= 1 && nc <= KQ_COLS)
+	{
+#define T5(r) tile_q4_k(1, r, n, w, wb, nc, a, ab, out, ldo)
+		KQ_ROWS_CASES(T5);
+#undef T5
 	}
 	if (type == KQ_Q6_K && R >= 1 && R <= KQ_ROWS && nc >= 1 && nc <= KQ_COLS)
 	{

@@ -7,7 +7,7 @@
  * (AVX-512 VNNI, AVX2, AArch64's NEON with or without SDOT, or the
  * reference) for one dot product.  Decoding is
  * M = 1; the AVX-512 path runs tiles of KQ_ROWS rows × KQ_COLS columns
- * (Q4_K and Q6_K: each weight block unpacked once for the rows, each
+ * (Q4_K, Q5_K and Q6_K: each weight block unpacked once for the rows, each
  * activation block read once for the columns, the columns' float steps in
  * one vector), the AVX2 path unpacks each weight block once for KQ_ROWS
  * rows, the reference runs one dot product per row.
@@ -26,7 +26,7 @@ tfm_kq_path(void)
 		return level == 2 ? "neon-dotprod" : level == 1 ? "neon" : "reference";
 	}
 #else
-	return lowp_int4_fast() ? "avx512vnni (Q4_K, Q6_K, Q8_0), avx2 (Q5_K)" : lowp_int4_avx2() ? "avx2" : "reference";
+	return lowp_int4_fast() ? "avx512vnni (Q4_K, Q5_K, Q6_K, Q8_0)" : lowp_int4_avx2() ? "avx2" : "reference";
 #endif
 }
 
