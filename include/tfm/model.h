@@ -441,6 +441,9 @@ typedef struct tfm_model
 	 * blocks since (tfm_model_make_floats).
 	 */
 	uint8_t    *absent;
+	/* how they are made (tfm_model_make_floats, set with absent): precision.c
+	 * calls it when the model leaves gguf, without depending on absent_floats.c */
+	int			(*make_floats) (struct tfm_model *m);
 	size_t		absent_floats;
 	size_t		floats_made;
 	size_t		params_mapped;	/* params is an anonymous mapping of that many bytes

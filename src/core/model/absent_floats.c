@@ -91,6 +91,7 @@ tfm_model_leave_absent(tfm_model *m, const bool *want)
 		if (!m->absent && !(m->absent = calloc(m->n_tensors > 0 ? m->n_tensors : 1, 1)))
 			return -1;
 		m->absent[i] = 1;
+		m->make_floats = tfm_model_make_floats;
 		m->absent_floats += p->size;
 		n++;
 	}

@@ -334,9 +334,9 @@ tfm_model_set_precision_polled(tfm_model *m, tfm_precision p, int (*stop) (void 
 	if (tfm_model_precision(m) == p)
 		return 0;
 	/* away from gguf, the float32 values left to the blocks are made first */
-	if (p != TFM_PREC_GGUF && m->absent)
+	if (p != TFM_PREC_GGUF && m->absent && m->make_floats)
 	{
-		int			rc = tfm_model_make_floats(m);
+		int			rc = m->make_floats(m);
 
 		if (rc != 0)
 			return rc;
