@@ -36,6 +36,7 @@ void		kq_rows_avx2(uint32_t type, int n, const uint8_t *w, const uint8_t *a, siz
 						 int R, float *out);
 void		kq_tile_avx512(uint32_t type, int n, const uint8_t *w, size_t wb, int nc,
 						   const uint8_t *a, size_t ab, int R, float *out, size_t ldo);
+void		kq_act_order_avx512(uint32_t type, uint8_t *act, int M, size_t ab, int K);
 
 #define KQ_ROWS 4
 #define KQ_COLS 4
@@ -44,10 +45,13 @@ void		kq_tile_avx512(uint32_t type, int n, const uint8_t *w, size_t wb, int nc,
 static double seconds = 0.5;
 static bool best = false;		/* --best: the fastest repetition, not the median */
 
-/* C[M][N] through path p: 0 reference, 1 AVX2, 2 AVX-512 VNNI (one thread, tfm_kq_gemm's loops) */
+/*
+ * C[M][N] through path p: 0 reference, 1 AVX2, 2 AVX-512 VNNI (one thread,
+ * tfm_kq_gemm's loops; act_tile the activations in the tile's order)
+ */
 static void
 product(int p, uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, const uint8_t *act,
-		size_t ab, float *C)
+		const uint8_t *act_tile, size_t ab, float *C)
 {
 	if (p == 2)
 	{
@@ -60,7 +64,7 @@ product(int p, uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, con
 				int			R = M - i0 < KQ_ROWS ? M - i0 : KQ_ROWS;
 				float		d[KQ_ROWS * KQ_COLS];
 
-				kq_tile_avx512(t, K, W + (size_t) j * wb, wb, nc, act + (size_t) i0 * ab, ab, R, d, KQ_COLS);
+				kq_tile_avx512(t, K, W + (size_t) j * wb, wb, nc, act_tile + (size_t) i0 * ab, ab, R, d, KQ_COLS);
 				for (int r = 0; r < R; r++)
 					for (int c = 0; c < nc; c++)
 						C[(size_t) (i0 + r) * N + j + c] = d[r * KQ_COLS + c];
@@ -159,7 +163,8 @@ main(int argc, char **argv)
 			float	   *wf = malloc(sizeof(float) * K),
 					   *a = malloc(sizeof(float) * K);
 			uint8_t    *W = malloc(wb * N),
-					   *act = malloc(ab * maxM);
+					   *act = malloc(ab * maxM),
+					   *act_tile = malloc(ab * maxM);
 			float	   *C[3];
 
 			for (int p = 0; p < 3; p++)
@@ -191,6 +196,9 @@ main(int argc, char **argv)
 				else
 					tfm_kq_quantize_q8_K(a, (tfm_block_q8_K *) (act + i * ab), K);
 			}
+			memcpy(act_tile, act, ab * maxM);
+			if (have[2])
+				kq_act_order_avx512(t, act_tile, maxM, ab, K);
 			for (int ri = 0; ri < n_rows; ri++)
 			{
 				const int	M = rows[ri] < maxM ? rows[ri] : maxM;
@@ -201,7 +209,7 @@ main(int argc, char **argv)
 
 				for (int p = 0; p < 3; p++)
 					if (have[p])
-						product(p, t, M, N, K, W, wb, act, ab, C[p]);
+						product(p, t, M, N, K, W, wb, act, act_tile, ab, C[p]);
 				for (int p = 1; p < 3; p++)
 					if (have[p] && memcmp(C[p], C[0], sizeof(float) * (size_t) M * N) != 0)
 					{
@@ -217,7 +225,7 @@ main(int argc, char **argv)
 						{
 							double		t0 = now();
 
-							product(p, t, M, N, K, W, wb, act, ab, C[p]);
+							product(p, t, M, N, K, W, wb, act, act_tile, ab, C[p]);
 							times[p][reps] = now() - t0;
 						}
 					reps++;
@@ -242,6 +250,7 @@ main(int argc, char **argv)
 			free(a);
 			free(W);
 			free(act);
+			free(act_tile);
 			for (int p = 0; p < 3; p++)
 				free(C[p]);
 		}

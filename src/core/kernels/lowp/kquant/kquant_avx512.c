@@ -136,41 +136,45 @@ rows_q8_0(int n, const uint8_t *w, const uint8_t *a, size_t ab, const int R, flo
  * Q4_K for a tile of R activation rows × KQ_COLS weight rows (columns of
  * the output), each weight block unpacked once for the R rows and each
  * activation block read once for the KQ_COLS columns: the 128 bytes of
- * nibbles as four 64-byte vectors in the activations' order (a 32-byte
- * chunk's low nibbles, then its high ones: one 128-bit lane shuffle per
- * vector), vpmaddubsw + vpdpwssd against the sub-blocks' scales (16 int16
- * lanes each, from the twelve bytes unpacked by 32-bit masks as ggml
- * does), the mins against the activations' pair sums of bsums; then the
- * KQ_COLS columns' integer sums reduced together (vphaddd) and the float
- * step of kquant_internal.h done for the KQ_COLS columns in one 128-bit
- * vector, each lane's operations those of the reference in its order.
- * Columns past nc repeat the last one and are not stored.
+ * nibbles as four 64-byte vectors as they lie (two 32-byte chunks' low
+ * nibbles, then their high ones), the activations put in that order once
+ * per product (kq_act_order_avx512), vpmaddubsw + vpdpwssd against the
+ * sub-blocks' scales (16 int16 lanes each, from the twelve bytes unpacked
+ * by 32-bit masks as ggml does), the mins against the activations' pair
+ * sums of bsums; then the KQ_COLS columns' integer sums reduced together
+ * (vphaddd) and the float step of kquant_internal.h done for the KQ_COLS
+ * columns in one 128-bit vector, each lane's operations those of the
+ * reference in its order.  Columns past nc repeat the last one and are
+ * not stored.
  */
 /*
  * vpshufb controls: from the eight int16 scales in every 128-bit lane,
- * scale 2k in lanes 0-1 (the chunk's low nibbles), 2k + 1 in lanes 2-3
+ * scale a in lanes 0-1 (int16 lanes 0-15 of a product: the vector's
+ * first 32 values), scale b in lanes 2-3
  */
-#define KQ_PAIR(k) \
-	{4 * (k), 4 * (k) + 1, 4 * (k), 4 * (k) + 1, 4 * (k), 4 * (k) + 1, 4 * (k), 4 * (k) + 1, \
-	 4 * (k), 4 * (k) + 1, 4 * (k), 4 * (k) + 1, 4 * (k), 4 * (k) + 1, 4 * (k), 4 * (k) + 1, \
-	 4 * (k), 4 * (k) + 1, 4 * (k), 4 * (k) + 1, 4 * (k), 4 * (k) + 1, 4 * (k), 4 * (k) + 1, \
-	 4 * (k), 4 * (k) + 1, 4 * (k), 4 * (k) + 1, 4 * (k), 4 * (k) + 1, 4 * (k), 4 * (k) + 1, \
-	 4 * (k) + 2, 4 * (k) + 3, 4 * (k) + 2, 4 * (k) + 3, 4 * (k) + 2, 4 * (k) + 3, 4 * (k) + 2, 4 * (k) + 3, \
-	 4 * (k) + 2, 4 * (k) + 3, 4 * (k) + 2, 4 * (k) + 3, 4 * (k) + 2, 4 * (k) + 3, 4 * (k) + 2, 4 * (k) + 3, \
-	 4 * (k) + 2, 4 * (k) + 3, 4 * (k) + 2, 4 * (k) + 3, 4 * (k) + 2, 4 * (k) + 3, 4 * (k) + 2, 4 * (k) + 3, \
-	 4 * (k) + 2, 4 * (k) + 3, 4 * (k) + 2, 4 * (k) + 3, 4 * (k) + 2, 4 * (k) + 3, 4 * (k) + 2, 4 * (k) + 3}
+#define KQ_B2(a) 2 * (a), 2 * (a) + 1
+#define KQ_B8(a) KQ_B2(a), KQ_B2(a), KQ_B2(a), KQ_B2(a), KQ_B2(a), KQ_B2(a), KQ_B2(a), KQ_B2(a)
+#define KQ_PAIR(a, b) {KQ_B8(a), KQ_B8(a), KQ_B8(b), KQ_B8(b)}
 /*
- * groups of KQ_COLS weight rows ahead that the Q4_K tile prefetches
- * (bench_kquant, 768 x 32000 and 2048 x 8192, one row: 2.1-2.4x AVX2
- * without, 2.2-2.95x with; the same in the Q6_K tile was slower, 0.65-0.82x
- * AVX2 against 0.9-1.14x, so it has none)
+ * groups of KQ_COLS weight rows ahead that the tiles prefetch, where a
+ * weight row has at least KQ4_PF_MIN bytes (Q4_K, Q5_K) — every row for
+ * Q6_K.  bench/bench_decode_step (a Llama-134M Q4_K_M step streamed from
+ * memory, one thread, Zen 4, loaded machine, fastest of 8 alternated
+ * runs): Q6_K's ffn_down (2048 × 768) 2.3 → 1.4 ms and its head (768 ×
+ * 32000) 2.5 → 2.1-2.4 ms with the prefetch; Q4_K's 432-byte rows (768
+ * columns) 0.82 → 0.74-0.75 ms for ffn_gate without it, the hardware's
+ * prefetcher keeping up with four rows that short.  (bench_kquant, whose
+ * weights stay in L3, measures no gain: its products never wait on memory.)
  */
 #ifndef KQ_PF
 #define KQ_PF 2
 #endif
+#ifndef KQ4_PF_MIN
+#define KQ4_PF_MIN 1024
+#endif
 
 static const uint8_t kq_pair_ctl[4][64] __attribute__((aligned(64))) = {
-	KQ_PAIR(0), KQ_PAIR(1), KQ_PAIR(2), KQ_PAIR(3)
+	KQ_PAIR(0, 2), KQ_PAIR(1, 3), KQ_PAIR(4, 6), KQ_PAIR(5, 7)
 };
 
 /* four zmm of int32 to their four sums, in one xmm */
@@ -250,47 +254,48 @@ tile_q4_k(const int five, const int R, int n, const uint8_t *w, size_t wb, int n
 			const uint8_t *b = col[c] + (size_t) i * bytes;
 			const __m512i q0 = _mm512_loadu_si512(b + (five ? 48 : 16)),
 						q1 = _mm512_loadu_si512(b + (five ? 112 : 80)),
-						l0 = _mm512_and_si512(q0, m4),
-						h0 = _mm512_and_si512(_mm512_srli_epi16(q0, 4), m4),
-						l1 = _mm512_and_si512(q1, m4),
-						h1 = _mm512_and_si512(_mm512_srli_epi16(q1, 4), m4),
-						n0 = _mm512_shuffle_i64x2(l0, h0, 0x44),
-						n1 = _mm512_shuffle_i64x2(l0, h0, 0xEE),
-						n2 = _mm512_shuffle_i64x2(l1, h1, 0x44),
-						n3 = _mm512_shuffle_i64x2(l1, h1, 0xEE),
 						scc = _mm512_shuffle_i32x4(sc, sc, 0x55 * c),
 						s0 = _mm512_shuffle_epi8(scc, _mm512_load_si512(kq_pair_ctl[0])),
 						s1 = _mm512_shuffle_epi8(scc, _mm512_load_si512(kq_pair_ctl[1])),
 						s2 = _mm512_shuffle_epi8(scc, _mm512_load_si512(kq_pair_ctl[2])),
 						s3 = _mm512_shuffle_epi8(scc, _mm512_load_si512(kq_pair_ctl[3]));
-			__m512i		v0 = n0,
-						v1 = n1,
-						v2 = n2,
-						v3 = n3;
+			/* the nibbles as they lie: the activations are in this order */
+			__m512i		v0 = _mm512_and_si512(q0, m4),
+						v1 = _mm512_and_si512(_mm512_srli_epi16(q0, 4), m4),
+						v2 = _mm512_and_si512(q1, m4),
+						v3 = _mm512_and_si512(_mm512_srli_epi16(q1, 4), m4);
 
 			if (five)
 			{
 				/*
 				 * Q5_K's fifth bits: qh[l] bit 2c for chunk c's low-nibble
 				 * value l, bit 2c + 1 for its high one — the 32 bytes in both
-				 * 256-bit halves, shifted 2c (low half) and 2c + 1 (high)
+				 * 256-bit halves, vector k's halves shifted by its two
+				 * chunks' bits
 				 */
 				const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *) (b + 16)));
 				__m512i		hb[4];
 
 				for (int k = 0; k < 4; k++)
+				{
+					const int	lo = (k & 1) + 4 * (k >> 1);
+
 					hb[k] = _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, _mm512_inserti64x4(
-						_mm512_set1_epi16((short) (2 * k)), _mm256_set1_epi16((short) (2 * k + 1)), 1)), one), 4);
-				v0 = _mm512_or_si512(n0, hb[0]);
-				v1 = _mm512_or_si512(n1, hb[1]);
-				v2 = _mm512_or_si512(n2, hb[2]);
-				v3 = _mm512_or_si512(n3, hb[3]);
+						_mm512_set1_epi16((short) lo), _mm256_set1_epi16((short) (lo + 2)), 1)), one), 4);
+				}
+				v0 = _mm512_or_si512(v0, hb[0]);
+				v1 = _mm512_or_si512(v1, hb[1]);
+				v2 = _mm512_or_si512(v2, hb[2]);
+				v3 = _mm512_or_si512(v3, hb[3]);
 			}
 
-			/* the blocks two groups on (decoding streams the weights from memory) */
-			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb), _MM_HINT_T0);
-			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb + 64), _MM_HINT_T0);
-			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb + 128), _MM_HINT_T0);
+			/* the blocks KQ_PF groups on (decoding streams the weights from memory) */
+			if (wb >= KQ4_PF_MIN)
+			{
+				_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb), _MM_HINT_T0);
+				_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb + 64), _MM_HINT_T0);
+				_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb + 128), _MM_HINT_T0);
+			}
 #pragma GCC unroll 4
 			for (int r = 0; r < R; r++)
 			{
@@ -395,6 +400,10 @@ tile_q6_k(const int R, int n, const uint8_t *w, size_t wb, int nc, const uint8_t
 			const __m512i scales = _mm512_zextsi256_si512(sc16[c] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) (b + 192))));
 
 			memcpy(dh + c, b + 208, 2);
+			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb), _MM_HINT_T0);
+			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb + 64), _MM_HINT_T0);
+			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb + 128), _MM_HINT_T0);
+			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb + 192), _MM_HINT_T0);
 			for (int r = 0; r < R; r++)
 				acc[r][c] = _mm512_setzero_si512();
 #pragma GCC unroll 2
@@ -449,10 +458,39 @@ tile_q6_k(const int R, int n, const uint8_t *w, size_t wb, int nc, const uint8_t
 }
 
 /*
+ * Q4_K's and Q5_K's activation blocks in the tile's order: in every 128
+ * values, values 32-63 and 64-95 trade places, so that a 64-byte vector of
+ * a weight block's nibbles (the low nibbles of two 32-byte chunks, or
+ * their high ones) meets the values it multiplies without a shuffle; d
+ * and bsums stay as they are.  M rows, ab bytes apart.
+ */
+TARGET void
+kq_act_order_avx512(uint32_t type, uint8_t *act, int M, size_t ab, int K)
+{
+	if (type != KQ_Q4_K && type != KQ_Q5_K)
+		return;
+	for (int r = 0; r < M; r++)
+		for (int i = 0; i < K / TFM_QK_K; i++)
+		{
+			int8_t	   *q = ((tfm_block_q8_K *) (act + (size_t) r * ab) + i)->qs;
+
+			for (int h = 0; h < TFM_QK_K; h += 128)
+			{
+				const __m256i a = _mm256_loadu_si256((const __m256i *) (q + h + 32)),
+							b = _mm256_loadu_si256((const __m256i *) (q + h + 64));
+
+				_mm256_storeu_si256((__m256i *) (q + h + 32), b);
+				_mm256_storeu_si256((__m256i *) (q + h + 64), a);
+			}
+		}
+}
+
+/*
  * out[r·ldo + c] = the dot product of weight row c (w + c·wb, c < nc ≤
  * KQ_COLS) with activation row r (R ≤ KQ_ROWS rows, ab bytes apart):
- * tfm_kq_dot_ref's bits; Q4_K by the tile above, the other types one
- * column at a time
+ * tfm_kq_dot_ref's bits, Q4_K's and Q5_K's activations in the tile's
+ * order (kq_act_order_avx512); Q4_K, Q5_K and Q6_K by the tiles above, Q8_0
+ * one column at a time
  */
 TARGET void
 kq_tile_avx512(uint32_t type, int n, const uint8_t *w, size_t wb, int nc, const uint8_t *a,

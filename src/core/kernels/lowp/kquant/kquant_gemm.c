@@ -162,6 +162,8 @@ tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
 		/* tiles of KQ_ROWS rows × KQ_COLS columns */
 		const int	groups = (N + KQ_COLS - 1) / KQ_COLS;
 
+		kq_act_order_avx512(t, act, M, ab, K);
+
 #pragma omp parallel for num_threads(threads) if(threads > 1 && flops > 1e5) schedule(static)
 		for (int g = 0; g < groups; g++)
 		{

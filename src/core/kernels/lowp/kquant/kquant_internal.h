@@ -103,11 +103,14 @@ void		kq_rows_avx512(uint32_t type, int n, const uint8_t *w, const uint8_t *a, s
 #define KQ_COLS 4
 /*
  * out[r·ldo + c] for R ≤ KQ_ROWS activation rows and nc ≤ KQ_COLS weight
- * rows wb bytes apart: kq_rows_avx512's bits (kquant_avx512.c; Q4_K as a
- * tile, each block of both read once)
+ * rows wb bytes apart: kq_rows_avx512's bits (kquant_avx512.c; Q4_K, Q5_K
+ * and Q6_K as tiles, each block of both read once; Q4_K's and Q5_K's
+ * activations in the order kq_act_order_avx512 puts them)
  */
 void		kq_tile_avx512(uint32_t type, int n, const uint8_t *w, size_t wb, int nc,
 						   const uint8_t *a, size_t ab, int R, float *out, size_t ldo);
+/* Q4_K's and Q5_K's activation rows put in kq_tile_avx512's order, in place */
+void		kq_act_order_avx512(uint32_t type, uint8_t *act, int M, size_t ab, int K);
 #elif defined(__aarch64__)
 /* the same on AArch64 (kquant_neon.c): plain NEON, and SDOT (FEAT_DotProd) */
 void		kq_rows_neon(uint32_t type, int n, const uint8_t *w, const uint8_t *a, size_t ab,
