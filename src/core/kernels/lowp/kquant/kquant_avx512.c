@@ -156,22 +156,21 @@ rows_q8_0(int n, const uint8_t *w, const uint8_t *a, size_t ab, const int R, flo
 #define KQ_B8(a) KQ_B2(a), KQ_B2(a), KQ_B2(a), KQ_B2(a), KQ_B2(a), KQ_B2(a), KQ_B2(a), KQ_B2(a)
 #define KQ_PAIR(a, b) {KQ_B8(a), KQ_B8(a), KQ_B8(b), KQ_B8(b)}
 /*
- * groups of KQ_COLS weight rows ahead that the tiles prefetch, where a
- * weight row has at least KQ4_PF_MIN bytes (Q4_K, Q5_K) — every row for
- * Q6_K.  bench/bench_decode_step (a Llama-134M Q4_K_M step streamed from
- * memory, one thread, Zen 4, loaded machine, fastest of 8 alternated
- * runs): Q6_K's ffn_down (2048 × 768) 2.3 → 1.4 ms and its head (768 ×
- * 32000) 2.5 → 2.1-2.4 ms with the prefetch; Q4_K's 432-byte rows (768
- * columns) 0.82 → 0.74-0.75 ms for ffn_gate without it, the hardware's
- * prefetcher keeping up with four rows that short.  (bench_kquant, whose
- * weights stay in L3, measures no gain: its products never wait on memory.)
+ * groups of KQ_COLS weight rows ahead that the tiles prefetch, into L2
+ * (decoding streams the weights from memory, and the tiles' work per byte
+ * left no room for the hardware's prefetcher alone).  bench/bench_decode_step
+ * (a Llama-134M Q4_K_M step's products streamed from memory, one thread,
+ * AMD Zen 4, load 7, fastest of 6 alternated runs; a plain read of the
+ * same 71 MB 3.0-3.4 ms): 6.6 ms with the former prefetch (into L1, two
+ * groups ahead, Q4_K only), 3.9-4.4 ms with this one, 4.4-4.8 ms with 2
+ * groups, 4.3-4.4 with 6 or 8, no difference between L2 and L3 hints.
+ * (bench_kquant, whose weights stay in L3, does not see it: its products
+ * never wait on memory.)
  */
 #ifndef KQ_PF
-#define KQ_PF 2
+#define KQ_PF 4
 #endif
-#ifndef KQ4_PF_MIN
-#define KQ4_PF_MIN 1024
-#endif
+#define KQ_PF_HINT _MM_HINT_T1
 
 static const uint8_t kq_pair_ctl[4][64] __attribute__((aligned(64))) = {
 	KQ_PAIR(0, 2), KQ_PAIR(1, 3), KQ_PAIR(4, 6), KQ_PAIR(5, 7)
@@ -289,13 +288,10 @@ tile_q4_k(const int five, const int R, int n, const uint8_t *w, size_t wb, int n
 				v3 = _mm512_or_si512(v3, hb[3]);
 			}
 
-			/* the blocks KQ_PF groups on (decoding streams the weights from memory) */
-			if (wb >= KQ4_PF_MIN)
-			{
-				_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb), _MM_HINT_T0);
-				_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb + 64), _MM_HINT_T0);
-				_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb + 128), _MM_HINT_T0);
-			}
+			/* the blocks KQ_PF groups on */
+			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb), KQ_PF_HINT);
+			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb + 64), KQ_PF_HINT);
+			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb + 128), KQ_PF_HINT);
 #pragma GCC unroll 4
 			for (int r = 0; r < R; r++)
 			{
@@ -400,10 +396,10 @@ tile_q6_k(const int R, int n, const uint8_t *w, size_t wb, int nc, const uint8_t
 			const __m512i scales = _mm512_zextsi256_si512(sc16[c] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) (b + 192))));
 
 			memcpy(dh + c, b + 208, 2);
-			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb), _MM_HINT_T0);
-			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb + 64), _MM_HINT_T0);
-			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb + 128), _MM_HINT_T0);
-			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb + 192), _MM_HINT_T0);
+			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb), KQ_PF_HINT);
+			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb + 64), KQ_PF_HINT);
+			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb + 128), KQ_PF_HINT);
+			_mm_prefetch((const char *) (b + KQ_PF * KQ_COLS * wb + 192), KQ_PF_HINT);
 			for (int r = 0; r < R; r++)
 				acc[r][c] = _mm512_setzero_si512();
 #pragma GCC unroll 2
