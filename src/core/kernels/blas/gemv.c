@@ -110,10 +110,103 @@ typedef float lanes __attribute__((vector_size(DOT_W * sizeof(float))));
 /* an unaligned load of DOT_W floats */
 #define LOAD_LANES(v, p) memcpy(&(v), (p), sizeof(lanes))
 
+typedef float half_lanes __attribute__((vector_size(DOT_W / 2 * sizeof(float))));
+typedef float quarter_lanes __attribute__((vector_size(DOT_W / 4 * sizeof(float))));
+
+/* the DOT_W (16) lanes' sum, halves added pairwise (16 → 8 → 4 → 2 → 1) */
+static inline __attribute__((always_inline)) float
+lanes_sum(lanes v)
+{
+	half_lanes	h = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+		__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+	quarter_lanes q = __builtin_shufflevector(h, h, 0, 1, 2, 3) +
+		__builtin_shufflevector(h, h, 4, 5, 6, 7);
+
+	return (q[0] + q[2]) + (q[1] + q[3]);
+}
+
+/* C[j] for one row of A: lanes_sum's order, four columns side by side */
+static inline __attribute__((always_inline)) void
+dot_one_row(int K, float alpha, const float *A, const float *B, ptrdiff_t ldb, float beta,
+			float *C, int j0, int j1)
+{
+	const int	kv = K / DOT_W * DOT_W;
+	int			j = j0;
+
+	for (; j + 4 <= j1; j += 4)
+	{
+		const float *b0 = B + (size_t) j * ldb,
+				   *b1 = b0 + ldb,
+				   *b2 = b1 + ldb,
+				   *b3 = b2 + ldb;
+		lanes		c0 = {0},
+					c1 = {0},
+					c2 = {0},
+					c3 = {0};
+		float		s[4];
+
+		for (int k = 0; k < kv; k += DOT_W)
+		{
+			lanes		va,
+						v0,
+						v1,
+						v2,
+						v3;
+
+			LOAD_LANES(va, A + k);
+			LOAD_LANES(v0, b0 + k);
+			LOAD_LANES(v1, b1 + k);
+			LOAD_LANES(v2, b2 + k);
+			LOAD_LANES(v3, b3 + k);
+			c0 += va * v0;
+			c1 += va * v1;
+			c2 += va * v2;
+			c3 += va * v3;
+		}
+		s[0] = lanes_sum(c0);
+		s[1] = lanes_sum(c1);
+		s[2] = lanes_sum(c2);
+		s[3] = lanes_sum(c3);
+		for (int u = 0; u < 4; u++)
+		{
+			const float *b = b0 + (size_t) u * ldb;
+			float		x = s[u];
+
+			for (int k = kv; k < K; k++)
+				x += A[k] * b[k];
+			x *= alpha;
+			C[j + u] = beta == 0.0f ? x : x + beta * C[j + u];
+		}
+	}
+	for (; j < j1; j++)
+	{
+		const float *b = B + (size_t) j * ldb;
+		lanes		c = {0};
+		float		x;
+
+		for (int k = 0; k < kv; k += DOT_W)
+		{
+			lanes		va,
+						vb;
+
+			LOAD_LANES(va, A + k);
+			LOAD_LANES(vb, b + k);
+			c += va * vb;
+		}
+		x = lanes_sum(c);
+		for (int k = kv; k < K; k++)
+			x += A[k] * b[k];
+		x *= alpha;
+		C[j] = beta == 0.0f ? x : x + beta * C[j];
+	}
+}
+
 /*
  * columns [j0, j1) of C's R rows, C[m][j] = A[m] · (row j of B): each row
- * of B is loaded once for the R dot products, summed in DOT_W lanes (then
- * the lanes, then the tail): a fixed order
+ * of B is loaded once for the R dot products, summed in DOT_W lanes in k
+ * order, then the lanes pairwise (lanes_sum), then the tail: a fixed
+ * order; one row of A (decoding's attention scores, a head's logits) by
+ * dot_one_row, in the same order
  */
 static inline __attribute__((always_inline)) void
 dot_block(const int R, int K, float alpha, const float *A, ptrdiff_t lda,
@@ -122,6 +215,11 @@ dot_block(const int R, int K, float alpha, const float *A, ptrdiff_t lda,
 {
 	int			kv = K / DOT_W * DOT_W;
 
+	if (R == 1)
+	{
+		dot_one_row(K, alpha, A, B, ldb, beta, C, j0, j1);
+		return;
+	}
 	for (int j = j0; j < j1; j++)
 	{
 		const float *b = B + (size_t) j * ldb;
@@ -143,11 +241,9 @@ dot_block(const int R, int K, float alpha, const float *A, ptrdiff_t lda,
 		}
 		for (int m = 0; m < R; m++)
 		{
-			float		s = 0.0f;
+			float		s = lanes_sum(acc[m]);
 			float	   *c = C + m * ldc + j;
 
-			for (int l = 0; l < DOT_W; l++)
-				s += acc[m][l];
 			for (int k = kv; k < K; k++)
 				s += A[m * lda + k] * b[k];
 			s *= alpha;
@@ -199,7 +295,16 @@ tfm_gemv_rows(int threads, bool transb, int M, int N, int K, float alpha,
 	tasks = (double) N * K * M < 65536.0 ? 1 : threads;
 	if (tasks > (N + 15) / 16)
 		tasks = (N + 15) / 16;
-#pragma omp parallel for num_threads(tasks) if(tasks > 1) schedule(static)
+	if (tasks <= 1)
+	{
+		/* no parallel region: libgomp's team of one costs more than a small product */
+		if (transb)
+			dot_cols(M, K, alpha, A, lda, B, ldb, beta, C, ldc, 0, N);
+		else
+			axpy_cols(M, K, alpha, A, lda, B, ldb, beta, C, ldc, 0, N);
+		return;
+	}
+#pragma omp parallel for num_threads(tasks) schedule(static)
 	for (int t = 0; t < tasks; t++)
 	{
 		int			per = ((N + 15) / 16 + tasks - 1) / tasks * 16;
