@@ -12,6 +12,8 @@
  * one vector), the AVX2 path unpacks each weight block once for KQ_ROWS
  * rows, the reference runs one dot product per row.
  */
+#include <omp.h>
+
 #include "kquant_internal.h"
 #include "tfm/lowp.h"
 #include "../lowp_internal.h"
@@ -133,6 +135,31 @@ store(float *c, float v, float alpha, float beta)
 	*c = x;
 }
 
+#if !defined(__aarch64__)
+/* groups [g0, g1) of KQ_COLS columns, every row, through the AVX-512 tiles */
+static void
+tile_groups(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, const uint8_t *act,
+			size_t ab, float alpha, float beta, float *C, ptrdiff_t ldc, int g0, int g1)
+{
+	for (int g = g0; g < g1; g++)
+	{
+		const int	j0 = g * KQ_COLS,
+					nc = N - j0 < KQ_COLS ? N - j0 : KQ_COLS;
+
+		for (int i0 = 0; i0 < M; i0 += KQ_ROWS)
+		{
+			const int	R = M - i0 < KQ_ROWS ? M - i0 : KQ_ROWS;
+			float		d[KQ_ROWS * KQ_COLS];
+
+			kq_tile_avx512(t, K, W + (size_t) j0 * wb, wb, nc, act + i0 * ab, ab, R, d, KQ_COLS);
+			for (int r = 0; r < R; r++)
+				for (int c = 0; c < nc; c++)
+					store(C + (i0 + r) * ldc + j0 + c, d[r * KQ_COLS + c], alpha, beta);
+		}
+	}
+}
+#endif
+
 bool
 tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
 			const uint8_t *W, float alpha, float beta, float *C, ptrdiff_t ldc,
@@ -163,23 +190,21 @@ tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
 		const int	groups = (N + KQ_COLS - 1) / KQ_COLS;
 
 		kq_act_order_avx512(t, act, M, ab, K);
-
-#pragma omp parallel for num_threads(threads) if(threads > 1 && flops > 1e5) schedule(static)
-		for (int g = 0; g < groups; g++)
+		if (threads <= 1 || flops <= 1e5)
 		{
-			const int	j0 = g * KQ_COLS,
-						nc = N - j0 < KQ_COLS ? N - j0 : KQ_COLS;
+			/* no parallel region: libgomp's team of one costs ~0.5 µs a call */
+			tile_groups(t, M, N, K, W, wb, act, ab, alpha, beta, C, ldc, 0, groups);
+			return true;
+		}
+#pragma omp parallel num_threads(threads)
+		{
+			const int	nt = omp_get_num_threads(),
+						me = omp_get_thread_num(),
+						per = (groups + nt - 1) / nt,
+						g0 = me * per < groups ? me * per : groups,
+						g1 = g0 + per < groups ? g0 + per : groups;
 
-			for (int i0 = 0; i0 < M; i0 += KQ_ROWS)
-			{
-				const int	R = M - i0 < KQ_ROWS ? M - i0 : KQ_ROWS;
-				float		d[KQ_ROWS * KQ_COLS];
-
-				kq_tile_avx512(t, K, W + (size_t) j0 * wb, wb, nc, act + i0 * ab, ab, R, d, KQ_COLS);
-				for (int r = 0; r < R; r++)
-					for (int c = 0; c < nc; c++)
-						store(C + (i0 + r) * ldc + j0 + c, d[r * KQ_COLS + c], alpha, beta);
-			}
+			tile_groups(t, M, N, K, W, wb, act, ab, alpha, beta, C, ldc, g0, g1);
 		}
 		return true;
 	}
