@@ -1,5 +1,5 @@
 // llama_probs.mjs — llama.cpp's greedy path with its probabilities, for
-// comparing greedy ids near ties (bench/peers/near_tie.sh): the generation
+// comparing greedy ids near ties (q4km_rounding.py --llama): the generation
 // prompt of prompts.json, then N greedy tokens, printing per step the
 // chosen id and the top K (id, probability) pairs of llama.cpp's
 // distribution (node-llama-cpp's evaluateWithMetadata, temperature 0).

@@ -447,7 +447,7 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_gguf_ids)" "$(get gen_llama_${th}_Q4_K_M_ids)");"; done
   echo -n " tfm gguf = llama.cpp Q4_K_M computed in F32 (F32 cache, flash attention off):"
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_gguf_ids)" "$(get gen_llama_${TH1}_q4km_exact_ids)");"; done
-  echo
+  echo " (with Q8_K activations float rounding flips quantized integers, so ids part at near ties: llama.cpp's own AVX2 and AVX-512 builds do; q4km_rounding.py and doc/performance.md measure it)"
   f=$(get q4km_file)
   [ -n "$f" ] && echo "Q4_K_M file: $f bytes, imported in $(get import_q4km) s; its rows $(get q4km_rows) bytes ($(ratio "$(get q4km_rows)" "$f") the file: the kept blocks $(get q4km_blocks) bytes, $(ratio "$(get q4km_blocks)" "$f"), the rest the float32 values of the tensors not stored as blocks: the norms)."
   fi
