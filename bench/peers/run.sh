@@ -432,9 +432,11 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
     row "prefill: tfm gguf (the Q4_K_M file's blocks) / llama.cpp Q4_K_M" "$th" "$(get pre_tfm_${th}_gguf)" "$(get pre_llama_${th}_Q4_K_M)" "$(get gen_tfm_${th}_gguf_load)" "$(get gen_llama_${th}_Q4_K_M_load)" "gguf: kquant $KKQ"
   done
   echo
+  if [ "$GGUF_ONLY" = 0 ]; then
   echo -n "Greedy ids (leading ids equal / $TOKENS), tfm fp32 = llama.cpp F32 computed exactly (F32 cache, flash attention off):"
   for th in $THREADS; do echo -n " $th thread(s) **$(agree "$(get gen_tfm_${th}_fp32_ids)" "$(get gen_llama_${TH1}_exact_ids)")**;"; done
   echo
+  fi
   echo -n "For information: tfm fp32 = llama.cpp F32 as timed (cache $KV, flash attention $FA):"
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_fp32_ids)" "$(get gen_llama_${th}_F32_ids)");"; done
   echo -n " tfm int8 = llama.cpp Q8_0 (each quantized its own way):"
