@@ -17,14 +17,16 @@ _q6_K: exact), run four ways that differ in float rounding only:
 and prints the logit differences f64 vs f32 with and without Q8_K, the
 hidden state's relative difference after each layer and the share of Q8_K
 integers that differ per product.  Without Q8_K the two roundings stay
-~1e-5 logits apart; with it one integer rounded the other way in layer 0
-grows, layer by layer, to the same ~0.1 rms logits that separate tfm and
+~1e-5 logits apart; with it a few integers rounded the other way in layer 0
+grow, layer by layer, to the same ~0.1 rms logits that separate tfm and
 llama.cpp.  With --llama (llama_probs.mjs's JSON lines, --top 32000) and
 --tfm (lines "step id probability" of tfm_next_tokens(k => 32000), teacher
-forced on llama.cpp's ids) it prints every pair's distance as well.
+forced on llama.cpp's ids) and --probs LABEL=FILE (more of either) it
+prints every pair's distance as well; --no-forward only those (run.sh).
 
   GGML_LIB=.../libggml-base.so /usr/bin/python3 q4km_rounding.py \\
       model-Q4_K_M.gguf prompts.json [--llama probs.jsonl] [--tfm tfm.txt]
+      [--probs LABEL=FILE ...] [--no-forward]
 
 Without --llama the forward runs the generation prompt plus 63 ids of its
 own greedy path (float64, Q8_K).  Needs numpy; about 1.5 GB of memory at
@@ -184,32 +186,65 @@ def distance(name, a, b):
           % (name, (a.argmax(1) == b.argmax(1)).sum(), a.shape[0], d.max(), np.median(d.max(1)), np.sqrt((d * d).mean())))
 
 
+def read_probs(path, V, N):
+    """(ids, N x V probabilities) of llama_probs.mjs's JSON lines, or (None, ...) of "step id probability" lines"""
+    P = np.zeros((N, V))
+    with open(path) as f:
+        first = f.readline()
+        f.seek(0)
+        if first.startswith("{"):
+            rows = [json.loads(line) for line in f][:N]
+            for s, r in enumerate(rows):
+                for i, p in r["top"]:
+                    P[s, i] = p
+            return [r["id"] for r in rows], P[:len(rows)]
+        for line in f:
+            s, i, p = line.split()
+            if int(s) < N:
+                P[int(s), int(i)] = float(p)
+    return None, P
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("gguf")
     ap.add_argument("prompts")
-    ap.add_argument("--llama", help="llama_probs.mjs output (--top 32000)")
+    ap.add_argument("--llama", help="llama_probs.mjs output (--top 32000): the ids to teacher-force on")
     ap.add_argument("--tfm", help="tfm_next_tokens(k => 32000) lines: step id probability")
+    ap.add_argument("--probs", action="append", default=[], metavar="LABEL=FILE",
+                    help="more distributions on the same ids (either format), compared pairwise")
+    ap.add_argument("--no-forward", action="store_true", help="only the distances of the given distributions")
     ap.add_argument("--tokens", type=int, default=64)
     args = ap.parse_args()
-    lib = ctypes.CDLL(os.environ.get("GGML_LIB", DEFAULT_LIB))
-    kv, W = read_gguf(args.gguf, lib)
-    V = W["token_embd.weight"].shape[0]
+    kv, W = (None, None) if args.no_forward else read_gguf(args.gguf, ctypes.CDLL(os.environ.get("GGML_LIB", DEFAULT_LIB)))
+    V = W["token_embd.weight"].shape[0] if W else 0
     prompt = json.load(open(args.prompts))["generate"]
     N = args.tokens
-    llama = None
-    if args.llama:
-        rows = [json.loads(line) for line in open(args.llama)][:N]
-        llama = np.zeros((len(rows), V))
-        for s, r in enumerate(rows):
-            for i, p in r["top"]:
-                llama[s, i] = p
-        ids = [r["id"] for r in rows]
-        N = len(rows)
-    else:
+    named = {}
+    given = ([("llama.cpp", args.llama)] if args.llama else []) + ([("tfm gguf", args.tfm)] if args.tfm else []) \
+        + [tuple(x.split("=", 1)) for x in args.probs]
+    ids = None
+    for label, path in given:
+        if not V:
+            with open(path) as f:
+                first = f.readline()
+            V = len(json.loads(first)["top"]) if first.startswith("{") else 32000
+        i, P = read_probs(path, V, N)
+        if ids is None and i is not None:
+            ids = i
+        named[label] = from_probs(P)
+    if args.no_forward:
+        keys = list(named)
+        n = min(v.shape[0] for v in named.values())
+        for i in range(len(keys)):
+            for j in range(i + 1, len(keys)):
+                distance("%s vs %s" % (keys[i], keys[j]), named[keys[i]][:n], named[keys[j]][:n])
+        return
+    if ids is None:
         ids = []
         for _ in range(N):
             ids.append(int(forward(kv, W, prompt + ids, np.float64, True)[0][-1].argmax()))
+    N = len(ids)
     seq = prompt + ids[:N - 1]
     P = len(prompt) - 1                            # the logits of the N steps: positions P .. P+N-1
     runs = {}
@@ -230,17 +265,8 @@ def main():
                   + " ".join("%.1e" % max(share[i:i + per]) for i in range(0, len(share), per)))
             print("  Q8_K integers that differ in layer 0's products: " + " ".join("%d" % (x != y).sum() for x, y in zip(qa[:per], qb[:per]))
                   + " of " + " ".join("%d" % x.size for x in qa[:per]))
-    named = {"numpy f64, Q8_K": centred_logp(runs[(True, np.float64)][0][P:]),
-             "numpy f32, Q8_K": centred_logp(runs[(True, np.float32)][0][P:])}
-    if llama is not None:
-        named["llama.cpp"] = from_probs(llama)
-    if args.tfm:
-        t = np.zeros((N, V))
-        for line in open(args.tfm):
-            s, i, p = line.split()
-            if int(s) < N:
-                t[int(s), int(i)] = float(p)
-        named["tfm gguf"] = from_probs(t)
+    named = dict({"numpy f64, Q8_K": centred_logp(runs[(True, np.float64)][0][P:]),
+                  "numpy f32, Q8_K": centred_logp(runs[(True, np.float32)][0][P:])}, **{k: v[:N] for k, v in named.items()})
     if len(named) > 2:
         print("every pair, teacher-forced on the same ids:")
         keys = list(named)
