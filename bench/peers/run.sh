@@ -466,12 +466,15 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
   for th in $THREADS; do echo -n " $th thread(s) **$(agree "$(get gen_tfm_${th}_fp32_ids)" "$(get gen_llama_${TH1}_exact_ids)")**;"; done
   echo
   fi
-  echo -n "For information: tfm fp32 = llama.cpp F32 as timed (cache $KV, flash attention $FA):"
+  echo -n "For information:"
+  if [ "$GGUF_ONLY" = 0 ]; then
+  echo -n " tfm fp32 = llama.cpp F32 as timed (cache $KV, flash attention $FA):"
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_fp32_ids)" "$(get gen_llama_${th}_F32_ids)");"; done
   echo -n " tfm int8 = llama.cpp Q8_0 (each quantized its own way):"
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_int8_ids)" "$(get gen_llama_${th}_Q8_0_ids)");"; done
   echo -n " tfm int8 = tfm fp32:"
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_int8_ids)" "$(get gen_tfm_${th}_fp32_ids)");"; done
+  fi
   echo -n " tfm int4 = llama.cpp Q4_0 (the same blocks; activations quantized each its own way):"
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_int4_ids)" "$(get gen_llama_${th}_Q4_0_ids)");"; done
   echo -n " tfm gguf = llama.cpp Q4_K_M (the same blocks, activations quantized to Q8_K alike):"
@@ -486,6 +489,7 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
     echo '```'
     sed 's/^ *//' "$TF/distances.txt"
     echo '```'
+    echo
   fi
   f=$(get q4km_file)
   [ -n "$f" ] && echo "Q4_K_M file: $f bytes, imported in $(get import_q4km) s; its rows $(get q4km_rows) bytes ($(ratio "$(get q4km_rows)" "$f") the file: the kept blocks $(get q4km_blocks) bytes, $(ratio "$(get q4km_blocks)" "$f"), the rest the float32 values of the tensors not stored as blocks: the norms)."
