@@ -341,6 +341,35 @@ for th in $THREADS; do
   fi
 done
 
+# teacher-forced on llama.cpp's Q4_K_M ids (F32 cache, flash attention off):
+# its distributions decoding, its prefill of each prefix (llama_probs.mjs
+# --teacher) and tfm gguf's (tfm_next_tokens), pairwise top-1 agreement and
+# logit differences (q4km_rounding.py --no-forward): llama.cpp against itself
+# is the yardstick for tfm against llama.cpp
+TF=""
+if [ "$ENC_ONLY" = 0 ] && [ -f "$OUT/llama/model-Q4_K_M.gguf" ]; then
+  TF=$OUT/teacher; mkdir -p "$TF"; chmod a+rx "$TF"
+  log "Q4_K_M teacher-forced: llama.cpp decoding and prefill, tfm gguf (load $(load))"
+  if (cd "$HERE" && node llama_probs.mjs "$OUT/llama/model-Q4_K_M.gguf" --prompts "$OUT/llama/prompts.json" --tokens "$TOKENS" \
+        --top 32000 --kv F32 --flash-attention off --threads "$TH1" > "$TF/llama_decode.jsonl" &&
+      node llama_probs.mjs "$OUT/llama/model-Q4_K_M.gguf" --prompts "$OUT/llama/prompts.json" --tokens "$TOKENS" \
+        --top 32000 --kv F32 --flash-attention off --threads "$TH1" --teacher "$TF/llama_decode.jsonl" > "$TF/llama_prefill.jsonl"); then
+    TF_IDS=$("$PY" -c 'import json, sys; print(",".join(str(json.loads(l)["id"]) for l in open(sys.argv[1])))' "$TF/llama_decode.jsonl")
+    $PSQL -F ' ' > "$TF/tfm.txt" <<EOF || log "FAILED: tfm_next_tokens teacher-forced"
+SET tfm.threads = $TH1;
+SET tfm.precision = gguf;
+SELECT s, n.id, n.probability FROM generate_series(0, $TOKENS - 1) s,
+  LATERAL tfm_next_tokens('llama_q4km', (SELECT gen FROM prompts) || ('{$TF_IDS}'::int[])[1:s], k => 32000) n;
+EOF
+    "$PY" "$HERE/q4km_rounding.py" "$OUT/llama/model-Q4_K_M.gguf" "$OUT/llama/prompts.json" --no-forward --tokens "$TOKENS" \
+      --llama "$TF/llama_decode.jsonl" --tfm "$TF/tfm.txt" --probs "llama.cpp prefill=$TF/llama_prefill.jsonl" > "$TF/distances.txt" ||
+      log "FAILED: q4km_rounding.py"
+    cat "$TF/distances.txt"
+  else
+    log "FAILED: llama_probs.mjs"
+  fi
+fi
+
 # ---- 5. the encoder ------------------------------------------------------------------------
 for th in $THREADS; do
   [ "$GGUF_ONLY" = 1 ] && break
@@ -432,22 +461,36 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
     row "prefill: tfm gguf (the Q4_K_M file's blocks) / llama.cpp Q4_K_M" "$th" "$(get pre_tfm_${th}_gguf)" "$(get pre_llama_${th}_Q4_K_M)" "$(get gen_tfm_${th}_gguf_load)" "$(get gen_llama_${th}_Q4_K_M_load)" "gguf: kquant $KKQ"
   done
   echo
+  if [ "$GGUF_ONLY" = 0 ]; then
   echo -n "Greedy ids (leading ids equal / $TOKENS), tfm fp32 = llama.cpp F32 computed exactly (F32 cache, flash attention off):"
   for th in $THREADS; do echo -n " $th thread(s) **$(agree "$(get gen_tfm_${th}_fp32_ids)" "$(get gen_llama_${TH1}_exact_ids)")**;"; done
   echo
-  echo -n "For information: tfm fp32 = llama.cpp F32 as timed (cache $KV, flash attention $FA):"
+  fi
+  echo -n "For information:"
+  if [ "$GGUF_ONLY" = 0 ]; then
+  echo -n " tfm fp32 = llama.cpp F32 as timed (cache $KV, flash attention $FA):"
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_fp32_ids)" "$(get gen_llama_${th}_F32_ids)");"; done
   echo -n " tfm int8 = llama.cpp Q8_0 (each quantized its own way):"
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_int8_ids)" "$(get gen_llama_${th}_Q8_0_ids)");"; done
   echo -n " tfm int8 = tfm fp32:"
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_int8_ids)" "$(get gen_tfm_${th}_fp32_ids)");"; done
+  fi
   echo -n " tfm int4 = llama.cpp Q4_0 (the same blocks; activations quantized each its own way):"
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_int4_ids)" "$(get gen_llama_${th}_Q4_0_ids)");"; done
   echo -n " tfm gguf = llama.cpp Q4_K_M (the same blocks, activations quantized to Q8_K alike):"
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_gguf_ids)" "$(get gen_llama_${th}_Q4_K_M_ids)");"; done
   echo -n " tfm gguf = llama.cpp Q4_K_M computed in F32 (F32 cache, flash attention off):"
   for th in $THREADS; do echo -n " $th thread(s) $(agree "$(get gen_tfm_${th}_gguf_ids)" "$(get gen_llama_${TH1}_q4km_exact_ids)");"; done
-  echo
+  echo " (with Q8_K activations float rounding flips quantized integers, so ids part at near ties: llama.cpp's own AVX2 and AVX-512 builds do; q4km_rounding.py and doc/performance.md measure it)"
+  if [ -n "$TF" ] && [ -s "$TF/distances.txt" ]; then
+    echo
+    echo "Q4_K_M teacher-forced on llama.cpp's $TOKENS greedy ids (F32 cache, flash attention off; logits as log-probabilities less their mean; q4km_rounding.py --no-forward): llama.cpp decoding against its own prefill of the same prefixes is the yardstick for tfm gguf against llama.cpp:"
+    echo
+    echo '```'
+    sed 's/^ *//' "$TF/distances.txt"
+    echo '```'
+    echo
+  fi
   f=$(get q4km_file)
   [ -n "$f" ] && echo "Q4_K_M file: $f bytes, imported in $(get import_q4km) s; its rows $(get q4km_rows) bytes ($(ratio "$(get q4km_rows)" "$f") the file: the kept blocks $(get q4km_blocks) bytes, $(ratio "$(get q4km_blocks)" "$f"), the rest the float32 values of the tensors not stored as blocks: the norms)."
   fi
