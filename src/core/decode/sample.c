@@ -8,21 +8,36 @@
 #include <stdlib.h>
 
 #include "tfm/decode.h"
+#include "../kernels/vecmath.h"
 
-void
+/*
+ * out = logits − logsumexp(logits): the exponentials by tfm_expf (one
+ * vectorized pass; relative error below 2e-7), summed in eight double
+ * lanes then pairwise, a fixed order — libm's exp per element took 1.5 %
+ * of a Llama-134M decoding step, for one log-probability
+ */
+TFM_HOT void
 tfm_log_softmax(float *out, const float *logits, int V)
 {
 	float		mx = logits[0];
-	double		sum = 0.0;
+	double		lane[8] = {0},
+				sum;
 	float		lse;
+	int			i;
 
-	for (int i = 1; i < V; i++)
+	for (i = 1; i < V; i++)
 		if (logits[i] > mx)
 			mx = logits[i];
-	for (int i = 0; i < V; i++)
-		sum += exp((double) (logits[i] - mx));
+	for (i = 0; i < V; i++)
+		out[i] = tfm_expf(logits[i] - mx);
+	for (i = 0; i + 8 <= V; i += 8)
+		for (int l = 0; l < 8; l++)
+			lane[l] += out[i + l];
+	for (; i < V; i++)
+		lane[i % 8] += out[i];
+	sum = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
 	lse = mx + (float) log(sum);
-	for (int i = 0; i < V; i++)
+	for (i = 0; i < V; i++)
 		out[i] = logits[i] - lse;
 }
 
