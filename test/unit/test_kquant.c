@@ -256,6 +256,58 @@ test_quantize_q8_K(void)
 	CHECK(y[0].d == 0.0f && y[0].qs[100] == 0 && y[0].bsums[7] == 0, "q8_K zeros");
 }
 
+#if defined(__x86_64__)
+void		kq_quantize_q8_K_avx512(const float *x, tfm_block_q8_K *y, int64_t k);
+#endif
+
+/* the AVX-512 quantizer tfm_kq_gemm uses: the reference's bytes, edge cases and random rows */
+static void
+test_quantize_q8_K_avx512(void)
+{
+#if defined(__x86_64__)
+	enum
+	{
+		NB = 12
+	};
+	float		x[NB * 256];
+	tfm_block_q8_K want[NB],
+				got[NB];
+	int			same = 0;
+
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+		!__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512vnni"))
+	{
+		printf("  (no AVX-512 VNNI here: the AVX-512 quantizer not run)\n");
+		return;
+	}
+	for (int b = 0; b < NB; b++)
+		for (int j = 0; j < 256; j++)
+			x[b * 256 + j] = (float) (uniform() * (b + 1) * 3.0);
+	/* ties of magnitude: the first one's sign wins */
+	x[0 * 256 + 40] = -1000.0f;
+	x[0 * 256 + 41] = 1000.0f;
+	x[1 * 256 + 3] = 1000.0f;
+	x[1 * 256 + 200] = -1000.0f;
+	/* all zero, one nonzero, halves that round to even, a NaN */
+	memset(x + 2 * 256, 0, 256 * sizeof(float));
+	memset(x + 3 * 256, 0, 256 * sizeof(float));
+	x[3 * 256 + 255] = -0.001f;
+	for (int j = 0; j < 256; j++)
+		x[4 * 256 + j] = (float) (j - 128) * 0.5f;
+	x[5 * 256 + 17] = NAN;
+	memset(want, 0x55, sizeof(want));
+	memset(got, 0x33, sizeof(got));
+	tfm_kq_quantize_q8_K(x, want, NB * 256);
+	kq_quantize_q8_K_avx512(x, got, NB * 256);
+	for (int b = 0; b < NB; b++)
+		same += memcmp(&want[b].d, &got[b].d, sizeof(float)) == 0 &&
+			memcmp(want[b].qs, got[b].qs, sizeof(want[b].qs)) == 0 &&
+			memcmp(want[b].bsums, got[b].bsums, sizeof(want[b].bsums)) == 0;
+	CHECK(same == NB, "AVX-512 Q8_K quantizer: %d of %d blocks the reference's bytes", same, NB);
+#endif
+}
+
 static void
 test_quantize_q8_0(void)
 {
@@ -539,6 +591,7 @@ int
 main(void)
 {
 	test_quantize_q8_K();
+	test_quantize_q8_K_avx512();
 	test_quantize_q8_0();
 	test_fixed_blocks();
 	test_random_rows();

@@ -454,6 +454,64 @@ tile_q6_k(const int R, int n, const uint8_t *w, size_t wb, int nc, const uint8_t
 }
 
 /*
+ * tfm_kq_quantize_q8_K's blocks (kquant_ref.c, ggml's quantize_row_q8_K)
+ * with AVX-512, bit for bit: the largest magnitude by vmaxps, its first
+ * element (its sign) by a compare, each value's iscale · x rounded by the
+ * same 1.5·2^23 addition, at most 127, the sums of 16 by one reduction
+ * each
+ */
+TARGET void
+kq_quantize_q8_K_avx512(const float *x, tfm_block_q8_K *y, int64_t k)
+{
+	const __m512 magic = _mm512_set1_ps(12582912.f);
+	const __m512i mant = _mm512_set1_epi32(0x007fffff),
+				half = _mm512_set1_epi32(0x00400000),
+				top = _mm512_set1_epi32(127);
+
+	for (int64_t i = 0; i < k / TFM_QK_K; i++, x += TFM_QK_K)
+	{
+		__m512		m = _mm512_setzero_ps();
+		float		amax,
+					max = 0.0f,
+					iscale;
+		__m512		vi;
+
+		for (int j = 0; j < TFM_QK_K; j += 16)
+			m = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(x + j)), m);	/* a NaN leaves m, as the reference skips it */
+		amax = _mm512_reduce_max_ps(m);
+		if (amax == 0.0f)
+		{
+			memset(&y[i], 0, sizeof(y[i]));
+			continue;
+		}
+		for (int j = 0; j < TFM_QK_K; j += 16)
+		{
+			__mmask16	hit = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(x + j)),
+												 _mm512_set1_ps(amax), _CMP_EQ_OQ);
+
+			if (hit)
+			{
+				max = x[j + __builtin_ctz(hit)];
+				break;
+			}
+		}
+		iscale = -127.f / max;
+		vi = _mm512_set1_ps(iscale);
+		for (int j = 0; j < TFM_QK_K; j += 16)
+		{
+			__m512		p = _mm512_mul_ps(vi, _mm512_loadu_ps(x + j)),
+						v = _mm512_add_ps(p, magic);
+			__m512i		q = _mm512_min_epi32(_mm512_sub_epi32(_mm512_and_si512(_mm512_castps_si512(v), mant), half),
+											 top);
+
+			_mm_storeu_si128((__m128i *) (y[i].qs + j), _mm512_cvtepi32_epi8(q));
+			y[i].bsums[j / 16] = (int16_t) _mm512_reduce_add_epi32(q);
+		}
+		y[i].d = 1.0f / iscale;
+	}
+}
+
+/*
  * Q4_K's and Q5_K's activation blocks in the tile's order: in every 128
  * values, values 32-63 and 64-95 trade places, so that a 64-byte vector of
  * a weight block's nibbles (the low nibbles of two 32-byte chunks, or

@@ -173,17 +173,23 @@ tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
 
 	if (!tfm_kq_supported(t) || K % tfm_kq_act_block_values(t) != 0 || M < 0 || N < 0)
 		return false;
-	for (int i = 0; i < M; i++)
-	{
-		if (t == KQ_Q8_0)
-			tfm_kq_quantize_q8_0(A + i * lda, (tfm_block_q8_0 *) (act + i * ab), K);
-		else
-			tfm_kq_quantize_q8_K(A + i * lda, (tfm_block_q8_K *) (act + i * ab), K);
-	}
 #if defined(__aarch64__)
 	path = lowp_kq_neon_level();
 #else
 	path = lowp_int4_fast() ? 2 : lowp_int4_avx2() ? 1 : 0;
+#endif
+	for (int i = 0; i < M; i++)
+	{
+		if (t == KQ_Q8_0)
+			tfm_kq_quantize_q8_0(A + i * lda, (tfm_block_q8_0 *) (act + i * ab), K);
+#if !defined(__aarch64__)
+		else if (path == 2)
+			kq_quantize_q8_K_avx512(A + i * lda, (tfm_block_q8_K *) (act + i * ab), K);
+#endif
+		else
+			tfm_kq_quantize_q8_K(A + i * lda, (tfm_block_q8_K *) (act + i * ab), K);
+	}
+#if !defined(__aarch64__)
 	if (path == 2)
 	{
 		/* tiles of KQ_ROWS rows × KQ_COLS columns */

@@ -109,6 +109,8 @@ void		kq_rows_avx512(uint32_t type, int n, const uint8_t *w, const uint8_t *a, s
  */
 void		kq_tile_avx512(uint32_t type, int n, const uint8_t *w, size_t wb, int nc,
 						   const uint8_t *a, size_t ab, int R, float *out, size_t ldo);
+/* tfm_kq_quantize_q8_K with AVX-512, bit for bit (kquant_avx512.c) */
+void		kq_quantize_q8_K_avx512(const float *x, tfm_block_q8_K *y, int64_t k);
 /* Q4_K's and Q5_K's activation rows put in kq_tile_avx512's order, in place */
 void		kq_act_order_avx512(uint32_t type, uint8_t *act, int M, size_t ab, int K);
 #elif defined(__aarch64__)
