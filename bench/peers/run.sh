@@ -164,6 +164,7 @@ OUT=${OUT:-$(mktemp -d /tmp/tfm-benchpeers.XXXXXX)}
 mkdir -p "$OUT"
 cleanup() {
   declare -F eng_stop >/dev/null && eng_stop
+  [ -n "${FIFO:-}" ] && rm -rf "$FIFO"
   cluster_stop 2>/dev/null || true
   rm -f "$RES"
   if [ "$KEEP" = 1 ]; then log "checkpoints kept in $OUT"; else rm -rf "$OUT"; fi
