@@ -103,6 +103,13 @@ main(int argc, char **argv)
 		fprintf(stderr, "out of memory packing the model\n");
 		return 1;
 	}
+	/* at fp32 the panels the PostgreSQL side packs at load (inference_precision.c) */
+	if (prec == TFM_PREC_FP32 && getenv("TFM_BENCH_NO_PANELS") == NULL &&
+		tfm_model_pack_rows(m, 0) != 0)
+	{
+		fprintf(stderr, "out of memory packing the fp32 panels\n");
+		return 1;
+	}
 	ids = malloc(sizeof(int32_t) * (size_t) batch * len);
 	lens = malloc(sizeof(int) * batch);
 	tfm_rng_seed(&rng, 7);

@@ -7,11 +7,15 @@
 // only labels the RESULT lines).
 //
 //   node ort_embed.mjs model.onnx --threads N --texts texts.json
-//        [--rounds 3] [--out embeddings.json] [--precision fp32|int8]
+//        [--rounds 3] [--out embeddings.json] [--precision fp32|int8] [--serve]
 //
 // Prints RESULT lines (what=encoder batch=1 / 32, the median of the rounds
 // after one untimed round, sequences_per_s); --out writes the 32
 // embeddings (batch 32's) as JSON, for the comparison with tfm_embed.
+//
+// --serve: after the untimed round prints "ready", then times one round a
+// line read from stdin ("1": batch 1, "32": batch 32) and prints its
+// sequences/s alone on a line — run.sh interleaves these rounds with tfm's.
 import fs from "node:fs";
 import ort from "onnxruntime-node";
 
@@ -49,6 +53,24 @@ async function batch32() {
 
 await batch1();
 const [, emb] = await batch32();
+function writeOut() {
+    const d = emb.dims[1], rows = [];
+    for (let i = 0; i < emb.dims[0]; i++) rows.push(Array.from(emb.data.subarray(i * d, (i + 1) * d)));
+    fs.writeFileSync(out, JSON.stringify(rows));
+}
+if (process.argv.includes("--serve")) {
+    if (out) writeOut();
+    const readline = await import("node:readline");
+    console.log("ready");
+    for await (const line of readline.createInterface({input: process.stdin})) {
+        const b = line.trim();
+        if (b === "1") console.log((await batch1()).toFixed(3));
+        else if (b === "32") console.log((await batch32())[0].toFixed(3));
+        else if (b === "quit" || b === "") break;
+        else console.log("unknown");
+    }
+    process.exit(0);
+}
 const r1 = [], r32 = [];
 for (let r = 0; r < rounds; r++) {
     r1.push(await batch1());
@@ -57,8 +79,4 @@ for (let r = 0; r < rounds; r++) {
 const tag = `impl=onnxruntime precision=${precision} threads=${threads} length=${L}`;
 console.log(`RESULT what=encoder ${tag} batch=1 sequences_per_s=${median(r1).toFixed(2)} best=${Math.max(...r1).toFixed(2)}`);
 console.log(`RESULT what=encoder ${tag} batch=${ids.length} sequences_per_s=${median(r32).toFixed(2)} best=${Math.max(...r32).toFixed(2)}`);
-if (out) {
-    const d = emb.dims[1], rows = [];
-    for (let i = 0; i < emb.dims[0]; i++) rows.push(Array.from(emb.data.subarray(i * d, (i + 1) * d)));
-    fs.writeFileSync(out, JSON.stringify(rows));
-}
+if (out) writeOut();

@@ -30,7 +30,14 @@
 #      and batch 32 (tfm_embed(model, text[]) of the 32 texts; ONNX Runtime:
 #      one [32, 128] run), tfm fp32 / bf16 / int8 beside ONNX Runtime fp32
 #      and its dynamic int8 (ort_embed.mjs; the int8 file written by
-#      onnx_int8.py as quantize_dynamic would); tfm fp32's embeddings must
+#      onnx_int8.py as quantize_dynamic would), in paired rounds: the five
+#      engines stay up (a backend each for tfm, ort_embed.mjs --serve for
+#      ONNX Runtime) and round by round each times one batch-1 round, then
+#      each one batch-32 round (the order reversed every other round); a
+#      figure is the median of its rounds and a ratio the median of the
+#      ratios within a round, printed with their least and greatest beside
+#      the ratio of the medians, so the spread of the load (which moves
+#      both engines of a round alike) and the difference separate; tfm fp32's embeddings must
 #      equal ONNX Runtime's within 1e-4, and every engine's agreement with a
 #      float64 forward of the same weights and with tfm fp32 is printed
 #   6. a table with ratios, the machine (lscpu), tfm_info()'s kernels and the
@@ -48,7 +55,8 @@
 #               context threads, ONNX Runtime's intra-op threads
 #   --tokens    new tokens per generation (default 64)
 #   --rounds    timed rounds per figure after an untimed one; the median is
-#               the figure (default 3)
+#               the figure (default 3; the encoder's rounds are paired, 5-9
+#               separate spread from difference better)
 #   --kv        llama.cpp's key/value cache type in the timed runs (default
 #               F16, its default)
 #   --flash-attention  llama.cpp's flash attention in the timed runs
@@ -127,7 +135,12 @@ command -v node >/dev/null && command -v npm >/dev/null || { echo "node and npm 
 "$PY" -c 'import torch, numpy' 2>/dev/null || { echo "$PY cannot import torch and numpy (apt-get install python3-torch)" >&2; exit 1; }
 
 # ---- 1. the peers ---------------------------------------------------------------
-if [ ! -f "$HERE/node_modules/.package-lock.json" ] || [ "$HERE/package-lock.json" -nt "$HERE/node_modules/.package-lock.json" ] ||
+# (a node_modules that is a symbolic link, to another checkout's, is used as
+# it is: npm ci would empty the directory it points to)
+if [ -L "$HERE/node_modules" ]; then
+  [ -d "$HERE/node_modules/node-llama-cpp" ] && [ -d "$HERE/node_modules/onnxruntime-node" ] ||
+    { echo "$HERE/node_modules links to a directory without node-llama-cpp and onnxruntime-node" >&2; exit 1; }
+elif [ ! -f "$HERE/node_modules/.package-lock.json" ] || [ "$HERE/package-lock.json" -nt "$HERE/node_modules/.package-lock.json" ] ||
    [ ! -d "$HERE/node_modules/node-llama-cpp" ] || [ ! -d "$HERE/node_modules/onnxruntime-node" ]; then
   log "npm ci --ignore-scripts (node-llama-cpp, onnxruntime-node; prebuilt CPU binaries)"
   (cd "$HERE" && npm ci --ignore-scripts --no-audit --no-fund)
@@ -150,6 +163,8 @@ fi
 OUT=${OUT:-$(mktemp -d /tmp/tfm-benchpeers.XXXXXX)}
 mkdir -p "$OUT"
 cleanup() {
+  declare -F eng_stop >/dev/null && eng_stop
+  [ -n "${FIFO:-}" ] && rm -rf "$FIFO"
   cluster_stop 2>/dev/null || true
   rm -f "$RES"
   if [ "$KEEP" = 1 ]; then log "checkpoints kept in $OUT"; else rm -rf "$OUT"; fi
@@ -254,21 +269,18 @@ BEGIN
   END LOOP;
   SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x), max(x) INTO tokens_per_s, best FROM unnest(r) x;
 END \$\$;
--- batch 1: one tfm_embed(model, int[]) call a sequence; batch 32: tfm_embed(model, text[]) of all 32
-CREATE FUNCTION enc_speed(batch integer, rounds integer, OUT seqs_per_s float8, OUT best float8)
+-- one timed round (run.sh interleaves these with ONNX Runtime's): batch 1, one
+-- tfm_embed(model, int[]) call a sequence; batch 32, tfm_embed(model, text[]) of all 32
+CREATE FUNCTION enc_round(batch integer) RETURNS float8
 LANGUAGE plpgsql AS \$\$
-DECLARE t timestamptz; r float8[] := '{}'; n int := (SELECT count(*) FROM enc_texts);
+DECLARE t timestamptz := clock_timestamp(); n int := (SELECT count(*) FROM enc_texts);
 BEGIN
-  FOR i IN 0..rounds LOOP
-    t := clock_timestamp();
-    IF batch = 1 THEN
-      PERFORM count(tfm_embed('enc', ids)) FROM enc_texts;
-    ELSE
-      PERFORM count(*) FROM tfm_embed('enc', ARRAY(SELECT body FROM enc_texts ORDER BY o));
-    END IF;
-    IF i > 0 THEN r := r || (n / extract(epoch FROM clock_timestamp() - t)::float8); END IF;
-  END LOOP;
-  SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY x), max(x) INTO seqs_per_s, best FROM unnest(r) x;
+  IF batch = 1 THEN
+    PERFORM count(tfm_embed('enc', ids)) FROM enc_texts;
+  ELSE
+    PERFORM count(*) FROM tfm_embed('enc', ARRAY(SELECT body FROM enc_texts ORDER BY o));
+  END IF;
+  RETURN n / extract(epoch FROM clock_timestamp() - t)::float8;
 END \$\$;
 EOF
 
@@ -371,41 +383,103 @@ EOF
 fi
 
 # ---- 5. the encoder ------------------------------------------------------------------------
+# Paired rounds: at each thread count the five engines (tfm fp32, bf16, int8
+# in a backend each; ONNX Runtime fp32 and int8 in an ort_embed.mjs --serve
+# process each) start and do their untimed round, then round by round each
+# engine times one batch-1 round, then each one batch-32 round (the order
+# reversed every other round), so that a ratio taken within a round compares
+# engines under the same load.  The figures are the medians of the rounds;
+# the ratios the medians of the per-round ratios.
+FIFO=$(mktemp -d /tmp/tfm-benchpeers-fifo.XXXXXX)
+declare -A EW ER EP
+eng_start() {   # name command...: the engine reads requests on a FIFO, answers on another
+  local n=$1 w r; shift
+  mkfifo "$FIFO/$n.in" "$FIFO/$n.out"
+  # (the engine must not hold the other engines' FIFOs open: they would see no end)
+  ( for f in "${EW[@]}" "${ER[@]}"; do eval "exec $f>&-"; done
+    exec "$@" ) < "$FIFO/$n.in" > "$FIFO/$n.out" 2> "$FIFO/$n.err" &
+  EP[$n]=$!
+  exec {w}>"$FIFO/$n.in"; exec {r}<"$FIFO/$n.out"
+  EW[$n]=$w; ER[$n]=$r
+}
+eng_ask() {   # name request: one line back (empty on failure)
+  local v=""
+  echo "$2" >&"${EW[$1]}" 2>/dev/null && read -r -t 900 v <&"${ER[$1]}" || { log "FAILED: $1: $(tail -3 "$FIFO/$1.err")"; v=""; }
+  echo "$v"
+}
+eng_stop() {
+  local n
+  for n in "${!EP[@]}"; do
+    echo "$([ "${n%%_*}" = tfm ] && echo '\q' || echo quit)" >&"${EW[$n]}" 2>/dev/null || true
+    eval "exec ${EW[$n]}>&- ${ER[$n]}<&-"
+    wait "${EP[$n]}" 2>/dev/null || true
+    rm -f "$FIFO/$n.in" "$FIFO/$n.out" "$FIFO/$n.err"
+  done
+  EW=(); ER=(); EP=()
+}
+trap '' PIPE   # an engine that died: its requests fail instead of ending the script
+med() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)] }'; }
+num() { [[ "$1" =~ ^[0-9.]+$ ]]; }
+ENGINES="tfm_fp32 ort_fp32 tfm_bf16 tfm_int8 ort_int8"
+PAIRS="tfm_fp32:ort_fp32 tfm_bf16:ort_int8 tfm_int8:ort_int8"
 for th in $THREADS; do
   [ "$GGUF_ONLY" = 1 ] && break
+  log "encoder, $th thread(s): starting the engines, an untimed round each (load $(load))"
   for prec in fp32 bf16 int8; do
-    l=$(load)
-    log "tfm encoder $prec, $th thread(s) (load $l)"
-    o=$($PSQL -F ' ' <<EOF
-SET tfm.threads = $th;
-SET tfm.precision = $prec;
-SELECT round(seqs_per_s::numeric, 2), round(best::numeric, 2) FROM enc_speed(1, $ROUNDS);
-SELECT round(seqs_per_s::numeric, 2), round(best::numeric, 2) FROM enc_speed(32, $ROUNDS);
-EOF
-) || { echo "$o"; log "FAILED: tfm encoder $prec"; continue; }
-    set -- $o
-    echo "RESULT what=encoder impl=tfm precision=$prec threads=$th length=128 batch=1 sequences_per_s=$1 best=$2"
-    echo "RESULT what=encoder impl=tfm precision=$prec threads=$th length=128 batch=32 sequences_per_s=$3 best=$4"
-    res "enc_tfm_${th}_${prec}_1" "$1"; res "enc_tfm_${th}_${prec}_32" "$3"; res "enc_tfm_${th}_${prec}_load" "$l"
-    [ "$th" = "$(echo $THREADS | cut -d' ' -f1)" ] &&
+    eng_start "tfm_$prec" stdbuf -oL $PSQL -F ' '
+    echo "SET tfm.threads = $th; SET tfm.precision = $prec; SELECT 'ready' FROM (SELECT enc_round(1), enc_round(32)) s;" >&"${EW[tfm_$prec]}"
+  done
+  for prec in fp32 int8; do
+    f=$([ $prec = fp32 ] && echo model.onnx || echo model-int8.onnx)
+    eng_start "ort_$prec" node "$HERE/ort_embed.mjs" "$OUT/enc/$f" --threads "$th" --texts "$OUT/enc/texts.json" \
+      --precision $prec --out "$OUT/ort_emb_$prec.json" --serve
+  done
+  for e in $ENGINES; do
+    read -r -t 900 v <&"${ER[$e]}" || v=""
+    [ "$v" = ready ] || log "FAILED: $e did not start: $v $(tail -3 "$FIFO/$e.err")"
+  done
+  declare -A V=()
+  for r in $(seq 1 "$ROUNDS"); do
+    order=$ENGINES; [ $((r % 2)) = 0 ] && order=$(echo $ENGINES | tr ' ' '\n' | tac | tr '\n' ' ')
+    for b in 1 32; do
+      l=$(load); line="round $r, batch $b (load $l):"
+      for e in $order; do
+        [ "$r" = 1 ] && res "enc_${e%%_*}_${th}_${e#*_}_load" "$l"
+        if [ "${e%%_*}" = tfm ]; then v=$(eng_ask "$e" "SELECT round(enc_round($b)::numeric, 3);")
+        else v=$(eng_ask "$e" "$b"); fi
+        V[$e,$b,$r]=$v; line="$line $e $v"
+      done
+      log "$line"
+    done
+  done
+  eng_stop
+  for b in 1 32; do
+    for e in $ENGINES; do
+      m=$(for r in $(seq 1 "$ROUNDS"); do num "${V[$e,$b,$r]}" && echo "${V[$e,$b,$r]}"; done | med)
+      best=$(for r in $(seq 1 "$ROUNDS"); do num "${V[$e,$b,$r]}" && echo "${V[$e,$b,$r]}"; done | sort -g | tail -1)
+      echo "RESULT what=encoder impl=${e%%_*} precision=${e#*_} threads=$th length=128 batch=$b sequences_per_s=${m:-failed} best=${best:-failed}"
+      res "enc_${e%%_*}_${th}_${e#*_}_$b" "$m"
+    done
+    for pr in $PAIRS; do
+      a=${pr%%:*}; c=${pr#*:}
+      rs=$(for r in $(seq 1 "$ROUNDS"); do num "${V[$a,$b,$r]}" && num "${V[$c,$b,$r]}" &&
+             awk -v x="${V[$a,$b,$r]}" -v y="${V[$c,$b,$r]}" 'BEGIN { if (y > 0) printf "%.4f\n", x / y }'; done)
+      [ -n "$rs" ] || continue
+      res "pair_${a}_${c}_${th}_$b" "$(echo "$rs" | med) $(echo "$rs" | sort -g | head -1) $(echo "$rs" | sort -g | tail -1)"
+      echo "PAIRED what=encoder threads=$th batch=$b $a/$c per-round $(echo $rs) median $(echo "$rs" | med)"
+    done
+  done
+  unset V
+  # the embeddings (batch 32) at the first thread count, for the agreement
+  if [ "$th" = "$(echo $THREADS | cut -d' ' -f1)" ]; then
+    for prec in fp32 bf16 int8; do
       $PSQL -c "SET tfm.precision = $prec" \
             -c "SELECT e.embedding FROM tfm_embed('enc', ARRAY(SELECT body FROM enc_texts ORDER BY o)) e ORDER BY e.ord" \
             > "$OUT/tfm_emb_$prec.txt"
-  done
-  # ONNX Runtime fp32 (model.onnx) and its dynamic int8 (model-int8.onnx, onnx_int8.py)
-  for prec in fp32 int8; do
-    l=$(load)
-    log "ONNX Runtime encoder $prec, $th thread(s) (load $l)"
-    f=$([ $prec = fp32 ] && echo model.onnx || echo model-int8.onnx)
-    o=$(cd "$HERE" && node ort_embed.mjs "$OUT/enc/$f" --threads "$th" --texts "$OUT/enc/texts.json" \
-          --rounds "$ROUNDS" --precision $prec --out "$OUT/ort_emb_$prec.json" 2>&1) ||
-      { echo "$o"; log "FAILED: ONNX Runtime $prec"; continue; }
-    echo "$o"
-    res "enc_ort_${th}_${prec}_1" "$(echo "$o" | grep 'batch=1 ' | field sequences_per_s)"
-    res "enc_ort_${th}_${prec}_32" "$(echo "$o" | grep 'batch=32 ' | field sequences_per_s)"
-    res "enc_ort_${th}_${prec}_load" "$l"
-  done
+    done
+  fi
 done
+rm -rf "$FIFO"
 # agreement (agree.py: max |difference|, least cosine) of every engine's 32
 # embeddings (batch 32, the first thread count) with the float64 forward
 # and with tfm fp32's
@@ -495,16 +569,22 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
   [ -n "$f" ] && echo "Q4_K_M file: $f bytes, imported in $(get import_q4km) s; its rows $(get q4km_rows) bytes ($(ratio "$(get q4km_rows)" "$f") the file: the kept blocks $(get q4km_blocks) bytes, $(ratio "$(get q4km_blocks)" "$f"), the rest the float32 values of the tensors not stored as blocks: the norms)."
   fi
   echo
-  echo "MiniLM-shaped encoder, 32 sequences of 128 ids, sequences/s, the median of $ROUNDS (batch 1: a call / run per sequence; batch 32: tfm_embed(model, text[]), one [32, 128] ONNX Runtime run); ONNX Runtime int8: its dynamic quantization (onnx_int8.py: DynamicQuantizeLinear + MatMulInteger, int8 weights per tensor):"
+  echo "MiniLM-shaped encoder, 32 sequences of 128 ids, sequences/s, the median of $ROUNDS paired rounds (batch 1: a call / run per sequence; batch 32: tfm_embed(model, text[]), one [32, 128] ONNX Runtime run; the engines' rounds interleaved, see step 5); the ratios are the medians of the per-round ratios [their least and greatest] (the ratio of the medians in parentheses); ONNX Runtime int8: its dynamic quantization (onnx_int8.py: DynamicQuantizeLinear + MatMulInteger, int8 weights per tensor):"
   echo
   echo "| batch | threads | tfm fp32 | tfm bf16 | tfm int8 | ORT fp32 | ORT int8 | tfm fp32 / ORT fp32 | tfm bf16 / ORT int8 | tfm int8 / ORT int8 | load before (tfm fp32, bf16, int8; ORT fp32, int8) |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  pratio() {  # tfm-engine ort-engine threads batch
+    local p; p=$(get "pair_$1_$2_$3_$4")
+    if [ -z "$p" ]; then echo "—"; return; fi
+    set -- $p "$(ratio "$(get "enc_${1%%_*}_$3_${1#*_}_$4")" "$(get "enc_${2%%_*}_$3_${2#*_}_$4")")"
+    awk -v m="$1" -v lo="$2" -v hi="$3" -v r="$4" 'BEGIN { printf "%.2fx [%.2f–%.2f] (%s)", m, lo, hi, r }'
+  }
   for b in 1 32; do
     for th in $THREADS; do
       g() { v=$(get "$1"); echo "${v:-failed}"; }
       echo "| $b | $th | $(g enc_tfm_${th}_fp32_$b) | $(g enc_tfm_${th}_bf16_$b) | $(g enc_tfm_${th}_int8_$b) | $(g enc_ort_${th}_fp32_$b) | $(g enc_ort_${th}_int8_$b)" \
-           "| $(ratio "$(get enc_tfm_${th}_fp32_$b)" "$(get enc_ort_${th}_fp32_$b)") | $(ratio "$(get enc_tfm_${th}_bf16_$b)" "$(get enc_ort_${th}_int8_$b)")" \
-           "| $(ratio "$(get enc_tfm_${th}_int8_$b)" "$(get enc_ort_${th}_int8_$b)")" \
+           "| $(pratio tfm_fp32 ort_fp32 $th $b) | $(pratio tfm_bf16 ort_int8 $th $b)" \
+           "| $(pratio tfm_int8 ort_int8 $th $b)" \
            "| $(get enc_tfm_${th}_fp32_load); $(get enc_tfm_${th}_bf16_load); $(get enc_tfm_${th}_int8_load); $(get enc_ort_${th}_fp32_load); $(get enc_ort_${th}_int8_load) |"
     done
   done

@@ -67,6 +67,10 @@ void		tfm_layernorm_forward(float *out, float *mean, float *rstd,
 void		tfm_layernorm_forward_eps(float *out, float *mean, float *rstd,
 									  const float *inp, const float *g, const float *b,
 									  int N, int d, float eps);
+/* sum = x + z (a residual without dropout), out = LN(sum): the two calls' bits in one sweep */
+void		tfm_add_layernorm_forward_eps(float *out, float *mean, float *rstd, float *sum,
+										  const float *x, const float *z, const float *g,
+										  const float *b, int N, int d, float eps);
 void		tfm_layernorm_backward(float *dinp, float *dg, float *db,
 								   const float *dout, const float *inp,
 								   const float *g, const float *mean,

@@ -17,9 +17,9 @@
 
 #define COLS_PER_TASK 32		/* parameter gradients */
 
-TFM_HOT static void
-row_forward(float *y, float *mean, float *rstd, const float *x, const float *g,
-			const float *b, int d, float eps)
+static inline __attribute__((always_inline)) void
+row_forward_body(float *y, float *mean, float *rstd, const float *x, const float *g,
+				 const float *b, int d, float eps)
 {
 	float		m = 0.0f,
 				v = 0.0f,
@@ -42,6 +42,23 @@ row_forward(float *y, float *mean, float *rstd, const float *x, const float *g,
 		y[i] = (x[i] - m) * r * g[i] + b[i];
 	*mean = m;
 	*rstd = r;
+}
+
+TFM_HOT static void
+row_forward(float *y, float *mean, float *rstd, const float *x, const float *g,
+			const float *b, int d, float eps)
+{
+	row_forward_body(y, mean, rstd, x, g, b, d, eps);
+}
+
+/* s = x + z, then row_forward over s while the row is in L1 */
+TFM_HOT static void
+add_row_forward(float *y, float *mean, float *rstd, float *restrict s, const float *x,
+				const float *z, const float *g, const float *b, int d, float eps)
+{
+	for (int i = 0; i < d; i++)
+		s[i] = x[i] + z[i];
+	row_forward_body(y, mean, rstd, s, g, b, d, eps);
 }
 
 TFM_HOT static void
@@ -115,6 +132,22 @@ tfm_layernorm_forward_eps(float *out, float *mean, float *rstd,
 #pragma omp parallel for num_threads(tfm_get_threads()) if(N >= 64) schedule(static)
 	for (int n = 0; n < N; n++)
 		row_forward(out + (size_t) n * d, mean + n, rstd + n, inp + (size_t) n * d, g, b, d, eps);
+}
+
+/*
+ * a post-LN residual's add and norm in one pass over the rows: sum = x + z
+ * (kept, as tfm_residual_forward keeps it), out = LN(sum) — the bits of the
+ * two calls (the same add, the same row_forward), one sweep fewer
+ */
+void
+tfm_add_layernorm_forward_eps(float *out, float *mean, float *rstd, float *sum,
+							  const float *x, const float *z, const float *g,
+							  const float *b, int N, int d, float eps)
+{
+#pragma omp parallel for num_threads(tfm_get_threads()) if(N >= 64) schedule(static)
+	for (int n = 0; n < N; n++)
+		add_row_forward(out + (size_t) n * d, mean + n, rstd + n, sum + (size_t) n * d,
+						x + (size_t) n * d, z + (size_t) n * d, g, b, d, eps);
 }
 
 void

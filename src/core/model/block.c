@@ -141,14 +141,24 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 	tfm_block_self_attention(a, ws, p, layer, &sh, z.d, z.d, 3 * z.d);
 	lin(p, ws->sub_out, a->cat, w->attn_out_w, w->attn_out_b, z.N, z.d, z.d, NULL,
 		PKR(attn_out));
-	tfm_residual_forward(a->r1, in, ws->sub_out, z.nd, pd,
-						 site_key(p->key, layer, SITE_ATTN_OUT));
 	x = a->r1;
-	if (!pre)
+	if (!pre && pd <= 0.0f)
 	{
-		tfm_layernorm_forward_eps(a->x1, a->ln1_mean, a->ln1_rstd, a->r1, w->ln1_g, w->ln1_b,
-								  z.N, z.d, z.eps);
+		/* post-LN without dropout: the residual's add inside the norm's sweep */
+		tfm_add_layernorm_forward_eps(a->x1, a->ln1_mean, a->ln1_rstd, a->r1, in, ws->sub_out,
+									  w->ln1_g, w->ln1_b, z.N, z.d, z.eps);
 		x = a->x1;
+	}
+	else
+	{
+		tfm_residual_forward(a->r1, in, ws->sub_out, z.nd, pd,
+							 site_key(p->key, layer, SITE_ATTN_OUT));
+		if (!pre)
+		{
+			tfm_layernorm_forward_eps(a->x1, a->ln1_mean, a->ln1_rstd, a->r1, w->ln1_g,
+									  w->ln1_b, z.N, z.d, z.eps);
+			x = a->x1;
+		}
 	}
 
 	/* cross-attention over the encoder memory */
@@ -180,14 +190,23 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 								  a->ckv + z.d, p->mem_pad, &sh, ws->attn_scratch);
 		}
 		tfm_linear_forward(ws->sub_out, a->ccat, w->cout_w, w->cout_b, z.N, z.d, z.d, PK(cout));
-		tfm_residual_forward(a->r2, x, ws->sub_out, z.nd, pd,
-							 site_key(p->key, layer, SITE_CROSS_OUT));
-		x = a->r2;
-		if (!pre)
+		if (!pre && pd <= 0.0f)
 		{
-			tfm_layernorm_forward_eps(a->x2, a->lnx_mean, a->lnx_rstd, a->r2, w->lnx_g,
-									  w->lnx_b, z.N, z.d, z.eps);
+			tfm_add_layernorm_forward_eps(a->x2, a->lnx_mean, a->lnx_rstd, a->r2, x,
+										  ws->sub_out, w->lnx_g, w->lnx_b, z.N, z.d, z.eps);
 			x = a->x2;
+		}
+		else
+		{
+			tfm_residual_forward(a->r2, x, ws->sub_out, z.nd, pd,
+								 site_key(p->key, layer, SITE_CROSS_OUT));
+			x = a->r2;
+			if (!pre)
+			{
+				tfm_layernorm_forward_eps(a->x2, a->lnx_mean, a->lnx_rstd, a->r2, w->lnx_g,
+										  w->lnx_b, z.N, z.d, z.eps);
+				x = a->x2;
+			}
 		}
 	}
 
@@ -215,11 +234,17 @@ tfm_block_forward(const tfm_config *c, const tfm_block_w *w,
 							site_key(p->key, layer, SITE_FF_H));
 	lin(p, ws->sub_out, pd > 0.0f ? a->hd : a->hact, w->ff2_w, w->ff2_b, z.N, z.f, z.d, NULL,
 		PKR(ff2));
-	tfm_residual_forward(pre ? a->out : a->r3, x, ws->sub_out, z.nd, pd,
-						 site_key(p->key, layer, SITE_FF_OUT));
-	if (!pre)
-		tfm_layernorm_forward_eps(a->out, a->ln2_mean, a->ln2_rstd, a->r3, w->ln2_g, w->ln2_b,
-								  z.N, z.d, z.eps);
+	if (!pre && pd <= 0.0f)
+		tfm_add_layernorm_forward_eps(a->out, a->ln2_mean, a->ln2_rstd, a->r3, x, ws->sub_out,
+									  w->ln2_g, w->ln2_b, z.N, z.d, z.eps);
+	else
+	{
+		tfm_residual_forward(pre ? a->out : a->r3, x, ws->sub_out, z.nd, pd,
+							 site_key(p->key, layer, SITE_FF_OUT));
+		if (!pre)
+			tfm_layernorm_forward_eps(a->out, a->ln2_mean, a->ln2_rstd, a->r3, w->ln2_g,
+									  w->ln2_b, z.N, z.d, z.eps);
+	}
 }
 
 /*
