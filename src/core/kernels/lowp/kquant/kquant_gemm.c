@@ -151,6 +151,13 @@ tile_groups(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, const 
 			const int	R = M - i0 < KQ_ROWS ? M - i0 : KQ_ROWS;
 			float		d[KQ_ROWS * KQ_COLS];
 
+			if (alpha == 1.0f && beta == 0.0f)
+			{
+				/* C = the products: the tile stores them itself */
+				kq_tile_avx512(t, K, W + (size_t) j0 * wb, wb, nc, act + i0 * ab, ab, R,
+							   C + i0 * ldc + j0, (size_t) ldc);
+				continue;
+			}
 			kq_tile_avx512(t, K, W + (size_t) j0 * wb, wb, nc, act + i0 * ab, ab, R, d, KQ_COLS);
 			for (int r = 0; r < R; r++)
 				for (int c = 0; c < nc; c++)
