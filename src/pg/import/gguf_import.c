@@ -10,7 +10,7 @@
  * to tfm.gguf_tensors, with the file's blocks of the Q4_0, Q8_0, Q4_K,
  * Q5_K and Q6_K tensors that are matrices' columns (tfm_gguf_kept_place):
  * int4 and gguf inference of the version imported run those blocks as they
- * are (runtime/cache/gguf_kept.c).  A tensor those blocks cover wholly, each
+ * are (storage/models/gguf_kept.c).  A tensor those blocks cover wholly, each
  * value their exact dequantization, is stored as them only: no float32
  * rows (its values are made from the blocks at load, kept_values.c).
  *

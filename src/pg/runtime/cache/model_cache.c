@@ -21,7 +21,7 @@
 #include "runtime/cache/inference_precision.h"
 #include "runtime/cache/shared_weights.h"
 #include "runtime/cache/model_cache.h"
-#include "runtime/cache/gguf_kept.h"
+#include "storage/models/gguf_kept.h"
 #include "storage/models/models.h"
 
 #define TFM_CACHE_MAX 8

@@ -30,7 +30,7 @@
 #include "storage/models/model_row.h"
 #include "storage/storage.h"
 #include "storage/models/models.h"
-#include "runtime/cache/gguf_kept.h"
+#include "storage/models/gguf_kept.h"
 #include "tfm/kept_block.h"
 
 static const char *task_names[] = {"classify", "lm", "seq2seq"};

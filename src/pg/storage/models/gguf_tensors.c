@@ -4,7 +4,7 @@
  * file's blocks (Q4_0: tfm's int4 layout, for int4 inference; Q8_0, Q4_K,
  * Q5_K, Q6_K for gguf inference; first_column NULL: an untied embedding's
  * rows, kept for storage only) of the version it imported.  Written by import/gguf_import.c, the kept blocks read by
- * runtime/cache/gguf_kept.c when a model is loaded, copied with it by
+ * storage/models/gguf_kept.c when a model is loaded, copied with it by
  * tfm_copy_model; dumped with the model.
  */
 #include "postgres.h"

@@ -8,7 +8,7 @@
  * the blocks when the model is loaded (catalog.c) for fp32, bf16, int8,
  * int4 and training; which tensors a version stores so (tfm_copy_model).
  * Also the check of a kept row against the model (one entry, its rows in
- * Hugging Face's order), which runtime/cache/gguf_kept.c shares.
+ * Hugging Face's order), which storage/models/gguf_kept.c shares.
  */
 #include "postgres.h"
 

@@ -11,9 +11,9 @@
 #include "postgres.h"
 
 #include "tfm/precision.h"
-#include "runtime/runtime.h"
+#include "base/base.h"
 #include "storage/models/models.h"
-#include "runtime/cache/gguf_kept.h"
+#include "storage/models/gguf_kept.h"
 
 void
 tfm_attach_kept(tfm_model *m, const TfmModelRow *row, bool with_rows)
