@@ -54,7 +54,13 @@
 #               memory after a generation at gguf, and tfm / llama.cpp
 #               rounds interleaved (--rounds pairs, each one timed call
 #               after an untimed one) on a machine others may share.  Not in
-#               CI: the file takes minutes to write and ~2.5 GB of memory
+#               CI: the file takes minutes to write and ~2.5 GB of memory.
+#               A default build refuses it (tfm's own limits: 2e9
+#               parameters, 250 million values a tensor; it has 3.2e9 and a
+#               394-million-value embedding): the table then says so and the
+#               llama.cpp rows run alone.  With those limits raised in
+#               include/tfm/limits.h the import's backend peaks at ~16 GB
+#               (doc/performance.md, "A Llama-3.2-3B shape")
 #   --threads   thread counts (default "1 2"): tfm.threads, llama.cpp's
 #               context threads, ONNX Runtime's intra-op threads
 #   --tokens    new tokens per generation (default 64)
