@@ -122,12 +122,16 @@ def ggml_quantize(lib_path, ggml_type, x):
     return out.tobytes()
 
 
+BLOCK = {GGML_Q4_K: (256, 144), GGML_Q6_K: (256, 210), GGML_Q8_0: (32, 34), GGML_Q4_0: (32, 18), GGML_F32: (1, 4)}
+
+
 def q4_k_m_type(name, n_layers):
     """llama.cpp's llama_tensor_get_type for LLAMA_FTYPE_MOSTLY_Q4_K_M:
     output Q6_K; attn_v and ffn_down Q6_K in the layers use_more_bits picks
     (the first and last eighth, every third between); the rest Q4_K"""
     if name == "output.weight":
         return GGML_Q6_K
+    # a tied head (no output.weight): the embedding takes output's type
     if name.endswith("attn_v.weight") or name.endswith("ffn_down.weight"):
         i, n = int(name.split(".")[1]), n_layers
         more = i < n // 8 or i >= 7 * n // 8 or (i - n // 8) % 3 == 2
@@ -151,6 +155,11 @@ def write_gguf(path, metadata, tensors):
         else:
             t, raw = _value(v)
             kv += _str(key) + struct.pack("<I", t) + raw
+    # raw: the bytes, or (their length, a function that makes them): a 3B
+    # model is made one tensor at a time, never whole in memory
+    def size(raw):
+        return raw[0] if isinstance(raw, tuple) else len(raw)
+
     infos, off = b"", 0
     offsets = []
     for name, gtype, ne, raw in tensors:
@@ -158,7 +167,7 @@ def write_gguf(path, metadata, tensors):
         offsets.append(off)
         infos += _str(name) + struct.pack("<I", len(ne)) + struct.pack("<%dQ" % len(ne), *ne)
         infos += struct.pack("<IQ", gtype, off)
-        off += len(raw)
+        off += size(raw)
     head = GGUF_MAGIC + struct.pack("<IQQ", 3, len(tensors), len(metadata)) + kv + infos
     with open(path, "wb") as f:
         f.write(head)
@@ -166,8 +175,10 @@ def write_gguf(path, metadata, tensors):
         pos = 0
         for (name, gtype, ne, raw), o in zip(tensors, offsets):
             f.write(b"\0" * (o - pos))
-            f.write(raw)
-            pos = o + len(raw)
+            data = raw[1]() if isinstance(raw, tuple) else raw
+            assert len(data) == size(raw), (name, len(data), size(raw))
+            f.write(data)
+            pos = o + len(data)
 
 
 def llama_gguf(path, cfg, sd, pieces, scores, types, kind, ggml_lib=None):
@@ -233,4 +244,93 @@ def llama_gguf(path, cfg, sd, pieces, scores, types, kind, ggml_lib=None):
         t.append(mat(b + "ffn_down.weight", sd[p + "mlp.down_proj.weight"]))
     t.append(vec("output_norm.weight", sd["model.norm.weight"]))
     t.append(mat("output.weight", sd["lm_head.weight"]))
+    write_gguf(path, meta, t)
+
+
+def llama3_rope_factors(theta, head, rs):
+    """rope_freqs.weight of a Llama 3.1/3.2 (rope_type llama3), as
+    convert_hf_to_gguf.py's LlamaModel computes it: one divisor per rotated
+    pair (1 for short wavelengths, factor for long ones, smoothed between)"""
+    import math
+    factor, lo, hi = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"]
+    old = rs["original_max_position_embeddings"]
+    out = []
+    for i in range(0, head, 2):
+        freq = 1.0 / (theta ** (np.float32(i) / head))
+        wavelen = 2 * math.pi / freq
+        if wavelen < old / hi:
+            out.append(1.0)
+        elif wavelen > old / lo:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - lo) / (hi - lo)
+            out.append(1.0 / ((1 - smooth) / factor + smooth))
+    return np.asarray(out, dtype=np.float32)
+
+
+def llama3_q4_k_m_gguf(path, cfg, make, pieces, scores, types, ggml_lib):
+    """A Llama 3.2-shaped Q4_K_M file written one tensor at a time: cfg the
+    HF config (GQA, rope_scaling llama3, tie_word_embeddings: no
+    output.weight, the embedding Q6_K as llama.cpp makes it then);
+    make(hf_name, shape) -> float32 numpy array, called once per tensor as
+    it is written; the rows of q/k permuted for ggml's rope as in llama_gguf"""
+    H, KV, L = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["num_hidden_layers"]
+    D, FF, V = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    head = D // H
+    meta = [
+        ("general.architecture", "llama"),
+        ("general.name", "tfm-bench-peers-llama3-3b"),
+        ("general.alignment", ALIGN),
+        ("general.file_type", FILE_TYPE["Q4_K_M"]),
+        ("llama.vocab_size", V),
+        ("llama.context_length", cfg["max_position_embeddings"]),
+        ("llama.embedding_length", D),
+        ("llama.block_count", L),
+        ("llama.feed_forward_length", FF),
+        ("llama.rope.dimension_count", head),
+        ("llama.rope.freq_base", float(cfg["rope_theta"])),
+        ("llama.attention.head_count", H),
+        ("llama.attention.head_count_kv", KV),
+        ("llama.attention.layer_norm_rms_epsilon", float(cfg["rms_norm_eps"])),
+        ("tokenizer.ggml.model", "llama"),
+        ("tokenizer.ggml.tokens", (T_STRING, pieces)),
+        ("tokenizer.ggml.scores", (T_FLOAT32, scores)),
+        ("tokenizer.ggml.token_type", (T_INT32, types)),
+        ("tokenizer.ggml.unknown_token_id", 0),
+        ("tokenizer.ggml.bos_token_id", cfg["bos_token_id"]),
+        ("tokenizer.ggml.eos_token_id", cfg["eos_token_id"]),
+        ("tokenizer.ggml.add_bos_token", True),
+        ("tokenizer.ggml.add_eos_token", False),
+    ]
+
+    def mat(name, hf, shape, t=None, perm=0):
+        t = t or q4_k_m_type(name, L)
+        per, nb = BLOCK[t]
+        nbytes = shape[0] * shape[1] // per * nb
+
+        def data():
+            w = make(hf, shape)
+            if perm:
+                w = permute_rope(w, perm)
+            return ggml_quantize(ggml_lib, t, w)
+        return (name, t, [shape[1], shape[0]], (nbytes, data))
+
+    def vec(name, hf, n):
+        return (name, GGML_F32, [n], (4 * n, lambda: np.asarray(make(hf, (n,)), dtype="<f4").tobytes()))
+
+    rf = llama3_rope_factors(cfg["rope_theta"], head, cfg["rope_scaling"])
+    t = [mat("token_embd.weight", "model.embed_tokens.weight", (V, D), GGML_Q6_K),
+         ("rope_freqs.weight", GGML_F32, [head // 2], (4 * (head // 2), lambda: rf.astype("<f4").tobytes()))]
+    for i in range(L):
+        p, b = "model.layers.%d." % i, "blk.%d." % i
+        t.append(vec(b + "attn_norm.weight", p + "input_layernorm.weight", D))
+        t.append(mat(b + "attn_q.weight", p + "self_attn.q_proj.weight", (H * head, D), perm=H))
+        t.append(mat(b + "attn_k.weight", p + "self_attn.k_proj.weight", (KV * head, D), perm=KV))
+        t.append(mat(b + "attn_v.weight", p + "self_attn.v_proj.weight", (KV * head, D)))
+        t.append(mat(b + "attn_output.weight", p + "self_attn.o_proj.weight", (D, H * head)))
+        t.append(vec(b + "ffn_norm.weight", p + "post_attention_layernorm.weight", D))
+        t.append(mat(b + "ffn_gate.weight", p + "mlp.gate_proj.weight", (FF, D)))
+        t.append(mat(b + "ffn_up.weight", p + "mlp.up_proj.weight", (FF, D)))
+        t.append(mat(b + "ffn_down.weight", p + "mlp.down_proj.weight", (D, FF)))
+    t.append(vec("output_norm.weight", "model.norm.weight", D))
     write_gguf(path, meta, t)

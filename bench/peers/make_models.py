@@ -12,6 +12,16 @@ written once for tfm and once for its peer:
       rows permuted for ggml's rope, the tokenizer in the metadata);
       OUT/prompts.json: the prompt ids (generation, prefill) and 8 text
       prompts (tfm's batched generation)
+  make_models.py llama OUT --size 3b
+      a Llama-3.2-3B-shaped model (hidden 3072, 28 layers, 24 heads, 8
+      key/value heads, intermediate 8192, vocab 128256, rope theta 500000
+      with Llama 3's rope scaling (factor 32) as the real config.json has
+      it, tied embeddings) as one GGUF file only, OUT/model-Q4_K_M.gguf
+      (ggml's quantizer; rope_freqs.weight; no output.weight, the
+      embedding Q6_K as llama.cpp makes a tied model), written one tensor
+      at a time (about 2 GB; no float32 copy of the whole model), and
+      OUT/prompts.json; the tokenizer is the bench's SentencePiece kind at
+      128256 pieces (the size of Llama 3's, not its BPE)
   make_models.py encoder OUT [--size full|small]
       a MiniLM-shaped BertModel (hidden 384, 6 layers (small: 2), 12 heads,
       intermediate 1536, vocab 30522, 512 positions) as Hugging Face saves
@@ -39,7 +49,7 @@ import numpy as np
 import torch
 
 from onnx_int8 import quantize_model
-from gguf_writer import TOK_BYTE, TOK_CONTROL, TOK_NORMAL, TOK_UNKNOWN, llama_gguf
+from gguf_writer import TOK_BYTE, TOK_CONTROL, TOK_NORMAL, TOK_UNKNOWN, llama3_q4_k_m_gguf, llama_gguf
 
 # the tokenizer.json writers and the safetensors writer of tfm's test references
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "test", "reference"))
@@ -54,9 +64,10 @@ GEN_PROMPT, PREFILL_PROMPT = 16, 128
 
 # ---- Llama -------------------------------------------------------------------
 
-def llama_tokenizer(rng):
+def llama_tokenizer(rng, VOCAB=VOCAB, longest=8):
     """Llama 2's kind: <unk> <s> </s>, the 256 byte pieces, characters, then
-    pieces made by merges of two earlier pieces, up to VOCAB ids"""
+    pieces made by merges of two earlier pieces (at most longest
+    characters), up to VOCAB ids"""
     vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
     for b in range(256):
         vocab["<0x%02X>" % b] = len(vocab)
@@ -68,7 +79,7 @@ def llama_tokenizer(rng):
     while len(vocab) < VOCAB:
         a = pieces[rng.randint(len(pieces))]
         b = pieces[rng.randint(len(pieces))]
-        if len(a) + len(b) > 8 or SP in b or (a + b) in vocab:
+        if len(a) + len(b) > longest or SP in b or (a + b) in vocab:
             continue
         vocab[a + b] = len(vocab)
         pieces.append(a + b)
@@ -148,6 +159,64 @@ def make_llama(out, size):
     n = sum(v.numel() for v in sd.values())
     print("llama %s: hidden %d, %d layers, %d heads, ff %d, vocab %d: %d parameters -> %s"
           % (size, D, L, H, FF, VOCAB, n, out))
+
+
+def prompts_json(out, vocab):
+    prng = np.random.RandomState(7)
+    prompts = {"generate": [1] + [int(x) for x in prng.randint(259, vocab, GEN_PROMPT - 1)],
+               "prefill": [1] + [int(x) for x in prng.randint(259, vocab, PREFILL_PROMPT - 1)],
+               # tfm's batched generation takes text: 8 prompts of 10 lower-case words
+               "batch": [" ".join("".join(prng.choice(list("abcdefghijklmnopqrstuvwxyz"), prng.randint(2, 8)))
+                                  for _ in range(10)) for _ in range(8)]}
+    with open(out + "/prompts.json", "w") as fh:
+        json.dump(prompts, fh)
+
+
+def make_llama_3b(out):
+    """Llama 3.2 3B's shape at Q4_K_M, one tensor at a time (numpy's
+    generator: PyTorch's randn would take minutes for 3.2e9 values)"""
+    D, L, H, KV, FF, V = 3072, 28, 24, 8, 8192, 128256
+    if not os.environ.get("GGML_LIB"):
+        sys.exit("--size 3b writes only the Q4_K_M file: GGML_LIB (ggml's libggml-base) is needed")
+    os.makedirs(out, exist_ok=True)
+    tok_rng = np.random.RandomState(20261126)
+    # pieces of up to 16 characters: of up to 8, random merges run dry long
+    # before 128256 (most pairs are then too long)
+    _, pieces, scores, types = llama_tokenizer(tok_rng, V, 16)
+    cfg = {"num_attention_heads": H, "num_key_value_heads": KV, "num_hidden_layers": L, "hidden_size": D,
+           "intermediate_size": FF, "vocab_size": V, "max_position_embeddings": 131072,
+           "rope_theta": 500000.0, "rms_norm_eps": 1e-5, "bos_token_id": 1, "eos_token_id": 2,
+           "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                            "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+           "tie_word_embeddings": True}
+    # the stds of the 134M model's, scaled by sqrt(768 / inputs): the same
+    # spread of activations at every width; the tied head's logits spread
+    # widely (the embedding's 0.5), so greedy ids are clear-cut
+    std = {"embed_tokens": 0.5, "q_proj": 0.05, "k_proj": 0.05, "v_proj": 0.05, "o_proj": 0.03,
+           "gate_proj": 0.05, "up_proj": 0.05, "down_proj": 0.03}
+    seed = [20261202]
+
+    def make(name, shape):
+        seed[0] += 1
+        g = np.random.default_rng(seed[0])
+        if len(shape) == 1:   # a norm's weight: 1 + 0.1 N(0, 1)
+            return (1.0 + 0.1 * g.standard_normal(shape, dtype=np.float32)).astype(np.float32)
+        kind = name.split(".")[-2]
+        s = std[kind] * (1.0 if kind == "embed_tokens" else math.sqrt(768 / shape[1]) * (2048 / 768) ** 0.5
+                         if kind == "down_proj" else math.sqrt(768 / shape[1]))
+        w = g.standard_normal(shape, dtype=np.float32)
+        w *= np.float32(s)
+        if kind == "embed_tokens":
+            # <unk>, <s>, </s> never predicted (the tied head's rows zero):
+            # greedy decoding runs the full number of tokens on both engines
+            w[0:3] = 0.0
+        return w
+
+    llama3_q4_k_m_gguf(out + "/model-Q4_K_M.gguf", cfg, make, pieces, scores, types, os.environ["GGML_LIB"])
+    prompts_json(out, V)
+    n = V * D + L * (2 * D + D * D * 2 + 2 * D * KV * (D // H) + 3 * D * FF) + D
+    print("llama 3b: hidden %d, %d layers, %d heads (%d key/value), ff %d, vocab %d, tied: %d parameters -> %s"
+          % (D, L, H, KV, FF, V, n, out))
 
 
 # ---- the MiniLM-shaped encoder ---------------------------------------------------
@@ -292,10 +361,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=["llama", "encoder"])
     ap.add_argument("out")
-    ap.add_argument("--size", choices=["full", "small"], default="full")
+    ap.add_argument("--size", choices=["full", "small", "3b"], default="full")
     a = ap.parse_args()
     torch.set_num_threads(1)
-    (make_llama if a.what == "llama" else make_encoder)(a.out, a.size)
+    if a.size == "3b":
+        if a.what != "llama":
+            sys.exit("--size 3b is a Llama shape only")
+        make_llama_3b(a.out)
+    else:
+        (make_llama if a.what == "llama" else make_encoder)(a.out, a.size)
 
 
 if __name__ == "__main__":

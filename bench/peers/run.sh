@@ -43,14 +43,31 @@
 #   6. a table with ratios, the machine (lscpu), tfm_info()'s kernels and the
 #      load average before each figure; the log in bench/peers/last-run.log
 #
-#   bench/peers/run.sh [--size full|small] [--threads "1 2"] [--tokens 64]
+#   bench/peers/run.sh [--size full|small|3b] [--threads "1 2"] [--tokens 64]
 #                      [--rounds 3] [--kv F16|F32] [--flash-attention auto|on|off]
 #                      [--work-mem 16GB] [--wait S] [--keep]
 #                      [--gguf-only | --encoder-only]
 #
 #   --size      full (default: Llama 134M, 6-layer encoder) or small (a quick
 #               run: Llama hidden 256, 4 layers, 4 heads, intermediate 704,
-#               vocab 32000; encoder 2 layers)
+#               vocab 32000; encoder 2 layers), or 3b: a Llama-3.2-3B-shaped
+#               model (hidden 3072, 28 layers, 24 heads, 8 key/value heads,
+#               intermediate 8192, vocab 128256, rope theta 500000 with Llama
+#               3's rope scaling, tied embeddings) as one Q4_K_M file only
+#               (about 2 GB, written one tensor at a time; set OUT to a disk
+#               with room, not /tmp), to show it fits: the gguf rows alone
+#               (implies --gguf-only; default --threads 1; no batch-8 row),
+#               its import time, rows, tfm_model_footprint and the backend's
+#               memory after a generation at gguf, and tfm / llama.cpp
+#               rounds interleaved (--rounds pairs, each one timed call
+#               after an untimed one) on a machine others may share.  Not in
+#               CI: the file takes minutes to write and ~2.5 GB of memory.
+#               A default build refuses it (tfm's own limits: 2e9
+#               parameters, 250 million values a tensor; it has 3.2e9 and a
+#               394-million-value embedding): the table then says so and the
+#               llama.cpp rows run alone.  With those limits raised in
+#               include/tfm/limits.h the import's backend peaks at ~16 GB
+#               (doc/performance.md, "A Llama-3.2-3B shape")
 #   --threads   thread counts (default "1 2"): tfm.threads, llama.cpp's
 #               context threads, ONNX Runtime's intra-op threads
 #   --tokens    new tokens per generation (default 64)
@@ -95,10 +112,11 @@ WAIT=60
 KEEP=0
 GGUF_ONLY=0
 ENC_ONLY=0
+THREADS_SET=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --size) SIZE="$2"; shift 2 ;;
-    --threads) THREADS="$2"; shift 2 ;;
+    --threads) THREADS="$2"; THREADS_SET=1; shift 2 ;;
     --tokens) TOKENS="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
     --kv) KV="$2"; shift 2 ;;
@@ -112,7 +130,12 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
-case "$SIZE" in full|small) ;; *) echo "--size must be full or small" >&2; exit 2 ;; esac
+case "$SIZE" in full|small|3b) ;; *) echo "--size must be full, small or 3b" >&2; exit 2 ;; esac
+BIG=0
+if [ "$SIZE" = 3b ]; then
+  [ "$ENC_ONLY" = 1 ] && { echo "--size 3b has no encoder" >&2; exit 2; }
+  BIG=1; GGUF_ONLY=1; [ "$THREADS_SET" = 1 ] || THREADS=1
+fi
 case "$KV" in F16|F32) ;; *) echo "--kv must be F16 or F32" >&2; exit 2 ;; esac
 case "$FA" in auto|on|off) ;; *) echo "--flash-attention must be auto, on or off" >&2; exit 2 ;; esac
 [ "$GGUF_ONLY$ENC_ONLY" = 11 ] && { echo "--gguf-only and --encoder-only exclude each other" >&2; exit 2; }
@@ -127,6 +150,9 @@ load1() { cut -d' ' -f1 /proc/loadavg; }
 RES=$(mktemp /tmp/tfm-benchpeers-res.XXXXXX)   # key|value lines for the table
 res() { echo "$1|$2" >> "$RES"; }
 get() { grep -m1 "^$1|" "$RES" | cut -d'|' -f2- || true; }
+load1s() { awk '{ for (i = 1; i <= NF; i += 3) printf "%s%s", (i > 1 ? " " : ""), $i }'; }   # the 1-minute loads of getall's
+getall() { grep "^$1|" "$RES" | cut -d'|' -f2- | paste -sd' ' || true; }   # every round's, in order
+median() { tr ' ' '\n' | { grep -E '^[0-9.]+$' || true; } | sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 field() { tr " " "\n" | sed -n "s/^$1=//p" | head -1; }   # key=value out of a RESULT line
 
 MACHINE="$(lscpu | sed -n 's/^Model name: *//p' | head -1) (family $(lscpu | sed -n 's/^CPU family: *//p' | head -1) model $(lscpu | sed -n 's/^Model: *//p' | head -1)), $(nproc) CPUs"
@@ -171,15 +197,16 @@ cleanup() {
 }
 trap cleanup EXIT
 STAMP="$SIZE $(cd "$HERE" && cat make_models.py gguf_writer.py onnx_int8.py | md5sum | cut -c1-12)"
-have_models() { [ -f "$OUT/enc/model-int8.onnx" ] && [ -f "$OUT/enc/reference.json" ] &&
+have_models() { if [ "$BIG" = 1 ]; then [ -f "$OUT/llama/model-Q4_K_M.gguf" ] && [ -f "$OUT/llama/prompts.json" ]; return; fi
+                [ -f "$OUT/enc/model-int8.onnx" ] && [ -f "$OUT/enc/reference.json" ] &&
                 { [ "$ENC_ONLY" = 1 ] || [ -f "$OUT/llama/model-Q4_0.gguf" ]; }; }
 if [ -f "$OUT/stamp" ] && [ "$(cat "$OUT/stamp")" = "$STAMP" ] && have_models; then
   log "reusing the checkpoints in $OUT ($STAMP)"
 else
   log "writing the checkpoints into $OUT"
   rm -f "$OUT/stamp"
-  (cd "$HERE" && { [ "$ENC_ONLY" = 1 ] || "$PY" make_models.py llama "$OUT/llama" --size "$SIZE"; } &&
-   "$PY" make_models.py encoder "$OUT/enc" --size "$SIZE") 2>&1 |
+  (cd "$HERE" && { [ "$ENC_ONLY" = 1 ] || nice -n 19 "$PY" make_models.py llama "$OUT/llama" --size "$SIZE"; } &&
+   { [ "$BIG" = 1 ] || "$PY" make_models.py encoder "$OUT/enc" --size "$SIZE"; }) 2>&1 |
     grep -v -i 'warning\|^ *warnings.warn\|^ *_C._jit\|^ *torch._C' || true
   have_models || { echo "make_models.py failed" >&2; exit 1; }
   echo "$STAMP" > "$OUT/stamp"
@@ -199,24 +226,37 @@ KINT4=$($PSQL -c "SELECT int4_kernel FROM tfm_info()")
 KKQ=$($PSQL -c "SELECT coalesce(substring(lowp_kernel_choice from 'gguf blocks: (.*)$'), 'unknown') FROM tfm_info()")
 log "tfm_info(): $INFO; tfm.work_mem $($PSQL -c 'SHOW tfm.work_mem')"
 log "importing (tfm_import_files)"
-$PSQL -F ' ' -c "SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters' FROM tfm_import_files('enc', '$OUT/enc/hf')"
-[ "$ENC_ONLY" = 1 ] || $PSQL -F ' ' <<EOF
+[ "$BIG" = 1 ] || $PSQL -F ' ' -c "SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters' FROM tfm_import_files('enc', '$OUT/enc/hf')"
+[ "$ENC_ONLY" = 1 ] || [ "$BIG" = 1 ] || $PSQL -F ' ' <<EOF
 SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters' FROM tfm_import_files('llama', '$OUT/llama/hf');
 SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters (the Q4_0 GGUF file)'
   FROM tfm_import_gguf_file('llama_q4', '$OUT/llama/model-Q4_0.gguf');
 SELECT 'Q4_0 blocks kept for int4: ' || count(*) FILTER (WHERE kept) || ' of ' || count(*) || ' tensors' FROM tfm_gguf_kept('llama_q4');
 EOF
 if [ "$ENC_ONLY" = 0 ] && [ -f "$OUT/llama/model-Q4_K_M.gguf" ]; then
-  t0=$(date +%s.%N)
-  $PSQL -F ' ' <<EOF
+  t0=$(date +%s.%N); l=$(load)
+  res q4km_settings "$($PSQL -F ' ' -c "SELECT 'tfm.max_parameters ' || current_setting('tfm.max_parameters') || ', tfm.max_model_bytes ' || current_setting('tfm.max_model_bytes') FROM tfm_info()")"
+  log "importing the Q4_K_M file (tfm_import_gguf_file; load $l; $(get q4km_settings))"
+  if ! o=$($PSQL -F ' ' 2>&1 <<EOF
 SELECT 'imported ' || model || ' (' || model_task || '): ' || parameters || ' parameters (the Q4_K_M GGUF file, ggml''s quantizer)'
   FROM tfm_import_gguf_file('llama_q4km', '$OUT/llama/model-Q4_K_M.gguf');
 EOF
+); then
+    echo "$o"; [ "$BIG" = 1 ] || exit 1
+    res import_refused "$(echo "$o" | tr '\n' ' ' | sed 's/ *$//')"
+    log "REFUSED: the Q4_K_M file (the llama.cpp rows run alone)"
+  else
+    echo "$o"
+  fi
   res import_q4km "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')"
+  res import_q4km_load "$l"
   res q4km_file "$(stat -c %s "$OUT/llama/model-Q4_K_M.gguf")"
+fi
+if [ "$ENC_ONLY" = 0 ] && [ -f "$OUT/llama/model-Q4_K_M.gguf" ] && [ -z "$(get import_refused)" ]; then
   res q4km_blocks "$($PSQL -c "SELECT sum(pg_column_size(g.*)) FROM tfm.gguf_tensors g JOIN tfm.models m ON m.id = g.model_id WHERE m.name = 'llama_q4km'")"
   res q4km_rows "$($PSQL -c "SELECT (SELECT sum(pg_column_size(g.*)) FROM tfm.gguf_tensors g JOIN tfm.models m ON m.id = g.model_id WHERE m.name = 'llama_q4km') + (SELECT sum(pg_column_size(t.*)) FROM tfm.tensors t JOIN tfm.models m ON m.id = t.model_id WHERE m.name = 'llama_q4km')")"
   $PSQL -F ' ' -c "SELECT 'kept: ' || gguf_type || ' ' || count(*) FILTER (WHERE kept) || ' of ' || count(*) FROM tfm_gguf_kept('llama_q4km') GROUP BY gguf_type ORDER BY gguf_type"
+  res q4km_stored "$($PSQL -F ' ' -c "SELECT 'blocks ' || block_bytes || ', float32 ' || float32_bytes || ', made at a load for another precision ' || made_at_load_bytes FROM tfm_model_footprint('llama_q4km')")"
 fi
 [ "$ENC_ONLY" = 1 ] || $PSQL -F ' ' <<EOF
 CREATE TABLE prompts AS SELECT
@@ -225,11 +265,13 @@ CREATE TABLE prompts AS SELECT
   ARRAY(SELECT x FROM json_array_elements_text(j->'batch') x) AS batch
   FROM (SELECT pg_read_file('$OUT/llama/prompts.json')::json AS j) s;
 EOF
-$PSQL -F ' ' <<EOF
+[ "$BIG" = 1 ] || $PSQL -F ' ' <<EOF
 CREATE TABLE enc_texts AS SELECT t.o::int AS o, t.body,
   ARRAY(SELECT y::int FROM json_array_elements_text(j->'ids'->(t.o::int - 1)) y) AS ids
   FROM (SELECT pg_read_file('$OUT/enc/texts.json')::json AS j) s,
        json_array_elements_text(j->'texts') WITH ORDINALITY AS t(body, o);
+EOF
+$PSQL -F ' ' <<EOF
 -- the median and best of ROUNDS timed calls after an untimed one (loads and packs the model)
 CREATE FUNCTION gen_speed(m text, n integer, rounds integer, OUT tokens_per_s float8, OUT best float8, OUT tokens bigint, OUT ids text)
 LANGUAGE plpgsql AS \$\$
@@ -309,15 +351,15 @@ llama_run() {   # threads file [key rounds kv flash-attention]: timed unless a k
   res "gen_llama_$1_${key}_ids" "$(echo "$o" | sed -n 's/^IDS //p')"
   res "gen_llama_$1_${key}_load" "$l"
 }
-tfm_gen_run() {   # threads precision [model]
-  local l m=${3:-llama}; l=$(load)
+tfm_gen_run() {   # threads precision [model rounds]
+  local l m=${3:-llama} r=${4:-$ROUNDS}; l=$(load)
   log "tfm $2 ($m), $1 thread(s) (load $l)"
   local o; o=$($PSQL -F ' ' <<EOF
 SET tfm.threads = $1;
 SET tfm.precision = $2;
-SELECT round(tokens_per_s::numeric, 2), round(best::numeric, 2), tokens, ids FROM gen_speed('$m', $TOKENS, $ROUNDS);
-SELECT round(tokens_per_s::numeric, 2), round(best::numeric, 2) FROM prefill_speed('$m', $ROUNDS);
-SELECT round(tokens_per_s::numeric, 2), round(best::numeric, 2) FROM gen8_speed('$m', $TOKENS, $ROUNDS);
+SELECT round(tokens_per_s::numeric, 2), round(best::numeric, 2), tokens, ids FROM gen_speed('$m', $TOKENS, $r);
+SELECT round(tokens_per_s::numeric, 2), round(best::numeric, 2) FROM prefill_speed('$m', $r);
+$([ "$BIG" = 1 ] && echo "SELECT 'not', 'run';" || echo "SELECT round(tokens_per_s::numeric, 2), round(best::numeric, 2) FROM gen8_speed('$m', $TOKENS, $r);")
 EOF
 ) || { echo "$o"; log "FAILED: tfm $2"; return 0; }
   set -- "$1" "$2" $o
@@ -331,14 +373,40 @@ EOF
   res "gen_tfm_$1_$2_ids" "$6"
   res "gen_tfm_$1_$2_load" "$l"
 }
+# a session's memory after a generation at gguf: tfm_model_footprint (its
+# loaded copy) and the backend's /proc/self/status, and the shared copy's files
+tfm_footprint_run() {   # model
+  $PSQL -F ' ' <<EOF
+SET tfm.threads = 1;
+SET tfm.precision = gguf;
+SELECT count(*) FROM tfm_generate_tokens('$1', (SELECT gen FROM prompts), max_tokens => 4, temperature => 0) \\gset
+SELECT 'footprint ' || loaded_precision || ': blocks ' || loaded_block_bytes || ', float32 ' || loaded_float32_bytes
+       || ', left to the blocks ' || left_to_blocks_bytes || ', made from them ' || made_from_blocks_bytes
+  FROM tfm_model_footprint('$1');
+SELECT 'backend ' || string_agg(replace(l, E'\\t', ''), ', ') FROM regexp_split_to_table(pg_read_file('/proc/self/status'), E'\\n') l
+ WHERE l ~ '^(VmRSS|VmHWM|RssAnon|RssFile|RssShmem):';
+EOF
+  local f; for f in "$TFM_PGDATA"/base/pgsql_tmp/pgsql_tmp_tfm_*; do
+    [ -e "$f" ] && echo "shared copy $(basename "$f"): size $(stat -c %s "$f"), stored $(( $(stat -c %b "$f") * $(stat -c %B "$f") ))"
+  done
+  return 0
+}
 # the reference ids: llama.cpp F32 computed in F32 throughout (F32 cache, no
 # flash attention), one round, at the first thread count
 TH1=$(echo $THREADS | cut -d' ' -f1)
-[ "$ENC_ONLY" = 0 ] && llama_run "$TH1" F32 exact 1 F32 off
+[ "$ENC_ONLY" = 0 ] && [ "$BIG" = 0 ] && llama_run "$TH1" F32 exact 1 F32 off
 # and the Q4_K_M file's the same way, for tfm gguf's ids
 [ "$ENC_ONLY" = 0 ] && [ -f "$OUT/llama/model-Q4_K_M.gguf" ] && llama_run "$TH1" Q4_K_M q4km_exact 1 F32 off
 for th in $THREADS; do
   [ "$ENC_ONLY" = 1 ] && break
+  if [ "$BIG" = 1 ]; then
+    # --size 3b: tfm and llama.cpp rounds interleaved, one timed call each a round
+    for r in $(seq "$ROUNDS"); do
+      [ -n "$(get import_refused)" ] || tfm_gen_run "$th" gguf llama_q4km 1
+      llama_run "$th" Q4_K_M "" 1
+    done
+    continue
+  fi
   if [ "$GGUF_ONLY" = 0 ]; then
     tfm_gen_run "$th" fp32
     llama_run "$th" F32
@@ -359,7 +427,7 @@ done
 # logit differences (q4km_rounding.py --no-forward): llama.cpp against itself
 # is the yardstick for tfm against llama.cpp
 TF=""
-if [ "$ENC_ONLY" = 0 ] && [ -f "$OUT/llama/model-Q4_K_M.gguf" ]; then
+if [ "$ENC_ONLY" = 0 ] && [ "$BIG" != 1 ] && [ -f "$OUT/llama/model-Q4_K_M.gguf" ]; then
   TF=$OUT/teacher; mkdir -p "$TF"; chmod a+rx "$TF"
   log "Q4_K_M teacher-forced: llama.cpp decoding and prefill, tfm gguf (load $(load))"
   if (cd "$HERE" && node llama_probs.mjs "$OUT/llama/model-Q4_K_M.gguf" --prompts "$OUT/llama/prompts.json" --tokens "$TOKENS" \
@@ -380,6 +448,10 @@ EOF
   else
     log "FAILED: llama_probs.mjs"
   fi
+fi
+if [ "$BIG" = 1 ] && [ -z "$(get import_refused)" ]; then
+  log "a session's memory after a generation at gguf (load $(load))"
+  tfm_footprint_run llama_q4km | tee "$OUT/footprint.txt"
 fi
 
 # ---- 5. the encoder ------------------------------------------------------------------------
@@ -514,7 +586,34 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
   echo "- tfm_info(): $INFO"
   echo "- peers: $PEERS; llama.cpp CPU features: $LLAMA_SYS; in the timed runs its key/value cache $KV and flash attention $FA"
   w=$(get warn); [ -n "$w" ] && echo "- **WARNING: $w**"
-  if [ "$ENC_ONLY" = 0 ]; then
+  if [ "$BIG" = 1 ]; then
+  f=$(get q4km_file)
+  echo
+  echo "Llama-3.2-3B shape at Q4_K_M (ggml's quantizer), the file $f bytes ($(awk -v b="$f" 'BEGIN { printf "%.2f GB", b / 1e9 }'))."
+  r=$(get import_refused)
+  if [ -n "$r" ]; then
+    echo
+    echo "**tfm refused the file** ($(get q4km_settings)): $r"
+  else
+    echo "Imported by tfm_import_gguf_file in $(get import_q4km) s (load $(get import_q4km_load) before); its rows $(get q4km_rows) bytes ($(ratio "$(get q4km_rows)" "$f") the file; the kept blocks $(get q4km_blocks) bytes, $(ratio "$(get q4km_blocks)" "$f")); tfm_model_footprint as stored: $(get q4km_stored)."
+    [ -f "$OUT/footprint.txt" ] && { echo; echo "After a generation at gguf, in a fresh session:"; echo; sed 's/^/    /' "$OUT/footprint.txt"; }
+  fi
+  echo
+  echo "Batch 1, greedy, a 16-id prompt + $TOKENS new tokens (the whole call timed), and prefill (one pass over 128 ids), tokens/s; tfm gguf and llama.cpp Q4_K_M (cache $KV, flash attention $FA) in interleaved rounds, one timed call each after an untimed one: every round's figure, then the median:"
+  echo
+  echo "| what | threads | tfm gguf (rounds) | llama.cpp (rounds) | tfm median | llama.cpp median | tfm / llama.cpp | load before each (tfm; llama.cpp) |"
+  echo "|---|---|---|---|---|---|---|---|"
+  for th in $THREADS; do
+    for k in gen pre; do
+      a=$(getall ${k}_tfm_${th}_gguf); b=$(getall ${k}_llama_${th}_Q4_K_M)
+      ma=$(echo "$a" | median); mb=$(echo "$b" | median)
+      echo "| $([ $k = gen ] && echo generation || echo prefill) | $th | ${a:-—} | ${b:-—} | ${ma:-—} | ${mb:-—} | $(ratio "$ma" "$mb") | $(getall gen_tfm_${th}_gguf_load | load1s); $(getall gen_llama_${th}_Q4_K_M_load | load1s) |"
+    done
+    echo
+    echo "Greedy ids, tfm gguf = llama.cpp Q4_K_M as timed, $th thread(s): $(agree "$(get gen_tfm_${th}_gguf_ids)" "$(get gen_llama_${th}_Q4_K_M_ids)") leading ids equal."
+  done
+  fi
+  if [ "$ENC_ONLY" = 0 ] && [ "$BIG" = 0 ]; then
   echo
   echo "Generation, batch 1, greedy, a 16-id prompt + $TOKENS new tokens (the whole call timed), and prefill (one pass over 128 ids), tokens/s, the median of $ROUNDS:"
   echo
@@ -568,6 +667,7 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
   f=$(get q4km_file)
   [ -n "$f" ] && echo "Q4_K_M file: $f bytes, imported in $(get import_q4km) s; its rows $(get q4km_rows) bytes ($(ratio "$(get q4km_rows)" "$f") the file: the kept blocks $(get q4km_blocks) bytes, $(ratio "$(get q4km_blocks)" "$f"), the rest the float32 values of the tensors not stored as blocks: the norms)."
   fi
+  [ "$BIG" = 1 ] && exit 0
   echo
   echo "MiniLM-shaped encoder, 32 sequences of 128 ids, sequences/s, the median of $ROUNDS paired rounds (batch 1: a call / run per sequence; batch 32: tfm_embed(model, text[]), one [32, 128] ONNX Runtime run; the engines' rounds interleaved, see step 5); the ratios are the medians of the per-round ratios [their least and greatest] (the ratio of the medians in parentheses); ONNX Runtime int8: its dynamic quantization (onnx_int8.py: DynamicQuantizeLinear + MatMulInteger, int8 weights per tensor):"
   echo

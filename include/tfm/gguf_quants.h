@@ -1,10 +1,10 @@
 /*
  * tfm/gguf_quants.h: ggml's tensor types as GGUF stores them (plain C, no
  * postgres.h): each type's block (values and bytes), its name, the
- * conversion of whole blocks to float32 (gguf_quants.c), which types a
- * tfm kernel runs as they are, and the tfm precision each type runs at
- * under tfm.precision = auto.  The reader of the file around them is
- * tfm/gguf.h.
+ * conversion of whole blocks to float32 (kernels/lowp/kquant/gguf_quants.c,
+ * below the reader and the model), which types a tfm kernel runs as they
+ * are, and the tfm precision each type runs at under tfm.precision = auto.
+ * The reader of the file around them is tfm/gguf.h.
  */
 #ifndef TFM_GGUF_QUANTS_H
 #define TFM_GGUF_QUANTS_H
@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "tfm/precision.h"
+#include "tfm/lowp.h"			/* tfm_precision */
 
 /* the ggml tensor types tfm converts (the numbers are the format's) */
 typedef enum tfm_gguf_type

@@ -13,12 +13,19 @@
  * Q4_K, Q5_K, Q6_K for gguf inference (tfm/kquant.h);
  * tfm_gguf_type_precision the tfm precision each type runs at under
  * tfm.precision = auto (source_precision.c tallies them).
+ *
+ * It stands here, beside the kernels that run the same blocks, below the
+ * GGUF reader (formats/) and the model (model/absent_floats.c makes a
+ * kept tensor's float32 values with it): it calls nothing above it, and
+ * reads fp16 and bf16 with tfm/lowp.h's exact conversions (the same bits
+ * as the safetensors reader's tfm_f16_to_f32 and tfm_bf16_to_f32).
  */
 #include "tfm/gguf_quants.h"
 
 #include <string.h>
 
-#include "tfm/safetensors.h"
+#include "tfm/lowp.h"
+#include "tfm/status_codes.h"
 
 #define NO_CONTRACT(v) __asm__("" : "+x"(v))
 #if !defined(__x86_64__)
@@ -100,7 +107,7 @@ le16(const uint8_t *p)
 static float
 half(const uint8_t *p)
 {
-	return tfm_f16_to_f32(le16(p));
+	return tfm_fp16_to_float(le16(p));
 }
 
 /* Q8_0: fp16 d, 32 int8: y = q·d */
@@ -254,14 +261,14 @@ static void
 f16(float *y, const uint8_t *x, uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
-		y[i] = tfm_f16_to_f32(le16(x + 2 * i));
+		y[i] = tfm_fp16_to_float(le16(x + 2 * i));
 }
 
 static void
 bf16(float *y, const uint8_t *x, uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
-		y[i] = tfm_bf16_to_f32(le16(x + 2 * i));
+		y[i] = tfm_bf16_to_float(le16(x + 2 * i));
 }
 
 int
