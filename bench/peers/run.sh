@@ -708,6 +708,6 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
     ok=$(awk -v c="${q#* }" 'BEGIN { print (c >= 0.999 ? "within" : "NOT within") }')
     echo "ONNX Runtime int8 against float64: least cosine ${q#* } (**$ok** int8's tolerance, 0.999)."
   fi
-  [ -n "$w" ] && { echo; echo "**$w.**"; }
+  if [ -n "$w" ]; then echo; echo "**$w.**"; fi
 } | tee "$OUT/table.md"
 log "done; log in $LOG"
