@@ -121,15 +121,6 @@ read_seconds(const uint8_t *const *bufs, const size_t *sizes, int n, uint64_t *s
 	return cpu_now() - t0;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -230,13 +221,11 @@ main(int argc, char **argv)
 				t_read[s] = read_seconds(bufs, sizes, n, &sink);
 			}
 		}
-		qsort(t_step, steps, sizeof(double), cmp_double);
-		qsort(t_read, steps, sizeof(double), cmp_double);
+		/* summarise sorts each: [steps / 2] its median, [0] its fastest */
+		summarise(t_step, steps);
+		summarise(t_read, steps);
 		for (int k = 0; k < N_KINDS; k++)
-		{
-			qsort(t_kind[k], steps, sizeof(double), cmp_double);
-			kind_med[k] = t_kind[k][steps / 2];
-		}
+			kind_med[k] = summarise(t_kind[k], steps).median;
 		printf("step %.3f ms (%.1f GB/s; fastest %.3f)   plain read of the same bytes %.3f ms (%.1f GB/s)   step / read %.2f\n",
 			   t_step[steps / 2] * 1e3, total / t_step[steps / 2] / 1e9, t_step[0] * 1e3,
 			   t_read[steps / 2] * 1e3, total / t_read[steps / 2] / 1e9, t_step[steps / 2] / t_read[steps / 2]);

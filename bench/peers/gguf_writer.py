@@ -181,17 +181,12 @@ def write_gguf(path, metadata, tensors):
             pos = o + len(data)
 
 
-def llama_gguf(path, cfg, sd, pieces, scores, types, kind, ggml_lib=None):
-    """cfg: the HF config dict; sd: HF name -> float32 numpy array;
-    pieces/scores/types: the tokenizer by id; kind: F32, Q8_0 or Q4_0
-    (every matrix in that type, norms in F32: a "pure" file), or Q4_K_M
-    (llama.cpp's mix of Q4_K and Q6_K, quantized by ggml itself: ggml_lib
-    the path of its libggml-base)"""
+def llama_meta(name, kind, cfg, pieces, scores, types):
+    """the metadata of a llama-architecture file with the bench's tokenizer"""
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    head = cfg["hidden_size"] // H
-    meta = [
+    return [
         ("general.architecture", "llama"),
-        ("general.name", "tfm-bench-peers-llama"),
+        ("general.name", name),
         ("general.alignment", ALIGN),
         ("general.file_type", FILE_TYPE[kind]),
         ("llama.vocab_size", cfg["vocab_size"]),
@@ -199,7 +194,7 @@ def llama_gguf(path, cfg, sd, pieces, scores, types, kind, ggml_lib=None):
         ("llama.embedding_length", cfg["hidden_size"]),
         ("llama.block_count", cfg["num_hidden_layers"]),
         ("llama.feed_forward_length", cfg["intermediate_size"]),
-        ("llama.rope.dimension_count", head),
+        ("llama.rope.dimension_count", cfg["hidden_size"] // H),
         ("llama.rope.freq_base", float(cfg["rope_theta"])),
         ("llama.attention.head_count", H),
         ("llama.attention.head_count_kv", KV),
@@ -214,6 +209,16 @@ def llama_gguf(path, cfg, sd, pieces, scores, types, kind, ggml_lib=None):
         ("tokenizer.ggml.add_bos_token", True),
         ("tokenizer.ggml.add_eos_token", False),
     ]
+
+
+def llama_gguf(path, cfg, sd, pieces, scores, types, kind, ggml_lib=None):
+    """cfg: the HF config dict; sd: HF name -> float32 numpy array;
+    pieces/scores/types: the tokenizer by id; kind: F32, Q8_0 or Q4_0
+    (every matrix in that type, norms in F32: a "pure" file), or Q4_K_M
+    (llama.cpp's mix of Q4_K and Q6_K, quantized by ggml itself: ggml_lib
+    the path of its libggml-base)"""
+    H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    meta = llama_meta("tfm-bench-peers-llama", kind, cfg, pieces, scores, types)
 
     def mat(name, w):
         w = np.ascontiguousarray(w, dtype=np.float32)
@@ -277,31 +282,7 @@ def llama3_q4_k_m_gguf(path, cfg, make, pieces, scores, types, ggml_lib):
     H, KV, L = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["num_hidden_layers"]
     D, FF, V = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
     head = D // H
-    meta = [
-        ("general.architecture", "llama"),
-        ("general.name", "tfm-bench-peers-llama3-3b"),
-        ("general.alignment", ALIGN),
-        ("general.file_type", FILE_TYPE["Q4_K_M"]),
-        ("llama.vocab_size", V),
-        ("llama.context_length", cfg["max_position_embeddings"]),
-        ("llama.embedding_length", D),
-        ("llama.block_count", L),
-        ("llama.feed_forward_length", FF),
-        ("llama.rope.dimension_count", head),
-        ("llama.rope.freq_base", float(cfg["rope_theta"])),
-        ("llama.attention.head_count", H),
-        ("llama.attention.head_count_kv", KV),
-        ("llama.attention.layer_norm_rms_epsilon", float(cfg["rms_norm_eps"])),
-        ("tokenizer.ggml.model", "llama"),
-        ("tokenizer.ggml.tokens", (T_STRING, pieces)),
-        ("tokenizer.ggml.scores", (T_FLOAT32, scores)),
-        ("tokenizer.ggml.token_type", (T_INT32, types)),
-        ("tokenizer.ggml.unknown_token_id", 0),
-        ("tokenizer.ggml.bos_token_id", cfg["bos_token_id"]),
-        ("tokenizer.ggml.eos_token_id", cfg["eos_token_id"]),
-        ("tokenizer.ggml.add_bos_token", True),
-        ("tokenizer.ggml.add_eos_token", False),
-    ]
+    meta = llama_meta("tfm-bench-peers-llama3-3b", "Q4_K_M", cfg, pieces, scores, types)
 
     def mat(name, hf, shape, t=None, perm=0):
         t = t or q4_k_m_type(name, L)
