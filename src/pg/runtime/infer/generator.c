@@ -226,8 +226,15 @@ by_prob_desc(const void *a, const void *b, void *arg)
 	return p[x] != p[y] ? (p[x] > p[y] ? -1 : 1) : x - y;
 }
 
+/* x before y by falling probability, equal ones by id (by_prob_desc's order) */
+static inline bool
+prob_before(const float *p, int x, int y)
+{
+	return p[x] != p[y] ? p[x] > p[y] : x < y;
+}
+
 int *
-tfm_next_token_probs(tfm_model *m, const char *name, const int32 *ids, int n, float **probs)
+tfm_next_token_probs(tfm_model *m, const char *name, const int32 *ids, int n, int k, float **probs)
 {
 	int			V = m->cfg.vocab;
 	tfm_decoder *d;
@@ -249,9 +256,28 @@ tfm_next_token_probs(tfm_model *m, const char *name, const int32 *ids, int n, fl
 	tfm_guard_release(guard);
 	tfm_softmax_rows(logits, 1, V);
 	order = palloc(sizeof(int) * V);
+	*probs = logits;
+	k = Max(1, Min(k, V));
+	if ((int64) k * 64 < V)
+	{
+		/* a few of many: kept sorted as the ids go by (no sort of the whole vocabulary) */
+		int			have = 0;
+
+		for (int i = 0; i < V; i++)
+		{
+			int			j;
+
+			if (have == k && !prob_before(logits, i, order[k - 1]))
+				continue;
+			j = have < k ? have++ : k - 1;
+			for (; j > 0 && prob_before(logits, i, order[j - 1]); j--)
+				order[j] = order[j - 1];
+			order[j] = i;
+		}
+		return order;
+	}
 	for (int i = 0; i < V; i++)
 		order[i] = i;
 	qsort_arg(order, V, sizeof(int), by_prob_desc, logits);
-	*probs = logits;
 	return order;
 }

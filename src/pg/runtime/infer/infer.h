@@ -151,8 +151,12 @@ void		tfm_generate_prompts(tfm_model *m, const TfmModelRow *row, int32 **prompts
 								 const int *plens, int B, const GenOpts *o, GenRow *out);
 /* a generated row as text, cut before the stop text */
 text	   *tfm_generated_text(const TfmModelRow *row, const GenRow *g);
-/* the next token's probabilities after n ids (*probs, V of them) and the ids by falling probability */
-int		   *tfm_next_token_probs(tfm_model *m, const char *name, const int32 *ids, int n,
+/*
+ * the next token's probabilities after n ids (*probs, V of them) and the
+ * first k ids by falling probability, equal ones by id (the rest of the
+ * array unspecified)
+ */
+int		   *tfm_next_token_probs(tfm_model *m, const char *name, const int32 *ids, int n, int k,
 								 float **probs);
 
 #endif							/* TFM_PG_INFER_H */

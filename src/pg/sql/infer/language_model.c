@@ -328,7 +328,7 @@ tfm_next_tokens(PG_FUNCTION_ARGS)
 	m = get_lm_for(fcinfo, name, &row);
 	k = Min(k, m->cfg.vocab);
 	ids = prompt_ids(fcinfo, 1, row, &n);
-	order = tfm_next_token_probs(m, name, ids, n, &probs);
+	order = tfm_next_token_probs(m, name, ids, n, k, &probs);
 	for (int i = 0; i < k; i++)
 		put_token(fcinfo, row, i + 1, order[i], (double) probs[order[i]]);
 	return (Datum) 0;
