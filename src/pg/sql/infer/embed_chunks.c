@@ -27,6 +27,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
 #include "sql/args.h"
@@ -35,6 +36,9 @@
 #include "runtime/rows.h"
 #include "runtime/cache/tokenizer_cache.h"
 #include "storage/models/models.h"
+
+/* a batch of windows: about this many tokens (the last text's windows may go past it) */
+#define EMBED_BATCH_TOKENS 65536
 
 /* the specials a chunk's ids get around them (see the opening comment) */
 typedef struct ChunkWrap
@@ -220,6 +224,7 @@ tfm_embed_chunks(PG_FUNCTION_ARGS)
 	Chunks		c;
 	float	   *pooled;
 	Datum	   *vals;
+	MemoryContext batch_cxt;
 
 	TFM_ARG_NOT_NULL(2, "chunk_tokens");
 	TFM_ARG_NOT_NULL(3, "chunk_overlap");
@@ -232,35 +237,61 @@ tfm_embed_chunks(PG_FUNCTION_ARGS)
 	chunk_wrap(row, &w);
 	tfm_model_specials(row, &sp);
 
-	memset(&c, 0, sizeof(c));
-	c.cap = 16;
-	c.ids = palloc(sizeof(int32 *) * c.cap);
-	c.lens = palloc(sizeof(int) * c.cap);
-	c.ord = palloc(sizeof(int) * c.cap);
-	c.chunk = palloc(sizeof(int) * c.cap);
-	c.start = palloc(sizeof(int) * c.cap);
-	c.end = palloc(sizeof(int) * c.cap);
-	for (int i = 0; i < n; i++)
-		if (!nulls[i])
-			text_chunks(&c, row, &w, &sp, DatumGetTextPP(elems[i]), i + 1, chunk_tokens, chunk_overlap);
-
 	d = m->cfg.d_model;
-	pooled = palloc_extended(sizeof(float) * d * Max(c.n, 1), MCXT_ALLOC_HUGE);
-	tfm_classifier_run(m, row, c.ids, c.lens, c.n, NULL, pooled);
-	vals = palloc(sizeof(Datum) * d);
-	for (int i = 0; i < c.n; i++)
+	/*
+	 * the inputs a batch at a time (at most EMBED_BATCH_TOKENS tokens of
+	 * windows, or one text's), its rows put out and its memory let go: what
+	 * a call holds does not grow with the number of inputs (each window's
+	 * embedding is tfm_embed's, whatever its batch)
+	 */
+	batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "tfm_embed_chunks batch",
+									  ALLOCSET_DEFAULT_SIZES);
+	for (int i = 0; i < n;)
 	{
-		Datum		values[5];
-		bool		isnull[5] = {false, false, false, false, false};
+		MemoryContext outer = MemoryContextSwitchTo(batch_cxt);
+		int64		tokens = 0;
 
-		for (int k = 0; k < d; k++)
-			vals[k] = Float4GetDatum(pooled[(size_t) i * d + k]);
-		values[0] = Int32GetDatum(c.ord[i]);
-		values[1] = Int32GetDatum(c.chunk[i]);
-		values[2] = Int32GetDatum(c.start[i]);
-		values[3] = Int32GetDatum(c.end[i]);
-		values[4] = PointerGetDatum(construct_array(vals, d, FLOAT4OID, 4, true, TYPALIGN_INT));
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
+		memset(&c, 0, sizeof(c));
+		c.cap = 16;
+		c.ids = palloc(sizeof(int32 *) * c.cap);
+		c.lens = palloc(sizeof(int) * c.cap);
+		c.ord = palloc(sizeof(int) * c.cap);
+		c.chunk = palloc(sizeof(int) * c.cap);
+		c.start = palloc(sizeof(int) * c.cap);
+		c.end = palloc(sizeof(int) * c.cap);
+		for (; i < n && tokens < EMBED_BATCH_TOKENS; i++)
+		{
+			int			from = c.n;
+
+			CHECK_FOR_INTERRUPTS();
+			if (nulls[i])
+				continue;
+			text_chunks(&c, row, &w, &sp, DatumGetTextPP(elems[i]), i + 1, chunk_tokens, chunk_overlap);
+			for (int k = from; k < c.n; k++)
+				tokens += c.lens[k];
+		}
+		pooled = palloc_extended(sizeof(float) * d * Max(c.n, 1), MCXT_ALLOC_HUGE);
+		if (c.n > 0)
+			tfm_classifier_run(m, row, c.ids, c.lens, c.n, NULL, pooled);
+		vals = palloc(sizeof(Datum) * d);
+		for (int k = 0; k < c.n; k++)
+		{
+			Datum		values[5];
+			bool		isnull[5] = {false, false, false, false, false};
+
+			for (int j = 0; j < d; j++)
+				vals[j] = Float4GetDatum(pooled[(size_t) k * d + j]);
+			values[0] = Int32GetDatum(c.ord[k]);
+			values[1] = Int32GetDatum(c.chunk[k]);
+			values[2] = Int32GetDatum(c.start[k]);
+			values[3] = Int32GetDatum(c.end[k]);
+			values[4] = PointerGetDatum(construct_array(vals, d, FLOAT4OID, 4, true, TYPALIGN_INT));
+			/* (the tuplestore copies the row into its own memory) */
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
+		}
+		MemoryContextSwitchTo(outer);
+		MemoryContextReset(batch_cxt);
 	}
+	MemoryContextDelete(batch_cxt);
 	return (Datum) 0;
 }
