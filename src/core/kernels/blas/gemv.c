@@ -115,8 +115,9 @@ typedef float quarter_lanes __attribute__((vector_size(DOT_W / 4 * sizeof(float)
 
 /* the DOT_W (16) lanes' sum, halves added pairwise (16 → 8 → 4 → 2 → 1) */
 static inline __attribute__((always_inline)) float
-lanes_sum(lanes v)
+lanes_sum(const lanes *pv)
 {
+	const lanes v = *pv;
 	half_lanes	h = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
 		__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
 	quarter_lanes q = __builtin_shufflevector(h, h, 0, 1, 2, 3) +
@@ -163,10 +164,10 @@ dot_one_row(int K, float alpha, const float *A, const float *B, ptrdiff_t ldb, f
 			c2 += va * v2;
 			c3 += va * v3;
 		}
-		s[0] = lanes_sum(c0);
-		s[1] = lanes_sum(c1);
-		s[2] = lanes_sum(c2);
-		s[3] = lanes_sum(c3);
+		s[0] = lanes_sum(&c0);
+		s[1] = lanes_sum(&c1);
+		s[2] = lanes_sum(&c2);
+		s[3] = lanes_sum(&c3);
 		for (int u = 0; u < 4; u++)
 		{
 			const float *b = b0 + (size_t) u * ldb;
@@ -193,7 +194,7 @@ dot_one_row(int K, float alpha, const float *A, const float *B, ptrdiff_t ldb, f
 			LOAD_LANES(vb, b + k);
 			c += va * vb;
 		}
-		x = lanes_sum(c);
+		x = lanes_sum(&c);
 		for (int k = kv; k < K; k++)
 			x += A[k] * b[k];
 		x *= alpha;
@@ -241,7 +242,7 @@ dot_block(const int R, int K, float alpha, const float *A, ptrdiff_t lda,
 		}
 		for (int m = 0; m < R; m++)
 		{
-			float		s = lanes_sum(acc[m]);
+			float		s = lanes_sum(&acc[m]);
 			float	   *c = C + m * ldc + j;
 
 			for (int k = kv; k < K; k++)
