@@ -2126,6 +2126,13 @@ COMMENT ON FUNCTION tfm_chat_context(text, json, integer, real, integer, real, b
 -- is loaded (for fp32, bf16, int8, int4 and training), and by tfm_tensor.
 -- Training then saves every tensor as float32 (a float32 model).
 
+-- A tensor's blocks over tfm.gguf_row_bytes (256 MB) are stored in parts of
+-- whole rows, so that pg_dump can write each row (a bytea's text is twice
+-- its bytes, and a value is at most 1 GB): Gemma 3 4B's embedding is 551 MB.
+ALTER TABLE tfm.gguf_tensors ADD COLUMN first_row integer NOT NULL DEFAULT 0;
+ALTER TABLE tfm.gguf_tensors DROP CONSTRAINT gguf_tensors_pkey;
+ALTER TABLE tfm.gguf_tensors ADD PRIMARY KEY (model_id, gguf_name, first_row);
+COMMENT ON COLUMN tfm.gguf_tensors.first_row IS 'kept: the first of the file''s rows of the tensor these blocks hold (a tensor over tfm.gguf_row_bytes is stored in parts of whole rows; columns: this part''s rows)';
 COMMENT ON TABLE tfm.gguf_tensors IS
   'per tensor of an imported GGUF file: converted to float32 only (blocks NULL), or kept as the file''s blocks (Q4_0 for int4; Q8_0, Q4_K, Q5_K, Q6_K for gguf), a tensor they cover wholly stored as them only (no tfm.tensors rows)';
 COMMENT ON COLUMN tfm.gguf_tensors.blocks IS 'kept: the file''s bytes of the tensor, as they are; NULL: converted to float32 only';
@@ -2178,7 +2185,7 @@ BEGIN
                      || CASE WHEN g.gguf_type = 'Q4_0' THEN 'int4' ELSE 'gguf' END
                      || CASE WHEN EXISTS (SELECT 1 FROM tfm.tensors t WHERE t.model_id = m.model_id AND t.name = g.tensor)
                              THEN ' (float32 stored too)' ELSE ' (stored as them only)' END END
-      FROM tfm.gguf_tensors g WHERE g.model_id = m.model_id
+      FROM tfm.gguf_tensors g WHERE g.model_id = m.model_id AND g.first_row = 0
      ORDER BY g.gguf_name;
 END
 $$;

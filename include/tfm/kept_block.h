@@ -78,6 +78,14 @@ int			tfm_kept_parts(const tfm_model *m, const float *W, int K, int N, struct tf
  * fill.  Returns how many are absent (-1: out of memory).
  */
 int			tfm_model_leave_absent(tfm_model *m, const bool *want);
+
+/*
+ * The memory of tensor i's values given back, where the parameter block is
+ * mapped (a model of 1 MB or more): the pages wholly inside them read as
+ * zeros afterwards.  For an import that keeps a tensor as its blocks only,
+ * once its values are checked against them (nothing else may read them).
+ */
+void		tfm_model_release_values(tfm_model *m, int i);
 /* tensor i's values into out (size values), made from the blocks if absent: 0, TFM_EINVAL */
 int			tfm_model_tensor_read(const tfm_model *m, int i, float *out);
 /*

@@ -48,9 +48,18 @@
 #define TFM_ROPE_FACTORS_MAX 128
 #define TFM_ROPE_ATTN_FACTOR_MAX 16
 /* dropout probabilities are at least 0 and less than 1 */
-#define TFM_PARAMS_MAX      ((size_t) 2000000000)
-#define TFM_MAX_PARAMS      TFM_PARAMS_MAX	/* the name settings.c still uses */
-#define TFM_TENSOR_MAX      ((size_t) 250000000)	/* values in one tensor */
+/*
+ * A model's size: tfm's own bounds, past which no setting goes.  What a
+ * model may take is the settings' (tfm.max_parameters for a model made or
+ * copied, by default TFM_PARAMS_DEFAULT; tfm.max_model_bytes for an import,
+ * in the bytes stored at its precision: a Q4_K_M file's 4B parameters take
+ * 2.5 GB).  Rows of tfm.tensors hold TFM_CHUNK_VALUES values each and rows
+ * of tfm.gguf_tensors at most tfm.gguf_row_bytes, so a tensor's size is
+ * not bound by a row's 1 GB.
+ */
+#define TFM_PARAMS_MAX      ((size_t) 16000000000)
+#define TFM_PARAMS_DEFAULT  2e9
+#define TFM_TENSOR_MAX      ((size_t) 1000000000)	/* values in one tensor (Gemma 3 4B's embedding: 671M) */
 
 /* a training run (tfm_train, tfm_fit, tfm_train_agg; per-task defaults: tfm_train_defaults) */
 #define TFM_EPOCHS_DEFAULT  1

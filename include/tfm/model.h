@@ -471,6 +471,8 @@ tfm_model  *tfm_model_create_borrowed(const tfm_config *cfg, float *params,
 									  void (*release) (float *params, void *arg), void *arg);
 /* initial weights; calls m->poll (if set) between tensors and every 2^20 values */
 void		tfm_model_init(tfm_model *m, uint64_t seed);
+/* tfm_model_init's values for the tensors which[i] names only (NULL: all) */
+void		tfm_model_init_some(tfm_model *m, uint64_t seed, const bool *which);
 const tfm_param_info *tfm_model_find(const tfm_model *m, const char *name);
 /*
  * Bytes a pass over a batch shape allocates (an upper bound, to check before

@@ -4,7 +4,8 @@
 # deployment, an owner that is not a superuser and a grant, and an imported
 # Qwen2 with its Split rules and chat template, and a GGUF file of the
 # Q4_K_M mix whose blocks are kept (tfm.gguf_tensors, its matrices' only
-# copy: their float32 values are made at load) and run at gguf, is dumped in
+# copy: their float32 values are made at load) and run at gguf, also stored
+# in parts of at most 1 kB (tfm.gguf_row_bytes), is dumped in
 # plain and custom format and restored into fresh databases; every tensor,
 # the catalog rows, owners and grants, and the models' outputs (classify,
 # probabilities, seeded generation, the chat prompt's ids and reply, the
@@ -62,6 +63,9 @@ SQL
 psql -q -X -v ON_ERROR_STOP=1 -d "$src" >/dev/null <<'SQL'
 \set g `base64 -w0 test/fixtures/gguf/llama_q4_k_m.gguf`
 SELECT * FROM tfm_import_gguf('dump_q4km', decode(:'g', 'base64'));
+-- the same file's blocks stored in parts of at most 1 kB (tfm.gguf_row_bytes)
+SET tfm.gguf_row_bytes = '1kB';
+SELECT * FROM tfm_import_gguf('dump_q4km_parts', decode(:'g', 'base64'), tokenizer => false);
 SQL
 
 # what must survive: catalog rows (ids are renumbered by nothing: the
@@ -98,13 +102,15 @@ SELECT 'chat', tfm_chat_tokens('dump_qwen2', '[{"role": "user", "content": "Wher
 SELECT 'gguf_tensors', m.name, count(*), count(g.blocks),
        md5(string_agg(g.gguf_name || g.gguf_type || coalesce(g.tensor, '') || coalesce(g.first_column, -1) || ':' ||
                       coalesce(g.columns, -1) || ':' || coalesce(g.inputs, -1) || ':' || g.rope_heads || ':' ||
-                      coalesce(md5(g.blocks), ''), ',' ORDER BY g.gguf_name))
+                      g.first_row || ':' || coalesce(md5(g.blocks), ''), ',' ORDER BY g.gguf_name, g.first_row))
   FROM tfm.gguf_tensors g JOIN tfm.models m ON m.id = g.model_id GROUP BY m.name ORDER BY m.name;
 SET tfm.precision = 'auto';
 SELECT 'gguf', p.inference_precision,
        ARRAY(SELECT id FROM tfm_generate_tokens('dump_q4km', ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331],
                                                 max_tokens => 8, temperature => 0) ORDER BY pos)
   FROM tfm_model_precision('dump_q4km') p;
+SELECT 'gguf_parts', ARRAY(SELECT id FROM tfm_generate_tokens('dump_q4km_parts', ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331],
+                                                              max_tokens => 8, temperature => 0) ORDER BY pos);
 -- the GGUF model's matrices are stored as their blocks only: the float32
 -- values loading makes from them (fp32), and the greedy ids at fp32
 SET tfm.precision = 'fp32';
@@ -123,6 +129,9 @@ fingerprint "$src" > "$work/src.txt"
 [ -n "${TFM_TEST_VERBOSE:-}" ] && cat "$work/src.txt"
 grep -q '^tensors|dump_clf|' "$work/src.txt" || { echo "no tensors in the source database" >&2; exit 1; }
 grep -q '^gguf_tensors|dump_q4km|20|15|' "$work/src.txt" || { echo "no kept GGUF blocks in the source database" >&2; exit 1; }
+grep -Eq '^gguf_tensors\|dump_q4km_parts\|[0-9]{3,}\|' "$work/src.txt" || { echo "no GGUF blocks in parts in the source database" >&2; exit 1; }
+[ "$(grep '^gguf_parts|' "$work/src.txt" | cut -d'|' -f2)" = "$(grep '^gguf|' "$work/src.txt" | cut -d'|' -f3)" ] ||
+  { echo "the GGUF model in parts generates other ids" >&2; exit 1; }
 grep -q '^tensors|dump_q4km|5|1280|' "$work/src.txt" ||
   { echo "the GGUF model's matrices are stored as float32 rows, not as their blocks only" >&2; grep '^tensors|dump_q4km' "$work/src.txt" >&2; exit 1; }
 # the values gguf_kept.sql checks: the float32 rows the import stored before it kept the blocks only

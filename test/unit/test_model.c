@@ -8,6 +8,7 @@
 #include "check.h"
 #include "tfm/blas.h"
 #include "tfm/model.h"
+#include "tfm/kept_block.h"
 #include "tfm/precision.h"
 #include "tfm/lowp.h"
 #include "tfm/optim.h"
@@ -643,6 +644,75 @@ test_schedules(void)
 	}
 }
 
+/*
+ * tfm_model_init_some gives the tensors it names tfm_model_init's values
+ * and leaves the others as they were; tfm_model_release_values gives a
+ * mapped tensor's pages back (they read as zeros) and touches no other
+ * tensor (an import of a GGUF file keeps its blocks so, gguf_import.c)
+ */
+static void
+test_init_some_release(void)
+{
+	tfm_config	c;
+	tfm_model  *all,
+			   *some;
+	bool	   *which;
+	size_t		page = 4096;
+
+	tfm_config_defaults(&c, TFM_TASK_LM);
+	c.vocab = 1000;
+	c.d_model = 128;
+	c.heads = 4;
+	c.d_ff = 512;
+	c.dec_layers = 2;
+	c.max_len = 64;
+	all = tfm_model_create(&c);
+	some = tfm_model_create(&c);
+	CHECK(all && some && some->params_mapped > 0, "a model of 2 MB has its parameters mapped");
+	if (!all || !some)
+		return;
+	tfm_model_init(all, 42);
+	which = calloc(some->n_tensors, 1);
+	for (int i = 0; i < some->n_tensors; i += 2)
+		which[i] = true;
+	tfm_model_init_some(some, 42, which);
+	for (int i = 0; i < some->n_tensors; i++)
+	{
+		const tfm_param_info *p = &some->info[i];
+		bool		zero = true;
+
+		for (size_t j = 0; j < p->size; j++)
+			zero = zero && some->params[p->offset + j] == 0.0f;
+		if (which[i])
+			CHECK(memcmp(some->params + p->offset, all->params + p->offset, sizeof(float) * p->size) == 0,
+				  "init_some: tensor %s has tfm_model_init's values", p->name);
+		else
+			CHECK(zero, "init_some: tensor %s left as it was", p->name);
+	}
+	/* the embedding's pages given back: zeros inside, its neighbours' values intact */
+	for (int i = 0; i < all->n_tensors; i++)
+	{
+		const tfm_param_info *p = &all->info[i];
+		size_t		zeros = 0;
+
+		if (strcmp(p->name, "tok_emb") != 0)
+			continue;
+		tfm_model_release_values(all, i);
+		for (size_t j = 0; j < p->size; j++)
+			zeros += all->params[p->offset + j] == 0.0f;
+		CHECK(zeros + 2 * page / sizeof(float) >= p->size, "release: %zu of %zu values zero", zeros, p->size);
+	}
+	tfm_model_init_some(some, 42, NULL);
+	for (int i = 0; i < all->n_tensors; i++)
+		if (strcmp(all->info[i].name, "tok_emb") != 0)
+			CHECK(memcmp(some->params + all->info[i].offset, all->params + all->info[i].offset,
+						 sizeof(float) * all->info[i].size) == 0,
+				  "release: tensor %s untouched", all->info[i].name);
+	free(which);
+	tfm_model_free(all);
+	tfm_model_free(some);
+}
+
 int
 main(void)
 {
@@ -667,6 +737,7 @@ main(void)
 			test_model_fd_cfg(fixtures[j], bert == 1 ? 0.2f : 0.0f, bert);
 	test_model_fd_cfg("seq2seq.bin", 0.2f, 3);	/* Marian's options, dropout on */
 	test_repeatable();
+	test_init_some_release();
 	test_borrowed();
 	for (int fallback = 0; fallback <= 1; fallback++)
 		for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)

@@ -11,6 +11,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "tfm/gguf_quants.h"
 #include "tfm/kept_block.h"
@@ -99,6 +101,24 @@ tfm_model_leave_absent(tfm_model *m, const bool *want)
 	if (n > 0 && tfm_model_precision(m) != TFM_PREC_GGUF)
 		tfm_model_set_precision(m, TFM_PREC_FP32);
 	return n;
+}
+
+void
+tfm_model_release_values(tfm_model *m, int i)
+{
+	const tfm_param_info *p;
+	uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE),
+				from,
+				to;
+
+	if (i < 0 || i >= m->n_tensors || !m->params_mapped || page == 0 || (page & (page - 1)))
+		return;
+	p = &m->info[i];
+	from = ((uintptr_t) (m->params + p->offset) + page - 1) & ~(page - 1);
+	to = (uintptr_t) (m->params + p->offset + p->size) & ~(page - 1);
+	/* a private anonymous mapping: the pages read as zeros after, and take no memory */
+	if (to > from)
+		(void) madvise((void *) from, to - from, MADV_DONTNEED);
 }
 
 /* entry k's columns written into the tensor's values at W */

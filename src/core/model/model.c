@@ -322,9 +322,9 @@ tfm_config_check(const tfm_config *c)
 				too_big = true;
 		free(info);
 		if (n > TFM_PARAMS_MAX)
-			return "the model would have more than 2 billion parameters";
+			return "the model would have more than 16 billion parameters";
 		if (too_big)
-			return "a tensor would have more than 250 million values (a row of tfm.tensors holds at most 1 GB)";
+			return "a tensor would have more than 1 billion values";
 	}
 	return NULL;
 }
@@ -676,12 +676,28 @@ ends_with(const char *s, const char *suffix)
 void
 tfm_model_init(tfm_model *m, uint64_t seed)
 {
+	tfm_model_init_some(m, seed, NULL);
+}
+
+/*
+ * Only the tensors which[i] names (NULL: all) take their initial values,
+ * the same as tfm_model_init gives them: the random draws of the others
+ * are made and dropped, so that each tensor's values do not depend on
+ * which others are written.  With none named nothing is drawn.
+ */
+void
+tfm_model_init_some(tfm_model *m, uint64_t seed, const bool *which)
+{
 	tfm_rng		rng;
 	const tfm_config *c = &m->cfg;
-	int			layers = c->enc_layers + c->dec_layers;
+	int			layers = c->enc_layers + c->dec_layers,
+				last = -1;
 
-	tfm_rng_seed(&rng, seed);
 	for (int i = 0; i < m->n_tensors; i++)
+		if (!which || which[i])
+			last = i;
+	tfm_rng_seed(&rng, seed);
+	for (int i = 0; i <= last; i++)
 	{
 		const tfm_param_info *p = &m->info[i];
 		float	   *x = m->params + p->offset;
@@ -690,6 +706,18 @@ tfm_model_init(tfm_model *m, uint64_t seed)
 		if (m->poll)
 			m->poll(m->poll_arg);
 
+		if (which && !which[i])
+		{
+			/* a matrix's draws made all the same (norms and biases draw none) */
+			if (!ends_with(p->name, ".g") && p->ndim != 1)
+				for (size_t j = 0; j < p->size; j++)
+				{
+					if (m->poll && (j & ((1u << 20) - 1)) == (1u << 20) - 1)
+						m->poll(m->poll_arg);
+					(void) tfm_rng_normal(&rng);
+				}
+			continue;
+		}
 		if (ends_with(p->name, ".g"))
 		{
 			for (size_t j = 0; j < p->size; j++)

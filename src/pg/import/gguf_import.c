@@ -57,6 +57,11 @@ typedef struct GgufSource
 	tfm_hf_params p;
 	TfmGgufTensorRow *rows;		/* what became of each tensor (tfm.gguf_tensors) */
 	int			n_rows;
+	/* per tensor of the model: */
+	bool	   *loaded;			/* a tensor of the file wrote into it */
+	size_t	   *covered;		/* the values kept blocks cover */
+	bool	   *exact;			/* each the exact dequantization of its blocks */
+	uint64		kept_bytes;		/* the blocks kept in all */
 } GgufSource;
 
 static void
@@ -143,46 +148,59 @@ record(GgufSource *s, const tfm_model *m, tfm_hf_map *map, const tfm_gguf_tensor
 	}
 }
 
+/* tensor i of m is stored as the file's blocks only (no float32 rows) */
+static bool
+blocks_only(const GgufSource *s, const tfm_model *m, int i)
+{
+	return s->exact[i] && m->info[i].size > 0 && s->covered[i] == m->info[i].size;
+}
+
 /*
- * Which tensors of m are stored as the file's blocks only: those whose
- * columns the kept blocks cover wholly, every value the blocks' exact
- * dequantization (compared bit for bit); the others keep float32 rows
+ * Row r's kept blocks compared with the float32 values just loaded, bit
+ * for bit: a tensor whose columns kept blocks cover wholly, each value
+ * their exact dequantization, is stored as the blocks only, and its values'
+ * memory is given back at once (so an import's memory is about the file's
+ * size, not 4 bytes a value)
+ */
+static void
+check_kept(GgufSource *s, tfm_model *m, const TfmGgufTensorRow *r)
+{
+	const tfm_param_info *p = r->kept ? tfm_model_find(m, r->tensor) : NULL;
+	tfm_int4_kept k;
+	int			i;
+
+	if (!p)
+		return;
+	i = (int) (p - m->info);
+	tfm_kept_entry(m, r, s->what, &k);
+	if (!tfm_kept_values(m, &k, r->rows_only, false))
+		s->exact[i] = false;
+	s->covered[i] += (size_t) k.K * (size_t) k.cols;
+	s->kept_bytes += r->bytes;
+	if (k.blocks != r->blocks)
+		pfree((void *) k.blocks);
+	if (blocks_only(s, m, i))
+		tfm_model_release_values(m, i);
+}
+
+/*
+ * Which tensors of m are stored as the file's blocks only (check_kept,
+ * as each tensor was loaded); the others keep float32 rows
  */
 static const bool *
 gguf_blocks_only(tfm_model *m, void *arg, uint64 *float_bytes, uint64 *kept_bytes)
 {
 	GgufSource *s = arg;
-	size_t	   *covered = palloc0(sizeof(size_t) * Max(m->n_tensors, 1));
-	bool	   *exact = palloc(sizeof(bool) * Max(m->n_tensors, 1)),
-			   *only = palloc0(sizeof(bool) * Max(m->n_tensors, 1));
+	bool	   *only = palloc0(sizeof(bool) * Max(m->n_tensors, 1));
 
-	*float_bytes = *kept_bytes = 0;
-	for (int i = 0; i < m->n_tensors; i++)
-		exact[i] = true;
-	for (int j = 0; j < s->n_rows; j++)
-	{
-		const TfmGgufTensorRow *r = &s->rows[j];
-		const tfm_param_info *p = r->kept ? tfm_model_find(m, r->tensor) : NULL;
-		tfm_int4_kept k;
-
-		if (!p)
-			continue;
-		tfm_kept_entry(m, r, s->what, &k);
-		if (!tfm_kept_values(m, &k, r->rows_only, false))
-			exact[p - m->info] = false;
-		covered[p - m->info] += (size_t) k.K * (size_t) k.cols;
-		*kept_bytes += r->bytes;
-		if (k.blocks != r->blocks)
-			pfree((void *) k.blocks);
-	}
+	*float_bytes = 0;
+	*kept_bytes = s->kept_bytes;
 	for (int i = 0; i < m->n_tensors; i++)
 	{
-		only[i] = exact[i] && m->info[i].size > 0 && covered[i] == m->info[i].size;
+		only[i] = blocks_only(s, m, i);
 		if (!only[i])
 			*float_bytes += (uint64) m->info[i].size * sizeof(float);
 	}
-	pfree(covered);
-	pfree(exact);
 	return only;
 }
 
@@ -211,6 +229,12 @@ gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 	gm = tfm_guard((void (*) (void *)) tfm_hf_map_free, map);
 	s->rows = palloc0(sizeof(TfmGgufTensorRow) * Max(s->f->n_tensors, 1));
 	s->n_rows = 0;
+	s->loaded = palloc0(sizeof(bool) * Max(m->n_tensors, 1));
+	s->covered = palloc0(sizeof(size_t) * Max(m->n_tensors, 1));
+	s->exact = palloc(sizeof(bool) * Max(m->n_tensors, 1));
+	for (int i = 0; i < m->n_tensors; i++)
+		s->exact[i] = true;
+	s->kept_bytes = 0;
 	for (uint64 i = 0; i < s->f->n_tensors; i++)
 	{
 		const tfm_gguf_tensor *t = &s->f->tensors[i];
@@ -229,6 +253,14 @@ gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 		tfm_raise(tfm_gguf_load(m, map, &s->p, t, src, &st), &st,
 				  psprintf("cannot import %s", s->what));
 		record(s, m, map, t, src);
+		check_kept(s, m, &s->rows[s->n_rows - 1]);
+		{
+			const tfm_param_info *p = s->rows[s->n_rows - 1].tensor ?
+			tfm_model_find(m, s->rows[s->n_rows - 1].tensor) : NULL;
+
+			if (p)
+				s->loaded[p - m->info] = true;
+		}
 		tfm_source_tally_add(&tally, tfm_gguf_type_precision(t->type), t->ndim, t->n_values);
 	}
 	if (tfm_hf_finish(m, map, err, sizeof(err)) != 0)
@@ -237,6 +269,10 @@ gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 				 errmsg("cannot import %s: %s", s->what, err)));
 	if (buf)
 		pfree(buf);
+	/* the model was made blank (load_inits): tfm's initial values where the file has none */
+	for (int i = 0; i < m->n_tensors; i++)
+		s->loaded[i] = !s->loaded[i];
+	tfm_model_init_some(m, TFM_SEED_DEFAULT, s->loaded);
 	tfm_hf_map_free(map);
 	tfm_guard_release(gm);
 	return tfm_source_tally_result(&tally);
@@ -511,6 +547,7 @@ import_source(const char *name, GgufSource *s, bool tokenizer, tfm_task *task)
 			steps.kept_values += s->f->tensors[i].n_values;
 		}
 	steps.load = gguf_load;
+	steps.load_inits = true;
 	steps.tokenizer = tokenizer ? gguf_tokenizer : NULL;
 	steps.blocks_only = gguf_blocks_only;
 	steps.stored = gguf_stored;

@@ -203,6 +203,13 @@ typedef struct TfmImportSteps
 	bool		check_bytes;	/* ... checked against 2 bytes a value */
 	uint64		kept_bytes;		/* a GGUF file's blocks kept (an estimate before loading) ... */
 	uint64		kept_values;	/* ... and the values they hold, stored as those blocks only */
+	/*
+	 * load gives every tensor its values (tfm_model_init_some, seed
+	 * TFM_SEED_DEFAULT, for those the weights lack): the model is made
+	 * without initial values, so that tensors load may leave to their
+	 * blocks never take memory
+	 */
+	bool		load_inits;
 	/* returns the checkpoint's own precision, which tfm.precision = auto runs
 	 * the imported version at (config checkpoint_precision) */
 	tfm_precision (*load) (tfm_model *m, const TfmHfConfig *hc, void *arg);

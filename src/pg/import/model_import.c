@@ -208,7 +208,8 @@ tfm_hf_import_built(const char *name, TfmHfConfig *hc, const TfmImportSteps *ste
 
 	/* weights first: a bad file stores nothing */
 	/* a head the checkpoint lacks (a base encoder's cls.*) starts from tfm's init */
-	m = tfm_model_new(&hc->cfg, name, TFM_SEED_DEFAULT);
+	m = steps->load_inits ? tfm_model_new_blank(&hc->cfg, name) :
+		tfm_model_new(&hc->cfg, name, TFM_SEED_DEFAULT);
 	own = steps->load(m, hc, steps->arg);
 	if (steps->blocks_only)
 	{

@@ -61,7 +61,7 @@ tfm_model_create_stored(TfmNewModel *nm, const tfm_config *c, uint64 seed)
 
 /* a new model of config c for model name, guarded, initialised from seed */
 tfm_model *
-tfm_model_new(const tfm_config *c, const char *name, uint64 seed)
+tfm_model_new_blank(const tfm_config *c, const char *name)
 {
 	tfm_model  *m;
 
@@ -71,6 +71,14 @@ tfm_model_new(const tfm_config *c, const char *name, uint64 seed)
 		tfm_raise_code(TFM_ENOMEM, "out of memory creating model \"%s\"", name);
 	tfm_guard_model(m);
 	m->poll = tfm_poll_interrupts;	/* a cancel or statement_timeout ends a long init */
+	return m;
+}
+
+tfm_model *
+tfm_model_new(const tfm_config *c, const char *name, uint64 seed)
+{
+	tfm_model  *m = tfm_model_new_blank(c, name);
+
 	tfm_model_init(m, seed);
 	return m;
 }

@@ -11,6 +11,7 @@
  *   tfm.work_mem         the memory of a call's batches (limits.c)
  *   tfm.max_parameters   the largest model made or copied (limits.c)
  *   tfm.max_model_bytes  the largest import, in bytes stored (limits.c)
+ *   tfm.gguf_row_bytes   the most bytes of blocks a row of tfm.gguf_tensors holds
  *   tfm.job_workers      background job workers when preloaded (job_slots.c)
  *   tfm.job_naptime      how long an idle job worker sleeps (job_worker.c, job_launcher.c)
  *
@@ -33,8 +34,9 @@
 int			tfm_threads = 2;
 bool		tfm_progress = true;
 int			tfm_train_chunk_rows = 8192;
-double		tfm_max_parameters = (double) TFM_MAX_PARAMS;
+double		tfm_max_parameters = TFM_PARAMS_DEFAULT;
 int			tfm_max_model_bytes = 16 * 1024 * 1024;	/* kB: 16 GB */
+int			tfm_gguf_row_bytes = 256 * 1024;	/* kB: 256 MB */
 char	   *tfm_blis_arch = NULL;
 int			tfm_work_mem = 1024 * 1024;	/* kB */
 int			tfm_max_work_mem = MAX_KILOBYTES;	/* kB: the ceiling of tfm.work_mem */
@@ -163,11 +165,18 @@ tfm_settings_define(void)
 							"the float32 values and the blocks a GGUF file keeps before any memory is taken.",
 							&tfm_max_model_bytes, 16 * 1024 * 1024, 64, MAX_KILOBYTES,
 							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("tfm.gguf_row_bytes",
+							"The most bytes of a GGUF file's blocks one row of tfm.gguf_tensors holds.",
+							"An import stores a tensor whose kept blocks are larger in parts of whole rows, "
+							"so that pg_dump (whose text form of a bytea takes twice its bytes) can write "
+							"every row. Valid range is 1 kB .. 256 MB.",
+							&tfm_gguf_row_bytes, 256 * 1024, 1, 256 * 1024,
+							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomRealVariable("tfm.max_parameters",
 							 "The most parameters a model may have (tfm_create_model, tfm_copy_model).",
-							 "Checked from the config before any memory is taken. Valid range is 0 .. 2e9 "
+							 "Checked from the config before any memory is taken. Valid range is 0 .. 16e9 "
 							 "(tfm's own limit); a count, e.g. 2e9 or 125000000.",
-							 &tfm_max_parameters, (double) TFM_MAX_PARAMS, 0.0, (double) TFM_MAX_PARAMS,
+							 &tfm_max_parameters, TFM_PARAMS_DEFAULT, 0.0, (double) TFM_PARAMS_MAX,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tfm.job_workers",
 							"Background workers that run jobs when tfm is in shared_preload_libraries.",

@@ -112,6 +112,30 @@ SELECT count(*) AS tokens, bool_and(a.probability = b.probability) AS copy_same_
   JOIN tfm_next_tokens('g_q4km_copy', ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331], 376) b USING (id);
 RESET tfm.precision;
 SELECT tfm_drop_model('g_q4km_copy');
+-- a tensor's blocks over tfm.gguf_row_bytes are stored in parts of whole
+-- rows (pg_dump writes a bytea as text of twice its bytes, and a value is
+-- at most 1 GB: the default, 256 MB, keeps every row dumpable); in parts
+-- the model is the same: each tensor listed once, the same float32 values
+-- made from the blocks, the same bytes, the same probabilities at gguf (a
+-- tensor in llama.cpp's rope order, a small q or k, is never in parts)
+SET tfm.gguf_row_bytes = '1kB';
+SELECT * FROM tfm_import_gguf('g_q4km_parts', decode(:'gkm', 'base64'), tokenizer => false);
+RESET tfm.gguf_row_bytes;
+SELECT count(*) AS rows, count(DISTINCT g.gguf_name) AS gguf_tensors,
+       bool_and(octet_length(g.blocks) <= 1024 OR g.columns = 1 OR g.rope_heads > 0) AS within_1kb_but_rope_ordered
+  FROM tfm.gguf_tensors g JOIN tfm.models m ON m.id = g.model_id WHERE m.name = 'g_q4km_parts';
+SELECT (SELECT array_agg(k ORDER BY k.gguf_tensor) FROM tfm_gguf_kept('g_q4km_parts') k)::text
+     = (SELECT array_agg(k ORDER BY k.gguf_tensor) FROM tfm_gguf_kept('g_q4km') k)::text AS same_listing,
+       (SELECT block_bytes FROM tfm_model_footprint('g_q4km_parts'))
+     = (SELECT block_bytes FROM tfm_model_footprint('g_q4km')) AS same_bytes;
+SELECT bool_and(tfm_tensor('g_q4km_parts', n) = tfm_tensor('g_q4km', n)) AS same_values
+  FROM (SELECT DISTINCT tensor FROM tfm_gguf_kept('g_q4km') WHERE tensor IS NOT NULL) x(n);
+SET tfm.precision = 'gguf';
+SELECT count(*) AS tokens, bool_and(a.probability = b.probability) AS parts_same_at_gguf
+  FROM tfm_next_tokens('g_q4km', ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331], 376) a
+  JOIN tfm_next_tokens('g_q4km_parts', ARRAY[1, 330, 348, 347, 351, 330, 259, 272, 331], 376) b USING (id);
+RESET tfm.precision;
+SELECT tfm_drop_model('g_q4km_parts');
 -- training starts from the float32 values loading makes and saves every
 -- tensor as float32: a float32 model from then on, its blocks of an
 -- earlier version

@@ -64,6 +64,7 @@ SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 10, poolin
 SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 10, encoder_layers => 2)$$);
 SELECT pg_temp.err($$SELECT tfm_create_model('x', 'classify', vocab_size => 10, labels => ARRAY['a', 'b'], target_tokenizer => 't')$$);
 SELECT pg_temp.err($$SELECT tfm_create_model('x', 'lm', vocab_size => 1000000, d_model => 4096, heads => 1, layers => 48)$$);
+SELECT pg_temp.err($$SELECT tfm_create_model('x', 'seq2seq', vocab_size => 1000, d_model => 4096, heads => 1, encoder_layers => 48, decoder_layers => 48, d_ff => 16384)$$);
 SELECT pg_temp.err($$SELECT tfm_drop_model(NULL)$$);
 SELECT pg_temp.err($$SELECT tfm_drop_model('nope')$$);
 
