@@ -127,13 +127,20 @@ tfm_kept_values(tfm_model *m, const tfm_int4_kept *k, bool rows, bool write)
 		{
 			float	   *dst = W + (size_t) r * N + k->col0 + c0;
 
-			for (int j = 0; j < nc; j++)
-			{
-				if (write)
+			if (write)
+				for (int j = 0; j < nc; j++)
 					dst[j] = buf[(size_t) j * K + r];
-				else if (memcmp(&dst[j], &buf[(size_t) j * K + r], sizeof(float)) != 0)
-					same = false;
-			}
+			else
+				for (int j = 0; j < nc; j++)
+				{
+					uint32		a,
+								b;
+
+					/* bit for bit (-0 is not 0): as memcmp, without a call a value */
+					memcpy(&a, &dst[j], sizeof(a));
+					memcpy(&b, &buf[(size_t) j * K + r], sizeof(b));
+					same &= a == b;
+				}
 		}
 	}
 	pfree(buf);
