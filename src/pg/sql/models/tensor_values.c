@@ -32,12 +32,15 @@ tfm_tensor_values(PG_FUNCTION_ARGS)
 
 	if (!p)
 		PG_RETURN_NULL();
-	if (p->size > (MaxAllocHugeSize - ARR_OVERHEAD_NONULLS(1)) / sizeof(float4) || p->size > INT_MAX)
+	/* a value is at most 1 GB, an array at most MaxArraySize elements */
+	if (p->size > (size_t) MaxArraySize ||
+		p->size > (MaxAllocSize - ARR_OVERHEAD_NONULLS(1)) / sizeof(float4))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("tensor \"%s\" of model \"%s\" has too many values for one array", tensor, name)));
+				 errmsg("tensor \"%s\" of model \"%s\" has %zu values, more than an array holds (%d)",
+						tensor, name, p->size, (int) MaxArraySize)));
 	nbytes = ARR_OVERHEAD_NONULLS(1) + p->size * sizeof(float4);
-	a = (ArrayType *) palloc_extended(nbytes, MCXT_ALLOC_HUGE);
+	a = (ArrayType *) palloc(nbytes);
 	SET_VARSIZE(a, nbytes);
 	a->ndim = 1;
 	a->dataoffset = 0;
