@@ -61,6 +61,7 @@ typedef struct GgufSource
 	bool	   *loaded;			/* a tensor of the file wrote into it */
 	size_t	   *covered;		/* the values kept blocks cover */
 	bool	   *exact;			/* each the exact dequantization of its blocks */
+	bool	   *released;		/* its values' memory given back (check_kept) */
 	uint64		kept_bytes;		/* the blocks kept in all */
 } GgufSource;
 
@@ -180,7 +181,10 @@ check_kept(GgufSource *s, tfm_model *m, const TfmGgufTensorRow *r)
 	if (k.blocks != r->blocks)
 		pfree((void *) k.blocks);
 	if (blocks_only(s, m, i))
+	{
 		tfm_model_release_values(m, i);
+		s->released[i] = true;
+	}
 }
 
 /*
@@ -232,6 +236,7 @@ gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 	s->loaded = palloc0(sizeof(bool) * Max(m->n_tensors, 1));
 	s->covered = palloc0(sizeof(size_t) * Max(m->n_tensors, 1));
 	s->exact = palloc(sizeof(bool) * Max(m->n_tensors, 1));
+	s->released = palloc0(sizeof(bool) * Max(m->n_tensors, 1));
 	for (int i = 0; i < m->n_tensors; i++)
 		s->exact[i] = true;
 	s->kept_bytes = 0;
@@ -242,6 +247,17 @@ gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 		tfm_status	st = {0};
 
 		CHECK_FOR_INTERRUPTS();
+		{
+			/* a tensor given back is whole: nothing of the file may write into it again */
+			const char *target = tfm_gguf_target(map, &s->p, t);
+			const tfm_param_info *p = target ? tfm_model_find(m, target) : NULL;
+
+			if (p && s->released[p - m->info])
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("cannot import %s: tensor \"%s\" writes into tensor \"%s\", which other tensors of the file filled already",
+								s->what, t->name, target)));
+		}
 		if (!s->file.mem && t->bytes > cap)
 		{
 			if (buf)
