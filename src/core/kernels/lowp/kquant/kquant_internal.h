@@ -130,7 +130,7 @@ void		kq_tile_avx512(uint32_t type, int n, const uint8_t *w, size_t wb, int nc,
 #define KQ_PANEL_COLS 16
 /* activation rows from which tfm_kq_gemm takes kq_panel_avx512 for Q4_K, Q5_K and Q6_K */
 #ifndef KQ_PANEL_MIN_ROWS
-#define KQ_PANEL_MIN_ROWS 8
+#define KQ_PANEL_MIN_ROWS 16
 #endif
 /*
  * C = alpha · the products (+ beta · C) for all M rows and the columns of
