@@ -22,7 +22,9 @@
 #define INLINE static inline __attribute__((always_inline))
 
 /* activation rows run against one repacked block at a time */
+#ifndef PANEL_ROWS
 #define PANEL_ROWS 8
+#endif
 /* activation rows whose float sums a pass keeps (stack: 16 floats each) */
 #define PANEL_CHUNK 128
 
@@ -341,6 +343,8 @@ kq_panel_avx512(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, co
 		const int	j0 = g * KQ_PANEL_COLS,
 					nc = N - j0 < KQ_PANEL_COLS ? N - j0 : KQ_PANEL_COLS;
 		const uint8_t *w = W + (size_t) j0 * wb;
+		const int	nblk = K / TFM_QK_K,
+					bb = t == KQ_Q6_K ? 210 : t == KQ_Q5_K ? 176 : 144;
 		int32_t		off[KQ_PANEL_COLS];
 		__m512i		cols;
 
@@ -359,6 +363,18 @@ kq_panel_avx512(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, co
 					repack_q6(w, cols, i, &pb);
 				else
 					repack_q45(t == KQ_Q5_K, w, cols, i, &pb);
+				/*
+				 * the next block of the 16 columns (or the next group's
+				 * first) into L1 while the rows run: the gathers above
+				 * would otherwise wait on L3 or memory line by line
+				 */
+				{
+					const uint8_t *nb = i + 1 < nblk ? w + (size_t) (i + 1) * bb : w + KQ_PANEL_COLS * wb;
+
+					for (int c = 0; c < nc; c++)
+						for (int o = 0; o < bb; o += 64)
+							_mm_prefetch((const char *) (nb + (size_t) c * wb + o), _MM_HINT_T0);
+				}
 				for (int r0 = 0; r0 < mc; r0 += PANEL_ROWS)
 					rows_block(t, mc - r0 < PANEL_ROWS ? mc - r0 : PANEL_ROWS, &pb,
 							   act + (size_t) (m0 + r0) * ab, ab, i, fs + r0);
