@@ -9,7 +9,10 @@
  * streams them from memory, as generation does; printed beside a plain
  * read of as many bytes (the bandwidth bound a step could reach).
  *
- *   bench_decode_step [--shape llama134m|llama1b|qwen06b] [--steps N]
+ *   bench_decode_step [--shape llama134m|llama1b|qwen06b] [--steps N] [--rows M]
+ *
+ * (--rows M: a prefill of M ids instead, every layer's products with M
+ * activation rows, the head with the last row only, as tfm_next_tokens runs it)
  *
  * Prints, per shape: the weight bytes a step reads, ms per step (median of
  * N steps after two untimed ones, and the fastest step, in the thread's CPU time, so that
@@ -125,12 +128,19 @@ int
 main(int argc, char **argv)
 {
 	const shape *sh = &shapes[0];
-	int			steps = 40;
+	int			steps = 40,
+				M = 1;
 	tfm_rng		rng;
 
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc)
 			steps = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--rows") == 0 && i + 1 < argc)
+		{
+			M = atoi(argv[++i]);
+			if (M < 1)
+				M = 1;
+		}
 		else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc)
 		{
 			const char *s = argv[++i];
@@ -147,7 +157,7 @@ main(int argc, char **argv)
 		}
 		else
 		{
-			fprintf(stderr, "usage: bench_decode_step [--shape llama134m|llama1b|qwen06b] [--steps N]\n");
+			fprintf(stderr, "usage: bench_decode_step [--shape llama134m|llama1b|qwen06b] [--steps N] [--rows M]\n");
 			return 2;
 		}
 	if (steps < 3 || steps > MAX_STEPS)
@@ -162,9 +172,9 @@ main(int argc, char **argv)
 					total = 0;
 		int			maxK = sh->ff > sh->d ? sh->ff : sh->d,
 					maxN = sh->vocab;
-		float	   *x = malloc(sizeof(float) * maxK),
-				   *y = malloc(sizeof(float) * maxN);
-		void	   *work = malloc(tfm_kq_work_bytes(Q4_K, 1, maxK));
+		float	   *x = malloc(sizeof(float) * maxK * M),
+				   *y = malloc(sizeof(float) * ((size_t) maxK * M > (size_t) maxN ? (size_t) maxK * M : (size_t) maxN));
+		void	   *work = malloc(tfm_kq_work_bytes(Q4_K, M, maxK));
 		double		t_step[MAX_STEPS],
 					t_kind[N_KINDS][MAX_STEPS],
 					t_read[MAX_STEPS],
@@ -197,8 +207,10 @@ main(int argc, char **argv)
 			sizes[i] = tfm_kq_row_bytes(P[i].type, P[i].K) * P[i].N;
 			total += sizes[i];
 		}
-		for (int k = 0; k < maxK; k++)
+		for (int k = 0; k < maxK * M; k++)
 			x[k] = (float) tfm_rng_normal(&rng);
+		if (M > 1)
+			printf("%s: a prefill of %d rows (the head: the last row)\n", sh->name, M);
 		printf("%s: %d products a step, %.1f MB of weights; kernel path %s; 1 thread\n",
 			   sh->name, n, total / 1e6, tfm_kq_path());
 		for (int s = -2; s < steps; s++)
@@ -210,7 +222,8 @@ main(int argc, char **argv)
 			{
 				double		a = cpu_now();
 
-				tfm_kq_gemm(P[i].type, 1, P[i].N, P[i].K, x, P[i].K, P[i].W, 1.0f, 0.0f, y, P[i].N, work, 1);
+				tfm_kq_gemm(P[i].type, P[i].kind == KIND_HEAD ? 1 : M, P[i].N, P[i].K, x, P[i].K, P[i].W, 1.0f, 0.0f, y,
+							P[i].N, work, 1);
 				tk[P[i].kind] += cpu_now() - a;
 			}
 			if (s >= 0)

@@ -525,7 +525,7 @@ test_gemm(void)
 {
 	enum
 	{
-		MAX_M = 7, N = 37, K = 512	/* M 7: a tile of KQ_ROWS = 4 rows and a tail of 3; M 1: decoding */
+		MAX_M = 21, N = 37, K = 512	/* M 21: prefill's panels (8 + 8 + 5 rows, 16 + 16 + 5 columns); M 7: a tile of KQ_ROWS = 4 rows and a tail of 3; M 1: decoding */
 	};
 	static uint8_t w[N * (K / 256) * 210];
 	static float a[MAX_M * K],
@@ -535,10 +535,10 @@ test_gemm(void)
 				c0[MAX_M * N];
 	static uint8_t work[MAX_M * (K / 32) * sizeof(tfm_block_q8_0) + MAX_M * (K / 256) * sizeof(tfm_block_q8_K)];
 
-	for (int ti = 0; ti < 8; ti++)
+	for (int ti = 0; ti < 12; ti++)
 	{
 		const uint32_t t = TYPES[ti % 4];
-		const int	M = ti < 4 ? MAX_M : 1;
+		const int	M = ti < 4 ? MAX_M : ti < 8 ? 7 : 1;
 		const size_t rb = tfm_kq_row_bytes(t, K);
 		int			exact = 0,
 					near = 0;

@@ -9,8 +9,11 @@
  * M = 1; the AVX-512 path runs tiles of KQ_ROWS rows × KQ_COLS columns
  * (Q4_K, Q5_K and Q6_K: each weight block unpacked once for the rows, each
  * activation block read once for the columns, the columns' float steps in
- * one vector), the AVX2 path unpacks each weight block once for KQ_ROWS
- * rows, the reference runs one dot product per row.
+ * one vector), and prefill's products (Q4_K and Q5_K from
+ * KQ_PANEL_MIN_ROWS rows, Q6_K from KQ_PANEL_MIN_ROWS_Q6) as panels of
+ * KQ_PANEL_COLS columns in the vector lanes over all the rows
+ * (kquant_panel_avx512.c); the AVX2 path unpacks each weight block once
+ * for KQ_ROWS rows, the reference runs one dot product per row.
  */
 #include <omp.h>
 
@@ -119,22 +122,6 @@ tfm_kq_work_bytes(uint32_t t, int M, int K)
 	return (size_t) M * act_row_bytes(t, K);
 }
 
-/* *c = alpha·v + beta·*c (beta·*c rounded on its own), as every path stores */
-static inline void
-store(float *c, float v, float alpha, float beta)
-{
-	float		x = alpha * v,
-				b;
-
-	if (beta != 0.0f)
-	{
-		b = beta * *c;
-		KQ_NO_CONTRACT(b);
-		x += b;
-	}
-	*c = x;
-}
-
 #if !defined(__aarch64__)
 /* groups [g0, g1) of KQ_COLS columns, every row, through the AVX-512 tiles */
 static void
@@ -161,7 +148,7 @@ tile_groups(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, const 
 			kq_tile_avx512(t, K, W + (size_t) j0 * wb, wb, nc, act + i0 * ab, ab, R, d, KQ_COLS);
 			for (int r = 0; r < R; r++)
 				for (int c = 0; c < nc; c++)
-					store(C + (i0 + r) * ldc + j0 + c, d[r * KQ_COLS + c], alpha, beta);
+					kq_store(C + (i0 + r) * ldc + j0 + c, d[r * KQ_COLS + c], alpha, beta);
 		}
 	}
 }
@@ -197,6 +184,28 @@ tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
 			tfm_kq_quantize_q8_K(A + i * lda, (tfm_block_q8_K *) (act + i * ab), K);
 	}
 #if !defined(__aarch64__)
+	if (path == 2 && t != KQ_Q8_0 && M >= (t == KQ_Q6_K ? KQ_PANEL_MIN_ROWS_Q6 : KQ_PANEL_MIN_ROWS))
+	{
+		/* prefill: groups of KQ_PANEL_COLS columns in the lanes, all M rows */
+		const int	groups = (N + KQ_PANEL_COLS - 1) / KQ_PANEL_COLS;
+
+		if (threads <= 1 || flops <= 1e5)
+		{
+			kq_panel_avx512(t, M, N, K, W, wb, act, ab, alpha, beta, C, ldc, 0, groups);
+			return true;
+		}
+#pragma omp parallel num_threads(threads)
+		{
+			const int	nt = omp_get_num_threads(),
+						me = omp_get_thread_num(),
+						per = (groups + nt - 1) / nt,
+						g0 = me * per < groups ? me * per : groups,
+						g1 = g0 + per < groups ? g0 + per : groups;
+
+			kq_panel_avx512(t, M, N, K, W, wb, act, ab, alpha, beta, C, ldc, g0, g1);
+		}
+		return true;
+	}
 	if (path == 2)
 	{
 		/* tiles of KQ_ROWS rows × KQ_COLS columns */
@@ -234,7 +243,7 @@ tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
 
 			kq_rows(t, K, w, act + i0 * ab, ab, R, d, path);
 			for (int r = 0; r < R; r++)
-				store(C + (i0 + r) * ldc + j, d[r], alpha, beta);
+				kq_store(C + (i0 + r) * ldc + j, d[r], alpha, beta);
 		}
 	}
 	return true;

@@ -9,6 +9,7 @@
 #ifndef TFM_KQUANT_INTERNAL_H
 #define TFM_KQUANT_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -73,6 +74,22 @@ kq_step(float sum, int32_t isum, float d)
 	return sum + p;
 }
 
+/* *c = alpha·v + beta·*c (beta·*c rounded on its own), as every path stores */
+static inline void
+kq_store(float *c, float v, float alpha, float beta)
+{
+	float		x = alpha * v,
+				b;
+
+	if (beta != 0.0f)
+	{
+		b = beta * *c;
+		KQ_NO_CONTRACT(b);
+		x += b;
+	}
+	*c = x;
+}
+
 /* rows of activation blocks one weight row is multiplied with at a time */
 #define KQ_ROWS 4
 
@@ -109,6 +126,30 @@ void		kq_rows_avx512(uint32_t type, int n, const uint8_t *w, const uint8_t *a, s
  */
 void		kq_tile_avx512(uint32_t type, int n, const uint8_t *w, size_t wb, int nc,
 						   const uint8_t *a, size_t ab, int R, float *out, size_t ldo);
+/* weight rows (output columns) kq_panel_avx512 keeps in one vector's lanes */
+#define KQ_PANEL_COLS 16
+/*
+ * activation rows from which tfm_kq_gemm takes kq_panel_avx512 for Q4_K
+ * and Q5_K, and for Q6_K (each block's repacking pays from there: thread
+ * CPU time of tfm_kq_gemm on the Llama-134M shapes, AMD Zen 4, medians of
+ * 100 calls: Q4_K 0.9x the 4×4 tiles' time at 8 rows, 0.75x at 12, 0.45x
+ * at 128; Q6_K 1.15x at 8, 0.85-0.9x at 12, 0.46x at 128)
+ */
+#ifndef KQ_PANEL_MIN_ROWS
+#define KQ_PANEL_MIN_ROWS 8
+#endif
+#ifndef KQ_PANEL_MIN_ROWS_Q6
+#define KQ_PANEL_MIN_ROWS_Q6 12
+#endif
+/*
+ * C = alpha · the products (+ beta · C) for all M rows and the columns of
+ * groups [g0, g1) of KQ_PANEL_COLS, columns in the vector lanes
+ * (kquant_panel_avx512.c): tfm_kq_dot_ref's bits; the activations in
+ * their own order
+ */
+void		kq_panel_avx512(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb,
+							const uint8_t *act, size_t ab, float alpha, float beta, float *C,
+							ptrdiff_t ldc, int g0, int g1);
 /* tfm_kq_quantize_q8_K with AVX-512, bit for bit (kquant_avx512.c) */
 void		kq_quantize_q8_K_avx512(const float *x, tfm_block_q8_K *y, int64_t k);
 /* Q4_K's and Q5_K's activation rows put in kq_tile_avx512's order, in place */
