@@ -10,11 +10,20 @@
  *
  *   bench_encoder [--precision fp32|bf16|int8] [--threads N] [--batch B]
  *                 [--len T] [--seconds S] [--iters K] [--layers L]
+ *                 [--pass-tokens P] [--pair P2] [--cpu]
  *
- * Machine-readable line:
+ * --pass-tokens: the tokens a pass (default 512); --pair P2: every
+ * repetition runs the B texts in passes of P tokens and in passes of P2
+ * (P2 = 1: each text alone, as one call per text), in turn first, and
+ * prints the median of the per-repetition ratios (a shared machine's load
+ * falls on both alike); --cpu: the times of the paired repetitions are the
+ * process's CPU seconds (at 1 thread, a shared machine's waits for a core
+ * left out; its caches' contention stays in).  Machine-readable lines:
  *   RESULT kind=encoder precision=... threads=N batch=B seq_s=... best=...
+ *   PAIRED kind=encoder ... pass=P pass2=P2 seq_s=... seq_s2=... ratio=... lo=... hi=...
  */
 #define _GNU_SOURCE
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +36,49 @@
 
 #define PASS_TOKENS 512
 
+/* the texts through passes of up to pass_tokens tokens each (at least one text a pass) */
+static int
+run_passes(tfm_model *m, const int32_t *ids, int *lens, int batch, int len, int pass_tokens)
+{
+	int			per = pass_tokens / len < 1 ? 1 : pass_tokens / len;
+
+	for (int s = 0; s < batch; s += per)
+	{
+		tfm_batch	b;
+
+		memset(&b, 0, sizeof(b));
+		b.B = batch - s < per ? batch - s : per;
+		b.T = len;
+		b.input = ids + (size_t) s * len;
+		b.lens = lens + s;
+		if (tfm_model_forward(m, &b, false, 0) != 0)
+		{
+			fprintf(stderr, "forward failed\n");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* the process's CPU seconds (--cpu: a shared machine's waits for a core left out) */
+static double
+cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -35,8 +87,11 @@ main(int argc, char **argv)
 				batch = 1,
 				len = 128,
 				iters = 5,
-				layers = 6;
+				layers = 6,
+				pass_tokens = PASS_TOKENS,
+				pair = 0;
 	double		seconds = 3.0;
+	double		(*clock_fn) (void) = now;
 	tfm_config	c;
 	tfm_model  *m;
 	int32_t    *ids;
@@ -68,9 +123,15 @@ main(int argc, char **argv)
 			iters = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--layers") == 0 && i + 1 < argc)
 			layers = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--pass-tokens") == 0 && i + 1 < argc)
+			pass_tokens = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--pair") == 0 && i + 1 < argc)
+			pair = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--cpu") == 0)
+			clock_fn = cpu_now;
 		else
 		{
-			fprintf(stderr, "usage: %s [--precision fp32|bf16|int8] [--threads N] [--batch B] [--len T] [--seconds S] [--iters K] [--layers L]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--precision fp32|bf16|int8] [--threads N] [--batch B] [--len T] [--seconds S] [--iters K] [--layers L] [--pass-tokens P] [--pair P2] [--cpu]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -118,26 +179,59 @@ main(int argc, char **argv)
 	for (int i = 0; i < batch; i++)
 		lens[i] = len;
 
+	if (pair > 0)
+	{
+		double	   *t2 = malloc(sizeof(double) * 100000),
+				   *q = malloc(sizeof(double) * 100000);
+		timing		r2;
+
+		for (int w = -1; w < 100000; w++)
+		{
+			double		x,
+						y,
+						t0;
+
+			for (int o = 0; o < 2; o++)
+			{
+				bool		first = (o == 0) == (w % 2 == 0);
+
+				t0 = clock_fn();
+				if (run_passes(m, ids, lens, batch, len, first ? pass_tokens : pair) != 0)
+					return 1;
+				*(first ? &x : &y) = clock_fn() - t0;
+			}
+			if (w < 0)
+			{
+				start = now();
+				continue;
+			}
+			t[it] = x;
+			t2[it] = y;
+			q[it++] = y / x;	/* > 1: passes of P tokens the faster */
+			if (it >= iters && now() - start >= seconds)
+				break;
+		}
+		r = summarise(t, it);
+		r2 = summarise(t2, it);
+		qsort(q, it, sizeof(double), cmp_double);
+		printf("PAIRED kind=encoder precision=%s threads=%d batch=%d len=%d pass=%d pass2=%d seq_s=%.2f seq_s2=%.2f ratio=%.4f lo=%.4f hi=%.4f iters=%d\n",
+			   tfm_precision_name(prec), threads, batch, len, pass_tokens, pair,
+			   batch / r.median, batch / r2.median, q[it / 2], q[0], q[it - 1], it);
+		tfm_model_free(m);
+		free(t2);
+		free(q);
+		free(ids);
+		free(lens);
+		free(t);
+		return 0;
+	}
 	for (int w = -1; w < 100000; w++)
 	{
 		double		t0 = now();
-		int			per = PASS_TOKENS / len < 1 ? 1 : PASS_TOKENS / len;
+		int			per = pass_tokens / len < 1 ? 1 : pass_tokens / len;
 
-		for (int s = 0; s < batch; s += per)
-		{
-			tfm_batch	b;
-
-			memset(&b, 0, sizeof(b));
-			b.B = batch - s < per ? batch - s : per;
-			b.T = len;
-			b.input = ids + (size_t) s * len;
-			b.lens = lens + s;
-			if (tfm_model_forward(m, &b, false, 0) != 0)
-			{
-				fprintf(stderr, "forward failed\n");
-				return 1;
-			}
-		}
+		if (run_passes(m, ids, lens, batch, len, pass_tokens) != 0)
+			return 1;
 		if (w < 0)
 		{
 			/* FNV-1a of the last pass's pooled vectors: the bits, to compare builds */

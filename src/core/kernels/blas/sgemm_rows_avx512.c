@@ -157,7 +157,14 @@ sr_direct_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b, pt
 /*
  * m ≤ SR512_MR rows from packed panels (tfm_gemm_rows_pack: K × 32 each,
  * one after the other from bp): n columns, as many panels a pass as the
- * accumulators allow for m rows (4 for one row), each read in one stream
+ * accumulators allow for m rows (4 for one row), each read in one stream.
+ * Where fewer panels are left than a pass reads (a classifier's head: 2
+ * columns, one panel), they go one at a time: a pass's vectors of the
+ * panels past the last one would be masked off, but their addresses lie
+ * past the packed matrix, and on AMD Zen 4 a masked load whose masked-off
+ * lanes fall on a page not mapped takes a microcode assist — a 1 × 384 ×
+ * 2 head took ~575 µs instead of ~2 (the same bits either way: each
+ * lane's chain does not depend on the pass's width).
  */
 TARGET void
 sr_packed_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *bp, int n,
@@ -167,9 +174,19 @@ sr_packed_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *bp, i
 
 #define PACKED(R, P) \
 	for (int j = 0; j < n; j += SR512_NR * (P)) \
+	{ \
+		if ((P) > 1 && n - j <= SR512_NR * ((P) - 1)) \
+		{ \
+			for (; j < n; j += SR512_NR) \
+				tile_ps(R, 2, K, A, lda, bp + (j / SR512_NR) * ps, SR512_NR, ps, \
+						n - j < SR512_NR ? n - j : SR512_NR, C + j, ldc, beta, \
+						bias ? bias + j : NULL); \
+			break; \
+		} \
 		tile_ps(R, 2 * (P), K, A, lda, bp + (j / SR512_NR) * ps, SR512_NR, ps, \
 				n - j < SR512_NR * (P) ? n - j : SR512_NR * (P), C + j, ldc, beta, \
 				bias ? bias + j : NULL); \
+	} \
 	break;
 	switch (m)
 	{
