@@ -82,6 +82,14 @@ tfm_hf_entry *tfm_hf_match(tfm_hf_map *map, const char *name, size_t len);
 int			tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
 							   const tfm_st_tensor *t, const uint8_t *src,
 							   char *err, size_t errlen);
+/*
+ * Where tfm_hf_load_tensor would copy a tensor of n values of entry e as
+ * they are (no transpose, no slice): its place in m, or NULL.  A caller
+ * that converts a tensor itself may write its float32 values there and
+ * pass that place as src (dtype F32): then nothing is copied, and no
+ * second copy of a large tensor (an embedding) is made.
+ */
+float	   *tfm_hf_copy_place(const tfm_model *m, const tfm_hf_entry *e, size_t n);
 
 /*
  * After every tensor: 0, or -1 with a message if a required tensor never

@@ -437,7 +437,8 @@ tfm_gguf_load(tfm_model *m, tfm_hf_map *map, const tfm_hf_params *p,
 				err[512];
 	tfm_hf_entry *e;
 	tfm_st_tensor sh;
-	float	   *vals;
+	float	   *vals,
+			   *place;
 	int			rc;
 
 	if ((rc = tfm_gguf_hf_name(hf, sizeof(hf), p, t, st)) != 0)
@@ -449,7 +450,9 @@ tfm_gguf_load(tfm_model *m, tfm_hf_map *map, const tfm_hf_params *p,
 	if (t->n_values > TFM_TENSOR_MAX)
 		return tfm_status_set(st, TFM_ELIMIT, "tensor \"%.*s\" has %llu values (at most %zu)",
 							  TFM_GGUF_SHOWN(t->name, t->name_len), (unsigned long long) t->n_values, (size_t) TFM_TENSOR_MAX);
-	vals = malloc(t->n_values * sizeof(float));
+	/* a tensor copied as it is (an embedding) converted straight into its place */
+	place = tfm_hf_copy_place(m, e, (size_t) t->n_values);
+	vals = place ? place : malloc(t->n_values * sizeof(float));
 	if (!vals)
 		return tfm_status_set(st, TFM_ENOMEM, "out of memory converting tensor \"%.*s\"", TFM_GGUF_SHOWN(t->name, t->name_len));
 	if ((rc = tfm_gguf_tensor_f32(vals, &sh, t, src, p, st)) == 0)
@@ -459,7 +462,8 @@ tfm_gguf_load(tfm_model *m, tfm_hf_map *map, const tfm_hf_params *p,
 		if (tfm_hf_load_tensor(m, map, e, &sh, (const uint8_t *) vals, err, sizeof(err)) != 0)
 			rc = tfm_status_set(st, TFM_EBADFILE, "%s", err);
 	}
-	free(vals);
+	if (vals != place)
+		free(vals);
 	return rc;
 }
 

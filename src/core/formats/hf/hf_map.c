@@ -105,6 +105,16 @@ shape_str(char *buf, size_t len, int ndim, const int64_t *d64, const uint64_t *d
 		snprintf(buf + o, len - o, "]");
 }
 
+float *
+tfm_hf_copy_place(const tfm_model *m, const tfm_hf_entry *e, size_t n)
+{
+	const tfm_param_info *p;
+
+	if (e->use != TFM_HF_COPY || !(p = tfm_model_find(m, e->target)) || p->size != n)
+		return NULL;
+	return m->params + p->offset;
+}
+
 int
 tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
 				   const tfm_st_tensor *t, const uint8_t *src, char *err, size_t errlen)
@@ -185,7 +195,9 @@ tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
 		}
 		dst = tmp;
 	}
-	if (tfm_st_tensor_to_f32(dst, t, src, (size_t) (t->end - t->begin), &se) != TFM_OK)
+	/* values the caller wrote in place already (tfm_hf_copy_place) are not copied */
+	if (!(t->dtype == TFM_ST_F32 && (const void *) src == (const void *) dst) &&
+		tfm_st_tensor_to_f32(dst, t, src, (size_t) (t->end - t->begin), &se) != TFM_OK)
 	{
 		snprintf(err, errlen, "%s", se.msg);
 		free(tmp);
