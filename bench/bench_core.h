@@ -36,6 +36,9 @@ typedef struct timing
 
 /* seconds on the monotonic clock */
 double		now(void);
+/* the process's CPU seconds; a qsort comparison of doubles */
+double		cpu_now(void);
+int			cmp_double(const void *a, const void *b);
 /* sorts t; its median, mean and minimum */
 timing		summarise(double *t, int n);
 /* a comma-separated list of integers into out (at most max): their count */

@@ -64,10 +64,9 @@ typedef struct product
 	uint8_t    *W;
 } product;
 
-/* llama.cpp's use_more_bits(i, n): the layers whose attn_v and ffn_down Q4_K_M keeps at Q6_K */
 /* the thread's CPU time: a step's figure without the time another process had the core */
 static double
-cpu_now(void)
+thread_cpu_now(void)
 {
 	struct timespec ts;
 
@@ -75,6 +74,7 @@ cpu_now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* llama.cpp's use_more_bits(i, n): the layers whose attn_v and ffn_down Q4_K_M keeps at Q6_K */
 static int
 more_bits(int i, int n)
 {
@@ -110,7 +110,7 @@ random_blocks(tfm_rng *rng, uint32_t t, int K, int N)
 static double
 read_seconds(const uint8_t *const *bufs, const size_t *sizes, int n, uint64_t *sink)
 {
-	double		t0 = cpu_now();
+	double		t0 = thread_cpu_now();
 	uint64_t	s = 0;
 
 	for (int i = 0; i < n; i++)
@@ -121,7 +121,7 @@ read_seconds(const uint8_t *const *bufs, const size_t *sizes, int n, uint64_t *s
 			s += p[j] ^ p[j + 1] ^ p[j + 2] ^ p[j + 3] ^ p[j + 4] ^ p[j + 5] ^ p[j + 6] ^ p[j + 7];
 	}
 	*sink += s;
-	return cpu_now() - t0;
+	return thread_cpu_now() - t0;
 }
 
 int
@@ -215,20 +215,20 @@ main(int argc, char **argv)
 			   sh->name, n, total / 1e6, tfm_kq_path());
 		for (int s = -2; s < steps; s++)
 		{
-			double		t0 = cpu_now(),
+			double		t0 = thread_cpu_now(),
 						tk[N_KINDS] = {0};
 
 			for (int i = 0; i < n; i++)
 			{
-				double		a = cpu_now();
+				double		a = thread_cpu_now();
 
 				tfm_kq_gemm(P[i].type, P[i].kind == KIND_HEAD ? 1 : M, P[i].N, P[i].K, x, P[i].K, P[i].W, 1.0f, 0.0f, y,
 							P[i].N, work, 1);
-				tk[P[i].kind] += cpu_now() - a;
+				tk[P[i].kind] += thread_cpu_now() - a;
 			}
 			if (s >= 0)
 			{
-				t_step[s] = cpu_now() - t0;
+				t_step[s] = thread_cpu_now() - t0;
 				for (int k = 0; k < N_KINDS; k++)
 					t_kind[k][s] = tk[k];
 				t_read[s] = read_seconds(bufs, sizes, n, &sink);

@@ -60,25 +60,6 @@ run_passes(tfm_model *m, const int32_t *ids, int *lens, int batch, int len, int 
 	return 0;
 }
 
-/* the process's CPU seconds (--cpu: a shared machine's waits for a core left out) */
-static double
-cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 int
 main(int argc, char **argv)
 {

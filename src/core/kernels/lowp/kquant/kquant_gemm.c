@@ -152,6 +152,38 @@ tile_groups(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, const 
 		}
 	}
 }
+
+/* a kernel over groups [g0, g1) of columns, every row */
+typedef void (*kq_groups_fn) (uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb,
+							  const uint8_t *act, size_t ab, float alpha, float beta, float *C,
+							  ptrdiff_t ldc, int g0, int g1);
+
+/*
+ * fn over all groups: the threads take equal runs of them; one thread or a
+ * small product opens no parallel region (libgomp's team of one costs
+ * ~0.5 µs a call)
+ */
+static void
+run_groups(kq_groups_fn fn, int groups, int threads, double flops, uint32_t t, int M, int N, int K,
+		   const uint8_t *W, size_t wb, const uint8_t *act, size_t ab, float alpha, float beta,
+		   float *C, ptrdiff_t ldc)
+{
+	if (threads <= 1 || flops <= 1e5)
+	{
+		fn(t, M, N, K, W, wb, act, ab, alpha, beta, C, ldc, 0, groups);
+		return;
+	}
+#pragma omp parallel num_threads(threads)
+	{
+		const int	nt = omp_get_num_threads(),
+					me = omp_get_thread_num(),
+					per = (groups + nt - 1) / nt,
+					g0 = me * per < groups ? me * per : groups,
+					g1 = g0 + per < groups ? g0 + per : groups;
+
+		fn(t, M, N, K, W, wb, act, ab, alpha, beta, C, ldc, g0, g1);
+	}
+}
 #endif
 
 bool
@@ -187,47 +219,16 @@ tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
 	if (path == 2 && t != KQ_Q8_0 && M >= (t == KQ_Q6_K ? KQ_PANEL_MIN_ROWS_Q6 : KQ_PANEL_MIN_ROWS))
 	{
 		/* prefill: groups of KQ_PANEL_COLS columns in the lanes, all M rows */
-		const int	groups = (N + KQ_PANEL_COLS - 1) / KQ_PANEL_COLS;
-
-		if (threads <= 1 || flops <= 1e5)
-		{
-			kq_panel_avx512(t, M, N, K, W, wb, act, ab, alpha, beta, C, ldc, 0, groups);
-			return true;
-		}
-#pragma omp parallel num_threads(threads)
-		{
-			const int	nt = omp_get_num_threads(),
-						me = omp_get_thread_num(),
-						per = (groups + nt - 1) / nt,
-						g0 = me * per < groups ? me * per : groups,
-						g1 = g0 + per < groups ? g0 + per : groups;
-
-			kq_panel_avx512(t, M, N, K, W, wb, act, ab, alpha, beta, C, ldc, g0, g1);
-		}
+		run_groups(kq_panel_avx512, (N + KQ_PANEL_COLS - 1) / KQ_PANEL_COLS, threads, flops,
+				   t, M, N, K, W, wb, act, ab, alpha, beta, C, ldc);
 		return true;
 	}
 	if (path == 2)
 	{
 		/* tiles of KQ_ROWS rows × KQ_COLS columns */
-		const int	groups = (N + KQ_COLS - 1) / KQ_COLS;
-
 		kq_act_order_avx512(t, act, M, ab, K);
-		if (threads <= 1 || flops <= 1e5)
-		{
-			/* no parallel region: libgomp's team of one costs ~0.5 µs a call */
-			tile_groups(t, M, N, K, W, wb, act, ab, alpha, beta, C, ldc, 0, groups);
-			return true;
-		}
-#pragma omp parallel num_threads(threads)
-		{
-			const int	nt = omp_get_num_threads(),
-						me = omp_get_thread_num(),
-						per = (groups + nt - 1) / nt,
-						g0 = me * per < groups ? me * per : groups,
-						g1 = g0 + per < groups ? g0 + per : groups;
-
-			tile_groups(t, M, N, K, W, wb, act, ab, alpha, beta, C, ldc, g0, g1);
-		}
+		run_groups(tile_groups, (N + KQ_COLS - 1) / KQ_COLS, threads, flops,
+				   t, M, N, K, W, wb, act, ab, alpha, beta, C, ldc);
 		return true;
 	}
 #endif
