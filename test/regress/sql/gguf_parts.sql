@@ -64,6 +64,15 @@ UPDATE tfm.gguf_tensors g SET tensor = NULL
    AND g.gguf_name = (SELECT gguf_name FROM gp_t) AND g.first_row = 7;
 \c
 SELECT * FROM gp_load() AS tensor_null;
+-- a part of a tensor in llama.cpp's rope order (its order is over the whole tensor)
+UPDATE tfm.gguf_tensors g SET tensor = (SELECT tensor FROM gp_t)
+  FROM tfm.models m WHERE m.id = g.model_id AND m.name = 'gp'
+   AND g.gguf_name = (SELECT gguf_name FROM gp_t) AND g.first_row = 7;
+UPDATE tfm.gguf_tensors g SET rope_heads = 1
+  FROM tfm.models m WHERE m.id = g.model_id AND m.name = 'gp'
+   AND g.gguf_name = (SELECT gguf_name FROM gp_t) AND g.first_row = 7;
+\c
+SELECT * FROM gp_load() AS rope_part;
 SELECT tfm_drop_model('gp');
 DROP FUNCTION gp_load();
 DROP FUNCTION gp_err(text);

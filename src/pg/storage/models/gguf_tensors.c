@@ -155,14 +155,16 @@ tfm_gguf_kept_read(int32 model_id, int64 version, TfmGgufTensorRow **out)
 			/*
 			 * a part: its rows are the tensor's from first_row on; a row a
 			 * restore or a superuser wrote is checked (tfm_kept_entry then
-			 * checks the place)
+			 * checks the place): rows in llama.cpp's rope order are never in
+			 * parts (their order is over the whole tensor)
 			 */
-			if (nulls || first_row < 0 || rows[i].first_column < 0 ||
+			if (nulls || first_row < 0 || rows[i].first_column < 0 || rows[i].rope_heads < 0 ||
+				(rows[i].rope_heads > 0 && first_row != 0) ||
 				pg_add_s32_overflow(rows[i].first_column, first_row, &rows[i].first_column))
 				ereport(ERROR,
 						(errcode(ERRCODE_DATA_CORRUPTED),
 						 errmsg("the kept blocks of GGUF tensor \"%s\" of model id %d are not a part of a tensor "
-								"(tensor, columns or inputs NULL, or first_column or first_row out of range)",
+								"(tensor, columns or inputs NULL, first_column, first_row or rope_heads out of range)",
 								rows[i].gguf_name, model_id)));
 			b = DatumGetByteaPCopy(SPI_getbinval(tup, td, 7, &isnull));
 			rows[i].blocks = (const uint8 *) VARDATA(b);
