@@ -14,6 +14,8 @@
  * dequantized fp32 product.
  */
 #include <math.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "tfm/gguf.h"
@@ -587,6 +589,73 @@ test_gemm(void)
 	CHECK(!tfm_kq_gemm(12, 1, 1, 100, a, 100, w, 1.0f, 0.0f, c1, 1, work, 1), "K not a multiple of 256 refused");
 }
 
+/* n bytes ending at a page that cannot be read (any read past them faults) */
+static void *
+guarded(size_t n, void **map, size_t *mapped)
+{
+	const size_t page = (size_t) sysconf(_SC_PAGESIZE),
+				body = (n + page - 1) / page * page;
+	uint8_t    *m = mmap(NULL, body + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return NULL;
+	mprotect(m + body, page, PROT_NONE);
+	*map = m;
+	*mapped = body + page;
+	return m + body - n;
+}
+
+/*
+ * prefill's panels at their edges: K one block (256), N under one group of
+ * 16 columns or one past it, M at the panels' thresholds, the weights, the
+ * activations and the outputs each ending at an unreadable page; every
+ * output the row-by-row dots' bits
+ */
+static void
+test_gemm_edges(void)
+{
+	static const int shapes[][3] = {{8, 1, 256}, {12, 1, 256}, {8, 17, 256}, {13, 15, 256}, {9, 16, 512}};
+
+	for (int ti = 0; ti < 3; ti++)
+		for (size_t si = 0; si < sizeof(shapes) / sizeof(shapes[0]); si++)
+		{
+			const uint32_t t = TYPES[ti];
+			const int	M = shapes[si][0],
+						N = shapes[si][1],
+						K = shapes[si][2];
+			const size_t rb = tfm_kq_row_bytes(t, K);
+			void	   *maps[4];
+			size_t		sizes[4];
+			uint8_t    *w = guarded(rb * N, &maps[0], &sizes[0]),
+					   *work = guarded(tfm_kq_work_bytes(t, M, K), &maps[1], &sizes[1]);
+			float	   *a = guarded(sizeof(float) * M * K, &maps[2], &sizes[2]),
+					   *c = guarded(sizeof(float) * M * N, &maps[3], &sizes[3]);
+			int			exact = 0;
+
+			if (!w || !work || !a || !c)
+			{
+				CHECK(0, "mmap");
+				return;
+			}
+			random_blocks(w, t, N * K / 256, 0);
+			for (int i = 0; i < M * K; i++)
+				a[i] = uniform();
+			CHECK(tfm_kq_gemm(t, M, N, K, a, K, w, 1.0f, 0.0f, c, N, work, 1), "%s gemm %dx%dx%d", NAMES[ti], M, N, K);
+			for (int i = 0; i < M; i++)
+			{
+				tfm_block_q8_K yk[2];
+
+				tfm_kq_quantize_q8_K(a + i * K, yk, K);
+				for (int j = 0; j < N; j++)
+					exact += c[i * N + j] == tfm_kq_dot_ref(t, K, w + j * rb, yk);
+			}
+			CHECK(exact == M * N, "%s gemm %dx%dx%d at its buffers' ends: %d of %d equal to the row-by-row dots",
+				  NAMES[ti], M, N, K, exact, M * N);
+			for (int i = 0; i < 4; i++)
+				munmap(maps[i], sizes[i]);
+		}
+}
+
 int
 main(void)
 {
@@ -597,5 +666,6 @@ main(void)
 	test_random_rows();
 	test_paths_identical();
 	test_gemm();
+	test_gemm_edges();
 	return check_summary("test_kquant");
 }

@@ -28,6 +28,7 @@ tfm_attach_kept(tfm_model *m, const TfmModelRow *row, bool with_rows)
 
 	if (n == 0)
 		return;
+	tfm_kept_check_disjoint(rows, n, row->name);
 	for (int i = 0; i < n; i++)
 		runs += rows[i].rows_only && !keep_rows ? 0 : 1;
 	run = palloc0(sizeof(tfm_int4_kept) * Max(runs, 1));

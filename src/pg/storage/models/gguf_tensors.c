@@ -12,6 +12,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "common/int.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -135,23 +136,41 @@ tfm_gguf_kept_read(int32 model_id, int64 version, TfmGgufTensorRow **out)
 			TupleDesc	td = SPI_tuptable->tupdesc;
 			bool		isnull;
 			bytea	   *b;
+			bool		nulls = false;
+			int32		first_row;
 
 			rows[i].gguf_name = TextDatumGetCString(SPI_getbinval(tup, td, 1, &isnull));
-			rows[i].tensor = TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull));
+			(void) SPI_getbinval(tup, td, 2, &nulls);
+			rows[i].tensor = nulls ? NULL : TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull));
 			rows[i].first_column = DatumGetInt32(SPI_getbinval(tup, td, 3, &isnull));
 			rows[i].rows_only = isnull;
 			if (isnull)
 				rows[i].first_column = 0;
 			rows[i].columns = DatumGetInt32(SPI_getbinval(tup, td, 4, &isnull));
+			nulls |= isnull;
 			rows[i].inputs = DatumGetInt32(SPI_getbinval(tup, td, 5, &isnull));
+			nulls |= isnull;
 			rows[i].rope_heads = DatumGetInt32(SPI_getbinval(tup, td, 6, &isnull));
+			first_row = DatumGetInt32(SPI_getbinval(tup, td, 9, &isnull));
+			/*
+			 * a part: its rows are the tensor's from first_row on; a row a
+			 * restore or a superuser wrote is checked (tfm_kept_entry then
+			 * checks the place): rows in llama.cpp's rope order are never in
+			 * parts (their order is over the whole tensor)
+			 */
+			if (nulls || first_row < 0 || rows[i].first_column < 0 || rows[i].rope_heads < 0 ||
+				(rows[i].rope_heads > 0 && first_row != 0) ||
+				pg_add_s32_overflow(rows[i].first_column, first_row, &rows[i].first_column))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("the kept blocks of GGUF tensor \"%s\" of model id %d are not a part of a tensor "
+								"(tensor, columns or inputs NULL, first_column, first_row or rope_heads out of range)",
+								rows[i].gguf_name, model_id)));
 			b = DatumGetByteaPCopy(SPI_getbinval(tup, td, 7, &isnull));
 			rows[i].blocks = (const uint8 *) VARDATA(b);
 			rows[i].bytes = VARSIZE(b) - VARHDRSZ;
 			rows[i].gguf_type = TextDatumGetCString(SPI_getbinval(tup, td, 8, &isnull));
 			rows[i].kept = true;
-			/* a part: its rows are the tensor's from first_row on */
-			rows[i].first_column += DatumGetInt32(SPI_getbinval(tup, td, 9, &isnull));
 		}
 		MemoryContextSwitchTo(old);
 	}

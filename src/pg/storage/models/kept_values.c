@@ -8,7 +8,8 @@
  * the blocks when the model is loaded (catalog.c) for fp32, bf16, int8,
  * int4 and training; which tensors a version stores so (tfm_copy_model).
  * Also the check of a kept row against the model (one entry, its rows in
- * Hugging Face's order), which storage/models/gguf_kept.c shares.
+ * Hugging Face's order) and that no two cover the same columns, which
+ * storage/models/gguf_kept.c shares.
  */
 #include "postgres.h"
 
@@ -71,6 +72,42 @@ tfm_kept_entry(const tfm_model *m, const TfmGgufTensorRow *r, const char *model,
 		tfm_gguf_unpermute_rows(b, r->blocks, r->columns, r->bytes / r->columns, r->rope_heads);
 		k->blocks = b;
 	}
+}
+
+/* kept rows in the order of their tensor, kind (rows or columns) and first column */
+static int
+row_order(const void *a, const void *b)
+{
+	const TfmGgufTensorRow *x = *(const TfmGgufTensorRow *const *) a,
+			   *y = *(const TfmGgufTensorRow *const *) b;
+	int			c = strcmp(x->tensor, y->tensor);
+
+	if (c != 0)
+		return c;
+	if (x->rows_only != y->rows_only)
+		return x->rows_only ? 1 : -1;
+	return x->first_column < y->first_column ? -1 : x->first_column > y->first_column;
+}
+
+void
+tfm_kept_check_disjoint(const TfmGgufTensorRow *rows, int n, const char *model)
+{
+	const TfmGgufTensorRow **o;
+
+	if (n < 2)
+		return;
+	o = palloc(sizeof(*o) * n);
+	for (int i = 0; i < n; i++)
+		o[i] = &rows[i];
+	qsort(o, n, sizeof(*o), row_order);
+	for (int i = 1; i < n; i++)
+		if (strcmp(o[i - 1]->tensor, o[i]->tensor) == 0 && o[i - 1]->rows_only == o[i]->rows_only &&
+			(int64) o[i - 1]->first_column + o[i - 1]->columns > o[i]->first_column)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("the kept blocks of GGUF tensors \"%s\" and \"%s\" of model \"%s\" overlap in tensor \"%s\"",
+							o[i - 1]->gguf_name, o[i]->gguf_name, model, o[i]->tensor)));
+	pfree(o);
 }
 
 /* the tensor at k's offset whose rows k's blocks' rows are: its rows in *N */
@@ -165,6 +202,7 @@ tfm_kept_fill(tfm_model *m, const TfmModelRow *row, size_t *filled)
 
 	if (n == 0)
 		return;
+	tfm_kept_check_disjoint(rows, n, row->name);
 	had = palloc(sizeof(bool) * Max(m->n_tensors, 1));
 	for (int i = 0; i < m->n_tensors; i++)
 		had[i] = filled[i] > 0;

@@ -203,6 +203,13 @@ void		tfm_gguf_tensors_copy(int32 source_id, int64 source_version, int32 target_
 void		tfm_kept_entry(const tfm_model *m, const TfmGgufTensorRow *r, const char *model,
 						   tfm_int4_kept *k);
 /*
+ * error XX001 where two of the n kept rows (tfm_gguf_kept_read) cover the
+ * same columns (or rows) of a tensor: parts a restore or a superuser wrote
+ * over each other, which a count of the values covered does not see when
+ * they also leave a gap
+ */
+void		tfm_kept_check_disjoint(const TfmGgufTensorRow *rows, int n, const char *model);
+/*
  * the exact dequantization of k's blocks written over the columns they
  * cover in m's float32 values (write), or compared with them bit for bit
  * (!write: false if one differs); false too if k fits no matrix of m (or,
