@@ -144,6 +144,7 @@ done
 case "$SIZE" in full|small|3b|1b|qwen3-0.6b) ;; *) echo "--size must be full, small, 3b, 1b or qwen3-0.6b" >&2; exit 2 ;; esac
 BIG=0
 case "$SIZE" in 3b) SHAPE="Llama-3.2-3B" ;; 1b) SHAPE="Llama-3.2-1B" ;; qwen3-0.6b) SHAPE="Qwen3-0.6B" ;; *) SHAPE="" ;; esac
+VOCAB=$(case "$SIZE" in 3b|1b) echo 128256 ;; qwen3-0.6b) echo 151936 ;; *) echo 32000 ;; esac)   # make_models.py's
 if [ -n "$SHAPE" ]; then
   [ "$ENC_ONLY" = 1 ] && { echo "--size $SIZE has no encoder" >&2; exit 2; }
   BIG=1; GGUF_ONLY=1; [ "$THREADS_SET" = 1 ] || THREADS=1
@@ -439,19 +440,19 @@ done
 # logit differences (q4km_rounding.py --no-forward): llama.cpp against itself
 # is the yardstick for tfm against llama.cpp
 TF=""
-if [ "$ENC_ONLY" = 0 ] && [ "$BIG" != 1 ] && [ -f "$OUT/llama/model-Q4_K_M.gguf" ]; then
+if [ "$ENC_ONLY" = 0 ] && [ "$SIZE" != 3b ] && [ -z "$(get import_refused)" ] && [ -f "$OUT/llama/model-Q4_K_M.gguf" ]; then
   TF=$OUT/teacher; mkdir -p "$TF"; chmod a+rx "$TF"
   log "Q4_K_M teacher-forced: llama.cpp decoding and prefill, tfm gguf (load $(load))"
   if (cd "$HERE" && node llama_probs.mjs "$OUT/llama/model-Q4_K_M.gguf" --prompts "$OUT/llama/prompts.json" --tokens "$TOKENS" \
-        --top 32000 --kv F32 --flash-attention off --threads "$TH1" > "$TF/llama_decode.jsonl" &&
+        --top "$VOCAB" --kv F32 --flash-attention off --threads "$TH1" > "$TF/llama_decode.jsonl" &&
       node llama_probs.mjs "$OUT/llama/model-Q4_K_M.gguf" --prompts "$OUT/llama/prompts.json" --tokens "$TOKENS" \
-        --top 32000 --kv F32 --flash-attention off --threads "$TH1" --teacher "$TF/llama_decode.jsonl" > "$TF/llama_prefill.jsonl"); then
+        --top "$VOCAB" --kv F32 --flash-attention off --threads "$TH1" --teacher "$TF/llama_decode.jsonl" > "$TF/llama_prefill.jsonl"); then
     TF_IDS=$("$PY" -c 'import json, sys; print(",".join(str(json.loads(l)["id"]) for l in open(sys.argv[1])))' "$TF/llama_decode.jsonl")
     $PSQL -F ' ' > "$TF/tfm.txt" <<EOF || log "FAILED: tfm_next_tokens teacher-forced"
 SET tfm.threads = $TH1;
 SET tfm.precision = gguf;
 SELECT s, n.id, n.probability FROM generate_series(0, $TOKENS - 1) s,
-  LATERAL tfm_next_tokens('llama_q4km', (SELECT gen FROM prompts) || ('{$TF_IDS}'::int[])[1:s], k => 32000) n;
+  LATERAL tfm_next_tokens('llama_q4km', (SELECT gen FROM prompts) || ('{$TF_IDS}'::int[])[1:s], k => $VOCAB) n;
 EOF
     "$PY" "$HERE/q4km_rounding.py" "$OUT/llama/model-Q4_K_M.gguf" "$OUT/llama/prompts.json" --no-forward --tokens "$TOKENS" \
       --llama "$TF/llama_decode.jsonl" --tfm "$TF/tfm.txt" --probs "llama.cpp prefill=$TF/llama_prefill.jsonl" > "$TF/distances.txt" ||
@@ -645,6 +646,16 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
     echo
     echo "Greedy ids, tfm gguf = llama.cpp Q4_K_M as timed, $th thread(s): $(agree "$(get gen_tfm_${th}_gguf_ids)" "$(get gen_llama_${th}_Q4_K_M_ids)") leading ids equal; = llama.cpp Q4_K_M computed in F32 (F32 cache, flash attention off, $TH1 thread(s)): **$(agree "$(get gen_tfm_${th}_gguf_ids)" "$(get gen_llama_${TH1}_q4km_exact_ids)")**."
   done
+  echo
+  echo "For information, llama.cpp Q4_K_M as timed = llama.cpp Q4_K_M computed in F32, $TH1 thread(s): $(agree "$(get gen_llama_${TH1}_Q4_K_M_ids)" "$(get gen_llama_${TH1}_q4km_exact_ids)") leading ids equal (llama.cpp against itself: its F16 cache and flash attention round where tfm and its F32 path do not)."
+  if [ -n "$TF" ] && [ -s "$TF/distances.txt" ]; then
+    echo
+    echo "Teacher-forced on llama.cpp's $TOKENS greedy ids (F32 cache, flash attention off; q4km_rounding.py --no-forward): llama.cpp decoding against its own prefill of the same prefixes is the yardstick for tfm gguf against llama.cpp:"
+    echo
+    echo '```'
+    sed 's/^ *//' "$TF/distances.txt"
+    echo '```'
+  fi
   c=$(get chat)
   if [ -n "$c" ]; then
     echo
