@@ -643,11 +643,13 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
       ma=$(echo "$a" | median); mb=$(echo "$b" | median)
       echo "| $([ $k = gen ] && echo generation || echo prefill) | $th | ${a:-—} | ${b:-—} | ${ma:-—} | ${mb:-—} | $(ratio "$ma" "$mb") | $(getall gen_tfm_${th}_gguf_load | load1s); $(getall gen_llama_${th}_Q4_K_M_load | load1s) |"
     done
-    echo
-    echo "Greedy ids, tfm gguf = llama.cpp Q4_K_M as timed, $th thread(s): $(agree "$(get gen_tfm_${th}_gguf_ids)" "$(get gen_llama_${th}_Q4_K_M_ids)") leading ids equal; = llama.cpp Q4_K_M computed in F32 (F32 cache, flash attention off, $TH1 thread(s)): **$(agree "$(get gen_tfm_${th}_gguf_ids)" "$(get gen_llama_${TH1}_q4km_exact_ids)")**."
   done
   echo
-  echo "For information, llama.cpp Q4_K_M as timed = llama.cpp Q4_K_M computed in F32, $TH1 thread(s): $(agree "$(get gen_llama_${TH1}_Q4_K_M_ids)" "$(get gen_llama_${TH1}_q4km_exact_ids)") leading ids equal (llama.cpp against itself: its F16 cache and flash attention round where tfm and its F32 path do not)."
+  for th in $THREADS; do
+    echo "- Greedy ids, tfm gguf = llama.cpp Q4_K_M as timed, $th thread(s): $(agree "$(get gen_tfm_${th}_gguf_ids)" "$(get gen_llama_${th}_Q4_K_M_ids)") leading ids equal; = llama.cpp Q4_K_M computed in F32 (F32 cache, flash attention off, $TH1 thread(s)): **$(agree "$(get gen_tfm_${th}_gguf_ids)" "$(get gen_llama_${TH1}_q4km_exact_ids)")**."
+  done
+  echo
+  echo "For information, llama.cpp Q4_K_M as timed = llama.cpp Q4_K_M computed in F32, $TH1 thread(s): $(agree "$(get gen_llama_${TH1}_Q4_K_M_ids)" "$(get gen_llama_${TH1}_q4km_exact_ids)") leading ids equal (llama.cpp against itself: its defaults, F16 cache and flash attention, against its F32 path)."
   if [ -n "$TF" ] && [ -s "$TF/distances.txt" ]; then
     echo
     echo "Teacher-forced on llama.cpp's $TOKENS greedy ids (F32 cache, flash attention off; q4km_rounding.py --no-forward): llama.cpp decoding against its own prefill of the same prefixes is the yardstick for tfm gguf against llama.cpp:"
