@@ -78,7 +78,11 @@
 #               against llama.cpp computed in F32 and one tfm_chat call
 #               (the family's chat template is in the file's metadata).
 #               The import's backend needs several GB at 1b (set OUT to a
-#               disk with room; not in CI)
+#               disk with room; not in CI).  A default build refuses 1b:
+#               its embedding has 262,668,288 values, past tfm's 250
+#               million a tensor (TFM_TENSOR_MAX; as stored, Q6_K blocks,
+#               it takes 215 MB); raised to 300 million in
+#               include/tfm/limits.h it imports and runs
 #   --threads   thread counts (default "1 2"): tfm.threads, llama.cpp's
 #               context threads, ONNX Runtime's intra-op threads
 #   --tokens    new tokens per generation (default 64)
