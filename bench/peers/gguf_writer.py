@@ -181,24 +181,34 @@ def write_gguf(path, metadata, tensors):
             pos = o + len(data)
 
 
-def llama_meta(name, kind, cfg, pieces, scores, types):
-    """the metadata of a llama-architecture file with the bench's tokenizer"""
+def llama_meta(name, kind, cfg, pieces, scores, types, arch="llama"):
+    """the metadata of a llama-architecture file with the bench's tokenizer;
+    arch "qwen3": the qwen3.* keys as convert_hf_to_gguf.py's Qwen3Model
+    writes them (the head's width as attention.key_length / value_length,
+    no rope.dimension_count)"""
     H, KV = cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    hd = cfg.get("head_dim") or cfg["hidden_size"] // H
+    head = [
+        (arch + ".vocab_size", cfg["vocab_size"]),
+        (arch + ".context_length", cfg["max_position_embeddings"]),
+        (arch + ".embedding_length", cfg["hidden_size"]),
+        (arch + ".block_count", cfg["num_hidden_layers"]),
+        (arch + ".feed_forward_length", cfg["intermediate_size"]),
+        (arch + ".rope.dimension_count", hd),
+        (arch + ".rope.freq_base", float(cfg["rope_theta"])),
+        (arch + ".attention.head_count", H),
+        (arch + ".attention.head_count_kv", KV),
+        (arch + ".attention.layer_norm_rms_epsilon", float(cfg["rms_norm_eps"])),
+    ]
+    if arch == "qwen3":
+        head = [kv for kv in head if kv[0] not in ("qwen3.vocab_size", "qwen3.rope.dimension_count")]
+        head += [("qwen3.attention.key_length", hd), ("qwen3.attention.value_length", hd)]
     return [
-        ("general.architecture", "llama"),
+        ("general.architecture", arch),
         ("general.name", name),
         ("general.alignment", ALIGN),
         ("general.file_type", FILE_TYPE[kind]),
-        ("llama.vocab_size", cfg["vocab_size"]),
-        ("llama.context_length", cfg["max_position_embeddings"]),
-        ("llama.embedding_length", cfg["hidden_size"]),
-        ("llama.block_count", cfg["num_hidden_layers"]),
-        ("llama.feed_forward_length", cfg["intermediate_size"]),
-        ("llama.rope.dimension_count", cfg["hidden_size"] // H),
-        ("llama.rope.freq_base", float(cfg["rope_theta"])),
-        ("llama.attention.head_count", H),
-        ("llama.attention.head_count_kv", KV),
-        ("llama.attention.layer_norm_rms_epsilon", float(cfg["rms_norm_eps"])),
+    ] + head + [
         ("tokenizer.ggml.model", "llama"),
         ("tokenizer.ggml.tokens", (T_STRING, pieces)),
         ("tokenizer.ggml.scores", (T_FLOAT32, scores)),
@@ -273,16 +283,20 @@ def llama3_rope_factors(theta, head, rs):
     return np.asarray(out, dtype=np.float32)
 
 
-def llama3_q4_k_m_gguf(path, cfg, make, pieces, scores, types, ggml_lib):
-    """A Llama 3.2-shaped Q4_K_M file written one tensor at a time: cfg the
-    HF config (GQA, rope_scaling llama3, tie_word_embeddings: no
-    output.weight, the embedding Q6_K as llama.cpp makes it then);
-    make(hf_name, shape) -> float32 numpy array, called once per tensor as
-    it is written; the rows of q/k permuted for ggml's rope as in llama_gguf"""
+def big_q4_k_m_gguf(path, name, cfg, make, pieces, scores, types, ggml_lib, arch="llama", extra_meta=()):
+    """A Llama 3.2- or Qwen3-shaped Q4_K_M file written one tensor at a
+    time: cfg the HF config (GQA, tie_word_embeddings: no output.weight,
+    the embedding Q6_K as llama.cpp makes it then; llama: rope_scaling
+    llama3 as rope_freqs.weight, the rows of q/k permuted for ggml's rope as
+    in llama_gguf; qwen3: head_dim, rows as they are (NEOX rope), the
+    per-head q/k norms blk.N.attn_q_norm / attn_k_norm); make(hf_name,
+    shape) -> float32 numpy array, called once per tensor as it is written;
+    extra_meta: more (key, value) pairs (tokenizer.chat_template)"""
     H, KV, L = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["num_hidden_layers"]
     D, FF, V = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
-    head = D // H
-    meta = llama_meta("tfm-bench-peers-llama3-3b", "Q4_K_M", cfg, pieces, scores, types)
+    head = cfg.get("head_dim") or D // H
+    qwen3 = arch == "qwen3"
+    meta = llama_meta(name, "Q4_K_M", cfg, pieces, scores, types, arch) + list(extra_meta)
 
     def mat(name, hf, shape, t=None, perm=0):
         t = t or q4_k_m_type(name, L)
@@ -291,7 +305,7 @@ def llama3_q4_k_m_gguf(path, cfg, make, pieces, scores, types, ggml_lib):
 
         def data():
             w = make(hf, shape)
-            if perm:
+            if perm and not qwen3:
                 w = permute_rope(w, perm)
             return ggml_quantize(ggml_lib, t, w)
         return (name, t, [shape[1], shape[0]], (nbytes, data))
@@ -299,15 +313,19 @@ def llama3_q4_k_m_gguf(path, cfg, make, pieces, scores, types, ggml_lib):
     def vec(name, hf, n):
         return (name, GGML_F32, [n], (4 * n, lambda: np.asarray(make(hf, (n,)), dtype="<f4").tobytes()))
 
-    rf = llama3_rope_factors(cfg["rope_theta"], head, cfg["rope_scaling"])
-    t = [mat("token_embd.weight", "model.embed_tokens.weight", (V, D), GGML_Q6_K),
-         ("rope_freqs.weight", GGML_F32, [head // 2], (4 * (head // 2), lambda: rf.astype("<f4").tobytes()))]
+    t = [mat("token_embd.weight", "model.embed_tokens.weight", (V, D), GGML_Q6_K)]
+    if cfg.get("rope_scaling"):
+        rf = llama3_rope_factors(cfg["rope_theta"], head, cfg["rope_scaling"])
+        t.append(("rope_freqs.weight", GGML_F32, [head // 2], (4 * (head // 2), lambda: rf.astype("<f4").tobytes())))
     for i in range(L):
         p, b = "model.layers.%d." % i, "blk.%d." % i
         t.append(vec(b + "attn_norm.weight", p + "input_layernorm.weight", D))
         t.append(mat(b + "attn_q.weight", p + "self_attn.q_proj.weight", (H * head, D), perm=H))
         t.append(mat(b + "attn_k.weight", p + "self_attn.k_proj.weight", (KV * head, D), perm=KV))
         t.append(mat(b + "attn_v.weight", p + "self_attn.v_proj.weight", (KV * head, D)))
+        if qwen3:
+            t.append(vec(b + "attn_q_norm.weight", p + "self_attn.q_norm.weight", head))
+            t.append(vec(b + "attn_k_norm.weight", p + "self_attn.k_norm.weight", head))
         t.append(mat(b + "attn_output.weight", p + "self_attn.o_proj.weight", (D, H * head)))
         t.append(vec(b + "ffn_norm.weight", p + "post_attention_layernorm.weight", D))
         t.append(mat(b + "ffn_gate.weight", p + "mlp.gate_proj.weight", (FF, D)))

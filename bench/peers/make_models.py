@@ -12,16 +12,23 @@ written once for tfm and once for its peer:
       rows permuted for ggml's rope, the tokenizer in the metadata);
       OUT/prompts.json: the prompt ids (generation, prefill) and 8 text
       prompts (tfm's batched generation)
-  make_models.py llama OUT --size 3b
-      a Llama-3.2-3B-shaped model (hidden 3072, 28 layers, 24 heads, 8
-      key/value heads, intermediate 8192, vocab 128256, rope theta 500000
-      with Llama 3's rope scaling (factor 32) as the real config.json has
-      it, tied embeddings) as one GGUF file only, OUT/model-Q4_K_M.gguf
-      (ggml's quantizer; rope_freqs.weight; no output.weight, the
-      embedding Q6_K as llama.cpp makes a tied model), written one tensor
-      at a time (about 2 GB; no float32 copy of the whole model), and
-      OUT/prompts.json; the tokenizer is the bench's SentencePiece kind at
-      128256 pieces (the size of Llama 3's, not its BPE)
+  make_models.py llama OUT --size 3b|1b|qwen3-0.6b
+      a real model's shape as one GGUF file only, OUT/model-Q4_K_M.gguf
+      (ggml's quantizer; tied embeddings: no output.weight, the embedding
+      Q6_K as llama.cpp makes a tied model), written one tensor at a time
+      (no float32 copy of the whole model), and OUT/prompts.json:
+      3b: Llama-3.2-3B (hidden 3072, 28 layers, 24 heads, 8 key/value
+      heads, intermediate 8192, vocab 128256; about 2 GB), 1b:
+      Llama-3.2-1B (hidden 2048, 16 layers, 32 heads, 8 key/value heads,
+      intermediate 8192, vocab 128256; about 0.8 GB), both rope theta
+      500000 with Llama 3's rope scaling (factor 32) as the real
+      config.json has it (rope_freqs.weight); qwen3-0.6b: Qwen3-0.6B
+      (architecture qwen3: hidden 1024, 28 layers, 16 heads of 128, 8
+      key/value heads, intermediate 3072, vocab 151936, rope theta 1e6,
+      RMSNorm eps 1e-6, per-head q/k norms; about 0.5 GB); the tokenizer
+      is the bench's SentencePiece kind at the real vocabulary's size (not
+      Llama 3's or Qwen's BPE), the family's published chat template as
+      tokenizer.chat_template
   make_models.py encoder OUT [--size full|small]
       a MiniLM-shaped BertModel (hidden 384, 6 layers (small: 2), 12 heads,
       intermediate 1536, vocab 30522, 512 positions) as Hugging Face saves
@@ -49,7 +56,7 @@ import numpy as np
 import torch
 
 from onnx_int8 import quantize_model
-from gguf_writer import TOK_BYTE, TOK_CONTROL, TOK_NORMAL, TOK_UNKNOWN, llama3_q4_k_m_gguf, llama_gguf
+from gguf_writer import TOK_BYTE, TOK_CONTROL, TOK_NORMAL, TOK_UNKNOWN, big_q4_k_m_gguf, llama_gguf
 
 # the tokenizer.json writers and the safetensors writer of tfm's test references
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "test", "reference"))
@@ -172,23 +179,56 @@ def prompts_json(out, vocab):
         json.dump(prompts, fh)
 
 
-def make_llama_3b(out):
-    """Llama 3.2 3B's shape at Q4_K_M, one tensor at a time (numpy's
-    generator: PyTorch's randn would take minutes for 3.2e9 values)"""
-    D, L, H, KV, FF, V = 3072, 28, 24, 8, 8192, 128256
+# the big shapes (--size 3b, 1b, qwen3-0.6b): the real models' config.json
+# values; one Q4_K_M file each, written one tensor at a time
+BIG = {
+    "3b": dict(arch="llama", label="Llama-3.2-3B", hidden_size=3072, num_hidden_layers=28, num_attention_heads=24,
+               num_key_value_heads=8, intermediate_size=8192, vocab_size=128256),
+    "1b": dict(arch="llama", label="Llama-3.2-1B", hidden_size=2048, num_hidden_layers=16, num_attention_heads=32,
+               num_key_value_heads=8, intermediate_size=8192, vocab_size=128256),
+    "qwen3-0.6b": dict(arch="qwen3", label="Qwen3-0.6B", hidden_size=1024, num_hidden_layers=28,
+                       num_attention_heads=16, num_key_value_heads=8, head_dim=128, intermediate_size=3072,
+                       vocab_size=151936, max_position_embeddings=40960, rope_theta=1000000.0, rms_norm_eps=1e-6,
+                       rope_scaling=None),
+}
+LLAMA3 = {"max_position_embeddings": 131072, "rope_theta": 500000.0, "rms_norm_eps": 1e-5,
+          "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                           "original_max_position_embeddings": 8192, "rope_type": "llama3"}}
+
+
+def chat_template(arch):
+    """the published chat template of the shape's family, from tfm's test
+    fixtures: Llama 3's (test/fixtures/chat/templates.json) or Qwen3's
+    (test/fixtures/chat/hf_context_cases.tsv)"""
+    fx = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "test", "fixtures", "chat")
+    if arch == "llama":
+        with open(os.path.join(fx, "templates.json"), encoding="utf-8") as fh:
+            return json.load(fh)["llama3"]
+    for line in open(os.path.join(fx, "hf_context_cases.tsv"), encoding="utf-8"):
+        f = line.rstrip("\n").split("\t")
+        if f[0] == "T" and f[1] == "hf_qwen3":
+            return bytes.fromhex(f[2]).decode("utf-8")
+    raise KeyError("hf_qwen3")
+
+
+def make_big(out, size):
+    """a real model's shape (BIG[size]) at Q4_K_M, one tensor at a time
+    (numpy's generator: PyTorch's randn would take minutes for 3.2e9
+    values), the family's chat template in the metadata"""
+    s = dict(BIG[size])
+    arch, label = s.pop("arch"), s.pop("label")
+    D, L, H, KV, FF, V = (s["hidden_size"], s["num_hidden_layers"], s["num_attention_heads"],
+                          s["num_key_value_heads"], s["intermediate_size"], s["vocab_size"])
+    hd = s.get("head_dim") or D // H
     if not os.environ.get("GGML_LIB"):
-        sys.exit("--size 3b writes only the Q4_K_M file: GGML_LIB (ggml's libggml-base) is needed")
+        sys.exit("--size %s writes only the Q4_K_M file: GGML_LIB (ggml's libggml-base) is needed" % size)
     os.makedirs(out, exist_ok=True)
     tok_rng = np.random.RandomState(20261126)
     # pieces of up to 16 characters: of up to 8, random merges run dry long
     # before 128256 (most pairs are then too long)
     _, pieces, scores, types = llama_tokenizer(tok_rng, V, 16)
-    cfg = {"num_attention_heads": H, "num_key_value_heads": KV, "num_hidden_layers": L, "hidden_size": D,
-           "intermediate_size": FF, "vocab_size": V, "max_position_embeddings": 131072,
-           "rope_theta": 500000.0, "rms_norm_eps": 1e-5, "bos_token_id": 1, "eos_token_id": 2,
-           "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
-                            "original_max_position_embeddings": 8192, "rope_type": "llama3"},
-           "tie_word_embeddings": True}
+    cfg = dict(LLAMA3, bos_token_id=1, eos_token_id=2, tie_word_embeddings=True)
+    cfg.update(s)
     # the stds of the 134M model's, scaled by sqrt(768 / inputs): the same
     # spread of activations at every width; the tied head's logits spread
     # widely (the embedding's 0.5), so greedy ids are clear-cut
@@ -199,7 +239,7 @@ def make_llama_3b(out):
     def make(name, shape):
         seed[0] += 1
         g = np.random.default_rng(seed[0])
-        if len(shape) == 1:   # a norm's weight: 1 + 0.1 N(0, 1)
+        if len(shape) == 1:   # a norm's weight (qwen3's q/k norms too): 1 + 0.1 N(0, 1)
             return (1.0 + 0.1 * g.standard_normal(shape, dtype=np.float32)).astype(np.float32)
         kind = name.split(".")[-2]
         s = std[kind] * (1.0 if kind == "embed_tokens" else math.sqrt(768 / shape[1]) * (2048 / 768) ** 0.5
@@ -212,11 +252,13 @@ def make_llama_3b(out):
             w[0:3] = 0.0
         return w
 
-    llama3_q4_k_m_gguf(out + "/model-Q4_K_M.gguf", cfg, make, pieces, scores, types, os.environ["GGML_LIB"])
+    big_q4_k_m_gguf(out + "/model-Q4_K_M.gguf", "tfm-bench-peers-%s-%s" % ("llama3" if arch == "llama" else arch, size),
+                    cfg, make, pieces, scores, types, os.environ["GGML_LIB"], arch,
+                    [("tokenizer.chat_template", chat_template(arch))])
     prompts_json(out, V)
-    n = V * D + L * (2 * D + D * D * 2 + 2 * D * KV * (D // H) + 3 * D * FF) + D
-    print("llama 3b: hidden %d, %d layers, %d heads (%d key/value), ff %d, vocab %d, tied: %d parameters -> %s"
-          % (D, L, H, KV, FF, V, n, out))
+    n = V * D + L * (2 * D + D * H * hd * 2 + 2 * D * KV * hd + 3 * D * FF + (2 * hd if arch == "qwen3" else 0)) + D
+    print("%s %s: hidden %d, %d layers, %d heads of %d (%d key/value), ff %d, vocab %d, tied: %d parameters -> %s"
+          % (label, arch, D, L, H, hd, KV, FF, V, n, out))
 
 
 # ---- the MiniLM-shaped encoder ---------------------------------------------------
@@ -361,13 +403,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=["llama", "encoder"])
     ap.add_argument("out")
-    ap.add_argument("--size", choices=["full", "small", "3b"], default="full")
+    ap.add_argument("--size", choices=["full", "small"] + list(BIG), default="full")
     a = ap.parse_args()
     torch.set_num_threads(1)
-    if a.size == "3b":
+    if a.size in BIG:
         if a.what != "llama":
-            sys.exit("--size 3b is a Llama shape only")
-        make_llama_3b(a.out)
+            sys.exit("--size %s is a decoder shape only" % a.size)
+        make_big(a.out, a.size)
     else:
         (make_llama if a.what == "llama" else make_encoder)(a.out, a.size)
 

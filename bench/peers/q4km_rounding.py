@@ -176,7 +176,12 @@ def centred_logp(logits):
 
 
 def from_probs(P):
-    L = np.log(np.maximum(P, 1e-45))
+    """centred log-probabilities of printed probabilities, floored at
+    float32's smallest normal number: below it one engine prints
+    subnormals and another zeros (flushed), a difference of up to 16 in
+    the log that says nothing of the model (a wide vocabulary with logits
+    of std ~16, as the real shapes' tied heads, has thousands there)"""
+    L = np.log(np.maximum(P, np.finfo(np.float32).tiny))
     return L - L.mean(1, keepdims=True)
 
 

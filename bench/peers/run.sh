@@ -43,7 +43,7 @@
 #   6. a table with ratios, the machine (lscpu), tfm_info()'s kernels and the
 #      load average before each figure; the log in bench/peers/last-run.log
 #
-#   bench/peers/run.sh [--size full|small|3b] [--threads "1 2"] [--tokens 64]
+#   bench/peers/run.sh [--size full|small|3b|1b|qwen3-0.6b] [--threads "1 2"] [--tokens 64]
 #                      [--rounds 3] [--kv F16|F32] [--flash-attention auto|on|off]
 #                      [--work-mem 16GB] [--wait S] [--keep]
 #                      [--gguf-only | --encoder-only]
@@ -67,7 +67,22 @@
 #               394-million-value embedding): the table then says so and the
 #               llama.cpp rows run alone.  With those limits raised in
 #               include/tfm/limits.h the import's backend peaks at ~16 GB
-#               (doc/performance.md, "A Llama-3.2-3B shape")
+#               (doc/performance.md, "A Llama-3.2-3B shape").
+#               1b: a Llama-3.2-1B-shaped file (hidden 2048, 16 layers, 32
+#               heads, 8 key/value heads, intermediate 8192, vocab 128256,
+#               Llama 3's rope, tied; ~0.8 GB), qwen3-0.6b: a
+#               Qwen3-0.6B-shaped one (architecture qwen3: hidden 1024, 28
+#               layers, 16 heads of 128, 8 key/value heads, intermediate
+#               3072, vocab 151936, rope theta 1e6, per-head q/k norms,
+#               tied; ~0.5 GB): the same rows as 3b, plus the greedy ids
+#               against llama.cpp computed in F32 and one tfm_chat call
+#               (the family's chat template is in the file's metadata).
+#               The import's backend needs several GB at 1b (set OUT to a
+#               disk with room; not in CI).  A default build refuses 1b:
+#               its embedding has 262,668,288 values, past tfm's 250
+#               million a tensor (TFM_TENSOR_MAX; as stored, Q6_K blocks,
+#               it takes 215 MB); raised to 300 million in
+#               include/tfm/limits.h it imports and runs
 #   --threads   thread counts (default "1 2"): tfm.threads, llama.cpp's
 #               context threads, ONNX Runtime's intra-op threads
 #   --tokens    new tokens per generation (default 64)
@@ -130,10 +145,12 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
-case "$SIZE" in full|small|3b) ;; *) echo "--size must be full, small or 3b" >&2; exit 2 ;; esac
+case "$SIZE" in full|small|3b|1b|qwen3-0.6b) ;; *) echo "--size must be full, small, 3b, 1b or qwen3-0.6b" >&2; exit 2 ;; esac
 BIG=0
-if [ "$SIZE" = 3b ]; then
-  [ "$ENC_ONLY" = 1 ] && { echo "--size 3b has no encoder" >&2; exit 2; }
+case "$SIZE" in 3b) SHAPE="Llama-3.2-3B" ;; 1b) SHAPE="Llama-3.2-1B" ;; qwen3-0.6b) SHAPE="Qwen3-0.6B" ;; *) SHAPE="" ;; esac
+VOCAB=$(case "$SIZE" in 3b|1b) echo 128256 ;; qwen3-0.6b) echo 151936 ;; *) echo 32000 ;; esac)   # make_models.py's
+if [ -n "$SHAPE" ]; then
+  [ "$ENC_ONLY" = 1 ] && { echo "--size $SIZE has no encoder" >&2; exit 2; }
   BIG=1; GGUF_ONLY=1; [ "$THREADS_SET" = 1 ] || THREADS=1
 fi
 case "$KV" in F16|F32) ;; *) echo "--kv must be F16 or F32" >&2; exit 2 ;; esac
@@ -400,7 +417,7 @@ TH1=$(echo $THREADS | cut -d' ' -f1)
 for th in $THREADS; do
   [ "$ENC_ONLY" = 1 ] && break
   if [ "$BIG" = 1 ]; then
-    # --size 3b: tfm and llama.cpp rounds interleaved, one timed call each a round
+    # --size 3b, 1b, qwen3-0.6b: tfm and llama.cpp rounds interleaved, one timed call each a round
     for r in $(seq "$ROUNDS"); do
       [ -n "$(get import_refused)" ] || tfm_gen_run "$th" gguf llama_q4km 1
       llama_run "$th" Q4_K_M "" 1
@@ -427,19 +444,19 @@ done
 # logit differences (q4km_rounding.py --no-forward): llama.cpp against itself
 # is the yardstick for tfm against llama.cpp
 TF=""
-if [ "$ENC_ONLY" = 0 ] && [ "$BIG" != 1 ] && [ -f "$OUT/llama/model-Q4_K_M.gguf" ]; then
+if [ "$ENC_ONLY" = 0 ] && [ "$SIZE" != 3b ] && [ -z "$(get import_refused)" ] && [ -f "$OUT/llama/model-Q4_K_M.gguf" ]; then
   TF=$OUT/teacher; mkdir -p "$TF"; chmod a+rx "$TF"
   log "Q4_K_M teacher-forced: llama.cpp decoding and prefill, tfm gguf (load $(load))"
   if (cd "$HERE" && node llama_probs.mjs "$OUT/llama/model-Q4_K_M.gguf" --prompts "$OUT/llama/prompts.json" --tokens "$TOKENS" \
-        --top 32000 --kv F32 --flash-attention off --threads "$TH1" > "$TF/llama_decode.jsonl" &&
+        --top "$VOCAB" --kv F32 --flash-attention off --threads "$TH1" > "$TF/llama_decode.jsonl" &&
       node llama_probs.mjs "$OUT/llama/model-Q4_K_M.gguf" --prompts "$OUT/llama/prompts.json" --tokens "$TOKENS" \
-        --top 32000 --kv F32 --flash-attention off --threads "$TH1" --teacher "$TF/llama_decode.jsonl" > "$TF/llama_prefill.jsonl"); then
+        --top "$VOCAB" --kv F32 --flash-attention off --threads "$TH1" --teacher "$TF/llama_decode.jsonl" > "$TF/llama_prefill.jsonl"); then
     TF_IDS=$("$PY" -c 'import json, sys; print(",".join(str(json.loads(l)["id"]) for l in open(sys.argv[1])))' "$TF/llama_decode.jsonl")
     $PSQL -F ' ' > "$TF/tfm.txt" <<EOF || log "FAILED: tfm_next_tokens teacher-forced"
 SET tfm.threads = $TH1;
 SET tfm.precision = gguf;
 SELECT s, n.id, n.probability FROM generate_series(0, $TOKENS - 1) s,
-  LATERAL tfm_next_tokens('llama_q4km', (SELECT gen FROM prompts) || ('{$TF_IDS}'::int[])[1:s], k => 32000) n;
+  LATERAL tfm_next_tokens('llama_q4km', (SELECT gen FROM prompts) || ('{$TF_IDS}'::int[])[1:s], k => $VOCAB) n;
 EOF
     "$PY" "$HERE/q4km_rounding.py" "$OUT/llama/model-Q4_K_M.gguf" "$OUT/llama/prompts.json" --no-forward --tokens "$TOKENS" \
       --llama "$TF/llama_decode.jsonl" --tfm "$TF/tfm.txt" --probs "llama.cpp prefill=$TF/llama_prefill.jsonl" > "$TF/distances.txt" ||
@@ -452,6 +469,27 @@ fi
 if [ "$BIG" = 1 ] && [ -z "$(get import_refused)" ]; then
   log "a session's memory after a generation at gguf (load $(load))"
   tfm_footprint_run llama_q4km | tee "$OUT/footprint.txt"
+  # tfm_chat end to end (the file's chat template): one call in a fresh
+  # session (the model's load included), then one more in the same session
+  l=$(load); log "tfm_chat, $TH1 thread(s) (load $l)"
+  MSG='[{"role": "user", "content": "Say something about databases."}]'
+  if o=$($PSQL -F ' ' 2>&1 <<EOF
+SET tfm.threads = $TH1;
+SET tfm.precision = gguf;
+SELECT clock_timestamp() AS t0 \gset
+SELECT length(tfm_chat('llama_q4km', '$MSG'::jsonb, max_tokens => $TOKENS, temperature => 0)) AS n1 \gset
+SELECT clock_timestamp() AS t1 \gset
+SELECT length(tfm_chat('llama_q4km', '$MSG'::jsonb, max_tokens => $TOKENS, temperature => 0)) AS n2 \gset
+SELECT 'first call ' || round(extract(epoch FROM :'t1'::timestamptz - :'t0'::timestamptz)::numeric, 2) || ' s (a reply of '
+       || :n1 || ' characters), the second ' || round(extract(epoch FROM clock_timestamp() - :'t1'::timestamptz)::numeric, 2)
+       || ' s; the prompt ' || cardinality(tfm_chat_tokens('llama_q4km', '$MSG'::jsonb)) || ' ids';
+EOF
+); then
+    echo "$o"; res chat "$(echo "$o" | tail -1)"
+  else
+    echo "$o"; log "FAILED: tfm_chat"; res chat "FAILED: $(echo "$o" | tr '\n' ' ')"
+  fi
+  res chat_load "$l"
 fi
 
 # ---- 5. the encoder ------------------------------------------------------------------------
@@ -589,7 +627,7 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
   if [ "$BIG" = 1 ]; then
   f=$(get q4km_file)
   echo
-  echo "Llama-3.2-3B shape at Q4_K_M (ggml's quantizer), the file $f bytes ($(awk -v b="$f" 'BEGIN { printf "%.2f GB", b / 1e9 }'))."
+  echo "$SHAPE shape at Q4_K_M (ggml's quantizer), the file $f bytes ($(awk -v b="$f" 'BEGIN { printf "%.2f GB", b / 1e9 }'))."
   r=$(get import_refused)
   if [ -n "$r" ]; then
     echo
@@ -609,9 +647,26 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
       ma=$(echo "$a" | median); mb=$(echo "$b" | median)
       echo "| $([ $k = gen ] && echo generation || echo prefill) | $th | ${a:-—} | ${b:-—} | ${ma:-—} | ${mb:-—} | $(ratio "$ma" "$mb") | $(getall gen_tfm_${th}_gguf_load | load1s); $(getall gen_llama_${th}_Q4_K_M_load | load1s) |"
     done
-    echo
-    echo "Greedy ids, tfm gguf = llama.cpp Q4_K_M as timed, $th thread(s): $(agree "$(get gen_tfm_${th}_gguf_ids)" "$(get gen_llama_${th}_Q4_K_M_ids)") leading ids equal."
   done
+  echo
+  for th in $THREADS; do
+    echo "- Greedy ids, tfm gguf = llama.cpp Q4_K_M as timed, $th thread(s): $(agree "$(get gen_tfm_${th}_gguf_ids)" "$(get gen_llama_${th}_Q4_K_M_ids)") leading ids equal; = llama.cpp Q4_K_M computed in F32 (F32 cache, flash attention off, $TH1 thread(s)): **$(agree "$(get gen_tfm_${th}_gguf_ids)" "$(get gen_llama_${TH1}_q4km_exact_ids)")**."
+  done
+  echo
+  echo "For information, llama.cpp Q4_K_M as timed = llama.cpp Q4_K_M computed in F32, $TH1 thread(s): $(agree "$(get gen_llama_${TH1}_Q4_K_M_ids)" "$(get gen_llama_${TH1}_q4km_exact_ids)") leading ids equal (llama.cpp against itself: its defaults, F16 cache and flash attention, against its F32 path)."
+  if [ -n "$TF" ] && [ -s "$TF/distances.txt" ]; then
+    echo
+    echo "Teacher-forced on llama.cpp's $TOKENS greedy ids (F32 cache, flash attention off; q4km_rounding.py --no-forward): llama.cpp decoding against its own prefill of the same prefixes is the yardstick for tfm gguf against llama.cpp:"
+    echo
+    echo '```'
+    sed 's/^ *//' "$TF/distances.txt"
+    echo '```'
+  fi
+  c=$(get chat)
+  if [ -n "$c" ]; then
+    echo
+    echo "tfm_chat end to end (the file's chat template, one user message, max_tokens $TOKENS, temperature 0, tfm.precision gguf, $TH1 thread(s), a fresh session: the model's load included), load $(get chat_load) before: $c."
+  fi
   fi
   if [ "$ENC_ONLY" = 0 ] && [ "$BIG" = 0 ]; then
   echo
