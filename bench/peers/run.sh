@@ -62,12 +62,9 @@
 #               rounds interleaved (--rounds pairs, each one timed call
 #               after an untimed one) on a machine others may share.  Not in
 #               CI: the file takes minutes to write and ~2.5 GB of memory.
-#               A default build refuses it (tfm's own limits: 2e9
-#               parameters, 250 million values a tensor; it has 3.2e9 and a
-#               394-million-value embedding): the table then says so and the
-#               llama.cpp rows run alone.  With those limits raised in
-#               include/tfm/limits.h the import's backend peaks at ~16 GB
-#               (doc/performance.md, "A Llama-3.2-3B shape").
+#               The import's backend peaks at ~3.3 GB (doc/performance.md,
+#               "The import at the file's size"); a refused import makes the
+#               table say so, and the llama.cpp rows run alone.
 #               1b: a Llama-3.2-1B-shaped file (hidden 2048, 16 layers, 32
 #               heads, 8 key/value heads, intermediate 8192, vocab 128256,
 #               Llama 3's rope, tied; ~0.8 GB), qwen3-0.6b: a
@@ -78,11 +75,7 @@
 #               against llama.cpp computed in F32 and one tfm_chat call
 #               (the family's chat template is in the file's metadata).
 #               The import's backend needs several GB at 1b (set OUT to a
-#               disk with room; not in CI).  A default build refuses 1b:
-#               its embedding has 262,668,288 values, past tfm's 250
-#               million a tensor (TFM_TENSOR_MAX; as stored, Q6_K blocks,
-#               it takes 215 MB); raised to 300 million in
-#               include/tfm/limits.h it imports and runs
+#               disk with room; not in CI).
 #   --threads   thread counts (default "1 2"): tfm.threads, llama.cpp's
 #               context threads, ONNX Runtime's intra-op threads
 #   --tokens    new tokens per generation (default 64)
