@@ -607,6 +607,8 @@ agree() {  # leading ids two comma lists share / the longer's length
     while (k < n && k < m && x[k+1] == y[k+1]) k++; printf "%d/%d", k, (n > m ? n : m) }'
 }
 row() {  # what threads tfm peer tfm_load peer_load kernel
+  # --gguf-only / --encoder-only: a row neither engine ran is left out, not "failed"
+  [ -z "$3$4" ] && [ "$GGUF_ONLY$ENC_ONLY" != 00 ] && return
   echo "| $1 | $2 | ${3:-failed} | ${4:-failed} | $(ratio "$3" "$4") | $7 | $5; $6 |"
 }
 {
@@ -715,7 +717,7 @@ row() {  # what threads tfm peer tfm_load peer_load kernel
   f=$(get q4km_file)
   [ -n "$f" ] && echo "Q4_K_M file: $f bytes, imported in $(get import_q4km) s; its rows $(get q4km_rows) bytes ($(ratio "$(get q4km_rows)" "$f") the file: the kept blocks $(get q4km_blocks) bytes, $(ratio "$(get q4km_blocks)" "$f"), the rest the float32 values of the tensors not stored as blocks: the norms)."
   fi
-  [ "$BIG" = 1 ] && exit 0
+  [ "$BIG" = 1 ] || [ "$GGUF_ONLY" = 1 ] && exit 0
   echo
   echo "MiniLM-shaped encoder, 32 sequences of 128 ids, sequences/s, the median of $ROUNDS paired rounds (batch 1: a call / run per sequence; batch 32: tfm_embed(model, text[]), one [32, 128] ONNX Runtime run; the engines' rounds interleaved, see step 5); the ratios are the medians of the per-round ratios [their least and greatest] (the ratio of the medians in parentheses); ONNX Runtime int8: its dynamic quantization (onnx_int8.py: DynamicQuantizeLinear + MatMulInteger, int8 weights per tensor):"
   echo
