@@ -34,6 +34,7 @@
 #include "import/hf_files.h"
 #include "runtime/infer/chat_prompt.h"
 #include "runtime/rows.h"
+#include "runtime/runtime.h"
 #include "storage/models/models.h"
 #include "storage/tokenizers/tokenizers.h"
 #include "tfm/hf_import.h"
@@ -213,7 +214,7 @@ gguf_stored(int32 model_id, int64 version, void *arg)
 {
 	GgufSource *s = arg;
 
-	tfm_gguf_tensors_store(model_id, version, s->rows, s->n_rows);
+	tfm_gguf_tensors_store(model_id, version, s->rows, s->n_rows, (uint64) tfm_gguf_row_bytes * 1024);
 }
 
 static tfm_precision

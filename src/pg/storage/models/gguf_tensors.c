@@ -17,16 +17,14 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
-#include "runtime/runtime.h"
 #include "storage/storage.h"
 #include "storage/models/models.h"
 
-/* the rows of r's blocks one row of tfm.gguf_tensors holds */
+/* the rows of r's blocks one row of tfm.gguf_tensors holds (at most most bytes) */
 static int32
-rows_a_part(const TfmGgufTensorRow *r)
+rows_a_part(const TfmGgufTensorRow *r, uint64 most)
 {
-	uint64		row_bytes = r->columns > 0 ? r->bytes / (uint64) r->columns : r->bytes,
-				most = (uint64) tfm_gguf_row_bytes * 1024;
+	uint64		row_bytes = r->columns > 0 ? r->bytes / (uint64) r->columns : r->bytes;
 
 	/* llama.cpp's rope order is over the whole tensor: never in parts (a q or k is small) */
 	if (r->rope_heads > 0 || r->columns <= 0 || row_bytes == 0 || r->bytes <= most)
@@ -79,7 +77,8 @@ store_part(SPIPlanPtr plan, int32 model_id, int64 version, const TfmGgufTensorRo
 }
 
 void
-tfm_gguf_tensors_store(int32 model_id, int64 version, const TfmGgufTensorRow *rows, int n)
+tfm_gguf_tensors_store(int32 model_id, int64 version, const TfmGgufTensorRow *rows, int n,
+					   uint64 part_bytes)
 {
 	static const char *insert =
 		"INSERT INTO tfm.gguf_tensors (model_id, version, gguf_name, gguf_type, tensor, "
@@ -98,7 +97,7 @@ tfm_gguf_tensors_store(int32 model_id, int64 version, const TfmGgufTensorRow *ro
 	for (int i = 0; i < n; i++)
 	{
 		const TfmGgufTensorRow *r = &rows[i];
-		int32		part = rows_a_part(r);
+		int32		part = rows_a_part(r, part_bytes);
 
 		CHECK_FOR_INTERRUPTS();
 		if (!r->blocks || r->columns <= 0)

@@ -187,7 +187,9 @@ typedef struct TfmGgufTensorRow
 	const uint8 *blocks;
 	uint64		bytes;
 } TfmGgufTensorRow;
-void		tfm_gguf_tensors_store(int32 model_id, int64 version, const TfmGgufTensorRow *rows, int n);
+/* blocks over part_bytes (tfm.gguf_row_bytes) stored in parts of whole rows */
+void		tfm_gguf_tensors_store(int32 model_id, int64 version, const TfmGgufTensorRow *rows, int n,
+								   uint64 part_bytes);
 /* the kept rows of (model, version), palloc'd in the current context: their count */
 int			tfm_gguf_kept_read(int32 model_id, int64 version, TfmGgufTensorRow **rows);
 /* the rows of (source, its version) as the target's, of the target's version (tfm_copy_model) */
