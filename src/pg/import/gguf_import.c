@@ -12,7 +12,10 @@
  * int4 and gguf inference of the version imported run those blocks as they
  * are (storage/models/gguf_kept.c).  A tensor those blocks cover wholly, each
  * value their exact dequantization, is stored as them only: no float32
- * rows (its values are made from the blocks at load, kept_values.c).
+ * rows (its values are made from the blocks at load, kept_values.c).  It
+ * is checked as soon as it is read, and its float32 values' memory given
+ * back then; the model is made blank (tfm's initial values only for what
+ * the file lacks), so an import takes about its file's size in memory.
  *
  * A bytea is read in place; a server file through its descriptor, the
  * header first (growing up to TFM_GGUF_MAX_HEADER bytes), then each
