@@ -25,7 +25,9 @@
  * with tfm_lowp_force_noamx); the bf16 paths agree within the bound, the
  * int8 ones bit for bit.  A bf16 product with A read transposed in place
  * (tfm_bf16_gemm_strided) gives the bits of the same product from A, and
- * W packed from its transpose the same panels.  With TFM_TEST_QUICK=1 (valgrind, which cannot run AVX-512) or
+ * W packed from its transpose the same panels; A's values rounded in the
+ * packing as tfm_bf16_from_float rounds them, ties too, on every path (a
+ * product with the identity).  With TFM_TEST_QUICK=1 (valgrind, which cannot run AVX-512) or
  * TFM_LOWP_FORCE=fallback only the fallback runs, on fewer shapes; with
  * TFM_LOWP_FORCE=avx2 the fast path is the AVX2 + FMA one (as on a CPU
  * without AVX-512).  On AArch64 TFM_TEST_QUICK=1 keeps the NEON paths (the
@@ -452,6 +454,73 @@ check_shape(int M, int N, int K, int pad, float alpha, float beta)
 	free_problem(&p);
 }
 
+/*
+ * A's packing rounds as tfm_bf16_from_float, read in rows or transposed:
+ * A·I (K × N, N ≥ K, the identity's columns) is A's rounded values, exact.
+ * The values: ties (low half 0x8000) both ways, one below and above,
+ * subnormals, the largest floats short of rounding to inf, negative zero.
+ * M = 13 and K = 35 leave a partial panel and an odd last pair.
+ */
+static void
+test_pack_rounding(void)
+{
+	const int	M = 13,
+				K = 35,
+				N = 48;
+	static const uint32_t low[] = {0x8000u, 0x7FFFu, 0x8001u, 0x0000u, 0xFFFFu};
+	float	   *A = malloc(sizeof(float) * M * K),
+			   *At = malloc(sizeof(float) * M * K),
+			   *W = calloc((size_t) K * N, sizeof(float)),
+			   *C = malloc(sizeof(float) * M * N);
+	void	   *pack = alloc64(tfm_bf16_pack_bytes(K, N)),
+			   *work = alloc64(tfm_bf16_work_bytes(M, K));
+	tfm_bf16_weights w;
+	tfm_rng		prng;
+	size_t		bad = 0;
+
+	tfm_rng_seed(&prng, 4141);
+	for (int i = 0; i < M * K; i++)
+	{
+		uint32_t	hi = (uint32_t) tfm_rng_below(&prng, 0x7F00u) << 16,
+					u = (hi | low[i % 5]) ^ (i % 3 == 0 ? 0x80000000u : 0u);
+
+		if (i % 11 == 0)
+			u = 0x00008000u | (uint32_t) tfm_rng_below(&prng, 0x7FFFu) << 16 >> 8;	/* subnormal */
+		if (i % 17 == 0)
+			u = 0x7F7F7FFFu;	/* the largest bf16's neighbour below the tie */
+		if (i % 19 == 0)
+			u = 0x80000000u;
+		A[i] = bits_f(u);
+		At[(size_t) (i % K) * M + i / K] = A[i];
+	}
+	for (int k = 0; k < K; k++)
+		W[(size_t) k * N + k] = 1.0f;
+	tfm_bf16_pack(&w, pack, W, N, 1, K, N);
+	for (int t = 0; t < 2; t++)
+	{
+		tfm_bf16_gemm_strided(M, N, K, 1.0f, t ? At : A, t ? 1 : K, t ? M : 1, &w, 0.0f, C, N, work);
+		for (int i = 0; i < M; i++)
+			for (int k = 0; k < K; k++)
+			{
+				float		want = tfm_bf16_to_float(tfm_bf16_from_float(A[(size_t) i * K + k])),
+							got = C[(size_t) i * N + k];
+
+				/* a subnormal may be read as zero by the kernel's instruction (DAZ) */
+				if (fpclassify(want) == FP_SUBNORMAL && got == 0.0f)
+					continue;
+				bad += f_bits(got) != f_bits(want) && !(want == 0.0f && got == 0.0f);
+			}
+	}
+	CHECK(bad == 0, "bf16 %s: %zu of A's values not rounded as tfm_bf16_from_float in the packing",
+		  tfm_lowp_bf16_kernel(), bad);
+	free(A);
+	free(At);
+	free(W);
+	free(C);
+	free(pack);
+	free(work);
+}
+
 /* packing from an (out, in) weight gives the same panels as from (in, out) */
 static void
 test_pack_layouts(int K, int N)
@@ -696,6 +765,10 @@ main(void)
 	test_quantize_row();
 	test_pack_layouts(37, 70);
 	test_pack_layouts(4, 1);
+	test_pack_rounding();
+	tfm_lowp_force_fallback(true);
+	test_pack_rounding();
+	tfm_lowp_force_fallback(false);
 	test_edges();
 
 	/* the edges of the kernels, every combination, rotating the variants */

@@ -141,6 +141,9 @@ void		lowp_bf16_avx512_kernel(int kk, const uint32_t *a, int h, const uint32_t *
 									float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta);
 void		lowp_bf16_avx2_kernel(int kk, const uint32_t *a, int h, const uint32_t *b,
 								  float *c, ptrdiff_t ldc, int m, int n, float alpha, float beta);
+/* rows [r0, r0 + h) of A (k contiguous) into a bf16 panel as pack_panel does (lowp_bf16_avx512.c) */
+void		lowp_bf16_avx512_pack(uint32_t *dst, int h, const float *A, ptrdiff_t rsa,
+								  int M, int K, int r0);
 void		lowp_int8_avx512_kernel(int kq, const uint32_t *a, int h, const uint32_t *b,
 									float *c, ptrdiff_t ldc, int m, int n, float alpha,
 									const float *rscale, const float *cscale,

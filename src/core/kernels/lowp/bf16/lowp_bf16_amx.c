@@ -40,6 +40,7 @@
 #include "tfm/blas.h"
 #include "../lowp_internal.h"
 #include "../../transpose16.h"
+#include "bf16_round_avx512.h"
 
 #define TARGET __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl")))
 
@@ -75,22 +76,6 @@ lowp_amx_work_bytes(int M, int K)
 }
 
 /*
- * 16 floats to bf16 exactly as tfm_bf16_from_float (round to nearest even,
- * NaN made quiet), in the low halves of 32-bit lanes.
- */
-TARGET static inline __m512i
-cvt16(__m512 x)
-{
-	__m512i		u = _mm512_castps_si512(x),
-				r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7FFF),
-																		  _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)))), 16);
-	__mmask16	nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF)),
-											  _mm512_set1_epi32(0x7F800000));
-
-	return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
-}
-
-/*
  * A transposed (rsa = 1: A[i][k] at A[k·csa + i], a row-major K × M
  * matrix): pairs [p0, p0 + 16) of every row (mp rows, zeros past M and K).
  * The 32 source rows of k are read along (they stay in L1), 16 rows of A
@@ -113,7 +98,7 @@ pack_cols(uint16_t *dst, int kp, const float *A, ptrdiff_t csa, int M, int K, in
 			__m512		x0 = _mm512_maskz_loadu_ps(k < K ? rows : 0, x),
 						x1 = _mm512_maskz_loadu_ps(k + 1 < K ? rows : 0, x + csa);
 
-			v[j] = _mm512_or_si512(cvt16(x0), _mm512_slli_epi32(cvt16(x1), 16));
+			v[j] = _mm512_or_si512(bf16_round16(x0), _mm512_slli_epi32(bf16_round16(x1), 16));
 		}
 		transpose16(v);
 		for (int r = 0; r < 16; r++)
@@ -147,7 +132,7 @@ pack_rows(uint16_t *dst, int kp, const float *A, ptrdiff_t rsa, ptrdiff_t csa,
 				__mmask16	m = K - k >= 16 ? 0xFFFF : K - k <= 0 ? 0 : (__mmask16) ((1u << (K - k)) - 1);
 
 				_mm256_storeu_si256((__m256i *) (d + k),
-									_mm512_cvtepi32_epi16(cvt16(_mm512_maskz_loadu_ps(m, x + k))));
+									_mm512_cvtepi32_epi16(bf16_round16(_mm512_maskz_loadu_ps(m, x + k))));
 			}
 		}
 		return;
@@ -163,8 +148,8 @@ TARGET void
 lowp_avx512_pair_row(uint32_t *s, const float *r0, const float *r1)
 {
 	for (int j = 0; j < LOWP_NR; j += 16)
-		_mm512_storeu_si512(s + j, _mm512_or_si512(cvt16(_mm512_loadu_ps(r0 + j)),
-												   _mm512_slli_epi32(cvt16(_mm512_loadu_ps(r1 + j)), 16)));
+		_mm512_storeu_si512(s + j, _mm512_or_si512(bf16_round16(_mm512_loadu_ps(r0 + j)),
+												   _mm512_slli_epi32(bf16_round16(_mm512_loadu_ps(r1 + j)), 16)));
 }
 
 /* the m × n part of a 16 × 16 tile (buffer t) into C with alpha, beta */

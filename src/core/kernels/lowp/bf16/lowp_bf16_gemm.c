@@ -183,6 +183,18 @@ bf16_pack(const lowp_gemm_job *job, int r0, int h)
 			   job->pr.M, job->pr.K, r0);
 }
 
+#if defined(__x86_64__)
+/* A's rows contiguous on an AVX512_BF16 CPU: the same panel in vectors */
+static void
+bf16_pack_avx512(const lowp_gemm_job *job, int r0, int h)
+{
+	const bf16_job *b = (const bf16_job *) job;
+
+	lowp_bf16_avx512_pack(job->a + (size_t) r0 * job->slots, h, b->A, b->rsa,
+						  job->pr.M, job->pr.K, r0);
+}
+#endif
+
 /* the first K block applies beta, the later ones add */
 static void
 bf16_block(const lowp_gemm_job *job, int h, int i, int m, int j, int n, int k0, int kc)
@@ -227,6 +239,10 @@ strided(int M, int N, int K, float alpha, const float *A, ptrdiff_t rsa, ptrdiff
 
 	if (lowp_gemm_trivial(M, N, K, beta, C, ldc))
 		return;
+#if defined(__x86_64__)
+	if (csa == 1 && job.kernel == lowp_bf16_avx512_kernel)
+		job.base.pack = bf16_pack_avx512;
+#endif
 	if (M > TFM_LOWP_GEMV_ROWS && lowp_bf16_amx() && !rows_exact)
 	{
 		lowp_bf16_amx_gemm(M, N, K, alpha, A, rsa, csa, W, beta, C, ldc, work, NULL);
