@@ -32,7 +32,7 @@ written once for tfm and once for its peer:
   make_models.py llama OUT --size 3b|1b|qwen3-0.6b --f32 [--layers N]
       the same file with every matrix F32 (the same seeded weights),
       OUT/model-F32.gguf: tfm fp32 against llama.cpp F32 on the big shapes'
-      graphs (issue 40; 1b ~6 GB, qwen3-0.6b ~3 GB); --layers N (either
+      graphs (issue 40; 1b 4.9 GB, qwen3-0.6b 2.4 GB); --layers N (either
       kind) writes the first N layers only (the same weights as the full
       file's first N; the final norm's differ): bisecting by depth
   make_models.py encoder OUT [--size full|small]
