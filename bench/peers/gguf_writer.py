@@ -283,9 +283,11 @@ def llama3_rope_factors(theta, head, rs):
     return np.asarray(out, dtype=np.float32)
 
 
-def big_q4_k_m_gguf(path, name, cfg, make, pieces, scores, types, ggml_lib, arch="llama", extra_meta=()):
+def big_q4_k_m_gguf(path, name, cfg, make, pieces, scores, types, ggml_lib, arch="llama", extra_meta=(),
+                    kind="Q4_K_M"):
     """A Llama 3.2- or Qwen3-shaped Q4_K_M file written one tensor at a
-    time: cfg the HF config (GQA, tie_word_embeddings: no output.weight,
+    time (kind "F32": the same tensors, every matrix F32, no ggml_lib
+    needed): cfg the HF config (GQA, tie_word_embeddings: no output.weight,
     the embedding Q6_K as llama.cpp makes it then; llama: rope_scaling
     llama3 as rope_freqs.weight, the rows of q/k permuted for ggml's rope as
     in llama_gguf; qwen3: head_dim, rows as they are (NEOX rope), the
@@ -296,10 +298,10 @@ def big_q4_k_m_gguf(path, name, cfg, make, pieces, scores, types, ggml_lib, arch
     D, FF, V = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
     head = cfg.get("head_dim") or D // H
     qwen3 = arch == "qwen3"
-    meta = llama_meta(name, "Q4_K_M", cfg, pieces, scores, types, arch) + list(extra_meta)
+    meta = llama_meta(name, kind, cfg, pieces, scores, types, arch) + list(extra_meta)
 
     def mat(name, hf, shape, t=None, perm=0):
-        t = t or q4_k_m_type(name, L)
+        t = GGML_F32 if kind == "F32" else t or q4_k_m_type(name, L)
         per, nb = BLOCK[t]
         nbytes = shape[0] * shape[1] // per * nb
 
@@ -307,7 +309,7 @@ def big_q4_k_m_gguf(path, name, cfg, make, pieces, scores, types, ggml_lib, arch
             w = make(hf, shape)
             if perm and not qwen3:
                 w = permute_rope(w, perm)
-            return ggml_quantize(ggml_lib, t, w)
+            return w.astype("<f4").tobytes() if t == GGML_F32 else ggml_quantize(ggml_lib, t, w)
         return (name, t, [shape[1], shape[0]], (nbytes, data))
 
     def vec(name, hf, n):

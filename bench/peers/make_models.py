@@ -29,6 +29,12 @@ written once for tfm and once for its peer:
       is the bench's SentencePiece kind at the real vocabulary's size (not
       Llama 3's or Qwen's BPE), the family's published chat template as
       tokenizer.chat_template
+  make_models.py llama OUT --size 3b|1b|qwen3-0.6b --f32 [--layers N]
+      the same file with every matrix F32 (the same seeded weights),
+      OUT/model-F32.gguf: tfm fp32 against llama.cpp F32 on the big shapes'
+      graphs (issue 40; 1b 4.9 GB, qwen3-0.6b 2.4 GB); --layers N (either
+      kind) writes the first N layers only (the same weights as the full
+      file's first N; the final norm's differ): bisecting by depth
   make_models.py encoder OUT [--size full|small]
       a MiniLM-shaped BertModel (hidden 384, 6 layers (small: 2), 12 heads,
       intermediate 1536, vocab 30522, 512 positions) as Hugging Face saves
@@ -211,16 +217,19 @@ def chat_template(arch):
     raise KeyError("hf_qwen3")
 
 
-def make_big(out, size):
-    """a real model's shape (BIG[size]) at Q4_K_M, one tensor at a time
-    (numpy's generator: PyTorch's randn would take minutes for 3.2e9
-    values), the family's chat template in the metadata"""
+def make_big(out, size, f32=False, layers=None):
+    """a real model's shape (BIG[size]) at Q4_K_M (f32: F32), one tensor
+    at a time (numpy's generator: PyTorch's randn would take minutes for
+    3.2e9 values), the family's chat template in the metadata; layers: the
+    first that many layers only"""
     s = dict(BIG[size])
     arch, label = s.pop("arch"), s.pop("label")
+    if layers:
+        s["num_hidden_layers"] = layers
     D, L, H, KV, FF, V = (s["hidden_size"], s["num_hidden_layers"], s["num_attention_heads"],
                           s["num_key_value_heads"], s["intermediate_size"], s["vocab_size"])
     hd = s.get("head_dim") or D // H
-    if not os.environ.get("GGML_LIB"):
+    if not f32 and not os.environ.get("GGML_LIB"):
         sys.exit("--size %s writes only the Q4_K_M file: GGML_LIB (ggml's libggml-base) is needed" % size)
     os.makedirs(out, exist_ok=True)
     tok_rng = np.random.RandomState(20261126)
@@ -252,9 +261,10 @@ def make_big(out, size):
             w[0:3] = 0.0
         return w
 
-    big_q4_k_m_gguf(out + "/model-Q4_K_M.gguf", "tfm-bench-peers-%s-%s" % ("llama3" if arch == "llama" else arch, size),
-                    cfg, make, pieces, scores, types, os.environ["GGML_LIB"], arch,
-                    [("tokenizer.chat_template", chat_template(arch))])
+    kind = "F32" if f32 else "Q4_K_M"
+    big_q4_k_m_gguf("%s/model-%s.gguf" % (out, kind), "tfm-bench-peers-%s-%s" % ("llama3" if arch == "llama" else arch, size),
+                    cfg, make, pieces, scores, types, os.environ.get("GGML_LIB"), arch,
+                    [("tokenizer.chat_template", chat_template(arch))], kind)
     prompts_json(out, V)
     n = V * D + L * (2 * D + D * H * hd * 2 + 2 * D * KV * hd + 3 * D * FF + (2 * hd if arch == "qwen3" else 0)) + D
     print("%s %s: hidden %d, %d layers, %d heads of %d (%d key/value), ff %d, vocab %d, tied: %d parameters -> %s"
@@ -404,12 +414,16 @@ def main():
     ap.add_argument("what", choices=["llama", "encoder"])
     ap.add_argument("out")
     ap.add_argument("--size", choices=["full", "small"] + list(BIG), default="full")
+    ap.add_argument("--f32", action="store_true", help="--size 3b|1b|qwen3-0.6b: every matrix F32 (model-F32.gguf)")
+    ap.add_argument("--layers", type=int, help="--size 3b|1b|qwen3-0.6b: the first N layers only")
     a = ap.parse_args()
     torch.set_num_threads(1)
     if a.size in BIG:
         if a.what != "llama":
             sys.exit("--size %s is a decoder shape only" % a.size)
-        make_big(a.out, a.size)
+        make_big(a.out, a.size, a.f32, a.layers)
+    elif a.f32 or a.layers:
+        sys.exit("--f32 and --layers are for --size 3b, 1b or qwen3-0.6b (the others write F32 already)")
     else:
         (make_llama if a.what == "llama" else make_encoder)(a.out, a.size)
 

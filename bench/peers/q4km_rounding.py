@@ -22,11 +22,15 @@ grow, layer by layer, to the same ~0.1 rms logits that separate tfm and
 llama.cpp.  With --llama (llama_probs.mjs's JSON lines, --top 32000) and
 --tfm (lines "step id probability" of tfm_next_tokens(k => 32000), teacher
 forced on llama.cpp's ids) and --probs LABEL=FILE (more of either) it
-prints every pair's distance as well; --no-forward only those (run.sh).
+prints every pair's distance as well; --no-forward only those (run.sh);
+--above P with them the same distances over the ids to which both give a
+probability above P (1e-30: clear of float32's underflow, where one engine
+prints 1.2e-38 and another 0), each step's log-probabilities centred over
+those ids (f32_check.sh).
 
   GGML_LIB=.../libggml-base.so /usr/bin/python3 q4km_rounding.py \\
       model-Q4_K_M.gguf prompts.json [--llama probs.jsonl] [--tfm tfm.txt]
-      [--probs LABEL=FILE ...] [--no-forward]
+      [--probs LABEL=FILE ...] [--no-forward] [--above P]
 
 Without --llama the forward runs the generation prompt plus 63 ids of its
 own greedy path (float64, Q8_K).  Needs numpy; about 1.5 GB of memory at
@@ -191,6 +195,21 @@ def distance(name, a, b):
           % (name, (a.argmax(1) == b.argmax(1)).sum(), a.shape[0], d.max(), np.median(d.max(1)), np.sqrt((d * d).mean())))
 
 
+def distance_above(name, a, b, floor):
+    """distance() over the ids both give a probability above floor, each
+    step's log-probabilities centred over them"""
+    mx, ss, n, top, per = 0.0, 0.0, 0, 0, []
+    for x, y in zip(a, b):
+        m = (x > floor) & (y > floor)
+        d = np.log(x[m]) - np.log(y[m])
+        d -= d.mean()
+        per.append(np.abs(d).max())
+        mx, ss, n, top = max(mx, per[-1]), ss + (d * d).sum(), n + m.sum(), top + (x.argmax() == y.argmax())
+    print("  %-44s top-1 equal %2d/%d   max |Δ| %.3g   per-step max (median) %.3g   rms %.3g   (p > %g in both: %d ids a step, the median)"
+          % (name, top, a.shape[0], mx, np.median(per), np.sqrt(ss / n), floor,
+             np.median([((x > floor) & (y > floor)).sum() for x, y in zip(a, b)])))
+
+
 def read_probs(path, V, N):
     """(ids, N x V probabilities) of llama_probs.mjs's JSON lines, or (None, ...) of "step id probability" lines"""
     P = np.zeros((N, V))
@@ -219,6 +238,7 @@ def main():
     ap.add_argument("--probs", action="append", default=[], metavar="LABEL=FILE",
                     help="more distributions on the same ids (either format), compared pairwise")
     ap.add_argument("--no-forward", action="store_true", help="only the distances of the given distributions")
+    ap.add_argument("--above", type=float, help="with --no-forward: also the distances over the ids both give p > ABOVE")
     ap.add_argument("--tokens", type=int, default=64)
     args = ap.parse_args()
     kv, W = (None, None) if args.no_forward else read_gguf(args.gguf, ctypes.CDLL(os.environ.get("GGML_LIB", DEFAULT_LIB)))
@@ -229,6 +249,7 @@ def main():
     given = ([("llama.cpp", args.llama)] if args.llama else []) + ([("tfm gguf", args.tfm)] if args.tfm else []) \
         + [tuple(x.split("=", 1)) for x in args.probs]
     ids = None
+    raw = {}
     for label, path in given:
         if not V:
             with open(path) as f:
@@ -238,12 +259,18 @@ def main():
         if ids is None and i is not None:
             ids = i
         named[label] = from_probs(P)
+        if args.above is not None:
+            raw[label] = P
     if args.no_forward:
         keys = list(named)
         n = min(v.shape[0] for v in named.values())
         for i in range(len(keys)):
             for j in range(i + 1, len(keys)):
                 distance("%s vs %s" % (keys[i], keys[j]), named[keys[i]][:n], named[keys[j]][:n])
+        if args.above is not None:
+            for i in range(len(keys)):
+                for j in range(i + 1, len(keys)):
+                    distance_above("%s vs %s" % (keys[i], keys[j]), raw[keys[i]][:n], raw[keys[j]][:n], args.above)
         return
     if ids is None:
         ids = []
