@@ -101,7 +101,7 @@ tfm_bf16_gemm(int M, int N, int K, float alpha,
 
 static void strided(int M, int N, int K, float alpha, const float *A, ptrdiff_t rsa,
 					ptrdiff_t csa, const tfm_bf16_weights *W, float beta, float *C,
-					ptrdiff_t ldc, void *work, bool rows_exact);
+					ptrdiff_t ldc, void *work, bool rows_exact, const float *bias);
 
 /* rows_exact: not AMX (whose M ≤ 4 goes another way), lowp_drive.c's blocked loops at every M */
 static void
@@ -119,12 +119,12 @@ fused(int M, int N, int K, const float *A, ptrdiff_t lda, const tfm_bf16_weights
 		lowp_bf16_amx_gemm(M, N, K, 1.0f, A, lda, 1, W, 0.0f, C, ldc, work, &epi);
 		return;
 	}
+	/* the bias: C's block set to it just before its first K block adds the product (K = 0: C is the bias) */
 	if (bias)
-	{
-		tfm_lowp_rows_set(C, ldc, M, N, bias);
 		beta = 1.0f;
-	}
-	strided(M, N, K, 1.0f, A, lda, 1, W, beta, C, ldc, work, rows_exact);
+	if (bias && K <= 0)
+		tfm_lowp_rows_set(C, ldc, M, N, bias);
+	strided(M, N, K, 1.0f, A, lda, 1, W, beta, C, ldc, work, rows_exact, bias);
 	if (act)
 		tfm_lowp_rows_apply(act, C, ldc, M, N);
 }
@@ -172,6 +172,7 @@ typedef struct bf16_job
 				csa;
 	const uint32_t *w;
 	int			stride;			/* a weight panel's pairs */
+	const float *bias;			/* NULL, or C's rows set to it before the first K block */
 } bf16_job;
 
 static void
@@ -202,6 +203,8 @@ bf16_block(const lowp_gemm_job *job, int h, int i, int m, int j, int n, int k0, 
 	const bf16_job *b = (const bf16_job *) job;
 	const lowp_product *pr = &job->pr;
 
+	if (k0 == 0 && b->bias)
+		tfm_lowp_rows_set(pr->C + (size_t) i * pr->ldc + j, pr->ldc, m, n, b->bias + j);
 	b->kernel(kc, job->a + (size_t) i * job->slots + (size_t) k0 * h, h,
 			  b->w + (size_t) j * b->stride + (size_t) k0 * LOWP_NR,
 			  pr->C + (size_t) i * pr->ldc + j, pr->ldc, m, n, pr->alpha,
@@ -214,13 +217,13 @@ tfm_bf16_gemm_strided(int M, int N, int K, float alpha,
 					  const tfm_bf16_weights *W,
 					  float beta, float *C, ptrdiff_t ldc, void *work)
 {
-	strided(M, N, K, alpha, A, rsa, csa, W, beta, C, ldc, work, false);
+	strided(M, N, K, alpha, A, rsa, csa, W, beta, C, ldc, work, false, NULL);
 }
 
 static void
 strided(int M, int N, int K, float alpha, const float *A, ptrdiff_t rsa, ptrdiff_t csa,
 		const tfm_bf16_weights *W, float beta, float *C, ptrdiff_t ldc, void *work,
-		bool rows_exact)
+		bool rows_exact, const float *bias)
 {
 	bf16_job	job = {
 		.base = {
@@ -235,6 +238,7 @@ strided(int M, int N, int K, float alpha, const float *A, ptrdiff_t rsa, ptrdiff
 		.A = A, .rsa = rsa, .csa = csa,
 		.w = (const uint32_t *) W->data,
 		.stride = W->kp / 2,
+		.bias = bias,
 	};
 
 	if (lowp_gemm_trivial(M, N, K, beta, C, ldc))
