@@ -316,8 +316,9 @@ void		tfm_bf16_gemm_fused(int M, int N, int K, const float *A, ptrdiff_t lda,
 								float *C, ptrdiff_t ldc, void *work);
 /*
  * The same with each row of C a function of its row of A alone, the same
- * bits whatever M is (one loop order at every M, no AMX); its work buffer
- * is tfm_bf16_work_bytes(max(M, TFM_LOWP_GEMV_ROWS + 1), K).
+ * bits whatever M is (one loop order at every M: AMX's tiles where usable,
+ * else the blocked loops); its work buffer is
+ * tfm_bf16_work_bytes(max(M, TFM_LOWP_GEMV_ROWS + 1), K).
  */
 void		tfm_bf16_gemm_rows(int M, int N, int K, const float *A, ptrdiff_t lda,
 							   const tfm_bf16_weights *W, const float *bias, tfm_row_fn act,

@@ -3,8 +3,8 @@
  * (tfm_bf16_pack) and A fp32 (any strides), rounded to bf16 here into the
  * caller's work buffer; the kernel is the dispatched one (lowp_dispatch_x86.c,
  * lowp_dispatch_arm.c).
- * Where AMX is usable, products of more than TFM_LOWP_GEMV_ROWS rows go to
- * lowp_bf16_amx.c's driver instead.
+ * Where AMX is usable, products of more than TFM_LOWP_GEMV_ROWS rows (and
+ * the row-exact ones at every M) go to lowp_bf16_amx.c's driver instead.
  *
  * The loops are lowp_drive.c's.  With M > TFM_LOWP_GEMV_ROWS, K runs in
  * blocks of LOWP_KC pairs: a weight panel's slice of a block (24 KB) stays
@@ -103,7 +103,13 @@ static void strided(int M, int N, int K, float alpha, const float *A, ptrdiff_t 
 					ptrdiff_t csa, const tfm_bf16_weights *W, float beta, float *C,
 					ptrdiff_t ldc, void *work, bool rows_exact, const float *bias);
 
-/* rows_exact: not AMX (whose M ≤ 4 goes another way), lowp_drive.c's blocked loops at every M */
+/*
+ * rows_exact: one loop order at every M, so that a row of C is a function
+ * of its row of A alone.  On AMX that is the tiles at every M (a row's sums
+ * run in 16-pair steps of its own, padded rows beside it or not; the one K
+ * slice of an epilogue); elsewhere lowp_drive.c's blocked loops, not its
+ * matrix-vector way for M ≤ TFM_LOWP_GEMV_ROWS.
+ */
 static void
 fused(int M, int N, int K, const float *A, ptrdiff_t lda, const tfm_bf16_weights *W,
 	  const float *bias, tfm_row_fn act, float *C, ptrdiff_t ldc, void *work, bool rows_exact)
@@ -112,7 +118,7 @@ fused(int M, int N, int K, const float *A, ptrdiff_t lda, const tfm_bf16_weights
 
 	if (M <= 0 || N <= 0)
 		return;
-	if (M > TFM_LOWP_GEMV_ROWS && K > 0 && lowp_bf16_amx() && !rows_exact)
+	if ((M > TFM_LOWP_GEMV_ROWS || rows_exact) && K > 0 && lowp_bf16_amx())
 	{
 		lowp_epilogue epi = {bias, act};
 
