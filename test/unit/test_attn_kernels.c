@@ -484,6 +484,72 @@ test_bf16_epilogue(void)
 				}
 }
 
+/*
+ * tfm_int8_gemm_fused (bias, activation) against the bias set first, the
+ * product with beta 1 and the activation over each row after: the same
+ * bits, on AMX-INT8's blocks (K a multiple of 64), on VNNI's (AMX off)
+ * and between the two
+ */
+static void
+test_int8_epilogue(void)
+{
+	static const int Ms[] = {3, 9, 33, 70};
+	static const int Ns[] = {7, 32, 50};
+	static const int Ks[] = {64, 100, 256};
+	const bool	amx = strcmp(tfm_lowp_int8_kernel(), "amx") == 0;
+	tfm_rng		r;
+
+	tfm_rng_seed(&r, 16);
+	for (size_t im = 0; im < sizeof(Ms) / sizeof(Ms[0]); im++)
+		for (size_t in = 0; in < sizeof(Ns) / sizeof(Ns[0]); in++)
+			for (size_t ik = 0; ik < sizeof(Ks) / sizeof(Ks[0]); ik++)
+				for (int act = 0; act < 4; act++)
+				{
+					int			M = Ms[im],
+								N = Ns[in],
+								K = Ks[ik];
+					float	   *A = malloc(sizeof(float) * M * K),
+							   *W = malloc(sizeof(float) * K * N),
+							   *bias = malloc(sizeof(float) * N),
+							   *c1 = malloc(sizeof(float) * M * N),
+							   *c2 = malloc(sizeof(float) * M * N);
+					void	   *pk = malloc(tfm_int8_pack_bytes(K, N)),
+							   *work = malloc(tfm_int8_work_bytes(M, K));
+					tfm_int8_weights iw;
+					tfm_row_fn	fn = act == 3 ? NULL : tfm_activation_fn((tfm_activation) act);
+
+					fill(&r, A, (size_t) M * K);
+					fill(&r, W, (size_t) K * N);
+					fill(&r, bias, N);
+					tfm_int8_pack(&iw, pk, W, N, 1, K, N);
+					for (int pass = 0; pass < (amx ? 2 : 1); pass++)
+					{
+						tfm_lowp_force_noamx(pass == 1);
+						for (int i = 0; i < M; i++)
+							memcpy(c1 + (size_t) i * N, bias, sizeof(float) * N);
+						tfm_int8_gemm(M, N, K, 1.0f, A, K, &iw, 1.0f, c1, N, work);
+						if (fn)
+							for (int i = 0; i < M; i++)
+								fn(c1 + (size_t) i * N, c1 + (size_t) i * N, (size_t) N);
+						if (pass == 1)
+							CHECK(memcmp(c1, c2, sizeof(float) * M * N) == 0,
+								  "int8 %dx%dx%d act %d: AMX's bits and VNNI's differ", M, N, K, act);
+						tfm_int8_gemm_fused(M, N, K, A, K, &iw, bias, fn, c2, N, work);
+						CHECK(memcmp(c1, c2, sizeof(float) * M * N) == 0,
+							  "int8 fused %dx%dx%d act %d (%s): not the bits of bias + product",
+							  M, N, K, act, tfm_lowp_int8_kernel());
+					}
+					tfm_lowp_force_noamx(false);
+					free(A);
+					free(W);
+					free(bias);
+					free(c1);
+					free(c2);
+					free(pk);
+					free(work);
+				}
+}
+
 /* the split dropout hash: the same bits as tfm_drop_bits, across the 2^32 boundary */
 static void
 test_drop_loop(void)
@@ -520,5 +586,6 @@ main(void)
 	test_softmax(true);
 	test_forward();
 	test_bf16_epilogue();
+	test_int8_epilogue();
 	return check_summary("test_attn_kernels");
 }

@@ -16,7 +16,7 @@ END $$;
 -- precision (auto_precision.sql), whatever kernels this CPU has
 SET tfm.precision = auto;
 SELECT inference_precision = 'auto' AS auto_is_each_models_own,
-       bf16_kernel IN ('amx', 'avx512bf16', 'avx2', 'fallback') AND int8_kernel IN ('avx512vnni', 'avx2', 'fallback') AS kernels,
+       bf16_kernel IN ('amx', 'avx512bf16', 'avx2', 'fallback') AND int8_kernel IN ('amx', 'avx512vnni', 'avx2', 'fallback') AS kernels,
        attention_kernels IN ('avx512', 'avx2', 'portable') AS attention,
        int4_kernel IN ('avx512vnni', 'avx2', 'fallback') AS int4
 FROM tfm_info();

@@ -34,6 +34,7 @@
 static bool ready = false;
 static bool cpu_bf16,
 			cpu_amx,
+			cpu_amx_int8,
 			cpu_vnni,
 			cpu_avx2,
 			cpu_vnni_vl,
@@ -50,7 +51,7 @@ static void
 describe(void)
 {
 	snprintf(reason, sizeof(reason),
-			 "%s%s%s; CPU %s AVX512_BF16, %s AMX-BF16, %s AVX512_VNNI, %s AVX2+FMA, %s F16C",
+			 "%s%s%s; CPU %s AVX512_BF16, %s AMX-BF16, %s AMX-INT8, %s AVX512_VNNI, %s AVX2+FMA, %s F16C",
 			 call_forced ? "fallback forced by tfm_lowp_force_fallback" :
 			 env_forced ? "fallback forced by TFM_LOWP_FORCE=fallback" :
 			 "chosen from CPU flags",
@@ -59,7 +60,8 @@ describe(void)
 			 env_avx2 ? ", AVX-512 off by TFM_LOWP_FORCE=avx2" : "",
 			 call_noamx ? ", AMX off by tfm_lowp_force_noamx" :
 			 env_noamx ? ", AMX off by TFM_LOWP_FORCE=noamx" : "",
-			 cpu_bf16 ? "has" : "lacks", cpu_amx ? "has" : "lacks", cpu_vnni ? "has" : "lacks",
+			 cpu_bf16 ? "has" : "lacks", cpu_amx ? "has" : "lacks", cpu_amx_int8 ? "has" : "lacks",
+			 cpu_vnni ? "has" : "lacks",
 			 cpu_avx2 ? "has" : "lacks", cpu_f16c ? "has" : "lacks");
 }
 
@@ -75,6 +77,22 @@ amx_usable(void)
 	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
 		return false;
 	if (!(d & (1u << 22)) || !(d & (1u << 24)))
+		return false;
+	return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+}
+
+/* AMX-TILE and AMX-INT8 in CPUID (leaf 7, EDX bits 24 and 25), and the tile data state */
+static bool
+amx_int8_usable(void)
+{
+	unsigned int a,
+				b,
+				c,
+				d;
+
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return false;
+	if (!(d & (1u << 24)) || !(d & (1u << 25)))
 		return false;
 	return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
 }
@@ -105,6 +123,7 @@ lowp_init(void)
 		__builtin_cpu_supports("avx512vnni");
 	cpu_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 	cpu_amx = cpu_bf16 && amx_usable();
+	cpu_amx_int8 = cpu_vnni && amx_int8_usable();
 	cpu_vnni_vl = cpu_vnni && __builtin_cpu_supports("avx512vl");
 	cpu_f16c = f16c_present();
 	env = getenv("TFM_LOWP_FORCE");
@@ -145,6 +164,13 @@ bool
 lowp_int8_fast(void)
 {
 	return !forced_fallback() && !forced_avx2() && cpu_vnni;
+}
+
+/* the int8 GEMM's blocks on AMX-INT8 (lowp_int8_amx.c), where VNNI runs too */
+bool
+lowp_int8_amx(void)
+{
+	return lowp_int8_fast() && cpu_amx_int8 && !env_noamx && !call_noamx;
 }
 
 bool
@@ -214,7 +240,8 @@ tfm_lowp_bf16_native(void)
 const char *
 tfm_lowp_int8_kernel(void)
 {
-	return lowp_int8_fast() ? "avx512vnni" : lowp_avx2() ? "avx2" : "fallback";
+	return lowp_int8_amx() ? "amx" : lowp_int8_fast() ? "avx512vnni" :
+		lowp_avx2() ? "avx2" : "fallback";
 }
 
 const char *

@@ -238,6 +238,15 @@ void		lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
 							   const tfm_bf16_weights *W, float beta, float *C, ptrdiff_t ldc,
 							   void *work, const lowp_epilogue *epi);
 
+/*
+ * the int8 GEMM's blocks on AMX tiles (lowp_int8_amx.c): A quantized as
+ * rows of kq quads one after the other (rows past M at 128, padded to 32),
+ * kq a multiple of 16; bias (beta 0) and act as lowp_int8_gemm.c's blocks
+ */
+void		lowp_int8_amx_blocks(int M, int N, int kq, const uint32_t *a, const float *rscale,
+								 const tfm_int8_weights *W, float alpha, float beta,
+								 const float *bias, tfm_row_fn act, float *C, ptrdiff_t ldc);
+
 /* s[0..NR) = pairs (r0[j], r1[j]) exactly rounded, with AVX-512 (lowp_bf16_amx.c) */
 void		lowp_avx512_pair_row(uint32_t *s, const float *r0, const float *r1);
 
@@ -248,6 +257,7 @@ void		lowp_avx512_pair_row(uint32_t *s, const float *r0, const float *r1);
 bool		lowp_bf16_fast(void);
 bool		lowp_bf16_amx(void);
 bool		lowp_int8_fast(void);
+bool		lowp_int8_amx(void);
 bool		lowp_avx2(void);
 bool		lowp_int4_fast(void);
 bool		lowp_int4_avx2(void);
@@ -283,6 +293,21 @@ static inline bool
 lowp_bf16_amx(void)
 {
 	return false;
+}
+
+static inline bool
+lowp_int8_amx(void)
+{
+	return false;
+}
+
+static inline void
+lowp_int8_amx_blocks(int M, int N, int kq, const uint32_t *a, const float *rscale,
+					 const tfm_int8_weights *W, float alpha, float beta, const float *bias,
+					 tfm_row_fn act, float *C, ptrdiff_t ldc)
+{
+	(void) M, (void) N, (void) kq, (void) a, (void) rscale, (void) W, (void) alpha;
+	(void) beta, (void) bias, (void) act, (void) C, (void) ldc;
 }
 
 static inline size_t

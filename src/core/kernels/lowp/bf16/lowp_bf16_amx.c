@@ -24,7 +24,7 @@
  * later ones adding to C, so a task's A rows and panel slices stay in L2.
  * tfm_bf16_gemm_fused's epilogue starts the sums from the bias and runs the
  * activation on each block in L1.  Each thread configures its tiles
- * (LDTILECFG) per call and releases them at the end.
+ * (amx_tiles.h) per call and releases them at the end.
  *
  * Numerics: products of bf16 are exact in fp32 and summed in fp32 (round to
  * nearest even) in an order of AMX's own; denormal inputs count as zero and
@@ -41,30 +41,15 @@
 #include "../lowp_internal.h"
 #include "../../transpose16.h"
 #include "bf16_round_avx512.h"
+#include "../amx_tiles.h"
 
 #define TARGET __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl")))
-
-/*
- * GCC's tile load and store intrinsics are asm statements without a memory
- * operand: a buffer written for a tile load, or read after a tile store,
- * needs this barrier so the compiler neither drops nor moves those accesses.
- */
-#define TILE_MEMORY_BARRIER() __asm__ volatile("" ::: "memory")
 
 #define AMX_ROWS 32				/* rows of C per block: two A tiles */
 #define AMX_COLS LOWP_NR		/* columns of C per block: one weight panel */
 #define AMX_NC (8 * LOWP_NR)	/* columns per task */
 #define AMX_MC (4 * AMX_ROWS)	/* rows per task */
 #define AMX_KC 512				/* pairs of K per slice: a task's A and W slices fit L2 */
-
-typedef struct tile_config
-{
-	uint8_t		palette;
-	uint8_t		start_row;
-	uint8_t		reserved[14];
-	uint16_t	colsb[16];
-	uint8_t		rows[16];
-} tile_config;
 
 size_t
 lowp_amx_work_bytes(int M, int K)
@@ -171,21 +156,6 @@ store_tile(float *c, ptrdiff_t ldc, const float *t, int m, int n, float alpha, f
 	}
 }
 
-TARGET static void
-config_tiles(void)
-{
-	tile_config cfg;
-
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.palette = 1;
-	for (int t = 0; t < 8; t++)
-	{
-		cfg.rows[t] = 16;
-		cfg.colsb[t] = 64;
-	}
-	_tile_loadconfig(&cfg);
-}
-
 /*
  * C block rows [i, i + 32) ∩ [0, M), columns [j, j + 32) ∩ [0, N): a holds
  * the block's 32 rows (stride kp bf16), b the panel (stride NR slots).
@@ -278,12 +248,6 @@ block(const uint16_t *a, int kp, int p0, int p1, const uint32_t *b, float *c, pt
 	}
 }
 
-TARGET static void
-release_tiles(void)
-{
-	_tile_release();
-}
-
 TARGET void
 lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
 				   const float *A, ptrdiff_t rsa, ptrdiff_t csa,
@@ -313,7 +277,7 @@ lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
 			for (int i = 0; i < mb; i++)
 				pack_rows(a, kp, A, rsa, csa, M, K, i * AMX_ROWS);
 		}
-		config_tiles();
+		amx_config_tiles();
 #pragma omp for schedule(dynamic)
 		for (int t = 0; t < mt * nt; t++)
 		{
@@ -343,6 +307,6 @@ lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
 							  {epi->bias + j, epi->act} : epi);
 			}
 		}
-		release_tiles();
+		amx_release_tiles();
 	}
 }

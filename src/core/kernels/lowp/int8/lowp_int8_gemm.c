@@ -6,7 +6,8 @@
  * lowp_dispatch_arm.c).
  *
  * Up to TFM_LOWP_GEMV_ROWS rows the loops are lowp_drive.c's
- * matrix-vector ones; above, gemm_blocked's (below).  No K blocking: each
+ * matrix-vector ones; above, gemm_blocked's (below), or on AMX-INT8
+ * lowp_int8_amx.c's blocks (K a multiple of 64).  No K blocking: each
  * kernel call sums all of K in int32 before scaling (so every path gives
  * the same bits).  A block of A (INT8_MB rows × K bytes) and one weight
  * panel (32 × K bytes) stay in L2 for the model's K (≤ a few thousand).
@@ -23,14 +24,27 @@ scales_bytes(int M)
 	return lowp_round_up(lowp_round_up(M > 0 ? M : 1, LOWP_MR) * sizeof(float), LOWP_ALIGN);
 }
 
+#define AMX_ROWS 32				/* lowp_int8_amx.c's rows a block: A's rows padded to this */
+
+/* on AMX: the rows' scales, then A's rows of quads, rows padded to AMX_ROWS */
+static size_t
+amx_scales_bytes(int M)
+{
+	return lowp_round_up(lowp_round_up(M > 0 ? M : 1, AMX_ROWS) * sizeof(float), LOWP_ALIGN);
+}
+
 size_t
 tfm_int8_work_bytes(int M, int K)
 {
 	size_t		rows = M <= TFM_LOWP_GEMV_ROWS ? (size_t) (M > 0 ? M : 1) :
 		lowp_round_up(M, LOWP_MR),
-				quads = lowp_round_up(K > 0 ? K : 1, 4) / 4;
+				quads = lowp_round_up(K > 0 ? K : 1, 4) / 4,
+				own = scales_bytes(M) + lowp_round_up(rows * quads * sizeof(uint32_t), LOWP_ALIGN),
+				amx = M > TFM_LOWP_GEMV_ROWS ?
+		amx_scales_bytes(M) + lowp_round_up(lowp_round_up(M, AMX_ROWS) * quads * sizeof(uint32_t),
+											LOWP_ALIGN) : 0;
 
-	return scales_bytes(M) + lowp_round_up(rows * quads * sizeof(uint32_t), LOWP_ALIGN);
+	return own > amx ? own : amx;
 }
 
 #define PACK_CHUNK 1024		/* activations quantized at a time, contiguously */
@@ -224,6 +238,28 @@ gemm_blocked(int8_job *q, int M, int N, float alpha, float beta, const float *bi
 	}
 }
 
+/*
+ * M > TFM_LOWP_GEMV_ROWS on AMX: A quantized row by row (as pack_panel
+ * does for a panel, each row its own panel of height 1: its quads one
+ * after the other), rows past M up to a multiple of AMX_ROWS at 128, then
+ * lowp_int8_amx.c's blocks
+ */
+static void
+gemm_amx(int8_job *q, int M, int N, int K, float alpha, float beta, const float *bias,
+		 tfm_row_fn act, float *C, ptrdiff_t ldc, void *work)
+{
+	const int	slots = q->base.slots,
+				rows = lowp_round_up(M, AMX_ROWS),
+				threads = tfm_get_threads();
+	float	   *rs = work;
+	uint32_t   *a = (uint32_t *) ((char *) work + amx_scales_bytes(M));
+
+#pragma omp parallel for num_threads(threads) if(threads > 1 && 2.0 * M * N * K > 1e6) schedule(static)
+	for (int r = 0; r < rows; r++)
+		pack_panel(a + (size_t) r * slots, rs + r, 1, q->A, q->lda, M, K, r);
+	lowp_int8_amx_blocks(M, N, slots, a, rs, q->W, alpha, beta, bias, act, C, ldc);
+}
+
 /* C = act(alpha · A · W + bias) (bias: beta 0), or alpha · A · W + beta · C */
 static void
 int8_gemm(int M, int N, int K, float alpha, const float *A, ptrdiff_t lda,
@@ -258,6 +294,12 @@ int8_gemm(int M, int N, int K, float alpha, const float *A, ptrdiff_t lda,
 		;
 	else if (M <= TFM_LOWP_GEMV_ROWS)
 		lowp_gemm_drive(&job.base, M, N, K, alpha, beta, C, ldc);
+	else if (lowp_int8_amx() && job.base.slots % 16 == 0)
+	{
+		/* (K in whole tiles: 64 bytes a row; any other K goes the VNNI way) */
+		gemm_amx(&job, M, N, K, alpha, beta, bias, act, C, ldc, work);
+		return;
+	}
 	else
 	{
 		job.base.pr = (lowp_product) {M, N, K, alpha, beta, C, ldc};
