@@ -155,6 +155,14 @@ pack_panels(float *restrict dst, const float *B, ptrdiff_t ldb, int K, int j0, i
 }
 
 /*
+ * up to this many rows, a product on packed panels prefetches each next
+ * panel during the current one's tiles (sr_tile_avx512's pf); above, a
+ * panel's first tile is a small share of its tiles and the prefetches'
+ * load slots cost more than they save
+ */
+#define PREFETCH_ROWS 256
+
+/*
  * C = A·B + beta·C with B either in place (B, ldb) or packed once by
  * tfm_gemm_rows_pack (Bp: panels of SR_PW columns): the same chains, so
  * the same bits either way
@@ -285,27 +293,30 @@ rows_product(int M, int N, int K, const float *A, int lda, const float *B, int l
 				float	   *c = C + (size_t) i0 * ldc + j0;
 				int			m = M - i0 < mr ? M - i0 : mr;
 
-				/*
-				 * packed panels: the thread's next panel fetched into L2 a
-				 * share per row tile, so that its first tile does not wait on
-				 * memory (a pass's weights are read once; a 128-row pass has
-				 * 11 tiles a panel, the first of them memory-bound)
-				 */
-				if (Bp && p + 1 < p1)
-				{
-					const char *next = (const char *) (Bp + (size_t) (p + 1) * K * nr);
-					size_t		bytes = (size_t) K * nr * sizeof(float),
-								tiles = (size_t) (M + mr - 1) / mr,
-								from = bytes * (size_t) (i0 / mr) / tiles,
-								to = bytes * (size_t) (i0 / mr + 1) / tiles;
-
-					for (size_t o = from & ~(size_t) 63; o < to; o += 64)
-						__builtin_prefetch(next + o, 0, 2);
-				}
-
 #if defined(__x86_64__)
 				if (Bp && avx512)
-					sr_tile_avx512(K, a, lda, m, bp, n, c, ldc, add, bias ? bias + j0 : NULL);
+				{
+					/*
+					 * the thread's next panel fetched into L2 a share per row
+					 * tile (a 128-row pass has 11 tiles a panel, and a panel's
+					 * first tile waited on memory: a pass reads its weights once)
+					 */
+					const char *pf = NULL;
+					ptrdiff_t	pfs = 0;
+
+					if (p + 1 < p1 && M <= PREFETCH_ROWS)
+					{
+						size_t		bytes = (size_t) K * nr * sizeof(float),
+									tiles = (size_t) (M + mr - 1) / mr,
+									from = bytes * (size_t) (i0 / mr) / tiles,
+									to = bytes * (size_t) (i0 / mr + 1) / tiles;
+
+						pf = (const char *) (Bp + (size_t) (p + 1) * K * nr) + from;
+						pfs = (ptrdiff_t) ((to - from) / (size_t) K);
+					}
+					sr_tile_avx512(K, a, lda, m, bp, n, c, ldc, add, bias ? bias + j0 : NULL,
+								   pf, pfs);
+				}
 				else
 #endif
 				if (Bp && !avx512)

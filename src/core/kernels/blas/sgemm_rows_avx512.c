@@ -35,9 +35,9 @@ lanes(int n, int v)
  * in registers (R · G ≤ 24).
  */
 INLINE TARGET void
-tile_ps(const int R, const int G, int K, const float *A, ptrdiff_t lda, const float *b,
+tile_pf(const int R, const int G, int K, const float *A, ptrdiff_t lda, const float *b,
 		ptrdiff_t ldb, ptrdiff_t ps, int n, float *C, ptrdiff_t ldc, bool beta,
-		const float *bias)
+		const float *bias, const char *pf, ptrdiff_t pfs)
 {
 	__m512		acc[SR512_MR][8];
 	__mmask16	mk[8];
@@ -53,6 +53,9 @@ tile_ps(const int R, const int G, int K, const float *A, ptrdiff_t lda, const fl
 	for (int k = 0; k < K; k++, b += ldb)
 	{
 		__m512		bv[8];
+
+		if (pf)
+			__builtin_prefetch(pf + (ptrdiff_t) k * pfs, 0, 2);
 
 #pragma GCC unroll 8
 		for (int v = 0; v < G; v++)
@@ -82,6 +85,14 @@ tile_ps(const int R, const int G, int K, const float *A, ptrdiff_t lda, const fl
 				x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(mk[v], c));
 			_mm512_mask_storeu_ps(c, mk[v], x);
 		}
+}
+
+INLINE TARGET void
+tile_ps(const int R, const int G, int K, const float *A, ptrdiff_t lda, const float *b,
+		ptrdiff_t ldb, ptrdiff_t ps, int n, float *C, ptrdiff_t ldc, bool beta,
+		const float *bias)
+{
+	tile_pf(R, G, K, A, lda, b, ldb, ps, n, C, ldc, beta, bias, NULL, 0);
 }
 
 INLINE TARGET void
@@ -218,12 +229,16 @@ sr_packed_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *bp, i
 #undef PACKED
 }
 
-/* one tile of m ≤ SR512_MR rows from a packed panel (n ≤ SR512_NR columns), + bias if given */
+/*
+ * one tile of m ≤ SR512_MR rows from a packed panel (n ≤ SR512_NR columns),
+ * + bias if given; pf (or NULL): K · pfs bytes from there fetched into L2,
+ * one line a step of k, spread among the products' loads
+ */
 TARGET void
 sr_tile_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b, int n, float *C,
-			   ptrdiff_t ldc, bool beta, const float *bias)
+			   ptrdiff_t ldc, bool beta, const float *bias, const char *pf, ptrdiff_t pfs)
 {
-#define ROWS_CASE(r) case r: tile_ps(r, 2, K, A, lda, b, SR512_NR, 32, n, C, ldc, beta, bias); break;
+#define ROWS_CASE(r) case r: tile_pf(r, 2, K, A, lda, b, SR512_NR, 32, n, C, ldc, beta, bias, pf, pfs); break;
 	switch (m)
 	{
 		ROWS_CASE(1)
@@ -238,7 +253,7 @@ sr_tile_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b, int 
 		ROWS_CASE(10)
 		ROWS_CASE(11)
 		default:
-			tile_ps(SR512_MR, 2, K, A, lda, b, SR512_NR, 32, n, C, ldc, beta, bias);
+			tile_pf(SR512_MR, 2, K, A, lda, b, SR512_NR, 32, n, C, ldc, beta, bias, pf, pfs);
 	}
 #undef ROWS_CASE
 }

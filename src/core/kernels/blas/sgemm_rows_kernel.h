@@ -60,9 +60,11 @@ void		sr_direct_avx512(int K, const float *A, ptrdiff_t lda, int m, const float 
 void		sr_packed_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *bp,
 							 int n, float *C, ptrdiff_t ldc, bool beta, const float *bias);
 /* sr_kernel_avx512 on one packed panel, adding bias[0..n) (NULL: none) after the
- * chain as beta 1 would add it from C: the same bits */
+ * chain as beta 1 would add it from C: the same bits; and K · pfs bytes from pf
+ * (NULL: none) prefetched into L2 on the way, a line a step */
 void		sr_tile_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b, int n,
-						   float *C, ptrdiff_t ldc, bool beta, const float *bias);
+						   float *C, ptrdiff_t ldc, bool beta, const float *bias,
+						   const char *pf, ptrdiff_t pfs);
 #endif
 
 #endif							/* TFM_SGEMM_ROWS_KERNEL_H */
