@@ -3,8 +3,8 @@
  * 6 post-LN layers, d_ff 1536, exact GELU, vocab 30522, mean pooling;
  * random weights) through the core's varlen passes as tfm_embed runs them
  * (issue 41): batch 1 = one text of LEN tokens a pass; batch B = B texts in
- * passes of up to 512 tokens (src/pg/runtime/infer/classifier.c's
- * TFM_VARLEN_TOKENS).  Sequences per second, the median of timed
+ * passes of up to 128 tokens, 512 at bf16 (src/pg/runtime/infer/classifier.c's
+ * TFM_VARLEN_TOKENS and TFM_VARLEN_TOKENS_BF16).  Sequences per second, the median of timed
  * repetitions after an untimed one; no PostgreSQL, so a profiler
  * (perf, callgrind) sees the pass alone.
  *
@@ -34,7 +34,8 @@
 #include "tfm/rng.h"
 #include "bench_core.h"
 
-#define PASS_TOKENS 512
+#define PASS_TOKENS 128		/* classifier.c's TFM_VARLEN_TOKENS */
+#define PASS_TOKENS_BF16 512	/* and its TFM_VARLEN_TOKENS_BF16 */
 
 /* the texts through passes of up to pass_tokens tokens each (at least one text a pass) */
 static int
@@ -69,7 +70,7 @@ main(int argc, char **argv)
 				len = 128,
 				iters = 5,
 				layers = 6,
-				pass_tokens = PASS_TOKENS,
+				pass_tokens = 0,
 				pair = 0;
 	double		seconds = 3.0;
 	double		(*clock_fn) (void) = now;
@@ -116,6 +117,8 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (pass_tokens <= 0)
+		pass_tokens = prec == TFM_PREC_BF16 ? PASS_TOKENS_BF16 : PASS_TOKENS;
 	tfm_set_threads(threads);
 	tfm_config_defaults(&c, TFM_TASK_CLASSIFY);
 	c.vocab = 30522;

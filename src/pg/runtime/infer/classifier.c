@@ -10,6 +10,8 @@
 
 #include "miscadmin.h"
 
+#include "tfm/precision.h"
+
 #include "runtime/infer/infer.h"
 #include "runtime/runtime.h"
 #include "runtime/rows.h"
@@ -23,11 +25,19 @@
  * whatever their number; a longer text has a pass of its own.  Each text's
  * result is bit for bit the one it has alone, so the budget only trades
  * the products' width (more rows, better use of the kernels) against
- * activations that stay in the caches.
+ * activations that stay in L2 (a 128-token pass's widest, 128 × 1536 fp32
+ * for a MiniLM shape, is 768 KB).  fp32, int8 and int4 run row kernels
+ * whose rate is flat from ~100 rows, so 128 tokens; bf16 on AMX's 32 × 32
+ * tiles gains from more rows, so 512 (doc/performance.md, "pass sizes").
  */
-#ifndef TFM_VARLEN_TOKENS
-#define TFM_VARLEN_TOKENS 512
-#endif
+#define TFM_VARLEN_TOKENS 128
+#define TFM_VARLEN_TOKENS_BF16 512
+
+static int
+varlen_tokens(const tfm_model *m)
+{
+	return tfm_model_precision(m) == TFM_PREC_BF16 ? TFM_VARLEN_TOKENS_BF16 : TFM_VARLEN_TOKENS;
+}
 
 static const char *const token_head_tasks[] = {NULL, "tfm_entities", "tfm_answer"};
 
@@ -102,6 +112,7 @@ run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, int32 **types, con
 				d = m->cfg.d_model;
 	int		   *order = palloc(sizeof(int) * Max(n, 1));
 	int		   *blens = palloc(sizeof(int) * Max(n, 1));
+	const int	budget = varlen_tokens(m);
 
 	for (int i = 0; i < n; i++)
 		order[i] = i;
@@ -117,7 +128,7 @@ run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, int32 **types, con
 		tfm_batch	b;
 
 		CHECK_FOR_INTERRUPTS();
-		for (B = 1; start + B < n && tokens + lens[order[start + B]] <= TFM_VARLEN_TOKENS; B++)
+		for (B = 1; start + B < n && tokens + lens[order[start + B]] <= budget; B++)
 			tokens += lens[order[start + B]];
 		/* fewer texts where the pass would not fit in tfm.work_mem */
 		while (B > 1 && !tfm_work_mem_fits(m, tfm_pass_bytes(m, B, T, 0, false, false)))
