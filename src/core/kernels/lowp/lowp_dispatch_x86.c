@@ -65,9 +65,13 @@ describe(void)
 			 cpu_avx2 ? "has" : "lacks", cpu_f16c ? "has" : "lacks");
 }
 
-/* AMX-TILE and AMX-BF16 in CPUID, and the tile data state granted to us */
+#define CPUID7_EDX_AMX_BF16 (1u << 22)
+#define CPUID7_EDX_AMX_TILE (1u << 24)
+#define CPUID7_EDX_AMX_INT8 (1u << 25)
+
+/* AMX-TILE and the given AMX bits (CPUID leaf 7, EDX), and the tile data state granted to us */
 static bool
-amx_usable(void)
+amx_usable(unsigned int bits)
 {
 	unsigned int a,
 				b,
@@ -76,23 +80,8 @@ amx_usable(void)
 
 	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
 		return false;
-	if (!(d & (1u << 22)) || !(d & (1u << 24)))
-		return false;
-	return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
-}
-
-/* AMX-TILE and AMX-INT8 in CPUID (leaf 7, EDX bits 24 and 25), and the tile data state */
-static bool
-amx_int8_usable(void)
-{
-	unsigned int a,
-				b,
-				c,
-				d;
-
-	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
-		return false;
-	if (!(d & (1u << 24)) || !(d & (1u << 25)))
+	bits |= CPUID7_EDX_AMX_TILE;
+	if ((d & bits) != bits)
 		return false;
 	return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
 }
@@ -122,8 +111,8 @@ lowp_init(void)
 	cpu_vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
 		__builtin_cpu_supports("avx512vnni");
 	cpu_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-	cpu_amx = cpu_bf16 && amx_usable();
-	cpu_amx_int8 = cpu_vnni && amx_int8_usable();
+	cpu_amx = cpu_bf16 && amx_usable(CPUID7_EDX_AMX_BF16);
+	cpu_amx_int8 = cpu_vnni && amx_usable(CPUID7_EDX_AMX_INT8);
 	cpu_vnni_vl = cpu_vnni && __builtin_cpu_supports("avx512vl");
 	cpu_f16c = f16c_present();
 	env = getenv("TFM_LOWP_FORCE");

@@ -12,10 +12,9 @@
  * 128.  Blocks of C of 32 × 32 (four tiles of sums, two of A and two of W a
  * step of 16 quads) are handed out to the threads, a task's rows outermost.
  * A block sums all of K in its tiles, then scales the sums as
- * lowp_int8_avx512.c's block12 does, operation for operation (the 128
- * offset out with the column sums, then the row and column scales, the
- * bias as beta 1 would add it), and runs the activation over each row: the
- * int32 sums are exact in any order, so every path gives the same bits.
+ * lowp_int8_avx512.c's block12 does, by the same code
+ * (int8_scale_avx512.h), and runs the activation over each row: the int32
+ * sums are exact in any order, so every path gives the same bits.
  * K (in quads) must be a multiple of 16; lowp_int8_gemm.c checks.
  */
 #include <immintrin.h>
@@ -26,58 +25,14 @@
 #include "../amx_tiles.h"
 
 #define TARGET __attribute__((target("amx-tile,amx-int8,avx512f,avx512bw,avx512vl")))
+#define INLINE static inline __attribute__((always_inline))
+
+#include "int8_scale_avx512.h"
 
 #define AMX_ROWS 32				/* rows of C per block: two A tiles */
 #define AMX_COLS LOWP_NR		/* columns of C per block: one weight panel */
 #define AMX_NC (8 * LOWP_NR)	/* columns per task */
 #define AMX_MC (4 * AMX_ROWS)	/* rows per task */
-
-/* C's block from its sums s (32 × 32 int32): rows [0, m), columns [0, n) */
-TARGET static void
-scale_block(const int32_t (*s)[AMX_COLS], float *c, ptrdiff_t ldc, int m, int n, float alpha,
-			const float *rscale, const float *cscale, const int32_t *colsum, float beta,
-			const float *bias, tfm_row_fn act)
-{
-	__mmask16	m0 = n >= 16 ? 0xFFFF : (__mmask16) ((1u << n) - 1),
-				m1 = n >= 32 ? 0xFFFF : n > 16 ? (__mmask16) ((1u << (n - 16)) - 1) : 0;
-	__m512i		o0 = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(m0, colsum), 7),
-				o1 = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(m1, colsum + 16), 7);
-	__m512		s0 = _mm512_maskz_loadu_ps(m0, cscale),
-				s1 = _mm512_maskz_loadu_ps(m1, cscale + 16);
-
-	for (int r = 0; r < m; r++)
-	{
-		float	   *row = c + (size_t) r * ldc;
-		__m512		sr = _mm512_set1_ps(alpha * rscale[r]),
-					v0 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_load_si512(s[r]), o0)),
-					v1 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_load_si512(s[r] + 16), o1)),
-					t0 = _mm512_mul_ps(sr, s0),
-					t1 = _mm512_mul_ps(sr, s1);
-
-		if (bias)
-		{
-			/* the driver's bias set into C, then beta 1: 1 · bias is the bias */
-			v0 = _mm512_fmadd_ps(v0, t0, _mm512_maskz_loadu_ps(m0, bias));
-			v1 = _mm512_fmadd_ps(v1, t1, _mm512_maskz_loadu_ps(m1, bias + 16));
-		}
-		else if (beta == 0.0f)
-		{
-			v0 = _mm512_mul_ps(v0, t0);
-			v1 = _mm512_mul_ps(v1, t1);
-		}
-		else
-		{
-			__m512		vb = _mm512_set1_ps(beta);
-
-			v0 = _mm512_fmadd_ps(v0, t0, _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m0, row)));
-			v1 = _mm512_fmadd_ps(v1, t1, _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m1, row + 16)));
-		}
-		_mm512_mask_storeu_ps(row, m0, v0);
-		_mm512_mask_storeu_ps(row + 16, m1, v1);
-		if (act)
-			act(row, row, (size_t) n);
-	}
-}
 
 /* the sums of a block: a its 32 rows (kq quads each), b its panel; all of K */
 TARGET static void
@@ -135,11 +90,16 @@ lowp_int8_amx_blocks(int M, int N, int kq, const uint32_t *a, const float *rscal
 			for (int i = i0; i < i1; i += AMX_ROWS)
 				for (int j = j0; j < j1; j += AMX_COLS)
 				{
+					int			m = i1 - i < AMX_ROWS ? i1 - i : AMX_ROWS,
+								n = j1 - j < AMX_COLS ? j1 - j : AMX_COLS;
+					float	   *c = C + (size_t) i * ldc + j;
+
 					block_sums(a + (size_t) i * kq, w + (size_t) j * kq, kq, s);
-					scale_block((const int32_t (*)[AMX_COLS]) s, C + (size_t) i * ldc + j, ldc,
-								i1 - i < AMX_ROWS ? i1 - i : AMX_ROWS,
-								j1 - j < AMX_COLS ? j1 - j : AMX_COLS, alpha, rscale + i,
-								W->scale + j, W->colsum + j, beta, bias ? bias + j : NULL, act);
+					int8_scale_block(s[0], c, ldc, m, n, alpha, rscale + i, W->scale + j,
+									 W->colsum + j, beta, bias ? bias + j : NULL);
+					if (act)
+						for (int r = 0; r < m; r++)
+							act(c + (size_t) r * ldc, c + (size_t) r * ldc, (size_t) n);
 				}
 		}
 		amx_release_tiles();

@@ -19,6 +19,8 @@
 #define TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
 #define INLINE static inline __attribute__((always_inline))
 
+#include "int8_scale_avx512.h"
+
 TARGET INLINE __m512
 scaled(__m512i acc, const int32_t *colsum, const float *cscale, float sr, __mmask16 mask,
 	   const float *row, float beta)
@@ -67,7 +69,7 @@ block(const int H, const int U, int kq, const uint32_t *a, const uint32_t *b,
  * The GEMM's 12 × 32 block: the 24 accumulators as named variables (the
  * shared loop's arrays were kept on the stack by GCC 12 here: a store and
  * a load per vpdpbusd), then the int32 sums through a buffer to the
- * scaling above.  Any order of the exact int32 sums gives the same bits.
+ * scaling (int8_scale_avx512.h).  Any order of the exact int32 sums gives the same bits.
  */
 #define ROWS12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 
@@ -80,8 +82,6 @@ block12(int kq, const uint32_t *a, const uint32_t *b, float *c, ptrdiff_t ldc, i
 	ROWS12(DECL)
 #undef DECL
 	int32_t		s[LOWP_MR][LOWP_NR] __attribute__((aligned(64)));
-	__mmask16	m0 = n >= 16 ? 0xFFFF : (__mmask16) ((1u << n) - 1),
-				m1 = n >= 32 ? 0xFFFF : n > 16 ? (__mmask16) ((1u << (n - 16)) - 1) : 0;
 
 	for (int p = 0; p < kq; p++, a += LOWP_MR, b += LOWP_NR)
 	{
@@ -98,38 +98,7 @@ block12(int kq, const uint32_t *a, const uint32_t *b, float *c, ptrdiff_t ldc, i
 #define SAVE(r) _mm512_store_si512(s[r], c##r##0); _mm512_store_si512(s[r] + 16, c##r##1);
 	ROWS12(SAVE)
 #undef SAVE
-	{
-		/* the columns' offsets 128·colsum and scales, once for the 12 rows */
-		__m512i		o0 = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(m0, colsum), 7),
-					o1 = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(m1, colsum + 16), 7);
-		__m512		s0 = _mm512_maskz_loadu_ps(m0, cscale),
-					s1 = _mm512_maskz_loadu_ps(m1, cscale + 16);
-
-		for (int r = 0; r < m; r++)
-		{
-			float	   *row = c + (size_t) r * ldc;
-			__m512		sr = _mm512_set1_ps(alpha * rscale[r]),
-						v0 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_load_si512(s[r]), o0)),
-						v1 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_load_si512(s[r] + 16), o1)),
-						t0 = _mm512_mul_ps(sr, s0),
-						t1 = _mm512_mul_ps(sr, s1);
-
-			if (beta == 0.0f)
-			{
-				v0 = _mm512_mul_ps(v0, t0);
-				v1 = _mm512_mul_ps(v1, t1);
-			}
-			else
-			{
-				__m512		vb = _mm512_set1_ps(beta);
-
-				v0 = _mm512_fmadd_ps(v0, t0, _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m0, row)));
-				v1 = _mm512_fmadd_ps(v1, t1, _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m1, row + 16)));
-			}
-			_mm512_mask_storeu_ps(row, m0, v0);
-			_mm512_mask_storeu_ps(row + 16, m1, v1);
-		}
-	}
+	int8_scale_block(s[0], c, ldc, m, n, alpha, rscale, cscale, colsum, beta, NULL);
 }
 
 /*
