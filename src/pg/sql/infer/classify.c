@@ -40,10 +40,13 @@ static Datum
 float4_array(const float *x, int d)
 {
 	Datum	   *vals = palloc(sizeof(Datum) * d);
+	ArrayType  *a;
 
 	for (int k = 0; k < d; k++)
 		vals[k] = Float4GetDatum(x[k]);
-	return PointerGetDatum(construct_array(vals, d, FLOAT4OID, 4, true, TYPALIGN_INT));
+	a = construct_array(vals, d, FLOAT4OID, 4, true, TYPALIGN_INT);
+	pfree(vals);
+	return PointerGetDatum(a);
 }
 
 /* one input (argument 1) through the model named by argument 0 */
@@ -110,6 +113,7 @@ run_batch(FunctionCallInfo fcinfo, bool embed, Batch *b)
 	Datum	   *elems;
 	int32	  **ids;
 	int		   *lens;
+	MemoryContext tmp;
 
 	if (embed)
 		InitMaterializedSRF(fcinfo, 0);
@@ -117,8 +121,13 @@ run_batch(FunctionCallInfo fcinfo, bool embed, Batch *b)
 	b->n = tfm_text_array_arg(fcinfo, 1, "inputs", true, &elems, &b->nulls);
 	ids = palloc(sizeof(int32 *) * Max(b->n, 1));
 	lens = palloc(sizeof(int) * Max(b->n, 1));
+	/* each text tokenized in a context of its own, its ids alone kept: 1e6 texts leave no scraps */
+	tmp = AllocSetContextCreate(CurrentMemoryContext, "tfm text[] tokens", ALLOCSET_SMALL_SIZES);
 	for (int i = 0; i < b->n; i++)
 	{
+		MemoryContext old;
+		int32	   *t;
+
 		CHECK_FOR_INTERRUPTS();
 		if (b->nulls[i])
 		{
@@ -126,8 +135,14 @@ run_batch(FunctionCallInfo fcinfo, bool embed, Batch *b)
 			lens[i] = 1;
 			continue;
 		}
-		ids[i] = tfm_classifier_ids(b->row, elems[i], TEXTOID, &lens[i]);
+		old = MemoryContextSwitchTo(tmp);
+		t = tfm_classifier_ids(b->row, elems[i], TEXTOID, &lens[i]);
+		MemoryContextSwitchTo(old);
+		ids[i] = palloc(sizeof(int32) * lens[i]);
+		memcpy(ids[i], t, sizeof(int32) * lens[i]);
+		MemoryContextReset(tmp);
 	}
+	MemoryContextDelete(tmp);
 	b->width = embed ? m->cfg.d_model : b->row->n_labels;
 	b->out = palloc(sizeof(float) * b->width * Max(b->n, 1));
 	/* each result bit for bit what the one-text call computes */
@@ -135,6 +150,11 @@ run_batch(FunctionCallInfo fcinfo, bool embed, Batch *b)
 		tfm_classifier_run(m, b->row, ids, lens, b->n, NULL, b->out);
 	else
 		tfm_classifier_run(m, b->row, ids, lens, b->n, b->out, NULL);
+	/* the ids given back before the results are built (1e6 texts: tens of MB) */
+	for (int i = 0; i < b->n; i++)
+		pfree(ids[i]);
+	pfree(ids);
+	pfree(lens);
 }
 
 PG_FUNCTION_INFO_V1(tfm_classify_batch);
@@ -174,6 +194,9 @@ tfm_embed_batch(PG_FUNCTION_ARGS)
 		if (!b.nulls[i])
 			values[1] = float4_array(b.out + (size_t) i * b.width, b.width);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
+		/* the tuplestore keeps its own copy (spilled past work_mem): one array at a time here */
+		if (!b.nulls[i])
+			pfree(DatumGetPointer(values[1]));
 	}
 	return (Datum) 0;
 }
