@@ -75,7 +75,7 @@ struct lowp_gemm_job
 void		lowp_gemm_drive(lowp_gemm_job *job, int M, int N, int K, float alpha, float beta,
 							float *C, ptrdiff_t ldc);
 
-/* task t of the drivers' mt × (N / LOWP_NC) grid: rows [i0, i1), columns [j0, j1) */
+/* task t of a driver's grid, mt tasks down the rows: rows [i0, i1), columns [j0, j1) */
 typedef struct lowp_tile
 {
 	int			i0,
@@ -84,16 +84,23 @@ typedef struct lowp_tile
 				j1;
 } lowp_tile;
 
+/* task t of tasks mc rows × nc columns, mt of them down the rows (the AMX drivers' sizes) */
 static inline lowp_tile
-lowp_tile_of(int t, int mt, int M, int N)
+lowp_tile_sized(int t, int mt, int M, int N, int mc, int nc)
 {
 	lowp_tile	b;
 
-	b.i0 = (t % mt) * LOWP_MC;
-	b.j0 = (t / mt) * LOWP_NC;
-	b.i1 = b.i0 + LOWP_MC < M ? b.i0 + LOWP_MC : M;
-	b.j1 = b.j0 + LOWP_NC < N ? b.j0 + LOWP_NC : N;
+	b.i0 = (t % mt) * mc;
+	b.j0 = (t / mt) * nc;
+	b.i1 = b.i0 + mc < M ? b.i0 + mc : M;
+	b.j1 = b.j0 + nc < N ? b.j0 + nc : N;
 	return b;
+}
+
+static inline lowp_tile
+lowp_tile_of(int t, int mt, int M, int N)
+{
+	return lowp_tile_sized(t, mt, M, N, LOWP_MC, LOWP_NC);
 }
 
 /* one activation quantized against its row's r = max|x| / 127 (r > 0) */

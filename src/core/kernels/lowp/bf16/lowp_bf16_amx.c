@@ -281,10 +281,11 @@ lowp_bf16_amx_gemm(int M, int N, int K, float alpha,
 #pragma omp for schedule(dynamic)
 		for (int t = 0; t < mt * nt; t++)
 		{
-			int			i0 = (t % mt) * AMX_MC,
-						j0 = (t / mt) * AMX_NC,
-						i1 = i0 + AMX_MC < M ? i0 + AMX_MC : M,
-						j1 = j0 + AMX_NC < N ? j0 + AMX_NC : N;
+			lowp_tile	tile = lowp_tile_sized(t, mt, M, N, AMX_MC, AMX_NC);
+			int			i0 = tile.i0,
+						i1 = tile.i1,
+						j0 = tile.j0,
+						j1 = tile.j1;
 
 			/*
 			 * A long K (a weight gradient sums over every row of a batch) in

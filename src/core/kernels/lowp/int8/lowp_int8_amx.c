@@ -82,16 +82,13 @@ lowp_int8_amx_blocks(int M, int N, int kq, const uint32_t *a, const float *rscal
 #pragma omp for schedule(dynamic)
 		for (int t = 0; t < mt * nt; t++)
 		{
-			int			i0 = (t % mt) * AMX_MC,
-						j0 = (t / mt) * AMX_NC,
-						i1 = i0 + AMX_MC < M ? i0 + AMX_MC : M,
-						j1 = j0 + AMX_NC < N ? j0 + AMX_NC : N;
+			lowp_tile	tile = lowp_tile_sized(t, mt, M, N, AMX_MC, AMX_NC);
 
-			for (int i = i0; i < i1; i += AMX_ROWS)
-				for (int j = j0; j < j1; j += AMX_COLS)
+			for (int i = tile.i0; i < tile.i1; i += AMX_ROWS)
+				for (int j = tile.j0; j < tile.j1; j += AMX_COLS)
 				{
-					int			m = i1 - i < AMX_ROWS ? i1 - i : AMX_ROWS,
-								n = j1 - j < AMX_COLS ? j1 - j : AMX_COLS;
+					int			m = tile.i1 - i < AMX_ROWS ? tile.i1 - i : AMX_ROWS,
+								n = tile.j1 - j < AMX_COLS ? tile.j1 - j : AMX_COLS;
 					float	   *c = C + (size_t) i * ldc + j;
 
 					block_sums(a + (size_t) i * kq, w + (size_t) j * kq, kq, s);
