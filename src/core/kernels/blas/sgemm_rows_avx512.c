@@ -34,9 +34,34 @@ lanes(int n, int v)
  * constants in each copy, so the loops unroll and the accumulators stay
  * in registers (R · G ≤ 24).
  */
+/* the chains over k: pre (a prefetch, or nothing) and load(bb) of B's vector v */
+#define K_LOOP(pre, load) \
+	for (int k = 0; k < K; k++, b += ldb) \
+	{ \
+		__m512		bv[8]; \
+ \
+		pre; \
+		_Pragma("GCC unroll 8") \
+		for (int v = 0; v < G; v++) \
+		{ \
+			const float *bb = b + (v >> 1) * ps + 16 * (v & 1); \
+ \
+			bv[v] = load; \
+		} \
+		_Pragma("GCC unroll 12") \
+		for (int r = 0; r < R; r++) \
+		{ \
+			__m512		a = _mm512_set1_ps(A[r * lda + k]); \
+ \
+			_Pragma("GCC unroll 8") \
+			for (int v = 0; v < G; v++) \
+				acc[r][v] = _mm512_fmadd_ps(a, bv[v], acc[r][v]); \
+		} \
+	}
+
 INLINE TARGET void
 tile_pf(const int R, const int G, int K, const float *A, ptrdiff_t lda, const float *b,
-		ptrdiff_t ldb, ptrdiff_t ps, int n, float *C, ptrdiff_t ldc, bool beta,
+		ptrdiff_t ldb, ptrdiff_t ps, const bool packed, int n, float *C, ptrdiff_t ldc, bool beta,
 		const float *bias, const char *pf, ptrdiff_t pfs)
 {
 	__m512		acc[SR512_MR][8];
@@ -50,25 +75,22 @@ tile_pf(const int R, const int G, int K, const float *A, ptrdiff_t lda, const fl
 #pragma GCC unroll 8
 		for (int v = 0; v < G; v++)
 			acc[r][v] = _mm512_setzero_ps();
-	for (int k = 0; k < K; k++, b += ldb)
+	/*
+	 * A packed panel has zeros past n: its loads need no mask (a masked
+	 * load costs a uop of a port the FMAs use, besides the load, and its
+	 * mask a move into k each step).  The prefetch in a loop of its own.
+	 */
+	if (packed && pf)
 	{
-		__m512		bv[8];
-
-		if (pf)
-			__builtin_prefetch(pf + (ptrdiff_t) k * pfs, 0, 2);
-
-#pragma GCC unroll 8
-		for (int v = 0; v < G; v++)
-			bv[v] = _mm512_maskz_loadu_ps(mk[v], b + (v >> 1) * ps + 16 * (v & 1));
-#pragma GCC unroll 12
-		for (int r = 0; r < R; r++)
-		{
-			__m512		a = _mm512_set1_ps(A[r * lda + k]);
-
-#pragma GCC unroll 8
-			for (int v = 0; v < G; v++)
-				acc[r][v] = _mm512_fmadd_ps(a, bv[v], acc[r][v]);
-		}
+		K_LOOP(__builtin_prefetch(pf + (ptrdiff_t) k * pfs, 0, 2), _mm512_loadu_ps(bb));
+	}
+	else if (packed)
+	{
+		K_LOOP((void) 0, _mm512_loadu_ps(bb));
+	}
+	else
+	{
+		K_LOOP((void) 0, _mm512_maskz_loadu_ps(mk[v], bb));
 	}
 #pragma GCC unroll 12
 	for (int r = 0; r < R; r++)
@@ -92,14 +114,14 @@ tile_ps(const int R, const int G, int K, const float *A, ptrdiff_t lda, const fl
 		ptrdiff_t ldb, ptrdiff_t ps, int n, float *C, ptrdiff_t ldc, bool beta,
 		const float *bias)
 {
-	tile_pf(R, G, K, A, lda, b, ldb, ps, n, C, ldc, beta, bias, NULL, 0);
+	tile_pf(R, G, K, A, lda, b, ldb, ps, true, n, C, ldc, beta, bias, NULL, 0);
 }
 
 INLINE TARGET void
 tile(const int R, const int G, int K, const float *A, ptrdiff_t lda, const float *b,
 	 ptrdiff_t ldb, int n, float *C, ptrdiff_t ldc, bool beta)
 {
-	tile_ps(R, G, K, A, lda, b, ldb, 32, n, C, ldc, beta, NULL);
+	tile_pf(R, G, K, A, lda, b, ldb, 32, false, n, C, ldc, beta, NULL, NULL, 0);
 }
 
 TARGET void
@@ -238,7 +260,7 @@ TARGET void
 sr_tile_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b, int n, float *C,
 			   ptrdiff_t ldc, bool beta, const float *bias, const char *pf, ptrdiff_t pfs)
 {
-#define ROWS_CASE(r) case r: tile_pf(r, 2, K, A, lda, b, SR512_NR, 32, n, C, ldc, beta, bias, pf, pfs); break;
+#define ROWS_CASE(r) case r: tile_pf(r, 2, K, A, lda, b, SR512_NR, 32, true, n, C, ldc, beta, bias, pf, pfs); break;
 	switch (m)
 	{
 		ROWS_CASE(1)
@@ -253,7 +275,7 @@ sr_tile_avx512(int K, const float *A, ptrdiff_t lda, int m, const float *b, int 
 		ROWS_CASE(10)
 		ROWS_CASE(11)
 		default:
-			tile_pf(SR512_MR, 2, K, A, lda, b, SR512_NR, 32, n, C, ldc, beta, bias, pf, pfs);
+			tile_pf(SR512_MR, 2, K, A, lda, b, SR512_NR, 32, true, n, C, ldc, beta, bias, pf, pfs);
 	}
 #undef ROWS_CASE
 }
