@@ -10,13 +10,16 @@
  *
  *   bench_encoder [--precision fp32|bf16|int8] [--threads N] [--batch B]
  *                 [--len T] [--seconds S] [--iters K] [--layers L]
- *                 [--pass-tokens P] [--pair P2] [--cpu]
+ *                 [--pass-tokens P] [--lanes L] [--pair P2] [--pair-lanes L2] [--cpu]
  *
- * --pass-tokens: the tokens a pass (default 512); --pair P2: every
+ * --pass-tokens: the tokens a pass (default 128, 512 at bf16); --lanes L:
+ * passes run L at a time side by side, a thread each (default: the
+ * threads, as tfm_embed); --pair P2: every
  * repetition runs the B texts in passes of P tokens and in passes of P2
  * (P2 = 1: each text alone, as one call per text), in turn first, and
  * prints the median of the per-repetition ratios (a shared machine's load
- * falls on both alike); --cpu: the times of the paired repetitions are the
+ * falls on both alike); --pair-lanes L2: the second runs L2 lanes (its
+ * passes P tokens unless --pair says otherwise); --cpu: the times of the paired repetitions are the
  * process's CPU seconds (at 1 thread, a shared machine's waits for a core
  * left out; its caches' contention stays in).  Machine-readable lines:
  *   RESULT kind=encoder precision=... threads=N batch=B seq_s=... best=...
@@ -37,22 +40,37 @@
 #define PASS_TOKENS 128		/* classifier.c's TFM_VARLEN_TOKENS */
 #define PASS_TOKENS_BF16 512	/* and its TFM_VARLEN_TOKENS_BF16 */
 
-/* the texts through passes of up to pass_tokens tokens each (at least one text a pass) */
+/*
+ * the texts through passes of up to pass_tokens tokens each (at least one
+ * text a pass), lanes passes at a time side by side (tfm_model_forward_lanes,
+ * as tfm_embed runs them at tfm.threads lanes), each text's pooled vector to
+ * its row of pooled
+ */
 static int
-run_passes(tfm_model *m, const int32_t *ids, int *lens, int batch, int len, int pass_tokens)
+run_passes(tfm_model *m, const int32_t *ids, int *lens, int batch, int len, int pass_tokens,
+		   int lanes, float *pooled)
 {
 	int			per = pass_tokens / len < 1 ? 1 : pass_tokens / len;
+	tfm_batch	b[TFM_MAX_THREADS] = {0};
+	float	   *out[TFM_MAX_THREADS] = {0};
 
-	for (int s = 0; s < batch; s += per)
+	for (int s = 0; s < batch;)
 	{
-		tfm_batch	b;
+		int			n = 0;
 
-		memset(&b, 0, sizeof(b));
-		b.B = batch - s < per ? batch - s : per;
-		b.T = len;
-		b.input = ids + (size_t) s * len;
-		b.lens = lens + s;
-		if (tfm_model_forward(m, &b, false, 0) != 0)
+		while (n < lanes && s < batch)
+		{
+			tfm_batch  *p = &b[n];
+
+			memset(p, 0, sizeof(*p));
+			p->B = batch - s < per ? batch - s : per;
+			p->T = len;
+			p->input = ids + (size_t) s * len;
+			p->lens = lens + s;
+			out[n++] = pooled + (size_t) s * m->cfg.d_model;
+			s += p->B;
+		}
+		if (tfm_model_forward_lanes(m, b, n, NULL, out, NULL) != 0)
 		{
 			fprintf(stderr, "forward failed\n");
 			return -1;
@@ -71,7 +89,10 @@ main(int argc, char **argv)
 				iters = 5,
 				layers = 6,
 				pass_tokens = 0,
-				pair = 0;
+				pair = 0,
+				lanes = 0,
+				pair_lanes = 0;
+	float	   *pooled;
 	double		seconds = 3.0;
 	double		(*clock_fn) (void) = now;
 	tfm_config	c;
@@ -109,17 +130,27 @@ main(int argc, char **argv)
 			pass_tokens = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--pair") == 0 && i + 1 < argc)
 			pair = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--lanes") == 0 && i + 1 < argc)
+			lanes = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--pair-lanes") == 0 && i + 1 < argc)
+			pair_lanes = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--cpu") == 0)
 			clock_fn = cpu_now;
 		else
 		{
-			fprintf(stderr, "usage: %s [--precision fp32|bf16|int8] [--threads N] [--batch B] [--len T] [--seconds S] [--iters K] [--layers L] [--pass-tokens P] [--pair P2] [--cpu]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--precision fp32|bf16|int8] [--threads N] [--batch B] [--len T] [--seconds S] [--iters K] [--layers L] [--pass-tokens P] [--lanes L] [--pair P2] [--pair-lanes L2] [--cpu]\n", argv[0]);
 			return 2;
 		}
 	}
 	if (pass_tokens <= 0)
 		pass_tokens = prec == TFM_PREC_BF16 ? PASS_TOKENS_BF16 : PASS_TOKENS;
 	tfm_set_threads(threads);
+	if (lanes <= 0 || lanes > threads)
+		lanes = threads;
+	if (pair_lanes <= 0 || pair_lanes > threads)
+		pair_lanes = lanes;
+	if (pair <= 0 && pair_lanes != lanes)
+		pair = pass_tokens;
 	tfm_config_defaults(&c, TFM_TASK_CLASSIFY);
 	c.vocab = 30522;
 	c.d_model = 384;
@@ -157,6 +188,7 @@ main(int argc, char **argv)
 	}
 	ids = malloc(sizeof(int32_t) * (size_t) batch * len);
 	lens = malloc(sizeof(int) * batch);
+	pooled = malloc(sizeof(float) * (size_t) batch * c.d_model);
 	tfm_rng_seed(&rng, 7);
 	for (size_t i = 0; i < (size_t) batch * len; i++)
 		ids[i] = 6 + (int32_t) tfm_rng_below(&rng, c.vocab - 6);
@@ -180,7 +212,8 @@ main(int argc, char **argv)
 				bool		first = (o == 0) == (w % 2 == 0);
 
 				t0 = clock_fn();
-				if (run_passes(m, ids, lens, batch, len, first ? pass_tokens : pair) != 0)
+				if (run_passes(m, ids, lens, batch, len, first ? pass_tokens : pair,
+							   first ? lanes : pair_lanes, pooled) != 0)
 					return 1;
 				*(first ? &x : &y) = clock_fn() - t0;
 			}
@@ -198,31 +231,30 @@ main(int argc, char **argv)
 		r = summarise(t, it);
 		r2 = summarise(t2, it);
 		qsort(q, it, sizeof(double), cmp_double);
-		printf("PAIRED kind=encoder precision=%s threads=%d batch=%d len=%d pass=%d pass2=%d seq_s=%.2f seq_s2=%.2f ratio=%.4f lo=%.4f hi=%.4f iters=%d\n",
-			   tfm_precision_name(prec), threads, batch, len, pass_tokens, pair,
+		printf("PAIRED kind=encoder precision=%s threads=%d batch=%d len=%d pass=%d pass2=%d lanes=%d lanes2=%d seq_s=%.2f seq_s2=%.2f ratio=%.4f lo=%.4f hi=%.4f iters=%d\n",
+			   tfm_precision_name(prec), threads, batch, len, pass_tokens, pair, lanes, pair_lanes,
 			   batch / r.median, batch / r2.median, q[it / 2], q[0], q[it - 1], it);
 		tfm_model_free(m);
 		free(t2);
 		free(q);
 		free(ids);
 		free(lens);
+		free(pooled);
 		free(t);
 		return 0;
 	}
 	for (int w = -1; w < 100000; w++)
 	{
 		double		t0 = now();
-		int			per = pass_tokens / len < 1 ? 1 : pass_tokens / len;
-
-		if (run_passes(m, ids, lens, batch, len, pass_tokens) != 0)
+		if (run_passes(m, ids, lens, batch, len, pass_tokens, lanes, pooled) != 0)
 			return 1;
 		if (w < 0)
 		{
-			/* FNV-1a of the last pass's pooled vectors: the bits, to compare builds */
+			/* FNV-1a of every text's pooled vector: the bits, to compare builds */
 			uint64_t	h = 1469598103934665603ULL;
-			const unsigned char *pb = (const unsigned char *) m->pooled;
+			const unsigned char *pb = (const unsigned char *) pooled;
 
-			for (size_t i = 0; i < sizeof(float) * (size_t) c.d_model * ((batch - 1) % per + 1); i++)
+			for (size_t i = 0; i < sizeof(float) * (size_t) c.d_model * batch; i++)
 				h = (h ^ pb[i]) * 1099511628211ULL;
 			printf("INFO pooled_fnv=%016llx\n", (unsigned long long) h);
 			start = now();
@@ -241,6 +273,7 @@ main(int argc, char **argv)
 	tfm_model_free(m);
 	free(ids);
 	free(lens);
+	free(pooled);
 	free(t);
 	return 0;
 }

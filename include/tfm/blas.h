@@ -62,8 +62,11 @@ bool		tfm_blas_arch_supported(const char *arch);
 /*
  * Number of threads for products and the core's parallel loops.  The first
  * time a larger team is needed it is started with every signal blocked, so
- * the threads never receive the host process's signals.
+ * the threads never receive the host process's signals.  Inside a parallel
+ * region (each thread running work of its own: tfm_model_forward_lanes)
+ * tfm_get_threads is 1, so what runs there runs on its own thread.
  */
+#define TFM_MAX_THREADS 64
 void		tfm_set_threads(int n);
 int			tfm_get_threads(void);
 

@@ -399,6 +399,8 @@ typedef struct tfm_model
 	tfm_weights w;
 	tfm_weights g;
 	tfm_workspace *ws;
+	tfm_workspace **lanes;		/* tfm_model_forward_lanes: lane t's workspace
+								 * (t ≥ 1; lane 0 takes ws), or NULL */
 	/*
 	 * A workspace grown for a new batch shape covers the old shapes too
 	 * unless that union would take more than ws_limit bytes (0: no limit);
@@ -431,6 +433,12 @@ typedef struct tfm_model
 	 */
 	void		(*poll) (void *arg);
 	void	   *poll_arg;
+	/*
+	 * Set on the lanes' copies of the model only (tfm_model_forward_lanes,
+	 * whose threads must not call poll): read between blocks of a varlen
+	 * pass, nonzero stops it with TFM_ECANCELED.  NULL everywhere else.
+	 */
+	const volatile int *stop;
 	/* int4 blocks kept as a file gave them (tfm/precision.h; NULL: none) */
 	struct tfm_int4_kept_set *int4_kept;
 	/*
@@ -503,6 +511,26 @@ size_t		tfm_model_workspace_bytes(const tfm_config *cfg, int B, int T, int Tt,
  */
 int			tfm_model_forward(tfm_model *m, const tfm_batch *batch,
 							  bool training, uint64_t dropout_key);
+
+/*
+ * n varlen inference passes of a classifier (b[i].lens set) at once, on up
+ * to tfm_get_threads() threads, each running whole passes on a workspace
+ * of its own (a lane; about tfm_model_workspace_bytes of its batch's shape
+ * at one thread, kept for the next call).  Pass i's logits (B, n_classes)
+ * go to logits[i] and its pooled vectors (B, d_model) to pooled[i] (either
+ * array, or an element, may be NULL; a token head's rows go to its
+ * batch's token_logits), the same bits as tfm_model_forward of it alone.
+ * m->poll is not called: where stop (the host's interrupt flag, or NULL)
+ * reads nonzero between two blocks, the passes stop and return
+ * TFM_ECANCELED (the caller then polls, and calls again if that did not
+ * end the call).  Returns 0, or the lowest status among the passes (the
+ * others still ran).
+ */
+int			tfm_model_forward_lanes(tfm_model *m, const tfm_batch *b, int n,
+									float *const *logits, float *const *pooled,
+									const volatile int *stop);
+/* frees the lanes' workspaces (tfm_model_free and tfm_model_trim do) */
+void		tfm_model_free_lanes(tfm_model *m);
 
 /*
  * Loss of the last forward pass against the batch's targets: returns the sum

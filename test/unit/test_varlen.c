@@ -4,7 +4,8 @@
  * one at a time: every text's logits and pooled vector bit for bit the
  * same, whatever the batch around it (its size, order, neighbours; 1 to 150
  * rows each, up to ~1,500 rows in all), at fp32, bf16, int8 and int4, on
- * the fast paths and on the plain-C fallback, at 1 and 2 threads.  And
+ * the fast paths and on the plain-C fallback, at 1 and 2 threads, and in
+ * passes run side by side (tfm_model_forward_lanes).  And
  * the results are the padded pass's within rounding (the same model), so
  * the varlen pass computes the same function; bad lengths are refused.
  * TFM_SGEMM_FORCE=portable (make unittest) runs it on the plain-C kernel.
@@ -17,6 +18,7 @@
 #include "tfm/model.h"
 #include "tfm/precision.h"
 #include "tfm/rng.h"
+#include "tfm/status_codes.h"
 
 #define TEXTS 20
 #define MAXLEN 150
@@ -58,6 +60,57 @@ pass(tfm_model *m, const int *pick, int n, float *lo, float *po)
 	free(in);
 	free(ln);
 	return rc;
+}
+
+/*
+ * The texts in passes of 1 to 4 (7 passes) run side by side
+ * (tfm_model_forward_lanes, a pass a thread at 2 threads): the number of
+ * texts whose logits or pooled vector differ from their passes alone.  A
+ * stop flag set stops them (TFM_ECANCELED), and cleared they run again.
+ */
+static int
+lanes_differ(tfm_model *m, const char *what, const float *alone_l, const float *alone_p)
+{
+	const int	C = m->cfg.n_classes,
+				d = m->cfg.d_model,
+				sizes[] = {4, 1, 3, 2, 4, 3, 3};
+	tfm_batch	b[7];
+	int32_t    *in = malloc(sizeof(int32_t) * TEXTS * MAXLEN);
+	float	   *lo[7],
+			   *po[7];
+	volatile int stop = 1;
+	int			bad = 0;
+
+	for (int p = 0, t = 0, r = 0; p < 7; t += sizes[p++])
+	{
+		memset(&b[p], 0, sizeof(b[p]));
+		b[p].B = sizes[p];
+		b[p].input = in + r;
+		b[p].lens = lens + t;
+		for (int i = t; i < t + sizes[p]; i++)
+		{
+			memcpy(in + r, ids[i], sizeof(int32_t) * lens[i]);
+			r += lens[i];
+			b[p].T = lens[i] > b[p].T ? lens[i] : b[p].T;
+		}
+		lo[p] = malloc(sizeof(float) * sizes[p] * C);
+		po[p] = malloc(sizeof(float) * sizes[p] * d);
+	}
+	CHECK(tfm_model_forward_lanes(m, b, 7, lo, po, &stop) == TFM_ECANCELED,
+		  "%s: passes side by side stopped", what);
+	stop = 0;
+	CHECK(tfm_model_forward_lanes(m, b, 7, lo, po, &stop) == 0, "%s: passes side by side", what);
+	for (int p = 0, t = 0; p < 7; t += sizes[p++])
+	{
+		for (int i = 0; i < sizes[p]; i++)
+			if (memcmp(lo[p] + (size_t) i * C, alone_l + (size_t) (t + i) * C, sizeof(float) * C) ||
+				memcmp(po[p] + (size_t) i * d, alone_p + (size_t) (t + i) * d, sizeof(float) * d))
+				bad++;
+		free(lo[p]);
+		free(po[p]);
+	}
+	free(in);
+	return bad;
 }
 
 static void
@@ -129,6 +182,9 @@ test_model(const char *what, tfm_config *c, tfm_precision prec, bool fallback)
 	}
 	CHECK(bad == 0, "%s%s: %d texts in batches differ from their passes alone", what,
 		  panels ? " (panels)" : "", bad);
+	bad = lanes_differ(m, what, alone_l, alone_p);
+	CHECK(bad == 0, "%s%s: %d texts in passes side by side differ from their passes alone",
+		  what, panels ? " (panels)" : "", bad);
 	}
 	if (prec == TFM_PREC_FP32)
 	{

@@ -609,8 +609,8 @@ tfm_model_create_borrowed(const tfm_config *cfg, float *params,
 	return model_create(cfg, params, release, arg);
 }
 
-static void
-workspace_free(tfm_workspace *ws)
+void
+tfm_workspace_free(tfm_workspace *ws)
 {
 	if (!ws)
 		return;
@@ -626,7 +626,8 @@ tfm_model_free(tfm_model *m)
 {
 	if (!m)
 		return;
-	workspace_free(m->ws);
+	tfm_workspace_free(m->ws);
+	tfm_model_free_lanes(m);
 	tfm_lowp_set_free(m->lowp);
 	tfm_lowp_set_free(m->lowp_train);
 	tfm_lowp_set_free(m->rows32);
@@ -754,8 +755,9 @@ tfm_model_trim(tfm_model *m)
 {
 	free(m->grads);
 	m->grads = NULL;
-	workspace_free(m->ws);
+	tfm_workspace_free(m->ws);
 	m->ws = NULL;
+	tfm_model_free_lanes(m);
 	m->logits = m->pooled = m->hidden = m->memory = NULL;
 }
 

@@ -49,6 +49,8 @@ stack_forward(tfm_model *m, bool decoder, const float *x, const tfm_stack_pass *
 	{
 		if (m->poll)
 			m->poll(m->poll_arg);
+		if (m->stop && *m->stop)
+			return NULL;		/* (set by tfm_model_forward_lanes only) */
 		tfm_arch_block_forward(c) (c, &bw[l], &acts[l], ws, x, p, l);
 		x = acts[l].out;
 	}
@@ -282,7 +284,8 @@ varlen_forward(tfm_model *m, const tfm_batch *b, const tfm_packed_w *pw)
 		if (embed(m, ws->enc_x + r * d, b->input + r, b->types ? b->types + r : NULL,
 				  m->w.tok_emb, m->w.pos_emb, 1, b->lens[i], false, 0) != 0)
 			return TFM_EBADID;
-	top = stack_forward(m, false, ws->enc_x, &ep);
+	if (!(top = stack_forward(m, false, ws->enc_x, &ep)))
+		return TFM_ECANCELED;
 	r = 0;
 	for (int i = 0; i < b->B; r += b->lens[i++])
 	{

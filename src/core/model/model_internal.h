@@ -194,6 +194,7 @@ struct tfm_workspace
 
 void		tfm_point_weights(const tfm_config *cfg, tfm_weights *w, float *base);
 int			tfm_model_alloc_grads(tfm_model *m);
+void		tfm_workspace_free(tfm_workspace *ws);
 int			tfm_workspace_reserve(tfm_model *m, int B, int T, int Tt, bool training,
 								  bool probs);
 

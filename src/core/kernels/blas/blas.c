@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <omp.h>
 
 #include <blis.h>
 
@@ -185,6 +186,8 @@ tfm_set_threads(int n)
 	ensure_ready();
 	if (n < 1)
 		n = 1;
+	if (n > TFM_MAX_THREADS)
+		n = TFM_MAX_THREADS;
 	n_threads = n;
 	bli_thread_set_num_threads(n);
 	if (n > n_threads_started)
@@ -211,7 +214,8 @@ tfm_set_threads(int n)
 int
 tfm_get_threads(void)
 {
-	return n_threads;
+	/* nested teams would get one thread anyway: say so, so work is split for one */
+	return omp_in_parallel() ? 1 : n_threads;
 }
 
 /*
@@ -241,10 +245,10 @@ tfm_gemm(bool transa, bool transb, int M, int N, int K,
 		return;
 	if (!transa && M <= TFM_GEMV_ROWS && K > 0)
 	{
-		tfm_gemv_rows(n_threads, transb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+		tfm_gemv_rows(tfm_get_threads(), transb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 		return;
 	}
-	bli_rntm_set_num_threads(n_threads, &rntm);
+	bli_rntm_set_num_threads(tfm_get_threads(), &rntm);
 	if (M >= SUP_BELOW && N >= SUP_BELOW && K >= SUP_BELOW)
 		bli_rntm_disable_l3_sup(&rntm);
 	bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, M, N, K,

@@ -10,6 +10,7 @@
  * stream); training sets always use it (bf16 training is their contract).
  */
 #include <stdlib.h>
+#include <omp.h>
 
 #include "tfm/blas.h"
 #include "tfm/kquant.h"
@@ -28,7 +29,8 @@ tfm_lowp_set_free(struct tfm_lowp_set *s)
 		s->release(s->packed, s->release_arg);
 	else
 		free(s->packed);
-	free(s->work);
+	for (int i = 0; i < TFM_MAX_THREADS; i++)
+		free(s->work[i]);
 	free(s->act);
 	free(s);
 }
@@ -49,6 +51,21 @@ reserve(void **buf, size_t *cap, size_t need)
 	return true;
 }
 
+/*
+ * The calling thread's work buffer of at least need bytes: a thread of a
+ * parallel region (each running a pass of its own) has one of its own.
+ * NULL if out of memory.
+ */
+static void *
+work_for(struct tfm_lowp_set *s, size_t need)
+{
+	int			t = omp_in_parallel() ? omp_get_thread_num() : 0;
+
+	if (t >= TFM_MAX_THREADS || !reserve(&s->work[t], &s->work_cap[t], need))
+		return NULL;
+	return s->work[t];
+}
+
 bool
 tfm_lowp_linear(const tfm_lowp_entry *e, float *out, const float *inp,
 				const float *b, int N, int in, int o)
@@ -65,6 +82,7 @@ static bool
 linear_kq(const tfm_lowp_entry *e, float *out, const float *inp, const float *b, int N, int in,
 		  int o, tfm_row_fn act)
 {
+	void	   *work;
 	struct tfm_lowp_set *s = e->set;
 	size_t		need = 0;
 	float		beta = 0.0f;
@@ -77,7 +95,7 @@ linear_kq(const tfm_lowp_entry *e, float *out, const float *inp, const float *b,
 
 		need = w > need ? w : need;
 	}
-	if (!reserve(&s->work, &s->work_cap, need))
+	if (!(work = work_for(s, need)))
 		return false;
 	if (b)
 	{
@@ -89,7 +107,7 @@ linear_kq(const tfm_lowp_entry *e, float *out, const float *inp, const float *b,
 		const tfm_kq_part *p = &e->kq[i];
 
 		if (!tfm_kq_gemm(p->type, N, p->cols, in, inp, in, p->blocks, 1.0f, beta,
-						 out + p->col0, o, s->work, tfm_get_threads()))
+						 out + p->col0, o, work, tfm_get_threads()))
 			return false;		/* (the set was made of supported types only) */
 	}
 	if (act)
@@ -109,6 +127,7 @@ static bool
 linear(const tfm_lowp_entry *e, float *out, const float *inp, const float *b, int N, int in,
 	   int o, tfm_row_fn act, bool rows_exact)
 {
+	void	   *work;
 	struct tfm_lowp_set *s;
 	size_t		need;
 	float		beta = 0.0f;
@@ -124,21 +143,21 @@ linear(const tfm_lowp_entry *e, float *out, const float *inp, const float *b, in
 	need = s->prec == TFM_PREC_BF16 ?
 		tfm_bf16_work_bytes(rows_exact && N <= TFM_LOWP_GEMV_ROWS ? TFM_LOWP_GEMV_ROWS + 1 : N, in) :
 		s->prec == TFM_PREC_INT4 ? tfm_int4_work_bytes(N, in) : tfm_int8_work_bytes(N, in);
-	if (!reserve(&s->work, &s->work_cap, need))
+	if (!(work = work_for(s, need)))
 		return false;			/* the fp32 product still works */
 	if (s->prec == TFM_PREC_BF16)
 	{
 		/* the bias and the activation in the product's blocks (AMX) */
 		if (rows_exact)
-			tfm_bf16_gemm_rows(N, o, in, inp, in, &e->b, b, act, out, o, s->work);
+			tfm_bf16_gemm_rows(N, o, in, inp, in, &e->b, b, act, out, o, work);
 		else
-			tfm_bf16_gemm_fused(N, o, in, inp, in, &e->b, b, act, out, o, s->work);
+			tfm_bf16_gemm_fused(N, o, in, inp, in, &e->b, b, act, out, o, work);
 		return true;
 	}
 	if (s->prec == TFM_PREC_INT8)
 	{
 		/* the bias and the activation in the product's blocks */
-		tfm_int8_gemm_fused(N, o, in, inp, in, &e->q, b, act, out, o, s->work);
+		tfm_int8_gemm_fused(N, o, in, inp, in, &e->q, b, act, out, o, work);
 		return true;
 	}
 	if (b)
@@ -147,9 +166,9 @@ linear(const tfm_lowp_entry *e, float *out, const float *inp, const float *b, in
 		beta = 1.0f;
 	}
 	if (s->prec == TFM_PREC_INT4 && rows_exact)
-		tfm_int4_gemm_rows(N, o, in, 1.0f, inp, in, &e->q4, beta, out, o, s->work);
+		tfm_int4_gemm_rows(N, o, in, 1.0f, inp, in, &e->q4, beta, out, o, work);
 	else
-		tfm_int4_gemm(N, o, in, 1.0f, inp, in, &e->q4, beta, out, o, s->work);
+		tfm_int4_gemm(N, o, in, 1.0f, inp, in, &e->q4, beta, out, o, work);
 	if (act)
 		tfm_lowp_rows_apply(act, out, o, N, o);
 	return true;
@@ -173,6 +192,7 @@ bool
 tfm_lowp_linear_backward(const tfm_lowp_entry *e, float *dinp, float beta_in, float *dW,
 						 const float *dout, const float *inp, int N, int in, int o)
 {
+	void	   *work;
 	struct tfm_lowp_set *s;
 	size_t		need = 0;
 
@@ -190,19 +210,19 @@ tfm_lowp_linear_backward(const tfm_lowp_entry *e, float *dinp, float beta_in, fl
 					 e->transposed ? tfm_bf16_pack_bytes(N, in) : tfm_bf16_pack_bytes(N, o)))
 			return false;
 	}
-	if (!reserve(&s->work, &s->work_cap, need))
+	if (!(work = work_for(s, need)))
 		return false;
 
 	/* dinp (N × in) = beta_in·dinp + dout (N × o) · Wᵀ (o × in) */
 	if (dinp)
-		tfm_bf16_gemm(N, in, o, 1.0f, dout, o, &e->bt, beta_in, dinp, in, s->work);
+		tfm_bf16_gemm(N, in, o, 1.0f, dout, o, &e->bt, beta_in, dinp, in, work);
 	if (dW && !e->transposed)
 	{
 		/* dW (in × o) += inpᵀ (in × N, read in place) · dout (N × o) */
 		tfm_bf16_weights dy;
 
 		tfm_bf16_pack(&dy, s->act, dout, o, 1, N, o);
-		tfm_bf16_gemm_strided(in, o, N, 1.0f, inp, 1, in, &dy, 1.0f, dW, o, s->work);
+		tfm_bf16_gemm_strided(in, o, N, 1.0f, inp, 1, in, &dy, 1.0f, dW, o, work);
 	}
 	else if (dW)
 	{
@@ -210,7 +230,7 @@ tfm_lowp_linear_backward(const tfm_lowp_entry *e, float *dinp, float beta_in, fl
 		tfm_bf16_weights x;
 
 		tfm_bf16_pack(&x, s->act, inp, in, 1, N, in);
-		tfm_bf16_gemm_strided(o, in, N, 1.0f, dout, 1, o, &x, 1.0f, dW, in, s->work);
+		tfm_bf16_gemm_strided(o, in, N, 1.0f, dout, 1, o, &x, 1.0f, dW, in, work);
 	}
 	return true;
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tfm/blas.h"
 #include "tfm/lowp.h"
 
 /* columns col0 .. col0 + cols - 1 of a matrix as a GGUF file's blocks
@@ -54,8 +55,12 @@ struct tfm_lowp_set
 	/* a borrowed block (tfm_model_set_precision_from): released, not freed */
 	void		(*release) (void *block, void *arg);
 	void	   *release_arg;
-	void	   *work;			/* the products' work buffer, grown on demand */
-	size_t		work_cap;
+	/*
+	 * the products' work buffers, grown on demand: one a thread of a
+	 * parallel region (tfm_model_forward_lanes), [0] outside one
+	 */
+	void	   *work[TFM_MAX_THREADS];
+	size_t		work_cap[TFM_MAX_THREADS];
 	void	   *act;			/* training: an activation packed as W (dW) */
 	size_t		act_cap;
 	void	   *index;			/* its owner's index of the entries (malloc'd, freed with it) */

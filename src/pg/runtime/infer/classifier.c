@@ -10,6 +10,9 @@
 
 #include "miscadmin.h"
 
+#include "tfm/blas.h"
+#include "tfm/status_codes.h"
+
 #include "tfm/precision.h"
 
 #include "runtime/infer/infer.h"
@@ -98,11 +101,86 @@ cmp_by_len(const void *a, const void *b, void *arg)
 	return x > y ? -1 : (x < y);
 }
 
+/* one varlen pass of a group: its texts order[start .. start + b.B) */
+typedef struct pass
+{
+	tfm_batch	b;
+	int			start;
+	float	   *logits,			/* (B, C) */
+			   *pooled;			/* (B, d) or NULL */
+} pass;
+
+/*
+ * The next pass from order[start]: texts join it while their tokens fit
+ * the budget (at least one), fewer where it would not fit in a share of
+ * tfm.work_mem (lanes: the passes run side by side); its ids (and types)
+ * copied one after the other.
+ */
+static void
+plan_pass(pass *p, tfm_model *m, const TfmModelRow *row, int32 **ids, int32 **types,
+		  const int *lens, const int *order, int start, int n, int lanes, bool want_pooled,
+		  bool token_out)
+{
+	int			T = Max(1, lens[order[start]]); /* the longest of the pass */
+	int64		tokens = T;
+	int			B;
+	size_t		r = 0;
+	int32	   *buf,
+			   *tbuf = NULL;
+	int		   *blens;
+
+	for (B = 1; start + B < n && tokens + lens[order[start + B]] <= varlen_tokens(m); B++)
+		tokens += lens[order[start + B]];
+	while (B > 1 && !tfm_work_mem_fits(m, lanes * tfm_pass_bytes(m, B, T, 0, false, false)))
+		B /= 2;
+	buf = palloc(sizeof(int32) * (size_t) B * T);
+	blens = palloc(sizeof(int) * B);
+	if (types)
+		tbuf = palloc(sizeof(int32) * (size_t) B * T);
+	for (int i = 0; i < B; i++)
+	{
+		int			k = order[start + i];
+
+		blens[i] = lens[k];
+		memcpy(buf + r, ids[k], sizeof(int32) * lens[k]);
+		if (types)
+			memcpy(tbuf + r, types[k], sizeof(int32) * lens[k]);
+		r += lens[k];
+	}
+	memset(p, 0, sizeof(*p));
+	p->b.B = B;
+	p->b.T = T;
+	p->b.input = buf;
+	p->b.lens = blens;
+	p->b.types = tbuf;
+	if (token_out)
+		p->b.token_logits = palloc(sizeof(float) * Max(r, 1) * row->n_labels);
+	p->start = start;
+	p->logits = palloc(sizeof(float) * B * row->n_labels);
+	p->pooled = want_pooled ? palloc(sizeof(float) * B * m->cfg.d_model) : NULL;
+}
+
+static void
+free_pass(pass *p)
+{
+	pfree((void *) p->b.input);
+	pfree((void *) p->b.lens);
+	if (p->b.types)
+		pfree((void *) p->b.types);
+	if (p->b.token_logits)
+		pfree(p->b.token_logits);
+	pfree(p->logits);
+	if (p->pooled)
+		pfree(p->pooled);
+}
+
 /*
  * n inputs (types: their token types, or NULL) through varlen passes of
- * similar lengths (longest first, so the first pass sizes the workspace);
- * each input's probabilities (probs; its logits where raw) or pooled vector
- * (pooled) to its row k, the same bits as its pass alone
+ * similar lengths (longest first, so the first pass sizes the workspace),
+ * tfm.threads passes at a time side by side (tfm_model_forward_lanes)
+ * where a share of tfm.work_mem holds each; each input's probabilities
+ * (probs; its logits where raw) or pooled vector (pooled) to its row k,
+ * the same bits as its pass alone
  */
 static void
 run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, int32 **types, const int *lens,
@@ -111,78 +189,95 @@ run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, int32 **types, con
 	int			C = row->n_labels,
 				d = m->cfg.d_model;
 	int		   *order = palloc(sizeof(int) * Max(n, 1));
-	int		   *blens = palloc(sizeof(int) * Max(n, 1));
-	const int	budget = varlen_tokens(m);
+	pass		group[TFM_MAX_THREADS];
+	float	   *logits[TFM_MAX_THREADS],
+			   *vecs[TFM_MAX_THREADS];
 
 	for (int i = 0; i < n; i++)
 		order[i] = i;
 	qsort_arg(order, n, sizeof(int), cmp_by_len, (void *) lens);
-	for (int start = 0, B = 0; start < n; start += B)
+	for (int start = 0; start < n;)
 	{
-		int			T = Max(1, lens[order[start]]);	/* the longest of the pass */
-		int64		tokens = T;
-		int32	   *buf,
-				   *tbuf = NULL;
-		float	   *tok = NULL;
-		size_t		r = 0;
-		tfm_batch	b;
+		int			lanes = Min(tfm_get_threads(), TFM_MAX_THREADS),
+					g = 0,
+					rc;
 
 		CHECK_FOR_INTERRUPTS();
-		for (B = 1; start + B < n && tokens + lens[order[start + B]] <= budget; B++)
-			tokens += lens[order[start + B]];
-		/* fewer texts where the pass would not fit in tfm.work_mem */
-		while (B > 1 && !tfm_work_mem_fits(m, tfm_pass_bytes(m, B, T, 0, false, false)))
-			B /= 2;
-		tfm_work_mem_check(m, tfm_pass_bytes(m, B, T, 0, false, false), "running", row->name,
-						   "the length of the input");
-		buf = palloc(sizeof(int32) * (size_t) B * T);
-		if (types)
-			tbuf = palloc(sizeof(int32) * (size_t) B * T);
-		for (int i = 0; i < B; i++)
+		/* as many lanes as a share of tfm.work_mem holds the longest pass in */
+		while (lanes > 1 &&
+			   !tfm_work_mem_fits(m, lanes * tfm_pass_bytes(m, 1, Max(1, lens[order[start]]),
+															 0, false, false)))
+			lanes--;
+		tfm_work_mem_check(m, tfm_pass_bytes(m, 1, Max(1, lens[order[start]]), 0, false, false),
+						   "running", row->name, "the length of the input");
+		for (; g < lanes && start < n; g++)
 		{
-			int			k = order[start + i];
-
-			blens[i] = lens[k];
-			memcpy(buf + r, ids[k], sizeof(int32) * lens[k]);
-			if (types)
-				memcpy(tbuf + r, types[k], sizeof(int32) * lens[k]);
-			r += lens[k];
+			plan_pass(&group[g], m, row, ids, types, lens, order, start, n, lanes,
+					  pooled != NULL, token_out != NULL);
+			start += group[g].b.B;
+			logits[g] = group[g].logits;
+			vecs[g] = group[g].pooled;
 		}
-		memset(&b, 0, sizeof(b));
-		b.B = B;
-		b.T = T;
-		b.input = buf;
-		b.lens = blens;
-		b.types = tbuf;
-		if (token_out)
-			b.token_logits = tok = palloc(sizeof(float) * Max(r, 1) * C);
-		tfm_check_pass(tfm_model_forward(m, &b, false, 0), row->name);
-		r = 0;
-		for (int i = 0; i < B; i++)
+		if (g == 1)
 		{
-			int			k = order[start + i];
+			/* one pass: on the model's own workspace, polled between blocks */
+			pass	   *p = &group[0];
 
-			if (token_out)
-				memcpy(token_out[k], tok + r * C, sizeof(float) * lens[k] * C);
-			r += lens[k];
-
-			if (probs)
+			rc = tfm_model_forward(m, &p->b, false, 0);
+			if (rc == 0)
 			{
-				memcpy(probs + (size_t) k * C, m->logits + (size_t) i * C, sizeof(float) * C);
-				if (!raw)
-					tfm_softmax_rows(probs + (size_t) k * C, 1, C);
+				memcpy(p->logits, m->logits, sizeof(float) * p->b.B * C);
+				if (p->pooled)
+					memcpy(p->pooled, m->pooled, sizeof(float) * p->b.B * d);
 			}
-			if (pooled)
-				memcpy(pooled + (size_t) k * d, m->pooled + (size_t) i * d, sizeof(float) * d);
 		}
-		pfree(buf);
-		if (tbuf)
-			pfree(tbuf);
-		if (tok)
-			pfree(tok);
+		else
+		{
+			tfm_batch	b[TFM_MAX_THREADS];
+
+			for (int i = 0; i < g; i++)
+				b[i] = group[i].b;
+
+			/*
+			 * The lanes' threads run no PostgreSQL code: they stop at an
+			 * interrupt, which is served here; a pass stopped by one that
+			 * did not end the call runs again.  (Where interrupts are held
+			 * off, serving them would not clear the flag: no stops then.)
+			 */
+			while ((rc = tfm_model_forward_lanes(m, b, g, logits, vecs,
+												 INTERRUPTS_CAN_BE_PROCESSED() ?
+												 (const volatile int *) &InterruptPending :
+												 NULL)) == TFM_ECANCELED)
+				CHECK_FOR_INTERRUPTS();
+		}
+		tfm_check_pass(rc, row->name);
+		for (int q = 0; q < g; q++)
+		{
+			pass	   *p = &group[q];
+			size_t		r = 0;
+
+			for (int i = 0; i < p->b.B; i++)
+			{
+				int			k = order[p->start + i];
+
+				if (token_out)
+					memcpy(token_out[k], p->b.token_logits + r * C, sizeof(float) * lens[k] * C);
+				r += lens[k];
+				if (probs)
+				{
+					memcpy(probs + (size_t) k * C, p->logits + (size_t) i * C, sizeof(float) * C);
+					if (!raw)
+						tfm_softmax_rows(probs + (size_t) k * C, 1, C);
+				}
+				if (pooled)
+					memcpy(pooled + (size_t) k * d, p->pooled + (size_t) i * d, sizeof(float) * d);
+			}
+			free_pass(p);
+		}
 	}
+	/* the lanes' workspaces are not kept past the call: only the model's own is */
+	tfm_model_free_lanes(m);
 	pfree(order);
-	pfree(blens);
 }
 
 void
