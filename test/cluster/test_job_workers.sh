@@ -190,12 +190,14 @@ echo "  two workers share one job's backfill, one output per row"
 "${PSQL[@]}" >/dev/null <<'SQL'
 CREATE TABLE jw_big (id int PRIMARY KEY, body text);
 INSERT INTO jw_big SELECT i, repeat(chr(97 + i % 26) || ' big ' || i || ' wave ', 2 + i % 5)
-  FROM generate_series(1, 4000) i;
+  FROM generate_series(1, 12000) i;
 SELECT tfm_job_create('jw_big_p', 'jw_big', 'body', 'jw_enc', 'predict_proba', options => '{"batch": 8}') IS NOT NULL;
 SQL
 wait_for "two workers on jw_big_p" \
   "SELECT count(DISTINCT pid) = 2 FROM tfm.job_workers WHERE job = 'jw_big_p' AND state = 'running'"
 # a cancel and a terminate in the middle: the batch in flight rolls back, the work goes on
+# (12,000 rows: with 4,000 the two workers once finished within the half
+# second between the two signals, and no worker was left to terminate)
 # (each signal in the statement that finds a live worker: a pid read first
 # may have exited by the time it is signalled, and that warns in the log)
 live="FROM tfm.job_workers w JOIN pg_stat_activity a USING (pid) WHERE w.job = 'jw_big_p'"
@@ -206,7 +208,7 @@ sleep 0.5
   || fail "no live worker of jw_big_p to terminate"
 wait_for "the backfill of jw_big_p" \
   "SELECT $(in_step jw_big_p jw_big s.body) AND (SELECT rows_pending = 0 FROM tfm.jobs WHERE name = 'jw_big_p')"
-[ "$(q "SELECT count(*) FROM jw_big_p")" = 4000 ] || fail "jw_big_p: not 4000 outputs"
+[ "$(q "SELECT count(*) FROM jw_big_p")" = 12000 ] || fail "jw_big_p: not 12000 outputs"
 
 echo "  a job dropped while the workers run its batches: no deadlock"
 # 0.5 before the fix: the drop took the source's lock (DROP TRIGGER) and
@@ -223,11 +225,11 @@ fi
   || fail "queue rows of a dropped job left behind"
 
 echo "  a server restart (a crash) resumes the work"
-q "INSERT INTO jw_big SELECT i, 'after ' || i FROM generate_series(4001, 4400) i" >/dev/null
+q "INSERT INTO jw_big SELECT i, 'after ' || i FROM generate_series(12001, 12400) i" >/dev/null
 cluster_restart
 wait_for "the server after the restart" "SELECT true"
 wait_for "jw_big_p after the restart" "SELECT $(in_step jw_big_p jw_big s.body)"
-[ "$(q "SELECT count(*) FROM jw_big_p")" = 4400 ] || fail "jw_big_p: not 4400 outputs after the restart"
+[ "$(q "SELECT count(*) FROM jw_big_p")" = 12400 ] || fail "jw_big_p: not 12400 outputs after the restart"
 
 echo "  DROP DATABASE with a worker connected to it"
 psql -X -q -d postgres -c "CREATE DATABASE ${DB}_2" >/dev/null
