@@ -15,7 +15,10 @@
  * rows (its values are made from the blocks at load, kept_values.c).  It
  * is checked as soon as it is read, and its float32 values' memory given
  * back then; the model is made blank (tfm's initial values only for what
- * the file lacks), so an import takes about its file's size in memory.
+ * the file lacks); a server file's blocks are read again, a tensor at a
+ * time, when the rows are written (their hash checked against the bytes
+ * that were checked), so an import holds the float32 values that are not
+ * blocks and a few tensors' bytes, not the file.
  *
  * A bytea is read in place; a server file through its descriptor, the
  * header first (growing up to TFM_GGUF_MAX_HEADER bytes), then each
@@ -27,6 +30,7 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include "common/hashfn.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
@@ -67,6 +71,11 @@ typedef struct GgufSource
 	bool	   *exact;			/* each the exact dequantization of its blocks */
 	bool	   *released;		/* its values' memory given back (check_kept) */
 	uint64		kept_bytes;		/* the blocks kept in all */
+	/* a server file's kept blocks, read again as the rows are written: */
+	uint64	   *offsets;		/* per row: its tensor's place in the file */
+	uint64	   *hashes;			/* and its bytes' hash when they were checked */
+	uint8	   *reread;			/* the buffer they are read into */
+	uint64		reread_cap;
 } GgufSource;
 
 static void
@@ -112,6 +121,45 @@ parse_header(GgufSource *s)
 	s->f_guard = tfm_guard(free_gguf, s->f);
 }
 
+/* a 64-bit hash of len bytes (hash_bytes_extended a gigabyte at a time) */
+static uint64
+blocks_hash(const uint8 *p, uint64 len)
+{
+	uint64		h = len;
+
+	for (uint64 off = 0; off < len; off += (uint64) 1 << 30)
+		h = hash_bytes_extended(p + off, (int) Min(len - off, (uint64) 1 << 30), h);
+	return h;
+}
+
+/*
+ * A kept tensor's blocks read again from the file when the rows are
+ * written (tfm_gguf_tensors_store), into one buffer: the same bytes as
+ * checked, or an error (the file changed under the import)
+ */
+static const uint8 *
+gguf_reread(void *arg, int i)
+{
+	GgufSource *s = arg;
+	const TfmGgufTensorRow *r = &s->rows[i];
+	const uint8 *b;
+
+	if (r->bytes > s->reread_cap)
+	{
+		if (s->reread)
+			pfree(s->reread);
+		s->reread = palloc_extended(Max(r->bytes, 1), MCXT_ALLOC_HUGE);
+		s->reread_cap = r->bytes;
+	}
+	b = tfm_file_read(&s->file, s->offsets[i], r->bytes, s->reread);
+	if (blocks_hash(b, r->bytes) != s->hashes[i])
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("cannot import %s: its tensor \"%s\" changed while it was imported",
+						s->what, r->gguf_name)));
+	return b;
+}
+
 /*
  * What became of tensor t (its bytes at src): its blocks of a kept type
  * kept as the file has them where they are columns of a matrix of m
@@ -140,16 +188,24 @@ record(GgufSource *s, const tfm_model *m, tfm_hf_map *map, const tfm_gguf_tensor
 	}
 	if (r->rows_only || tfm_gguf_kept_place(&k, &heads, m, map, &s->p, t))
 	{
-		uint8	   *b = palloc_extended(Max(t->bytes, 1), MCXT_ALLOC_HUGE);
-
-		memcpy(b, src, t->bytes);
 		r->kept = true;
 		r->first_column = k.col0;
 		r->columns = k.cols;
 		r->inputs = k.K;
 		r->rope_heads = heads;
-		r->blocks = b;
+		/*
+		 * A bytea's blocks stay where they are; a file's are read again
+		 * when the rows are written (gguf_reread), so that an import holds
+		 * one tensor's blocks at a time, not the file's: these are theirs
+		 * only while the tensor is checked (check_kept)
+		 */
+		r->blocks = src;
 		r->bytes = t->bytes;
+		if (!s->file.mem)
+		{
+			s->offsets[s->n_rows - 1] = s->f->data_start + t->offset;
+			s->hashes[s->n_rows - 1] = blocks_hash(src, t->bytes);
+		}
 	}
 }
 
@@ -217,7 +273,8 @@ gguf_stored(int32 model_id, int64 version, void *arg)
 {
 	GgufSource *s = arg;
 
-	tfm_gguf_tensors_store(model_id, version, s->rows, s->n_rows, (uint64) tfm_gguf_row_bytes * 1024);
+	tfm_gguf_tensors_store(model_id, version, s->rows, s->n_rows, (uint64) tfm_gguf_row_bytes * 1024,
+						   gguf_reread, s);
 }
 
 static tfm_precision
@@ -236,6 +293,8 @@ gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 		tfm_raise_code(TFM_ENOMEM, "out of memory");
 	gm = tfm_guard((void (*) (void *)) tfm_hf_map_free, map);
 	s->rows = palloc0(sizeof(TfmGgufTensorRow) * Max(s->f->n_tensors, 1));
+	s->offsets = palloc0(sizeof(uint64) * Max(s->f->n_tensors, 1));
+	s->hashes = palloc0(sizeof(uint64) * Max(s->f->n_tensors, 1));
 	s->n_rows = 0;
 	s->loaded = palloc0(sizeof(bool) * Max(m->n_tensors, 1));
 	s->covered = palloc0(sizeof(size_t) * Max(m->n_tensors, 1));
@@ -274,6 +333,8 @@ gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 				  psprintf("cannot import %s", s->what));
 		record(s, m, map, t, src);
 		check_kept(s, m, &s->rows[s->n_rows - 1]);
+		if (!s->file.mem)
+			s->rows[s->n_rows - 1].blocks = NULL;	/* buf's: read again (gguf_reread) */
 		{
 			const tfm_param_info *p = s->rows[s->n_rows - 1].tensor ?
 			tfm_model_find(m, s->rows[s->n_rows - 1].tensor) : NULL;

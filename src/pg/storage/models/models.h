@@ -187,9 +187,15 @@ typedef struct TfmGgufTensorRow
 	const uint8 *blocks;
 	uint64		bytes;
 } TfmGgufTensorRow;
-/* blocks over part_bytes (tfm.gguf_row_bytes) stored in parts of whole rows */
+/*
+ * Blocks over part_bytes (tfm.gguf_row_bytes) stored in parts of whole
+ * rows.  A kept row without blocks in memory has them from
+ * read_blocks(arg, i) (an import reads them again from its file, one
+ * tensor at a time: the pointer need last until the next call).
+ */
+typedef const uint8 *(*TfmGgufBlocksFn) (void *arg, int i);
 void		tfm_gguf_tensors_store(int32 model_id, int64 version, const TfmGgufTensorRow *rows, int n,
-								   uint64 part_bytes);
+								   uint64 part_bytes, TfmGgufBlocksFn read_blocks, void *arg);
 /* the kept rows of (model, version), palloc'd in the current context: their count */
 int			tfm_gguf_kept_read(int32 model_id, int64 version, TfmGgufTensorRow **rows);
 /* the rows of (source, its version) as the target's, of the target's version (tfm_copy_model) */
