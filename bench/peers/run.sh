@@ -62,7 +62,7 @@
 #               rounds interleaved (--rounds pairs, each one timed call
 #               after an untimed one) on a machine others may share.  Not in
 #               CI: the file takes minutes to write and ~2.5 GB of memory.
-#               The import's backend peaks at ~3.3 GB (doc/performance.md,
+#               The import's backend peaks at ~1.9 GB (doc/performance.md,
 #               "The import at the file's size"); a refused import makes the
 #               table say so, and the llama.cpp rows run alone.
 #               1b: a Llama-3.2-1B-shaped file (hidden 2048, 16 layers, 32
