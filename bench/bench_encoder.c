@@ -70,7 +70,7 @@ run_passes(tfm_model *m, const int32_t *ids, int *lens, int batch, int len, int 
 			out[n++] = pooled + (size_t) s * m->cfg.d_model;
 			s += p->B;
 		}
-		if (tfm_model_forward_lanes(m, b, n, NULL, out, NULL) != 0)
+		if (tfm_model_forward_lanes(m, b, n, NULL, out, NULL, NULL) != 0)
 		{
 			fprintf(stderr, "forward failed\n");
 			return -1;

@@ -520,17 +520,19 @@ int			tfm_model_forward(tfm_model *m, const tfm_batch *batch,
  * go to logits[i] and its pooled vectors (B, d_model) to pooled[i] (either
  * array, or an element, may be NULL; a token head's rows go to its
  * batch's token_logits), the same bits as tfm_model_forward of it alone.
- * m->poll is not called: where stop (the host's interrupt flag, or NULL)
- * reads nonzero between two blocks, the passes stop and return
- * TFM_ECANCELED (the caller then polls, and calls again if that did not
- * end the call).  Returns 0, or the lowest status among the passes (the
- * others still ran).
+ * m->poll is not called: where stop (the host's cancel flag, or NULL)
+ * reads nonzero between two blocks, the passes stop with TFM_ECANCELED
+ * (the caller then polls, and runs again those that stopped if that did
+ * not end the call).  Pass i's status to status[i] (status may be NULL);
+ * returns 0, or the lowest status among the passes (the others still ran).
  */
 int			tfm_model_forward_lanes(tfm_model *m, const tfm_batch *b, int n,
 									float *const *logits, float *const *pooled,
-									const volatile int *stop);
+									const volatile int *stop, int *status);
 /* frees the lanes' workspaces (tfm_model_free and tfm_model_trim do) */
 void		tfm_model_free_lanes(tfm_model *m);
+/* the bytes of the activation workspaces m keeps between passes: its own and its lanes' */
+size_t		tfm_model_held_bytes(const tfm_model *m);
 
 /*
  * Loss of the last forward pass against the batch's targets: returns the sum

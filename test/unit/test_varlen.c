@@ -10,7 +10,13 @@
  * the varlen pass computes the same function; bad lengths are refused.
  * TFM_SGEMM_FORCE=portable (make unittest) runs it on the plain-C kernel.
  */
+#define _GNU_SOURCE
+#include <dirent.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "tfm/blas.h"
@@ -96,10 +102,15 @@ lanes_differ(tfm_model *m, const char *what, const float *alone_l, const float *
 		lo[p] = malloc(sizeof(float) * sizes[p] * C);
 		po[p] = malloc(sizeof(float) * sizes[p] * d);
 	}
-	CHECK(tfm_model_forward_lanes(m, b, 7, lo, po, &stop) == TFM_ECANCELED,
-		  "%s: passes side by side stopped", what);
-	stop = 0;
-	CHECK(tfm_model_forward_lanes(m, b, 7, lo, po, &stop) == 0, "%s: passes side by side", what);
+	{
+		int			st[7];
+
+		CHECK(tfm_model_forward_lanes(m, b, 7, lo, po, &stop, st) == TFM_ECANCELED &&
+			  st[0] == TFM_ECANCELED && st[6] == TFM_ECANCELED, "%s: passes side by side stopped", what);
+		stop = 0;
+		CHECK(tfm_model_forward_lanes(m, b, 7, lo, po, &stop, st) == 0 && st[0] == 0 && st[6] == 0,
+			  "%s: passes side by side", what);
+	}
 	for (int p = 0, t = 0; p < 7; t += sizes[p++])
 	{
 		for (int i = 0; i < sizes[p]; i++)
@@ -111,6 +122,92 @@ lanes_differ(tfm_model *m, const char *what, const float *alone_l, const float *
 	}
 	free(in);
 	return bad;
+}
+
+/*
+ * The threads the core's parallel regions run on never take the process's
+ * signals (a PostgreSQL backend's handlers must not run on them): after
+ * teams of every size a product or a group of passes asks for at 4
+ * threads (2 panels, a few rows, 2 passes side by side), then a whole
+ * team again, every thread but the main one blocks every signal.  libgomp
+ * ends a pool's threads past a smaller team and starts the next whole
+ * team's afresh, with the caller's mask, unless no team is smaller.
+ */
+static void
+test_signal_masks(tfm_model *m)
+{
+	DIR		   *d;
+	struct dirent *e;
+	int			threads = 0,
+				open_ = 0;
+	float	   *A = calloc(64 * 512, sizeof(float)),
+			   *B = calloc(512 * 512, sizeof(float)),
+			   *C = calloc(64 * 512, sizeof(float));
+	char		self[64];
+	sigset_t	none,
+				old;
+
+	/* the caller's mask unblocked, as a backend's */
+	sigemptyset(&none);
+	pthread_sigmask(SIG_SETMASK, &none, &old);
+	tfm_set_threads(4);
+	tfm_gemm_rows(64, 64, 512, A, 512, B, 512, 0.0f, C, 512);	/* 2 panels */
+	tfm_gemm(false, false, 3, 512, 512, 1.0f, A, 512, B, 512, 0.0f, C, 512);	/* a few rows */
+	{
+		tfm_batch	b[2];
+		float		po[2][512];
+		float	   *pp[2] = {po[0], po[1]};
+
+		memset(b, 0, sizeof(b));
+		for (int i = 0; i < 2; i++)
+		{
+			b[i].B = 1;
+			b[i].T = lens[i];
+			b[i].input = ids[i];
+			b[i].lens = &lens[i];
+		}
+		CHECK(tfm_model_forward_lanes(m, b, 2, NULL, pp, NULL, NULL) == 0, "two passes side by side");
+	}
+	tfm_gemm_rows(64, 512, 512, A, 512, B, 512, 0.0f, C, 512);	/* the whole team */
+	snprintf(self, sizeof(self), "%ld", (long) syscall(SYS_gettid));
+	d = opendir("/proc/self/task");
+	while (d && (e = readdir(d)))
+	{
+		char		path[300],
+					line[256];
+		FILE	   *f;
+
+		if (e->d_name[0] == '.' || strcmp(e->d_name, self) == 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (strncmp(line, "SigBlk:", 7) == 0)
+			{
+				unsigned long long blk = strtoull(line + 7, NULL, 16);
+				const int	sigs[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGALRM, SIGUSR1, SIGUSR2,
+				SIGCHLD, SIGPIPE, SIGURG};
+
+				threads++;
+				/* the signals a backend handles (bit s - 1 of the mask): all blocked */
+				for (int i = 0; i < (int) (sizeof(sigs) / sizeof(sigs[0])); i++)
+					if (!(blk & (1ULL << (sigs[i] - 1))))
+					{
+						open_++;
+						break;
+					}
+			}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	CHECK(threads >= 3 && open_ == 0, "the pool's %d threads block every signal (%d do not)",
+		  threads, open_);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	free(A);
+	free(B);
+	free(C);
 }
 
 static void
@@ -441,6 +538,24 @@ main(void)
 					test_model(what, &c, (tfm_precision) p, fb);
 				}
 		}
+	}
+	{
+		tfm_model  *m;
+
+		/* a fresh process's pool: its first team started by tfm_set_threads(4) */
+		tfm_config_defaults(&c, TFM_TASK_CLASSIFY);
+		c.vocab = 200;
+		c.d_model = 64;
+		c.heads = 4;
+		c.enc_layers = 1;
+		c.d_ff = 128;
+		c.max_len = MAXLEN + 2;
+		c.n_classes = 3;
+		c.pad_id = 0;
+		m = tfm_model_create(&c);
+		tfm_model_init(m, 5);
+		test_signal_masks(m);
+		tfm_model_free(m);
 	}
 	printf("row-exact products: %s kernel\n", tfm_gemm_rows_kernel());
 	return check_summary("test_varlen");

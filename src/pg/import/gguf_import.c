@@ -275,6 +275,9 @@ gguf_stored(int32 model_id, int64 version, void *arg)
 
 	tfm_gguf_tensors_store(model_id, version, s->rows, s->n_rows, (uint64) tfm_gguf_row_bytes * 1024,
 						   gguf_reread, s);
+	/* (the buffer was SPI's, freed with it) */
+	s->reread = NULL;
+	s->reread_cap = 0;
 }
 
 static tfm_precision

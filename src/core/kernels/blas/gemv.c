@@ -305,7 +305,8 @@ tfm_gemv_rows(int threads, bool transb, int M, int N, int K, float alpha,
 			axpy_cols(M, K, alpha, A, lda, B, ldb, beta, C, ldc, 0, N);
 		return;
 	}
-#pragma omp parallel for num_threads(tasks) schedule(static)
+	/* the whole team, the threads past the tasks idle (sgemm_rows.c says why) */
+#pragma omp parallel for num_threads(threads) schedule(static)
 	for (int t = 0; t < tasks; t++)
 	{
 		int			per = ((N + 15) / 16 + tasks - 1) / tasks * 16;

@@ -68,18 +68,19 @@ kernel(void)
 	if (!chosen)
 	{
 		const char *env = getenv("TFM_SGEMM_FORCE");
+		sr_kernel_fn k = sr_kernel_c;
 
-		chosen = sr_kernel_c;
 #if defined(__x86_64__)
 		if (!(env && strcmp(env, "portable") == 0) && !forced_portable &&
 			__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-			chosen = sr_kernel_avx2;
-		if (chosen == sr_kernel_avx2 && !(env && strcmp(env, "avx2") == 0) &&
+			k = sr_kernel_avx2;
+		if (k == sr_kernel_avx2 && !(env && strcmp(env, "avx2") == 0) &&
 			__builtin_cpu_supports("avx512f"))
-			chosen = sr_kernel_avx512;
+			k = sr_kernel_avx512;
 #else
 		(void) env;
 #endif
+		chosen = k;				/* once decided: never a value on the way */
 	}
 	return chosen;
 }
@@ -217,9 +218,14 @@ rows_product(int M, int N, int K, const float *A, int lda, const float *B, int l
 		add = true;
 		bias = NULL;
 	}
-	if (threads > panels)
-		threads = panels;
-	if (2.0 * M * N * K < 2e5)
+	/*
+	 * Fewer panels than threads: the team stays whole, the threads past
+	 * the panels idle (p0 == p1).  A team smaller than the last one makes
+	 * libgomp end the pool's other threads, and the next whole team starts
+	 * new ones with the caller's signal mask, signals unblocked: a
+	 * PostgreSQL backend's handlers could then run on them.
+	 */
+	if (panels < 2 || 2.0 * M * N * K < 2e5)
 		threads = 1;
 	if (!direct && !Bp)
 		buf = aligned_alloc(64, (size_t) threads * gp * K * nr * sizeof(float));

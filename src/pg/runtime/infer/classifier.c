@@ -175,6 +175,57 @@ free_pass(pass *p)
 }
 
 /*
+ * The g passes of a group side by side (tfm_model_forward_lanes).  Their
+ * threads run no PostgreSQL code: they stop at a cancel or a statement
+ * timeout (QueryCancelPending), which is served here; if serving it did
+ * not end the call, the passes that stopped run again (those that ended
+ * are kept).  Other interrupts wait for the group's end.  Where interrupts
+ * are held off, or the flag stays set once served, nothing stops them.
+ */
+static int
+run_lanes(tfm_model *m, pass *group, int g, float **logits, float **vecs)
+{
+	tfm_batch	b[TFM_MAX_THREADS];
+	float	   *lo[TFM_MAX_THREADS],
+			   *po[TFM_MAX_THREADS];
+	int			status[TFM_MAX_THREADS],
+				idx[TFM_MAX_THREADS],
+				n = g;
+	bool		stops = INTERRUPTS_CAN_BE_PROCESSED();
+
+	for (int i = 0; i < g; i++)
+		idx[i] = i;
+	for (;;)
+	{
+		int			rc,
+					left = 0;
+
+		for (int i = 0; i < n; i++)
+		{
+			b[i] = group[idx[i]].b;
+			lo[i] = logits[idx[i]];
+			po[i] = vecs[idx[i]];
+		}
+		rc = tfm_model_forward_lanes(m, b, n, lo, po,
+									 stops ? (const volatile int *) &QueryCancelPending : NULL,
+									 status);
+		if (rc != TFM_ECANCELED)
+			return rc;
+		CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < n; i++)
+			if (status[i] == TFM_ECANCELED)
+				idx[left++] = idx[i];
+			else if (status[i] != 0)
+				return status[i];
+		n = left;
+		if (n == 0)
+			return 0;
+		/* a flag that serving did not clear would stop every run: none then */
+		stops = stops && !QueryCancelPending;
+	}
+}
+
+/*
  * n inputs (types: their token types, or NULL) through varlen passes of
  * similar lengths (longest first, so the first pass sizes the workspace),
  * tfm.threads passes at a time side by side (tfm_model_forward_lanes)
@@ -232,24 +283,7 @@ run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, int32 **types, con
 			}
 		}
 		else
-		{
-			tfm_batch	b[TFM_MAX_THREADS];
-
-			for (int i = 0; i < g; i++)
-				b[i] = group[i].b;
-
-			/*
-			 * The lanes' threads run no PostgreSQL code: they stop at an
-			 * interrupt, which is served here; a pass stopped by one that
-			 * did not end the call runs again.  (Where interrupts are held
-			 * off, serving them would not clear the flag: no stops then.)
-			 */
-			while ((rc = tfm_model_forward_lanes(m, b, g, logits, vecs,
-												 INTERRUPTS_CAN_BE_PROCESSED() ?
-												 (const volatile int *) &InterruptPending :
-												 NULL)) == TFM_ECANCELED)
-				CHECK_FOR_INTERRUPTS();
-		}
+			rc = run_lanes(m, group, g, logits, vecs);
 		tfm_check_pass(rc, row->name);
 		for (int q = 0; q < g; q++)
 		{
@@ -277,9 +311,11 @@ run_passes(tfm_model *m, const TfmModelRow *row, int32 **ids, int32 **types, con
 	}
 	/*
 	 * The lanes' workspaces stay with the cached model, as its own does
-	 * (made afresh each call, 32 texts at bf16 ran 16% slower): up to
-	 * tfm.threads of them, each within its share of tfm.work_mem.
+	 * (made afresh each call, 32 texts at bf16 ran 16% slower), while
+	 * with it they fit in tfm.work_mem
 	 */
+	if (tfm_model_held_bytes(m) > tfm_work_mem_bytes())
+		tfm_model_free_lanes(m);
 	pfree(order);
 }
 
