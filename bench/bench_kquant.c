@@ -217,10 +217,10 @@ main(int argc, char **argv)
 				double		start;
 
 				for (int p = 0; p < 4; p++)
-					if (have[p] && (p < 3 || (t != 8 && M >= 1)))
+					if (have[p])
 						product(p, t, M, N, K, W, wb, act, act_tile, ab, C[p]);
 				for (int p = 1; p < 4; p++)
-					if (have[p] && (p < 3 || t != 8) && memcmp(C[p], C[0], sizeof(float) * (size_t) M * N) != 0)
+					if (have[p] && memcmp(C[p], C[0], sizeof(float) * (size_t) M * N) != 0)
 					{
 						fprintf(stderr, "bench_kquant: %s differs from the reference (%s, M %d)\n",
 								names[p], type_names[ti], M);
@@ -230,7 +230,7 @@ main(int argc, char **argv)
 				while (reps < MAX_REPS && (reps < 3 || now() - start < seconds))
 				{
 					for (int p = 0; p < 4; p++)
-						if (have[p] && (p < 3 || t != 8))
+						if (have[p])
 						{
 							double		t0 = now();
 
@@ -240,7 +240,7 @@ main(int argc, char **argv)
 					reps++;
 				}
 				for (int p = 0; p < 4; p++)
-					if (have[p] && (p < 3 || t != 8))
+					if (have[p])
 					{
 						timing		tm = summarise(times[p], reps);
 
@@ -251,7 +251,7 @@ main(int argc, char **argv)
 					printf("  avx2 %6.1f", t_med[1]);
 				if (have[2])
 					printf("  avx512vnni %6.1f (%.2fx avx2)", t_med[2], have[1] ? t_med[2] / t_med[1] : 0.0);
-				if (have[3] && t != 8)
+				if (have[3])
 					printf("  panel %6.1f (%.2fx avx512vnni)", t_med[3], t_med[3] / t_med[2]);
 				printf("\n");
 				printf("RESULT type=%s m=%d k=%d n=%d ref=%.2f avx2=%.2f avx512=%.2f panel=%.2f\n", type_names[ti],

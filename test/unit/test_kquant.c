@@ -606,7 +606,8 @@ guarded(size_t n, void **map, size_t *mapped)
 }
 
 /*
- * prefill's panels at their edges: K one block (256), N under one group of
+ * prefill's panels at their edges (Q4_K, Q5_K, Q6_K and Q8_0, which runs
+ * them from one row): K one block (256), N under one group of
  * 16 columns or one past it, M at the panels' thresholds, the weights, the
  * activations and the outputs each ending at an unreadable page; every
  * output the row-by-row dots' bits
@@ -614,9 +615,9 @@ guarded(size_t n, void **map, size_t *mapped)
 static void
 test_gemm_edges(void)
 {
-	static const int shapes[][3] = {{8, 1, 256}, {12, 1, 256}, {8, 17, 256}, {13, 15, 256}, {9, 16, 512}};
+	static const int shapes[][3] = {{1, 17, 256}, {8, 1, 256}, {12, 1, 256}, {8, 17, 256}, {13, 15, 256}, {9, 16, 512}};
 
-	for (int ti = 0; ti < 3; ti++)
+	for (int ti = 0; ti < 4; ti++)
 		for (size_t si = 0; si < sizeof(shapes) / sizeof(shapes[0]); si++)
 		{
 			const uint32_t t = TYPES[ti];
@@ -637,17 +638,22 @@ test_gemm_edges(void)
 				CHECK(0, "mmap");
 				return;
 			}
-			random_blocks(w, t, N * K / 256, 0);
+			random_blocks(w, t, N * K / block_values(t), 0);
 			for (int i = 0; i < M * K; i++)
 				a[i] = uniform();
 			CHECK(tfm_kq_gemm(t, M, N, K, a, K, w, 1.0f, 0.0f, c, N, work, 1), "%s gemm %dx%dx%d", NAMES[ti], M, N, K);
 			for (int i = 0; i < M; i++)
 			{
 				tfm_block_q8_K yk[2];
+				tfm_block_q8_0 y0[16];
 
-				tfm_kq_quantize_q8_K(a + i * K, yk, K);
+				if (t == 8)
+					tfm_kq_quantize_q8_0(a + i * K, y0, K);
+				else
+					tfm_kq_quantize_q8_K(a + i * K, yk, K);
 				for (int j = 0; j < N; j++)
-					exact += c[i * N + j] == tfm_kq_dot_ref(t, K, w + j * rb, yk);
+					exact += c[i * N + j] == tfm_kq_dot_ref(t, K, w + j * rb, t == 8 ? (const void *) y0 :
+															(const void *) yk);
 			}
 			CHECK(exact == M * N, "%s gemm %dx%dx%d at its buffers' ends: %d of %d equal to the row-by-row dots",
 				  NAMES[ti], M, N, K, exact, M * N);

@@ -10,9 +10,9 @@
  * (Q4_K, Q5_K and Q6_K: each weight block unpacked once for the rows, each
  * activation block read once for the columns, the columns' float steps in
  * one vector), and prefill's products (Q4_K and Q5_K from
- * KQ_PANEL_MIN_ROWS rows, Q6_K from KQ_PANEL_MIN_ROWS_Q6) as panels of
- * KQ_PANEL_COLS columns in the vector lanes over all the rows
- * (kquant_panel_avx512.c); the AVX2 path unpacks each weight block once
+ * KQ_PANEL_MIN_ROWS rows, Q6_K from KQ_PANEL_MIN_ROWS_Q6, Q8_0 from one
+ * row) as panels of KQ_PANEL_COLS columns in the vector lanes over all
+ * the rows (kquant_panel_avx512.c); the AVX2 path unpacks each weight block once
  * for KQ_ROWS rows, the reference runs one dot product per row.
  */
 #include <omp.h>
@@ -216,7 +216,8 @@ tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
 			tfm_kq_quantize_q8_K(A + i * lda, (tfm_block_q8_K *) (act + i * ab), K);
 	}
 #if !defined(__aarch64__)
-	if (path == 2 && t != KQ_Q8_0 && M >= (t == KQ_Q6_K ? KQ_PANEL_MIN_ROWS_Q6 : KQ_PANEL_MIN_ROWS))
+	if (path == 2 && M >= (t == KQ_Q6_K ? KQ_PANEL_MIN_ROWS_Q6 : t == KQ_Q8_0 ? KQ_PANEL_MIN_ROWS_Q8 :
+						   KQ_PANEL_MIN_ROWS))
 	{
 		/* prefill: groups of KQ_PANEL_COLS columns in the lanes, all M rows */
 		run_groups(kq_panel_avx512, (N + KQ_PANEL_COLS - 1) / KQ_PANEL_COLS, threads, flops,

@@ -10,8 +10,11 @@
  * in its own lane, vpmulld scales it, the mins (Q4_K, Q5_K) or the −32
  * offset (Q6_K) by vpdpwssd against the bsums, then the reference's float
  * step (kquant_internal.h) for the sixteen columns in one vector, lane by
- * lane the same operations in the same order: no horizontal sums.  The
- * integer sums are exact, so every output equals tfm_kq_dot_ref's bits.
+ * lane the same operations in the same order: no horizontal sums.  Q8_0
+ * (blocks of 32 signed values against Q8_0 activations) the same way, its
+ * activations offset by 128 to be vpdpbusd's unsigned operand and 128 ·
+ * each column's sum taken off.  The integer sums are exact, so every
+ * output equals tfm_kq_dot_ref's bits.
  * The activations are in their own order (no kq_act_order_avx512).
  */
 #include <immintrin.h>
@@ -173,6 +176,26 @@ repack_q6(const uint8_t *w, __m512i cols, int i, panel_block *p)
 		}
 }
 
+/*
+ * Q8_0's block i (32 signed values): values 4t..4t + 3 of column c in lane
+ * c of q[t]; sc[0] 128 · Σ of the column's values (the activations run
+ * offset by 128 as vpdpbusd's unsigned operand: that much too much)
+ */
+TARGET static void
+repack_q8_0(const uint8_t *w, __m512i cols, int i, panel_block *p)
+{
+	const uint8_t *b = w + (size_t) i * 34;
+	__m512i		sum = _mm512_setzero_si512();
+
+	p->d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(gather(cols, b, 0)));
+	for (int t = 0; t < 8; t++)
+	{
+		p->q[t] = gather(cols, b, 2 + 4 * t);
+		sum = _mm512_dpbusd_epi32(sum, _mm512_set1_epi8(1), p->q[t]);
+	}
+	p->sc[0] = _mm512_slli_epi32(sum, 7);
+}
+
 TARGET INLINE __m512i
 bcast(const int8_t *q)
 {
@@ -293,11 +316,53 @@ rows_q6(const int R, const panel_block *p, const uint8_t *a, size_t ab, int i, _
 	}
 }
 
+/*
+ * Q8_0: each row's sums with its activations offset by 128 (unsigned),
+ * less 128 · the column's sum: the reference's exact integer; then its
+ * float step, the scale d_w · d_a
+ */
+TARGET INLINE void
+rows_q8_0(const int R, const panel_block *p, const uint8_t *a, size_t ab, int i, __m512 *fs)
+{
+	const __m512i k80 = _mm512_set1_epi8((char) 0x80);
+
+	for (int r = 0; r < R; r++)
+	{
+		const tfm_block_q8_0 *y = (const tfm_block_q8_0 *) (a + (size_t) r * ab) + i;
+		__m512i		acc = _mm512_setzero_si512();
+		__m512		d,
+					x;
+
+#pragma GCC unroll 8
+		for (int t = 0; t < 8; t++)
+			acc = _mm512_dpbusd_epi32(acc, _mm512_xor_si512(bcast(y->qs + 4 * t), k80), p->q[t]);
+		acc = _mm512_sub_epi32(acc, p->sc[0]);
+		d = _mm512_mul_ps(p->d, _mm512_set1_ps(tfm_fp16_to_float(y->d)));
+		KQ_NO_CONTRACT(d);
+		x = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), d);
+		KQ_NO_CONTRACT(x);
+		fs[r] = _mm512_add_ps(fs[r], x);
+	}
+}
+
 TARGET static void
 rows_block(uint32_t t, int R, const panel_block *p, const uint8_t *a, size_t ab, int i, __m512 *fs)
 {
 #define Q45(r) rows_q45(r, p, a, ab, i, fs)
 #define Q6(r) rows_q6(r, p, a, ab, i, fs)
+#define Q80(r) rows_q8_0(r, p, a, ab, i, fs)
+	if (t == KQ_Q8_0)
+		switch (R)
+		{
+			case 1: Q80(1); return;
+			case 2: Q80(2); return;
+			case 3: Q80(3); return;
+			case 4: Q80(4); return;
+			case 5: Q80(5); return;
+			case 6: Q80(6); return;
+			case 7: Q80(7); return;
+			default: Q80(8); return;
+		}
 	if (t == KQ_Q6_K)
 		switch (R)
 		{
@@ -323,13 +388,14 @@ rows_block(uint32_t t, int R, const panel_block *p, const uint8_t *a, size_t ab,
 	}
 #undef Q45
 #undef Q6
+#undef Q80
 }
 
 /*
  * C[r·ldc + j] = alpha · (row r · weight row j) (+ beta · C, rounded on
  * its own) for every row r < M and the columns of groups [g0, g1) of
- * KQ_PANEL_COLS, Q4_K, Q5_K or Q6_K; act: the rows' Q8_K blocks in their
- * own order, ab bytes apart
+ * KQ_PANEL_COLS, Q4_K, Q5_K, Q6_K or Q8_0; act: the rows' Q8_K blocks
+ * (Q8_0's for Q8_0) in their own order, ab bytes apart
  */
 TARGET void
 kq_panel_avx512(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, const uint8_t *act,
@@ -343,8 +409,8 @@ kq_panel_avx512(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, co
 		const int	j0 = g * KQ_PANEL_COLS,
 					nc = N - j0 < KQ_PANEL_COLS ? N - j0 : KQ_PANEL_COLS;
 		const uint8_t *w = W + (size_t) j0 * wb;
-		const int	nblk = K / TFM_QK_K,
-					bb = t == KQ_Q6_K ? 210 : t == KQ_Q5_K ? 176 : 144;
+		const int	nblk = K / (t == KQ_Q8_0 ? TFM_QK8_0 : TFM_QK_K),
+					bb = t == KQ_Q8_0 ? 34 : t == KQ_Q6_K ? 210 : t == KQ_Q5_K ? 176 : 144;
 		int32_t		off[KQ_PANEL_COLS];
 		__m512i		cols;
 
@@ -357,9 +423,11 @@ kq_panel_avx512(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, co
 
 			for (int r = 0; r < mc; r++)
 				fs[r] = _mm512_setzero_ps();
-			for (int i = 0; i < K / TFM_QK_K; i++)
+			for (int i = 0; i < nblk; i++)
 			{
-				if (t == KQ_Q6_K)
+				if (t == KQ_Q8_0)
+					repack_q8_0(w, cols, i, &pb);
+				else if (t == KQ_Q6_K)
 					repack_q6(w, cols, i, &pb);
 				else
 					repack_q45(t == KQ_Q5_K, w, cols, i, &pb);
