@@ -478,6 +478,21 @@ test_gemm_rows(void)
 	}
 }
 
+/* a classifier of the test's texts: vocabulary 200, 4 heads, pad id 0 */
+static void
+classifier_config(tfm_config *c, int d, int layers, int d_ff, int classes)
+{
+	tfm_config_defaults(c, TFM_TASK_CLASSIFY);
+	c->vocab = 200;
+	c->d_model = d;
+	c->heads = 4;
+	c->enc_layers = layers;
+	c->d_ff = d_ff;
+	c->max_len = MAXLEN + 2;
+	c->n_classes = classes;
+	c->pad_id = 0;
+}
+
 int
 main(void)
 {
@@ -506,15 +521,7 @@ main(void)
 	for (int v = 0; v < 2; v++)
 	{
 		/* K past BLIS's KC (d_ff 640), N not a multiple of the panels (d 136, 5 classes) */
-		tfm_config_defaults(&c, TFM_TASK_CLASSIFY);
-		c.vocab = 200;
-		c.d_model = 136;
-		c.heads = 4;
-		c.enc_layers = 2;
-		c.d_ff = 640;
-		c.max_len = MAXLEN + 2;
-		c.n_classes = 5;
-		c.pad_id = 0;
+		classifier_config(&c, 136, 2, 640, 5);
 		if (v == 1)
 		{
 			c.norm = TFM_NORM_PRE;
@@ -543,15 +550,7 @@ main(void)
 		tfm_model  *m;
 
 		/* a fresh process's pool: its first team started by tfm_set_threads(4) */
-		tfm_config_defaults(&c, TFM_TASK_CLASSIFY);
-		c.vocab = 200;
-		c.d_model = 64;
-		c.heads = 4;
-		c.enc_layers = 1;
-		c.d_ff = 128;
-		c.max_len = MAXLEN + 2;
-		c.n_classes = 3;
-		c.pad_id = 0;
+		classifier_config(&c, 64, 1, 128, 3);
 		m = tfm_model_create(&c);
 		tfm_model_init(m, 5);
 		test_signal_masks(m);

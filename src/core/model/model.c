@@ -621,6 +621,18 @@ tfm_workspace_free(tfm_workspace *ws)
 	free(ws);
 }
 
+/* (here, beside the workspace's own free: model.c calls nothing above it) */
+void
+tfm_model_free_lanes(tfm_model *m)
+{
+	if (!m->lanes)
+		return;
+	for (int t = 1; t < TFM_MAX_THREADS; t++)
+		tfm_workspace_free(m->lanes[t]);
+	free(m->lanes);
+	m->lanes = NULL;
+}
+
 void
 tfm_model_free(tfm_model *m)
 {

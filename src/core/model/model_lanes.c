@@ -117,14 +117,3 @@ tfm_model_held_bytes(const tfm_model *m)
 			bytes += m->lanes[t]->floats * sizeof(float);
 	return bytes;
 }
-
-void
-tfm_model_free_lanes(tfm_model *m)
-{
-	if (!m->lanes)
-		return;
-	for (int t = 1; t < TFM_MAX_THREADS; t++)
-		tfm_workspace_free(m->lanes[t]);
-	free(m->lanes);
-	m->lanes = NULL;
-}
