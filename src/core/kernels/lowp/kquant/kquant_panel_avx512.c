@@ -345,6 +345,20 @@ rows_q8_0(const int R, const panel_block *p, const uint8_t *a, size_t ab, int i,
 	}
 }
 
+/* F(R) for R rows, 1 .. PANEL_ROWS, each a copy with R a constant */
+#define PANEL_ROWS_CASES(F) \
+	switch (R) \
+	{ \
+		case 1: F(1); return; \
+		case 2: F(2); return; \
+		case 3: F(3); return; \
+		case 4: F(4); return; \
+		case 5: F(5); return; \
+		case 6: F(6); return; \
+		case 7: F(7); return; \
+		default: F(8); return; \
+	}
+
 TARGET static void
 rows_block(uint32_t t, int R, const panel_block *p, const uint8_t *a, size_t ab, int i, __m512 *fs)
 {
@@ -352,40 +366,10 @@ rows_block(uint32_t t, int R, const panel_block *p, const uint8_t *a, size_t ab,
 #define Q6(r) rows_q6(r, p, a, ab, i, fs)
 #define Q80(r) rows_q8_0(r, p, a, ab, i, fs)
 	if (t == KQ_Q8_0)
-		switch (R)
-		{
-			case 1: Q80(1); return;
-			case 2: Q80(2); return;
-			case 3: Q80(3); return;
-			case 4: Q80(4); return;
-			case 5: Q80(5); return;
-			case 6: Q80(6); return;
-			case 7: Q80(7); return;
-			default: Q80(8); return;
-		}
+		PANEL_ROWS_CASES(Q80);
 	if (t == KQ_Q6_K)
-		switch (R)
-		{
-			case 1: Q6(1); return;
-			case 2: Q6(2); return;
-			case 3: Q6(3); return;
-			case 4: Q6(4); return;
-			case 5: Q6(5); return;
-			case 6: Q6(6); return;
-			case 7: Q6(7); return;
-			default: Q6(8); return;
-		}
-	switch (R)
-	{
-		case 1: Q45(1); return;
-		case 2: Q45(2); return;
-		case 3: Q45(3); return;
-		case 4: Q45(4); return;
-		case 5: Q45(5); return;
-		case 6: Q45(6); return;
-		case 7: Q45(7); return;
-		default: Q45(8); return;
-	}
+		PANEL_ROWS_CASES(Q6);
+	PANEL_ROWS_CASES(Q45);
 #undef Q45
 #undef Q6
 #undef Q80
