@@ -40,6 +40,9 @@ void		kq_act_order_avx512(uint32_t type, uint8_t *act, int M, size_t ab, int K);
 void		kq_panel_avx512(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb,
 							const uint8_t *act, size_t ab, float alpha, float beta, float *C,
 							ptrdiff_t ldc, int g0, int g1);
+void		kq_panel_avx2(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb,
+						  const uint8_t *act, size_t ab, float alpha, float beta, float *C,
+						  ptrdiff_t ldc, int g0, int g1);
 
 #define KQ_ROWS 4
 #define KQ_COLS 4
@@ -56,6 +59,11 @@ static void
 product(int p, uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, const uint8_t *act,
 		const uint8_t *act_tile, size_t ab, float *C)
 {
+	if (p == 4)
+	{
+		kq_panel_avx2(t, M, N, K, W, wb, act, ab, 1.0f, 0.0f, C, N, 0, (N + 7) / 8);
+		return;
+	}
 	if (p == 3)
 	{
 		kq_panel_avx512(t, M, N, K, W, wb, act, ab, 1.0f, 0.0f, C, N, 0, (N + 15) / 16);
@@ -107,10 +115,10 @@ main(int argc, char **argv)
 	static const char *const type_names[] = {"Q4_K", "Q5_K", "Q6_K", "Q8_0"};
 	int			shapes[8][2] = {{2048, 2048}, {2048, 8192}, {8192, 2048}},	/* K, N */
 				n_shapes = 3;
-	static const char *const names[] = {"reference", "avx2", "avx512vnni", "avx512 panel"};
+	static const char *const names[] = {"reference", "avx2", "avx512vnni", "avx512 panel", "avx2 panel"};
 	int			rows[8] = {1, 4, 16, 64},
 				n_rows = 4;
-	bool		have[4];
+	bool		have[5];
 	tfm_rng		rng;
 
 	for (int i = 1; i < argc; i++)
@@ -156,6 +164,7 @@ main(int argc, char **argv)
 	have[2] = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
 		__builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
 	have[3] = have[2];
+	have[4] = have[1];
 	printf("paths on this CPU: reference%s%s; 1 thread\n", have[1] ? ", avx2" : "",
 		   have[2] ? ", avx512vnni" : "");
 	tfm_rng_seed(&rng, 7);
@@ -174,9 +183,9 @@ main(int argc, char **argv)
 			uint8_t    *W = malloc(wb * N),
 					   *act = malloc(ab * maxM),
 					   *act_tile = malloc(ab * maxM);
-			float	   *C[4];
+			float	   *C[5];
 
-			for (int p = 0; p < 4; p++)
+			for (int p = 0; p < 5; p++)
 				C[p] = malloc(sizeof(float) * (size_t) maxM * N);
 			/* weights: random bytes are valid blocks but for their fp16 scales, set small */
 			for (size_t b = 0; b < wb * N; b++)
@@ -211,15 +220,15 @@ main(int argc, char **argv)
 			for (int ri = 0; ri < n_rows; ri++)
 			{
 				const int	M = rows[ri] < maxM ? rows[ri] : maxM;
-				double		t_med[4] = {0},
-							times[4][MAX_REPS];
+				double		t_med[5] = {0},
+							times[5][MAX_REPS];
 				int			reps = 0;
 				double		start;
 
-				for (int p = 0; p < 4; p++)
+				for (int p = 0; p < 5; p++)
 					if (have[p])
 						product(p, t, M, N, K, W, wb, act, act_tile, ab, C[p]);
-				for (int p = 1; p < 4; p++)
+				for (int p = 1; p < 5; p++)
 					if (have[p] && memcmp(C[p], C[0], sizeof(float) * (size_t) M * N) != 0)
 					{
 						fprintf(stderr, "bench_kquant: %s differs from the reference (%s, M %d)\n",
@@ -229,7 +238,7 @@ main(int argc, char **argv)
 				start = now();
 				while (reps < MAX_REPS && (reps < 3 || now() - start < seconds))
 				{
-					for (int p = 0; p < 4; p++)
+					for (int p = 0; p < 5; p++)
 						if (have[p])
 						{
 							double		t0 = now();
@@ -239,7 +248,7 @@ main(int argc, char **argv)
 						}
 					reps++;
 				}
-				for (int p = 0; p < 4; p++)
+				for (int p = 0; p < 5; p++)
 					if (have[p])
 					{
 						timing		tm = summarise(times[p], reps);
@@ -248,21 +257,21 @@ main(int argc, char **argv)
 					}
 				printf("%s  K %4d N %4d  M %2d:  reference %6.1f GF/s", type_names[ti], K, N, M, t_med[0]);
 				if (have[1])
-					printf("  avx2 %6.1f", t_med[1]);
+					printf("  avx2 %6.1f  avx2 panel %6.1f (%.2fx avx2)", t_med[1], t_med[4], t_med[4] / t_med[1]);
 				if (have[2])
 					printf("  avx512vnni %6.1f (%.2fx avx2)", t_med[2], have[1] ? t_med[2] / t_med[1] : 0.0);
 				if (have[3])
 					printf("  panel %6.1f (%.2fx avx512vnni)", t_med[3], t_med[3] / t_med[2]);
 				printf("\n");
-				printf("RESULT type=%s m=%d k=%d n=%d ref=%.2f avx2=%.2f avx512=%.2f panel=%.2f\n", type_names[ti],
-					   M, K, N, t_med[0], t_med[1], t_med[2], t_med[3]);
+				printf("RESULT type=%s m=%d k=%d n=%d ref=%.2f avx2=%.2f avx2_panel=%.2f avx512=%.2f panel=%.2f\n",
+					   type_names[ti], M, K, N, t_med[0], t_med[1], t_med[4], t_med[2], t_med[3]);
 			}
 			free(wf);
 			free(a);
 			free(W);
 			free(act);
 			free(act_tile);
-			for (int p = 0; p < 4; p++)
+			for (int p = 0; p < 5; p++)
 				free(C[p]);
 		}
 	return 0;

@@ -662,6 +662,63 @@ test_gemm_edges(void)
 		}
 }
 
+/*
+ * the panels' int16 sums at their bounds: every weight at its largest
+ * (all nibbles 15, Q5_K's 31, Q6_K's 63 with scales −127, Q8_0's −128)
+ * against activations all at −127 (the quantizers' largest magnitude, as
+ * ggml's), and rows of alternating sign; at 1 and 2 threads, M across the panels' rows and
+ * thresholds, N one past a group: the row-by-row dots' bits
+ */
+static void
+test_gemm_extreme(void)
+{
+	enum
+	{
+		MAX_M = 9, N = 17, K = 512
+	};
+	static uint8_t w[N * (K / 256) * 210];
+	static float a[MAX_M * K],
+				c[MAX_M * N];
+	static uint8_t work[MAX_M * (K / 32) * sizeof(tfm_block_q8_0) + MAX_M * (K / 256) * sizeof(tfm_block_q8_K)];
+	static const int ms[] = {1, 2, 3, 9};
+
+	for (int ti = 0; ti < 4; ti++)
+		for (int mi = 0; mi < 4; mi++)
+			for (int threads = 1; threads <= 2; threads++)
+			{
+				const uint32_t t = TYPES[ti];
+				const int	M = ms[mi];
+				const size_t rb = tfm_kq_row_bytes(t, K);
+				int			exact = 0;
+
+				random_blocks(w, t, N * K / block_values(t), 1);
+				/* rows 0, 2, ...: all −1 (quantized: all −127); odd rows: signs alternating (∓127) */
+				for (int i = 0; i < M; i++)
+					for (int k = 0; k < K; k++)
+						a[i * K + k] = i % 2 == 0 || k % 2 == 0 ? -1.0f : 1.0f;
+				CHECK(tfm_kq_gemm(t, M, N, K, a, K, w, 1.0f, 0.0f, c, N, work, threads), "%s gemm", NAMES[ti]);
+				for (int i = 0; i < M; i++)
+				{
+					tfm_block_q8_K yk[K / 256];
+					tfm_block_q8_0 y0[K / 32];
+
+					if (t == 8)
+						tfm_kq_quantize_q8_0(a + i * K, y0, K);
+					else
+						tfm_kq_quantize_q8_K(a + i * K, yk, K);
+					if (t == 8)
+						CHECK(y0[0].qs[0] == -127 && y0[15].qs[31] == (i % 2 ? 127 : -127), "%s: activations at ±127", NAMES[ti]);
+					else
+						CHECK(yk[0].qs[0] == -127 && yk[1].qs[255] == (i % 2 ? 127 : -127), "%s: activations at ±127", NAMES[ti]);
+					for (int j = 0; j < N; j++)
+						exact += c[i * N + j] == tfm_kq_dot_ref(t, K, w + j * rb, t == 8 ? (const void *) y0 :
+																(const void *) yk);
+				}
+				CHECK(exact == M * N, "%s gemm at the largest values, M %d, %d thread(s): %d of %d equal to the row-by-row dots",
+					  NAMES[ti], M, threads, exact, M * N);
+			}
+}
+
 int
 main(void)
 {
@@ -673,5 +730,6 @@ main(void)
 	test_paths_identical();
 	test_gemm();
 	test_gemm_edges();
+	test_gemm_extreme();
 	return check_summary("test_kquant");
 }

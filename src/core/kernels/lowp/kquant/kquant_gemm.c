@@ -12,8 +12,10 @@
  * one vector), and prefill's products (Q4_K and Q5_K from
  * KQ_PANEL_MIN_ROWS rows, Q6_K from KQ_PANEL_MIN_ROWS_Q6, Q8_0 from one
  * row) as panels of KQ_PANEL_COLS columns in the vector lanes over all
- * the rows (kquant_panel_avx512.c); the AVX2 path unpacks each weight block once
- * for KQ_ROWS rows, the reference runs one dot product per row.
+ * the rows (kquant_panel_avx512.c); the AVX2 path runs panels of
+ * KQ_PANEL_COLS_AVX2 columns (kquant_panel_avx2.c; Q6_K from
+ * KQ_PANEL_MIN_ROWS_AVX2_Q6 rows, below which each weight block is
+ * unpacked once for KQ_ROWS rows), the reference one dot product per row.
  */
 #include <omp.h>
 
@@ -221,6 +223,13 @@ tfm_kq_gemm(uint32_t t, int M, int N, int K, const float *A, ptrdiff_t lda,
 	{
 		/* prefill: groups of KQ_PANEL_COLS columns in the lanes, all M rows */
 		run_groups(kq_panel_avx512, (N + KQ_PANEL_COLS - 1) / KQ_PANEL_COLS, threads, flops,
+				   t, M, N, K, W, wb, act, ab, alpha, beta, C, ldc);
+		return true;
+	}
+	if (path == 1 && M >= (t == KQ_Q6_K ? KQ_PANEL_MIN_ROWS_AVX2_Q6 : KQ_PANEL_MIN_ROWS_AVX2))
+	{
+		/* prefill on AVX2: groups of KQ_PANEL_COLS_AVX2 columns in the lanes */
+		run_groups(kq_panel_avx2, (N + KQ_PANEL_COLS_AVX2 - 1) / KQ_PANEL_COLS_AVX2, threads, flops,
 				   t, M, N, K, W, wb, act, ab, alpha, beta, C, ldc);
 		return true;
 	}

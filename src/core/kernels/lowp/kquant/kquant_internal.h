@@ -108,6 +108,26 @@ float		kq_dot_avx2(uint32_t type, int n, const uint8_t *w, const void *a);
 /* the same as kq_rows_avx512, on AVX2 + FMA + F16C (kquant_avx2.c) */
 void		kq_rows_avx2(uint32_t type, int n, const uint8_t *w, const uint8_t *a, size_t ab,
 						 int R, float *out);
+/* weight rows (output columns) kq_panel_avx2 keeps in one vector's lanes */
+#define KQ_PANEL_COLS_AVX2 8
+/*
+ * activation rows from which tfm_kq_gemm takes kq_panel_avx2: Q4_K, Q5_K
+ * and Q8_0 from one (decoding too), Q6_K, whose repacking costs the most,
+ * from three (bench_kquant, the AVX2 paths on Sapphire Rapids, best of
+ * repetitions, the three Llama 3.2 1B shapes: Q4_K 1.8-1.9x the rows'
+ * kernel at 1 row, Q5_K 1.3x, Q8_0 1.2-1.3x; Q6_K 0.8-0.9x at 1 row,
+ * 0.93-1.2x at 2, 1.07-1.6x at 3; all 2x or more at 64)
+ */
+#ifndef KQ_PANEL_MIN_ROWS_AVX2
+#define KQ_PANEL_MIN_ROWS_AVX2 1
+#endif
+#ifndef KQ_PANEL_MIN_ROWS_AVX2_Q6
+#define KQ_PANEL_MIN_ROWS_AVX2_Q6 3
+#endif
+/* kq_panel_avx512's products on AVX2 + FMA + F16C (kquant_panel_avx2.c), the same bits */
+void		kq_panel_avx2(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb,
+						  const uint8_t *act, size_t ab, float alpha, float beta, float *C,
+						  ptrdiff_t ldc, int g0, int g1);
 /*
  * out[r] = the dot product of weight row w with activation row r (rows ab
  * bytes apart, from a), for R ≤ KQ_ROWS rows: each equal to
