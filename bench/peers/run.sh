@@ -608,7 +608,8 @@ agree() {  # leading ids two comma lists share / the longer's length
 }
 row() {  # what threads tfm peer tfm_load peer_load kernel
   # --gguf-only / --encoder-only: a row neither engine ran is left out, not "failed"
-  [ -z "$3$4" ] && [ "$GGUF_ONLY$ENC_ONLY" != 00 ] && return
+  # (tfm's batch-8 rows have "—" for a peer)
+  { [ -z "$3$4" ] || { [ -z "$3" ] && [ "$4" = "—" ]; }; } && [ "$GGUF_ONLY$ENC_ONLY" != 00 ] && return
   echo "| $1 | $2 | ${3:-failed} | ${4:-failed} | $(ratio "$3" "$4") | $7 | $5; $6 |"
 }
 {
