@@ -2238,3 +2238,9 @@ COMMENT ON FUNCTION tfm_import_gguf(text, bytea, boolean) IS
   'import a GGUF file''s contents (architectures llama, qwen2, qwen3, gemma3, phi3, gpt2; F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K tensors, the kept types stored as their blocks) as a model, with the tokenizer and chat template of its metadata';
 COMMENT ON FUNCTION tfm_import_gguf_file(text, text, boolean) IS
   'import a GGUF file of the server (superuser or pg_read_server_files) as tfm_import_gguf imports its contents';
+-- ---------------------------------------------------------------------------
+-- a GGUF file's kept blocks are stored out of line without compression: a
+-- quantized tensor does not compress, and trying (pglz over each value,
+-- its output buffer as large as the value) cost an import the memory and
+-- the time of another copy of its largest tensor
+ALTER TABLE tfm.gguf_tensors ALTER COLUMN blocks SET STORAGE EXTERNAL;

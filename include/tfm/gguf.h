@@ -182,6 +182,22 @@ int			tfm_gguf_check(tfm_hf_map *map, const tfm_hf_params *p, const tfm_gguf_fil
 int			tfm_gguf_load(tfm_model *m, tfm_hf_map *map, const tfm_hf_params *p,
 						  const tfm_gguf_tensor *t, const uint8_t *src, tfm_status *st);
 /*
+ * tfm_gguf_load a range of rows at a time, for a tensor copied into m as
+ * it is (an embedding: no head permutation, transposition or norm offset)
+ * whose rows are whole blocks, so that its float32 values need never be
+ * made all at once (an import checks each range against the blocks it
+ * keeps and gives its memory back).  tfm_gguf_rows_begin: *place that
+ * tensor's values in m, t checked as tfm_gguf_load checks it (name, size,
+ * shape, seen once) and counted loaded; *place NULL and nothing counted
+ * where t is not such a tensor (tfm_gguf_load it).  tfm_gguf_load_rows:
+ * rows [r0, r1) of t (src: all its bytes) converted into place, a NaN or
+ * an infinity among them refused.  TFM_OK, or an error naming the tensor.
+ */
+int			tfm_gguf_rows_begin(float **place, tfm_model *m, tfm_hf_map *map,
+								const tfm_hf_params *p, const tfm_gguf_tensor *t, tfm_status *st);
+int			tfm_gguf_load_rows(float *place, const tfm_gguf_tensor *t, const uint8_t *src,
+							   uint64_t r0, uint64_t r1, tfm_status *st);
+/*
  * Where tensor t's blocks are kept in m (before or after its values are
  * loaded): 1 and *k (blocks NULL) the columns of the int4 matrix its rows
  * are, *heads the heads whose rows the file holds in rope order (a llama's

@@ -83,6 +83,13 @@ int			tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
 							   const tfm_st_tensor *t, const uint8_t *src,
 							   char *err, size_t errlen);
 /*
+ * tfm_hf_load_tensor's first checks alone (t's shape against its entry's,
+ * seen once), counting t seen: 0, or -1 with a message in err.  For a
+ * caller that stores a tensor's values itself (tfm_gguf_rows_begin).
+ */
+int			tfm_hf_claim(tfm_hf_map *map, tfm_hf_entry *e, const tfm_st_tensor *t,
+						 char *err, size_t errlen);
+/*
  * Where tfm_hf_load_tensor would copy a tensor of n values of entry e as
  * they are (no transpose, no slice): its place in m, or NULL.  A caller
  * that converts a tensor itself may write its float32 values there and

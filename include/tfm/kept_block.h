@@ -86,6 +86,12 @@ int			tfm_model_leave_absent(tfm_model *m, const bool *want);
  * once its values are checked against them (nothing else may read them).
  */
 void		tfm_model_release_values(tfm_model *m, int i);
+/*
+ * The same for values [offset, offset + n) of the parameter block (the
+ * pages wholly inside them): for an import that checks a large tensor a
+ * range of rows at a time (tfm_gguf_load_rows)
+ */
+void		tfm_model_release_range(tfm_model *m, size_t offset, size_t n);
 /* tensor i's values into out (size values), made from the blocks if absent: 0, TFM_EINVAL */
 int			tfm_model_tensor_read(const tfm_model *m, int i, float *out);
 /*

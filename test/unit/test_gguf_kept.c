@@ -24,7 +24,10 @@
  *   - where each tensor's blocks go: a matrix's columns (the tied head's
  *     transposed), or the rows of a tensor no matrix runs (gpt2_q8_0's
  *     untied token_embd and position_embd: each row of blocks dequantized
- *     is the tensor's row of float32 values, bit for bit).
+ *     is the tensor's row of float32 values, bit for bit);
+ *   - the embedding loaded a range of rows at a time (as an import checks
+ *     a large one in slices): the same values; refused twice, past its
+ *     rows, or with a NaN.
  */
 #include <math.h>
 #include <stdio.h>
@@ -271,6 +274,89 @@ test_places(const char *fixture, bool tied)
 	free(buf);
 }
 
+/*
+ * tfm_gguf_rows_begin / tfm_gguf_load_rows (an import's large tensor made
+ * a slice of rows at a time): the fixture's embedding (copied as it is)
+ * loaded in three uneven ranges holds tfm_gguf_load's values bit for bit;
+ * a second begin of it is refused (seen once), as is a range past its rows
+ * and a NaN in a block's scale (naming the tensor and the index); a q
+ * (rope order) and a norm are not loaded so (place NULL, nothing counted)
+ */
+static void
+test_rows_loader(const uint8_t *buf, size_t len, const tfm_model *whole)
+{
+	tfm_hf_params p;
+	tfm_status	st = {0};
+	tfm_gguf_file *f;
+	tfm_config	c;
+	int64_t		capped;
+	tfm_hf_map *map;
+	tfm_model  *m;
+	const tfm_param_info *emb = tfm_model_find(whole, "tok_emb");
+	int			others = 0;
+
+	if (tfm_gguf_parse(&f, buf, len, len, &st) != 0 || tfm_gguf_params(&p, &capped, f, &st) != 0 ||
+		tfm_hf_config(&c, &p) != NULL)
+	{
+		CHECK(0, "parse: %s", st.msg);
+		return;
+	}
+	map = tfm_hf_map_create(p.arch, &c);
+	m = tfm_model_create(&c);
+	for (uint64_t i = 0; i < f->n_tensors; i++)
+	{
+		const tfm_gguf_tensor *t = &f->tensors[i];
+		const uint8_t *src = buf + f->data_start + t->offset;
+		float	   *place = NULL;
+
+		if (strcmp(t->name, "token_embd.weight") != 0)
+		{
+			if (strstr(t->name, ".attn_q.weight") || strstr(t->name, "_norm.weight"))
+			{
+				CHECK(tfm_gguf_rows_begin(&place, m, map, &p, t, &st) == TFM_OK && place == NULL,
+					  "%s: not loaded a range of rows at a time", t->name);
+				others++;
+			}
+			continue;
+		}
+		CHECK(tfm_gguf_rows_begin(&place, m, map, &p, t, &st) == TFM_OK &&
+			  place == m->params + emb->offset, "token_embd: begun at its place (%s)", st.msg);
+		if (!place)
+			break;
+		CHECK(tfm_gguf_load_rows(place, t, src, 0, 1, &st) == TFM_OK &&
+			  tfm_gguf_load_rows(place, t, src, 1, 200, &st) == TFM_OK &&
+			  tfm_gguf_load_rows(place, t, src, 200, t->ne[1], &st) == TFM_OK, "three ranges: %s", st.msg);
+		CHECK(memcmp(place, whole->params + emb->offset, sizeof(float) * emb->size) == 0,
+			  "token_embd in three ranges: tfm_gguf_load's values bit for bit");
+		CHECK(tfm_gguf_load_rows(place, t, src, 10, t->ne[1] + 1, &st) == TFM_EINVAL,
+			  "a range past the rows refused");
+		{
+			float	   *again = NULL;
+
+			CHECK(tfm_gguf_rows_begin(&again, m, map, &p, t, &st) == TFM_EBADFILE && again == NULL &&
+				  strstr(st.msg, "twice") != NULL, "begun twice: %s", st.msg);
+		}
+		{
+			/* Q6_K: d is the last 2 bytes of each 210-byte block; 0x7E00 is an fp16 NaN */
+			uint8_t    *bad = malloc(t->bytes);
+			const uint64_t row_bytes = t->bytes / t->ne[1];
+
+			memcpy(bad, src, t->bytes);
+			CHECK(t->type == 14, "the fixture's embedding is Q6_K (%u)", t->type);
+			bad[5 * row_bytes + 208] = 0x00;
+			bad[5 * row_bytes + 209] = 0x7E;
+			CHECK(tfm_gguf_load_rows(place, t, bad, 4, 6, &st) == TFM_EBADFILE &&
+				  strstr(st.msg, "token_embd.weight") && strstr(st.msg, "NaN"), "a NaN refused: %s", st.msg);
+			free(bad);
+		}
+	}
+	/* two layers: two q, four norms, and the output norm */
+	CHECK(others == 2 + 5, "the q and the norms tried: %d", others);
+	tfm_model_free(m);
+	tfm_hf_map_free(map);
+	tfm_gguf_free(f);
+}
+
 int
 main(void)
 {
@@ -303,6 +389,7 @@ main(void)
 		return check_summary("test_gguf_kept");
 	V = m->cfg.vocab;
 	CHECK(read_reference(&ref, V), "q4km_reference.txt");
+	test_rows_loader(buf, len, s);
 
 	/* per layer qkv 256 + 128 + 128, out 256, gate + up 1024, down 256; the tied head 376 */
 	CHECK(tfm_model_int4_kept_columns(m) == 2 * 2048 + 376, "columns kept: %ld",

@@ -468,6 +468,64 @@ tfm_gguf_load(tfm_model *m, tfm_hf_map *map, const tfm_hf_params *p,
 }
 
 int
+tfm_gguf_rows_begin(float **place, tfm_model *m, tfm_hf_map *map, const tfm_hf_params *p,
+					const tfm_gguf_tensor *t, tfm_status *st)
+{
+	char		hf[96],
+				err[512];
+	tfm_hf_entry *e;
+	tfm_st_tensor sh;
+	uint64_t	bv,
+				bb;
+
+	*place = NULL;
+	tfm_gguf_block(t->type, &bv, &bb);
+	if (t->ndim != 2 || bv == 0 || t->ne[0] % bv != 0 || rope_heads(p, t) != 0 ||
+		gpt2_transposed(p, t) || tfm_gguf_gemma3_norm(p, t) || t->n_values > TFM_TENSOR_MAX ||
+		tfm_gguf_hf_name(hf, sizeof(hf), p, t, st) != 0 || !(e = tfm_hf_match(map, hf, strlen(hf))))
+		return TFM_OK;			/* tfm_gguf_load says what is wrong, if anything */
+	if (!(*place = tfm_hf_copy_place(m, e, (size_t) t->n_values)))
+		return TFM_OK;
+	memset(&sh, 0, sizeof(sh));
+	sh.name = t->name;
+	sh.name_len = t->name_len;
+	sh.dtype = TFM_ST_F32;
+	sh.ndim = t->ndim;
+	hf_shape(sh.dims, p, t);
+	sh.n_values = t->n_values;
+	if (tfm_hf_claim(map, e, &sh, err, sizeof(err)) != 0)
+	{
+		*place = NULL;
+		return tfm_status_set(st, TFM_EBADFILE, "%s", err);
+	}
+	return TFM_OK;
+}
+
+int
+tfm_gguf_load_rows(float *place, const tfm_gguf_tensor *t, const uint8_t *src, uint64_t r0,
+				   uint64_t r1, tfm_status *st)
+{
+	const uint64_t K = t->ne[0],
+				row_bytes = t->bytes / t->ne[1];
+	float	   *dst = place + r0 * K;
+	size_t		bad;
+
+	if (r0 > r1 || r1 > t->ne[1])
+		return tfm_status_set(st, TFM_EINVAL, "rows %llu to %llu of tensor \"%.*s\" (%llu rows)",
+							  (unsigned long long) r0, (unsigned long long) r1,
+							  TFM_GGUF_SHOWN(t->name, t->name_len), (unsigned long long) t->ne[1]);
+	if (tfm_gguf_to_f32(dst, src + r0 * row_bytes, t->type, (r1 - r0) * K) != TFM_OK)
+		return tfm_status_set(st, TFM_EUNSUPPORTED,
+							  "tensor \"%.*s\" is of type %s, which tfm does not import (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K)",
+							  TFM_GGUF_SHOWN(t->name, t->name_len), tfm_gguf_type_name(t->type));
+	if (tfm_st_find_nonfinite(&bad, dst, (size_t) ((r1 - r0) * K)))
+		return tfm_status_set(st, TFM_EBADFILE, "tensor \"%.*s\" holds %s at index %llu",
+							  TFM_GGUF_SHOWN(t->name, t->name_len), isnan(dst[bad]) ? "NaN" : "an infinity",
+							  (unsigned long long) (r0 * K + bad));
+	return TFM_OK;
+}
+
+int
 tfm_gguf_check(tfm_hf_map *map, const tfm_hf_params *p, const tfm_gguf_file *f, tfm_status *st)
 {
 	bool	   *seen = calloc(map->n + 1, sizeof(bool));

@@ -106,16 +106,22 @@ tfm_model_leave_absent(tfm_model *m, const bool *want)
 void
 tfm_model_release_values(tfm_model *m, int i)
 {
-	const tfm_param_info *p;
+	if (i >= 0 && i < m->n_tensors)
+		tfm_model_release_range(m, m->info[i].offset, m->info[i].size);
+}
+
+void
+tfm_model_release_range(tfm_model *m, size_t offset, size_t n)
+{
 	uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE),
 				from,
 				to;
 
-	if (i < 0 || i >= m->n_tensors || !m->params_mapped || page == 0 || (page & (page - 1)))
+	if (!m->params_mapped || page == 0 || (page & (page - 1)) || offset > m->n_floats ||
+		n > m->n_floats - offset)
 		return;
-	p = &m->info[i];
-	from = ((uintptr_t) (m->params + p->offset) + page - 1) & ~(page - 1);
-	to = (uintptr_t) (m->params + p->offset + p->size) & ~(page - 1);
+	from = ((uintptr_t) (m->params + offset) + page - 1) & ~(page - 1);
+	to = (uintptr_t) (m->params + offset + n) & ~(page - 1);
 	/* a private anonymous mapping: the pages read as zeros after, and take no memory */
 	if (to > from)
 		(void) madvise((void *) from, to - from, MADV_DONTNEED);

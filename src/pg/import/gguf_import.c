@@ -13,12 +13,14 @@
  * are (storage/models/gguf_kept.c).  A tensor those blocks cover wholly, each
  * value their exact dequantization, is stored as them only: no float32
  * rows (its values are made from the blocks at load, kept_values.c).  It
- * is checked as soon as it is read, and its float32 values' memory given
- * back then; the model is made blank (tfm's initial values only for what
- * the file lacks); a server file's blocks are read again, a tensor at a
- * time, when the rows are written (their hash checked against the bytes
- * that were checked), so an import holds the float32 values that are not
- * blocks and a few tensors' bytes, not the file.
+ * is checked as soon as it is read (a large one copied as it is, an
+ * embedding, a slice of rows at a time: tfm.gguf_slice_bytes), and its
+ * float32 values' memory given back then; the model is made blank (tfm's
+ * initial values only for what the file lacks); a server file's blocks
+ * are read again, a stored part at a time, when the rows are written
+ * (their hash checked against the bytes that were checked), so an import
+ * holds the float32 values that are not blocks, one tensor's bytes and a
+ * slice of its values, not the file.
  *
  * A bytea is read in place; a server file through its descriptor, the
  * header first (growing up to TFM_GGUF_MAX_HEADER bytes), then each
@@ -71,11 +73,10 @@ typedef struct GgufSource
 	bool	   *exact;			/* each the exact dequantization of its blocks */
 	bool	   *released;		/* its values' memory given back (check_kept) */
 	uint64		kept_bytes;		/* the blocks kept in all */
-	/* a server file's kept blocks, read again as the rows are written: */
+	/* a server file's kept blocks, read again a part at a time as the rows are written: */
 	uint64	   *offsets;		/* per row: its tensor's place in the file */
 	uint64	   *hashes;			/* and its bytes' hash when they were checked */
-	uint8	   *reread;			/* the buffer they are read into */
-	uint64		reread_cap;
+	uint64		part_hash;		/* the hash of the parts read so far of a row */
 } GgufSource;
 
 static void
@@ -121,43 +122,48 @@ parse_header(GgufSource *s)
 	s->f_guard = tfm_guard(free_gguf, s->f);
 }
 
-/* a 64-bit hash of len bytes (hash_bytes_extended a gigabyte at a time) */
+/*
+ * h, a 64-bit hash of a tensor's blocks, carried over len more bytes of
+ * them: hash_bytes_extended a row of blocks (row_bytes) at a time, so that
+ * the hash of the whole is the same however it is read in parts of rows
+ */
 static uint64
-blocks_hash(const uint8 *p, uint64 len)
+blocks_hash(uint64 h, const uint8 *p, uint64 len, uint64 row_bytes)
 {
-	uint64		h = len;
-
-	for (uint64 off = 0; off < len; off += (uint64) 1 << 30)
-		h = hash_bytes_extended(p + off, (int) Min(len - off, (uint64) 1 << 30), h);
+	row_bytes = Min(row_bytes, (uint64) 1 << 30);
+	for (uint64 off = 0; off < len; off += row_bytes)
+		h = hash_bytes_extended(p + off, (int) Min(len - off, row_bytes), h);
 	return h;
 }
 
+/* the bytes of one row of r's blocks (a part holds whole rows) */
+static uint64
+row_bytes_of(const TfmGgufTensorRow *r)
+{
+	return r->columns > 0 ? r->bytes / (uint64) r->columns : Max(r->bytes, 1);
+}
+
 /*
- * A kept tensor's blocks read again from the file when the rows are
- * written (tfm_gguf_tensors_store), into one buffer: the same bytes as
- * checked, or an error (the file changed under the import)
+ * A part of a kept tensor's blocks read again from the file when the rows
+ * are written (tfm_gguf_tensors_store), into dst, the parts of a tensor in
+ * order: after its last, the same bytes as checked, or an error (the file
+ * changed under the import; nothing of the import is kept)
  */
-static const uint8 *
-gguf_reread(void *arg, int i)
+static void
+gguf_read_part(void *arg, int i, uint64 off, uint64 len, uint8 *dst)
 {
 	GgufSource *s = arg;
 	const TfmGgufTensorRow *r = &s->rows[i];
-	const uint8 *b;
+	const uint8 *b = tfm_file_read(&s->file, s->offsets[i] + off, len, dst);
 
-	if (r->bytes > s->reread_cap)
-	{
-		if (s->reread)
-			pfree(s->reread);
-		s->reread = palloc_extended(Max(r->bytes, 1), MCXT_ALLOC_HUGE);
-		s->reread_cap = r->bytes;
-	}
-	b = tfm_file_read(&s->file, s->offsets[i], r->bytes, s->reread);
-	if (blocks_hash(b, r->bytes) != s->hashes[i])
+	if (b != dst)
+		memcpy(dst, b, len);
+	s->part_hash = blocks_hash(off == 0 ? r->bytes : s->part_hash, dst, len, row_bytes_of(r));
+	if (off + len == r->bytes && s->part_hash != s->hashes[i])
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("cannot import %s: its tensor \"%s\" changed while it was imported",
 						s->what, r->gguf_name)));
-	return b;
 }
 
 /*
@@ -195,16 +201,17 @@ record(GgufSource *s, const tfm_model *m, tfm_hf_map *map, const tfm_gguf_tensor
 		r->rope_heads = heads;
 		/*
 		 * A bytea's blocks stay where they are; a file's are read again
-		 * when the rows are written (gguf_reread), so that an import holds
-		 * one tensor's blocks at a time, not the file's: these are theirs
-		 * only while the tensor is checked (check_kept)
+		 * when the rows are written (gguf_read_part), a part at a time, so
+		 * that an import holds one tensor's blocks at a time, not the
+		 * file's: these are theirs only while the tensor is checked
+		 * (check_kept, load_in_slices)
 		 */
 		r->blocks = src;
 		r->bytes = t->bytes;
 		if (!s->file.mem)
 		{
 			s->offsets[s->n_rows - 1] = s->f->data_start + t->offset;
-			s->hashes[s->n_rows - 1] = blocks_hash(src, t->bytes);
+			s->hashes[s->n_rows - 1] = blocks_hash(t->bytes, src, t->bytes, row_bytes_of(r));
 		}
 	}
 }
@@ -248,6 +255,81 @@ check_kept(GgufSource *s, tfm_model *m, const TfmGgufTensorRow *r)
 }
 
 /*
+ * check_kept for a large tensor before its values are whole: where row r
+ * (its tensor's kept blocks) covers tensor t's place wholly, t is copied
+ * as it is and its float32 values take more than tfm.gguf_slice_bytes (a
+ * Llama 3.2 1B's tied embedding: 1.05 GB), they are made, checked against
+ * the blocks and given back a slice of rows of at most that size at a
+ * time, so that they never take all their memory at once; a slice that
+ * differs ends that (the slices given back are made again, and the tensor
+ * keeps float32 rows).  False, with nothing done, where t is not such a
+ * tensor (tfm_gguf_load and check_kept it).
+ */
+static bool
+load_in_slices(GgufSource *s, tfm_model *m, tfm_hf_map *map, const tfm_gguf_tensor *t,
+			   const TfmGgufTensorRow *r, const uint8 *src)
+{
+	const tfm_param_info *p = r->kept ? tfm_model_find(m, r->tensor) : NULL;
+	tfm_int4_kept k;
+	tfm_status	st = {0};
+	float	   *place;
+	const size_t slice_bytes = (size_t) tfm_gguf_slice_bytes * 1024;
+	size_t		slice,
+				row_bytes;
+	bool		same = true;
+	int			i,
+				slices = 0;
+
+	if (!p || r->rope_heads > 0 || (size_t) r->inputs * (size_t) r->columns != p->size ||
+		p->size * sizeof(float) <= slice_bytes || s->covered[p - m->info] != 0 ||
+		!m->params_mapped)
+		return false;
+	i = (int) (p - m->info);
+	tfm_raise(tfm_gguf_rows_begin(&place, m, map, &s->p, t, &st), &st,
+			  psprintf("cannot import %s", s->what));
+	if (!place)
+		return false;
+	tfm_kept_entry(m, r, s->what, &k);
+	row_bytes = r->bytes / (uint64) r->columns;
+	slice = Max(slice_bytes / (sizeof(float) * (size_t) k.K), 1);
+	for (size_t r0 = 0; r0 < (size_t) k.cols; r0 += slice)
+	{
+		const size_t n = Min(slice, (size_t) k.cols - r0);
+		tfm_int4_kept part = k;
+
+		CHECK_FOR_INTERRUPTS();
+		slices++;
+		tfm_raise(tfm_gguf_load_rows(place, t, src, r0, r0 + n, &st), &st,
+				  psprintf("cannot import %s", s->what));
+		if (!same)
+			continue;
+		part.col0 = k.col0 + (int) r0;
+		part.cols = (int) n;
+		part.blocks = k.blocks + r0 * row_bytes;
+		if (tfm_kept_values(m, &part, r->rows_only, false))
+		{
+			tfm_model_release_range(m, p->offset + r0 * (size_t) k.K, n * (size_t) k.K);
+			continue;
+		}
+		same = false;
+		if (r0 > 0)
+			tfm_raise(tfm_gguf_load_rows(place, t, src, 0, r0, &st), &st,
+					  psprintf("cannot import %s", s->what));
+	}
+	elog(DEBUG1, "%s: tensor \"%s\" made and checked in %d slices of rows%s", s->what, r->gguf_name,
+		 slices, same ? "" : " (not its blocks' values: kept as float32)");
+	s->exact[i] = same;
+	s->covered[i] += p->size;
+	s->kept_bytes += r->bytes;
+	if (blocks_only(s, m, i))
+	{
+		tfm_model_release_values(m, i);
+		s->released[i] = true;
+	}
+	return true;
+}
+
+/*
  * Which tensors of m are stored as the file's blocks only (check_kept,
  * as each tensor was loaded); the others keep float32 rows
  */
@@ -274,10 +356,7 @@ gguf_stored(int32 model_id, int64 version, void *arg)
 	GgufSource *s = arg;
 
 	tfm_gguf_tensors_store(model_id, version, s->rows, s->n_rows, (uint64) tfm_gguf_row_bytes * 1024,
-						   gguf_reread, s);
-	/* (the buffer was SPI's, freed with it) */
-	s->reread = NULL;
-	s->reread_cap = 0;
+						   gguf_read_part, s);
 }
 
 static tfm_precision
@@ -324,7 +403,8 @@ gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 						 errmsg("cannot import %s: tensor \"%s\" writes into tensor \"%s\", which other tensors of the file filled already",
 								s->what, t->name, target)));
 		}
-		if (!s->file.mem && t->bytes > cap)
+		/* the buffer as large as the largest tensor so far, or less once those that follow are much smaller */
+		if (!s->file.mem && (t->bytes > cap || (cap > ((uint64) 64 << 20) && t->bytes < cap / 4)))
 		{
 			if (buf)
 				pfree(buf);
@@ -332,12 +412,15 @@ gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 			cap = t->bytes;
 		}
 		src = tfm_file_read(&s->file, off, t->bytes, buf);
-		tfm_raise(tfm_gguf_load(m, map, &s->p, t, src, &st), &st,
-				  psprintf("cannot import %s", s->what));
 		record(s, m, map, t, src);
-		check_kept(s, m, &s->rows[s->n_rows - 1]);
+		if (!load_in_slices(s, m, map, t, &s->rows[s->n_rows - 1], src))
+		{
+			tfm_raise(tfm_gguf_load(m, map, &s->p, t, src, &st), &st,
+					  psprintf("cannot import %s", s->what));
+			check_kept(s, m, &s->rows[s->n_rows - 1]);
+		}
 		if (!s->file.mem)
-			s->rows[s->n_rows - 1].blocks = NULL;	/* buf's: read again (gguf_reread) */
+			s->rows[s->n_rows - 1].blocks = NULL;	/* buf's: read again (gguf_read_part) */
 		{
 			const tfm_param_info *p = s->rows[s->n_rows - 1].tensor ?
 			tfm_model_find(m, s->rows[s->n_rows - 1].tensor) : NULL;

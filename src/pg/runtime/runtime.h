@@ -26,6 +26,7 @@ extern int	tfm_max_work_mem;	/* kB: tfm.max_work_mem, the ceiling of tfm.work_me
 extern double tfm_max_parameters;
 extern int	tfm_max_model_bytes;	/* kB */
 extern int	tfm_gguf_row_bytes;	/* kB */
+extern int	tfm_gguf_slice_bytes;	/* kB */
 extern int	tfm_precision_setting;	/* tfm.precision: -1 = auto, else a tfm_precision */
 extern bool tfm_share_weights;
 extern bool tfm_split_special_tokens;	/* tfm.split_special_tokens */

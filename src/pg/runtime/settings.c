@@ -12,6 +12,7 @@
  *   tfm.max_parameters   the largest model made or copied (limits.c)
  *   tfm.max_model_bytes  the largest import, in bytes stored (limits.c)
  *   tfm.gguf_row_bytes   the most bytes of blocks a row of tfm.gguf_tensors holds
+ *   tfm.gguf_slice_bytes the float32 values an import makes of a kept tensor at a time
  *   tfm.job_workers      background job workers when preloaded (job_slots.c)
  *   tfm.job_naptime      how long an idle job worker sleeps (job_worker.c, job_launcher.c)
  *
@@ -36,7 +37,8 @@ bool		tfm_progress = true;
 int			tfm_train_chunk_rows = 8192;
 double		tfm_max_parameters = TFM_PARAMS_DEFAULT;
 int			tfm_max_model_bytes = 16 * 1024 * 1024;	/* kB: 16 GB */
-int			tfm_gguf_row_bytes = 256 * 1024;	/* kB: 256 MB */
+int			tfm_gguf_row_bytes = 32 * 1024;	/* kB: 32 MB */
+int			tfm_gguf_slice_bytes = 64 * 1024;	/* kB: 64 MB */
 char	   *tfm_blis_arch = NULL;
 int			tfm_work_mem = 1024 * 1024;	/* kB */
 int			tfm_max_work_mem = MAX_KILOBYTES;	/* kB: the ceiling of tfm.work_mem */
@@ -169,8 +171,17 @@ tfm_settings_define(void)
 							"The most bytes of a GGUF file's blocks one row of tfm.gguf_tensors holds.",
 							"An import stores a tensor whose kept blocks are larger in parts of whole rows, "
 							"so that pg_dump (whose text form of a bytea takes twice its bytes) can write "
-							"every row. Valid range is 1 kB .. 256 MB.",
-							&tfm_gguf_row_bytes, 256 * 1024, 1, 256 * 1024,
+							"every row, and so that writing a row (the executor copies a value twice) and "
+							"loading one take little memory. Valid range is 1 kB .. 256 MB.",
+							&tfm_gguf_row_bytes, 32 * 1024, 1, 256 * 1024,
+							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomIntVariable("tfm.gguf_slice_bytes",
+							"The most bytes of float32 values an import of a GGUF file makes of one kept tensor at a time.",
+							"A tensor the file's blocks cover wholly and that is copied as it is (an embedding) "
+							"is converted, checked against its blocks and its memory given back a slice of "
+							"rows of at most this size at a time, so that its float32 values are never whole "
+							"in memory. Valid range is 1 kB .. 2 TB.",
+							&tfm_gguf_slice_bytes, 64 * 1024, 1, MAX_KILOBYTES,
 							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomRealVariable("tfm.max_parameters",
 							 "The most parameters a model may have (tfm_create_model, tfm_copy_model).",

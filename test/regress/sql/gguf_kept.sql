@@ -117,9 +117,16 @@ SELECT tfm_drop_model('g_q4km_copy');
 -- at most 1 GB: the default, 256 MB, keeps every row dumpable); in parts
 -- the model is the same: each tensor listed once, the same float32 values
 -- made from the blocks, the same bytes, the same probabilities at gguf (a
--- tensor in llama.cpp's rope order, a small q or k, is never in parts)
+-- tensor in llama.cpp's rope order, a small q or k, is never in parts).
+-- Under tfm.gguf_slice_bytes the embedding (copied as it is, kept whole)
+-- is also made, checked against its blocks and given back a slice of rows
+-- at a time (here 1 kB: one row of 256 values), with the same model
 SET tfm.gguf_row_bytes = '1kB';
+SET tfm.gguf_slice_bytes = '1kB';
+SET client_min_messages = debug1;
 SELECT * FROM tfm_import_gguf('g_q4km_parts', decode(:'gkm', 'base64'), tokenizer => false);
+RESET client_min_messages;
+RESET tfm.gguf_slice_bytes;
 RESET tfm.gguf_row_bytes;
 SELECT count(*) AS rows, count(DISTINCT g.gguf_name) AS gguf_tensors,
        bool_and(octet_length(g.blocks) <= 1024 OR g.columns = 1 OR g.rope_heads > 0) AS within_1kb_but_rope_ordered

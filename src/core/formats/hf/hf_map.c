@@ -116,16 +116,9 @@ tfm_hf_copy_place(const tfm_model *m, const tfm_hf_entry *e, size_t n)
 }
 
 int
-tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
-				   const tfm_st_tensor *t, const uint8_t *src, char *err, size_t errlen)
+tfm_hf_claim(tfm_hf_map *map, tfm_hf_entry *e, const tfm_st_tensor *t, char *err, size_t errlen)
 {
-	const tfm_param_info *p = NULL;
 	bool		shape_ok = t->ndim == e->ndim;
-	size_t		n = (size_t) t->n_values;
-	float	   *dst,
-			   *tmp = NULL;
-	size_t		bad;
-	tfm_status	se;
 
 	if (map->seen[e - map->entries])
 	{
@@ -148,6 +141,22 @@ tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
 				 t->name, got, want);
 		return -1;
 	}
+	return 0;
+}
+
+int
+tfm_hf_load_tensor(tfm_model *m, tfm_hf_map *map, tfm_hf_entry *e,
+				   const tfm_st_tensor *t, const uint8_t *src, char *err, size_t errlen)
+{
+	const tfm_param_info *p = NULL;
+	size_t		n = (size_t) t->n_values;
+	float	   *dst,
+			   *tmp = NULL;
+	size_t		bad;
+	tfm_status	se;
+
+	if (tfm_hf_claim(map, e, t, err, errlen) != 0)
+		return -1;
 	if (e->use == TFM_HF_BUFFER)
 		return 0;
 	if (!tfm_st_dtype_is_float(t->dtype))

@@ -32,10 +32,13 @@ rows_a_part(const TfmGgufTensorRow *r, uint64 most)
 	return (int32) Max(most / row_bytes, 1);
 }
 
-/* rows row0 .. row0 + cols - 1 of r's blocks (all of it when r has none) as one row */
+/*
+ * rows row0 .. row0 + cols - 1 of r's blocks (all of it when r has none)
+ * as one row: from blocks, else read by read_part (row i)
+ */
 static void
 store_part(SPIPlanPtr plan, int32 model_id, int64 version, const TfmGgufTensorRow *r,
-		   const uint8 *blocks, int32 row0, int32 cols)
+		   const uint8 *blocks, TfmGgufBlocksFn read_part, void *arg, int i, int32 row0, int32 cols)
 {
 	uint64		row_bytes = r->bytes / (uint64) Max(r->columns, 1);
 	Datum		args[11];
@@ -54,13 +57,16 @@ store_part(SPIPlanPtr plan, int32 model_id, int64 version, const TfmGgufTensorRo
 	args[7] = Int32GetDatum(r->inputs);
 	args[8] = Int32GetDatum(r->rope_heads);
 	args[10] = Int32GetDatum(row0);
-	if (blocks)
+	if (blocks || (r->kept && read_part))
 	{
 		uint64		bytes = cols == r->columns ? r->bytes : row_bytes * (uint64) cols;
 
 		b = palloc_extended(VARHDRSZ + bytes, MCXT_ALLOC_HUGE);
 		SET_VARSIZE(b, VARHDRSZ + bytes);
-		memcpy(VARDATA(b), blocks + row_bytes * (uint64) row0, bytes);
+		if (blocks)
+			memcpy(VARDATA(b), blocks + row_bytes * (uint64) row0, bytes);
+		else
+			read_part(arg, i, row_bytes * (uint64) row0, bytes, (uint8 *) VARDATA(b));
 		args[9] = PointerGetDatum(b);
 		if (r->rows_only)
 			nulls[5] = 'n';		/* no matrix's columns: the tensor's rows */
@@ -78,7 +84,7 @@ store_part(SPIPlanPtr plan, int32 model_id, int64 version, const TfmGgufTensorRo
 
 void
 tfm_gguf_tensors_store(int32 model_id, int64 version, const TfmGgufTensorRow *rows, int n,
-					   uint64 part_bytes, TfmGgufBlocksFn read_blocks, void *arg)
+					   uint64 part_bytes, TfmGgufBlocksFn read_part, void *arg)
 {
 	static const char *insert =
 		"INSERT INTO tfm.gguf_tensors (model_id, version, gguf_name, gguf_type, tensor, "
@@ -98,16 +104,13 @@ tfm_gguf_tensors_store(int32 model_id, int64 version, const TfmGgufTensorRow *ro
 	{
 		const TfmGgufTensorRow *r = &rows[i];
 		int32		part = rows_a_part(r, part_bytes);
-		const uint8 *blocks = r->blocks;
-
 		CHECK_FOR_INTERRUPTS();
-		if (!blocks && r->kept && read_blocks)
-			blocks = read_blocks(arg, i);
-		if (!blocks || r->columns <= 0)
-			store_part(plan, model_id, version, r, blocks, 0, r->columns);
+		if (!(r->blocks || (r->kept && read_part)) || r->columns <= 0)
+			store_part(plan, model_id, version, r, NULL, NULL, NULL, i, 0, r->columns);
 		else
 			for (int32 row0 = 0; row0 < r->columns; row0 += part)
-				store_part(plan, model_id, version, r, blocks, row0, Min(part, r->columns - row0));
+				store_part(plan, model_id, version, r, r->blocks, read_part, arg, i, row0,
+						   Min(part, r->columns - row0));
 	}
 	tfm_spi_finish_owner(&as);
 }

@@ -189,11 +189,12 @@ typedef struct TfmGgufTensorRow
 } TfmGgufTensorRow;
 /*
  * Blocks over part_bytes (tfm.gguf_row_bytes) stored in parts of whole
- * rows.  A kept row without blocks in memory has them from
- * read_blocks(arg, i) (an import reads them again from its file, one
- * tensor at a time: the pointer need last until the next call).
+ * rows.  A kept row without blocks in memory has each part's from
+ * read_part(arg, i, off, len, dst): bytes [off, off + len) of row i's
+ * blocks into dst, the parts of a row in order (an import reads them
+ * again from its file, a part at a time, and checks them).
  */
-typedef const uint8 *(*TfmGgufBlocksFn) (void *arg, int i);
+typedef void (*TfmGgufBlocksFn) (void *arg, int i, uint64 off, uint64 len, uint8 *dst);
 void		tfm_gguf_tensors_store(int32 model_id, int64 version, const TfmGgufTensorRow *rows, int n,
 								   uint64 part_bytes, TfmGgufBlocksFn read_blocks, void *arg);
 /* the kept rows of (model, version), palloc'd in the current context: their count */
