@@ -5,8 +5,9 @@
  * Llama 3.2 1B (d 2048, d_ff 8192), through each path of
  * src/core/kernels/lowp/kquant: the plain-C reference (one dot product per
  * row), the AVX2 kernel (each weight block unpacked once for KQ_ROWS
- * rows) and the AVX-512 VNNI one (tiles of KQ_ROWS rows × KQ_COLS
- * columns for Q4_K), as tfm_kq_gemm runs them.  M = 1 is decoding, larger M is
+ * rows), the AVX2 panels (8 columns in the lanes: kquant_panel_avx2.c),
+ * the AVX-512 VNNI tiles (KQ_ROWS rows × KQ_COLS columns) and panels (16
+ * columns), each over the whole product.  M = 1 is decoding, larger M is
  * prefill.
  *
  *   bench_kquant [--seconds S] [--rows 1,4,16,64] [--shapes KxN,...] [--best]
@@ -18,10 +19,12 @@
  * Per type, shape and M: the effective GFLOP/s (2·M·N·K per product) of
  * each path available on this CPU (median of timed repetitions after an
  * untimed one, the paths interleaved in every repetition so that a shared
- * machine's load falls on all alike) and their ratios to AVX2.  Every
+ * machine's load falls on all alike) and their ratios (the AVX2 panel's
+ * to the AVX2 kernel's, the AVX-512 tiles' to it, the AVX-512 panel's to
+ * the tiles').  Every
  * path's outputs are compared bit for bit with the reference's first.
  * Machine-readable lines:
- *   RESULT type=T m=M k=K n=N ref=GF avx2=GF avx512=GF
+ *   RESULT type=T m=M k=K n=N ref=GF avx2=GF avx2_panel=GF avx512=GF panel=GF
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,8 +55,9 @@ static double seconds = 0.5;
 static bool best = false;		/* --best: the fastest repetition, not the median */
 
 /*
- * C[M][N] through path p: 0 reference, 1 AVX2, 2 AVX-512 VNNI (one thread,
- * tfm_kq_gemm's loops; act_tile the activations in the tile's order)
+ * C[M][N] through path p: 0 reference, 1 AVX2, 2 AVX-512 VNNI tiles, 3
+ * AVX-512 panels, 4 AVX2 panels (one thread, tfm_kq_gemm's loops;
+ * act_tile the activations in the tile's order)
  */
 static void
 product(int p, uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, const uint8_t *act,

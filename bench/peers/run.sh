@@ -62,7 +62,7 @@
 #               rounds interleaved (--rounds pairs, each one timed call
 #               after an untimed one) on a machine others may share.  Not in
 #               CI: the file takes minutes to write and ~2.5 GB of memory.
-#               The import's backend peaks at ~1.9 GB (doc/performance.md,
+#               The import's backend peaks at ~0.5 GB (doc/performance.md,
 #               "The import at the file's size"); a refused import makes the
 #               table say so, and the llama.cpp rows run alone.
 #               1b: a Llama-3.2-1B-shaped file (hidden 2048, 16 layers, 32
@@ -74,7 +74,7 @@
 #               tied; ~0.5 GB): the same rows as 3b, plus the greedy ids
 #               against llama.cpp computed in F32 and one tfm_chat call
 #               (the family's chat template is in the file's metadata).
-#               The import's backend needs several GB at 1b (set OUT to a
+#               The import's backend peaks at ~0.36 GB at 1b (set OUT to a
 #               disk with room; not in CI).
 #   --threads   thread counts (default "1 2"): tfm.threads, llama.cpp's
 #               context threads, ONNX Runtime's intra-op threads
