@@ -316,7 +316,7 @@ load_in_slices(GgufSource *s, tfm_model *m, tfm_hf_map *map, const tfm_gguf_tens
 			tfm_raise(tfm_gguf_load_rows(place, t, src, 0, r0, &st), &st,
 					  psprintf("cannot import %s", s->what));
 	}
-	elog(DEBUG1, "%s: tensor \"%s\" made and checked in %d slices of rows%s", s->what, r->gguf_name,
+	elog(DEBUG1, "GGUF import: tensor \"%s\" made and checked in %d slices of rows%s", r->gguf_name,
 		 slices, same ? "" : " (not its blocks' values: kept as float32)");
 	s->exact[i] = same;
 	s->covered[i] += p->size;

@@ -69,5 +69,35 @@ SELECT tfm_chat('g3km', c, max_tokens => 4, temperature => 0)
      = tfm_detokenize('g3km', ARRAY(SELECT id FROM tfm_generate_tokens('g3km', tfm_chat_tokens('g3km', c), max_tokens => 4,
                                                                       temperature => 0) ORDER BY pos)) AS gemma3_reply_as_generated
   FROM (SELECT '[{"role": "user", "content": "Hi"}]'::jsonb AS c) x;
+-- the same server files imported in slices of 1 kB (tfm.gguf_slice_bytes:
+-- each embedding made, checked and given back a slice of rows at a time)
+-- and parts of 1 kB (tfm.gguf_row_bytes: each part read again from the
+-- file into its row, the tensor's hash checked after its last): the same
+-- rows and bytes, the same probabilities at gguf
+SET tfm.gguf_slice_bytes = '1kB';
+SET tfm.gguf_row_bytes = '1kB';
+SET client_min_messages = debug1;
+SELECT m.model || '_sl' AS model, (tfm_import_gguf_file(m.model || '_sl', :'abs_srcdir' || '/../fixtures/gguf/' || m.file,
+                                                        tokenizer => false)).parameters > 0 AS imported
+  FROM q4m m ORDER BY 1;
+RESET client_min_messages;
+RESET tfm.gguf_row_bytes;
+RESET tfm.gguf_slice_bytes;
+SELECT m.model, count(*) > count(DISTINCT g.gguf_name) AS in_parts,
+       sum(octet_length(g.blocks)) = (SELECT sum(octet_length(h.blocks)) FROM tfm.gguf_tensors h JOIN tfm.models y ON y.id = h.model_id
+                                       WHERE y.name = m.model) AS same_bytes,
+       (SELECT array_agg(k ORDER BY k.gguf_tensor) FROM tfm_gguf_kept(m.model || '_sl') k)::text
+     = (SELECT array_agg(k ORDER BY k.gguf_tensor) FROM tfm_gguf_kept(m.model) k)::text AS same_listing
+  FROM q4m m JOIN tfm.models x ON x.name = m.model || '_sl' JOIN tfm.gguf_tensors g ON g.model_id = x.id
+ GROUP BY m.model ORDER BY 1;
+SET tfm.precision = 'gguf';
+SELECT m.model, bool_and(a.probability = b.probability) AS same_at_gguf
+  FROM q4m m,
+       LATERAL (SELECT v::int[] AS ids FROM q4ref WHERE file = m.file AND what = 'ids') i,
+       LATERAL tfm_next_tokens(m.model, i.ids, 50) a
+       JOIN LATERAL tfm_next_tokens(m.model || '_sl', i.ids, 50) b USING (id)
+ GROUP BY 1 ORDER BY 1;
+RESET tfm.precision;
+SELECT count(tfm_drop_model(m.model || '_sl')) AS dropped FROM q4m m;
 SELECT tfm_drop_model('q3km'), tfm_drop_model('g3km'), tfm_drop_model('p3km');
 SELECT tfm_tokenizer_drop('q3km'), tfm_tokenizer_drop('g3km'), tfm_tokenizer_drop('p3km');
