@@ -90,6 +90,34 @@ kq_store(float *c, float v, float alpha, float beta)
 	*c = x;
 }
 
+/* the bytes of one block of weight type t */
+static inline int
+kq_block_bytes(uint32_t t)
+{
+	return t == KQ_Q8_0 ? 34 : t == KQ_Q6_K ? 210 : t == KQ_Q5_K ? 176 : 144;
+}
+
+/*
+ * a panel's next block of nc columns (wb bytes apart, from nb) into L1
+ * while the rows run on this one: its loads would otherwise wait on L3 or
+ * memory line by line
+ */
+static inline void
+kq_prefetch_block(const uint8_t *nb, size_t wb, int nc, int bb)
+{
+	for (int c = 0; c < nc; c++)
+		for (int o = 0; o < bb; o += 64)
+			__builtin_prefetch(nb + (size_t) c * wb + o, 0, 3);
+}
+
+/* a panel's row of nc sums v stored at c as every path stores them */
+static inline void
+kq_store_row(float *c, const float *v, int nc, float alpha, float beta)
+{
+	for (int k = 0; k < nc; k++)
+		kq_store(c + k, v[k], alpha, beta);
+}
+
 /* rows of activation blocks one weight row is multiplied with at a time */
 #define KQ_ROWS 4
 

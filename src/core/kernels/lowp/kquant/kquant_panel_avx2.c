@@ -455,7 +455,7 @@ kq_panel_avx2(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, cons
 	panel_block pb __attribute__((aligned(32)));
 	__m256		fs[PANEL_CHUNK];
 	const int	nblk = K / (t == KQ_Q8_0 ? TFM_QK8_0 : TFM_QK_K),
-				bb = t == KQ_Q8_0 ? 34 : t == KQ_Q6_K ? 210 : t == KQ_Q5_K ? 176 : 144;
+				bb = kq_block_bytes(t);
 
 	for (int g = g0; g < g1; g++)
 	{
@@ -481,15 +481,9 @@ kq_panel_avx2(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, cons
 					repack_q6(blk, &pb);
 				else
 					repack_q45(t == KQ_Q5_K, blk, &pb);
-				/* the next block of the columns (or the next group's first) into L1 while the rows run */
-				{
-					const uint8_t *nb = i + 1 < nblk ? blk[0] + bb : W + (size_t) (j0 + KQ_PANEL_COLS_AVX2) * wb;
-
-					if (i + 1 < nblk || g + 1 < g1)
-						for (int c = 0; c < nc; c++)
-							for (int o = 0; o < bb; o += 64)
-								_mm_prefetch((const char *) (nb + (size_t) c * wb + o), _MM_HINT_T0);
-				}
+				/* the next block of the columns (or the next group's first) */
+				kq_prefetch_block(i + 1 < nblk ? blk[0] + bb : W + (size_t) (j0 + KQ_PANEL_COLS_AVX2) * wb,
+								  wb, nc, bb);
 				for (int r0 = 0; r0 < mc; r0 += PANEL_ROWS)
 					rows_block(t, mc - r0 < PANEL_ROWS ? mc - r0 : PANEL_ROWS, &pb,
 							   act + (size_t) (m0 + r0) * ab, ab, i, fs + r0);
@@ -500,8 +494,7 @@ kq_panel_avx2(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, cons
 				float	   *c = C + (m0 + r) * ldc + j0;
 
 				_mm256_storeu_ps(v, fs[r]);
-				for (int k = 0; k < nc; k++)
-					kq_store(c + k, v[k], alpha, beta);
+				kq_store_row(c, v, nc, alpha, beta);
 			}
 		}
 	}

@@ -394,7 +394,7 @@ kq_panel_avx512(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, co
 					nc = N - j0 < KQ_PANEL_COLS ? N - j0 : KQ_PANEL_COLS;
 		const uint8_t *w = W + (size_t) j0 * wb;
 		const int	nblk = K / (t == KQ_Q8_0 ? TFM_QK8_0 : TFM_QK_K),
-					bb = t == KQ_Q8_0 ? 34 : t == KQ_Q6_K ? 210 : t == KQ_Q5_K ? 176 : 144;
+					bb = kq_block_bytes(t);
 		int32_t		off[KQ_PANEL_COLS];
 		__m512i		cols;
 
@@ -415,18 +415,8 @@ kq_panel_avx512(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, co
 					repack_q6(w, cols, i, &pb);
 				else
 					repack_q45(t == KQ_Q5_K, w, cols, i, &pb);
-				/*
-				 * the next block of the 16 columns (or the next group's
-				 * first) into L1 while the rows run: the gathers above
-				 * would otherwise wait on L3 or memory line by line
-				 */
-				{
-					const uint8_t *nb = i + 1 < nblk ? w + (size_t) (i + 1) * bb : w + KQ_PANEL_COLS * wb;
-
-					for (int c = 0; c < nc; c++)
-						for (int o = 0; o < bb; o += 64)
-							_mm_prefetch((const char *) (nb + (size_t) c * wb + o), _MM_HINT_T0);
-				}
+				/* the next block of the 16 columns (or the next group's first) */
+				kq_prefetch_block(i + 1 < nblk ? w + (size_t) (i + 1) * bb : w + KQ_PANEL_COLS * wb, wb, nc, bb);
 				for (int r0 = 0; r0 < mc; r0 += PANEL_ROWS)
 					rows_block(t, mc - r0 < PANEL_ROWS ? mc - r0 : PANEL_ROWS, &pb,
 							   act + (size_t) (m0 + r0) * ab, ab, i, fs + r0);
@@ -437,8 +427,7 @@ kq_panel_avx512(uint32_t t, int M, int N, int K, const uint8_t *W, size_t wb, co
 				float	   *c = C + (m0 + r) * ldc + j0;
 
 				_mm512_storeu_ps(v, fs[r]);
-				for (int k = 0; k < nc; k++)
-					kq_store(c + k, v[k], alpha, beta);
+				kq_store_row(c, v, nc, alpha, beta);
 			}
 		}
 	}
