@@ -32,7 +32,8 @@
 #include <limits.h>
 #include <unistd.h>
 
-#include "common/hashfn.h"
+#include "common/cryptohash.h"
+#include "common/sha2.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
@@ -75,8 +76,8 @@ typedef struct GgufSource
 	uint64		kept_bytes;		/* the blocks kept in all */
 	/* a server file's kept blocks, read again a part at a time as the rows are written: */
 	uint64	   *offsets;		/* per row: its tensor's place in the file */
-	uint64	   *hashes;			/* and its bytes' hash when they were checked */
-	uint64		part_hash;		/* the hash of the parts read so far of a row */
+	uint8	   *digests;		/* and the SHA-256 of its bytes when they were checked */
+	pg_cryptohash_ctx *part_sha;	/* the SHA-256 of the parts read so far of a row */
 } GgufSource;
 
 static void
@@ -123,24 +124,23 @@ parse_header(GgufSource *s)
 }
 
 /*
- * h, a 64-bit hash of a tensor's blocks, carried over len more bytes of
- * them: hash_bytes_extended a row of blocks (row_bytes) at a time, so that
- * the hash of the whole is the same however it is read in parts of rows
+ * SHA-256 over a tensor's blocks, begun (sha NULL: a new one), carried over
+ * len bytes at p, and with out set, finished into out (32 bytes) and freed:
+ * a digest no one can match with other bytes, however the blocks are read
+ * in parts (a 64-bit hash of PostgreSQL's, hash_bytes_extended, was
+ * matched with a changed row by solving its mixing backwards)
  */
-static uint64
-blocks_hash(uint64 h, const uint8 *p, uint64 len, uint64 row_bytes)
+static pg_cryptohash_ctx *
+blocks_sha256(pg_cryptohash_ctx *sha, const uint8 *p, uint64 len, uint8 *out)
 {
-	row_bytes = Min(row_bytes, (uint64) 1 << 30);
-	for (uint64 off = 0; off < len; off += row_bytes)
-		h = hash_bytes_extended(p + off, (int) Min(len - off, row_bytes), h);
-	return h;
-}
-
-/* the bytes of one row of r's blocks (a part holds whole rows) */
-static uint64
-row_bytes_of(const TfmGgufTensorRow *r)
-{
-	return r->columns > 0 ? r->bytes / (uint64) r->columns : Max(r->bytes, 1);
+	if (!sha && (!(sha = pg_cryptohash_create(PG_SHA256)) || pg_cryptohash_init(sha) < 0))
+		elog(ERROR, "could not begin a SHA-256 digest: %s", sha ? pg_cryptohash_error(sha) : "out of memory");
+	if (pg_cryptohash_update(sha, p, len) < 0 || (out && pg_cryptohash_final(sha, out, PG_SHA256_DIGEST_LENGTH) < 0))
+		elog(ERROR, "could not compute a SHA-256 digest: %s", pg_cryptohash_error(sha));
+	if (!out)
+		return sha;
+	pg_cryptohash_free(sha);
+	return NULL;
 }
 
 /*
@@ -156,10 +156,18 @@ gguf_read_part(void *arg, int i, uint64 off, uint64 len, uint8 *dst)
 	const TfmGgufTensorRow *r = &s->rows[i];
 	const uint8 *b = tfm_file_read(&s->file, s->offsets[i] + off, len, dst);
 
+	const bool	last = off + len == r->bytes;
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+
 	if (b != dst)
 		memcpy(dst, b, len);
-	s->part_hash = blocks_hash(off == 0 ? r->bytes : s->part_hash, dst, len, row_bytes_of(r));
-	if (off + len == r->bytes && s->part_hash != s->hashes[i])
+	if (off == 0 && s->part_sha)
+	{
+		pg_cryptohash_free(s->part_sha);	/* (a row whose parts stopped short: not expected) */
+		s->part_sha = NULL;
+	}
+	s->part_sha = blocks_sha256(s->part_sha, dst, len, last ? digest : NULL);
+	if (last && memcmp(digest, s->digests + (size_t) i * PG_SHA256_DIGEST_LENGTH, PG_SHA256_DIGEST_LENGTH) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("cannot import %s: its tensor \"%s\" changed while it was imported",
@@ -211,7 +219,7 @@ record(GgufSource *s, const tfm_model *m, tfm_hf_map *map, const tfm_gguf_tensor
 		if (!s->file.mem)
 		{
 			s->offsets[s->n_rows - 1] = s->f->data_start + t->offset;
-			s->hashes[s->n_rows - 1] = blocks_hash(t->bytes, src, t->bytes, row_bytes_of(r));
+			(void) blocks_sha256(NULL, src, t->bytes, s->digests + (size_t) (s->n_rows - 1) * PG_SHA256_DIGEST_LENGTH);
 		}
 	}
 }
@@ -255,69 +263,81 @@ check_kept(GgufSource *s, tfm_model *m, const TfmGgufTensorRow *r)
 }
 
 /*
- * check_kept for a large tensor before its values are whole: where row r
- * (its tensor's kept blocks) covers tensor t's place wholly, t is copied
- * as it is and its float32 values take more than tfm.gguf_slice_bytes (a
- * Llama 3.2 1B's tied embedding: 1.05 GB), they are made, checked against
- * the blocks and given back a slice of rows of at most that size at a
- * time, so that they never take all their memory at once; a slice that
- * differs ends that (the slices given back are made again, and the tensor
- * keeps float32 rows).  False, with nothing done, where t is not such a
- * tensor (tfm_gguf_load and check_kept it).
+ * Tensor t loaded a slice of rows of at most tfm.gguf_slice_bytes of
+ * float32 values at a time, where it is copied as it is and its values
+ * take more (a Llama 3.2 1B's tied embedding: 1.05 GB; an F16 one as
+ * large), so that a cancel is served between slices.  Where row r (its
+ * kept blocks) covers t's place wholly, each slice is also checked against
+ * the blocks and given back at once, so that its values never take all
+ * their memory (check_kept a slice at a time); a slice that differs ends
+ * that (the slices given back are made again, and the tensor keeps
+ * float32 rows).  False, with nothing done, where t is not such a tensor
+ * (tfm_gguf_load and check_kept it).
  */
 static bool
 load_in_slices(GgufSource *s, tfm_model *m, tfm_hf_map *map, const tfm_gguf_tensor *t,
 			   const TfmGgufTensorRow *r, const uint8 *src)
 {
-	const tfm_param_info *p = r->kept ? tfm_model_find(m, r->tensor) : NULL;
+	const tfm_param_info *p = r->tensor ? tfm_model_find(m, r->tensor) : NULL;
+	const size_t slice_bytes = (size_t) tfm_gguf_slice_bytes * 1024;
 	tfm_int4_kept k;
 	tfm_status	st = {0};
 	float	   *place;
-	const size_t slice_bytes = (size_t) tfm_gguf_slice_bytes * 1024;
+	const char *what;
 	size_t		slice,
-				row_bytes;
-	bool		same = true;
+				row_bytes,
+				K;
+	bool		check,
+				same = true;
 	int			i,
 				slices = 0;
 
-	if (!p || r->rope_heads > 0 || (size_t) r->inputs * (size_t) r->columns != p->size ||
-		p->size * sizeof(float) <= slice_bytes || s->covered[p - m->info] != 0 ||
-		!m->params_mapped)
+	if (!p || p->size * sizeof(float) <= slice_bytes || t->ndim != 2 || t->ne[1] == 0)
 		return false;
 	i = (int) (p - m->info);
-	tfm_raise(tfm_gguf_rows_begin(&place, m, map, &s->p, t, &st), &st,
-			  psprintf("cannot import %s", s->what));
+	what = psprintf("cannot import %s", s->what);
+	tfm_raise(tfm_gguf_rows_begin(&place, m, map, &s->p, t, &st), &st, what);
 	if (!place)
 		return false;
-	tfm_kept_entry(m, r, s->what, &k);
-	row_bytes = r->bytes / (uint64) r->columns;
-	slice = Max(slice_bytes / (sizeof(float) * (size_t) k.K), 1);
-	for (size_t r0 = 0; r0 < (size_t) k.cols; r0 += slice)
+	K = (size_t) t->ne[0];
+	row_bytes = (size_t) (t->bytes / t->ne[1]);
+	check = r->kept && r->rope_heads == 0 && (size_t) r->inputs * (size_t) r->columns == p->size &&
+		s->covered[i] == 0 && m->params_mapped;
+	if (check)
+		tfm_kept_entry(m, r, s->what, &k);
+	slice = Max(slice_bytes / (sizeof(float) * K), 1);
+	for (size_t r0 = 0; r0 < (size_t) t->ne[1]; r0 += slice)
 	{
-		const size_t n = Min(slice, (size_t) k.cols - r0);
-		tfm_int4_kept part = k;
+		const size_t n = Min(slice, (size_t) t->ne[1] - r0);
+		tfm_int4_kept part;
 
 		CHECK_FOR_INTERRUPTS();
 		slices++;
-		tfm_raise(tfm_gguf_load_rows(place, t, src, r0, r0 + n, &st), &st,
-				  psprintf("cannot import %s", s->what));
-		if (!same)
+		tfm_raise(tfm_gguf_load_rows(place, t, src, r0, r0 + n, &st), &st, what);
+		if (!check || !same)
 			continue;
+		part = k;
 		part.col0 = k.col0 + (int) r0;
 		part.cols = (int) n;
 		part.blocks = k.blocks + r0 * row_bytes;
 		if (tfm_kept_values(m, &part, r->rows_only, false))
 		{
-			tfm_model_release_range(m, p->offset + r0 * (size_t) k.K, n * (size_t) k.K);
+			tfm_model_release_range(m, p->offset + r0 * K, n * K);
 			continue;
 		}
 		same = false;
 		if (r0 > 0)
-			tfm_raise(tfm_gguf_load_rows(place, t, src, 0, r0, &st), &st,
-					  psprintf("cannot import %s", s->what));
+			tfm_raise(tfm_gguf_load_rows(place, t, src, 0, r0, &st), &st, what);
 	}
-	elog(DEBUG1, "GGUF import: tensor \"%s\" made and checked in %d slices of rows%s", r->gguf_name,
-		 slices, same ? "" : " (not its blocks' values: kept as float32)");
+	elog(DEBUG1, "GGUF import: tensor \"%s\" made%s in %d slices of rows%s", r->gguf_name,
+		 check ? " and checked" : "", slices, check && !same ? " (not its blocks' values: kept as float32)" : "");
+	pfree((char *) what);
+	if (!check)
+	{
+		/* kept blocks that do not cover it wholly are checked against its whole values */
+		check_kept(s, m, r);
+		return true;
+	}
 	s->exact[i] = same;
 	s->covered[i] += p->size;
 	s->kept_bytes += r->bytes;
@@ -376,7 +396,8 @@ gguf_load(tfm_model *m, const TfmHfConfig *hc, void *arg)
 	gm = tfm_guard((void (*) (void *)) tfm_hf_map_free, map);
 	s->rows = palloc0(sizeof(TfmGgufTensorRow) * Max(s->f->n_tensors, 1));
 	s->offsets = palloc0(sizeof(uint64) * Max(s->f->n_tensors, 1));
-	s->hashes = palloc0(sizeof(uint64) * Max(s->f->n_tensors, 1));
+	s->digests = palloc0((size_t) PG_SHA256_DIGEST_LENGTH * Max(s->f->n_tensors, 1));
+	s->part_sha = NULL;
 	s->n_rows = 0;
 	s->loaded = palloc0(sizeof(bool) * Max(m->n_tensors, 1));
 	s->covered = palloc0(sizeof(size_t) * Max(m->n_tensors, 1));

@@ -176,11 +176,11 @@ tfm_settings_define(void)
 							&tfm_gguf_row_bytes, 32 * 1024, 1, 256 * 1024,
 							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomIntVariable("tfm.gguf_slice_bytes",
-							"The most bytes of float32 values an import of a GGUF file makes of one kept tensor at a time.",
-							"A tensor the file's blocks cover wholly and that is copied as it is (an embedding) "
-							"is converted, checked against its blocks and its memory given back a slice of "
-							"rows of at most this size at a time, so that its float32 values are never whole "
-							"in memory. Valid range is 1 kB .. 2 TB.",
+							"The most bytes of float32 values an import of a GGUF file makes of a tensor copied as it is at a time.",
+							"Such a tensor (an embedding) is converted a slice of rows of at most this size at a "
+							"time, a cancel served between slices; where the file's blocks cover it wholly each "
+							"slice is checked against them and its memory given back, so that its float32 values "
+							"are never whole in memory. Valid range is 1 kB .. 2147483647 kB.",
 							&tfm_gguf_slice_bytes, 64 * 1024, 1, MAX_KILOBYTES,
 							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
 	DefineCustomRealVariable("tfm.max_parameters",

@@ -103,3 +103,16 @@ DROP ROLE ap_other;
 RESET tfm.precision;
 
 SELECT count(*) FROM (SELECT tfm_drop_model(name) FROM tfm.models WHERE name LIKE 'ap\_%') d;
+
+-- a tensor copied as it is but not kept as blocks (the F16 file's
+-- embedding) is loaded a slice of rows at a time over tfm.gguf_slice_bytes
+-- (a cancel served between slices): the same values as loaded whole
+SELECT * FROM tfm_import_gguf_file('sl_whole', :'fixtures' || '/gguf/llama_f16.gguf', tokenizer => false);
+SET tfm.gguf_slice_bytes = '1kB';
+SET client_min_messages = debug1;
+SELECT * FROM tfm_import_gguf_file('sl_slices', :'fixtures' || '/gguf/llama_f16.gguf', tokenizer => false);
+RESET client_min_messages;
+RESET tfm.gguf_slice_bytes;
+SELECT count(*) AS tensors, bool_and(tfm_tensor('sl_slices', t.name) = tfm_tensor('sl_whole', t.name)) AS same_values
+  FROM tfm.tensors t JOIN tfm.models m ON m.id = t.model_id WHERE m.name = 'sl_whole';
+SELECT tfm_drop_model('sl_whole'), tfm_drop_model('sl_slices');
