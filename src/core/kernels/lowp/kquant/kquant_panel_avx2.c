@@ -412,15 +412,8 @@ rows_q8_0(const int R, const panel_block *p, const uint8_t *a, size_t ab, int i,
 	}
 }
 
-/* F(R) for R rows, 1 .. PANEL_ROWS, each a copy with R a constant */
-#define PANEL_ROWS_CASES(F) \
-	switch (R) \
-	{ \
-		case 1: F(1); return; \
-		case 2: F(2); return; \
-		case 3: F(3); return; \
-		default: F(4); return; \
-	}
+/* each rows' kernel a copy per R, 1 .. PANEL_ROWS: kquant_internal.h's switch over KQ_ROWS */
+_Static_assert(PANEL_ROWS == KQ_ROWS, "KQ_ROWS_CASES covers PANEL_ROWS rows");
 
 TARGET static void
 rows_block(uint32_t t, int R, const panel_block *p, const uint8_t *a, size_t ab, int i, __m256 *fs)
@@ -430,12 +423,12 @@ rows_block(uint32_t t, int R, const panel_block *p, const uint8_t *a, size_t ab,
 #define Q6(r) rows_q6(r, p, a, ab, i, fs)
 #define Q80(r) rows_q8_0(r, p, a, ab, i, fs)
 	if (t == KQ_Q8_0)
-		PANEL_ROWS_CASES(Q80);
+		KQ_ROWS_CASES(Q80);
 	if (t == KQ_Q6_K)
-		PANEL_ROWS_CASES(Q6);
+		KQ_ROWS_CASES(Q6);
 	if (t == KQ_Q5_K)
-		PANEL_ROWS_CASES(Q5);
-	PANEL_ROWS_CASES(Q4);
+		KQ_ROWS_CASES(Q5);
+	KQ_ROWS_CASES(Q4);
 #undef Q4
 #undef Q5
 #undef Q6
